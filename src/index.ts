@@ -1,0 +1,5 @@
+/**
+ * gjc-session-store public API. Everything a user (or the `gjc-session` CLI) imports comes
+ * from this module.
+ */
+export { GjcError } from "./errors.js";
