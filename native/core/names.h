@@ -1,0 +1,25 @@
+// Component-name validation. Pure functions: they run before any syscall, on every
+// platform, so the Windows rules are testable on Linux and the reverse.
+#pragma once
+
+#include <string_view>
+
+namespace gjc {
+
+// The longest component we accept, in bytes of UTF-8 (Linux NAME_MAX; macOS allows 255
+// UTF-8 bytes too; Windows allows 255 UTF-16 units, which this bound never exceeds).
+constexpr std::size_t kMaxNameBytes = 255;
+
+// True when `name` is one safe directory entry under POSIX rules: not empty, not "." or
+// "..", no '/', no NUL, at most kMaxNameBytes.
+bool is_valid_name_posix(std::string_view name) noexcept;
+
+// The POSIX rules plus Windows': no '\\', no ':*?"<>|' or control characters, no trailing
+// dot or space, and no reserved DOS device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9 and the
+// superscript-digit forms), with or without an extension, in any letter case.
+bool is_valid_name_windows(std::string_view name) noexcept;
+
+// The rules of the platform this was compiled for.
+bool is_valid_name(std::string_view name) noexcept;
+
+}  // namespace gjc
