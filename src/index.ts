@@ -3,3 +3,4 @@
  * from this module.
  */
 export { GjcError } from "./errors.js";
+export * from "./session/index.js";

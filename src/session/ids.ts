@@ -1,0 +1,87 @@
+/**
+ * Session and entry identifiers.
+ *
+ * Session ids are UUIDv7 (time-ordered, so a directory listing sorts by creation); entry ids are
+ * 8 lowercase hex digits, short enough to read in a transcript and unique within one session
+ * because every draw is checked against the ids the session already holds.
+ */
+import { randomFillSync } from "node:crypto";
+import { SessionFormatError } from "./errors.js";
+
+/** Random bytes are drawn in blocks: one syscall per block instead of one per id. */
+const POOL_SIZE = 4096;
+const pool = Buffer.alloc(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
+function takeRandom(count: number): Buffer {
+  if (poolOffset + count > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const out = pool.subarray(poolOffset, poolOffset + count);
+  poolOffset += count;
+  return out;
+}
+
+/**
+ * A fresh UUIDv7: 48-bit Unix milliseconds, version 7, variant `10`, 74 random bits;
+ * lowercase, hyphenated, 36 characters.
+ *
+ * @param now - milliseconds since the epoch (injectable so tests can pin the time field)
+ */
+export function newSessionId(now: number = Date.now()): string {
+  const bytes = Buffer.from(takeRandom(16));
+  const ms = Math.max(0, Math.floor(now));
+  // 48-bit big-endian timestamp; split because bitwise ops are 32-bit.
+  bytes.writeUIntBE(ms, 0, 6);
+  bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
+  bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
+  const hex = bytes.toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** Ids a lifecycle launcher may hand in instead of a generated UUIDv7. */
+const ADOPTED_SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** True for a lowercase UUIDv7 as {@link newSessionId} makes. */
+export function isUuidV7(value: string): boolean {
+  return UUID_V7.test(value);
+}
+
+/**
+ * True for a session id this library accepts from outside: a UUIDv7, or an adopted id of 1-128
+ * characters from `[A-Za-z0-9._-]` (never `.` or `..`, which would be path components).
+ */
+export function isValidSessionId(value: string): boolean {
+  return ADOPTED_SESSION_ID.test(value) && value !== "." && value !== "..";
+}
+
+const ENTRY_ID = /^[0-9a-f]{8}$/;
+
+/** True for an entry id in the format {@link newEntryId} makes (8 lowercase hex digits). */
+export function isEntryId(value: string): boolean {
+  return ENTRY_ID.test(value);
+}
+
+/** How many 8-hex draws to try before concluding the collision predicate is broken. */
+const MAX_ENTRY_ID_DRAWS = 100;
+
+/**
+ * A fresh entry id (8 lowercase hex digits) that `has` reports as unused. A collision is
+ * redrawn; 100 collisions in a row cannot happen with a sane predicate below billions of
+ * entries, so it is reported as `entry_id_exhausted` instead of looping or widening the id.
+ *
+ * @param has - true when the id is already taken in this session
+ * @throws SessionFormatError `entry_id_exhausted`
+ */
+export function newEntryId(has: (id: string) => boolean): string {
+  for (let draw = 0; draw < MAX_ENTRY_ID_DRAWS; draw += 1) {
+    const id = takeRandom(4).toString("hex");
+    if (!has(id)) return id;
+  }
+  throw new SessionFormatError(
+    "entry_id_exhausted",
+    `no unused entry id after ${MAX_ENTRY_ID_DRAWS} draws`,
+  );
+}

@@ -1,0 +1,7 @@
+/**
+ * The session layer: format (schemas, ids, JSONL, load, migrations, patches, validation) and
+ * model. Pure: strings and bytes in, objects out; nothing here touches the disk.
+ */
+export * from "./schemas.js";
+export * from "./ids.js";
+export * from "./errors.js";

@@ -1,0 +1,340 @@
+/**
+ * zod schemas and inferred types for everything a session JSONL file holds: the header, every
+ * known entry type and the v4/v5 patch records.
+ *
+ * Every object schema is loose: fields this version does not know survive a load and are
+ * written back on rewrite, because a newer writer may have put them there. Value domains are
+ * kept wide on purpose (for example `thinkingLevel` is any string, not an enum): real files
+ * carry values such as `"inherit"` that no spec lists, and a schema that rejected them would
+ * hide real entries from the model context. The schemas check shape, not policy.
+ */
+import { z } from "zod";
+
+/** The session format version this library writes. Files with a greater version are refused. */
+export const CURRENT_SESSION_VERSION = 5;
+
+/** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
+const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+/**
+ * One message as the agent loop stores it. Only `role` is required: the message payload belongs
+ * to the agent (user, assistant, toolResult, custom, bashExecution, ...) and evolves with it.
+ */
+export const AgentMessageSchema = z.looseObject({
+  role: z.string(),
+});
+/** An agent message, checked only for its `role`. */
+export type AgentMessage = z.infer<typeof AgentMessageSchema>;
+
+/**
+ * The header on line 1 of every session file. `version` is absent in v1 files. Only `type` and
+ * `id` are required, as the load rule says; the other fields are optional, but a header that
+ * carries one with the wrong type is refused as a whole (see `loadSession`), because every later
+ * decision (scope, title, replay) trusts it.
+ */
+export const SessionHeaderSchema = z.looseObject({
+  type: z.literal("session"),
+  version: z.number().int().min(1).max(CURRENT_SESSION_VERSION).optional(),
+  id: z.string(),
+  timestamp: z.string().optional(),
+  cwd: z.string().optional(),
+  title: z.string().optional(),
+  titleSource: z.enum(["auto", "user"]).optional(),
+  parentSession: z.string().optional(),
+});
+/** The session header record. */
+export type SessionHeader = z.infer<typeof SessionHeaderSchema>;
+
+/** Fields every tree entry carries. `parentId` is `null` for a root entry. */
+const entryBase = {
+  id: z.string(),
+  parentId: z.string().nullable(),
+  timestamp: z.string(),
+};
+
+/** `message`: an agent message stored as-is. */
+export const MessageEntrySchema = z.looseObject({
+  type: z.literal("message"),
+  ...entryBase,
+  message: AgentMessageSchema,
+});
+/** A `message` entry. */
+export type MessageEntry = z.infer<typeof MessageEntrySchema>;
+
+/** `model_change`: `model` is `"provider/id"`; a missing `role` means `"default"`. */
+export const ModelChangeEntrySchema = z.looseObject({
+  type: z.literal("model_change"),
+  ...entryBase,
+  model: z.string(),
+  role: z.string().optional(),
+  cleared: z.boolean().optional(),
+  previousModel: z.string().optional(),
+  reason: z.string().optional(),
+  thinkingLevel: z.string().optional(),
+});
+/** A `model_change` entry. */
+export type ModelChangeEntry = z.infer<typeof ModelChangeEntrySchema>;
+
+/** `thinking_level_change`: `null` is read as `"off"` by context reconstruction. */
+export const ThinkingLevelChangeEntrySchema = z.looseObject({
+  type: z.literal("thinking_level_change"),
+  ...entryBase,
+  thinkingLevel: z.string().nullable(),
+  operatorIntent: z.unknown().optional(),
+});
+/** A `thinking_level_change` entry. */
+export type ThinkingLevelChangeEntry = z.infer<typeof ThinkingLevelChangeEntrySchema>;
+
+/** `service_tier_change`: `null` clears the tier. */
+export const ServiceTierChangeEntrySchema = z.looseObject({
+  type: z.literal("service_tier_change"),
+  ...entryBase,
+  serviceTier: z.string().nullable(),
+});
+/** A `service_tier_change` entry. */
+export type ServiceTierChangeEntry = z.infer<typeof ServiceTierChangeEntrySchema>;
+
+/**
+ * `compaction`. `firstKeptEntryId` is optional because a v1 file whose `firstKeptEntryIndex`
+ * points at nothing migrates without one (an id is never invented).
+ */
+export const CompactionEntrySchema = z.looseObject({
+  type: z.literal("compaction"),
+  ...entryBase,
+  summary: z.string(),
+  shortSummary: z.string().optional(),
+  firstKeptEntryId: z.string().optional(),
+  tokensBefore: z.number(),
+  details: z.unknown().optional(),
+  preserveData: JsonObjectSchema.optional(),
+  fromExtension: z.boolean().optional(),
+});
+/** A `compaction` entry. */
+export type CompactionEntry = z.infer<typeof CompactionEntrySchema>;
+
+/** `branch_summary`: `fromId` is the literal `"root"` when the branch started at the root. */
+export const BranchSummaryEntrySchema = z.looseObject({
+  type: z.literal("branch_summary"),
+  ...entryBase,
+  fromId: z.string(),
+  summary: z.string(),
+  details: z.unknown().optional(),
+  fromExtension: z.boolean().optional(),
+});
+/** A `branch_summary` entry. */
+export type BranchSummaryEntry = z.infer<typeof BranchSummaryEntrySchema>;
+
+/** `custom`: extension state; never part of the model context. */
+export const CustomEntrySchema = z.looseObject({
+  type: z.literal("custom"),
+  ...entryBase,
+  customType: z.string(),
+  data: z.unknown().optional(),
+});
+/** A `custom` entry. */
+export type CustomEntry = z.infer<typeof CustomEntrySchema>;
+
+/** A content block of a `custom_message`: text, image, or a type this version does not know. */
+export const ContentBlockSchema = z.looseObject({ type: z.string() });
+/** One content block. */
+export type ContentBlock = z.infer<typeof ContentBlockSchema>;
+
+/** `custom_message`: extension text that does reach the model context. */
+export const CustomMessageEntrySchema = z.looseObject({
+  type: z.literal("custom_message"),
+  ...entryBase,
+  customType: z.string(),
+  content: z.union([z.string(), z.array(ContentBlockSchema)]),
+  display: z.boolean(),
+  details: z.unknown().optional(),
+  attribution: z.enum(["user", "agent"]).optional(),
+});
+/** A `custom_message` entry. */
+export type CustomMessageEntry = z.infer<typeof CustomMessageEntrySchema>;
+
+/** `label`: an absent `label` clears the label of `targetId`. */
+export const LabelEntrySchema = z.looseObject({
+  type: z.literal("label"),
+  ...entryBase,
+  targetId: z.string(),
+  label: z.string().optional(),
+});
+/** A `label` entry. */
+export type LabelEntry = z.infer<typeof LabelEntrySchema>;
+
+/** `ttsr_injection`: rule names injected into the conversation. */
+export const TtsrInjectionEntrySchema = z.looseObject({
+  type: z.literal("ttsr_injection"),
+  ...entryBase,
+  injectedRules: z.array(z.string()),
+  injectedRuleRecords: z.unknown().optional(),
+  ttsrMessageCount: z.number().optional(),
+});
+/** A `ttsr_injection` entry. */
+export type TtsrInjectionEntry = z.infer<typeof TtsrInjectionEntrySchema>;
+
+/** `session_init`: how a sub-agent session was started. */
+export const SessionInitEntrySchema = z.looseObject({
+  type: z.literal("session_init"),
+  ...entryBase,
+  systemPrompt: z.string(),
+  task: z.string(),
+  tools: z.array(z.string()),
+  outputSchema: z.unknown().optional(),
+  forkContext: z.unknown().optional(),
+});
+/** A `session_init` entry. */
+export type SessionInitEntry = z.infer<typeof SessionInitEntrySchema>;
+
+/** `mode_change`: the agent mode (for example `"plan"`) and its data. */
+export const ModeChangeEntrySchema = z.looseObject({
+  type: z.literal("mode_change"),
+  ...entryBase,
+  mode: z.string(),
+  data: JsonObjectSchema.optional(),
+});
+/** A `mode_change` entry. */
+export type ModeChangeEntry = z.infer<typeof ModeChangeEntrySchema>;
+
+/**
+ * `mcp_tool_selection`. `selectedDiscoveredBuiltinToolNames` is the v4 combined field, still
+ * readable; v5 writers put that authority in `discovered_builtin_tool_selection` instead.
+ */
+export const McpToolSelectionEntrySchema = z.looseObject({
+  type: z.literal("mcp_tool_selection"),
+  ...entryBase,
+  selectedToolNames: z.array(z.string()),
+  selectedDiscoveredBuiltinToolNames: z.array(z.string()).optional(),
+  mutationCorrelationId: z.string().optional(),
+});
+/** An `mcp_tool_selection` entry. */
+export type McpToolSelectionEntry = z.infer<typeof McpToolSelectionEntrySchema>;
+
+/** `discovered_builtin_tool_selection`: the v5 discovered built-in authority. */
+export const DiscoveredBuiltinToolSelectionEntrySchema = z.looseObject({
+  type: z.literal("discovered_builtin_tool_selection"),
+  ...entryBase,
+  selectedToolNames: z.array(z.string()),
+  mutationCorrelationId: z.string().optional(),
+});
+/** A `discovered_builtin_tool_selection` entry. */
+export type DiscoveredBuiltinToolSelectionEntry = z.infer<
+  typeof DiscoveredBuiltinToolSelectionEntrySchema
+>;
+
+/** Every known entry schema, keyed by its `type`. */
+export const ENTRY_SCHEMAS = {
+  message: MessageEntrySchema,
+  model_change: ModelChangeEntrySchema,
+  thinking_level_change: ThinkingLevelChangeEntrySchema,
+  service_tier_change: ServiceTierChangeEntrySchema,
+  compaction: CompactionEntrySchema,
+  branch_summary: BranchSummaryEntrySchema,
+  custom: CustomEntrySchema,
+  custom_message: CustomMessageEntrySchema,
+  label: LabelEntrySchema,
+  ttsr_injection: TtsrInjectionEntrySchema,
+  session_init: SessionInitEntrySchema,
+  mode_change: ModeChangeEntrySchema,
+  mcp_tool_selection: McpToolSelectionEntrySchema,
+  discovered_builtin_tool_selection: DiscoveredBuiltinToolSelectionEntrySchema,
+} as const;
+
+/** The `type` of a known entry. */
+export type SessionEntryType = keyof typeof ENTRY_SCHEMAS;
+
+/** The known entry types, in the spec's order. */
+export const SESSION_ENTRY_TYPES = Object.keys(ENTRY_SCHEMAS) as readonly SessionEntryType[];
+
+/** Any known entry, discriminated on `type` (strict validation reports paths through it). */
+export const SessionEntrySchema = z.discriminatedUnion("type", [
+  MessageEntrySchema,
+  ModelChangeEntrySchema,
+  ThinkingLevelChangeEntrySchema,
+  ServiceTierChangeEntrySchema,
+  CompactionEntrySchema,
+  BranchSummaryEntrySchema,
+  CustomEntrySchema,
+  CustomMessageEntrySchema,
+  LabelEntrySchema,
+  TtsrInjectionEntrySchema,
+  SessionInitEntrySchema,
+  ModeChangeEntrySchema,
+  McpToolSelectionEntrySchema,
+  DiscoveredBuiltinToolSelectionEntrySchema,
+]);
+/** A known, well-formed entry. */
+export type SessionEntry = z.infer<typeof SessionEntrySchema>;
+
+/**
+ * `header_patch` (v4+): updates header metadata. The payload is strict: a patch with a key it
+ * must not carry, or a value of the wrong type, is skipped rather than half-applied.
+ */
+export const HeaderPatchRecordSchema = z.looseObject({
+  type: z.literal("header_patch"),
+  patch: z.strictObject({
+    title: z.string().optional(),
+    titleSource: z.enum(["auto", "user"]).optional(),
+    cwd: z.string().optional(),
+  }),
+});
+/** A `header_patch` record. */
+export type HeaderPatchRecord = z.infer<typeof HeaderPatchRecordSchema>;
+
+/** `entry_patch` (v4+): replaces the `message` of an existing `message` entry, nothing else. */
+export const EntryPatchRecordSchema = z.looseObject({
+  type: z.literal("entry_patch"),
+  entryId: z.string(),
+  patch: z.strictObject({ message: AgentMessageSchema }),
+});
+/** An `entry_patch` record. */
+export type EntryPatchRecord = z.infer<typeof EntryPatchRecordSchema>;
+
+/** Either patch record. */
+export type PatchRecord = HeaderPatchRecord | EntryPatchRecord;
+
+/** The `type` values that mark a patch record rather than a tree entry. */
+export const PATCH_RECORD_TYPES = ["header_patch", "entry_patch"] as const;
+
+/** Why a record was kept as an {@link UnknownEntry} instead of a typed entry. */
+export type UnknownEntryReason = "unknown_type" | "invalid_fields";
+
+/**
+ * Marks an {@link UnknownEntry}. A symbol key, so `JSON.stringify` never writes it and no
+ * on-disk field can collide with it.
+ */
+export const UNKNOWN_ENTRY: unique symbol = Symbol.for("gjc-session-store.unknown-entry");
+
+/**
+ * A record kept exactly as read because it is not a known, well-formed entry: either its `type`
+ * is one this version does not know (a newer writer's), or its fields do not match the schema of
+ * its type (for example a `custom` written without `id`). It is written back unchanged and takes
+ * part in the tree only through a string `id`/`parentId`, if it has them.
+ */
+export interface UnknownEntry {
+  readonly [UNKNOWN_ENTRY]: UnknownEntryReason;
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A non-header, non-patch record of a loaded session, in file order. */
+export type FileEntry = SessionEntry | UnknownEntry;
+
+/** True when `entry` is a record kept verbatim rather than a typed entry. */
+export function isUnknownEntry(entry: FileEntry): entry is UnknownEntry {
+  return UNKNOWN_ENTRY in entry;
+}
+
+/** The entry's `id` when it is a string, else `undefined` (id-less records are never indexed). */
+export function entryIdOf(entry: FileEntry): string | undefined {
+  return typeof entry.id === "string" ? entry.id : undefined;
+}
+
+/**
+ * The entry's parent: a string id, `null` for an explicit root, or `undefined` when the record
+ * carries no usable `parentId`.
+ */
+export function parentIdOf(entry: FileEntry): string | null | undefined {
+  const parent = entry.parentId;
+  return typeof parent === "string" || parent === null ? parent : undefined;
+}
