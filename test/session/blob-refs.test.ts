@@ -1,0 +1,189 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import {
+  BLOB_EXTERNALIZE_THRESHOLD,
+  BLOB_REF_PREFIX,
+  type BlobSink,
+  externalizeImageBlobs,
+  parseBlobRef,
+  resolveBlobRefs,
+} from "../../src/session/blob-refs.js";
+
+const FIXTURE = new URL(
+  "../fixtures/peer-sessions/pi-mono__compact-root__v1-inline-image-excerpt.jsonl",
+  import.meta.url,
+);
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function memoryStore(): { blobs: Map<string, Buffer>; sink: BlobSink } {
+  const blobs = new Map<string, Buffer>();
+  return { blobs, sink: (bytes, digest) => void blobs.set(digest, Buffer.from(bytes)) };
+}
+
+interface ImageBlock {
+  type: string;
+  data?: string;
+}
+
+function imageEntry(data: string, type: "message" | "custom_message" = "message"): object {
+  const content = [
+    { type: "text", text: "see image" },
+    { type: "image", mimeType: "image/png", data },
+  ];
+  return type === "message"
+    ? { type, id: "img00001", parentId: null, timestamp: "t", message: { role: "user", content } }
+    : { type, id: "img00002", parentId: null, timestamp: "t", customType: "x", display: true, content };
+}
+
+function blocksOf(entry: object): ImageBlock[] {
+  const record = entry as { message?: { content: ImageBlock[] }; content?: ImageBlock[] };
+  return (record.message?.content ?? record.content)!;
+}
+
+const largeImage = Buffer.alloc(4096, 7).toString("base64");
+
+describe("parseBlobRef", () => {
+  const digest = "0123456789abcdef".repeat(4);
+
+  it("accepts exactly blob:sha256: followed by 64 lowercase hex digits", () => {
+    expect(parseBlobRef(`${BLOB_REF_PREFIX}${digest}`)).toBe(digest);
+  });
+
+  it.each([
+    ["upper-case hex", `blob:sha256:${digest.toUpperCase()}`],
+    ["63 digits", `blob:sha256:${digest.slice(1)}`],
+    ["65 digits", `blob:sha256:${digest}0`],
+    ["leading space", ` blob:sha256:${digest}`],
+    ["trailing newline", `blob:sha256:${digest}\n`],
+    ["other algorithm", `blob:sha512:${digest}`],
+    ["upper-case prefix", `BLOB:sha256:${digest}`],
+    ["non-hex digit", `blob:sha256:${digest.slice(0, 63)}g`],
+    ["empty", ""],
+  ])("rejects %s", (_name, text) => {
+    expect(parseBlobRef(text)).toBeUndefined();
+  });
+
+  it("rejects non-strings", () => {
+    expect(parseBlobRef(undefined)).toBeUndefined();
+    expect(parseBlobRef(42)).toBeUndefined();
+    expect(parseBlobRef({ ref: `blob:sha256:${digest}` })).toBeUndefined();
+  });
+});
+
+describe("externalizeImageBlobs", () => {
+  it("round-trips the inline image of the pi-mono fixture through a blob", () => {
+    const lines = readFileSync(FIXTURE, "utf8").split("\n").filter((line) => line.length > 0);
+    const entry = deepFreeze(JSON.parse(lines[1]!) as object);
+    const original = JSON.stringify(entry);
+    const inline = blocksOf(entry).find((block) => block.type === "image")!.data!;
+    expect(inline.length).toBeGreaterThan(BLOB_EXTERNALIZE_THRESHOLD);
+
+    const { blobs, sink } = memoryStore();
+    const externalized = externalizeImageBlobs(entry, sink);
+    expect(JSON.stringify(entry)).toBe(original);
+    const ref = blocksOf(externalized).find((block) => block.type === "image")!.data!;
+    const digest = parseBlobRef(ref)!;
+    const bytes = Buffer.from(inline, "base64");
+    expect(digest).toBe(createHash("sha256").update(bytes).digest("hex"));
+    expect(blobs.get(digest)?.equals(bytes)).toBe(true);
+    expect(JSON.stringify(externalized).length).toBeLessThan(original.length - inline.length + 100);
+
+    const { entries, unresolved } = resolveBlobRefs([externalized], (hex) => blobs.get(hex));
+    expect(unresolved).toEqual([]);
+    expect(JSON.stringify(entries[0])).toBe(original);
+  });
+
+  it("externalizes custom_message image blocks too", () => {
+    const entry = deepFreeze(imageEntry(largeImage, "custom_message"));
+    const { blobs, sink } = memoryStore();
+    const out = externalizeImageBlobs(entry, sink);
+    expect(parseBlobRef(blocksOf(out)[1]!.data)).toBeDefined();
+    expect(blocksOf(out)[0]).toBe(blocksOf(entry)[0]);
+    expect(blobs.size).toBe(1);
+  });
+
+  it("leaves images under the threshold inline and returns the same entry", () => {
+    const small = Buffer.alloc(700, 1).toString("base64");
+    expect(small.length).toBeLessThan(BLOB_EXTERNALIZE_THRESHOLD);
+    const entry = imageEntry(small);
+    const { blobs, sink } = memoryStore();
+    expect(externalizeImageBlobs(entry, sink)).toBe(entry);
+    expect(blobs.size).toBe(0);
+  });
+
+  it("externalizes at exactly the threshold", () => {
+    const exact = "A".repeat(BLOB_EXTERNALIZE_THRESHOLD);
+    const { sink } = memoryStore();
+    expect(parseBlobRef(blocksOf(externalizeImageBlobs(imageEntry(exact), sink))[1]!.data)).toBeDefined();
+  });
+
+  it("keeps non-canonical base64 inline, because it would not round-trip", () => {
+    const wrapped = largeImage.replace(/(.{76})/g, "$1\n");
+    const urlSafe = Buffer.alloc(3000, 0xfb).toString("base64url");
+    const { blobs, sink } = memoryStore();
+    for (const data of [wrapped, urlSafe]) {
+      const entry = imageEntry(data);
+      expect(externalizeImageBlobs(entry, sink)).toBe(entry);
+    }
+    expect(blobs.size).toBe(0);
+  });
+
+  it("ignores entries of other types and image-like blocks outside content arrays", () => {
+    const { blobs, sink } = memoryStore();
+    const custom = { type: "custom", id: "c", data: { type: "image", data: largeImage } };
+    const nested = {
+      type: "message",
+      message: { role: "user", content: [{ type: "text", inner: { type: "image", data: largeImage } }] },
+    };
+    expect(externalizeImageBlobs(custom, sink)).toBe(custom);
+    expect(externalizeImageBlobs(nested, sink)).toBe(nested);
+    expect(blobs.size).toBe(0);
+  });
+});
+
+describe("resolveBlobRefs", () => {
+  it("reports a missing blob and keeps the reference", () => {
+    const { sink } = memoryStore();
+    const stored = externalizeImageBlobs(imageEntry(largeImage), sink);
+    const ref = blocksOf(stored)[1]!.data!;
+    const { entries, unresolved } = resolveBlobRefs([stored], () => undefined);
+    expect(entries[0]).toBe(stored);
+    expect(blocksOf(entries[0]!)[1]!.data).toBe(ref);
+    expect(unresolved).toEqual([{ entryId: "img00001", sha256: parseBlobRef(ref), reason: "missing" }]);
+  });
+
+  it("reports stored bytes that no longer match their digest", () => {
+    const { blobs, sink } = memoryStore();
+    const stored = externalizeImageBlobs(imageEntry(largeImage), sink);
+    const [digest] = [...blobs.keys()];
+    const { entries, unresolved } = resolveBlobRefs([stored], () => Buffer.from("tampered"));
+    expect(unresolved).toEqual([{ entryId: "img00001", sha256: digest, reason: "digest_mismatch" }]);
+    expect(entries[0]).toBe(stored);
+  });
+
+  it("passes entries without references through as the same objects", () => {
+    const plain = { type: "message", message: { role: "user", content: "hi" } };
+    const lookups: string[] = [];
+    const { entries } = resolveBlobRefs([plain], (hex) => {
+      lookups.push(hex);
+      return undefined;
+    });
+    expect(entries[0]).toBe(plain);
+    expect(lookups).toEqual([]);
+  });
+
+  it("accepts any Uint8Array from the lookup", () => {
+    const { blobs, sink } = memoryStore();
+    const stored = externalizeImageBlobs(imageEntry(largeImage, "custom_message"), sink);
+    const { entries } = resolveBlobRefs([stored], (hex) => new Uint8Array(blobs.get(hex)!));
+    expect(blocksOf(entries[0]!)[1]!.data).toBe(largeImage);
+  });
+});
