@@ -1,0 +1,48 @@
+{
+  "targets": [
+    {
+      "target_name": "gjc_session_store",
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-fvisibility=hidden"],
+      "cflags_cc!": ["-std=gnu++17"],
+      "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS", "NODE_ADDON_API_DISABLE_DEPRECATED"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "sources": [
+        "native/binding/addon.cc",
+        "native/binding/values.cc",
+        "native/core/acl_bytes.cc",
+        "native/core/names.cc",
+        "native/core/names_of_values.cc"
+      ],
+      "conditions": [
+        ["OS=='linux'", {
+          "sources": [
+            "native/core/posix/posix_util.cc",
+            "native/core/posix/walk.cc",
+            "native/core/posix/io.cc",
+            "native/core/posix/publish.cc",
+            "native/core/posix/lock_identity.cc",
+            "native/core/linux/acl_linux.cc",
+            "native/core/linux/os_linux.cc"
+          ]
+        }],
+        ["OS=='mac'", {
+          "sources": [
+            "native/core/posix/posix_util.cc",
+            "native/core/posix/walk.cc",
+            "native/core/posix/io.cc",
+            "native/core/posix/publish.cc",
+            "native/core/posix/lock_identity.cc"
+          ],
+          "xcode_settings": {
+            "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
+            "MACOSX_DEPLOYMENT_TARGET": "11.0",
+            "GCC_ENABLE_CPP_EXCEPTIONS": "NO"
+          }
+        }],
+        ["OS=='win'", {
+          "msvs_settings": { "VCCLCompilerTool": { "AdditionalOptions": ["/std:c++17"] } }
+        }]
+      ]
+    }
+  ]
+}

@@ -1,0 +1,272 @@
+// The N-API surface: argument checks and conversions around native/core calls. Every
+// function returns its value or a failure record and never throws; C++ exceptions are off.
+#include <napi.h>
+
+#include <cmath>
+#include <string>
+
+#include "../core/acl_bytes.h"
+#include "../core/names.h"
+#include "../core/platform.h"
+#include "values.h"
+
+namespace gjc::binding {
+namespace {
+
+Napi::Value Invalid(Napi::Env env) { return FailureValue(env, Code::invalid_argument); }
+Napi::Value Closed(Napi::Env env) { return FailureValue(env, Code::closed); }
+
+// The handle argument of `kind`, or a failure value explaining why there is none.
+Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, HandleKind kind,
+                  Napi::Value& failure) {
+  Handle* any = Handle::Any(info[index]);
+  if (any == nullptr || any->kind() != kind) {
+    failure = Invalid(info.Env());
+    return nullptr;
+  }
+  if (!any->open()) {
+    failure = Closed(info.Env());
+    return nullptr;
+  }
+  return any;
+}
+
+// A non-negative integer argument that a double represents exactly.
+bool IndexArg(const Napi::Value& value, std::uint64_t& out) {
+  if (!value.IsNumber()) return false;
+  const double d = value.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0) || d > 9007199254740991.0 || std::floor(d) != d) return false;
+  out = static_cast<std::uint64_t>(d);
+  return true;
+}
+
+template <class T, class Convert>
+Napi::Value Reply(Napi::Env env, Result<T>&& result, Convert convert) {
+  if (!result.ok()) return FailureValue(env, result.failure());
+  return convert(std::move(result).value());
+}
+
+Napi::Value ReplyStatus(Napi::Env env, const Status& status) {
+  return status.ok() ? env.Undefined() : FailureValue(env, status.failure());
+}
+
+Napi::Value ReplyHandle(Napi::Env env, Result<OwnedHandle>&& result, HandleKind kind) {
+  return Reply(env, std::move(result), [&](OwnedHandle h) { return Handle::Wrap(env, std::move(h), kind); });
+}
+
+Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
+  std::string path;
+  if (!StringArg(info[0], path)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), open_root(path, info[1].ToBoolean()), HandleKind::directory);
+}
+
+Napi::Value OpenDir(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name;
+  if (!StringArg(info[1], name)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), open_dir(dir->native(), name, info[2].ToBoolean()),
+                     HandleKind::directory);
+}
+
+Napi::Value OpenFile(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name;
+  std::uint64_t create = 0;
+  if (!StringArg(info[1], name) || !IndexArg(info[4], create) || create > 2) {
+    return Invalid(info.Env());
+  }
+  FileOpenOptions options;
+  options.write = info[2].ToBoolean();
+  options.append = info[3].ToBoolean();
+  options.create = static_cast<CreateMode>(create);
+  return ReplyHandle(info.Env(), open_file(dir->native(), name, options), HandleKind::file);
+}
+
+Napi::Value VerifyOrRepair(const Napi::CallbackInfo& info, bool repair) {
+  Handle* handle = Handle::Any(info[0]);
+  if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
+  if (!handle->open()) return Closed(info.Env());
+  const bool dir = handle->kind() == HandleKind::directory;
+  auto result = repair ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
+                       : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
+  return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) { return EvidenceValue(info.Env(), e); });
+}
+Napi::Value Verify(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, false); }
+Napi::Value Repair(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, true); }
+
+Napi::Value List(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  Napi::Env env = info.Env();
+  return Reply(env, list_directory(dir->native()), [&](std::vector<DirEntry> entries) {
+    Napi::Array out = Napi::Array::New(env, entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      Napi::Object entry = Napi::Object::New(env);
+      entry.Set("name", entries[i].name);
+      entry.Set("type", entry_type_name(entries[i].type));
+      out.Set(static_cast<uint32_t>(i), entry);
+    }
+    return out;
+  });
+}
+
+Napi::Value StatEntry(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name;
+  if (!StringArg(info[1], name)) return Invalid(info.Env());
+  return Reply(info.Env(), stat_entry(dir->native(), name), [&](StatInfo s) { return StatValue(info.Env(), s); });
+}
+
+Napi::Value StatHandle(const Napi::CallbackInfo& info) {
+  Handle* handle = Handle::Any(info[0]);
+  if (handle == nullptr) return Invalid(info.Env());
+  if (!handle->open()) return Closed(info.Env());
+  return Reply(info.Env(), stat_handle(handle->native()), [&](StatInfo s) { return StatValue(info.Env(), s); });
+}
+
+// read(file, buffer, offset, length, position) / write(...): positional I/O into or out of
+// a Uint8Array range that is checked here against the array's bounds.
+Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
+  Napi::Value failure;
+  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
+  if (file == nullptr) return failure;
+  std::uint64_t offset = 0, length = 0, position = 0;
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
+    return Invalid(info.Env());
+  }
+  auto bytes = info[1].As<Napi::Uint8Array>();
+  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) return Invalid(info.Env());
+  auto result = writing ? write_at(file->native(), bytes.Data() + offset, length, position)
+                        : read_at(file->native(), bytes.Data() + offset, length, position);
+  return Reply(info.Env(), std::move(result), [&](std::size_t n) { return Napi::Number::New(info.Env(), static_cast<double>(n)); });
+}
+Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false); }
+Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true); }
+
+Napi::Value Append(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
+  if (file == nullptr) return failure;
+  std::string storage;
+  const unsigned char* data = nullptr;
+  std::size_t length = 0;
+  if (!BytesArg(info[1], storage, data, length)) return Invalid(info.Env());
+  return Reply(info.Env(), write_append(file->native(), data, length),
+               [&](std::size_t n) { return Napi::Number::New(info.Env(), static_cast<double>(n)); });
+}
+
+Napi::Value Sync(const Napi::CallbackInfo& info) {
+  Handle* handle = Handle::Any(info[0]);
+  if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
+  if (!handle->open()) return Closed(info.Env());
+  return ReplyStatus(info.Env(), sync_handle(handle->native()));
+}
+
+Napi::Value Unlink(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name;
+  if (!StringArg(info[1], name)) return Invalid(info.Env());
+  return ReplyStatus(info.Env(), unlink_file(dir->native(), name));
+}
+
+Napi::Value PublishNoReplace(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string from, to;
+  if (!StringArg(info[1], from) || !StringArg(info[2], to)) return Invalid(info.Env());
+  return ReplyStatus(info.Env(), publish_no_replace(dir->native(), from, to));
+}
+
+Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name, storage;
+  const unsigned char* data = nullptr;
+  std::size_t length = 0;
+  if (!StringArg(info[1], name) || !BytesArg(info[2], storage, data, length)) return Invalid(info.Env());
+  return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, data, length, info[3].ToBoolean()));
+}
+
+Napi::Value TryLock(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name, storage;
+  const unsigned char* data = nullptr;
+  std::size_t length = 0;
+  if (!StringArg(info[1], name) || !BytesArg(info[2], storage, data, length)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), try_lock(dir->native(), name, data, length), HandleKind::lock);
+}
+
+Napi::Value Close(const Napi::CallbackInfo& info) {
+  Handle* handle = Handle::Any(info[0]);
+  if (handle == nullptr) return Invalid(info.Env());
+  handle->Close();
+  return info.Env().Undefined();
+}
+
+Napi::Value Identity(const Napi::CallbackInfo& info) {
+  std::string path;
+  if (!StringArg(info[0], path)) return Invalid(info.Env());
+  return Reply(info.Env(), directory_identity(path), [&](DirectoryIdentity id) { return IdentityValue(info.Env(), id); });
+}
+
+// Pure checks exposed so the rules of every platform are testable on any platform.
+Napi::Value IsValidName(const Napi::CallbackInfo& info) {
+  std::string name, rules;
+  if (!StringArg(info[0], name) || !StringArg(info[1], rules)) return Invalid(info.Env());
+  const bool ok = rules == "windows" ? is_valid_name_windows(name) : is_valid_name_posix(name);
+  return Napi::Boolean::New(info.Env(), ok);
+}
+
+Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
+  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
+    return Invalid(info.Env());
+  }
+  auto bytes = info[0].As<Napi::Uint8Array>();
+  switch (parse_posix_acl(bytes.Data(), bytes.ByteLength())) {
+    case AclContent::minimal: return Napi::String::New(info.Env(), "minimal");
+    case AclContent::extended: return Napi::String::New(info.Env(), "extended");
+    case AclContent::malformed: break;
+  }
+  return Napi::String::New(info.Env(), "malformed");
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("NativeHandle", Handle::Define(env));
+  const std::pair<const char*, Napi::Function::Callback> functions[] = {
+      {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile},
+      {"verify", Verify}, {"repair", Repair}, {"list", List},
+      {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"read", Read},
+      {"write", Write}, {"append", Append}, {"sync", Sync},
+      {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
+      {"writeFileAtomic", WriteFileAtomic}, {"tryLock", TryLock}, {"close", Close},
+      {"directoryIdentity", Identity}, {"isValidName", IsValidName},
+      {"classifyAclBytes", ClassifyAclBytes},
+  };
+  for (const auto& [name, callback] : functions) {
+    exports.Set(name, Napi::Function::New(env, callback, name));
+  }
+  return exports;
+}
+
+}  // namespace
+}  // namespace gjc::binding
+
+static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
+  return gjc::binding::Init(env, exports);
+}
+
+NODE_API_MODULE(gjc_session_store, InitAddon)

@@ -1,0 +1,127 @@
+#include "values.h"
+
+namespace gjc::binding {
+namespace {
+
+struct AddonData {
+  Napi::FunctionReference handle_constructor;
+};
+
+}  // namespace
+
+Napi::Function Handle::Define(Napi::Env env) {
+  Napi::Function ctor = DefineClass(env, "NativeHandle", {InstanceMethod<&Handle::IsOpen>("isOpen")});
+  auto* data = new AddonData();
+  data->handle_constructor = Napi::Persistent(ctor);
+  env.SetInstanceData<AddonData>(data);
+  return ctor;
+}
+
+Handle::Handle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Handle>(info) {}
+
+Napi::Value Handle::IsOpen(const Napi::CallbackInfo& info) {
+  return Napi::Boolean::New(info.Env(), open());
+}
+
+void Handle::Close() {
+  if (kind_ == HandleKind::lock && owned_.valid()) {
+    // Closing the last descriptor releases the lock anyway; unlocking first also empties
+    // the record. A failure here changes nothing the close does not also do.
+    (void)unlock(owned_.get());
+  }
+  owned_.reset();
+}
+
+Napi::Value Handle::Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind) {
+  auto* data = env.GetInstanceData<AddonData>();
+  Napi::Object object = data->handle_constructor.New({});
+  if (object.IsEmpty()) return env.Undefined();
+  Handle* handle = Unwrap(object);
+  handle->owned_ = std::move(owned);
+  handle->kind_ = kind;
+  return object;
+}
+
+Handle* Handle::Any(const Napi::Value& value) {
+  if (!value.IsObject()) return nullptr;
+  auto* data = value.Env().GetInstanceData<AddonData>();
+  bool is_ours = false;
+  if (napi_instanceof(value.Env(), value, data->handle_constructor.Value(), &is_ours) != napi_ok ||
+      !is_ours) {
+    return nullptr;
+  }
+  return Unwrap(value.As<Napi::Object>());
+}
+
+Handle* Handle::From(const Napi::Value& value, HandleKind kind) {
+  Handle* handle = Any(value);
+  if (handle == nullptr || handle->kind_ != kind || !handle->open()) return nullptr;
+  return handle;
+}
+
+Napi::Value FailureValue(Napi::Env env, const Failure& failure) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("failed", true);
+  out.Set("code", code_name(failure.code));
+  out.Set("errno", failure.sys_errno);
+  out.Set("syscall", failure.syscall);
+  if (failure.attribute != Attribute::none) out.Set("attribute", attribute_name(failure.attribute));
+  return out;
+}
+
+Napi::Value EvidenceValue(Napi::Env env, const VerifyEvidence& evidence) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("accessAcl", evidence_name(evidence.access_acl));
+  out.Set("defaultAcl", evidence_name(evidence.default_acl));
+  return out;
+}
+
+Napi::Value StatValue(Napi::Env env, const StatInfo& info) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("type", entry_type_name(info.type));
+  out.Set("dev", std::to_string(info.dev));
+  out.Set("ino", std::to_string(info.ino));
+  out.Set("size", static_cast<double>(info.size));
+  out.Set("nlink", static_cast<double>(info.nlink));
+  out.Set("mode", info.mode);
+  out.Set("uid", static_cast<double>(info.uid));
+  out.Set("mtimeMs", static_cast<double>(info.mtime_ns) / 1e6);
+  out.Set("ctimeMs", static_cast<double>(info.ctime_ns) / 1e6);
+  return out;
+}
+
+Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("platform", identity.platform);
+  out.Set("canonicalPath", identity.canonical_path);
+  out.Set("dev", identity.dev);
+  out.Set("ino", identity.ino);
+  return out;
+}
+
+bool StringArg(const Napi::Value& value, std::string& out) {
+  if (!value.IsString()) return false;
+  out = value.As<Napi::String>().Utf8Value();
+  return true;
+}
+
+bool BytesArg(const Napi::Value& value, std::string& storage, const unsigned char*& data,
+              std::size_t& length) {
+  if (value.IsTypedArray()) {
+    auto array = value.As<Napi::TypedArray>();
+    if (array.TypedArrayType() != napi_uint8_array) return false;
+    auto bytes = value.As<Napi::Uint8Array>();
+    data = bytes.Data();
+    length = bytes.ByteLength();
+    return true;
+  }
+  if (value.IsString()) {
+    storage = value.As<Napi::String>().Utf8Value();
+    data = reinterpret_cast<const unsigned char*>(storage.data());
+    length = storage.size();
+    return true;
+  }
+  return false;
+}
+
+}  // namespace gjc::binding

@@ -1,0 +1,59 @@
+// Conversions between core values and JS values, and the handle class JS holds. No policy
+// lives here: every decision is made in native/core.
+#pragma once
+
+#include <napi.h>
+
+#include <string>
+
+#include "../core/handle.h"
+#include "../core/platform.h"
+#include "../core/result.h"
+
+namespace gjc::binding {
+
+enum class HandleKind : int { directory = 0, file = 1, lock = 2 };
+
+// A JS object owning one open descriptor. JS never sees the number itself, so it cannot
+// close it twice or pass a foreign one.
+class Handle : public Napi::ObjectWrap<Handle> {
+ public:
+  static Napi::Function Define(Napi::Env env);
+  explicit Handle(const Napi::CallbackInfo& info);
+
+  // Wraps `owned` in a new JS Handle of `kind`.
+  static Napi::Value Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind);
+  // The Handle in `value` when it is one of ours, of `kind`, and still open.
+  static Handle* From(const Napi::Value& value, HandleKind kind);
+  // Any Handle in `value` (open or closed), else nullptr.
+  static Handle* Any(const Napi::Value& value);
+
+  NativeHandle native() const { return owned_.get(); }
+  bool open() const { return owned_.valid(); }
+  HandleKind kind() const { return kind_; }
+  void Close();
+
+ private:
+  Napi::Value IsOpen(const Napi::CallbackInfo& info);
+  OwnedHandle owned_;
+  HandleKind kind_ = HandleKind::directory;
+};
+
+// {failed: true, code, errno, syscall, attribute?}
+Napi::Value FailureValue(Napi::Env env, const Failure& failure);
+inline Napi::Value FailureValue(Napi::Env env, Code code) { return FailureValue(env, fail(code)); }
+
+Napi::Value EvidenceValue(Napi::Env env, const VerifyEvidence& evidence);
+Napi::Value StatValue(Napi::Env env, const StatInfo& info);
+Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity);
+
+// Reads a JS string argument into `out`; false when it is not a string. Strings holding
+// NUL are returned as-is: name validation in the core rejects them.
+bool StringArg(const Napi::Value& value, std::string& out);
+
+// A view of the bytes of a Uint8Array/Buffer argument, or of a string's UTF-8 copy held in
+// `storage`. False when it is neither.
+bool BytesArg(const Napi::Value& value, std::string& storage, const unsigned char*& data,
+              std::size_t& length);
+
+}  // namespace gjc::binding

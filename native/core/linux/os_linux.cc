@@ -1,0 +1,109 @@
+// Linux answers to the POSIX hooks: renameat2 with a linkat fallback, OFD locks, procfs
+// canonical paths, getrandom.
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "../eintr.h"
+#include "../posix/os_hooks.h"
+#include "../posix/posix_util.h"
+
+namespace gjc::os {
+namespace {
+
+// Only these say "this filesystem or kernel cannot do RENAME_NOREPLACE"; every other
+// errno is a real answer and must not trigger the fallback.
+bool noreplace_unsupported(int error) { return error == EINVAL || error == ENOSYS; }
+
+// linkat's answers in the fallback: EEXIST is the no-replace verdict; anything else means
+// the fallback cannot publish here, and we fail closed instead of renaming blind.
+Failure link_failure(int error) {
+  if (error == EEXIST) return fail(Code::already_exists, error, "linkat");
+  if (error == ENOENT) return fail(Code::not_found, error, "linkat");
+  return fail(Code::io_error, error, "linkat");
+}
+
+}  // namespace
+
+Status rename_noreplace(int dirfd, const char* from, const char* to) {
+  if (retry_eintr([&] { return ::renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE); }) == 0) {
+    return success();
+  }
+  if (!noreplace_unsupported(errno)) return posix::errno_failure(errno, "renameat2");
+  if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {
+    return link_failure(errno);
+  }
+  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
+    return posix::errno_failure(errno, "unlinkat");
+  }
+  return success();
+}
+
+Status full_sync(int fd) {
+  if (retry_eintr([&] { return ::fsync(fd); }) != 0) return posix::errno_failure(errno, "fsync");
+  return success();
+}
+
+Result<bool> try_lock(int fd) {
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  if (retry_eintr([&] { return ::fcntl(fd, F_OFD_SETLK, &lock); }) == 0) return true;
+  if (errno == EAGAIN || errno == EACCES) return false;
+  return posix::errno_failure(errno, "fcntl");
+}
+
+Status unlock(int fd) {
+  struct flock lock {};
+  lock.l_type = F_UNLCK;
+  lock.l_whence = SEEK_SET;
+  if (retry_eintr([&] { return ::fcntl(fd, F_OFD_SETLK, &lock); }) != 0) {
+    return posix::errno_failure(errno, "fcntl");
+  }
+  return success();
+}
+
+Result<std::string> canonical_path(int fd, const std::string& opened_path) {
+  // The kernel's own name for the held descriptor; realpath of the original path only when
+  // procfs is unavailable, accepted only if it still leads to the same directory.
+  char buf[PATH_MAX + 1];
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(proc.c_str(), buf, PATH_MAX);
+  if (n > 0 && buf[0] == '/') return std::string(buf, static_cast<std::size_t>(n));
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(opened_path.c_str(), nullptr), &std::free);
+  if (!real) return fail(Code::identity_unavailable, errno, "realpath");
+  struct stat by_path {};
+  auto held = posix::fstat_of(fd);
+  if (!held.ok() || ::stat(real.get(), &by_path) != 0 || by_path.st_dev != held.value().st_dev ||
+      by_path.st_ino != held.value().st_ino) {
+    return fail(Code::identity_unavailable, 0, "realpath");
+  }
+  return std::string(real.get());
+}
+
+std::uint64_t random_u64() noexcept {
+  std::uint64_t value = 0;
+  if (retry_eintr([&] { return ::getrandom(&value, sizeof value, GRND_NONBLOCK); }) ==
+      static_cast<ssize_t>(sizeof value)) {
+    return value;
+  }
+  // Without entropy, a process-unique counter mixed with time still makes names unique;
+  // O_EXCL turns any collision into a clean failure rather than a clobber.
+  static std::atomic<std::uint64_t> counter{0};
+  const auto now = static_cast<std::uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count());
+  return now ^ (static_cast<std::uint64_t>(::getpid()) << 40) ^ counter.fetch_add(1);
+}
+
+const char* platform_name() noexcept { return "linux"; }
+
+}  // namespace gjc::os

@@ -1,0 +1,31 @@
+// Helpers shared by the POSIX platform files.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <string_view>
+
+#include "../platform.h"
+#include "../result.h"
+
+namespace gjc::posix {
+
+// Maps an errno from a call on a managed path to its reason code. Callers that know a
+// more specific meaning for an errno (ENOTDIR after an O_DIRECTORY open) decide first.
+Failure errno_failure(int error, const char* syscall);
+
+// fstat with EINTR retry, as a Result.
+Result<struct stat> fstat_of(int fd);
+
+// Converts a struct stat to the platform-neutral StatInfo.
+StatInfo stat_info_of(const struct stat& st);
+
+// The entry type a mode describes.
+EntryType entry_type_of(mode_t mode);
+
+// Flags on every descriptor we open by name: close-on-exec from birth, and
+// never follow a final link.
+constexpr int kBaseOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+
+}  // namespace gjc::posix

@@ -1,0 +1,86 @@
+// No-replace publication and atomic replacement of files in a held directory.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "../eintr.h"
+#include "../names.h"
+#include "../platform.h"
+#include "os_hooks.h"
+#include "posix_util.h"
+
+namespace gjc {
+namespace {
+
+// Temporary names have a fixed length, so a 255-byte target name still gets one.
+std::string temporary_name() {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, ".gjc-tmp-%016llx",
+                static_cast<unsigned long long>(os::random_u64()));
+  return buf;
+}
+
+// The name `name` must now lead to exactly the inode we wrote.
+Status check_published(int dir, const std::string& name, int fd) {
+  struct stat named {};
+  if (retry_eintr([&] { return ::fstatat(dir, name.c_str(), &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
+    return posix::errno_failure(errno, "fstatat");
+  }
+  auto held = posix::fstat_of(fd);
+  if (!held.ok()) return held.failure();
+  if (named.st_dev != held.value().st_dev || named.st_ino != held.value().st_ino) {
+    return fail(Code::identity_mismatch, 0, "fstatat");
+  }
+  return success();
+}
+
+Status write_and_publish(int dir, const std::string& tmp, const std::string& name,
+                         const void* data, std::size_t length, bool no_replace) {
+  FileOpenOptions options;
+  options.write = true;
+  options.create = CreateMode::exclusive;
+  auto file = open_file(dir, tmp, options);
+  if (!file.ok()) return file.failure();
+  const int fd = file.value().get();
+  auto written = write_at(fd, data, length, 0);
+  if (!written.ok()) return written.failure();
+  auto synced = os::full_sync(fd);
+  if (!synced.ok()) return synced;
+  auto verified = verify_file(fd);
+  if (!verified.ok()) return verified.failure();
+  if (no_replace) {
+    auto published = os::rename_noreplace(dir, tmp.c_str(), name.c_str());
+    if (!published.ok()) return published;
+  } else if (retry_eintr([&] { return ::renameat(dir, tmp.c_str(), dir, name.c_str()); }) != 0) {
+    return posix::errno_failure(errno, "renameat");
+  }
+  auto same = check_published(dir, name, fd);
+  if (!same.ok()) return same;
+  return os::full_sync(dir);
+}
+
+}  // namespace
+
+Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_view to) {
+  if (!is_valid_name(from) || !is_valid_name(to)) return fail(Code::invalid_name);
+  auto renamed = os::rename_noreplace(dir, std::string(from).c_str(), std::string(to).c_str());
+  if (!renamed.ok()) return renamed;
+  return os::full_sync(dir);
+}
+
+Status write_file_atomic(NativeHandle dir, std::string_view name, const void* data,
+                         std::size_t length, bool no_replace) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string target(name);
+  const std::string tmp = temporary_name();
+  auto status = write_and_publish(dir, tmp, target, data, length, no_replace);
+  // The temporary is gone after a successful publish; on any failure it must not linger.
+  if (!status.ok()) ::unlinkat(dir, tmp.c_str(), 0);
+  return status;
+}
+
+}  // namespace gjc

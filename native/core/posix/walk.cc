@@ -1,0 +1,199 @@
+// Descriptor walk and the owner-only policy on POSIX: open one validated name at a time
+// below a held directory, never following a link, and check every object on the very
+// descriptor that will be used.
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../eintr.h"
+#include "../names.h"
+#include "../platform.h"
+#include "os_hooks.h"
+#include "posix_util.h"
+
+namespace gjc {
+
+void close_native_handle(NativeHandle handle) noexcept { ::close(handle); }
+
+namespace {
+
+constexpr mode_t kDirMode = 0700;
+constexpr mode_t kFileMode = 0600;
+
+// Type, owner, exact mode and link count: everything but the ACL gate.
+Status check_stat(const struct stat& st, bool directory) {
+  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+    if (S_ISLNK(st.st_mode)) return fail(Code::symlink_refused, 0, "fstat");
+    return fail(directory ? Code::not_directory : Code::not_regular_file, 0, "fstat");
+  }
+  if (st.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  if ((st.st_mode & 07777) != (directory ? kDirMode : kFileMode)) {
+    return fail(Code::mode_mismatch, 0, "fstat");
+  }
+  if (!directory && st.st_nlink != 1) {
+    // Zero links means the file was removed while we held it: it is no longer the object
+    // the name leads to.
+    return fail(st.st_nlink == 0 ? Code::identity_mismatch : Code::hardlink_refused, 0, "fstat");
+  }
+  return success();
+}
+
+Result<VerifyEvidence> verify(int fd, bool directory) {
+  auto st = posix::fstat_of(fd);
+  if (!st.ok()) return st.failure();
+  auto checked = check_stat(st.value(), directory);
+  if (!checked.ok()) return checked.failure();
+  return os::acl_check(fd, directory);
+}
+
+// Owner-only apply on an object we already own: refuses anything that is not ours.
+Result<VerifyEvidence> repair(int fd, bool directory) {
+  auto st = posix::fstat_of(fd);
+  if (!st.ok()) return st.failure();
+  const struct stat& s = st.value();
+  if (directory ? !S_ISDIR(s.st_mode) : !S_ISREG(s.st_mode)) {
+    return check_stat(s, directory).failure();
+  }
+  if (s.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  if (!directory && s.st_nlink != 1) return check_stat(s, directory).failure();
+  auto stripped = os::acl_strip(fd, directory);
+  if (!stripped.ok()) return stripped.failure();
+  if (retry_eintr([&] { return ::fchmod(fd, directory ? kDirMode : kFileMode); }) != 0) {
+    return posix::errno_failure(errno, "fchmod");
+  }
+  return verify(fd, directory);
+}
+
+// Explains a failed O_NOFOLLOW|O_DIRECTORY open: both a link and a non-directory give
+// ENOTDIR or ELOOP, so look at the entry (without following it) to tell which one.
+Failure explain_dir_open_failure(int parent, const std::string& name, int error) {
+  if (error != ENOTDIR && error != ELOOP) return posix::errno_failure(error, "openat");
+  struct stat st {};
+  if (retry_eintr([&] { return ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW); }) == 0 &&
+      !S_ISLNK(st.st_mode)) {
+    return fail(Code::not_directory, error, "openat");
+  }
+  return fail(Code::symlink_refused, error, "openat");
+}
+
+Result<OwnedHandle> open_dir_name(int parent, const std::string& name, bool create) {
+  bool created = false;
+  if (create) {
+    if (retry_eintr([&] { return ::mkdirat(parent, name.c_str(), kDirMode); }) == 0) {
+      created = true;
+    } else if (errno != EEXIST) {
+      return posix::errno_failure(errno, "mkdirat");
+    }
+  }
+  OwnedHandle fd(retry_eintr([&] {
+    return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
+  }));
+  if (!fd.valid()) return explain_dir_open_failure(parent, name, errno);
+  auto checked = created ? repair(fd.get(), true) : verify(fd.get(), true);
+  if (!checked.ok()) return checked.failure();
+  if (created && retry_eintr([&] { return ::fsync(parent); }) != 0) {
+    return posix::errno_failure(errno, "fsync");
+  }
+  return fd;
+}
+
+int file_access_flags(const FileOpenOptions& options) {
+  if (options.append) return O_RDWR | O_APPEND;
+  return options.write ? O_RDWR : O_RDONLY;
+}
+
+}  // namespace
+
+Result<VerifyEvidence> verify_directory(NativeHandle dir) { return verify(dir, true); }
+Result<VerifyEvidence> verify_file(NativeHandle file) { return verify(file, false); }
+Result<VerifyEvidence> repair_directory(NativeHandle dir) { return repair(dir, true); }
+Result<VerifyEvidence> repair_file(NativeHandle file) { return repair(file, false); }
+
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  return open_dir_name(parent, std::string(name), create);
+}
+
+Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
+                              const FileOpenOptions& options) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string n(name);
+  // O_NONBLOCK so that a FIFO or device cannot hold the open; cleared once the type is known.
+  const int flags = file_access_flags(options) | O_NONBLOCK | posix::kBaseOpenFlags;
+  OwnedHandle fd;
+  bool created = false;
+  if (options.create != CreateMode::none) {
+    fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_CREAT | O_EXCL, kFileMode); }));
+    created = fd.valid();
+    if (!created && (errno != EEXIST || options.create == CreateMode::exclusive)) {
+      return posix::errno_failure(errno, "openat");
+    }
+  }
+  if (!created) {
+    fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+    if (!fd.valid()) return posix::errno_failure(errno, "openat");
+  }
+  auto checked = created ? repair(fd.get(), false) : verify(fd.get(), false);
+  if (!checked.ok()) {
+    // A file we just created and could not make owner-only must not stay behind.
+    if (created) ::unlinkat(parent, n.c_str(), 0);
+    return checked.failure();
+  }
+  const int status_flags = ::fcntl(fd.get(), F_GETFL);
+  if (status_flags == -1 || ::fcntl(fd.get(), F_SETFL, status_flags & ~O_NONBLOCK) == -1) {
+    return posix::errno_failure(errno, "fcntl");
+  }
+  return fd;
+}
+
+Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
+  if (absolute_path.empty() || absolute_path[0] != '/' ||
+      absolute_path.find('\0') != std::string::npos) {
+    return fail(Code::invalid_argument);
+  }
+  std::vector<std::string> parts;
+  for (std::size_t start = 1; start <= absolute_path.size();) {
+    const std::size_t end = std::min(absolute_path.find('/', start), absolute_path.size());
+    if (end > start) parts.emplace_back(absolute_path.substr(start, end - start));
+    start = end + 1;
+  }
+  for (const auto& part : parts) {
+    if (!is_valid_name(part)) return fail(Code::invalid_name);
+  }
+  if (parts.empty()) return fail(Code::invalid_argument);
+
+  // Ancestors are trusted as the user gave them: canonicalise the deepest existing one,
+  // then walk (and, with `create`, make) the rest one verified component at a time.
+  std::size_t existing = parts.size() - 1;
+  std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
+  for (;;) {
+    std::string prefix;
+    for (std::size_t i = 0; i < existing; ++i) prefix += "/" + parts[i];
+    if (prefix.empty()) prefix = "/";
+    real.reset(::realpath(prefix.c_str(), nullptr));
+    if (real) break;
+    if (errno != ENOENT) return posix::errno_failure(errno, "realpath");
+    if (!create) return fail(Code::not_found, ENOENT, "realpath");
+    if (existing == 0) return fail(Code::not_found, ENOENT, "realpath");
+    --existing;
+  }
+  OwnedHandle current(retry_eintr([&] {
+    return ::open(real.get(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
+  }));
+  if (!current.valid()) return posix::errno_failure(errno, "open");
+  for (std::size_t i = existing; i < parts.size(); ++i) {
+    auto next = open_dir_name(current.get(), parts[i], create);
+    if (!next.ok()) return next.failure();
+    current = std::move(next).value();
+  }
+  return current;
+}
+
+}  // namespace gjc

@@ -1,0 +1,337 @@
+#include "win_util.h"
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
+namespace gjc {
+
+void close_native_handle(NativeHandle handle) noexcept { ::CloseHandle(handle); }
+
+namespace win {
+namespace {
+
+// NTSTATUS values we branch on. ntstatus.h clashes with winnt.h unless every includer
+// agrees on WIN32_NO_STATUS, so the few we need are spelled out here.
+constexpr NTSTATUS kStatusInvalidInfoClass = static_cast<NTSTATUS>(0xC0000003L);
+constexpr NTSTATUS kStatusNotImplemented = static_cast<NTSTATUS>(0xC0000002L);
+constexpr NTSTATUS kStatusInvalidParameter = static_cast<NTSTATUS>(0xC000000DL);
+constexpr NTSTATUS kStatusNotSupported = static_cast<NTSTATUS>(0xC00000BBL);
+constexpr NTSTATUS kStatusFileIsADirectory = static_cast<NTSTATUS>(0xC00000BAL);
+constexpr NTSTATUS kStatusNotADirectory = static_cast<NTSTATUS>(0xC0000103L);
+constexpr NTSTATUS kStatusStoppedOnSymlink = static_cast<NTSTATUS>(0x80000603L);
+constexpr NTSTATUS kStatusReparsePointEncountered = static_cast<NTSTATUS>(0xC000050BL);
+
+// Win32 error 681, missing from some SDK headers.
+constexpr DWORD kErrorStoppedOnSymlink = 681;
+
+// Information classes of NtSetInformationFile (wdm.h values; not in every winternl.h).
+constexpr int kFileRenameInformation = 10;
+constexpr int kFileDispositionInformation = 13;
+constexpr int kFileDispositionInformationEx = 64;
+constexpr int kFileRenameInformationEx = 65;
+constexpr ULONG kRenameReplaceIfExists = 0x1;
+constexpr ULONG kRenamePosixSemantics = 0x2;
+constexpr ULONG kDispositionDelete = 0x1;
+constexpr ULONG kDispositionPosixSemantics = 0x2;
+constexpr ULONG kDispositionIgnoreReadonly = 0x10;
+
+// FILE_RENAME_INFORMATION and its Ex form share one layout: a BOOLEAN or ULONG at the start.
+struct RenameInformation {
+  union {
+    BOOLEAN replace_if_exists;
+    ULONG flags;
+  } mode;
+  HANDLE root_directory;
+  ULONG file_name_length;
+  WCHAR file_name[1];
+};
+
+using NtCreateFileFn = NTSTATUS(NTAPI*)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES,
+                                        PIO_STATUS_BLOCK, PLARGE_INTEGER, ULONG, ULONG, ULONG,
+                                        ULONG, PVOID, ULONG);
+using NtSetInformationFileFn = NTSTATUS(NTAPI*)(HANDLE, PIO_STATUS_BLOCK, PVOID, ULONG, int);
+using RtlNtStatusToDosErrorFn = ULONG(NTAPI*)(NTSTATUS);
+
+// ntdll is mapped into every process; resolving the three entry points at run time keeps
+// the build free of ntdll.lib and of winternl.h differences between MSVC and mingw.
+struct NtApi {
+  NtCreateFileFn create_file = nullptr;
+  NtSetInformationFileFn set_information_file = nullptr;
+  RtlNtStatusToDosErrorFn status_to_dos_error = nullptr;
+};
+
+template <class Fn>
+Fn ntdll_entry(const char* name) {
+  HMODULE ntdll = ::GetModuleHandleW(L"ntdll.dll");
+  if (ntdll == nullptr) return nullptr;
+  // A FARPROC must be cast to its real type; going through void* silences -Wcast-function-type.
+  return reinterpret_cast<Fn>(reinterpret_cast<void*>(::GetProcAddress(ntdll, name)));
+}
+
+const NtApi& nt() {
+  static const NtApi api = [] {
+    NtApi a;
+    a.create_file = ntdll_entry<NtCreateFileFn>("NtCreateFile");
+    a.set_information_file = ntdll_entry<NtSetInformationFileFn>("NtSetInformationFile");
+    a.status_to_dos_error = ntdll_entry<RtlNtStatusToDosErrorFn>("RtlNtStatusToDosError");
+    return a;
+  }();
+  return api;
+}
+
+// Statuses meaning "this information class is not available here", the only ones that may
+// send a rename or delete to its older fallback.
+bool class_unavailable(NTSTATUS status) {
+  return status == kStatusInvalidInfoClass || status == kStatusNotImplemented ||
+         status == kStatusInvalidParameter || status == kStatusNotSupported;
+}
+
+Failure missing_ntdll(const char* call) { return fail(Code::io_error, ENOSYS, call); }
+
+NTSTATUS set_information(HANDLE handle, void* info, ULONG size, int info_class) {
+  IO_STATUS_BLOCK io{};
+  return nt().set_information_file(handle, &io, info, size, info_class);
+}
+
+}  // namespace
+
+int errno_of(DWORD error) noexcept {
+  switch (error) {
+    case ERROR_FILE_NOT_FOUND:
+    case ERROR_PATH_NOT_FOUND:
+    case ERROR_INVALID_DRIVE:
+    case ERROR_DELETE_PENDING:
+    case ERROR_NOT_READY: return ENOENT;
+    case ERROR_ACCESS_DENIED:
+    case ERROR_INVALID_ACCESS:
+    case ERROR_NETWORK_ACCESS_DENIED: return EACCES;
+    case ERROR_PRIVILEGE_NOT_HELD: return EPERM;
+    case ERROR_ALREADY_EXISTS:
+    case ERROR_FILE_EXISTS: return EEXIST;
+    case ERROR_DIRECTORY: return ENOTDIR;
+    case ERROR_CANT_ACCESS_FILE:
+    case ERROR_CANT_RESOLVE_FILENAME:
+    case kErrorStoppedOnSymlink: return ELOOP;
+    case ERROR_FILENAME_EXCED_RANGE:
+    case ERROR_BUFFER_OVERFLOW: return ENAMETOOLONG;
+    case ERROR_INVALID_NAME:
+    case ERROR_BAD_PATHNAME:
+    case ERROR_INVALID_PARAMETER: return EINVAL;
+    case ERROR_DISK_FULL:
+    case ERROR_HANDLE_DISK_FULL: return ENOSPC;
+    case ERROR_NOT_SUPPORTED:
+    case ERROR_INVALID_FUNCTION: return ENOTSUP;
+    case ERROR_LOCK_VIOLATION:
+    case ERROR_SHARING_VIOLATION: return EBUSY;
+    case ERROR_NOT_SAME_DEVICE: return EXDEV;
+    case ERROR_DIR_NOT_EMPTY: return ENOTEMPTY;
+    case ERROR_INVALID_HANDLE: return EBADF;
+    case ERROR_NOT_ENOUGH_MEMORY:
+    case ERROR_OUTOFMEMORY: return ENOMEM;
+    default: return EIO;
+  }
+}
+
+Failure win32_failure(DWORD error, const char* call) {
+  const int e = errno_of(error);
+  if (error == ERROR_INVALID_NAME || error == ERROR_BAD_PATHNAME) {
+    return fail(Code::invalid_name, e, call);
+  }
+  switch (e) {
+    case ENOENT: return fail(Code::not_found, e, call);
+    case EEXIST: return fail(Code::already_exists, e, call);
+    case ELOOP: return fail(Code::symlink_refused, e, call);
+    case ENOTDIR: return fail(Code::not_directory, e, call);
+    case EACCES:
+    case EPERM: return fail(Code::permission_denied, e, call);
+    case ENAMETOOLONG: return fail(Code::invalid_name, e, call);
+    default: return fail(Code::io_error, e, call);
+  }
+}
+
+Failure nt_failure(NTSTATUS status, const char* call) {
+  // These three lose their meaning in RtlNtStatusToDosError (a directory where a file was
+  // asked for becomes ERROR_ACCESS_DENIED), so they are mapped first.
+  if (status == kStatusFileIsADirectory) return fail(Code::not_regular_file, EISDIR, call);
+  if (status == kStatusNotADirectory) return fail(Code::not_directory, ENOTDIR, call);
+  if (status == kStatusStoppedOnSymlink || status == kStatusReparsePointEncountered) {
+    return fail(Code::symlink_refused, ELOOP, call);
+  }
+  if (nt().status_to_dos_error == nullptr) return fail(Code::io_error, EIO, call);
+  return win32_failure(nt().status_to_dos_error(status), call);
+}
+
+Result<std::wstring> to_wide(std::string_view utf8, Code on_invalid) {
+  if (utf8.empty()) return std::wstring();
+  if (utf8.size() > 0x7FFFFFFF) return fail(Code::invalid_argument, EINVAL, "MultiByteToWideChar");
+  const int in = static_cast<int>(utf8.size());
+  const int n = ::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8.data(), in, nullptr, 0);
+  if (n <= 0) return fail(on_invalid, EILSEQ, "MultiByteToWideChar");
+  std::wstring wide(static_cast<std::size_t>(n), L'\0');
+  if (::MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, utf8.data(), in, &wide[0], n) != n) {
+    return fail(on_invalid, EILSEQ, "MultiByteToWideChar");
+  }
+  return wide;
+}
+
+Result<std::string> to_utf8(const wchar_t* text, std::size_t length) {
+  if (length == 0) return std::string();
+  if (length > 0x7FFFFFFF) return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
+  const int in = static_cast<int>(length);
+  const int n = ::WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, text, in, nullptr, 0,
+                                      nullptr, nullptr);
+  if (n <= 0) return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
+  std::string out(static_cast<std::size_t>(n), '\0');
+  if (::WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, text, in, &out[0], n, nullptr,
+                            nullptr) != n) {
+    return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
+  }
+  return out;
+}
+
+Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how) {
+  if (nt().create_file == nullptr) return missing_ntdll("NtCreateFile");
+  if (name.size() > 0x7FFF) return fail(Code::invalid_name, ENAMETOOLONG, "NtCreateFile");
+  UNICODE_STRING object_name;
+  object_name.Buffer = name.empty() ? nullptr : const_cast<PWSTR>(name.data());
+  object_name.Length = static_cast<USHORT>(name.size() * sizeof(wchar_t));
+  object_name.MaximumLength = object_name.Length;
+  OBJECT_ATTRIBUTES attributes;
+  // No OBJ_INHERIT: the handle is never inherited by a child process.
+  InitializeObjectAttributes(&attributes, &object_name, OBJ_CASE_INSENSITIVE, parent, how.security);
+  IO_STATUS_BLOCK io{};
+  HANDLE opened = INVALID_HANDLE_VALUE;
+  const NTSTATUS status = nt().create_file(
+      &opened, how.access | SYNCHRONIZE, &attributes, &io, nullptr, FILE_ATTRIBUTE_NORMAL,
+      how.share, how.disposition,
+      how.options | FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT, nullptr, 0);
+  if (!NT_SUCCESS(status)) return nt_failure(status, "NtCreateFile");
+  return OwnedHandle(opened);
+}
+
+Result<OwnedHandle> reopen(HANDLE handle, ACCESS_MASK access, bool directory) {
+  RelativeOpen how;
+  how.access = access;
+  how.options = directory ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
+  return open_relative(handle, std::wstring(), how);
+}
+
+Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool replace) {
+  if (nt().set_information_file == nullptr) return missing_ntdll("NtSetInformationFile");
+  const std::size_t bytes = name.size() * sizeof(wchar_t);
+  const std::size_t size = offsetof(RenameInformation, file_name) + bytes;
+  // Backed by 8-byte words so the HANDLE member is aligned.
+  std::vector<std::uint64_t> storage((size + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t) + 1);
+  auto* info = reinterpret_cast<RenameInformation*>(storage.data());
+  info->root_directory = dir;
+  info->file_name_length = static_cast<ULONG>(bytes);
+  std::memcpy(info->file_name, name.data(), bytes);
+  if (replace) {
+    // POSIX semantics let the rename replace a target that others hold open (shared for
+    // delete), as rename(2) does; only where the class is missing do we use the old one.
+    info->mode.flags = kRenameReplaceIfExists | kRenamePosixSemantics;
+    const NTSTATUS ex = set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformationEx);
+    if (NT_SUCCESS(ex)) return success();
+    if (!class_unavailable(ex)) return nt_failure(ex, "NtSetInformationFile");
+    info->mode.flags = 0;
+    info->mode.replace_if_exists = TRUE;
+  } else {
+    // Without ReplaceIfExists the existence check and the rename are one step in the file
+    // system: a taken name fails with STATUS_OBJECT_NAME_COLLISION and is left alone.
+    info->mode.flags = 0;
+  }
+  const NTSTATUS status = set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformation);
+  if (!NT_SUCCESS(status)) return nt_failure(status, "NtSetInformationFile");
+  return success();
+}
+
+Status delete_handle(HANDLE handle) {
+  if (nt().set_information_file == nullptr) return missing_ntdll("NtSetInformationFile");
+  ULONG flags = kDispositionDelete | kDispositionPosixSemantics | kDispositionIgnoreReadonly;
+  const NTSTATUS ex = set_information(handle, &flags, sizeof flags, kFileDispositionInformationEx);
+  if (NT_SUCCESS(ex)) return success();
+  if (!class_unavailable(ex)) return nt_failure(ex, "NtSetInformationFile");
+  BOOLEAN delete_file = TRUE;
+  const NTSTATUS status = set_information(handle, &delete_file, sizeof delete_file, kFileDispositionInformation);
+  if (!NT_SUCCESS(status)) return nt_failure(status, "NtSetInformationFile");
+  return success();
+}
+
+Result<HandleFacts> facts_of(HANDLE handle) {
+  FILE_ATTRIBUTE_TAG_INFO tag{};
+  if (!::GetFileInformationByHandleEx(handle, FileAttributeTagInfo, &tag, sizeof tag)) {
+    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+  }
+  FILE_STANDARD_INFO standard{};
+  if (!::GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard)) {
+    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+  }
+  HandleFacts facts;
+  facts.attributes = tag.FileAttributes;
+  facts.reparse_point = (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
+  facts.directory = (tag.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
+  facts.links = standard.NumberOfLinks;
+  ::SetLastError(NO_ERROR);
+  const DWORD type = ::GetFileType(handle);
+  if (type == FILE_TYPE_UNKNOWN && ::GetLastError() != NO_ERROR) {
+    return win32_failure(::GetLastError(), "GetFileType");
+  }
+  facts.disk_file = type == FILE_TYPE_DISK;
+  return facts;
+}
+
+std::int64_t unix_ns_of(std::int64_t windows_ticks) noexcept {
+  constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
+  return (windows_ticks - kTicksFrom1601To1970) * 100;
+}
+
+Result<StatInfo> stat_of(HANDLE handle) {
+  auto facts = facts_of(handle);
+  if (!facts.ok()) return facts.failure();
+  FILE_BASIC_INFO basic{};
+  if (!::GetFileInformationByHandleEx(handle, FileBasicInfo, &basic, sizeof basic)) {
+    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+  }
+  FILE_STANDARD_INFO standard{};
+  if (!::GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard)) {
+    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+  }
+  StatInfo info;
+  const HandleFacts& f = facts.value();
+  if (f.reparse_point) {
+    info.type = EntryType::symlink;
+  } else if (f.directory) {
+    info.type = EntryType::directory;
+  } else {
+    switch (::GetFileType(handle)) {
+      case FILE_TYPE_DISK: info.type = EntryType::file; break;
+      case FILE_TYPE_CHAR: info.type = EntryType::char_device; break;
+      case FILE_TYPE_PIPE: info.type = EntryType::fifo; break;
+      default: info.type = EntryType::unknown; break;
+    }
+  }
+  FILE_ID_INFO id{};
+  if (::GetFileInformationByHandleEx(handle, FileIdInfo, &id, sizeof id)) {
+    info.dev = id.VolumeSerialNumber;
+    std::memcpy(&info.ino, id.FileId.Identifier, sizeof info.ino);
+  } else {
+    // File systems without FileIdInfo still give the 32-bit serial and 64-bit index. The
+    // two kinds are never mixed for one volume, because the answer depends on the volume.
+    BY_HANDLE_FILE_INFORMATION legacy{};
+    if (!::GetFileInformationByHandle(handle, &legacy)) {
+      return win32_failure(::GetLastError(), "GetFileInformationByHandle");
+    }
+    info.dev = legacy.dwVolumeSerialNumber;
+    info.ino = (static_cast<std::uint64_t>(legacy.nFileIndexHigh) << 32) | legacy.nFileIndexLow;
+  }
+  info.size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
+  info.nlink = standard.NumberOfLinks;
+  info.mtime_ns = unix_ns_of(basic.LastWriteTime.QuadPart);
+  info.ctime_ns = unix_ns_of(basic.ChangeTime.QuadPart);
+  return info;
+}
+
+}  // namespace win
+}  // namespace gjc

@@ -1,0 +1,96 @@
+// Helpers shared by the Windows platform files: UTF-8/UTF-16 conversion, Win32 and NTSTATUS
+// errors as Failures, handle-relative NtCreateFile opens, and the facts a verify needs from a
+// handle. Nothing outside native/core/win32/ includes this header.
+#pragma once
+
+// FileIdInfo and the other by-handle classes we use need Windows 8 or later headers.
+#ifndef _WIN32_WINNT
+#define _WIN32_WINNT 0x0A00
+#endif
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#include <winternl.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "../platform.h"
+#include "../result.h"
+
+namespace gjc::win {
+
+// A Win32 error code as a Failure: the errno closest to it and the reason code that errno
+// has on POSIX, so callers see the same codes on every platform.
+Failure win32_failure(DWORD error, const char* call);
+
+// An NTSTATUS as a Failure (through RtlNtStatusToDosError).
+Failure nt_failure(NTSTATUS status, const char* call);
+
+// The C-runtime errno that best matches a Win32 error code.
+int errno_of(DWORD error) noexcept;
+
+// Strict conversions: invalid UTF-8 in, or an unpaired surrogate out, is an error rather
+// than a silently replaced character. The failure code is the caller's choice.
+Result<std::wstring> to_wide(std::string_view utf8, Code on_invalid);
+Result<std::string> to_utf8(const wchar_t* text, std::size_t length);
+
+// How to open one name below a held directory with NtCreateFile.
+struct RelativeOpen {
+  ACCESS_MASK access = 0;
+  ULONG share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  ULONG disposition = FILE_OPEN;   // FILE_OPEN or FILE_CREATE; never an overwriting one
+  ULONG options = 0;               // added to FILE_OPEN_REPARSE_POINT|FILE_SYNCHRONOUS_IO_NONALERT
+  PSECURITY_DESCRIPTOR security = nullptr;  // applied only when the object is created
+};
+
+// Opens `name` (one validated component, UTF-16) relative to `parent`. The final
+// component is never followed if it is a reparse point (FILE_OPEN_REPARSE_POINT) and the
+// handle is never inheritable (no OBJ_INHERIT). Because `name` holds no separator, no
+// other component is resolved by name, so no OBJ_DONT_REPARSE is needed.
+Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how);
+
+// Opens the object behind `handle` again with other access rights (an empty name relative
+// to the handle, as ReOpenFile does): the same object by construction, no path involved.
+Result<OwnedHandle> reopen(HANDLE handle, ACCESS_MASK access, bool directory);
+
+// Renames the object open as `handle` to `name` in directory `dir`. With `replace` an
+// existing entry is replaced (POSIX semantics where the OS has them); without it an
+// existing entry makes the call fail with already_exists and is never touched.
+Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool replace);
+
+// Deletes the object open as `handle` (opened with DELETE access); the name goes at once
+// where the OS supports POSIX delete semantics, else when the last handle closes.
+Status delete_handle(HANDLE handle);
+
+// What a verify needs to know about an open handle, from one round of queries.
+struct HandleFacts {
+  DWORD attributes = 0;
+  bool reparse_point = false;
+  bool directory = false;
+  bool disk_file = false;  // GetFileType says FILE_TYPE_DISK (not a pipe or a device)
+  std::uint64_t links = 0;
+};
+Result<HandleFacts> facts_of(HANDLE handle);
+
+// Metadata of an open handle as StatInfo: dev = 64-bit volume serial, ino = low 64 bits of
+// the 128-bit FileId (the whole id is in DirectoryIdentity), mode and uid 0.
+Result<StatInfo> stat_of(HANDLE handle);
+
+// FILETIME-style 100 ns ticks since 1601 as ns since 1970.
+std::int64_t unix_ns_of(std::int64_t windows_ticks) noexcept;
+
+// The access rights every directory handle holds: list, traverse, attributes, security.
+constexpr ACCESS_MASK kDirAccess =
+    FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE;
+
+// Directories are shared without FILE_SHARE_DELETE: while we hold one, nobody can rename
+// or remove it, which pins every name resolved below it for the life of the handle.
+constexpr ULONG kDirShare = FILE_SHARE_READ | FILE_SHARE_WRITE;
+
+}  // namespace gjc::win
