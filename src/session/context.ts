@@ -1,0 +1,258 @@
+/**
+ * Context reconstruction: what the model sees, and with which runtime settings, when the
+ * conversation continues from a given leaf. Everything is derived from the single path from
+ * the root to that leaf, so entries on abandoned branches never leak in.
+ */
+
+import {
+  type BranchSummaryAgentMessage,
+  type CompactionSummaryAgentMessage,
+  type CustomAgentMessage,
+  createBranchSummaryMessage,
+  createCompactionSummaryMessage,
+  createCustomMessage,
+} from "./messages.js";
+import {
+  type AgentMessage,
+  type CompactionEntry,
+  entryIdOf,
+  type FileEntry,
+  isUnknownEntry,
+  type SessionEntry,
+} from "./schemas.js";
+import { indexEntries, pathToRoot } from "./tree.js";
+
+/** A message of the reconstructed context: stored as-is, or synthesised from an entry. */
+export type ContextMessage =
+  | AgentMessage
+  | CustomAgentMessage
+  | BranchSummaryAgentMessage
+  | CompactionSummaryAgentMessage;
+
+/** The model-facing state of a session at one leaf. */
+export interface SessionContext {
+  /** Messages in the order they are sent, compaction summary first when there is one. */
+  messages: ContextMessage[];
+  /** Latest `thinking_level_change` on the path; `"off"` when none (or when it was `null`). */
+  thinkingLevel: string;
+  /** Latest `service_tier_change`; `undefined` when none or when it cleared the tier. */
+  serviceTier: string | undefined;
+  /**
+   * Model per role (`"provider/id"`). `default` falls back to the provider and model of the
+   * assistant messages until an explicit `model_change` for the default role is seen.
+   */
+  models: Record<string, string>;
+  /** Every rule any `ttsr_injection` on the path injected, first occurrence order, no repeats. */
+  injectedTtsrRules: string[];
+  /** `selectedToolNames` of the latest `mcp_tool_selection`; `undefined` when there is none. */
+  selectedMcpToolNames: string[] | undefined;
+  /**
+   * The latest discovered built-in selection: a `discovered_builtin_tool_selection`, or the
+   * legacy v4 `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`, whichever is
+   * later on the path; `undefined` when there is none.
+   */
+  selectedDiscoveredBuiltinToolNames: string[] | undefined;
+  /** Latest `mode_change`; `"none"` when there is none. */
+  mode: string;
+  /** The `data` of the latest `mode_change`. */
+  modeData: Record<string, unknown> | undefined;
+}
+
+/**
+ * Rebuilds the context at `leafId`.
+ *
+ * - `leafId === null` gives the empty context (the session was reset to before its root).
+ * - An id found in the index is used as the leaf. Otherwise (`undefined`, or an id that is not
+ *   there) the leaf is the last entry in `entries` that has an id; records without one are
+ *   skipped, so an id-less tail record cannot empty the context.
+ * - Only the latest compaction on the path counts. Its summary comes first, then the path
+ *   entries from its `firstKeptEntryId` up to the compaction, then everything after it. When
+ *   `firstKeptEntryId` is absent or names no entry before the compaction on this path (a
+ *   dangling id, for example from a v1 index that pointed past the file), nothing before the
+ *   compaction is kept: the summary already stands for that history, and replaying all of it
+ *   would undo the compaction. When the compaction preserved provider-side replacement
+ *   history (`preserveData.openaiRemoteCompaction`), that history travels as the summary's
+ *   `providerPayload` and replaces the kept entries.
+ * - Records kept verbatim (unknown types, invalid fields) link the path through their ids
+ *   but contribute neither state nor messages.
+ *
+ * Runs in time linear in the length of the path (plus one pass over `entries` to build an
+ * index when `byId` is not given; pass {@link SessionTree.index} to skip it).
+ *
+ * @param byId - id index of `entries`, last holder of an id winning, as {@link SessionTree} keeps it
+ */
+export function buildSessionContext(
+  entries: readonly FileEntry[],
+  leafId: string | null | undefined,
+  byId?: ReadonlyMap<string, FileEntry>,
+): SessionContext {
+  if (leafId === null) return emptyContext();
+  const index = byId ?? indexEntries(entries);
+  const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);
+  if (leaf === undefined) return emptyContext();
+  const path = pathToRoot(leaf, index);
+
+  const context = emptyContext();
+  const models = new Map<string, string>();
+  const rules = new Set<string>();
+  let explicitDefaultModel = false;
+  let compactionAt = -1;
+  for (let i = 0; i < path.length; i++) {
+    const entry = path[i]!;
+    if (isUnknownEntry(entry)) continue;
+    switch (entry.type) {
+      case "thinking_level_change":
+        context.thinkingLevel = entry.thinkingLevel ?? "off";
+        break;
+      case "model_change": {
+        const role = entry.role ?? "default";
+        if (entry.cleared === true) models.delete(role);
+        else models.set(role, entry.model);
+        if (role === "default") explicitDefaultModel = true;
+        break;
+      }
+      case "message": {
+        if (explicitDefaultModel) break;
+        const { role, provider, model } = entry.message;
+        if (role === "assistant" && typeof provider === "string" && typeof model === "string") {
+          models.set("default", `${provider}/${model}`);
+        }
+        break;
+      }
+      case "service_tier_change":
+        context.serviceTier = entry.serviceTier ?? undefined;
+        break;
+      case "ttsr_injection":
+        for (const rule of entry.injectedRules) rules.add(rule);
+        break;
+      case "mcp_tool_selection":
+        context.selectedMcpToolNames = entry.selectedToolNames;
+        if (entry.selectedDiscoveredBuiltinToolNames !== undefined) {
+          context.selectedDiscoveredBuiltinToolNames = entry.selectedDiscoveredBuiltinToolNames;
+        }
+        break;
+      case "discovered_builtin_tool_selection":
+        context.selectedDiscoveredBuiltinToolNames = entry.selectedToolNames;
+        break;
+      case "mode_change":
+        context.mode = entry.mode;
+        context.modeData = entry.data;
+        break;
+      case "compaction":
+        compactionAt = i;
+        break;
+      default:
+        break;
+    }
+  }
+  // fromEntries defines own properties, so a role named "__proto__" stays a plain key.
+  context.models = Object.fromEntries(models);
+  context.injectedTtsrRules = [...rules];
+  if (compactionAt === -1) collectMessages(path, 0, path.length, context.messages);
+  else collectCompacted(path, compactionAt, context.messages);
+  return context;
+}
+
+function emptyContext(): SessionContext {
+  return {
+    messages: [],
+    thinkingLevel: "off",
+    serviceTier: undefined,
+    models: {},
+    injectedTtsrRules: [],
+    selectedMcpToolNames: undefined,
+    selectedDiscoveredBuiltinToolNames: undefined,
+    mode: "none",
+    modeData: undefined,
+  };
+}
+
+function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entryIdOf(entry) !== undefined) return entry;
+  }
+  return undefined;
+}
+
+function collectCompacted(
+  path: readonly FileEntry[],
+  compactionAt: number,
+  out: ContextMessage[],
+): void {
+  const compaction = path[compactionAt] as CompactionEntry;
+  const remote = remoteHistory(compaction.preserveData);
+  out.push(
+    createCompactionSummaryMessage(
+      compaction.summary,
+      compaction.tokensBefore,
+      compaction.timestamp,
+      compaction.shortSummary,
+      remote,
+    ),
+  );
+  if (remote === undefined) {
+    const keptFrom = keptStart(path, compactionAt, compaction.firstKeptEntryId);
+    if (keptFrom !== -1) collectMessages(path, keptFrom, compactionAt, out);
+  }
+  collectMessages(path, compactionAt + 1, path.length, out);
+}
+
+/**
+ * Position of `firstKeptEntryId` before the compaction, or -1. Searched backwards because the
+ * kept tail is short next to the history the compaction summarised.
+ */
+function keptStart(path: readonly FileEntry[], compactionAt: number, id: string | undefined): number {
+  if (id === undefined) return -1;
+  for (let i = compactionAt - 1; i >= 0; i--) {
+    if (entryIdOf(path[i]!) === id) return i;
+  }
+  return -1;
+}
+
+/** The provider payload of an OpenAI remote compaction, when the entry preserved one. */
+function remoteHistory(preserveData: Record<string, unknown> | undefined): unknown {
+  const remote = preserveData?.openaiRemoteCompaction;
+  if (typeof remote !== "object" || remote === null) return undefined;
+  const { provider, replacementHistory } = remote as Record<string, unknown>;
+  if (typeof provider !== "string" || !Array.isArray(replacementHistory)) return undefined;
+  return { type: "openaiResponsesHistory", provider, items: replacementHistory };
+}
+
+/** Appends the messages of `path[from..to)` to `out` (one array, never spread: paths are long). */
+function collectMessages(
+  path: readonly FileEntry[],
+  from: number,
+  to: number,
+  out: ContextMessage[],
+): void {
+  for (let i = from; i < to; i++) {
+    const entry = path[i]!;
+    if (isUnknownEntry(entry)) continue;
+    const message = toMessage(entry);
+    if (message !== undefined) out.push(message);
+  }
+}
+
+function toMessage(entry: SessionEntry): ContextMessage | undefined {
+  switch (entry.type) {
+    case "message":
+      return entry.message;
+    case "custom_message":
+      return createCustomMessage(
+        entry.customType,
+        entry.content,
+        entry.display,
+        entry.details,
+        entry.attribution,
+        entry.timestamp,
+      );
+    case "branch_summary":
+      // An empty summary carries nothing for the model; the peer drops it as well.
+      return entry.summary === ""
+        ? undefined
+        : createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp);
+    default:
+      return undefined;
+  }
+}
