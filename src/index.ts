@@ -4,3 +4,4 @@
  */
 export { GjcError } from "./errors.js";
 export * from "./session/index.js";
+export * from "./fs/index.js";

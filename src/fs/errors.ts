@@ -1,0 +1,171 @@
+/**
+ * SecureFsError: the one error type of the secure filesystem layer.
+ */
+import { constants as osConstants } from "node:os";
+import { getSystemErrorMap } from "node:util";
+
+import { GjcError } from "../errors.js";
+import type { NativeFailure, NativeFailureCode } from "../native/index.js";
+
+/**
+ * Every reason code of the secure filesystem layer, in README order. Stable: callers and
+ * tests branch on these strings.
+ */
+export const SECURE_FS_ERROR_CODES = [
+  "invalid_name",
+  "invalid_argument",
+  "not_found",
+  "already_exists",
+  "symlink_refused",
+  "not_directory",
+  "not_regular_file",
+  "hardlink_refused",
+  "owner_mismatch",
+  "mode_mismatch",
+  "acl_present",
+  "acl_malformed",
+  "acl_denied",
+  "acl_io_error",
+  "acl_unknown",
+  "identity_mismatch",
+  "permission_denied",
+  "lock_busy",
+  "not_utf8",
+  "network_unsupported",
+  "identity_unavailable",
+  "too_large",
+  "closed",
+  "io_error",
+] as const;
+
+/** The closed union of SecureFsError codes. */
+export type SecureFsErrorCode = (typeof SECURE_FS_ERROR_CODES)[number];
+
+// Compile-time proof that the list above and the addon's codes are the same set.
+type SameSet<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const codesMatchAddon: SameSet<SecureFsErrorCode, NativeFailureCode> = true;
+void codesMatchAddon;
+
+/** Which ACL attribute a failure (or a piece of evidence) is about. */
+export type AclAttribute = "access_acl" | "default_acl";
+
+const DESCRIPTIONS: Record<SecureFsErrorCode, string> = {
+  invalid_name: "not a single safe entry name",
+  invalid_argument: "invalid argument",
+  not_found: "no such entry",
+  already_exists: "the name is already taken",
+  symlink_refused: "a symbolic link is not followed here",
+  not_directory: "not a directory",
+  not_regular_file: "not a regular file",
+  hardlink_refused: "the file has more than one link",
+  owner_mismatch: "not owned by the effective user",
+  mode_mismatch: "permissions are not owner-only",
+  acl_present: "an ACL is stored on it",
+  acl_malformed: "its ACL bytes do not parse",
+  acl_denied: "reading its ACL was refused",
+  acl_io_error: "reading its ACL failed with an I/O error",
+  acl_unknown: "its ACL state could not be established",
+  identity_mismatch: "it is no longer the object that was checked",
+  permission_denied: "the operating system refused the operation",
+  lock_busy: "the lock is held by someone else",
+  not_utf8: "the operating system path is not valid UTF-8",
+  network_unsupported: "network filesystems are not supported",
+  identity_unavailable: "the operating system gave no stable identity",
+  too_large: "more data than the bound allows",
+  closed: "the handle is closed",
+  io_error: "input/output failure",
+};
+
+/** Options describing where a failure happened. */
+export interface SecureFsErrorDetails {
+  /** Node-style errno (negative, as in `fs` errors), when an OS error is behind the failure. */
+  readonly errno?: number;
+  /** The OS error name, e.g. `"ELOOP"`. */
+  readonly errnoName?: string;
+  /** The system call that failed, e.g. `"openat"`. */
+  readonly syscall?: string;
+  /** The ACL attribute involved, for `acl_*` codes. */
+  readonly attribute?: AclAttribute;
+  /** The path involved, for people; it never appears in `code`. */
+  readonly path?: string;
+  /** The library operation that failed, e.g. `"openFile"`. */
+  readonly operation?: string;
+}
+
+/**
+ * A secure filesystem operation refused or failed. Branch on `code`; `errno`, `errnoName`
+ * and `syscall` say which OS answer (if any) led there.
+ */
+export class SecureFsError extends GjcError<SecureFsErrorCode> {
+  /** Node-style (negative) errno, when an OS error is behind the failure. */
+  readonly errno: number | undefined;
+  /** OS error name such as `"ENOENT"`, when an OS error is behind the failure. */
+  readonly errnoName: string | undefined;
+  /** The failing system call, when there is one. */
+  readonly syscall: string | undefined;
+  /** The ACL attribute involved, for `acl_*` codes. */
+  readonly attribute: AclAttribute | undefined;
+  /** The path involved (diagnostics only). */
+  readonly path: string | undefined;
+  /** The library operation that failed. */
+  readonly operation: string | undefined;
+
+  constructor(code: SecureFsErrorCode, details: SecureFsErrorDetails = {}) {
+    super(code, describe(code, details));
+    this.errno = details.errno;
+    this.errnoName = details.errnoName;
+    this.syscall = details.syscall;
+    this.attribute = details.attribute;
+    this.path = details.path;
+    this.operation = details.operation;
+  }
+}
+
+function describe(code: SecureFsErrorCode, details: SecureFsErrorDetails): string {
+  let message = `${code}: ${DESCRIPTIONS[code]}`;
+  if (details.attribute) message += ` (${details.attribute})`;
+  if (details.errnoName) {
+    const uvMessage = details.errno === undefined ? undefined : getSystemErrorMap().get(details.errno)?.[1];
+    message += ` [${details.errnoName}${uvMessage ? `: ${uvMessage}` : ""}]`;
+  }
+  if (details.operation || details.syscall) {
+    message += `, ${[details.operation, details.syscall].filter(Boolean).join(" ")}`;
+  }
+  if (details.path !== undefined) message += ` '${details.path}'`;
+  return message;
+}
+
+let errnoNames: Map<number, string> | undefined;
+let uvErrnos: Map<string, number> | undefined;
+
+/**
+ * Maps a C-runtime errno value to its name and Node-style errno, using Node's own tables
+ * (`os.constants.errno` for the C value, `util.getSystemErrorMap()` for libuv's number),
+ * so names and numbers match `fs` errors on every platform.
+ */
+export function describeErrno(cErrno: number): { errno: number; errnoName: string } | undefined {
+  if (cErrno <= 0) return undefined;
+  if (!errnoNames || !uvErrnos) {
+    errnoNames = new Map();
+    for (const [name, value] of Object.entries(osConstants.errno)) {
+      if (!errnoNames.has(value)) errnoNames.set(value, name);
+    }
+    uvErrnos = new Map();
+    for (const [uv, [name]] of getSystemErrorMap()) uvErrnos.set(name, uv);
+  }
+  const errnoName = errnoNames.get(cErrno);
+  if (errnoName === undefined) return { errno: -cErrno, errnoName: `E${cErrno}` };
+  return { errno: uvErrnos.get(errnoName) ?? -cErrno, errnoName };
+}
+
+/** Builds the SecureFsError for an addon failure record. */
+export function errorFromFailure(failure: NativeFailure, operation: string, path?: string): SecureFsError {
+  const os = describeErrno(failure.errno);
+  return new SecureFsError(failure.code, {
+    ...(os ?? {}),
+    ...(failure.syscall ? { syscall: failure.syscall } : {}),
+    ...(failure.attribute ? { attribute: failure.attribute } : {}),
+    ...(path !== undefined ? { path } : {}),
+    operation,
+  });
+}

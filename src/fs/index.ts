@@ -1,0 +1,14 @@
+/**
+ * The secure filesystem layer: owner-only directories and files held by descriptor.
+ */
+export { SecureDir } from "./secure-dir.js";
+export type { LockOptions, OpenDirOptions, OpenFileOptions } from "./secure-dir.js";
+export { SecureFile } from "./secure-file.js";
+export type { ReadOptions } from "./secure-file.js";
+export { SecureLock } from "./secure-lock.js";
+export type { LockRecord } from "./secure-lock.js";
+export { directoryIdentity, isValidEntryName } from "./identity.js";
+export type { DirectoryIdentity } from "./identity.js";
+export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";
+export type { AclAttribute, SecureFsErrorCode, SecureFsErrorDetails } from "./errors.js";
+export type { EntryType, SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";

@@ -1,0 +1,187 @@
+/**
+ * SecureDir: an owner-only directory held by descriptor, and every operation below it.
+ */
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+import { native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { requireArgument, unwrap } from "./call.js";
+import { SecureFsError } from "./errors.js";
+import { SecureFile } from "./secure-file.js";
+import { SecureLock, type LockRecord } from "./secure-lock.js";
+import type { SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
+
+/** Options of {@link SecureDir.openRoot} and {@link SecureDir.openDir}. */
+export interface OpenDirOptions {
+  /** Create missing directories owner-only (0700) instead of failing with `not_found`. */
+  readonly create?: boolean;
+}
+
+/** Options of {@link SecureDir.openFile}. */
+export interface OpenFileOptions {
+  /** Open for positional writes. */
+  readonly write?: boolean;
+  /** Open for appending (every write lands at the end). */
+  readonly append?: boolean;
+  /**
+   * `"exclusive"`: create, failing with `already_exists` if the name is taken.
+   * `"if-missing"`: create, or open and verify what is there. Default: never create.
+   */
+  readonly create?: "exclusive" | "if-missing";
+}
+
+/** Options of {@link SecureDir.lock}. */
+export interface LockOptions {
+  /** How long to keep trying; 0 (default) tries once. */
+  readonly waitMs?: number;
+  /** Written into the lock record for diagnostics. */
+  readonly purpose?: string;
+}
+
+const CREATE_MODES: Record<NonNullable<OpenFileOptions["create"]> | "none", NativeCreateMode> = {
+  none: 0,
+  exclusive: 1,
+  "if-missing": 2,
+};
+
+// Retry spacing while waiting for a lock: short at first (locks are usually brief), then
+// capped so a long wait costs little CPU.
+const LOCK_FIRST_DELAY_MS = 2;
+const LOCK_MAX_DELAY_MS = 50;
+
+/**
+ * An open owner-only directory (type, owner == effective user, mode 0700, no ACL), held by
+ * descriptor. Every name passed to it is one validated entry name: no separators, no `.`
+ * or `..`, nothing that could lead elsewhere; nothing below it is opened through a link.
+ */
+export class SecureDir {
+  readonly #handle: NativeHandle;
+  /** The path this directory was reached by, for messages only; never re-resolved. */
+  readonly path: string;
+
+  /** @internal Use {@link SecureDir.openRoot} or {@link SecureDir.openDir}. */
+  constructor(handle: NativeHandle, dirPath: string) {
+    this.#handle = handle;
+    this.path = dirPath;
+  }
+
+  /**
+   * Opens the trusted root. Existing ancestors are canonicalised (links in them are
+   * resolved); the root itself must not be a link. With `create`, missing components are
+   * created 0700. The root must pass the owner-only check.
+   */
+  static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
+    requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
+    const absolute = path.resolve(rootPath);
+    const handle = unwrap(native.openRoot(absolute, options.create === true), "openRoot", absolute);
+    return new SecureDir(handle, absolute);
+  }
+
+  /** True once {@link SecureDir.close} ran. */
+  get closed(): boolean {
+    return !this.#handle.isOpen();
+  }
+
+  /** Opens (or with `create`, makes) the owner-only directory `name` below this one. */
+  openDir(name: string, options: OpenDirOptions = {}): SecureDir {
+    const where = this.#child(name);
+    return new SecureDir(unwrap(native.openDir(this.#handle, name, options.create === true), "openDir", where), where);
+  }
+
+  /** Opens (or creates) the owner-only regular file `name` below this directory. */
+  openFile(name: string, options: OpenFileOptions = {}): SecureFile {
+    const where = this.#child(name);
+    const create = CREATE_MODES[options.create ?? "none"];
+    requireArgument(create !== undefined, "openFile", where);
+    const handle = native.openFile(this.#handle, name, options.write === true, options.append === true, create);
+    return new SecureFile(unwrap(handle, "openFile", where), where);
+  }
+
+  /** The entries of this directory (without `.` and `..`), in no particular order. */
+  list(): SecureDirEntry[] {
+    return unwrap(native.list(this.#handle), "list", this.path);
+  }
+
+  /** Metadata of entry `name`, not following a link (a link reports type `symlink`). */
+  stat(name: string): SecureStat {
+    return unwrap(native.statEntry(this.#handle, name), "stat", this.#child(name));
+  }
+
+  /** Checks this directory against the owner-only rules again; returns the evidence or throws. */
+  verify(): VerifyEvidence {
+    return unwrap(native.verify(this.#handle), "verify", this.path);
+  }
+
+  /**
+   * Owner-only apply on this directory: if it is owned by the effective user, forces mode
+   * 0700 and removes ACLs (access and default), then verifies. A directory we do not own is
+   * left untouched (`owner_mismatch`).
+   */
+  repair(): VerifyEvidence {
+    return unwrap(native.repair(this.#handle), "repair", this.path);
+  }
+
+  /**
+   * Replaces (or with `noReplace`, creates) file `name` atomically: an owner-only temporary
+   * is written, synced and verified, published, and this directory is synced.
+   */
+  writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
+    unwrap(native.writeFileAtomic(this.#handle, name, data, options.noReplace === true), "writeFileAtomic", this.#child(name));
+  }
+
+  /** Renames `from` to `to` only if `to` does not exist (`already_exists` otherwise), then syncs. */
+  publishNoReplace(from: string, to: string): void {
+    unwrap(native.publishNoReplace(this.#handle, from, to), "publishNoReplace", this.#child(to));
+  }
+
+  /** Removes file `name` (directories are refused with `not_regular_file`). */
+  unlink(name: string): void {
+    unwrap(native.unlink(this.#handle, name), "unlink", this.#child(name));
+  }
+
+  /** Flushes this directory's entries to stable storage. */
+  sync(): void {
+    unwrap(native.sync(this.#handle), "sync", this.path);
+  }
+
+  /**
+   * Takes the lock on lock file `name` at once, or throws `lock_busy`. The lock file is
+   * created owner-only if missing and holds a {@link LockRecord} while held.
+   */
+  tryLock(name: string, options: { readonly purpose?: string } = {}): SecureLock {
+    const record: LockRecord = { pid: process.pid, createdAt: new Date().toISOString(), purpose: options.purpose ?? "lock" };
+    const handle = unwrap(native.tryLock(this.#handle, name, JSON.stringify(record)), "lock", this.#child(name));
+    return new SecureLock(handle, name, record);
+  }
+
+  /**
+   * Takes the lock on lock file `name`, trying for at most `waitMs` (0: once). Waiting does
+   * not block the event loop. Throws `lock_busy` when the time runs out.
+   */
+  async lock(name: string, options: LockOptions = {}): Promise<SecureLock> {
+    const waitMs = options.waitMs ?? 0;
+    requireArgument(Number.isFinite(waitMs) && waitMs >= 0, "lock", this.#child(name));
+    const tryOptions = options.purpose === undefined ? {} : { purpose: options.purpose };
+    const deadline = Date.now() + waitMs;
+    let delay = LOCK_FIRST_DELAY_MS;
+    for (;;) {
+      try {
+        return this.tryLock(name, tryOptions);
+      } catch (error) {
+        const remaining = deadline - Date.now();
+        if (!(error instanceof SecureFsError) || error.code !== "lock_busy" || remaining <= 0) throw error;
+        await sleep(Math.min(delay, remaining));
+        delay = Math.min(delay * 2, LOCK_MAX_DELAY_MS);
+      }
+    }
+  }
+
+  /** Closes the descriptor. Objects opened from this directory stay usable. Idempotent. */
+  close(): void {
+    native.close(this.#handle);
+  }
+
+  #child(name: string): string {
+    return typeof name === "string" ? path.join(this.path, name) : this.path;
+  }
+}

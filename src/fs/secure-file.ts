@@ -1,0 +1,118 @@
+/**
+ * SecureFile: an owner-only regular file, opened and verified by descriptor.
+ */
+import { native, type NativeHandle } from "../native/index.js";
+import { requireArgument, unwrap } from "./call.js";
+import { SecureFsError } from "./errors.js";
+import type { SecureData, SecureStat, VerifyEvidence } from "./types.js";
+
+/** Options of {@link SecureFile.read}. */
+export interface ReadOptions {
+  /** Where in `buffer` to start filling (default 0). */
+  readonly offset?: number;
+  /** How many bytes at most (default: the rest of `buffer`). */
+  readonly length?: number;
+  /** File position to read from. */
+  readonly position: number;
+}
+
+/**
+ * An open owner-only regular file. It was verified when opened (type, owner, 0600, one
+ * link, no ACL); reads and writes use that descriptor and do not re-check per call, so an
+ * append is one `write`. Call {@link SecureFile.verify} to check again.
+ */
+export class SecureFile {
+  readonly #handle: NativeHandle;
+  /** The path this file was reached by, for messages only. */
+  readonly path: string;
+
+  /** @internal Use `SecureDir.openFile`. */
+  constructor(handle: NativeHandle, path: string) {
+    this.#handle = handle;
+    this.path = path;
+  }
+
+  /** True once {@link SecureFile.close} ran. */
+  get closed(): boolean {
+    return !this.#handle.isOpen();
+  }
+
+  /** Reads into `buffer` at a file position; returns the byte count (0 at end of file). */
+  read(buffer: Uint8Array, options: ReadOptions): number {
+    const offset = options.offset ?? 0;
+    const length = options.length ?? buffer.byteLength - offset;
+    return unwrap(native.read(this.#handle, buffer, offset, length, options.position), "read", this.path);
+  }
+
+  /** Reads up to `length` bytes starting at `position` (fewer at end of file). */
+  readAt(position: number, length: number): Buffer {
+    requireArgument(Number.isSafeInteger(length) && length >= 0, "readAt", this.path);
+    const buffer = Buffer.allocUnsafe(length);
+    let filled = 0;
+    while (filled < length) {
+      const n = this.read(buffer, { offset: filled, length: length - filled, position: position + filled });
+      if (n === 0) break;
+      filled += n;
+    }
+    return buffer.subarray(0, filled);
+  }
+
+  /** The first `maxBytes` bytes of the file (fewer if it is shorter). */
+  readPrefix(maxBytes: number): Buffer {
+    return this.readAt(0, maxBytes);
+  }
+
+  /** The whole file, or `too_large` when it holds more than `maxBytes`. */
+  readAll(options: { readonly maxBytes: number }): Buffer {
+    const { maxBytes } = options;
+    requireArgument(Number.isSafeInteger(maxBytes) && maxBytes >= 0, "readAll", this.path);
+    // One byte past the bound tells a file that is exactly at the limit from a bigger one,
+    // even when it grows between stat and read.
+    const data = this.readAt(0, maxBytes + 1);
+    if (data.byteLength > maxBytes) throw new SecureFsError("too_large", { operation: "readAll", path: this.path });
+    return data;
+  }
+
+  /** Writes all of `data` at `position` (file opened with `write`). Returns the byte count. */
+  write(data: SecureData, position: number): number {
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    return unwrap(native.write(this.#handle, bytes, 0, bytes.byteLength, position), "write", this.path);
+  }
+
+  /**
+   * Appends `data` at the end (file opened with `append`): one `write` syscall in the
+   * normal case, no re-verification. Returns the byte count.
+   */
+  append(data: SecureData): number {
+    return unwrap(native.append(this.#handle, data), "append", this.path);
+  }
+
+  /** Flushes data and metadata to stable storage. */
+  sync(): void {
+    unwrap(native.sync(this.#handle), "sync", this.path);
+  }
+
+  /** Metadata of the open file. */
+  stat(): SecureStat {
+    return unwrap(native.statHandle(this.#handle), "stat", this.path);
+  }
+
+  /** Checks the open file against the owner-only rules again; returns the evidence or throws. */
+  verify(): VerifyEvidence {
+    return unwrap(native.verify(this.#handle), "verify", this.path);
+  }
+
+  /**
+   * Owner-only apply on this file: if it is a regular file owned by the effective user with
+   * one link, forces mode 0600 and removes ACLs, then verifies. Anything not ours is left
+   * untouched and reported (`owner_mismatch`, `hardlink_refused`, ...).
+   */
+  repair(): VerifyEvidence {
+    return unwrap(native.repair(this.#handle), "repair", this.path);
+  }
+
+  /** Closes the descriptor. Idempotent. */
+  close(): void {
+    native.close(this.#handle);
+  }
+}

@@ -1,0 +1,119 @@
+// Types for the compiled addon (native/binding/addon.cc), one entry per exported function.
+// Every function returns its value or a NativeFailure record; none throws.
+
+declare namespace binding {
+  /** Reason codes the addon reports (native/core/result.h `code_name`). */
+  type NativeFailureCode =
+    | "invalid_name"
+    | "invalid_argument"
+    | "not_found"
+    | "already_exists"
+    | "symlink_refused"
+    | "not_directory"
+    | "not_regular_file"
+    | "hardlink_refused"
+    | "owner_mismatch"
+    | "mode_mismatch"
+    | "acl_present"
+    | "acl_malformed"
+    | "acl_denied"
+    | "acl_io_error"
+    | "acl_unknown"
+    | "identity_mismatch"
+    | "permission_denied"
+    | "lock_busy"
+    | "not_utf8"
+    | "network_unsupported"
+    | "identity_unavailable"
+    | "too_large"
+    | "closed"
+    | "io_error";
+
+  /** A failed call: the reason, the C errno behind it (0 for policy failures) and the syscall. */
+  interface NativeFailure {
+    readonly failed: true;
+    readonly code: NativeFailureCode;
+    readonly errno: number;
+    readonly syscall: string;
+    readonly attribute?: "access_acl" | "default_acl";
+  }
+
+  /** An open descriptor owned by the addon; JS never sees the number. */
+  interface NativeHandle {
+    readonly __nativeHandle: never;
+    isOpen(): boolean;
+  }
+
+  type AclEvidence = "absent" | "unsupported" | "not_applicable";
+  interface NativeEvidence {
+    readonly accessAcl: AclEvidence;
+    readonly defaultAcl: AclEvidence;
+  }
+
+  type NativeEntryType =
+    | "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
+
+  interface NativeStat {
+    readonly type: NativeEntryType;
+    readonly dev: string;
+    readonly ino: string;
+    readonly size: number;
+    readonly nlink: number;
+    readonly mode: number;
+    readonly uid: number;
+    readonly mtimeMs: number;
+    readonly ctimeMs: number;
+  }
+
+  interface NativeDirEntry {
+    readonly name: string;
+    readonly type: NativeEntryType;
+  }
+
+  interface NativeIdentity {
+    readonly platform: string;
+    readonly canonicalPath: string;
+    readonly dev: string;
+    readonly ino: string;
+  }
+
+  /** 0 = never create, 1 = create exclusively, 2 = create if missing. */
+  type NativeCreateMode = 0 | 1 | 2;
+
+  type Bytes = Uint8Array | string;
+
+  /** The addon's exports. */
+  interface Addon {
+    readonly NativeHandle: abstract new () => NativeHandle;
+    openRoot(path: string, create: boolean): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, name: string, create: boolean): NativeHandle | NativeFailure;
+    openFile(
+      dir: NativeHandle,
+      name: string,
+      write: boolean,
+      append: boolean,
+      create: NativeCreateMode,
+    ): NativeHandle | NativeFailure;
+    verify(handle: NativeHandle): NativeEvidence | NativeFailure;
+    repair(handle: NativeHandle): NativeEvidence | NativeFailure;
+    list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
+    statEntry(dir: NativeHandle, name: string): NativeStat | NativeFailure;
+    statHandle(handle: NativeHandle): NativeStat | NativeFailure;
+    read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
+    write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
+    append(file: NativeHandle, data: Bytes): number | NativeFailure;
+    sync(handle: NativeHandle): undefined | NativeFailure;
+    unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
+    publishNoReplace(dir: NativeHandle, from: string, to: string): undefined | NativeFailure;
+    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): undefined | NativeFailure;
+    tryLock(dir: NativeHandle, name: string, record: Bytes): NativeHandle | NativeFailure;
+    close(handle: NativeHandle): undefined;
+    directoryIdentity(path: string): NativeIdentity | NativeFailure;
+    isValidName(name: string, rules: "posix" | "windows"): boolean;
+    classifyAclBytes(bytes: Uint8Array): "minimal" | "extended" | "malformed";
+  }
+}
+
+declare const binding: binding.Addon;
+
+export = binding;

@@ -1,0 +1,34 @@
+/**
+ * The typed face of the native addon. This is the only module that loads it; everything
+ * else goes through `src/fs/`.
+ */
+import binding from "#binding";
+
+/** Reason codes reported by the addon. */
+export type NativeFailureCode = binding.NativeFailureCode;
+/** A failure record returned (never thrown) by an addon call. */
+export type NativeFailure = binding.NativeFailure;
+/** An open descriptor owned by the addon. */
+export type NativeHandle = binding.NativeHandle;
+/** ACL evidence of a successful verify. */
+export type NativeEvidence = binding.NativeEvidence;
+/** Per-attribute ACL evidence value. */
+export type AclEvidence = binding.AclEvidence;
+/** Object type as the OS reports it. */
+export type NativeEntryType = binding.NativeEntryType;
+/** Metadata of an entry or handle. */
+export type NativeStat = binding.NativeStat;
+/** One directory entry. */
+export type NativeDirEntry = binding.NativeDirEntry;
+/** Native directory identity. */
+export type NativeIdentity = binding.NativeIdentity;
+/** Create mode of `openFile`. */
+export type NativeCreateMode = binding.NativeCreateMode;
+
+/** The addon's functions, typed 1:1 with native/binding/addon.cc. */
+export const native: binding.Addon = binding;
+
+/** True when an addon call returned a failure record instead of its value. */
+export function isNativeFailure(value: unknown): value is NativeFailure {
+  return typeof value === "object" && value !== null && (value as { failed?: unknown }).failed === true;
+}
