@@ -1,0 +1,218 @@
+/**
+ * Lenient JSONL: one JSON object per `\n`-terminated line, read without losing anything.
+ *
+ * The clean path is one `JSON.parse` per line and nothing else. Only a line that fails to parse
+ * goes through salvage (see `salvage.ts`), which recovers every complete record the line still
+ * holds and keeps the rest verbatim, so a later rewrite can write it back and an audit can show
+ * it. Lines are split on `\n` only: U+2028/U+2029 are ordinary characters inside JSON strings,
+ * and a `\r` before the `\n` is JSON whitespace, so CRLF files parse without special casing.
+ */
+import { isUtf8 } from "node:buffer";
+import { SessionFormatError } from "./errors.js";
+import { isJsonRecord, salvageLine, type JsonRecord } from "./salvage.js";
+
+/** Why a piece of a line is not a record. */
+export type InvalidLineReason =
+  /** not JSON, and no complete record could be cut out of it */
+  | "unparseable"
+  /** valid JSON, but not an object with a string `type` (for example `[1]` or `{"a":1}`) */
+  | "not_a_record";
+
+/**
+ * A line (or the unrecoverable part of a salvaged line) that holds no usable record. It is kept
+ * so a rewrite writes it back unchanged instead of silently dropping it.
+ */
+export interface InvalidLine {
+  /** 1-based physical line number */
+  line: number;
+  /** the text as read (without its `\n`; a CRLF line keeps its `\r`) */
+  text: string;
+  reason: InvalidLineReason;
+  /**
+   * The original bytes, present only when the whole line was kept and it is not valid UTF-8:
+   * decoding replaced some bytes, so `text` alone would not write the line back exactly.
+   */
+  bytes?: Buffer;
+}
+
+/** Receives what {@link scanJsonl} finds, in file order. */
+export interface JsonlVisitor {
+  record(value: JsonRecord, line: number): void;
+  invalid(invalid: InvalidLine): void;
+}
+
+/** Facts about the scanned text beyond its records. */
+export interface JsonlStats {
+  /** physical lines seen, counting a final line without `\n` */
+  lines: number;
+  /** lines holding only whitespace or NUL padding; they carry no data and are not kept */
+  blankLines: number;
+  /** lines that failed `JSON.parse` but gave up at least one record to salvage */
+  salvagedLines: number[];
+  /**
+   * lines whose bytes are not valid UTF-8 (decoded with U+FFFD replacements); a record parsed
+   * from such a line is kept, but a rewrite writes the replacement characters
+   */
+  nonUtf8Lines: number[];
+  /** false when the text ends without `\n` (a torn or unterminated last line) */
+  endsWithNewline: boolean;
+}
+
+const NEWLINE = 0x0a;
+
+/**
+ * Scans JSONL text or bytes and reports every record and every unusable piece to `visitor`, in
+ * file order. Bytes are decoded one line at a time so no copy of the whole file as a string is
+ * ever held. A UTF-8 byte order mark before the first line is skipped.
+ *
+ * @throws SessionFormatError `invalid_input` when `input` is neither a string nor bytes
+ */
+export function scanJsonl(input: string | Uint8Array, visitor: JsonlVisitor): JsonlStats {
+  const stats: JsonlStats = {
+    lines: 0,
+    blankLines: 0,
+    salvagedLines: [],
+    nonUtf8Lines: [],
+    endsWithNewline: true,
+  };
+  if (typeof input === "string") {
+    scanString(input, visitor, stats);
+  } else if (input instanceof Uint8Array) {
+    scanBytes(input, visitor, stats);
+  } else {
+    throw new SessionFormatError("invalid_input", "JSONL input must be a string or bytes");
+  }
+  return stats;
+}
+
+function scanString(text: string, visitor: JsonlVisitor, stats: JsonlStats): void {
+  const length = text.length;
+  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  while (start < length) {
+    const newline = text.indexOf("\n", start);
+    const end = newline === -1 ? length : newline;
+    stats.lines += 1;
+    if (end > start) handleLine(text.slice(start, end), stats.lines, undefined, visitor, stats);
+    else stats.blankLines += 1;
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  stats.endsWithNewline = length === 0 || text.charCodeAt(length - 1) === NEWLINE;
+}
+
+function scanBytes(input: Uint8Array, visitor: JsonlVisitor, stats: JsonlStats): void {
+  const bytes = Buffer.isBuffer(input)
+    ? input
+    : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const length = bytes.length;
+  // One vectorised check for the whole file; per-line checks only when it fails.
+  const allUtf8 = isUtf8(bytes);
+  let start = length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  while (start < length) {
+    const newline = bytes.indexOf(NEWLINE, start);
+    const end = newline === -1 ? length : newline;
+    stats.lines += 1;
+    if (end > start) {
+      let raw: Buffer | undefined;
+      if (!allUtf8 && !isUtf8(bytes.subarray(start, end))) {
+        raw = bytes.subarray(start, end);
+        stats.nonUtf8Lines.push(stats.lines);
+      }
+      handleLine(bytes.toString("utf8", start, end), stats.lines, raw, visitor, stats);
+    } else {
+      stats.blankLines += 1;
+    }
+    if (newline === -1) break;
+    start = newline + 1;
+  }
+  stats.endsWithNewline = length === 0 || bytes[length - 1] === NEWLINE;
+}
+
+function handleLine(
+  text: string,
+  line: number,
+  raw: Buffer | undefined,
+  visitor: JsonlVisitor,
+  stats: JsonlStats,
+): void {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    salvageFailedLine(text, line, raw, visitor, stats);
+    return;
+  }
+  if (isJsonRecord(value)) {
+    visitor.record(value, line);
+  } else {
+    visitor.invalid(invalidLine(line, text, "not_a_record", raw));
+  }
+}
+
+function salvageFailedLine(
+  text: string,
+  line: number,
+  raw: Buffer | undefined,
+  visitor: JsonlVisitor,
+  stats: JsonlStats,
+): void {
+  const pieces = salvageLine(text);
+  if (pieces.length === 0) {
+    stats.blankLines += 1;
+    return;
+  }
+  let recovered = false;
+  for (const piece of pieces) {
+    if (piece.kind === "record") {
+      recovered = true;
+      visitor.record(piece.value, line);
+    } else {
+      // Only a piece that is the whole line can be tied back to the original bytes.
+      const whole = piece.text.length === text.length;
+      visitor.invalid(invalidLine(line, piece.text, "unparseable", whole ? raw : undefined));
+    }
+  }
+  if (recovered) stats.salvagedLines.push(line);
+}
+
+function invalidLine(
+  line: number,
+  text: string,
+  reason: InvalidLineReason,
+  raw: Buffer | undefined,
+): InvalidLine {
+  // Copy: a subarray would pin the whole file buffer for as long as the load result lives.
+  return raw === undefined ? { line, text, reason } : { line, text, reason, bytes: Buffer.from(raw) };
+}
+
+/** One item of {@link parseJsonl}'s output, in file order. */
+export type JsonlItem =
+  | { kind: "record"; line: number; value: JsonRecord }
+  | ({ kind: "invalid" } & InvalidLine);
+
+/** Everything {@link parseJsonl} read. */
+export interface JsonlParseResult {
+  items: JsonlItem[];
+  stats: JsonlStats;
+}
+
+/**
+ * Parses JSONL into a list of records and invalid pieces, in file order (a convenience over
+ * {@link scanJsonl} for callers that want the whole list).
+ */
+export function parseJsonl(input: string | Uint8Array): JsonlParseResult {
+  const items: JsonlItem[] = [];
+  const stats = scanJsonl(input, {
+    record: (value, line) => items.push({ kind: "record", line, value }),
+    invalid: (invalid) => items.push({ kind: "invalid", ...invalid }),
+  });
+  return { items, stats };
+}
+
+/**
+ * One record as a JSONL line: `JSON.stringify` plus `\n`. Fields whose value is `undefined` are
+ * left out, as `JSON.stringify` does; U+2028/U+2029 stay raw, which is valid JSON.
+ */
+export function serializeRecord(value: object): string {
+  return `${JSON.stringify(value)}\n`;
+}

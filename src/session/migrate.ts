@@ -1,0 +1,123 @@
+/**
+ * In-memory migration of a session from any version 1..5 to the current version.
+ *
+ * Migration is a pure function of its input: records that change are copied, records that do not
+ * are shared, and the caller's objects are never written. Running it on its own output changes
+ * nothing, because the output is stamped with the current version and every step is gated on the
+ * version it starts from.
+ */
+import { newEntryId } from "./ids.js";
+import type { JsonRecord } from "./salvage.js";
+import { CURRENT_SESSION_VERSION, PATCH_RECORD_TYPES } from "./schemas.js";
+
+/** A header as read: `type: "session"` and a string `id`; anything else as the file has it. */
+export interface HeaderRecord extends JsonRecord {
+  type: "session";
+  id: string;
+}
+
+/** What {@link migrateSession} returns. */
+export interface MigrationResult<H extends HeaderRecord = HeaderRecord> {
+  header: H;
+  /** the records in the same order and count as the input */
+  entries: JsonRecord[];
+  /** the version the input had (1 when absent), or `null` when it was already current */
+  migratedFrom: number | null;
+}
+
+/** Options of {@link migrateSession}. */
+export interface MigrationOptions {
+  /** draws an entry id not yet taken; defaults to {@link newEntryId} (tests pin it) */
+  newEntryId?: (has: (id: string) => boolean) => string;
+}
+
+const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
+
+/**
+ * The version a header declares: 1 when `version` is absent. The caller has already refused
+ * versions that are not integers in 1..5 (see `checkHeaderVersion`).
+ */
+export function declaredVersion(header: HeaderRecord): number {
+  return typeof header.version === "number" ? header.version : 1;
+}
+
+/**
+ * Migrates `header` and `entries` (the records after the header, in file order, patch records
+ * included) to {@link CURRENT_SESSION_VERSION}:
+ *
+ * - v1 -> v2: every entry gets a fresh id and its predecessor's id as `parentId` (a linear chain
+ *   in file order; patch records are not entries and take no part). A compaction's
+ *   `firstKeptEntryIndex` (an index into the file's records, header at 0) becomes
+ *   `firstKeptEntryId` when it names an entry; when it names nothing the id stays unset and the
+ *   index is kept, so the original fact is still in the file.
+ * - v2 -> v3: a `message` whose `message.role` is `"hookMessage"` gets role `"custom"`.
+ * - v3 -> v4 and v4 -> v5: only the version changes.
+ */
+export function migrateSession<H extends HeaderRecord>(
+  header: H,
+  entries: readonly JsonRecord[],
+  options: MigrationOptions = {},
+): MigrationResult<H> {
+  const from = declaredVersion(header);
+  if (from >= CURRENT_SESSION_VERSION) {
+    return { header, entries: entries.slice(), migratedFrom: null };
+  }
+  let out = entries.slice();
+  if (from < 2) out = assignIdsAndParents(out, options.newEntryId ?? newEntryId);
+  if (from < 3) out = renameHookMessages(out);
+  return {
+    header: { ...header, version: CURRENT_SESSION_VERSION },
+    entries: out,
+    migratedFrom: from,
+  };
+}
+
+function assignIdsAndParents(
+  entries: JsonRecord[],
+  draw: (has: (id: string) => boolean) => string,
+): JsonRecord[] {
+  const taken = new Set<string>();
+  const has = (id: string): boolean => taken.has(id);
+  let parentId: string | null = null;
+  const out = entries.map((entry) => {
+    if (PATCH_TYPES.has(entry.type)) return entry;
+    const id = draw(has);
+    taken.add(id);
+    const { type, id: _oldId, parentId: _oldParent, ...rest } = entry;
+    const migrated: JsonRecord = { type, id, parentId, ...rest };
+    parentId = id;
+    return migrated;
+  });
+  // A second pass, so an index may point forward as well as back.
+  for (let i = 0; i < out.length; i += 1) {
+    const entry = out[i] as JsonRecord;
+    if (entry.type !== "compaction" || typeof entry.firstKeptEntryIndex !== "number") continue;
+    // File index 0 is the header; entry k of `out` is file index k + 1.
+    const target = out[entry.firstKeptEntryIndex - 1];
+    if (
+      !Number.isInteger(entry.firstKeptEntryIndex) ||
+      target === undefined ||
+      PATCH_TYPES.has(target.type)
+    ) {
+      continue;
+    }
+    const { firstKeptEntryIndex: _index, ...rest } = entry;
+    out[i] = { ...rest, firstKeptEntryId: target.id };
+  }
+  return out;
+}
+
+function renameHookMessages(entries: JsonRecord[]): JsonRecord[] {
+  return entries.map((entry) => {
+    const message = entry.message;
+    if (
+      entry.type !== "message" ||
+      typeof message !== "object" ||
+      message === null ||
+      (message as { role?: unknown }).role !== "hookMessage"
+    ) {
+      return entry;
+    }
+    return { ...entry, message: { ...message, role: "custom" } };
+  });
+}

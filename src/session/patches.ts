@@ -1,0 +1,114 @@
+/**
+ * Replay of the v4/v5 append-only patch records.
+ *
+ * A patch never edits a record in place: the effective header and entries are copies, and the
+ * patch records themselves stay in the session's line list, so a rewrite writes them back and a
+ * later load replays them again to the same result (replaying a patch over its own effect is a
+ * no-op, since each patch sets values rather than changing them).
+ */
+import type { JsonRecord } from "./salvage.js";
+import {
+  EntryPatchRecordSchema,
+  HeaderPatchRecordSchema,
+  type SessionHeader,
+} from "./schemas.js";
+
+/** Why a patch record was not applied. */
+export type PatchSkipCode =
+  /** the record does not match its schema (an extra key in `patch`, a value of the wrong type) */
+  | "invalid_patch"
+  /** `entryId` names no entry that comes before the patch in the file */
+  | "unknown_target"
+  /** `entryId` names an entry that is not a `message` */
+  | "target_not_message"
+  /** the file's on-disk version is below 4, where patch records have no meaning */
+  | "version_below_4";
+
+/** A patch record that was not applied, and why. */
+export interface SkippedPatch {
+  line: number;
+  code: PatchSkipCode;
+  /** the patch record itself (several records can share a salvaged line) */
+  record: JsonRecord;
+}
+
+/** What replay did. */
+export interface PatchReport {
+  applied: number;
+  skipped: SkippedPatch[];
+}
+
+/** One item of the ordered input of {@link replayPatches}. */
+export type ReplayItem =
+  | { kind: "entry"; value: JsonRecord }
+  | { kind: "patch"; value: JsonRecord; line: number };
+
+/** What {@link replayPatches} returns. */
+export interface ReplayResult<H extends SessionHeader> {
+  header: H;
+  /** the entries (no patch records) in file order, patched ones replaced by patched copies */
+  entries: JsonRecord[];
+  report: PatchReport;
+}
+
+/** The lowest on-disk version whose patch records are replayed. */
+export const FIRST_PATCH_VERSION = 4;
+
+/**
+ * Applies the patch records in `items` in file order. Patches replay only when the version the
+ * file declared on disk (before any in-memory migration) is at least 4: an older file cannot
+ * hold patches written by a writer that knew them. A `header_patch` sets the fields it carries
+ * (`title`, `titleSource`, `cwd`); an `entry_patch` replaces the `message` of the closest earlier
+ * `message` entry with that id and touches nothing else. Every patch that is not applied is
+ * listed in the report with its line and a code.
+ */
+export function replayPatches<H extends SessionHeader>(
+  header: H,
+  items: Iterable<ReplayItem>,
+  onDiskVersion: number,
+): ReplayResult<H> {
+  const replay = onDiskVersion >= FIRST_PATCH_VERSION;
+  const report: PatchReport = { applied: 0, skipped: [] };
+  const entries: JsonRecord[] = [];
+  const indexById = new Map<string, number>();
+  let effectiveHeader = header;
+  for (const item of items) {
+    if (item.kind === "entry") {
+      if (typeof item.value.id === "string") indexById.set(item.value.id, entries.length);
+      entries.push(item.value);
+      continue;
+    }
+    if (!replay) {
+      report.skipped.push({ line: item.line, code: "version_below_4", record: item.value });
+      continue;
+    }
+    if (item.value.type === "header_patch") {
+      const parsed = HeaderPatchRecordSchema.safeParse(item.value);
+      if (!parsed.success) {
+        report.skipped.push({ line: item.line, code: "invalid_patch", record: item.value });
+        continue;
+      }
+      effectiveHeader = { ...effectiveHeader, ...parsed.data.patch };
+      report.applied += 1;
+      continue;
+    }
+    const parsed = EntryPatchRecordSchema.safeParse(item.value);
+    if (!parsed.success) {
+      report.skipped.push({ line: item.line, code: "invalid_patch", record: item.value });
+      continue;
+    }
+    const index = indexById.get(parsed.data.entryId);
+    const target = index === undefined ? undefined : entries[index];
+    if (index === undefined || target === undefined) {
+      report.skipped.push({ line: item.line, code: "unknown_target", record: item.value });
+    } else if (target.type !== "message") {
+      report.skipped.push({ line: item.line, code: "target_not_message", record: item.value });
+    } else {
+      // The patch's own message object (from the raw record, not zod's copy) keeps every field.
+      const message = (item.value.patch as { message: unknown }).message;
+      entries[index] = { ...target, message };
+      report.applied += 1;
+    }
+  }
+  return { header: effectiveHeader, entries, report };
+}

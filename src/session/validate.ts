@@ -1,0 +1,111 @@
+/**
+ * Strict validation: every way a loaded session departs from the format, with its line and the
+ * path inside the record. Lenient loading tolerates all of these; audit tooling reports them.
+ */
+import type { LoadedSession } from "./load.js";
+import type { PatchSkipCode } from "./patches.js";
+import {
+  EntryPatchRecordSchema,
+  ENTRY_SCHEMAS,
+  HeaderPatchRecordSchema,
+  SessionEntrySchema,
+} from "./schemas.js";
+
+/** One schema mismatch: where in the record, and what. */
+export interface SchemaIssue {
+  path: PropertyKey[];
+  message: string;
+}
+
+/** What kind of departure a {@link Violation} is. */
+export type ViolationCode =
+  /** a line or piece of a line that is not JSON and held no record */
+  | "unparseable_line"
+  /** JSON that is not an object with a string `type` */
+  | "not_a_record"
+  /** a line that needed salvage (torn, glued or padded) */
+  | "salvaged_line"
+  /** a line that is not valid UTF-8 */
+  | "non_utf8_line"
+  /** the file does not end with `\n` */
+  | "missing_final_newline"
+  /** the header is missing a field strict readers need, or has no usable header at all */
+  | "invalid_header"
+  /** the header `version` is not an integer in 1..5 */
+  | "invalid_version"
+  /** the header `version` is above the current version */
+  | "version_too_new"
+  /** an entry whose `type` this version does not know */
+  | "unknown_entry_type"
+  /** an entry whose fields do not match the schema of its type */
+  | "invalid_entry"
+  /** an entry id used by an earlier entry too */
+  | "duplicate_entry_id"
+  /** a patch record that replay skipped (see {@link PatchSkipCode}) */
+  | PatchSkipCode;
+
+/** One violation. `line` is 1-based, or `null` when it concerns no single line. */
+export interface Violation {
+  line: number | null;
+  code: ViolationCode;
+  /** the path inside the record (empty for whole-line violations) */
+  path: PropertyKey[];
+  message: string;
+}
+
+/** Header fields lenient loading can do without but strict readers (resume) require. */
+const STRICT_HEADER_FIELDS = ["timestamp", "cwd"] as const;
+
+/**
+ * Every violation in `session`, sorted by line. Entries are checked as migrated to the current
+ * version (a v1 entry's missing id is the format of its time, not a violation); patch records
+ * are checked as written.
+ */
+export function collectViolations(session: LoadedSession): Violation[] {
+  const out: Violation[] = [];
+  const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) =>
+    out.push({ line, code, path, message });
+
+  for (const invalid of session.invalidLines) {
+    add(invalid.line, invalid.reason === "not_a_record" ? "not_a_record" : "unparseable_line", [], "no usable record");
+  }
+  for (const line of session.stats.salvagedLines) add(line, "salvaged_line", [], "records recovered by salvage");
+  for (const line of session.stats.nonUtf8Lines) add(line, "non_utf8_line", [], "bytes are not valid UTF-8");
+  if (!session.stats.endsWithNewline) add(session.stats.lines, "missing_final_newline", [], "last line has no newline");
+
+  const seen = new Set<string>();
+  const skipped = new Map(session.patchReport.skipped.map((skip) => [skip.record, skip.code]));
+  for (const item of session.lines) {
+    if (item.kind === "header") {
+      for (const field of STRICT_HEADER_FIELDS) {
+        if (typeof item.value[field] !== "string") add(item.line, "invalid_header", [field], `header has no string ${field}`);
+      }
+    } else if (item.kind === "entry") {
+      const { value } = item;
+      if (!(value.type in ENTRY_SCHEMAS)) {
+        add(item.line, "unknown_entry_type", ["type"], `unknown entry type ${JSON.stringify(value.type)}`);
+      } else {
+        const parsed = SessionEntrySchema.safeParse(value);
+        if (!parsed.success) {
+          for (const issue of parsed.error.issues) add(item.line, "invalid_entry", issue.path, issue.message);
+        }
+      }
+      if (typeof value.id === "string") {
+        if (seen.has(value.id)) add(item.line, "duplicate_entry_id", ["id"], `entry id ${value.id} already used`);
+        seen.add(value.id);
+      }
+    } else if (item.kind === "patch") {
+      const code = skipped.get(item.value);
+      if (code === undefined) continue;
+      if (code !== "invalid_patch") {
+        add(item.line, code, [], "patch record not applied");
+        continue;
+      }
+      const schema = item.value.type === "header_patch" ? HeaderPatchRecordSchema : EntryPatchRecordSchema;
+      const parsed = schema.safeParse(item.value);
+      for (const issue of parsed.error?.issues ?? []) add(item.line, "invalid_patch", issue.path, issue.message);
+    }
+  }
+  // Stable sort: within a line, the order above (whole-line facts first) is kept.
+  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+}
