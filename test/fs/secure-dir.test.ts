@@ -1,0 +1,152 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { SecureDir, SecureFsError, type SecureFsErrorCode } from "../../src/index.js";
+import { makeTempDir } from "../helpers/temp.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+beforeEach(() => {
+  tmp = makeTempDir();
+});
+afterEach(() => tmp.remove());
+
+function codeOf(fn: () => unknown): SecureFsErrorCode | undefined {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof SecureFsError) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+describe("SecureDir.openRoot", () => {
+  it("creates missing components 0700 and verifies the root", () => {
+    const rootPath = path.join(tmp.path, "a", "b", "c");
+    const root = SecureDir.openRoot(rootPath, { create: true });
+    expect(root.verify()).toEqual({ accessAcl: "absent", defaultAcl: "absent" });
+    for (const p of ["a", "a/b", "a/b/c"]) {
+      expect(fs.statSync(path.join(tmp.path, p)).mode & 0o7777).toBe(0o700);
+    }
+    root.close();
+    expect(root.closed).toBe(true);
+    expect(codeOf(() => root.verify())).toBe("closed");
+  });
+
+  it("fails with not_found without create, and canonicalises ancestors", () => {
+    expect(codeOf(() => SecureDir.openRoot(path.join(tmp.path, "missing")))).toBe("not_found");
+    fs.mkdirSync(path.join(tmp.path, "real", "root"), { recursive: true, mode: 0o700 });
+    fs.symlinkSync(path.join(tmp.path, "real"), path.join(tmp.path, "alias"));
+    const root = SecureDir.openRoot(path.join(tmp.path, "alias", "root"));
+    expect(root.list()).toEqual([]);
+    root.close();
+  });
+
+  it("refuses a root that is itself a symlink, and a relative path resolves first", () => {
+    fs.mkdirSync(path.join(tmp.path, "target"), { mode: 0o700 });
+    fs.symlinkSync(path.join(tmp.path, "target"), path.join(tmp.path, "link"));
+    expect(codeOf(() => SecureDir.openRoot(path.join(tmp.path, "link")))).toBe("symlink_refused");
+    expect(codeOf(() => SecureDir.openRoot(path.join(tmp.path, "link") + "/"))).toBe("symlink_refused");
+    expect(codeOf(() => SecureDir.openRoot(""))).toBe("invalid_argument");
+  });
+
+  it("refuses a root that is not owner-only", () => {
+    fs.mkdirSync(path.join(tmp.path, "open"), { mode: 0o755 });
+    fs.chmodSync(path.join(tmp.path, "open"), 0o755);
+    expect(codeOf(() => SecureDir.openRoot(path.join(tmp.path, "open")))).toBe("mode_mismatch");
+  });
+});
+
+describe("SecureDir operations", () => {
+  let root: SecureDir;
+  beforeEach(() => {
+    root = SecureDir.openRoot(path.join(tmp.path, "store"), { create: true });
+  });
+  afterEach(() => root.close());
+
+  it("opens and creates directories and files; list and stat see them", () => {
+    const sub = root.openDir("sessions", { create: true });
+    expect(root.openDir("sessions", { create: true }).verify().accessAcl).toBe("absent");
+    const file = sub.openFile("s.jsonl", { append: true, create: "exclusive" });
+    expect(file.verify()).toEqual({ accessAcl: "absent", defaultAcl: "not_applicable" });
+    expect(file.append('{"a":1}\n')).toBe(8);
+    expect(file.append(Buffer.from('{"b":2}\n'))).toBe(8);
+    file.sync();
+    expect(file.stat()).toMatchObject({ type: "file", size: 16, nlink: 1, mode: 0o600 });
+    expect(file.readAll({ maxBytes: 100 }).toString()).toBe('{"a":1}\n{"b":2}\n');
+    expect(file.readPrefix(7).toString()).toBe('{"a":1}');
+    expect(file.readAt(8, 100).toString()).toBe('{"b":2}\n');
+    expect(codeOf(() => file.readAll({ maxBytes: 15 }))).toBe("too_large");
+    expect(file.readAll({ maxBytes: 16 }).byteLength).toBe(16);
+    file.close();
+    expect(codeOf(() => file.append("x"))).toBe("closed");
+    expect(root.list()).toEqual([{ name: "sessions", type: "directory" }]);
+    expect(sub.stat("s.jsonl")).toMatchObject({ type: "file", size: 16, mode: 0o600 });
+    expect(sub.stat("s.jsonl").ino).toBe(String(fs.statSync(path.join(tmp.path, "store/sessions/s.jsonl")).ino));
+    sub.sync();
+    sub.close();
+  });
+
+  it("create modes: exclusive refuses an existing name, if-missing opens and verifies it", () => {
+    root.openFile("f", { write: true, create: "exclusive" }).close();
+    expect(codeOf(() => root.openFile("f", { write: true, create: "exclusive" }))).toBe("already_exists");
+    const again = root.openFile("f", { write: true, create: "if-missing" });
+    expect(again.write("hello", 0)).toBe(5);
+    expect(again.write("J", 0)).toBe(1);
+    const buf = Buffer.alloc(5);
+    expect(again.read(buf, { position: 0 })).toBe(5);
+    expect(buf.toString()).toBe("Jello");
+    again.close();
+    expect(codeOf(() => root.openFile("missing"))).toBe("not_found");
+    expect(codeOf(() => root.openDir("missing"))).toBe("not_found");
+  });
+
+  it("writeFileAtomic replaces or refuses to replace, leaving no temporary behind", () => {
+    root.writeFileAtomic("state.json", "one");
+    root.writeFileAtomic("state.json", Buffer.from("two"));
+    expect(fs.readFileSync(path.join(root.path, "state.json"), "utf8")).toBe("two");
+    expect(codeOf(() => root.writeFileAtomic("state.json", "three", { noReplace: true }))).toBe("already_exists");
+    expect(fs.readFileSync(path.join(root.path, "state.json"), "utf8")).toBe("two");
+    root.writeFileAtomic("new.json", "fresh", { noReplace: true });
+    expect(root.list().map((e) => e.name).sort()).toEqual(["new.json", "state.json"]);
+    expect(fs.statSync(path.join(root.path, "new.json")).mode & 0o7777).toBe(0o600);
+  });
+
+  it("publishNoReplace moves a file only onto a free name", () => {
+    root.writeFileAtomic("a", "A");
+    root.writeFileAtomic("b", "B");
+    expect(codeOf(() => root.publishNoReplace("a", "b"))).toBe("already_exists");
+    expect(fs.readFileSync(path.join(root.path, "b"), "utf8")).toBe("B");
+    root.publishNoReplace("a", "c");
+    expect(root.list().map((e) => e.name).sort()).toEqual(["b", "c"]);
+    expect(codeOf(() => root.publishNoReplace("a", "d"))).toBe("not_found");
+  });
+
+  it("unlink removes files and refuses directories", () => {
+    root.writeFileAtomic("f", "x");
+    root.openDir("d", { create: true }).close();
+    root.unlink("f");
+    expect(codeOf(() => root.unlink("d"))).toBe("not_regular_file");
+    expect(codeOf(() => root.unlink("f"))).toBe("not_found");
+  });
+
+  it("SecureFsError carries code, Node-style errno and syscall, and the path only in message/path", () => {
+    let caught: unknown;
+    try {
+      root.openFile("absent");
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(SecureFsError);
+    const error = caught as SecureFsError;
+    expect(error.code).toBe("not_found");
+    expect(error.errno).toBe(-2);
+    expect(error.errnoName).toBe("ENOENT");
+    expect(error.syscall).toBe("openat");
+    expect(error.operation).toBe("openFile");
+    expect(error.path).toBe(path.join(root.path, "absent"));
+    expect(error.message).toContain(path.join(root.path, "absent"));
+    expect(error.code).not.toContain("/");
+  });
+});

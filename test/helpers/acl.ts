@@ -1,0 +1,36 @@
+/**
+ * Builders for raw Linux POSIX ACL xattr values (kernel posix_acl_xattr format).
+ */
+
+/** ACL entry tags. */
+export const ACL_TAG = { USER_OBJ: 0x01, USER: 0x02, GROUP_OBJ: 0x04, GROUP: 0x08, MASK: 0x10, OTHER: 0x20 } as const;
+
+/** [tag, perm, id?]; id defaults to ACL_UNDEFINED_ID for the *_OBJ, MASK and OTHER tags. */
+export type AclEntry = readonly [tag: number, perm: number, id?: number];
+
+/** Encodes a version (default 2) and entries as the bytes the kernel stores. */
+export function aclBytes(entries: readonly AclEntry[], version = 2): Buffer {
+  const out = Buffer.alloc(4 + entries.length * 8);
+  out.writeUInt32LE(version, 0);
+  entries.forEach(([tag, perm, id], i) => {
+    out.writeUInt16LE(tag, 4 + i * 8);
+    out.writeUInt16LE(perm, 6 + i * 8);
+    out.writeUInt32LE(id ?? 0xffffffff, 8 + i * 8);
+  });
+  return out;
+}
+
+/** The same, as hex (for the fault shim and set_xattr). */
+export function aclHex(entries: readonly AclEntry[], version = 2): string {
+  return aclBytes(entries, version).toString("hex");
+}
+
+const T = ACL_TAG;
+
+/** user::rw-, group::---, other::--- : the three required entries only. */
+export const MINIMAL_ACL: readonly AclEntry[] = [[T.USER_OBJ, 6], [T.GROUP_OBJ, 0], [T.OTHER, 0]];
+
+/** MINIMAL plus one named user and the mask it requires. `uid` defaults to 0 (mapped in user namespaces). */
+export function extendedAcl(uid = 0): AclEntry[] {
+  return [[T.USER_OBJ, 6], [T.USER, 4, uid], [T.GROUP_OBJ, 0], [T.MASK, 4], [T.OTHER, 0]];
+}

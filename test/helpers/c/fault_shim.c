@@ -1,0 +1,103 @@
+/*
+ * LD_PRELOAD fault injector for the native tests. Production code has no test hooks: this
+ * library replaces glibc's fgetxattr, renameat2 and linkat in a child process and, as the
+ * environment asks, makes them fail or return chosen bytes.
+ *
+ *   GJC_FAULT_XATTR_ERRNO=<n>     fgetxattr of system.posix_acl_* fails with errno n
+ *   GJC_FAULT_XATTR_NAME=<name>   ...only for this attribute name (default: both ACL names)
+ *   GJC_FAULT_XATTR_HEX=<hex>     fgetxattr of the ACL names returns these bytes
+ *   GJC_FAULT_RENAMEAT2_ERRNO=<n> renameat2 fails with errno n (file system unchanged)
+ *   GJC_FAULT_LINKAT_ERRNO=<n>    linkat fails with errno n (file system unchanged)
+ *   GJC_FAULT_LOG=<path>          one line per intercepted call, for the test to assert on
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+static int env_errno(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : 0;
+}
+
+static void log_call(const char *what) {
+  const char *path = getenv("GJC_FAULT_LOG");
+  if (!path || !*path) return;
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  ssize_t ignored = write(fd, what, strlen(what));
+  (void)ignored;
+  ignored = write(fd, "\n", 1);
+  (void)ignored;
+  close(fd);
+}
+
+static int is_acl_name(const char *name) {
+  if (strncmp(name, "system.posix_acl_", 17) != 0) return 0;
+  const char *only = getenv("GJC_FAULT_XATTR_NAME");
+  return !only || !*only || strcmp(only, name) == 0;
+}
+
+static int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+ssize_t fgetxattr(int fd, const char *name, void *value, size_t size) {
+  static ssize_t (*real)(int, const char *, void *, size_t);
+  if (!real) real = (ssize_t (*)(int, const char *, void *, size_t))dlsym(RTLD_NEXT, "fgetxattr");
+  if (is_acl_name(name)) {
+    const int injected = env_errno("GJC_FAULT_XATTR_ERRNO");
+    const char *hex = getenv("GJC_FAULT_XATTR_HEX");
+    if (injected) {
+      log_call("fgetxattr:errno");
+      errno = injected;
+      return -1;
+    }
+    if (hex) {
+      log_call("fgetxattr:bytes");
+      size_t n = strlen(hex) / 2;
+      if (n > size) {
+        errno = ERANGE;
+        return -1;
+      }
+      for (size_t i = 0; i < n; ++i) {
+        ((unsigned char *)value)[i] = (unsigned char)(hex_value(hex[2 * i]) * 16 + hex_value(hex[2 * i + 1]));
+      }
+      return (ssize_t)n;
+    }
+  }
+  return real(fd, name, value, size);
+}
+
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
+  static int (*real)(int, const char *, int, const char *, unsigned int);
+  if (!real) real = (int (*)(int, const char *, int, const char *, unsigned int))dlsym(RTLD_NEXT, "renameat2");
+  const int injected = env_errno("GJC_FAULT_RENAMEAT2_ERRNO");
+  log_call(injected ? "renameat2:errno" : "renameat2");
+  if (injected) {
+    errno = injected;
+    return -1;
+  }
+  return real(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags) {
+  static int (*real)(int, const char *, int, const char *, int);
+  if (!real) real = (int (*)(int, const char *, int, const char *, int))dlsym(RTLD_NEXT, "linkat");
+  const int injected = env_errno("GJC_FAULT_LINKAT_ERRNO");
+  log_call(injected ? "linkat:errno" : "linkat");
+  if (injected) {
+    errno = injected;
+    return -1;
+  }
+  return real(olddirfd, oldpath, newdirfd, newpath, flags);
+}
