@@ -11,3 +11,8 @@ export * from "./migrate.js";
 export * from "./patches.js";
 export * from "./validate.js";
 export * from "./load.js";
+export * from "./tree.js";
+export * from "./context.js";
+export * from "./messages.js";
+export * from "./sanitize.js";
+export * from "./blob-refs.js";
