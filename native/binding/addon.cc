@@ -57,7 +57,8 @@ Napi::Value ReplyHandle(Napi::Env env, Result<OwnedHandle>&& result, HandleKind 
 Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
   std::string path;
   if (!StringArg(info[0], path)) return Invalid(info.Env());
-  return ReplyHandle(info.Env(), open_root(path, info[1].ToBoolean()), HandleKind::directory);
+  auto result = info[2].ToBoolean() ? open_root_for_repair(path) : open_root(path, info[1].ToBoolean());
+  return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 
 Napi::Value OpenDir(const Napi::CallbackInfo& info) {
@@ -66,8 +67,9 @@ Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   if (dir == nullptr) return failure;
   std::string name;
   if (!StringArg(info[1], name)) return Invalid(info.Env());
-  return ReplyHandle(info.Env(), open_dir(dir->native(), name, info[2].ToBoolean()),
-                     HandleKind::directory);
+  auto result = info[3].ToBoolean() ? open_dir_for_repair(dir->native(), name)
+                                     : open_dir(dir->native(), name, info[2].ToBoolean());
+  return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
@@ -83,7 +85,9 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   options.write = info[2].ToBoolean();
   options.append = info[3].ToBoolean();
   options.create = static_cast<CreateMode>(create);
-  return ReplyHandle(info.Env(), open_file(dir->native(), name, options), HandleKind::file);
+  auto result = info[5].ToBoolean() ? open_file_for_repair(dir->native(), name, options)
+                                     : open_file(dir->native(), name, options);
+  return ReplyHandle(info.Env(), std::move(result), HandleKind::file);
 }
 
 Napi::Value VerifyOrRepair(const Napi::CallbackInfo& info, bool repair) {

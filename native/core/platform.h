@@ -110,6 +110,16 @@ Result<VerifyEvidence> verify_file(NativeHandle file);
 Result<VerifyEvidence> repair_directory(NativeHandle dir);
 Result<VerifyEvidence> repair_file(NativeHandle file);
 
+// Open-for-repair: the same no-follow opens as open_root / open_dir / open_file (nothing
+// is created; `options.create` is ignored), but instead of refusing an object whose mode or
+// ACLs deviate, apply repair_directory / repair_file to it. Objects of the wrong type, not
+// owned by the effective user, or (files) with more than one link are still refused and
+// left unchanged. Used by audit --fix style callers that fix only what the user owns.
+Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path);
+Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name);
+Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view name,
+                                         const FileOpenOptions& options);
+
 // Entries of a directory, without "." and "..", in no particular order. The type comes
 // from the directory entry (never by following a link); unknown where the fs gives none.
 Result<std::vector<DirEntry>> list_directory(NativeHandle dir);

@@ -15,6 +15,11 @@ import type { SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./t
 export interface OpenDirOptions {
   /** Create missing directories owner-only (0700) instead of failing with `not_found`. */
   readonly create?: boolean;
+  /**
+   * Open an existing directory we own even if its mode or ACLs deviate, and fix them (owner-only
+   * apply). Wrong type, foreign owner and links are still refused. Never creates.
+   */
+  readonly repair?: boolean;
 }
 
 /** Options of {@link SecureDir.openFile}. */
@@ -28,6 +33,11 @@ export interface OpenFileOptions {
    * `"if-missing"`: create, or open and verify what is there. Default: never create.
    */
   readonly create?: "exclusive" | "if-missing";
+  /**
+   * Open an existing file we own even if its mode or ACLs deviate, and fix them (owner-only
+   * apply). Wrong type, foreign owner and extra links are still refused. Never creates.
+   */
+  readonly repair?: boolean;
 }
 
 /** Options of {@link SecureDir.lock}. */
@@ -73,7 +83,8 @@ export class SecureDir {
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
     const absolute = path.resolve(rootPath);
-    const handle = unwrap(native.openRoot(absolute, options.create === true), "openRoot", absolute);
+    requireArgument(!(options.create && options.repair), "openRoot", absolute);
+    const handle = unwrap(native.openRoot(absolute, options.create === true, options.repair === true), "openRoot", absolute);
     return new SecureDir(handle, absolute);
   }
 
@@ -82,18 +93,24 @@ export class SecureDir {
     return !this.#handle.isOpen();
   }
 
-  /** Opens (or with `create`, makes) the owner-only directory `name` below this one. */
+  /**
+   * Opens (or with `create`, makes; with `repair`, fixes) the owner-only directory `name`
+   * below this one.
+   */
   openDir(name: string, options: OpenDirOptions = {}): SecureDir {
     const where = this.#child(name);
-    return new SecureDir(unwrap(native.openDir(this.#handle, name, options.create === true), "openDir", where), where);
+    requireArgument(!(options.create && options.repair), "openDir", where);
+    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true);
+    return new SecureDir(unwrap(handle, "openDir", where), where);
   }
 
   /** Opens (or creates) the owner-only regular file `name` below this directory. */
   openFile(name: string, options: OpenFileOptions = {}): SecureFile {
     const where = this.#child(name);
     const create = CREATE_MODES[options.create ?? "none"];
-    requireArgument(create !== undefined, "openFile", where);
-    const handle = native.openFile(this.#handle, name, options.write === true, options.append === true, create);
+    requireArgument(create !== undefined && !(options.create && options.repair), "openFile", where);
+    const { write, append, repair } = options;
+    const handle = native.openFile(this.#handle, name, write === true, append === true, create, repair === true);
     return new SecureFile(unwrap(handle, "openFile", where), where);
   }
 

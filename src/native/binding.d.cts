@@ -85,14 +85,15 @@ declare namespace binding {
   /** The addon's exports. */
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
-    openRoot(path: string, create: boolean): NativeHandle | NativeFailure;
-    openDir(dir: NativeHandle, name: string, create: boolean): NativeHandle | NativeFailure;
+    openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, name: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
     openFile(
       dir: NativeHandle,
       name: string,
       write: boolean,
       append: boolean,
       create: NativeCreateMode,
+      repair: boolean,
     ): NativeHandle | NativeFailure;
     verify(handle: NativeHandle): NativeEvidence | NativeFailure;
     repair(handle: NativeHandle): NativeEvidence | NativeFailure;

@@ -83,9 +83,12 @@ Failure explain_dir_open_failure(int parent, const std::string& name, int error)
   return fail(Code::symlink_refused, error, "openat");
 }
 
-Result<OwnedHandle> open_dir_name(int parent, const std::string& name, bool create) {
+// What to do with the object a walk step reaches.
+enum class Apply { verify, create, repair };
+
+Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply apply) {
   bool created = false;
-  if (create) {
+  if (apply == Apply::create) {
     if (retry_eintr([&] { return ::mkdirat(parent, name.c_str(), kDirMode); }) == 0) {
       created = true;
     } else if (errno != EEXIST) {
@@ -96,7 +99,7 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, bool crea
     return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
   if (!fd.valid()) return explain_dir_open_failure(parent, name, errno);
-  auto checked = created ? repair(fd.get(), true) : verify(fd.get(), true);
+  auto checked = created || apply == Apply::repair ? repair(fd.get(), true) : verify(fd.get(), true);
   if (!checked.ok()) return checked.failure();
   if (created && retry_eintr([&] { return ::fsync(parent); }) != 0) {
     return posix::errno_failure(errno, "fsync");
@@ -118,11 +121,18 @@ Result<VerifyEvidence> repair_file(NativeHandle file) { return repair(file, fals
 
 Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
-  return open_dir_name(parent, std::string(name), create);
+  return open_dir_name(parent, std::string(name), create ? Apply::create : Apply::verify);
 }
 
-Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
-                              const FileOpenOptions& options) {
+Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  return open_dir_name(parent, std::string(name), Apply::repair);
+}
+
+namespace {
+
+Result<OwnedHandle> open_file_name(int parent, std::string_view name, const FileOpenOptions& options,
+                                   bool repair_existing) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
   // O_NONBLOCK so that a FIFO or device cannot hold the open; cleared once the type is known.
@@ -140,7 +150,7 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
     fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
     if (!fd.valid()) return posix::errno_failure(errno, "openat");
   }
-  auto checked = created ? repair(fd.get(), false) : verify(fd.get(), false);
+  auto checked = created || repair_existing ? repair(fd.get(), false) : verify(fd.get(), false);
   if (!checked.ok()) {
     // A file we just created and could not make owner-only must not stay behind.
     if (created) ::unlinkat(parent, n.c_str(), 0);
@@ -153,7 +163,23 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
   return fd;
 }
 
-Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
+}  // namespace
+
+Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
+                              const FileOpenOptions& options) {
+  return open_file_name(parent, name, options, false);
+}
+
+Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view name,
+                                         const FileOpenOptions& options) {
+  FileOpenOptions no_create = options;
+  no_create.create = CreateMode::none;
+  return open_file_name(parent, name, no_create, true);
+}
+
+namespace {
+
+Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create, Apply last) {
   if (absolute_path.empty() || absolute_path[0] != '/' ||
       absolute_path.find('\0') != std::string::npos) {
     return fail(Code::invalid_argument);
@@ -189,11 +215,22 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
   }));
   if (!current.valid()) return posix::errno_failure(errno, "open");
   for (std::size_t i = existing; i < parts.size(); ++i) {
-    auto next = open_dir_name(current.get(), parts[i], create);
+    const Apply apply = i + 1 == parts.size() ? last : Apply::create;
+    auto next = open_dir_name(current.get(), parts[i], apply);
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }
   return current;
+}
+
+}  // namespace
+
+Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
+  return open_root_path(absolute_path, create, create ? Apply::create : Apply::verify);
+}
+
+Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path) {
+  return open_root_path(absolute_path, false, Apply::repair);
 }
 
 }  // namespace gjc

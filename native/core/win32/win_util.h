@@ -3,8 +3,10 @@
 // handle. Nothing outside native/core/win32/ includes this header.
 #pragma once
 
-// FileIdInfo and the other by-handle classes we use need Windows 8 or later headers.
-#ifndef _WIN32_WINNT
+// FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and
+// later; a build system that asks for an older target still gets their declarations.
+#if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0A00
+#undef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
 #endif
 #ifndef WIN32_LEAN_AND_MEAN
@@ -15,6 +17,11 @@
 #endif
 #include <windows.h>
 #include <winternl.h>
+
+// MSVC's winternl.h leaves this to ntdef.h, which cannot be included beside windows.h.
+#ifndef NT_SUCCESS
+#define NT_SUCCESS(status) (static_cast<NTSTATUS>(status) >= 0)
+#endif
 
 #include <cstdint>
 #include <string>

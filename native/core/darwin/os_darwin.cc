@@ -1,0 +1,92 @@
+// macOS answers to the POSIX hooks: renameatx_np(RENAME_EXCL) with a linkat fallback,
+// F_FULLFSYNC, flock, F_GETPATH, arc4random.
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/param.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "../eintr.h"
+#include "../posix/os_hooks.h"
+#include "../posix/posix_util.h"
+
+namespace gjc::os {
+namespace {
+
+// File systems without exclusive rename (some network and FUSE ones) answer these; every
+// other errno is a real answer and must not trigger the fallback.
+bool excl_unsupported(int error) { return error == ENOTSUP || error == EOPNOTSUPP || error == EINVAL; }
+
+Failure link_failure(int error) {
+  if (error == EEXIST) return fail(Code::already_exists, error, "linkat");
+  if (error == ENOENT) return fail(Code::not_found, error, "linkat");
+  return fail(Code::io_error, error, "linkat");
+}
+
+}  // namespace
+
+Status rename_noreplace(int dirfd, const char* from, const char* to) {
+  if (retry_eintr([&] { return ::renameatx_np(dirfd, from, dirfd, to, RENAME_EXCL); }) == 0) {
+    return success();
+  }
+  if (!excl_unsupported(errno)) return posix::errno_failure(errno, "renameatx_np");
+  // linkat refuses an existing target by itself; never check-then-rename.
+  if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {
+    return link_failure(errno);
+  }
+  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
+    return posix::errno_failure(errno, "unlinkat");
+  }
+  return success();
+}
+
+Status full_sync(int fd) {
+  // Plain fsync on macOS leaves data in the drive's cache; F_FULLFSYNC flushes it. File
+  // systems that cannot (some network and external ones) refuse it, and get fsync.
+  if (retry_eintr([&] { return ::fcntl(fd, F_FULLFSYNC); }) == 0) return success();
+  const int error = errno;
+  if (error != ENOTSUP && error != EOPNOTSUPP && error != EINVAL && error != ENOTTY) {
+    return posix::errno_failure(error, "fcntl");
+  }
+  if (retry_eintr([&] { return ::fsync(fd); }) != 0) return posix::errno_failure(errno, "fsync");
+  return success();
+}
+
+Result<bool> try_lock(int fd) {
+  // flock locks belong to the open file description, like Linux OFD locks, and go when
+  // its last descriptor closes (or the holder dies).
+  if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) == 0) return true;
+  if (errno == EWOULDBLOCK || errno == EAGAIN) return false;
+  return posix::errno_failure(errno, "flock");
+}
+
+Status unlock(int fd) {
+  if (retry_eintr([&] { return ::flock(fd, LOCK_UN); }) != 0) {
+    return posix::errno_failure(errno, "flock");
+  }
+  return success();
+}
+
+Result<std::string> canonical_path(int fd, const std::string& opened_path) {
+  (void)opened_path;  // F_GETPATH always answers for a directory we hold open
+  char buf[MAXPATHLEN];
+  if (retry_eintr([&] { return ::fcntl(fd, F_GETPATH, buf); }) != 0) {
+    return fail(Code::identity_unavailable, errno, "fcntl");
+  }
+  if (buf[0] != '/') return fail(Code::identity_unavailable, 0, "fcntl");
+  return std::string(buf);
+}
+
+std::uint64_t random_u64() noexcept {
+  std::uint64_t value = 0;
+  ::arc4random_buf(&value, sizeof value);
+  return value;
+}
+
+const char* platform_name() noexcept { return "darwin"; }
+
+}  // namespace gjc::os

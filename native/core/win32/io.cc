@@ -1,0 +1,161 @@
+// Reading, writing, listing and removing through held Windows handles.
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "../names.h"
+#include "../platform.h"
+#include "win_util.h"
+
+namespace gjc {
+namespace {
+
+// ReadFile/WriteFile take a DWORD count; larger requests go in pieces of this size.
+constexpr std::size_t kMaxChunk = 1u << 30;
+
+OVERLAPPED at_offset(std::uint64_t offset) {
+  OVERLAPPED ov{};
+  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
+  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
+  return ov;
+}
+
+EntryType entry_type_of_attributes(DWORD attributes) {
+  // Any reparse point counts as a link: we never look behind one to find out what it is.
+  if ((attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) return EntryType::symlink;
+  if ((attributes & FILE_ATTRIBUTE_DIRECTORY) != 0) return EntryType::directory;
+  return EntryType::file;
+}
+
+}  // namespace
+
+Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
+  // A second handle to the same directory carries its own enumeration position, so
+  // listing never disturbs (or is disturbed by) another listing of the held handle.
+  auto own = win::reopen(dir, FILE_LIST_DIRECTORY, true);
+  if (!own.ok()) return own.failure();
+  std::vector<std::uint64_t> buffer(64 * 1024 / sizeof(std::uint64_t));
+  const DWORD bytes = static_cast<DWORD>(buffer.size() * sizeof(std::uint64_t));
+  std::vector<DirEntry> entries;
+  FILE_INFO_BY_HANDLE_CLASS info_class = FileIdBothDirectoryRestartInfo;
+  for (;;) {
+    if (!::GetFileInformationByHandleEx(own.value().get(), info_class, buffer.data(), bytes)) {
+      const DWORD error = ::GetLastError();
+      if (error == ERROR_NO_MORE_FILES) break;
+      return win::win32_failure(error, "GetFileInformationByHandleEx");
+    }
+    info_class = FileIdBothDirectoryInfo;
+    const auto* base = reinterpret_cast<const unsigned char*>(buffer.data());
+    for (std::size_t at = 0;;) {
+      const auto* entry = reinterpret_cast<const FILE_ID_BOTH_DIR_INFO*>(base + at);
+      const std::size_t length = entry->FileNameLength / sizeof(wchar_t);
+      const std::wstring_view name(entry->FileName, length);
+      if (name != L"." && name != L"..") {
+        // A name that is not valid UTF-16 cannot be named back to us; failing the whole
+        // listing is safer than a replacement character that aliases another entry.
+        auto utf8 = win::to_utf8(entry->FileName, length);
+        if (!utf8.ok()) return utf8.failure();
+        entries.push_back(DirEntry{std::move(utf8).value(), entry_type_of_attributes(entry->FileAttributes)});
+      }
+      if (entry->NextEntryOffset == 0) break;
+      at += entry->NextEntryOffset;
+    }
+  }
+  return entries;
+}
+
+Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  auto wide = win::to_wide(name, Code::invalid_name);
+  if (!wide.ok()) return wide.failure();
+  win::RelativeOpen how;
+  how.access = FILE_READ_ATTRIBUTES;
+  auto opened = win::open_relative(dir, wide.value(), how);
+  if (!opened.ok()) return opened.failure();
+  return win::stat_of(opened.value().get());
+}
+
+Result<StatInfo> stat_handle(NativeHandle handle) { return win::stat_of(handle); }
+
+Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
+                            std::uint64_t offset) {
+  OVERLAPPED ov = at_offset(offset);
+  DWORD got = 0;
+  const DWORD want = static_cast<DWORD>(std::min(length, kMaxChunk));
+  if (!::ReadFile(file, buffer, want, &got, &ov)) {
+    const DWORD error = ::GetLastError();
+    if (error == ERROR_HANDLE_EOF) return std::size_t{0};
+    return win::win32_failure(error, "ReadFile");
+  }
+  return static_cast<std::size_t>(got);
+}
+
+Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
+                             std::uint64_t offset) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::size_t done = 0;
+  while (done < length) {
+    OVERLAPPED ov = at_offset(offset + done);
+    DWORD wrote = 0;
+    const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
+    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
+      return win::win32_failure(::GetLastError(), "WriteFile");
+    }
+    if (wrote == 0) return fail(Code::io_error, EIO, "WriteFile");
+    done += wrote;
+  }
+  return length;
+}
+
+Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_t length) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::size_t done = 0;
+  while (done < length) {
+    // Offset 0xFFFFFFFF:0xFFFFFFFF means "at the end of the file", decided by the file
+    // system at the time of the write, like O_APPEND.
+    OVERLAPPED ov{};
+    ov.Offset = 0xFFFFFFFFu;
+    ov.OffsetHigh = 0xFFFFFFFFu;
+    DWORD wrote = 0;
+    const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
+    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
+      return win::win32_failure(::GetLastError(), "WriteFile");
+    }
+    if (wrote == 0) return fail(Code::io_error, EIO, "WriteFile");
+    done += wrote;
+  }
+  return length;
+}
+
+Status sync_handle(NativeHandle handle) {
+  auto facts = win::facts_of(handle);
+  if (!facts.ok()) return facts.failure();
+  // Windows has no directory fsync: a rename is made durable by the file system's own
+  // journal, and FlushFileBuffers on a directory handle is refused.
+  if (facts.value().directory) return success();
+  if (!::FlushFileBuffers(handle)) {
+    const DWORD error = ::GetLastError();
+    // A handle without write access cannot have dirtied the file, and FlushFileBuffers
+    // refuses it; the writer's handle is the one whose sync matters.
+    if (error == ERROR_ACCESS_DENIED) return success();
+    return win::win32_failure(error, "FlushFileBuffers");
+  }
+  return success();
+}
+
+Status unlink_file(NativeHandle dir, std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  auto wide = win::to_wide(name, Code::invalid_name);
+  if (!wide.ok()) return wide.failure();
+  // FILE_NON_DIRECTORY_FILE turns a directory into not_regular_file; a reparse point is
+  // opened (and removed) as itself, like unlinkat on a symlink.
+  win::RelativeOpen how;
+  how.access = DELETE | FILE_READ_ATTRIBUTES;
+  how.options = FILE_NON_DIRECTORY_FILE;
+  auto opened = win::open_relative(dir, wide.value(), how);
+  if (!opened.ok()) return opened.failure();
+  return win::delete_handle(opened.value().get());
+}
+
+}  // namespace gjc

@@ -1,0 +1,116 @@
+// Kernel-released lock files and native directory identity on Windows.
+#include <cerrno>
+#include <cstdio>
+#include <string>
+
+#include "../platform.h"
+#include "paths.h"
+#include "win_util.h"
+
+namespace gjc {
+namespace {
+
+// Windows byte-range locks are mandatory: a lock over the record would stop diagnostics
+// from reading it. One byte far beyond any record is locked instead; locking past the end
+// of a file is allowed, and the lock goes when the holder's handle does (or it dies).
+constexpr std::uint64_t kLockOffset = 0x4000000000000000ULL;
+
+OVERLAPPED lock_position() {
+  OVERLAPPED ov{};
+  ov.Offset = static_cast<DWORD>(kLockOffset & 0xFFFFFFFFu);
+  ov.OffsetHigh = static_cast<DWORD>(kLockOffset >> 32);
+  return ov;
+}
+
+Status truncate_to_zero(HANDLE file) {
+  FILE_END_OF_FILE_INFO end{};
+  if (!::SetFileInformationByHandle(file, FileEndOfFileInfo, &end, sizeof end)) {
+    return win::win32_failure(::GetLastError(), "SetFileInformationByHandle");
+  }
+  return success();
+}
+
+// The 128-bit FileId as 32 hex digits, most significant byte first.
+std::string hex_file_id(const FILE_ID_128& id) {
+  std::string out;
+  char byte[3];
+  for (int i = 15; i >= 0; --i) {
+    std::snprintf(byte, sizeof byte, "%02x", static_cast<unsigned>(id.Identifier[i]));
+    out += byte;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void* record,
+                             std::size_t record_length) {
+  FileOpenOptions options;
+  options.write = true;
+  options.create = CreateMode::if_missing;
+  auto file = open_file(dir, name, options);
+  if (!file.ok()) return file.failure();
+  HANDLE h = file.value().get();
+  OVERLAPPED ov = lock_position();
+  if (!::LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
+    const DWORD error = ::GetLastError();
+    if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) {
+      return fail(Code::lock_busy, EAGAIN, "LockFileEx");
+    }
+    return win::win32_failure(error, "LockFileEx");
+  }
+  auto emptied = truncate_to_zero(h);
+  if (!emptied.ok()) return emptied.failure();
+  auto written = write_at(h, record, record_length, 0);
+  if (!written.ok()) return written.failure();
+  return std::move(file).value();
+}
+
+Status unlock(NativeHandle lock) {
+  // Empty first, so a reader never sees a record of a holder that has let go.
+  auto emptied = truncate_to_zero(lock);
+  if (!emptied.ok()) return emptied;
+  OVERLAPPED ov = lock_position();
+  if (!::UnlockFileEx(lock, 0, 1, 0, &ov)) return win::win32_failure(::GetLastError(), "UnlockFileEx");
+  return success();
+}
+
+Result<DirectoryIdentity> directory_identity(const std::string& path) {
+  if (path.empty()) return fail(Code::invalid_argument, EINVAL);
+  // UNC spellings and network drive letters are refused here, before any I/O.
+  auto parsed = win::parse_local_path(path);
+  if (!parsed.ok()) return parsed.failure();
+  const std::wstring full = win::join_prefix(parsed.value(), parsed.value().components.size());
+  // Links are followed on purpose: an identity names the directory a path leads to.
+  OwnedHandle dir(::CreateFileW(full.c_str(), FILE_READ_ATTRIBUTES | SYNCHRONIZE,
+                                FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
+                                OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
+  if (!dir.valid()) {
+    const Failure failure = win::win32_failure(::GetLastError(), "CreateFileW");
+    if (failure.code == Code::not_found || failure.code == Code::not_directory) return failure;
+    return fail(Code::io_error, failure.sys_errno, failure.syscall);
+  }
+  auto facts = win::facts_of(dir.get());
+  if (!facts.ok()) return facts.failure();
+  if (!facts.value().directory) return fail(Code::not_directory, ENOTDIR, "CreateFileW");
+  auto local = win::refuse_network_handle(dir.get());
+  if (!local.ok()) return local.failure();
+  // The GUID form names the volume itself, so drive letters, subst drives, mount points
+  // and junctions that reach one directory all give one canonical path.
+  auto guid_path = win::final_path(dir.get(), VOLUME_NAME_GUID);
+  if (!guid_path.ok()) return fail(Code::identity_unavailable, guid_path.failure().sys_errno, guid_path.failure().syscall);
+  auto canonical = win::to_utf8(guid_path.value().data(), guid_path.value().size());
+  if (!canonical.ok()) return canonical.failure();
+  FILE_ID_INFO id{};
+  if (!::GetFileInformationByHandleEx(dir.get(), FileIdInfo, &id, sizeof id)) {
+    return fail(Code::identity_unavailable, win::errno_of(::GetLastError()), "GetFileInformationByHandleEx");
+  }
+  DirectoryIdentity identity;
+  identity.platform = "win32";
+  identity.canonical_path = std::move(canonical).value();
+  identity.dev = std::to_string(static_cast<unsigned long long>(id.VolumeSerialNumber));
+  identity.ino = hex_file_id(id.FileId);
+  return identity;
+}
+
+}  // namespace gjc
