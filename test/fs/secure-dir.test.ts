@@ -2,7 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { SecureDir, SecureFsError, type SecureFsErrorCode } from "../../src/index.js";
+import { SecureDir, SecureFsError } from "../../src/index.js";
+import { codeOf } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -10,16 +11,6 @@ beforeEach(() => {
   tmp = makeTempDir();
 });
 afterEach(() => tmp.remove());
-
-function codeOf(fn: () => unknown): SecureFsErrorCode | undefined {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof SecureFsError) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 describe("SecureDir.openRoot", () => {
   it("creates missing components 0700 and verifies the root", () => {

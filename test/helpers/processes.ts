@@ -108,3 +108,9 @@ export function isRoot(): boolean {
 export function hasCommand(name: string): boolean {
   return run("sh", ["-c", `command -v ${name}`]).status === 0;
 }
+
+/** Skips the running test, printing why (so a skip is never silent in CI logs). */
+export function skipBecause(ctx: { skip: (note?: string) => never; task: { name: string } }, reason: string): never {
+  console.warn(`[skipped] ${ctx.task.name}: ${reason}`);
+  return ctx.skip(reason);
+}
