@@ -103,6 +103,9 @@ function isEscaped(text: string, index: number, floor: number): boolean {
   return count % 2 === 1;
 }
 
+/** What one parse attempt of the middle search costs, in scanned characters. */
+const PARSE_COST = 1024;
+
 /** Counts characters scanned by backward matches, to cap the middle search. */
 interface Budget {
   left: number;
@@ -165,8 +168,9 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
   if (pos >= hi) return head;
 
   // Backward matching cannot start inside a complete object, so the tail chain costs one pass
-  // over the records it returns; the budget only limits the guesses of the middle search.
-  const budget: Budget = { left: 4 * (hi - pos) + 4096 };
+  // over the records it returns; the budget only limits the guesses of the middle search, where
+  // each failed `JSON.parse` (an exception) is charged as much as a long scan.
+  const budget: Budget = { left: 2 * (hi - pos) + PARSE_COST * 16 };
   const tail: Found[] = [];
   let end = hi;
   while (end > pos + 1 && text.charCodeAt(end - 1) === CLOSE_BRACE) {
@@ -185,7 +189,9 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
     const next = skipSpace(text, close + 1, hi);
     if (next < hi && text.charCodeAt(next) !== OPEN_BRACE) continue;
     const open = matchBackward(text, close, pos + 1, budget);
-    if (open < 0) continue;
+    // Every record starts with a key; `{}` and the like are not worth a parse.
+    if (open < 0 || text.charCodeAt(open + 1) !== QUOTE) continue;
+    budget.left -= PARSE_COST;
     const value = tryParse(text.slice(open, close + 1));
     if (!looksLikeRecord(value)) continue;
     middle.push({ start: open, end: close + 1, value });
