@@ -30,7 +30,12 @@ const T = ACL_TAG;
 /** user::rw-, group::---, other::--- : the three required entries only. */
 export const MINIMAL_ACL: readonly AclEntry[] = [[T.USER_OBJ, 6], [T.GROUP_OBJ, 0], [T.OTHER, 0]];
 
-/** MINIMAL plus one named user and the mask it requires. `uid` defaults to 0 (mapped in user namespaces). */
-export function extendedAcl(uid = 0): AclEntry[] {
-  return [[T.USER_OBJ, 6], [T.USER, 4, uid], [T.GROUP_OBJ, 0], [T.MASK, 4], [T.OTHER, 0]];
+/**
+ * MINIMAL plus one named user and the mask it requires. The mask is empty so the mode's
+ * group bits (which mirror the mask) stay 0: only the ACL gate can catch it. `uid` defaults
+ * to 0, which is mapped in user namespaces too. `ownerPerm` becomes the owner's mode
+ * bits (7 keeps a directory at 0700; on a 0600 file use 6).
+ */
+export function extendedAcl(uid = 0, ownerPerm = 7): AclEntry[] {
+  return [[T.USER_OBJ, ownerPerm], [T.USER, 4, uid], [T.GROUP_OBJ, 0], [T.MASK, 0], [T.OTHER, 0]];
 }

@@ -109,8 +109,14 @@ export function hasCommand(name: string): boolean {
   return run("sh", ["-c", `command -v ${name}`]).status === 0;
 }
 
+/** The part of vitest's test context that skipping needs. */
+export interface SkipContext {
+  skip(note?: string): never;
+  readonly task: { readonly name: string };
+}
+
 /** Skips the running test, printing why (so a skip is never silent in CI logs). */
-export function skipBecause(ctx: { skip: (note?: string) => never; task: { name: string } }, reason: string): never {
+export function skipBecause(ctx: SkipContext, reason: string): never {
   console.warn(`[skipped] ${ctx.task.name}: ${reason}`);
   return ctx.skip(reason);
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { serializeSessionLines } from "../../src/session/load.js";
 import { replayPatches } from "../../src/session/patches.js";
+import type { JsonRecord } from "../../src/session/salvage.js";
 import type { SessionHeader } from "../../src/session/schemas.js";
 import { asJson, header, jsonl, loaded, message } from "./format-helpers.js";
 
@@ -69,9 +70,9 @@ describe("patch replay", () => {
 
   it("does not write to its inputs", () => {
     const head = Object.freeze({ ...header(), title: "old" }) as SessionHeader;
-    const entry = Object.freeze({ ...A });
-    const patch = Object.freeze(messagePatch("aaaa0001", "new"));
-    const result = replayPatches(head, [{ kind: "entry", value: entry }, { kind: "patch", value: patch, line: 3 }, { kind: "patch", value: Object.freeze(titlePatch("new")), line: 4 }], 5);
+    const entry = Object.freeze({ ...A }) as JsonRecord;
+    const patch = Object.freeze(messagePatch("aaaa0001", "new")) as JsonRecord;
+    const result = replayPatches(head, [{ kind: "entry", value: entry }, { kind: "patch", value: patch, line: 3 }, { kind: "patch", value: Object.freeze(titlePatch("new")) as JsonRecord, line: 4 }], 5);
     expect(result.entries[0]).not.toBe(entry);
     expect(entry).toEqual(A);
     expect(head.title).toBe("old");

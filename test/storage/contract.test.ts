@@ -1,0 +1,306 @@
+/**
+ * The SessionStorage contract, run against every implementation: what passes here holds
+ * for memory, an explicit directory and a managed owner-only root alike.
+ */
+import path from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import type { SessionStorage } from "../../src/index.js";
+import { STORAGE_KINDS, asyncCodeOf, codeOf, makeStorage, recordingLogger, type StorageFixture } from "./storages.js";
+
+describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
+  let fixture: StorageFixture;
+  let storage: SessionStorage;
+  let root: string;
+  let logger: ReturnType<typeof recordingLogger>;
+  const at = (...names: string[]) => path.join(root, ...names);
+
+  beforeEach(() => {
+    logger = recordingLogger();
+    fixture = makeStorage(kind, logger);
+    storage = fixture.storage;
+    root = fixture.root;
+  });
+  afterEach(() => fixture.cleanup());
+
+  describe("paths", () => {
+    it("refuses relative paths, NUL bytes and paths outside the root", async () => {
+      expect(codeOf(() => storage.existsSync("relative/file"))).toBe("invalid_path");
+      expect(codeOf(() => storage.existsSync(at("a\0b")))).toBe("invalid_path");
+      expect(codeOf(() => storage.existsSync(path.dirname(root)))).toBe("outside_root");
+      expect(codeOf(() => storage.existsSync(at("..", "sibling")))).toBe("outside_root");
+      expect(await asyncCodeOf(() => storage.writeText(`${root}-other/f`, "x"))).toBe("outside_root");
+    });
+
+    it("refuses the root itself as a file", async () => {
+      expect(await asyncCodeOf(() => storage.readText(root))).toBe("invalid_path");
+      expect(await asyncCodeOf(() => storage.openWriter(root))).toBe("invalid_path");
+    });
+
+    it("resolves . and .. segments that stay below the root", async () => {
+      storage.ensureDirSync(at("a"));
+      await storage.writeText(at("a", ".", "..", "a", "f.txt"), "ok");
+      expect(await storage.readText(at("a", "f.txt"))).toBe("ok");
+    });
+  });
+
+  describe("directories", () => {
+    it("creates nested directories and reports them", () => {
+      storage.ensureDirSync(at("x", "y", "z"));
+      storage.ensureDirSync(at("x", "y", "z"));
+      expect(storage.existsSync(at("x", "y", "z"))).toBe(true);
+      expect(storage.statSync(at("x", "y")).kind).toBe("directory");
+      expect(storage.listDirsSync(at("x"))).toEqual(["y"]);
+      expect(storage.listFilesSync(at("x"))).toEqual([]);
+    });
+
+    it("refuses a file where a directory is expected", async () => {
+      await storage.writeText(at("plain"), "x");
+      expect(codeOf(() => storage.ensureDirSync(at("plain", "sub")))).toBe("not_directory");
+      expect(codeOf(() => storage.listFilesSync(at("plain")))).toBe("not_directory");
+      expect(await asyncCodeOf(() => storage.writeText(at("plain", "f"), "x"))).toBe("not_directory");
+    });
+
+    it("lists regular files and directories sorted, without hidden names", async () => {
+      storage.ensureDirSync(at("d", "sub"));
+      await storage.writeText(at("d", "b.jsonl"), "b");
+      await storage.writeText(at("d", "a.jsonl"), "a");
+      await storage.writeText(at("d", ".hidden.tmp"), "h");
+      expect(storage.listFilesSync(at("d"))).toEqual(["a.jsonl", "b.jsonl"]);
+      expect(storage.listDirsSync(at("d"))).toEqual(["sub"]);
+      expect(codeOf(() => storage.listFilesSync(at("missing")))).toBe("not_found");
+    });
+  });
+
+  describe("whole-file reads and writes", () => {
+    it("round-trips text and bytes and reports metadata", async () => {
+      await storage.writeText(at("t.txt"), "héllo\n");
+      expect(await storage.readText(at("t.txt"))).toBe("héllo\n");
+      expect((await storage.readBytes(at("t.txt"))).equals(Buffer.from("héllo\n"))).toBe(true);
+      expect(storage.readBytesSync(at("t.txt")).toString()).toBe("héllo\n");
+      const stat = storage.statSync(at("t.txt"));
+      expect(stat.kind).toBe("file");
+      expect(stat.size).toBe(Buffer.byteLength("héllo\n"));
+      expect(stat.dev).toMatch(/^\d+$/);
+      expect(stat.ino).toMatch(/^\d+$/);
+      expect(storage.existsSync(at("t.txt"))).toBe(true);
+      expect(await storage.exists(at("t.txt"))).toBe(true);
+      expect(await storage.exists(at("nope.txt"))).toBe(false);
+      expect(storage.existsSync(at("no-dir", "nope.txt"))).toBe(false);
+    });
+
+    it("writes bytes as given and replaces previous content", () => {
+      storage.writeTextSync(at("b.bin"), new Uint8Array([0, 255, 10]));
+      storage.writeTextSync(at("b.bin"), new Uint8Array([1, 2]));
+      expect([...storage.readBytesSync(at("b.bin"))]).toEqual([1, 2]);
+    });
+
+    it("refuses to replace with noReplace and keeps the old content", async () => {
+      await storage.writeText(at("once"), "first");
+      expect(await asyncCodeOf(() => storage.writeText(at("once"), "second", { noReplace: true }))).toBe(
+        "already_exists",
+      );
+      expect(codeOf(() => storage.writeTextSync(at("once"), "second", { noReplace: true }))).toBe("already_exists");
+      expect(await storage.readText(at("once"))).toBe("first");
+      await storage.writeText(at("fresh"), "new", { noReplace: true });
+      expect(await storage.readText(at("fresh"))).toBe("new");
+    });
+
+    it("reports missing files, missing parents and directories with typed codes", async () => {
+      expect(await asyncCodeOf(() => storage.readText(at("missing")))).toBe("not_found");
+      expect(codeOf(() => storage.statSync(at("missing")))).toBe("not_found");
+      expect(await asyncCodeOf(() => storage.writeText(at("no-dir", "f"), "x"))).toBe("not_found");
+      storage.ensureDirSync(at("dir"));
+      expect(await asyncCodeOf(() => storage.readText(at("dir")))).toBe("not_regular_file");
+      expect(await asyncCodeOf(() => storage.writeText(at("dir"), "x"))).toBe("not_regular_file");
+    });
+
+    it("reads a bounded prefix without splitting a character", async () => {
+      await storage.writeText(at("p.txt"), "ab€cd");
+      expect(await storage.readTextPrefix(at("p.txt"), 3)).toBe("ab");
+      expect(await storage.readTextPrefix(at("p.txt"), 4)).toBe("ab");
+      expect(await storage.readTextPrefix(at("p.txt"), 5)).toBe("ab€");
+      expect(await storage.readTextPrefix(at("p.txt"), 4096)).toBe("ab€cd");
+    });
+
+    it("reads tails and walks backwards to the start", async () => {
+      await storage.writeText(at("tail.txt"), "0123456789");
+      const last = await storage.readTail(at("tail.txt"), 4);
+      expect([last.bytes.toString(), last.start, last.fileSize]).toEqual(["6789", 6, 10]);
+      const before = await storage.readTail(at("tail.txt"), 4, last.start);
+      expect([before.bytes.toString(), before.start]).toEqual(["2345", 2]);
+      const first = await storage.readTail(at("tail.txt"), 4, before.start);
+      expect([first.bytes.toString(), first.start]).toEqual(["01", 0]);
+      expect((await storage.readTail(at("tail.txt"), 4, 99)).bytes.toString()).toBe("6789");
+    });
+
+    it("replaces atomically from many chunks of text and bytes", async () => {
+      await storage.writeText(at("r.jsonl"), "old\n");
+      const lines = Array.from({ length: 5000 }, (_, i) => `{"n":${i}}\n`);
+      await storage.replaceAtomic(at("r.jsonl"), [...lines, Buffer.from("tail\n")]);
+      expect(await storage.readText(at("r.jsonl"))).toBe(lines.join("") + "tail\n");
+      expect(await asyncCodeOf(() => storage.replaceAtomic(at("r.jsonl"), ["x"], { noReplace: true }))).toBe(
+        "already_exists",
+      );
+      await storage.replaceAtomic(at("new.jsonl"), ["a\n"], { noReplace: true });
+      expect(await storage.readText(at("new.jsonl"))).toBe("a\n");
+    });
+  });
+
+  describe("rename and unlink", () => {
+    it("renames within and across directories", async () => {
+      storage.ensureDirSync(at("one"));
+      storage.ensureDirSync(at("two"));
+      await storage.writeText(at("one", "s.jsonl"), "data");
+      await storage.rename(at("one", "s.jsonl"), at("one", "t.jsonl"));
+      await storage.rename(at("one", "t.jsonl"), at("two", "u.jsonl"));
+      expect(storage.listFilesSync(at("one"))).toEqual([]);
+      expect(await storage.readText(at("two", "u.jsonl"))).toBe("data");
+    });
+
+    it("replaces a target unless noReplace is set", async () => {
+      await storage.writeText(at("a"), "A");
+      await storage.writeText(at("b"), "B");
+      expect(await asyncCodeOf(() => storage.rename(at("a"), at("b"), { noReplace: true }))).toBe("already_exists");
+      expect(await storage.readText(at("a"))).toBe("A");
+      await storage.rename(at("a"), at("b"));
+      expect(await storage.readText(at("b"))).toBe("A");
+      expect(storage.existsSync(at("a"))).toBe(false);
+      expect(await asyncCodeOf(() => storage.rename(at("a"), at("c")))).toBe("not_found");
+    });
+
+    it("unlinks files only", async () => {
+      await storage.writeText(at("gone"), "x");
+      await storage.unlink(at("gone"));
+      expect(storage.existsSync(at("gone"))).toBe(false);
+      expect(await asyncCodeOf(() => storage.unlink(at("gone")))).toBe("not_found");
+      storage.ensureDirSync(at("dir"));
+      expect(await asyncCodeOf(() => storage.unlink(at("dir")))).toBe("not_regular_file");
+    });
+  });
+
+  describe("writers", () => {
+    it("appends lines and records, and flush makes them readable", async () => {
+      const writer = await storage.openWriter(at("s.jsonl"));
+      expect(writer.path).toBe(at("s.jsonl"));
+      await writer.writeLine('{"a":1}');
+      await writer.write({ b: 2 });
+      await writer.flush();
+      await writer.fsync();
+      expect(await storage.readText(at("s.jsonl"))).toBe('{"a":1}\n{"b":2}\n');
+      expect(writer.getError()).toBeUndefined();
+      await writer.close();
+    });
+
+    it("creates a missing file and appends to an existing one", async () => {
+      await storage.writeText(at("e.jsonl"), "1\n");
+      const writer = await storage.openWriter(at("e.jsonl"));
+      await writer.writeLine("2");
+      await writer.close();
+      expect(await storage.readText(at("e.jsonl"))).toBe("1\n2\n");
+      expect(await asyncCodeOf(() => storage.openWriter(at("no-dir", "x.jsonl")))).toBe("not_found");
+    });
+
+    it("repairs a torn final record before the first append", async () => {
+      await storage.writeText(at("torn.jsonl"), '{"ok":1}\n{"tor');
+      const writer = await storage.openWriter(at("torn.jsonl"));
+      await writer.writeLine('{"next":2}');
+      await writer.writeLine('{"next":3}');
+      await writer.close();
+      expect(await storage.readText(at("torn.jsonl"))).toBe('{"ok":1}\n{"tor\n{"next":2}\n{"next":3}\n');
+    });
+
+    it("adds no line feed to an empty file or one that ends cleanly", async () => {
+      const empty = await storage.openWriter(at("empty.jsonl"));
+      await empty.writeLine("a");
+      await empty.close();
+      await storage.writeText(at("clean.jsonl"), "a\n");
+      const clean = await storage.openWriter(at("clean.jsonl"));
+      await clean.writeLine("b");
+      await clean.close();
+      expect(await storage.readText(at("empty.jsonl"))).toBe("a\n");
+      expect(await storage.readText(at("clean.jsonl"))).toBe("a\nb\n");
+    });
+
+    it("refuses lines that would split, values JSON cannot hold, and use after close", async () => {
+      const writer = await storage.openWriter(at("v.jsonl"));
+      expect(await asyncCodeOf(() => writer.writeLine("a\nb"))).toBe("invalid_line");
+      expect(await asyncCodeOf(() => writer.write(undefined))).toBe("invalid_line");
+      expect(await asyncCodeOf(() => writer.write({ big: 1n }))).toBe("invalid_line");
+      expect(writer.getError()).toBeUndefined();
+      await writer.writeLine("fine");
+      await writer.close();
+      await writer.close();
+      expect(await asyncCodeOf(() => writer.writeLine("late"))).toBe("writer_closed");
+      expect(await asyncCodeOf(() => writer.flush())).toBe("writer_closed");
+      expect(await storage.readText(at("v.jsonl"))).toBe("fine\n");
+    });
+
+    it("keeps one writer per file: a second one is session_busy until the first closes", async () => {
+      const first = await storage.openWriter(at("w.jsonl"));
+      expect(await asyncCodeOf(() => storage.openWriter(at("w.jsonl")))).toBe("session_busy");
+      const other = await storage.openWriter(at("other.jsonl"));
+      await other.close();
+      // Readers are never blocked by a writer.
+      await first.writeLine("x");
+      expect(await storage.readText(at("w.jsonl"))).toBe("x\n");
+      await first.close();
+      const second = await storage.openWriter(at("w.jsonl"));
+      await second.writeLine("y");
+      await second.close();
+      expect(await storage.readText(at("w.jsonl"))).toBe("x\ny\n");
+    });
+
+    it("refuses whole-file replacement, rename and unlink under a live writer", async () => {
+      const writer = await storage.openWriter(at("live.jsonl"));
+      expect(await asyncCodeOf(() => storage.replaceAtomic(at("live.jsonl"), ["x\n"]))).toBe("session_busy");
+      expect(await asyncCodeOf(() => storage.rename(at("live.jsonl"), at("moved.jsonl")))).toBe("session_busy");
+      expect(await asyncCodeOf(() => storage.unlink(at("live.jsonl")))).toBe("session_busy");
+      await writer.close();
+      await storage.replaceAtomic(at("live.jsonl"), ["x\n"]);
+      expect(await storage.readText(at("live.jsonl"))).toBe("x\n");
+    });
+
+    it("rewrites its own file atomically and keeps appending in call order", async () => {
+      const writer = await storage.openWriter(at("rw.jsonl"));
+      await writer.writeLine("old-1");
+      const rewritten = writer.rewrite(["new-1\n", Buffer.from("new-2")]);
+      // Issued before the rewrite finished: must land after the new content.
+      const appended = writer.writeLine("after");
+      await rewritten;
+      await appended;
+      await writer.flush();
+      expect(await storage.readText(at("rw.jsonl"))).toBe("new-1\nnew-2\nafter\n");
+      // Still the only writer after the rewrite.
+      expect(await asyncCodeOf(() => storage.openWriter(at("rw.jsonl")))).toBe("session_busy");
+      await writer.close();
+    });
+
+    it("shares one sync among concurrent flushes and resolves all of them", async () => {
+      const writer = await storage.openWriter(at("g.jsonl"));
+      const flushes: Promise<void>[] = [];
+      for (let i = 0; i < 10; i++) {
+        await writer.writeLine(String(i));
+        flushes.push(writer.flush());
+      }
+      await Promise.all(flushes);
+      await writer.close();
+      expect((await storage.readText(at("g.jsonl"))).split("\n").length).toBe(11);
+      expect(logger.calls).toEqual([]);
+    });
+
+    it("changes the cache key (size, mtime) when a file grows", async () => {
+      const writer = await storage.openWriter(at("k.jsonl"));
+      await writer.writeLine("a");
+      const before = storage.statSync(at("k.jsonl"));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await writer.writeLine("b");
+      await writer.close();
+      const after = storage.statSync(at("k.jsonl"));
+      expect([after.dev, after.ino]).toEqual([before.dev, before.ino]);
+      expect(after.size).toBe(before.size + 2);
+      expect(after.mtimeMs).toBeGreaterThanOrEqual(before.mtimeMs);
+    });
+  });
+});
