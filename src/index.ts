@@ -5,3 +5,4 @@
 export { GjcError } from "./errors.js";
 export * from "./session/index.js";
 export * from "./fs/index.js";
+export * from "./storage/index.js";

@@ -1,0 +1,64 @@
+/**
+ * Byte helpers shared by the storage implementations: batching many small chunks into few
+ * writes, and cutting a bounded read at a UTF-8 character boundary.
+ */
+
+import type { WriteChunk } from "./types.js";
+
+/** Chunks are gathered into writes of about this many bytes: few syscalls, bounded memory. */
+const BATCH_BYTES = 1 << 20;
+
+/**
+ * Groups `chunks` into buffers of roughly {@link BATCH_BYTES}, in order. A 100k-line
+ * rewrite then costs about a hundred write calls instead of a hundred thousand.
+ */
+export function* batchChunks(chunks: Iterable<WriteChunk>): Generator<Buffer> {
+  let texts: string[] = [];
+  let pending = 0;
+  for (const chunk of chunks) {
+    if (typeof chunk === "string") {
+      texts.push(chunk);
+      // UTF-16 length underestimates UTF-8 bytes by at most 3x: fine for a batching bound.
+      pending += chunk.length;
+    } else {
+      if (texts.length > 0) {
+        yield Buffer.from(texts.join(""), "utf8");
+        texts = [];
+      }
+      pending = 0;
+      yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      continue;
+    }
+    if (pending >= BATCH_BYTES) {
+      yield Buffer.from(texts.join(""), "utf8");
+      texts = [];
+      pending = 0;
+    }
+  }
+  if (texts.length > 0) yield Buffer.from(texts.join(""), "utf8");
+}
+
+/** All chunks as one buffer (for backends that publish a whole file in one call). */
+export function concatChunks(chunks: Iterable<WriteChunk>): Buffer {
+  return Buffer.concat([...batchChunks(chunks)]);
+}
+
+/**
+ * The length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence.
+ * Only the last (at most four) bytes are inspected.
+ */
+export function completeUtf8Length(bytes: Uint8Array): number {
+  const n = bytes.length;
+  for (let back = 1; back <= Math.min(4, n); back++) {
+    const byte = bytes[n - back] as number;
+    if ((byte & 0xc0) === 0x80) continue;
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needed > back ? n - back : n;
+  }
+  return n;
+}
+
+/** Decodes a bounded prefix read, dropping a character the bound cut in half. */
+export function decodeUtf8Prefix(bytes: Buffer): string {
+  return bytes.toString("utf8", 0, completeUtf8Length(bytes));
+}

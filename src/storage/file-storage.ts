@@ -1,0 +1,598 @@
+/**
+ * {@link SessionStorage} on node:fs for an explicit session directory (`--session-dir`).
+ *
+ * Policy: directories are created 0700 and files 0600, each forced with an explicit
+ * `fchmod` after creation because the umask varies; files are opened with `O_NOFOLLOW`;
+ * every component below the root is checked with `lstat` and a link there is refused with
+ * `symlink_refused`. Unlike the managed storage this does not hold directory descriptors,
+ * so a directory swapped between the check and the open is outside what it promises; the
+ * final component is always opened without following a link.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+
+import { batchChunks, decodeUtf8Prefix } from "./bytes.js";
+import { guardStorage, pathError, toStorageError } from "./errors.js";
+import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
+import { normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
+import type {
+  LineSink,
+  ReplaceOptions,
+  SessionStorage,
+  SessionStorageWriter,
+  StorageLogger,
+  StorageStat,
+  TailRead,
+  WriteChunk,
+} from "./types.js";
+import { lockWriterAt, type HeldWriterLock } from "./writer-lock.js";
+
+const { constants } = fs;
+const readAsync = promisify(fs.read);
+const writeAsync = promisify(fs.write);
+const fsyncAsync = promisify(fs.fsync);
+const closeAsync = promisify(fs.close);
+const fstatAsync = promisify(fs.fstat);
+
+// O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; it changes
+// nothing for regular files, and anything that is not a regular file is refused after fstat.
+const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CREATE_NEW = constants.O_CREAT | constants.O_EXCL;
+const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+const FILE_MODE = 0o600;
+const DIRECTORY_MODE = 0o700;
+
+/** Options of {@link FileSessionStorage}. */
+export interface FileSessionStorageOptions {
+  /** Receives a writer's first failure. */
+  logger?: StorageLogger;
+}
+
+/** {@link SessionStorage} for an explicit directory on node:fs; see the module comment. */
+export class FileSessionStorage implements SessionStorage {
+  /** {@inheritDoc SessionStorage.root} */
+  readonly root: string;
+  readonly #logger: StorageLogger;
+
+  /** @param root absolute path of the session directory; it need not exist yet. */
+  constructor(root: string, options: FileSessionStorageOptions = {}) {
+    this.root = normalizeRoot(root);
+    this.#logger = options.logger ?? consoleStorageLogger;
+  }
+
+  /** {@inheritDoc SessionStorage.ensureDirSync} */
+  ensureDirSync(dir: string): void {
+    const { names } = splitBelowRoot(this.root, dir);
+    guardStorage("write", this.root, () => {
+      if (!isDirectoryAt(this.root)) {
+        const created = fs.mkdirSync(this.root, { recursive: true, mode: DIRECTORY_MODE });
+        if (created !== undefined) tightenDirectory(this.root);
+      }
+    });
+    let current = this.root;
+    for (const name of names) {
+      current = path.join(current, name);
+      const here = current;
+      guardStorage("write", here, () => {
+        if (checkDirectory(here, true) === "missing") {
+          try {
+            fs.mkdirSync(here, { mode: DIRECTORY_MODE });
+            tightenDirectory(here);
+          } catch (error) {
+            // Lost a race with another creator: accept it only if it is a real directory.
+            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+            checkDirectory(here, false);
+          }
+        }
+      });
+    }
+  }
+
+  /** {@inheritDoc SessionStorage.existsSync} */
+  existsSync(target: string): boolean {
+    const rooted = splitBelowRoot(this.root, target);
+    return guardStorage("read", rooted.absolute, () => {
+      if (rooted.names.length === 0) return isDirectoryAt(this.root);
+      if (!this.#parentsExist(rooted.names)) return false;
+      const stat = lstatOrUndefined(rooted.absolute);
+      if (stat?.isSymbolicLink() === true) throw pathError("symlink_refused", rooted.absolute);
+      return stat !== undefined;
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.writeTextSync} */
+  writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
+    const file = this.#fileTarget(target);
+    guardStorage("write", file.absolute, () => {
+      checkReplaceable(file.absolute, options);
+      const temporary = createTemporary(file.dir, file.name);
+      try {
+        for (const batch of batchChunks([data])) writeAllSync(temporary.fd, batch);
+        fs.fsyncSync(temporary.fd);
+        fs.closeSync(temporary.fd);
+        temporary.fd = -1;
+        publish(temporary.path, file.absolute, options);
+        syncDirectory(file.dir);
+      } catch (error) {
+        discardTemporary(temporary);
+        throw error;
+      }
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.statSync} */
+  statSync(target: string): StorageStat {
+    const rooted = splitBelowRoot(this.root, target);
+    return guardStorage("read", rooted.absolute, () => {
+      this.#checkParents(rooted.names);
+      // The root may be reached through a link above it; nothing below it may be a link.
+      const below = rooted.names.length > 0;
+      const stat = below ? fs.lstatSync(rooted.absolute, { bigint: true }) : fs.statSync(this.root, { bigint: true });
+      if (stat.isSymbolicLink()) throw pathError("symlink_refused", rooted.absolute);
+      return fromNodeStat(stat);
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.listFilesSync} */
+  listFilesSync(dir: string): string[] {
+    return this.#list(dir, (entry) => entry.isFile());
+  }
+
+  /** {@inheritDoc SessionStorage.listDirsSync} */
+  listDirsSync(dir: string): string[] {
+    return this.#list(dir, (entry) => entry.isDirectory());
+  }
+
+  /** {@inheritDoc SessionStorage.readBytesSync} */
+  readBytesSync(target: string): Buffer {
+    const absolute = this.#readable(target);
+    return guardStorage("read", absolute, () => {
+      const fd = openRegularSync(absolute, OPEN_READ);
+      try {
+        return fs.readFileSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.exists} */
+  async exists(target: string): Promise<boolean> {
+    return this.existsSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.readText} */
+  async readText(target: string): Promise<string> {
+    return (await this.readBytes(target)).toString("utf8");
+  }
+
+  /** {@inheritDoc SessionStorage.readBytes} */
+  async readBytes(target: string): Promise<Buffer> {
+    return this.#withReadFd(target, async (fd) => {
+      const { size } = await fstatAsync(fd);
+      return readRange(fd, 0, size, true);
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.readTextPrefix} */
+  async readTextPrefix(target: string, maxBytes: number): Promise<string> {
+    return this.#withReadFd(target, async (fd) => decodeUtf8Prefix(await readRange(fd, 0, Math.max(0, maxBytes), false)));
+  }
+
+  /** {@inheritDoc SessionStorage.readTail} */
+  async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
+    return this.#withReadFd(target, async (fd) => {
+      const fileSize = (await fstatAsync(fd)).size;
+      const stop = Math.min(end ?? fileSize, fileSize);
+      const start = Math.max(0, stop - Math.max(0, maxBytes));
+      return { bytes: await readRange(fd, start, stop - start, false), start, fileSize };
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.writeText} */
+  async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
+    this.writeTextSync(target, data, options);
+  }
+
+  /** {@inheritDoc SessionStorage.replaceAtomic} */
+  async replaceAtomic(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions = {}): Promise<void> {
+    const file = this.#fileTarget(target);
+    let lock: HeldWriterLock | undefined;
+    try {
+      checkReplaceable(file.absolute, options);
+      lock = lockWriterAt(file.dir, file.name);
+      const fd = await replaceFile(file.dir, file.name, chunks, options);
+      await closeAsync(fd);
+    } catch (error) {
+      throw toStorageError(error, "write", file.absolute);
+    } finally {
+      lock?.release();
+    }
+  }
+
+  /** {@inheritDoc SessionStorage.rename} */
+  async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
+    const source = this.#fileTarget(from);
+    const destination = this.#fileTarget(to);
+    guardStorage("write", source.absolute, () => {
+      checkRegularFile(source.absolute);
+      checkReplaceable(destination.absolute, options);
+      if (source.absolute === destination.absolute) return;
+      withWriterLock(source.dir, source.name, () => {
+        publish(source.absolute, destination.absolute, options);
+        syncDirectory(destination.dir);
+        if (source.dir !== destination.dir) syncDirectory(source.dir);
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.unlink} */
+  async unlink(target: string): Promise<void> {
+    const file = this.#fileTarget(target);
+    guardStorage("write", file.absolute, () => {
+      checkRegularFile(file.absolute);
+      withWriterLock(file.dir, file.name, () => fs.unlinkSync(file.absolute));
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.openWriter} */
+  async openWriter(target: string): Promise<SessionStorageWriter> {
+    const file = this.#fileTarget(target);
+    const lock = guardStorage("write", file.absolute, () => lockWriterAt(file.dir, file.name));
+    try {
+      const fd = guardStorage("write", file.absolute, () => openForAppend(file.absolute));
+      return new NdjsonFileWriter(new FileLineSink(file.absolute, file.dir, file.name, fd, lock), this.#logger);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
+  /** Resolves a file path and checks that its parent directories exist and are real. */
+  #fileTarget(target: string): { absolute: string; dir: string; name: string } {
+    const rooted = splitFilePath(this.root, target);
+    guardStorage("read", rooted.absolute, () => this.#checkParents(rooted.names));
+    return { absolute: rooted.absolute, dir: path.dirname(rooted.absolute), name: rooted.name };
+  }
+
+  #readable(target: string): string {
+    return this.#fileTarget(target).absolute;
+  }
+
+  async #withReadFd<T>(target: string, use: (fd: number) => Promise<T>): Promise<T> {
+    const absolute = this.#readable(target);
+    const fd = guardStorage("read", absolute, () => openRegularSync(absolute, OPEN_READ));
+    try {
+      return await use(fd);
+    } catch (error) {
+      throw toStorageError(error, "read", absolute);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  #list(dir: string, keep: (entry: fs.Dirent) => boolean): string[] {
+    const rooted = splitBelowRoot(this.root, dir);
+    return guardStorage("read", rooted.absolute, () => {
+      this.#checkDirectories(rooted.names);
+      const names: string[] = [];
+      for (const entry of fs.readdirSync(rooted.absolute, { withFileTypes: true })) {
+        // Temporary files and lock directories are ours, not data.
+        if (entry.name.startsWith(".")) continue;
+        if (keep(entry)) names.push(entry.name);
+      }
+      return names.sort();
+    });
+  }
+
+  /**
+   * Checks every directory strictly above the last of `names` (the root included).
+   * @throws not_found / symlink_refused / not_directory
+   */
+  #checkParents(names: readonly string[]): void {
+    this.#checkDirectories(names.slice(0, -1));
+  }
+
+  /** Checks the root and each directory named by `names`, outermost first. */
+  #checkDirectories(names: readonly string[]): void {
+    if (checkDirectory(this.root, true, true) === "missing") throw pathError("not_found", this.root);
+    let current = this.root;
+    for (const name of names) {
+      current = path.join(current, name);
+      if (checkDirectory(current, true) === "missing") throw pathError("not_found", current);
+    }
+  }
+
+  /** Like {@link #checkParents} but reports a missing parent as `false`. */
+  #parentsExist(names: readonly string[]): boolean {
+    try {
+      this.#checkParents(names);
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code === "not_found") return false;
+      throw error;
+    }
+  }
+}
+
+/** Appends through one held descriptor; the descriptor follows the file across renames. */
+class FileLineSink implements LineSink {
+  readonly path: string;
+  readonly #dir: string;
+  readonly #name: string;
+  readonly #lock: HeldWriterLock;
+  #fd: number;
+  #closed = false;
+  readonly #oneByte = Buffer.alloc(1);
+
+  constructor(absolute: string, dir: string, name: string, fd: number, lock: HeldWriterLock) {
+    this.path = absolute;
+    this.#dir = dir;
+    this.#name = name;
+    this.#fd = fd;
+    this.#lock = lock;
+  }
+
+  appendSync(data: string): void {
+    writeAllSync(this.#fd, data);
+  }
+
+  lastByteSync(): number | undefined {
+    const { size } = fs.fstatSync(this.#fd);
+    if (size === 0) return undefined;
+    fs.readSync(this.#fd, this.#oneByte, 0, 1, size - 1);
+    return this.#oneByte[0];
+  }
+
+  async sync(): Promise<void> {
+    await fsyncAsync(this.#fd);
+  }
+
+  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
+    const fd = await replaceFile(this.#dir, this.#name, chunks, {});
+    const previous = this.#fd;
+    this.#fd = fd;
+    await closeAsync(previous);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      await closeAsync(this.#fd);
+    } finally {
+      this.#lock.release();
+    }
+  }
+}
+
+interface Temporary {
+  path: string;
+  fd: number;
+}
+
+function lstatOrUndefined(target: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+function isDirectoryAt(target: string): boolean {
+  try {
+    return fs.statSync(target).isDirectory();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+/**
+ * Checks that `target` is a real directory. The root may be reached through links above
+ * it (`followRoot`); nothing below it may be a link.
+ */
+function checkDirectory(target: string, allowMissing: boolean, followRoot = false): "ok" | "missing" {
+  let stat: fs.Stats;
+  try {
+    stat = followRoot ? fs.statSync(target) : fs.lstatSync(target);
+  } catch (error) {
+    if (allowMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    throw error;
+  }
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isDirectory()) throw pathError("not_directory", target);
+  return "ok";
+}
+
+/** Forces 0700 on a directory we just created, through a descriptor that did not follow a link. */
+function tightenDirectory(target: string): void {
+  const fd = fs.openSync(target, OPEN_DIRECTORY);
+  try {
+    fs.fchmodSync(fd, DIRECTORY_MODE);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function syncDirectory(dir: string): void {
+  const fd = fs.openSync(dir, OPEN_DIRECTORY);
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Opens an existing regular file, refusing links (O_NOFOLLOW) and anything else. */
+function openRegularSync(target: string, flags: number): number {
+  const fd = fs.openSync(target, flags);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw pathError("not_regular_file", target);
+    return fd;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/** Opens (creating 0600 if missing) a file for appending and tightens a loose mode. */
+function openForAppend(target: string): number {
+  let fd: number;
+  let created = true;
+  try {
+    fd = fs.openSync(target, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    created = false;
+    fd = fs.openSync(target, OPEN_APPEND);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    // A file created by an older writer under a loose umask is tightened too: session
+    // transcripts are never meant to be readable by others.
+    if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
+    return fd;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/** Runs `step` holding the writer lock of `name` in `dir` (`session_busy` if a writer has it). */
+function withWriterLock<T>(dir: string, name: string, step: () => T): T {
+  const lock = lockWriterAt(dir, name);
+  try {
+    return step();
+  } finally {
+    lock.release();
+  }
+}
+
+/** Refuses anything at `target` but an existing regular file. */
+function checkRegularFile(target: string): void {
+  const stat = fs.lstatSync(target);
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isFile()) throw pathError("not_regular_file", target);
+}
+
+/** Refuses a target that is a link or a directory, or that exists when `noReplace` is set. */
+function checkReplaceable(target: string, options: ReplaceOptions): void {
+  const stat = lstatOrUndefined(target);
+  if (stat === undefined) return;
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isFile()) throw pathError("not_regular_file", target);
+  if (options.noReplace === true) throw pathError("already_exists", target);
+}
+
+function createTemporary(dir: string, name: string): Temporary {
+  const temporaryPath = path.join(dir, temporaryName(name));
+  const fd = fs.openSync(temporaryPath, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  const temporary = { path: temporaryPath, fd };
+  try {
+    fs.fchmodSync(fd, FILE_MODE);
+  } catch (error) {
+    discardTemporary(temporary);
+    throw error;
+  }
+  return temporary;
+}
+
+function discardTemporary(temporary: Temporary): void {
+  if (temporary.fd >= 0) {
+    try {
+      fs.closeSync(temporary.fd);
+    } catch {
+      // The descriptor is gone either way; the failure that brought us here is what matters.
+    }
+    temporary.fd = -1;
+  }
+  try {
+    fs.unlinkSync(temporary.path);
+  } catch {
+    // Already gone, or the directory is unwritable: nothing more we can do for a temp file.
+  }
+}
+
+/**
+ * Moves `from` to `to`. With `noReplace`, a hard link publishes only if `to` is free (the
+ * kernel decides atomically), then the old name goes: a crash between the two leaves both
+ * names, never neither.
+ */
+function publish(from: string, to: string, options: ReplaceOptions): void {
+  if (options.noReplace === true) {
+    fs.linkSync(from, to);
+    fs.unlinkSync(from);
+  } else {
+    fs.renameSync(from, to);
+  }
+}
+
+/**
+ * Writes `chunks` to a fresh temporary next to `name`, syncs it, renames it over `name`,
+ * syncs the directory, and returns the still-open descriptor (opened for appending) of
+ * what is now the file.
+ */
+async function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): Promise<number> {
+  const temporary = createTemporary(dir, name);
+  try {
+    for (const batch of batchChunks(chunks)) {
+      let offset = 0;
+      while (offset < batch.length) {
+        offset += (await writeAsync(temporary.fd, batch, offset, batch.length - offset)).bytesWritten;
+      }
+    }
+    await fsyncAsync(temporary.fd);
+    publish(temporary.path, path.join(dir, name), options);
+    syncDirectory(dir);
+    return temporary.fd;
+  } catch (error) {
+    discardTemporary(temporary);
+    throw error;
+  }
+}
+
+/** Writes all of `data`; a short write (rare, e.g. a nearly full disk) continues where it stopped. */
+function writeAllSync(fd: number, data: string | Buffer): void {
+  const written = typeof data === "string" ? fs.writeSync(fd, data) : fs.writeSync(fd, data);
+  const total = typeof data === "string" ? Buffer.byteLength(data) : data.length;
+  if (written === total) return;
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  let offset = written;
+  while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
+}
+
+/** Reads `length` bytes from `start` (fewer if the file is shorter), growing past `length` only when `toEnd`. */
+async function readRange(fd: number, start: number, length: number, toEnd: boolean): Promise<Buffer> {
+  let buffer = Buffer.allocUnsafe(Math.max(length, toEnd ? 65536 : 0));
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) {
+      if (!toEnd) break;
+      // The file grew since fstat (a live writer): keep reading to the end.
+      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(bigger, 0, 0, filled);
+      buffer = bigger;
+    }
+    const { bytesRead } = await readAsync(fd, buffer, filled, buffer.length - filled, start + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** A node:fs bigint stat as a {@link StorageStat}. */
+export function fromNodeStat(stat: fs.BigIntStats): StorageStat {
+  return {
+    kind: stat.isFile() ? "file" : stat.isDirectory() ? "directory" : "other",
+    size: Number(stat.size),
+    mtimeMs: Number(stat.mtimeMs),
+    dev: stat.dev.toString(),
+    ino: stat.ino.toString(),
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * The storage layer: the `SessionStorage` contract, its three implementations (explicit
+ * directory on node:fs, managed owner-only on the secure fs layer, in memory), the shared
+ * append-only writer, and the content-addressed blob store.
+ */
+export { StorageError, isStorageError } from "./errors.js";
+export type { StorageErrorCode, StorageErrorDetails } from "./errors.js";
+export type {
+  LineSink,
+  ReplaceOptions,
+  SessionStorage,
+  SessionStorageWriter,
+  StorageLogger,
+  StorageStat,
+  TailRead,
+  WriteChunk,
+} from "./types.js";
+export { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
+export { FileSessionStorage } from "./file-storage.js";
+export type { FileSessionStorageOptions } from "./file-storage.js";
+export { ManagedSessionStorage } from "./managed-storage.js";
+export type { ManagedSessionStorageOptions } from "./managed-storage.js";
+export { MemorySessionStorage } from "./memory-storage.js";
+export type { MemorySessionStorageOptions } from "./memory-storage.js";
+export { BlobStore, digestOf } from "./blob-store.js";
+export type { BlobPutResult, BlobPutStatus, BlobState } from "./blob-store.js";
+export { LOCK_DIRECTORY } from "./writer-lock.js";

@@ -1,0 +1,431 @@
+/**
+ * {@link SessionStorage} over the secure fs layer: every directory and file below the root
+ * is reached by descriptor from a held, verified root (`SecureDir`), without following
+ * links, and must pass the owner-only checks (owner == effective user, exactly 0700/0600,
+ * one link, no ACL) each time it is opened. Nothing is loosened or repaired silently: an
+ * object that fails a check is refused with `unsafe_entry` (the fs-layer code in `detail`)
+ * or the matching specific code.
+ *
+ * Directory handles below the root are opened per operation, not cached: a cached handle
+ * would keep pointing at a directory that was removed and recreated, and appends would land
+ * in the orphan. A writer holds its own file and directory handles for its lifetime.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+
+import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
+import { concatChunks, decodeUtf8Prefix } from "./bytes.js";
+import { guardStorage, pathError, toStorageError } from "./errors.js";
+import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
+import { splitBelowRoot, splitFilePath } from "./paths.js";
+import type {
+  LineSink,
+  ReplaceOptions,
+  SessionStorage,
+  SessionStorageWriter,
+  StorageLogger,
+  StorageStat,
+  TailRead,
+  WriteChunk,
+} from "./types.js";
+import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
+import { fromNodeStat } from "./file-storage.js";
+
+/** Options of {@link ManagedSessionStorage.open}. */
+export interface ManagedSessionStorageOptions {
+  /** Create the root (and missing ancestors) owner-only when it does not exist. */
+  create?: boolean;
+  /** Receives a writer's first failure. */
+  logger?: StorageLogger;
+}
+
+/** Reads of a live file continue in steps of this size past the size seen at open. */
+const READ_STEP = 1 << 16;
+
+/** Owner-only {@link SessionStorage} on held descriptors; see the module comment. */
+export class ManagedSessionStorage implements SessionStorage {
+  /** {@inheritDoc SessionStorage.root} */
+  readonly root: string;
+  readonly #rootDir: SecureDir;
+  readonly #logger: StorageLogger;
+
+  /**
+   * Wraps an open root. The storage does not take ownership: the caller closes `rootDir`
+   * (or calls {@link close}) when done.
+   */
+  constructor(rootDir: SecureDir, options: { logger?: StorageLogger } = {}) {
+    this.#rootDir = rootDir;
+    this.root = rootDir.path;
+    this.#logger = options.logger ?? consoleStorageLogger;
+  }
+
+  /**
+   * Opens (or with `create`, makes) the owner-only root at `rootPath` and returns a storage
+   * below it.
+   */
+  static open(rootPath: string, options: ManagedSessionStorageOptions = {}): ManagedSessionStorage {
+    const rootDir = guardStorage("read", rootPath, () => SecureDir.openRoot(rootPath, { create: options.create === true }));
+    return new ManagedSessionStorage(rootDir, options.logger === undefined ? {} : { logger: options.logger });
+  }
+
+  /** Closes the root descriptor. Open writers keep working until they are closed. */
+  close(): void {
+    this.#rootDir.close();
+  }
+
+  /** {@inheritDoc SessionStorage.ensureDirSync} */
+  ensureDirSync(dir: string): void {
+    const { absolute, names } = splitBelowRoot(this.root, dir);
+    guardStorage("write", absolute, () => this.#withDirectory(names, true, () => undefined));
+  }
+
+  /** {@inheritDoc SessionStorage.existsSync} */
+  existsSync(target: string): boolean {
+    const { absolute, names } = splitBelowRoot(this.root, target);
+    if (names.length === 0) return true;
+    return guardStorage("read", absolute, () => {
+      try {
+        return this.#withParent(names, false, (dir, name) => {
+          refuseLink(dir.stat(name), absolute);
+          return true;
+        });
+      } catch (error) {
+        if (toStorageError(error, "read", absolute).code === "not_found") return false;
+        throw error;
+      }
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.writeTextSync} */
+  writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
+    const { absolute, names } = splitFilePath(this.root, target);
+    guardStorage("write", absolute, () =>
+      this.#withParent(names, false, (dir, name) => {
+        refuseNonFile(dir, name, absolute, true);
+        dir.writeFileAtomic(name, concatChunks([data]), options);
+      }),
+    );
+  }
+
+  /** {@inheritDoc SessionStorage.statSync} */
+  statSync(target: string): StorageStat {
+    const { absolute, names } = splitBelowRoot(this.root, target);
+    return guardStorage("read", absolute, () => {
+      if (names.length === 0) return fromNodeStat(fs.statSync(this.root, { bigint: true }));
+      return this.#withParent(names, false, (dir, name) => fromSecureStat(refuseLink(dir.stat(name), absolute)));
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.listFilesSync} */
+  listFilesSync(dir: string): string[] {
+    return this.#list(dir, "file");
+  }
+
+  /** {@inheritDoc SessionStorage.listDirsSync} */
+  listDirsSync(dir: string): string[] {
+    return this.#list(dir, "directory");
+  }
+
+  /** {@inheritDoc SessionStorage.readBytesSync} */
+  readBytesSync(target: string): Buffer {
+    return this.#withFile(target, readToEnd);
+  }
+
+  /** {@inheritDoc SessionStorage.exists} */
+  async exists(target: string): Promise<boolean> {
+    return this.existsSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.readText} */
+  async readText(target: string): Promise<string> {
+    return this.readBytesSync(target).toString("utf8");
+  }
+
+  /** {@inheritDoc SessionStorage.readBytes} */
+  async readBytes(target: string): Promise<Buffer> {
+    return this.readBytesSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.readTextPrefix} */
+  async readTextPrefix(target: string, maxBytes: number): Promise<string> {
+    return this.#withFile(target, (file) => decodeUtf8Prefix(file.readPrefix(Math.max(0, maxBytes))));
+  }
+
+  /** {@inheritDoc SessionStorage.readTail} */
+  async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
+    return this.#withFile(target, (file) => {
+      const fileSize = file.stat().size;
+      const stop = Math.min(end ?? fileSize, fileSize);
+      const start = Math.max(0, stop - Math.max(0, maxBytes));
+      return { bytes: file.readAt(start, stop - start), start, fileSize };
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.writeText} */
+  async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
+    this.writeTextSync(target, data, options);
+  }
+
+  /** {@inheritDoc SessionStorage.replaceAtomic} */
+  async replaceAtomic(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions = {}): Promise<void> {
+    const { absolute, names } = splitFilePath(this.root, target);
+    guardStorage("write", absolute, () =>
+      this.#withParent(names, false, (dir, name) => {
+        refuseNonFile(dir, name, absolute, true);
+        const lock = lockWriterIn(dir, name);
+        try {
+          dir.writeFileAtomic(name, concatChunks(chunks), options);
+        } finally {
+          lock.release();
+        }
+      }),
+    );
+  }
+
+  /**
+   * {@inheritDoc SessionStorage.rename}
+   *
+   * Within one directory this is a single no-replace publish when `noReplace` is set.
+   * Otherwise the secure layer has no replacing or cross-directory rename, so the file is
+   * copied atomically to `to` and then removed from `from`, under the source's writer lock:
+   * a crash in between leaves both names, never neither.
+   */
+  async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
+    const source = splitFilePath(this.root, from);
+    const destination = splitFilePath(this.root, to);
+    if (source.absolute === destination.absolute) {
+      this.statSync(source.absolute);
+      if (options.noReplace === true) throw pathError("already_exists", destination.absolute);
+      return;
+    }
+    guardStorage("write", source.absolute, () =>
+      this.#withParent(source.names, false, (sourceDir, sourceName) => {
+        refuseNonFile(sourceDir, sourceName, source.absolute);
+        const lock = lockWriterIn(sourceDir, sourceName);
+        try {
+          if (options.noReplace === true && source.parents.join("/") === destination.parents.join("/")) {
+            sourceDir.publishNoReplace(sourceName, destination.name);
+            return;
+          }
+          const data = readWhole(sourceDir, sourceName);
+          this.#withParent(destination.names, false, (destinationDir, destinationName) => {
+            refuseNonFile(destinationDir, destinationName, destination.absolute, true);
+            destinationDir.writeFileAtomic(destinationName, data, options);
+          });
+          sourceDir.unlink(sourceName);
+          sourceDir.sync();
+        } finally {
+          lock.release();
+        }
+      }),
+    );
+  }
+
+  /** {@inheritDoc SessionStorage.unlink} */
+  async unlink(target: string): Promise<void> {
+    const { absolute, names } = splitFilePath(this.root, target);
+    guardStorage("write", absolute, () =>
+      this.#withParent(names, false, (dir, name) => {
+        refuseNonFile(dir, name, absolute);
+        const lock = lockWriterIn(dir, name);
+        try {
+          dir.unlink(name);
+        } finally {
+          lock.release();
+        }
+      }),
+    );
+  }
+
+  /** {@inheritDoc SessionStorage.openWriter} */
+  async openWriter(target: string): Promise<SessionStorageWriter> {
+    const { absolute, parents, name } = splitFilePath(this.root, target);
+    return guardStorage("write", absolute, () => {
+      const { dir, owned } = this.#openDirectory(parents, false);
+      let lock: HeldWriterLock | undefined;
+      try {
+        lock = lockWriterIn(dir, name);
+        const file = dir.openFile(name, { append: true, create: "if-missing" });
+        const sink = new ManagedLineSink(absolute, { dir, owned }, name, file, lock);
+        return new NdjsonFileWriter(sink, this.#logger);
+      } catch (error) {
+        lock?.release();
+        if (owned) dir.close();
+        throw error;
+      }
+    });
+  }
+
+  #list(dirPath: string, type: "file" | "directory"): string[] {
+    const { absolute, names } = splitBelowRoot(this.root, dirPath);
+    return guardStorage("read", absolute, () =>
+      this.#withDirectory(names, false, (dir) => {
+        const found: string[] = [];
+        for (const entry of dir.list()) {
+          // Temporary files and lock directories are ours, not data.
+          if (entry.name.startsWith(".")) continue;
+          const entryType = entry.type === "unknown" ? dir.stat(entry.name).type : entry.type;
+          if (entryType === type) found.push(entry.name);
+        }
+        return found.sort();
+      }),
+    );
+  }
+
+  /**
+   * Opens the directory named by `names` below the root, one verified component at a time.
+   * `owned` says whether the caller must close it (the root handle itself is shared).
+   */
+  #openDirectory(names: readonly string[], create: boolean): { dir: SecureDir; owned: boolean } {
+    let current: SecureDir | undefined;
+    try {
+      for (const name of names) {
+        const next: SecureDir = (current ?? this.#rootDir).openDir(name, { create });
+        current?.close();
+        current = next;
+      }
+    } catch (error) {
+      current?.close();
+      throw error;
+    }
+    return current === undefined ? { dir: this.#rootDir, owned: false } : { dir: current, owned: true };
+  }
+
+  #withDirectory<T>(names: readonly string[], create: boolean, use: (dir: SecureDir) => T): T {
+    const { dir, owned } = this.#openDirectory(names, create);
+    try {
+      return use(dir);
+    } finally {
+      if (owned) dir.close();
+    }
+  }
+
+  #withParent<T>(names: readonly string[], create: boolean, use: (dir: SecureDir, name: string) => T): T {
+    return this.#withDirectory(names.slice(0, -1), create, (dir) => use(dir, names[names.length - 1] as string));
+  }
+
+  #withFile<T>(target: string, use: (file: SecureFile) => T): T {
+    const { absolute, names } = splitFilePath(this.root, target);
+    return guardStorage("read", absolute, () =>
+      this.#withParent(names, false, (dir, name) => {
+        const file = dir.openFile(name);
+        try {
+          return use(file);
+        } finally {
+          file.close();
+        }
+      }),
+    );
+  }
+}
+
+/** Appends through a held, verified file handle; rewrites go through the held directory. */
+class ManagedLineSink implements LineSink {
+  readonly path: string;
+  readonly #dir: SecureDir;
+  readonly #ownsDir: boolean;
+  readonly #name: string;
+  readonly #lock: HeldWriterLock;
+  #file: SecureFile;
+  #closed = false;
+
+  /** `parent.owned`: whether closing the writer closes the directory handle too. */
+  constructor(
+    absolute: string,
+    parent: { dir: SecureDir; owned: boolean },
+    name: string,
+    file: SecureFile,
+    lock: HeldWriterLock,
+  ) {
+    this.path = absolute;
+    this.#dir = parent.dir;
+    this.#ownsDir = parent.owned;
+    this.#name = name;
+    this.#file = file;
+    this.#lock = lock;
+  }
+
+  appendSync(data: string): void {
+    this.#file.append(data);
+  }
+
+  lastByteSync(): number | undefined {
+    const { size } = this.#file.stat();
+    return size === 0 ? undefined : this.#file.readAt(size - 1, 1)[0];
+  }
+
+  async sync(): Promise<void> {
+    this.#file.sync();
+  }
+
+  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
+    this.#dir.writeFileAtomic(this.#name, concatChunks(chunks));
+    const next = this.#dir.openFile(this.#name, { append: true });
+    const previous = this.#file;
+    this.#file = next;
+    previous.close();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.#file.close();
+    } finally {
+      this.#lock.release();
+      if (this.#ownsDir) this.#dir.close();
+    }
+  }
+}
+
+function refuseLink(stat: SecureStat, absolute: string): SecureStat {
+  if (stat.type === "symlink") throw pathError("symlink_refused", absolute);
+  return stat;
+}
+
+/** Refuses a link or non-file at `name`; a missing entry passes only when `allowMissing`. */
+function refuseNonFile(dir: SecureDir, name: string, absolute: string, allowMissing = false): void {
+  let stat: SecureStat;
+  try {
+    stat = dir.stat(name);
+  } catch (error) {
+    if (allowMissing && toStorageError(error, "read", absolute).code === "not_found") return;
+    throw error;
+  }
+  refuseLink(stat, absolute);
+  if (stat.type !== "file") throw pathError("not_regular_file", absolute);
+}
+
+/** The whole file `name` in `dir`. */
+function readWhole(dir: SecureDir, name: string): Buffer {
+  const file = dir.openFile(name);
+  try {
+    return readToEnd(file);
+  } finally {
+    file.close();
+  }
+}
+
+/** The whole file, including anything appended after its size was first read. */
+function readToEnd(file: SecureFile): Buffer {
+  const parts = [file.readAt(0, file.stat().size)];
+  let offset = parts[0]?.length ?? 0;
+  for (;;) {
+    const more = file.readAt(offset, READ_STEP);
+    if (more.length === 0) break;
+    parts.push(more);
+    offset += more.length;
+  }
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+}
+
+function fromSecureStat(stat: SecureStat): StorageStat {
+  return {
+    kind: stat.type === "file" ? "file" : stat.type === "directory" ? "directory" : "other",
+    size: stat.size,
+    mtimeMs: stat.mtimeMs,
+    dev: stat.dev,
+    ino: stat.ino,
+  };
+}

@@ -1,0 +1,350 @@
+/**
+ * A map-backed {@link SessionStorage}: the storage of in-memory sessions, and the cheapest
+ * way to exercise code written against the contract. It keeps the same rules as the disk
+ * implementations (parents must exist, files and directories do not mix, one writer per
+ * file), so behaviour seen here holds on disk too.
+ */
+
+import path from "node:path";
+
+import { batchChunks, decodeUtf8Prefix } from "./bytes.js";
+import { pathError } from "./errors.js";
+import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
+import { normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
+import type {
+  LineSink,
+  ReplaceOptions,
+  SessionStorage,
+  SessionStorageWriter,
+  StorageLogger,
+  StorageStat,
+  TailRead,
+  WriteChunk,
+} from "./types.js";
+
+interface MemoryFile {
+  kind: "file";
+  ino: number;
+  mtimeMs: number;
+  /** Appended pieces; joined lazily on read so that appends stay O(line). */
+  parts: Buffer[];
+  size: number;
+}
+
+interface MemoryDirectory {
+  kind: "directory";
+  ino: number;
+  mtimeMs: number;
+}
+
+type MemoryNode = MemoryFile | MemoryDirectory;
+
+/** Options of {@link MemorySessionStorage}. */
+export interface MemorySessionStorageOptions {
+  /** The absolute path every stored path lies below; default `/`. It exists from the start. */
+  root?: string;
+  /** Receives a writer's first failure. */
+  logger?: StorageLogger;
+}
+
+/** {@link SessionStorage} kept in a map; see the module comment. */
+export class MemorySessionStorage implements SessionStorage {
+  /** {@inheritDoc SessionStorage.root} */
+  readonly root: string;
+  readonly #nodes = new Map<string, MemoryNode>();
+  readonly #locked = new Set<string>();
+  readonly #logger: StorageLogger;
+  #nextIno = 1;
+
+  constructor(options: MemorySessionStorageOptions = {}) {
+    this.root = normalizeRoot(options.root ?? "/");
+    this.#logger = options.logger ?? consoleStorageLogger;
+    this.#nodes.set(this.root, this.#directory());
+  }
+
+  /** {@inheritDoc SessionStorage.ensureDirSync} */
+  ensureDirSync(dir: string): void {
+    const { names } = splitBelowRoot(this.root, dir);
+    let current = this.root;
+    for (const name of names) {
+      current = path.join(current, name);
+      const node = this.#nodes.get(current);
+      if (node === undefined) this.#nodes.set(current, this.#directory());
+      else if (node.kind !== "directory") throw pathError("not_directory", current);
+    }
+  }
+
+  /** {@inheritDoc SessionStorage.existsSync} */
+  existsSync(target: string): boolean {
+    const { absolute } = splitBelowRoot(this.root, target);
+    this.#checkParents(absolute);
+    return this.#nodes.has(absolute);
+  }
+
+  /** {@inheritDoc SessionStorage.writeTextSync} */
+  writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
+    this.#publish(target, [data], options, false);
+  }
+
+  /** {@inheritDoc SessionStorage.statSync} */
+  statSync(target: string): StorageStat {
+    const { absolute } = splitBelowRoot(this.root, target);
+    const node = this.#existing(absolute);
+    return {
+      kind: node.kind,
+      size: node.kind === "file" ? node.size : 0,
+      mtimeMs: node.mtimeMs,
+      dev: "0",
+      ino: String(node.ino),
+    };
+  }
+
+  /** {@inheritDoc SessionStorage.listFilesSync} */
+  listFilesSync(dir: string): string[] {
+    return this.#list(dir, "file");
+  }
+
+  /** {@inheritDoc SessionStorage.listDirsSync} */
+  listDirsSync(dir: string): string[] {
+    return this.#list(dir, "directory");
+  }
+
+  /** {@inheritDoc SessionStorage.readBytesSync} */
+  readBytesSync(target: string): Buffer {
+    return Buffer.from(contents(this.#file(target)));
+  }
+
+  /** {@inheritDoc SessionStorage.exists} */
+  async exists(target: string): Promise<boolean> {
+    return this.existsSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.readText} */
+  async readText(target: string): Promise<string> {
+    return contents(this.#file(target)).toString("utf8");
+  }
+
+  /** {@inheritDoc SessionStorage.readBytes} */
+  async readBytes(target: string): Promise<Buffer> {
+    return this.readBytesSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.readTextPrefix} */
+  async readTextPrefix(target: string, maxBytes: number): Promise<string> {
+    const data = contents(this.#file(target));
+    return decodeUtf8Prefix(data.subarray(0, Math.max(0, maxBytes)));
+  }
+
+  /** {@inheritDoc SessionStorage.readTail} */
+  async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
+    const data = contents(this.#file(target));
+    const stop = Math.min(end ?? data.length, data.length);
+    const start = Math.max(0, stop - Math.max(0, maxBytes));
+    return { bytes: Buffer.from(data.subarray(start, stop)), start, fileSize: data.length };
+  }
+
+  /** {@inheritDoc SessionStorage.writeText} */
+  async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
+    this.#publish(target, [data], options, false);
+  }
+
+  /** {@inheritDoc SessionStorage.replaceAtomic} */
+  async replaceAtomic(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions = {}): Promise<void> {
+    this.#publish(target, chunks, options, true);
+  }
+
+  /** {@inheritDoc SessionStorage.rename} */
+  async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
+    const source = splitFilePath(this.root, from).absolute;
+    const node = this.#file(source);
+    const destination = splitFilePath(this.root, to).absolute;
+    this.#parentDirectory(destination);
+    const existing = this.#nodes.get(destination);
+    if (existing?.kind === "directory") throw pathError("not_regular_file", destination);
+    if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", destination);
+    if (this.#locked.has(source)) throw pathError("session_busy", source);
+    if (source === destination) return;
+    this.#nodes.delete(source);
+    this.#nodes.set(destination, node);
+  }
+
+  /** {@inheritDoc SessionStorage.unlink} */
+  async unlink(target: string): Promise<void> {
+    const { absolute } = splitFilePath(this.root, target);
+    this.#file(absolute);
+    if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
+    this.#nodes.delete(absolute);
+  }
+
+  /** {@inheritDoc SessionStorage.openWriter} */
+  async openWriter(target: string): Promise<SessionStorageWriter> {
+    const { absolute } = splitFilePath(this.root, target);
+    this.#parentDirectory(absolute);
+    let node = this.#nodes.get(absolute);
+    if (node?.kind === "directory") throw pathError("not_regular_file", absolute);
+    this.#lock(absolute);
+    if (node === undefined) {
+      node = this.#emptyFile();
+      this.#nodes.set(absolute, node);
+    }
+    const hooks: SinkHooks = {
+      replace: (chunks) => {
+        const file = this.#fileFrom(chunks);
+        this.#parentDirectory(absolute);
+        this.#nodes.set(absolute, file);
+        return file;
+      },
+      release: () => {
+        this.#locked.delete(absolute);
+      },
+    };
+    return new NdjsonFileWriter(new MemoryLineSink(absolute, node, hooks), this.#logger);
+  }
+
+  #publish(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions, lock: boolean): void {
+    const { absolute } = splitFilePath(this.root, target);
+    this.#parentDirectory(absolute);
+    const existing = this.#nodes.get(absolute);
+    if (existing?.kind === "directory") throw pathError("not_regular_file", absolute);
+    if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", absolute);
+    if (lock && this.#locked.has(absolute)) throw pathError("session_busy", absolute);
+    this.#nodes.set(absolute, this.#fileFrom(chunks));
+  }
+
+  #lock(absolute: string): void {
+    if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
+    this.#locked.add(absolute);
+  }
+
+  #list(dir: string, kind: MemoryNode["kind"]): string[] {
+    const { absolute } = splitBelowRoot(this.root, dir);
+    const node = this.#existing(absolute);
+    if (node.kind !== "directory") throw pathError("not_directory", absolute);
+    const names: string[] = [];
+    for (const [key, child] of this.#nodes) {
+      if (child.kind !== kind || key === absolute || path.dirname(key) !== absolute) continue;
+      const name = path.basename(key);
+      // Hidden names are temporaries and lock files on disk; listings skip them everywhere.
+      if (!name.startsWith(".")) names.push(name);
+    }
+    return names.sort();
+  }
+
+  /** Walks the parents of `absolute` the way a disk lookup would. */
+  #checkParents(absolute: string): void {
+    let current = path.dirname(absolute);
+    const chain: string[] = [];
+    while (current !== this.root && current.startsWith(this.root)) {
+      chain.push(current);
+      current = path.dirname(current);
+    }
+    for (const dir of chain.reverse()) {
+      const node = this.#nodes.get(dir);
+      if (node === undefined) return;
+      if (node.kind !== "directory") throw pathError("not_directory", dir);
+    }
+  }
+
+  #existing(absolute: string): MemoryNode {
+    this.#checkParents(absolute);
+    const node = this.#nodes.get(absolute);
+    if (node === undefined) throw pathError("not_found", absolute);
+    return node;
+  }
+
+  #file(target: string): MemoryFile {
+    const { absolute } = splitFilePath(this.root, target);
+    const node = this.#existing(absolute);
+    if (node.kind !== "file") throw pathError("not_regular_file", absolute);
+    return node;
+  }
+
+  #parentDirectory(absolute: string): void {
+    const parent = path.dirname(absolute);
+    const node = this.#existing(parent);
+    if (node.kind !== "directory") throw pathError("not_directory", parent);
+  }
+
+  #directory(): MemoryDirectory {
+    return { kind: "directory", ino: this.#nextIno++, mtimeMs: Date.now() };
+  }
+
+  #emptyFile(): MemoryFile {
+    return { kind: "file", ino: this.#nextIno++, mtimeMs: Date.now(), parts: [], size: 0 };
+  }
+
+  #fileFrom(chunks: Iterable<WriteChunk>): MemoryFile {
+    const file = this.#emptyFile();
+    for (const batch of batchChunks(chunks)) {
+      file.parts.push(batch);
+      file.size += batch.length;
+    }
+    return file;
+  }
+}
+
+/** What a writer may do to its storage beyond appending: the holder's privileges. */
+interface SinkHooks {
+  /** Puts a new file at the writer's path (the writer holds the lock) and returns it. */
+  replace(chunks: Iterable<WriteChunk>): MemoryFile;
+  /** Releases the writer lock. */
+  release(): void;
+}
+
+/** Appends to one in-memory file; like a descriptor, it follows the file, not the name. */
+class MemoryLineSink implements LineSink {
+  readonly path: string;
+  readonly #hooks: SinkHooks;
+  #file: MemoryFile;
+  #closed = false;
+
+  constructor(absolute: string, file: MemoryFile, hooks: SinkHooks) {
+    this.path = absolute;
+    this.#file = file;
+    this.#hooks = hooks;
+  }
+
+  appendSync(data: string): void {
+    this.#assertOpen();
+    const bytes = Buffer.from(data, "utf8");
+    this.#file.parts.push(bytes);
+    this.#file.size += bytes.length;
+    this.#file.mtimeMs = Date.now();
+  }
+
+  lastByteSync(): number | undefined {
+    this.#assertOpen();
+    const last = this.#file.parts[this.#file.parts.length - 1];
+    return last === undefined || last.length === 0 ? undefined : last[last.length - 1];
+  }
+
+  async sync(): Promise<void> {
+    this.#assertOpen();
+  }
+
+  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
+    this.#assertOpen();
+    this.#file = this.#hooks.replace(chunks);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#hooks.release();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) {
+      throw pathError("writer_closed", this.path);
+    }
+  }
+}
+
+/** Joins a file's parts into one buffer and keeps it, so repeated reads stay cheap. */
+function contents(file: MemoryFile): Buffer {
+  if (file.parts.length !== 1) {
+    const joined = Buffer.concat(file.parts, file.size);
+    file.parts = [joined];
+  }
+  return file.parts[0] as Buffer;
+}

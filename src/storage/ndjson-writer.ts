@@ -1,0 +1,219 @@
+/**
+ * The one append-only writer every storage implementation hands out. Implementations only
+ * provide a {@link LineSink} (how bytes reach their file); ordering, error latching,
+ * torn-tail repair and group commit live here, once.
+ */
+
+import { StorageError, toStorageError } from "./errors.js";
+import type { LineSink, SessionStorageWriter, StorageLogger, WriteChunk } from "./types.js";
+
+const LINE_FEED = 0x0a;
+const SETTLED: Promise<void> = Promise.resolve();
+
+function ignore(): void {}
+
+/**
+ * Marks `promise` as handled so a caller that fires and forgets a write never crashes the
+ * process with an unhandled rejection; the error stays available through `getError()` and
+ * every awaiting caller still sees the rejection.
+ */
+function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(ignore);
+  return promise;
+}
+
+function rejected(error: StorageError): Promise<never> {
+  return handled(Promise.reject(error));
+}
+
+/** Logs to `console.error`; the default when no logger is injected. */
+export const consoleStorageLogger: StorageLogger = {
+  error(message, details) {
+    console.error(message, details);
+  },
+};
+
+/**
+ * Appends newline-delimited JSON records to one file (see {@link SessionStorageWriter}).
+ *
+ * An append is a single synchronous write of `line + "\n"` on a held descriptor: it never
+ * re-reads, re-hashes or copies the file, so its cost depends only on the line. Before the
+ * first append (and the first after a rewrite) the file's last byte is read once; when a
+ * crash left a torn record without a final line feed, one is prepended so the new record
+ * starts on its own line instead of gluing onto the fragment.
+ *
+ * Steps that take time (sync, rewrite, close) run one after another on a promise chain.
+ * The first failure of any step is latched, logged once with the file, and returned by
+ * every later call.
+ */
+export class NdjsonFileWriter implements SessionStorageWriter {
+  readonly #sink: LineSink;
+  readonly #logger: StorageLogger;
+  #error: StorageError | undefined;
+  #closing: Promise<void> | undefined;
+  #tailChecked = false;
+  #chain: Promise<void> = SETTLED;
+  /** A queued sync that has not started yet: later flushes can share it. */
+  #queuedSync: Promise<void> | undefined;
+  /** While a rewrite is queued, appends queue behind it to keep call order. */
+  #pendingRewrites = 0;
+
+  constructor(sink: LineSink, logger: StorageLogger = consoleStorageLogger) {
+    this.#sink = sink;
+    this.#logger = logger;
+  }
+
+  /** The file this writer appends to. */
+  get path(): string {
+    return this.#sink.path;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.writeLine} */
+  writeLine(line: string): Promise<void> {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return rejected(refusal);
+    if (line.indexOf("\n") !== -1) {
+      return rejected(
+        new StorageError("invalid_line", `a record for ${this.path} contains a line feed`, { path: this.path }),
+      );
+    }
+    if (this.#pendingRewrites > 0) return this.#enqueue("write", async () => this.#append(line));
+    try {
+      this.#append(line);
+      return SETTLED;
+    } catch (error) {
+      return rejected(this.#latch(error, "write"));
+    }
+  }
+
+  /** {@inheritDoc SessionStorageWriter.write} */
+  write(record: unknown): Promise<void> {
+    let line: string | undefined;
+    try {
+      line = JSON.stringify(record);
+    } catch (error) {
+      return rejected(
+        new StorageError("invalid_line", `a record for ${this.path} cannot be encoded as JSON`, {
+          path: this.path,
+          cause: error,
+        }),
+      );
+    }
+    if (line === undefined) {
+      return rejected(
+        new StorageError("invalid_line", `a record for ${this.path} has no JSON form`, { path: this.path }),
+      );
+    }
+    return this.writeLine(line);
+  }
+
+  /** {@inheritDoc SessionStorageWriter.flush} */
+  flush(): Promise<void> {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return rejected(refusal);
+    // Everything written so far is already in the kernel, so one sync that has not started
+    // yet covers this caller too: concurrent flushes commit as a group.
+    if (this.#queuedSync !== undefined) return this.#queuedSync;
+    const sync = this.#enqueue("fsync", () => {
+      this.#queuedSync = undefined;
+      return this.#sink.sync();
+    });
+    this.#queuedSync = sync;
+    // If an earlier step failed, the sync never starts; do not hand it out again.
+    sync.catch(() => {
+      if (this.#queuedSync === sync) this.#queuedSync = undefined;
+    });
+    return sync;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.fsync} */
+  fsync(): Promise<void> {
+    return this.flush();
+  }
+
+  /** {@inheritDoc SessionStorageWriter.rewrite} */
+  rewrite(chunks: Iterable<WriteChunk>): Promise<void> {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return rejected(refusal);
+    this.#pendingRewrites++;
+    const done = this.#enqueue("rewrite", async () => {
+      try {
+        await this.#sink.replace(chunks);
+      } finally {
+        this.#pendingRewrites--;
+      }
+      // The new content may end without a line feed; check again before the next append.
+      this.#tailChecked = false;
+    });
+    return done;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.close} */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      this.#closing = handled(
+        this.#chain
+          .then(() => this.#sink.close())
+          .then(
+            () => {
+              if (this.#error !== undefined) throw this.#error;
+            },
+            (error: unknown) => {
+              throw this.#latch(error, "close");
+            },
+          ),
+      );
+    }
+    return this.#closing;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.getError} */
+  getError(): StorageError | undefined {
+    return this.#error;
+  }
+
+  #append(line: string): void {
+    let data = line + "\n";
+    if (!this.#tailChecked) {
+      const last = this.#sink.lastByteSync();
+      if (last !== undefined && last !== LINE_FEED) data = "\n" + data;
+      this.#tailChecked = true;
+    }
+    this.#sink.appendSync(data);
+  }
+
+  #refusal(): StorageError | undefined {
+    if (this.#error !== undefined) return this.#error;
+    if (this.#closing !== undefined) {
+      return new StorageError("writer_closed", `the writer of ${this.path} is closed`, { path: this.path });
+    }
+    return undefined;
+  }
+
+  #enqueue(step: string, operation: () => Promise<void>): Promise<void> {
+    const run = this.#chain.then(async () => {
+      if (this.#error !== undefined) throw this.#error;
+      try {
+        await operation();
+      } catch (error) {
+        throw this.#latch(error, step);
+      }
+    });
+    this.#chain = run.then(ignore, ignore);
+    return handled(run);
+  }
+
+  /** Keeps the first failure, logs it once, and returns it for every later caller. */
+  #latch(error: unknown, step: string): StorageError {
+    if (this.#error !== undefined) return this.#error;
+    const latched = toStorageError(error, "write", this.path, step);
+    this.#error = latched;
+    this.#logger.error("Session persistence error.", {
+      path: this.path,
+      code: latched.code,
+      ...(latched.errno === undefined ? {} : { errno: latched.errno }),
+      cause: error,
+    });
+    return latched;
+  }
+}

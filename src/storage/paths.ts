@@ -1,0 +1,77 @@
+/**
+ * Path checks shared by every storage: a caller passes absolute paths, and each one is
+ * turned into the list of names below the storage root before anything touches a disk.
+ */
+
+import { randomBytes } from "node:crypto";
+import path from "node:path";
+
+import { StorageError } from "./errors.js";
+
+/** An absolute path split into the names below a storage root. */
+export interface RootedPath {
+  /** The normalised absolute path. */
+  absolute: string;
+  /** Names below the root, outermost first; empty for the root itself. */
+  names: string[];
+}
+
+/**
+ * Normalises `root` for use as a storage root: absolute, no trailing separator.
+ * @throws StorageError `invalid_path` for a relative root or one containing NUL.
+ */
+export function normalizeRoot(root: string): string {
+  if (typeof root !== "string" || root.length === 0 || root.includes("\0") || !path.isAbsolute(root)) {
+    throw new StorageError("invalid_path", `a storage root must be an absolute path: ${String(root)}`);
+  }
+  return path.resolve(root);
+}
+
+/**
+ * Splits `target` into names below `root`. `.` and `..` segments are resolved lexically;
+ * that is sound only because every storage refuses links below its root, so the lexical
+ * path and the real one cannot differ.
+ * @throws StorageError `invalid_path` (relative, empty, NUL) or `outside_root`.
+ */
+export function splitBelowRoot(root: string, target: string): RootedPath {
+  if (typeof target !== "string" || target.length === 0 || target.includes("\0") || !path.isAbsolute(target)) {
+    throw new StorageError("invalid_path", `storage paths must be absolute: ${String(target)}`, {
+      path: String(target),
+    });
+  }
+  const absolute = path.resolve(target);
+  if (absolute === root) return { absolute, names: [] };
+  const relative = path.relative(root, absolute);
+  if (relative.length === 0 || relative === ".." || relative.startsWith(".." + path.sep) || path.isAbsolute(relative)) {
+    throw new StorageError("outside_root", `${absolute} is not below the storage root ${root}`, { path: absolute });
+  }
+  return { absolute, names: relative.split(path.sep) };
+}
+
+/**
+ * Like {@link splitBelowRoot} but for a file: the root itself is not a file name.
+ * @throws StorageError `invalid_path` when `target` is the root.
+ */
+export function splitFilePath(root: string, target: string): RootedPath & { name: string; parents: string[] } {
+  const rooted = splitBelowRoot(root, target);
+  const name = rooted.names[rooted.names.length - 1];
+  if (name === undefined) {
+    throw new StorageError("invalid_path", `the storage root is not a file: ${rooted.absolute}`, {
+      path: rooted.absolute,
+    });
+  }
+  return { ...rooted, name, parents: rooted.names.slice(0, -1) };
+}
+
+/**
+ * A fresh temporary name next to `name`: hidden, unique, and ending in `.tmp` so that no
+ * listing that filters by extension mistakes it for data.
+ */
+export function temporaryName(name: string): string {
+  return `.${name}.${randomBytes(8).toString("hex")}.tmp`;
+}
+
+/** The name of the lock file that guards writers of file `name` (kept next to it). */
+export function writerLockName(name: string): string {
+  return `.${name}.lock`;
+}

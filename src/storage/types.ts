@@ -1,0 +1,179 @@
+/**
+ * The storage contract the session layer is written against. Three implementations keep it:
+ * `FileSessionStorage` (an explicit `--session-dir` on node:fs),
+ * `ManagedSessionStorage` (owner-only, over `SecureDir` descriptors) and
+ * `MemorySessionStorage` (in-memory sessions and tests). One contract test suite runs
+ * against all three, so a caller can switch between them without changing behaviour.
+ */
+
+import type { StorageError } from "./errors.js";
+
+/** Bytes handed to a whole-file write: text is written as UTF-8. */
+export type WriteChunk = string | Uint8Array;
+
+/** Metadata of one entry, never following a link. */
+export interface StorageStat {
+  kind: "file" | "directory" | "other";
+  /** Size in bytes (0 for directories in memory storage). */
+  size: number;
+  /** Modification time in milliseconds since the epoch. */
+  mtimeMs: number;
+  /**
+   * Device and inode as decimal strings (64-bit values do not fit a double). With `size`
+   * and `mtimeMs` they form a cache key that changes whenever the file does.
+   */
+  dev: string;
+  ino: string;
+}
+
+/** Options of whole-file writes and renames. */
+export interface ReplaceOptions {
+  /**
+   * Fail with `already_exists` instead of replacing an existing target. The check and the
+   * publish are one atomic step (a link or no-replace rename), never check-then-write.
+   */
+  noReplace?: boolean;
+}
+
+/** A bounded read that ends at (or before) the end of a file. */
+export interface TailRead {
+  /** The bytes read: at most the requested count, ending at `end`. */
+  bytes: Buffer;
+  /** Offset of `bytes[0]` in the file; 0 means the scan reached the start. */
+  start: number;
+  /** File size when it was read. */
+  fileSize: number;
+}
+
+/** Where a writer reports its first failure (once per writer). */
+export interface StorageLogger {
+  error(message: string, details: { path: string; code: string; errno?: string; cause: unknown }): void;
+}
+
+/**
+ * A writer that appends newline-delimited records to one file and holds that file's
+ * writer lock until it is closed.
+ *
+ * Bytes reach the kernel synchronously, in call order, inside {@link writeLine} (one write
+ * call per line on a descriptor that stays open), so a killed process loses nothing it was
+ * told was written. Durability is paid only at {@link flush}. The first failure is latched:
+ * every later call rejects with that same error.
+ */
+export interface SessionStorageWriter {
+  /** The file this writer appends to. */
+  readonly path: string;
+  /**
+   * Appends `line` plus a line feed. The returned promise is already settled when this
+   * returns; it never causes an unhandled rejection if ignored (check {@link getError}).
+   * Rejects with `invalid_line` (nothing written, nothing latched) when `line` contains
+   * `\n`, with `writer_closed` after {@link close}, and with the latched error after a
+   * failure. While a {@link rewrite} is pending the line waits for it, so that it lands in
+   * the new file, after the rewritten content.
+   */
+  writeLine(line: string): Promise<void>;
+  /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
+  write(record: unknown): Promise<void>;
+  /**
+   * Waits for queued steps, then syncs the file to stable storage. Concurrent calls share
+   * one sync when they can (group commit).
+   */
+  flush(): Promise<void>;
+  /** The same as {@link flush}: writes are never buffered in user space, so there is nothing else to drain. */
+  fsync(): Promise<void>;
+  /**
+   * Atomically replaces the whole file with `chunks` while keeping the writer lock: a
+   * temporary file in the same directory is written and synced, renamed over the target,
+   * the directory is synced, and later appends go to the new file. A crash at any moment
+   * leaves either the old or the new content.
+   */
+  rewrite(chunks: Iterable<WriteChunk>): Promise<void>;
+  /**
+   * Waits for queued steps, closes the file and releases the lock. Idempotent. Rejects with
+   * the latched error if the writer ever failed (the descriptor and lock are released anyway).
+   */
+  close(): Promise<void>;
+  /** The latched error, if any operation of this writer failed. */
+  getError(): StorageError | undefined;
+}
+
+/**
+ * File operations used by the session layer. Every path is absolute and must lie below
+ * {@link root}; nothing below the root is reached through a symbolic link.
+ */
+export interface SessionStorage {
+  /** The directory every path of this storage lies below. */
+  readonly root: string;
+
+  /** Creates `dir` and its missing parents below the root, each 0700 when created. */
+  ensureDirSync(dir: string): void;
+  /** Whether an entry exists at `path` (a link there is refused, not reported). */
+  existsSync(path: string): boolean;
+  /**
+   * Atomically and durably replaces `path` with `data` (created 0600): temporary file,
+   * sync, rename, directory sync. For small standalone files; session files with a live
+   * writer are rewritten with {@link replaceAtomic} or {@link SessionStorageWriter.rewrite}.
+   */
+  writeTextSync(path: string, data: WriteChunk, options?: ReplaceOptions): void;
+  /** Metadata of `path`; `not_found` when it is missing. */
+  statSync(path: string): StorageStat;
+  /** Names (not paths) of the regular files directly in `dir`, sorted. */
+  listFilesSync(dir: string): string[];
+  /** Names of the directories directly in `dir`, sorted. */
+  listDirsSync(dir: string): string[];
+  /** The whole file. Synchronous so that blob lookups can run inside pure transforms. */
+  readBytesSync(path: string): Buffer;
+
+  /** Async {@link existsSync}. */
+  exists(path: string): Promise<boolean>;
+  /** The whole file as UTF-8 text. */
+  readText(path: string): Promise<string>;
+  /** The whole file. */
+  readBytes(path: string): Promise<Buffer>;
+  /**
+   * At most `maxBytes` from the start of the file, decoded as UTF-8; a character cut by the
+   * bound is dropped rather than turned into U+FFFD.
+   */
+  readTextPrefix(path: string, maxBytes: number): Promise<string>;
+  /**
+   * At most `maxBytes` ending at `end` (default: the end of the file). Backward scans call
+   * it repeatedly with `end = previous.start`. Bytes, not text: a chunk boundary may split
+   * a UTF-8 character, and callers search for `\n` bytes anyway.
+   */
+  readTail(path: string, maxBytes: number, end?: number): Promise<TailRead>;
+  /** Async {@link writeTextSync}. */
+  writeText(path: string, data: WriteChunk, options?: ReplaceOptions): Promise<void>;
+  /**
+   * Atomically and durably replaces `path` with the concatenated `chunks` (temporary file in
+   * the same directory, write, sync, close, rename, directory sync). Takes the writer lock
+   * for its duration, so it fails with `session_busy` while a writer holds the file.
+   */
+  replaceAtomic(path: string, chunks: Iterable<WriteChunk>, options?: ReplaceOptions): Promise<void>;
+  /** Renames a regular file, then syncs the directories involved. */
+  rename(from: string, to: string, options?: ReplaceOptions): Promise<void>;
+  /** Removes a regular file. */
+  unlink(path: string): Promise<void>;
+  /**
+   * Opens `path` for appending (created 0600 if missing) and takes its writer lock; a
+   * second writer of the same file, in any process, gets `session_busy`. Readers are never
+   * blocked.
+   */
+  openWriter(path: string): Promise<SessionStorageWriter>;
+}
+
+/**
+ * What an implementation provides so that the shared writer can append to one file.
+ * Internal to the storage layer: callers use {@link SessionStorageWriter}.
+ */
+export interface LineSink {
+  readonly path: string;
+  /** Writes all of `data` at the end of the file, synchronously; throws on failure. */
+  appendSync(data: string): void;
+  /** The file's last byte, or `undefined` when it is empty. Reads one byte at most. */
+  lastByteSync(): number | undefined;
+  /** Syncs the file's data and metadata to stable storage. */
+  sync(): Promise<void>;
+  /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and keeps appending to the new one. */
+  replace(chunks: Iterable<WriteChunk>): Promise<void>;
+  /** Closes the file and releases the writer lock. */
+  close(): Promise<void>;
+}
