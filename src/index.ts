@@ -6,3 +6,4 @@ export { GjcError } from "./errors.js";
 export * from "./session/index.js";
 export * from "./fs/index.js";
 export * from "./storage/index.js";
+export * from "./history/index.js";

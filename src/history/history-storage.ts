@@ -1,0 +1,454 @@
+/**
+ * HistoryStorage: the prompt-history database (`<agent>/history.db`), written off the hot
+ * path and searched through FTS5.
+ */
+import Database from "better-sqlite3";
+
+import { HistoryError, historyErrorFromSqlite, isCorruptionCode, sqliteCodeOf } from "./errors.js";
+import { HistoryFiles } from "./owner-only.js";
+import {
+  containsLikePattern,
+  MAX_QUERY_LENGTH,
+  MAX_QUERY_TOKENS,
+  normalizePrompt,
+  prefixMatchExpression,
+  splitByInfixIndexability,
+  storableText,
+  tokenizeQuery,
+} from "./query.js";
+import { createSchema, dropSchema, migrate } from "./schema.js";
+
+/** One stored prompt. */
+export interface HistoryEntry {
+  /** Row id; larger means stored later. */
+  readonly id: number;
+  /** The prompt as stored (trimmed; lone surrogates and NUL replaced by U+FFFD). */
+  readonly prompt: string;
+  /** Unix time in whole seconds when `add` was called (the peer's unit). */
+  readonly createdAt: number;
+  /** Working directory given to `add`, or null. */
+  readonly cwd: string | null;
+}
+
+/** Options of {@link HistoryStorage.open}. */
+export interface HistoryStorageOptions {
+  /** How long a write waits for another connection's lock before `history_busy` (ms). Default 5000. */
+  readonly busyTimeoutMs?: number;
+  /** Create a missing agent directory (0700). Default true. */
+  readonly createDir?: boolean;
+  /** Longest prompt accepted, in UTF-16 code units. Default {@link DEFAULT_MAX_PROMPT_LENGTH}. */
+  readonly maxPromptLength?: number;
+  /** Most prompts kept waiting while the database keeps failing. Default {@link DEFAULT_MAX_PENDING}. */
+  readonly maxPending?: number;
+  /**
+   * Told about failures of background saves (the prompts stay queued and are retried on the
+   * next `add`, `flush` or `close`). Without it they surface only from `flush`/`close`.
+   */
+  readonly onError?: (error: HistoryError) => void;
+}
+
+/** Options of {@link HistoryStorage.search}. */
+export interface HistorySearchOptions {
+  /** Most results (1..{@link MAX_RESULT_LIMIT}; larger values are capped). Default {@link DEFAULT_RESULT_LIMIT}. */
+  readonly limit?: number;
+  /** Only prompts added with exactly this working directory. */
+  readonly cwd?: string;
+}
+
+/** Default `limit` of `search` and `getRecent`. */
+export const DEFAULT_RESULT_LIMIT = 100;
+/** Largest `limit` honoured; bigger requests are capped here. */
+export const MAX_RESULT_LIMIT = 1000;
+/** Default longest prompt (UTF-16 code units): 1 MiB of ASCII. */
+export const DEFAULT_MAX_PROMPT_LENGTH = 1024 * 1024;
+/** Default backlog bound while saves fail. */
+export const DEFAULT_MAX_PENDING = 10_000;
+const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+// One background save writes at most this many prompts, then yields to the event loop.
+// FTS5 writes a new index segment per transaction, so much smaller batches cost throughput.
+const MAX_BATCH = 10_000;
+
+interface Pending {
+  readonly prompt: string;
+  readonly cwd: string | null;
+  readonly createdAt: number;
+}
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS createdAt, h.cwd AS cwd";
+
+function invalid(message: string): HistoryError {
+  return new HistoryError("history_invalid_argument", `history: ${message}`);
+}
+
+function checkCwd(cwd: unknown): string | null {
+  if (cwd === undefined || cwd === null) return null;
+  if (typeof cwd !== "string" || cwd === "" || cwd.includes("\0")) throw invalid("cwd must be a non-empty string without NUL");
+  return storableText(cwd);
+}
+
+function checkLimit(limit: unknown): number {
+  if (limit === undefined) return DEFAULT_RESULT_LIMIT;
+  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) throw invalid("limit must be a positive integer");
+  return Math.min(limit, MAX_RESULT_LIMIT);
+}
+
+function checkPositiveInteger(value: unknown, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalid(`${name} must be a non-negative integer`);
+  return value;
+}
+
+/**
+ * The prompt-history store. `add` only queues; prompts are written in batches on
+ * `setImmediate`, so a turn never waits on disk. Every other method is synchronous (SQLite
+ * through better-sqlite3) and first writes whatever is queued, so it sees every prompt added
+ * before it. Failures are thrown as {@link HistoryError}.
+ */
+export class HistoryStorage {
+  readonly #db: Database.Database;
+  readonly #files: HistoryFiles;
+  readonly #maxPromptLength: number;
+  readonly #maxPending: number;
+  readonly #onError: ((error: HistoryError) => void) | undefined;
+  readonly #statements = new Map<string, Statement>();
+  #pending: Pending[] = [];
+  #scheduled: NodeJS.Immediate | undefined;
+  #closed = false;
+
+  /** Absolute path of the database file. */
+  readonly path: string;
+
+  private constructor(db: Database.Database, files: HistoryFiles, options: HistoryStorageOptions) {
+    this.#db = db;
+    this.#files = files;
+    this.path = files.dbPath;
+    this.#maxPromptLength = checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
+    this.#maxPending = checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
+    this.#onError = options.onError;
+  }
+
+  /**
+   * Opens (creating if needed) `<agentDir>/history.db`. The directory must pass the
+   * owner-only check; the database is created exclusively at 0600 or must already be an
+   * owner-only regular file, never a link. A database SQLite cannot read is renamed aside and
+   * reported as `history_corrupt`; opening again then starts an empty one.
+   */
+  static open(agentDir: string, options: HistoryStorageOptions = {}): HistoryStorage {
+    if (typeof agentDir !== "string" || agentDir === "") throw invalid("agentDir must be a non-empty path");
+    const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", DEFAULT_BUSY_TIMEOUT_MS);
+    checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
+    checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
+    const files = HistoryFiles.prepare(agentDir, { create: options.createDir ?? true });
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(files.dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
+      configure(db, busyTimeoutMs);
+      migrate(db);
+      files.verifyOpened();
+      return new HistoryStorage(db, files, options);
+    } catch (error) {
+      closeQuietly(db);
+      const failure = failureFor(error, "opening the history database", files);
+      files.close();
+      throw failure;
+    }
+  }
+
+  /** Prompts queued and not yet written. */
+  get pendingCount(): number {
+    return this.#pending.length;
+  }
+
+  /** True once `close` finished (or corruption shut the store). */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /**
+   * Queues `prompt` (trimmed; empty ignored). A prompt equal to the one before it with the
+   * same cwd is skipped: consecutive duplicates are checked against the queue and, when
+   * written, against the newest stored row, so two processes do not defeat it. Throws only for
+   * bad arguments, an over-long prompt or a full backlog; disk faults are reported later.
+   */
+  add(prompt: string, cwd?: string): void {
+    this.#assertOpen();
+    if (typeof prompt !== "string") throw invalid("prompt must be a string");
+    if (prompt.length > this.#maxPromptLength) {
+      throw new HistoryError("history_prompt_too_large", `history: prompt of ${prompt.length} code units exceeds ${this.#maxPromptLength}`);
+    }
+    const cwdText = checkCwd(cwd);
+    const text = normalizePrompt(prompt);
+    if (text === "") return;
+    const last = this.#pending.at(-1);
+    if (last !== undefined && last.prompt === text && last.cwd === cwdText) return;
+    if (this.#pending.length >= this.#maxPending) {
+      throw new HistoryError("history_backlog_full", `history: ${this.#pending.length} prompts are already waiting to be saved`);
+    }
+    this.#pending.push({ prompt: text, cwd: cwdText, createdAt: Math.floor(Date.now() / 1000) });
+    this.#schedule();
+  }
+
+  /** Writes everything queued now. Throws the typed failure; the queue keeps what was not written. */
+  flush(): void {
+    this.#assertOpen();
+    this.#cancelSchedule();
+    while (this.#pending.length > 0) this.#saveBatch();
+  }
+
+  /**
+   * Prompts whose every query token starts a word (FTS5 prefix terms; `"`-quoted, so nothing
+   * in the query is FTS syntax), newest first; when that finds fewer than `limit`, prompts
+   * holding every token anywhere follow, also newest first. A query without letters or digits
+   * matches nothing.
+   */
+  search(query: string, options: HistorySearchOptions = {}): HistoryEntry[] {
+    this.#assertOpen();
+    if (typeof query !== "string") throw invalid("query must be a string");
+    if (query.length > MAX_QUERY_LENGTH) throw invalid(`query longer than ${MAX_QUERY_LENGTH} code units`);
+    const limit = checkLimit(options.limit);
+    const cwd = checkCwd(options.cwd);
+    const tokens = tokenizeQuery(query);
+    if (tokens.length > MAX_QUERY_TOKENS) throw invalid(`query has more than ${MAX_QUERY_TOKENS} distinct words`);
+    if (tokens.length === 0) return [];
+    this.flush();
+    return this.#run("searching history", () => {
+      const where = cwd === null ? "" : " AND h.cwd = ?";
+      const prefix = this.#statement(
+        `prefix${where}`,
+        `SELECT ${ENTRY_COLUMNS} FROM history_fts f JOIN history h ON h.id = f.rowid
+         WHERE history_fts MATCH ?${where} ORDER BY f.rowid DESC LIMIT ?`,
+      );
+      const found = prefix.all(...withCwd([prefixMatchExpression(tokens)], cwd), limit) as HistoryEntry[];
+      if (found.length >= limit) return found;
+      const seen = new Set(found.map((entry) => entry.id));
+      for (const entry of this.#infix(tokens, cwd, limit + found.length)) {
+        if (found.length >= limit) break;
+        if (!seen.has(entry.id)) found.push(entry);
+      }
+      return found;
+    });
+  }
+
+  /** The newest `limit` prompts, optionally only those added with `cwd`. */
+  getRecent(limit?: number, cwd?: string): HistoryEntry[] {
+    this.#assertOpen();
+    const max = checkLimit(limit);
+    const cwdText = checkCwd(cwd);
+    this.flush();
+    const where = cwdText === null ? "" : " WHERE h.cwd = ?";
+    const recent = this.#statement(`recent${where}`, `SELECT ${ENTRY_COLUMNS} FROM history h${where} ORDER BY h.id DESC LIMIT ?`);
+    return this.#run("reading recent history", () => recent.all(...withCwd([], cwdText), max) as HistoryEntry[]);
+  }
+
+  /**
+   * Removes one prompt, from the table and both indexes. Returns false if no row had `id`.
+   * The index forgets its tokens at once (FTS5 secure-delete) and freed pages are zeroed.
+   */
+  delete(id: number): boolean {
+    this.#assertOpen();
+    if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 1) throw invalid("id must be a positive integer");
+    this.flush();
+    const remove = this.#statement("delete", "DELETE FROM history WHERE id = ?");
+    const removed = this.#run("deleting a prompt", () => remove.run(id).changes) > 0;
+    if (removed) this.#compactWal();
+    return removed;
+  }
+
+  /**
+   * Removes every prompt (or every prompt added with `cwd`) and returns how many. Clearing
+   * everything rebuilds the schema and vacuums, so no old page keeps a prompt.
+   */
+  clear(options: { readonly cwd?: string } = {}): number {
+    this.#assertOpen();
+    const cwd = checkCwd(options.cwd);
+    this.flush();
+    let removed: number;
+    if (cwd !== null) {
+      const remove = this.#statement("clear cwd", "DELETE FROM history WHERE cwd = ?");
+      removed = this.#run("clearing history", () => this.#db.transaction(() => remove.run(cwd).changes).immediate());
+    } else {
+      removed = this.#run("clearing history", () =>
+        this.#db
+          .transaction(() => {
+            const count = (this.#db.prepare("SELECT count(*) AS n FROM history").get() as { n: number }).n;
+            dropSchema(this.#db);
+            createSchema(this.#db);
+            return count;
+          })
+          .immediate(),
+      );
+      // Dropped tables invalidate every cached statement.
+      this.#statements.clear();
+      this.#run("compacting history", () => this.#db.exec("VACUUM"));
+    }
+    this.#compactWal();
+    return removed;
+  }
+
+  /**
+   * Writes what is queued, then closes. If that write fails, the error is thrown and the store
+   * stays open with its queue, so nothing is lost; call `close` again later.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.flush();
+    this.#shut();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new HistoryError("history_closed", "history: the store is closed");
+  }
+
+  #schedule(): void {
+    if (this.#scheduled !== undefined) return;
+    this.#scheduled = setImmediate(() => {
+      this.#scheduled = undefined;
+      if (this.#closed || this.#pending.length === 0) return;
+      try {
+        this.#saveBatch();
+      } catch (error) {
+        this.#onError?.(error instanceof HistoryError ? error : historyErrorFromSqlite(error, "saving history"));
+        return;
+      }
+      if (this.#pending.length > 0) this.#schedule();
+    });
+  }
+
+  #cancelSchedule(): void {
+    if (this.#scheduled === undefined) return;
+    clearImmediate(this.#scheduled);
+    this.#scheduled = undefined;
+  }
+
+  /** Writes up to MAX_BATCH queued prompts in one IMMEDIATE transaction, then drops them from the queue. */
+  #saveBatch(): void {
+    const batch = this.#pending.slice(0, MAX_BATCH);
+    const newest = this.#statement("newest", "SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
+    const insert = this.#statement("insert", "INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
+    this.#run("saving history", () =>
+      this.#db
+        .transaction(() => {
+          let last = newest.get() as { prompt: string; cwd: string | null } | undefined;
+          for (const entry of batch) {
+            if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
+            insert.run(entry.prompt, entry.createdAt, entry.cwd);
+            last = entry;
+          }
+        })
+        .immediate(),
+    );
+    this.#pending.splice(0, batch.length);
+  }
+
+  /** Substring matches for the fallback pass, newest first. */
+  #infix(tokens: readonly string[], cwd: string | null, limit: number): HistoryEntry[] {
+    const { indexed, scanned } = splitByInfixIndexability(tokens);
+    // Indexed tokens go to the trigram table (LIKE is how FTS5 searches it with detail=none);
+    // short ones are checked on the row, after the index narrowed the candidates.
+    const indexedLike = indexed.map(() => "x.prompt LIKE ?").join(" AND ");
+    const scannedLike = scanned.map(() => "h.prompt LIKE ?").join(" AND ");
+    const conditions = [indexedLike, scannedLike, cwd === null ? "" : "h.cwd = ?"].filter((c) => c !== "").join(" AND ");
+    const sql =
+      indexed.length > 0
+        ? `SELECT ${ENTRY_COLUMNS} FROM history_infix x JOIN history h ON h.id = x.rowid WHERE ${conditions} ORDER BY x.rowid DESC LIMIT ?`
+        : `SELECT ${ENTRY_COLUMNS} FROM history h WHERE ${conditions} ORDER BY h.id DESC LIMIT ?`;
+    const statement = this.#statement(`infix ${indexed.length} ${scanned.length} ${cwd === null}`, sql);
+    const params = withCwd([...indexed, ...scanned].map(containsLikePattern), cwd);
+    return statement.all(...params, limit) as HistoryEntry[];
+  }
+
+  #statement(key: string, sql: string): Statement {
+    let statement = this.#statements.get(key);
+    if (statement === undefined) {
+      statement = this.#run("preparing a query", () => this.#db.prepare(sql));
+      this.#statements.set(key, statement);
+    }
+    return statement;
+  }
+
+  /** Runs SQLite work; failures become HistoryErrors, and corruption shuts the store first. */
+  #run<T>(doing: string, fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      const code = sqliteCodeOf(error);
+      if (code !== undefined && isCorruptionCode(code)) {
+        const dropped = this.#pending.length;
+        this.#cancelSchedule();
+        this.#pending = [];
+        closeQuietly(this.#db);
+        this.#closed = true;
+        const failure = failureFor(error, `${doing} (${dropped} queued prompts dropped)`, this.#files);
+        this.#files.close();
+        throw failure;
+      }
+      throw historyErrorFromSqlite(error, doing);
+    }
+  }
+
+  /** Truncates the WAL so the old page images of deleted prompts leave the disk too. */
+  #compactWal(): void {
+    try {
+      this.#db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (error) {
+      // A reader of another process still needs the old frames; SQLite reuses the WAL once
+      // it lets go. Only a busy or locked WAL is expected here.
+      const code = sqliteCodeOf(error) ?? "";
+      if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw historyErrorFromSqlite(error, "truncating the WAL");
+    }
+  }
+
+  #shut(): void {
+    this.#cancelSchedule();
+    this.#statements.clear();
+    this.#closed = true;
+    try {
+      this.#db.close();
+    } finally {
+      this.#files.close();
+    }
+  }
+}
+
+/**
+ * Connection settings: WAL so readers never block the writer, NORMAL sync (a power cut may
+ * lose the last prompts, never the file), zeroing of freed pages, and no schema-driven SQL
+ * functions beyond FTS5's own.
+ */
+function configure(db: Database.Database, busyTimeoutMs: number): void {
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  const mode = db.pragma("journal_mode = WAL", { simple: true });
+  if (mode !== "wal") throw new HistoryError("history_readonly", `history: SQLite refused WAL mode (got ${String(mode)})`);
+  db.pragma("synchronous = NORMAL");
+  db.pragma("secure_delete = ON");
+  db.pragma("cell_size_check = ON");
+  db.pragma("trusted_schema = OFF");
+}
+
+function withCwd(params: unknown[], cwd: string | null): unknown[] {
+  if (cwd !== null) params.push(cwd);
+  return params;
+}
+
+function closeQuietly(db: Database.Database | undefined): void {
+  try {
+    db?.close();
+  } catch {
+    // Closing a connection that already failed can fail again; the first error is the one
+    // worth reporting and is thrown by the caller.
+  }
+}
+
+/** The typed error for `error`; for corruption, after moving the files aside. */
+function failureFor(error: unknown, doing: string, files: HistoryFiles): HistoryError {
+  const sqliteCode = sqliteCodeOf(error);
+  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
+  const movedTo = files.moveAside();
+  return new HistoryError(
+    "history_corrupt",
+    `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`,
+    { sqliteCode, movedTo, cause: error },
+  );
+}

@@ -1,0 +1,137 @@
+/**
+ * The history database layout and its forward migrations, versioned by `PRAGMA user_version`.
+ */
+import type Database from "better-sqlite3";
+
+import { HistoryError } from "./errors.js";
+
+/** The schema version this library writes. A file with a higher version is refused. */
+export const HISTORY_SCHEMA_VERSION = 1;
+
+/**
+ * Two external-content FTS5 indexes over the one `history` table:
+ * - `history_fts` (unicode61, the peer's name and shape) answers token-prefix queries;
+ * - `history_infix` (trigram, rowids only) answers substring queries without a table scan.
+ *   `detail=none` keeps it small; its LIKE matches are re-checked by SQLite, so no positions
+ *   are needed.
+ * `secure-delete` makes FTS5 remove a deleted prompt's tokens from the index at once instead
+ * of leaving them in old segments until a merge: a prompt the user deletes is really gone.
+ */
+const SCHEMA_V1 = `
+CREATE TABLE history (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  prompt TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  cwd TEXT
+);
+CREATE INDEX idx_history_created_at ON history(created_at DESC);
+CREATE INDEX idx_history_cwd_created_at ON history(cwd, created_at DESC);
+CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id');
+CREATE VIRTUAL TABLE history_infix USING fts5(
+  prompt, content='history', content_rowid='id', tokenize='trigram', detail='none'
+);
+INSERT INTO history_fts(history_fts, rank) VALUES('secure-delete', 1);
+INSERT INTO history_infix(history_infix, rank) VALUES('secure-delete', 1);
+CREATE TRIGGER history_ai AFTER INSERT ON history BEGIN
+  INSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
+  INSERT INTO history_infix(rowid, prompt) VALUES (new.id, new.prompt);
+END;
+CREATE TRIGGER history_ad AFTER DELETE ON history BEGIN
+  INSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+  INSERT INTO history_infix(history_infix, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+END;
+CREATE TRIGGER history_au AFTER UPDATE ON history BEGIN
+  INSERT INTO history_fts(history_fts, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+  INSERT INTO history_infix(history_infix, rowid, prompt) VALUES ('delete', old.id, old.prompt);
+  INSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt);
+  INSERT INTO history_infix(rowid, prompt) VALUES (new.id, new.prompt);
+END;
+`;
+
+/** Creates the current layout in an empty database (also used by `clear()` to start over). */
+export function createSchema(db: Database.Database): void {
+  db.exec(SCHEMA_V1);
+}
+
+/** Drops every history object (the tables' FTS shadow tables go with them). */
+export function dropSchema(db: Database.Database): void {
+  const objects = db
+    .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
+    .all() as Array<{ type: string; name: string }>;
+  for (const { type, name } of objects) db.exec(`DROP ${type.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
+  db.exec("DROP TABLE IF EXISTS history");
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Version 0 is either an empty file or a database written by the peer implementation
+ * (same `history` table, seconds in `created_at`, an FTS table kept only by an insert
+ * trigger, no version stamp). Its rows are copied into the v1 layout; its index objects are
+ * dropped and rebuilt, because an insert-only trigger leaves deleted rows in the index.
+ */
+function migrateFromV0(db: Database.Database): void {
+  const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
+  if (!hasHistory) {
+    createSchema(db);
+    return;
+  }
+  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all() as Array<{ name: string }>).map((c) => c.name));
+  const others = db
+    .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
+    .all() as Array<{ type: string; name: string }>;
+  // Triggers first: they would otherwise follow the renamed table and fire on the copy.
+  for (const kind of ["trigger", "view", "table", "index"]) {
+    for (const { type, name } of others) if (type === kind) db.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
+  }
+  db.exec("ALTER TABLE history RENAME TO history_v0");
+  createSchema(db);
+  const createdAt = columns.has("created_at") ? "COALESCE(CAST(created_at AS INTEGER), 0)" : "0";
+  const cwd = columns.has("cwd") ? "CAST(cwd AS TEXT)" : "NULL";
+  db.exec(
+    `INSERT INTO history(id, prompt, created_at, cwd)
+     SELECT id, CAST(prompt AS TEXT), ${createdAt}, ${cwd} FROM history_v0 WHERE prompt IS NOT NULL ORDER BY id`,
+  );
+  db.exec("DROP TABLE history_v0");
+}
+
+/** Forward migrations: entry `n` turns version `n` into version `n + 1`. */
+const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [migrateFromV0];
+
+/**
+ * Brings the database to {@link HISTORY_SCHEMA_VERSION}. Reads the version without a write
+ * lock first, so an up-to-date file never waits on another writer; otherwise migrates inside
+ * one IMMEDIATE transaction and re-reads the version there, because another process may have
+ * migrated in between.
+ */
+export function migrate(db: Database.Database): void {
+  const current = readVersion(db);
+  refuseNewer(current);
+  if (current === HISTORY_SCHEMA_VERSION) return;
+  db.transaction(() => {
+    let version = readVersion(db);
+    refuseNewer(version);
+    while (version < HISTORY_SCHEMA_VERSION) {
+      const step = MIGRATIONS[version];
+      if (step === undefined) throw new HistoryError("history_io_error", `history: no migration from schema version ${version}`);
+      step(db);
+      version += 1;
+      db.pragma(`user_version = ${version}`);
+    }
+  }).immediate();
+}
+
+function readVersion(db: Database.Database): number {
+  return db.pragma("user_version", { simple: true }) as number;
+}
+
+function refuseNewer(version: number): void {
+  if (version > HISTORY_SCHEMA_VERSION) {
+    throw new HistoryError(
+      "history_version_too_new",
+      `history: the database has schema version ${version}; this library knows up to ${HISTORY_SCHEMA_VERSION}`,
+    );
+  }
+}
