@@ -6,6 +6,8 @@
  *   GJC_FAULT_XATTR_ERRNO=<n>     fgetxattr of system.posix_acl_* fails with errno n
  *   GJC_FAULT_XATTR_NAME=<name>   ...only for this attribute name (default: both ACL names)
  *   GJC_FAULT_XATTR_HEX=<hex>     fgetxattr of the ACL names returns these bytes
+ *   GJC_FAULT_XATTR_SKIP=<n>      let the first n ACL reads through untouched (e.g. the
+ *                                 root directory's), so the fault hits the object under test
  *   GJC_FAULT_RENAMEAT2_ERRNO=<n> renameat2 fails with errno n (file system unchanged)
  *   GJC_FAULT_LINKAT_ERRNO=<n>    linkat fails with errno n (file system unchanged)
  *   GJC_FAULT_LOG=<path>          one line per intercepted call, for the test to assert on
@@ -54,7 +56,8 @@ static int hex_value(char c) {
 ssize_t fgetxattr(int fd, const char *name, void *value, size_t size) {
   static ssize_t (*real)(int, const char *, void *, size_t);
   if (!real) real = (ssize_t (*)(int, const char *, void *, size_t))dlsym(RTLD_NEXT, "fgetxattr");
-  if (is_acl_name(name)) {
+  static int seen = 0;
+  if (is_acl_name(name) && seen++ >= env_errno("GJC_FAULT_XATTR_SKIP")) {
     const int injected = env_errno("GJC_FAULT_XATTR_ERRNO");
     const char *hex = getenv("GJC_FAULT_XATTR_HEX");
     if (injected) {

@@ -1,0 +1,154 @@
+/**
+ * Helpers for the history tests: a bundled child program (real separate processes that use
+ * the TypeScript sources), and small SQLite probes.
+ */
+import { spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import Database from "better-sqlite3";
+import { build } from "vite";
+
+import { HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
+import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const requireFromRepo = createRequire(path.join(REPO_ROOT, "package.json"));
+
+let childScript: Promise<string> | undefined;
+
+/**
+ * Bundles test/history/child.ts (and the sources it imports) into one ESM file under the
+ * temp dir, keyed by the bundle's inputs. Packages and the addon loader stay external and
+ * are imported by absolute path, so the bundle runs from anywhere, also as another uid.
+ */
+export function childProgram(): Promise<string> {
+  childScript ??= (async () => {
+    const hash = crypto.createHash("sha256");
+    for (const dir of [here, path.join(REPO_ROOT, "src", "history"), path.join(REPO_ROOT, "src", "fs")]) {
+      for (const name of fs.readdirSync(dir).sort()) {
+        if (name.endsWith(".ts")) hash.update(name).update(fs.readFileSync(path.join(dir, name)));
+      }
+    }
+    const outDir = path.join(os.tmpdir(), `gjc-history-child-${hash.digest("hex").slice(0, 16)}`);
+    const outFile = path.join(outDir, "child.mjs");
+    if (fs.existsSync(outFile)) return outFile;
+    const staging = fs.mkdtempSync(`${outDir}.staging-`);
+    await build({
+      configFile: false,
+      logLevel: "silent",
+      root: REPO_ROOT,
+      plugins: [
+        {
+          name: "externals-by-absolute-path",
+          enforce: "pre",
+          resolveId(id) {
+            if (id === "#binding") return { id: path.join(REPO_ROOT, "src", "native", "binding.cjs"), external: true };
+            if (id === "better-sqlite3") return { id: requireFromRepo.resolve(id), external: true };
+            return null;
+          },
+        },
+      ],
+      build: {
+        ssr: path.join(here, "child.ts"),
+        outDir: staging,
+        emptyOutDir: false,
+        minify: false,
+        rollupOptions: { output: { format: "esm", entryFileNames: "child.mjs" } },
+      },
+    });
+    // Any directory on the way must be traversable by the unprivileged uid of the
+    // read-only test.
+    fs.chmodSync(staging, 0o755);
+    fs.chmodSync(path.join(staging, "child.mjs"), 0o644);
+    try {
+      fs.renameSync(staging, outDir);
+    } catch {
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+    return outFile;
+  })();
+  return childScript;
+}
+
+/** Runs the child program to completion with `args`; `prefix` wraps the node command (setpriv). */
+export async function runChild(args: readonly string[], options: { prefix?: readonly string[]; umask?: number } = {}): Promise<ChildResult> {
+  const script = await childProgram();
+  const prefix = options.prefix ?? [];
+  const command = prefix.length > 0 ? prefix[0]! : process.execPath;
+  const argv = prefix.length > 0 ? [...prefix.slice(1), process.execPath, script, ...args] : [script, ...args];
+  return run(command, argv, { env: { ...process.env, GJC_CHILD_UMASK: options.umask === undefined ? "" : String(options.umask) } });
+}
+
+/** Parses the JSON the child printed last. */
+export function childJson<T>(result: ChildResult): T {
+  if (result.status !== 0) throw new Error(`child failed (${result.status}/${result.signal}): ${result.stderr}`);
+  const lines = result.stdout.trim().split("\n");
+  return JSON.parse(lines[lines.length - 1] ?? "null") as T;
+}
+
+/** A child started in the background that reports on stdout; resolves once `marker` is printed. */
+export async function startChild(args: readonly string[], marker: string): Promise<{ stop(): Promise<number | null> }> {
+  const script = await childProgram();
+  const child = spawn(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    let seen = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      seen += chunk.toString("utf8");
+      if (seen.includes(marker)) resolve();
+    });
+    child.on("exit", (code) => reject(new Error(`child exited early with ${code}`)));
+  });
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.on("exit", (code) => resolve(code));
+        child.stdin.end();
+      }),
+  };
+}
+
+/** The `code` of what `fn` throws, failing the test if it does not throw a HistoryError. */
+export function historyCode(fn: () => unknown): HistoryErrorCode {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof HistoryError) return error.code;
+    throw error;
+  }
+  throw new Error("expected a HistoryError, nothing was thrown");
+}
+
+/** The HistoryError `fn` throws. */
+export function historyError(fn: () => unknown): HistoryError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof HistoryError) return error;
+    throw error;
+  }
+  throw new Error("expected a HistoryError, nothing was thrown");
+}
+
+/** Opens the database read-write with plain better-sqlite3, for probes the API does not offer. */
+export function rawDb(dbPath: string): Database.Database {
+  return new Database(dbPath, { fileMustExist: true });
+}
+
+/**
+ * FTS5's own consistency check of an external-content index against its table (rank 1 also
+ * compares with the content table). Throws SQLITE_CORRUPT_VTAB if they disagree.
+ */
+export function ftsIntegrityCheck(db: Database.Database, table: "history_fts" | "history_infix"): void {
+  db.prepare(`INSERT INTO ${table}(${table}, rank) VALUES('integrity-check', 1)`).run();
+}
+
+/** Permission bits of `file`. */
+export function modeOf(file: string): number {
+  return fs.statSync(file).mode & 0o7777;
+}

@@ -1,0 +1,62 @@
+/**
+ * Child processes for the storage tests run the real library code. Node 20 cannot load
+ * TypeScript, so each child entry is bundled once per test file with rolldown (already a
+ * vitest dependency) into the repository's ignored `tmp/` directory, where the addon
+ * import (`#binding`) still resolves through package.json.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { build } from "rolldown";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, "..", "..");
+
+/** A bundled child entry; `remove()` deletes the bundle. */
+export interface BundledChild {
+  file: string;
+  remove(): void;
+}
+
+/** Bundles `test/storage/children/<name>.ts` into a runnable ESM file. */
+export async function bundleChild(name: string): Promise<BundledChild> {
+  const outDir = path.join(repoRoot, "tmp", "storage-tests");
+  fs.mkdirSync(outDir, { recursive: true });
+  const file = path.join(outDir, `${name}-${process.pid}-${Date.now().toString(36)}.mjs`);
+  await build({
+    input: path.join(here, "children", `${name}.ts`),
+    output: { file, format: "esm" },
+    platform: "node",
+    external: ["#binding"],
+    logLevel: "silent",
+    write: true,
+  });
+  return { file, remove: () => fs.rmSync(file, { force: true }) };
+}
+
+/** Starts `node <bundle> ...args` with piped stdio. */
+export function startChild(child: BundledChild, args: readonly string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
+  return spawn(process.execPath, [child.file, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+}
+
+/** Runs a bundled child to completion and returns its exit status and output. */
+export function runChild(
+  child: BundledChild,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const proc = startChild(child, args, env);
+    let stdout = "";
+    let stderr = "";
+    proc.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    proc.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    proc.on("error", reject);
+    proc.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
