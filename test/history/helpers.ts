@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import { build } from "vite";
 
 import { HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
-import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
+import { REPO_ROOT, type ChildResult } from "../helpers/processes.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const requireFromRepo = createRequire(path.join(REPO_ROOT, "package.json"));
@@ -75,13 +75,25 @@ export function childProgram(): Promise<string> {
   return childScript;
 }
 
-/** Runs the child program to completion with `args`; `prefix` wraps the node command (setpriv). */
+/**
+ * Runs the child program with `args` to completion, asynchronously, so several can run at
+ * once. `prefix` wraps the node command (setpriv); `umask` is applied first in the child.
+ */
 export async function runChild(args: readonly string[], options: { prefix?: readonly string[]; umask?: number } = {}): Promise<ChildResult> {
   const script = await childProgram();
   const prefix = options.prefix ?? [];
-  const command = prefix.length > 0 ? prefix[0]! : process.execPath;
-  const argv = prefix.length > 0 ? [...prefix.slice(1), process.execPath, script, ...args] : [script, ...args];
-  return run(command, argv, { env: { ...process.env, GJC_CHILD_UMASK: options.umask === undefined ? "" : String(options.umask) } });
+  const argv = [...prefix.slice(1), process.execPath, script, ...args];
+  const command = prefix[0] ?? argv.shift()!;
+  const env = { ...process.env, GJC_CHILD_UMASK: options.umask === undefined ? "" : String(options.umask) };
+  return new Promise((resolve) => {
+    const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"], env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("error", (error) => resolve({ status: null, signal: null, stdout, stderr: stderr + String(error) }));
+    child.on("exit", (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
 }
 
 /** Parses the JSON the child printed last. */

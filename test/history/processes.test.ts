@@ -1,0 +1,90 @@
+import path from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { HistoryError, HistoryStorage } from "../../src/history/index.js";
+import { makeTempDir } from "../helpers/temp.js";
+import { childJson, childProgram, historyError, rawDb, runChild, startChild } from "./helpers.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+let agent: string;
+
+beforeEach(async () => {
+  await childProgram();
+  tmp = makeTempDir("gjc-history-proc-");
+  agent = path.join(tmp.path, "agent");
+});
+afterEach(() => tmp.remove());
+
+describe("HistoryStorage across processes", () => {
+  it("loses no prompt when two processes add at the same time", async () => {
+    const count = 400;
+    // Create the database first so both children race on adds, not on creation.
+    HistoryStorage.open(agent).close();
+    const [a, b] = await Promise.all([
+      runChild(["add", agent, "alpha", String(count)]).then(childJson),
+      runChild(["add", agent, "beta", String(count)]).then(childJson),
+    ]);
+    expect(a).toEqual({ ok: true });
+    expect(b).toEqual({ ok: true });
+    const db = rawDb(path.join(agent, "history.db"));
+    const prompts = (db.prepare("SELECT prompt FROM history").all() as Array<{ prompt: string }>).map((r) => r.prompt);
+    db.close();
+    expect(prompts).toHaveLength(2 * count);
+    for (const tag of ["alpha", "beta"]) {
+      const mine = prompts.filter((p) => p.startsWith(`${tag} `));
+      // Each process's prompts are stored in the order it added them.
+      expect(mine).toEqual(Array.from({ length: count }, (_, i) => `${tag} prompt ${i}`));
+    }
+  });
+
+  it("reports history_busy when another process holds the write lock past the timeout, and keeps the queue", async () => {
+    const store = HistoryStorage.open(agent, { busyTimeoutMs: 150 });
+    store.add("first");
+    store.flush();
+    const holder = await startChild(["hold", store.path], '"locked":true');
+    try {
+      store.add("second");
+      const started = Date.now();
+      const error = historyError(() => store.flush());
+      expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+      expect(error.code).toBe("history_busy");
+      expect(error.sqliteCode).toMatch(/^SQLITE_BUSY/);
+      expect(store.pendingCount).toBe(1);
+      // Reads still work while another process writes (WAL), but they flush first, so they
+      // report the same busy error instead of silently hiding the queued prompt.
+      expect(historyError(() => store.getRecent()).code).toBe("history_busy");
+    } finally {
+      expect(await holder.stop()).toBe(0);
+    }
+    store.flush();
+    expect(store.getRecent().map((e) => e.prompt)).toEqual(["second", "first"]);
+    store.close();
+  });
+
+  it("reports background save failures through onError and retries them on close", async () => {
+    const seen: HistoryError[] = [];
+    const store = HistoryStorage.open(agent, { busyTimeoutMs: 50, onError: (error) => seen.push(error) });
+    store.add("warm up");
+    store.flush();
+    const holder = await startChild(["hold", store.path], '"locked":true');
+    store.add("queued while locked");
+    await waitFor(() => seen.length > 0);
+    expect(seen[0]?.code).toBe("history_busy");
+    expect(store.pendingCount).toBe(1);
+    expect(await holder.stop()).toBe(0);
+    store.close();
+    const reopened = HistoryStorage.open(agent);
+    expect(reopened.getRecent().map((e) => e.prompt)).toEqual(["queued while locked", "warm up"]);
+    reopened.close();
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
