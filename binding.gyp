@@ -31,7 +31,9 @@
             "native/core/posix/walk.cc",
             "native/core/posix/io.cc",
             "native/core/posix/publish.cc",
-            "native/core/posix/lock_identity.cc"
+            "native/core/posix/lock_identity.cc",
+            "native/core/darwin/acl_darwin.cc",
+            "native/core/darwin/os_darwin.cc"
           ],
           "xcode_settings": {
             "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
@@ -40,6 +42,17 @@
           }
         }],
         ["OS=='win'", {
+          "sources": [
+            "native/core/win32/win_util.cc",
+            "native/core/win32/paths.cc",
+            "native/core/win32/security.cc",
+            "native/core/win32/walk.cc",
+            "native/core/win32/io.cc",
+            "native/core/win32/publish.cc",
+            "native/core/win32/lock_identity.cc"
+          ],
+          "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
+          "libraries": ["advapi32.lib"],
           "msvs_settings": { "VCCLCompilerTool": { "AdditionalOptions": ["/std:c++17"] } }
         }]
       ]
