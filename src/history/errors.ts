@@ -78,7 +78,10 @@ export function historyErrorFromSqlite(error: unknown, doing: string): HistoryEr
   if (sqliteCode.startsWith("SQLITE_BUSY") || sqliteCode.startsWith("SQLITE_LOCKED")) {
     return new HistoryError("history_busy", message, { sqliteCode, cause: error });
   }
-  if (sqliteCode.startsWith("SQLITE_READONLY") || sqliteCode === "SQLITE_PERM" || sqliteCode === "SQLITE_AUTH") {
+  // CANTOPEN: the database was verified as an existing owner-only file just before SQLite
+  // opened it, so what SQLite could not open is a write handle or a sidecar, as on a
+  // read-only filesystem.
+  if (sqliteCode.startsWith("SQLITE_READONLY") || sqliteCode.startsWith("SQLITE_CANTOPEN") || sqliteCode === "SQLITE_PERM") {
     return new HistoryError("history_readonly", message, { sqliteCode, cause: error });
   }
   if (isCorruptionCode(sqliteCode)) {

@@ -20,7 +20,7 @@ const SIDECAR_SUFFIXES = ["-wal", "-shm", "-journal"] as const;
 /** Turns a SecureFsError into the history error that carries its code. */
 function insecure(error: unknown, what: string): HistoryError {
   if (error instanceof SecureFsError) {
-    if (error.code === "permission_denied") {
+    if (error.code === "permission_denied" || error.errnoName === "EROFS") {
       return new HistoryError("history_readonly", `history: ${what}: ${error.message}`, { fsCode: error.code, cause: error });
     }
     const code = error.code === "io_error" ? "history_io_error" : "history_insecure";

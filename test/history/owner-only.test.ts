@@ -1,0 +1,205 @@
+import fs from "node:fs";
+import path from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { HistoryStorage } from "../../src/history/index.js";
+import { hasCommand, isRoot, run } from "../helpers/processes.js";
+import { makeTempDir } from "../helpers/temp.js";
+import { childJson, childProgram, historyError, modeOf, runChild } from "./helpers.js";
+
+let tmp: ReturnType<typeof makeTempDir>;
+let agent: string;
+let dbPath: string;
+
+beforeEach(async () => {
+  await childProgram();
+  tmp = makeTempDir("gjc-history-sec-");
+  agent = path.join(tmp.path, "agent");
+  dbPath = path.join(agent, "history.db");
+});
+afterEach(() => tmp.remove());
+
+const NOBODY = 65534;
+
+describe("owner-only files", () => {
+  it("creates the directory 0700 and the database and its sidecars 0600 under umask 000", async () => {
+    const result = childJson<{ whileOpen: Record<string, string>; umask: number }>(await runChild(["modes", agent], { umask: 0 }));
+    expect(result.umask).toBe(0);
+    expect(result.whileOpen).toEqual({ "history.db": "600", "history.db-wal": "600", "history.db-shm": "600" });
+    expect(modeOf(agent)).toBe(0o700);
+    expect(fs.readdirSync(agent)).toEqual(["history.db"]);
+    expect(modeOf(dbPath)).toBe(0o600);
+  });
+
+  it("refuses a symlinked history.db without following it", () => {
+    fs.mkdirSync(agent, { mode: 0o700 });
+    const elsewhere = path.join(tmp.path, "elsewhere.db");
+    fs.writeFileSync(elsewhere, "", { mode: 0o600 });
+    fs.symlinkSync(elsewhere, dbPath);
+    const error = historyError(() => HistoryStorage.open(agent));
+    expect(error.code).toBe("history_insecure");
+    expect(error.fsCode).toBe("symlink_refused");
+    expect(fs.readFileSync(elsewhere).byteLength).toBe(0);
+    // A dangling link is refused the same way: it must not become a file created elsewhere.
+    fs.unlinkSync(elsewhere);
+    expect(historyError(() => HistoryStorage.open(agent)).fsCode).toBe("symlink_refused");
+    expect(fs.existsSync(elsewhere)).toBe(false);
+  });
+
+  it("refuses a history.db with group or other bits, more than one link, or of another type", () => {
+    const store = HistoryStorage.open(agent);
+    store.add("kept");
+    store.close();
+    fs.chmodSync(dbPath, 0o644);
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
+    fs.chmodSync(dbPath, 0o600);
+    const link = path.join(tmp.path, "second-name.db");
+    fs.linkSync(dbPath, link);
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "hardlink_refused" });
+    fs.unlinkSync(link);
+    const reopened = HistoryStorage.open(agent);
+    expect(reopened.getRecent().map((e) => e.prompt)).toEqual(["kept"]);
+    reopened.close();
+    fs.renameSync(dbPath, `${dbPath}.bak`);
+    fs.mkdirSync(dbPath, { mode: 0o700 });
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "not_regular_file" });
+  });
+
+  it("refuses sidecars that are links or not owner-only before SQLite can reuse them", () => {
+    HistoryStorage.open(agent).close();
+    const target = path.join(tmp.path, "captured-wal");
+    fs.writeFileSync(target, "", { mode: 0o600 });
+    fs.symlinkSync(target, `${dbPath}-wal`);
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "symlink_refused" });
+    expect(fs.readFileSync(target).byteLength).toBe(0);
+    fs.unlinkSync(`${dbPath}-wal`);
+    fs.writeFileSync(`${dbPath}-shm`, "", { mode: 0o666 });
+    fs.chmodSync(`${dbPath}-shm`, 0o666);
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
+  });
+
+  it("refuses an agent directory that is not owner-only", () => {
+    fs.mkdirSync(agent, { mode: 0o755 });
+    fs.chmodSync(agent, 0o755);
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
+    expect(fs.readdirSync(agent)).toEqual([]);
+    fs.rmdirSync(agent);
+    expect(historyError(() => HistoryStorage.open(agent, { createDir: false }))).toMatchObject({ code: "history_insecure", fsCode: "not_found" });
+  });
+
+  it.skipIf(!isRoot())("refuses a history.db owned by someone else", () => {
+    HistoryStorage.open(agent).close();
+    fs.chownSync(dbPath, NOBODY, NOBODY);
+    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "owner_mismatch" });
+  });
+});
+
+describe("corrupt database", () => {
+  it("moves a file that is not a database aside, intact, and reports history_corrupt", () => {
+    fs.mkdirSync(agent, { mode: 0o700 });
+    const garbage = Buffer.from("this was never a SQLite database\n".repeat(300));
+    fs.writeFileSync(dbPath, garbage, { mode: 0o600 });
+    const error = historyError(() => HistoryStorage.open(agent));
+    expect(error.code).toBe("history_corrupt");
+    expect(error.sqliteCode).toBe("SQLITE_NOTADB");
+    expect(error.movedTo).toHaveLength(1);
+    const [moved] = error.movedTo;
+    expect(path.dirname(moved!)).toBe(agent);
+    expect(path.basename(moved!)).toMatch(/^history\.db\.corrupt-/);
+    expect(fs.readFileSync(moved!).equals(garbage)).toBe(true);
+    expect(modeOf(moved!)).toBe(0o600);
+    expect(fs.existsSync(dbPath)).toBe(false);
+    // The next open starts an empty database; the moved file stays.
+    const fresh = HistoryStorage.open(agent);
+    fresh.add("new life");
+    expect(fresh.getRecent().map((e) => e.prompt)).toEqual(["new life"]);
+    fresh.close();
+    expect(fs.readFileSync(moved!).equals(garbage)).toBe(true);
+  });
+
+  it("shuts the store and moves the files aside when pages go bad while it is open", () => {
+    const store = HistoryStorage.open(agent);
+    for (let i = 0; i < 400; i++) store.add(`prompt number ${i} ${"filler ".repeat(40)}`);
+    store.close();
+    // Overwrite everything after the header page: the schema still reads, the data does not.
+    const size = fs.statSync(dbPath).size;
+    const page = 4096;
+    const fd = fs.openSync(dbPath, "r+");
+    fs.writeSync(fd, Buffer.alloc(size - page, 0xa5), 0, size - page, page);
+    fs.closeSync(fd);
+    const damaged = fs.readFileSync(dbPath);
+    let error;
+    try {
+      const reopened = HistoryStorage.open(agent);
+      error = historyError(() => reopened.search("prompt"));
+      expect(reopened.closed).toBe(true);
+    } catch (thrown) {
+      // Some damage is already visible while the schema loads; the outcome must be the same.
+      error = thrown;
+    }
+    expect(error).toMatchObject({ code: "history_corrupt" });
+    const movedTo = (error as { movedTo: string[] }).movedTo;
+    expect(movedTo.length).toBeGreaterThanOrEqual(1);
+    expect(fs.readFileSync(movedTo[0]!).subarray(0, damaged.byteLength).equals(damaged)).toBe(true);
+    expect(fs.existsSync(dbPath)).toBe(false);
+  });
+});
+
+describe("read-only locations", () => {
+  const canSetpriv = hasCommand("setpriv");
+
+  it.skipIf(!canSetpriv || !isRoot())("an unprivileged owner cannot use a read-only agent directory: typed error, nothing created", async () => {
+    fs.chmodSync(tmp.path, 0o755);
+    fs.mkdirSync(agent, { mode: 0o700 });
+    fs.chownSync(agent, NOBODY, NOBODY);
+    fs.chmodSync(agent, 0o500);
+    const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"];
+    const result = childJson<{ code: string; fsCode: string | null }>(await runChild(["open", agent], { prefix: asNobody }));
+    // 0500 is not owner-only (0700), so the directory check refuses it before any write.
+    expect(result).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
+    expect(fs.readdirSync(agent)).toEqual([]);
+    // The same directory made owner-only again works for that user.
+    fs.chmodSync(agent, 0o700);
+    expect(childJson(await runChild(["open", agent], { prefix: asNobody }))).toEqual({ ok: true });
+    expect(fs.statSync(dbPath).uid).toBe(NOBODY);
+  });
+
+  it.skipIf(!canSetpriv || !isRoot())("an unprivileged user gets a typed error for a database it cannot write", async () => {
+    fs.chmodSync(tmp.path, 0o755);
+    HistoryStorage.open(agent).close();
+    fs.chownSync(agent, NOBODY, NOBODY);
+    // history.db stays root's: the owner check refuses it.
+    const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"];
+    const result = childJson<{ code: string; fsCode: string | null }>(await runChild(["open", agent], { prefix: asNobody }));
+    expect(result).toMatchObject({ code: "history_insecure", fsCode: "owner_mismatch" });
+  });
+
+  it.skipIf(!isRoot() || !hasCommand("unshare") || !canUnshareMount())("a read-only filesystem gives history_readonly, and leaves the data alone", async () => {
+    const mountPoint = path.join(tmp.path, "ro");
+    fs.mkdirSync(mountPoint, { mode: 0o700 });
+    const script = await childProgram();
+    const sh = [
+      "set -e",
+      `mount -t tmpfs -o mode=0700 gjc-history-ro "${mountPoint}"`,
+      `"${process.execPath}" "${script}" open "${mountPoint}" > /dev/null`,
+      `mkdir -m 0700 "${mountPoint}/empty"`,
+      `mount -o remount,ro "${mountPoint}"`,
+      `"${process.execPath}" "${script}" open "${mountPoint}"`,
+      `"${process.execPath}" "${script}" open "${mountPoint}/empty"`,
+      `ls -A "${mountPoint}" "${mountPoint}/empty"`,
+    ].join("\n");
+    const result = run("unshare", ["-m", "--propagation", "private", "sh", "-c", sh]);
+    expect(result.status, result.stderr).toBe(0);
+    const lines = result.stdout.trim().split("\n");
+    // An existing database: SQLite cannot open it for writing nor make its sidecars.
+    expect(JSON.parse(lines[0]!)).toMatchObject({ code: "history_readonly", sqliteCode: "SQLITE_CANTOPEN" });
+    // No database yet: creating it fails with EROFS.
+    expect(JSON.parse(lines[1]!)).toMatchObject({ code: "history_readonly" });
+    expect(lines.slice(2).filter((l) => l !== "" && !l.endsWith(":"))).toEqual(["empty", "history.db"]);
+  });
+});
+
+function canUnshareMount(): boolean {
+  return run("unshare", ["-m", "true"]).status === 0;
+}
