@@ -15,7 +15,7 @@ import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import {
   CURRENT_SESSION_VERSION,
-  ENTRY_SCHEMAS,
+  entrySchemaFor,
   PATCH_RECORD_TYPES,
   SessionHeaderSchema,
   UNKNOWN_ENTRY,
@@ -246,9 +246,7 @@ function* replayItems(lines: readonly SessionLine[]): Generator<ReplayItem> {
  * so fields the schema does not list, and their order, survive.
  */
 function markIfUnknown(entry: JsonRecord): boolean {
-  const schema = (ENTRY_SCHEMAS as Record<string, (typeof ENTRY_SCHEMAS)[keyof typeof ENTRY_SCHEMAS]>)[
-    entry.type
-  ];
+  const schema = entrySchemaFor(entry.type);
   let reason: UnknownEntryReason | undefined;
   if (schema === undefined) reason = "unknown_type";
   else if (!schema.safeParse(entry).success) reason = "invalid_fields";

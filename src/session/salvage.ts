@@ -49,7 +49,7 @@ const RECORD_TYPES: ReadonlySet<string> = new Set<string>([
 ]);
 
 function looksLikeRecord(value: unknown): value is JsonRecord {
-  return isJsonRecord(value) && (RECORD_TYPES.has(value.type) || "parentId" in value);
+  return isJsonRecord(value) && (RECORD_TYPES.has(value.type) || Object.hasOwn(value, "parentId"));
 }
 
 const OPEN_BRACE = 0x7b;
@@ -160,10 +160,14 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
   while (pos < hi && text.charCodeAt(pos) === OPEN_BRACE) {
     const close = matchForward(text, pos, hi);
     if (close < 0) break;
+    // A torn record glued to the next one can close early into valid JSON (`{"type":"` + `{"}":1`
+    // reads as `{"type":"{"}`); a real record is followed by another record or by nothing.
+    const after = skipSpace(text, close + 1, hi);
+    if (after < hi && text.charCodeAt(after) !== OPEN_BRACE) break;
     const value = tryParse(text.slice(pos, close + 1));
     if (!isJsonRecord(value)) break;
     head.push({ start: pos, end: close + 1, value });
-    pos = skipSpace(text, close + 1, hi);
+    pos = after;
   }
   if (pos >= hi) return head;
 

@@ -246,6 +246,13 @@ export type SessionEntryType = keyof typeof ENTRY_SCHEMAS;
 /** The known entry types, in the spec's order. */
 export const SESSION_ENTRY_TYPES = Object.keys(ENTRY_SCHEMAS) as readonly SessionEntryType[];
 
+/** The schema of a known entry type, or `undefined` (`"valueOf"` is data, not a lookup key). */
+export function entrySchemaFor(
+  type: string,
+): (typeof ENTRY_SCHEMAS)[SessionEntryType] | undefined {
+  return Object.hasOwn(ENTRY_SCHEMAS, type) ? ENTRY_SCHEMAS[type as SessionEntryType] : undefined;
+}
+
 /** Any known entry, discriminated on `type` (strict validation reports paths through it). */
 export const SessionEntrySchema = z.discriminatedUnion("type", [
   MessageEntrySchema,

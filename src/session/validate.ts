@@ -6,7 +6,7 @@ import type { LoadedSession } from "./load.js";
 import type { PatchSkipCode } from "./patches.js";
 import {
   EntryPatchRecordSchema,
-  ENTRY_SCHEMAS,
+  entrySchemaFor,
   HeaderPatchRecordSchema,
   SessionEntrySchema,
 } from "./schemas.js";
@@ -82,7 +82,7 @@ export function collectViolations(session: LoadedSession): Violation[] {
       }
     } else if (item.kind === "entry") {
       const { value } = item;
-      if (!(value.type in ENTRY_SCHEMAS)) {
+      if (entrySchemaFor(value.type) === undefined) {
         add(item.line, "unknown_entry_type", ["type"], `unknown entry type ${JSON.stringify(value.type)}`);
       } else {
         const parsed = SessionEntrySchema.safeParse(value);

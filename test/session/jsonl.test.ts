@@ -130,6 +130,14 @@ describe("salvage", () => {
     expect(invalid(glued)).toEqual([{ line: 1, text: torn, reason: "unparseable" }]);
   });
 
+  it("does not let a torn record close early into the record glued behind it", () => {
+    // `{"type":"` + `{"}":null,...}` reads as the valid object `{"type":"{"}` followed by junk.
+    const glued = { "}": null, type: "message", id: "aaaa0005", parentId: null, timestamp: "" };
+    const { items } = parseJsonl(`{"type":"${lineOf(glued)}\n`);
+    expect(records(items)).toEqual([glued]);
+    expect(invalid(items)).toEqual([{ line: 1, text: '{"type":"', reason: "unparseable" }]);
+  });
+
   it("splits records glued without a newline", () => {
     const { items, stats } = parseJsonl(`${lineOf(A)}${lineOf(B)} ${lineOf(C)}\n`);
     expect(records(items)).toEqual([A, B, C]);
