@@ -169,10 +169,10 @@ describe("read-only locations", () => {
     fs.chmodSync(tmp.path, 0o755);
     HistoryStorage.open(agent).close();
     fs.chownSync(agent, NOBODY, NOBODY);
-    // history.db stays root's: the owner check refuses it.
+    // history.db stays root's 0600: that user cannot even open it to check it.
     const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"];
     const result = childJson<{ code: string; fsCode: string | null }>(await runChild(["open", agent], { prefix: asNobody }));
-    expect(result).toMatchObject({ code: "history_insecure", fsCode: "owner_mismatch" });
+    expect(result).toMatchObject({ code: "history_readonly", fsCode: "permission_denied" });
   });
 
   it.skipIf(!isRoot() || !hasCommand("unshare") || !canUnshareMount())("a read-only filesystem gives history_readonly, and leaves the data alone", async () => {
