@@ -74,8 +74,9 @@ export interface BranchSummaryOptions {
  * - Appends cost O(1): no per-append scan, copy or re-index.
  */
 export class SessionTree {
-  readonly #entries: FileEntry[] = [];
-  readonly #byId = new Map<string, FileEntry>();
+  readonly #byId = new EntryIndex();
+  /** The index's own record list: the tree keeps no second copy. */
+  readonly #entries: readonly FileEntry[] = this.#byId[RECORDS];
   readonly #labels = new Map<string, string>();
   readonly #now: () => Date;
   #leafId: string | null = null;
@@ -109,8 +110,12 @@ export class SessionTree {
     return this.#entries;
   }
 
-  /** The id index, for {@link buildSessionContext}'s `byId` argument. A live view. */
-  get index(): ReadonlyMap<string, FileEntry> {
+  /**
+   * The id index, for {@link buildSessionContext}'s `byId` argument. A live view; walks over
+   * it (there and in {@link pathToRoot}) use the parent positions it keeps and cost a few
+   * array reads per step instead of a hash lookup.
+   */
+  get index(): EntryIndex {
     return this.#byId;
   }
 
@@ -257,10 +262,9 @@ export class SessionTree {
   }
 
   #add(entry: FileEntry): void {
-    this.#entries.push(entry);
+    this.#byId[APPEND](entry);
     const id = entryIdOf(entry);
     if (id === undefined) return;
-    this.#byId.set(id, entry);
     this.#leafId = id;
     if (entry.type === "label" && !isUnknownEntry(entry)) {
       const { targetId, label } = entry as LabelEntry;
@@ -270,17 +274,150 @@ export class SessionTree {
   }
 }
 
+/** Keys of the index's tree-only members; not exported, so only this module can reach them. */
+const RECORDS: unique symbol = Symbol("records");
+const APPEND: unique symbol = Symbol("append");
+
+/**
+ * The id index of a {@link SessionTree}: a read-only map from id to the last entry in file
+ * order carrying it, which also keeps, for every entry position, the position of its parent.
+ *
+ * Walking a 100k-entry path through a `Map` costs a hash probe and several cache misses per
+ * step (tens of milliseconds); walking parent positions costs an array read. The positions
+ * are maintained as entries are added: the common case, a parent that is the entry added just
+ * before, needs no lookup at all. Data that would make a stored position wrong (a duplicated
+ * id, or a parent that appears after its child) marks the positions stale, and the next walk
+ * recomputes them once.
+ */
+export class EntryIndex implements ReadonlyMap<string, FileEntry> {
+  readonly #entries: FileEntry[] = [];
+  readonly #positions = new Map<string, number>();
+  /** Parent position per entry position; -1 for a root or a parent that is not indexed. */
+  #parents: number[] = [];
+  /** Parent ids that were not indexed when their child was added. */
+  #unresolved = new Set<string>();
+  #stale = false;
+  #lastId: string | undefined;
+  #lastPosition = -1;
+
+  /** Indexes `entries` (file order); the list is copied, the entry objects are shared. */
+  constructor(entries: Iterable<FileEntry> = []) {
+    for (const entry of entries) this[APPEND](entry);
+  }
+
+  /** Module-private: the records in order, shared with the owning tree. */
+  get [RECORDS](): readonly FileEntry[] {
+    return this.#entries;
+  }
+
+  /** Module-private: adds the next record in file order. */
+  [APPEND](entry: FileEntry): void {
+    const position = this.#entries.push(entry) - 1;
+    const parent = parentIdOf(entry);
+    let parentPosition = -1;
+    if (typeof parent === "string") {
+      if (parent === this.#lastId) parentPosition = this.#lastPosition;
+      else {
+        const found = this.#positions.get(parent);
+        if (found === undefined) this.#unresolved.add(parent);
+        else parentPosition = found;
+      }
+    }
+    this.#parents.push(parentPosition);
+    const id = entryIdOf(entry);
+    if (id === undefined) return;
+    const before = this.#positions.size;
+    this.#positions.set(id, position);
+    // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
+    if (this.#positions.size === before || (this.#unresolved.size > 0 && this.#unresolved.has(id))) {
+      this.#stale = true;
+    }
+    this.#lastId = id;
+    this.#lastPosition = position;
+  }
+
+  /**
+   * The path from the root to `leaf` by parent positions, or `undefined` when `leaf` is not
+   * the indexed holder of its id or the parents form a cycle (the caller then takes the
+   * general walk, which handles both).
+   */
+  pathTo(leaf: FileEntry): FileEntry[] | undefined {
+    const id = entryIdOf(leaf);
+    const start = id === undefined ? undefined : this.#positions.get(id);
+    if (start === undefined || this.#entries[start] !== leaf) return undefined;
+    if (this.#stale) this.#recompute();
+    const parents = this.#parents;
+    const bound = this.#entries.length;
+    let length = 0;
+    for (let at = start; at !== -1; at = parents[at]!) {
+      if (++length > bound) return undefined;
+    }
+    const path = new Array<FileEntry>(length);
+    for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) {
+      path[slot] = this.#entries[at]!;
+    }
+    return path;
+  }
+
+  #recompute(): void {
+    this.#unresolved = new Set();
+    this.#parents = this.#entries.map((entry) => {
+      const parent = parentIdOf(entry);
+      if (typeof parent !== "string") return -1;
+      const found = this.#positions.get(parent);
+      if (found === undefined) this.#unresolved.add(parent);
+      return found ?? -1;
+    });
+    this.#stale = false;
+  }
+
+  get size(): number {
+    return this.#positions.size;
+  }
+
+  get(id: string): FileEntry | undefined {
+    const position = this.#positions.get(id);
+    return position === undefined ? undefined : this.#entries[position];
+  }
+
+  has(id: string): boolean {
+    return this.#positions.has(id);
+  }
+
+  forEach(
+    callback: (value: FileEntry, key: string, map: ReadonlyMap<string, FileEntry>) => void,
+    thisArg?: unknown,
+  ): void {
+    for (const [id, entry] of this.entries()) callback.call(thisArg, entry, id, this);
+  }
+
+  *entries(): MapIterator<[string, FileEntry]> {
+    for (const [id, position] of this.#positions) yield [id, this.#entries[position]!];
+  }
+
+  keys(): MapIterator<string> {
+    return this.#positions.keys();
+  }
+
+  *values(): MapIterator<FileEntry> {
+    for (const position of this.#positions.values()) yield this.#entries[position]!;
+  }
+
+  [Symbol.iterator](): MapIterator<[string, FileEntry]> {
+    return this.entries();
+  }
+
+  get [Symbol.toStringTag](): string {
+    return "EntryIndex";
+  }
+}
+
 /**
  * Maps each id to the last entry in file order that carries it: the rule {@link SessionTree}
  * uses, so that the leaf found by id and the leaf found by position agree on duplicated ids.
  */
-export function indexEntries(entries: Iterable<FileEntry>): Map<string, FileEntry> {
-  const byId = new Map<string, FileEntry>();
-  for (const entry of entries) {
-    const id = entryIdOf(entry);
-    if (id !== undefined) byId.set(id, entry);
-  }
-  return byId;
+export function indexEntries(entries: Iterable<FileEntry>): EntryIndex {
+  return new EntryIndex(entries);
 }
 
 /**
@@ -292,6 +429,10 @@ export function indexEntries(entries: Iterable<FileEntry>): Map<string, FileEntr
  * one.
  */
 export function pathToRoot(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
+  if (byId instanceof EntryIndex) {
+    const fast = byId.pathTo(leaf);
+    if (fast !== undefined) return fast;
+  }
   const path: FileEntry[] = [];
   const bound = byId.size + 1;
   for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FileEntry } from "../../src/session/schemas.js";
-import { SessionTree, type SessionTreeNode } from "../../src/session/tree.js";
+import { indexEntries, SessionTree, type SessionTreeNode } from "../../src/session/tree.js";
 
 type Op =
   | { kind: "append" }
@@ -126,4 +126,53 @@ describe("SessionTree invariants (property)", () => {
       { numRuns: 300 },
     );
   });
+
+  it("walk parent positions exactly like a plain id-map walk, duplicates and late parents included", () => {
+    const record = fc.record({
+      id: fc.option(fc.integer({ min: 0, max: 12 }), { nil: undefined }),
+      parent: fc.option(fc.integer({ min: 0, max: 14 }), { nil: undefined }),
+    });
+    fc.assert(
+      fc.property(fc.array(record, { minLength: 1, maxLength: 30 }), fc.nat({ max: 5 }), (records, appends) => {
+        const entries = records.map(
+          ({ id, parent }) =>
+            ({
+              type: "custom",
+              ...(id === undefined ? {} : { id: `k${id}` }),
+              parentId: parent === undefined ? null : `k${parent}`,
+              timestamp: "t",
+              customType: "p",
+            }) as FileEntry,
+        );
+        const tree = new SessionTree(entries);
+        for (let i = 0; i < appends; i++) tree.append({ type: "custom", customType: "late" });
+        const all = tree.getEntries();
+        const plain = new Map<string, FileEntry>();
+        for (const entry of all) if (typeof entry.id === "string") plain.set(entry.id, entry);
+        const fresh = indexEntries(all);
+        for (const [id, entry] of plain) {
+          const expected = referenceWalk(entry, plain);
+          expect(tree.getPath(id)).toEqual(expected);
+          expect(fresh.pathTo(entry) ?? referenceWalk(entry, fresh)).toEqual(expected);
+          expect(tree.index.get(id)).toBe(entry);
+        }
+        expect(tree.index.size).toBe(plain.size);
+        expect([...tree.index.keys()]).toEqual([...plain.keys()]);
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
+
+/** Independent reference: follow parents through a map, stop at a repeat or a missing parent. */
+function referenceWalk(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
+  const path: FileEntry[] = [];
+  const seen = new Set<FileEntry>();
+  let node: FileEntry | undefined = leaf;
+  while (node !== undefined && !seen.has(node)) {
+    seen.add(node);
+    path.push(node);
+    node = typeof node.parentId === "string" ? byId.get(node.parentId) : undefined;
+  }
+  return path.reverse();
+}
