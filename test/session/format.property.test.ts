@@ -100,14 +100,19 @@ describe("properties of the session format", () => {
   });
 
   /** How one line of a file gets damaged. */
-  const corruption = fc.oneof(
+  type Corruption =
+    | { kind: "byte"; at: number; byte: number }
+    | { kind: "tear"; at: number; keepNewline: boolean }
+    | { kind: "nul"; at: number; count: number }
+    | { kind: "cut"; at: number; length: number };
+  const corruption: fc.Arbitrary<Corruption> = fc.oneof(
     fc.record({ kind: fc.constant("byte" as const), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) }),
     fc.record({ kind: fc.constant("tear" as const), at: fc.nat(), keepNewline: fc.boolean() }),
     fc.record({ kind: fc.constant("nul" as const), at: fc.nat(), count: fc.integer({ min: 1, max: 40 }) }),
     fc.record({ kind: fc.constant("cut" as const), at: fc.nat(), length: fc.integer({ min: 1, max: 30 }) }),
   );
 
-  function damage(line: Buffer, how: fc.Infer<typeof corruption>): Buffer {
+  function damage(line: Buffer, how: Corruption): Buffer {
     // `line` ends with its newline; a tear may remove it and glue the next line on.
     const body = line.subarray(0, line.length - 1);
     const at = how.at % Math.max(1, body.length);
@@ -139,7 +144,7 @@ describe("properties of the session format", () => {
         fc.nat(),
         corruption,
         (entries, pick, how) => {
-          const lines = [header(), ...entries].map((record) => Buffer.from(serializeRecord(record), "utf8"));
+          const lines: Buffer[] = [header(), ...entries].map((record) => Buffer.from(serializeRecord(record), "utf8"));
           const victim = 1 + (pick % entries.length);
           lines[victim] = damage(lines[victim] as Buffer, how);
           const result = loadSession(Buffer.concat(lines));
