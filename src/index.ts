@@ -7,3 +7,4 @@ export * from "./session/index.js";
 export * from "./fs/index.js";
 export * from "./storage/index.js";
 export * from "./history/index.js";
+export * from "./manager/index.js";

@@ -1,0 +1,245 @@
+/**
+ * Terminal breadcrumbs: a small file per terminal that remembers which session was last used
+ * there, so `continueRecent()` in the same terminal resumes that session rather than whatever
+ * was touched last in another window.
+ *
+ * File: `<agentDir>/terminal-sessions/<terminal-id>`, two lines (`cwd`, session file path),
+ * each ending in a line feed, written atomically and owner-only through the storage. The
+ * breadcrumb is a hint: writing it never throws on I/O, and reading it only ever yields a
+ * session that is still there and belongs to the same working directory.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import tty from "node:tty";
+
+import { FileSessionStorage, StorageError, type SessionStorage, type StorageErrorCode } from "../storage/index.js";
+
+/** Directory below the agent directory that holds the breadcrumbs. */
+export const TERMINAL_SESSIONS_DIR = "terminal-sessions";
+
+/** Largest breadcrumb read; two paths never come close. */
+export const BREADCRUMB_MAX_BYTES = 64 * 1024;
+
+/** Which terminal facility named the terminal. */
+export type TerminalIdSource = "tmux" | "tty" | "kitty" | "apple-terminal" | "windows-terminal";
+
+/** A terminal id for breadcrumbs, or why there is none. */
+export type TerminalIdResult =
+  | { kind: "terminal"; id: string; source: TerminalIdSource }
+  /**
+   * `no_terminal`: nothing in the environment names a terminal; `unsafe_id`: the deciding
+   * source gave a value that is not a safe single file name (no breadcrumb is written then).
+   */
+  | { kind: "none"; reason: "no_terminal" | "unsafe_id" };
+
+// Letters, digits and the punctuation terminal ids really use (`%` in tmux panes, `:` in
+// Terminal.app session ids); never a separator, never a leading dot (hidden/temporary names).
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._%+@=:-]{0,199}$/;
+
+/**
+ * True when `id` can be used as one file name in the breadcrumb directory on this platform:
+ * 1..200 characters from a fixed safe set, starting with a letter or digit, not ending in a
+ * dot, and (Windows) without `:`.
+ */
+export function isSafeTerminalId(id: string): boolean {
+  if (typeof id !== "string" || !SAFE_ID.test(id) || id.endsWith(".")) return false;
+  return process.platform !== "win32" || !id.includes(":");
+}
+
+/**
+ * Derives the terminal id from the environment. The first source that applies decides:
+ * a tmux pane inside tmux (`tmux-<TMUX_PANE>`); the stdin terminal device (`/dev/pts/3` ->
+ * `pts-3`); kitty (`kitty-<KITTY_WINDOW_ID>`); a tmux pane variable without `TMUX`;
+ * Terminal.app (`apple-<TERM_SESSION_ID>`); Windows Terminal (`wt-<WT_SESSION>`). If the
+ * deciding value is not a safe file name the result is `unsafe_id`, never a fallback to a
+ * weaker source.
+ *
+ * @param env the environment to read (default `process.env`)
+ * @param stdinTty the path of the terminal on stdin, if any (see {@link stdinTtyPath})
+ */
+export function terminalIdFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  stdinTty: string | undefined = undefined,
+): TerminalIdResult {
+  const pane = nonEmpty(env.TMUX_PANE);
+  const candidate = ((): { id: string; source: TerminalIdSource } | undefined => {
+    if (nonEmpty(env.TMUX) !== undefined && pane !== undefined) return { id: `tmux-${pane}`, source: "tmux" };
+    if (stdinTty !== undefined && stdinTty.startsWith("/dev/") && stdinTty.length > "/dev/".length) {
+      return { id: stdinTty.slice("/dev/".length).replaceAll("/", "-"), source: "tty" };
+    }
+    const kitty = nonEmpty(env.KITTY_WINDOW_ID);
+    if (kitty !== undefined) return { id: `kitty-${kitty}`, source: "kitty" };
+    if (pane !== undefined) return { id: `tmux-${pane}`, source: "tmux" };
+    const apple = nonEmpty(env.TERM_SESSION_ID);
+    if (apple !== undefined) return { id: `apple-${apple}`, source: "apple-terminal" };
+    const windows = nonEmpty(env.WT_SESSION);
+    if (windows !== undefined) return { id: `wt-${windows}`, source: "windows-terminal" };
+    return undefined;
+  })();
+  if (candidate === undefined) return { kind: "none", reason: "no_terminal" };
+  if (!isSafeTerminalId(candidate.id)) return { kind: "none", reason: "unsafe_id" };
+  return { kind: "terminal", ...candidate };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.length === 0 ? undefined : value;
+}
+
+/**
+ * The device path of the terminal on this process's stdin (for example `/dev/pts/3`), or
+ * `undefined` when stdin is not a terminal or the platform does not expose the path
+ * (only Linux's `/proc/self/fd/0` is consulted).
+ */
+export function stdinTtyPath(): string | undefined {
+  if (process.platform !== "linux" || !tty.isatty(0)) return undefined;
+  try {
+    const target = fs.readlinkSync("/proc/self/fd/0");
+    return target.startsWith("/dev/") ? target : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where breadcrumbs live: an agent directory (read and written with a {@link FileSessionStorage}), or a storage rooted at one. */
+export type BreadcrumbHome = string | SessionStorage;
+
+/** The path of the breadcrumb of `terminalId` below `agentDir` (the id is not checked here). */
+export function breadcrumbPath(agentDir: string, terminalId: string): string {
+  return path.join(agentDir, TERMINAL_SESSIONS_DIR, terminalId);
+}
+
+/** Why a breadcrumb was not written. */
+export type BreadcrumbWriteCode =
+  /** the terminal id is not a safe single file name */
+  | "unsafe_terminal_id"
+  /** a path is relative or holds a line break or NUL, so two lines cannot carry it */
+  | "unrepresentable_path"
+  /** the storage failed; `storageCode` says how */
+  | "write_failed";
+
+/** The outcome of {@link writeBreadcrumb}. */
+export type BreadcrumbWriteResult =
+  | { ok: true; path: string }
+  | { ok: false; code: BreadcrumbWriteCode; storageCode?: StorageErrorCode };
+
+/**
+ * Records that the terminal `terminalId` is working on `sessionFile` in `cwd`. The content is
+ * exactly `cwd + "\n" + sessionFile + "\n"`, replaced atomically (0600, in a 0700 directory).
+ * Best effort: every failure is returned, never thrown.
+ */
+export function writeBreadcrumb(
+  home: BreadcrumbHome,
+  terminalId: string,
+  cwd: string,
+  sessionFile: string,
+): BreadcrumbWriteResult {
+  if (!isSafeTerminalId(terminalId)) return { ok: false, code: "unsafe_terminal_id" };
+  if (!representable(cwd) || !representable(sessionFile)) return { ok: false, code: "unrepresentable_path" };
+  try {
+    const { storage, agentDir } = homeOf(home);
+    const file = breadcrumbPath(agentDir, terminalId);
+    storage.ensureDirSync(path.dirname(file));
+    storage.writeTextSync(file, `${cwd}\n${sessionFile}\n`);
+    return { ok: true, path: file };
+  } catch (error) {
+    return { ok: false, code: "write_failed", ...storageCodeOf(error) };
+  }
+}
+
+function representable(value: string): boolean {
+  return typeof value === "string" && path.isAbsolute(value) && !/[\n\r\0]/.test(value);
+}
+
+/** Why a breadcrumb yielded nothing. */
+export type BreadcrumbMissReason =
+  /** the terminal id is not a safe single file name */
+  | "unsafe_terminal_id"
+  /** no breadcrumb for this terminal */
+  | "missing"
+  /** not two absolute paths each ending in a line feed, or too large */
+  | "malformed"
+  /** the storage refused or failed the read; `storageCode` says how */
+  | "unreadable";
+
+/** The outcome of {@link readBreadcrumb}. */
+export type BreadcrumbReadResult =
+  | { kind: "found"; cwd: string; sessionFile: string }
+  | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
+
+/** Reads the breadcrumb of `terminalId`. Never throws on I/O or bad content. */
+export async function readBreadcrumb(home: BreadcrumbHome, terminalId: string): Promise<BreadcrumbReadResult> {
+  if (!isSafeTerminalId(terminalId)) return { kind: "none", reason: "unsafe_terminal_id" };
+  let text: string;
+  try {
+    const { storage, agentDir } = homeOf(home);
+    text = await storage.readTextPrefix(breadcrumbPath(agentDir, terminalId), BREADCRUMB_MAX_BYTES + 1);
+  } catch (error) {
+    if (error instanceof StorageError && error.code === "not_found") return { kind: "none", reason: "missing" };
+    return { kind: "none", reason: "unreadable", ...storageCodeOf(error) };
+  }
+  const parsed = parseBreadcrumb(text);
+  return parsed === undefined ? { kind: "none", reason: "malformed" } : { kind: "found", ...parsed };
+}
+
+function parseBreadcrumb(text: string): { cwd: string; sessionFile: string } | undefined {
+  if (Buffer.byteLength(text, "utf8") > BREADCRUMB_MAX_BYTES || !text.endsWith("\n")) return undefined;
+  const lines = text.slice(0, -1).split("\n");
+  if (lines.length !== 2) return undefined;
+  const [cwd, sessionFile] = lines as [string, string];
+  return representable(cwd) && representable(sessionFile) ? { cwd, sessionFile } : undefined;
+}
+
+/** Options of {@link resolveBreadcrumb}. */
+export interface ResolveBreadcrumbOptions {
+  /**
+   * Storage that holds the session file, used to check that it still exists (links are
+   * refused). Default: a no-follow check on the file system.
+   */
+  sessionStorage?: SessionStorage;
+}
+
+/** The outcome of {@link resolveBreadcrumb}. */
+export type BreadcrumbResolution =
+  | { kind: "resolved"; cwd: string; sessionFile: string }
+  | {
+      kind: "ignored";
+      /** a read miss, or: `cwd_mismatch` (another working directory), `session_missing` (gone, or not a regular file) */
+      reason: BreadcrumbMissReason | "cwd_mismatch" | "session_missing";
+      storageCode?: StorageErrorCode;
+    };
+
+/**
+ * The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd
+ * must equal `cwd` after `path.resolve` on both, and the session file must still be a regular
+ * file (not a link).
+ */
+export async function resolveBreadcrumb(
+  home: BreadcrumbHome,
+  terminalId: string,
+  cwd: string,
+  options: ResolveBreadcrumbOptions = {},
+): Promise<BreadcrumbResolution> {
+  const read = await readBreadcrumb(home, terminalId);
+  if (read.kind === "none") return { ...read, kind: "ignored" };
+  if (path.resolve(read.cwd) !== path.resolve(cwd)) return { kind: "ignored", reason: "cwd_mismatch" };
+  if (!sessionFileExists(read.sessionFile, options.sessionStorage)) return { kind: "ignored", reason: "session_missing" };
+  return { kind: "resolved", cwd: read.cwd, sessionFile: read.sessionFile };
+}
+
+function sessionFileExists(file: string, storage: SessionStorage | undefined): boolean {
+  try {
+    if (storage !== undefined) return storage.statSync(file).kind === "file";
+    return fs.lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function homeOf(home: BreadcrumbHome): { storage: SessionStorage; agentDir: string } {
+  if (typeof home === "string") return { storage: new FileSessionStorage(home), agentDir: path.resolve(home) };
+  return { storage: home, agentDir: home.root };
+}
+
+function storageCodeOf(error: unknown): { storageCode?: StorageErrorCode } {
+  return error instanceof StorageError ? { storageCode: error.code } : {};
+}

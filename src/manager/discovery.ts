@@ -1,0 +1,333 @@
+/**
+ * Session discovery: listing the session files of a directory (or of every scope under a
+ * sessions root) with the metadata a picker needs, newest first.
+ *
+ * Cost per file: one stat; on a cache miss one bounded prefix read, plus, for v4/v5 files
+ * longer than the prefix, a backward scan for late `header_patch` records. No file is ever read
+ * whole, so memory does not grow with file sizes. A file that cannot be listed (unreadable,
+ * no valid header, a newer format, a link, a FIFO) is reported in `skipped` with a code and
+ * never fails the listing.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+import {
+  FileSessionStorage,
+  ManagedSessionStorage,
+  StorageError,
+  type SessionStorage,
+  type StorageErrorCode,
+  type StorageStat,
+} from "../storage/index.js";
+import { FIRST_PATCH_VERSION } from "../session/index.js";
+import { scanLatePatches } from "./patch-tail-scan.js";
+import { SessionInfoCache, type CachedOutcome } from "./session-info-cache.js";
+import {
+  SESSION_LIST_PREFIX_BYTES,
+  buildSessionInfo,
+  summarizePrefix,
+  type DiscoverySkipCode,
+  type SessionInfo,
+  type SkippedSession,
+} from "./session-info.js";
+
+/** File name ending of a session file. */
+export const SESSION_FILE_SUFFIX = ".jsonl";
+
+/** Default number of files examined at the same time. */
+export const DEFAULT_DISCOVERY_CONCURRENCY = 16;
+
+/** Options shared by every discovery function. */
+export interface DiscoveryOptions {
+  /**
+   * Where the files are read. Default: a {@link FileSessionStorage} rooted at the directory
+   * being listed (the sessions root for {@link listAll}).
+   */
+  storage?: SessionStorage;
+  /**
+   * Results of earlier listings. Default: one cache per storage object, and one shared cache
+   * for calls without a storage. `false` reads every file.
+   */
+  cache?: SessionInfoCache | false;
+  /** Files examined at the same time (default {@link DEFAULT_DISCOVERY_CONCURRENCY}). */
+  concurrency?: number;
+}
+
+/** The result of a listing: sessions newest first (ties by path), and what was left out. */
+export interface SessionListing {
+  sessions: SessionInfo[];
+  skipped: SkippedSession[];
+}
+
+/**
+ * Lists every session file directly in `sessionDir`, newest first by mtime, ties by path.
+ * A missing directory lists as empty; a directory that cannot be listed is reported in
+ * `skipped` under its own path.
+ */
+export async function listSessions(sessionDir: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
+  const context = contextFor(sessionDir, options);
+  const found = candidatesIn(context, sessionDir);
+  const outcomes = await examineAll(context, found.files.map((file) => ({ path: file })));
+  return collect(outcomes, found.skipped);
+}
+
+/**
+ * Lists the session files in every directory directly below `sessionsRoot` (one directory per
+ * workspace scope). Directories that cannot be listed, and links or other non-directories in
+ * the root, are reported in `skipped`; the rest is listed as by {@link listSessions} and
+ * merged in one order.
+ */
+export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
+  const context = contextFor(sessionsRoot, options);
+  const skipped: SkippedSession[] = [];
+  let dirs: string[];
+  try {
+    dirs = context.storage.listDirsSync(sessionsRoot);
+  } catch (error) {
+    return { sessions: [], skipped: rootFailure(sessionsRoot, error) };
+  }
+  for (const entry of nonRegularEntries(context.storage, sessionsRoot, () => true)) {
+    if (entry.type !== "directory") skipped.push(entry.skip);
+  }
+  const files: { path: string }[] = [];
+  for (const name of dirs) {
+    const found = candidatesIn(context, path.join(sessionsRoot, name));
+    skipped.push(...found.skipped);
+    for (const file of found.files) files.push({ path: file });
+  }
+  return collect(await examineAll(context, files), skipped);
+}
+
+/**
+ * The `limit` newest sessions of `sessionDir` (mtime descending, ties by path). Files are
+ * ordered by a stat alone, and prefixes are read only from the newest down until `limit`
+ * sessions are found, so the cost does not depend on how many older files there are.
+ * `skipped` holds the files passed over on the way, and every link or non-regular entry.
+ */
+export async function getRecentSessions(
+  sessionDir: string,
+  limit = 20,
+  options: DiscoveryOptions = {},
+): Promise<SessionListing> {
+  if (!Number.isInteger(limit) || limit < 0) throw new RangeError("limit must be a non-negative integer");
+  const context = contextFor(sessionDir, options);
+  const found = candidatesIn(context, sessionDir);
+  const skipped = [...found.skipped];
+  const stated: Required<Candidate>[] = [];
+  for (const file of found.files) {
+    const stat = statOrSkip(context.storage, file);
+    if ("code" in stat) skipped.push(stat);
+    else stated.push({ path: file, stat });
+  }
+  stated.sort((a, b) => newestFirst(a.path, a.stat.mtimeMs, b.path, b.stat.mtimeMs));
+  const sessions: SessionInfo[] = [];
+  let next = 0;
+  while (sessions.length < limit && next < stated.length) {
+    const batch = stated.slice(next, next + Math.max(limit - sessions.length, 1));
+    next += batch.length;
+    for (const outcome of await examineAll(context, batch)) {
+      if (outcome.kind === "session") {
+        if (sessions.length < limit) sessions.push(outcome.info);
+      } else {
+        skipped.push({ path: outcome.path, code: outcome.code });
+      }
+    }
+  }
+  return { sessions, skipped: skipped.sort(byPath) };
+}
+
+/** The newest valid session of `sessionDir` by mtime, or `undefined` when there is none. */
+export async function findMostRecentSession(
+  sessionDir: string,
+  options: DiscoveryOptions = {},
+): Promise<SessionInfo | undefined> {
+  return (await getRecentSessions(sessionDir, 1, options)).sessions[0];
+}
+
+interface Context {
+  storage: SessionStorage;
+  cache: SessionInfoCache | undefined;
+  concurrency: number;
+}
+
+interface Candidate {
+  path: string;
+  /** known already when the caller ordered files by mtime */
+  stat?: StorageStat;
+}
+
+type Outcome = { kind: "session"; info: SessionInfo } | { kind: "skip"; path: string; code: DiscoverySkipCode };
+
+const sharedCache = new SessionInfoCache();
+const cachesByStorage = new WeakMap<SessionStorage, SessionInfoCache>();
+
+function contextFor(dir: string, options: DiscoveryOptions): Context {
+  const concurrency = options.concurrency ?? DEFAULT_DISCOVERY_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("concurrency must be a positive integer");
+  const storage = options.storage ?? new FileSessionStorage(dir);
+  let cache: SessionInfoCache | undefined;
+  if (options.cache instanceof SessionInfoCache) cache = options.cache;
+  else if (options.cache === false) cache = undefined;
+  else if (options.storage === undefined) cache = sharedCache;
+  else {
+    // Inode numbers identify a file only within one storage (memory storages number from 1).
+    cache = cachesByStorage.get(storage);
+    if (cache === undefined) {
+      cache = new SessionInfoCache();
+      cachesByStorage.set(storage, cache);
+    }
+  }
+  return { storage, cache, concurrency };
+}
+
+/** The session files of one directory, and the entries there that are skipped unread. */
+function candidatesIn(context: Context, dir: string): { files: string[]; skipped: SkippedSession[] } {
+  let names: string[];
+  try {
+    names = context.storage.listFilesSync(dir);
+  } catch (error) {
+    if (error instanceof StorageError && error.code === "not_found") return { files: [], skipped: [] };
+    return { files: [], skipped: rootFailure(dir, error) };
+  }
+  const files = names.filter(isSessionFileName).map((name) => path.join(dir, name));
+  const skipped = nonRegularEntries(context.storage, dir, isSessionFileName).map((entry) => entry.skip);
+  return { files, skipped };
+}
+
+function isSessionFileName(name: string): boolean {
+  return name.endsWith(SESSION_FILE_SUFFIX) && name.length > SESSION_FILE_SUFFIX.length;
+}
+
+/**
+ * Links, FIFOs, sockets and devices in `dir` whose names pass `wanted`. The storage lists
+ * regular files only, so these would otherwise vanish without a trace; they are reported so a
+ * planted link or FIFO is visible. Only disk-backed storages can hold them, and the names are
+ * taken from a plain directory read: nothing is opened or followed.
+ */
+function nonRegularEntries(
+  storage: SessionStorage,
+  dir: string,
+  wanted: (name: string) => boolean,
+): { type: "symlink" | "directory" | "other"; skip: SkippedSession }[] {
+  if (!(storage instanceof FileSessionStorage || storage instanceof ManagedSessionStorage)) return [];
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(dir, { withFileTypes: true });
+  } catch {
+    // The storage listed this directory a moment ago; if it is gone now, so are its entries.
+    return [];
+  }
+  const found: { type: "symlink" | "directory" | "other"; skip: SkippedSession }[] = [];
+  for (const entry of entries) {
+    if (entry.isFile() || entry.name.startsWith(".") || !wanted(entry.name)) continue;
+    const where = path.join(dir, entry.name);
+    if (entry.isSymbolicLink()) found.push({ type: "symlink", skip: { path: where, code: "symlink_refused" } });
+    else if (entry.isDirectory()) found.push({ type: "directory", skip: { path: where, code: "not_regular_file" } });
+    else found.push({ type: "other", skip: { path: where, code: "not_regular_file" } });
+  }
+  return found;
+}
+
+function rootFailure(dir: string, error: unknown): SkippedSession[] {
+  return [{ path: dir, code: skipCodeOf(error) }];
+}
+
+/** Examines `candidates` with at most `concurrency` in flight; results in input order. */
+async function examineAll(context: Context, candidates: readonly Candidate[]): Promise<Outcome[]> {
+  const outcomes = new Array<Outcome>(candidates.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < candidates.length) {
+      const index = next++;
+      outcomes[index] = await examine(context, candidates[index]!);
+    }
+  };
+  const workers: Promise<void>[] = [];
+  for (let i = 0; i < Math.min(context.concurrency, candidates.length); i++) workers.push(worker());
+  await Promise.all(workers);
+  return outcomes;
+}
+
+/** Lists one file: cached result, or prefix read plus (v4/v5) late patch scan. */
+async function examine(context: Context, candidate: Candidate): Promise<Outcome> {
+  const file = candidate.path;
+  let stat = candidate.stat;
+  if (stat === undefined) {
+    const result = statOrSkip(context.storage, file);
+    if ("code" in result) return { kind: "skip", ...result };
+    stat = result;
+  }
+  const cached = context.cache?.get(file, stat);
+  if (cached !== undefined) return withPath(file, cached);
+  let outcome: CachedOutcome;
+  try {
+    outcome = await readOutcome(context.storage, file, stat);
+  } catch (error) {
+    // A failed read is not cached: permissions and races change without touching the file.
+    return { kind: "skip", path: file, code: skipCodeOf(error) };
+  }
+  context.cache?.set(file, stat, outcome);
+  return withPath(file, outcome);
+}
+
+async function readOutcome(storage: SessionStorage, file: string, stat: StorageStat): Promise<CachedOutcome> {
+  const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;
+  const text = await storage.readTextPrefix(file, SESSION_LIST_PREFIX_BYTES);
+  const summary = summarizePrefix(text, whole);
+  if (summary.kind === "skip") return summary;
+  const late =
+    !whole && summary.version >= FIRST_PATCH_VERSION
+      ? await scanLatePatches(storage, file, summary.parsedBytes)
+      : {};
+  return { kind: "session", info: buildSessionInfo(file, summary, late, stat) };
+}
+
+function withPath(file: string, outcome: CachedOutcome): Outcome {
+  return outcome.kind === "session" ? outcome : { kind: "skip", path: file, code: outcome.code };
+}
+
+function statOrSkip(storage: SessionStorage, file: string): StorageStat | SkippedSession {
+  try {
+    const stat = storage.statSync(file);
+    return stat.kind === "file" ? stat : { path: file, code: "not_regular_file" };
+  } catch (error) {
+    return { path: file, code: skipCodeOf(error) };
+  }
+}
+
+const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>([
+  "symlink_refused",
+  "not_regular_file",
+  "permission_denied",
+  "not_found",
+  "unsafe_entry",
+]);
+
+/** The skip code of a storage failure; anything unexpected is a `read_failed`. */
+function skipCodeOf(error: unknown): DiscoverySkipCode {
+  if (error instanceof StorageError) {
+    if (PASSED_THROUGH.has(error.code)) return error.code as DiscoverySkipCode;
+    if (error.code === "not_directory") return "not_regular_file";
+  }
+  return "read_failed";
+}
+
+function collect(outcomes: readonly Outcome[], skippedBefore: readonly SkippedSession[]): SessionListing {
+  const sessions: SessionInfo[] = [];
+  const skipped = [...skippedBefore];
+  for (const outcome of outcomes) {
+    if (outcome.kind === "session") sessions.push(outcome.info);
+    else skipped.push({ path: outcome.path, code: outcome.code });
+  }
+  sessions.sort((a, b) => newestFirst(a.path, a.modified.getTime(), b.path, b.modified.getTime()));
+  return { sessions, skipped: skipped.sort(byPath) };
+}
+
+function newestFirst(pathA: string, mtimeA: number, pathB: string, mtimeB: number): number {
+  if (mtimeA !== mtimeB) return mtimeB - mtimeA;
+  return pathA < pathB ? -1 : pathA > pathB ? 1 : 0;
+}
+
+function byPath(a: SkippedSession, b: SkippedSession): number {
+  return a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+}

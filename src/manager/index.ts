@@ -1,0 +1,22 @@
+/**
+ * The session manager layer: session discovery (listing, most recent, across scopes) and
+ * terminal breadcrumbs.
+ */
+export * from "./discovery.js";
+export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
+export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
+export { DEFAULT_SESSION_INFO_CACHE_ENTRIES, SessionInfoCache } from "./session-info-cache.js";
+export type { CachedOutcome } from "./session-info-cache.js";
+export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
+export * from "./breadcrumbs.js";
+export { SessionManager } from "./session-manager.js";
+export type { OpenSessionOptions, ContinueRecentOptions, ForkOptions, InMemoryOptions, EntryRewrite } from "./session-manager.js";
+export type { CompactionOptions, ModelChangeOptions, SessionInitFields } from "./appender.js";
+export { SessionManagerError, isSessionManagerError } from "./errors.js";
+export type { SessionManagerErrorCode } from "./errors.js";
+export type { SessionManagerOptions, NewSessionOptions } from "./options.js";
+export type { SessionLoadReport, MovedAsideFile } from "./open-file.js";
+export { selectionFromToolNames } from "./selection.js";
+export type { ToolDomain, ToolClassifier, ToolSelectionChange, ToolSelectionState } from "./selection.js";
+export { sanitizeSessionTitle, MAX_SESSION_TITLE_CHARS } from "./title.js";
+export type { TitleSource } from "./title.js";

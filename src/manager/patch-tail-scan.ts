@@ -1,0 +1,112 @@
+/**
+ * Backward scan of a v4/v5 session file for its latest `header_patch` title and cwd.
+ *
+ * A rename or a move appends a patch at the end of the file, so the value a picker must show
+ * can sit anywhere after the prefix. The scan reads fixed-size chunks from the end towards the
+ * start, searches each chunk for the `"header_patch"` marker bytes, and parses only the lines
+ * that hold it. It stops as soon as both the latest title and the latest cwd are known, or at
+ * the part of the file the prefix already parsed. Memory is bounded by one chunk plus one
+ * line, whatever the file size: a longer line cannot be a patch this library honours.
+ */
+import { HeaderPatchRecordSchema, scanJsonl } from "../session/index.js";
+import type { SessionStorage } from "../storage/index.js";
+import type { LatePatches } from "./session-info.js";
+
+/** Bytes read per step of the backward scan. */
+export const TAIL_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Longest line the scan will parse. A `header_patch` holds a title (at most 1000 characters
+ * when written by this library) and a path: far below this even with every character escaped.
+ */
+export const MAX_PATCH_LINE_BYTES = 64 * 1024;
+
+const MARKER = Buffer.from('"header_patch"');
+const NEWLINE = 0x0a;
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Finds the latest `header_patch` title and cwd in the bytes of `path` from `stopAt` to the
+ * end. Values are returned only where a patch sets them; the caller keeps the prefix's values
+ * for the rest.
+ *
+ * @throws StorageError when a read fails (the caller decides whether that skips the file)
+ */
+export async function scanLatePatches(storage: SessionStorage, path: string, stopAt: number): Promise<LatePatches> {
+  const found: LatePatches = {};
+  // `pending` holds the start of the line that continues into the chunk read before: it is
+  // completed by the next (earlier) chunk.
+  let pending: Buffer = EMPTY;
+  let insideLongLine = false;
+  let end: number | undefined;
+  while (found.title === undefined || found.cwd === undefined) {
+    const limit = end === undefined ? TAIL_CHUNK_BYTES : Math.min(TAIL_CHUNK_BYTES, end - stopAt);
+    if (limit <= 0) break;
+    const chunk = await storage.readTail(path, limit, end);
+    // A file smaller than one chunk: only the part after the prefix is new.
+    const skip = Math.max(0, stopAt - chunk.start);
+    const bytes = chunk.bytes.subarray(skip);
+    const start = chunk.start + skip;
+    if (bytes.length === 0) break;
+    end = start;
+    const reachedStart = start <= stopAt;
+    let window: Buffer;
+    if (insideLongLine) {
+      const lastNewline = bytes.lastIndexOf(NEWLINE);
+      if (lastNewline === -1 && !reachedStart) continue;
+      // Everything after this newline belongs to the over-long line: never parsed.
+      window = bytes.subarray(0, lastNewline + 1);
+      insideLongLine = false;
+    } else {
+      window = pending.length === 0 ? bytes : Buffer.concat([bytes, pending]);
+    }
+    // Bytes before the first newline belong to a line that began in an earlier chunk.
+    const linesFrom = reachedStart ? 0 : window.indexOf(NEWLINE) + 1;
+    if (linesFrom > 0 || reachedStart) collectPatches(window, linesFrom, found);
+    // Copied: a slice would keep the whole chunk alive for the next round.
+    pending = linesFrom === 0 && !reachedStart ? Buffer.from(window) : Buffer.from(window.subarray(0, linesFrom));
+    if (pending.length > MAX_PATCH_LINE_BYTES) {
+      pending = EMPTY;
+      insideLongLine = true;
+    }
+    if (reachedStart) break;
+  }
+  return found;
+}
+
+/**
+ * Records into `found` the values of patches on the complete lines of `window` at or after
+ * `from`, latest first; a value already found (from a later line) is kept.
+ */
+function collectPatches(window: Buffer, from: number, found: LatePatches): void {
+  let searchEnd = window.length - MARKER.length;
+  while (searchEnd >= from && (found.title === undefined || found.cwd === undefined)) {
+    const hit = window.lastIndexOf(MARKER, searchEnd);
+    if (hit < from) return;
+    const lineStart = window.lastIndexOf(NEWLINE, hit) + 1;
+    const newline = window.indexOf(NEWLINE, hit);
+    const lineEnd = newline === -1 ? window.length : newline;
+    if (lineEnd - lineStart <= MAX_PATCH_LINE_BYTES) applyLine(window.toString("utf8", lineStart, lineEnd), found);
+    searchEnd = lineStart - 1 - MARKER.length;
+  }
+}
+
+/** Applies the last valid `header_patch` values of one line (a glued line may hold several). */
+function applyLine(line: string, found: LatePatches): void {
+  let title: string | undefined;
+  let cwd: string | undefined;
+  scanJsonl(line, {
+    record(value) {
+      if (value.type !== "header_patch") return;
+      const parsed = HeaderPatchRecordSchema.safeParse(value);
+      if (!parsed.success) return;
+      if (parsed.data.patch.title !== undefined) title = parsed.data.patch.title;
+      if (parsed.data.patch.cwd !== undefined) cwd = parsed.data.patch.cwd;
+    },
+    invalid() {
+      // Not a patch: nothing to learn from it.
+    },
+  });
+  if (found.title === undefined && title !== undefined) found.title = title;
+  if (found.cwd === undefined && cwd !== undefined) found.cwd = cwd;
+}

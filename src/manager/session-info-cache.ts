@@ -1,0 +1,88 @@
+/**
+ * A bounded cache of listing results, so that a picker opened again does not re-read files
+ * that did not change.
+ *
+ * An entry is reused only when the file's device, inode, size and modification time are all
+ * the same as when it was read: an append changes the size and mtime, an atomic rewrite
+ * changes the inode, so any change makes the next listing read the file again.
+ */
+import type { StorageStat } from "../storage/index.js";
+import type { DiscoverySkipCode, SessionInfo } from "./session-info.js";
+
+/** What a listing learned about one file: its metadata, or why it is left out. */
+export type CachedOutcome =
+  | { kind: "session"; info: SessionInfo }
+  | { kind: "skip"; code: DiscoverySkipCode };
+
+interface CacheEntry {
+  dev: string;
+  ino: string;
+  size: number;
+  mtimeMs: number;
+  outcome: CachedOutcome;
+}
+
+/** Default number of files a {@link SessionInfoCache} remembers. */
+export const DEFAULT_SESSION_INFO_CACHE_ENTRIES = 4096;
+
+/**
+ * Listing results by path, validated by (dev, ino, size, mtimeMs). The least recently used
+ * entry goes first when the cache is full. Memory is bounded by the entry count: each entry
+ * holds only what a prefix of {@link SESSION_LIST_PREFIX_BYTES} can produce.
+ */
+export class SessionInfoCache {
+  /** How many entries it keeps at most. */
+  readonly maxEntries: number;
+  readonly #entries = new Map<string, CacheEntry>();
+  #hits = 0;
+  #misses = 0;
+
+  /** @param maxEntries at least 1; default {@link DEFAULT_SESSION_INFO_CACHE_ENTRIES} */
+  constructor(maxEntries: number = DEFAULT_SESSION_INFO_CACHE_ENTRIES) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError("maxEntries must be a positive integer");
+    this.maxEntries = maxEntries;
+  }
+
+  /** The outcome stored for `path` if the file still has the identity in `stat`. */
+  get(path: string, stat: StorageStat): CachedOutcome | undefined {
+    const entry = this.#entries.get(path);
+    if (entry === undefined || !sameFile(entry, stat)) {
+      this.#misses += 1;
+      return undefined;
+    }
+    this.#hits += 1;
+    // Re-insert: Map order is the recency order.
+    this.#entries.delete(path);
+    this.#entries.set(path, entry);
+    return entry.outcome;
+  }
+
+  /** Remembers `outcome` for `path` as read when the file had the identity in `stat`. */
+  set(path: string, stat: StorageStat, outcome: CachedOutcome): void {
+    this.#entries.delete(path);
+    this.#entries.set(path, { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, outcome });
+    while (this.#entries.size > this.maxEntries) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.#entries.delete(oldest);
+    }
+  }
+
+  /** Forgets everything. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  /** Number of files remembered. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Lookups answered from the cache and lookups that had to read, since construction. */
+  get stats(): { hits: number; misses: number } {
+    return { hits: this.#hits, misses: this.#misses };
+  }
+}
+
+function sameFile(entry: CacheEntry, stat: StorageStat): boolean {
+  return entry.dev === stat.dev && entry.ino === stat.ino && entry.size === stat.size && entry.mtimeMs === stat.mtimeMs;
+}

@@ -1,0 +1,296 @@
+/**
+ * What a session picker shows about one session file, and how it is worked out from the
+ * first few kilobytes of the file alone.
+ *
+ * Pure: text in, summary out. The I/O (prefix read, backward patch scan, cache) lives in
+ * `discovery.ts`; keeping this part pure lets tests feed it any prefix, torn or not.
+ */
+import {
+  SessionFormatError,
+  SessionHeaderSchema,
+  checkHeaderVersion,
+  isJsonRecord,
+  replayPatches,
+  scanJsonl,
+  type JsonRecord,
+  type ReplayItem,
+  type SessionHeader,
+} from "../session/index.js";
+import { sanitizeSessionTitle } from "./title.js";
+
+/** Bytes read from the start of every listed file. */
+export const SESSION_LIST_PREFIX_BYTES = 4096;
+
+/** Shown as {@link SessionInfo.firstMessage} when the prefix holds no user message. */
+export const NO_MESSAGES = "(no messages)";
+
+/**
+ * Why a file in a session directory was left out of a listing. Listing never fails because of
+ * one file: each such file is reported with one of these codes.
+ */
+export type DiscoverySkipCode =
+  /** zero bytes, or only blank lines */
+  | "empty"
+  /** the first record is not a `session` header with a string id, or the header is malformed */
+  | "invalid_header"
+  /** the header version is an integer above the one this library reads */
+  | "version_too_new"
+  /** the header version is present but not an integer in 1..5 */
+  | "invalid_version"
+  /** a symbolic link where a session file was expected; it is never followed */
+  | "symlink_refused"
+  /** a FIFO, socket, device or directory where a session file was expected */
+  | "not_regular_file"
+  /** the operating system refused to open or list it */
+  | "permission_denied"
+  /** it disappeared between the directory listing and the read */
+  | "not_found"
+  /** managed storage: the entry failed the owner-only checks */
+  | "unsafe_entry"
+  /** any other read failure */
+  | "read_failed";
+
+/** One file left out of a listing. */
+export interface SkippedSession {
+  readonly path: string;
+  readonly code: DiscoverySkipCode;
+}
+
+/** Metadata of one session file for pickers and `--resume` lookups. Treat as read-only. */
+export interface SessionInfo {
+  /** Absolute path of the session file. */
+  readonly path: string;
+  /** The header's session id. */
+  readonly id: string;
+  /** Working directory: the header's, or the latest `header_patch` cwd; `""` when absent. */
+  readonly cwd: string;
+  /** Latest title (header, `header_patch`, or a compaction's short summary in the prefix). */
+  readonly title?: string;
+  /** The header's `parentSession` (the session this one was forked from). */
+  readonly parentSession?: string;
+  /** The header timestamp; the file's mtime when the header has none that parses. */
+  readonly created: Date;
+  /** The file's modification time. */
+  readonly modified: Date;
+  /**
+   * `message` entries seen in the prefix. When {@link messageCountIsEstimate} is true the file
+   * is longer than the prefix and this is a lower bound.
+   */
+  readonly messageCount: number;
+  /** True when the file is larger than the prefix, so {@link messageCount} is not exact. */
+  readonly messageCountIsEstimate: boolean;
+  /** File size in bytes. */
+  readonly size: number;
+  /** Text of the first user message in the prefix, or {@link NO_MESSAGES}. */
+  readonly firstMessage: string;
+  /** Text of the user and assistant messages in the prefix, for picker search. */
+  readonly allMessagesText: string;
+  /** One-line label: the title, else the first user message, else `Untitled · HH:MM`. */
+  readonly displayName: string;
+  /** The header version as stored (1 when absent). */
+  readonly version: number;
+}
+
+/** What the prefix says about a file with a usable header. */
+export interface PrefixSummary {
+  kind: "session";
+  id: string;
+  cwd: string;
+  title: string | undefined;
+  /** the short summary of the last compaction in the prefix (a title fallback) */
+  shortSummary: string | undefined;
+  parentSession: string | undefined;
+  timestamp: string | undefined;
+  version: number;
+  messageCount: number;
+  firstMessage: string | undefined;
+  allMessagesText: string;
+  /**
+   * Bytes at the start of the file whose lines were fully parsed here; a backward scan for
+   * later patches may stop there. 0 when the byte count cannot be trusted (the prefix held
+   * bytes that are not UTF-8, so its decoded length differs from the file's).
+   */
+  parsedBytes: number;
+}
+
+/** A file the listing leaves out. */
+export interface PrefixRejection {
+  kind: "skip";
+  code: Extract<DiscoverySkipCode, "empty" | "invalid_header" | "version_too_new" | "invalid_version">;
+}
+
+const MESSAGE_MARKER = '"type":"message"';
+const REPLACEMENT_CHARACTER = "\ufffd";
+
+/**
+ * Summarises a session file from its first bytes.
+ *
+ * @param text the decoded prefix (at most {@link SESSION_LIST_PREFIX_BYTES} bytes)
+ * @param whole true when `text` is the whole file; otherwise its last, cut line is ignored
+ *   (a cut record must not be half-parsed or salvaged into something it was not)
+ */
+export function summarizePrefix(text: string, whole: boolean): PrefixSummary | PrefixRejection {
+  const cut = whole ? text.length : text.lastIndexOf("\n") + 1;
+  const body = text.slice(0, cut);
+  let header: JsonRecord | undefined;
+  let invalidBeforeHeader = false;
+  const patches: ReplayItem[] = [];
+  const messages = new MessageCollector();
+  let shortSummary: string | undefined;
+  scanJsonl(body, {
+    record(value, line) {
+      if (header === undefined) {
+        header = value;
+        return;
+      }
+      if (value.type === "message") messages.add(value.message);
+      else if (value.type === "header_patch") patches.push({ kind: "patch", value, line });
+      else if (value.type === "compaction" && typeof value.shortSummary === "string") shortSummary = value.shortSummary;
+    },
+    invalid() {
+      if (header === undefined) invalidBeforeHeader = true;
+    },
+  });
+  // A header line longer than the prefix holds no complete line: its fields are read from the
+  // raw text instead, so a session with a huge first line is still listed.
+  if (header === undefined && !whole && body.length === 0) header = scanCutHeader(text);
+  if (header === undefined) {
+    return { kind: "skip", code: invalidBeforeHeader || text.trim().length > 0 ? "invalid_header" : "empty" };
+  }
+  if (header.type !== "session" || typeof header.id !== "string") return { kind: "skip", code: "invalid_header" };
+  let version: number;
+  try {
+    version = checkHeaderVersion(header);
+  } catch (error) {
+    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
+      return { kind: "skip", code: error.code };
+    }
+    throw error;
+  }
+  const checked = SessionHeaderSchema.safeParse(header);
+  if (!checked.success) return { kind: "skip", code: "invalid_header" };
+  const effective: SessionHeader = replayPatches(checked.data, patches, version).header;
+  // The marker count catches messages on the cut last line and lines salvage could not split.
+  const markers = whole ? 0 : countOccurrences(text, MESSAGE_MARKER);
+  return {
+    kind: "session",
+    id: effective.id,
+    cwd: effective.cwd ?? "",
+    title: effective.title,
+    shortSummary,
+    parentSession: effective.parentSession,
+    timestamp: effective.timestamp,
+    version,
+    messageCount: Math.max(messages.count, markers),
+    firstMessage: messages.first,
+    allMessagesText: messages.all.join(" "),
+    parsedBytes: body.includes(REPLACEMENT_CHARACTER) ? 0 : Buffer.byteLength(body, "utf8"),
+  };
+}
+
+/** Late values found by the backward scan; each overrides what the prefix said. */
+export interface LatePatches {
+  title?: string;
+  cwd?: string;
+}
+
+/** Builds the listing entry of one file from its prefix summary, late patches and stat. */
+export function buildSessionInfo(
+  path: string,
+  summary: PrefixSummary,
+  late: LatePatches,
+  stat: { size: number; mtimeMs: number },
+): SessionInfo {
+  const modified = new Date(stat.mtimeMs);
+  const parsed = summary.timestamp === undefined ? Number.NaN : Date.parse(summary.timestamp);
+  const created = Number.isNaN(parsed) ? modified : new Date(parsed);
+  const title = late.title ?? summary.title ?? summary.shortSummary;
+  const info: SessionInfo = {
+    path,
+    id: summary.id,
+    cwd: late.cwd ?? summary.cwd,
+    ...(title === undefined ? {} : { title }),
+    ...(summary.parentSession === undefined ? {} : { parentSession: summary.parentSession }),
+    created,
+    modified,
+    messageCount: summary.messageCount,
+    messageCountIsEstimate: stat.size > SESSION_LIST_PREFIX_BYTES,
+    size: stat.size,
+    firstMessage: summary.firstMessage ?? NO_MESSAGES,
+    allMessagesText: summary.allMessagesText,
+    displayName: displayNameOf(title, summary.firstMessage, created),
+    version: summary.version,
+  };
+  return info;
+}
+
+/** Longest label a picker gets; the rest is cut with an ellipsis. */
+const DISPLAY_NAME_MAX = 120;
+
+function displayNameOf(title: string | undefined, firstMessage: string | undefined, created: Date): string {
+  for (const candidate of [title, firstMessage]) {
+    const label = candidate === undefined ? "" : sanitizeSessionTitle(candidate);
+    if (label.length > 0) return label.length > DISPLAY_NAME_MAX ? `${label.slice(0, DISPLAY_NAME_MAX - 1)}…` : label;
+  }
+  const hh = String(created.getHours()).padStart(2, "0");
+  const mm = String(created.getMinutes()).padStart(2, "0");
+  return `Untitled · ${hh}:${mm}`;
+}
+
+/** Counts `message` entries and keeps the text a picker shows and searches. */
+class MessageCollector {
+  count = 0;
+  first: string | undefined;
+  readonly all: string[] = [];
+
+  add(message: unknown): void {
+    if (!isJsonRecordLike(message) || typeof message.role !== "string") return;
+    this.count += 1;
+    if (message.role !== "user" && message.role !== "assistant") return;
+    const text = textOf(message.content);
+    if (text.length === 0) return;
+    if (message.role === "user" && this.first === undefined) this.first = text;
+    this.all.push(text);
+  }
+}
+
+function isJsonRecordLike(value: unknown): value is { role?: unknown; content?: unknown } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The text of message content: a string, or the `text` blocks of a block list joined by spaces. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const block of content) {
+    if (isJsonRecord(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
+  }
+  return parts.join(" ");
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count += 1;
+  return count;
+}
+
+const CUT_HEADER_FIELDS = ["type", "id", "cwd", "timestamp", "title", "parentSession"] as const;
+
+/**
+ * Header fields from a first line the prefix cut off. Only string fields and the version are
+ * read, each as a complete JSON value, so a value the cut truncated is left out rather than
+ * shortened. The `type` must come first, as every writer puts it.
+ */
+function scanCutHeader(text: string): JsonRecord | undefined {
+  const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  if (!text.startsWith('{"type":"session"', start)) return undefined;
+  const header: Record<string, unknown> = {};
+  for (const field of CUT_HEADER_FIELDS) {
+    const match = new RegExp(`"${field}":("(?:[^"\\\\]|\\\\.)*")`).exec(text);
+    if (match?.[1] !== undefined) header[field] = JSON.parse(match[1]) as string;
+  }
+  const version = /"version":(-?\d+(?:\.\d+)?)[,}]/.exec(text);
+  if (version?.[1] !== undefined) header.version = Number(version[1]);
+  return isJsonRecord(header) ? header : undefined;
+}
