@@ -1,0 +1,194 @@
+/**
+ * Reading an existing session file for the manager: take the writer lock first (so nothing
+ * is appended between the read and the first write), load leniently, and decide what the
+ * file is: a session, nothing yet, or something that must not be overwritten.
+ */
+import {
+  isUnknownEntry,
+  loadSession,
+  resolveBlobRefs,
+  type BlobLookup,
+  type FileEntry,
+  type InvalidHeaderReason,
+  type LoadedSession,
+  type UnresolvedBlobRef,
+} from "../session/index.js";
+import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
+import { SessionManagerError } from "./errors.js";
+
+/** A file that was moved aside because its header is unusable. */
+export interface MovedAsideFile {
+  /** where the file was */
+  from: string;
+  /** the `<name>.invalid-<timestamp>` sibling that now holds its bytes, unchanged */
+  to: string;
+  reason: InvalidHeaderReason;
+}
+
+/** What opening a session file found; see {@link SessionManager.getLoadReport}. */
+export interface SessionLoadReport {
+  path: string;
+  /** whether a non-empty session file was loaded (false: a fresh session starts at the path) */
+  loaded: boolean;
+  /** set when a file with an invalid header was moved aside before the fresh session started */
+  movedAside: MovedAsideFile | undefined;
+  /** lines or pieces of lines that hold no record; kept and written back verbatim */
+  invalidLines: number;
+  /** lines that failed to parse but gave up records to salvage */
+  salvagedLines: number;
+  /** the on-disk version when the file needs a migration rewrite on first persistence */
+  migratedFrom: number | null;
+  /** records kept verbatim because their type or fields are unknown */
+  unknownEntries: number;
+  patchesApplied: number;
+  patchesSkipped: number;
+  /** blob references that could not be resolved (kept as references) */
+  unresolvedBlobs: UnresolvedBlobRef[];
+}
+
+/** The outcome of {@link openSessionFile}. */
+export interface OpenedSessionFile {
+  report: SessionLoadReport;
+  /** the load, when the file held a session */
+  loaded: LoadedSession | undefined;
+  /** the effective entries with blob references resolved (empty for a fresh session) */
+  entries: FileEntry[];
+  /** the held writer (writable opens of a file that exists at the path) */
+  writer: SessionStorageWriter | undefined;
+}
+
+/** Options of {@link openSessionFile}. */
+export interface OpenFileOptions {
+  readOnly: boolean;
+  lookup: BlobLookup;
+  now: () => Date;
+}
+
+/**
+ * Opens `file`. Writable: the writer is opened (locking the file) before the read. A missing
+ * file gives a fresh session; a file holding only blank lines is kept and rewritten on first
+ * persistence; a non-empty file without a usable header is moved aside first.
+ *
+ * @throws StorageError `session_busy` (writable, another writer holds the file), other storage
+ *   codes for unreadable files (read-only: `not_found` for a missing one);
+ *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
+ *   SessionManagerError `invalid_header` (read-only open of a file with an invalid header)
+ */
+export async function openSessionFile(
+  storage: SessionStorage,
+  file: string,
+  options: OpenFileOptions,
+): Promise<OpenedSessionFile> {
+  const fresh = (movedAside?: MovedAsideFile, writer?: SessionStorageWriter): OpenedSessionFile => ({
+    report: emptyReport(file, movedAside),
+    loaded: undefined,
+    entries: [],
+    writer,
+  });
+  if (!options.readOnly && !(await storage.exists(file))) return fresh();
+  const writer = options.readOnly ? undefined : await storage.openWriter(file);
+  let bytes: Buffer;
+  let result: ReturnType<typeof loadSession>;
+  try {
+    bytes = await storage.readBytes(file);
+    result = loadSession(bytes);
+  } catch (error) {
+    await closeQuietly(writer);
+    throw error;
+  }
+  if (result.kind === "empty") return fresh(undefined, writer);
+  if (result.kind === "invalid_header") {
+    if (options.readOnly) {
+      throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, {
+        path: file,
+      });
+    }
+    // The rename takes the writer lock itself; ours must be gone first.
+    await closeQuietly(writer);
+    const to = await moveAside(storage, file, options.now());
+    return fresh({ from: file, to, reason: result.reason });
+  }
+  const entries = resolveTypedBlobs(result.entries, options.lookup);
+  return {
+    report: {
+      path: file,
+      loaded: true,
+      movedAside: undefined,
+      invalidLines: result.invalidLines.length,
+      salvagedLines: result.stats.salvagedLines.length,
+      migratedFrom: result.migratedFrom,
+      unknownEntries: result.unknownEntries,
+      patchesApplied: result.patchReport.applied,
+      patchesSkipped: result.patchReport.skipped.length,
+      unresolvedBlobs: entries.unresolved,
+    },
+    loaded: result,
+    entries: entries.entries,
+    writer,
+  };
+}
+
+/** A report for a session that starts empty at `file`. */
+export function emptyReport(file: string, movedAside?: MovedAsideFile): SessionLoadReport {
+  return {
+    path: file,
+    loaded: false,
+    movedAside,
+    invalidLines: 0,
+    salvagedLines: 0,
+    migratedFrom: null,
+    unknownEntries: 0,
+    patchesApplied: 0,
+    patchesSkipped: 0,
+    unresolvedBlobs: [],
+  };
+}
+
+/**
+ * Resolves blob references of known entries only: a record kept verbatim must be written back
+ * exactly as read, so its references stay references.
+ */
+function resolveTypedBlobs(
+  entries: readonly FileEntry[],
+  lookup: BlobLookup,
+): { entries: FileEntry[]; unresolved: UnresolvedBlobRef[] } {
+  const positions: number[] = [];
+  const typed: FileEntry[] = [];
+  entries.forEach((entry, index) => {
+    if (!isUnknownEntry(entry)) {
+      positions.push(index);
+      typed.push(entry);
+    }
+  });
+  const resolved = resolveBlobRefs(typed, lookup);
+  const out = entries.slice();
+  resolved.entries.forEach((entry, k) => {
+    out[positions[k]!] = entry;
+  });
+  return { entries: out, unresolved: resolved.unresolved };
+}
+
+/**
+ * Renames `file` to a free `<name>.invalid-<timestamp>[-n]` sibling with a no-replace step,
+ * so an earlier quarantined copy is never overwritten.
+ */
+async function moveAside(storage: SessionStorage, file: string, now: Date): Promise<string> {
+  const stamp = now.toISOString().replace(/[:.]/g, "-");
+  for (let attempt = 0; ; attempt += 1) {
+    const to = attempt === 0 ? `${file}.invalid-${stamp}` : `${file}.invalid-${stamp}-${attempt}`;
+    try {
+      await storage.rename(file, to, { noReplace: true });
+      return to;
+    } catch (error) {
+      if (!isStorageError(error, "already_exists") || attempt >= 100) throw error;
+    }
+  }
+}
+
+async function closeQuietly(writer: SessionStorageWriter | undefined): Promise<void> {
+  try {
+    await writer?.close();
+  } catch {
+    // Nothing was written through it; the lock is released even when close reports an error.
+  }
+}

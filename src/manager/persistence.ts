@@ -1,0 +1,175 @@
+/**
+ * Getting one session file's lines to disk: the first full write, incremental appends, full
+ * rewrites, flushes, and the latched first failure.
+ *
+ * Appends run synchronously while nothing is queued (the line reaches the kernel before the
+ * `append*` call returns, so a killed process loses nothing it was told was appended); work
+ * that must wait (the first full write, a rewrite) goes on one promise chain, and appends made
+ * meanwhile queue behind it in call order.
+ */
+import path from "node:path";
+
+import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
+import { SessionManagerError } from "./errors.js";
+
+/** Where one session file lives and how its failures are reported. */
+export interface PersistenceTarget {
+  storage: SessionStorage;
+  /** the session file */
+  path: string;
+  logger: StorageLogger;
+  /** called once the file exists and this process holds its writer (best effort, must not throw) */
+  onWriterReady?: (path: string) => void;
+}
+
+function ignore(): void {}
+
+/** Persistence of one session file; see the module comment. */
+export class SessionPersistence {
+  readonly path: string;
+  readonly #target: PersistenceTarget;
+  #writer: SessionStorageWriter | undefined;
+  #chain: Promise<void> = Promise.resolve();
+  #queued = 0;
+  #error: SessionManagerError | undefined;
+  #closed = false;
+
+  /** @param writer the file's writer when the caller already holds it (an opened file) */
+  constructor(target: PersistenceTarget, writer?: SessionStorageWriter) {
+    this.#target = target;
+    this.path = target.path;
+    this.#writer = writer;
+  }
+
+  /** Whether this process holds the file's writer. */
+  get hasWriter(): boolean {
+    return this.#writer !== undefined;
+  }
+
+  /** The latched failure, if any. */
+  get error(): SessionManagerError | undefined {
+    return this.#error;
+  }
+
+  /** @throws the latched {@link SessionManagerError} `persistence_failed` */
+  check(): void {
+    if (this.#error !== undefined) throw this.#error;
+  }
+
+  /**
+   * Queues an atomic replacement of the whole file with `bytes`. Without a writer the file is
+   * published with a no-replace step when it is new (a file that appeared meanwhile is never
+   * clobbered) and the writer is opened afterwards; with a writer it is rewritten in place
+   * while the lock is held throughout.
+   */
+  writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
+    this.#enqueue(async () => {
+      if (this.#writer !== undefined) {
+        await this.#writer.rewrite([bytes]);
+        return;
+      }
+      const { storage } = this.#target;
+      storage.ensureDirSync(path.dirname(this.path));
+      await storage.replaceAtomic(this.path, [bytes], { noReplace: !options.replaceExisting });
+      this.#writer = await storage.openWriter(this.path);
+      this.#announce();
+    });
+  }
+
+  /** Appends one serialized record (no line feed). */
+  append(text: string): void {
+    if (this.#error !== undefined) return;
+    const writer = this.#writer;
+    if (writer !== undefined && this.#queued === 0) {
+      writer.writeLine(text).catch((error: unknown) => this.#latch(error));
+      // The write is synchronous: a failure is known now, not a microtask later.
+      const failure = writer.getError();
+      if (failure !== undefined) this.#latch(failure);
+      return;
+    }
+    this.#enqueue(async () => {
+      if (this.#writer === undefined) throw new SessionManagerError("persistence_failed", `no writer for ${this.path}`, { path: this.path });
+      await this.#writer.writeLine(text);
+    });
+  }
+
+  /** Latches a failure that happened while preparing a write (serializing, blob put). */
+  fail(error: unknown): void {
+    this.#latch(error);
+  }
+
+  /** Waits for queued work, then syncs the file. No-op before the file exists. */
+  async flush(): Promise<void> {
+    this.check();
+    await this.#chain;
+    this.check();
+    if (this.#writer === undefined) return;
+    try {
+      await this.#writer.flush();
+    } catch (error) {
+      throw this.#latch(error);
+    }
+  }
+
+  /** Waits for queued work and releases the file; rethrows the latched failure after releasing. */
+  async close(): Promise<void> {
+    if (this.#closed) {
+      this.check();
+      return;
+    }
+    this.#closed = true;
+    await this.#chain;
+    const writer = this.#writer;
+    this.#writer = undefined;
+    if (writer !== undefined) {
+      try {
+        await writer.close();
+      } catch (error) {
+        this.#latch(error);
+      }
+    }
+    this.check();
+  }
+
+  #announce(): void {
+    try {
+      this.#target.onWriterReady?.(this.path);
+    } catch {
+      // A breadcrumb is a convenience; it never costs the session.
+    }
+  }
+
+  #enqueue(step: () => Promise<void>): void {
+    this.#queued += 1;
+    this.#chain = this.#chain
+      .then(async () => {
+        if (this.#error === undefined) await step();
+      })
+      .catch((error: unknown) => {
+        this.#latch(error);
+      })
+      .finally(() => {
+        this.#queued -= 1;
+      })
+      .then(ignore, ignore);
+  }
+
+  /** Keeps the first failure, logs it once with the file, and returns it. */
+  #latch(error: unknown): SessionManagerError {
+    if (this.#error !== undefined) return this.#error;
+    const latched =
+      error instanceof SessionManagerError && error.code === "persistence_failed"
+        ? error
+        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}`, {
+            path: this.path,
+            cause: error,
+          });
+    this.#error = latched;
+    // The writer logs its own first failure; log only what it did not see.
+    if (this.#writer === undefined || this.#writer.getError() !== error) {
+      const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";
+      this.#target.logger.error("Session persistence error.", { path: this.path, code, cause: error });
+    }
+    return latched;
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Discovery selection authority: which discoverable tools a session has explicitly chosen.
+ *
+ * Two independent domains carry authority: MCP tools (`mcp_tool_selection`) and discovered
+ * built-in tools (`discovered_builtin_tool_selection`). An explicit list only speaks for the
+ * domains its names belong to, so naming one MCP tool never switches off the built-in
+ * defaults and the reverse. Essential built-ins are always on; naming them is policy, not a
+ * choice, so they never create authority and are never persisted. An explicit empty list is
+ * the one way to clear both domains at once.
+ */
+import { randomUUID } from "node:crypto";
+
+import { SessionManagerError } from "./errors.js";
+
+/**
+ * Where a tool name belongs: an MCP tool, a discoverable (non-essential) built-in, or an
+ * essential built-in that is part of the baseline.
+ */
+export type ToolDomain = "mcp" | "builtin" | "essential_builtin";
+
+/** Tells the manager which domain a tool name belongs to; supplied by the host agent. */
+export type ToolClassifier = (name: string) => ToolDomain;
+
+/**
+ * What one selection mutation sets. A domain that is absent is left alone; a domain that is
+ * present (even as an empty list) becomes authoritative with exactly these names.
+ */
+export interface ToolSelectionChange {
+  mcp?: readonly string[];
+  discoveredBuiltin?: readonly string[];
+}
+
+/** The selection state of a session at its current leaf; `undefined` means "no authority". */
+export interface ToolSelectionState {
+  /** The MCP tools explicitly selected, or `undefined` when the configured defaults apply. */
+  mcp: string[] | undefined;
+  /** The discovered built-ins explicitly selected, or `undefined` when the baseline applies. */
+  discoveredBuiltin: string[] | undefined;
+}
+
+/**
+ * Turns the `toolNames` a session is started with into the selection change it stands for.
+ *
+ * - `undefined`: no change (nothing is persisted);
+ * - `[]`: clears both domains;
+ * - otherwise each name goes to its domain; essential built-ins are dropped; a domain none of
+ *   the names belongs to is left out of the change.
+ *
+ * @throws SessionManagerError `tool_classifier_required` for non-empty names without a classifier
+ */
+export function selectionFromToolNames(
+  toolNames: readonly string[] | undefined,
+  classify: ToolClassifier | undefined,
+): ToolSelectionChange {
+  if (toolNames === undefined) return {};
+  if (toolNames.length === 0) return { mcp: [], discoveredBuiltin: [] };
+  if (classify === undefined) {
+    throw new SessionManagerError(
+      "tool_classifier_required",
+      "toolNames were given without classifyTool; their selection domain is unknown",
+    );
+  }
+  const mcp: string[] = [];
+  const builtin: string[] = [];
+  const seen = new Set<string>();
+  for (const name of toolNames) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const domain = classify(name);
+    if (domain === "mcp") mcp.push(name);
+    else if (domain === "builtin") builtin.push(name);
+  }
+  const change: ToolSelectionChange = {};
+  if (mcp.length > 0) change.mcp = mcp;
+  if (builtin.length > 0) change.discoveredBuiltin = builtin;
+  return change;
+}
+
+/** The drafts one selection change appends, MCP first; a change touching both shares one correlation id. */
+export function selectionDrafts(change: ToolSelectionChange, correlationId: () => string = randomUUID): SelectionDraft[] {
+  const both = change.mcp !== undefined && change.discoveredBuiltin !== undefined;
+  const shared = both ? { mutationCorrelationId: correlationId() } : {};
+  const drafts: SelectionDraft[] = [];
+  if (change.mcp !== undefined) {
+    drafts.push({ type: "mcp_tool_selection", selectedToolNames: [...change.mcp], ...shared });
+  }
+  if (change.discoveredBuiltin !== undefined) {
+    drafts.push({ type: "discovered_builtin_tool_selection", selectedToolNames: [...change.discoveredBuiltin], ...shared });
+  }
+  return drafts;
+}
+
+/** A draft of one selection entry. */
+export type SelectionDraft =
+  | { type: "mcp_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string }
+  | { type: "discovered_builtin_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string };

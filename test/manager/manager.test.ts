@@ -1,0 +1,238 @@
+/**
+ * SessionManager on the real filesystem: deferred persistence, reopen, tree moves, titles,
+ * rewrites, sessions that start from others, and read-only opens.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { SessionManager, type SessionManagerOptions } from "../../src/index.js";
+import { makeTempDir } from "../helpers/temp.js";
+import { assistant, codeOfAsync, readRecords, recordingLogger, user } from "./helpers.js";
+
+let tmp: { path: string; remove(): void };
+let options: SessionManagerOptions;
+
+beforeEach(() => {
+  tmp = makeTempDir("gjc-manager-");
+  options = { sessionDir: path.join(tmp.path, "sessions"), terminalId: null, logger: recordingLogger() };
+});
+afterEach(() => tmp.remove());
+
+describe("deferred persistence", () => {
+  it("writes nothing before the first assistant message, then everything", async () => {
+    const manager = SessionManager.create({ ...options, cwd: "/work/project" });
+    const file = manager.getSessionFile()!;
+    manager.appendModelChange("example/model");
+    manager.appendMessage(user("hello"));
+    manager.setSessionName("First try");
+    await manager.flush();
+    expect(fs.existsSync(file)).toBe(false);
+
+    manager.appendMessage(assistant("hi"));
+    await manager.flush();
+    const records = readRecords(file);
+    expect(records.map((r) => r.type)).toEqual(["session", "model_change", "message", "message"]);
+    expect(records[0]).toMatchObject({ version: 5, cwd: "/work/project", title: "First try", titleSource: "user" });
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+
+    manager.appendMessage(user("more"));
+    await manager.close();
+    expect(readRecords(file)).toHaveLength(5);
+  });
+
+  it("reopens to the same entries, leaf and context; open appends nothing", async () => {
+    const manager = SessionManager.create(options);
+    const first = manager.appendMessage(user("q"));
+    manager.appendMessage(assistant("a"));
+    manager.appendThinkingLevelChange("high");
+    manager.branch(first.id);
+    manager.appendMessage(assistant("other answer"));
+    const context = manager.buildSessionContext();
+    await manager.close();
+    const file = manager.getSessionFile()!;
+    const before = fs.readFileSync(file);
+
+    const reopened = await SessionManager.open(file, options);
+    expect(reopened.getEntries()).toHaveLength(4);
+    expect(reopened.getLeafId()).toBe(manager.getLeafId());
+    expect(reopened.buildSessionContext()).toEqual(context);
+    await reopened.close();
+    expect(fs.readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it("an in-memory session never writes and reports no file", async () => {
+    const manager = SessionManager.inMemory({ cwd: "/x" });
+    manager.appendMessage(user("q"));
+    manager.appendMessage(assistant("a"));
+    await manager.flush();
+    expect(manager.getSessionFile()).toBeUndefined();
+    expect(manager.isPersistent()).toBe(false);
+    expect(manager.getEntries()).toHaveLength(2);
+    expect(fs.existsSync(options.sessionDir)).toBe(false);
+  });
+});
+
+describe("tree moves", () => {
+  it("resetLeaf starts a new root and branchWithSummary records where it came from", async () => {
+    const manager = SessionManager.create(options);
+    const a = manager.appendMessage(user("a"));
+    manager.appendMessage(assistant("b"));
+    manager.resetLeaf();
+    expect(manager.getLeafId()).toBeNull();
+    const root = manager.appendMessage(user("new root"));
+    expect(root.parentId).toBeNull();
+    const summary = manager.branchWithSummary(a.id, "left the root path");
+    expect(summary).toMatchObject({ parentId: a.id, fromId: a.id, summary: "left the root path" });
+    const fromRoot = manager.branchWithSummary(null, "from the very start");
+    expect(fromRoot).toMatchObject({ parentId: null, fromId: "root" });
+    manager.appendLabelChange(a.id, "checkpoint");
+    expect(manager.getLabel(a.id)).toBe("checkpoint");
+    expect(await codeOfAsync(() => manager.branch("ffffffff"))).toBe("unknown_entry");
+    await manager.close();
+    const reopened = await SessionManager.open(manager.getSessionFile()!, options);
+    expect(reopened.getTree().map((node) => node.entry.id)).toEqual(manager.getTree().map((node) => node.entry.id));
+    expect(reopened.getLabel(a.id)).toBe("checkpoint");
+    await reopened.close();
+  });
+
+  it("every append type round-trips through the file", async () => {
+    const manager = SessionManager.create(options);
+    const m = manager.appendMessage(assistant("start"));
+    manager.appendModelChange("p/m", "smol", { reason: "cheap" });
+    manager.appendServiceTierChange("flex");
+    manager.appendCompaction("summary", m.id, 1234, { shortSummary: "short" });
+    manager.appendBranchSummary("root", "summary of branch");
+    manager.appendCustomEntry("ext", { state: 1 });
+    manager.appendCustomMessageEntry("ext", "injected", true, undefined, "agent");
+    manager.appendTtsrInjection(["rule-a"]);
+    manager.appendSessionInit({ systemPrompt: "sys", task: "t", tools: ["read"] });
+    manager.appendModeChange("plan", { planFile: "/tmp/plan.md" });
+    manager.appendMcpToolSelection(["srv.tool"]);
+    manager.appendDiscoveredBuiltinToolSelection(["search"]);
+    await manager.close();
+    const types = readRecords(manager.getSessionFile()!).map((r) => r.type);
+    expect(types.slice(1)).toEqual([
+      "message",
+      "model_change",
+      "service_tier_change",
+      "compaction",
+      "branch_summary",
+      "custom",
+      "custom_message",
+      "ttsr_injection",
+      "session_init",
+      "mode_change",
+      "mcp_tool_selection",
+      "discovered_builtin_tool_selection",
+    ]);
+    const reopened = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    const context = reopened.buildSessionContext();
+    expect(context).toMatchObject({ serviceTier: "flex", mode: "plan", injectedTtsrRules: ["rule-a"] });
+    expect(context.models.smol).toBe("p/m");
+    expect(reopened.getEntries().every((entry) => !Object.getOwnPropertySymbols(entry).length)).toBe(true);
+  });
+});
+
+describe("session names", () => {
+  it("sanitizes, bounds, and keeps a user title over an automatic one", async () => {
+    const manager = SessionManager.create(options);
+    manager.appendMessage(assistant("a"));
+    expect(manager.setSessionName("  auto\u0007 \n title\u009b ", "auto")).toBe(true);
+    expect(manager.getHeader()).toMatchObject({ title: "auto title", titleSource: "auto" });
+    expect(manager.setSessionName("x".repeat(5000))).toBe(true);
+    expect(manager.getHeader().title).toHaveLength(1000);
+    expect(manager.setSessionName("later auto", "auto")).toBe(false);
+    expect(manager.getHeader().title).toHaveLength(1000);
+    expect(await codeOfAsync(() => manager.setSessionName("\u0000\u0001  "))).toBe("invalid_title");
+    await manager.close();
+    const records = readRecords(manager.getSessionFile()!);
+    // The file existed before either title: both are appended patches, the ignored one is not.
+    expect(records.filter((r) => r.type === "header_patch")).toHaveLength(2);
+    const reopened = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    expect(reopened.getHeader()).toMatchObject({ titleSource: "user" });
+    expect(reopened.getHeader().title).toHaveLength(1000);
+  });
+});
+
+describe("rewriteEntries", () => {
+  it("replaces entries atomically, keeps the leaf, refuses id changes", async () => {
+    const manager = SessionManager.create(options);
+    manager.appendMessage(user("q"));
+    const answer = manager.appendMessage(assistant("secret token"));
+    const leaf = manager.appendCustomEntry("ext", { n: 1 });
+    const count = await manager.rewriteEntries((entry) =>
+      entry.id === answer.id ? { ...entry, message: assistant("[redacted]") } : undefined,
+    );
+    expect(count).toBe(1);
+    expect(manager.getLeafId()).toBe(leaf.id);
+    expect(fs.readFileSync(manager.getSessionFile()!, "utf8")).not.toContain("secret token");
+    expect(await codeOfAsync(() => manager.rewriteEntries((entry) => ({ ...entry, id: "00000000" })))).toBe(
+      "invalid_rewrite",
+    );
+    await manager.close();
+    const reopened = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    expect(JSON.stringify(reopened.getEntry(answer.id))).toContain("[redacted]");
+  });
+});
+
+describe("new, branched and forked sessions", () => {
+  it("newSession starts an empty session with lineage; the old file is released", async () => {
+    const manager = SessionManager.create({ ...options, cwd: "/p" });
+    manager.appendMessage(assistant("a"));
+    const oldFile = manager.getSessionFile()!;
+    await manager.newSession({ parentSession: oldFile });
+    expect(manager.getEntries()).toHaveLength(0);
+    expect(manager.getHeader()).toMatchObject({ parentSession: oldFile, cwd: "/p" });
+    expect(manager.getSessionFile()).not.toBe(oldFile);
+    // Released: another writer may open the old file now.
+    const other = await SessionManager.open(oldFile, options);
+    await other.close();
+    await manager.close();
+  });
+
+  it("createBranchedSession copies only the path to the leaf", async () => {
+    const manager = SessionManager.create(options);
+    const q = manager.appendMessage(user("q"));
+    const a = manager.appendMessage(assistant("a"));
+    manager.branch(q.id);
+    manager.appendMessage(assistant("abandoned"));
+    const source = manager.getSessionFile()!;
+    const file = await manager.createBranchedSession(a.id);
+    expect(file).toBeDefined();
+    expect(file).not.toBe(source);
+    expect(manager.getEntries().map((e) => e.id)).toEqual([q.id, a.id]);
+    expect(manager.getHeader().parentSession).toBe(source);
+    await manager.close();
+    expect(readRecords(file!).map((r) => r.id).slice(1)).toEqual([q.id, a.id]);
+  });
+
+  it("forkFrom copies another directory's session into this one", async () => {
+    const otherDir = path.join(tmp.path, "other");
+    const source = SessionManager.create({ ...options, sessionDir: otherDir, cwd: "/elsewhere" });
+    source.appendMessage(user("q"));
+    source.appendMessage(assistant("a"));
+    await source.close();
+    const fork = await SessionManager.forkFrom(source.getSessionFile()!, { ...options, cwd: "/here" });
+    await fork.flush();
+    expect(fork.getHeader()).toMatchObject({ cwd: "/here", parentSession: source.getSessionFile() });
+    expect(path.dirname(fork.getSessionFile()!)).toBe(options.sessionDir);
+    expect(readRecords(fork.getSessionFile()!)).toHaveLength(3);
+    await fork.close();
+  });
+});
+
+describe("read-only and closed managers", () => {
+  it("refuses mutations with typed codes", async () => {
+    const manager = SessionManager.create(options);
+    manager.appendMessage(assistant("a"));
+    await manager.close();
+    const readOnly = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    expect(await codeOfAsync(() => readOnly.appendMessage(user("x")))).toBe("read_only");
+    expect(await codeOfAsync(() => readOnly.setSessionName("x"))).toBe("read_only");
+    expect(await codeOfAsync(() => manager.appendMessage(user("x")))).toBe("closed");
+    expect(await codeOfAsync(() => manager.flush())).toBe("closed");
+    expect(await codeOfAsync(() => SessionManager.create({ sessionDir: "relative" }))).toBe("invalid_options");
+  });
+});
