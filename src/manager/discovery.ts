@@ -84,6 +84,7 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
   try {
     dirs = context.storage.listDirsSync(sessionsRoot);
   } catch (error) {
+    if (error instanceof StorageError && error.code === "not_found") return { sessions: [], skipped: [] };
     return { sessions: [], skipped: rootFailure(sessionsRoot, error) };
   }
   for (const entry of nonRegularEntries(context.storage, sessionsRoot, () => true)) {
