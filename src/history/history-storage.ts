@@ -61,11 +61,12 @@ export const DEFAULT_RESULT_LIMIT = 100;
 export const MAX_RESULT_LIMIT = 1000;
 /** Default longest prompt (UTF-16 code units): 1 MiB of ASCII. */
 export const DEFAULT_MAX_PROMPT_LENGTH = 1024 * 1024;
-/** Default backlog bound while saves fail. */
-export const DEFAULT_MAX_PENDING = 10_000;
+/** Default bound of the queue while saves fail. */
+export const DEFAULT_MAX_PENDING = 100_000;
 const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-// One background save writes at most this many prompts, then yields to the event loop.
-// FTS5 writes a new index segment per transaction, so much smaller batches cost throughput.
+// One save writes at most this many prompts in one transaction. FTS5 writes a new index
+// segment per transaction, so much smaller batches cost throughput. A queue that reaches this
+// size within one tick (a bulk import) is saved right away instead of growing further.
 const MAX_BATCH = 10_000;
 
 interface Pending {
@@ -115,6 +116,8 @@ export class HistoryStorage {
   readonly #statements = new Map<string, Statement>();
   #pending: Pending[] = [];
   #scheduled: NodeJS.Immediate | undefined;
+  /** Set while the last save failed; cleared by the next one that succeeds. */
+  #failing = false;
   #closed = false;
 
   /** Absolute path of the database file. */
@@ -187,7 +190,10 @@ export class HistoryStorage {
       throw new HistoryError("history_backlog_full", `history: ${this.#pending.length} prompts are already waiting to be saved`);
     }
     this.#pending.push({ prompt: text, cwd: cwdText, createdAt: Math.floor(Date.now() / 1000) });
-    this.#schedule();
+    // Only a bulk caller that never yields gets here; a failing database is left to the
+    // background retries so that add() does not wait out the busy timeout again and again.
+    if (this.#pending.length >= MAX_BATCH && !this.#failing) this.#saveReportingFailures();
+    else this.#schedule();
   }
 
   /** Writes everything queued now. Throws the typed failure; the queue keeps what was not written. */
@@ -306,14 +312,19 @@ export class HistoryStorage {
     this.#scheduled = setImmediate(() => {
       this.#scheduled = undefined;
       if (this.#closed || this.#pending.length === 0) return;
-      try {
-        this.#saveBatch();
-      } catch (error) {
-        this.#onError?.(error instanceof HistoryError ? error : historyErrorFromSqlite(error, "saving history"));
-        return;
-      }
-      if (this.#pending.length > 0) this.#schedule();
+      this.#saveReportingFailures();
     });
+  }
+
+  /** One batch, with failures reported to onError instead of thrown; reschedules the rest. */
+  #saveReportingFailures(): void {
+    try {
+      this.#saveBatch();
+    } catch (error) {
+      this.#onError?.(error instanceof HistoryError ? error : historyErrorFromSqlite(error, "saving history"));
+      return;
+    }
+    if (this.#pending.length > 0) this.#schedule();
   }
 
   #cancelSchedule(): void {
@@ -327,18 +338,24 @@ export class HistoryStorage {
     const batch = this.#pending.slice(0, MAX_BATCH);
     const newest = this.#statement("newest", "SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
     const insert = this.#statement("insert", "INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
-    this.#run("saving history", () =>
-      this.#db
-        .transaction(() => {
-          let last = newest.get() as { prompt: string; cwd: string | null } | undefined;
-          for (const entry of batch) {
-            if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
-            insert.run(entry.prompt, entry.createdAt, entry.cwd);
-            last = entry;
-          }
-        })
-        .immediate(),
-    );
+    try {
+      this.#run("saving history", () =>
+        this.#db
+          .transaction(() => {
+            let last = newest.get() as { prompt: string; cwd: string | null } | undefined;
+            for (const entry of batch) {
+              if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
+              insert.run(entry.prompt, entry.createdAt, entry.cwd);
+              last = entry;
+            }
+          })
+          .immediate(),
+      );
+    } catch (error) {
+      this.#failing = true;
+      throw error;
+    }
+    this.#failing = false;
     this.#pending.splice(0, batch.length);
   }
 
