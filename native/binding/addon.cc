@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "../core/acl_bytes.h"
 #include "../core/names.h"
@@ -61,14 +62,52 @@ Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
   return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 
+// A name argument: one entry name, or an array of them (a relative path walked one
+// verified directory at a time, in one call). Each name is validated by the core.
+bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
+  out.clear();
+  if (value.IsString()) {
+    out.push_back(value.As<Napi::String>().Utf8Value());
+    return true;
+  }
+  if (!value.IsArray()) return false;
+  auto array = value.As<Napi::Array>();
+  if (array.Length() == 0) return false;
+  for (uint32_t i = 0; i < array.Length(); ++i) {
+    Napi::Value item = array.Get(i);
+    if (!item.IsString()) return false;
+    out.push_back(item.As<Napi::String>().Utf8Value());
+  }
+  return true;
+}
+
+// Opens every name but the last as a verified directory below `start` (creating them when
+// `create`), leaving the innermost in `holder`. Returns the descriptor to open the last
+// name in: `start` itself for a single name.
+Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::string>& names,
+                                 bool create, OwnedHandle& holder) {
+  NativeHandle parent = start;
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    auto next = open_dir(parent, names[i], create);
+    if (!next.ok()) return next.failure();
+    holder = std::move(next).value();
+    parent = holder.get();
+  }
+  return parent;
+}
+
 Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
   if (dir == nullptr) return failure;
-  std::string name;
-  if (!StringArg(info[1], name)) return Invalid(info.Env());
-  auto result = info[3].ToBoolean() ? open_dir_for_repair(dir->native(), name)
-                                     : open_dir(dir->native(), name, info[2].ToBoolean());
+  std::vector<std::string> names;
+  if (!NamesArg(info[1], names)) return Invalid(info.Env());
+  const bool create = info[2].ToBoolean();
+  OwnedHandle holder;
+  auto parent = WalkParents(dir->native(), names, create, holder);
+  if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
+  auto result = info[3].ToBoolean() ? open_dir_for_repair(parent.value(), names.back())
+                                     : open_dir(parent.value(), names.back(), create);
   return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 
@@ -76,17 +115,20 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
   if (dir == nullptr) return failure;
-  std::string name;
+  std::vector<std::string> names;
   std::uint64_t create = 0;
-  if (!StringArg(info[1], name) || !IndexArg(info[4], create) || create > 2) {
+  if (!NamesArg(info[1], names) || !IndexArg(info[4], create) || create > 2) {
     return Invalid(info.Env());
   }
   FileOpenOptions options;
   options.write = info[2].ToBoolean();
   options.append = info[3].ToBoolean();
   options.create = static_cast<CreateMode>(create);
-  auto result = info[5].ToBoolean() ? open_file_for_repair(dir->native(), name, options)
-                                     : open_file(dir->native(), name, options);
+  OwnedHandle holder;
+  auto parent = WalkParents(dir->native(), names, false, holder);
+  if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
+  auto result = info[5].ToBoolean() ? open_file_for_repair(parent.value(), names.back(), options)
+                                     : open_file(parent.value(), names.back(), options);
   return ReplyHandle(info.Env(), std::move(result), HandleKind::file);
 }
 
@@ -97,7 +139,7 @@ Napi::Value VerifyOrRepair(const Napi::CallbackInfo& info, bool repair) {
   const bool dir = handle->kind() == HandleKind::directory;
   auto result = repair ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
                        : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
-  return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) { return EvidenceValue(info.Env(), e); });
+  return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) { return EvidenceCode(info.Env(), e); });
 }
 Napi::Value Verify(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, false); }
 Napi::Value Repair(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, true); }

@@ -69,11 +69,9 @@ Napi::Value FailureValue(Napi::Env env, const Failure& failure) {
   return out;
 }
 
-Napi::Value EvidenceValue(Napi::Env env, const VerifyEvidence& evidence) {
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("accessAcl", evidence_name(evidence.access_acl));
-  out.Set("defaultAcl", evidence_name(evidence.default_acl));
-  return out;
+Napi::Value EvidenceCode(Napi::Env env, const VerifyEvidence& evidence) {
+  const int code = static_cast<int>(evidence.access_acl) * 3 + static_cast<int>(evidence.default_acl);
+  return Napi::Number::New(env, code);
 }
 
 Napi::Value StatValue(Napi::Env env, const StatInfo& info) {

@@ -43,7 +43,9 @@ class Handle : public Napi::ObjectWrap<Handle> {
 Napi::Value FailureValue(Napi::Env env, const Failure& failure);
 inline Napi::Value FailureValue(Napi::Env env, Code code) { return FailureValue(env, fail(code)); }
 
-Napi::Value EvidenceValue(Napi::Env env, const VerifyEvidence& evidence);
+// Evidence as one small number, access * 3 + default (each an Evidence value), so the hot
+// verify path allocates nothing; TypeScript maps it to a shared frozen object.
+Napi::Value EvidenceCode(Napi::Env env, const VerifyEvidence& evidence);
 Napi::Value StatValue(Napi::Env env, const StatInfo& info);
 Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity);
 

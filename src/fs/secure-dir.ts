@@ -4,12 +4,18 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
 import { requireArgument, unwrap } from "./call.js";
 import { SecureFsError } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
 import type { SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
+
+/**
+ * One entry name, or a relative path as a list of entry names. Every element is validated
+ * on its own (no separators, no `.` or `..`), so a list can never climb out or follow a link.
+ */
+export type EntryPath = string | readonly string[];
 
 /** Options of {@link SecureDir.openRoot} and {@link SecureDir.openDir}. */
 export interface OpenDirOptions {
@@ -95,17 +101,23 @@ export class SecureDir {
 
   /**
    * Opens (or with `create`, makes; with `repair`, fixes) the owner-only directory `name`
-   * below this one.
+   * below this one. `name` may also be a relative path given as entry names
+   * (`["a", "b"]`): every directory on the way is opened and verified the same way (and
+   * created with `create`), in one native call.
    */
-  openDir(name: string, options: OpenDirOptions = {}): SecureDir {
+  openDir(name: EntryPath, options: OpenDirOptions = {}): SecureDir {
     const where = this.#child(name);
     requireArgument(!(options.create && options.repair), "openDir", where);
     const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true);
     return new SecureDir(unwrap(handle, "openDir", where), where);
   }
 
-  /** Opens (or creates) the owner-only regular file `name` below this directory. */
-  openFile(name: string, options: OpenFileOptions = {}): SecureFile {
+  /**
+   * Opens (or creates) the owner-only regular file `name` below this directory. `name` may
+   * also be a relative path of entry names (`["a", "b", "f.jsonl"]`): each directory on the
+   * way is opened and verified (never created), then the file.
+   */
+  openFile(name: EntryPath, options: OpenFileOptions = {}): SecureFile {
     const where = this.#child(name);
     const create = CREATE_MODES[options.create ?? "none"];
     requireArgument(create !== undefined && !(options.create && options.repair), "openFile", where);
@@ -126,7 +138,7 @@ export class SecureDir {
 
   /** Checks this directory against the owner-only rules again; returns the evidence or throws. */
   verify(): VerifyEvidence {
-    return unwrap(native.verify(this.#handle), "verify", this.path);
+    return decodeEvidence(unwrap(native.verify(this.#handle), "verify", this.path));
   }
 
   /**
@@ -135,7 +147,7 @@ export class SecureDir {
    * left untouched (`owner_mismatch`).
    */
   repair(): VerifyEvidence {
-    return unwrap(native.repair(this.#handle), "repair", this.path);
+    return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
   }
 
   /**
@@ -198,7 +210,8 @@ export class SecureDir {
     native.close(this.#handle);
   }
 
-  #child(name: string): string {
-    return typeof name === "string" ? path.join(this.path, name) : this.path;
+  #child(name: EntryPath): string {
+    if (typeof name === "string") return path.join(this.path, name);
+    return Array.isArray(name) && name.every((n) => typeof n === "string") ? path.join(this.path, ...name) : this.path;
   }
 }

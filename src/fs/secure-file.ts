@@ -1,7 +1,7 @@
 /**
  * SecureFile: an owner-only regular file, opened and verified by descriptor.
  */
-import { native, type NativeHandle } from "../native/index.js";
+import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
 import { requireArgument, unwrap } from "./call.js";
 import { SecureFsError } from "./errors.js";
 import type { SecureData, SecureStat, VerifyEvidence } from "./types.js";
@@ -99,7 +99,7 @@ export class SecureFile {
 
   /** Checks the open file against the owner-only rules again; returns the evidence or throws. */
   verify(): VerifyEvidence {
-    return unwrap(native.verify(this.#handle), "verify", this.path);
+    return decodeEvidence(unwrap(native.verify(this.#handle), "verify", this.path));
   }
 
   /**
@@ -108,7 +108,7 @@ export class SecureFile {
    * untouched and reported (`owner_mismatch`, `hardlink_refused`, ...).
    */
   repair(): VerifyEvidence {
-    return unwrap(native.repair(this.#handle), "repair", this.path);
+    return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
   }
 
   /** Closes the descriptor. Idempotent. */

@@ -50,6 +50,15 @@ declare namespace binding {
     readonly defaultAcl: AclEvidence;
   }
 
+  /**
+   * Evidence as the addon returns it: access * 3 + default, each 0 = absent,
+   * 1 = unsupported, 2 = not_applicable (decoded by src/native `decodeEvidence`).
+   */
+  type NativeEvidenceCode = number;
+
+  /** One entry name, or a relative path given as entry names (each validated). */
+  type Names = string | readonly string[];
+
   type NativeEntryType =
     | "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
 
@@ -86,17 +95,17 @@ declare namespace binding {
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
     openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
-    openDir(dir: NativeHandle, name: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean): NativeHandle | NativeFailure;
     openFile(
       dir: NativeHandle,
-      name: string,
+      names: Names,
       write: boolean,
       append: boolean,
       create: NativeCreateMode,
       repair: boolean,
     ): NativeHandle | NativeFailure;
-    verify(handle: NativeHandle): NativeEvidence | NativeFailure;
-    repair(handle: NativeHandle): NativeEvidence | NativeFailure;
+    verify(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
+    repair(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
     statEntry(dir: NativeHandle, name: string): NativeStat | NativeFailure;
     statHandle(handle: NativeHandle): NativeStat | NativeFailure;

@@ -12,6 +12,10 @@ export type NativeFailure = binding.NativeFailure;
 export type NativeHandle = binding.NativeHandle;
 /** ACL evidence of a successful verify. */
 export type NativeEvidence = binding.NativeEvidence;
+/** ACL evidence as the addon encodes it. */
+export type NativeEvidenceCode = binding.NativeEvidenceCode;
+/** An entry name or a relative path of entry names. */
+export type NativeNames = binding.Names;
 /** Per-attribute ACL evidence value. */
 export type AclEvidence = binding.AclEvidence;
 /** Object type as the OS reports it. */
@@ -31,4 +35,18 @@ export const native: binding.Addon = binding;
 /** True when an addon call returned a failure record instead of its value. */
 export function isNativeFailure(value: unknown): value is NativeFailure {
   return typeof value === "object" && value !== null && (value as { failed?: unknown }).failed === true;
+}
+
+const EVIDENCE_VALUES: readonly AclEvidence[] = ["absent", "unsupported", "not_applicable"];
+
+// One frozen object per possible answer: verify is a hot path and allocates nothing.
+const EVIDENCE_TABLE: readonly NativeEvidence[] = EVIDENCE_VALUES.flatMap((accessAcl) =>
+  EVIDENCE_VALUES.map((defaultAcl) => Object.freeze({ accessAcl, defaultAcl })),
+);
+
+/** Decodes the addon's evidence number (access * 3 + default) into a shared frozen object. */
+export function decodeEvidence(code: NativeEvidenceCode): NativeEvidence {
+  const evidence = EVIDENCE_TABLE[code];
+  if (evidence === undefined) throw new RangeError(`unknown evidence code ${code}`);
+  return evidence;
 }

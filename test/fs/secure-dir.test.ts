@@ -79,6 +79,26 @@ describe("SecureDir operations", () => {
     sub.close();
   });
 
+  it("walks a relative path of entry names in one call, verifying every directory", () => {
+    const deep = root.openDir(["a", "b", "c"], { create: true });
+    deep.writeFileAtomic("f", "deep");
+    deep.close();
+    for (const p of ["a", "a/b", "a/b/c"]) expect(fs.statSync(path.join(root.path, p)).mode & 0o7777).toBe(0o700);
+    const file = root.openFile(["a", "b", "c", "f"]);
+    expect(file.readAll({ maxBytes: 10 }).toString()).toBe("deep");
+    expect(file.path).toBe(path.join(root.path, "a/b/c/f"));
+    file.close();
+    fs.chmodSync(path.join(root.path, "a/b"), 0o755);
+    expect(codeOf(() => root.openFile(["a", "b", "c", "f"]))).toBe("mode_mismatch");
+    fs.chmodSync(path.join(root.path, "a/b"), 0o700);
+    fs.symlinkSync(path.join(root.path, "a"), path.join(root.path, "link"));
+    expect(codeOf(() => root.openFile(["link", "b", "c", "f"]))).toBe("symlink_refused");
+    expect(codeOf(() => root.openDir(["a", "..", "a"]))).toBe("invalid_name");
+    expect(codeOf(() => root.openDir(["a", "b/c"]))).toBe("invalid_name");
+    expect(codeOf(() => root.openFile(["a", "missing", "f"], { write: true, create: "if-missing" }))).toBe("not_found");
+    expect(codeOf(() => root.openFile([]))).toBe("invalid_argument");
+  });
+
   it("create modes: exclusive refuses an existing name, if-missing opens and verifies it", () => {
     root.openFile("f", { write: true, create: "exclusive" }).close();
     expect(codeOf(() => root.openFile("f", { write: true, create: "exclusive" }))).toBe("already_exists");

@@ -17,6 +17,13 @@ export const REPO_ROOT = path.resolve(here, "..", "..");
 /** The CommonJS loader of the addon, for child processes that load it without TypeScript. */
 export const BINDING_LOADER = path.join(REPO_ROOT, "src", "native", "binding.cjs");
 
+/**
+ * Source of a `verify` wrapper for child scripts: `verify(h)` returns the failure record or
+ * the decoded evidence object, as the TypeScript layer would.
+ */
+export const EVIDENCE_DECODER = `const EV = ["absent", "unsupported", "not_applicable"];
+const verify = (h) => { const r = b.verify(h); return typeof r === "number" ? { accessAcl: EV[Math.floor(r / 3)], defaultAcl: EV[r % 3] } : r; };`;
+
 /** Paths of the C helpers under test/helpers/c, compiled by {@link buildTools}. */
 export interface Tools {
   /** LD_PRELOAD library injecting faults into fgetxattr, renameat2 and linkat. */
@@ -86,12 +93,14 @@ export function run(command: string, args: readonly string[], options: SpawnSync
 }
 
 /**
- * Runs `body` in a fresh node process where `b` is the loaded addon, and returns what the
+ * Runs `body` in a fresh node process where `b` is the loaded addon (and `verify` the
+ * decoding wrapper of {@link EVIDENCE_DECODER}), and returns what the
  * body's last expression evaluates to, sent back as JSON. `env` is merged over this
  * process's environment (use it for LD_PRELOAD faults).
  */
 export function runWithAddon<T = unknown>(body: string, env: NodeJS.ProcessEnv = {}, args: readonly string[] = []): T {
   const script = `const b = require(${JSON.stringify(BINDING_LOADER)});
+${EVIDENCE_DECODER}
 const out = (() => { ${body} })();
 process.stdout.write(JSON.stringify(out === undefined ? null : out));`;
   const result = run(process.execPath, ["-e", script, "--", ...args], { env: { ...process.env, ...env } });

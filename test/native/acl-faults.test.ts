@@ -44,7 +44,7 @@ function openUnderFaults(kind: "file" | "dir", name: string, faults: Record<stri
     const root = b.openRoot(${JSON.stringify(store)}, false, false);
     if (root.failed) return { stage: "root", ...root };
     const h = ${kind === "dir" ? `b.openDir(root, ${JSON.stringify(name)}, false, false)` : `b.openFile(root, ${JSON.stringify(name)}, false, false, 0, false)`};
-    return h.failed ? h : b.verify(h);`;
+    return h.failed ? h : verify(h);`;
   // The root directory's two ACL reads pass untouched; the faults hit the object under test.
   const outcome = runWithAddon<Outcome & { stage?: string }>(body, { LD_PRELOAD: tools.faultShim, GJC_FAULT_XATTR_SKIP: "2", ...faults });
   expect(outcome.stage).toBeUndefined();

@@ -5,7 +5,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { BINDING_LOADER, hasCommand, isRoot, run, skipBecause } from "../helpers/processes.js";
+import { BINDING_LOADER, EVIDENCE_DECODER, hasCommand, isRoot, run, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
@@ -18,15 +18,16 @@ afterAll(() => tmp.remove());
 const CHILD = `
 const fs = require("node:fs");
 const b = require(${JSON.stringify(BINDING_LOADER)});
+${EVIDENCE_DECODER}
 const mnt = process.argv[1];
 const codeOr = (h, then) => (h.failed ? h.code : then(h));
 const root = b.openRoot(mnt, false, false);
 if (root.failed) { process.stdout.write(JSON.stringify({ root })); process.exit(0); }
-const out = { fsType: null, root: b.verify(root) };
+const out = { root: verify(root) };
 const dir = b.openDir(root, "d", true, false);
-out.createdDir = codeOr(dir, (h) => b.verify(h));
+out.createdDir = codeOr(dir, (h) => verify(h));
 const file = b.openFile(root, "f", true, false, 1, false);
-out.createdFile = codeOr(file, (h) => b.verify(h));
+out.createdFile = codeOr(file, (h) => verify(h));
 out.atomic = b.writeFileAtomic(root, "state", "x", true) ?? "ok";
 fs.writeFileSync(mnt + "/wide", "x", { mode: 0o644 });
 fs.chmodSync(mnt + "/wide", 0o644);

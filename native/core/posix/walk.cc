@@ -156,10 +156,9 @@ Result<OwnedHandle> open_file_name(int parent, std::string_view name, const File
     if (created) ::unlinkat(parent, n.c_str(), 0);
     return checked.failure();
   }
-  const int status_flags = ::fcntl(fd.get(), F_GETFL);
-  if (status_flags == -1 || ::fcntl(fd.get(), F_SETFL, status_flags & ~O_NONBLOCK) == -1) {
-    return posix::errno_failure(errno, "fcntl");
-  }
+  // F_SETFL replaces only the changeable status flags, and of those we opened with just
+  // O_APPEND (kept) and O_NONBLOCK (dropped), so no F_GETFL round trip is needed.
+  if (::fcntl(fd.get(), F_SETFL, flags & O_APPEND) == -1) return posix::errno_failure(errno, "fcntl");
   return fd;
 }
 

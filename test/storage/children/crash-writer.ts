@@ -6,6 +6,8 @@
  *
  * argv: kind root logPath snapshotPath firstIndex firstVersion
  */
+import fs from "node:fs";
+
 import { logRecord, snapshotChunks } from "../crash-records.js";
 import { openStorage } from "./open-storage.js";
 
@@ -17,17 +19,20 @@ const [kind, root, logPath, snapshotPath, firstIndex, firstVersion] = process.ar
   string,
   string,
 ];
+// Acknowledgements go straight to the pipe: a stream write could still sit in this
+// process's memory when the kill lands, and the parent would under-count what was promised.
+const acknowledge = (line: string) => fs.writeSync(1, line + "\n");
 const storage = openStorage(kind, root);
 const writer = await storage.openWriter(logPath);
-process.stdout.write("ready\n");
+acknowledge("ready");
 let version = Number(firstVersion);
 for (let index = Number(firstIndex); ; index++) {
   await writer.writeLine(logRecord(index));
   await writer.flush();
-  process.stdout.write(`a ${index}\n`);
+  acknowledge(`a ${index}`);
   if (index % 3 === 0) {
     version++;
     await storage.replaceAtomic(snapshotPath, snapshotChunks(version));
-    process.stdout.write(`r ${version}\n`);
+    acknowledge(`r ${version}`);
   }
 }
