@@ -65,7 +65,10 @@ export function terminalIdFromEnv(
   const candidate = ((): { id: string; source: TerminalIdSource } | undefined => {
     if (nonEmpty(env.TMUX) !== undefined && pane !== undefined) return { id: `tmux-${pane}`, source: "tmux" };
     if (stdinTty !== undefined && stdinTty.startsWith("/dev/") && stdinTty.length > "/dev/".length) {
-      return { id: stdinTty.slice("/dev/".length).replaceAll("/", "-"), source: "tty" };
+      // A device path has plain segments; `..` or `.` would make two spellings of one terminal.
+      const segments = stdinTty.slice("/dev/".length).split("/");
+      const plain = segments.every((segment) => segment !== "" && segment !== "." && segment !== "..");
+      return { id: plain ? segments.join("-") : "", source: "tty" };
     }
     const kitty = nonEmpty(env.KITTY_WINDOW_ID);
     if (kitty !== undefined) return { id: `kitty-${kitty}`, source: "kitty" };
