@@ -76,7 +76,7 @@ function makeGenerator(seed) {
   };
   // Between 200 and 20,000 characters, skewed towards short: most results are a few hundred
   // characters, a few are huge (a log-uniform draw bent towards the low end).
-  const toolResultLength = () => Math.round(200 * 100 ** (rand() ** 1.8));
+  const toolResultLength = () => Math.round(200 * 100 ** (rand() ** 2.4));
   const hex = (n) => {
     let out = "";
     while (out.length < n) out += Math.floor(rand() * 0x100000000).toString(16).padStart(8, "0");
