@@ -3,8 +3,8 @@
  *
  * Policy: directories are created 0700 and files 0600, each forced with an explicit
  * `fchmod` after creation because the umask varies; files are opened with `O_NOFOLLOW`;
- * every component below the root is checked with `lstat` and a link there is refused with
- * `symlink_refused`. Unlike the managed storage this does not hold directory descriptors,
+ * the root and every component below it are checked with `lstat` and a link there is
+ * refused with `symlink_refused` (links above the root, such as `/tmp` on macOS, are fine). Unlike the managed storage this does not hold directory descriptors,
  * so a directory swapped between the check and the open is outside what it promises; the
  * final component is always opened without following a link.
  */
@@ -128,9 +128,7 @@ export class FileSessionStorage implements SessionStorage {
     const rooted = splitBelowRoot(this.root, target);
     return guardStorage("read", rooted.absolute, () => {
       this.#checkParents(rooted.names);
-      // The root may be reached through a link above it; nothing below it may be a link.
-      const below = rooted.names.length > 0;
-      const stat = below ? fs.lstatSync(rooted.absolute, { bigint: true }) : fs.statSync(this.root, { bigint: true });
+      const stat = fs.lstatSync(rooted.absolute, { bigint: true });
       if (stat.isSymbolicLink()) throw pathError("symlink_refused", rooted.absolute);
       return fromNodeStat(stat);
     });
@@ -298,7 +296,7 @@ export class FileSessionStorage implements SessionStorage {
 
   /** Checks the root and each directory named by `names`, outermost first. */
   #checkDirectories(names: readonly string[]): void {
-    if (checkDirectory(this.root, true, true) === "missing") throw pathError("not_found", this.root);
+    if (checkDirectory(this.root, true) === "missing") throw pathError("not_found", this.root);
     let current = this.root;
     for (const name of names) {
       current = path.join(current, name);
@@ -384,22 +382,17 @@ function lstatOrUndefined(target: string): fs.Stats | undefined {
 }
 
 function isDirectoryAt(target: string): boolean {
-  try {
-    return fs.statSync(target).isDirectory();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
-    throw error;
-  }
+  return checkDirectory(target, true) === "ok";
 }
 
 /**
- * Checks that `target` is a real directory. The root may be reached through links above
- * it (`followRoot`); nothing below it may be a link.
+ * Checks that `target` is a real directory, not a link to one. Links above the root are
+ * the caller's business; the root itself and everything below it must not be links.
  */
-function checkDirectory(target: string, allowMissing: boolean, followRoot = false): "ok" | "missing" {
+function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
   let stat: fs.Stats;
   try {
-    stat = followRoot ? fs.statSync(target) : fs.lstatSync(target);
+    stat = fs.lstatSync(target);
   } catch (error) {
     if (allowMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
     throw error;
