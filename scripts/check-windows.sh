@@ -10,15 +10,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-CXX=x86_64-w64-mingw32-g++
-if ! command -v "$CXX" >/dev/null 2>&1; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "check-windows: $CXX is missing and installing it needs root" >&2
-    exit 1
-  fi
-  echo "check-windows: installing g++-mingw-w64-x86-64"
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++-mingw-w64-x86-64 >/dev/null
+# shellcheck source=scripts/apt-need.sh
+. scripts/apt-need.sh
+# The posix-threads flavour: node-addon-api's headers need std::mutex (scripts/build-win32.sh
+# uses the same compiler, so both see one toolchain).
+CXX=x86_64-w64-mingw32-g++-posix
+if ! apt_need "$CXX" g++-mingw-w64-x86-64; then
+  echo "check-windows: FAILED: no mingw-w64 compiler" >&2
+  exit 1
 fi
 
 mapfile -t sources < <(node scripts/gyp-sources.cjs win sources | grep '^native/core/')
