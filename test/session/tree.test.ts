@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type FileEntry, UNKNOWN_ENTRY } from "../../src/session/schemas.js";
+import { expectCode } from "./format-helpers.js";
 import {
   indexEntries,
   pathToRoot,
@@ -22,17 +23,6 @@ function msg(id: string, parentId: string | null, text = id): FileEntry {
 
 function idsOf(entries: readonly FileEntry[]): unknown[] {
   return entries.map((entry) => entry.id);
-}
-
-function expectCode(action: () => unknown, code: string): void {
-  let caught: unknown;
-  try {
-    action();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(SessionTreeError);
-  expect((caught as SessionTreeError).code).toBe(code);
 }
 
 /** Flattens a forest depth-first without recursion (trees here can be very deep). */
@@ -146,6 +136,7 @@ describe("SessionTree.branch and branchWithSummary", () => {
 
   it("refuses an unknown id with a typed error and keeps the leaf", () => {
     const tree = new SessionTree([msg("a", null)]);
+    expect(() => tree.branch("zzz")).toThrow(SessionTreeError);
     expectCode(() => tree.branch("zzz"), "unknown_entry");
     expectCode(() => tree.branchWithSummary("zzz", "s"), "unknown_entry");
     expectCode(() => tree.getPath("zzz"), "unknown_entry");
