@@ -170,6 +170,27 @@ describe("links, modes and owners", () => {
     });
   }
 
+  it("a held file that was removed is identity_mismatch on its next verify", () => {
+    const held = root.openFile("gone", { write: true, create: "exclusive" });
+    fs.unlinkSync(inStore("gone"));
+    expect(codeOf(() => held.verify())).toBe("identity_mismatch");
+    held.close();
+  });
+
+  it("a directory the OS will not let us open is permission_denied (root may open it, and repairs it)", () => {
+    fs.mkdirSync(inStore("locked"));
+    fs.chmodSync(inStore("locked"), 0o000);
+    if (isRoot()) {
+      // Root passes the permission check, so the policy check is what refuses it.
+      expect(codeOf(() => root.openDir("locked"))).toBe("mode_mismatch");
+      root.openDir("locked", { repair: true }).close();
+      expect(fs.statSync(inStore("locked")).mode & 0o7777).toBe(0o700);
+    } else {
+      expect(codeOf(() => root.openDir("locked"))).toBe("permission_denied");
+      expect(codeOf(() => root.openDir("locked", { repair: true }))).toBe("permission_denied");
+    }
+  });
+
   it("a held directory whose mode changes fails its next verify", () => {
     const sub = root.openDir("d", { create: true });
     fs.chmodSync(inStore("d"), 0o755);

@@ -96,6 +96,13 @@ describe("linkat failing too -> fail closed", () => {
     expect(fs.readdirSync(store).sort()).toEqual(["ready", "taken"]);
   });
 
+  it("an I/O error from renameat2 is io_error with its errno, and no fallback", () => {
+    const result = publishUnderFaults(`b.publishNoReplace(root, "ready", "final")`, { GJC_FAULT_RENAMEAT2_ERRNO: String(E.EIO) });
+    expect(result).toMatchObject({ code: "io_error", syscall: "renameat2", errno: E.EIO });
+    expect(calls()).toEqual(["renameat2:errno"]);
+    expect(read("ready")).toBe("new content");
+  });
+
   it("other renameat2 errors are answers, not a reason to fall back", () => {
     const result = publishUnderFaults(`b.publishNoReplace(root, "ready", "final")`, { GJC_FAULT_RENAMEAT2_ERRNO: String(E.EACCES) });
     expect(result).toMatchObject({ code: "permission_denied", syscall: "renameat2" });

@@ -10,9 +10,13 @@
  *                                 root directory's), so the fault hits the object under test
  *   GJC_FAULT_RENAMEAT2_ERRNO=<n> renameat2 fails with errno n (file system unchanged)
  *   GJC_FAULT_LINKAT_ERRNO=<n>    linkat fails with errno n (file system unchanged)
+ *   GJC_FAULT_FSTATFS_TYPE=<hex>  fstatfs reports this f_type (e.g. 6969 = NFS)
+ *   GJC_FAULT_READLINK_ERRNO=<n>  readlink of /proc/self/fd/* fails with errno n
+ *   GJC_FAULT_REALPATH_ERRNO=<n>  realpath fails with errno n
  *   GJC_FAULT_LOG=<path>          one line per intercepted call, for the test to assert on
  */
 #define _GNU_SOURCE
+#define _LARGEFILE64_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -103,4 +108,53 @@ int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
     return -1;
   }
   return real(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+/* The addon is built with _FILE_OFFSET_BITS=64, where glibc routes fstatfs to fstatfs64. */
+int fstatfs64(int fd, struct statfs64 *buf) {
+  static int (*real)(int, struct statfs64 *);
+  if (!real) real = (int (*)(int, struct statfs64 *))dlsym(RTLD_NEXT, "fstatfs64");
+  const int result = real(fd, buf);
+  const char *type = getenv("GJC_FAULT_FSTATFS_TYPE");
+  if (result == 0 && type && *type) {
+    log_call("fstatfs:type");
+    buf->f_type = (__fsword_t)strtoul(type, NULL, 16);
+  }
+  return result;
+}
+
+int fstatfs(int fd, struct statfs *buf) {
+  static int (*real)(int, struct statfs *);
+  if (!real) real = (int (*)(int, struct statfs *))dlsym(RTLD_NEXT, "fstatfs");
+  const int result = real(fd, buf);
+  const char *type = getenv("GJC_FAULT_FSTATFS_TYPE");
+  if (result == 0 && type && *type) {
+    log_call("fstatfs:type");
+    buf->f_type = (__fsword_t)strtoul(type, NULL, 16);
+  }
+  return result;
+}
+
+ssize_t readlink(const char *path, char *buf, size_t size) {
+  static ssize_t (*real)(const char *, char *, size_t);
+  if (!real) real = (ssize_t (*)(const char *, char *, size_t))dlsym(RTLD_NEXT, "readlink");
+  const int injected = env_errno("GJC_FAULT_READLINK_ERRNO");
+  if (injected && strncmp(path, "/proc/self/fd/", 14) == 0) {
+    log_call("readlink:errno");
+    errno = injected;
+    return -1;
+  }
+  return real(path, buf, size);
+}
+
+char *realpath(const char *path, char *resolved) {
+  static char *(*real)(const char *, char *);
+  if (!real) real = (char *(*)(const char *, char *))dlsym(RTLD_NEXT, "realpath");
+  const int injected = env_errno("GJC_FAULT_REALPATH_ERRNO");
+  if (injected) {
+    log_call("realpath:errno");
+    errno = injected;
+    return NULL;
+  }
+  return real(path, resolved);
 }
