@@ -149,7 +149,7 @@ export class HistoryStorage {
       db = new Database(files.dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
       configure(db, busyTimeoutMs);
       migrate(db);
-      files.verifyOpened();
+      files.opened();
       return new HistoryStorage(db, files, options);
     } catch (error) {
       closeQuietly(db);

@@ -14,7 +14,7 @@ import Database from "better-sqlite3";
 import { build } from "vite";
 
 import { HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
-import { REPO_ROOT, type ChildResult } from "../helpers/processes.js";
+import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const requireFromRepo = createRequire(path.join(REPO_ROOT, "package.json"));
@@ -163,4 +163,25 @@ export function ftsIntegrityCheck(db: Database.Database, table: "history_fts" | 
 /** Permission bits of `file`. */
 export function modeOf(file: string): number {
   return fs.statSync(file).mode & 0o7777;
+}
+
+// SQLite's "dead man switch" byte in the -shm file: every open connection holds a shared
+// POSIX lock on it; the first connection to open takes it exclusively and resets the index.
+const SHM_DMS_OFFSET = 128;
+const F_GETLK_PROBE = `
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+request = struct.pack("hhqqi", fcntl.F_WRLCK, 0, int(sys.argv[2]), 1, 0) + b"\\0" * 8
+kind, _, _, _, pid = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, request)[:28])
+print(pid if kind != fcntl.F_UNLCK else 0)
+`;
+
+/**
+ * The pid holding a POSIX lock on the -shm dead-man-switch byte, asked from another process
+ * (F_GETLK reports other processes' locks only), or 0 when nobody holds it.
+ */
+export function shmLockHolder(shmPath: string): number {
+  const result = run("python3", ["-c", F_GETLK_PROBE, shmPath, String(SHM_DMS_OFFSET)]);
+  if (result.status !== 0) throw new Error(`lock probe failed: ${result.stderr}`);
+  return Number(result.stdout.trim());
 }

@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { HistoryError, HistoryStorage } from "../../src/history/index.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { childJson, childProgram, historyError, rawDb, runChild, startChild } from "./helpers.js";
+import { hasCommand } from "../helpers/processes.js";
+import { childJson, childProgram, historyError, rawDb, runChild, shmLockHolder, startChild } from "./helpers.js";
 
 let tmp: ReturnType<typeof makeTempDir>;
 let agent: string;
@@ -36,6 +37,34 @@ describe("HistoryStorage across processes", () => {
       // Each process's prompts are stored in the order it added them.
       expect(mine).toEqual(Array.from({ length: count }, (_, i) => `${tag} prompt ${i}`));
     }
+  });
+
+  it.skipIf(!hasCommand("python3"))("a second open in the same process keeps the first connection's SQLite locks", async () => {
+    // Closing any descriptor of a file drops the process's POSIX locks on it. A second open
+    // that verified history.db or -shm through its own descriptor would strip the first
+    // connection's locks, and the next process to open would reset the WAL index under it.
+    const first = HistoryStorage.open(agent, { busyTimeoutMs: 20_000 });
+    first.add("first connection warm-up");
+    first.flush();
+    const shm = path.join(agent, "history.db-shm");
+    expect(shmLockHolder(shm)).toBe(process.pid);
+    const second = HistoryStorage.open(agent);
+    second.add("from the second connection");
+    second.close();
+    expect(shmLockHolder(shm)).toBe(process.pid);
+    // And a writer in another process meanwhile loses nothing.
+    const count = 200;
+    const child = runChild(["add", agent, "child", String(count)]).then(childJson);
+    for (let i = 0; i < count; i++) {
+      first.add(`parent prompt ${i}`);
+      if (i % 5 === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(await child).toEqual({ ok: true });
+    first.close();
+    const db = rawDb(path.join(agent, "history.db"));
+    expect(db.prepare("SELECT count(*) AS n FROM history").get()).toEqual({ n: 2 * count + 2 });
+    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    db.close();
   });
 
   it("reports history_busy when another process holds the write lock past the timeout, and keeps the queue", async () => {
