@@ -76,37 +76,34 @@ export async function scanLatePatches(storage: SessionStorage, path: string, sto
 
 /**
  * Records into `found` the values of patches on the complete lines of `window` at or after
- * `from`, latest first; a value already found (from a later line) is kept.
+ * `from`; a value already found (from a later line) is kept. Hits are found with a forward
+ * search (much faster than a backward one for buffers) and the last one of each field wins.
  */
 function collectPatches(window: Buffer, from: number, found: LatePatches): void {
-  let searchEnd = window.length - MARKER.length;
-  while (searchEnd >= from && (found.title === undefined || found.cwd === undefined)) {
-    const hit = window.lastIndexOf(MARKER, searchEnd);
-    if (hit < from) return;
+  const inWindow: LatePatches = {};
+  for (let hit = window.indexOf(MARKER, from); hit !== -1; ) {
     const lineStart = window.lastIndexOf(NEWLINE, hit) + 1;
     const newline = window.indexOf(NEWLINE, hit);
     const lineEnd = newline === -1 ? window.length : newline;
-    if (lineEnd - lineStart <= MAX_PATCH_LINE_BYTES) applyLine(window.toString("utf8", lineStart, lineEnd), found);
-    searchEnd = lineStart - 1 - MARKER.length;
+    if (lineEnd - lineStart <= MAX_PATCH_LINE_BYTES) applyLine(window.toString("utf8", lineStart, lineEnd), inWindow);
+    hit = newline === -1 ? -1 : window.indexOf(MARKER, newline);
   }
+  if (found.title === undefined && inWindow.title !== undefined) found.title = inWindow.title;
+  if (found.cwd === undefined && inWindow.cwd !== undefined) found.cwd = inWindow.cwd;
 }
 
-/** Applies the last valid `header_patch` values of one line (a glued line may hold several). */
-function applyLine(line: string, found: LatePatches): void {
-  let title: string | undefined;
-  let cwd: string | undefined;
+/** Applies the valid `header_patch` records of one line in order (a glued line may hold several). */
+function applyLine(line: string, into: LatePatches): void {
   scanJsonl(line, {
     record(value) {
       if (value.type !== "header_patch") return;
       const parsed = HeaderPatchRecordSchema.safeParse(value);
       if (!parsed.success) return;
-      if (parsed.data.patch.title !== undefined) title = parsed.data.patch.title;
-      if (parsed.data.patch.cwd !== undefined) cwd = parsed.data.patch.cwd;
+      if (parsed.data.patch.title !== undefined) into.title = parsed.data.patch.title;
+      if (parsed.data.patch.cwd !== undefined) into.cwd = parsed.data.patch.cwd;
     },
     invalid() {
       // Not a patch: nothing to learn from it.
     },
   });
-  if (found.title === undefined && title !== undefined) found.title = title;
-  if (found.cwd === undefined && cwd !== undefined) found.cwd = cwd;
 }

@@ -80,6 +80,22 @@ describe("late header_patch records (v4/v5)", () => {
     expect(total).toBeLessThanOrEqual(content.length);
   });
 
+  it("takes the latest of several patches in one chunk, including records glued on one line", async () => {
+    const glued = headerPatch({ title: "glued first" }).trimEnd() + headerPatch({ title: "glued last", cwd: "/glued" });
+    const content =
+      header({ id: "many", version: 5, cwd: "/w" }) +
+      filler(100_000) +
+      headerPatch({ title: "older", cwd: "/older" }) +
+      message("user", "between") +
+      headerPatch({ title: "newer" }) +
+      message("user", "between") +
+      headerPatch({ title: "newest" }) +
+      filler(1_000);
+    expect((await listOne(content)).info).toMatchObject({ title: "newest", cwd: "/older" });
+    fs.rmSync(path.join(temp.path, "s.jsonl"));
+    expect((await listOne(content + glued)).info).toMatchObject({ title: "glued last", cwd: "/glued" });
+  });
+
   it("reads only the last chunk when title and cwd patches are both at the end", async () => {
     const content = header({ id: "recent", version: 5 }) + filler(300_000) + headerPatch({ cwd: "/c", title: "t" });
     const { info, log } = await listOne(content);
