@@ -104,21 +104,6 @@ std::wstring join_prefix(const LocalPath& path, std::size_t count) {
   return joined;
 }
 
-Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
-  std::wstring buffer(MAX_PATH, L'\0');
-  for (;;) {
-    const DWORD n = ::GetFinalPathNameByHandleW(handle, &buffer[0], static_cast<DWORD>(buffer.size()),
-                                                FILE_NAME_NORMALIZED | volume_form);
-    if (n == 0) return win32_failure(::GetLastError(), "GetFinalPathNameByHandleW");
-    // On success n excludes the NUL; when the buffer is too small it is the size needed.
-    if (n < buffer.size()) {
-      buffer.resize(n);
-      return buffer;
-    }
-    buffer.assign(n + 1, L'\0');
-  }
-}
-
 Status refuse_network_handle(HANDLE handle) {
   auto dos = final_path(handle, VOLUME_NAME_DOS);
   if (dos.ok()) {

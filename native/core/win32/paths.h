@@ -31,7 +31,4 @@ std::wstring join_prefix(const LocalPath& path, std::size_t count);
 // final path is \\?\UNC\..., or its volume root is a remote drive.
 Status refuse_network_handle(HANDLE handle);
 
-// The final path of an open handle in the requested VOLUME_NAME_* form, normalised.
-Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
-
 }  // namespace gjc::win

@@ -46,23 +46,8 @@ bool same_sid(PSID a, const std::vector<unsigned char>& b) {
          ::EqualSid(a, const_cast<unsigned char*>(b.data())) != FALSE;
 }
 
-// Exactly one ACCESS_ALLOWED ACE for the user, in a DACL that is present and protected.
-// A missing (NULL) DACL grants everyone everything; an unprotected one takes in whatever
-// inheritable ACEs a parent gains later; any second ACE grants or denies someone else.
 Status check_dacl(const StoredSecurity& stored, const std::vector<unsigned char>& user) {
-  const Failure present = fail(Code::acl_present, 0, "GetSecurityInfo", Attribute::access_acl);
-  if ((stored.control & SE_DACL_PRESENT) == 0 || stored.dacl == nullptr) return present;
-  if ((stored.control & SE_DACL_PROTECTED) == 0) return present;
-  if (stored.dacl->AceCount != 1) return present;
-  void* ace = nullptr;
-  if (!::GetAce(stored.dacl, 0, &ace) || ace == nullptr) {
-    return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
-  }
-  const auto* header = static_cast<const ACE_HEADER*>(ace);
-  if (header->AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
-  auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
-  if (!same_sid(reinterpret_cast<PSID>(&allowed->SidStart), user)) return present;
-  return success();
+  return check_owner_only_dacl(stored.dacl, stored.control, user);
 }
 
 // The type part of the policy, from the handle's own attributes.
@@ -137,6 +122,25 @@ Result<VerifyEvidence> repair(HANDLE handle, bool directory) {
 }
 
 }  // namespace
+
+// A missing (NULL) DACL grants everyone everything; an unprotected one takes in whatever
+// inheritable ACEs a parent gains later; any second ACE grants or denies someone else.
+Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
+                             const std::vector<unsigned char>& user) {
+  const Failure present = fail(Code::acl_present, 0, "GetSecurityInfo", Attribute::access_acl);
+  if ((control & SE_DACL_PRESENT) == 0 || dacl == nullptr) return present;
+  if ((control & SE_DACL_PROTECTED) == 0) return present;
+  if (dacl->AceCount != 1) return present;
+  void* ace = nullptr;
+  if (!::GetAce(dacl, 0, &ace) || ace == nullptr) {
+    return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
+  }
+  const auto* header = static_cast<const ACE_HEADER*>(ace);
+  if (header->AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
+  auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
+  if (!same_sid(reinterpret_cast<PSID>(&allowed->SidStart), user)) return present;
+  return success();
+}
 
 Result<std::vector<unsigned char>> current_user_sid() {
   HANDLE token = nullptr;

@@ -19,6 +19,12 @@ struct OwnerOnlySecurity {
 };
 Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory);
 
+// The DACL half of owner-only, on its own so it can be checked against descriptors built
+// in memory: present, protected (SE_DACL_PROTECTED in `control`), exactly one ACE, and that
+// ACE is ACCESS_ALLOWED for `user`. Anything else is acl_present.
+Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
+                             const std::vector<unsigned char>& user);
+
 // The SID of the effective user: the thread's impersonation token if it has one, else the
 // process token (the analogue of geteuid()).
 Result<std::vector<unsigned char>> current_user_sid();

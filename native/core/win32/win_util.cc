@@ -191,6 +191,41 @@ Result<std::string> to_utf8(const wchar_t* text, std::size_t length) {
   return out;
 }
 
+Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
+  std::wstring buffer(MAX_PATH, L'\0');
+  for (;;) {
+    const DWORD n = ::GetFinalPathNameByHandleW(handle, &buffer[0], static_cast<DWORD>(buffer.size()),
+                                                FILE_NAME_NORMALIZED | volume_form);
+    if (n == 0) return win32_failure(::GetLastError(), "GetFinalPathNameByHandleW");
+    // On success n excludes the NUL; when the buffer is too small it is the size needed.
+    if (n < buffer.size()) {
+      buffer.resize(n);
+      return buffer;
+    }
+    buffer.assign(n + 1, L'\0');
+  }
+}
+
+Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& name) {
+  // NT names need no mount-manager query: the cheapest final-path form.
+  auto above = final_path(parent, VOLUME_NAME_NT);
+  if (!above.ok()) return above.failure();
+  auto here = final_path(child, VOLUME_NAME_NT);
+  if (!here.ok()) return here.failure();
+  std::wstring expected_dir = above.value();
+  if (expected_dir.empty() || expected_dir.back() != L'\\') expected_dir += L'\\';
+  const std::wstring& got = here.value();
+  // The directory part must match exactly (both come from the same normalisation); the
+  // last component case-insensitively, as the open itself was (OBJ_CASE_INSENSITIVE).
+  const bool same_dir = got.size() > expected_dir.size() && got.compare(0, expected_dir.size(), expected_dir) == 0;
+  const std::wstring last = same_dir ? got.substr(expected_dir.size()) : std::wstring();
+  if (!same_dir || ::CompareStringOrdinal(last.c_str(), static_cast<int>(last.size()), name.c_str(),
+                                          static_cast<int>(name.size()), TRUE) != CSTR_EQUAL) {
+    return fail(Code::symlink_refused, ELOOP, "GetFinalPathNameByHandleW");
+  }
+  return success();
+}
+
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how) {
   if (nt().create_file == nullptr) return missing_ntdll("NtCreateFile");
   if (name.size() > 0x7FFF) return fail(Code::invalid_name, ENAMETOOLONG, "NtCreateFile");
@@ -208,7 +243,12 @@ Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const
       how.share, how.disposition,
       how.options | FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT, nullptr, 0);
   if (!NT_SUCCESS(status)) return nt_failure(status, "NtCreateFile");
-  return OwnedHandle(opened);
+  OwnedHandle held(opened);
+  if (!name.empty()) {
+    auto reached = confirm_reached_by_name(parent, held.get(), name);
+    if (!reached.ok()) return reached.failure();
+  }
+  return held;
 }
 
 Result<OwnedHandle> reopen(HANDLE handle, ACCESS_MASK access, bool directory) {

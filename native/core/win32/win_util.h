@@ -59,8 +59,18 @@ struct RelativeOpen {
 // Opens `name` (one validated component, UTF-16) relative to `parent`. The final
 // component is never followed if it is a reparse point (FILE_OPEN_REPARSE_POINT) and the
 // handle is never inheritable (no OBJ_INHERIT). Because `name` holds no separator, no
-// other component is resolved by name, so no OBJ_DONT_REPARSE is needed.
+// other component is resolved by name, so no OBJ_DONT_REPARSE is needed. The opened
+// object is then confirmed to be `parent`\`name` itself (confirm_reached_by_name).
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how);
+
+// The final path of an open handle in the requested VOLUME_NAME_* form, normalised.
+Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
+
+// symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
+// in depth behind FILE_OPEN_REPARSE_POINT: whatever redirected the open (a file system or
+// filter that follows links anyway, as wine does with unix symlinks), the handle we keep is
+// the entry the name denotes in the held directory, never an object elsewhere.
+Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& name);
 
 // Opens the object behind `handle` again with other access rights (an empty name relative
 // to the handle, as ReOpenFile does): the same object by construction, no path involved.
