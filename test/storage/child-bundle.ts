@@ -20,13 +20,16 @@ export interface BundledChild {
   remove(): void;
 }
 
-/** Bundles `test/storage/children/<name>.ts` into a runnable ESM file. */
-export async function bundleChild(name: string): Promise<BundledChild> {
+/**
+ * Bundles `<childrenDir>/<name>.ts` (default: `test/storage/children`) into a runnable ESM
+ * file under the repository's ignored `tmp/`.
+ */
+export async function bundleChild(name: string, childrenDir = path.join(here, "children")): Promise<BundledChild> {
   const outDir = path.join(repoRoot, "tmp", "storage-tests");
   fs.mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, `${name}-${process.pid}-${Date.now().toString(36)}.mjs`);
   await build({
-    input: path.join(here, "children", `${name}.ts`),
+    input: path.join(childrenDir, `${name}.ts`),
     output: { file, format: "esm" },
     platform: "node",
     external: ["#binding"],
@@ -44,14 +47,25 @@ export function startChild(child: BundledChild, args: readonly string[], env: No
   });
 }
 
+/** How a process ended and what it printed. */
+export interface ProcessResult {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `command args` to completion without blocking the event loop. */
+export function runProcess(command: string, args: readonly string[]): Promise<ProcessResult> {
+  return collect(spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] }));
+}
+
 /** Runs a bundled child to completion and returns its exit status and output. */
-export function runChild(
-  child: BundledChild,
-  args: readonly string[],
-  env: NodeJS.ProcessEnv = {},
-): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runChild(child: BundledChild, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ProcessResult> {
+  return collect(startChild(child, args, env));
+}
+
+function collect(proc: ChildProcess): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const proc = startChild(child, args, env);
     let stdout = "";
     let stderr = "";
     proc.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -3,43 +3,19 @@
  * (RLIMIT_FSIZE, EFBIG; needs no privileges) and a full 64 KiB tmpfs (ENOSPC; needs root
  * and a private mount namespace, skipped with a printed reason otherwise).
  */
-import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { makeTempDir } from "../helpers/temp.js";
 import { hasCommand, isRoot, run, skipBecause } from "../helpers/processes.js";
-import { bundleChild, type BundledChild } from "./child-bundle.js";
+import { bundleChild, runProcess, type BundledChild } from "./child-bundle.js";
+import type { FaultOutcome } from "./fault-outcome.js";
 
-interface Outcome {
-  written: number;
-  code?: string;
-  errno?: string;
-  later: string[];
-  sameError: boolean;
-  getErrorIsFirst: boolean;
-  logged: { message: string; path: string; code: string }[];
-  parsedLines: number;
-  unparsedLines: number;
-  reopened: boolean;
-}
-
-function runCommand(command: string, args: readonly string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    proc.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    proc.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    proc.on("error", reject);
-    proc.on("close", (status) => resolve({ status, stdout, stderr }));
-  });
-}
-
-function expectLatched(outcome: Outcome | undefined, errno: string, file: string, reopenable: boolean): void {
+function expectLatched(outcome: FaultOutcome | undefined, errno: string, file: string, reopenable: boolean): void {
   expect(outcome).toBeDefined();
-  const result = outcome as Outcome;
+  const result = outcome as FaultOutcome;
   expect(result.written).toBeGreaterThan(10);
   expect([result.code, result.errno]).toEqual(["write_failed", errno]);
   // Every later operation, close included, rejects with the first error itself.
@@ -71,7 +47,7 @@ describe("writer error latching under real faults", () => {
     const dir = path.join(temp.path, "fsize");
     // SIGXFSZ would kill the child; with it ignored the write fails with EFBIG instead.
     // dash counts `ulimit -f` in 512-byte blocks: 128 blocks = 64 KiB per file.
-    const result = await runCommand("sh", [
+    const result = await runProcess("sh", [
       "-c",
       'trap "" XFSZ; ulimit -f 128; exec "$0" "$@"',
       process.execPath,
@@ -80,7 +56,7 @@ describe("writer error latching under real faults", () => {
       "file,managed",
     ]);
     expect(result.stderr).toBe("");
-    const outcomes = JSON.parse(result.stdout) as Record<string, Outcome>;
+    const outcomes = JSON.parse(result.stdout) as Record<string, FaultOutcome>;
     expectLatched(outcomes.file, "EFBIG", path.join(dir, "file", "full.jsonl"), true);
     expectLatched(outcomes.managed, "EFBIG", path.join(dir, "managed", "full.jsonl"), true);
   });
@@ -90,8 +66,8 @@ describe("writer error latching under real faults", () => {
     const dir = path.join(temp.path, `tmpfs-${kind}`);
     const probe = run("unshare", ["-m", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt"]);
     if (probe.status !== 0) skipBecause(ctx, `cannot mount a tmpfs in a private namespace: ${probe.stderr.trim()}`);
-    await runCommand("mkdir", ["-p", dir]);
-    const result = await runCommand("unshare", [
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const result = await runProcess("unshare", [
       "-m",
       "--propagation",
       "private",
@@ -104,7 +80,7 @@ describe("writer error latching under real faults", () => {
       kind,
     ]);
     expect(result.stderr).toBe("");
-    const outcomes = JSON.parse(result.stdout) as Record<string, Outcome>;
+    const outcomes = JSON.parse(result.stdout) as Record<string, FaultOutcome>;
     // A full filesystem may also refuse the lock record of a new writer, so reopening is
     // not asserted here; the file-size case above checks it.
     expectLatched(outcomes[kind], "ENOSPC", path.join(dir, kind, "full.jsonl"), false);

@@ -9,27 +9,11 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { StorageError } from "../../../src/storage/index.js";
+import type { FaultOutcome } from "../fault-outcome.js";
 import { openStorage } from "./open-storage.js";
 
-interface Outcome {
-  written: number;
-  code?: string;
-  errno?: string;
-  /** Codes of later writeLine / write / flush / fsync / rewrite / close calls. */
-  later: string[];
-  /** Whether every later call rejected with the very same error object. */
-  sameError: boolean;
-  getErrorIsFirst: boolean;
-  logged: { message: string; path: string; code: string }[];
-  /** Lines of the file that parse as JSON; the rest is at most one torn record. */
-  parsedLines: number;
-  unparsedLines: number;
-  /** A new writer could take the lock after the failed one was closed. */
-  reopened: boolean;
-}
-
 const [dir, kinds] = process.argv.slice(2) as [string, string];
-const outcomes: Record<string, Outcome> = {};
+const outcomes: Record<string, FaultOutcome> = {};
 const record = "y".repeat(1000);
 
 async function rejection(step: () => Promise<unknown>): Promise<unknown> {
@@ -42,7 +26,7 @@ async function rejection(step: () => Promise<unknown>): Promise<unknown> {
 }
 
 for (const kind of kinds.split(",")) {
-  const logged: Outcome["logged"] = [];
+  const logged: FaultOutcome["logged"] = [];
   const logger = { error: (message: string, details: { path: string; code: string }) => logged.push({ message, path: details.path, code: details.code }) };
   const root = path.join(dir, kind);
   const storage = openStorage(kind, root, logger);
