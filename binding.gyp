@@ -11,7 +11,8 @@
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
-        "native/core/names_of_values.cc"
+        "native/core/names_of_values.cc",
+        "native/core/utf8.cc"
       ],
       "conditions": [
         ["OS=='linux'", {

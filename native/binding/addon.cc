@@ -201,11 +201,9 @@ Napi::Value Append(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* file = HandleArg(info, 0, HandleKind::file, failure);
   if (file == nullptr) return failure;
-  std::string storage;
-  const unsigned char* data = nullptr;
-  std::size_t length = 0;
-  if (!BytesArg(info[1], storage, data, length)) return Invalid(info.Env());
-  return Reply(info.Env(), write_append(file->native(), data, length),
+  ByteView bytes;
+  if (!BytesArg(info[1], bytes)) return Invalid(info.Env());
+  return Reply(info.Env(), write_append(file->native(), bytes.data, bytes.length),
                [&](std::size_t n) { return Napi::Number::New(info.Env(), static_cast<double>(n)); });
 }
 
@@ -234,26 +232,38 @@ Napi::Value PublishNoReplace(const Napi::CallbackInfo& info) {
   return ReplyStatus(info.Env(), publish_no_replace(dir->native(), from, to));
 }
 
+// The (directory, name, bytes) arguments of writeFileAtomic and tryLock.
+struct NamedBytes {
+  Handle* dir = nullptr;
+  std::string name;
+  ByteView bytes;
+};
+
+bool NamedBytesArgs(const Napi::CallbackInfo& info, NamedBytes& out, Napi::Value& failure) {
+  out.dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (out.dir == nullptr) return false;
+  if (!StringArg(info[1], out.name) || !BytesArg(info[2], out.bytes)) {
+    failure = Invalid(info.Env());
+    return false;
+  }
+  return true;
+}
+
 Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
+  NamedBytes args;
   Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
-  std::string name, storage;
-  const unsigned char* data = nullptr;
-  std::size_t length = 0;
-  if (!StringArg(info[1], name) || !BytesArg(info[2], storage, data, length)) return Invalid(info.Env());
-  return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, data, length, info[3].ToBoolean()));
+  if (!NamedBytesArgs(info, args, failure)) return failure;
+  auto status = write_file_atomic(args.dir->native(), args.name, args.bytes.data, args.bytes.length,
+                                  info[3].ToBoolean());
+  return ReplyStatus(info.Env(), status);
 }
 
 Napi::Value TryLock(const Napi::CallbackInfo& info) {
+  NamedBytes args;
   Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
-  std::string name, storage;
-  const unsigned char* data = nullptr;
-  std::size_t length = 0;
-  if (!StringArg(info[1], name) || !BytesArg(info[2], storage, data, length)) return Invalid(info.Env());
-  return ReplyHandle(info.Env(), try_lock(dir->native(), name, data, length), HandleKind::lock);
+  if (!NamedBytesArgs(info, args, failure)) return failure;
+  auto lock = try_lock(args.dir->native(), args.name, args.bytes.data, args.bytes.length);
+  return ReplyHandle(info.Env(), std::move(lock), HandleKind::lock);
 }
 
 Napi::Value Close(const Napi::CallbackInfo& info) {

@@ -103,20 +103,19 @@ bool StringArg(const Napi::Value& value, std::string& out) {
   return true;
 }
 
-bool BytesArg(const Napi::Value& value, std::string& storage, const unsigned char*& data,
-              std::size_t& length) {
+bool BytesArg(const Napi::Value& value, ByteView& out) {
   if (value.IsTypedArray()) {
     auto array = value.As<Napi::TypedArray>();
     if (array.TypedArrayType() != napi_uint8_array) return false;
     auto bytes = value.As<Napi::Uint8Array>();
-    data = bytes.Data();
-    length = bytes.ByteLength();
+    out.data = bytes.Data();
+    out.length = bytes.ByteLength();
     return true;
   }
   if (value.IsString()) {
-    storage = value.As<Napi::String>().Utf8Value();
-    data = reinterpret_cast<const unsigned char*>(storage.data());
-    length = storage.size();
+    out.storage = value.As<Napi::String>().Utf8Value();
+    out.data = reinterpret_cast<const unsigned char*>(out.storage.data());
+    out.length = out.storage.size();
     return true;
   }
   return false;

@@ -53,9 +53,15 @@ Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity);
 // NUL are returned as-is: name validation in the core rejects them.
 bool StringArg(const Napi::Value& value, std::string& out);
 
-// A view of the bytes of a Uint8Array/Buffer argument, or of a string's UTF-8 copy held in
-// `storage`. False when it is neither.
-bool BytesArg(const Napi::Value& value, std::string& storage, const unsigned char*& data,
-              std::size_t& length);
+// The bytes of a Uint8Array/Buffer argument (viewed in place), or of a string (its UTF-8
+// copy, held in `storage`).
+struct ByteView {
+  std::string storage;
+  const unsigned char* data = nullptr;
+  std::size_t length = 0;
+};
+
+// Fills `out`; false when `value` is neither a Uint8Array nor a string.
+bool BytesArg(const Napi::Value& value, ByteView& out);
 
 }  // namespace gjc::binding

@@ -1,42 +1,28 @@
 /**
- * Value types shared by SecureDir and SecureFile.
+ * Value types shared by SecureDir and SecureFile. They are the addon's own shapes
+ * (src/native), named for the public API.
  */
-import type { AclEvidence, NativeEntryType } from "../native/index.js";
+import type { NativeDirEntry, NativeEntryType, NativeEvidence, NativeStat } from "../native/index.js";
 
 /**
  * What a successful verify proved about ACLs: `absent` (no ACL stored) or `unsupported`
  * (the filesystem cannot store one, accepted only because every other check on the same
  * descriptor passed). `defaultAcl` is `not_applicable` for files.
  */
-export interface VerifyEvidence {
-  readonly accessAcl: AclEvidence;
-  readonly defaultAcl: AclEvidence;
-}
+export type VerifyEvidence = NativeEvidence;
 
 /** Object type, as the OS reports it (links are never followed). */
 export type EntryType = NativeEntryType;
 
-/** One directory entry. */
-export interface SecureDirEntry {
-  readonly name: string;
-  readonly type: EntryType;
-}
+/** One directory entry: `{ name, type }`. */
+export type SecureDirEntry = NativeDirEntry;
 
 /**
- * Metadata of an entry or an open object. `dev` and `ino` are decimal strings because
- * they do not fit a double; `mode` holds the permission bits (07777) only.
+ * Metadata of an entry or an open object: `{ type, dev, ino, size, nlink, mode, uid,
+ * mtimeMs, ctimeMs }`. `dev` and `ino` are decimal strings because they do not fit a
+ * double; `mode` holds the permission bits (07777) only.
  */
-export interface SecureStat {
-  readonly type: EntryType;
-  readonly dev: string;
-  readonly ino: string;
-  readonly size: number;
-  readonly nlink: number;
-  readonly mode: number;
-  readonly uid: number;
-  readonly mtimeMs: number;
-  readonly ctimeMs: number;
-}
+export type SecureStat = NativeStat;
 
 /** Data accepted by writes: bytes, or a string written as UTF-8. */
 export type SecureData = Uint8Array | string;

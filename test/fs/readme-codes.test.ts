@@ -8,7 +8,11 @@ import { REPO_ROOT } from "../helpers/processes.js";
 describe("README documents every SecureFsError code", () => {
   it("has one table row per code, and no row for a code that does not exist", () => {
     const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("### SecureFsError codes"));
+    const start = readme.indexOf("### SecureFsError codes");
+    expect(start).toBeGreaterThan(0);
+    const rest = readme.slice(start + 1);
+    const end = rest.search(/\n#{2,3} /);
+    const section = end === -1 ? rest : rest.slice(0, end);
     const rows = [...section.matchAll(/^\| `([a-z0-9_]+)` \|/gm)].map((m) => m[1]);
     expect([...rows].sort()).toEqual([...SECURE_FS_ERROR_CODES].sort());
   });

@@ -8,38 +8,11 @@
 
 #include "../eintr.h"
 #include "../platform.h"
+#include "../utf8.h"
 #include "os_hooks.h"
 #include "posix_util.h"
 
 namespace gjc {
-namespace {
-
-// Strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF).
-bool is_utf8(const std::string& s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra = 0;
-    unsigned int min = 0;
-    unsigned int cp = 0;
-    if (c < 0x80) { ++i; continue; }
-    if ((c & 0xE0) == 0xC0) { extra = 1; min = 0x80; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { extra = 2; min = 0x800; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { extra = 3; min = 0x10000; cp = c & 0x07; }
-    else return false;
-    if (i + extra >= s.size()) return false;
-    for (std::size_t k = 1; k <= extra; ++k) {
-      const auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += extra + 1;
-  }
-  return true;
-}
-
-}  // namespace
 
 Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void* record,
                              std::size_t record_length) {
@@ -85,7 +58,7 @@ Result<DirectoryIdentity> directory_identity(const std::string& path) {
   if (!st.ok()) return st.failure();
   auto canonical = os::canonical_path(fd.get(), path);
   if (!canonical.ok()) return canonical.failure();
-  if (!is_utf8(canonical.value())) return fail(Code::not_utf8);
+  if (!is_valid_utf8(canonical.value())) return fail(Code::not_utf8);
   DirectoryIdentity identity;
   identity.platform = os::platform_name();
   identity.canonical_path = std::move(canonical).value();

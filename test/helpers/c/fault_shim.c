@@ -86,11 +86,19 @@ ssize_t fgetxattr(int fd, const char *name, void *value, size_t size) {
   return real(fd, name, value, size);
 }
 
+/* Logs a publication call and returns the errno the environment asks it to fail with. */
+static int publication_fault(const char *env_name, const char *call) {
+  const int injected = env_errno(env_name);
+  char line[64];
+  snprintf(line, sizeof line, "%s%s", call, injected ? ":errno" : "");
+  log_call(line);
+  return injected;
+}
+
 int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags) {
   static int (*real)(int, const char *, int, const char *, unsigned int);
   if (!real) real = (int (*)(int, const char *, int, const char *, unsigned int))dlsym(RTLD_NEXT, "renameat2");
-  const int injected = env_errno("GJC_FAULT_RENAMEAT2_ERRNO");
-  log_call(injected ? "renameat2:errno" : "renameat2");
+  const int injected = publication_fault("GJC_FAULT_RENAMEAT2_ERRNO", "renameat2");
   if (injected) {
     errno = injected;
     return -1;
@@ -101,8 +109,7 @@ int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpa
 int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags) {
   static int (*real)(int, const char *, int, const char *, int);
   if (!real) real = (int (*)(int, const char *, int, const char *, int))dlsym(RTLD_NEXT, "linkat");
-  const int injected = env_errno("GJC_FAULT_LINKAT_ERRNO");
-  log_call(injected ? "linkat:errno" : "linkat");
+  const int injected = publication_fault("GJC_FAULT_LINKAT_ERRNO", "linkat");
   if (injected) {
     errno = injected;
     return -1;
@@ -110,16 +117,18 @@ int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
   return real(olddirfd, oldpath, newdirfd, newpath, flags);
 }
 
+/* Replaces a successful fstatfs answer's f_type when the environment asks for one. */
+static void fake_fs_type(int result, __fsword_t *type) {
+  const char *fake = getenv("GJC_FAULT_FSTATFS_TYPE");
+  if (result == 0 && fake && *fake) *type = (__fsword_t)strtoul(fake, NULL, 16);
+}
+
 /* The addon is built with _FILE_OFFSET_BITS=64, where glibc routes fstatfs to fstatfs64. */
 int fstatfs64(int fd, struct statfs64 *buf) {
   static int (*real)(int, struct statfs64 *);
   if (!real) real = (int (*)(int, struct statfs64 *))dlsym(RTLD_NEXT, "fstatfs64");
   const int result = real(fd, buf);
-  const char *type = getenv("GJC_FAULT_FSTATFS_TYPE");
-  if (result == 0 && type && *type) {
-    log_call("fstatfs:type");
-    buf->f_type = (__fsword_t)strtoul(type, NULL, 16);
-  }
+  fake_fs_type(result, &buf->f_type);
   return result;
 }
 
@@ -127,11 +136,7 @@ int fstatfs(int fd, struct statfs *buf) {
   static int (*real)(int, struct statfs *);
   if (!real) real = (int (*)(int, struct statfs *))dlsym(RTLD_NEXT, "fstatfs");
   const int result = real(fd, buf);
-  const char *type = getenv("GJC_FAULT_FSTATFS_TYPE");
-  if (result == 0 && type && *type) {
-    log_call("fstatfs:type");
-    buf->f_type = (__fsword_t)strtoul(type, NULL, 16);
-  }
+  fake_fs_type(result, &buf->f_type);
   return result;
 }
 
