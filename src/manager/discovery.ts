@@ -8,6 +8,7 @@
  * no valid header, a newer format, a link, a FIFO) is reported in `skipped` with a code and
  * never fails the listing.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -21,12 +22,14 @@ import {
 } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
-import { SessionInfoCache, type CachedOutcome } from "./session-info-cache.js";
+import { SessionInfoCache, type CachedOutcome, type ResumePoint } from "./session-info-cache.js";
 import {
   SESSION_LIST_PREFIX_BYTES,
   buildSessionInfo,
   summarizePrefix,
   type DiscoverySkipCode,
+  type LatePatches,
+  type PrefixSummary,
   type SessionInfo,
   type SkippedSession,
 } from "./session-info.js";
@@ -260,27 +263,62 @@ async function examine(context: Context, candidate: Candidate): Promise<Outcome>
   }
   const cached = context.cache?.get(file, stat);
   if (cached !== undefined) return withPath(file, cached);
-  let outcome: CachedOutcome;
+  let read: { outcome: CachedOutcome; resume?: ResumePoint };
   try {
-    outcome = await readOutcome(context.storage, file, stat);
+    read = await readOutcome(context.storage, file, stat, context.cache?.resumePoint(file, stat));
   } catch (error) {
     // A failed read is not cached: permissions and races change without touching the file.
     return { kind: "skip", path: file, code: skipCodeOf(error) };
   }
-  context.cache?.set(file, stat, outcome);
-  return withPath(file, outcome);
+  context.cache?.set(file, stat, read.outcome, read.resume);
+  return withPath(file, read.outcome);
 }
 
-async function readOutcome(storage: SessionStorage, file: string, stat: StorageStat): Promise<CachedOutcome> {
+/**
+ * Reads what a listing needs from one file. A v4/v5 file that only grew since the last
+ * listing (same object, same prefix, same bytes before the old end) is scanned for late
+ * patches from where the last scan ended, so a live session is not re-read whole each time.
+ */
+async function readOutcome(
+  storage: SessionStorage,
+  file: string,
+  stat: StorageStat,
+  previous: ResumePoint | undefined,
+): Promise<{ outcome: CachedOutcome; resume?: ResumePoint }> {
   const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;
   const text = await storage.readTextPrefix(file, SESSION_LIST_PREFIX_BYTES);
-  const summary = summarizePrefix(text, whole);
-  if (summary.kind === "skip") return summary;
-  const late =
-    !whole && summary.version >= FIRST_PATCH_VERSION
-      ? await scanLatePatches(storage, file, summary.parsedBytes)
-      : {};
-  return { kind: "session", info: buildSessionInfo(file, summary, late, stat) };
+  const prefixDigest = whole ? "" : createHash("sha256").update(text).digest("base64");
+  let summary: PrefixSummary;
+  let earlier: LatePatches = {};
+  let from: number;
+  if (previous !== undefined && previous.prefixDigest === prefixDigest && (await unchangedBefore(storage, file, previous))) {
+    summary = previous.summary;
+    earlier = previous.late;
+    from = previous.offset;
+  } else {
+    const summarized = summarizePrefix(text, whole);
+    if (summarized.kind === "skip") return { outcome: summarized };
+    summary = summarized;
+    from = summary.parsedBytes;
+  }
+  if (whole || summary.version < FIRST_PATCH_VERSION) {
+    return { outcome: { kind: "session", info: buildSessionInfo(file, summary, {}, stat) } };
+  }
+  const scan = await scanLatePatches(storage, file, from, stat.size);
+  const late: LatePatches = {};
+  const title = scan.found.title ?? earlier.title;
+  const cwd = scan.found.cwd ?? earlier.cwd;
+  if (title !== undefined) late.title = title;
+  if (cwd !== undefined) late.cwd = cwd;
+  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(file, summary, late, stat) };
+  if (scan.resume === undefined) return { outcome };
+  return { outcome, resume: { ...scan.resume, prefixDigest, summary, late } };
+}
+
+/** True when the bytes just before the resume point are still the ones seen there. */
+async function unchangedBefore(storage: SessionStorage, file: string, previous: ResumePoint): Promise<boolean> {
+  const now = await storage.readTail(file, previous.boundary.length, previous.offset);
+  return now.bytes.equals(previous.boundary);
 }
 
 function withPath(file: string, outcome: CachedOutcome): Outcome {

@@ -25,29 +25,62 @@ const MARKER = Buffer.from('"header_patch"');
 const NEWLINE = 0x0a;
 const EMPTY = Buffer.alloc(0);
 
+/** What {@link scanLatePatches} found. */
+export interface LatePatchScan {
+  /** values set by the latest patches after `stopAt`; absent where no patch sets them */
+  found: LatePatches;
+  /**
+   * Where a later scan of the same file, grown by appends, may start: just past the last line
+   * feed of the file as read (every line before it was complete and has been considered), and
+   * the bytes just before that offset, so the caller can check they are still the same.
+   * Absent when the last chunk held no line feed.
+   */
+  resume?: { offset: number; boundary: Buffer };
+}
+
+/** Bytes kept before a resume offset. */
+export const RESUME_BOUNDARY_BYTES = 64;
+
 /**
- * Finds the latest `header_patch` title and cwd in the bytes of `path` from `stopAt` to the
- * end. Values are returned only where a patch sets them; the caller keeps the prefix's values
- * for the rest.
+ * Finds the latest `header_patch` title and cwd in the bytes of `path` from `stopAt` to
+ * `size` (the size the caller's stat saw; bytes appended since are left to the next listing,
+ * which sees the new size). Values are returned only where a patch sets them; the caller keeps
+ * earlier values for the rest.
  *
  * @throws StorageError when a read fails (the caller decides whether that skips the file)
  */
-export async function scanLatePatches(storage: SessionStorage, path: string, stopAt: number): Promise<LatePatches> {
+export async function scanLatePatches(
+  storage: SessionStorage,
+  path: string,
+  stopAt: number,
+  size: number,
+): Promise<LatePatchScan> {
   const found: LatePatches = {};
+  let resume: LatePatchScan["resume"];
+  let first = true;
   // `pending` holds the start of the line that continues into the chunk read before: it is
   // completed by the next (earlier) chunk.
   let pending: Buffer = EMPTY;
   let insideLongLine = false;
-  let end: number | undefined;
+  let end = size;
   while (found.title === undefined || found.cwd === undefined) {
-    const limit = end === undefined ? TAIL_CHUNK_BYTES : Math.min(TAIL_CHUNK_BYTES, end - stopAt);
+    const limit = Math.min(TAIL_CHUNK_BYTES, end - stopAt);
     if (limit <= 0) break;
     const chunk = await storage.readTail(path, limit, end);
-    // A file smaller than one chunk: only the part after the prefix is new.
+    // A file that shrank since the stat: never look below `stopAt`.
     const skip = Math.max(0, stopAt - chunk.start);
     const bytes = chunk.bytes.subarray(skip);
     const start = chunk.start + skip;
     if (bytes.length === 0) break;
+    if (first) {
+      first = false;
+      // Only the last chunk of the file can end with a line that has no line feed yet.
+      const lastNewline = bytes.lastIndexOf(NEWLINE);
+      if (lastNewline !== -1) {
+        const boundary = Buffer.from(bytes.subarray(Math.max(0, lastNewline + 1 - RESUME_BOUNDARY_BYTES), lastNewline + 1));
+        resume = { offset: start + lastNewline + 1, boundary };
+      }
+    }
     end = start;
     const reachedStart = start <= stopAt;
     let window: Buffer;
@@ -71,7 +104,7 @@ export async function scanLatePatches(storage: SessionStorage, path: string, sto
     }
     if (reachedStart) break;
   }
-  return found;
+  return resume === undefined ? { found } : { found, resume };
 }
 
 /**

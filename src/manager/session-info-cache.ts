@@ -7,12 +7,28 @@
  * changes the inode, so any change makes the next listing read the file again.
  */
 import type { StorageStat } from "../storage/index.js";
-import type { DiscoverySkipCode, SessionInfo } from "./session-info.js";
+import type { DiscoverySkipCode, LatePatches, PrefixSummary, SessionInfo } from "./session-info.js";
 
 /** What a listing learned about one file: its metadata, or why it is left out. */
 export type CachedOutcome =
   | { kind: "session"; info: SessionInfo }
   | { kind: "skip"; code: DiscoverySkipCode };
+
+/**
+ * Where a later listing may continue reading a v4/v5 file that only grew: the prefix summary
+ * and late patch values found so far, and what must still be true of the file for them to
+ * hold (the same prefix, the same bytes just before `offset`).
+ */
+export interface ResumePoint {
+  /** end of the complete lines already scanned */
+  offset: number;
+  /** the last bytes before `offset`, as read */
+  boundary: Buffer;
+  /** SHA-256 of the prefix text, as read */
+  prefixDigest: string;
+  summary: PrefixSummary;
+  late: LatePatches;
+}
 
 interface CacheEntry {
   dev: string;
@@ -20,6 +36,7 @@ interface CacheEntry {
   size: number;
   mtimeMs: number;
   outcome: CachedOutcome;
+  resume: ResumePoint | undefined;
 }
 
 /** Default number of files a {@link SessionInfoCache} remembers. */
@@ -57,10 +74,20 @@ export class SessionInfoCache {
     return entry.outcome;
   }
 
-  /** Remembers `outcome` for `path` as read when the file had the identity in `stat`. */
-  set(path: string, stat: StorageStat, outcome: CachedOutcome): void {
+  /**
+   * The resume point stored for `path` when the file is the same object (dev, ino) and has
+   * grown since; the caller still checks that its old bytes are unchanged.
+   */
+  resumePoint(path: string, stat: StorageStat): ResumePoint | undefined {
+    const entry = this.#entries.get(path);
+    if (entry === undefined || entry.dev !== stat.dev || entry.ino !== stat.ino || stat.size <= entry.size) return undefined;
+    return entry.resume;
+  }
+
+  /** Remembers `outcome` (and where to resume if the file grows) for `path` as read with the identity in `stat`. */
+  set(path: string, stat: StorageStat, outcome: CachedOutcome, resume?: ResumePoint): void {
     this.#entries.delete(path);
-    this.#entries.set(path, { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, outcome });
+    this.#entries.set(path, { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, outcome, resume });
     while (this.#entries.size > this.maxEntries) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);

@@ -15,7 +15,7 @@ import {
   listSessions,
 } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { countingStorage, header, headerPatch, message, writeAt } from "./discovery-fixtures.js";
+import { countingStorage, filler, header, headerPatch, message, writeAt } from "./discovery-fixtures.js";
 
 const BASE = 1_700_000_000;
 
@@ -65,6 +65,41 @@ describe("listing cache", () => {
     expect(after.ino).not.toBe(before.ino);
     expect((await list())?.title).toBe("six");
     expect(log.prefixes.filter((read) => read.path === other)).toHaveLength(1);
+  });
+
+  it("scans a grown v5 file only from where the last listing stopped, unless its old bytes changed", async () => {
+    const file = path.join(temp.path, "live.jsonl");
+    const start = header({ id: "live", version: 5, cwd: "/w" }) + headerPatch({ title: "auto" }) + filler(300_000);
+    fs.writeFileSync(file, start);
+    const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
+    const cache = new SessionInfoCache();
+    const list = async () => {
+      log.tails.length = 0;
+      return (await listSessions(temp.path, { storage, cache })).sessions[0]!;
+    };
+    const tailBytes = () => log.tails.reduce((sum, read) => sum + read.got, 0);
+
+    expect((await list()).title).toBe("auto");
+    expect(tailBytes()).toBeGreaterThan(290_000);
+
+    fs.appendFileSync(file, headerPatch({ title: "renamed" }) + message("user", "more"));
+    expect(await list()).toMatchObject({ title: "renamed", cwd: "/w" });
+    expect(tailBytes()).toBeLessThan(1_000);
+
+    fs.appendFileSync(file, message("assistant", "still going"));
+    expect(await list()).toMatchObject({ title: "renamed", messageCountIsEstimate: true });
+    expect(tailBytes()).toBeLessThan(1_000);
+
+    // Same inode, grown, but the bytes before the old end were rewritten in place.
+    const changedTail = fs.readFileSync(file, "utf8").replace('"title":"renamed"', '"title":"rewritten"') + message("user", "x");
+    fs.writeFileSync(file, changedTail);
+    expect((await list()).title).toBe("rewritten");
+    expect(tailBytes()).toBeGreaterThan(290_000);
+
+    // Same inode, grown, with a different prefix (the header's cwd changed).
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace('"cwd":"/w"', '"cwd":"/v"') + message("user", "y"));
+    expect(await list()).toMatchObject({ title: "rewritten", cwd: "/v" });
+    expect(tailBytes()).toBeGreaterThan(290_000);
   });
 
   it("caches what a file's content says (an invalid header too) but never a failed read", async () => {
