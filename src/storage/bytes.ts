@@ -3,6 +3,7 @@
  * writes, and cutting a bounded read at a UTF-8 character boundary.
  */
 
+import { StorageError } from "./errors.js";
 import type { WriteChunk } from "./types.js";
 
 /** Chunks are gathered into writes of about this many bytes: few syscalls, bounded memory. */
@@ -61,4 +62,27 @@ export function completeUtf8Length(bytes: Uint8Array): number {
 /** Decodes a bounded prefix read, dropping a character the bound cut in half. */
 export function decodeUtf8Prefix(bytes: Buffer): string {
   return bytes.toString("utf8", 0, completeUtf8Length(bytes));
+}
+
+/**
+ * Checks a size or offset argument of a bounded read.
+ * @throws StorageError `invalid_argument` unless it is a non-negative safe integer.
+ */
+export function checkByteCount(value: unknown, what: string): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+    throw new StorageError("invalid_argument", `${what} must be a non-negative integer, not ${String(value)}`);
+  }
+  return value;
+}
+
+/** Checks the arguments of a tail read before any I/O. */
+export function checkTailArguments(maxBytes: number, end: number | undefined): void {
+  checkByteCount(maxBytes, "maxBytes");
+  if (end !== undefined) checkByteCount(end, "end");
+}
+
+/** The byte range `[start, stop)` a tail read covers in a file of `fileSize` bytes. */
+export function tailWindow(fileSize: number, maxBytes: number, end: number | undefined): { start: number; stop: number } {
+  const stop = Math.min(end ?? fileSize, fileSize);
+  return { start: Math.max(0, stop - maxBytes), stop };
 }

@@ -19,6 +19,8 @@ export type StorageErrorCode =
   | "outside_root"
   /** The path is malformed: relative, empty, contains NUL, or names the root as a file. */
   | "invalid_path"
+  /** A size or offset argument is not a non-negative integer. */
+  | "invalid_argument"
   /** The file or directory does not exist. */
   | "not_found"
   /** An exclusive create or no-replace publish found the name taken. */
@@ -118,7 +120,7 @@ const ERRNO_CODES: Readonly<Record<string, StorageErrorCode>> = {
 // becomes `unsafe_entry` with the original code in `detail`.
 const SECURE_FS_CODES: Readonly<Partial<Record<SecureFsErrorCode, StorageErrorCode>>> = {
   invalid_name: "invalid_path",
-  invalid_argument: "invalid_path",
+  invalid_argument: "invalid_argument",
   not_found: "not_found",
   already_exists: "already_exists",
   symlink_refused: "symlink_refused",

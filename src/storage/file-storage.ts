@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 
-import { batchChunks, decodeUtf8Prefix } from "./bytes.js";
+import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, tailWindow } from "./bytes.js";
 import { guardStorage, pathError, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
@@ -177,15 +177,19 @@ export class FileSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
-    return this.#withReadFd(target, async (fd) => decodeUtf8Prefix(await readRange(fd, 0, Math.max(0, maxBytes), false)));
+    checkByteCount(maxBytes, "maxBytes");
+    return this.#withReadFd(target, async (fd) => {
+      const { size } = await fstatAsync(fd);
+      return decodeUtf8Prefix(await readRange(fd, 0, Math.min(maxBytes, size), false));
+    });
   }
 
   /** {@inheritDoc SessionStorage.readTail} */
   async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
+    checkTailArguments(maxBytes, end);
     return this.#withReadFd(target, async (fd) => {
       const fileSize = (await fstatAsync(fd)).size;
-      const stop = Math.min(end ?? fileSize, fileSize);
-      const start = Math.max(0, stop - Math.max(0, maxBytes));
+      const { start, stop } = tailWindow(fileSize, maxBytes, end);
       return { bytes: await readRange(fd, start, stop - start, false), start, fileSize };
     });
   }

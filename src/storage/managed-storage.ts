@@ -15,7 +15,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
-import { concatChunks, decodeUtf8Prefix } from "./bytes.js";
+import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, tailWindow } from "./bytes.js";
 import { guardStorage, pathError, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -149,15 +149,16 @@ export class ManagedSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
-    return this.#withFile(target, (file) => decodeUtf8Prefix(file.readPrefix(Math.max(0, maxBytes))));
+    checkByteCount(maxBytes, "maxBytes");
+    return this.#withFile(target, (file) => decodeUtf8Prefix(file.readPrefix(Math.min(maxBytes, file.stat().size))));
   }
 
   /** {@inheritDoc SessionStorage.readTail} */
   async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
+    checkTailArguments(maxBytes, end);
     return this.#withFile(target, (file) => {
       const fileSize = file.stat().size;
-      const stop = Math.min(end ?? fileSize, fileSize);
-      const start = Math.max(0, stop - Math.max(0, maxBytes));
+      const { start, stop } = tailWindow(fileSize, maxBytes, end);
       return { bytes: file.readAt(start, stop - start), start, fileSize };
     });
   }

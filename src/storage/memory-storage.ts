@@ -7,7 +7,7 @@
 
 import path from "node:path";
 
-import { batchChunks, decodeUtf8Prefix } from "./bytes.js";
+import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, tailWindow } from "./bytes.js";
 import { pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -131,15 +131,16 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
+    checkByteCount(maxBytes, "maxBytes");
     const data = contents(this.#file(target));
-    return decodeUtf8Prefix(data.subarray(0, Math.max(0, maxBytes)));
+    return decodeUtf8Prefix(data.subarray(0, maxBytes));
   }
 
   /** {@inheritDoc SessionStorage.readTail} */
   async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
+    checkTailArguments(maxBytes, end);
     const data = contents(this.#file(target));
-    const stop = Math.min(end ?? data.length, data.length);
-    const start = Math.max(0, stop - Math.max(0, maxBytes));
+    const { start, stop } = tailWindow(data.length, maxBytes, end);
     return { bytes: Buffer.from(data.subarray(start, stop)), start, fileSize: data.length };
   }
 

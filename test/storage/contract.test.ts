@@ -135,6 +135,16 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       expect((await storage.readTail(at("tail.txt"), 4, 99)).bytes.toString()).toBe("6789");
     });
 
+    it("refuses sizes and offsets that are not non-negative integers", async () => {
+      await storage.writeText(at("n.txt"), "0123456789");
+      expect(await asyncCodeOf(() => storage.readTextPrefix(at("n.txt"), -1))).toBe("invalid_argument");
+      expect(await asyncCodeOf(() => storage.readTextPrefix(at("n.txt"), Number.NaN))).toBe("invalid_argument");
+      expect(await asyncCodeOf(() => storage.readTail(at("n.txt"), 1.5))).toBe("invalid_argument");
+      expect(await asyncCodeOf(() => storage.readTail(at("n.txt"), 4, -3))).toBe("invalid_argument");
+      // A bound far beyond the file reads the file, without allocating the bound.
+      expect(await storage.readTextPrefix(at("n.txt"), 2 ** 40)).toBe("0123456789");
+    });
+
     it("replaces atomically from many chunks of text and bytes", async () => {
       await storage.writeText(at("r.jsonl"), "old\n");
       const lines = Array.from({ length: 5000 }, (_, i) => `{"n":${i}}\n`);
