@@ -66,17 +66,18 @@ Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
 // verified directory at a time, in one call). Each name is validated by the core.
 bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
   out.clear();
+  std::string name;
   if (value.IsString()) {
-    out.push_back(value.As<Napi::String>().Utf8Value());
+    if (!StringArg(value, name)) return false;
+    out.push_back(std::move(name));
     return true;
   }
   if (!value.IsArray()) return false;
   auto array = value.As<Napi::Array>();
   if (array.Length() == 0) return false;
   for (uint32_t i = 0; i < array.Length(); ++i) {
-    Napi::Value item = array.Get(i);
-    if (!item.IsString()) return false;
-    out.push_back(item.As<Napi::String>().Utf8Value());
+    if (!StringArg(array.Get(i), name)) return false;
+    out.push_back(std::move(name));
   }
   return true;
 }

@@ -97,8 +97,28 @@ Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity) {
   return out;
 }
 
+namespace {
+
+// A JS string holding a lone surrogate has no UTF-8 form: converting it would silently put
+// U+FFFD in its place and name a different file.
+bool IsWellFormed(const Napi::String& value) {
+  const std::u16string units = value.Utf16Value();
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const char16_t u = units[i];
+    if (u >= 0xD800 && u <= 0xDBFF) {
+      if (i + 1 >= units.size() || units[i + 1] < 0xDC00 || units[i + 1] > 0xDFFF) return false;
+      ++i;
+    } else if (u >= 0xDC00 && u <= 0xDFFF) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 bool StringArg(const Napi::Value& value, std::string& out) {
-  if (!value.IsString()) return false;
+  if (!value.IsString() || !IsWellFormed(value.As<Napi::String>())) return false;
   out = value.As<Napi::String>().Utf8Value();
   return true;
 }

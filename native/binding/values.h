@@ -49,8 +49,8 @@ Napi::Value EvidenceCode(Napi::Env env, const VerifyEvidence& evidence);
 Napi::Value StatValue(Napi::Env env, const StatInfo& info);
 Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity);
 
-// Reads a JS string argument into `out`; false when it is not a string. Strings holding
-// NUL are returned as-is: name validation in the core rejects them.
+// Reads a JS string argument into `out` as UTF-8; false when it is not a string or holds a
+// lone surrogate. Strings holding NUL are returned as-is: the core's validation rejects them.
 bool StringArg(const Napi::Value& value, std::string& out);
 
 // The bytes of a Uint8Array/Buffer argument (viewed in place), or of a string (its UTF-8

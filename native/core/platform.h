@@ -122,6 +122,7 @@ Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view n
 
 // Entries of a directory, without "." and "..", in no particular order. The type comes
 // from the directory entry (never by following a link); unknown where the fs gives none.
+// A name that is not valid UTF-8 fails the whole listing with not_utf8.
 Result<std::vector<DirEntry>> list_directory(NativeHandle dir);
 
 // Metadata of entry `name` below `dir`, not following a link (a link reports `symlink`).

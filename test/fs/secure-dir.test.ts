@@ -134,6 +134,20 @@ describe("SecureDir operations", () => {
     expect(codeOf(() => root.publishNoReplace("a", "d"))).toBe("not_found");
   });
 
+  it("list refuses a directory holding a name that is not UTF-8 (not_utf8) instead of altering it", () => {
+    root.writeFileAtomic("ok", "x");
+    fs.writeFileSync(Buffer.concat([Buffer.from(`${root.path}/`), Buffer.from([0x66, 0xe9])]), "latin-1 name");
+    expect(codeOf(() => root.list())).toBe("not_utf8");
+  });
+
+  it("a name or path with a lone surrogate is invalid_argument, never silently altered", () => {
+    expect(codeOf(() => root.openFile("bad\ud800name", { write: true, create: "exclusive" }))).toBe("invalid_argument");
+    expect(codeOf(() => root.openDir(["ok", "\udc00"], { create: true }))).toBe("invalid_argument");
+    expect(codeOf(() => SecureDir.openRoot(`${root.path}/\ud800`, { create: true }))).toBe("invalid_argument");
+    expect(root.list()).toEqual([]);
+    expect(root.openFile("pair\ud83d\ude00", { write: true, create: "exclusive" }).stat().type).toBe("file");
+  });
+
   it("unlink removes files and refuses directories", () => {
     root.writeFileAtomic("f", "x");
     root.openDir("d", { create: true }).close();

@@ -12,6 +12,7 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../platform.h"
+#include "../utf8.h"
 #include "os_hooks.h"
 #include "posix_util.h"
 
@@ -56,6 +57,9 @@ Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
       break;
     }
     if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
+    // A name JS cannot hold exactly would come back altered and then name nothing (or
+    // something else): refuse the listing rather than hand out a wrong name.
+    if (!is_valid_utf8(entry->d_name)) return fail(Code::not_utf8, 0, "readdir");
     entries.push_back(DirEntry{entry->d_name, entry_type_of_dirent(entry->d_type)});
   }
   return entries;
