@@ -11,6 +11,7 @@ export * from "./migrate.js";
 export * from "./patches.js";
 export * from "./validate.js";
 export * from "./load.js";
+export * from "./schema-check.js";
 export * from "./tree.js";
 export * from "./context.js";
 export * from "./messages.js";

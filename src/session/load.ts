@@ -13,9 +13,9 @@ import { scanJsonl, serializeRecord, type InvalidLine, type JsonlStats } from ".
 import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
+import { entryCheckFor } from "./schema-check.js";
 import {
   CURRENT_SESSION_VERSION,
-  entrySchemaFor,
   PATCH_RECORD_TYPES,
   SessionHeaderSchema,
   UNKNOWN_ENTRY,
@@ -189,7 +189,8 @@ export function loadSession(
     };
   }
 
-  const migrated = migrateSession(header as SessionHeader, records, options);
+  // The records were parsed here and belong to no one else: migrate them in place.
+  const migrated = migrateSession(header as SessionHeader, records, { ...options, inPlace: true });
   let next = 0;
   for (const item of lines) {
     if (item.kind === "entry" || item.kind === "patch") item.value = migrated.entries[next++] as JsonRecord;
@@ -242,14 +243,14 @@ function* replayItems(lines: readonly SessionLine[]): Generator<ReplayItem> {
 
 /**
  * Marks `entry` as an {@link UnknownEntry} when its type is not known or its fields do not match
- * the schema of its type. The schema is used as a check only: the record keeps its own object,
- * so fields the schema does not list, and their order, survive.
+ * the schema of its type. The schema serves as a check only (compiled, see `schema-check.ts`):
+ * the record keeps its own object, so fields the schema does not list, and their order, survive.
  */
 function markIfUnknown(entry: JsonRecord): boolean {
-  const schema = entrySchemaFor(entry.type);
+  const check = entryCheckFor(entry.type);
   let reason: UnknownEntryReason | undefined;
-  if (schema === undefined) reason = "unknown_type";
-  else if (!schema.safeParse(entry).success) reason = "invalid_fields";
+  if (check === undefined) reason = "unknown_type";
+  else if (!check(entry)) reason = "invalid_fields";
   if (reason === undefined) return false;
   (entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason })[UNKNOWN_ENTRY] = reason;
   return true;

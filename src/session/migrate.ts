@@ -29,6 +29,12 @@ export interface MigrationResult<H extends HeaderRecord = HeaderRecord> {
 export interface MigrationOptions {
   /** draws an entry id not yet taken; defaults to {@link newEntryId} (tests pin it) */
   newEntryId?: (has: (id: string) => boolean) => string;
+  /**
+   * The caller gives up `entries`: records that change are changed in place instead of copied.
+   * `loadSession` does this for the records it has just parsed, where a copy of every v1 entry
+   * would only make garbage. Without it (the default) the input is never written.
+   */
+  inPlace?: boolean;
 }
 
 const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
@@ -62,9 +68,10 @@ export function migrateSession<H extends HeaderRecord>(
   if (from >= CURRENT_SESSION_VERSION) {
     return { header, entries: entries.slice(), migratedFrom: null };
   }
+  const own = options.inPlace === true ? <T extends object>(value: T): T => value : shallowCopy;
   let out = entries.slice();
-  if (from < 2) out = assignIdsAndParents(out, options.newEntryId ?? newEntryId);
-  if (from < 3) out = renameHookMessages(out);
+  if (from < 2) out = assignIdsAndParents(out, options.newEntryId ?? newEntryId, own);
+  if (from < 3) out = renameHookMessages(out, own);
   return {
     header: { ...header, version: CURRENT_SESSION_VERSION },
     entries: out,
@@ -72,9 +79,17 @@ export function migrateSession<H extends HeaderRecord>(
   };
 }
 
+/** Makes a record writable: a copy, or (in place) the record itself. */
+type Own = <T extends object>(value: T) => T;
+
+function shallowCopy<T extends object>(value: T): T {
+  return { ...value };
+}
+
 function assignIdsAndParents(
   entries: JsonRecord[],
   draw: (has: (id: string) => boolean) => string,
+  own: Own,
 ): JsonRecord[] {
   const taken = new Set<string>();
   const has = (id: string): boolean => taken.has(id);
@@ -83,31 +98,28 @@ function assignIdsAndParents(
     if (PATCH_TYPES.has(entry.type)) return entry;
     const id = draw(has);
     taken.add(id);
-    const { type, id: _oldId, parentId: _oldParent, ...rest } = entry;
-    const migrated: JsonRecord = { type, id, parentId, ...rest };
+    // New keys go last, as in the peers' migrated files.
+    const migrated = own(entry);
+    migrated.id = id;
+    migrated.parentId = parentId;
     parentId = id;
     return migrated;
   });
-  // A second pass, so an index may point forward as well as back.
-  for (let i = 0; i < out.length; i += 1) {
-    const entry = out[i] as JsonRecord;
-    if (entry.type !== "compaction" || typeof entry.firstKeptEntryIndex !== "number") continue;
+  // A second pass, so an index may point forward as well as back. Every entry of `out` is
+  // already writable here.
+  for (const entry of out) {
+    const index = entry.firstKeptEntryIndex;
+    if (entry.type !== "compaction" || typeof index !== "number" || !Number.isInteger(index)) continue;
     // File index 0 is the header; entry k of `out` is file index k + 1.
-    const target = out[entry.firstKeptEntryIndex - 1];
-    if (
-      !Number.isInteger(entry.firstKeptEntryIndex) ||
-      target === undefined ||
-      PATCH_TYPES.has(target.type)
-    ) {
-      continue;
-    }
-    const { firstKeptEntryIndex: _index, ...rest } = entry;
-    out[i] = { ...rest, firstKeptEntryId: target.id };
+    const target = out[index - 1];
+    if (target === undefined || PATCH_TYPES.has(target.type)) continue;
+    entry.firstKeptEntryId = target.id;
+    delete entry.firstKeptEntryIndex;
   }
   return out;
 }
 
-function renameHookMessages(entries: JsonRecord[]): JsonRecord[] {
+function renameHookMessages(entries: JsonRecord[], own: Own): JsonRecord[] {
   return entries.map((entry) => {
     const message = entry.message;
     if (
@@ -118,6 +130,10 @@ function renameHookMessages(entries: JsonRecord[]): JsonRecord[] {
     ) {
       return entry;
     }
-    return { ...entry, message: { ...message, role: "custom" } };
+    const migrated = own(entry);
+    const renamed = own(message as Record<string, unknown>);
+    renamed.role = "custom";
+    migrated.message = renamed;
+    return migrated;
   });
 }

@@ -52,11 +52,7 @@ describe("v1 -> v2", () => {
     expect(ids.every(isEntryId)).toBe(true);
     expect(new Set(ids).size).toBe(3);
     expect(result.entries.map((entry) => entry.parentId)).toEqual([null, ids[0], ids[1]]);
-    expect(result.entries.map((entry) => Object.keys(entry).slice(0, 3))).toEqual([
-      ["type", "id", "parentId"],
-      ["type", "id", "parentId"],
-      ["type", "id", "parentId"],
-    ]);
+    expect(Object.keys(result.entries[0] as JsonRecord)).toEqual(["type", "timestamp", "message", "id", "parentId"]);
     expect(result.migratedFrom).toBe(1);
     expect(result.header.version).toBe(5);
   });
@@ -138,6 +134,16 @@ describe("v3 -> v5", () => {
 });
 
 describe("purity", () => {
+  it("in place, it changes the given records and returns them", () => {
+    const entries = [v1Message("a", "hookMessage"), compaction(1)];
+    const result = migrateSession(v1Header(), entries, { inPlace: true, newEntryId: counterIds() });
+    expect(result.entries[0]).toBe(entries[0]);
+    expect(result.entries[1]).toBe(entries[1]);
+    expect(entries[0]).toMatchObject({ id: "e0000001", parentId: null, message: { role: "custom" } });
+    expect(entries[1]).toMatchObject({ firstKeptEntryId: "e0000001" });
+    expect(entries[1]).not.toHaveProperty("firstKeptEntryIndex");
+  });
+
   it("never writes to the caller's objects", () => {
     const head = deepFreeze(v1Header());
     const entries = deepFreeze([v1Message("a", "hookMessage"), compaction(1), v1Message("b")]);
