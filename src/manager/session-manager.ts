@@ -13,10 +13,7 @@ import path from "node:path";
 
 import {
   buildSessionContext,
-  CURRENT_SESSION_VERSION,
-  newSessionId,
   SessionTree,
-  type AgentMessage,
   type BlobSink,
   type BranchSummaryEntry,
   type EntryDraft,
@@ -32,9 +29,10 @@ import { MemorySessionStorage } from "../storage/index.js";
 import { announceSession, findContinuation } from "./continuation.js";
 import { SessionManagerError } from "./errors.js";
 import { linesFromLoad, persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
-import { emptyReport, openSessionFile, type SessionLoadReport } from "./open-file.js";
-import { resolveOptions, sessionFileName, type NewSessionOptions, type ResolvedOptions, type SessionManagerOptions } from "./options.js";
-import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
+import { openSessionFile, type SessionLoadReport } from "./open-file.js";
+import { resolveOptions, type NewSessionOptions, type ResolvedOptions, type SessionManagerOptions } from "./options.js";
+import { SessionPersistence } from "./persistence.js";
+import { freshState, isAssistantMessage, persistenceTarget, type SessionState } from "./session-state.js";
 import { EntryAppender } from "./appender.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange, type ToolSelectionState } from "./selection.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
@@ -46,6 +44,8 @@ export interface OpenSessionOptions extends SessionManagerOptions {
    * writing the file. Mutating calls throw `read_only`.
    */
   readOnly?: boolean;
+  /** The cwd of the fresh session started when the file is missing, blank or moved aside. */
+  cwd?: string;
 }
 
 /** Options of {@link SessionManager.continueRecent}. */
@@ -68,23 +68,6 @@ export interface InMemoryOptions extends NewSessionOptions {
 
 /** A replacement for one entry, or `undefined` to keep it; see {@link SessionManager.rewriteEntries}. */
 export type EntryRewrite = (entry: FileEntry) => FileEntry | undefined;
-
-/** Internal: everything that describes the current session. */
-interface SessionState {
-  header: SessionHeader;
-  tree: SessionTree;
-  lines: ManagedLine[];
-  file: string | undefined;
-  persistence: SessionPersistence | undefined;
-  /** persistence has started (an assistant message exists, or the opened file had one) */
-  active: boolean;
-  /** the next persistence must write the whole file (new file, or migration pending) */
-  fullWritePending: boolean;
-  /** a file exists at `file` that a full write must replace rather than create */
-  fileExists: boolean;
-  hasAssistant: boolean;
-  report: SessionLoadReport;
-}
 
 /** See the module comment. */
 export class SessionManager extends EntryAppender {
@@ -149,7 +132,7 @@ export class SessionManager extends EntryAppender {
       now: resolved.now,
     });
     if (opened.loaded === undefined) {
-      const state = freshState(resolved, { cwd: process.cwd() }, !readOnly, absolute);
+      const state = freshState(resolved, { cwd: options.cwd ?? process.cwd() }, !readOnly, absolute);
       state.report = opened.report;
       state.fileExists = opened.writer !== undefined;
       if (state.persistence !== undefined && opened.writer !== undefined) {
@@ -544,55 +527,9 @@ export class SessionManager extends EntryAppender {
   }
 }
 
-function isAssistantMessage(entry: FileEntry): boolean {
-  return entry.type === "message" && (entry as { message?: AgentMessage }).message?.role === "assistant";
-}
-
 function pick(options: InMemoryOptions): Partial<SessionManagerOptions> {
   const out: Partial<SessionManagerOptions> = {};
   if (options.classifyTool !== undefined) out.classifyTool = options.classifyTool;
   if (options.now !== undefined) out.now = options.now;
   return out;
-}
-
-function persistenceTarget(options: ResolvedOptions, file: string, cwd: () => string | undefined): PersistenceTarget {
-  return {
-    storage: options.storage,
-    path: file,
-    logger: options.logger,
-    onWriterReady: (written) => announceSession(options, written, cwd()),
-  };
-}
-
-/** A new, empty session (header only); `file` defaults to a fresh name in the session dir. */
-function freshState(
-  options: ResolvedOptions,
-  session: NewSessionOptions,
-  persistent: boolean,
-  file?: string,
-): SessionState {
-  const now = options.now();
-  const timestamp = now.toISOString();
-  const id = newSessionId(now.getTime());
-  const header: SessionHeader = {
-    type: "session",
-    version: CURRENT_SESSION_VERSION,
-    id,
-    timestamp,
-    cwd: session.cwd ?? process.cwd(),
-    ...(session.parentSession === undefined ? {} : { parentSession: session.parentSession }),
-  };
-  const target = file ?? path.join(options.sessionDir, sessionFileName(timestamp, id));
-  return {
-    header,
-    tree: new SessionTree([], { now: options.now }),
-    lines: [{ kind: "header" }],
-    file: target,
-    persistence: persistent ? new SessionPersistence(persistenceTarget(options, target, () => header.cwd)) : undefined,
-    active: false,
-    fullWritePending: true,
-    fileExists: false,
-    hasAssistant: false,
-    report: emptyReport(target),
-  };
 }

@@ -1,12 +1,14 @@
 /**
- * Shared pieces of the manager tests: messages, a quiet logger that records what it got, and
- * error-code capture for async calls.
+ * Shared pieces of the manager tests: messages, error-code capture for async calls, and the
+ * storage tests' recording logger.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { GjcError, type StorageLogger } from "../../src/index.js";
+import { GjcError } from "../../src/index.js";
+
+export { recordingLogger } from "../storage/storages.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -26,17 +28,6 @@ export function assistant(text: string) {
     model: "example-model",
     content: [{ type: "text", text }],
     timestamp: 2,
-  };
-}
-
-/** A logger that keeps every call, so tests can check "logged once". */
-export function recordingLogger(): StorageLogger & { calls: { message: string; path: string; code: string }[] } {
-  const calls: { message: string; path: string; code: string }[] = [];
-  return {
-    calls,
-    error(message, details) {
-      calls.push({ message, path: details.path, code: details.code });
-    },
   };
 }
 
