@@ -78,7 +78,12 @@ export interface LoadedSession {
   header: SessionHeader;
   /** the effective entries in file order: migrated, entry patches applied, no patch records */
   entries: FileEntry[];
-  /** the whole file in order, for a rewrite (migrated, unpatched; patches and invalid kept) */
+  /**
+   * The whole file in order, for a rewrite (migrated, unpatched; patches and invalid kept).
+   * One case does not survive a rewrite unchanged in meaning: patch records in a file below v4
+   * are not replayed (`version_below_4`), but once written back under a v5 header they would
+   * be. No writer produces such files; `patchReport` shows when one is met.
+   */
   lines: SessionLine[];
   /** every line or piece of a line that holds no usable record, verbatim */
   invalidLines: InvalidLine[];
