@@ -11,7 +11,7 @@ import { SecureDir, SecureFsError } from "../../src/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 
-const RACE_MS = 2_500;
+const RACE_MS = 2_000;
 const SECRET = "outside secret";
 
 let tools: Tools;
@@ -107,6 +107,15 @@ describe("symlink-swap race (RENAME_EXCHANGE)", () => {
     expect(tally.errors.size).toBeGreaterThan(0);
     expect(fs.readdirSync(outside)).toEqual(["f"]);
     expect(fs.readFileSync(path.join(outside, "f"), "utf8")).toBe(SECRET);
+  });
+
+  it("store dir <-> a regular file: refused as not_directory, never opened as the store", async () => {
+    fs.writeFileSync(path.join(root.path, "plain"), SECRET, { mode: 0o600 });
+    const { tally, swaps } = await race("plain", new Set(["not_directory"]));
+    report("regular file", tally, swaps);
+    expect(swaps).toBeGreaterThan(1000);
+    expect(tally.ok).toBeGreaterThan(0);
+    expect(tally.errors.get("not_directory") ?? 0).toBeGreaterThan(0);
   });
 
   it("store dir <-> an owned 0755 directory holding a decoy: refused by mode, never read", async () => {
