@@ -83,13 +83,8 @@ export async function listSessions(sessionDir: string, options: DiscoveryOptions
 export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
-  let dirs: string[];
-  try {
-    dirs = context.storage.listDirsSync(sessionsRoot);
-  } catch (error) {
-    if (error instanceof StorageError && error.code === "not_found") return { sessions: [], skipped: [] };
-    return { sessions: [], skipped: rootFailure(sessionsRoot, error) };
-  }
+  const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listDirsSync(dir), skipped);
+  if (dirs === undefined) return { sessions: [], skipped };
   for (const entry of nonRegularEntries(context.storage, sessionsRoot, () => true)) {
     if (entry.type !== "directory") skipped.push(entry.skip);
   }
@@ -186,16 +181,25 @@ function contextFor(dir: string, options: DiscoveryOptions): Context {
 
 /** The session files of one directory, and the entries there that are skipped unread. */
 function candidatesIn(context: Context, dir: string): { files: string[]; skipped: SkippedSession[] } {
-  let names: string[];
-  try {
-    names = context.storage.listFilesSync(dir);
-  } catch (error) {
-    if (error instanceof StorageError && error.code === "not_found") return { files: [], skipped: [] };
-    return { files: [], skipped: rootFailure(dir, error) };
-  }
+  const skipped: SkippedSession[] = [];
+  const names = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
+  if (names === undefined) return { files: [], skipped };
   const files = names.filter(isSessionFileName).map((name) => path.join(dir, name));
-  const skipped = nonRegularEntries(context.storage, dir, isSessionFileName).map((entry) => entry.skip);
+  for (const entry of nonRegularEntries(context.storage, dir, isSessionFileName)) skipped.push(entry.skip);
   return { files, skipped };
+}
+
+/**
+ * The names `list` gives for `dir`; `undefined` when it cannot list them. A missing directory
+ * is simply empty; any other failure is reported in `skipped` under the directory's path.
+ */
+function listOrReport(dir: string, list: (dir: string) => string[], skipped: SkippedSession[]): string[] | undefined {
+  try {
+    return list(dir);
+  } catch (error) {
+    if (!(error instanceof StorageError && error.code === "not_found")) skipped.push({ path: dir, code: skipCodeOf(error) });
+    return undefined;
+  }
 }
 
 function isSessionFileName(name: string): boolean {
@@ -230,10 +234,6 @@ function nonRegularEntries(
     else found.push({ type: "other", skip: { path: where, code: "not_regular_file" } });
   }
   return found;
-}
-
-function rootFailure(dir: string, error: unknown): SkippedSession[] {
-  return [{ path: dir, code: skipCodeOf(error) }];
 }
 
 /** Examines `candidates` with at most `concurrency` in flight; results in input order. */
