@@ -245,7 +245,12 @@ export class FileSessionStorage implements SessionStorage {
     const file = this.#fileTarget(target);
     const lock = guardStorage("write", file.absolute, () => lockWriterAt(file.dir, file.name));
     try {
-      const fd = guardStorage("write", file.absolute, () => openForAppend(file.absolute));
+      const fd = guardStorage("write", file.absolute, () => {
+        const { fd, created } = openForAppend(file.absolute);
+        // A new file's name must survive a power cut as surely as the records in it.
+        if (created) syncDirectory(file.dir);
+        return fd;
+      });
       return new NdjsonFileWriter(new FileLineSink(file.absolute, file.dir, file.name, fd, lock), this.#logger);
     } catch (error) {
       lock.release();
@@ -438,7 +443,7 @@ function openRegularSync(target: string, flags: number): number {
 }
 
 /** Opens (creating 0600 if missing) a file for appending and tightens a loose mode. */
-function openForAppend(target: string): number {
+function openForAppend(target: string): { fd: number; created: boolean } {
   let fd: number;
   let created = true;
   try {
@@ -454,7 +459,7 @@ function openForAppend(target: string): number {
     // A file created by an older writer under a loose umask is tightened too: session
     // transcripts are never meant to be readable by others.
     if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
-    return fd;
+    return { fd, created };
   } catch (error) {
     fs.closeSync(fd);
     throw error;

@@ -247,7 +247,7 @@ export class ManagedSessionStorage implements SessionStorage {
       let lock: HeldWriterLock | undefined;
       try {
         lock = lockWriterIn(dir, name);
-        const file = dir.openFile(name, { append: true, create: "if-missing" });
+        const file = openOrCreateForAppend(dir, name);
         const sink = new ManagedLineSink(absolute, { dir, owned }, name, file, lock);
         return new NdjsonFileWriter(sink, this.#logger);
       } catch (error) {
@@ -378,6 +378,27 @@ class ManagedLineSink implements LineSink {
       if (this.#ownsDir) this.#dir.close();
     }
   }
+}
+
+/**
+ * Opens `name` for appending, creating it when missing; a creation also syncs the
+ * directory, so the new name survives a power cut as surely as the records in it.
+ */
+function openOrCreateForAppend(dir: SecureDir, name: string): SecureFile {
+  let file: SecureFile;
+  try {
+    file = dir.openFile(name, { append: true, create: "exclusive" });
+  } catch (error) {
+    if (toStorageError(error, "write", dir.path).code !== "already_exists") throw error;
+    return dir.openFile(name, { append: true });
+  }
+  try {
+    dir.sync();
+  } catch (error) {
+    file.close();
+    throw error;
+  }
+  return file;
 }
 
 function refuseLink(stat: SecureStat, absolute: string): SecureStat {

@@ -70,13 +70,18 @@ export class NdjsonFileWriter implements SessionStorageWriter {
 
   /** {@inheritDoc SessionStorageWriter.writeLine} */
   writeLine(line: string): Promise<void> {
-    const refusal = this.#refusal();
-    if (refusal !== undefined) return rejected(refusal);
-    if (line.indexOf("\n") !== -1) {
+    if (line.indexOf("\n") !== -1 && this.#refusal() === undefined) {
       return rejected(
         new StorageError("invalid_line", `a record for ${this.path} contains a line feed`, { path: this.path }),
       );
     }
+    return this.#writeChecked(line);
+  }
+
+  /** Appends a line already known to hold no line feed. */
+  #writeChecked(line: string): Promise<void> {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) return rejected(refusal);
     if (this.#pendingRewrites > 0) return this.#enqueue("write", async () => this.#append(line));
     try {
       this.#append(line);
@@ -104,7 +109,9 @@ export class NdjsonFileWriter implements SessionStorageWriter {
         new StorageError("invalid_line", `a record for ${this.path} has no JSON form`, { path: this.path }),
       );
     }
-    return this.writeLine(line);
+    // JSON text never holds a raw line feed (it is escaped inside strings), so the
+    // record needs no scan.
+    return this.#writeChecked(line);
   }
 
   /** {@inheritDoc SessionStorageWriter.flush} */

@@ -1,0 +1,128 @@
+/**
+ * NdjsonFileWriter over sinks built on real descriptors: group commit (how many syncs a
+ * burst of flushes costs) and a sync that the kernel refuses (fsync on a pipe: EINVAL).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { NdjsonFileWriter, type LineSink, type WriteChunk } from "../../src/index.js";
+import { run } from "../helpers/processes.js";
+import { makeTempDir } from "../helpers/temp.js";
+import { asyncCodeOf, recordingLogger } from "./storages.js";
+
+const fsyncAsync = promisify(fs.fsync);
+
+/** Appends to a real descriptor and counts the syncs the writer asks for. */
+class CountingSink implements LineSink {
+  readonly path: string;
+  readonly fd: number;
+  syncs = 0;
+
+  constructor(target: string, fd: number) {
+    this.path = target;
+    this.fd = fd;
+  }
+
+  appendSync(data: string): void {
+    fs.writeSync(this.fd, data);
+  }
+
+  lastByteSync(): number | undefined {
+    return undefined;
+  }
+
+  async sync(): Promise<void> {
+    this.syncs++;
+    await fsyncAsync(this.fd);
+  }
+
+  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
+    for (const chunk of chunks) fs.writeSync(this.fd, typeof chunk === "string" ? chunk : Buffer.from(chunk));
+  }
+
+  async close(): Promise<void> {
+    fs.closeSync(this.fd);
+  }
+}
+
+describe("NdjsonFileWriter", () => {
+  let temp: ReturnType<typeof makeTempDir>;
+  beforeEach(() => {
+    temp = makeTempDir("gjc-writer-");
+  });
+  afterEach(() => temp.remove());
+
+  it("commits a burst of flushes with one sync behind the one in flight", async () => {
+    const file = path.join(temp.path, "group.jsonl");
+    const sink = new CountingSink(file, fs.openSync(file, "a", 0o600));
+    const writer = new NdjsonFileWriter(sink, recordingLogger());
+    await writer.writeLine("0");
+    const flushes = [writer.flush()];
+    for (let i = 1; i < 10; i++) {
+      await writer.writeLine(String(i));
+      flushes.push(writer.flush());
+    }
+    await Promise.all(flushes);
+    // The first sync was already queued when lines 1..9 arrived; they share the next one.
+    expect(sink.syncs).toBe(2);
+    // Each flush after its own write still gets its own sync when nothing is queued.
+    await writer.writeLine("10");
+    await writer.flush();
+    await writer.writeLine("11");
+    await writer.flush();
+    expect(sink.syncs).toBe(4);
+    await writer.close();
+    expect(fs.readFileSync(file, "utf8")).toBe(Array.from({ length: 12 }, (_, i) => `${i}\n`).join(""));
+  });
+
+  it("latches a sync the kernel refuses, logs it once, and refuses everything after", async () => {
+    const [readEnd, writeEnd] = pipeFds();
+    const logger = recordingLogger();
+    const writer = new NdjsonFileWriter(new CountingSink("/pipe/session.jsonl", writeEnd), logger);
+    await writer.writeLine('{"a":1}');
+    const failure = await writer.flush().catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "write_failed", errno: "EINVAL", syscall: "fsync" });
+    expect(writer.getError()).toBe(failure);
+    for (const later of [
+      () => writer.writeLine("{}"),
+      () => writer.write({}),
+      () => writer.flush(),
+      () => writer.fsync(),
+      () => writer.rewrite(["{}\n"]),
+      () => writer.close(),
+    ]) {
+      expect(await later().catch((error: unknown) => error)).toBe(failure);
+    }
+    expect(logger.calls).toEqual([{ message: "Session persistence error.", path: "/pipe/session.jsonl", code: "write_failed" }]);
+    // Nothing after the failure reached the descriptor.
+    expect(fs.readFileSync(readEnd, "utf8")).toBe('{"a":1}\n');
+    fs.closeSync(readEnd);
+  });
+
+  it("does not latch caller mistakes", async () => {
+    const file = path.join(temp.path, "mistakes.jsonl");
+    const logger = recordingLogger();
+    const writer = new NdjsonFileWriter(new CountingSink(file, fs.openSync(file, "a", 0o600)), logger);
+    expect(await asyncCodeOf(() => writer.writeLine("two\nlines"))).toBe("invalid_line");
+    expect(await asyncCodeOf(() => writer.write(() => 1))).toBe("invalid_line");
+    await writer.writeLine("ok");
+    await writer.close();
+    expect(writer.getError()).toBeUndefined();
+    expect(logger.calls).toEqual([]);
+    expect(fs.readFileSync(file, "utf8")).toBe("ok\n");
+  });
+});
+
+/** A real pipe's two ends, via a FIFO opened without blocking. */
+function pipeFds(): [number, number] {
+  const dir = fs.mkdtempSync(path.join(fs.realpathSync("/tmp"), "gjc-pipe-"));
+  const fifo = path.join(dir, "fifo");
+  expect(run("mkfifo", [fifo]).status).toBe(0);
+  const readEnd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  const writeEnd = fs.openSync(fifo, fs.constants.O_WRONLY);
+  fs.rmSync(dir, { recursive: true, force: true });
+  return [readEnd, writeEnd];
+}
