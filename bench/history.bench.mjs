@@ -20,20 +20,22 @@ const BIG_COUNT = Number(process.env.HISTORY_BENCH_BIG ?? 1_000_000);
 const QUERIES = Number(process.env.HISTORY_BENCH_QUERIES ?? 300);
 const LIMIT = 100;
 
-// Deterministic corpus: syllable words with a skewed (Zipf-like) frequency, 4-23 words per
-// prompt (about 100 characters), ten working directories.
+// Deterministic corpus: 50,000 words of letters drawn with English letter frequencies (so
+// trigrams are as varied as in real text), used with a skewed (Zipf-like) frequency; 4-23
+// words per prompt (about 100 characters), ten working directories.
+const LETTER_WEIGHTS = "eeeeeeeeeeeetttttttttaaaaaaaaoooooooiiiiiiinnnnnnnsssssshhhhhhrrrrrrddddllllcccuuummmwwffggyyppbbvkjxqz";
+
 function corpus(seed) {
   let state = seed >>> 0;
   const random = () => {
     state = (Math.imul(state, 1103515245) + 12345) >>> 0;
     return state / 2 ** 32;
   };
-  const syllables = ["ka", "to", "re", "mi", "su", "lo", "ne", "da", "pi", "vu", "ga", "ze", "fo", "chi", "bra", "st", "qu", "ent", "ion", "ux"];
   const vocabulary = [];
-  for (let i = 0; i < 20_000; i++) {
+  for (let i = 0; i < 50_000; i++) {
     let word = "";
-    const n = 2 + Math.floor(random() * 3);
-    for (let j = 0; j < n; j++) word += syllables[Math.floor(random() * syllables.length)];
+    const n = 2 + Math.floor(random() * 5) + Math.floor(random() * 5);
+    for (let j = 0; j < n; j++) word += LETTER_WEIGHTS[Math.floor(random() * LETTER_WEIGHTS.length)];
     vocabulary.push(word);
   }
   const word = () => vocabulary[Math.floor(random() ** 2.5 * vocabulary.length)];
@@ -55,6 +57,15 @@ function freshAgentDir(label) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `gjc-history-bench-${label}-`));
   fs.chmodSync(root, 0o700);
   return { root, agent: path.join(root, "agent") };
+}
+
+// A raw connection to a new store's database: the schema comes from the store itself.
+function rawStoreDatabase(label, pragmas) {
+  const dir = freshAgentDir(label);
+  HistoryStorage.open(dir.agent).close();
+  const db = new Database(path.join(dir.agent, "history.db"));
+  for (const pragma of ["journal_mode = WAL", ...pragmas]) db.pragma(pragma);
+  return { dir, db };
 }
 
 function secondsSince(start) {
@@ -79,12 +90,7 @@ async function benchInsert() {
   for (let i = 0; i < INSERT_COUNT; i++) prompts.push([source.prompt(i), source.cwd(i)]);
 
   // Floor: same schema (created by the store), raw prepared INSERTs in one transaction.
-  const floorDir = freshAgentDir("floor");
-  HistoryStorage.open(floorDir.agent).close();
-  const raw = new Database(path.join(floorDir.agent, "history.db"));
-  raw.pragma("journal_mode = WAL");
-  raw.pragma("synchronous = NORMAL");
-  raw.pragma("secure_delete = ON");
+  const { dir: floorDir, db: raw } = rawStoreDatabase("floor", ["synchronous = NORMAL", "secure_delete = ON"]);
   const insert = raw.prepare("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
   const now = Math.floor(Date.now() / 1000);
   let start = process.hrtime.bigint();
@@ -128,12 +134,7 @@ async function benchInsert() {
 // then one FTS5 'rebuild' per index, then the triggers put back exactly as they were. The
 // result is the same file the store would write one prompt at a time.
 function generateBig(count) {
-  const dir = freshAgentDir("big");
-  HistoryStorage.open(dir.agent).close();
-  const db = new Database(path.join(dir.agent, "history.db"));
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = OFF");
-  db.pragma("cache_size = -262144");
+  const { dir, db } = rawStoreDatabase("big", ["synchronous = OFF", "cache_size = -262144"]);
   const triggers = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").all();
   const source = corpus(7);
   const start = process.hrtime.bigint();

@@ -10,7 +10,9 @@ export const HISTORY_SCHEMA_VERSION = 1;
 
 /**
  * Two external-content FTS5 indexes over the one `history` table:
- * - `history_fts` (unicode61, the peer's name and shape) answers token-prefix queries;
+ * - `history_fts` (unicode61, the peer's name and shape) answers token-prefix queries; its
+ *   prefix indexes for 1-3 characters keep short prefixes (what a user has typed so far) from
+ *   merging the doclists of every word that starts with them;
  * - `history_infix` (trigram, rowids only) answers substring queries without a table scan.
  *   `detail=none` keeps it small; its LIKE matches are re-checked by SQLite, so no positions
  *   are needed.
@@ -26,7 +28,7 @@ CREATE TABLE history (
 );
 CREATE INDEX idx_history_created_at ON history(created_at DESC);
 CREATE INDEX idx_history_cwd_created_at ON history(cwd, created_at DESC);
-CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id');
+CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id', prefix='1 2 3');
 CREATE VIRTUAL TABLE history_infix USING fts5(
   prompt, content='history', content_rowid='id', tokenize='trigram', detail='none'
 );
