@@ -16,7 +16,7 @@
 
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync, closeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -332,45 +332,52 @@ function runChild(mode, file) {
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const verdict = (ok) => (ok ? "ok" : "MISS");
 
+function printCase({ name, count, size, timing, library, floor }) {
+  const floorMs = Math.min(...timing.floorMs);
+  const libraryMs = Math.min(...timing.libraryMs);
+  const ratio = libraryMs / floorMs;
+  const rssFactor = library.peakRss / size;
+  const floorFactor = floor.peakRss / size;
+  const contextMedian = median(timing.contextMs);
+  console.log(`${name}  ${mb(size)}, ${timing.entries} entries, leaf path ${timing.pathLength}, ` +
+    `${timing.contextMessages} context messages (compaction summary first: ${timing.firstIsCompaction}), ` +
+    `${timing.invalidLines} invalid lines, ${timing.unknownEntries} unknown entries`);
+  console.log(`  load   floor ${floorMs.toFixed(0)} ms | library ${libraryMs.toFixed(0)} ms | ratio ${ratio.toFixed(2)}x ` +
+    `(target <= ${TARGET_RATIO}x: ${verdict(ratio <= TARGET_RATIO)})`);
+  console.log(`  rss    floor peak ${mb(floor.peakRss)} (${floorFactor.toFixed(2)}x file) | library peak ${mb(library.peakRss)} ` +
+    `(${rssFactor.toFixed(2)}x file, target < ${TARGET_RSS_FACTOR}x: ${verdict(rssFactor < TARGET_RSS_FACTOR)}) | ` +
+    `above the ${mb(library.baselineRss)} process baseline: floor ${netFactor(floor, size)}x, library ${netFactor(library, size)}x`);
+  const contextTarget = count >= 100_000 ? ` (target < ${TARGET_CONTEXT_MS} ms: ${verdict(contextMedian < TARGET_CONTEXT_MS)})` : "";
+  console.log(`  buildSessionContext median ${contextMedian.toFixed(2)} ms, min ${Math.min(...timing.contextMs).toFixed(2)} ms ` +
+    `over ${timing.contextMs.length} runs${contextTarget}`);
+}
+
+/** Peak RSS minus what the process held before reading, per byte of file. */
+const netFactor = (child, size) => ((child.peakRss - child.baselineRss) / size).toFixed(2);
+
+const loadAverage = () => loadavg().map((value) => value.toFixed(1)).join(" ");
+
 function main() {
   const sizes = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
   const dir = mkdtempSync(join(tmpdir(), "gjc-format-bench-"));
-  console.log(`format bench: node ${process.version}, ${TIMING_ROUNDS} timing rounds (best of), temp ${dir}`);
+  // The machines are shared: the load average says how far absolute times are inflated.
+  console.log(`format bench: node ${process.version}, ${cpus().length} cpus, load average ${loadAverage()}, ` +
+    `${TIMING_ROUNDS} timing rounds (best of), temp ${dir}`);
   try {
-    const rows = [];
     for (const count of sizes) {
       for (const version of [1, 5]) {
         const name = `v${version}-${count >= 1000 ? `${count / 1000}k` : count}`;
         const file = join(dir, `${name}.jsonl`);
-        const started = Date.now();
         generate(file, version, count);
         const size = statSync(file).size;
-        console.log(`generated ${name}: ${mb(size)} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
         const timing = runChild("time", file);
         const library = runChild("rss-library", file);
         const floor = runChild("rss-floor", file);
-        rows.push({ name, count, size, timing, library, floor });
+        printCase({ name, count, size, timing, library, floor });
         rmSync(file);
       }
     }
-    console.log("");
-    for (const { name, count, size, timing, library, floor } of rows) {
-      const floorMs = Math.min(...timing.floorMs);
-      const libraryMs = Math.min(...timing.libraryMs);
-      const ratio = libraryMs / floorMs;
-      const rssFactor = library.peakRss / size;
-      const contextMedian = median(timing.contextMs);
-      console.log(`${name}  ${mb(size)}, ${timing.entries} entries, leaf path ${timing.pathLength}, ` +
-        `${timing.contextMessages} context messages (compaction summary first: ${timing.firstIsCompaction}), ` +
-        `${timing.invalidLines} invalid lines, ${timing.unknownEntries} unknown entries`);
-      console.log(`  load   floor ${floorMs.toFixed(0)} ms | library ${libraryMs.toFixed(0)} ms | ratio ${ratio.toFixed(2)}x ` +
-        `(target <= ${TARGET_RATIO}x: ${verdict(ratio <= TARGET_RATIO)})`);
-      console.log(`  rss    floor peak ${mb(floor.peakRss)} | library peak ${mb(library.peakRss)} ` +
-        `(process baseline ${mb(library.baselineRss)}) | library/file ${rssFactor.toFixed(2)}x ` +
-        `(target < ${TARGET_RSS_FACTOR}x: ${verdict(rssFactor < TARGET_RSS_FACTOR)})`);
-      const contextTarget = count >= 100_000 ? ` (target < ${TARGET_CONTEXT_MS} ms: ${verdict(contextMedian < TARGET_CONTEXT_MS)})` : "";
-      console.log(`  buildSessionContext median ${contextMedian.toFixed(2)} ms, min ${Math.min(...timing.contextMs).toFixed(2)} ms over ${timing.contextMs.length} runs${contextTarget}`);
-    }
+    console.log(`load average at the end: ${loadAverage()}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

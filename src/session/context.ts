@@ -111,14 +111,6 @@ export function buildSessionContext(
         if (role === "default") explicitDefaultModel = true;
         break;
       }
-      case "message": {
-        if (explicitDefaultModel) break;
-        const { role, provider, model } = entry.message;
-        if (role === "assistant" && typeof provider === "string" && typeof model === "string") {
-          models.set("default", `${provider}/${model}`);
-        }
-        break;
-      }
       case "service_tier_change":
         context.serviceTier = entry.serviceTier ?? undefined;
         break;
@@ -145,8 +137,13 @@ export function buildSessionContext(
         break;
     }
   }
+  // Only the last assistant before the first explicit default change could still decide the
+  // default, so it is looked up once at the end instead of on every message of a long path.
+  const inferred = explicitDefaultModel ? undefined : lastAssistantModel(path);
   // fromEntries defines own properties, so a role named "__proto__" stays a plain key.
-  context.models = Object.fromEntries(models);
+  context.models = Object.fromEntries(
+    inferred === undefined ? models : [["default", inferred], ...models],
+  );
   context.injectedTtsrRules = [...rules];
   if (compactionAt === -1) collectMessages(path, 0, path.length, context.messages);
   else collectCompacted(path, compactionAt, context.messages);
@@ -165,6 +162,19 @@ function emptyContext(): SessionContext {
     mode: "none",
     modeData: undefined,
   };
+}
+
+/** `provider/model` of the last assistant message on the path that names both. */
+function lastAssistantModel(path: readonly FileEntry[]): string | undefined {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const entry = path[i]!;
+    if (entry.type !== "message" || isUnknownEntry(entry)) continue;
+    const { role, provider, model } = entry.message;
+    if (role === "assistant" && typeof provider === "string" && typeof model === "string") {
+      return `${provider}/${model}`;
+    }
+  }
+  return undefined;
 }
 
 function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
