@@ -298,6 +298,16 @@ describe("buildSessionContext runtime state", () => {
     expect(contextOf(tree).models).toEqual({ default: "p2/y" });
   });
 
+  it("infers the default from the last assistant that names provider and model", () => {
+    const tree = newTree();
+    tree.append({ type: "model_change", model: "p/s", role: "smol" });
+    assistant(tree, "a1", "p1", "x");
+    assistant(tree, "a2", "p2", "y");
+    tree.append({ type: "message", message: { role: "assistant", content: [], stopReason: "aborted" } });
+    user(tree, "u");
+    expect(contextOf(tree).models).toEqual({ default: "p2/y", smol: "p/s" });
+  });
+
   it("deletes a role on a cleared model change and treats a null thinking level as off", () => {
     const tree = newTree();
     tree.append({ type: "model_change", model: "p/a", role: "plan" });
