@@ -9,6 +9,7 @@
 #include "../core/acl_bytes.h"
 #include "../core/names.h"
 #include "../core/platform.h"
+#include "async_work.h"
 #include "values.h"
 
 namespace gjc::binding {
@@ -259,6 +260,30 @@ Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
   return ReplyStatus(info.Env(), status);
 }
 
+// writeFileAtomicAsync(dir, name, data, noReplace): the same as writeFileAtomic, on the
+// thread pool. The bytes are copied first, since JS may change or free them meanwhile.
+Napi::Value WriteFileAtomicAsync(const Napi::CallbackInfo& info) {
+  NamedBytes args;
+  Napi::Value failure;
+  if (!NamedBytesArgs(info, args, failure)) return failure;
+  std::string data(reinterpret_cast<const char*>(args.bytes.data), args.bytes.length);
+  const NativeHandle dir = args.dir->native();
+  const bool no_replace = info[3].ToBoolean();
+  return StatusWork::Start(info.Env(), args.dir, info[0].As<Napi::Object>(),
+                           [dir, name = std::move(args.name), data = std::move(data), no_replace] {
+                             return write_file_atomic(dir, name, data.data(), data.size(), no_replace);
+                           });
+}
+
+// syncAsync(handle): sync on the thread pool.
+Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
+  Handle* handle = Handle::Any(info[0]);
+  if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
+  if (!handle->open()) return Closed(info.Env());
+  const NativeHandle native = handle->native();
+  return StatusWork::Start(info.Env(), handle, info[0].As<Napi::Object>(), [native] { return sync_handle(native); });
+}
+
 Napi::Value TryLock(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
@@ -309,7 +334,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"read", Read},
       {"write", Write}, {"append", Append}, {"sync", Sync},
       {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
-      {"writeFileAtomic", WriteFileAtomic}, {"tryLock", TryLock}, {"close", Close},
+      {"writeFileAtomic", WriteFileAtomic}, {"writeFileAtomicAsync", WriteFileAtomicAsync},
+      {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},
   };

@@ -24,6 +24,19 @@ Napi::Value Handle::IsOpen(const Napi::CallbackInfo& info) {
 }
 
 void Handle::Close() {
+  if (pins_ > 0) {
+    close_pending_ = true;
+    return;
+  }
+  Release();
+}
+
+void Handle::Unpin() {
+  if (--pins_ == 0 && close_pending_) Release();
+}
+
+void Handle::Release() {
+  close_pending_ = false;
   if (kind_ == HandleKind::lock && owned_.valid()) {
     // Closing the last descriptor releases the lock anyway; unlocking first also empties
     // the record. A failure here changes nothing the close does not also do.

@@ -29,14 +29,24 @@ class Handle : public Napi::ObjectWrap<Handle> {
   static Handle* Any(const Napi::Value& value);
 
   NativeHandle native() const { return owned_.get(); }
-  bool open() const { return owned_.valid(); }
+  // False once closed, and as soon as a close was asked for while work was in flight.
+  bool open() const { return owned_.valid() && !close_pending_; }
   HandleKind kind() const { return kind_; }
   void Close();
 
+  // Work on a thread-pool thread uses the descriptor: while pinned, Close() only marks the
+  // handle closed, and the descriptor is released when the last work unpins it, so its
+  // number can never be reused under running work.
+  void Pin() { ++pins_; }
+  void Unpin();
+
  private:
   Napi::Value IsOpen(const Napi::CallbackInfo& info);
+  void Release();
   OwnedHandle owned_;
   HandleKind kind_ = HandleKind::directory;
+  int pins_ = 0;
+  bool close_pending_ = false;
 };
 
 // {failed: true, code, errno, syscall, attribute?}

@@ -10,6 +10,18 @@ export function unwrap<T>(result: T | NativeFailure, operation: string, path?: s
   return result;
 }
 
+/**
+ * Awaits an addon call that runs off the main thread: it returns a failure record at once
+ * (bad arguments) or a promise of the value or a failure record.
+ */
+export async function unwrapAsync<T>(
+  result: Promise<T | NativeFailure> | NativeFailure,
+  operation: string,
+  path?: string,
+): Promise<T> {
+  return unwrap(await result, operation, path);
+}
+
 /** Throws `invalid_argument` unless `ok`. For arguments the addon cannot check itself. */
 export function requireArgument(ok: boolean, operation: string, path?: string): void {
   if (!ok) throw new SecureFsError("invalid_argument", { operation, ...(path !== undefined ? { path } : {}) });

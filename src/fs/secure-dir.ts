@@ -5,7 +5,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
-import { requireArgument, unwrap } from "./call.js";
+import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { SecureFsError } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
@@ -158,6 +158,16 @@ export class SecureDir {
     unwrap(native.writeFileAtomic(this.#handle, name, data, options.noReplace === true), "writeFileAtomic", this.#child(name));
   }
 
+  /**
+   * {@link SecureDir.writeFileAtomic} on the libuv thread pool: the fsyncs do not block the
+   * event loop. The data is copied when called. This directory stays open until it settles
+   * (a `close()` meanwhile takes effect when it is done).
+   */
+  async writeFileAtomicAsync(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): Promise<void> {
+    const result = native.writeFileAtomicAsync(this.#handle, name, data, options.noReplace === true);
+    await unwrapAsync(result, "writeFileAtomic", this.#child(name));
+  }
+
   /** Renames `from` to `to` only if `to` does not exist (`already_exists` otherwise), then syncs. */
   publishNoReplace(from: string, to: string): void {
     unwrap(native.publishNoReplace(this.#handle, from, to), "publishNoReplace", this.#child(to));
@@ -171,6 +181,11 @@ export class SecureDir {
   /** Flushes this directory's entries to stable storage. */
   sync(): void {
     unwrap(native.sync(this.#handle), "sync", this.path);
+  }
+
+  /** {@link SecureDir.sync} on the libuv thread pool. */
+  async syncAsync(): Promise<void> {
+    await unwrapAsync(native.syncAsync(this.#handle), "sync", this.path);
   }
 
   /**

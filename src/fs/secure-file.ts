@@ -2,7 +2,7 @@
  * SecureFile: an owner-only regular file, opened and verified by descriptor.
  */
 import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
-import { requireArgument, unwrap } from "./call.js";
+import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { SecureFsError } from "./errors.js";
 import type { SecureData, SecureStat, VerifyEvidence } from "./types.js";
 
@@ -90,6 +90,14 @@ export class SecureFile {
   /** Flushes data and metadata to stable storage. */
   sync(): void {
     unwrap(native.sync(this.#handle), "sync", this.path);
+  }
+
+  /**
+   * {@link SecureFile.sync} on the libuv thread pool, so a durability point does not block
+   * the event loop. A `close()` meanwhile takes effect when the sync is done.
+   */
+  async syncAsync(): Promise<void> {
+    await unwrapAsync(native.syncAsync(this.#handle), "sync", this.path);
   }
 
   /** Metadata of the open file. */

@@ -116,6 +116,10 @@ declare namespace binding {
     unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
     publishNoReplace(dir: NativeHandle, from: string, to: string): undefined | NativeFailure;
     writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): undefined | NativeFailure;
+    /** Off the main thread; an argument failure comes back at once, an operation failure resolves the promise. */
+    writeFileAtomicAsync(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): Promise<undefined | NativeFailure> | NativeFailure;
+    /** `sync` off the main thread, with the same two-stage failure reporting. */
+    syncAsync(handle: NativeHandle): Promise<undefined | NativeFailure> | NativeFailure;
     tryLock(dir: NativeHandle, name: string, record: Bytes): NativeHandle | NativeFailure;
     close(handle: NativeHandle): undefined;
     directoryIdentity(path: string): NativeIdentity | NativeFailure;
