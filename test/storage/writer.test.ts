@@ -40,7 +40,7 @@ class CountingSink implements LineSink {
   }
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    for (const chunk of chunks) fs.writeSync(this.fd, typeof chunk === "string" ? chunk : Buffer.from(chunk));
+    for (const chunk of chunks) fs.writeSync(this.fd, Buffer.from(chunk));
   }
 
   async close(): Promise<void> {
