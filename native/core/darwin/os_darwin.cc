@@ -21,12 +21,6 @@ namespace {
 // other errno is a real answer and must not trigger the fallback.
 bool excl_unsupported(int error) { return error == ENOTSUP || error == EOPNOTSUPP || error == EINVAL; }
 
-Failure link_failure(int error) {
-  if (error == EEXIST) return fail(Code::already_exists, error, "linkat");
-  if (error == ENOENT) return fail(Code::not_found, error, "linkat");
-  return fail(Code::io_error, error, "linkat");
-}
-
 }  // namespace
 
 Status rename_noreplace(int dirfd, const char* from, const char* to) {
@@ -34,14 +28,7 @@ Status rename_noreplace(int dirfd, const char* from, const char* to) {
     return success();
   }
   if (!excl_unsupported(errno)) return posix::errno_failure(errno, "renameatx_np");
-  // linkat refuses an existing target by itself; never check-then-rename.
-  if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {
-    return link_failure(errno);
-  }
-  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
-    return posix::errno_failure(errno, "unlinkat");
-  }
-  return success();
+  return posix::link_then_unlink(dirfd, from, to);
 }
 
 Status full_sync(int fd) {

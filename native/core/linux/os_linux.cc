@@ -24,14 +24,6 @@ namespace {
 // errno is a real answer and must not trigger the fallback.
 bool noreplace_unsupported(int error) { return error == EINVAL || error == ENOSYS; }
 
-// linkat's answers in the fallback: EEXIST is the no-replace verdict; anything else means
-// the fallback cannot publish here, and we fail closed instead of renaming blind.
-Failure link_failure(int error) {
-  if (error == EEXIST) return fail(Code::already_exists, error, "linkat");
-  if (error == ENOENT) return fail(Code::not_found, error, "linkat");
-  return fail(Code::io_error, error, "linkat");
-}
-
 }  // namespace
 
 Status rename_noreplace(int dirfd, const char* from, const char* to) {
@@ -39,13 +31,7 @@ Status rename_noreplace(int dirfd, const char* from, const char* to) {
     return success();
   }
   if (!noreplace_unsupported(errno)) return posix::errno_failure(errno, "renameat2");
-  if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {
-    return link_failure(errno);
-  }
-  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
-    return posix::errno_failure(errno, "unlinkat");
-  }
-  return success();
+  return posix::link_then_unlink(dirfd, from, to);
 }
 
 Status full_sync(int fd) {

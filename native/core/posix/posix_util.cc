@@ -1,5 +1,7 @@
 #include "posix_util.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "../eintr.h"
@@ -19,6 +21,19 @@ Failure errno_failure(int error, const char* syscall) {
     case ENAMETOOLONG: return fail(Code::invalid_name, error, syscall);
     default: return fail(Code::io_error, error, syscall);
   }
+}
+
+Status link_then_unlink(int dirfd, const char* from, const char* to) {
+  if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {
+    const int error = errno;
+    if (error == EEXIST) return fail(Code::already_exists, error, "linkat");
+    if (error == ENOENT) return fail(Code::not_found, error, "linkat");
+    return fail(Code::io_error, error, "linkat");
+  }
+  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
+    return errno_failure(errno, "unlinkat");
+  }
+  return success();
 }
 
 Result<struct stat> fstat_of(int fd) {

@@ -24,6 +24,11 @@ StatInfo stat_info_of(const struct stat& st);
 // The entry type a mode describes.
 EntryType entry_type_of(mode_t mode);
 
+// The no-replace fallback where the OS or file system has no exclusive rename: linkat
+// (which itself refuses an existing `to`: already_exists), then unlinkat of `from`. Any
+// other linkat answer fails closed; it never falls back to check-then-rename.
+Status link_then_unlink(int dirfd, const char* from, const char* to);
+
 // Flags on every descriptor we open by name: close-on-exec from birth, and
 // never follow a final link.
 constexpr int kBaseOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;

@@ -21,6 +21,30 @@ OVERLAPPED at_offset(std::uint64_t offset) {
   return ov;
 }
 
+// Writes every byte, in DWORD-sized pieces. `at_end` places each piece at the end of the
+// file as the file system sees it at that moment (offset 0xFFFFFFFF:0xFFFFFFFF), like
+// O_APPEND; otherwise piece k goes to offset + what was written before it.
+Result<std::size_t> write_all(HANDLE file, const void* data, std::size_t length, std::uint64_t offset,
+                              bool at_end) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::size_t done = 0;
+  while (done < length) {
+    OVERLAPPED ov = at_offset(offset + done);
+    if (at_end) {
+      ov.Offset = 0xFFFFFFFFu;
+      ov.OffsetHigh = 0xFFFFFFFFu;
+    }
+    DWORD wrote = 0;
+    const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
+    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
+      return win::win32_failure(::GetLastError(), "WriteFile");
+    }
+    if (wrote == 0) return fail(Code::io_error, EIO, "WriteFile");
+    done += wrote;
+  }
+  return length;
+}
+
 EntryType entry_type_of_attributes(DWORD attributes) {
   // Any reparse point counts as a link: we never look behind one to find out what it is.
   if ((attributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0) return EntryType::symlink;
@@ -93,39 +117,11 @@ Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
 
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
                              std::uint64_t offset) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  std::size_t done = 0;
-  while (done < length) {
-    OVERLAPPED ov = at_offset(offset + done);
-    DWORD wrote = 0;
-    const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
-    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
-      return win::win32_failure(::GetLastError(), "WriteFile");
-    }
-    if (wrote == 0) return fail(Code::io_error, EIO, "WriteFile");
-    done += wrote;
-  }
-  return length;
+  return write_all(file, data, length, offset, false);
 }
 
 Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_t length) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  std::size_t done = 0;
-  while (done < length) {
-    // Offset 0xFFFFFFFF:0xFFFFFFFF means "at the end of the file", decided by the file
-    // system at the time of the write, like O_APPEND.
-    OVERLAPPED ov{};
-    ov.Offset = 0xFFFFFFFFu;
-    ov.OffsetHigh = 0xFFFFFFFFu;
-    DWORD wrote = 0;
-    const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
-    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
-      return win::win32_failure(::GetLastError(), "WriteFile");
-    }
-    if (wrote == 0) return fail(Code::io_error, EIO, "WriteFile");
-    done += wrote;
-  }
-  return length;
+  return write_all(file, data, length, 0, true);
 }
 
 Status sync_handle(NativeHandle handle) {

@@ -69,7 +69,14 @@ Status check_links(const HandleFacts& facts, bool directory) {
               "GetFileInformationByHandleEx");
 }
 
-Result<VerifyEvidence> verify(HANDLE handle, bool directory) {
+// Everything but the DACL: type, owner and links, in the order POSIX checks them. The
+// user and the stored security come back for the DACL step that follows.
+struct OwnedObject {
+  std::vector<unsigned char> user;
+  StoredSecurity stored;
+};
+
+Result<OwnedObject> check_owned(HANDLE handle, bool directory) {
   auto facts = facts_of(handle);
   if (!facts.ok()) return facts.failure();
   auto typed = check_type(facts.value(), directory);
@@ -83,7 +90,13 @@ Result<VerifyEvidence> verify(HANDLE handle, bool directory) {
   }
   auto linked = check_links(facts.value(), directory);
   if (!linked.ok()) return linked.failure();
-  auto dacl = check_dacl(stored.value(), user.value());
+  return OwnedObject{std::move(user).value(), std::move(stored).value()};
+}
+
+Result<VerifyEvidence> verify(HANDLE handle, bool directory) {
+  auto owned = check_owned(handle, directory);
+  if (!owned.ok()) return owned.failure();
+  auto dacl = check_dacl(owned.value().stored, owned.value().user);
   if (!dacl.ok()) return dacl.failure();
   VerifyEvidence evidence;
   evidence.access_acl = Evidence::absent;
@@ -92,19 +105,9 @@ Result<VerifyEvidence> verify(HANDLE handle, bool directory) {
 }
 
 Result<VerifyEvidence> repair(HANDLE handle, bool directory) {
-  auto facts = facts_of(handle);
-  if (!facts.ok()) return facts.failure();
-  auto typed = check_type(facts.value(), directory);
-  if (!typed.ok()) return typed.failure();
-  auto user = current_user_sid();
-  if (!user.ok()) return user.failure();
-  auto stored = read_security(handle);
-  if (!stored.ok()) return stored.failure();
-  if (!same_sid(stored.value().owner, user.value())) {
-    return fail(Code::owner_mismatch, 0, "GetSecurityInfo");
-  }
-  auto linked = check_links(facts.value(), directory);
-  if (!linked.ok()) return linked.failure();
+  // Only an object of the right type that the user already owns is repaired.
+  auto owned = check_owned(handle, directory);
+  if (!owned.ok()) return owned.failure();
   auto security = owner_only_security(directory);
   if (!security.ok()) return security.failure();
   // Writing the DACL needs WRITE_DAC (and WRITE_OWNER to restate the owner) on a handle to
