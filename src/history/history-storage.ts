@@ -258,7 +258,7 @@ export class HistoryStorage {
     this.flush();
     const remove = this.#statement("delete", "DELETE FROM history WHERE id = ?");
     const removed = this.#run("deleting a prompt", () => remove.run(id).changes) > 0;
-    if (removed) this.#compactWal();
+    if (removed) this.#compact(false);
     return removed;
   }
 
@@ -287,9 +287,8 @@ export class HistoryStorage {
       );
       // Dropped tables invalidate every cached statement.
       this.#statements.clear();
-      this.#run("compacting history", () => this.#db.exec("VACUUM"));
     }
-    this.#compactWal();
+    this.#compact(cwd === null);
     return removed;
   }
 
@@ -405,16 +404,22 @@ export class HistoryStorage {
     }
   }
 
-  /** Truncates the WAL so the old page images of deleted prompts leave the disk too. */
-  #compactWal(): void {
-    try {
-      this.#db.pragma("wal_checkpoint(TRUNCATE)");
-    } catch (error) {
-      // A reader of another process still needs the old frames; SQLite reuses the WAL once
-      // it lets go. Only a busy or locked WAL is expected here.
-      const code = sqliteCodeOf(error) ?? "";
-      if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw historyErrorFromSqlite(error, "truncating the WAL");
-    }
+  /**
+   * After a deletion: optionally VACUUM (rewrites the file, so no free page keeps an old
+   * prompt), then truncate the WAL so old page images leave the disk too. The deletion has
+   * already committed, so a busy or locked database only postpones this (SQLite reuses the
+   * WAL once other readers let go); every other failure is thrown.
+   */
+  #compact(vacuum: boolean): void {
+    this.#run("compacting history", () => {
+      try {
+        if (vacuum) this.#db.exec("VACUUM");
+        this.#db.pragma("wal_checkpoint(TRUNCATE)");
+      } catch (error) {
+        const code = sqliteCodeOf(error) ?? "";
+        if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw error;
+      }
+    });
   }
 
   #shut(): void {

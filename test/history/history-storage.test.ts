@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -267,6 +268,20 @@ describe("delete and clear", () => {
     expect(prompts(store.search("alpha"))).toEqual(["alpha two", "alpha one"]);
     expect(historyCode(() => store.delete(0))).toBe("history_invalid_argument");
     expect(historyCode(() => store.delete(1.5))).toBe("history_invalid_argument");
+  });
+
+  it("leaves no copy of a deleted prompt's words in the database file", () => {
+    const secret = "zqxsecretword";
+    for (let i = 0; i < 50; i++) store.add(`ordinary prompt ${i} about nothing`);
+    store.add(`my token is ${secret} keep it safe`);
+    for (let i = 50; i < 100; i++) store.add(`ordinary prompt ${i} about nothing`);
+    const [entry] = store.search(secret);
+    expect(store.delete(entry!.id)).toBe(true);
+    store.close();
+    const bytes = fs.readFileSync(path.join(agent, "history.db"));
+    expect(bytes.includes(Buffer.from("ordinary prompt 99"))).toBe(true);
+    expect(bytes.includes(Buffer.from(secret))).toBe(false);
+    expect(bytes.includes(Buffer.from("keep it safe"))).toBe(false);
   });
 
   it("a deleted prompt may be added again right away", () => {
