@@ -115,9 +115,10 @@ Result<VerifyEvidence> repair(HANDLE handle, bool directory) {
   auto writable = reopen(handle, READ_CONTROL | WRITE_DAC | WRITE_OWNER, directory);
   if (!writable.ok()) return writable.failure();
   // SetKernelObjectSecurity, not SetSecurityInfo: the latter walks existing children to
-  // propagate inheritable ACEs, which is neither wanted nor bounded here.
-  const SECURITY_INFORMATION what = OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION |
-                                    PROTECTED_DACL_SECURITY_INFORMATION;
+  // propagate inheritable ACEs, which is neither wanted nor bounded here. Protection rides
+  // on the descriptor's SE_DACL_PROTECTED control bit (as Cygwin sets it for
+  // NtSetSecurityObject); PROTECTED_DACL_SECURITY_INFORMATION is a SetSecurityInfo flag.
+  const SECURITY_INFORMATION what = OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION;
   if (!::SetKernelObjectSecurity(writable.value().get(), what, &security.value()->descriptor)) {
     return win32_failure(::GetLastError(), "SetKernelObjectSecurity");
   }
