@@ -60,6 +60,10 @@ export interface JsonlStats {
 
 const NEWLINE = 0x0a;
 
+function emptyStats(): JsonlStats {
+  return { lines: 0, blankLines: 0, salvagedLines: [], nonUtf8Lines: [], endsWithNewline: true };
+}
+
 /**
  * Scans JSONL text or bytes and reports every record and every unusable piece to `visitor`, in
  * file order. Bytes are decoded one line at a time so no copy of the whole file as a string is
@@ -68,31 +72,28 @@ const NEWLINE = 0x0a;
  * @throws SessionFormatError `invalid_input` when `input` is neither a string nor bytes
  */
 export function scanJsonl(input: string | Uint8Array, visitor: JsonlVisitor): JsonlStats {
-  const stats: JsonlStats = {
-    lines: 0,
-    blankLines: 0,
-    salvagedLines: [],
-    nonUtf8Lines: [],
-    endsWithNewline: true,
-  };
   if (typeof input === "string") {
+    const stats = emptyStats();
     scanString(input, visitor, stats);
-  } else if (input instanceof Uint8Array) {
-    scanBytes(input, visitor, stats);
-  } else {
+    return stats;
+  }
+  if (!(input instanceof Uint8Array)) {
     throw new SessionFormatError("invalid_input", "JSONL input must be a string or bytes");
   }
-  return stats;
+  const scanner = new JsonlScanner(visitor);
+  scanner.write(input);
+  return scanner.end();
 }
 
 function scanString(text: string, visitor: JsonlVisitor, stats: JsonlStats): void {
   const length = text.length;
-  let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let start = 0;
   while (start < length) {
     const newline = text.indexOf("\n", start);
     const end = newline === -1 ? length : newline;
     stats.lines += 1;
-    if (end > start) handleLine(text.slice(start, end), stats.lines, undefined, visitor, stats);
+    const from = stats.lines === 1 && text.charCodeAt(start) === 0xfeff ? start + 1 : start;
+    if (end > from) handleLine(text.slice(from, end), stats.lines, undefined, visitor, stats);
     else stats.blankLines += 1;
     if (newline === -1) break;
     start = newline + 1;
@@ -100,32 +101,87 @@ function scanString(text: string, visitor: JsonlVisitor, stats: JsonlStats): voi
   stats.endsWithNewline = length === 0 || text.charCodeAt(length - 1) === NEWLINE;
 }
 
-function scanBytes(input: Uint8Array, visitor: JsonlVisitor, stats: JsonlStats): void {
-  const bytes = Buffer.isBuffer(input)
-    ? input
-    : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
-  const length = bytes.length;
-  // One vectorised check for the whole file; per-line checks only when it fails.
-  const allUtf8 = isUtf8(bytes);
-  let start = length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  while (start < length) {
-    const newline = bytes.indexOf(NEWLINE, start);
-    const end = newline === -1 ? length : newline;
-    stats.lines += 1;
-    if (end > start) {
-      let raw: Buffer | undefined;
-      if (!allUtf8 && !isUtf8(bytes.subarray(start, end))) {
-        raw = bytes.subarray(start, end);
-        stats.nonUtf8Lines.push(stats.lines);
-      }
-      handleLine(bytes.toString("utf8", start, end), stats.lines, raw, visitor, stats);
-    } else {
-      stats.blankLines += 1;
-    }
-    if (newline === -1) break;
-    start = newline + 1;
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/**
+ * Incremental JSONL scanning: feed the file in chunks of any size, as they are read, and the
+ * records come out line by line. Peak memory is then the parsed records plus one chunk and one
+ * line, not a second copy of the whole file. The result is the same as one {@link scanJsonl} over
+ * the concatenated bytes, wherever the chunk boundaries fall (inside a line, a character or the
+ * byte order mark).
+ */
+export class JsonlScanner {
+  readonly #visitor: JsonlVisitor;
+  readonly #stats = emptyStats();
+  /** copies of the bytes of an unfinished line (the caller may reuse its chunk buffers) */
+  #pending: Buffer[] = [];
+  #lastByte = -1;
+  #ended = false;
+
+  constructor(visitor: JsonlVisitor) {
+    this.#visitor = visitor;
   }
-  stats.endsWithNewline = length === 0 || bytes[length - 1] === NEWLINE;
+
+  /** Scans the complete lines in `chunk` and keeps its unfinished tail for the next one. */
+  write(chunk: Uint8Array): void {
+    if (this.#ended) throw new SessionFormatError("invalid_input", "JSONL scanner already ended");
+    const bytes = asBuffer(chunk);
+    if (bytes.length === 0) return;
+    this.#lastByte = bytes[bytes.length - 1] as number;
+    let start = 0;
+    for (;;) {
+      const newline = bytes.indexOf(NEWLINE, start);
+      if (newline === -1) {
+        if (start < bytes.length) this.#pending.push(Buffer.from(bytes.subarray(start)));
+        return;
+      }
+      if (this.#pending.length > 0) {
+        this.#pending.push(bytes.subarray(start, newline));
+        this.#takePending();
+      } else {
+        this.#line(bytes, start, newline);
+      }
+      start = newline + 1;
+    }
+  }
+
+  /** Scans a final line that has no newline and returns the totals. */
+  end(): JsonlStats {
+    if (!this.#ended) {
+      this.#ended = true;
+      if (this.#pending.length > 0) this.#takePending();
+      this.#stats.endsWithNewline = this.#lastByte === -1 || this.#lastByte === NEWLINE;
+    }
+    return this.#stats;
+  }
+
+  #takePending(): void {
+    const line = Buffer.concat(this.#pending);
+    this.#pending = [];
+    this.#line(line, 0, line.length);
+  }
+
+  #line(bytes: Buffer, from: number, to: number): void {
+    const stats = this.#stats;
+    stats.lines += 1;
+    let start = from;
+    if (stats.lines === 1 && to - from >= 3 && bytes[from] === 0xef && bytes[from + 1] === 0xbb && bytes[from + 2] === 0xbf) {
+      start += 3;
+    }
+    if (to === start) {
+      stats.blankLines += 1;
+      return;
+    }
+    let raw: Buffer | undefined;
+    const slice = bytes.subarray(start, to);
+    if (!isUtf8(slice)) {
+      raw = slice;
+      stats.nonUtf8Lines.push(stats.lines);
+    }
+    handleLine(bytes.toString("utf8", start, to), stats.lines, raw, this.#visitor, stats);
+  }
 }
 
 function handleLine(

@@ -9,7 +9,14 @@
  * loads to the same effective state and has lost nothing the original held.
  */
 import { SessionFormatError } from "./errors.js";
-import { scanJsonl, serializeRecord, type InvalidLine, type JsonlStats } from "./jsonl.js";
+import {
+  JsonlScanner,
+  scanJsonl,
+  serializeRecord,
+  type InvalidLine,
+  type JsonlStats,
+  type JsonlVisitor,
+} from "./jsonl.js";
 import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
@@ -150,82 +157,133 @@ export function loadSession(
   options: LoadOptions = {},
 ): SessionLoadResult {
   if (input === null || input === undefined) return { kind: "empty" };
-  let header: HeaderRecord | undefined;
-  let headerLine = 0;
-  let headerIndex = 0;
-  let onDiskVersion = 1;
-  const lines: SessionLine[] = [];
-  const invalidLines: InvalidLine[] = [];
-  const records: JsonRecord[] = [];
-  let stats: JsonlStats;
-  try {
-    stats = scanJsonl(input, {
-      record(value, line) {
-        if (header === undefined) {
-          onDiskVersion = acceptHeader(value, line);
-          header = value as HeaderRecord;
-          headerLine = line;
-          headerIndex = lines.length;
+  return new SessionLoader(options).loadAll(input);
+}
+
+/**
+ * {@link loadSession} for a file read in chunks: `write` each chunk as it arrives, then `end`.
+ * Only the records and one line are held at a time, never the whole file's bytes. Once the first
+ * record has disqualified the file, later chunks are ignored and `end` returns `invalid_header`.
+ * `write` throws the version errors of {@link checkHeaderVersion} as soon as the header is read.
+ */
+export class SessionLoader {
+  readonly #options: LoadOptions;
+  readonly #lines: SessionLine[] = [];
+  readonly #invalidLines: InvalidLine[] = [];
+  readonly #records: JsonRecord[] = [];
+  readonly #scanner: JsonlScanner;
+  #header: HeaderRecord | undefined;
+  #headerLine = 0;
+  #headerIndex = 0;
+  #onDiskVersion = 1;
+  #refused: InvalidHeaderSession | undefined;
+  #result: SessionLoadResult | undefined;
+
+  constructor(options: LoadOptions = {}) {
+    this.#options = options;
+    this.#scanner = new JsonlScanner(this.#visitor());
+  }
+
+  /** Scans the complete lines of `chunk`. */
+  write(chunk: Uint8Array): void {
+    if (this.#refused !== undefined) return;
+    this.#guard(() => this.#scanner.write(chunk));
+  }
+
+  /** Scans the last line and returns the result (the same result on every call). */
+  end(): SessionLoadResult {
+    if (this.#result !== undefined) return this.#result;
+    let stats: JsonlStats | undefined;
+    if (this.#refused === undefined) this.#guard(() => (stats = this.#scanner.end()));
+    this.#result = this.#refused ?? this.#finish(stats as JsonlStats);
+    return this.#result;
+  }
+
+  /** Loads a whole file given at once, as text or bytes. */
+  loadAll(input: string | Uint8Array): SessionLoadResult {
+    let stats: JsonlStats | undefined;
+    this.#guard(() => (stats = scanJsonl(input, this.#visitor())));
+    return this.#refused ?? this.#finish(stats as JsonlStats);
+  }
+
+  #guard(scan: () => void): void {
+    try {
+      scan();
+    } catch (error) {
+      if (!(error instanceof StopScan)) throw error;
+      this.#refused = error.result;
+    }
+  }
+
+  #visitor(): JsonlVisitor {
+    return {
+      record: (value, line) => {
+        if (this.#header === undefined) {
+          this.#onDiskVersion = acceptHeader(value, line);
+          this.#header = value as HeaderRecord;
+          this.#headerLine = line;
+          this.#headerIndex = this.#lines.length;
           return;
         }
-        records.push(value);
-        lines.push({ kind: PATCH_TYPES.has(value.type) ? "patch" : "entry", line, value });
+        this.#records.push(value);
+        this.#lines.push({ kind: PATCH_TYPES.has(value.type) ? "patch" : "entry", line, value });
       },
-      invalid(invalid) {
-        invalidLines.push(invalid);
-        lines.push({ kind: "invalid", ...invalid });
+      invalid: (invalid) => {
+        this.#invalidLines.push(invalid);
+        this.#lines.push({ kind: "invalid", ...invalid });
       },
-    });
-  } catch (error) {
-    if (error instanceof StopScan) return error.result;
-    throw error;
-  }
-  if (header === undefined) {
-    if (invalidLines.length === 0) return { kind: "empty" };
-    return { kind: "invalid_header", reason: "no_record", line: null, issues: [] };
-  }
-  const checked = SessionHeaderSchema.safeParse(header);
-  if (!checked.success) {
-    return {
-      kind: "invalid_header",
-      reason: "malformed_header",
-      line: headerLine,
-      issues: checked.error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
     };
   }
 
-  // The records were parsed here and belong to no one else: migrate them in place.
-  const migrated = migrateSession(header as SessionHeader, records, { ...options, inPlace: true });
-  let next = 0;
-  for (const item of lines) {
-    if (item.kind === "entry" || item.kind === "patch") item.value = migrated.entries[next++] as JsonRecord;
-  }
-  // Back where it was read: invalid pieces before the header stay before it.
-  lines.splice(headerIndex, 0, {
-    kind: "header",
-    line: headerLine,
-    value: migrated.header,
-  });
+  #finish(stats: JsonlStats): SessionLoadResult {
+    const header = this.#header;
+    const lines = this.#lines;
+    if (header === undefined) {
+      if (this.#invalidLines.length === 0) return { kind: "empty" };
+      return { kind: "invalid_header", reason: "no_record", line: null, issues: [] };
+    }
+    const checked = SessionHeaderSchema.safeParse(header);
+    if (!checked.success) {
+      return {
+        kind: "invalid_header",
+        reason: "malformed_header",
+        line: this.#headerLine,
+        issues: checked.error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
+      };
+    }
 
-  const replayed = replayPatches(migrated.header, replayItems(lines), onDiskVersion);
-  let unknownEntries = 0;
-  for (const entry of replayed.entries) {
-    if (markIfUnknown(entry)) unknownEntries += 1;
+    // The records were parsed here and belong to no one else: migrate them in place.
+    const migrated = migrateSession(header as SessionHeader, this.#records, {
+      ...this.#options,
+      inPlace: true,
+    });
+    let next = 0;
+    for (const item of lines) {
+      if (item.kind === "entry" || item.kind === "patch") item.value = migrated.entries[next++] as JsonRecord;
+    }
+    // Back where it was read: invalid pieces before the header stay before it.
+    lines.splice(this.#headerIndex, 0, { kind: "header", line: this.#headerLine, value: migrated.header });
+
+    const replayed = replayPatches(migrated.header, replayItems(lines), this.#onDiskVersion);
+    let unknownEntries = 0;
+    for (const entry of replayed.entries) {
+      if (markIfUnknown(entry)) unknownEntries += 1;
+    }
+    const loaded: LoadedSession = {
+      kind: "loaded",
+      header: replayed.header,
+      entries: replayed.entries as FileEntry[],
+      lines,
+      invalidLines: this.#invalidLines,
+      patchReport: replayed.report,
+      onDiskVersion: this.#onDiskVersion,
+      migratedFrom: migrated.migratedFrom,
+      unknownEntries,
+      stats,
+    };
+    if (this.#options.mode === "strict") loaded.violations = collectViolations(loaded);
+    return loaded;
   }
-  const loaded: LoadedSession = {
-    kind: "loaded",
-    header: replayed.header,
-    entries: replayed.entries as FileEntry[],
-    lines,
-    invalidLines,
-    patchReport: replayed.report,
-    onDiskVersion,
-    migratedFrom: migrated.migratedFrom,
-    unknownEntries,
-    stats,
-  };
-  if (options.mode === "strict") loaded.violations = collectViolations(loaded);
-  return loaded;
 }
 
 /** Checks the first record; returns its version or stops the scan with `invalid_header`. */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseJsonl, serializeRecord } from "../../src/session/jsonl.js";
-import { loadSession, serializeSessionLines } from "../../src/session/load.js";
+import { JsonlScanner, parseJsonl, serializeRecord, type JsonlItem } from "../../src/session/jsonl.js";
+import { loadSession, SessionLoader, serializeSessionLines } from "../../src/session/load.js";
 import { migrateSession, type HeaderRecord } from "../../src/session/migrate.js";
 import type { JsonRecord } from "../../src/session/salvage.js";
 import { SESSION_ENTRY_TYPES } from "../../src/session/schemas.js";
@@ -155,6 +155,51 @@ describe("properties of the session format", () => {
         },
       ),
       { numRuns: 1000 },
+    );
+  });
+
+  it("scanning in chunks gives the result of scanning at once, wherever the chunks split", () => {
+    const damagedFile = fc
+      .tuple(fc.array(entry, { maxLength: 8 }), fc.array(fc.nat(), { maxLength: 6 }), fc.boolean(), fc.boolean())
+      .map(([entries, cuts, bom, tear]) => {
+        let bytes = Buffer.from([header(), ...entries].map(serializeRecord).join(""), "utf8");
+        if (tear && bytes.length > 2) bytes = Buffer.concat([bytes.subarray(0, bytes.length >> 1), bytes.subarray((bytes.length >> 1) + 3)]);
+        if (bom) bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes]);
+        const points = [...new Set(cuts.map((cut) => cut % (bytes.length + 1)))].sort((a, b) => a - b);
+        return { bytes, points };
+      });
+    fc.assert(
+      fc.property(damagedFile, ({ bytes, points }) => {
+        const chunks: Buffer[] = [];
+        let from = 0;
+        for (const point of [...points, bytes.length]) {
+          // Each chunk in a buffer the "reader" overwrites afterwards, as a read loop would.
+          const chunk = Buffer.from(bytes.subarray(from, point));
+          chunks.push(chunk);
+          from = point;
+        }
+        const items: JsonlItem[] = [];
+        const scanner = new JsonlScanner({
+          record: (value, line) => items.push({ kind: "record", line, value }),
+          invalid: (invalid) => items.push({ kind: "invalid", ...invalid }),
+        });
+        const loader = new SessionLoader();
+        for (const chunk of chunks) {
+          scanner.write(chunk);
+          loader.write(chunk);
+          chunk.fill(0x41);
+        }
+        expect({ items, stats: scanner.end() }).toEqual(parseJsonl(bytes));
+        const whole = loadSession(bytes);
+        const chunked = loader.end();
+        expect(chunked.kind).toBe(whole.kind);
+        if (whole.kind === "loaded" && chunked.kind === "loaded") {
+          expect(asJson(chunked.entries)).toEqual(asJson(whole.entries));
+          expect(serializeSessionLines(chunked.lines)).toEqual(serializeSessionLines(whole.lines));
+          expect(chunked.stats).toEqual(whole.stats);
+        }
+      }),
+      { numRuns: 300 },
     );
   });
 });
