@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { SecureDir, SecureFsError } from "../../src/index.js";
-import { aclHex, extendedAcl, MINIMAL_ACL } from "../helpers/acl.js";
+import { ACL_TAG, aclHex, extendedAcl, MINIMAL_ACL, type AclEntry } from "../helpers/acl.js";
 import { codeOf } from "../helpers/errors.js";
 import { buildTools, hasCommand, run, skipBecause, type SkipContext, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -94,6 +94,17 @@ describe("present ACLs fail the gate", () => {
     expect(codeOf(() => d.openFile("inherited"))).toBe("acl_present");
     expect(codeOf(() => d.openDir("subdir"))).toBe("acl_present");
     d.close();
+  });
+
+  it("a large stored ACL (over 1 KiB of entries) is read in full and refused", (ctx) => {
+    requireAcls(ctx);
+    root.openFile("f", { write: true, create: "exclusive" }).close();
+    const entries: AclEntry[] = [[ACL_TAG.USER_OBJ, 6]];
+    for (let uid = 1; uid <= 150; uid++) entries.push([ACL_TAG.USER, 4, uid]);
+    entries.push([ACL_TAG.GROUP_OBJ, 0], [ACL_TAG.MASK, 0], [ACL_TAG.OTHER, 0]);
+    setAcl(path.join(root.path, "f"), ACCESS, aclHex(entries));
+    expect(fs.statSync(path.join(root.path, "f")).mode & 0o7777).toBe(0o600);
+    expect(codeOf(() => root.openFile("f"))).toBe("acl_present");
   });
 
   it("a minimal ACL is never stored by the kernel, so it reads as absent", (ctx) => {

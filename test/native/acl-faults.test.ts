@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { SecureDir } from "../../src/index.js";
-import { ACL_TAG as T, aclHex, extendedAcl, MINIMAL_ACL } from "../helpers/acl.js";
+import { ACL_TAG as T, aclHex, extendedAcl, MINIMAL_ACL, type AclEntry } from "../helpers/acl.js";
 import { buildTools, runWithAddon, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -103,6 +103,16 @@ describe("malformed and present bytes (files)", () => {
       expect(openUnderFaults("file", "file", { GJC_FAULT_XATTR_HEX: hex }).code).toBe("acl_malformed");
     });
   }
+
+  it("an ACL too big for the first read buffer is read again in full and still classified", () => {
+    const many: AclEntry[] = [[T.USER_OBJ, 6]];
+    for (let uid = 1; uid <= 200; uid++) many.push([T.USER, 4, uid]);
+    many.push([T.GROUP_OBJ, 0], [T.MASK, 4], [T.OTHER, 0]);
+    expect(aclHex(many).length / 2).toBeGreaterThan(1024);
+    expect(openUnderFaults("file", "file", { GJC_FAULT_XATTR_HEX: aclHex(many) }).code).toBe("acl_present");
+    const broken = aclHex(many).slice(0, -16) + aclHex([[T.USER_OBJ, 6]]).slice(8);
+    expect(openUnderFaults("file", "file", { GJC_FAULT_XATTR_HEX: broken }).code).toBe("acl_malformed");
+  });
 
   it("a minimal or an extended ACL returned as bytes -> acl_present", () => {
     expect(openUnderFaults("file", "file", { GJC_FAULT_XATTR_HEX: aclHex(MINIMAL_ACL) }).code).toBe("acl_present");

@@ -5,6 +5,8 @@
 #include <sys/xattr.h>
 
 #include <cerrno>
+#include <memory>
+#include <new>
 
 #include "../acl_bytes.h"
 #include "../eintr.h"
@@ -17,20 +19,32 @@ namespace {
 constexpr const char* kAccess = "system.posix_acl_access";
 constexpr const char* kDefault = "system.posix_acl_default";
 
-// Large enough for any ACL the kernel stores (it caps entries well below this), so there
-// is no size probe and no probe/read race.
-constexpr std::size_t kAclBufferBytes = 64 * 1024;
+// The kernel allocates and zeroes a buffer of the size we pass for every getxattr, so the
+// common read uses a small one (room for 126 entries); only an answer that does not fit
+// (ERANGE) is read again with the largest value the kernel allows. There is no size
+// probe, so no probe/read race: each read classifies what it got.
+constexpr std::size_t kSmallAclBytes = 1024;
+constexpr std::size_t kMaxAclBytes = 64 * 1024;
 
 struct Reading {
   AclAnswer answer;
   int error;
 };
 
-Reading read_acl(int fd, const char* attribute, unsigned char* buffer) {
+Reading read_into(int fd, const char* attribute, unsigned char* buffer, std::size_t size) {
   const long n = static_cast<long>(
-      retry_eintr([&] { return ::fgetxattr(fd, attribute, buffer, kAclBufferBytes); }));
+      retry_eintr([&] { return ::fgetxattr(fd, attribute, buffer, size); }));
   const int error = n < 0 ? errno : 0;
   return Reading{classify_acl_read(n, error, buffer), error};
+}
+
+Reading read_acl(int fd, const char* attribute) {
+  unsigned char small[kSmallAclBytes];
+  Reading reading = read_into(fd, attribute, small, sizeof small);
+  if (reading.error != ERANGE) return reading;
+  std::unique_ptr<unsigned char[]> large(new (std::nothrow) unsigned char[kMaxAclBytes]);
+  if (!large) return Reading{AclAnswer::unknown, ENOMEM};
+  return read_into(fd, attribute, large.get(), kMaxAclBytes);
 }
 
 // Network filesystems answer EOPNOTSUPP for POSIX ACL names while keeping ACLs of their
@@ -52,11 +66,10 @@ Result<bool> is_network_fs(int fd) {
 }
 
 Result<VerifyEvidence> acl_check(int fd, bool directory) {
-  unsigned char buffer[kAclBufferBytes];
-  const Reading access = read_acl(fd, kAccess, buffer);
+  const Reading access = read_acl(fd, kAccess);
   Result<VerifyEvidence> verdict = Failure{};
   if (directory) {
-    const Reading dflt = read_acl(fd, kDefault, buffer);
+    const Reading dflt = read_acl(fd, kDefault);
     verdict = acl_verdict(access.answer, access.error, &dflt.answer, dflt.error);
   } else {
     verdict = acl_verdict(access.answer, access.error, nullptr, 0);
