@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import {
   FileSessionStorage,
+  ManagedSessionStorage,
   MemorySessionStorage,
   listAll,
   listSessions,
@@ -143,6 +144,29 @@ describe("listing edge cases", () => {
       const listing = await listSessions(temp.path, { storage: racing, cache: false });
       expect(listing.sessions.map((s) => s.id)).toEqual(["other"]);
       expect(listing.skipped).toContainEqual({ path: victim, code: "symlink_refused" });
+    } finally {
+      temp.remove();
+    }
+  });
+
+  it("lists through managed storage, reporting a file that fails the owner-only checks", async () => {
+    const temp = makeTempDir("gjc-discovery-");
+    try {
+      const dir = path.join(temp.path, "scope");
+      fs.mkdirSync(dir, { mode: 0o700 });
+      fs.chmodSync(dir, 0o700);
+      for (const [name, mode] of [["good.jsonl", 0o600], ["loose.jsonl", 0o644]] as const) {
+        fs.writeFileSync(path.join(dir, name), header({ id: name, version: 5 }));
+        fs.chmodSync(path.join(dir, name), mode);
+      }
+      fs.symlinkSync(path.join(dir, "good.jsonl"), path.join(dir, "link.jsonl"));
+      const storage = ManagedSessionStorage.open(temp.path);
+      const listing = await listSessions(dir, { storage, cache: false });
+      expect(listing.sessions.map((s) => s.id)).toEqual(["good.jsonl"]);
+      expect(listing.skipped).toEqual([
+        { path: path.join(dir, "link.jsonl"), code: "symlink_refused" },
+        { path: path.join(dir, "loose.jsonl"), code: "unsafe_entry" },
+      ]);
     } finally {
       temp.remove();
     }
