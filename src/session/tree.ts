@@ -371,19 +371,23 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     this.#stale = false;
   }
 
+  /** Number of distinct ids. */
   get size(): number {
     return this.#positions.size;
   }
 
+  /** The last entry in file order whose id is `id`. */
   get(id: string): FileEntry | undefined {
     const position = this.#positions.get(id);
     return position === undefined ? undefined : this.#entries[position];
   }
 
+  /** True when some entry has the id `id`. */
   has(id: string): boolean {
     return this.#positions.has(id);
   }
 
+  /** Calls `callback` for every id and its entry, in order of first appearance of the id. */
   forEach(
     callback: (value: FileEntry, key: string, map: ReadonlyMap<string, FileEntry>) => void,
     thisArg?: unknown,
@@ -391,22 +395,27 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     for (const [id, entry] of this.entries()) callback.call(thisArg, entry, id, this);
   }
 
+  /** `[id, entry]` pairs, in order of first appearance of the id. */
   *entries(): MapIterator<[string, FileEntry]> {
     for (const [id, position] of this.#positions) yield [id, this.#entries[position]!];
   }
 
+  /** The ids, in order of first appearance. */
   keys(): MapIterator<string> {
     return this.#positions.keys();
   }
 
+  /** The indexed entries, in order of first appearance of their id. */
   *values(): MapIterator<FileEntry> {
     for (const position of this.#positions.values()) yield this.#entries[position]!;
   }
 
+  /** Same as {@link EntryIndex.entries}. */
   [Symbol.iterator](): MapIterator<[string, FileEntry]> {
     return this.entries();
   }
 
+  /** `"EntryIndex"`, for `Object.prototype.toString`. */
   get [Symbol.toStringTag](): string {
     return "EntryIndex";
   }

@@ -269,3 +269,34 @@ describe("SessionTree.getTree", () => {
     expect(nodes[0]!.entry).toBe(tree.getEntry("a"));
   });
 });
+
+describe("EntryIndex", () => {
+  it("behaves as a read-only map from id to the last holder of the id", () => {
+    const first = msg("a", null, "first");
+    const b = msg("b", "a");
+    const second = msg("a", null, "second");
+    const index = indexEntries([first, b, second]);
+    const expected: [string, FileEntry][] = [
+      ["a", second],
+      ["b", b],
+    ];
+    expect(index.size).toBe(2);
+    expect(index.has("a")).toBe(true);
+    expect(index.has("zz")).toBe(false);
+    expect(index.get("zz")).toBeUndefined();
+    expect([...index]).toEqual(expected);
+    expect([...index.entries()]).toEqual(expected);
+    expect([...index.keys()]).toEqual(["a", "b"]);
+    expect([...index.values()]).toEqual([second, b]);
+    const seen: [string, FileEntry][] = [];
+    index.forEach((entry, id, map) => {
+      expect(map).toBe(index);
+      seen.push([id, entry]);
+    });
+    expect(seen).toEqual(expected);
+    expect(Object.prototype.toString.call(index)).toBe("[object EntryIndex]");
+    // "b" hangs off the id "a", which now resolves to the later holder.
+    expect(pathToRoot(b, index)).toEqual([second, b]);
+    expect(index.pathTo(first)).toBeUndefined();
+  });
+});
