@@ -29,9 +29,11 @@ let childScript: Promise<string> | undefined;
 export function childProgram(): Promise<string> {
   childScript ??= (async () => {
     const hash = crypto.createHash("sha256");
-    for (const dir of [here, path.join(REPO_ROOT, "src", "history"), path.join(REPO_ROOT, "src", "fs")]) {
+    const src = path.join(REPO_ROOT, "src");
+    hash.update(fs.readFileSync(path.join(src, "errors.ts")));
+    for (const dir of [here, path.join(src, "history"), path.join(src, "fs"), path.join(src, "native")]) {
       for (const name of fs.readdirSync(dir).sort()) {
-        if (name.endsWith(".ts")) hash.update(name).update(fs.readFileSync(path.join(dir, name)));
+        if (/\.(ts|cts)$/.test(name)) hash.update(name).update(fs.readFileSync(path.join(dir, name)));
       }
     }
     const outDir = path.join(os.tmpdir(), `gjc-history-child-${hash.digest("hex").slice(0, 16)}`);
