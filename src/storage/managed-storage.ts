@@ -12,7 +12,6 @@
  */
 
 import fs from "node:fs";
-import path from "node:path";
 
 import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, tailWindow } from "./bytes.js";
@@ -30,7 +29,7 @@ import type {
   WriteChunk,
 } from "./types.js";
 import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
-import { fromNodeStat } from "./file-storage.js";
+import { fromNodeStat } from "./node-file-ops.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
 export interface ManagedSessionStorageOptions {

@@ -1,0 +1,262 @@
+/**
+ * node:fs steps of the explicit-directory storage, each one refusing links and special
+ * files on its own: no-follow opens, exact modes forced by descriptor, temporary-file
+ * publishing, and reads that cope with a file growing under them.
+ */
+
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+
+import { batchChunks } from "./bytes.js";
+import { pathError } from "./errors.js";
+import { temporaryName } from "./paths.js";
+import type { ReplaceOptions, StorageStat, WriteChunk } from "./types.js";
+import { lockWriterAt } from "./writer-lock.js";
+
+const { constants } = fs;
+const readAsync = promisify(fs.read);
+const writeAsync = promisify(fs.write);
+export const fsyncAsync = promisify(fs.fsync);
+export const closeAsync = promisify(fs.close);
+export const fstatAsync = promisify(fs.fstat);
+
+// O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; it changes
+// nothing for regular files, and anything that is not a regular file is refused after fstat.
+/** Flags of a read-only open that refuses a final link and never blocks on a FIFO. */
+export const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CREATE_NEW = constants.O_CREAT | constants.O_EXCL;
+const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+const FILE_MODE = 0o600;
+/** The mode of every directory the storage creates. */
+export const DIRECTORY_MODE = 0o700;
+
+/** A temporary file being written: its path and open descriptor (-1 once closed). */
+export interface Temporary {
+  path: string;
+  fd: number;
+}
+
+/** `lstat` of `target`, or `undefined` when nothing is there. */
+export function lstatOrUndefined(target: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/** Whether a real directory (not a link to one) is at `target`; `false` when nothing is. */
+export function isDirectoryAt(target: string): boolean {
+  return checkDirectory(target, true) === "ok";
+}
+
+/**
+ * Checks that `target` is a real directory, not a link to one. Links above the root are
+ * the caller's business; the root itself and everything below it must not be links.
+ */
+export function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
+  let stat: fs.Stats;
+  try {
+    stat = fs.lstatSync(target);
+  } catch (error) {
+    if (allowMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
+    throw error;
+  }
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isDirectory()) throw pathError("not_directory", target);
+  return "ok";
+}
+
+/** Forces 0700 on a directory we just created, through a descriptor that did not follow a link. */
+export function tightenDirectory(target: string): void {
+  const fd = fs.openSync(target, OPEN_DIRECTORY);
+  try {
+    fs.fchmodSync(fd, DIRECTORY_MODE);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Syncs a directory's entries to stable storage. */
+export function syncDirectory(dir: string): void {
+  const fd = fs.openSync(dir, OPEN_DIRECTORY);
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Opens an existing regular file, refusing links (O_NOFOLLOW) and anything else. */
+export function openRegularSync(target: string, flags: number): number {
+  const fd = fs.openSync(target, flags);
+  try {
+    if (!fs.fstatSync(fd).isFile()) throw pathError("not_regular_file", target);
+    return fd;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/** Opens (creating 0600 if missing) a file for appending and tightens a loose mode. */
+export function openForAppend(target: string): { fd: number; created: boolean } {
+  let fd: number;
+  let created = true;
+  try {
+    fd = fs.openSync(target, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    created = false;
+    fd = fs.openSync(target, OPEN_APPEND);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    // A file created by an older writer under a loose umask is tightened too: session
+    // transcripts are never meant to be readable by others.
+    if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
+    return { fd, created };
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/** Runs `step` holding the writer lock of `name` in `dir` (`session_busy` if a writer has it). */
+export function withWriterLock<T>(dir: string, name: string, step: () => T): T {
+  const lock = lockWriterAt(dir, name);
+  try {
+    return step();
+  } finally {
+    lock.release();
+  }
+}
+
+/** Refuses anything at `target` but an existing regular file. */
+export function checkRegularFile(target: string): void {
+  const stat = fs.lstatSync(target);
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isFile()) throw pathError("not_regular_file", target);
+}
+
+/** Refuses a target that is a link or a directory, or that exists when `noReplace` is set. */
+export function checkReplaceable(target: string, options: ReplaceOptions): void {
+  const stat = lstatOrUndefined(target);
+  if (stat === undefined) return;
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isFile()) throw pathError("not_regular_file", target);
+  if (options.noReplace === true) throw pathError("already_exists", target);
+}
+
+/** Creates a fresh 0600 temporary next to `name`, open for appending. */
+export function createTemporary(dir: string, name: string): Temporary {
+  const temporaryPath = path.join(dir, temporaryName(name));
+  const fd = fs.openSync(temporaryPath, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  const temporary = { path: temporaryPath, fd };
+  try {
+    fs.fchmodSync(fd, FILE_MODE);
+  } catch (error) {
+    discardTemporary(temporary);
+    throw error;
+  }
+  return temporary;
+}
+
+/** Closes and removes a temporary after a failure, best effort. */
+export function discardTemporary(temporary: Temporary): void {
+  if (temporary.fd >= 0) {
+    try {
+      fs.closeSync(temporary.fd);
+    } catch {
+      // The descriptor is gone either way; the failure that brought us here is what matters.
+    }
+    temporary.fd = -1;
+  }
+  try {
+    fs.unlinkSync(temporary.path);
+  } catch {
+    // Already gone, or the directory is unwritable: nothing more we can do for a temp file.
+  }
+}
+
+/**
+ * Moves `from` to `to`. With `noReplace`, a hard link publishes only if `to` is free (the
+ * kernel decides atomically), then the old name goes: a crash between the two leaves both
+ * names, never neither.
+ */
+export function publish(from: string, to: string, options: ReplaceOptions): void {
+  if (options.noReplace === true) {
+    fs.linkSync(from, to);
+    fs.unlinkSync(from);
+  } else {
+    fs.renameSync(from, to);
+  }
+}
+
+/**
+ * Writes `chunks` to a fresh temporary next to `name`, syncs it, renames it over `name`,
+ * syncs the directory, and returns the still-open descriptor (opened for appending) of
+ * what is now the file.
+ */
+export async function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): Promise<number> {
+  const temporary = createTemporary(dir, name);
+  try {
+    for (const batch of batchChunks(chunks)) {
+      let offset = 0;
+      while (offset < batch.length) {
+        offset += (await writeAsync(temporary.fd, batch, offset, batch.length - offset)).bytesWritten;
+      }
+    }
+    await fsyncAsync(temporary.fd);
+    publish(temporary.path, path.join(dir, name), options);
+    syncDirectory(dir);
+    return temporary.fd;
+  } catch (error) {
+    discardTemporary(temporary);
+    throw error;
+  }
+}
+
+/** Writes all of `data`; a short write (rare, e.g. a nearly full disk) continues where it stopped. */
+export function writeAllSync(fd: number, data: string | Buffer): void {
+  const written = typeof data === "string" ? fs.writeSync(fd, data) : fs.writeSync(fd, data);
+  const total = typeof data === "string" ? Buffer.byteLength(data) : data.length;
+  if (written === total) return;
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+  let offset = written;
+  while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
+}
+
+/** Reads `length` bytes from `start` (fewer if the file is shorter), growing past `length` only when `toEnd`. */
+export async function readRange(fd: number, start: number, length: number, toEnd: boolean): Promise<Buffer> {
+  let buffer = Buffer.allocUnsafe(Math.max(length, toEnd ? 65536 : 0));
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) {
+      if (!toEnd) break;
+      // The file grew since fstat (a live writer): keep reading to the end.
+      const bigger = Buffer.allocUnsafe(buffer.length * 2);
+      buffer.copy(bigger, 0, 0, filled);
+      buffer = bigger;
+    }
+    const { bytesRead } = await readAsync(fd, buffer, filled, buffer.length - filled, start + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** A node:fs bigint stat as a {@link StorageStat}. */
+export function fromNodeStat(stat: fs.BigIntStats): StorageStat {
+  return {
+    kind: stat.isFile() ? "file" : stat.isDirectory() ? "directory" : "other",
+    size: Number(stat.size),
+    mtimeMs: Number(stat.mtimeMs),
+    dev: stat.dev.toString(),
+    ino: stat.ino.toString(),
+  };
+}
