@@ -83,7 +83,10 @@ if (fs.existsSync(nodeResults)) {
 } else {
   rows.push({ source: "node", status: "fail", name: "runner wrote no results", detail: fs.readFileSync(nodeErr, "utf8").slice(-2000) });
 }
-if (!rows.some((r) => r.source === "core")) rows.push({ source: "core", status: "fail", name: "core check printed nothing", detail: "" });
+// The core check ends with "# N failed"; without it, it died part way (a crash).
+if (!/^# \d+ failed\r?$/m.test(fs.readFileSync(coreLog, "utf8"))) {
+  rows.push({ source: "core", status: "fail", name: "core check did not run to the end", detail: "" });
+}
 const count = (s) => rows.filter((r) => r.status === s).length;
 for (const r of rows) {
   if (r.status !== "ok") console.log(`  [${r.source}] ${r.status}: ${r.name}${r.detail ? ` (${r.detail})` : ""}`);
