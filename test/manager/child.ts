@@ -42,21 +42,24 @@ export async function bundleManagerChild(name: string): Promise<BundledChild> {
   const shim = path.join(outDir, `${stem}.binding.cjs`);
   const addon = await pinAddon(outDir, stem);
   fs.writeFileSync(shim, `module.exports = require(${JSON.stringify(addon)});\n`);
-  await build({
-    input: path.join(here, "children", `${name}.ts`),
-    output: { file, format: "esm" },
-    platform: "node",
-    external: ["#binding"],
-    logLevel: "silent",
-    write: true,
-  });
-  const bundled = fs.readFileSync(file, "utf8");
-  if (!bundled.includes(`"#binding"`)) throw new Error("the bundle does not import #binding");
-  fs.writeFileSync(file, bundled.replaceAll(`"#binding"`, JSON.stringify(shim)));
-  return {
-    file,
-    remove: () => {
-      for (const made of [file, shim, addon]) fs.rmSync(made, { force: true });
-    },
+  const remove = (): void => {
+    for (const made of [file, shim, addon]) fs.rmSync(made, { force: true });
   };
+  try {
+    await build({
+      input: path.join(here, "children", `${name}.ts`),
+      output: { file, format: "esm" },
+      platform: "node",
+      external: ["#binding"],
+      logLevel: "silent",
+      write: true,
+    });
+    const bundled = fs.readFileSync(file, "utf8");
+    if (!bundled.includes(`"#binding"`)) throw new Error("the bundle does not import #binding");
+    fs.writeFileSync(file, bundled.replaceAll(`"#binding"`, JSON.stringify(shim)));
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { file, remove };
 }

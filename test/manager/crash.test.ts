@@ -118,5 +118,5 @@ describe("SIGKILL during appends and rewrites", () => {
     const names = fs.readdirSync(dir).filter((name) => !name.startsWith("."));
     // Temporary files of interrupted rewrites never take a session's name or suffix.
     expect(names.filter((name) => name.endsWith(".jsonl")).sort()).toEqual(files.map((f) => path.basename(f)).sort());
-  }, 240_000);
+  }, 600_000);
 });
