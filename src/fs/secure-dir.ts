@@ -131,8 +131,12 @@ export class SecureDir {
     return unwrap(native.list(this.#handle), "list", this.path);
   }
 
-  /** Metadata of entry `name`, not following a link (a link reports type `symlink`). */
-  stat(name: string): SecureStat {
+  /**
+   * Metadata of entry `name`, not following a link (a link reports type `symlink`); without
+   * a name, of this held directory itself (its `dev`/`ino` identify it while it is held).
+   */
+  stat(name?: string): SecureStat {
+    if (name === undefined) return unwrap(native.statHandle(this.#handle), "stat", this.path);
     return unwrap(native.statEntry(this.#handle, name), "stat", this.#child(name));
   }
 

@@ -75,6 +75,7 @@ describe("SecureDir operations", () => {
     expect(root.list()).toEqual([{ name: "sessions", type: "directory" }]);
     expect(sub.stat("s.jsonl")).toMatchObject({ type: "file", size: 16, mode: 0o600 });
     expect(sub.stat("s.jsonl").ino).toBe(String(fs.statSync(path.join(tmp.path, "store/sessions/s.jsonl")).ino));
+    expect(sub.stat()).toMatchObject({ type: "directory", mode: 0o700, ino: String(fs.statSync(sub.path).ino) });
     sub.sync();
     sub.close();
   });
