@@ -66,6 +66,9 @@ export interface SessionListing {
  * Lists every session file directly in `sessionDir`, newest first by mtime, ties by path.
  * A missing directory lists as empty; a directory that cannot be listed is reported in
  * `skipped` under its own path.
+ *
+ * @throws StorageError `invalid_path` for a relative directory, `outside_root` for one that is
+ *   not below the given storage's root
  */
 export async function listSessions(sessionDir: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionDir, options);
@@ -197,10 +200,14 @@ function listOrReport(dir: string, list: (dir: string) => string[], skipped: Ski
   try {
     return list(dir);
   } catch (error) {
+    // A path the storage cannot even address is the caller's mistake, not a damaged directory.
+    if (error instanceof StorageError && CALLER_ERRORS.has(error.code)) throw error;
     if (!(error instanceof StorageError && error.code === "not_found")) skipped.push({ path: dir, code: skipCodeOf(error) });
     return undefined;
   }
 }
+
+const CALLER_ERRORS: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(["invalid_path", "outside_root"]);
 
 function isSessionFileName(name: string): boolean {
   return name.endsWith(SESSION_FILE_SUFFIX) && name.length > SESSION_FILE_SUFFIX.length;

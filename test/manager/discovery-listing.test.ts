@@ -120,6 +120,14 @@ describe("listing edge cases", () => {
     }
   });
 
+  it("throws for a directory the storage cannot address, and for bad options", async () => {
+    const storage = new MemorySessionStorage({ root: "/agent" });
+    await expect(listSessions("relative/dir")).rejects.toMatchObject({ code: "invalid_path" });
+    await expect(listSessions("/elsewhere", { storage })).rejects.toMatchObject({ code: "outside_root" });
+    await expect(listAll("/elsewhere", { storage })).rejects.toMatchObject({ code: "outside_root" });
+    await expect(listSessions("/agent", { storage, concurrency: 0 })).rejects.toThrow(RangeError);
+  });
+
   it("reports a file swapped for a link between the directory read and the file read", async () => {
     const temp = makeTempDir("gjc-discovery-");
     try {
