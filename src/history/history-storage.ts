@@ -83,6 +83,10 @@ function invalid(message: string): HistoryError {
   return new HistoryError("history_invalid_argument", `history: ${message}`);
 }
 
+function checkOptions(options: unknown): void {
+  if (typeof options !== "object" || options === null) throw invalid("options must be an object");
+}
+
 function checkCwd(cwd: unknown): string | null {
   if (cwd === undefined || cwd === null) return null;
   if (typeof cwd !== "string" || cwd === "" || cwd.includes("\0")) throw invalid("cwd must be a non-empty string without NUL");
@@ -140,6 +144,7 @@ export class HistoryStorage {
    */
   static open(agentDir: string, options: HistoryStorageOptions = {}): HistoryStorage {
     if (typeof agentDir !== "string" || agentDir === "") throw invalid("agentDir must be a non-empty path");
+    checkOptions(options);
     const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", DEFAULT_BUSY_TIMEOUT_MS);
     checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
     checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
@@ -213,6 +218,7 @@ export class HistoryStorage {
     this.#assertOpen();
     if (typeof query !== "string") throw invalid("query must be a string");
     if (query.length > MAX_QUERY_LENGTH) throw invalid(`query longer than ${MAX_QUERY_LENGTH} code units`);
+    checkOptions(options);
     const limit = checkLimit(options.limit);
     const cwd = checkCwd(options.cwd);
     const tokens = tokenizeQuery(query);
@@ -268,6 +274,7 @@ export class HistoryStorage {
    */
   clear(options: { readonly cwd?: string } = {}): number {
     this.#assertOpen();
+    checkOptions(options);
     const cwd = checkCwd(options.cwd);
     this.flush();
     let removed: number;

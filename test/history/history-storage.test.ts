@@ -180,6 +180,9 @@ describe("search", () => {
       expect(historyCode(() => store.getRecent(limit))).toBe("history_invalid_argument");
     }
     expect(historyCode(() => store.search("deploy", { cwd: "" }))).toBe("history_invalid_argument");
+    expect(historyCode(() => store.search("deploy", null as unknown as object))).toBe("history_invalid_argument");
+    expect(historyCode(() => store.clear(null as unknown as object))).toBe("history_invalid_argument");
+    expect(historyCode(() => HistoryStorage.open(agent, null as unknown as object))).toBe("history_invalid_argument");
   });
 });
 
