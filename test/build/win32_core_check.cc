@@ -9,6 +9,7 @@
 // (wine's CreateSymbolicLinkW creates nothing, so test-win32.sh makes them from Linux).
 #include <windows.h>
 #include <sddl.h>
+#include <winioctl.h>
 
 #include <cstdio>
 #include <cstring>
@@ -76,6 +77,40 @@ gjc::FileOpenOptions writing(gjc::CreateMode create) {
 bool inheritable(HANDLE h) {
   DWORD flags = 0;
   return !::GetHandleInformation(h, &flags) || (flags & HANDLE_FLAG_INHERIT) != 0;
+}
+
+// Makes `link` (an empty directory) a junction to `target` with FSCTL_SET_REPARSE_POINT;
+// returns 0 or the Win32 error.
+DWORD make_junction(const std::string& link, const std::string& target) {
+  ::CreateDirectoryW(wide(link).c_str(), nullptr);
+  gjc::OwnedHandle h(::CreateFileW(wide(link).c_str(), GENERIC_WRITE, 0, nullptr, OPEN_EXISTING,
+                                   FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, nullptr));
+  if (!h.valid()) return ::GetLastError();
+  const std::wstring substitute = L"\\??\\" + wide(target);
+  const std::wstring print = wide(target);
+  // REPARSE_DATA_BUFFER, mount-point form: tag, data length, reserved, then four name
+  // offsets/lengths and the two NUL-terminated names.
+  std::vector<unsigned char> buffer(16 + (substitute.size() + print.size() + 2) * sizeof(wchar_t));
+  auto put16 = [&](std::size_t at, std::size_t v) {
+    buffer[at] = static_cast<unsigned char>(v & 0xFF);
+    buffer[at + 1] = static_cast<unsigned char>(v >> 8);
+  };
+  const DWORD tag = IO_REPARSE_TAG_MOUNT_POINT;
+  std::memcpy(buffer.data(), &tag, sizeof tag);
+  put16(4, buffer.size() - 8);
+  put16(8, 0);
+  put16(10, substitute.size() * sizeof(wchar_t));
+  put16(12, (substitute.size() + 1) * sizeof(wchar_t));
+  put16(14, print.size() * sizeof(wchar_t));
+  std::memcpy(buffer.data() + 16, substitute.c_str(), (substitute.size() + 1) * sizeof(wchar_t));
+  std::memcpy(buffer.data() + 16 + (substitute.size() + 1) * sizeof(wchar_t), print.c_str(),
+              (print.size() + 1) * sizeof(wchar_t));
+  DWORD returned = 0;
+  if (!::DeviceIoControl(h.get(), FSCTL_SET_REPARSE_POINT, buffer.data(), static_cast<DWORD>(buffer.size()), nullptr,
+                         0, &returned, nullptr)) {
+    return ::GetLastError();
+  }
+  return 0;
 }
 
 // The DACL rule on descriptors built from SDDL: no file system involved.
@@ -286,8 +321,13 @@ void handle_checks(const std::string& scratch) {
   if (!made || !exists(base + "\\made-link")) {
     unsupported("CreateSymbolicLinkW", made ? "returned TRUE but created nothing" : "error " + std::to_string(::GetLastError()));
   }
+  const DWORD junction_error = make_junction(base + "\\junction", base + "\\plain-dir");
+  if (junction_error != 0 || (::GetFileAttributesW(wide(base + "\\junction").c_str()) & FILE_ATTRIBUTE_REPARSE_POINT) == 0) {
+    unsupported("junctions (FSCTL_SET_REPARSE_POINT)", "error " + std::to_string(junction_error));
+    ::RemoveDirectoryW(wide(base + "\\junction").c_str());
+  }
   int links = 0;
-  for (const char* name : {"made-link", "dir-link", "file-link"}) {
+  for (const char* name : {"made-link", "junction", "dir-link", "file-link"}) {
     if (!exists(scratch + "\\" + name) && !exists(base + "\\" + name)) continue;
     const std::string where = exists(base + "\\" + name) ? base : scratch;
     gjc::OwnedHandle holder(::CreateFileW(wide(where).c_str(), gjc::win::kDirAccess,
@@ -364,7 +404,17 @@ void identity_checks(const std::string& scratch, const std::string& alias) {
                other.value().dev == first.value().dev && other.value().ino == first.value().ino,
            "one identity for " + spellings[i], other.ok() ? other.value().canonical_path : describe(other));
   }
-  ::CreateFileW(wide(scratch + "\\ident-file").c_str(), GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, 0, nullptr);
+  for (const char* link : {"dir-link", "handles\\junction"}) {
+    if (!exists(scratch + "\\" + link)) continue;
+    // A link is followed here on purpose: the identity is that of the directory it leads to.
+    const std::string target = std::string(link) == "dir-link" ? scratch + "\\outside" : scratch + "\\handles\\plain-dir";
+    auto through = gjc::directory_identity(scratch + "\\" + link);
+    auto direct = gjc::directory_identity(target);
+    report(through.ok() && direct.ok() && through.value().canonical_path == direct.value().canonical_path &&
+               through.value().ino == direct.value().ino,
+           std::string("identity through ") + link + " is its target's", describe(through));
+  }
+  gjc::OwnedHandle(::CreateFileW(wide(scratch + "\\ident-file").c_str(), GENERIC_WRITE, 0, nullptr, CREATE_ALWAYS, 0, nullptr));
   expect_code(gjc::directory_identity(scratch + "\\ident-file"), Code::not_directory, "identity of a file -> not_directory");
   expect_code(gjc::directory_identity(scratch + "\\no-such-dir"), Code::not_found, "identity of nothing -> not_found");
 }
