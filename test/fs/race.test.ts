@@ -61,6 +61,7 @@ function race(partner: string, allowed: ReadonlySet<string>): Promise<{ tally: T
       try {
         const dir = root.openDir("work", { create: i % 2 === 0 });
         try {
+          expect(dir.stat().ino).toBe(workIno);
           expect(dir.stat("f").type).not.toBe("symlink");
           const file = dir.openFile("f");
           const content = file.readAll({ maxBytes: 64 }).toString();
