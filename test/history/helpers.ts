@@ -127,17 +127,6 @@ export async function startChild(args: readonly string[], marker: string): Promi
   };
 }
 
-/** The `code` of what `fn` throws, failing the test if it does not throw a HistoryError. */
-export function historyCode(fn: () => unknown): HistoryErrorCode {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof HistoryError) return error.code;
-    throw error;
-  }
-  throw new Error("expected a HistoryError, nothing was thrown");
-}
-
 /** The HistoryError `fn` throws. */
 export function historyError(fn: () => unknown): HistoryError {
   try {
@@ -147,6 +136,11 @@ export function historyError(fn: () => unknown): HistoryError {
     throw error;
   }
   throw new Error("expected a HistoryError, nothing was thrown");
+}
+
+/** The `code` of the HistoryError `fn` throws. */
+export function historyCode(fn: () => unknown): HistoryErrorCode {
+  return historyError(fn).code;
 }
 
 /** Opens the database read-write with plain better-sqlite3, for probes the API does not offer. */
