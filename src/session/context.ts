@@ -99,7 +99,8 @@ export function buildSessionContext(
   let compactionAt = -1;
   for (let i = 0; i < path.length; i++) {
     const entry = path[i]!;
-    if (isUnknownEntry(entry)) continue;
+    // Messages are nearly every entry and carry no state here: skip them on the cheapest test.
+    if (entry.type === "message" || isUnknownEntry(entry)) continue;
     switch (entry.type) {
       case "thinking_level_change":
         context.thinkingLevel = entry.thinkingLevel ?? "off";
