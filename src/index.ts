@@ -8,3 +8,6 @@ export * from "./fs/index.js";
 export * from "./storage/index.js";
 export * from "./history/index.js";
 export * from "./manager/index.js";
+export * from "./scope/index.js";
+export * from "./migration/index.js";
+export * from "./audit/index.js";

@@ -1,0 +1,143 @@
+/**
+ * `auditAgentDir`: the whole audit of one agent directory, as a report document.
+ */
+import path from "node:path";
+
+import { directoryIdentity, SecureDir, SecureFsError } from "../fs/index.js";
+import { checkAncestors, lstatRoot } from "./ancestors.js";
+import { FindingCollector } from "./collector.js";
+import { ContentChecks, DEFAULT_STALE_AFTER_MS } from "./content.js";
+import { AuditError } from "./errors.js";
+import { AUDIT_CONTENT_CODES, type AuditObject, type AuditObjectType, type AuditRepair, type AuditReport } from "./schema.js";
+import { recordRefusal, walkDirectory, type WalkOptions } from "./walk.js";
+
+/** Options of {@link auditAgentDir}. */
+export interface AuditOptions {
+  /**
+   * Repair what is safe: the mode and ACLs of objects the effective user owns (through the
+   * fs layer's owner-only apply). Everything else is refused and listed in `repairs`.
+   */
+  readonly fix?: boolean;
+  /** Staging files older than this are `stale_staging_file`; default one hour. */
+  readonly staleAfterMs?: number;
+  /** The current time in ms, for staleness; default `Date.now()`. */
+  readonly now?: number;
+  /** Also check the ancestors of the agent dir (`insecure_ancestor`); default true. */
+  readonly ancestors?: boolean;
+}
+
+const CONTENT_CODES: ReadonlySet<string> = new Set(AUDIT_CONTENT_CODES);
+
+/**
+ * Audits `agentDir`: every object below it, walked by descriptor without following links,
+ * against the owner-only rules; every session file, blob and staging file for integrity;
+ * the ancestors for writable-without-sticky directories. With `fix`, repairs the safe
+ * findings. Never modifies anything without `fix`.
+ *
+ * @throws AuditError `agent_dir_not_found`, `agent_dir_unusable` (not a directory, or the OS
+ *   refused to open it), `invalid_argument`
+ */
+export function auditAgentDir(agentDir: string, options: AuditOptions = {}): AuditReport {
+  if (typeof agentDir !== "string" || agentDir.length === 0 || agentDir.includes("\0")) {
+    throw new AuditError("invalid_argument", "the agent directory must be a non-empty path");
+  }
+  const started = Date.now();
+  const absolute = path.resolve(agentDir);
+  const fix = options.fix === true;
+  const collector = new FindingCollector();
+  const content = new ContentChecks(collector, {
+    staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
+    now: options.now ?? started,
+  });
+  const walk: WalkOptions = { fix, collector, visitor: content };
+  const st = lstatRoot(absolute);
+  if (st === undefined) throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
+  let counted = { directories: 0, files: 0 };
+  if (st.isSymbolicLink()) {
+    collector.add(".", "symlink", "symlink_refused", "the agent directory is a symbolic link (never followed)");
+  } else if (!st.isDirectory()) {
+    throw new AuditError("agent_dir_unusable", `${absolute} is not a directory`);
+  } else {
+    const root = openRoot(absolute, st, walk);
+    if (root !== undefined) {
+      try {
+        counted = countingWalk(root, walk);
+      } finally {
+        root.close();
+      }
+    }
+  }
+  const sessionsComplete = !collector
+    .objects()
+    .some((o) => (o.path === "." || o.path.startsWith("sessions")) && o.findings.some((f) => !CONTENT_CODES.has(f.code)));
+  content.finish(sessionsComplete);
+  if (options.ancestors !== false) checkAncestors(canonical(absolute), collector);
+  const objects = collector.objects();
+  let errors = 0;
+  let warnings = 0;
+  for (const o of objects) for (const f of o.findings) f.severity === "error" ? errors++ : warnings++;
+  const report: AuditReport = {
+    schema: "gjc-session-audit/1",
+    agentDir: absolute,
+    startedAt: new Date(started).toISOString(),
+    durationMs: Date.now() - started,
+    clean: objects.length === 0,
+    counts: { ...counted, sessions: content.sessions, blobs: content.blobs, errors, warnings },
+    objects,
+  };
+  if (fix) report.repairs = [...collector.repairs, ...refusals(objects, collector.repairs)];
+  return report;
+}
+
+function openRoot(absolute: string, st: import("node:fs").Stats, walk: WalkOptions): SecureDir | undefined {
+  try {
+    return SecureDir.openRoot(absolute);
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code === "permission_denied" || error.code === "not_found" || error.code === "not_directory") {
+      throw new AuditError("agent_dir_unusable", `cannot open ${absolute}: ${error.code}`, { cause: error });
+    }
+    const type: AuditObjectType = "directory";
+    return recordRefusal(".", "directory", { type, uid: st.uid, mode: st.mode, nlink: st.nlink }, error, walk, () =>
+      SecureDir.openRoot(absolute, { repair: true }),
+    );
+  }
+}
+
+// The visitor sees files only when they pass; counting here covers every examined object.
+function countingWalk(root: SecureDir, walk: WalkOptions): { directories: number; files: number } {
+  const counts = { directories: 1, files: 0 };
+  const visitor = walk.visitor;
+  walkDirectory(root, ".", [], {
+    ...walk,
+    visitor: {
+      entry(dir, name, rel, type) {
+        if (type === "directory") counts.directories++;
+        else counts.files++;
+        visitor.entry(dir, name, rel, type);
+      },
+      file: (file, rel, segments) => visitor.file(file, rel, segments),
+    },
+  });
+  return counts;
+}
+
+// Every finding `fix` left alone is reported as refused, so a fix run accounts for all of them.
+function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair[]): AuditRepair[] {
+  const handled = new Set(repairs.map((r) => r.path));
+  const out: AuditRepair[] = [];
+  for (const object of objects) {
+    if (handled.has(object.path)) continue;
+    const codes = [...new Set(object.findings.map((f) => f.code))];
+    out.push({ path: object.path, codes, outcome: "refused", reason: "not_repairable" });
+  }
+  return out;
+}
+
+function canonical(absolute: string): string {
+  try {
+    return directoryIdentity(absolute).canonicalPath;
+  } catch {
+    return absolute; // the walk already reported what is wrong with the directory itself
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Gathers findings per object while the walk runs, and the repairs `fix` makes.
+ */
+import type { AuditFinding, AuditFindingCode, AuditObject, AuditObjectType, AuditRepair } from "./schema.js";
+import { AUDIT_FIXABLE_CODES } from "./schema.js";
+
+/** Extra fields of one finding. */
+export interface FindingExtra {
+  readonly line?: number;
+  readonly detail?: string;
+  /** whether the object is one `fix` may touch (owned by the user, one link, right type) */
+  readonly repairable?: boolean;
+}
+
+const WARNINGS: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
+  "insecure_ancestor",
+  "not_audited",
+  "orphan_blob",
+  "legacy_unmigrated",
+]);
+
+/** Findings grouped by object, in the order objects were first reported. */
+export class FindingCollector {
+  readonly #objects = new Map<string, AuditObject>();
+  readonly repairs: AuditRepair[] = [];
+
+  /** Records one finding about `path`. */
+  add(path: string, type: AuditObjectType, code: AuditFindingCode, message: string, extra: FindingExtra = {}): void {
+    let object = this.#objects.get(path);
+    if (object === undefined) {
+      object = { path, type, findings: [] };
+      this.#objects.set(path, object);
+    }
+    const finding: AuditFinding = {
+      code,
+      severity: WARNINGS.has(code) ? "warning" : "error",
+      message,
+      fixable: extra.repairable === true && AUDIT_FIXABLE_CODES.has(code),
+    };
+    if (extra.line !== undefined) finding.line = extra.line;
+    if (extra.detail !== undefined) finding.detail = extra.detail;
+    object.findings.push(finding);
+  }
+
+  /** Drops the findings of `path` that a successful repair fixed. */
+  resolve(path: string, codes: readonly AuditFindingCode[]): void {
+    const object = this.#objects.get(path);
+    if (object === undefined) return;
+    object.findings = object.findings.filter((f) => !codes.includes(f.code));
+    if (object.findings.length === 0) this.#objects.delete(path);
+  }
+
+  /** The objects that still have findings. */
+  objects(): AuditObject[] {
+    return [...this.#objects.values()];
+  }
+}

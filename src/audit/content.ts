@@ -1,0 +1,152 @@
+/**
+ * What the objects hold: session files (headers, lines, versions, blob references), the
+ * blob store (names, hashes, references), staging files left behind, scope bindings and
+ * legacy data not yet migrated. Runs inside the walk on files that passed the owner-only
+ * open, so nothing here ever reads through a link or a foreign object.
+ */
+import { createHash } from "node:crypto";
+
+import type { SecureDir, SecureFile } from "../fs/index.js";
+import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
+import type { FindingCollector } from "./collector.js";
+import type { AuditObjectType } from "./schema.js";
+import type { WalkVisitor } from "./walk.js";
+
+/** How many unparseable lines are listed one by one per file; the rest are summed up. */
+export const MAX_LINE_FINDINGS_PER_FILE = 100;
+/** Staging files older than this (by mtime) are reported as stale, by default. */
+export const DEFAULT_STALE_AFTER_MS = 60 * 60 * 1000;
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+const BLOB_NAME = /^[0-9a-f]{64}$/;
+const BLOB_MARKER = "blob:sha256:";
+// `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
+const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp)$/;
+
+/** True for the names the library gives its temporary files before publishing them. */
+export function isStagingName(name: string): boolean {
+  return STAGING_NAME.test(name);
+}
+
+/** Content checks of one audit run. */
+export class ContentChecks implements WalkVisitor {
+  readonly #collector: FindingCollector;
+  readonly #staleAfterMs: number;
+  readonly #now: number;
+  readonly #refs = new Map<string, { rel: string; entryId: string | undefined }[]>();
+  readonly #blobs = new Map<string, string>();
+  sessions = 0;
+  blobs = 0;
+
+  constructor(collector: FindingCollector, options: { staleAfterMs: number; now: number }) {
+    this.#collector = collector;
+    this.#staleAfterMs = options.staleAfterMs;
+    this.#now = options.now;
+  }
+
+  entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void {
+    if (type !== "file" || !isStagingName(name)) return;
+    const st = dir.stat(name);
+    const age = this.#now - st.mtimeMs;
+    if (age > this.#staleAfterMs) {
+      this.#collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
+        detail: new Date(st.mtimeMs).toISOString(),
+      });
+    }
+  }
+
+  file(file: SecureFile, rel: string, segments: readonly string[]): void {
+    const name = segments[segments.length - 1] as string;
+    if (segments[0] === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) this.#session(file, rel);
+    else if (segments[0] === "blobs" && segments.length === 2 && !isStagingName(name)) this.#blob(file, rel, name);
+  }
+
+  /**
+   * Reports references to blobs that are not in the store and, when every session file was
+   * read (`sessionsComplete`), blobs no session references.
+   */
+  finish(sessionsComplete: boolean): void {
+    for (const [digest, users] of this.#refs) {
+      if (this.#blobs.has(digest)) continue;
+      for (const { rel, entryId } of users) {
+        this.#collector.add(rel, "file", "dangling_blob_ref", `references blob ${digest}, which is not in the store`, {
+          detail: entryId === undefined ? digest : `${digest} (entry ${entryId})`,
+        });
+      }
+    }
+    if (!sessionsComplete) return;
+    for (const [digest, rel] of this.#blobs) {
+      if (!this.#refs.has(digest)) this.#collector.add(rel, "file", "orphan_blob", "no session references this blob", { detail: digest });
+    }
+  }
+
+  #session(file: SecureFile, rel: string): void {
+    this.sessions += 1;
+    const loader = new SessionLoader();
+    let mayHoldRefs = false;
+    let result: SessionLoadResult;
+    try {
+      const size = file.stat().size;
+      let position = 0;
+      while (position < size) {
+        const chunk = file.readAt(position, Math.min(CHUNK_BYTES, size - position));
+        if (chunk.length === 0) break;
+        position += chunk.length;
+        // A marker cut by a chunk edge would be missed: big files are always resolved.
+        mayHoldRefs ||= position < size || chunk.includes(BLOB_MARKER);
+        loader.write(chunk);
+      }
+      result = loader.end();
+    } catch (error) {
+      if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
+        this.#collector.add(rel, "file", error.code, error.message);
+        return;
+      }
+      throw error;
+    }
+    if (result.kind === "invalid_header") {
+      this.#collector.add(rel, "file", "invalid_header", `no usable session header (${result.reason})`, {
+        ...(result.line === null ? {} : { line: result.line }),
+        detail: result.reason,
+      });
+      return;
+    }
+    if (result.kind !== "loaded") return;
+    const invalid = result.invalidLines;
+    for (const bad of invalid.slice(0, MAX_LINE_FINDINGS_PER_FILE)) {
+      this.#collector.add(rel, "file", "unparseable_line", `line ${bad.line} holds no usable record`, { line: bad.line, detail: bad.reason });
+    }
+    if (invalid.length > MAX_LINE_FINDINGS_PER_FILE) {
+      this.#collector.add(rel, "file", "unparseable_line", `${invalid.length - MAX_LINE_FINDINGS_PER_FILE} more unparseable lines`, {
+        detail: String(invalid.length - MAX_LINE_FINDINGS_PER_FILE),
+      });
+    }
+    if (!mayHoldRefs) return;
+    // The lookup answers "missing" for everything: what comes back is the list of references.
+    const { unresolved } = resolveBlobRefs(result.entries, () => undefined);
+    for (const { sha256, entryId } of unresolved) {
+      let users = this.#refs.get(sha256);
+      if (users === undefined) this.#refs.set(sha256, (users = []));
+      users.push({ rel, entryId });
+    }
+  }
+
+  #blob(file: SecureFile, rel: string, name: string): void {
+    this.blobs += 1;
+    if (!BLOB_NAME.test(name)) {
+      this.#collector.add(rel, "file", "invalid_blob_name", "not named by a SHA-256 digest (64 lowercase hex)");
+      return;
+    }
+    this.#blobs.set(name, rel);
+    const hash = createHash("sha256");
+    const size = file.stat().size;
+    for (let position = 0; position < size; ) {
+      const chunk = file.readAt(position, Math.min(CHUNK_BYTES, size - position));
+      if (chunk.length === 0) break;
+      hash.update(chunk);
+      position += chunk.length;
+    }
+    const digest = hash.digest("hex");
+    if (digest !== name) this.#collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The audit report: finding codes, the zod schema of the machine-readable document, and the
+ * types derived from it. Tools that consume `gjc-session audit --json` validate against
+ * {@link AuditReportSchema}; the CLI's JSON output is exactly `AuditReport`.
+ */
+import { z } from "zod";
+
+/**
+ * Codes of problems found on filesystem objects. The owner-only ones are the `SecureFsError`
+ * codes the secure layer raises for the same condition, so a finding and a refused open name a
+ * problem alike.
+ */
+export const AUDIT_FS_CODES = [
+  "owner_mismatch",
+  "mode_mismatch",
+  "acl_present",
+  "acl_malformed",
+  "acl_denied",
+  "acl_io_error",
+  "acl_unknown",
+  "symlink_refused",
+  "hardlink_refused",
+  "not_regular_file",
+  "permission_denied",
+  "io_error",
+  "not_audited",
+  "insecure_ancestor",
+] as const;
+
+/** Codes of problems found in what the objects hold. */
+export const AUDIT_CONTENT_CODES = [
+  "invalid_header",
+  "unparseable_line",
+  "version_too_new",
+  "invalid_version",
+  "dangling_blob_ref",
+  "orphan_blob",
+  "corrupt_blob",
+  "invalid_blob_name",
+  "stale_staging_file",
+  "binding_invalid",
+  "binding_conflict",
+  "legacy_unmigrated",
+] as const;
+
+/** Every finding code, in documentation order. */
+export const AUDIT_FINDING_CODES = [...AUDIT_FS_CODES, ...AUDIT_CONTENT_CODES] as const;
+
+/** A stable finding code (see the README table "Audit finding codes"). */
+export type AuditFindingCode = (typeof AUDIT_FINDING_CODES)[number];
+
+/** The finding codes `repair` may fix: modes and ACLs, and only on objects the user owns. */
+export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
+  "mode_mismatch",
+  "acl_present",
+  "acl_malformed",
+]);
+
+/** How bad a finding is. Warnings concern things outside the store's control. */
+export const AuditSeveritySchema = z.enum(["error", "warning"]);
+
+/** The OS type of an audited object, as reported without following links. */
+export const AuditObjectTypeSchema = z.enum([
+  "file",
+  "directory",
+  "symlink",
+  "fifo",
+  "socket",
+  "char_device",
+  "block_device",
+  "unknown",
+]);
+
+/** One problem with one object. */
+export const AuditFindingSchema = z.object({
+  code: z.enum(AUDIT_FINDING_CODES),
+  severity: AuditSeveritySchema,
+  /** what is wrong, for people; never parsed */
+  message: z.string(),
+  /** 1-based line of a session file the finding is about */
+  line: z.number().int().positive().optional(),
+  /** a supporting value: the mode found (octal), a blob digest, a session id */
+  detail: z.string().optional(),
+  /** true when `--fix` may repair it (mode or ACL of an object the user owns) */
+  fixable: z.boolean(),
+});
+
+/** An object with its findings. `path` is relative to the agent dir (`.` is the dir itself). */
+export const AuditObjectSchema = z.object({
+  path: z.string(),
+  type: AuditObjectTypeSchema,
+  findings: z.array(AuditFindingSchema).min(1),
+});
+
+/** What `--fix` did about one object. */
+export const AuditRepairSchema = z.object({
+  path: z.string(),
+  /** the finding codes this repair was about */
+  codes: z.array(z.enum(AUDIT_FINDING_CODES)).min(1),
+  outcome: z.enum(["repaired", "refused"]),
+  /** why a repair was refused, or the error code of a repair that failed */
+  reason: z.string().optional(),
+});
+
+/** The whole audit document (`gjc-session audit --json`). */
+export const AuditReportSchema = z.object({
+  schema: z.literal("gjc-session-audit/1"),
+  /** the audited agent directory, absolute */
+  agentDir: z.string(),
+  startedAt: z.string(),
+  durationMs: z.number().nonnegative(),
+  /** true when no finding is left (repaired ones do not count) */
+  clean: z.boolean(),
+  counts: z.object({
+    directories: z.number().int().nonnegative(),
+    files: z.number().int().nonnegative(),
+    sessions: z.number().int().nonnegative(),
+    blobs: z.number().int().nonnegative(),
+    errors: z.number().int().nonnegative(),
+    warnings: z.number().int().nonnegative(),
+  }),
+  /** objects with at least one finding left, in walk order */
+  objects: z.array(AuditObjectSchema),
+  /** present only when the audit ran with `fix` */
+  repairs: z.array(AuditRepairSchema).optional(),
+});
+
+/** One finding. */
+export type AuditFinding = z.infer<typeof AuditFindingSchema>;
+/** An object with its findings. */
+export type AuditObject = z.infer<typeof AuditObjectSchema>;
+/** What `--fix` did about one object. */
+export type AuditRepair = z.infer<typeof AuditRepairSchema>;
+/** The audit document. */
+export type AuditReport = z.infer<typeof AuditReportSchema>;
+/** The type of an audited object. */
+export type AuditObjectType = z.infer<typeof AuditObjectTypeSchema>;
+/** How bad a finding is. */
+export type AuditSeverity = z.infer<typeof AuditSeveritySchema>;
