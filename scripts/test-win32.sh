@@ -107,6 +107,7 @@ const count = (s) => rows.filter((r) => r.status === s).length;
 for (const r of rows) {
   if (r.status !== "ok") console.log(`  [${r.source}] ${r.status}: ${r.name}${r.detail ? ` (${r.detail})` : ""}`);
 }
-console.log(`test-win32: ${count("ok")} passed, ${count("fail")} failed, ${count("unsupported")} unsupported by wine`);
+const skipped = count("skipped") ? `, ${count("skipped")} skipped` : "";
+console.log(`test-win32: ${count("ok")} passed, ${count("fail")} failed, ${count("unsupported")} unsupported by wine${skipped}`);
 process.exit(count("fail") > 0 ? 1 : 0);
 EOF

