@@ -1,0 +1,46 @@
+/**
+ * Codes of legacy discovery and copy-retain migration.
+ */
+import { GjcError } from "../errors.js";
+import { SCOPE_ERROR_CODES } from "../scope/index.js";
+
+/** Codes only migration produces, in README order. */
+export const MIGRATION_ONLY_ERROR_CODES = [
+  "legacy_migration_disabled",
+  "migration_retired",
+  "destination_conflict",
+  "source_changed",
+  "unsafe_artifacts",
+  "artifact_capacity_exceeded",
+  "not_a_candidate",
+] as const;
+
+/** Every code a migration may fail with: the scope codes plus the migration-only ones. */
+export const MIGRATION_ERROR_CODES = [...SCOPE_ERROR_CODES, ...MIGRATION_ONLY_ERROR_CODES] as const;
+
+/** The closed union of migration failure codes. */
+export type MigrationErrorCode = (typeof MIGRATION_ERROR_CODES)[number];
+
+/** A failed migration as a value. `cause` is a path-free detail token. */
+export interface MigrationFailure {
+  readonly kind: "error";
+  readonly code: MigrationErrorCode;
+  readonly cause: string;
+  readonly message: string;
+}
+
+/** Thrown inside the migration steps and turned into a {@link MigrationFailure} at the API edge. */
+export class MigrationError extends GjcError<MigrationErrorCode> {
+  /** Path-free detail of the failure. */
+  readonly detail: string;
+
+  constructor(code: MigrationErrorCode, detail: string, message: string) {
+    super(code, message);
+    this.detail = detail;
+  }
+
+  /** This error as a result value. */
+  toFailure(): MigrationFailure {
+    return { kind: "error", code: this.code, cause: this.detail, message: this.message };
+  }
+}

@@ -1,0 +1,414 @@
+/**
+ * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
+ * scope of its workspace. The source is only ever read. Everything is copied into staging
+ * names inside the scope, synced and read back, then published without replacing anything,
+ * and a committed receipt records which source version became which v2 file. All of it
+ * happens under a kernel-released lock keyed by the source's identity, so concurrent
+ * openers serialise and a killed migrator never leaves a lock behind.
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+
+import { isValidEntryName, SecureDir, SecureFsError, type SecureLock } from "../fs/index.js";
+import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
+import { readProtocolRecords, type SessionCandidate } from "./candidates.js";
+import {
+  copyArtifactTree,
+  copyFileInto,
+  DEFAULT_ARTIFACT_LIMITS,
+  hashManagedFile,
+  manifestOfManagedTree,
+  manifestOfSource,
+  sameManifest,
+  snapshotArtifactTree,
+  snapshotStillHolds,
+  type ArtifactLimits,
+  type ArtifactSnapshot,
+} from "./copy.js";
+import { MigrationError, type MigrationFailure } from "./errors.js";
+import {
+  encodeRecord,
+  LOCKS_DIRECTORY,
+  operationId,
+  RECEIPTS_DIRECTORY,
+  sourceLockName,
+  TOMBSTONES_DIRECTORY,
+  type ManifestEntry,
+  type MigrationReceipt,
+} from "./receipts.js";
+import { identifyTranscript, sameIdentity, sameStat, type FileIdentity } from "./session-file.js";
+
+/** The `session.directoryMigration` setting. */
+export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
+
+/** Accepted values of {@link DirectoryMigrationPolicy}; the first is the default. */
+export const DIRECTORY_MIGRATION_POLICIES: readonly DirectoryMigrationPolicy[] = ["copy-retain", "disabled"];
+
+/** How long an opener waits for another process's migration of the same source (ms). */
+export const DEFAULT_MIGRATION_WAIT_MS = 5_000;
+
+/** A progress report of a running migration. */
+export interface MigrationProgress {
+  readonly phase: "copying" | "verifying" | "publishing" | "done";
+  readonly bytesDone: number;
+  readonly bytesTotal: number;
+  readonly filesDone: number;
+  readonly filesTotal: number;
+}
+
+/** Options of {@link openCandidateForWrite}. */
+export interface OpenForWriteOptions {
+  /** `session.directoryMigration`; default `"copy-retain"`. */
+  readonly directoryMigration?: DirectoryMigrationPolicy;
+  /** Wait for a concurrent migration of the same source at most this long (default 5 s). */
+  readonly waitMs?: number;
+  /** Called as the copy advances (at most about every 64 KiB-1 MiB chunk and per file). */
+  readonly onProgress?: (progress: MigrationProgress) => void;
+  /** Artifact budgets; default {@link DEFAULT_ARTIFACT_LIMITS}. */
+  readonly limits?: Partial<ArtifactLimits>;
+}
+
+/** Outcome of {@link openCandidateForWrite}: the v2 path to open for writing, or why not. */
+export type OpenForWriteResult =
+  | {
+      readonly kind: "opened";
+      /** The v2 transcript to open. */
+      readonly path: string;
+      readonly provenance: "v2" | "legacy";
+      /** True when this call copied the source; false when it was v2 already or another process did. */
+      readonly migrated: boolean;
+    }
+  | MigrationFailure;
+
+const STAGING_PREFIX = ".gjc-migrate-";
+
+/**
+ * Returns the v2 transcript to write for `candidate` (as listed by `listSessionCandidates`):
+ * a v2 candidate opens in place; a legacy one is copied into the scope first (policy
+ * `copy-retain`) or refused with `legacy_migration_disabled`. The source must still be the
+ * exact version that was listed (`source_changed` otherwise).
+ */
+export async function openCandidateForWrite(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions = {}): Promise<OpenForWriteResult> {
+  try {
+    return await openOrThrow(scope, candidate, options);
+  } catch (error) {
+    if (error instanceof MigrationError) return error.toFailure();
+    if (error instanceof SecureFsError) {
+      return { kind: "error", code: "durability_failed", cause: error.code, message: `migration failed (${error.code})` };
+    }
+    throw error;
+  }
+}
+
+async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions): Promise<OpenForWriteResult> {
+  const policy = options.directoryMigration ?? "copy-retain";
+  if (!DIRECTORY_MIGRATION_POLICIES.includes(policy)) throw new MigrationError("invalid_request", "policy", "unknown session.directoryMigration value");
+  if (typeof candidate !== "object" || candidate === null || typeof candidate.path !== "string") {
+    throw new MigrationError("invalid_request", "candidate", "not a session candidate");
+  }
+  const { tombstones } = readProtocolRecords(scope);
+  if (tombstones.some((t) => t.targets.some((target) => sameIdentity(target.identity, candidate.identity)))) {
+    throw new MigrationError("migration_retired", "tombstone", "this session was retired");
+  }
+  if (candidate.provenance === "v2") {
+    if (path.dirname(candidate.path) !== scope.directoryPath) throw new MigrationError("not_a_candidate", "outside_scope", "the v2 candidate is not in this scope");
+    return { kind: "opened", path: candidate.path, provenance: "v2", migrated: false };
+  }
+  if (policy === "disabled") throw new MigrationError("legacy_migration_disabled", "policy", "legacy sessions are read-only (session.directoryMigration is disabled)");
+  const prepared = prepareScope(scope);
+  const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
+  const scopeDir = openScopeDir(prepared);
+  let lock: SecureLock | undefined;
+  try {
+    const internal = scopeDir.openDir(INTERNAL_DIRECTORY, { create: true });
+    const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => internal.openDir(name, { create: true })) as [SecureDir, SecureDir];
+    internal.openDir(TOMBSTONES_DIRECTORY, { create: true }).close();
+    internal.close();
+    try {
+      lock = await locks.lock(sourceLockName(candidate.identity), { waitMs: options.waitMs ?? DEFAULT_MIGRATION_WAIT_MS, purpose: "migration" });
+    } catch (error) {
+      if (error instanceof SecureFsError && error.code === "lock_busy") throw new MigrationError("migration_busy", "lock_busy", "another process is migrating this session");
+      throw error;
+    } finally {
+      locks.close();
+    }
+    try {
+      return await migrateLocked(prepared, scopeDir, receipts, candidate, limits, options.onProgress);
+    } finally {
+      receipts.close();
+    }
+  } finally {
+    lock?.release();
+    scopeDir.close();
+  }
+}
+
+function prepareScope(scope: ManagedScope): ManagedScope {
+  const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
+  const prepared = resolveManagedScope({
+    cwd: scope.canonicalCwd,
+    agentDir: scope.agentDir,
+    ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }),
+    mode: "write",
+  });
+  if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
+  if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
+  return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
+}
+
+function openScopeDir(scope: ManagedScope): SecureDir {
+  try {
+    return SecureDir.openRoot(scope.directoryPath);
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
+  }
+}
+
+async function migrateLocked(
+  scope: ManagedScope,
+  scopeDir: SecureDir,
+  receipts: SecureDir,
+  candidate: SessionCandidate,
+  limits: ArtifactLimits,
+  onProgress: OpenForWriteOptions["onProgress"],
+): Promise<OpenForWriteResult> {
+  const source = candidate.identity;
+  const op = operationId(source);
+  const destName = path.basename(candidate.path);
+  if (!destName.endsWith(".jsonl") || !isValidEntryName(destName)) throw new MigrationError("invalid_request", "name", "the legacy file name cannot be used in a scope");
+  const destPath = path.join(scope.directoryPath, destName);
+  const artifactName = destName.slice(0, -".jsonl".length);
+
+  // Another opener may have finished while we waited for the lock.
+  if (committedReceiptFor(receipts, op) !== undefined && entryType(scopeDir, destName) === "file") {
+    return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
+  }
+  // Picker consent: the exact listed version, still owned by this workspace.
+  const current = await identifyTranscript(candidate.path).catch((error: unknown) => {
+    if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "the legacy session changed");
+    throw error;
+  });
+  if (!sameIdentity(current.identity, source) || current.header === undefined) throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
+  const owner = workspaceIdentity(current.header.cwd);
+  if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
+    throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
+  }
+  removeRemnants(scope, scopeDir, op);
+  refuseSameIdInOtherFile(scopeDir, destName, current.header.id);
+
+  const artifactSource = candidate.path.slice(0, -".jsonl".length);
+  const snapshot = await snapshotArtifactTree(artifactSource, limits);
+  const progress = progressReporter(onProgress, source.size + (snapshot?.totalBytes ?? 0), 1 + (snapshot?.files ?? 0));
+
+  const existing = entryType(scopeDir, destName);
+  let manifest: ManifestEntry[];
+  if (existing !== undefined) {
+    // Published by an earlier attempt that died before its receipt, or somebody else's file.
+    if (existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
+    const there = await hashManagedFile(scopeDir, destName).catch(conflictOnFsError);
+    if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
+    manifest = snapshot === undefined ? [] : await manifestOfSource(artifactSource, snapshot);
+    await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+  } else {
+    manifest = await stageAndPublish(scope, scopeDir, candidate.path, source, artifactSource, artifactName, snapshot, destName, op, limits, progress);
+  }
+  progress.phase("publishing");
+  const receipt: MigrationReceipt = {
+    schemaVersion: 2,
+    state: "committed",
+    policy: "copy-retain",
+    attemptId: randomUUID(),
+    scope: scope.identityDigest,
+    source: { path: candidate.path, sessionId: current.header.id, header: current.header, identity: source, sha256: source.sha256 },
+    destination: { path: destPath, sessionId: current.header.id, header: current.header, sha256: source.sha256 },
+    artifactManifest: manifest,
+  };
+  try {
+    await receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receipt), { noReplace: true });
+  } catch (error) {
+    if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+  }
+  progress.phase("done");
+  return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
+}
+
+async function stageAndPublish(
+  scope: ManagedScope,
+  scopeDir: SecureDir,
+  sourcePath: string,
+  source: FileIdentity,
+  artifactSource: string,
+  artifactName: string,
+  snapshot: ArtifactSnapshot | undefined,
+  destName: string,
+  op: string,
+  limits: ArtifactLimits,
+  progress: ProgressReporter,
+): Promise<ManifestEntry[]> {
+  const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
+  const stagedTranscript = `${attempt}.transcript`;
+  const stagedArtifacts = `${attempt}.artifacts`;
+  try {
+    progress.phase("copying");
+    const sha = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes);
+    progress.file();
+    if (sha !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
+    let manifest: ManifestEntry[] = [];
+    if (snapshot !== undefined) {
+      const staging = scopeDir.openDir(stagedArtifacts, { create: true });
+      try {
+        manifest = await copyArtifactTree(artifactSource, snapshot, staging, progress.bytes, progress.file);
+      } finally {
+        staging.close();
+      }
+    }
+    progress.phase("verifying");
+    const back = await hashManagedFile(scopeDir, stagedTranscript);
+    if (back.sha256 !== source.sha256) throw new MigrationError("durability_failed", "verify_mismatch", "the copied transcript does not read back as written");
+    const after = await identifyTranscript(sourcePath).catch(() => undefined);
+    if (after === undefined || !sameIdentity(after.identity, source) || !sameStat(after.identity, source)) {
+      throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
+    }
+    if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
+      throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
+    }
+    progress.phase("publishing");
+    if (snapshot !== undefined) {
+      try {
+        scopeDir.publishNoReplace(stagedArtifacts, artifactName);
+      } catch (error) {
+        if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+        await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+      }
+    }
+    try {
+      scopeDir.publishNoReplace(stagedTranscript, destName);
+    } catch (error) {
+      if (error instanceof SecureFsError && error.code === "already_exists") {
+        throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
+      }
+      throw error;
+    }
+    return manifest;
+  } finally {
+    removeRemnants(scope, scopeDir, op);
+  }
+}
+
+/** An artifact directory already at the destination must hold exactly the source's artifacts. */
+async function requireArtifactsMatch(
+  scopeDir: SecureDir,
+  artifactName: string,
+  snapshot: ArtifactSnapshot | undefined,
+  manifest: readonly ManifestEntry[],
+  limits: ArtifactLimits,
+): Promise<void> {
+  const type = entryType(scopeDir, artifactName);
+  if (type === undefined) {
+    if (snapshot === undefined) return;
+    throw new MigrationError("destination_conflict", "artifacts_missing", "the destination lacks the session's artifacts");
+  }
+  if (type !== "directory" || snapshot === undefined) throw new MigrationError("destination_conflict", type, "the artifact destination is taken");
+  const dir = (() => {
+    try {
+      return scopeDir.openDir(artifactName);
+    } catch (error) {
+      return conflictOnFsError(error);
+    }
+  })();
+  try {
+    const there = await manifestOfManagedTree(dir, limits).catch(conflictOnFsError);
+    if (!sameManifest(there, manifest)) throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
+  } finally {
+    dir.close();
+  }
+}
+
+function conflictOnFsError(error: unknown): never {
+  if (error instanceof SecureFsError) throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
+  throw error;
+}
+
+function committedReceiptFor(receipts: SecureDir, op: string): string | undefined {
+  try {
+    const file = receipts.openFile(`${op}.json`);
+    file.close();
+    return `${op}.json`;
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
+    throw error;
+  }
+}
+
+function entryType(dir: SecureDir, name: string): string | undefined {
+  try {
+    return dir.stat(name).type;
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
+    throw error;
+  }
+}
+
+/** The file-name convention `<timestamp>_<sessionId>.jsonl` tells which v2 file holds a session. */
+function refuseSameIdInOtherFile(scopeDir: SecureDir, destName: string, sessionId: string): void {
+  const suffix = `_${sessionId}.jsonl`;
+  for (const entry of scopeDir.list()) {
+    if (entry.name !== destName && entry.name.endsWith(suffix)) {
+      throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
+    }
+  }
+}
+
+/**
+ * Removes staging entries of this operation left by an attempt that died. Only called under
+ * the source's lock, so no live attempt owns them. Directories are removed through their
+ * path below the held, verified scope directory; entries in them are not followed.
+ */
+function removeRemnants(scope: ManagedScope, scopeDir: SecureDir, op: string): void {
+  const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
+  for (const entry of scopeDir.list()) {
+    if (!entry.name.startsWith(prefix)) continue;
+    if (entry.type === "directory") fs.rmSync(path.join(scope.directoryPath, entry.name), { recursive: true, force: true });
+    else scopeDir.unlink(entry.name);
+  }
+}
+
+interface ProgressReporter {
+  bytes(n: number): void;
+  file(): void;
+  phase(phase: MigrationProgress["phase"]): void;
+}
+
+/** Reports at most every 4 MiB or 64 files, and at every phase change. */
+function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number): ProgressReporter {
+  let bytesDone = 0;
+  let filesDone = 0;
+  let phase: MigrationProgress["phase"] = "copying";
+  let lastBytes = 0;
+  let lastFiles = 0;
+  const emit = () => {
+    lastBytes = bytesDone;
+    lastFiles = filesDone;
+    onProgress?.({ phase, bytesDone, bytesTotal, filesDone, filesTotal });
+  };
+  return {
+    bytes(n) {
+      bytesDone += n;
+      if (bytesDone - lastBytes >= 4 << 20) emit();
+    },
+    file() {
+      filesDone += 1;
+      if (filesDone - lastFiles >= 64) emit();
+    },
+    phase(next) {
+      phase = next;
+      if (next === "done") {
+        bytesDone = bytesTotal;
+        filesDone = filesTotal;
+      }
+      emit();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Retiring a session on the user's explicit request: a tombstone is published so scans
+ * never list or migrate that version again. Nothing is deleted here; a tombstone says "do not
+ * reinterpret this", not "this is gone".
+ */
+import { SecureDir, SecureFsError } from "../fs/index.js";
+import { INTERNAL_DIRECTORY, resolveManagedScope, type ManagedScope } from "../scope/index.js";
+import type { SessionCandidate } from "./candidates.js";
+import { MigrationError, type MigrationFailure } from "./errors.js";
+import { encodeRecord, operationId, TOMBSTONES_DIRECTORY, type Tombstone } from "./receipts.js";
+import { identifyTranscript, sameIdentity } from "./session-file.js";
+
+/** Outcome of {@link retireCandidate}. */
+export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
+
+/**
+ * Publishes the tombstone of `candidate` (which must still be the listed version) in its
+ * workspace's scope. Retiring twice is not an error.
+ */
+export async function retireCandidate(scope: ManagedScope, candidate: SessionCandidate): Promise<RetireResult> {
+  try {
+    const current = await identifyTranscript(candidate.path);
+    if (!sameIdentity(current.identity, candidate.identity)) throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
+    const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, mode: "write" });
+    if (prepared.kind === "error") return prepared;
+    const tombstone: Tombstone = {
+      schemaVersion: 2,
+      state: "retired",
+      scope: scope.identityDigest,
+      targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
+    };
+    const name = `${operationId(candidate.identity)}.json`;
+    const scopeDir = SecureDir.openRoot(prepared.scope.directoryPath);
+    try {
+      const dir = scopeDir.openDir([INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
+      try {
+        await dir.writeFileAtomicAsync(name, encodeRecord(tombstone), { noReplace: true });
+      } catch (error) {
+        if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+      } finally {
+        dir.close();
+      }
+    } finally {
+      scopeDir.close();
+    }
+    return { kind: "retired", tombstone: name };
+  } catch (error) {
+    if (error instanceof MigrationError) return error.toFailure();
+    if (error instanceof SecureFsError) return { kind: "error", code: "durability_failed", cause: error.code, message: `retiring failed (${error.code})` };
+    throw error;
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The binding file `.gjc-managed-session-scope.v2.json`: it ties a `v2-<digest>` directory
+ * to the one workspace identity it was made for. Its bytes are canonical (compact JSON, a
+ * fixed key order, one trailing LF), so any edit at all is detected by comparing bytes.
+ */
+import { SecureFsError, type SecureDir } from "../fs/index.js";
+import { scopeFailure, type ScopeFailure } from "./errors.js";
+import { isIdentityDigest, type IdentityPlatform } from "./identity.js";
+
+/** The binding file's name inside a scope directory. */
+export const BINDING_FILE_NAME = ".gjc-managed-session-scope.v2.json";
+
+/** A canonical binding is far below this; more bytes are invalid without parsing. */
+const BINDING_MAX_BYTES = 64 * 1024;
+
+/** The decoded binding. */
+export interface ScopeBinding {
+  readonly schemaVersion: 1;
+  readonly layoutVersion: 2;
+  readonly identityVersion: 1;
+  readonly platform: IdentityPlatform;
+  readonly canonicalPath: string;
+  readonly identityDigest: string;
+}
+
+/** What a binding must say for a given workspace. */
+export interface BindingIdentity {
+  readonly platform: IdentityPlatform;
+  readonly canonicalPath: string;
+  readonly digest: string;
+}
+
+/** The exact bytes of the binding of `identity`. */
+export function encodeBinding(identity: BindingIdentity): string {
+  // Key order is part of the format: built literally, never from a spread.
+  const binding: ScopeBinding = {
+    schemaVersion: 1,
+    layoutVersion: 2,
+    identityVersion: 1,
+    platform: identity.platform,
+    canonicalPath: identity.canonicalPath,
+    identityDigest: identity.digest,
+  };
+  return `${JSON.stringify(binding)}\n`;
+}
+
+/** Outcome of checking binding bytes. */
+export type BindingCheck = { readonly kind: "valid"; readonly binding: ScopeBinding } | ScopeFailure;
+
+/**
+ * Checks binding bytes against the expected identity: unparsable or wrongly shaped ->
+ * `binding_invalid`; another workspace -> `binding_conflict`; right workspace but not the
+ * canonical bytes -> `binding_invalid`.
+ */
+export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity): BindingCheck {
+  let text: string;
+  let parsed: unknown;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    parsed = JSON.parse(text);
+  } catch {
+    return scopeFailure("binding_invalid", "unparsable", "the scope binding is not valid JSON");
+  }
+  if (!isBindingShape(parsed)) return scopeFailure("binding_invalid", "shape", "the scope binding has the wrong shape");
+  if (
+    parsed.platform !== expected.platform ||
+    parsed.canonicalPath !== expected.canonicalPath ||
+    parsed.identityDigest !== expected.digest
+  ) {
+    return scopeFailure("binding_conflict", "identity_mismatch", "the scope directory belongs to another workspace");
+  }
+  if (text !== encodeBinding(expected)) {
+    return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
+  }
+  return { kind: "valid", binding: parsed };
+}
+
+/** Decodes binding bytes without an expected identity (for audits); `undefined` if malformed. */
+export function decodeBinding(bytes: Uint8Array): ScopeBinding | undefined {
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    if (!isBindingShape(parsed)) return undefined;
+    const canonical = encodeBinding({ platform: parsed.platform, canonicalPath: parsed.canonicalPath, digest: parsed.identityDigest });
+    return Buffer.from(bytes).toString("utf8") === canonical ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isBindingShape(value: unknown): value is ScopeBinding {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    v.schemaVersion === 1 &&
+    v.layoutVersion === 2 &&
+    v.identityVersion === 1 &&
+    (v.platform === "posix" || v.platform === "win32") &&
+    typeof v.canonicalPath === "string" &&
+    isIdentityDigest(v.identityDigest)
+  );
+}
+
+/** Result of reading a scope's binding. */
+export type BindingRead = BindingCheck | { readonly kind: "absent" };
+
+/**
+ * Reads and checks the binding in the held scope directory. The file is opened without
+ * following links and must be an owner-only regular file with one link (the fs layer's
+ * checks); anything else is `binding_invalid` with the fs code as cause. Never writes.
+ */
+export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingRead {
+  let bytes: Buffer;
+  try {
+    const file = scopeDir.openFile(BINDING_FILE_NAME);
+    try {
+      bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
+    } finally {
+      file.close();
+    }
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code === "not_found") return { kind: "absent" };
+    return scopeFailure("binding_invalid", error.code, `the scope binding cannot be used (${error.code})`);
+  }
+  return checkBindingBytes(bytes, expected);
+}
+
+/**
+ * Makes sure the held scope directory carries the binding of `expected`: publishes it
+ * without replacing anything, or, when another creator won the race (or it existed), checks
+ * the bytes that are there and syncs the directory so the winner's file is durable too.
+ */
+export function ensureBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingCheck {
+  const existing = readBinding(scopeDir, expected);
+  if (existing.kind !== "absent") return existing;
+  try {
+    scopeDir.writeFileAtomic(BINDING_FILE_NAME, encodeBinding(expected), { noReplace: true });
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code !== "already_exists") {
+      return scopeFailure("durability_failed", error.code, `the scope binding could not be written (${error.code})`);
+    }
+  }
+  const written = readBinding(scopeDir, expected);
+  if (written.kind === "absent") return scopeFailure("binding_invalid", "vanished", "the scope binding disappeared");
+  if (written.kind === "valid") scopeDir.sync();
+  return written;
+}

@@ -1,0 +1,145 @@
+/**
+ * Workspace identity v1: the native canonical path of the cwd, the SHA-256 digest derived
+ * from it, and the `v2-<digest>` directory name. The digest must match the peer
+ * implementation bit for bit, because existing scope directories are found by it.
+ */
+import { createHash } from "node:crypto";
+import path from "node:path";
+
+import { directoryIdentity, SecureFsError } from "../fs/index.js";
+import { scopeFailure, type ScopeFailure } from "./errors.js";
+
+/** Platform tag hashed into the identity; POSIX systems share one tag. */
+export type IdentityPlatform = "posix" | "win32";
+
+/** Prefix of the hash input: domain separation, so no other SHA-256 use can collide with it. */
+const IDENTITY_DOMAIN = "gjc-managed-session-scope\0identity-v1\0";
+
+/** RFC 4648 base32 alphabet, lower case. */
+const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
+
+/** Prefix of every v2 scope directory name. */
+export const SCOPE_DIRECTORY_PREFIX = "v2-";
+
+/** Length of an identity digest: 256 bits in 5-bit groups, rounded up. */
+export const IDENTITY_DIGEST_LENGTH = 52;
+
+const DIGEST_PATTERN = /^[a-z2-7]{52}$/;
+
+/** Lowercase RFC 4648 base32 of `bytes`, most significant bit first, without padding. */
+export function base32Lower(bytes: Uint8Array): string {
+  let out = "";
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = ((buffer << 8) | byte) & 0xffff;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += BASE32[(buffer >> bits) & 31];
+    }
+  }
+  // The leftover bits are the high bits of one last group, zero-filled on the right.
+  if (bits > 0) out += BASE32[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+/** The 52-character identity digest of a canonical workspace path on `platform`. */
+export function scopeDigest(platform: IdentityPlatform, canonicalPath: string): string {
+  const hash = createHash("sha256");
+  hash.update(IDENTITY_DOMAIN, "utf8");
+  hash.update(platform, "utf8");
+  hash.update("\0", "utf8");
+  hash.update(canonicalPath, "utf8");
+  return base32Lower(hash.digest());
+}
+
+/** True when `value` has the shape of an identity digest. */
+export function isIdentityDigest(value: unknown): value is string {
+  return typeof value === "string" && DIGEST_PATTERN.test(value);
+}
+
+/** `v2-<digest>`. */
+export function scopeDirectoryName(digest: string): string {
+  return SCOPE_DIRECTORY_PREFIX + digest;
+}
+
+/** True for a name of the form `v2-<52 base32 chars>`. */
+export function isScopeDirectoryName(name: string): boolean {
+  return name.startsWith(SCOPE_DIRECTORY_PREFIX) && isIdentityDigest(name.slice(SCOPE_DIRECTORY_PREFIX.length));
+}
+
+/** How a Windows path spelling is classified before anything is opened. */
+export type WindowsPathClass = "local" | "network";
+
+/**
+ * Lexical Windows rule, applied before any I/O: `\\?\UNC\...` is a network path, any other
+ * `\\?\...` is local, and every other spelling that starts with two separators (`\\server`,
+ * `//server`, `\\.\...`) counts as network. Separators may be `\` or `/`. Pure: the same
+ * answer on every platform, so it is tested everywhere.
+ */
+export function classifyWindowsPath(spelling: string): WindowsPathClass {
+  const s = spelling.replace(/\//g, "\\");
+  if (s.toUpperCase().startsWith("\\\\?\\UNC\\")) return "network";
+  if (s.startsWith("\\\\?\\")) return "local";
+  return s.startsWith("\\\\") ? "network" : "local";
+}
+
+/** True when `text` round-trips through UTF-8 (no lone surrogates). */
+function isWellFormedUtf16(text: string): boolean {
+  return !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+}
+
+/** The identity of a workspace directory, as hashed. */
+export interface WorkspaceIdentity {
+  readonly platform: IdentityPlatform;
+  /** realpath on POSIX; the Volume-GUID final path on Windows. */
+  readonly canonicalPath: string;
+  readonly digest: string;
+  /** Device and inode (Windows: volume serial and file id) as decimal strings. */
+  readonly dev: string;
+  readonly ino: string;
+}
+
+/** Outcome of {@link workspaceIdentity}: the identity, or a scope error code with its cause. */
+export type WorkspaceIdentityResult =
+  | { readonly kind: "identity"; readonly identity: WorkspaceIdentity }
+  | ScopeFailure;
+
+/**
+ * Resolves `cwd` (relative to `process.cwd()`) to its native identity. Codes: `cwd_missing`,
+ * `cwd_not_directory`, `network_unsupported`, `identity_unavailable` (cause `not_utf8`,
+ * `io_error`, ...). On Windows the lexical network rule runs first, so a UNC cwd fails
+ * without touching the network.
+ */
+export function workspaceIdentity(cwd: string, platform: NodeJS.Platform = process.platform): WorkspaceIdentityResult {
+  if (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0")) {
+    return scopeFailure("identity_unavailable", "invalid_argument", "the cwd is not a usable path");
+  }
+  if (!isWellFormedUtf16(cwd)) return scopeFailure("identity_unavailable", "not_utf8", "the cwd is not valid UTF-8");
+  if (platform === "win32" && classifyWindowsPath(cwd) === "network") {
+    return scopeFailure("network_unsupported", "unc_path", "network workspaces are not supported");
+  }
+  try {
+    const native = directoryIdentity(path.resolve(cwd));
+    const tag: IdentityPlatform = native.platform === "win32" ? "win32" : "posix";
+    if (tag === "win32" && !native.canonicalPath.startsWith("\\\\?\\Volume{")) {
+      return scopeFailure("identity_unavailable", "not_volume_path", "the cwd has no volume identity");
+    }
+    const identity = { platform: tag, canonicalPath: native.canonicalPath, dev: native.dev, ino: native.ino };
+    return { kind: "identity", identity: { ...identity, digest: scopeDigest(tag, identity.canonicalPath) } };
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    switch (error.code) {
+      case "not_found":
+        return scopeFailure("cwd_missing", error.code, "the cwd does not exist");
+      case "not_directory":
+        return scopeFailure("cwd_not_directory", error.code, "the cwd is not a directory");
+      case "network_unsupported":
+        return scopeFailure("network_unsupported", error.code, "network workspaces are not supported");
+      default:
+        return scopeFailure("identity_unavailable", error.errnoName ?? error.code, `no native identity for the cwd (${error.code})`);
+    }
+  }
+}
+

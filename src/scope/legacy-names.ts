@@ -1,0 +1,96 @@
+/**
+ * The directory names the legacy layout may have used for a workspace. The encoding maps
+ * `/`, `\` and `:` to `-`, so different workspaces can share a name (`/a/b-c` and `/a-b/c`):
+ * these names only say where to look; who owns a file is decided by its header.
+ */
+import os from "node:os";
+import path from "node:path";
+
+import type { ManagedScope } from "./resolve.js";
+
+/** At most this many extra `-`-prefixed directories are examined per scan. */
+export const MAX_DISCOVERED_LEGACY_DIRECTORIES = 256;
+
+/** Name of the internal protocol directory inside a scope (never a legacy directory). */
+export const INTERNAL_DIRECTORY = ".gjc-managed-session-internal";
+
+function encode(text: string): string {
+  return text.replace(/[/\\:]/g, "-");
+}
+
+function stripOneLeadingSeparator(text: string): string {
+  return text.startsWith("/") || text.startsWith("\\") ? text.slice(1) : text;
+}
+
+/** `r` when `child` is `base` or below it (`""` for `base` itself), else undefined. */
+function relativeBelow(base: string, child: string): string | undefined {
+  const rel = path.relative(base, child);
+  if (rel === "") return "";
+  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  return rel;
+}
+
+/** Places the legacy layout looked up a workspace relative to. */
+export interface LegacyAnchors {
+  /** Home directory; default `os.homedir()`. */
+  readonly home?: string;
+  /** Temp directory; default `os.tmpdir()`. */
+  readonly tmp?: string;
+  /** Canonical home (realpath), when known; tried before the lexical one. */
+  readonly canonicalHome?: string;
+  /** Canonical temp directory, when known. */
+  readonly canonicalTmp?: string;
+}
+
+/**
+ * Every legacy directory name derived from the scope's cwd spellings, in a stable order
+ * without duplicates: the absolute encodings, the home-relative variants and the
+ * temp-relative variants.
+ */
+export function legacyDirectoryNames(
+  scope: Pick<ManagedScope, "canonicalCwd" | "legacyLexicalCwd">,
+  anchors: LegacyAnchors = {},
+): string[] {
+  const names = new Set<string>();
+  const cwds = [scope.canonicalCwd, scope.legacyLexicalCwd];
+  for (const cwd of cwds) names.add(`--${encode(stripOneLeadingSeparator(cwd))}--`);
+  const home = anchors.home ?? os.homedir();
+  const homes = [anchors.canonicalHome, home].filter((h): h is string => typeof h === "string" && h.length > 0);
+  for (const cwd of cwds) {
+    for (const base of homes) {
+      const rel = relativeBelow(base, cwd);
+      if (rel === undefined) continue;
+      const r = encode(rel);
+      names.add(rel === "" ? "-" : `-${r}`);
+      names.add(rel === "" ? "----" : `---${r}--`);
+      names.add(rel === "" ? `--${encode(base)}--` : `--${encode(base)}-${r}--`);
+      break;
+    }
+  }
+  const tmp = anchors.tmp ?? os.tmpdir();
+  const tmps = [anchors.canonicalTmp, tmp].filter((t): t is string => typeof t === "string" && t.length > 0);
+  for (const cwd of cwds) {
+    for (const base of tmps) {
+      const rel = relativeBelow(base, cwd);
+      if (rel === undefined) continue;
+      const r = encode(rel);
+      names.add(rel === "" ? "-tmp" : `-tmp-${r}`);
+      names.add(rel === "" ? "---tmp--" : `---tmp-${r}--`);
+      break;
+    }
+  }
+  return [...names];
+}
+
+/**
+ * The extra directories a scan looks at: every `-`-prefixed name in `entries` that is not
+ * a v2 scope, not the internal directory and not already in `known`, sorted, at most
+ * {@link MAX_DISCOVERED_LEGACY_DIRECTORIES}.
+ */
+export function discoveredLegacyDirectories(entries: readonly string[], known: readonly string[]): string[] {
+  const skip = new Set(known);
+  return entries
+    .filter((name) => name.startsWith("-") && !name.startsWith("v2-") && name !== INTERNAL_DIRECTORY && !skip.has(name))
+    .sort()
+    .slice(0, MAX_DISCOVERED_LEGACY_DIRECTORIES);
+}
