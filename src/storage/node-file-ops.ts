@@ -221,13 +221,28 @@ export async function replaceFile(dir: string, name: string, chunks: Iterable<Wr
   }
 }
 
-/** Writes all of `data`; a short write (rare, e.g. a nearly full disk) continues where it stopped. */
+const encoder = new TextEncoder();
+/** Reused encoding buffer: an append encodes once, straight into it, and allocates nothing. */
+let scratch = new Uint8Array(1 << 16);
+/** Lines longer than this get a buffer of their own instead of growing the shared one. */
+const SCRATCH_LIMIT = 1 << 22;
+
+/**
+ * Writes all of `data`; a short write (rare, e.g. a nearly full disk) continues where it
+ * stopped. Text is encoded once into a reused buffer, which also yields its exact byte
+ * count, so completeness is checked without a second pass over the string.
+ */
 export function writeAllSync(fd: number, data: string | Buffer): void {
-  const written = typeof data === "string" ? fs.writeSync(fd, data) : fs.writeSync(fd, data);
-  const total = typeof data === "string" ? Buffer.byteLength(data) : data.length;
-  if (written === total) return;
-  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-  let offset = written;
+  let bytes: Uint8Array = data as Buffer;
+  let total = bytes.length;
+  if (typeof data === "string") {
+    // UTF-8 needs at most 3 bytes per UTF-16 unit, so this always holds the whole line.
+    const needed = data.length * 3;
+    if (needed > scratch.length && needed <= SCRATCH_LIMIT) scratch = new Uint8Array(needed);
+    bytes = needed <= scratch.length ? scratch : new Uint8Array(needed);
+    total = encoder.encodeInto(data, bytes).written;
+  }
+  let offset = 0;
   while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
 }
 

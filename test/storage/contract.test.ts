@@ -203,6 +203,17 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       await writer.close();
     });
 
+    it("writes every character as UTF-8, line separators included", async () => {
+      const writer = await storage.openWriter(at("utf8.jsonl"));
+      const record = { text: "héllo € 𝄞 \u2028 \u2029 " + "ü".repeat(5000), lone: "\ud800" };
+      await writer.write(record);
+      await writer.writeLine("ascii");
+      await writer.close();
+      const [first, second] = (await storage.readText(at("utf8.jsonl"))).split("\n");
+      expect(JSON.parse(first as string)).toEqual(record);
+      expect(second).toBe("ascii");
+    });
+
     it("creates a missing file and appends to an existing one", async () => {
       await storage.writeText(at("e.jsonl"), "1\n");
       const writer = await storage.openWriter(at("e.jsonl"));
