@@ -1,0 +1,243 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+import { afterEach, describe, expect, it } from "vitest";
+
+import {
+  BINDING_FILE_NAME,
+  openCandidateForWrite,
+  retireCandidate,
+  type MigrationProgress,
+} from "../../src/index.js";
+import { makeSandbox, treeState, type Sandbox } from "../scope/helpers.js";
+import { candidateAt, legacyName, listed, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
+
+const boxes: Sandbox[] = [];
+afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
+function sandbox(): Sandbox {
+  const box = makeSandbox();
+  boxes.push(box);
+  return box;
+}
+
+describe("legacy discovery", () => {
+  it("lists legacy sessions read-only with provenance and state", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1.bash.log": "out" } });
+    const before = treeState(box.root);
+    const listing = await listed(scope);
+    expect(listing.candidates).toHaveLength(1);
+    expect(listing.candidates[0]).toMatchObject({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", legacyDirectory: legacyName(box.cwd) });
+    expect(treeState(box.root)).toEqual(before);
+  });
+
+  it("colliding encoded names: ownership is decided per file by the header cwd", async () => {
+    const box = sandbox();
+    const a = path.join(box.root, "a", "b-c");
+    const b = path.join(box.root, "a-b", "c");
+    fs.mkdirSync(a, { recursive: true });
+    fs.mkdirSync(b, { recursive: true });
+    expect(legacyName(a)).toBe(legacyName(b));
+    const sa = scopeOf(a, box.agentDir);
+    const sb = scopeOf(b, box.agentDir);
+    const fa = writeLegacySession(sa.sessionsRoot, a);
+    const fb = writeLegacySession(sa.sessionsRoot, b);
+    const la = await listed(sa);
+    const lb = await listed(sb);
+    expect(la.candidates.map((c) => c.path)).toEqual([fa]);
+    expect(lb.candidates.map((c) => c.path)).toEqual([fb]);
+    expect(la.foreign).toBe(1);
+    expect(lb.foreign).toBe(1);
+  });
+
+  it("finds sessions in other '-'-prefixed directories, and reports a linked legacy directory", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const odd = writeLegacySession(scope.sessionsRoot, box.cwd, { dirName: "-renamed-by-hand" });
+    fs.mkdirSync(path.join(box.root, "target"));
+    fs.symlinkSync(path.join(box.root, "target"), path.join(scope.sessionsRoot, legacyName(box.cwd)));
+    const listing = await listed(scope);
+    expect(listing.candidates.map((c) => c.path)).toEqual([odd]);
+    expect(listing.scanErrors).toContainEqual({ path: path.join(scope.sessionsRoot, legacyName(box.cwd)), code: "symlink" });
+  });
+});
+
+describe("copy-retain migration", () => {
+  it("copies transcript and artifacts, verifies, publishes, and keeps the source byte-identical", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 50, artifacts: { "1.bash.log": "a".repeat(5000), "sub/2.read.log": "b", ".artifact-id-2": "" } });
+    const sourceBefore = { ...treeHashes(file), ...treeHashes(file.slice(0, -6)) };
+    const stateBefore = treeState(path.dirname(file));
+    const progress: MigrationProgress[] = [];
+    const result = await openCandidateForWrite(scope, await candidateAt(scope, file), { onProgress: (p) => progress.push(p) });
+    expect(result).toMatchObject({ kind: "opened", provenance: "legacy", migrated: true });
+    if (result.kind !== "opened") return;
+    expect(path.dirname(result.path)).toBe(scope.directoryPath);
+    expect(fs.readFileSync(result.path)).toEqual(fs.readFileSync(file));
+    expect(treeHashes(result.path.slice(0, -6))).toEqual(treeHashes(file.slice(0, -6)));
+    expect(fs.statSync(result.path).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(path.join(result.path.slice(0, -6), "sub")).mode & 0o777).toBe(0o700);
+    expect({ ...treeHashes(file), ...treeHashes(file.slice(0, -6)) }).toEqual(sourceBefore);
+    expect(treeState(path.dirname(file))).toEqual(stateBefore);
+    expect(progress.at(-1)).toMatchObject({ phase: "done", filesDone: 4, filesTotal: 4 });
+    // Later scans show the v2 copy as migrated and hide the source.
+    const listing = await listed(scope);
+    expect(listing.candidates.map((c) => [c.path, c.migrationState])).toEqual([[result.path, "migrated_v2"]]);
+    expect(listing.candidates[0]?.migratedFrom).toBe(file);
+    // No staging leftovers, and only the expected names in the scope.
+    expect(fs.readdirSync(scope.directoryPath).sort()).toEqual(
+      [BINDING_FILE_NAME, ".gjc-managed-session-internal", path.basename(result.path), path.basename(result.path, ".jsonl")].sort(),
+    );
+  });
+
+  it("disabled policy refuses with a typed result, then re-enabling migrates", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    const before = treeState(box.root);
+    expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "disabled" })).toMatchObject({ kind: "error", code: "legacy_migration_disabled" });
+    expect(treeState(box.root)).toEqual(before);
+    expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "copy-retain" })).toMatchObject({ kind: "opened", migrated: true });
+    expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "bogus" as never })).toMatchObject({ code: "invalid_request" });
+  });
+
+  it("a second open of the same source finds the committed copy", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    const first = await openCandidateForWrite(scope, candidate);
+    const second = await openCandidateForWrite(scope, candidate);
+    expect(second).toMatchObject({ kind: "opened", migrated: false });
+    expect(second.kind === "opened" && first.kind === "opened" && second.path === first.path).toBe(true);
+  });
+
+  it("a v2 candidate opens in place", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const migrated = await openCandidateForWrite(scope, await candidateAt(scope, file));
+    if (migrated.kind !== "opened") throw new Error(migrated.code);
+    const v2 = await candidateAt(scope, migrated.path);
+    expect(await openCandidateForWrite(scope, v2)).toEqual({ kind: "opened", path: migrated.path, provenance: "v2", migrated: false });
+  });
+
+  it("a source changed after listing -> source_changed, nothing published", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    fs.appendFileSync(file, "{}\n");
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "source_changed" });
+    expect(fs.readdirSync(scopeOf(box.cwd, box.agentDir).directoryPath).filter((n) => n.endsWith(".jsonl"))).toEqual([]);
+  });
+
+  it("a different file at the destination -> destination_conflict; a planted symlink too", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    const prepared = await openCandidateForWrite(scope, candidate, { directoryMigration: "disabled" });
+    expect(prepared).toMatchObject({ code: "legacy_migration_disabled" });
+    fs.mkdirSync(scope.directoryPath, { recursive: true, mode: 0o700 });
+    fs.chmodSync(scope.sessionsRoot, 0o700);
+    const dest = path.join(scope.directoryPath, path.basename(file));
+    fs.writeFileSync(dest, "different\n", { mode: 0o600 });
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "destination_conflict" });
+    fs.unlinkSync(dest);
+    const victim = path.join(box.root, "victim");
+    fs.writeFileSync(victim, "keep");
+    fs.symlinkSync(victim, dest);
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "destination_conflict" });
+    expect(fs.readFileSync(victim, "utf8")).toBe("keep");
+    expect(fs.lstatSync(dest).isSymbolicLink()).toBe(true);
+  });
+
+  it("symlinks, hard links and special files in the artifact tree -> unsafe_artifacts", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const cases: [string, (root: string) => void][] = [
+      ["symlink", (root) => fs.symlinkSync("/etc/passwd", path.join(root, "evil"))],
+      ["hardlink", (root) => fs.linkSync(path.join(root, "ok.log"), path.join(box.root, `hl-${Math.random()}`))],
+      ["fifo", (root) => execFileSync("mkfifo", [path.join(root, "pipe")])],
+    ];
+    for (const [, plant] of cases) {
+      const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "ok.log": "ok" } });
+      plant(file.slice(0, -6));
+      const result = await openCandidateForWrite(scope, await candidateAt(scope, file));
+      expect(result).toMatchObject({ kind: "error", code: "unsafe_artifacts" });
+    }
+    expect(fs.readdirSync(scopeOf(box.cwd, box.agentDir).directoryPath).filter((n) => !n.startsWith(".gjc-managed") && n !== BINDING_FILE_NAME)).toEqual([]);
+  });
+
+  it("artifact budgets: too deep -> unsafe_artifacts; too many entries or bytes -> artifact_capacity_exceeded", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const deep = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "a/b/c/d.log": "x" } });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, deep), { limits: { maxDepth: 3 } })).toMatchObject({ code: "unsafe_artifacts" });
+    const many = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1": "x", "2": "x", "3": "x" } });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, many), { limits: { maxEntries: 2 } })).toMatchObject({ code: "artifact_capacity_exceeded" });
+    const big = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1": "xxxx", "2": "xxxx" } });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, big), { limits: { maxTotalBytes: 6 } })).toMatchObject({ code: "artifact_capacity_exceeded" });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, big), { limits: { maxFileBytes: 3 } })).toMatchObject({ code: "unsafe_artifacts" });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, big))).toMatchObject({ kind: "opened", migrated: true });
+  });
+
+  it("a scope directory swapped for a symlink is refused", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    const first = writeLegacySession(scope.sessionsRoot, box.cwd);
+    await openCandidateForWrite(scope, await candidateAt(scope, first));
+    const moved = path.join(box.root, "moved-scope");
+    fs.renameSync(scope.directoryPath, moved);
+    fs.symlinkSync(moved, scope.directoryPath);
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "binding_invalid" });
+    expect(fs.readdirSync(moved).filter((n) => n.endsWith(".jsonl"))).toHaveLength(1);
+  });
+
+  it("a retired source is hidden and never migrated", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    expect(await retireCandidate(scope, candidate)).toMatchObject({ kind: "retired" });
+    expect(await retireCandidate(scope, candidate)).toMatchObject({ kind: "retired" });
+    expect((await listed(scope)).candidates).toEqual([]);
+    expect(fs.existsSync(file)).toBe(true);
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "migration_retired" });
+  });
+
+  it.each([
+    ["transcript appended", (file: string) => fs.appendFileSync(file, "{}\n")],
+    ["artifact rewritten", (file: string) => fs.writeFileSync(path.join(file.slice(0, -6), "1.log"), "changed!")],
+    ["artifact added", (file: string) => fs.writeFileSync(path.join(file.slice(0, -6), "new.log"), "x")],
+    ["artifact swapped for a symlink", (file: string) => {
+      fs.unlinkSync(path.join(file.slice(0, -6), "1.log"));
+      fs.symlinkSync("/etc/passwd", path.join(file.slice(0, -6), "1.log"));
+    }],
+  ])("source modified mid-copy (%s) -> source_changed, nothing published", async (_name, modify) => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1.log": "original", "2.log": "two" } });
+    const candidate = await candidateAt(scope, file);
+    let modified = false;
+    const result = await openCandidateForWrite(scope, candidate, {
+      onProgress: (p) => {
+        if (p.phase === "copying" && !modified) {
+          modified = true;
+          modify(file);
+        }
+      },
+    });
+    expect(modified).toBe(true);
+    expect(result).toMatchObject({ kind: "error", code: "source_changed" });
+    const names = fs.readdirSync(scope.directoryPath);
+    expect(names.filter((n) => n !== BINDING_FILE_NAME && n !== ".gjc-managed-session-internal")).toEqual([]);
+  });
+});
