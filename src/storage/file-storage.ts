@@ -26,7 +26,6 @@ import {
   discardTemporary,
   fromNodeStat,
   fstatAsync,
-  fsyncAsync,
   isDirectoryAt,
   lstatOrUndefined,
   openForAppend,
@@ -362,8 +361,8 @@ class FileLineSink implements LineSink {
     return this.#oneByte[0];
   }
 
-  async sync(): Promise<void> {
-    await fsyncAsync(this.#fd);
+  syncSync(): void {
+    fs.fsyncSync(this.#fd);
   }
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {

@@ -355,7 +355,7 @@ class ManagedLineSink implements LineSink {
     return size === 0 ? undefined : this.#file.readAt(size - 1, 1)[0];
   }
 
-  async sync(): Promise<void> {
+  syncSync(): void {
     this.#file.sync();
   }
 

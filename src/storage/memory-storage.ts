@@ -319,7 +319,7 @@ class MemoryLineSink implements LineSink {
     return last === undefined || last.length === 0 ? undefined : last[last.length - 1];
   }
 
-  async sync(): Promise<void> {
+  syncSync(): void {
     this.#assertOpen();
   }
 

@@ -42,9 +42,10 @@ export const consoleStorageLogger: StorageLogger = {
  * crash left a torn record without a final line feed, one is prepended so the new record
  * starts on its own line instead of gluing onto the fragment.
  *
- * Steps that take time (sync, rewrite, close) run one after another on a promise chain.
- * The first failure of any step is latched, logged once with the file, and returned by
- * every later call.
+ * `flush()` syncs at once when nothing is queued. Rewrites and closes run one after
+ * another on a promise chain; appends and flushes issued while a rewrite is queued wait
+ * behind it, so everything keeps call order. The first failure of any step is latched,
+ * logged once with the file, and returned by every later call.
  */
 export class NdjsonFileWriter implements SessionStorageWriter {
   readonly #sink: LineSink;
@@ -118,12 +119,22 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   flush(): Promise<void> {
     const refusal = this.#refusal();
     if (refusal !== undefined) return rejected(refusal);
-    // Everything written so far is already in the kernel, so one sync that has not started
-    // yet covers this caller too: concurrent flushes commit as a group.
+    if (this.#pendingRewrites === 0) {
+      // Synced on this thread: handing the sync to a worker thread and waking up again
+      // costs more than the sync itself on a fast disk, and the caller waits either way.
+      try {
+        this.#sink.syncSync();
+        return SETTLED;
+      } catch (error) {
+        return rejected(this.#latch(error, "fsync"));
+      }
+    }
+    // Behind a pending rewrite: everything written so far is already in the kernel, so one
+    // queued sync covers every flush requested before it starts (group commit).
     if (this.#queuedSync !== undefined) return this.#queuedSync;
-    const sync = this.#enqueue("fsync", () => {
+    const sync = this.#enqueue("fsync", async () => {
       this.#queuedSync = undefined;
-      return this.#sink.sync();
+      this.#sink.syncSync();
     });
     this.#queuedSync = sync;
     // If an earlier step failed, the sync never starts; do not hand it out again.

@@ -74,8 +74,9 @@ export interface SessionStorageWriter {
   /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
   write(record: unknown): Promise<void>;
   /**
-   * Waits for queued steps, then syncs the file to stable storage. Concurrent calls share
-   * one sync when they can (group commit).
+   * Syncs the file (data and metadata) to stable storage. Synchronous when nothing is
+   * queued; behind a pending rewrite, every flush requested before the sync starts shares
+   * it. Call it after several appends to commit them as a group.
    */
   flush(): Promise<void>;
   /** The same as {@link flush}: writes are never buffered in user space, so there is nothing else to drain. */
@@ -170,8 +171,8 @@ export interface LineSink {
   appendSync(data: string): void;
   /** The file's last byte, or `undefined` when it is empty. Reads one byte at most. */
   lastByteSync(): number | undefined;
-  /** Syncs the file's data and metadata to stable storage. */
-  sync(): Promise<void>;
+  /** Syncs the file's data and metadata to stable storage, synchronously. */
+  syncSync(): void;
   /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and keeps appending to the new one. */
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
   /** Closes the file and releases the writer lock. */
