@@ -197,13 +197,11 @@ try {
     const perEntry = await compare(
       oursAppend(storage, dir, DURABLE_ENTRIES, 1),
       floorDurable(floorDir, DURABLE_ENTRIES),
-      3,
     );
     report(`append + flush() each (${name})`, perEntry.ours, perEntry.floor, DURABLE_ENTRIES, 1.1);
     const grouped = await compare(
       oursAppend(storage, dir, DURABLE_ENTRIES, 10),
       floorDurable(floorDir, DURABLE_ENTRIES),
-      3,
     );
     report(`append, flush() per 10 (${name})`, grouped.ours, grouped.floor, DURABLE_ENTRIES);
     console.log(
