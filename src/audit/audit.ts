@@ -117,6 +117,7 @@ function countingWalk(root: SecureDir, walk: WalkOptions): { directories: number
         visitor.entry(dir, name, rel, type);
       },
       file: (file, rel, segments) => visitor.file(file, rel, segments),
+      directory: (rel, segments) => visitor.directory(rel, segments),
     },
   });
   return counts;

@@ -6,9 +6,11 @@
  */
 import { createHash } from "node:crypto";
 
-import type { SecureDir, SecureFile } from "../fs/index.js";
+import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
+import { BINDING_FILE_NAME, decodeBinding, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
+import { LegacyTracker } from "./legacy.js";
 import type { AuditObjectType } from "./schema.js";
 import type { WalkVisitor } from "./walk.js";
 
@@ -18,10 +20,13 @@ export const MAX_LINE_FINDINGS_PER_FILE = 100;
 export const DEFAULT_STALE_AFTER_MS = 60 * 60 * 1000;
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
+// A canonical binding is a few hundred bytes; anything this large is not one.
+const BINDING_MAX_BYTES = 64 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 const BLOB_MARKER = "blob:sha256:";
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
-const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp)$/;
+// `.gjc-migrate-*` from a migration's copy before it is published.
+const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-migrate-.+)$/;
 
 /** True for the names the library gives its temporary files before publishing them. */
 export function isStagingName(name: string): boolean {
@@ -35,6 +40,9 @@ export class ContentChecks implements WalkVisitor {
   readonly #now: number;
   readonly #refs = new Map<string, { rel: string; entryId: string | undefined }[]>();
   readonly #blobs = new Map<string, string>();
+  /** scope directories walked, and whether their binding file was seen */
+  readonly #scopes = new Map<string, boolean>();
+  readonly #legacy = new LegacyTracker();
   sessions = 0;
   blobs = 0;
 
@@ -44,8 +52,17 @@ export class ContentChecks implements WalkVisitor {
     this.#now = options.now;
   }
 
+  directory(_rel: string, segments: readonly string[]): void {
+    const [top, scope] = segments;
+    if (top === "sessions" && segments.length === 2 && isScopeDirectoryName(scope as string)) this.#scopes.set(scope as string, false);
+  }
+
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void {
-    if (type !== "file" || !isStagingName(name)) return;
+    if (name === BINDING_FILE_NAME) {
+      const parts = rel.split("/");
+      if (parts.length === 3 && parts[0] === "sessions" && this.#scopes.has(parts[1] as string)) this.#scopes.set(parts[1] as string, true);
+    }
+    if ((type !== "file" && type !== "directory") || !isStagingName(name)) return;
     const st = dir.stat(name);
     const age = this.#now - st.mtimeMs;
     if (age > this.#staleAfterMs) {
@@ -57,8 +74,12 @@ export class ContentChecks implements WalkVisitor {
 
   file(file: SecureFile, rel: string, segments: readonly string[]): void {
     const name = segments[segments.length - 1] as string;
+    this.#legacy.file(file, rel, segments);
     if (segments[0] === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) this.#session(file, rel);
     else if (segments[0] === "blobs" && segments.length === 2 && !isStagingName(name)) this.#blob(file, rel, name);
+    else if (segments[0] === "sessions" && segments.length === 3 && name === BINDING_FILE_NAME) {
+      this.#binding(file, rel, segments[1] as string);
+    }
   }
 
   /**
@@ -66,6 +87,10 @@ export class ContentChecks implements WalkVisitor {
    * read (`sessionsComplete`), blobs no session references.
    */
   finish(sessionsComplete: boolean): void {
+    this.#legacy.finish(this.#collector);
+    for (const [scope, bound] of this.#scopes) {
+      if (!bound) this.#collector.add(`sessions/${scope}`, "directory", "binding_invalid", "the scope directory has no binding file", { detail: "missing" });
+    }
     for (const [digest, users] of this.#refs) {
       if (this.#blobs.has(digest)) continue;
       for (const { rel, entryId } of users) {
@@ -128,6 +153,30 @@ export class ContentChecks implements WalkVisitor {
       let users = this.#refs.get(sha256);
       if (users === undefined) this.#refs.set(sha256, (users = []));
       users.push({ rel, entryId });
+    }
+  }
+
+  #binding(file: SecureFile, rel: string, scope: string): void {
+    let bytes: Buffer;
+    try {
+      bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
+    } catch (error) {
+      if (!(error instanceof SecureFsError) || error.code !== "too_large") throw error;
+      this.#collector.add(rel, "file", "binding_invalid", "the binding file is far too large", { detail: "too_large" });
+      return;
+    }
+    const binding = decodeBinding(bytes);
+    if (binding === undefined) {
+      this.#collector.add(rel, "file", "binding_invalid", "not a canonically encoded scope binding", { detail: "not_canonical" });
+      return;
+    }
+    const digest = scope.slice(SCOPE_DIRECTORY_PREFIX.length);
+    if (binding.identityDigest !== digest) {
+      this.#collector.add(rel, "file", "binding_conflict", "the binding names another scope directory", { detail: binding.identityDigest });
+    } else if (scopeDigest(binding.platform, binding.canonicalPath) !== digest) {
+      this.#collector.add(rel, "file", "binding_conflict", "the workspace path in the binding does not hash to this scope", {
+        detail: binding.canonicalPath,
+      });
     }
   }
 

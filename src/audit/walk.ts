@@ -14,6 +14,8 @@ export interface WalkVisitor {
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void;
   /** A regular file that passed the owner-only open. `segments` is its path below the agent dir. */
   file(file: SecureFile, rel: string, segments: readonly string[]): void;
+  /** A directory that passed the owner-only open (or was repaired), before its entries. */
+  directory(rel: string, segments: readonly string[]): void;
 }
 
 /** Walk options. */
@@ -37,6 +39,7 @@ export function childPath(rel: string, name: string): string {
 /** Walks `dir` (already opened and verified, or repaired) and everything below it. */
 export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
   const { collector, visitor } = options;
+  visitor.directory(rel, segments);
   let entries;
   try {
     entries = dir.list();

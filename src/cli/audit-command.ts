@@ -1,0 +1,67 @@
+/**
+ * `gjc-session audit`: formats what `auditAgentDir` found. Exit status 0 clean, 1 findings,
+ * 2 when the audit could not run.
+ */
+import { auditAgentDir, type AuditReport } from "../index.js";
+import type { CliContext } from "./context.js";
+import { formatError, table, type Style } from "./output.js";
+
+/** Exit statuses of `audit`. */
+export const AUDIT_EXIT = { clean: 0, findings: 1, failed: 2 } as const;
+
+/** Options of the `audit` command. */
+export interface AuditCommandOptions {
+  readonly json?: boolean;
+  readonly fix?: boolean;
+}
+
+/** Runs the audit and prints it; returns the exit status. */
+export function runAudit(ctx: CliContext, options: AuditCommandOptions): number {
+  let report: AuditReport;
+  try {
+    report = auditAgentDir(ctx.agentDir, { fix: options.fix === true });
+  } catch (error) {
+    ctx.err(formatError(error, ctx.verbose, ctx.errStyle));
+    return AUDIT_EXIT.failed;
+  }
+  if (options.json === true) ctx.out(JSON.stringify(report, null, 2));
+  else for (const line of formatAuditReport(report, ctx.style)) ctx.out(line);
+  return report.clean ? AUDIT_EXIT.clean : AUDIT_EXIT.findings;
+}
+
+/** The human form of a report: objects with their findings, the repairs, a verdict. */
+export function formatAuditReport(report: AuditReport, style: Style): string[] {
+  const { counts } = report;
+  const lines = [
+    `${style.bold("Audit of")} ${report.agentDir}`,
+    style.dim(
+      `  ${counts.directories} directories, ${counts.files} files, ${counts.sessions} sessions, ${counts.blobs} blobs, ${report.durationMs} ms`,
+    ),
+  ];
+  for (const object of report.objects) {
+    lines.push("", `${style.bold(object.path)}  ${style.dim(object.type)}`);
+    const rows = object.findings.map((f) => [
+      f.severity === "error" ? style.red("error") : style.yellow("warning"),
+      style.cyan(f.code),
+      `${f.message}${f.line === undefined ? "" : ` (line ${f.line})`}${f.fixable ? style.dim(" [fixable]") : ""}`,
+    ]);
+    lines.push(...table(rows).map((row) => `  ${row}`));
+  }
+  if (report.repairs !== undefined && report.repairs.length > 0) {
+    lines.push("", style.bold("Repairs"));
+    const rows = report.repairs.map((r) => [
+      r.outcome === "repaired" ? style.green("repaired") : style.yellow("refused"),
+      r.path,
+      r.codes.join(","),
+      r.reason === undefined ? "" : style.dim(r.reason),
+    ]);
+    lines.push(...table(rows).map((row) => `  ${row}`));
+  }
+  lines.push("");
+  if (report.clean) lines.push(style.green("clean: no findings"));
+  else {
+    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    lines.push(style.red(`${plural(counts.errors, "error")}, ${plural(counts.warnings, "warning")}`));
+  }
+  return lines;
+}

@@ -1,0 +1,107 @@
+/**
+ * `gjc-session demo`: the whole store at work in a fresh agent directory. Every step goes
+ * through the public API, so the demo doubles as a worked example of it.
+ */
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import {
+  auditAgentDir,
+  BlobStore,
+  buildSessionContext,
+  HistoryStorage,
+  legacyDirectoryNames,
+  listSessions,
+  ManagedSessionStorage,
+  SessionManager,
+  type AgentMessage,
+} from "../index.js";
+import { formatAuditReport } from "./audit-command.js";
+import type { CliContext } from "./context.js";
+import { legacyCandidates, migrateAll, scopeFor } from "./migrate-command.js";
+import { oneLine, table } from "./output.js";
+import { describeMessage, renderTree } from "./render.js";
+
+/** Options of `demo`. */
+export interface DemoOptions {
+  /** Run in this agent directory instead of a fresh temporary one. */
+  readonly agentDir?: string;
+}
+
+const user = (text: string): AgentMessage => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }) as AgentMessage;
+const assistant = (text: string): AgentMessage =>
+  ({ role: "assistant", provider: "demo", model: "demo-model", content: [{ type: "text", text }], timestamp: Date.now() }) as AgentMessage;
+
+/** Runs the walk-through; exit status 0 when the final audit is clean. */
+export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<number> {
+  const { style } = ctx;
+  const agentDir = options.agentDir === undefined ? fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-demo-"))) : path.resolve(options.agentDir);
+  fs.mkdirSync(agentDir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(agentDir, 0o700); // mkdtemp already makes 0700; a given directory is taken as owner-only
+  const step = (title: string) => ctx.out(`\n${style.bold(style.cyan(`== ${title}`))}`);
+  const demoCtx: CliContext = { ...ctx, agentDir };
+  ctx.out(`${style.bold("gjc-session demo")} in ${agentDir}`);
+
+  step("1. Managed scope of the current directory");
+  const scope = scopeFor(demoCtx, process.cwd(), "write");
+  ctx.out(table([["workspace", scope.canonicalCwd], ["scope", scope.directoryName], ["directory", scope.directoryPath]]).map((l) => `  ${l}`).join("\n"));
+
+  step("2. A session: messages, a branch, a compaction, a label, an image");
+  const storage = ManagedSessionStorage.open(agentDir);
+  const blobStore = new BlobStore(storage, path.join(agentDir, "blobs"));
+  const common = { sessionDir: scope.directoryPath, storage, blobStore, agentDir, terminalId: null } as const;
+  const session = SessionManager.create({ ...common, cwd: scope.canonicalCwd });
+  const ask = session.appendMessage(user("Summarise the tokenizer module."));
+  const answer = session.appendMessage(assistant("It splits input on whitespace and punctuation."));
+  session.appendMessage(user("And the error handling?"));
+  session.appendMessage(assistant("Errors carry a stable code."));
+  session.branch(answer.id); // a second line of thought from the first answer
+  session.appendMessage(user("Show me the diagram instead."));
+  const image = randomBytes(3072).toString("base64"); // large enough to go to the blob store
+  session.appendMessage({ ...assistant("Here it is."), content: [{ type: "text", text: "Here it is." }, { type: "image", data: image, mimeType: "image/png" }] } as AgentMessage);
+  session.appendCompaction("The user asked about the tokenizer and got a diagram.", ask.id, 1200);
+  session.appendLabelChange(answer.id, "first answer");
+  await session.flush();
+  const file = session.getSessionFile() as string;
+  await session.close();
+  ctx.out(`  wrote ${file}`);
+
+  step("3. Reloaded: the tree (labels, leaf) and the context");
+  const again = await SessionManager.open(file, { ...common, readOnly: true });
+  for (const line of renderTree(again.getTree(), again.getLeafId(), style)) ctx.out(`  ${line}`);
+  const context = buildSessionContext(again.getEntries(), again.getLeafId());
+  ctx.out();
+  for (const line of table(context.messages.map((m) => { const d = describeMessage(m); return [d.role, oneLine(d.text, 70)]; }))) ctx.out(`  ${line}`);
+  await again.close();
+
+  step("4. Sessions of this workspace");
+  const listing = await listSessions(scope.directoryPath, { storage });
+  for (const line of table(listing.sessions.map((s) => [s.id.slice(0, 8), `${s.messageCount} msgs`, oneLine(s.displayName, 50)]))) ctx.out(`  ${line}`);
+  storage.close();
+
+  step("5. Prompt history");
+  const history = HistoryStorage.open(agentDir);
+  history.add("Summarise the tokenizer module.", scope.canonicalCwd);
+  history.add("Show me the diagram instead.", scope.canonicalCwd);
+  history.flush();
+  for (const hit of history.search("tokeni")) ctx.out(`  found: ${hit.prompt}`);
+  history.close();
+
+  step("6. A legacy-layout session, migrated (copy-retain)");
+  const legacyDir = path.join(scope.sessionsRoot, legacyDirectoryNames(scope)[0] as string);
+  const legacy = SessionManager.create({ sessionDir: legacyDir, cwd: scope.canonicalCwd, terminalId: null });
+  legacy.appendMessage(user("A question from before the v2 layout."));
+  legacy.appendMessage(assistant("An answer stored the old way."));
+  await legacy.close();
+  const outcomes = await migrateAll(demoCtx, scope, await legacyCandidates(scope));
+  for (const o of outcomes) ctx.out(o.error === undefined ? `  migrated ${path.basename(o.source)} into ${scope.directoryName}` : `  ${style.red("failed")} ${o.error}`);
+
+  step("7. Audit");
+  const report = auditAgentDir(agentDir);
+  for (const line of formatAuditReport(report, style)) ctx.out(`  ${line}`);
+  const ok = report.clean && outcomes.length === 1 && outcomes.every((o) => o.error === undefined);
+  ctx.out(`\n${ok ? style.green("demo finished: everything checked out") : style.red("demo finished with problems")}`);
+  return ok ? 0 : 1;
+}

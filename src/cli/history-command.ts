@@ -1,0 +1,58 @@
+/**
+ * `history search` and `history recent`: the prompt history of the agent dir.
+ */
+import path from "node:path";
+
+import { HistoryStorage, type HistoryEntry } from "../index.js";
+import type { CliContext } from "./context.js";
+import { oneLine, shortTime, table } from "./output.js";
+
+/** Options of the history commands. */
+export interface HistoryOptions {
+  /** Limit to prompts typed in this directory; `true` means the current one. */
+  readonly cwd?: string | boolean;
+  readonly limit?: number;
+  readonly json?: boolean;
+}
+
+function cwdFilter(option: HistoryOptions["cwd"]): string | undefined {
+  if (option === undefined || option === false) return undefined;
+  return option === true ? process.cwd() : path.resolve(option);
+}
+
+function withHistory<T>(ctx: CliContext, use: (history: HistoryStorage) => T): T {
+  const history = HistoryStorage.open(ctx.agentDir);
+  try {
+    return use(history);
+  } finally {
+    history.close();
+  }
+}
+
+/** Prompts matching `query`, newest first. */
+export function runHistorySearch(ctx: CliContext, query: string, options: HistoryOptions): number {
+  const cwd = cwdFilter(options.cwd);
+  const found = withHistory(ctx, (h) => h.search(query, { ...(cwd === undefined ? {} : { cwd }), ...(options.limit === undefined ? {} : { limit: options.limit }) }));
+  print(ctx, found, options.json === true);
+  return 0;
+}
+
+/** The newest prompts. */
+export function runHistoryRecent(ctx: CliContext, options: HistoryOptions): number {
+  const found = withHistory(ctx, (h) => h.getRecent(options.limit ?? 20, cwdFilter(options.cwd)));
+  print(ctx, found, options.json === true);
+  return 0;
+}
+
+function print(ctx: CliContext, entries: readonly HistoryEntry[], json: boolean): void {
+  if (json) {
+    ctx.out(JSON.stringify(entries, null, 2));
+    return;
+  }
+  if (entries.length === 0) {
+    ctx.out(ctx.style.dim("no prompts"));
+    return;
+  }
+  const rows = entries.map((e) => [shortTime(new Date(e.createdAt * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]);
+  for (const line of table(rows)) ctx.out(line);
+}

@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+/**
+ * `gjc-session`: the command line over the package's public API. Parsing is commander's;
+ * every command module returns its exit status and this file maps failures to one line.
+ */
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+
+import { AUDIT_EXIT, runAudit } from "./audit-command.js";
+import { cliContext, type CliContext, type GlobalOptions } from "./context.js";
+import { runDemo } from "./demo-command.js";
+import { runHistoryRecent, runHistorySearch } from "./history-command.js";
+import { runMigrate } from "./migrate-command.js";
+import { formatError, styleFor } from "./output.js";
+import { runContext, runList, runShow } from "./sessions-command.js";
+
+/** Exit status for usage errors and for failures of commands other than `audit`. */
+export const EXIT_USAGE = 2;
+export const EXIT_FAILURE = 1;
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new InvalidArgumentError("expected a positive integer");
+  return n;
+}
+
+/**
+ * Builds the program. `run(command, action)` wraps an action: it builds the context from
+ * the merged options, runs, and records the exit status or the one-line error.
+ */
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command("gjc-session")
+    .description("Inspect, audit and migrate the owner-only session store of a coding agent.")
+    .option("--agent-dir <dir>", "the agent directory (default: $GJC_CODING_AGENT_DIR, else ~/.gjc/agent)")
+    .option("-v, --verbose", "explain errors in detail")
+    .showHelpAfterError("(add --help for usage)")
+    .exitOverride();
+  const run =
+    <A extends unknown[]>(failureExit: number, action: (ctx: CliContext, ...args: A) => Promise<number> | number) =>
+    async (...args: unknown[]): Promise<void> => {
+      const command = args[args.length - 1] as Command;
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      let ctx: CliContext | undefined;
+      try {
+        ctx = cliContext(globals);
+        setExit(await action(ctx, ...(args.slice(0, -1) as A)));
+      } catch (error) {
+        process.stderr.write(`${formatError(error, globals.verbose === true, ctx?.errStyle ?? styleFor(process.stderr))}\n`);
+        setExit(failureExit);
+      }
+    };
+
+  program
+    .command("demo")
+    .description("walk through the store in a fresh temporary agent directory (or --agent-dir)")
+    .action(run(EXIT_FAILURE, (ctx) => runDemo(ctx, ctx.agentDirGiven ? { agentDir: ctx.agentDir } : {})));
+  program
+    .command("audit")
+    .description("check every object of the agent directory; exit 0 clean, 1 findings, 2 could not run")
+    .option("--json", "print one JSON document (schema: AuditReportSchema)")
+    .option("--fix", "repair modes and ACLs of objects you own; refuse and report the rest")
+    .action(run(AUDIT_EXIT.failed, (ctx, opts: { json?: boolean; fix?: boolean }) => runAudit(ctx, opts)));
+  program
+    .command("list")
+    .description("list the sessions of a workspace (default: the current directory)")
+    .option("--all", "list the sessions of every workspace")
+    .option("--cwd <dir>", "the workspace to list")
+    .option("--json", "print JSON")
+    .action(run(EXIT_FAILURE, (ctx, opts: { all?: boolean; cwd?: string; json?: boolean }) => runList(ctx, opts)));
+  program
+    .command("show")
+    .description("print a session's tree, with labels and the leaf marked")
+    .argument("<session>", "a session id (or unique prefix) or a session file path")
+    .action(run(EXIT_FAILURE, (ctx, ref: string) => runShow(ctx, ref)));
+  program
+    .command("context")
+    .description("print what the model sees when the session continues from its leaf")
+    .argument("<session>", "a session id (or unique prefix) or a session file path")
+    .option("--leaf <id>", "continue from this entry instead of the leaf")
+    .option("--json", "print JSON")
+    .action(run(EXIT_FAILURE, (ctx, ref: string, opts: { leaf?: string; json?: boolean }) => runContext(ctx, ref, opts)));
+  program
+    .command("migrate")
+    .description("copy this workspace's legacy-layout sessions into its v2 scope (sources are kept)")
+    .option("--dry-run", "only list what would be migrated")
+    .option("--cwd <dir>", "the workspace (default: the current directory)")
+    .action(run(EXIT_FAILURE, (ctx, opts: { dryRun?: boolean; cwd?: string }) => runMigrate(ctx, opts)));
+
+  const history = program.command("history").description("search and show the prompt history");
+  history
+    .command("search")
+    .description("prompts matching a query, newest first")
+    .argument("<query>", "words to look for (prefixes and substrings match)")
+    .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
+    .option("--limit <n>", "at most this many results", positiveInteger)
+    .option("--json", "print JSON")
+    .action(run(EXIT_FAILURE, (ctx, query: string, opts: { cwd?: string | boolean; limit?: number; json?: boolean }) => runHistorySearch(ctx, query, opts)));
+  history
+    .command("recent")
+    .description("the newest prompts")
+    .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
+    .option("--limit <n>", "how many (default 20)", positiveInteger)
+    .option("--json", "print JSON")
+    .action(run(EXIT_FAILURE, (ctx, opts: { cwd?: string | boolean; limit?: number; json?: boolean }) => runHistoryRecent(ctx, opts)));
+  return program;
+}
+
+/** Runs the CLI on `argv` (as `process.argv`) and resolves to the exit status. */
+export async function main(argv: readonly string[]): Promise<number> {
+  let status = 0;
+  const program = buildProgram((code) => (status = code));
+  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
+  try {
+    await program.parseAsync([...argv]);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are successful exits; anything else is a usage error (already printed).
+      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+    }
+    throw error;
+  }
+  return status;
+}
+
+main(process.argv).then(
+  (status) => {
+    process.exitCode = status;
+  },
+  (error: unknown) => {
+    process.stderr.write(`${formatError(error, process.argv.includes("--verbose"), styleFor(process.stderr))}\n`);
+    process.exitCode = EXIT_FAILURE;
+  },
+);

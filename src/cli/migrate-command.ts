@@ -1,0 +1,95 @@
+/**
+ * `gjc-session migrate`: copies the workspace's legacy-layout sessions into its v2 scope
+ * (copy-retain: the sources stay), with a progress bar when stderr is a terminal.
+ */
+import path from "node:path";
+
+import {
+  listSessionCandidates,
+  openCandidateForWrite,
+  resolveManagedScope,
+  type ManagedScope,
+  type MigrationProgress,
+  type SessionCandidate,
+} from "../index.js";
+import type { CliContext } from "./context.js";
+import { CliError } from "./errors.js";
+import { table } from "./output.js";
+
+/** Options of `migrate`. */
+export interface MigrateOptions {
+  readonly dryRun?: boolean;
+  readonly cwd?: string;
+}
+
+/** One migrated (or, in a dry run, migratable) session. */
+export interface MigrateOutcome {
+  readonly source: string;
+  readonly destination?: string;
+  readonly error?: string;
+}
+
+const BAR_WIDTH = 24;
+
+/** A one-line progress bar redrawn in place on a terminal. */
+export function progressLine(label: string, progress: MigrationProgress): string {
+  const total = Math.max(progress.bytesTotal, 1);
+  const fraction = progress.phase === "done" ? 1 : Math.min(progress.bytesDone / total, 1);
+  const filled = Math.round(fraction * BAR_WIDTH);
+  const percent = String(Math.round(fraction * 100)).padStart(3);
+  return `${label} [${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}] ${percent}%  ${progress.filesDone}/${progress.filesTotal} files  ${progress.phase}`;
+}
+
+/** Resolves the scope of `cwd` (for writing unless `dryRun`), or throws the scope's code. */
+export function scopeFor(ctx: CliContext, cwd: string, mode: "read" | "write"): ManagedScope {
+  const resolution = resolveManagedScope({ cwd: path.resolve(cwd), agentDir: ctx.agentDir, mode });
+  if (resolution.kind === "error") throw new CliError("scope_unavailable", `${resolution.code}: ${resolution.message}`);
+  return resolution.scope;
+}
+
+/** The workspace's legacy sessions that have not been migrated. */
+export async function legacyCandidates(scope: ManagedScope): Promise<SessionCandidate[]> {
+  const listing = await listSessionCandidates(scope);
+  if (listing.kind === "error") throw new CliError("scope_unavailable", `${listing.code}: ${listing.message}`);
+  return listing.candidates.filter((c) => c.migrationState === "legacy_unmigrated");
+}
+
+/** Migrates every legacy candidate of `scope`, drawing progress on a terminal. */
+export async function migrateAll(ctx: CliContext, scope: ManagedScope, candidates: readonly SessionCandidate[]): Promise<MigrateOutcome[]> {
+  const outcomes: MigrateOutcome[] = [];
+  for (const [i, candidate] of candidates.entries()) {
+    const label = `(${i + 1}/${candidates.length}) ${path.basename(candidate.path)}`;
+    const draw = (progress: MigrationProgress): void => {
+      if (ctx.interactive) process.stderr.write(`\r\u001b[2K${progressLine(label, progress)}`);
+    };
+    const result = await openCandidateForWrite(scope, candidate, { onProgress: draw });
+    if (ctx.interactive) process.stderr.write("\n");
+    if (result.kind === "error") outcomes.push({ source: candidate.path, error: `${result.code}: ${result.message}` });
+    else outcomes.push({ source: candidate.path, destination: result.path });
+  }
+  return outcomes;
+}
+
+/** The `migrate` command; exit status 1 when any session could not be migrated. */
+export async function runMigrate(ctx: CliContext, options: MigrateOptions): Promise<number> {
+  const cwd = options.cwd ?? process.cwd();
+  const dryRun = options.dryRun === true;
+  const scope = scopeFor(ctx, cwd, dryRun ? "read" : "write");
+  const candidates = await legacyCandidates(scope);
+  const { style } = ctx;
+  if (candidates.length === 0) {
+    ctx.out(style.dim(`no legacy sessions to migrate for ${scope.canonicalCwd}`));
+    return 0;
+  }
+  if (dryRun) {
+    ctx.out(`${style.bold("Would migrate")} ${candidates.length} legacy session(s) into ${scope.directoryPath}:`);
+    for (const c of candidates) ctx.out(`  ${c.path}`);
+    return 0;
+  }
+  const outcomes = await migrateAll(ctx, scope, candidates);
+  const rows = outcomes.map((o) =>
+    o.error === undefined ? [style.green("migrated"), o.source, `→ ${o.destination}`] : [style.red("failed"), o.source, o.error],
+  );
+  for (const line of table(rows)) ctx.out(line);
+  return outcomes.every((o) => o.error === undefined) ? 0 : 1;
+}

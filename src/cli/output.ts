@@ -1,0 +1,94 @@
+/**
+ * Terminal output of the CLI: colour only on a TTY and never under `NO_COLOR`, aligned
+ * columns, one-line errors with their code.
+ */
+import { GjcError } from "../index.js";
+
+/** Styling functions; each returns its text unchanged when colour is off. */
+export interface Style {
+  readonly enabled: boolean;
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  yellow(text: string): string;
+  green(text: string): string;
+  cyan(text: string): string;
+}
+
+/**
+ * Colour is used only when `stream` is a terminal and `NO_COLOR` is unset or empty
+ * (https://no-color.org: any non-empty value turns colour off).
+ */
+export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
+  const enabled = stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "");
+  const wrap = (open: number, close: number) => (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text);
+  return {
+    enabled,
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    yellow: wrap(33, 39),
+    green: wrap(32, 39),
+    cyan: wrap(36, 39),
+  };
+}
+
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/** Display width of `text`, ignoring colour codes. */
+export function visibleWidth(text: string): number {
+  return [...text.replace(ANSI, "")].length;
+}
+
+/**
+ * Lays out rows as aligned columns separated by two spaces. The last column is never
+ * padded, so long titles do not drag trailing blanks.
+ */
+export function table(rows: readonly (readonly string[])[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));
+  return rows.map((row) =>
+    row.map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] as number) - visibleWidth(cell)))).join("  "),
+  );
+}
+
+/** `text` on one line, cut to `max` characters with an ellipsis. */
+export function oneLine(text: string, max = 72): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const chars = [...flat];
+  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** A local time as `YYYY-MM-DD HH:MM`. */
+export function shortTime(date: Date): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** The code of a library error, or a generic one for anything else. */
+export function errorCode(error: unknown): string {
+  if (error instanceof GjcError) return error.code;
+  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string") {
+    return (error as NodeJS.ErrnoException).code as string;
+  }
+  return "internal_error";
+}
+
+/**
+ * One line for the user: `gjc-session: <code>: <message>`. With `verbose`, the error's
+ * class, its extra fields, the chain of causes and the stack follow on later lines.
+ */
+export function formatError(error: unknown, verbose: boolean, style: Style): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const first = `${style.red("gjc-session:")} ${style.bold(errorCode(error))}: ${oneLine(message, 400)}`;
+  if (!verbose) return first;
+  const lines = [first];
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 8; depth++) {
+    const extra = Object.entries(current).filter(([key]) => key !== "code" && key !== "name" && key !== "message");
+    lines.push(`  ${depth === 0 ? "" : "caused by "}${current.name}${extra.length > 0 ? ` ${JSON.stringify(Object.fromEntries(extra))}` : ""}`);
+    if (current.stack !== undefined) lines.push(...current.stack.split("\n").slice(1).map((l) => `    ${l.trim()}`));
+    current = current.cause;
+  }
+  return lines.join("\n");
+}

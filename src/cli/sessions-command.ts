@@ -1,0 +1,207 @@
+/**
+ * `list`, `show` and `context`: sessions of the managed store, read-only.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+import {
+  buildSessionContext,
+  canonicalizeTrustedPath,
+  isScopeDirectoryName,
+  listAll,
+  listSessions,
+  ManagedSessionStorage,
+  resolveManagedScope,
+  SESSIONS_DIRECTORY,
+  SessionManager,
+  type SessionInfo,
+  type SessionListing,
+} from "../index.js";
+import type { CliContext } from "./context.js";
+import { CliError } from "./errors.js";
+import { oneLine, shortTime, table } from "./output.js";
+import { describeMessage, renderTree } from "./render.js";
+
+/** The sessions root of the context's agent dir, with trusted ancestors canonicalised. */
+export function sessionsRootOf(ctx: CliContext): string {
+  return path.join(canonicalizeTrustedPath(ctx.agentDir), SESSIONS_DIRECTORY);
+}
+
+/**
+ * Runs `use` with a managed storage over the sessions root, or returns `fallback` when the
+ * root does not exist yet (nothing was ever stored).
+ */
+async function withStorage<T>(root: string, fallback: T, use: (storage: ManagedSessionStorage) => Promise<T>): Promise<T> {
+  if (!fs.existsSync(root)) return fallback;
+  const storage = ManagedSessionStorage.open(root);
+  try {
+    return await use(storage);
+  } finally {
+    storage.close();
+  }
+}
+
+/** Options of `list`. */
+export interface ListOptions {
+  readonly all?: boolean;
+  readonly cwd?: string;
+  readonly json?: boolean;
+}
+
+/** Lists the sessions of one workspace (its managed scope), or of every scope with `all`. */
+export async function runList(ctx: CliContext, options: ListOptions): Promise<number> {
+  const empty: SessionListing = { sessions: [], skipped: [] };
+  let listing: SessionListing;
+  if (options.all === true) {
+    const root = sessionsRootOf(ctx);
+    listing = await withStorage(root, empty, (storage) => listAll(root, { storage }));
+  } else {
+    const resolution = resolveManagedScope({ cwd: path.resolve(options.cwd ?? process.cwd()), agentDir: ctx.agentDir });
+    if (resolution.kind === "error") throw new CliError("scope_unavailable", `${resolution.code}: ${resolution.message}`);
+    const { scope } = resolution;
+    listing = scope.exists
+      ? await withStorage(scope.sessionsRoot, empty, (storage) => listSessions(scope.directoryPath, { storage }))
+      : empty;
+  }
+  if (options.json === true) {
+    ctx.out(JSON.stringify({ sessions: listing.sessions.map(publicInfo), skipped: listing.skipped }, null, 2));
+    return 0;
+  }
+  for (const line of formatListing(listing, options.all === true, ctx)) ctx.out(line);
+  return 0;
+}
+
+// `allMessagesText` exists for search; printing it would repeat every message.
+function publicInfo(info: SessionInfo): Omit<SessionInfo, "allMessagesText"> {
+  const { allMessagesText: _unused, ...rest } = info;
+  return rest;
+}
+
+function formatListing(listing: SessionListing, all: boolean, ctx: CliContext): string[] {
+  const { style } = ctx;
+  if (listing.sessions.length === 0 && listing.skipped.length === 0) return [style.dim("no sessions")];
+  const header = ["MODIFIED", "ID", "MSGS", ...(all ? ["CWD"] : []), "TITLE"].map((h) => style.bold(h));
+  const ids = uniquePrefixes(listing.sessions.map((s) => s.id));
+  const rows = listing.sessions.map((s) => [
+    shortTime(s.modified),
+    ids.get(s.id) as string,
+    `${s.messageCount}${s.messageCountIsEstimate ? "+" : ""}`,
+    ...(all ? [s.cwd === "" ? "-" : s.cwd] : []),
+    oneLine(s.displayName, 60),
+  ]);
+  const lines = table([header, ...rows]);
+  for (const skipped of listing.skipped) lines.push(style.yellow(`skipped ${skipped.path}: ${skipped.code}`));
+  return lines;
+}
+
+/**
+ * The shortest prefix of each id (at least `min` characters) that no other id in the list
+ * starts with; equal ids (a migrated copy and its source) keep the whole id.
+ */
+export function uniquePrefixes(ids: readonly string[], min = 8): Map<string, string> {
+  const sorted = [...new Set(ids)].sort();
+  const common = (a: string | undefined, b: string | undefined): number => {
+    if (a === undefined || b === undefined) return 0;
+    let n = 0;
+    while (n < a.length && a[n] === b[n]) n++;
+    return n;
+  };
+  const out = new Map<string, string>();
+  sorted.forEach((id, i) => {
+    const needed = Math.max(common(id, sorted[i - 1]), common(id, sorted[i + 1])) + 1;
+    out.set(id, id.slice(0, Math.max(min, needed)));
+  });
+  return out;
+}
+
+/**
+ * A session file from a reference: a path (anything with a separator or ending in `.jsonl`),
+ * else a session id or unique id prefix looked up across every scope.
+ *
+ * @throws CliError `session_not_found`, `ambiguous_session`
+ */
+export async function locateSession(ctx: CliContext, ref: string): Promise<string> {
+  if (ref.includes("/") || ref.includes(path.sep) || ref.endsWith(".jsonl")) return path.resolve(ref);
+  const root = sessionsRootOf(ctx);
+  const listing = await withStorage(root, { sessions: [], skipped: [] } as SessionListing, (storage) => listAll(root, { storage }));
+  const exact = listing.sessions.filter((s) => s.id === ref);
+  const found = exact.length > 0 ? exact : listing.sessions.filter((s) => s.id.startsWith(ref));
+  if (found.length === 0) throw new CliError("session_not_found", `no session with id ${ref} in ${root}`);
+  // A migrated copy shares its id with the legacy source it came from: the v2 copy is the live one.
+  const inScopes = found.filter((s) => isScopeDirectoryName(path.basename(path.dirname(s.path))));
+  const matches = inScopes.length > 0 ? inScopes : found;
+  if (new Set(matches.map((s) => s.id)).size > 1 || matches.length > 1) {
+    throw new CliError("ambiguous_session", `${matches.length} sessions match ${ref}: ${matches.map((s) => s.path).join(", ")}`);
+  }
+  return (matches[0] as SessionInfo).path;
+}
+
+/** Opens a session read-only, through managed storage when it lives in the agent dir. */
+export async function openSession(ctx: CliContext, file: string): Promise<SessionManager> {
+  const root = sessionsRootOf(ctx);
+  const inside = !path.relative(root, file).startsWith("..");
+  const common = { sessionDir: path.dirname(file), agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
+  if (!inside || !fs.existsSync(root)) return SessionManager.open(file, common);
+  // A read-only manager reads everything while opening and holds nothing afterwards.
+  const storage = ManagedSessionStorage.open(root);
+  try {
+    return await SessionManager.open(file, { ...common, storage });
+  } finally {
+    storage.close();
+  }
+}
+
+/** Prints a session's tree with labels and the leaf marked. */
+export async function runShow(ctx: CliContext, ref: string): Promise<number> {
+  const file = await locateSession(ctx, ref);
+  const session = await openSession(ctx, file);
+  try {
+    const header = session.getHeader();
+    const { style } = ctx;
+    ctx.out(`${style.bold("Session")} ${header.id}`);
+    ctx.out(style.dim(`  file ${file}`));
+    ctx.out(style.dim(`  cwd  ${header.cwd ?? "-"}  ·  ${session.getEntries().length} entries  ·  version ${header.version ?? 1}`));
+    ctx.out();
+    for (const line of renderTree(session.getTree(), session.getLeafId(), style)) ctx.out(line);
+  } finally {
+    await session.close();
+  }
+  return 0;
+}
+
+/** Options of `context`. */
+export interface ContextOptions {
+  readonly leaf?: string;
+  readonly json?: boolean;
+}
+
+/** Prints what the model would see continuing from the leaf (or `--leaf`). */
+export async function runContext(ctx: CliContext, ref: string, options: ContextOptions): Promise<number> {
+  const file = await locateSession(ctx, ref);
+  const session = await openSession(ctx, file);
+  try {
+    if (options.leaf !== undefined && session.getEntry(options.leaf) === undefined) {
+      throw new CliError("unknown_entry", `no entry ${options.leaf} in the session`);
+    }
+    const leaf = options.leaf ?? session.getLeafId();
+    const context = buildSessionContext(session.getEntries(), leaf);
+    if (options.json === true) {
+      ctx.out(JSON.stringify({ sessionId: session.getSessionId(), leafId: leaf, context }, null, 2));
+      return 0;
+    }
+    const { style } = ctx;
+    ctx.out(`${style.bold("Context")} of ${session.getSessionId()} at ${leaf ?? "(reset)"}`);
+    const models = Object.entries(context.models).map(([role, model]) => `${role}=${model}`);
+    ctx.out(style.dim(`  models ${models.join(", ") || "-"}  ·  thinking ${context.thinkingLevel}  ·  mode ${context.mode}`));
+    ctx.out();
+    const rows = context.messages.map((message, i) => {
+      const { role, text } = describeMessage(message);
+      return [style.dim(String(i + 1)), style.cyan(role), oneLine(text, 90)];
+    });
+    for (const line of table(rows)) ctx.out(line);
+    if (rows.length === 0) ctx.out(style.dim("no messages"));
+  } finally {
+    await session.close();
+  }
+  return 0;
+}
