@@ -19,7 +19,8 @@ export const MAX_LINE_FINDINGS_PER_FILE = 100;
 /** Staging files older than this (by mtime) are reported as stale, by default. */
 export const DEFAULT_STALE_AFTER_MS = 60 * 60 * 1000;
 
-const CHUNK_BYTES = 4 * 1024 * 1024;
+// One read buffer per audit, reused for every file: most sessions fit in one read.
+const CHUNK_BYTES = 256 * 1024;
 // A canonical binding is a few hundred bytes; anything this large is not one.
 const BINDING_MAX_BYTES = 64 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
@@ -43,6 +44,7 @@ export class ContentChecks implements WalkVisitor {
   /** scope directories walked, and whether their binding file was seen */
   readonly #scopes = new Map<string, boolean>();
   readonly #legacy = new LegacyTracker();
+  readonly #scratch = Buffer.allocUnsafe(CHUNK_BYTES);
   sessions = 0;
   blobs = 0;
 
@@ -111,15 +113,17 @@ export class ContentChecks implements WalkVisitor {
     let mayHoldRefs = false;
     let result: SessionLoadResult;
     try {
-      const size = file.stat().size;
       let position = 0;
-      while (position < size) {
-        const chunk = file.readAt(position, Math.min(CHUNK_BYTES, size - position));
-        if (chunk.length === 0) break;
-        position += chunk.length;
-        // A marker cut by a chunk edge would be missed: big files are always resolved.
-        mayHoldRefs ||= position < size || chunk.includes(BLOB_MARKER);
-        loader.write(chunk);
+      for (;;) {
+        const n = file.read(this.#scratch, { position });
+        if (n === 0) break;
+        const chunk = this.#scratch.subarray(0, n);
+        // A marker cut by a chunk edge would be missed: multi-chunk files are always resolved.
+        mayHoldRefs ||= position > 0 || chunk.includes(BLOB_MARKER);
+        position += n;
+        loader.write(chunk); // the scanner copies what it keeps, so the buffer is reused
+        // A short read of a regular file is its end: saves the second read of every small file.
+        if (n < this.#scratch.length) break;
       }
       result = loader.end();
     } catch (error) {
@@ -188,12 +192,12 @@ export class ContentChecks implements WalkVisitor {
     }
     this.#blobs.set(name, rel);
     const hash = createHash("sha256");
-    const size = file.stat().size;
-    for (let position = 0; position < size; ) {
-      const chunk = file.readAt(position, Math.min(CHUNK_BYTES, size - position));
-      if (chunk.length === 0) break;
-      hash.update(chunk);
-      position += chunk.length;
+    for (let position = 0; ; ) {
+      const n = file.read(this.#scratch, { position });
+      if (n === 0) break;
+      hash.update(this.#scratch.subarray(0, n));
+      position += n;
+      if (n < this.#scratch.length) break;
     }
     const digest = hash.digest("hex");
     if (digest !== name) this.#collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
