@@ -1,6 +1,7 @@
 /**
  * Byte helpers shared by the storage implementations: batching many small chunks into few
- * writes, and cutting a bounded read at a UTF-8 character boundary.
+ * writes, reading a whole file in one allocation, and cutting a bounded read at a UTF-8
+ * character boundary.
  */
 
 import { StorageError } from "./errors.js";
@@ -37,6 +38,43 @@ export function* batchChunks(chunks: Iterable<WriteChunk>): Generator<Buffer> {
     }
   }
   if (texts.length > 0) yield Buffer.from(texts.join(""), "utf8");
+}
+
+/** A positional read into `buffer[offset..offset+length)`; returns the byte count, 0 at end of file. */
+export type PositionalRead = (buffer: Buffer, offset: number, length: number, position: number) => number;
+
+/**
+ * Room for a whole-file read of a file that had `size` bytes when it was stat'ed. The one
+ * byte past the size lets the read that returns 0 (end of file) land without growing the
+ * buffer; a buffer of exactly `size` would be full before the end is seen and double.
+ */
+export function wholeFileBuffer(size: number): Buffer {
+  return Buffer.allocUnsafe(size + 1);
+}
+
+/**
+ * A full buffer of a whole-file read, grown because the file grew past its stat'ed size (a
+ * live writer). Doubling keeps a file that keeps growing at amortized linear cost.
+ */
+export function grownBuffer(buffer: Buffer, filled: number): Buffer {
+  const bigger = Buffer.allocUnsafe(Math.max(buffer.length * 2, 1 << 16));
+  buffer.copy(bigger, 0, 0, filled);
+  return bigger;
+}
+
+/**
+ * The whole file through `read`, sized by `size` from a stat of the same descriptor, and
+ * including anything appended since: one allocation and no copy unless the file grew.
+ */
+export function readWholeSync(size: number, read: PositionalRead): Buffer {
+  let buffer = wholeFileBuffer(size);
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) buffer = grownBuffer(buffer, filled);
+    const count = read(buffer, filled, buffer.length - filled, filled);
+    if (count === 0) return buffer.subarray(0, filled);
+    filled += count;
+  }
 }
 
 /** All chunks as one buffer (for backends that publish a whole file in one call). */

@@ -32,6 +32,8 @@ import {
   openRegularSync,
   publish,
   readRange,
+  readWhole,
+  readWholeFdSync,
   replaceFile,
   syncDirectory,
   tightenDirectory,
@@ -157,7 +159,7 @@ export class FileSessionStorage implements SessionStorage {
     return guardStorage("read", absolute, () => {
       const fd = openRegularSync(absolute, OPEN_READ);
       try {
-        return fs.readFileSync(fd);
+        return readWholeFdSync(fd);
       } finally {
         fs.closeSync(fd);
       }
@@ -176,10 +178,7 @@ export class FileSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readBytes} */
   async readBytes(target: string): Promise<Buffer> {
-    return this.#withReadFd(target, async (fd) => {
-      const { size } = await fstatAsync(fd);
-      return readRange(fd, 0, size, true);
-    });
+    return this.#withReadFd(target, readWhole);
   }
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
@@ -187,7 +186,7 @@ export class FileSessionStorage implements SessionStorage {
     checkByteCount(maxBytes, "maxBytes");
     return this.#withReadFd(target, async (fd) => {
       const { size } = await fstatAsync(fd);
-      return decodeUtf8Prefix(await readRange(fd, 0, Math.min(maxBytes, size), false));
+      return decodeUtf8Prefix(await readRange(fd, 0, Math.min(maxBytes, size)));
     });
   }
 
@@ -197,7 +196,7 @@ export class FileSessionStorage implements SessionStorage {
     return this.#withReadFd(target, async (fd) => {
       const fileSize = (await fstatAsync(fd)).size;
       const { start, stop } = tailWindow(fileSize, maxBytes, end);
-      return { bytes: await readRange(fd, start, stop - start, false), start, fileSize };
+      return { bytes: await readRange(fd, start, stop - start), start, fileSize };
     });
   }
 

@@ -14,7 +14,7 @@
 import fs from "node:fs";
 
 import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
-import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, tailWindow } from "./bytes.js";
+import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, readWholeSync, tailWindow } from "./bytes.js";
 import { guardStorage, pathError, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -38,9 +38,6 @@ export interface ManagedSessionStorageOptions {
   /** Receives a writer's first failure. */
   logger?: StorageLogger;
 }
-
-/** Reads of a live file continue in steps of this size past the size seen at open. */
-const READ_STEP = 1 << 16;
 
 /** Owner-only {@link SessionStorage} on held descriptors; see the module comment. */
 export class ManagedSessionStorage implements SessionStorage {
@@ -430,15 +427,9 @@ function readWhole(dir: SecureDir, name: string): Buffer {
 
 /** The whole file, including anything appended after its size was first read. */
 function readToEnd(file: SecureFile): Buffer {
-  const parts = [file.readAt(0, file.stat().size)];
-  let offset = parts[0]?.length ?? 0;
-  for (;;) {
-    const more = file.readAt(offset, READ_STEP);
-    if (more.length === 0) break;
-    parts.push(more);
-    offset += more.length;
-  }
-  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  return readWholeSync(file.stat().size, (buffer, offset, length, position) =>
+    file.read(buffer, { offset, length, position }),
+  );
 }
 
 function fromSecureStat(stat: SecureStat): StorageStat {

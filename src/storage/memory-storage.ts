@@ -111,7 +111,9 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readBytesSync} */
   readBytesSync(target: string): Buffer {
-    return Buffer.from(contents(this.#file(target)));
+    // The caller owns what it gets: one copy of the parts, never a view of the stored bytes.
+    const file = this.#file(target);
+    return Buffer.concat(file.parts, file.size);
   }
 
   /** {@inheritDoc SessionStorage.exists} */

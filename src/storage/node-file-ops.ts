@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 
-import { batchChunks } from "./bytes.js";
+import { batchChunks, grownBuffer, readWholeSync, wholeFileBuffer } from "./bytes.js";
 import { pathError } from "./errors.js";
 import { temporaryName } from "./paths.js";
 import type { ReplaceOptions, StorageStat, WriteChunk } from "./types.js";
@@ -246,23 +246,35 @@ export function writeAllSync(fd: number, data: string | Buffer): void {
   while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
 }
 
-/** Reads `length` bytes from `start` (fewer if the file is shorter), growing past `length` only when `toEnd`. */
-export async function readRange(fd: number, start: number, length: number, toEnd: boolean): Promise<Buffer> {
-  let buffer = Buffer.allocUnsafe(Math.max(length, toEnd ? 65536 : 0));
+/** Up to `length` bytes from `start` (fewer if the file is shorter). */
+export async function readRange(fd: number, start: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.allocUnsafe(length);
   let filled = 0;
-  for (;;) {
-    if (filled === buffer.length) {
-      if (!toEnd) break;
-      // The file grew since fstat (a live writer): keep reading to the end.
-      const bigger = Buffer.allocUnsafe(buffer.length * 2);
-      buffer.copy(bigger, 0, 0, filled);
-      buffer = bigger;
-    }
-    const { bytesRead } = await readAsync(fd, buffer, filled, buffer.length - filled, start + filled);
+  while (filled < length) {
+    const { bytesRead } = await readAsync(fd, buffer, filled, length - filled, start + filled);
     if (bytesRead === 0) break;
     filled += bytesRead;
   }
   return buffer.subarray(0, filled);
+}
+
+/** The whole file behind `fd` (see {@link readWholeSync}), read off the main thread. */
+export async function readWhole(fd: number): Promise<Buffer> {
+  let buffer = wholeFileBuffer((await fstatAsync(fd)).size);
+  let filled = 0;
+  for (;;) {
+    if (filled === buffer.length) buffer = grownBuffer(buffer, filled);
+    const { bytesRead } = await readAsync(fd, buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) return buffer.subarray(0, filled);
+    filled += bytesRead;
+  }
+}
+
+/** The whole file behind `fd`, synchronously (see {@link readWholeSync}). */
+export function readWholeFdSync(fd: number): Buffer {
+  return readWholeSync(fs.fstatSync(fd).size, (buffer, offset, length, position) =>
+    fs.readSync(fd, buffer, offset, length, position),
+  );
 }
 
 /** A node:fs bigint stat as a {@link StorageStat}. */

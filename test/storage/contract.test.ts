@@ -90,6 +90,32 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       expect(storage.existsSync(at("no-dir", "nope.txt"))).toBe(false);
     });
 
+    it("reads whole files of every size around the read buffer's bounds exactly", async () => {
+      for (const size of [0, 1, 4095, 4096, 4097, 65535, 65536, 65537, 200_003]) {
+        const data = Buffer.alloc(size);
+        for (let i = 0; i < size; i++) data[i] = (i * 31 + size) & 0xff;
+        await storage.writeText(at(`s${size}.bin`), data);
+        const async = await storage.readBytes(at(`s${size}.bin`));
+        const sync = storage.readBytesSync(at(`s${size}.bin`));
+        expect(async.equals(data)).toBe(true);
+        expect(sync.equals(data)).toBe(true);
+        // The caller owns its copy: changing it leaves the stored bytes alone.
+        if (size > 0) sync[0] = (sync[0]! + 1) & 0xff;
+        expect(storage.readBytesSync(at(`s${size}.bin`)).equals(data)).toBe(true);
+      }
+    });
+
+    it("reads what a writer appended after the file was opened", async () => {
+      const writer = await storage.openWriter(at("live.jsonl"));
+      await writer.writeLine("a".repeat(70_000));
+      const before = await storage.readText(at("live.jsonl"));
+      await writer.writeLine("b");
+      expect(before.length).toBe(70_001);
+      expect((await storage.readBytes(at("live.jsonl"))).length).toBe(70_003);
+      expect(storage.readBytesSync(at("live.jsonl")).length).toBe(70_003);
+      await writer.close();
+    });
+
     it("writes bytes as given and replaces previous content", () => {
       storage.writeTextSync(at("b.bin"), new Uint8Array([0, 255, 10]));
       storage.writeTextSync(at("b.bin"), new Uint8Array([1, 2]));
