@@ -5,12 +5,13 @@
  */
 import { z } from "zod";
 
+import type { SecureFsErrorCode } from "../fs/index.js";
+
 /**
- * Codes of problems found on filesystem objects. The owner-only ones are the `SecureFsError`
- * codes the secure layer raises for the same condition, so a finding and a refused open name a
- * problem alike.
+ * The owner-only problems, named by the `SecureFsError` code the secure layer raises for the
+ * same condition (checked by the compiler), so a finding and a refused open name it alike.
  */
-export const AUDIT_FS_CODES = [
+const OWNER_ONLY_CODES = [
   "owner_mismatch",
   "mode_mismatch",
   "acl_present",
@@ -23,9 +24,10 @@ export const AUDIT_FS_CODES = [
   "not_regular_file",
   "permission_denied",
   "io_error",
-  "not_audited",
-  "insecure_ancestor",
-] as const;
+] as const satisfies readonly SecureFsErrorCode[];
+
+/** Codes of problems found on filesystem objects. */
+export const AUDIT_FS_CODES = [...OWNER_ONLY_CODES, "not_audited", "insecure_ancestor"] as const;
 
 /** Codes of problems found in what the objects hold. */
 export const AUDIT_CONTENT_CODES = [

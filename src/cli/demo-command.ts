@@ -15,6 +15,7 @@ import {
   legacyDirectoryNames,
   listSessions,
   ManagedSessionStorage,
+  SecureDir,
   SessionManager,
   type AgentMessage,
 } from "../index.js";
@@ -38,8 +39,8 @@ const assistant = (text: string): AgentMessage =>
 export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<number> {
   const { style } = ctx;
   const agentDir = options.agentDir === undefined ? fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-demo-"))) : path.resolve(options.agentDir);
-  fs.mkdirSync(agentDir, { recursive: true, mode: 0o700 });
-  fs.chmodSync(agentDir, 0o700); // mkdtemp already makes 0700; a given directory is taken as owner-only
+  // Made owner-only when missing; an existing directory must already be owner-only.
+  SecureDir.openRoot(agentDir, { create: true }).close();
   const step = (title: string) => ctx.out(`\n${style.bold(style.cyan(`== ${title}`))}`);
   const demoCtx: CliContext = { ...ctx, agentDir };
   ctx.out(`${style.bold("gjc-session demo")} in ${agentDir}`);
@@ -100,7 +101,7 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
 
   step("7. Audit");
   const report = auditAgentDir(agentDir);
-  for (const line of formatAuditReport(report, style)) ctx.out(`  ${line}`);
+  for (const line of formatAuditReport(report, style)) ctx.out(line === "" ? "" : `  ${line}`);
   const ok = report.clean && outcomes.length === 1 && outcomes.every((o) => o.error === undefined);
   ctx.out(`\n${ok ? style.green("demo finished: everything checked out") : style.red("demo finished with problems")}`);
   return ok ? 0 : 1;
