@@ -30,3 +30,5 @@ export {
 export type { ManagedScope, ResolveScopeOptions, ScopeResolution } from "./resolve.js";
 export { INTERNAL_DIRECTORY, MAX_DISCOVERED_LEGACY_DIRECTORIES, discoveredLegacyDirectories, legacyDirectoryNames } from "./legacy-names.js";
 export type { LegacyAnchors } from "./legacy-names.js";
+export { managedSessionDirForRead, managedSessionTarget } from "./session-defaults.js";
+export type { ManagedSessionTarget } from "./session-defaults.js";

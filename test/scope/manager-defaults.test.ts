@@ -1,0 +1,84 @@
+import fs from "node:fs";
+import path from "node:path";
+
+import { afterEach, describe, expect, it } from "vitest";
+
+import { ScopeError, SessionManager, resolveManagedScope } from "../../src/index.js";
+import { assistant, user } from "../manager/helpers.js";
+import { legacyName, writeLegacySession } from "../migration/fixtures.js";
+import { makeSandbox, treeState, type Sandbox } from "./helpers.js";
+
+const boxes: Sandbox[] = [];
+afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
+function sandbox(): Sandbox {
+  const box = makeSandbox();
+  boxes.push(box);
+  return box;
+}
+
+function scopeDir(box: Sandbox): string {
+  const r = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir });
+  if (r.kind !== "resolved") throw new Error(r.code);
+  return r.scope.directoryPath;
+}
+
+describe("SessionManager defaults to the managed scope of the cwd", () => {
+  it("create writes only into the v2 scope, never the legacy layout", async () => {
+    const box = sandbox();
+    const manager = SessionManager.create({ cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    manager.appendMessage(user("q"));
+    manager.appendMessage(assistant("a"));
+    await manager.close();
+    const file = manager.getSessionFile();
+    expect(path.dirname(file ?? "")).toBe(scopeDir(box));
+    expect(fs.statSync(file ?? "").mode & 0o777).toBe(0o600);
+    const roots = fs.readdirSync(path.join(box.agentDir, "sessions"));
+    expect(roots).toEqual([path.basename(scopeDir(box))]);
+    expect(roots.some((n) => n === legacyName(box.cwd))).toBe(false);
+  });
+
+  it("continueRecent, list and listAll use the same scope; list never writes", async () => {
+    const box = sandbox();
+    expect((await SessionManager.list({ cwd: box.cwd, agentDir: box.agentDir })).sessions).toEqual([]);
+    expect(fs.existsSync(box.agentDir)).toBe(false);
+    const first = await SessionManager.continueRecent(undefined, { cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    first.appendMessage(user("q"));
+    first.appendMessage(assistant("a"));
+    await first.close();
+    const before = treeState(box.agentDir);
+    const listing = await SessionManager.list({ cwd: box.cwd, agentDir: box.agentDir });
+    expect(listing.sessions.map((s) => s.path)).toEqual([first.getSessionFile()]);
+    expect((await SessionManager.listAll({ agentDir: box.agentDir })).sessions.map((s) => s.path)).toEqual([first.getSessionFile()]);
+    expect(treeState(box.agentDir)).toEqual(before);
+    const again = await SessionManager.continueRecent(undefined, { cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    expect(again.getSessionFile()).toBe(first.getSessionFile());
+    await again.close();
+  });
+
+  it("legacy sessions are not resumed by default writers (they are listed through candidates)", async () => {
+    const box = sandbox();
+    writeLegacySession(path.join(box.agentDir, "sessions"), box.cwd);
+    expect((await SessionManager.list({ cwd: box.cwd, agentDir: box.agentDir })).sessions).toEqual([]);
+  });
+
+  it("an explicit session dir bypasses scope derivation", async () => {
+    const box = sandbox();
+    const explicit = path.join(box.root, "explicit");
+    const manager = SessionManager.create({ sessionDir: explicit, cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    manager.appendMessage(user("q"));
+    manager.appendMessage(assistant("a"));
+    await manager.close();
+    expect(path.dirname(manager.getSessionFile() ?? "")).toBe(explicit);
+    expect(fs.existsSync(path.join(box.agentDir, "sessions"))).toBe(false);
+  });
+
+  it("scope failures surface as ScopeError codes", () => {
+    const box = sandbox();
+    expect(() => SessionManager.create({ cwd: path.join(box.cwd, "missing"), agentDir: box.agentDir })).toThrow(ScopeError);
+    try {
+      SessionManager.create({ cwd: path.join(box.cwd, "missing"), agentDir: box.agentDir });
+    } catch (error) {
+      expect((error as ScopeError).code).toBe("cwd_missing");
+    }
+  });
+});
