@@ -6,6 +6,7 @@
 import path from "node:path";
 
 import { BlobStore, FileSessionStorage, consoleStorageLogger, type SessionStorage, type StorageLogger } from "../storage/index.js";
+import { managedSessionTarget } from "../scope/session-defaults.js";
 import { SessionManagerError } from "./errors.js";
 import type { ToolClassifier } from "./selection.js";
 
@@ -39,6 +40,14 @@ export interface SessionManagerOptions {
   now?: () => Date;
 }
 
+/**
+ * {@link SessionManagerOptions} where `sessionDir` may be omitted: then the managed v2 scope
+ * of the cwd under `agentDir` (default `~/.gjc/agent`, or `$GJC_CODING_AGENT_DIR`) is
+ * prepared owner-only and used through managed storage. A given `sessionDir` is explicit
+ * storage: no scope is derived.
+ */
+export type ManagedDefaultOptions = Omit<SessionManagerOptions, "sessionDir"> & { sessionDir?: string | undefined };
+
 /** Options of a session that starts now. */
 export interface NewSessionOptions {
   /** The working directory recorded in the header; default `process.cwd()`. */
@@ -66,10 +75,20 @@ export interface ResolvedOptions {
 }
 
 /**
- * Fills in defaults and checks paths.
- * @throws SessionManagerError `invalid_options` for a relative `sessionDir` or `agentDir`
+ * Fills in defaults and checks paths. Without `sessionDir`, the managed scope of `cwd`
+ * (default `process.cwd()`) is prepared and used.
+ * @throws SessionManagerError `invalid_options` for a relative `sessionDir` or `agentDir`;
+ *   ScopeError when the managed scope cannot be resolved
  */
-export function resolveOptions(options: SessionManagerOptions): ResolvedOptions {
+export function resolveOptions(options: ManagedDefaultOptions & { cwd?: string | undefined }): ResolvedOptions {
+  if (options.sessionDir === undefined) {
+    if (options.storage !== undefined) throw new SessionManagerError("invalid_options", "a storage needs its sessionDir");
+    if (options.agentDir !== undefined && !path.isAbsolute(options.agentDir)) {
+      throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
+    }
+    const managed = managedSessionTarget(options.cwd ?? process.cwd(), options.agentDir);
+    return resolveOptions({ ...options, sessionDir: managed.sessionDir, storage: managed.storage, agentDir: options.agentDir ?? managed.agentDir });
+  }
   if (typeof options.sessionDir !== "string" || !path.isAbsolute(options.sessionDir)) {
     throw new SessionManagerError("invalid_options", "sessionDir must be an absolute path");
   }

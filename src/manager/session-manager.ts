@@ -26,11 +26,20 @@ import {
   type AppendedEntry,
 } from "../session/index.js";
 import { MemorySessionStorage } from "../storage/index.js";
+import { canonicalizeTrustedPath, defaultAgentDir, SESSIONS_DIRECTORY } from "../scope/resolve.js";
+import { managedSessionDirForRead } from "../scope/session-defaults.js";
 import { announceSession, findContinuation } from "./continuation.js";
+import { listAll, listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
 import { SessionManagerError } from "./errors.js";
 import { linesFromLoad, persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
 import { openSessionFile, type SessionLoadReport } from "./open-file.js";
-import { resolveOptions, type NewSessionOptions, type ResolvedOptions, type SessionManagerOptions } from "./options.js";
+import {
+  resolveOptions,
+  type ManagedDefaultOptions,
+  type NewSessionOptions,
+  type ResolvedOptions,
+  type SessionManagerOptions,
+} from "./options.js";
 import { SessionPersistence } from "./persistence.js";
 import { freshState, isAssistantMessage, persistenceTarget, type SessionState } from "./session-state.js";
 import { EntryAppender } from "./appender.js";
@@ -52,6 +61,16 @@ export interface OpenSessionOptions extends SessionManagerOptions {
 export interface ContinueRecentOptions extends Omit<SessionManagerOptions, "sessionDir">, NewSessionOptions {
   /** The working directory a breadcrumb must match; also the cwd of a fresh session. */
   cwd: string;
+}
+
+/** Options of {@link SessionManager.list} and {@link SessionManager.listAll}. */
+export interface ManagedListOptions extends DiscoveryOptions {
+  /** Workspace whose managed scope is listed; default `process.cwd()`. */
+  cwd?: string;
+  /** Agent directory; default `defaultAgentDir()`. */
+  agentDir?: string;
+  /** Explicit session directory: listed as is, no scope derived. */
+  sessionDir?: string;
 }
 
 /** Options of {@link SessionManager.forkFrom}. */
@@ -89,11 +108,11 @@ export class SessionManager extends EntryAppender {
   // ---- factories -------------------------------------------------------------------------
 
   /**
-   * A new persistent session in `sessionDir`. Nothing touches the disk until the first
-   * assistant message.
-   * @throws SessionManagerError `invalid_options`, `tool_classifier_required`
+   * A new persistent session in `sessionDir` (omitted: the managed scope of `cwd`). Nothing
+   * touches the session file until the first assistant message.
+   * @throws SessionManagerError `invalid_options`, `tool_classifier_required`; ScopeError
    */
-  static create(options: SessionManagerOptions & NewSessionOptions): SessionManager {
+  static create(options: ManagedDefaultOptions & NewSessionOptions): SessionManager {
     const resolved = resolveOptions(options);
     const manager = new SessionManager(resolved, true, false, freshState(resolved, options, true));
     manager.#applyInitialSelection(options.toolNames);
@@ -161,14 +180,37 @@ export class SessionManager extends EntryAppender {
   }
 
   /**
-   * Resumes the most relevant session of `sessionDir`: the one this terminal's breadcrumb
-   * names when its cwd matches `cwd`, else the most recently modified session, else a new one.
+   * Resumes the most relevant session of `sessionDir` (`undefined`: the managed scope of
+   * `cwd`): the one this terminal's breadcrumb names when its cwd matches `cwd`, else the
+   * most recently modified session, else a new one.
    */
-  static async continueRecent(sessionDir: string, options: ContinueRecentOptions): Promise<SessionManager> {
+  static async continueRecent(sessionDir: string | undefined, options: ContinueRecentOptions): Promise<SessionManager> {
     const resolved = resolveOptions({ ...options, sessionDir });
+    const target = { ...options, sessionDir: resolved.sessionDir, storage: resolved.storage, agentDir: resolved.agentDir };
     const file = await findContinuation(resolved, options.cwd);
-    if (file !== undefined) return SessionManager.open(file, { ...options, sessionDir });
-    return SessionManager.create({ ...options, sessionDir });
+    if (file !== undefined) return SessionManager.open(file, target);
+    return SessionManager.create(target);
+  }
+
+  /**
+   * The sessions of one workspace, newest first: those in `sessionDir` when given, else in
+   * the managed scope of `cwd` (default `process.cwd()`) under `agentDir`. Never writes; a
+   * scope that does not exist yet lists as empty. Legacy-layout sessions are listed by
+   * `listSessionCandidates`.
+   */
+  static async list(options: ManagedListOptions = {}): Promise<SessionListing> {
+    const { cwd, agentDir, sessionDir, ...discovery } = options;
+    const dir = sessionDir ?? managedSessionDirForRead(cwd ?? process.cwd(), agentDir);
+    return dir === undefined ? { sessions: [], skipped: [] } : listSessions(dir, discovery);
+  }
+
+  /**
+   * The sessions of every workspace scope: those below `sessionsRoot` when given, else below
+   * `<agentDir>/sessions` (default agent directory when omitted). Never writes.
+   */
+  static async listAll(options: Omit<ManagedListOptions, "cwd" | "sessionDir"> & { sessionsRoot?: string } = {}): Promise<SessionListing> {
+    const { agentDir, sessionsRoot, ...discovery } = options;
+    return listAll(sessionsRoot ?? path.join(canonicalizeTrustedPath(agentDir ?? defaultAgentDir()), SESSIONS_DIRECTORY), discovery);
   }
 
   /**
