@@ -1,9 +1,10 @@
 /**
  * `history search` and `history recent`: the prompt history of the agent dir.
  */
+import fs from "node:fs";
 import path from "node:path";
 
-import { HistoryStorage, type HistoryEntry } from "../index.js";
+import { HISTORY_DB_NAME, HistoryStorage, type HistoryEntry } from "../index.js";
 import type { CliContext } from "./context.js";
 import { oneLine, shortTime, table } from "./output.js";
 
@@ -20,7 +21,9 @@ function cwdFilter(option: HistoryOptions["cwd"]): string | undefined {
   return option === true ? process.cwd() : path.resolve(option);
 }
 
-function withHistory<T>(ctx: CliContext, use: (history: HistoryStorage) => T): T {
+// Reading commands never create the agent dir or an empty database: no file, no prompts.
+function withHistory<T>(ctx: CliContext, fallback: T, use: (history: HistoryStorage) => T): T {
+  if (!fs.existsSync(path.join(ctx.agentDir, HISTORY_DB_NAME))) return fallback;
   const history = HistoryStorage.open(ctx.agentDir);
   try {
     return use(history);
@@ -32,14 +35,14 @@ function withHistory<T>(ctx: CliContext, use: (history: HistoryStorage) => T): T
 /** Prompts matching `query`, newest first. */
 export function runHistorySearch(ctx: CliContext, query: string, options: HistoryOptions): number {
   const cwd = cwdFilter(options.cwd);
-  const found = withHistory(ctx, (h) => h.search(query, { ...(cwd === undefined ? {} : { cwd }), ...(options.limit === undefined ? {} : { limit: options.limit }) }));
+  const found = withHistory(ctx, [], (h) => h.search(query, { ...(cwd === undefined ? {} : { cwd }), ...(options.limit === undefined ? {} : { limit: options.limit }) }));
   print(ctx, found, options.json === true);
   return 0;
 }
 
 /** The newest prompts. */
 export function runHistoryRecent(ctx: CliContext, options: HistoryOptions): number {
-  const found = withHistory(ctx, (h) => h.getRecent(options.limit ?? 20, cwdFilter(options.cwd)));
+  const found = withHistory(ctx, [], (h) => h.getRecent(options.limit ?? 20, cwdFilter(options.cwd)));
   print(ctx, found, options.json === true);
   return 0;
 }

@@ -150,3 +150,15 @@ describe("migrate, help and errors", () => {
     expect(runCli(["list", "--bogus"]).status).toBe(2);
   });
 });
+
+describe("read-only commands on a missing agent dir", () => {
+  it("history and list report nothing and create nothing", () => {
+    const missing = path.join(base.path, "never-made");
+    for (const args of [["history", "recent"], ["history", "search", "x"], ["list"], ["list", "--all"]]) {
+      const result = runCli([...args, "--agent-dir", missing], { cwd: workspace });
+      expect(result.status, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+      expect(result.stdout).toMatch(/^no (prompts|sessions)\n$/);
+    }
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+});
