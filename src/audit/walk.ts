@@ -179,7 +179,8 @@ export function recordRefusal<T extends { close(): void }>(
 
 /**
  * With `fix`, opens the object again in repair mode when every finding is a mode or ACL
- * problem of an object we own; records what happened. Without `fix`, does nothing.
+ * problem of an object we own, and records the repair or the refusal. A directory that stays
+ * unopened is marked `not_audited`: nothing below it could be examined.
  */
 function repairIfSafe<T extends { close(): void }>(
   rel: string,
