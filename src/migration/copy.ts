@@ -166,7 +166,7 @@ export async function hashManagedFile(dir: SecureDir, name: string): Promise<{ s
       if (n === 0) break;
       hash.update(buffer.subarray(0, n));
       position += n;
-      if (position % (16 * CHUNK_BYTES) === 0) await yieldToLoop();
+      if (position % (4 * CHUNK_BYTES) === 0) await yieldToLoop();
     }
     return { size: position, sha256: hash.digest("hex") };
   } finally {
@@ -221,6 +221,8 @@ export async function copyArtifactTree(
       const { dir, name } = parentOf(entry.path);
       dirs.set(entry.path, dir.openDir(name, { create: true }));
       manifest.push({ kind: "directory", path: entry.path });
+      // Each creation syncs its parent: let other work run between them.
+      await yieldToLoop();
     }
     const files = snapshot.entries.filter((e) => e.kind === "file");
     const hashes = new Map<string, string>();

@@ -37,7 +37,7 @@ import {
   type ManifestEntry,
   type MigrationReceipt,
 } from "./receipts.js";
-import { identifyTranscript, sameIdentity, sameStat, type FileIdentity } from "./session-file.js";
+import { openRegularNoFollow, readHeader, sameIdentity, sameStat, type FileIdentity } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -185,12 +185,12 @@ async function migrateLocked(
   if (committedReceiptFor(receipts, op) !== undefined && entryType(scopeDir, destName) === "file") {
     return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
   }
-  // Picker consent: the exact listed version, still owned by this workspace.
-  const current = await identifyTranscript(candidate.path).catch((error: unknown) => {
-    if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "the legacy session changed");
-    throw error;
-  });
-  if (!sameIdentity(current.identity, source) || current.header === undefined) throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
+  // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
+  // the hash taken while copying), still owned by this workspace.
+  const current = { header: await readHeader(candidate.path).catch(sourceChanged) };
+  if (!(await statUnchanged(candidate.path, source)) || current.header === undefined || current.header.id !== candidate.header.id || current.header.cwd !== candidate.header.cwd) {
+    throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
+  }
   const owner = workspaceIdentity(current.header.cwd);
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
@@ -267,8 +267,7 @@ async function stageAndPublish(
     progress.phase("verifying");
     const back = await hashManagedFile(scopeDir, stagedTranscript);
     if (back.sha256 !== source.sha256) throw new MigrationError("durability_failed", "verify_mismatch", "the copied transcript does not read back as written");
-    const after = await identifyTranscript(sourcePath).catch(() => undefined);
-    if (after === undefined || !sameIdentity(after.identity, source) || !sameStat(after.identity, source)) {
+    if (!(await statUnchanged(sourcePath, source))) {
       throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
     }
     if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
@@ -323,6 +322,23 @@ async function requireArtifactsMatch(
     if (!sameManifest(there, manifest)) throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
   } finally {
     dir.close();
+  }
+}
+
+function sourceChanged(error: unknown): never {
+  if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "the legacy session changed");
+  throw error;
+}
+
+/** True when `file` is still, by path and by descriptor, the inode and version `identity` describes. */
+async function statUnchanged(file: string, identity: FileIdentity): Promise<boolean> {
+  try {
+    const { handle, stat } = await openRegularNoFollow(file);
+    await handle.close();
+    return path.resolve(file) === identity.canonicalPath && sameStat(stat, identity);
+  } catch (error) {
+    if (error instanceof MigrationError) return false;
+    throw error;
   }
 }
 

@@ -1,0 +1,127 @@
+// Managed scope benchmark.
+//
+//   npm run bench:scopes
+//
+// 1. resolveManagedScope (read mode) in microseconds, cold (a workspace resolved for the first
+//    time in this process, scope absent) and warm (the same cwd again, scope and binding
+//    present), beside the floor fs.realpathSync of the same cwd.
+// 2. Copy-retain migration of a ~200 MB legacy session (transcript + 5,000 artifact files)
+//    beside `cp -r` of the same tree (target: within 2x). Both copy the same bytes from the
+//    page cache; the migration also hashes, fsyncs, reads back and publishes.
+//
+// BENCH_MB=50 shrinks the session, BENCH_ARTIFACTS=1000 the artifact count.
+
+import { execFileSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const { resolveManagedScope, listSessionCandidates, openCandidateForWrite } = await import("../dist/index.js");
+
+const MB = Number(process.env.BENCH_MB ?? 200);
+const ARTIFACTS = Number(process.env.BENCH_ARTIFACTS ?? 5000);
+
+const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-bench-scopes-")));
+fs.chmodSync(root, 0o700);
+const agentDir = path.join(root, "agent");
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+function micro(fn) {
+  const t = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - t) / 1000;
+}
+
+function line(label, value, unit, floorLabel, floor) {
+  const ratio = floor > 0 ? (value / floor).toFixed(2) : "n/a";
+  console.log(`${label.padEnd(44)} ${value.toFixed(1).padStart(10)} ${unit}   ${floorLabel} ${floor.toFixed(1)} ${unit}   ratio ${ratio}x`);
+}
+
+try {
+  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, ${os.cpus().length} cpus`);
+  // --- 1. resolution -------------------------------------------------------------------------
+  const cold = [];
+  const coldFloor = [];
+  for (let i = 0; i < 200; i++) {
+    const cwd = path.join(root, "ws", `w${i}`);
+    fs.mkdirSync(cwd, { recursive: true });
+    coldFloor.push(micro(() => fs.realpathSync(cwd)));
+  }
+  for (let i = 0; i < 200; i++) {
+    const cwd = path.join(root, "ws", `w${i}`);
+    cold.push(micro(() => resolveManagedScope({ cwd, agentDir })));
+  }
+  const cwd = path.join(root, "ws", "w0");
+  const prepared = resolveManagedScope({ cwd, agentDir, mode: "write" });
+  if (prepared.kind !== "resolved") throw new Error(prepared.code);
+  const warm = [];
+  const warmFloor = [];
+  for (let i = 0; i < 2000; i++) {
+    warmFloor.push(micro(() => fs.realpathSync(cwd)));
+    warm.push(micro(() => resolveManagedScope({ cwd, agentDir })));
+  }
+  line("resolveManagedScope cold (scope absent)", median(cold), "µs", "realpathSync", median(coldFloor));
+  line("resolveManagedScope warm (scope + binding)", median(warm), "µs", "realpathSync", median(warmFloor));
+
+  // --- 2. migration --------------------------------------------------------------------------
+  const work = path.join(root, "project");
+  fs.mkdirSync(work);
+  const scope = resolveManagedScope({ cwd: work, agentDir });
+  if (scope.kind !== "resolved") throw new Error(scope.code);
+  const legacyDir = path.join(scope.scope.sessionsRoot, `--${work.slice(1).replace(/[/\\:]/g, "-")}--`);
+  fs.mkdirSync(legacyDir, { recursive: true });
+  const id = randomUUID();
+  const transcript = path.join(legacyDir, `2026-02-16T10-20-30-000Z_${id}.jsonl`);
+  const artifactBytes = Math.floor((MB * 1024 * 1024) / 4);
+  const perArtifact = Math.max(1, Math.floor(artifactBytes / ARTIFACTS));
+  const transcriptBytes = MB * 1024 * 1024 - perArtifact * ARTIFACTS;
+  const header = `${JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-16T10:20:30.000Z", cwd: work })}\n`;
+  const entry = `${JSON.stringify({ type: "message", id: "e", parentId: null, timestamp: "2026-02-16T10:20:31.000Z", message: { role: "user", content: "x".repeat(900), timestamp: 1 } })}\n`;
+  const fd = fs.openSync(transcript, "w");
+  fs.writeSync(fd, header);
+  const block = Buffer.from(entry.repeat(Math.ceil((1 << 20) / entry.length)));
+  for (let written = header.length; written < transcriptBytes; written += block.length) fs.writeSync(fd, block);
+  fs.closeSync(fd);
+  const artifactRoot = transcript.slice(0, -".jsonl".length);
+  const payload = Buffer.alloc(perArtifact, "a");
+  for (let i = 0; i < ARTIFACTS; i++) {
+    const dir = path.join(artifactRoot, `d${i % 50}`);
+    if (i < 50) fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, `${i}.bash.log`), payload);
+  }
+  const totalMB = (fs.statSync(transcript).size + perArtifact * ARTIFACTS) / (1024 * 1024);
+  // Warm the page cache for both sides alike.
+  execFileSync("cat", [transcript], { stdio: ["ignore", "ignore", "inherit"], maxBuffer: 1 << 30 });
+
+  const cpTarget = path.join(root, "cp-copy");
+  const t0 = performance.now();
+  execFileSync("cp", ["-r", legacyDir, cpTarget]);
+  const cpMs = performance.now() - t0;
+
+  const listing = await listSessionCandidates(scope.scope);
+  const candidate = listing.candidates.find((c) => c.path === transcript);
+  let lastProgress;
+  let maxGapMs = 0;
+  let lastTick = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    maxGapMs = Math.max(maxGapMs, now - lastTick);
+    lastTick = now;
+  }, 5);
+  const t1 = performance.now();
+  const result = await openCandidateForWrite(scope.scope, candidate, { onProgress: (p) => (lastProgress = p) });
+  const migrateMs = performance.now() - t1;
+  clearInterval(ticker);
+  if (result.kind !== "opened") throw new Error(`${result.code} ${result.cause}`);
+  console.log(`migration of ${totalMB.toFixed(0)} MB (${ARTIFACTS} artifact files), progress ${lastProgress?.phase} ${lastProgress?.filesDone}/${lastProgress?.filesTotal}`);
+  line("migration (copy, fsync, verify, publish)", migrateMs, "ms", "cp -r", cpMs);
+  console.log(`${"throughput".padEnd(44)} ${(totalMB / (migrateMs / 1000)).toFixed(1).padStart(10)} MB/s   cp -r ${(totalMB / (cpMs / 1000)).toFixed(1)} MB/s   target ratio <= 2.00x`);
+  console.log(`${"longest event-loop stall during migration".padEnd(44)} ${maxGapMs.toFixed(1).padStart(10)} ms`);
+} finally {
+  fs.rmSync(root, { recursive: true, force: true });
+}
