@@ -9,7 +9,7 @@ import { AuditError, AuditReportSchema, auditAgentDir, MAX_LINE_FINDINGS_PER_FIL
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { at, makeAgentDir, plant, type AgentFixture } from "./fixtures.js";
-import { builtCli, runCli } from "./helpers.js";
+import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 
 const UNPRIVILEGED = 65534;
 let base: { path: string; remove(): void };
@@ -31,8 +31,9 @@ function codeOf(fn: () => unknown): string {
 }
 
 beforeAll(() => {
+  builtCli();
   base = makeTempDir("gjc-audit-api-");
-});
+}, BUILD_HOOK_TIMEOUT_MS);
 
 afterAll(() => base.remove());
 
@@ -90,7 +91,6 @@ describe("audit as an unprivileged uid", () => {
   it("reports a root-owned directory as owner_mismatch and permission_denied, repairs only its own files", (ctx) => {
     if (!isRoot()) skipBecause(ctx, "needs root to build a tree owned by two users");
     if (!hasCommand("setpriv")) skipBecause(ctx, "setpriv (util-linux) is not installed");
-    builtCli();
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "gjc-audit-unpriv-"));
     try {
       const f = makeAgentDir(home, "u");

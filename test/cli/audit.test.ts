@@ -10,7 +10,7 @@ import { AuditReportSchema, type AuditReport } from "../../src/index.js";
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { buildTools, isRoot, run, skipBecause, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { builtCli, runCli } from "./helpers.js";
+import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 import { at, BINDING_FILE_NAME, makeAgentDir, plant, sessionText, type AgentFixture } from "./fixtures.js";
 
 const ACCESS_ACL = "system.posix_acl_access";
@@ -48,7 +48,7 @@ beforeAll(() => {
   const probe = path.join(base.path, "acl-probe");
   fs.writeFileSync(probe, "");
   aclCapable = run(tools.setXattr, [probe, ACCESS_ACL, aclHex(extendedAcl(0, 6))]).status === 0;
-});
+}, BUILD_HOOK_TIMEOUT_MS);
 
 afterAll(() => base.remove());
 

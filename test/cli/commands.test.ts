@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { makeTempDir } from "../helpers/temp.js";
-import { builtCli, runCli } from "./helpers.js";
+import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 
 let base: { path: string; remove(): void };
 let agentDir: string;
@@ -31,7 +31,7 @@ beforeAll(() => {
   fs.mkdirSync(workspace);
   const demo = runCli(["demo", "--agent-dir", agentDir], { cwd: workspace });
   expect(demo.status, demo.stdout + demo.stderr).toBe(0);
-});
+}, BUILD_HOOK_TIMEOUT_MS);
 
 afterAll(() => base.remove());
 

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { builtCli, runCli } from "./helpers.js";
+import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 
 const UNPRIVILEGED = 65534;
 
@@ -27,7 +27,7 @@ function expectCleanDemo(stdout: string, stderr: string, status: number | null):
 describe("gjc-session demo", () => {
   beforeAll(() => {
     builtCli();
-  });
+  }, BUILD_HOOK_TIMEOUT_MS);
 
   it("runs clean with an empty HOME as the current user", () => {
     const home = makeTempDir("gjc-demo-home-");

@@ -30,41 +30,81 @@ function sourceDigest(): string {
 
 let built: string | undefined;
 
+/** How long a build may take before its lock counts as abandoned (a builder was killed). */
+const BUILD_LOCK_STALE_MS = 5 * 60_000;
+const BUILD_WAIT_MS = 10 * 60_000;
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /**
  * The path of `cli/main.js` of a build of the current sources, compiling it if no test file
- * has yet. Concurrent builders each compile into a staging directory and publish it by
- * rename; the loser discards its copy.
+ * has yet. One test file builds (holding `<root>.lock`, made by an atomic mkdir) while the
+ * others wait for the result: six compilers at once on a two-core machine would each take
+ * minutes. The build is published by renaming its staging directory.
  */
 export function builtCli(): string {
   if (built !== undefined) return built;
   const root = path.join(os.tmpdir(), `gjc-cli-build-${sourceDigest()}`);
   const main = path.join(root, "dist", "cli", "main.js");
-  if (!fs.existsSync(main)) {
-    const staging = fs.mkdtempSync(`${root}.staging-`);
-    fs.copyFileSync(path.join(REPO_ROOT, "package.json"), path.join(staging, "package.json"));
-    fs.symlinkSync(path.join(REPO_ROOT, "src"), path.join(staging, "src"), "dir");
-    fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(staging, "node_modules"), "dir");
-    const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
-    // Type errors elsewhere in a tree other people are editing must not hide the CLI: tsc
-    // still emits, and the check below is whether main.js exists.
-    const result = run(process.execPath, [tsc, "-p", path.join(REPO_ROOT, "tsconfig.build.json"), "--outDir", path.join(staging, "dist")], {
-      cwd: REPO_ROOT,
-      timeout: 300_000,
-    });
-    if (!fs.existsSync(path.join(staging, "dist", "cli", "main.js"))) {
-      throw new Error(`building the CLI failed: ${result.stdout}${result.stderr}`);
-    }
-    fs.chmodSync(staging, 0o755); // readable by the unprivileged uid of the permission tests
+  const lock = `${root}.lock`;
+  const deadline = Date.now() + BUILD_WAIT_MS;
+  while (!fs.existsSync(main)) {
     try {
-      fs.renameSync(staging, root);
+      fs.mkdirSync(lock);
     } catch (error) {
-      if (!fs.existsSync(main)) throw error;
-      fs.rmSync(staging, { recursive: true, force: true }); // another test file published first
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const held = fs.statSync(lock, { throwIfNoEntry: false });
+      if (held !== undefined && Date.now() - held.mtimeMs > BUILD_LOCK_STALE_MS) fs.rmSync(lock, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`gave up waiting for another test file to build the CLI (${lock})`);
+      sleepSync(250);
+      continue;
+    }
+    try {
+      if (!fs.existsSync(main)) compileInto(root);
+    } finally {
+      fs.rmSync(lock, { recursive: true, force: true });
     }
   }
   built = main;
   return main;
 }
+
+function compileInto(root: string): void {
+  const staging = fs.mkdtempSync(`${root}.staging-`);
+  fs.copyFileSync(path.join(REPO_ROOT, "package.json"), path.join(staging, "package.json"));
+  fs.symlinkSync(path.join(REPO_ROOT, "src"), path.join(staging, "src"), "dir");
+  fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(staging, "node_modules"), "dir");
+  const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+  // Type errors elsewhere in a tree other people are editing must not hide the CLI: tsc
+  // still emits, and the check below is whether main.js exists.
+  const result = run(process.execPath, [tsc, "-p", path.join(REPO_ROOT, "tsconfig.build.json"), "--outDir", path.join(staging, "dist")], {
+    cwd: REPO_ROOT,
+    timeout: 300_000,
+  });
+  if (!fs.existsSync(path.join(staging, "dist", "cli", "main.js"))) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw new Error(`building the CLI failed: ${result.stdout}${result.stderr}`);
+  }
+  fs.chmodSync(staging, 0o755); // readable by the unprivileged uid of the permission tests
+  fs.renameSync(staging, root);
+  pruneOldBuilds(root);
+}
+
+/** Removes builds of earlier sources that no run has touched for an hour. */
+function pruneOldBuilds(current: string): void {
+  const dir = path.dirname(current);
+  for (const name of fs.readdirSync(dir)) {
+    const full = path.join(dir, name);
+    if (!name.startsWith("gjc-cli-build-") || full === current || name.endsWith(".lock")) continue;
+    const st = fs.lstatSync(full, { throwIfNoEntry: false });
+    if (st !== undefined && Date.now() - st.mtimeMs > 3_600_000) fs.rmSync(full, { recursive: true, force: true });
+  }
+}
+
+/** Timeout for a `beforeAll` that calls {@link builtCli}: it may wait for a whole build. */
+export const BUILD_HOOK_TIMEOUT_MS = 11 * 60_000;
 
 /** Options of {@link runCli}. */
 export interface RunCliOptions {

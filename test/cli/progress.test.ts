@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { legacyDirectoryNames } from "../../src/index.js";
 import { hasCommand, run, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { builtCli, runCli } from "./helpers.js";
+import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 import { makeAgentDir, plant, sessionText, type AgentFixture } from "./fixtures.js";
 
 let base: { path: string; remove(): void };
@@ -37,7 +37,7 @@ function inTerminal(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv
 beforeAll(() => {
   builtCli();
   base = makeTempDir("gjc-cli-pty-");
-});
+}, BUILD_HOOK_TIMEOUT_MS);
 
 afterAll(() => base.remove());
 
