@@ -67,6 +67,8 @@ export function builtCli(): string {
       fs.rmSync(lock, { recursive: true, force: true });
     }
   }
+  const now = new Date();
+  fs.utimesSync(root, now, now); // in use: keeps pruneOldBuilds of another run away from it
   built = main;
   return main;
 }
