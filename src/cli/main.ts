@@ -13,8 +13,9 @@ import { runMigrate } from "./migrate-command.js";
 import { formatError, styleFor } from "./output.js";
 import { runContext, runList, runShow } from "./sessions-command.js";
 
-/** Exit status for usage errors and for failures of commands other than `audit`. */
+/** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
+/** Exit status of a failed command other than `audit` (which has its own, see AUDIT_EXIT). */
 export const EXIT_FAILURE = 1;
 
 function positiveInteger(value: string): number {
