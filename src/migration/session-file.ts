@@ -19,17 +19,10 @@ const CHUNK_BYTES = 1 << 20;
 const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
 
 /** What identifies one version of a transcript: where it is, which inode, and its bytes. */
-export interface FileIdentity {
+export interface FileIdentity extends StableStat {
   /** Absolute path (`path.resolve`, not canonicalised further). */
   readonly canonicalPath: string;
   readonly sessionId: string;
-  readonly dev: string;
-  readonly ino: string;
-  readonly nlink: number;
-  readonly size: number;
-  readonly mtimeNs: string;
-  readonly ctimeNs: string;
-  readonly mtimeMs: number;
   /** Lowercase hex SHA-256 of the whole file. */
   readonly sha256: string;
 }

@@ -54,32 +54,31 @@ export function legacyDirectoryNames(
   const names = new Set<string>();
   const cwds = [scope.canonicalCwd, scope.legacyLexicalCwd];
   for (const cwd of cwds) names.add(`--${encode(stripOneLeadingSeparator(cwd))}--`);
-  const home = anchors.home ?? os.homedir();
-  const homes = [anchors.canonicalHome, home].filter((h): h is string => typeof h === "string" && h.length > 0);
-  for (const cwd of cwds) {
-    for (const base of homes) {
-      const rel = relativeBelow(base, cwd);
-      if (rel === undefined) continue;
-      const r = encode(rel);
-      names.add(rel === "" ? "-" : `-${r}`);
-      names.add(rel === "" ? "----" : `---${r}--`);
-      names.add(rel === "" ? `--${encode(base)}--` : `--${encode(base)}-${r}--`);
-      break;
-    }
-  }
-  const tmp = anchors.tmp ?? os.tmpdir();
-  const tmps = [anchors.canonicalTmp, tmp].filter((t): t is string => typeof t === "string" && t.length > 0);
-  for (const cwd of cwds) {
-    for (const base of tmps) {
-      const rel = relativeBelow(base, cwd);
-      if (rel === undefined) continue;
-      const r = encode(rel);
-      names.add(rel === "" ? "-tmp" : `-tmp-${r}`);
-      names.add(rel === "" ? "---tmp--" : `---tmp-${r}--`);
-      break;
-    }
-  }
+  forEachRelative(cwds, [anchors.canonicalHome, anchors.home ?? os.homedir()], (rel, base) => {
+    const r = encode(rel);
+    names.add(rel === "" ? "-" : `-${r}`);
+    names.add(rel === "" ? "----" : `---${r}--`);
+    names.add(rel === "" ? `--${encode(base)}--` : `--${encode(base)}-${r}--`);
+  });
+  forEachRelative(cwds, [anchors.canonicalTmp, anchors.tmp ?? os.tmpdir()], (rel) => {
+    const r = encode(rel);
+    names.add(rel === "" ? "-tmp" : `-tmp-${r}`);
+    names.add(rel === "" ? "---tmp--" : `---tmp-${r}--`);
+  });
   return [...names];
+}
+
+/** For each cwd, `add` with its path relative to the first base (canonical first) it lies under. */
+function forEachRelative(cwds: readonly string[], bases: readonly (string | undefined)[], add: (rel: string, base: string) => void): void {
+  const usable = bases.filter((b): b is string => typeof b === "string" && b.length > 0);
+  for (const cwd of cwds) {
+    for (const base of usable) {
+      const rel = relativeBelow(base, cwd);
+      if (rel === undefined) continue;
+      add(rel, base);
+      break;
+    }
+  }
 }
 
 /**

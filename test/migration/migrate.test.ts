@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import {
   BINDING_FILE_NAME,
@@ -10,16 +10,10 @@ import {
   retireCandidate,
   type MigrationProgress,
 } from "../../src/index.js";
-import { makeSandbox, treeState, type Sandbox } from "../scope/helpers.js";
+import { treeState, useSandboxes } from "../scope/helpers.js";
 import { candidateAt, legacyName, listed, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
-const boxes: Sandbox[] = [];
-afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
-function sandbox(): Sandbox {
-  const box = makeSandbox();
-  boxes.push(box);
-  return box;
-}
+const sandbox = useSandboxes();
 
 describe("legacy discovery", () => {
   it("lists legacy sessions read-only with provenance and state", async () => {

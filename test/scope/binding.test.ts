@@ -1,18 +1,16 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { BINDING_FILE_NAME, checkBindingBytes, decodeBinding, resolveManagedScope, scopeDigest, type ManagedScope } from "../../src/index.js";
 import { isRoot } from "../helpers/processes.js";
-import { makeSandbox, type Sandbox } from "./helpers.js";
+import { useSandboxes, type Sandbox } from "./helpers.js";
 
-const boxes: Sandbox[] = [];
-afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
+const sandbox = useSandboxes();
 
 function prepared(): { box: Sandbox; scope: ManagedScope; binding: string; canonical: string } {
-  const box = makeSandbox();
-  boxes.push(box);
+  const box = sandbox();
   const result = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" });
   if (result.kind !== "resolved") throw new Error(result.code);
   const binding = path.join(result.scope.directoryPath, BINDING_FILE_NAME);

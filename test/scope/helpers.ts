@@ -5,6 +5,8 @@
 import fs from "node:fs";
 import path from "node:path";
 
+import { afterEach } from "vitest";
+
 import { makeTempDir } from "../helpers/temp.js";
 
 /** A temporary home holding `agent/` and `work/` (the workspace). */
@@ -21,6 +23,20 @@ export function makeSandbox(): Sandbox {
   const cwd = path.join(temp.path, "work");
   fs.mkdirSync(cwd);
   return { root: temp.path, agentDir: path.join(temp.path, "agent"), cwd, remove: () => temp.remove() };
+}
+
+/**
+ * Registers cleanup in the calling test file and returns a factory of sandboxes that are
+ * removed after each test.
+ */
+export function useSandboxes(): () => Sandbox {
+  const boxes: Sandbox[] = [];
+  afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
+  return () => {
+    const box = makeSandbox();
+    boxes.push(box);
+    return box;
+  };
 }
 
 /** Every entry below `root` with the metadata a write would change. */

@@ -1,20 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import { ScopeError, SessionManager, resolveManagedScope } from "../../src/index.js";
 import { assistant, user } from "../manager/helpers.js";
 import { legacyName, writeLegacySession } from "../migration/fixtures.js";
-import { makeSandbox, treeState, type Sandbox } from "./helpers.js";
+import { treeState, useSandboxes, type Sandbox } from "./helpers.js";
 
-const boxes: Sandbox[] = [];
-afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
-function sandbox(): Sandbox {
-  const box = makeSandbox();
-  boxes.push(box);
-  return box;
-}
+const sandbox = useSandboxes();
 
 function scopeDir(box: Sandbox): string {
   const r = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir });

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 
 import {
   BINDING_FILE_NAME,
@@ -15,15 +15,9 @@ import {
   type ManagedScope,
 } from "../../src/index.js";
 import { isRoot } from "../helpers/processes.js";
-import { makeSandbox, treeState, type Sandbox } from "./helpers.js";
+import { treeState, useSandboxes } from "./helpers.js";
 
-const boxes: Sandbox[] = [];
-afterEach(() => boxes.splice(0).forEach((b) => b.remove()));
-function sandbox(): Sandbox {
-  const box = makeSandbox();
-  boxes.push(box);
-  return box;
-}
+const sandbox = useSandboxes();
 
 function resolved(result: ReturnType<typeof resolveManagedScope>): ManagedScope {
   if (result.kind !== "resolved") throw new Error(`${result.code}/${result.cause}`);
