@@ -80,6 +80,22 @@ describe("resolveManagedScope", () => {
     }
   });
 
+  it("refuses a foreign-owned sessions root and does not repair it (root only)", (ctx) => {
+    if (!isRoot()) return ctx.skip("chown needs root");
+    const box = sandbox();
+    fs.mkdirSync(path.join(box.agentDir, "sessions"), { recursive: true, mode: 0o700 });
+    fs.chmodSync(box.agentDir, 0o700);
+    fs.chownSync(path.join(box.agentDir, "sessions"), 4242, 4242);
+    fs.chmodSync(path.join(box.agentDir, "sessions"), 0o755);
+    expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({
+      kind: "error",
+      code: "sessions_root_unavailable",
+      cause: "owner_mismatch",
+    });
+    const st = fs.statSync(path.join(box.agentDir, "sessions"));
+    expect([st.uid, st.mode & 0o777]).toEqual([4242, 0o755]);
+  });
+
   it("refuses a regular file where the sessions root or the scope should be", () => {
     const box = sandbox();
     fs.mkdirSync(box.agentDir, { mode: 0o700 });
