@@ -41,7 +41,19 @@ export function* batchChunks(chunks: Iterable<WriteChunk>): Generator<Buffer> {
 }
 
 /** A positional read into `buffer[offset..offset+length)`; returns the byte count, 0 at end of file. */
-export type PositionalRead = (buffer: Buffer, offset: number, length: number, position: number) => number;
+export type PositionalRead = (buffer: Uint8Array, offset: number, length: number, position: number) => number;
+
+/** Fills `buffer` from `position` through `read`, stopping early only at end of file; returns the count. */
+export function fillFrom(buffer: Uint8Array, position: number, read: PositionalRead): number {
+  checkByteCount(position, "position");
+  let filled = 0;
+  while (filled < buffer.length) {
+    const count = read(buffer, filled, buffer.length - filled, position + filled);
+    if (count === 0) break;
+    filled += count;
+  }
+  return filled;
+}
 
 /**
  * Room for a whole-file read of a file that had `size` bytes when it was stat'ed. The one

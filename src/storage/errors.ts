@@ -39,6 +39,8 @@ export type StorageErrorCode =
   | "write_failed"
   /** The writer was closed before this operation. */
   | "writer_closed"
+  /** The reader was closed before this read. */
+  | "reader_closed"
   /** A line handed to a writer contains a line break and would split into two records. */
   | "invalid_line"
   /** A blob's bytes do not hash to the digest it is stored under. */
@@ -92,6 +94,7 @@ const PATH_PROBLEMS: Readonly<Partial<Record<StorageErrorCode, string>>> = {
   not_directory: "not a directory:",
   not_regular_file: "not a regular file:",
   writer_closed: "the writer is closed for",
+  reader_closed: "the reader is closed for",
 };
 
 /** A {@link StorageError} about one path, with a standard message for its code. */

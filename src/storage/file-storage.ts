@@ -24,12 +24,14 @@ import {
   closeAsync,
   createTemporary,
   discardTemporary,
+  FdFileReader,
   fromNodeStat,
   fstatAsync,
   isDirectoryAt,
   lstatOrUndefined,
   openForAppend,
   openRegularSync,
+  openRegularWithStat,
   publish,
   readRange,
   readWhole,
@@ -44,6 +46,7 @@ import { normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
   LineSink,
   ReplaceOptions,
+  SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
   StorageLogger,
@@ -163,6 +166,15 @@ export class FileSessionStorage implements SessionStorage {
       } finally {
         fs.closeSync(fd);
       }
+    });
+  }
+
+  /** {@inheritDoc SessionStorage.openReaderSync} */
+  openReaderSync(target: string): SessionFileReader {
+    const absolute = this.#readable(target);
+    return guardStorage("read", absolute, () => {
+      const { fd, stat } = openRegularWithStat(absolute, OPEN_READ);
+      return new FdFileReader(absolute, fd, fromNodeStat(stat));
     });
   }
 

@@ -8,6 +8,7 @@ export type { StorageErrorCode, StorageErrorDetails } from "./errors.js";
 export type {
   LineSink,
   ReplaceOptions,
+  SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
   StorageLogger,
@@ -25,3 +26,4 @@ export type { MemorySessionStorageOptions } from "./memory-storage.js";
 export { BlobStore, digestOf } from "./blob-store.js";
 export type { BlobPutResult, BlobPutStatus, BlobState } from "./blob-store.js";
 export { LOCK_DIRECTORY } from "./writer-lock.js";
+export { decodeUtf8Prefix } from "./bytes.js";

@@ -14,13 +14,14 @@
 import fs from "node:fs";
 
 import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
-import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, readWholeSync, tailWindow } from "./bytes.js";
+import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, fillFrom, readWholeSync, tailWindow } from "./bytes.js";
 import { guardStorage, pathError, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
   LineSink,
   ReplaceOptions,
+  SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
   StorageLogger,
@@ -126,6 +127,22 @@ export class ManagedSessionStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.readBytesSync} */
   readBytesSync(target: string): Buffer {
     return this.#withFile(target, readToEnd);
+  }
+
+  /** {@inheritDoc SessionStorage.openReaderSync} */
+  openReaderSync(target: string): SessionFileReader {
+    const { absolute, names } = splitFilePath(this.root, target);
+    return guardStorage("read", absolute, () =>
+      this.#withParent(names, false, (dir, name) => {
+        const file = dir.openFile(name);
+        try {
+          return new SecureFileReader(absolute, file, fromSecureStat(file.stat()));
+        } catch (error) {
+          file.close();
+          throw error;
+        }
+      }),
+    );
   }
 
   /** {@inheritDoc SessionStorage.exists} */
@@ -373,6 +390,30 @@ class ManagedLineSink implements LineSink {
       this.#lock.release();
       if (this.#ownsDir) this.#dir.close();
     }
+  }
+}
+
+/** A {@link SessionFileReader} on a verified owner-only file. */
+class SecureFileReader implements SessionFileReader {
+  readonly path: string;
+  readonly stat: StorageStat;
+  readonly #file: SecureFile;
+
+  constructor(path: string, file: SecureFile, stat: StorageStat) {
+    this.path = path;
+    this.#file = file;
+    this.stat = stat;
+  }
+
+  readSync(buffer: Uint8Array, position: number): number {
+    if (this.#file.closed) throw pathError("reader_closed", this.path);
+    return guardStorage("read", this.path, () =>
+      fillFrom(buffer, position, (into, offset, length, at) => this.#file.read(into, { offset, length, position: at })),
+    );
+  }
+
+  close(): void {
+    if (!this.#file.closed) this.#file.close();
   }
 }
 

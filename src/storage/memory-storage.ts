@@ -7,13 +7,14 @@
 
 import path from "node:path";
 
-import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, tailWindow } from "./bytes.js";
+import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, fillFrom, tailWindow } from "./bytes.js";
 import { pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
   LineSink,
   ReplaceOptions,
+  SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
   StorageLogger,
@@ -114,6 +115,30 @@ export class MemorySessionStorage implements SessionStorage {
     // The caller owns what it gets: one copy of the parts, never a view of the stored bytes.
     const file = this.#file(target);
     return Buffer.concat(file.parts, file.size);
+  }
+
+  /** {@inheritDoc SessionStorage.openReaderSync} */
+  openReaderSync(target: string): SessionFileReader {
+    const { absolute } = splitFilePath(this.root, target);
+    const file = this.#file(absolute);
+    const stat = this.statSync(absolute);
+    let open = true;
+    // Like a descriptor, the reader follows the object it opened: appends to it are seen,
+    // a replacement published at the same name is not.
+    return {
+      path: absolute,
+      stat,
+      readSync(buffer: Uint8Array, position: number): number {
+        if (!open) throw pathError("reader_closed", absolute);
+        const data = contents(file);
+        return fillFrom(buffer, position, (into, offset, length, at) =>
+          at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length)),
+        );
+      },
+      close(): void {
+        open = false;
+      },
+    };
   }
 
   /** {@inheritDoc SessionStorage.exists} */

@@ -8,10 +8,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 
-import { batchChunks, grownBuffer, readWholeSync, wholeFileBuffer } from "./bytes.js";
-import { pathError } from "./errors.js";
+import { batchChunks, fillFrom, grownBuffer, readWholeSync, wholeFileBuffer } from "./bytes.js";
+import { guardStorage, pathError } from "./errors.js";
 import { temporaryName } from "./paths.js";
-import type { ReplaceOptions, StorageStat, WriteChunk } from "./types.js";
+import type { ReplaceOptions, SessionFileReader, StorageStat, WriteChunk } from "./types.js";
 import { lockWriterAt } from "./writer-lock.js";
 
 const { constants } = fs;
@@ -92,13 +92,48 @@ export function syncDirectory(dir: string): void {
 
 /** Opens an existing regular file, refusing links (O_NOFOLLOW) and anything else. */
 export function openRegularSync(target: string, flags: number): number {
+  return openRegularWithStat(target, flags).fd;
+}
+
+/** {@link openRegularSync}, also returning the descriptor's stat. */
+export function openRegularWithStat(target: string, flags: number): { fd: number; stat: fs.BigIntStats } {
   const fd = fs.openSync(target, flags);
   try {
-    if (!fs.fstatSync(fd).isFile()) throw pathError("not_regular_file", target);
-    return fd;
+    const stat = fs.fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    return { fd, stat };
   } catch (error) {
     fs.closeSync(fd);
     throw error;
+  }
+}
+
+/** A {@link SessionFileReader} on a node:fs descriptor. */
+export class FdFileReader implements SessionFileReader {
+  readonly path: string;
+  readonly stat: StorageStat;
+  #fd: number;
+
+  /** Takes ownership of `fd`, a regular file opened for reading. */
+  constructor(path: string, fd: number, stat: StorageStat) {
+    this.path = path;
+    this.#fd = fd;
+    this.stat = stat;
+  }
+
+  /** {@inheritDoc SessionFileReader.readSync} */
+  readSync(buffer: Uint8Array, position: number): number {
+    if (this.#fd < 0) throw pathError("reader_closed", this.path);
+    const fd = this.#fd;
+    return guardStorage("read", this.path, () => fillFrom(buffer, position, (into, offset, length, at) => fs.readSync(fd, into, offset, length, at)));
+  }
+
+  /** {@inheritDoc SessionFileReader.close} */
+  close(): void {
+    if (this.#fd < 0) return;
+    const fd = this.#fd;
+    this.#fd = -1;
+    fs.closeSync(fd);
   }
 }
 

@@ -45,6 +45,29 @@ export interface TailRead {
   fileSize: number;
 }
 
+/**
+ * A regular file held open for reading: its metadata and every read come from the same
+ * descriptor, so a listing pays one open for the identity, the prefix and any tail of a
+ * file, and the bytes it reads belong to the object whose identity it reports.
+ */
+export interface SessionFileReader {
+  /** The file this reader was opened at. */
+  readonly path: string;
+  /**
+   * Metadata of the open file (taken from the descriptor when it was opened). The same
+   * identity `statSync` would report, without a second lookup by name.
+   */
+  readonly stat: StorageStat;
+  /**
+   * Fills `buffer` from file offset `position`; returns how many bytes were read, fewer than
+   * the buffer holds only at the end of the file (bytes appended after the open are read).
+   * @throws StorageError `reader_closed` after {@link close}, `read_failed` on I/O errors
+   */
+  readSync(buffer: Uint8Array, position: number): number;
+  /** Releases the descriptor. Idempotent. */
+  close(): void;
+}
+
 /** Where a writer reports its first failure (once per writer). */
 export interface StorageLogger {
   error(message: string, details: { path: string; code: string; errno?: string; cause: unknown }): void;
@@ -123,6 +146,12 @@ export interface SessionStorage {
   listDirsSync(dir: string): string[];
   /** The whole file. Synchronous so that blob lookups can run inside pure transforms. */
   readBytesSync(path: string): Buffer;
+
+  /**
+   * Opens a regular file for bounded reads (no link followed, nothing but a regular file
+   * accepted). The caller closes it.
+   */
+  openReaderSync(path: string): SessionFileReader;
 
   /** Async {@link existsSync}. */
   exists(path: string): Promise<boolean>;

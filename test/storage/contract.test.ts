@@ -184,6 +184,50 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
     });
   });
 
+  describe("readers", () => {
+    it("report the file's identity and read any range from one open", async () => {
+      await storage.writeText(at("r.txt"), "0123456789");
+      const reader = storage.openReaderSync(at("r.txt"));
+      try {
+        expect(reader.path).toBe(at("r.txt"));
+        const stat = storage.statSync(at("r.txt"));
+        expect(reader.stat).toEqual(stat);
+        const four = Buffer.alloc(4);
+        expect(reader.readSync(four, 0)).toBe(4);
+        expect(four.toString()).toBe("0123");
+        expect(reader.readSync(four, 8)).toBe(2);
+        expect(four.subarray(0, 2).toString()).toBe("89");
+        expect(reader.readSync(four, 10)).toBe(0);
+        expect(reader.readSync(four, 500)).toBe(0);
+        expect(codeOf(() => reader.readSync(four, -1))).toBe("invalid_argument");
+      } finally {
+        reader.close();
+      }
+      reader.close();
+      expect(codeOf(() => reader.readSync(Buffer.alloc(1), 0))).toBe("reader_closed");
+    });
+
+    it("see appends to the object they opened, not a replacement published at its name", async () => {
+      const writer = await storage.openWriter(at("live.jsonl"));
+      await writer.writeLine("one");
+      const reader = storage.openReaderSync(at("live.jsonl"));
+      await writer.writeLine("two");
+      const all = Buffer.alloc(16);
+      expect(all.subarray(0, reader.readSync(all, 0)).toString()).toBe("one\ntwo\n");
+      await writer.rewrite(["new\n"]);
+      expect(all.subarray(0, reader.readSync(all, 0)).toString()).toBe("one\ntwo\n");
+      reader.close();
+      await writer.close();
+    });
+
+    it("refuse missing files, directories and paths outside the root with typed codes", async () => {
+      storage.ensureDirSync(at("dir"));
+      expect(codeOf(() => storage.openReaderSync(at("missing")))).toBe("not_found");
+      expect(codeOf(() => storage.openReaderSync(at("dir")))).toBe("not_regular_file");
+      expect(codeOf(() => storage.openReaderSync(path.dirname(root)))).toBe("outside_root");
+    });
+  });
+
   describe("rename and unlink", () => {
     it("renames within and across directories", async () => {
       storage.ensureDirSync(at("one"));
