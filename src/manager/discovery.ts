@@ -2,9 +2,10 @@
  * Session discovery: listing the session files of a directory (or of every scope under a
  * sessions root) with the metadata a picker needs, newest first.
  *
- * Cost per file: one stat; on a cache miss one bounded prefix read, plus, for v4/v5 files
- * longer than the prefix, a backward scan for late `header_patch` records. No file is ever read
- * whole, so memory does not grow with file sizes. A file that cannot be listed (unreadable,
+ * Cost per file: one open whose descriptor gives the identity, a bounded prefix read and, for
+ * v4/v5 files longer than the prefix, a backward scan for late `header_patch` records (a file
+ * the cache already knows is checked by one stat and not opened while it is unchanged). No
+ * file is ever read whole, so memory does not grow with file sizes. A file that cannot be listed (unreadable,
  * no valid header, a newer format, a link, a FIFO) is reported in `skipped` with a code and
  * never fails the listing.
  */
@@ -16,6 +17,8 @@ import {
   FileSessionStorage,
   ManagedSessionStorage,
   StorageError,
+  decodeUtf8Prefix,
+  type SessionFileReader,
   type SessionStorage,
   type StorageErrorCode,
   type StorageStat,
@@ -37,8 +40,8 @@ import {
 /** File name ending of a session file. */
 export const SESSION_FILE_SUFFIX = ".jsonl";
 
-/** Default number of files examined at the same time. */
-export const DEFAULT_DISCOVERY_CONCURRENCY = 16;
+/** Default number of files examined between two yields to the event loop. */
+export const DEFAULT_DISCOVERY_CONCURRENCY = 64;
 
 /** Options shared by every discovery function. */
 export interface DiscoveryOptions {
@@ -52,7 +55,10 @@ export interface DiscoveryOptions {
    * for calls without a storage. `false` reads every file.
    */
   cache?: SessionInfoCache | false;
-  /** Files examined at the same time (default {@link DEFAULT_DISCOVERY_CONCURRENCY}). */
+  /**
+   * Files examined before the listing yields to the event loop (default
+   * {@link DEFAULT_DISCOVERY_CONCURRENCY}).
+   */
   concurrency?: number;
 }
 
@@ -243,62 +249,93 @@ function nonRegularEntries(
   return found;
 }
 
-/** Examines `candidates` with at most `concurrency` in flight; results in input order. */
+/**
+ * Examines `candidates`, results in input order. Each file is read synchronously (a 4 KiB
+ * read from the page cache costs far less than a hand-off to the thread pool); the listing
+ * yields to the event loop after every `concurrency` files so a large directory never holds
+ * the process for long.
+ */
 async function examineAll(context: Context, candidates: readonly Candidate[]): Promise<Outcome[]> {
   const outcomes = new Array<Outcome>(candidates.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < candidates.length) {
-      const index = next++;
-      outcomes[index] = await examine(context, candidates[index]!);
-    }
-  };
-  const workers: Promise<void>[] = [];
-  for (let i = 0; i < Math.min(context.concurrency, candidates.length); i++) workers.push(worker());
-  await Promise.all(workers);
+  for (let index = 0; index < candidates.length; index++) {
+    if (index > 0 && index % context.concurrency === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    outcomes[index] = examine(context, candidates[index]!);
+  }
   return outcomes;
 }
 
-/** Lists one file: cached result, or prefix read plus (v4/v5) late patch scan. */
-async function examine(context: Context, candidate: Candidate): Promise<Outcome> {
+/**
+ * Lists one file: a cached result, or one open that gives the identity, the prefix and (v4/v5)
+ * the late patch scan from the same descriptor. A file the cache knows is checked by a stat
+ * first, so an unchanged one is never opened.
+ */
+function examine(context: Context, candidate: Candidate): Outcome {
   const file = candidate.path;
   let stat = candidate.stat;
-  if (stat === undefined) {
+  if (stat === undefined && context.cache?.has(file) === true) {
     const result = statOrSkip(context.storage, file);
     if ("code" in result) return { kind: "skip", ...result };
     stat = result;
   }
-  const cached = context.cache?.get(file, stat);
-  if (cached !== undefined) return withPath(file, cached);
+  if (stat !== undefined) {
+    const cached = context.cache?.get(file, stat);
+    if (cached !== undefined) return withPath(file, cached);
+  }
+  let reader: SessionFileReader;
+  try {
+    reader = context.storage.openReaderSync(file);
+  } catch (error) {
+    return { kind: "skip", path: file, code: skipCodeOf(error) };
+  }
   let read: { outcome: CachedOutcome; resume?: ResumePoint };
   try {
-    read = await readOutcome(context.storage, file, stat, context.cache?.resumePoint(file, stat));
+    if (stat === undefined || !sameIdentity(stat, reader.stat)) {
+      stat = reader.stat;
+      const cached = context.cache?.get(file, stat);
+      if (cached !== undefined) return withPath(file, cached);
+    }
+    read = readOutcome(reader, reader.stat, context.cache?.resumePoint(file, reader.stat));
   } catch (error) {
     // A failed read is not cached: permissions and races change without touching the file.
     return { kind: "skip", path: file, code: skipCodeOf(error) };
+  } finally {
+    reader.close();
   }
-  context.cache?.set(file, stat, read.outcome, read.resume);
+  context.cache?.set(file, reader.stat, read.outcome, read.resume);
   return withPath(file, read.outcome);
 }
 
+function sameIdentity(a: StorageStat, b: StorageStat): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+}
+
 /**
- * Reads what a listing needs from one file. A v4/v5 file that only grew since the last
- * listing (same object, same prefix, same bytes before the old end) is scanned for late
- * patches from where the last scan ended, so a live session is not re-read whole each time.
+ * The buffer every prefix is read into: files are examined one at a time, synchronously, and
+ * nothing keeps a view of it (the text is decoded, the digest computed, before the next file).
  */
-async function readOutcome(
-  storage: SessionStorage,
-  file: string,
+const prefixScratch = Buffer.allocUnsafe(SESSION_LIST_PREFIX_BYTES);
+
+/**
+ * Reads what a listing needs from the file open in `reader`. A v4/v5 file that only grew
+ * since the last listing (same object, same prefix, same bytes before the old end) is
+ * scanned for late patches from where the last scan ended, so a live session is not re-read
+ * whole each time.
+ */
+function readOutcome(
+  reader: SessionFileReader,
   stat: StorageStat,
   previous: ResumePoint | undefined,
-): Promise<{ outcome: CachedOutcome; resume?: ResumePoint }> {
+): { outcome: CachedOutcome; resume?: ResumePoint } {
   const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;
-  const text = await storage.readTextPrefix(file, SESSION_LIST_PREFIX_BYTES);
-  const prefixDigest = whole ? "" : createHash("sha256").update(text).digest("base64");
+  const bytes = prefixScratch.subarray(0, reader.readSync(prefixScratch, 0));
+  const text = decodeUtf8Prefix(bytes);
+  // Only a grown v4/v5 file is ever resumed, so only such a file needs its prefix digest.
+  const digest = (): string => createHash("sha256").update(bytes).digest("base64");
+  let prefixDigest: string | undefined;
   let summary: PrefixSummary;
   let earlier: LatePatches = {};
   let from: number;
-  if (previous !== undefined && previous.prefixDigest === prefixDigest && (await unchangedBefore(storage, file, previous))) {
+  if (previous !== undefined && previous.prefixDigest === (prefixDigest = digest()) && unchangedBefore(reader, previous)) {
     summary = previous.summary;
     earlier = previous.late;
     from = previous.offset;
@@ -309,23 +346,25 @@ async function readOutcome(
     from = summary.parsedBytes;
   }
   if (whole || summary.version < FIRST_PATCH_VERSION) {
-    return { outcome: { kind: "session", info: buildSessionInfo(file, summary, {}, stat) } };
+    return { outcome: { kind: "session", info: buildSessionInfo(reader.path, summary, {}, stat) } };
   }
-  const scan = await scanLatePatches(storage, file, from, stat.size);
+  const scan = scanLatePatches(reader, from, stat.size);
   const late: LatePatches = {};
   const title = scan.found.title ?? earlier.title;
   const cwd = scan.found.cwd ?? earlier.cwd;
   if (title !== undefined) late.title = title;
   if (cwd !== undefined) late.cwd = cwd;
-  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(file, summary, late, stat) };
+  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(reader.path, summary, late, stat) };
   if (scan.resume === undefined) return { outcome };
-  return { outcome, resume: { ...scan.resume, prefixDigest, summary, late } };
+  return { outcome, resume: { ...scan.resume, prefixDigest: prefixDigest ?? digest(), summary, late } };
 }
 
 /** True when the bytes just before the resume point are still the ones seen there. */
-async function unchangedBefore(storage: SessionStorage, file: string, previous: ResumePoint): Promise<boolean> {
-  const now = await storage.readTail(file, previous.boundary.length, previous.offset);
-  return now.bytes.equals(previous.boundary);
+function unchangedBefore(reader: SessionFileReader, previous: ResumePoint): boolean {
+  const length = previous.boundary.length;
+  if (previous.offset < length) return false;
+  const now = Buffer.allocUnsafe(length);
+  return reader.readSync(now, previous.offset - length) === length && now.equals(previous.boundary);
 }
 
 function withPath(file: string, outcome: CachedOutcome): Outcome {

@@ -9,11 +9,24 @@
  * line, whatever the file size: a longer line cannot be a patch this library honours.
  */
 import { HeaderPatchRecordSchema, scanJsonl } from "../session/index.js";
-import type { SessionStorage } from "../storage/index.js";
+import type { SessionFileReader } from "../storage/index.js";
 import type { LatePatches } from "./session-info.js";
 
-/** Bytes read per step of the backward scan. */
+/** Most bytes read per step of the backward scan. */
 export const TAIL_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Bytes of the first step. A rename or move is usually the last line, so the first read is
+ * small; each later step doubles up to {@link TAIL_CHUNK_BYTES}, which keeps a scan down a
+ * large file at few reads.
+ */
+export const TAIL_FIRST_CHUNK_BYTES = 8 * 1024;
+
+/**
+ * The one buffer every scan reads into. Scans are synchronous and never nested, and every
+ * byte that must outlive a step is copied out of it.
+ */
+const scratch = Buffer.allocUnsafe(TAIL_CHUNK_BYTES);
 
 /**
  * Longest line the scan will parse. A `header_patch` holds a title (at most 1000 characters
@@ -42,19 +55,14 @@ export interface LatePatchScan {
 export const RESUME_BOUNDARY_BYTES = 64;
 
 /**
- * Finds the latest `header_patch` title and cwd in the bytes of `path` from `stopAt` to
- * `size` (the size the caller's stat saw; bytes appended since are left to the next listing,
- * which sees the new size). Values are returned only where a patch sets them; the caller keeps
- * earlier values for the rest.
+ * Finds the latest `header_patch` title and cwd in the bytes of the file open in `reader` from
+ * `stopAt` to `size` (the size the caller's stat saw; bytes appended since are left to the
+ * next listing, which sees the new size). Values are returned only where a patch sets them;
+ * the caller keeps earlier values for the rest. All reads go through one shared buffer.
  *
  * @throws StorageError when a read fails (the caller decides whether that skips the file)
  */
-export async function scanLatePatches(
-  storage: SessionStorage,
-  path: string,
-  stopAt: number,
-  size: number,
-): Promise<LatePatchScan> {
+export function scanLatePatches(reader: SessionFileReader, stopAt: number, size: number): LatePatchScan {
   const found: LatePatches = {};
   let resume: LatePatchScan["resume"];
   let first = true;
@@ -63,15 +71,16 @@ export async function scanLatePatches(
   let pending: Buffer = EMPTY;
   let insideLongLine = false;
   let end = size;
+  let step = TAIL_FIRST_CHUNK_BYTES;
   while (found.title === undefined || found.cwd === undefined) {
-    const limit = Math.min(TAIL_CHUNK_BYTES, end - stopAt);
+    const limit = Math.min(step, end - stopAt);
     if (limit <= 0) break;
-    const chunk = await storage.readTail(path, limit, end);
-    // A file that shrank since the stat: never look below `stopAt`.
-    const skip = Math.max(0, stopAt - chunk.start);
-    const bytes = chunk.bytes.subarray(skip);
-    const start = chunk.start + skip;
-    if (bytes.length === 0) break;
+    step = Math.min(step * 2, TAIL_CHUNK_BYTES);
+    const start = end - limit;
+    const bytes = scratch.subarray(0, limit);
+    // A file that shrank since the stat: what it holds now is left to the next listing,
+    // which sees the new size; no resume point is offered for bytes that are gone.
+    if (reader.readSync(bytes, start) < limit) return { found };
     if (first) {
       first = false;
       // Only the last chunk of the file can end with a line that has no line feed yet.

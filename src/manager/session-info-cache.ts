@@ -60,6 +60,11 @@ export class SessionInfoCache {
     this.maxEntries = maxEntries;
   }
 
+  /** Whether anything is stored for `path` (whatever the file's identity now); not a lookup. */
+  has(path: string): boolean {
+    return this.#entries.has(path);
+  }
+
   /** The outcome stored for `path` if the file still has the identity in `stat`. */
   get(path: string, stat: StorageStat): CachedOutcome | undefined {
     const entry = this.#entries.get(path);

@@ -16,6 +16,7 @@ import {
   listSessions,
   type SessionInfo,
 } from "../../src/index.js";
+import { TAIL_FIRST_CHUNK_BYTES } from "../../src/manager/patch-tail-scan.js";
 import { summarizePrefix } from "../../src/manager/session-info.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { countingStorage, filler, header, headerPatch, line, message } from "./discovery-fixtures.js";
@@ -52,21 +53,26 @@ describe("late header_patch records (v4/v5)", () => {
     expect(log.prefixes).toEqual([{ path: info.path, maxBytes: SESSION_LIST_PREFIX_BYTES }]);
     // Stopped once both were found: the cwd patch lies ~125 KiB before the end, not at the start.
     expect(log.tails.length).toBeGreaterThanOrEqual(2);
-    expect(log.tails.length).toBeLessThan(Math.ceil(content.length / TAIL_CHUNK_BYTES));
+    const lowest = Math.min(...log.tails.map((read) => read.end - read.got));
+    expect(lowest).toBeGreaterThan(100_000);
     for (const read of log.tails) expect(read.maxBytes).toBeLessThanOrEqual(TAIL_CHUNK_BYTES);
   });
 
   it("parses a patch line cut by a chunk boundary", async () => {
-    const patch = headerPatch({ title: "across the boundary" });
-    // One message line sized so that the chunk boundary (end - 64 KiB) falls mid-patch.
-    const bare = message("assistant", "").length;
-    const after = message("assistant", "y".repeat(TAIL_CHUNK_BYTES - Math.floor(patch.length / 2) - bare));
-    const content = header({ id: "cut", version: 4 }) + filler(20_000) + patch + after;
-    const boundary = content.length - TAIL_CHUNK_BYTES;
-    const patchAt = content.indexOf(patch);
-    expect(boundary > patchAt && boundary < patchAt + patch.length).toBe(true);
-    const { info } = await listOne(content);
-    expect(info.title).toBe("across the boundary");
+    // The steps are 8, 16, 32, 64, 64 ... KiB back from the end: cut the first and the second.
+    for (const back of [TAIL_FIRST_CHUNK_BYTES, TAIL_FIRST_CHUNK_BYTES * 3]) {
+      const patch = headerPatch({ title: `across ${back}` });
+      // One message line sized so that the step boundary (end - back) falls mid-patch.
+      const bare = message("assistant", "").length;
+      const after = message("assistant", "y".repeat(back - Math.floor(patch.length / 2) - bare));
+      const content = header({ id: "cut", version: 4 }) + filler(20_000) + patch + after;
+      const boundary = content.length - back;
+      const patchAt = content.indexOf(patch);
+      expect(boundary > patchAt && boundary < patchAt + patch.length).toBe(true);
+      const { info } = await listOne(content);
+      expect(info.title).toBe(`across ${back}`);
+      fs.rmSync(path.join(temp.path, "s.jsonl"));
+    }
   });
 
   it("scans to the end of the prefix, never re-reading it, when nothing late is found", async () => {

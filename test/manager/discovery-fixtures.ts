@@ -4,7 +4,7 @@
  */
 import fs from "node:fs";
 
-import type { SessionStorage, TailRead } from "../../src/index.js";
+import type { SessionFileReader, SessionStorage } from "../../src/index.js";
 
 /** A JSONL line. */
 export function line(record: object): string {
@@ -55,25 +55,34 @@ export function writeAt(file: string, content: string | Buffer, mtimeSeconds: nu
 
 /** Read calls a {@link countingStorage} saw. */
 export interface ReadLog {
+  /** the first read of each opened file: its prefix */
   prefixes: { path: string; maxBytes: number }[];
-  tails: { path: string; maxBytes: number; end: number | undefined; got: number }[];
+  /** every later read: `end` is where the bytes read stop, `got` how many there were */
+  tails: { path: string; maxBytes: number; end: number; got: number }[];
 }
 
 /**
- * Wraps a real storage and records every prefix and tail read, so tests can check what the
- * listing read (and that it never asked for more than a bounded amount).
+ * Wraps a real storage and records every read made through the readers it opens, so tests
+ * can check what the listing read (and that it never asked for more than a bounded amount).
  */
 export function countingStorage(inner: SessionStorage): { storage: SessionStorage; log: ReadLog } {
   const log: ReadLog = { prefixes: [], tails: [] };
   const overrides: Partial<SessionStorage> = {
-    async readTextPrefix(path: string, maxBytes: number): Promise<string> {
-      log.prefixes.push({ path, maxBytes });
-      return inner.readTextPrefix(path, maxBytes);
-    },
-    async readTail(path: string, maxBytes: number, end?: number): Promise<TailRead> {
-      const read = await inner.readTail(path, maxBytes, end);
-      log.tails.push({ path, maxBytes, end, got: read.bytes.length });
-      return read;
+    openReaderSync(path: string): SessionFileReader {
+      const reader = inner.openReaderSync(path);
+      let first = true;
+      return {
+        path: reader.path,
+        stat: reader.stat,
+        readSync(buffer: Uint8Array, position: number): number {
+          const got = reader.readSync(buffer, position);
+          if (first) log.prefixes.push({ path, maxBytes: buffer.length });
+          else log.tails.push({ path, maxBytes: buffer.length, end: position + got, got });
+          first = false;
+          return got;
+        },
+        close: () => reader.close(),
+      };
     },
   };
   // A proxy keeps `instanceof` (the listing treats disk storages specially) and binds the
