@@ -4,13 +4,14 @@
  * file is: a session, nothing yet, or something that must not be overwritten.
  */
 import {
+  SessionLoader,
   isUnknownEntry,
-  loadSession,
   resolveBlobRefs,
   type BlobLookup,
   type FileEntry,
   type InvalidHeaderReason,
   type LoadedSession,
+  type SessionLoadResult,
   type UnresolvedBlobRef,
 } from "../session/index.js";
 import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
@@ -87,11 +88,9 @@ export async function openSessionFile(
   });
   if (!options.readOnly && !(await storage.exists(file))) return fresh();
   const writer = options.readOnly ? undefined : await storage.openWriter(file);
-  let bytes: Buffer;
-  let result: ReturnType<typeof loadSession>;
+  let result: SessionLoadResult;
   try {
-    bytes = await storage.readBytes(file);
-    result = loadSession(bytes);
+    result = streamLoad(storage, file);
   } catch (error) {
     await closeQuietly(writer);
     throw error;
@@ -126,6 +125,32 @@ export async function openSessionFile(
     entries: entries.entries,
     writer,
   };
+}
+
+/** Bytes read per step when a session file is loaded. */
+const LOAD_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Loads `file` through the chunked loader, one reused buffer at a time: the file's bytes are
+ * never all in memory at once (only the parsed records are kept), and a file whose header
+ * disqualifies it is not read past its first chunk.
+ */
+function streamLoad(storage: SessionStorage, file: string): SessionLoadResult {
+  const reader = storage.openReaderSync(file);
+  try {
+    const loader = new SessionLoader();
+    const chunk = Buffer.allocUnsafe(Math.min(LOAD_CHUNK_BYTES, reader.stat.size + 1));
+    let position = 0;
+    for (;;) {
+      const count = reader.readSync(chunk, position);
+      if (count === 0) break;
+      loader.write(count === chunk.length ? chunk : chunk.subarray(0, count));
+      position += count;
+    }
+    return loader.end();
+  } finally {
+    reader.close();
+  }
 }
 
 /** A report for a session that starts empty at `file`. */
