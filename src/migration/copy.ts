@@ -119,9 +119,17 @@ export type BytesCallback = (bytes: number) => void;
 /**
  * Copies the regular file `source` into a new owner-only file `name` of `dir` (created
  * exclusively), checking that it is still the object of `expected`; returns the SHA-256 of
- * the bytes copied. The destination is synced before it is closed.
+ * the bytes copied. With `sync` the destination is synced before it is closed; without it
+ * the caller syncs it later (see {@link hashManagedFile}).
  */
-export async function copyFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback): Promise<string> {
+export async function copyFileInto(
+  source: string,
+  expected: StableStat,
+  dir: SecureDir,
+  name: string,
+  onBytes: BytesCallback,
+  options: { readonly sync: boolean } = { sync: true },
+): Promise<string> {
   const { handle, stat } = await openRegularNoFollow(source).catch((error: unknown) => {
     if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "a source file changed during migration");
     throw error;
@@ -146,7 +154,7 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
     if (position !== expected.size || !sameStat(after, expected)) {
       throw new MigrationError("source_changed", "changed_while_copying", "a source file changed during migration");
     }
-    await out.syncAsync();
+    if (options.sync) await out.syncAsync();
     return hash.digest("hex");
   } finally {
     out?.close();
@@ -154,10 +162,14 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
   }
 }
 
-/** SHA-256 of the owner-only file `name` in `dir`, read back in chunks (yielding between them). */
-export async function hashManagedFile(dir: SecureDir, name: string): Promise<{ size: number; sha256: string }> {
+/**
+ * SHA-256 of the owner-only file `name` in `dir`, read back in chunks (yielding between
+ * them); with `sync`, the file is fsynced first through the same descriptor.
+ */
+export async function hashManagedFile(dir: SecureDir, name: string, options: { readonly sync?: boolean } = {}): Promise<{ size: number; sha256: string }> {
   const file = dir.openFile(name);
   try {
+    if (options.sync === true) await file.syncAsync();
     const hash = createHash("sha256");
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
     let position = 0;
@@ -171,6 +183,9 @@ export async function hashManagedFile(dir: SecureDir, name: string): Promise<{ s
     return { size: position, sha256: hash.digest("hex") };
   } finally {
     file.close();
+    // Reads of small files never reach the yield above; thousands of them in a row would
+    // otherwise hold the event loop for seconds.
+    await yieldToLoop();
   }
 }
 
@@ -228,17 +243,19 @@ export async function copyArtifactTree(
     const hashes = new Map<string, string>();
     await pool(files, COPY_CONCURRENCY, async (entry) => {
       const { dir, name } = parentOf(entry.path);
-      hashes.set(entry.path, await copyFileInto(path.join(sourceRoot, ...entry.path.split("/")), entry.stat, dir, name, onBytes));
+      // Synced in the read-back pass below: all writes first, then the fsyncs, so they
+      // overlap with writeback already under way instead of forcing one commit per file.
+      hashes.set(entry.path, await copyFileInto(path.join(sourceRoot, ...entry.path.split("/")), entry.stat, dir, name, onBytes, { sync: false }));
       onFile();
     });
-    await pool([...dirs.values()], COPY_CONCURRENCY, (dir) => dir.syncAsync());
     await pool(files, COPY_CONCURRENCY, async (entry) => {
       const { dir, name } = parentOf(entry.path);
-      const back = await hashManagedFile(dir, name);
+      const back = await hashManagedFile(dir, name, { sync: true });
       if (back.size !== entry.stat.size || back.sha256 !== hashes.get(entry.path)) {
         throw new MigrationError("durability_failed", "verify_mismatch", "a copied artifact does not read back as written");
       }
     });
+    await pool([...dirs.values()], COPY_CONCURRENCY, (dir) => dir.syncAsync());
     for (const entry of files) manifest.push({ kind: "file", path: entry.path, size: entry.stat.size, sha256: hashes.get(entry.path) as string });
     return manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   } finally {
