@@ -32,3 +32,5 @@ export { INTERNAL_DIRECTORY, MAX_DISCOVERED_LEGACY_DIRECTORIES, discoveredLegacy
 export type { LegacyAnchors } from "./legacy-names.js";
 export { managedSessionDirForRead, managedSessionTarget } from "./session-defaults.js";
 export type { ManagedSessionTarget } from "./session-defaults.js";
+export { inspectScopeDirectories } from "./inspect.js";
+export type { ScopeDirectoryReport, ScopeDirectoryState } from "./inspect.js";

@@ -1,0 +1,82 @@
+/**
+ * Read-only inspection of every v2 scope under a sessions root, for audits: does each
+ * `v2-<digest>` directory hold a canonical binding whose identity hashes to its own name?
+ * Works without knowing the workspaces, so it cannot say whether a workspace still exists,
+ * only whether the directory is self-consistent.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+import { SecureDir, SecureFsError } from "../fs/index.js";
+import { BINDING_FILE_NAME, decodeBinding, type ScopeBinding } from "./binding.js";
+import { isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "./identity.js";
+
+/** Verdict on one scope directory. */
+export type ScopeDirectoryState =
+  /** Canonical binding, and its identity hashes to the directory name. */
+  | "valid"
+  /** No binding file (a scope made but never bound, or its binding removed). */
+  | "binding_missing"
+  /** A binding that is not canonical bytes of the binding shape, or not a safe 0600 file. */
+  | "binding_invalid"
+  /** A canonical binding whose identity does not hash to this directory's name. */
+  | "digest_mismatch"
+  /** The directory itself fails the owner-only checks (link, mode, owner, ACL). */
+  | "unsafe_directory";
+
+/** One inspected scope directory. */
+export interface ScopeDirectoryReport {
+  readonly name: string;
+  readonly path: string;
+  readonly state: ScopeDirectoryState;
+  /** The decoded binding, when it is canonical. */
+  readonly binding?: ScopeBinding;
+  /** The fs-layer code behind `binding_invalid` / `unsafe_directory`. */
+  readonly cause?: string;
+}
+
+/**
+ * Inspects every `v2-<digest>` entry of `sessionsRoot`, sorted by name. A missing root has
+ * none. Never writes.
+ */
+export function inspectScopeDirectories(sessionsRoot: string): ScopeDirectoryReport[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(sessionsRoot);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+  return names.filter(isScopeDirectoryName).sort().map((name) => inspectOne(sessionsRoot, name));
+}
+
+function inspectOne(sessionsRoot: string, name: string): ScopeDirectoryReport {
+  const where = path.join(sessionsRoot, name);
+  let dir: SecureDir;
+  try {
+    dir = SecureDir.openRoot(where);
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    return { name, path: where, state: "unsafe_directory", cause: error.code };
+  }
+  try {
+    const file = dir.openFile(BINDING_FILE_NAME);
+    let bytes: Buffer;
+    try {
+      bytes = file.readAll({ maxBytes: 64 * 1024 });
+    } finally {
+      file.close();
+    }
+    const binding = decodeBinding(bytes);
+    if (binding === undefined) return { name, path: where, state: "binding_invalid", cause: "not_canonical" };
+    const digest = name.slice(SCOPE_DIRECTORY_PREFIX.length);
+    const consistent = binding.identityDigest === digest && scopeDigest(binding.platform, binding.canonicalPath) === digest;
+    return { name, path: where, state: consistent ? "valid" : "digest_mismatch", binding };
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code === "not_found") return { name, path: where, state: "binding_missing" };
+    return { name, path: where, state: "binding_invalid", cause: error.code };
+  } finally {
+    dir.close();
+  }
+}
