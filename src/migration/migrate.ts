@@ -252,21 +252,30 @@ async function stageAndPublish(
   const stagedArtifacts = `${attempt}.artifacts`;
   try {
     progress.phase("copying");
-    const sha = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes);
-    progress.file();
-    if (sha !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
-    let manifest: ManifestEntry[] = [];
-    if (snapshot !== undefined) {
+    // The transcript and the artifact tree are copied side by side: one is mostly a long
+    // sequential stream, the other many small files, and they overlap well.
+    const transcript = (async () => {
+      const sha = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes, { sync: false });
+      progress.file();
+      if (sha !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
+      const back = await hashManagedFile(scopeDir, stagedTranscript, { sync: true });
+      if (back.sha256 !== source.sha256) throw new MigrationError("durability_failed", "verify_mismatch", "the copied transcript does not read back as written");
+    })();
+    const artifacts = (async () => {
+      if (snapshot === undefined) return [];
       const staging = scopeDir.openDir(stagedArtifacts, { create: true });
       try {
-        manifest = await copyArtifactTree(artifactSource, snapshot, staging, progress.bytes, progress.file);
+        return await copyArtifactTree(artifactSource, snapshot, staging, progress.bytes, progress.file);
       } finally {
         staging.close();
       }
-    }
+    })();
+    // Both sides settle before anything (staging removal included) goes on.
+    const [copied, tree] = await Promise.allSettled([transcript, artifacts]);
+    if (copied.status === "rejected") throw copied.reason;
+    if (tree.status === "rejected") throw tree.reason;
+    const manifest = tree.value;
     progress.phase("verifying");
-    const back = await hashManagedFile(scopeDir, stagedTranscript);
-    if (back.sha256 !== source.sha256) throw new MigrationError("durability_failed", "verify_mismatch", "the copied transcript does not read back as written");
     if (!(await statUnchanged(sourcePath, source))) {
       throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
     }
