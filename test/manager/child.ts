@@ -11,9 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { build } from "rolldown";
-
-import type { BundledChild } from "../storage/child-bundle.js";
+import { bundleChild, type BundledChild } from "../storage/child-bundle.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, "..", "..");
@@ -33,33 +31,28 @@ async function pinAddon(outDir: string, stem: string): Promise<string> {
   }
 }
 
-/** Bundles `test/manager/children/<name>.ts` into the ignored `tmp/` directory. */
+/** Bundles `test/manager/children/<name>.ts` into the ignored `tmp/` directory, with the addon pinned. */
 export async function bundleManagerChild(name: string): Promise<BundledChild> {
   const outDir = path.join(repoRoot, "tmp", "manager-tests");
   fs.mkdirSync(outDir, { recursive: true });
   const stem = `${name}-${process.pid}-${Date.now().toString(36)}`;
-  const file = path.join(outDir, `${stem}.mjs`);
   const shim = path.join(outDir, `${stem}.binding.cjs`);
   const addon = await pinAddon(outDir, stem);
-  fs.writeFileSync(shim, `module.exports = require(${JSON.stringify(addon)});\n`);
-  const remove = (): void => {
-    for (const made of [file, shim, addon]) fs.rmSync(made, { force: true });
+  const unpin = (): void => {
+    for (const made of [shim, addon]) fs.rmSync(made, { force: true });
   };
   try {
-    await build({
-      input: path.join(here, "children", `${name}.ts`),
-      output: { file, format: "esm" },
-      platform: "node",
-      external: ["#binding"],
-      logLevel: "silent",
-      write: true,
-    });
-    const bundled = fs.readFileSync(file, "utf8");
-    if (!bundled.includes(`"#binding"`)) throw new Error("the bundle does not import #binding");
-    fs.writeFileSync(file, bundled.replaceAll(`"#binding"`, JSON.stringify(shim)));
+    fs.writeFileSync(shim, `module.exports = require(${JSON.stringify(addon)});\n`);
+    const child = await bundleChild(name, path.join(here, "children"), { outDir, binding: shim });
+    return {
+      file: child.file,
+      remove() {
+        child.remove();
+        unpin();
+      },
+    };
   } catch (error) {
-    remove();
+    unpin();
     throw error;
   }
-  return { file, remove };
 }

@@ -20,23 +20,46 @@ export interface BundledChild {
   remove(): void;
 }
 
+/** Options of {@link bundleChild}. */
+export interface BundleOptions {
+  /** Where the bundle is written (default: the repository's ignored `tmp/storage-tests`). */
+  outDir?: string;
+  /** A module to load instead of the addon import (`#binding`), e.g. a pinned copy of the addon. */
+  binding?: string;
+}
+
 /**
  * Bundles `<childrenDir>/<name>.ts` (default: `test/storage/children`) into a runnable ESM
  * file under the repository's ignored `tmp/`.
  */
-export async function bundleChild(name: string, childrenDir = path.join(here, "children")): Promise<BundledChild> {
-  const outDir = path.join(repoRoot, "tmp", "storage-tests");
+export async function bundleChild(
+  name: string,
+  childrenDir = path.join(here, "children"),
+  options: BundleOptions = {},
+): Promise<BundledChild> {
+  const outDir = options.outDir ?? path.join(repoRoot, "tmp", "storage-tests");
   fs.mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, `${name}-${process.pid}-${Date.now().toString(36)}.mjs`);
-  await build({
-    input: path.join(childrenDir, `${name}.ts`),
-    output: { file, format: "esm" },
-    platform: "node",
-    external: ["#binding"],
-    logLevel: "silent",
-    write: true,
-  });
-  return { file, remove: () => fs.rmSync(file, { force: true }) };
+  const remove = (): void => fs.rmSync(file, { force: true });
+  try {
+    await build({
+      input: path.join(childrenDir, `${name}.ts`),
+      output: { file, format: "esm" },
+      platform: "node",
+      external: ["#binding"],
+      logLevel: "silent",
+      write: true,
+    });
+    if (options.binding !== undefined) {
+      const bundled = fs.readFileSync(file, "utf8");
+      if (!bundled.includes(`"#binding"`)) throw new Error("the bundle does not import #binding");
+      fs.writeFileSync(file, bundled.replaceAll(`"#binding"`, JSON.stringify(options.binding)));
+    }
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { file, remove };
 }
 
 /** Starts `node <bundle> ...args` with piped stdio. */
