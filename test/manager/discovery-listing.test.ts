@@ -18,8 +18,14 @@ import {
   type SessionInfo,
   type SessionStorage,
 } from "../../src/index.js";
+import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { runProcess, type BundledChild } from "../storage/child-bundle.js";
+import { bundleManagerChild } from "./child.js";
 import { filler, header, headerPatch, line, message, writeAt } from "./discovery-fixtures.js";
+
+/** The uid and gid of `nobody`, which owns nothing this test does not give it. */
+const UNPRIVILEGED = 65534;
 
 const BASE = 1_700_000_000;
 
@@ -214,17 +220,30 @@ describe("listing edge cases", () => {
   });
 
   it("reports an unreadable file as permission_denied", async (ctx) => {
-    if (process.getuid?.() === 0) {
-      console.warn(`[skipped] ${ctx.task.name}: root reads files whatever their mode`);
-      ctx.skip();
-    }
     const temp = makeTempDir("gjc-discovery-");
+    let child: BundledChild | undefined;
     try {
-      const file = path.join(temp.path, "locked.jsonl");
-      fs.writeFileSync(file, header({ id: "locked" }));
-      fs.chmodSync(file, 0);
-      expect((await listSessions(temp.path, { cache: false })).skipped).toEqual([{ path: file, code: "permission_denied" }]);
+      const locked = path.join(temp.path, "locked.jsonl");
+      const open = path.join(temp.path, "open.jsonl");
+      fs.writeFileSync(locked, header({ id: "locked" }));
+      fs.writeFileSync(open, header({ id: "open" }));
+      fs.chmodSync(locked, 0);
+      const expected = { ids: ["open"], skipped: [{ path: locked, code: "permission_denied" }] };
+      if (!isRoot()) {
+        const listing = await listSessions(temp.path, { cache: false });
+        expect({ ids: listing.sessions.map((s) => s.id), skipped: listing.skipped }).toEqual(expected);
+        return;
+      }
+      // Root reads files whatever their mode: list as an unprivileged uid that owns them.
+      if (!hasCommand("setpriv")) skipBecause(ctx, "root, and setpriv (util-linux) is not installed");
+      for (const target of [temp.path, locked, open]) fs.chownSync(target, UNPRIVILEGED, UNPRIVILEGED);
+      child = await bundleManagerChild("list-sessions");
+      const ids = [`--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups"];
+      const result = await runProcess("setpriv", [...ids, process.execPath, child.file, temp.path]);
+      expect(result.status, result.stderr).toBe(0);
+      expect(JSON.parse(result.stdout)).toEqual(expected);
     } finally {
+      child?.remove();
       temp.remove();
     }
   });
