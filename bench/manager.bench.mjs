@@ -6,12 +6,15 @@
 // Figures (targets from issue 4):
 //   open + buildSessionContext of a 100k-entry session
 //     vs Buffer read + split on \n + JSON.parse per line            target: ratio <= 1.3
+//   peak RSS of that open (a fresh child per side), over the file size  target: < 3x
 //   appends/s through the manager into a 1 MB and a 500 MB session   no growth with size
 //     (each file is opened through the manager, so the 500 MB figure includes a real load)
 
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 const { SessionManager } = await import(new URL("../dist/index.js", import.meta.url).href);
 
@@ -34,6 +37,21 @@ const line = (i) =>
     timestamp: new Date(1_700_000_000_000 + i * 1000).toISOString(),
     message: { role: i % 2 === 0 ? "user" : "assistant", content: [{ type: "text", text }], timestamp: i },
   });
+
+// A child that opens one file once, through the manager or the floor, and prints its peak RSS.
+if (process.argv[2] === "--rss-child") {
+  const [, , , side, file] = process.argv;
+  const baseline = process.memoryUsage().rss;
+  let kept;
+  if (side === "floor") {
+    kept = fs.readFileSync(file).toString("utf8").split("\n").filter((text) => text.length > 0).map((text) => JSON.parse(text));
+  } else {
+    const manager = await SessionManager.open(file, { sessionDir: path.dirname(file), readOnly: true, terminalId: null, logger: quiet });
+    kept = manager.buildSessionContext();
+  }
+  process.stdout.write(JSON.stringify({ peak: process.resourceUsage().maxRSS * 1024, baseline, kept: kept !== undefined }));
+  process.exit(0);
+}
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gjc-bench-manager-"));
 fs.chmodSync(tmp, 0o700);
@@ -94,6 +112,22 @@ async function openBench() {
   if (check === 0) throw new Error("nothing was read");
   const size = (fs.statSync(file).size / 1e6).toFixed(0);
   report(`open + context, ${OPEN_ENTRIES / 1000}k entries (${size} MB)`, median(ours), median(floor), 1.3);
+  const bytes = fs.statSync(file).size;
+  const rss = {};
+  for (const side of ["floor", "ours"]) {
+    const child = spawnSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--rss-child", side, file], {
+      encoding: "utf8",
+      maxBuffer: 1 << 20,
+    });
+    if (child.status !== 0) throw new Error(`rss child failed: ${child.stderr}`);
+    rss[side] = JSON.parse(child.stdout);
+  }
+  const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+  const over = (rss.ours.peak - rss.ours.baseline) / bytes;
+  console.log(
+    `peak RSS of that open: ${mib(rss.ours.peak)} (${mib(rss.ours.baseline)} at start; ${over.toFixed(2)}x the file over the start, ` +
+      `${(rss.ours.peak / bytes).toFixed(2)}x in all) ${over < 3 ? "ok (< 3x)" : "OVER (target < 3x)"}; floor ${mib(rss.floor.peak)}`,
+  );
   fs.rmSync(file);
 }
 
