@@ -36,6 +36,7 @@ describe.each(["file", "managed"] as const)("disk policy: %s", (kind) => {
     expect(codeOf(() => storage.listFilesSync(at("link")))).toBe("symlink_refused");
     expect(codeOf(() => storage.existsSync(at("link", "target.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.readText(at("link", "target.jsonl")))).toBe("symlink_refused");
+    expect(codeOf(() => storage.openReaderSync(at("link", "target.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.writeText(at("link", "new.jsonl"), "x"))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.openWriter(at("link", "target.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.replaceAtomic(at("link", "target.jsonl"), ["x"]))).toBe(
@@ -52,6 +53,8 @@ describe.each(["file", "managed"] as const)("disk policy: %s", (kind) => {
     expect(await asyncCodeOf(() => storage.readText(at("s.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.readTextPrefix(at("s.jsonl"), 10))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.readTail(at("s.jsonl"), 10))).toBe("symlink_refused");
+    expect(codeOf(() => storage.openReaderSync(at("s.jsonl")))).toBe("symlink_refused");
+    expect(codeOf(() => storage.openReaderSync(at("d.jsonl")))).toBe("symlink_refused");
     expect(codeOf(() => storage.statSync(at("s.jsonl")))).toBe("symlink_refused");
     expect(codeOf(() => storage.existsSync(at("s.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.openWriter(at("s.jsonl")))).toBe("symlink_refused");
@@ -69,6 +72,7 @@ describe.each(["file", "managed"] as const)("disk policy: %s", (kind) => {
     const made = spawnSync("mkfifo", ["-m", "600", at("fifo.jsonl")]);
     expect(made.status).toBe(0);
     expect(await asyncCodeOf(() => storage.readText(at("fifo.jsonl")))).toBe("not_regular_file");
+    expect(codeOf(() => storage.openReaderSync(at("fifo.jsonl")))).toBe("not_regular_file");
     expect(await asyncCodeOf(() => storage.openWriter(at("fifo.jsonl")))).toBe("not_regular_file");
     expect(storage.statSync(at("fifo.jsonl")).kind).toBe("other");
     expect(storage.listFilesSync(root)).toEqual([]);
@@ -133,6 +137,8 @@ describe("managed specifics", () => {
     const loose = await storage.readText(path.join(root, "loose.jsonl")).catch((error: unknown) => error);
     expect(loose).toMatchObject({ code: "unsafe_entry", detail: "mode_mismatch" });
     expect(await asyncCodeOf(() => storage.openWriter(path.join(root, "loose.jsonl")))).toBe("unsafe_entry");
+    expect(codeOf(() => storage.openReaderSync(path.join(root, "loose.jsonl")))).toBe("unsafe_entry");
+    expect(codeOf(() => storage.openReaderSync(path.join(root, "second-name.jsonl")))).toBe("unsafe_entry");
     expect(codeOf(() => storage.listFilesSync(path.join(root, "open-dir")))).toBe("unsafe_entry");
     const linked = await storage.readText(path.join(root, "linked.jsonl")).catch((error: unknown) => error);
     expect(linked).toMatchObject({ code: "unsafe_entry", detail: "hardlink_refused" });
