@@ -11,6 +11,7 @@ import { BINDING_FILE_NAME, decodeBinding, isScopeDirectoryName, scopeDigest, SC
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
 import { LegacyTracker } from "./legacy.js";
+import { isPlainRecordLine } from "./record-scan.js";
 import type { AuditObjectType } from "./schema.js";
 import type { WalkVisitor } from "./walk.js";
 
@@ -25,9 +26,31 @@ const CHUNK_BYTES = 256 * 1024;
 const BINDING_MAX_BYTES = 64 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 const BLOB_MARKER = "blob:sha256:";
+const NEWLINE = 0x0a;
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
 // `.gjc-migrate-*` from a migration's copy before it is published.
 const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-migrate-.+)$/;
+
+/**
+ * The load of a whole session file without blob references, done cheaply: the header line
+ * goes through `loader` (every header check, version refusals thrown as usual) and every
+ * other line must be blank or shown by {@link isPlainRecordLine} to be a record, so none can
+ * yield a finding. Returns `undefined` when that is not shown; the caller then loads the file
+ * in full with a fresh loader.
+ */
+function loadHeaderOnly(loader: SessionLoader, chunk: Buffer): SessionLoadResult | undefined {
+  const first = chunk.indexOf(NEWLINE);
+  if (first <= 0) return undefined;
+  for (let start = first + 1; start < chunk.length; ) {
+    let stop = chunk.indexOf(NEWLINE, start);
+    if (stop === -1) stop = chunk.length;
+    if (stop > start && !isPlainRecordLine(chunk, start, stop)) return undefined;
+    start = stop + 1;
+  }
+  loader.write(chunk.subarray(0, first + 1));
+  const result = loader.end();
+  return result.kind === "loaded" && result.invalidLines.length === 0 ? result : undefined;
+}
 
 /** True for the names the library gives its temporary files before publishing them. */
 export function isStagingName(name: string): boolean {
@@ -109,9 +132,9 @@ export class ContentChecks implements WalkVisitor {
 
   #session(file: SecureFile, rel: string): void {
     this.sessions += 1;
-    const loader = new SessionLoader();
+    let loader = new SessionLoader();
     let mayHoldRefs = false;
-    let result: SessionLoadResult;
+    let result: SessionLoadResult | undefined;
     try {
       let position = 0;
       for (;;) {
@@ -120,12 +143,18 @@ export class ContentChecks implements WalkVisitor {
         const chunk = this.#scratch.subarray(0, n);
         // A marker cut by a chunk edge would be missed: multi-chunk files are always resolved.
         mayHoldRefs ||= position > 0 || chunk.includes(BLOB_MARKER);
+        // A short read of a regular file is its end: saves the second read of every small file.
+        const whole = position === 0 && n < this.#scratch.length;
+        if (whole && !mayHoldRefs) {
+          result = loadHeaderOnly(loader, chunk);
+          if (result !== undefined) break;
+          loader = new SessionLoader(); // not shown clean: the full load below decides
+        }
         position += n;
         loader.write(chunk); // the scanner copies what it keeps, so the buffer is reused
-        // A short read of a regular file is its end: saves the second read of every small file.
         if (n < this.#scratch.length) break;
       }
-      result = loader.end();
+      result ??= loader.end();
     } catch (error) {
       if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
         this.#collector.add(rel, "file", error.code, error.message);

@@ -1,0 +1,214 @@
+/**
+ * A byte-level check that one JSONL line is a well-formed JSON record: an object whose
+ * `type` is a string. It lets the audit skip decoding and parsing lines that need no
+ * finding. It only ever answers `true` for lines `JSON.parse` accepts as a record; anything
+ * it is unsure of (escaped keys, deep nesting, odd bytes) answers `false`, and the caller then
+ * hands the file to the full session loader, which decides.
+ */
+
+// Deeper documents go to the real parser, which has its own limits.
+const MAX_DEPTH = 64;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+// `type` as bytes, the one key the record test reads.
+const T = 0x74;
+const Y = 0x79;
+const P = 0x70;
+const E = 0x65;
+
+// Scanner state shared by the helpers below; one line is checked at a time.
+let bytes: Uint8Array = Buffer.alloc(0);
+let pos = 0;
+let end = 0;
+
+/** The byte at `at`, or -1 past the end of the line (the buffer may hold more lines). */
+function byteAt(at: number): number {
+  return at < end ? (bytes[at] as number) : -1;
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
+}
+
+function skipSpace(): void {
+  while (pos < end && isSpace(bytes[pos] as number)) pos++;
+}
+
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= NINE;
+}
+
+function isHex(c: number): boolean {
+  return isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+}
+
+/** At an opening quote: moves past the closing one. False on a bad escape or control byte. */
+function string(): boolean {
+  // Locals: this loop runs over nearly every byte of a session file.
+  const b = bytes;
+  const stop = end;
+  let i = pos + 1;
+  while (i < stop) {
+    const c = b[i] as number;
+    if (c === QUOTE) {
+      pos = i + 1;
+      return true;
+    }
+    if (c === BACKSLASH) {
+      const e = i + 1 < stop ? (b[i + 1] as number) : -1;
+      if (e === 0x75) {
+        if (i + 5 >= stop) return false;
+        for (let k = 2; k <= 5; k++) if (!isHex(b[i + k] as number)) return false;
+        i += 6;
+        continue;
+      }
+      if (e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+        i += 2;
+        continue;
+      }
+      return false;
+    }
+    if (c < 0x20) return false;
+    i++;
+  }
+  return false;
+}
+
+function digits(): boolean {
+  const start = pos;
+  while (pos < end && isDigit(bytes[pos] as number)) pos++;
+  return pos > start;
+}
+
+function number(): boolean {
+  if (byteAt(pos) === MINUS) pos++;
+  if (byteAt(pos) === ZERO) pos++;
+  else if (!digits()) return false;
+  if (byteAt(pos) === DOT) {
+    pos++;
+    if (!digits()) return false;
+  }
+  const c = byteAt(pos);
+  if (c === E || c === 0x45) {
+    pos++;
+    if (byteAt(pos) === PLUS || byteAt(pos) === MINUS) pos++;
+    if (!digits()) return false;
+  }
+  return true;
+}
+
+function literal(word: readonly number[]): boolean {
+  if (pos + word.length > end) return false;
+  for (let k = 0; k < word.length; k++) if (bytes[pos + k] !== word[k]) return false;
+  pos += word.length;
+  return true;
+}
+
+const TRUE = [0x74, 0x72, 0x75, 0x65];
+const FALSE = [0x66, 0x61, 0x6c, 0x73, 0x65];
+const NULL = [0x6e, 0x75, 0x6c, 0x6c];
+
+/** One value at `pos` (after spaces); `depth` counts the containers around it. */
+function value(depth: number): boolean {
+  skipSpace();
+  if (pos >= end) return false;
+  const c = bytes[pos] as number;
+  if (c === QUOTE) return string();
+  if (c === LBRACE) return object(depth + 1) !== undefined;
+  if (c === LBRACKET) return array(depth + 1);
+  if (c === MINUS || isDigit(c)) return number();
+  if (c === T) return literal(TRUE);
+  if (c === 0x66) return literal(FALSE);
+  if (c === 0x6e) return literal(NULL);
+  return false;
+}
+
+function array(depth: number): boolean {
+  if (depth > MAX_DEPTH) return false;
+  pos++;
+  skipSpace();
+  if (byteAt(pos) === RBRACKET) {
+    pos++;
+    return true;
+  }
+  for (;;) {
+    if (!value(depth)) return false;
+    skipSpace();
+    const c = byteAt(pos);
+    pos++;
+    if (c === RBRACKET) return true;
+    if (c !== COMMA) return false;
+  }
+}
+
+/**
+ * At an opening brace: moves past the object. Returns whether its last `type` member holds a
+ * string (what `JSON.parse` keeps of duplicate keys), or `undefined` when it is not valid or
+ * a key is escaped (an escaped key might spell `type`).
+ */
+function object(depth: number): boolean | undefined {
+  if (depth > MAX_DEPTH) return undefined;
+  pos++;
+  skipSpace();
+  let typed = false;
+  if (byteAt(pos) === RBRACE) {
+    pos++;
+    return typed;
+  }
+  for (;;) {
+    skipSpace();
+    if (byteAt(pos) !== QUOTE) return undefined;
+    const keyStart = pos + 1;
+    if (!string()) return undefined;
+    const keyEnd = pos - 1;
+    for (let k = keyStart; k < keyEnd; k++) if (bytes[k] === BACKSLASH) return undefined;
+    const isType =
+      keyEnd - keyStart === 4 && bytes[keyStart] === T && bytes[keyStart + 1] === Y && bytes[keyStart + 2] === P && bytes[keyStart + 3] === E;
+    skipSpace();
+    if (byteAt(pos) !== COLON) return undefined;
+    pos++;
+    skipSpace();
+    if (isType) typed = byteAt(pos) === QUOTE;
+    if (!value(depth)) return undefined;
+    skipSpace();
+    const c = byteAt(pos);
+    pos++;
+    if (c === RBRACE) return typed;
+    if (c !== COMMA) return undefined;
+  }
+}
+
+/**
+ * True only when `line[from, to)` is, as `JSON.parse` reads it, one object whose `type` is a
+ * string, with nothing but JSON whitespace around it. `false` means "not shown": parse it.
+ */
+export function isPlainRecordLine(line: Uint8Array, from: number, to: number): boolean {
+  bytes = line;
+  pos = from;
+  end = to;
+  try {
+    skipSpace();
+    if (byteAt(pos) !== LBRACE) return false;
+    const typed = object(0);
+    if (typed !== true) return false;
+    skipSpace();
+    return pos === end;
+  } finally {
+    bytes = EMPTY;
+  }
+}
+
+// A Buffer like the lines themselves, so element reads stay of one kind.
+const EMPTY: Uint8Array = Buffer.alloc(0);
