@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditError, AuditReportSchema, auditAgentDir, MAX_LINE_FINDINGS_PER_FILE } from "../../src/index.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { at, makeAgentDir, plant, type AgentFixture } from "./fixtures.js";
+import { at, makeAgentDir, plant, sessionText, type AgentFixture } from "./fixtures.js";
 import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 
 const UNPRIVILEGED = 65534;
@@ -74,6 +74,21 @@ describe("auditAgentDir", () => {
     expect(findings[0]?.line).toBe(3);
     expect(findings[MAX_LINE_FINDINGS_PER_FILE - 1]?.line).toBe(MAX_LINE_FINDINGS_PER_FILE + 2);
     expect(findings[MAX_LINE_FINDINGS_PER_FILE]).toMatchObject({ code: "unparseable_line", detail: "5" });
+  });
+
+  it("finds the same damaged lines in a session without blob refs (byte fast path) as through the loader", () => {
+    const f = fresh();
+    const digest = f.blobRel.slice("blobs/".length);
+    const damage = ["{bad", "[1,2]", '{"no":"type"}', '{"type":"custom","data":"raw \u0001 control"}', "   ", '{"type":"custom","customType":"x"}'].join("\n") + "\n";
+    const plainRel = `${f.scopeRel}/2024-05-01T10-00-00-000Z_s2.jsonl`;
+    const blobRel = `${f.scopeRel}/2024-05-01T10-00-00-000Z_s3.jsonl`;
+    plant(f, plainRel, sessionText(f.scope.canonicalCwd, { id: "0190a0b0-0000-7000-8000-000000000002" }) + damage);
+    plant(f, blobRel, sessionText(f.scope.canonicalCwd, { id: "0190a0b0-0000-7000-8000-000000000003", blob: digest }) + damage);
+    const report = AuditReportSchema.parse(auditAgentDir(f.agentDir, { ancestors: false }));
+    const lineFindings = (rel: string) =>
+      (report.objects.find((o) => o.path === rel)?.findings ?? []).map((x) => ({ code: x.code, line: x.line }));
+    expect(lineFindings(plainRel)).toEqual([3, 4, 5, 6].map((line) => ({ code: "unparseable_line", line })));
+    expect(lineFindings(blobRel)).toEqual(lineFindings(plainRel));
   });
 
   it("modifies nothing without fix", () => {
