@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { startChild, type BundledChild } from "../storage/child-bundle.js";
+import { runUntilRandomKill, type BundledChild } from "../storage/child-bundle.js";
 import { bundleManagerChild } from "./child.js";
 
 // Four files killed in parallel: 4 x (38 + 12) = 200 kills.
@@ -32,29 +32,10 @@ afterAll(() => {
 });
 
 /** Runs the child until a random kill; returns the last acknowledged number (or undefined). */
-function runUntilKilled(args: string[]): Promise<number | undefined> {
-  return new Promise((resolve, reject) => {
-    const proc = startChild(child, args);
-    let last: number | undefined;
-    let buffered = "";
-    let stderr = "";
-    proc.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    proc.stdout?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString();
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) !== -1) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (line === "ready") setTimeout(() => proc.kill("SIGKILL"), Math.random() * MAX_KILL_DELAY_MS);
-        else last = Number(line);
-      }
-    });
-    proc.on("error", reject);
-    proc.on("close", (status, signal) => {
-      if (signal !== "SIGKILL") reject(new Error(`child ended with ${status}/${signal}: ${stderr}`));
-      else resolve(last);
-    });
-  });
+async function runUntilKilled(args: string[]): Promise<number | undefined> {
+  let last: number | undefined;
+  await runUntilRandomKill(child, args, MAX_KILL_DELAY_MS, (line) => (last = Number(line)));
+  return last;
 }
 
 const quiet = { error() {} };

@@ -70,6 +70,40 @@ export function startChild(child: BundledChild, args: readonly string[], env: No
   });
 }
 
+/**
+ * Runs a bundled child that prints `ready` once it has started its work, SIGKILLs it after a
+ * random delay of up to `maxDelayMs`, and hands every other stdout line to `onLine`. Resolves
+ * once the child is dead; rejects if it ended any other way (its stderr in the message).
+ */
+export function runUntilRandomKill(
+  child: BundledChild,
+  args: readonly string[],
+  maxDelayMs: number,
+  onLine: (line: string) => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const proc = startChild(child, args);
+    let buffered = "";
+    let stderr = "";
+    proc.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    proc.stdout?.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      let newline: number;
+      while ((newline = buffered.indexOf("\n")) !== -1) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (line === "ready") setTimeout(() => proc.kill("SIGKILL"), Math.random() * maxDelayMs);
+        else onLine(line);
+      }
+    });
+    proc.on("error", reject);
+    proc.on("close", (status, signal) => {
+      if (signal !== "SIGKILL") reject(new Error(`child ended with ${status}/${signal}: ${stderr}`));
+      else resolve();
+    });
+  });
+}
+
 /** How a process ended and what it printed. */
 export interface ProcessResult {
   status: number | null;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import type { SessionStorage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { bundleChild, startChild, type BundledChild } from "./child-bundle.js";
+import { bundleChild, runUntilRandomKill, type BundledChild } from "./child-bundle.js";
 import { SNAPSHOT_LINES, logRecord, snapshotChunks } from "./crash-records.js";
 import { openStorage } from "./children/open-storage.js";
 
@@ -37,43 +37,19 @@ interface RunReport {
   rewriteInFlight: boolean;
 }
 
-function runUntilKilled(child: BundledChild, slot: Slot, root: string): Promise<RunReport> {
-  return new Promise((resolve, reject) => {
-    const proc = startChild(child, [
-      slot.kind,
-      root,
-      slot.log,
-      slot.snapshot,
-      String(slot.nextIndex),
-      String(slot.ackedVersion),
-    ]);
-    const report: RunReport = { lastAck: undefined, lastVersion: undefined, rewriteInFlight: false };
-    let buffered = "";
-    let stderr = "";
-    proc.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    proc.stdout?.on("data", (chunk: Buffer) => {
-      buffered += chunk.toString();
-      let newline: number;
-      while ((newline = buffered.indexOf("\n")) !== -1) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (line === "ready") {
-          setTimeout(() => proc.kill("SIGKILL"), Math.random() * MAX_KILL_DELAY_MS);
-        } else if (line.startsWith("a ")) {
-          report.lastAck = Number(line.slice(2));
-          report.rewriteInFlight = report.lastAck % 3 === 0;
-        } else if (line.startsWith("r ")) {
-          report.lastVersion = Number(line.slice(2));
-          report.rewriteInFlight = false;
-        }
-      }
-    });
-    proc.on("error", reject);
-    proc.on("close", (status, signal) => {
-      if (signal !== "SIGKILL") reject(new Error(`child ended with ${status}/${signal}: ${stderr}`));
-      else resolve(report);
-    });
+async function runUntilKilled(child: BundledChild, slot: Slot, root: string): Promise<RunReport> {
+  const args = [slot.kind, root, slot.log, slot.snapshot, String(slot.nextIndex), String(slot.ackedVersion)];
+  const report: RunReport = { lastAck: undefined, lastVersion: undefined, rewriteInFlight: false };
+  await runUntilRandomKill(child, args, MAX_KILL_DELAY_MS, (line) => {
+    if (line.startsWith("a ")) {
+      report.lastAck = Number(line.slice(2));
+      report.rewriteInFlight = report.lastAck % 3 === 0;
+    } else if (line.startsWith("r ")) {
+      report.lastVersion = Number(line.slice(2));
+      report.rewriteInFlight = false;
+    }
   });
+  return report;
 }
 
 /**
