@@ -25,7 +25,16 @@ import {
 } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
-import { SessionInfoCache, type CachedOutcome, type ResumePoint } from "./session-info-cache.js";
+import { indexAccess, readListingIndex, writeListingIndex, type IndexAccess, type ListingIndex } from "./listing-index.js";
+import {
+  SessionInfoCache,
+  recordOf,
+  resumePointOf,
+  sameFile,
+  type CachedOutcome,
+  type ListingRecord,
+  type ResumePoint,
+} from "./session-info-cache.js";
 import {
   SESSION_LIST_PREFIX_BYTES,
   buildSessionInfo,
@@ -60,6 +69,13 @@ export interface DiscoveryOptions {
    * {@link DEFAULT_DISCOVERY_CONCURRENCY}).
    */
   concurrency?: number;
+  /**
+   * Use the persistent listing index ({@link LISTING_INDEX_FILE_NAME}) of each listed
+   * directory: read it to skip files it knows unchanged, and write it back when something
+   * changed and the directory is safe to write (see `listing-index.ts`). Default `true`.
+   * `false` neither reads nor writes any index file.
+   */
+  persistentIndex?: boolean;
 }
 
 /** The result of a listing: sessions newest first (ties by path), and what was left out. */
@@ -79,7 +95,7 @@ export interface SessionListing {
 export async function listSessions(sessionDir: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionDir, options);
   const found = candidatesIn(context, sessionDir);
-  const outcomes = await examineAll(context, found.files.map((file) => ({ path: file })));
+  const outcomes = await examineDirectory(context, sessionDir, found.names);
   return collect(outcomes, found.skipped);
 }
 
@@ -97,13 +113,14 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
   for (const entry of nonRegularEntries(context.storage, sessionsRoot, () => true)) {
     if (entry.type !== "directory") skipped.push(entry.skip);
   }
-  const files: { path: string }[] = [];
+  const outcomes: Outcome[] = [];
   for (const name of dirs) {
-    const found = candidatesIn(context, path.join(sessionsRoot, name));
+    const dir = path.join(sessionsRoot, name);
+    const found = candidatesIn(context, dir);
     skipped.push(...found.skipped);
-    for (const file of found.files) files.push({ path: file });
+    for (const outcome of await examineDirectory(context, dir, found.names)) outcomes.push(outcome);
   }
-  return collect(await examineAll(context, files), skipped);
+  return collect(outcomes, skipped);
 }
 
 /**
@@ -121,19 +138,19 @@ export async function getRecentSessions(
   const context = contextFor(sessionDir, options);
   const found = candidatesIn(context, sessionDir);
   const skipped = [...found.skipped];
+  const state = openDirectory(context, sessionDir, found.names);
   const stated: Required<Candidate>[] = [];
-  for (const file of found.files) {
-    const stat = statOrSkip(context.storage, file);
+  for (const [index, stat] of statAll(context, sessionDir, found.names).entries()) {
     if ("code" in stat) skipped.push(stat);
-    else stated.push({ path: file, stat });
+    else stated.push({ name: found.names[index]!, stat });
   }
-  stated.sort((a, b) => newestFirst(a.path, a.stat.mtimeMs, b.path, b.stat.mtimeMs));
+  stated.sort((a, b) => newestFirst(a.name, a.stat.mtimeMs, b.name, b.stat.mtimeMs));
   const sessions: SessionInfo[] = [];
   let next = 0;
   while (sessions.length < limit && next < stated.length) {
     const batch = stated.slice(next, next + Math.max(limit - sessions.length, 1));
     next += batch.length;
-    for (const outcome of await examineAll(context, batch)) {
+    for (const outcome of await examineAll(context, state, batch)) {
       if (outcome.kind === "session") {
         if (sessions.length < limit) sessions.push(outcome.info);
       } else {
@@ -141,6 +158,7 @@ export async function getRecentSessions(
       }
     }
   }
+  closeDirectory(context, state);
   return { sessions, skipped: skipped.sort(byPath) };
 }
 
@@ -156,12 +174,26 @@ interface Context {
   storage: SessionStorage;
   cache: SessionInfoCache | undefined;
   concurrency: number;
+  persistentIndex: boolean;
 }
 
 interface Candidate {
-  path: string;
-  /** known already when the caller ordered files by mtime */
+  /** file name within the directory being examined */
+  name: string;
+  /** known already when the caller ordered files by mtime, or the file was known before */
   stat?: StorageStat;
+}
+
+/** One directory being listed: its persistent index as read, and the records seen now. */
+interface DirectoryState {
+  dir: string;
+  access: IndexAccess;
+  /** the index as read (validated as a whole, each record still checked against a stat) */
+  stored: ListingIndex | undefined;
+  /** the names listed now: records of the previous index for files not examined are kept */
+  names: ReadonlySet<string>;
+  /** records produced or confirmed by this listing */
+  seen: ListingIndex;
 }
 
 type Outcome = { kind: "session"; info: SessionInfo } | { kind: "skip"; path: string; code: DiscoverySkipCode };
@@ -185,17 +217,16 @@ function contextFor(dir: string, options: DiscoveryOptions): Context {
       cachesByStorage.set(storage, cache);
     }
   }
-  return { storage, cache, concurrency };
+  return { storage, cache, concurrency, persistentIndex: options.persistentIndex !== false };
 }
 
-/** The session files of one directory, and the entries there that are skipped unread. */
-function candidatesIn(context: Context, dir: string): { files: string[]; skipped: SkippedSession[] } {
+/** The session file names of one directory, and the entries there that are skipped unread. */
+function candidatesIn(context: Context, dir: string): { names: string[]; skipped: SkippedSession[] } {
   const skipped: SkippedSession[] = [];
-  const names = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
-  if (names === undefined) return { files: [], skipped };
-  const files = names.filter(isSessionFileName).map((name) => path.join(dir, name));
+  const listed = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
+  if (listed === undefined) return { names: [], skipped };
   for (const entry of nonRegularEntries(context.storage, dir, isSessionFileName)) skipped.push(entry.skip);
-  return { files, skipped };
+  return { names: listed.filter(isSessionFileName), skipped };
 }
 
 /**
@@ -250,36 +281,130 @@ function nonRegularEntries(
 }
 
 /**
- * Examines `candidates`, results in input order. Each file is read synchronously (a 4 KiB
- * read from the page cache costs far less than a hand-off to the thread pool); the listing
- * yields to the event loop after every `concurrency` files so a large directory never holds
- * the process for long.
+ * Lists the session files `names` of `dir`: files the in-process cache or the directory's
+ * index already knows are stated in one batch through the directory (and not opened while
+ * unchanged); the rest are read. The index is written back when something changed.
  */
-async function examineAll(context: Context, candidates: readonly Candidate[]): Promise<Outcome[]> {
+async function examineDirectory(context: Context, dir: string, names: readonly string[]): Promise<Outcome[]> {
+  const state = openDirectory(context, dir, names);
+  const known: string[] = [];
+  const unknown = new Set<string>();
+  for (const name of names) {
+    if (state.stored?.has(name) === true || context.cache?.has(path.join(dir, name)) === true) known.push(name);
+    else unknown.add(name);
+  }
+  const stats = statAll(context, dir, known);
+  const byName = new Map<string, StorageStat | SkippedSession>();
+  for (const [index, name] of known.entries()) byName.set(name, stats[index]!);
+  const candidates: (Candidate | SkippedSession)[] = names.map((name) => {
+    const stat = byName.get(name);
+    return stat === undefined ? { name } : "code" in stat ? stat : { name, stat };
+  });
+  const outcomes = new Array<Outcome>(candidates.length);
+  const toExamine: Candidate[] = [];
+  const slots: number[] = [];
+  for (const [index, candidate] of candidates.entries()) {
+    if ("code" in candidate) outcomes[index] = { kind: "skip", path: candidate.path, code: candidate.code };
+    else {
+      toExamine.push(candidate);
+      slots.push(index);
+    }
+  }
+  const examined = await examineAll(context, state, toExamine);
+  for (const [index, slot] of slots.entries()) outcomes[slot] = examined[index]!;
+  closeDirectory(context, state);
+  return outcomes;
+}
+
+/** Reads the index of `dir` (when the listing uses one) before its files are examined. */
+function openDirectory(context: Context, dir: string, names: readonly string[]): DirectoryState {
+  const access: IndexAccess = context.persistentIndex ? indexAccess(context.storage, dir) : { file: undefined, writable: false };
+  const stored = readListingIndex(context.storage, access, dir);
+  return { dir, access, stored, names: new Set(names), seen: new Map() };
+}
+
+/**
+ * Writes the index of the directory back when this listing learned something it did not
+ * hold: a new or changed file, or a file gone. Records of files this listing did not need
+ * (a `getRecentSessions` stops early) are carried over; they are checked when used.
+ */
+function closeDirectory(context: Context, state: DirectoryState): void {
+  if (state.access.file === undefined || !state.access.writable) return;
+  const next: ListingIndex = new Map();
+  for (const [name, record] of state.stored ?? []) if (state.names.has(name) && !state.seen.has(name)) next.set(name, record);
+  for (const [name, record] of state.seen) next.set(name, record);
+  if (next.size === 0 && state.stored === undefined) return;
+  if (state.stored !== undefined && sameRecords(state.stored, next)) return;
+  writeListingIndex(context.storage, state.access, next);
+}
+
+/**
+ * Whether writing `next` would store nothing new. Two records of one identity were read from
+ * the same unchanged file, so they differ only if one of them could resume and the other not.
+ */
+function sameRecords(stored: ListingIndex, next: ListingIndex): boolean {
+  if (stored.size !== next.size) return false;
+  for (const [name, record] of next) {
+    const before = stored.get(name);
+    if (before === undefined || !sameFile(before, { kind: "file", ...record })) return false;
+    if (before.outcome.kind !== record.outcome.kind || before.resume?.offset !== record.resume?.offset) return false;
+  }
+  return true;
+}
+
+/** {@link SessionStorage.statEntriesSync} of `names` in `dir`, each failure as its skip. */
+function statAll(context: Context, dir: string, names: readonly string[]): (StorageStat | SkippedSession)[] {
+  if (names.length === 0) return [];
+  let stats: ReturnType<SessionStorage["statEntriesSync"]>;
+  try {
+    stats = context.storage.statEntriesSync(dir, names);
+  } catch (error) {
+    return names.map((name) => ({ path: path.join(dir, name), code: skipCodeOf(error) }));
+  }
+  return stats.map((stat, index) => {
+    const file = path.join(dir, names[index]!);
+    if (stat instanceof StorageError) return { path: file, code: skipCodeOf(stat) };
+    return stat.kind === "file" ? stat : { path: file, code: "not_regular_file" };
+  });
+}
+
+/**
+ * Examines `candidates` of one directory, results in input order. Each file is read
+ * synchronously (a 4 KiB read from the page cache costs far less than a hand-off to the
+ * thread pool); the listing yields to the event loop after every `concurrency` files so a
+ * large directory never holds the process for long.
+ */
+async function examineAll(context: Context, state: DirectoryState, candidates: readonly Candidate[]): Promise<Outcome[]> {
   const outcomes = new Array<Outcome>(candidates.length);
   for (let index = 0; index < candidates.length; index++) {
     if (index > 0 && index % context.concurrency === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    outcomes[index] = examine(context, candidates[index]!);
+    outcomes[index] = examine(context, state, candidates[index]!);
   }
   return outcomes;
 }
 
+/** A record the in-process cache or the directory index holds for a file with the identity in `stat`. */
+function knownRecord(context: Context, state: DirectoryState, name: string, file: string, stat: StorageStat): ListingRecord | undefined {
+  const cached = context.cache?.lookup(file, stat);
+  if (cached !== undefined) return cached;
+  const stored = state.stored?.get(name);
+  if (stored === undefined || !sameFile(stored, stat)) return undefined;
+  context.cache?.store(file, stored);
+  return stored;
+}
+
 /**
- * Lists one file: a cached result, or one open that gives the identity, the prefix and (v4/v5)
- * the late patch scan from the same descriptor. A file the cache knows is checked by a stat
- * first, so an unchanged one is never opened.
+ * Lists one file: a known result, or one open that gives the identity, the prefix and (v4/v5)
+ * the late patch scan from the same descriptor. A file known before comes with a stat, so an
+ * unchanged one is never opened.
  */
-function examine(context: Context, candidate: Candidate): Outcome {
-  const file = candidate.path;
+function examine(context: Context, state: DirectoryState, candidate: Candidate): Outcome {
+  const { name } = candidate;
+  const file = path.join(state.dir, name);
   let stat = candidate.stat;
-  if (stat === undefined && context.cache?.has(file) === true) {
-    const result = statOrSkip(context.storage, file);
-    if ("code" in result) return { kind: "skip", ...result };
-    stat = result;
-  }
   if (stat !== undefined) {
-    const cached = context.cache?.get(file, stat);
-    if (cached !== undefined) return withPath(file, cached);
+    const known = knownRecord(context, state, name, file, stat);
+    if (known !== undefined) return settle(state, name, file, known);
   }
   let reader: SessionFileReader;
   try {
@@ -287,26 +412,35 @@ function examine(context: Context, candidate: Candidate): Outcome {
   } catch (error) {
     return { kind: "skip", path: file, code: skipCodeOf(error) };
   }
-  let read: { outcome: CachedOutcome; resume?: ResumePoint };
+  let record: ListingRecord;
   try {
     if (stat === undefined || !sameIdentity(stat, reader.stat)) {
       stat = reader.stat;
-      const cached = context.cache?.get(file, stat);
-      if (cached !== undefined) return withPath(file, cached);
+      const known = knownRecord(context, state, name, file, stat);
+      if (known !== undefined) return settle(state, name, file, known);
     }
-    read = readOutcome(reader, reader.stat, context.cache?.resumePoint(file, reader.stat));
+    const stored = state.stored?.get(name);
+    const previous = context.cache?.resumePoint(file, reader.stat) ?? (stored === undefined ? undefined : resumePointOf(stored, reader.stat));
+    const read = readOutcome(reader, reader.stat, previous);
+    record = recordOf(reader.stat, read.outcome, read.resume);
   } catch (error) {
     // A failed read is not cached: permissions and races change without touching the file.
     return { kind: "skip", path: file, code: skipCodeOf(error) };
   } finally {
     reader.close();
   }
-  context.cache?.set(file, reader.stat, read.outcome, read.resume);
-  return withPath(file, read.outcome);
+  context.cache?.store(file, record);
+  return settle(state, name, file, record);
+}
+
+/** Notes `record` as this listing's view of `name` and gives its outcome. */
+function settle(state: DirectoryState, name: string, file: string, record: ListingRecord): Outcome {
+  state.seen.set(name, record);
+  return withPath(file, record.outcome);
 }
 
 function sameIdentity(a: StorageStat, b: StorageStat): boolean {
-  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+  return sameFile(a, b);
 }
 
 /**
@@ -346,7 +480,7 @@ function readOutcome(
     from = summary.parsedBytes;
   }
   if (whole || summary.version < FIRST_PATCH_VERSION) {
-    return { outcome: { kind: "session", info: buildSessionInfo(reader.path, summary, {}, stat) } };
+    return { outcome: { kind: "session", info: buildSessionInfo(reader.path, summary, {}, stat), summary, late: {} } };
   }
   const scan = scanLatePatches(reader, from, stat.size);
   const late: LatePatches = {};
@@ -354,7 +488,7 @@ function readOutcome(
   const cwd = scan.found.cwd ?? earlier.cwd;
   if (title !== undefined) late.title = title;
   if (cwd !== undefined) late.cwd = cwd;
-  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(reader.path, summary, late, stat) };
+  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(reader.path, summary, late, stat), summary, late };
   if (scan.resume === undefined) return { outcome };
   return { outcome, resume: { ...scan.resume, prefixDigest: prefixDigest ?? digest(), summary, late } };
 }

@@ -9,10 +9,32 @@
 import type { StorageStat } from "../storage/index.js";
 import type { DiscoverySkipCode, LatePatches, PrefixSummary, SessionInfo } from "./session-info.js";
 
-/** What a listing learned about one file: its metadata, or why it is left out. */
+/**
+ * What a listing learned about one file: its metadata (with the prefix summary and late
+ * patch values it was built from, so it can be stored and rebuilt elsewhere), or why it is
+ * left out.
+ */
 export type CachedOutcome =
-  | { kind: "session"; info: SessionInfo }
+  | { kind: "session"; info: SessionInfo; summary: PrefixSummary; late: LatePatches }
   | { kind: "skip"; code: DiscoverySkipCode };
+
+/**
+ * The identity a stored outcome is valid for: device, inode, size, modification time and,
+ * where the storage reports it, status-change time.
+ */
+export interface FileIdentity {
+  dev: string;
+  ino: string;
+  size: number;
+  mtimeMs: number;
+  ctimeMs?: number;
+}
+
+/** One file's stored listing result: the identity it was read with, the outcome, where to resume. */
+export interface ListingRecord extends FileIdentity {
+  outcome: CachedOutcome;
+  resume: ResumePoint | undefined;
+}
 
 /**
  * Where a later listing may continue reading a v4/v5 file that only grew: the prefix summary
@@ -30,27 +52,18 @@ export interface ResumePoint {
   late: LatePatches;
 }
 
-interface CacheEntry {
-  dev: string;
-  ino: string;
-  size: number;
-  mtimeMs: number;
-  outcome: CachedOutcome;
-  resume: ResumePoint | undefined;
-}
-
 /** Default number of files a {@link SessionInfoCache} remembers. */
 export const DEFAULT_SESSION_INFO_CACHE_ENTRIES = 4096;
 
 /**
- * Listing results by path, validated by (dev, ino, size, mtimeMs). The least recently used
+ * Listing results by path, validated by (dev, ino, size, mtimeMs, ctimeMs). The least recently used
  * entry goes first when the cache is full. Memory is bounded by the entry count: each entry
  * holds only what a prefix of {@link SESSION_LIST_PREFIX_BYTES} can produce.
  */
 export class SessionInfoCache {
   /** How many entries it keeps at most. */
   readonly maxEntries: number;
-  readonly #entries = new Map<string, CacheEntry>();
+  readonly #entries = new Map<string, ListingRecord>();
   #hits = 0;
   #misses = 0;
 
@@ -67,6 +80,11 @@ export class SessionInfoCache {
 
   /** The outcome stored for `path` if the file still has the identity in `stat`. */
   get(path: string, stat: StorageStat): CachedOutcome | undefined {
+    return this.lookup(path, stat)?.outcome;
+  }
+
+  /** The whole record stored for `path` if the file still has the identity in `stat`. */
+  lookup(path: string, stat: StorageStat): ListingRecord | undefined {
     const entry = this.#entries.get(path);
     if (entry === undefined || !sameFile(entry, stat)) {
       this.#misses += 1;
@@ -76,7 +94,7 @@ export class SessionInfoCache {
     // Re-insert: Map order is the recency order.
     this.#entries.delete(path);
     this.#entries.set(path, entry);
-    return entry.outcome;
+    return entry;
   }
 
   /**
@@ -85,14 +103,18 @@ export class SessionInfoCache {
    */
   resumePoint(path: string, stat: StorageStat): ResumePoint | undefined {
     const entry = this.#entries.get(path);
-    if (entry === undefined || entry.dev !== stat.dev || entry.ino !== stat.ino || stat.size <= entry.size) return undefined;
-    return entry.resume;
+    return entry === undefined ? undefined : resumePointOf(entry, stat);
   }
 
   /** Remembers `outcome` (and where to resume if the file grows) for `path` as read with the identity in `stat`. */
   set(path: string, stat: StorageStat, outcome: CachedOutcome, resume?: ResumePoint): void {
+    this.store(path, recordOf(stat, outcome, resume));
+  }
+
+  /** Remembers a whole record (one read here, or one validated elsewhere) for `path`. */
+  store(path: string, record: ListingRecord): void {
     this.#entries.delete(path);
-    this.#entries.set(path, { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, outcome, resume });
+    this.#entries.set(path, record);
     while (this.#entries.size > this.maxEntries) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);
@@ -115,6 +137,33 @@ export class SessionInfoCache {
   }
 }
 
-function sameFile(entry: CacheEntry, stat: StorageStat): boolean {
-  return entry.dev === stat.dev && entry.ino === stat.ino && entry.size === stat.size && entry.mtimeMs === stat.mtimeMs;
+/**
+ * True when `stat` shows the object `identity` was read from, unchanged. The change time is
+ * compared too (absent on both sides only for storages without one): restoring an mtime with
+ * `utimes` after a same-size rewrite cannot restore it.
+ */
+export function sameFile(identity: FileIdentity, stat: StorageStat): boolean {
+  return (
+    identity.dev === stat.dev &&
+    identity.ino === stat.ino &&
+    identity.size === stat.size &&
+    identity.mtimeMs === stat.mtimeMs &&
+    identity.ctimeMs === stat.ctimeMs
+  );
+}
+
+/**
+ * The resume point of `record` when `stat` shows the same object (dev, ino) grown since; the
+ * caller still checks that the prefix and the bytes before the resume offset are unchanged.
+ */
+export function resumePointOf(record: ListingRecord, stat: StorageStat): ResumePoint | undefined {
+  if (record.dev !== stat.dev || record.ino !== stat.ino || stat.size <= record.size) return undefined;
+  return record.resume;
+}
+
+/** The record of `outcome` read from a file with the identity in `stat`. */
+export function recordOf(stat: StorageStat, outcome: CachedOutcome, resume?: ResumePoint): ListingRecord {
+  const record: ListingRecord = { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, outcome, resume };
+  if (stat.ctimeMs !== undefined) record.ctimeMs = stat.ctimeMs;
+  return record;
 }

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, tailWindow } from "./bytes.js";
-import { guardStorage, pathError, toStorageError } from "./errors.js";
+import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import {
   DIRECTORY_MODE,
@@ -149,6 +149,24 @@ export class FileSessionStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.listFilesSync} */
   listFilesSync(dir: string): string[] {
     return this.#list(dir, (entry) => entry.isFile());
+  }
+
+  /** {@inheritDoc SessionStorage.statEntriesSync} */
+  statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[] {
+    const rooted = splitBelowRoot(this.root, dir);
+    return guardStorage("read", rooted.absolute, () => {
+      this.#checkDirectories(rooted.names);
+      return names.map((name) => {
+        const target = path.join(rooted.absolute, name);
+        try {
+          const stat = fs.lstatSync(target, { bigint: true });
+          if (stat.isSymbolicLink()) return pathError("symlink_refused", target);
+          return fromNodeStat(stat);
+        } catch (error) {
+          return toStorageError(error, "read", target);
+        }
+      });
+    });
   }
 
   /** {@inheritDoc SessionStorage.listDirsSync} */

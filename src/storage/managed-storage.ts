@@ -12,10 +12,11 @@
  */
 
 import fs from "node:fs";
+import path from "node:path";
 
 import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, fillFrom, readWholeSync, tailWindow } from "./bytes.js";
-import { guardStorage, pathError, toStorageError } from "./errors.js";
+import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
@@ -117,6 +118,24 @@ export class ManagedSessionStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.listFilesSync} */
   listFilesSync(dir: string): string[] {
     return this.#list(dir, "file");
+  }
+
+  /** {@inheritDoc SessionStorage.statEntriesSync} */
+  statEntriesSync(dirPath: string, names: readonly string[]): (StorageStat | StorageError)[] {
+    const { absolute, names: parts } = splitBelowRoot(this.root, dirPath);
+    return guardStorage("read", absolute, () =>
+      // One verified directory handle for the batch; each entry is one no-follow fstatat.
+      this.#withDirectory(parts, false, (dir) =>
+        names.map((name) => {
+          const target = path.join(absolute, name);
+          try {
+            return fromSecureStat(refuseLink(dir.stat(name), target));
+          } catch (error) {
+            return toStorageError(error, "read", target);
+          }
+        }),
+      ),
+    );
   }
 
   /** {@inheritDoc SessionStorage.listDirsSync} */
@@ -480,5 +499,6 @@ function fromSecureStat(stat: SecureStat): StorageStat {
     mtimeMs: stat.mtimeMs,
     dev: stat.dev,
     ino: stat.ino,
+    ctimeMs: stat.ctimeMs,
   };
 }

@@ -8,7 +8,7 @@
 import path from "node:path";
 
 import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, fillFrom, tailWindow } from "./bytes.js";
-import { pathError } from "./errors.js";
+import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
@@ -103,6 +103,20 @@ export class MemorySessionStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.listFilesSync} */
   listFilesSync(dir: string): string[] {
     return this.#list(dir, "file");
+  }
+
+  /** {@inheritDoc SessionStorage.statEntriesSync} */
+  statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[] {
+    const { absolute } = splitBelowRoot(this.root, dir);
+    if (this.statSync(absolute).kind !== "directory") throw pathError("not_directory", absolute);
+    return names.map((name) => {
+      try {
+        return this.statSync(path.join(absolute, name));
+      } catch (error) {
+        if (error instanceof StorageError) return error;
+        throw error;
+      }
+    });
   }
 
   /** {@inheritDoc SessionStorage.listDirsSync} */

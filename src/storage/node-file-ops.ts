@@ -320,5 +320,6 @@ export function fromNodeStat(stat: fs.BigIntStats): StorageStat {
     mtimeMs: Number(stat.mtimeMs),
     dev: stat.dev.toString(),
     ino: stat.ino.toString(),
+    ctimeMs: Number(stat.ctimeNs) / 1e6,
   };
 }

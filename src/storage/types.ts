@@ -24,6 +24,12 @@ export interface StorageStat {
    */
   dev: string;
   ino: string;
+  /**
+   * Status-change time in milliseconds, sub-millisecond digits kept, where the storage has
+   * one (disk-backed storages do). Unlike the modification time no caller can set it, so a
+   * same-size rewrite whose mtime was restored still changes it.
+   */
+  ctimeMs?: number;
 }
 
 /** Options of whole-file writes and renames. */
@@ -142,6 +148,12 @@ export interface SessionStorage {
   statSync(path: string): StorageStat;
   /** Names (not paths) of the regular files directly in `dir`, sorted. */
   listFilesSync(dir: string): string[];
+  /**
+   * {@link statSync} of each of `names` directly in `dir`, in order, with the directory
+   * resolved and checked once for the whole batch. An entry that cannot be stated gets its
+   * error in its slot; a failure of the directory itself throws.
+   */
+  statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[];
   /** Names of the directories directly in `dir`, sorted. */
   listDirsSync(dir: string): string[];
   /** The whole file. Synchronous so that blob lookups can run inside pure transforms. */

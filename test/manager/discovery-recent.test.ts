@@ -122,12 +122,17 @@ describe("listing cache", () => {
     expect(() => new SessionInfoCache(0)).toThrow(RangeError);
   });
 
-  it("reads every file again with cache: false", async () => {
+  it("reads every file again with cache: false and persistentIndex: false", async () => {
     writeAt(path.join(temp.path, "a.jsonl"), session("a", "a"), BASE);
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
-    await listSessions(temp.path, { storage, cache: false });
-    await listSessions(temp.path, { storage, cache: false });
+    await listSessions(temp.path, { storage, cache: false, persistentIndex: false });
+    await listSessions(temp.path, { storage, cache: false, persistentIndex: false });
     expect(log.prefixes).toHaveLength(2);
+    // The in-process cache off alone still leaves the directory's index, which the first
+    // listing did not write.
+    await listSessions(temp.path, { storage, cache: false });
+    await listSessions(temp.path, { storage, cache: false });
+    expect(log.prefixes).toHaveLength(3);
   });
 });
 
