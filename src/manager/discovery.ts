@@ -187,6 +187,8 @@ interface Candidate {
 /** One directory being listed: its persistent index as read, and the records seen now. */
 interface DirectoryState {
   dir: string;
+  /** `dir` with a trailing separator: file paths are built by concatenation, once per file */
+  prefix: string;
   access: IndexAccess;
   /** the index as read (validated as a whole, each record still checked against a stat) */
   stored: ListingIndex | undefined;
@@ -290,7 +292,7 @@ async function examineDirectory(context: Context, dir: string, names: readonly s
   const known: string[] = [];
   const unknown = new Set<string>();
   for (const name of names) {
-    if (state.stored?.has(name) === true || context.cache?.has(path.join(dir, name)) === true) known.push(name);
+    if (state.stored?.has(name) === true || context.cache?.has(state.prefix + name) === true) known.push(name);
     else unknown.add(name);
   }
   const stats = statAll(context, dir, known);
@@ -320,7 +322,7 @@ async function examineDirectory(context: Context, dir: string, names: readonly s
 function openDirectory(context: Context, dir: string, names: readonly string[]): DirectoryState {
   const access: IndexAccess = context.persistentIndex ? indexAccess(context.storage, dir) : { file: undefined, writable: false };
   const stored = readListingIndex(context.storage, access, dir);
-  return { dir, access, stored, names: new Set(names), seen: new Map() };
+  return { dir, prefix: path.join(dir, path.sep), access, stored, names: new Set(names), seen: new Map() };
 }
 
 /**
@@ -362,9 +364,8 @@ function statAll(context: Context, dir: string, names: readonly string[]): (Stor
     return names.map((name) => ({ path: path.join(dir, name), code: skipCodeOf(error) }));
   }
   return stats.map((stat, index) => {
-    const file = path.join(dir, names[index]!);
-    if (stat instanceof StorageError) return { path: file, code: skipCodeOf(stat) };
-    return stat.kind === "file" ? stat : { path: file, code: "not_regular_file" };
+    if (stat instanceof StorageError) return { path: path.join(dir, names[index]!), code: skipCodeOf(stat) };
+    return stat.kind === "file" ? stat : { path: path.join(dir, names[index]!), code: "not_regular_file" };
   });
 }
 
@@ -400,7 +401,7 @@ function knownRecord(context: Context, state: DirectoryState, name: string, file
  */
 function examine(context: Context, state: DirectoryState, candidate: Candidate): Outcome {
   const { name } = candidate;
-  const file = path.join(state.dir, name);
+  const file = state.prefix + name;
   let stat = candidate.stat;
   if (stat !== undefined) {
     const known = knownRecord(context, state, name, file, stat);

@@ -2,11 +2,12 @@
  * The persistent listing index: the on-disk form of {@link SessionInfoCache}, one file per
  * session directory, so a listing in a fresh process does not re-read files it already knows.
  *
- * File: `<sessionDir>/.gjc-listing-index.v1`, owner-only (0600), JSON lines. The first line
- * is a header (format name, version, entry count, SHA-256 of the rest); each later line is one
- * session file's record, keyed by its name: the identity it was read with (dev, ino, size,
- * mtime, ctime), the prefix summary and late patch values, and for a v4/v5 file its resume
- * point. Everything a listing shows is rebuilt from that, so a hit costs one no-follow stat.
+ * File: `<sessionDir>/.gjc-listing-index.v1`, owner-only (0600), a small binary format
+ * (`listing-index-codec.ts`): a header (magic, version, record count, SHA-256 of the rest),
+ * then one record per session file, keyed by its name: the identity it was read with (dev,
+ * ino, size, mtime, ctime), the prefix summary and late patch values, and for a v4/v5 file
+ * its resume point. Everything a listing shows is rebuilt from that, so a hit costs one
+ * no-follow stat.
  *
  * Trust: the index is a hint, never an authority. It is read only when it is a regular file
  * of ours, mode 0600, with one link, no larger than {@link MAX_LISTING_INDEX_BYTES}, whose
@@ -19,13 +20,12 @@
  * owner-writable), only when something changed, through the storage's atomic temp + fsync +
  * rename publish. A failed write is silent: the listing never depends on it.
  */
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import { FileSessionStorage, ManagedSessionStorage, type SessionStorage, type StorageStat } from "../storage/index.js";
-import type { CachedOutcome, ListingRecord, ResumePoint } from "./session-info-cache.js";
-import { buildSessionInfo, type DiscoverySkipCode, type LatePatches, type PrefixSummary } from "./session-info.js";
+import { FileSessionStorage, ManagedSessionStorage, type SessionStorage } from "../storage/index.js";
+import { decodeIndex, encodeIndex } from "./listing-index-codec.js";
+import type { ListingRecord } from "./session-info-cache.js";
 
 /** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
 export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v1";
@@ -37,9 +37,6 @@ export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v1";
  */
 export const MAX_LISTING_INDEX_BYTES = 64 * 1024 * 1024;
 
-const FORMAT = "gjc-listing-index";
-const VERSION = 1;
-const NEWLINE = 0x0a;
 
 /** The records of one directory's index, by file name. */
 export type ListingIndex = Map<string, ListingRecord>;
@@ -95,47 +92,18 @@ export function writeListingIndex(storage: SessionStorage, access: IndexAccess, 
   }
 }
 
-/** The index file's bytes: header line, then one record per line, newest first. */
+/** The index file's bytes for `records`: newest files first, cut at {@link MAX_LISTING_INDEX_BYTES}. */
 export function encodeListingIndex(records: ListingIndex): Buffer {
   const ordered = [...records].sort(([nameA, a], [nameB, b]) => b.mtimeMs - a.mtimeMs || (nameA < nameB ? -1 : 1));
-  const lines: string[] = [];
-  let bytes = 0;
-  for (const [name, record] of ordered) {
-    const line = `${JSON.stringify(encodeRecord(name, record))}\n`;
-    // Leave room for the header; an index that would not fit keeps the newest files only.
-    bytes += Buffer.byteLength(line);
-    if (bytes > MAX_LISTING_INDEX_BYTES - 4096) break;
-    lines.push(line);
-  }
-  const body = Buffer.from(lines.join(""));
-  const head = { format: FORMAT, version: VERSION, count: lines.length, sha256: createHash("sha256").update(body).digest("hex") };
-  return Buffer.concat([Buffer.from(`${JSON.stringify(head)}\n`), body]);
+  return encodeIndex(ordered, MAX_LISTING_INDEX_BYTES);
 }
 
 /**
  * The records in `bytes` with their session paths below `dir`, or `undefined` when anything
- * about it is wrong: the header, the version, the checksum, the count, or any one record.
+ * about it is wrong (see `listing-index-codec.ts`).
  */
 export function decodeListingIndex(bytes: Buffer, dir: string): ListingIndex | undefined {
-  const split = bytes.indexOf(NEWLINE);
-  if (split === -1) return undefined;
-  const head = parseJson(bytes.toString("utf8", 0, split));
-  if (!isObject(head) || head.format !== FORMAT || head.version !== VERSION || typeof head.sha256 !== "string") return undefined;
-  if (!isCount(head.count)) return undefined;
-  const body = bytes.subarray(split + 1);
-  if (createHash("sha256").update(body).digest("hex") !== head.sha256) return undefined;
-  const index: ListingIndex = new Map();
-  const text = body.toString("utf8");
-  let start = 0;
-  while (start < text.length) {
-    const end = text.indexOf("\n", start);
-    if (end === -1) return undefined;
-    const decoded = decodeRecord(parseJson(text.slice(start, end)), dir);
-    if (decoded === undefined || index.has(decoded.name)) return undefined;
-    index.set(decoded.name, decoded.record);
-    start = end + 1;
-  }
-  return index.size === head.count ? index : undefined;
+  return decodeIndex(bytes, path.join(dir, path.sep));
 }
 
 function readIndexBytes(storage: SessionStorage, file: string): Buffer | undefined {
@@ -171,121 +139,4 @@ function readIndexBytes(storage: SessionStorage, file: string): Buffer | undefin
   } finally {
     reader.close();
   }
-}
-
-// -------------------------------------------------------------------------------------------
-// Records. Short keys: an index holds one line per session and is read whole.
-
-interface EncodedRecord {
-  n: string;
-  d: string;
-  i: string;
-  s: number;
-  m: number;
-  c?: number;
-  /** skip code, for a file left out of listings */
-  x?: DiscoverySkipCode;
-  /** prefix summary and late values, for a listed session */
-  h?: Omit<PrefixSummary, "kind">;
-  l?: LatePatches;
-  /** resume point: offset, boundary bytes (base64), prefix digest */
-  r?: { o: number; b: string; p: string };
-}
-
-function encodeRecord(name: string, record: ListingRecord): EncodedRecord {
-  const out: EncodedRecord = { n: name, d: record.dev, i: record.ino, s: record.size, m: record.mtimeMs };
-  if (record.ctimeMs !== undefined) out.c = record.ctimeMs;
-  const { outcome } = record;
-  if (outcome.kind === "skip") {
-    out.x = outcome.code;
-    return out;
-  }
-  const { kind: _kind, ...summary } = outcome.summary;
-  out.h = summary;
-  out.l = outcome.late;
-  if (record.resume !== undefined) {
-    out.r = { o: record.resume.offset, b: record.resume.boundary.toString("base64"), p: record.resume.prefixDigest };
-  }
-  return out;
-}
-
-/** Skip codes a prefix read can produce: the only ones a listing remembers. */
-const STORED_SKIPS: ReadonlySet<string> = new Set(["empty", "invalid_header", "version_too_new", "invalid_version"]);
-
-function decodeRecord(value: unknown, dir: string): { name: string; record: ListingRecord } | undefined {
-  if (!isObject(value)) return undefined;
-  const { n: name, d: dev, i: ino, s: size, m: mtimeMs, c: ctimeMs } = value;
-  if (typeof name !== "string" || !isSessionName(name)) return undefined;
-  if (typeof dev !== "string" || !/^\d+$/.test(dev) || typeof ino !== "string" || !/^\d+$/.test(ino)) return undefined;
-  if (!isCount(size) || typeof mtimeMs !== "number" || !Number.isFinite(mtimeMs)) return undefined;
-  if (ctimeMs !== undefined && (typeof ctimeMs !== "number" || !Number.isFinite(ctimeMs))) return undefined;
-  const identity: StorageStat = { kind: "file", dev, ino, size, mtimeMs, ...(ctimeMs === undefined ? {} : { ctimeMs }) };
-  let outcome: CachedOutcome;
-  let resume: ResumePoint | undefined;
-  if (value.x !== undefined) {
-    if (typeof value.x !== "string" || !STORED_SKIPS.has(value.x) || value.h !== undefined) return undefined;
-    outcome = { kind: "skip", code: value.x as DiscoverySkipCode };
-  } else {
-    const summary = decodeSummary(value.h);
-    const late = decodeLate(value.l);
-    if (summary === undefined || late === undefined) return undefined;
-    outcome = { kind: "session", info: buildSessionInfo(path.join(dir, name), summary, late, identity), summary, late };
-    if (value.r !== undefined) {
-      resume = decodeResume(value.r, summary, late);
-      if (resume === undefined) return undefined;
-    }
-  }
-  const record: ListingRecord = { dev, ino, size, mtimeMs, outcome, resume };
-  if (ctimeMs !== undefined) record.ctimeMs = ctimeMs;
-  return { name, record };
-}
-
-function decodeSummary(value: unknown): PrefixSummary | undefined {
-  if (!isObject(value)) return undefined;
-  const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText, parsedBytes } = value;
-  if (typeof id !== "string" || typeof cwd !== "string" || typeof allMessagesText !== "string") return undefined;
-  if (!isOptionalString(title) || !isOptionalString(shortSummary) || !isOptionalString(parentSession)) return undefined;
-  if (!isOptionalString(timestamp) || !isOptionalString(firstMessage)) return undefined;
-  if (!isCount(version) || version < 1 || !isCount(messageCount) || !isCount(parsedBytes)) return undefined;
-  return { kind: "session", id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText, parsedBytes };
-}
-
-function decodeLate(value: unknown): LatePatches | undefined {
-  if (!isObject(value) || !isOptionalString(value.title) || !isOptionalString(value.cwd)) return undefined;
-  const late: LatePatches = {};
-  if (value.title !== undefined) late.title = value.title;
-  if (value.cwd !== undefined) late.cwd = value.cwd;
-  return late;
-}
-
-function decodeResume(value: unknown, summary: PrefixSummary, late: LatePatches): ResumePoint | undefined {
-  if (!isObject(value) || !isCount(value.o) || typeof value.b !== "string" || typeof value.p !== "string") return undefined;
-  const boundary = Buffer.from(value.b, "base64");
-  // A round trip proves the text was canonical base64, not something the decoder tolerated.
-  if (boundary.toString("base64") !== value.b || boundary.length === 0 || boundary.length > value.o) return undefined;
-  return { offset: value.o, boundary, prefixDigest: value.p, summary, late };
-}
-
-function isSessionName(name: string): boolean {
-  return name.endsWith(".jsonl") && !name.includes("/") && !name.includes("\\") && !name.includes("\0") && !name.startsWith(".");
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
-}
-
-function isOptionalString(value: unknown): value is string | undefined {
-  return value === undefined || typeof value === "string";
 }

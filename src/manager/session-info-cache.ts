@@ -22,7 +22,7 @@ export type CachedOutcome =
  * The identity a stored outcome is valid for: device, inode, size, modification time and,
  * where the storage reports it, status-change time.
  */
-export interface FileIdentity {
+export interface ListedFileIdentity {
   dev: string;
   ino: string;
   size: number;
@@ -31,7 +31,7 @@ export interface FileIdentity {
 }
 
 /** One file's stored listing result: the identity it was read with, the outcome, where to resume. */
-export interface ListingRecord extends FileIdentity {
+export interface ListingRecord extends ListedFileIdentity {
   outcome: CachedOutcome;
   resume: ResumePoint | undefined;
 }
@@ -142,7 +142,7 @@ export class SessionInfoCache {
  * compared too (absent on both sides only for storages without one): restoring an mtime with
  * `utimes` after a same-size rewrite cannot restore it.
  */
-export function sameFile(identity: FileIdentity, stat: StorageStat): boolean {
+export function sameFile(identity: ListedFileIdentity, stat: StorageStat): boolean {
   return (
     identity.dev === stat.dev &&
     identity.ino === stat.ino &&

@@ -10,7 +10,7 @@ import path from "node:path";
 import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, fillFrom, tailWindow } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
-import { normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
+import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
   LineSink,
   ReplaceOptions,
@@ -110,6 +110,7 @@ export class MemorySessionStorage implements SessionStorage {
     const { absolute } = splitBelowRoot(this.root, dir);
     if (this.statSync(absolute).kind !== "directory") throw pathError("not_directory", absolute);
     return names.map((name) => {
+      if (!isPlainEntryName(name)) return pathError("invalid_path", path.join(absolute, name));
       try {
         return this.statSync(path.join(absolute, name));
       } catch (error) {

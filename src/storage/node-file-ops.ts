@@ -320,6 +320,45 @@ export function fromNodeStat(stat: fs.BigIntStats): StorageStat {
     mtimeMs: Number(stat.mtimeMs),
     dev: stat.dev.toString(),
     ino: stat.ino.toString(),
-    ctimeMs: Number(stat.ctimeNs) / 1e6,
+    ctimeMs: timespecMs(stat.ctimeNs),
+  };
+}
+
+/**
+ * Milliseconds of a nanosecond time as node computes them for a plain (non-bigint) stat:
+ * whole seconds times 1000 plus nanoseconds over 1e6, in doubles. Computing both kinds of
+ * stat the same way lets a cheap plain stat be compared with a descriptor's bigint one.
+ */
+function timespecMs(ns: bigint): number {
+  let seconds = ns / 1_000_000_000n;
+  let nanos = ns % 1_000_000_000n;
+  if (nanos < 0n) {
+    seconds -= 1n;
+    nanos += 1_000_000_000n;
+  }
+  return Number(seconds) * 1e3 + Number(nanos) / 1e6;
+}
+
+/** How close to a whole millisecond a plain stat's mtime may be before its floor is in doubt. */
+const WHOLE_MS_DOUBT = 1e-3;
+
+/**
+ * A plain node:fs stat as the {@link StorageStat} {@link fromNodeStat} gives for the same
+ * object, or `undefined` when the doubles cannot be trusted to say the same: a dev or inode
+ * above 2^53, or an mtime so close to a whole millisecond that rounding may have carried it
+ * over. A plain stat allocates no bigints, which is most of a stat's cost in a listing.
+ */
+export function fromPlainNodeStat(stat: fs.Stats): StorageStat | undefined {
+  if (!Number.isSafeInteger(stat.dev) || !Number.isSafeInteger(stat.ino)) return undefined;
+  const whole = Math.floor(stat.mtimeMs);
+  const fraction = stat.mtimeMs - whole;
+  if (fraction < WHOLE_MS_DOUBT || fraction > 1 - WHOLE_MS_DOUBT) return undefined;
+  return {
+    kind: stat.isFile() ? "file" : stat.isDirectory() ? "directory" : "other",
+    size: stat.size,
+    mtimeMs: whole,
+    dev: String(stat.dev),
+    ino: String(stat.ino),
+    ctimeMs: stat.ctimeMs,
   };
 }

@@ -75,3 +75,12 @@ export function temporaryName(name: string): string {
 export function writerLockName(name: string): string {
   return `.${name}.lock`;
 }
+
+/**
+ * True for one plain entry name: not empty, not `.` or `..`, no separator, no NUL. Batch
+ * calls that take names rather than paths check this so a name cannot reach another directory.
+ */
+export function isPlainEntryName(name: string): boolean {
+  if (typeof name !== "string" || name.length === 0 || name === "." || name === "..") return false;
+  return !name.includes("/") && !name.includes(path.sep) && !name.includes("\0");
+}

@@ -1,0 +1,330 @@
+/**
+ * The bytes of a listing index file (see `listing-index.ts` for what it is and when it is
+ * trusted). Binary, because a listing that hits the index pays for decoding every record:
+ * reading fields at known offsets costs a fraction of parsing the same records as JSON.
+ *
+ * Layout (all integers little-endian):
+ *   magic     16 bytes  "GJC-LISTING-IDX\n"
+ *   version   u32       1
+ *   count     u32       records that follow
+ *   sha256    32 bytes  of everything after the header
+ *   records   one after another:
+ *     name, dev, ino        str
+ *     size, mtimeMs         f64
+ *     flags                 u8    1 = has ctime, 2 = session (else skip), 4 = has resume point
+ *     ctimeMs               f64   (flag 1)
+ *     skip code             u8    (not flag 2): index into STORED_SKIPS
+ *     summary               (flag 2) id, cwd str; title, shortSummary, parentSession,
+ *                           timestamp opt-str; version, messageCount f64; firstMessage
+ *                           opt-str; allMessagesText str; parsedBytes f64
+ *     late                  (flag 2) title, cwd opt-str
+ *     resume                (flag 4) offset f64, boundary bytes, prefix digest str
+ *   str = u32 byte length + UTF-8; opt-str = str, or u32 0xffffffff when absent;
+ *   bytes = u32 length + raw bytes.
+ *
+ * Decoding checks every length against the buffer, every number for the range its field
+ * allows, every name for what a session file may be called, and that the records end
+ * exactly at the end: a damaged file is rejected as a whole, never half-used.
+ */
+import { createHash } from "node:crypto";
+import path from "node:path";
+
+import type { ListingRecord, ResumePoint } from "./session-info-cache.js";
+import { buildSessionInfo, type DiscoverySkipCode, type LatePatches, type PrefixSummary } from "./session-info.js";
+
+const MAGIC = Buffer.from("GJC-LISTING-IDX\n", "latin1");
+/** Format version written into (and required of) every index file. */
+export const LISTING_INDEX_VERSION = 1;
+const HEADER_BYTES = MAGIC.length + 4 + 4 + 32;
+const ABSENT = 0xffffffff;
+const HAS_CTIME = 1;
+const IS_SESSION = 2;
+const HAS_RESUME = 4;
+
+/** Skip codes a prefix read can produce: the only ones a listing remembers, by their byte. */
+const STORED_SKIPS: readonly DiscoverySkipCode[] = ["empty", "invalid_header", "version_too_new", "invalid_version"];
+
+/** A UTF-16 surrogate without its pair: UTF-8 would turn it into U+FFFD. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Thrown inside the decoder only, to abandon a damaged buffer in one step. */
+class Damaged extends Error {}
+
+/**
+ * Encodes `records` (name → record) in the given order, stopping before the record that
+ * would take the file past `maxBytes`. A record holding a string that UTF-8 cannot carry
+ * unchanged (a lone surrogate) is left out: it could not come back equal.
+ */
+export function encodeIndex(records: Iterable<[string, ListingRecord]>, maxBytes: number): Buffer {
+  const writer = new Writer();
+  let count = 0;
+  for (const [name, record] of records) {
+    const mark = writer.length;
+    if (!writeRecord(writer, name, record)) {
+      writer.length = mark;
+      continue;
+    }
+    if (HEADER_BYTES + writer.length > maxBytes) {
+      writer.length = mark;
+      break;
+    }
+    count += 1;
+  }
+  const body = writer.bytes();
+  const header = Buffer.alloc(HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  header.writeUInt32LE(LISTING_INDEX_VERSION, MAGIC.length);
+  header.writeUInt32LE(count, MAGIC.length + 4);
+  createHash("sha256").update(body).digest().copy(header, MAGIC.length + 8);
+  return Buffer.concat([header, body]);
+}
+
+/**
+ * The records in `bytes`, with session paths `prefix + name`, or `undefined` when the buffer
+ * is not a complete, intact index of this version.
+ */
+export function decodeIndex(bytes: Buffer, prefix: string): Map<string, ListingRecord> | undefined {
+  if (bytes.length < HEADER_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+  if (bytes.readUInt32LE(MAGIC.length) !== LISTING_INDEX_VERSION) return undefined;
+  const count = bytes.readUInt32LE(MAGIC.length + 4);
+  const body = bytes.subarray(HEADER_BYTES);
+  const digest = bytes.subarray(MAGIC.length + 8, HEADER_BYTES);
+  if (!createHash("sha256").update(body).digest().equals(digest)) return undefined;
+  const reader = new Reader(body);
+  const records = new Map<string, ListingRecord>();
+  try {
+    for (let index = 0; index < count; index++) {
+      const name = reader.str();
+      if (!isSessionName(name) || records.has(name)) return undefined;
+      records.set(name, readRecord(reader, prefix + name));
+    }
+  } catch (error) {
+    if (error instanceof Damaged) return undefined;
+    throw error;
+  }
+  return reader.atEnd() ? records : undefined;
+}
+
+function writeRecord(writer: Writer, name: string, record: ListingRecord): boolean {
+  const { outcome, resume } = record;
+  const strings = [name, record.dev, record.ino];
+  if (outcome.kind === "session") {
+    const { summary, late } = outcome;
+    strings.push(summary.id, summary.cwd, summary.allMessagesText);
+    for (const value of [summary.title, summary.shortSummary, summary.parentSession, summary.timestamp, summary.firstMessage, late.title, late.cwd]) {
+      if (value !== undefined) strings.push(value);
+    }
+    if (resume !== undefined) strings.push(resume.prefixDigest);
+  }
+  if (strings.some((value) => LONE_SURROGATE.test(value))) return false;
+  writer.str(name);
+  writer.str(record.dev);
+  writer.str(record.ino);
+  writer.f64(record.size);
+  writer.f64(record.mtimeMs);
+  const session = outcome.kind === "session";
+  let flags = session ? IS_SESSION : 0;
+  if (record.ctimeMs !== undefined) flags |= HAS_CTIME;
+  if (session && resume !== undefined) flags |= HAS_RESUME;
+  writer.u8(flags);
+  if (record.ctimeMs !== undefined) writer.f64(record.ctimeMs);
+  if (outcome.kind === "skip") {
+    writer.u8(STORED_SKIPS.indexOf(outcome.code));
+    return STORED_SKIPS.includes(outcome.code);
+  }
+  const { summary, late } = outcome;
+  writer.str(summary.id);
+  writer.str(summary.cwd);
+  writer.optStr(summary.title);
+  writer.optStr(summary.shortSummary);
+  writer.optStr(summary.parentSession);
+  writer.optStr(summary.timestamp);
+  writer.f64(summary.version);
+  writer.f64(summary.messageCount);
+  writer.optStr(summary.firstMessage);
+  writer.str(summary.allMessagesText);
+  writer.f64(summary.parsedBytes);
+  writer.optStr(late.title);
+  writer.optStr(late.cwd);
+  if (resume !== undefined) {
+    writer.f64(resume.offset);
+    writer.raw(resume.boundary);
+    writer.str(resume.prefixDigest);
+  }
+  return true;
+}
+
+function readRecord(reader: Reader, file: string): ListingRecord {
+  const dev = reader.str();
+  const ino = reader.str();
+  if (!isDecimal(dev) || !isDecimal(ino)) throw new Damaged();
+  const size = reader.count();
+  const mtimeMs = reader.finite();
+  const flags = reader.u8();
+  if ((flags & ~(HAS_CTIME | IS_SESSION | HAS_RESUME)) !== 0) throw new Damaged();
+  const ctimeMs = (flags & HAS_CTIME) !== 0 ? reader.finite() : undefined;
+  const record: ListingRecord = { dev, ino, size, mtimeMs, outcome: { kind: "skip", code: "empty" }, resume: undefined };
+  if (ctimeMs !== undefined) record.ctimeMs = ctimeMs;
+  if ((flags & IS_SESSION) === 0) {
+    const code = STORED_SKIPS[reader.u8()];
+    if (code === undefined || (flags & HAS_RESUME) !== 0) throw new Damaged();
+    record.outcome = { kind: "skip", code };
+    return record;
+  }
+  const summary: PrefixSummary = {
+    kind: "session",
+    id: reader.str(),
+    cwd: reader.str(),
+    title: reader.optStr(),
+    shortSummary: reader.optStr(),
+    parentSession: reader.optStr(),
+    timestamp: reader.optStr(),
+    version: reader.count(),
+    messageCount: reader.count(),
+    firstMessage: reader.optStr(),
+    allMessagesText: reader.str(),
+    parsedBytes: reader.count(),
+  };
+  if (summary.version < 1) throw new Damaged();
+  const late: LatePatches = {};
+  const lateTitle = reader.optStr();
+  const lateCwd = reader.optStr();
+  if (lateTitle !== undefined) late.title = lateTitle;
+  if (lateCwd !== undefined) late.cwd = lateCwd;
+  record.outcome = { kind: "session", info: buildSessionInfo(file, summary, late, record), summary, late };
+  if ((flags & HAS_RESUME) !== 0) record.resume = readResume(reader, summary, late);
+  return record;
+}
+
+function readResume(reader: Reader, summary: PrefixSummary, late: LatePatches): ResumePoint {
+  const offset = reader.count();
+  const boundary = reader.raw();
+  const prefixDigest = reader.str();
+  if (boundary.length === 0 || boundary.length > offset) throw new Damaged();
+  return { offset, boundary, prefixDigest, summary, late };
+}
+
+/** What a session file in a listed directory may be called (the listing lists no other). */
+function isSessionName(name: string): boolean {
+  return name.length > 6 && name.endsWith(".jsonl") && !name.startsWith(".") && !name.includes("/") && !name.includes(path.sep) && !name.includes("\0");
+}
+
+function isDecimal(value: string): boolean {
+  return value.length > 0 && value.length <= 20 && /^\d+$/.test(value);
+}
+
+/** Appends fields to a growing buffer. */
+class Writer {
+  #buffer = Buffer.allocUnsafe(64 * 1024);
+  length = 0;
+
+  u8(value: number): void {
+    this.#reserve(1);
+    this.#buffer[this.length++] = value;
+  }
+
+  f64(value: number): void {
+    this.#reserve(8);
+    this.#buffer.writeDoubleLE(value, this.length);
+    this.length += 8;
+  }
+
+  str(value: string): void {
+    const bytes = Buffer.byteLength(value, "utf8");
+    this.#reserve(4 + bytes);
+    this.#buffer.writeUInt32LE(bytes, this.length);
+    this.#buffer.write(value, this.length + 4, "utf8");
+    this.length += 4 + bytes;
+  }
+
+  optStr(value: string | undefined): void {
+    if (value !== undefined) return this.str(value);
+    this.#reserve(4);
+    this.#buffer.writeUInt32LE(ABSENT, this.length);
+    this.length += 4;
+  }
+
+  raw(value: Uint8Array): void {
+    this.#reserve(4 + value.length);
+    this.#buffer.writeUInt32LE(value.length, this.length);
+    this.#buffer.set(value, this.length + 4);
+    this.length += 4 + value.length;
+  }
+
+  bytes(): Buffer {
+    return this.#buffer.subarray(0, this.length);
+  }
+
+  #reserve(more: number): void {
+    if (this.length + more <= this.#buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buffer.length * 2, this.length + more));
+    this.#buffer.copy(grown, 0, 0, this.length);
+    this.#buffer = grown;
+  }
+}
+
+/** Reads fields back, throwing {@link Damaged} on anything out of bounds or out of range. */
+class Reader {
+  readonly #buffer: Buffer;
+  #at = 0;
+
+  constructor(buffer: Buffer) {
+    this.#buffer = buffer;
+  }
+
+  atEnd(): boolean {
+    return this.#at === this.#buffer.length;
+  }
+
+  u8(): number {
+    this.#need(1);
+    return this.#buffer[this.#at++] as number;
+  }
+
+  finite(): number {
+    this.#need(8);
+    const value = this.#buffer.readDoubleLE(this.#at);
+    this.#at += 8;
+    if (!Number.isFinite(value)) throw new Damaged();
+    return value;
+  }
+
+  /** A non-negative safe integer stored as f64. */
+  count(): number {
+    const value = this.finite();
+    if (!Number.isSafeInteger(value) || value < 0) throw new Damaged();
+    return value;
+  }
+
+  str(): string {
+    const value = this.optStr();
+    if (value === undefined) throw new Damaged();
+    return value;
+  }
+
+  optStr(): string | undefined {
+    this.#need(4);
+    const length = this.#buffer.readUInt32LE(this.#at);
+    this.#at += 4;
+    if (length === ABSENT) return undefined;
+    this.#need(length);
+    const value = this.#buffer.toString("utf8", this.#at, this.#at + length);
+    this.#at += length;
+    return value;
+  }
+
+  raw(): Buffer {
+    this.#need(4);
+    const length = this.#buffer.readUInt32LE(this.#at);
+    this.#at += 4;
+    this.#need(length);
+    // Copied: the record outlives the file's buffer, which would otherwise stay alive whole.
+    const value = Buffer.from(this.#buffer.subarray(this.#at, this.#at + length));
+    this.#at += length;
+    return value;
+  }
+
+  #need(bytes: number): void {
+    if (this.#at + bytes > this.#buffer.length) throw new Damaged();
+  }
+}
