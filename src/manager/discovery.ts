@@ -196,6 +196,10 @@ interface DirectoryState {
   names: ReadonlySet<string>;
   /** records produced or confirmed by this listing */
   seen: ListingIndex;
+  /** wall-clock time before any file of the directory was stated or opened */
+  startedMs: number;
+  /** whether {@link seen} holds a record the stored index does not */
+  dirty: boolean;
 }
 
 type Outcome = { kind: "session"; info: SessionInfo } | { kind: "skip"; path: string; code: DiscoverySkipCode };
@@ -290,30 +294,28 @@ function nonRegularEntries(
 async function examineDirectory(context: Context, dir: string, names: readonly string[]): Promise<Outcome[]> {
   const state = openDirectory(context, dir, names);
   const known: string[] = [];
-  const unknown = new Set<string>();
   for (const name of names) {
     if (state.stored?.has(name) === true || context.cache?.has(state.prefix + name) === true) known.push(name);
-    else unknown.add(name);
   }
+  // Names are sorted and `known` keeps their order, so one cursor pairs each with its stat.
   const stats = statAll(context, dir, known);
-  const byName = new Map<string, StorageStat | SkippedSession>();
-  for (const [index, name] of known.entries()) byName.set(name, stats[index]!);
-  const candidates: (Candidate | SkippedSession)[] = names.map((name) => {
-    const stat = byName.get(name);
-    return stat === undefined ? { name } : "code" in stat ? stat : { name, stat };
-  });
-  const outcomes = new Array<Outcome>(candidates.length);
+  const outcomes = new Array<Outcome>(names.length);
   const toExamine: Candidate[] = [];
   const slots: number[] = [];
-  for (const [index, candidate] of candidates.entries()) {
-    if ("code" in candidate) outcomes[index] = { kind: "skip", path: candidate.path, code: candidate.code };
-    else {
-      toExamine.push(candidate);
-      slots.push(index);
+  let cursor = 0;
+  for (let index = 0; index < names.length; index++) {
+    const name = names[index]!;
+    let stat: StorageStat | SkippedSession | undefined;
+    if (known[cursor] === name) stat = stats[cursor++];
+    if (stat !== undefined && "code" in stat) {
+      outcomes[index] = { kind: "skip", path: stat.path, code: stat.code };
+      continue;
     }
+    toExamine.push(stat === undefined ? { name } : { name, stat });
+    slots.push(index);
   }
   const examined = await examineAll(context, state, toExamine);
-  for (const [index, slot] of slots.entries()) outcomes[slot] = examined[index]!;
+  for (let index = 0; index < slots.length; index++) outcomes[slots[index]!] = examined[index]!;
   closeDirectory(context, state);
   return outcomes;
 }
@@ -322,7 +324,7 @@ async function examineDirectory(context: Context, dir: string, names: readonly s
 function openDirectory(context: Context, dir: string, names: readonly string[]): DirectoryState {
   const access: IndexAccess = context.persistentIndex ? indexAccess(context.storage, dir) : { file: undefined, writable: false };
   const stored = readListingIndex(context.storage, access, dir);
-  return { dir, prefix: path.join(dir, path.sep), access, stored, names: new Set(names), seen: new Map() };
+  return { dir, prefix: path.join(dir, path.sep), access, stored, names: new Set(names), seen: new Map(), startedMs: Date.now(), dirty: false };
 }
 
 /**
@@ -332,26 +334,38 @@ function openDirectory(context: Context, dir: string, names: readonly string[]):
  */
 function closeDirectory(context: Context, state: DirectoryState): void {
   if (state.access.file === undefined || !state.access.writable) return;
+  if (state.stored === undefined) {
+    if (state.seen.size > 0) writeListingIndex(context.storage, state.access, state.seen);
+    return;
+  }
+  let gone = false;
+  for (const name of state.stored.keys()) {
+    if (!state.names.has(name)) {
+      gone = true;
+      break;
+    }
+  }
+  if (!state.dirty && !gone) return;
   const next: ListingIndex = new Map();
-  for (const [name, record] of state.stored ?? []) if (state.names.has(name) && !state.seen.has(name)) next.set(name, record);
+  for (const [name, record] of state.stored) if (state.names.has(name) && !state.seen.has(name)) next.set(name, record);
   for (const [name, record] of state.seen) next.set(name, record);
-  if (next.size === 0 && state.stored === undefined) return;
-  if (state.stored !== undefined && sameRecords(state.stored, next)) return;
   writeListingIndex(context.storage, state.access, next);
 }
 
 /**
- * Whether writing `next` would store nothing new. Two records of one identity were read from
+ * Whether `next` stores nothing `stored` did not. Two records of one identity were read from
  * the same unchanged file, so they differ only if one of them could resume and the other not.
  */
-function sameRecords(stored: ListingIndex, next: ListingIndex): boolean {
-  if (stored.size !== next.size) return false;
-  for (const [name, record] of next) {
-    const before = stored.get(name);
-    if (before === undefined || !sameFile(before, { kind: "file", ...record })) return false;
-    if (before.outcome.kind !== record.outcome.kind || before.resume?.offset !== record.resume?.offset) return false;
-  }
-  return true;
+function sameRecord(stored: ListingRecord, next: ListingRecord): boolean {
+  return (
+    stored.dev === next.dev &&
+    stored.ino === next.ino &&
+    stored.size === next.size &&
+    stored.mtimeMs === next.mtimeMs &&
+    stored.ctimeMs === next.ctimeMs &&
+    stored.outcome.kind === next.outcome.kind &&
+    stored.resume?.offset === next.resume?.offset
+  );
 }
 
 /** {@link SessionStorage.statEntriesSync} of `names` in `dir`, each failure as its skip. */
@@ -430,13 +444,34 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
   } finally {
     reader.close();
   }
+  if (changedTooRecently(record, state.startedMs)) return withPath(file, record.outcome);
   context.cache?.store(file, record);
   return settle(state, name, file, record);
+}
+
+/** How long after its last change a file's identity is trusted to tell a later change apart. */
+const SETTLE_MS = 50;
+/** The same for file systems that keep whole seconds only (a ctime with no fraction). */
+const COARSE_SETTLE_MS = 2000;
+
+/**
+ * True when the file changed so shortly before this listing began that a rewrite of the
+ * same size could still get the same change time (timestamps advance in clock ticks, not
+ * nanoseconds). Such a result is returned but not remembered: the next listing reads the
+ * file again, by when any rewrite has a change time of its own.
+ */
+function changedTooRecently(record: ListingRecord, startedMs: number): boolean {
+  const changed = record.ctimeMs ?? record.mtimeMs;
+  return startedMs - changed < (changed % 1000 === 0 ? COARSE_SETTLE_MS : SETTLE_MS);
 }
 
 /** Notes `record` as this listing's view of `name` and gives its outcome. */
 function settle(state: DirectoryState, name: string, file: string, record: ListingRecord): Outcome {
   state.seen.set(name, record);
+  if (!state.dirty) {
+    const stored = state.stored?.get(name);
+    state.dirty = stored === undefined || !sameRecord(stored, record);
+  }
   return withPath(file, record.outcome);
 }
 

@@ -1,6 +1,7 @@
 /**
- * The listing cache (reuse only while dev, ino, size and mtime all match) and the
- * most-recent queries that read only as many files as they return.
+ * The listing cache (reuse only while dev, ino, size, mtime and ctime all match, and only of
+ * files that had settled when they were read) and the most-recent queries that read only as
+ * many files as they return.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -25,6 +26,14 @@ beforeEach(() => {
 });
 afterEach(() => temp.remove());
 
+/**
+ * Waits until files written so far count as settled: a listing remembers nothing about a file
+ * changed in the last few clock ticks before it began (see `changedTooRecently`).
+ */
+async function settle(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 80));
+}
+
 function session(id: string, title: string): string {
   return header({ id, version: 5, cwd: "/w" }) + message("user", "hello") + headerPatch({ title });
 }
@@ -37,7 +46,10 @@ describe("listing cache", () => {
     writeAt(other, session("b", "bee"), BASE + 1);
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
     const cache = new SessionInfoCache();
-    const list = async () => (await listSessions(temp.path, { storage, cache })).sessions.find((s) => s.id === "a");
+    const list = async () => {
+      await settle();
+      return (await listSessions(temp.path, { storage, cache })).sessions.find((s) => s.id === "a");
+    };
 
     expect((await list())?.title).toBe("one");
     expect(log.prefixes).toHaveLength(2);
@@ -74,6 +86,7 @@ describe("listing cache", () => {
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
     const cache = new SessionInfoCache();
     const list = async () => {
+      await settle();
       log.tails.length = 0;
       return (await listSessions(temp.path, { storage, cache })).sessions[0]!;
     };
@@ -107,6 +120,7 @@ describe("listing cache", () => {
     fs.writeFileSync(bad, "not a session\n");
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
     const cache = new SessionInfoCache();
+    await settle();
     for (let i = 0; i < 2; i++) {
       expect((await listSessions(temp.path, { storage, cache })).skipped).toEqual([{ path: bad, code: "invalid_header" }]);
     }
@@ -117,6 +131,7 @@ describe("listing cache", () => {
   it("stays within its bound, dropping the least recently used entry", async () => {
     for (const id of ["a", "b", "c"]) writeAt(path.join(temp.path, `${id}.jsonl`), session(id, id), BASE);
     const cache = new SessionInfoCache(2);
+    await settle();
     await listSessions(temp.path, { cache });
     expect(cache.size).toBe(2);
     expect(() => new SessionInfoCache(0)).toThrow(RangeError);
@@ -125,6 +140,7 @@ describe("listing cache", () => {
   it("reads every file again with cache: false and persistentIndex: false", async () => {
     writeAt(path.join(temp.path, "a.jsonl"), session("a", "a"), BASE);
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
+    await settle();
     await listSessions(temp.path, { storage, cache: false, persistentIndex: false });
     await listSessions(temp.path, { storage, cache: false, persistentIndex: false });
     expect(log.prefixes).toHaveLength(2);
