@@ -192,16 +192,52 @@ function readRecord(reader: Reader, file: string): ListingRecord {
   if (lateTitle !== undefined) late.title = lateTitle;
   if (lateCwd !== undefined) late.cwd = lateCwd;
   record.outcome = { kind: "session", info: buildSessionInfo(file, summary, late, record), summary, late };
-  if ((flags & HAS_RESUME) !== 0) record.resume = readResume(reader, summary, late);
-  return record;
+  if ((flags & HAS_RESUME) === 0) return record;
+  // Checked now, built only when a grown file needs it: most records never resume, and the
+  // boundary bytes and digest would otherwise cost three allocations per record per listing.
+  const at = reader.position;
+  const offset = reader.count();
+  const boundaryLength = reader.skipRaw();
+  reader.skipStr();
+  if (boundaryLength === 0 || boundaryLength > offset) throw new Damaged();
+  return new StoredRecord(record, reader.buffer, at);
 }
 
-function readResume(reader: Reader, summary: PrefixSummary, late: LatePatches): ResumePoint {
-  const offset = reader.count();
-  const boundary = reader.raw();
-  const prefixDigest = reader.str();
-  if (boundary.length === 0 || boundary.length > offset) throw new Damaged();
-  return { offset, boundary, prefixDigest, summary, late };
+/**
+ * A decoded record whose resume point is read from the index bytes on first use. It keeps
+ * those bytes (at most {@link MAX_LISTING_INDEX_BYTES}) alive until then.
+ */
+class StoredRecord implements ListingRecord {
+  readonly dev: string;
+  readonly ino: string;
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly ctimeMs?: number;
+  readonly outcome: ListingRecord["outcome"];
+  #source: Buffer | undefined;
+  #at: number;
+  #resume: ResumePoint | undefined;
+
+  constructor(record: ListingRecord, source: Buffer, at: number) {
+    this.dev = record.dev;
+    this.ino = record.ino;
+    this.size = record.size;
+    this.mtimeMs = record.mtimeMs;
+    if (record.ctimeMs !== undefined) this.ctimeMs = record.ctimeMs;
+    this.outcome = record.outcome;
+    this.#source = source;
+    this.#at = at;
+  }
+
+  get resume(): ResumePoint | undefined {
+    if (this.#source !== undefined && this.outcome.kind === "session") {
+      const reader = new Reader(this.#source, this.#at);
+      this.#source = undefined;
+      const { summary, late } = this.outcome;
+      this.#resume = { offset: reader.count(), boundary: reader.raw(), prefixDigest: reader.str(), summary, late };
+    }
+    return this.#resume;
+  }
 }
 
 /** What a session file in a listed directory may be called (the listing lists no other). */
@@ -266,10 +302,35 @@ class Writer {
 /** Reads fields back, throwing {@link Damaged} on anything out of bounds or out of range. */
 class Reader {
   readonly #buffer: Buffer;
-  #at = 0;
+  #at: number;
 
-  constructor(buffer: Buffer) {
+  constructor(buffer: Buffer, at = 0) {
     this.#buffer = buffer;
+    this.#at = at;
+  }
+
+  get buffer(): Buffer {
+    return this.#buffer;
+  }
+
+  get position(): number {
+    return this.#at;
+  }
+
+  /** Steps over a `str`, checking only its bounds; returns its byte length. */
+  skipStr(): number {
+    this.#need(4);
+    const length = this.#buffer.readUInt32LE(this.#at);
+    if (length === ABSENT) throw new Damaged();
+    this.#at += 4;
+    this.#need(length);
+    this.#at += length;
+    return length;
+  }
+
+  /** Steps over `bytes`, checking only their bounds; returns their length. */
+  skipRaw(): number {
+    return this.skipStr();
   }
 
   atEnd(): boolean {
