@@ -3,8 +3,9 @@
  * sessions root) with the metadata a picker needs, newest first.
  *
  * Cost per file: one open whose descriptor gives the identity, a bounded prefix read and, for
- * v4/v5 files longer than the prefix, a backward scan for late `header_patch` records (a file
- * the cache already knows is checked by one stat and not opened while it is unchanged). No
+ * v4/v5 files longer than the prefix, a backward scan for late `header_patch` records. A file
+ * the in-process cache or the directory's persistent index (`listing-index.ts`) already knows
+ * is checked by one stat, batched per directory, and not opened while it is unchanged. No
  * file is ever read whole, so memory does not grow with file sizes. A file that cannot be listed (unreadable,
  * no valid header, a newer format, a link, a FIFO) is reported in `skipped` with a code and
  * never fails the listing.
@@ -139,7 +140,7 @@ export async function getRecentSessions(
   const found = candidatesIn(context, sessionDir);
   const skipped = [...found.skipped];
   const state = openDirectory(context, sessionDir, found.names);
-  const stated: Required<Candidate>[] = [];
+  const stated: (Candidate & { stat: StorageStat })[] = [];
   for (const [index, stat] of statAll(context, sessionDir, found.names).entries()) {
     if ("code" in stat) skipped.push(stat);
     else stated.push({ name: found.names[index]!, stat });
@@ -182,6 +183,8 @@ interface Candidate {
   name: string;
   /** known already when the caller ordered files by mtime, or the file was known before */
   stat?: StorageStat;
+  /** its path, when already built (one string per file keeps cache lookups cheap) */
+  file?: string;
 }
 
 /** One directory being listed: its persistent index as read, and the records seen now. */
@@ -293,9 +296,10 @@ function nonRegularEntries(
  */
 async function examineDirectory(context: Context, dir: string, names: readonly string[]): Promise<Outcome[]> {
   const state = openDirectory(context, dir, names);
+  const files = names.map((name) => state.prefix + name);
   const known: string[] = [];
-  for (const name of names) {
-    if (state.stored?.has(name) === true || context.cache?.has(state.prefix + name) === true) known.push(name);
+  for (let index = 0; index < names.length; index++) {
+    if (state.stored?.has(names[index]!) === true || context.cache?.has(files[index]!) === true) known.push(names[index]!);
   }
   // Names are sorted and `known` keeps their order, so one cursor pairs each with its stat.
   const stats = statAll(context, dir, known);
@@ -305,13 +309,14 @@ async function examineDirectory(context: Context, dir: string, names: readonly s
   let cursor = 0;
   for (let index = 0; index < names.length; index++) {
     const name = names[index]!;
+    const file = files[index]!;
     let stat: StorageStat | SkippedSession | undefined;
     if (known[cursor] === name) stat = stats[cursor++];
     if (stat !== undefined && "code" in stat) {
       outcomes[index] = { kind: "skip", path: stat.path, code: stat.code };
       continue;
     }
-    toExamine.push(stat === undefined ? { name } : { name, stat });
+    toExamine.push(stat === undefined ? { name, file } : { name, file, stat });
     slots.push(index);
   }
   const examined = await examineAll(context, state, toExamine);
@@ -415,7 +420,7 @@ function knownRecord(context: Context, state: DirectoryState, name: string, file
  */
 function examine(context: Context, state: DirectoryState, candidate: Candidate): Outcome {
   const { name } = candidate;
-  const file = state.prefix + name;
+  const file = candidate.file ?? state.prefix + name;
   let stat = candidate.stat;
   if (stat !== undefined) {
     const known = knownRecord(context, state, name, file, stat);
@@ -467,6 +472,8 @@ function changedTooRecently(record: ListingRecord, startedMs: number): boolean {
 
 /** Notes `record` as this listing's view of `name` and gives its outcome. */
 function settle(state: DirectoryState, name: string, file: string, record: ListingRecord): Outcome {
+  // Only an index that may be written needs to know what was seen.
+  if (!state.access.writable) return withPath(file, record.outcome);
   state.seen.set(name, record);
   if (!state.dirty) {
     const stored = state.stored?.get(name);

@@ -133,6 +133,19 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       expect(await storage.readText(at("fresh"))).toBe("new");
     });
 
+    it("stats a batch of entries of one directory, each failure in its own slot", async () => {
+      storage.ensureDirSync(at("batch", "sub"));
+      await storage.writeText(at("batch", "a.txt"), "abc");
+      const [file, missing, dir, escape] = storage.statEntriesSync(at("batch"), ["a.txt", "gone", "sub", ".."]);
+      expect(file).toEqual(storage.statSync(at("batch", "a.txt")));
+      expect(file).toMatchObject({ kind: "file", size: 3 });
+      expect(missing).toMatchObject({ code: "not_found" });
+      expect(dir).toMatchObject({ kind: "directory" });
+      expect(escape).toMatchObject({ code: "invalid_path" });
+      expect(storage.statEntriesSync(at("batch"), [])).toEqual([]);
+      expect(codeOf(() => storage.statEntriesSync(at("no-such-dir"), ["a.txt"]))).toBe("not_found");
+    });
+
     it("reports missing files, missing parents and directories with typed codes", async () => {
       expect(await asyncCodeOf(() => storage.readText(at("missing")))).toBe("not_found");
       expect(codeOf(() => storage.statSync(at("missing")))).toBe("not_found");
