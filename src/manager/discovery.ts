@@ -434,7 +434,7 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
   }
   let record: ListingRecord;
   try {
-    if (stat === undefined || !sameIdentity(stat, reader.stat)) {
+    if (stat === undefined || !sameFile(stat, reader.stat)) {
       stat = reader.stat;
       const known = knownRecord(context, state, name, file, stat);
       if (known !== undefined) return settle(state, name, file, known);
@@ -480,10 +480,6 @@ function settle(state: DirectoryState, name: string, file: string, record: Listi
     state.dirty = stored === undefined || !sameRecord(stored, record);
   }
   return withPath(file, record.outcome);
-}
-
-function sameIdentity(a: StorageStat, b: StorageStat): boolean {
-  return sameFile(a, b);
 }
 
 /**
@@ -546,15 +542,6 @@ function unchangedBefore(reader: SessionFileReader, previous: ResumePoint): bool
 
 function withPath(file: string, outcome: CachedOutcome): Outcome {
   return outcome.kind === "session" ? outcome : { kind: "skip", path: file, code: outcome.code };
-}
-
-function statOrSkip(storage: SessionStorage, file: string): StorageStat | SkippedSession {
-  try {
-    const stat = storage.statSync(file);
-    return stat.kind === "file" ? stat : { path: file, code: "not_regular_file" };
-  } catch (error) {
-    return { path: file, code: skipCodeOf(error) };
-  }
 }
 
 const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>([
