@@ -15,12 +15,15 @@
  *     ctimeMs               f64   (flag 1)
  *     skip code             u8    (not flag 2): index into STORED_SKIPS
  *     summary               (flag 2) id, cwd str; title, shortSummary, parentSession,
- *                           timestamp opt-str; version, messageCount f64; firstMessage
- *                           opt-str; allMessagesText str; parsedBytes f64
+ *                           timestamp opt-str; version, messageCount f64; allMessagesText
+ *                           str; firstMessage opt-str, or u32 0xfffffffe + u32 n when it is
+ *                           the first n UTF-16 units of allMessagesText (the usual case: a
+ *                           session opens with the user's message); parsedBytes f64
  *     late                  (flag 2) title, cwd opt-str
  *     resume                (flag 4) offset f64, boundary bytes, prefix digest str
- *   str = u32 byte length + UTF-8; opt-str = str, or u32 0xffffffff when absent;
- *   bytes = u32 length + raw bytes.
+ *   str = u32 byte length + UTF-8, the top bit of the length set when every byte is ASCII
+ *   (decoded as Latin-1, which is much cheaper); opt-str = str, or u32 0xffffffff when
+ *   absent; bytes = u32 length + raw bytes.
  *
  * Decoding checks every length against the buffer, every number for the range its field
  * allows, every name for what a session file may be called, and that the records end
@@ -37,6 +40,8 @@ const MAGIC = Buffer.from("GJC-LISTING-IDX\n", "latin1");
 export const LISTING_INDEX_VERSION = 1;
 const HEADER_BYTES = MAGIC.length + 4 + 4 + 32;
 const ABSENT = 0xffffffff;
+const PREFIX_OF_ALL = 0xfffffffe;
+const ASCII = 0x80000000;
 const HAS_CTIME = 1;
 const IS_SESSION = 2;
 const HAS_RESUME = 4;
@@ -141,8 +146,13 @@ function writeRecord(writer: Writer, name: string, record: ListingRecord): boole
   writer.optStr(summary.timestamp);
   writer.f64(summary.version);
   writer.f64(summary.messageCount);
-  writer.optStr(summary.firstMessage);
   writer.str(summary.allMessagesText);
+  if (summary.firstMessage !== undefined && summary.allMessagesText.startsWith(summary.firstMessage)) {
+    writer.u32(PREFIX_OF_ALL);
+    writer.u32(summary.firstMessage.length);
+  } else {
+    writer.optStr(summary.firstMessage);
+  }
   writer.f64(summary.parsedBytes);
   writer.optStr(late.title);
   writer.optStr(late.cwd);
@@ -171,19 +181,30 @@ function readRecord(reader: Reader, file: string): ListingRecord {
     record.outcome = { kind: "skip", code };
     return record;
   }
+  const id = reader.str();
+  const cwd = reader.str();
+  const title = reader.optStr();
+  const shortSummary = reader.optStr();
+  const parentSession = reader.optStr();
+  const timestamp = reader.optStr();
+  const version = reader.count();
+  const messageCount = reader.count();
+  const allMessagesText = reader.str();
+  const firstMessage = reader.optStrOrPrefixOf(allMessagesText);
+  const parsedBytes = reader.count();
   const summary: PrefixSummary = {
     kind: "session",
-    id: reader.str(),
-    cwd: reader.str(),
-    title: reader.optStr(),
-    shortSummary: reader.optStr(),
-    parentSession: reader.optStr(),
-    timestamp: reader.optStr(),
-    version: reader.count(),
-    messageCount: reader.count(),
-    firstMessage: reader.optStr(),
-    allMessagesText: reader.str(),
-    parsedBytes: reader.count(),
+    id,
+    cwd,
+    title,
+    shortSummary,
+    parentSession,
+    timestamp,
+    version,
+    messageCount,
+    firstMessage,
+    allMessagesText,
+    parsedBytes,
   };
   if (summary.version < 1) throw new Damaged();
   const late: LatePatches = {};
@@ -265,10 +286,17 @@ class Writer {
     this.length += 8;
   }
 
+  u32(value: number): void {
+    this.#reserve(4);
+    this.#buffer.writeUInt32LE(value, this.length);
+    this.length += 4;
+  }
+
   str(value: string): void {
     const bytes = Buffer.byteLength(value, "utf8");
     this.#reserve(4 + bytes);
-    this.#buffer.writeUInt32LE(bytes, this.length);
+    // As many UTF-8 bytes as UTF-16 units only when every character is ASCII.
+    this.#buffer.writeUInt32LE(bytes === value.length ? (bytes | ASCII) >>> 0 : bytes, this.length);
     this.#buffer.write(value, this.length + 4, "utf8");
     this.length += 4 + bytes;
   }
@@ -320,8 +348,9 @@ class Reader {
   /** Steps over a `str`, checking only its bounds; returns its byte length. */
   skipStr(): number {
     this.#need(4);
-    const length = this.#buffer.readUInt32LE(this.#at);
-    if (length === ABSENT) throw new Damaged();
+    const word = this.#buffer.readUInt32LE(this.#at);
+    if (word === ABSENT || word === PREFIX_OF_ALL) throw new Damaged();
+    const length = (word & ~ASCII) >>> 0;
     this.#at += 4;
     this.#need(length);
     this.#at += length;
@@ -330,7 +359,12 @@ class Reader {
 
   /** Steps over `bytes`, checking only their bounds; returns their length. */
   skipRaw(): number {
-    return this.skipStr();
+    this.#need(4);
+    const length = this.#buffer.readUInt32LE(this.#at);
+    this.#at += 4;
+    this.#need(length);
+    this.#at += length;
+    return length;
   }
 
   atEnd(): boolean {
@@ -365,13 +399,27 @@ class Reader {
 
   optStr(): string | undefined {
     this.#need(4);
-    const length = this.#buffer.readUInt32LE(this.#at);
+    const word = this.#buffer.readUInt32LE(this.#at);
     this.#at += 4;
-    if (length === ABSENT) return undefined;
+    if (word === ABSENT) return undefined;
+    if (word === PREFIX_OF_ALL) throw new Damaged();
+    const length = (word & ~ASCII) >>> 0;
     this.#need(length);
-    const value = this.#buffer.toString("utf8", this.#at, this.#at + length);
+    const value = this.#buffer.toString(word === length ? "utf8" : "latin1", this.#at, this.#at + length);
     this.#at += length;
     return value;
+  }
+
+  /** An opt-str, or a reference to the first units of `whole` (see the layout). */
+  optStrOrPrefixOf(whole: string): string | undefined {
+    this.#need(4);
+    if (this.#buffer.readUInt32LE(this.#at) !== PREFIX_OF_ALL) return this.optStr();
+    this.#at += 4;
+    this.#need(4);
+    const units = this.#buffer.readUInt32LE(this.#at);
+    this.#at += 4;
+    if (units > whole.length) throw new Damaged();
+    return whole.slice(0, units);
   }
 
   raw(): Buffer {
