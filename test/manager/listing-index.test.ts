@@ -176,6 +176,22 @@ describe("a listing served from the index equals one that reads every file", () 
     expect(log.prefixes).toEqual([]);
   });
 
+  it("keeps non-ASCII text exactly, and leaves out what UTF-8 cannot carry", async () => {
+    const base = header({ id: "u", version: 5, cwd: "/wörk/ünï", timestamp: "2026-01-01T00:00:00.000Z" });
+    // The assistant speaks first, so the first user message does not open allMessagesText.
+    fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", "héllo ✓") + headerPatch({ title: "Ünïcode 🎉" }));
+    fs.writeFileSync(path.join(dir, "lone.jsonl"), header({ id: "lone", version: 5, cwd: "/w" }) + '{"type":"header_patch","patch":{"title":"bad \\ud800 half"}}\n');
+    await settle();
+    const expected = await fullRead();
+    expect(expected.sessions.map((s) => s.id).sort()).toEqual(["lone", "u"]);
+    expect(await listSessions(dir, { cache: false })).toEqual(expected);
+    expect(decodeListingIndex(fs.readFileSync(indexFile()), dir)?.has("lone.jsonl")).toBe(false);
+    expect(storedRecords()).toBe(1);
+    const { storage, log } = countingStorage(new FileSessionStorage(dir));
+    expect(await listSessions(dir, { cache: false, storage })).toEqual(expected);
+    expect(log.prefixes.map((read) => path.basename(read.path))).toEqual(["lone.jsonl"]);
+  });
+
   it("does not remember a file changed just before the listing", async () => {
     fs.writeFileSync(path.join(dir, "old.jsonl"), sessionText("old", "old"));
     await settle();
