@@ -130,9 +130,10 @@ export const SMALL_FILE_BYTES = 256 * 1024;
 
 /**
  * Copies the regular file `source` into a new owner-only file `name` of `dir` (created
- * exclusively), checking that it is still the object of `expected`; returns the SHA-256 of
- * the bytes copied, hashed from the very buffers that were written. Nothing is synced here:
- * the caller makes all staged files durable at once ({@link StagedSet}).
+ * exclusively), checking that it is still the object of `expected`; every chunk is hashed
+ * once and read back as it is written ({@link writeAndCompare}). Returns the SHA-256 of the
+ * bytes copied. Nothing is synced here: the caller makes all staged files durable at once
+ * ({@link StagedSet}).
  */
 export async function copyFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback): Promise<string> {
   const { handle, stat } = await openRegularNoFollow(source).catch(sourceOpenFailed);
@@ -142,17 +143,19 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
     out = dir.openFile(name, { write: true, create: "exclusive" });
     const hash = createHash("sha256");
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(expected.size, 1)));
+    const check = Buffer.allocUnsafe(buffer.byteLength + 1);
     let position = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
       hash.update(chunk);
-      out.write(chunk, position);
+      writeAndCompare(out, chunk, position, check);
       position += bytesRead;
       onBytes(bytesRead);
     }
     requireCopiedWhole(position, stableStat(await handle.stat({ bigint: true })), expected);
+    if (position === 0) writeAndCompare(out, buffer.subarray(0, 0), 0, check);
     return hash.digest("hex");
   } finally {
     out?.close();
@@ -162,9 +165,9 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
 
 /**
  * {@link copyFileInto} for a file of at most {@link SMALL_FILE_BYTES}, with synchronous
- * calls. `buffer` holds one byte more than that, so a file that grew is noticed.
+ * calls. `buffer` and `check` hold one byte more than that, so a file that grew is noticed.
  */
-function copySmallFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, buffer: Buffer): string {
+function copySmallFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, buffer: Buffer, check: Buffer): string {
   const { fd, stat } = (() => {
     try {
       return openRegularNoFollowSync(source);
@@ -178,18 +181,46 @@ function copySmallFileInto(source: string, expected: StableStat, dir: SecureDir,
     out = dir.openFile(name, { write: true, create: "exclusive" });
     let position = 0;
     for (;;) {
-      const n = fs.readSync(fd, buffer, position, buffer.byteLength - position, position);
-      if (n === 0) break;
+      const wanted = buffer.byteLength - position;
+      const n = fs.readSync(fd, buffer, position, wanted, position);
       position += n;
-      if (position > expected.size) break;
+      // A short read of a regular file is its end: usually one read does it all.
+      if (n < wanted || position > expected.size) break;
     }
     requireCopiedWhole(position, stableStat(fs.fstatSync(fd, { bigint: true })), expected);
     const bytes = buffer.subarray(0, position);
-    if (position > 0) out.write(bytes, 0);
+    writeAndCompare(out, bytes, 0, check);
     return createHash("sha256").update(bytes).digest("hex");
   } finally {
     out?.close();
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * Writes `chunk` at `position` of a staged file (the end of what was written so far) and
+ * reads it straight back through the same descriptor into `check` (at least one byte
+ * larger), failing with `durability_failed` unless exactly these bytes come back and the
+ * file ends right after them.
+ *
+ * Why this verification is enough, and why it hashes nothing: the source is hashed once,
+ * on the way in, over the very buffer that is written here. Comparing the bytes read back
+ * with that buffer proves the destination holds exactly the bytes the hash describes,
+ * which is strictly stronger than hashing the destination again and comparing digests
+ * (equal bytes give equal SHA-256, while a digest comparison only implies equal bytes
+ * through collision resistance), and it costs a memory compare instead of a second
+ * SHA-256 pass and a second open of every file. Reading back now rather than after the
+ * flush proves the same thing: a read is served from the page cache either way, and the
+ * page cache is exactly what the flush writes out; whether that writeback succeeded is what
+ * the flush's own result says (syncfs or fsync errors fail the migration before anything is
+ * published). A short write, a write at the wrong offset, or a staged file changed behind
+ * our back while it is being written all show up as a mismatch.
+ */
+function writeAndCompare(out: SecureFile, chunk: Buffer, position: number, check: Buffer): void {
+  if (chunk.byteLength > 0) out.write(chunk, position);
+  const n = out.read(check, { position, length: chunk.byteLength + 1 });
+  if (n !== chunk.byteLength || !check.subarray(0, n).equals(chunk)) {
+    throw new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
   }
 }
 
@@ -245,17 +276,18 @@ export async function copyArtifactTree(
   }
   const sourceOf = (entry: SnapshotEntry): string => path.join(sourceRoot, ...entry.path.split("/"));
   const copied = (entry: SnapshotEntry, dir: SecureDir, name: string, sha256: string): void => {
-    staged.addFile({ dir, name, size: entry.stat.size, sha256 });
+    staged.addFile(dir, name);
     manifest.push({ kind: "file", path: entry.path, size: entry.stat.size, sha256 });
     onFile();
   };
   const files = snapshot.entries.filter((e) => e.kind === "file");
   const slice = new TimeSlice();
   const buffer = Buffer.allocUnsafe(SMALL_FILE_BYTES + 1);
+  const check = Buffer.allocUnsafe(SMALL_FILE_BYTES + 2);
   for (const entry of files) {
     if (entry.stat.size > SMALL_FILE_BYTES) continue;
     const { dir, name } = parentOf(entry.path);
-    copied(entry, dir, name, copySmallFileInto(sourceOf(entry), entry.stat, dir, name, buffer));
+    copied(entry, dir, name, copySmallFileInto(sourceOf(entry), entry.stat, dir, name, buffer, check));
     onBytes(entry.stat.size);
     await slice.yieldIfDue();
   }

@@ -1,12 +1,12 @@
 /**
  * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
  * scope of its workspace. The source is only ever read. Everything is copied into staging
- * names inside the scope, made durable (one file-system flush where the platform has one,
- * else an fsync per file and directory) and read back against the hashes taken while
- * copying, then published without replacing anything,
- * and a committed receipt records which source version became which v2 file. All of it
- * happens under a kernel-released lock keyed by the source's identity, so concurrent
- * openers serialise and a killed migrator never leaves a lock behind.
+ * names inside the scope (each chunk hashed once and read back as it is written), made
+ * durable (one file-system flush where the platform has one, else an fsync per file and
+ * directory), then published without replacing anything, and a committed receipt records
+ * which source version became which v2 file. All of it happens under a kernel-released lock
+ * keyed by the source's identity, so concurrent openers serialise and a killed migrator
+ * never leaves a lock behind.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -263,7 +263,7 @@ async function stageAndPublish(
       const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes);
       progress.file();
       if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
-      staged.addFile({ dir: scopeDir, name: stagedTranscript, size: source.size, sha256 });
+      staged.addFile(scopeDir, stagedTranscript);
     })();
     const artifacts = (async () => {
       if (snapshot === undefined) return [];
@@ -277,15 +277,13 @@ async function stageAndPublish(
     if (tree.status === "rejected") throw tree.reason;
     const manifest = tree.value;
     progress.phase("verifying");
-    // The scope directory was opened before the first staged write, so a writeback error
-    // on any staged file is reported by the flush through it.
-    await staged.makeDurableAndVerify(scopeDir);
-    if (!(await statUnchanged(sourcePath, source))) {
-      throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
-    }
-    if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
-      throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
-    }
+    // Every file was read back as it was written (copy.ts). The flush runs on the thread
+    // pool while the source is checked again; publication waits for both. The scope
+    // directory was opened before the first staged write, so the flush through it reports
+    // a writeback error on any staged file.
+    const [flushed, unchanged] = await Promise.allSettled([staged.makeDurable(scopeDir), sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
+    if (flushed.status === "rejected") throw flushed.reason;
+    if (unchanged.status === "rejected") throw unchanged.reason;
     progress.phase("publishing");
     if (snapshot !== undefined) {
       try {
@@ -307,6 +305,22 @@ async function stageAndPublish(
   } finally {
     staged.close();
     removeRemnants(scope, scopeDir, op);
+  }
+}
+
+/** Throws `source_changed` unless the transcript and the artifact tree still match what was copied. */
+async function sourceStillUnchanged(
+  sourcePath: string,
+  source: FileIdentity,
+  artifactSource: string,
+  snapshot: ArtifactSnapshot | undefined,
+  limits: ArtifactLimits,
+): Promise<void> {
+  if (!(await statUnchanged(sourcePath, source))) {
+    throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
+  }
+  if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
+    throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
   }
 }
 

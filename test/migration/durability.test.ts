@@ -12,11 +12,11 @@ import { fileURLToPath } from "node:url";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { BINDING_FILE_NAME, resolveManagedScope, SecureDir, SecureFsError } from "../../src/index.js";
+import { BINDING_FILE_NAME, openCandidateForWrite, resolveManagedScope, SecureDir, SecureFsError } from "../../src/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
-import { scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
+import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const E = os.constants.errno;
@@ -147,5 +147,21 @@ describe("SecureDir.syncFilesystemAsync", () => {
     const error = await dir.syncFilesystemAsync().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SecureFsError);
     expect((error as SecureFsError).code).toBe("closed");
+  });
+});
+
+describe("copy paths", () => {
+  it("small artifacts (copied synchronously) and large ones (streamed in chunks) both arrive byte-identical", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const large = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < large.length; i++) large[i] = (i * 31 + (i >> 11)) & 0xff;
+    const artifacts: Record<string, string | Buffer> = { "big.bin": large, "edge.bin": large.subarray(0, 256 * 1024), "over.bin": large.subarray(0, 256 * 1024 + 1), "empty.log": "" };
+    for (let i = 0; i < 40; i++) artifacts[`s/${i}.log`] = `${i}`.repeat(i * 13);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 30, artifacts });
+    const result = await openCandidateForWrite(scope, await candidateAt(scope, file));
+    expect(result).toMatchObject({ kind: "opened", migrated: true });
+    if (result.kind !== "opened") return;
+    expect(treeHashes(result.path.slice(0, -6))).toEqual(treeHashes(file.slice(0, -6)));
   });
 });
