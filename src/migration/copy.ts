@@ -2,8 +2,8 @@
  * Bounded, verified copying from an unmanaged source into an owner-only staging tree: the
  * artifact directory of a transcript is snapshotted (no links, no extra hard links, no
  * special files, depth/count/size budgets), copied file by file with each file's identity
- * pinned from the snapshot and hashed on the way. Making the copies durable and reading
- * them back is the job of staging.ts.
+ * pinned from the snapshot, hashed on the way and read back as it is written. Making the
+ * copies durable is the job of staging.ts.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -244,9 +244,9 @@ const COPY_CONCURRENCY = 8;
 
 /**
  * Copies every entry of `snapshot` from `sourceRoot` into the held (empty) staging directory
- * `target`, records every created directory and copied file in `staged` (which the caller
- * makes durable, verifies and closes), and returns the manifest. `onFile` is called once per
- * copied file.
+ * `target` (each file read back as it is written), records every created directory and
+ * copied file in `staged` (which the caller makes durable and closes), and returns the
+ * manifest. `onFile` is called once per copied file.
  */
 export async function copyArtifactTree(
   sourceRoot: string,

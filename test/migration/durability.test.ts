@@ -1,9 +1,9 @@
 /**
  * How a migration makes its staging durable before publishing, observed in real migrator
  * processes through the LD_PRELOAD fault shim (which logs syncfs, fsync and the publishing
- * renameat2 calls in order, and can make syncfs fail or the kernel look old): one syncfs
- * where the kernel reports writeback errors through it, an fsync per file where it cannot,
- * and nothing published when the flush fails.
+ * renameat2 calls in order, and can make syncfs fail, the kernel look old or a write store
+ * other bytes): one syncfs where the kernel reports writeback errors through it, an fsync
+ * per file where it cannot, and nothing published when the flush or the read-back fails.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -124,6 +124,16 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
     expect(m.calls).not.toContain("renameat2");
     expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
     expect(fs.readdirSync(path.join(m.scopeDir, ".gjc-managed-session-internal", "receipts"))).toEqual([]);
+    expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
+  }, 60_000);
+
+  it("a staged file that does not read back as written (corrupting write) -> durability_failed, nothing published", async () => {
+    // Every artifact is written in one 700-byte write; the shim stores it with its first byte inverted.
+    const m = await migrateUnderShim({ GJC_FAULT_PWRITE_FLIP: "700" });
+    expect(m.calls).toContain("pwrite:flipped");
+    expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "verify_mismatch" });
+    expect(m.calls).not.toContain("renameat2");
+    expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
     expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
   }, 60_000);
 });

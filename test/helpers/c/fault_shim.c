@@ -15,6 +15,8 @@
  *   GJC_FAULT_REALPATH_ERRNO=<n>  realpath fails with errno n
  *   GJC_FAULT_SYNCFS_ERRNO=<n>    syncfs fails with errno n (nothing is flushed)
  *   GJC_FAULT_UNAME_RELEASE=<r>   uname reports kernel release r (e.g. 5.4.0)
+ *   GJC_FAULT_PWRITE_FLIP=<n>     a pwrite of exactly n bytes stores its first byte inverted
+ *                                 (and reports success), like a write path that corrupts data
  *   GJC_FAULT_LOG=<path>          one line per intercepted call, for the test to assert on
  *   GJC_FAULT_LOG_SYNCS=1         also log every fsync (as "fsync"); syncfs is always logged
  */
@@ -197,4 +199,31 @@ int uname(struct utsname *buf) {
     log_call("uname:release");
   }
   return result;
+}
+
+/* Writes `data`, with its first byte inverted when the environment targets writes of this size. */
+static ssize_t maybe_flipped(ssize_t (*real)(int, const void *, size_t, off_t), int fd, const void *data, size_t size,
+                             off_t offset) {
+  const int target = env_errno("GJC_FAULT_PWRITE_FLIP");
+  if (target <= 0 || (size_t)target != size) return real(fd, data, size, offset);
+  unsigned char *copy = malloc(size);
+  if (!copy) return real(fd, data, size, offset);
+  memcpy(copy, data, size);
+  copy[0] = (unsigned char)~copy[0];
+  log_call("pwrite:flipped");
+  const ssize_t written = real(fd, copy, size, offset);
+  free(copy);
+  return written;
+}
+
+ssize_t pwrite64(int fd, const void *data, size_t size, off_t offset) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+  return maybe_flipped(real, fd, data, size, offset);
+}
+
+ssize_t pwrite(int fd, const void *data, size_t size, off_t offset) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  return maybe_flipped(real, fd, data, size, offset);
 }
