@@ -23,7 +23,8 @@
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
             "native/core/linux/acl_linux.cc",
-            "native/core/linux/os_linux.cc"
+            "native/core/linux/os_linux.cc",
+            "native/core/linux/syncfs_linux.cc"
           ]
         }],
         ["OS=='mac'", {
@@ -34,7 +35,8 @@
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
             "native/core/darwin/acl_darwin.cc",
-            "native/core/darwin/os_darwin.cc"
+            "native/core/darwin/os_darwin.cc",
+            "native/core/darwin/syncfs_darwin.cc"
           ],
           "xcode_settings": {
             "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
@@ -50,7 +52,8 @@
             "native/core/win32/walk.cc",
             "native/core/win32/io.cc",
             "native/core/win32/publish.cc",
-            "native/core/win32/lock_identity.cc"
+            "native/core/win32/lock_identity.cc",
+            "native/core/win32/syncfs_win32.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
           "libraries": ["advapi32.lib"],

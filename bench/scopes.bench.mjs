@@ -6,8 +6,9 @@
 //    time in this process, scope absent) and warm (the same cwd again, scope and binding
 //    present), beside the floor fs.realpathSync of the same cwd.
 // 2. Copy-retain migration of a ~200 MB legacy session (transcript + 5,000 artifact files)
-//    beside `cp -r` of the same tree (target: within 2x). Both copy the same bytes from the
-//    page cache; the migration also hashes, fsyncs, reads back and publishes.
+//    beside `cp -r` of the same tree (target: within 2x) and beside `cp -r` + `sync` (cp made
+//    durable, the fairer floor). Both copy the same bytes from the page cache; the migration
+//    also hashes, flushes the staging (one syncfs on Linux), reads back and publishes.
 //
 // BENCH_MB=50 shrinks the session, BENCH_ARTIFACTS=1000 the artifact count.
 
@@ -129,6 +130,8 @@ try {
   line("migration (copy, fsync, verify, publish)", migrateMs, "ms", "cp -r + sync", cpSyncMs);
   console.log(`${"throughput".padEnd(44)} ${(totalMB / (migrateMs / 1000)).toFixed(1).padStart(10)} MB/s   cp -r ${(totalMB / (cpMs / 1000)).toFixed(1)} MB/s   target ratio <= 2.00x`);
   console.log(`${"longest event-loop stall during migration".padEnd(44)} ${maxGapMs.toFixed(1).padStart(10)} ms`);
+  // The machine may be shared: the load at the end tells whether the figures above are comparable.
+  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (after)`);
 } finally {
   fs.rmSync(root, { recursive: true, force: true });
 }

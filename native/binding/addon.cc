@@ -284,6 +284,20 @@ Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
   return StatusWork::Start(info.Env(), handle, info[0].As<Napi::Object>(), [native] { return sync_handle(native); });
 }
 
+// syncFilesystemAsync(dir): sync_filesystem on the thread pool (syncfs can take seconds);
+// resolves with "synced" or "unsupported", or a failure record.
+Napi::Value SyncFilesystemAsync(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  const NativeHandle native = dir->native();
+  return WordWork::Start(info.Env(), dir, info[0].As<Napi::Object>(), [native]() -> Result<const char*> {
+    auto outcome = sync_filesystem(native);
+    if (!outcome.ok()) return outcome.failure();
+    return outcome.value() == FilesystemSync::synced ? "synced" : "unsupported";
+  });
+}
+
 Napi::Value TryLock(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
@@ -338,6 +352,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},
+      {"syncFilesystemAsync", SyncFilesystemAsync},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

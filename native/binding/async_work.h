@@ -1,5 +1,5 @@
 // Blocking core calls (fsync-bound ones) run on the libuv thread pool and settle a promise.
-// The promise always resolves, with undefined or a failure record, exactly like the
+// The promise always resolves, with the call's value or a failure record, exactly like the
 // synchronous calls return; nothing is thrown and no JS runs off the main thread.
 #pragma once
 
@@ -13,25 +13,30 @@
 
 namespace gjc::binding {
 
-class StatusWork : public Napi::AsyncWorker {
+// The JS value of a successful call: undefined for a Status, the string for a word.
+inline Napi::Value SuccessValue(Napi::Env env, const Unit&) { return env.Undefined(); }
+inline Napi::Value SuccessValue(Napi::Env env, const char* word) { return Napi::String::New(env, word); }
+
+template <class T>
+class ResultWork : public Napi::AsyncWorker {
  public:
   // Runs `work` off the main thread. `handle` (the JS object of `pinned`) is kept alive and
   // pinned until the work is done, so its descriptor stays valid throughout.
   static Napi::Value Start(Napi::Env env, Handle* pinned, Napi::Object handle,
-                           std::function<Status()> work) {
-    auto* job = new StatusWork(env, pinned, handle, std::move(work));
+                           std::function<Result<T>()> work) {
+    auto* job = new ResultWork(env, pinned, handle, std::move(work));
     Napi::Promise promise = job->deferred_.Promise();
     job->Queue();
     return promise;
   }
 
  protected:
-  void Execute() override { status_ = work_(); }
+  void Execute() override { result_ = work_(); }
 
   void OnOK() override {
     Napi::Env env = Env();
     pinned_->Unpin();
-    deferred_.Resolve(status_.ok() ? env.Undefined() : FailureValue(env, status_.failure()));
+    deferred_.Resolve(result_.ok() ? SuccessValue(env, result_.value()) : FailureValue(env, result_.failure()));
   }
 
   void OnError(const Napi::Error& error) override {
@@ -40,7 +45,7 @@ class StatusWork : public Napi::AsyncWorker {
   }
 
  private:
-  StatusWork(Napi::Env env, Handle* pinned, Napi::Object handle, std::function<Status()> work)
+  ResultWork(Napi::Env env, Handle* pinned, Napi::Object handle, std::function<Result<T>()> work)
       : Napi::AsyncWorker(env, "gjc-secure-fs"),
         deferred_(Napi::Promise::Deferred::New(env)),
         pinned_(pinned),
@@ -52,8 +57,13 @@ class StatusWork : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   Handle* pinned_;
   Napi::ObjectReference handle_;
-  std::function<Status()> work_;
-  Status status_ = success();
+  std::function<Result<T>()> work_;
+  // Overwritten by Execute before OnOK reads it.
+  Result<T> result_ = fail(Code::io_error);
 };
+
+using StatusWork = ResultWork<Unit>;
+// For calls whose success carries a word (e.g. "synced" or "unsupported").
+using WordWork = ResultWork<const char*>;
 
 }  // namespace gjc::binding

@@ -147,6 +147,16 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
 // (macOS: F_FULLFSYNC; Windows: FlushFileBuffers, a no-op for directories).
 Status sync_handle(NativeHandle handle);
 
+// What sync_filesystem did: flushed the whole file system, or found no such call on this
+// platform (not a failure: the caller flushes object by object with sync_handle instead).
+enum class FilesystemSync : std::uint8_t { synced, unsupported };
+
+// Flushes every dirty file (data and metadata) and directory entry of the file system that
+// `handle` lives on, and reports any writeback error on it since `handle` was opened, so
+// hold a handle opened before the writes it must cover. Linux: syncfs, only on kernels
+// whose syncfs reports writeback errors (5.8+); macOS and Windows: unsupported.
+Result<FilesystemSync> sync_filesystem(NativeHandle handle);
+
 // Removes file `name` below `dir`. Refuses directories (not_regular_file).
 Status unlink_file(NativeHandle dir, std::string_view name);
 

@@ -2,7 +2,7 @@
  * The secure filesystem layer: owner-only directories and files held by descriptor.
  */
 export { SecureDir } from "./secure-dir.js";
-export type { EntryPath, LockOptions, OpenDirOptions, OpenFileOptions } from "./secure-dir.js";
+export type { EntryPath, FilesystemSyncOutcome, LockOptions, OpenDirOptions, OpenFileOptions } from "./secure-dir.js";
 export { SecureFile } from "./secure-file.js";
 export type { ReadOptions } from "./secure-file.js";
 export { SecureLock } from "./secure-lock.js";

@@ -46,6 +46,9 @@ export interface OpenFileOptions {
   readonly repair?: boolean;
 }
 
+/** What {@link SecureDir.syncFilesystemAsync} did: flushed the file system, or could not on this platform. */
+export type FilesystemSyncOutcome = "synced" | "unsupported";
+
 /** Options of {@link SecureDir.lock}. */
 export interface LockOptions {
   /** How long to keep trying; 0 (default) tries once. */
@@ -190,6 +193,19 @@ export class SecureDir {
   /** {@link SecureDir.sync} on the libuv thread pool. */
   async syncAsync(): Promise<void> {
     await unwrapAsync(native.syncAsync(this.#handle), "sync", this.path);
+  }
+
+  /**
+   * Flushes everything dirty on the file system this directory lives on (every file's data
+   * and metadata, every directory entry) in one call on the libuv thread pool, and fails
+   * (`io_error`) if writeback failed on it since this directory was opened: hold the
+   * directory open from before the writes it must cover. Resolves `"unsupported"` where the
+   * platform has no such call (macOS, Windows, Linux before 5.8 or without `syncfs`); then
+   * nothing was flushed and the caller syncs each object with {@link SecureFile.syncAsync}
+   * and {@link SecureDir.syncAsync} instead.
+   */
+  async syncFilesystemAsync(): Promise<FilesystemSyncOutcome> {
+    return unwrapAsync(native.syncFilesystemAsync(this.#handle), "syncFilesystem", this.path);
   }
 
   /**

@@ -2,7 +2,8 @@
  * Bounded, verified copying from an unmanaged source into an owner-only staging tree: the
  * artifact directory of a transcript is snapshotted (no links, no extra hard links, no
  * special files, depth/count/size budgets), copied file by file with each file's identity
- * pinned from the snapshot, hashed on the way, synced, then read back and hashed again.
+ * pinned from the snapshot, hashed on the way and read back as it is written. Making the
+ * copies durable is the job of staging.ts.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -12,7 +13,9 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { SecureDir, SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
-import { openRegularNoFollow, sameStat, stableStat, type StableStat } from "./session-file.js";
+import { openRegularNoFollow, openRegularNoFollowSync, sameStat, stableStat, type StableStat } from "./session-file.js";
+import { CHUNK_BYTES, hashManagedFile, pool, type StagedSet } from "./staging.js";
+import { TimeSlice } from "./time-slice.js";
 
 /** Budgets of one artifact tree. */
 export interface ArtifactLimits {
@@ -50,8 +53,6 @@ export interface ArtifactSnapshot {
   readonly files: number;
 }
 
-const CHUNK_BYTES = 1 << 20;
-
 /**
  * Snapshots the tree at `root`, or returns undefined when nothing is there. Links, hard
  * links, special files, a too-deep entry or a too-large file -> `unsafe_artifacts`; more
@@ -60,7 +61,7 @@ const CHUNK_BYTES = 1 << 20;
 export async function snapshotArtifactTree(root: string, limits: ArtifactLimits): Promise<ArtifactSnapshot | undefined> {
   let rootStat: fs.BigIntStats;
   try {
-    rootStat = await fs.promises.lstat(root, { bigint: true });
+    rootStat = fs.lstatSync(root, { bigint: true });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new MigrationError("unsafe_artifacts", (error as NodeJS.ErrnoException).code ?? "io_error", "the artifact directory cannot be inspected");
@@ -69,13 +70,17 @@ export async function snapshotArtifactTree(root: string, limits: ArtifactLimits)
   const entries: SnapshotEntry[] = [];
   let totalBytes = 0;
   let files = 0;
+  // Synchronous calls in time slices: one thread-pool round trip per entry would cost far
+  // more than the lstat itself (the tree may hold 50,000 entries).
+  const slice = new TimeSlice();
   const walk = async (relative: string, depth: number): Promise<void> => {
-    const names = (await fs.promises.readdir(path.join(root, relative))).sort();
+    const names = fs.readdirSync(path.join(root, relative)).sort();
     for (const name of names) {
       const rel = relative === "" ? name : `${relative}/${name}`;
       if (depth > limits.maxDepth) throw new MigrationError("unsafe_artifacts", "too_deep", "the artifact tree is too deep");
       if (entries.length + 1 > limits.maxEntries) throw new MigrationError("artifact_capacity_exceeded", "too_many_entries", "the artifact tree has too many entries");
-      const st = await fs.promises.lstat(path.join(root, rel), { bigint: true });
+      await slice.yieldIfDue();
+      const st = fs.lstatSync(path.join(root, rel), { bigint: true });
       if (st.isSymbolicLink()) throw new MigrationError("unsafe_artifacts", "symlink", "the artifact tree holds a symbolic link");
       if (st.isDirectory()) {
         entries.push({ kind: "directory", path: rel, stat: stableStat(st) });
@@ -117,44 +122,40 @@ export async function snapshotStillHolds(root: string, snapshot: ArtifactSnapsho
 export type BytesCallback = (bytes: number) => void;
 
 /**
- * Copies the regular file `source` into a new owner-only file `name` of `dir` (created
- * exclusively), checking that it is still the object of `expected`; returns the SHA-256 of
- * the bytes copied. With `sync` the destination is synced before it is closed; without it
- * the caller syncs it later (see {@link hashManagedFile}).
+ * Files up to this size are copied with synchronous calls, many per event-loop turn: for
+ * them the thread-pool round trips of async calls (open, stat, read, stat, close) cost far
+ * more than the work, and a few hundred KiB are read and hashed in well under a slice.
  */
-export async function copyFileInto(
-  source: string,
-  expected: StableStat,
-  dir: SecureDir,
-  name: string,
-  onBytes: BytesCallback,
-  options: { readonly sync: boolean } = { sync: true },
-): Promise<string> {
-  const { handle, stat } = await openRegularNoFollow(source).catch((error: unknown) => {
-    if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "a source file changed during migration");
-    throw error;
-  });
+export const SMALL_FILE_BYTES = 256 * 1024;
+
+/**
+ * Copies the regular file `source` into a new owner-only file `name` of `dir` (created
+ * exclusively), checking that it is still the object of `expected`; every chunk is hashed
+ * once and read back as it is written ({@link writeAndCompare}). Returns the SHA-256 of the
+ * bytes copied. Nothing is synced here: the caller makes all staged files durable at once
+ * ({@link StagedSet}).
+ */
+export async function copyFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback): Promise<string> {
+  const { handle, stat } = await openRegularNoFollow(source).catch(sourceOpenFailed);
   let out: SecureFile | undefined;
   try {
-    if (!sameStat(stat, expected)) throw new MigrationError("source_changed", "changed_before_copy", "a source file changed during migration");
+    requireStill(stat, expected, "changed_before_copy");
     out = dir.openFile(name, { write: true, create: "exclusive" });
     const hash = createHash("sha256");
     const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(expected.size, 1)));
+    const check = Buffer.allocUnsafe(buffer.byteLength + 1);
     let position = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
       hash.update(chunk);
-      out.write(chunk, position);
+      writeAndCompare(out, chunk, position, check);
       position += bytesRead;
       onBytes(bytesRead);
     }
-    const after = stableStat(await handle.stat({ bigint: true }));
-    if (position !== expected.size || !sameStat(after, expected)) {
-      throw new MigrationError("source_changed", "changed_while_copying", "a source file changed during migration");
-    }
-    if (options.sync) await out.syncAsync();
+    requireCopiedWhole(position, stableStat(await handle.stat({ bigint: true })), expected);
+    if (position === 0) writeAndCompare(out, buffer.subarray(0, 0), 0, check);
     return hash.digest("hex");
   } finally {
     out?.close();
@@ -163,62 +164,95 @@ export async function copyFileInto(
 }
 
 /**
- * SHA-256 of the owner-only file `name` in `dir`, read back in chunks (yielding between
- * them); with `sync`, the file is fsynced first through the same descriptor.
+ * {@link copyFileInto} for a file of at most {@link SMALL_FILE_BYTES}, with synchronous
+ * calls. `buffer` and `check` hold one byte more than that, so a file that grew is noticed.
  */
-export async function hashManagedFile(dir: SecureDir, name: string, options: { readonly sync?: boolean } = {}): Promise<{ size: number; sha256: string }> {
-  const file = dir.openFile(name);
+function copySmallFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, buffer: Buffer, check: Buffer): string {
+  const { fd, stat } = (() => {
+    try {
+      return openRegularNoFollowSync(source);
+    } catch (error) {
+      return sourceOpenFailed(error);
+    }
+  })();
+  let out: SecureFile | undefined;
   try {
-    if (options.sync === true) await file.syncAsync();
-    const hash = createHash("sha256");
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    requireStill(stat, expected, "changed_before_copy");
+    out = dir.openFile(name, { write: true, create: "exclusive" });
     let position = 0;
     for (;;) {
-      const n = file.read(buffer, { position });
-      if (n === 0) break;
-      hash.update(buffer.subarray(0, n));
+      const wanted = buffer.byteLength - position;
+      const n = fs.readSync(fd, buffer, position, wanted, position);
       position += n;
-      if (position % (4 * CHUNK_BYTES) === 0) await yieldToLoop();
+      // A short read of a regular file is its end: usually one read does it all.
+      if (n < wanted || position > expected.size) break;
     }
-    return { size: position, sha256: hash.digest("hex") };
+    requireCopiedWhole(position, stableStat(fs.fstatSync(fd, { bigint: true })), expected);
+    const bytes = buffer.subarray(0, position);
+    writeAndCompare(out, bytes, 0, check);
+    return createHash("sha256").update(bytes).digest("hex");
   } finally {
-    file.close();
-    // Reads of small files never reach the yield above; thousands of them in a row would
-    // otherwise hold the event loop for seconds.
-    await yieldToLoop();
+    out?.close();
+    fs.closeSync(fd);
   }
 }
 
-/** Runs `work` over `items` with at most `limit` in flight. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const lane = async () => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await work(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  if (failure !== undefined) throw failure;
+/**
+ * Writes `chunk` at `position` of a staged file (the end of what was written so far) and
+ * reads it straight back through the same descriptor into `check` (at least one byte
+ * larger), failing with `durability_failed` unless exactly these bytes come back and the
+ * file ends right after them.
+ *
+ * Why this verification is enough, and why it hashes nothing: the source is hashed once,
+ * on the way in, over the very buffer that is written here. Comparing the bytes read back
+ * with that buffer proves the destination holds exactly the bytes the hash describes,
+ * which is strictly stronger than hashing the destination again and comparing digests
+ * (equal bytes give equal SHA-256, while a digest comparison only implies equal bytes
+ * through collision resistance), and it costs a memory compare instead of a second
+ * SHA-256 pass and a second open of every file. Reading back now rather than after the
+ * flush proves the same thing: a read is served from the page cache either way, and the
+ * page cache is exactly what the flush writes out; whether that writeback succeeded is what
+ * the flush's own result says (syncfs or fsync errors fail the migration before anything is
+ * published). A short write, a write at the wrong offset, or a staged file changed behind
+ * our back while it is being written all show up as a mismatch.
+ */
+function writeAndCompare(out: SecureFile, chunk: Buffer, position: number, check: Buffer): void {
+  if (chunk.byteLength > 0) out.write(chunk, position);
+  const n = out.read(check, { position, length: chunk.byteLength + 1 });
+  if (n !== chunk.byteLength || !check.subarray(0, n).equals(chunk)) {
+    throw new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
+  }
 }
 
-/** Files copied at the same time: reads and fsyncs overlap on the thread pool. */
+function sourceOpenFailed(error: unknown): never {
+  if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "a source file changed during migration");
+  throw error;
+}
+
+function requireStill(stat: StableStat, expected: StableStat, detail: string): void {
+  if (!sameStat(stat, expected)) throw new MigrationError("source_changed", detail, "a source file changed during migration");
+}
+
+/** The copy read exactly the snapshot's size, and the source's stat after it is unchanged. */
+function requireCopiedWhole(position: number, after: StableStat, expected: StableStat): void {
+  if (position !== expected.size) throw new MigrationError("source_changed", "changed_while_copying", "a source file changed during migration");
+  requireStill(after, expected, "changed_while_copying");
+}
+
+/** Files copied at the same time: source reads overlap on the thread pool. */
 const COPY_CONCURRENCY = 8;
 
 /**
  * Copies every entry of `snapshot` from `sourceRoot` into the held (empty) staging directory
- * `target`, syncs every directory, reads every file back, and returns the manifest.
- * `onFile` is called once per copied file.
+ * `target` (each file read back as it is written), records every created directory and
+ * copied file in `staged` (which the caller makes durable and closes), and returns the
+ * manifest. `onFile` is called once per copied file.
  */
 export async function copyArtifactTree(
   sourceRoot: string,
   snapshot: ArtifactSnapshot,
   target: SecureDir,
+  staged: StagedSet,
   onBytes: BytesCallback,
   onFile: () => void,
 ): Promise<ManifestEntry[]> {
@@ -230,42 +264,48 @@ export async function copyArtifactTree(
     if (dir === undefined) throw new MigrationError("source_changed", "tree_changed", "the artifact tree changed during migration");
     return { dir, name: cut < 0 ? rel : rel.slice(cut + 1) };
   };
-  try {
-    for (const entry of snapshot.entries) {
-      if (entry.kind !== "directory") continue;
-      const { dir, name } = parentOf(entry.path);
-      dirs.set(entry.path, dir.openDir(name, { create: true }));
-      manifest.push({ kind: "directory", path: entry.path });
-      // Each creation syncs its parent: let other work run between them.
-      await yieldToLoop();
-    }
-    const files = snapshot.entries.filter((e) => e.kind === "file");
-    const hashes = new Map<string, string>();
-    await pool(files, COPY_CONCURRENCY, async (entry) => {
-      const { dir, name } = parentOf(entry.path);
-      // Synced in the read-back pass below: all writes first, then the fsyncs, so they
-      // overlap with writeback already under way instead of forcing one commit per file.
-      hashes.set(entry.path, await copyFileInto(path.join(sourceRoot, ...entry.path.split("/")), entry.stat, dir, name, onBytes, { sync: false }));
-      onFile();
-    });
-    await pool(files, COPY_CONCURRENCY, async (entry) => {
-      const { dir, name } = parentOf(entry.path);
-      const back = await hashManagedFile(dir, name, { sync: true });
-      if (back.size !== entry.stat.size || back.sha256 !== hashes.get(entry.path)) {
-        throw new MigrationError("durability_failed", "verify_mismatch", "a copied artifact does not read back as written");
-      }
-    });
-    await pool([...dirs.values()], COPY_CONCURRENCY, (dir) => dir.syncAsync());
-    for (const entry of files) manifest.push({ kind: "file", path: entry.path, size: entry.stat.size, sha256: hashes.get(entry.path) as string });
-    return manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  } finally {
-    for (const [rel, dir] of dirs) if (rel !== "") dir.close();
+  for (const entry of snapshot.entries) {
+    if (entry.kind !== "directory") continue;
+    const { dir, name } = parentOf(entry.path);
+    const child = dir.openDir(name, { create: true });
+    staged.holdDir(child, { own: true });
+    dirs.set(entry.path, child);
+    manifest.push({ kind: "directory", path: entry.path });
+    // Each creation syncs its parent: let other work run between them.
+    await yieldToLoop();
   }
+  const sourceOf = (entry: SnapshotEntry): string => path.join(sourceRoot, ...entry.path.split("/"));
+  const copied = (entry: SnapshotEntry, dir: SecureDir, name: string, sha256: string): void => {
+    staged.addFile(dir, name);
+    manifest.push({ kind: "file", path: entry.path, size: entry.stat.size, sha256 });
+    onFile();
+  };
+  const files = snapshot.entries.filter((e) => e.kind === "file");
+  const slice = new TimeSlice();
+  const buffer = Buffer.allocUnsafe(SMALL_FILE_BYTES + 1);
+  const check = Buffer.allocUnsafe(SMALL_FILE_BYTES + 2);
+  for (const entry of files) {
+    if (entry.stat.size > SMALL_FILE_BYTES) continue;
+    const { dir, name } = parentOf(entry.path);
+    copied(entry, dir, name, copySmallFileInto(sourceOf(entry), entry.stat, dir, name, buffer, check));
+    onBytes(entry.stat.size);
+    await slice.yieldIfDue();
+  }
+  await pool(
+    files.filter((e) => e.stat.size > SMALL_FILE_BYTES),
+    COPY_CONCURRENCY,
+    async (entry) => {
+      const { dir, name } = parentOf(entry.path);
+      copied(entry, dir, name, await copyFileInto(sourceOf(entry), entry.stat, dir, name, onBytes));
+    },
+  );
+  return manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The manifest of `snapshot` computed from the source itself (nothing is written). */
 export async function manifestOfSource(sourceRoot: string, snapshot: ArtifactSnapshot): Promise<ManifestEntry[]> {
   const manifest: ManifestEntry[] = [];
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   for (const entry of snapshot.entries) {
     if (entry.kind === "directory") {
       manifest.push({ kind: "directory", path: entry.path });
@@ -275,7 +315,6 @@ export async function manifestOfSource(sourceRoot: string, snapshot: ArtifactSna
     try {
       if (!sameStat(stat, entry.stat)) throw new MigrationError("source_changed", "changed_while_hashing", "a source file changed during migration");
       const hash = createHash("sha256");
-      const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
       let position = 0;
       for (;;) {
         const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
@@ -296,7 +335,7 @@ export async function manifestOfSource(sourceRoot: string, snapshot: ArtifactSna
  * hard link or foreign object in it fails the fs layer's checks and is reported as
  * `destination_conflict` by the caller.
  */
-export async function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimits, prefix = "", depth = 1): Promise<ManifestEntry[]> {
+export async function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimits, prefix = "", depth = 1, slice = new TimeSlice()): Promise<ManifestEntry[]> {
   const manifest: ManifestEntry[] = [];
   for (const entry of dir.list().sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const rel = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
@@ -305,12 +344,12 @@ export async function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimi
       manifest.push({ kind: "directory", path: rel });
       const child = dir.openDir(entry.name);
       try {
-        manifest.push(...(await manifestOfManagedTree(child, limits, rel, depth + 1)));
+        manifest.push(...(await manifestOfManagedTree(child, limits, rel, depth + 1, slice)));
       } finally {
         child.close();
       }
     } else if (entry.type === "file") {
-      const { size, sha256 } = await hashManagedFile(dir, entry.name);
+      const { size, sha256 } = await hashManagedFile(dir, entry.name, { slice });
       manifest.push({ kind: "file", path: rel, size, sha256 });
     } else {
       throw new MigrationError("destination_conflict", entry.type, "the destination tree holds something that is not a plain file or directory");

@@ -1,10 +1,12 @@
 /**
  * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
  * scope of its workspace. The source is only ever read. Everything is copied into staging
- * names inside the scope, synced and read back, then published without replacing anything,
- * and a committed receipt records which source version became which v2 file. All of it
- * happens under a kernel-released lock keyed by the source's identity, so concurrent
- * openers serialise and a killed migrator never leaves a lock behind.
+ * names inside the scope (each chunk hashed once and read back as it is written), made
+ * durable (one file-system flush where the platform has one, else an fsync per file and
+ * directory), then published without replacing anything, and a committed receipt records
+ * which source version became which v2 file. All of it happens under a kernel-released lock
+ * keyed by the source's identity, so concurrent openers serialise and a killed migrator
+ * never leaves a lock behind.
  */
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -17,7 +19,6 @@ import {
   copyArtifactTree,
   copyFileInto,
   DEFAULT_ARTIFACT_LIMITS,
-  hashManagedFile,
   manifestOfManagedTree,
   manifestOfSource,
   sameManifest,
@@ -38,6 +39,7 @@ import {
   type MigrationReceipt,
 } from "./receipts.js";
 import { openRegularNoFollow, readHeader, sameIdentity, sameStat, type FileIdentity } from "./session-file.js";
+import { hashManagedFile, StagedSet } from "./staging.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -250,25 +252,24 @@ async function stageAndPublish(
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const stagedTranscript = `${attempt}.transcript`;
   const stagedArtifacts = `${attempt}.artifacts`;
+  const staged = new StagedSet();
+  // The scope directory holds the staged transcript and the staging tree's root entry.
+  staged.holdDir(scopeDir, { own: false });
   try {
     progress.phase("copying");
     // The transcript and the artifact tree are copied side by side: one is mostly a long
     // sequential stream, the other many small files, and they overlap well.
     const transcript = (async () => {
-      const sha = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes, { sync: false });
+      const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes);
       progress.file();
-      if (sha !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
-      const back = await hashManagedFile(scopeDir, stagedTranscript, { sync: true });
-      if (back.sha256 !== source.sha256) throw new MigrationError("durability_failed", "verify_mismatch", "the copied transcript does not read back as written");
+      if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
+      staged.addFile(scopeDir, stagedTranscript);
     })();
     const artifacts = (async () => {
       if (snapshot === undefined) return [];
       const staging = scopeDir.openDir(stagedArtifacts, { create: true });
-      try {
-        return await copyArtifactTree(artifactSource, snapshot, staging, progress.bytes, progress.file);
-      } finally {
-        staging.close();
-      }
+      staged.holdDir(staging, { own: true });
+      return copyArtifactTree(artifactSource, snapshot, staging, staged, progress.bytes, progress.file);
     })();
     // Both sides settle before anything (staging removal included) goes on.
     const [copied, tree] = await Promise.allSettled([transcript, artifacts]);
@@ -276,12 +277,13 @@ async function stageAndPublish(
     if (tree.status === "rejected") throw tree.reason;
     const manifest = tree.value;
     progress.phase("verifying");
-    if (!(await statUnchanged(sourcePath, source))) {
-      throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
-    }
-    if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
-      throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
-    }
+    // Every file was read back as it was written (copy.ts). The flush runs on the thread
+    // pool while the source is checked again; publication waits for both. The scope
+    // directory was opened before the first staged write, so the flush through it reports
+    // a writeback error on any staged file.
+    const [flushed, unchanged] = await Promise.allSettled([staged.makeDurable(scopeDir), sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
+    if (flushed.status === "rejected") throw flushed.reason;
+    if (unchanged.status === "rejected") throw unchanged.reason;
     progress.phase("publishing");
     if (snapshot !== undefined) {
       try {
@@ -301,7 +303,24 @@ async function stageAndPublish(
     }
     return manifest;
   } finally {
+    staged.close();
     removeRemnants(scope, scopeDir, op);
+  }
+}
+
+/** Throws `source_changed` unless the transcript and the artifact tree still match what was copied. */
+async function sourceStillUnchanged(
+  sourcePath: string,
+  source: FileIdentity,
+  artifactSource: string,
+  snapshot: ArtifactSnapshot | undefined,
+  limits: ArtifactLimits,
+): Promise<void> {
+  if (!(await statUnchanged(sourcePath, source))) {
+    throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
+  }
+  if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
+    throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
   }
 }
 

@@ -72,22 +72,49 @@ export async function openRegularNoFollow(file: string): Promise<{ handle: fs.pr
   try {
     handle = await fs.promises.open(file, OPEN_FLAGS);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "io_error";
-    throw new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open the session file (${code})`);
+    throw openFailure(error);
   }
   try {
-    const st = await handle.stat({ bigint: true });
-    if (!st.isFile()) throw new MigrationError("source_changed", "not_regular_file", "the session file is not a regular file");
-    if (st.nlink !== 1n) throw new MigrationError("source_changed", "hardlink", "the session file has more than one link");
-    const named = await fs.promises.lstat(file, { bigint: true });
-    if (named.dev !== st.dev || named.ino !== st.ino) {
-      throw new MigrationError("source_changed", "identity_mismatch", "the session file was replaced while opening");
-    }
-    return { handle, stat: stableStat(st) };
+    const stat = requireSameRegular(await handle.stat({ bigint: true }), await fs.promises.lstat(file, { bigint: true }));
+    return { handle, stat };
   } catch (error) {
     await handle.close();
     throw error;
   }
+}
+
+/**
+ * {@link openRegularNoFollow} with synchronous calls, for small files where thread-pool
+ * round trips would cost more than the work; the caller closes the descriptor.
+ */
+export function openRegularNoFollowSync(file: string): { fd: number; stat: StableStat } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, OPEN_FLAGS);
+  } catch (error) {
+    throw openFailure(error);
+  }
+  try {
+    return { fd, stat: requireSameRegular(fs.fstatSync(fd, { bigint: true }), fs.lstatSync(file, { bigint: true })) };
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+function openFailure(error: unknown): MigrationError {
+  const code = (error as NodeJS.ErrnoException).code ?? "io_error";
+  return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open the session file (${code})`);
+}
+
+/** The stat of an opened file (`held`) once it is proven a single-link regular file that its path (`named`) still names. */
+function requireSameRegular(held: fs.BigIntStats, named: fs.BigIntStats): StableStat {
+  if (!held.isFile()) throw new MigrationError("source_changed", "not_regular_file", "the session file is not a regular file");
+  if (held.nlink !== 1n) throw new MigrationError("source_changed", "hardlink", "the session file has more than one link");
+  if (named.dev !== held.dev || named.ino !== held.ino) {
+    throw new MigrationError("source_changed", "identity_mismatch", "the session file was replaced while opening");
+  }
+  return stableStat(held);
 }
 
 /** Parses the header from the first bytes of a transcript; undefined when unusable. */

@@ -125,6 +125,11 @@ declare namespace binding {
     directoryIdentity(path: string): NativeIdentity | NativeFailure;
     isValidName(name: string, rules: "posix" | "windows"): boolean;
     classifyAclBytes(bytes: Uint8Array): "minimal" | "extended" | "malformed";
+    /**
+     * Flushes the whole file system of a directory handle off the main thread: "synced", or
+     * "unsupported" where the platform has no such call (not a failure); failures as `syncAsync`.
+     */
+    syncFilesystemAsync(dir: NativeHandle): Promise<"synced" | "unsupported" | NativeFailure> | NativeFailure;
   }
 }
 

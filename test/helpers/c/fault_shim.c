@@ -13,7 +13,12 @@
  *   GJC_FAULT_FSTATFS_TYPE=<hex>  fstatfs reports this f_type (e.g. 6969 = NFS)
  *   GJC_FAULT_READLINK_ERRNO=<n>  readlink of /proc/self/fd/* fails with errno n
  *   GJC_FAULT_REALPATH_ERRNO=<n>  realpath fails with errno n
+ *   GJC_FAULT_SYNCFS_ERRNO=<n>    syncfs fails with errno n (nothing is flushed)
+ *   GJC_FAULT_UNAME_RELEASE=<r>   uname reports kernel release r (e.g. 5.4.0)
+ *   GJC_FAULT_PWRITE_FLIP=<n>     a pwrite of exactly n bytes stores its first byte inverted
+ *                                 (and reports success), like a write path that corrupts data
  *   GJC_FAULT_LOG=<path>          one line per intercepted call, for the test to assert on
+ *   GJC_FAULT_LOG_SYNCS=1         also log every fsync (as "fsync"); syncfs is always logged
  */
 #define _GNU_SOURCE
 #define _LARGEFILE64_SOURCE
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/utsname.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -86,7 +92,7 @@ ssize_t fgetxattr(int fd, const char *name, void *value, size_t size) {
   return real(fd, name, value, size);
 }
 
-/* Logs a publication call and returns the errno the environment asks it to fail with. */
+/* Logs a publication (or flush) call and returns the errno the environment asks it to fail with. */
 static int publication_fault(const char *env_name, const char *call) {
   const int injected = env_errno(env_name);
   char line[64];
@@ -162,4 +168,62 @@ char *realpath(const char *path, char *resolved) {
     return NULL;
   }
   return real(path, resolved);
+}
+
+int syncfs(int fd) {
+  static int (*real)(int);
+  if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "syncfs");
+  const int injected = publication_fault("GJC_FAULT_SYNCFS_ERRNO", "syncfs");
+  if (injected) {
+    errno = injected;
+    return -1;
+  }
+  return real(fd);
+}
+
+int fsync(int fd) {
+  static int (*real)(int);
+  if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
+  const char *log_syncs = getenv("GJC_FAULT_LOG_SYNCS");
+  if (log_syncs && *log_syncs) log_call("fsync");
+  return real(fd);
+}
+
+int uname(struct utsname *buf) {
+  static int (*real)(struct utsname *);
+  if (!real) real = (int (*)(struct utsname *))dlsym(RTLD_NEXT, "uname");
+  const int result = real(buf);
+  const char *release = getenv("GJC_FAULT_UNAME_RELEASE");
+  if (result == 0 && release && *release) {
+    snprintf(buf->release, sizeof buf->release, "%s", release);
+    log_call("uname:release");
+  }
+  return result;
+}
+
+/* Writes `data`, with its first byte inverted when the environment targets writes of this size. */
+static ssize_t maybe_flipped(ssize_t (*real)(int, const void *, size_t, off_t), int fd, const void *data, size_t size,
+                             off_t offset) {
+  const int target = env_errno("GJC_FAULT_PWRITE_FLIP");
+  if (target <= 0 || (size_t)target != size) return real(fd, data, size, offset);
+  unsigned char *copy = malloc(size);
+  if (!copy) return real(fd, data, size, offset);
+  memcpy(copy, data, size);
+  copy[0] = (unsigned char)~copy[0];
+  log_call("pwrite:flipped");
+  const ssize_t written = real(fd, copy, size, offset);
+  free(copy);
+  return written;
+}
+
+ssize_t pwrite64(int fd, const void *data, size_t size, off_t offset) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite64");
+  return maybe_flipped(real, fd, data, size, offset);
+}
+
+ssize_t pwrite(int fd, const void *data, size_t size, off_t offset) {
+  static ssize_t (*real)(int, const void *, size_t, off_t);
+  if (!real) real = (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+  return maybe_flipped(real, fd, data, size, offset);
 }

@@ -1,0 +1,177 @@
+/**
+ * How a migration makes its staging durable before publishing, observed in real migrator
+ * processes through the LD_PRELOAD fault shim (which logs syncfs, fsync and the publishing
+ * renameat2 calls in order, and can make syncfs fail, the kernel look old or a write store
+ * other bytes): one syncfs where the kernel reports writeback errors through it, an fsync
+ * per file where it cannot, and nothing published when the flush or the read-back fails.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { BINDING_FILE_NAME, openCandidateForWrite, resolveManagedScope, SecureDir, SecureFsError } from "../../src/index.js";
+import { buildTools, type Tools } from "../helpers/processes.js";
+import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
+import { useSandboxes, type Sandbox } from "../scope/helpers.js";
+import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const E = os.constants.errno;
+const linux = process.platform === "linux";
+const sandbox = useSandboxes();
+/** Artifact files of each migrated session, spread over this many directories. */
+const ARTIFACTS = 120;
+const ARTIFACT_DIRS = 4;
+let child: BundledChild;
+let tools: Tools;
+
+beforeAll(async () => {
+  if (!linux) return;
+  tools = buildTools();
+  child = await bundleChild("migrate-child", path.join(here, "children"));
+});
+afterAll(() => child?.remove());
+
+interface Migration {
+  readonly box: Sandbox;
+  readonly file: string;
+  readonly scopeDir: string;
+  readonly sourceBefore: Record<string, string>;
+  /** The migrator's parsed result line. */
+  readonly result: { kind: string; code?: string; cause?: string; migrated?: boolean; path?: string };
+  /** Intercepted calls in the order the migrator made them. */
+  readonly calls: string[];
+}
+
+/** Migrates a fresh legacy session in a child process under the shim with `faults`. */
+async function migrateUnderShim(faults: Record<string, string>): Promise<Migration> {
+  const box = sandbox();
+  // The scope and its binding exist before the child starts, so every publishing call the
+  // child logs belongs to the migration itself.
+  const prepared = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" });
+  if (prepared.kind !== "resolved") throw new Error(prepared.code);
+  const scope = scopeOf(box.cwd, box.agentDir);
+  const artifacts: Record<string, string> = {};
+  for (let i = 0; i < ARTIFACTS; i++) artifacts[`d${i % ARTIFACT_DIRS}/${i}.log`] = `${i}:`.padEnd(700, "z");
+  const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 400, artifacts });
+  const sourceBefore = { ...treeHashes(file), ...treeHashes(file.slice(0, -6)) };
+  const log = path.join(box.root, "calls.log");
+  const run = await runChild(child, [box.cwd, box.agentDir, "go", file, "5000"], {
+    LD_PRELOAD: tools.faultShim,
+    GJC_FAULT_LOG: log,
+    GJC_FAULT_LOG_SYNCS: "1",
+    ...faults,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "null") as Migration["result"];
+  const calls = fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n") : [];
+  return { box, file, scopeDir: scope.directoryPath, sourceBefore, result, calls };
+}
+
+/** The fsyncs logged before the first publishing rename (the staging phase). */
+function stagingFsyncs(calls: readonly string[]): number {
+  const publish = calls.indexOf("renameat2");
+  expect(publish).toBeGreaterThan(-1);
+  return calls.slice(0, publish).filter((c) => c === "fsync").length;
+}
+
+/** The migrated copy is complete and byte-identical, and the source is untouched. */
+function expectCompleteCopy(m: Migration): void {
+  expect(m.result).toMatchObject({ kind: "opened", migrated: true });
+  const dest = path.join(m.scopeDir, path.basename(m.file));
+  expect(fs.readFileSync(dest)).toEqual(fs.readFileSync(m.file));
+  expect(treeHashes(dest.slice(0, -6))).toEqual(treeHashes(m.file.slice(0, -6)));
+  expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
+}
+
+describe.runIf(linux)("staging durability before publication (Linux)", () => {
+  it("one syncfs precedes the publishing rename, with no fsync per staged file", async () => {
+    const m = await migrateUnderShim({});
+    expectCompleteCopy(m);
+    expect(m.calls.filter((c) => c.startsWith("syncfs"))).toEqual(["syncfs"]);
+    const flush = m.calls.indexOf("syncfs");
+    expect(flush).toBeLessThan(m.calls.indexOf("renameat2"));
+    // Only the staged directories' creations sync their parents (one per directory plus the
+    // staging root and the scope's internal directories); never one per file.
+    expect(stagingFsyncs(m.calls)).toBeLessThanOrEqual(ARTIFACT_DIRS + 8);
+    // Publication still syncs the scope directory after each rename.
+    const afterPublish = m.calls.slice(m.calls.indexOf("renameat2"));
+    expect(afterPublish.slice(0, 2)).toEqual(["renameat2", "fsync"]);
+  }, 60_000);
+
+  it("syncfs unavailable (ENOSYS) -> every staged file and directory is fsynced before publication", async () => {
+    const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.ENOSYS) });
+    expectCompleteCopy(m);
+    expect(m.calls.filter((c) => c.startsWith("syncfs"))).toEqual(["syncfs:errno"]);
+    // Each artifact, the transcript, each artifact directory, the staging root and the scope.
+    expect(stagingFsyncs(m.calls)).toBeGreaterThanOrEqual(ARTIFACTS + 1 + ARTIFACT_DIRS + 2);
+  }, 60_000);
+
+  it("a kernel whose syncfs hides writeback errors (before 5.8) takes the per-file fsyncs and never calls syncfs", async () => {
+    const m = await migrateUnderShim({ GJC_FAULT_UNAME_RELEASE: "5.4.0-old" });
+    expectCompleteCopy(m);
+    expect(m.calls.some((c) => c.startsWith("syncfs"))).toBe(false);
+    expect(stagingFsyncs(m.calls)).toBeGreaterThanOrEqual(ARTIFACTS + 1 + ARTIFACT_DIRS + 2);
+  }, 60_000);
+
+  it("syncfs failing (EIO) -> durability_failed, nothing published, no staging left, source intact", async () => {
+    const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.EIO) });
+    expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "io_error" });
+    expect(m.calls).toContain("syncfs:errno");
+    expect(m.calls).not.toContain("renameat2");
+    expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
+    expect(fs.readdirSync(path.join(m.scopeDir, ".gjc-managed-session-internal", "receipts"))).toEqual([]);
+    expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
+  }, 60_000);
+
+  it("a staged file that does not read back as written (corrupting write) -> durability_failed, nothing published", async () => {
+    // Every artifact is written in one 700-byte write; the shim stores it with its first byte inverted.
+    const m = await migrateUnderShim({ GJC_FAULT_PWRITE_FLIP: "700" });
+    expect(m.calls).toContain("pwrite:flipped");
+    expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "verify_mismatch" });
+    expect(m.calls).not.toContain("renameat2");
+    expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
+    expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
+  }, 60_000);
+});
+
+describe("SecureDir.syncFilesystemAsync", () => {
+  it("flushes the file system on Linux and reports unsupported elsewhere", async () => {
+    const box = sandbox();
+    const dir = SecureDir.openRoot(path.join(box.root, "store"), { create: true });
+    try {
+      dir.writeFileAtomic("a", "x");
+      expect(await dir.syncFilesystemAsync()).toBe(linux ? "synced" : "unsupported");
+    } finally {
+      dir.close();
+    }
+  });
+
+  it("a closed directory -> closed", async () => {
+    const box = sandbox();
+    const dir = SecureDir.openRoot(path.join(box.root, "store"), { create: true });
+    dir.close();
+    const error = await dir.syncFilesystemAsync().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SecureFsError);
+    expect((error as SecureFsError).code).toBe("closed");
+  });
+});
+
+describe("copy paths", () => {
+  it("small artifacts (copied synchronously) and large ones (streamed in chunks) both arrive byte-identical", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const large = Buffer.alloc(3 * 1024 * 1024 + 17);
+    for (let i = 0; i < large.length; i++) large[i] = (i * 31 + (i >> 11)) & 0xff;
+    const artifacts: Record<string, string | Buffer> = { "big.bin": large, "edge.bin": large.subarray(0, 256 * 1024), "over.bin": large.subarray(0, 256 * 1024 + 1), "empty.log": "" };
+    for (let i = 0; i < 40; i++) artifacts[`s/${i}.log`] = `${i}`.repeat(i * 13);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 30, artifacts });
+    const result = await openCandidateForWrite(scope, await candidateAt(scope, file));
+    expect(result).toMatchObject({ kind: "opened", migrated: true });
+    if (result.kind !== "opened") return;
+    expect(treeHashes(result.path.slice(0, -6))).toEqual(treeHashes(file.slice(0, -6)));
+  });
+});
