@@ -10,6 +10,7 @@
 #include "../core/names.h"
 #include "../core/platform.h"
 #include "async_work.h"
+#include "batch.h"
 #include "values.h"
 
 namespace gjc::binding {
@@ -338,6 +339,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},
+      {"readDirBatch", ReadDirBatch},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

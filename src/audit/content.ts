@@ -6,10 +6,11 @@
  */
 import { createHash } from "node:crypto";
 
-import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
+import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { BINDING_FILE_NAME, decodeBinding, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
+import type { AuditFile } from "./held-file.js";
 import { LegacyTracker } from "./legacy.js";
 import { isPlainRecordLine } from "./record-scan.js";
 import type { AuditObjectType } from "./schema.js";
@@ -97,7 +98,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  file(file: SecureFile, rel: string, segments: readonly string[]): void {
+  file(file: AuditFile, rel: string, segments: readonly string[]): void {
     const name = segments[segments.length - 1] as string;
     this.#legacy.file(file, rel, segments);
     if (segments[0] === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) this.#session(file, rel);
@@ -130,7 +131,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #session(file: SecureFile, rel: string): void {
+  #session(file: AuditFile, rel: string): void {
     this.sessions += 1;
     let loader = new SessionLoader();
     let mayHoldRefs = false;
@@ -138,9 +139,9 @@ export class ContentChecks implements WalkVisitor {
     try {
       let position = 0;
       for (;;) {
-        const n = file.read(this.#scratch, { position });
+        const chunk = this.#chunk(file, position);
+        const n = chunk.length;
         if (n === 0) break;
-        const chunk = this.#scratch.subarray(0, n);
         // A marker cut by a chunk edge would be missed: multi-chunk files are always resolved.
         mayHoldRefs ||= position > 0 || chunk.includes(BLOB_MARKER);
         // A short read of a regular file is its end: saves the second read of every small file.
@@ -189,7 +190,14 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #binding(file: SecureFile, rel: string, scope: string): void {
+  // The bytes from `position`, one read's worth: a batch-read file is a single chunk
+  // (it is smaller than the scratch buffer), an open file is read into the scratch buffer.
+  #chunk(file: AuditFile, position: number): Buffer {
+    if (file.content !== undefined) return position === 0 ? file.content : file.content.subarray(0, 0);
+    return this.#scratch.subarray(0, file.read(this.#scratch, { position }));
+  }
+
+  #binding(file: AuditFile, rel: string, scope: string): void {
     let bytes: Buffer;
     try {
       bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
@@ -213,7 +221,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #blob(file: SecureFile, rel: string, name: string): void {
+  #blob(file: AuditFile, rel: string, name: string): void {
     this.blobs += 1;
     if (!BLOB_NAME.test(name)) {
       this.#collector.add(rel, "file", "invalid_blob_name", "not named by a SHA-256 digest (64 lowercase hex)");
@@ -222,9 +230,10 @@ export class ContentChecks implements WalkVisitor {
     this.#blobs.set(name, rel);
     const hash = createHash("sha256");
     for (let position = 0; ; ) {
-      const n = file.read(this.#scratch, { position });
+      const chunk = this.#chunk(file, position);
+      const n = chunk.length;
       if (n === 0) break;
-      hash.update(this.#scratch.subarray(0, n));
+      hash.update(chunk);
       position += n;
       if (n < this.#scratch.length) break;
     }

@@ -4,16 +4,20 @@
  * to the content checks; one that fails is explained from its no-follow `stat` (every
  * deviation, not just the first the open met) and, with `fix`, repaired when that is safe.
  */
-import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureFsError, type DirectoryBatch, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
+import { HeldFile, type AuditFile } from "./held-file.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode, type AuditObjectType } from "./schema.js";
 
 /** What the content checks see of the walk. */
 export interface WalkVisitor {
   /** Every entry, before anything is opened (names alone decide staging and legacy data). */
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void;
-  /** A regular file that passed the owner-only open. `segments` is its path below the agent dir. */
-  file(file: SecureFile, rel: string, segments: readonly string[]): void;
+  /**
+   * A regular file that passed the owner-only open. `segments` is its path below the agent
+   * dir, valid only during the call (the walk reuses the array).
+   */
+  file(file: AuditFile, rel: string, segments: readonly string[]): void;
   /** A directory that passed the owner-only open (or was repaired), before its entries. */
   directory(rel: string, segments: readonly string[]): void;
 }
@@ -30,39 +34,56 @@ const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
 const STAT_CODES: ReadonlySet<string> = new Set(["owner_mismatch", "mode_mismatch", "hardlink_refused"]);
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
+/**
+ * Files up to this size come back whole from the directory batch. One byte under the
+ * content checks' read chunk, so a batch-read file is exactly what one chunked read returns
+ * and both paths see the same bytes in the same pieces.
+ */
+export const BATCH_MAX_FILE_BYTES = 256 * 1024 - 1;
+// Content held per directory batch; files past it are opened one by one as before.
+const BATCH_BUDGET_BYTES = 32 * 1024 * 1024;
+const BATCH_LIMITS = { maxFileBytes: BATCH_MAX_FILE_BYTES, budgetBytes: BATCH_BUDGET_BYTES };
 
-/** Joins a path below the agent dir (`.` is the dir itself). */
-export function childPath(rel: string, name: string): string {
-  return rel === "." ? name : `${rel}/${name}`;
-}
-
-/** Walks `dir` (already opened and verified, or repaired) and everything below it. */
+/**
+ * Walks `dir` (already opened and verified, or repaired) and everything below it. Each
+ * directory is read in one batch: a file the batch opened owner-only and read whole goes to
+ * the visitor from memory; every other file (refused, too large, deferred) takes the
+ * one-by-one path, which decides and reports it exactly as it would without the batch.
+ */
 export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
   const { collector, visitor } = options;
   visitor.directory(rel, segments);
-  let entries;
+  let batch: DirectoryBatch;
   try {
-    entries = dir.list();
+    batch = dir.readBatch(BATCH_LIMITS);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     collector.add(rel, "directory", fsCode(error.code), `cannot list: ${error.code}`);
     return;
   }
-  // Sorted so reports are stable from run to run.
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const { name, type } of entries) {
-    const rel2 = childPath(rel, name);
-    const seg2 = [...segments, name];
+  const prefix = rel === "." ? "" : `${rel}/`;
+  const seg2 = [...segments, ""];
+  const last = segments.length;
+  for (const i of sortedByName(batch)) {
+    const name = batch.name(i);
+    const type = batch.type(i);
+    const rel2 = prefix + name;
+    seg2[last] = name;
     visitor.entry(dir, name, rel2, type);
     if (type === "directory") {
       const child = openChecked(dir, name, rel2, "directory", options);
       if (child === undefined) continue;
       try {
-        walkDirectory(child as SecureDir, rel2, seg2, options);
+        walkDirectory(child as SecureDir, rel2, seg2.slice(), options);
       } finally {
         child.close();
       }
     } else if (type === "file") {
+      const content = batch.content(i);
+      if (content !== undefined) {
+        visitor.file(new HeldFile(batch, i, content, rel2), rel2, seg2);
+        continue;
+      }
       const file = openChecked(dir, name, rel2, "file", options);
       if (file === undefined) continue;
       try {
@@ -76,6 +97,21 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
       collector.add(rel2, type, "not_regular_file", `a ${type} inside the agent directory`);
     }
   }
+}
+
+// Entry indexes in name order, so reports are stable from run to run.
+function sortedByName(batch: DirectoryBatch): number[] {
+  const names: string[] = [];
+  const order: number[] = [];
+  for (let i = 0; i < batch.length; i++) {
+    names.push(batch.name(i));
+    order.push(i);
+  }
+  return order.sort((a, b) => {
+    const x = names[a] as string;
+    const y = names[b] as string;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 /** Maps a `SecureFsError` code onto a finding code. */

@@ -45,12 +45,20 @@ Status check_stat(const struct stat& st, bool directory) {
   return success();
 }
 
+}  // namespace
+
+Result<VerifyEvidence> posix::verify_with_stat(int fd, const struct stat& st, bool directory) {
+  auto checked = check_stat(st, directory);
+  if (!checked.ok()) return checked.failure();
+  return os::acl_check(fd, directory);
+}
+
+namespace {
+
 Result<VerifyEvidence> verify(int fd, bool directory) {
   auto st = posix::fstat_of(fd);
   if (!st.ok()) return st.failure();
-  auto checked = check_stat(st.value(), directory);
-  if (!checked.ok()) return checked.failure();
-  return os::acl_check(fd, directory);
+  return posix::verify_with_stat(fd, st.value(), directory);
 }
 
 // Owner-only apply on an object we already own: refuses anything that is not ours.
