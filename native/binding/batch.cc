@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "../core/platform.h"
 #include "values.h"
@@ -32,14 +33,16 @@ Napi::Value ReadDirBatch(const Napi::CallbackInfo& info) {
   Handle* dir = Handle::Any(info[0]);
   if (dir == nullptr || dir->kind() != HandleKind::directory) return FailureValue(env, Code::invalid_argument);
   if (!dir->open()) return FailureValue(env, Code::closed);
-  std::size_t max_file_bytes = 0, budget_bytes = 0;
-  if (!SizeArg(info[1], max_file_bytes) || !SizeArg(info[2], budget_bytes)) {
+  std::size_t max_file_bytes = 0;
+  if (!SizeArg(info[1], max_file_bytes) || !info[2].IsTypedArray() ||
+      info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
     return FailureValue(env, Code::invalid_argument);
   }
-  auto result = read_directory_batch(dir->native(), max_file_bytes, budget_bytes);
+  auto buffer = info[2].As<Napi::Uint8Array>();
+  auto result = read_directory_batch(dir->native(), max_file_bytes, buffer.Data(), buffer.ByteLength());
   if (!result.ok()) return FailureValue(env, result.failure());
-  const DirectoryBatch& batch = result.value();
-  const std::size_t count = batch.entries.size();
+  const std::vector<BatchEntry>& entries = result.value();
+  const std::size_t count = entries.size();
   auto names = Napi::Array::New(env, count);
   auto numbers = Napi::Float64Array::New(env, count * kFields);
   auto ids = Napi::TypedArrayOf<std::uint64_t>::New(env, count * 2, napi_biguint64_array);
@@ -47,7 +50,7 @@ Napi::Value ReadDirBatch(const Napi::CallbackInfo& info) {
   double* row = numbers.Data();
   std::uint64_t* id = ids.Data();
   for (std::size_t i = 0; i < count; ++i, row += kFields, id += 2) {
-    const BatchEntry& entry = batch.entries[i];
+    const BatchEntry& entry = entries[i];
     names.Set(static_cast<uint32_t>(i), Napi::String::New(env, entry.name));
     row[kType] = static_cast<double>(entry.type);
     row[kOutcome] = static_cast<double>(entry.outcome);
@@ -71,7 +74,6 @@ Napi::Value ReadDirBatch(const Napi::CallbackInfo& info) {
   out.Set("info", numbers);
   out.Set("ids", ids);
   out.Set("failures", failures);
-  out.Set("data", Napi::Buffer<char>::Copy(env, batch.data.data(), batch.data.size()));
   return out;
 }
 

@@ -5,8 +5,9 @@
 
 namespace gjc::binding {
 
-// readDirBatch(dir, maxFileBytes, budgetBytes) -> {names, info, ids, failures, data} or a
-// failure record. The layout is documented with the type in src/native/binding.d.cts.
+// readDirBatch(dir, maxFileBytes, buffer) -> {names, info, ids, failures} or a failure
+// record; file contents land in `buffer`. The layout is documented with the type in
+// src/native/binding.d.cts.
 Napi::Value ReadDirBatch(const Napi::CallbackInfo& info);
 
 }  // namespace gjc::binding

@@ -134,14 +134,15 @@ Result<StatInfo> stat_handle(NativeHandle handle);
 // What read_directory_batch did with one entry.
 enum class BatchOutcome : std::uint8_t {
   not_file,   // the directory entry is not a regular file: only stat'ed, never opened
-  read,       // passed the owner-only open; its whole content is in the batch
+  read,       // passed the owner-only open; its whole content is in the caller's buffer
   too_large,  // passed the owner-only open but holds more than the bound (or grew): not read
-  deferred,   // a regular file left unopened because the batch's byte budget is spent
+  deferred,   // passed the owner-only open but did not fit in what is left of the buffer
   refused,    // the stat, open, owner-only check or read failed: `failure` says why
 };
 
 // One entry of read_directory_batch. `type` comes from the directory entry, exactly as
-// list_directory reports it; `stat` (when `stated`) is the no-follow stat of the name.
+// list_directory reports it. `stat` (when `stated`) is, for an opened file, the stat of the
+// open handle, and otherwise the no-follow stat of the name.
 struct BatchEntry {
   std::string name;
   EntryType type = EntryType::unknown;
@@ -149,23 +150,17 @@ struct BatchEntry {
   bool stated = false;
   StatInfo stat;
   Failure failure;               // outcome == refused
-  std::size_t data_offset = 0;   // outcome == read: the content is data[offset, offset+length)
+  std::size_t data_offset = 0;   // outcome == read: the content is buffer[offset, offset+length)
   std::size_t data_length = 0;
 };
 
-struct DirectoryBatch {
-  std::vector<BatchEntry> entries;
-  std::string data;  // the contents of every `read` entry, back to back
-};
-
-// Lists `dir` and, in the same call, examines every entry: a no-follow stat of each, and
-// for each regular file the same no-follow, non-blocking open and owner-only verdict as
-// open_file (the stat of the open handle must match the stat of the name), then reads it
-// whole when it holds at most `max_file_bytes`, then closes it. Once `budget_bytes` of
-// content are held, the files after are `deferred`. Per-entry failures never fail the batch;
-// the listing's own failures (and not_utf8) do, as in list_directory.
-Result<DirectoryBatch> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
-                                            std::size_t budget_bytes);
+// Lists `dir` and, in the same call, examines every entry: each regular file gets the same
+// no-follow, non-blocking owner-only open and verdict as open_file, is read whole into
+// `buffer` (back to back) when it holds at most `max_file_bytes` and fits in what is left
+// of `capacity`, and is closed; every other entry gets a no-follow stat. Per-entry failures
+// never fail the batch; the listing's own failures (and not_utf8) do, as in list_directory.
+Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
+                                                     unsigned char* buffer, std::size_t capacity);
 
 // Reads up to `length` bytes at `offset` into `buffer`; returns the count (0 at the end).
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,

@@ -40,9 +40,26 @@ const FILE_MODE = 0o600;
  * and both paths see the same bytes in the same pieces.
  */
 export const BATCH_MAX_FILE_BYTES = 256 * 1024 - 1;
-// Content held per directory batch; files past it are opened one by one as before.
-const BATCH_BUDGET_BYTES = 32 * 1024 * 1024;
-const BATCH_LIMITS = { maxFileBytes: BATCH_MAX_FILE_BYTES, budgetBytes: BATCH_BUDGET_BYTES };
+const BATCH_FIRST_BYTES = 1024 * 1024;
+const BATCH_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * One batch buffer per depth: the content views of a directory's files must stay valid
+ * while the walk descends into a subdirectory listed before them. A buffer that left files
+ * deferred grows (up to a bound) for the next directory at its depth.
+ */
+class BatchBuffers {
+  readonly #buffers: Buffer[] = [];
+
+  at(depth: number): Buffer {
+    return (this.#buffers[depth] ??= Buffer.allocUnsafe(BATCH_FIRST_BYTES));
+  }
+
+  grow(depth: number): void {
+    const size = Math.min(this.at(depth).length * 4, BATCH_MAX_BYTES);
+    if (size > this.at(depth).length) this.#buffers[depth] = Buffer.allocUnsafe(size);
+  }
+}
 
 /**
  * Walks `dir` (already opened and verified, or repaired) and everything below it. Each
@@ -51,11 +68,16 @@ const BATCH_LIMITS = { maxFileBytes: BATCH_MAX_FILE_BYTES, budgetBytes: BATCH_BU
  * one-by-one path, which decides and reports it exactly as it would without the batch.
  */
 export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
+  walkBelow(dir, rel, segments, options, new BatchBuffers());
+}
+
+function walkBelow(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions, buffers: BatchBuffers): void {
   const { collector, visitor } = options;
   visitor.directory(rel, segments);
+  const depth = segments.length;
   let batch: DirectoryBatch;
   try {
-    batch = dir.readBatch(BATCH_LIMITS);
+    batch = dir.readBatch({ maxFileBytes: BATCH_MAX_FILE_BYTES, buffer: buffers.at(depth) });
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     collector.add(rel, "directory", fsCode(error.code), `cannot list: ${error.code}`);
@@ -63,18 +85,18 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
   }
   const prefix = rel === "." ? "" : `${rel}/`;
   const seg2 = [...segments, ""];
-  const last = segments.length;
+  let deferred = false;
   for (const i of sortedByName(batch)) {
     const name = batch.name(i);
     const type = batch.type(i);
     const rel2 = prefix + name;
-    seg2[last] = name;
+    seg2[depth] = name;
     visitor.entry(dir, name, rel2, type);
     if (type === "directory") {
       const child = openChecked(dir, name, rel2, "directory", options);
       if (child === undefined) continue;
       try {
-        walkDirectory(child as SecureDir, rel2, seg2.slice(), options);
+        walkBelow(child as SecureDir, rel2, seg2.slice(), options, buffers);
       } finally {
         child.close();
       }
@@ -84,6 +106,7 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
         visitor.file(new HeldFile(batch, i, content, rel2), rel2, seg2);
         continue;
       }
+      deferred ||= batch.outcome(i) === "deferred";
       const file = openChecked(dir, name, rel2, "file", options);
       if (file === undefined) continue;
       try {
@@ -97,6 +120,7 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
       collector.add(rel2, type, "not_regular_file", `a ${type} inside the agent directory`);
     }
   }
+  if (deferred) buffers.grow(depth);
 }
 
 // Entry indexes in name order, so reports are stable from run to run.

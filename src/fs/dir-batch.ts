@@ -1,8 +1,8 @@
 /**
  * DirectoryBatch: one directory listed and its regular files examined in a single addon
  * call (see {@link SecureDir.readBatch}). The result stays in the flat arrays the addon
- * returned; accessors read one entry at a time, so a walk allocates per entry only what it
- * asks for.
+ * returned and the contents in the caller's buffer; accessors read one entry at a time, so
+ * a walk allocates per entry only what it asks for.
  */
 import path from "node:path";
 
@@ -14,7 +14,8 @@ import type { SecureStat } from "./types.js";
  * What the batch did with an entry: `not_file` (not a regular file by its directory entry:
  * only stat'ed), `read` (passed the owner-only open; {@link DirectoryBatch.content} holds it
  * whole), `too_large` (passed, but bigger than the bound or growing: not read), `deferred`
- * (not opened: the byte budget was spent), `refused` ({@link DirectoryBatch.failure} says why).
+ * (passed, but did not fit in the rest of the buffer: not read), `refused`
+ * ({@link DirectoryBatch.failure} says why).
  */
 export type BatchOutcome = "not_file" | "read" | "too_large" | "deferred" | "refused";
 
@@ -22,8 +23,11 @@ export type BatchOutcome = "not_file" | "read" | "too_large" | "deferred" | "ref
 export interface ReadBatchOptions {
   /** Files holding more than this are `too_large` and not read. */
   readonly maxFileBytes: number;
-  /** Once this many content bytes are held, the remaining files are `deferred`. */
-  readonly budgetBytes: number;
+  /**
+   * Where the contents go, back to back (a file needs its size plus one byte of room). The
+   * batch's content views point into it: they are valid until the buffer is used again.
+   */
+  readonly buffer: Buffer;
 }
 
 // The addon's layout (src/native/binding.d.cts `NativeDirBatch`).
@@ -41,11 +45,13 @@ const OFFSET = 9;
 const LENGTH = 10;
 const TYPES: readonly NativeEntryType[] = ["file", "directory", "symlink", "fifo", "socket", "char_device", "block_device", "unknown"];
 const OUTCOMES: readonly BatchOutcome[] = ["not_file", "read", "too_large", "deferred", "refused"];
+const READ = 1;
 const REFUSED = 4;
 
 /** The entries of one directory with what the owner-only batch found for each. */
 export class DirectoryBatch {
   readonly #batch: NativeDirBatch;
+  readonly #buffer: Buffer;
   readonly #dirPath: string;
   // Entry index -> index into `failures`, only for refused entries.
   readonly #failureOf = new Map<number, number>();
@@ -53,8 +59,9 @@ export class DirectoryBatch {
   readonly length: number;
 
   /** @internal Made by {@link SecureDir.readBatch}. */
-  constructor(batch: NativeDirBatch, dirPath: string) {
+  constructor(batch: NativeDirBatch, buffer: Buffer, dirPath: string) {
     this.#batch = batch;
+    this.#buffer = buffer;
     this.#dirPath = dirPath;
     this.length = batch.names.length;
     for (let i = 0, k = 0; i < this.length; i++) {
@@ -103,11 +110,11 @@ export class DirectoryBatch {
     return this.#number(i, SIZE);
   }
 
-  /** The whole content of a `read` entry (a view into one shared buffer), else `undefined`. */
+  /** The whole content of a `read` entry (a view into the caller's buffer), else `undefined`. */
   content(i: number): Buffer | undefined {
-    if (this.#number(i, OUTCOME) !== 1) return undefined;
+    if (this.#number(i, OUTCOME) !== READ) return undefined;
     const offset = this.#number(i, OFFSET);
-    return this.#batch.data.subarray(offset, offset + this.#number(i, LENGTH));
+    return this.#buffer.subarray(offset, offset + this.#number(i, LENGTH));
   }
 
   /** Why a `refused` entry was refused, as the error the ordinary open would throw; else `undefined`. */

@@ -133,16 +133,18 @@ export class SecureDir {
   }
 
   /**
-   * The entries of this directory and, in the same native call, a no-follow stat of each
-   * and, for each regular file, the owner-only open of {@link SecureDir.openFile}, a read of
-   * the whole file (up to `maxFileBytes`, within `budgetBytes` for the batch) and the close.
-   * One call per directory instead of several per file, for walks over many small files.
-   * Per-entry failures are reported per entry; a listing failure throws as `list` does.
+   * The entries of this directory and, in the same native call, for each regular file the
+   * owner-only open of {@link SecureDir.openFile}, a read of the whole file into
+   * `options.buffer` (when it holds at most `maxFileBytes` and fits) and the close; every
+   * other entry gets a no-follow stat. One call per directory instead of several per file,
+   * for walks over many small files. Per-entry failures are reported per entry; a listing
+   * failure throws as {@link SecureDir.list} does.
    */
   readBatch(options: ReadBatchOptions): DirectoryBatch {
-    const { maxFileBytes, budgetBytes } = options;
-    requireArgument(Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0 && Number.isSafeInteger(budgetBytes) && budgetBytes >= 0, "readBatch", this.path);
-    return new DirectoryBatch(unwrap(native.readDirBatch(this.#handle, maxFileBytes, budgetBytes), "readBatch", this.path), this.path);
+    const { maxFileBytes, buffer } = options;
+    requireArgument(Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0 && Buffer.isBuffer(buffer), "readBatch", this.path);
+    const batch = unwrap(native.readDirBatch(this.#handle, maxFileBytes, buffer), "readBatch", this.path);
+    return new DirectoryBatch(batch, buffer, this.path);
   }
 
   /**

@@ -93,8 +93,9 @@ declare namespace binding {
 
   /**
    * What `readDirBatch` did with one entry (`info[i * 11 + 1]`): 0 not a regular file (only
-   * stat'ed), 1 read whole, 2 passed but larger than the bound or growing (not read),
-   * 3 deferred (the byte budget was spent), 4 refused (the next `failures` element says why).
+   * stat'ed), 1 read whole into the buffer, 2 passed but larger than the bound or growing
+   * (not read), 3 passed but did not fit in the rest of the buffer (not read), 4 refused
+   * (the next `failures` element says why).
    */
   type NativeBatchOutcome = 0 | 1 | 2 | 3 | 4;
 
@@ -103,7 +104,7 @@ declare namespace binding {
    * 0 the directory-entry type and 2 the no-follow stat type (-1: not stat'ed), both as
    * indexes into the NativeEntryType order (file, directory, symlink, fifo, socket,
    * char_device, block_device, unknown); 1 the outcome; 3 mode; 4 uid; 5 nlink; 6 size;
-   * 7 mtimeMs; 8 ctimeMs; 9 and 10 the offset and length of the content in `data`. `ids[i * 2]` and
+   * 7 mtimeMs; 8 ctimeMs; 9 and 10 the offset and length of the content in the buffer. `ids[i * 2]` and
    * `ids[i * 2 + 1]` are dev and ino. `failures` holds one record per refused entry, in order.
    */
   interface NativeDirBatch {
@@ -111,7 +112,6 @@ declare namespace binding {
     readonly info: Float64Array;
     readonly ids: BigUint64Array;
     readonly failures: NativeFailure[];
-    readonly data: Buffer;
   }
 
   /** The addon's exports. */
@@ -148,8 +148,8 @@ declare namespace binding {
     directoryIdentity(path: string): NativeIdentity | NativeFailure;
     isValidName(name: string, rules: "posix" | "windows"): boolean;
     classifyAclBytes(bytes: Uint8Array): "minimal" | "extended" | "malformed";
-    /** Lists `dir` and stats, opens owner-only, reads whole and closes each regular file. */
-    readDirBatch(dir: NativeHandle, maxFileBytes: number, budgetBytes: number): NativeDirBatch | NativeFailure;
+    /** Lists `dir` and opens owner-only, reads whole into `buffer` and closes each regular file. */
+    readDirBatch(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeDirBatch | NativeFailure;
   }
 }
 

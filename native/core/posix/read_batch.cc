@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "../eintr.h"
 #include "../names.h"
@@ -20,10 +21,17 @@ bool same_object(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino && (a.st_mode & S_IFMT) == (b.st_mode & S_IFMT);
 }
 
+// Where a batch writes file contents: the caller's buffer and how much of it is used.
+struct Sink {
+  unsigned char* buffer;
+  std::size_t capacity;
+  std::size_t used = 0;
+};
+
 // Opens, verifies and reads the regular file `out.name` whose no-follow stat is `named`,
-// appending its content to `data`. Sets the outcome (and failure) of `out`.
-void read_one(int dir, const struct stat& named, std::size_t max_file_bytes, BatchEntry& out,
-              std::string& data) {
+// appending its content to `sink`. Sets the outcome (and failure) of `out`.
+void read_one(int dir, const struct stat& named, uid_t euid, std::size_t max_file_bytes,
+              BatchEntry& out, Sink& sink) {
   auto refuse = [&](Failure failure) {
     out.outcome = BatchOutcome::refused;
     out.failure = failure;
@@ -39,7 +47,7 @@ void read_one(int dir, const struct stat& named, std::size_t max_file_bytes, Bat
   if (!held.ok()) return refuse(held.failure());
   const struct stat& st = held.value();
   if (!same_object(named, st)) return refuse(fail(Code::identity_mismatch, 0, "fstat"));
-  auto verdict = posix::verify_with_stat(fd.get(), st, false);
+  auto verdict = posix::verify_with_stat(fd.get(), st, false, euid);
   if (!verdict.ok()) return refuse(verdict.failure());
   out.stat = posix::stat_info_of(st);
   const auto size = static_cast<std::uint64_t>(st.st_size);
@@ -47,45 +55,46 @@ void read_one(int dir, const struct stat& named, std::size_t max_file_bytes, Bat
     out.outcome = BatchOutcome::too_large;
     return;
   }
-  // One byte more than the size: a read that fills it shows the file grew, and its end
-  // was not seen; the caller then reads it the ordinary way.
+  // One byte more than the size: a read that fills it shows the file grew and its end was
+  // not seen; the caller then reads it the ordinary way.
   const std::size_t want = static_cast<std::size_t>(size) + 1;
-  const std::size_t base = data.size();
-  data.resize(base + want);
+  if (want > sink.capacity - sink.used) {
+    out.outcome = BatchOutcome::deferred;
+    return;
+  }
+  unsigned char* at = sink.buffer + sink.used;
   std::size_t got = 0;
   while (got < want) {
     const ssize_t n = retry_eintr([&] {
-      return ::pread(fd.get(), &data[base + got], want - got, static_cast<off_t>(got));
+      return ::pread(fd.get(), at + got, want - got, static_cast<off_t>(got));
     });
-    if (n < 0) {
-      const int error = errno;
-      data.resize(base);
-      return refuse(posix::errno_failure(error, "pread"));
-    }
+    if (n < 0) return refuse(posix::errno_failure(errno, "pread"));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
   if (got == want) {
-    data.resize(base);
     out.outcome = BatchOutcome::too_large;
     return;
   }
-  data.resize(base + got);
   out.outcome = BatchOutcome::read;
-  out.data_offset = base;
+  out.data_offset = sink.used;
   out.data_length = got;
+  sink.used += got;
 }
 
 }  // namespace
 
-Result<DirectoryBatch> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
-                                            std::size_t budget_bytes) {
+Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
+                                                     unsigned char* buffer, std::size_t capacity) {
   auto listed = list_directory(dir);
   if (!listed.ok()) return listed.failure();
-  DirectoryBatch batch;
-  batch.entries.reserve(listed.value().size());
+  // Once per batch: the owner every file must have.
+  const uid_t euid = ::geteuid();
+  Sink sink{buffer, capacity};
+  std::vector<BatchEntry> entries;
+  entries.reserve(listed.value().size());
   for (DirEntry& entry : listed.value()) {
-    BatchEntry& out = batch.entries.emplace_back();
+    BatchEntry& out = entries.emplace_back();
     out.name = std::move(entry.name);
     out.type = entry.type;
     if (!is_valid_name(out.name)) {
@@ -101,14 +110,9 @@ Result<DirectoryBatch> read_directory_batch(NativeHandle dir, std::size_t max_fi
     }
     out.stated = true;
     out.stat = posix::stat_info_of(named);
-    if (out.type != EntryType::file) continue;
-    if (batch.data.size() >= budget_bytes) {
-      out.outcome = BatchOutcome::deferred;
-      continue;
-    }
-    read_one(dir, named, max_file_bytes, out, batch.data);
+    if (out.type == EntryType::file) read_one(dir, named, euid, max_file_bytes, out, sink);
   }
-  return batch;
+  return entries;
 }
 
 }  // namespace gjc

@@ -3,6 +3,7 @@
 // open_file (the owner-only open and verdict) and is read whole. Windows pays per-file
 // handle costs either way; the point here is the same contract as POSIX in one crossing.
 #include <string>
+#include <vector>
 
 #include "../platform.h"
 
@@ -13,8 +14,14 @@ bool same_object(const StatInfo& a, const StatInfo& b) {
   return a.dev == b.dev && a.ino == b.ino && a.type == b.type;
 }
 
+struct Sink {
+  unsigned char* buffer;
+  std::size_t capacity;
+  std::size_t used = 0;
+};
+
 void read_one(NativeHandle dir, const StatInfo& named, std::size_t max_file_bytes, BatchEntry& out,
-              std::string& data) {
+              Sink& sink) {
   auto refuse = [&](Failure failure) {
     out.outcome = BatchOutcome::refused;
     out.failure = failure;
@@ -33,39 +40,39 @@ void read_one(NativeHandle dir, const StatInfo& named, std::size_t max_file_byte
   }
   // One byte beyond the size: filling it means the file grew and its end was not seen.
   const std::size_t want = static_cast<std::size_t>(out.stat.size) + 1;
-  const std::size_t base = data.size();
-  data.resize(base + want);
+  if (want > sink.capacity - sink.used) {
+    out.outcome = BatchOutcome::deferred;
+    return;
+  }
+  unsigned char* at = sink.buffer + sink.used;
   std::size_t got = 0;
   while (got < want) {
-    auto n = read_at(file.get(), &data[base + got], want - got, got);
-    if (!n.ok()) {
-      data.resize(base);
-      return refuse(n.failure());
-    }
+    auto n = read_at(file.get(), at + got, want - got, got);
+    if (!n.ok()) return refuse(n.failure());
     if (n.value() == 0) break;
     got += n.value();
   }
   if (got == want) {
-    data.resize(base);
     out.outcome = BatchOutcome::too_large;
     return;
   }
-  data.resize(base + got);
   out.outcome = BatchOutcome::read;
-  out.data_offset = base;
+  out.data_offset = sink.used;
   out.data_length = got;
+  sink.used += got;
 }
 
 }  // namespace
 
-Result<DirectoryBatch> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
-                                            std::size_t budget_bytes) {
+Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
+                                                     unsigned char* buffer, std::size_t capacity) {
   auto listed = list_directory(dir);
   if (!listed.ok()) return listed.failure();
-  DirectoryBatch batch;
-  batch.entries.reserve(listed.value().size());
+  Sink sink{buffer, capacity};
+  std::vector<BatchEntry> entries;
+  entries.reserve(listed.value().size());
   for (DirEntry& entry : listed.value()) {
-    BatchEntry& out = batch.entries.emplace_back();
+    BatchEntry& out = entries.emplace_back();
     out.name = std::move(entry.name);
     out.type = entry.type;
     auto named = stat_entry(dir, out.name);
@@ -76,14 +83,9 @@ Result<DirectoryBatch> read_directory_batch(NativeHandle dir, std::size_t max_fi
     }
     out.stated = true;
     out.stat = named.value();
-    if (out.type != EntryType::file) continue;
-    if (batch.data.size() >= budget_bytes) {
-      out.outcome = BatchOutcome::deferred;
-      continue;
-    }
-    read_one(dir, out.stat, max_file_bytes, out, batch.data);
+    if (out.type == EntryType::file) read_one(dir, out.stat, max_file_bytes, out, sink);
   }
-  return batch;
+  return entries;
 }
 
 }  // namespace gjc
