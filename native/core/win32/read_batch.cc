@@ -44,14 +44,11 @@ void read_one(NativeHandle dir, const StatInfo& named, std::size_t max_file_byte
     out.outcome = BatchOutcome::deferred;
     return;
   }
-  unsigned char* at = sink.buffer + sink.used;
-  std::size_t got = 0;
-  while (got < want) {
-    auto n = read_at(file.get(), at + got, want - got, got);
-    if (!n.ok()) return refuse(n.failure());
-    if (n.value() == 0) break;
-    got += n.value();
-  }
+  // A short read of a regular file is its end, so one read suffices for a file that did
+  // not grow.
+  auto n = read_at(file.get(), sink.buffer + sink.used, want, 0);
+  if (!n.ok()) return refuse(n.failure());
+  const std::size_t got = n.value();
   if (got == want) {
     out.outcome = BatchOutcome::too_large;
     return;
