@@ -141,8 +141,9 @@ enum class BatchOutcome : std::uint8_t {
 };
 
 // One entry of read_directory_batch. `type` comes from the directory entry, exactly as
-// list_directory reports it. `stat` (when `stated`) is, for an opened file, the stat of the
-// open handle, and otherwise the no-follow stat of the name.
+// list_directory reports it. `stat` (when `stated`) is, for a regular file, the stat of its
+// open handle (the object the verdict and the content are about), and for any other entry
+// the no-follow stat of its name.
 struct BatchEntry {
   std::string name;
   EntryType type = EntryType::unknown;
@@ -154,11 +155,12 @@ struct BatchEntry {
   std::size_t data_length = 0;
 };
 
-// Lists `dir` and, in the same call, examines every entry: each regular file gets the same
-// no-follow, non-blocking owner-only open and verdict as open_file, is read whole into
-// `buffer` (back to back) when it holds at most `max_file_bytes` and fits in what is left
-// of `capacity`, and is closed; every other entry gets a no-follow stat. Per-entry failures
-// never fail the batch; the listing's own failures (and not_utf8) do, as in list_directory.
+// Lists `dir` and, in the same call, examines every entry: each regular file (by its
+// directory entry) gets the same no-follow, non-blocking owner-only open and verdict as
+// open_file, is read whole into `buffer` (back to back) when it holds at most
+// `max_file_bytes` and fits in what is left of `capacity`, and is closed; every other entry
+// gets a no-follow stat. Per-entry failures never fail the batch; the listing's own
+// failures (and not_utf8) do, as in list_directory.
 Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
                                                      unsigned char* buffer, std::size_t capacity);
 
