@@ -12,7 +12,7 @@ import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadRes
 import type { FindingCollector } from "./collector.js";
 import type { AuditFile } from "./held-file.js";
 import { LegacyTracker } from "./legacy.js";
-import { isPlainRecordLine } from "./record-scan.js";
+import { arePlainRecordLines } from "./record-scan.js";
 import type { AuditObjectType } from "./schema.js";
 import type { WalkVisitor } from "./walk.js";
 
@@ -35,19 +35,13 @@ const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-m
 /**
  * The load of a whole session file without blob references, done cheaply: the header line
  * goes through `loader` (every header check, version refusals thrown as usual) and every
- * other line must be blank or shown by {@link isPlainRecordLine} to be a record, so none can
+ * other line must be blank or shown by {@link arePlainRecordLines} to be a record, so none can
  * yield a finding. Returns `undefined` when that is not shown; the caller then loads the file
  * in full with a fresh loader.
  */
 function loadHeaderOnly(loader: SessionLoader, chunk: Buffer): SessionLoadResult | undefined {
   const first = chunk.indexOf(NEWLINE);
-  if (first <= 0) return undefined;
-  for (let start = first + 1; start < chunk.length; ) {
-    let stop = chunk.indexOf(NEWLINE, start);
-    if (stop === -1) stop = chunk.length;
-    if (stop > start && !isPlainRecordLine(chunk, start, stop)) return undefined;
-    start = stop + 1;
-  }
+  if (first <= 0 || !arePlainRecordLines(chunk, first + 1)) return undefined;
   loader.write(chunk.subarray(0, first + 1));
   const result = loader.end();
   return result.kind === "loaded" && result.invalidLines.length === 0 ? result : undefined;

@@ -20,6 +20,7 @@ const COLON = 0x3a;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
+const NEWLINE = 0x0a;
 const ZERO = 0x30;
 const NINE = 0x39;
 // `type` as bytes, the one key the record test reads.
@@ -33,7 +34,7 @@ const E = 0x65;
 // since callers scan line after line of the same memory (so the last memory scanned stays
 // reachable until other memory is scanned).
 let bytes: Uint8Array = Buffer.alloc(0);
-let words = new Int32Array(0);
+let words: Int32Array = new Int32Array(0);
 let wordsOf: Uint8Array | undefined;
 let pos = 0;
 let end = 0;
@@ -43,8 +44,10 @@ function byteAt(at: number): number {
   return at < end ? (bytes[at] as number) : -1;
 }
 
+// JSON whitespace except the newline: a record is one line, so a newline is never inside
+// one. That lets a scan over many lines stop at each line's end by itself.
 function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x09 || c === 0x0d || c === 0x0a;
+  return c === 0x20 || c === 0x09 || c === 0x0d;
 }
 
 function skipSpace(): void {
@@ -220,24 +223,55 @@ function object(depth: number): boolean | undefined {
  * string, with nothing but JSON whitespace around it. `false` means "not shown": parse it.
  */
 export function isPlainRecordLine(line: Uint8Array, from: number, to: number): boolean {
-  bytes = line;
-  // Comparing the view first: reading `.buffer` on every line costs more than the scan of a short one.
-  if (line !== wordsOf) {
-    wordsOf = line;
-    if (words.buffer !== line.buffer) words = new Int32Array(line.buffer, 0, line.buffer.byteLength >>> 2);
-  }
-  pos = from;
-  end = to;
+  enter(line, from, to);
   try {
-    skipSpace();
-    if (byteAt(pos) !== LBRACE) return false;
-    const typed = object(0);
-    if (typed !== true) return false;
-    skipSpace();
-    return pos === end;
+    return plainRecord() && pos === end;
   } finally {
     bytes = EMPTY;
   }
+}
+
+/**
+ * True only when every line of `chunk` from `from` to its end (lines end at `\n`) is empty
+ * or is a line {@link isPlainRecordLine} calls plain: the same answer as asking line by
+ * line, in one pass over the bytes.
+ */
+export function arePlainRecordLines(chunk: Uint8Array, from: number): boolean {
+  enter(chunk, from, chunk.length);
+  try {
+    while (pos < end) {
+      if (bytes[pos] === NEWLINE) {
+        pos++;
+        continue;
+      }
+      if (!plainRecord()) return false;
+      if (pos < end && bytes[pos++] !== NEWLINE) return false;
+    }
+    return true;
+  } finally {
+    bytes = EMPTY;
+  }
+}
+
+function enter(buffer: Uint8Array, from: number, to: number): void {
+  bytes = buffer;
+  pos = from;
+  end = to;
+  // Comparing the view first: reading `.buffer` on every line costs more than the scan of a short one.
+  if (buffer !== wordsOf) {
+    wordsOf = buffer;
+    if (words.buffer !== buffer.buffer) words = new Int32Array(buffer.buffer, 0, buffer.buffer.byteLength >>> 2);
+  }
+}
+
+// At the start of a line: moves past spaces, a record and spaces; true when that is what
+// was there. Stops at a newline (never part of a record) or the end.
+function plainRecord(): boolean {
+  skipSpace();
+  if (byteAt(pos) !== LBRACE) return false;
+  if (object(0) !== true) return false;
+  skipSpace();
+  return true;
 }
 
 // A Buffer like the lines themselves, so element reads stay of one kind.
