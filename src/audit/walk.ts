@@ -25,6 +25,11 @@ export interface WalkVisitor {
 /** Walk options. */
 export interface WalkOptions {
   readonly fix: boolean;
+  /**
+   * Take the contents of files from the directory batch (the fast path). Without it every
+   * file is opened and read one by one: the reference path the batch must agree with.
+   */
+  readonly batchReads: boolean;
   readonly collector: FindingCollector;
   readonly visitor: WalkVisitor;
 }
@@ -41,6 +46,8 @@ const FILE_MODE = 0o600;
  */
 export const BATCH_MAX_FILE_BYTES = 256 * 1024 - 1;
 const BATCH_FIRST_BYTES = 1024 * 1024;
+// A batch given no room reads no file: each is then opened one by one.
+const NO_ROOM = Buffer.alloc(0);
 const BATCH_MAX_BYTES = 32 * 1024 * 1024;
 
 /**
@@ -77,7 +84,9 @@ function walkBelow(dir: SecureDir, rel: string, segments: readonly string[], opt
   const depth = segments.length;
   let batch: DirectoryBatch;
   try {
-    batch = dir.readBatch({ maxFileBytes: BATCH_MAX_FILE_BYTES, buffer: buffers.at(depth) });
+    batch = options.batchReads
+      ? dir.readBatch({ maxFileBytes: BATCH_MAX_FILE_BYTES, buffer: buffers.at(depth) })
+      : dir.readBatch({ maxFileBytes: 0, buffer: NO_ROOM });
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     collector.add(rel, "directory", fsCode(error.code), `cannot list: ${error.code}`);
