@@ -339,7 +339,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},
-      {"readDirBatch", ReadDirBatch},
+      {"readDirBatch", ReadDirBatch}, {"readDirBatchStart", ReadDirBatchStart},
+      {"readDirBatchFinish", ReadDirBatchFinish},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

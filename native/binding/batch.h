@@ -10,4 +10,10 @@ namespace gjc::binding {
 // src/native/binding.d.cts.
 Napi::Value ReadDirBatch(const Napi::CallbackInfo& info);
 
+// readDirBatchStart(dir, maxFileBytes, buffer) -> a job, or a failure record: the same
+// batch on a thread of its own. readDirBatchFinish(job) waits for it and returns what
+// readDirBatch would have (once; `closed` after that).
+Napi::Value ReadDirBatchStart(const Napi::CallbackInfo& info);
+Napi::Value ReadDirBatchFinish(const Napi::CallbackInfo& info);
+
 }  // namespace gjc::binding

@@ -6,6 +6,7 @@
  */
 import { SecureFsError, type DirectoryBatch, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
+import { BatchBuffers, dropReadAhead, readAhead, readNow, type ReadAhead } from "./batch-reads.js";
 import { HeldFile, type AuditFile } from "./held-file.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode, type AuditObjectType } from "./schema.js";
 
@@ -40,96 +41,97 @@ const STAT_CODES: ReadonlySet<string> = new Set(["owner_mismatch", "mode_mismatc
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 /**
- * Files up to this size come back whole from the directory batch. One byte under the
- * content checks' read chunk, so a batch-read file is exactly what one chunked read returns
- * and both paths see the same bytes in the same pieces.
- */
-export const BATCH_MAX_FILE_BYTES = 256 * 1024 - 1;
-const BATCH_FIRST_BYTES = 1024 * 1024;
-// A batch given no room reads no file: each is then opened one by one.
-const NO_ROOM = Buffer.alloc(0);
-const BATCH_MAX_BYTES = 32 * 1024 * 1024;
-
-/**
- * One batch buffer per depth: the content views of a directory's files must stay valid
- * while the walk descends into a subdirectory listed before them. A buffer that left files
- * deferred grows (up to a bound) for the next directory at its depth.
- */
-class BatchBuffers {
-  readonly #buffers: Buffer[] = [];
-
-  at(depth: number): Buffer {
-    return (this.#buffers[depth] ??= Buffer.allocUnsafe(BATCH_FIRST_BYTES));
-  }
-
-  grow(depth: number): void {
-    const size = Math.min(this.at(depth).length * 4, BATCH_MAX_BYTES);
-    if (size > this.at(depth).length) this.#buffers[depth] = Buffer.allocUnsafe(size);
-  }
-}
-
-/**
  * Walks `dir` (already opened and verified, or repaired) and everything below it. Each
  * directory is read in one batch: a file the batch opened owner-only and read whole goes to
  * the visitor from memory; every other file (refused, too large, deferred) takes the
  * one-by-one path, which decides and reports it exactly as it would without the batch.
  */
 export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
-  walkBelow(dir, rel, segments, options, new BatchBuffers());
+  walkBelow(dir, rel, segments, options, new BatchBuffers(options.batchReads), undefined);
 }
 
-function walkBelow(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions, buffers: BatchBuffers): void {
+/**
+ * Walks one directory: from its batch (`ahead`, read ahead while the walk was elsewhere, or
+ * read now). While it walks a subdirectory, the next subdirectory in name order is read
+ * ahead on the thread pool.
+ */
+function walkBelow(
+  dir: SecureDir,
+  rel: string,
+  segments: readonly string[],
+  options: WalkOptions,
+  buffers: BatchBuffers,
+  ahead: ReadAhead | undefined,
+): void {
   const { collector, visitor } = options;
   visitor.directory(rel, segments);
   const depth = segments.length;
-  let batch: DirectoryBatch;
+  let read: { batch: DirectoryBatch; buffer: Buffer };
   try {
-    batch = options.batchReads
-      ? dir.readBatch({ maxFileBytes: BATCH_MAX_FILE_BYTES, buffer: buffers.at(depth) })
-      : dir.readBatch({ maxFileBytes: 0, buffer: NO_ROOM });
+    read = ahead === undefined ? readNow(dir, depth, buffers) : { batch: ahead.pending.finish(), buffer: ahead.buffer };
   } catch (error) {
+    if (ahead !== undefined) buffers.give(depth, ahead.buffer, false);
     if (!(error instanceof SecureFsError)) throw error;
     collector.add(rel, "directory", fsCode(error.code), `cannot list: ${error.code}`);
     return;
   }
+  const { batch, buffer } = read;
   const prefix = rel === "." ? "" : `${rel}/`;
   const seg2 = [...segments, ""];
-  let deferred = false;
-  for (const i of sortedByName(batch)) {
-    const name = batch.name(i);
-    const type = batch.type(i);
-    const rel2 = prefix + name;
-    seg2[depth] = name;
-    visitor.entry(dir, name, rel2, type);
-    if (type === "directory") {
-      const child = openChecked(dir, name, rel2, "directory", options);
-      if (child === undefined) continue;
-      try {
-        walkBelow(child as SecureDir, rel2, seg2.slice(), options, buffers);
-      } finally {
-        child.close();
-      }
-    } else if (type === "file") {
-      const content = batch.content(i);
-      if (content !== undefined) {
-        visitor.file(new HeldFile(batch, i, content, rel2), rel2, seg2);
-        continue;
-      }
-      deferred ||= batch.outcome(i) === "deferred";
-      const file = openChecked(dir, name, rel2, "file", options);
-      if (file === undefined) continue;
-      try {
-        visitor.file(file as SecureFile, rel2, seg2);
-      } finally {
-        file.close();
-      }
-    } else if (type === "symlink") {
-      collector.add(rel2, type, "symlink_refused", "a symbolic link inside the agent directory (never followed)");
-    } else {
-      collector.add(rel2, type, "not_regular_file", `a ${type} inside the agent directory`);
+  const order = sortedByName(batch);
+  const nextDirectory = (from: number): ReadAhead | undefined => {
+    if (!buffers.enabled) return undefined;
+    for (let k = from; k < order.length; k++) {
+      const i = order[k] as number;
+      if (batch.type(i) === "directory") return readAhead(dir, batch, i, depth + 1, buffers);
     }
+    return undefined;
+  };
+  let next = nextDirectory(0);
+  let deferred = false;
+  try {
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k] as number;
+      const name = batch.name(i);
+      const type = batch.type(i);
+      const rel2 = prefix + name;
+      seg2[depth] = name;
+      visitor.entry(dir, name, rel2, type);
+      if (type === "directory") {
+        const mine = next?.index === i ? next : undefined;
+        if (mine !== undefined) next = undefined;
+        const child = mine?.dir ?? openChecked(dir, name, rel2, "directory", options);
+        if (child === undefined) continue;
+        next ??= nextDirectory(k + 1);
+        try {
+          walkBelow(child as SecureDir, rel2, seg2.slice(), options, buffers, mine);
+        } finally {
+          child.close();
+        }
+      } else if (type === "file") {
+        const content = batch.content(i);
+        if (content !== undefined) {
+          visitor.file(new HeldFile(batch, i, content, rel2), rel2, seg2);
+          continue;
+        }
+        deferred ||= batch.outcome(i) === "deferred";
+        const file = openChecked(dir, name, rel2, "file", options);
+        if (file === undefined) continue;
+        try {
+          visitor.file(file as SecureFile, rel2, seg2);
+        } finally {
+          file.close();
+        }
+      } else if (type === "symlink") {
+        collector.add(rel2, type, "symlink_refused", "a symbolic link inside the agent directory (never followed)");
+      } else {
+        collector.add(rel2, type, "not_regular_file", `a ${type} inside the agent directory`);
+      }
+    }
+  } finally {
+    if (next !== undefined) dropReadAhead(next, depth + 1, buffers);
+    buffers.give(depth, buffer, deferred);
   }
-  if (deferred) buffers.grow(depth);
 }
 
 // Entry indexes in name order, so reports are stable from run to run.

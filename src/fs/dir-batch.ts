@@ -6,7 +6,8 @@
  */
 import path from "node:path";
 
-import type { NativeDirBatch, NativeEntryType } from "../native/index.js";
+import { native, type NativeBatchJob, type NativeDirBatch, type NativeEntryType } from "../native/index.js";
+import { unwrap } from "./call.js";
 import { errorFromFailure, type SecureFsError } from "./errors.js";
 import type { SecureStat } from "./types.js";
 
@@ -128,3 +129,29 @@ export class DirectoryBatch {
     return this.#batch.info[i * FIELDS + field] as number;
   }
 }
+
+/**
+ * A directory batch running on the thread pool while the caller does other work (see
+ * {@link SecureDir.startReadBatch}). Its buffer must not be touched until it is finished.
+ */
+export class PendingBatch {
+  readonly #job: NativeBatchJob;
+  readonly #buffer: Buffer;
+  readonly #dirPath: string;
+
+  /** @internal Made by {@link SecureDir.startReadBatch}. */
+  constructor(job: NativeBatchJob, buffer: Buffer, dirPath: string) {
+    this.#job = job;
+    this.#buffer = buffer;
+    this.#dirPath = dirPath;
+  }
+
+  /**
+   * Waits for the batch (blocking, if it is still running) and returns it. Throws what
+   * {@link SecureDir.readBatch} would have; `closed` when already finished once.
+   */
+  finish(): DirectoryBatch {
+    return new DirectoryBatch(unwrap(native.readDirBatchFinish(this.#job), "readBatch", this.#dirPath), this.#buffer, this.#dirPath);
+  }
+}
+

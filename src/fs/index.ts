@@ -4,7 +4,7 @@
 export { SecureDir } from "./secure-dir.js";
 export type { EntryPath, LockOptions, OpenDirOptions, OpenFileOptions } from "./secure-dir.js";
 export { SecureFile } from "./secure-file.js";
-export { DirectoryBatch } from "./dir-batch.js";
+export { DirectoryBatch, PendingBatch } from "./dir-batch.js";
 export type { BatchOutcome, ReadBatchOptions } from "./dir-batch.js";
 export type { ReadOptions } from "./secure-file.js";
 export { SecureLock } from "./secure-lock.js";

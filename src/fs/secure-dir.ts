@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
-import { DirectoryBatch, type ReadBatchOptions } from "./dir-batch.js";
+import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
 import { SecureFsError } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
@@ -141,10 +141,26 @@ export class SecureDir {
    * failure throws as {@link SecureDir.list} does.
    */
   readBatch(options: ReadBatchOptions): DirectoryBatch {
-    const { maxFileBytes, buffer } = options;
-    requireArgument(Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0 && Buffer.isBuffer(buffer), "readBatch", this.path);
+    const { maxFileBytes, buffer } = this.#batchOptions(options);
     const batch = unwrap(native.readDirBatch(this.#handle, maxFileBytes, buffer), "readBatch", this.path);
     return new DirectoryBatch(batch, buffer, this.path);
+  }
+
+  /**
+   * {@link SecureDir.readBatch} on the libuv thread pool, so the caller can work on something
+   * else meanwhile (a walk reads the next directory while it checks the files of this one).
+   * `options.buffer` must not be touched until {@link PendingBatch.finish} returns. This
+   * directory stays open until the batch is done (a `close()` meanwhile takes effect then).
+   */
+  startReadBatch(options: ReadBatchOptions): PendingBatch {
+    const { maxFileBytes, buffer } = this.#batchOptions(options);
+    return new PendingBatch(unwrap(native.readDirBatchStart(this.#handle, maxFileBytes, buffer), "readBatch", this.path), buffer, this.path);
+  }
+
+  #batchOptions(options: ReadBatchOptions): ReadBatchOptions {
+    const { maxFileBytes, buffer } = options;
+    requireArgument(Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0 && Buffer.isBuffer(buffer), "readBatch", this.path);
+    return options;
   }
 
   /**

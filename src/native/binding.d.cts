@@ -114,6 +114,11 @@ declare namespace binding {
     readonly failures: NativeFailure[];
   }
 
+  /** A `readDirBatch` running on the thread pool (`readDirBatchStart`). */
+  interface NativeBatchJob {
+    readonly __nativeBatchJob: never;
+  }
+
   /** The addon's exports. */
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
@@ -150,6 +155,10 @@ declare namespace binding {
     classifyAclBytes(bytes: Uint8Array): "minimal" | "extended" | "malformed";
     /** Lists `dir` and opens owner-only, reads whole into `buffer` and closes each regular file. */
     readDirBatch(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeDirBatch | NativeFailure;
+    /** `readDirBatch` on the thread pool; the buffer must not be touched until it is finished. */
+    readDirBatchStart(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeBatchJob | NativeFailure;
+    /** Waits for a started batch and returns what `readDirBatch` would have; `closed` the second time. */
+    readDirBatchFinish(job: NativeBatchJob): NativeDirBatch | NativeFailure;
   }
 }
 

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { auditAgentDirWith } from "../../src/audit/audit.js";
-import { BATCH_MAX_FILE_BYTES } from "../../src/audit/walk.js";
+import { BATCH_MAX_FILE_BYTES } from "../../src/audit/batch-reads.js";
 import type { AuditFindingCode, AuditReport } from "../../src/index.js";
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { buildTools, isRoot, run, type Tools } from "../helpers/processes.js";
