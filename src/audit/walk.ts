@@ -40,6 +40,7 @@ const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
 const STAT_CODES: ReadonlySet<string> = new Set(["owner_mismatch", "mode_mismatch", "hardlink_refused"]);
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
+
 /**
  * Walks `dir` (already opened and verified, or repaired) and everything below it. Each
  * directory is read in one batch: a file the batch opened owner-only and read whole goes to

@@ -159,6 +159,14 @@ describe("audit: the batch path and the one-by-one path agree", () => {
     expect(batch.counts).toEqual(single.counts);
   });
 
+  it("holds no descriptor after the audit returns (read-ahead included)", () => {
+    const [a] = twoTrees();
+    const fds = () => fs.readdirSync("/proc/self/fd").length;
+    const before = fds();
+    auditAgentDirWith(a.agentDir, { now: NOW }, { batchReads: true });
+    expect(fds()).toBe(before);
+  });
+
   it("report the same content findings, orphan blobs included, when no owner-only problem hides a session", () => {
     const [a] = twoTrees(false);
     const batch = auditAgentDirWith(a.agentDir, { now: NOW }, { batchReads: true });

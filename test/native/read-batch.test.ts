@@ -182,6 +182,50 @@ describe("readBatch: entries and contents", () => {
   });
 });
 
+describe("startReadBatch: the same batch on the thread pool", () => {
+  it("returns what readBatch returns, once", () => {
+    const dir = store((d) => {
+      for (let i = 0; i < 20; i++) file(d, `f${i}`, `content ${i}`);
+      file(d, "open", "x", 0o644);
+      fs.mkdirSync(path.join(d, "sub"), { mode: 0o700 });
+    });
+    const root = SecureDir.openRoot(dir);
+    try {
+      const sync = root.readBatch({ maxFileBytes: 1 << 14, buffer: Buffer.alloc(1 << 16) });
+      const pending = root.startReadBatch({ maxFileBytes: 1 << 14, buffer: Buffer.alloc(1 << 16) });
+      const async = pending.finish();
+      const view = (b: DirectoryBatch) =>
+        Array.from({ length: b.length }, (_, i) => [b.name(i), b.type(i), b.outcome(i), b.content(i)?.toString(), b.failure(i)?.code, b.stat(i)?.ino]).sort();
+      expect(view(async)).toEqual(view(sync));
+      expect(() => pending.finish()).toThrow(expect.objectContaining({ code: "closed" }));
+    } finally {
+      root.close();
+    }
+  });
+
+  it("keeps the directory open until the batch is done when it is closed meanwhile, and releases it then", () => {
+    const dir = store((d) => file(d, "f", "kept"));
+    const fds = () => fs.readdirSync("/proc/self/fd").length;
+    const root = SecureDir.openRoot(dir);
+    const before = fds();
+    const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
+    root.close();
+    expect(root.closed).toBe(true);
+    const batch = pending.finish();
+    expect(batch.content(index(batch, "f"))?.toString()).toBe("kept");
+    // Released at once by finish(), not at some later turn of the event loop.
+    expect(fds()).toBe(before - 1);
+  });
+
+  it("refuses a closed directory and a bad buffer at the start", () => {
+    const dir = store((d) => file(d, "f", "x"));
+    const root = SecureDir.openRoot(dir);
+    expect(() => root.startReadBatch({ maxFileBytes: 8, buffer: "x" as unknown as Buffer })).toThrow(expect.objectContaining({ code: "invalid_argument" }));
+    root.close();
+    expect(() => root.startReadBatch({ maxFileBytes: 8, buffer: Buffer.alloc(8) })).toThrow(expect.objectContaining({ code: "closed" }));
+  });
+});
+
 /** Runs one batch of `dir` in a child under strace; returns the openat/close lines it made. */
 function traceBatch(ctx: SkipContext, dir: string): string[] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
