@@ -26,7 +26,8 @@ const CHUNK_BYTES = 256 * 1024;
 // A canonical binding is a few hundred bytes; anything this large is not one.
 const BINDING_MAX_BYTES = 64 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
-const BLOB_MARKER = "blob:sha256:";
+// As bytes: a string needle would be encoded again on every search.
+const BLOB_MARKER = Buffer.from("blob:sha256:", "latin1");
 const NEWLINE = 0x0a;
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
 // `.gjc-migrate-*` from a migration's copy before it is published.
