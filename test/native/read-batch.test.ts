@@ -217,6 +217,20 @@ describe("startReadBatch: the same batch on the thread pool", () => {
     expect(fds()).toBe(before - 1);
   });
 
+  it("can be finished after the event loop has turned (the work completed first)", async () => {
+    const dir = store((d) => file(d, "f", "later"));
+    const root = SecureDir.openRoot(dir);
+    const fds = () => fs.readdirSync("/proc/self/fd").length;
+    const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
+    root.close();
+    const before = fds();
+    for (let i = 0; i < 20 && fds() === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The completion on the loop released the pinned descriptor; finish still has the result.
+    expect(fds()).toBe(before - 1);
+    const batch = pending.finish();
+    expect(batch.content(index(batch, "f"))?.toString()).toBe("later");
+  });
+
   it("refuses a closed directory and a bad buffer at the start", () => {
     const dir = store((d) => file(d, "f", "x"));
     const root = SecureDir.openRoot(dir);
