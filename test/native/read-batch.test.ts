@@ -219,14 +219,24 @@ describe("startReadBatch: the same batch on the thread pool", () => {
 
   it("can be finished after the event loop has turned (the work completed first)", async () => {
     const dir = store((d) => file(d, "f", "later"));
+    const real = fs.realpathSync(dir);
+    // Descriptors open on this directory (others come and go in this process while it waits).
+    const held = () =>
+      fs.readdirSync("/proc/self/fd").filter((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/self/fd/${fd}`) === real;
+        } catch {
+          return false;
+        }
+      }).length;
     const root = SecureDir.openRoot(dir);
-    const fds = () => fs.readdirSync("/proc/self/fd").length;
     const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
     root.close();
-    const before = fds();
-    for (let i = 0; i < 20 && fds() === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Pinned: its completion cannot run before the loop turns.
+    expect(held()).toBe(1);
+    for (let i = 0; i < 50 && held() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     // The completion on the loop released the pinned descriptor; finish still has the result.
-    expect(fds()).toBe(before - 1);
+    expect(held()).toBe(0);
     const batch = pending.finish();
     expect(batch.content(index(batch, "f"))?.toString()).toBe("later");
   });
