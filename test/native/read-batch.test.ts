@@ -11,6 +11,7 @@ import { SecureDir, SecureFsError, type DirectoryBatch } from "../../src/index.j
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { BINDING_LOADER, buildTools, hasCommand, isRoot, run, runWithAddon, skipBecause, type SkipContext, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { descriptorsUnder } from "../audit/descriptors.js";
 
 const FOREIGN_UID = 65534;
 let tmp: ReturnType<typeof makeTempDir>;
@@ -205,30 +206,20 @@ describe("startReadBatch: the same batch on the thread pool", () => {
 
   it("keeps the directory open until the batch is done when it is closed meanwhile, and releases it then", () => {
     const dir = store((d) => file(d, "f", "kept"));
-    const fds = () => fs.readdirSync("/proc/self/fd").length;
     const root = SecureDir.openRoot(dir);
-    const before = fds();
     const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
     root.close();
     expect(root.closed).toBe(true);
+    expect(descriptorsUnder(dir)).toBe(1);
     const batch = pending.finish();
     expect(batch.content(index(batch, "f"))?.toString()).toBe("kept");
     // Released at once by finish(), not at some later turn of the event loop.
-    expect(fds()).toBe(before - 1);
+    expect(descriptorsUnder(dir)).toBe(0);
   });
 
   it("can be finished after the event loop has turned (the work completed first)", async () => {
     const dir = store((d) => file(d, "f", "later"));
-    const real = fs.realpathSync(dir);
-    // Descriptors open on this directory (others come and go in this process while it waits).
-    const held = () =>
-      fs.readdirSync("/proc/self/fd").filter((fd) => {
-        try {
-          return fs.readlinkSync(`/proc/self/fd/${fd}`) === real;
-        } catch {
-          return false;
-        }
-      }).length;
+    const held = () => descriptorsUnder(dir);
     const root = SecureDir.openRoot(dir);
     const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
     root.close();
