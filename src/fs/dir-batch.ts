@@ -106,11 +106,6 @@ export class DirectoryBatch {
     };
   }
 
-  /** The size in bytes (of the open handle for a file that passed the owner-only open). */
-  size(i: number): number {
-    return this.#number(i, SIZE);
-  }
-
   /** The whole content of a `read` entry (a view into the caller's buffer), else `undefined`. */
   content(i: number): Buffer | undefined {
     if (this.#number(i, OUTCOME) !== READ) return undefined;
