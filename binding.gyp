@@ -8,6 +8,7 @@
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "sources": [
         "native/binding/addon.cc",
+        "native/binding/batch.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
@@ -22,6 +23,7 @@
             "native/core/posix/io.cc",
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
+            "native/core/posix/read_batch.cc",
             "native/core/linux/acl_linux.cc",
             "native/core/linux/os_linux.cc",
             "native/core/linux/syncfs_linux.cc"
@@ -34,6 +36,7 @@
             "native/core/posix/io.cc",
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
+            "native/core/posix/read_batch.cc",
             "native/core/darwin/acl_darwin.cc",
             "native/core/darwin/os_darwin.cc",
             "native/core/darwin/syncfs_darwin.cc"
@@ -53,7 +56,8 @@
             "native/core/win32/io.cc",
             "native/core/win32/publish.cc",
             "native/core/win32/lock_identity.cc",
-            "native/core/win32/syncfs_win32.cc"
+            "native/core/win32/syncfs_win32.cc",
+            "native/core/win32/read_batch.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
           "libraries": ["advapi32.lib"],

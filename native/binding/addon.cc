@@ -10,6 +10,7 @@
 #include "../core/names.h"
 #include "../core/platform.h"
 #include "async_work.h"
+#include "batch.h"
 #include "values.h"
 
 namespace gjc::binding {
@@ -353,6 +354,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},
       {"syncFilesystemAsync", SyncFilesystemAsync},
+      {"readDirBatch", ReadDirBatch}, {"readDirBatchStart", ReadDirBatchStart},
+      {"readDirBatchFinish", ReadDirBatchFinish},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

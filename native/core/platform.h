@@ -131,6 +131,39 @@ Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name);
 // Metadata of an open handle.
 Result<StatInfo> stat_handle(NativeHandle handle);
 
+// What read_directory_batch did with one entry.
+enum class BatchOutcome : std::uint8_t {
+  not_file,   // the directory entry is not a regular file: only stat'ed, never opened
+  read,       // passed the owner-only open; its whole content is in the caller's buffer
+  too_large,  // passed the owner-only open but holds more than the bound (or grew): not read
+  deferred,   // passed the owner-only open but did not fit in what is left of the buffer
+  refused,    // the stat, open, owner-only check or read failed: `failure` says why
+};
+
+// One entry of read_directory_batch. `type` comes from the directory entry, exactly as
+// list_directory reports it. `stat` (when `stated`) is, for a regular file, the stat of its
+// open handle (the object the verdict and the content are about), and for any other entry
+// the no-follow stat of its name.
+struct BatchEntry {
+  std::string name;
+  EntryType type = EntryType::unknown;
+  BatchOutcome outcome = BatchOutcome::not_file;
+  bool stated = false;
+  StatInfo stat;
+  Failure failure;               // outcome == refused
+  std::size_t data_offset = 0;   // outcome == read: the content is buffer[offset, offset+length)
+  std::size_t data_length = 0;
+};
+
+// Lists `dir` and, in the same call, examines every entry: each regular file (by its
+// directory entry) gets the same no-follow, non-blocking owner-only open and verdict as
+// open_file, is read whole into `buffer` (back to back) when it holds at most
+// `max_file_bytes` and fits in what is left of `capacity`, and is closed; every other entry
+// gets a no-follow stat. Per-entry failures never fail the batch; the listing's own
+// failures (and not_utf8) do, as in list_directory.
+Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
+                                                     unsigned char* buffer, std::size_t capacity);
+
 // Reads up to `length` bytes at `offset` into `buffer`; returns the count (0 at the end).
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
                             std::uint64_t offset);

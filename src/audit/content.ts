@@ -6,12 +6,13 @@
  */
 import { createHash } from "node:crypto";
 
-import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
+import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { BINDING_FILE_NAME, decodeBinding, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
+import type { AuditFile } from "./held-file.js";
 import { LegacyTracker } from "./legacy.js";
-import { isPlainRecordLine } from "./record-scan.js";
+import { arePlainRecordLines } from "./record-scan.js";
 import type { AuditObjectType } from "./schema.js";
 import type { WalkVisitor } from "./walk.js";
 
@@ -25,7 +26,8 @@ const CHUNK_BYTES = 256 * 1024;
 // A canonical binding is a few hundred bytes; anything this large is not one.
 const BINDING_MAX_BYTES = 64 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
-const BLOB_MARKER = "blob:sha256:";
+// As bytes: a string needle would be encoded again on every search.
+const BLOB_MARKER = Buffer.from("blob:sha256:", "latin1");
 const NEWLINE = 0x0a;
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
 // `.gjc-migrate-*` from a migration's copy before it is published.
@@ -34,19 +36,13 @@ const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-m
 /**
  * The load of a whole session file without blob references, done cheaply: the header line
  * goes through `loader` (every header check, version refusals thrown as usual) and every
- * other line must be blank or shown by {@link isPlainRecordLine} to be a record, so none can
+ * other line must be blank or shown by {@link arePlainRecordLines} to be a record, so none can
  * yield a finding. Returns `undefined` when that is not shown; the caller then loads the file
  * in full with a fresh loader.
  */
 function loadHeaderOnly(loader: SessionLoader, chunk: Buffer): SessionLoadResult | undefined {
   const first = chunk.indexOf(NEWLINE);
-  if (first <= 0) return undefined;
-  for (let start = first + 1; start < chunk.length; ) {
-    let stop = chunk.indexOf(NEWLINE, start);
-    if (stop === -1) stop = chunk.length;
-    if (stop > start && !isPlainRecordLine(chunk, start, stop)) return undefined;
-    start = stop + 1;
-  }
+  if (first <= 0 || !arePlainRecordLines(chunk, first + 1)) return undefined;
   loader.write(chunk.subarray(0, first + 1));
   const result = loader.end();
   return result.kind === "loaded" && result.invalidLines.length === 0 ? result : undefined;
@@ -97,7 +93,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  file(file: SecureFile, rel: string, segments: readonly string[]): void {
+  file(file: AuditFile, rel: string, segments: readonly string[]): void {
     const name = segments[segments.length - 1] as string;
     this.#legacy.file(file, rel, segments);
     if (segments[0] === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) this.#session(file, rel);
@@ -130,7 +126,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #session(file: SecureFile, rel: string): void {
+  #session(file: AuditFile, rel: string): void {
     this.sessions += 1;
     let loader = new SessionLoader();
     let mayHoldRefs = false;
@@ -138,9 +134,9 @@ export class ContentChecks implements WalkVisitor {
     try {
       let position = 0;
       for (;;) {
-        const n = file.read(this.#scratch, { position });
+        const chunk = this.#chunk(file, position);
+        const n = chunk.length;
         if (n === 0) break;
-        const chunk = this.#scratch.subarray(0, n);
         // A marker cut by a chunk edge would be missed: multi-chunk files are always resolved.
         mayHoldRefs ||= position > 0 || chunk.includes(BLOB_MARKER);
         // A short read of a regular file is its end: saves the second read of every small file.
@@ -189,7 +185,14 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #binding(file: SecureFile, rel: string, scope: string): void {
+  // The bytes from `position`, one read's worth: a batch-read file is a single chunk
+  // (it is smaller than the scratch buffer), an open file is read into the scratch buffer.
+  #chunk(file: AuditFile, position: number): Buffer {
+    if (file.content !== undefined) return position === 0 ? file.content : file.content.subarray(0, 0);
+    return this.#scratch.subarray(0, file.read(this.#scratch, { position }));
+  }
+
+  #binding(file: AuditFile, rel: string, scope: string): void {
     let bytes: Buffer;
     try {
       bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
@@ -213,7 +216,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #blob(file: SecureFile, rel: string, name: string): void {
+  #blob(file: AuditFile, rel: string, name: string): void {
     this.blobs += 1;
     if (!BLOB_NAME.test(name)) {
       this.#collector.add(rel, "file", "invalid_blob_name", "not named by a SHA-256 digest (64 lowercase hex)");
@@ -222,9 +225,10 @@ export class ContentChecks implements WalkVisitor {
     this.#blobs.set(name, rel);
     const hash = createHash("sha256");
     for (let position = 0; ; ) {
-      const n = file.read(this.#scratch, { position });
+      const chunk = this.#chunk(file, position);
+      const n = chunk.length;
       if (n === 0) break;
-      hash.update(this.#scratch.subarray(0, n));
+      hash.update(chunk);
       position += n;
       if (n < this.#scratch.length) break;
     }

@@ -4,6 +4,8 @@
 export { SecureDir } from "./secure-dir.js";
 export type { EntryPath, FilesystemSyncOutcome, LockOptions, OpenDirOptions, OpenFileOptions } from "./secure-dir.js";
 export { SecureFile } from "./secure-file.js";
+export { DirectoryBatch, PendingBatch } from "./dir-batch.js";
+export type { BatchOutcome, ReadBatchOptions } from "./dir-batch.js";
 export type { ReadOptions } from "./secure-file.js";
 export { SecureLock } from "./secure-lock.js";
 export type { LockRecord } from "./secure-lock.js";

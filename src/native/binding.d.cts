@@ -91,6 +91,34 @@ declare namespace binding {
 
   type Bytes = Uint8Array | string;
 
+  /**
+   * What `readDirBatch` did with one entry (`info[i * 11 + 1]`): 0 not a regular file (only
+   * stat'ed), 1 read whole into the buffer, 2 passed but larger than the bound or growing
+   * (not read), 3 passed but did not fit in the rest of the buffer (not read), 4 refused
+   * (the next `failures` element says why).
+   */
+  type NativeBatchOutcome = 0 | 1 | 2 | 3 | 4;
+
+  /**
+   * One directory examined in one call. Per entry `i`, `info[i * 11 + k]` holds, for k =
+   * 0 the directory-entry type and 2 the no-follow stat type (-1: not stat'ed), both as
+   * indexes into the NativeEntryType order (file, directory, symlink, fifo, socket,
+   * char_device, block_device, unknown); 1 the outcome; 3 mode; 4 uid; 5 nlink; 6 size;
+   * 7 mtimeMs; 8 ctimeMs; 9 and 10 the offset and length of the content in the buffer. `ids[i * 2]` and
+   * `ids[i * 2 + 1]` are dev and ino. `failures` holds one record per refused entry, in order.
+   */
+  interface NativeDirBatch {
+    readonly names: string[];
+    readonly info: Float64Array;
+    readonly ids: BigUint64Array;
+    readonly failures: NativeFailure[];
+  }
+
+  /** A `readDirBatch` running on the thread pool (`readDirBatchStart`). */
+  interface NativeBatchJob {
+    readonly __nativeBatchJob: never;
+  }
+
   /** The addon's exports. */
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
@@ -130,6 +158,12 @@ declare namespace binding {
      * "unsupported" where the platform has no such call (not a failure); failures as `syncAsync`.
      */
     syncFilesystemAsync(dir: NativeHandle): Promise<"synced" | "unsupported" | NativeFailure> | NativeFailure;
+    /** Lists `dir` and opens owner-only, reads whole into `buffer` and closes each regular file. */
+    readDirBatch(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeDirBatch | NativeFailure;
+    /** `readDirBatch` on the thread pool; the buffer must not be touched until it is finished. */
+    readDirBatchStart(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeBatchJob | NativeFailure;
+    /** Waits for a started batch and returns what `readDirBatch` would have; `closed` the second time. */
+    readDirBatchFinish(job: NativeBatchJob): NativeDirBatch | NativeFailure;
   }
 }
 

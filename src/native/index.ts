@@ -26,6 +26,10 @@ export type NativeStat = binding.NativeStat;
 export type NativeDirEntry = binding.NativeDirEntry;
 /** Native directory identity. */
 export type NativeIdentity = binding.NativeIdentity;
+/** A directory batch running on the thread pool. */
+export type NativeBatchJob = binding.NativeBatchJob;
+/** One directory as `readDirBatch` returns it. */
+export type NativeDirBatch = binding.NativeDirBatch;
 /** Create mode of `openFile`. */
 export type NativeCreateMode = binding.NativeCreateMode;
 

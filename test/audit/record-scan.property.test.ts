@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 
-import { isPlainRecordLine } from "../../src/audit/record-scan.js";
+import { arePlainRecordLines, isPlainRecordLine } from "../../src/audit/record-scan.js";
 
 // The audit skips the session loader for lines this check calls plain, so a wrong "true"
 // would hide a finding. The oracle is JSON.parse itself.
@@ -74,5 +74,35 @@ describe("isPlainRecordLine", () => {
     for (const text of ['{"type":"a","type":5}', '{"type":"a"', '[{"type":"a"}]', '{"type":"a"}{"type":"b"}', '{"type":"a\u0001"}', '{"Type":"a"}', '{}']) {
       expect(plain(text), text).toBe(false);
     }
+  });
+});
+
+describe("arePlainRecordLines", () => {
+  // Lines as a file holds them: records, damaged records (a byte may be a newline), blanks.
+  const line = fc.oneof(records.map((t) => Buffer.from(t, "utf8")), damaged, fc.constantFrom(Buffer.alloc(0), Buffer.from("  "), Buffer.from("\r")));
+
+  it("answers exactly what asking isPlainRecordLine line by line answers", () => {
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), fc.boolean(), (lines, trailing) => {
+        const chunk = Buffer.concat(lines.flatMap((l, i) => (i < lines.length - 1 || trailing ? [l, Buffer.from("\n")] : [l])));
+        let expected = true;
+        for (let start = 0; start < chunk.length; ) {
+          let stop = chunk.indexOf(0x0a, start);
+          if (stop === -1) stop = chunk.length;
+          if (stop > start && !isPlainRecordLine(chunk, start, stop)) expected = false;
+          start = stop + 1;
+        }
+        expect(arePlainRecordLines(chunk, 0)).toBe(expected);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("starts at the given offset and never lets a record run across a newline", () => {
+    const chunk = Buffer.from('garbage\n{"type":"a"}\n\n{"type":"b"}', "utf8");
+    expect(arePlainRecordLines(chunk, 0)).toBe(false);
+    expect(arePlainRecordLines(chunk, 8)).toBe(true);
+    expect(arePlainRecordLines(Buffer.from('{"type":\n"a"}', "utf8"), 0)).toBe(false);
+    expect(arePlainRecordLines(Buffer.from('{"type":"a"}\n  \n', "utf8"), 0)).toBe(false);
   });
 });

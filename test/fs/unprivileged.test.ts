@@ -15,6 +15,8 @@ const FILES = [
   "test/fs/secure-dir.test.ts",
   "test/fs/concurrency.test.ts",
   "test/native/ramfs.test.ts",
+  "test/native/read-batch.test.ts",
+  "test/audit/batch-differential.test.ts",
 ];
 
 interface VitestJson {

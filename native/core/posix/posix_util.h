@@ -18,6 +18,11 @@ Failure errno_failure(int error, const char* syscall);
 // fstat with EINTR retry, as a Result.
 Result<struct stat> fstat_of(int fd);
 
+// The owner-only verdict (type, owner == `euid`, mode, links, then the ACL gate) on open
+// descriptor `fd` whose fstat is `st`: a caller checking many files holds one fstat and
+// one geteuid per batch instead of repeating them.
+Result<VerifyEvidence> verify_with_stat(int fd, const struct stat& st, bool directory, uid_t euid);
+
 // Converts a struct stat to the platform-neutral StatInfo.
 StatInfo stat_info_of(const struct stat& st);
 

@@ -27,13 +27,13 @@ namespace {
 constexpr mode_t kDirMode = 0700;
 constexpr mode_t kFileMode = 0600;
 
-// Type, owner, exact mode and link count: everything but the ACL gate.
-Status check_stat(const struct stat& st, bool directory) {
+// Type, owner (`euid`), exact mode and link count: everything but the ACL gate.
+Status check_stat(const struct stat& st, bool directory, uid_t euid) {
   if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
     if (S_ISLNK(st.st_mode)) return fail(Code::symlink_refused, 0, "fstat");
     return fail(directory ? Code::not_directory : Code::not_regular_file, 0, "fstat");
   }
-  if (st.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  if (st.st_uid != euid) return fail(Code::owner_mismatch, 0, "fstat");
   if ((st.st_mode & 07777) != (directory ? kDirMode : kFileMode)) {
     return fail(Code::mode_mismatch, 0, "fstat");
   }
@@ -45,12 +45,20 @@ Status check_stat(const struct stat& st, bool directory) {
   return success();
 }
 
+}  // namespace
+
+Result<VerifyEvidence> posix::verify_with_stat(int fd, const struct stat& st, bool directory, uid_t euid) {
+  auto checked = check_stat(st, directory, euid);
+  if (!checked.ok()) return checked.failure();
+  return os::acl_check(fd, directory);
+}
+
+namespace {
+
 Result<VerifyEvidence> verify(int fd, bool directory) {
   auto st = posix::fstat_of(fd);
   if (!st.ok()) return st.failure();
-  auto checked = check_stat(st.value(), directory);
-  if (!checked.ok()) return checked.failure();
-  return os::acl_check(fd, directory);
+  return posix::verify_with_stat(fd, st.value(), directory, ::geteuid());
 }
 
 // Owner-only apply on an object we already own: refuses anything that is not ours.
@@ -59,10 +67,10 @@ Result<VerifyEvidence> repair(int fd, bool directory) {
   if (!st.ok()) return st.failure();
   const struct stat& s = st.value();
   if (directory ? !S_ISDIR(s.st_mode) : !S_ISREG(s.st_mode)) {
-    return check_stat(s, directory).failure();
+    return check_stat(s, directory, ::geteuid()).failure();
   }
   if (s.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
-  if (!directory && s.st_nlink != 1) return check_stat(s, directory).failure();
+  if (!directory && s.st_nlink != 1) return check_stat(s, directory, ::geteuid()).failure();
   auto stripped = os::acl_strip(fd, directory);
   if (!stripped.ok()) return stripped.failure();
   if (retry_eintr([&] { return ::fchmod(fd, directory ? kDirMode : kFileMode); }) != 0) {
