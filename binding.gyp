@@ -13,6 +13,7 @@
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
         "native/core/names_of_values.cc",
+        "native/core/read_batch_sink.cc",
         "native/core/utf8.cc"
       ],
       "conditions": [

@@ -12,24 +12,18 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../platform.h"
+#include "../read_batch_sink.h"
 #include "posix_util.h"
 
 namespace gjc {
 namespace {
-
-// Where a batch writes file contents: the caller's buffer and how much of it is used.
-struct Sink {
-  unsigned char* buffer;
-  std::size_t capacity;
-  std::size_t used = 0;
-};
 
 // Opens, verifies and reads the file named by a regular-file directory entry, appending
 // its content to `sink`. Sets the outcome (and failure) of `out`. The name is not stat'ed
 // first: the open never follows a link nor waits on a FIFO, and the verdict (type included)
 // is made on the fstat of the descriptor, the object actually read, so a stat of the name
 // would cost a syscall per file and decide nothing.
-void read_one(int dir, uid_t euid, std::size_t max_file_bytes, BatchEntry& out, Sink& sink) {
+void read_one(int dir, uid_t euid, std::size_t max_file_bytes, BatchEntry& out, BatchSink& sink) {
   auto refuse = [&](Failure failure) {
     out.outcome = BatchOutcome::refused;
     out.failure = failure;
@@ -47,33 +41,7 @@ void read_one(int dir, uid_t euid, std::size_t max_file_bytes, BatchEntry& out, 
   out.stat = posix::stat_info_of(st);
   auto verdict = posix::verify_with_stat(fd.get(), st, false, euid);
   if (!verdict.ok()) return refuse(verdict.failure());
-  const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size > max_file_bytes) {
-    out.outcome = BatchOutcome::too_large;
-    return;
-  }
-  // One byte more than the size: a read that fills it shows the file grew and its end was
-  // not seen; the caller then reads it the ordinary way.
-  const std::size_t want = static_cast<std::size_t>(size) + 1;
-  if (want > sink.capacity - sink.used) {
-    out.outcome = BatchOutcome::deferred;
-    return;
-  }
-  // A short read of a regular file is its end (as in the audit's chunked reads), so one
-  // read suffices for a file that did not grow.
-  const ssize_t n = retry_eintr([&] {
-    return ::pread(fd.get(), sink.buffer + sink.used, want, 0);
-  });
-  if (n < 0) return refuse(posix::errno_failure(errno, "pread"));
-  const auto got = static_cast<std::size_t>(n);
-  if (got == want) {
-    out.outcome = BatchOutcome::too_large;
-    return;
-  }
-  out.outcome = BatchOutcome::read;
-  out.data_offset = sink.used;
-  out.data_length = got;
-  sink.used += got;
+  read_whole_into(fd.get(), static_cast<std::uint64_t>(st.st_size), max_file_bytes, out, sink);
 }
 
 }  // namespace
@@ -84,7 +52,7 @@ Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size
   if (!listed.ok()) return listed.failure();
   // Once per batch: the owner every file must have.
   const uid_t euid = ::geteuid();
-  Sink sink{buffer, capacity};
+  BatchSink sink{buffer, capacity};
   std::vector<BatchEntry> entries;
   entries.reserve(listed.value().size());
   for (DirEntry& entry : listed.value()) {

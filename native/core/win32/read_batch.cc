@@ -6,19 +6,14 @@
 #include <vector>
 
 #include "../platform.h"
+#include "../read_batch_sink.h"
 
 namespace gjc {
 namespace {
 
-struct Sink {
-  unsigned char* buffer;
-  std::size_t capacity;
-  std::size_t used = 0;
-};
-
 // The file of a regular-file directory entry: open_file makes the owner-only verdict on
 // the handle, whose stat is then the one reported.
-void read_one(NativeHandle dir, std::size_t max_file_bytes, BatchEntry& out, Sink& sink) {
+void read_one(NativeHandle dir, std::size_t max_file_bytes, BatchEntry& out, BatchSink& sink) {
   auto refuse = [&](Failure failure) {
     out.outcome = BatchOutcome::refused;
     out.failure = failure;
@@ -30,29 +25,7 @@ void read_one(NativeHandle dir, std::size_t max_file_bytes, BatchEntry& out, Sin
   if (!held.ok()) return refuse(held.failure());
   out.stated = true;
   out.stat = held.value();
-  if (out.stat.size > max_file_bytes) {
-    out.outcome = BatchOutcome::too_large;
-    return;
-  }
-  // One byte beyond the size: filling it means the file grew and its end was not seen.
-  const std::size_t want = static_cast<std::size_t>(out.stat.size) + 1;
-  if (want > sink.capacity - sink.used) {
-    out.outcome = BatchOutcome::deferred;
-    return;
-  }
-  // A short read of a regular file is its end, so one read suffices for a file that did
-  // not grow.
-  auto n = read_at(file.get(), sink.buffer + sink.used, want, 0);
-  if (!n.ok()) return refuse(n.failure());
-  const std::size_t got = n.value();
-  if (got == want) {
-    out.outcome = BatchOutcome::too_large;
-    return;
-  }
-  out.outcome = BatchOutcome::read;
-  out.data_offset = sink.used;
-  out.data_length = got;
-  sink.used += got;
+  read_whole_into(file.get(), out.stat.size, max_file_bytes, out, sink);
 }
 
 }  // namespace
@@ -61,7 +34,7 @@ Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size
                                                      unsigned char* buffer, std::size_t capacity) {
   auto listed = list_directory(dir);
   if (!listed.ok()) return listed.failure();
-  Sink sink{buffer, capacity};
+  BatchSink sink{buffer, capacity};
   std::vector<BatchEntry> entries;
   entries.reserve(listed.value().size());
   for (DirEntry& entry : listed.value()) {
