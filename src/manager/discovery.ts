@@ -339,20 +339,11 @@ function openDirectory(context: Context, dir: string, names: readonly string[]):
  */
 function closeDirectory(context: Context, state: DirectoryState): void {
   if (state.access.file === undefined || !state.access.writable) return;
-  if (state.stored === undefined) {
-    if (state.seen.size > 0) writeListingIndex(context.storage, state.access, state.seen);
-    return;
-  }
-  let gone = false;
-  for (const name of state.stored.keys()) {
-    if (!state.names.has(name)) {
-      gone = true;
-      break;
-    }
-  }
+  const stored: ListingIndex = state.stored ?? new Map();
+  const gone = [...stored.keys()].some((name) => !state.names.has(name));
   if (!state.dirty && !gone) return;
   const next: ListingIndex = new Map();
-  for (const [name, record] of state.stored) if (state.names.has(name) && !state.seen.has(name)) next.set(name, record);
+  for (const [name, record] of stored) if (state.names.has(name) && !state.seen.has(name)) next.set(name, record);
   for (const [name, record] of state.seen) next.set(name, record);
   writeListingIndex(context.storage, state.access, next);
 }
