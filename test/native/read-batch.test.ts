@@ -11,7 +11,7 @@ import { SecureDir, SecureFsError, type DirectoryBatch } from "../../src/index.j
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { BINDING_LOADER, buildTools, hasCommand, isRoot, run, runWithAddon, skipBecause, type SkipContext, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { descriptorsUnder } from "../audit/descriptors.js";
+import { descriptorsOn, descriptorsUnder } from "../audit/descriptors.js";
 
 const FOREIGN_UID = 65534;
 let tmp: ReturnType<typeof makeTempDir>;
@@ -210,7 +210,8 @@ describe("startReadBatch: the same batch on the thread pool", () => {
     const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
     root.close();
     expect(root.closed).toBe(true);
-    expect(descriptorsUnder(dir)).toBe(1);
+    // Still held by the batch (its listing may briefly hold a second descriptor of its own).
+    expect(descriptorsOn(dir)).toBeGreaterThanOrEqual(1);
     const batch = pending.finish();
     expect(batch.content(index(batch, "f"))?.toString()).toBe("kept");
     // Released at once by finish(), not at some later turn of the event loop.
@@ -223,8 +224,9 @@ describe("startReadBatch: the same batch on the thread pool", () => {
     const root = SecureDir.openRoot(dir);
     const pending = root.startReadBatch({ maxFileBytes: 64, buffer: Buffer.alloc(64) });
     root.close();
-    // Pinned: its completion cannot run before the loop turns.
-    expect(held()).toBe(1);
+    // Pinned: its completion cannot run before the loop turns (the batch's listing may briefly
+    // hold a second descriptor of the directory, and a file of it, while it runs).
+    expect(descriptorsOn(dir)).toBeGreaterThanOrEqual(1);
     for (let i = 0; i < 50 && held() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     // The completion on the loop released the pinned descriptor; finish still has the result.
     expect(held()).toBe(0);
