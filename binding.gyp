@@ -9,6 +9,7 @@
       "sources": [
         "native/binding/addon.cc",
         "native/binding/batch.cc",
+        "native/binding/import.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
@@ -25,6 +26,7 @@
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
             "native/core/posix/read_batch.cc",
+            "native/core/posix/import_batch.cc",
             "native/core/linux/acl_linux.cc",
             "native/core/linux/os_linux.cc",
             "native/core/linux/syncfs_linux.cc"
@@ -38,6 +40,7 @@
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
             "native/core/posix/read_batch.cc",
+            "native/core/posix/import_batch.cc",
             "native/core/darwin/acl_darwin.cc",
             "native/core/darwin/os_darwin.cc",
             "native/core/darwin/syncfs_darwin.cc"
@@ -58,7 +61,8 @@
             "native/core/win32/publish.cc",
             "native/core/win32/lock_identity.cc",
             "native/core/win32/syncfs_win32.cc",
-            "native/core/win32/read_batch.cc"
+            "native/core/win32/read_batch.cc",
+            "native/core/win32/import_batch.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
           "libraries": ["advapi32.lib"],

@@ -11,6 +11,7 @@
 #include "../core/platform.h"
 #include "async_work.h"
 #include "batch.h"
+#include "import.h"
 #include "values.h"
 
 namespace gjc::binding {
@@ -356,6 +357,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"syncFilesystemAsync", SyncFilesystemAsync},
       {"readDirBatch", ReadDirBatch}, {"readDirBatchStart", ReadDirBatchStart},
       {"readDirBatchFinish", ReadDirBatchFinish},
+      {"importFilesAsync", ImportFilesAsync},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

@@ -16,15 +16,19 @@ namespace gjc::binding {
 // The JS value of a successful call: undefined for a Status, the string for a word.
 inline Napi::Value SuccessValue(Napi::Env env, const Unit&) { return env.Undefined(); }
 inline Napi::Value SuccessValue(Napi::Env env, const char* word) { return Napi::String::New(env, word); }
+// An import batch (import.cc; layout in src/native/binding.d.cts).
+Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch);
 
 template <class T>
 class ResultWork : public Napi::AsyncWorker {
  public:
   // Runs `work` off the main thread. `handle` (the JS object of `pinned`) is kept alive and
-  // pinned until the work is done, so its descriptor stays valid throughout.
+  // pinned until the work is done, so its descriptor stays valid throughout; so is
+  // `memory` (when given), a buffer the work reads or writes.
   static Napi::Value Start(Napi::Env env, Handle* pinned, Napi::Object handle,
-                           std::function<Result<T>()> work) {
+                           std::function<Result<T>()> work, Napi::Object memory = Napi::Object()) {
     auto* job = new ResultWork(env, pinned, handle, std::move(work));
+    if (!memory.IsEmpty()) job->memory_ = Napi::Persistent(memory);
     Napi::Promise promise = job->deferred_.Promise();
     job->Queue();
     return promise;
@@ -57,6 +61,7 @@ class ResultWork : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   Handle* pinned_;
   Napi::ObjectReference handle_;
+  Napi::ObjectReference memory_;
   std::function<Result<T>()> work_;
   // Overwritten by Execute before OnOK reads it.
   Result<T> result_ = fail(Code::io_error);

@@ -88,14 +88,16 @@ struct DirectoryIdentity {
 Result<OwnedHandle> open_root(const std::string& absolute_path, bool create);
 
 // Opens directory `name` below `parent` and verifies it owner-only. With `create`, a
-// missing directory is created (then forced to 0700, ACLs stripped, verified); an existing
-// one is opened and verified like any other (existence is never trusted).
+// missing directory is created (and when the umask or an inherited default ACL made it
+// deviate, forced to 0700 with ACLs stripped), then verified; an existing one is opened
+// and verified like any other (existence is never trusted).
 Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create);
 
 // Opens regular file `name` below `parent` and verifies it owner-only. A FIFO or device
 // never blocks the open. CreateMode::exclusive fails with already_exists when the name is
-// taken; if_missing creates or opens-and-verifies. A created file is forced to 0600 with
-// ACLs stripped before it is verified.
+// taken; if_missing creates or opens-and-verifies. A created file that is not owner-only
+// as created (umask, inherited default ACL) is forced to 0600 with ACLs stripped; then it
+// is verified.
 Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
                               const FileOpenOptions& options);
 
@@ -163,6 +165,68 @@ struct BatchEntry {
 // failures (and not_utf8) do, as in list_directory.
 Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
                                                      unsigned char* buffer, std::size_t capacity);
+
+// One file for import_files: entry `name` of the source directory, to be copied to the same
+// name in the destination, and the exact version it must be (times in ns since epoch).
+struct ImportRequest {
+  std::string name;
+  std::uint64_t dev = 0;
+  std::uint64_t ino = 0;
+  std::uint64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+};
+
+// What import_files did with one request.
+enum class ImportOutcome : std::uint8_t {
+  copied,    // created owner-only, written, read back equal; its bytes are in the buffer
+  deferred,  // does not fit in what is left of the buffer: nothing was created for it
+  changed,   // the source cannot be opened or is not the requested version: `change` says how
+  failed,    // creating, writing or reading back the copy failed: `failure` says why
+  mismatch,  // the copy did not read back as the bytes written
+  skipped,   // not attempted, because an earlier request was neither copied nor deferred
+};
+
+// How a source differed from its request (outcome `changed`).
+enum class ImportChange : std::uint8_t {
+  none,
+  unopenable,     // the no-follow open failed (`failure` has the errno; ELOOP: a link)
+  not_regular,    // not a regular file
+  hardlink,       // more than one link
+  before_copy,    // another version than requested when opened
+  while_copying,  // its size or version changed while it was read
+};
+
+struct ImportEntry {
+  ImportOutcome outcome = ImportOutcome::skipped;
+  ImportChange change = ImportChange::none;
+  Failure failure;
+  std::size_t data_offset = 0;  // outcome == copied: the bytes are buffer[offset, offset+length)
+  std::size_t data_length = 0;
+};
+
+// What import_files returns: per request, in order; or `unsupported` on platforms without
+// it (not a failure: the caller copies those files one by one instead).
+struct ImportBatch {
+  bool supported = true;
+  std::vector<ImportEntry> entries;
+};
+
+// Copies files from an unmanaged directory into the owner-only directory `dest`, in one
+// call. `source_dir` is absolute; its last component is opened without following a link,
+// and it must be the directory with identity `dir_dev`/`dir_ino` (identity_mismatch
+// otherwise, and nothing is done). Then, for each request in order: the entry is opened
+// read-only without following a link or waiting on a FIFO and must be a single-link regular
+// file of exactly the requested version; `name` is created in `dest` exclusively exactly as
+// open_file does; the content goes through `buffer` (back to back) into the copy, which is
+// read back and compared; the source must still be that version after the read. Stops at
+// the first request that is neither copied nor deferred. Nothing is synced: the caller
+// makes the copies durable. Failures of the whole call: the source directory's open or
+// identity, and memory.
+Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t dir_dev,
+                                 std::uint64_t dir_ino, NativeHandle dest,
+                                 const std::vector<ImportRequest>& requests,
+                                 unsigned char* buffer, std::size_t capacity);
 
 // Reads up to `length` bytes at `offset` into `buffer`; returns the count (0 at the end).
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,

@@ -8,6 +8,7 @@ import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
 import { SecureFsError } from "./errors.js";
+import { importedFiles, type ImportedFile, type ImportRequest } from "./import-batch.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
 import type { SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
@@ -164,6 +165,36 @@ export class SecureDir {
     const { maxFileBytes, buffer } = options;
     requireArgument(Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0 && Buffer.isBuffer(buffer), "readBatch", this.path);
     return options;
+  }
+
+  /**
+   * Copies files from the unmanaged directory `sourceDir` into this directory in one call on
+   * the libuv thread pool. `sourceDir` is absolute and its last component must not be a
+   * link; it must be the directory with `sourceId`'s dev/ino (else the call fails with
+   * `identity_mismatch`). Each request's source is opened without following a link and
+   * must be a single-link regular file of exactly the requested version; its copy is
+   * created here exclusively and owner-only (as {@link SecureDir.openFile} does), written
+   * from `buffer` (back to back; a file needs its size plus one byte of room), read back and
+   * compared. The import stops at the first request that is neither copied nor deferred.
+   * Nothing is synced. Resolves `"unsupported"` on Windows, where the caller copies file by
+   * file instead. `buffer` must not be touched until the promise settles.
+   */
+  async importFilesAsync(
+    sourceDir: string,
+    sourceId: { readonly dev: bigint; readonly ino: bigint },
+    requests: readonly ImportRequest[],
+    buffer: Buffer,
+  ): Promise<ImportedFile[] | "unsupported"> {
+    requireArgument(path.isAbsolute(sourceDir) && Buffer.isBuffer(buffer), "importFiles", sourceDir);
+    const versions = new BigInt64Array(requests.length * 5);
+    requests.forEach((r, i) => {
+      requireArgument(Number.isSafeInteger(r.size) && r.size >= 0, "importFiles", path.join(sourceDir, r.name));
+      versions.set([BigInt.asIntN(64, r.dev), BigInt.asIntN(64, r.ino), BigInt(r.size), r.mtimeNs, r.ctimeNs], i * 5);
+    });
+    const dirId = BigUint64Array.of(BigInt.asUintN(64, sourceId.dev), BigInt.asUintN(64, sourceId.ino));
+    const names = requests.map((r) => r.name);
+    const batch = await unwrapAsync(native.importFilesAsync(this.#handle, sourceDir, dirId, names, versions, buffer), "importFiles", sourceDir);
+    return batch === "unsupported" ? batch : importedFiles(batch, requests, buffer, sourceDir);
   }
 
   /**

@@ -10,10 +10,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 
-import type { SecureDir, SecureFile } from "../fs/index.js";
+import { SecureFsError, type ImportedFile, type ImportRequest, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
-import { openRegularNoFollow, openRegularNoFollowSync, sameStat, stableStat, type StableStat } from "./session-file.js";
+import { openRegularNoFollow, sameStat, stableStat, type StableStat } from "./session-file.js";
 import { CHUNK_BYTES, hashManagedFile, pool, type StagedSet } from "./staging.js";
 import { TimeSlice } from "./time-slice.js";
 
@@ -122,13 +122,6 @@ export async function snapshotStillHolds(root: string, snapshot: ArtifactSnapsho
 export type BytesCallback = (bytes: number) => void;
 
 /**
- * Files up to this size are copied with synchronous calls, many per event-loop turn: for
- * them the thread-pool round trips of async calls (open, stat, read, stat, close) cost far
- * more than the work, and a few hundred KiB are read and hashed in well under a slice.
- */
-export const SMALL_FILE_BYTES = 256 * 1024;
-
-/**
  * Copies the regular file `source` into a new owner-only file `name` of `dir` (created
  * exclusively), checking that it is still the object of `expected`; every chunk is hashed
  * once and read back as it is written ({@link writeAndCompare}). Returns the SHA-256 of the
@@ -160,40 +153,6 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
   } finally {
     out?.close();
     await handle.close();
-  }
-}
-
-/**
- * {@link copyFileInto} for a file of at most {@link SMALL_FILE_BYTES}, with synchronous
- * calls. `buffer` and `check` hold one byte more than that, so a file that grew is noticed.
- */
-function copySmallFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, buffer: Buffer, check: Buffer): string {
-  const { fd, stat } = (() => {
-    try {
-      return openRegularNoFollowSync(source);
-    } catch (error) {
-      return sourceOpenFailed(error);
-    }
-  })();
-  let out: SecureFile | undefined;
-  try {
-    requireStill(stat, expected, "changed_before_copy");
-    out = dir.openFile(name, { write: true, create: "exclusive" });
-    let position = 0;
-    for (;;) {
-      const wanted = buffer.byteLength - position;
-      const n = fs.readSync(fd, buffer, position, wanted, position);
-      position += n;
-      // A short read of a regular file is its end: usually one read does it all.
-      if (n < wanted || position > expected.size) break;
-    }
-    requireCopiedWhole(position, stableStat(fs.fstatSync(fd, { bigint: true })), expected);
-    const bytes = buffer.subarray(0, position);
-    writeAndCompare(out, bytes, 0, check);
-    return createHash("sha256").update(bytes).digest("hex");
-  } finally {
-    out?.close();
-    fs.closeSync(fd);
   }
 }
 
@@ -239,14 +198,110 @@ function requireCopiedWhole(position: number, after: StableStat, expected: Stabl
   requireStill(after, expected, "changed_while_copying");
 }
 
-/** Files copied at the same time: source reads overlap on the thread pool. */
+/** Large files copied at the same time: their reads overlap on the thread pool. */
 const COPY_CONCURRENCY = 8;
+
+/** Bytes of one import batch's buffer; a file that needs more is copied on its own. */
+const IMPORT_BUFFER_BYTES = 4 << 20;
+
+/** Files per import batch: bounds the time between progress reports. */
+const IMPORT_BATCH_FILES = 256;
+
+/**
+ * Import batches in flight: one copies on the thread pool while the files of the other are
+ * hashed on the main thread.
+ */
+const IMPORT_LANES = 2;
+
+/** Files of one source directory copied by one native import. */
+interface ImportBatch {
+  readonly dir: string;
+  readonly dirStat: StableStat;
+  readonly files: SnapshotEntry[];
+}
+
+/** The snapshot's files grouped by directory into import batches of bounded size. */
+function importBatches(snapshot: ArtifactSnapshot): ImportBatch[] {
+  const stats = new Map<string, StableStat>([["", snapshot.root]]);
+  const byDir = new Map<string, SnapshotEntry[]>();
+  for (const entry of snapshot.entries) {
+    if (entry.kind === "directory") {
+      stats.set(entry.path, entry.stat);
+      continue;
+    }
+    const dir = parentPath(entry.path);
+    const files = byDir.get(dir);
+    if (files === undefined) byDir.set(dir, [entry]);
+    else files.push(entry);
+  }
+  const batches: ImportBatch[] = [];
+  for (const [dir, files] of byDir) {
+    const dirStat = stats.get(dir) as StableStat;
+    let current: SnapshotEntry[] = [];
+    let bytes = 0;
+    for (const file of files) {
+      const room = file.stat.size + 1;
+      if (current.length === IMPORT_BATCH_FILES || (current.length > 0 && bytes + room > IMPORT_BUFFER_BYTES)) {
+        batches.push({ dir, dirStat, files: current });
+        current = [];
+        bytes = 0;
+      }
+      current.push(file);
+      bytes += room;
+    }
+    batches.push({ dir, dirStat, files: current });
+  }
+  return batches;
+}
+
+function parentPath(rel: string): string {
+  const cut = rel.lastIndexOf("/");
+  return cut < 0 ? "" : rel.slice(0, cut);
+}
+
+function importRequest(entry: SnapshotEntry, name: string): ImportRequest {
+  const { dev, ino, size, mtimeNs, ctimeNs } = entry.stat;
+  return { name, dev: BigInt(dev), ino: BigInt(ino), size, mtimeNs: BigInt(mtimeNs), ctimeNs: BigInt(ctimeNs) };
+}
+
+/** The migration error for an imported file that was neither copied nor deferred. */
+function importFailure(file: ImportedFile): Error {
+  switch (file.outcome) {
+    case "changed": {
+      if (file.change === "unopenable") {
+        const code = file.error?.errnoName ?? file.error?.code ?? "io_error";
+        return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open a source file (${code})`);
+      }
+      const detail = { not_regular: "not_regular_file", hardlink: "hardlink", before_copy: "changed_before_copy", while_copying: "changed_while_copying" }[file.change ?? "before_copy"];
+      return new MigrationError("source_changed", detail, "a source file changed during migration");
+    }
+    case "mismatch":
+      return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
+    default:
+      // `failed`: the staged copy could not be created, written or read back.
+      return file.error ?? new MigrationError("durability_failed", file.outcome, "a file could not be copied");
+  }
+}
+
+/** A failed import as a whole: the source directory is gone or is another one now. */
+function importBatchFailure(error: unknown): never {
+  const moved: readonly string[] = ["identity_mismatch", "not_found", "symlink_refused", "not_directory"];
+  if (error instanceof SecureFsError && moved.includes(error.code)) {
+    throw new MigrationError("source_changed", "tree_changed", "the artifact tree changed during migration");
+  }
+  throw error;
+}
 
 /**
  * Copies every entry of `snapshot` from `sourceRoot` into the held (empty) staging directory
  * `target` (each file read back as it is written), records every created directory and
  * copied file in `staged` (which the caller makes durable and closes), and returns the
  * manifest. `onFile` is called once per copied file.
+ *
+ * The files of each directory go through native import batches (many files per addon call,
+ * on the thread pool), two at a time, and each copied file is hashed from the batch's
+ * buffer, which holds exactly the bytes written and read back. Files too large for a batch,
+ * and every file where the platform has no import, are copied one by one.
  */
 export async function copyArtifactTree(
   sourceRoot: string,
@@ -258,47 +313,58 @@ export async function copyArtifactTree(
 ): Promise<ManifestEntry[]> {
   const dirs = new Map<string, SecureDir>([["", target]]);
   const manifest: ManifestEntry[] = [];
-  const parentOf = (rel: string): { dir: SecureDir; name: string } => {
-    const cut = rel.lastIndexOf("/");
-    const dir = dirs.get(cut < 0 ? "" : rel.slice(0, cut));
+  const dirOf = (rel: string): SecureDir => {
+    const dir = dirs.get(rel);
     if (dir === undefined) throw new MigrationError("source_changed", "tree_changed", "the artifact tree changed during migration");
-    return { dir, name: cut < 0 ? rel : rel.slice(cut + 1) };
+    return dir;
   };
+  const nameOf = (rel: string): string => rel.slice(rel.lastIndexOf("/") + 1);
   for (const entry of snapshot.entries) {
     if (entry.kind !== "directory") continue;
-    const { dir, name } = parentOf(entry.path);
-    const child = dir.openDir(name, { create: true });
+    const child = dirOf(parentPath(entry.path)).openDir(nameOf(entry.path), { create: true });
     staged.holdDir(child, { own: true });
     dirs.set(entry.path, child);
     manifest.push({ kind: "directory", path: entry.path });
     // Each creation syncs its parent: let other work run between them.
     await yieldToLoop();
   }
-  const sourceOf = (entry: SnapshotEntry): string => path.join(sourceRoot, ...entry.path.split("/"));
-  const copied = (entry: SnapshotEntry, dir: SecureDir, name: string, sha256: string): void => {
-    staged.addFile(dir, name);
+  const sourceOf = (rel: string): string => path.resolve(sourceRoot, ...rel.split("/").filter((part) => part !== ""));
+  const copied = (entry: SnapshotEntry, sha256: string): void => {
+    staged.addFile(dirOf(parentPath(entry.path)), nameOf(entry.path));
     manifest.push({ kind: "file", path: entry.path, size: entry.stat.size, sha256 });
     onFile();
   };
-  const files = snapshot.entries.filter((e) => e.kind === "file");
-  const slice = new TimeSlice();
-  const buffer = Buffer.allocUnsafe(SMALL_FILE_BYTES + 1);
-  const check = Buffer.allocUnsafe(SMALL_FILE_BYTES + 2);
-  for (const entry of files) {
-    if (entry.stat.size > SMALL_FILE_BYTES) continue;
-    const { dir, name } = parentOf(entry.path);
-    copied(entry, dir, name, copySmallFileInto(sourceOf(entry), entry.stat, dir, name, buffer, check));
-    onBytes(entry.stat.size);
-    await slice.yieldIfDue();
-  }
-  await pool(
-    files.filter((e) => e.stat.size > SMALL_FILE_BYTES),
-    COPY_CONCURRENCY,
-    async (entry) => {
-      const { dir, name } = parentOf(entry.path);
-      copied(entry, dir, name, await copyFileInto(sourceOf(entry), entry.stat, dir, name, onBytes));
-    },
-  );
+  const oneByOne: SnapshotEntry[] = [];
+  const buffers: Buffer[] = Array.from({ length: IMPORT_LANES }, () => Buffer.allocUnsafe(IMPORT_BUFFER_BYTES));
+  await pool(importBatches(snapshot), IMPORT_LANES, async (batch) => {
+    const buffer = buffers.pop() as Buffer;
+    try {
+      const dir = dirOf(batch.dir);
+      const requests = batch.files.map((entry) => importRequest(entry, nameOf(entry.path)));
+      const sourceId = { dev: BigInt(batch.dirStat.dev), ino: BigInt(batch.dirStat.ino) };
+      const results = await dir.importFilesAsync(sourceOf(batch.dir), sourceId, requests, buffer).catch(importBatchFailure);
+      if (results === "unsupported") {
+        oneByOne.push(...batch.files);
+        return;
+      }
+      results.forEach((file, i) => {
+        const entry = batch.files[i] as SnapshotEntry;
+        if (file.outcome === "deferred") {
+          oneByOne.push(entry);
+          return;
+        }
+        if (file.outcome !== "copied" || file.content === undefined) throw importFailure(file);
+        copied(entry, createHash("sha256").update(file.content).digest("hex"));
+        onBytes(entry.stat.size);
+      });
+    } finally {
+      buffers.push(buffer);
+    }
+  });
+  await pool(oneByOne, COPY_CONCURRENCY, async (entry) => {
+    const sha256 = await copyFileInto(sourceOf(entry.path), entry.stat, dirOf(parentPath(entry.path)), nameOf(entry.path), onBytes);
+    copied(entry, sha256);
+  });
   return manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 

@@ -83,25 +83,6 @@ export async function openRegularNoFollow(file: string): Promise<{ handle: fs.pr
   }
 }
 
-/**
- * {@link openRegularNoFollow} with synchronous calls, for small files where thread-pool
- * round trips would cost more than the work; the caller closes the descriptor.
- */
-export function openRegularNoFollowSync(file: string): { fd: number; stat: StableStat } {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, OPEN_FLAGS);
-  } catch (error) {
-    throw openFailure(error);
-  }
-  try {
-    return { fd, stat: requireSameRegular(fs.fstatSync(fd, { bigint: true }), fs.lstatSync(file, { bigint: true })) };
-  } catch (error) {
-    fs.closeSync(fd);
-    throw error;
-  }
-}
-
 function openFailure(error: unknown): MigrationError {
   const code = (error as NodeJS.ErrnoException).code ?? "io_error";
   return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open the session file (${code})`);

@@ -119,6 +119,18 @@ declare namespace binding {
     readonly __nativeBatchJob: never;
   }
 
+  /**
+   * One `importFilesAsync` batch. Per request `i`, `info[i * 4 + k]` holds, for k = 0 the
+   * outcome (0 copied, 1 deferred, 2 changed, 3 failed, 4 mismatch, 5 skipped), 1 how a
+   * changed source differed (0 none, 1 unopenable, 2 not regular, 3 hard link, 4 another
+   * version when opened, 5 changed while read), 2 and 3 the offset and length of the copied
+   * bytes in the buffer. `failures[i]` is set for a failed request and an unopenable source.
+   */
+  interface NativeImportBatch {
+    readonly info: Float64Array;
+    readonly failures: (NativeFailure | undefined)[];
+  }
+
   /** The addon's exports. */
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
@@ -164,6 +176,20 @@ declare namespace binding {
     readDirBatchStart(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeBatchJob | NativeFailure;
     /** Waits for a started batch and returns what `readDirBatch` would have; `closed` the second time. */
     readDirBatchFinish(job: NativeBatchJob): NativeDirBatch | NativeFailure;
+    /**
+     * Off the main thread: copies the files `names` (each of the version `versions[i * 5 ..]`:
+     * dev, ino, size, mtimeNs, ctimeNs) from the unmanaged directory `sourceDir`, which must
+     * have the identity `dirId` (dev, ino), into the owner-only directory `dest`, through
+     * `buffer`. "unsupported" where the platform has none (Windows).
+     */
+    importFilesAsync(
+      dest: NativeHandle,
+      sourceDir: string,
+      dirId: BigUint64Array,
+      names: string[],
+      versions: BigInt64Array,
+      buffer: Uint8Array,
+    ): Promise<NativeImportBatch | "unsupported" | NativeFailure> | NativeFailure;
   }
 }
 

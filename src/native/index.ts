@@ -30,6 +30,8 @@ export type NativeIdentity = binding.NativeIdentity;
 export type NativeBatchJob = binding.NativeBatchJob;
 /** One directory as `readDirBatch` returns it. */
 export type NativeDirBatch = binding.NativeDirBatch;
+/** One batch as `importFilesAsync` returns it. */
+export type NativeImportBatch = binding.NativeImportBatch;
 /** Create mode of `openFile`. */
 export type NativeCreateMode = binding.NativeCreateMode;
 
