@@ -9,13 +9,14 @@
       "sources": [
         "native/binding/addon.cc",
         "native/binding/batch.cc",
-        "native/binding/import.cc",
+        "native/binding/unmanaged.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
         "native/core/names_of_values.cc",
         "native/core/read_batch_sink.cc",
-        "native/core/utf8.cc"
+        "native/core/utf8.cc",
+        "native/core/write_verified.cc"
       ],
       "conditions": [
         ["OS=='linux'", {
@@ -27,6 +28,7 @@
             "native/core/posix/lock_identity.cc",
             "native/core/posix/read_batch.cc",
             "native/core/posix/import_batch.cc",
+            "native/core/posix/tree_walk.cc",
             "native/core/linux/acl_linux.cc",
             "native/core/linux/os_linux.cc",
             "native/core/linux/syncfs_linux.cc"
@@ -41,6 +43,7 @@
             "native/core/posix/lock_identity.cc",
             "native/core/posix/read_batch.cc",
             "native/core/posix/import_batch.cc",
+            "native/core/posix/tree_walk.cc",
             "native/core/darwin/acl_darwin.cc",
             "native/core/darwin/os_darwin.cc",
             "native/core/darwin/syncfs_darwin.cc"
@@ -62,7 +65,8 @@
             "native/core/win32/lock_identity.cc",
             "native/core/win32/syncfs_win32.cc",
             "native/core/win32/read_batch.cc",
-            "native/core/win32/import_batch.cc"
+            "native/core/win32/import_batch.cc",
+            "native/core/win32/tree_walk.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
           "libraries": ["advapi32.lib"],

@@ -11,7 +11,7 @@
 #include "../core/platform.h"
 #include "async_work.h"
 #include "batch.h"
-#include "import.h"
+#include "unmanaged.h"
 #include "values.h"
 
 namespace gjc::binding {
@@ -201,6 +201,32 @@ Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
 Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false); }
 Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true); }
 
+// writeVerifiedAsync(file, buffer, offset, length, position): write_verified on the thread
+// pool; resolves with "verified" or "mismatch", or a failure record.
+Napi::Value WriteVerifiedAsync(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
+  if (file == nullptr) return failure;
+  std::uint64_t offset = 0, length = 0, position = 0;
+  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
+      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
+    return Invalid(info.Env());
+  }
+  auto bytes = info[1].As<Napi::Uint8Array>();
+  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) return Invalid(info.Env());
+  const NativeHandle native = file->native();
+  const unsigned char* data = bytes.Data() + offset;
+  const std::size_t size = static_cast<std::size_t>(length);
+  return WordWork::Start(
+      info.Env(), file, info[0].As<Napi::Object>(),
+      [=]() -> Result<const char*> {
+        auto verified = write_verified(native, data, size, position);
+        if (!verified.ok()) return verified.failure();
+        return verified.value() ? "verified" : "mismatch";
+      },
+      bytes);
+}
+
 Napi::Value Append(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* file = HandleArg(info, 0, HandleKind::file, failure);
@@ -348,7 +374,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile},
       {"verify", Verify}, {"repair", Repair}, {"list", List},
       {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"read", Read},
-      {"write", Write}, {"append", Append}, {"sync", Sync},
+      {"write", Write}, {"writeVerifiedAsync", WriteVerifiedAsync}, {"append", Append}, {"sync", Sync},
       {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
       {"writeFileAtomic", WriteFileAtomic}, {"writeFileAtomicAsync", WriteFileAtomicAsync},
       {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
@@ -357,7 +383,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"syncFilesystemAsync", SyncFilesystemAsync},
       {"readDirBatch", ReadDirBatch}, {"readDirBatchStart", ReadDirBatchStart},
       {"readDirBatchFinish", ReadDirBatchFinish},
-      {"importFilesAsync", ImportFilesAsync},
+      {"importFilesAsync", ImportFilesAsync}, {"walkTreeAsync", WalkTreeAsync},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

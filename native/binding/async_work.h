@@ -16,15 +16,17 @@ namespace gjc::binding {
 // The JS value of a successful call: undefined for a Status, the string for a word.
 inline Napi::Value SuccessValue(Napi::Env env, const Unit&) { return env.Undefined(); }
 inline Napi::Value SuccessValue(Napi::Env env, const char* word) { return Napi::String::New(env, word); }
-// An import batch (import.cc; layout in src/native/binding.d.cts).
+// An import batch and a tree walk (import.cc; layouts in src/native/binding.d.cts).
 Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch);
+Napi::Value SuccessValue(Napi::Env env, const TreeWalk& walk);
 
 template <class T>
 class ResultWork : public Napi::AsyncWorker {
  public:
   // Runs `work` off the main thread. `handle` (the JS object of `pinned`) is kept alive and
   // pinned until the work is done, so its descriptor stays valid throughout; so is
-  // `memory` (when given), a buffer the work reads or writes.
+  // `memory` (when given), a buffer the work reads or writes. Work that uses no handle
+  // passes nullptr and an empty object.
   static Napi::Value Start(Napi::Env env, Handle* pinned, Napi::Object handle,
                            std::function<Result<T>()> work, Napi::Object memory = Napi::Object()) {
     auto* job = new ResultWork(env, pinned, handle, std::move(work));
@@ -39,12 +41,12 @@ class ResultWork : public Napi::AsyncWorker {
 
   void OnOK() override {
     Napi::Env env = Env();
-    pinned_->Unpin();
+    if (pinned_ != nullptr) pinned_->Unpin();
     deferred_.Resolve(result_.ok() ? SuccessValue(env, result_.value()) : FailureValue(env, result_.failure()));
   }
 
   void OnError(const Napi::Error& error) override {
-    pinned_->Unpin();
+    if (pinned_ != nullptr) pinned_->Unpin();
     deferred_.Reject(error.Value());
   }
 
@@ -53,8 +55,9 @@ class ResultWork : public Napi::AsyncWorker {
       : Napi::AsyncWorker(env, "gjc-secure-fs"),
         deferred_(Napi::Promise::Deferred::New(env)),
         pinned_(pinned),
-        handle_(Napi::Persistent(handle)),
         work_(std::move(work)) {
+    if (pinned_ == nullptr) return;
+    handle_ = Napi::Persistent(handle);
     pinned_->Pin();
   }
 

@@ -166,6 +166,35 @@ struct BatchEntry {
 Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
                                                      unsigned char* buffer, std::size_t capacity);
 
+// One object met by walk_tree: its path below the root ('/'-separated, never empty), its
+// depth (children of the root: 1) and its no-follow stat.
+struct TreeEntry {
+  std::string path;
+  std::uint32_t depth = 0;
+  StatInfo stat;
+};
+
+// What walk_tree found, or `unsupported` on platforms without it (not a failure: the
+// caller walks the tree itself).
+struct TreeWalk {
+  bool supported = true;
+  // The walk stopped early: more than max_entries entries were met (the one past the bound
+  // is the last entry returned).
+  bool truncated = false;
+  std::vector<TreeEntry> entries;
+};
+
+// Walks the unmanaged directory tree at `root` (absolute; its last component is opened
+// without following a link, and it must be the directory with identity `dev`/`ino`,
+// identity_mismatch otherwise) by descriptor and never through a link: every directory is
+// listed, its names sorted (by bytes), and each entry stat'ed without following it; a
+// directory entry at depth <= max_depth is opened no-follow (it must be the object just
+// stat'ed) and walked in turn, right after its own entry, so directories come before their
+// contents. Deeper directories are reported but not entered. Failures: the root's open or
+// identity, any listing (not_utf8 for a name JS cannot hold), stat or open on the way.
+Result<TreeWalk> walk_tree(const std::string& root, std::uint64_t dev, std::uint64_t ino,
+                           std::uint32_t max_depth, std::size_t max_entries);
+
 // One file for import_files: entry `name` of the source directory, to be copied to the same
 // name in the destination, and the exact version it must be (times in ns since epoch).
 struct ImportRequest {
@@ -235,6 +264,20 @@ Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
 // Writes all `length` bytes at `offset`; returns `length`.
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
                              std::uint64_t offset);
+
+// Writes all `length` bytes of `data` at `offset`, then reads the range back through the same
+// handle and compares: true when exactly these bytes come back and the file ends right
+// after them, false when the file does not hold what was written. The written range is
+// then handed to start_writeback. For copies whose content a caller has hashed from
+// `data`: equal bytes prove the hash of the copy.
+Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
+                            std::uint64_t offset);
+
+// Asks the OS to start writing a just-written range of `file` out to the device now,
+// without waiting for it, so that a later flush (sync_filesystem, sync_handle) finds less
+// to do. Durability still comes only from that flush. Linux: sync_file_range(WRITE); macOS
+// and Windows have no such request, and there it does nothing.
+Status start_writeback(NativeHandle file, std::uint64_t offset, std::size_t length);
 
 // Appends all `length` bytes to a file opened with `append`: normally one write call, and
 // no per-write re-verification (the handle was verified when opened).

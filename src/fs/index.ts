@@ -6,7 +6,8 @@ export type { EntryPath, FilesystemSyncOutcome, LockOptions, OpenDirOptions, Ope
 export { SecureFile } from "./secure-file.js";
 export { DirectoryBatch, PendingBatch } from "./dir-batch.js";
 export type { BatchOutcome, ReadBatchOptions } from "./dir-batch.js";
-export type { ImportChange, ImportedFile, ImportOutcome, ImportRequest } from "./import-batch.js";
+export { walkUnmanagedTree } from "./unmanaged.js";
+export type { ImportChange, ImportedFile, ImportOutcome, ImportRequest, UnmanagedEntry, UnmanagedTree } from "./unmanaged.js";
 export type { ReadOptions } from "./secure-file.js";
 export { SecureLock } from "./secure-lock.js";
 export type { LockRecord } from "./secure-lock.js";

@@ -8,7 +8,7 @@ import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
 import { SecureFsError } from "./errors.js";
-import { importedFiles, type ImportedFile, type ImportRequest } from "./import-batch.js";
+import { importedFiles, type ImportedFile, type ImportRequest } from "./unmanaged.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
 import type { SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";

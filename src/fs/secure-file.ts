@@ -80,6 +80,19 @@ export class SecureFile {
   }
 
   /**
+   * Writes all of `data` at `position` (file opened with `write`) on the libuv thread pool,
+   * then reads the range back through the same descriptor: resolves true when exactly these
+   * bytes came back and the file ends right after them, false when it does not hold what
+   * was written. For copies hashed from `data`: equal bytes prove the hash of the copy. On
+   * Linux the range's writeback is started at once, so a later flush has less left to do.
+   * `data` must not be changed until the promise settles.
+   */
+  async writeVerifiedAsync(data: Uint8Array, position: number): Promise<boolean> {
+    const result = native.writeVerifiedAsync(this.#handle, data, 0, data.byteLength, position);
+    return (await unwrapAsync(result, "writeVerified", this.path)) === "verified";
+  }
+
+  /**
    * Appends `data` at the end (file opened with `append`): one `write` syscall in the
    * normal case, no re-verification. Returns the byte count.
    */

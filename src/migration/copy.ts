@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 
-import { SecureFsError, type ImportedFile, type ImportRequest, type SecureDir, type SecureFile } from "../fs/index.js";
+import { SecureFsError, walkUnmanagedTree, type ImportedFile, type ImportRequest, type SecureDir, type SecureFile, type UnmanagedEntry } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
 import { openRegularNoFollow, sameStat, stableStat, type StableStat } from "./session-file.js";
@@ -56,7 +56,9 @@ export interface ArtifactSnapshot {
 /**
  * Snapshots the tree at `root`, or returns undefined when nothing is there. Links, hard
  * links, special files, a too-deep entry or a too-large file -> `unsafe_artifacts`; more
- * entries or bytes than the budget -> `artifact_capacity_exceeded`.
+ * entries or bytes than the budget -> `artifact_capacity_exceeded`; a tree that cannot be
+ * walked safely (a name that is not UTF-8, a directory swapped while walked, an unreadable
+ * directory) -> `unsafe_artifacts` with the file-system code.
  */
 export async function snapshotArtifactTree(root: string, limits: ArtifactLimits): Promise<ArtifactSnapshot | undefined> {
   let rootStat: fs.BigIntStats;
@@ -67,38 +69,61 @@ export async function snapshotArtifactTree(root: string, limits: ArtifactLimits)
     throw new MigrationError("unsafe_artifacts", (error as NodeJS.ErrnoException).code ?? "io_error", "the artifact directory cannot be inspected");
   }
   if (!rootStat.isDirectory()) throw new MigrationError("unsafe_artifacts", rootStat.isSymbolicLink() ? "symlink" : "not_directory", "the artifact path is not a real directory");
+  const walked = await walkUnmanagedTree(path.resolve(root), rootStat, limits).catch(unwalkable);
   const entries: SnapshotEntry[] = [];
   let totalBytes = 0;
   let files = 0;
-  // Synchronous calls in time slices: one thread-pool round trip per entry would cost far
-  // more than the lstat itself (the tree may hold 50,000 entries).
-  const slice = new TimeSlice();
-  const walk = async (relative: string, depth: number): Promise<void> => {
-    const names = fs.readdirSync(path.join(root, relative)).sort();
-    for (const name of names) {
-      const rel = relative === "" ? name : `${relative}/${name}`;
-      if (depth > limits.maxDepth) throw new MigrationError("unsafe_artifacts", "too_deep", "the artifact tree is too deep");
-      if (entries.length + 1 > limits.maxEntries) throw new MigrationError("artifact_capacity_exceeded", "too_many_entries", "the artifact tree has too many entries");
-      await slice.yieldIfDue();
-      const st = fs.lstatSync(path.join(root, rel), { bigint: true });
-      if (st.isSymbolicLink()) throw new MigrationError("unsafe_artifacts", "symlink", "the artifact tree holds a symbolic link");
-      if (st.isDirectory()) {
-        entries.push({ kind: "directory", path: rel, stat: stableStat(st) });
-        await walk(rel, depth + 1);
-        continue;
-      }
-      if (!st.isFile()) throw new MigrationError("unsafe_artifacts", "special_file", "the artifact tree holds a special file");
-      if (st.nlink !== 1n) throw new MigrationError("unsafe_artifacts", "hardlink", "an artifact file has more than one link");
-      const size = Number(st.size);
-      if (size > limits.maxFileBytes) throw new MigrationError("unsafe_artifacts", "file_too_large", "an artifact file is larger than allowed");
-      totalBytes += size;
-      files += 1;
-      if (totalBytes > limits.maxTotalBytes) throw new MigrationError("artifact_capacity_exceeded", "too_many_bytes", "the artifact tree is larger than allowed");
-      entries.push({ kind: "file", path: rel, stat: stableStat(st) });
+  for await (const entry of walked === "unsupported" ? portableWalk(root, limits) : walked.entries) {
+    if (entry.depth > limits.maxDepth) throw new MigrationError("unsafe_artifacts", "too_deep", "the artifact tree is too deep");
+    if (entries.length + 1 > limits.maxEntries) throw new MigrationError("artifact_capacity_exceeded", "too_many_entries", "the artifact tree has too many entries");
+    if (entry.type === "symlink") throw new MigrationError("unsafe_artifacts", "symlink", "the artifact tree holds a symbolic link");
+    if (entry.type === "directory") {
+      entries.push({ kind: "directory", path: entry.path, stat: unmanagedStat(entry) });
+      continue;
     }
-  };
-  await walk("", 1);
+    if (entry.type !== "file") throw new MigrationError("unsafe_artifacts", "special_file", "the artifact tree holds a special file");
+    if (entry.nlink !== 1) throw new MigrationError("unsafe_artifacts", "hardlink", "an artifact file has more than one link");
+    if (entry.size > limits.maxFileBytes) throw new MigrationError("unsafe_artifacts", "file_too_large", "an artifact file is larger than allowed");
+    totalBytes += entry.size;
+    files += 1;
+    if (totalBytes > limits.maxTotalBytes) throw new MigrationError("artifact_capacity_exceeded", "too_many_bytes", "the artifact tree is larger than allowed");
+    entries.push({ kind: "file", path: entry.path, stat: unmanagedStat(entry) });
+  }
   return { root: stableStat(rootStat), entries, totalBytes, files };
+}
+
+function unwalkable(error: unknown): never {
+  if (error instanceof SecureFsError) throw new MigrationError("unsafe_artifacts", error.code, `the artifact tree cannot be walked safely (${error.code})`);
+  throw error;
+}
+
+function unmanagedStat(entry: UnmanagedEntry): StableStat {
+  return {
+    dev: entry.dev.toString(),
+    ino: entry.ino.toString(),
+    nlink: entry.nlink,
+    size: entry.size,
+    mtimeNs: entry.mtimeNs.toString(),
+    ctimeNs: entry.ctimeNs.toString(),
+    mtimeMs: Number(entry.mtimeNs / 1_000_000n),
+  };
+}
+
+/**
+ * The walk where the platform has no native one (Windows): the same entries in the same
+ * shape, from lstat by path, each directory's names sorted, directories down to the depth
+ * bound entered. Synchronous calls in time slices: a thread-pool round trip per entry would
+ * cost far more than the lstat itself (the tree may hold 50,000 entries).
+ */
+async function* portableWalk(root: string, limits: ArtifactLimits, relative = "", depth = 1, slice = new TimeSlice()): AsyncGenerator<UnmanagedEntry> {
+  for (const name of fs.readdirSync(path.join(root, relative)).sort()) {
+    const rel = relative === "" ? name : `${relative}/${name}`;
+    await slice.yieldIfDue();
+    const st = fs.lstatSync(path.join(root, rel), { bigint: true });
+    const type = st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "directory" : st.isFile() ? "file" : "unknown";
+    yield { path: rel, depth, type, dev: st.dev, ino: st.ino, size: Number(st.size), nlink: Number(st.nlink), mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
+    if (type === "directory" && depth <= limits.maxDepth) yield* portableWalk(root, limits, rel, depth + 1, slice);
+  }
 }
 
 /** True when the tree at `root` still matches `snapshot` entry for entry. */
@@ -121,66 +146,70 @@ export async function snapshotStillHolds(root: string, snapshot: ArtifactSnapsho
 /** Called with the bytes of each copied chunk. */
 export type BytesCallback = (bytes: number) => void;
 
+/** Bytes per chunk of a file copied on its own (two chunks are in flight). */
+export const COPY_CHUNK_BYTES = 4 << 20;
+
 /**
  * Copies the regular file `source` into a new owner-only file `name` of `dir` (created
- * exclusively), checking that it is still the object of `expected`; every chunk is hashed
- * once and read back as it is written ({@link writeAndCompare}). Returns the SHA-256 of the
- * bytes copied. Nothing is synced here: the caller makes all staged files durable at once
- * ({@link StagedSet}).
+ * exclusively), checking that it is still the object of `expected`, and returns the SHA-256
+ * of the bytes copied. Nothing is synced here: the caller makes all staged files durable at
+ * once ({@link StagedSet}).
+ *
+ * Each chunk is hashed once, on the main thread, from the buffer that is then written and
+ * read back on the thread pool ({@link SecureFile.writeVerifiedAsync}), while the next chunk
+ * is read. Why that verification suffices without hashing the copy: equal bytes give equal
+ * SHA-256, so a copy that reads back byte for byte as the hashed buffer has that hash
+ * (stronger than comparing two digests, which implies equal bytes only through collision
+ * resistance), for a memory compare instead of a second SHA-256 pass. Reading back before
+ * the flush proves the same: reads are served from the page cache either way, which is what
+ * the flush writes out, and whether that writeback succeeded is what the flush reports. A
+ * short write, a write at the wrong place, a staged file changed behind our back: each is a
+ * mismatch (`durability_failed`).
  */
 export async function copyFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback): Promise<string> {
   const { handle, stat } = await openRegularNoFollow(source).catch(sourceOpenFailed);
   let out: SecureFile | undefined;
+  // The verified write of the previous chunk, running on the thread pool.
+  let writing: Promise<boolean> | undefined;
   try {
     requireStill(stat, expected, "changed_before_copy");
-    out = dir.openFile(name, { write: true, create: "exclusive" });
+    const file = dir.openFile(name, { write: true, create: "exclusive" });
+    out = file;
     const hash = createHash("sha256");
-    const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(expected.size, 1)));
-    const check = Buffer.allocUnsafe(buffer.byteLength + 1);
+    const size = Math.min(COPY_CHUNK_BYTES, Math.max(expected.size, 1));
+    const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)] as const;
     let position = 0;
-    for (;;) {
+    for (let turn = 0; ; turn ^= 1) {
+      // The other buffer may still be in the write in flight; this one is free.
+      const buffer = buffers[turn] as Buffer;
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
       hash.update(chunk);
-      writeAndCompare(out, chunk, position, check);
+      if (writing !== undefined) requireVerified(await writing);
+      writing = file.writeVerifiedAsync(chunk, position);
+      // Awaited at the next turn or in `finally`; marked handled now so that a failure
+      // while the next read is awaited is not an unhandled rejection.
+      writing.catch(() => false);
       position += bytesRead;
       onBytes(bytesRead);
     }
+    if (writing !== undefined) requireVerified(await writing);
+    writing = undefined;
     requireCopiedWhole(position, stableStat(await handle.stat({ bigint: true })), expected);
-    if (position === 0) writeAndCompare(out, buffer.subarray(0, 0), 0, check);
+    // An empty copy must be empty too.
+    if (position === 0) requireVerified(await file.writeVerifiedAsync(Buffer.alloc(0), 0));
     return hash.digest("hex");
   } finally {
+    // A write still in flight (after a failure) settles before its buffers and file go.
+    await writing?.catch(() => false);
     out?.close();
     await handle.close();
   }
 }
 
-/**
- * Writes `chunk` at `position` of a staged file (the end of what was written so far) and
- * reads it straight back through the same descriptor into `check` (at least one byte
- * larger), failing with `durability_failed` unless exactly these bytes come back and the
- * file ends right after them.
- *
- * Why this verification is enough, and why it hashes nothing: the source is hashed once,
- * on the way in, over the very buffer that is written here. Comparing the bytes read back
- * with that buffer proves the destination holds exactly the bytes the hash describes,
- * which is strictly stronger than hashing the destination again and comparing digests
- * (equal bytes give equal SHA-256, while a digest comparison only implies equal bytes
- * through collision resistance), and it costs a memory compare instead of a second
- * SHA-256 pass and a second open of every file. Reading back now rather than after the
- * flush proves the same thing: a read is served from the page cache either way, and the
- * page cache is exactly what the flush writes out; whether that writeback succeeded is what
- * the flush's own result says (syncfs or fsync errors fail the migration before anything is
- * published). A short write, a write at the wrong offset, or a staged file changed behind
- * our back while it is being written all show up as a mismatch.
- */
-function writeAndCompare(out: SecureFile, chunk: Buffer, position: number, check: Buffer): void {
-  if (chunk.byteLength > 0) out.write(chunk, position);
-  const n = out.read(check, { position, length: chunk.byteLength + 1 });
-  if (n !== chunk.byteLength || !check.subarray(0, n).equals(chunk)) {
-    throw new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
-  }
+function requireVerified(verified: boolean): void {
+  if (!verified) throw new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
 }
 
 function sourceOpenFailed(error: unknown): never {
@@ -198,11 +227,11 @@ function requireCopiedWhole(position: number, after: StableStat, expected: Stabl
   requireStill(after, expected, "changed_while_copying");
 }
 
-/** Large files copied at the same time: their reads overlap on the thread pool. */
-const COPY_CONCURRENCY = 8;
+/** Large files copied at the same time (each keeps a read and a write in flight). */
+const COPY_CONCURRENCY = 4;
 
-/** Bytes of one import batch's buffer; a file that needs more is copied on its own. */
-const IMPORT_BUFFER_BYTES = 4 << 20;
+/** Bytes of one import batch's buffer; a file that needs more (its size + 1) is copied on its own. */
+export const IMPORT_BUFFER_BYTES = 4 << 20;
 
 /** Files per import batch: bounds the time between progress reports. */
 const IMPORT_BATCH_FILES = 256;

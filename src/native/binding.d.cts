@@ -131,6 +131,20 @@ declare namespace binding {
     readonly failures: (NativeFailure | undefined)[];
   }
 
+  /**
+   * One `walkTreeAsync` result. Per entry `i` (path `paths[i]`), `info[i * 4 + k]` holds for
+   * k = 0 the depth (root children: 1), 1 the type (NativeEntryType order), 2 the size, 3 the
+   * link count; `ids[i * 2]`, `ids[i * 2 + 1]` dev and ino and `times[i * 2]`,
+   * `times[i * 2 + 1]` mtime and ctime in ns, all signed as Node's bigint stats are.
+   */
+  interface NativeTreeWalk {
+    readonly paths: string[];
+    readonly info: Float64Array;
+    readonly ids: BigInt64Array;
+    readonly times: BigInt64Array;
+    readonly truncated: boolean;
+  }
+
   /** The addon's exports. */
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
@@ -151,6 +165,14 @@ declare namespace binding {
     statHandle(handle: NativeHandle): NativeStat | NativeFailure;
     read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
+    /** Off the main thread: writes the range at `position`, reads it back and compares. */
+    writeVerifiedAsync(
+      file: NativeHandle,
+      buffer: Uint8Array,
+      offset: number,
+      length: number,
+      position: number,
+    ): Promise<"verified" | "mismatch" | NativeFailure> | NativeFailure;
     append(file: NativeHandle, data: Bytes): number | NativeFailure;
     sync(handle: NativeHandle): undefined | NativeFailure;
     unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
@@ -190,6 +212,11 @@ declare namespace binding {
       versions: BigInt64Array,
       buffer: Uint8Array,
     ): Promise<NativeImportBatch | "unsupported" | NativeFailure> | NativeFailure;
+    /**
+     * Off the main thread: walks the unmanaged tree at `root` (identity `rootId`: dev, ino)
+     * without following links. "unsupported" where the platform has none (Windows).
+     */
+    walkTreeAsync(root: string, rootId: BigUint64Array, maxDepth: number, maxEntries: number): Promise<NativeTreeWalk | "unsupported" | NativeFailure> | NativeFailure;
   }
 }
 

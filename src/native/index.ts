@@ -32,6 +32,8 @@ export type NativeBatchJob = binding.NativeBatchJob;
 export type NativeDirBatch = binding.NativeDirBatch;
 /** One batch as `importFilesAsync` returns it. */
 export type NativeImportBatch = binding.NativeImportBatch;
+/** One tree as `walkTreeAsync` returns it. */
+export type NativeTreeWalk = binding.NativeTreeWalk;
 /** Create mode of `openFile`. */
 export type NativeCreateMode = binding.NativeCreateMode;
 

@@ -16,6 +16,7 @@ import { BINDING_FILE_NAME, openCandidateForWrite, resolveManagedScope, SecureDi
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
+import { COPY_CHUNK_BYTES, IMPORT_BUFFER_BYTES } from "../../src/migration/copy.js";
 import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -161,12 +162,22 @@ describe("SecureDir.syncFilesystemAsync", () => {
 });
 
 describe("copy paths", () => {
-  it("small artifacts (copied synchronously) and large ones (streamed in chunks) both arrive byte-identical", async () => {
+  it("batched artifacts, ones deferred past a full batch buffer and ones streamed in chunks all arrive byte-identical", async () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
-    const large = Buffer.alloc(3 * 1024 * 1024 + 17);
+    // Larger than two copy chunks, so it is streamed in three.
+    const large = Buffer.alloc(2 * COPY_CHUNK_BYTES + 17);
     for (let i = 0; i < large.length; i++) large[i] = (i * 31 + (i >> 11)) & 0xff;
-    const artifacts: Record<string, string | Buffer> = { "big.bin": large, "edge.bin": large.subarray(0, 256 * 1024), "over.bin": large.subarray(0, 256 * 1024 + 1), "empty.log": "" };
+    const artifacts: Record<string, string | Buffer> = {
+      "big.bin": large,
+      // The largest file a batch can hold (its size plus one byte fill the buffer), and the
+      // smallest it cannot.
+      "edge.bin": large.subarray(0, IMPORT_BUFFER_BYTES - 1),
+      "over.bin": large.subarray(0, IMPORT_BUFFER_BYTES),
+      "empty.log": "",
+    };
+    // Files of one directory that together overflow a batch buffer: split across batches.
+    for (let i = 0; i < 5; i++) artifacts[`m/${i}.bin`] = large.subarray(i, i + IMPORT_BUFFER_BYTES / 3);
     for (let i = 0; i < 40; i++) artifacts[`s/${i}.log`] = `${i}`.repeat(i * 13);
     const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 30, artifacts });
     const result = await openCandidateForWrite(scope, await candidateAt(scope, file));

@@ -156,14 +156,17 @@ describe("copy-retain migration", () => {
     const scope = scopeOf(box.cwd, box.agentDir);
     const cases: [string, (root: string) => void][] = [
       ["symlink", (root) => fs.symlinkSync("/etc/passwd", path.join(root, "evil"))],
+      ["symlink", (root) => fs.symlinkSync("/etc", path.join(root, "sub", "evil-dir"))],
       ["hardlink", (root) => fs.linkSync(path.join(root, "ok.log"), path.join(box.root, `hl-${Math.random()}`))],
-      ["fifo", (root) => execFileSync("mkfifo", [path.join(root, "pipe")])],
+      ["special_file", (root) => execFileSync("mkfifo", [path.join(root, "pipe")])],
+      // A name JS cannot hold exactly (not UTF-8): refused rather than copied under another name.
+      ["not_utf8", (root) => fs.writeFileSync(Buffer.concat([Buffer.from(`${path.join(root, "sub")}/bad-`), Buffer.from([0xff, 0xfe])]), "x")],
     ];
-    for (const [, plant] of cases) {
-      const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "ok.log": "ok" } });
+    for (const [cause, plant] of cases) {
+      const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "ok.log": "ok", "sub/fine.log": "fine" } });
       plant(file.slice(0, -6));
       const result = await openCandidateForWrite(scope, await candidateAt(scope, file));
-      expect(result).toMatchObject({ kind: "error", code: "unsafe_artifacts" });
+      expect(result).toMatchObject({ kind: "error", code: "unsafe_artifacts", cause });
     }
     expect(fs.readdirSync(scopeOf(box.cwd, box.agentDir).directoryPath).filter((n) => !n.startsWith(".gjc-managed") && n !== BINDING_FILE_NAME)).toEqual([]);
   });

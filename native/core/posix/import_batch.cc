@@ -5,11 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstring>
-#include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -30,7 +26,7 @@ bool is_version(const struct stat& st, const ImportRequest& want) {
 // The copy of one source: everything import_files promises for a request, with the open
 // source descriptor `in` already proven to be the requested version.
 void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry& out,
-              unsigned char* data, unsigned char* check) {
+              unsigned char* data) {
   auto failed = [&](Failure failure) {
     out.outcome = ImportOutcome::failed;
     out.failure = failure;
@@ -48,15 +44,10 @@ void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry&
     out.change = ImportChange::while_copying;
     return;
   }
-  if (size > 0) {
-    auto written = write_at(copy.get(), data, size, 0);
-    if (!written.ok()) return failed(written.failure());
-  }
-  // Read back through the same descriptor: the copy must hold exactly these bytes and end
-  // right after them. The caller hashes `data`, so equal bytes prove the recorded hash.
-  auto back = read_at(copy.get(), check, size + 1, 0);
-  if (!back.ok()) return failed(back.failure());
-  if (back.value() != size || std::memcmp(check, data, size) != 0) {
+  // The caller hashes `data`, so the copy must be shown to hold exactly these bytes.
+  auto verified = write_verified(copy.get(), data, size, 0);
+  if (!verified.ok()) return failed(verified.failure());
+  if (!verified.value()) {
     out.outcome = ImportOutcome::mismatch;
     return;
   }
@@ -121,15 +112,6 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
   const StatInfo info = posix::stat_info_of(held.value());
   if (info.dev != dir_dev || info.ino != dir_ino) return fail(Code::identity_mismatch, 0, "fstat");
 
-  // The read-back buffer: as large as the largest copy this batch can hold, plus the byte
-  // that shows a copy longer than written.
-  std::size_t largest = 0;
-  for (const ImportRequest& want : requests) {
-    if (want.size < capacity) largest = std::max(largest, static_cast<std::size_t>(want.size));
-  }
-  std::unique_ptr<unsigned char[]> check(new (std::nothrow) unsigned char[largest + 1]);
-  if (!check) return fail(Code::io_error, ENOMEM, "new");
-
   ImportBatch batch;
   batch.entries.resize(requests.size());
   std::size_t used = 0;
@@ -142,7 +124,7 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
       continue;
     }
     const OwnedHandle in = open_source(dir.get(), want, out);
-    if (in.valid()) copy_one(in.get(), dest, want, out, buffer + used, check.get());
+    if (in.valid()) copy_one(in.get(), dest, want, out, buffer + used);
     if (out.outcome != ImportOutcome::copied) break;
     out.data_offset = used;
     out.data_length = static_cast<std::size_t>(want.size);

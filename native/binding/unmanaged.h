@@ -1,4 +1,5 @@
-// importFilesAsync: the N-API face of import_files (native/core/platform.h).
+// importFilesAsync and walkTreeAsync: the N-API faces of import_files and walk_tree
+// (native/core/platform.h), the calls that read unmanaged trees.
 #pragma once
 
 #include <napi.h>
@@ -9,5 +10,9 @@ namespace gjc::binding {
 // "unsupported" or {info, failures}, or a failure record (bad arguments, or the whole
 // batch failed). The layout is documented with the type in src/native/binding.d.cts.
 Napi::Value ImportFilesAsync(const Napi::CallbackInfo& info);
+
+// walkTreeAsync(root, rootId, maxDepth, maxEntries) -> a promise of "unsupported" or
+// {paths, info, ids, times, truncated}, or a failure record.
+Napi::Value WalkTreeAsync(const Napi::CallbackInfo& info);
 
 }  // namespace gjc::binding

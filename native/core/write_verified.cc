@@ -1,0 +1,49 @@
+// A write proven by reading it back, on every platform: the copies a migration makes are
+// hashed from the buffer they are written from, so the bytes on the other side must be
+// shown to be exactly those bytes.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <new>
+
+#include "platform.h"
+
+namespace gjc {
+namespace {
+
+// Read back in slices this large: a small scratch comes from the allocator's pool, where
+// one as large as the chunk would be mapped and faulted in afresh on every call.
+constexpr std::size_t kSliceBytes = 64 * 1024;
+
+}  // namespace
+
+Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
+                            std::uint64_t offset) {
+  std::unique_ptr<unsigned char[]> scratch(new (std::nothrow) unsigned char[kSliceBytes + 1]);
+  if (!scratch) return fail(Code::io_error, ENOMEM, "new");
+  if (length > 0) {
+    auto written = write_at(file, data, length, offset);
+    if (!written.ok()) return written.failure();
+  }
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  std::size_t done = 0;
+  for (;;) {
+    // The last slice asks for one byte more than was written: a file longer than the copy
+    // is a mismatch too. A short read of a regular file is its end.
+    const std::size_t slice = std::min(kSliceBytes, length - done);
+    const bool last = done + slice == length;
+    auto back = read_at(file, scratch.get(), slice + (last ? 1 : 0), offset + done);
+    if (!back.ok()) return back.failure();
+    if (back.value() != slice || std::memcmp(scratch.get(), bytes + done, slice) != 0) return false;
+    done += slice;
+    if (last) break;
+  }
+  if (length > 0) {
+    auto started = start_writeback(file, offset, length);
+    if (!started.ok()) return started.failure();
+  }
+  return true;
+}
+
+}  // namespace gjc

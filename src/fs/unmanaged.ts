@@ -1,0 +1,135 @@
+/**
+ * Reading unmanaged trees (a legacy session's artifacts) without following links: walking
+ * one in a single addon call ({@link walkUnmanagedTree}), and importing its files into an
+ * owner-only directory many per call (see {@link SecureDir.importFilesAsync}).
+ */
+import path from "node:path";
+
+import { native, type NativeImportBatch, type NativeTreeWalk } from "../native/index.js";
+import { requireArgument, unwrapAsync } from "./call.js";
+import { errorFromFailure, type SecureFsError } from "./errors.js";
+import type { EntryType } from "./types.js";
+
+/** One object of an unmanaged tree, with its no-follow stat (bigints as Node's bigint stats give them). */
+export interface UnmanagedEntry {
+  /** Below the root, `/`-separated. */
+  readonly path: string;
+  /** Children of the root: 1. */
+  readonly depth: number;
+  readonly type: EntryType;
+  readonly dev: bigint;
+  readonly ino: bigint;
+  readonly size: number;
+  readonly nlink: number;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
+}
+
+/** What {@link walkUnmanagedTree} found. */
+export interface UnmanagedTree {
+  /** Directories before their contents; each directory's names sorted by their UTF-8 bytes. */
+  readonly entries: readonly UnmanagedEntry[];
+  /** The walk stopped after `maxEntries + 1` entries: there are more. */
+  readonly truncated: boolean;
+}
+
+const ENTRY_TYPES: readonly EntryType[] = ["file", "directory", "symlink", "fifo", "socket", "char_device", "block_device", "unknown"];
+
+/**
+ * Walks the unmanaged directory tree at `root` on the libuv thread pool, by descriptor and
+ * never through a link: `root` is absolute, its last component is not followed, and it must
+ * be the directory `rootId` names (`identity_mismatch` otherwise). Every entry is stat'ed
+ * without following it; directories down to `maxDepth` are entered (each must be the object
+ * just stat'ed), deeper ones only reported. Stops after `maxEntries + 1` entries. Resolves
+ * `"unsupported"` on Windows, where the caller walks the tree itself. A listing, stat or
+ * open that fails on the way rejects with its {@link SecureFsError} (`not_utf8` for a name
+ * that is not UTF-8).
+ */
+export async function walkUnmanagedTree(
+  root: string,
+  rootId: { readonly dev: bigint; readonly ino: bigint },
+  limits: { readonly maxDepth: number; readonly maxEntries: number },
+): Promise<UnmanagedTree | "unsupported"> {
+  const { maxDepth, maxEntries } = limits;
+  requireArgument(path.isAbsolute(root) && Number.isSafeInteger(maxDepth) && maxDepth >= 0 && Number.isSafeInteger(maxEntries) && maxEntries >= 0, "walkTree", root);
+  const id = BigUint64Array.of(BigInt.asUintN(64, rootId.dev), BigInt.asUintN(64, rootId.ino));
+  const walk = await unwrapAsync(native.walkTreeAsync(root, id, maxDepth, maxEntries), "walkTree", root);
+  return walk === "unsupported" ? walk : { entries: treeEntries(walk), truncated: walk.truncated };
+}
+
+function treeEntries(walk: NativeTreeWalk): UnmanagedEntry[] {
+  return walk.paths.map((entryPath, i) => ({
+    path: entryPath,
+    depth: walk.info[i * 4] as number,
+    type: ENTRY_TYPES[walk.info[i * 4 + 1] as number] ?? "unknown",
+    size: walk.info[i * 4 + 2] as number,
+    nlink: walk.info[i * 4 + 3] as number,
+    dev: walk.ids[i * 2] as bigint,
+    ino: walk.ids[i * 2 + 1] as bigint,
+    mtimeNs: walk.times[i * 2] as bigint,
+    ctimeNs: walk.times[i * 2 + 1] as bigint,
+  }));
+}
+
+/** One file for {@link SecureDir.importFilesAsync}: an entry of the source directory and the exact version it must be. */
+export interface ImportRequest {
+  /** The entry name, in the source directory and for the copy. */
+  readonly name: string;
+  readonly dev: bigint;
+  readonly ino: bigint;
+  readonly size: number;
+  readonly mtimeNs: bigint;
+  readonly ctimeNs: bigint;
+}
+
+/**
+ * What the import did with a request: `copied` (created owner-only, written and read back
+ * equal; {@link ImportedFile.content} holds its bytes), `deferred` (did not fit in the rest
+ * of the buffer; nothing created), `changed` (the source could not be opened or was not the
+ * requested version), `failed` (creating, writing or reading back the copy failed),
+ * `mismatch` (the copy did not read back as written), `skipped` (not attempted after an
+ * earlier request that was neither copied nor deferred).
+ */
+export type ImportOutcome = "copied" | "deferred" | "changed" | "failed" | "mismatch" | "skipped";
+
+/**
+ * How a `changed` source differed: `unopenable` (the no-follow open failed; the error says
+ * why, `ELOOP` for a link), `not_regular`, `hardlink`, `before_copy` (another version when
+ * opened), `while_copying` (it changed while it was read).
+ */
+export type ImportChange = "unopenable" | "not_regular" | "hardlink" | "before_copy" | "while_copying";
+
+/** The result for one {@link ImportRequest}. */
+export interface ImportedFile {
+  readonly name: string;
+  readonly outcome: ImportOutcome;
+  /** Set for `changed`. */
+  readonly change?: ImportChange;
+  /** Set for `failed` and for `changed` with `unopenable`. */
+  readonly error?: SecureFsError;
+  /** Set for `copied`: the bytes written, a view into the caller's buffer. */
+  readonly content?: Buffer;
+}
+
+// The addon's layout (src/native/binding.d.cts `NativeImportBatch`).
+const FIELDS = 4;
+const OUTCOMES: readonly ImportOutcome[] = ["copied", "deferred", "changed", "failed", "mismatch", "skipped"];
+const CHANGES: readonly (ImportChange | undefined)[] = [undefined, "unopenable", "not_regular", "hardlink", "before_copy", "while_copying"];
+
+/** The native answer of an import as one {@link ImportedFile} per request, in order. */
+export function importedFiles(batch: NativeImportBatch, requests: readonly ImportRequest[], buffer: Buffer, sourceDir: string): ImportedFile[] {
+  return requests.map((request, i) => {
+    const row = i * FIELDS;
+    const outcome = OUTCOMES[batch.info[row] as number] ?? "skipped";
+    const change = CHANGES[batch.info[row + 1] as number];
+    const failure = batch.failures[i];
+    const offset = batch.info[row + 2] as number;
+    return {
+      name: request.name,
+      outcome,
+      ...(outcome === "changed" && change !== undefined ? { change } : {}),
+      ...(failure !== undefined ? { error: errorFromFailure(failure, "importFiles", path.join(sourceDir, request.name)) } : {}),
+      ...(outcome === "copied" ? { content: buffer.subarray(offset, offset + (batch.info[row + 3] as number)) } : {}),
+    };
+  });
+}
