@@ -89,10 +89,10 @@ bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
 // `create`), leaving the innermost in `holder`. Returns the descriptor to open the last
 // name in: `start` itself for a single name.
 Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::string>& names,
-                                 bool create, OwnedHandle& holder) {
+                                 bool create, OwnedHandle& holder, bool defer_sync = false) {
   NativeHandle parent = start;
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    auto next = open_dir(parent, names[i], create);
+    auto next = open_dir(parent, names[i], create, defer_sync);
     if (!next.ok()) return next.failure();
     holder = std::move(next).value();
     parent = holder.get();
@@ -107,11 +107,12 @@ Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   std::vector<std::string> names;
   if (!NamesArg(info[1], names)) return Invalid(info.Env());
   const bool create = info[2].ToBoolean();
+  const bool defer_sync = info[4].ToBoolean();
   OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, create, holder);
+  auto parent = WalkParents(dir->native(), names, create, holder, defer_sync);
   if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
   auto result = info[3].ToBoolean() ? open_dir_for_repair(parent.value(), names.back())
-                                     : open_dir(parent.value(), names.back(), create);
+                                     : open_dir(parent.value(), names.back(), create, defer_sync);
   return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 

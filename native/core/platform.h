@@ -90,8 +90,12 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, bool create);
 // Opens directory `name` below `parent` and verifies it owner-only. With `create`, a
 // missing directory is created (and when the umask or an inherited default ACL made it
 // deviate, forced to 0700 with ACLs stripped), then verified; an existing one is opened
-// and verified like any other (existence is never trusted).
-Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create);
+// and verified like any other (existence is never trusted). A creation is made durable by
+// syncing `parent`, unless `defer_sync`: then the caller makes the new entry durable itself
+// (sync_filesystem, or sync_handle on the parent), as a staging tree does once for all of
+// its entries. Windows has no directory sync, and there the flag changes nothing.
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create,
+                             bool defer_sync = false);
 
 // Opens regular file `name` below `parent` and verifies it owner-only. A FIFO or device
 // never blocks the open. CreateMode::exclusive fails with already_exists when the name is

@@ -28,6 +28,13 @@ export interface OpenDirOptions {
    * apply). Wrong type, foreign owner and links are still refused. Never creates.
    */
   readonly repair?: boolean;
+  /**
+   * With `create`: do not sync the parent after creating a directory. The caller makes the
+   * new entries durable itself ({@link SecureDir.syncFilesystemAsync}, or
+   * {@link SecureDir.syncAsync} on each parent), as a staging tree does once for all of them.
+   * (Windows has no directory sync; there this changes nothing.)
+   */
+  readonly deferSync?: boolean;
 }
 
 /** Options of {@link SecureDir.openFile}. */
@@ -113,7 +120,8 @@ export class SecureDir {
   openDir(name: EntryPath, options: OpenDirOptions = {}): SecureDir {
     const where = this.#child(name);
     requireArgument(!(options.create && options.repair), "openDir", where);
-    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true);
+    requireArgument(!(options.deferSync && !options.create), "openDir", where);
+    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true);
     return new SecureDir(unwrap(handle, "openDir", where), where);
   }
 

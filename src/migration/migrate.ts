@@ -267,7 +267,7 @@ async function stageAndPublish(
     })();
     const artifacts = (async () => {
       if (snapshot === undefined) return [];
-      const staging = scopeDir.openDir(stagedArtifacts, { create: true });
+      const staging = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       staged.holdDir(staging, { own: true });
       return copyArtifactTree(artifactSource, snapshot, staging, staged, progress.bytes, progress.file);
     })();

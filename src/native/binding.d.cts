@@ -149,7 +149,7 @@ declare namespace binding {
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
     openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
-    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean): NativeHandle | NativeFailure;
     openFile(
       dir: NativeHandle,
       names: Names,

@@ -104,7 +104,8 @@ Failure explain_dir_open_failure(int parent, const std::string& name, int error)
 // What to do with the object a walk step reaches.
 enum class Apply { verify, create, repair };
 
-Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply apply) {
+Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply apply,
+                                  bool defer_sync = false) {
   bool created = false;
   if (apply == Apply::create) {
     if (retry_eintr([&] { return ::mkdirat(parent, name.c_str(), kDirMode); }) == 0) {
@@ -120,7 +121,7 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply app
   auto checked = created ? settle_created(fd.get(), true)
                          : apply == Apply::repair ? repair(fd.get(), true) : verify(fd.get(), true);
   if (!checked.ok()) return checked.failure();
-  if (created && retry_eintr([&] { return ::fsync(parent); }) != 0) {
+  if (created && !defer_sync && retry_eintr([&] { return ::fsync(parent); }) != 0) {
     return posix::errno_failure(errno, "fsync");
   }
   return fd;
@@ -138,9 +139,9 @@ Result<VerifyEvidence> verify_file(NativeHandle file) { return verify(file, fals
 Result<VerifyEvidence> repair_directory(NativeHandle dir) { return repair(dir, true); }
 Result<VerifyEvidence> repair_file(NativeHandle file) { return repair(file, false); }
 
-Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create) {
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create, bool defer_sync) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
-  return open_dir_name(parent, std::string(name), create ? Apply::create : Apply::verify);
+  return open_dir_name(parent, std::string(name), create ? Apply::create : Apply::verify, defer_sync);
 }
 
 Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name) {

@@ -172,7 +172,8 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
 
 }  // namespace
 
-Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create) {
+// `defer_sync` changes nothing: Windows has no directory sync to defer.
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create, bool /*defer_sync*/) {
   return open_dir_checked(parent, name, create ? Apply::create : Apply::verify);
 }
 

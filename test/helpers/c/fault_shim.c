@@ -42,11 +42,14 @@ static int env_errno(const char *name) {
 static void log_call(const char *what) {
   const char *path = getenv("GJC_FAULT_LOG");
   if (!path || !*path) return;
+  // One write per line: calls on several threads (fsyncs on the thread pool) must not
+  // interleave a name with another's newline.
+  char line[128];
+  const int length = snprintf(line, sizeof line, "%s\n", what);
+  if (length <= 0 || (size_t)length >= sizeof line) return;
   int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return;
-  ssize_t ignored = write(fd, what, strlen(what));
-  (void)ignored;
-  ignored = write(fd, "\n", 1);
+  ssize_t ignored = write(fd, line, (size_t)length);
   (void)ignored;
   close(fd);
 }
