@@ -98,6 +98,8 @@ describe("SecureDir operations", () => {
     expect(codeOf(() => root.openDir(["a", "b/c"]))).toBe("invalid_name");
     expect(codeOf(() => root.openFile(["a", "missing", "f"], { write: true, create: "if-missing" }))).toBe("not_found");
     expect(codeOf(() => root.openFile([]))).toBe("invalid_argument");
+    // Deferring the sync of a creation that is not asked for is a caller mistake.
+    expect(codeOf(() => root.openDir("a", { deferSync: true }))).toBe("invalid_argument");
   });
 
   it("create modes: exclusive refuses an existing name, if-missing opens and verifies it", () => {

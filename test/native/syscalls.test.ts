@@ -34,7 +34,7 @@ try { fs.statSync("/gjc-trace-begin"); } catch {}
 ${traced}
 try { fs.statSync("/gjc-trace-end"); } catch {}`;
   const log = path.join(tmp.path, `strace-${Date.now()}.log`);
-  const traceSet = "trace=openat,write,pwrite64,fsync,fdatasync,renameat,renameat2,linkat,fstat,newfstatat,statx,fgetxattr";
+  const traceSet = "trace=openat,mkdirat,write,pwrite64,fsync,fdatasync,renameat,renameat2,linkat,fstat,newfstatat,statx,fgetxattr,fchmod,fremovexattr,fcntl";
   const result = run("strace", ["-o", log, "-e", traceSet, process.execPath, "-e", script]);
   if (result.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(result.stderr)) {
     skipBecause(ctx, `strace cannot trace here: ${result.stderr.trim().split("\n")[0]}`);
@@ -62,6 +62,24 @@ describe("syscalls of the hot and durable paths", () => {
   it("a verify of a held descriptor is one fstat and one ACL read", (ctx) => {
     const calls = traceCalls(ctx, `const f = b.openFile(root, "log.jsonl", false, false, 0, false);`, `b.verify(f);`);
     expect(calls.map(callName)).toEqual(["fstat", "fgetxattr"]);
+  });
+
+  it("an exclusive create that is owner-only as created is one openat, one fstat and one ACL read: no chmod, no ACL removal", (ctx) => {
+    const calls = traceCalls(ctx, "", `b.openFile(root, "created-${Date.now()}", true, false, 1, false);`);
+    expect(calls.map(callName)).toEqual(["openat", "fstat", "fgetxattr"]);
+    expect(calls[0]).toContain("O_CREAT|O_EXCL");
+    expect(calls[0]).toContain("O_NOFOLLOW");
+    expect(calls[0]).toContain("O_CLOEXEC");
+  });
+
+  it("a created directory syncs its parent once, and not at all with deferSync", (ctx) => {
+    const synced = traceCalls(ctx, "", `b.openDir(root, "dir-synced-${Date.now()}", true, false, false);`).map(callName);
+    expect(synced.filter((c) => c === "fsync")).toHaveLength(1);
+    expect(synced.indexOf("fsync")).toBeGreaterThan(synced.indexOf("mkdirat"));
+    const deferred = traceCalls(ctx, "", `b.openDir(root, "dir-deferred-${Date.now()}", true, false, true);`).map(callName);
+    expect(deferred).toContain("mkdirat");
+    expect(deferred).not.toContain("fsync");
+    expect(deferred).not.toContain("fchmod");
   });
 
   it("writeFileAtomic: file fsync before the publish, directory fsync after", (ctx) => {
