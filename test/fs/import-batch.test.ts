@@ -311,43 +311,32 @@ describe("importFilesAsync: failures of the whole call reject with a typed error
     expect(fs.readdirSync(dest.path)).toEqual([]);
   });
 
-  it("a relative source, a buffer that is not a Buffer and a bad size are invalid_argument", async () => {
+  it("a relative source, a non-Buffer buffer, a bad size and fields of the wrong type are invalid_argument, not a TypeError", async () => {
     const dir = sourceWithNeighbours(() => undefined);
     const dest = destination();
     const ok = request(dir, "first");
-    const attempts: [string, unknown, ImportRequest][] = [
-      [path.relative(process.cwd(), dir), Buffer.alloc(64), ok],
-      [dir, new Uint8Array(64), ok],
-      [dir, "buffer", ok],
-      [dir, Buffer.alloc(64), { ...ok, size: -1 }],
-      [dir, Buffer.alloc(64), { ...ok, size: 1.5 }],
-      [dir, Buffer.alloc(64), { ...ok, size: Number.MAX_SAFE_INTEGER + 1 }],
-    ];
-    for (const [where, buffer, req] of attempts) {
-      const code = await asyncCodeOf(() => dest.importFilesAsync(where, idOf(dir), [req], buffer as Buffer));
-      expect(code, `${where} ${String(buffer)} ${req.size}`).toBe("invalid_argument");
-    }
-    expect(fs.readdirSync(dest.path)).toEqual([]);
-  });
-
-  it("requests and identities of the wrong types (a stat without bigint, say) are invalid_argument, not a TypeError", async () => {
-    const dir = sourceWithNeighbours(() => undefined);
-    const dest = destination();
-    const ok = request(dir, "first");
+    const id = idOf(dir);
+    // What a caller using a plain (number) stat would pass.
     const plain = fs.lstatSync(path.join(dir, "first"));
     const asNumbers = { name: "first", dev: plain.dev, ino: plain.ino, size: plain.size, mtimeNs: plain.mtimeMs, ctimeNs: plain.ctimeMs };
-    const id = idOf(dir);
-    const attempts: [string, unknown, unknown, unknown][] = [
-      ["numbers from a plain stat", dir, id, [asNumbers]],
-      ["a numeric name", dir, id, [{ ...ok, name: 7 }]],
-      ["no request object", dir, id, [undefined]],
-      ["requests not an array", dir, id, "first"],
-      ["a numeric identity", dir, { dev: Number(id.dev), ino: Number(id.ino) }, [ok]],
-      ["no identity", dir, undefined, [ok]],
-      ["a numeric source path", 7, id, [ok]],
+    const buf = Buffer.alloc(64);
+    const attempts: [string, unknown, unknown, unknown, unknown][] = [
+      ["a relative source", path.relative(process.cwd(), dir), id, [ok], buf],
+      ["a Uint8Array", dir, id, [ok], new Uint8Array(64)],
+      ["a string buffer", dir, id, [ok], "buffer"],
+      ["a negative size", dir, id, [{ ...ok, size: -1 }], buf],
+      ["a fractional size", dir, id, [{ ...ok, size: 1.5 }], buf],
+      ["an unsafe size", dir, id, [{ ...ok, size: Number.MAX_SAFE_INTEGER + 1 }], buf],
+      ["numbers from a plain stat", dir, id, [asNumbers], buf],
+      ["a numeric name", dir, id, [{ ...ok, name: 7 }], buf],
+      ["no request object", dir, id, [undefined], buf],
+      ["requests not an array", dir, id, "first", buf],
+      ["a numeric identity", dir, { dev: Number(id.dev), ino: Number(id.ino) }, [ok], buf],
+      ["no identity", dir, undefined, [ok], buf],
+      ["a numeric source path", 7, id, [ok], buf],
     ];
-    for (const [what, where, sourceId, requests] of attempts) {
-      const call = () => dest.importFilesAsync(where as string, sourceId as { dev: bigint; ino: bigint }, requests as ImportRequest[], Buffer.alloc(64));
+    for (const [what, where, sourceId, requests, buffer] of attempts) {
+      const call = () => dest.importFilesAsync(where as string, sourceId as typeof id, requests as ImportRequest[], buffer as Buffer);
       expect(await asyncCodeOf(call), what).toBe("invalid_argument");
     }
     expect(fs.readdirSync(dest.path)).toEqual([]);
