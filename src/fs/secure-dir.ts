@@ -193,10 +193,19 @@ export class SecureDir {
     requests: readonly ImportRequest[],
     buffer: Buffer,
   ): Promise<ImportedFile[] | "unsupported"> {
-    requireArgument(path.isAbsolute(sourceDir) && Buffer.isBuffer(buffer), "importFiles", sourceDir);
+    // Checked field by field: a caller passing a plain (number) stat would otherwise get a
+    // TypeError from the BigInt conversions below instead of a coded error.
+    const bigints = (...values: unknown[]) => values.every((v) => typeof v === "bigint");
+    requireArgument(
+      typeof sourceDir === "string" && path.isAbsolute(sourceDir) && Buffer.isBuffer(buffer) && Array.isArray(requests) &&
+        bigints(sourceId?.dev, sourceId?.ino),
+      "importFiles",
+      String(sourceDir),
+    );
     const versions = new BigInt64Array(requests.length * 5);
     requests.forEach((r, i) => {
-      requireArgument(Number.isSafeInteger(r.size) && r.size >= 0, "importFiles", path.join(sourceDir, r.name));
+      const valid = typeof r?.name === "string" && Number.isSafeInteger(r.size) && r.size >= 0 && bigints(r.dev, r.ino, r.mtimeNs, r.ctimeNs);
+      requireArgument(valid, "importFiles", path.join(sourceDir, String(r?.name)));
       versions.set([BigInt.asIntN(64, r.dev), BigInt.asIntN(64, r.ino), BigInt(r.size), r.mtimeNs, r.ctimeNs], i * 5);
     });
     const dirId = BigUint64Array.of(BigInt.asUintN(64, sourceId.dev), BigInt.asUintN(64, sourceId.ino));

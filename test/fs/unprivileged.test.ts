@@ -16,6 +16,7 @@ const FILES = [
   "test/fs/concurrency.test.ts",
   "test/native/ramfs.test.ts",
   "test/native/read-batch.test.ts",
+  "test/fs/import-batch.test.ts",
   "test/audit/batch-differential.test.ts",
 ];
 
