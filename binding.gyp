@@ -16,7 +16,7 @@
         "native/core/names_of_values.cc",
         "native/core/read_batch_sink.cc",
         "native/core/utf8.cc",
-        "native/core/write_verified.cc"
+        "native/core/verified_io.cc"
       ],
       "conditions": [
         ["OS=='linux'", {

@@ -253,8 +253,9 @@ struct ImportBatch {
 // file of exactly the requested version; `name` is created in `dest` exclusively exactly as
 // open_file does; the content goes through `buffer` (back to back) into the copy, which is
 // read back and compared; the source must still be that version after the read. Stops at
-// the first request that is neither copied nor deferred. Nothing is synced: the caller
-// makes the copies durable. Failures of the whole call: the source directory's open or
+// the first request that is neither copied nor deferred; a copy it had created for that
+// request is removed again (an existing name is never touched), so only copied requests
+// leave a file in `dest`. Nothing is synced: the caller makes the copies durable. Failures of the whole call: the source directory's open or
 // identity, and memory.
 Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t dir_dev,
                                  std::uint64_t dir_ino, NativeHandle dest,
@@ -264,6 +265,12 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
 // Reads up to `length` bytes at `offset` into `buffer`; returns the count (0 at the end).
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
                             std::uint64_t offset);
+
+// Reads until `length` bytes or the end of the file, starting at `offset`; returns the
+// count. Only a zero read marks the end: a regular file may still answer a read short (a
+// signal, some file systems).
+Result<std::size_t> read_fully(NativeHandle file, void* buffer, std::size_t length,
+                               std::uint64_t offset);
 
 // Writes all `length` bytes at `offset`; returns `length`.
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,

@@ -15,9 +15,7 @@ void read_whole_into(NativeHandle file, std::uint64_t size, std::size_t max_file
     out.outcome = BatchOutcome::deferred;
     return;
   }
-  // A short read of a regular file is its end (as in the audit's chunked reads), so one
-  // read suffices for a file that did not grow.
-  auto n = read_at(file, sink.buffer + sink.used, want, 0);
+  auto n = read_fully(file, sink.buffer + sink.used, want, 0);
   if (!n.ok()) {
     out.outcome = BatchOutcome::refused;
     out.failure = n.failure();

@@ -23,21 +23,16 @@ bool is_version(const struct stat& st, const ImportRequest& want) {
          info.mtime_ns == want.mtime_ns && info.ctime_ns == want.ctime_ns;
 }
 
-// The copy of one source: everything import_files promises for a request, with the open
-// source descriptor `in` already proven to be the requested version.
-void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry& out,
-              unsigned char* data) {
+// Fills the new copy `copy` from the source `in` through `data` and sets `out`.
+void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry& out,
+               unsigned char* data) {
   auto failed = [&](Failure failure) {
     out.outcome = ImportOutcome::failed;
     out.failure = failure;
   };
-  auto created = open_file(dest, want.name, FileOpenOptions{true, false, CreateMode::exclusive});
-  if (!created.ok()) return failed(created.failure());
-  const OwnedHandle copy = std::move(created).value();
-  // One byte more than the size: a read that fills it shows the file grew. A short read of
-  // a regular file is its end, so one read does it.
+  // One byte more than the size: a read that fills it shows the file grew.
   const std::size_t size = static_cast<std::size_t>(want.size);
-  auto got = read_at(in, data, size + 1, 0);
+  auto got = read_fully(in, data, size + 1, 0);
   if (!got.ok()) return failed(got.failure());
   if (got.value() != size) {
     out.outcome = ImportOutcome::changed;
@@ -45,7 +40,7 @@ void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry&
     return;
   }
   // The caller hashes `data`, so the copy must be shown to hold exactly these bytes.
-  auto verified = write_verified(copy.get(), data, size, 0);
+  auto verified = write_verified(copy, data, size, 0);
   if (!verified.ok()) return failed(verified.failure());
   if (!verified.value()) {
     out.outcome = ImportOutcome::mismatch;
@@ -59,6 +54,25 @@ void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry&
     return;
   }
   out.outcome = ImportOutcome::copied;
+}
+
+// The copy of one source: everything import_files promises for a request, with the open
+// source descriptor `in` already proven to be the requested version. A copy this call
+// created but could not finish is removed again, so a request that is not copied leaves
+// nothing behind.
+void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry& out,
+              unsigned char* data) {
+  auto created = open_file(dest, want.name, FileOpenOptions{true, false, CreateMode::exclusive});
+  if (!created.ok()) {
+    out.outcome = ImportOutcome::failed;
+    out.failure = created.failure();
+    return;
+  }
+  const OwnedHandle copy = std::move(created).value();
+  fill_copy(in, copy.get(), want, out, data);
+  // Best effort: the name was made by this call in the owner-only `dest`, so the unlink
+  // fails only if something else already removed it.
+  if (out.outcome != ImportOutcome::copied) (void)unlink_file(dest, want.name);
 }
 
 // Opens and checks the source of one request; leaves `out` set when it is not copyable.
@@ -106,7 +120,7 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
   OwnedHandle dir(retry_eintr([&] {
     return ::open(source_dir.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
-  if (!dir.valid()) return posix::errno_failure(errno, "open");
+  if (!dir.valid()) return posix::explain_dir_open_failure(AT_FDCWD, source_dir.c_str(), errno, "open");
   auto held = posix::fstat_of(dir.get());
   if (!held.ok()) return held.failure();
   const StatInfo info = posix::stat_info_of(held.value());

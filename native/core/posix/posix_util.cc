@@ -55,6 +55,15 @@ EntryType entry_type_of(mode_t mode) {
   }
 }
 
+Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall) {
+  if (error != ENOTDIR && error != ELOOP) return errno_failure(error, syscall);
+  struct stat st {};
+  if (retry_eintr([&] { return ::fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW); }) == 0 && !S_ISLNK(st.st_mode)) {
+    return fail(Code::not_directory, error, syscall);
+  }
+  return fail(Code::symlink_refused, error, syscall);
+}
+
 StatInfo stat_info_of(const struct stat& st) {
   StatInfo info;
   info.type = entry_type_of(st.st_mode);

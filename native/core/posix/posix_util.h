@@ -23,6 +23,12 @@ Result<struct stat> fstat_of(int fd);
 // one geteuid per batch instead of repeating them.
 Result<VerifyEvidence> verify_with_stat(int fd, const struct stat& st, bool directory, uid_t euid);
 
+// Explains a failed O_NOFOLLOW|O_DIRECTORY open of `name` (relative to `parent`, or a path
+// with AT_FDCWD): both a link and a non-directory give ENOTDIR or ELOOP, so the entry is
+// looked at without following it to tell symlink_refused from not_directory. Any other
+// errno is mapped as errno_failure does, naming `syscall`.
+Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
+
 // Converts a struct stat to the platform-neutral StatInfo.
 StatInfo stat_info_of(const struct stat& st);
 

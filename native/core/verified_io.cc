@@ -1,6 +1,6 @@
-// A write proven by reading it back, on every platform: the copies a migration makes are
-// hashed from the buffer they are written from, so the bytes on the other side must be
-// shown to be exactly those bytes.
+// Whole reads, and writes proven by reading them back, on every platform: the copies a
+// migration makes are hashed from the buffer they are written from, so the bytes on the
+// other side must be shown to be exactly those bytes.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -18,6 +18,19 @@ constexpr std::size_t kSliceBytes = 64 * 1024;
 
 }  // namespace
 
+Result<std::size_t> read_fully(NativeHandle file, void* buffer, std::size_t length,
+                               std::uint64_t offset) {
+  auto* into = static_cast<unsigned char*>(buffer);
+  std::size_t done = 0;
+  while (done < length) {
+    auto n = read_at(file, into + done, length - done, offset + done);
+    if (!n.ok()) return n.failure();
+    if (n.value() == 0) break;
+    done += n.value();
+  }
+  return done;
+}
+
 Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
                             std::uint64_t offset) {
   std::unique_ptr<unsigned char[]> scratch(new (std::nothrow) unsigned char[kSliceBytes + 1]);
@@ -30,10 +43,10 @@ Result<bool> write_verified(NativeHandle file, const void* data, std::size_t len
   std::size_t done = 0;
   for (;;) {
     // The last slice asks for one byte more than was written: a file longer than the copy
-    // is a mismatch too. A short read of a regular file is its end.
+    // is a mismatch too.
     const std::size_t slice = std::min(kSliceBytes, length - done);
     const bool last = done + slice == length;
-    auto back = read_at(file, scratch.get(), slice + (last ? 1 : 0), offset + done);
+    auto back = read_fully(file, scratch.get(), slice + (last ? 1 : 0), offset + done);
     if (!back.ok()) return back.failure();
     if (back.value() != slice || std::memcmp(scratch.get(), bytes + done, slice) != 0) return false;
     done += slice;
