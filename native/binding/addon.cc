@@ -182,21 +182,42 @@ Napi::Value StatHandle(const Napi::CallbackInfo& info) {
   return Reply(info.Env(), stat_handle(handle->native()), [&](StatInfo s) { return StatValue(info.Env(), s); });
 }
 
-// read(file, buffer, offset, length, position) / write(...): positional I/O into or out of
-// a Uint8Array range that is checked here against the array's bounds.
-Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
-  Napi::Value failure;
-  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
-  if (file == nullptr) return failure;
-  std::uint64_t offset = 0, length = 0, position = 0;
+// The arguments (file, buffer, offset, length, position) of positional I/O: an open file
+// handle and a Uint8Array range checked here against the array's bounds.
+struct PositionalArgs {
+  Handle* file = nullptr;
+  unsigned char* data = nullptr;
+  std::size_t length = 0;
+  std::uint64_t position = 0;
+};
+
+bool ParsePositional(const Napi::CallbackInfo& info, PositionalArgs& out, Napi::Value& failure) {
+  out.file = HandleArg(info, 0, HandleKind::file, failure);
+  if (out.file == nullptr) return false;
+  std::uint64_t offset = 0, length = 0;
   if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
-      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
-    return Invalid(info.Env());
+      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], out.position)) {
+    failure = Invalid(info.Env());
+    return false;
   }
   auto bytes = info[1].As<Napi::Uint8Array>();
-  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) return Invalid(info.Env());
-  auto result = writing ? write_at(file->native(), bytes.Data() + offset, length, position)
-                        : read_at(file->native(), bytes.Data() + offset, length, position);
+  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) {
+    failure = Invalid(info.Env());
+    return false;
+  }
+  out.data = bytes.Data() + offset;
+  out.length = static_cast<std::size_t>(length);
+  return true;
+}
+
+// read(file, buffer, offset, length, position) / write(...): positional I/O.
+Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
+  PositionalArgs args;
+  Napi::Value failure;
+  if (!ParsePositional(info, args, failure)) return failure;
+  const NativeHandle file = args.file->native();
+  auto result = writing ? write_at(file, args.data, args.length, args.position)
+                        : read_at(file, args.data, args.length, args.position);
   return Reply(info.Env(), std::move(result), [&](std::size_t n) { return Napi::Number::New(info.Env(), static_cast<double>(n)); });
 }
 Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false); }
@@ -205,27 +226,21 @@ Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true
 // writeVerifiedAsync(file, buffer, offset, length, position): write_verified on the thread
 // pool; resolves with "verified" or "mismatch", or a failure record.
 Napi::Value WriteVerifiedAsync(const Napi::CallbackInfo& info) {
+  PositionalArgs args;
   Napi::Value failure;
-  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
-  if (file == nullptr) return failure;
-  std::uint64_t offset = 0, length = 0, position = 0;
-  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
-      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
-    return Invalid(info.Env());
-  }
-  auto bytes = info[1].As<Napi::Uint8Array>();
-  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) return Invalid(info.Env());
-  const NativeHandle native = file->native();
-  const unsigned char* data = bytes.Data() + offset;
-  const std::size_t size = static_cast<std::size_t>(length);
+  if (!ParsePositional(info, args, failure)) return failure;
+  const NativeHandle native = args.file->native();
+  const unsigned char* data = args.data;
+  const std::size_t size = args.length;
+  const std::uint64_t position = args.position;
   return WordWork::Start(
-      info.Env(), file, info[0].As<Napi::Object>(),
+      info.Env(), args.file, info[0].As<Napi::Object>(),
       [=]() -> Result<const char*> {
         auto verified = write_verified(native, data, size, position);
         if (!verified.ok()) return verified.failure();
         return verified.value() ? "verified" : "mismatch";
       },
-      bytes);
+      info[1].As<Napi::Object>());
 }
 
 Napi::Value Append(const Napi::CallbackInfo& info) {

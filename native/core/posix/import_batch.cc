@@ -114,17 +114,9 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
                                  std::uint64_t dir_ino, NativeHandle dest,
                                  const std::vector<ImportRequest>& requests,
                                  unsigned char* buffer, std::size_t capacity) {
-  if (source_dir.empty() || source_dir[0] != '/' || source_dir.find('\0') != std::string::npos) {
-    return fail(Code::invalid_argument);
-  }
-  OwnedHandle dir(retry_eintr([&] {
-    return ::open(source_dir.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
-  }));
-  if (!dir.valid()) return posix::explain_dir_open_failure(AT_FDCWD, source_dir.c_str(), errno, "open");
-  auto held = posix::fstat_of(dir.get());
-  if (!held.ok()) return held.failure();
-  const StatInfo info = posix::stat_info_of(held.value());
-  if (info.dev != dir_dev || info.ino != dir_ino) return fail(Code::identity_mismatch, 0, "fstat");
+  auto opened = posix::open_identified_dir(source_dir, dir_dev, dir_ino);
+  if (!opened.ok()) return opened.failure();
+  const OwnedHandle dir = std::move(opened).value();
 
   ImportBatch batch;
   batch.entries.resize(requests.size());

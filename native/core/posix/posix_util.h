@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "../platform.h"
@@ -28,6 +30,11 @@ Result<VerifyEvidence> verify_with_stat(int fd, const struct stat& st, bool dire
 // looked at without following it to tell symlink_refused from not_directory. Any other
 // errno is mapped as errno_failure does, naming `syscall`.
 Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
+
+// Opens the unmanaged directory at absolute `path` for reading, never following its last
+// component, and only if it is the directory with identity `dev`/`ino` (identity_mismatch
+// otherwise): the root of an import or a tree walk, checked against an earlier snapshot.
+Result<OwnedHandle> open_identified_dir(const std::string& path, std::uint64_t dev, std::uint64_t ino);
 
 // Converts a struct stat to the platform-neutral StatInfo.
 StatInfo stat_info_of(const struct stat& st);

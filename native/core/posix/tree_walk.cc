@@ -63,17 +63,9 @@ Status walk_dir(int dir, const std::string& prefix, std::uint32_t depth, Walk& w
 
 Result<TreeWalk> walk_tree(const std::string& root, std::uint64_t dev, std::uint64_t ino,
                            std::uint32_t max_depth, std::size_t max_entries) {
-  if (root.empty() || root[0] != '/' || root.find('\0') != std::string::npos) {
-    return fail(Code::invalid_argument);
-  }
-  OwnedHandle dir(retry_eintr([&] {
-    return ::open(root.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
-  }));
-  if (!dir.valid()) return posix::explain_dir_open_failure(AT_FDCWD, root.c_str(), errno, "open");
-  auto held = posix::fstat_of(dir.get());
-  if (!held.ok()) return held.failure();
-  const StatInfo info = posix::stat_info_of(held.value());
-  if (info.dev != dev || info.ino != ino) return fail(Code::identity_mismatch, 0, "fstat");
+  auto opened = posix::open_identified_dir(root, dev, ino);
+  if (!opened.ok()) return opened.failure();
+  const OwnedHandle dir = std::move(opened).value();
   Walk walk{max_depth, max_entries, TreeWalk{}};
   auto walked = walk_dir(dir.get(), "", 1, walk);
   if (!walked.ok()) return walked.failure();
