@@ -23,6 +23,16 @@ Failure errno_failure(int error, const char* syscall) {
   }
 }
 
+Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall) {
+  if (error != ENOTDIR && error != ELOOP) return errno_failure(error, syscall);
+  struct stat st {};
+  if (retry_eintr([&] { return ::fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW); }) == 0 &&
+      !S_ISLNK(st.st_mode)) {
+    return fail(Code::not_directory, error, syscall);
+  }
+  return fail(Code::symlink_refused, error, syscall);
+}
+
 Status link_then_unlink(int dirfd, const char* from, const char* to) {
   if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {
     const int error = errno;

@@ -15,6 +15,11 @@ namespace gjc::posix {
 // more specific meaning for an errno (ENOTDIR after an O_DIRECTORY open) decide first.
 Failure errno_failure(int error, const char* syscall);
 
+// Explains a failed O_NOFOLLOW|O_DIRECTORY open of `name` relative to `parent` (or
+// AT_FDCWD): both a link and a non-directory give ENOTDIR or ELOOP, so look at the entry
+// (without following it) to tell symlink_refused from not_directory.
+Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
+
 // fstat with EINTR retry, as a Result.
 Result<struct stat> fstat_of(int fd);
 

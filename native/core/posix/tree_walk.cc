@@ -45,7 +45,7 @@ Status walk_dir(int dir, const std::string& prefix, std::uint32_t depth, Walk& w
     OwnedHandle child(retry_eintr([&] {
       return ::openat(dir, entry.name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
     }));
-    if (!child.valid()) return posix::errno_failure(errno, "openat");
+    if (!child.valid()) return posix::explain_dir_open_failure(dir, entry.name.c_str(), errno, "openat");
     auto held = posix::fstat_of(child.get());
     if (!held.ok()) return held.failure();
     // The name could have been swapped for another directory between the stat and the open.
@@ -69,7 +69,7 @@ Result<TreeWalk> walk_tree(const std::string& root, std::uint64_t dev, std::uint
   OwnedHandle dir(retry_eintr([&] {
     return ::open(root.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
-  if (!dir.valid()) return posix::errno_failure(errno, "open");
+  if (!dir.valid()) return posix::explain_dir_open_failure(AT_FDCWD, root.c_str(), errno, "open");
   auto held = posix::fstat_of(dir.get());
   if (!held.ok()) return held.failure();
   const StatInfo info = posix::stat_info_of(held.value());

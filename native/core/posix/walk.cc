@@ -89,18 +89,6 @@ Result<VerifyEvidence> settle_created(int fd, bool directory) {
   return repair(fd, directory);
 }
 
-// Explains a failed O_NOFOLLOW|O_DIRECTORY open: both a link and a non-directory give
-// ENOTDIR or ELOOP, so look at the entry (without following it) to tell which one.
-Failure explain_dir_open_failure(int parent, const std::string& name, int error) {
-  if (error != ENOTDIR && error != ELOOP) return posix::errno_failure(error, "openat");
-  struct stat st {};
-  if (retry_eintr([&] { return ::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW); }) == 0 &&
-      !S_ISLNK(st.st_mode)) {
-    return fail(Code::not_directory, error, "openat");
-  }
-  return fail(Code::symlink_refused, error, "openat");
-}
-
 // What to do with the object a walk step reaches.
 enum class Apply { verify, create, repair };
 
@@ -116,7 +104,7 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply app
   OwnedHandle fd(retry_eintr([&] {
     return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
-  if (!fd.valid()) return explain_dir_open_failure(parent, name, errno);
+  if (!fd.valid()) return posix::explain_dir_open_failure(parent, name.c_str(), errno, "openat");
   auto checked = created ? settle_created(fd.get(), true)
                          : apply == Apply::repair ? repair(fd.get(), true) : verify(fd.get(), true);
   if (!checked.ok()) return checked.failure();
