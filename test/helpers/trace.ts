@@ -73,7 +73,9 @@ function joinResumed(text: string): TracedCall[] {
     }
     if (/^[a-z0-9_]+\(/.test(rest)) calls.push({ tid, line: rest });
   }
-  return calls.map(({ tid, line }) => {
+  return calls.map(({ tid, line: raw }) => {
+    // strace pads short calls to align their results; one space is kept.
+    const line = raw.replace(/\)\s+=\s(?=-?\d+(?: .*)?$)/, ") = ");
     const result = /\) = (-?\d+)(?: .*)?$/.exec(line);
     return { tid, name: line.slice(0, line.indexOf("(")), line, result: result ? Number(result[1]) : undefined };
   });
