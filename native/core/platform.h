@@ -268,9 +268,16 @@ Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
 
 // Reads until `length` bytes or the end of the file, starting at `offset`; returns the
 // count. Only a zero read marks the end: a regular file may still answer a read short (a
-// signal, some file systems).
+// signal, some file systems), and such a read is continued.
 Result<std::size_t> read_fully(NativeHandle file, void* buffer, std::size_t length,
                                std::uint64_t offset);
+
+// Reads the `size` bytes expected at `offset` and one more, into `buffer` (room for
+// size + 1), to see where the file ends: returns size when it ends there, size + 1 when it
+// goes on, less when it is shorter. A read that comes back short before `size` bytes is
+// continued; one that ends exactly at `size` is taken as the end.
+Result<std::size_t> read_to_end(NativeHandle file, void* buffer, std::size_t size,
+                                std::uint64_t offset);
 
 // Writes all `length` bytes at `offset`; returns `length`.
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,

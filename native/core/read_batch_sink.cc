@@ -15,7 +15,7 @@ void read_whole_into(NativeHandle file, std::uint64_t size, std::size_t max_file
     out.outcome = BatchOutcome::deferred;
     return;
   }
-  auto n = read_fully(file, sink.buffer + sink.used, want, 0);
+  auto n = read_to_end(file, sink.buffer + sink.used, static_cast<std::size_t>(size), 0);
   if (!n.ok()) {
     out.outcome = BatchOutcome::refused;
     out.failure = n.failure();

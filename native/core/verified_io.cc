@@ -31,6 +31,22 @@ Result<std::size_t> read_fully(NativeHandle file, void* buffer, std::size_t leng
   return done;
 }
 
+Result<std::size_t> read_to_end(NativeHandle file, void* buffer, std::size_t size,
+                                std::uint64_t offset) {
+  auto* into = static_cast<unsigned char*>(buffer);
+  std::size_t done = 0;
+  while (done <= size) {
+    auto n = read_at(file, into + done, size + 1 - done, offset + done);
+    if (!n.ok()) return n.failure();
+    if (n.value() == 0) break;
+    done += n.value();
+    // A read that ends exactly at the expected size is the end: asking once more would
+    // cost a syscall per file for what the first answer already said.
+    if (done == size) break;
+  }
+  return done;
+}
+
 Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
                             std::uint64_t offset) {
   std::unique_ptr<unsigned char[]> scratch(new (std::nothrow) unsigned char[kSliceBytes + 1]);
@@ -46,7 +62,8 @@ Result<bool> write_verified(NativeHandle file, const void* data, std::size_t len
     // is a mismatch too.
     const std::size_t slice = std::min(kSliceBytes, length - done);
     const bool last = done + slice == length;
-    auto back = read_fully(file, scratch.get(), slice + (last ? 1 : 0), offset + done);
+    auto back = last ? read_to_end(file, scratch.get(), slice, offset + done)
+                     : read_fully(file, scratch.get(), slice, offset + done);
     if (!back.ok()) return back.failure();
     if (back.value() != slice || std::memcmp(scratch.get(), bytes + done, slice) != 0) return false;
     done += slice;

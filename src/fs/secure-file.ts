@@ -88,6 +88,8 @@ export class SecureFile {
    * `data` must not be changed until the promise settles.
    */
   async writeVerifiedAsync(data: Uint8Array, position: number): Promise<boolean> {
+    // The addon checks the type too, but the length must be read here first.
+    requireArgument(data instanceof Uint8Array, "writeVerified", this.path);
     const result = native.writeVerifiedAsync(this.#handle, data, 0, data.byteLength, position);
     return (await unwrapAsync(result, "writeVerified", this.path)) === "verified";
   }

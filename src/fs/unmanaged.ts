@@ -51,7 +51,16 @@ export async function walkUnmanagedTree(
   limits: { readonly maxDepth: number; readonly maxEntries: number },
 ): Promise<UnmanagedTree | "unsupported"> {
   const { maxDepth, maxEntries } = limits;
-  requireArgument(path.isAbsolute(root) && Number.isSafeInteger(maxDepth) && maxDepth >= 0 && Number.isSafeInteger(maxEntries) && maxEntries >= 0, "walkTree", root);
+  const valid =
+    typeof root === "string" &&
+    path.isAbsolute(root) &&
+    typeof rootId?.dev === "bigint" &&
+    typeof rootId.ino === "bigint" &&
+    Number.isSafeInteger(maxDepth) &&
+    maxDepth >= 0 &&
+    Number.isSafeInteger(maxEntries) &&
+    maxEntries >= 0;
+  requireArgument(valid, "walkTree", String(root));
   const id = BigUint64Array.of(BigInt.asUintN(64, rootId.dev), BigInt.asUintN(64, rootId.ino));
   const walk = await unwrapAsync(native.walkTreeAsync(root, id, maxDepth, maxEntries), "walkTree", root);
   return walk === "unsupported" ? walk : { entries: treeEntries(walk), truncated: walk.truncated };

@@ -14,6 +14,8 @@ const FILES = [
   "test/fs/acl.test.ts",
   "test/fs/secure-dir.test.ts",
   "test/fs/concurrency.test.ts",
+  "test/fs/unmanaged-walk.test.ts",
+  "test/fs/write-verified.test.ts",
   "test/native/ramfs.test.ts",
   "test/native/read-batch.test.ts",
   "test/fs/import-batch.test.ts",

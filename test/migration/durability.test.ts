@@ -47,8 +47,8 @@ interface Migration {
   readonly calls: string[];
 }
 
-/** Migrates a fresh legacy session in a child process under the shim with `faults`. */
-async function migrateUnderShim(faults: Record<string, string>): Promise<Migration> {
+/** Migrates a fresh legacy session in a child process under the shim with `faults` (or those made for its transcript). */
+async function migrateUnderShim(faults: Record<string, string> | ((transcript: string) => Record<string, string>)): Promise<Migration> {
   const box = sandbox();
   // The scope and its binding exist before the child starts, so every publishing call the
   // child logs belongs to the migration itself.
@@ -64,7 +64,7 @@ async function migrateUnderShim(faults: Record<string, string>): Promise<Migrati
     LD_PRELOAD: tools.faultShim,
     GJC_FAULT_LOG: log,
     GJC_FAULT_LOG_SYNCS: "1",
-    ...faults,
+    ...(typeof faults === "function" ? faults(file) : faults),
   });
   expect(run.status, run.stderr).toBe(0);
   const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "null") as Migration["result"];
@@ -132,6 +132,17 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
     // Every artifact is written in one 700-byte write; the shim stores it with its first byte inverted.
     const m = await migrateUnderShim({ GJC_FAULT_PWRITE_FLIP: "700" });
     expect(m.calls).toContain("pwrite:flipped");
+    expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "verify_mismatch" });
+    expect(m.calls).not.toContain("renameat2");
+    expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
+    expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
+  }, 60_000);
+
+  it("a transcript that does not read back as written (corrupting write of its one chunk) -> durability_failed, nothing published", async () => {
+    // Under one copy chunk, the transcript is written by a single verified write of its size.
+    const m = await migrateUnderShim((transcript) => ({ GJC_FAULT_PWRITE_FLIP: String(fs.statSync(transcript).size) }));
+    expect(fs.statSync(m.file).size).toBeLessThan(COPY_CHUNK_BYTES);
+    expect(m.calls.filter((c) => c === "pwrite:flipped")).toEqual(["pwrite:flipped"]);
     expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "verify_mismatch" });
     expect(m.calls).not.toContain("renameat2");
     expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());

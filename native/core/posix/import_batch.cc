@@ -32,7 +32,7 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
   };
   // One byte more than the size: a read that fills it shows the file grew.
   const std::size_t size = static_cast<std::size_t>(want.size);
-  auto got = read_fully(in, data, size + 1, 0);
+  auto got = read_to_end(in, data, size, 0);
   if (!got.ok()) return failed(got.failure());
   if (got.value() != size) {
     out.outcome = ImportOutcome::changed;
