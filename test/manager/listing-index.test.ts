@@ -119,11 +119,15 @@ describe("a listing served from the index equals one that reads every file", () 
       case "replace": {
         const staging = path.join(path.dirname(file), `.staging-${change.text}`);
         fs.writeFileSync(staging, text.replace(/"title":"[^"]*"/g, `"title":"x${change.text}"`));
+        // Whole seconds like every other file, so a later same-size rewrite can restore the
+        // mtime exactly; the new inode is what tells this change.
+        fs.utimesSync(staging, MTIME_SECONDS, MTIME_SECONDS);
         fs.renameSync(staging, file);
         break;
       }
       case "truncate":
         fs.truncateSync(file, Math.floor(text.length / 3));
+        fs.utimesSync(file, MTIME_SECONDS, MTIME_SECONDS);
         break;
       case "delete":
         fs.rmSync(file);
