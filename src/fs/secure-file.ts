@@ -75,6 +75,8 @@ export class SecureFile {
 
   /** Writes all of `data` at `position` (file opened with `write`). Returns the byte count. */
   write(data: SecureData, position: number): number {
+    // The length is read here, before the addon could refuse a wrong type itself.
+    requireArgument(typeof data === "string" || data instanceof Uint8Array, "write", this.path);
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     return unwrap(native.write(this.#handle, bytes, 0, bytes.byteLength, position), "write", this.path);
   }

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { SecureDir, SecureFsError, type SecureFile } from "../../src/index.js";
-import { asyncCodeOf } from "../helpers/errors.js";
+import { asyncCodeOf, codeOf } from "../helpers/errors.js";
 import { buildTools, runWithAddon, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { traceThreads } from "../helpers/trace.js";
@@ -176,6 +176,10 @@ describe("writeVerifiedAsync: refusals", () => {
       }
       for (const data of ["text", new Uint16Array(2), new DataView(new ArrayBuffer(2)), null]) {
         expect(await asyncCodeOf(() => file.writeVerifiedAsync(data as unknown as Uint8Array, 0)), String(data)).toBe("invalid_argument");
+      }
+      // The plain write refuses what is neither a string nor bytes the same way.
+      for (const data of [null, undefined, 42]) {
+        expect(codeOf(() => file.write(data as unknown as Uint8Array, 0)), String(data)).toBe("invalid_argument");
       }
       expect(fs.statSync(p).size).toBe(0);
     } finally {
