@@ -224,7 +224,8 @@ Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false
 Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true); }
 
 // writeVerifiedAsync(file, buffer, offset, length, position): write_verified on the thread
-// pool; resolves with "verified" or "mismatch", or a failure record.
+// pool, its writeback started at once (the call streams large files chunk by chunk);
+// resolves with "verified" or "mismatch", or a failure record.
 Napi::Value WriteVerifiedAsync(const Napi::CallbackInfo& info) {
   PositionalArgs args;
   Napi::Value failure;
@@ -236,7 +237,7 @@ Napi::Value WriteVerifiedAsync(const Napi::CallbackInfo& info) {
   return WordWork::Start(
       info.Env(), args.file, info[0].As<Napi::Object>(),
       [=]() -> Result<const char*> {
-        auto verified = write_verified(native, data, size, position);
+        auto verified = write_verified(native, data, size, position, Writeback::now);
         if (!verified.ok()) return verified.failure();
         return verified.value() ? "verified" : "mismatch";
       },

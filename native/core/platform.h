@@ -283,13 +283,18 @@ Result<std::size_t> read_to_end(NativeHandle file, void* buffer, std::size_t siz
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
                              std::uint64_t offset);
 
+// When the written range of write_verified goes to the device: `now` hands it to
+// start_writeback at once (long streams, whose writeback then overlaps the rest of the
+// copy), `later` leaves it to the caller's flush (small files, which a flush writes out
+// together instead of one request each).
+enum class Writeback : std::uint8_t { later, now };
+
 // Writes all `length` bytes of `data` at `offset`, then reads the range back through the same
 // handle and compares: true when exactly these bytes come back and the file ends right
-// after them, false when the file does not hold what was written. The written range is
-// then handed to start_writeback. For copies whose content a caller has hashed from
-// `data`: equal bytes prove the hash of the copy.
+// after them, false when the file does not hold what was written. For copies whose content
+// a caller has hashed from `data`: equal bytes prove the hash of the copy.
 Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
-                            std::uint64_t offset);
+                            std::uint64_t offset, Writeback writeback);
 
 // Asks the OS to start writing a just-written range of `file` out to the device now,
 // without waiting for it, so that a later flush (sync_filesystem, sync_handle) finds less

@@ -48,7 +48,7 @@ Result<std::size_t> read_to_end(NativeHandle file, void* buffer, std::size_t siz
 }
 
 Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
-                            std::uint64_t offset) {
+                            std::uint64_t offset, Writeback writeback) {
   std::unique_ptr<unsigned char[]> scratch(new (std::nothrow) unsigned char[kSliceBytes + 1]);
   if (!scratch) return fail(Code::io_error, ENOMEM, "new");
   if (length > 0) {
@@ -69,7 +69,7 @@ Result<bool> write_verified(NativeHandle file, const void* data, std::size_t len
     done += slice;
     if (last) break;
   }
-  if (length > 0) {
+  if (writeback == Writeback::now && length > 0) {
     auto started = start_writeback(file, offset, length);
     if (!started.ok()) return started.failure();
   }

@@ -461,7 +461,7 @@ function traceChild(ctx: SkipContext, body: string, umask: number): string[][] {
   n += 1;
   const prefix = path.join(tmp.path, `strace-${n}`, "t");
   fs.mkdirSync(path.dirname(prefix));
-  const traced = "trace=open,openat,close,fchmod,fchmodat,chmod,fsetxattr,fremovexattr,setxattr,removexattr,newfstatat,statx";
+  const traced = "trace=open,openat,close,fchmod,fchmodat,chmod,fsetxattr,fremovexattr,setxattr,removexattr,newfstatat,statx,sync_file_range,fsync,fdatasync";
   const script = childScript(`process.umask(${umask});\n${body}`);
   const result = run("strace", ["-ff", "-o", prefix, "-e", traced, process.execPath, "-e", script]);
   if (result.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(result.stderr)) {
@@ -534,6 +534,8 @@ describe("importFilesAsync: syscalls", () => {
     const opening = (name: string) => segments.find((segment) => segment.some((l) => l.includes(`, "${name}", O_RDONLY`))) ?? [];
     const [copy, link, pipe] = [opening("one"), opening("link"), opening("pipe")];
     expect(copy.filter((l) => l.includes("O_CREAT")).length).toBe(2);
+    // Small copies are left to the caller's one flush: no writeback request or sync per file.
+    expect(segments.flat().filter((l) => /^(sync_file_range|fsync|fdatasync)\(/.test(l))).toEqual([]);
     // The link's open fails on the link itself, and nothing opens its target in its place.
     expect(link.slice(1).filter((l) => l.startsWith("openat(")).map((l) => [l.includes('"link"'), l.includes("ELOOP")])).toEqual([[true, true]]);
     // The FIFO is opened once, non-blocking (an open that waited for a writer never returns).
