@@ -2,7 +2,6 @@
 // function returns its value or a failure record and never throws; C++ exceptions are off.
 #include <napi.h>
 
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -19,30 +18,6 @@ namespace {
 
 Napi::Value Invalid(Napi::Env env) { return FailureValue(env, Code::invalid_argument); }
 Napi::Value Closed(Napi::Env env) { return FailureValue(env, Code::closed); }
-
-// The handle argument of `kind`, or a failure value explaining why there is none.
-Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, HandleKind kind,
-                  Napi::Value& failure) {
-  Handle* any = Handle::Any(info[index]);
-  if (any == nullptr || any->kind() != kind) {
-    failure = Invalid(info.Env());
-    return nullptr;
-  }
-  if (!any->open()) {
-    failure = Closed(info.Env());
-    return nullptr;
-  }
-  return any;
-}
-
-// A non-negative integer argument that a double represents exactly.
-bool IndexArg(const Napi::Value& value, std::uint64_t& out) {
-  if (!value.IsNumber()) return false;
-  const double d = value.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0) || d > 9007199254740991.0 || std::floor(d) != d) return false;
-  out = static_cast<std::uint64_t>(d);
-  return true;
-}
 
 template <class T, class Convert>
 Napi::Value Reply(Napi::Env env, Result<T>&& result, Convert convert) {

@@ -16,7 +16,7 @@ namespace gjc::binding {
 // The JS value of a successful call: undefined for a Status, the string for a word.
 inline Napi::Value SuccessValue(Napi::Env env, const Unit&) { return env.Undefined(); }
 inline Napi::Value SuccessValue(Napi::Env env, const char* word) { return Napi::String::New(env, word); }
-// An import batch and a tree walk (import.cc; layouts in src/native/binding.d.cts).
+// An import batch and a tree walk (unmanaged.cc; layouts in src/native/binding.d.cts).
 Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch);
 Napi::Value SuccessValue(Napi::Env env, const TreeWalk& walk);
 

@@ -2,7 +2,6 @@
 // directory of thousands of files costs a handful of JS allocations besides its names.
 #include "batch.h"
 
-#include <cmath>
 #include <cstdint>
 #include <condition_variable>
 #include <memory>
@@ -20,14 +19,6 @@ enum Field : std::size_t {
   kType, kOutcome, kStatType, kMode, kUid, kNlink, kSize, kMtimeMs, kCtimeMs, kDataOffset, kDataLength,
   kFields
 };
-
-bool SizeArg(const Napi::Value& value, std::size_t& out) {
-  if (!value.IsNumber()) return false;
-  const double d = value.As<Napi::Number>().DoubleValue();
-  if (!(d >= 0) || d > 9007199254740991.0 || std::floor(d) != d) return false;
-  out = static_cast<std::size_t>(d);
-  return true;
-}
 
 // The JS form of a finished batch (layout in src/native/binding.d.cts).
 Napi::Value BatchValue(Napi::Env env, const std::vector<BatchEntry>& entries) {
@@ -75,21 +66,15 @@ struct BatchArgs {
 };
 
 bool ParseBatchArgs(const Napi::CallbackInfo& info, BatchArgs& out, Napi::Value& failure) {
-  Napi::Env env = info.Env();
-  out.dir = Handle::Any(info[0]);
-  if (out.dir == nullptr || out.dir->kind() != HandleKind::directory) {
-    failure = FailureValue(env, Code::invalid_argument);
-    return false;
-  }
-  if (!out.dir->open()) {
-    failure = FailureValue(env, Code::closed);
-    return false;
-  }
-  if (!SizeArg(info[1], out.max_file_bytes) || !info[2].IsTypedArray() ||
+  out.dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (out.dir == nullptr) return false;
+  std::uint64_t max_file_bytes = 0;
+  if (!IndexArg(info[1], max_file_bytes) || !info[2].IsTypedArray() ||
       info[2].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-    failure = FailureValue(env, Code::invalid_argument);
+    failure = FailureValue(info.Env(), Code::invalid_argument);
     return false;
   }
+  out.max_file_bytes = static_cast<std::size_t>(max_file_bytes);
   auto buffer = info[2].As<Napi::Uint8Array>();
   out.data = buffer.Data();
   out.capacity = buffer.ByteLength();

@@ -22,7 +22,7 @@ constexpr std::size_t kVersionFields = 5;
 // Numbers per tree entry in `info`: depth, type (NativeEntryType order), size, nlink.
 enum TreeField : std::size_t { kDepth, kType, kSize, kNlink, kTreeFields };
 
-// An absolute path and a (dev, ino) pair as a BigUint64Array of two.
+// A (dev, ino) identity argument: a BigUint64Array of two.
 bool IdArg(const Napi::Value& value, std::uint64_t& dev, std::uint64_t& ino) {
   if (!value.IsTypedArray()) return false;
   auto array = value.As<Napi::TypedArray>();
@@ -62,9 +62,9 @@ Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch) {
 
 Napi::Value ImportFilesAsync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  Handle* dest = Handle::Any(info[0]);
-  if (dest == nullptr || dest->kind() != HandleKind::directory) return FailureValue(env, Code::invalid_argument);
-  if (!dest->open()) return FailureValue(env, Code::closed);
+  Napi::Value failure;
+  Handle* dest = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dest == nullptr) return failure;
   std::string source_dir;
   std::uint64_t dev = 0, ino = 0;
   if (!StringArg(info[1], source_dir) || !IdArg(info[2], dev, ino) || !info[3].IsArray() ||
@@ -132,15 +132,9 @@ Napi::Value SuccessValue(Napi::Env env, const TreeWalk& walk) {
 Napi::Value WalkTreeAsync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string root;
-  std::uint64_t dev = 0, ino = 0;
-  if (!StringArg(info[0], root) || !IdArg(info[1], dev, ino) || !info[2].IsNumber() || !info[3].IsNumber()) {
-    return FailureValue(env, Code::invalid_argument);
-  }
-  const double max_depth = info[2].As<Napi::Number>().DoubleValue();
-  const double max_entries = info[3].As<Napi::Number>().DoubleValue();
-  if (!(max_depth >= 0 && max_depth <= 4096 && max_entries >= 0 && max_entries <= 1e9) ||
-      max_depth != static_cast<double>(static_cast<std::uint32_t>(max_depth)) ||
-      max_entries != static_cast<double>(static_cast<std::size_t>(max_entries))) {
+  std::uint64_t dev = 0, ino = 0, max_depth = 0, max_entries = 0;
+  if (!StringArg(info[0], root) || !IdArg(info[1], dev, ino) || !IndexArg(info[2], max_depth) ||
+      !IndexArg(info[3], max_entries) || max_depth > 4096 || max_entries > 1000000000) {
     return FailureValue(env, Code::invalid_argument);
   }
   const auto depth = static_cast<std::uint32_t>(max_depth);

@@ -1,5 +1,7 @@
 #include "values.h"
 
+#include <cmath>
+
 namespace gjc::binding {
 namespace {
 
@@ -129,6 +131,28 @@ bool IsWellFormed(const Napi::String& value) {
 }
 
 }  // namespace
+
+Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, HandleKind kind,
+                  Napi::Value& failure) {
+  Handle* any = Handle::Any(info[index]);
+  if (any == nullptr || any->kind() != kind) {
+    failure = FailureValue(info.Env(), Code::invalid_argument);
+    return nullptr;
+  }
+  if (!any->open()) {
+    failure = FailureValue(info.Env(), Code::closed);
+    return nullptr;
+  }
+  return any;
+}
+
+bool IndexArg(const Napi::Value& value, std::uint64_t& out) {
+  if (!value.IsNumber()) return false;
+  const double d = value.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0) || d > 9007199254740991.0 || std::floor(d) != d) return false;
+  out = static_cast<std::uint64_t>(d);
+  return true;
+}
 
 bool StringArg(const Napi::Value& value, std::string& out) {
   if (!value.IsString() || !IsWellFormed(value.As<Napi::String>())) return false;

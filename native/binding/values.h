@@ -59,6 +59,14 @@ Napi::Value EvidenceCode(Napi::Env env, const VerifyEvidence& evidence);
 Napi::Value StatValue(Napi::Env env, const StatInfo& info);
 Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity);
 
+// The handle argument `info[index]` of `kind`, or nullptr with `failure` set to the
+// failure value explaining why there is none (invalid_argument, or closed).
+Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, HandleKind kind,
+                  Napi::Value& failure);
+
+// A non-negative integer argument that a double represents exactly.
+bool IndexArg(const Napi::Value& value, std::uint64_t& out);
+
 // Reads a JS string argument into `out` as UTF-8; false when it is not a string or holds a
 // lone surrogate. Strings holding NUL are returned as-is: the core's validation rejects them.
 bool StringArg(const Napi::Value& value, std::string& out);

@@ -185,8 +185,9 @@ export class SecureDir {
    * from `buffer` (back to back; a file needs its size plus one byte of room), read back and
    * compared. The import stops at the first request that is neither copied nor deferred,
    * and removes the copy it had made for that one: only `copied` requests leave a file here
-   * (an existing name is never touched). Nothing is synced. Resolves `"unsupported"` on Windows, where the caller copies file by
-   * file instead. `buffer` must not be touched until the promise settles.
+   * (an existing name is never touched). Nothing is synced. Resolves `"unsupported"` on
+   * Windows, where the caller copies file by file instead. `buffer` must not be touched
+   * until the promise settles.
    */
   async importFilesAsync(
     sourceDir: string,

@@ -12,7 +12,7 @@ import path from "node:path";
 import { SecureFsError, walkUnmanagedTree, type ImportedFile, type ImportRequest, type SecureDir, type SecureFile, type UnmanagedEntry } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
-import { openRegularNoFollow, sameStat, stableStat, type StableStat } from "./session-file.js";
+import { openRegularNoFollow, sameStat, sourceOpenFailure, stableStat, type StableStat } from "./session-file.js";
 import { CHUNK_BYTES, hashManagedFile, pool, type StagedSet } from "./staging.js";
 import { TimeSlice } from "./time-slice.js";
 
@@ -208,7 +208,11 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
 }
 
 function requireVerified(verified: boolean): void {
-  if (!verified) throw new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
+  if (!verified) throw verifyMismatch();
+}
+
+function verifyMismatch(): MigrationError {
+  return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
 }
 
 function sourceOpenFailed(error: unknown): never {
@@ -296,15 +300,12 @@ function importRequest(entry: SnapshotEntry, name: string): ImportRequest {
 function importFailure(file: ImportedFile): Error {
   switch (file.outcome) {
     case "changed": {
-      if (file.change === "unopenable") {
-        const code = file.error?.errnoName ?? file.error?.code ?? "io_error";
-        return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open a source file (${code})`);
-      }
+      if (file.change === "unopenable") return sourceOpenFailure(file.error?.errnoName ?? file.error?.code ?? "io_error");
       const detail = { not_regular: "not_regular_file", hardlink: "hardlink", before_copy: "changed_before_copy", while_copying: "changed_while_copying" }[file.change ?? "before_copy"];
       return new MigrationError("source_changed", detail, "a source file changed during migration");
     }
     case "mismatch":
-      return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
+      return verifyMismatch();
     default:
       // `failed`: the staged copy could not be created, written or read back.
       return file.error ?? new MigrationError("durability_failed", file.outcome, "a file could not be copied");

@@ -72,7 +72,7 @@ export async function openRegularNoFollow(file: string): Promise<{ handle: fs.pr
   try {
     handle = await fs.promises.open(file, OPEN_FLAGS);
   } catch (error) {
-    throw openFailure(error);
+    throw sourceOpenFailure((error as NodeJS.ErrnoException).code ?? "io_error");
   }
   try {
     const stat = requireSameRegular(await handle.stat({ bigint: true }), await fs.promises.lstat(file, { bigint: true }));
@@ -83,9 +83,12 @@ export async function openRegularNoFollow(file: string): Promise<{ handle: fs.pr
   }
 }
 
-function openFailure(error: unknown): MigrationError {
-  const code = (error as NodeJS.ErrnoException).code ?? "io_error";
-  return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open the session file (${code})`);
+/**
+ * The `source_changed` error for a source file that its no-follow open refused with errno
+ * name `code` (a link gives `ELOOP`, reported as cause `symlink`).
+ */
+export function sourceOpenFailure(code: string): MigrationError {
+  return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open a source file (${code})`);
 }
 
 /** The stat of an opened file (`held`) once it is proven a single-link regular file that its path (`named`) still names. */

@@ -30,10 +30,10 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
     out.outcome = ImportOutcome::failed;
     out.failure = failure;
   };
-  // One byte more than the size: a read that fills it shows the file grew.
   const std::size_t size = static_cast<std::size_t>(want.size);
   auto got = read_to_end(in, data, size, 0);
   if (!got.ok()) return failed(got.failure());
+  // Shorter, or one byte more: the file shrank or grew since its stat.
   if (got.value() != size) {
     out.outcome = ImportOutcome::changed;
     out.change = ImportChange::while_copying;
