@@ -23,12 +23,17 @@ let childScript: Promise<string> | undefined;
 
 /**
  * Bundles test/history/child.ts (and the sources it imports) into one ESM file under the
- * temp dir, keyed by the bundle's inputs. Packages and the addon loader stay external and
- * are imported by absolute path, so the bundle runs from anywhere, also as another uid.
+ * temp dir, keyed by the bundle's inputs and the checkout. Packages and the addon loader
+ * stay external and are imported by absolute path, so the bundle runs from anywhere, also
+ * as another uid.
  */
 export function childProgram(): Promise<string> {
   childScript ??= (async () => {
     const hash = crypto.createHash("sha256");
+    // The bundle imports packages and the addon loader by absolute path, so the checkout it
+    // was built for is part of its key: a bundle left in the shared temp dir by another
+    // clone would import from a tree that may be gone.
+    hash.update(REPO_ROOT).update("\0");
     const src = path.join(REPO_ROOT, "src");
     hash.update(fs.readFileSync(path.join(src, "errors.ts")));
     for (const dir of [here, path.join(src, "history"), path.join(src, "fs"), path.join(src, "native")]) {
