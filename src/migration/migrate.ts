@@ -252,15 +252,21 @@ async function stageAndPublish(
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const stagedTranscript = `${attempt}.transcript`;
   const stagedArtifacts = `${attempt}.artifacts`;
-  const staged = new StagedSet();
+  // The scope directory was opened before the first staged write: flushes through it report
+  // a writeback error on any staged file.
+  const staged = new StagedSet(scopeDir);
   // The scope directory holds the staged transcript and the staging tree's root entry.
   staged.holdDir(scopeDir, { own: false });
+  const onBytes = (bytes: number): void => {
+    progress.bytes(bytes);
+    staged.wrote(bytes);
+  };
   try {
     progress.phase("copying");
     // The transcript and the artifact tree are copied side by side: one is mostly a long
     // sequential stream, the other many small files, and they overlap well.
     const transcript = (async () => {
-      const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, progress.bytes);
+      const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, onBytes);
       progress.file();
       if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
       staged.addFile(scopeDir, stagedTranscript);
@@ -269,7 +275,7 @@ async function stageAndPublish(
       if (snapshot === undefined) return [];
       const staging = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       staged.holdDir(staging, { own: true });
-      return copyArtifactTree(artifactSource, snapshot, staging, staged, progress.bytes, progress.file);
+      return copyArtifactTree(artifactSource, snapshot, staging, staged, onBytes, progress.file);
     })();
     // Both sides settle before anything (staging removal included) goes on.
     const [copied, tree] = await Promise.allSettled([transcript, artifacts]);
@@ -277,11 +283,9 @@ async function stageAndPublish(
     if (tree.status === "rejected") throw tree.reason;
     const manifest = tree.value;
     progress.phase("verifying");
-    // Every file was read back as it was written (copy.ts). The flush runs on the thread
-    // pool while the source is checked again; publication waits for both. The scope
-    // directory was opened before the first staged write, so the flush through it reports
-    // a writeback error on any staged file.
-    const [flushed, unchanged] = await Promise.allSettled([staged.makeDurable(scopeDir), sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
+    // Every file was read back as it was written (copy.ts). The last flush runs on the
+    // thread pool while the source is checked again; publication waits for both.
+    const [flushed, unchanged] = await Promise.allSettled([staged.makeDurable(), sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
     if (flushed.status === "rejected") throw flushed.reason;
     if (unchanged.status === "rejected") throw unchanged.reason;
     progress.phase("publishing");
@@ -303,6 +307,8 @@ async function stageAndPublish(
     }
     return manifest;
   } finally {
+    // A flush started while copying may still run after a failure.
+    await staged.settle();
     staged.close();
     removeRemnants(scope, scopeDir, op);
   }

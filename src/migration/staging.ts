@@ -64,13 +64,38 @@ export async function pool<T>(items: readonly T[], limit: number, work: (item: T
 }
 
 /**
+ * Staged bytes that start a flush of the file system while copying goes on: the disk then
+ * writes earlier data while later data is still being copied, and the flush before
+ * publication only waits for what is left.
+ */
+export const FLUSH_AHEAD_BYTES = 32 << 20;
+
+/**
  * Everything one attempt staged: the files and the directories holding them (the ones it
- * opened are closed by {@link StagedSet.close}).
+ * opened are closed by {@link StagedSet.close}), and the flushes started while staging.
+ *
+ * `anchor` must be a directory on the staging file system that was opened before the first
+ * staged write, so a file-system flush through it reports a writeback error on any staged
+ * file (Linux records writeback errors per file system and reports to syncfs those that
+ * happened since the descriptor was opened). Every flush through it consumes the errors it
+ * reports, so a failed early flush fails the attempt as a failed last one would.
  */
 export class StagedSet {
+  readonly #anchor: SecureDir;
+  readonly #flushAheadBytes: number;
   readonly #files: { readonly dir: SecureDir; readonly name: string }[] = [];
   readonly #dirs: SecureDir[] = [];
   readonly #owned = new Set<SecureDir>();
+  #unflushed = 0;
+  #flushing: Promise<void> | undefined;
+  #flushFailure: { readonly error: unknown } | undefined;
+  /** The platform has no file-system flush: {@link StagedSet.makeDurable} fsyncs each entry. */
+  #noFilesystemFlush = false;
+
+  constructor(anchor: SecureDir, options: { readonly flushAheadBytes?: number } = {}) {
+    this.#anchor = anchor;
+    this.#flushAheadBytes = options.flushAheadBytes ?? FLUSH_AHEAD_BYTES;
+  }
 
   /** Records a directory entries were staged in; with `own`, {@link StagedSet.close} closes it. */
   holdDir(dir: SecureDir, options: { readonly own: boolean }): void {
@@ -84,19 +109,39 @@ export class StagedSet {
   }
 
   /**
+   * Counts `bytes` just staged. Once enough are unflushed and no flush is running, one is
+   * started in the background (on the thread pool); its failure is kept for
+   * {@link StagedSet.makeDurable}.
+   */
+  wrote(bytes: number): void {
+    this.#unflushed += bytes;
+    if (this.#flushing !== undefined || this.#noFilesystemFlush || this.#flushFailure !== undefined || this.#unflushed < this.#flushAheadBytes) return;
+    this.#unflushed = 0;
+    this.#flushing = this.#anchor.syncFilesystemAsync().then(
+      (outcome) => {
+        if (outcome === "unsupported") this.#noFilesystemFlush = true;
+        this.#flushing = undefined;
+      },
+      (error: unknown) => {
+        this.#flushFailure = { error };
+        this.#flushing = undefined;
+      },
+    );
+  }
+
+  /**
    * Makes every staged file's data and metadata and every staged directory entry durable;
-   * resolves with how. `anchor` must be a directory on the staging file system that was
-   * opened before the first staged write, so the file-system flush through it reports a
-   * writeback error on any staged file (Linux records writeback errors per file system and
-   * reports to syncfs those that happened since the descriptor was opened).
+   * resolves with how. Call it once everything is staged.
    *
    * One syncfs covers the data and metadata of every staged file and every directory entry
    * (the file system's journal commit and cache flush include them all), instead of an
    * fsync per file and per directory. Where that call is unsupported, each file and then
-   * each directory is fsynced on its own descriptor, as before.
+   * each directory is fsynced on its own descriptor.
    */
-  async makeDurable(anchor: SecureDir): Promise<FilesystemSyncOutcome> {
-    const outcome = await anchor.syncFilesystemAsync();
+  async makeDurable(): Promise<FilesystemSyncOutcome> {
+    await this.settle();
+    if (this.#flushFailure !== undefined) throw this.#flushFailure.error;
+    const outcome = await this.#anchor.syncFilesystemAsync();
     if (outcome === "unsupported") {
       await pool(this.#files, SYNC_CONCURRENCY, async (staged) => {
         const file = staged.dir.openFile(staged.name);
@@ -109,6 +154,11 @@ export class StagedSet {
       await pool(this.#dirs, SYNC_CONCURRENCY, (dir) => dir.syncAsync());
     }
     return outcome;
+  }
+
+  /** Waits for a flush started by {@link StagedSet.wrote} to finish; never rejects. */
+  async settle(): Promise<void> {
+    while (this.#flushing !== undefined) await this.#flushing;
   }
 
   /** Closes the directories this set opened. Idempotent. */

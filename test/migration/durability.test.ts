@@ -2,8 +2,9 @@
  * How a migration makes its staging durable before publishing, observed in real migrator
  * processes through the LD_PRELOAD fault shim (which logs syncfs, fsync and the publishing
  * renameat2 calls in order, and can make syncfs fail, the kernel look old or a write store
- * other bytes): one syncfs where the kernel reports writeback errors through it, an fsync
- * per file where it cannot, and nothing published when the flush or the read-back fails.
+ * other bytes): one syncfs where the kernel reports writeback errors through it (more while
+ * a large staging is copied), an fsync per file where it cannot, and nothing published when
+ * a flush or the read-back fails.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -17,6 +18,7 @@ import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
 import { COPY_CHUNK_BYTES, IMPORT_BUFFER_BYTES } from "../../src/migration/copy.js";
+import { FLUSH_AHEAD_BYTES } from "../../src/migration/staging.js";
 import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -47,15 +49,21 @@ interface Migration {
   readonly calls: string[];
 }
 
-/** Migrates a fresh legacy session in a child process under the shim with `faults` (or those made for its transcript). */
-async function migrateUnderShim(faults: Record<string, string> | ((transcript: string) => Record<string, string>)): Promise<Migration> {
+/**
+ * Migrates a fresh legacy session in a child process under the shim with `faults` (or those
+ * made for its transcript); `extraArtifacts` join the small artifact files.
+ */
+async function migrateUnderShim(
+  faults: Record<string, string> | ((transcript: string) => Record<string, string>),
+  extraArtifacts: Record<string, Buffer> = {},
+): Promise<Migration> {
   const box = sandbox();
   // The scope and its binding exist before the child starts, so every publishing call the
   // child logs belongs to the migration itself.
   const prepared = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" });
   if (prepared.kind !== "resolved") throw new Error(prepared.code);
   const scope = scopeOf(box.cwd, box.agentDir);
-  const artifacts: Record<string, string> = {};
+  const artifacts: Record<string, string | Buffer> = { ...extraArtifacts };
   for (let i = 0; i < ARTIFACTS; i++) artifacts[`d${i % ARTIFACT_DIRS}/${i}.log`] = `${i}:`.padEnd(700, "z");
   const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 400, artifacts });
   const sourceBefore = { ...treeHashes(file), ...treeHashes(file.slice(0, -6)) };
@@ -70,6 +78,12 @@ async function migrateUnderShim(faults: Record<string, string> | ((transcript: s
   const result = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "null") as Migration["result"];
   const calls = fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n") : [];
   return { box, file, scopeDir: scope.directoryPath, sourceBefore, result, calls };
+}
+
+/** Artifact files of more than twice the bytes that start a flush while copying. */
+function flushAheadArtifacts(): Record<string, Buffer> {
+  const each = FLUSH_AHEAD_BYTES * 0.75;
+  return Object.fromEntries([0, 1, 2].map((i) => [`big/${i}.bin`, Buffer.alloc(each, 0x41 + i)]));
 }
 
 /** The fsyncs logged before the first publishing rename (the staging phase). */
@@ -102,6 +116,25 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
     const afterPublish = m.calls.slice(m.calls.indexOf("renameat2"));
     expect(afterPublish.slice(0, 2)).toEqual(["renameat2", "fsync"]);
   }, 60_000);
+
+  it("a staging larger than the flush-ahead size is flushed while it is copied, and flushed again before publication", async () => {
+    const m = await migrateUnderShim({}, flushAheadArtifacts());
+    expectCompleteCopy(m);
+    const flushes = m.calls.filter((c) => c.startsWith("syncfs"));
+    expect(flushes.length).toBeGreaterThanOrEqual(2);
+    expect(flushes.every((c) => c === "syncfs")).toBe(true);
+    expect(m.calls.lastIndexOf("syncfs")).toBeLessThan(m.calls.indexOf("renameat2"));
+    expect(stagingFsyncs(m.calls)).toBeLessThanOrEqual(4);
+  }, 120_000);
+
+  it("a flush while copying that fails (EIO) -> durability_failed although later flushes would succeed, nothing published", async () => {
+    const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.EIO), GJC_FAULT_SYNCFS_TIMES: "1" }, flushAheadArtifacts());
+    expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "io_error" });
+    expect(m.calls.find((c) => c.startsWith("syncfs"))).toBe("syncfs:errno");
+    expect(m.calls).not.toContain("renameat2");
+    expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
+    expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
+  }, 120_000);
 
   it("syncfs unavailable (ENOSYS) -> every staged file and directory is fsynced before publication", async () => {
     const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.ENOSYS) });

@@ -14,6 +14,7 @@
  *   GJC_FAULT_READLINK_ERRNO=<n>  readlink of /proc/self/fd/* fails with errno n
  *   GJC_FAULT_REALPATH_ERRNO=<n>  realpath fails with errno n
  *   GJC_FAULT_SYNCFS_ERRNO=<n>    syncfs fails with errno n (nothing is flushed)
+ *   GJC_FAULT_SYNCFS_TIMES=<n>    ...only the first n syncfs calls fail; later ones flush
  *   GJC_FAULT_UNAME_RELEASE=<r>   uname reports kernel release r (e.g. 5.4.0)
  *   GJC_FAULT_PWRITE_FLIP=<n>     a pwrite of exactly n bytes stores its first byte inverted
  *                                 (and reports success), like a write path that corrupts data
@@ -176,6 +177,12 @@ char *realpath(const char *path, char *resolved) {
 int syncfs(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "syncfs");
+  static int calls;
+  const char *times = getenv("GJC_FAULT_SYNCFS_TIMES");
+  if (times && *times && __atomic_fetch_add(&calls, 1, __ATOMIC_SEQ_CST) >= atoi(times)) {
+    log_call("syncfs");
+    return real(fd);
+  }
   const int injected = publication_fault("GJC_FAULT_SYNCFS_ERRNO", "syncfs");
   if (injected) {
     errno = injected;
