@@ -163,9 +163,10 @@ export const COPY_CHUNK_BYTES = 4 << 20;
  * the flush proves the same: reads are served from the page cache either way, which is what
  * the flush writes out, and whether that writeback succeeded is what the flush reports. A
  * short write, a write at the wrong place, a staged file changed behind our back: each is a
- * mismatch (`durability_failed`).
+ * mismatch (`durability_failed`). Once `signal` is aborted, the copy stops at the next chunk
+ * with its reason.
  */
-export async function copyFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback): Promise<string> {
+export async function copyFileInto(source: string, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback, signal?: AbortSignal): Promise<string> {
   const { handle, stat } = await openRegularNoFollow(source).catch(sourceOpenFailed);
   let out: SecureFile | undefined;
   // The verified write of the previous chunk, running on the thread pool.
@@ -179,6 +180,7 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
     const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)] as const;
     let position = 0;
     for (let turn = 0; ; turn ^= 1) {
+      signal?.throwIfAborted();
       // The other buffer may still be in the write in flight; this one is free.
       const buffer = buffers[turn] as Buffer;
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);

@@ -201,20 +201,20 @@ async function migrateLocked(
   refuseSameIdInOtherFile(scopeDir, destName, current.header.id);
 
   const artifactSource = candidate.path.slice(0, -".jsonl".length);
-  const snapshot = await snapshotArtifactTree(artifactSource, limits);
-  const progress = progressReporter(onProgress, source.size + (snapshot?.totalBytes ?? 0), 1 + (snapshot?.files ?? 0));
-
+  const progress = progressReporter(onProgress);
   const existing = entryType(scopeDir, destName);
   let manifest: ManifestEntry[];
   if (existing !== undefined) {
     // Published by an earlier attempt that died before its receipt, or somebody else's file.
     if (existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
+    const snapshot = await snapshotArtifactTree(artifactSource, limits);
+    progress.start(source, snapshot);
     const there = await hashManagedFile(scopeDir, destName).catch(conflictOnFsError);
     if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
     manifest = snapshot === undefined ? [] : await manifestOfSource(artifactSource, snapshot);
     await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
   } else {
-    manifest = await stageAndPublish(scope, scopeDir, candidate.path, source, artifactSource, artifactName, snapshot, destName, op, limits, progress);
+    manifest = await stageAndPublish(scope, scopeDir, candidate.path, source, artifactSource, artifactName, destName, op, limits, progress);
   }
   progress.phase("publishing");
   const receipt: MigrationReceipt = {
@@ -243,7 +243,6 @@ async function stageAndPublish(
   source: FileIdentity,
   artifactSource: string,
   artifactName: string,
-  snapshot: ArtifactSnapshot | undefined,
   destName: string,
   op: string,
   limits: ArtifactLimits,
@@ -261,27 +260,32 @@ async function stageAndPublish(
     progress.bytes(bytes);
     staged.wrote(bytes);
   };
+  // Stops the transcript copy when the artifact tree is refused.
+  const refused = new AbortController();
   try {
-    progress.phase("copying");
     // The transcript and the artifact tree are copied side by side: one is mostly a long
-    // sequential stream, the other many small files, and they overlap well.
+    // sequential stream, the other many small files, and they overlap well. The transcript
+    // does not wait for the tree's snapshot (a walk of every entry).
     const transcript = (async () => {
-      const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, onBytes);
+      const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, onBytes, refused.signal);
       progress.file();
       if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
       staged.addFile(scopeDir, stagedTranscript);
     })();
     const artifacts = (async () => {
-      if (snapshot === undefined) return [];
+      const snapshot = await snapshotArtifactTree(artifactSource, limits);
+      progress.start(source, snapshot);
+      if (snapshot === undefined) return { snapshot, manifest: [] };
       const staging = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       staged.holdDir(staging, { own: true });
-      return copyArtifactTree(artifactSource, snapshot, staging, staged, onBytes, progress.file);
+      return { snapshot, manifest: await copyArtifactTree(artifactSource, snapshot, staging, staged, onBytes, progress.file) };
     })();
+    artifacts.catch((error: unknown) => refused.abort(error));
     // Both sides settle before anything (staging removal included) goes on.
     const [copied, tree] = await Promise.allSettled([transcript, artifacts]);
     if (copied.status === "rejected") throw copied.reason;
     if (tree.status === "rejected") throw tree.reason;
-    const manifest = tree.value;
+    const { snapshot, manifest } = tree.value;
     progress.phase("verifying");
     // Every file was read back as it was written (copy.ts). The last flush runs on the
     // thread pool while the source is checked again; publication waits for both.
@@ -426,24 +430,39 @@ function removeRemnants(scope: ManagedScope, scopeDir: SecureDir, op: string): v
 }
 
 interface ProgressReporter {
+  /** Sets the totals of the transcript `source` and the artifact tree `snapshot`; reporting starts here. */
+  start(source: FileIdentity, snapshot: ArtifactSnapshot | undefined): void;
   bytes(n: number): void;
   file(): void;
   phase(phase: MigrationProgress["phase"]): void;
 }
 
-/** Reports at most every 4 MiB or 64 files, and at every phase change. */
-function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number): ProgressReporter {
+/**
+ * Reports at most every 4 MiB or 64 files, and at every phase change, from the time the
+ * totals are known (the transcript may be copied while the artifact tree is walked).
+ */
+function progressReporter(onProgress: OpenForWriteOptions["onProgress"]): ProgressReporter {
   let bytesDone = 0;
   let filesDone = 0;
+  let bytesTotal = 0;
+  let filesTotal = 0;
+  let started = false;
   let phase: MigrationProgress["phase"] = "copying";
   let lastBytes = 0;
   let lastFiles = 0;
   const emit = () => {
+    if (!started) return;
     lastBytes = bytesDone;
     lastFiles = filesDone;
     onProgress?.({ phase, bytesDone, bytesTotal, filesDone, filesTotal });
   };
   return {
+    start(source, snapshot) {
+      bytesTotal = source.size + (snapshot?.totalBytes ?? 0);
+      filesTotal = 1 + (snapshot?.files ?? 0);
+      started = true;
+      emit();
+    },
     bytes(n) {
       bytesDone += n;
       if (bytesDone - lastBytes >= 4 << 20) emit();

@@ -17,7 +17,8 @@ import { BINDING_FILE_NAME, openCandidateForWrite, resolveManagedScope, SecureDi
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
-import { COPY_CHUNK_BYTES, IMPORT_BUFFER_BYTES } from "../../src/migration/copy.js";
+import { copyFileInto, COPY_CHUNK_BYTES, IMPORT_BUFFER_BYTES } from "../../src/migration/copy.js";
+import { stableStat } from "../../src/migration/session-file.js";
 import { FLUSH_AHEAD_BYTES } from "../../src/migration/staging.js";
 import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
@@ -206,6 +207,26 @@ describe("SecureDir.syncFilesystemAsync", () => {
 });
 
 describe("copy paths", () => {
+  it("a streamed copy stops at the next chunk once its signal is aborted, with the signal's reason", async () => {
+    const box = sandbox();
+    const source = path.join(box.root, "three-chunks.bin");
+    fs.writeFileSync(source, Buffer.alloc(2 * COPY_CHUNK_BYTES + 1, 7));
+    const dir = SecureDir.openRoot(path.join(box.root, "store"), { create: true });
+    const stop = new AbortController();
+    const reason = new Error("the artifact tree was refused");
+    let copied = 0;
+    try {
+      const outcome = copyFileInto(source, stableStat(fs.statSync(source, { bigint: true })), dir, "copy.bin", (bytes) => {
+        copied += bytes;
+        stop.abort(reason);
+      }, stop.signal);
+      await expect(outcome).rejects.toBe(reason);
+    } finally {
+      dir.close();
+    }
+    expect(copied).toBe(COPY_CHUNK_BYTES);
+  });
+
   it("batched artifacts, ones deferred past a full batch buffer and ones streamed in chunks all arrive byte-identical", async () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
