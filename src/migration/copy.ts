@@ -72,7 +72,11 @@ export async function snapshotArtifactTree(root: string, limits: ArtifactLimits)
   const entries: SnapshotEntry[] = [];
   let totalBytes = 0;
   let files = 0;
+  // Awaiting the entries of an array only queues microtasks: without the slice, checking
+  // 50,000 entries would hold the event loop for the whole loop.
+  const slice = new TimeSlice();
   for await (const entry of walked === "unsupported" ? portableWalk(root, limits) : walked.entries) {
+    await slice.yieldIfDue();
     if (entry.depth > limits.maxDepth) throw new MigrationError("unsafe_artifacts", "too_deep", "the artifact tree is too deep");
     if (entries.length + 1 > limits.maxEntries) throw new MigrationError("artifact_capacity_exceeded", "too_many_entries", "the artifact tree has too many entries");
     if (entry.type === "symlink") throw new MigrationError("unsafe_artifacts", "symlink", "the artifact tree holds a symbolic link");
