@@ -16,6 +16,14 @@ namespace {
 // one as large as the chunk would be mapped and faulted in afresh on every call.
 constexpr std::size_t kSliceBytes = 64 * 1024;
 
+// Write in pieces this large, each read back before the next: the piece is still in the
+// CPU cache when it is compared, and the page cache is filled in small folios. One write of
+// a whole 4 MiB chunk lets the kernel allocate 2 MiB folios, which on a virtual machine
+// whose host reclaims free memory often cost several times more per byte (150 MB written
+// and read back in 4 MiB writes: 52 to 469 ms, median about 240; in 256 KiB pieces: 52 to
+// 229 ms, median 58, alternating runs on this project's machines).
+constexpr std::size_t kPieceBytes = 256 * 1024;
+
 }  // namespace
 
 Result<std::size_t> read_fully(NativeHandle file, void* buffer, std::size_t length,
@@ -51,16 +59,19 @@ Result<bool> write_verified(NativeHandle file, const void* data, std::size_t len
                             std::uint64_t offset, Writeback writeback) {
   std::unique_ptr<unsigned char[]> scratch(new (std::nothrow) unsigned char[kSliceBytes + 1]);
   if (!scratch) return fail(Code::io_error, ENOMEM, "new");
-  if (length > 0) {
-    auto written = write_at(file, data, length, offset);
-    if (!written.ok()) return written.failure();
-  }
   const auto* bytes = static_cast<const unsigned char*>(data);
+  std::size_t written = 0;
   std::size_t done = 0;
   for (;;) {
+    if (done == written && written < length) {
+      const std::size_t piece = std::min(kPieceBytes, length - written);
+      auto wrote = write_at(file, bytes + written, piece, offset + written);
+      if (!wrote.ok()) return wrote.failure();
+      written += piece;
+    }
     // The last slice asks for one byte more than was written: a file longer than the copy
     // is a mismatch too.
-    const std::size_t slice = std::min(kSliceBytes, length - done);
+    const std::size_t slice = std::min(kSliceBytes, written - done);
     const bool last = done + slice == length;
     auto back = last ? read_to_end(file, scratch.get(), slice, offset + done)
                      : read_fully(file, scratch.get(), slice, offset + done);

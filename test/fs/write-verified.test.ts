@@ -146,6 +146,32 @@ describe.runIf(linux)("writeVerifiedAsync: a write path that stores other bytes 
   });
 });
 
+describe.runIf(linux)("writeVerifiedAsync: a corrupted later piece (fault shim)", () => {
+  let tools: Tools;
+  beforeAll(() => {
+    tools = buildTools();
+  }, 120_000);
+
+  it("false when only the last 256 KiB piece of a larger write is stored wrong", () => {
+    const { file, path: p } = fresh();
+    file.close();
+    const out = path.join(tmp.path, `verdicts-${n}.json`);
+    const piece = 256 * 1024;
+    runWithAddon(
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+       if (f.failed) throw new Error(f.code);
+       const data = Buffer.alloc(${2 * piece + 1000}, 0x43);
+       b.writeVerifiedAsync(f, data, 0, data.length, 0).then((r) => require("node:fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify(r)));`,
+      { LD_PRELOAD: tools.faultShim, GJC_FAULT_PWRITE_FLIP: "1000" },
+    );
+    expect(JSON.parse(fs.readFileSync(out, "utf8"))).toBe("mismatch");
+    const stored = fs.readFileSync(p);
+    expect(stored.length).toBe(2 * piece + 1000);
+    expect(stored.subarray(0, 2 * piece).equals(Buffer.alloc(2 * piece, 0x43))).toBe(true);
+    expect(stored[2 * piece]).toBe(0xbc);
+  });
+});
+
 describe("writeVerifiedAsync: refusals", () => {
   it("a file opened read-only -> io_error (EBADF from the write), as write() gives", async () => {
     const { file: writer } = fresh(Buffer.from("kept"));
@@ -230,5 +256,31 @@ b.writeVerifiedAsync(f, data, 0, 1000, 24).then((r) => {
     expect(writeback?.line).toMatch(/^sync_file_range\(\d+, 24, 1000, SYNC_FILE_RANGE_WRITE\) = 0$/);
     // The empty write writes nothing, starts no writeback, and only shows the file ends there.
     expect(emptyRead?.line).toMatch(/, 1, 1024\) = 0$/);
+  });
+
+  it("writes a long range in 256 KiB pieces, each read back (64 KiB slices) before the next, then one writeback request", (ctx) => {
+    const { file, path: p } = fresh();
+    file.close();
+    const piece = 256 * 1024;
+    const length = 2 * piece + 70_000;
+    const calls = traceThreads(
+      ctx,
+      tmp.path,
+      ["pwrite64", "pread64", "sync_file_range"],
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+const data = Buffer.alloc(${length}, 0x62);
+begin();
+b.writeVerifiedAsync(f, data, 0, ${length}, 0).then((r) => {
+  end();
+  if (r !== "verified") throw new Error(String(r.code ?? r));
+});`,
+    );
+    const pieceReads = ["pread64", "pread64", "pread64", "pread64"];
+    expect(calls.map((c) => c.name)).toEqual(["pwrite64", ...pieceReads, "pwrite64", ...pieceReads, "pwrite64", "pread64", "pread64", "sync_file_range"]);
+    const writes = calls.filter((c) => c.name === "pwrite64").map((c) => c.line.match(/, (\d+), (\d+)\) = \d+$/)?.slice(1));
+    expect(writes).toEqual([[String(piece), "0"], [String(piece), String(piece)], ["70000", String(2 * piece)]]);
+    // The last read asks for one byte more than was written.
+    expect(calls.at(-2)?.line).toMatch(new RegExp(`, ${70_000 - 65_536 + 1}, ${length - (70_000 - 65_536)}\\) = ${70_000 - 65_536}$`));
+    expect(calls.at(-1)?.line).toMatch(new RegExp(`^sync_file_range\\(\\d+, 0, ${length}, SYNC_FILE_RANGE_WRITE\\) = 0$`));
   });
 });
