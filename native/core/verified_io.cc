@@ -17,11 +17,11 @@ namespace {
 constexpr std::size_t kSliceBytes = 64 * 1024;
 
 // Write in pieces this large, each read back before the next: the piece is still in the
-// CPU cache when it is compared, and the page cache is filled in small folios. One write of
-// a whole 4 MiB chunk lets the kernel allocate 2 MiB folios, which on a virtual machine
-// whose host reclaims free memory often cost several times more per byte (150 MB written
-// and read back in 4 MiB writes: 52 to 469 ms, median about 240; in 256 KiB pieces: 52 to
-// 229 ms, median 58, alternating runs on this project's machines).
+// CPU cache when it is compared, and the page cache is built from small folios. One write
+// of a whole 4 MiB chunk lets the kernel use folios of up to 2 MiB, and such writes cost
+// several times more per byte on a virtual machine whose host reclaims free memory (150 MB
+// written and read back in 4 MiB writes: 52 to 469 ms, median about 240; in 256 KiB
+// pieces: 52 to 229 ms, median 58, alternating runs on this project's machines).
 constexpr std::size_t kPieceBytes = 256 * 1024;
 
 }  // namespace
