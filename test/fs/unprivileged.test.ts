@@ -19,6 +19,7 @@ const FILES = [
   "test/native/ramfs.test.ts",
   "test/native/read-batch.test.ts",
   "test/fs/import-batch.test.ts",
+  "test/fs/import-batch-processes.test.ts",
   "test/audit/batch-differential.test.ts",
 ];
 
