@@ -255,8 +255,8 @@ struct ImportBatch {
 // read back and compared; the source must still be that version after the read. Stops at
 // the first request that is neither copied nor deferred; a copy it had created for that
 // request is removed again (an existing name is never touched), so only copied requests
-// leave a file in `dest`. Nothing is synced: the caller makes the copies durable. Failures of the whole call: the source directory's open or
-// identity, and memory.
+// leave a file in `dest`. Nothing is synced: the caller makes the copies durable. Failures
+// of the whole call: the source directory's open or identity, and memory.
 Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t dir_dev,
                                  std::uint64_t dir_ino, NativeHandle dest,
                                  const std::vector<ImportRequest>& requests,

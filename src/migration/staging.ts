@@ -82,7 +82,6 @@ export const FLUSH_AHEAD_BYTES = 32 << 20;
  */
 export class StagedSet {
   readonly #anchor: SecureDir;
-  readonly #flushAheadBytes: number;
   readonly #files: { readonly dir: SecureDir; readonly name: string }[] = [];
   readonly #dirs: SecureDir[] = [];
   readonly #owned = new Set<SecureDir>();
@@ -92,9 +91,8 @@ export class StagedSet {
   /** The platform has no file-system flush: {@link StagedSet.makeDurable} fsyncs each entry. */
   #noFilesystemFlush = false;
 
-  constructor(anchor: SecureDir, options: { readonly flushAheadBytes?: number } = {}) {
+  constructor(anchor: SecureDir) {
     this.#anchor = anchor;
-    this.#flushAheadBytes = options.flushAheadBytes ?? FLUSH_AHEAD_BYTES;
   }
 
   /** Records a directory entries were staged in; with `own`, {@link StagedSet.close} closes it. */
@@ -115,7 +113,7 @@ export class StagedSet {
    */
   wrote(bytes: number): void {
     this.#unflushed += bytes;
-    if (this.#flushing !== undefined || this.#noFilesystemFlush || this.#flushFailure !== undefined || this.#unflushed < this.#flushAheadBytes) return;
+    if (this.#flushing !== undefined || this.#noFilesystemFlush || this.#flushFailure !== undefined || this.#unflushed < FLUSH_AHEAD_BYTES) return;
     this.#unflushed = 0;
     this.#flushing = this.#anchor.syncFilesystemAsync().then(
       (outcome) => {
