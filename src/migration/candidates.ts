@@ -174,7 +174,24 @@ async function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions):
 
 /** Receipts and tombstones of the scope; none when the scope does not exist yet. */
 export function readProtocolRecords(scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
-  if (!fs.existsSync(scope.directoryPath)) return { receipts: [], tombstones: [] };
+  return withScopeDir(scope, { receipts: [], tombstones: [] }, (dir) => ({
+    receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).records.filter((r) => r.scope === scope.identityDigest),
+    tombstones: readRecords(dir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest),
+  }));
+}
+
+/**
+ * Only the tombstones of the scope: what an opener must check, without parsing every
+ * receipt (each carries a whole artifact manifest, so reading them all would make each
+ * migration slower than the last).
+ */
+export function readTombstones(scope: ManagedScope): Tombstone[] {
+  return withScopeDir(scope, [], (dir) => readRecords(dir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest));
+}
+
+/** `read` on the held scope directory, or `none` when the scope does not exist yet. */
+function withScopeDir<T>(scope: ManagedScope, none: T, read: (dir: SecureDir) => T): T {
+  if (!fs.existsSync(scope.directoryPath)) return none;
   let dir: SecureDir;
   try {
     dir = SecureDir.openRoot(scope.directoryPath);
@@ -183,10 +200,7 @@ export function readProtocolRecords(scope: ManagedScope): { receipts: MigrationR
     throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
   }
   try {
-    return {
-      receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).records.filter((r) => r.scope === scope.identityDigest),
-      tombstones: readRecords(dir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest),
-    };
+    return read(dir);
   } finally {
     dir.close();
   }

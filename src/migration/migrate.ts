@@ -14,7 +14,7 @@ import path from "node:path";
 
 import { isValidEntryName, SecureDir, SecureFsError, type SecureLock } from "../fs/index.js";
 import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
-import { readProtocolRecords, type SessionCandidate } from "./candidates.js";
+import { readTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyArtifactTree,
   copyFileInto,
@@ -109,7 +109,7 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   if (typeof candidate !== "object" || candidate === null || typeof candidate.path !== "string") {
     throw new MigrationError("invalid_request", "candidate", "not a session candidate");
   }
-  const { tombstones } = readProtocolRecords(scope);
+  const tombstones = readTombstones(scope);
   if (tombstones.some((t) => t.targets.some((target) => sameIdentity(target.identity, candidate.identity)))) {
     throw new MigrationError("migration_retired", "tombstone", "this session was retired");
   }
