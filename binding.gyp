@@ -9,6 +9,7 @@
       "sources": [
         "native/binding/addon.cc",
         "native/binding/batch.cc",
+        "native/binding/digest.cc",
         "native/binding/unmanaged.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
@@ -29,6 +30,7 @@
             "native/core/posix/read_batch.cc",
             "native/core/posix/import_batch.cc",
             "native/core/posix/tree_walk.cc",
+            "native/core/posix/sha256_openssl.cc",
             "native/core/linux/acl_linux.cc",
             "native/core/linux/os_linux.cc",
             "native/core/linux/syncfs_linux.cc"
@@ -44,6 +46,7 @@
             "native/core/posix/read_batch.cc",
             "native/core/posix/import_batch.cc",
             "native/core/posix/tree_walk.cc",
+            "native/core/posix/sha256_openssl.cc",
             "native/core/darwin/acl_darwin.cc",
             "native/core/darwin/os_darwin.cc",
             "native/core/darwin/syncfs_darwin.cc"
@@ -66,10 +69,11 @@
             "native/core/win32/syncfs_win32.cc",
             "native/core/win32/read_batch.cc",
             "native/core/win32/import_batch.cc",
-            "native/core/win32/tree_walk.cc"
+            "native/core/win32/tree_walk.cc",
+            "native/core/win32/sha256_win32.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
-          "libraries": ["advapi32.lib"],
+          "libraries": ["advapi32.lib", "bcrypt.lib"],
           "msvs_settings": { "VCCLCompilerTool": { "AdditionalOptions": ["/std:c++17"] } }
         }]
       ]

@@ -27,10 +27,15 @@ class ResultWork : public Napi::AsyncWorker {
   // pinned until the work is done, so its descriptor stays valid throughout; so is
   // `memory` (when given), a buffer the work reads or writes. Work that uses no handle
   // passes nullptr and an empty object.
+  // `settle` (when given) runs on the main thread once the work is done, before the
+  // promise settles; `also` is another object kept alive until then.
   static Napi::Value Start(Napi::Env env, Handle* pinned, Napi::Object handle,
-                           std::function<Result<T>()> work, Napi::Object memory = Napi::Object()) {
+                           std::function<Result<T>()> work, Napi::Object memory = Napi::Object(),
+                           Napi::Object also = Napi::Object(), std::function<void()> settle = nullptr) {
     auto* job = new ResultWork(env, pinned, handle, std::move(work));
     if (!memory.IsEmpty()) job->memory_ = Napi::Persistent(memory);
+    if (!also.IsEmpty()) job->also_ = Napi::Persistent(also);
+    job->settle_ = std::move(settle);
     Napi::Promise promise = job->deferred_.Promise();
     job->Queue();
     return promise;
@@ -42,11 +47,13 @@ class ResultWork : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     if (pinned_ != nullptr) pinned_->Unpin();
+    if (settle_) settle_();
     deferred_.Resolve(result_.ok() ? SuccessValue(env, result_.value()) : FailureValue(env, result_.failure()));
   }
 
   void OnError(const Napi::Error& error) override {
     if (pinned_ != nullptr) pinned_->Unpin();
+    if (settle_) settle_();
     deferred_.Reject(error.Value());
   }
 
@@ -65,7 +72,9 @@ class ResultWork : public Napi::AsyncWorker {
   Handle* pinned_;
   Napi::ObjectReference handle_;
   Napi::ObjectReference memory_;
+  Napi::ObjectReference also_;
   std::function<Result<T>()> work_;
+  std::function<void()> settle_;
   // Overwritten by Execute before OnOK reads it.
   Result<T> result_ = fail(Code::io_error);
 };

@@ -3,7 +3,10 @@
 #include "unmanaged.h"
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../core/platform.h"
@@ -15,6 +18,9 @@ namespace {
 
 // Numbers per request in `info`, in this order (binding.d.cts documents the same layout).
 enum Field : std::size_t { kOutcome, kChange, kDataOffset, kDataLength, kFields };
+
+// Bytes per request in `digests`: the SHA-256 of a copied request (zeros otherwise).
+constexpr std::size_t kDigestBytes = std::tuple_size<Sha256Digest>::value;
 
 // Numbers per request in `versions`: dev, ino, size, mtimeNs, ctimeNs.
 constexpr std::size_t kVersionFields = 5;
@@ -45,9 +51,12 @@ Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch) {
   const std::size_t count = batch.entries.size();
   auto numbers = Napi::Float64Array::New(env, count * kFields);
   auto failures = Napi::Array::New(env, count);
+  auto digests = Napi::Buffer<unsigned char>::New(env, count * kDigestBytes);
+  unsigned char* digest = digests.Data();
   double* row = numbers.Data();
-  for (std::size_t i = 0; i < count; ++i, row += kFields) {
+  for (std::size_t i = 0; i < count; ++i, row += kFields, digest += kDigestBytes) {
     const ImportEntry& entry = batch.entries[i];
+    std::memcpy(digest, entry.sha256.data(), kDigestBytes);
     row[kOutcome] = static_cast<double>(entry.outcome);
     row[kChange] = static_cast<double>(entry.change);
     row[kDataOffset] = static_cast<double>(entry.data_offset);
@@ -57,6 +66,7 @@ Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("info", numbers);
   out.Set("failures", failures);
+  out.Set("digests", digests);
   return out;
 }
 
@@ -101,6 +111,7 @@ Napi::Value ImportFilesAsync(const Napi::CallbackInfo& info) {
 
 Napi::Value SuccessValue(Napi::Env env, const TreeWalk& walk) {
   if (!walk.supported) return Napi::String::New(env, "unsupported");
+  if (walk.compared) return Napi::String::New(env, walk.matches ? "same" : "differs");
   const std::size_t count = walk.entries.size();
   auto paths = Napi::Array::New(env, count);
   auto numbers = Napi::Float64Array::New(env, count * kTreeFields);
@@ -129,6 +140,50 @@ Napi::Value SuccessValue(Napi::Env env, const TreeWalk& walk) {
   return out;
 }
 
+namespace {
+
+// The entries of an earlier walk, as SuccessValue(TreeWalk) gave them to JS; false when
+// `value` is not exactly that shape.
+bool ExpectedArg(const Napi::Value& value, std::vector<TreeEntry>& out) {
+  if (!value.IsObject()) return false;
+  auto object = value.As<Napi::Object>();
+  Napi::Value paths = object.Get("paths"), numbers = object.Get("info"), ids = object.Get("ids"),
+              times = object.Get("times");
+  if (!paths.IsArray() || !numbers.IsTypedArray() || !ids.IsTypedArray() || !times.IsTypedArray()) return false;
+  const std::size_t count = paths.As<Napi::Array>().Length();
+  auto typed = [&](const Napi::Value& v, napi_typedarray_type type, std::size_t per) {
+    auto array = v.As<Napi::TypedArray>();
+    return array.TypedArrayType() == type && array.ElementLength() == count * per;
+  };
+  if (!typed(numbers, napi_float64_array, kTreeFields) || !typed(ids, napi_bigint64_array, 2) ||
+      !typed(times, napi_bigint64_array, 2)) {
+    return false;
+  }
+  const double* row = numbers.As<Napi::Float64Array>().Data();
+  const auto* id = ids.As<Napi::TypedArrayOf<std::int64_t>>().Data();
+  const auto* time = times.As<Napi::TypedArrayOf<std::int64_t>>().Data();
+  out.resize(count);
+  for (std::size_t i = 0; i < count; ++i, row += kTreeFields) {
+    TreeEntry& entry = out[i];
+    if (!StringArg(paths.As<Napi::Array>().Get(static_cast<uint32_t>(i)), entry.path)) return false;
+    const double type = row[kType];
+    if (!(type >= 0 && type <= static_cast<double>(EntryType::unknown)) || type != static_cast<double>(static_cast<int>(type))) {
+      return false;
+    }
+    entry.depth = static_cast<std::uint32_t>(row[kDepth]);
+    entry.stat.type = static_cast<EntryType>(static_cast<int>(type));
+    entry.stat.size = static_cast<std::uint64_t>(row[kSize]);
+    entry.stat.nlink = static_cast<std::uint64_t>(row[kNlink]);
+    entry.stat.dev = static_cast<std::uint64_t>(id[i * 2]);
+    entry.stat.ino = static_cast<std::uint64_t>(id[i * 2 + 1]);
+    entry.stat.mtime_ns = time[i * 2];
+    entry.stat.ctime_ns = time[i * 2 + 1];
+  }
+  return true;
+}
+
+}  // namespace
+
 Napi::Value WalkTreeAsync(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string root;
@@ -137,9 +192,17 @@ Napi::Value WalkTreeAsync(const Napi::CallbackInfo& info) {
       !IndexArg(info[3], max_entries) || max_depth > 4096 || max_entries > 1000000000) {
     return FailureValue(env, Code::invalid_argument);
   }
+  // Shared by the job and its copies: std::function needs a copyable callable.
+  std::shared_ptr<std::vector<TreeEntry>> expected;
+  if (!info[4].IsUndefined()) {
+    expected = std::make_shared<std::vector<TreeEntry>>();
+    if (!ExpectedArg(info[4], *expected)) return FailureValue(env, Code::invalid_argument);
+  }
   const auto depth = static_cast<std::uint32_t>(max_depth);
   const auto entries = static_cast<std::size_t>(max_entries);
-  return ResultWork<TreeWalk>::Start(env, nullptr, Napi::Object(), [=] { return walk_tree(root, dev, ino, depth, entries); });
+  return ResultWork<TreeWalk>::Start(env, nullptr, Napi::Object(), [=] {
+    return walk_tree(root, dev, ino, depth, entries, expected.get());
+  });
 }
 
 }  // namespace gjc::binding

@@ -7,12 +7,13 @@
 namespace gjc::binding {
 
 // importFilesAsync(dest, sourceDir, dirId, names, versions, buffer) -> a promise of
-// "unsupported" or {info, failures}, or a failure record (bad arguments, or the whole
+// "unsupported" or {info, failures, digests}, or a failure record (bad arguments, or the whole
 // batch failed). The layout is documented with the type in src/native/binding.d.cts.
 Napi::Value ImportFilesAsync(const Napi::CallbackInfo& info);
 
-// walkTreeAsync(root, rootId, maxDepth, maxEntries) -> a promise of "unsupported" or
-// {paths, info, ids, times, truncated}, or a failure record.
+// walkTreeAsync(root, rootId, maxDepth, maxEntries, expected?) -> a promise of "unsupported"
+// or {paths, info, ids, times, truncated} (with `expected`, an earlier walk's result: "same"
+// or "differs"), or a failure record.
 Napi::Value WalkTreeAsync(const Napi::CallbackInfo& info);
 
 }  // namespace gjc::binding

@@ -3,13 +3,6 @@
 #include <cmath>
 
 namespace gjc::binding {
-namespace {
-
-struct AddonData {
-  Napi::FunctionReference handle_constructor;
-};
-
-}  // namespace
 
 Napi::Function Handle::Define(Napi::Env env) {
   Napi::Function ctor = DefineClass(env, "NativeHandle", {InstanceMethod<&Handle::IsOpen>("isOpen")});

@@ -12,6 +12,13 @@
 
 namespace gjc::binding {
 
+// Per-environment data of the addon: the constructors of the classes whose objects JS holds
+// (set by Handle::Define, which must run first, and Digest::Define).
+struct AddonData {
+  Napi::FunctionReference handle_constructor;
+  Napi::FunctionReference digest_constructor;
+};
+
 enum class HandleKind : int { directory = 0, file = 1, lock = 2 };
 
 // A JS object owning one open descriptor. JS never sees the number itself, so it cannot

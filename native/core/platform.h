@@ -24,6 +24,7 @@
 
 #include "handle.h"
 #include "result.h"
+#include "sha256.h"
 
 namespace gjc {
 
@@ -186,6 +187,10 @@ struct TreeWalk {
   // is the last entry returned).
   bool truncated = false;
   std::vector<TreeEntry> entries;
+  // A walk given `expected` collects nothing: `compared` is set, and `matches` tells whether
+  // the tree met was exactly the expected one.
+  bool compared = false;
+  bool matches = false;
 };
 
 // Walks the unmanaged directory tree at `root` (absolute; its last component is opened
@@ -196,8 +201,13 @@ struct TreeWalk {
 // stat'ed) and walked in turn, right after its own entry, so directories come before their
 // contents. Deeper directories are reported but not entered. Failures: the root's open or
 // identity, any listing (not_utf8 for a name JS cannot hold), stat or open on the way.
+// With `expected` (the entries of an earlier walk), the walk checks instead of collecting:
+// it stops at the first entry that differs from the expected one at its place (path or
+// type; for a regular file also dev, ino, size, link count, mtime or ctime) and reports
+// whether the whole tree matched, entry for entry.
 Result<TreeWalk> walk_tree(const std::string& root, std::uint64_t dev, std::uint64_t ino,
-                           std::uint32_t max_depth, std::size_t max_entries);
+                           std::uint32_t max_depth, std::size_t max_entries,
+                           const std::vector<TreeEntry>* expected = nullptr);
 
 // One file for import_files: entry `name` of the source directory, to be copied to the same
 // name in the destination, and the exact version it must be (times in ns since epoch).
@@ -236,6 +246,7 @@ struct ImportEntry {
   Failure failure;
   std::size_t data_offset = 0;  // outcome == copied: the bytes are buffer[offset, offset+length)
   std::size_t data_length = 0;
+  Sha256Digest sha256{};        // outcome == copied: the SHA-256 of those bytes
 };
 
 // What import_files returns: per request, in order; or `unsupported` on platforms without
@@ -252,11 +263,12 @@ struct ImportBatch {
 // read-only without following a link or waiting on a FIFO and must be a single-link regular
 // file of exactly the requested version; `name` is created in `dest` exclusively exactly as
 // open_file does; the content goes through `buffer` (back to back) into the copy, which is
-// read back and compared; the source must still be that version after the read. Stops at
+// read back and compared, and is hashed (SHA-256) as it reads back equal; the source must
+// still be that version after the read. Stops at
 // the first request that is neither copied nor deferred; a copy it had created for that
 // request is removed again (an existing name is never touched), so only copied requests
 // leave a file in `dest`. Nothing is synced: the caller makes the copies durable. Failures
-// of the whole call: the source directory's open or identity, and memory.
+// of the whole call: the source directory's open or identity, the digest, and memory.
 Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t dir_dev,
                                  std::uint64_t dir_ino, NativeHandle dest,
                                  const std::vector<ImportRequest>& requests,
@@ -291,10 +303,12 @@ enum class Writeback : std::uint8_t { later, now };
 
 // Writes all `length` bytes of `data` at `offset`, then reads the range back through the same
 // handle and compares: true when exactly these bytes come back and the file ends right
-// after them, false when the file does not hold what was written. For copies whose content
-// a caller has hashed from `data`: equal bytes prove the hash of the copy.
+// after them, false when the file does not hold what was written. With `digest`, each
+// slice is added to it once it has read back equal (while it is still in the CPU cache), so
+// a digest taken over a sequence of verified writes is the digest of the copy's bytes.
 Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
-                            std::uint64_t offset, Writeback writeback);
+                            std::uint64_t offset, Writeback writeback,
+                            Sha256* digest = nullptr);
 
 // Asks the OS to start writing a just-written range of `file` out to the device now,
 // without waiting for it, so that a later flush (sync_filesystem, sync_handle) finds less

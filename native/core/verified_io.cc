@@ -56,7 +56,7 @@ Result<std::size_t> read_to_end(NativeHandle file, void* buffer, std::size_t siz
 }
 
 Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
-                            std::uint64_t offset, Writeback writeback) {
+                            std::uint64_t offset, Writeback writeback, Sha256* digest) {
   std::unique_ptr<unsigned char[]> scratch(new (std::nothrow) unsigned char[kSliceBytes + 1]);
   if (!scratch) return fail(Code::io_error, ENOMEM, "new");
   const auto* bytes = static_cast<const unsigned char*>(data);
@@ -77,6 +77,7 @@ Result<bool> write_verified(NativeHandle file, const void* data, std::size_t len
                      : read_fully(file, scratch.get(), slice, offset + done);
     if (!back.ok()) return back.failure();
     if (back.value() != slice || std::memcmp(scratch.get(), bytes + done, slice) != 0) return false;
+    if (digest != nullptr && !digest->update(bytes + done, slice)) return fail(Code::io_error, 0, "sha256");
     done += slice;
     if (last) break;
   }

@@ -183,7 +183,8 @@ export class SecureDir {
    * must be a single-link regular file of exactly the requested version; its copy is
    * created here exclusively and owner-only (as {@link SecureDir.openFile} does), written
    * from `buffer` (back to back; a file needs its size plus one byte of room), read back and
-   * compared. The import stops at the first request that is neither copied nor deferred,
+   * compared, and hashed (SHA-256, {@link ImportedFile.sha256}) as it reads back equal. The
+   * import stops at the first request that is neither copied nor deferred,
    * and removes the copy it had made for that one: only `copied` requests leave a file here
    * (an existing name is never touched). Nothing is synced. Resolves `"unsupported"` on
    * Windows, where the caller copies file by file instead. `buffer` must not be touched

@@ -50,6 +50,43 @@ export async function walkUnmanagedTree(
   rootId: { readonly dev: bigint; readonly ino: bigint },
   limits: { readonly maxDepth: number; readonly maxEntries: number },
 ): Promise<UnmanagedTree | "unsupported"> {
+  const id = walkArguments(root, rootId, limits);
+  const walk = await unwrapAsync(native.walkTreeAsync(root, id, limits.maxDepth, limits.maxEntries), "walkTree", root);
+  if (walk === "unsupported") return walk;
+  const tree = { entries: treeEntries(walk), truncated: walk.truncated };
+  walksOf.set(tree, walk);
+  return tree;
+}
+
+/**
+ * Walks `root` again exactly as {@link walkUnmanagedTree} did for `tree` (same `rootId` and
+ * `limits`) and resolves true when every entry is still there, in the same place, of the
+ * same type, and every regular file still has the same dev, ino, size, link count, mtime
+ * and ctime; false at the first difference. The comparison runs in the addon as the tree is
+ * walked, so checking a large tree again costs no object per entry. Rejects as the walk
+ * does (a root that moved is `identity_mismatch`); `tree` must come from walkUnmanagedTree.
+ */
+export async function unmanagedTreeUnchanged(
+  root: string,
+  rootId: { readonly dev: bigint; readonly ino: bigint },
+  limits: { readonly maxDepth: number; readonly maxEntries: number },
+  tree: UnmanagedTree,
+): Promise<boolean> {
+  const id = walkArguments(root, rootId, limits);
+  const expected = walksOf.get(tree);
+  requireArgument(expected !== undefined, "walkTree", root);
+  const verdict = await unwrapAsync(native.walkTreeAsync(root, id, limits.maxDepth, limits.maxEntries, expected as NativeTreeWalk), "walkTree", root);
+  return verdict === "same";
+}
+
+/** The addon's result behind each tree walkUnmanagedTree returned, for unmanagedTreeUnchanged. */
+const walksOf = new WeakMap<UnmanagedTree, NativeTreeWalk>();
+
+function walkArguments(
+  root: string,
+  rootId: { readonly dev: bigint; readonly ino: bigint },
+  limits: { readonly maxDepth: number; readonly maxEntries: number },
+): BigUint64Array {
   const { maxDepth, maxEntries } = limits;
   const valid =
     typeof root === "string" &&
@@ -61,9 +98,7 @@ export async function walkUnmanagedTree(
     Number.isSafeInteger(maxEntries) &&
     maxEntries >= 0;
   requireArgument(valid, "walkTree", String(root));
-  const id = BigUint64Array.of(BigInt.asUintN(64, rootId.dev), BigInt.asUintN(64, rootId.ino));
-  const walk = await unwrapAsync(native.walkTreeAsync(root, id, maxDepth, maxEntries), "walkTree", root);
-  return walk === "unsupported" ? walk : { entries: treeEntries(walk), truncated: walk.truncated };
+  return BigUint64Array.of(BigInt.asUintN(64, rootId.dev), BigInt.asUintN(64, rootId.ino));
 }
 
 function treeEntries(walk: NativeTreeWalk): UnmanagedEntry[] {
@@ -118,6 +153,8 @@ export interface ImportedFile {
   readonly error?: SecureFsError;
   /** Set for `copied`: the bytes written, a view into the caller's buffer. */
   readonly content?: Buffer;
+  /** Set for `copied`: the lowercase hex SHA-256 of those bytes, taken as they read back equal. */
+  readonly sha256?: string;
 }
 
 // The addon's layout (src/native/binding.d.cts `NativeImportBatch`).
@@ -138,7 +175,9 @@ export function importedFiles(batch: NativeImportBatch, requests: readonly Impor
       outcome,
       ...(outcome === "changed" && change !== undefined ? { change } : {}),
       ...(failure !== undefined ? { error: errorFromFailure(failure, "importFiles", path.join(sourceDir, request.name)) } : {}),
-      ...(outcome === "copied" ? { content: buffer.subarray(offset, offset + (batch.info[row + 3] as number)) } : {}),
+      ...(outcome === "copied"
+        ? { content: buffer.subarray(offset, offset + (batch.info[row + 3] as number)), sha256: batch.digests.toString("hex", i * 32, i * 32 + 32) }
+        : {}),
     };
   });
 }

@@ -5,11 +5,22 @@
  * pinned from the snapshot, hashed on the way and read back as it is written. Making the
  * copies durable is the job of staging.ts.
  */
-import { createHash, hash } from "node:crypto";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import { SecureFsError, walkUnmanagedTree, type ImportedFile, type ImportRequest, type SecureDir, type SecureFile, type UnmanagedEntry } from "../fs/index.js";
+import {
+  ContentDigest,
+  SecureFsError,
+  unmanagedTreeUnchanged,
+  walkUnmanagedTree,
+  type ImportedFile,
+  type ImportRequest,
+  type SecureDir,
+  type SecureFile,
+  type UnmanagedEntry,
+  type UnmanagedTree,
+} from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
 import { openRegularNoFollow, sameStat, sourceOpenFailure, stableStat, type StableStat } from "./session-file.js";
@@ -50,6 +61,8 @@ export interface ArtifactSnapshot {
   readonly entries: readonly SnapshotEntry[];
   readonly totalBytes: number;
   readonly files: number;
+  /** The native walk it was taken from (absent where the tree is walked in JS), to check it again. */
+  readonly walked?: UnmanagedTree;
 }
 
 /**
@@ -92,7 +105,7 @@ export async function snapshotArtifactTree(root: string, limits: ArtifactLimits)
     if (totalBytes > limits.maxTotalBytes) throw new MigrationError("artifact_capacity_exceeded", "too_many_bytes", "the artifact tree is larger than allowed");
     entries.push({ kind: "file", path: entry.path, stat: unmanagedStat(entry) });
   }
-  return { root: stableStat(rootStat), entries, totalBytes, files };
+  return { root: stableStat(rootStat), entries, totalBytes, files, ...(walked === "unsupported" ? {} : { walked }) };
 }
 
 function unwalkable(error: unknown): never {
@@ -129,8 +142,23 @@ async function* portableWalk(root: string, limits: ArtifactLimits, relative = ""
   }
 }
 
-/** True when the tree at `root` still matches `snapshot` entry for entry. */
+/**
+ * True when the tree at `root` still matches `snapshot` entry for entry: the same paths and
+ * types, and every file the same version. Where the snapshot came from the native walk, the
+ * addon checks the tree as it walks it again (no objects per entry: this runs right before
+ * publication, with nothing else left to overlap it).
+ */
 export async function snapshotStillHolds(root: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): Promise<boolean> {
+  if (snapshot?.walked !== undefined) {
+    const rootId = { dev: BigInt(snapshot.root.dev), ino: BigInt(snapshot.root.ino) };
+    try {
+      return await unmanagedTreeUnchanged(path.resolve(root), rootId, limits, snapshot.walked);
+    } catch (error) {
+      // Moved, replaced, unreadable or no longer walkable: not the tree that was copied.
+      if (error instanceof SecureFsError) return false;
+      throw error;
+    }
+  }
   let now: ArtifactSnapshot | undefined;
   try {
     now = await snapshotArtifactTree(root, limits);
@@ -158,12 +186,10 @@ export const COPY_CHUNK_BYTES = 4 << 20;
  * of the bytes copied. Nothing is synced here: the caller makes all staged files durable at
  * once ({@link StagedSet}).
  *
- * Each chunk is hashed once, on the main thread, from the buffer that is then written and
- * read back on the thread pool ({@link SecureFile.writeVerifiedAsync}), while the next chunk
- * is read. Why that verification suffices without hashing the copy: equal bytes give equal
- * SHA-256, so a copy that reads back byte for byte as the hashed buffer has that hash
- * (stronger than comparing two digests, which implies equal bytes only through collision
- * resistance), for a memory compare instead of a second SHA-256 pass. Reading back before
+ * Each chunk is written, read back and compared on the thread pool, and hashed there as it
+ * reads back equal ({@link SecureFile.writeVerifiedAsync} with a {@link ContentDigest}),
+ * while the next chunk is read: the JS thread does no per-byte work. The digest is thus of
+ * the bytes both read from the source and found in the copy, one pass for both. Reading back before
  * the flush proves the same: reads are served from the page cache either way, which is what
  * the flush writes out, and whether that writeback succeeded is what the flush reports. A
  * short write, a write at the wrong place, a staged file changed behind our back: each is a
@@ -179,7 +205,7 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
     requireStill(stat, expected, "changed_before_copy");
     const file = dir.openFile(name, { write: true, create: "exclusive" });
     out = file;
-    const digest = createHash("sha256");
+    const digest = ContentDigest.create();
     const size = Math.min(COPY_CHUNK_BYTES, Math.max(expected.size, 1));
     const buffers = [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)] as const;
     let position = 0;
@@ -190,9 +216,8 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
       const { bytesRead } = await handle.read(buffer, 0, buffer.byteLength, position);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
-      digest.update(chunk);
       if (writing !== undefined) requireVerified(await writing);
-      writing = file.writeVerifiedAsync(chunk, position);
+      writing = file.writeVerifiedAsync(chunk, position, digest);
       // Awaited at the next turn or in `finally`; marked handled now so that a failure
       // while the next read is awaited is not an unhandled rejection.
       writing.catch(() => false);
@@ -204,7 +229,7 @@ export async function copyFileInto(source: string, expected: StableStat, dir: Se
     requireCopiedWhole(position, stableStat(await handle.stat({ bigint: true })), expected);
     // An empty copy must be empty too.
     if (position === 0) requireVerified(await file.writeVerifiedAsync(Buffer.alloc(0), 0));
-    return digest.digest("hex");
+    return digest.hex();
   } finally {
     // A write still in flight (after a failure) settles before its buffers and file go.
     await writing?.catch(() => false);
@@ -246,8 +271,8 @@ export const IMPORT_BUFFER_BYTES = 4 << 20;
 const IMPORT_BATCH_FILES = 256;
 
 /**
- * Import batches in flight: one copies on the thread pool while the files of the other are
- * hashed on the main thread.
+ * Import batches in flight: with the transcript's read and write, this keeps the four
+ * threads of libuv's default pool busy.
  */
 const IMPORT_LANES = 2;
 
@@ -334,8 +359,8 @@ function importBatchFailure(error: unknown): never {
  * manifest. `onFile` is called once per copied file.
  *
  * The files of each directory go through native import batches (many files per addon call,
- * on the thread pool), two at a time, and each copied file is hashed from the batch's
- * buffer, which holds exactly the bytes written and read back. Files too large for a batch,
+ * on the thread pool), two at a time, which also hash each file as it reads back equal.
+ * Files too large for a batch,
  * and every file where the platform has no import, are copied one by one.
  */
 export async function copyArtifactTree(
@@ -389,9 +414,8 @@ export async function copyArtifactTree(
           oneByOne.push(entry);
           return;
         }
-        if (file.outcome !== "copied" || file.content === undefined) throw importFailure(file);
-        // One-shot hashing: about half the cost of a hash object for a small file.
-        copied(entry, hash("sha256", file.content, "hex"));
+        if (file.outcome !== "copied" || file.sha256 === undefined) throw importFailure(file);
+        copied(entry, file.sha256);
         onBytes(entry.stat.size);
       });
     } finally {

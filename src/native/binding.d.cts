@@ -44,6 +44,11 @@ declare namespace binding {
     isOpen(): boolean;
   }
 
+  /** A SHA-256 in progress, owned by the addon (native/binding/digest.h). */
+  interface NativeDigest {
+    readonly __nativeDigest: never;
+  }
+
   type AclEvidence = "absent" | "unsupported" | "not_applicable";
   interface NativeEvidence {
     readonly accessAcl: AclEvidence;
@@ -125,10 +130,12 @@ declare namespace binding {
    * changed source differed (0 none, 1 unopenable, 2 not regular, 3 hard link, 4 another
    * version when opened, 5 changed while read), 2 and 3 the offset and length of the copied
    * bytes in the buffer. `failures[i]` is set for a failed request and an unopenable source.
+   * `digests` holds 32 bytes per request: the SHA-256 of a copied one's bytes.
    */
   interface NativeImportBatch {
     readonly info: Float64Array;
     readonly failures: (NativeFailure | undefined)[];
+    readonly digests: Buffer;
   }
 
   /**
@@ -148,6 +155,10 @@ declare namespace binding {
   /** The addon's exports. */
   interface Addon {
     readonly NativeHandle: abstract new () => NativeHandle;
+    readonly NativeDigest: abstract new () => NativeDigest;
+    createDigest(): NativeDigest | NativeFailure;
+    /** The hex digest of everything added; the digest starts afresh. */
+    finishDigest(digest: NativeDigest): string | NativeFailure;
     openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
     openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean): NativeHandle | NativeFailure;
     openFile(
@@ -172,6 +183,7 @@ declare namespace binding {
       offset: number,
       length: number,
       position: number,
+      digest?: NativeDigest,
     ): Promise<"verified" | "mismatch" | NativeFailure> | NativeFailure;
     append(file: NativeHandle, data: Bytes): number | NativeFailure;
     sync(handle: NativeHandle): undefined | NativeFailure;
@@ -217,6 +229,14 @@ declare namespace binding {
      * without following links. "unsupported" where the platform has none (Windows).
      */
     walkTreeAsync(root: string, rootId: BigUint64Array, maxDepth: number, maxEntries: number): Promise<NativeTreeWalk | "unsupported" | NativeFailure> | NativeFailure;
+    /** The same walk checked against an earlier one's result: "same" when every entry matches. */
+    walkTreeAsync(
+      root: string,
+      rootId: BigUint64Array,
+      maxDepth: number,
+      maxEntries: number,
+      expected: NativeTreeWalk,
+    ): Promise<"same" | "differs" | "unsupported" | NativeFailure> | NativeFailure;
   }
 }
 

@@ -10,6 +10,8 @@ export type NativeFailureCode = binding.NativeFailureCode;
 export type NativeFailure = binding.NativeFailure;
 /** An open descriptor owned by the addon. */
 export type NativeHandle = binding.NativeHandle;
+/** A SHA-256 in progress, owned by the addon. */
+export type NativeDigest = binding.NativeDigest;
 /** ACL evidence of a successful verify. */
 export type NativeEvidence = binding.NativeEvidence;
 /** ACL evidence as the addon encodes it. */

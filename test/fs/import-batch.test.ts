@@ -4,6 +4,7 @@
 // The cases that need a child process (fault shim, strace) and the create path shared with
 // openFile/openDir are in import-batch-processes.test.ts.
 // Re-run as an unprivileged uid by test/fs/unprivileged.test.ts.
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ import { outcomes, useImportFixture } from "./import-fixture.js";
 const fx = useImportFixture();
 
 describe("importFilesAsync: copies", () => {
-  it("copies files of several sizes and modes into owner-only copies holding the source bytes", async () => {
+  it("copies files of several sizes and modes into owner-only copies holding the source bytes, with their SHA-256", async () => {
     const contents: Record<string, Buffer> = {
       empty: Buffer.alloc(0),
       one: Buffer.from("1"),
@@ -39,6 +40,7 @@ describe("importFilesAsync: copies", () => {
       expect(file.change).toBeUndefined();
       expect(file.error).toBeUndefined();
       expect(file.content?.equals(bytes), file.name).toBe(true);
+      expect(file.sha256, file.name).toBe(createHash("sha256").update(bytes).digest("hex"));
       // A view of the caller's buffer, the copies back to back.
       expect(file.content?.buffer).toBe(buffer.buffer);
       expect(file.content?.byteOffset).toBe(buffer.byteOffset + offset);

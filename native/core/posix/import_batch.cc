@@ -25,7 +25,7 @@ bool is_version(const struct stat& st, const ImportRequest& want) {
 
 // Fills the new copy `copy` from the source `in` through `data` and sets `out`.
 void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry& out,
-               unsigned char* data) {
+               unsigned char* data, Sha256& digest) {
   auto failed = [&](Failure failure) {
     out.outcome = ImportOutcome::failed;
     out.failure = failure;
@@ -39,14 +39,18 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
     out.change = ImportChange::while_copying;
     return;
   }
-  // The caller hashes `data`, so the copy must be shown to hold exactly these bytes. Small
-  // files are left to the caller's one flush: a writeback request each measured slower.
-  auto verified = write_verified(copy, data, size, 0, Writeback::later);
+  // The digest is of the bytes that read back equal, so it is the copy's (a copy that fails
+  // ends the batch, so a half-fed digest is never finished). Small files are left to the
+  // caller's one flush: a writeback request each measured slower.
+  auto verified = write_verified(copy, data, size, 0, Writeback::later, &digest);
   if (!verified.ok()) return failed(verified.failure());
   if (!verified.value()) {
     out.outcome = ImportOutcome::mismatch;
     return;
   }
+  auto sha256 = digest.finish();
+  if (!sha256.ok()) return failed(sha256.failure());
+  out.sha256 = sha256.value();
   auto after = posix::fstat_of(in);
   if (!after.ok()) return failed(after.failure());
   if (!is_version(after.value(), want)) {
@@ -62,7 +66,7 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
 // created but could not finish is removed again, so a request that is not copied leaves
 // nothing behind.
 void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry& out,
-              unsigned char* data) {
+              unsigned char* data, Sha256& digest) {
   auto created = open_file(dest, want.name, FileOpenOptions{true, false, CreateMode::exclusive});
   if (!created.ok()) {
     out.outcome = ImportOutcome::failed;
@@ -70,7 +74,7 @@ void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry&
     return;
   }
   const OwnedHandle copy = std::move(created).value();
-  fill_copy(in, copy.get(), want, out, data);
+  fill_copy(in, copy.get(), want, out, data, digest);
   // Best effort: the name was made by this call in the owner-only `dest`, so the unlink
   // fails only if something else already removed it.
   if (out.outcome != ImportOutcome::copied) (void)unlink_file(dest, want.name);
@@ -118,6 +122,9 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
   auto opened = posix::open_identified_dir(source_dir, dir_dev, dir_ino);
   if (!opened.ok()) return opened.failure();
   const OwnedHandle dir = std::move(opened).value();
+  auto made = Sha256::create();
+  if (!made.ok()) return made.failure();
+  Sha256& digest = *made.value();
 
   ImportBatch batch;
   batch.entries.resize(requests.size());
@@ -131,7 +138,7 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
       continue;
     }
     const OwnedHandle in = open_source(dir.get(), want, out);
-    if (in.valid()) copy_one(in.get(), dest, want, out, buffer + used);
+    if (in.valid()) copy_one(in.get(), dest, want, out, buffer + used, digest);
     if (out.outcome != ImportOutcome::copied) break;
     out.data_offset = used;
     out.data_length = static_cast<std::size_t>(want.size);

@@ -5,7 +5,8 @@
 
 namespace gjc {
 
-Result<TreeWalk> walk_tree(const std::string&, std::uint64_t, std::uint64_t, std::uint32_t, std::size_t) {
+Result<TreeWalk> walk_tree(const std::string&, std::uint64_t, std::uint64_t, std::uint32_t, std::size_t,
+                           const std::vector<TreeEntry>*) {
   TreeWalk walk;
   walk.supported = false;
   return walk;
