@@ -47,16 +47,23 @@ export const DEFAULT_ARTIFACT_LIMITS: ArtifactLimits = Object.freeze({
   maxTotalBytes: 512 * 1024 * 1024,
 });
 
-/** One entry of a snapshot: its relative path (`/`-separated) and the stat it must keep. */
+/**
+ * The version of a source entry a copy must find: identity, size, link count and times, as
+ * bigint stats give them (kept as the walk reported them, so a large tree costs no
+ * conversions).
+ */
+export type SourceVersion = Pick<UnmanagedEntry, "dev" | "ino" | "size" | "nlink" | "mtimeNs" | "ctimeNs">;
+
+/** One entry of a snapshot: its relative path (`/`-separated) and the version it must keep. */
 export interface SnapshotEntry {
   readonly kind: "directory" | "file";
   readonly path: string;
-  readonly stat: StableStat;
+  readonly stat: SourceVersion;
 }
 
 /** A snapshot of a source artifact tree. */
 export interface ArtifactSnapshot {
-  readonly root: StableStat;
+  readonly root: SourceVersion;
   /** Directories before their contents, sorted by path within each directory. */
   readonly entries: readonly SnapshotEntry[];
   readonly totalBytes: number;
@@ -85,17 +92,13 @@ export async function snapshotArtifactTree(root: string, limits: ArtifactLimits)
   const entries: SnapshotEntry[] = [];
   let totalBytes = 0;
   let files = 0;
-  // Awaiting the entries of an array only queues microtasks: without the slice, checking
-  // 50,000 entries would hold the event loop for the whole loop.
-  const slice = new TimeSlice();
-  for await (const entry of walked === "unsupported" ? portableWalk(root, limits) : walked.entries) {
-    await slice.yieldIfDue();
+  const admit = (entry: UnmanagedEntry): void => {
     if (entry.depth > limits.maxDepth) throw new MigrationError("unsafe_artifacts", "too_deep", "the artifact tree is too deep");
     if (entries.length + 1 > limits.maxEntries) throw new MigrationError("artifact_capacity_exceeded", "too_many_entries", "the artifact tree has too many entries");
     if (entry.type === "symlink") throw new MigrationError("unsafe_artifacts", "symlink", "the artifact tree holds a symbolic link");
     if (entry.type === "directory") {
-      entries.push({ kind: "directory", path: entry.path, stat: unmanagedStat(entry) });
-      continue;
+      entries.push({ kind: "directory", path: entry.path, stat: entry });
+      return;
     }
     if (entry.type !== "file") throw new MigrationError("unsafe_artifacts", "special_file", "the artifact tree holds a special file");
     if (entry.nlink !== 1) throw new MigrationError("unsafe_artifacts", "hardlink", "an artifact file has more than one link");
@@ -103,9 +106,20 @@ export async function snapshotArtifactTree(root: string, limits: ArtifactLimits)
     totalBytes += entry.size;
     files += 1;
     if (totalBytes > limits.maxTotalBytes) throw new MigrationError("artifact_capacity_exceeded", "too_many_bytes", "the artifact tree is larger than allowed");
-    entries.push({ kind: "file", path: entry.path, stat: unmanagedStat(entry) });
+    entries.push({ kind: "file", path: entry.path, stat: entry });
+  };
+  if (walked === "unsupported") {
+    for await (const entry of portableWalk(root, limits)) admit(entry);
+  } else {
+    // Checked in time slices: 50,000 entries in one run would hold the event loop.
+    const slice = new TimeSlice();
+    for (const entry of walked.entries) {
+      admit(entry);
+      if (slice.due()) await slice.yield();
+    }
   }
-  return { root: stableStat(rootStat), entries, totalBytes, files, ...(walked === "unsupported" ? {} : { walked }) };
+  const rootVersion = { dev: rootStat.dev, ino: rootStat.ino, size: Number(rootStat.size), nlink: Number(rootStat.nlink), mtimeNs: rootStat.mtimeNs, ctimeNs: rootStat.ctimeNs };
+  return { root: rootVersion, entries, totalBytes, files, ...(walked === "unsupported" ? {} : { walked }) };
 }
 
 function unwalkable(error: unknown): never {
@@ -113,7 +127,8 @@ function unwalkable(error: unknown): never {
   throw error;
 }
 
-function unmanagedStat(entry: UnmanagedEntry): StableStat {
+/** The version as {@link StableStat}, for the checks shared with the transcript. */
+function stableOf(entry: SourceVersion): StableStat {
   return {
     dev: entry.dev.toString(),
     ino: entry.ino.toString(),
@@ -123,6 +138,10 @@ function unmanagedStat(entry: UnmanagedEntry): StableStat {
     ctimeNs: entry.ctimeNs.toString(),
     mtimeMs: Number(entry.mtimeNs / 1_000_000n),
   };
+}
+
+function sameVersion(a: SourceVersion, b: SourceVersion): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.nlink === b.nlink && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
 /**
@@ -150,7 +169,7 @@ async function* portableWalk(root: string, limits: ArtifactLimits, relative = ""
  */
 export async function snapshotStillHolds(root: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): Promise<boolean> {
   if (snapshot?.walked !== undefined) {
-    const rootId = { dev: BigInt(snapshot.root.dev), ino: BigInt(snapshot.root.ino) };
+    const rootId = { dev: snapshot.root.dev, ino: snapshot.root.ino };
     try {
       return await unmanagedTreeUnchanged(path.resolve(root), rootId, limits, snapshot.walked);
     } catch (error) {
@@ -170,7 +189,7 @@ export async function snapshotStillHolds(root: string, snapshot: ArtifactSnapsho
   if (now.entries.length !== snapshot.entries.length) return false;
   return now.entries.every((e, i) => {
     const was = snapshot.entries[i];
-    return was !== undefined && was.path === e.path && was.kind === e.kind && (e.kind === "directory" || sameStat(was.stat, e.stat));
+    return was !== undefined && was.path === e.path && was.kind === e.kind && (e.kind === "directory" || sameVersion(was.stat, e.stat));
   });
 }
 
@@ -279,13 +298,13 @@ const IMPORT_LANES = 2;
 /** Files of one source directory copied by one native import. */
 interface ImportBatch {
   readonly dir: string;
-  readonly dirStat: StableStat;
+  readonly dirStat: SourceVersion;
   readonly files: SnapshotEntry[];
 }
 
 /** The snapshot's files grouped by directory into import batches of bounded size. */
 function importBatches(snapshot: ArtifactSnapshot): ImportBatch[] {
-  const stats = new Map<string, StableStat>([["", snapshot.root]]);
+  const stats = new Map<string, SourceVersion>([["", snapshot.root]]);
   const byDir = new Map<string, SnapshotEntry[]>();
   for (const entry of snapshot.entries) {
     if (entry.kind === "directory") {
@@ -299,7 +318,7 @@ function importBatches(snapshot: ArtifactSnapshot): ImportBatch[] {
   }
   const batches: ImportBatch[] = [];
   for (const [dir, files] of byDir) {
-    const dirStat = stats.get(dir) as StableStat;
+    const dirStat = stats.get(dir) as SourceVersion;
     let current: SnapshotEntry[] = [];
     let bytes = 0;
     for (const file of files) {
@@ -324,7 +343,7 @@ function parentPath(rel: string): string {
 
 function importRequest(entry: SnapshotEntry, name: string): ImportRequest {
   const { dev, ino, size, mtimeNs, ctimeNs } = entry.stat;
-  return { name, dev: BigInt(dev), ino: BigInt(ino), size, mtimeNs: BigInt(mtimeNs), ctimeNs: BigInt(ctimeNs) };
+  return { name, dev, ino, size, mtimeNs, ctimeNs };
 }
 
 /** The migration error for an imported file that was neither copied nor deferred. */
@@ -402,7 +421,7 @@ export async function copyArtifactTree(
     try {
       const dir = dirOf(batch.dir);
       const requests = batch.files.map((entry) => importRequest(entry, nameOf(entry.path)));
-      const sourceId = { dev: BigInt(batch.dirStat.dev), ino: BigInt(batch.dirStat.ino) };
+      const sourceId = { dev: batch.dirStat.dev, ino: batch.dirStat.ino };
       const results = await dir.importFilesAsync(sourceOf(batch.dir), sourceId, requests, buffer).catch(importBatchFailure);
       if (results === "unsupported") {
         oneByOne.push(...batch.files);
@@ -423,7 +442,7 @@ export async function copyArtifactTree(
     }
   });
   await pool(oneByOne, COPY_CONCURRENCY, async (entry) => {
-    const sha256 = await copyFileInto(sourceOf(entry.path), entry.stat, dirOf(parentPath(entry.path)), nameOf(entry.path), onBytes);
+    const sha256 = await copyFileInto(sourceOf(entry.path), stableOf(entry.stat), dirOf(parentPath(entry.path)), nameOf(entry.path), onBytes);
     copied(entry, sha256);
   });
   return manifest.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -440,7 +459,7 @@ export async function manifestOfSource(sourceRoot: string, snapshot: ArtifactSna
     }
     const { handle, stat } = await openRegularNoFollow(path.join(sourceRoot, ...entry.path.split("/")));
     try {
-      if (!sameStat(stat, entry.stat)) throw new MigrationError("source_changed", "changed_while_hashing", "a source file changed during migration");
+      if (!sameStat(stat, stableOf(entry.stat))) throw new MigrationError("source_changed", "changed_while_hashing", "a source file changed during migration");
       const digest = createHash("sha256");
       let position = 0;
       for (;;) {
