@@ -16,13 +16,7 @@ Napi::Function Digest::Define(Napi::Env env) {
 Digest::Digest(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Digest>(info) {}
 
 Digest* Digest::Free(const Napi::Value& value) {
-  if (!value.IsObject()) return nullptr;
-  auto* data = value.Env().GetInstanceData<AddonData>();
-  bool is_ours = false;
-  if (napi_instanceof(value.Env(), value, data->digest_constructor.Value(), &is_ours) != napi_ok ||
-      !is_ours) {
-    return nullptr;
-  }
+  if (!IsInstance(value, value.Env().GetInstanceData<AddonData>()->digest_constructor)) return nullptr;
   Digest* digest = Unwrap(value.As<Napi::Object>());
   return digest->sha256_ == nullptr || digest->busy_ ? nullptr : digest;
 }

@@ -50,14 +50,13 @@ Napi::Value Handle::Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind) {
   return object;
 }
 
-Handle* Handle::Any(const Napi::Value& value) {
-  if (!value.IsObject()) return nullptr;
-  auto* data = value.Env().GetInstanceData<AddonData>();
+bool IsInstance(const Napi::Value& value, const Napi::FunctionReference& constructor) {
   bool is_ours = false;
-  if (napi_instanceof(value.Env(), value, data->handle_constructor.Value(), &is_ours) != napi_ok ||
-      !is_ours) {
-    return nullptr;
-  }
+  return value.IsObject() && napi_instanceof(value.Env(), value, constructor.Value(), &is_ours) == napi_ok && is_ours;
+}
+
+Handle* Handle::Any(const Napi::Value& value) {
+  if (!IsInstance(value, value.Env().GetInstanceData<AddonData>()->handle_constructor)) return nullptr;
   return Unwrap(value.As<Napi::Object>());
 }
 

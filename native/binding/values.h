@@ -19,6 +19,9 @@ struct AddonData {
   Napi::FunctionReference digest_constructor;
 };
 
+// True when `value` is an object made by `constructor` (one of the classes above).
+bool IsInstance(const Napi::Value& value, const Napi::FunctionReference& constructor);
+
 enum class HandleKind : int { directory = 0, file = 1, lock = 2 };
 
 // A JS object owning one open descriptor. JS never sees the number itself, so it cannot
