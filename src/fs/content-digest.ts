@@ -6,6 +6,10 @@
 import { native, type NativeDigest } from "../native/index.js";
 import { unwrap } from "./call.js";
 
+/**
+ * A SHA-256 in progress, held by the addon. Verified writes add to it on the thread pool;
+ * {@link ContentDigest.hex} reads it out. One write at a time may feed it, in file order.
+ */
 export class ContentDigest {
   readonly #native: NativeDigest;
 
