@@ -208,9 +208,10 @@ export const COPY_CHUNK_BYTES = 4 << 20;
  * Each chunk is written, read back and compared on the thread pool, and hashed there as it
  * reads back equal ({@link SecureFile.writeVerifiedAsync} with a {@link ContentDigest}),
  * while the next chunk is read: the JS thread does no per-byte work. The digest is thus of
- * the bytes both read from the source and found in the copy, one pass for both. Reading back before
- * the flush proves the same: reads are served from the page cache either way, which is what
- * the flush writes out, and whether that writeback succeeded is what the flush reports. A
+ * the bytes both read from the source and found in the copy, one pass for both. Reading
+ * back before the flush proves as much as after it: reads are served from the page cache
+ * either way, which is what the flush writes out, and whether that writeback succeeded is
+ * what the flush reports. A
  * short write, a write at the wrong place, a staged file changed behind our back: each is a
  * mismatch (`durability_failed`). Once `signal` is aborted, the copy stops at the next chunk
  * with its reason.
