@@ -14,6 +14,9 @@
  *    a complete object the backward match is exact, wherever the torn text before it ends.
  * 3. Between the two, what is left starts with a torn record; records glued in its middle are
  *    looked for at `}` followed by `{`, within a work budget so a hostile line stays linear.
+ * 4. Where the two disagree, the right wins: a torn record can close early inside the record
+ *    glued behind it, so the left's last record is dropped when one found from the right starts
+ *    inside it.
  *
  * A piece cut out anywhere but the start of a segment must look like a record (a known record
  * type, or a `parentId` field): the content blocks inside a torn message (`{"type":"text",...}`)
@@ -151,10 +154,11 @@ function skipSpaceBack(text: string, floor: number, to: number): number {
   return i;
 }
 
-/** Records in `[from, to)` of one NUL-free segment, in order. */
-function salvageSegment(text: string, from: number, to: number): Found[] {
-  const lo = skipSpace(text, from, to);
-  const hi = skipSpaceBack(text, lo, to);
+/**
+ * Records chained from the start of `[lo, hi)`, each opening where the one before closed. Returns
+ * them and where the chain broke (`hi` when it covers the whole range).
+ */
+function salvageHead(text: string, lo: number, hi: number): { head: Found[]; pos: number } {
   const head: Found[] = [];
   let pos = lo;
   while (pos < hi && text.charCodeAt(pos) === OPEN_BRACE) {
@@ -169,42 +173,66 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
     head.push({ start: pos, end: close + 1, value });
     pos = after;
   }
-  if (pos >= hi) return head;
+  return { head, pos };
+}
 
+/**
+ * Records in `[floor, hi)` found from the right: first those that end the range, matched
+ * backwards, then those glued inside what is left, looked for at `}` followed by `{`.
+ */
+function salvageFromRight(text: string, floor: number, hi: number): Found[] {
   // Backward matching cannot start inside a complete object, so the tail chain costs one pass
   // over the records it returns; the budget only limits the guesses of the middle search, where
   // each failed `JSON.parse` (an exception) is charged as much as a long scan.
-  const budget: Budget = { left: 2 * (hi - pos) + PARSE_COST * 16 };
+  const budget: Budget = { left: 2 * (hi - floor) + PARSE_COST * 16 };
   const tail: Found[] = [];
   let end = hi;
-  while (end > pos + 1 && text.charCodeAt(end - 1) === CLOSE_BRACE) {
-    const open = matchBackward(text, end - 1, pos + 1, budget);
+  while (end > floor && text.charCodeAt(end - 1) === CLOSE_BRACE) {
+    const open = matchBackward(text, end - 1, floor, budget);
     if (open < 0) break;
     const value = tryParse(text.slice(open, end));
     if (!looksLikeRecord(value)) break;
     tail.push({ start: open, end, value });
-    end = skipSpaceBack(text, pos, open);
+    end = skipSpaceBack(text, floor - 1, open);
   }
 
   const middle: Found[] = [];
-  let limit = end;
-  for (let close = limit - 1; close > pos && budget.left > 0; close -= 1) {
+  for (let close = end - 1; close >= floor && budget.left > 0; close -= 1) {
     if (text.charCodeAt(close) !== CLOSE_BRACE) continue;
     const next = skipSpace(text, close + 1, hi);
     if (next < hi && text.charCodeAt(next) !== OPEN_BRACE) continue;
-    const open = matchBackward(text, close, pos + 1, budget);
+    const open = matchBackward(text, close, floor, budget);
     // Every record starts with a key; `{}` and the like are not worth a parse.
     if (open < 0 || text.charCodeAt(open + 1) !== QUOTE) continue;
     budget.left -= PARSE_COST;
     const value = tryParse(text.slice(open, close + 1));
     if (!looksLikeRecord(value)) continue;
     middle.push({ start: open, end: close + 1, value });
-    limit = open;
     close = open;
   }
   middle.reverse();
   tail.reverse();
-  return [...head, ...middle, ...tail];
+  return [...middle, ...tail];
+}
+
+/** Records in `[from, to)` of one NUL-free segment, in order. */
+function salvageSegment(text: string, from: number, to: number): Found[] {
+  const lo = skipSpace(text, from, to);
+  const hi = skipSpaceBack(text, lo, to);
+  const { head, pos } = salvageHead(text, lo, hi);
+  if (pos >= hi) return head;
+
+  // The chain broke, so its last record may be a torn one that closed inside the record glued
+  // behind it, at a `}` in one of that record's strings. Matching backwards is exact inside a
+  // complete record, so the search from the right starts just inside the last chained record: a
+  // record it finds that starts before that record's end proves the forward match wrong. (Nothing
+  // it finds can lie wholly inside a complete record: a piece cut from inside one reads its
+  // strings as structure and its structure as strings, so it has no `type` key.)
+  const last = head.at(-1);
+  const found = salvageFromRight(text, (last?.start ?? pos) + 1, hi);
+  const first = found[0];
+  if (last !== undefined && first !== undefined && first.start < last.end) head.pop();
+  return [...head, ...found];
 }
 
 /**

@@ -138,6 +138,28 @@ describe("salvage", () => {
     expect(invalid(items)).toEqual([{ line: 1, text: '{"type":"', reason: "unparseable" }]);
   });
 
+  it("does not let a torn record close early on a `}{` in the glued record's strings", () => {
+    // `{...,"parentId":"` + `{"}{":...}` reads as `{...,"parentId":"{"}` followed by `{":...`,
+    // which passes the "followed by a record" test of the forward chain.
+    const torn = '{"type":"message","id":"aaaa0009","parentId":"';
+    const glued = { "}{": "", type: "message", id: "aaaa0005", parentId: null, timestamp: "" };
+    const alone = parseJsonl(`${torn}${lineOf(glued)}\n`).items;
+    expect(records(alone)).toEqual([glued]);
+    expect(invalid(alone)).toEqual([{ line: 1, text: torn, reason: "unparseable" }]);
+    // The same behind a complete record, which keeps its place in the chain.
+    const behind = parseJsonl(`${lineOf(A)}${torn}${lineOf(glued)}\n`).items;
+    expect(records(behind)).toEqual([A, glued]);
+    expect(invalid(behind)).toEqual([{ line: 1, text: torn, reason: "unparseable" }]);
+  });
+
+  it("keeps a complete record whose strings hold `}{` when a torn one follows it", () => {
+    const braces = { ...message("aaaa0006", null, '}{"type":"message","parentId":null}{'), "}{": "}{" };
+    const torn = lineOf(B).slice(0, 40);
+    const { items } = parseJsonl(`${lineOf(braces)}${torn}\n`);
+    expect(records(items)).toEqual([braces]);
+    expect(invalid(items)).toEqual([{ line: 1, text: torn, reason: "unparseable" }]);
+  });
+
   it("splits records glued without a newline", () => {
     const { items, stats } = parseJsonl(`${lineOf(A)}${lineOf(B)} ${lineOf(C)}\n`);
     expect(records(items)).toEqual([A, B, C]);
