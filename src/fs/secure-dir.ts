@@ -183,7 +183,10 @@ export class SecureDir {
    * must be a single-link regular file of exactly the requested version; its copy is
    * created here exclusively and owner-only (as {@link SecureDir.openFile} does), written
    * from `buffer` (back to back; a file needs its size plus one byte of room), read back and
-   * compared, and hashed (SHA-256, {@link ImportedFile.sha256}) as it reads back equal. The
+   * compared, and hashed (SHA-256, {@link ImportedFile.sha256}) as it reads back equal. A
+   * source that changes after it was opened is caught only if it reads shorter or longer
+   * than its size: the caller must check the sources again once they are all copied (as
+   * `unmanagedTreeUnchanged` does for a walked tree). The
    * import stops at the first request that is neither copied nor deferred,
    * and removes the copy it had made for that one: only `copied` requests leave a file here
    * (an existing name is never touched). Nothing is synced. Resolves `"unsupported"` on
@@ -206,9 +209,14 @@ export class SecureDir {
       String(sourceDir),
     );
     const versions = new BigInt64Array(requests.length * 5);
-    requests.forEach((r, i) => {
-      const valid = typeof r?.name === "string" && Number.isSafeInteger(r.size) && r.size >= 0 && bigints(r.dev, r.ino, r.mtimeNs, r.ctimeNs);
-      requireArgument(valid, "importFiles", path.join(sourceDir, String(r?.name)));
+    const names: string[] = new Array<string>(requests.length);
+    // A plain loop with the checks written out: this runs once per file of a large tree.
+    for (let i = 0; i < requests.length; i += 1) {
+      const r = requests[i];
+      const valid =
+        typeof r?.name === "string" && Number.isSafeInteger(r.size) && r.size >= 0 && typeof r.dev === "bigint" &&
+        typeof r.ino === "bigint" && typeof r.mtimeNs === "bigint" && typeof r.ctimeNs === "bigint";
+      requireArgument(valid, "importFiles", () => path.join(sourceDir, String(r?.name)));
       // Stored one by one: a temporary array per request costs more than the copy itself.
       const at = i * 5;
       versions[at] = BigInt.asIntN(64, r.dev);
@@ -216,9 +224,9 @@ export class SecureDir {
       versions[at + 2] = BigInt(r.size);
       versions[at + 3] = r.mtimeNs;
       versions[at + 4] = r.ctimeNs;
-    });
+      names[i] = r.name;
+    }
     const dirId = BigUint64Array.of(BigInt.asUintN(64, sourceId.dev), BigInt.asUintN(64, sourceId.ino));
-    const names = requests.map((r) => r.name);
     const batch = await unwrapAsync(native.importFilesAsync(this.#handle, sourceDir, dirId, names, versions, buffer), "importFiles", sourceDir);
     return batch === "unsupported" ? batch : importedFiles(batch, requests, buffer, sourceDir);
   }

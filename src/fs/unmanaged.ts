@@ -139,7 +139,7 @@ export type ImportOutcome = "copied" | "deferred" | "changed" | "failed" | "mism
 /**
  * How a `changed` source differed: `unopenable` (the no-follow open failed; the error says
  * why, `ELOOP` for a link), `not_regular`, `hardlink`, `before_copy` (another version when
- * opened), `while_copying` (it changed while it was read).
+ * opened), `while_copying` (it read shorter or longer than its size).
  */
 export type ImportChange = "unopenable" | "not_regular" | "hardlink" | "before_copy" | "while_copying";
 
@@ -164,20 +164,26 @@ const CHANGES: readonly (ImportChange | undefined)[] = [undefined, "unopenable",
 
 /** The native answer of an import as one {@link ImportedFile} per request, in order. */
 export function importedFiles(batch: NativeImportBatch, requests: readonly ImportRequest[], buffer: Buffer, sourceDir: string): ImportedFile[] {
-  return requests.map((request, i) => {
+  const files: ImportedFile[] = new Array<ImportedFile>(requests.length);
+  for (let i = 0; i < requests.length; i += 1) {
+    const name = (requests[i] as ImportRequest).name;
     const row = i * FIELDS;
     const outcome = OUTCOMES[batch.info[row] as number] ?? "skipped";
+    if (outcome === "copied") {
+      // The common case, built as one literal: this runs once per file of a large tree.
+      const offset = batch.info[row + 2] as number;
+      const content = buffer.subarray(offset, offset + (batch.info[row + 3] as number));
+      files[i] = { name, outcome, content, sha256: batch.digests.toString("hex", i * 32, i * 32 + 32) };
+      continue;
+    }
     const change = CHANGES[batch.info[row + 1] as number];
     const failure = batch.failures[i];
-    const offset = batch.info[row + 2] as number;
-    return {
-      name: request.name,
+    files[i] = {
+      name,
       outcome,
       ...(outcome === "changed" && change !== undefined ? { change } : {}),
-      ...(failure !== undefined ? { error: errorFromFailure(failure, "importFiles", path.join(sourceDir, request.name)) } : {}),
-      ...(outcome === "copied"
-        ? { content: buffer.subarray(offset, offset + (batch.info[row + 3] as number)), sha256: batch.digests.toString("hex", i * 32, i * 32 + 32) }
-        : {}),
+      ...(failure !== undefined ? { error: errorFromFailure(failure, "importFiles", path.join(sourceDir, name)) } : {}),
     };
-  });
+  }
+  return files;
 }
