@@ -237,7 +237,7 @@ enum class ImportChange : std::uint8_t {
   not_regular,    // not a regular file
   hardlink,       // more than one link
   before_copy,    // another version than requested when opened
-  while_copying,  // its size or version changed while it was read
+  while_copying,  // it read shorter or longer than its requested size
 };
 
 struct ImportEntry {
@@ -263,8 +263,10 @@ struct ImportBatch {
 // read-only without following a link or waiting on a FIFO and must be a single-link regular
 // file of exactly the requested version; `name` is created in `dest` exclusively exactly as
 // open_file does; the content goes through `buffer` (back to back) into the copy, which is
-// read back and compared, and is hashed (SHA-256) as it reads back equal; the source must
-// still be that version after the read. Stops at
+// read back and compared, and is hashed (SHA-256) as it reads back equal. A source that
+// reads shorter or longer than its requested size is `changed` (while_copying); any other
+// change after the open is left to the caller, who must check the sources again once the
+// copies are made. Stops at
 // the first request that is neither copied nor deferred; a copy it had created for that
 // request is removed again (an existing name is never touched), so only copied requests
 // leave a file in `dest`. Nothing is synced: the caller makes the copies durable. Failures

@@ -87,7 +87,7 @@ function traceChild(ctx: SkipContext, body: string, umask: number): string[][] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
   const prefix = path.join(fx.tmp, `strace-${fx.unique()}`, "t");
   fs.mkdirSync(path.dirname(prefix));
-  const traced = "trace=open,openat,close,fchmod,fchmodat,chmod,fsetxattr,fremovexattr,setxattr,removexattr,newfstatat,statx,sync_file_range,fsync,fdatasync";
+  const traced = "trace=open,openat,close,fchmod,fchmodat,chmod,fsetxattr,fremovexattr,setxattr,removexattr,fgetxattr,geteuid,fstat,newfstatat,statx,sync_file_range,fsync,fdatasync";
   const script = childScript(`process.umask(${umask});\n${body}`);
   const result = run("strace", ["-ff", "-o", prefix, "-e", traced, process.execPath, "-e", script]);
   if (result.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(result.stderr)) {
@@ -170,6 +170,26 @@ describe("importFilesAsync: syscalls", () => {
     expect(pipeOpens[0]).toContain('"pipe"');
     expect(resultOf(pipeOpens[0] as string)).toBeGreaterThanOrEqual(0);
     expect(fs.readdirSync(dest).sort()).toEqual(["one", "two"]);
+  });
+
+  it("looks at the destination's ACL and the effective uid once per batch, and stats each source and copy once", (ctx) => {
+    const names = ["a", "b", "c", "d"];
+    const dir = fx.source((d) => names.forEach((name) => fx.plant(d, name, name.repeat(3))));
+    const dest = path.join(fx.tmp, `counted-dest-${fx.unique()}`);
+    const threads = traceChild(ctx, `${IMPORTS}\nreturn imports(${JSON.stringify(dest)}, [${requestsJson(dir, ["a"])}, ${requestsJson(dir, names.slice(1))}]);`, 0o077);
+    const segments = importSegments(threads, dir);
+    expect(segments.length).toBe(2);
+    const count = (segment: readonly string[], call: RegExp) => segment.filter((l) => call.test(l)).length;
+    const [one, three] = segments.sort((x, y) => count(x, /O_CREAT/) - count(y, /O_CREAT/)) as [string[], string[]];
+    expect([count(one, /O_CREAT/), count(three, /O_CREAT/)]).toEqual([1, 3]);
+    for (const call of [/^fgetxattr\(/, /^geteuid\(/]) {
+      expect(count(one, call), String(call)).toBeGreaterThan(0);
+      expect(count(three, call), String(call)).toBe(count(one, call));
+    }
+    // Two more files, two stats each: the source when opened and the copy when created.
+    const stats = /^(newfstatat|fstat|statx)\(/;
+    expect(count(three, stats) - count(one, stats)).toBe(4);
+    expect(fs.readdirSync(dest).sort()).toEqual(names);
   });
 });
 

@@ -12,6 +12,7 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../platform.h"
+#include "os_hooks.h"
 #include "posix_util.h"
 
 namespace gjc {
@@ -33,7 +34,10 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
   const std::size_t size = static_cast<std::size_t>(want.size);
   auto got = read_to_end(in, data, size, 0);
   if (!got.ok()) return failed(got.failure());
-  // Shorter, or one byte more: the file shrank or grew since its stat.
+  // Shorter, or one byte more: the file shrank or grew since its stat. Other changes while
+  // or after it is read are the caller's to find, by checking the source again once all is
+  // copied (a stat here as well would cost a syscall per file for a check the caller makes
+  // later anyway, and later is stronger).
   if (got.value() != size) {
     out.outcome = ImportOutcome::changed;
     out.change = ImportChange::while_copying;
@@ -51,13 +55,6 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
   auto sha256 = digest.finish();
   if (!sha256.ok()) return failed(sha256.failure());
   out.sha256 = sha256.value();
-  auto after = posix::fstat_of(in);
-  if (!after.ok()) return failed(after.failure());
-  if (!is_version(after.value(), want)) {
-    out.outcome = ImportOutcome::changed;
-    out.change = ImportChange::while_copying;
-    return;
-  }
   out.outcome = ImportOutcome::copied;
 }
 
@@ -65,9 +62,12 @@ void fill_copy(int in, NativeHandle copy, const ImportRequest& want, ImportEntry
 // source descriptor `in` already proven to be the requested version. A copy this call
 // created but could not finish is removed again, so a request that is not copied leaves
 // nothing behind.
-void copy_one(int in, NativeHandle dest, const ImportRequest& want, ImportEntry& out,
-              unsigned char* data, Sha256& digest) {
-  auto created = open_file(dest, want.name, FileOpenOptions{true, false, CreateMode::exclusive});
+// `dest_acl_free`: os::acl_check found no ACL on `dest`; `euid`: the caller's geteuid.
+void copy_one(int in, NativeHandle dest, bool dest_acl_free, uid_t euid, const ImportRequest& want,
+              ImportEntry& out, unsigned char* data, Sha256& digest) {
+  auto created = dest_acl_free
+                     ? posix::create_file_in_checked_dir(dest, want.name, euid)
+                     : open_file(dest, want.name, FileOpenOptions{true, false, CreateMode::exclusive});
   if (!created.ok()) {
     out.outcome = ImportOutcome::failed;
     out.failure = created.failure();
@@ -125,6 +125,11 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
   auto made = Sha256::create();
   if (!made.ok()) return made.failure();
   Sha256& digest = *made.value();
+  // A file created in `dest` can only get an ACL by inheriting one from it: where `dest` has
+  // none, one look for the batch replaces a look per copy. Where it has one (given to it
+  // while it was held), each copy is checked and repaired in full, as open_file does.
+  const bool dest_acl_free = os::acl_check(dest, true).ok();
+  const uid_t euid = ::geteuid();
 
   ImportBatch batch;
   batch.entries.resize(requests.size());
@@ -138,7 +143,7 @@ Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t di
       continue;
     }
     const OwnedHandle in = open_source(dir.get(), want, out);
-    if (in.valid()) copy_one(in.get(), dest, want, out, buffer + used, digest);
+    if (in.valid()) copy_one(in.get(), dest, dest_acl_free, euid, want, out, buffer + used, digest);
     if (out.outcome != ImportOutcome::copied) break;
     out.data_offset = used;
     out.data_length = static_cast<std::size_t>(want.size);

@@ -25,6 +25,12 @@ Result<struct stat> fstat_of(int fd);
 // one geteuid per batch instead of repeating them.
 Result<VerifyEvidence> verify_with_stat(int fd, const struct stat& st, bool directory, uid_t euid);
 
+// Creates `name` in `parent` exclusively, opened read-write, as open_file does with
+// CreateMode::exclusive, for a caller creating many files in one directory: `euid` is its
+// one geteuid, and it has just seen with os::acl_check that `parent` carries no ACL (so
+// none a new file could inherit), which is why the new file's own ACL is not read.
+Result<OwnedHandle> create_file_in_checked_dir(int parent, const std::string& name, uid_t euid);
+
 // Explains a failed O_NOFOLLOW|O_DIRECTORY open of `name` (relative to `parent`, or a path
 // with AT_FDCWD): both a link and a non-directory give ENOTDIR or ELOOP, so the entry is
 // looked at without following it to tell symlink_refused from not_directory. Any other
