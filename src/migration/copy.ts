@@ -262,7 +262,8 @@ function requireVerified(verified: boolean): void {
   if (!verified) throw verifyMismatch();
 }
 
-function verifyMismatch(): MigrationError {
+/** The error for a copy that did not read back as written. */
+export function verifyMismatch(): MigrationError {
   return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
 }
 

@@ -24,6 +24,7 @@ import {
   sameManifest,
   snapshotArtifactTree,
   snapshotStillHolds,
+  verifyMismatch,
   type ArtifactLimits,
   type ArtifactSnapshot,
 } from "./copy.js";
@@ -197,13 +198,23 @@ async function migrateLocked(
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
   }
-  removeRemnants(scope, scopeDir, op);
+  removeRemnants(scope, scopeDir, receipts, op);
   refuseSameIdInOtherFile(scopeDir, destName, current.header.id);
 
   const artifactSource = candidate.path.slice(0, -".jsonl".length);
   const progress = progressReporter(onProgress);
+  const header = current.header;
+  const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
+    schemaVersion: 2,
+    state: "committed",
+    policy: "copy-retain",
+    attemptId: randomUUID(),
+    scope: scope.identityDigest,
+    source: { path: candidate.path, sessionId: header.id, header, identity: source, sha256: source.sha256 },
+    destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
+    artifactManifest: manifest,
+  });
   const existing = entryType(scopeDir, destName);
-  let manifest: ManifestEntry[];
   if (existing !== undefined) {
     // Published by an earlier attempt that died before its receipt, or somebody else's file.
     if (existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
@@ -211,46 +222,50 @@ async function migrateLocked(
     progress.start(source, snapshot);
     const there = await hashManagedFile(scopeDir, destName).catch(conflictOnFsError);
     if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    manifest = snapshot === undefined ? [] : await manifestOfSource(artifactSource, snapshot);
+    const manifest = snapshot === undefined ? [] : await manifestOfSource(artifactSource, snapshot);
     await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+    progress.phase("publishing");
+    try {
+      await receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receiptOf(manifest)), { noReplace: true });
+    } catch (error) {
+      if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+    }
   } else {
-    manifest = await stageAndPublish(scope, scopeDir, candidate.path, source, artifactSource, artifactName, destName, op, limits, progress);
-  }
-  progress.phase("publishing");
-  const receipt: MigrationReceipt = {
-    schemaVersion: 2,
-    state: "committed",
-    policy: "copy-retain",
-    attemptId: randomUUID(),
-    scope: scope.identityDigest,
-    source: { path: candidate.path, sessionId: current.header.id, header: current.header, identity: source, sha256: source.sha256 },
-    destination: { path: destPath, sessionId: current.header.id, header: current.header, sha256: source.sha256 },
-    artifactManifest: manifest,
-  };
-  try {
-    await receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receipt), { noReplace: true });
-  } catch (error) {
-    if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+    await stageAndPublish({ scope, scopeDir, receipts, sourcePath: candidate.path, source, artifactSource, artifactName, destName, op, limits, progress, receiptOf });
   }
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
 }
 
-async function stageAndPublish(
-  scope: ManagedScope,
-  scopeDir: SecureDir,
-  sourcePath: string,
-  source: FileIdentity,
-  artifactSource: string,
-  artifactName: string,
-  destName: string,
-  op: string,
-  limits: ArtifactLimits,
-  progress: ProgressReporter,
-): Promise<ManifestEntry[]> {
+/** What {@link stageAndPublish} copies, publishes and records. */
+interface StagingJob {
+  readonly scope: ManagedScope;
+  readonly scopeDir: SecureDir;
+  readonly receipts: SecureDir;
+  readonly sourcePath: string;
+  readonly source: FileIdentity;
+  readonly artifactSource: string;
+  readonly artifactName: string;
+  readonly destName: string;
+  readonly op: string;
+  readonly limits: ArtifactLimits;
+  readonly progress: ProgressReporter;
+  /** The committed receipt of the copy whose artifact manifest is given. */
+  readonly receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt;
+}
+
+/**
+ * Copies the transcript and its artifact tree into staging, makes the staging durable,
+ * checks the source again, publishes both without replacing anything, then commits the
+ * receipt. The receipt is staged with the copies, so the flush before publication makes it
+ * durable too and committing it is a rename (and a directory sync) after publication.
+ */
+async function stageAndPublish(job: StagingJob): Promise<void> {
+  const { scope, scopeDir, receipts, sourcePath, source, artifactSource, artifactName, destName, op, limits, progress } = job;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const stagedTranscript = `${attempt}.transcript`;
   const stagedArtifacts = `${attempt}.artifacts`;
+  const stagedReceipt = `${attempt}.receipt`;
   // The scope directory was opened before the first staged write: flushes through it report
   // a writeback error on any staged file.
   const staged = new StagedSet(scopeDir);
@@ -288,8 +303,14 @@ async function stageAndPublish(
     const { snapshot, manifest } = tree.value;
     progress.phase("verifying");
     // Every file was read back as it was written (copy.ts). The last flush runs on the
-    // thread pool while the source is checked again; publication waits for both.
-    const [flushed, unchanged] = await Promise.allSettled([staged.makeDurable(), sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
+    // thread pool while the source is checked again; publication waits for both. The
+    // receipt is staged first, for the flush to cover it.
+    const flush = (async () => {
+      await stageReceipt(receipts, stagedReceipt, job.receiptOf(manifest));
+      staged.addFile(receipts, stagedReceipt);
+      return staged.makeDurable();
+    })();
+    const [flushed, unchanged] = await Promise.allSettled([flush, sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
     if (flushed.status === "rejected") throw flushed.reason;
     if (unchanged.status === "rejected") throw unchanged.reason;
     progress.phase("publishing");
@@ -309,12 +330,27 @@ async function stageAndPublish(
       }
       throw error;
     }
-    return manifest;
+    try {
+      receipts.publishNoReplace(stagedReceipt, `${op}.json`);
+    } catch (error) {
+      // Committed already (by an attempt that died after its rename); ours is removed below.
+      if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+    }
   } finally {
     // A flush started while copying may still run after a failure.
     await staged.settle();
     staged.close();
-    removeRemnants(scope, scopeDir, op);
+    removeRemnants(scope, scopeDir, receipts, op);
+  }
+}
+
+/** Writes `receipt` as the new file `name` of `receipts`, read back as written; not synced. */
+async function stageReceipt(receipts: SecureDir, name: string, receipt: MigrationReceipt): Promise<void> {
+  const file = receipts.openFile(name, { write: true, create: "exclusive" });
+  try {
+    if (!(await file.writeVerifiedAsync(Buffer.from(encodeRecord(receipt), "utf8"), 0))) throw verifyMismatch();
+  } finally {
+    file.close();
   }
 }
 
@@ -420,12 +456,16 @@ function refuseSameIdInOtherFile(scopeDir: SecureDir, destName: string, sessionI
  * the source's lock, so no live attempt owns them. Directories are removed through their
  * path below the held, verified scope directory; entries in them are not followed.
  */
-function removeRemnants(scope: ManagedScope, scopeDir: SecureDir, op: string): void {
+function removeRemnants(scope: ManagedScope, scopeDir: SecureDir, receipts: SecureDir, op: string): void {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
   for (const entry of scopeDir.list()) {
     if (!entry.name.startsWith(prefix)) continue;
     if (entry.type === "directory") fs.rmSync(path.join(scope.directoryPath, entry.name), { recursive: true, force: true });
     else scopeDir.unlink(entry.name);
+  }
+  // Staged receipts: plain files, never read as receipts (their names start with a dot).
+  for (const entry of receipts.list()) {
+    if (entry.name.startsWith(prefix) && entry.type === "file") receipts.unlink(entry.name);
   }
 }
 

@@ -113,9 +113,14 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
     // Only the creations of the scope's internal directories sync their parents; the staged
     // directories and files are all covered by the one flush.
     expect(stagingFsyncs(m.calls)).toBeLessThanOrEqual(4);
-    // Publication still syncs the scope directory after each rename.
+    // Publication syncs the scope directory after each rename (artifacts, then transcript).
+    // The receipt was staged before the flush, so committing it is one more rename and a
+    // sync of its directory: no write and no fsync of its own after publication.
     const afterPublish = m.calls.slice(m.calls.indexOf("renameat2"));
-    expect(afterPublish.slice(0, 2)).toEqual(["renameat2", "fsync"]);
+    expect(afterPublish).toEqual(["renameat2", "fsync", "renameat2", "fsync", "renameat2", "fsync"]);
+    const receipts = fs.readdirSync(path.join(m.scopeDir, ".gjc-managed-session-internal", "receipts"));
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0]).toMatch(/^[0-9a-f]+\.json$/);
   }, 60_000);
 
   it("a staging larger than the flush-ahead size is flushed while it is copied, and flushed again before publication", async () => {

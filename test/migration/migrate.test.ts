@@ -10,6 +10,7 @@ import {
   retireCandidate,
   type MigrationProgress,
 } from "../../src/index.js";
+import { operationId } from "../../src/migration/receipts.js";
 import { treeState, useSandboxes } from "../scope/helpers.js";
 import { candidateAt, legacyName, listed, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
@@ -85,6 +86,26 @@ describe("copy-retain migration", () => {
     expect(fs.readdirSync(scope.directoryPath).sort()).toEqual(
       [BINDING_FILE_NAME, ".gjc-managed-session-internal", path.basename(result.path), path.basename(result.path, ".jsonl")].sort(),
     );
+  });
+
+  it("a receipt staged by an attempt that died is removed, and the rerun commits its own", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1.log": "one" } });
+    const candidate = await candidateAt(scope, file);
+    // What an attempt killed between its flush and its commit leaves in the receipts
+    // directory: its staged receipt, under the staging name of this source's operation.
+    const receiptsDir = path.join(scope.directoryPath, ".gjc-managed-session-internal", "receipts");
+    fs.mkdirSync(receiptsDir, { recursive: true, mode: 0o700 });
+    const op = operationId(candidate.identity);
+    const remnant = `.gjc-migrate-${op.slice(0, 16)}-00000000-0000-4000-8000-000000000000.receipt`;
+    fs.writeFileSync(path.join(receiptsDir, remnant), '{"torn":', { mode: 0o600 });
+    // Another operation's staged receipt is not this attempt's to remove.
+    const other = `.gjc-migrate-${"0".repeat(16)}-00000000-0000-4000-8000-000000000000.receipt`;
+    fs.writeFileSync(path.join(receiptsDir, other), "", { mode: 0o600 });
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "opened", migrated: true });
+    expect(fs.readdirSync(receiptsDir).sort()).toEqual([other, `${op}.json`].sort());
+    expect((await listed(scope)).candidates.map((c) => c.migrationState)).toEqual(["migrated_v2"]);
   });
 
   it("disabled policy refuses with a typed result, then re-enabling migrates", async () => {

@@ -98,6 +98,8 @@ async function killRun(): Promise<boolean> {
     const rerun = await openCandidateForWrite(scope, candidate, { waitMs: 5000 });
     expect(rerun).toMatchObject({ kind: "opened", path: dest });
     expect(visible(scope.directoryPath)).toEqual([path.basename(file, ".jsonl"), path.basename(file)].sort());
+    // One committed receipt, and no receipt a dead attempt had staged.
+    expect(fs.readdirSync(path.join(scope.directoryPath, ".gjc-managed-session-internal", "receipts"))).toEqual([expect.stringMatching(/^[0-9a-f]+\.json$/)]);
     expect(fs.readFileSync(dest)).toEqual(fs.readFileSync(file));
     expect(treeHashes(dest.slice(0, -6))).toEqual(treeHashes(file.slice(0, -6)));
     expect({ ...treeHashes(file), ...treeHashes(file.slice(0, -6)) }).toEqual(source);
