@@ -23,7 +23,8 @@
 // one's cleanup measures that. The bench cleans up and syncs at the end to shorten it.
 //
 // BENCH_MB=50 shrinks the session, BENCH_ARTIFACTS=1000 the artifact count, BENCH_ROUNDS=1 the
-// number of alternating migration rounds (default 3, one legacy session each).
+// number of alternating migration rounds (default 5, one legacy session each: single rounds
+// on this shared machine vary by a factor of two, and five give a steadier median).
 
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -35,7 +36,7 @@ const { resolveManagedScope, listSessionCandidates, openCandidateForWrite } = aw
 
 const MB = Number(process.env.BENCH_MB ?? 200);
 const ARTIFACTS = Number(process.env.BENCH_ARTIFACTS ?? 5000);
-const MIGRATION_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const MIGRATION_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const WARM = process.env.BENCH_WARM !== "0";
 
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-bench-scopes-")));
