@@ -333,7 +333,8 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
     try {
       receipts.publishNoReplace(stagedReceipt, `${op}.json`);
     } catch (error) {
-      // Committed already (by an attempt that died after its rename); ours is removed below.
+      // A receipt of this source is there already (its copy had gone, so this attempt made
+      // a new one): it names the same source and destination. Ours is removed below.
       if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
     }
   } finally {
