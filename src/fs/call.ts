@@ -22,13 +22,7 @@ export async function unwrapAsync<T>(
   return unwrap(await result, operation, path);
 }
 
-/**
- * Throws `invalid_argument` unless `ok`. For arguments the addon cannot check itself. `path`
- * may be given as a function, for checks that run once per item of a large batch: it is
- * called only when the check fails.
- */
-export function requireArgument(ok: boolean, operation: string, path?: string | (() => string)): asserts ok {
-  if (ok) return;
-  const where = typeof path === "function" ? path() : path;
-  throw new SecureFsError("invalid_argument", { operation, ...(where !== undefined ? { path: where } : {}) });
+/** Throws `invalid_argument` unless `ok`. For arguments the addon cannot check itself. */
+export function requireArgument(ok: boolean, operation: string, path?: string): asserts ok {
+  if (!ok) throw new SecureFsError("invalid_argument", { operation, ...(path !== undefined ? { path } : {}) });
 }

@@ -216,7 +216,8 @@ export class SecureDir {
       const valid =
         typeof r?.name === "string" && Number.isSafeInteger(r.size) && r.size >= 0 && typeof r.dev === "bigint" &&
         typeof r.ino === "bigint" && typeof r.mtimeNs === "bigint" && typeof r.ctimeNs === "bigint";
-      requireArgument(valid, "importFiles", () => path.join(sourceDir, String(r?.name)));
+      // The path is only built for the error.
+      if (!valid) requireArgument(false, "importFiles", path.join(sourceDir, String(r?.name)));
       // Stored one by one: a temporary array per request costs more than the copy itself.
       const at = i * 5;
       versions[at] = BigInt.asIntN(64, r.dev);
