@@ -53,6 +53,7 @@ describe("buildSessionContext basics", () => {
       thinkingLevel: "off",
       serviceTier: undefined,
       models: {},
+      configuredModelChains: {},
       injectedTtsrRules: [],
       selectedMcpToolNames: undefined,
       selectedDiscoveredBuiltinToolNames: undefined,
