@@ -56,10 +56,22 @@ export interface SessionTreeOptions {
   now?: () => Date;
 }
 
+/** Options of {@link SessionTree.append}. */
+export interface AppendOptions {
+  /**
+   * Append the entry as a new root (`parentId: null`) instead of as a child of the leaf. It
+   * still becomes the leaf, so the context starts over from it while every earlier entry
+   * stays in the file (GJC's `context_clear`).
+   */
+  root?: boolean;
+}
+
 /** Optional fields of the `branch_summary` entry written by {@link SessionTree.branchWithSummary}. */
 export interface BranchSummaryOptions {
   details?: unknown;
   fromExtension?: boolean;
+  /** pi's name for the same flag; written as `fromHook` */
+  fromHook?: boolean;
 }
 
 /**
@@ -125,13 +137,14 @@ export class SessionTree {
   }
 
   /**
-   * Appends one entry as a child of the current leaf and makes it the leaf. The tree assigns
-   * a fresh id (unique in this session), the parent and the timestamp; fields of the same
-   * names in `draft` are ignored.
+   * Appends one entry as a child of the current leaf (or as a new root, see
+   * {@link AppendOptions.root}) and makes it the leaf. The tree assigns a fresh id (unique in
+   * this session), the parent and the timestamp; fields of the same names in `draft` are
+   * ignored.
    */
-  append<D extends EntryDraft>(draft: D): AppendedEntry<D> {
+  append<D extends EntryDraft>(draft: D, options: AppendOptions = {}): AppendedEntry<D> {
     const id = newEntryId((candidate) => this.#byId.has(candidate));
-    const parentId = this.#leafId;
+    const parentId = options.root === true ? null : this.#leafId;
     const timestamp = this.#now().toISOString();
     // The literal fixes the key order of the written line; the assignments after the spread
     // make sure a draft cannot smuggle in its own id, parent or time.
@@ -180,6 +193,7 @@ export class SessionTree {
       // Absent rather than `undefined`, so the written line carries no empty keys.
       ...(options.details === undefined ? {} : { details: options.details }),
       ...(options.fromExtension === undefined ? {} : { fromExtension: options.fromExtension }),
+      ...(options.fromHook === undefined ? {} : { fromHook: options.fromHook }),
     });
   }
 
