@@ -10,6 +10,7 @@
 
 import { GjcError } from "../errors.js";
 import { newEntryId } from "./ids.js";
+import type { AgentMessage } from "./messages.js";
 import {
   entryIdOf,
   type FileEntry,
@@ -31,10 +32,14 @@ type BaseField = "id" | "parentId" | "timestamp";
  * An entry as a caller hands it to {@link SessionTree.append}: everything except the fields
  * the tree owns (`id`, `parentId`, `timestamp`). Key remapping, not `Omit`, because `Omit`
  * collapses the loose entry types (which carry an index signature) to the index signature.
+ * A `message` draft takes an {@link AgentMessage}, not any stored message: a role this
+ * version can read but no agent writes (a misspelt one) is refused at compile time.
  */
 export type EntryDraft = SessionEntry extends infer E
   ? E extends SessionEntry
-    ? { [K in keyof E as K extends BaseField ? never : K]: E[K] }
+    ? { [K in keyof E as K extends BaseField ? never : K]: E[K] } & (E extends { type: "message" }
+        ? { message: AgentMessage }
+        : unknown)
     : never
   : never;
 
