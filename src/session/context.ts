@@ -41,6 +41,13 @@ export interface ConfiguredModelChain {
   explicitHead?: boolean;
 }
 
+/** What a TTSR rule injection recorded about one rule. */
+export interface TtsrInjectionRecord {
+  name: string;
+  lastInjectedAt: number;
+  [key: string]: unknown;
+}
+
 /** The `origin` of a chain synthesised for a role that has a model but no configured chain. */
 export const LEGACY_CHAIN_ORIGIN = "legacy_session";
 
@@ -66,14 +73,25 @@ export interface SessionContext {
   configuredModelChains: Record<string, ConfiguredModelChain>;
   /** Every rule any `ttsr_injection` on the path injected, first occurrence order, no repeats. */
   injectedTtsrRules: string[];
-  /** `selectedToolNames` of the latest `mcp_tool_selection`; `undefined` when there is none. */
-  selectedMcpToolNames: string[] | undefined;
+  /**
+   * One record per injected rule, for a repeat resume: the latest `injectedRuleRecords` record
+   * naming it, else `{ name, lastInjectedAt: 0 }` for a rule listed by name only.
+   */
+  injectedTtsrRuleRecords: TtsrInjectionRecord[];
+  /** The latest finite `ttsrMessageCount` of a `ttsr_injection` on the path; 0 when none. */
+  ttsrMessageCount: number;
+  /** `selectedToolNames` of the latest `mcp_tool_selection`; `[]` when there is none. */
+  selectedMCPToolNames: string[];
+  /** Whether the path holds an `mcp_tool_selection` (an empty selection is still a choice). */
+  hasPersistedMCPToolSelection: boolean;
   /**
    * The latest discovered built-in selection: a `discovered_builtin_tool_selection`, or the
    * legacy v4 `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`, whichever is
    * later on the path; `undefined` when there is none.
    */
   selectedDiscoveredBuiltinToolNames: string[] | undefined;
+  /** Whether the path holds a discovered built-in selection (either form). */
+  hasPersistedDiscoveredBuiltinToolSelection: boolean;
   /** Latest `mode_change`; `"none"` when there is none. */
   mode: string;
   /** The `data` of the latest `mode_change`. */
@@ -120,6 +138,7 @@ export function buildSessionContext(
   const models = new Map<string, string>();
   const chains = new Map<string, ConfiguredModelChainEntry>();
   const rules = new Set<string>();
+  const ruleRecords = new Map<string, TtsrInjectionRecord>();
   let explicitDefaultModel = false;
   let compactionAt = -1;
   for (let i = 0; i < path.length; i++) {
@@ -146,16 +165,29 @@ export function buildSessionContext(
         context.serviceTier = entry.serviceTier ?? undefined;
         break;
       case "ttsr_injection":
-        for (const rule of entry.injectedRules) rules.add(rule);
+        for (const rule of entry.injectedRules) {
+          rules.add(rule);
+          if (!ruleRecords.has(rule)) ruleRecords.set(rule, { name: rule, lastInjectedAt: 0 });
+        }
+        for (const record of ttsrRecords(entry.injectedRuleRecords)) {
+          rules.add(record.name);
+          ruleRecords.set(record.name, record);
+        }
+        if (typeof entry.ttsrMessageCount === "number" && Number.isFinite(entry.ttsrMessageCount)) {
+          context.ttsrMessageCount = entry.ttsrMessageCount;
+        }
         break;
       case "mcp_tool_selection":
-        context.selectedMcpToolNames = entry.selectedToolNames;
+        context.selectedMCPToolNames = entry.selectedToolNames;
+        context.hasPersistedMCPToolSelection = true;
         if (entry.selectedDiscoveredBuiltinToolNames !== undefined) {
           context.selectedDiscoveredBuiltinToolNames = entry.selectedDiscoveredBuiltinToolNames;
+          context.hasPersistedDiscoveredBuiltinToolSelection = true;
         }
         break;
       case "discovered_builtin_tool_selection":
         context.selectedDiscoveredBuiltinToolNames = entry.selectedToolNames;
+        context.hasPersistedDiscoveredBuiltinToolSelection = true;
         break;
       case "mode_change":
         context.mode = entry.mode;
@@ -177,6 +209,7 @@ export function buildSessionContext(
   );
   context.configuredModelChains = Object.fromEntries(configuredChains(chains, models));
   context.injectedTtsrRules = [...rules];
+  context.injectedTtsrRuleRecords = [...ruleRecords.values()];
   collectPathMessages(path, compactionAt, context.messages);
   return context;
 }
@@ -215,6 +248,15 @@ export function latestCompactionAt(path: readonly FileEntry[]): number {
   return -1;
 }
 
+/** The well-formed records of `injectedRuleRecords` (an object with a string `name` each). */
+function ttsrRecords(value: unknown): TtsrInjectionRecord[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (record): record is TtsrInjectionRecord =>
+      typeof record === "object" && record !== null && typeof (record as { name?: unknown }).name === "string",
+  );
+}
+
 /** The chains in force: configured ones first (path order), then one per legacy model role. */
 function configuredChains(
   chains: ReadonlyMap<string, ConfiguredModelChainEntry>,
@@ -242,8 +284,12 @@ function emptyContext(): SessionContext {
     models: {},
     configuredModelChains: {},
     injectedTtsrRules: [],
-    selectedMcpToolNames: undefined,
+    injectedTtsrRuleRecords: [],
+    ttsrMessageCount: 0,
+    selectedMCPToolNames: [],
+    hasPersistedMCPToolSelection: false,
     selectedDiscoveredBuiltinToolNames: undefined,
+    hasPersistedDiscoveredBuiltinToolSelection: false,
     mode: "none",
     modeData: undefined,
   };
