@@ -9,7 +9,7 @@ import {
   latestCompactionAt,
   type ContextMessage,
 } from "./context.js";
-import { type FileEntry, isUnknownEntry, type ModelChangeEntry } from "./schemas.js";
+import { type FileEntry, isUnknownEntry, type ModelChangeEntry, sessionInfoName } from "./schemas.js";
 
 /** A model as pi names it. */
 export interface PiModelRef {
@@ -93,14 +93,13 @@ function piModelOfChange(entry: ModelChangeEntry): PiModelRef | null {
  * latest `session_info` in the file decides (in file order, on any branch, because a name
  * belongs to the session rather than to a conversation path). Its `name` is trimmed; an empty
  * or absent name clears the name (`undefined`). pi 0.58.3 skipped empty ones instead, which
- * made a name impossible to clear.
+ * made a name impossible to clear. `SessionTree.getSessionInfoName` keeps the same answer as
+ * entries are added, without a scan.
  */
 export function getSessionInfoName(entries: readonly FileEntry[]): string | undefined {
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i]!;
-    if (entry.type !== "session_info" || isUnknownEntry(entry)) continue;
-    const name = entry.name?.trim() ?? "";
-    return name === "" ? undefined : name;
+    if (entry.type === "session_info" && !isUnknownEntry(entry)) return sessionInfoName(entry);
   }
   return undefined;
 }

@@ -280,6 +280,15 @@ export const SessionInfoEntrySchema = z.looseObject({
 /** A `session_info` entry. */
 export type SessionInfoEntry = z.infer<typeof SessionInfoEntrySchema>;
 
+/**
+ * The name a `session_info` entry gives the session: its `name` trimmed, or `undefined` when
+ * that is empty or absent (the entry clears the name, as pi 0.73.1 reads it).
+ */
+export function sessionInfoName(entry: SessionInfoEntry): string | undefined {
+  const name = entry.name?.trim() ?? "";
+  return name === "" ? undefined : name;
+}
+
 /** Every known entry schema, keyed by its `type`. */
 export const ENTRY_SCHEMAS = {
   message: MessageEntrySchema,

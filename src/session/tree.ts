@@ -18,6 +18,8 @@ import {
   type LabelEntry,
   parentIdOf,
   type SessionEntry,
+  type SessionInfoEntry,
+  sessionInfoName,
 } from "./schemas.js";
 
 /** Why a tree operation was refused. `unknown_entry`: no entry has the given id. */
@@ -95,6 +97,8 @@ export class SessionTree {
   /** The index's own record list: the tree keeps no second copy. */
   readonly #entries: readonly FileEntry[] = this.#byId[RECORDS];
   readonly #labels = new Map<string, string>();
+  /** The latest `session_info` in file order: it alone decides the session's name. */
+  #sessionInfo: SessionInfoEntry | undefined;
   readonly #now: () => Date;
   #leafId: string | null = null;
 
@@ -139,6 +143,15 @@ export class SessionTree {
   /** The resolved label of `id` after every label entry so far, in file order. */
   getLabel(id: string): string | undefined {
     return this.#labels.get(id);
+  }
+
+  /**
+   * The session's display name from its `session_info` entries: the latest one added decides,
+   * on any branch; an empty or absent name clears it (see `getSessionInfoName`, the same rule
+   * over a list).
+   */
+  getSessionInfoName(): string | undefined {
+    return this.#sessionInfo === undefined ? undefined : sessionInfoName(this.#sessionInfo);
   }
 
   /**
@@ -285,6 +298,7 @@ export class SessionTree {
     const id = entryIdOf(entry);
     if (id === undefined) return;
     this.#leafId = id;
+    if (entry.type === "session_info" && !isUnknownEntry(entry)) this.#sessionInfo = entry as SessionInfoEntry;
     if (entry.type === "label" && !isUnknownEntry(entry)) {
       const { targetId, label } = entry as LabelEntry;
       if (label === undefined || label === "") this.#labels.delete(targetId);

@@ -236,8 +236,23 @@ describe("session name from session_info entries", () => {
     tree.append(sessionInfoDraft("   "));
     expect(getSessionInfoName(tree.getEntries())).toBeUndefined();
     tree.append(sessionInfoDraft("Back"));
+    expect(tree.getSessionInfoName()).toBe("Back");
     tree.append({ type: "session_info" });
     expect(getSessionInfoName(tree.getEntries())).toBeUndefined();
+    expect(tree.getSessionInfoName()).toBeUndefined();
+  });
+
+  it("the tree keeps the same answer as the list, from a loaded file on", () => {
+    const session = loaded(
+      jsonl(
+        header(),
+        { type: "session_info", id: "aaaa0001", ...base, name: "Loaded" },
+        { type: "message", id: "aaaa0002", ...base, parentId: "aaaa0001", message: { role: "user", content: "x" } },
+      ),
+    );
+    const tree = new SessionTree(session.entries);
+    expect(tree.getSessionInfoName()).toBe("Loaded");
+    expect(new SessionTree().getSessionInfoName()).toBeUndefined();
   });
 
   it("a session_info whose name is not a string is kept as read and does not decide", () => {
@@ -250,5 +265,6 @@ describe("session name from session_info entries", () => {
     );
     expect(isUnknownEntry(session.entries[1]!)).toBe(true);
     expect(getSessionInfoName(session.entries)).toBe("Good");
+    expect(new SessionTree(session.entries).getSessionInfoName()).toBe("Good");
   });
 });
