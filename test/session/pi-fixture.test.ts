@@ -6,6 +6,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/session/context.js";
+import { piModelChangeDraft, sessionInfoDraft } from "../../src/session/entry-drafts.js";
+import { serializeRecord } from "../../src/session/jsonl.js";
 import { serializeSessionLines } from "../../src/session/load.js";
 import { buildPiSessionContext, getSessionInfoName } from "../../src/session/pi-context.js";
 import { isUnknownEntry } from "../../src/session/schemas.js";
@@ -98,6 +100,21 @@ describe("a pi v3 file", () => {
       totals: { input: 690, output: 105, cacheRead: 15, cacheWrite: 1, premiumRequests: 0, cost: 1.6875 },
       skipped: 0,
     });
+  });
+
+  it("entries appended from pi's drafts are written as pi writes them, key order included", () => {
+    const lines = text.split("\n");
+    for (const [index, draft] of [
+      [6, piModelChangeDraft("faux", "faux-2")],
+      [11, sessionInfoDraft(" Renamed ")],
+    ] as const) {
+      const original = JSON.parse(lines[index]!) as { id: string; parentId: string; timestamp: string };
+      const tree = new SessionTree(loaded(text).entries.filter((entry) => entry.id === original.parentId), {
+        now: () => new Date(original.timestamp),
+      });
+      const appended = tree.append(draft);
+      expect(serializeRecord({ ...appended, id: original.id })).toBe(`${lines[index]}\n`);
+    }
   });
 
   it("a rewrite keeps every pi record byte for byte; only the header version changes", () => {
