@@ -41,10 +41,11 @@ export interface ConfiguredModelChain {
   explicitHead?: boolean;
 }
 
-/** What a TTSR rule injection recorded about one rule. */
+/** What a TTSR rule injection recorded about one rule, as its writer stored it. */
 export interface TtsrInjectionRecord {
   name: string;
-  lastInjectedAt: number;
+  /** when the rule was last injected; 0 for a rule known by name only */
+  lastInjectedAt?: number;
   [key: string]: unknown;
 }
 
