@@ -289,7 +289,7 @@ export class SessionManager extends EntryAppender {
   /** The discovery selection state at the current leaf, rebuilt from entries (nothing appended). */
   getToolSelection(): ToolSelectionState {
     const context = this.buildSessionContext();
-    return { mcp: context.selectedMcpToolNames, discoveredBuiltin: context.selectedDiscoveredBuiltinToolNames };
+    return { mcp: context.hasPersistedMCPToolSelection ? context.selectedMCPToolNames : undefined, discoveredBuiltin: context.selectedDiscoveredBuiltinToolNames };
   }
 
   /** What opening the file found (moved-aside file, invalid lines, migration, unresolved blobs). */

@@ -5,29 +5,52 @@
  */
 
 import {
-  type BranchSummaryAgentMessage,
-  type CompactionSummaryAgentMessage,
-  type CustomAgentMessage,
   createBranchSummaryMessage,
   createCompactionSummaryMessage,
   createCustomMessage,
+  type StoredAgentMessage,
 } from "./messages.js";
 import {
-  type AgentMessage,
   type CompactionEntry,
+  type ConfiguredModelChainEntry,
   entryIdOf,
   type FileEntry,
   isUnknownEntry,
+  modelChangeModel,
   type SessionEntry,
 } from "./schemas.js";
 import { indexEntries, pathToRoot } from "./tree.js";
 
-/** A message of the reconstructed context: stored as-is, or synthesised from an entry. */
-export type ContextMessage =
-  | AgentMessage
-  | CustomAgentMessage
-  | BranchSummaryAgentMessage
-  | CompactionSummaryAgentMessage;
+/**
+ * A message of the reconstructed context: a stored message as-is (whatever its role), or one
+ * synthesised from an entry (`custom`, `branchSummary`, `compactionSummary`).
+ */
+export type ContextMessage = StoredAgentMessage;
+
+/**
+ * The fallback chain of models configured for one role, as a `configured_model_chain` entry
+ * holds it (without the entry's own fields).
+ */
+export interface ConfiguredModelChain {
+  role: string;
+  /** `"provider/id"` per model, head first */
+  entries: string[];
+  /** who configured it (for example `"settings"`, `"subagent"`, `"legacy_session"`) */
+  origin: string;
+  identity?: string;
+  explicitHead?: boolean;
+}
+
+/** What a TTSR rule injection recorded about one rule, as its writer stored it. */
+export interface TtsrInjectionRecord {
+  name: string;
+  /** when the rule was last injected; 0 for a rule known by name only */
+  lastInjectedAt?: number;
+  [key: string]: unknown;
+}
+
+/** The `origin` of a chain synthesised for a role that has a model but no configured chain. */
+export const LEGACY_CHAIN_ORIGIN = "legacy_session";
 
 /** The model-facing state of a session at one leaf. */
 export interface SessionContext {
@@ -42,16 +65,34 @@ export interface SessionContext {
    * assistant messages until an explicit `model_change` for the default role is seen.
    */
   models: Record<string, string>;
+  /**
+   * The chain per role from the latest `configured_model_chain` for it on the path (`cleared`
+   * removes it). A role that an explicit `model_change` gave a model but that has no chain gets
+   * a one-model chain with origin {@link LEGACY_CHAIN_ORIGIN} and `explicitHead: true`, so a
+   * session written before chains existed resumes with the model it had.
+   */
+  configuredModelChains: Record<string, ConfiguredModelChain>;
   /** Every rule any `ttsr_injection` on the path injected, first occurrence order, no repeats. */
   injectedTtsrRules: string[];
-  /** `selectedToolNames` of the latest `mcp_tool_selection`; `undefined` when there is none. */
-  selectedMcpToolNames: string[] | undefined;
+  /**
+   * One record per injected rule, for a repeat resume: the latest `injectedRuleRecords` record
+   * naming it, else `{ name, lastInjectedAt: 0 }` for a rule listed by name only.
+   */
+  injectedTtsrRuleRecords: TtsrInjectionRecord[];
+  /** The latest finite `ttsrMessageCount` of a `ttsr_injection` on the path; 0 when none. */
+  ttsrMessageCount: number;
+  /** `selectedToolNames` of the latest `mcp_tool_selection`; `[]` when there is none. */
+  selectedMCPToolNames: string[];
+  /** Whether the path holds an `mcp_tool_selection` (an empty selection is still a choice). */
+  hasPersistedMCPToolSelection: boolean;
   /**
    * The latest discovered built-in selection: a `discovered_builtin_tool_selection`, or the
    * legacy v4 `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`, whichever is
    * later on the path; `undefined` when there is none.
    */
   selectedDiscoveredBuiltinToolNames: string[] | undefined;
+  /** Whether the path holds a discovered built-in selection (either form). */
+  hasPersistedDiscoveredBuiltinToolSelection: boolean;
   /** Latest `mode_change`; `"none"` when there is none. */
   mode: string;
   /** The `data` of the latest `mode_change`. */
@@ -65,6 +106,11 @@ export interface SessionContext {
  * - An id found in the index is used as the leaf. Otherwise (`undefined`, or an id that is not
  *   there) the leaf is the last entry in `entries` that has an id; records without one are
  *   skipped, so an id-less tail record cannot empty the context.
+ * - Models: a `model_change` sets `models[role ?? "default"]` to its `model`, or to pi's
+ *   `provider/modelId` when it has no `model`; `cleared: true` deletes the role. `default`
+ *   falls back to the last assistant message's `provider/model` only while no explicit change
+ *   of the default role is on the path (the spec's rule; pi's differs, see
+ *   `buildPiSessionContext`).
  * - Only the latest compaction on the path counts. Its summary comes first, then the path
  *   entries from its `firstKeptEntryId` up to the compaction, then everything after it. When
  *   `firstKeptEntryId` is absent or names no entry before the compaction on this path (a
@@ -83,18 +129,17 @@ export interface SessionContext {
  */
 export function buildSessionContext(
   entries: readonly FileEntry[],
-  leafId: string | null | undefined,
+  leafId?: string | null,
   byId?: ReadonlyMap<string, FileEntry>,
 ): SessionContext {
-  if (leafId === null) return emptyContext();
-  const index = byId ?? indexEntries(entries);
-  const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);
-  if (leaf === undefined) return emptyContext();
-  const path = pathToRoot(leaf, index);
+  const path = contextPath(entries, leafId, byId);
+  if (path === undefined) return emptyContext();
 
   const context = emptyContext();
   const models = new Map<string, string>();
+  const chains = new Map<string, ConfiguredModelChainEntry>();
   const rules = new Set<string>();
+  const ruleRecords = new Map<string, TtsrInjectionRecord>();
   let explicitDefaultModel = false;
   let compactionAt = -1;
   for (let i = 0; i < path.length; i++) {
@@ -107,25 +152,43 @@ export function buildSessionContext(
         break;
       case "model_change": {
         const role = entry.role ?? "default";
-        if (entry.cleared === true) models.delete(role);
-        else models.set(role, entry.model);
+        const model = modelChangeModel(entry);
+        if (entry.cleared === true || model === undefined) models.delete(role);
+        else models.set(role, model);
         if (role === "default") explicitDefaultModel = true;
         break;
       }
+      case "configured_model_chain":
+        if (entry.cleared === true) chains.delete(entry.role);
+        else chains.set(entry.role, entry);
+        break;
       case "service_tier_change":
         context.serviceTier = entry.serviceTier ?? undefined;
         break;
       case "ttsr_injection":
-        for (const rule of entry.injectedRules) rules.add(rule);
+        for (const rule of entry.injectedRules) {
+          rules.add(rule);
+          if (!ruleRecords.has(rule)) ruleRecords.set(rule, { name: rule, lastInjectedAt: 0 });
+        }
+        for (const record of ttsrRecords(entry.injectedRuleRecords)) {
+          rules.add(record.name);
+          ruleRecords.set(record.name, record);
+        }
+        if (typeof entry.ttsrMessageCount === "number" && Number.isFinite(entry.ttsrMessageCount)) {
+          context.ttsrMessageCount = entry.ttsrMessageCount;
+        }
         break;
       case "mcp_tool_selection":
-        context.selectedMcpToolNames = entry.selectedToolNames;
+        context.selectedMCPToolNames = entry.selectedToolNames;
+        context.hasPersistedMCPToolSelection = true;
         if (entry.selectedDiscoveredBuiltinToolNames !== undefined) {
           context.selectedDiscoveredBuiltinToolNames = entry.selectedDiscoveredBuiltinToolNames;
+          context.hasPersistedDiscoveredBuiltinToolSelection = true;
         }
         break;
       case "discovered_builtin_tool_selection":
         context.selectedDiscoveredBuiltinToolNames = entry.selectedToolNames;
+        context.hasPersistedDiscoveredBuiltinToolSelection = true;
         break;
       case "mode_change":
         context.mode = entry.mode;
@@ -145,10 +208,73 @@ export function buildSessionContext(
   context.models = Object.fromEntries(
     inferred === undefined ? models : [["default", inferred], ...models],
   );
+  context.configuredModelChains = Object.fromEntries(configuredChains(chains, models));
   context.injectedTtsrRules = [...rules];
-  if (compactionAt === -1) collectMessages(path, 0, path.length, context.messages);
-  else collectCompacted(path, compactionAt, context.messages);
+  context.injectedTtsrRuleRecords = [...ruleRecords.values()];
+  collectPathMessages(path, compactionAt, context.messages);
   return context;
+}
+
+/**
+ * The root-to-leaf path {@link buildSessionContext} works on, by its leaf rules; `undefined`
+ * when the context is empty (a `null` leaf, or no entry with an id).
+ */
+export function contextPath(
+  entries: readonly FileEntry[],
+  leafId: string | null | undefined,
+  byId?: ReadonlyMap<string, FileEntry>,
+): FileEntry[] | undefined {
+  if (leafId === null) return undefined;
+  const index = byId ?? indexEntries(entries);
+  const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);
+  return leaf === undefined ? undefined : pathToRoot(leaf, index);
+}
+
+/**
+ * Appends the model-facing messages of `path` to `out`: everything when `compactionAt` is -1,
+ * else the summary of the compaction at that position, the kept entries and what follows it.
+ * Pass the position of the latest compaction on the path (see {@link latestCompactionAt}).
+ */
+export function collectPathMessages(path: readonly FileEntry[], compactionAt: number, out: ContextMessage[]): void {
+  if (compactionAt === -1) collectMessages(path, 0, path.length, out);
+  else collectCompacted(path, compactionAt, out);
+}
+
+/** The position of the latest typed `compaction` on `path`, or -1. */
+export function latestCompactionAt(path: readonly FileEntry[]): number {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const entry = path[i]!;
+    if (entry.type === "compaction" && !isUnknownEntry(entry)) return i;
+  }
+  return -1;
+}
+
+/** The well-formed records of `injectedRuleRecords` (an object with a string `name` each). */
+function ttsrRecords(value: unknown): TtsrInjectionRecord[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (record): record is TtsrInjectionRecord =>
+      typeof record === "object" && record !== null && typeof (record as { name?: unknown }).name === "string",
+  );
+}
+
+/** The chains in force: configured ones first (path order), then one per legacy model role. */
+function configuredChains(
+  chains: ReadonlyMap<string, ConfiguredModelChainEntry>,
+  models: ReadonlyMap<string, string>,
+): Array<[string, ConfiguredModelChain]> {
+  const out: Array<[string, ConfiguredModelChain]> = [];
+  for (const [role, entry] of chains) {
+    // Only the chain's own fields: the entry's id, parent and time are not part of the chain.
+    const chain: ConfiguredModelChain = { role, entries: entry.entries, origin: entry.origin };
+    if (entry.identity !== undefined) chain.identity = entry.identity;
+    if (entry.explicitHead !== undefined) chain.explicitHead = entry.explicitHead;
+    out.push([role, chain]);
+  }
+  for (const [role, model] of models) {
+    if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
+  }
+  return out;
 }
 
 function emptyContext(): SessionContext {
@@ -157,9 +283,14 @@ function emptyContext(): SessionContext {
     thinkingLevel: "off",
     serviceTier: undefined,
     models: {},
+    configuredModelChains: {},
     injectedTtsrRules: [],
-    selectedMcpToolNames: undefined,
+    injectedTtsrRuleRecords: [],
+    ttsrMessageCount: 0,
+    selectedMCPToolNames: [],
+    hasPersistedMCPToolSelection: false,
     selectedDiscoveredBuiltinToolNames: undefined,
+    hasPersistedDiscoveredBuiltinToolSelection: false,
     mode: "none",
     modeData: undefined,
   };

@@ -17,3 +17,7 @@ export * from "./context.js";
 export * from "./messages.js";
 export * from "./sanitize.js";
 export * from "./blob-refs.js";
+export * from "./usage.js";
+export * from "./peer-format.js";
+export * from "./pi-context.js";
+export * from "./entry-drafts.js";

@@ -306,10 +306,14 @@ function* replayItems(lines: readonly SessionLine[]): Generator<ReplayItem> {
 
 /**
  * Marks `entry` as an {@link UnknownEntry} when its type is not known or its fields do not match
- * the schema of its type. The schema serves as a check only (compiled, see `schema-check.ts`):
- * the record keeps its own object, so fields the schema does not list, and their order, survive.
+ * the schema of its type, and clears a mark a changed record no longer deserves. The schema
+ * serves as a check only (compiled, see `schema-check.ts`): the record keeps its own object, so
+ * fields the schema does not list, and their order, survive.
+ *
+ * @returns true when `entry` is (now) an unknown entry
  */
-function markIfUnknown(entry: JsonRecord): boolean {
+export function markIfUnknown(entry: JsonRecord): boolean {
+  delete (entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason })[UNKNOWN_ENTRY];
   const check = entryCheckFor(entry.type);
   let reason: UnknownEntryReason | undefined;
   if (check === undefined) reason = "unknown_type";

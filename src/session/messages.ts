@@ -1,27 +1,128 @@
 /**
- * The synthetic agent messages that context reconstruction puts in front of the model for
- * entries that are not themselves messages (`custom_message`, `branch_summary`,
- * `compaction`). Their shapes match the peer agent's, so a context built here can be handed
- * to the same conversion step (`convertToLlm`) unchanged.
+ * Agent messages, typed by role.
+ *
+ * Two groups live here. The messages an agent appends (`user`, `assistant`, `toolResult`,
+ * `bashExecution`, `pythonExecution`, `fileMention`, `custom`, the legacy `hookMessage`) form
+ * {@link AgentMessage}, so a message whose role is misspelt does not compile where it is
+ * appended. The synthetic messages context reconstruction makes for entries that are not
+ * messages themselves (`custom_message`, `branch_summary`, `compaction`) have the peer agent's
+ * shapes, so a context built here can be handed to the same conversion step (`convertToLlm`)
+ * unchanged.
+ *
+ * Every message type is open (an index signature): the agent owns its payload and adds fields
+ * as it evolves, and those must survive. A file can also hold roles no type here names (a newer
+ * agent's); {@link StoredAgentMessage} is what a loaded `message` entry carries, so such a
+ * message stays readable without making every role acceptable on the way in.
  */
+
+/** A content block: text, image, tool call, thinking, or a kind this version does not know. */
+export interface MessageContentBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** Token and cost counts of one model response, as the peers' assistant messages carry them. */
+export interface MessageUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens?: number;
+  premiumRequests?: number;
+  cost?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; total: number; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** Fields every appended message may carry. `timestamp` is milliseconds since the epoch. */
+interface MessageFields {
+  timestamp?: number;
+  [key: string]: unknown;
+}
+
+/** What the user typed (or pasted). */
+export interface UserMessage extends MessageFields {
+  role: "user";
+  content: string | readonly MessageContentBlock[];
+}
+
+/** A model response. `provider` and `model` name the model that produced it. */
+export interface AssistantMessage extends MessageFields {
+  role: "assistant";
+  content: string | readonly MessageContentBlock[];
+  api?: string;
+  provider?: string;
+  model?: string;
+  usage?: MessageUsage;
+  stopReason?: string;
+  errorMessage?: string;
+}
+
+/** The result of one tool call. A `task` tool result may carry a sub-agent's usage in `details.usage`. */
+export interface ToolResultMessage extends MessageFields {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: string | readonly MessageContentBlock[];
+  details?: unknown;
+  isError?: boolean;
+}
+
+/** A shell command the user ran (`!cmd`) and what it printed. */
+export interface BashExecutionMessage extends MessageFields {
+  role: "bashExecution";
+  command: string;
+  output?: string;
+  exitCode?: number | null;
+  cancelled?: boolean;
+  truncated?: boolean;
+  fullOutputPath?: string;
+  excludeFromContext?: boolean;
+}
+
+/** Python code the user ran in the agent's kernel, and what it printed (GJC only). */
+export interface PythonExecutionMessage extends MessageFields {
+  role: "pythonExecution";
+  code: string;
+  output?: string;
+  exitCode?: number | null;
+  cancelled?: boolean;
+  truncated?: boolean;
+  excludeFromContext?: boolean;
+}
+
+/** Files the user mentioned with `@path`, read and packed into one message (GJC only). */
+export interface FileMentionMessage extends MessageFields {
+  role: "fileMention";
+  files: readonly { path: string; content: string; [key: string]: unknown }[];
+}
 
 /** A text or image block, or anything else a `custom_message` carries in its content array. */
 export type CustomMessageContent = string | readonly unknown[];
 
-/** The agent message made from a `custom_message` entry. */
-export interface CustomAgentMessage {
+/**
+ * An extension's message in the conversation. Context reconstruction also makes one of these
+ * from every `custom_message` entry.
+ */
+export interface CustomAgentMessage extends MessageFields {
   role: "custom";
   customType: string;
   content: CustomMessageContent;
-  display: boolean;
-  details: unknown;
-  attribution: unknown;
-  /** Milliseconds since the epoch, parsed from the entry's ISO timestamp. */
-  timestamp: number;
+  display?: boolean;
+  details?: unknown;
+  attribution?: unknown;
+}
+
+/** The v2 name of a `custom` message; migration to v3 renames it, GJC still accepts it on append. */
+export interface HookAgentMessage extends MessageFields {
+  role: "hookMessage";
+  customType: string;
+  content: CustomMessageContent;
+  display?: boolean;
+  details?: unknown;
 }
 
 /** The agent message made from a `branch_summary` entry. */
-export interface BranchSummaryAgentMessage {
+export interface BranchSummaryAgentMessage extends MessageFields {
   role: "branchSummary";
   summary: string;
   /** The entry the branch left from, or `"root"`. */
@@ -30,14 +131,65 @@ export interface BranchSummaryAgentMessage {
 }
 
 /** The agent message that stands in for everything a compaction summarised. */
-export interface CompactionSummaryAgentMessage {
+export interface CompactionSummaryAgentMessage extends MessageFields {
   role: "compactionSummary";
   summary: string;
-  shortSummary: string | undefined;
+  shortSummary?: string | undefined;
   tokensBefore: number;
   /** Only present when the compaction carried provider-side replacement history. */
   providerPayload?: unknown;
   timestamp: number;
+}
+
+/** A message an agent appends, discriminated on `role`. */
+export type AgentMessage =
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | PythonExecutionMessage
+  | FileMentionMessage
+  | CustomAgentMessage
+  | HookAgentMessage
+  | BranchSummaryAgentMessage
+  | CompactionSummaryAgentMessage;
+
+/** Every role {@link AgentMessage} names. */
+export type AgentMessageRole = AgentMessage["role"];
+
+/** A message read from a file whose role no type here names; kept as read. */
+export interface UnknownRoleMessage {
+  role: string;
+  [key: string]: unknown;
+}
+
+/** The message of a loaded `message` entry: a known role, or one kept as read. */
+export type StoredAgentMessage = AgentMessage | UnknownRoleMessage;
+
+const KNOWN_ROLES: ReadonlySet<string> = new Set<AgentMessageRole>([
+  "user",
+  "assistant",
+  "toolResult",
+  "bashExecution",
+  "pythonExecution",
+  "fileMention",
+  "custom",
+  "hookMessage",
+  "branchSummary",
+  "compactionSummary",
+]);
+
+/**
+ * True when `message.role` is one {@link AgentMessage} names. Only the role is checked: the
+ * fields of a message belong to the agent that wrote it.
+ */
+export function isKnownRoleMessage(message: StoredAgentMessage): message is AgentMessage {
+  return KNOWN_ROLES.has(message.role);
+}
+
+/** True for an assistant message (narrows a stored message by role). */
+export function isAssistantMessage(message: StoredAgentMessage): message is AssistantMessage {
+  return message.role === "assistant";
 }
 
 /**

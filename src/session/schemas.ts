@@ -9,6 +9,7 @@
  * hide real entries from the model context. The schemas check shape, not policy.
  */
 import { z } from "zod";
+import type { StoredAgentMessage } from "./messages.js";
 
 /** The session format version this library writes. Files with a greater version are refused. */
 export const CURRENT_SESSION_VERSION = 5;
@@ -17,14 +18,15 @@ export const CURRENT_SESSION_VERSION = 5;
 const JsonObjectSchema = z.record(z.string(), z.unknown());
 
 /**
- * One message as the agent loop stores it. Only `role` is required: the message payload belongs
- * to the agent (user, assistant, toolResult, custom, bashExecution, ...) and evolves with it.
+ * One message as the agent loop stores it. Only `role` is checked: the message payload belongs
+ * to the agent (user, assistant, toolResult, custom, bashExecution, ...) and evolves with it, and
+ * a role this version does not know is kept as read. The static type is the role-typed
+ * {@link StoredAgentMessage}; what an agent may append is the narrower {@link AgentMessage}.
  */
 export const AgentMessageSchema = z.looseObject({
   role: z.string(),
-});
-/** An agent message, checked only for its `role`. */
-export type AgentMessage = z.infer<typeof AgentMessageSchema>;
+}) as unknown as z.ZodType<StoredAgentMessage>;
+export type { AgentMessage, StoredAgentMessage } from "./messages.js";
 
 /**
  * The header on line 1 of every session file. `version` is absent in v1 files. Only `type` and
@@ -61,19 +63,40 @@ export const MessageEntrySchema = z.looseObject({
 /** A `message` entry. */
 export type MessageEntry = z.infer<typeof MessageEntrySchema>;
 
-/** `model_change`: `model` is `"provider/id"`; a missing `role` means `"default"`. */
-export const ModelChangeEntrySchema = z.looseObject({
-  type: z.literal("model_change"),
-  ...entryBase,
-  model: z.string(),
-  role: z.string().optional(),
-  cleared: z.boolean().optional(),
-  previousModel: z.string().optional(),
-  reason: z.string().optional(),
-  thinkingLevel: z.string().optional(),
-});
+/**
+ * `model_change`, in either peer's shape: GJC writes `model` (`"provider/id"`) with an optional
+ * `role` (absent means `"default"`) and may write `cleared: true` to drop a role; pi writes
+ * `provider` and `modelId` and no role. A record must carry one of the two shapes; when it
+ * carries both, `model` is the one GJC readers use (see {@link modelChangeModel}).
+ */
+export const ModelChangeEntrySchema = z
+  .looseObject({
+    type: z.literal("model_change"),
+    ...entryBase,
+    model: z.string().optional(),
+    provider: z.string().optional(),
+    modelId: z.string().optional(),
+    role: z.string().optional(),
+    cleared: z.boolean().optional(),
+    previousModel: z.string().optional(),
+    reason: z.string().optional(),
+    thinkingLevel: z.string().nullable().optional(),
+  })
+  .refine(
+    (entry) => typeof entry.model === "string" || (typeof entry.provider === "string" && typeof entry.modelId === "string"),
+    { message: "a model_change needs model, or provider and modelId", path: ["model"] },
+  );
 /** A `model_change` entry. */
 export type ModelChangeEntry = z.infer<typeof ModelChangeEntrySchema>;
+
+/**
+ * The `"provider/id"` a `model_change` sets: its `model`, else pi's `provider` and `modelId`
+ * joined by `/` (the form GJC's `model` has).
+ */
+export function modelChangeModel(entry: ModelChangeEntry): string | undefined {
+  if (entry.model !== undefined) return entry.model;
+  return entry.provider !== undefined && entry.modelId !== undefined ? `${entry.provider}/${entry.modelId}` : undefined;
+}
 
 /** `thinking_level_change`: `null` is read as `"off"` by context reconstruction. */
 export const ThinkingLevelChangeEntrySchema = z.looseObject({
@@ -108,6 +131,8 @@ export const CompactionEntrySchema = z.looseObject({
   details: z.unknown().optional(),
   preserveData: JsonObjectSchema.optional(),
   fromExtension: z.boolean().optional(),
+  /** pi's name for `fromExtension`; pi reads it to tell hook-made summaries from its own */
+  fromHook: z.boolean().optional(),
 });
 /** A `compaction` entry. */
 export type CompactionEntry = z.infer<typeof CompactionEntrySchema>;
@@ -120,6 +145,8 @@ export const BranchSummaryEntrySchema = z.looseObject({
   summary: z.string(),
   details: z.unknown().optional(),
   fromExtension: z.boolean().optional(),
+  /** pi's name for `fromExtension` */
+  fromHook: z.boolean().optional(),
 });
 /** A `branch_summary` entry. */
 export type BranchSummaryEntry = z.infer<typeof BranchSummaryEntrySchema>;
@@ -222,6 +249,46 @@ export type DiscoveredBuiltinToolSelectionEntry = z.infer<
   typeof DiscoveredBuiltinToolSelectionEntrySchema
 >;
 
+/**
+ * `configured_model_chain` (GJC): the ordered fallback chain of models configured for `role`
+ * (`entries` are `"provider/id"`, head first). The latest one per role on the path is in force;
+ * `cleared: true` removes the role's chain.
+ */
+export const ConfiguredModelChainEntrySchema = z.looseObject({
+  type: z.literal("configured_model_chain"),
+  ...entryBase,
+  role: z.string(),
+  entries: z.array(z.string()),
+  origin: z.string(),
+  identity: z.string().optional(),
+  explicitHead: z.boolean().optional(),
+  cleared: z.boolean().optional(),
+});
+/** A `configured_model_chain` entry. */
+export type ConfiguredModelChainEntry = z.infer<typeof ConfiguredModelChainEntrySchema>;
+
+/**
+ * `session_info` (pi): the session's display name. A tree entry like any other (it has a
+ * parent and becomes the leaf); the latest one in the file decides the name, and an empty or
+ * absent `name` clears it (see `getSessionInfoName`).
+ */
+export const SessionInfoEntrySchema = z.looseObject({
+  type: z.literal("session_info"),
+  ...entryBase,
+  name: z.string().optional(),
+});
+/** A `session_info` entry. */
+export type SessionInfoEntry = z.infer<typeof SessionInfoEntrySchema>;
+
+/**
+ * The name a `session_info` entry gives the session: its `name` trimmed, or `undefined` when
+ * that is empty or absent (the entry clears the name, as pi 0.73.1 reads it).
+ */
+export function sessionInfoName(entry: SessionInfoEntry): string | undefined {
+  const name = entry.name?.trim() ?? "";
+  return name === "" ? undefined : name;
+}
+
 /** Every known entry schema, keyed by its `type`. */
 export const ENTRY_SCHEMAS = {
   message: MessageEntrySchema,
@@ -238,6 +305,8 @@ export const ENTRY_SCHEMAS = {
   mode_change: ModeChangeEntrySchema,
   mcp_tool_selection: McpToolSelectionEntrySchema,
   discovered_builtin_tool_selection: DiscoveredBuiltinToolSelectionEntrySchema,
+  configured_model_chain: ConfiguredModelChainEntrySchema,
+  session_info: SessionInfoEntrySchema,
 } as const;
 
 /** The `type` of a known entry. */
@@ -269,6 +338,8 @@ export const SessionEntrySchema = z.discriminatedUnion("type", [
   ModeChangeEntrySchema,
   McpToolSelectionEntrySchema,
   DiscoveredBuiltinToolSelectionEntrySchema,
+  ConfiguredModelChainEntrySchema,
+  SessionInfoEntrySchema,
 ]);
 /** A known, well-formed entry. */
 export type SessionEntry = z.infer<typeof SessionEntrySchema>;

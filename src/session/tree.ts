@@ -10,6 +10,7 @@
 
 import { GjcError } from "../errors.js";
 import { newEntryId } from "./ids.js";
+import type { AgentMessage } from "./messages.js";
 import {
   entryIdOf,
   type FileEntry,
@@ -17,6 +18,8 @@ import {
   type LabelEntry,
   parentIdOf,
   type SessionEntry,
+  type SessionInfoEntry,
+  sessionInfoName,
 } from "./schemas.js";
 
 /** Why a tree operation was refused. `unknown_entry`: no entry has the given id. */
@@ -31,10 +34,14 @@ type BaseField = "id" | "parentId" | "timestamp";
  * An entry as a caller hands it to {@link SessionTree.append}: everything except the fields
  * the tree owns (`id`, `parentId`, `timestamp`). Key remapping, not `Omit`, because `Omit`
  * collapses the loose entry types (which carry an index signature) to the index signature.
+ * A `message` draft takes an {@link AgentMessage}, not any stored message: a role this
+ * version can read but no agent writes (a misspelt one) is refused at compile time.
  */
 export type EntryDraft = SessionEntry extends infer E
   ? E extends SessionEntry
-    ? { [K in keyof E as K extends BaseField ? never : K]: E[K] }
+    ? { [K in keyof E as K extends BaseField ? never : K]: E[K] } & (E extends { type: "message" }
+        ? { message: AgentMessage }
+        : unknown)
     : never
   : never;
 
@@ -56,10 +63,22 @@ export interface SessionTreeOptions {
   now?: () => Date;
 }
 
+/** Options of {@link SessionTree.append}. */
+export interface AppendOptions {
+  /**
+   * Append the entry as a new root (`parentId: null`) instead of as a child of the leaf. It
+   * still becomes the leaf, so the context starts over from it while every earlier entry
+   * stays in the file (GJC's `context_clear`).
+   */
+  root?: boolean;
+}
+
 /** Optional fields of the `branch_summary` entry written by {@link SessionTree.branchWithSummary}. */
 export interface BranchSummaryOptions {
   details?: unknown;
   fromExtension?: boolean;
+  /** pi's name for the same flag; written as `fromHook` */
+  fromHook?: boolean;
 }
 
 /**
@@ -78,6 +97,8 @@ export class SessionTree {
   /** The index's own record list: the tree keeps no second copy. */
   readonly #entries: readonly FileEntry[] = this.#byId[RECORDS];
   readonly #labels = new Map<string, string>();
+  /** The latest `session_info` in file order: it alone decides the session's name. */
+  #sessionInfo: SessionInfoEntry | undefined;
   readonly #now: () => Date;
   #leafId: string | null = null;
 
@@ -125,13 +146,23 @@ export class SessionTree {
   }
 
   /**
-   * Appends one entry as a child of the current leaf and makes it the leaf. The tree assigns
-   * a fresh id (unique in this session), the parent and the timestamp; fields of the same
-   * names in `draft` are ignored.
+   * The session's display name from its `session_info` entries: the latest one added decides,
+   * on any branch; an empty or absent name clears it (see `getSessionInfoName`, the same rule
+   * over a list).
    */
-  append<D extends EntryDraft>(draft: D): AppendedEntry<D> {
+  getSessionInfoName(): string | undefined {
+    return this.#sessionInfo === undefined ? undefined : sessionInfoName(this.#sessionInfo);
+  }
+
+  /**
+   * Appends one entry as a child of the current leaf (or as a new root, see
+   * {@link AppendOptions.root}) and makes it the leaf. The tree assigns a fresh id (unique in
+   * this session), the parent and the timestamp; fields of the same names in `draft` are
+   * ignored.
+   */
+  append<D extends EntryDraft>(draft: D, options: AppendOptions = {}): AppendedEntry<D> {
     const id = newEntryId((candidate) => this.#byId.has(candidate));
-    const parentId = this.#leafId;
+    const parentId = options.root === true ? null : this.#leafId;
     const timestamp = this.#now().toISOString();
     // The literal fixes the key order of the written line; the assignments after the spread
     // make sure a draft cannot smuggle in its own id, parent or time.
@@ -180,6 +211,7 @@ export class SessionTree {
       // Absent rather than `undefined`, so the written line carries no empty keys.
       ...(options.details === undefined ? {} : { details: options.details }),
       ...(options.fromExtension === undefined ? {} : { fromExtension: options.fromExtension }),
+      ...(options.fromHook === undefined ? {} : { fromHook: options.fromHook }),
     });
   }
 
@@ -266,6 +298,7 @@ export class SessionTree {
     const id = entryIdOf(entry);
     if (id === undefined) return;
     this.#leafId = id;
+    if (entry.type === "session_info" && !isUnknownEntry(entry)) this.#sessionInfo = entry as SessionInfoEntry;
     if (entry.type === "label" && !isUnknownEntry(entry)) {
       const { targetId, label } = entry as LabelEntry;
       if (label === undefined || label === "") this.#labels.delete(targetId);

@@ -17,13 +17,13 @@ export const FIXTURES = path.resolve(here, "..", "fixtures", "peer-sessions");
 
 /** A user message. */
 export function user(text: string) {
-  return { role: "user", content: [{ type: "text", text }], timestamp: 1 };
+  return { role: "user" as const, content: [{ type: "text", text }], timestamp: 1 };
 }
 
 /** An assistant message. */
 export function assistant(text: string) {
   return {
-    role: "assistant",
+    role: "assistant" as const,
     provider: "example",
     model: "example-model",
     content: [{ type: "text", text }],

@@ -53,9 +53,14 @@ describe("buildSessionContext basics", () => {
       thinkingLevel: "off",
       serviceTier: undefined,
       models: {},
+      configuredModelChains: {},
       injectedTtsrRules: [],
-      selectedMcpToolNames: undefined,
+      injectedTtsrRuleRecords: [],
+      ttsrMessageCount: 0,
+      selectedMCPToolNames: [],
+      hasPersistedMCPToolSelection: false,
       selectedDiscoveredBuiltinToolNames: undefined,
+      hasPersistedDiscoveredBuiltinToolSelection: false,
       mode: "none",
       modeData: undefined,
     });
@@ -339,7 +344,9 @@ describe("buildSessionContext runtime state", () => {
     let context = contextOf(tree);
     expect(context.serviceTier).toBe("flex");
     expect(context.injectedTtsrRules).toEqual(["r1", "r2", "r3"]);
-    expect(context.selectedMcpToolNames).toEqual(["a.two"]);
+    expect(context.selectedMCPToolNames).toEqual(["a.two"]);
+    expect(context.hasPersistedMCPToolSelection).toBe(true);
+    expect(context.hasPersistedDiscoveredBuiltinToolSelection).toBe(true);
     expect(context.selectedDiscoveredBuiltinToolNames).toEqual(["bm25"]);
     expect(context.mode).toBe("plan");
     expect(context.modeData).toEqual({ planFile: "/tmp/p.md" });
@@ -349,9 +356,41 @@ describe("buildSessionContext runtime state", () => {
     tree.append({ type: "mode_change", mode: "none" });
     context = contextOf(tree);
     expect(context.serviceTier).toBeUndefined();
-    expect(context.selectedMcpToolNames).toEqual([]);
+    expect(context.selectedMCPToolNames).toEqual([]);
     expect(context.selectedDiscoveredBuiltinToolNames).toEqual(["legacy"]);
     expect(context.modeData).toBeUndefined();
+  });
+});
+
+describe("tool selection authority and TTSR records", () => {
+  it("a path without selections has none persisted; an empty one is still persisted", () => {
+    const tree = newTree();
+    user(tree, "hi");
+    expect(contextOf(tree)).toMatchObject({ selectedMCPToolNames: [], hasPersistedMCPToolSelection: false, hasPersistedDiscoveredBuiltinToolSelection: false });
+    tree.append({ type: "mcp_tool_selection", selectedToolNames: [] });
+    expect(contextOf(tree)).toMatchObject({ hasPersistedMCPToolSelection: true, hasPersistedDiscoveredBuiltinToolSelection: false });
+    expect(contextOf(tree).selectedDiscoveredBuiltinToolNames).toBeUndefined();
+    tree.append({ type: "discovered_builtin_tool_selection", selectedToolNames: [] });
+    expect(contextOf(tree)).toMatchObject({ selectedDiscoveredBuiltinToolNames: [], hasPersistedDiscoveredBuiltinToolSelection: true });
+  });
+
+  it("keeps one record per rule, the latest record winning, and the latest finite message count", () => {
+    const tree = newTree();
+    tree.append({ type: "ttsr_injection", injectedRules: ["a", "b"], ttsrMessageCount: 3 });
+    tree.append({
+      type: "ttsr_injection",
+      injectedRules: ["b"],
+      injectedRuleRecords: [{ name: "b", lastInjectedAt: 7 }, { name: "c", lastInjectedAt: 9 }, { nameless: true }, "x"],
+    });
+    tree.append({ type: "ttsr_injection", injectedRules: ["a"], ttsrMessageCount: Number.NaN });
+    const context = contextOf(tree);
+    expect(context.injectedTtsrRules).toEqual(["a", "b", "c"]);
+    expect(context.injectedTtsrRuleRecords).toEqual([
+      { name: "a", lastInjectedAt: 0 },
+      { name: "b", lastInjectedAt: 7 },
+      { name: "c", lastInjectedAt: 9 },
+    ]);
+    expect(context.ttsrMessageCount).toBe(3);
   });
 });
 

@@ -53,10 +53,11 @@ describe("peer session fixtures", () => {
     expect(session.entries.map((entry) => entry.parentId)).toEqual([null, ...ids.slice(0, -1)]);
     // The header's v1 fields survive migration.
     expect(session.header).toMatchObject({ provider: "anthropic", modelId: "claude-sonnet-4-5" });
-    // A v1 model_change ({provider, modelId}) does not match the v5 schema and is kept verbatim.
+    // A pi model_change ({provider, modelId}, no model, no role) is a typed entry, fields as read.
     const modelChange = session.entries.find((entry) => entry.type === "model_change");
-    expect(modelChange !== undefined && isUnknownEntry(modelChange)).toBe(true);
+    expect(modelChange !== undefined && isUnknownEntry(modelChange)).toBe(false);
     expect(modelChange).toMatchObject({ provider: "anthropic", modelId: "claude-sonnet-4-5" });
+    expect(modelChange).not.toHaveProperty("model");
   });
 
   it("before-compaction excerpt: 5 entries, the dangling index leaves firstKeptEntryId unset", () => {
@@ -91,11 +92,7 @@ describe("peer session fixtures", () => {
     },
   );
 
-  it("strict validation of the v1 head20 flags only the v1-shaped model_change", () => {
-    const report = validateSession(read(LARGE_HEAD20));
-    expect(report.ok).toBe(false);
-    expect(new Set(report.violations.map((violation) => `${violation.line}:${violation.code}:${violation.path.join(".")}`))).toEqual(
-      new Set(["4:invalid_entry:model"]),
-    );
+  it("strict validation of the v1 head20 accepts pi's model_change shape", () => {
+    expect(validateSession(read(LARGE_HEAD20))).toEqual({ ok: true, violations: [] });
   });
 });

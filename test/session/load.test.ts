@@ -106,7 +106,7 @@ describe("version checks", () => {
 
 describe("entry typing", () => {
   it("types well-formed known entries and keeps the rest as unknown entries", () => {
-    const future = { type: "configured_model_chain", id: "bbbb0001", parentId: "aaaa0001", role: "default" };
+    const future = { type: "quantum_checkpoint", id: "bbbb0001", parentId: "aaaa0001", role: "default" };
     const broken = { type: "label", id: "bbbb0002", parentId: "bbbb0001", timestamp: "t" };
     const session = loaded(jsonl(header(), A, future, broken, B));
     expect(session.entries.map((entry) => isUnknownEntry(entry))).toEqual([false, true, true, false]);

@@ -27,9 +27,13 @@ const samples: Record<string, Record<string, unknown>> = {
   mode_change: { type: "mode_change", ...base, mode: "plan", data: { planFile: "/p" } },
   mcp_tool_selection: { type: "mcp_tool_selection", ...base, selectedToolNames: ["s.t"], selectedDiscoveredBuiltinToolNames: [] },
   discovered_builtin_tool_selection: { type: "discovered_builtin_tool_selection", ...base, selectedToolNames: [], mutationCorrelationId: "m" },
+  configured_model_chain: { type: "configured_model_chain", ...base, role: "default", entries: ["p/m"], origin: "settings", identity: "i", explicitHead: true, cleared: false },
+  session_info: { type: "session_info", ...base, name: "n" },
 };
 const others: Array<[z.ZodType, Record<string, unknown>]> = [
   [SessionHeaderSchema, { type: "session", version: 5, id: "s", cwd: "/w", titleSource: "user" }],
+  // pi's shape of a model change: provider and modelId instead of model.
+  [ENTRY_SCHEMAS.model_change, { type: "model_change", ...base, provider: "p", modelId: "m" }],
   [HeaderPatchRecordSchema, { type: "header_patch", patch: { title: "t" } }],
   [EntryPatchRecordSchema, { type: "entry_patch", entryId: "e", patch: { message: { role: "user" } } }],
 ];

@@ -1,0 +1,56 @@
+/**
+ * Drafts of the entries that only one peer writes, built to that peer's shape, for a manager
+ * to hand to {@link SessionTree.append}. Pure: they decide what a line holds, not where it goes.
+ */
+import type { ConfiguredModelChain } from "./context.js";
+import type { EntryDraft } from "./tree.js";
+
+/** The `customType` of GJC's context-clear marker. */
+export const CONTEXT_CLEAR_CUSTOM_TYPE = "context_clear";
+
+/** A `configured_model_chain` draft: a chain, or the clearing of one. */
+export type ConfiguredModelChainDraft = Extract<EntryDraft, { type: "configured_model_chain" }>;
+
+/**
+ * The `configured_model_chain` draft for `chain`. Only the chain's own fields are kept (`role`,
+ * `entries`, `origin`, and `identity`, `explicitHead`, `cleared` when set): a caller's runtime
+ * state on the same object (GJC's active index, attempt counters) is not part of the chain and
+ * must not become sticky by being persisted.
+ */
+export function configuredModelChainDraft(chain: ConfiguredModelChain & { cleared?: boolean }): ConfiguredModelChainDraft {
+  const draft: ConfiguredModelChainDraft = {
+    type: "configured_model_chain",
+    role: chain.role,
+    entries: [...chain.entries],
+    origin: chain.origin,
+  };
+  if (chain.identity !== undefined) draft.identity = chain.identity;
+  if (chain.explicitHead !== undefined) draft.explicitHead = chain.explicitHead;
+  if (chain.cleared !== undefined) draft.cleared = chain.cleared;
+  return draft;
+}
+
+/**
+ * The `custom` draft of GJC's context clear. Append it with `{ root: true }`: as a new root it
+ * starts a conversation with an empty context, while the history before it stays in the file.
+ */
+export function contextClearDraft(data?: Record<string, unknown>): Extract<EntryDraft, { type: "custom" }> {
+  return data === undefined
+    ? { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE }
+    : { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE, data };
+}
+
+/** The `session_info` draft pi writes for a name: the name trimmed (an empty one clears it). */
+export function sessionInfoDraft(name: string): Extract<EntryDraft, { type: "session_info" }> {
+  return { type: "session_info", name: name.trim() };
+}
+
+/** The `model_change` draft pi writes: `provider` and `modelId`, no `model`, no role. */
+export function piModelChangeDraft(provider: string, modelId: string): Extract<EntryDraft, { type: "model_change" }> {
+  return { type: "model_change", provider, modelId };
+}
+
+/** The `model_change` draft GJC writes to drop a role (`clearModelRole`); replay deletes the role. */
+export function clearModelRoleDraft(role: string): Extract<EntryDraft, { type: "model_change" }> {
+  return { type: "model_change", model: "", role, cleared: true };
+}

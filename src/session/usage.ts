@@ -1,0 +1,110 @@
+/**
+ * Token and cost totals of a session, as GJC's `getUsageStatistics` reports them, kept by an
+ * accumulator that takes one entry at a time in O(1): a manager feeds it every entry of the
+ * file as it loads and as it appends, and never walks the file again to answer.
+ */
+import type { FileEntry } from "./schemas.js";
+
+/** Totals over every entry of a session file (all branches, not just the current path). */
+export interface UsageStatistics {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  premiumRequests: number;
+  /** the sum of `usage.cost.total` */
+  cost: number;
+}
+
+/** All zeros: the totals of a session with no usage yet. */
+export function emptyUsageStatistics(): UsageStatistics {
+  return { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, premiumRequests: 0, cost: 0 };
+}
+
+/** The tool whose results carry a sub-agent's usage in `details.usage`. */
+export const SUBAGENT_TOOL_NAME = "task";
+
+type UsageField = keyof UsageStatistics;
+const FIELDS: readonly UsageField[] = ["input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"];
+
+function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The usage record an entry contributes, or `undefined` when it contributes none: the `usage`
+ * of an assistant message, or the `details.usage` of a `toolResult` message of the
+ * {@link SUBAGENT_TOOL_NAME} tool. Records kept as read count too, as long as they have that
+ * shape: the totals describe the file, not what this version can type.
+ */
+export function usageRecordOf(entry: FileEntry): Record<string, unknown> | undefined {
+  if (entry.type !== "message") return undefined;
+  const message = asObject(entry.message);
+  if (message === undefined) return undefined;
+  if (message.role === "assistant") return asObject(message.usage);
+  if (message.role === "toolResult" && message.toolName === SUBAGENT_TOOL_NAME) {
+    return asObject(asObject(message.details)?.usage);
+  }
+  return undefined;
+}
+
+/**
+ * The six counts of a usage record, or `undefined` when one is not a finite, non-negative
+ * number. `premiumRequests` and `cost.total` count 0 when absent; the four token counts must be
+ * present.
+ */
+export function usageCounts(usage: Record<string, unknown>): UsageStatistics | undefined {
+  const counts: UsageStatistics = {
+    input: usage.input as number,
+    output: usage.output as number,
+    cacheRead: usage.cacheRead as number,
+    cacheWrite: usage.cacheWrite as number,
+    premiumRequests: (usage.premiumRequests ?? 0) as number,
+    cost: (asObject(usage.cost)?.total ?? 0) as number,
+  };
+  for (const field of FIELDS) {
+    const value = counts[field];
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return undefined;
+  }
+  return counts;
+}
+
+/**
+ * Running usage totals. {@link add} takes each entry once; a record that is malformed, or that
+ * would carry any total past `Number.MAX_SAFE_INTEGER` (where sums stop being exact), is
+ * skipped as a whole and counted in {@link skipped}, so the totals never mix part of a record in.
+ */
+export class UsageAccumulator {
+  readonly #totals = emptyUsageStatistics();
+  #skipped = 0;
+
+  /** Adds the usage `entry` carries, if any. Returns false when its record was skipped. */
+  add(entry: FileEntry): boolean {
+    const record = usageRecordOf(entry);
+    if (record === undefined) return true;
+    const counts = usageCounts(record);
+    if (counts === undefined || FIELDS.some((field) => this.#totals[field] + counts[field] > Number.MAX_SAFE_INTEGER)) {
+      this.#skipped += 1;
+      return false;
+    }
+    for (const field of FIELDS) this.#totals[field] += counts[field];
+    return true;
+  }
+
+  /** A copy of the totals so far. */
+  totals(): UsageStatistics {
+    return { ...this.#totals };
+  }
+
+  /** How many usage records were skipped (malformed, or overflowing a total). */
+  get skipped(): number {
+    return this.#skipped;
+  }
+}
+
+/** The totals over `entries` (a convenience over {@link UsageAccumulator}). */
+export function computeUsageStatistics(entries: Iterable<FileEntry>): { totals: UsageStatistics; skipped: number } {
+  const accumulator = new UsageAccumulator();
+  for (const entry of entries) accumulator.add(entry);
+  return { totals: accumulator.totals(), skipped: accumulator.skipped };
+}
