@@ -48,7 +48,16 @@ Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool
   // O_NONBLOCK: a FIFO or device at the name must not hold the open. The descriptor is
   // only ever read with pread (files) or listed (directories), so the flag can stay.
   const int flags = O_RDONLY | O_NONBLOCK | posix::kBaseOpenFlags | (directory ? O_DIRECTORY : 0);
-  OwnedHandle fd(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+  OwnedHandle fd;
+#ifdef O_NOATIME
+  // Reading a source must not change it, its access time included (a copy keeps the
+  // source's times). O_NOATIME is refused (EPERM) on a file we do not own; the open is then
+  // made without it, and the owner check below refuses the file.
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NOATIME); }));
+  if (!fd.valid() && errno == EPERM) fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#else
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#endif
   if (!fd.valid()) {
     if (directory) return posix::explain_dir_open_failure(parent, n.c_str(), errno, "openat");
     return posix::errno_failure(errno, "openat");
