@@ -26,7 +26,7 @@ import {
   type MigrationReceipt,
   type Tombstone,
 } from "./receipts.js";
-import { identifyTranscript, readHeader, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
+import { identifyTranscript, readHeader, refusalCause, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
 
 /** Where a candidate was found. */
 export type CandidateProvenance = "v2" | "legacy";
@@ -300,7 +300,7 @@ async function withDir(
     dir = rules === "source" ? root.openDir(name, { source: true }) : root.openDir(name);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
-    if (error.code !== "not_found") scanErrors.push({ path: dirPath, code: scanCode(error) });
+    if (error.code !== "not_found") scanErrors.push({ path: dirPath, code: refusalCause(error) });
     return;
   }
   try {
@@ -308,14 +308,10 @@ async function withDir(
   } catch (error) {
     // A listing that fails (a name that is not UTF-8, an I/O error) fails this directory only.
     if (!(error instanceof SecureFsError)) throw error;
-    scanErrors.push({ path: dirPath, code: scanCode(error) });
+    scanErrors.push({ path: dirPath, code: refusalCause(error) });
   } finally {
     dir.close();
   }
-}
-
-function scanCode(error: SecureFsError): string {
-  return error.code === "symlink_refused" ? "symlink" : error.code;
 }
 
 /** The `*.jsonl` names directly in `dir`, sorted. */

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { SecureFsError, type EntryPath, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
-import { sameStat, sourceRefusal, stableStat, type StableStat } from "./session-file.js";
+import { refusalCause, sameStat, sourceRefusal, stableStat, type StableStat } from "./session-file.js";
 import { CHUNK_BYTES, hashManagedFile, hashOpenFile, type StagedSet } from "./staging.js";
 import { TimeSlice } from "./time-slice.js";
 
@@ -144,10 +144,7 @@ async function walkTree(
 
 function unwalkable(error: unknown): never {
   if (error instanceof MigrationError) throw error;
-  if (error instanceof SecureFsError) {
-    const cause = error.code === "symlink_refused" ? "symlink" : error.code === "hardlink_refused" ? "hardlink" : error.code;
-    throw new MigrationError("unsafe_artifacts", cause, `the artifact tree cannot be walked safely (${error.code})`);
-  }
+  if (error instanceof SecureFsError) throw new MigrationError("unsafe_artifacts", refusalCause(error), `the artifact tree cannot be walked safely (${error.code})`);
   throw error;
 }
 

@@ -72,6 +72,11 @@ const UNSAFE_CAUSES: Readonly<Record<string, string>> = {
   acl_unknown: "acl_unknown",
 };
 
+/** The path-free cause token of an fs-layer refusal: `symlink` and `hardlink` for links, else its code. */
+export function refusalCause(error: SecureFsError): string {
+  return UNSAFE_CAUSES[error.code] ?? error.code;
+}
+
 /**
  * The migration error for a refused open of a source object: `unsafe_source` when the object
  * is not safe to read (cause `symlink`, `hardlink`, `owner_mismatch`, `mode_mismatch`, ...),
@@ -79,8 +84,7 @@ const UNSAFE_CAUSES: Readonly<Record<string, string>> = {
  */
 export function sourceRefusal(error: unknown): MigrationError {
   if (!(error instanceof SecureFsError)) throw error;
-  const unsafe = UNSAFE_CAUSES[error.code];
-  if (unsafe !== undefined) return new MigrationError("unsafe_source", unsafe, `a legacy source is not safe to read (${error.code})`);
+  if (UNSAFE_CAUSES[error.code] !== undefined) return new MigrationError("unsafe_source", refusalCause(error), `a legacy source is not safe to read (${error.code})`);
   return new MigrationError("source_changed", error.code, `a legacy source changed (${error.code})`);
 }
 

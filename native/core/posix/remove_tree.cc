@@ -67,6 +67,25 @@ Result<OwnedHandle> open_verified_dir(int parent, const char* name) {
 
 Status empty_dir(int dir, std::uint32_t depth, Budget& budget);
 
+// Removes entry `name` of `dir` once it is emptied: only while the name is still the
+// directory `held` (swapped for another object, identity_mismatch); rmdir never follows a
+// link and refuses a directory that is not empty.
+Status remove_emptied(int dir, const char* name, int held) {
+  auto st = posix::fstat_of(held);
+  if (!st.ok()) return st.failure();
+  struct stat named {};
+  if (retry_eintr([&] { return ::fstatat(dir, name, &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
+    return posix::errno_failure(errno, "fstatat");
+  }
+  if (named.st_dev != st.value().st_dev || named.st_ino != st.value().st_ino) {
+    return fail(Code::identity_mismatch, 0, "fstatat");
+  }
+  if (retry_eintr([&] { return ::unlinkat(dir, name, AT_REMOVEDIR); }) != 0) {
+    return posix::errno_failure(errno, "unlinkat");
+  }
+  return success();
+}
+
 // Removes entry `name` of `dir`: unlinked as itself unless it is a directory, which is
 // opened, verified, emptied and removed. An entry swapped between the two kinds while this
 // runs is retried once as what it is then.
@@ -92,20 +111,7 @@ Status remove_entry(int dir, const std::string& name, std::uint32_t depth, Budge
     if (depth >= budget.max_depth) return fail(Code::too_large, 0, "openat");
     auto emptied = empty_dir(child.value().get(), depth + 1, budget);
     if (!emptied.ok()) return emptied;
-    auto held = posix::fstat_of(child.value().get());
-    if (!held.ok()) return held.failure();
-    struct stat named {};
-    if (retry_eintr([&] { return ::fstatat(dir, name.c_str(), &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
-      return posix::errno_failure(errno, "fstatat");
-    }
-    // The name must still be the directory just emptied; rmdir never follows a link.
-    if (named.st_dev != held.value().st_dev || named.st_ino != held.value().st_ino) {
-      return fail(Code::identity_mismatch, 0, "fstatat");
-    }
-    if (retry_eintr([&] { return ::unlinkat(dir, name.c_str(), AT_REMOVEDIR); }) != 0) {
-      return posix::errno_failure(errno, "unlinkat");
-    }
-    return success();
+    return remove_emptied(dir, name.c_str(), child.value().get());
   }
   return fail(Code::identity_mismatch, 0, "unlinkat");
 }
@@ -136,19 +142,7 @@ Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max
   Budget budget{max_depth, max_entries};
   auto emptied = empty_dir(root.value().get(), 1, budget);
   if (!emptied.ok()) return emptied;
-  auto held = posix::fstat_of(root.value().get());
-  if (!held.ok()) return held.failure();
-  struct stat named {};
-  if (retry_eintr([&] { return ::fstatat(parent, n.c_str(), &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
-    return posix::errno_failure(errno, "fstatat");
-  }
-  if (named.st_dev != held.value().st_dev || named.st_ino != held.value().st_ino) {
-    return fail(Code::identity_mismatch, 0, "fstatat");
-  }
-  if (retry_eintr([&] { return ::unlinkat(parent, n.c_str(), AT_REMOVEDIR); }) != 0) {
-    return posix::errno_failure(errno, "unlinkat");
-  }
-  return success();
+  return remove_emptied(parent, n.c_str(), root.value().get());
 }
 
 }  // namespace gjc
