@@ -119,9 +119,10 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
     return { kind: "opened", path: candidate.path, provenance: "v2", migrated: false };
   }
   if (policy === "disabled") throw new MigrationError("legacy_migration_disabled", "policy", "legacy sessions are read-only (session.directoryMigration is disabled)");
+  // Checked before anything is prepared: a candidate from elsewhere writes nothing.
+  const source = legacySourceOf(scope, candidate);
   const prepared = prepareScope(scope);
   const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
-  const source = legacySourceOf(prepared, candidate);
   // Everything below is reached from this one handle by entry names.
   const root = openSessionsRoot(prepared, "write");
   let scopeDir: SecureDir | undefined;

@@ -97,6 +97,22 @@ describe("planted objects at legacy paths", () => {
     expect(treeState(outside.dir)).toEqual(before);
   });
 
+  it("a forged candidate naming a file outside the sessions root -> not_a_candidate, nothing written or read", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd);
+    const candidate = await candidateAt(scope, file);
+    const outside = outsideTree(box);
+    const before = { agent: treeState(box.agentDir), outside: treeState(outside.dir) };
+    const forged = [
+      { ...candidate, path: outside.session },
+      { ...candidate, path: outside.session, legacyDirectory: path.relative(scope.sessionsRoot, path.dirname(outside.session)) },
+      { ...candidate, legacyDirectory: ".." },
+    ];
+    for (const c of forged) expect(await openCandidateForWrite(scope, c)).toMatchObject({ kind: "error", code: "not_a_candidate" });
+    expect({ agent: treeState(box.agentDir), outside: treeState(outside.dir) }).toEqual(before);
+  });
+
   it("an artifact writable by others -> unsafe_artifacts (mode_mismatch)", async () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
