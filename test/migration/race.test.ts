@@ -115,7 +115,9 @@ describe("swap races against migration", () => {
   it("a killed migration's staging subdirectory <-> link to an outside tree while it is cleaned up: 0 escapes, every failure typed", async () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
-    const count = 8;
+    // One killed attempt's staging per candidate, each cleaned up while a swap loop runs on it.
+    const each = 150;
+    const count = Math.max(8, Math.min(200, Math.floor(RACE_MS / each)));
     for (let i = 0; i < count; i++) writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "a.log": `artifact ${i}` } });
     const candidates = (await listed(scope)).candidates;
     const prepared = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" });
@@ -128,7 +130,6 @@ describe("swap races against migration", () => {
     const before = treeState(outside);
     const counts = new Map<string, number>();
     let swaps = 0;
-    const each = Math.max(150, Math.floor(RACE_MS / count));
     for (const candidate of candidates) {
       // What an attempt killed while copying artifacts leaves: its staging tree, built under
       // another name and renamed into place (a swap cannot lead the planting outside).
