@@ -20,7 +20,9 @@ export interface ReadOptions {
 /**
  * An open owner-only regular file. It was verified when opened (type, owner, 0600, one
  * link, no ACL); reads and writes use that descriptor and do not re-check per call, so an
- * append is one `write`. Call {@link SecureFile.verify} to check again.
+ * append is one `write`. Call {@link SecureFile.verify} to check again. A legacy source
+ * opened with `{ source: true }` is read-only and was checked by the legacy-source rules
+ * instead (see `OpenFileOptions.source`).
  */
 export class SecureFile {
   readonly #handle: NativeHandle;
