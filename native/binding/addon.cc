@@ -113,6 +113,76 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   return ReplyHandle(info.Env(), std::move(result), HandleKind::file);
 }
 
+// openSource(start, names, directory): a legacy source (platform.h open_source). `start` is
+// a directory handle, or an absolute path opened by open_source_root; every name but the
+// last is opened as a source directory below it, the last as a directory or a file. An
+// empty name list (only with a path) opens the path itself.
+Napi::Value OpenSource(const Napi::CallbackInfo& info) {
+  std::vector<std::string> names;
+  const bool directory = info[2].ToBoolean();
+  if (!(info[1].IsArray() && info[1].As<Napi::Array>().Length() == 0) && !NamesArg(info[1], names)) {
+    return Invalid(info.Env());
+  }
+  OwnedHandle holder;
+  NativeHandle parent = invalid_native_handle();
+  if (info[0].IsString()) {
+    std::string path;
+    if (!StringArg(info[0], path)) return Invalid(info.Env());
+    auto root = open_source_root(path);
+    if (!root.ok() || names.empty()) {
+      return ReplyHandle(info.Env(), std::move(root), HandleKind::directory);
+    }
+    holder = std::move(root).value();
+    parent = holder.get();
+  } else {
+    Napi::Value failure;
+    Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+    if (dir == nullptr) return failure;
+    if (names.empty()) return Invalid(info.Env());
+    parent = dir->native();
+  }
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    auto next = open_source(parent, names[i], true);
+    if (!next.ok()) return FailureValue(info.Env(), next.failure());
+    holder = std::move(next).value();
+    parent = holder.get();
+  }
+  return ReplyHandle(info.Env(), open_source(parent, names.back(), directory),
+                     directory ? HandleKind::directory : HandleKind::file);
+}
+
+// removeTreeAsync(dir, name, maxDepth, maxEntries): remove_tree on the thread pool.
+Napi::Value RemoveTreeAsync(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
+  if (dir == nullptr) return failure;
+  std::string name;
+  std::uint64_t max_depth = 0, max_entries = 0;
+  if (!StringArg(info[1], name) || !IndexArg(info[2], max_depth) || !IndexArg(info[3], max_entries) ||
+      max_depth > 0xFFFFFFFFu) {
+    return Invalid(info.Env());
+  }
+  const NativeHandle native = dir->native();
+  return StatusWork::Start(info.Env(), dir, info[0].As<Napi::Object>(),
+                           [native, name = std::move(name), max_depth, max_entries] {
+                             return remove_tree(native, name, static_cast<std::uint32_t>(max_depth),
+                                                static_cast<std::size_t>(max_entries));
+                           });
+}
+
+// setTimes(file, atimeNs, mtimeNs): set_file_times; the times are bigints.
+Napi::Value SetTimes(const Napi::CallbackInfo& info) {
+  Napi::Value failure;
+  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
+  if (file == nullptr) return failure;
+  if (!info[1].IsBigInt() || !info[2].IsBigInt()) return Invalid(info.Env());
+  bool exact_a = false, exact_m = false;
+  const std::int64_t atime = info[1].As<Napi::BigInt>().Int64Value(&exact_a);
+  const std::int64_t mtime = info[2].As<Napi::BigInt>().Int64Value(&exact_m);
+  if (!exact_a || !exact_m) return Invalid(info.Env());
+  return ReplyStatus(info.Env(), set_file_times(file->native(), atime, mtime));
+}
+
 Napi::Value VerifyOrRepair(const Napi::CallbackInfo& info, bool repair) {
   Handle* handle = Handle::Any(info[0]);
   if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
@@ -390,6 +460,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"readDirBatchFinish", ReadDirBatchFinish},
       {"importFilesAsync", ImportFilesAsync}, {"walkTreeAsync", WalkTreeAsync},
       {"createDigest", CreateDigest}, {"finishDigest", FinishDigest},
+      {"openSource", OpenSource}, {"removeTreeAsync", RemoveTreeAsync}, {"setTimes", SetTimes},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

@@ -92,6 +92,10 @@ Napi::Value StatValue(Napi::Env env, const StatInfo& info) {
   out.Set("uid", static_cast<double>(info.uid));
   out.Set("mtimeMs", static_cast<double>(info.mtime_ns) / 1e6);
   out.Set("ctimeMs", static_cast<double>(info.ctime_ns) / 1e6);
+  // Exact times as decimal strings, as dev and ino: a double cannot hold nanoseconds.
+  out.Set("atimeNs", std::to_string(info.atime_ns));
+  out.Set("mtimeNs", std::to_string(info.mtime_ns));
+  out.Set("ctimeNs", std::to_string(info.ctime_ns));
   return out;
 }
 

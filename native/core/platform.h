@@ -55,6 +55,7 @@ struct StatInfo {
   std::uint64_t nlink = 0;
   std::uint32_t mode = 0;
   std::uint64_t uid = 0;
+  std::int64_t atime_ns = 0;
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;
 };
@@ -359,6 +360,36 @@ Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void
 
 // Empties the record and releases the lock explicitly; the handle is then closed by its owner.
 Status unlock(NativeHandle lock);
+
+// Legacy sources: objects below the agent directory that older tools made with looser
+// permissions than owner-only (pi writes 0755 directories and 0644 files). open_source opens
+// entry `name` below `parent` read-only, never through a link or reparse point (a link is
+// symlink_refused, not followed) and never waiting on a FIFO or device, and accepts it only
+// when, on that very handle: it has the asked type (not_directory / not_regular_file); its
+// owner is the effective user (owner_mismatch); POSIX: no write permission for group or
+// other (mode_mismatch) and no ACL (the owner-only ACL gate); a file has exactly one link
+// (hardlink_refused). Windows: type, owner SID and links as above; the DACL is not
+// required to be owner-only (legacy files inherit the profile's), reading grants nothing.
+Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory);
+
+// open_source for a directory given by absolute path: its ancestors are trusted as given
+// (canonicalised, as open_root does), its last component is opened as open_source does.
+Result<OwnedHandle> open_source_root(const std::string& absolute_path);
+
+// Removes directory `name` below `parent` and everything in it, by handle, never following
+// a link or reparse point: the directory and every directory below it is opened no-follow
+// relative to its parent's handle and must pass verify_directory (owner-only) before
+// anything in it is removed; every other entry (file, link, FIFO, socket, device) is
+// unlinked as itself. A name swapped while it is removed is removed as what it is then,
+// or the call fails (identity_mismatch); nothing outside the tree is opened or deleted.
+// More than `max_depth` levels or `max_entries` entries: too_large, and what was removed
+// so far stays removed. A missing `name` is not_found.
+Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth,
+                   std::size_t max_entries);
+
+// Sets the access and modification times (ns since 1970) of an open file handle, on the
+// handle itself (POSIX futimens; Windows SetFileInformationByHandle on a reopened handle).
+Status set_file_times(NativeHandle file, std::int64_t atime_ns, std::int64_t mtime_ns);
 
 // The identity of an existing directory reached by `path` (links in it are followed: the
 // identity is that of the directory they lead to). Failures: not_found, not_directory,

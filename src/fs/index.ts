@@ -2,7 +2,7 @@
  * The secure filesystem layer: owner-only directories and files held by descriptor.
  */
 export { SecureDir } from "./secure-dir.js";
-export type { EntryPath, FilesystemSyncOutcome, LockOptions, OpenDirOptions, OpenFileOptions } from "./secure-dir.js";
+export type { EntryPath, FilesystemSyncOutcome, LockOptions, OpenDirOptions, OpenFileOptions, RemoveTreeLimits } from "./secure-dir.js";
 export { SecureFile } from "./secure-file.js";
 export { ContentDigest } from "./content-digest.js";
 export { DirectoryBatch, PendingBatch } from "./dir-batch.js";
@@ -16,4 +16,4 @@ export { directoryIdentity, isValidEntryName } from "./identity.js";
 export type { DirectoryIdentity } from "./identity.js";
 export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";
 export type { AclAttribute, SecureFsErrorCode, SecureFsErrorDetails } from "./errors.js";
-export type { EntryType, SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
+export type { EntryType, ExactStat, SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";

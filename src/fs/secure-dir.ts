@@ -11,7 +11,7 @@ import { SecureFsError } from "./errors.js";
 import { importedFiles, type ImportedFile, type ImportRequest } from "./unmanaged.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
-import type { SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
+import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "./types.js";
 
 /**
  * One entry name, or a relative path as a list of entry names. Every element is validated
@@ -35,6 +35,15 @@ export interface OpenDirOptions {
    * (Windows has no directory sync; there this changes nothing.)
    */
   readonly deferSync?: boolean;
+  /**
+   * Open a legacy source instead (read-only, never created or repaired): a directory older
+   * tools made with looser permissions, accepted when it is no link, its owner is the
+   * effective user, group and other cannot write it (0755 passes, 0775 does not) and it
+   * carries no ACL (Windows: owner SID only). Directories and files opened from the result
+   * without `source` are checked owner-only as always. With a relative path, every
+   * directory on the way is opened by the same rules.
+   */
+  readonly source?: boolean;
 }
 
 /** Options of {@link SecureDir.openFile}. */
@@ -53,6 +62,20 @@ export interface OpenFileOptions {
    * apply). Wrong type, foreign owner and extra links are still refused. Never creates.
    */
   readonly repair?: boolean;
+  /**
+   * Open a legacy source file read-only instead: as {@link OpenDirOptions.source} says for
+   * directories, and with exactly one link (0644 passes, 0664 or a hard link does not).
+   * Only without `write`, `append`, `create` and `repair`.
+   */
+  readonly source?: boolean;
+}
+
+/** Budgets of {@link SecureDir.removeTreeAsync}. */
+export interface RemoveTreeLimits {
+  /** Deepest level removed (the tree's root's children are level 1). */
+  readonly maxDepth: number;
+  /** Entries removed at most. */
+  readonly maxEntries: number;
 }
 
 /** What {@link SecureDir.syncFilesystemAsync} did: flushed the file system, or could not on this platform. */
@@ -79,7 +102,8 @@ const LOCK_MAX_DELAY_MS = 50;
 
 /**
  * An open owner-only directory (type, owner == effective user, mode 0700, no ACL), held by
- * descriptor. Every name passed to it is one validated entry name: no separators, no `.`
+ * descriptor (or, opened with `source`, a legacy source directory: see
+ * {@link OpenDirOptions.source}). Every name passed to it is one validated entry name: no separators, no `.`
  * or `..`, nothing that could lead elsewhere; nothing below it is opened through a link.
  */
 export class SecureDir {
@@ -102,6 +126,10 @@ export class SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
     const absolute = path.resolve(rootPath);
     requireArgument(!(options.create && options.repair), "openRoot", absolute);
+    if (options.source === true) {
+      requireArgument(!options.create && !options.repair && !options.deferSync, "openRoot", absolute);
+      return new SecureDir(unwrap(native.openSource(absolute, [], true), "openRoot", absolute), absolute);
+    }
     const handle = unwrap(native.openRoot(absolute, options.create === true, options.repair === true), "openRoot", absolute);
     return new SecureDir(handle, absolute);
   }
@@ -121,6 +149,10 @@ export class SecureDir {
     const where = this.#child(name);
     requireArgument(!(options.create && options.repair), "openDir", where);
     requireArgument(!(options.deferSync && !options.create), "openDir", where);
+    if (options.source === true) {
+      requireArgument(!options.create && !options.repair, "openDir", where);
+      return new SecureDir(unwrap(native.openSource(this.#handle, name, true), "openDir", where), where);
+    }
     const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true);
     return new SecureDir(unwrap(handle, "openDir", where), where);
   }
@@ -135,6 +167,10 @@ export class SecureDir {
     const create = CREATE_MODES[options.create ?? "none"];
     requireArgument(create !== undefined && !(options.create && options.repair), "openFile", where);
     const { write, append, repair } = options;
+    if (options.source === true) {
+      requireArgument(!write && !append && !repair && options.create === undefined, "openFile", where);
+      return new SecureFile(unwrap(native.openSource(this.#handle, name, false), "openFile", where), where);
+    }
     const handle = native.openFile(this.#handle, name, write === true, append === true, create, repair === true);
     return new SecureFile(unwrap(handle, "openFile", where), where);
   }
@@ -236,7 +272,7 @@ export class SecureDir {
    * Metadata of entry `name`, not following a link (a link reports type `symlink`); without
    * a name, of this held directory itself (its `dev`/`ino` identify it while it is held).
    */
-  stat(name?: string): SecureStat {
+  stat(name?: string): ExactStat {
     if (name === undefined) return unwrap(native.statHandle(this.#handle), "stat", this.path);
     return unwrap(native.statEntry(this.#handle, name), "stat", this.#child(name));
   }
@@ -281,6 +317,21 @@ export class SecureDir {
   /** Removes file `name` (directories are refused with `not_regular_file`). */
   unlink(name: string): void {
     unwrap(native.unlink(this.#handle, name), "unlink", this.#child(name));
+  }
+
+  /**
+   * Removes directory `name` of this directory and everything below it, by descriptor on the
+   * libuv thread pool: each directory on the way is opened without following a link and must
+   * pass the owner-only check before anything in it goes, and every other entry (a link
+   * included) is removed as itself, never followed, so nothing outside the tree is touched.
+   * Fails with `too_large` past `limits` (what was removed stays removed), `identity_mismatch`
+   * when a name keeps changing under it, and as {@link SecureDir.openDir} does for `name`.
+   */
+  async removeTreeAsync(name: string, limits: RemoveTreeLimits): Promise<void> {
+    const { maxDepth, maxEntries } = limits;
+    const where = this.#child(name);
+    requireArgument(Number.isSafeInteger(maxDepth) && maxDepth >= 0 && maxDepth <= 0xffff_ffff && Number.isSafeInteger(maxEntries) && maxEntries >= 0, "removeTree", where);
+    await unwrapAsync(native.removeTreeAsync(this.#handle, name, maxDepth, maxEntries), "removeTree", where);
   }
 
   /** Flushes this directory's entries to stable storage. */

@@ -5,7 +5,7 @@ import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { ContentDigest } from "./content-digest.js";
 import { SecureFsError } from "./errors.js";
-import type { SecureData, SecureStat, VerifyEvidence } from "./types.js";
+import type { ExactStat, SecureData, VerifyEvidence } from "./types.js";
 
 /** Options of {@link SecureFile.read}. */
 export interface ReadOptions {
@@ -20,7 +20,9 @@ export interface ReadOptions {
 /**
  * An open owner-only regular file. It was verified when opened (type, owner, 0600, one
  * link, no ACL); reads and writes use that descriptor and do not re-check per call, so an
- * append is one `write`. Call {@link SecureFile.verify} to check again.
+ * append is one `write`. Call {@link SecureFile.verify} to check again. A legacy source
+ * opened with `{ source: true }` is read-only and was checked by the legacy-source rules
+ * instead (see `OpenFileOptions.source`).
  */
 export class SecureFile {
   readonly #handle: NativeHandle;
@@ -121,8 +123,17 @@ export class SecureFile {
   }
 
   /** Metadata of the open file. */
-  stat(): SecureStat {
+  stat(): ExactStat {
     return unwrap(native.statHandle(this.#handle), "stat", this.path);
+  }
+
+  /**
+   * Sets the file's access and modification times (nanoseconds since 1970) through its
+   * descriptor, as a copy that keeps its source's times does before it is published.
+   */
+  setTimes(atimeNs: bigint, mtimeNs: bigint): void {
+    requireArgument(typeof atimeNs === "bigint" && typeof mtimeNs === "bigint", "setTimes", this.path);
+    unwrap(native.setTimes(this.#handle, atimeNs, mtimeNs), "setTimes", this.path);
   }
 
   /** Checks the open file against the owner-only rules again; returns the evidence or throws. */

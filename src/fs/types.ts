@@ -2,7 +2,7 @@
  * Value types shared by SecureDir and SecureFile. They are the addon's own shapes
  * (src/native), named for the public API.
  */
-import type { NativeDirEntry, NativeEntryType, NativeEvidence, NativeStat } from "../native/index.js";
+import type { NativeDirEntry, NativeEntryType, NativeEvidence, NativeExactStat, NativeStat } from "../native/index.js";
 
 /**
  * What a successful verify proved about ACLs: `absent` (no ACL stored) or `unsupported`
@@ -23,6 +23,13 @@ export type SecureDirEntry = NativeDirEntry;
  * double; `mode` holds the permission bits (07777) only.
  */
 export type SecureStat = NativeStat;
+
+/**
+ * A {@link SecureStat} of one entry or open object (`SecureDir.stat`, `SecureFile.stat`)
+ * with its exact times: `atimeNs`, `mtimeNs`, `ctimeNs`, nanoseconds since 1970 as decimal
+ * strings (a double cannot hold them).
+ */
+export type ExactStat = NativeExactStat;
 
 /** Data accepted by writes: bytes, or a string written as UTF-8. */
 export type SecureData = Uint8Array | string;

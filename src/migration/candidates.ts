@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
+import { SecureFsError, type SecureDir } from "../fs/index.js";
 import {
   discoveredLegacyDirectories,
   legacyDirectoryNames,
@@ -15,6 +15,7 @@ import {
   type ManagedScope,
   type WorkspaceIdentityResult,
 } from "../scope/index.js";
+import { isMissingRoot, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import {
   isReceipt,
@@ -25,7 +26,7 @@ import {
   type MigrationReceipt,
   type Tombstone,
 } from "./receipts.js";
-import { identifyTranscript, readHeader, sameIdentity, type FileIdentity, type HeaderFacts } from "./session-file.js";
+import { identifyTranscript, readHeader, refusalCause, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
 
 /** Where a candidate was found. */
 export type CandidateProvenance = "v2" | "legacy";
@@ -96,77 +97,96 @@ export async function listSessionCandidates(scope: ManagedScope, options: ListCa
 async function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions): Promise<CandidateListing> {
   const invalid: PassedOver[] = [];
   const scanErrors: PassedOver[] = [];
-  const { receipts, tombstones } = readProtocolRecords(scope);
+  let root: SecureDir;
+  try {
+    root = openSessionsRoot(scope, "read");
+  } catch (error) {
+    if (!(error instanceof MigrationError)) throw error;
+    // Nothing is there yet, or the root is refused (reported, nothing below it read).
+    if (!isMissingRoot(error)) scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
+    return { kind: "listed", candidates: [], foreign: 0, invalid, scanErrors, legacyDirectories: [] };
+  }
+  try {
+    return await listBelow(root, scope, options, invalid, scanErrors);
+  } finally {
+    root.close();
+  }
+}
+
+async function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidatesOptions, invalid: PassedOver[], scanErrors: PassedOver[]): Promise<CandidateListing> {
+  const { receipts, tombstones } = recordsBelow(root, scope);
   const retired = tombstones.flatMap((t) => t.targets.map((target) => target.identity));
   const isRetired = (identity: FileIdentity) => retired.some((r) => sameIdentity(r, identity));
 
   const v2: SessionCandidate[] = [];
-  for (const file of transcriptsIn(scope.directoryPath, scanErrors)) {
-    const inspected = await inspect(file, invalid);
-    if (inspected === undefined || isRetired(inspected.identity)) continue;
-    const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
-    v2.push({
-      path: file,
-      provenance: "v2",
-      migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
-      sessionId: inspected.header.id,
-      header: inspected.header,
-      identity: inspected.identity,
-      ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
-    });
-  }
+  await withDir(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, async (dir) => {
+    for (const name of transcriptNames(dir)) {
+      const file = path.join(scope.directoryPath, name);
+      const inspected = await inspect(dir, name, file, "managed", invalid);
+      if (inspected === undefined || isRetired(inspected.identity)) continue;
+      const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
+      v2.push({
+        path: file,
+        provenance: "v2",
+        migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
+        sessionId: inspected.header.id,
+        header: inspected.header,
+        identity: inspected.identity,
+        ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
+      });
+    }
+  });
 
   const legacy: SessionCandidate[] = [];
   let foreign = 0;
   const legacyDirectories: string[] = [];
   if (options.legacy !== false) {
     const known = legacyDirectoryNames(scope, anchorsWithCanonical(options.anchors));
-    const rootEntries = directoryNames(scope.sessionsRoot, scanErrors);
-    const names = [...known, ...discoveredLegacyDirectories(rootEntries, known)];
+    const names = [...new Set([...known, ...discoveredLegacyDirectories(root.list().map((e) => e.name), known)])];
     const owners = new Map<string, WorkspaceIdentityResult>();
-    const seen = new Set<string>();
     for (const name of names) {
-      const dir = path.join(scope.sessionsRoot, name);
       legacyDirectories.push(name);
-      for (const file of transcriptsIn(dir, scanErrors)) {
-        if (seen.has(file)) continue;
-        seen.add(file);
-        const header = await headerOrReport(file, invalid);
-        if (header === undefined) continue;
-        let owner = owners.get(header.cwd);
-        if (owner === undefined) {
-          owner = workspaceIdentity(header.cwd);
-          owners.set(header.cwd, owner);
+      const dirPath = path.join(scope.sessionsRoot, name);
+      await withDir(root, name, dirPath, "source", scanErrors, async (dir) => {
+        for (const fileName of transcriptNames(dir)) {
+          const file = path.join(dirPath, fileName);
+          const header = headerOrReport(dir, fileName, file, invalid);
+          if (header === undefined) continue;
+          let owner = owners.get(header.cwd);
+          if (owner === undefined) {
+            owner = workspaceIdentity(header.cwd);
+            owners.set(header.cwd, owner);
+          }
+          if (owner.kind === "error") {
+            invalid.push({ path: file, code: owner.code });
+            continue;
+          }
+          if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
+            foreign += 1;
+            continue;
+          }
+          const inspected = await inspect(dir, fileName, file, "source", invalid);
+          if (inspected === undefined) continue;
+          if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
+            invalid.push({ path: file, code: "source_changed" });
+            continue;
+          }
+          if (isRetired(inspected.identity)) continue;
+          const migrated = receipts.some(
+            (r) => sameIdentity(r.source.identity, inspected.identity) && v2.some((c) => c.path === r.destination.path && c.sessionId === r.destination.sessionId),
+          );
+          if (migrated) continue;
+          legacy.push({
+            path: file,
+            provenance: "legacy",
+            migrationState: "legacy_unmigrated",
+            sessionId: inspected.header.id,
+            header: inspected.header,
+            identity: inspected.identity,
+            legacyDirectory: name,
+          });
         }
-        if (owner.kind === "error") {
-          invalid.push({ path: file, code: owner.code });
-          continue;
-        }
-        if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
-          foreign += 1;
-          continue;
-        }
-        const inspected = await inspect(file, invalid);
-        if (inspected === undefined) continue;
-        if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
-          invalid.push({ path: file, code: "source_changed" });
-          continue;
-        }
-        if (isRetired(inspected.identity)) continue;
-        const migrated = receipts.some(
-          (r) => sameIdentity(r.source.identity, inspected.identity) && v2.some((c) => c.path === r.destination.path && c.sessionId === r.destination.sessionId),
-        );
-        if (migrated) continue;
-        legacy.push({
-          path: file,
-          provenance: "legacy",
-          migrationState: "legacy_unmigrated",
-          sessionId: inspected.header.id,
-          header: inspected.header,
-          identity: inspected.identity,
-          legacyDirectory: name,
-        });
-      }
+      });
     }
   }
   return { kind: "listed", candidates: [...v2, ...legacy], foreign, invalid, scanErrors, legacyDirectories };
@@ -174,10 +194,7 @@ async function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions):
 
 /** Receipts and tombstones of the scope; none when the scope does not exist yet. */
 export function readProtocolRecords(scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
-  return withScopeDir(scope, { receipts: [], tombstones: [] }, (dir) => ({
-    receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).records.filter((r) => r.scope === scope.identityDigest),
-    tombstones: readRecords(dir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest),
-  }));
+  return withScopeDir(scope, { receipts: [], tombstones: [] }, (dir) => recordsOf(dir, scope));
 }
 
 /**
@@ -185,25 +202,66 @@ export function readProtocolRecords(scope: ManagedScope): { receipts: MigrationR
  * receipt (each carries a whole artifact manifest, so reading them all would make each
  * migration slower than the last).
  */
-export function readTombstones(scope: ManagedScope): Tombstone[] {
-  return withScopeDir(scope, [], (dir) => readRecords(dir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest));
+export function readTombstones(scopeDir: SecureDir, scope: ManagedScope): Tombstone[] {
+  return readRecords(scopeDir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest);
 }
 
-/** `read` on the held scope directory, or `none` when the scope does not exist yet. */
-function withScopeDir<T>(scope: ManagedScope, none: T, read: (dir: SecureDir) => T): T {
-  if (!fs.existsSync(scope.directoryPath)) return none;
+/** {@link readTombstones} of the scope, read only; none when the scope does not exist yet. */
+export function readScopeTombstones(scope: ManagedScope): Tombstone[] {
+  return withScopeDir(scope, [], (dir) => readTombstones(dir, scope));
+}
+
+function recordsOf(dir: SecureDir, scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
+  return {
+    receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).records.filter((r) => r.scope === scope.identityDigest),
+    tombstones: readTombstones(dir, scope),
+  };
+}
+
+/** The records of the scope directory below the held sessions root `root`. */
+function recordsBelow(root: SecureDir, scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
   let dir: SecureDir;
   try {
-    dir = SecureDir.openRoot(scope.directoryPath);
+    dir = root.openDir(scope.directoryName);
   } catch (error) {
-    if (!(error instanceof SecureFsError)) throw error;
-    throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
+    if (error instanceof SecureFsError && error.code === "not_found") return { receipts: [], tombstones: [] };
+    throw scopeDirFailure(error);
+  }
+  try {
+    return recordsOf(dir, scope);
+  } finally {
+    dir.close();
+  }
+}
+
+/** `read` on the held scope directory, or `none` when the sessions root or scope does not exist yet. */
+function withScopeDir<T>(scope: ManagedScope, none: T, read: (dir: SecureDir) => T): T {
+  let root: SecureDir;
+  try {
+    root = openSessionsRoot(scope, "read");
+  } catch (error) {
+    if (isMissingRoot(error)) return none;
+    throw error;
+  }
+  let dir: SecureDir;
+  try {
+    dir = root.openDir(scope.directoryName);
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "not_found") return none;
+    throw scopeDirFailure(error);
+  } finally {
+    root.close();
   }
   try {
     return read(dir);
   } finally {
     dir.close();
   }
+}
+
+function scopeDirFailure(error: unknown): MigrationError {
+  if (!(error instanceof SecureFsError)) throw error;
+  return new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
 }
 
 function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
@@ -224,41 +282,50 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
   } as LegacyAnchors;
 }
 
-/** Names directly in `dir`; a missing directory has none; a link or non-directory is reported. */
-function directoryNames(dir: string, scanErrors: PassedOver[]): string[] {
-  let st: fs.Stats;
+/**
+ * Runs `read` on directory `name` of `root`, opened by `rules` (the owner-only scope
+ * directory, or a legacy directory by the legacy-source rules). A missing one holds
+ * nothing; a refused or unlistable one is reported in `scanErrors` (a link as `symlink`).
+ */
+async function withDir(
+  root: SecureDir,
+  name: string,
+  dirPath: string,
+  rules: TranscriptRules,
+  scanErrors: PassedOver[],
+  read: (dir: SecureDir) => Promise<void>,
+): Promise<void> {
+  let dir: SecureDir;
   try {
-    st = fs.lstatSync(dir);
+    dir = rules === "source" ? root.openDir(name, { source: true }) : root.openDir(name);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "ENOENT") scanErrors.push({ path: dir, code: code ?? "io_error" });
-    return [];
-  }
-  if (st.isSymbolicLink() || !st.isDirectory()) {
-    scanErrors.push({ path: dir, code: st.isSymbolicLink() ? "symlink" : "not_directory" });
-    return [];
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code !== "not_found") scanErrors.push({ path: dirPath, code: refusalCause(error) });
+    return;
   }
   try {
-    return fs.readdirSync(dir);
+    await read(dir);
   } catch (error) {
-    scanErrors.push({ path: dir, code: (error as NodeJS.ErrnoException).code ?? "io_error" });
-    return [];
+    // A listing that fails (a name that is not UTF-8, an I/O error) fails this directory only.
+    if (!(error instanceof SecureFsError)) throw error;
+    scanErrors.push({ path: dirPath, code: refusalCause(error) });
+  } finally {
+    dir.close();
   }
 }
 
-/** The `*.jsonl` regular files directly in `dir`, sorted; links among them are reported. */
-function transcriptsIn(dir: string, scanErrors: PassedOver[]): string[] {
-  const files: string[] = [];
-  for (const name of directoryNames(dir, scanErrors)) {
-    if (!name.endsWith(SUFFIX) || name.length === SUFFIX.length || name.startsWith(".")) continue;
-    files.push(path.join(dir, name));
-  }
-  return files.sort();
+/** The `*.jsonl` names directly in `dir`, sorted. */
+function transcriptNames(dir: SecureDir): string[] {
+  return dir
+    .list()
+    .map((entry) => entry.name)
+    .filter((name) => name.endsWith(SUFFIX) && name.length > SUFFIX.length && !name.startsWith("."))
+    .sort();
 }
 
-async function headerOrReport(file: string, invalid: PassedOver[]): Promise<HeaderFacts | undefined> {
+function headerOrReport(dir: SecureDir, name: string, file: string, invalid: PassedOver[]): HeaderFacts | undefined {
   try {
-    const header = await readHeader(file);
+    const header = readHeader(dir, name, "source");
     if (header === undefined) invalid.push({ path: file, code: "invalid_header" });
     return header;
   } catch (error) {
@@ -268,9 +335,9 @@ async function headerOrReport(file: string, invalid: PassedOver[]): Promise<Head
   }
 }
 
-async function inspect(file: string, invalid: PassedOver[]): Promise<{ header: HeaderFacts; identity: FileIdentity } | undefined> {
+async function inspect(dir: SecureDir, name: string, file: string, rules: TranscriptRules, invalid: PassedOver[]): Promise<{ header: HeaderFacts; identity: FileIdentity } | undefined> {
   try {
-    const { header, identity } = await identifyTranscript(file);
+    const { header, identity } = await identifyTranscript(dir, name, file, rules);
     if (header === undefined) {
       invalid.push({ path: file, code: "invalid_header" });
       return undefined;

@@ -10,6 +10,7 @@ export const MIGRATION_ONLY_ERROR_CODES = [
   "migration_retired",
   "destination_conflict",
   "source_changed",
+  "unsafe_source",
   "unsafe_artifacts",
   "artifact_capacity_exceeded",
   "not_a_candidate",

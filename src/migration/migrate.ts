@@ -9,12 +9,12 @@
  * never leaves a lock behind.
  */
 import { randomUUID } from "node:crypto";
-import fs from "node:fs";
 import path from "node:path";
 
-import { isValidEntryName, SecureDir, SecureFsError, type SecureLock } from "../fs/index.js";
+import { isValidEntryName, SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
 import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
-import { readTombstones, type SessionCandidate } from "./candidates.js";
+import { openSessionsRoot } from "./agent-root.js";
+import { readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyArtifactTree,
   copyFileInto,
@@ -39,7 +39,7 @@ import {
   type ManifestEntry,
   type MigrationReceipt,
 } from "./receipts.js";
-import { openRegularNoFollow, readHeader, sameIdentity, sameStat, type FileIdentity } from "./session-file.js";
+import { openTranscript, readHeader, sameIdentity, sameStat, sourceRefusal, type FileIdentity } from "./session-file.js";
 import { hashManagedFile, StagedSet } from "./staging.js";
 
 /** The `session.directoryMigration` setting. */
@@ -110,7 +110,7 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   if (typeof candidate !== "object" || candidate === null || typeof candidate.path !== "string") {
     throw new MigrationError("invalid_request", "candidate", "not a session candidate");
   }
-  const tombstones = readTombstones(scope);
+  const tombstones = readScopeTombstones(scope);
   if (tombstones.some((t) => t.targets.some((target) => sameIdentity(target.identity, candidate.identity)))) {
     throw new MigrationError("migration_retired", "tombstone", "this session was retired");
   }
@@ -119,11 +119,18 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
     return { kind: "opened", path: candidate.path, provenance: "v2", migrated: false };
   }
   if (policy === "disabled") throw new MigrationError("legacy_migration_disabled", "policy", "legacy sessions are read-only (session.directoryMigration is disabled)");
+  // Checked before anything is prepared: a candidate from elsewhere writes nothing.
+  const source = legacySourceOf(scope, candidate);
   const prepared = prepareScope(scope);
   const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
-  const scopeDir = openScopeDir(prepared);
+  // Everything below is reached from this one handle by entry names.
+  const root = openSessionsRoot(prepared, "write");
+  let scopeDir: SecureDir | undefined;
+  let legacyDir: SecureDir | undefined;
   let lock: SecureLock | undefined;
   try {
+    scopeDir = openScopeDir(root, prepared);
+    legacyDir = openLegacyDir(root, source.directory);
     const internal = scopeDir.openDir(INTERNAL_DIRECTORY, { create: true });
     const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => internal.openDir(name, { create: true })) as [SecureDir, SecureDir];
     internal.openDir(TOMBSTONES_DIRECTORY, { create: true }).close();
@@ -137,13 +144,34 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
       locks.close();
     }
     try {
-      return await migrateLocked(prepared, scopeDir, receipts, candidate, limits, options.onProgress);
+      return await migrateLocked({ scope: prepared, scopeDir, receipts, legacyDir, fileName: source.fileName }, candidate, limits, options.onProgress);
     } finally {
       receipts.close();
     }
   } finally {
     lock?.release();
-    scopeDir.close();
+    legacyDir?.close();
+    scopeDir?.close();
+    root.close();
+  }
+}
+
+/** Where a legacy candidate lies below the sessions root: its legacy directory and file names. */
+function legacySourceOf(scope: ManagedScope, candidate: SessionCandidate): { directory: string; fileName: string } {
+  const directory = candidate.legacyDirectory;
+  const fileName = path.basename(candidate.path);
+  const valid =
+    typeof directory === "string" && isValidEntryName(directory) && isValidEntryName(fileName) &&
+    candidate.path === path.join(scope.sessionsRoot, directory, fileName);
+  if (!valid) throw new MigrationError("not_a_candidate", "outside_scope", "the legacy candidate is not in this workspace's sessions root");
+  return { directory, fileName };
+}
+
+function openLegacyDir(root: SecureDir, name: string): SecureDir {
+  try {
+    return root.openDir(name, { source: true });
+  } catch (error) {
+    throw sourceRefusal(error);
   }
 }
 
@@ -160,23 +188,27 @@ function prepareScope(scope: ManagedScope): ManagedScope {
   return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }
 
-function openScopeDir(scope: ManagedScope): SecureDir {
+function openScopeDir(root: SecureDir, scope: ManagedScope): SecureDir {
   try {
-    return SecureDir.openRoot(scope.directoryPath);
+    return root.openDir(scope.directoryName);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
   }
 }
 
-async function migrateLocked(
-  scope: ManagedScope,
-  scopeDir: SecureDir,
-  receipts: SecureDir,
-  candidate: SessionCandidate,
-  limits: ArtifactLimits,
-  onProgress: OpenForWriteOptions["onProgress"],
-): Promise<OpenForWriteResult> {
+/** The held directories one migration works in, and the legacy file's name in `legacyDir`. */
+interface Held {
+  readonly scope: ManagedScope;
+  readonly scopeDir: SecureDir;
+  readonly receipts: SecureDir;
+  /** The legacy directory, opened by the legacy-source rules. */
+  readonly legacyDir: SecureDir;
+  readonly fileName: string;
+}
+
+async function migrateLocked(held: Held, candidate: SessionCandidate, limits: ArtifactLimits, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
+  const { scope, scopeDir, receipts, legacyDir, fileName } = held;
   const source = candidate.identity;
   const op = operationId(source);
   const destName = path.basename(candidate.path);
@@ -190,18 +222,18 @@ async function migrateLocked(
   }
   // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
   // the hash taken while copying), still owned by this workspace.
-  const current = { header: await readHeader(candidate.path).catch(sourceChanged) };
-  if (!(await statUnchanged(candidate.path, source)) || current.header === undefined || current.header.id !== candidate.header.id || current.header.cwd !== candidate.header.cwd) {
+  const current = { header: readHeader(legacyDir, fileName, "source") };
+  if (!statUnchanged(held, candidate.path, source) || current.header === undefined || current.header.id !== candidate.header.id || current.header.cwd !== candidate.header.cwd) {
     throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
   }
   const owner = workspaceIdentity(current.header.cwd);
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
   }
-  removeRemnants(scope, scopeDir, receipts, op);
+  await removeRemnants(scopeDir, receipts, op, limits);
   refuseSameIdInOtherFile(scopeDir, destName, current.header.id);
 
-  const artifactSource = candidate.path.slice(0, -".jsonl".length);
+  const artifactSource = fileName.slice(0, -".jsonl".length);
   const progress = progressReporter(onProgress);
   const header = current.header;
   const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
@@ -218,11 +250,11 @@ async function migrateLocked(
   if (existing !== undefined) {
     // Published by an earlier attempt that died before its receipt, or somebody else's file.
     if (existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
-    const snapshot = await snapshotArtifactTree(artifactSource, limits);
+    const snapshot = await snapshotArtifactTree(legacyDir, artifactSource, limits);
     progress.start(source, snapshot);
     const there = await hashManagedFile(scopeDir, destName).catch(conflictOnFsError);
     if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    const manifest = snapshot === undefined ? [] : await manifestOfSource(artifactSource, snapshot);
+    const manifest = snapshot === undefined ? [] : await manifestOfSource(legacyDir, artifactSource, snapshot);
     await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
     progress.phase("publishing");
     try {
@@ -231,7 +263,7 @@ async function migrateLocked(
       if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
     }
   } else {
-    await stageAndPublish({ scope, scopeDir, receipts, sourcePath: candidate.path, source, artifactSource, artifactName, destName, op, limits, progress, receiptOf });
+    await stageAndPublish({ held, sourcePath: candidate.path, source, artifactSource, artifactName, destName, op, limits, progress, receiptOf });
   }
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
@@ -239,11 +271,11 @@ async function migrateLocked(
 
 /** What {@link stageAndPublish} copies, publishes and records. */
 interface StagingJob {
-  readonly scope: ManagedScope;
-  readonly scopeDir: SecureDir;
-  readonly receipts: SecureDir;
+  readonly held: Held;
+  /** The legacy transcript's path, as listed (a label: it is read through `held.legacyDir`). */
   readonly sourcePath: string;
   readonly source: FileIdentity;
+  /** The artifact directory's name in `held.legacyDir`. */
   readonly artifactSource: string;
   readonly artifactName: string;
   readonly destName: string;
@@ -261,7 +293,8 @@ interface StagingJob {
  * durable too and committing it is a rename (and a directory sync) after publication.
  */
 async function stageAndPublish(job: StagingJob): Promise<void> {
-  const { scope, scopeDir, receipts, sourcePath, source, artifactSource, artifactName, destName, op, limits, progress } = job;
+  const { held, sourcePath, source, artifactSource, artifactName, destName, op, limits, progress } = job;
+  const { scopeDir, receipts, legacyDir, fileName } = held;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const stagedTranscript = `${attempt}.transcript`;
   const stagedArtifacts = `${attempt}.artifacts`;
@@ -275,44 +308,28 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
     progress.bytes(bytes);
     staged.wrote(bytes);
   };
-  // Stops the transcript copy when the artifact tree is refused.
-  const refused = new AbortController();
   try {
-    // The transcript and the artifact tree are copied side by side: one is mostly a long
-    // sequential stream, the other many small files, and they overlap well. The transcript
-    // does not wait for the tree's snapshot (a walk of every entry).
-    const transcript = (async () => {
-      const sha256 = await copyFileInto(sourcePath, source, scopeDir, stagedTranscript, onBytes, refused.signal);
-      progress.file();
-      if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
-      staged.addFile(scopeDir, stagedTranscript);
-    })();
-    const artifacts = (async () => {
-      const snapshot = await snapshotArtifactTree(artifactSource, limits);
-      progress.start(source, snapshot);
-      if (snapshot === undefined) return { snapshot, manifest: [] };
+    // The tree is snapshotted first: an unsafe or too large one is refused before anything
+    // is copied.
+    const snapshot = await snapshotArtifactTree(legacyDir, artifactSource, limits);
+    progress.start(source, snapshot);
+    const sha256 = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
+    progress.file();
+    if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
+    staged.addFile(scopeDir, stagedTranscript);
+    let manifest: ManifestEntry[] = [];
+    if (snapshot !== undefined) {
       const staging = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       staged.holdDir(staging, { own: true });
-      return { snapshot, manifest: await copyArtifactTree(artifactSource, snapshot, staging, staged, onBytes, progress.file) };
-    })();
-    artifacts.catch((error: unknown) => refused.abort(error));
-    // Both sides settle before anything (staging removal included) goes on.
-    const [copied, tree] = await Promise.allSettled([transcript, artifacts]);
-    if (copied.status === "rejected") throw copied.reason;
-    if (tree.status === "rejected") throw tree.reason;
-    const { snapshot, manifest } = tree.value;
+      manifest = await copyArtifactTree(legacyDir, artifactSource, snapshot, staging, staged, onBytes, progress.file);
+    }
     progress.phase("verifying");
-    // Every file was read back as it was written (copy.ts). The last flush runs on the
-    // thread pool while the source is checked again; publication waits for both. The
-    // receipt is staged first, for the flush to cover it.
-    const flush = (async () => {
-      await stageReceipt(receipts, stagedReceipt, job.receiptOf(manifest));
-      staged.addFile(receipts, stagedReceipt);
-      return staged.makeDurable();
-    })();
-    const [flushed, unchanged] = await Promise.allSettled([flush, sourceStillUnchanged(sourcePath, source, artifactSource, snapshot, limits)]);
-    if (flushed.status === "rejected") throw flushed.reason;
-    if (unchanged.status === "rejected") throw unchanged.reason;
+    // Every file was read back as it was written (copy.ts). The receipt is staged first,
+    // for the flush to cover it; then the source is checked again.
+    await stageReceipt(receipts, stagedReceipt, job.receiptOf(manifest));
+    staged.addFile(receipts, stagedReceipt);
+    await staged.makeDurable();
+    await sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
     progress.phase("publishing");
     if (snapshot !== undefined) {
       try {
@@ -341,7 +358,7 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
     // A flush started while copying may still run after a failure.
     await staged.settle();
     staged.close();
-    removeRemnants(scope, scopeDir, receipts, op);
+    await removeRemnants(scopeDir, receipts, op, limits);
   }
 }
 
@@ -357,16 +374,17 @@ async function stageReceipt(receipts: SecureDir, name: string, receipt: Migratio
 
 /** Throws `source_changed` unless the transcript and the artifact tree still match what was copied. */
 async function sourceStillUnchanged(
+  held: Held,
   sourcePath: string,
   source: FileIdentity,
   artifactSource: string,
   snapshot: ArtifactSnapshot | undefined,
   limits: ArtifactLimits,
 ): Promise<void> {
-  if (!(await statUnchanged(sourcePath, source))) {
+  if (!statUnchanged(held, sourcePath, source)) {
     throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
   }
-  if (!(await snapshotStillHolds(artifactSource, snapshot, limits))) {
+  if (!(await snapshotStillHolds(held.legacyDir, artifactSource, snapshot, limits))) {
     throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
   }
 }
@@ -400,17 +418,16 @@ async function requireArtifactsMatch(
   }
 }
 
-function sourceChanged(error: unknown): never {
-  if (error instanceof MigrationError) throw new MigrationError("source_changed", error.detail, "the legacy session changed");
-  throw error;
-}
-
-/** True when `file` is still, by path and by descriptor, the inode and version `identity` describes. */
-async function statUnchanged(file: string, identity: FileIdentity): Promise<boolean> {
+/**
+ * True when the legacy file (listed as `file`) is still, opened by name in the held legacy
+ * directory, the inode and version `identity` describes.
+ */
+function statUnchanged(held: Held, file: string, identity: FileIdentity): boolean {
+  if (path.resolve(file) !== identity.canonicalPath) return false;
   try {
-    const { handle, stat } = await openRegularNoFollow(file);
-    await handle.close();
-    return path.resolve(file) === identity.canonicalPath && sameStat(stat, identity);
+    const { file: opened, stat } = openTranscript(held.legacyDir, held.fileName, "source");
+    opened.close();
+    return sameStat(stat, identity);
   } catch (error) {
     if (error instanceof MigrationError) return false;
     throw error;
@@ -454,14 +471,15 @@ function refuseSameIdInOtherFile(scopeDir: SecureDir, destName: string, sessionI
 
 /**
  * Removes staging entries of this operation left by an attempt that died. Only called under
- * the source's lock, so no live attempt owns them. Directories are removed through their
- * path below the held, verified scope directory; entries in them are not followed.
+ * the source's lock, so no live attempt owns them. A staging tree is removed by descriptor
+ * below the held scope directory (a link in it is removed as a link, never followed), within
+ * the artifact budgets plus the staging root itself.
  */
-function removeRemnants(scope: ManagedScope, scopeDir: SecureDir, receipts: SecureDir, op: string): void {
+async function removeRemnants(scopeDir: SecureDir, receipts: SecureDir, op: string, limits: ArtifactLimits): Promise<void> {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
   for (const entry of scopeDir.list()) {
     if (!entry.name.startsWith(prefix)) continue;
-    if (entry.type === "directory") fs.rmSync(path.join(scope.directoryPath, entry.name), { recursive: true, force: true });
+    if (entry.type === "directory") await scopeDir.removeTreeAsync(entry.name, { maxDepth: limits.maxDepth + 1, maxEntries: limits.maxEntries + 1 });
     else scopeDir.unlink(entry.name);
   }
   // Staged receipts: plain files, never read as receipts (their names start with a dot).

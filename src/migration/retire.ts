@@ -3,12 +3,15 @@
  * never list or migrate that version again. Nothing is deleted here; a tombstone says "do not
  * reinterpret this", not "this is gone".
  */
-import { SecureDir, SecureFsError } from "../fs/index.js";
+import path from "node:path";
+
+import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
 import { INTERNAL_DIRECTORY, resolveManagedScope, type ManagedScope } from "../scope/index.js";
+import { openSessionsRoot } from "./agent-root.js";
 import type { SessionCandidate } from "./candidates.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { encodeRecord, operationId, TOMBSTONES_DIRECTORY, type Tombstone } from "./receipts.js";
-import { identifyTranscript, sameIdentity } from "./session-file.js";
+import { identifyTranscript, sameIdentity, sourceRefusal } from "./session-file.js";
 
 /** Outcome of {@link retireCandidate}. */
 export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
@@ -19,20 +22,19 @@ export type RetireResult = { readonly kind: "retired"; readonly tombstone: strin
  */
 export async function retireCandidate(scope: ManagedScope, candidate: SessionCandidate): Promise<RetireResult> {
   try {
-    const current = await identifyTranscript(candidate.path);
-    if (!sameIdentity(current.identity, candidate.identity)) throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
     const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, mode: "write" });
     if (prepared.kind === "error") return prepared;
-    const tombstone: Tombstone = {
-      schemaVersion: 2,
-      state: "retired",
-      scope: scope.identityDigest,
-      targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
-    };
-    const name = `${operationId(candidate.identity)}.json`;
-    const scopeDir = SecureDir.openRoot(prepared.scope.directoryPath);
+    const root = openSessionsRoot(prepared.scope, "write");
     try {
-      const dir = scopeDir.openDir([INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
+      await requireListedVersion(root, prepared.scope, candidate);
+      const tombstone: Tombstone = {
+        schemaVersion: 2,
+        state: "retired",
+        scope: scope.identityDigest,
+        targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
+      };
+      const name = `${operationId(candidate.identity)}.json`;
+      const dir = root.openDir([prepared.scope.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
       try {
         await dir.writeFileAtomicAsync(name, encodeRecord(tombstone), { noReplace: true });
       } catch (error) {
@@ -40,13 +42,39 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
       } finally {
         dir.close();
       }
+      return { kind: "retired", tombstone: name };
     } finally {
-      scopeDir.close();
+      root.close();
     }
-    return { kind: "retired", tombstone: name };
   } catch (error) {
     if (error instanceof MigrationError) return error.toFailure();
     if (error instanceof SecureFsError) return { kind: "error", code: "durability_failed", cause: error.code, message: `retiring failed (${error.code})` };
     throw error;
+  }
+}
+
+/**
+ * Throws `source_changed` unless `candidate` is still the listed version, read by name below
+ * the held sessions root `root`: from the scope directory (v2) or its legacy directory.
+ */
+async function requireListedVersion(root: SecureDir, scope: ManagedScope, candidate: SessionCandidate): Promise<void> {
+  const fileName = path.basename(candidate.path);
+  const v2 = candidate.provenance === "v2";
+  const dirName = v2 ? scope.directoryName : candidate.legacyDirectory;
+  const parentPath = path.join(scope.sessionsRoot, typeof dirName === "string" ? dirName : "");
+  if (typeof dirName !== "string" || !isValidEntryName(dirName) || !isValidEntryName(fileName) || candidate.path !== path.join(parentPath, fileName)) {
+    throw new MigrationError("not_a_candidate", "outside_scope", "the candidate is not in this workspace's sessions root");
+  }
+  let dir: SecureDir;
+  try {
+    dir = v2 ? root.openDir(dirName) : root.openDir(dirName, { source: true });
+  } catch (error) {
+    throw sourceRefusal(error);
+  }
+  try {
+    const current = await identifyTranscript(dir, fileName, candidate.path, v2 ? "managed" : "source");
+    if (!sameIdentity(current.identity, candidate.identity)) throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
+  } finally {
+    dir.close();
   }
 }

@@ -1,14 +1,16 @@
 /**
- * Reading a session transcript that may live outside managed storage (legacy directories
- * were made by older tools with looser permissions): opened without following a link, checked
- * to be one regular file with one link, and identified by a hash taken between two equal
- * stats, so a file that changes while it is read is never described as stable.
+ * Reading a session transcript by descriptor: a v2 transcript as the owner-only file it must
+ * be, a legacy one by the legacy-source rules (older tools wrote 0644 files in 0755
+ * directories: readable by others is accepted, a link, a hard link, a special file, a
+ * foreign owner or write access for anyone else is not). Each is identified by a hash taken
+ * between two equal stats of the open descriptor, so a file that changes while it is read is
+ * never described as stable.
  */
 import { createHash } from "node:crypto";
-import fs from "node:fs";
-import path from "node:path";
 
+import { SecureFsError, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
+import { TimeSlice } from "./time-slice.js";
 
 /** Header prefix bound: the first line must end inside it. */
 export const HEADER_MAX_BYTES = 64 * 1024;
@@ -16,11 +18,9 @@ export const HEADER_MAX_BYTES = 64 * 1024;
 /** Read step of whole-file hashing. */
 const CHUNK_BYTES = 1 << 20;
 
-const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0);
-
 /** What identifies one version of a transcript: where it is, which inode, and its bytes. */
 export interface FileIdentity extends StableStat {
-  /** Absolute path (`path.resolve`, not canonicalised further). */
+  /** Absolute path (`path.resolve`, not canonicalised further); a label, never opened. */
   readonly canonicalPath: string;
   readonly sessionId: string;
   /** Lowercase hex SHA-256 of the whole file. */
@@ -33,7 +33,7 @@ export interface HeaderFacts {
   readonly cwd: string;
 }
 
-/** A stat taken with bigint precision, reduced to what must not change. */
+/** A stat with exact times, reduced to what must not change. */
 export interface StableStat {
   readonly dev: string;
   readonly ino: string;
@@ -44,17 +44,12 @@ export interface StableStat {
   readonly mtimeMs: number;
 }
 
-/** Reduces a bigint stat to a {@link StableStat}. */
-export function stableStat(st: fs.BigIntStats): StableStat {
-  return {
-    dev: st.dev.toString(),
-    ino: st.ino.toString(),
-    nlink: Number(st.nlink),
-    size: Number(st.size),
-    mtimeNs: st.mtimeNs.toString(),
-    ctimeNs: st.ctimeNs.toString(),
-    mtimeMs: Number(st.mtimeMs),
-  };
+/** Which rules a transcript is opened by: owner-only (`managed`) or the legacy-source ones. */
+export type TranscriptRules = "managed" | "source";
+
+/** Reduces an exact stat to a {@link StableStat}. */
+export function stableStat(st: ExactStat): StableStat {
+  return { dev: st.dev, ino: st.ino, nlink: st.nlink, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, mtimeMs: st.mtimeMs };
 }
 
 /** True when two stats describe the same unchanged object. */
@@ -62,43 +57,54 @@ export function sameStat(a: StableStat, b: StableStat): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.nlink === b.nlink;
 }
 
-/**
- * Opens `file` for reading: no link followed, a regular file, one link, and the inode the
- * path names right now. Throws {@link MigrationError} `source_changed` (cause `symlink`,
- * `not_regular_file`, `hardlink`, `identity_mismatch`, an errno name) otherwise.
- */
-export async function openRegularNoFollow(file: string): Promise<{ handle: fs.promises.FileHandle; stat: StableStat }> {
-  let handle: fs.promises.FileHandle;
-  try {
-    handle = await fs.promises.open(file, OPEN_FLAGS);
-  } catch (error) {
-    throw sourceOpenFailure((error as NodeJS.ErrnoException).code ?? "io_error");
-  }
-  try {
-    const stat = requireSameRegular(await handle.stat({ bigint: true }), await fs.promises.lstat(file, { bigint: true }));
-    return { handle, stat };
-  } catch (error) {
-    await handle.close();
-    throw error;
-  }
+/** fs-layer refusals that say the object is not one migration may read, by its path-free cause. */
+const UNSAFE_CAUSES: Readonly<Record<string, string>> = {
+  symlink_refused: "symlink",
+  hardlink_refused: "hardlink",
+  not_regular_file: "not_regular_file",
+  not_directory: "not_directory",
+  owner_mismatch: "owner_mismatch",
+  mode_mismatch: "mode_mismatch",
+  acl_present: "acl_present",
+  acl_malformed: "acl_malformed",
+  acl_denied: "acl_denied",
+  acl_io_error: "acl_io_error",
+  acl_unknown: "acl_unknown",
+};
+
+/** The path-free cause token of an fs-layer refusal: `symlink` and `hardlink` for links, else its code. */
+export function refusalCause(error: SecureFsError): string {
+  return UNSAFE_CAUSES[error.code] ?? error.code;
 }
 
 /**
- * The `source_changed` error for a source file that its no-follow open refused with errno
- * name `code` (a link gives `ELOOP`, reported as cause `symlink`).
+ * The migration error for a refused open of a source object: `unsafe_source` when the object
+ * is not safe to read (cause `symlink`, `hardlink`, `owner_mismatch`, `mode_mismatch`, ...),
+ * `source_changed` when it is gone or another object now (cause: the fs code).
  */
-export function sourceOpenFailure(code: string): MigrationError {
-  return new MigrationError("source_changed", code === "ELOOP" ? "symlink" : code, `cannot open a source file (${code})`);
+export function sourceRefusal(error: unknown): MigrationError {
+  if (!(error instanceof SecureFsError)) throw error;
+  if (UNSAFE_CAUSES[error.code] !== undefined) return new MigrationError("unsafe_source", refusalCause(error), `a legacy source is not safe to read (${error.code})`);
+  return new MigrationError("source_changed", error.code, `a legacy source changed (${error.code})`);
 }
 
-/** The stat of an opened file (`held`) once it is proven a single-link regular file that its path (`named`) still names. */
-function requireSameRegular(held: fs.BigIntStats, named: fs.BigIntStats): StableStat {
-  if (!held.isFile()) throw new MigrationError("source_changed", "not_regular_file", "the session file is not a regular file");
-  if (held.nlink !== 1n) throw new MigrationError("source_changed", "hardlink", "the session file has more than one link");
-  if (named.dev !== held.dev || named.ino !== held.ino) {
-    throw new MigrationError("source_changed", "identity_mismatch", "the session file was replaced while opening");
+/**
+ * Opens transcript `name` of `dir` for reading by `rules`, with its stat. Throws the
+ * {@link sourceRefusal} of a refused open.
+ */
+export function openTranscript(dir: SecureDir, name: string, rules: TranscriptRules): { file: SecureFile; stat: StableStat } {
+  let file: SecureFile;
+  try {
+    file = rules === "source" ? dir.openFile(name, { source: true }) : dir.openFile(name);
+  } catch (error) {
+    throw sourceRefusal(error);
   }
-  return stableStat(held);
+  try {
+    return { file, stat: stableStat(file.stat()) };
+  } catch (error) {
+    file.close();
+    throw sourceRefusal(error);
+  }
 }
 
 /** Parses the header from the first bytes of a transcript; undefined when unusable. */
@@ -117,52 +123,53 @@ export function parseHeaderPrefix(prefix: Uint8Array): HeaderFacts | undefined {
   return { id: header.id, cwd: header.cwd };
 }
 
-/** Reads a transcript's header (first line within {@link HEADER_MAX_BYTES}), no link followed. */
-export async function readHeader(file: string): Promise<HeaderFacts | undefined> {
-  const { handle } = await openRegularNoFollow(file);
+/** Reads the header of transcript `name` of `dir` (first line within {@link HEADER_MAX_BYTES}). */
+export function readHeader(dir: SecureDir, name: string, rules: TranscriptRules): HeaderFacts | undefined {
+  const { file } = openTranscript(dir, name, rules);
   try {
-    const buffer = Buffer.allocUnsafe(HEADER_MAX_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, HEADER_MAX_BYTES, 0);
-    return parseHeaderPrefix(buffer.subarray(0, bytesRead));
+    return parseHeaderPrefix(file.readPrefix(HEADER_MAX_BYTES));
   } finally {
-    await handle.close();
+    file.close();
   }
 }
 
 /**
- * The full identity of a transcript: header, stat and SHA-256 of every byte, read in
- * chunks off the event loop. The stat before and after must agree and the byte count must
- * equal the size, else `source_changed`.
+ * The full identity of transcript `name` of `dir` (labelled `canonicalPath`): header, stat
+ * and SHA-256 of every byte, read in chunks with the event loop given turns. The stat before
+ * and after must agree and the byte count must equal the size, else `source_changed`.
  */
-export async function identifyTranscript(file: string): Promise<{ header: HeaderFacts | undefined; identity: FileIdentity }> {
-  const absolute = path.resolve(file);
-  const { handle, stat } = await openRegularNoFollow(absolute);
+export async function identifyTranscript(
+  dir: SecureDir,
+  name: string,
+  canonicalPath: string,
+  rules: TranscriptRules,
+): Promise<{ header: HeaderFacts | undefined; identity: FileIdentity }> {
+  const { file, stat } = openTranscript(dir, name, rules);
   try {
     const hash = createHash("sha256");
     const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+    const slice = new TimeSlice();
     let position = 0;
-    let header: HeaderFacts | undefined;
     let prefix: Buffer | undefined;
     for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, position);
-      if (bytesRead === 0) break;
-      const chunk = buffer.subarray(0, bytesRead);
+      const n = file.read(buffer, { position });
+      if (n === 0) break;
+      const chunk = buffer.subarray(0, n);
       if (position < HEADER_MAX_BYTES) {
         const take = Buffer.from(chunk.subarray(0, HEADER_MAX_BYTES - position));
         prefix = prefix === undefined ? take : Buffer.concat([prefix, take]);
       }
       hash.update(chunk);
-      position += bytesRead;
+      position += n;
+      await slice.yieldIfDue();
     }
-    if (prefix !== undefined) header = parseHeaderPrefix(prefix);
-    const after = stableStat(await handle.stat({ bigint: true }));
-    if (!sameStat(stat, after) || position !== stat.size) {
+    const header = prefix === undefined ? undefined : parseHeaderPrefix(prefix);
+    if (!sameStat(stat, stableStat(file.stat())) || position !== stat.size) {
       throw new MigrationError("source_changed", "changed_while_reading", "the session file changed while it was read");
     }
-    const sha256 = hash.digest("hex");
-    return { header, identity: { canonicalPath: absolute, sessionId: header?.id ?? "", ...stat, sha256 } };
+    return { header, identity: { canonicalPath, sessionId: header?.id ?? "", ...stat, sha256: hash.digest("hex") } };
   } finally {
-    await handle.close();
+    file.close();
   }
 }
 

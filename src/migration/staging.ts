@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 
-import type { FilesystemSyncOutcome, SecureDir } from "../fs/index.js";
+import type { FilesystemSyncOutcome, SecureDir, SecureFile } from "../fs/index.js";
 import { TimeSlice } from "./time-slice.js";
 
 /** Bytes read per call when copying or hashing. */
@@ -23,23 +23,27 @@ export async function hashManagedFile(
   const slice = options.slice ?? new TimeSlice();
   const file = dir.openFile(name);
   try {
-    const hash = createHash("sha256");
-    const buffer = options.buffer ?? Buffer.allocUnsafe(CHUNK_BYTES);
-    let position = 0;
-    for (;;) {
-      const n = file.read(buffer, { position });
-      hash.update(buffer.subarray(0, n));
-      position += n;
-      // A short read of a regular file is its end (a small file takes one read).
-      if (n < buffer.byteLength) break;
-      await slice.yieldIfDue();
-    }
-    return { size: position, sha256: hash.digest("hex") };
+    return await hashOpenFile(file, options.buffer ?? Buffer.allocUnsafe(CHUNK_BYTES), slice);
   } finally {
     file.close();
     // Thousands of small files in a row are one long run of synchronous reads otherwise.
     await slice.yieldIfDue();
   }
+}
+
+/** SHA-256 and size of everything in the open `file`, read from its start in chunks into `buffer`. */
+export async function hashOpenFile(file: SecureFile, buffer: Buffer, slice: TimeSlice): Promise<{ size: number; sha256: string }> {
+  const hash = createHash("sha256");
+  let position = 0;
+  for (;;) {
+    const n = file.read(buffer, { position });
+    hash.update(buffer.subarray(0, n));
+    position += n;
+    // A short read of a regular file is its end (a small file takes one read).
+    if (n < buffer.byteLength) break;
+    await slice.yieldIfDue();
+  }
+  return { size: position, sha256: hash.digest("hex") };
 }
 
 /** fsyncs in flight at once in the fallback: they overlap on the thread pool. */

@@ -79,6 +79,13 @@ declare namespace binding {
     readonly ctimeMs: number;
   }
 
+  /** A {@link NativeStat} of `statEntry` / `statHandle`, with exact times (ns since 1970, decimal). */
+  interface NativeExactStat extends NativeStat {
+    readonly atimeNs: string;
+    readonly mtimeNs: string;
+    readonly ctimeNs: string;
+  }
+
   interface NativeDirEntry {
     readonly name: string;
     readonly type: NativeEntryType;
@@ -160,6 +167,16 @@ declare namespace binding {
     /** The hex digest of everything added; the digest starts afresh. */
     finishDigest(digest: NativeDigest): string | NativeFailure;
     openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
+    /**
+     * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
+     * `start`, or at the absolute path `start` (then `names` may be empty), every name but
+     * the last as a source directory, the last as a directory or a file.
+     */
+    openSource(start: NativeHandle | string, names: Names | readonly [], directory: boolean): NativeHandle | NativeFailure;
+    /** Off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor. */
+    removeTreeAsync(dir: NativeHandle, name: string, maxDepth: number, maxEntries: number): Promise<undefined | NativeFailure> | NativeFailure;
+    /** Sets the access and modification times (ns since 1970) of an open file. */
+    setTimes(file: NativeHandle, atimeNs: bigint, mtimeNs: bigint): undefined | NativeFailure;
     openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean): NativeHandle | NativeFailure;
     openFile(
       dir: NativeHandle,
@@ -172,8 +189,8 @@ declare namespace binding {
     verify(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     repair(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
-    statEntry(dir: NativeHandle, name: string): NativeStat | NativeFailure;
-    statHandle(handle: NativeHandle): NativeStat | NativeFailure;
+    statEntry(dir: NativeHandle, name: string): NativeExactStat | NativeFailure;
+    statHandle(handle: NativeHandle): NativeExactStat | NativeFailure;
     read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     /** Off the main thread: writes the range at `position`, reads it back and compares. */

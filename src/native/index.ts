@@ -24,6 +24,8 @@ export type AclEvidence = binding.AclEvidence;
 export type NativeEntryType = binding.NativeEntryType;
 /** Metadata of an entry or handle. */
 export type NativeStat = binding.NativeStat;
+/** Metadata of an entry or handle with exact times. */
+export type NativeExactStat = binding.NativeExactStat;
 /** One directory entry. */
 export type NativeDirEntry = binding.NativeDirEntry;
 /** Native directory identity. */

@@ -133,4 +133,23 @@ Status unlink_file(NativeHandle dir, std::string_view name) {
   return success();
 }
 
+Status set_file_times(NativeHandle file, std::int64_t atime_ns, std::int64_t mtime_ns) {
+  auto spec = [](std::int64_t ns) {
+    struct timespec t {};
+    // Floor division: a time before 1970 keeps a non-negative nanosecond part.
+    std::int64_t sec = ns / 1000000000;
+    std::int64_t rem = ns % 1000000000;
+    if (rem < 0) {
+      rem += 1000000000;
+      --sec;
+    }
+    t.tv_sec = static_cast<time_t>(sec);
+    t.tv_nsec = static_cast<long>(rem);
+    return t;
+  };
+  const struct timespec times[2] = {spec(atime_ns), spec(mtime_ns)};
+  if (retry_eintr([&] { return ::futimens(file, times); }) != 0) return posix::errno_failure(errno, "futimens");
+  return success();
+}
+
 }  // namespace gjc

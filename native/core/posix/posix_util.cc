@@ -87,9 +87,11 @@ StatInfo stat_info_of(const struct stat& st) {
   info.mode = static_cast<std::uint32_t>(st.st_mode & 07777);
   info.uid = static_cast<std::uint64_t>(st.st_uid);
 #if defined(__APPLE__)
+  info.atime_ns = static_cast<std::int64_t>(st.st_atimespec.tv_sec) * 1000000000 + st.st_atimespec.tv_nsec;
   info.mtime_ns = static_cast<std::int64_t>(st.st_mtimespec.tv_sec) * 1000000000 + st.st_mtimespec.tv_nsec;
   info.ctime_ns = static_cast<std::int64_t>(st.st_ctimespec.tv_sec) * 1000000000 + st.st_ctimespec.tv_nsec;
 #else
+  info.atime_ns = static_cast<std::int64_t>(st.st_atim.tv_sec) * 1000000000 + st.st_atim.tv_nsec;
   info.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   info.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
 #endif

@@ -160,4 +160,22 @@ Status unlink_file(NativeHandle dir, std::string_view name) {
   return win::delete_handle(opened.value().get());
 }
 
+Status set_file_times(NativeHandle file, std::int64_t atime_ns, std::int64_t mtime_ns) {
+  // 100 ns ticks since 1601; zero would mean "leave unchanged", so it is out of range too.
+  constexpr std::int64_t kEpochTicks = 116444736000000000LL;
+  const std::int64_t atime = atime_ns / 100 + kEpochTicks;
+  const std::int64_t mtime = mtime_ns / 100 + kEpochTicks;
+  if (atime <= 0 || mtime <= 0) return fail(Code::invalid_argument, EINVAL);
+  // The held handle has no FILE_WRITE_ATTRIBUTES: a second one to the same object gets it.
+  auto writer = win::reopen(file, FILE_WRITE_ATTRIBUTES, false);
+  if (!writer.ok()) return writer.failure();
+  FILE_BASIC_INFO info{};
+  info.LastAccessTime.QuadPart = atime;
+  info.LastWriteTime.QuadPart = mtime;
+  if (!::SetFileInformationByHandle(writer.value().get(), FileBasicInfo, &info, sizeof(info))) {
+    return win::win32_failure(::GetLastError(), "SetFileInformationByHandle");
+  }
+  return success();
+}
+
 }  // namespace gjc

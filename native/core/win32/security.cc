@@ -129,6 +129,12 @@ Result<VerifyEvidence> repair(HANDLE handle, bool directory) {
 
 // A missing (NULL) DACL grants everyone everything; an unprotected one takes in whatever
 // inheritable ACEs a parent gains later; any second ACE grants or denies someone else.
+Status check_source(HANDLE handle, bool directory) {
+  auto owned = check_owned(handle, directory);
+  if (!owned.ok()) return owned.failure();
+  return success();
+}
+
 Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
                              const std::vector<unsigned char>& user) {
   const Failure present = fail(Code::acl_present, 0, "GetSecurityInfo", Attribute::access_acl);

@@ -25,6 +25,10 @@ Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory);
 Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
                              const std::vector<unsigned char>& user);
 
+// The legacy-source check (platform.h open_source) on an open handle: type, owner SID ==
+// the effective user, and for a file one link. The DACL is not required to be owner-only.
+Status check_source(HANDLE handle, bool directory);
+
 // The SID of the effective user: the thread's impersonation token if it has one, else the
 // process token (the analogue of geteuid()).
 Result<std::vector<unsigned char>> current_user_sid();

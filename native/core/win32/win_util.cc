@@ -368,6 +368,7 @@ Result<StatInfo> stat_of(HANDLE handle) {
   }
   info.size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
   info.nlink = standard.NumberOfLinks;
+  info.atime_ns = unix_ns_of(basic.LastAccessTime.QuadPart);
   info.mtime_ns = unix_ns_of(basic.LastWriteTime.QuadPart);
   info.ctime_ns = unix_ns_of(basic.ChangeTime.QuadPart);
   return info;

@@ -1,0 +1,148 @@
+// Removing a directory tree on POSIX by descriptor: each directory is opened no-follow
+// relative to its parent's descriptor and verified before anything in it is removed, and
+// every other entry is unlinked as itself, so a link planted or swapped into the tree is
+// removed as a link and nothing it points to is ever touched.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../eintr.h"
+#include "../names.h"
+#include "../platform.h"
+#include "posix_util.h"
+
+namespace gjc {
+namespace {
+
+struct DirCloser {
+  void operator()(DIR* dir) const noexcept { ::closedir(dir); }
+};
+
+// Rounds of listing and removing one directory before giving up on entries that keep
+// appearing (somebody else is writing into it).
+constexpr int kPasses = 3;
+
+struct Budget {
+  std::uint32_t max_depth;
+  std::size_t max_entries;
+  std::size_t met = 0;
+};
+
+// The raw names in `dir` (not "." or ".."), read from a fresh open file description of it:
+// names are removed as the OS spells them, whatever their encoding.
+Result<std::vector<std::string>> names_in(int dir) {
+  OwnedHandle own(retry_eintr([&] { return ::openat(dir, ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
+  if (!own.valid()) return posix::errno_failure(errno, "openat");
+  std::unique_ptr<DIR, DirCloser> stream(::fdopendir(own.get()));
+  if (!stream) return posix::errno_failure(errno, "fdopendir");
+  own.release();  // now owned by the DIR stream
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(stream.get());
+    if (entry == nullptr) {
+      if (errno != 0) return posix::errno_failure(errno, "readdir");
+      return names;
+    }
+    if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
+    names.emplace_back(entry->d_name);
+  }
+}
+
+// Opens directory `name` below `parent` no-follow and verifies it owner-only.
+Result<OwnedHandle> open_verified_dir(int parent, const char* name) {
+  OwnedHandle fd(retry_eintr([&] { return ::openat(parent, name, O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
+  if (!fd.valid()) return posix::explain_dir_open_failure(parent, name, errno, "openat");
+  auto checked = verify_directory(fd.get());
+  if (!checked.ok()) return checked.failure();
+  return fd;
+}
+
+Status empty_dir(int dir, std::uint32_t depth, Budget& budget);
+
+// Removes entry `name` of `dir` once it is emptied: only while the name is still the
+// directory `held` (swapped for another object, identity_mismatch); rmdir never follows a
+// link and refuses a directory that is not empty.
+Status remove_emptied(int dir, const char* name, int held) {
+  auto st = posix::fstat_of(held);
+  if (!st.ok()) return st.failure();
+  struct stat named {};
+  if (retry_eintr([&] { return ::fstatat(dir, name, &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
+    return posix::errno_failure(errno, "fstatat");
+  }
+  if (named.st_dev != st.value().st_dev || named.st_ino != st.value().st_ino) {
+    return fail(Code::identity_mismatch, 0, "fstatat");
+  }
+  if (retry_eintr([&] { return ::unlinkat(dir, name, AT_REMOVEDIR); }) != 0) {
+    return posix::errno_failure(errno, "unlinkat");
+  }
+  return success();
+}
+
+// Removes entry `name` of `dir`: unlinked as itself unless it is a directory, which is
+// opened, verified, emptied and removed. An entry swapped between the two kinds while this
+// runs is retried once as what it is then.
+Status remove_entry(int dir, const std::string& name, std::uint32_t depth, Budget& budget) {
+  if (++budget.met > budget.max_entries) return fail(Code::too_large, 0, "readdir");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    // unlinkat without AT_REMOVEDIR never follows a link and refuses a directory.
+    if (retry_eintr([&] { return ::unlinkat(dir, name.c_str(), 0); }) == 0) return success();
+    const int error = errno;
+    if (error == ENOENT) return success();
+    // Linux says EISDIR for a directory, macOS EPERM.
+    if (error != EISDIR && error != EPERM) return posix::errno_failure(error, "unlinkat");
+    auto child = open_verified_dir(dir, name.c_str());
+    if (!child.ok()) {
+      const Code code = child.failure().code;
+      if (code == Code::not_found) return success();
+      // A link or file again, swapped in after the unlink saw a directory: once more.
+      if ((code == Code::symlink_refused || code == Code::not_directory) && attempt == 0) continue;
+      // Not a directory either time: the unlink's own answer is the reason.
+      if (code == Code::symlink_refused || code == Code::not_directory) return posix::errno_failure(error, "unlinkat");
+      return child.failure();
+    }
+    if (depth >= budget.max_depth) return fail(Code::too_large, 0, "openat");
+    auto emptied = empty_dir(child.value().get(), depth + 1, budget);
+    if (!emptied.ok()) return emptied;
+    return remove_emptied(dir, name.c_str(), child.value().get());
+  }
+  return fail(Code::identity_mismatch, 0, "unlinkat");
+}
+
+Status empty_dir(int dir, std::uint32_t depth, Budget& budget) {
+  for (int pass = 0; pass < kPasses; ++pass) {
+    auto names = names_in(dir);
+    if (!names.ok()) return names.failure();
+    if (names.value().empty()) return success();
+    for (const std::string& name : names.value()) {
+      auto removed = remove_entry(dir, name, depth, budget);
+      if (!removed.ok()) return removed;
+    }
+  }
+  auto left = names_in(dir);
+  if (!left.ok()) return left.failure();
+  return left.value().empty() ? success() : fail(Code::io_error, ENOTEMPTY, "unlinkat");
+}
+
+}  // namespace
+
+Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth,
+                   std::size_t max_entries) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string n(name);
+  auto root = open_verified_dir(parent, n.c_str());
+  if (!root.ok()) return root.failure();
+  Budget budget{max_depth, max_entries};
+  auto emptied = empty_dir(root.value().get(), 1, budget);
+  if (!emptied.ok()) return emptied;
+  return remove_emptied(parent, n.c_str(), root.value().get());
+}
+
+}  // namespace gjc

@@ -1,0 +1,87 @@
+// Opening legacy sources on POSIX: objects older tools made below the agent directory with
+// looser permissions (0755 directories, 0644 files), read by descriptor without following
+// a link, and accepted only when nobody but their owner, the effective user, can change them.
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "../eintr.h"
+#include "../names.h"
+#include "../platform.h"
+#include "os_hooks.h"
+#include "posix_util.h"
+
+namespace gjc {
+namespace {
+
+// Write permission for group or other: somebody else could change the source.
+constexpr mode_t kForeignWrite = S_IWGRP | S_IWOTH;
+
+Status check_source(int fd, bool directory) {
+  auto st = posix::fstat_of(fd);
+  if (!st.ok()) return st.failure();
+  const struct stat& s = st.value();
+  if (directory ? !S_ISDIR(s.st_mode) : !S_ISREG(s.st_mode)) {
+    return fail(directory ? Code::not_directory : Code::not_regular_file, 0, "fstat");
+  }
+  if (s.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  if ((s.st_mode & kForeignWrite) != 0) return fail(Code::mode_mismatch, 0, "fstat");
+  if (!directory && s.st_nlink != 1) {
+    return fail(s.st_nlink == 0 ? Code::identity_mismatch : Code::hardlink_refused, 0, "fstat");
+  }
+  auto acl = os::acl_check(fd, directory);
+  if (!acl.ok()) return acl.failure();
+  return success();
+}
+
+}  // namespace
+
+Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string n(name);
+  // O_NONBLOCK: a FIFO or device at the name must not hold the open. The descriptor is
+  // only ever read with pread (files) or listed (directories), so the flag can stay.
+  const int flags = O_RDONLY | O_NONBLOCK | posix::kBaseOpenFlags | (directory ? O_DIRECTORY : 0);
+  OwnedHandle fd;
+#ifdef O_NOATIME
+  // Reading a source must not change it, its access time included (a copy keeps the
+  // source's times). O_NOATIME is refused (EPERM) on a file we do not own; the open is then
+  // made without it, and the owner check below refuses the file.
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NOATIME); }));
+  if (!fd.valid() && errno == EPERM) fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#else
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#endif
+  if (!fd.valid()) {
+    if (directory) return posix::explain_dir_open_failure(parent, n.c_str(), errno, "openat");
+    return posix::errno_failure(errno, "openat");
+  }
+  auto checked = check_source(fd.get(), directory);
+  if (!checked.ok()) return checked.failure();
+  return fd;
+}
+
+Result<OwnedHandle> open_source_root(const std::string& absolute_path) {
+  if (absolute_path.size() < 2 || absolute_path[0] != '/' || absolute_path.back() == '/' ||
+      absolute_path.find('\0') != std::string::npos) {
+    return fail(Code::invalid_argument);
+  }
+  const std::size_t cut = absolute_path.rfind('/');
+  const std::string parent = cut == 0 ? "/" : absolute_path.substr(0, cut);
+  const std::string name = absolute_path.substr(cut + 1);
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  // The ancestors are trusted as the user gave them, as open_root trusts them.
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(parent.c_str(), nullptr), &std::free);
+  if (!real) return posix::errno_failure(errno, "realpath");
+  OwnedHandle dir(retry_eintr([&] { return ::open(real.get(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
+  if (!dir.valid()) return posix::errno_failure(errno, "open");
+  return open_source(dir.get(), name, true);
+}
+
+}  // namespace gjc
