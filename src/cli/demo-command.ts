@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 
 import {
+  HISTORY_DB_NAME,
   auditAgentDir,
   BlobStore,
   buildSessionContext,
@@ -83,11 +84,10 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
   storage.close();
 
   step("5. Prompt history");
-  const history = HistoryStorage.open(agentDir);
-  history.add("Summarise the tokenizer module.", scope.canonicalCwd);
-  history.add("Show me the diagram instead.", scope.canonicalCwd);
-  history.flush();
-  for (const hit of history.search("tokeni")) ctx.out(`  found: ${hit.prompt}`);
+  const history = HistoryStorage.open(path.join(agentDir, HISTORY_DB_NAME));
+  void history.add("Summarise the tokenizer module.", scope.canonicalCwd);
+  await history.add("Show me the diagram instead.", scope.canonicalCwd);
+  for (const hit of history.search("tokeni", 20)) ctx.out(`  found: ${hit.prompt}`);
   history.close();
 
   step("6. A legacy-layout session, migrated (copy-retain)");

@@ -15,6 +15,8 @@ import { GjcError } from "../errors.js";
  * - `history_readonly`: the database or its directory cannot be written.
  * - `history_version_too_new`: the file carries a schema newer than this library knows.
  * - `history_closed`: the store was closed (or shut itself after corruption).
+ * - `history_instance_conflict`: `open` named another database than the one this process
+ *   already has open; `resetInstance()` first.
  * - `history_io_error`: any other SQLite or filesystem failure; `sqliteCode`/`errno` say more.
  */
 export type HistoryErrorCode =
@@ -27,6 +29,7 @@ export type HistoryErrorCode =
   | "history_readonly"
   | "history_version_too_new"
   | "history_closed"
+  | "history_instance_conflict"
   | "history_io_error";
 
 /** Extra facts some codes carry. None of them is needed to branch; `code` is enough. */

@@ -174,6 +174,8 @@ declare namespace binding {
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
     statEntry(dir: NativeHandle, name: string): NativeStat | NativeFailure;
     statHandle(handle: NativeHandle): NativeStat | NativeFailure;
+    /** The descriptor number of an open directory handle (POSIX; `invalid_argument` on Windows). */
+    descriptorNumber(handle: NativeHandle): number | NativeFailure;
     read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     /** Off the main thread: writes the range at `position`, reads it back and compares. */
