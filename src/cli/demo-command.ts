@@ -52,7 +52,7 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
 
   step("2. A session: messages, a branch, a compaction, a label, an image");
   const storage = ManagedSessionStorage.open(agentDir);
-  const blobStore = new BlobStore(storage, path.join(agentDir, "blobs"));
+  const blobStore = new BlobStore(path.join(agentDir, "blobs"));
   const common = { sessionDir: scope.directoryPath, storage, blobStore, agentDir, terminalId: null } as const;
   const session = SessionManager.create({ ...common, cwd: scope.canonicalCwd });
   const ask = session.appendMessage(user("Summarise the tokenizer module."));
