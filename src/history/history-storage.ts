@@ -10,6 +10,7 @@ import { defaultAgentDir } from "../scope/resolve.js";
 
 import { HistoryError, historyErrorFromSqlite, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HISTORY_DB_NAME, HistoryFiles } from "./owner-only.js";
+import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
 import {
   containsLikePattern,
   MAX_QUERY_LENGTH,
@@ -225,7 +226,9 @@ export class HistoryStorage {
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
     let db: Database.Database | undefined;
     try {
+      if (files.pinned) ensurePinnedVfs();
       db = new Database(files.sqlitePath, { fileMustExist: true, timeout: busyTimeoutMs });
+      if (files.pinned) checkPinnedConnection(db, files.sqlitePath);
       configure(db, busyTimeoutMs);
       migrate(db);
       files.opened();

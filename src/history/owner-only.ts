@@ -67,6 +67,8 @@ export class HistoryFiles {
    * descriptor (see {@link SecureDir.pinnedPath}); elsewhere {@link HistoryFiles.dbPath}.
    */
   readonly sqlitePath: string;
+  /** True when {@link HistoryFiles.sqlitePath} goes through the held descriptor. */
+  readonly pinned: boolean;
   /** Names tightened to 0600 while preparing (database first, then sidecars). */
   readonly tightened: readonly string[];
 
@@ -76,7 +78,9 @@ export class HistoryFiles {
     this.#key = key;
     this.tightened = tightened;
     this.dbPath = path.join(dir.path, name);
-    this.sqlitePath = dir.pinnedPath(name) ?? this.dbPath;
+    const pinned = dir.pinnedPath(name);
+    this.pinned = pinned !== undefined;
+    this.sqlitePath = pinned ?? this.dbPath;
     this.#before = openDescriptors();
   }
 

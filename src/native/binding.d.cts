@@ -154,6 +154,8 @@ declare namespace binding {
 
   /** The addon's exports. */
   interface Addon {
+    /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
+    readonly packageRoot: string;
     readonly NativeHandle: abstract new () => NativeHandle;
     readonly NativeDigest: abstract new () => NativeDigest;
     createDigest(): NativeDigest | NativeFailure;

@@ -75,6 +75,20 @@ async function main(): Promise<void> {
       }
       return;
     }
+    case "open-report": {
+      // Like "open", and says which loose files were tightened.
+      try {
+        const store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME), { createDir: false });
+        await store.add("hello");
+        const tightened = store.tightened;
+        store.close();
+        report({ ok: true, tightened, modes: modes(target) });
+      } catch (error) {
+        if (!(error instanceof HistoryError)) throw error;
+        report({ code: error.code, fsCode: error.fsCode ?? null });
+      }
+      return;
+    }
     default:
       throw new Error(`unknown command ${String(command)}`);
   }
