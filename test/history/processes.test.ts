@@ -108,7 +108,9 @@ describe("HistoryStorage across processes", () => {
     store.add("warm up");
     store.flush();
     const holder = await startChild(["hold", store.path], '"locked":true');
-    store.add("queued while locked");
+    const saved = store.add("queued while locked");
+    // The promise of add reports the failed save too; the prompt stays queued for a retry.
+    await expect(saved).rejects.toMatchObject({ code: "history_busy" });
     await waitFor(() => seen.length > 0);
     expect(seen[0]?.code).toBe("history_busy");
     expect(store.pendingCount).toBe(1);
