@@ -9,7 +9,7 @@ export {
   MAX_RESULT_LIMIT,
 } from "./history-storage.js";
 export type { HistoryEntry, HistoryStorageOptions } from "./history-storage.js";
-export { HistoryError } from "./errors.js";
+export { HISTORY_ERROR_CODES, HistoryError } from "./errors.js";
 export type { HistoryErrorCode, HistoryErrorDetails } from "./errors.js";
 export { HISTORY_SCHEMA_VERSION } from "./schema.js";
 export { HISTORY_DB_NAME } from "./owner-only.js";
