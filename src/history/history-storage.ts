@@ -6,10 +6,18 @@ import path from "node:path";
 
 import Database from "better-sqlite3";
 
-import { defaultAgentDir } from "../scope/resolve.js";
-
+import {
+  checkCwd,
+  checkDbPath,
+  checkLimit,
+  checkOptions,
+  checkPositiveInteger,
+  conflict,
+  defaultHistoryDbPath,
+  invalid,
+} from "./arguments.js";
 import { HistoryError, historyErrorFromSqlite, isCorruptionCode, sqliteCodeOf } from "./errors.js";
-import { HISTORY_DB_NAME, HistoryFiles } from "./owner-only.js";
+import { HistoryFiles } from "./owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
 import {
   containsLikePattern,
@@ -60,8 +68,6 @@ export interface HistoryStorageOptions {
   readonly onError?: (error: HistoryError) => void;
 }
 
-/** Largest `limit` honoured by `search` and `getRecent`; bigger requests are capped here. */
-export const MAX_RESULT_LIMIT = 1000;
 /** Default longest prompt (UTF-16 code units): 1 MiB of ASCII. */
 export const DEFAULT_MAX_PROMPT_LENGTH = 1024 * 1024;
 /** Default bound of the queue while saves fail. */
@@ -89,35 +95,9 @@ type Statement = Database.Statement<unknown[], unknown>;
 
 const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
 
-function invalid(message: string): HistoryError {
-  return new HistoryError("history_invalid_argument", `history: ${message}`);
-}
-
-function checkOptions(options: unknown): void {
-  if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-}
-
-function checkCwd(cwd: unknown): string | null {
-  if (cwd === undefined || cwd === null) return null;
-  if (typeof cwd !== "string" || cwd === "" || cwd.includes("\0")) throw invalid("cwd must be a non-empty string without NUL");
-  return storableText(cwd);
-}
-
-/** The peer's rule: floored and clamped to 0..{@link MAX_RESULT_LIMIT}; only a non-number is refused. */
-function checkLimit(limit: unknown): number {
-  if (typeof limit !== "number" || Number.isNaN(limit)) throw invalid("limit must be a number");
-  return Math.min(Math.max(Math.floor(limit), 0), MAX_RESULT_LIMIT);
-}
-
 function toEntry(row: HistoryRow): HistoryEntry {
   const { id, prompt, created_at } = row;
   return row.cwd === null ? { id, prompt, created_at } : { id, prompt, created_at, cwd: row.cwd };
-}
-
-function checkPositiveInteger(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalid(`${name} must be a non-negative integer`);
-  return value;
 }
 
 /**
@@ -564,24 +544,6 @@ function configure(db: Database.Database, busyTimeoutMs: number): void {
   db.pragma("secure_delete = ON");
   db.pragma("cell_size_check = ON");
   db.pragma("trusted_schema = OFF");
-}
-
-/** `<default agent dir>/history.db`, the peer's default location. */
-export function defaultHistoryDbPath(): string {
-  return path.join(defaultAgentDir(), HISTORY_DB_NAME);
-}
-
-/** The absolute database path, or `history_invalid_argument`. */
-function checkDbPath(dbPath: unknown): string {
-  if (typeof dbPath !== "string" || dbPath === "" || dbPath.includes("\0")) throw invalid("dbPath must be a non-empty path without NUL");
-  return path.resolve(dbPath);
-}
-
-function conflict(open: string, asked: string): HistoryError {
-  return new HistoryError(
-    "history_instance_conflict",
-    `history: ${open} is open in this process; resetInstance() before opening ${asked}`,
-  );
 }
 
 function withCwd(params: unknown[], cwd: string | null): unknown[] {

@@ -4,10 +4,9 @@
 export {
   DEFAULT_MAX_PENDING,
   DEFAULT_MAX_PROMPT_LENGTH,
-  defaultHistoryDbPath,
   HistoryStorage,
-  MAX_RESULT_LIMIT,
 } from "./history-storage.js";
+export { defaultHistoryDbPath, MAX_RESULT_LIMIT } from "./arguments.js";
 export type { HistoryEntry, HistoryStorageOptions } from "./history-storage.js";
 export { HISTORY_ERROR_CODES, HistoryError } from "./errors.js";
 export type { HistoryErrorCode, HistoryErrorDetails } from "./errors.js";
