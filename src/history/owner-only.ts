@@ -245,8 +245,9 @@ function isOpenDescriptor(fd: string): boolean {
  * The peer creates its database with SQLite's default mode (0644 under umask 022). A file
  * that is otherwise owner-only-compatible (ours, regular, one link) is tightened to 0600
  * here; anything else is left for the checks that follow to refuse. The chmod goes through
- * a descriptor opened without following a link and compared by device and inode with the
- * file seen through the held directory, so a swapped path cannot aim it elsewhere. An ACL
+ * a descriptor opened without following a link (below the held directory on Linux) and
+ * compared by device and inode with the file seen through the held directory, so a swapped
+ * path cannot aim it elsewhere. An ACL
  * is not removed: the descriptor verify that follows refuses it (`acl_*`). Returns true if
  * the mode was changed. Not on Windows, which has no POSIX modes.
  */
@@ -257,7 +258,10 @@ function tightenIfLoose(dir: SecureDir, name: string): boolean {
   const where = path.join(dir.path, name);
   let fd: number;
   try {
-    fd = fs.openSync(where, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    // Through the held descriptor where the platform allows, so not even this read-only
+    // open can land elsewhere; the device and inode comparison below covers the rest.
+    const reach = dir.pinnedPath(name) ?? where;
+    fd = fs.openSync(reach, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw new HistoryError("history_io_error", `history: ${where}: ${String(error)}`, { cause: error });

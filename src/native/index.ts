@@ -65,7 +65,7 @@ export function decodeEvidence(code: NativeEvidenceCode): NativeEvidence {
 }
 
 /**
- * Path of the SQLite extension that keeps `/proc/self/fd/<n>/<name>` database paths as given
+ * @internal Path of the SQLite extension that keeps `/proc/self/fd/<n>/<name>` database paths as given
  * (native/sqlite/pinned_vfs.c), built beside the addon on Linux: `build/Release`, else
  * `prebuilds/linux-<arch>`. `undefined` on other platforms or when it was not built. SQLite
  * derives the entry point from the file name (`sqlite3_gjcpinnedvfs_init`).
