@@ -1,0 +1,92 @@
+/**
+ * The agent directory's path exchanged with a link to an outside directory in a tight
+ * renameat2(RENAME_EXCHANGE) loop while this process opens the history, adds, searches and
+ * closes: every failure is typed, nothing outside is created, changed or removed, and the
+ * outside database (planted with its own prompt) is never read. GJC_RACE_MS sets how long
+ * (default 2 s).
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+import Database from "better-sqlite3";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+
+import { HistoryError, HistoryStorage } from "../../src/history/index.js";
+import { buildTools, type Tools } from "../helpers/processes.js";
+import { makeTempDir } from "../helpers/temp.js";
+
+const RACE_MS = Number(process.env.GJC_RACE_MS ?? 2_000);
+
+let tools: Tools;
+let tmp: ReturnType<typeof makeTempDir>;
+let parent: string;
+let outside: string;
+
+beforeAll(() => {
+  tools = buildTools();
+});
+beforeEach(() => {
+  tmp = makeTempDir("gjc-history-race-");
+  parent = path.join(tmp.path, "parent");
+  fs.mkdirSync(path.join(parent, "agent"), { recursive: true, mode: 0o700 });
+  outside = path.join(tmp.path, "outside");
+  fs.mkdirSync(outside, { mode: 0o700 });
+  const planted = new Database(path.join(outside, "history.db"));
+  planted.exec(
+    "CREATE TABLE history(id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL, cwd TEXT);" +
+      "INSERT INTO history(prompt, created_at) VALUES ('plantedoutside', 1)",
+  );
+  planted.close();
+  fs.chmodSync(path.join(outside, "history.db"), 0o600);
+  fs.symlinkSync(outside, path.join(parent, "link"));
+});
+afterEach(() => {
+  HistoryStorage.resetInstance();
+  tmp.remove();
+});
+
+function snapshot(dir: string): string[] {
+  return fs
+    .readdirSync(dir)
+    .sort()
+    .map((name) => {
+      const st = fs.lstatSync(path.join(dir, name));
+      return `${name} ${st.ino} ${st.size} ${st.mtimeMs} ${st.mode}`;
+    });
+}
+
+describe.skipIf(process.platform !== "linux")("history under a swap loop of the agent directory", () => {
+  it("redirects nothing and fails only with typed codes", async () => {
+    const before = snapshot(outside);
+    const swapper = spawn(tools.swapRace, [parent, "agent", "link", String(RACE_MS)], { stdio: ["ignore", "pipe", "pipe"] });
+    let swaps = "";
+    swapper.stdout.on("data", (d: Buffer) => (swaps += d.toString()));
+    const exited = new Promise<number>((resolve) => swapper.on("exit", (code) => resolve(code ?? -1)));
+    const codes = new Map<string, number>();
+    let ok = 0;
+    let planted = 0;
+    const deadline = Date.now() + RACE_MS;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; Date.now() < deadline; i++) {
+      try {
+        const store = HistoryStorage.open(path.join(parent, "agent", "history.db"));
+        await store.add(`prompt ${i}`);
+        planted += store.search("plantedoutside", 5).length + store.getRecent(50).filter((e) => e.prompt === "plantedoutside").length;
+        HistoryStorage.resetInstance();
+        ok += 1;
+      } catch (error) {
+        if (!(error instanceof HistoryError)) throw error;
+        const key = `${error.code}/${error.fsCode ?? error.sqliteCode ?? "-"}`;
+        codes.set(key, (codes.get(key) ?? 0) + 1);
+        HistoryStorage.resetInstance();
+      }
+    }
+    expect(await exited).toBe(0);
+    expect(Number(swaps)).toBeGreaterThan(0);
+    expect(planted).toBe(0);
+    expect(snapshot(outside)).toEqual(before);
+    expect(ok).toBeGreaterThan(0);
+    for (const key of codes.keys()) expect(key).toMatch(/^history_insecure\/(symlink_refused|not_directory|identity_mismatch|not_found)$/);
+  }, RACE_MS + 30_000);
+});
