@@ -118,6 +118,21 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     expect(historyError(() => HistoryStorage.open(dbPath)).fsCode).toBe("symlink_refused");
   });
 
+  it.skipIf(!hasCommand("strace"))("no system call reaches the database or a sidecar by the directory's path (strace)", async (ctx) => {
+    const script = await childProgram();
+    fs.mkdirSync(agent, { mode: 0o700 });
+    const log = path.join(tmp.path, "strace.log");
+    const traced = run("strace", ["-f", "-o", log, "-e", "trace=%file", process.execPath, script, "open", agent]);
+    if (traced.status !== 0 && /ptrace|Operation not permitted/.test(traced.stderr)) ctx.skip("strace cannot trace here");
+    expect(traced.status, traced.stderr).toBe(0);
+    const lines = fs.readFileSync(log, "utf8").split("\n").filter((line) => line.includes("history.db"));
+    // The database and its sidecars were really used (created, opened, removed at close)...
+    expect(lines.some((line) => /\/proc\/self\/fd\/\d+\/history\.db-wal"/.test(line))).toBe(true);
+    expect(lines.some((line) => /\/proc\/self\/fd\/\d+\/history\.db-shm"/.test(line))).toBe(true);
+    // ...but never by a path that walks the agent directory's name.
+    expect(lines.filter((line) => line.includes(`${agent}/history.db`))).toEqual([]);
+  });
+
   it.skipIf(!isRoot() || !hasCommand("setpriv"))("another user who owns the parent swaps the agent dir: nothing reaches their tree", async () => {
     // The victim (root) keeps its agent dir inside a directory uid 65534 owns.
     const parent = path.join(tmp.path, "shared");
