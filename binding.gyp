@@ -83,6 +83,20 @@
           "msvs_settings": { "VCCLCompilerTool": { "AdditionalOptions": ["/std:c++17"] } }
         }]
       ]
+    },
+    {
+      "target_name": "gjc_pinned_vfs",
+      "conditions": [
+        ["OS=='linux'", {
+          "type": "shared_library",
+          "product_prefix": "",
+          "sources": ["native/sqlite/pinned_vfs.c"],
+          "include_dirs": ["<!(node -p \"require('path').join(require('path').dirname(require.resolve('better-sqlite3/package.json')), 'deps', 'sqlite3')\")"],
+          "cflags": ["-Wall", "-Wextra", "-fvisibility=hidden"]
+        }, {
+          "type": "none"
+        }]
+      ]
     }
   ]
 }

@@ -12,6 +12,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 
 const FIELDS = new Set(["sources", "defines", "libraries"]);
+const ADDON_TARGET = "gjc_session_store";
 
 function fail(message) {
   process.stderr.write(`gyp-sources: ${message}\n`);
@@ -48,9 +49,11 @@ function main() {
   } catch (error) {
     fail(`binding.gyp must stay JSON (plus # comment lines): ${error.message}`);
   }
-  const targets = gyp.targets ?? [];
-  if (targets.length !== 1) fail(`expected one target in binding.gyp, found ${targets.length}`);
-  const values = collect(targets[0], os, field, []);
+  // The addon's target; the other one (gjc_pinned_vfs, a SQLite extension built by node-gyp
+  // on Linux only) is not part of the addon.
+  const addons = (gyp.targets ?? []).filter((target) => target.target_name === ADDON_TARGET);
+  if (addons.length !== 1) fail(`expected one ${ADDON_TARGET} target in binding.gyp, found ${addons.length}`);
+  const values = collect(addons[0], os, field, []);
   process.stdout.write(values.map((v) => `${v}\n`).join(""));
 }
 

@@ -228,6 +228,20 @@ Napi::Value StatHandle(const Napi::CallbackInfo& info) {
   return Reply(info.Env(), stat_handle(handle->native()), [&](StatInfo s) { return StatValue(info.Env(), s); });
 }
 
+// The descriptor number of an open directory handle, for the one consumer that must name a
+// held directory to a library that only takes paths (SQLite, via /proc/self/fd/<n>). POSIX
+// only: a Win32 HANDLE has no such path, so there it reports invalid_argument.
+Napi::Value DescriptorNumber(const Napi::CallbackInfo& info) {
+  Handle* handle = Handle::Any(info[0]);
+  if (handle == nullptr || handle->kind() != HandleKind::directory) return Invalid(info.Env());
+  if (!handle->open()) return Closed(info.Env());
+#ifdef _WIN32
+  return Invalid(info.Env());
+#else
+  return Napi::Number::New(info.Env(), handle->native());
+#endif
+}
+
 // The arguments (file, buffer, offset, length, position) of positional I/O: an open file
 // handle and a Uint8Array range checked here against the array's bounds.
 struct PositionalArgs {
@@ -448,7 +462,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   const std::pair<const char*, Napi::Function::Callback> functions[] = {
       {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile},
       {"verify", Verify}, {"repair", Repair}, {"list", List},
-      {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"read", Read},
+      {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"descriptorNumber", DescriptorNumber}, {"read", Read},
       {"write", Write}, {"writeVerifiedAsync", WriteVerifiedAsync}, {"append", Append}, {"sync", Sync},
       {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
       {"writeFileAtomic", WriteFileAtomic}, {"writeFileAtomicAsync", WriteFileAtomicAsync},

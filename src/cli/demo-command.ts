@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 
 import {
+  HISTORY_DB_NAME,
   auditAgentDir,
   BlobStore,
   buildSessionContext,
@@ -51,7 +52,7 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
 
   step("2. A session: messages, a branch, a compaction, a label, an image");
   const storage = ManagedSessionStorage.open(agentDir);
-  const blobStore = new BlobStore(storage, path.join(agentDir, "blobs"));
+  const blobStore = new BlobStore(path.join(agentDir, "blobs"));
   const common = { sessionDir: scope.directoryPath, storage, blobStore, agentDir, terminalId: null } as const;
   const session = SessionManager.create({ ...common, cwd: scope.canonicalCwd });
   const ask = session.appendMessage(user("Summarise the tokenizer module."));
@@ -83,11 +84,10 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
   storage.close();
 
   step("5. Prompt history");
-  const history = HistoryStorage.open(agentDir);
-  history.add("Summarise the tokenizer module.", scope.canonicalCwd);
-  history.add("Show me the diagram instead.", scope.canonicalCwd);
-  history.flush();
-  for (const hit of history.search("tokeni")) ctx.out(`  found: ${hit.prompt}`);
+  const history = HistoryStorage.open(path.join(agentDir, HISTORY_DB_NAME));
+  void history.add("Summarise the tokenizer module.", scope.canonicalCwd);
+  await history.add("Show me the diagram instead.", scope.canonicalCwd);
+  for (const hit of history.search("tokeni", 20)) ctx.out(`  found: ${hit.prompt}`);
   history.close();
 
   step("6. A legacy-layout session, migrated (copy-retain)");

@@ -21,10 +21,15 @@ function cwdFilter(option: HistoryOptions["cwd"]): string | undefined {
   return option === true ? process.cwd() : path.resolve(option);
 }
 
+/** Results shown when `--limit` is not given: `search` and `recent`. */
+const DEFAULT_SEARCH_LIMIT = 100;
+const DEFAULT_RECENT_LIMIT = 20;
+
 // Reading commands never create the agent dir or an empty database: no file, no prompts.
 function withHistory<T>(ctx: CliContext, fallback: T, use: (history: HistoryStorage) => T): T {
-  if (!fs.existsSync(path.join(ctx.agentDir, HISTORY_DB_NAME))) return fallback;
-  const history = HistoryStorage.open(ctx.agentDir);
+  const dbPath = path.join(ctx.agentDir, HISTORY_DB_NAME);
+  if (!fs.existsSync(dbPath)) return fallback;
+  const history = HistoryStorage.open(dbPath, { createDir: false });
   try {
     return use(history);
   } finally {
@@ -35,14 +40,14 @@ function withHistory<T>(ctx: CliContext, fallback: T, use: (history: HistoryStor
 /** Prompts matching `query`, newest first. */
 export function runHistorySearch(ctx: CliContext, query: string, options: HistoryOptions): number {
   const cwd = cwdFilter(options.cwd);
-  const found = withHistory(ctx, [], (h) => h.search(query, { ...(cwd === undefined ? {} : { cwd }), ...(options.limit === undefined ? {} : { limit: options.limit }) }));
+  const found = withHistory(ctx, [], (h) => h.search(query, options.limit ?? DEFAULT_SEARCH_LIMIT, cwd));
   print(ctx, found, options.json === true);
   return 0;
 }
 
 /** The newest prompts. */
 export function runHistoryRecent(ctx: CliContext, options: HistoryOptions): number {
-  const found = withHistory(ctx, [], (h) => h.getRecent(options.limit ?? 20, cwdFilter(options.cwd)));
+  const found = withHistory(ctx, [], (h) => h.getRecent(options.limit ?? DEFAULT_RECENT_LIMIT, cwdFilter(options.cwd)));
   print(ctx, found, options.json === true);
   return 0;
 }
@@ -56,6 +61,6 @@ function print(ctx: CliContext, entries: readonly HistoryEntry[], json: boolean)
     ctx.out(ctx.style.dim("no prompts"));
     return;
   }
-  const rows = entries.map((e) => [shortTime(new Date(e.createdAt * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]);
+  const rows = entries.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]);
   for (const line of table(rows)) ctx.out(line);
 }

@@ -17,3 +17,5 @@ export type { DirectoryIdentity } from "./identity.js";
 export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";
 export type { AclAttribute, SecureFsErrorCode, SecureFsErrorDetails } from "./errors.js";
 export type { EntryType, ExactStat, SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
+// The SQLite extension that opens a database through a held directory (native/sqlite).
+export { pinnedVfsExtensionPath } from "../native/index.js";

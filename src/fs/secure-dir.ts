@@ -7,6 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
+import { isValidEntryName } from "./identity.js";
 import { SecureFsError } from "./errors.js";
 import { importedFiles, type ImportedFile, type ImportRequest } from "./unmanaged.js";
 import { SecureFile } from "./secure-file.js";
@@ -275,6 +276,20 @@ export class SecureDir {
   stat(name?: string): ExactStat {
     if (name === undefined) return unwrap(native.statHandle(this.#handle), "stat", this.path);
     return unwrap(native.statEntry(this.#handle, name), "stat", this.#child(name));
+  }
+
+  /**
+   * A path to entry `name` that the kernel resolves through this held descriptor
+   * (`/proc/self/fd/<n>/<name>` on Linux), so no later swap of a component of
+   * {@link SecureDir.path} can redirect it; `undefined` where the platform has no such path.
+   * Only for handing the directory to a library that takes paths: everything in this
+   * package opens below the descriptor itself.
+   */
+  pinnedPath(name: string): string | undefined {
+    requireArgument(isValidEntryName(name), "pinnedPath", this.#child(name));
+    if (process.platform !== "linux") return undefined;
+    const fd = unwrap(native.descriptorNumber(this.#handle), "pinnedPath", this.path);
+    return `/proc/self/fd/${fd}/${name}`;
   }
 
   /** Checks this directory against the owner-only rules again; returns the evidence or throws. */

@@ -15,19 +15,30 @@ import { GjcError } from "../errors.js";
  * - `history_readonly`: the database or its directory cannot be written.
  * - `history_version_too_new`: the file carries a schema newer than this library knows.
  * - `history_closed`: the store was closed (or shut itself after corruption).
+ * - `history_pin_unavailable`: on Linux the database is opened through the held directory
+ *   descriptor by a small SQLite extension; it was not built, could not be loaded, or was
+ *   not in effect for the connection. Nothing is opened by path instead.
+ * - `history_instance_conflict`: `open` named another database than the one this process
+ *   already has open; `resetInstance()` first.
  * - `history_io_error`: any other SQLite or filesystem failure; `sqliteCode`/`errno` say more.
  */
-export type HistoryErrorCode =
-  | "history_invalid_argument"
-  | "history_prompt_too_large"
-  | "history_backlog_full"
-  | "history_insecure"
-  | "history_corrupt"
-  | "history_busy"
-  | "history_readonly"
-  | "history_version_too_new"
-  | "history_closed"
-  | "history_io_error";
+export type HistoryErrorCode = (typeof HISTORY_ERROR_CODES)[number];
+
+/** Every {@link HistoryErrorCode}, for exhaustive checks (and the README test). */
+export const HISTORY_ERROR_CODES = [
+  "history_invalid_argument",
+  "history_prompt_too_large",
+  "history_backlog_full",
+  "history_insecure",
+  "history_corrupt",
+  "history_busy",
+  "history_readonly",
+  "history_version_too_new",
+  "history_closed",
+  "history_instance_conflict",
+  "history_pin_unavailable",
+  "history_io_error",
+] as const;
 
 /** Extra facts some codes carry. None of them is needed to branch; `code` is enough. */
 export interface HistoryErrorDetails {

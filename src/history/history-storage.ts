@@ -2,10 +2,23 @@
  * HistoryStorage: the prompt-history database (`<agent>/history.db`), written off the hot
  * path and searched through FTS5.
  */
+import path from "node:path";
+
 import Database from "better-sqlite3";
 
+import {
+  checkCwd,
+  checkDbPath,
+  checkLimit,
+  checkOptions,
+  checkPositiveInteger,
+  conflict,
+  defaultHistoryDbPath,
+  invalid,
+} from "./arguments.js";
 import { HistoryError, historyErrorFromSqlite, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
+import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
 import {
   containsLikePattern,
   MAX_QUERY_LENGTH,
@@ -18,15 +31,23 @@ import {
 } from "./query.js";
 import { createSchema, dropSchema, migrate } from "./schema.js";
 
-/** One stored prompt. */
+/** One stored prompt, in the peer's shape (column names as in the table). */
 export interface HistoryEntry {
   /** Row id; larger means stored later. */
   readonly id: number;
   /** The prompt as stored (trimmed; lone surrogates and NUL replaced by U+FFFD). */
   readonly prompt: string;
-  /** Unix time in whole seconds when `add` was called (the peer's unit). */
-  readonly createdAt: number;
-  /** Working directory given to `add`, or null. */
+  /** Unix time in whole seconds when `add` was called. */
+  readonly created_at: number;
+  /** Working directory given to `add`; absent when none was given. */
+  readonly cwd?: string;
+}
+
+/** A row as SQLite returns it, before an absent cwd is dropped. */
+interface HistoryRow {
+  readonly id: number;
+  readonly prompt: string;
+  readonly created_at: number;
   readonly cwd: string | null;
 }
 
@@ -47,18 +68,6 @@ export interface HistoryStorageOptions {
   readonly onError?: (error: HistoryError) => void;
 }
 
-/** Options of {@link HistoryStorage.search}. */
-export interface HistorySearchOptions {
-  /** Most results (1..{@link MAX_RESULT_LIMIT}; larger values are capped). Default {@link DEFAULT_RESULT_LIMIT}. */
-  readonly limit?: number;
-  /** Only prompts added with exactly this working directory. */
-  readonly cwd?: string;
-}
-
-/** Default `limit` of `search` and `getRecent`. */
-export const DEFAULT_RESULT_LIMIT = 100;
-/** Largest `limit` honoured; bigger requests are capped here. */
-export const MAX_RESULT_LIMIT = 1000;
 /** Default longest prompt (UTF-16 code units): 1 MiB of ASCII. */
 export const DEFAULT_MAX_PROMPT_LENGTH = 1024 * 1024;
 /** Default bound of the queue while saves fail. */
@@ -73,45 +82,35 @@ interface Pending {
   readonly prompt: string;
   readonly cwd: string | null;
   readonly createdAt: number;
+  /** Settles the promise `add` returned for this prompt. */
+  readonly settle: Settle | undefined;
+}
+
+interface Settle {
+  resolve(): void;
+  reject(error: HistoryError): void;
 }
 
 type Statement = Database.Statement<unknown[], unknown>;
 
-const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS createdAt, h.cwd AS cwd";
+const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
 
-function invalid(message: string): HistoryError {
-  return new HistoryError("history_invalid_argument", `history: ${message}`);
-}
-
-function checkOptions(options: unknown): void {
-  if (typeof options !== "object" || options === null) throw invalid("options must be an object");
-}
-
-function checkCwd(cwd: unknown): string | null {
-  if (cwd === undefined || cwd === null) return null;
-  if (typeof cwd !== "string" || cwd === "" || cwd.includes("\0")) throw invalid("cwd must be a non-empty string without NUL");
-  return storableText(cwd);
-}
-
-function checkLimit(limit: unknown): number {
-  if (limit === undefined) return DEFAULT_RESULT_LIMIT;
-  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) throw invalid("limit must be a positive integer");
-  return Math.min(limit, MAX_RESULT_LIMIT);
-}
-
-function checkPositiveInteger(value: unknown, name: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) throw invalid(`${name} must be a non-negative integer`);
-  return value;
+function toEntry(row: HistoryRow): HistoryEntry {
+  const { id, prompt, created_at } = row;
+  return row.cwd === null ? { id, prompt, created_at } : { id, prompt, created_at, cwd: row.cwd };
 }
 
 /**
- * The prompt-history store. `add` only queues; prompts are written in batches on
- * `setImmediate`, so a turn never waits on disk. Every other method is synchronous (SQLite
- * through better-sqlite3) and first writes whatever is queued, so it sees every prompt added
- * before it. Failures are thrown as {@link HistoryError}.
+ * The prompt-history store, one per process as in the peer. `add` only queues; prompts are
+ * written in batches on `setImmediate`, one transaction per batch, so a turn never waits on
+ * disk. Every other method is synchronous (SQLite through better-sqlite3) and first writes
+ * whatever is queued, so it sees every prompt added before it. Failures are thrown as
+ * {@link HistoryError}.
  */
 export class HistoryStorage {
+  static #instance: HistoryStorage | undefined;
+  static #opening: { readonly path: string; readonly promise: Promise<HistoryStorage> } | undefined;
+
   readonly #db: Database.Database;
   readonly #files: HistoryFiles;
   readonly #maxPromptLength: number;
@@ -137,21 +136,79 @@ export class HistoryStorage {
   }
 
   /**
-   * Opens (creating if needed) `<agentDir>/history.db`. The directory must pass the
-   * owner-only check; the database is created exclusively at 0600 or must already be an
-   * owner-only regular file, never a link. A database SQLite cannot read is renamed aside and
+   * The process-wide store, opened on the first call (creating the database if needed):
+   * `dbPath` defaults to `<default agent dir>/history.db`. Later calls with the same path
+   * return the same instance (their `options` are not consulted); a call naming another
+   * database while one is open throws `history_instance_conflict` instead of silently
+   * writing elsewhere than asked: {@link HistoryStorage.resetInstance} (or `close`) first.
+   *
+   * The directory holding the database must pass the owner-only check (it is created 0700
+   * when missing, unless `createDir: false`); the database is created exclusively at 0600,
+   * or must already be an owner-only regular file, never a link. An existing database and
+   * sidecars that are ours, regular and single-linked but carry group/other mode bits (the
+   * peer creates them 0644) are tightened to 0600 in place and reported in
+   * {@link HistoryStorage.tightened}. A database SQLite cannot read is renamed aside and
    * reported as `history_corrupt`; opening again then starts an empty one.
    */
-  static open(agentDir: string, options: HistoryStorageOptions = {}): HistoryStorage {
-    if (typeof agentDir !== "string" || agentDir === "") throw invalid("agentDir must be a non-empty path");
+  static open(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): HistoryStorage {
+    const target = checkDbPath(dbPath);
     checkOptions(options);
+    const current = HistoryStorage.#instance;
+    if (current !== undefined && !current.closed) {
+      if (current.path !== target) throw conflict(current.path, target);
+      return current;
+    }
+    const opened = HistoryStorage.#create(target, options);
+    HistoryStorage.#instance = opened;
+    return opened;
+  }
+
+  /**
+   * {@link HistoryStorage.open} for async callers. Concurrent calls before the first one
+   * finished share its promise (the same path, else `history_instance_conflict`).
+   */
+  static openAsync(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): Promise<HistoryStorage> {
+    let target: string;
+    try {
+      target = checkDbPath(dbPath);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const opening = HistoryStorage.#opening;
+    if (opening !== undefined) {
+      return opening.path === target ? opening.promise : Promise.reject(conflict(opening.path, target));
+    }
+    const promise = Promise.resolve().then(() => HistoryStorage.open(target, options));
+    const entry = { path: target, promise };
+    HistoryStorage.#opening = entry;
+    const done = (): void => {
+      if (HistoryStorage.#opening === entry) HistoryStorage.#opening = undefined;
+    };
+    promise.then(done, done);
+    return promise;
+  }
+
+  /**
+   * Closes the process-wide store (writing what is queued first) and forgets it, so the next
+   * {@link HistoryStorage.open} opens afresh, possibly another path. If that final write
+   * fails the error is thrown and the instance is kept with its queue: nothing is lost.
+   */
+  static resetInstance(): void {
+    const current = HistoryStorage.#instance;
+    if (current !== undefined && !current.closed) current.close();
+    HistoryStorage.#instance = undefined;
+  }
+
+  static #create(target: string, options: HistoryStorageOptions): HistoryStorage {
     const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", DEFAULT_BUSY_TIMEOUT_MS);
     checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
     checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
-    const files = HistoryFiles.prepare(agentDir, { create: options.createDir ?? true });
+    const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
     let db: Database.Database | undefined;
     try {
-      db = new Database(files.dbPath, { fileMustExist: true, timeout: busyTimeoutMs });
+      if (files.pinned) ensurePinnedVfs();
+      db = new Database(files.sqlitePath, { fileMustExist: true, timeout: busyTimeoutMs });
+      if (files.pinned) checkPinnedConnection(db, files.sqlitePath);
       configure(db, busyTimeoutMs);
       migrate(db);
       files.opened();
@@ -175,12 +232,24 @@ export class HistoryStorage {
   }
 
   /**
+   * Files found with group/other mode bits and tightened to 0600 when this store opened
+   * (names inside the database's directory, database first); empty when none were.
+   */
+  get tightened(): readonly string[] {
+    return this.#files.tightened;
+  }
+
+  /**
    * Queues `prompt` (trimmed; empty ignored). A prompt equal to the one before it with the
    * same cwd is skipped: consecutive duplicates are checked against the queue and, when
-   * written, against the newest stored row, so two processes do not defeat it. Throws only for
-   * bad arguments, an over-long prompt or a full backlog; disk faults are reported later.
+   * written, against the newest stored row, so two processes do not defeat it. Bad
+   * arguments, an over-long prompt or a full backlog throw at once. The promise resolves
+   * once the batch holding the prompt is committed (at once for a skipped one) and rejects
+   * with the typed error if that save fails; the prompt then stays queued and is retried on
+   * the next `add`, `flush` or `close`. A caller that does not await it cannot get an
+   * unhandled rejection: failures also go to `onError`.
    */
-  add(prompt: string, cwd?: string): void {
+  add(prompt: string, cwd?: string): Promise<void> {
     this.#assertOpen();
     if (typeof prompt !== "string") throw invalid("prompt must be a string");
     if (prompt.length > this.#maxPromptLength) {
@@ -188,17 +257,23 @@ export class HistoryStorage {
     }
     const cwdText = checkCwd(cwd);
     const text = normalizePrompt(prompt);
-    if (text === "") return;
+    if (text === "") return Promise.resolve();
     const last = this.#pending.at(-1);
-    if (last !== undefined && last.prompt === text && last.cwd === cwdText) return;
+    if (last !== undefined && last.prompt === text && last.cwd === cwdText) return Promise.resolve();
     if (this.#pending.length >= this.#maxPending) {
       throw new HistoryError("history_backlog_full", `history: ${this.#pending.length} prompts are already waiting to be saved`);
     }
-    this.#pending.push({ prompt: text, cwd: cwdText, createdAt: Math.floor(Date.now() / 1000) });
+    let settle: Settle | undefined;
+    const saved = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    saved.catch(() => undefined);
+    this.#pending.push({ prompt: text, cwd: cwdText, createdAt: Math.floor(Date.now() / 1000), settle });
     // Only a bulk caller that never yields gets here; a failing database is left to the
     // background retries so that add() does not wait out the busy timeout again and again.
     if (this.#pending.length >= MAX_BATCH && !this.#failing) this.#saveReportingFailures();
     else this.#schedule();
+    return saved;
   }
 
   /** Writes everything queued now. Throws the typed failure; the queue keeps what was not written. */
@@ -211,47 +286,51 @@ export class HistoryStorage {
   /**
    * Prompts whose every query token starts a word (FTS5 prefix terms; `"`-quoted, so nothing
    * in the query is FTS syntax), newest first; when that finds fewer than `limit`, prompts
-   * holding every token anywhere follow, also newest first. A query without letters or digits
-   * matches nothing.
+   * holding every token anywhere follow, also newest first, each row once. A query without
+   * letters or digits matches nothing. `limit` is floored and clamped to 0..1000.
    */
-  search(query: string, options: HistorySearchOptions = {}): HistoryEntry[] {
+  search(query: string, limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
     if (typeof query !== "string") throw invalid("query must be a string");
     if (query.length > MAX_QUERY_LENGTH) throw invalid(`query longer than ${MAX_QUERY_LENGTH} code units`);
-    checkOptions(options);
-    const limit = checkLimit(options.limit);
-    const cwd = checkCwd(options.cwd);
+    const max = checkLimit(limit);
+    const cwdText = checkCwd(cwd);
     const tokens = tokenizeQuery(query);
     if (tokens.length > MAX_QUERY_TOKENS) throw invalid(`query has more than ${MAX_QUERY_TOKENS} distinct words`);
-    if (tokens.length === 0) return [];
+    if (tokens.length === 0 || max === 0) return [];
     this.flush();
     return this.#run("searching history", () => {
-      const where = cwd === null ? "" : " AND h.cwd = ?";
+      const where = cwdText === null ? "" : " AND h.cwd = ?";
       const prefix = this.#statement(
         `prefix${where}`,
         `SELECT ${ENTRY_COLUMNS} FROM history_fts f JOIN history h ON h.id = f.rowid
          WHERE history_fts MATCH ?${where} ORDER BY f.rowid DESC LIMIT ?`,
       );
-      const found = prefix.all(...withCwd([prefixMatchExpression(tokens)], cwd), limit) as HistoryEntry[];
-      if (found.length >= limit) return found;
-      const seen = new Set(found.map((entry) => entry.id));
-      for (const entry of this.#infix(tokens, cwd, limit + found.length)) {
-        if (found.length >= limit) break;
-        if (!seen.has(entry.id)) found.push(entry);
+      const found = prefix.all(...withCwd([prefixMatchExpression(tokens)], cwdText), max) as HistoryRow[];
+      if (found.length < max) {
+        const seen = new Set(found.map((row) => row.id));
+        for (const row of this.#infix(tokens, cwdText, max + found.length)) {
+          if (found.length >= max) break;
+          if (!seen.has(row.id)) found.push(row);
+        }
       }
-      return found;
+      return found.map(toEntry);
     });
   }
 
-  /** The newest `limit` prompts, optionally only those added with `cwd`. */
-  getRecent(limit?: number, cwd?: string): HistoryEntry[] {
+  /**
+   * The newest `limit` prompts (floored and clamped to 0..1000), optionally only those added
+   * with `cwd`.
+   */
+  getRecent(limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
     const max = checkLimit(limit);
     const cwdText = checkCwd(cwd);
+    if (max === 0) return [];
     this.flush();
     const where = cwdText === null ? "" : " WHERE h.cwd = ?";
     const recent = this.#statement(`recent${where}`, `SELECT ${ENTRY_COLUMNS} FROM history h${where} ORDER BY h.id DESC LIMIT ?`);
-    return this.#run("reading recent history", () => recent.all(...withCwd([], cwdText), max) as HistoryEntry[]);
+    return this.#run("reading recent history", () => (recent.all(...withCwd([], cwdText), max) as HistoryRow[]).map(toEntry));
   }
 
   /**
@@ -309,6 +388,11 @@ export class HistoryStorage {
     this.#shut();
   }
 
+  /** Forgets this store as the process-wide instance once it no longer serves. */
+  #release(): void {
+    if (HistoryStorage.#instance === this) HistoryStorage.#instance = undefined;
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new HistoryError("history_closed", "history: the store is closed");
   }
@@ -359,14 +443,17 @@ export class HistoryStorage {
       );
     } catch (error) {
       this.#failing = true;
-      throw error;
+      const failure = error instanceof HistoryError ? error : historyErrorFromSqlite(error, "saving history");
+      for (const entry of batch) entry.settle?.reject(failure);
+      throw failure;
     }
     this.#failing = false;
     this.#pending.splice(0, batch.length);
+    for (const entry of batch) entry.settle?.resolve();
   }
 
   /** Substring matches for the fallback pass, newest first. */
-  #infix(tokens: readonly string[], cwd: string | null, limit: number): HistoryEntry[] {
+  #infix(tokens: readonly string[], cwd: string | null, limit: number): HistoryRow[] {
     const { indexed, scanned } = splitByInfixIndexability(tokens);
     // Indexed tokens go to the trigram table (LIKE is how FTS5 searches it with detail=none);
     // short ones are checked on the row, after the index narrowed the candidates.
@@ -379,7 +466,7 @@ export class HistoryStorage {
         : `SELECT ${ENTRY_COLUMNS} FROM history h WHERE ${conditions} ORDER BY h.id DESC LIMIT ?`;
     const statement = this.#statement(`infix ${indexed.length} ${scanned.length} ${cwd === null}`, sql);
     const params = withCwd([...indexed, ...scanned].map(containsLikePattern), cwd);
-    return statement.all(...params, limit) as HistoryEntry[];
+    return statement.all(...params, limit) as HistoryRow[];
   }
 
   #statement(key: string, sql: string): Statement {
@@ -398,13 +485,15 @@ export class HistoryStorage {
     } catch (error) {
       const code = sqliteCodeOf(error);
       if (code !== undefined && isCorruptionCode(code)) {
-        const dropped = this.#pending.length;
+        const dropped = this.#pending;
         this.#cancelSchedule();
         this.#pending = [];
         closeQuietly(this.#db);
         this.#closed = true;
-        const failure = failureFor(error, `${doing} (${dropped} queued prompts dropped)`, this.#files);
+        this.#release();
+        const failure = failureFor(error, `${doing} (${dropped.length} queued prompts dropped)`, this.#files);
         this.#files.close();
+        for (const entry of dropped) entry.settle?.reject(failure);
         throw failure;
       }
       throw historyErrorFromSqlite(error, doing);
@@ -433,6 +522,7 @@ export class HistoryStorage {
     this.#cancelSchedule();
     this.#statements.clear();
     this.#closed = true;
+    this.#release();
     try {
       this.#db.close();
     } finally {

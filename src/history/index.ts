@@ -4,12 +4,11 @@
 export {
   DEFAULT_MAX_PENDING,
   DEFAULT_MAX_PROMPT_LENGTH,
-  DEFAULT_RESULT_LIMIT,
   HistoryStorage,
-  MAX_RESULT_LIMIT,
 } from "./history-storage.js";
-export type { HistoryEntry, HistorySearchOptions, HistoryStorageOptions } from "./history-storage.js";
-export { HistoryError } from "./errors.js";
+export { defaultHistoryDbPath, MAX_RESULT_LIMIT } from "./arguments.js";
+export type { HistoryEntry, HistoryStorageOptions } from "./history-storage.js";
+export { HISTORY_ERROR_CODES, HistoryError } from "./errors.js";
 export type { HistoryErrorCode, HistoryErrorDetails } from "./errors.js";
 export { HISTORY_SCHEMA_VERSION } from "./schema.js";
 export { HISTORY_DB_NAME } from "./owner-only.js";

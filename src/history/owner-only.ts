@@ -1,15 +1,16 @@
 /**
- * Owner-only guard around the files SQLite opens by path: the agent directory, `history.db`
- * and its `-wal`/`-shm`/`-journal` sidecars. All checks go through `SecureDir`; SQLite itself
- * cannot be handed a descriptor, so the database is checked before it opens and its
- * identity is checked again after.
+ * Owner-only guard around the files SQLite opens: the database's directory, the database
+ * and its `-wal`/`-shm`/`-journal` sidecars. All checks go through `SecureDir`. SQLite takes
+ * only a path, so it is given one resolved through the held directory where the platform
+ * has one, the files are checked before it opens them, and what it opened is checked after.
  */
+import fs from "node:fs";
 import path from "node:path";
 
-import { SecureDir, SecureFsError, type SecureStat } from "../fs/index.js";
+import { isValidEntryName, SecureDir, SecureFsError, type SecureStat } from "../fs/index.js";
 import { HistoryError } from "./errors.js";
 
-/** File name of the database inside the agent directory. */
+/** File name of the database inside the agent directory (the peer's default). */
 export const HISTORY_DB_NAME = "history.db";
 // SQLite names its sidecars by appending these to the database name. A sidecar created by
 // SQLite copies the database file's mode (and fchmods it, ignoring the umask), so a 0600
@@ -49,51 +50,78 @@ function guarded<T>(what: string, fn: () => T): T {
 const openInThisProcess = new Map<string, number>();
 
 /**
- * The verified agent directory and the identity of the `history.db` found or created in it.
- * Holds the directory descriptor until {@link HistoryFiles.close}.
+ * The verified directory of the database and the identity of the database file found or
+ * created in it. Holds the directory descriptor until {@link HistoryFiles.close}.
  */
 export class HistoryFiles {
   readonly #dir: SecureDir;
+  readonly #name: string;
   readonly #key: string;
+  /** Descriptor numbers open before SQLite opened anything (Linux), to find SQLite's own. */
+  readonly #before: ReadonlySet<string>;
   #registered = false;
-  /** Absolute path SQLite opens. */
+  /** Absolute path of the database, for messages and `HistoryStorage.path`. */
   readonly dbPath: string;
+  /**
+   * What SQLite is given to open: on Linux a path resolved through the held directory
+   * descriptor (see {@link SecureDir.pinnedPath}); elsewhere {@link HistoryFiles.dbPath}.
+   */
+  readonly sqlitePath: string;
+  /** True when {@link HistoryFiles.sqlitePath} goes through the held descriptor. */
+  readonly pinned: boolean;
+  /** Names tightened to 0600 while preparing (database first, then sidecars). */
+  readonly tightened: readonly string[];
 
-  private constructor(dir: SecureDir, key: string) {
+  private constructor(dir: SecureDir, name: string, key: string, tightened: readonly string[]) {
     this.#dir = dir;
+    this.#name = name;
     this.#key = key;
-    this.dbPath = path.join(dir.path, HISTORY_DB_NAME);
+    this.tightened = tightened;
+    this.dbPath = path.join(dir.path, name);
+    const pinned = dir.pinnedPath(name);
+    this.pinned = pinned !== undefined;
+    this.sqlitePath = pinned ?? this.dbPath;
+    this.#before = openDescriptors();
   }
 
   /**
-   * Opens the agent directory owner-only (creating it 0700 when `create`), refuses sidecars
-   * that fail the owner-only rules, and creates `history.db` exclusively at 0600 or verifies
-   * the one that exists (no link, ours, 0600, one link, no ACL). Must be followed by
-   * {@link HistoryFiles.opened} once SQLite has the database open.
+   * Opens the database's directory owner-only (creating it 0700 when `create`), tightens
+   * an existing database or sidecar that is ours, regular and single-linked but not 0600,
+   * refuses sidecars that fail the owner-only rules, and creates the database `name`
+   * exclusively at 0600 or verifies the one that exists (no link, ours, 0600, one link, no
+   * ACL). Must be followed by {@link HistoryFiles.opened} once SQLite has the database open.
    */
-  static prepare(agentDir: string, options: { readonly create: boolean }): HistoryFiles {
-    const dir = guarded("agent directory", () => SecureDir.openRoot(agentDir, { create: options.create }));
+  static prepare(dirPath: string, name: string, options: { readonly create: boolean }): HistoryFiles {
+    if (!isValidEntryName(name)) {
+      throw new HistoryError("history_invalid_argument", `history: ${JSON.stringify(name)} is not a valid database file name`);
+    }
+    const dir = guarded("database directory", () => SecureDir.openRoot(dirPath, { create: options.create }));
     try {
-      const existing = statIfPresent(dir, HISTORY_DB_NAME);
+      const existing = statIfPresent(dir, name);
       if (existing !== undefined && openInThisProcess.has(identityKey(existing))) {
         // Verified on a descriptor when this process first opened it; re-check by stat only.
-        for (const suffix of ["", ...SIDECAR_SUFFIXES]) checkByStat(dir, HISTORY_DB_NAME + suffix);
-        return new HistoryFiles(dir, identityKey(existing));
+        for (const suffix of ["", ...SIDECAR_SUFFIXES]) checkByStat(dir, name + suffix);
+        return new HistoryFiles(dir, name, identityKey(existing), []);
       }
-      for (const suffix of SIDECAR_SUFFIXES) verifyIfPresent(dir, HISTORY_DB_NAME + suffix);
-      const file = guarded(HISTORY_DB_NAME, () => {
+      const tightened = ["", ...SIDECAR_SUFFIXES].map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
+      for (const suffix of SIDECAR_SUFFIXES) verifyIfPresent(dir, name + suffix);
+      const file = guarded(name, () => {
         try {
-          return dir.openFile(HISTORY_DB_NAME, { write: true, create: "exclusive" });
+          return dir.openFile(name, { write: true, create: "exclusive" });
         } catch (error) {
-          if (error instanceof SecureFsError && error.code === "already_exists") return dir.openFile(HISTORY_DB_NAME);
+          if (error instanceof SecureFsError && error.code === "already_exists") return dir.openFile(name);
           throw error;
         }
       });
+      let key: string;
       try {
-        return new HistoryFiles(dir, identityKey(guarded(HISTORY_DB_NAME, () => file.stat())));
+        key = identityKey(guarded(name, () => file.stat()));
       } finally {
         file.close();
       }
+      // Built only now: the descriptors open at this point are the ones SQLite did not open
+      // (it may reuse the number of the one just closed).
+      return new HistoryFiles(dir, name, key, tightened);
     } catch (error) {
       dir.close();
       throw error;
@@ -101,34 +129,74 @@ export class HistoryFiles {
   }
 
   /**
-   * Run once SQLite opened the database and touched its sidecars: `history.db` must still be
-   * the file checked in {@link HistoryFiles.prepare} (nobody swapped it in between), and every
-   * sidecar SQLite created must be an owner-only regular file. From here on this process
-   * opens no descriptor of these files until {@link HistoryFiles.close}.
+   * Run once SQLite opened the database and touched its sidecars: the database must still
+   * be the file checked in {@link HistoryFiles.prepare}, every sidecar SQLite created must be
+   * an owner-only regular file, and what SQLite holds open must be those very files: on
+   * Linux every descriptor SQLite opened meanwhile on a file of these names is compared by
+   * device and inode with the file reached through the held directory; elsewhere the
+   * directory path is opened again without following links and must still be the held
+   * directory. From here on this process opens no descriptor of these files until
+   * {@link HistoryFiles.close}.
    */
   opened(): void {
-    const now = checkByStat(this.#dir, HISTORY_DB_NAME);
-    if (now === undefined || identityKey(now) !== this.#key) {
-      throw new HistoryError("history_insecure", `history: ${this.dbPath} was replaced while it was being opened`, {
-        fsCode: "identity_mismatch",
-      });
-    }
-    for (const suffix of SIDECAR_SUFFIXES) checkByStat(this.#dir, HISTORY_DB_NAME + suffix);
+    const now = checkByStat(this.#dir, this.#name);
+    if (now === undefined || identityKey(now) !== this.#key) throw replaced(this.dbPath, "was replaced while it was being opened");
+    for (const suffix of SIDECAR_SUFFIXES) checkByStat(this.#dir, this.#name + suffix);
+    if (process.platform === "linux") this.#checkSqliteDescriptors();
+    else this.#checkDirectoryPath();
     openInThisProcess.set(this.#key, (openInThisProcess.get(this.#key) ?? 0) + 1);
     this.#registered = true;
   }
 
+  #checkSqliteDescriptors(): void {
+    const names = new Set(["", ...SIDECAR_SUFFIXES].map((suffix) => this.#name + suffix));
+    let sawDatabase = false;
+    for (const fd of openDescriptors()) {
+      if (this.#before.has(fd)) continue;
+      const link = `/proc/self/fd/${fd}`;
+      let target: string;
+      let held: fs.BigIntStats;
+      try {
+        target = fs.readlinkSync(link);
+        // stat (not open) follows the descriptor to the file it holds: opening one here
+        // would drop SQLite's POSIX locks on it when closed.
+        held = fs.statSync(link, { bigint: true });
+      } catch {
+        continue; // closed meanwhile: not one SQLite keeps
+      }
+      const base = path.basename(target);
+      if (!names.has(base)) continue;
+      const expected = statIfPresent(this.#dir, base);
+      if (expected === undefined || expected.dev !== String(held.dev) || expected.ino !== String(held.ino)) {
+        throw replaced(path.join(this.#dir.path, base), `is not the file SQLite opened (it opened ${target})`);
+      }
+      if (base === this.#name) sawDatabase = true;
+    }
+    if (!sawDatabase) throw replaced(this.dbPath, "was not found among the files SQLite opened");
+  }
+
+  #checkDirectoryPath(): void {
+    const again = guarded("database directory", () => SecureDir.openRoot(this.#dir.path));
+    try {
+      const held = this.#dir.stat();
+      const seen = again.stat();
+      if (held.dev !== seen.dev || held.ino !== seen.ino) throw replaced(this.#dir.path, "was replaced while the database was being opened");
+    } finally {
+      again.close();
+    }
+  }
+
   /**
-   * Renames the database and whichever sidecars exist to `history.db.corrupt-<stamp>` (plus
+   * Renames the database and whichever sidecars exist to `<name>.corrupt-<stamp>` (plus
    * the same suffixes, so SQLite can still open the set for recovery). Never replaces an
    * existing name and never deletes. Returns the new paths, database first.
    */
   moveAside(): string[] {
     const stamp = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
-    const base = `${HISTORY_DB_NAME}.corrupt-${stamp}`;
+    const base = `${this.#name}.corrupt-${stamp}`;
     const moved: string[] = [];
     for (const suffix of ["", ...SIDECAR_SUFFIXES]) {
-      const from = HISTORY_DB_NAME + suffix;
+      const from = this.#name + suffix;
       if (ignoringMissing(from, () => this.#dir.publishNoReplace(from, base + suffix))) {
         moved.push(path.join(this.#dir.path, base + suffix));
       }
@@ -146,6 +214,68 @@ export class HistoryFiles {
     }
     this.#dir.close();
   }
+}
+
+function replaced(where: string, what: string): HistoryError {
+  return new HistoryError("history_insecure", `history: ${where} ${what}`, { fsCode: "identity_mismatch" });
+}
+
+/** The descriptor numbers this process has open (Linux); empty where /proc is absent. */
+function openDescriptors(): Set<string> {
+  if (process.platform !== "linux") return new Set();
+  try {
+    // The listing's own descriptor is in the listing and closed by now: only numbers that
+    // still lead somewhere are open.
+    return new Set(fs.readdirSync("/proc/self/fd").filter((fd) => isOpenDescriptor(fd)));
+  } catch (error) {
+    throw new HistoryError("history_io_error", `history: cannot list /proc/self/fd to check what SQLite opened: ${String(error)}`, { cause: error });
+  }
+}
+
+function isOpenDescriptor(fd: string): boolean {
+  try {
+    fs.readlinkSync(`/proc/self/fd/${fd}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The peer creates its database with SQLite's default mode (0644 under umask 022). A file
+ * that is otherwise owner-only-compatible (ours, regular, one link) is tightened to 0600
+ * here; anything else is left for the checks that follow to refuse. The chmod goes through
+ * a descriptor opened without following a link (below the held directory on Linux) and
+ * compared by device and inode with the file seen through the held directory, so a swapped
+ * path cannot aim it elsewhere. An ACL
+ * is not removed: the descriptor verify that follows refuses it (`acl_*`). Returns true if
+ * the mode was changed. Not on Windows, which has no POSIX modes.
+ */
+function tightenIfLoose(dir: SecureDir, name: string): boolean {
+  if (process.platform === "win32") return false;
+  const seen = statIfPresent(dir, name);
+  if (seen === undefined || seen.type !== "file" || seen.uid !== process.geteuid?.() || seen.nlink !== 1 || seen.mode === 0o600) return false;
+  const where = path.join(dir.path, name);
+  let fd: number;
+  try {
+    // Through the held descriptor where the platform allows, so not even this read-only
+    // open can land elsewhere; the device and inode comparison below covers the rest.
+    const reach = dir.pinnedPath(name) ?? where;
+    fd = fs.openSync(reach, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw new HistoryError("history_io_error", `history: ${where}: ${String(error)}`, { cause: error });
+  }
+  try {
+    const held = fs.fstatSync(fd, { bigint: true });
+    if (String(held.dev) !== seen.dev || String(held.ino) !== seen.ino || held.nlink !== 1n || Number(held.uid) !== seen.uid) {
+      throw replaced(where, "changed while its mode was being tightened");
+    }
+    fs.fchmodSync(fd, 0o600);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
 }
 
 /** Runs `fn`; true if it ran, false if `name` did not exist. Other failures are thrown typed. */

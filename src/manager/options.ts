@@ -103,7 +103,7 @@ export function resolveOptions(options: ManagedDefaultOptions & { cwd?: string |
     storage: options.storage ?? new FileSessionStorage(sessionDir, { logger }),
     blobStore:
       options.blobStore ??
-      (agentDir === undefined ? undefined : new BlobStore(new FileSessionStorage(agentDir, { logger }), path.join(agentDir, "blobs"))),
+      (agentDir === undefined ? undefined : new BlobStore(path.join(agentDir, "blobs"))),
     agentDir,
     logger,
     classifyTool: options.classifyTool,

@@ -161,6 +161,8 @@ declare namespace binding {
 
   /** The addon's exports. */
   interface Addon {
+    /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
+    readonly packageRoot: string;
     readonly NativeHandle: abstract new () => NativeHandle;
     readonly NativeDigest: abstract new () => NativeDigest;
     createDigest(): NativeDigest | NativeFailure;
@@ -191,6 +193,8 @@ declare namespace binding {
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
     statEntry(dir: NativeHandle, name: string): NativeExactStat | NativeFailure;
     statHandle(handle: NativeHandle): NativeExactStat | NativeFailure;
+    /** The descriptor number of an open directory handle (POSIX; `invalid_argument` on Windows). */
+    descriptorNumber(handle: NativeHandle): number | NativeFailure;
     read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     /** Off the main thread: writes the range at `position`, reads it back and compares. */

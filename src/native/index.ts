@@ -2,6 +2,9 @@
  * The typed face of the native addon. This is the only module that loads it; everything
  * else goes through `src/fs/`.
  */
+import fs from "node:fs";
+import path from "node:path";
+
 import binding from "#binding";
 
 /** Reason codes reported by the addon. */
@@ -61,4 +64,20 @@ export function decodeEvidence(code: NativeEvidenceCode): NativeEvidence {
   const evidence = EVIDENCE_TABLE[code];
   if (evidence === undefined) throw new RangeError(`unknown evidence code ${code}`);
   return evidence;
+}
+
+/**
+ * @internal Path of the SQLite extension that keeps `/proc/self/fd/<n>/<name>` database paths as given
+ * (native/sqlite/pinned_vfs.c), built beside the addon on Linux: `build/Release`, else
+ * `prebuilds/linux-<arch>`. `undefined` on other platforms or when it was not built. SQLite
+ * derives the entry point from the file name (`sqlite3_gjcpinnedvfs_init`).
+ */
+export function pinnedVfsExtensionPath(): string | undefined {
+  if (process.platform !== "linux") return undefined;
+  const root = binding.packageRoot;
+  const candidates = [
+    path.join(root, "build", "Release", "gjc_pinned_vfs.so"),
+    path.join(root, "prebuilds", `linux-${process.arch}`, "gjc_pinned_vfs.so"),
+  ];
+  return candidates.find((candidate) => fs.existsSync(candidate));
 }

@@ -48,20 +48,25 @@ export interface BlobResolution<E> {
 /**
  * Parses the strict reference grammar `blob:sha256:<64 lowercase hex digits>`.
  *
- * @returns the digest, or `undefined` for anything else (upper-case hex, surrounding
- *   whitespace, a shorter or longer digest, a non-string). Only an exact match is a
- *   reference; every other string is image data and is left alone.
+ * @returns the digest, or `null` for anything else (upper-case hex, surrounding
+ *   whitespace, a shorter or longer digest, a non-string), as the peer's helper does. Only
+ *   an exact match is a reference; every other string is image data and is left alone.
  */
-export function parseBlobRef(value: unknown): string | undefined {
-  if (typeof value !== "string" || value.length !== REF_LENGTH) return undefined;
-  if (!value.startsWith(BLOB_REF_PREFIX)) return undefined;
+export function parseBlobRef(value: unknown): string | null {
+  if (typeof value !== "string" || value.length !== REF_LENGTH) return null;
+  if (!value.startsWith(BLOB_REF_PREFIX)) return null;
   for (let i = BLOB_REF_PREFIX.length; i < REF_LENGTH; i++) {
     const code = value.charCodeAt(i);
     const digit = code >= 0x30 && code <= 0x39;
     const lowerHex = code >= 0x61 && code <= 0x66;
-    if (!digit && !lowerHex) return undefined;
+    if (!digit && !lowerHex) return null;
   }
   return value.slice(BLOB_REF_PREFIX.length);
+}
+
+/** Whether `value` is a strict `blob:sha256:<64 lowercase hex>` reference. */
+export function isBlobRef(value: unknown): value is string {
+  return parseBlobRef(value) !== null;
 }
 
 /** Lowercase hex SHA-256 of `bytes`: the name a blob is stored under. */
@@ -107,7 +112,7 @@ export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): B
   const resolved = entries.map((entry) =>
     rewriteImageData(entry, (data) => {
       const digest = parseBlobRef(data);
-      if (digest === undefined) return data;
+      if (digest === null) return data;
       const bytes = lookup(digest);
       const entryId = idOf(entry);
       if (bytes === undefined || bytes === null) {

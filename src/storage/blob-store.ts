@@ -1,115 +1,146 @@
 /**
- * Content-addressed, immutable blobs (`<agent>/blobs/<sha256>`), kept through any
- * {@link SessionStorage}: on disk with the explicit or managed storage (files 0600 in a
- * 0700 directory), in memory for in-memory sessions. The name of a blob is the lowercase
- * hex SHA-256 of its bytes, so a name can only ever hold one content: a put never rewrites
- * an intact blob, and every read checks the bytes against the name.
+ * Content-addressed, immutable blobs (conventionally `<agent>/blobs/<sha256>`), in the peer's
+ * shape: `new BlobStore(dir)`, `put`/`putSync`, `get`/`getSync`, `has`, `getChecked`. The
+ * directory is opened once by descriptor (no link followed, owner-only 0700, created on the
+ * first put) and held: every blob below it is reached through that descriptor, so a later
+ * swap of a component of `dir` cannot redirect a read or a write. Blob files are 0600 and
+ * must pass the owner-only rules (ours, regular, one link, no ACL) to be read.
  */
-
 import path from "node:path";
 
-import { BLOB_REF_PREFIX, parseBlobRef, sha256Hex, type BlobLookup } from "../session/blob-refs.js";
-import { StorageError, isStorageError } from "./errors.js";
-import type { SessionStorage } from "./types.js";
+import { SecureDir, SecureFsError } from "../fs/index.js";
+import { BLOB_REF_PREFIX, sha256Hex, type BlobLookup } from "../session/blob-refs.js";
+import { readWholeSync } from "./bytes.js";
+import { StorageError, toStorageError, type IoDirection } from "./errors.js";
 
-/** What a put did. */
-export type BlobPutStatus =
-  /** The blob was written (and synced) now. */
-  | "created"
-  /** An intact blob with this content was already there; nothing was written. */
-  | "existing"
-  /** A blob of this name was there but its bytes did not match; it was replaced atomically. */
-  | "repaired";
+export { isBlobRef, parseBlobRef } from "../session/blob-refs.js";
 
-/** The result of {@link BlobStore.put}. */
+/** What a put returns. */
 export interface BlobPutResult {
-  /** Lowercase hex SHA-256 of the bytes. */
-  digest: string;
-  /** `blob:sha256:<digest>`: the string stored in session entries. */
-  ref: string;
-  status: BlobPutStatus;
+  /** Lowercase hex SHA-256 of the bytes: the blob's name. */
+  hash: string;
+  /** Absolute path of the blob file (for messages; this store never reopens it by path). */
+  path: string;
+  /** `blob:sha256:<hash>`: the string stored in session entries. */
+  readonly ref: string;
 }
 
-/** The state of one blob, as {@link BlobStore.verify} finds it. */
-export type BlobState = "intact" | "missing" | "corrupt";
+const HASH = /^[0-9a-f]{64}$/;
+
+/** How the store reaches its directory: a path of its own, or an entry of a held directory. */
+type Origin =
+  | { readonly kind: "path"; readonly dir: string }
+  | { readonly kind: "below"; readonly parent: SecureDir; readonly name: string };
 
 /** Content-addressed blob store; see the module comment. */
 export class BlobStore {
   /** The directory that holds the blobs. */
   readonly dir: string;
-  readonly #storage: SessionStorage;
+  #origin: Origin;
+  #held: SecureDir | undefined;
 
-  /**
-   * @param storage where the blobs live; `dir` must lie below its root.
-   * @param dir the blob directory, conventionally `<agent>/blobs`; created 0700 on first put.
-   */
-  constructor(storage: SessionStorage, dir: string) {
-    this.#storage = storage;
+  /** @param dir the blob directory, conventionally `<agent>/blobs`; created 0700 on the first put. */
+  constructor(dir: string) {
+    if (typeof dir !== "string" || dir === "") throw new StorageError("invalid_argument", "BlobStore: dir must be a non-empty path");
     this.dir = path.resolve(dir);
+    this.#origin = { kind: "path", dir: this.dir };
   }
 
   /**
-   * Stores `bytes` and returns their reference. When this resolves the blob is durable
-   * (file and directory synced), so a line that references it may be written next.
+   * @internal A store whose directory is entry `name` of `parent`, a directory this package
+   * already opened and verified by descriptor (the pinned agent root): the blob directory is
+   * opened (created on the first put) below that descriptor, never by path. `parent` must
+   * stay open while the store first reaches its directory.
    */
-  async put(bytes: Uint8Array): Promise<BlobPutResult> {
-    return this.putSync(bytes);
+  static inDirectory(parent: SecureDir, name = "blobs"): BlobStore {
+    const store = new BlobStore(path.join(parent.path, name));
+    store.#origin = { kind: "below", parent, name };
+    return store;
   }
 
   /**
-   * Synchronous {@link put}, for the session layer's synchronous blob sink. Blobs are
-   * published with a no-replace step, so two writers of the same content never clobber
-   * each other: the second finds the first's blob and verifies it.
+   * Stores `data` and returns its reference. When this resolves the blob is durable (file
+   * and directory synced), so a line that references it may be written next. An intact
+   * blob of the same content is left as it is; a damaged one under that name is replaced,
+   * since these bytes are exactly what the name promises.
    */
-  putSync(bytes: Uint8Array): BlobPutResult {
-    const digest = sha256Hex(bytes);
-    const ref = BLOB_REF_PREFIX + digest;
-    const file = path.join(this.dir, digest);
-    this.#storage.ensureDirSync(this.dir);
+  async put(data: Uint8Array): Promise<BlobPutResult> {
+    const hash = sha256Hex(data);
+    const dir = this.#open(true);
+    const result = this.#result(hash);
     try {
-      this.#storage.writeTextSync(file, bytes, { noReplace: true });
-      return { digest, ref, status: "created" };
+      await dir.writeFileAtomicAsync(hash, data, { noReplace: true });
+      return result;
     } catch (error) {
-      if (!isStorageError(error, "already_exists")) throw error;
+      if (!(error instanceof SecureFsError && error.code === "already_exists")) throw this.#error(error, "write", hash);
     }
-    if (sha256Hex(this.#storage.readBytesSync(file)) === digest) return { digest, ref, status: "existing" };
-    // The name fixes the content, and these bytes are that content: replacing the damaged
-    // copy loses nothing, while keeping it would leave the reference unresolvable.
-    this.#storage.writeTextSync(file, bytes);
-    return { digest, ref, status: "repaired" };
+    if (this.#readIntact(dir, hash) !== null) return result;
+    await this.#guardAsync("write", hash, () => dir.writeFileAtomicAsync(hash, data));
+    return result;
+  }
+
+  /** Synchronous {@link BlobStore.put}, for the session layer's synchronous blob sink. */
+  putSync(data: Uint8Array): BlobPutResult {
+    const hash = sha256Hex(data);
+    const dir = this.#open(true);
+    const result = this.#result(hash);
+    try {
+      dir.writeFileAtomic(hash, data, { noReplace: true });
+      return result;
+    } catch (error) {
+      if (!(error instanceof SecureFsError && error.code === "already_exists")) throw this.#error(error, "write", hash);
+    }
+    if (this.#readIntact(dir, hash) !== null) return result;
+    this.#guard("write", hash, () => dir.writeFileAtomic(hash, data));
+    return result;
   }
 
   /**
-   * The bytes of the blob `ref` refers to.
-   * @throws StorageError `invalid_blob_ref` (not a strict reference), `not_found`, or
-   *   `blob_corrupt` (the stored bytes do not hash to the digest).
+   * The stored bytes of blob `hash` (64 lowercase hex digits), as stored, or `null` when
+   * there is none. Use {@link BlobStore.getChecked} to have them verified.
+   * @throws StorageError `invalid_blob_ref` for a malformed hash, `unsafe_entry` for a blob
+   *   file that fails the owner-only rules, `symlink_refused`, `read_failed`.
    */
-  async get(ref: string): Promise<Buffer> {
-    return this.getSync(ref);
+  async get(hash: string): Promise<Buffer | null> {
+    return this.getSync(hash);
   }
 
-  /** Synchronous {@link get}. */
-  getSync(ref: string): Buffer {
-    const digest = digestOf(ref);
-    const bytes = this.#storage.readBytesSync(path.join(this.dir, digest));
-    if (sha256Hex(bytes) !== digest) {
-      throw new StorageError("blob_corrupt", `blob ${digest} does not match its digest`, {
-        path: path.join(this.dir, digest),
-      });
+  /** Synchronous {@link BlobStore.get}. */
+  getSync(hash: string): Buffer | null {
+    checkHash(hash);
+    const dir = this.#open(false);
+    return dir === undefined ? null : this.#read(dir, hash);
+  }
+
+  /** Whether blob `hash` exists (without reading or hashing it). */
+  async has(hash: string): Promise<boolean> {
+    checkHash(hash);
+    const dir = this.#open(false);
+    if (dir === undefined) return false;
+    try {
+      dir.stat(hash);
+      return true;
+    } catch (error) {
+      if (error instanceof SecureFsError && error.code === "not_found") return false;
+      throw this.#error(error, "read", hash);
+    }
+  }
+
+  /**
+   * {@link BlobStore.get}, then the bytes are hashed: `null` when missing.
+   * @throws StorageError `blob_corrupt` when the bytes do not hash to `hash`.
+   */
+  async getChecked(hash: string): Promise<Buffer | null> {
+    return this.getCheckedSync(hash);
+  }
+
+  /** Synchronous {@link BlobStore.getChecked}. */
+  getCheckedSync(hash: string): Buffer | null {
+    const bytes = this.getSync(hash);
+    if (bytes !== null && sha256Hex(bytes) !== hash) {
+      throw new StorageError("blob_corrupt", `blob ${hash} does not match its digest`, { path: path.join(this.dir, hash) });
     }
     return bytes;
-  }
-
-  /** Whether the blob exists, is intact, or is corrupt. Reads and hashes it. */
-  async verify(ref: string): Promise<BlobState> {
-    try {
-      this.getSync(ref);
-      return "intact";
-    } catch (error) {
-      if (isStorageError(error, "not_found")) return "missing";
-      if (isStorageError(error, "blob_corrupt")) return "corrupt";
-      throw error;
-    }
   }
 
   /**
@@ -118,25 +149,81 @@ export class BlobStore {
    * hashes them and reports a mismatch itself, so it can tell "missing" from "corrupt".
    */
   lookup(): BlobLookup {
-    return (digest) => {
+    return (digest) => this.getSync(digest) ?? undefined;
+  }
+
+  /** Releases the held directory descriptor; the next call opens it again. */
+  close(): void {
+    this.#held?.close();
+    this.#held = undefined;
+  }
+
+  /** The held directory, opened (and with `create`, made) on first need; undefined if missing. */
+  #open(create: true): SecureDir;
+  #open(create: false): SecureDir | undefined;
+  #open(create: boolean): SecureDir | undefined {
+    if (this.#held !== undefined) return this.#held;
+    const origin = this.#origin;
+    try {
+      this.#held =
+        origin.kind === "path"
+          ? SecureDir.openRoot(origin.dir, { create })
+          : origin.parent.openDir(origin.name, { create });
+    } catch (error) {
+      if (!create && error instanceof SecureFsError && error.code === "not_found") return undefined;
+      throw this.#error(error, create ? "write" : "read", undefined);
+    }
+    return this.#held;
+  }
+
+  #result(hash: string): BlobPutResult {
+    return { hash, path: path.join(this.dir, hash), ref: BLOB_REF_PREFIX + hash };
+  }
+
+  /** The bytes of `hash` in `dir`, or null when missing. */
+  #read(dir: SecureDir, hash: string): Buffer | null {
+    try {
+      const file = dir.openFile(hash);
       try {
-        return this.#storage.readBytesSync(path.join(this.dir, digestOf(BLOB_REF_PREFIX + digest)));
-      } catch (error) {
-        if (isStorageError(error, "not_found")) return undefined;
-        throw error;
+        return readWholeSync(file.stat().size, (buffer, offset, length, position) => file.read(buffer, { offset, length, position }));
+      } finally {
+        file.close();
       }
-    };
+    } catch (error) {
+      if (error instanceof SecureFsError && error.code === "not_found") return null;
+      throw this.#error(error, "read", hash);
+    }
+  }
+
+  /** The existing blob's bytes if they hash to `hash`, else null (damaged or vanished). */
+  #readIntact(dir: SecureDir, hash: string): Buffer | null {
+    const bytes = this.#read(dir, hash);
+    return bytes !== null && sha256Hex(bytes) === hash ? bytes : null;
+  }
+
+  #guard<T>(direction: IoDirection, hash: string, step: () => T): T {
+    try {
+      return step();
+    } catch (error) {
+      throw this.#error(error, direction, hash);
+    }
+  }
+
+  async #guardAsync<T>(direction: IoDirection, hash: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      throw this.#error(error, direction, hash);
+    }
+  }
+
+  #error(error: unknown, direction: IoDirection, hash: string | undefined): StorageError {
+    return toStorageError(error, direction, hash === undefined ? this.dir : path.join(this.dir, hash));
   }
 }
 
-/**
- * The digest of a strict `blob:sha256:<64 lowercase hex>` reference.
- * @throws StorageError `invalid_blob_ref` for anything else.
- */
-export function digestOf(ref: string): string {
-  const digest = parseBlobRef(ref);
-  if (digest === undefined) {
-    throw new StorageError("invalid_blob_ref", "not a blob:sha256:<64 lowercase hex> reference");
+function checkHash(hash: unknown): asserts hash is string {
+  if (typeof hash !== "string" || !HASH.test(hash)) {
+    throw new StorageError("invalid_blob_ref", "not a blob hash (64 lowercase hex digits)");
   }
-  return digest;
 }

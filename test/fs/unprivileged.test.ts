@@ -24,6 +24,9 @@ const FILES = [
   "test/fs/import-batch.test.ts",
   "test/fs/import-batch-processes.test.ts",
   "test/audit/batch-differential.test.ts",
+  "test/history/owner-only.test.ts",
+  "test/history/pinned.test.ts",
+  "test/storage/blob-store.test.ts",
 ];
 
 interface VitestJson {

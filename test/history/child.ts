@@ -12,7 +12,7 @@ import { setImmediate as yieldToLoop } from "node:timers/promises";
 
 import Database from "better-sqlite3";
 
-import { HistoryError, HistoryStorage } from "../../src/history/index.js";
+import { HISTORY_DB_NAME, HistoryError, HistoryStorage } from "../../src/history/index.js";
 
 const [command, target, ...rest] = process.argv.slice(2);
 if (process.env.GJC_CHILD_UMASK) process.umask(Number(process.env.GJC_CHILD_UMASK));
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   switch (command) {
     case "add": {
       const [tag, count] = rest;
-      const store = HistoryStorage.open(target, { busyTimeoutMs: 20_000 });
+      const store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME), { busyTimeoutMs: 20_000 });
       for (let i = 0; i < Number(count); i++) {
         store.add(`${tag} prompt ${i}`);
         // Let background batches interleave with the other process's.
@@ -55,7 +55,7 @@ async function main(): Promise<void> {
       return;
     }
     case "modes": {
-      const store = HistoryStorage.open(target);
+      const store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME));
       store.add("a prompt written under an unusual umask");
       store.flush();
       const whileOpen = modes(target);
@@ -65,13 +65,27 @@ async function main(): Promise<void> {
     }
     case "open": {
       try {
-        const store = HistoryStorage.open(target, { createDir: false });
+        const store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME), { createDir: false });
         store.add("hello");
         store.close();
         report({ ok: true });
       } catch (error) {
         if (!(error instanceof HistoryError)) throw error;
         report({ code: error.code, fsCode: error.fsCode ?? null, sqliteCode: error.sqliteCode ?? null });
+      }
+      return;
+    }
+    case "open-report": {
+      // Like "open", and says which loose files were tightened.
+      try {
+        const store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME), { createDir: false });
+        await store.add("hello");
+        const tightened = store.tightened;
+        store.close();
+        report({ ok: true, tightened, modes: modes(target) });
+      } catch (error) {
+        if (!(error instanceof HistoryError)) throw error;
+        report({ code: error.code, fsCode: error.fsCode ?? null });
       }
       return;
     }

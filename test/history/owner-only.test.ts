@@ -18,7 +18,10 @@ beforeEach(async () => {
   agent = path.join(tmp.path, "agent");
   dbPath = path.join(agent, "history.db");
 });
-afterEach(() => tmp.remove());
+afterEach(() => {
+  HistoryStorage.resetInstance();
+  tmp.remove();
+});
 
 const NOBODY = 65534;
 
@@ -37,61 +40,73 @@ describe("owner-only files", () => {
     const elsewhere = path.join(tmp.path, "elsewhere.db");
     fs.writeFileSync(elsewhere, "", { mode: 0o600 });
     fs.symlinkSync(elsewhere, dbPath);
-    const error = historyError(() => HistoryStorage.open(agent));
+    const error = historyError(() => HistoryStorage.open(dbPath));
     expect(error.code).toBe("history_insecure");
     expect(error.fsCode).toBe("symlink_refused");
     expect(fs.readFileSync(elsewhere).byteLength).toBe(0);
     // A dangling link is refused the same way: it must not become a file created elsewhere.
     fs.unlinkSync(elsewhere);
-    expect(historyError(() => HistoryStorage.open(agent)).fsCode).toBe("symlink_refused");
+    expect(historyError(() => HistoryStorage.open(dbPath)).fsCode).toBe("symlink_refused");
     expect(fs.existsSync(elsewhere)).toBe(false);
   });
 
-  it("refuses a history.db with group or other bits, more than one link, or of another type", () => {
-    const store = HistoryStorage.open(agent);
-    store.add("kept");
+  it("tightens a 0644 history.db of ours in place; refuses more than one link or another type", () => {
+    const store = HistoryStorage.open(dbPath);
+    void store.add("kept");
     store.close();
     fs.chmodSync(dbPath, 0o644);
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
-    fs.chmodSync(dbPath, 0o600);
+    const inode = fs.statSync(dbPath).ino;
+    const tightened = HistoryStorage.open(dbPath);
+    expect(tightened.tightened).toEqual(["history.db"]);
+    expect(modeOf(dbPath)).toBe(0o600);
+    expect(fs.statSync(dbPath).ino).toBe(inode);
+    expect(tightened.getRecent(10).map((e) => e.prompt)).toEqual(["kept"]);
+    tightened.close();
     const link = path.join(tmp.path, "second-name.db");
     fs.linkSync(dbPath, link);
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "hardlink_refused" });
+    expect(historyError(() => HistoryStorage.open(dbPath))).toMatchObject({ code: "history_insecure", fsCode: "hardlink_refused" });
+    // A linked file is never tightened: the other name may be someone else's way in.
+    fs.chmodSync(dbPath, 0o644);
+    expect(historyError(() => HistoryStorage.open(dbPath)).code).toBe("history_insecure");
+    expect(modeOf(dbPath)).toBe(0o644);
+    fs.chmodSync(dbPath, 0o600);
     fs.unlinkSync(link);
-    const reopened = HistoryStorage.open(agent);
-    expect(reopened.getRecent().map((e) => e.prompt)).toEqual(["kept"]);
+    const reopened = HistoryStorage.open(dbPath);
+    expect(reopened.getRecent(100).map((e) => e.prompt)).toEqual(["kept"]);
     reopened.close();
     fs.renameSync(dbPath, `${dbPath}.bak`);
     fs.mkdirSync(dbPath, { mode: 0o700 });
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "not_regular_file" });
+    expect(historyError(() => HistoryStorage.open(dbPath))).toMatchObject({ code: "history_insecure", fsCode: "not_regular_file" });
   });
 
   it("refuses sidecars that are links or not owner-only before SQLite can reuse them", () => {
-    HistoryStorage.open(agent).close();
+    HistoryStorage.open(dbPath).close();
     const target = path.join(tmp.path, "captured-wal");
     fs.writeFileSync(target, "", { mode: 0o600 });
     fs.symlinkSync(target, `${dbPath}-wal`);
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "symlink_refused" });
+    expect(historyError(() => HistoryStorage.open(dbPath))).toMatchObject({ code: "history_insecure", fsCode: "symlink_refused" });
     expect(fs.readFileSync(target).byteLength).toBe(0);
     fs.unlinkSync(`${dbPath}-wal`);
     fs.writeFileSync(`${dbPath}-shm`, "", { mode: 0o666 });
     fs.chmodSync(`${dbPath}-shm`, 0o666);
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
+    const store = HistoryStorage.open(dbPath);
+    expect(store.tightened).toEqual(["history.db-shm"]);
+    expect(modeOf(`${dbPath}-shm`)).toBe(0o600);
   });
 
   it("refuses an agent directory that is not owner-only", () => {
     fs.mkdirSync(agent, { mode: 0o755 });
     fs.chmodSync(agent, 0o755);
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
+    expect(historyError(() => HistoryStorage.open(dbPath))).toMatchObject({ code: "history_insecure", fsCode: "mode_mismatch" });
     expect(fs.readdirSync(agent)).toEqual([]);
     fs.rmdirSync(agent);
-    expect(historyError(() => HistoryStorage.open(agent, { createDir: false }))).toMatchObject({ code: "history_insecure", fsCode: "not_found" });
+    expect(historyError(() => HistoryStorage.open(dbPath, { createDir: false }))).toMatchObject({ code: "history_insecure", fsCode: "not_found" });
   });
 
   it.skipIf(!isRoot())("refuses a history.db owned by someone else", () => {
-    HistoryStorage.open(agent).close();
+    HistoryStorage.open(dbPath).close();
     fs.chownSync(dbPath, NOBODY, NOBODY);
-    expect(historyError(() => HistoryStorage.open(agent))).toMatchObject({ code: "history_insecure", fsCode: "owner_mismatch" });
+    expect(historyError(() => HistoryStorage.open(dbPath))).toMatchObject({ code: "history_insecure", fsCode: "owner_mismatch" });
   });
 });
 
@@ -100,7 +115,7 @@ describe("corrupt database", () => {
     fs.mkdirSync(agent, { mode: 0o700 });
     const garbage = Buffer.from("this was never a SQLite database\n".repeat(300));
     fs.writeFileSync(dbPath, garbage, { mode: 0o600 });
-    const error = historyError(() => HistoryStorage.open(agent));
+    const error = historyError(() => HistoryStorage.open(dbPath));
     expect(error.code).toBe("history_corrupt");
     expect(error.sqliteCode).toBe("SQLITE_NOTADB");
     expect(error.movedTo).toHaveLength(1);
@@ -111,15 +126,15 @@ describe("corrupt database", () => {
     expect(modeOf(moved!)).toBe(0o600);
     expect(fs.existsSync(dbPath)).toBe(false);
     // The next open starts an empty database; the moved file stays.
-    const fresh = HistoryStorage.open(agent);
+    const fresh = HistoryStorage.open(dbPath);
     fresh.add("new life");
-    expect(fresh.getRecent().map((e) => e.prompt)).toEqual(["new life"]);
+    expect(fresh.getRecent(100).map((e) => e.prompt)).toEqual(["new life"]);
     fresh.close();
     expect(fs.readFileSync(moved!).equals(garbage)).toBe(true);
   });
 
   it("shuts the store and moves the files aside when pages go bad while it is open", () => {
-    const store = HistoryStorage.open(agent);
+    const store = HistoryStorage.open(dbPath);
     for (let i = 0; i < 400; i++) store.add(`prompt number ${i} ${"filler ".repeat(40)}`);
     store.close();
     // Overwrite everything after the header page: the schema still reads, the data does not.
@@ -131,8 +146,8 @@ describe("corrupt database", () => {
     const damaged = fs.readFileSync(dbPath);
     let error;
     try {
-      const reopened = HistoryStorage.open(agent);
-      error = historyError(() => reopened.search("prompt"));
+      const reopened = HistoryStorage.open(dbPath);
+      error = historyError(() => reopened.search("prompt", 100));
       expect(reopened.closed).toBe(true);
     } catch (thrown) {
       // Some damage is already visible while the schema loads; the outcome must be the same.
@@ -167,7 +182,7 @@ describe("read-only locations", () => {
 
   it.skipIf(!canSetpriv || !isRoot())("an unprivileged user gets a typed error for a database it cannot write", async () => {
     fs.chmodSync(tmp.path, 0o755);
-    HistoryStorage.open(agent).close();
+    HistoryStorage.open(dbPath).close();
     fs.chownSync(agent, NOBODY, NOBODY);
     // history.db stays root's 0600: that user cannot even open it to check it.
     const asNobody = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups"];

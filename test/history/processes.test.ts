@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -9,19 +10,24 @@ import { childJson, childProgram, historyError, rawDb, runChild, shmLockHolder, 
 
 let tmp: ReturnType<typeof makeTempDir>;
 let agent: string;
+let dbPath: string;
 
 beforeEach(async () => {
   await childProgram();
   tmp = makeTempDir("gjc-history-proc-");
   agent = path.join(tmp.path, "agent");
+  dbPath = path.join(agent, "history.db");
 });
-afterEach(() => tmp.remove());
+afterEach(() => {
+  HistoryStorage.resetInstance();
+  tmp.remove();
+});
 
 describe("HistoryStorage across processes", () => {
   it("loses no prompt when two processes add at the same time", async () => {
     const count = 400;
     // Create the database first so both children race on adds, not on creation.
-    HistoryStorage.open(agent).close();
+    HistoryStorage.open(dbPath).close();
     const [a, b] = await Promise.all([
       runChild(["add", agent, "alpha", String(count)]).then(childJson),
       runChild(["add", agent, "beta", String(count)]).then(childJson),
@@ -43,14 +49,19 @@ describe("HistoryStorage across processes", () => {
     // Closing any descriptor of a file drops the process's POSIX locks on it. A second open
     // that verified history.db or -shm through its own descriptor would strip the first
     // connection's locks, and the next process to open would reset the WAL index under it.
-    const first = HistoryStorage.open(agent, { busyTimeoutMs: 20_000 });
+    const first = HistoryStorage.open(dbPath, { busyTimeoutMs: 20_000 });
     first.add("first connection warm-up");
     first.flush();
     const shm = path.join(agent, "history.db-shm");
     expect(shmLockHolder(shm)).toBe(process.pid);
-    const second = HistoryStorage.open(agent);
-    second.add("from the second connection");
-    second.close();
+    // The same path gives the same instance; another name for the same file is refused
+    // before anything of it is opened.
+    expect(HistoryStorage.open(dbPath)).toBe(first);
+    const alias = path.join(tmp.path, "alias");
+    fs.symlinkSync(agent, alias);
+    expect(historyError(() => HistoryStorage.open(path.join(alias, "history.db"))).code).toBe("history_instance_conflict");
+    first.add("from the second caller");
+    first.flush();
     expect(shmLockHolder(shm)).toBe(process.pid);
     // And a writer in another process meanwhile loses nothing.
     const count = 200;
@@ -68,7 +79,7 @@ describe("HistoryStorage across processes", () => {
   });
 
   it("reports history_busy when another process holds the write lock past the timeout, and keeps the queue", async () => {
-    const store = HistoryStorage.open(agent, { busyTimeoutMs: 150 });
+    const store = HistoryStorage.open(dbPath, { busyTimeoutMs: 150 });
     store.add("first");
     store.flush();
     const holder = await startChild(["hold", store.path], '"locked":true');
@@ -82,29 +93,31 @@ describe("HistoryStorage across processes", () => {
       expect(store.pendingCount).toBe(1);
       // Reads still work while another process writes (WAL), but they flush first, so they
       // report the same busy error instead of silently hiding the queued prompt.
-      expect(historyError(() => store.getRecent()).code).toBe("history_busy");
+      expect(historyError(() => store.getRecent(100)).code).toBe("history_busy");
     } finally {
       expect(await holder.stop()).toBe(0);
     }
     store.flush();
-    expect(store.getRecent().map((e) => e.prompt)).toEqual(["second", "first"]);
+    expect(store.getRecent(100).map((e) => e.prompt)).toEqual(["second", "first"]);
     store.close();
   });
 
   it("reports background save failures through onError and retries them on close", async () => {
     const seen: HistoryError[] = [];
-    const store = HistoryStorage.open(agent, { busyTimeoutMs: 50, onError: (error) => seen.push(error) });
+    const store = HistoryStorage.open(dbPath, { busyTimeoutMs: 50, onError: (error) => seen.push(error) });
     store.add("warm up");
     store.flush();
     const holder = await startChild(["hold", store.path], '"locked":true');
-    store.add("queued while locked");
+    const saved = store.add("queued while locked");
+    // The promise of add reports the failed save too; the prompt stays queued for a retry.
+    await expect(saved).rejects.toMatchObject({ code: "history_busy" });
     await waitFor(() => seen.length > 0);
     expect(seen[0]?.code).toBe("history_busy");
     expect(store.pendingCount).toBe(1);
     expect(await holder.stop()).toBe(0);
     store.close();
-    const reopened = HistoryStorage.open(agent);
-    expect(reopened.getRecent().map((e) => e.prompt)).toEqual(["queued while locked", "warm up"]);
+    const reopened = HistoryStorage.open(dbPath);
+    expect(reopened.getRecent(100).map((e) => e.prompt)).toEqual(["queued while locked", "warm up"]);
     reopened.close();
   });
 });

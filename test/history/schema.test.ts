@@ -17,7 +17,10 @@ beforeEach(() => {
   agent = path.join(tmp.path, "agent");
   dbPath = path.join(agent, "history.db");
 });
-afterEach(() => tmp.remove());
+afterEach(() => {
+  HistoryStorage.resetInstance();
+  tmp.remove();
+});
 
 /** Rowids each index returns for `term`, via the index only (no fallback, no join). */
 function indexRows(db: Database.Database, term: string): { prefix: number[]; infix: number[] } {
@@ -30,13 +33,13 @@ function indexRows(db: Database.Database, term: string): { prefix: number[]; inf
 
 describe("FTS indexes stay in step with the table", () => {
   it("after deletes and clears: integrity-check passes and every query equals a rebuilt index", () => {
-    const store = HistoryStorage.open(agent);
+    const store = HistoryStorage.open(dbPath);
     const words = ["apple", "banana", "cherry", "damson", "elder", "fig", "grape"];
     for (let i = 0; i < 300; i++) {
       store.add(`${words[i % 7]} ${words[(i * 3) % 7]}fruit batch${i % 11} item${i}`, `/cwd${i % 3}`);
     }
     store.flush();
-    for (const entry of store.search("banana", { limit: 1000 })) if (entry.id % 2 === 0) store.delete(entry.id);
+    for (const entry of store.search("banana", 1000)) if (entry.id % 2 === 0) store.delete(entry.id);
     for (let id = 1; id <= 300; id += 5) store.delete(id);
     expect(store.clear({ cwd: "/cwd1" })).toBeGreaterThan(0);
     store.close();
@@ -58,7 +61,7 @@ describe("FTS indexes stay in step with the table", () => {
   });
 
   it("an index that misses a row is detected by the same check (the check can fail)", () => {
-    const store = HistoryStorage.open(agent);
+    const store = HistoryStorage.open(dbPath);
     store.add("visible prompt");
     store.close();
     const db = rawDb(dbPath);
@@ -71,7 +74,7 @@ describe("FTS indexes stay in step with the table", () => {
 
 describe("schema versions", () => {
   it("stamps a new database with the current version, WAL and the expected objects", () => {
-    HistoryStorage.open(agent).close();
+    HistoryStorage.open(dbPath).close();
     const db = rawDb(dbPath);
     expect(db.pragma("user_version", { simple: true })).toBe(HISTORY_SCHEMA_VERSION);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
@@ -100,14 +103,14 @@ describe("schema versions", () => {
     `);
     peer.close();
 
-    const store = HistoryStorage.open(agent);
-    expect(store.getRecent().map((e) => [e.id, e.prompt, e.createdAt, e.cwd])).toEqual([
+    const store = HistoryStorage.open(dbPath);
+    expect(store.getRecent(100).map((e) => [e.id, e.prompt, e.created_at, e.cwd])).toEqual([
       [3, "legacy third", 1700000002, "/old"],
       [1, "legacy first", 1700000000, "/old"],
     ]);
     // The peer's stale index entry for the deleted row is gone after the rebuild.
-    expect(store.search("removed")).toEqual([]);
-    expect(store.search("legacy").map((e) => e.id)).toEqual([3, 1]);
+    expect(store.search("removed", 100)).toEqual([]);
+    expect(store.search("legacy", 100).map((e) => e.id)).toEqual([3, 1]);
     store.add("new after migration");
     expect(store.getRecent(1)[0]!.id).toBe(4);
     store.close();
@@ -119,12 +122,12 @@ describe("schema versions", () => {
   });
 
   it("refuses a database from a newer version and leaves it untouched", () => {
-    HistoryStorage.open(agent).close();
+    HistoryStorage.open(dbPath).close();
     const db = rawDb(dbPath);
     db.pragma(`user_version = ${HISTORY_SCHEMA_VERSION + 1}`);
     db.close();
     const bytes = fs.readFileSync(dbPath);
-    expect(historyError(() => HistoryStorage.open(agent)).code).toBe("history_version_too_new");
+    expect(historyError(() => HistoryStorage.open(dbPath)).code).toBe("history_version_too_new");
     expect(fs.readFileSync(dbPath).equals(bytes)).toBe(true);
   });
 });

@@ -60,13 +60,13 @@ describe("parseBlobRef", () => {
     ["non-hex digit", `blob:sha256:${digest.slice(0, 63)}g`],
     ["empty", ""],
   ])("rejects %s", (_name, text) => {
-    expect(parseBlobRef(text)).toBeUndefined();
+    expect(parseBlobRef(text)).toBeNull();
   });
 
   it("rejects non-strings", () => {
-    expect(parseBlobRef(undefined)).toBeUndefined();
-    expect(parseBlobRef(42)).toBeUndefined();
-    expect(parseBlobRef({ ref: `blob:sha256:${digest}` })).toBeUndefined();
+    expect(parseBlobRef(undefined)).toBeNull();
+    expect(parseBlobRef(42)).toBeNull();
+    expect(parseBlobRef({ ref: `blob:sha256:${digest}` })).toBeNull();
   });
 });
 
@@ -99,7 +99,7 @@ describe("externalizeImageBlobs", () => {
     const { blobs, sink } = memoryStore();
     const out = externalizeImageBlobs(entry, sink);
     expect(JSON.stringify(entry)).toBe(before);
-    expect(parseBlobRef(blocksOf(out)[1]!.data)).toBeDefined();
+    expect(parseBlobRef(blocksOf(out)[1]!.data)).not.toBeNull();
     expect(blocksOf(out)[0]).toBe(blocksOf(entry)[0]);
     expect(blobs.size).toBe(1);
   });
@@ -116,7 +116,7 @@ describe("externalizeImageBlobs", () => {
   it("externalizes at exactly the threshold", () => {
     const exact = "A".repeat(BLOB_EXTERNALIZE_THRESHOLD);
     const { sink } = memoryStore();
-    expect(parseBlobRef(blocksOf(externalizeImageBlobs(imageEntry(exact), sink))[1]!.data)).toBeDefined();
+    expect(parseBlobRef(blocksOf(externalizeImageBlobs(imageEntry(exact), sink))[1]!.data)).not.toBeNull();
   });
 
   it("keeps non-canonical base64 inline, because it would not round-trip", () => {

@@ -27,8 +27,8 @@ for (const kind of ["file", "managed"]) {
   await writer.close();
   await storage.replaceAtomic(path.join(nested, "rewritten.jsonl"), ["{}\n"]);
   await storage.rename(path.join(nested, "rewritten.jsonl"), path.join(root, "a", "moved.jsonl"));
-  const blobs = new BlobStore(storage, path.join(root, "blobs"));
-  const { digest } = await blobs.put(Buffer.from("blob bytes"));
+  const blobs = new BlobStore(path.join(root, "blobs"));
+  const { hash: digest } = await blobs.put(Buffer.from("blob bytes"));
   const created = [
     root,
     path.join(root, "a"),
