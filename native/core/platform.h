@@ -85,6 +85,10 @@ struct DirectoryIdentity {
 // ".." segments, no trailing separator). Its existing ancestors are canonicalised (links
 // in them are resolved); the final component itself must not be a link. With `create`,
 // missing components are created owner-only; without it a missing root is not_found.
+// POSIX: the canonical ancestors are then opened one by one from "/" without following a
+// link, and each must be owned by root or the effective user and not group- or
+// other-writable unless sticky (insecure_ancestor otherwise); a component turned into a
+// link meanwhile is symlink_refused. Windows trusts the ancestors as given (README).
 // The returned directory handle has passed verify_directory.
 Result<OwnedHandle> open_root(const std::string& absolute_path, bool create);
 

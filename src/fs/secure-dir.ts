@@ -4,7 +4,8 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { decodeEvidence, isNativeFailure, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { nearestInsecureAncestor } from "./ancestors.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
 import { SecureFsError } from "./errors.js";
@@ -96,14 +97,19 @@ export class SecureDir {
   /**
    * Opens the trusted root. Existing ancestors are canonicalised (links in them are
    * resolved); the root itself must not be a link. With `create`, missing components are
-   * created 0700. The root must pass the owner-only check.
+   * created 0700. The root must pass the owner-only check. On POSIX every canonical ancestor
+   * must be owned by root or the effective user and not writable by group or others unless
+   * sticky, checked by descriptor on the chain that is opened: otherwise `insecure_ancestor`,
+   * with `path` naming the nearest such directory.
    */
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
     const absolute = path.resolve(rootPath);
     requireArgument(!(options.create && options.repair), "openRoot", absolute);
-    const handle = unwrap(native.openRoot(absolute, options.create === true, options.repair === true), "openRoot", absolute);
-    return new SecureDir(handle, absolute);
+    const handle = native.openRoot(absolute, options.create === true, options.repair === true);
+    // The addon refuses the chain by descriptor; the message names the directory at fault.
+    const where = isNativeFailure(handle) && handle.code === "insecure_ancestor" ? (nearestInsecureAncestor(absolute) ?? absolute) : absolute;
+    return new SecureDir(unwrap(handle, "openRoot", where), absolute);
   }
 
   /** True once {@link SecureDir.close} ran. */

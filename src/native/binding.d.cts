@@ -24,6 +24,7 @@ declare namespace binding {
     | "lock_busy"
     | "not_utf8"
     | "network_unsupported"
+    | "insecure_ancestor"
     | "identity_unavailable"
     | "too_large"
     | "closed"

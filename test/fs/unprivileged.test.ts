@@ -11,6 +11,7 @@ import { hasCommand, isRoot, REPO_ROOT, run, skipBecause } from "../helpers/proc
 const UNPRIVILEGED = 65534;
 const FILES = [
   "test/fs/refusals.test.ts",
+  "test/fs/ancestors.test.ts",
   "test/fs/acl.test.ts",
   "test/fs/secure-dir.test.ts",
   "test/fs/concurrency.test.ts",

@@ -210,6 +210,63 @@ Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view n
 
 namespace {
 
+// Flags of a descriptor that only leads on to the next component and is fstat()ed: it
+// needs no read permission (an ancestor such as a 0711 home stays passable) where the
+// platform has such an open, and nothing is read, ACL-checked or synced through it.
+#if defined(O_PATH)
+constexpr int kAncestorAccess = O_PATH;
+#elif defined(O_SEARCH)
+constexpr int kAncestorAccess = O_SEARCH;
+#else
+constexpr int kAncestorAccess = O_RDONLY;
+#endif
+
+// Whether a directory above a trusted root keeps its entries out of other users' reach, as
+// ssh's StrictModes and sudo's secure path require: owned by root or `euid`, and writable
+// by neither group nor others unless sticky (then nobody else can rename or remove an entry
+// they do not own, and every entry on the way is checked to be root's or ours). With a POSIX
+// ACL the group bits are the mask, an upper bound on every named entry, so an ACL granting
+// someone else write shows up here as group-writable.
+bool ancestor_is_safe(const struct stat& st, uid_t euid) {
+  if (st.st_uid != 0 && st.st_uid != euid) return false;
+  return (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0;
+}
+
+// Opens the canonical absolute directory `real` one component at a time from "/", never
+// following a link, and checks each directory with ancestor_is_safe on the descriptor that
+// leads to the next one: the chain that is checked is the chain that is opened. A component
+// replaced by a link after realpath resolved it is symlink_refused. With `for_writes` the
+// result is reopened for reading so that creating below it can sync it.
+Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes) {
+  const uid_t euid = ::geteuid();
+  const int flags = kAncestorAccess | O_DIRECTORY | posix::kBaseOpenFlags;
+  OwnedHandle current(retry_eintr([&] { return ::open("/", flags); }));
+  if (!current.valid()) return posix::errno_failure(errno, "open");
+  for (std::size_t start = 1;;) {
+    auto st = posix::fstat_of(current.get());
+    if (!st.ok()) return st.failure();
+    if (!S_ISDIR(st.value().st_mode)) {
+      return fail(S_ISLNK(st.value().st_mode) ? Code::symlink_refused : Code::not_directory, 0, "fstat");
+    }
+    if (!ancestor_is_safe(st.value(), euid)) return fail(Code::insecure_ancestor, 0, "fstat");
+    while (start < real.size() && real[start] == '/') ++start;
+    if (start >= real.size()) break;
+    const std::size_t end = std::min(real.find('/', start), real.size());
+    const std::string name = real.substr(start, end - start);
+    start = end;
+    OwnedHandle next(retry_eintr([&] { return ::openat(current.get(), name.c_str(), flags); }));
+    if (!next.valid()) return posix::explain_dir_open_failure(current.get(), name.c_str(), errno, "openat");
+    current = std::move(next);
+  }
+  if (!for_writes || kAncestorAccess == O_RDONLY) return current;
+  // "." is the held directory itself: nothing the name could be swapped for.
+  OwnedHandle readable(retry_eintr([&] {
+    return ::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
+  }));
+  if (!readable.valid()) return posix::errno_failure(errno, "openat");
+  return readable;
+}
+
 Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create, Apply last) {
   if (absolute_path.empty() || absolute_path[0] != '/' ||
       absolute_path.find('\0') != std::string::npos) {
@@ -226,8 +283,10 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
   }
   if (parts.empty()) return fail(Code::invalid_argument);
 
-  // Ancestors are trusted as the user gave them: canonicalise the deepest existing one,
-  // then walk (and, with `create`, make) the rest one verified component at a time.
+  // Links in the ancestors are resolved once, as the user gave them: the deepest existing
+  // ancestor is canonicalised, that canonical chain is walked down from "/" by descriptor
+  // and every directory on it must be safe (open_safe_ancestors), then the rest is walked
+  // (and, with `create`, made) one owner-only component at a time.
   std::size_t existing = parts.size() - 1;
   std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
   for (;;) {
@@ -241,10 +300,9 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
     if (existing == 0) return fail(Code::not_found, ENOENT, "realpath");
     --existing;
   }
-  OwnedHandle current(retry_eintr([&] {
-    return ::open(real.get(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
-  }));
-  if (!current.valid()) return posix::errno_failure(errno, "open");
+  auto ancestors = open_safe_ancestors(real.get(), create);
+  if (!ancestors.ok()) return ancestors.failure();
+  OwnedHandle current = std::move(ancestors).value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
     const Apply apply = i + 1 == parts.size() ? last : Apply::create;
     auto next = open_dir_name(current.get(), parts[i], apply);
