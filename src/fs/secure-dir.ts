@@ -36,6 +36,14 @@ export interface OpenDirOptions {
    * (Windows has no directory sync; there this changes nothing.)
    */
   readonly deferSync?: boolean;
+  /**
+   * Accept an existing directory of the effective user whatever its mode and ACLs, and
+   * change nothing: for a directory that is only read through, never written (an older
+   * tool's 0755 agent directory). A link, another type or another owner is still refused.
+   * Never creates. With a list of names it applies to the last one; the others are verified
+   * in full. Windows verifies in full.
+   */
+  readonly owned?: boolean;
 }
 
 /** Options of {@link SecureDir.openFile}. */
@@ -105,8 +113,8 @@ export class SecureDir {
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
     const absolute = path.resolve(rootPath);
-    requireArgument(!(options.create && options.repair), "openRoot", absolute);
-    const handle = native.openRoot(absolute, options.create === true, options.repair === true);
+    requireArgument(!(options.create && options.repair) && !(options.owned && (options.create || options.repair)), "openRoot", absolute);
+    const handle = native.openRoot(absolute, options.create === true, options.repair === true, options.owned === true);
     // The addon refuses the chain by descriptor; the message names the directory at fault.
     const where = isNativeFailure(handle) && handle.code === "insecure_ancestor" ? (nearestInsecureAncestor(absolute) ?? absolute) : absolute;
     return new SecureDir(unwrap(handle, "openRoot", where), absolute);
@@ -127,7 +135,8 @@ export class SecureDir {
     const where = this.#child(name);
     requireArgument(!(options.create && options.repair), "openDir", where);
     requireArgument(!(options.deferSync && !options.create), "openDir", where);
-    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true);
+    requireArgument(!(options.owned && (options.create || options.repair)), "openDir", where);
+    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true, options.owned === true);
     return new SecureDir(unwrap(handle, "openDir", where), where);
   }
 

@@ -160,8 +160,8 @@ declare namespace binding {
     createDigest(): NativeDigest | NativeFailure;
     /** The hex digest of everything added; the digest starts afresh. */
     finishDigest(digest: NativeDigest): string | NativeFailure;
-    openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
-    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean): NativeHandle | NativeFailure;
+    openRoot(path: string, create: boolean, repair: boolean, owned?: boolean): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean, owned?: boolean): NativeHandle | NativeFailure;
     openFile(
       dir: NativeHandle,
       names: Names,

@@ -89,8 +89,18 @@ Result<VerifyEvidence> settle_created(int fd, bool directory) {
   return repair(fd, directory);
 }
 
-// What to do with the object a walk step reaches.
-enum class Apply { verify, create, repair };
+// What to do with the object a walk step reaches. `owned` checks type and owner only: for a
+// directory read through (never written) that an older tool made with looser permissions.
+enum class Apply { verify, create, repair, owned };
+
+// The `owned` check: a directory of the effective user, whatever its mode and ACLs.
+Result<VerifyEvidence> check_owned_dir(int fd) {
+  auto st = posix::fstat_of(fd);
+  if (!st.ok()) return st.failure();
+  if (!S_ISDIR(st.value().st_mode)) return check_stat(st.value(), true, ::geteuid()).failure();
+  if (st.value().st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  return VerifyEvidence{};
+}
 
 Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply apply,
                                   bool defer_sync = false) {
@@ -106,8 +116,10 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply app
     return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
   if (!fd.valid()) return posix::explain_dir_open_failure(parent, name.c_str(), errno, "openat");
-  auto checked = created ? settle_created(fd.get(), true)
-                         : apply == Apply::repair ? repair(fd.get(), true) : verify(fd.get(), true);
+  auto checked = created                  ? settle_created(fd.get(), true)
+                 : apply == Apply::repair ? repair(fd.get(), true)
+                 : apply == Apply::owned  ? check_owned_dir(fd.get())
+                                          : verify(fd.get(), true);
   if (!checked.ok()) return checked.failure();
   if (created && !defer_sync && retry_eintr([&] { return ::fsync(parent); }) != 0) {
     return posix::errno_failure(errno, "fsync");
@@ -135,6 +147,11 @@ Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool cr
 Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   return open_dir_name(parent, std::string(name), Apply::repair);
+}
+
+Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  return open_dir_name(parent, std::string(name), Apply::owned);
 }
 
 namespace {
@@ -320,6 +337,10 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
 
 Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path) {
   return open_root_path(absolute_path, false, Apply::repair);
+}
+
+Result<OwnedHandle> open_root_owned(const std::string& absolute_path) {
+  return open_root_path(absolute_path, false, Apply::owned);
 }
 
 }  // namespace gjc
