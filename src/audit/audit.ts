@@ -22,7 +22,10 @@ export interface AuditOptions {
   readonly staleAfterMs?: number;
   /** The current time in ms, for staleness; default `Date.now()`. */
   readonly now?: number;
-  /** Also check the ancestors of the agent dir (`insecure_ancestor`); default true. */
+  /**
+   * Also check the ancestors of the agent dir (`insecure_ancestor`); default true. An
+   * ancestor that stops the managed open of the agent dir is reported either way.
+   */
   readonly ancestors?: boolean;
 }
 
