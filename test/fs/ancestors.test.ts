@@ -33,11 +33,17 @@ function refusal(fn: () => unknown): SecureFsError {
 }
 
 describe("openRoot: ancestors another user could replace are refused", () => {
-  it("the system temp dir (root-owned, sticky) is a safe ancestor", () => {
-    expect(fs.statSync(path.dirname(tmp.path)).mode & 0o1000).toBe(0o1000);
-    const dir = SecureDir.openRoot(path.join(tmp.path, "agent"), { create: true });
-    expect(dir.verify().accessAcl).toMatch(/absent|unsupported/);
-    dir.close();
+  it("/tmp (root-owned, world-writable, sticky) is a safe ancestor", () => {
+    // /tmp itself, not TMPDIR: the unprivileged run points TMPDIR at a directory of its own.
+    expect(fs.statSync("/tmp").mode & 0o7777).toBe(0o1777);
+    const own = fs.mkdtempSync("/tmp/gjc-sticky-");
+    try {
+      const dir = SecureDir.openRoot(path.join(own, "agent"), { create: true });
+      expect(dir.verify().accessAcl).toMatch(/absent|unsupported/);
+      dir.close();
+    } finally {
+      fs.rmSync(own, { recursive: true, force: true });
+    }
   });
 
   it("a group-writable ancestor without the sticky bit is insecure_ancestor, named, and nothing is created", () => {
