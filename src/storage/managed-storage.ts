@@ -11,7 +11,6 @@
  * in the orphan. A writer holds its own file and directory handles for its lifetime.
  */
 
-import fs from "node:fs";
 import path from "node:path";
 
 import { SecureDir, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
@@ -31,7 +30,6 @@ import type {
   WriteChunk,
 } from "./types.js";
 import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
-import { fromNodeStat } from "./node-file-ops.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
 export interface ManagedSessionStorageOptions {
