@@ -141,24 +141,35 @@ export class AgentRoot {
    * is never followed to decide); then the canonical spellings are compared.
    */
   namesOf(target: string, agentDir: string = this.path): string[] | undefined {
-    const absolute = path.resolve(target);
-    for (const [base, below] of [
-      [path.resolve(agentDir), absolute],
-      [this.path, absolute],
-      [this.path, canonicalizeTrustedPath(absolute)],
-    ] as const) {
-      const relative = path.relative(base, below);
-      if (relative === "") return [];
-      if (relative.startsWith("..") || path.isAbsolute(relative)) continue;
-      return relative.split(path.sep);
-    }
-    return undefined;
+    return namesBelowAgentDir(this.path, agentDir, target);
   }
 
   /** Closes the agent directory's descriptor. Idempotent. */
   close(): void {
     this.dir.close();
   }
+}
+
+/**
+ * The directory names that lead from the agent directory to `target`, or `undefined` when
+ * `target` is not below it: `canonical` is the agent directory as {@link canonicalizeTrustedPath}
+ * gives it, `given` the spelling the caller used. A `target` spelled from either is recognised
+ * before any link is resolved (so a link inside the agent directory is never followed to
+ * decide); then `target` with its ancestors canonicalised is compared.
+ */
+export function namesBelowAgentDir(canonical: string, given: string, target: string): string[] | undefined {
+  const absolute = path.resolve(target);
+  for (const [base, below] of [
+    [path.resolve(given), absolute],
+    [canonical, absolute],
+    [canonical, canonicalizeTrustedPath(absolute)],
+  ] as const) {
+    const relative = path.relative(base, below);
+    if (relative === "") return [];
+    if (relative.startsWith("..") || path.isAbsolute(relative)) continue;
+    return relative.split(path.sep);
+  }
+  return undefined;
 }
 
 /** Opens with `open`; on a repairable deviation opens with `repair` and records `where`. */

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
-import { AgentRoot, canonicalizeTrustedPath, openOrRepair } from "./agent-root.js";
+import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
@@ -133,25 +133,17 @@ export function openManagedScope(options: ResolveScopeOptions): { kind: "opened"
   const { identity } = found;
   const givenAgentDir = options.agentDir ?? defaultAgentDir();
   const agentDir = canonicalizeTrustedPath(givenAgentDir);
+  // A sessions root below the agent directory is walked from the agent's descriptor like the
+  // default one; one elsewhere is a trusted root of its own (and the agent dir is not opened).
+  const names = options.sessionsRoot === undefined ? [SESSIONS_DIRECTORY] : namesBelowAgentDir(agentDir, givenAgentDir, options.sessionsRoot);
+  if (names?.length === 0) return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
+  const sessionsRoot =
+    names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
   let agent: AgentRoot | undefined;
-  let names: string[] | undefined = [SESSIONS_DIRECTORY];
-  let sessionsRoot = path.join(agentDir, SESSIONS_DIRECTORY);
-  const root = openAgent(agentDir, mode);
-  if (root.kind === "error") return root;
-  agent = root.agent;
-  if (options.sessionsRoot !== undefined) {
-    // Below the agent directory it is walked from the agent's descriptor like the default;
-    // elsewhere it is a trusted root of its own.
-    names = agent?.namesOf(options.sessionsRoot, givenAgentDir) ?? namesBelow(agentDir, givenAgentDir, options.sessionsRoot);
-    sessionsRoot = names === undefined ? canonicalizeTrustedPath(options.sessionsRoot) : path.join(agentDir, ...names);
-    if (names?.length === 0) {
-      agent?.close();
-      return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
-    }
-  }
-  if (names === undefined) {
-    agent?.close();
-    agent = undefined;
+  if (names !== undefined) {
+    const root = openAgent(agentDir, mode);
+    if (root.kind === "error") return root;
+    agent = root.agent;
   }
   const directoryName = scopeDirectoryName(identity.digest);
   const base = {
@@ -187,16 +179,6 @@ function openAgent(agentDir: string, mode: "read" | "write"): { kind: "ok"; agen
   } catch (error) {
     return fsFailure(error, "sessions_root_unavailable", "the agent directory cannot be opened safely");
   }
-}
-
-/** `target`'s names below the agent directory when there is none yet to hold (read mode). */
-function namesBelow(agentDir: string, givenAgentDir: string, target: string): string[] | undefined {
-  for (const base of [path.resolve(givenAgentDir), agentDir]) {
-    const relative = path.relative(base, path.resolve(target));
-    if (relative === "") return [];
-    if (!relative.startsWith("..") && !path.isAbsolute(relative)) return relative.split(path.sep);
-  }
-  return undefined;
 }
 
 function holdScope(agent: AgentRoot | undefined, scopeDir: SecureDir | undefined): HeldScope {
