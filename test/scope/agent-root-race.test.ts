@@ -10,11 +10,12 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 
 import { ScopeError, listAllManaged, listManagedScope, managedSessionTarget, StorageError } from "../../src/index.js";
-import { buildTools, type Tools } from "../helpers/processes.js";
+import { buildTools, hasCommand, isRoot, skipBecause, type Tools } from "../helpers/processes.js";
 import { treeState, useSandboxes, type Sandbox } from "./helpers.js";
 
 const RACE_MS = Number(process.env.GJC_RACE_MS ?? 2_000);
 const sandbox = useSandboxes();
+const FOREIGN = 65534;
 let tools: Tools;
 beforeAll(() => {
   tools = buildTools();
@@ -33,8 +34,15 @@ function outsideTree(box: Sandbox): { dir: string; state(): Record<string, strin
 }
 
 /** Runs swap_race on `a` and `b` in `dir` while `step` runs in a loop; tallies the outcomes. */
-async function race(dir: string, a: string, b: string, step: (i: number) => Promise<string> | string): Promise<Map<string, number>> {
-  const swapper = spawn(tools.swapRace, [dir, a, b, String(RACE_MS)], { stdio: ["ignore", "pipe", "inherit"] });
+async function race(
+  dir: string,
+  a: string,
+  b: string,
+  step: (i: number) => Promise<string> | string,
+  runAs: readonly string[] = [],
+): Promise<Map<string, number>> {
+  const [command, ...args] = [...runAs, tools.swapRace, dir, a, b, String(RACE_MS)] as [string, ...string[]];
+  const swapper = spawn(command, args, { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   swapper.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number>((resolve) => swapper.on("exit", (code) => resolve(code ?? -1)));
@@ -55,6 +63,39 @@ function typed(error: unknown): string {
   if (error instanceof StorageError) return `storage:${error.code}`;
   throw error;
 }
+
+describe("an agent directory inside another user's directory", () => {
+  it("that user swapping the agent dir for a link gets nothing created, written or listed (root only)", async (ctx) => {
+    if (!isRoot()) skipBecause(ctx, "chown to another uid needs root");
+    const box = sandbox();
+    fs.chmodSync(box.root, 0o711); // the attacker must reach their own directory
+    const theirs = path.join(box.root, "theirs");
+    fs.mkdirSync(theirs, { mode: 0o755 });
+    const agentDir = path.join(theirs, "agent");
+    fs.mkdirSync(agentDir, { mode: 0o700 });
+    const outside = outsideTree(box);
+    const before = outside.state();
+    fs.symlinkSync(outside.dir, path.join(theirs, "swap"));
+    fs.chownSync(theirs, FOREIGN, FOREIGN);
+    const tally = await race(theirs, "agent", "swap", async (i) => {
+      try {
+        if (i % 3 === 0) {
+          const target = managedSessionTarget(box.cwd, agentDir);
+          target.storage.close();
+          target.agentRoot.close();
+          return "created";
+        }
+        const listing = i % 3 === 1 ? await listAllManaged({ agentDir }) : await listManagedScope(box.cwd, agentDir);
+        if (listing.sessions.length > 0) return "listed";
+        return `skipped:${listing.skipped.map((s) => s.code).join(",")}`;
+      } catch (error) {
+        return typed(error);
+      }
+    }, hasCommand("setpriv") ? ["setpriv", `--reuid=${FOREIGN}`, `--regid=${FOREIGN}`, "--clear-groups"] : []);
+    expect([...tally.keys()].sort()).toEqual(["scope:sessions_root_unavailable/insecure_ancestor", "skipped:unsafe_entry"]);
+    expect(outside.state()).toEqual(before);
+  }, 60_000);
+});
 
 describe("swap races below the agent directory", () => {
   it("scope creation and writes through the managed target never land outside (sessions/ swapped)", async () => {
