@@ -37,7 +37,9 @@ Napi::Value ReplyHandle(Napi::Env env, Result<OwnedHandle>&& result, HandleKind 
 Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
   std::string path;
   if (!StringArg(info[0], path)) return Invalid(info.Env());
-  auto result = info[2].ToBoolean() ? open_root_for_repair(path) : open_root(path, info[1].ToBoolean());
+  auto result = info[2].ToBoolean()   ? open_root_for_repair(path)
+                : info[3].ToBoolean() ? open_root_owned(path)
+                                      : open_root(path, info[1].ToBoolean());
   return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 
@@ -87,8 +89,9 @@ Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   OwnedHandle holder;
   auto parent = WalkParents(dir->native(), names, create, holder, defer_sync);
   if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  auto result = info[3].ToBoolean() ? open_dir_for_repair(parent.value(), names.back())
-                                     : open_dir(parent.value(), names.back(), create, defer_sync);
+  auto result = info[3].ToBoolean()   ? open_dir_for_repair(parent.value(), names.back())
+                : info[5].ToBoolean() ? open_dir_owned(parent.value(), names.back())
+                                      : open_dir(parent.value(), names.back(), create, defer_sync);
   return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
 }
 

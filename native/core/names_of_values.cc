@@ -27,6 +27,7 @@ const char* code_name(Code code) noexcept {
     case Code::lock_busy: return "lock_busy";
     case Code::not_utf8: return "not_utf8";
     case Code::network_unsupported: return "network_unsupported";
+    case Code::insecure_ancestor: return "insecure_ancestor";
     case Code::identity_unavailable: return "identity_unavailable";
     case Code::too_large: return "too_large";
     case Code::closed: return "closed";

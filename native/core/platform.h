@@ -86,6 +86,10 @@ struct DirectoryIdentity {
 // ".." segments, no trailing separator). Its existing ancestors are canonicalised (links
 // in them are resolved); the final component itself must not be a link. With `create`,
 // missing components are created owner-only; without it a missing root is not_found.
+// POSIX: the canonical ancestors are then opened one by one from "/" without following a
+// link, and each must be owned by root or the effective user and not group- or
+// other-writable unless sticky (insecure_ancestor otherwise); a component turned into a
+// link meanwhile is symlink_refused. Windows trusts the ancestors as given (README).
 // The returned directory handle has passed verify_directory.
 Result<OwnedHandle> open_root(const std::string& absolute_path, bool create);
 
@@ -125,6 +129,13 @@ Result<VerifyEvidence> repair_file(NativeHandle file);
 // left unchanged. Used by audit --fix style callers that fix only what the user owns.
 Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path);
 Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name);
+
+// Owned opens, for a directory that is only read through: the same no-follow opens as
+// open_root / open_dir (nothing created or changed), refusing the wrong type and another
+// owner, but accepting a mode or ACL that deviates from owner-only (an older tool's 0755
+// agent directory). POSIX only; Windows verifies in full.
+Result<OwnedHandle> open_root_owned(const std::string& absolute_path);
+Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name);
 Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view name,
                                          const FileOpenOptions& options);
 

@@ -35,6 +35,7 @@ enum class Code : std::uint8_t {
   lock_busy,            // another open file description holds the lock
   not_utf8,             // a path the OS returned is not valid UTF-8
   network_unsupported,  // the object lives on a network volume we do not trust
+  insecure_ancestor,    // a directory above a trusted root can be replaced by another user
   identity_unavailable, // the OS could not give a stable identity
   too_large,            // a bounded read found more data than the bound allows
   closed,               // the handle was closed before use

@@ -1,40 +1,25 @@
 /**
  * What lies at and above the agent directory, outside the tree the walk holds by
  * descriptor: the directory's own entry (explained when the owner-only open refused it) and
- * its ancestors, any of which another user could use to swap the path if it is writable by
- * group or others without the sticky bit. These paths are above the trusted root, so they
- * are examined with `lstat` on the path, the way the OS resolves it for every later open.
+ * its ancestors, any of which another user could use to swap the path if they own it, or if
+ * it is writable by group or others without the sticky bit. Managed opening refuses such a
+ * chain (`insecure_ancestor`, checked race-free by descriptor in the addon); the audit names
+ * every offending directory. These paths are above the trusted root, so they are examined
+ * with `lstat` on the path, for the report only.
  */
 import fs from "node:fs";
-import path from "node:path";
 
+import { insecureAncestors } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
 
-const STICKY = 0o1000;
-const GROUP_OR_OTHER_WRITE = 0o022;
-
 /**
- * Reports every ancestor of `agentDir` (its canonical path) that is writable by group or
- * others and lacks the sticky bit, as an `insecure_ancestor` warning keyed by its absolute path.
+ * Reports every ancestor {@link insecureAncestors} finds as an `insecure_ancestor` error keyed
+ * by its absolute path. Windows has no such check (the addon trusts the ancestors there).
  */
 export function checkAncestors(canonicalAgentDir: string, collector: FindingCollector): void {
-  let current = path.dirname(canonicalAgentDir);
-  for (;;) {
-    let st: fs.Stats | undefined;
-    try {
-      st = fs.lstatSync(current);
-    } catch {
-      st = undefined; // gone or unreadable: nothing to judge, the walk below already held the dir
-    }
-    if (st !== undefined && st.isDirectory() && (st.mode & GROUP_OR_OTHER_WRITE) !== 0 && (st.mode & STICKY) === 0) {
-      const who = (st.mode & 0o002) !== 0 ? "everyone" : "its group";
-      collector.add(current, "directory", "insecure_ancestor", `writable by ${who} without the sticky bit`, {
-        detail: `0${(st.mode & 0o7777).toString(8)}`,
-      });
-    }
-    const parent = path.dirname(current);
-    if (parent === current) return;
-    current = parent;
+  if (process.platform === "win32") return;
+  for (const found of insecureAncestors(canonicalAgentDir)) {
+    collector.add(found.path, "directory", "insecure_ancestor", found.problem, { detail: `0${found.mode.toString(8)}` });
   }
 }
 

@@ -22,7 +22,10 @@ export interface AuditOptions {
   readonly staleAfterMs?: number;
   /** The current time in ms, for staleness; default `Date.now()`. */
   readonly now?: number;
-  /** Also check the ancestors of the agent dir (`insecure_ancestor`); default true. */
+  /**
+   * Also check the ancestors of the agent dir (`insecure_ancestor`); default true. An
+   * ancestor that stops the managed open of the agent dir is reported either way.
+   */
   readonly ancestors?: boolean;
 }
 
@@ -81,7 +84,8 @@ export function auditAgentDirWith(agentDir: string, options: AuditOptions, strat
     .objects()
     .some((o) => (o.path === "." || o.path.startsWith("sessions")) && o.findings.some((f) => !CONTENT_CODES.has(f.code)));
   content.finish(sessionsComplete);
-  if (options.ancestors !== false) checkAncestors(canonical(absolute), collector);
+  const unreachable = collector.objects().some((o) => o.path === "." && o.findings.some((f) => f.detail === "insecure_ancestor"));
+  if (options.ancestors !== false || unreachable) checkAncestors(canonical(absolute), collector);
   const objects = collector.objects();
   let errors = 0;
   let warnings = 0;
@@ -106,6 +110,14 @@ function openRoot(absolute: string, st: import("node:fs").Stats, walk: WalkOptio
     if (!(error instanceof SecureFsError)) throw error;
     if (error.code === "permission_denied" || error.code === "not_found" || error.code === "not_directory") {
       throw new AuditError("agent_dir_unusable", `cannot open ${absolute}: ${error.code}`, { cause: error });
+    }
+    if (error.code === "insecure_ancestor") {
+      // Nothing below may be opened through that chain; the ancestors themselves are reported
+      // by checkAncestors (always, for this case).
+      walk.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", {
+        detail: "insecure_ancestor",
+      });
+      return undefined;
     }
     const type: AuditObjectType = "directory";
     return recordRefusal(".", "directory", { type, uid: st.uid, mode: st.mode, nlink: st.nlink }, error, walk, () =>

@@ -13,7 +13,6 @@ export interface FindingExtra {
 }
 
 const WARNINGS: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
-  "insecure_ancestor",
   "not_audited",
   "orphan_blob",
   "legacy_unmigrated",

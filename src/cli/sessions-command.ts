@@ -1,10 +1,10 @@
 /**
  * `list`, `show` and `context`: sessions of the managed store, read-only.
  */
-import fs from "node:fs";
 import path from "node:path";
 
 import {
+  AgentRoot,
   buildSessionContext,
   canonicalizeTrustedPath,
   isScopeDirectoryName,
@@ -28,12 +28,21 @@ export function sessionsRootOf(ctx: CliContext): string {
 }
 
 /**
- * Runs `use` with a managed storage over the sessions root, or returns `fallback` when the
- * root does not exist yet (nothing was ever stored).
+ * Runs `use` with a managed storage over the sessions root, opened from the held agent
+ * directory (never a link, never another user's), or returns `fallback` when the root does
+ * not exist yet (nothing was ever stored).
  */
-async function withStorage<T>(root: string, fallback: T, use: (storage: ManagedSessionStorage) => Promise<T>): Promise<T> {
-  if (!fs.existsSync(root)) return fallback;
-  const storage = ManagedSessionStorage.open(root);
+async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: ManagedSessionStorage) => Promise<T>): Promise<T> {
+  const agent = AgentRoot.openIfExists(ctx.agentDir);
+  if (agent === undefined) return fallback;
+  let dir;
+  try {
+    dir = agent.openDirIfExists(SESSIONS_DIRECTORY, { readThrough: true });
+  } finally {
+    agent.close();
+  }
+  if (dir === undefined) return fallback;
+  const storage = new ManagedSessionStorage(dir);
   try {
     return await use(storage);
   } finally {
@@ -53,14 +62,13 @@ export async function runList(ctx: CliContext, options: ListOptions): Promise<nu
   const empty: SessionListing = { sessions: [], skipped: [] };
   let listing: SessionListing;
   if (options.all === true) {
-    const root = sessionsRootOf(ctx);
-    listing = await withStorage(root, empty, (storage) => listAll(root, { storage }));
+    listing = await withStorage(ctx, empty, (storage) => listAll(storage.root, { storage }));
   } else {
     const resolution = resolveManagedScope({ cwd: path.resolve(options.cwd ?? process.cwd()), agentDir: ctx.agentDir });
     if (resolution.kind === "error") throw new CliError("scope_unavailable", `${resolution.code}: ${resolution.message}`);
     const { scope } = resolution;
     listing = scope.exists
-      ? await withStorage(scope.sessionsRoot, empty, (storage) => listSessions(scope.directoryPath, { storage }))
+      ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage }))
       : empty;
   }
   if (options.json === true) {
@@ -123,7 +131,7 @@ export function uniquePrefixes(ids: readonly string[], min = 8): Map<string, str
 export async function locateSession(ctx: CliContext, ref: string): Promise<string> {
   if (ref.includes("/") || ref.includes(path.sep) || ref.endsWith(".jsonl")) return path.resolve(ref);
   const root = sessionsRootOf(ctx);
-  const listing = await withStorage(root, { sessions: [], skipped: [] } as SessionListing, (storage) => listAll(root, { storage }));
+  const listing = await withStorage(ctx, { sessions: [], skipped: [] } as SessionListing, (storage) => listAll(storage.root, { storage }));
   const exact = listing.sessions.filter((s) => s.id === ref);
   const found = exact.length > 0 ? exact : listing.sessions.filter((s) => s.id.startsWith(ref));
   if (found.length === 0) throw new CliError("session_not_found", `no session with id ${ref} in ${root}`);
@@ -141,14 +149,10 @@ export async function openSession(ctx: CliContext, file: string): Promise<Sessio
   const root = sessionsRootOf(ctx);
   const inside = !path.relative(root, file).startsWith("..");
   const common = { sessionDir: path.dirname(file), agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
-  if (!inside || !fs.existsSync(root)) return SessionManager.open(file, common);
+  if (!inside) return SessionManager.open(file, common);
   // A read-only manager reads everything while opening and holds nothing afterwards.
-  const storage = ManagedSessionStorage.open(root);
-  try {
-    return await SessionManager.open(file, { ...common, storage });
-  } finally {
-    storage.close();
-  }
+  const opened = await withStorage(ctx, undefined, (storage) => SessionManager.open(file, { ...common, storage }));
+  return opened ?? SessionManager.open(file, common);
 }
 
 /** Prints a session's tree with labels and the leaf marked. */

@@ -12,6 +12,7 @@ export type { ImportChange, ImportedFile, ImportOutcome, ImportRequest, Unmanage
 export type { ReadOptions } from "./secure-file.js";
 export { SecureLock } from "./secure-lock.js";
 export type { LockRecord } from "./secure-lock.js";
+export { insecureAncestors, nearestInsecureAncestor } from "./ancestors.js";
 export { directoryIdentity, isValidEntryName } from "./identity.js";
 export type { DirectoryIdentity } from "./identity.js";
 export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";

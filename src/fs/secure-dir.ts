@@ -4,7 +4,8 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { decodeEvidence, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { decodeEvidence, isNativeFailure, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { nearestInsecureAncestor } from "./ancestors.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
 import { isValidEntryName } from "./identity.js";
@@ -45,6 +46,14 @@ export interface OpenDirOptions {
    * directory on the way is opened by the same rules.
    */
   readonly source?: boolean;
+  /**
+   * Accept an existing directory of the effective user whatever its mode and ACLs, and
+   * change nothing: for a directory that is only read through, never written (an older
+   * tool's 0755 agent directory). A link, another type or another owner is still refused.
+   * Never creates. With a list of names it applies to the last one; the others are verified
+   * in full. Windows verifies in full.
+   */
+  readonly owned?: boolean;
 }
 
 /** Options of {@link SecureDir.openFile}. */
@@ -121,18 +130,23 @@ export class SecureDir {
   /**
    * Opens the trusted root. Existing ancestors are canonicalised (links in them are
    * resolved); the root itself must not be a link. With `create`, missing components are
-   * created 0700. The root must pass the owner-only check.
+   * created 0700. The root must pass the owner-only check. On POSIX every canonical ancestor
+   * must be owned by root or the effective user and not writable by group or others unless
+   * sticky, checked by descriptor on the chain that is opened: otherwise `insecure_ancestor`,
+   * with `path` naming the nearest such directory.
    */
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
     const absolute = path.resolve(rootPath);
-    requireArgument(!(options.create && options.repair), "openRoot", absolute);
+    requireArgument(!(options.create && options.repair) && !(options.owned && (options.create || options.repair)), "openRoot", absolute);
     if (options.source === true) {
       requireArgument(!options.create && !options.repair && !options.deferSync, "openRoot", absolute);
       return new SecureDir(unwrap(native.openSource(absolute, [], true), "openRoot", absolute), absolute);
     }
-    const handle = unwrap(native.openRoot(absolute, options.create === true, options.repair === true), "openRoot", absolute);
-    return new SecureDir(handle, absolute);
+    const handle = native.openRoot(absolute, options.create === true, options.repair === true, options.owned === true);
+    // The addon refuses the chain by descriptor; the message names the directory at fault.
+    const where = isNativeFailure(handle) && handle.code === "insecure_ancestor" ? (nearestInsecureAncestor(absolute) ?? absolute) : absolute;
+    return new SecureDir(unwrap(handle, "openRoot", where), absolute);
   }
 
   /** True once {@link SecureDir.close} ran. */
@@ -150,11 +164,12 @@ export class SecureDir {
     const where = this.#child(name);
     requireArgument(!(options.create && options.repair), "openDir", where);
     requireArgument(!(options.deferSync && !options.create), "openDir", where);
+    requireArgument(!(options.owned && (options.create || options.repair)), "openDir", where);
     if (options.source === true) {
       requireArgument(!options.create && !options.repair, "openDir", where);
       return new SecureDir(unwrap(native.openSource(this.#handle, name, true), "openDir", where), where);
     }
-    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true);
+    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true, options.owned === true);
     return new SecureDir(unwrap(handle, "openDir", where), where);
   }
 

@@ -4,7 +4,9 @@
  * was touched last in another window.
  *
  * File: `<agentDir>/terminal-sessions/<terminal-id>`, two lines (`cwd`, session file path),
- * each ending in a line feed, written atomically and owner-only through the storage. The
+ * each ending in a line feed, written atomically and owner-only through the storage: for an
+ * agent directory given as a path or an {@link AgentRoot}, by descriptor from the held agent
+ * directory (a `terminal-sessions/` of another owner, or a link there, is refused). The
  * breadcrumb is a hint: writing it never throws on I/O, and reading it only ever yields a
  * session that is still there and belongs to the same working directory.
  */
@@ -12,7 +14,9 @@ import fs from "node:fs";
 import path from "node:path";
 import tty from "node:tty";
 
-import { FileSessionStorage, StorageError, type SessionStorage, type StorageErrorCode } from "../storage/index.js";
+import { AgentRoot } from "../scope/agent-root.js";
+import { ManagedSessionStorage, StorageError, type SessionStorage, type StorageErrorCode } from "../storage/index.js";
+import { guardStorage, pathError } from "../storage/errors.js";
 
 /** Directory below the agent directory that holds the breadcrumbs. */
 export const TERMINAL_SESSIONS_DIR = "terminal-sessions";
@@ -103,8 +107,11 @@ export function stdinTtyPath(): string | undefined {
   }
 }
 
-/** Where breadcrumbs live: an agent directory (read and written with a {@link FileSessionStorage}), or a storage rooted at one. */
-export type BreadcrumbHome = string | SessionStorage;
+/**
+ * Where breadcrumbs live: an agent directory, as a path (opened by descriptor for each call)
+ * or held ({@link AgentRoot}), or a storage rooted at one.
+ */
+export type BreadcrumbHome = string | AgentRoot | SessionStorage;
 
 /** The path of the breadcrumb of `terminalId` below `agentDir` (the id is not checked here). */
 export function breadcrumbPath(agentDir: string, terminalId: string): string {
@@ -139,11 +146,11 @@ export function writeBreadcrumb(
   if (!isSafeTerminalId(terminalId)) return { ok: false, code: "unsafe_terminal_id" };
   if (!representable(cwd) || !representable(sessionFile)) return { ok: false, code: "unrepresentable_path" };
   try {
-    const { storage, agentDir } = homeOf(home);
-    const file = breadcrumbPath(agentDir, terminalId);
-    storage.ensureDirSync(path.dirname(file));
-    storage.writeTextSync(file, `${cwd}\n${sessionFile}\n`);
-    return { ok: true, path: file };
+    return withBreadcrumbs(home, true, (storage, dir) => {
+      const file = path.join(dir, terminalId);
+      storage.writeTextSync(file, `${cwd}\n${sessionFile}\n`);
+      return { ok: true, path: file };
+    });
   } catch (error) {
     return { ok: false, code: "write_failed", ...storageCodeOf(error) };
   }
@@ -174,8 +181,7 @@ export async function readBreadcrumb(home: BreadcrumbHome, terminalId: string): 
   if (!isSafeTerminalId(terminalId)) return { kind: "none", reason: "unsafe_terminal_id" };
   let text: string;
   try {
-    const { storage, agentDir } = homeOf(home);
-    text = await storage.readTextPrefix(breadcrumbPath(agentDir, terminalId), BREADCRUMB_MAX_BYTES + 1);
+    text = await withBreadcrumbs(home, false, (storage, dir) => storage.readTextPrefix(path.join(dir, terminalId), BREADCRUMB_MAX_BYTES + 1));
   } catch (error) {
     if (error instanceof StorageError && error.code === "not_found") return { kind: "none", reason: "missing" };
     return { kind: "none", reason: "unreadable", ...storageCodeOf(error) };
@@ -238,9 +244,39 @@ function sessionFileExists(file: string, storage: SessionStorage | undefined): b
   }
 }
 
-function homeOf(home: BreadcrumbHome): { storage: SessionStorage; agentDir: string } {
-  if (typeof home === "string") return { storage: new FileSessionStorage(home), agentDir: path.resolve(home) };
-  return { storage: home, agentDir: home.root };
+/**
+ * Runs `use` with a storage that holds the breadcrumb directory and that directory's path.
+ * An agent directory (path or held) is walked by descriptor: `terminal-sessions/` is opened
+ * from the held agent directory (created owner-only for a write; an object there that is not
+ * the user's own directory is refused, never adopted). A storage home is used as given.
+ */
+function withBreadcrumbs<T>(home: BreadcrumbHome, write: boolean, use: (storage: SessionStorage, dir: string) => T): T {
+  if (typeof home !== "string" && !(home instanceof AgentRoot)) {
+    const dir = path.join(home.root, TERMINAL_SESSIONS_DIR);
+    if (write) home.ensureDirSync(dir);
+    return use(home, dir);
+  }
+  if (typeof home === "string" && !path.isAbsolute(home)) throw pathError("invalid_path", home);
+  const where = breadcrumbPath(typeof home === "string" ? path.resolve(home) : home.path, "x");
+  const direction = write ? "write" : "read";
+  const root = typeof home === "string" ? guardStorage(direction, path.dirname(where), () => (write ? AgentRoot.open(home, { write: true }) : AgentRoot.openIfExists(home))) : home;
+  if (root === undefined) throw pathError("not_found", path.dirname(where));
+  try {
+    const dir = guardStorage(direction, path.join(root.path, TERMINAL_SESSIONS_DIR), () => root.openDir(TERMINAL_SESSIONS_DIR));
+    const storage = new ManagedSessionStorage(dir);
+    try {
+      const result = use(storage, dir.path);
+      // An async use (a read) keeps the directory open until it settles.
+      if (result instanceof Promise) return result.finally(() => storage.close()) as T;
+      storage.close();
+      return result;
+    } catch (error) {
+      storage.close();
+      throw error;
+    }
+  } finally {
+    if (root !== home) root.close();
+  }
 }
 
 function storageCodeOf(error: unknown): { storageCode?: StorageErrorCode } {

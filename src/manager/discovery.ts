@@ -26,6 +26,7 @@ import {
 } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
+import { skipCodeOf } from "./skip-codes.js";
 import { indexAccess, readListingIndex, writeListingIndex, type IndexAccess, type ListingIndex } from "./listing-index.js";
 import {
   SessionInfoCache,
@@ -263,28 +264,36 @@ function isSessionFileName(name: string): boolean {
  * Links, FIFOs, sockets and devices in `dir` whose names pass `wanted`. The storage lists
  * regular files only, so these would otherwise vanish without a trace; they are reported so a
  * planted link or FIFO is visible. Only disk-backed storages can hold them, and the names are
- * taken from a plain directory read: nothing is opened or followed.
+ * taken from a plain directory read (a managed storage reads its held directory): nothing is
+ * opened or followed.
  */
 function nonRegularEntries(
   storage: SessionStorage,
   dir: string,
   wanted: (name: string) => boolean,
 ): { type: "symlink" | "directory" | "other"; skip: SkippedSession }[] {
-  if (!(storage instanceof FileSessionStorage || storage instanceof ManagedSessionStorage)) return [];
-  let entries: fs.Dirent[];
+  let entries: { name: string; type: "file" | "symlink" | "directory" | "other" }[];
   try {
-    entries = fs.readdirSync(dir, { withFileTypes: true });
+    if (storage instanceof ManagedSessionStorage) {
+      entries = storage.listEntriesSync(dir).map((e) => ({ name: e.name, type: e.type === "file" || e.type === "symlink" || e.type === "directory" ? e.type : "other" }));
+    } else if (storage instanceof FileSessionStorage) {
+      entries = fs.readdirSync(dir, { withFileTypes: true }).map((e) => ({
+        name: e.name,
+        type: e.isFile() ? "file" : e.isSymbolicLink() ? "symlink" : e.isDirectory() ? "directory" : "other",
+      }));
+    } else {
+      return [];
+    }
   } catch {
     // The storage listed this directory a moment ago; if it is gone now, so are its entries.
     return [];
   }
   const found: { type: "symlink" | "directory" | "other"; skip: SkippedSession }[] = [];
   for (const entry of entries) {
-    if (entry.isFile() || entry.name.startsWith(".") || !wanted(entry.name)) continue;
+    if (entry.type === "file" || entry.name.startsWith(".") || !wanted(entry.name)) continue;
     const where = path.join(dir, entry.name);
-    if (entry.isSymbolicLink()) found.push({ type: "symlink", skip: { path: where, code: "symlink_refused" } });
-    else if (entry.isDirectory()) found.push({ type: "directory", skip: { path: where, code: "not_regular_file" } });
-    else found.push({ type: "other", skip: { path: where, code: "not_regular_file" } });
+    if (entry.type === "symlink") found.push({ type: "symlink", skip: { path: where, code: "symlink_refused" } });
+    else found.push({ type: entry.type, skip: { path: where, code: "not_regular_file" } });
   }
   return found;
 }
@@ -533,23 +542,6 @@ function unchangedBefore(reader: SessionFileReader, previous: ResumePoint): bool
 
 function withPath(file: string, outcome: CachedOutcome): Outcome {
   return outcome.kind === "session" ? outcome : { kind: "skip", path: file, code: outcome.code };
-}
-
-const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>([
-  "symlink_refused",
-  "not_regular_file",
-  "permission_denied",
-  "not_found",
-  "unsafe_entry",
-]);
-
-/** The skip code of a storage failure; anything unexpected is a `read_failed`. */
-function skipCodeOf(error: unknown): DiscoverySkipCode {
-  if (error instanceof StorageError) {
-    if (PASSED_THROUGH.has(error.code)) return error.code as DiscoverySkipCode;
-    if (error.code === "not_directory") return "not_regular_file";
-  }
-  return "read_failed";
 }
 
 function collect(outcomes: readonly Outcome[], skippedBefore: readonly SkippedSession[]): SessionListing {

@@ -3,6 +3,8 @@
  * terminal breadcrumbs.
  */
 export * from "./discovery.js";
+export { listAllManaged, listManagedScope } from "./managed-listing.js";
+export type { ManagedListingOptions } from "./managed-listing.js";
 export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
 export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
 export { DEFAULT_SESSION_INFO_CACHE_ENTRIES, SessionInfoCache } from "./session-info-cache.js";

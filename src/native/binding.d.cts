@@ -24,6 +24,7 @@ declare namespace binding {
     | "lock_busy"
     | "not_utf8"
     | "network_unsupported"
+    | "insecure_ancestor"
     | "identity_unavailable"
     | "too_large"
     | "closed"
@@ -168,7 +169,7 @@ declare namespace binding {
     createDigest(): NativeDigest | NativeFailure;
     /** The hex digest of everything added; the digest starts afresh. */
     finishDigest(digest: NativeDigest): string | NativeFailure;
-    openRoot(path: string, create: boolean, repair: boolean): NativeHandle | NativeFailure;
+    openRoot(path: string, create: boolean, repair: boolean, owned?: boolean): NativeHandle | NativeFailure;
     /**
      * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
      * `start`, or at the absolute path `start` (then `names` may be empty), every name but
@@ -179,7 +180,7 @@ declare namespace binding {
     removeTreeAsync(dir: NativeHandle, name: string, maxDepth: number, maxEntries: number): Promise<undefined | NativeFailure> | NativeFailure;
     /** Sets the access and modification times (ns since 1970) of an open file. */
     setTimes(file: NativeHandle, atimeNs: bigint, mtimeNs: bigint): undefined | NativeFailure;
-    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean, owned?: boolean): NativeHandle | NativeFailure;
     openFile(
       dir: NativeHandle,
       names: Names,

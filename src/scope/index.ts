@@ -30,7 +30,9 @@ export {
 export type { ManagedScope, ResolveScopeOptions, ScopeResolution } from "./resolve.js";
 export { INTERNAL_DIRECTORY, MAX_DISCOVERED_LEGACY_DIRECTORIES, discoveredLegacyDirectories, legacyDirectoryNames } from "./legacy-names.js";
 export type { LegacyAnchors } from "./legacy-names.js";
-export { managedSessionDirForRead, managedSessionTarget } from "./session-defaults.js";
+export { AgentRoot, REPAIRABLE_CODES } from "./agent-root.js";
+export type { AgentRootOptions, DirNames } from "./agent-root.js";
+export { managedSessionDirForRead, managedSessionStorageForRead, managedSessionTarget } from "./session-defaults.js";
 export type { ManagedSessionTarget } from "./session-defaults.js";
 export { inspectScopeDirectories } from "./inspect.js";
 export type { ScopeDirectoryReport, ScopeDirectoryState } from "./inspect.js";

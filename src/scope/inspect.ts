@@ -4,12 +4,12 @@
  * Works without knowing the workspaces, so it cannot say whether a workspace still exists,
  * only whether the directory is self-consistent.
  */
-import fs from "node:fs";
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { BINDING_FILE_NAME, decodeBinding, type ScopeBinding } from "./binding.js";
 import { isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "./identity.js";
+import type { AgentRoot } from "./agent-root.js";
 
 /** Verdict on one scope directory. */
 export type ScopeDirectoryState =
@@ -36,25 +36,37 @@ export interface ScopeDirectoryReport {
 }
 
 /**
- * Inspects every `v2-<digest>` entry of `sessionsRoot`, sorted by name. A missing root has
- * none. Never writes.
+ * Inspects every `v2-<digest>` entry of the sessions root, sorted by name: a held directory
+ * (from {@link AgentRoot.openDir}), or a path opened once by descriptor (its last component
+ * never followed; it may be an older tool's looser directory of the user's). Every scope is
+ * opened from that descriptor. A missing root has none. Never writes.
+ * @throws SecureFsError when the root cannot be opened safely (a link, another owner, ...)
  */
-export function inspectScopeDirectories(sessionsRoot: string): ScopeDirectoryReport[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(sessionsRoot);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
+export function inspectScopeDirectories(sessionsRoot: string | SecureDir): ScopeDirectoryReport[] {
+  let root: SecureDir;
+  if (typeof sessionsRoot === "string") {
+    try {
+      root = SecureDir.openRoot(sessionsRoot, { owned: true });
+    } catch (error) {
+      if (error instanceof SecureFsError && error.code === "not_found") return [];
+      throw error;
+    }
+  } else {
+    root = sessionsRoot;
   }
-  return names.filter(isScopeDirectoryName).sort().map((name) => inspectOne(sessionsRoot, name));
+  try {
+    const names = root.list().map((entry) => entry.name);
+    return names.filter(isScopeDirectoryName).sort().map((name) => inspectOne(root, name));
+  } finally {
+    if (root !== sessionsRoot) root.close();
+  }
 }
 
-function inspectOne(sessionsRoot: string, name: string): ScopeDirectoryReport {
-  const where = path.join(sessionsRoot, name);
+function inspectOne(sessionsRoot: SecureDir, name: string): ScopeDirectoryReport {
+  const where = path.join(sessionsRoot.path, name);
   let dir: SecureDir;
   try {
-    dir = SecureDir.openRoot(where);
+    dir = sessionsRoot.openDir(name);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     return { name, path: where, state: "unsafe_directory", cause: error.code };

@@ -4,14 +4,16 @@
  * creates the owner-only directory chain and the binding, and repairs only permission
  * deviations of directories the user already owns.
  */
-import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { SecureDir, SecureFsError, type SecureFsErrorCode } from "../fs/index.js";
+import { SecureDir, SecureFsError } from "../fs/index.js";
+import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
+
+export { canonicalizeTrustedPath } from "./agent-root.js";
 
 /** Name of the sessions root below the agent directory. */
 export const SESSIONS_DIRECTORY = "sessions";
@@ -78,10 +80,49 @@ export type ScopeResolution = { readonly kind: "resolved"; readonly scope: Manag
 
 /**
  * Resolves the managed scope of `options.cwd`. Order: workspace identity (no I/O below the
- * agent directory happens for a cwd that fails), sessions root, scope directory (must be a
- * real owner-only directory), binding (canonical bytes of this identity).
+ * agent directory happens for a cwd that fails), agent directory (opened once by descriptor),
+ * sessions root, scope directory (must be a real owner-only directory), binding (canonical
+ * bytes of this identity). Everything below the agent directory is reached from its held
+ * descriptor, also an explicit `sessionsRoot` that lies below it.
  */
 export function resolveManagedScope(options: ResolveScopeOptions): ScopeResolution {
+  const opened = openManagedScope(options);
+  if (opened.kind === "error") return opened;
+  opened.held.close();
+  return { kind: "resolved", scope: opened.scope };
+}
+
+/** {@link resolveManagedScope}, throwing {@link ScopeError} instead of returning a failure. */
+export function resolveManagedScopeOrThrow(options: ResolveScopeOptions): ManagedScope {
+  const result = resolveManagedScope(options);
+  if (result.kind === "error") throw new ScopeError(result);
+  return result.scope;
+}
+
+/**
+ * The descriptors a resolution opened: the agent directory (when the sessions root lies
+ * below it) and the scope directory (when it exists). `close()` closes whichever are held
+ * and not taken.
+ */
+export interface HeldScope {
+  /** The agent directory, when the sessions root lies below it. */
+  readonly agent: AgentRoot | undefined;
+  /** The verified scope directory, when it exists. */
+  readonly scopeDir: SecureDir | undefined;
+  /** Hands the scope directory over: `close()` leaves it open, the caller closes it. */
+  takeScopeDir(): SecureDir | undefined;
+  /** Hands the agent directory over: `close()` leaves it open, the caller closes it. */
+  takeAgent(): AgentRoot | undefined;
+  close(): void;
+}
+
+/**
+ * {@link resolveManagedScope}, keeping the descriptors it opened so that the caller works
+ * on the very scope directory that was checked (no reopening by path). The caller must
+ * `held.close()`.
+ * @internal Used by the scope defaults and the listings; not exported from the package.
+ */
+export function openManagedScope(options: ResolveScopeOptions): { kind: "opened"; scope: ManagedScope; held: HeldScope } | ScopeFailure {
   if (typeof options !== "object" || options === null || typeof options.cwd !== "string") {
     return scopeFailure("invalid_request", "invalid_argument", "resolveManagedScope needs { cwd }");
   }
@@ -90,9 +131,20 @@ export function resolveManagedScope(options: ResolveScopeOptions): ScopeResoluti
   const found = workspaceIdentity(options.cwd);
   if (found.kind === "error") return found;
   const { identity } = found;
-  const agentDir = canonicalizeTrustedPath(options.agentDir ?? defaultAgentDir());
+  const givenAgentDir = options.agentDir ?? defaultAgentDir();
+  const agentDir = canonicalizeTrustedPath(givenAgentDir);
+  // A sessions root below the agent directory is walked from the agent's descriptor like the
+  // default one; one elsewhere is a trusted root of its own (and the agent dir is not opened).
+  const names = options.sessionsRoot === undefined ? [SESSIONS_DIRECTORY] : namesBelowAgentDir(agentDir, givenAgentDir, options.sessionsRoot);
+  if (names?.length === 0) return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
   const sessionsRoot =
-    options.sessionsRoot === undefined ? path.join(agentDir, SESSIONS_DIRECTORY) : canonicalizeTrustedPath(options.sessionsRoot);
+    names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
+  let agent: AgentRoot | undefined;
+  if (names !== undefined) {
+    const root = openAgent(agentDir, mode);
+    if (root.kind === "error") return root;
+    agent = root.agent;
+  }
   const directoryName = scopeDirectoryName(identity.digest);
   const base = {
     apiVersion: 1,
@@ -107,127 +159,132 @@ export function resolveManagedScope(options: ResolveScopeOptions): ScopeResoluti
     directoryName,
     directoryPath: path.join(sessionsRoot, directoryName),
   } as const;
-  const expected: BindingIdentity = identity;
-  const outcome = mode === "write" ? prepareForWrite(base, expected, options.sessionsRoot === undefined) : checkForRead(base, expected);
-  if (outcome.kind === "error") return outcome;
-  return { kind: "resolved", scope: { ...base, exists: outcome.exists, repaired: outcome.repaired } };
-}
-
-/** {@link resolveManagedScope}, throwing {@link ScopeError} instead of returning a failure. */
-export function resolveManagedScopeOrThrow(options: ResolveScopeOptions): ManagedScope {
-  const result = resolveManagedScope(options);
-  if (result.kind === "error") throw new ScopeError(result);
-  return result.scope;
+  const repaired: string[] = [];
+  const outcome = mode === "write" ? prepareForWrite(base, identity, agent, names, repaired) : checkForRead(base, identity, agent, names);
+  if (outcome.kind === "error") {
+    agent?.close();
+    return outcome;
+  }
+  const held = holdScope(agent, outcome.scopeDir);
+  return { kind: "opened", scope: { ...base, exists: outcome.scopeDir !== undefined, repaired: [...(agent?.repaired ?? []), ...repaired] }, held };
 }
 
 type Base = Omit<ManagedScope, "exists" | "repaired">;
-type Checked = { kind: "ok"; exists: boolean; repaired: string[] } | ScopeFailure;
+type Checked = { kind: "ok"; scopeDir: SecureDir | undefined } | ScopeFailure;
 
-function checkForRead(base: Base, expected: BindingIdentity): Checked {
-  const root = lstatOrFailure(base.sessionsRoot);
-  if (root === undefined) return { kind: "ok", exists: false, repaired: [] };
-  if ("kind" in root) return root;
-  if (root.isSymbolicLink()) return scopeFailure("sessions_root_unavailable", "reparse_point", "the sessions root is a link");
-  if (!root.isDirectory()) return scopeFailure("sessions_root_unavailable", "not_directory", "the sessions root is not a directory");
-  const entry = lstatOrFailure(base.directoryPath);
-  if (entry === undefined) return { kind: "ok", exists: false, repaired: [] };
-  if ("kind" in entry) return entry;
-  let scopeDir: SecureDir | undefined;
+/** The agent directory as its mode needs it: read mode tolerates its absence. */
+function openAgent(agentDir: string, mode: "read" | "write"): { kind: "ok"; agent: AgentRoot | undefined } | ScopeFailure {
   try {
-    // The scope directory alone is checked: a sessions root made by an older tool with
-    // looser permissions is still readable, and preparing for write repairs it.
-    scopeDir = SecureDir.openRoot(base.directoryPath);
-    const binding = readBinding(scopeDir, expected);
-    if (binding.kind === "error") return binding;
-    return { kind: "ok", exists: true, repaired: [] };
+    return { kind: "ok", agent: mode === "write" ? AgentRoot.open(agentDir, { write: true }) : AgentRoot.openIfExists(agentDir) };
   } catch (error) {
-    return fsFailure(error, "binding_invalid", "the scope directory is not a safe owner-only directory");
-  } finally {
-    scopeDir?.close();
+    return fsFailure(error, "sessions_root_unavailable", "the agent directory cannot be opened safely");
   }
 }
 
-/** fs-layer codes that only mean "permissions deviate" on an object we own: repairable. */
-const REPAIRABLE: ReadonlySet<SecureFsErrorCode> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
+function holdScope(agent: AgentRoot | undefined, scopeDir: SecureDir | undefined): HeldScope {
+  let keepAgent = agent;
+  let keepScope = scopeDir;
+  return {
+    agent,
+    scopeDir,
+    takeScopeDir() {
+      const taken = keepScope;
+      keepScope = undefined;
+      return taken;
+    },
+    takeAgent() {
+      const taken = keepAgent;
+      keepAgent = undefined;
+      return taken;
+    },
+    close() {
+      keepScope?.close();
+      keepAgent?.close();
+      keepScope = undefined;
+      keepAgent = undefined;
+    },
+  };
+}
 
-function prepareForWrite(base: Base, expected: BindingIdentity, rootBelowAgent: boolean): Checked {
-  const repaired: string[] = [];
-  let agent: SecureDir | undefined;
+/**
+ * Read mode: every directory on the way is opened by descriptor and must pass the owner-only
+ * check; a missing one means the scope does not exist yet. Nothing is created or repaired.
+ */
+function checkForRead(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined): Checked {
   let root: SecureDir | undefined;
-  let scopeDir: SecureDir | undefined;
   try {
-    if (rootBelowAgent) {
-      agent = openOrRepair(() => SecureDir.openRoot(base.agentDir, { create: true }), () => SecureDir.openRoot(base.agentDir, { repair: true }), base.agentDir, repaired);
-      const parent = agent;
-      root = openOrRepair(() => parent.openDir(SESSIONS_DIRECTORY, { create: true }), () => parent.openDir(SESSIONS_DIRECTORY, { repair: true }), base.sessionsRoot, repaired);
+    if (names !== undefined) {
+      if (agent === undefined) return { kind: "ok", scopeDir: undefined };
+      // As before, the sessions root may be looser (an older tool's); the scope is verified.
+      root = agent.openDirIfExists(names, { readThrough: true });
     } else {
-      root = openOrRepair(() => SecureDir.openRoot(base.sessionsRoot, { create: true }), () => SecureDir.openRoot(base.sessionsRoot, { repair: true }), base.sessionsRoot, repaired);
+      root = openRootIfExists(base.sessionsRoot);
     }
   } catch (error) {
-    agent?.close();
+    return fsFailure(error, "sessions_root_unavailable", "the sessions root is not a safe owner-only directory");
+  }
+  if (root === undefined) return { kind: "ok", scopeDir: undefined };
+  let scopeDir: SecureDir | undefined;
+  try {
+    scopeDir = root.openDir(base.directoryName);
+    const binding = readBinding(scopeDir, expected);
+    if (binding.kind === "error") {
+      scopeDir.close();
+      return binding;
+    }
+    return { kind: "ok", scopeDir };
+  } catch (error) {
+    scopeDir?.close();
+    if (error instanceof SecureFsError && error.code === "not_found") return { kind: "ok", scopeDir: undefined };
+    return fsFailure(error, "binding_invalid", "the scope directory is not a safe owner-only directory");
+  } finally {
+    root.close();
+  }
+}
+
+function openRootIfExists(where: string): SecureDir | undefined {
+  try {
+    return SecureDir.openRoot(where, { owned: true });
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Write mode: the chain is created owner-only where missing, and permission deviations of
+ * directories the user owns are repaired (recorded); anything else is refused, never adopted.
+ */
+function prepareForWrite(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined, repaired: string[]): Checked {
+  let root: SecureDir;
+  try {
+    root =
+      agent !== undefined && names !== undefined
+        ? agent.openDir(names)
+        : openOrRepair(() => SecureDir.openRoot(base.sessionsRoot, { create: true }), () => SecureDir.openRoot(base.sessionsRoot, { repair: true }), base.sessionsRoot, repaired);
+  } catch (error) {
     return fsFailure(error, "sessions_root_unavailable", "the sessions root cannot be prepared");
   }
+  let scopeDir: SecureDir | undefined;
   try {
     const parent = root;
     scopeDir = openOrRepair(() => parent.openDir(base.directoryName, { create: true }), () => parent.openDir(base.directoryName, { repair: true }), base.directoryPath, repaired);
     const binding = ensureBinding(scopeDir, expected);
-    if (binding.kind === "error") return binding;
-    return { kind: "ok", exists: true, repaired };
+    if (binding.kind === "error") {
+      scopeDir.close();
+      return binding;
+    }
+    return { kind: "ok", scopeDir };
   } catch (error) {
+    scopeDir?.close();
     return fsFailure(error, "binding_invalid", "the scope directory cannot be prepared");
   } finally {
-    scopeDir?.close();
     root.close();
-    agent?.close();
   }
-}
-
-/** Opens with `open`; on a repairable deviation opens with `repair` and records `where`. */
-function openOrRepair(open: () => SecureDir, repair: () => SecureDir, where: string, repaired: string[]): SecureDir {
-  try {
-    return open();
-  } catch (error) {
-    if (!(error instanceof SecureFsError) || !REPAIRABLE.has(error.code)) throw error;
-  }
-  const dir = repair();
-  repaired.push(where);
-  return dir;
 }
 
 function fsFailure(error: unknown, code: ScopeErrorCode, message: string): ScopeFailure {
   if (!(error instanceof SecureFsError)) throw error;
   const cause = error.code === "symlink_refused" ? "reparse_point" : error.code;
   return scopeFailure(code, cause, `${message} (${error.code})`);
-}
-
-function lstatOrFailure(target: string): fs.Stats | ScopeFailure | undefined {
-  try {
-    return fs.lstatSync(target);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? "io_error";
-    if (code === "ENOENT") return undefined;
-    return scopeFailure("sessions_root_unavailable", code, "the sessions root cannot be inspected");
-  }
-}
-
-/**
- * `target` with its deepest existing ancestor (or itself) replaced by its real path and the
- * missing tail re-appended verbatim. The secure layer refuses links below a trusted root, so
- * a link in a trusted prefix (macOS `/var`, a linked home) is resolved here, once.
- */
-export function canonicalizeTrustedPath(target: string): string {
-  const absolute = path.resolve(target);
-  const tail: string[] = [];
-  let current = absolute;
-  for (;;) {
-    try {
-      const real = fs.realpathSync.native(current);
-      return tail.length === 0 ? real : path.join(real, ...tail.reverse());
-    } catch (error) {
-      const parent = path.dirname(current);
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || parent === current) return absolute;
-      tail.push(path.basename(current));
-      current = parent;
-    }
-  }
 }

@@ -11,10 +11,9 @@
  * in the orphan. A writer holds its own file and directory handles for its lifetime.
  */
 
-import fs from "node:fs";
 import path from "node:path";
 
-import { SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureDir, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
 import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, fillFrom, readWholeSync, tailWindow } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
@@ -31,7 +30,6 @@ import type {
   WriteChunk,
 } from "./types.js";
 import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
-import { fromNodeStat } from "./node-file-ops.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
 export interface ManagedSessionStorageOptions {
@@ -110,7 +108,7 @@ export class ManagedSessionStorage implements SessionStorage {
   statSync(target: string): StorageStat {
     const { absolute, names } = splitBelowRoot(this.root, target);
     return guardStorage("read", absolute, () => {
-      if (names.length === 0) return fromNodeStat(fs.statSync(this.root, { bigint: true }));
+      if (names.length === 0) return fromSecureStat(this.#rootDir.stat());
       return this.#withParent(names, false, (dir, name) => fromSecureStat(refuseLink(dir.stat(name), absolute)));
     });
   }
@@ -141,6 +139,23 @@ export class ManagedSessionStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.listDirsSync} */
   listDirsSync(dir: string): string[] {
     return this.#list(dir, "directory");
+  }
+
+  /**
+   * Every entry of `dir` but dot-names, with its type (an `unknown` from the directory read
+   * is resolved by a no-follow stat), read from the held directory: nothing is followed or
+   * opened. For listings that report the links and FIFOs they skip.
+   */
+  listEntriesSync(dir: string): SecureDirEntry[] {
+    const { absolute, names } = splitBelowRoot(this.root, dir);
+    return guardStorage("read", absolute, () =>
+      this.#withDirectory(names, false, (held) =>
+        held
+          .list()
+          .filter((entry) => !entry.name.startsWith("."))
+          .map((entry) => (entry.type === "unknown" ? { name: entry.name, type: held.stat(entry.name).type } : entry)),
+      ),
+    );
   }
 
   /** {@inheritDoc SessionStorage.readBytesSync} */

@@ -61,8 +61,18 @@ describe("auditAgentDir", () => {
     fs.mkdirSync(parent, { mode: 0o777 });
     fs.chmodSync(parent, 0o777);
     fs.renameSync(f.agentDir, path.join(parent, "agent"));
-    expect(auditAgentDir(path.join(parent, "agent")).objects.map((o) => o.path)).toEqual([parent]);
+    // The ancestor stops the managed open, so nothing below is audited, and the ancestor is
+    // reported even when ancestors are not asked for: it is why the walk could not run.
+    for (const options of [{}, { ancestors: false }]) {
+      const report = auditAgentDir(path.join(parent, "agent"), options);
+      expect(report.objects.map((o) => o.path)).toEqual([".", parent]);
+      expect(report.objects[0]?.findings.map((x) => [x.code, x.detail])).toEqual([["not_audited", "insecure_ancestor"]]);
+      expect(report.objects[1]?.findings.map((x) => [x.code, x.severity])).toEqual([["insecure_ancestor", "error"]]);
+    }
+    // A sticky parent is safe: with it the whole tree is audited and clean.
+    fs.chmodSync(parent, 0o1777);
     expect(auditAgentDir(path.join(parent, "agent"), { ancestors: false }).clean).toBe(true);
+    expect(auditAgentDir(path.join(parent, "agent")).clean).toBe(true);
   });
 
   it("lists the first 100 unparseable lines of a file one by one, then one summary", () => {

@@ -118,7 +118,7 @@ const CASES: readonly Case[] = [
   { code: "binding_invalid", title: "a scope without a binding", plant: (f) => (fs.unlinkSync(at(f, `${f.scopeRel}/${BINDING_FILE_NAME}`)), f.scopeRel) },
   { code: "binding_conflict", title: "a binding of another workspace", plant: (f) => foreignBinding(f) },
   { code: "legacy_unmigrated", title: "a legacy-layout session without a receipt", severity: "warning", plant: (f) => plant(f, "sessions/--old-layout--/s.jsonl", sessionText("/old")) && "sessions/--old-layout--/s.jsonl" },
-  { code: "insecure_ancestor", title: "a world-writable parent without the sticky bit", severity: "warning", plant: (f) => insecureParent(f) },
+  { code: "insecure_ancestor", title: "a world-writable parent without the sticky bit", plant: (f) => insecureParent(f) },
 ];
 
 function orphanBlob(f: AgentFixture): string {

@@ -202,7 +202,8 @@ describe("links, modes and owners", () => {
   it("created objects come out exactly 0700/0600 under umask 000 and a setgid parent", () => {
     const sgid = path.join(tmp.path, "sgid");
     fs.mkdirSync(sgid);
-    fs.chmodSync(sgid, 0o2777);
+    // setgid, but not writable by others: a world-writable ancestor is insecure_ancestor.
+    fs.chmodSync(sgid, 0o2755);
     withUmask(0, () => {
       const store = SecureDir.openRoot(path.join(sgid, "a", "b"), { create: true });
       const sub = store.openDir("sub", { create: true });

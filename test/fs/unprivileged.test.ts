@@ -11,6 +11,8 @@ import { hasCommand, isRoot, REPO_ROOT, run, skipBecause } from "../helpers/proc
 const UNPRIVILEGED = 65534;
 const FILES = [
   "test/fs/refusals.test.ts",
+  "test/fs/ancestors.test.ts",
+  "test/scope/agent-root.test.ts",
   "test/fs/acl.test.ts",
   "test/fs/secure-dir.test.ts",
   "test/fs/concurrency.test.ts",

@@ -88,6 +88,15 @@ function expectContained(result: { ok: number; planted: number; codes: Map<strin
   for (const key of result.codes.keys()) expect(key).toMatch(/^history_insecure\/(symlink_refused|not_directory|owner_mismatch|identity_mismatch|not_found)$/);
 }
 
+/** An agent dir whose parent another user owns is refused on every attempt, before any open below it. */
+function expectRefusedChain(result: { ok: number; planted: number; codes: Map<string, number> }, before: string[]): void {
+  expect(result.planted).toBe(0);
+  expect(snapshot(outside)).toEqual(before);
+  expect(result.ok).toBe(0);
+  expect(result.codes.get("history_insecure/insecure_ancestor") ?? 0).toBeGreaterThan(0);
+  for (const key of result.codes.keys()) expect(key).toMatch(/^history_insecure\/(insecure_ancestor|symlink_refused|not_directory)$/);
+}
+
 describe.skipIf(process.platform !== "linux")("history under a swap loop of the agent directory", () => {
   it("redirects nothing and fails only with typed codes", async () => {
     const before = snapshot(outside);
@@ -98,7 +107,7 @@ describe.skipIf(process.platform !== "linux")("history under a swap loop of the 
     expectContained(result, before);
   }, RACE_MS + 30_000);
 
-  it.skipIf(!isRoot() || !hasCommand("setpriv"))("from a parent owned by uid 65534, who runs the swap loop: nothing reaches their tree", async () => {
+  it.skipIf(!isRoot() || !hasCommand("setpriv"))("from a parent owned by uid 65534, who runs the swap loop: the chain is refused and nothing reaches their tree", async () => {
     // The victim is root; the parent, the link and the outside tree belong to the attacker.
     fs.chmodSync(tmp.path, 0o755);
     for (const dir of [parent, outside]) fs.chownSync(dir, NOBODY, NOBODY);
@@ -114,6 +123,6 @@ describe.skipIf(process.platform !== "linux")("history under a swap loop of the 
     const exited = new Promise<number>((resolve) => swapper.on("exit", (code) => resolve(code ?? -1)));
     const result = await workDuring(RACE_MS, path.join(parent, "agent", "history.db"));
     expect(await exited, stderr).toBe(0);
-    expectContained(result, before);
+    expectRefusedChain(result, before);
   }, RACE_MS + 30_000);
 });

@@ -79,7 +79,7 @@ describe("write and read", () => {
   it("reports a missing breadcrumb, malformed content, and a link in its place", async () => {
     expect(await readBreadcrumb(agent, "pts-1")).toEqual({ kind: "none", reason: "missing" });
     const dir = path.join(agent, TERMINAL_SESSIONS_DIR);
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     const malformed = [
       "/w\n",
       "/w\n/s.jsonl",
@@ -89,7 +89,7 @@ describe("write and read", () => {
       `/w\n/${"s".repeat(BREADCRUMB_MAX_BYTES)}\n`,
     ];
     for (const content of malformed) {
-      fs.writeFileSync(path.join(dir, "pts-1"), content);
+      fs.writeFileSync(path.join(dir, "pts-1"), content, { mode: 0o600 });
       expect(await readBreadcrumb(agent, "pts-1"), JSON.stringify(content.slice(0, 40))).toEqual({ kind: "none", reason: "malformed" });
     }
     fs.rmSync(path.join(dir, "pts-1"));

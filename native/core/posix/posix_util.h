@@ -37,6 +37,11 @@ Result<OwnedHandle> create_file_in_checked_dir(int parent, const std::string& na
 // errno is mapped as errno_failure does, naming `syscall`.
 Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
 
+// Opens the canonical absolute directory `real` from "/" one component at a time without
+// following a link, refusing (insecure_ancestor) any directory on the chain that another
+// user could replace. With `for_writes` the result is readable, so it can be synced.
+Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes);
+
 // Opens the unmanaged directory at absolute `path` for reading, never following its last
 // component, and only if it is the directory with identity `dev`/`ino` (identity_mismatch
 // otherwise): the root of an import or a tree walk, checked against an earlier snapshot.

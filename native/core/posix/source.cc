@@ -76,12 +76,13 @@ Result<OwnedHandle> open_source_root(const std::string& absolute_path) {
   const std::string parent = cut == 0 ? "/" : absolute_path.substr(0, cut);
   const std::string name = absolute_path.substr(cut + 1);
   if (!is_valid_name(name)) return fail(Code::invalid_name);
-  // The ancestors are trusted as the user gave them, as open_root trusts them.
+  // Links in the ancestors are resolved once, as open_root resolves them, and the resolved
+  // chain must be one no other user can replace.
   std::unique_ptr<char, decltype(&std::free)> real(::realpath(parent.c_str(), nullptr), &std::free);
   if (!real) return posix::errno_failure(errno, "realpath");
-  OwnedHandle dir(retry_eintr([&] { return ::open(real.get(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
-  if (!dir.valid()) return posix::errno_failure(errno, "open");
-  return open_source(dir.get(), name, true);
+  auto dir = posix::open_safe_ancestors(real.get(), false);
+  if (!dir.ok()) return dir.failure();
+  return open_source(dir.value().get(), name, true);
 }
 
 }  // namespace gjc

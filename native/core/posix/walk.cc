@@ -89,8 +89,18 @@ Result<VerifyEvidence> settle_created(int fd, bool directory) {
   return repair(fd, directory);
 }
 
-// What to do with the object a walk step reaches.
-enum class Apply { verify, create, repair };
+// What to do with the object a walk step reaches. `owned` checks type and owner only: for a
+// directory read through (never written) that an older tool made with looser permissions.
+enum class Apply { verify, create, repair, owned };
+
+// The `owned` check: a directory of the effective user, whatever its mode and ACLs.
+Result<VerifyEvidence> check_owned_dir(int fd) {
+  auto st = posix::fstat_of(fd);
+  if (!st.ok()) return st.failure();
+  if (!S_ISDIR(st.value().st_mode)) return check_stat(st.value(), true, ::geteuid()).failure();
+  if (st.value().st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  return VerifyEvidence{};
+}
 
 Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply apply,
                                   bool defer_sync = false) {
@@ -106,8 +116,10 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply app
     return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
   if (!fd.valid()) return posix::explain_dir_open_failure(parent, name.c_str(), errno, "openat");
-  auto checked = created ? settle_created(fd.get(), true)
-                         : apply == Apply::repair ? repair(fd.get(), true) : verify(fd.get(), true);
+  auto checked = created                  ? settle_created(fd.get(), true)
+                 : apply == Apply::repair ? repair(fd.get(), true)
+                 : apply == Apply::owned  ? check_owned_dir(fd.get())
+                                          : verify(fd.get(), true);
   if (!checked.ok()) return checked.failure();
   if (created && !defer_sync && retry_eintr([&] { return ::fsync(parent); }) != 0) {
     return posix::errno_failure(errno, "fsync");
@@ -135,6 +147,11 @@ Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool cr
 Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   return open_dir_name(parent, std::string(name), Apply::repair);
+}
+
+Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  return open_dir_name(parent, std::string(name), Apply::owned);
 }
 
 namespace {
@@ -210,6 +227,67 @@ Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view n
 
 namespace {
 
+// Flags of a descriptor that only leads on to the next component and is fstat()ed: it
+// needs no read permission (an ancestor such as a 0711 home stays passable) where the
+// platform has such an open, and nothing is read, ACL-checked or synced through it.
+#if defined(O_PATH)
+constexpr int kAncestorAccess = O_PATH;
+#elif defined(O_SEARCH)
+constexpr int kAncestorAccess = O_SEARCH;
+#else
+constexpr int kAncestorAccess = O_RDONLY;
+#endif
+
+// Whether a directory above a trusted root keeps its entries out of other users' reach, as
+// ssh's StrictModes and sudo's secure path require: owned by root or `euid`, and writable
+// by neither group nor others unless sticky (then nobody else can rename or remove an entry
+// they do not own, and every entry on the way is checked to be root's or ours). With a POSIX
+// ACL the group bits are the mask, an upper bound on every named entry, so an ACL granting
+// someone else write shows up here as group-writable.
+bool ancestor_is_safe(const struct stat& st, uid_t euid) {
+  if (st.st_uid != 0 && st.st_uid != euid) return false;
+  return (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0;
+}
+
+// Opens the canonical absolute directory `real` one component at a time from "/", never
+// following a link, and checks each directory with ancestor_is_safe on the descriptor that
+// leads to the next one: the chain that is checked is the chain that is opened. A component
+// replaced by a link after realpath resolved it is symlink_refused. With `for_writes` the
+// result is reopened for reading so that creating below it can sync it.
+}  // namespace
+
+Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for_writes) {
+  const uid_t euid = ::geteuid();
+  const int flags = kAncestorAccess | O_DIRECTORY | posix::kBaseOpenFlags;
+  OwnedHandle current(retry_eintr([&] { return ::open("/", flags); }));
+  if (!current.valid()) return posix::errno_failure(errno, "open");
+  for (std::size_t start = 1;;) {
+    auto st = posix::fstat_of(current.get());
+    if (!st.ok()) return st.failure();
+    if (!S_ISDIR(st.value().st_mode)) {
+      return fail(S_ISLNK(st.value().st_mode) ? Code::symlink_refused : Code::not_directory, 0, "fstat");
+    }
+    if (!ancestor_is_safe(st.value(), euid)) return fail(Code::insecure_ancestor, 0, "fstat");
+    while (start < real.size() && real[start] == '/') ++start;
+    if (start >= real.size()) break;
+    const std::size_t end = std::min(real.find('/', start), real.size());
+    const std::string name = real.substr(start, end - start);
+    start = end;
+    OwnedHandle next(retry_eintr([&] { return ::openat(current.get(), name.c_str(), flags); }));
+    if (!next.valid()) return posix::explain_dir_open_failure(current.get(), name.c_str(), errno, "openat");
+    current = std::move(next);
+  }
+  if (!for_writes || kAncestorAccess == O_RDONLY) return current;
+  // "." is the held directory itself: nothing the name could be swapped for.
+  OwnedHandle readable(retry_eintr([&] {
+    return ::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
+  }));
+  if (!readable.valid()) return posix::errno_failure(errno, "openat");
+  return readable;
+}
+
+namespace {
+
 Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create, Apply last) {
   if (absolute_path.empty() || absolute_path[0] != '/' ||
       absolute_path.find('\0') != std::string::npos) {
@@ -226,8 +304,10 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
   }
   if (parts.empty()) return fail(Code::invalid_argument);
 
-  // Ancestors are trusted as the user gave them: canonicalise the deepest existing one,
-  // then walk (and, with `create`, make) the rest one verified component at a time.
+  // Links in the ancestors are resolved once, as the user gave them: the deepest existing
+  // ancestor is canonicalised, that canonical chain is walked down from "/" by descriptor
+  // and every directory on it must be safe (open_safe_ancestors), then the rest is walked
+  // (and, with `create`, made) one owner-only component at a time.
   std::size_t existing = parts.size() - 1;
   std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
   for (;;) {
@@ -241,10 +321,9 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
     if (existing == 0) return fail(Code::not_found, ENOENT, "realpath");
     --existing;
   }
-  OwnedHandle current(retry_eintr([&] {
-    return ::open(real.get(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
-  }));
-  if (!current.valid()) return posix::errno_failure(errno, "open");
+  auto ancestors = posix::open_safe_ancestors(real.get(), create);
+  if (!ancestors.ok()) return ancestors.failure();
+  OwnedHandle current = std::move(ancestors).value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
     const Apply apply = i + 1 == parts.size() ? last : Apply::create;
     auto next = open_dir_name(current.get(), parts[i], apply);
@@ -262,6 +341,10 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
 
 Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path) {
   return open_root_path(absolute_path, false, Apply::repair);
+}
+
+Result<OwnedHandle> open_root_owned(const std::string& absolute_path) {
+  return open_root_path(absolute_path, false, Apply::owned);
 }
 
 }  // namespace gjc

@@ -201,4 +201,14 @@ Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path) {
   return open_root_path(absolute_path, false, Apply::repair);
 }
 
+// Windows has no looser reading of an owned directory: the owner and DACL checks are one
+// verdict there (verify_directory), so the owned opens verify in full.
+Result<OwnedHandle> open_root_owned(const std::string& absolute_path) {
+  return open_root_path(absolute_path, false, Apply::verify);
+}
+
+Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name) {
+  return open_dir_checked(parent, name, Apply::verify);
+}
+
 }  // namespace gjc
