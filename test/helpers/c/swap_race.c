@@ -1,13 +1,28 @@
 /*
- * Race helper: swaps two directory entries with renameat2(RENAME_EXCHANGE) as fast as it
- * can until the deadline, then prints how many swaps it made.
- *   swap_race <dir> <name-a> <name-b> <milliseconds>
+ * Race helper: swaps directory entries with renameat2(RENAME_EXCHANGE) as fast as it can
+ * until the deadline, the swap budget or SIGTERM, then prints how many swaps it made.
+ *   swap_race <dir> <name-a> <name-b> <milliseconds> [<max-swaps> [<name-a2> <name-b2> ...]]
+ * With several pairs it exchanges them in turn. A pair whose entry is missing (ENOENT: the
+ * victim removed it, or it only exists at times, like a SQLite -wal file) counts as a miss
+ * and the loop goes on; every other failure ends it with status 1. "ready" goes to stderr
+ * once the directory is held, so a caller can wait for the attack to be running. Misses are
+ * reported on stderr, the swap count alone on stdout.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+static volatile sig_atomic_t stop_requested = 0;
+
+static void on_term(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
 
 static long long now_ms(void) {
   struct timespec ts;
@@ -16,26 +31,53 @@ static long long now_ms(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: swap_race <dir> <a> <b> <ms>\n");
+  if (argc < 5 || (argc > 6 && (argc - 6) % 2 != 0)) {
+    fprintf(stderr, "usage: swap_race <dir> <a> <b> <ms> [<max-swaps> [<a2> <b2> ...]]\n");
     return 2;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_term;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0) {
+    perror("sigaction");
+    return 1;
   }
   int dir = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) {
     perror("open");
     return 1;
   }
+  const char *names[64];
+  int pairs = 0;
+  names[0] = argv[2];
+  names[1] = argv[3];
+  pairs = 1;
+  for (int i = 6; i + 1 < argc && pairs < 32; i += 2, ++pairs) {
+    names[2 * pairs] = argv[i];
+    names[2 * pairs + 1] = argv[i + 1];
+  }
+  const long long max_swaps = argc > 5 ? atoll(argv[5]) : 0;
   const long long deadline = now_ms() + atoll(argv[4]);
-  long long swaps = 0;
-  while (now_ms() < deadline) {
-    for (int i = 0; i < 64; ++i) {
-      if (renameat2(dir, argv[2], dir, argv[3], RENAME_EXCHANGE) != 0) {
+  long long swaps = 0, misses = 0;
+  int pair = 0;
+  fprintf(stderr, "ready\n");
+  fflush(stderr);
+  while (!stop_requested && now_ms() < deadline && (max_swaps <= 0 || swaps < max_swaps)) {
+    for (int i = 0; i < 64 && !stop_requested; ++i) {
+      if (renameat2(dir, names[2 * pair], dir, names[2 * pair + 1], RENAME_EXCHANGE) == 0) {
+        ++swaps;
+      } else if (errno == ENOENT) {
+        ++misses;
+      } else if (errno != EINTR) {
         perror("renameat2");
+        printf("%lld\n", swaps);
         return 1;
       }
-      ++swaps;
+      pair = (pair + 1) % pairs;
     }
   }
+  fprintf(stderr, "misses %lld\n", misses);
   printf("%lld\n", swaps);
   return 0;
 }
