@@ -7,6 +7,10 @@
  * and the loop goes on; every other failure ends it with status 1. "ready" goes to stderr
  * once the directory is held, so a caller can wait for the attack to be running. Misses are
  * reported on stderr, the swap count alone on stdout.
+ * With SWAP_RACE_PAUSE_US=<n> in the environment, each time a pair is back in its original
+ * orientation the loop sleeps a random 0..n microseconds: the victim then mostly sees the
+ * original entries, passes its checks and goes on, and is caught by a brief swap later in
+ * the operation (a full-speed loop makes long operations fail their first check instead).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,6 +64,10 @@ int main(int argc, char **argv) {
   const long long max_swaps = argc > 5 ? atoll(argv[5]) : 0;
   const long long deadline = now_ms() + atoll(argv[4]);
   long long swaps = 0, misses = 0;
+  const char *pause_env = getenv("SWAP_RACE_PAUSE_US");
+  const long pause_us = pause_env == NULL ? 0 : atol(pause_env);
+  unsigned long long parity = 0; /* bit i: pair i is swapped */
+  unsigned int seed = (unsigned int)now_ms();
   int pair = 0;
   fprintf(stderr, "ready\n");
   fflush(stderr);
@@ -67,6 +75,13 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 64 && !stop_requested; ++i) {
       if (renameat2(dir, names[2 * pair], dir, names[2 * pair + 1], RENAME_EXCHANGE) == 0) {
         ++swaps;
+        parity ^= 1ULL << pair;
+        if (pause_us > 0 && !(parity & (1ULL << pair))) {
+          struct timespec ts = {0, (long)(rand_r(&seed) % (unsigned long)(pause_us + 1)) * 1000L};
+          nanosleep(&ts, NULL);
+        }
+        /* Stay on this pair until it is back, so a pause never leaves one swapped. */
+        if (parity & (1ULL << pair)) continue;
       } else if (errno == ENOENT) {
         ++misses;
       } else if (errno != EINTR) {
