@@ -189,6 +189,10 @@ export interface Observation {
   readonly reads: number;
   readonly writes: number;
   readonly overflow: boolean;
+  /** Plain opens, attribute changes and the deletion of the observed root itself (see outside_watch.c). */
+  readonly rootOpens: number;
+  readonly rootAttribs: number;
+  readonly rootDeletes: number;
   /** The first events, as `<kinds> <path below the outside root>`. */
   readonly sample: string[];
   /** Entries added, removed or changed between the snapshots. */
@@ -209,7 +213,7 @@ export async function startObserver(root: string): Promise<{ stop(): Promise<Obs
       if (status !== 0) throw new Error(`outside_watch failed (${status}): ${out.stderr}`);
       const lines = out.stdout.split("\n");
       const total = lines.find((l) => l.startsWith("total "));
-      const m = total === undefined ? null : /^total (\d+) reads (\d+) writes (\d+) overflow ([01])$/.exec(total);
+      const m = total === undefined ? null : /^total (\d+) reads (\d+) writes (\d+) overflow ([01]) rootopens (\d+) rootattribs (\d+) rootdeletes (\d+)$/.exec(total);
       if (m === null) throw new Error(`outside_watch said: ${out.stdout}`);
       const after = snapshot(root);
       return {
@@ -217,6 +221,9 @@ export async function startObserver(root: string): Promise<{ stop(): Promise<Obs
         reads: Number(m[2]),
         writes: Number(m[3]),
         overflow: m[4] === "1",
+        rootOpens: Number(m[5]),
+        rootAttribs: Number(m[6]),
+        rootDeletes: Number(m[7]),
         sample: lines.filter((l) => l.startsWith("event ")).map((l) => l.slice("event ".length)),
         changed: diffSnapshots(before, after),
       };
@@ -227,6 +234,8 @@ export async function startObserver(root: string): Promise<{ stop(): Promise<Obs
 /** Every entry below `root` (links not followed): type, mode, owner, size, content hash or link target. */
 export function snapshot(root: string): Map<string, string> {
   const out = new Map<string, string>();
+  // An observed object the victim removed (or moved aside) snapshots as nothing.
+  if (!fs.existsSync(root) && !isLink(root)) return out;
   const walk = (p: string, rel: string): void => {
     const st = fs.lstatSync(p);
     const head = `${st.mode.toString(8)} ${st.uid}:${st.gid} ${st.size}`;
@@ -243,6 +252,14 @@ export function snapshot(root: string): Map<string, string> {
   };
   walk(root, "");
   return out;
+}
+
+function isLink(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 function diffSnapshots(before: Map<string, string>, after: Map<string, string>): string[] {

@@ -11,6 +11,7 @@ import path from "node:path";
 
 import {
   auditAgentDir,
+  BINDING_FILE_NAME,
   GjcError,
   HistoryStorage,
   listSessionCandidates,
@@ -21,6 +22,8 @@ import {
   SessionManager,
   SESSIONS_DIRECTORY,
   INTERNAL_DIRECTORY,
+  LOCKS_DIRECTORY,
+  sourceLockName,
   type SessionCandidate,
 } from "../../src/index.js";
 import { writeLegacySession } from "../migration/fixtures.js";
@@ -60,6 +63,29 @@ export async function createAndWrite(agentDir: string, cwd: string, text = "insi
     manager.appendMessage({ role: "assistant", provider: "race", model: "race", content: [{ type: "text", text: `answer to ${text}` }], timestamp: 2 } as never);
     await manager.flush();
     return ok(manager.getSessionFile());
+  } finally {
+    await manager.close();
+  }
+}
+
+/** Opens the existing session file `file` for writing, appends one exchange, closes. */
+export async function openAndAppend(agentDir: string, file: string): Promise<OpOutcome> {
+  const manager = await SessionManager.open(file, { sessionDir: path.dirname(file), agentDir, terminalId: TERMINAL_ID });
+  try {
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "appended" }], timestamp: 3 } as never);
+    manager.appendMessage({ role: "assistant", provider: "race", model: "race", content: [{ type: "text", text: "ok" }], timestamp: 4 } as never);
+    await manager.flush();
+    return ok(manager.getEntries());
+  } finally {
+    await manager.close();
+  }
+}
+
+/** `SessionManager.continueRecent` of `cwd`'s managed scope (reads this terminal's breadcrumb), closed again. */
+export async function continueRecent(agentDir: string, cwd: string): Promise<OpOutcome> {
+  const manager = await SessionManager.continueRecent(undefined, { agentDir, cwd, terminalId: TERMINAL_ID });
+  try {
+    return ok(manager.getEntries());
   } finally {
     await manager.close();
   }
@@ -193,4 +219,62 @@ export async function plantStaging(agentDir: string, cwd: string, legacyFiles: r
     fs.writeFileSync(receipt, "{}", { mode: 0o600 });
     return { scopeDir, artifacts, transcript, receipt };
   });
+}
+
+/** A managed path of the layout, and whether it is a directory or a file there. */
+export interface ManagedPath {
+  readonly label: string;
+  readonly path: string;
+  readonly type: "dir" | "file";
+}
+
+/**
+ * Every managed path of an agent dir seeded with one session of `cwd` (through
+ * {@link createAndWrite}), its history, the legacy session `legacyFile` and the staging
+ * `staging`: the agent dir, sessions/, the scope dir, its binding, the session file,
+ * blobs/ and a blob, terminal-sessions/ and the breadcrumb, history.db and its -wal/-shm
+ * (there only while it is open), the legacy dir and file, the migration lock of the legacy
+ * file (there only while it migrates) and the staging directory and file.
+ */
+export async function managedPaths(agentDir: string, cwd: string, legacyFile: string, staging: PlantedStaging): Promise<ManagedPath[]> {
+  const scopeDir = ensureScopeDir(agentDir, cwd);
+  const session = fs.readdirSync(scopeDir).find((n) => n.endsWith(".jsonl"));
+  if (session === undefined) throw new Error("the scope holds no session");
+  const blobs = path.join(agentDir, "blobs");
+  const blob = firstFile(blobs);
+  const found = await candidatesOf(agentDir, cwd);
+  if (found.kind === "error") throw new Error(`candidates of ${cwd}: ${found.code}`);
+  const legacy = found.candidates.find((c) => c.path === legacyFile);
+  if (legacy === undefined) throw new Error(`${legacyFile} is not a candidate`);
+  const terminals = path.join(agentDir, "terminal-sessions");
+  const history = path.join(agentDir, "history.db");
+  return [
+    { label: "agent dir", path: agentDir, type: "dir" },
+    { label: "sessions/", path: sessionsRootOf(agentDir), type: "dir" },
+    { label: "scope dir", path: scopeDir, type: "dir" },
+    { label: "binding file", path: path.join(scopeDir, BINDING_FILE_NAME), type: "file" },
+    { label: "session file", path: path.join(scopeDir, session), type: "file" },
+    { label: "blobs/", path: blobs, type: "dir" },
+    { label: "blob", path: blob, type: "file" },
+    { label: "terminal-sessions/", path: terminals, type: "dir" },
+    { label: "breadcrumb", path: path.join(terminals, TERMINAL_ID), type: "file" },
+    { label: "history.db", path: history, type: "file" },
+    { label: "history.db-wal", path: `${history}-wal`, type: "file" },
+    { label: "history.db-shm", path: `${history}-shm`, type: "file" },
+    { label: "legacy dir", path: path.dirname(legacyFile), type: "dir" },
+    { label: "legacy file", path: legacyFile, type: "file" },
+    { label: "migration lock", path: path.join(scopeDir, INTERNAL_DIRECTORY, LOCKS_DIRECTORY, sourceLockName(legacy.identity)), type: "file" },
+    { label: "staging dir", path: staging.artifacts, type: "dir" },
+    { label: "staging file", path: staging.transcript, type: "file" },
+  ];
+}
+
+function firstFile(dir: string): string {
+  for (const name of fs.readdirSync(dir).sort()) {
+    const p = path.join(dir, name);
+    const st = fs.lstatSync(p);
+    if (st.isFile()) return p;
+    if (st.isDirectory()) return firstFile(p);
+  }
+  throw new Error(`no file below ${dir}`);
 }

@@ -6,7 +6,10 @@
  *   outside_watch <root>
  * Prints "ready" once every watch is in place. At the end, the first events as
  * "event <kinds> <path relative to root>" lines and one line
- * "total <n> reads <n> writes <n> overflow <0|1>". Renaming an entry of the directory that
+ * "total <n> reads <n> writes <n> overflow <0|1> rootopens <n> rootattribs <n> rootdeletes <n>",
+ * the last three counting the plain opens, attribute changes and deletion of <root> itself
+ * (checking an object opens it without using it; unlinking it changes its link count).
+ * <root> may also be a single file. Renaming an entry of the directory that
  * CONTAINS <root> (a swap of a link pointing at it) is not an event of the tree, so an
  * attacker's exchanges beside it are not counted; only use of the tree itself is.
  */
@@ -33,6 +36,8 @@ static char **paths = NULL; /* by watch descriptor */
 static int paths_len = 0;
 static const char *root_path;
 static long long total = 0, reads = 0, writes = 0;
+static long long rootopens = 0, rootattribs = 0, rootdeletes = 0;
+static int root_wd = -1;
 static int overflow = 0, shown = 0;
 static char shown_lines[MAX_SHOWN][PATH_MAX + 128];
 
@@ -63,7 +68,9 @@ static void remember(int wd, const char *path) {
  * watched without being read, its creation having been counted already.
  */
 static void watch_tree(const char *path, int recurse) {
-  int wd = inotify_add_watch(ino, path, MASK | IN_DONT_FOLLOW | IN_ONLYDIR);
+  struct stat self;
+  const int is_dir = lstat(path, &self) == 0 && S_ISDIR(self.st_mode);
+  int wd = inotify_add_watch(ino, path, MASK | IN_DONT_FOLLOW | (is_dir || !recurse ? IN_ONLYDIR : 0));
   if (wd < 0) {
     /* A directory the victim created and removed again before we got to it. */
     if (errno == ENOENT || errno == ENOTDIR) return;
@@ -71,7 +78,8 @@ static void watch_tree(const char *path, int recurse) {
     exit(1);
   }
   remember(wd, path);
-  if (!recurse) return;
+  if (root_wd < 0) root_wd = wd;
+  if (!recurse || !is_dir) return;
   DIR *d = opendir(path);
   if (d == NULL) {
     if (errno == ENOENT || errno == ENOTDIR) return;
@@ -124,6 +132,12 @@ static int drain(void) {
     if (ev->len > 0) snprintf(full, sizeof full, "%s/%s", dir, ev->name);
     else snprintf(full, sizeof full, "%s", dir);
     ++total;
+    if (ev->wd == root_wd && ev->len == 0) {
+      const uint32_t m = ev->mask & ~(uint32_t)IN_ISDIR;
+      if (m == IN_OPEN) ++rootopens;
+      else if (m == IN_ATTRIB) ++rootattribs;
+      else if (m == IN_DELETE_SELF) ++rootdeletes;
+    }
     if (ev->mask & READS) ++reads;
     else ++writes;
     if (shown < MAX_SHOWN) {
@@ -152,7 +166,7 @@ int main(int argc, char **argv) {
   /* Forget the set-up's own reads of the tree. */
   while (drain()) {
   }
-  total = reads = writes = 0;
+  total = reads = writes = rootopens = rootattribs = rootdeletes = 0;
   overflow = shown = 0;
   printf("ready\n");
   fflush(stdout);
@@ -174,6 +188,7 @@ int main(int argc, char **argv) {
   while (drain()) {
   }
   for (int i = 0; i < shown; ++i) printf("%s\n", shown_lines[i]);
-  printf("total %lld reads %lld writes %lld overflow %d\n", total, reads, writes, overflow);
+  printf("total %lld reads %lld writes %lld overflow %d rootopens %lld rootattribs %lld rootdeletes %lld\n", total, reads, writes,
+         overflow, rootopens, rootattribs, rootdeletes);
   return 0;
 }
