@@ -26,6 +26,7 @@ import {
   sourceLockName,
   type SessionCandidate,
 } from "../../src/index.js";
+import { assistant, user } from "../manager/helpers.js";
 import { writeLegacySession } from "../migration/fixtures.js";
 
 /** What one call returned: its result as text (searched for outside content), or a typed failure result. */
@@ -60,7 +61,7 @@ export async function createAndWrite(agentDir: string, cwd: string, text = "insi
       ],
       timestamp: 1,
     } as never);
-    manager.appendMessage({ role: "assistant", provider: "race", model: "race", content: [{ type: "text", text: `answer to ${text}` }], timestamp: 2 } as never);
+    manager.appendMessage(assistant(`answer to ${text}`));
     await manager.flush();
     return ok(manager.getSessionFile());
   } finally {
@@ -72,8 +73,8 @@ export async function createAndWrite(agentDir: string, cwd: string, text = "insi
 export async function openAndAppend(agentDir: string, file: string): Promise<OpOutcome> {
   const manager = await SessionManager.open(file, { sessionDir: path.dirname(file), agentDir, terminalId: TERMINAL_ID });
   try {
-    manager.appendMessage({ role: "user", content: [{ type: "text", text: "appended" }], timestamp: 3 } as never);
-    manager.appendMessage({ role: "assistant", provider: "race", model: "race", content: [{ type: "text", text: "ok" }], timestamp: 4 } as never);
+    manager.appendMessage(user("appended"));
+    manager.appendMessage(assistant("ok"));
     await manager.flush();
     return ok(manager.getEntries());
   } finally {
