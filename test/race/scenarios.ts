@@ -23,14 +23,21 @@ export interface ScenarioDef {
 /** Sessions per workspace in the migration scenarios (each attempt migrates one). */
 const PER_WORKSPACE = 25;
 
-/** A session and history entries on both sides; every outside one carries {@link OUTSIDE_MARKER}. */
-async function seedCommon(world: RaceWorld): Promise<string> {
+/**
+ * A session and history entries on both sides; every outside one carries
+ * {@link OUTSIDE_MARKER}, and the outside scope also holds a twin of the victim's session
+ * file under the same name. Returns the workspace and the victim's session file.
+ */
+async function seedCommon(world: RaceWorld): Promise<{ cwd: string; sessionFile: string }> {
   const cwd = world.cwd("listed");
-  await ops.createAndWrite(world.agentDir, cwd, "inside prompt");
+  const created = await ops.createAndWrite(world.agentDir, cwd, "inside prompt");
   await ops.createAndWrite(world.outside, cwd, `${OUTSIDE_MARKER} prompt`);
   await ops.historyAdd(world.agentDir, "racemark inside prompt");
   await ops.historyAdd(world.outside, `racemark ${OUTSIDE_MARKER} prompt`);
-  return cwd;
+  const sessionFile = created.kind === "ok" ? (JSON.parse(created.visible) as string) : "";
+  const twin = path.join(world.outside, path.relative(world.agentDir, sessionFile));
+  fs.writeFileSync(twin, fs.readFileSync(sessionFile, "utf8").replaceAll("inside prompt", `${OUTSIDE_MARKER} prompt`), { mode: 0o600 });
+  return { cwd, sessionFile };
 }
 
 /** A decoy session id for the outside twin of legacy session `n`. */
@@ -65,9 +72,18 @@ export const SCENARIOS: readonly ScenarioDef[] = [
   {
     name: "listing (list of one scope, listAll)",
     async build(world) {
-      const cwd = await seedCommon(world);
+      const { cwd } = await seedCommon(world);
       return bound(world, "listing", ["sessions"], {
         op: (i) => (i % 2 === 0 ? ops.list(world.agentDir, cwd) : ops.listAll(world.agentDir)),
+      });
+    },
+  },
+  {
+    name: "open + append of an existing session",
+    async build(world) {
+      const { sessionFile } = await seedCommon(world);
+      return bound(world, "open + append", ["sessions", "blobs"], {
+        op: () => ops.openAndAppend(world.agentDir, sessionFile),
       });
     },
   },
