@@ -14,6 +14,8 @@ export interface PlantGroup {
   readonly newCwd: string;
   readonly sessionFile: string;
   readonly legacyFile: string;
+  /** Indices into {@link ENTRIES} of the entry points to run, in order. */
+  readonly entries: readonly number[];
 }
 
 /** Name and call of each entry point. */
@@ -30,3 +32,36 @@ export const ENTRIES: ReadonlyArray<readonly [string, (g: PlantGroup) => Promise
   ["migrate", (g) => ops.migrate(g.agentDir, g.cwd)],
   ["audit", (g) => ops.audit(g.agentDir)],
 ];
+
+/** The entry points that use each managed path (by its `ManagedPath` label); the rest run on all. */
+const USES: Readonly<Record<string, readonly string[]>> = (() => {
+  const scope = ["create in the existing scope", "open + append", "continueRecent", "list", "listAll", "staging cleanup (migrating again)", "migrate", "audit"];
+  const blobs = ["create in the existing scope", "create with a new scope", "open + append", "audit"];
+  const terminals = ["create in the existing scope", "create with a new scope", "continueRecent", "audit"];
+  const history = ["history add", "history search", "audit"];
+  const legacy = ["list", "listAll", "staging cleanup (migrating again)", "migrate", "audit"];
+  const migration = ["staging cleanup (migrating again)", "migrate", "audit"];
+  return {
+    "scope dir": scope,
+    "binding file": scope,
+    "session file": ["create in the existing scope", "open + append", "continueRecent", "list", "listAll", "audit"],
+    "blobs/": blobs,
+    blob: blobs,
+    "terminal-sessions/": terminals,
+    breadcrumb: terminals,
+    "history.db": history,
+    "history.db-wal": history,
+    "history.db-shm": history,
+    "legacy dir": legacy,
+    "legacy file": legacy,
+    "migration lock": migration,
+    "staging dir": migration,
+    "staging file": migration,
+  };
+})();
+
+/** Indices of the entry points that use the managed path `label`. */
+export function entriesUsing(label: string): number[] {
+  const names = USES[label];
+  return ENTRIES.flatMap(([name], i) => (names === undefined || names.includes(name) ? [i] : []));
+}

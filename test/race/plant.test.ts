@@ -15,9 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { isRoot } from "../helpers/processes.js";
 import { bundleChild, type BundledChild } from "../storage/child-bundle.js";
-import { ATTACKER_UID, makeWorld, startObserver, type Observation, type RaceWorld } from "./harness.js";
+import { ATTACKER_UID, makeWorld, OUTSIDE_MARKER, startObserver, type Observation, type RaceWorld } from "./harness.js";
 import * as ops from "./ops.js";
-import { ENTRIES, type PlantGroup } from "./plant-entries.js";
+import { ENTRIES, entriesUsing, type PlantGroup } from "./plant-entries.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** A case that prints nothing for this long is hung (every entry takes well under 1 s here). */
@@ -50,7 +50,7 @@ interface Prepared {
   readonly paths: ops.ManagedPath[];
 }
 
-async function prepare(id: string): Promise<Prepared> {
+async function prepare(id: string, label: string): Promise<Prepared> {
   const world = makeWorld("inside");
   fs.cpSync(template.agentDir, world.agentDir, { recursive: true });
   const legacyDir = fs.readdirSync(ops.sessionsRootOf(world.agentDir)).find((n) => n.startsWith("--"));
@@ -60,15 +60,28 @@ async function prepare(id: string): Promise<Prepared> {
   const [staging] = await ops.plantStaging(world.agentDir, templateCwd, [legacyFile]);
   if (staging === undefined) throw new Error("no staging planted");
   const paths = await ops.managedPaths(world.agentDir, templateCwd, legacyFile, staging);
-  // The outside twin: the same tree, every path present (also those that exist only at times).
+  // The outside twin: the same tree, every path present (also those that exist only at times),
+  // its session texts marked so a result showing them is caught.
   fs.cpSync(world.agentDir, world.outside, { recursive: true });
+  markSessions(world.outside);
   for (const p of paths) {
     const twin = twinOf(world, p.path);
     fs.mkdirSync(path.dirname(twin), { recursive: true, mode: 0o700 });
     if (!fs.existsSync(twin)) fs.writeFileSync(twin, "", { mode: 0o600 });
   }
   const sessionFile = paths.find((p) => p.label === "session file")?.path ?? "";
-  return { world, paths, group: { id, agentDir: world.agentDir, cwd: templateCwd, newCwd: world.cwd("fresh"), sessionFile, legacyFile } };
+  const entries = entriesUsing(label);
+  return { world, paths, group: { id, agentDir: world.agentDir, cwd: templateCwd, newCwd: world.cwd("fresh"), sessionFile, legacyFile, entries } };
+}
+
+function markSessions(dir: string): void {
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) markSessions(p);
+    else if (entry.isFile() && (entry.name.endsWith(".jsonl") || entry.name.endsWith(".transcript"))) {
+      fs.writeFileSync(p, fs.readFileSync(p, "utf8").replaceAll("inside prompt", `${OUTSIDE_MARKER} prompt`).replace(/"line (\d+)"/g, `"${OUTSIDE_MARKER} $1"`));
+    }
+  }
 }
 
 function twinOf(world: RaceWorld, p: string): string {
@@ -119,7 +132,7 @@ async function plant(kind: Plant, world: RaceWorld, target: ops.ManagedPath): Pr
   }
 }
 
-type Outcome = { kind: "ok" } | { kind: "refused"; code: string } | { kind: "untyped"; message: string } | { kind: "hang" };
+type Outcome = { kind: "ok"; outside: boolean } | { kind: "refused"; code: string } | { kind: "untyped"; message: string } | { kind: "hang" };
 
 /** Runs every entry of every group in child processes, restarting after a hung case. */
 async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
@@ -127,7 +140,11 @@ async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
   const jobFile = path.join(template.base, `job-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   let from = { group: 0, entry: 0 };
   while (from.group < groups.length) {
-    fs.writeFileSync(jobFile, JSON.stringify({ groups, ...from }));
+    if (!(groups[from.group]?.entries ?? []).some((e) => e >= from.entry)) {
+      from = { group: from.group + 1, entry: 0 };
+      continue;
+    }
+    fs.writeFileSync(jobFile, JSON.stringify({ groups, ...from, marker: OUTSIDE_MARKER }));
     const proc = spawn(process.execPath, [child.file, jobFile], { stdio: ["ignore", "pipe", "pipe"] });
     let buffer = "";
     let stderr = "";
@@ -138,9 +155,10 @@ async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
       function onHang(): void {
         finished = true;
         proc.kill("SIGKILL");
-        const hung = current ?? from;
+        const hung = current ?? { group: from.group, entry: groups[from.group]?.entries.find((e) => e >= from.entry) ?? 0 };
         (results[hung.group] ??= [])[hung.entry] = { kind: "hang" };
-        resolve(hung.entry + 1 < ENTRIES.length ? { group: hung.group, entry: hung.entry + 1 } : { group: hung.group + 1, entry: 0 });
+        // Go on with the next entry of that group, or the next group.
+        resolve({ group: hung.group, entry: hung.entry + 1 });
       }
       proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
       proc.stdout?.on("data", (d: Buffer) => {
@@ -157,7 +175,7 @@ async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
           if (m[1] === "begin") current = at;
           else {
             const o = JSON.parse(m[4] ?? "null") as Outcome;
-            (results[at.group] ??= [])[at.entry] = o.kind === "ok" ? { kind: "ok" } : o;
+            (results[at.group] ??= [])[at.entry] = o;
             current = undefined;
           }
         }
@@ -176,7 +194,7 @@ async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
 }
 
 /** What went wrong in one (path, plant) case, as readable lines. */
-function failuresOf(label: string, outcomes: readonly Outcome[], outside: Observation, object: Observation | undefined): string[] {
+function failuresOf(label: string, entries: readonly number[], outcomes: readonly Outcome[], outside: Observation, object: Observation | undefined): string[] {
   const out: string[] = [];
   if (outside.events > 0 || outside.changed.length > 0) {
     out.push(`${label}: outside touched (${outside.reads} reads, ${outside.writes} writes, ${outside.changed.length} changes: ${[...outside.sample.slice(0, 3), ...outside.changed.slice(0, 2)].join(" | ")})`);
@@ -191,12 +209,14 @@ function failuresOf(label: string, outcomes: readonly Outcome[], outside: Observ
       out.push(`${label}: foreign object used (${used} events beyond checking or unlinking it: ${[...object.sample.slice(0, 4), ...changed.slice(0, 2)].join(" | ")})`);
     }
   }
-  ENTRIES.forEach(([name], e) => {
+  for (const e of entries) {
+    const name = ENTRIES[e]?.[0] ?? String(e);
     const o = outcomes[e];
     if (o === undefined) out.push(`${label} / ${name}: no outcome`);
+    else if (o.kind === "ok" && o.outside) out.push(`${label} / ${name}: returned outside content`);
     else if (o.kind === "untyped") out.push(`${label} / ${name}: untyped ${o.message}`);
     else if (o.kind === "hang") out.push(`${label} / ${name}: hung`);
-  });
+  }
   return out;
 }
 
@@ -206,10 +226,11 @@ describe.runIf(process.platform === "linux" && isRoot())("planted objects at eve
       const cases: Array<{ label: string; prepared: Prepared; target: ops.ManagedPath; undo: () => void }> = [];
       try {
         // The paths of the first prepared dir tell which cases this plant has.
-        const first = await prepare(`${kind} 0`);
+        const first = await prepare(`${kind} 0`, "agent dir");
         const targets = first.paths.filter((p) => kind !== "hard link" || p.type === "file");
+        if (targets[0]?.label !== "agent dir") first.world.remove();
         for (const [i, t] of targets.entries()) {
-          const prepared = i === 0 ? first : await prepare(`${kind} ${i}`);
+          const prepared = i === 0 && t.label === "agent dir" ? first : await prepare(`${kind} ${i}`, t.label);
           const target = prepared.paths.find((p) => p.label === t.label);
           if (target === undefined) throw new Error(`no ${t.label}`);
           cases.push({ label: `${kind} at ${t.label}`, prepared, target, undo: await plant(kind, prepared.world, target) });
@@ -221,16 +242,16 @@ describe.runIf(process.platform === "linux" && isRoot())("planted objects at eve
           })),
         );
         const results = await runEntries(cases.map((c) => c.prepared.group));
+        const seen = await Promise.all(observers.map(async (o) => ({ outside: await o.outside.stop(), object: await o.object?.stop() })));
         const failures: string[] = [];
         let refusals = 0;
         for (const [i, c] of cases.entries()) {
-          const outside = await observers[i]!.outside.stop();
-          const object = await observers[i]!.object?.stop();
           const outcomes = results[i] ?? [];
           refusals += outcomes.filter((o) => o.kind === "refused").length;
-          failures.push(...failuresOf(c.label, outcomes, outside, object));
+          failures.push(...failuresOf(c.label, c.prepared.group.entries, outcomes, seen[i]!.outside, seen[i]!.object));
         }
-        console.log(`[plant ${kind}] ${cases.length} paths x ${ENTRIES.length} entry points: ${refusals} typed refusals, ${failures.length} failures\n  ${failures.join("\n  ")}`);
+        const calls = cases.reduce((n, c) => n + c.prepared.group.entries.length, 0);
+        console.log(`[plant ${kind}] ${cases.length} paths, ${calls} entry-point calls: ${refusals} typed refusals, ${failures.length} failures\n  ${failures.join("\n  ")}`);
         expect(failures).toEqual([]);
       } finally {
         for (const c of cases) {
