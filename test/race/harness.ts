@@ -129,7 +129,8 @@ export function arm(world: RaceWorld, links: readonly string[]): SwapSpec {
   return { dir: world.parent, pairs: [["agent", "agent.alt"]], asAttacker: true };
 }
 
-function chownTree(target: string, uid: number): void {
+/** Hands `target` and everything below it (links themselves, not followed) to `uid`:`uid`. */
+export function chownTree(target: string, uid: number): void {
   const st = fs.lstatSync(target);
   fs.lchownSync(target, uid, uid);
   if (st.isDirectory()) for (const name of fs.readdirSync(target)) chownTree(path.join(target, name), uid);

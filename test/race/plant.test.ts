@@ -1,10 +1,11 @@
 // Issue 16 item 4, plant cases (no race): at each managed path of a seeded agent dir, a
 // symlink or dangling link into an outside twin of the tree, a hard link to an outside
-// file, a FIFO, a socket or an object owned by uid 65534 replaces what was there; then every
-// entry point runs on that agent dir (as root: the kernel checks nothing for it). Nothing
+// file, a FIFO, a socket or a foreign-owned object replaces what was there; then every entry
+// point that uses that path runs on that agent dir (root: the kernel checks nothing). Nothing
 // outside may be touched, a foreign-owned object may be opened to be checked but never read,
 // written or repaired, every refusal is typed, and nothing hangs (a child process runs the
-// entries under a watchdog).
+// entries under a watchdog). Root runs every plant; uid 65534 runs the hard links and foreign
+// owners again, where a permission denial must still come back as a typed refusal.
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
@@ -13,9 +14,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { isRoot } from "../helpers/processes.js";
+import { hasCommand, isRoot } from "../helpers/processes.js";
 import { bundleChild, type BundledChild } from "../storage/child-bundle.js";
-import { ATTACKER_UID, makeWorld, OUTSIDE_MARKER, startObserver, type Observation, type RaceWorld } from "./harness.js";
+import { ATTACKER_UID, chownTree, makeWorld, OUTSIDE_MARKER, startObserver, type Observation, type RaceWorld } from "./harness.js";
 import * as ops from "./ops.js";
 import { ENTRIES, entriesUsing, type PlantGroup } from "./plant-entries.js";
 
@@ -50,7 +51,7 @@ interface Prepared {
   readonly paths: ops.ManagedPath[];
 }
 
-async function prepare(id: string, label: string): Promise<Prepared> {
+async function prepare(id: string, label: string, victimUid: number): Promise<Prepared> {
   const world = makeWorld("inside");
   fs.cpSync(template.agentDir, world.agentDir, { recursive: true });
   const legacyDir = fs.readdirSync(ops.sessionsRootOf(world.agentDir)).find((n) => n.startsWith("--"));
@@ -68,6 +69,10 @@ async function prepare(id: string, label: string): Promise<Prepared> {
     const twin = twinOf(world, p.path);
     fs.mkdirSync(path.dirname(twin), { recursive: true, mode: 0o700 });
     if (!fs.existsSync(twin)) fs.writeFileSync(twin, "", { mode: 0o600 });
+  }
+  if (victimUid !== 0) {
+    chownTree(world.agentDir, victimUid);
+    chownTree(world.outside, victimUid);
   }
   const sessionFile = paths.find((p) => p.label === "session file")?.path ?? "";
   const entries = entriesUsing(label);
@@ -88,12 +93,22 @@ function twinOf(world: RaceWorld, p: string): string {
   return path.join(world.outside, path.relative(world.agentDir, p));
 }
 
-/** Puts `plant` at `target`; returns what to undo after the case (a listening socket). */
-async function plant(kind: Plant, world: RaceWorld, target: ops.ManagedPath): Promise<() => void> {
+/**
+ * Puts `plant` at `target`, owned by the victim (a foreign-owned object: by uid 65534 for a
+ * root victim, by root for the other); returns what to undo after the case (a socket).
+ */
+async function plant(kind: Plant, world: RaceWorld, target: ops.ManagedPath, victimUid: number): Promise<() => void> {
+  // A path that exists only at times (the lock) gets its directory, as a migration makes it.
+  fs.mkdirSync(path.dirname(target.path), { recursive: true, mode: 0o700 });
+  if (victimUid !== 0) fs.lchownSync(path.dirname(target.path), victimUid, victimUid);
+  const undo = await place(kind, world, target, victimUid === 0 ? ATTACKER_UID : 0);
+  if (kind !== "foreign-owned" && victimUid !== 0) fs.lchownSync(target.path, victimUid, victimUid);
+  return undo;
+}
+
+async function place(kind: Plant, world: RaceWorld, target: ops.ManagedPath, foreignUid: number): Promise<() => void> {
   const p = target.path;
   const twin = twinOf(world, p);
-  // A path that exists only at times (the lock) gets its directory, as a migration makes it.
-  fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o700 });
   const replace = () => fs.rmSync(p, { recursive: true, force: true });
   switch (kind) {
     case "symlink":
@@ -127,7 +142,7 @@ async function plant(kind: Plant, world: RaceWorld, target: ops.ManagedPath): Pr
     }
     case "foreign-owned":
       if (!fs.existsSync(p)) fs.writeFileSync(p, "", { mode: 0o600 });
-      fs.lchownSync(p, ATTACKER_UID, ATTACKER_UID);
+      fs.lchownSync(p, foreignUid, foreignUid);
       return () => {};
   }
 }
@@ -135,7 +150,7 @@ async function plant(kind: Plant, world: RaceWorld, target: ops.ManagedPath): Pr
 type Outcome = { kind: "ok"; outside: boolean } | { kind: "refused"; code: string } | { kind: "untyped"; message: string } | { kind: "hang" };
 
 /** Runs every entry of every group in child processes, restarting after a hung case. */
-async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
+async function runEntries(groups: readonly PlantGroup[], victimUid: number): Promise<Outcome[][]> {
   const results: Outcome[][] = groups.map(() => []);
   const jobFile = path.join(template.base, `job-${Date.now()}-${Math.random().toString(36).slice(2)}.json`);
   let from = { group: 0, entry: 0 };
@@ -145,7 +160,11 @@ async function runEntries(groups: readonly PlantGroup[]): Promise<Outcome[][]> {
       continue;
     }
     fs.writeFileSync(jobFile, JSON.stringify({ groups, ...from, marker: OUTSIDE_MARKER }));
-    const proc = spawn(process.execPath, [child.file, jobFile], { stdio: ["ignore", "pipe", "pipe"] });
+    const command = [process.execPath, child.file, jobFile];
+    const proc =
+      victimUid === 0
+        ? spawn(command[0]!, command.slice(1), { stdio: ["ignore", "pipe", "pipe"] })
+        : spawn("setpriv", [`--reuid=${victimUid}`, `--regid=${victimUid}`, "--clear-groups", ...command], { stdio: ["ignore", "pipe", "pipe"] });
     let buffer = "";
     let stderr = "";
     let current: { group: number; entry: number } | undefined;
@@ -220,20 +239,37 @@ function failuresOf(label: string, entries: readonly number[], outcomes: readonl
   return out;
 }
 
+/**
+ * Who runs the entry points: root (no kernel permission check stands in for the library's),
+ * and uid 65534 for the plants whose outcome a permission check can change (a foreign owner
+ * is then root, and the kernel refuses some of what the library must refuse itself).
+ */
+const VICTIMS: ReadonlyArray<{ readonly name: string; readonly uid: number; readonly plants: readonly Plant[] }> = [
+  { name: "root", uid: 0, plants: PLANTS },
+  ...(hasCommand("setpriv") ? [{ name: "uid 65534", uid: ATTACKER_UID, plants: ["hard link", "foreign-owned"] as const }] : []),
+];
+
 describe.runIf(process.platform === "linux" && isRoot())("planted objects at every managed path", () => {
-  for (const kind of PLANTS) {
-    it(`${kind}: nothing outside touched, every refusal typed, nothing hangs`, async () => {
+  for (const { name: victimName, uid: victimUid, plants } of VICTIMS) {
+    defineCases(victimName, victimUid, plants);
+  }
+});
+
+function defineCases(victimName: string, victimUid: number, plants: readonly Plant[]): void {
+  const victim = { name: victimName, uid: victimUid };
+  for (const kind of plants) {
+    it(`victim ${victim.name}, ${kind}: nothing outside touched, every refusal typed, nothing hangs`, async () => {
       const cases: Array<{ label: string; prepared: Prepared; target: ops.ManagedPath; undo: () => void }> = [];
       try {
         // The paths of the first prepared dir tell which cases this plant has.
-        const first = await prepare(`${kind} 0`, "agent dir");
+        const first = await prepare(`${kind} 0`, "agent dir", victim.uid);
         const targets = first.paths.filter((p) => kind !== "hard link" || p.type === "file");
         if (targets[0]?.label !== "agent dir") first.world.remove();
         for (const [i, t] of targets.entries()) {
-          const prepared = i === 0 && t.label === "agent dir" ? first : await prepare(`${kind} ${i}`, t.label);
+          const prepared = i === 0 && t.label === "agent dir" ? first : await prepare(`${kind} ${i}`, t.label, victim.uid);
           const target = prepared.paths.find((p) => p.label === t.label);
           if (target === undefined) throw new Error(`no ${t.label}`);
-          cases.push({ label: `${kind} at ${t.label}`, prepared, target, undo: await plant(kind, prepared.world, target) });
+          cases.push({ label: `${kind} at ${t.label}`, prepared, target, undo: await plant(kind, prepared.world, target, victim.uid) });
         }
         const observers = await Promise.all(
           cases.map(async (c) => ({
@@ -241,7 +277,7 @@ describe.runIf(process.platform === "linux" && isRoot())("planted objects at eve
             object: kind === "foreign-owned" ? await startObserver(c.target.path) : undefined,
           })),
         );
-        const results = await runEntries(cases.map((c) => c.prepared.group));
+        const results = await runEntries(cases.map((c) => c.prepared.group), victim.uid);
         const seen = await Promise.all(observers.map(async (o) => ({ outside: await o.outside.stop(), object: await o.object?.stop() })));
         const failures: string[] = [];
         let refusals = 0;
@@ -251,7 +287,7 @@ describe.runIf(process.platform === "linux" && isRoot())("planted objects at eve
           failures.push(...failuresOf(c.label, c.prepared.group.entries, outcomes, seen[i]!.outside, seen[i]!.object));
         }
         const calls = cases.reduce((n, c) => n + c.prepared.group.entries.length, 0);
-        console.log(`[plant ${kind}] ${cases.length} paths, ${calls} entry-point calls: ${refusals} typed refusals, ${failures.length} failures\n  ${failures.join("\n  ")}`);
+        console.log(`[plant ${victim.name}, ${kind}] ${cases.length} paths, ${calls} entry-point calls: ${refusals} typed refusals, ${failures.length} failures\n  ${failures.join("\n  ")}`);
         expect(failures).toEqual([]);
       } finally {
         for (const c of cases) {
@@ -261,4 +297,4 @@ describe.runIf(process.platform === "linux" && isRoot())("planted objects at eve
       }
     }, 240_000);
   }
-});
+}
