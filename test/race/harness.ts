@@ -24,8 +24,8 @@ export const ATTACKER_UID = 65534;
 /** Attempts per scenario: `GJC_RACE_ATTEMPTS` (the long run uses 20000), default 200. */
 export const ATTEMPTS = positiveEnv("GJC_RACE_ATTEMPTS", 200);
 
-/** Wall-clock budget per scenario in ms, `GJC_RACE_MAX_MS` (0: none), default 2000; the loop stops at whichever limit comes first. */
-export const MAX_MS = positiveEnv("GJC_RACE_MAX_MS", 2_000, true);
+/** Wall-clock budget per scenario in ms, `GJC_RACE_MAX_MS` (0: none), default 1500; the loop stops at whichever limit comes first. */
+export const MAX_MS = positiveEnv("GJC_RACE_MAX_MS", 1_500, true);
 
 /**
  * The attacker's random pause after each swap back (`GJC_RACE_PAUSE_US`, default 0: full
@@ -39,7 +39,7 @@ export const PAUSE_US = positiveEnv("GJC_RACE_PAUSE_US", 0, true);
  * reach here (a migration takes 50-300 ms on two busy cores).
  */
 export function seedCount(attempts: number): number {
-  return MAX_MS === 0 ? attempts : Math.min(attempts, 30);
+  return MAX_MS === 0 ? attempts : Math.min(attempts, 20);
 }
 
 /** Text every outside object carries: finding it in a result is an escape. */

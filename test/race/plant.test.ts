@@ -265,11 +265,14 @@ function defineCases(victimName: string, victimUid: number, plants: readonly Pla
         const first = await prepare(`${kind} 0`, "agent dir", victim.uid);
         const targets = first.paths.filter((p) => kind !== "hard link" || p.type === "file");
         if (targets[0]?.label !== "agent dir") first.world.remove();
+        const prepared = await Promise.all(
+          targets.map((t, i) => (i === 0 && t.label === "agent dir" ? first : prepare(`${kind} ${i}`, t.label, victim.uid))),
+        );
         for (const [i, t] of targets.entries()) {
-          const prepared = i === 0 && t.label === "agent dir" ? first : await prepare(`${kind} ${i}`, t.label, victim.uid);
-          const target = prepared.paths.find((p) => p.label === t.label);
+          const p = prepared[i]!;
+          const target = p.paths.find((m) => m.label === t.label);
           if (target === undefined) throw new Error(`no ${t.label}`);
-          cases.push({ label: `${kind} at ${t.label}`, prepared, target, undo: await plant(kind, prepared.world, target, victim.uid) });
+          cases.push({ label: `${kind} at ${t.label}`, prepared: p, target, undo: await plant(kind, p.world, target, victim.uid) });
         }
         const observers = await Promise.all(
           cases.map(async (c) => ({
