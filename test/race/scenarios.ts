@@ -102,7 +102,12 @@ export const SCENARIOS: readonly ScenarioDef[] = [
       await seedCommon(world);
       const seeded = Array.from({ length: seedCount(attempts) }, (_, n) => seedLegacy(world, "legacy-", n));
       return bound(world, "migration", ["sessions"], {
-        op: (i) => ops.migrate(world.agentDir, seeded[i]?.cwd ?? world.cwd("legacy-none")),
+        attempts: seeded.length,
+        op: (i) => {
+          const s = seeded[i];
+          if (s === undefined) throw new Error(`no legacy session seeded for attempt ${i}`);
+          return ops.migrate(world.agentDir, s.cwd);
+        },
       });
     },
   },
