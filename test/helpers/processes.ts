@@ -28,8 +28,10 @@ const verify = (h) => { const r = b.verify(h); return typeof r === "number" ? { 
 export interface Tools {
   /** LD_PRELOAD library injecting faults into fgetxattr, renameat2, linkat, syncfs and more (see fault_shim.c). */
   readonly faultShim: string;
-  /** `swap_race <dir> <a> <b> <ms>`: RENAME_EXCHANGE loop. */
+  /** `swap_race <dir> <a> <b> <ms> [<max> [<a2> <b2> ...]]`: RENAME_EXCHANGE loop (see swap_race.c). */
   readonly swapRace: string;
+  /** `outside_watch <root>`: inotify observer of a small tree until stdin closes (see outside_watch.c). */
+  readonly outsideWatch: string;
   /** `set_xattr <path> <name> <hex>`: raw xattr writer. */
   readonly setXattr: string;
 }
@@ -43,7 +45,7 @@ let tools: Tools | undefined;
 export function buildTools(): Tools {
   if (tools) return tools;
   const src = path.join(here, "c");
-  const sources = ["fault_shim.c", "swap_race.c", "set_xattr.c"];
+  const sources = ["fault_shim.c", "swap_race.c", "set_xattr.c", "outside_watch.c"];
   const hash = crypto.createHash("sha256");
   for (const s of sources) hash.update(fs.readFileSync(path.join(src, s)));
   const out = path.join(os.tmpdir(), `gjc-test-tools-${process.getuid?.() ?? 0}-${hash.digest("hex").slice(0, 12)}`);
@@ -51,12 +53,14 @@ export function buildTools(): Tools {
     faultShim: path.join(out, "fault_shim.so"),
     swapRace: path.join(out, "swap_race"),
     setXattr: path.join(out, "set_xattr"),
+    outsideWatch: path.join(out, "outside_watch"),
   };
   if (!Object.values(built).every((p) => fs.existsSync(p))) {
     const staging = fs.mkdtempSync(`${out}.staging-`);
     compile(["-shared", "-fPIC", "-o", path.join(staging, "fault_shim.so"), path.join(src, "fault_shim.c"), "-ldl"]);
     compile(["-o", path.join(staging, "swap_race"), path.join(src, "swap_race.c")]);
     compile(["-o", path.join(staging, "set_xattr"), path.join(src, "set_xattr.c")]);
+    compile(["-o", path.join(staging, "outside_watch"), path.join(src, "outside_watch.c")]);
     try {
       fs.renameSync(staging, out);
     } catch {
