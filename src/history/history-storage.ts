@@ -190,13 +190,22 @@ export class HistoryStorage {
 
   /**
    * Closes the process-wide store (writing what is queued first) and forgets it, so the next
-   * {@link HistoryStorage.open} opens afresh, possibly another path. If that final write
-   * fails the error is thrown and the instance is kept with its queue: nothing is lost.
+   * {@link HistoryStorage.open} opens afresh, possibly another path. The instance is always
+   * forgotten: a database that can no longer be written must not pin the process to it. If
+   * the final write fails, the store is shut all the same and that write's error is thrown,
+   * so the caller learns that the queued prompts (`pendingCount` of the old instance) were
+   * not saved; use {@link HistoryStorage.close} to keep a store whose write can be retried.
    */
   static resetInstance(): void {
     const current = HistoryStorage.#instance;
-    if (current !== undefined && !current.closed) current.close();
     HistoryStorage.#instance = undefined;
+    if (current === undefined || current.closed) return;
+    try {
+      current.close();
+    } catch (error) {
+      current.#shut();
+      throw error;
+    }
   }
 
   static #create(target: string, options: HistoryStorageOptions): HistoryStorage {

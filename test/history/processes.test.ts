@@ -122,6 +122,24 @@ describe("HistoryStorage across processes", () => {
   });
 });
 
+describe("resetInstance when the final write fails", () => {
+  it("forgets the instance all the same and throws that write's typed error", async () => {
+    const store = HistoryStorage.open(dbPath, { busyTimeoutMs: 50, onError: () => undefined });
+    store.add("warm up");
+    store.flush();
+    const holder = await startChild(["hold", store.path], '"locked":true');
+    const saved = store.add("queued while locked");
+    await expect(saved).rejects.toMatchObject({ code: "history_busy" });
+    expect(historyError(() => HistoryStorage.resetInstance()).code).toBe("history_busy");
+    expect(store.closed).toBe(true);
+    expect(await holder.stop()).toBe(0);
+    // Another database can be opened now: the failed one no longer pins the process.
+    const other = HistoryStorage.open(path.join(path.dirname(dbPath), "other.db"));
+    expect(other.getRecent(10)).toEqual([]);
+    HistoryStorage.resetInstance();
+  });
+});
+
 async function waitFor(condition: () => boolean, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
