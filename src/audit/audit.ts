@@ -1,9 +1,10 @@
 /**
  * `auditAgentDir`: the whole audit of one agent directory, as a report document.
  */
+import fs from "node:fs";
 import path from "node:path";
 
-import { directoryIdentity, SecureDir, SecureFsError } from "../fs/index.js";
+import { SecureDir, SecureFsError } from "../fs/index.js";
 import { checkAncestors, lstatRoot } from "./ancestors.js";
 import { FindingCollector } from "./collector.js";
 import { ContentChecks, DEFAULT_STALE_AFTER_MS } from "./content.js";
@@ -157,9 +158,14 @@ function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair
   return out;
 }
 
+/**
+ * The agent directory's path with its parent canonicalised, the way a managed open resolves
+ * it. The agent directory itself is never opened by name here: whoever can swap it (the
+ * owner of an insecure parent) would otherwise have this read through their link.
+ */
 function canonical(absolute: string): string {
   try {
-    return directoryIdentity(absolute).canonicalPath;
+    return path.join(fs.realpathSync.native(path.dirname(absolute)), path.basename(absolute));
   } catch {
     return absolute; // the walk already reported what is wrong with the directory itself
   }
