@@ -92,6 +92,23 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     }
   }
 
+  /** {@inheritDoc SessionStorageWriter.writeLineSync} */
+  writeLineSync(line: string): void {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) throw refusal;
+    if (line.indexOf("\n") !== -1) {
+      throw new StorageError("invalid_line", `a record for ${this.path} contains a line feed`, { path: this.path });
+    }
+    if (this.#pendingRewrites > 0) {
+      throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
+    }
+    try {
+      this.#append(line);
+    } catch (error) {
+      throw this.#latch(error, "write");
+    }
+  }
+
   /** {@inheritDoc SessionStorageWriter.write} */
   write(record: unknown): Promise<void> {
     let line: string | undefined;
