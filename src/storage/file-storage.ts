@@ -427,11 +427,11 @@ class FileLineSink implements LineSink {
     await closeAsync(previous);
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      await closeAsync(this.#fd);
+      fs.closeSync(this.#fd);
     } finally {
       this.#lock.release();
     }

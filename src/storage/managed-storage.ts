@@ -415,7 +415,7 @@ class ManagedLineSink implements LineSink {
     previous.close();
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
     try {

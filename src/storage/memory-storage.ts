@@ -385,7 +385,7 @@ class MemoryLineSink implements LineSink {
     this.#file = this.#hooks.replace(chunks);
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#hooks.release();

@@ -188,7 +188,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     if (this.#closing === undefined) {
       this.#closing = handled(
         this.#chain
-          .then(() => this.#sink.close())
+          .then(() => this.#sink.closeSync())
           .then(
             () => {
               if (this.#error !== undefined) throw this.#error;
@@ -200,6 +200,22 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       );
     }
     return this.#closing;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.closeSync} */
+  closeSync(): void {
+    if (this.#closing === undefined) {
+      if (this.#pendingRewrites > 0 || this.#queuedSync !== undefined) {
+        throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
+      }
+      try {
+        this.#sink.closeSync();
+        this.#closing = SETTLED;
+      } catch (error) {
+        this.#closing = rejected(this.#latch(error, "close"));
+      }
+    }
+    if (this.#error !== undefined) throw this.#error;
   }
 
   /** {@inheritDoc SessionStorageWriter.getError} */

@@ -129,6 +129,12 @@ export interface SessionStorageWriter {
    *   pending (the line would otherwise be written out of order), or the latched error
    */
   writeLineSync(line: string): void;
+  /**
+   * {@link close} for callers that cannot await; the lock is released when this returns.
+   * @throws StorageError `writer_busy` while a rewrite or sync is still queued (nothing is
+   *   closed then), or the latched error after releasing
+   */
+  closeSync(): void;
   /** The latched error, if any operation of this writer failed. */
   getError(): StorageError | undefined;
 }
@@ -230,6 +236,6 @@ export interface LineSink {
   syncSync(): void;
   /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and keeps appending to the new one. */
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
-  /** Closes the file and releases the writer lock. */
-  close(): Promise<void>;
+  /** Closes the file and releases the writer lock, synchronously. */
+  closeSync(): void;
 }

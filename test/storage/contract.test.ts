@@ -436,8 +436,12 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       writer.writeLineSync("old");
       const rewrite = writer.rewrite(["new\n"]);
       expect(codeOf(() => writer.writeLineSync("late"))).toBe("writer_busy");
+      expect(codeOf(() => writer.closeSync())).toBe("writer_busy");
       await rewrite;
       writer.writeLineSync("after");
+      writer.closeSync();
+      writer.closeSync();
+      expect(codeOf(() => storage.openWriter(at("q.jsonl")).closeSync())).toBeUndefined();
       await writer.close();
       expect(await storage.readText(at("q.jsonl"))).toBe("new\nafter\n");
       expect(logger.calls).toEqual([]);
