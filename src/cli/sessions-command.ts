@@ -140,12 +140,12 @@ export async function locateSession(ctx: CliContext, ref: string): Promise<strin
 export async function openSession(ctx: CliContext, file: string): Promise<SessionManager> {
   const root = sessionsRootOf(ctx);
   const inside = !path.relative(root, file).startsWith("..");
-  const common = { sessionDir: path.dirname(file), agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
-  if (!inside || !fs.existsSync(root)) return SessionManager.open(file, common);
+  const extras = { agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
+  if (!inside || !fs.existsSync(root)) return SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
   // A read-only manager reads everything while opening and holds nothing afterwards.
   const storage = ManagedSessionStorage.open(root);
   try {
-    return await SessionManager.open(file, { ...common, storage });
+    return await SessionManager.open(file, undefined, storage, undefined, undefined, extras);
   } finally {
     storage.close();
   }

@@ -13,9 +13,9 @@ import {
   type SessionHeader,
 } from "../session/index.js";
 import { announceSession } from "./continuation.js";
-import type { ManagedLine } from "./lines.js";
-import { emptyReport, type SessionLoadReport } from "./open-file.js";
-import { sessionFileName, type NewSessionOptions, type ResolvedOptions } from "./options.js";
+import { linesFromLoad, type ManagedLine } from "./lines.js";
+import { emptyReport, openSessionFile, type SessionLoadReport } from "./open-file.js";
+import { sessionFileName, type ResolvedOptions } from "./options.js";
 import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
 
 /** Internal: everything that describes the current session. */
@@ -50,23 +50,31 @@ export function persistenceTarget(options: ResolvedOptions, file: string, cwd: (
   };
 }
 
+/** What a fresh session's header records. */
+export interface FreshSession {
+  cwd: string;
+  parentSession?: string | undefined;
+  /** a caller-chosen id, already validated; default a new UUIDv7 */
+  id?: string | undefined;
+  /** a title carried over (fork) */
+  title?: { title: string; titleSource: SessionHeader["titleSource"] } | undefined;
+}
+
 /** A new, empty session (header only); `file` defaults to a fresh name in the session dir. */
-export function freshState(
-  options: ResolvedOptions,
-  session: NewSessionOptions,
-  persistent: boolean,
-  file?: string,
-): SessionState {
+export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string): SessionState {
   const now = options.now();
   const timestamp = now.toISOString();
-  const id = newSessionId(now.getTime());
+  const id = session.id ?? newSessionId(now.getTime());
   const header: SessionHeader = {
     type: "session",
     version: CURRENT_SESSION_VERSION,
     id,
     timestamp,
-    cwd: session.cwd ?? process.cwd(),
+    cwd: session.cwd,
     ...(session.parentSession === undefined ? {} : { parentSession: session.parentSession }),
+    ...(session.title === undefined
+      ? {}
+      : { title: session.title.title, ...(session.title.titleSource === undefined ? {} : { titleSource: session.title.titleSource }) }),
   };
   const target = file ?? path.join(options.sessionDir, sessionFileName(timestamp, id));
   return {
@@ -81,4 +89,65 @@ export function freshState(
     hasAssistant: false,
     report: emptyReport(target),
   };
+}
+
+/**
+ * The state of the session file `file`, loaded through {@link openSessionFile} (the one load
+ * path, synchronous). A missing, blank or moved-aside file gives a fresh session at `file`
+ * whose header records `freshCwd`.
+ * @throws what {@link openSessionFile} throws
+ */
+export function openedState(options: ResolvedOptions, file: string, readOnly: boolean, freshCwd: string): SessionState {
+  const opened = openSessionFile(options.storage, file, {
+    readOnly,
+    lookup: options.blobStore?.lookup() ?? (() => undefined),
+    now: options.now,
+  });
+  if (opened.loaded === undefined) {
+    const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
+    state.report = opened.report;
+    state.fileExists = opened.writer !== undefined;
+    if (state.persistence !== undefined && opened.writer !== undefined) {
+      state.persistence = new SessionPersistence(persistenceTarget(options, file, () => state.header.cwd), opened.writer);
+    }
+    return state;
+  }
+  const loaded = opened.loaded;
+  const hasAssistant = opened.entries.some(isAssistantMessage);
+  return {
+    header: loaded.header,
+    tree: new SessionTree(opened.entries, { now: options.now }),
+    lines: linesFromLoad(loaded, opened.entries),
+    file,
+    persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer),
+    active: hasAssistant,
+    fullWritePending: loaded.migratedFrom !== null,
+    fileExists: true,
+    hasAssistant,
+    report: opened.report,
+  };
+}
+
+/**
+ * The entries `createBranchedSession` copies: root..`leafId` without its label entries, each
+ * re-linked to the copied entry before it, and the labels in force on the copied entries
+ * (re-added after the copy, as both peers do).
+ * @throws SessionTreeError `unknown_entry`
+ */
+export function branchEntries(tree: SessionTree, leafId: string): { entries: FileEntry[]; labels: { targetId: string; label: string }[] } {
+  const entries: FileEntry[] = [];
+  let parentId: string | null = null;
+  for (const entry of tree.getPath(leafId)) {
+    if (entry.type === "label") continue;
+    const record = entry as FileEntry & { id: string; parentId?: string | null };
+    entries.push(record.parentId === parentId ? entry : ({ ...record, parentId } as FileEntry));
+    parentId = record.id;
+  }
+  const labels: { targetId: string; label: string }[] = [];
+  for (const entry of entries) {
+    const id = (entry as { id: string }).id;
+    const label = tree.getLabel(id);
+    if (label !== undefined) labels.push({ targetId: id, label });
+  }
+  return { entries, labels };
 }

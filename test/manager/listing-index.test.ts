@@ -175,8 +175,8 @@ describe("a listing served from the index equals one that reads every file", () 
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
     const all = await listAll(temp.path, { cache: false, storage });
     expect(all).toEqual(await listAll(temp.path, { cache: false, persistentIndex: false }));
-    const recent = await getRecentSessions(dir, 2, { cache: false, storage });
-    expect(recent.sessions.map((s) => s.title)).toEqual(all.sessions.slice(0, 2).map((s) => s.title));
+    const recent = await getRecentSessions(dir, 2, storage, { cache: false });
+    expect(recent.map((s) => s.title)).toEqual(all.sessions.slice(0, 2).map((s) => s.title));
     expect(log.prefixes).toEqual([]);
   });
 
@@ -323,7 +323,7 @@ describe("where the index is written", () => {
     await settle();
     await listSessions(dir, { cache: false, persistentIndex: false });
     await listAll(temp.path, { cache: false, persistentIndex: false });
-    await getRecentSessions(dir, 5, { cache: false, persistentIndex: false });
+    await getRecentSessions(dir, 5, undefined, { cache: false, persistentIndex: false });
     expect(fs.existsSync(indexFile())).toBe(false);
     await listSessions(dir, { cache: false });
     const opened: string[] = [];
