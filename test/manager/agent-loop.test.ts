@@ -19,7 +19,7 @@ beforeEach(() => {
 afterEach(() => tmp.remove());
 
 /** A scripted model: answers a prompt with one tool call, then with text once the tool result is in. */
-function scriptedModel(context: readonly AgentMessage[]): AgentMessage {
+function scriptedModel(context: readonly unknown[]): AgentMessage {
   const last = context[context.length - 1] as { role: string; content?: unknown; toolCallId?: string };
   const turn = context.filter((m) => (m as { role: string }).role === "assistant").length;
   const base = { role: "assistant", provider: "scripted", model: "loop-1", timestamp: 1000 + turn, usage: { input: 10, output: 5 } };
@@ -35,7 +35,7 @@ function runTurn(manager: SessionManager, prompt: string): string[] {
   for (;;) {
     const reply = scriptedModel(manager.buildSessionContext().messages);
     ids.push(manager.appendMessage(reply));
-    const call = (reply as { content: { type: string; id?: string; name?: string }[] }).content.find((c) => c.type === "toolCall");
+    const call = (reply as unknown as { content: { type: string; id?: string; name?: string }[] }).content.find((c) => c.type === "toolCall");
     if (call === undefined) return ids;
     ids.push(
       manager.appendMessage({
@@ -50,7 +50,7 @@ function runTurn(manager: SessionManager, prompt: string): string[] {
   }
 }
 
-const roles = (messages: readonly AgentMessage[]) => messages.map((m) => (m as { role: string }).role);
+const roles = (messages: readonly unknown[]) => messages.map((m) => (m as { role: string }).role);
 
 describe("an agent loop on the GJC-shaped API", () => {
   it("appends, compacts, navigates, labels, closes and resumes to the same context", async () => {

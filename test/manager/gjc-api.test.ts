@@ -190,7 +190,7 @@ describe("accessors", () => {
     expect(manager.getLeafEntry()?.id).toBe(a2);
     manager.resetLeaf();
     expect([manager.getLeafEntry(), manager.getBranch()]).toEqual([undefined, []]);
-    const copy = manager.getEntry(q) as { message: { content: unknown } };
+    const copy = manager.getEntry(q) as unknown as { message: { content: unknown } };
     copy.message.content = "mutated";
     (manager.getEntries()[0] as { id: string }).id = "changed";
     manager.getBranch(a1)[0]!.parentId = "x";
