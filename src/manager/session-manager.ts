@@ -13,22 +13,16 @@
 import path from "node:path";
 
 import {
-  buildSessionContext,
-  isUnknownEntry,
   isValidSessionId,
-  SessionTree,
   type AppendedEntry,
   type BlobSink,
   type EntryDraft,
   type FileEntry,
-  type SessionContext,
   type SessionHeader,
-  type SessionTreeNode,
 } from "../session/index.js";
-import { FileSessionStorage, MemorySessionStorage, type SessionStorage } from "../storage/index.js";
+import { MemorySessionStorage, type SessionStorage } from "../storage/index.js";
 import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
-import { managedSessionTarget } from "../scope/session-defaults.js";
-import { EntryAppender } from "./appender.js";
+import { SessionReader } from "./session-reader.js";
 import { announceSession, findContinuation } from "./continuation.js";
 import {
   checkMigrationPolicy,
@@ -44,7 +38,6 @@ import {
 import { listAllScopes, listScope, type ListOptions } from "./listing.js";
 import { SessionManagerError } from "./errors.js";
 import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
-import type { SessionLoadReport } from "./open-file.js";
 import {
   resolveOptions,
   type NewSessionOptions,
@@ -52,25 +45,25 @@ import {
   type ResolvedOptions,
   type SessionManagerOptions,
 } from "./options.js";
-import { SessionPersistence } from "./persistence.js";
+import { moveManagedSession } from "./session-move.js";
 import type { SessionInfo } from "./session-info.js";
 import {
-  branchEntries,
+  branchedState,
+  copiedState,
+  forkedState,
   freshState,
+  replaceMessages,
   isAssistantMessage,
   openedState,
-  persistenceTarget,
   type SessionState,
 } from "./session-state.js";
-import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange, type ToolSelectionState } from "./selection.js";
+import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 
 function ignore(): void {}
 
-const clone = <T>(value: T): T => structuredClone(value);
-
 /** See the module comment. */
-export class SessionManager extends EntryAppender {
+export class SessionManager extends SessionReader {
   #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
@@ -188,22 +181,7 @@ export class SessionManager extends EntryAppender {
     checkMigrationPolicy(migrationPolicy);
     checkSessionMemoryMode(sessionMemoryMode);
     const resolved = resolveOptions(targetOf(cwd, destination, storage), options);
-    const source = path.resolve(sourcePath);
-    const reader = { ...resolved, storage: new FileSessionStorage(path.dirname(source), { logger: resolved.logger }) };
-    const opened = openedState(reader, source, true, cwd);
-    const header = opened.report.loaded ? opened.header : undefined;
-    const state = freshState(
-      resolved,
-      {
-        cwd,
-        parentSession: header?.id,
-        title: header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource },
-      },
-      true,
-    );
-    state.lines = opened.lines;
-    state.tree = opened.tree;
-    state.hasAssistant = opened.hasAssistant;
+    const state = copiedState(resolved, path.resolve(sourcePath), cwd);
     const manager = new SessionManager(resolved, true, false, state);
     if (state.hasAssistant) manager.#startPersistence();
     return manager;
@@ -272,103 +250,6 @@ export class SessionManager extends EntryAppender {
   /** The directory new, branched and forked session files go to; `""` in memory. */
   getSessionDir(): string {
     return this.#persistent || this.#readOnly ? this.#options.sessionDir : "";
-  }
-
-  /** The session id. */
-  getSessionId(): string {
-    return this.#state.header.id;
-  }
-
-  /** The session's working directory (the header's `cwd`). */
-  getCwd(): string {
-    return this.#state.header.cwd ?? "";
-  }
-
-  /** The session title (header patches applied), if one was set. */
-  getSessionName(): string | undefined {
-    return this.#state.header.title;
-  }
-
-  /** Who set the title: `"user"`, `"auto"`, or `undefined` when unknown or untitled. */
-  get titleSource(): TitleSource | undefined {
-    return this.#state.header.titleSource;
-  }
-
-  /** The effective header (migrated, header patches applied); the live record, not a copy. */
-  getHeader(): SessionHeader {
-    return this.#state.header;
-  }
-
-  /** Copies of every non-header entry, in file order. */
-  getEntries(): FileEntry[] {
-    return this.#state.tree.getEntries().map(clone);
-  }
-
-  /** A copy of the entry with `id`. */
-  getEntry(id: string): FileEntry | undefined {
-    const entry = this.#state.tree.getEntry(id);
-    return entry === undefined ? undefined : clone(entry);
-  }
-
-  /** A copy of the current leaf entry; `undefined` after {@link resetLeaf} or in an empty session. */
-  getLeafEntry(): FileEntry | undefined {
-    const entry = this.#state.tree.getLeafEntry();
-    return entry === undefined ? undefined : clone(entry);
-  }
-
-  /** Copies of the direct children of `parentId`, in file order. */
-  getChildren(parentId: string): FileEntry[] {
-    const { tree } = this.#state;
-    return tree
-      .getEntries()
-      .filter((entry) => {
-        const record = entry as { id?: unknown; parentId?: unknown };
-        return record.parentId === parentId && typeof record.id === "string" && tree.getEntry(record.id) === entry;
-      })
-      .map(clone);
-  }
-
-  /**
-   * Copies of the entries from the root down to `fromId` (default: the current leaf), every
-   * entry type included. A parent cycle is cut; an unknown id, or a `null` leaf, gives `[]`.
-   */
-  getBranch(fromId?: string): FileEntry[] {
-    const { tree } = this.#state;
-    const leaf = fromId ?? tree.getLeafId();
-    if (leaf === null || tree.getEntry(leaf) === undefined) return [];
-    return tree.getPath(leaf).map(clone);
-  }
-
-  /** The session tree, children in file order, each node with its resolved label. */
-  getTree(): SessionTreeNode[] {
-    return this.#state.tree.getTree();
-  }
-
-  /** The current leaf id; `null` after {@link resetLeaf}. */
-  getLeafId(): string | null {
-    return this.#state.tree.getLeafId();
-  }
-
-  /** The resolved label of an entry. */
-  getLabel(id: string): string | undefined {
-    return this.#state.tree.getLabel(id);
-  }
-
-  /** What the model sees at the current leaf. */
-  buildSessionContext(): SessionContext {
-    const { tree } = this.#state;
-    return buildSessionContext(tree.getEntries(), tree.getLeafId(), tree.index);
-  }
-
-  /** The discovery selection state at the current leaf, rebuilt from entries (nothing appended). */
-  getToolSelection(): ToolSelectionState {
-    const context = this.buildSessionContext();
-    return { mcp: context.selectedMcpToolNames, discoveredBuiltin: context.selectedDiscoveredBuiltinToolNames };
-  }
-
-  /** What opening the file found (moved-aside file, invalid lines, migration, unresolved blobs). */
-  getLoadReport(): SessionLoadReport {
-    return this.#state.report;
   }
 
   /** Pre-v4 patch records left out of full rewrites so far (they would take effect in a v5 file). */
@@ -483,39 +364,7 @@ export class SessionManager extends EntryAppender {
    */
   applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
     this.#checkWritable();
-    const state = this.#state;
-    const replaced = new Map<FileEntry, FileEntry>();
-    for (const update of entries) {
-      const record = update as { id?: unknown; type?: unknown; message?: unknown };
-      const existing = typeof record.id === "string" ? state.tree.getEntry(record.id) : undefined;
-      if (
-        existing === undefined ||
-        isUnknownEntry(existing) ||
-        existing.type !== "message" ||
-        record.type !== "message" ||
-        typeof record.message !== "object" ||
-        record.message === null
-      ) {
-        throw new SessionManagerError("invalid_rewrite", `not a message entry of this session: ${String(record.id)}`);
-      }
-      replaced.set(existing, { ...existing, message: clone(record.message) } as FileEntry);
-    }
-    if (replaced.size === 0) return;
-    const leaf = state.tree.getLeafId();
-    const tree = new SessionTree(
-      state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry),
-      { now: this.#options.now },
-    );
-    if (leaf === null) tree.resetLeaf();
-    else tree.branch(leaf);
-    state.tree = tree;
-    state.lines = state.lines.map((line) => {
-      if (line.kind !== "entry") return line;
-      const next = replaced.get(line.entry);
-      return next === undefined ? line : { kind: "entry", entry: next };
-    });
-    state.hasAssistant = tree.getEntries().some(isAssistantMessage);
-    state.fullWritePending = true;
+    replaceMessages(this.#state, entries, this.#options.now);
   }
 
   // ---- switching sessions ----------------------------------------------------------------
@@ -551,13 +400,8 @@ export class SessionManager extends EntryAppender {
   createBranchedSession(leafId: string): string | undefined {
     this.#checkWritable();
     const current = this.#state;
-    const copied = branchEntries(current.tree, leafId);
     const parentSession = this.#persistent ? current.file : current.header.id;
-    const state = freshState(this.#options, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
-    state.tree = new SessionTree(copied.entries, { now: this.#options.now });
-    const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
-    state.lines.push(...[...copied.entries, ...labels].map((entry): ManagedLine => ({ kind: "entry", entry })));
-    state.hasAssistant = copied.entries.some(isAssistantMessage);
+    const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
     this.#retire(current);
     this.#state = state;
     if (this.#persistent) this.#writeNow();
@@ -573,23 +417,7 @@ export class SessionManager extends EntryAppender {
     this.#checkWritable();
     if (!this.#persistent) return undefined;
     const current = this.#state;
-    const { header } = current;
-    const state = freshState(
-      this.#options,
-      {
-        cwd: this.getCwd() || process.cwd(),
-        parentSession: header.id,
-        title: header.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource },
-      },
-      true,
-    );
-    const leaf = current.tree.getLeafId();
-    state.tree = new SessionTree(current.tree.getEntries(), { now: this.#options.now });
-    if (leaf === null) state.tree.resetLeaf();
-    else state.tree.branch(leaf);
-    // Applied patches live on in the entries and the carried title; the rest is copied.
-    state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
-    state.hasAssistant = current.hasAssistant;
+    const state = forkedState(this.#options, current, this.getCwd() || process.cwd());
     await current.persistence?.close();
     this.#state = state;
     this.#writeNow();
@@ -638,37 +466,9 @@ export class SessionManager extends EntryAppender {
       if (this.#persistent && state.active) await this.rewriteEntries();
       return;
     }
-    const scope = managedSessionTarget(newCwd, this.#options.agentDir);
-    const options: ResolvedOptions = { ...this.#options, sessionDir: scope.sessionDir, storage: scope.storage };
-    const file = path.join(scope.sessionDir, path.basename(state.file!));
-    const next = new SessionPersistence(persistenceTarget(options, file, () => this.#state.header.cwd));
-    const old = state.persistence!;
-    const oldFile = state.file!;
-    const oldStorage = this.#options.storage;
-    const onDisk = state.active || state.fileExists;
-    if (onDisk) {
-      await old.flush();
-      const serialized = serializeManagedLines(header, state.lines, this.#blobSink());
-      next.writeAllNow(serialized.bytes);
-      this.#droppedInertPatches += serialized.droppedInertPatches;
-      state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
-      state.fullWritePending = false;
-      state.fileExists = true;
-      state.active = true;
-    }
-    state.header = header;
-    state.file = file;
-    state.persistence = next;
-    this.#options = options;
-    await old.close().catch(ignore);
-    if (!onDisk) return;
-    try {
-      oldStorage.unlinkSync(oldFile);
-    } catch (error) {
-      // The session is whole at its new place; a second copy left behind loses nothing.
-      const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";
-      this.#options.logger.error("Session move left the previous file in place.", { path: oldFile, code, cause: error });
-    }
+    this.#options = await moveManagedSession(state, this.#options, header, this.#blobSink(), (count) => {
+      this.#droppedInertPatches += count;
+    });
   }
 
   // ---- durability ------------------------------------------------------------------------
@@ -715,6 +515,11 @@ export class SessionManager extends EntryAppender {
   }
 
   // ---- internals -------------------------------------------------------------------------
+
+  /** {@inheritDoc SessionReader.current} */
+  protected current(): SessionState {
+    return this.#state;
+  }
 
   /** {@inheritDoc EntryAppender.appendDraft} */
   protected appendDraft<D extends EntryDraft>(draft: D): AppendedEntry<D> {

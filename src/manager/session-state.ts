@@ -6,13 +6,16 @@ import path from "node:path";
 
 import {
   CURRENT_SESSION_VERSION,
+  isUnknownEntry,
   newSessionId,
   SessionTree,
   type AgentMessage,
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
+import { FileSessionStorage } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
+import { SessionManagerError } from "./errors.js";
 import { linesFromLoad, type ManagedLine } from "./lines.js";
 import { emptyReport, openSessionFile, type SessionLoadReport } from "./open-file.js";
 import { sessionFileName, type ResolvedOptions } from "./options.js";
@@ -126,6 +129,103 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     hasAssistant,
     report: opened.report,
   };
+}
+
+/**
+ * The session `createBranchedSession` switches to: root..`leafId` of `current` (see
+ * {@link branchEntries}) in a fresh session described by `session`.
+ * @throws SessionTreeError `unknown_entry`
+ */
+export function branchedState(
+  options: ResolvedOptions,
+  current: SessionState,
+  leafId: string,
+  session: FreshSession,
+  persistent: boolean,
+): SessionState {
+  const copied = branchEntries(current.tree, leafId);
+  const state = freshState(options, session, persistent);
+  state.tree = new SessionTree(copied.entries, { now: options.now });
+  const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
+  state.lines.push(...[...copied.entries, ...labels].map((entry): ManagedLine => ({ kind: "entry", entry })));
+  state.hasAssistant = copied.entries.some(isAssistantMessage);
+  return state;
+}
+
+/**
+ * The session `forkFrom` starts: every line of the session file `source` (read without the
+ * writer lock through its own explicit storage) in a fresh session for `cwd`, whose parent is
+ * the source's id and which carries the source's title.
+ */
+export function copiedState(options: ResolvedOptions, source: string, cwd: string): SessionState {
+  const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
+  const opened = openedState(reader, source, true, cwd);
+  const header = opened.report.loaded ? opened.header : undefined;
+  const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
+  const state = freshState(options, { cwd, parentSession: header?.id, title }, true);
+  state.lines = opened.lines;
+  state.tree = opened.tree;
+  state.hasAssistant = opened.hasAssistant;
+  return state;
+}
+
+/**
+ * The session `fork` switches to: every line of `current` in a fresh session whose parent is
+ * `current`'s id and which carries its title; the leaf stays where it was.
+ */
+export function forkedState(options: ResolvedOptions, current: SessionState, cwd: string): SessionState {
+  const { header } = current;
+  const title = header.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
+  const state = freshState(options, { cwd, parentSession: header.id, title }, true);
+  const leaf = current.tree.getLeafId();
+  state.tree = new SessionTree(current.tree.getEntries(), { now: options.now });
+  if (leaf === null) state.tree.resetLeaf();
+  else state.tree.branch(leaf);
+  // Applied patches live on in the entries and the carried title; the rest is copied.
+  state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
+  state.hasAssistant = current.hasAssistant;
+  return state;
+}
+
+/**
+ * Replaces the `message` payload of existing `message` entries of `state` by id, keeping the
+ * leaf, and marks the file for a full rewrite.
+ * @throws SessionManagerError `invalid_rewrite` for an update that is not a `message` entry
+ *   of this session (nothing is replaced then)
+ */
+export function replaceMessages(state: SessionState, updates: readonly FileEntry[], now: () => Date): void {
+  const replaced = new Map<FileEntry, FileEntry>();
+  for (const update of updates) {
+    const record = update as { id?: unknown; type?: unknown; message?: unknown };
+    const existing = typeof record.id === "string" ? state.tree.getEntry(record.id) : undefined;
+    if (
+      existing === undefined ||
+      isUnknownEntry(existing) ||
+      existing.type !== "message" ||
+      record.type !== "message" ||
+      typeof record.message !== "object" ||
+      record.message === null
+    ) {
+      throw new SessionManagerError("invalid_rewrite", `not a message entry of this session: ${String(record.id)}`);
+    }
+    replaced.set(existing, { ...existing, message: structuredClone(record.message) } as FileEntry);
+  }
+  if (replaced.size === 0) return;
+  const leaf = state.tree.getLeafId();
+  const tree = new SessionTree(
+    state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry),
+    { now },
+  );
+  if (leaf === null) tree.resetLeaf();
+  else tree.branch(leaf);
+  state.tree = tree;
+  state.lines = state.lines.map((line) => {
+    if (line.kind !== "entry") return line;
+    const next = replaced.get(line.entry);
+    return next === undefined ? line : { kind: "entry", entry: next };
+  });
+  state.hasAssistant = tree.getEntries().some(isAssistantMessage);
+  state.fullWritePending = true;
 }
 
 /**
