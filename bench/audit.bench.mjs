@@ -16,7 +16,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { auditAgentDir, encodeBinding, scopeDigest, scopeDirectoryName } from "../dist/index.js";
+import { auditAgentDir } from "../dist/index.js";
+import { encodeBinding, scopeDigest, scopeDirectoryName } from "../dist/scope/index.js";
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10_000);
 const SCOPES = 100;

@@ -9,19 +9,8 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import {
-  FileSessionStorage,
-  LISTING_INDEX_FILE_NAME,
-  MAX_LISTING_INDEX_BYTES,
-  ManagedSessionStorage,
-  SessionInfoCache,
-  auditAgentDir,
-  getRecentSessions,
-  listAll,
-  listSessions,
-  type SessionListing,
-  type SessionStorage,
-} from "../../src/index.js";
+import { FileSessionStorage, ManagedSessionStorage, SessionInfoCache, auditAgentDir, getRecentSessions, listAll, listSessions, type SessionListing, type SessionStorage } from "../../src/index.js";
+import { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "../../src/manager/index.js";
 import { decodeListingIndex } from "../../src/manager/listing-index.js";
 import { makeAgentDir, type AgentFixture } from "../cli/fixtures.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";

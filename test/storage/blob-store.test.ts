@@ -9,7 +9,9 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { BlobStore, digestOf, externalizeImageBlobs, resolveBlobRefs } from "../../src/index.js";
+import { BlobStore } from "../../src/index.js";
+import { externalizeImageBlobs, resolveBlobRefs } from "../../src/session/index.js";
+import { digestOf } from "../../src/storage/index.js";
 import { STORAGE_KINDS, asyncCodeOf, codeOf, makeStorage, type StorageFixture } from "./storages.js";
 
 const fixtureFile = path.resolve(
