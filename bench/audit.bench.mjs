@@ -16,8 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { auditAgentDir } from "../dist/index.js";
-import { encodeBinding, scopeDigest, scopeDirectoryName } from "../dist/scope/index.js";
+import { auditAgentDir, encodeBinding, scopeDigest, scopeDirectoryName } from "../dist/index.js";
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 10_000);
 const SCOPES = 100;

@@ -40,8 +40,24 @@ export {
   listAll,
   SessionInfoCache,
   NO_MESSAGES,
+  writeBreadcrumb,
+  readBreadcrumb,
+  resolveBreadcrumb,
+  terminalIdFromEnv,
+  stdinTtyPath,
 } from "./manager/index.js";
-export type { DiscoveryOptions, SessionListing, SessionInfo, SkippedSession, DiscoverySkipCode } from "./manager/index.js";
+export type {
+  DiscoveryOptions,
+  SessionListing,
+  SessionInfo,
+  SkippedSession,
+  DiscoverySkipCode,
+  BreadcrumbReadResult,
+  BreadcrumbResolution,
+  BreadcrumbWriteResult,
+  ResolveBreadcrumbOptions,
+  TerminalIdResult,
+} from "./manager/index.js";
 
 // ---- the session format: entries, messages, context ---------------------------------------
 export {
@@ -54,6 +70,8 @@ export {
   buildSessionContext,
   loadSession,
   validateSession,
+  SessionLoader,
+  PersistSanitizeError,
   SessionFormatError,
   SessionTreeError,
   BLOB_REF_PREFIX,
@@ -98,6 +116,8 @@ export type {
   ValidationReport,
   InvalidHeaderReason,
   UnresolvedBlobRef,
+  PatchSkipCode,
+  Violation,
 } from "./session/index.js";
 
 // ---- storage: the contract and its three implementations, blobs ---------------------------
@@ -136,6 +156,16 @@ export {
   isScopeDirectoryName,
   legacyDirectoryNames,
   inspectScopeDirectories,
+  discoveredLegacyDirectories,
+  workspaceIdentity,
+  scopeDigest,
+  scopeDirectoryName,
+  classifyWindowsPath,
+  encodeBinding,
+  checkBindingBytes,
+  decodeBinding,
+  readBinding,
+  ensureBinding,
   SESSIONS_DIRECTORY,
   ScopeError,
   SCOPE_ERROR_CODES,
@@ -148,6 +178,11 @@ export type {
   ScopeFailure,
   ScopeDirectoryReport,
   ScopeDirectoryState,
+  WorkspaceIdentity,
+  WorkspaceIdentityResult,
+  ScopeBinding,
+  BindingCheck,
+  BindingRead,
 } from "./scope/index.js";
 export {
   listSessionCandidates,
@@ -174,7 +209,17 @@ export { HistoryStorage, HistoryError, HISTORY_DB_NAME } from "./history/index.j
 export type { HistoryEntry, HistorySearchOptions, HistoryStorageOptions, HistoryErrorCode } from "./history/index.js";
 
 // ---- the secure filesystem layer (owner-only directories and files by descriptor) ---------
-export { SecureDir, SecureFile, SecureLock, SecureFsError, SECURE_FS_ERROR_CODES } from "./fs/index.js";
+export {
+  SecureDir,
+  SecureFile,
+  SecureLock,
+  SecureFsError,
+  SECURE_FS_ERROR_CODES,
+  DirectoryBatch,
+  walkUnmanagedTree,
+  isValidEntryName,
+  directoryIdentity,
+} from "./fs/index.js";
 export type {
   SecureFsErrorCode,
   SecureFsErrorDetails,
@@ -185,10 +230,22 @@ export type {
   EntryType,
   SecureStat,
   SecureDirEntry,
+  DirectoryIdentity,
+  UnmanagedTree,
+  UnmanagedEntry,
 } from "./fs/index.js";
 
 // ---- audit of an agent directory -----------------------------------------------------------
-export { auditAgentDir, AuditError, AUDIT_FINDING_CODES, AUDIT_FIXABLE_CODES, AuditReportSchema } from "./audit/index.js";
+export {
+  auditAgentDir,
+  AuditError,
+  AUDIT_FINDING_CODES,
+  AUDIT_FIXABLE_CODES,
+  AuditReportSchema,
+  AuditObjectSchema,
+  AuditFindingSchema,
+  AuditRepairSchema,
+} from "./audit/index.js";
 export type {
   AuditOptions,
   AuditErrorCode,
