@@ -10,7 +10,7 @@ import path from "node:path";
 import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
 import { managedSessionTarget } from "../scope/session-defaults.js";
 import { SessionManagerError } from "./errors.js";
-import type { SessionTarget } from "./options.js";
+import { resolveOptions, type ResolvedOptions, type SessionManagerOptions, type SessionTarget } from "./options.js";
 
 /** A trusted destination token; only {@link managedDestination} and {@link explicitDestination} make them. */
 export interface SessionDestination {
@@ -127,4 +127,22 @@ export function checkSessionMemoryMode(value: SessionMemoryMode | undefined): vo
   if (value !== undefined && value !== "off" && value !== "shadow" && value !== "enabled" && value !== "auto") {
     throw new SessionManagerError("invalid_options", `unknown sessionMemoryMode: ${String(value)}`);
   }
+}
+
+/**
+ * The options a factory that takes GJC's policy arguments runs with: the policies checked,
+ * then the destination resolved for `cwd`.
+ * @throws what {@link checkMigrationPolicy}, {@link checkSessionMemoryMode}, {@link targetOf}
+ *   and `resolveOptions` throw
+ */
+export function resolveFactoryOptions(
+  cwd: string,
+  destination: SessionDestinationInput,
+  storage: SessionStorage | undefined,
+  policies: { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined },
+  options: SessionManagerOptions,
+): ResolvedOptions {
+  checkMigrationPolicy(policies.migrationPolicy);
+  checkSessionMemoryMode(policies.sessionMemoryMode);
+  return resolveOptions(targetOf(cwd, destination, storage), options);
 }

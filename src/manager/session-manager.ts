@@ -25,10 +25,9 @@ import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
 import { SessionReader } from "./session-reader.js";
 import { announceSession, findContinuation } from "./continuation.js";
 import {
-  checkMigrationPolicy,
-  checkSessionMemoryMode,
   explicitDestination,
   managedDestination,
+  resolveFactoryOptions,
   targetOf,
   type MigrationPolicy,
   type SessionDestination,
@@ -134,11 +133,10 @@ export class SessionManager extends SessionReader {
     sessionMemoryMode?: SessionMemoryMode,
     options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
-    checkMigrationPolicy(migrationPolicy);
-    checkSessionMemoryMode(sessionMemoryMode);
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
     const absolute = path.resolve(filePath);
-    const resolved = resolveOptions(targetOf(process.cwd(), destination ?? path.dirname(absolute), storage), options);
+    const policies = { migrationPolicy, sessionMemoryMode };
+    const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, policies, options);
     return SessionManager.#opened(resolved, absolute, options.readOnly === true);
   }
 
@@ -155,9 +153,7 @@ export class SessionManager extends SessionReader {
     sessionMemoryMode?: SessionMemoryMode,
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
-    checkMigrationPolicy(migrationPolicy);
-    checkSessionMemoryMode(sessionMemoryMode);
-    const resolved = resolveOptions(targetOf(cwd, destination, storage), options);
+    const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
     const file = await findContinuation(resolved, cwd);
     if (file !== undefined) return SessionManager.#opened(resolved, file, false);
     return SessionManager.#fresh(resolved, cwd, options.toolNames);
@@ -178,9 +174,7 @@ export class SessionManager extends SessionReader {
     sessionMemoryMode?: SessionMemoryMode,
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
-    checkMigrationPolicy(migrationPolicy);
-    checkSessionMemoryMode(sessionMemoryMode);
-    const resolved = resolveOptions(targetOf(cwd, destination, storage), options);
+    const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
     const state = copiedState(resolved, path.resolve(sourcePath), cwd);
     const manager = new SessionManager(resolved, true, false, state);
     if (state.hasAssistant) manager.#startPersistence();
