@@ -8,13 +8,20 @@
 export { GjcError } from "./errors.js";
 
 // ---- the session manager (GJC 0.15's API) ------------------------------------------------
-export { SessionManager, loadEntriesFromFile, SessionManagerError, isSessionManagerError } from "./manager/index.js";
+export {
+  SessionManager,
+  loadEntriesFromFile,
+  resolveResumableSession,
+  SessionManagerError,
+  isSessionManagerError,
+} from "./manager/index.js";
 export type {
   SessionManagerErrorCode,
   SessionManagerOptions,
   OpenSessionOptions,
   NewSessionOptions,
   ListOptions,
+  ResolvedSessionMatch,
   SessionDestination,
   SessionDestinationInput,
   MigrationPolicy,

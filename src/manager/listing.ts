@@ -49,3 +49,41 @@ export async function listAllScopes(
   const root = path.join(canonicalizeTrustedPath(managedAgentDir ?? agentDir ?? defaultAgentDir()), SESSIONS_DIRECTORY);
   return (await listAll(root, discovery)).sessions;
 }
+
+/** What {@link resolveResumableSession} found: the session, and whether it is this workspace's. */
+export interface ResolvedSessionMatch {
+  session: SessionInfo;
+  /** `local`: in this workspace's listing; `global`: in another managed scope */
+  scope: "local" | "global";
+}
+
+/** Whether `prefix` (lowercased) starts the id, the file name or the id part of the file name. */
+function matchesPrefix(session: SessionInfo, prefix: string): boolean {
+  const name = path.basename(session.path).toLowerCase();
+  const idPart = name.replace(/\.jsonl$/, "").split("_").pop() ?? "";
+  return session.id.toLowerCase().startsWith(prefix) || name.startsWith(prefix) || idPart.startsWith(prefix);
+}
+
+/**
+ * GJC's `--resume <prefix>` lookup: the first session (newest first) whose id, file name, or
+ * the id part of its file name starts with `sessionArg` (case-insensitive), first among this
+ * workspace's sessions (`sessionDir`, else the managed scope of `cwd`), then, only without a
+ * `sessionDir`, among every managed scope.
+ * @returns `undefined` when nothing matches or `sessionArg` is empty
+ */
+export async function resolveResumableSession(
+  sessionArg: string,
+  cwd: string,
+  sessionDir?: string,
+  storage?: SessionStorage,
+  managedAgentDir?: string,
+): Promise<ResolvedSessionMatch | undefined> {
+  const prefix = typeof sessionArg === "string" ? sessionArg.trim().toLowerCase() : "";
+  if (prefix.length === 0) return undefined;
+  const agentDir = managedAgentDir === undefined ? {} : { agentDir: managedAgentDir };
+  const local = (await listScope(cwd, sessionDir, storage, agentDir)).find((s) => matchesPrefix(s, prefix));
+  if (local !== undefined) return { session: local, scope: "local" };
+  if (sessionDir !== undefined) return undefined;
+  const global = (await listAllScopes(storage, managedAgentDir, {})).find((s) => matchesPrefix(s, prefix));
+  return global === undefined ? undefined : { session: global, scope: "global" };
+}

@@ -17,6 +17,7 @@ import {
   findMostRecentSession,
   getRecentSessions,
   loadEntriesFromFile,
+  resolveResumableSession,
   type SessionManagerOptions,
 } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -374,5 +375,30 @@ describe("loadEntriesFromFile", () => {
     fs.writeFileSync(newer, `{"type":"session","version":6,"id":"s","timestamp":"t","cwd":"/"}\n`, { mode: 0o600 });
     expect(await codeOfAsync(() => loadEntriesFromFile(newer))).toBe("version_too_new");
     expect(await codeOfAsync(() => loadEntriesFromFile(newer, new FileSessionStorage()))).toBe("version_too_new");
+  });
+});
+
+describe("resolveResumableSession", () => {
+  it("matches an id or file-name prefix locally first, then in every managed scope", async () => {
+    const box = sandbox();
+    const other = path.join(box.root, "other");
+    fs.mkdirSync(other);
+    const options = { agentDir: box.agentDir, terminalId: null };
+    const here = SessionManager.create(box.cwd, undefined, undefined, options);
+    here.appendMessage(assistant("here"));
+    await here.close();
+    const there = SessionManager.create(other, undefined, undefined, options);
+    await there.newSession({ id: "zz-elsewhere" });
+    there.appendMessage(assistant("there"));
+    await there.close();
+    const local = await resolveResumableSession(here.getSessionId().slice(0, 8).toUpperCase(), box.cwd, undefined, undefined, box.agentDir);
+    expect(local).toMatchObject({ scope: "local", session: { path: here.getSessionFile() } });
+    const byName = await resolveResumableSession(path.basename(here.getSessionFile()!).slice(0, 10), box.cwd, undefined, undefined, box.agentDir);
+    expect(byName?.session.path).toBe(here.getSessionFile());
+    const global = await resolveResumableSession("ZZ-ELSE", box.cwd, undefined, undefined, box.agentDir);
+    expect(global).toMatchObject({ scope: "global", session: { id: "zz-elsewhere", path: there.getSessionFile() } });
+    expect(await resolveResumableSession("zz-else", box.cwd, path.dirname(here.getSessionFile()!))).toBeUndefined();
+    expect(await resolveResumableSession("nothing-like-it", box.cwd, undefined, undefined, box.agentDir)).toBeUndefined();
+    expect(await resolveResumableSession("  ", box.cwd, undefined, undefined, box.agentDir)).toBeUndefined();
   });
 });
