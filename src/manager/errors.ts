@@ -16,8 +16,9 @@ import { GjcError } from "../errors.js";
  * - `closed`: any call after {@link SessionManager.close}.
  * - `invalid_header`: a read-only open found a non-empty file without a usable header (a
  *   writable open moves such a file aside instead; see the README).
- * - `invalid_rewrite`: `applyEntryMessageUpdates` was given something that is not a `message`
- *   entry of this session (unknown id, another entry type, or no message object).
+ * - `invalid_rewrite`: `applyEntryMessageUpdates` / `applyCustomMessageEntryUpdates` was given
+ *   something that is not a `message` / `custom_message` entry of this session (unknown id,
+ *   another entry type, or a malformed payload).
  * - `invalid_session_id`: `newSession({ id })` with an id that is neither a UUIDv7 nor 1-128
  *   characters from `[A-Za-z0-9._-]`.
  * - `untrusted_destination`: a destination object that `managedDestination` /

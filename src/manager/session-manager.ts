@@ -51,7 +51,7 @@ import {
   copiedState,
   forkedState,
   freshState,
-  replaceMessages,
+  replacePayloads,
   isAssistantMessage,
   openedState,
   type SessionState,
@@ -358,7 +358,18 @@ export class SessionManager extends SessionReader {
    */
   applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
     this.#checkWritable();
-    replaceMessages(this.#state, entries, this.#options.now);
+    replacePayloads(this.#state, entries, "message", this.#options.now);
+  }
+
+  /**
+   * {@link applyEntryMessageUpdates} for `custom_message` entries: their `content`, `display`
+   * and `details` are replaced by id.
+   * @throws SessionManagerError `invalid_rewrite` for an update that is not a
+   *   `custom_message` entry of this session, or with malformed content
+   */
+  applyCustomMessageEntryUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "custom_message", this.#options.now);
   }
 
   // ---- switching sessions ----------------------------------------------------------------

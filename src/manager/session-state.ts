@@ -187,28 +187,39 @@ export function forkedState(options: ResolvedOptions, current: SessionState, cwd
   return state;
 }
 
+/** The entry types whose payload an in-place update may replace, and what their payload is. */
+export type ReplaceableType = "message" | "custom_message";
+
+/** The payload fields of `update` for an entry of `type`, or undefined when they are malformed. */
+function payloadOf(type: ReplaceableType, update: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (type === "message") {
+    return typeof update.message === "object" && update.message !== null ? { message: update.message } : undefined;
+  }
+  const { content, display, details } = update;
+  if (typeof content !== "string" && !Array.isArray(content)) return undefined;
+  if (typeof display !== "boolean") return undefined;
+  return { content, display, ...(details === undefined ? {} : { details }) };
+}
+
 /**
- * Replaces the `message` payload of existing `message` entries of `state` by id, keeping the
- * leaf, and marks the file for a full rewrite.
- * @throws SessionManagerError `invalid_rewrite` for an update that is not a `message` entry
- *   of this session (nothing is replaced then)
+ * Replaces the payload of existing entries of `type` by id (`message` for a `message`
+ * entry; `content`, `display` and `details` for a `custom_message`), keeping the leaf, and
+ * marks the file for a full rewrite.
+ * @throws SessionManagerError `invalid_rewrite` for an update that is not an entry of that
+ *   type in this session, or whose payload is malformed (nothing is replaced then)
  */
-export function replaceMessages(state: SessionState, updates: readonly FileEntry[], now: () => Date): void {
+export function replacePayloads(state: SessionState, updates: readonly FileEntry[], type: ReplaceableType, now: () => Date): void {
   const replaced = new Map<FileEntry, FileEntry>();
   for (const update of updates) {
-    const record = update as { id?: unknown; type?: unknown; message?: unknown };
+    const record = update as Record<string, unknown>;
     const existing = typeof record.id === "string" ? state.tree.getEntry(record.id) : undefined;
-    if (
-      existing === undefined ||
-      isUnknownEntry(existing) ||
-      existing.type !== "message" ||
-      record.type !== "message" ||
-      typeof record.message !== "object" ||
-      record.message === null
-    ) {
-      throw new SessionManagerError("invalid_rewrite", `not a message entry of this session: ${String(record.id)}`);
+    const payload = record.type === type ? payloadOf(type, record) : undefined;
+    if (existing === undefined || isUnknownEntry(existing) || existing.type !== type || payload === undefined) {
+      throw new SessionManagerError("invalid_rewrite", `not a ${type} entry of this session: ${String(record.id)}`);
     }
-    replaced.set(existing, { ...existing, message: structuredClone(record.message) } as FileEntry);
+    const base: Record<string, unknown> = { ...existing };
+    if (type === "custom_message" && payload.details === undefined) delete base.details;
+    replaced.set(existing, { ...base, ...structuredClone(payload) } as FileEntry);
   }
   if (replaced.size === 0) return;
   const leaf = state.tree.getLeafId();

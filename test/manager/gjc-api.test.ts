@@ -294,6 +294,25 @@ describe("session switches", () => {
     await manager.close();
   });
 
+  it("applyCustomMessageEntryUpdates replaces custom_message payloads by id and refuses the rest", async () => {
+    const manager = create();
+    manager.appendMessage(assistant("a"));
+    const note = manager.appendCustomMessageEntry("ext", "long tool output", true, { size: 9 });
+    const other = manager.appendCustomEntry("ext", { n: 1 });
+    await manager.flush();
+    const entry = manager.getEntry(note)!;
+    manager.applyCustomMessageEntryUpdates([{ ...entry, content: "[pruned]", details: undefined } as typeof entry]);
+    expect(manager.getEntry(note)).toMatchObject({ content: "[pruned]", display: true, attribution: "agent" });
+    expect(manager.getEntry(note)).not.toHaveProperty("details");
+    expect(await codeOfAsync(() => manager.applyCustomMessageEntryUpdates([manager.getEntry(other)!]))).toBe("invalid_rewrite");
+    expect(await codeOfAsync(() => manager.applyCustomMessageEntryUpdates([{ ...entry, content: 5 } as never]))).toBe("invalid_rewrite");
+    expect(await codeOfAsync(() => manager.applyEntryMessageUpdates([entry]))).toBe("invalid_rewrite");
+    await manager.close();
+    const text = fs.readFileSync(manager.getSessionFile()!, "utf8");
+    expect(text).toContain("[pruned]");
+    expect(text).not.toContain("long tool output");
+  });
+
   it("ensureOnDisk writes a session before any assistant message", async () => {
     const manager = create();
     manager.appendMessage(user("only a question"));
