@@ -20,7 +20,7 @@ import {
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
-import { MemorySessionStorage, type SessionStorage } from "../storage/index.js";
+import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
 import { SessionReader } from "./session-reader.js";
 import { announceSession, findContinuation } from "./continuation.js";
@@ -61,6 +61,26 @@ import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title
 
 function ignore(): void {}
 
+/**
+ * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
+ * state builders, for a facade whose callers do not await (pi's runtime uses these results
+ * at once). Internal: not exported from the main entry.
+ */
+export interface SynchronousSwitches {
+  open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
+  newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
+  setSessionFile(manager: SessionManager, sessionFile: string): void;
+}
+
+let synchronous: SynchronousSwitches | undefined;
+
+const NO_POLICIES = { migrationPolicy: undefined, sessionMemoryMode: undefined } as const;
+
+/** The {@link SynchronousSwitches} of {@link SessionManager} (set when the class is defined). */
+export function synchronousSwitches(): SynchronousSwitches {
+  return synchronous!;
+}
+
 /** See the module comment. */
 export class SessionManager extends SessionReader {
   #options: ResolvedOptions;
@@ -71,6 +91,8 @@ export class SessionManager extends SessionReader {
   #droppedInertPatches = 0;
   /** Closes of sessions left by a synchronous switch; `close()` waits for them. */
   readonly #retiring: Promise<void>[] = [];
+  /** Files of those sessions until their writer is released. */
+  readonly #retiringFiles = new Set<string>();
 
   private constructor(options: ResolvedOptions, persistent: boolean, readOnly: boolean, state: SessionState) {
     super();
@@ -228,6 +250,18 @@ export class SessionManager extends SessionReader {
     return manager;
   }
 
+  static {
+    synchronous = {
+      open(filePath, destination, storage, options = {}) {
+        const absolute = path.resolve(filePath);
+        const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, NO_POLICIES, options);
+        return SessionManager.#opened(resolved, absolute, options.readOnly === true);
+      },
+      newSession: (manager, options = {}) => manager.#newSessionNow(options),
+      setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
+    };
+  }
+
   static #opened(resolved: ResolvedOptions, file: string, readOnly: boolean): SessionManager {
     const state = openedState(resolved, file, readOnly, process.cwd());
     if (!readOnly && state.report.loaded) announceSession(resolved, file, state.header.cwd);
@@ -382,15 +416,32 @@ export class SessionManager extends SessionReader {
    *   session could not be finished (the manager then stays on it)
    */
   async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
+    const next = this.#prepareNewSession(options);
+    await this.#state.persistence?.close();
+    return this.#enterNewSession(next);
+  }
+
+  /** {@link newSession} for the synchronous hooks: the old session is finished in the background. */
+  #newSessionNow(options: NewSessionOptions): string | undefined {
+    const next = this.#prepareNewSession(options);
+    this.#retire(this.#state);
+    return this.#enterNewSession(next);
+  }
+
+  #prepareNewSession(options: NewSessionOptions): { state: SessionState; selection: ToolSelectionChange } {
     this.#checkWritable();
     const { id } = options;
     if (id !== undefined && (typeof id !== "string" || !isValidSessionId(id))) {
       throw new SessionManagerError("invalid_session_id", `not a valid session id: ${String(id)}`);
     }
     const selection = selectionFromToolNames(options.toolNames, this.#options.classifyTool);
-    await this.#state.persistence?.close();
-    this.#state = freshState(this.#options, { cwd: this.getCwd() || process.cwd(), parentSession: options.parentSession, id }, this.#persistent);
-    for (const draft of selectionDrafts(selection)) this.appendDraft(draft);
+    const state = freshState(this.#options, { cwd: this.getCwd() || process.cwd(), parentSession: options.parentSession, id }, this.#persistent);
+    return { state, selection };
+  }
+
+  #enterNewSession(next: { state: SessionState; selection: ToolSelectionChange }): string | undefined {
+    this.#state = next.state;
+    for (const draft of selectionDrafts(next.selection)) this.appendDraft(draft);
     return this.getSessionFile();
   }
 
@@ -444,12 +495,31 @@ export class SessionManager extends SessionReader {
     if (absolute === current.file) await current.persistence?.close();
     const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
     if (absolute !== current.file) await current.persistence?.close();
-    this.#state = state;
-    if (state.report.loaded) {
-      announceSession(this.#options, absolute, state.header.cwd);
-      return;
+    this.#enterFile(state);
+    if (!state.report.loaded) await this.flush();
+  }
+
+  /**
+   * {@link setSessionFile} for the synchronous hooks: the old session is finished in the
+   * background, and a fresh session's header write is queued (appends queue behind it).
+   * Switching to the file this manager holds, or to one it is still finishing (until
+   * {@link flush} or {@link close} waited for it), is `session_busy`.
+   */
+  #setSessionFileNow(sessionFile: string): void {
+    this.#checkWritable();
+    const absolute = path.resolve(sessionFile);
+    if (absolute === this.#state.file || this.#retiringFiles.has(absolute)) {
+      throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
     }
-    if (this.#persistent) await this.ensureOnDisk();
+    const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
+    this.#retire(this.#state);
+    this.#enterFile(state);
+  }
+
+  #enterFile(state: SessionState): void {
+    this.#state = state;
+    if (state.report.loaded) announceSession(this.#options, state.file!, state.header.cwd);
+    else if (this.#persistent && !state.active) this.#startPersistence();
   }
 
   /**
@@ -492,13 +562,15 @@ export class SessionManager extends SessionReader {
   }
 
   /**
-   * Waits for queued writes and syncs the file. Before the first assistant message there is no
-   * file and nothing to do.
+   * Waits for queued writes and syncs the file, and waits for sessions left by synchronous
+   * switches to be finished. Before the first assistant message there is no file and nothing
+   * to do.
    * @throws SessionManagerError `persistence_failed`, `closed`
    */
   async flush(): Promise<void> {
     this.#checkOpen();
     await this.#state.persistence?.flush();
+    for (const retiring of this.#retiring) await retiring;
   }
 
   /**
@@ -549,7 +621,9 @@ export class SessionManager extends SessionReader {
   #retire(state: SessionState): void {
     if (state.persistence === undefined) return;
     const closing = state.persistence.close();
-    closing.catch(ignore);
+    const file = state.persistence.path;
+    this.#retiringFiles.add(file);
+    closing.catch(ignore).finally(() => this.#retiringFiles.delete(file));
     this.#retiring.push(closing);
   }
 
