@@ -230,7 +230,7 @@ async function child(mode, root) {
     out.scopes[scope] = {
       floor: await best(() => floor(root, [scope])),
       library: await best(() => listSessions(dir, NO_INDEX)),
-      recent20: await best(() => getRecentSessions(dir, 20, NO_INDEX)),
+      recent20: await best(() => getRecentSessions(dir, 20, undefined, NO_INDEX)),
     };
   }
   return out;

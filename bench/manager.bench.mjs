@@ -46,7 +46,7 @@ if (process.argv[2] === "--rss-child") {
   if (side === "floor") {
     kept = fs.readFileSync(file).toString("utf8").split("\n").filter((text) => text.length > 0).map((text) => JSON.parse(text));
   } else {
-    const manager = await SessionManager.open(file, { sessionDir: path.dirname(file), readOnly: true, terminalId: null, logger: quiet });
+    const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });
     kept = manager.buildSessionContext();
   }
   process.stdout.write(JSON.stringify({ peak: process.resourceUsage().maxRSS * 1024, baseline, kept: kept !== undefined }));
@@ -102,7 +102,7 @@ async function openBench() {
         floor.push(now() - start);
         check += n;
       } else {
-        const manager = await SessionManager.open(file, { sessionDir: tmp, readOnly: true, terminalId: null, logger: quiet });
+        const manager = await SessionManager.open(file, tmp, undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });
         const context = manager.buildSessionContext();
         ours.push(now() - start);
         check += context.messages.length;
@@ -134,7 +134,7 @@ async function openBench() {
 /** Opens a session through the manager (a writable open: lock, full load). */
 async function openTimed(file) {
   const start = now();
-  const manager = await SessionManager.open(file, { sessionDir: tmp, terminalId: null, logger: quiet });
+  const manager = await SessionManager.open(file, tmp, undefined, undefined, undefined, { terminalId: null, logger: quiet });
   return { manager, openMs: now() - start, size: fs.statSync(file).size };
 }
 

@@ -1,13 +1,269 @@
 /**
- * gjc-session-store public API. Everything a user (or the `gjc-session` CLI) imports comes
- * from this module.
+ * gjc-session-store public API: the names an agent, a storage integrator and audit tooling
+ * use, listed one by one (the `gjc-session` CLI imports only from here). Each name's TSDoc
+ * sits at its declaration. Everything not listed is internal to its layer.
  */
+
+// ---- errors shared by every layer -------------------------------------------------------
 export { GjcError } from "./errors.js";
-export * from "./session/index.js";
-export * from "./fs/index.js";
-export * from "./storage/index.js";
-export * from "./history/index.js";
-export * from "./manager/index.js";
-export * from "./scope/index.js";
-export * from "./migration/index.js";
-export * from "./audit/index.js";
+
+// ---- the session manager (GJC 0.15's API) ------------------------------------------------
+export {
+  SessionManager,
+  loadEntriesFromFile,
+  resolveResumableSession,
+  SessionManagerError,
+  isSessionManagerError,
+} from "./manager/index.js";
+export type {
+  SessionManagerErrorCode,
+  SessionManagerOptions,
+  OpenSessionOptions,
+  NewSessionOptions,
+  ListOptions,
+  ResolvedSessionMatch,
+  SessionDestination,
+  SessionDestinationInput,
+  MigrationPolicy,
+  SessionMemoryMode,
+  MessageAttribution,
+  ModelChangeMetadata,
+  SessionInitFields,
+  SessionLoadReport,
+  MovedAsideFile,
+  ToolClassifier,
+  ToolDomain,
+  ToolSelectionChange,
+  ToolSelectionState,
+  TitleSource,
+} from "./manager/index.js";
+
+// ---- listing sessions ---------------------------------------------------------------------
+export {
+  getRecentSessions,
+  findMostRecentSession,
+  listSessions,
+  listRecentSessions,
+  listAll,
+  SessionInfoCache,
+  NO_MESSAGES,
+  writeBreadcrumb,
+  readBreadcrumb,
+  resolveBreadcrumb,
+  terminalIdFromEnv,
+  stdinTtyPath,
+} from "./manager/index.js";
+export type {
+  DiscoveryOptions,
+  SessionListing,
+  SessionInfo,
+  SkippedSession,
+  DiscoverySkipCode,
+  BreadcrumbReadResult,
+  BreadcrumbResolution,
+  BreadcrumbWriteResult,
+  ResolveBreadcrumbOptions,
+  TerminalIdResult,
+} from "./manager/index.js";
+
+// ---- the session format: entries, messages, context ---------------------------------------
+export {
+  CURRENT_SESSION_VERSION,
+  SESSION_ENTRY_TYPES,
+  SessionEntrySchema,
+  SessionHeaderSchema,
+  isUnknownEntry,
+  isValidSessionId,
+  buildSessionContext,
+  loadSession,
+  validateSession,
+  SessionLoader,
+  PersistSanitizeError,
+  SessionFormatError,
+  SessionTreeError,
+  BLOB_REF_PREFIX,
+  parseBlobRef,
+} from "./session/index.js";
+export type {
+  AgentMessage,
+  ContentBlock,
+  SessionHeader,
+  SessionEntry,
+  SessionEntryType,
+  FileEntry,
+  UnknownEntry,
+  UnknownEntryReason,
+  MessageEntry,
+  ModelChangeEntry,
+  ThinkingLevelChangeEntry,
+  ServiceTierChangeEntry,
+  CompactionEntry,
+  BranchSummaryEntry,
+  CustomEntry,
+  CustomMessageEntry,
+  LabelEntry,
+  TtsrInjectionEntry,
+  McpToolSelectionEntry,
+  DiscoveredBuiltinToolSelectionEntry,
+  SessionInitEntry,
+  ModeChangeEntry,
+  HeaderPatchRecord,
+  EntryPatchRecord,
+  PatchRecord,
+  SessionContext,
+  ContextMessage,
+  BranchSummaryAgentMessage,
+  CompactionSummaryAgentMessage,
+  CustomAgentMessage,
+  SessionTreeNode,
+  SessionTreeErrorCode,
+  SessionFormatErrorCode,
+  LoadedSession,
+  SessionLoadResult,
+  ValidationReport,
+  InvalidHeaderReason,
+  UnresolvedBlobRef,
+  PatchSkipCode,
+  Violation,
+} from "./session/index.js";
+
+// ---- storage: the contract and its three implementations, blobs ---------------------------
+export {
+  FileSessionStorage,
+  ManagedSessionStorage,
+  MemorySessionStorage,
+  NdjsonFileWriter,
+  StorageError,
+  isStorageError,
+  BlobStore,
+  isBlobRef,
+} from "./storage/index.js";
+export type {
+  SessionStorage,
+  SessionStorageWriter,
+  SessionFileReader,
+  LineSink,
+  StorageStat,
+  StorageLogger,
+  ReplaceOptions,
+  TailRead,
+  WriteChunk,
+  StorageErrorCode,
+  FileSessionStorageOptions,
+  ManagedSessionStorageOptions,
+  MemorySessionStorageOptions,
+  BlobPutResult,
+} from "./storage/index.js";
+
+// ---- managed scopes and legacy migration --------------------------------------------------
+export {
+  resolveManagedScope,
+  resolveManagedScopeOrThrow,
+  defaultAgentDir,
+  canonicalizeTrustedPath,
+  isScopeDirectoryName,
+  legacyDirectoryNames,
+  inspectScopeDirectories,
+  discoveredLegacyDirectories,
+  workspaceIdentity,
+  scopeDigest,
+  scopeDirectoryName,
+  classifyWindowsPath,
+  encodeBinding,
+  checkBindingBytes,
+  decodeBinding,
+  readBinding,
+  ensureBinding,
+  SESSIONS_DIRECTORY,
+  ScopeError,
+  SCOPE_ERROR_CODES,
+  AgentRoot,
+} from "./scope/index.js";
+export type {
+  ManagedScope,
+  ResolveScopeOptions,
+  ScopeResolution,
+  ScopeErrorCode,
+  ScopeFailure,
+  ScopeDirectoryReport,
+  ScopeDirectoryState,
+  WorkspaceIdentity,
+  WorkspaceIdentityResult,
+  ScopeBinding,
+  BindingCheck,
+  BindingRead,
+  AgentRootOptions,
+} from "./scope/index.js";
+export {
+  listSessionCandidates,
+  openCandidateForWrite,
+  retireCandidate,
+  MigrationError,
+  MIGRATION_ERROR_CODES,
+  DIRECTORY_MIGRATION_POLICIES,
+} from "./migration/index.js";
+export type {
+  CandidateListing,
+  SessionCandidate,
+  ListCandidatesOptions,
+  MigrationProgress,
+  OpenForWriteOptions,
+  OpenForWriteResult,
+  RetireResult,
+  DirectoryMigrationPolicy,
+  MigrationErrorCode,
+} from "./migration/index.js";
+
+// ---- prompt history ------------------------------------------------------------------------
+export { HistoryStorage, HistoryError, HISTORY_DB_NAME, HISTORY_ERROR_CODES, defaultHistoryDbPath } from "./history/index.js";
+export type { HistoryEntry, HistoryStorageOptions, HistoryErrorCode } from "./history/index.js";
+
+// ---- the secure filesystem layer (owner-only directories and files by descriptor) ---------
+export {
+  SecureDir,
+  SecureFile,
+  SecureLock,
+  SecureFsError,
+  SECURE_FS_ERROR_CODES,
+  DirectoryBatch,
+  walkUnmanagedTree,
+  isValidEntryName,
+  directoryIdentity,
+} from "./fs/index.js";
+export type {
+  SecureFsErrorCode,
+  SecureFsErrorDetails,
+  OpenDirOptions,
+  OpenFileOptions,
+  LockOptions,
+  ReadOptions,
+  EntryType,
+  SecureStat,
+  SecureDirEntry,
+  DirectoryIdentity,
+  UnmanagedTree,
+  UnmanagedEntry,
+} from "./fs/index.js";
+
+// ---- audit of an agent directory -----------------------------------------------------------
+export {
+  auditAgentDir,
+  AuditError,
+  AUDIT_FINDING_CODES,
+  AUDIT_FIXABLE_CODES,
+  AuditReportSchema,
+  AuditObjectSchema,
+  AuditFindingSchema,
+  AuditRepairSchema,
+} from "./audit/index.js";
+export type {
+  AuditOptions,
+  AuditErrorCode,
+  AuditFinding,
+  AuditFindingCode,
+  AuditObject,
+  AuditObjectType,
+  AuditRepair,
+  AuditReport,
+  AuditSeverity,
+} from "./audit/index.js";

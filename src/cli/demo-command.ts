@@ -53,25 +53,25 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
   step("2. A session: messages, a branch, a compaction, a label, an image");
   const storage = ManagedSessionStorage.open(agentDir);
   const blobStore = new BlobStore(path.join(agentDir, "blobs"));
-  const common = { sessionDir: scope.directoryPath, storage, blobStore, agentDir, terminalId: null } as const;
-  const session = SessionManager.create({ ...common, cwd: scope.canonicalCwd });
+  const extras = { blobStore, agentDir, terminalId: null } as const;
+  const session = SessionManager.create(scope.canonicalCwd, scope.directoryPath, storage, extras);
   const ask = session.appendMessage(user("Summarise the tokenizer module."));
   const answer = session.appendMessage(assistant("It splits input on whitespace and punctuation."));
   session.appendMessage(user("And the error handling?"));
   session.appendMessage(assistant("Errors carry a stable code."));
-  session.branch(answer.id); // a second line of thought from the first answer
+  session.branch(answer); // a second line of thought from the first answer
   session.appendMessage(user("Show me the diagram instead."));
   const image = randomBytes(3072).toString("base64"); // large enough to go to the blob store
   session.appendMessage({ ...assistant("Here it is."), content: [{ type: "text", text: "Here it is." }, { type: "image", data: image, mimeType: "image/png" }] } as AgentMessage);
-  session.appendCompaction("The user asked about the tokenizer and got a diagram.", ask.id, 1200);
-  session.appendLabelChange(answer.id, "first answer");
+  session.appendCompaction("The user asked about the tokenizer and got a diagram.", undefined, ask, 1200);
+  session.appendLabelChange(answer, "first answer");
   await session.flush();
   const file = session.getSessionFile() as string;
   await session.close();
   ctx.out(`  wrote ${file}`);
 
   step("3. Reloaded: the tree (labels, leaf) and the context");
-  const again = await SessionManager.open(file, { ...common, readOnly: true });
+  const again = await SessionManager.open(file, scope.directoryPath, storage, undefined, undefined, { ...extras, readOnly: true });
   for (const line of renderTree(again.getTree(), again.getLeafId(), style)) ctx.out(`  ${line}`);
   const context = buildSessionContext(again.getEntries(), again.getLeafId());
   ctx.out();
@@ -92,7 +92,7 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
 
   step("6. A legacy-layout session, migrated (copy-retain)");
   const legacyDir = path.join(scope.sessionsRoot, legacyDirectoryNames(scope)[0] as string);
-  const legacy = SessionManager.create({ sessionDir: legacyDir, cwd: scope.canonicalCwd, terminalId: null });
+  const legacy = SessionManager.create(scope.canonicalCwd, legacyDir, undefined, { terminalId: null });
   legacy.appendMessage(user("A question from before the v2 layout."));
   legacy.appendMessage(assistant("An answer stored the old way."));
   await legacy.close();

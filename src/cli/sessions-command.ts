@@ -148,11 +148,11 @@ export async function locateSession(ctx: CliContext, ref: string): Promise<strin
 export async function openSession(ctx: CliContext, file: string): Promise<SessionManager> {
   const root = sessionsRootOf(ctx);
   const inside = !path.relative(root, file).startsWith("..");
-  const common = { sessionDir: path.dirname(file), agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
-  if (!inside) return SessionManager.open(file, common);
+  const extras = { agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
+  if (!inside) return SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
   // A read-only manager reads everything while opening and holds nothing afterwards.
-  const opened = await withStorage(ctx, undefined, (storage) => SessionManager.open(file, { ...common, storage }));
-  return opened ?? SessionManager.open(file, common);
+  const opened = await withStorage(ctx, undefined, (storage) => SessionManager.open(file, undefined, storage, undefined, undefined, extras));
+  return opened ?? SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
 }
 
 /** Prints a session's tree with labels and the leaf marked. */

@@ -1,41 +1,22 @@
 /**
- * The typed `append*` surface of the session manager, one method per entry type. Each builds
- * the entry's draft (leaving out optional fields that are absent, so no line carries empty
- * keys) and hands it to {@link EntryAppender.appendDraft}, which the manager implements.
+ * The typed `append*` surface of the session manager, one method per entry type, with GJC
+ * 0.15's names and parameter orders. Each builds the entry's draft (leaving out optional
+ * fields that are absent, so no line carries empty keys), hands it to
+ * {@link EntryAppender.appendDraft}, which the manager implements, and returns the new
+ * entry's id (which is also the new leaf).
  */
-import type {
-  AgentMessage,
-  AppendedEntry,
-  BranchSummaryEntry,
-  CompactionEntry,
-  CustomEntry,
-  CustomMessageEntry,
-  DiscoveredBuiltinToolSelectionEntry,
-  EntryDraft,
-  McpToolSelectionEntry,
-  MessageEntry,
-  ModeChangeEntry,
-  ModelChangeEntry,
-  ServiceTierChangeEntry,
-  SessionInitEntry,
-  ThinkingLevelChangeEntry,
-  TtsrInjectionEntry,
-} from "../session/index.js";
+import type { AgentMessage, AppendedEntry, CustomMessageEntry, EntryDraft } from "../session/index.js";
+import { SessionManagerError } from "./errors.js";
 
-/** Optional fields of a `compaction` entry. */
-export interface CompactionOptions {
-  shortSummary?: string;
-  details?: unknown;
-  preserveData?: Record<string, unknown>;
-  fromExtension?: boolean;
-}
-
-/** Optional fields of a `model_change` entry. */
-export interface ModelChangeOptions {
-  cleared?: boolean;
+/** Optional fields GJC copies into a `model_change` entry. */
+export interface ModelChangeMetadata {
   previousModel?: string;
   reason?: string;
-  thinkingLevel?: string;
+  /**
+   * The thinking level that went with the change. `null` (GJC's "none recorded") is left out
+   * of the entry: the entry schema knows only a string here.
+   */
+  thinkingLevel?: string | null;
 }
 
 /** Fields of a `session_init` entry. */
@@ -47,6 +28,9 @@ export interface SessionInitFields {
   forkContext?: unknown;
 }
 
+/** Who a `custom_message` speaks for. */
+export type MessageAttribution = "user" | "agent";
+
 /** Copies the fields of `source` whose value is not `undefined`. */
 function defined<T extends object>(source: T): Partial<T> {
   const out: Partial<T> = {};
@@ -54,6 +38,16 @@ function defined<T extends object>(source: T): Partial<T> {
     if (source[key] !== undefined) out[key] = source[key];
   }
   return out;
+}
+
+/** `details` with `observationId` merged in; only an object (or nothing) can carry it. */
+function withObservationId(details: unknown, observationId: string | undefined): unknown {
+  if (observationId === undefined) return details;
+  if (details === undefined) return { observationId };
+  if (typeof details !== "object" || details === null || Array.isArray(details)) {
+    throw new SessionManagerError("invalid_options", "an observationId needs object details (or none)");
+  }
+  return { ...details, observationId };
 }
 
 /** Base of the session manager holding its `append*` methods. */
@@ -65,97 +59,155 @@ export abstract class EntryAppender {
    */
   protected abstract appendDraft<D extends EntryDraft>(draft: D): AppendedEntry<D>;
 
-  /** Appends a `message` entry holding `message` as-is. */
-  appendMessage(message: AgentMessage): MessageEntry {
-    return this.appendDraft({ type: "message", message });
-  }
+  /** Clears the leaf so that the next append starts a new root. */
+  protected abstract detachLeaf(): void;
 
-  /** Appends a `model_change` (`model` is `"provider/id"`; `role` absent means default). */
-  appendModelChange(model: string, role?: string, options: ModelChangeOptions = {}): ModelChangeEntry {
-    return this.appendDraft({ type: "model_change", model, ...defined({ role }), ...defined(options) });
-  }
-
-  /** Appends a `thinking_level_change` (`null` reads as `"off"`). */
-  appendThinkingLevelChange(thinkingLevel: string | null): ThinkingLevelChangeEntry {
-    return this.appendDraft({ type: "thinking_level_change", thinkingLevel });
-  }
-
-  /** Appends a `service_tier_change` (`null` clears the tier). */
-  appendServiceTierChange(serviceTier: string | null): ServiceTierChangeEntry {
-    return this.appendDraft({ type: "service_tier_change", serviceTier });
-  }
-
-  /** Appends a `compaction` that keeps the path from `firstKeptEntryId` on. */
-  appendCompaction(
-    summary: string,
-    firstKeptEntryId: string,
-    tokensBefore: number,
-    options: CompactionOptions = {},
-  ): CompactionEntry {
-    return this.appendDraft({ type: "compaction", summary, firstKeptEntryId, tokensBefore, ...defined(options) });
+  /** Appends a `message` entry holding `message` as-is. @returns the new entry's id */
+  appendMessage(message: AgentMessage): string {
+    return this.appendDraft({ type: "message", message }).id;
   }
 
   /**
-   * Appends a `branch_summary` at the current leaf without moving it first (use
-   * `branchWithSummary` to move and summarise in one step). `fromId` is `"root"` for a
-   * branch that started before the first entry.
+   * Appends a `thinking_level_change`; an omitted level is written as `null` (read as
+   * `"off"`), and `operatorIntent: true` is written only when set.
+   * @returns the new entry's id
    */
-  appendBranchSummary(
-    fromId: string,
+  appendThinkingLevelChange(thinkingLevel?: string, operatorIntent = false): string {
+    return this.appendDraft({
+      type: "thinking_level_change",
+      thinkingLevel: thinkingLevel ?? null,
+      ...(operatorIntent ? { operatorIntent: true } : {}),
+    }).id;
+  }
+
+  /** Appends a `service_tier_change` (`null` clears the tier). @returns the new entry's id */
+  appendServiceTierChange(serviceTier: string | null): string {
+    return this.appendDraft({ type: "service_tier_change", serviceTier }).id;
+  }
+
+  /** Appends a `mode_change` (for example `"plan"`) with optional data. @returns the new entry's id */
+  appendModeChange(mode: string, data?: Record<string, unknown>): string {
+    return this.appendDraft({ type: "mode_change", mode, ...defined({ data }) }).id;
+  }
+
+  /**
+   * Appends a `model_change`: `model` is `"provider/modelId"`, an omitted `role` reads as
+   * `"default"`, and the metadata fields are copied into the entry.
+   * @returns the new entry's id
+   */
+  appendModelChange(model: string, role?: string, metadata: ModelChangeMetadata = {}): string {
+    const { thinkingLevel, ...rest } = metadata;
+    return this.appendDraft({
+      type: "model_change",
+      model,
+      ...defined({ role }),
+      ...defined(rest),
+      ...(typeof thinkingLevel === "string" ? { thinkingLevel } : {}),
+    }).id;
+  }
+
+  /** Appends a `model_change` that removes `role` from the context's models. @returns the new entry's id */
+  clearModelRole(role: string): string {
+    return this.appendDraft({ type: "model_change", model: "", role, cleared: true }).id;
+  }
+
+  /** Appends a `session_init` describing how a sub-agent session was started. @returns the new entry's id */
+  appendSessionInit(init: SessionInitFields): string {
+    return this.appendDraft({ type: "session_init", ...(defined(init) as SessionInitFields) }).id;
+  }
+
+  /**
+   * Appends a `compaction` that keeps the path from `firstKeptEntryId` on. The order is
+   * GJC's: `shortSummary` second.
+   * @returns the new entry's id
+   */
+  appendCompaction<T = unknown>(
     summary: string,
-    options: { details?: unknown; fromExtension?: boolean } = {},
-  ): BranchSummaryEntry {
-    return this.appendDraft({ type: "branch_summary", fromId, summary, ...defined(options) });
+    shortSummary: string | undefined,
+    firstKeptEntryId: string,
+    tokensBefore: number,
+    details?: T,
+    fromExtension?: boolean,
+    preserveData?: Record<string, unknown>,
+  ): string {
+    return this.appendDraft({
+      type: "compaction",
+      summary,
+      firstKeptEntryId,
+      tokensBefore,
+      ...defined({ shortSummary, details, fromExtension, preserveData }),
+    }).id;
   }
 
-  /** Appends a `custom` entry (extension state; never part of the model context). */
-  appendCustomEntry(customType: string, data?: unknown): CustomEntry {
-    return this.appendDraft({ type: "custom", customType, ...defined({ data }) });
+  /**
+   * Appends a `branch_summary` at the current leaf without moving it first
+   * (`branchWithSummary` moves and summarises in one step). `fromId` is `"root"` for a branch
+   * that started before the first entry.
+   * @returns the new entry's id
+   */
+  appendBranchSummary(fromId: string, summary: string, details?: unknown, fromExtension?: boolean): string {
+    return this.appendDraft({ type: "branch_summary", fromId, summary, ...defined({ details, fromExtension }) }).id;
   }
 
-  /** Appends a `custom_message` (extension text that reaches the model context). */
-  appendCustomMessageEntry(
+  /** Appends a `custom` entry (extension state; never part of the model context). @returns the new entry's id */
+  appendCustomEntry(customType: string, data?: unknown): string {
+    return this.appendDraft({ type: "custom", customType, ...defined({ data }) }).id;
+  }
+
+  /**
+   * Appends a root `custom` entry of type `context_clear` (`parentId: null`): the model
+   * context starts empty from here while the history stays in the file.
+   * @returns the new entry's id
+   */
+  appendContextClearEntry(data?: Record<string, unknown>): string {
+    this.detachLeaf();
+    return this.appendCustomEntry("context_clear", data);
+  }
+
+  /**
+   * Appends a `custom_message` (extension text that reaches the model context).
+   * `observationId`, when given, is stored in `details` (which must then be an object or
+   * omitted).
+   * @returns the new entry's id
+   * @throws SessionManagerError `invalid_options` for an observationId with non-object details
+   */
+  appendCustomMessageEntry<T = unknown>(
     customType: string,
     content: CustomMessageEntry["content"],
     display: boolean,
-    details?: unknown,
-    attribution?: "user" | "agent",
-  ): CustomMessageEntry {
-    return this.appendDraft({ type: "custom_message", customType, content, display, ...defined({ details, attribution }) });
-  }
-
-  /** Appends a `ttsr_injection` listing the injected rule names. */
-  appendTtsrInjection(
-    injectedRules: string[],
-    options: { injectedRuleRecords?: unknown; ttsrMessageCount?: number } = {},
-  ): TtsrInjectionEntry {
-    return this.appendDraft({ type: "ttsr_injection", injectedRules, ...defined(options) });
-  }
-
-  /** Appends a `session_init` describing how a sub-agent session was started. */
-  appendSessionInit(fields: SessionInitFields): SessionInitEntry {
-    return this.appendDraft({ type: "session_init", ...(defined(fields) as SessionInitFields) });
-  }
-
-  /** Appends a `mode_change` (for example `"plan"`) with optional data. */
-  appendModeChange(mode: string, data?: Record<string, unknown>): ModeChangeEntry {
-    return this.appendDraft({ type: "mode_change", mode, ...defined({ data }) });
+    details?: T,
+    attribution: MessageAttribution = "agent",
+    observationId?: string,
+  ): string {
+    const merged = withObservationId(details, observationId);
+    return this.appendDraft({ type: "custom_message", customType, content, display, ...defined({ details: merged }), attribution }).id;
   }
 
   /**
    * Appends an `mcp_tool_selection`: the MCP domain becomes authoritative with exactly these
    * names. For a mutation that also sets discovered built-ins use `applyToolSelection`, which
    * correlates the two entries.
+   * @returns the new entry's id
    */
-  appendMcpToolSelection(selectedToolNames: string[], options: { mutationCorrelationId?: string } = {}): McpToolSelectionEntry {
-    return this.appendDraft({ type: "mcp_tool_selection", selectedToolNames, ...defined(options) });
+  appendMCPToolSelection(selectedToolNames: string[], mutationCorrelationId?: string): string {
+    return this.appendDraft({ type: "mcp_tool_selection", selectedToolNames, ...defined({ mutationCorrelationId }) }).id;
   }
 
-  /** Appends a `discovered_builtin_tool_selection`: the discovered built-in domain's authority. */
-  appendDiscoveredBuiltinToolSelection(
-    selectedToolNames: string[],
-    options: { mutationCorrelationId?: string } = {},
-  ): DiscoveredBuiltinToolSelectionEntry {
-    return this.appendDraft({ type: "discovered_builtin_tool_selection", selectedToolNames, ...defined(options) });
+  /** Appends a `discovered_builtin_tool_selection`: the discovered built-in domain's authority. @returns the new entry's id */
+  appendDiscoveredBuiltinToolSelection(selectedToolNames: string[], mutationCorrelationId?: string): string {
+    return this.appendDraft({
+      type: "discovered_builtin_tool_selection",
+      selectedToolNames,
+      ...defined({ mutationCorrelationId }),
+    }).id;
+  }
+
+  /** Appends a `ttsr_injection` listing the injected rule names. @returns the new entry's id */
+  appendTtsrInjection(ruleNames: string[], records?: unknown[], ttsrMessageCount?: number): string {
+    return this.appendDraft({
+      type: "ttsr_injection",
+      injectedRules: ruleNames,
+      ...defined({ injectedRuleRecords: records, ttsrMessageCount }),
+    }).id;
   }
 }

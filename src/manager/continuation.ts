@@ -39,6 +39,5 @@ export async function findContinuation(options: ResolvedOptions, cwd: string): P
     // A breadcrumb naming a file elsewhere belongs to another session directory.
     if (crumb.kind === "resolved" && path.dirname(crumb.sessionFile) === options.sessionDir) return crumb.sessionFile;
   }
-  const recent = await findMostRecentSession(options.sessionDir, { storage: options.storage });
-  return recent?.path;
+  return (await findMostRecentSession(options.sessionDir, options.storage)) ?? undefined;
 }

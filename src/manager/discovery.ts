@@ -130,8 +130,9 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
  * ordered by a stat alone, and prefixes are read only from the newest down until `limit`
  * sessions are found, so the cost does not depend on how many older files there are.
  * `skipped` holds the files passed over on the way, and every link or non-regular entry.
+ * {@link getRecentSessions} is the GJC-shaped form (the sessions only).
  */
-export async function getRecentSessions(
+export async function listRecentSessions(
   sessionDir: string,
   limit = 20,
   options: DiscoveryOptions = {},
@@ -164,12 +165,28 @@ export async function getRecentSessions(
   return { sessions, skipped: skipped.sort(byPath) };
 }
 
-/** The newest valid session of `sessionDir` by mtime, or `undefined` when there is none. */
+/**
+ * GJC's `getRecentSessions`: the `limit` newest valid sessions of `sessionDir`, newest first
+ * (what {@link listRecentSessions} returns without its `skipped` report). Rows are our
+ * {@link SessionInfo}, which carries GJC's `path` and more, not GJC's display pairs.
+ * @throws RangeError for a negative or fractional limit; StorageError for a bad directory path
+ */
+export async function getRecentSessions(
+  sessionDir: string,
+  limit = 20,
+  storage?: SessionStorage,
+  options: Omit<DiscoveryOptions, "storage"> = {},
+): Promise<SessionInfo[]> {
+  return (await listRecentSessions(sessionDir, limit, storage === undefined ? options : { ...options, storage })).sessions;
+}
+
+/** The path of the newest valid session of `sessionDir` by mtime, or `null` when there is none. */
 export async function findMostRecentSession(
   sessionDir: string,
-  options: DiscoveryOptions = {},
-): Promise<SessionInfo | undefined> {
-  return (await getRecentSessions(sessionDir, 1, options)).sessions[0];
+  storage?: SessionStorage,
+  options: Omit<DiscoveryOptions, "storage"> = {},
+): Promise<string | null> {
+  return (await getRecentSessions(sessionDir, 1, storage, options))[0]?.path ?? null;
 }
 
 interface Context {

@@ -16,20 +16,29 @@ import { GjcError } from "../errors.js";
  * - `closed`: any call after {@link SessionManager.close}.
  * - `invalid_header`: a read-only open found a non-empty file without a usable header (a
  *   writable open moves such a file aside instead; see the README).
- * - `invalid_title`: a session name that is empty after sanitizing.
- * - `invalid_rewrite`: a `rewriteEntries` transform changed an entry's `id` or `parentId`, or
- *   returned something that is not an entry object.
+ * - `invalid_rewrite`: `applyEntryMessageUpdates` / `applyCustomMessageEntryUpdates` was given
+ *   something that is not a `message` / `custom_message` entry of this session (unknown id,
+ *   another entry type, or a malformed payload).
+ * - `invalid_session_id`: `newSession({ id })` with an id that is neither a UUIDv7 nor 1-128
+ *   characters from `[A-Za-z0-9._-]`.
+ * - `untrusted_destination`: a destination object that `managedDestination` /
+ *   `explicitDestination` did not issue.
+ * - `managed_storage_unsupported`: a storage other than file storage where the managed scope
+ *   is used (no destination, or a managed one).
  * - `tool_classifier_required`: non-empty `toolNames` were given without `classifyTool`, so
  *   the manager cannot tell which selection domain they belong to.
- * - `invalid_options`: an option is missing or malformed (for example a relative `sessionDir`).
+ * - `invalid_options`: an argument or option is missing or malformed (a relative session
+ *   directory, an unknown `migrationPolicy` or `sessionMemoryMode`).
  */
 export type SessionManagerErrorCode =
   | "persistence_failed"
   | "read_only"
   | "closed"
   | "invalid_header"
-  | "invalid_title"
   | "invalid_rewrite"
+  | "invalid_session_id"
+  | "untrusted_destination"
+  | "managed_storage_unsupported"
   | "tool_classifier_required"
   | "invalid_options";
 

@@ -13,11 +13,14 @@ export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./listing-inde
 export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
 export * from "./breadcrumbs.js";
 export { SessionManager } from "./session-manager.js";
-export type { OpenSessionOptions, ContinueRecentOptions, ForkOptions, InMemoryOptions, EntryRewrite, ManagedListOptions } from "./session-manager.js";
-export type { CompactionOptions, ModelChangeOptions, SessionInitFields } from "./appender.js";
+export { loadEntriesFromFile } from "./session-files.js";
+export { resolveResumableSession } from "./listing.js";
+export type { ListOptions, ResolvedSessionMatch } from "./listing.js";
+export type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "./destination.js";
+export type { MessageAttribution, ModelChangeMetadata, SessionInitFields } from "./appender.js";
 export { SessionManagerError, isSessionManagerError } from "./errors.js";
 export type { SessionManagerErrorCode } from "./errors.js";
-export type { SessionManagerOptions, NewSessionOptions, ManagedDefaultOptions } from "./options.js";
+export type { SessionManagerOptions, OpenSessionOptions, NewSessionOptions } from "./options.js";
 export type { SessionLoadReport, MovedAsideFile } from "./open-file.js";
 export { selectionFromToolNames } from "./selection.js";
 export type { ToolDomain, ToolClassifier, ToolSelectionChange, ToolSelectionState } from "./selection.js";

@@ -66,7 +66,8 @@ export interface OpenFileOptions {
 }
 
 /**
- * Opens `file`. Writable: the writer is opened (locking the file) before the read. A missing
+ * Opens `file`, synchronously: the one load path behind every open, switch and fork, so the
+ * synchronous calls and the async factories run the same checks. Writable: the writer is opened (locking the file) before the read. A missing
  * file gives a fresh session; a file holding only blank lines is kept and rewritten on first
  * persistence; a non-empty file without a usable header is moved aside first.
  *
@@ -75,24 +76,20 @@ export interface OpenFileOptions {
  *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
  *   SessionManagerError `invalid_header` (read-only open of a file with an invalid header)
  */
-export async function openSessionFile(
-  storage: SessionStorage,
-  file: string,
-  options: OpenFileOptions,
-): Promise<OpenedSessionFile> {
+export function openSessionFile(storage: SessionStorage, file: string, options: OpenFileOptions): OpenedSessionFile {
   const fresh = (movedAside?: MovedAsideFile, writer?: SessionStorageWriter): OpenedSessionFile => ({
     report: emptyReport(file, movedAside),
     loaded: undefined,
     entries: [],
     writer,
   });
-  if (!options.readOnly && !(await storage.exists(file))) return fresh();
-  const writer = options.readOnly ? undefined : await storage.openWriter(file);
+  if (!options.readOnly && !storage.existsSync(file)) return fresh();
+  const writer = options.readOnly ? undefined : storage.openWriter(file);
   let result: SessionLoadResult;
   try {
     result = streamLoad(storage, file);
   } catch (error) {
-    await closeQuietly(writer);
+    closeQuietly(writer);
     throw error;
   }
   if (result.kind === "empty") return fresh(undefined, writer);
@@ -103,8 +100,8 @@ export async function openSessionFile(
       });
     }
     // The rename takes the writer lock itself; ours must be gone first.
-    await closeQuietly(writer);
-    const to = await moveAside(storage, file, options.now());
+    closeQuietly(writer);
+    const to = moveAside(storage, file, options.now());
     return fresh({ from: file, to, reason: result.reason });
   }
   const entries = resolveTypedBlobs(result.entries, options.lookup);
@@ -197,12 +194,12 @@ function resolveTypedBlobs(
  * Renames `file` to a free `<name>.invalid-<timestamp>[-n]` sibling with a no-replace step,
  * so an earlier quarantined copy is never overwritten.
  */
-async function moveAside(storage: SessionStorage, file: string, now: Date): Promise<string> {
+function moveAside(storage: SessionStorage, file: string, now: Date): string {
   const stamp = now.toISOString().replace(/[:.]/g, "-");
   for (let attempt = 0; ; attempt += 1) {
     const to = attempt === 0 ? `${file}.invalid-${stamp}` : `${file}.invalid-${stamp}-${attempt}`;
     try {
-      await storage.rename(file, to, { noReplace: true });
+      storage.renameSync(file, to, { noReplace: true });
       return to;
     } catch (error) {
       if (!isStorageError(error, "already_exists") || attempt >= 100) throw error;
@@ -210,9 +207,9 @@ async function moveAside(storage: SessionStorage, file: string, now: Date): Prom
   }
 }
 
-async function closeQuietly(writer: SessionStorageWriter | undefined): Promise<void> {
+function closeQuietly(writer: SessionStorageWriter | undefined): void {
   try {
-    await writer?.close();
+    writer?.closeSync();
   } catch {
     // Nothing was written through it; the lock is released even when close reports an error.
   }

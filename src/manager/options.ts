@@ -1,31 +1,30 @@
 /**
- * Options of the session manager. The session directory and its storage are given
- * explicitly; a caller that resolves a managed scope passes the scope's directory and its
- * `ManagedSessionStorage` here, and the manager works the same on either.
+ * Options of the session manager. Where sessions live comes from the GJC-shaped positional
+ * arguments (a destination and a storage, see `destination.ts`); what GJC has no parameter
+ * for (agent dir, clock, tool classifier, terminal, logger, blob store) comes in one
+ * optional trailing {@link SessionManagerOptions} argument.
  */
 import path from "node:path";
 
-import { BlobStore, FileSessionStorage, consoleStorageLogger, type SessionStorage, type StorageLogger } from "../storage/index.js";
+import { BlobStore, FileSessionStorage, ManagedSessionStorage, consoleStorageLogger, type SessionStorage, type StorageLogger } from "../storage/index.js";
+import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir } from "../scope/agent-root.js";
+import { defaultAgentDir } from "../scope/resolve.js";
 import { managedSessionTarget } from "../scope/session-defaults.js";
 import { SessionManagerError } from "./errors.js";
 import type { ToolClassifier } from "./selection.js";
 
-/** Where sessions live and how they are written. */
+/** Our extras, the optional last argument of every factory. */
 export interface SessionManagerOptions {
-  /** Absolute directory holding the session files. */
-  sessionDir: string;
-  /**
-   * The storage the files are reached through; default a `FileSessionStorage` rooted at
-   * `sessionDir` (explicit `--session-dir` rules: 0600 files, 0700 dirs, no symlinks).
-   */
-  storage?: SessionStorage;
   /**
    * Where large inline images go. Default: `<agentDir>/blobs` on a `FileSessionStorage`
    * rooted at `agentDir` when `agentDir` is given, else no externalization (images stay
    * inline, and blob references found on load stay references).
    */
   blobStore?: BlobStore;
-  /** The agent directory; enables the default blob store and terminal breadcrumbs. */
+  /**
+   * The agent directory (absolute): the root of managed scopes (default `~/.gjc/agent` or
+   * `$GJC_CODING_AGENT_DIR`); also enables the default blob store and terminal breadcrumbs.
+   */
   agentDir?: string;
   /** Receives the first persistence failure of each session file; default `console.error`. */
   logger?: StorageLogger;
@@ -38,34 +37,53 @@ export interface SessionManagerOptions {
   terminalId?: string | null;
   /** Clock for timestamps and file names (injectable for tests). */
   now?: () => Date;
-}
-
-/**
- * {@link SessionManagerOptions} where `sessionDir` may be omitted: then the managed v2 scope
- * of the cwd under `agentDir` (default `~/.gjc/agent`, or `$GJC_CODING_AGENT_DIR`) is
- * prepared owner-only and used through managed storage. A given `sessionDir` is explicit
- * storage: no scope is derived.
- */
-export type ManagedDefaultOptions = Omit<SessionManagerOptions, "sessionDir"> & { sessionDir?: string | undefined };
-
-/** Options of a session that starts now. */
-export interface NewSessionOptions {
-  /** The working directory recorded in the header; default `process.cwd()`. */
-  cwd?: string;
-  /** Opaque lineage marker recorded as the header's `parentSession`. */
-  parentSession?: string;
   /**
-   * Explicit tool selection the session starts with. Names establish authority only for
-   * their own domain (MCP or discovered built-in, told apart by `classifyTool`); essential
-   * built-ins never do; an empty list clears both domains. Omitted: nothing is persisted.
+   * Explicit tool selection a new session starts with (`create`, and the fresh session of
+   * `continueRecent`). Names establish authority only for their own domain (MCP or
+   * discovered built-in, told apart by `classifyTool`); essential built-ins never do; an
+   * empty list clears both domains. Omitted: nothing is persisted.
    */
   toolNames?: readonly string[];
 }
 
-/** The resolved, defaulted form of {@link SessionManagerOptions}. */
+/** {@link SessionManagerOptions} of `SessionManager.open`. */
+export interface OpenSessionOptions extends SessionManagerOptions {
+  /**
+   * Load without taking the writer lock and never write: works while another process is
+   * writing the file. Mutating calls throw `read_only`.
+   */
+  readOnly?: boolean;
+}
+
+/** Options of `SessionManager.newSession`. */
+export interface NewSessionOptions {
+  /** Opaque lineage marker recorded as the header's `parentSession`. */
+  parentSession?: string;
+  /**
+   * The new session's id, chosen by the caller: a UUIDv7 or 1-128 characters from
+   * `[A-Za-z0-9._-]`. Default: a fresh UUIDv7.
+   */
+  id?: string;
+  /** See {@link SessionManagerOptions.toolNames}. */
+  toolNames?: readonly string[];
+}
+
+/** Internal: where a manager's sessions go and through which storage. */
+export interface SessionTarget {
+  /** absolute session directory; undefined means the managed scope of `cwd` */
+  sessionDir: string | undefined;
+  storage: SessionStorage | undefined;
+  cwd: string;
+  /** the agent directory a managed destination was resolved under */
+  agentDir?: string | undefined;
+}
+
+/** The resolved, defaulted options a manager runs with. */
 export interface ResolvedOptions {
   sessionDir: string;
   storage: SessionStorage;
+  /** whether `sessionDir` is a managed scope (moveTo follows the cwd to its new scope) */
+  managed: boolean;
   blobStore: BlobStore | undefined;
   agentDir: string | undefined;
   logger: StorageLogger;
@@ -74,42 +92,71 @@ export interface ResolvedOptions {
   now: () => Date;
 }
 
+function checkAbsolute(value: string | undefined, name: string): void {
+  if (value !== undefined && (typeof value !== "string" || !path.isAbsolute(value))) {
+    throw new SessionManagerError("invalid_options", `${name} must be an absolute path`);
+  }
+}
+
 /**
- * Fills in defaults and checks paths. Without `sessionDir`, the managed scope of `cwd`
- * (default `process.cwd()`) is prepared and used.
- * @throws SessionManagerError `invalid_options` for a relative `sessionDir` or `agentDir`;
- *   ScopeError when the managed scope cannot be resolved
+ * Fills in defaults and checks paths. Without a session directory, the managed scope of the
+ * target's cwd is prepared and used through managed storage.
+ * @throws SessionManagerError `invalid_options` for a relative directory; ScopeError when the
+ *   managed scope cannot be resolved
  */
-export function resolveOptions(options: ManagedDefaultOptions & { cwd?: string | undefined }): ResolvedOptions {
-  if (options.sessionDir === undefined) {
-    if (options.storage !== undefined) throw new SessionManagerError("invalid_options", "a storage needs its sessionDir");
-    if (options.agentDir !== undefined && !path.isAbsolute(options.agentDir)) {
-      throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
-    }
-    const managed = managedSessionTarget(options.cwd ?? process.cwd(), options.agentDir);
-    return resolveOptions({ ...options, sessionDir: managed.sessionDir, storage: managed.storage, agentDir: options.agentDir ?? managed.agentDir });
+export function resolveOptions(target: SessionTarget, options: SessionManagerOptions = {}): ResolvedOptions {
+  checkAbsolute(options.agentDir, "agentDir");
+  checkAbsolute(target.agentDir, "agentDir");
+  const agentDirOption = options.agentDir ?? target.agentDir;
+  let { sessionDir, storage } = target;
+  let agentDir = agentDirOption === undefined ? undefined : path.resolve(agentDirOption);
+  const managed = sessionDir === undefined;
+  let blobStore = options.blobStore;
+  if (sessionDir === undefined) {
+    const scope = managedSessionTarget(target.cwd, agentDir);
+    sessionDir = scope.sessionDir;
+    storage = scope.storage;
+    agentDir = scope.agentDir;
+    blobStore ??= BlobStore.inDirectory(scope.agentRoot.dir, BLOBS_DIRECTORY);
   }
-  if (typeof options.sessionDir !== "string" || !path.isAbsolute(options.sessionDir)) {
-    throw new SessionManagerError("invalid_options", "sessionDir must be an absolute path");
-  }
-  if (options.agentDir !== undefined && !path.isAbsolute(options.agentDir)) {
-    throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
-  }
+  checkAbsolute(sessionDir, "the session directory");
   const logger = options.logger ?? consoleStorageLogger;
-  const sessionDir = path.resolve(options.sessionDir);
-  const agentDir = options.agentDir === undefined ? undefined : path.resolve(options.agentDir);
+  const dir = path.resolve(sessionDir);
   return {
-    sessionDir,
-    storage: options.storage ?? new FileSessionStorage(sessionDir, { logger }),
-    blobStore:
-      options.blobStore ??
-      (agentDir === undefined ? undefined : new BlobStore(path.join(agentDir, "blobs"))),
+    sessionDir: dir,
+    storage: storage ?? explicitStorage(dir, agentDir, logger, (options as { readOnly?: boolean }).readOnly === true),
+    managed,
+    blobStore: blobStore ?? (agentDir === undefined ? undefined : new BlobStore(path.join(agentDir, BLOBS_DIRECTORY))),
     agentDir,
     logger,
     classifyTool: options.classifyTool,
     terminalId: options.terminalId,
     now: options.now ?? (() => new Date()),
   };
+}
+
+/** The blob directory below the agent directory. */
+const BLOBS_DIRECTORY = "blobs";
+
+/**
+ * The storage of an explicit session directory. One that lies below the agent directory
+ * (given, else the default) is managed data reached another way: it is walked by descriptor
+ * from the held agent directory and held to the owner-only rules, exactly like a scope, so a
+ * link or a foreign object on the way is refused rather than followed. Anywhere else it is
+ * an explicit `--session-dir` on the explicit-directory rules.
+ */
+function explicitStorage(dir: string, agentDir: string | undefined, logger: StorageLogger, readOnly: boolean): SessionStorage {
+  const home = agentDir ?? defaultAgentDir();
+  const names = namesBelowAgentDir(canonicalizeTrustedPath(home), home, dir);
+  if (names === undefined) return new FileSessionStorage(dir, { logger });
+  const root = AgentRoot.open(home, { write: !readOnly });
+  // Sessions kept in the agent directory itself: the storage holds the root's own descriptor.
+  if (names.length === 0) return new ManagedSessionStorage(root.dir, { logger });
+  try {
+    return root.storage(names, { logger });
+  } finally {
+    root.close();
+  }
 }
 
 /** `<ISO timestamp with : and . as ->_<sessionId>.jsonl`, the peer's file name scheme. */

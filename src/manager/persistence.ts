@@ -71,9 +71,32 @@ export class SessionPersistence {
       const { storage } = this.#target;
       storage.ensureDirSync(path.dirname(this.path));
       await storage.replaceAtomic(this.path, [bytes], { noReplace: !options.replaceExisting });
-      this.#writer = await storage.openWriter(this.path);
+      this.#writer = storage.openWriter(this.path);
       this.#announce();
     });
+  }
+
+  /**
+   * {@link writeAll} done before returning, for the synchronous calls that promise a file on
+   * return (`createBranchedSession`) and for a move's publish. Only for a file this
+   * persistence has not opened yet, with nothing queued: a durable no-replace publish
+   * (temporary file, sync, link, directory sync), then the writer is opened.
+   * @throws the latched SessionManagerError `persistence_failed`
+   */
+  writeAllNow(bytes: Buffer): void {
+    this.check();
+    if (this.#writer !== undefined || this.#queued > 0) {
+      throw this.#latch(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
+    }
+    try {
+      const { storage } = this.#target;
+      storage.ensureDirSync(path.dirname(this.path));
+      storage.writeTextSync(this.path, bytes, { noReplace: true });
+      this.#writer = storage.openWriter(this.path);
+    } catch (error) {
+      throw this.#latch(error);
+    }
+    this.#announce();
   }
 
   /** Appends one serialized record (no line feed). */

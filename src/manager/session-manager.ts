@@ -1,101 +1,98 @@
 /**
- * `SessionManager`: one session as an append-only tree in memory, kept on disk as JSONL.
+ * `SessionManager`: one session as an append-only tree in memory, kept on disk as JSONL,
+ * driven through GJC 0.15's API (factories, appends returning the new entry's id, tree
+ * navigation, session switches).
  *
- * Every `append*` updates memory first and returns the new entry. Persistence waits for the
- * first assistant message (a session that never got an answer leaves no file); then the
- * whole session is written atomically, and from there on each entry is one line appended
- * through the held writer: sanitize, externalize large images (blob durable first), one
- * `JSON.stringify`, one write. Nothing is re-read or re-hashed per append. The first
- * persistence failure is latched: every later persisting call throws it, and nothing already
- * in memory is dropped.
+ * Persistence waits for the first assistant message (a session that never got an answer
+ * leaves no file); then the whole session is written atomically, and from there on each
+ * entry is one line appended through the held writer: sanitize, externalize large images
+ * (blob durable first), one `JSON.stringify`, one write. Nothing is re-read or re-hashed per
+ * append. The first persistence failure is latched: every later persisting call throws it,
+ * and nothing already in memory is dropped.
  */
 import path from "node:path";
 
 import {
-  buildSessionContext,
-  SessionTree,
+  isValidSessionId,
+  type AppendedEntry,
   type BlobSink,
-  type BranchSummaryEntry,
   type EntryDraft,
   type FileEntry,
-  type LabelEntry,
-  type SessionContext,
-  type SessionEntry,
   type SessionHeader,
-  type SessionTreeNode,
-  type AppendedEntry,
 } from "../session/index.js";
-import { MemorySessionStorage } from "../storage/index.js";
-import { canonicalizeTrustedPath, defaultAgentDir, SESSIONS_DIRECTORY } from "../scope/resolve.js";
-import { managedSessionDirForRead } from "../scope/session-defaults.js";
+import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
+import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
+import { SessionReader } from "./session-reader.js";
 import { announceSession, findContinuation } from "./continuation.js";
-import { listAll, listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
+import {
+  explicitDestination,
+  managedDestination,
+  resolveFactoryOptions,
+  targetOf,
+  type MigrationPolicy,
+  type SessionDestination,
+  type SessionDestinationInput,
+  type SessionMemoryMode,
+} from "./destination.js";
+import { listAllScopes, listScope, type ListOptions } from "./listing.js";
 import { SessionManagerError } from "./errors.js";
-import { linesFromLoad, persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
-import { openSessionFile, type SessionLoadReport } from "./open-file.js";
+import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
 import {
   resolveOptions,
-  type ManagedDefaultOptions,
   type NewSessionOptions,
+  type OpenSessionOptions,
   type ResolvedOptions,
   type SessionManagerOptions,
 } from "./options.js";
-import { SessionPersistence } from "./persistence.js";
-import { freshState, isAssistantMessage, persistenceTarget, type SessionState } from "./session-state.js";
-import { EntryAppender } from "./appender.js";
-import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange, type ToolSelectionState } from "./selection.js";
+import { moveManagedSession } from "./session-move.js";
+import type { SessionInfo } from "./session-info.js";
+import {
+  branchedState,
+  copiedState,
+  forkedState,
+  freshState,
+  replacePayloads,
+  isAssistantMessage,
+  openedState,
+  type SessionState,
+} from "./session-state.js";
+import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 
-/** Options of {@link SessionManager.open}. */
-export interface OpenSessionOptions extends SessionManagerOptions {
-  /**
-   * Load without taking the writer lock and never write: works while another process is
-   * writing the file. Mutating calls throw `read_only`.
-   */
-  readOnly?: boolean;
-  /** The cwd of the fresh session started when the file is missing, blank or moved aside. */
-  cwd?: string;
+function ignore(): void {}
+
+/**
+ * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
+ * state builders, for a facade whose callers do not await (pi's runtime uses these results
+ * at once). Internal: not exported from the main entry.
+ */
+export interface SynchronousSwitches {
+  open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
+  newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
+  setSessionFile(manager: SessionManager, sessionFile: string): void;
 }
 
-/** Options of {@link SessionManager.continueRecent}. */
-export interface ContinueRecentOptions extends Omit<SessionManagerOptions, "sessionDir">, NewSessionOptions {
-  /** The working directory a breadcrumb must match; also the cwd of a fresh session. */
-  cwd: string;
-}
+let synchronous: SynchronousSwitches | undefined;
 
-/** Options of {@link SessionManager.list} and {@link SessionManager.listAll}. */
-export interface ManagedListOptions extends DiscoveryOptions {
-  /** Workspace whose managed scope is listed; default `process.cwd()`. */
-  cwd?: string;
-  /** Agent directory; default `defaultAgentDir()`. */
-  agentDir?: string;
-  /** Explicit session directory: listed as is, no scope derived. */
-  sessionDir?: string;
-}
+const NO_POLICIES = { migrationPolicy: undefined, sessionMemoryMode: undefined } as const;
 
-/** Options of {@link SessionManager.forkFrom}. */
-export interface ForkOptions extends SessionManagerOptions {
-  /** The cwd of the fork; default the source's. */
-  cwd?: string;
+/** The {@link SynchronousSwitches} of {@link SessionManager} (set when the class is defined). */
+export function synchronousSwitches(): SynchronousSwitches {
+  return synchronous!;
 }
-
-/** Options of {@link SessionManager.inMemory}. */
-export interface InMemoryOptions extends NewSessionOptions {
-  classifyTool?: SessionManagerOptions["classifyTool"];
-  now?: () => Date;
-}
-
-/** A replacement for one entry, or `undefined` to keep it; see {@link SessionManager.rewriteEntries}. */
-export type EntryRewrite = (entry: FileEntry) => FileEntry | undefined;
 
 /** See the module comment. */
-export class SessionManager extends EntryAppender {
-  readonly #options: ResolvedOptions;
+export class SessionManager extends SessionReader {
+  #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
   #state: SessionState;
   #closed = false;
   #droppedInertPatches = 0;
+  /** Closes of sessions left by a synchronous switch; `close()` waits for them. */
+  readonly #retiring: Promise<void>[] = [];
+  /** Files of those sessions until their writer is released. */
+  readonly #retiringFiles = new Set<string>();
 
   private constructor(options: ResolvedOptions, persistent: boolean, readOnly: boolean, state: SessionState) {
     super();
@@ -108,134 +105,167 @@ export class SessionManager extends EntryAppender {
   // ---- factories -------------------------------------------------------------------------
 
   /**
-   * A new persistent session in `sessionDir` (omitted: the managed scope of `cwd`). Nothing
-   * touches the session file until the first assistant message.
-   * @throws SessionManagerError `invalid_options`, `tool_classifier_required`; ScopeError
+   * A new persistent session for `cwd` in `destination` (omitted: the managed scope of `cwd`,
+   * prepared owner-only). Nothing touches the session file until the first assistant message.
+   * @throws SessionManagerError `invalid_options`, `untrusted_destination`,
+   *   `managed_storage_unsupported`, `tool_classifier_required`; ScopeError
    */
-  static create(options: ManagedDefaultOptions & NewSessionOptions): SessionManager {
-    const resolved = resolveOptions(options);
-    const manager = new SessionManager(resolved, true, false, freshState(resolved, options, true));
-    manager.#applyInitialSelection(options.toolNames);
-    return manager;
+  static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
+    const resolved = resolveOptions(targetOf(cwd, destination, storage), options);
+    return SessionManager.#fresh(resolved, cwd, options.toolNames);
   }
 
   /**
-   * A non-persistent session kept in a {@link MemorySessionStorage}; nothing is ever written.
+   * A session that never persists, with GJC's default cwd (`process.cwd()`). The storage is
+   * held, never written.
    * @throws SessionManagerError `tool_classifier_required`
    */
-  static inMemory(options: InMemoryOptions = {}): SessionManager {
-    const storage = new MemorySessionStorage({ root: "/" });
-    const resolved = resolveOptions({ sessionDir: "/sessions", storage, terminalId: null, ...pick(options) });
-    const manager = new SessionManager(resolved, false, false, freshState(resolved, options, false));
-    manager.#applyInitialSelection(options.toolNames);
+  static inMemory(
+    cwd: string = process.cwd(),
+    storage: SessionStorage = new MemorySessionStorage({ root: "/" }),
+    options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {},
+  ): SessionManager {
+    const { classifyTool, now, toolNames } = options;
+    const resolved = resolveOptions(
+      { sessionDir: storage.root, storage, cwd },
+      { terminalId: null, ...(classifyTool === undefined ? {} : { classifyTool }), ...(now === undefined ? {} : { now }) },
+    );
+    const manager = new SessionManager(resolved, false, false, freshState(resolved, { cwd }, false));
+    manager.#applyInitialSelection(toolNames);
     return manager;
   }
 
   /**
-   * Opens the session file `file` (below `sessionDir`). A missing or blank file starts a fresh
-   * session at that path; a non-empty file whose header is unusable is first moved aside to a
-   * `<name>.invalid-<timestamp>` sibling (see {@link getLoadReport}). v1-v4 files are migrated
-   * in memory and rewritten as v5 on the first persisting call. Nothing is appended on open.
+   * Opens the session file `filePath`; without a destination its directory is the explicit
+   * session directory. A missing or blank file starts a fresh session at that path; a
+   * non-empty file whose header is unusable is first moved aside to a
+   * `<name>.invalid-<timestamp>` sibling (see {@link getLoadReport}). v1-v4 files are
+   * migrated in memory and rewritten as v5 on the first persisting call. `options.readOnly`
+   * loads without the writer lock.
    *
    * @throws StorageError `session_busy` when another writer holds the file (writable open);
    *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
    *   SessionManagerError `invalid_header` (read-only open only), `invalid_options`
    */
-  static async open(file: string, options: OpenSessionOptions): Promise<SessionManager> {
-    const resolved = resolveOptions(options);
-    const readOnly = options.readOnly === true;
-    const absolute = path.resolve(resolved.sessionDir, file);
-    const opened = await openSessionFile(resolved.storage, absolute, {
-      readOnly,
-      lookup: resolved.blobStore?.lookup() ?? (() => undefined),
-      now: resolved.now,
-    });
-    if (opened.loaded === undefined) {
-      const state = freshState(resolved, { cwd: options.cwd ?? process.cwd() }, !readOnly, absolute);
-      state.report = opened.report;
-      state.fileExists = opened.writer !== undefined;
-      if (state.persistence !== undefined && opened.writer !== undefined) {
-        state.persistence = new SessionPersistence(persistenceTarget(resolved, absolute, () => state.header.cwd), opened.writer);
-      }
-      return new SessionManager(resolved, !readOnly, readOnly, state);
-    }
-    const tree = new SessionTree(opened.entries, { now: resolved.now });
-    const hasAssistant = opened.entries.some(isAssistantMessage);
-    const state: SessionState = {
-      header: opened.loaded.header,
-      tree,
-      lines: linesFromLoad(opened.loaded, opened.entries),
-      file: absolute,
-      persistence: readOnly
-        ? undefined
-        : new SessionPersistence(persistenceTarget(resolved, absolute, () => opened.loaded?.header.cwd), opened.writer),
-      active: hasAssistant,
-      fullWritePending: opened.loaded.migratedFrom !== null,
-      fileExists: true,
-      hasAssistant,
-      report: opened.report,
-    };
-    if (!readOnly) announceSession(resolved, absolute, state.header.cwd);
-    return new SessionManager(resolved, !readOnly, readOnly, state);
+  static async open(
+    filePath: string,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: OpenSessionOptions = {},
+  ): Promise<SessionManager> {
+    if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
+    const absolute = path.resolve(filePath);
+    const policies = { migrationPolicy, sessionMemoryMode };
+    const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, policies, options);
+    return SessionManager.#opened(resolved, absolute, options.readOnly === true);
   }
 
   /**
-   * Resumes the most relevant session of `sessionDir` (`undefined`: the managed scope of
-   * `cwd`): the one this terminal's breadcrumb names when its cwd matches `cwd`, else the
-   * most recently modified session, else a new one.
+   * Resumes the most relevant session of `destination` (omitted: the managed scope of `cwd`):
+   * the one this terminal's breadcrumb names when its cwd matches `cwd`, else the most
+   * recently modified session, else a new one for `cwd`.
    */
-  static async continueRecent(sessionDir: string | undefined, options: ContinueRecentOptions): Promise<SessionManager> {
-    const resolved = resolveOptions({ ...options, sessionDir });
-    const target = { ...options, sessionDir: resolved.sessionDir, storage: resolved.storage, agentDir: resolved.agentDir };
-    const file = await findContinuation(resolved, options.cwd);
-    if (file !== undefined) return SessionManager.open(file, target);
-    return SessionManager.create(target);
+  static async continueRecent(
+    cwd: string,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<SessionManager> {
+    const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
+    const file = await findContinuation(resolved, cwd);
+    if (file !== undefined) return SessionManager.#opened(resolved, file, false);
+    return SessionManager.#fresh(resolved, cwd, options.toolNames);
+  }
+
+  /**
+   * A new session for `cwd` in `destination` holding a copy of every line of the session file
+   * `sourcePath` (read without locking it). The header's `parentSession` is the source's
+   * session id, and the source's title (and its source) is carried over. Written at once
+   * when the copy holds an assistant message.
+   */
+  static async forkFrom(
+    sourcePath: string,
+    cwd: string,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<SessionManager> {
+    const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
+    const state = copiedState(resolved, path.resolve(sourcePath), cwd);
+    const manager = new SessionManager(resolved, true, false, state);
+    if (state.hasAssistant) manager.#startPersistence();
+    return manager;
   }
 
   /**
    * The sessions of one workspace, newest first: those in `sessionDir` when given, else in
-   * the managed scope of `cwd` (default `process.cwd()`) under `agentDir`. Never writes; a
-   * scope that does not exist yet lists as empty. Legacy-layout sessions are listed by
-   * `listSessionCandidates`.
+   * the managed scope of `cwd`. Never writes; a directory or scope that does not exist yet
+   * lists as empty. Unreadable files are left out (the CLI's `listSessions` reports them).
    */
-  static async list(options: ManagedListOptions = {}): Promise<SessionListing> {
-    const { cwd, agentDir, sessionDir, ...discovery } = options;
-    const dir = sessionDir ?? managedSessionDirForRead(cwd ?? process.cwd(), agentDir);
-    return dir === undefined ? { sessions: [], skipped: [] } : listSessions(dir, discovery);
+  static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return listScope(cwd, sessionDir, storage, options);
   }
 
   /**
-   * The sessions of every workspace scope: those below `sessionsRoot` when given, else below
-   * `<agentDir>/sessions` (default agent directory when omitted). Never writes.
+   * The sessions of every managed scope below `<managedAgentDir>/sessions` (default agent
+   * directory), newest first. Never writes. A storage that is not file storage lists nothing,
+   * as in GJC: managed scopes exist only on disk.
    */
-  static async listAll(options: Omit<ManagedListOptions, "cwd" | "sessionDir"> & { sessionsRoot?: string } = {}): Promise<SessionListing> {
-    const { agentDir, sessionsRoot, ...discovery } = options;
-    return listAll(sessionsRoot ?? path.join(canonicalizeTrustedPath(agentDir ?? defaultAgentDir()), SESSIONS_DIRECTORY), discovery);
+  static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return listAllScopes(storage, managedAgentDir, options);
   }
 
   /**
-   * A new session in `sessionDir` holding a copy of every line of the session file `source`
-   * (read without locking it); `parentSession` records the source path. Written at once when
-   * the copy holds an assistant message.
+   * The managed scope directory of `cwd`, prepared (created owner-only, bound) for writing.
+   * @throws SessionManagerError `managed_storage_unsupported`; ScopeError
    */
-  static async forkFrom(source: string, options: ForkOptions): Promise<SessionManager> {
-    const resolved = resolveOptions(options);
-    const sourceStorage = resolveOptions({ ...options, sessionDir: path.dirname(path.resolve(source)), storage: undefined }).storage;
-    const opened = await openSessionFile(sourceStorage, path.resolve(source), {
-      readOnly: true,
-      lookup: resolved.blobStore?.lookup() ?? (() => undefined),
-      now: resolved.now,
-    });
-    const cwd = options.cwd ?? opened.loaded?.header.cwd ?? process.cwd();
-    const state = freshState(resolved, { cwd, parentSession: path.resolve(source) }, true);
-    if (opened.loaded !== undefined) {
-      state.lines = linesFromLoad(opened.loaded, opened.entries);
-      state.tree = new SessionTree(opened.entries, { now: resolved.now });
-      state.hasAssistant = opened.entries.some(isAssistantMessage);
-    }
-    const manager = new SessionManager(resolved, true, false, state);
-    if (state.hasAssistant) manager.#startPersistence();
+  static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
+    return managedDestination(cwd, agentDir, storage).sessionDir;
+  }
+
+  /** The managed scope directory of `cwd`, resolved without creating anything. @throws ScopeError */
+  static getDefaultSessionDirReadOnly(cwd: string, agentDir?: string): string {
+    return resolveManagedScopeOrThrow({ cwd, ...(agentDir === undefined ? {} : { agentDir }) }).directoryPath;
+  }
+
+  /** A trusted token for the managed scope of `cwd` (prepared now). See `destination.ts`. */
+  static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
+    return managedDestination(cwd, agentDir, storage);
+  }
+
+  /** A trusted token for the explicit session directory `directory`. */
+  static explicitDestination(directory: string): SessionDestination {
+    return explicitDestination(directory);
+  }
+
+  static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined): SessionManager {
+    const manager = new SessionManager(resolved, true, false, freshState(resolved, { cwd }, true));
+    manager.#applyInitialSelection(toolNames);
     return manager;
+  }
+
+  static {
+    synchronous = {
+      open(filePath, destination, storage, options = {}) {
+        const absolute = path.resolve(filePath);
+        const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, NO_POLICIES, options);
+        return SessionManager.#opened(resolved, absolute, options.readOnly === true);
+      },
+      newSession: (manager, options = {}) => manager.#newSessionNow(options),
+      setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
+    };
+  }
+
+  static #opened(resolved: ResolvedOptions, file: string, readOnly: boolean): SessionManager {
+    const state = openedState(resolved, file, readOnly, process.cwd());
+    if (!readOnly && state.report.loaded) announceSession(resolved, file, state.header.cwd);
+    return new SessionManager(resolved, !readOnly, readOnly, state);
   }
 
   // ---- reading ---------------------------------------------------------------------------
@@ -245,56 +275,9 @@ export class SessionManager extends EntryAppender {
     return this.#persistent || this.#readOnly ? this.#state.file : undefined;
   }
 
-  /** The session id. */
-  getSessionId(): string {
-    return this.#state.header.id;
-  }
-
-  /** The effective header (migrated, header patches applied). */
-  getHeader(): SessionHeader {
-    return this.#state.header;
-  }
-
-  /** Every non-header entry in insertion order (a live, read-only view). */
-  getEntries(): readonly FileEntry[] {
-    return this.#state.tree.getEntries();
-  }
-
-  /** The entry with `id`. */
-  getEntry(id: string): FileEntry | undefined {
-    return this.#state.tree.getEntry(id);
-  }
-
-  /** The session tree, children in file order. */
-  getTree(): SessionTreeNode[] {
-    return this.#state.tree.getTree();
-  }
-
-  /** The current leaf id; `null` after {@link resetLeaf}. */
-  getLeafId(): string | null {
-    return this.#state.tree.getLeafId();
-  }
-
-  /** The resolved label of an entry. */
-  getLabel(id: string): string | undefined {
-    return this.#state.tree.getLabel(id);
-  }
-
-  /** What the model sees at the current leaf. */
-  buildSessionContext(): SessionContext {
-    const { tree } = this.#state;
-    return buildSessionContext(tree.getEntries(), tree.getLeafId(), tree.index);
-  }
-
-  /** The discovery selection state at the current leaf, rebuilt from entries (nothing appended). */
-  getToolSelection(): ToolSelectionState {
-    const context = this.buildSessionContext();
-    return { mcp: context.hasPersistedMCPToolSelection ? context.selectedMCPToolNames : undefined, discoveredBuiltin: context.selectedDiscoveredBuiltinToolNames };
-  }
-
-  /** What opening the file found (moved-aside file, invalid lines, migration, unresolved blobs). */
-  getLoadReport(): SessionLoadReport {
-    return this.#state.report;
+  /** The directory new, branched and forked session files go to; `""` in memory. */
+  getSessionDir(): string {
+    return this.#persistent || this.#readOnly ? this.#options.sessionDir : "";
   }
 
   /** Pre-v4 patch records left out of full rewrites so far (they would take effect in a v5 file). */
@@ -302,8 +285,8 @@ export class SessionManager extends EntryAppender {
     return this.#droppedInertPatches;
   }
 
-  /** Whether this manager writes to disk. */
-  isPersistent(): boolean {
+  /** Whether this manager writes to disk (`false` in memory and for a read-only open). */
+  isPersisted(): boolean {
     return this.#persistent;
   }
 
@@ -324,50 +307,54 @@ export class SessionManager extends EntryAppender {
   /**
    * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a
    * `branch_summary` of the path that was left.
+   * @returns the new entry's id
    * @throws SessionTreeError `unknown_entry`
    */
-  branchWithSummary(
-    branchFromId: string | null,
-    summary: string,
-    options: { details?: unknown; fromExtension?: boolean } = {},
-  ): BranchSummaryEntry {
+  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
     this.#checkWritable();
-    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
+    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, {
+      ...(details === undefined ? {} : { details }),
+      ...(fromExtension === undefined ? {} : { fromExtension }),
+    });
     this.#recordEntry(entry);
-    return entry;
+    return entry.id;
   }
 
-  /** Appends a `label` entry for `targetId` (`undefined` clears). @throws SessionTreeError `unknown_entry` */
-  appendLabelChange(targetId: string, label: string | undefined): LabelEntry {
+  /**
+   * Appends a `label` entry for `targetId` (`undefined` or `""` clears).
+   * @returns the new entry's id
+   * @throws SessionTreeError `unknown_entry`
+   */
+  appendLabelChange(targetId: string, label: string | undefined): string {
     this.#checkWritable();
     const entry = this.#state.tree.appendLabel(targetId, label);
     this.#recordEntry(entry);
-    return entry;
+    return entry.id;
   }
 
   /**
    * A combined selection activation: the MCP entry first, the discovered built-in entry
    * second, sharing one `mutationCorrelationId` when both are present.
+   * @returns the new entries' ids
    */
-  applyToolSelection(change: ToolSelectionChange): SessionEntry[] {
+  applyToolSelection(change: ToolSelectionChange): string[] {
     this.#checkWritable();
-    return selectionDrafts(change).map((draft) => this.appendDraft(draft));
+    return selectionDrafts(change).map((draft) => this.appendDraft(draft).id);
   }
 
   // ---- header ----------------------------------------------------------------------------
 
   /**
-   * Sets the session title through an appended `header_patch`. The name is sanitized (see
-   * `sanitizeSessionTitle`); an automatic title never replaces a user's.
-   * @returns false when an automatic title was ignored because the user set one
-   * @throws SessionManagerError `invalid_title` when nothing printable is left
+   * Sets the session title through an appended `header_patch`. The name is sanitized
+   * (control characters to spaces, whitespace collapsed, trimmed, at most 1000 characters).
+   * @returns false when nothing printable is left, or when an automatic title would replace
+   *   a user's
    */
-  setSessionName(name: string, source: TitleSource = "user"): boolean {
+  async setSessionName(name: string, source: TitleSource = "auto"): Promise<boolean> {
     this.#checkWritable();
     const title = sanitizeSessionTitle(name);
-    if (title.length === 0) throw new SessionManagerError("invalid_title", "the session name is empty after sanitizing");
     const state = this.#state;
-    if (!titleMayReplace(state.header.titleSource, source)) return false;
+    if (title.length === 0 || !titleMayReplace(state.header.titleSource, source)) return false;
     state.header = { ...state.header, title, titleSource: source };
     const line: Extract<ManagedLine, { kind: "patch" }> = {
       kind: "patch",
@@ -382,114 +369,234 @@ export class SessionManager extends EntryAppender {
   // ---- rewrites --------------------------------------------------------------------------
 
   /**
-   * Replaces entries in place and, when the session has a file, rewrites it atomically.
-   * `transform` sees every entry in file order and returns a replacement (same `id` and
-   * `parentId`) or `undefined` to keep it. Invalid lines and unknown records survive (see
-   * `lines.ts`). The leaf stays where it was.
-   * @returns how many entries were replaced
-   * @throws SessionManagerError `invalid_rewrite`, `persistence_failed`
+   * Rewrites the session file now, atomically, from memory (after
+   * {@link applyEntryMessageUpdates}). A no-op before the file exists or when not persisting.
+   * @throws SessionManagerError `persistence_failed`
    */
-  async rewriteEntries(transform: EntryRewrite): Promise<number> {
+  async rewriteEntries(): Promise<void> {
     this.#checkWritable();
     const state = this.#state;
-    const replaced = new Map<FileEntry, FileEntry>();
-    for (const entry of state.tree.getEntries()) {
-      const next = transform(entry);
-      if (next === undefined || next === entry) continue;
-      if (typeof next !== "object" || next === null || next.id !== entry.id || next.parentId !== entry.parentId) {
-        throw new SessionManagerError("invalid_rewrite", "a rewrite must keep each entry's id and parentId");
-      }
-      replaced.set(entry, next);
-    }
-    if (replaced.size === 0) return 0;
-    const leaf = state.tree.getLeafId();
-    const tree = new SessionTree(
-      state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry),
-      { now: this.#options.now },
-    );
-    if (leaf === null) tree.resetLeaf();
-    else tree.branch(leaf);
-    state.tree = tree;
-    state.lines = state.lines.map((line) => {
-      if (line.kind !== "entry") return line;
-      const next = replaced.get(line.entry);
-      return next === undefined ? line : { kind: "entry", entry: next };
-    });
-    state.hasAssistant = tree.getEntries().some(isAssistantMessage);
-    if (this.#persistent && (state.active || state.fileExists)) {
-      state.active = true;
-      this.#writeAll();
-      await this.flush();
-    }
-    return replaced.size;
+    if (!this.#persistent || !(state.active || state.fileExists)) return;
+    state.active = true;
+    this.#writeAll();
+    await this.flush();
+  }
+
+  /**
+   * Replaces the `message` payload of existing `message` entries, by id (for example pruned
+   * tool output). The file is rewritten by the next persisting step ({@link rewriteEntries},
+   * an append, or `close`). Invalid lines and unknown records survive (see `lines.ts`); the
+   * leaf stays where it was.
+   * @throws SessionManagerError `invalid_rewrite` for an update that is not a `message` entry
+   *   of this session
+   */
+  applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "message", this.#options.now);
+  }
+
+  /**
+   * {@link applyEntryMessageUpdates} for `custom_message` entries: their `content`, `display`
+   * and `details` are replaced by id.
+   * @throws SessionManagerError `invalid_rewrite` for an update that is not a
+   *   `custom_message` entry of this session, or with malformed content
+   */
+  applyCustomMessageEntryUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "custom_message", this.#options.now);
   }
 
   // ---- switching sessions ----------------------------------------------------------------
 
   /**
    * Finishes the current session (flush and release) and starts a new, empty one in the same
-   * directory.
-   * @throws SessionManagerError `persistence_failed` when the current session could not be
-   *   finished; the manager then stays on it
+   * directory, with the caller's `id` when given.
+   * @returns the new session file, or `undefined` in memory
+   * @throws SessionManagerError `invalid_session_id`; `persistence_failed` when the current
+   *   session could not be finished (the manager then stays on it)
    */
-  async newSession(options: NewSessionOptions = {}): Promise<void> {
-    this.#checkWritable();
-    const selection = selectionFromToolNames(options.toolNames, this.#options.classifyTool);
+  async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
+    const next = this.#prepareNewSession(options);
     await this.#state.persistence?.close();
-    const cwd = options.cwd ?? this.#state.header.cwd ?? process.cwd();
-    this.#state = freshState(this.#options, { ...options, cwd }, this.#persistent);
-    for (const draft of selectionDrafts(selection)) this.appendDraft(draft);
+    return this.#enterNewSession(next);
+  }
+
+  /** {@link newSession} for the synchronous hooks: the old session is finished in the background. */
+  #newSessionNow(options: NewSessionOptions): string | undefined {
+    const next = this.#prepareNewSession(options);
+    this.#retire(this.#state);
+    return this.#enterNewSession(next);
+  }
+
+  #prepareNewSession(options: NewSessionOptions): { state: SessionState; selection: ToolSelectionChange } {
+    this.#checkWritable();
+    const { id } = options;
+    if (id !== undefined && (typeof id !== "string" || !isValidSessionId(id))) {
+      throw new SessionManagerError("invalid_session_id", `not a valid session id: ${String(id)}`);
+    }
+    const selection = selectionFromToolNames(options.toolNames, this.#options.classifyTool);
+    const state = freshState(this.#options, { cwd: this.getCwd() || process.cwd(), parentSession: options.parentSession, id }, this.#persistent);
+    return { state, selection };
+  }
+
+  #enterNewSession(next: { state: SessionState; selection: ToolSelectionChange }): string | undefined {
+    this.#state = next.state;
+    for (const draft of selectionDrafts(next.selection)) this.appendDraft(draft);
+    return this.getSessionFile();
   }
 
   /**
-   * Starts a new session holding a copy of the path from the root to `leafId` (default: the
-   * current leaf), with the current file (or session id) as `parentSession`, and switches to
-   * it. Written at once when the path holds an assistant message.
+   * Switches to a new session holding root..`leafId` (label entries left out, then the labels
+   * of the copied entries re-added at the end), with the current file as `parentSession`.
+   * When persisting, the new file is written before this returns; the previous file is
+   * finished in the background ({@link close} waits for it).
    * @returns the new session file, or `undefined` in memory
    * @throws SessionTreeError `unknown_entry`; SessionManagerError `persistence_failed`
    */
-  async createBranchedSession(leafId: string | null = this.getLeafId()): Promise<string | undefined> {
+  createBranchedSession(leafId: string): string | undefined {
     this.#checkWritable();
     const current = this.#state;
-    const pathEntries = leafId === null ? [] : current.tree.getPath(leafId);
-    await current.persistence?.close();
-    const parentSession = current.file !== undefined && this.#persistent ? current.file : current.header.id;
-    const cwd = current.header.cwd ?? process.cwd();
-    const state = freshState(this.#options, { cwd, parentSession }, this.#persistent);
-    state.tree = new SessionTree(pathEntries, { now: this.#options.now });
-    state.lines.push(...pathEntries.map((entry): ManagedLine => ({ kind: "entry", entry })));
-    state.hasAssistant = pathEntries.some(isAssistantMessage);
+    const parentSession = this.#persistent ? current.file : current.header.id;
+    const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
+    this.#retire(current);
     this.#state = state;
-    if (state.hasAssistant) this.#startPersistence();
+    if (this.#persistent) this.#writeNow();
     return this.getSessionFile();
+  }
+
+  /**
+   * Copies the whole session to a new file (new id, `parentSession` = the old id, title
+   * kept) and switches to it.
+   * @returns both paths, or `undefined` when not persisting
+   */
+  async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
+    this.#checkWritable();
+    if (!this.#persistent) return undefined;
+    const current = this.#state;
+    const state = forkedState(this.#options, current, this.getCwd() || process.cwd());
+    await current.persistence?.close();
+    this.#state = state;
+    this.#writeNow();
+    await this.flush();
+    return { oldSessionFile: current.file!, newSessionFile: state.file! };
+  }
+
+  /**
+   * Switches this manager to the session file `sessionFile` (reached through this manager's
+   * storage), closing the current one. An existing session is loaded with the same checks as
+   * {@link open}; a missing, blank or moved-aside file gets a fresh session whose header is
+   * written at once. When the new file cannot be opened the manager stays where it was.
+   * @throws what {@link open} throws
+   */
+  async setSessionFile(sessionFile: string): Promise<void> {
+    this.#checkWritable();
+    const absolute = path.resolve(sessionFile);
+    const current = this.#state;
+    if (absolute === current.file) await current.persistence?.close();
+    const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
+    if (absolute !== current.file) await current.persistence?.close();
+    this.#enterFile(state);
+    if (!state.report.loaded) await this.flush();
+  }
+
+  /**
+   * {@link setSessionFile} for the synchronous hooks: the old session is finished in the
+   * background, and a fresh session's header write is queued (appends queue behind it).
+   * Switching to the file this manager holds, or to one it is still finishing (until
+   * {@link flush} or {@link close} waited for it), is `session_busy`.
+   */
+  #setSessionFileNow(sessionFile: string): void {
+    this.#checkWritable();
+    const absolute = path.resolve(sessionFile);
+    if (absolute === this.#state.file || this.#retiringFiles.has(absolute)) {
+      throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
+    }
+    const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
+    this.#retire(this.#state);
+    this.#enterFile(state);
+  }
+
+  #enterFile(state: SessionState): void {
+    this.#state = state;
+    if (state.report.loaded) announceSession(this.#options, state.file!, state.header.cwd);
+    else if (this.#persistent && !state.active) this.#startPersistence();
+  }
+
+  /**
+   * Moves the session to the workspace `newCwd` and records it in the header. A managed
+   * session's file moves to the managed scope of `newCwd`: the complete file is published
+   * there first (durable, never replacing a file), then the old one is removed, so a crash at
+   * any point leaves the session whole in at least one scope. An explicit-directory session
+   * stays in its directory. The same cwd is a no-op.
+   * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`
+   */
+  async moveTo(newCwd: string): Promise<void> {
+    this.#checkWritable();
+    if (typeof newCwd !== "string" || newCwd.length === 0) throw new SessionManagerError("invalid_options", "newCwd must be a non-empty string");
+    const state = this.#state;
+    if (newCwd === state.header.cwd) return;
+    const header: SessionHeader = { ...state.header, cwd: newCwd };
+    if (!this.#persistent || !this.#options.managed) {
+      state.header = header;
+      if (this.#persistent && state.active) await this.rewriteEntries();
+      return;
+    }
+    this.#options = await moveManagedSession(state, this.#options, header, this.#blobSink(), (count) => {
+      this.#droppedInertPatches += count;
+    });
   }
 
   // ---- durability ------------------------------------------------------------------------
 
   /**
-   * Waits for queued writes and syncs the file. Before the first assistant message there is no
-   * file and nothing to do.
+   * Writes the whole session now, even before any assistant message (a host that must list
+   * the session at once). A no-op in memory, read-only, or once the file is written.
+   * @throws SessionManagerError `persistence_failed`
+   */
+  async ensureOnDisk(): Promise<void> {
+    this.#checkOpen();
+    if (!this.#persistent) return;
+    this.#checkWritable();
+    if (!this.#state.active) this.#startPersistence();
+    await this.flush();
+  }
+
+  /**
+   * Waits for queued writes and syncs the file, and waits for sessions left by synchronous
+   * switches to be finished. Before the first assistant message there is no file and nothing
+   * to do.
    * @throws SessionManagerError `persistence_failed`, `closed`
    */
   async flush(): Promise<void> {
     this.#checkOpen();
     await this.#state.persistence?.flush();
+    for (const retiring of this.#retiring) await retiring;
   }
 
   /**
-   * Flushes, closes the file and releases its writer lock. Idempotent; later calls other than
-   * reads throw `closed`. Rethrows a latched failure after releasing the file.
+   * Performs a rewrite still owed, flushes, closes the file and releases its writer lock, and
+   * waits for sessions left by synchronous switches. Idempotent; later calls other than reads
+   * throw `closed`. Rethrows a latched failure after releasing the file.
    */
   async close(): Promise<void> {
     if (this.#closed) return;
+    const state = this.#state;
+    if (this.#persistent && state.active && state.fullWritePending) this.#writeAll();
     this.#closed = true;
-    const persistence = this.#state.persistence;
-    if (persistence === undefined) return;
-    await persistence.flush().catch(() => undefined);
-    await persistence.close();
+    const persistence = state.persistence;
+    if (persistence !== undefined) {
+      await persistence.flush().catch(ignore);
+      await persistence.close();
+    }
+    for (const retiring of this.#retiring) await retiring;
   }
 
   // ---- internals -------------------------------------------------------------------------
+
+  /** {@inheritDoc SessionReader.current} */
+  protected current(): SessionState {
+    return this.#state;
+  }
 
   /** {@inheritDoc EntryAppender.appendDraft} */
   protected appendDraft<D extends EntryDraft>(draft: D): AppendedEntry<D> {
@@ -499,9 +606,25 @@ export class SessionManager extends EntryAppender {
     return entry;
   }
 
+  /** {@inheritDoc EntryAppender.detachLeaf} */
+  protected detachLeaf(): void {
+    this.#checkWritable();
+    this.#state.tree.resetLeaf();
+  }
+
   #applyInitialSelection(toolNames: readonly string[] | undefined): void {
     const change = selectionFromToolNames(toolNames, this.#options.classifyTool);
     for (const draft of selectionDrafts(change)) this.appendDraft(draft);
+  }
+
+  /** Finishes a session switched away from synchronously, without losing its failure. */
+  #retire(state: SessionState): void {
+    if (state.persistence === undefined) return;
+    const closing = state.persistence.close();
+    const file = state.persistence.path;
+    this.#retiringFiles.add(file);
+    closing.catch(ignore).finally(() => this.#retiringFiles.delete(file));
+    this.#retiring.push(closing);
   }
 
   #recordEntry(entry: FileEntry): void {
@@ -538,19 +661,43 @@ export class SessionManager extends EntryAppender {
 
   /** Queues an atomic write of the whole session; applied patches are folded from now on. */
   #writeAll(): void {
-    const state = this.#state;
-    const persistence = state.persistence;
+    const persistence = this.#state.persistence;
     if (persistence === undefined) return;
     try {
-      const serialized = serializeManagedLines(state.header, state.lines, this.#blobSink());
-      this.#droppedInertPatches += serialized.droppedInertPatches;
-      persistence.writeAll(serialized.bytes, { replaceExisting: state.fileExists });
-      state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
-      state.fullWritePending = false;
-      state.fileExists = true;
+      const bytes = this.#serializeAll();
+      persistence.writeAll(bytes, { replaceExisting: this.#state.fileExists });
+      this.#markWritten();
     } catch (error) {
       persistence.fail(error);
     }
+  }
+
+  /** Writes the whole session to its new file before returning (synchronous switches). */
+  #writeNow(): void {
+    const persistence = this.#state.persistence!;
+    let bytes: Buffer;
+    try {
+      bytes = this.#serializeAll();
+    } catch (error) {
+      persistence.fail(error);
+      throw persistence.error;
+    }
+    persistence.writeAllNow(bytes);
+    this.#state.active = true;
+    this.#markWritten();
+  }
+
+  #serializeAll(): Buffer {
+    const serialized = serializeManagedLines(this.#state.header, this.#state.lines, this.#blobSink());
+    this.#droppedInertPatches += serialized.droppedInertPatches;
+    return serialized.bytes;
+  }
+
+  #markWritten(): void {
+    const state = this.#state;
+    state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
+    state.fullWritePending = false;
+    state.fileExists = true;
   }
 
   #blobSink(): BlobSink | undefined {
@@ -567,11 +714,4 @@ export class SessionManager extends EntryAppender {
     if (this.#readOnly) throw new SessionManagerError("read_only", "the session was opened read-only", { path: this.#state.file });
     this.#state.persistence?.check();
   }
-}
-
-function pick(options: InMemoryOptions): Partial<SessionManagerOptions> {
-  const out: Partial<SessionManagerOptions> = {};
-  if (options.classifyTool !== undefined) out.classifyTool = options.classifyTool;
-  if (options.now !== undefined) out.now = options.now;
-  return out;
 }

@@ -6,16 +6,19 @@ import path from "node:path";
 
 import {
   CURRENT_SESSION_VERSION,
+  isUnknownEntry,
   newSessionId,
   SessionTree,
   type AgentMessage,
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
+import { FileSessionStorage } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
-import type { ManagedLine } from "./lines.js";
-import { emptyReport, type SessionLoadReport } from "./open-file.js";
-import { sessionFileName, type NewSessionOptions, type ResolvedOptions } from "./options.js";
+import { SessionManagerError } from "./errors.js";
+import { linesFromLoad, type ManagedLine } from "./lines.js";
+import { emptyReport, openSessionFile, type SessionLoadReport } from "./open-file.js";
+import { sessionFileName, type ResolvedOptions } from "./options.js";
 import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
 
 /** Internal: everything that describes the current session. */
@@ -50,23 +53,31 @@ export function persistenceTarget(options: ResolvedOptions, file: string, cwd: (
   };
 }
 
+/** What a fresh session's header records. */
+export interface FreshSession {
+  cwd: string;
+  parentSession?: string | undefined;
+  /** a caller-chosen id, already validated; default a new UUIDv7 */
+  id?: string | undefined;
+  /** a title carried over (fork) */
+  title?: { title: string; titleSource: SessionHeader["titleSource"] } | undefined;
+}
+
 /** A new, empty session (header only); `file` defaults to a fresh name in the session dir. */
-export function freshState(
-  options: ResolvedOptions,
-  session: NewSessionOptions,
-  persistent: boolean,
-  file?: string,
-): SessionState {
+export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string): SessionState {
   const now = options.now();
   const timestamp = now.toISOString();
-  const id = newSessionId(now.getTime());
+  const id = session.id ?? newSessionId(now.getTime());
   const header: SessionHeader = {
     type: "session",
     version: CURRENT_SESSION_VERSION,
     id,
     timestamp,
-    cwd: session.cwd ?? process.cwd(),
+    cwd: session.cwd,
     ...(session.parentSession === undefined ? {} : { parentSession: session.parentSession }),
+    ...(session.title === undefined
+      ? {}
+      : { title: session.title.title, ...(session.title.titleSource === undefined ? {} : { titleSource: session.title.titleSource }) }),
   };
   const target = file ?? path.join(options.sessionDir, sessionFileName(timestamp, id));
   return {
@@ -81,4 +92,173 @@ export function freshState(
     hasAssistant: false,
     report: emptyReport(target),
   };
+}
+
+/**
+ * The state of the session file `file`, loaded through {@link openSessionFile} (the one load
+ * path, synchronous). A missing, blank or moved-aside file gives a fresh session at `file`
+ * whose header records `freshCwd`.
+ * @throws what {@link openSessionFile} throws
+ */
+export function openedState(options: ResolvedOptions, file: string, readOnly: boolean, freshCwd: string): SessionState {
+  const opened = openSessionFile(options.storage, file, {
+    readOnly,
+    lookup: options.blobStore?.lookup() ?? (() => undefined),
+    now: options.now,
+  });
+  if (opened.loaded === undefined) {
+    const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
+    state.report = opened.report;
+    state.fileExists = opened.writer !== undefined;
+    if (state.persistence !== undefined && opened.writer !== undefined) {
+      state.persistence = new SessionPersistence(persistenceTarget(options, file, () => state.header.cwd), opened.writer);
+    }
+    return state;
+  }
+  const loaded = opened.loaded;
+  const hasAssistant = opened.entries.some(isAssistantMessage);
+  return {
+    header: loaded.header,
+    tree: new SessionTree(opened.entries, { now: options.now }),
+    lines: linesFromLoad(loaded, opened.entries),
+    file,
+    persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer),
+    active: hasAssistant,
+    fullWritePending: loaded.migratedFrom !== null,
+    fileExists: true,
+    hasAssistant,
+    report: opened.report,
+  };
+}
+
+/**
+ * The session `createBranchedSession` switches to: root..`leafId` of `current` (see
+ * {@link branchEntries}) in a fresh session described by `session`.
+ * @throws SessionTreeError `unknown_entry`
+ */
+export function branchedState(
+  options: ResolvedOptions,
+  current: SessionState,
+  leafId: string,
+  session: FreshSession,
+  persistent: boolean,
+): SessionState {
+  const copied = branchEntries(current.tree, leafId);
+  const state = freshState(options, session, persistent);
+  state.tree = new SessionTree(copied.entries, { now: options.now });
+  const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
+  state.lines.push(...[...copied.entries, ...labels].map((entry): ManagedLine => ({ kind: "entry", entry })));
+  state.hasAssistant = copied.entries.some(isAssistantMessage);
+  return state;
+}
+
+/**
+ * The session `forkFrom` starts: every line of the session file `source` (read without the
+ * writer lock through its own explicit storage) in a fresh session for `cwd`, whose parent is
+ * the source's id and which carries the source's title.
+ */
+export function copiedState(options: ResolvedOptions, source: string, cwd: string): SessionState {
+  const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
+  const opened = openedState(reader, source, true, cwd);
+  const header = opened.report.loaded ? opened.header : undefined;
+  const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
+  const state = freshState(options, { cwd, parentSession: header?.id, title }, true);
+  state.lines = opened.lines;
+  state.tree = opened.tree;
+  state.hasAssistant = opened.hasAssistant;
+  return state;
+}
+
+/**
+ * The session `fork` switches to: every line of `current` in a fresh session whose parent is
+ * `current`'s id and which carries its title; the leaf stays where it was.
+ */
+export function forkedState(options: ResolvedOptions, current: SessionState, cwd: string): SessionState {
+  const { header } = current;
+  const title = header.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
+  const state = freshState(options, { cwd, parentSession: header.id, title }, true);
+  const leaf = current.tree.getLeafId();
+  state.tree = new SessionTree(current.tree.getEntries(), { now: options.now });
+  if (leaf === null) state.tree.resetLeaf();
+  else state.tree.branch(leaf);
+  // Applied patches live on in the entries and the carried title; the rest is copied.
+  state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
+  state.hasAssistant = current.hasAssistant;
+  return state;
+}
+
+/** The entry types whose payload an in-place update may replace, and what their payload is. */
+export type ReplaceableType = "message" | "custom_message";
+
+/** The payload fields of `update` for an entry of `type`, or undefined when they are malformed. */
+function payloadOf(type: ReplaceableType, update: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (type === "message") {
+    return typeof update.message === "object" && update.message !== null ? { message: update.message } : undefined;
+  }
+  const { content, display, details } = update;
+  if (typeof content !== "string" && !Array.isArray(content)) return undefined;
+  if (typeof display !== "boolean") return undefined;
+  return { content, display, ...(details === undefined ? {} : { details }) };
+}
+
+/**
+ * Replaces the payload of existing entries of `type` by id (`message` for a `message`
+ * entry; `content`, `display` and `details` for a `custom_message`), keeping the leaf, and
+ * marks the file for a full rewrite.
+ * @throws SessionManagerError `invalid_rewrite` for an update that is not an entry of that
+ *   type in this session, or whose payload is malformed (nothing is replaced then)
+ */
+export function replacePayloads(state: SessionState, updates: readonly FileEntry[], type: ReplaceableType, now: () => Date): void {
+  const replaced = new Map<FileEntry, FileEntry>();
+  for (const update of updates) {
+    const record = update as Record<string, unknown>;
+    const existing = typeof record.id === "string" ? state.tree.getEntry(record.id) : undefined;
+    const payload = record.type === type ? payloadOf(type, record) : undefined;
+    if (existing === undefined || isUnknownEntry(existing) || existing.type !== type || payload === undefined) {
+      throw new SessionManagerError("invalid_rewrite", `not a ${type} entry of this session: ${String(record.id)}`);
+    }
+    const base: Record<string, unknown> = { ...existing };
+    if (type === "custom_message" && payload.details === undefined) delete base.details;
+    replaced.set(existing, { ...base, ...structuredClone(payload) } as FileEntry);
+  }
+  if (replaced.size === 0) return;
+  const leaf = state.tree.getLeafId();
+  const tree = new SessionTree(
+    state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry),
+    { now },
+  );
+  if (leaf === null) tree.resetLeaf();
+  else tree.branch(leaf);
+  state.tree = tree;
+  state.lines = state.lines.map((line) => {
+    if (line.kind !== "entry") return line;
+    const next = replaced.get(line.entry);
+    return next === undefined ? line : { kind: "entry", entry: next };
+  });
+  state.hasAssistant = tree.getEntries().some(isAssistantMessage);
+  state.fullWritePending = true;
+}
+
+/**
+ * The entries `createBranchedSession` copies: root..`leafId` without its label entries, each
+ * re-linked to the copied entry before it, and the labels in force on the copied entries
+ * (re-added after the copy, as both peers do).
+ * @throws SessionTreeError `unknown_entry`
+ */
+export function branchEntries(tree: SessionTree, leafId: string): { entries: FileEntry[]; labels: { targetId: string; label: string }[] } {
+  const entries: FileEntry[] = [];
+  let parentId: string | null = null;
+  for (const entry of tree.getPath(leafId)) {
+    if (entry.type === "label") continue;
+    const record = entry as FileEntry & { id: string; parentId?: string | null };
+    entries.push(record.parentId === parentId ? entry : ({ ...record, parentId } as FileEntry));
+    parentId = record.id;
+  }
+  const labels: { targetId: string; label: string }[] = [];
+  for (const entry of entries) {
+    const id = (entry as { id: string }).id;
+    const label = tree.getLabel(id);
+    if (label !== undefined) labels.push({ targetId: id, label });
+  }
+  return { entries, labels };
 }

@@ -39,6 +39,8 @@ export type StorageErrorCode =
   | "write_failed"
   /** The writer was closed before this operation. */
   | "writer_closed"
+  /** A synchronous write was asked for while a queued rewrite must land first. */
+  | "writer_busy"
   /** The reader was closed before this read. */
   | "reader_closed"
   /** A line handed to a writer contains a line break and would split into two records. */

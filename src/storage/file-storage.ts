@@ -70,8 +70,14 @@ export class FileSessionStorage implements SessionStorage {
   readonly root: string;
   readonly #logger: StorageLogger;
 
-  /** @param root absolute path of the session directory; it need not exist yet. */
-  constructor(root: string, options: FileSessionStorageOptions = {}) {
+  /**
+   * @param root absolute path of the session directory; it need not exist yet. Omitted (as
+   *   GJC's `new FileSessionStorage()` is called), the root is the file system root `/`: the
+   *   same explicit-directory rules then hold for every path, so a symbolic link anywhere on
+   *   a path (a symlinked home or temporary directory included) is refused. Pass the session
+   *   directory as the root to accept links above it.
+   */
+  constructor(root: string = path.parse(process.cwd()).root, options: FileSessionStorageOptions = {}) {
     this.root = normalizeRoot(root);
     this.#logger = options.logger ?? consoleStorageLogger;
   }
@@ -192,6 +198,11 @@ export class FileSessionStorage implements SessionStorage {
     });
   }
 
+  /** {@inheritDoc SessionStorage.readTextSync} */
+  readTextSync(target: string): string {
+    return this.readBytesSync(target).toString("utf8");
+  }
+
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const absolute = this.#readable(target);
@@ -258,6 +269,11 @@ export class FileSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.rename} */
   async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
+    this.renameSync(from, to, options);
+  }
+
+  /** {@inheritDoc SessionStorage.renameSync} */
+  renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = this.#fileTarget(from);
     const destination = this.#fileTarget(to);
     guardStorage("write", source.absolute, () => {
@@ -274,6 +290,11 @@ export class FileSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
+    this.unlinkSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.unlinkSync} */
+  unlinkSync(target: string): void {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
       checkRegularFile(file.absolute);
@@ -282,7 +303,7 @@ export class FileSessionStorage implements SessionStorage {
   }
 
   /** {@inheritDoc SessionStorage.openWriter} */
-  async openWriter(target: string): Promise<SessionStorageWriter> {
+  openWriter(target: string): SessionStorageWriter {
     const file = this.#fileTarget(target);
     const lock = guardStorage("write", file.absolute, () => lockWriterAt(file.dir, file.name));
     try {
@@ -406,11 +427,11 @@ class FileLineSink implements LineSink {
     await closeAsync(previous);
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
     try {
-      await closeAsync(this.#fd);
+      fs.closeSync(this.#fd);
     } finally {
       this.#lock.release();
     }

@@ -163,6 +163,11 @@ export class ManagedSessionStorage implements SessionStorage {
     return this.#withFile(target, readToEnd);
   }
 
+  /** {@inheritDoc SessionStorage.readTextSync} */
+  readTextSync(target: string): string {
+    return this.readBytesSync(target).toString("utf8");
+  }
+
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const { absolute, names } = splitFilePath(this.root, target);
@@ -240,6 +245,11 @@ export class ManagedSessionStorage implements SessionStorage {
    * a crash in between leaves both names, never neither.
    */
   async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
+    this.renameSync(from, to, options);
+  }
+
+  /** {@inheritDoc SessionStorage.renameSync} */
+  renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = splitFilePath(this.root, from);
     const destination = splitFilePath(this.root, to);
     if (source.absolute === destination.absolute) {
@@ -272,6 +282,11 @@ export class ManagedSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
+    this.unlinkSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.unlinkSync} */
+  unlinkSync(target: string): void {
     const { absolute, names } = splitFilePath(this.root, target);
     guardStorage("write", absolute, () =>
       this.#withParent(names, false, (dir, name) => {
@@ -287,7 +302,7 @@ export class ManagedSessionStorage implements SessionStorage {
   }
 
   /** {@inheritDoc SessionStorage.openWriter} */
-  async openWriter(target: string): Promise<SessionStorageWriter> {
+  openWriter(target: string): SessionStorageWriter {
     const { absolute, parents, name } = splitFilePath(this.root, target);
     return guardStorage("write", absolute, () => {
       const { dir, owned } = this.#openDirectory(parents, false);
@@ -415,7 +430,7 @@ class ManagedLineSink implements LineSink {
     previous.close();
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
     try {

@@ -132,6 +132,11 @@ export class MemorySessionStorage implements SessionStorage {
     return Buffer.concat(file.parts, file.size);
   }
 
+  /** {@inheritDoc SessionStorage.readTextSync} */
+  readTextSync(target: string): string {
+    return this.readBytesSync(target).toString("utf8");
+  }
+
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const { absolute } = splitFilePath(this.root, target);
@@ -198,6 +203,11 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.rename} */
   async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
+    this.renameSync(from, to, options);
+  }
+
+  /** {@inheritDoc SessionStorage.renameSync} */
+  renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = splitFilePath(this.root, from).absolute;
     const node = this.#file(source);
     const destination = splitFilePath(this.root, to).absolute;
@@ -213,6 +223,11 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
+    this.unlinkSync(target);
+  }
+
+  /** {@inheritDoc SessionStorage.unlinkSync} */
+  unlinkSync(target: string): void {
     const { absolute } = splitFilePath(this.root, target);
     this.#file(absolute);
     if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
@@ -220,7 +235,7 @@ export class MemorySessionStorage implements SessionStorage {
   }
 
   /** {@inheritDoc SessionStorage.openWriter} */
-  async openWriter(target: string): Promise<SessionStorageWriter> {
+  openWriter(target: string): SessionStorageWriter {
     const { absolute } = splitFilePath(this.root, target);
     this.#parentDirectory(absolute);
     let node = this.#nodes.get(absolute);
@@ -370,7 +385,7 @@ class MemoryLineSink implements LineSink {
     this.#file = this.#hooks.replace(chunks);
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#hooks.release();

@@ -92,6 +92,23 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     }
   }
 
+  /** {@inheritDoc SessionStorageWriter.writeLineSync} */
+  writeLineSync(line: string): void {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) throw refusal;
+    if (line.indexOf("\n") !== -1) {
+      throw new StorageError("invalid_line", `a record for ${this.path} contains a line feed`, { path: this.path });
+    }
+    if (this.#pendingRewrites > 0) {
+      throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
+    }
+    try {
+      this.#append(line);
+    } catch (error) {
+      throw this.#latch(error, "write");
+    }
+  }
+
   /** {@inheritDoc SessionStorageWriter.write} */
   write(record: unknown): Promise<void> {
     let line: string | undefined;
@@ -171,7 +188,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     if (this.#closing === undefined) {
       this.#closing = handled(
         this.#chain
-          .then(() => this.#sink.close())
+          .then(() => this.#sink.closeSync())
           .then(
             () => {
               if (this.#error !== undefined) throw this.#error;
@@ -183,6 +200,22 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       );
     }
     return this.#closing;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.closeSync} */
+  closeSync(): void {
+    if (this.#closing === undefined) {
+      if (this.#pendingRewrites > 0 || this.#queuedSync !== undefined) {
+        throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
+      }
+      try {
+        this.#sink.closeSync();
+        this.#closing = SETTLED;
+      } catch (error) {
+        this.#closing = rejected(this.#latch(error, "close"));
+      }
+    }
+    if (this.#error !== undefined) throw this.#error;
   }
 
   /** {@inheritDoc SessionStorageWriter.getError} */

@@ -122,6 +122,19 @@ export interface SessionStorageWriter {
    * the latched error if the writer ever failed (the descriptor and lock are released anyway).
    */
   close(): Promise<void>;
+  /**
+   * {@link writeLine} for callers that cannot await: the line (no line feed) is in the kernel
+   * when this returns.
+   * @throws StorageError `invalid_line`, `writer_closed`, `writer_busy` while a rewrite is
+   *   pending (the line would otherwise be written out of order), or the latched error
+   */
+  writeLineSync(line: string): void;
+  /**
+   * {@link close} for callers that cannot await; the lock is released when this returns.
+   * @throws StorageError `writer_busy` while a rewrite or sync is still queued (nothing is
+   *   closed then), or the latched error after releasing
+   */
+  closeSync(): void;
   /** The latched error, if any operation of this writer failed. */
   getError(): StorageError | undefined;
 }
@@ -158,6 +171,12 @@ export interface SessionStorage {
   listDirsSync(dir: string): string[];
   /** The whole file. Synchronous so that blob lookups can run inside pure transforms. */
   readBytesSync(path: string): Buffer;
+  /** {@link readBytesSync} decoded as UTF-8. */
+  readTextSync(path: string): string;
+  /** {@link rename}, synchronously (the synchronous session-switching calls need it). */
+  renameSync(from: string, to: string, options?: ReplaceOptions): void;
+  /** {@link unlink}, synchronously. */
+  unlinkSync(path: string): void;
 
   /**
    * Opens a regular file for bounded reads (no link followed, nothing but a regular file
@@ -197,9 +216,10 @@ export interface SessionStorage {
   /**
    * Opens `path` for appending (created 0600 if missing) and takes its writer lock; a
    * second writer of the same file, in any process, gets `session_busy`. Readers are never
-   * blocked.
+   * blocked. Synchronous, as in GJC's storage interface: opening is a few system calls, and
+   * the synchronous session calls (`createBranchedSession`) need the writer at once.
    */
-  openWriter(path: string): Promise<SessionStorageWriter>;
+  openWriter(path: string): SessionStorageWriter;
 }
 
 /**
@@ -216,6 +236,6 @@ export interface LineSink {
   syncSync(): void;
   /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and keeps appending to the new one. */
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
-  /** Closes the file and releases the writer lock. */
-  close(): Promise<void>;
+  /** Closes the file and releases the writer lock, synchronously. */
+  closeSync(): void;
 }

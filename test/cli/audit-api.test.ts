@@ -5,7 +5,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { AuditError, AuditReportSchema, auditAgentDir, MAX_LINE_FINDINGS_PER_FILE } from "../../src/index.js";
+import { AuditError, AuditReportSchema, auditAgentDir } from "../../src/index.js";
+import { MAX_LINE_FINDINGS_PER_FILE } from "../../src/audit/index.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { at, makeAgentDir, plant, sessionText, type AgentFixture } from "./fixtures.js";

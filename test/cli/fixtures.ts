@@ -7,7 +7,8 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import { BINDING_FILE_NAME, resolveManagedScopeOrThrow, SecureDir, type ManagedScope } from "../../src/index.js";
+import { resolveManagedScopeOrThrow, SecureDir, type ManagedScope } from "../../src/index.js";
+import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 
 /** A clean agent dir and the names inside it that tests plant problems next to. */
 export interface AgentFixture {

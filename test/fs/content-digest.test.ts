@@ -7,7 +7,8 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { ContentDigest, SecureDir, type SecureFile } from "../../src/index.js";
+import { SecureDir, type SecureFile } from "../../src/index.js";
+import { ContentDigest } from "../../src/fs/index.js";
 import binding from "../../src/native/binding.cjs";
 import { asyncCodeOf, codeOf } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { directoryIdentity } from "../../src/index.js";
+import { directoryIdentity } from "../../src/fs/index.js";
 import { codeOf } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";
 

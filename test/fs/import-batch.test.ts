@@ -9,7 +9,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 
-import { SecureFsError, type ImportedFile, type ImportRequest } from "../../src/index.js";
+import { SecureFsError } from "../../src/index.js";
+import { type ImportedFile, type ImportRequest } from "../../src/fs/index.js";
 import { asyncCodeOf, codeOf } from "../helpers/errors.js";
 import { isRoot, run, runWithAddon } from "../helpers/processes.js";
 import { outcomes, useImportFixture } from "./import-fixture.js";

@@ -7,7 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, expect } from "vitest";
 
-import { SecureDir, type ImportedFile, type ImportRequest } from "../../src/index.js";
+import { SecureDir } from "../../src/index.js";
+import { type ImportedFile, type ImportRequest } from "../../src/fs/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 

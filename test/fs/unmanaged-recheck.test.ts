@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { unmanagedTreeUnchanged, walkUnmanagedTree, type UnmanagedTree } from "../../src/index.js";
+import { unmanagedTreeUnchanged, walkUnmanagedTree, type UnmanagedTree } from "../../src/fs/index.js";
 import binding from "../../src/native/binding.cjs";
 import { asyncCodeOf } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";

@@ -8,7 +8,8 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { walkUnmanagedTree, type EntryType, type UnmanagedEntry, type UnmanagedTree } from "../../src/index.js";
+import { type EntryType } from "../../src/index.js";
+import { walkUnmanagedTree, type UnmanagedEntry, type UnmanagedTree } from "../../src/fs/index.js";
 import { asyncCodeOf } from "../helpers/errors.js";
 import { isRoot, run, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";

@@ -7,19 +7,8 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import {
-  BREADCRUMB_MAX_BYTES,
-  FileSessionStorage,
-  MemorySessionStorage,
-  TERMINAL_SESSIONS_DIR,
-  breadcrumbPath,
-  isSafeTerminalId,
-  readBreadcrumb,
-  resolveBreadcrumb,
-  stdinTtyPath,
-  terminalIdFromEnv,
-  writeBreadcrumb,
-} from "../../src/index.js";
+import { FileSessionStorage, MemorySessionStorage } from "../../src/index.js";
+import { BREADCRUMB_MAX_BYTES, TERMINAL_SESSIONS_DIR, breadcrumbPath, isSafeTerminalId, readBreadcrumb, resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "../../src/manager/index.js";
 import { makeTempDir, withUmask } from "../helpers/temp.js";
 
 let temp: ReturnType<typeof makeTempDir>;

@@ -7,7 +7,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { BlobStore, FileSessionStorage, SessionManager, type SessionManagerOptions } from "../../src/index.js";
+import { BlobStore, FileSessionStorage, SessionManager, type OpenSessionOptions, type SessionManagerOptions } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { FIXTURES, assistant, codeOfAsync, readRecords, recordingLogger, user } from "./helpers.js";
 
@@ -19,8 +19,11 @@ beforeEach(() => {
   tmp = makeTempDir("gjc-manager-compat-");
   dir = path.join(tmp.path, "sessions");
   fs.mkdirSync(dir, { mode: 0o700 });
-  options = { sessionDir: dir, terminalId: null, logger: recordingLogger() };
+  options = { terminalId: null, logger: recordingLogger() };
 });
+
+const openAt = (file: string, extra: OpenSessionOptions = {}) =>
+  SessionManager.open(file, dir, undefined, undefined, undefined, { ...options, ...extra });
 afterEach(() => tmp.remove());
 
 function place(name: string, content: string | Buffer): string {
@@ -37,7 +40,7 @@ describe("headers and versions", () => {
   it("moves a file with an invalid header aside, bytes intact, and starts fresh at the path", async () => {
     const damaged = Buffer.from(`{"type":"sesion","id":"x"}\n${Q}\nnot json\n`);
     const file = place("damaged.jsonl", damaged);
-    const manager = await SessionManager.open(file, options);
+    const manager = await openAt(file);
     const moved = manager.getLoadReport().movedAside;
     expect(moved).toMatchObject({ from: file, reason: "not_a_session_header" });
     expect(path.basename(moved!.to)).toMatch(/^damaged\.jsonl\.invalid-\d{4}-\d\d-\d\dT[\d-]+Z$/);
@@ -51,7 +54,7 @@ describe("headers and versions", () => {
 
   it("refuses a read-only open of an invalid header without moving anything", async () => {
     const file = place("damaged.jsonl", `[1,2]\n${Q}\n`);
-    expect(await codeOfAsync(() => SessionManager.open(file, { ...options, readOnly: true }))).toBe("invalid_header");
+    expect(await codeOfAsync(() => openAt(file, { readOnly: true }))).toBe("invalid_header");
     expect(fs.readdirSync(dir).filter((n) => !n.startsWith("."))).toEqual(["damaged.jsonl"]);
   });
 
@@ -62,13 +65,13 @@ describe("headers and versions", () => {
   ])("refuses %s and leaves the file byte-identical", async (_name, content, code) => {
     const file = place("newer.jsonl", content);
     const before = fs.statSync(file);
-    expect(await codeOfAsync(() => SessionManager.open(file, options))).toBe(code);
-    expect(await codeOfAsync(() => SessionManager.open(file, { ...options, readOnly: true }))).toBe(code);
+    expect(await codeOfAsync(() => openAt(file))).toBe(code);
+    expect(await codeOfAsync(() => openAt(file, { readOnly: true }))).toBe(code);
     expect(fs.readFileSync(file, "utf8")).toBe(content);
     const after = fs.statSync(file);
     expect([after.ino, after.size, after.mtimeMs]).toEqual([before.ino, before.size, before.mtimeMs]);
     // The lock was released: a second refusal is the same refusal, not session_busy.
-    expect(await codeOfAsync(() => SessionManager.open(file, options))).toBe(code);
+    expect(await codeOfAsync(() => openAt(file))).toBe(code);
   });
 });
 
@@ -82,12 +85,10 @@ describe("rewrites keep what they cannot read", () => {
       Buffer.from(`${A}\n${unknown}\n[1]\n`),
     ]);
     const file = place("mixed.jsonl", content);
-    const manager = await SessionManager.open(file, options);
+    const manager = await openAt(file);
     expect(manager.getLoadReport()).toMatchObject({ invalidLines: 3, unknownEntries: 1 });
-    const count = await manager.rewriteEntries((entry) =>
-      entry.id === "aaaa0001" ? { ...entry, message: { role: "user", content: "edited" } } : undefined,
-    );
-    expect(count).toBe(1);
+    manager.applyEntryMessageUpdates([{ ...manager.getEntry("aaaa0001")!, message: { role: "user", content: "edited" } } as never]);
+    await manager.rewriteEntries();
     manager.appendMessage(user("after"));
     await manager.close();
     const bytes = fs.readFileSync(file);
@@ -112,7 +113,7 @@ describe("rewrites keep what they cannot read", () => {
         "",
       ].join("\n"),
     );
-    const manager = await SessionManager.open(file, options);
+    const manager = await openAt(file);
     expect(manager.getLoadReport()).toMatchObject({ migratedFrom: 4, patchesApplied: 1, patchesSkipped: 1 });
     manager.appendCustomEntry("ext");
     await manager.close();
@@ -126,7 +127,7 @@ describe("migration of the peer fixtures on first persistence", () => {
   it.each(fs.readdirSync(FIXTURES).filter((name) => name.endsWith(".jsonl")))("%s", async (name) => {
     const file = place(name, fs.readFileSync(path.join(FIXTURES, name)));
     const original = fs.readFileSync(file);
-    const manager = await SessionManager.open(file, options);
+    const manager = await openAt(file);
     const context = manager.buildSessionContext();
     const entries = manager.getEntries().length;
     expect(fs.readFileSync(file).equals(original)).toBe(true);
@@ -134,7 +135,7 @@ describe("migration of the peer fixtures on first persistence", () => {
     // is the old one plus that message.
     manager.appendMessage(assistant("probe"));
     await manager.close();
-    const reopened = await SessionManager.open(file, { ...options, readOnly: true });
+    const reopened = await openAt(file, { readOnly: true });
     expect(reopened.getHeader().version).toBe(5);
     expect(reopened.getLoadReport().migratedFrom).toBeNull();
     expect(reopened.getEntries()).toHaveLength(entries + 1);
@@ -149,7 +150,7 @@ describe("blobs", () => {
     const file = place(name, fs.readFileSync(path.join(FIXTURES, name)));
     const imageOf = (entries: readonly unknown[]): string =>
       JSON.stringify(entries).match(/"type":"image","data":"([^"]+)"/)![1]!;
-    const manager = await SessionManager.open(file, { ...options, agentDir });
+    const manager = await openAt(file, { agentDir });
     const base64 = imageOf(manager.getEntries());
     expect(base64.length).toBeGreaterThan(1024);
     manager.appendMessage(assistant("seen"));
@@ -161,26 +162,26 @@ describe("blobs", () => {
     expect((await blobs.getChecked(ref.slice("blob:sha256:".length)))?.toString("base64")).toBe(base64);
     expect(fs.statSync(path.join(agentDir, "blobs", ref.slice(12))).mode & 0o777).toBe(0o600);
 
-    const reopened = await SessionManager.open(file, { ...options, agentDir, readOnly: true });
+    const reopened = await openAt(file, { agentDir, readOnly: true });
     expect(imageOf(reopened.getEntries())).toBe(base64);
     expect(reopened.getLoadReport().unresolvedBlobs).toEqual([]);
-    const without = await SessionManager.open(file, { ...options, readOnly: true });
+    const without = await openAt(file, { readOnly: true });
     expect(without.getLoadReport().unresolvedBlobs).toMatchObject([{ reason: "missing" }]);
   });
 });
 
 describe("one writer, many readers", () => {
   it("a second writer gets session_busy while read-only opens still load", async () => {
-    const writer = SessionManager.create(options);
+    const writer = SessionManager.create("/w", dir, undefined, options);
     writer.appendMessage(assistant("a"));
     await writer.flush();
     const file = writer.getSessionFile()!;
-    expect(await codeOfAsync(() => SessionManager.open(file, options))).toBe("session_busy");
-    const reader = await SessionManager.open(file, { ...options, readOnly: true });
+    expect(await codeOfAsync(() => openAt(file))).toBe("session_busy");
+    const reader = await openAt(file, { readOnly: true });
     expect(reader.getEntries()).toHaveLength(1);
     writer.appendMessage(user("b"));
     await writer.close();
-    const second = await SessionManager.open(file, options);
+    const second = await openAt(file);
     expect(second.getEntries()).toHaveLength(2);
     await second.close();
   });

@@ -13,18 +13,20 @@ import { assistant, recordingLogger } from "./helpers.js";
 
 let tmp: { path: string; remove(): void };
 let base: SessionManagerOptions;
+let sessionDir: string;
 let agentDir: string;
 
 beforeEach(() => {
   tmp = makeTempDir("gjc-manager-continue-");
   agentDir = path.join(tmp.path, "agent");
   fs.mkdirSync(agentDir, { mode: 0o700 });
-  base = { sessionDir: path.join(tmp.path, "sessions"), agentDir, logger: recordingLogger() };
+  sessionDir = path.join(tmp.path, "sessions");
+  base = { agentDir, logger: recordingLogger() };
 });
 afterEach(() => tmp.remove());
 
 async function session(terminalId: string, cwd: string, mtimeSeconds: number): Promise<string> {
-  const manager = SessionManager.create({ ...base, terminalId, cwd });
+  const manager = SessionManager.create(cwd, sessionDir, undefined, { ...base, terminalId });
   manager.appendMessage(assistant(cwd));
   await manager.close();
   const file = manager.getSessionFile()!;
@@ -38,24 +40,24 @@ describe("continueRecent", () => {
     const newer = await session("term-b", "/work/b", 2_000);
     expect(fs.readFileSync(path.join(agentDir, "terminal-sessions", "term-a"), "utf8")).toBe(`/work/a\n${older}\n`);
 
-    const viaCrumb = await SessionManager.continueRecent(base.sessionDir, { ...base, cwd: "/work/a", terminalId: "term-a" });
+    const viaCrumb = await SessionManager.continueRecent("/work/a", sessionDir, undefined, undefined, undefined, { ...base, terminalId: "term-a" });
     expect(viaCrumb.getSessionFile()).toBe(older);
     await viaCrumb.close();
 
     // Another cwd than the breadcrumb's, or a terminal without one: the newest by mtime.
     fs.utimesSync(newer, 2_000, 2_000);
-    const mismatch = await SessionManager.continueRecent(base.sessionDir, { ...base, cwd: "/work/c", terminalId: "term-a" });
+    const mismatch = await SessionManager.continueRecent("/work/c", sessionDir, undefined, undefined, undefined, { ...base, terminalId: "term-a" });
     expect(mismatch.getSessionFile()).toBe(newer);
     await mismatch.close();
     fs.utimesSync(newer, 2_000, 2_000);
-    const noCrumb = await SessionManager.continueRecent(base.sessionDir, { ...base, cwd: "/work/a", terminalId: "term-z" });
+    const noCrumb = await SessionManager.continueRecent("/work/a", sessionDir, undefined, undefined, undefined, { ...base, terminalId: "term-z" });
     expect(noCrumb.getSessionFile()).toBe(newer);
     expect(noCrumb.getEntries()).toHaveLength(1);
     await noCrumb.close();
   });
 
   it("starts a new session when the directory holds none", async () => {
-    const manager = await SessionManager.continueRecent(base.sessionDir, { ...base, cwd: "/work/a", terminalId: null });
+    const manager = await SessionManager.continueRecent("/work/a", sessionDir, undefined, undefined, undefined, { ...base, terminalId: null });
     expect(manager.getEntries()).toHaveLength(0);
     expect(fs.existsSync(manager.getSessionFile()!)).toBe(false);
     expect(manager.getHeader().cwd).toBe("/work/a");

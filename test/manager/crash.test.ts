@@ -41,11 +41,11 @@ async function runUntilKilled(args: string[]): Promise<number | undefined> {
 const quiet = { error() {} };
 
 async function customNumbers(dir: string, file: string, field: "n" | "gen") {
-  const manager = await SessionManager.open(file, { sessionDir: dir, terminalId: null, readOnly: true, logger: quiet });
+  const manager = await SessionManager.open(file, dir, undefined, undefined, undefined, { terminalId: null, readOnly: true, logger: quiet });
   const values = manager
     .getEntries()
-    .filter((entry) => entry.type === "custom")
-    .map((entry) => (entry.data as Record<string, number>)[field]);
+    .filter((entry) => entry.type === "message" && (entry as { message?: { role?: string } }).message?.role === "user")
+    .map((entry) => (entry as unknown as { message: Record<string, number> }).message[field]);
   return { values, report: manager.getLoadReport() };
 }
 

@@ -7,15 +7,8 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import {
-  FileSessionStorage,
-  MAX_PATCH_LINE_BYTES,
-  NO_MESSAGES,
-  SESSION_LIST_PREFIX_BYTES,
-  TAIL_CHUNK_BYTES,
-  listSessions,
-  type SessionInfo,
-} from "../../src/index.js";
+import { FileSessionStorage, NO_MESSAGES, listSessions, type SessionInfo } from "../../src/index.js";
+import { MAX_PATCH_LINE_BYTES, SESSION_LIST_PREFIX_BYTES, TAIL_CHUNK_BYTES } from "../../src/manager/index.js";
 import { TAIL_FIRST_CHUNK_BYTES } from "../../src/manager/patch-tail-scan.js";
 import { summarizePrefix } from "../../src/manager/session-info.js";
 import { makeTempDir } from "../helpers/temp.js";

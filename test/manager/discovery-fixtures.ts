@@ -4,7 +4,8 @@
  */
 import fs from "node:fs";
 
-import { LISTING_INDEX_FILE_NAME, type SessionFileReader, type SessionStorage } from "../../src/index.js";
+import { type SessionFileReader, type SessionStorage } from "../../src/index.js";
+import { LISTING_INDEX_FILE_NAME } from "../../src/manager/index.js";
 
 /** A JSONL line. */
 export function line(record: object): string {

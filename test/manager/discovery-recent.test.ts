@@ -13,6 +13,7 @@ import {
   SessionInfoCache,
   findMostRecentSession,
   getRecentSessions,
+  listRecentSessions,
   listSessions,
 } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -162,24 +163,25 @@ describe("getRecentSessions and findMostRecentSession", () => {
 
   it("returns the newest `limit` sessions, ties by path, reading only what it returns", async () => {
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
-    const recent = await getRecentSessions(temp.path, 3, { storage, cache: false });
+    const recent = await listRecentSessions(temp.path, 3, { storage, cache: false });
     expect(recent.sessions.map((s) => s.id)).toEqual(["s9", "s9b", "s8"]);
     expect(recent.skipped).toEqual([{ path: path.join(temp.path, "zz-newest.jsonl"), code: "invalid_header" }]);
     expect(log.prefixes).toHaveLength(4);
   });
 
   it("defaults to 20, accepts 0, and refuses a negative or fractional limit", async () => {
-    expect((await getRecentSessions(temp.path)).sessions).toHaveLength(11);
-    expect((await getRecentSessions(temp.path, 0)).sessions).toEqual([]);
+    expect(await getRecentSessions(temp.path)).toHaveLength(11);
+    expect(await getRecentSessions(temp.path, 0)).toEqual([]);
+    expect((await getRecentSessions(temp.path, 2, new FileSessionStorage(temp.path), { cache: false })).map((s) => s.id)).toEqual(["s9", "s9b"]);
     await expect(getRecentSessions(temp.path, -1)).rejects.toThrow(RangeError);
     await expect(getRecentSessions(temp.path, 1.5)).rejects.toThrow(RangeError);
   });
 
   it("finds the newest valid session, or nothing in an empty or missing directory", async () => {
-    expect((await findMostRecentSession(temp.path, { cache: false }))?.id).toBe("s9");
+    expect(await findMostRecentSession(temp.path, undefined, { cache: false })).toBe(path.join(temp.path, "s9.jsonl"));
     const empty = path.join(temp.path, "empty");
     fs.mkdirSync(empty);
-    expect(await findMostRecentSession(empty)).toBeUndefined();
-    expect(await findMostRecentSession(path.join(temp.path, "missing"))).toBeUndefined();
+    expect(await findMostRecentSession(empty)).toBeNull();
+    expect(await findMostRecentSession(path.join(temp.path, "missing"))).toBeNull();
   });
 });

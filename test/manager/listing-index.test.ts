@@ -9,19 +9,8 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import {
-  FileSessionStorage,
-  LISTING_INDEX_FILE_NAME,
-  MAX_LISTING_INDEX_BYTES,
-  ManagedSessionStorage,
-  SessionInfoCache,
-  auditAgentDir,
-  getRecentSessions,
-  listAll,
-  listSessions,
-  type SessionListing,
-  type SessionStorage,
-} from "../../src/index.js";
+import { FileSessionStorage, ManagedSessionStorage, SessionInfoCache, auditAgentDir, getRecentSessions, listAll, listSessions, type SessionListing, type SessionStorage } from "../../src/index.js";
+import { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "../../src/manager/index.js";
 import { decodeListingIndex } from "../../src/manager/listing-index.js";
 import { makeAgentDir, type AgentFixture } from "../cli/fixtures.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
@@ -175,8 +164,8 @@ describe("a listing served from the index equals one that reads every file", () 
     const { storage, log } = countingStorage(new FileSessionStorage(temp.path));
     const all = await listAll(temp.path, { cache: false, storage });
     expect(all).toEqual(await listAll(temp.path, { cache: false, persistentIndex: false }));
-    const recent = await getRecentSessions(dir, 2, { cache: false, storage });
-    expect(recent.sessions.map((s) => s.title)).toEqual(all.sessions.slice(0, 2).map((s) => s.title));
+    const recent = await getRecentSessions(dir, 2, storage, { cache: false });
+    expect(recent.map((s) => s.title)).toEqual(all.sessions.slice(0, 2).map((s) => s.title));
     expect(log.prefixes).toEqual([]);
   });
 
@@ -323,7 +312,7 @@ describe("where the index is written", () => {
     await settle();
     await listSessions(dir, { cache: false, persistentIndex: false });
     await listAll(temp.path, { cache: false, persistentIndex: false });
-    await getRecentSessions(dir, 5, { cache: false, persistentIndex: false });
+    await getRecentSessions(dir, 5, undefined, { cache: false, persistentIndex: false });
     expect(fs.existsSync(indexFile())).toBe(false);
     await listSessions(dir, { cache: false });
     const opened: string[] = [];

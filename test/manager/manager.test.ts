@@ -12,21 +12,25 @@ import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, readRecords, recordingLogger, user } from "./helpers.js";
 
 let tmp: { path: string; remove(): void };
-let options: SessionManagerOptions;
+let sessionDir: string;
+let extras: SessionManagerOptions;
+const create = (cwd = "/work", dir = sessionDir) => SessionManager.create(cwd, dir, undefined, extras);
+const open = (file: string, readOnly = false) => SessionManager.open(file, sessionDir, undefined, undefined, undefined, { ...extras, readOnly });
 
 beforeEach(() => {
   tmp = makeTempDir("gjc-manager-");
-  options = { sessionDir: path.join(tmp.path, "sessions"), terminalId: null, logger: recordingLogger() };
+  sessionDir = path.join(tmp.path, "sessions");
+  extras = { terminalId: null, logger: recordingLogger() };
 });
 afterEach(() => tmp.remove());
 
 describe("deferred persistence", () => {
   it("writes nothing before the first assistant message, then everything", async () => {
-    const manager = SessionManager.create({ ...options, cwd: "/work/project" });
+    const manager = create("/work/project");
     const file = manager.getSessionFile()!;
     manager.appendModelChange("example/model");
     manager.appendMessage(user("hello"));
-    manager.setSessionName("First try");
+    expect(await manager.setSessionName("First try", "user")).toBe(true);
     await manager.flush();
     expect(fs.existsSync(file)).toBe(false);
 
@@ -43,18 +47,18 @@ describe("deferred persistence", () => {
   });
 
   it("reopens to the same entries, leaf and context; open appends nothing", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create();
     const first = manager.appendMessage(user("q"));
     manager.appendMessage(assistant("a"));
     manager.appendThinkingLevelChange("high");
-    manager.branch(first.id);
+    manager.branch(first);
     manager.appendMessage(assistant("other answer"));
     const context = manager.buildSessionContext();
     await manager.close();
     const file = manager.getSessionFile()!;
     const before = fs.readFileSync(file);
 
-    const reopened = await SessionManager.open(file, options);
+    const reopened = await open(file);
     expect(reopened.getEntries()).toHaveLength(4);
     expect(reopened.getLeafId()).toBe(manager.getLeafId());
     expect(reopened.buildSessionContext()).toEqual(context);
@@ -63,53 +67,57 @@ describe("deferred persistence", () => {
   });
 
   it("an in-memory session never writes and reports no file", async () => {
-    const manager = SessionManager.inMemory({ cwd: "/x" });
+    const manager = SessionManager.inMemory("/x");
     manager.appendMessage(user("q"));
     manager.appendMessage(assistant("a"));
     await manager.flush();
     expect(manager.getSessionFile()).toBeUndefined();
-    expect(manager.isPersistent()).toBe(false);
+    expect(manager.isPersisted()).toBe(false);
+    expect(manager.getSessionDir()).toBe("");
+    expect(manager.getCwd()).toBe("/x");
     expect(manager.getEntries()).toHaveLength(2);
-    expect(fs.existsSync(options.sessionDir)).toBe(false);
+    expect(fs.existsSync(sessionDir)).toBe(false);
+    expect(SessionManager.inMemory().getCwd()).toBe(process.cwd());
   });
 });
 
 describe("tree moves", () => {
   it("resetLeaf starts a new root and branchWithSummary records where it came from", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create();
     const a = manager.appendMessage(user("a"));
     manager.appendMessage(assistant("b"));
     manager.resetLeaf();
     expect(manager.getLeafId()).toBeNull();
     const root = manager.appendMessage(user("new root"));
-    expect(root.parentId).toBeNull();
-    const summary = manager.branchWithSummary(a.id, "left the root path");
-    expect(summary).toMatchObject({ parentId: a.id, fromId: a.id, summary: "left the root path" });
+    expect(manager.getEntry(root)?.parentId).toBeNull();
+    const summary = manager.branchWithSummary(a, "left the root path");
+    expect(manager.getEntry(summary)).toMatchObject({ parentId: a, fromId: a, summary: "left the root path" });
     const fromRoot = manager.branchWithSummary(null, "from the very start");
-    expect(fromRoot).toMatchObject({ parentId: null, fromId: "root" });
-    manager.appendLabelChange(a.id, "checkpoint");
-    expect(manager.getLabel(a.id)).toBe("checkpoint");
+    expect(manager.getEntry(fromRoot)).toMatchObject({ parentId: null, fromId: "root" });
+    const label = manager.appendLabelChange(a, "checkpoint");
+    expect(manager.getLeafId()).toBe(label);
+    expect(manager.getLabel(a)).toBe("checkpoint");
     expect(await codeOfAsync(() => manager.branch("ffffffff"))).toBe("unknown_entry");
     await manager.close();
-    const reopened = await SessionManager.open(manager.getSessionFile()!, options);
+    const reopened = await open(manager.getSessionFile()!);
     expect(reopened.getTree().map((node) => node.entry.id)).toEqual(manager.getTree().map((node) => node.entry.id));
-    expect(reopened.getLabel(a.id)).toBe("checkpoint");
+    expect(reopened.getLabel(a)).toBe("checkpoint");
     await reopened.close();
   });
 
   it("every append type round-trips through the file", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create();
     const m = manager.appendMessage(assistant("start"));
     manager.appendModelChange("p/m", "smol", { reason: "cheap" });
     manager.appendServiceTierChange("flex");
-    manager.appendCompaction("summary", m.id, 1234, { shortSummary: "short" });
+    manager.appendCompaction("summary", "short", m, 1234);
     manager.appendBranchSummary("root", "summary of branch");
     manager.appendCustomEntry("ext", { state: 1 });
     manager.appendCustomMessageEntry("ext", "injected", true, undefined, "agent");
     manager.appendTtsrInjection(["rule-a"]);
     manager.appendSessionInit({ systemPrompt: "sys", task: "t", tools: ["read"] });
     manager.appendModeChange("plan", { planFile: "/tmp/plan.md" });
-    manager.appendMcpToolSelection(["srv.tool"]);
+    manager.appendMCPToolSelection(["srv.tool"]);
     manager.appendDiscoveredBuiltinToolSelection(["search"]);
     await manager.close();
     const types = readRecords(manager.getSessionFile()!).map((r) => r.type);
@@ -127,7 +135,7 @@ describe("tree moves", () => {
       "mcp_tool_selection",
       "discovered_builtin_tool_selection",
     ]);
-    const reopened = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    const reopened = await open(manager.getSessionFile()!, true);
     const context = reopened.buildSessionContext();
     expect(context).toMatchObject({ serviceTier: "flex", mode: "plan", injectedTtsrRules: ["rule-a"] });
     expect(context.models.smol).toBe("p/m");
@@ -137,87 +145,94 @@ describe("tree moves", () => {
 
 describe("session names", () => {
   it("sanitizes, bounds, and keeps a user title over an automatic one", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create();
     manager.appendMessage(assistant("a"));
-    expect(manager.setSessionName("  auto\u0007 \n title\u009b ", "auto")).toBe(true);
+    expect(await manager.setSessionName("  auto\u0007 \n title\u009b ")).toBe(true);
     expect(manager.getHeader()).toMatchObject({ title: "auto title", titleSource: "auto" });
-    expect(manager.setSessionName("x".repeat(5000))).toBe(true);
+    expect([manager.getSessionName(), manager.titleSource]).toEqual(["auto title", "auto"]);
+    expect(await manager.setSessionName("x".repeat(5000), "user")).toBe(true);
     expect(manager.getHeader().title).toHaveLength(1000);
-    expect(manager.setSessionName("later auto", "auto")).toBe(false);
+    expect(await manager.setSessionName("later auto", "auto")).toBe(false);
     expect(manager.getHeader().title).toHaveLength(1000);
-    expect(await codeOfAsync(() => manager.setSessionName("\u0000\u0001  "))).toBe("invalid_title");
+    expect(await manager.setSessionName("\u0000\u0001  ", "user")).toBe(false);
+    expect(manager.titleSource).toBe("user");
     await manager.close();
     const records = readRecords(manager.getSessionFile()!);
     // The file existed before either title: both are appended patches, the ignored one is not.
     expect(records.filter((r) => r.type === "header_patch")).toHaveLength(2);
-    const reopened = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    const reopened = await open(manager.getSessionFile()!, true);
     expect(reopened.getHeader()).toMatchObject({ titleSource: "user" });
     expect(reopened.getHeader().title).toHaveLength(1000);
   });
 });
 
-describe("rewriteEntries", () => {
-  it("replaces entries atomically, keeps the leaf, refuses id changes", async () => {
-    const manager = SessionManager.create(options);
+describe("applyEntryMessageUpdates and rewriteEntries", () => {
+  it("replaces message payloads, rewrites atomically on request, keeps the leaf, refuses non-messages", async () => {
+    const manager = create();
     manager.appendMessage(user("q"));
     const answer = manager.appendMessage(assistant("secret token"));
     const leaf = manager.appendCustomEntry("ext", { n: 1 });
-    const count = await manager.rewriteEntries((entry) =>
-      entry.id === answer.id ? { ...entry, message: assistant("[redacted]") } : undefined,
-    );
-    expect(count).toBe(1);
-    expect(manager.getLeafId()).toBe(leaf.id);
+    await manager.flush();
+    const entry = manager.getEntry(answer)!;
+    manager.applyEntryMessageUpdates([{ ...entry, message: assistant("[redacted]") } as typeof entry]);
+    expect(manager.getLeafId()).toBe(leaf);
+    expect(fs.readFileSync(manager.getSessionFile()!, "utf8")).toContain("secret token");
+    await manager.rewriteEntries();
     expect(fs.readFileSync(manager.getSessionFile()!, "utf8")).not.toContain("secret token");
-    expect(await codeOfAsync(() => manager.rewriteEntries((entry) => ({ ...entry, id: "00000000" })))).toBe(
-      "invalid_rewrite",
-    );
+    expect(await codeOfAsync(() => manager.applyEntryMessageUpdates([manager.getEntry(leaf)!]))).toBe("invalid_rewrite");
+    expect(await codeOfAsync(() => manager.applyEntryMessageUpdates([{ ...entry, id: "00000000" }]))).toBe("invalid_rewrite");
     await manager.close();
-    const reopened = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
-    expect(JSON.stringify(reopened.getEntry(answer.id))).toContain("[redacted]");
+    const reopened = await open(manager.getSessionFile()!, true);
+    expect(JSON.stringify(reopened.getEntry(answer))).toContain("[redacted]");
   });
 });
 
 describe("new, branched and forked sessions", () => {
   it("newSession starts an empty session with lineage; the old file is released", async () => {
-    const manager = SessionManager.create({ ...options, cwd: "/p" });
+    const manager = create("/p");
     manager.appendMessage(assistant("a"));
     const oldFile = manager.getSessionFile()!;
-    await manager.newSession({ parentSession: oldFile });
+    const newFile = await manager.newSession({ parentSession: oldFile });
+    expect(newFile).toBe(manager.getSessionFile());
     expect(manager.getEntries()).toHaveLength(0);
     expect(manager.getHeader()).toMatchObject({ parentSession: oldFile, cwd: "/p" });
     expect(manager.getSessionFile()).not.toBe(oldFile);
     // Released: another writer may open the old file now.
-    const other = await SessionManager.open(oldFile, options);
+    const other = await open(oldFile);
     await other.close();
     await manager.close();
   });
 
   it("createBranchedSession copies only the path to the leaf", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create();
     const q = manager.appendMessage(user("q"));
     const a = manager.appendMessage(assistant("a"));
-    manager.branch(q.id);
+    manager.branch(q);
     manager.appendMessage(assistant("abandoned"));
     const source = manager.getSessionFile()!;
-    const file = await manager.createBranchedSession(a.id);
+    const file = manager.createBranchedSession(a);
     expect(file).toBeDefined();
     expect(file).not.toBe(source);
-    expect(manager.getEntries().map((e) => e.id)).toEqual([q.id, a.id]);
+    // Written before the call returned.
+    expect(readRecords(file!).map((r) => r.id).slice(1)).toEqual([q, a]);
+    expect(manager.getEntries().map((e) => e.id)).toEqual([q, a]);
     expect(manager.getHeader().parentSession).toBe(source);
     await manager.close();
-    expect(readRecords(file!).map((r) => r.id).slice(1)).toEqual([q.id, a.id]);
+    expect(readRecords(file!).map((r) => r.id).slice(1)).toEqual([q, a]);
   });
 
   it("forkFrom copies another directory's session into this one", async () => {
     const otherDir = path.join(tmp.path, "other");
-    const source = SessionManager.create({ ...options, sessionDir: otherDir, cwd: "/elsewhere" });
+    const source = create("/elsewhere", otherDir);
     source.appendMessage(user("q"));
     source.appendMessage(assistant("a"));
+    await source.setSessionName("named", "user");
     await source.close();
-    const fork = await SessionManager.forkFrom(source.getSessionFile()!, { ...options, cwd: "/here" });
+    const fork = await SessionManager.forkFrom(source.getSessionFile()!, "/here", sessionDir, undefined, undefined, undefined, extras);
     await fork.flush();
-    expect(fork.getHeader()).toMatchObject({ cwd: "/here", parentSession: source.getSessionFile() });
-    expect(path.dirname(fork.getSessionFile()!)).toBe(options.sessionDir);
+    expect(fork.getHeader()).toMatchObject({ cwd: "/here", parentSession: source.getSessionId(), title: "named", titleSource: "user" });
+    expect(fork.getSessionId()).not.toBe(source.getSessionId());
+    expect(path.dirname(fork.getSessionFile()!)).toBe(sessionDir);
     expect(readRecords(fork.getSessionFile()!)).toHaveLength(3);
     await fork.close();
   });
@@ -225,14 +240,14 @@ describe("new, branched and forked sessions", () => {
 
 describe("read-only and closed managers", () => {
   it("refuses mutations with typed codes", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create();
     manager.appendMessage(assistant("a"));
     await manager.close();
-    const readOnly = await SessionManager.open(manager.getSessionFile()!, { ...options, readOnly: true });
+    const readOnly = await open(manager.getSessionFile()!, true);
     expect(await codeOfAsync(() => readOnly.appendMessage(user("x")))).toBe("read_only");
     expect(await codeOfAsync(() => readOnly.setSessionName("x"))).toBe("read_only");
     expect(await codeOfAsync(() => manager.appendMessage(user("x")))).toBe("closed");
     expect(await codeOfAsync(() => manager.flush())).toBe("closed");
-    expect(await codeOfAsync(() => SessionManager.create({ sessionDir: "relative" }))).toBe("invalid_options");
+    expect(await codeOfAsync(() => SessionManager.create("/w", "relative"))).toBe("invalid_options");
   });
 });

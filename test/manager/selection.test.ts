@@ -17,10 +17,13 @@ const classifyTool: ToolClassifier = (name) =>
 
 let tmp: { path: string; remove(): void };
 let options: SessionManagerOptions;
+let sessionDir: string;
+const create = (extras: SessionManagerOptions) => SessionManager.create("/w", sessionDir, undefined, extras);
 
 beforeEach(() => {
   tmp = makeTempDir("gjc-manager-selection-");
-  options = { sessionDir: path.join(tmp.path, "s"), terminalId: null, classifyTool, logger: recordingLogger() };
+  sessionDir = path.join(tmp.path, "s");
+  options = { terminalId: null, classifyTool, logger: recordingLogger() };
 });
 afterEach(() => tmp.remove());
 
@@ -33,24 +36,24 @@ function selectionRecords(manager: SessionManager) {
 
 describe("toolNames at session start", () => {
   it("names only MCP tools: MCP authority only, built-in baseline untouched", () => {
-    const manager = SessionManager.create({ ...options, toolNames: ["mcp__a", "read"] });
+    const manager = create({ ...options, toolNames: ["mcp__a", "read"] });
     expect(selectionRecords(manager)).toEqual([{ type: "mcp_tool_selection", names: ["mcp__a"], correlation: undefined }]);
     expect(manager.getToolSelection()).toEqual({ mcp: ["mcp__a"], discoveredBuiltin: undefined });
   });
 
   it("names only built-ins: discovered built-in authority only, MCP defaults untouched", () => {
-    const manager = SessionManager.create({ ...options, toolNames: ["search", "edit"] });
+    const manager = create({ ...options, toolNames: ["search", "edit"] });
     expect(manager.getToolSelection()).toEqual({ mcp: undefined, discoveredBuiltin: ["search"] });
   });
 
   it("only essential built-ins establish no authority and persist nothing", () => {
-    const manager = SessionManager.create({ ...options, toolNames: ["read", "edit"] });
+    const manager = create({ ...options, toolNames: ["read", "edit"] });
     expect(manager.getEntries()).toHaveLength(0);
     expect(manager.getToolSelection()).toEqual({ mcp: undefined, discoveredBuiltin: undefined });
   });
 
   it("an empty list clears both, as two correlated entries, MCP first", () => {
-    const manager = SessionManager.create({ ...options, toolNames: [] });
+    const manager = create({ ...options, toolNames: [] });
     const records = selectionRecords(manager);
     expect(records.map((r) => [r.type, r.names])).toEqual([
       ["mcp_tool_selection", []],
@@ -62,7 +65,7 @@ describe("toolNames at session start", () => {
   });
 
   it("names in both domains: one combined activation", async () => {
-    const manager = SessionManager.create({ ...options, toolNames: ["search", "mcp__b", "read"] });
+    const manager = create({ ...options, toolNames: ["search", "mcp__b", "read"] });
     const records = selectionRecords(manager);
     expect(records.map((r) => r.type)).toEqual(["mcp_tool_selection", "discovered_builtin_tool_selection"]);
     expect(records[0]!.correlation).toBe(records[1]!.correlation);
@@ -74,12 +77,12 @@ describe("toolNames at session start", () => {
 
   it("non-empty names without a classifier are refused", async () => {
     const { classifyTool: _c, ...bare } = options;
-    expect(await codeOfAsync(() => SessionManager.create({ ...bare, toolNames: ["x"] }))).toBe("tool_classifier_required");
-    expect(SessionManager.create({ ...bare, toolNames: [] }).getEntries()).toHaveLength(2);
+    expect(await codeOfAsync(() => create({ ...bare, toolNames: ["x"] }))).toBe("tool_classifier_required");
+    expect(create({ ...bare, toolNames: [] }).getEntries()).toHaveLength(2);
   });
 
   it("newSession applies its own toolNames to the new session", async () => {
-    const manager = SessionManager.create(options);
+    const manager = create(options);
     await manager.newSession({ toolNames: ["mcp__z"] });
     expect(manager.getToolSelection()).toEqual({ mcp: ["mcp__z"], discoveredBuiltin: undefined });
   });
@@ -87,20 +90,20 @@ describe("toolNames at session start", () => {
 
 describe("resume", () => {
   it("reconstructs the state without appending anything", async () => {
-    const manager = SessionManager.create({ ...options, toolNames: ["mcp__a", "search"] });
+    const manager = create({ ...options, toolNames: ["mcp__a", "search"] });
     manager.appendMessage(assistant("a"));
     manager.applyToolSelection({ discoveredBuiltin: ["grep_tool"] });
     await manager.close();
     const file = manager.getSessionFile()!;
     const before = fs.readFileSync(file);
-    const resumed = await SessionManager.open(file, options);
+    const resumed = await SessionManager.open(file, sessionDir, undefined, undefined, undefined, options);
     expect(resumed.getToolSelection()).toEqual({ mcp: ["mcp__a"], discoveredBuiltin: ["grep_tool"] });
     await resumed.close();
     expect(fs.readFileSync(file).equals(before)).toBe(true);
   });
 
   it("reads the legacy v4 combined field", async () => {
-    const dir = options.sessionDir;
+    const dir = sessionDir;
     fs.mkdirSync(dir, { mode: 0o700 });
     const file = path.join(dir, "v4.jsonl");
     fs.writeFileSync(
@@ -111,7 +114,7 @@ describe("resume", () => {
         "",
       ].join("\n"),
     );
-    const resumed = await SessionManager.open(file, { ...options, readOnly: true });
+    const resumed = await SessionManager.open(file, sessionDir, undefined, undefined, undefined, { ...options, readOnly: true });
     expect(resumed.getToolSelection()).toEqual({ mcp: ["mcp__x"], discoveredBuiltin: ["search"] });
   });
 });

@@ -13,7 +13,8 @@ import { fileURLToPath } from "node:url";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { BINDING_FILE_NAME, openCandidateForWrite, resolveManagedScope, SecureDir, SecureFsError } from "../../src/index.js";
+import { openCandidateForWrite, resolveManagedScope, SecureDir, SecureFsError } from "../../src/index.js";
+import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";

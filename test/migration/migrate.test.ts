@@ -4,12 +4,8 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import {
-  BINDING_FILE_NAME,
-  openCandidateForWrite,
-  retireCandidate,
-  type MigrationProgress,
-} from "../../src/index.js";
+import { openCandidateForWrite, retireCandidate, type MigrationProgress } from "../../src/index.js";
+import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { operationId } from "../../src/migration/receipts.js";
 import { treeState, useSandboxes } from "../scope/helpers.js";
 import { candidateAt, legacyName, listed, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";

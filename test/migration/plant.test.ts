@@ -12,7 +12,11 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { BINDING_FILE_NAME, openCandidateForWrite, SessionManager } from "../../src/index.js";
+import {
+  openCandidateForWrite,
+  SessionManager,
+} from "../../src/index.js";
+import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { isRoot } from "../helpers/processes.js";
 import { assistant, recordingLogger } from "../manager/helpers.js";
 import { treeState, useSandboxes, type Sandbox } from "../scope/helpers.js";
@@ -149,8 +153,8 @@ describe("planted objects at legacy paths", () => {
 describe("times of a migrated copy", () => {
   it("the copy keeps its source's mtime and atime, so continueRecent resumes the newer native session", async () => {
     const box = sandbox();
-    const base = { cwd: box.cwd, agentDir: box.agentDir, logger: recordingLogger() };
-    const native = SessionManager.create({ ...base, terminalId: "term-native" });
+    const base = { agentDir: box.agentDir, logger: recordingLogger() };
+    const native = SessionManager.create(box.cwd, undefined, undefined, { ...base, terminalId: "term-native" });
     native.appendMessage(assistant(box.cwd));
     await native.close();
     const nativeFile = native.getSessionFile() as string;
@@ -169,7 +173,7 @@ describe("times of a migrated copy", () => {
     expect(copy.atimeNs).toBe(source.atimeNs);
     expect(fs.statSync(path.join(result.path.slice(0, -6), "1.log")).mtime.toISOString()).toBe(january.toISOString());
 
-    const resumed = await SessionManager.continueRecent(undefined, { ...base, terminalId: "term-elsewhere" });
+    const resumed = await SessionManager.continueRecent(box.cwd, undefined, undefined, undefined, undefined, { ...base, terminalId: "term-elsewhere" });
     try {
       expect(resumed.getSessionFile()).toBe(nativeFile);
     } finally {

@@ -8,7 +8,8 @@ import { fileURLToPath } from "node:url";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { BINDING_FILE_NAME, openCandidateForWrite } from "../../src/index.js";
+import { openCandidateForWrite } from "../../src/index.js";
+import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { bundleChild, runChild, startChild, type BundledChild } from "../storage/child-bundle.js";
 import { makeSandbox, type Sandbox } from "../scope/helpers.js";
 import { listed, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";

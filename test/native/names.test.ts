@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { isValidEntryName } from "../../src/index.js";
+import { isValidEntryName } from "../../src/fs/index.js";
 
 describe("entry-name rules (pure, checked before any syscall)", () => {
   const badEverywhere = ["", ".", "..", "a/b", "a/", "/a", "a\0b", "x".repeat(256)];

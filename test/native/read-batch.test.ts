@@ -7,7 +7,8 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { SecureDir, SecureFsError, type DirectoryBatch } from "../../src/index.js";
+import { SecureDir, SecureFsError } from "../../src/index.js";
+import { type DirectoryBatch } from "../../src/fs/index.js";
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { BINDING_LOADER, buildTools, hasCommand, isRoot, run, runWithAddon, skipBecause, type SkipContext, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";

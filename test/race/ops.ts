@@ -11,21 +11,17 @@ import path from "node:path";
 
 import {
   auditAgentDir,
-  BINDING_FILE_NAME,
   GjcError,
   HistoryStorage,
   listSessionCandidates,
   openCandidateForWrite,
-  operationId,
-  RECEIPTS_DIRECTORY,
   resolveManagedScope,
   SessionManager,
   SESSIONS_DIRECTORY,
-  INTERNAL_DIRECTORY,
-  LOCKS_DIRECTORY,
-  sourceLockName,
   type SessionCandidate,
 } from "../../src/index.js";
+import { BINDING_FILE_NAME, INTERNAL_DIRECTORY } from "../../src/scope/index.js";
+import { operationId, RECEIPTS_DIRECTORY, LOCKS_DIRECTORY, sourceLockName } from "../../src/migration/index.js";
 import { assistant, user } from "../manager/helpers.js";
 import { writeLegacySession } from "../migration/fixtures.js";
 
@@ -51,7 +47,7 @@ const refused = (code: string): OpOutcome => ({ kind: "refused", code });
  * answer: a user message with a large image (a blob), an assistant message, the breadcrumb.
  */
 export async function createAndWrite(agentDir: string, cwd: string, text = "inside prompt"): Promise<OpOutcome> {
-  const manager = SessionManager.create({ agentDir, cwd, terminalId: TERMINAL_ID });
+  const manager = SessionManager.create(cwd, undefined, undefined, { agentDir, terminalId: TERMINAL_ID });
   try {
     manager.appendMessage({
       role: "user",
@@ -71,7 +67,7 @@ export async function createAndWrite(agentDir: string, cwd: string, text = "insi
 
 /** Opens the existing session file `file` for writing, appends one exchange, closes. */
 export async function openAndAppend(agentDir: string, file: string): Promise<OpOutcome> {
-  const manager = await SessionManager.open(file, { sessionDir: path.dirname(file), agentDir, terminalId: TERMINAL_ID });
+  const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { agentDir, terminalId: TERMINAL_ID });
   try {
     manager.appendMessage(user("appended"));
     manager.appendMessage(assistant("ok"));
@@ -84,7 +80,7 @@ export async function openAndAppend(agentDir: string, file: string): Promise<OpO
 
 /** `SessionManager.continueRecent` of `cwd`'s managed scope (reads this terminal's breadcrumb), closed again. */
 export async function continueRecent(agentDir: string, cwd: string): Promise<OpOutcome> {
-  const manager = await SessionManager.continueRecent(undefined, { agentDir, cwd, terminalId: TERMINAL_ID });
+  const manager = await SessionManager.continueRecent(cwd, undefined, undefined, undefined, undefined, { agentDir, terminalId: TERMINAL_ID });
   try {
     return ok(manager.getEntries());
   } finally {
@@ -94,12 +90,12 @@ export async function continueRecent(agentDir: string, cwd: string): Promise<OpO
 
 /** `SessionManager.list` of the managed scope of `cwd`. */
 export async function list(agentDir: string, cwd: string): Promise<OpOutcome> {
-  return ok(await SessionManager.list({ agentDir, cwd }));
+  return ok(await SessionManager.list(cwd, undefined, undefined, { agentDir }));
 }
 
 /** `SessionManager.listAll` of every scope below the agent dir. */
 export async function listAll(agentDir: string): Promise<OpOutcome> {
-  return ok(await SessionManager.listAll({ agentDir }));
+  return ok(await SessionManager.listAll(undefined, agentDir));
 }
 
 /** Opens the prompt history, adds one prompt, writes it, closes. */

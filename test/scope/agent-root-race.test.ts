@@ -9,7 +9,12 @@ import path from "node:path";
 
 import { beforeAll, describe, expect, it } from "vitest";
 
-import { ScopeError, listAllManaged, listManagedScope, managedSessionTarget, StorageError } from "../../src/index.js";
+import {
+  ScopeError,
+  StorageError,
+} from "../../src/index.js";
+import { listAllManaged, listManagedScope } from "../../src/manager/index.js";
+import { managedSessionTarget } from "../../src/scope/index.js";
 import { buildTools, hasCommand, isRoot, skipBecause, type Tools } from "../helpers/processes.js";
 import { treeState, useSandboxes, type Sandbox } from "./helpers.js";
 

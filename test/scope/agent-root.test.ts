@@ -13,17 +13,15 @@ import { describe, expect, it } from "vitest";
 
 import {
   AgentRoot,
-  BINDING_FILE_NAME,
   ScopeError,
   SecureFsError,
-  TERMINAL_SESSIONS_DIR,
-  listAllManaged,
-  listManagedScope,
-  managedSessionTarget,
   readBreadcrumb,
   resolveManagedScope,
   writeBreadcrumb,
 } from "../../src/index.js";
+import { BINDING_FILE_NAME, managedSessionTarget } from "../../src/scope/index.js";
+import { TERMINAL_SESSIONS_DIR } from "../../src/manager/breadcrumbs.js";
+import { listAllManaged, listManagedScope } from "../../src/manager/index.js";
 import { isRoot, skipBecause } from "../helpers/processes.js";
 import { treeState, useSandboxes, type Sandbox } from "./helpers.js";
 

@@ -3,7 +3,8 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { BINDING_FILE_NAME, checkBindingBytes, decodeBinding, resolveManagedScope, scopeDigest, type ManagedScope } from "../../src/index.js";
+import { resolveManagedScope, type ManagedScope } from "../../src/index.js";
+import { BINDING_FILE_NAME, checkBindingBytes, decodeBinding, scopeDigest } from "../../src/scope/index.js";
 import { isRoot } from "../helpers/processes.js";
 import { useSandboxes, type Sandbox } from "./helpers.js";
 

@@ -3,14 +3,8 @@ import path from "node:path";
 
 import { afterEach, describe, expect, it } from "vitest";
 
-import {
-  base32Lower,
-  classifyWindowsPath,
-  isScopeDirectoryName,
-  scopeDigest,
-  scopeDirectoryName,
-  workspaceIdentity,
-} from "../../src/index.js";
+import { isScopeDirectoryName } from "../../src/index.js";
+import { base32Lower, classifyWindowsPath, scopeDigest, scopeDirectoryName, workspaceIdentity } from "../../src/scope/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 const temps: { remove(): void }[] = [];

@@ -3,7 +3,8 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import { BINDING_FILE_NAME, inspectScopeDirectories, resolveManagedScope, scopeDigest } from "../../src/index.js";
+import { inspectScopeDirectories, resolveManagedScope } from "../../src/index.js";
+import { BINDING_FILE_NAME, scopeDigest } from "../../src/scope/index.js";
 import { treeState, useSandboxes } from "./helpers.js";
 
 const sandbox = useSandboxes();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import { discoveredLegacyDirectories, legacyDirectoryNames, MAX_DISCOVERED_LEGACY_DIRECTORIES } from "../../src/index.js";
+import { legacyDirectoryNames } from "../../src/index.js";
+import { discoveredLegacyDirectories, MAX_DISCOVERED_LEGACY_DIRECTORIES } from "../../src/scope/index.js";
 
 const anchors = { home: "/home/u", tmp: "/tmp" };
 

@@ -19,7 +19,7 @@ function scopeDir(box: Sandbox): string {
 describe("SessionManager defaults to the managed scope of the cwd", () => {
   it("create writes only into the v2 scope, never the legacy layout", async () => {
     const box = sandbox();
-    const manager = SessionManager.create({ cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    const manager = SessionManager.create(box.cwd, undefined, undefined, { agentDir: box.agentDir, terminalId: null });
     manager.appendMessage(user("q"));
     manager.appendMessage(assistant("a"));
     await manager.close();
@@ -33,18 +33,18 @@ describe("SessionManager defaults to the managed scope of the cwd", () => {
 
   it("continueRecent, list and listAll use the same scope; list never writes", async () => {
     const box = sandbox();
-    expect((await SessionManager.list({ cwd: box.cwd, agentDir: box.agentDir })).sessions).toEqual([]);
+    expect(await SessionManager.list(box.cwd, undefined, undefined, { agentDir: box.agentDir })).toEqual([]);
     expect(fs.existsSync(box.agentDir)).toBe(false);
-    const first = await SessionManager.continueRecent(undefined, { cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    const first = await SessionManager.continueRecent(box.cwd, undefined, undefined, undefined, undefined, { agentDir: box.agentDir, terminalId: null });
     first.appendMessage(user("q"));
     first.appendMessage(assistant("a"));
     await first.close();
     const before = treeState(box.agentDir);
-    const listing = await SessionManager.list({ cwd: box.cwd, agentDir: box.agentDir });
-    expect(listing.sessions.map((s) => s.path)).toEqual([first.getSessionFile()]);
-    expect((await SessionManager.listAll({ agentDir: box.agentDir })).sessions.map((s) => s.path)).toEqual([first.getSessionFile()]);
+    const listing = await SessionManager.list(box.cwd, undefined, undefined, { agentDir: box.agentDir });
+    expect(listing.map((s) => s.path)).toEqual([first.getSessionFile()]);
+    expect((await SessionManager.listAll(undefined, box.agentDir)).map((s) => s.path)).toEqual([first.getSessionFile()]);
     expect(treeState(box.agentDir)).toEqual(before);
-    const again = await SessionManager.continueRecent(undefined, { cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    const again = await SessionManager.continueRecent(box.cwd, undefined, undefined, undefined, undefined, { agentDir: box.agentDir, terminalId: null });
     expect(again.getSessionFile()).toBe(first.getSessionFile());
     await again.close();
   });
@@ -52,13 +52,13 @@ describe("SessionManager defaults to the managed scope of the cwd", () => {
   it("legacy sessions are not resumed by default writers (they are listed through candidates)", async () => {
     const box = sandbox();
     writeLegacySession(path.join(box.agentDir, "sessions"), box.cwd);
-    expect((await SessionManager.list({ cwd: box.cwd, agentDir: box.agentDir })).sessions).toEqual([]);
+    expect(await SessionManager.list(box.cwd, undefined, undefined, { agentDir: box.agentDir })).toEqual([]);
   });
 
   it("an explicit session dir bypasses scope derivation", async () => {
     const box = sandbox();
     const explicit = path.join(box.root, "explicit");
-    const manager = SessionManager.create({ sessionDir: explicit, cwd: box.cwd, agentDir: box.agentDir, terminalId: null });
+    const manager = SessionManager.create(box.cwd, explicit, undefined, { agentDir: box.agentDir, terminalId: null });
     manager.appendMessage(user("q"));
     manager.appendMessage(assistant("a"));
     await manager.close();
@@ -68,9 +68,9 @@ describe("SessionManager defaults to the managed scope of the cwd", () => {
 
   it("scope failures surface as ScopeError codes", () => {
     const box = sandbox();
-    expect(() => SessionManager.create({ cwd: path.join(box.cwd, "missing"), agentDir: box.agentDir })).toThrow(ScopeError);
+    expect(() => SessionManager.create(path.join(box.cwd, "missing"), undefined, undefined, { agentDir: box.agentDir })).toThrow(ScopeError);
     try {
-      SessionManager.create({ cwd: path.join(box.cwd, "missing"), agentDir: box.agentDir });
+      SessionManager.create(path.join(box.cwd, "missing"), undefined, undefined, { agentDir: box.agentDir });
     } catch (error) {
       expect((error as ScopeError).code).toBe("cwd_missing");
     }

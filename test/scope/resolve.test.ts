@@ -4,16 +4,8 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import {
-  BINDING_FILE_NAME,
-  defaultAgentDir,
-  encodeBinding,
-  resolveManagedScope,
-  resolveManagedScopeOrThrow,
-  scopeDigest,
-  ScopeError,
-  type ManagedScope,
-} from "../../src/index.js";
+import { defaultAgentDir, resolveManagedScope, resolveManagedScopeOrThrow, ScopeError, type ManagedScope } from "../../src/index.js";
+import { BINDING_FILE_NAME, encodeBinding, scopeDigest } from "../../src/scope/index.js";
 import { isRoot } from "../helpers/processes.js";
 import { treeState, useSandboxes } from "./helpers.js";
 

@@ -10,7 +10,8 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { BlobStore, SecureDir, externalizeImageBlobs, isBlobRef, parseBlobRef, resolveBlobRefs } from "../../src/index.js";
+import { BlobStore, SecureDir, isBlobRef, parseBlobRef } from "../../src/index.js";
+import { externalizeImageBlobs, resolveBlobRefs } from "../../src/session/index.js";
 import { isRoot, run } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { asyncCodeOf, codeOf } from "./storages.js";

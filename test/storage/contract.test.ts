@@ -35,7 +35,7 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
 
     it("refuses the root itself as a file", async () => {
       expect(await asyncCodeOf(() => storage.readText(root))).toBe("invalid_path");
-      expect(await asyncCodeOf(() => storage.openWriter(root))).toBe("invalid_path");
+      expect(codeOf(() => storage.openWriter(root))).toBe("invalid_path");
     });
 
     it("resolves . and .. segments that stay below the root", async () => {
@@ -303,7 +303,7 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       await writer.writeLine("2");
       await writer.close();
       expect(await storage.readText(at("e.jsonl"))).toBe("1\n2\n");
-      expect(await asyncCodeOf(() => storage.openWriter(at("no-dir", "x.jsonl")))).toBe("not_found");
+      expect(codeOf(() => storage.openWriter(at("no-dir", "x.jsonl")))).toBe("not_found");
     });
 
     it("repairs a torn final record before the first append", async () => {
@@ -343,7 +343,7 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
 
     it("keeps one writer per file: a second one is session_busy until the first closes", async () => {
       const first = await storage.openWriter(at("w.jsonl"));
-      expect(await asyncCodeOf(() => storage.openWriter(at("w.jsonl")))).toBe("session_busy");
+      expect(codeOf(() => storage.openWriter(at("w.jsonl")))).toBe("session_busy");
       const other = await storage.openWriter(at("other.jsonl"));
       await other.close();
       // Readers are never blocked by a writer.
@@ -377,7 +377,7 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       await writer.flush();
       expect(await storage.readText(at("rw.jsonl"))).toBe("new-1\nnew-2\nafter\n");
       // Still the only writer after the rewrite.
-      expect(await asyncCodeOf(() => storage.openWriter(at("rw.jsonl")))).toBe("session_busy");
+      expect(codeOf(() => storage.openWriter(at("rw.jsonl")))).toBe("session_busy");
       await writer.close();
     });
 
@@ -405,6 +405,46 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       expect([after.dev, after.ino]).toEqual([before.dev, before.ino]);
       expect(after.size).toBe(before.size + 2);
       expect(after.mtimeMs).toBeGreaterThanOrEqual(before.mtimeMs);
+    });
+  });
+
+  describe("synchronous calls", () => {
+    it("open a writer, append lines, read text, rename and unlink without awaiting", () => {
+      storage.ensureDirSync(at("s"));
+      const writer = storage.openWriter(at("s", "a.jsonl"));
+      writer.writeLineSync('{"n":1}');
+      writer.writeLineSync('{"n":2}');
+      expect(codeOf(() => writer.writeLineSync("x\ny"))).toBe("invalid_line");
+      expect(storage.readTextSync(at("s", "a.jsonl"))).toBe('{"n":1}\n{"n":2}\n');
+      expect(codeOf(() => storage.openWriter(at("s", "a.jsonl")))).toBe("session_busy");
+      expect(codeOf(() => storage.renameSync(at("s", "a.jsonl"), at("s", "b.jsonl")))).toBe("session_busy");
+      return writer.close().then(() => {
+        expect(codeOf(() => writer.writeLineSync("z"))).toBe("writer_closed");
+        storage.writeTextSync(at("s", "taken.jsonl"), "t");
+        expect(codeOf(() => storage.renameSync(at("s", "a.jsonl"), at("s", "taken.jsonl"), { noReplace: true }))).toBe("already_exists");
+        storage.renameSync(at("s", "a.jsonl"), at("s", "b.jsonl"), { noReplace: true });
+        expect(storage.existsSync(at("s", "a.jsonl"))).toBe(false);
+        expect(storage.readTextSync(at("s", "b.jsonl"))).toBe('{"n":1}\n{"n":2}\n');
+        storage.unlinkSync(at("s", "b.jsonl"));
+        expect(codeOf(() => storage.readTextSync(at("s", "b.jsonl")))).toBe("not_found");
+        expect(codeOf(() => storage.unlinkSync(at("s")))).toBe("not_regular_file");
+      });
+    });
+
+    it("refuses a synchronous append while a rewrite is queued, then appends after it", async () => {
+      const writer = storage.openWriter(at("q.jsonl"));
+      writer.writeLineSync("old");
+      const rewrite = writer.rewrite(["new\n"]);
+      expect(codeOf(() => writer.writeLineSync("late"))).toBe("writer_busy");
+      expect(codeOf(() => writer.closeSync())).toBe("writer_busy");
+      await rewrite;
+      writer.writeLineSync("after");
+      writer.closeSync();
+      writer.closeSync();
+      expect(codeOf(() => storage.openWriter(at("q.jsonl")).closeSync())).toBeUndefined();
+      await writer.close();
+      expect(await storage.readText(at("q.jsonl"))).toBe("new\nafter\n");
+      expect(logger.calls).toEqual([]);
     });
   });
 });

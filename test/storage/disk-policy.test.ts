@@ -38,7 +38,7 @@ describe.each(["file", "managed"] as const)("disk policy: %s", (kind) => {
     expect(await asyncCodeOf(() => storage.readText(at("link", "target.jsonl")))).toBe("symlink_refused");
     expect(codeOf(() => storage.openReaderSync(at("link", "target.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.writeText(at("link", "new.jsonl"), "x"))).toBe("symlink_refused");
-    expect(await asyncCodeOf(() => storage.openWriter(at("link", "target.jsonl")))).toBe("symlink_refused");
+    expect(codeOf(() => storage.openWriter(at("link", "target.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.replaceAtomic(at("link", "target.jsonl"), ["x"]))).toBe(
       "symlink_refused",
     );
@@ -57,8 +57,8 @@ describe.each(["file", "managed"] as const)("disk policy: %s", (kind) => {
     expect(codeOf(() => storage.openReaderSync(at("d.jsonl")))).toBe("symlink_refused");
     expect(codeOf(() => storage.statSync(at("s.jsonl")))).toBe("symlink_refused");
     expect(codeOf(() => storage.existsSync(at("s.jsonl")))).toBe("symlink_refused");
-    expect(await asyncCodeOf(() => storage.openWriter(at("s.jsonl")))).toBe("symlink_refused");
-    expect(await asyncCodeOf(() => storage.openWriter(at("d.jsonl")))).toBe("symlink_refused");
+    expect(codeOf(() => storage.openWriter(at("s.jsonl")))).toBe("symlink_refused");
+    expect(codeOf(() => storage.openWriter(at("d.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.writeText(at("s.jsonl"), "x"))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.unlink(at("s.jsonl")))).toBe("symlink_refused");
     expect(await asyncCodeOf(() => storage.rename(at("s.jsonl"), at("t.jsonl")))).toBe("symlink_refused");
@@ -73,7 +73,7 @@ describe.each(["file", "managed"] as const)("disk policy: %s", (kind) => {
     expect(made.status).toBe(0);
     expect(await asyncCodeOf(() => storage.readText(at("fifo.jsonl")))).toBe("not_regular_file");
     expect(codeOf(() => storage.openReaderSync(at("fifo.jsonl")))).toBe("not_regular_file");
-    expect(await asyncCodeOf(() => storage.openWriter(at("fifo.jsonl")))).toBe("not_regular_file");
+    expect(codeOf(() => storage.openWriter(at("fifo.jsonl")))).toBe("not_regular_file");
     expect(storage.statSync(at("fifo.jsonl")).kind).toBe("other");
     expect(storage.listFilesSync(root)).toEqual([]);
   });
@@ -136,7 +136,7 @@ describe("managed specifics", () => {
     fs.linkSync(path.join(root, "linked.jsonl"), path.join(root, "second-name.jsonl"));
     const loose = await storage.readText(path.join(root, "loose.jsonl")).catch((error: unknown) => error);
     expect(loose).toMatchObject({ code: "unsafe_entry", detail: "mode_mismatch" });
-    expect(await asyncCodeOf(() => storage.openWriter(path.join(root, "loose.jsonl")))).toBe("unsafe_entry");
+    expect(codeOf(() => storage.openWriter(path.join(root, "loose.jsonl")))).toBe("unsafe_entry");
     expect(codeOf(() => storage.openReaderSync(path.join(root, "loose.jsonl")))).toBe("unsafe_entry");
     expect(codeOf(() => storage.openReaderSync(path.join(root, "second-name.jsonl")))).toBe("unsafe_entry");
     expect(codeOf(() => storage.listFilesSync(path.join(root, "open-dir")))).toBe("unsafe_entry");
@@ -166,6 +166,25 @@ describe("modes under any umask (child processes)", () => {
     expect(Object.keys(modes)).toHaveLength(20);
     for (const [entry, mode] of Object.entries(modes)) {
       expect([entry, mode]).toEqual([entry, entry.endsWith(":dir") ? "700" : "600"]);
+    }
+  });
+});
+
+describe("FileSessionStorage without a root", () => {
+  it("applies the explicit-directory rules to every path from the file system root", () => {
+    const temp = makeTempDir("gjc-noroot-");
+    const base = fs.realpathSync(temp.path);
+    try {
+      const storage = new FileSessionStorage();
+      expect(storage.root).toBe(path.parse(base).root);
+      storage.ensureDirSync(path.join(base, "dir"));
+      expect(fs.statSync(path.join(base, "dir")).mode & 0o777).toBe(0o700);
+      storage.writeTextSync(path.join(base, "dir", "a.jsonl"), "x\n");
+      expect(fs.statSync(path.join(base, "dir", "a.jsonl")).mode & 0o777).toBe(0o600);
+      fs.symlinkSync(path.join(base, "dir"), path.join(base, "link"));
+      expect(codeOf(() => storage.readTextSync(path.join(base, "link", "a.jsonl")))).toBe("symlink_refused");
+    } finally {
+      temp.remove();
     }
   });
 });

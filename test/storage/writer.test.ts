@@ -42,7 +42,7 @@ class CountingSink implements LineSink {
     for (const chunk of chunks) fs.writeSync(this.fd, Buffer.from(chunk));
   }
 
-  async close(): Promise<void> {
+  closeSync(): void {
     fs.closeSync(this.fd);
   }
 }

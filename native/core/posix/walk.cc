@@ -181,6 +181,17 @@ Result<OwnedHandle> open_file_name(int parent, std::string_view name, const File
     }
     return fd;
   }
+  if ((flags & O_ACCMODE) != O_RDONLY) {
+    // Opening for writing is already a use of the object (it wakes watchers; a device may
+    // act on open), so an existing entry that is visibly not a regular file of ours is
+    // refused before it is opened. The checks on the opened descriptor below stay the
+    // authority; this only keeps another user's object from being opened for writing.
+    struct stat pre {};
+    if (retry_eintr([&] { return ::fstatat(parent, n.c_str(), &pre, AT_SYMLINK_NOFOLLOW); }) == 0 &&
+        (!S_ISREG(pre.st_mode) || pre.st_uid != ::geteuid())) {
+      return check_stat(pre, false, ::geteuid()).failure();
+    }
+  }
   // O_NONBLOCK so that a FIFO or device cannot hold the open; cleared once the type is known.
   fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NONBLOCK); }));
   if (!fd.valid()) return posix::errno_failure(errno, "openat");

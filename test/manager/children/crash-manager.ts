@@ -4,9 +4,10 @@
  * knows exactly what was promised.
  *
  * argv: mode ("append" | "rewrite") sessionDir file firstNumber
- * - append: appends `custom` entries numbered from firstNumber, flush() after each, acks "n".
- * - rewrite: sets `data.gen` of every `custom` entry to firstNumber, firstNumber+1, ... with
- *   rewriteEntries (atomic), acks "g" after each.
+ * - append: appends user messages numbered (`message.n`) from firstNumber, flush() after
+ *   each, acks "n".
+ * - rewrite: sets `message.gen` of every user message to firstNumber, firstNumber+1, ... with
+ *   applyEntryMessageUpdates + rewriteEntries (atomic), acks "g" after each.
  */
 import fs from "node:fs";
 
@@ -15,7 +16,7 @@ import { SessionManager } from "../../../src/index.js";
 const [mode, sessionDir, file, first] = process.argv.slice(2) as [string, string, string, string];
 const acknowledge = (line: string) => fs.writeSync(1, line + "\n");
 const quiet = { error() {} };
-const manager = await SessionManager.open(file, { sessionDir, terminalId: null, logger: quiet });
+const manager = await SessionManager.open(file, sessionDir, undefined, undefined, undefined, { terminalId: null, logger: quiet });
 if (manager.getEntries().length === 0) {
   manager.appendMessage({ role: "assistant", content: [], provider: "p", model: "m", timestamp: 0 });
   await manager.flush();
@@ -23,12 +24,15 @@ if (manager.getEntries().length === 0) {
 acknowledge("ready");
 for (let n = Number(first); ; n++) {
   if (mode === "append") {
-    manager.appendCustomEntry("crash", { n, pad: "x".repeat(n % 200) });
+    manager.appendMessage({ role: "user", content: "crash", n, pad: "x".repeat(n % 200) });
     await manager.flush();
   } else {
-    await manager.rewriteEntries((entry) =>
-      entry.type === "custom" ? { ...entry, data: { ...(entry.data as object), gen: n } } : undefined,
-    );
+    const updates = manager
+      .getEntries()
+      .filter((entry) => entry.type === "message" && (entry as { message?: { role?: string } }).message?.role === "user")
+      .map((entry) => ({ ...entry, message: { ...(entry as { message: object }).message, gen: n } }) as typeof entry);
+    manager.applyEntryMessageUpdates(updates);
+    await manager.rewriteEntries();
   }
   acknowledge(String(n));
 }

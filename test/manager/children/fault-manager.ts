@@ -12,7 +12,7 @@ import { GjcError, SessionManager } from "../../../src/index.js";
 const [sessionDir] = process.argv.slice(2) as [string];
 const logged: { message: string; path: string; code: string }[] = [];
 const logger = { error: (message: string, details: { path: string; code: string }) => logged.push({ message, path: details.path, code: details.code }) };
-const manager = SessionManager.create({ sessionDir, terminalId: null, logger });
+const manager = SessionManager.create("/w", sessionDir, undefined, { terminalId: null, logger });
 manager.appendMessage({ role: "assistant", content: [], provider: "p", model: "m", timestamp: 0 });
 await manager.flush();
 
@@ -39,7 +39,7 @@ const later = [
   await codeOf(() => manager.appendMessage({ role: "user", content: "x" })),
   await codeOf(() => manager.setSessionName("late")),
   await codeOf(() => manager.flush()),
-  await codeOf(() => manager.rewriteEntries(() => undefined)),
+  await codeOf(() => manager.rewriteEntries()),
   await codeOf(() => manager.close()),
 ];
 const cause = (errors[0] as { cause?: { code?: string; errno?: string } }).cause;

@@ -8,7 +8,8 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { LISTING_INDEX_FILE_NAME, listSessions } from "../../../src/index.js";
+import { listSessions } from "../../../src/index.js";
+import { LISTING_INDEX_FILE_NAME } from "../../../src/manager/index.js";
 
 const [sessionDir] = process.argv.slice(2) as [string];
 const listing = await listSessions(sessionDir, { cache: false });

@@ -1,0 +1,148 @@
+/**
+ * GJC's destination arguments: where a factory puts (or looks for) sessions. A destination
+ * is `undefined` (the managed scope of the cwd), a string (an explicit session directory),
+ * or a token that {@link managedDestination} / {@link explicitDestination} issued. Tokens
+ * are checked by identity against the ones this module handed out, so a look-alike object
+ * cannot point a manager at a directory nobody resolved.
+ */
+import path from "node:path";
+
+import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
+import { managedSessionTarget } from "../scope/session-defaults.js";
+import { SessionManagerError } from "./errors.js";
+import { resolveOptions, type ResolvedOptions, type SessionManagerOptions, type SessionTarget } from "./options.js";
+
+/** A trusted destination token; only {@link managedDestination} and {@link explicitDestination} make them. */
+export interface SessionDestination {
+  readonly kind: "managed" | "explicit";
+  /** The absolute session directory the token resolves to. */
+  readonly sessionDir: string;
+}
+
+/** What the factories accept where GJC takes a `SessionDestinationInput`. */
+export type SessionDestinationInput = string | SessionDestination | undefined;
+
+/** GJC's legacy-layout policy argument; see {@link checkMigrationPolicy}. */
+export type MigrationPolicy = "copy-retain" | "disabled";
+
+/** GJC's resident-memory mode argument; see {@link checkSessionMemoryMode}. */
+export type SessionMemoryMode = "off" | "shadow" | "enabled" | "auto";
+
+interface IssuedToken {
+  storage: SessionStorage | undefined;
+  agentDir: string | undefined;
+}
+
+const issued = new WeakMap<object, IssuedToken>();
+
+function issue(kind: SessionDestination["kind"], sessionDir: string, token: IssuedToken): SessionDestination {
+  const destination: SessionDestination = Object.freeze({ kind, sessionDir });
+  issued.set(destination, token);
+  return destination;
+}
+
+/**
+ * Refuses a caller storage where the managed scope is used: the scope is reached through
+ * owner-only managed storage, which only stands in for the real file system.
+ * @throws SessionManagerError `managed_storage_unsupported`
+ */
+export function checkManagedStorage(storage: SessionStorage | undefined): void {
+  if (storage !== undefined && !(storage instanceof FileSessionStorage)) {
+    throw new SessionManagerError(
+      "managed_storage_unsupported",
+      "a managed session scope needs file storage; pass a session directory to use another storage",
+    );
+  }
+}
+
+/**
+ * Resolves and prepares (creates owner-only, binds) the managed scope of `cwd` and returns a
+ * token for it.
+ * @throws SessionManagerError `managed_storage_unsupported`, `invalid_options`; ScopeError
+ */
+export function managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
+  checkManagedStorage(storage);
+  if (agentDir !== undefined && !path.isAbsolute(agentDir)) {
+    throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
+  }
+  const target = managedSessionTarget(cwd, agentDir);
+  return issue("managed", target.sessionDir, { storage: target.storage, agentDir: target.agentDir });
+}
+
+/**
+ * A token for the explicit session directory `directory` (explicit-directory rules apply).
+ * @throws SessionManagerError `invalid_options` for a relative or empty path
+ */
+export function explicitDestination(directory: string): SessionDestination {
+  if (typeof directory !== "string" || !path.isAbsolute(directory)) {
+    throw new SessionManagerError("invalid_options", "an explicit destination must be an absolute directory");
+  }
+  return issue("explicit", path.resolve(directory), { storage: undefined, agentDir: undefined });
+}
+
+/**
+ * The session target of a destination argument for `cwd`.
+ * @throws SessionManagerError `untrusted_destination` for an object this module did not
+ *   issue, `managed_storage_unsupported`, `invalid_options`
+ */
+export function targetOf(cwd: string, destination: SessionDestinationInput, storage: SessionStorage | undefined): SessionTarget {
+  if (typeof cwd !== "string" || cwd.length === 0) throw new SessionManagerError("invalid_options", "cwd must be a non-empty string");
+  if (destination === undefined) {
+    checkManagedStorage(storage);
+    return { sessionDir: undefined, storage: undefined, cwd };
+  }
+  if (typeof destination === "string") {
+    if (!path.isAbsolute(destination)) throw new SessionManagerError("invalid_options", "the session directory must be an absolute path");
+    return { sessionDir: path.resolve(destination), storage, cwd };
+  }
+  const token = typeof destination === "object" && destination !== null ? issued.get(destination) : undefined;
+  if (token === undefined) {
+    throw new SessionManagerError("untrusted_destination", "the session destination was not issued by managedDestination or explicitDestination");
+  }
+  if (destination.kind === "managed") {
+    checkManagedStorage(storage);
+    return { sessionDir: destination.sessionDir, storage: token.storage, cwd, agentDir: token.agentDir };
+  }
+  return { sessionDir: destination.sessionDir, storage, cwd };
+}
+
+/**
+ * Validates GJC's `migrationPolicy`. Both values behave the same here: no factory adopts a
+ * legacy-layout session implicitly (legacy sessions reach the managed scope only through the
+ * explicit migration, which copies and retains), so there is nothing for `"disabled"` to stop.
+ * @throws SessionManagerError `invalid_options` for any other value
+ */
+export function checkMigrationPolicy(value: MigrationPolicy | undefined): void {
+  if (value !== undefined && value !== "copy-retain" && value !== "disabled") {
+    throw new SessionManagerError("invalid_options", `unknown migrationPolicy: ${String(value)}`);
+  }
+}
+
+/**
+ * Validates GJC's `sessionMemoryMode`. It has no effect: it tunes GJC's resident caches and
+ * spill sidecars, and this store keeps the parsed session in memory and nothing beside it.
+ * @throws SessionManagerError `invalid_options` for any other value
+ */
+export function checkSessionMemoryMode(value: SessionMemoryMode | undefined): void {
+  if (value !== undefined && value !== "off" && value !== "shadow" && value !== "enabled" && value !== "auto") {
+    throw new SessionManagerError("invalid_options", `unknown sessionMemoryMode: ${String(value)}`);
+  }
+}
+
+/**
+ * The options a factory that takes GJC's policy arguments runs with: the policies checked,
+ * then the destination resolved for `cwd`.
+ * @throws what {@link checkMigrationPolicy}, {@link checkSessionMemoryMode}, {@link targetOf}
+ *   and `resolveOptions` throw
+ */
+export function resolveFactoryOptions(
+  cwd: string,
+  destination: SessionDestinationInput,
+  storage: SessionStorage | undefined,
+  policies: { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined },
+  options: SessionManagerOptions,
+): ResolvedOptions {
+  checkMigrationPolicy(policies.migrationPolicy);
+  checkSessionMemoryMode(policies.sessionMemoryMode);
+  return resolveOptions(targetOf(cwd, destination, storage), options);
+}

@@ -1,0 +1,87 @@
+/**
+ * GJC's static listings (`SessionManager.list` / `listAll`) over discovery: which directory
+ * a workspace's sessions are in, and which storage reaches it.
+ */
+import path from "node:path";
+
+import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
+import { defaultAgentDir } from "../scope/resolve.js";
+import { checkManagedStorage } from "./destination.js";
+import { listSessions, type DiscoveryOptions } from "./discovery.js";
+import { listAllManaged, listManagedScope } from "./managed-listing.js";
+import type { SessionInfo } from "./session-info.js";
+
+/** Our extras of the listings: the agent directory and discovery's tuning options. */
+export interface ListOptions extends Omit<DiscoveryOptions, "storage"> {
+  /** The agent directory whose managed scopes are listed; default `defaultAgentDir()`. */
+  agentDir?: string;
+}
+
+/**
+ * The sessions of `sessionDir`, else of the managed scope of `cwd` (none when it does not
+ * exist yet), newest first.
+ * @throws SessionManagerError `managed_storage_unsupported` for a non-file storage without a
+ *   directory; ScopeError for an unusable `cwd`
+ */
+export async function listScope(
+  cwd: string,
+  sessionDir: string | undefined,
+  storage: SessionStorage | undefined,
+  options: ListOptions,
+): Promise<SessionInfo[]> {
+  const { agentDir, ...discovery } = options;
+  if (sessionDir !== undefined) {
+    return (await listSessions(sessionDir, storage === undefined ? discovery : { ...discovery, storage })).sessions;
+  }
+  checkManagedStorage(storage);
+  return (await listManagedScope(cwd, agentDir, discovery)).sessions;
+}
+
+/** The sessions of every managed scope under `<agentDir>/sessions`; `[]` for a non-file storage. */
+export async function listAllScopes(
+  storage: SessionStorage | undefined,
+  managedAgentDir: string | undefined,
+  options: ListOptions,
+): Promise<SessionInfo[]> {
+  if (storage !== undefined && !(storage instanceof FileSessionStorage)) return [];
+  const { agentDir, ...discovery } = options;
+  return (await listAllManaged({ ...discovery, agentDir: managedAgentDir ?? agentDir ?? defaultAgentDir() })).sessions;
+}
+
+/** What {@link resolveResumableSession} found: the session, and whether it is this workspace's. */
+export interface ResolvedSessionMatch {
+  session: SessionInfo;
+  /** `local`: in this workspace's listing; `global`: in another managed scope */
+  scope: "local" | "global";
+}
+
+/** Whether `prefix` (lowercased) starts the id, the file name or the id part of the file name. */
+function matchesPrefix(session: SessionInfo, prefix: string): boolean {
+  const name = path.basename(session.path).toLowerCase();
+  const idPart = name.replace(/\.jsonl$/, "").split("_").pop() ?? "";
+  return session.id.toLowerCase().startsWith(prefix) || name.startsWith(prefix) || idPart.startsWith(prefix);
+}
+
+/**
+ * GJC's `--resume <prefix>` lookup: the first session (newest first) whose id, file name, or
+ * the id part of its file name starts with `sessionArg` (case-insensitive), first among this
+ * workspace's sessions (`sessionDir`, else the managed scope of `cwd`), then, only without a
+ * `sessionDir`, among every managed scope.
+ * @returns `undefined` when nothing matches or `sessionArg` is empty
+ */
+export async function resolveResumableSession(
+  sessionArg: string,
+  cwd: string,
+  sessionDir?: string,
+  storage?: SessionStorage,
+  managedAgentDir?: string,
+): Promise<ResolvedSessionMatch | undefined> {
+  const prefix = typeof sessionArg === "string" ? sessionArg.trim().toLowerCase() : "";
+  if (prefix.length === 0) return undefined;
+  const agentDir = managedAgentDir === undefined ? {} : { agentDir: managedAgentDir };
+  const local = (await listScope(cwd, sessionDir, storage, agentDir)).find((s) => matchesPrefix(s, prefix));
+  if (local !== undefined) return { session: local, scope: "local" };
+  if (sessionDir !== undefined) return undefined;
+  const global = (await listAllScopes(storage, managedAgentDir, {})).find((s) => matchesPrefix(s, prefix));
+  return global === undefined ? undefined : { session: global, scope: "global" };
+}

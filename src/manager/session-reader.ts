@@ -1,0 +1,124 @@
+/**
+ * The reading half of the session manager: GJC's accessors over the current session state.
+ * Every entry handed out is a copy, so a caller cannot change what the next write persists.
+ */
+import {
+  buildSessionContext,
+  type FileEntry,
+  type SessionContext,
+  type SessionHeader,
+  type SessionTreeNode,
+} from "../session/index.js";
+import { EntryAppender } from "./appender.js";
+import type { SessionLoadReport } from "./open-file.js";
+import type { ToolSelectionState } from "./selection.js";
+import type { SessionState } from "./session-state.js";
+import type { TitleSource } from "./title.js";
+
+const clone = <T>(value: T): T => structuredClone(value);
+
+/** Base of the session manager holding its accessors. */
+export abstract class SessionReader extends EntryAppender {
+  /** The session the manager is on now. */
+  protected abstract current(): SessionState;
+
+  /** The session id. */
+  getSessionId(): string {
+    return this.current().header.id;
+  }
+
+  /** The session's working directory (the header's `cwd`). */
+  getCwd(): string {
+    return this.current().header.cwd ?? "";
+  }
+
+  /** The session title (header patches applied), if one was set. */
+  getSessionName(): string | undefined {
+    return this.current().header.title;
+  }
+
+  /** Who set the title: `"user"`, `"auto"`, or `undefined` when unknown or untitled. */
+  get titleSource(): TitleSource | undefined {
+    return this.current().header.titleSource;
+  }
+
+  /** The effective header (migrated, header patches applied); the live record, not a copy. */
+  getHeader(): SessionHeader {
+    return this.current().header;
+  }
+
+  /** Copies of every non-header entry, in file order. */
+  getEntries(): FileEntry[] {
+    return this.current().tree.getEntries().map(clone);
+  }
+
+  /** A copy of the entry with `id`. */
+  getEntry(id: string): FileEntry | undefined {
+    const entry = this.current().tree.getEntry(id);
+    return entry === undefined ? undefined : clone(entry);
+  }
+
+  /** A copy of the current leaf entry; `undefined` after {@link resetLeaf} or in an empty session. */
+  getLeafEntry(): FileEntry | undefined {
+    const entry = this.current().tree.getLeafEntry();
+    return entry === undefined ? undefined : clone(entry);
+  }
+
+  /** Copies of the direct children of `parentId`, in file order. */
+  getChildren(parentId: string): FileEntry[] {
+    const { tree } = this.current();
+    return tree
+      .getEntries()
+      .filter((entry) => {
+        const record = entry as { id?: unknown; parentId?: unknown };
+        return record.parentId === parentId && typeof record.id === "string" && tree.getEntry(record.id) === entry;
+      })
+      .map(clone);
+  }
+
+  /**
+   * Copies of the entries from the root down to `fromId` (default: the current leaf), every
+   * entry type included. A parent cycle is cut; an unknown id, or a `null` leaf, gives `[]`.
+   */
+  getBranch(fromId?: string): FileEntry[] {
+    const { tree } = this.current();
+    const leaf = fromId ?? tree.getLeafId();
+    if (leaf === null || tree.getEntry(leaf) === undefined) return [];
+    return tree.getPath(leaf).map(clone);
+  }
+
+  /** The session tree, children in file order, each node with its resolved label. */
+  getTree(): SessionTreeNode[] {
+    return this.current().tree.getTree();
+  }
+
+  /** The current leaf id; `null` after {@link resetLeaf}. */
+  getLeafId(): string | null {
+    return this.current().tree.getLeafId();
+  }
+
+  /** The resolved label of an entry. */
+  getLabel(id: string): string | undefined {
+    return this.current().tree.getLabel(id);
+  }
+
+  /** What the model sees at the current leaf. */
+  buildSessionContext(): SessionContext {
+    const { tree } = this.current();
+    return buildSessionContext(tree.getEntries(), tree.getLeafId(), tree.index);
+  }
+
+  /** The discovery selection state at the current leaf, rebuilt from entries (nothing appended). */
+  getToolSelection(): ToolSelectionState {
+    const context = this.buildSessionContext();
+    return {
+      mcp: context.hasPersistedMCPToolSelection ? context.selectedMCPToolNames : undefined,
+      discoveredBuiltin: context.selectedDiscoveredBuiltinToolNames,
+    };
+  }
+
+  /** What opening the file found (moved-aside file, invalid lines, migration, unresolved blobs). */
+  getLoadReport(): SessionLoadReport {
+    return this.current().report;
+  }
+}
