@@ -77,22 +77,22 @@ export interface OpenFileOptions {
  *   SessionManagerError `invalid_header` (read-only open of a file with an invalid header)
  */
 export function openSessionFile(storage: SessionStorage, file: string, options: OpenFileOptions): OpenedSessionFile {
-  const fresh = (movedAside?: MovedAsideFile, writer?: SessionStorageWriter): OpenedSessionFile => ({
-    report: emptyReport(file, movedAside),
-    loaded: undefined,
-    entries: [],
-    writer,
-  });
-  if (!options.readOnly && !storage.existsSync(file)) return fresh();
+  if (!options.readOnly && !storage.existsSync(file)) return freshFile(file);
   const writer = options.readOnly ? undefined : storage.openWriter(file);
-  let result: SessionLoadResult;
   try {
-    result = streamLoad(storage, file);
+    return loadHeld(storage, file, options, writer);
   } catch (error) {
+    // Whatever failed after the lock was taken (the read, a blob lookup, the move aside)
+    // must not leave the session locked for the rest of this process.
     closeQuietly(writer);
     throw error;
   }
-  if (result.kind === "empty") return fresh(undefined, writer);
+}
+
+/** The rest of {@link openSessionFile} once the writer (if any) is held. */
+function loadHeld(storage: SessionStorage, file: string, options: OpenFileOptions, writer: SessionStorageWriter | undefined): OpenedSessionFile {
+  const result = streamLoad(storage, file);
+  if (result.kind === "empty") return freshFile(file, undefined, writer);
   if (result.kind === "invalid_header") {
     if (options.readOnly) {
       throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, {
@@ -102,7 +102,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
     // The rename takes the writer lock itself; ours must be gone first.
     closeQuietly(writer);
     const to = moveAside(storage, file, options.now());
-    return fresh({ from: file, to, reason: result.reason });
+    return freshFile(file, { from: file, to, reason: result.reason });
   }
   const entries = resolveTypedBlobs(result.entries, options.lookup);
   return {
@@ -122,6 +122,11 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
     entries: entries.entries,
     writer,
   };
+}
+
+/** A fresh session at `file` (nothing loaded), keeping `writer` when one is held. */
+function freshFile(file: string, movedAside?: MovedAsideFile, writer?: SessionStorageWriter): OpenedSessionFile {
+  return { report: emptyReport(file, movedAside), loaded: undefined, entries: [], writer };
 }
 
 /** Bytes read per step when a session file is loaded. */
