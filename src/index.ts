@@ -135,6 +135,7 @@ export {
   NdjsonFileWriter,
   StorageError,
   isStorageError,
+  STORAGE_ERROR_CODES,
   BlobStore,
   isBlobRef,
 } from "./storage/index.js";

@@ -50,6 +50,29 @@ export type StorageErrorCode =
   /** A string is not a `blob:sha256:<64 lowercase hex>` reference or digest. */
   | "invalid_blob_ref";
 
+/** Every {@link StorageErrorCode}, for documentation checks and exhaustive handling. */
+export const STORAGE_ERROR_CODES: readonly StorageErrorCode[] = [
+  "session_busy",
+  "symlink_refused",
+  "outside_root",
+  "invalid_path",
+  "invalid_argument",
+  "not_found",
+  "already_exists",
+  "not_directory",
+  "not_regular_file",
+  "permission_denied",
+  "unsafe_entry",
+  "read_failed",
+  "write_failed",
+  "writer_closed",
+  "writer_busy",
+  "reader_closed",
+  "invalid_line",
+  "blob_corrupt",
+  "invalid_blob_ref",
+];
+
 /** Optional context carried by a {@link StorageError}. */
 export interface StorageErrorDetails {
   /** The path the operation was about (only here and in `message`, never in `code`). */

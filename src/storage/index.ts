@@ -3,7 +3,7 @@
  * directory on node:fs, managed owner-only on the secure fs layer, in memory), the shared
  * append-only writer, and the content-addressed blob store.
  */
-export { StorageError, isStorageError } from "./errors.js";
+export { StorageError, isStorageError, STORAGE_ERROR_CODES } from "./errors.js";
 export type { StorageErrorCode, StorageErrorDetails } from "./errors.js";
 export type {
   LineSink,
