@@ -49,7 +49,7 @@ describe("an open that fails after taking the writer lock", () => {
     fs.renameSync(`${blobs}.real`, blobs);
     const reopened = await SessionManager.open(file, undefined, undefined, undefined, undefined, { agentDir, terminalId: null });
     try {
-      const first = reopened.getEntries()[0] as { message: { content: { data: string }[] } };
+      const first = reopened.getEntries()[0] as unknown as { message: { content: { data: string }[] } };
       expect(first.message.content[0]?.data).toBe(IMAGE);
     } finally {
       await reopened.close();
