@@ -15,6 +15,7 @@ const BUILD_INPUTS = [
   "CMakeLists.txt",
   "native",
   "scripts/gyp-sources.cjs",
+  "scripts/copy-pinned-vfs.cjs",
   "src/native/binding.cjs",
 ] as const;
 

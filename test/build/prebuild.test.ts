@@ -39,12 +39,12 @@ describe("prebuilds", () => {
     installed?.remove();
   });
 
-  it("npm run prebuildify writes one stripped, libc-tagged Node-API addon for this platform", () => {
+  it("npm run prebuildify writes one stripped, libc-tagged Node-API addon for this platform, and the pinned SQLite extension", () => {
     expect(prebuild.status, prebuild.stderr).toBe(0);
-    const files = fs.readdirSync(path.join(source.path, "prebuilds", PLATFORM_DIR));
-    expect(files).toEqual(["gjc-session-store.glibc.node"]);
+    const files = fs.readdirSync(path.join(source.path, "prebuilds", PLATFORM_DIR)).sort();
+    expect(files).toEqual(process.platform === "linux" ? ["gjc-session-store.glibc.node", "gjc_pinned_vfs.so"] : ["gjc-session-store.glibc.node"]);
     // --strip: the symbol table is gone, so nm finds nothing to list.
-    const nm = run("nm", [path.join(source.path, "prebuilds", PLATFORM_DIR, files[0] ?? "")]);
+    const nm = run("nm", [path.join(source.path, "prebuilds", PLATFORM_DIR, "gjc-session-store.glibc.node")]);
     expect(nm.stderr).toContain("no symbols");
   });
 
