@@ -15,28 +15,25 @@ import path from "node:path";
 import {
   isValidSessionId,
   type AppendedEntry,
+  type AppendOptions,
   type BlobSink,
   type EntryDraft,
   type FileEntry,
   type SessionHeader,
+  type SessionTree,
 } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
-import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
-import { SessionReader } from "./session-reader.js";
+import { SessionDirectories } from "./session-directories.js";
 import { announceSession, findContinuation } from "./continuation.js";
 import {
-  explicitDestination,
-  managedDestination,
   resolveFactoryOptions,
   targetOf,
   type MigrationPolicy,
-  type SessionDestination,
   type SessionDestinationInput,
   type SessionMemoryMode,
 } from "./destination.js";
-import { listAllScopes, listScope, type ListOptions } from "./listing.js";
 import { SessionManagerError } from "./errors.js";
-import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
+import type { ManagedLine } from "./lines.js";
 import {
   resolveOptions,
   type NewSessionOptions,
@@ -45,7 +42,6 @@ import {
   type SessionManagerOptions,
 } from "./options.js";
 import { moveManagedSession } from "./session-move.js";
-import type { SessionInfo } from "./session-info.js";
 import {
   branchedState,
   copiedState,
@@ -57,19 +53,27 @@ import {
   type SessionState,
 } from "./session-state.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
+import { StateWriter, type PersistableLine } from "./state-writes.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 
 function ignore(): void {}
 
 /**
  * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
- * state builders, for a facade whose callers do not await (pi's runtime uses these results
- * at once). Internal: not exported from the main entry.
+ * state builders, and the few reach-ins a peer-shaped facade needs, for a facade whose callers
+ * do not await (pi's runtime uses these results at once). Internal: not exported from the
+ * main entry.
  */
 export interface SynchronousSwitches {
   open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
   newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
   setSessionFile(manager: SessionManager, sessionFile: string): void;
+  /** Appends `draft` (an entry in a peer's shape) through the manager's one append path. */
+  append<D extends EntryDraft>(manager: SessionManager, draft: D, options?: AppendOptions): AppendedEntry<D>;
+  /** The live tree of the session the manager is on now: for reading, never for changing. */
+  tree(manager: SessionManager): SessionTree;
+  /** See `StateWriter.enableWriteThrough`: first writes done before the append returns. */
+  writeThrough(manager: SessionManager): void;
 }
 
 let synchronous: SynchronousSwitches | undefined;
@@ -82,13 +86,13 @@ export function synchronousSwitches(): SynchronousSwitches {
 }
 
 /** See the module comment. */
-export class SessionManager extends SessionReader {
+export class SessionManager extends SessionDirectories {
   #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
   #state: SessionState;
   #closed = false;
-  #droppedInertPatches = 0;
+  readonly #writer = new StateWriter(() => this.#blobSink());
   /** Closes of sessions left by a synchronous switch; `close()` waits for them. */
   readonly #retiring: Promise<void>[] = [];
   /** Files of those sessions until their writer is released. */
@@ -199,49 +203,8 @@ export class SessionManager extends SessionReader {
     const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
     const state = copiedState(resolved, path.resolve(sourcePath), cwd);
     const manager = new SessionManager(resolved, true, false, state);
-    if (state.hasAssistant) manager.#startPersistence();
+    if (state.hasAssistant) manager.#writer.start(state);
     return manager;
-  }
-
-  /**
-   * The sessions of one workspace, newest first: those in `sessionDir` when given, else in
-   * the managed scope of `cwd`. Never writes; a directory or scope that does not exist yet
-   * lists as empty. Unreadable files are left out (the CLI's `listSessions` reports them).
-   */
-  static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return listScope(cwd, sessionDir, storage, options);
-  }
-
-  /**
-   * The sessions of every managed scope below `<managedAgentDir>/sessions` (default agent
-   * directory), newest first. Never writes. A storage that is not file storage lists nothing,
-   * as in GJC: managed scopes exist only on disk.
-   */
-  static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return listAllScopes(storage, managedAgentDir, options);
-  }
-
-  /**
-   * The managed scope directory of `cwd`, prepared (created owner-only, bound) for writing.
-   * @throws SessionManagerError `managed_storage_unsupported`; ScopeError
-   */
-  static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
-    return managedDestination(cwd, agentDir, storage).sessionDir;
-  }
-
-  /** The managed scope directory of `cwd`, resolved without creating anything. @throws ScopeError */
-  static getDefaultSessionDirReadOnly(cwd: string, agentDir?: string): string {
-    return resolveManagedScopeOrThrow({ cwd, ...(agentDir === undefined ? {} : { agentDir }) }).directoryPath;
-  }
-
-  /** A trusted token for the managed scope of `cwd` (prepared now). See `destination.ts`. */
-  static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
-    return managedDestination(cwd, agentDir, storage);
-  }
-
-  /** A trusted token for the explicit session directory `directory`. */
-  static explicitDestination(directory: string): SessionDestination {
-    return explicitDestination(directory);
   }
 
   static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined): SessionManager {
@@ -259,6 +222,9 @@ export class SessionManager extends SessionReader {
       },
       newSession: (manager, options = {}) => manager.#newSessionNow(options),
       setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
+      append: (manager, draft, options) => manager.appendDraft(draft, options),
+      tree: (manager) => manager.#state.tree,
+      writeThrough: (manager) => manager.#writer.enableWriteThrough(),
     };
   }
 
@@ -282,7 +248,7 @@ export class SessionManager extends SessionReader {
 
   /** Pre-v4 patch records left out of full rewrites so far (they would take effect in a v5 file). */
   getDroppedInertPatchCount(): number {
-    return this.#droppedInertPatches;
+    return this.#writer.droppedInertPatches;
   }
 
   /** Whether this manager writes to disk (`false` in memory and for a read-only open). */
@@ -378,7 +344,7 @@ export class SessionManager extends SessionReader {
     const state = this.#state;
     if (!this.#persistent || !(state.active || state.fileExists)) return;
     state.active = true;
-    this.#writeAll();
+    this.#writer.writeAll(state);
     await this.flush();
   }
 
@@ -460,7 +426,7 @@ export class SessionManager extends SessionReader {
     const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
     this.#retire(current);
     this.#state = state;
-    if (this.#persistent) this.#writeNow();
+    if (this.#persistent) this.#writer.writeNow(state);
     return this.getSessionFile();
   }
 
@@ -476,7 +442,7 @@ export class SessionManager extends SessionReader {
     const state = forkedState(this.#options, current, this.getCwd() || process.cwd());
     await current.persistence?.close();
     this.#state = state;
-    this.#writeNow();
+    this.#writer.writeNow(state);
     await this.flush();
     return { oldSessionFile: current.file!, newSessionFile: state.file! };
   }
@@ -519,7 +485,7 @@ export class SessionManager extends SessionReader {
   #enterFile(state: SessionState): void {
     this.#state = state;
     if (state.report.loaded) announceSession(this.#options, state.file!, state.header.cwd);
-    else if (this.#persistent && !state.active) this.#startPersistence();
+    else if (this.#persistent && !state.active) this.#writer.start(state);
   }
 
   /**
@@ -542,7 +508,7 @@ export class SessionManager extends SessionReader {
       return;
     }
     this.#options = await moveManagedSession(state, this.#options, header, this.#blobSink(), (count) => {
-      this.#droppedInertPatches += count;
+      this.#writer.addDroppedInertPatches(count);
     });
   }
 
@@ -557,7 +523,7 @@ export class SessionManager extends SessionReader {
     this.#checkOpen();
     if (!this.#persistent) return;
     this.#checkWritable();
-    if (!this.#state.active) this.#startPersistence();
+    if (!this.#state.active) this.#writer.start(this.#state);
     await this.flush();
   }
 
@@ -581,7 +547,7 @@ export class SessionManager extends SessionReader {
   async close(): Promise<void> {
     if (this.#closed) return;
     const state = this.#state;
-    if (this.#persistent && state.active && state.fullWritePending) this.#writeAll();
+    if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
     const persistence = state.persistence;
     if (persistence !== undefined) {
@@ -599,17 +565,11 @@ export class SessionManager extends SessionReader {
   }
 
   /** {@inheritDoc EntryAppender.appendDraft} */
-  protected appendDraft<D extends EntryDraft>(draft: D): AppendedEntry<D> {
+  protected appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D> {
     this.#checkWritable();
-    const entry = this.#state.tree.append(draft);
+    const entry = this.#state.tree.append(draft, options);
     this.#recordEntry(entry);
     return entry;
-  }
-
-  /** {@inheritDoc EntryAppender.detachLeaf} */
-  protected detachLeaf(): void {
-    this.#checkWritable();
-    this.#state.tree.resetLeaf();
   }
 
   #applyInitialSelection(toolNames: readonly string[] | undefined): void {
@@ -631,73 +591,14 @@ export class SessionManager extends SessionReader {
     const line: Extract<ManagedLine, { kind: "entry" }> = { kind: "entry", entry };
     const state = this.#state;
     state.lines.push(line);
+    state.usage.add(entry);
     if (!state.hasAssistant && isAssistantMessage(entry)) state.hasAssistant = true;
     this.#persistLine(line);
   }
 
   /** Persists a line that was just added to memory, or defers it (see the module comment). */
-  #persistLine(line: Extract<ManagedLine, { kind: "entry" | "patch" }>): void {
-    const state = this.#state;
-    if (!this.#persistent || state.persistence === undefined) return;
-    if (!state.active) {
-      if (state.hasAssistant) this.#startPersistence();
-      return;
-    }
-    if (state.fullWritePending) {
-      this.#writeAll();
-      return;
-    }
-    try {
-      state.persistence.append(persistedLineText(line, this.#blobSink()));
-    } catch (error) {
-      state.persistence.fail(error);
-    }
-  }
-
-  #startPersistence(): void {
-    this.#state.active = true;
-    this.#writeAll();
-  }
-
-  /** Queues an atomic write of the whole session; applied patches are folded from now on. */
-  #writeAll(): void {
-    const persistence = this.#state.persistence;
-    if (persistence === undefined) return;
-    try {
-      const bytes = this.#serializeAll();
-      persistence.writeAll(bytes, { replaceExisting: this.#state.fileExists });
-      this.#markWritten();
-    } catch (error) {
-      persistence.fail(error);
-    }
-  }
-
-  /** Writes the whole session to its new file before returning (synchronous switches). */
-  #writeNow(): void {
-    const persistence = this.#state.persistence!;
-    let bytes: Buffer;
-    try {
-      bytes = this.#serializeAll();
-    } catch (error) {
-      persistence.fail(error);
-      throw persistence.error;
-    }
-    persistence.writeAllNow(bytes);
-    this.#state.active = true;
-    this.#markWritten();
-  }
-
-  #serializeAll(): Buffer {
-    const serialized = serializeManagedLines(this.#state.header, this.#state.lines, this.#blobSink());
-    this.#droppedInertPatches += serialized.droppedInertPatches;
-    return serialized.bytes;
-  }
-
-  #markWritten(): void {
-    const state = this.#state;
-    state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
-    state.fullWritePending = false;
-    state.fileExists = true;
+  #persistLine(line: PersistableLine): void {
+    if (this.#persistent) this.#writer.persistLine(this.#state, line);
   }
 
   #blobSink(): BlobSink | undefined {
