@@ -17,6 +17,7 @@ import {
   type AppendedEntry,
   type AppendOptions,
   type BlobSink,
+  type BranchSummaryOptions,
   type EntryDraft,
   type FileEntry,
   type SessionHeader,
@@ -74,6 +75,20 @@ export interface SynchronousSwitches {
   tree(manager: SessionManager): SessionTree;
   /** See `StateWriter.enableWriteThrough`: first writes done before the append returns. */
   writeThrough(manager: SessionManager): void;
+  /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
+  branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
+  /**
+   * `forkFrom`, synchronously, with the peer's choices: the header's `parentSession`
+   * (default the source's id) and whether the copy is written at once, before returning,
+   * even without an assistant message (with write-through on for the manager's later files).
+   */
+  forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
+}
+
+/** The peer-dependent choices of a fork (see {@link SynchronousSwitches.forkFrom}). */
+export interface ForkChoices {
+  parentSession?: string;
+  writeAtOnce?: boolean;
 }
 
 let synchronous: SynchronousSwitches | undefined;
@@ -201,9 +216,15 @@ export class SessionManager extends SessionDirectories {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
-    const state = copiedState(resolved, path.resolve(sourcePath), cwd);
+    return SessionManager.#forked(resolved, sourcePath, cwd, {});
+  }
+
+  static #forked(resolved: ResolvedOptions, sourcePath: string, cwd: string, fork: ForkChoices): SessionManager {
+    const state = copiedState(resolved, path.resolve(sourcePath), cwd, fork.parentSession);
     const manager = new SessionManager(resolved, true, false, state);
-    if (state.hasAssistant) manager.#writer.start(state);
+    if (fork.writeAtOnce === true) manager.#writer.enableWriteThrough();
+    if (state.hasAssistant || fork.writeAtOnce === true) manager.#writer.start(state);
+    manager.#state.persistence?.check();
     return manager;
   }
 
@@ -225,6 +246,11 @@ export class SessionManager extends SessionDirectories {
       append: (manager, draft, options) => manager.appendDraft(draft, options),
       tree: (manager) => manager.#state.tree,
       writeThrough: (manager) => manager.#writer.enableWriteThrough(),
+      branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithSummary(branchFromId, summary, options),
+      forkFrom(sourcePath, cwd, destination, options, fork) {
+        const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
+        return SessionManager.#forked(resolved, sourcePath, cwd, fork);
+      },
     };
   }
 
@@ -277,11 +303,15 @@ export class SessionManager extends SessionDirectories {
    * @throws SessionTreeError `unknown_entry`
    */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
-    this.#checkWritable();
-    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, {
+    return this.#branchWithSummary(branchFromId, summary, {
       ...(details === undefined ? {} : { details }),
       ...(fromExtension === undefined ? {} : { fromExtension }),
     });
+  }
+
+  #branchWithSummary(branchFromId: string | null, summary: string, options: BranchSummaryOptions): string {
+    this.#checkWritable();
+    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
     this.#recordEntry(entry);
     return entry.id;
   }

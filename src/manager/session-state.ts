@@ -172,14 +172,15 @@ export function branchedState(
 /**
  * The session `forkFrom` starts: every line of the session file `source` (read without the
  * writer lock through its own explicit storage) in a fresh session for `cwd`, whose parent is
- * the source's id and which carries the source's title.
+ * the source's id (or `parentSession` when given: pi records the source's path) and which
+ * carries the source's title.
  */
-export function copiedState(options: ResolvedOptions, source: string, cwd: string): SessionState {
+export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string): SessionState {
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
   const opened = openedState(reader, source, true, cwd);
   const header = opened.report.loaded ? opened.header : undefined;
   const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
-  const state = freshState(options, { cwd, parentSession: header?.id, title }, true);
+  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
   state.lines = opened.lines;
   state.tree = opened.tree;
   state.hasAssistant = opened.hasAssistant;
