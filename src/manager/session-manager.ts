@@ -83,6 +83,13 @@ export interface SynchronousSwitches {
    * even without an assistant message (with write-through on for the manager's later files).
    */
   forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
+  /**
+   * Closes the manager before returning, releasing its current file's writer lock, so that
+   * another manager of this process can take the file over. Only when nothing is queued (every
+   * line already reached the kernel); later calls other than reads throw `closed`.
+   * @returns false, changing nothing, while queued work is still running
+   */
+  releaseNow(manager: SessionManager): boolean;
 }
 
 /** The peer-dependent choices of a fork (see {@link SynchronousSwitches.forkFrom}). */
@@ -250,6 +257,12 @@ export class SessionManager extends SessionDirectories {
       forkFrom(sourcePath, cwd, destination, options, fork) {
         const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
+      },
+      releaseNow(manager) {
+        if (manager.#closed) return true;
+        if (manager.#state.persistence?.closeNow() === false) return false;
+        manager.#closed = true;
+        return true;
       },
     };
   }

@@ -9,9 +9,12 @@
  *   `attribution`), and `buildSessionContext` answers in pi's shape, with pi's model rule;
  * - the first write of a session file happens inside the append that triggers it, so the file
  *   exists as soon as the first assistant message is appended, and every later append reaches
- *   the kernel before it returns. pi never calls `close()`: a pi process keeps each file's
- *   writer lock until it exits (or until it switches away from the file), so a second
- *   writable open of the same file, in any process, is refused with `session_busy`.
+ *   the kernel before it returns. pi never calls `close()`: a pi manager keeps its file's
+ *   writer lock until the process exits or the manager switches away from the file. Another
+ *   process's writable open of that file is refused with `session_busy`. Within the process,
+ *   a pi `open` (or `setSessionFile`) of a file another pi manager is on takes the file over
+ *   (pi's runtime reopens the current file to fork or resume it): the earlier manager is
+ *   closed, and its later writes throw `closed`.
  *
  * Our extras (agent directory, logger, clock, blob store, terminal id) are an optional
  * trailing options argument of the factories, as on the main entry.
@@ -21,6 +24,7 @@ import path from "node:path";
 import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
 import { SessionManager as GjcSessionManager, synchronousSwitches } from "../manager/session-manager.js";
 import { SessionManagerError } from "../manager/errors.js";
+import { isStorageError } from "../storage/index.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import {
   buildPiSessionContext,
@@ -38,6 +42,9 @@ import {
 import { findMostRecentSession, listAllSessionsPi, listSessionsPi, type ListProgress, type SessionInfo } from "./files.js";
 
 const hooks = synchronousSwitches();
+
+/** The pi managers of this process that may hold a file (see the module comment). */
+const live = new Set<WeakRef<SessionManager>>();
 
 /** One node of pi's {@link SessionManager.getTree}. */
 export interface SessionTreeNode {
@@ -62,11 +69,42 @@ export interface NewSessionOptions {
 export class SessionManager {
   readonly #gjc: GjcSessionManager;
   readonly #cwdOverride: string | undefined;
+  readonly #ref = new WeakRef(this);
 
   private constructor(gjc: GjcSessionManager, cwdOverride?: string) {
     hooks.writeThrough(gjc);
     this.#gjc = gjc;
     this.#cwdOverride = cwdOverride;
+    if (gjc.isPersisted()) live.add(this.#ref);
+  }
+
+  /**
+   * Runs `attempt`; when it finds `file` held and another pi manager of this process is on
+   * that file, closes that manager (synchronously, everything it wrote is on disk) and tries
+   * once more.
+   */
+  static #takingOver<T>(file: string, except: SessionManager | undefined, attempt: () => T): T {
+    try {
+      return attempt();
+    } catch (error) {
+      if (!isStorageError(error, "session_busy") || !SessionManager.#release(file, except)) throw error;
+      return attempt();
+    }
+  }
+
+  static #release(file: string, except: SessionManager | undefined): boolean {
+    for (const ref of live) {
+      const holder = ref.deref();
+      if (holder === undefined) {
+        live.delete(ref);
+        continue;
+      }
+      if (holder === except || holder.#gjc.getSessionFile() !== file) continue;
+      if (!hooks.releaseNow(holder.#gjc)) return false;
+      live.delete(ref);
+      return true;
+    }
+    return false;
   }
 
   // ---- factories -------------------------------------------------------------------------
@@ -89,7 +127,9 @@ export class SessionManager {
    */
   static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: SessionManagerOptions = {}): SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
-    return new SessionManager(hooks.open(filePath, sessionDir, undefined, options), cwdOverride);
+    const file = path.resolve(filePath);
+    const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, sessionDir, undefined, options));
+    return new SessionManager(gjc, cwdOverride);
   }
 
   /**
@@ -190,10 +230,13 @@ export class SessionManager {
    * Switches to the session file `sessionFile`: an existing session is loaded with the same
    * checks as {@link open}; a missing or blank file gets a fresh session at that path, and a
    * file with an unusable header is moved aside first and replaced by a fresh session.
-   * @throws StorageError `session_busy` for the file this manager is on (or still finishing)
+   * A file another pi manager of this process is on is taken over (see the module comment).
+   * @throws StorageError `session_busy` for the file this manager is on (or still finishing),
+   *   or one another process holds
    */
   setSessionFile(sessionFile: string): void {
-    hooks.setSessionFile(this.#gjc, sessionFile);
+    const file = path.resolve(sessionFile);
+    SessionManager.#takingOver(file, this, () => hooks.setSessionFile(this.#gjc, file));
   }
 
   /**
@@ -365,6 +408,7 @@ export class SessionManager {
 
   /** Flushes and releases the file's writer lock (pi never calls it; see the module comment). */
   async close(): Promise<void> {
+    live.delete(this.#ref);
     await this.#gjc.close();
   }
 }

@@ -21,11 +21,13 @@ beforeEach(() => {
 });
 afterEach(() => tmp.remove());
 
-function answered(text: string, usage: Record<string, unknown>) {
+type Usage = ReturnType<typeof usage>;
+
+function answered(text: string, usage: Usage) {
   return { ...assistant(text), usage };
 }
 
-const usage = (input: number, output: number, cost: number, extra: Record<string, unknown> = {}) => ({
+const usage = (input: number, output: number, cost: number, extra: { premiumRequests?: number } = {}) => ({
   input,
   output,
   cacheRead: 1,

@@ -8,7 +8,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import type { SessionManagerOptions } from "../../src/index.js";
+import { SessionManager as GjcSessionManager, type SessionManagerOptions } from "../../src/index.js";
 import {
   CURRENT_SESSION_VERSION,
   SessionManager,
@@ -73,10 +73,11 @@ describe("factories (all synchronous)", () => {
     expect(path.basename(scope)).not.toMatch(/^--/);
   });
 
-  it("open is synchronous, honours cwdOverride, and refuses a second writer", async () => {
-    const writer = create("/orig");
+  it("open is synchronous, honours cwdOverride, and refuses a file another manager writes", async () => {
+    const writer = GjcSessionManager.create("/orig", dir, undefined, extras);
     writer.appendMessage(user("q"));
-    writer.appendMessage(answer("a"));
+    writer.appendMessage(assistant("a"));
+    await writer.flush();
     const file = writer.getSessionFile()!;
     expect(await codeOfAsync(() => SessionManager.open(file, undefined, undefined, extras))).toBe("session_busy");
     await writer.close();
@@ -88,6 +89,26 @@ describe("factories (all synchronous)", () => {
     expect(await codeOfAsync(() => SessionManager.open("", undefined, undefined, extras))).toBe("invalid_options");
     const fresh = track(SessionManager.open(path.join(dir, "missing.jsonl"), undefined, undefined, extras));
     expect([fresh.getEntries(), fresh.getCwd()]).toEqual([[], process.cwd()]);
+  });
+
+  it("a pi open of a file another pi manager of this process is on takes it over", async () => {
+    const first = create("/w");
+    first.appendMessage(user("q"));
+    const a = first.appendMessage(answer("a"));
+    const file = first.getSessionFile()!;
+    // No close, no await: pi's runtime reopens the current file to fork or resume it.
+    const second = track(SessionManager.open(file, undefined, undefined, extras));
+    expect(second.getLeafId()).toBe(a);
+    expect(await codeOfAsync(() => first.appendMessage(user("late")))).toBe("closed");
+    expect(first.getLeafId()).toBe(a);
+    second.appendMessage(user("continued"));
+    expect(readRecords(file)).toHaveLength(4);
+    // setSessionFile takes over the same way; a manager cannot take over its own file.
+    const third = create("/w");
+    third.setSessionFile(file);
+    expect(await codeOfAsync(() => second.appendMessage(user("x")))).toBe("closed");
+    expect(await codeOfAsync(() => third.setSessionFile(file))).toBe("session_busy");
+    expect(third.getEntries()).toHaveLength(3);
   });
 
   it("continueRecent opens the newest session with a usable header, else starts one", async () => {
@@ -190,7 +211,7 @@ describe("appends in pi's shapes", () => {
     expect(manager.getEntry(plain)).not.toHaveProperty("fromHook");
     const messages = manager.buildSessionContext().messages;
     expect(messages[0]).toMatchObject({ role: "compactionSummary", summary: "again" });
-    expect(messages.slice(1).map((m) => (m as { content: { text: string }[] }).content[0]!.text)).toEqual(["kept"]);
+    expect(messages.slice(1).map((m) => (m as unknown as { content: { text: string }[] }).content[0]!.text)).toEqual(["kept"]);
     expect(manager.getLatestCompactionEntry()?.id).toBe(plain);
     expect(getLatestCompactionEntry(manager.getEntries())?.id).toBe(plain);
   });
