@@ -88,7 +88,7 @@ class ScriptedAgent {
   compact(): string {
     const pathEntries = this.sm.getBranch();
     const firstKept = [...pathEntries].reverse().find((entry) => entry.type === "message" && (entry.message as { role: string }).role === "user")!;
-    const id = this.sm.appendCompaction("summary of the early work", firstKept.id, 1234, { readFiles: ["a.txt"], modifiedFiles: [] }, false);
+    const id = this.sm.appendCompaction("summary of the early work", firstKept.id as string, 1234, { readFiles: ["a.txt"], modifiedFiles: [] }, false);
     // session_compact event payload
     expect(this.sm.getEntries().at(-1)!.id).toBe(id);
     this.#rebuild();
@@ -103,16 +103,16 @@ class ScriptedAgent {
     const oldBranch = this.sm.getBranch(oldLeaf);
     const targetBranch = new Set(this.sm.getBranch(targetId).map((entry) => entry.id));
     const abandoned = oldBranch.filter((entry) => !targetBranch.has(entry.id));
-    for (let at: SessionEntry | undefined = target; at?.parentId; at = this.sm.getEntry(at.parentId)) void at;
+    for (let at: SessionEntry | undefined = target; typeof at?.parentId === "string"; at = this.sm.getEntry(at.parentId as string)) void at;
     // A user message is re-edited: the new leaf is its parent.
     const isUser = target.type === "message" && (target.message as { role: string }).role === "user";
     const newLeaf = isUser ? target.parentId : targetId;
     if (options.summarize === true) {
-      const summaryId = this.sm.branchWithSummary(newLeaf ?? null, `left ${abandoned.length} entries`, { readFiles: [] }, false);
+      const summaryId = this.sm.branchWithSummary((newLeaf as string | undefined) ?? null, `left ${abandoned.length} entries`, { readFiles: [] }, false);
       if (options.label !== undefined) this.sm.appendLabelChange(summaryId, options.label);
     } else {
       if (newLeaf === null || newLeaf === undefined) this.sm.resetLeaf();
-      else this.sm.branch(newLeaf);
+      else this.sm.branch(newLeaf as string);
       if (options.label !== undefined) this.sm.appendLabelChange(targetId, options.label);
     }
     expect(this.sm.getLeafId()).not.toBe(oldLeaf);
@@ -146,11 +146,11 @@ describe("a pi-style agent loop on gjc-session-store/pi", () => {
     const firstUser = sm.getEntries().find((entry) => entry.type === "message")!.id;
 
     // /tree: back to the first question with a summary and a label, then on from there.
-    agent.navigateTree(firstUser, { summarize: true, label: "retry" });
+    agent.navigateTree(firstUser as string, { summarize: true, label: "retry" });
     agent.prompt("first question, asked again", false);
     expectOnDisk(sm);
     const summary = sm.getEntries().find((entry) => entry.type === "branch_summary")!;
-    expect(sm.getLabel(summary.id)).toBe("retry");
+    expect(sm.getLabel(summary.id as string)).toBe("retry");
     expect(sm.getTree()[0]!.children.length).toBeGreaterThan(0);
 
     agent.prompt("third question");
@@ -212,16 +212,16 @@ describe("a pi-style agent loop on gjc-session-store/pi", () => {
 
     // fork(entryId) of a persisted session with a target leaf.
     const target = sm.getEntries().filter((entry) => entry.type === "message")[3]!;
-    expect(sm.getEntry(target.id)).toEqual(target);
+    expect(sm.getEntry(target.id as string)).toEqual(target);
     expect(sm.isPersisted()).toBe(true);
     const forkDir = sm.getSessionDir();
     const forker = SessionManager.open(currentFile, forkDir, undefined, extras());
-    const branchedFile = forker.createBranchedSession(target.id);
+    const branchedFile = forker.createBranchedSession(target.id as string);
     expect(branchedFile).toBeTruthy();
     const forked = SessionManager.open(branchedFile!, forkDir, undefined, extras());
     expect(forked.getSessionFile()).toBe(branchedFile);
     expect(forked.getHeader().parentSession).toBe(currentFile);
-    expect(forked.getBranch().map((entry) => entry.id)).toEqual(sm.getBranch(target.id).map((entry) => entry.id));
+    expect(forked.getBranch().map((entry) => entry.id)).toEqual(sm.getBranch(target.id as string).map((entry) => entry.id));
     const forkedAgent = new ScriptedAgent(forked);
     expect(forkedAgent.model).toEqual(DEFAULT_MODEL);
     forkedAgent.prompt("on the fork");
