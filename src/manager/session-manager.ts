@@ -21,7 +21,6 @@ import {
   type EntryDraft,
   type FileEntry,
   type SessionHeader,
-  type SessionTree,
 } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { SessionDirectories } from "./session-directories.js";
@@ -54,49 +53,11 @@ import {
   type SessionState,
 } from "./session-state.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
-import { StateWriter, type PersistableLine } from "./state-writes.js";
+import { Retirements, StateWriter, type PersistableLine } from "./state-writes.js";
+import type { ForkChoices, SynchronousSwitches } from "./internal-hooks.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 
 function ignore(): void {}
-
-/**
- * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
- * state builders, and the few reach-ins a peer-shaped facade needs, for a facade whose callers
- * do not await (pi's runtime uses these results at once). Internal: not exported from the
- * main entry.
- */
-export interface SynchronousSwitches {
-  open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
-  newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
-  setSessionFile(manager: SessionManager, sessionFile: string): void;
-  /** Appends `draft` (an entry in a peer's shape) through the manager's one append path. */
-  append<D extends EntryDraft>(manager: SessionManager, draft: D, options?: AppendOptions): AppendedEntry<D>;
-  /** The live tree of the session the manager is on now: for reading, never for changing. */
-  tree(manager: SessionManager): SessionTree;
-  /** See `StateWriter.enableWriteThrough`: first writes done before the append returns. */
-  writeThrough(manager: SessionManager): void;
-  /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
-  branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
-  /**
-   * `forkFrom`, synchronously, with the peer's choices: the header's `parentSession`
-   * (default the source's id) and whether the copy is written at once, before returning,
-   * even without an assistant message (with write-through on for the manager's later files).
-   */
-  forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
-  /**
-   * Closes the manager before returning, releasing its current file's writer lock, so that
-   * another manager of this process can take the file over. Only when nothing is queued (every
-   * line already reached the kernel); later calls other than reads throw `closed`.
-   * @returns false, changing nothing, while queued work is still running
-   */
-  releaseNow(manager: SessionManager): boolean;
-}
-
-/** The peer-dependent choices of a fork (see {@link SynchronousSwitches.forkFrom}). */
-export interface ForkChoices {
-  parentSession?: string;
-  writeAtOnce?: boolean;
-}
 
 let synchronous: SynchronousSwitches | undefined;
 
@@ -115,10 +76,8 @@ export class SessionManager extends SessionDirectories {
   #state: SessionState;
   #closed = false;
   readonly #writer = new StateWriter(() => this.#blobSink());
-  /** Closes of sessions left by a synchronous switch; `close()` waits for them. */
-  readonly #retiring: Promise<void>[] = [];
-  /** Files of those sessions until their writer is released. */
-  readonly #retiringFiles = new Set<string>();
+  /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
+  readonly #retiring = new Retirements();
 
   private constructor(options: ResolvedOptions, persistent: boolean, readOnly: boolean, state: SessionState) {
     super();
@@ -433,7 +392,7 @@ export class SessionManager extends SessionDirectories {
   /** {@link newSession} for the synchronous hooks: the old session is finished in the background. */
   #newSessionNow(options: NewSessionOptions): string | undefined {
     const next = this.#prepareNewSession(options);
-    this.#retire(this.#state);
+    this.#retiring.retire(this.#state);
     return this.#enterNewSession(next);
   }
 
@@ -467,7 +426,7 @@ export class SessionManager extends SessionDirectories {
     const current = this.#state;
     const parentSession = this.#persistent ? current.file : current.header.id;
     const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
-    this.#retire(current);
+    this.#retiring.retire(current);
     this.#state = state;
     if (this.#persistent) this.#writer.writeNow(state);
     return this.getSessionFile();
@@ -517,11 +476,11 @@ export class SessionManager extends SessionDirectories {
   #setSessionFileNow(sessionFile: string): void {
     this.#checkWritable();
     const absolute = path.resolve(sessionFile);
-    if (absolute === this.#state.file || this.#retiringFiles.has(absolute)) {
+    if (absolute === this.#state.file || this.#retiring.has(absolute)) {
       throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
     }
     const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
-    this.#retire(this.#state);
+    this.#retiring.retire(this.#state);
     this.#enterFile(state);
   }
 
@@ -579,7 +538,7 @@ export class SessionManager extends SessionDirectories {
   async flush(): Promise<void> {
     this.#checkOpen();
     await this.#state.persistence?.flush();
-    for (const retiring of this.#retiring) await retiring;
+    await this.#retiring.settled();
   }
 
   /**
@@ -597,7 +556,7 @@ export class SessionManager extends SessionDirectories {
       await persistence.flush().catch(ignore);
       await persistence.close();
     }
-    for (const retiring of this.#retiring) await retiring;
+    await this.#retiring.settled();
   }
 
   // ---- internals -------------------------------------------------------------------------
@@ -618,16 +577,6 @@ export class SessionManager extends SessionDirectories {
   #applyInitialSelection(toolNames: readonly string[] | undefined): void {
     const change = selectionFromToolNames(toolNames, this.#options.classifyTool);
     for (const draft of selectionDrafts(change)) this.appendDraft(draft);
-  }
-
-  /** Finishes a session switched away from synchronously, without losing its failure. */
-  #retire(state: SessionState): void {
-    if (state.persistence === undefined) return;
-    const closing = state.persistence.close();
-    const file = state.persistence.path;
-    this.#retiringFiles.add(file);
-    closing.catch(ignore).finally(() => this.#retiringFiles.delete(file));
-    this.#retiring.push(closing);
   }
 
   #recordEntry(entry: FileEntry): void {

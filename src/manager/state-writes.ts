@@ -119,3 +119,35 @@ function markWritten(state: SessionState): void {
   state.fullWritePending = false;
   state.fileExists = true;
 }
+
+/**
+ * The sessions a manager switched away from synchronously, while their files are finished in
+ * the background: a later `flush()` or `close()` waits for them (and sees their failure), and
+ * a switch back to one of those files must wait until its writer is released.
+ */
+export class Retirements {
+  readonly #closing: Promise<void>[] = [];
+  readonly #files = new Set<string>();
+
+  /** Starts finishing `state`'s file, without losing its failure. */
+  retire(state: SessionState): void {
+    if (state.persistence === undefined) return;
+    const closing = state.persistence.close();
+    const file = state.persistence.path;
+    this.#files.add(file);
+    closing.catch(ignore).finally(() => this.#files.delete(file));
+    this.#closing.push(closing);
+  }
+
+  /** Whether `file` is still being finished. */
+  has(file: string): boolean {
+    return this.#files.has(file);
+  }
+
+  /** Waits for every session retired so far; rethrows the first failure. */
+  async settled(): Promise<void> {
+    for (const closing of this.#closing) await closing;
+  }
+}
+
+function ignore(): void {}
