@@ -45,6 +45,12 @@ export interface SynchronousSwitches {
    * @returns false, changing nothing, while queued work is still running
    */
   releaseNow(manager: SessionManager): boolean;
+  /**
+   * Writes a fresh session's header now when the manager replaced a file that existed (blank,
+   * or moved aside for a broken header), as pi does when it opens such a file; a session
+   * that loaded, or a path that did not exist, is left to the deferred rule.
+   */
+  writeReplacedNow(manager: SessionManager): void;
 }
 
 /** The peer-dependent choices of a fork (see {@link SynchronousSwitches.forkFrom}). */

@@ -217,6 +217,12 @@ export class SessionManager extends SessionDirectories {
         const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
       },
+      writeReplacedNow(manager) {
+        const state = manager.#state;
+        const replaced = state.fileExists || state.report.movedAside !== undefined;
+        if (manager.#persistent && !state.report.loaded && replaced && !state.active) manager.#writer.start(state);
+        state.persistence?.check();
+      },
       releaseNow(manager) {
         if (manager.#closed) return true;
         if (manager.#state.persistence?.closeNow() === false) return false;

@@ -72,7 +72,27 @@ export class StateWriter {
       }
       return;
     }
+    if (this.#writeThrough && persistence !== undefined && persistence.hasWriter && !state.report.loaded) {
+      this.#appendAll(state);
+      return;
+    }
     this.writeAll(state);
+  }
+
+  /**
+   * A fresh session over a file that held only blank lines, whose writer is already held:
+   * nothing in the file needs replacing, so its lines are appended, each reaching the kernel
+   * before this returns (blank lines before a header read as nothing).
+   */
+  #appendAll(state: SessionState): void {
+    const persistence = state.persistence!;
+    try {
+      const text = this.#serializeAll(state).toString("utf8");
+      for (const line of text.split("\n")) if (line.length > 0) persistence.append(line);
+      markWritten(state);
+    } catch (error) {
+      persistence.fail(error);
+    }
   }
 
   /** Queues an atomic write of the whole session; applied patches are folded from now on. */

@@ -120,8 +120,9 @@ export class SessionManager {
   /**
    * Opens the session file `filePath` synchronously; `sessionDir` (default: the file's
    * directory) is where new and branched sessions go, and `cwdOverride` replaces the header's
-   * working directory for {@link getCwd}. A missing or blank file starts a new session at
-   * that path; a file with an unusable header is moved aside first (see the README).
+   * working directory for {@link getCwd}. A missing file starts a new session at that path
+   * (written by the deferred rule); a blank file, or one with an unusable header (moved aside
+   * first, see the README), is replaced by a new session whose header is written at once.
    * @throws StorageError `session_busy` when another writer holds the file;
    *   SessionFormatError `version_too_new` / `invalid_version`
    */
@@ -129,7 +130,9 @@ export class SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
     const file = path.resolve(filePath);
     const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, sessionDir, undefined, options));
-    return new SessionManager(gjc, cwdOverride);
+    const manager = new SessionManager(gjc, cwdOverride);
+    hooks.writeReplacedNow(gjc);
+    return manager;
   }
 
   /**

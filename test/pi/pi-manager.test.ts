@@ -91,6 +91,34 @@ describe("factories (all synchronous)", () => {
     expect([fresh.getEntries(), fresh.getCwd()]).toEqual([[], process.cwd()]);
   });
 
+  it("open of a blank file or one with a broken header writes a fresh header at once; a missing path waits", async () => {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const blank = path.join(dir, "blank.jsonl");
+    fs.writeFileSync(blank, "", { mode: 0o600 });
+    const first = track(SessionManager.open(blank, dir, undefined, extras));
+    expect(readRecords(blank)).toEqual([first.getHeader()]);
+    // Reopening (a take-over in this process) loads the recovered session.
+    const again = track(SessionManager.open(blank, dir, undefined, extras));
+    expect(again.getSessionId()).toBe(first.getSessionId());
+    // A file that exists without an assistant message is rewritten whole by its first
+    // assistant append: that one write is queued, as on the main entry.
+    again.appendMessage(answer("a"));
+    await again.flush();
+    expect(readRecords(blank).map((r) => r.type)).toEqual(["session", "message"]);
+
+    const broken = path.join(dir, "broken.jsonl");
+    fs.writeFileSync(broken, '{"type":"message","id":"abc","parentId":"orphaned"}\n', { mode: 0o600 });
+    const recovered = track(SessionManager.open(broken, dir, undefined, extras));
+    expect(readRecords(broken)).toEqual([recovered.getHeader()]);
+    expect(fs.readdirSync(dir).some((name) => name.startsWith("broken.jsonl.invalid-"))).toBe(true);
+
+    const missing = path.join(dir, "later.jsonl");
+    const fresh = track(SessionManager.open(missing, dir, undefined, extras));
+    expect(fs.existsSync(missing)).toBe(false);
+    fresh.appendMessage(answer("a"));
+    expect(readRecords(missing)).toHaveLength(2);
+  });
+
   it("a pi open of a file another pi manager of this process is on takes it over", async () => {
     const first = create("/w");
     first.appendMessage(user("q"));
