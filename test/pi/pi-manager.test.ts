@@ -253,6 +253,9 @@ describe("appends in pi's shapes", () => {
     const root = manager.branchWithSummary(null, "from the top");
     expect(manager.getEntry(root)).toMatchObject({ parentId: null, fromId: "root" });
     expect(await codeOfAsync(() => manager.branchWithSummary("ffffffff", "x"))).toBe("unknown_entry");
+    // The peers' wording, under the stable code.
+    expect(() => manager.branch("nonexistent")).toThrow("Entry nonexistent not found");
+    expect(() => manager.createBranchedSession("nonexistent")).toThrow("Entry nonexistent not found");
   });
 
   it("appendCustomMessageEntry has no attribution; appendCustomEntry stays out of the context", () => {
