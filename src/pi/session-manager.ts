@@ -43,6 +43,9 @@ import { findMostRecentSession, listAllSessionsPi, listSessionsPi, type ListProg
 
 const hooks = synchronousSwitches();
 
+/** pi takes session directories as the file system does: relative to the process's cwd. */
+const absoluteDir = (dir: string | undefined): string | undefined => (dir === undefined ? undefined : path.resolve(dir));
+
 /** The pi managers of this process that may hold a file (see the module comment). */
 const live = new Set<WeakRef<SessionManager>>();
 
@@ -114,7 +117,7 @@ export class SessionManager {
    * `getDefaultSessionDir`). Nothing is written until the first assistant message.
    */
   static create(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
-    return new SessionManager(GjcSessionManager.create(cwd, sessionDir, undefined, options));
+    return new SessionManager(GjcSessionManager.create(cwd, absoluteDir(sessionDir), undefined, options));
   }
 
   /**
@@ -129,7 +132,7 @@ export class SessionManager {
   static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: SessionManagerOptions = {}): SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
     const file = path.resolve(filePath);
-    const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, sessionDir, undefined, options));
+    const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, absoluteDir(sessionDir), undefined, options));
     const manager = new SessionManager(gjc, cwdOverride);
     hooks.writeReplacedNow(gjc);
     return manager;
@@ -140,7 +143,7 @@ export class SessionManager {
    * header is usable, else starts a new one for `cwd`. Synchronous.
    */
   static continueRecent(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
-    const dir = sessionDir ?? GjcSessionManager.getDefaultSessionDir(cwd, options.agentDir);
+    const dir = absoluteDir(sessionDir) ?? GjcSessionManager.getDefaultSessionDir(cwd, options.agentDir);
     const newest = findMostRecentSession(dir, options);
     if (newest !== null) return SessionManager.open(newest, sessionDir, undefined, options);
     return SessionManager.create(cwd, sessionDir, options);
@@ -158,7 +161,7 @@ export class SessionManager {
     if (readSessionRecords(source).length === 0) {
       throw new SessionManagerError("invalid_header", `Cannot fork: ${source} is missing, empty or has no session header`, { path: source });
     }
-    return new SessionManager(hooks.forkFrom(source, targetCwd, sessionDir, options, { parentSession: source, writeAtOnce: true }));
+    return new SessionManager(hooks.forkFrom(source, targetCwd, absoluteDir(sessionDir), options, { parentSession: source, writeAtOnce: true }));
   }
 
   /** A session that never touches the disk. */

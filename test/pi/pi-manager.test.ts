@@ -61,6 +61,9 @@ describe("factories (all synchronous)", () => {
     expect(readRecords(file).at(-1)).toMatchObject({ id: label, type: "label", targetId: a, label: "kept" });
     expect(manager.isPersisted()).toBe(true);
     expect(manager.getSessionDir()).toBe(dir);
+     // A relative session directory is taken from the process's cwd, as pi's fs calls would.
+    const relative = track(SessionManager.create("/work", path.relative(process.cwd(), dir), extras));
+    expect(relative.getSessionDir()).toBe(dir);
   });
 
   it("create without a session directory uses the managed scope (getDefaultSessionDir)", () => {
