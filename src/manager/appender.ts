@@ -5,7 +5,17 @@
  * {@link EntryAppender.appendDraft}, which the manager implements, and returns the new
  * entry's id (which is also the new leaf).
  */
-import type { AgentMessage, AppendedEntry, CustomMessageEntry, EntryDraft } from "../session/index.js";
+import {
+  clearModelRoleDraft,
+  configuredModelChainDraft,
+  contextClearDraft,
+  type AgentMessage,
+  type AppendedEntry,
+  type AppendOptions,
+  type ConfiguredModelChain,
+  type CustomMessageEntry,
+  type EntryDraft,
+} from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 
 /** Optional fields GJC copies into a `model_change` entry. */
@@ -53,14 +63,12 @@ function withObservationId(details: unknown, observationId: string | undefined):
 /** Base of the session manager holding its `append*` methods. */
 export abstract class EntryAppender {
   /**
-   * Appends one entry built from `draft` as a child of the current leaf, makes it the leaf,
-   * and persists it (or defers it until the first assistant message).
+   * Appends one entry built from `draft` as a child of the current leaf (or as a new root,
+   * see {@link AppendOptions.root}), makes it the leaf, and persists it (or defers it until
+   * the first assistant message).
    * @throws SessionManagerError `persistence_failed`, `read_only`, `closed`
    */
-  protected abstract appendDraft<D extends EntryDraft>(draft: D): AppendedEntry<D>;
-
-  /** Clears the leaf so that the next append starts a new root. */
-  protected abstract detachLeaf(): void;
+  protected abstract appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D>;
 
   /** Appends a `message` entry holding `message` as-is. @returns the new entry's id */
   appendMessage(message: AgentMessage): string {
@@ -108,7 +116,17 @@ export abstract class EntryAppender {
 
   /** Appends a `model_change` that removes `role` from the context's models. @returns the new entry's id */
   clearModelRole(role: string): string {
-    return this.appendDraft({ type: "model_change", model: "", role, cleared: true }).id;
+    return this.appendDraft(clearModelRoleDraft(role)).id;
+  }
+
+  /**
+   * Appends a `configured_model_chain`: the fallback chain of `chain.role` from here on (with
+   * `cleared: true`, the removal of that role's chain). Only the chain's own fields are
+   * written; runtime state a caller keeps on the same object is not.
+   * @returns the new entry's id
+   */
+  appendConfiguredModelChain(chain: ConfiguredModelChain & { cleared?: boolean }): string {
+    return this.appendDraft(configuredModelChainDraft(chain)).id;
   }
 
   /** Appends a `session_init` describing how a sub-agent session was started. @returns the new entry's id */
@@ -160,8 +178,7 @@ export abstract class EntryAppender {
    * @returns the new entry's id
    */
   appendContextClearEntry(data?: Record<string, unknown>): string {
-    this.detachLeaf();
-    return this.appendCustomEntry("context_clear", data);
+    return this.appendDraft(contextClearDraft(data), { root: true }).id;
   }
 
   /**

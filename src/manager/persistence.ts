@@ -154,6 +154,25 @@ export class SessionPersistence {
     this.check();
   }
 
+  /**
+   * Releases the file before returning, when nothing is queued (every line is already with
+   * the kernel): for a synchronous hand-over of the file to another manager of this process.
+   * @returns false, doing nothing, while queued work is still running
+   */
+  closeNow(): boolean {
+    if (this.#closed) return true;
+    if (this.#queued > 0) return false;
+    this.#closed = true;
+    const writer = this.#writer;
+    this.#writer = undefined;
+    try {
+      writer?.closeSync();
+    } catch (error) {
+      this.#latch(error);
+    }
+    return true;
+  }
+
   #announce(): void {
     try {
       this.#target.onWriterReady?.(this.path);

@@ -20,6 +20,11 @@ import { openSessionFile } from "./open-file.js";
  *   read failures
  */
 export async function loadEntriesFromFile(filePath: string, storage?: SessionStorage): Promise<(SessionHeader | FileEntry)[]> {
+  return readSessionRecords(filePath, storage);
+}
+
+/** {@link loadEntriesFromFile}, synchronously (the load path is synchronous; pi's reader is). */
+export function readSessionRecords(filePath: string, storage?: SessionStorage): (SessionHeader | FileEntry)[] {
   const absolute = path.resolve(filePath);
   const reader = storage ?? new FileSessionStorage(path.dirname(absolute));
   try {

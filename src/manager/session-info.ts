@@ -238,11 +238,15 @@ function displayNameOf(title: string | undefined, firstMessage: string | undefin
 }
 
 /** Counts `message` entries and keeps the text a picker shows and searches. */
-class MessageCollector {
+export class MessageCollector {
+  /** messages seen */
   count = 0;
+  /** the first user text */
   first: string | undefined;
+  /** every user and assistant text, in order */
   readonly all: string[] = [];
 
+  /** Takes one `message` entry's message. */
   add(message: unknown): void {
     if (!isJsonRecordLike(message) || typeof message.role !== "string") return;
     this.count += 1;

@@ -15,28 +15,25 @@ import path from "node:path";
 import {
   isValidSessionId,
   type AppendedEntry,
+  type AppendOptions,
   type BlobSink,
+  type BranchSummaryOptions,
   type EntryDraft,
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
-import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
-import { SessionReader } from "./session-reader.js";
+import { SessionDirectories } from "./session-directories.js";
 import { announceSession, findContinuation } from "./continuation.js";
 import {
-  explicitDestination,
-  managedDestination,
   resolveFactoryOptions,
   targetOf,
   type MigrationPolicy,
-  type SessionDestination,
   type SessionDestinationInput,
   type SessionMemoryMode,
 } from "./destination.js";
-import { listAllScopes, listScope, type ListOptions } from "./listing.js";
 import { SessionManagerError } from "./errors.js";
-import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
+import type { ManagedLine } from "./lines.js";
 import {
   resolveOptions,
   type NewSessionOptions,
@@ -45,7 +42,6 @@ import {
   type SessionManagerOptions,
 } from "./options.js";
 import { moveManagedSession } from "./session-move.js";
-import type { SessionInfo } from "./session-info.js";
 import {
   branchedState,
   copiedState,
@@ -57,20 +53,11 @@ import {
   type SessionState,
 } from "./session-state.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
+import { Retirements, StateWriter, type PersistableLine } from "./state-writes.js";
+import type { ForkChoices, SynchronousSwitches } from "./internal-hooks.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 
 function ignore(): void {}
-
-/**
- * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
- * state builders, for a facade whose callers do not await (pi's runtime uses these results
- * at once). Internal: not exported from the main entry.
- */
-export interface SynchronousSwitches {
-  open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
-  newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
-  setSessionFile(manager: SessionManager, sessionFile: string): void;
-}
 
 let synchronous: SynchronousSwitches | undefined;
 
@@ -82,17 +69,15 @@ export function synchronousSwitches(): SynchronousSwitches {
 }
 
 /** See the module comment. */
-export class SessionManager extends SessionReader {
+export class SessionManager extends SessionDirectories {
   #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
   #state: SessionState;
   #closed = false;
-  #droppedInertPatches = 0;
-  /** Closes of sessions left by a synchronous switch; `close()` waits for them. */
-  readonly #retiring: Promise<void>[] = [];
-  /** Files of those sessions until their writer is released. */
-  readonly #retiringFiles = new Set<string>();
+  readonly #writer = new StateWriter(() => this.#blobSink());
+  /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
+  readonly #retiring = new Retirements();
 
   private constructor(options: ResolvedOptions, persistent: boolean, readOnly: boolean, state: SessionState) {
     super();
@@ -197,51 +182,16 @@ export class SessionManager extends SessionReader {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
-    const state = copiedState(resolved, path.resolve(sourcePath), cwd);
+    return SessionManager.#forked(resolved, sourcePath, cwd, {});
+  }
+
+  static #forked(resolved: ResolvedOptions, sourcePath: string, cwd: string, fork: ForkChoices): SessionManager {
+    const state = copiedState(resolved, path.resolve(sourcePath), cwd, fork.parentSession);
     const manager = new SessionManager(resolved, true, false, state);
-    if (state.hasAssistant) manager.#startPersistence();
+    if (fork.writeAtOnce === true) manager.#writer.enableWriteThrough();
+    if (state.hasAssistant || fork.writeAtOnce === true) manager.#writer.start(state);
+    manager.#state.persistence?.check();
     return manager;
-  }
-
-  /**
-   * The sessions of one workspace, newest first: those in `sessionDir` when given, else in
-   * the managed scope of `cwd`. Never writes; a directory or scope that does not exist yet
-   * lists as empty. Unreadable files are left out (the CLI's `listSessions` reports them).
-   */
-  static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return listScope(cwd, sessionDir, storage, options);
-  }
-
-  /**
-   * The sessions of every managed scope below `<managedAgentDir>/sessions` (default agent
-   * directory), newest first. Never writes. A storage that is not file storage lists nothing,
-   * as in GJC: managed scopes exist only on disk.
-   */
-  static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return listAllScopes(storage, managedAgentDir, options);
-  }
-
-  /**
-   * The managed scope directory of `cwd`, prepared (created owner-only, bound) for writing.
-   * @throws SessionManagerError `managed_storage_unsupported`; ScopeError
-   */
-  static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
-    return managedDestination(cwd, agentDir, storage).sessionDir;
-  }
-
-  /** The managed scope directory of `cwd`, resolved without creating anything. @throws ScopeError */
-  static getDefaultSessionDirReadOnly(cwd: string, agentDir?: string): string {
-    return resolveManagedScopeOrThrow({ cwd, ...(agentDir === undefined ? {} : { agentDir }) }).directoryPath;
-  }
-
-  /** A trusted token for the managed scope of `cwd` (prepared now). See `destination.ts`. */
-  static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
-    return managedDestination(cwd, agentDir, storage);
-  }
-
-  /** A trusted token for the explicit session directory `directory`. */
-  static explicitDestination(directory: string): SessionDestination {
-    return explicitDestination(directory);
   }
 
   static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined): SessionManager {
@@ -259,6 +209,26 @@ export class SessionManager extends SessionReader {
       },
       newSession: (manager, options = {}) => manager.#newSessionNow(options),
       setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
+      append: (manager, draft, options) => manager.appendDraft(draft, options),
+      tree: (manager) => manager.#state.tree,
+      writeThrough: (manager) => manager.#writer.enableWriteThrough(),
+      branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithSummary(branchFromId, summary, options),
+      forkFrom(sourcePath, cwd, destination, options, fork) {
+        const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
+        return SessionManager.#forked(resolved, sourcePath, cwd, fork);
+      },
+      writeReplacedNow(manager) {
+        const state = manager.#state;
+        const replaced = state.fileExists || state.report.movedAside !== undefined;
+        if (manager.#persistent && !state.report.loaded && replaced && !state.active) manager.#writer.start(state);
+        state.persistence?.check();
+      },
+      releaseNow(manager) {
+        if (manager.#closed) return true;
+        if (manager.#state.persistence?.closeNow() === false) return false;
+        manager.#closed = true;
+        return true;
+      },
     };
   }
 
@@ -282,7 +252,7 @@ export class SessionManager extends SessionReader {
 
   /** Pre-v4 patch records left out of full rewrites so far (they would take effect in a v5 file). */
   getDroppedInertPatchCount(): number {
-    return this.#droppedInertPatches;
+    return this.#writer.droppedInertPatches;
   }
 
   /** Whether this manager writes to disk (`false` in memory and for a read-only open). */
@@ -311,11 +281,15 @@ export class SessionManager extends SessionReader {
    * @throws SessionTreeError `unknown_entry`
    */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
-    this.#checkWritable();
-    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, {
+    return this.#branchWithSummary(branchFromId, summary, {
       ...(details === undefined ? {} : { details }),
       ...(fromExtension === undefined ? {} : { fromExtension }),
     });
+  }
+
+  #branchWithSummary(branchFromId: string | null, summary: string, options: BranchSummaryOptions): string {
+    this.#checkWritable();
+    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
     this.#recordEntry(entry);
     return entry.id;
   }
@@ -378,7 +352,7 @@ export class SessionManager extends SessionReader {
     const state = this.#state;
     if (!this.#persistent || !(state.active || state.fileExists)) return;
     state.active = true;
-    this.#writeAll();
+    this.#writer.writeAll(state);
     await this.flush();
   }
 
@@ -424,7 +398,7 @@ export class SessionManager extends SessionReader {
   /** {@link newSession} for the synchronous hooks: the old session is finished in the background. */
   #newSessionNow(options: NewSessionOptions): string | undefined {
     const next = this.#prepareNewSession(options);
-    this.#retire(this.#state);
+    this.#retiring.retire(this.#state);
     return this.#enterNewSession(next);
   }
 
@@ -458,9 +432,9 @@ export class SessionManager extends SessionReader {
     const current = this.#state;
     const parentSession = this.#persistent ? current.file : current.header.id;
     const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
-    this.#retire(current);
+    this.#retiring.retire(current);
     this.#state = state;
-    if (this.#persistent) this.#writeNow();
+    if (this.#persistent) this.#writer.writeNow(state);
     return this.getSessionFile();
   }
 
@@ -476,7 +450,7 @@ export class SessionManager extends SessionReader {
     const state = forkedState(this.#options, current, this.getCwd() || process.cwd());
     await current.persistence?.close();
     this.#state = state;
-    this.#writeNow();
+    this.#writer.writeNow(state);
     await this.flush();
     return { oldSessionFile: current.file!, newSessionFile: state.file! };
   }
@@ -508,18 +482,18 @@ export class SessionManager extends SessionReader {
   #setSessionFileNow(sessionFile: string): void {
     this.#checkWritable();
     const absolute = path.resolve(sessionFile);
-    if (absolute === this.#state.file || this.#retiringFiles.has(absolute)) {
+    if (absolute === this.#state.file || this.#retiring.has(absolute)) {
       throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
     }
     const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
-    this.#retire(this.#state);
+    this.#retiring.retire(this.#state);
     this.#enterFile(state);
   }
 
   #enterFile(state: SessionState): void {
     this.#state = state;
     if (state.report.loaded) announceSession(this.#options, state.file!, state.header.cwd);
-    else if (this.#persistent && !state.active) this.#startPersistence();
+    else if (this.#persistent && !state.active) this.#writer.start(state);
   }
 
   /**
@@ -542,7 +516,7 @@ export class SessionManager extends SessionReader {
       return;
     }
     this.#options = await moveManagedSession(state, this.#options, header, this.#blobSink(), (count) => {
-      this.#droppedInertPatches += count;
+      this.#writer.addDroppedInertPatches(count);
     });
   }
 
@@ -557,7 +531,7 @@ export class SessionManager extends SessionReader {
     this.#checkOpen();
     if (!this.#persistent) return;
     this.#checkWritable();
-    if (!this.#state.active) this.#startPersistence();
+    if (!this.#state.active) this.#writer.start(this.#state);
     await this.flush();
   }
 
@@ -570,7 +544,7 @@ export class SessionManager extends SessionReader {
   async flush(): Promise<void> {
     this.#checkOpen();
     await this.#state.persistence?.flush();
-    for (const retiring of this.#retiring) await retiring;
+    await this.#retiring.settled();
   }
 
   /**
@@ -581,14 +555,14 @@ export class SessionManager extends SessionReader {
   async close(): Promise<void> {
     if (this.#closed) return;
     const state = this.#state;
-    if (this.#persistent && state.active && state.fullWritePending) this.#writeAll();
+    if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
     const persistence = state.persistence;
     if (persistence !== undefined) {
       await persistence.flush().catch(ignore);
       await persistence.close();
     }
-    for (const retiring of this.#retiring) await retiring;
+    await this.#retiring.settled();
   }
 
   // ---- internals -------------------------------------------------------------------------
@@ -599,17 +573,11 @@ export class SessionManager extends SessionReader {
   }
 
   /** {@inheritDoc EntryAppender.appendDraft} */
-  protected appendDraft<D extends EntryDraft>(draft: D): AppendedEntry<D> {
+  protected appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D> {
     this.#checkWritable();
-    const entry = this.#state.tree.append(draft);
+    const entry = this.#state.tree.append(draft, options);
     this.#recordEntry(entry);
     return entry;
-  }
-
-  /** {@inheritDoc EntryAppender.detachLeaf} */
-  protected detachLeaf(): void {
-    this.#checkWritable();
-    this.#state.tree.resetLeaf();
   }
 
   #applyInitialSelection(toolNames: readonly string[] | undefined): void {
@@ -617,87 +585,18 @@ export class SessionManager extends SessionReader {
     for (const draft of selectionDrafts(change)) this.appendDraft(draft);
   }
 
-  /** Finishes a session switched away from synchronously, without losing its failure. */
-  #retire(state: SessionState): void {
-    if (state.persistence === undefined) return;
-    const closing = state.persistence.close();
-    const file = state.persistence.path;
-    this.#retiringFiles.add(file);
-    closing.catch(ignore).finally(() => this.#retiringFiles.delete(file));
-    this.#retiring.push(closing);
-  }
-
   #recordEntry(entry: FileEntry): void {
     const line: Extract<ManagedLine, { kind: "entry" }> = { kind: "entry", entry };
     const state = this.#state;
     state.lines.push(line);
+    state.usage.add(entry);
     if (!state.hasAssistant && isAssistantMessage(entry)) state.hasAssistant = true;
     this.#persistLine(line);
   }
 
   /** Persists a line that was just added to memory, or defers it (see the module comment). */
-  #persistLine(line: Extract<ManagedLine, { kind: "entry" | "patch" }>): void {
-    const state = this.#state;
-    if (!this.#persistent || state.persistence === undefined) return;
-    if (!state.active) {
-      if (state.hasAssistant) this.#startPersistence();
-      return;
-    }
-    if (state.fullWritePending) {
-      this.#writeAll();
-      return;
-    }
-    try {
-      state.persistence.append(persistedLineText(line, this.#blobSink()));
-    } catch (error) {
-      state.persistence.fail(error);
-    }
-  }
-
-  #startPersistence(): void {
-    this.#state.active = true;
-    this.#writeAll();
-  }
-
-  /** Queues an atomic write of the whole session; applied patches are folded from now on. */
-  #writeAll(): void {
-    const persistence = this.#state.persistence;
-    if (persistence === undefined) return;
-    try {
-      const bytes = this.#serializeAll();
-      persistence.writeAll(bytes, { replaceExisting: this.#state.fileExists });
-      this.#markWritten();
-    } catch (error) {
-      persistence.fail(error);
-    }
-  }
-
-  /** Writes the whole session to its new file before returning (synchronous switches). */
-  #writeNow(): void {
-    const persistence = this.#state.persistence!;
-    let bytes: Buffer;
-    try {
-      bytes = this.#serializeAll();
-    } catch (error) {
-      persistence.fail(error);
-      throw persistence.error;
-    }
-    persistence.writeAllNow(bytes);
-    this.#state.active = true;
-    this.#markWritten();
-  }
-
-  #serializeAll(): Buffer {
-    const serialized = serializeManagedLines(this.#state.header, this.#state.lines, this.#blobSink());
-    this.#droppedInertPatches += serialized.droppedInertPatches;
-    return serialized.bytes;
-  }
-
-  #markWritten(): void {
-    const state = this.#state;
-    state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
-    state.fullWritePending = false;
-    state.fileExists = true;
+  #persistLine(line: PersistableLine): void {
+    if (this.#persistent) this.#writer.persistLine(this.#state, line);
   }
 
   #blobSink(): BlobSink | undefined {

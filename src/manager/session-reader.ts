@@ -8,6 +8,7 @@ import {
   type SessionContext,
   type SessionHeader,
   type SessionTreeNode,
+  type UsageStatistics,
 } from "../session/index.js";
 import { EntryAppender } from "./appender.js";
 import type { SessionLoadReport } from "./open-file.js";
@@ -100,6 +101,17 @@ export abstract class SessionReader extends EntryAppender {
   /** The resolved label of an entry. */
   getLabel(id: string): string | undefined {
     return this.current().tree.getLabel(id);
+  }
+
+  /**
+   * Token and cost totals over every entry of the session file, all branches included: each
+   * assistant message's `usage`, and the `details.usage` of sub-agent (`task`) tool results.
+   * Kept up as entries load and append, so this costs nothing per call. A record with a count
+   * that is not a finite, non-negative number (or that would overflow a total) is left out.
+   * Zero for a new or in-memory session. A copy: later appends do not change it.
+   */
+  getUsageStatistics(): UsageStatistics {
+    return this.current().usage.totals();
   }
 
   /** What the model sees at the current leaf. */

@@ -9,6 +9,7 @@ import {
   isUnknownEntry,
   newSessionId,
   SessionTree,
+  UsageAccumulator,
   type AgentMessage,
   type FileEntry,
   type SessionHeader,
@@ -35,7 +36,20 @@ export interface SessionState {
   /** a file exists at `file` that a full write must replace rather than create */
   fileExists: boolean;
   hasAssistant: boolean;
+  /**
+   * Usage totals over every entry of this session's file (all branches), fed as entries load
+   * and as they are appended, so reading them never walks the file. A switch to another
+   * session builds a new state, and with it new totals.
+   */
+  usage: UsageAccumulator;
   report: SessionLoadReport;
+}
+
+/** Totals over `entries` (a session's file being loaded or copied). */
+function usageOf(entries: Iterable<FileEntry>): UsageAccumulator {
+  const usage = new UsageAccumulator();
+  for (const entry of entries) usage.add(entry);
+  return usage;
 }
 
 /** Whether `entry` is an assistant message (the event that starts persistence). */
@@ -90,6 +104,7 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     fullWritePending: true,
     fileExists: false,
     hasAssistant: false,
+    usage: new UsageAccumulator(),
     report: emptyReport(target),
   };
 }
@@ -127,6 +142,7 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     fullWritePending: loaded.migratedFrom !== null,
     fileExists: true,
     hasAssistant,
+    usage: usageOf(opened.entries),
     report: opened.report,
   };
 }
@@ -149,23 +165,26 @@ export function branchedState(
   const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
   state.lines.push(...[...copied.entries, ...labels].map((entry): ManagedLine => ({ kind: "entry", entry })));
   state.hasAssistant = copied.entries.some(isAssistantMessage);
+  state.usage = usageOf(copied.entries);
   return state;
 }
 
 /**
  * The session `forkFrom` starts: every line of the session file `source` (read without the
  * writer lock through its own explicit storage) in a fresh session for `cwd`, whose parent is
- * the source's id and which carries the source's title.
+ * the source's id (or `parentSession` when given: pi records the source's path) and which
+ * carries the source's title.
  */
-export function copiedState(options: ResolvedOptions, source: string, cwd: string): SessionState {
+export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string): SessionState {
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
   const opened = openedState(reader, source, true, cwd);
   const header = opened.report.loaded ? opened.header : undefined;
   const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
-  const state = freshState(options, { cwd, parentSession: header?.id, title }, true);
+  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
   state.lines = opened.lines;
   state.tree = opened.tree;
   state.hasAssistant = opened.hasAssistant;
+  state.usage = opened.usage;
   return state;
 }
 
@@ -184,6 +203,7 @@ export function forkedState(options: ResolvedOptions, current: SessionState, cwd
   // Applied patches live on in the entries and the carried title; the rest is copied.
   state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
   state.hasAssistant = current.hasAssistant;
+  state.usage = usageOf(state.tree.getEntries());
   return state;
 }
 

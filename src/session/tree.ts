@@ -289,7 +289,7 @@ export class SessionTree {
 
   #require(id: string): FileEntry {
     const entry = this.#byId.get(id);
-    if (entry === undefined) throw new SessionTreeError("unknown_entry", `no entry with id ${id}`);
+    if (entry === undefined) throw new SessionTreeError("unknown_entry", `Entry ${id} not found`);
     return entry;
   }
 

@@ -1,0 +1,173 @@
+/**
+ * How the session a manager is on reaches its file: the deferred first write (nothing until
+ * the first assistant message, then everything), one line per append after that, full
+ * rewrites while one is owed, and the synchronous whole-file write of a switch that promises
+ * a file on return. Kept apart from the manager, which decides when; this decides how.
+ */
+import type { BlobSink } from "../session/index.js";
+import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
+import type { SessionState } from "./session-state.js";
+
+/** A line that was just added to a session's memory and may need persisting. */
+export type PersistableLine = Extract<ManagedLine, { kind: "entry" | "patch" }>;
+
+/** Writes one manager's sessions; see the module comment. */
+export class StateWriter {
+  readonly #blobSink: () => BlobSink | undefined;
+  #droppedInertPatches = 0;
+  #writeThrough = false;
+
+  /** @param blobSink where large images go before a line referring to them is written */
+  constructor(blobSink: () => BlobSink | undefined) {
+    this.#blobSink = blobSink;
+  }
+
+  /** Pre-v4 patch records left out of full rewrites so far. */
+  get droppedInertPatches(): number {
+    return this.#droppedInertPatches;
+  }
+
+  /** Counts patch records a move's publish left out. */
+  addDroppedInertPatches(count: number): void {
+    this.#droppedInertPatches += count;
+  }
+
+  /**
+   * From now on a session's first write is done before the append that triggers it returns
+   * (a durable no-replace publish), instead of being queued: for callers that never await,
+   * whose file must exist as soon as the first assistant message is appended.
+   */
+  enableWriteThrough(): void {
+    this.#writeThrough = true;
+  }
+
+  /** Persists a line that was just added to `state`'s memory, or defers it. */
+  persistLine(state: SessionState, line: PersistableLine): void {
+    const { persistence } = state;
+    if (persistence === undefined) return;
+    if (!state.active) {
+      if (state.hasAssistant) this.start(state);
+      return;
+    }
+    if (state.fullWritePending) {
+      this.writeAll(state);
+      return;
+    }
+    try {
+      persistence.append(persistedLineText(line, this.#blobSink()));
+    } catch (error) {
+      persistence.fail(error);
+    }
+  }
+
+  /** Starts persisting `state`: its whole content is written (see {@link enableWriteThrough}). */
+  start(state: SessionState): void {
+    state.active = true;
+    const persistence = state.persistence;
+    if (this.#writeThrough && persistence !== undefined && !persistence.hasWriter && !state.fileExists) {
+      try {
+        this.writeNow(state);
+      } catch {
+        // Latched by the persistence: the next persisting call throws it; memory keeps the entry.
+      }
+      return;
+    }
+    if (this.#writeThrough && persistence !== undefined && persistence.hasWriter && !state.report.loaded) {
+      this.#appendAll(state);
+      return;
+    }
+    this.writeAll(state);
+  }
+
+  /**
+   * A fresh session over a file that held only blank lines, whose writer is already held:
+   * nothing in the file needs replacing, so its lines are appended, each reaching the kernel
+   * before this returns (blank lines before a header read as nothing).
+   */
+  #appendAll(state: SessionState): void {
+    const persistence = state.persistence!;
+    try {
+      const text = this.#serializeAll(state).toString("utf8");
+      for (const line of text.split("\n")) if (line.length > 0) persistence.append(line);
+      markWritten(state);
+    } catch (error) {
+      persistence.fail(error);
+    }
+  }
+
+  /** Queues an atomic write of the whole session; applied patches are folded from now on. */
+  writeAll(state: SessionState): void {
+    const persistence = state.persistence;
+    if (persistence === undefined) return;
+    try {
+      const bytes = this.#serializeAll(state);
+      persistence.writeAll(bytes, { replaceExisting: state.fileExists });
+      markWritten(state);
+    } catch (error) {
+      persistence.fail(error);
+    }
+  }
+
+  /**
+   * Writes the whole session to its new file before returning.
+   * @throws the latched SessionManagerError `persistence_failed`
+   */
+  writeNow(state: SessionState): void {
+    const persistence = state.persistence!;
+    let bytes: Buffer;
+    try {
+      bytes = this.#serializeAll(state);
+    } catch (error) {
+      persistence.fail(error);
+      throw persistence.error;
+    }
+    persistence.writeAllNow(bytes);
+    state.active = true;
+    markWritten(state);
+  }
+
+  #serializeAll(state: SessionState): Buffer {
+    const serialized = serializeManagedLines(state.header, state.lines, this.#blobSink());
+    this.#droppedInertPatches += serialized.droppedInertPatches;
+    return serialized.bytes;
+  }
+}
+
+/** After a whole-file write: applied patches live on in the header and entries. */
+function markWritten(state: SessionState): void {
+  state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
+  state.fullWritePending = false;
+  state.fileExists = true;
+}
+
+/**
+ * The sessions a manager switched away from synchronously, while their files are finished in
+ * the background: a later `flush()` or `close()` waits for them (and sees their failure), and
+ * a switch back to one of those files must wait until its writer is released.
+ */
+export class Retirements {
+  readonly #closing: Promise<void>[] = [];
+  readonly #files = new Set<string>();
+
+  /** Starts finishing `state`'s file, without losing its failure. */
+  retire(state: SessionState): void {
+    if (state.persistence === undefined) return;
+    const closing = state.persistence.close();
+    const file = state.persistence.path;
+    this.#files.add(file);
+    closing.catch(ignore).finally(() => this.#files.delete(file));
+    this.#closing.push(closing);
+  }
+
+  /** Whether `file` is still being finished. */
+  has(file: string): boolean {
+    return this.#files.has(file);
+  }
+
+  /** Waits for every session retired so far; rethrows the first failure. */
+  async settled(): Promise<void> {
+    for (const closing of this.#closing) await closing;
+  }
+}
+
+function ignore(): void {}
