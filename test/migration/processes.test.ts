@@ -67,23 +67,37 @@ describe("concurrent openers", () => {
   }, 120_000);
 });
 
-/** One kill run in its own sandbox; returns whether the child died before reporting. */
-async function killRun(): Promise<boolean> {
+/**
+ * One kill run in its own sandbox, the kill landing a random 0..`maxDelayMs` after the child
+ * is ready; returns whether the child died before reporting. With `maxDelayMs` undefined
+ * the child is not killed, and the result is how long its migration took (ms).
+ */
+async function killRun(maxDelayMs: number): Promise<boolean>;
+async function killRun(maxDelayMs: undefined): Promise<number>;
+async function killRun(maxDelayMs: number | undefined): Promise<boolean | number> {
   const box = makeSandbox();
   try {
     const scope = scopeOf(box.cwd, box.agentDir);
     const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 1500, artifacts: artifacts(12, 2048) });
     const source = { ...treeHashes(file), ...treeHashes(file.slice(0, -6)) };
     const proc = startChild(child, [box.cwd, box.agentDir, "ready", file, "0"]);
-    const delayMs = Math.random() * 80;
+    const delayMs = Math.random() * (maxDelayMs ?? 0);
     let output = "";
+    let readyAt = 0;
     await new Promise<void>((resolve) => {
       proc.stdout?.on("data", (chunk: Buffer) => {
         output += chunk.toString();
-        if (output.startsWith("ready\n") && !proc.killed) setTimeout(() => proc.kill("SIGKILL"), delayMs);
+        if (readyAt === 0 && output.startsWith("ready\n")) {
+          readyAt = performance.now();
+          if (maxDelayMs !== undefined && !proc.killed) setTimeout(() => proc.kill("SIGKILL"), delayMs);
+        }
       });
       proc.on("close", () => resolve());
     });
+    if (maxDelayMs === undefined) {
+      expect(output).toContain('"kind"');
+      return performance.now() - readyAt;
+    }
     // Whatever the kill left: the source is untouched and nothing partial is visible.
     expect({ ...treeHashes(file), ...treeHashes(file.slice(0, -6)) }).toEqual(source);
     const dest = path.join(scope.directoryPath, path.basename(file));
@@ -114,12 +128,16 @@ describe("SIGKILL during migration", () => {
   it("50 kills at random points: source intact, never two copies, never a partial visible file, a rerun completes", async () => {
     const runs = 50;
     const parallel = 5;
+    // Kills spread over how long a whole migration takes here and now (five at once, as
+    // below), so most land mid-way whatever the machine's speed or load.
+    const spans = await Promise.all(Array.from({ length: parallel }, () => killRun(undefined)));
+    const maxDelayMs = Math.max(...spans);
     let killedMidway = 0;
     for (let done = 0; done < runs; done += parallel) {
-      const outcomes = await Promise.all(Array.from({ length: parallel }, () => killRun()));
+      const outcomes = await Promise.all(Array.from({ length: parallel }, () => killRun(maxDelayMs)));
       killedMidway += outcomes.filter(Boolean).length;
     }
-    console.log(`[migration crash] ${killedMidway}/${runs} children killed before reporting a result`);
+    console.log(`[migration crash] ${killedMidway}/${runs} children killed before reporting a result (kills within ${maxDelayMs.toFixed(0)} ms)`);
     expect(killedMidway).toBeGreaterThan(runs / 5);
   }, 180_000);
 });
