@@ -1,4 +1,5 @@
 import { GjcError } from "../errors.js";
+import { sqliteResultName } from "./sqlite-codes.js";
 
 /**
  * Every reason the prompt-history store can refuse or fail. The union is closed: a new code
@@ -18,6 +19,9 @@ import { GjcError } from "../errors.js";
  * - `history_pin_unavailable`: on Linux the database is opened through the held directory
  *   descriptor by a small SQLite extension; it was not built, could not be loaded, or was
  *   not in effect for the connection. Nothing is opened by path instead.
+ * - `history_sqlite_unavailable`: no SQLite driver loads on this runtime (Node 20 without
+ *   better-sqlite3, a better-sqlite3 built for another Node), or `GJC_SQLITE_DRIVER` names one
+ *   that does not.
  * - `history_instance_conflict`: `open` named another database than the one this process
  *   already has open; `resetInstance()` first.
  * - `history_io_error`: any other SQLite or filesystem failure; `sqliteCode`/`errno` say more.
@@ -37,6 +41,7 @@ export const HISTORY_ERROR_CODES = [
   "history_closed",
   "history_instance_conflict",
   "history_pin_unavailable",
+  "history_sqlite_unavailable",
   "history_io_error",
 ] as const;
 
@@ -77,7 +82,7 @@ export function isCorruptionCode(sqliteCode: string): boolean {
 }
 
 /**
- * Turns whatever better-sqlite3 threw into a `HistoryError`. Corruption is not mapped here:
+ * Turns whatever the SQLite driver threw into a `HistoryError`. Corruption is not mapped here:
  * it needs the files moved aside first, which only the store can do.
  */
 export function historyErrorFromSqlite(error: unknown, doing: string): HistoryError {
@@ -101,9 +106,14 @@ export function historyErrorFromSqlite(error: unknown, doing: string): HistoryEr
   return new HistoryError("history_io_error", message, { sqliteCode, cause: error });
 }
 
-/** The `SQLITE_*` name better-sqlite3 attaches to its `SqliteError`, if there is one. */
+/**
+ * The `SQLITE_*` extended result name of a driver's error, if it carries one: better-sqlite3
+ * and bun:sqlite name it in `code`; node:sqlite's `code` is `ERR_SQLITE_ERROR` and the number
+ * is in `errcode`.
+ */
 export function sqliteCodeOf(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" && code.startsWith("SQLITE_") ? code : undefined;
+  const { code, errcode } = error as { code?: unknown; errcode?: unknown };
+  if (typeof code === "string" && code.startsWith("SQLITE_")) return code;
+  return typeof errcode === "number" ? sqliteResultName(errcode) : undefined;
 }

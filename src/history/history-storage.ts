@@ -4,8 +4,6 @@
  */
 import path from "node:path";
 
-import Database from "better-sqlite3";
-
 import {
   checkCwd,
   checkDbPath,
@@ -30,6 +28,8 @@ import {
   tokenizeQuery,
 } from "./query.js";
 import { createSchema, dropSchema, migrate } from "./schema.js";
+import { immediateTransaction, pragmaValue, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
+import { sqliteDriver } from "./sqlite-drivers.js";
 
 /** One stored prompt, in the peer's shape (column names as in the table). */
 export interface HistoryEntry {
@@ -91,8 +91,6 @@ interface Settle {
   reject(error: HistoryError): void;
 }
 
-type Statement = Database.Statement<unknown[], unknown>;
-
 const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
 
 function toEntry(row: HistoryRow): HistoryEntry {
@@ -103,7 +101,8 @@ function toEntry(row: HistoryRow): HistoryEntry {
 /**
  * The prompt-history store, one per process as in the peer. `add` only queues; prompts are
  * written in batches on `setImmediate`, one transaction per batch, so a turn never waits on
- * disk. Every other method is synchronous (SQLite through better-sqlite3) and first writes
+ * disk. Every other method is synchronous (SQLite through the runtime's driver, see
+ * sqlite-drivers.ts) and first writes
  * whatever is queued, so it sees every prompt added before it. Failures are thrown as
  * {@link HistoryError}.
  */
@@ -111,12 +110,12 @@ export class HistoryStorage {
   static #instance: HistoryStorage | undefined;
   static #opening: { readonly path: string; readonly promise: Promise<HistoryStorage> } | undefined;
 
-  readonly #db: Database.Database;
+  readonly #db: SqliteConnection;
   readonly #files: HistoryFiles;
   readonly #maxPromptLength: number;
   readonly #maxPending: number;
   readonly #onError: ((error: HistoryError) => void) | undefined;
-  readonly #statements = new Map<string, Statement>();
+  readonly #statements = new Map<string, SqliteStatement>();
   #pending: Pending[] = [];
   #scheduled: NodeJS.Immediate | undefined;
   /** Set while the last save failed; cleared by the next one that succeeds. */
@@ -126,7 +125,7 @@ export class HistoryStorage {
   /** Absolute path of the database file. */
   readonly path: string;
 
-  private constructor(db: Database.Database, files: HistoryFiles, options: HistoryStorageOptions) {
+  private constructor(db: SqliteConnection, files: HistoryFiles, options: HistoryStorageOptions) {
     this.#db = db;
     this.#files = files;
     this.path = files.dbPath;
@@ -213,10 +212,11 @@ export class HistoryStorage {
     checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
     checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
-    let db: Database.Database | undefined;
+    let db: SqliteConnection | undefined;
     try {
-      if (files.pinned) ensurePinnedVfs();
-      db = new Database(files.sqlitePath, { fileMustExist: true, timeout: busyTimeoutMs });
+      const driver = sqliteDriver();
+      if (files.pinned) ensurePinnedVfs(driver);
+      db = driver.open(files.sqlitePath, { mustExist: true });
       if (files.pinned) checkPinnedConnection(db, files.sqlitePath);
       configure(db, busyTimeoutMs);
       migrate(db);
@@ -315,7 +315,7 @@ export class HistoryStorage {
         `SELECT ${ENTRY_COLUMNS} FROM history_fts f JOIN history h ON h.id = f.rowid
          WHERE history_fts MATCH ?${where} ORDER BY f.rowid DESC LIMIT ?`,
       );
-      const found = prefix.all(...withCwd([prefixMatchExpression(tokens)], cwdText), max) as HistoryRow[];
+      const found = prefix.all<HistoryRow>(...withCwd([prefixMatchExpression(tokens)], cwdText), max);
       if (found.length < max) {
         const seen = new Set(found.map((row) => row.id));
         for (const row of this.#infix(tokens, cwdText, max + found.length)) {
@@ -339,7 +339,7 @@ export class HistoryStorage {
     this.flush();
     const where = cwdText === null ? "" : " WHERE h.cwd = ?";
     const recent = this.#statement(`recent${where}`, `SELECT ${ENTRY_COLUMNS} FROM history h${where} ORDER BY h.id DESC LIMIT ?`);
-    return this.#run("reading recent history", () => (recent.all(...withCwd([], cwdText), max) as HistoryRow[]).map(toEntry));
+    return this.#run("reading recent history", () => recent.all<HistoryRow>(...withCwd([], cwdText), max).map(toEntry));
   }
 
   /**
@@ -368,17 +368,15 @@ export class HistoryStorage {
     let removed: number;
     if (cwd !== null) {
       const remove = this.#statement("clear cwd", "DELETE FROM history WHERE cwd = ?");
-      removed = this.#run("clearing history", () => this.#db.transaction(() => remove.run(cwd).changes).immediate());
+      removed = this.#run("clearing history", () => immediateTransaction(this.#db, () => remove.run(cwd).changes));
     } else {
       removed = this.#run("clearing history", () =>
-        this.#db
-          .transaction(() => {
-            const count = (this.#db.prepare("SELECT count(*) AS n FROM history").get() as { n: number }).n;
-            dropSchema(this.#db);
-            createSchema(this.#db);
-            return count;
-          })
-          .immediate(),
+        immediateTransaction(this.#db, () => {
+          const count = Number(this.#db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
+          dropSchema(this.#db);
+          createSchema(this.#db);
+          return count;
+        }),
       );
       // Dropped tables invalidate every cached statement.
       this.#statements.clear();
@@ -439,16 +437,14 @@ export class HistoryStorage {
     const insert = this.#statement("insert", "INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
     try {
       this.#run("saving history", () =>
-        this.#db
-          .transaction(() => {
-            let last = newest.get() as { prompt: string; cwd: string | null } | undefined;
-            for (const entry of batch) {
-              if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
-              insert.run(entry.prompt, entry.createdAt, entry.cwd);
-              last = entry;
-            }
-          })
-          .immediate(),
+        immediateTransaction(this.#db, () => {
+          let last = newest.get<{ prompt: string; cwd: string | null }>();
+          for (const entry of batch) {
+            if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
+            insert.run(entry.prompt, entry.createdAt, entry.cwd);
+            last = entry;
+          }
+        }),
       );
     } catch (error) {
       this.#failing = true;
@@ -475,10 +471,10 @@ export class HistoryStorage {
         : `SELECT ${ENTRY_COLUMNS} FROM history h WHERE ${conditions} ORDER BY h.id DESC LIMIT ?`;
     const statement = this.#statement(`infix ${indexed.length} ${scanned.length} ${cwd === null}`, sql);
     const params = withCwd([...indexed, ...scanned].map(containsLikePattern), cwd);
-    return statement.all(...params, limit) as HistoryRow[];
+    return statement.all<HistoryRow>(...params, limit);
   }
 
-  #statement(key: string, sql: string): Statement {
+  #statement(key: string, sql: string): SqliteStatement {
     let statement = this.#statements.get(key);
     if (statement === undefined) {
       statement = this.#run("preparing a query", () => this.#db.prepare(sql));
@@ -519,7 +515,7 @@ export class HistoryStorage {
     this.#run("compacting history", () => {
       try {
         if (vacuum) this.#db.exec("VACUUM");
-        this.#db.pragma("wal_checkpoint(TRUNCATE)");
+        this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       } catch (error) {
         const code = sqliteCodeOf(error) ?? "";
         if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw error;
@@ -545,22 +541,19 @@ export class HistoryStorage {
  * lose the last prompts, never the file), zeroing of freed pages, and no schema-driven SQL
  * functions beyond FTS5's own.
  */
-function configure(db: Database.Database, busyTimeoutMs: number): void {
-  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  const mode = db.pragma("journal_mode = WAL", { simple: true });
+function configure(db: SqliteConnection, busyTimeoutMs: number): void {
+  db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+  const mode = pragmaValue(db, "journal_mode = WAL");
   if (mode !== "wal") throw new HistoryError("history_readonly", `history: SQLite refused WAL mode (got ${String(mode)})`);
-  db.pragma("synchronous = NORMAL");
-  db.pragma("secure_delete = ON");
-  db.pragma("cell_size_check = ON");
-  db.pragma("trusted_schema = OFF");
+  db.exec("PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cell_size_check = ON; PRAGMA trusted_schema = OFF");
 }
 
-function withCwd(params: unknown[], cwd: string | null): unknown[] {
+function withCwd(params: SqliteValue[], cwd: string | null): SqliteValue[] {
   if (cwd !== null) params.push(cwd);
   return params;
 }
 
-function closeQuietly(db: Database.Database | undefined): void {
+function closeQuietly(db: SqliteConnection | undefined): void {
   try {
     db?.close();
   } catch {

@@ -1,9 +1,8 @@
 /**
  * The history database layout and its forward migrations, versioned by `PRAGMA user_version`.
  */
-import type Database from "better-sqlite3";
-
 import { HistoryError } from "./errors.js";
+import { immediateTransaction, pragmaValue, type SqliteConnection } from "./sqlite-driver.js";
 
 /** The schema version this library writes. A file with a higher version is refused. */
 export const HISTORY_SCHEMA_VERSION = 1;
@@ -51,15 +50,15 @@ END;
 `;
 
 /** Creates the current layout in an empty database (also used by `clear()` to start over). */
-export function createSchema(db: Database.Database): void {
+export function createSchema(db: SqliteConnection): void {
   db.exec(SCHEMA_V1);
 }
 
 /** Drops every history object (the tables' FTS shadow tables go with them). */
-export function dropSchema(db: Database.Database): void {
+export function dropSchema(db: SqliteConnection): void {
   const objects = db
     .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
-    .all() as Array<{ type: string; name: string }>;
+    .all<{ type: string; name: string }>();
   for (const { type, name } of objects) db.exec(`DROP ${type.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
   db.exec("DROP TABLE IF EXISTS history");
 }
@@ -74,16 +73,16 @@ function quoteIdentifier(name: string): string {
  * trigger, no version stamp). Its rows are copied into the v1 layout; its index objects are
  * dropped and rebuilt, because an insert-only trigger leaves deleted rows in the index.
  */
-function migrateFromV0(db: Database.Database): void {
+function migrateFromV0(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
   if (!hasHistory) {
     createSchema(db);
     return;
   }
-  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all() as Array<{ name: string }>).map((c) => c.name));
+  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
   const others = db
     .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
-    .all() as Array<{ type: string; name: string }>;
+    .all<{ type: string; name: string }>();
   // Triggers first: they would otherwise follow the renamed table and fire on the copy.
   for (const kind of ["trigger", "view", "table", "index"]) {
     for (const { type, name } of others) if (type === kind) db.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
@@ -100,7 +99,7 @@ function migrateFromV0(db: Database.Database): void {
 }
 
 /** Forward migrations: entry `n` turns version `n` into version `n + 1`. */
-const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [migrateFromV0];
+const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0];
 
 /**
  * Brings the database to {@link HISTORY_SCHEMA_VERSION}. Reads the version without a write
@@ -108,11 +107,11 @@ const MIGRATIONS: ReadonlyArray<(db: Database.Database) => void> = [migrateFromV
  * one IMMEDIATE transaction and re-reads the version there, because another process may have
  * migrated in between.
  */
-export function migrate(db: Database.Database): void {
+export function migrate(db: SqliteConnection): void {
   const current = readVersion(db);
   refuseNewer(current);
   if (current === HISTORY_SCHEMA_VERSION) return;
-  db.transaction(() => {
+  immediateTransaction(db, () => {
     let version = readVersion(db);
     refuseNewer(version);
     while (version < HISTORY_SCHEMA_VERSION) {
@@ -120,13 +119,13 @@ export function migrate(db: Database.Database): void {
       if (step === undefined) throw new HistoryError("history_io_error", `history: no migration from schema version ${version}`);
       step(db);
       version += 1;
-      db.pragma(`user_version = ${version}`);
+      db.exec(`PRAGMA user_version = ${version}`);
     }
-  }).immediate();
+  });
 }
 
-function readVersion(db: Database.Database): number {
-  return db.pragma("user_version", { simple: true }) as number;
+function readVersion(db: SqliteConnection): number {
+  return Number(pragmaValue(db, "user_version"));
 }
 
 function refuseNewer(version: number): void {

@@ -10,9 +10,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 
-import Database from "better-sqlite3";
-
 import { HISTORY_DB_NAME, HistoryError, HistoryStorage } from "../../src/history/index.js";
+import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
 
 const [command, target, ...rest] = process.argv.slice(2);
 if (process.env.GJC_CHILD_UMASK) process.umask(Number(process.env.GJC_CHILD_UMASK));
@@ -43,7 +42,7 @@ async function main(): Promise<void> {
       return;
     }
     case "hold": {
-      const db = new Database(target, { fileMustExist: true });
+      const db = sqliteDriver().open(target, { mustExist: true });
       db.exec("BEGIN IMMEDIATE");
       report({ locked: true });
       await new Promise<void>((resolve) => {

@@ -5,27 +5,27 @@
 import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
-import Database from "better-sqlite3";
 import { build } from "vite";
 
 import { HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
+import type { SqliteConnection } from "../../src/history/sqlite-driver.js";
+import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
 import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const requireFromRepo = createRequire(path.join(REPO_ROOT, "package.json"));
 
 let childScript: Promise<string> | undefined;
 
 /**
  * Bundles test/history/child.ts (and the sources it imports) into one ESM file under the
  * temp dir, keyed by the bundle's inputs and the checkout. Packages and the addon loader
- * stay external and are imported by absolute path, so the bundle runs from anywhere, also
- * as another uid.
+ * stay external and are imported by absolute path, and a source's `import.meta.url` stays
+ * the source file's (the SQLite driver resolves better-sqlite3 from there), so the bundle
+ * runs from anywhere, also as another uid.
  */
 export function childProgram(): Promise<string> {
   childScript ??= (async () => {
@@ -55,8 +55,11 @@ export function childProgram(): Promise<string> {
           enforce: "pre",
           resolveId(id) {
             if (id === "#binding") return { id: path.join(REPO_ROOT, "src", "native", "binding.cjs"), external: true };
-            if (id === "better-sqlite3") return { id: requireFromRepo.resolve(id), external: true };
             return null;
+          },
+          transform(code, id) {
+            if (!id.startsWith(path.join(REPO_ROOT, "src") + path.sep) || !code.includes("import.meta.url")) return null;
+            return { code: code.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(id).href)), map: null };
           },
         },
       ],
@@ -148,16 +151,19 @@ export function historyCode(fn: () => unknown): HistoryErrorCode {
   return historyError(fn).code;
 }
 
-/** Opens the database read-write with plain better-sqlite3, for probes the API does not offer. */
-export function rawDb(dbPath: string): Database.Database {
-  return new Database(dbPath, { fileMustExist: true });
+/**
+ * Opens a database read-write on this process's SQLite driver (the store's), for probes the
+ * API does not offer; `create` allows a new file (for planting one).
+ */
+export function rawDb(dbPath: string, options: { readonly create?: boolean } = {}): SqliteConnection {
+  return sqliteDriver().open(dbPath, { mustExist: options.create !== true });
 }
 
 /**
  * FTS5's own consistency check of an external-content index against its table (rank 1 also
  * compares with the content table). Throws SQLITE_CORRUPT_VTAB if they disagree.
  */
-export function ftsIntegrityCheck(db: Database.Database, table: "history_fts" | "history_infix"): void {
+export function ftsIntegrityCheck(db: SqliteConnection, table: "history_fts" | "history_infix"): void {
   db.prepare(`INSERT INTO ${table}(${table}, rank) VALUES('integrity-check', 1)`).run();
 }
 

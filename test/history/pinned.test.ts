@@ -7,16 +7,17 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { HistoryStorage } from "../../src/history/index.js";
 import { HistoryFiles } from "../../src/history/owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "../../src/history/pinned-vfs.js";
+import { pragmaValue } from "../../src/history/sqlite-driver.js";
+import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
 import { ACL_TAG, aclHex } from "../helpers/acl.js";
 import { hasCommand, isRoot, run } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { childJson, childProgram, historyError, modeOf, runChild } from "./helpers.js";
+import { childJson, childProgram, historyError, modeOf, rawDb, runChild } from "./helpers.js";
 
 const NOBODY = 65534;
 const SET_ACL = "import os, sys; os.setxattr(sys.argv[1], 'system.posix_acl_access', bytes.fromhex(sys.argv[2]))";
@@ -54,10 +55,10 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     HistoryStorage.open(dbPath).close();
     const files = HistoryFiles.prepare(agent, "probe.db", { create: false });
     try {
-      ensurePinnedVfs();
+      ensurePinnedVfs(sqliteDriver());
       expect(files.sqlitePath).toMatch(/^\/proc\/self\/fd\/\d+\/probe\.db$/);
-      const probe = new Database(files.sqlitePath, { fileMustExist: true });
-      const [main] = probe.pragma("database_list") as Array<{ file: string }>;
+      const probe = rawDb(files.sqlitePath);
+      const [main] = probe.prepare("PRAGMA database_list").all<{ file: string }>();
       probe.close();
       expect(main?.file).toBe(files.sqlitePath);
     } finally {
@@ -66,7 +67,7 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
   });
 
   it("refuses, typed, a connection on which the pinned path was not kept", () => {
-    const db = new Database(":memory:");
+    const db = rawDb(":memory:", { create: true });
     try {
       expect(historyError(() => checkPinnedConnection(db, "/proc/self/fd/3/history.db")).code).toBe("history_pin_unavailable");
     } finally {
@@ -79,9 +80,9 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     const files = HistoryFiles.prepare(agent, "history.db", { create: false });
     const moved = swapForLink(outside);
     try {
-      ensurePinnedVfs();
-      const db = new Database(files.sqlitePath, { fileMustExist: true });
-      db.pragma("journal_mode = WAL");
+      ensurePinnedVfs(sqliteDriver());
+      const db = rawDb(files.sqlitePath);
+      pragmaValue(db, "journal_mode = WAL");
       db.exec("CREATE TABLE t(x); INSERT INTO t VALUES ('kept in the held directory')");
       expect(fs.readdirSync(outside)).toEqual([]);
       files.opened();
@@ -96,7 +97,7 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
   it("a swap while the store is open redirects no read and no write, and no sidecar", async () => {
     const store = HistoryStorage.open(dbPath);
     await store.add("before the swap");
-    const planted = new Database(path.join(outside, "history.db"));
+    const planted = rawDb(path.join(outside, "history.db"), { create: true });
     planted.exec("CREATE TABLE history(id INTEGER PRIMARY KEY, prompt TEXT, created_at INTEGER, cwd TEXT); INSERT INTO history VALUES (99, 'planted', 0, NULL)");
     planted.close();
     fs.chmodSync(path.join(outside, "history.db"), 0o600);
@@ -111,7 +112,7 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     await store.add("last");
     store.close();
     expect(fs.readdirSync(outside).sort()).toEqual(outsideBefore);
-    const db = new Database(path.join(moved, "history.db"), { readonly: true });
+    const db = rawDb(path.join(moved, "history.db"));
     expect(db.prepare("SELECT prompt FROM history").all()).toEqual([{ prompt: "last" }]);
     db.close();
     // Opening by the swapped path now refuses the link.
@@ -200,8 +201,8 @@ describe.skipIf(!isRoot() || !hasCommand("setpriv"))("a peer-made 0644 database,
     fs.chmodSync(tmp.path, 0o755);
     fs.mkdirSync(agent, { mode: 0o700 });
     // The peer's file: SQLite's default mode under umask 022, WAL sidecars left beside it.
-    const db = new Database(dbPath);
-    db.pragma("journal_mode = WAL");
+    const db = rawDb(dbPath, { create: true });
+    pragmaValue(db, "journal_mode = WAL");
     db.exec("CREATE TABLE history(id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL, cwd TEXT); INSERT INTO history(prompt, created_at) VALUES ('from the peer', 1)");
     db.close();
     fs.chmodSync(dbPath, 0o644);
@@ -214,8 +215,8 @@ describe.skipIf(!isRoot() || !hasCommand("setpriv"))("a peer-made 0644 database,
     );
     expect(result.tightened).toEqual(["history.db"]);
     expect(result.modes["history.db"]).toBe("600");
-    const db = new Database(dbPath, { readonly: true });
-    expect((db.prepare("SELECT prompt FROM history ORDER BY id").all() as Array<{ prompt: string }>).map((r) => r.prompt)).toEqual(["from the peer", "hello"]);
+    const db = rawDb(dbPath);
+    expect(db.prepare("SELECT prompt FROM history ORDER BY id").all<{ prompt: string }>().map((r) => r.prompt)).toEqual(["from the peer", "hello"]);
     db.close();
   });
 

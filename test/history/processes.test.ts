@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { HistoryError, HistoryStorage } from "../../src/history/index.js";
+import { pragmaValue } from "../../src/history/sqlite-driver.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { hasCommand } from "../helpers/processes.js";
 import { childJson, childProgram, historyError, rawDb, runChild, shmLockHolder, startChild } from "./helpers.js";
@@ -74,7 +75,7 @@ describe("HistoryStorage across processes", () => {
     first.close();
     const db = rawDb(path.join(agent, "history.db"));
     expect(db.prepare("SELECT count(*) AS n FROM history").get()).toEqual({ n: 2 * count + 2 });
-    expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(pragmaValue(db, "integrity_check")).toBe("ok");
     db.close();
   });
 

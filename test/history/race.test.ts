@@ -9,12 +9,12 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-import Database from "better-sqlite3";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { HistoryError, HistoryStorage } from "../../src/history/index.js";
 import { buildTools, hasCommand, isRoot, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { rawDb } from "./helpers.js";
 
 const RACE_MS = Number(process.env.GJC_RACE_MS ?? 2_000);
 const NOBODY = 65534;
@@ -33,7 +33,7 @@ beforeEach(() => {
   fs.mkdirSync(path.join(parent, "agent"), { recursive: true, mode: 0o700 });
   outside = path.join(tmp.path, "outside");
   fs.mkdirSync(outside, { mode: 0o700 });
-  const planted = new Database(path.join(outside, "history.db"));
+  const planted = rawDb(path.join(outside, "history.db"), { create: true });
   planted.exec(
     "CREATE TABLE history(id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL, cwd TEXT);" +
       "INSERT INTO history(prompt, created_at) VALUES ('plantedoutside', 1)",

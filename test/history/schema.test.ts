@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import type Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { HISTORY_SCHEMA_VERSION, HistoryStorage } from "../../src/history/index.js";
+import { pragmaValue, type SqliteConnection } from "../../src/history/sqlite-driver.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { ftsIntegrityCheck, historyError, rawDb } from "./helpers.js";
 
@@ -23,7 +23,7 @@ afterEach(() => {
 });
 
 /** Rowids each index returns for `term`, via the index only (no fallback, no join). */
-function indexRows(db: Database.Database, term: string): { prefix: number[]; infix: number[] } {
+function indexRows(db: SqliteConnection, term: string): { prefix: number[]; infix: number[] } {
   const ids = (sql: string, arg: string) => (db.prepare(sql).all(arg) as Array<{ rowid: number }>).map((r) => r.rowid);
   return {
     prefix: ids("SELECT rowid FROM history_fts WHERE history_fts MATCH ? ORDER BY rowid", `"${term}"*`),
@@ -76,8 +76,8 @@ describe("schema versions", () => {
   it("stamps a new database with the current version, WAL and the expected objects", () => {
     HistoryStorage.open(dbPath).close();
     const db = rawDb(dbPath);
-    expect(db.pragma("user_version", { simple: true })).toBe(HISTORY_SCHEMA_VERSION);
-    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(pragmaValue(db, "user_version")).toBe(HISTORY_SCHEMA_VERSION);
+    expect(pragmaValue(db, "journal_mode")).toBe("wal");
     const names = (db.prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'history\\_%\\_%' ESCAPE '\\' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
     expect(names).toEqual(["history", "history_ad", "history_ai", "history_au", "history_fts", "history_infix", "idx_history_created_at", "idx_history_cwd_created_at", "sqlite_sequence"]);
     db.close();
@@ -115,7 +115,7 @@ describe("schema versions", () => {
     expect(store.getRecent(1)[0]!.id).toBe(4);
     store.close();
     const db = rawDb(dbPath);
-    expect(db.pragma("user_version", { simple: true })).toBe(HISTORY_SCHEMA_VERSION);
+    expect(pragmaValue(db, "user_version")).toBe(HISTORY_SCHEMA_VERSION);
     ftsIntegrityCheck(db, "history_fts");
     ftsIntegrityCheck(db, "history_infix");
     db.close();
@@ -124,7 +124,7 @@ describe("schema versions", () => {
   it("refuses a database from a newer version and leaves it untouched", () => {
     HistoryStorage.open(dbPath).close();
     const db = rawDb(dbPath);
-    db.pragma(`user_version = ${HISTORY_SCHEMA_VERSION + 1}`);
+    db.exec(`PRAGMA user_version = ${HISTORY_SCHEMA_VERSION + 1}`);
     db.close();
     const bytes = fs.readFileSync(dbPath);
     expect(historyError(() => HistoryStorage.open(dbPath)).code).toBe("history_version_too_new");
