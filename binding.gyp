@@ -91,7 +91,7 @@
           "type": "shared_library",
           "product_prefix": "",
           "sources": ["native/sqlite/pinned_vfs.c"],
-          "include_dirs": ["<!(node -p \"require('path').join(require('path').dirname(require.resolve('better-sqlite3/package.json')), 'deps', 'sqlite3')\")"],
+          "include_dirs": ["native/sqlite/include"],
           "cflags": ["-Wall", "-Wextra", "-fvisibility=hidden"]
         }, {
           "type": "none"
