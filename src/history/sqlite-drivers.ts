@@ -30,6 +30,7 @@ type BetterDatabaseConstructor = new (file: string, options?: { readonly fileMus
 
 /** The members of bun:sqlite's Database and Statement used here. */
 interface BunStatement {
+  finalize(): void;
   run(...params: SqliteValue[]): { readonly changes: number };
   all<Row>(...params: SqliteValue[]): Row[];
   get<Row>(...params: SqliteValue[]): Row | null;
@@ -74,22 +75,34 @@ function nodeSqliteDriver(): SqliteDriver {
   };
 }
 
-/** `bun:sqlite`, under Bun. Its `get` answers null for no row, normalised here. */
+/**
+ * `bun:sqlite`, under Bun. Its `get` answers null for no row, normalised here. Its `close`
+ * keeps a connection whose statements are not finalized open until they are collected (its
+ * files, locks and WAL with it), so the connection finalizes every statement it made first.
+ */
 function bunSqliteDriver(): SqliteDriver {
   const Database = builtin("bun:sqlite")?.Database as BunDatabaseConstructor | undefined;
   if (Database === undefined) throw new Error("bun:sqlite exists only under Bun");
-  const wrap = (db: BunDatabase): SqliteConnection => ({
-    exec: (sql) => void db.exec(sql),
-    prepare(sql) {
-      const statement = db.prepare(sql);
-      return {
-        run: (...params) => statement.run(...params),
-        all: <Row>(...params: SqliteValue[]) => statement.all<Row>(...params),
-        get: <Row>(...params: SqliteValue[]) => statement.get<Row>(...params) ?? undefined,
-      };
-    },
-    close: () => db.close(),
-  });
+  const wrap = (db: BunDatabase): SqliteConnection => {
+    const statements = new Set<BunStatement>();
+    return {
+      exec: (sql) => void db.exec(sql),
+      prepare(sql) {
+        const statement = db.prepare(sql);
+        statements.add(statement);
+        return {
+          run: (...params) => statement.run(...params),
+          all: <Row>(...params: SqliteValue[]) => statement.all<Row>(...params),
+          get: <Row>(...params: SqliteValue[]) => statement.get<Row>(...params) ?? undefined,
+        };
+      },
+      close() {
+        for (const statement of statements) statement.finalize();
+        statements.clear();
+        db.close();
+      },
+    };
+  };
   return {
     name: "bun:sqlite",
     open: (file, options) => wrap(new Database(file, { readwrite: true, create: !options.mustExist })),
