@@ -4,6 +4,9 @@
  *   hold <dbPath>                  hold SQLite's write lock until stdin closes
  *   modes <agentDir>               open, add, flush; report the modes of the db and sidecars
  *   open <agentDir>                open and add one prompt; report the error code if any
+ *   interop-write <agentDir>       write a known history with this process's SQLite driver
+ *   interop-check <agentDir>       open that history and report what search, recent and SQLite's
+ *                                  integrity checks see, then add one prompt
  * Prints one JSON line. GJC_CHILD_UMASK, when set, is applied before anything else.
  */
 import fs from "node:fs";
@@ -11,10 +14,19 @@ import path from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 
 import { HISTORY_DB_NAME, HistoryError, HistoryStorage } from "../../src/history/index.js";
+import { pragmaValue } from "../../src/history/sqlite-driver.js";
 import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
 
 const [command, target, ...rest] = process.argv.slice(2);
 if (process.env.GJC_CHILD_UMASK) process.umask(Number(process.env.GJC_CHILD_UMASK));
+
+/** What interop-write stores, oldest first; the "doomed" one is deleted again. */
+const INTEROP_PROMPTS: ReadonlyArray<readonly [string, string | undefined]> = [
+  ["refactor the parser module", "/w/a"],
+  ["a doomed prompt", undefined],
+  ["write the tokenizer tests", "/w/b"],
+  ["Ünïcode prompt with 日本語テキスト", undefined],
+];
 
 function report(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -85,6 +97,49 @@ async function main(): Promise<void> {
       } catch (error) {
         if (!(error instanceof HistoryError)) throw error;
         report({ code: error.code, fsCode: error.fsCode ?? null });
+      }
+      return;
+    }
+    case "interop-write": {
+      let store: HistoryStorage;
+      try {
+        store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME));
+      } catch (error) {
+        // A driver this runtime lacks (GJC_SQLITE_DRIVER forced it) is reported, not a crash.
+        if (!(error instanceof HistoryError) || error.code !== "history_sqlite_unavailable") throw error;
+        report({ unavailable: error.message });
+        return;
+      }
+      for (const [prompt, cwd] of INTEROP_PROMPTS) await store.add(prompt, cwd);
+      const [doomed] = store.search("doomed", 1);
+      if (doomed === undefined || !store.delete(doomed.id)) throw new Error("the prompt to delete was not found");
+      store.close();
+      report({ driver: sqliteDriver().name });
+      return;
+    }
+    case "interop-check": {
+      const dbPath = path.join(target, HISTORY_DB_NAME);
+      try {
+        const store = HistoryStorage.open(dbPath, { createDir: false });
+        const seen = {
+          driver: sqliteDriver().name,
+          recent: store.getRecent(10),
+          prefix: store.search("pars", 10).map((e) => e.prompt),
+          infix: store.search("kenize", 10).map((e) => e.prompt),
+          unicode: store.search("本語", 10).map((e) => e.prompt),
+          doomed: store.search("doomed", 10).length,
+        };
+        await store.add("added by the reader");
+        store.close();
+        const db = sqliteDriver().open(dbPath, { mustExist: true });
+        for (const table of ["history_fts", "history_infix"]) db.exec(`INSERT INTO ${table}(${table}, rank) VALUES('integrity-check', 1)`);
+        const integrity = pragmaValue(db, "integrity_check");
+        const version = pragmaValue(db, "user_version");
+        db.close();
+        report({ ...seen, integrity, version });
+      } catch (error) {
+        if (!(error instanceof HistoryError)) throw error;
+        report({ code: error.code, message: error.message });
       }
       return;
     }

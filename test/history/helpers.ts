@@ -85,16 +85,25 @@ export function childProgram(): Promise<string> {
   return childScript;
 }
 
-/**
- * Runs the child program with `args` to completion, asynchronously, so several can run at
- * once. `prefix` wraps the node command (setpriv); `umask` is applied first in the child.
- */
-export async function runChild(args: readonly string[], options: { prefix?: readonly string[]; umask?: number } = {}): Promise<ChildResult> {
+/** Options of {@link runChild}. */
+export interface ChildOptions {
+  /** Wraps the runtime command (setpriv). */
+  readonly prefix?: readonly string[];
+  /** Applied first in the child. */
+  readonly umask?: number;
+  /** The runtime executable (another Node, Bun); default this process's. */
+  readonly runtime?: string;
+  /** Merged over this process's environment. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Runs the child program with `args` to completion, asynchronously, so several can run at once. */
+export async function runChild(args: readonly string[], options: ChildOptions = {}): Promise<ChildResult> {
   const script = await childProgram();
   const prefix = options.prefix ?? [];
-  const argv = [...prefix.slice(1), process.execPath, script, ...args];
+  const argv = [...prefix.slice(1), options.runtime ?? process.execPath, script, ...args];
   const command = prefix[0] ?? argv.shift()!;
-  const env = { ...process.env, GJC_CHILD_UMASK: options.umask === undefined ? "" : String(options.umask) };
+  const env = { ...process.env, ...options.env, GJC_CHILD_UMASK: options.umask === undefined ? "" : String(options.umask) };
   return new Promise((resolve) => {
     const child = spawn(command, argv, { stdio: ["ignore", "pipe", "pipe"], env });
     let stdout = "";
