@@ -124,6 +124,20 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
     },
   },
   {
+    name: "a database name with URI metacharacters and non-ASCII opens as that very file",
+    async run(dir) {
+      const name = "hist ?mode=ro#%41 日記.db";
+      const dbPath = path.join(dir, "agent", name);
+      const store = HistoryStorage.open(dbPath);
+      await store.add("kept under an odd name");
+      store.close();
+      assert.deepEqual(fs.readdirSync(path.join(dir, "agent")), [name]);
+      const again = HistoryStorage.open(dbPath, { createDir: false });
+      assert.deepEqual(texts(again.getRecent(5)), ["kept under an odd name"]);
+      again.close();
+    },
+  },
+  {
     name: "the file carries the same schema: version, WAL, both FTS5 tables and their tokenizers",
     run(dir) {
       HistoryStorage.open(dbIn(dir)).close();

@@ -229,7 +229,8 @@ describe("hostile and unusual text", () => {
     expect(store.getRecent(100)).toHaveLength(4);
     // On disk: valid UTF-8 without NUL (a raw lone surrogate would be stored as ED A0 80).
     const db = rawDb(store.path);
-    const stored = (db.prepare("SELECT CAST(prompt AS BLOB) AS bytes FROM history").all() as Array<{ bytes: Buffer }>).map((r) => r.bytes);
+    // node:sqlite and bun:sqlite return a BLOB as a plain Uint8Array, better-sqlite3 as a Buffer.
+    const stored = db.prepare("SELECT CAST(prompt AS BLOB) AS bytes FROM history").all<{ bytes: Uint8Array }>().map((r) => Buffer.from(r.bytes));
     db.close();
     expect(stored).toHaveLength(4);
     for (const bytes of stored) {
