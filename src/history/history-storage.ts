@@ -211,10 +211,11 @@ export class HistoryStorage {
     const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", DEFAULT_BUSY_TIMEOUT_MS);
     checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
     checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
+    // Chosen first, so that a runtime without a usable SQLite creates no directory or file.
+    const driver = sqliteDriver();
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
     let db: SqliteConnection | undefined;
     try {
-      const driver = sqliteDriver();
       if (files.pinned) ensurePinnedVfs(driver);
       db = driver.open(files.sqlitePath, { mustExist: true });
       if (files.pinned) checkPinnedConnection(db, files.sqlitePath);

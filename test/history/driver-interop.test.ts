@@ -3,7 +3,8 @@
  * real child processes, one per (runtime, driver), write a known history and read the one
  * another wrote. This process's runtime is always tried; more come from GJC_INTEROP_RUNTIMES
  * (executables separated by ":", e.g. a Node 24 and a Bun), each with every driver forced in
- * turn through GJC_SQLITE_DRIVER. Skipped when fewer than two drivers load.
+ * turn through GJC_SQLITE_DRIVER. Skipped when fewer than two drivers load. Also: a forced
+ * driver that does not load is refused typed before anything is created.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -84,5 +85,18 @@ describe("a history written by one SQLite driver", () => {
       }
     }
     expect(pairs).toBe(writers.size * (writers.size - 1));
+  });
+});
+
+describe("a driver that cannot serve", () => {
+  it("forced but absent, or unknown, is history_sqlite_unavailable and creates nothing", async () => {
+    const absent = process.versions.bun === undefined ? "bun:sqlite" : "better-sqlite3";
+    for (const forced of [absent, "sqlite3"]) {
+      const agent = path.join(tmp.path, `refused-${forced.replace(/\W/g, "-")}`);
+      fs.mkdirSync(agent, { mode: 0o700 });
+      const result = childJson<{ code?: string }>(await runChild(["open", agent], { env: { GJC_SQLITE_DRIVER: forced } }));
+      expect(result.code, forced).toBe("history_sqlite_unavailable");
+      expect(fs.readdirSync(agent), forced).toEqual([]);
+    }
   });
 });
