@@ -15,9 +15,10 @@ export const MIN_INDEXED_INFIX_CHARS = 3;
 
 // A lone high surrogate not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-// better-sqlite3 would encode lone surrogates as invalid UTF-8 and read them back as three
-// U+FFFD each, and SQLite's LIKE/instr stop at NUL; both would make the stored text differ
-// from what search and dedup compare. One U+FFFD per bad unit keeps lengths predictable.
+// Each SQLite driver encodes a lone surrogate its own way (better-sqlite3 as invalid UTF-8
+// that reads back as three U+FFFD), and SQLite's LIKE/instr stop at NUL; both would make the
+// stored text differ from what search and dedup compare, and from driver to driver. One
+// U+FFFD per bad unit, before any driver sees the text, keeps lengths predictable.
 const UNSTORABLE = /\u0000/g;
 
 /** `text` with lone UTF-16 surrogates and NUL replaced by U+FFFD, otherwise unchanged. */

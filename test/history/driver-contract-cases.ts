@@ -10,11 +10,12 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { sqliteCodeOf } from "../../src/history/errors.js";
-import { HISTORY_SCHEMA_VERSION, HistoryError, HistoryStorage, type HistoryErrorCode } from "../../src/history/index.js";
+import { HISTORY_SCHEMA_VERSION, HistoryStorage, type HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
 import { HistoryFiles } from "../../src/history/owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "../../src/history/pinned-vfs.js";
 import { pragmaValue } from "../../src/history/sqlite-driver.js";
 import { nodeSqliteIsQuiet, SQLITE_DRIVER_ENV, sqliteDriver } from "../../src/history/sqlite-drivers.js";
+import { historyError } from "./history-error.js";
 
 /** One contract case: `dir` is a fresh 0700 directory that the runner removes afterwards. */
 export interface ContractCase {
@@ -32,18 +33,8 @@ function measureNodeSqlite(): { readonly exists: boolean; readonly warns: boolea
   return { exists: probe.stdout === "true", warns: probe.stderr.includes("ExperimentalWarning") };
 }
 
-function codeOf(fn: () => unknown): HistoryError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof HistoryError) return error;
-    throw error;
-  }
-  assert.fail("expected a HistoryError");
-}
-
 function expectCode(fn: () => unknown, code: HistoryErrorCode): HistoryError {
-  const error = codeOf(fn);
+  const error = historyError(fn);
   assert.equal(error.code, code, error.message);
   return error;
 }

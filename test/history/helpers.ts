@@ -11,10 +11,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 import { build } from "vite";
 
-import { HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
 import type { SqliteConnection } from "../../src/history/sqlite-driver.js";
 import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
 import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
+
+export { historyCode, historyError } from "./history-error.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -142,22 +143,6 @@ export async function startChild(args: readonly string[], marker: string): Promi
         child.stdin.end();
       }),
   };
-}
-
-/** The HistoryError `fn` throws. */
-export function historyError(fn: () => unknown): HistoryError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof HistoryError) return error;
-    throw error;
-  }
-  throw new Error("expected a HistoryError, nothing was thrown");
-}
-
-/** The `code` of the HistoryError `fn` throws. */
-export function historyCode(fn: () => unknown): HistoryErrorCode {
-  return historyError(fn).code;
 }
 
 /**
