@@ -122,6 +122,21 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
     },
   },
   {
+    name: "NUL and lone surrogates are stored as U+FFFD, the same text on every driver",
+    async run(dir) {
+      const store = HistoryStorage.open(dbIn(dir));
+      await store.add("high \uD800 alone\0end");
+      await store.add("pair \uD83D\uDE00 kept");
+      assert.deepEqual(texts(store.getRecent(5)), ["pair \uD83D\uDE00 kept", "high \uFFFD alone\uFFFDend"]);
+      assert.deepEqual(texts(store.search("alone \uD800", 5)), ["high \uFFFD alone\uFFFDend"]);
+      store.close();
+      const db = sqliteDriver().open(dbIn(dir), { mustExist: true });
+      const bytes = db.prepare("SELECT hex(prompt) AS hex FROM history ORDER BY id").all<{ hex: string }>().map((row) => row.hex);
+      db.close();
+      assert.deepEqual(bytes, [Buffer.from("high \uFFFD alone\uFFFDend").toString("hex").toUpperCase(), Buffer.from("pair \uD83D\uDE00 kept").toString("hex").toUpperCase()]);
+    },
+  },
+  {
     name: "a database name with URI metacharacters and non-ASCII opens as that very file",
     async run(dir) {
       const name = "hist ?mode=ro#%41 日記.db";
