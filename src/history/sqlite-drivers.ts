@@ -129,6 +129,7 @@ function betterSqlite3Driver(): SqliteDriver {
     loadExtension: (file) => loadThrough(new Database(":memory:"), file),
   };
 }
+
 /** The environment variable that forces one driver (one of {@link SQLITE_DRIVER_NAMES}). */
 export const SQLITE_DRIVER_ENV = "GJC_SQLITE_DRIVER";
 
@@ -154,7 +155,7 @@ function chooseDriver(): SqliteDriver {
   const forced = process.env[SQLITE_DRIVER_ENV];
   if (forced !== undefined && forced !== "") {
     if (!SQLITE_DRIVER_NAMES.includes(forced as SqliteDriverName)) {
-      throw unavailable(`${SQLITE_DRIVER_ENV}=${JSON.stringify(forced)} names no driver (one of ${SQLITE_DRIVER_NAMES.join(", ")})`);
+      return unavailable(`${SQLITE_DRIVER_ENV}=${JSON.stringify(forced)} names no driver (one of ${SQLITE_DRIVER_NAMES.join(", ")})`);
     }
     return loadOrExplain([forced as SqliteDriverName]);
   }
