@@ -8,16 +8,11 @@
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "sources": [
         "native/binding/addon.cc",
-        "native/binding/batch.cc",
-        "native/binding/digest.cc",
-        "native/binding/unmanaged.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
         "native/core/names_of_values.cc",
-        "native/core/read_batch_sink.cc",
-        "native/core/utf8.cc",
-        "native/core/verified_io.cc"
+        "native/core/utf8.cc"
       ],
       "conditions": [
         ["OS=='linux'", {
@@ -27,15 +22,10 @@
             "native/core/posix/io.cc",
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
-            "native/core/posix/read_batch.cc",
-            "native/core/posix/import_batch.cc",
-            "native/core/posix/tree_walk.cc",
             "native/core/posix/source.cc",
             "native/core/posix/remove_tree.cc",
-            "native/core/posix/sha256_openssl.cc",
             "native/core/linux/acl_linux.cc",
-            "native/core/linux/os_linux.cc",
-            "native/core/linux/syncfs_linux.cc"
+            "native/core/linux/os_linux.cc"
           ]
         }],
         ["OS=='mac'", {
@@ -45,15 +35,10 @@
             "native/core/posix/io.cc",
             "native/core/posix/publish.cc",
             "native/core/posix/lock_identity.cc",
-            "native/core/posix/read_batch.cc",
-            "native/core/posix/import_batch.cc",
-            "native/core/posix/tree_walk.cc",
             "native/core/posix/source.cc",
             "native/core/posix/remove_tree.cc",
-            "native/core/posix/sha256_openssl.cc",
             "native/core/darwin/acl_darwin.cc",
-            "native/core/darwin/os_darwin.cc",
-            "native/core/darwin/syncfs_darwin.cc"
+            "native/core/darwin/os_darwin.cc"
           ],
           "xcode_settings": {
             "CLANG_CXX_LANGUAGE_STANDARD": "c++17",
@@ -70,16 +55,11 @@
             "native/core/win32/io.cc",
             "native/core/win32/publish.cc",
             "native/core/win32/lock_identity.cc",
-            "native/core/win32/syncfs_win32.cc",
-            "native/core/win32/read_batch.cc",
-            "native/core/win32/import_batch.cc",
-            "native/core/win32/tree_walk.cc",
             "native/core/win32/source.cc",
-            "native/core/win32/remove_tree.cc",
-            "native/core/win32/sha256_win32.cc"
+            "native/core/win32/remove_tree.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],
-          "libraries": ["advapi32.lib", "bcrypt.lib"],
+          "libraries": ["advapi32.lib"],
           "msvs_settings": { "VCCLCompilerTool": { "AdditionalOptions": ["/std:c++17"] } }
         }]
       ]

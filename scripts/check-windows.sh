@@ -54,7 +54,7 @@ if [ "$status" -ne 0 ]; then
   echo "check-windows: Windows compile FAILED" >&2
   exit 1
 fi
-if ! "$CXX" -static -o "$out/win32_core_check.exe" "${objects[@]}" -ladvapi32 -lbcrypt; then
+if ! "$CXX" -static -o "$out/win32_core_check.exe" "${objects[@]}" -ladvapi32; then
   echo "check-windows: Windows link FAILED" >&2
   exit 1
 fi

@@ -244,8 +244,6 @@ export {
   SecureLock,
   SecureFsError,
   SECURE_FS_ERROR_CODES,
-  DirectoryBatch,
-  walkUnmanagedTree,
   isValidEntryName,
   directoryIdentity,
 } from "./fs/index.js";
@@ -260,8 +258,6 @@ export type {
   SecureStat,
   SecureDirEntry,
   DirectoryIdentity,
-  UnmanagedTree,
-  UnmanagedEntry,
 } from "./fs/index.js";
 
 // ---- audit of an agent directory -----------------------------------------------------------

@@ -9,9 +9,6 @@
 #include "../core/names.h"
 #include "../core/platform.h"
 #include "async_work.h"
-#include "batch.h"
-#include "digest.h"
-#include "unmanaged.h"
 #include "values.h"
 
 namespace gjc::binding {
@@ -286,38 +283,6 @@ Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
 Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false); }
 Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true); }
 
-// writeVerifiedAsync(file, buffer, offset, length, position, digest?): write_verified on the
-// thread pool, its writeback started at once (the call streams large files chunk by chunk),
-// adding the verified bytes to `digest` when one is given; resolves with "verified" or
-// "mismatch", or a failure record. A digest another write is still using is refused.
-Napi::Value WriteVerifiedAsync(const Napi::CallbackInfo& info) {
-  PositionalArgs args;
-  Napi::Value failure;
-  if (!ParsePositional(info, args, failure)) return failure;
-  Digest* digest = nullptr;
-  if (!info[5].IsUndefined()) {
-    digest = Digest::Free(info[5]);
-    if (digest == nullptr) return Invalid(info.Env());
-  }
-  const NativeHandle native = args.file->native();
-  const unsigned char* data = args.data;
-  const std::size_t size = args.length;
-  const std::uint64_t position = args.position;
-  Sha256* sha256 = digest == nullptr ? nullptr : digest->sha256();
-  if (digest != nullptr) digest->Claim();
-  return WordWork::Start(
-      info.Env(), args.file, info[0].As<Napi::Object>(),
-      [=]() -> Result<const char*> {
-        auto verified = write_verified(native, data, size, position, Writeback::now, sha256);
-        if (!verified.ok()) return verified.failure();
-        return verified.value() ? "verified" : "mismatch";
-      },
-      info[1].As<Napi::Object>(), digest == nullptr ? Napi::Object() : info[5].As<Napi::Object>(),
-      [digest] {
-        if (digest != nullptr) digest->Release();
-      });
-}
-
 Napi::Value Append(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* file = HandleArg(info, 0, HandleKind::file, failure);
@@ -403,20 +368,6 @@ Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
   return StatusWork::Start(info.Env(), handle, info[0].As<Napi::Object>(), [native] { return sync_handle(native); });
 }
 
-// syncFilesystemAsync(dir): sync_filesystem on the thread pool (syncfs can take seconds);
-// resolves with "synced" or "unsupported", or a failure record.
-Napi::Value SyncFilesystemAsync(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
-  const NativeHandle native = dir->native();
-  return WordWork::Start(info.Env(), dir, info[0].As<Napi::Object>(), [native]() -> Result<const char*> {
-    auto outcome = sync_filesystem(native);
-    if (!outcome.ok()) return outcome.failure();
-    return outcome.value() == FilesystemSync::synced ? "synced" : "unsupported";
-  });
-}
-
 Napi::Value TryLock(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
@@ -461,22 +412,16 @@ Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeHandle", Handle::Define(env));
-  exports.Set("NativeDigest", Digest::Define(env));
   const std::pair<const char*, Napi::Function::Callback> functions[] = {
       {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile},
       {"verify", Verify}, {"repair", Repair}, {"list", List},
       {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"descriptorNumber", DescriptorNumber}, {"read", Read},
-      {"write", Write}, {"writeVerifiedAsync", WriteVerifiedAsync}, {"append", Append}, {"sync", Sync},
+      {"write", Write}, {"append", Append}, {"sync", Sync},
       {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
       {"writeFileAtomic", WriteFileAtomic}, {"writeFileAtomicAsync", WriteFileAtomicAsync},
       {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},
-      {"syncFilesystemAsync", SyncFilesystemAsync},
-      {"readDirBatch", ReadDirBatch}, {"readDirBatchStart", ReadDirBatchStart},
-      {"readDirBatchFinish", ReadDirBatchFinish},
-      {"importFilesAsync", ImportFilesAsync}, {"walkTreeAsync", WalkTreeAsync},
-      {"createDigest", CreateDigest}, {"finishDigest", FinishDigest},
       {"openSource", OpenSource}, {"removeTreeAsync", RemoveTreeAsync}, {"setTimes", SetTimes},
   };
   for (const auto& [name, callback] : functions) {

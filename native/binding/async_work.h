@@ -13,29 +13,18 @@
 
 namespace gjc::binding {
 
-// The JS value of a successful call: undefined for a Status, the string for a word.
+// The JS value of a successful call: undefined for a Status.
 inline Napi::Value SuccessValue(Napi::Env env, const Unit&) { return env.Undefined(); }
-inline Napi::Value SuccessValue(Napi::Env env, const char* word) { return Napi::String::New(env, word); }
-// An import batch and a tree walk (unmanaged.cc; layouts in src/native/binding.d.cts).
-Napi::Value SuccessValue(Napi::Env env, const ImportBatch& batch);
-Napi::Value SuccessValue(Napi::Env env, const TreeWalk& walk);
 
 template <class T>
 class ResultWork : public Napi::AsyncWorker {
  public:
   // Runs `work` off the main thread. `handle` (the JS object of `pinned`) is kept alive and
-  // pinned until the work is done, so its descriptor stays valid throughout; so is
-  // `memory` (when given), a buffer the work reads or writes. Work that uses no handle
-  // passes nullptr and an empty object.
-  // `settle` (when given) runs on the main thread once the work is done, before the
-  // promise settles; `also` is another object kept alive until then.
+  // pinned until the work is done, so its descriptor stays valid throughout. Work that uses
+  // no handle passes nullptr and an empty object.
   static Napi::Value Start(Napi::Env env, Handle* pinned, Napi::Object handle,
-                           std::function<Result<T>()> work, Napi::Object memory = Napi::Object(),
-                           Napi::Object also = Napi::Object(), std::function<void()> settle = nullptr) {
+                           std::function<Result<T>()> work) {
     auto* job = new ResultWork(env, pinned, handle, std::move(work));
-    if (!memory.IsEmpty()) job->memory_ = Napi::Persistent(memory);
-    if (!also.IsEmpty()) job->also_ = Napi::Persistent(also);
-    job->settle_ = std::move(settle);
     Napi::Promise promise = job->deferred_.Promise();
     job->Queue();
     return promise;
@@ -47,13 +36,11 @@ class ResultWork : public Napi::AsyncWorker {
   void OnOK() override {
     Napi::Env env = Env();
     if (pinned_ != nullptr) pinned_->Unpin();
-    if (settle_) settle_();
     deferred_.Resolve(result_.ok() ? SuccessValue(env, result_.value()) : FailureValue(env, result_.failure()));
   }
 
   void OnError(const Napi::Error& error) override {
     if (pinned_ != nullptr) pinned_->Unpin();
-    if (settle_) settle_();
     deferred_.Reject(error.Value());
   }
 
@@ -71,16 +58,11 @@ class ResultWork : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   Handle* pinned_;
   Napi::ObjectReference handle_;
-  Napi::ObjectReference memory_;
-  Napi::ObjectReference also_;
   std::function<Result<T>()> work_;
-  std::function<void()> settle_;
   // Overwritten by Execute before OnOK reads it.
   Result<T> result_ = fail(Code::io_error);
 };
 
 using StatusWork = ResultWork<Unit>;
-// For calls whose success carries a word (e.g. "synced" or "unsupported").
-using WordWork = ResultWork<const char*>;
 
 }  // namespace gjc::binding

@@ -60,12 +60,6 @@ Handle* Handle::Any(const Napi::Value& value) {
   return Unwrap(value.As<Napi::Object>());
 }
 
-Handle* Handle::From(const Napi::Value& value, HandleKind kind) {
-  Handle* handle = Any(value);
-  if (handle == nullptr || handle->kind_ != kind || !handle->open()) return nullptr;
-  return handle;
-}
-
 Napi::Value FailureValue(Napi::Env env, const Failure& failure) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("failed", true);

@@ -13,13 +13,12 @@
 namespace gjc::binding {
 
 // Per-environment data of the addon: the constructors of the classes whose objects JS holds
-// (set by Handle::Define, which must run first, and Digest::Define).
+// (set by Handle::Define).
 struct AddonData {
   Napi::FunctionReference handle_constructor;
-  Napi::FunctionReference digest_constructor;
 };
 
-// True when `value` is an object made by `constructor` (one of the classes above).
+// True when `value` is an object made by `constructor` (the class above).
 bool IsInstance(const Napi::Value& value, const Napi::FunctionReference& constructor);
 
 enum class HandleKind : int { directory = 0, file = 1, lock = 2 };
@@ -33,8 +32,6 @@ class Handle : public Napi::ObjectWrap<Handle> {
 
   // Wraps `owned` in a new JS Handle of `kind`.
   static Napi::Value Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind);
-  // The Handle in `value` when it is one of ours, of `kind`, and still open.
-  static Handle* From(const Napi::Value& value, HandleKind kind);
   // Any Handle in `value` (open or closed), else nullptr.
   static Handle* Any(const Napi::Value& value);
 

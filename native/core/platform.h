@@ -24,7 +24,6 @@
 
 #include "handle.h"
 #include "result.h"
-#include "sha256.h"
 
 namespace gjc {
 
@@ -150,185 +149,13 @@ Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name);
 // Metadata of an open handle.
 Result<StatInfo> stat_handle(NativeHandle handle);
 
-// What read_directory_batch did with one entry.
-enum class BatchOutcome : std::uint8_t {
-  not_file,   // the directory entry is not a regular file: only stat'ed, never opened
-  read,       // passed the owner-only open; its whole content is in the caller's buffer
-  too_large,  // passed the owner-only open but holds more than the bound (or grew): not read
-  deferred,   // passed the owner-only open but did not fit in what is left of the buffer
-  refused,    // the stat, open, owner-only check or read failed: `failure` says why
-};
-
-// One entry of read_directory_batch. `type` comes from the directory entry, exactly as
-// list_directory reports it. `stat` (when `stated`) is, for a regular file, the stat of its
-// open handle (the object the verdict and the content are about), and for any other entry
-// the no-follow stat of its name.
-struct BatchEntry {
-  std::string name;
-  EntryType type = EntryType::unknown;
-  BatchOutcome outcome = BatchOutcome::not_file;
-  bool stated = false;
-  StatInfo stat;
-  Failure failure;               // outcome == refused
-  std::size_t data_offset = 0;   // outcome == read: the content is buffer[offset, offset+length)
-  std::size_t data_length = 0;
-};
-
-// Lists `dir` and, in the same call, examines every entry: each regular file (by its
-// directory entry) gets the same no-follow, non-blocking owner-only open and verdict as
-// open_file, is read whole into `buffer` (back to back) when it holds at most
-// `max_file_bytes` and fits in what is left of `capacity`, and is closed; every other entry
-// gets a no-follow stat. Per-entry failures never fail the batch; the listing's own
-// failures (and not_utf8) do, as in list_directory.
-Result<std::vector<BatchEntry>> read_directory_batch(NativeHandle dir, std::size_t max_file_bytes,
-                                                     unsigned char* buffer, std::size_t capacity);
-
-// One object met by walk_tree: its path below the root ('/'-separated, never empty), its
-// depth (children of the root: 1) and its no-follow stat.
-struct TreeEntry {
-  std::string path;
-  std::uint32_t depth = 0;
-  StatInfo stat;
-};
-
-// What walk_tree found, or `unsupported` on platforms without it (not a failure: the
-// caller walks the tree itself).
-struct TreeWalk {
-  bool supported = true;
-  // The walk stopped early: more than max_entries entries were met (the one past the bound
-  // is the last entry returned).
-  bool truncated = false;
-  std::vector<TreeEntry> entries;
-  // A walk given `expected` collects nothing: `compared` is set, and `matches` tells whether
-  // the tree met was exactly the expected one.
-  bool compared = false;
-  bool matches = false;
-};
-
-// Walks the unmanaged directory tree at `root` (absolute; its last component is opened
-// without following a link, and it must be the directory with identity `dev`/`ino`,
-// identity_mismatch otherwise) by descriptor and never through a link: every directory is
-// listed, its names sorted (by bytes), and each entry stat'ed without following it; a
-// directory entry at depth <= max_depth is opened no-follow (it must be the object just
-// stat'ed) and walked in turn, right after its own entry, so directories come before their
-// contents. Deeper directories are reported but not entered. Failures: the root's open or
-// identity, any listing (not_utf8 for a name JS cannot hold), stat or open on the way.
-// With `expected` (the entries of an earlier walk), the walk checks instead of collecting:
-// it stops at the first entry that differs from the expected one at its place (path or
-// type; for a regular file also dev, ino, size, link count, mtime or ctime) and reports
-// whether the whole tree matched, entry for entry.
-Result<TreeWalk> walk_tree(const std::string& root, std::uint64_t dev, std::uint64_t ino,
-                           std::uint32_t max_depth, std::size_t max_entries,
-                           const std::vector<TreeEntry>* expected = nullptr);
-
-// One file for import_files: entry `name` of the source directory, to be copied to the same
-// name in the destination, and the exact version it must be (times in ns since epoch).
-struct ImportRequest {
-  std::string name;
-  std::uint64_t dev = 0;
-  std::uint64_t ino = 0;
-  std::uint64_t size = 0;
-  std::int64_t mtime_ns = 0;
-  std::int64_t ctime_ns = 0;
-};
-
-// What import_files did with one request.
-enum class ImportOutcome : std::uint8_t {
-  copied,    // created owner-only, written, read back equal; its bytes are in the buffer
-  deferred,  // does not fit in what is left of the buffer: nothing was created for it
-  changed,   // the source cannot be opened or is not the requested version: `change` says how
-  failed,    // creating, writing or reading back the copy failed: `failure` says why
-  mismatch,  // the copy did not read back as the bytes written
-  skipped,   // not attempted, because an earlier request was neither copied nor deferred
-};
-
-// How a source differed from its request (outcome `changed`).
-enum class ImportChange : std::uint8_t {
-  none,
-  unopenable,     // the no-follow open failed (`failure` has the errno; ELOOP: a link)
-  not_regular,    // not a regular file
-  hardlink,       // more than one link
-  before_copy,    // another version than requested when opened
-  while_copying,  // it read shorter or longer than its requested size
-};
-
-struct ImportEntry {
-  ImportOutcome outcome = ImportOutcome::skipped;
-  ImportChange change = ImportChange::none;
-  Failure failure;
-  std::size_t data_offset = 0;  // outcome == copied: the bytes are buffer[offset, offset+length)
-  std::size_t data_length = 0;
-  Sha256Digest sha256{};        // outcome == copied: the SHA-256 of those bytes
-};
-
-// What import_files returns: per request, in order; or `unsupported` on platforms without
-// it (not a failure: the caller copies those files one by one instead).
-struct ImportBatch {
-  bool supported = true;
-  std::vector<ImportEntry> entries;
-};
-
-// Copies files from an unmanaged directory into the owner-only directory `dest`, in one
-// call. `source_dir` is absolute; its last component is opened without following a link,
-// and it must be the directory with identity `dir_dev`/`dir_ino` (identity_mismatch
-// otherwise, and nothing is done). Then, for each request in order: the entry is opened
-// read-only without following a link or waiting on a FIFO and must be a single-link regular
-// file of exactly the requested version; `name` is created in `dest` exclusively exactly as
-// open_file does; the content goes through `buffer` (back to back) into the copy, which is
-// read back and compared, and is hashed (SHA-256) as it reads back equal. A source that
-// reads shorter or longer than its requested size is `changed` (while_copying); any other
-// change after the open is left to the caller, who must check the sources again once the
-// copies are made. Stops at
-// the first request that is neither copied nor deferred; a copy it had created for that
-// request is removed again (an existing name is never touched), so only copied requests
-// leave a file in `dest`. Nothing is synced: the caller makes the copies durable. Failures
-// of the whole call: the source directory's open or identity, the digest, and memory.
-Result<ImportBatch> import_files(const std::string& source_dir, std::uint64_t dir_dev,
-                                 std::uint64_t dir_ino, NativeHandle dest,
-                                 const std::vector<ImportRequest>& requests,
-                                 unsigned char* buffer, std::size_t capacity);
-
 // Reads up to `length` bytes at `offset` into `buffer`; returns the count (0 at the end).
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
                             std::uint64_t offset);
 
-// Reads until `length` bytes or the end of the file, starting at `offset`; returns the
-// count. Only a zero read marks the end: a regular file may still answer a read short (a
-// signal, some file systems), and such a read is continued.
-Result<std::size_t> read_fully(NativeHandle file, void* buffer, std::size_t length,
-                               std::uint64_t offset);
-
-// Reads the `size` bytes expected at `offset` and one more, into `buffer` (room for
-// size + 1), to see where the file ends: returns size when it ends there, size + 1 when it
-// goes on, less when it is shorter. A read that comes back short before `size` bytes is
-// continued; one that ends exactly at `size` is taken as the end.
-Result<std::size_t> read_to_end(NativeHandle file, void* buffer, std::size_t size,
-                                std::uint64_t offset);
-
 // Writes all `length` bytes at `offset`; returns `length`.
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
                              std::uint64_t offset);
-
-// When the written range of write_verified goes to the device: `now` hands it to
-// start_writeback at once (long streams, whose writeback then overlaps the rest of the
-// copy), `later` leaves it to the caller's flush (small files, which a flush writes out
-// together instead of one request each).
-enum class Writeback : std::uint8_t { later, now };
-
-// Writes all `length` bytes of `data` at `offset`, then reads the range back through the same
-// handle and compares: true when exactly these bytes come back and the file ends right
-// after them, false when the file does not hold what was written. With `digest`, each
-// slice is added to it once it has read back equal (while it is still in the CPU cache), so
-// a digest taken over a sequence of verified writes is the digest of the copy's bytes.
-Result<bool> write_verified(NativeHandle file, const void* data, std::size_t length,
-                            std::uint64_t offset, Writeback writeback,
-                            Sha256* digest = nullptr);
-
-// Asks the OS to start writing a just-written range of `file` out to the device now,
-// without waiting for it, so that a later flush (sync_filesystem, sync_handle) finds less
-// to do. Durability still comes only from that flush. Linux: sync_file_range(WRITE); macOS
-// and Windows have no such request, and there it does nothing.
-Status start_writeback(NativeHandle file, std::uint64_t offset, std::size_t length);
 
 // Appends all `length` bytes to a file opened with `append`: normally one write call, and
 // no per-write re-verification (the handle was verified when opened).
@@ -337,16 +164,6 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
 // Flushes a file's data and metadata, or a directory's entries, to stable storage
 // (macOS: F_FULLFSYNC; Windows: FlushFileBuffers, a no-op for directories).
 Status sync_handle(NativeHandle handle);
-
-// What sync_filesystem did: flushed the whole file system, or found no such call on this
-// platform (not a failure: the caller flushes object by object with sync_handle instead).
-enum class FilesystemSync : std::uint8_t { synced, unsupported };
-
-// Flushes every dirty file (data and metadata) and directory entry of the file system that
-// `handle` lives on, and reports any writeback error on it since `handle` was opened, so
-// hold a handle opened before the writes it must cover. Linux: syncfs, only on kernels
-// whose syncfs reports writeback errors (5.8+); macOS and Windows: unsupported.
-Result<FilesystemSync> sync_filesystem(NativeHandle handle);
 
 // Removes file `name` below `dir`. Refuses directories (not_regular_file).
 Status unlink_file(NativeHandle dir, std::string_view name);

@@ -42,16 +42,6 @@ const CONTENT_CODES: ReadonlySet<string> = new Set(AUDIT_CONTENT_CODES);
  *   refused to open it), `invalid_argument`
  */
 export function auditAgentDir(agentDir: string, options: AuditOptions = {}): AuditReport {
-  return auditAgentDirWith(agentDir, options, { batchReads: true });
-}
-
-/**
- * {@link auditAgentDir} with the walk's read strategy chosen: `batchReads: false` opens and
- * reads every file one by one, the reference the batch path is tested against.
- *
- * @internal Not exported from the package; for tests.
- */
-export function auditAgentDirWith(agentDir: string, options: AuditOptions, strategy: { readonly batchReads: boolean }): AuditReport {
   if (typeof agentDir !== "string" || agentDir.length === 0 || agentDir.includes("\0")) {
     throw new AuditError("invalid_argument", "the agent directory must be a non-empty path");
   }
@@ -63,7 +53,7 @@ export function auditAgentDirWith(agentDir: string, options: AuditOptions, strat
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     now: options.now ?? started,
   });
-  const walk: WalkOptions = { fix, batchReads: strategy.batchReads, collector, visitor: content };
+  const walk: WalkOptions = { fix, collector, visitor: content };
   const st = lstatRoot(absolute);
   if (st === undefined) throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
   let counted = { directories: 0, files: 0 };

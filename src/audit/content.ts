@@ -6,13 +6,11 @@
  */
 import { createHash } from "node:crypto";
 
-import { SecureFsError, type SecureDir } from "../fs/index.js";
+import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
 import { BINDING_FILE_NAME, decodeBinding, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
-import type { AuditFile } from "./held-file.js";
 import { LegacyTracker } from "./legacy.js";
-import { arePlainRecordLines } from "./record-scan.js";
 import type { AuditObjectType } from "./schema.js";
 import type { WalkVisitor } from "./walk.js";
 
@@ -26,27 +24,9 @@ const CHUNK_BYTES = 256 * 1024;
 // A canonical binding is a few hundred bytes; anything this large is not one.
 const BINDING_MAX_BYTES = 64 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
-// As bytes: a string needle would be encoded again on every search.
-const BLOB_MARKER = Buffer.from("blob:sha256:", "latin1");
-const NEWLINE = 0x0a;
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
 // `.gjc-migrate-*` from a migration's copy before it is published.
 const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-migrate-.+)$/;
-
-/**
- * The load of a whole session file without blob references, done cheaply: the header line
- * goes through `loader` (every header check, version refusals thrown as usual) and every
- * other line must be blank or shown by {@link arePlainRecordLines} to be a record, so none can
- * yield a finding. Returns `undefined` when that is not shown; the caller then loads the file
- * in full with a fresh loader.
- */
-function loadHeaderOnly(loader: SessionLoader, chunk: Buffer): SessionLoadResult | undefined {
-  const first = chunk.indexOf(NEWLINE);
-  if (first <= 0 || !arePlainRecordLines(chunk, first + 1)) return undefined;
-  loader.write(chunk.subarray(0, first + 1));
-  const result = loader.end();
-  return result.kind === "loaded" && result.invalidLines.length === 0 ? result : undefined;
-}
 
 /** True for the names the library gives its temporary files before publishing them. */
 export function isStagingName(name: string): boolean {
@@ -93,7 +73,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  file(file: AuditFile, rel: string, segments: readonly string[]): void {
+  file(file: SecureFile, rel: string, segments: readonly string[]): void {
     const name = segments[segments.length - 1] as string;
     this.#legacy.file(file, rel, segments);
     if (segments[0] === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) this.#session(file, rel);
@@ -126,31 +106,15 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #session(file: AuditFile, rel: string): void {
+  /** One session file, loaded in chunks by the library's own loader. */
+  #session(file: SecureFile, rel: string): void {
     this.sessions += 1;
-    let loader = new SessionLoader();
-    let mayHoldRefs = false;
-    let result: SessionLoadResult | undefined;
+    const loader = new SessionLoader();
+    let result: SessionLoadResult;
     try {
-      let position = 0;
-      for (;;) {
-        const chunk = this.#chunk(file, position);
-        const n = chunk.length;
-        if (n === 0) break;
-        // A marker cut by a chunk edge would be missed: multi-chunk files are always resolved.
-        mayHoldRefs ||= position > 0 || chunk.includes(BLOB_MARKER);
-        // A short read of a regular file is its end: saves the second read of every small file.
-        const whole = position === 0 && n < this.#scratch.length;
-        if (whole && !mayHoldRefs) {
-          result = loadHeaderOnly(loader, chunk);
-          if (result !== undefined) break;
-          loader = new SessionLoader(); // not shown clean: the full load below decides
-        }
-        position += n;
-        loader.write(chunk); // the scanner copies what it keeps, so the buffer is reused
-        if (n < this.#scratch.length) break;
-      }
-      result ??= loader.end();
+      // The loader copies what it keeps, so the scratch buffer is reused for every chunk.
+      this.#eachChunk(file, (chunk) => loader.write(chunk));
+      result = loader.end();
     } catch (error) {
       if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
         this.#collector.add(rel, "file", error.code, error.message);
@@ -175,7 +139,6 @@ export class ContentChecks implements WalkVisitor {
         detail: String(invalid.length - MAX_LINE_FINDINGS_PER_FILE),
       });
     }
-    if (!mayHoldRefs) return;
     // The lookup answers "missing" for everything: what comes back is the list of references.
     const { unresolved } = resolveBlobRefs(result.entries, () => undefined);
     for (const { sha256, entryId } of unresolved) {
@@ -185,14 +148,19 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  // The bytes from `position`, one read's worth: a batch-read file is a single chunk
-  // (it is smaller than the scratch buffer), an open file is read into the scratch buffer.
-  #chunk(file: AuditFile, position: number): Buffer {
-    if (file.content !== undefined) return position === 0 ? file.content : file.content.subarray(0, 0);
-    return this.#scratch.subarray(0, file.read(this.#scratch, { position }));
+  /** Reads all of `file` into the scratch buffer, one chunk after another. */
+  #eachChunk(file: SecureFile, use: (chunk: Buffer) => void): void {
+    for (let position = 0; ; ) {
+      const n = file.read(this.#scratch, { position });
+      if (n === 0) return;
+      use(this.#scratch.subarray(0, n));
+      position += n;
+      // A short read of a regular file is its end: saves the second read of every small file.
+      if (n < this.#scratch.length) return;
+    }
   }
 
-  #binding(file: AuditFile, rel: string, scope: string): void {
+  #binding(file: SecureFile, rel: string, scope: string): void {
     let bytes: Buffer;
     try {
       bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
@@ -216,7 +184,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
-  #blob(file: AuditFile, rel: string, name: string): void {
+  #blob(file: SecureFile, rel: string, name: string): void {
     this.blobs += 1;
     if (!BLOB_NAME.test(name)) {
       this.#collector.add(rel, "file", "invalid_blob_name", "not named by a SHA-256 digest (64 lowercase hex)");
@@ -224,14 +192,7 @@ export class ContentChecks implements WalkVisitor {
     }
     this.#blobs.set(name, rel);
     const hash = createHash("sha256");
-    for (let position = 0; ; ) {
-      const chunk = this.#chunk(file, position);
-      const n = chunk.length;
-      if (n === 0) break;
-      hash.update(chunk);
-      position += n;
-      if (n < this.#scratch.length) break;
-    }
+    this.#eachChunk(file, (chunk) => hash.update(chunk));
     const digest = hash.digest("hex");
     if (digest !== name) this.#collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
   }

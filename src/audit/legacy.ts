@@ -4,10 +4,10 @@
  * receipt for exactly that file version (same device, inode and size), and as settled when a
  * tombstone retired it. Everything else is reported as `legacy_unmigrated`.
  */
+import type { SecureFile } from "../fs/index.js";
 import { RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY } from "../migration/index.js";
 import { INTERNAL_DIRECTORY, isScopeDirectoryName } from "../scope/index.js";
 import type { FindingCollector } from "./collector.js";
-import type { AuditFile } from "./held-file.js";
 
 // Records are small JSON documents; a larger file is not one and is ignored.
 const RECORD_MAX_BYTES = 1024 * 1024;
@@ -26,7 +26,7 @@ export class LegacyTracker {
   }
 
   /** Looks at a file that passed the owner-only open; `segments` is its path below the agent dir. */
-  file(file: AuditFile, rel: string, segments: readonly string[]): void {
+  file(file: SecureFile, rel: string, segments: readonly string[]): void {
     const [top, dir, third, fourth] = segments;
     if (top !== "sessions" || dir === undefined) return;
     if (segments.length === 3 && LegacyTracker.isLegacyDirectory(dir) && rel.endsWith(".jsonl")) {
@@ -46,7 +46,7 @@ export class LegacyTracker {
     }
   }
 
-  #receipt(file: AuditFile): void {
+  #receipt(file: SecureFile): void {
     const record = readRecord(file);
     const source = field(record, "source");
     if (field(record, "state") !== "committed") return;
@@ -54,7 +54,7 @@ export class LegacyTracker {
     if (isVersion(identity)) this.#settled.add(key(identity));
   }
 
-  #tombstone(file: AuditFile): void {
+  #tombstone(file: SecureFile): void {
     const targets = field(readRecord(file), "targets");
     if (!Array.isArray(targets)) return;
     for (const target of targets) {
@@ -64,7 +64,7 @@ export class LegacyTracker {
   }
 }
 
-function readRecord(file: AuditFile): unknown {
+function readRecord(file: SecureFile): unknown {
   if (file.stat().size > RECORD_MAX_BYTES) return undefined;
   try {
     return JSON.parse(file.readAll({ maxBytes: RECORD_MAX_BYTES }).toString("utf8"));

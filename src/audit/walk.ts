@@ -1,24 +1,20 @@
 /**
  * The audit walk: every object below the agent directory, reached by descriptor through
- * `SecureDir` and never through a link. An object that passes the owner-only open is handed
- * to the content checks; one that fails is explained from its no-follow `stat` (every
- * deviation, not just the first the open met) and, with `fix`, repaired when that is safe.
+ * `SecureDir` and never through a link, each directory's entries in name order. An object
+ * that passes the owner-only open is handed to the content checks; one that fails is
+ * explained from its no-follow `stat` (every deviation, not just the first the open met)
+ * and, with `fix`, repaired when that is safe.
  */
-import { SecureFsError, type DirectoryBatch, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureFsError, type SecureDir, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
-import { BatchBuffers, dropReadAhead, readAhead, readNow, type ReadAhead } from "./batch-reads.js";
-import { HeldFile, type AuditFile } from "./held-file.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode, type AuditObjectType } from "./schema.js";
 
 /** What the content checks see of the walk. */
 export interface WalkVisitor {
   /** Every entry, before anything is opened (names alone decide staging and legacy data). */
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void;
-  /**
-   * A regular file that passed the owner-only open. `segments` is its path below the agent
-   * dir, valid only during the call (the walk reuses the array).
-   */
-  file(file: AuditFile, rel: string, segments: readonly string[]): void;
+  /** A regular file that passed the owner-only open; `segments` is its path below the agent dir. */
+  file(file: SecureFile, rel: string, segments: readonly string[]): void;
   /** A directory that passed the owner-only open (or was repaired), before its entries. */
   directory(rel: string, segments: readonly string[]): void;
 }
@@ -26,11 +22,6 @@ export interface WalkVisitor {
 /** Walk options. */
 export interface WalkOptions {
   readonly fix: boolean;
-  /**
-   * Take the contents of files from the directory batch (the fast path). Without it every
-   * file is opened and read one by one: the reference path the batch must agree with.
-   */
-  readonly batchReads: boolean;
   readonly collector: FindingCollector;
   readonly visitor: WalkVisitor;
 }
@@ -41,113 +32,47 @@ const STAT_CODES: ReadonlySet<string> = new Set(["owner_mismatch", "mode_mismatc
 const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 
-/**
- * Walks `dir` (already opened and verified, or repaired) and everything below it. Each
- * directory is read in one batch: a file the batch opened owner-only and read whole goes to
- * the visitor from memory; every other file (refused, too large, deferred) takes the
- * one-by-one path, which decides and reports it exactly as it would without the batch.
- */
+/** Walks `dir` (already opened and verified, or repaired) and everything below it. */
 export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
-  walkBelow(dir, rel, segments, options, new BatchBuffers(options.batchReads), undefined);
-}
-
-/**
- * Walks one directory: from its batch (`ahead`, read ahead while the walk was elsewhere, or
- * read now). While it walks a subdirectory, the next subdirectory in name order is read
- * ahead on the thread pool.
- */
-function walkBelow(
-  dir: SecureDir,
-  rel: string,
-  segments: readonly string[],
-  options: WalkOptions,
-  buffers: BatchBuffers,
-  ahead: ReadAhead | undefined,
-): void {
   const { collector, visitor } = options;
   visitor.directory(rel, segments);
-  const depth = segments.length;
-  let read: { batch: DirectoryBatch; buffer: Buffer };
+  let entries: SecureDirEntry[];
   try {
-    read = ahead === undefined ? readNow(dir, depth, buffers) : { batch: ahead.pending.finish(), buffer: ahead.buffer };
+    entries = dir.list();
   } catch (error) {
-    if (ahead !== undefined) buffers.give(depth, ahead.buffer, false);
     if (!(error instanceof SecureFsError)) throw error;
     collector.add(rel, "directory", fsCode(error.code), `cannot list: ${error.code}`);
     return;
   }
-  const { batch, buffer } = read;
+  // Name order, so reports are stable from run to run.
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const prefix = rel === "." ? "" : `${rel}/`;
-  const seg2 = [...segments, ""];
-  const order = sortedByName(batch);
-  const nextDirectory = (from: number): ReadAhead | undefined => {
-    if (!buffers.enabled) return undefined;
-    for (let k = from; k < order.length; k++) {
-      const i = order[k] as number;
-      if (batch.type(i) === "directory") return readAhead(dir, batch, i, depth + 1, buffers);
-    }
-    return undefined;
-  };
-  let next = nextDirectory(0);
-  let deferred = false;
-  try {
-    for (let k = 0; k < order.length; k++) {
-      const i = order[k] as number;
-      const name = batch.name(i);
-      const type = batch.type(i);
-      const rel2 = prefix + name;
-      seg2[depth] = name;
-      visitor.entry(dir, name, rel2, type);
-      if (type === "directory") {
-        const mine = next?.index === i ? next : undefined;
-        if (mine !== undefined) next = undefined;
-        const child = mine?.dir ?? openChecked(dir, name, rel2, "directory", options);
-        if (child === undefined) continue;
-        next ??= nextDirectory(k + 1);
-        try {
-          walkBelow(child as SecureDir, rel2, seg2.slice(), options, buffers, mine);
-        } finally {
-          child.close();
-        }
-      } else if (type === "file") {
-        const content = batch.content(i);
-        if (content !== undefined) {
-          visitor.file(new HeldFile(batch, i, content, rel2), rel2, seg2);
-          continue;
-        }
-        deferred ||= batch.outcome(i) === "deferred";
-        const file = openChecked(dir, name, rel2, "file", options);
-        if (file === undefined) continue;
-        try {
-          visitor.file(file as SecureFile, rel2, seg2);
-        } finally {
-          file.close();
-        }
-      } else if (type === "symlink") {
-        collector.add(rel2, type, "symlink_refused", "a symbolic link inside the agent directory (never followed)");
-      } else {
-        collector.add(rel2, type, "not_regular_file", `a ${type} inside the agent directory`);
+  for (const { name, type } of entries) {
+    const below = prefix + name;
+    const path = [...segments, name];
+    visitor.entry(dir, name, below, type);
+    if (type === "directory") {
+      const child = openChecked(dir, name, below, "directory", options);
+      if (child === undefined) continue;
+      try {
+        walkDirectory(child as SecureDir, below, path, options);
+      } finally {
+        child.close();
       }
+    } else if (type === "file") {
+      const file = openChecked(dir, name, below, "file", options);
+      if (file === undefined) continue;
+      try {
+        visitor.file(file as SecureFile, below, path);
+      } finally {
+        file.close();
+      }
+    } else if (type === "symlink") {
+      collector.add(below, type, "symlink_refused", "a symbolic link inside the agent directory (never followed)");
+    } else {
+      collector.add(below, type, "not_regular_file", `a ${type} inside the agent directory`);
     }
-  } finally {
-    if (next !== undefined) dropReadAhead(next, depth + 1, buffers);
-    buffers.give(depth, buffer, deferred);
   }
-}
-
-// Entry indexes in name order, so reports are stable from run to run.
-function sortedByName(batch: DirectoryBatch): number[] {
-  const names: string[] = [];
-  const order: number[] = [];
-  for (let i = 0; i < batch.length; i++) {
-    names.push(batch.name(i));
-    order.push(i);
-  }
-  return order.sort((a, b) => {
-    const x = names[a] as string;
-    const y = names[b] as string;
-    return x < y ? -1 : x > y ? 1 : 0;
-  });
 }
 
 /** Maps a `SecureFsError` code onto a finding code. */

@@ -2,13 +2,8 @@
  * The secure filesystem layer: owner-only directories and files held by descriptor.
  */
 export { SecureDir } from "./secure-dir.js";
-export type { EntryPath, FilesystemSyncOutcome, LockOptions, OpenDirOptions, OpenFileOptions, RemoveTreeLimits } from "./secure-dir.js";
+export type { EntryPath, LockOptions, OpenDirOptions, OpenFileOptions, RemoveTreeLimits } from "./secure-dir.js";
 export { SecureFile } from "./secure-file.js";
-export { ContentDigest } from "./content-digest.js";
-export { DirectoryBatch, PendingBatch } from "./dir-batch.js";
-export type { BatchOutcome, ReadBatchOptions } from "./dir-batch.js";
-export { unmanagedTreeUnchanged, walkUnmanagedTree } from "./unmanaged.js";
-export type { ImportChange, ImportedFile, ImportOutcome, ImportRequest, UnmanagedEntry, UnmanagedTree } from "./unmanaged.js";
 export type { ReadOptions } from "./secure-file.js";
 export { SecureLock } from "./secure-lock.js";
 export type { LockRecord } from "./secure-lock.js";

@@ -7,10 +7,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { decodeEvidence, isNativeFailure, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
 import { nearestInsecureAncestor } from "./ancestors.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
-import { DirectoryBatch, PendingBatch, type ReadBatchOptions } from "./dir-batch.js";
 import { isValidEntryName } from "./identity.js";
 import { SecureFsError } from "./errors.js";
-import { importedFiles, type ImportedFile, type ImportRequest } from "./unmanaged.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
 import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "./types.js";
@@ -32,8 +30,8 @@ export interface OpenDirOptions {
   readonly repair?: boolean;
   /**
    * With `create`: do not sync the parent after creating a directory. The caller makes the
-   * new entries durable itself ({@link SecureDir.syncFilesystemAsync}, or
-   * {@link SecureDir.syncAsync} on each parent), as a staging tree does once for all of them.
+   * new entries durable itself ({@link SecureDir.syncAsync} on each parent), as a staging
+   * tree does once for all of them.
    * (Windows has no directory sync; there this changes nothing.)
    */
   readonly deferSync?: boolean;
@@ -87,9 +85,6 @@ export interface RemoveTreeLimits {
   /** Entries removed at most. */
   readonly maxEntries: number;
 }
-
-/** What {@link SecureDir.syncFilesystemAsync} did: flushed the file system, or could not on this platform. */
-export type FilesystemSyncOutcome = "synced" | "unsupported";
 
 /** Options of {@link SecureDir.lock}. */
 export interface LockOptions {
@@ -197,94 +192,6 @@ export class SecureDir {
   }
 
   /**
-   * The entries of this directory and, in the same native call, for each regular file the
-   * owner-only open of {@link SecureDir.openFile}, a read of the whole file into
-   * `options.buffer` (when it holds at most `maxFileBytes` and fits) and the close; every
-   * other entry gets a no-follow stat. One call per directory instead of several per file,
-   * for walks over many small files. Per-entry failures are reported per entry; a listing
-   * failure throws as {@link SecureDir.list} does.
-   */
-  readBatch(options: ReadBatchOptions): DirectoryBatch {
-    const { maxFileBytes, buffer } = this.#batchOptions(options);
-    const batch = unwrap(native.readDirBatch(this.#handle, maxFileBytes, buffer), "readBatch", this.path);
-    return new DirectoryBatch(batch, buffer, this.path);
-  }
-
-  /**
-   * {@link SecureDir.readBatch} on the libuv thread pool, so the caller can work on something
-   * else meanwhile (a walk reads the next directory while it checks the files of this one).
-   * `options.buffer` must not be touched until {@link PendingBatch.finish} returns. This
-   * directory stays open until the batch is done (a `close()` meanwhile takes effect then).
-   */
-  startReadBatch(options: ReadBatchOptions): PendingBatch {
-    const { maxFileBytes, buffer } = this.#batchOptions(options);
-    return new PendingBatch(unwrap(native.readDirBatchStart(this.#handle, maxFileBytes, buffer), "readBatch", this.path), buffer, this.path);
-  }
-
-  #batchOptions(options: ReadBatchOptions): ReadBatchOptions {
-    const { maxFileBytes, buffer } = options;
-    requireArgument(Number.isSafeInteger(maxFileBytes) && maxFileBytes >= 0 && Buffer.isBuffer(buffer), "readBatch", this.path);
-    return options;
-  }
-
-  /**
-   * Copies files from the unmanaged directory `sourceDir` into this directory in one call on
-   * the libuv thread pool. `sourceDir` is absolute and its last component must not be a
-   * link; it must be the directory with `sourceId`'s dev/ino (else the call fails with
-   * `identity_mismatch`). Each request's source is opened without following a link and
-   * must be a single-link regular file of exactly the requested version; its copy is
-   * created here exclusively and owner-only (as {@link SecureDir.openFile} does), written
-   * from `buffer` (back to back; a file needs its size plus one byte of room), read back and
-   * compared, and hashed (SHA-256, {@link ImportedFile.sha256}) as it reads back equal. A
-   * source that changes after it was opened is caught only if it reads shorter or longer
-   * than its size: the caller must check the sources again once they are all copied (as
-   * `unmanagedTreeUnchanged` does for a walked tree). The
-   * import stops at the first request that is neither copied nor deferred,
-   * and removes the copy it had made for that one: only `copied` requests leave a file here
-   * (an existing name is never touched). Nothing is synced. Resolves `"unsupported"` on
-   * Windows, where the caller copies file by file instead. `buffer` must not be touched
-   * until the promise settles.
-   */
-  async importFilesAsync(
-    sourceDir: string,
-    sourceId: { readonly dev: bigint; readonly ino: bigint },
-    requests: readonly ImportRequest[],
-    buffer: Buffer,
-  ): Promise<ImportedFile[] | "unsupported"> {
-    // Checked field by field: a caller passing a plain (number) stat would otherwise get a
-    // TypeError from the BigInt conversions below instead of a coded error.
-    const bigints = (...values: unknown[]) => values.every((v) => typeof v === "bigint");
-    requireArgument(
-      typeof sourceDir === "string" && path.isAbsolute(sourceDir) && Buffer.isBuffer(buffer) && Array.isArray(requests) &&
-        bigints(sourceId?.dev, sourceId?.ino),
-      "importFiles",
-      String(sourceDir),
-    );
-    const versions = new BigInt64Array(requests.length * 5);
-    const names: string[] = new Array<string>(requests.length);
-    // A plain loop with the checks written out: this runs once per file of a large tree.
-    for (let i = 0; i < requests.length; i += 1) {
-      const r = requests[i];
-      const valid =
-        typeof r?.name === "string" && Number.isSafeInteger(r.size) && r.size >= 0 && typeof r.dev === "bigint" &&
-        typeof r.ino === "bigint" && typeof r.mtimeNs === "bigint" && typeof r.ctimeNs === "bigint";
-      // The path is only built for the error.
-      if (!valid) requireArgument(false, "importFiles", path.join(sourceDir, String(r?.name)));
-      // Stored one by one: a temporary array per request costs more than the copy itself.
-      const at = i * 5;
-      versions[at] = BigInt.asIntN(64, r.dev);
-      versions[at + 1] = BigInt.asIntN(64, r.ino);
-      versions[at + 2] = BigInt(r.size);
-      versions[at + 3] = r.mtimeNs;
-      versions[at + 4] = r.ctimeNs;
-      names[i] = r.name;
-    }
-    const dirId = BigUint64Array.of(BigInt.asUintN(64, sourceId.dev), BigInt.asUintN(64, sourceId.ino));
-    const batch = await unwrapAsync(native.importFilesAsync(this.#handle, sourceDir, dirId, names, versions, buffer), "importFiles", sourceDir);
-    return batch === "unsupported" ? batch : importedFiles(batch, requests, buffer, sourceDir);
-  }
-
-  /**
    * Metadata of entry `name`, not following a link (a link reports type `symlink`); without
    * a name, of this held directory itself (its `dev`/`ino` identify it while it is held).
    */
@@ -372,19 +279,6 @@ export class SecureDir {
   /** {@link SecureDir.sync} on the libuv thread pool. */
   async syncAsync(): Promise<void> {
     await unwrapAsync(native.syncAsync(this.#handle), "sync", this.path);
-  }
-
-  /**
-   * Flushes everything dirty on the file system this directory lives on (every file's data
-   * and metadata, every directory entry) in one call on the libuv thread pool, and fails
-   * (`io_error`) if writeback failed on it since this directory was opened: hold the
-   * directory open from before the writes it must cover. Resolves `"unsupported"` where the
-   * platform has no such call (macOS, Windows, Linux before 5.8 or without `syncfs`); then
-   * nothing was flushed and the caller syncs each object with {@link SecureFile.syncAsync}
-   * and {@link SecureDir.syncAsync} instead.
-   */
-  async syncFilesystemAsync(): Promise<FilesystemSyncOutcome> {
-    return unwrapAsync(native.syncFilesystemAsync(this.#handle), "syncFilesystem", this.path);
   }
 
   /**

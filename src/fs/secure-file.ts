@@ -3,7 +3,6 @@
  */
 import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
-import { ContentDigest } from "./content-digest.js";
 import { SecureFsError } from "./errors.js";
 import type { ExactStat, SecureData, VerifyEvidence } from "./types.js";
 
@@ -82,23 +81,6 @@ export class SecureFile {
     requireArgument(typeof data === "string" || data instanceof Uint8Array, "write", this.path);
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     return unwrap(native.write(this.#handle, bytes, 0, bytes.byteLength, position), "write", this.path);
-  }
-
-  /**
-   * Writes all of `data` at `position` (file opened with `write`) on the libuv thread pool,
-   * then reads the range back through the same descriptor: resolves true when exactly these
-   * bytes came back and the file ends right after them, false when it does not hold what
-   * was written. With `digest`, the bytes that read back equal are added to it on the same
-   * thread, so the digest of a file written in order by such calls is the digest of the copy
-   * (one write at a time may use a digest: another is refused with `invalid_argument`). On
-   * Linux the range's writeback is started at once, so a later flush has less left to do.
-   * `data` must not be changed until the promise settles.
-   */
-  async writeVerifiedAsync(data: Uint8Array, position: number, digest?: ContentDigest): Promise<boolean> {
-    // The addon checks the type too, but the length must be read here first.
-    requireArgument(data instanceof Uint8Array && (digest === undefined || digest instanceof ContentDigest), "writeVerified", this.path);
-    const result = native.writeVerifiedAsync(this.#handle, data, 0, data.byteLength, position, digest?.native);
-    return (await unwrapAsync(result, "writeVerified", this.path)) === "verified";
   }
 
   /**

@@ -3,8 +3,8 @@
  * descriptor: the artifact directory of a transcript is snapshotted by one walk below its
  * held legacy directory (no links, no extra hard links, no special files, nothing another
  * user owns or may write, depth/count/size budgets), then copied file by file with each
- * file's version pinned from the snapshot, hashed and read back as it is written, and given
- * its source's times. Making the copies durable is the job of staging.ts.
+ * file's version pinned from the snapshot: read, written, hashed, given its source's times,
+ * fsynced and read back. Syncing the staged directories is the job of staging.ts.
  */
 import { createHash } from "node:crypto";
 
@@ -12,7 +12,7 @@ import { SecureFsError, type EntryPath, type ExactStat, type SecureDir, type Sec
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
 import { refusalCause, sameStat, sourceRefusal, stableStat, type StableStat } from "./session-file.js";
-import { CHUNK_BYTES, hashManagedFile, hashOpenFile, type StagedSet } from "./staging.js";
+import { CHUNK_BYTES, hashManagedFile, hashOpenFile, verifyMismatch, type StagedSet } from "./staging.js";
 import { TimeSlice } from "./time-slice.js";
 
 /** Budgets of one artifact tree. */
@@ -178,15 +178,10 @@ export const COPY_CHUNK_BYTES = 4 << 20;
  * Copies the legacy source file `sourceName` of the held directory `sourceDir` (opened by
  * the legacy-source rules, and still the version `expected`) into a new owner-only file
  * `name` of `dir` (created exclusively), gives the copy the source's access and modification
- * times, and returns the SHA-256 of the bytes copied. Nothing is synced here: the caller
- * makes all staged files durable at once ({@link StagedSet}).
- *
- * Each chunk is written, read back and compared on the thread pool
- * ({@link SecureFile.writeVerifiedAsync}); the digest is of the bytes that read back equal.
- * Reading back before the flush proves as much as after it: reads are served from the page
- * cache either way, which is what the flush writes out, and whether that writeback succeeded
- * is what the flush reports. A short write, a write at the wrong place, a staged file changed
- * behind our back: each is a mismatch (`durability_failed`).
+ * times, fsyncs it, and returns the SHA-256 of the bytes copied. The copy is read back first
+ * and must hash the same: a write path that stored other bytes is `durability_failed`
+ * (`verify_mismatch`) before anything is published. The caller syncs the directories the
+ * copies were made in ({@link StagedSet}).
  */
 export async function copyFileInto(sourceDir: SecureDir, sourceName: EntryPath, expected: StableStat, dir: SecureDir, name: string, onBytes: BytesCallback): Promise<string> {
   let source: SecureFile;
@@ -204,22 +199,28 @@ export async function copyFileInto(sourceDir: SecureDir, sourceName: EntryPath, 
     out = file;
     const hash = createHash("sha256");
     const buffer = Buffer.allocUnsafe(Math.min(COPY_CHUNK_BYTES, Math.max(expected.size, 1)));
+    const slice = new TimeSlice();
     let position = 0;
     for (;;) {
       const n = source.read(buffer, { position });
       if (n === 0) break;
       const chunk = buffer.subarray(0, n);
-      requireVerified(await file.writeVerifiedAsync(chunk, position));
+      file.write(chunk, position);
       hash.update(chunk);
       position += n;
       onBytes(n);
+      await slice.yieldIfDue();
     }
     requireCopiedWhole(position, stableStat(source.stat()), expected);
-    // An empty copy must be empty too.
-    if (position === 0) requireVerified(await file.writeVerifiedAsync(Buffer.alloc(0), 0));
+    const sha256 = hash.digest("hex");
+    // Read back before the fsync proves as much as after it (both are served from the page
+    // cache the fsync writes out), and before setting the times, which a read would touch.
+    const back = await hashOpenFile(file, buffer, slice);
+    if (back.size !== position || back.sha256 !== sha256) throw verifyMismatch();
     // Newest-by-mtime choices (continueRecent) must see the session's own age, not the copy's.
     file.setTimes(BigInt(opened.atimeNs), BigInt(opened.mtimeNs));
-    return hash.digest("hex");
+    await file.syncAsync();
+    return sha256;
   } finally {
     out?.close();
     source.close();
@@ -230,15 +231,6 @@ export async function copyFileInto(sourceDir: SecureDir, sourceName: EntryPath, 
 function changedOrUnsafe(error: unknown): MigrationError {
   const refusal = sourceRefusal(error);
   return new MigrationError("source_changed", refusal.detail, "a source file changed during migration");
-}
-
-function requireVerified(verified: boolean): void {
-  if (!verified) throw verifyMismatch();
-}
-
-/** The error for a copy that did not read back as written. */
-export function verifyMismatch(): MigrationError {
-  return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
 }
 
 function requireStill(stat: StableStat, expected: StableStat, detail: string): void {
@@ -254,8 +246,8 @@ function requireCopiedWhole(position: number, after: StableStat, expected: Stabl
 /**
  * Copies every entry of `snapshot` from the artifact tree `name` of the held legacy
  * directory `parent` into the held (empty) staging directory `target`, records every
- * created directory and copied file in `staged` (which the caller makes durable and
- * closes), and returns the manifest. `onFile` is called once per copied file.
+ * created directory in `staged` (which the caller syncs and closes; each file is fsynced as
+ * it is copied), and returns the manifest. `onFile` is called once per copied file.
  */
 export async function copyArtifactTree(
   parent: SecureDir,
@@ -275,7 +267,7 @@ export async function copyArtifactTree(
     const manifest: ManifestEntry[] = [];
     for (const entry of snapshot.entries) {
       if (entry.kind === "directory") {
-        // Not synced one by one: the staged set makes every staged entry durable at once.
+        // Its parent is synced once with the other staged directories, after the copies.
         const child = dirOf(entry.path).openDir(baseName(entry.path), { create: true, deferSync: true });
         staged.holdDir(child, { own: true });
         dirs.set(entry.path, child);
@@ -283,7 +275,6 @@ export async function copyArtifactTree(
         continue;
       }
       const sha256 = await copyFileInto(root, partsOf(entry.path), entry.stat, dirOf(entry.path), baseName(entry.path), onBytes);
-      staged.addFile(dirOf(entry.path), baseName(entry.path));
       manifest.push({ kind: "file", path: entry.path, size: entry.stat.size, sha256 });
       onFile();
     }

@@ -1,9 +1,8 @@
 /**
  * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
  * scope of its workspace. The source is only ever read. Everything is copied into staging
- * names inside the scope (each chunk hashed once and read back as it is written), made
- * durable (one file-system flush where the platform has one, else an fsync per file and
- * directory), then published without replacing anything, and a committed receipt records
+ * names inside the scope (each file hashed as it is copied, fsynced and read back, then each
+ * staging directory synced), then published without replacing anything, and a committed receipt records
  * which source version became which v2 file. All of it happens under a kernel-released lock
  * keyed by the source's identity, so concurrent openers serialise and a killed migrator
  * never leaves a lock behind.
@@ -24,7 +23,6 @@ import {
   sameManifest,
   snapshotArtifactTree,
   snapshotStillHolds,
-  verifyMismatch,
   type ArtifactLimits,
   type ArtifactSnapshot,
 } from "./copy.js";
@@ -40,7 +38,7 @@ import {
   type MigrationReceipt,
 } from "./receipts.js";
 import { openTranscript, readHeader, sameIdentity, sameStat, sourceRefusal, type FileIdentity } from "./session-file.js";
-import { hashManagedFile, StagedSet } from "./staging.js";
+import { hashManagedFile, StagedSet, writeStagedFile } from "./staging.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -289,8 +287,8 @@ interface StagingJob {
 /**
  * Copies the transcript and its artifact tree into staging, makes the staging durable,
  * checks the source again, publishes both without replacing anything, then commits the
- * receipt. The receipt is staged with the copies, so the flush before publication makes it
- * durable too and committing it is a rename (and a directory sync) after publication.
+ * receipt. The receipt is staged durably with the copies, so committing it is a rename (and
+ * a directory sync) after publication.
  */
 async function stageAndPublish(job: StagingJob): Promise<void> {
   const { held, sourcePath, source, artifactSource, artifactName, destName, op, limits, progress } = job;
@@ -299,15 +297,12 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
   const stagedTranscript = `${attempt}.transcript`;
   const stagedArtifacts = `${attempt}.artifacts`;
   const stagedReceipt = `${attempt}.receipt`;
-  // The scope directory was opened before the first staged write: flushes through it report
-  // a writeback error on any staged file.
-  const staged = new StagedSet(scopeDir);
-  // The scope directory holds the staged transcript and the staging tree's root entry.
+  const staged = new StagedSet();
+  // The scope directory holds the staged transcript and the staging tree's root entry; the
+  // receipts directory the staged receipt.
   staged.holdDir(scopeDir, { own: false });
-  const onBytes = (bytes: number): void => {
-    progress.bytes(bytes);
-    staged.wrote(bytes);
-  };
+  staged.holdDir(receipts, { own: false });
+  const onBytes = (bytes: number): void => progress.bytes(bytes);
   try {
     // The tree is snapshotted first: an unsafe or too large one is refused before anything
     // is copied.
@@ -316,7 +311,6 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
     const sha256 = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
     progress.file();
     if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
-    staged.addFile(scopeDir, stagedTranscript);
     let manifest: ManifestEntry[] = [];
     if (snapshot !== undefined) {
       const staging = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
@@ -324,10 +318,9 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
       manifest = await copyArtifactTree(legacyDir, artifactSource, snapshot, staging, staged, onBytes, progress.file);
     }
     progress.phase("verifying");
-    // Every file was read back as it was written (copy.ts). The receipt is staged first,
-    // for the flush to cover it; then the source is checked again.
-    await stageReceipt(receipts, stagedReceipt, job.receiptOf(manifest));
-    staged.addFile(receipts, stagedReceipt);
+    // Every file was fsynced and read back as it was copied (copy.ts); the receipt is staged
+    // the same way, the staged directories are synced, then the source is checked again.
+    await writeStagedFile(receipts, stagedReceipt, Buffer.from(encodeRecord(job.receiptOf(manifest)), "utf8"));
     await staged.makeDurable();
     await sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
     progress.phase("publishing");
@@ -355,20 +348,8 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
       if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
     }
   } finally {
-    // A flush started while copying may still run after a failure.
-    await staged.settle();
     staged.close();
     await removeRemnants(scopeDir, receipts, op, limits);
-  }
-}
-
-/** Writes `receipt` as the new file `name` of `receipts`, read back as written; not synced. */
-async function stageReceipt(receipts: SecureDir, name: string, receipt: MigrationReceipt): Promise<void> {
-  const file = receipts.openFile(name, { write: true, create: "exclusive" });
-  try {
-    if (!(await file.writeVerifiedAsync(Buffer.from(encodeRecord(receipt), "utf8"), 0))) throw verifyMismatch();
-  } finally {
-    file.close();
   }
 }
 

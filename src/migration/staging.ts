@@ -1,10 +1,11 @@
 /**
- * What a migration has written into staging, and making all of it durable before it is
- * published; reading managed files back for their hashes.
+ * What a migration has written into staging and making it durable before it is published;
+ * reading files back for their hashes.
  */
 import { createHash } from "node:crypto";
 
-import type { FilesystemSyncOutcome, SecureDir, SecureFile } from "../fs/index.js";
+import type { SecureDir, SecureFile } from "../fs/index.js";
+import { MigrationError } from "./errors.js";
 import { TimeSlice } from "./time-slice.js";
 
 /** Bytes read per call when copying or hashing. */
@@ -46,58 +47,14 @@ export async function hashOpenFile(file: SecureFile, buffer: Buffer, slice: Time
   return { size: position, sha256: hash.digest("hex") };
 }
 
-/** fsyncs in flight at once in the fallback: they overlap on the thread pool. */
-const SYNC_CONCURRENCY = 8;
-
-/** Runs `work` over `items` with at most `limit` in flight; the first failure wins. */
-export async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const lane = async () => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await work(item);
-      } catch (error) {
-        failure ??= error;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  if (failure !== undefined) throw failure;
-}
-
 /**
- * Staged bytes that start a flush of the file system while copying goes on: the disk then
- * writes earlier data while later data is still being copied, and the flush before
- * publication only waits for what is left.
- */
-export const FLUSH_AHEAD_BYTES = 32 << 20;
-
-/**
- * Everything one attempt staged: the files and the directories holding them (the ones it
- * opened are closed by {@link StagedSet.close}), and the flushes started while staging.
- *
- * `anchor` must be a directory on the staging file system that was opened before the first
- * staged write, so a file-system flush through it reports a writeback error on any staged
- * file (Linux records writeback errors per file system and reports to syncfs those that
- * happened since the descriptor was opened). Every flush through it consumes the errors it
- * reports, so a failed early flush fails the attempt as a failed last one would.
+ * The directories one attempt staged entries in (the ones it opened are closed by
+ * {@link StagedSet.close}). Every staged file is fsynced as it is copied; the entries
+ * naming them become durable when {@link StagedSet.makeDurable} syncs these directories.
  */
 export class StagedSet {
-  readonly #anchor: SecureDir;
-  readonly #files: { readonly dir: SecureDir; readonly name: string }[] = [];
   readonly #dirs: SecureDir[] = [];
   readonly #owned = new Set<SecureDir>();
-  #unflushed = 0;
-  #flushing: Promise<void> | undefined;
-  #flushFailure: { readonly error: unknown } | undefined;
-  /** The platform has no file-system flush: {@link StagedSet.makeDurable} fsyncs each entry. */
-  #noFilesystemFlush = false;
-
-  constructor(anchor: SecureDir) {
-    this.#anchor = anchor;
-  }
 
   /** Records a directory entries were staged in; with `own`, {@link StagedSet.close} closes it. */
   holdDir(dir: SecureDir, options: { readonly own: boolean }): void {
@@ -105,62 +62,9 @@ export class StagedSet {
     if (options.own) this.#owned.add(dir);
   }
 
-  /** Records file `name`, copied (and read back) into the held directory `dir`. */
-  addFile(dir: SecureDir, name: string): void {
-    this.#files.push({ dir, name });
-  }
-
-  /**
-   * Counts `bytes` just staged. Once enough are unflushed and no flush is running, one is
-   * started in the background (on the thread pool); its failure is kept for
-   * {@link StagedSet.makeDurable}.
-   */
-  wrote(bytes: number): void {
-    this.#unflushed += bytes;
-    if (this.#flushing !== undefined || this.#noFilesystemFlush || this.#flushFailure !== undefined || this.#unflushed < FLUSH_AHEAD_BYTES) return;
-    this.#unflushed = 0;
-    this.#flushing = this.#anchor.syncFilesystemAsync().then(
-      (outcome) => {
-        if (outcome === "unsupported") this.#noFilesystemFlush = true;
-        this.#flushing = undefined;
-      },
-      (error: unknown) => {
-        this.#flushFailure = { error };
-        this.#flushing = undefined;
-      },
-    );
-  }
-
-  /**
-   * Makes every staged file's data and metadata and every staged directory entry durable;
-   * resolves with how. Call it once everything is staged.
-   *
-   * One syncfs covers the data and metadata of every staged file and every directory entry
-   * (the file system's journal commit and cache flush include them all), instead of an
-   * fsync per file and per directory. Where that call is unsupported, each file and then
-   * each directory is fsynced on its own descriptor.
-   */
-  async makeDurable(): Promise<FilesystemSyncOutcome> {
-    await this.settle();
-    if (this.#flushFailure !== undefined) throw this.#flushFailure.error;
-    const outcome = await this.#anchor.syncFilesystemAsync();
-    if (outcome === "unsupported") {
-      await pool(this.#files, SYNC_CONCURRENCY, async (staged) => {
-        const file = staged.dir.openFile(staged.name);
-        try {
-          await file.syncAsync();
-        } finally {
-          file.close();
-        }
-      });
-      await pool(this.#dirs, SYNC_CONCURRENCY, (dir) => dir.syncAsync());
-    }
-    return outcome;
-  }
-
-  /** Waits for a flush started by {@link StagedSet.wrote} to finish; never rejects. */
-  async settle(): Promise<void> {
-    while (this.#flushing !== undefined) await this.#flushing;
+  /** Syncs every held directory (each sync makes the entries staged in it durable). */
+  async makeDurable(): Promise<void> {
+    for (const dir of this.#dirs) await dir.syncAsync();
   }
 
   /** Closes the directories this set opened. Idempotent. */
@@ -168,4 +72,24 @@ export class StagedSet {
     for (const dir of this.#owned) dir.close();
     this.#owned.clear();
   }
+}
+
+/**
+ * Writes `data` as the new owner-only file `name` of `dir` (created exclusively), fsyncs it
+ * and reads it back: other bytes than written are `durability_failed` (`verify_mismatch`).
+ */
+export async function writeStagedFile(dir: SecureDir, name: string, data: Buffer): Promise<void> {
+  const file = dir.openFile(name, { write: true, create: "exclusive" });
+  try {
+    file.write(data, 0);
+    await file.syncAsync();
+    if (!file.readAt(0, data.byteLength + 1).equals(data)) throw verifyMismatch();
+  } finally {
+    file.close();
+  }
+}
+
+/** The error for a staged file that does not read back as written. */
+export function verifyMismatch(): MigrationError {
+  return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
 }

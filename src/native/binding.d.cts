@@ -45,11 +45,6 @@ declare namespace binding {
     isOpen(): boolean;
   }
 
-  /** A SHA-256 in progress, owned by the addon (native/binding/digest.h). */
-  interface NativeDigest {
-    readonly __nativeDigest: never;
-  }
-
   type AclEvidence = "absent" | "unsupported" | "not_applicable";
   interface NativeEvidence {
     readonly accessAcl: AclEvidence;
@@ -104,71 +99,11 @@ declare namespace binding {
 
   type Bytes = Uint8Array | string;
 
-  /**
-   * What `readDirBatch` did with one entry (`info[i * 11 + 1]`): 0 not a regular file (only
-   * stat'ed), 1 read whole into the buffer, 2 passed but larger than the bound or growing
-   * (not read), 3 passed but did not fit in the rest of the buffer (not read), 4 refused
-   * (the next `failures` element says why).
-   */
-  type NativeBatchOutcome = 0 | 1 | 2 | 3 | 4;
-
-  /**
-   * One directory examined in one call. Per entry `i`, `info[i * 11 + k]` holds, for k =
-   * 0 the directory-entry type and 2 the no-follow stat type (-1: not stat'ed), both as
-   * indexes into the NativeEntryType order (file, directory, symlink, fifo, socket,
-   * char_device, block_device, unknown); 1 the outcome; 3 mode; 4 uid; 5 nlink; 6 size;
-   * 7 mtimeMs; 8 ctimeMs; 9 and 10 the offset and length of the content in the buffer. `ids[i * 2]` and
-   * `ids[i * 2 + 1]` are dev and ino. `failures` holds one record per refused entry, in order.
-   */
-  interface NativeDirBatch {
-    readonly names: string[];
-    readonly info: Float64Array;
-    readonly ids: BigUint64Array;
-    readonly failures: NativeFailure[];
-  }
-
-  /** A `readDirBatch` running on the thread pool (`readDirBatchStart`). */
-  interface NativeBatchJob {
-    readonly __nativeBatchJob: never;
-  }
-
-  /**
-   * One `importFilesAsync` batch. Per request `i`, `info[i * 4 + k]` holds, for k = 0 the
-   * outcome (0 copied, 1 deferred, 2 changed, 3 failed, 4 mismatch, 5 skipped), 1 how a
-   * changed source differed (0 none, 1 unopenable, 2 not regular, 3 hard link, 4 another
-   * version when opened, 5 changed while read), 2 and 3 the offset and length of the copied
-   * bytes in the buffer. `failures[i]` is set for a failed request and an unopenable source.
-   * `digests` holds 32 bytes per request: the SHA-256 of a copied one's bytes.
-   */
-  interface NativeImportBatch {
-    readonly info: Float64Array;
-    readonly failures: (NativeFailure | undefined)[];
-    readonly digests: Buffer;
-  }
-
-  /**
-   * One `walkTreeAsync` result. Per entry `i` (path `paths[i]`), `info[i * 4 + k]` holds for
-   * k = 0 the depth (root children: 1), 1 the type (NativeEntryType order), 2 the size, 3 the
-   * link count; `ids[i * 2]`, `ids[i * 2 + 1]` dev and ino and `times[i * 2]`,
-   * `times[i * 2 + 1]` mtime and ctime in ns, all signed as Node's bigint stats are.
-   */
-  interface NativeTreeWalk {
-    readonly paths: string[];
-    readonly info: Float64Array;
-    readonly ids: BigInt64Array;
-    readonly times: BigInt64Array;
-    readonly truncated: boolean;
-  }
-
   /** The addon's exports. */
   interface Addon {
     /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
     readonly packageRoot: string;
     readonly NativeHandle: abstract new () => NativeHandle;
-    readonly NativeDigest: abstract new () => NativeDigest;
-    createDigest(): NativeDigest | NativeFailure;
-    /** The hex digest of everything added; the digest starts afresh. */
-    finishDigest(digest: NativeDigest): string | NativeFailure;
     openRoot(path: string, create: boolean, repair: boolean, owned?: boolean): NativeHandle | NativeFailure;
     /**
      * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
@@ -198,15 +133,6 @@ declare namespace binding {
     descriptorNumber(handle: NativeHandle): number | NativeFailure;
     read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
-    /** Off the main thread: writes the range at `position`, reads it back and compares. */
-    writeVerifiedAsync(
-      file: NativeHandle,
-      buffer: Uint8Array,
-      offset: number,
-      length: number,
-      position: number,
-      digest?: NativeDigest,
-    ): Promise<"verified" | "mismatch" | NativeFailure> | NativeFailure;
     append(file: NativeHandle, data: Bytes): number | NativeFailure;
     sync(handle: NativeHandle): undefined | NativeFailure;
     unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
@@ -221,44 +147,6 @@ declare namespace binding {
     directoryIdentity(path: string): NativeIdentity | NativeFailure;
     isValidName(name: string, rules: "posix" | "windows"): boolean;
     classifyAclBytes(bytes: Uint8Array): "minimal" | "extended" | "malformed";
-    /**
-     * Flushes the whole file system of a directory handle off the main thread: "synced", or
-     * "unsupported" where the platform has no such call (not a failure); failures as `syncAsync`.
-     */
-    syncFilesystemAsync(dir: NativeHandle): Promise<"synced" | "unsupported" | NativeFailure> | NativeFailure;
-    /** Lists `dir` and opens owner-only, reads whole into `buffer` and closes each regular file. */
-    readDirBatch(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeDirBatch | NativeFailure;
-    /** `readDirBatch` on the thread pool; the buffer must not be touched until it is finished. */
-    readDirBatchStart(dir: NativeHandle, maxFileBytes: number, buffer: Uint8Array): NativeBatchJob | NativeFailure;
-    /** Waits for a started batch and returns what `readDirBatch` would have; `closed` the second time. */
-    readDirBatchFinish(job: NativeBatchJob): NativeDirBatch | NativeFailure;
-    /**
-     * Off the main thread: copies the files `names` (each of the version `versions[i * 5 ..]`:
-     * dev, ino, size, mtimeNs, ctimeNs) from the unmanaged directory `sourceDir`, which must
-     * have the identity `dirId` (dev, ino), into the owner-only directory `dest`, through
-     * `buffer`. "unsupported" where the platform has none (Windows).
-     */
-    importFilesAsync(
-      dest: NativeHandle,
-      sourceDir: string,
-      dirId: BigUint64Array,
-      names: string[],
-      versions: BigInt64Array,
-      buffer: Uint8Array,
-    ): Promise<NativeImportBatch | "unsupported" | NativeFailure> | NativeFailure;
-    /**
-     * Off the main thread: walks the unmanaged tree at `root` (identity `rootId`: dev, ino)
-     * without following links. "unsupported" where the platform has none (Windows).
-     */
-    walkTreeAsync(root: string, rootId: BigUint64Array, maxDepth: number, maxEntries: number): Promise<NativeTreeWalk | "unsupported" | NativeFailure> | NativeFailure;
-    /** The same walk checked against an earlier one's result: "same" when every entry matches. */
-    walkTreeAsync(
-      root: string,
-      rootId: BigUint64Array,
-      maxDepth: number,
-      maxEntries: number,
-      expected: NativeTreeWalk,
-    ): Promise<"same" | "differs" | "unsupported" | NativeFailure> | NativeFailure;
   }
 }
 

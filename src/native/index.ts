@@ -13,8 +13,6 @@ export type NativeFailureCode = binding.NativeFailureCode;
 export type NativeFailure = binding.NativeFailure;
 /** An open descriptor owned by the addon. */
 export type NativeHandle = binding.NativeHandle;
-/** A SHA-256 in progress, owned by the addon. */
-export type NativeDigest = binding.NativeDigest;
 /** ACL evidence of a successful verify. */
 export type NativeEvidence = binding.NativeEvidence;
 /** ACL evidence as the addon encodes it. */
@@ -33,14 +31,6 @@ export type NativeExactStat = binding.NativeExactStat;
 export type NativeDirEntry = binding.NativeDirEntry;
 /** Native directory identity. */
 export type NativeIdentity = binding.NativeIdentity;
-/** A directory batch running on the thread pool. */
-export type NativeBatchJob = binding.NativeBatchJob;
-/** One directory as `readDirBatch` returns it. */
-export type NativeDirBatch = binding.NativeDirBatch;
-/** One batch as `importFilesAsync` returns it. */
-export type NativeImportBatch = binding.NativeImportBatch;
-/** One tree as `walkTreeAsync` returns it. */
-export type NativeTreeWalk = binding.NativeTreeWalk;
 /** Create mode of `openFile`. */
 export type NativeCreateMode = binding.NativeCreateMode;
 

@@ -19,7 +19,6 @@
 
 #include "../../native/core/platform.h"
 #include "../../native/core/result.h"
-#include "../../native/core/sha256.h"
 #include "../../native/core/win32/paths.h"
 #include "../../native/core/win32/security.h"
 #include "../../native/core/win32/win_util.h"
@@ -421,39 +420,6 @@ void identity_checks(const std::string& scratch, const std::string& alias) {
   expect_code(gjc::directory_identity(scratch + "\\no-such-dir"), Code::not_found, "identity of nothing -> not_found");
 }
 
-std::string hex_of(const gjc::Sha256Digest& digest) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char byte : digest) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 0x0f]);
-  }
-  return out;
-}
-
-// CNG's SHA-256 against the FIPS 180-2 vectors, fed whole and in uneven parts, and started
-// afresh by finish().
-void digest_checks() {
-  auto made = gjc::Sha256::create();
-  if (!expect_ok(made, "sha256 create")) return;
-  gjc::Sha256& digest = *made.value();
-  const auto finish_is = [&](const std::string& want, const std::string& name) {
-    auto got = digest.finish();
-    if (!expect_ok(got, name + " finish")) return;
-    report(hex_of(got.value()) == want, name, "got " + hex_of(got.value()));
-  };
-  finish_is("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "sha256 of nothing");
-  report(digest.update("abc", 3), "sha256 update");
-  finish_is("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "sha256 of abc, then afresh");
-  const std::string a(1000000, 'a');
-  bool fed = true;
-  for (std::size_t at = 0, part = 1; at < a.size(); at += part, part = part * 3 + 1) {
-    fed = fed && digest.update(a.data() + at, std::min(part, a.size() - at));
-  }
-  report(fed, "sha256 update in parts");
-  finish_is("cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "sha256 of a million a in parts");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -469,7 +435,6 @@ int main(int argc, char** argv) {
   handle_checks(scratch);
   owner_only_checks(scratch);
   identity_checks(scratch, alias);
-  digest_checks();
   std::printf("# %d failed\n", failures);
   return failures;
 }

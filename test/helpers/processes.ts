@@ -26,7 +26,7 @@ const verify = (h) => { const r = b.verify(h); return typeof r === "number" ? { 
 
 /** Paths of the C helpers under test/helpers/c, compiled by {@link buildTools}. */
 export interface Tools {
-  /** LD_PRELOAD library injecting faults into fgetxattr, renameat2, linkat, syncfs and more (see fault_shim.c). */
+  /** LD_PRELOAD library injecting faults into fgetxattr, renameat2, linkat, fsync and more (see fault_shim.c). */
   readonly faultShim: string;
   /** `swap_race <dir> <a> <b> <ms> [<max> [<a2> <b2> ...]]`: RENAME_EXCHANGE loop (see swap_race.c). */
   readonly swapRace: string;

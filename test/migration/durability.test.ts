@@ -1,10 +1,9 @@
 /**
  * How a migration makes its staging durable before publishing, observed in real migrator
- * processes through the LD_PRELOAD fault shim (which logs syncfs, fsync and the publishing
- * renameat2 calls in order, and can make syncfs fail, the kernel look old or a write store
- * other bytes): one syncfs where the kernel reports writeback errors through it (more while
- * a large staging is copied), an fsync per file where it cannot, and nothing published when
- * a flush or the read-back fails.
+ * processes through the LD_PRELOAD fault shim (which logs fsync and the publishing renameat2
+ * calls in order, and can make a file's fsync fail or a write store other bytes): every
+ * staged file and directory is fsynced before the first publishing rename, and nothing is
+ * published when an fsync or the read-back fails.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -13,13 +12,12 @@ import { fileURLToPath } from "node:url";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { openCandidateForWrite, resolveManagedScope, SecureDir, SecureFsError } from "../../src/index.js";
+import { openCandidateForWrite, resolveManagedScope } from "../../src/index.js";
 import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
 import { COPY_CHUNK_BYTES } from "../../src/migration/copy.js";
-import { FLUSH_AHEAD_BYTES } from "../../src/migration/staging.js";
 import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -81,12 +79,6 @@ async function migrateUnderShim(
   return { box, file, scopeDir: scope.directoryPath, sourceBefore, result, calls };
 }
 
-/** Artifact files of more than twice the bytes that start a flush while copying. */
-function flushAheadArtifacts(): Record<string, Buffer> {
-  const each = FLUSH_AHEAD_BYTES * 0.75;
-  return Object.fromEntries([0, 1, 2].map((i) => [`big/${i}.bin`, Buffer.alloc(each, 0x41 + i)]));
-}
-
 /** The fsyncs logged before the first publishing rename (the staging phase). */
 function stagingFsyncs(calls: readonly string[]): number {
   const publish = calls.indexOf("renameat2");
@@ -104,18 +96,15 @@ function expectCompleteCopy(m: Migration): void {
 }
 
 describe.runIf(linux)("staging durability before publication (Linux)", () => {
-  it("one syncfs precedes the publishing rename, with no fsync per staged file", async () => {
+  it("every staged file and directory is fsynced before the publishing rename", async () => {
     const m = await migrateUnderShim({});
     expectCompleteCopy(m);
-    expect(m.calls.filter((c) => c.startsWith("syncfs"))).toEqual(["syncfs"]);
-    const flush = m.calls.indexOf("syncfs");
-    expect(flush).toBeLessThan(m.calls.indexOf("renameat2"));
-    // Only the creations of the scope's internal directories sync their parents; the staged
-    // directories and files are all covered by the one flush.
-    expect(stagingFsyncs(m.calls)).toBeLessThanOrEqual(4);
+    // Each artifact, the transcript and the receipt; each artifact directory, the staging
+    // root, the scope and the receipts directory.
+    expect(stagingFsyncs(m.calls)).toBeGreaterThanOrEqual(ARTIFACTS + 2 + ARTIFACT_DIRS + 3);
     // Publication syncs the scope directory after each rename (artifacts, then transcript).
-    // The receipt was staged before the flush, so committing it is one more rename and a
-    // sync of its directory: no write and no fsync of its own after publication.
+    // The receipt was staged durably, so committing it is one more rename and a sync of its
+    // directory: no write and no fsync of its own after publication.
     const afterPublish = m.calls.slice(m.calls.indexOf("renameat2"));
     expect(afterPublish).toEqual(["renameat2", "fsync", "renameat2", "fsync", "renameat2", "fsync"]);
     const receipts = fs.readdirSync(path.join(m.scopeDir, ".gjc-managed-session-internal", "receipts"));
@@ -123,44 +112,10 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
     expect(receipts[0]).toMatch(/^[0-9a-f]+\.json$/);
   }, 60_000);
 
-  it("a staging larger than the flush-ahead size is flushed while it is copied, and flushed again before publication", async () => {
-    const m = await migrateUnderShim({}, flushAheadArtifacts());
-    expectCompleteCopy(m);
-    const flushes = m.calls.filter((c) => c.startsWith("syncfs"));
-    expect(flushes.length).toBeGreaterThanOrEqual(2);
-    expect(flushes.every((c) => c === "syncfs")).toBe(true);
-    expect(m.calls.lastIndexOf("syncfs")).toBeLessThan(m.calls.indexOf("renameat2"));
-    expect(stagingFsyncs(m.calls)).toBeLessThanOrEqual(4);
-  }, 120_000);
-
-  it("a flush while copying that fails (EIO) -> durability_failed although later flushes would succeed, nothing published", async () => {
-    const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.EIO), GJC_FAULT_SYNCFS_TIMES: "1" }, flushAheadArtifacts());
+  it("a staged file's fsync failing (EIO) -> durability_failed, nothing published, no staging left, source intact", async () => {
+    const m = await migrateUnderShim({ GJC_FAULT_FSYNC_ERRNO: String(E.EIO) });
     expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "io_error" });
-    expect(m.calls.find((c) => c.startsWith("syncfs"))).toBe("syncfs:errno");
-    expect(m.calls).not.toContain("renameat2");
-    expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
-    expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
-  }, 120_000);
-
-  it("syncfs unavailable (ENOSYS) -> every staged file and directory is fsynced before publication", async () => {
-    const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.ENOSYS) });
-    expectCompleteCopy(m);
-    expect(m.calls.filter((c) => c.startsWith("syncfs"))).toEqual(["syncfs:errno"]);
-    // Each artifact, the transcript, each artifact directory, the staging root and the scope.
-    expect(stagingFsyncs(m.calls)).toBeGreaterThanOrEqual(ARTIFACTS + 1 + ARTIFACT_DIRS + 2);
-  }, 60_000);
-
-  it("a kernel whose syncfs hides writeback errors (before 5.8) takes the per-file fsyncs and never calls syncfs", async () => {
-    const m = await migrateUnderShim({ GJC_FAULT_UNAME_RELEASE: "5.4.0-old" });
-    expectCompleteCopy(m);
-    expect(m.calls.some((c) => c.startsWith("syncfs"))).toBe(false);
-    expect(stagingFsyncs(m.calls)).toBeGreaterThanOrEqual(ARTIFACTS + 1 + ARTIFACT_DIRS + 2);
-  }, 60_000);
-
-  it("syncfs failing (EIO) -> durability_failed, nothing published, no staging left, source intact", async () => {
-    const m = await migrateUnderShim({ GJC_FAULT_SYNCFS_ERRNO: String(E.EIO) });
-    expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "io_error" });
-    expect(m.calls).toContain("syncfs:errno");
+    expect(m.calls).toContain("fsync:errno");
     expect(m.calls).not.toContain("renameat2");
     expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
     expect(fs.readdirSync(path.join(m.scopeDir, ".gjc-managed-session-internal", "receipts"))).toEqual([]);
@@ -178,7 +133,7 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
   }, 60_000);
 
   it("a transcript that does not read back as written (corrupting write of its one chunk) -> durability_failed, nothing published", async () => {
-    // Under one copy chunk, the transcript is written by a single verified write of its size.
+    // Under one copy chunk, the transcript is written by a single write of its size.
     const m = await migrateUnderShim((transcript) => ({ GJC_FAULT_PWRITE_FLIP: String(fs.statSync(transcript).size) }));
     expect(fs.statSync(m.file).size).toBeLessThan(COPY_CHUNK_BYTES);
     expect(m.calls.filter((c) => c === "pwrite:flipped")).toEqual(["pwrite:flipped"]);
@@ -187,28 +142,6 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
     expect(fs.readdirSync(m.scopeDir).sort()).toEqual([BINDING_FILE_NAME, ".gjc-managed-session-internal"].sort());
     expect({ ...treeHashes(m.file), ...treeHashes(m.file.slice(0, -6)) }).toEqual(m.sourceBefore);
   }, 60_000);
-});
-
-describe("SecureDir.syncFilesystemAsync", () => {
-  it("flushes the file system on Linux and reports unsupported elsewhere", async () => {
-    const box = sandbox();
-    const dir = SecureDir.openRoot(path.join(box.root, "store"), { create: true });
-    try {
-      dir.writeFileAtomic("a", "x");
-      expect(await dir.syncFilesystemAsync()).toBe(linux ? "synced" : "unsupported");
-    } finally {
-      dir.close();
-    }
-  });
-
-  it("a closed directory -> closed", async () => {
-    const box = sandbox();
-    const dir = SecureDir.openRoot(path.join(box.root, "store"), { create: true });
-    dir.close();
-    const error = await dir.syncFilesystemAsync().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(SecureFsError);
-    expect((error as SecureFsError).code).toBe("closed");
-  });
 });
 
 describe("copy paths", () => {

@@ -31,12 +31,6 @@ Status rename_noreplace(int dirfd, const char* from, const char* to) {
   return posix::link_then_unlink(dirfd, from, to);
 }
 
-Status start_writeback(int, std::uint64_t, std::size_t) {
-  // macOS has no request to start writing a range out early; its flush (F_FULLFSYNC in
-  // full_sync) does all of the work when it is asked for.
-  return success();
-}
-
 Status full_sync(int fd) {
   // Plain fsync on macOS leaves data in the drive's cache; F_FULLFSYNC flushes it. File
   // systems that cannot (some network and external ones) refuse it, and get fsync.

@@ -34,18 +34,6 @@ Status rename_noreplace(int dirfd, const char* from, const char* to) {
   return posix::link_then_unlink(dirfd, from, to);
 }
 
-Status start_writeback(int fd, std::uint64_t offset, std::size_t length) {
-  // WRITE alone queues the dirty pages of the range for the device and returns: it neither
-  // waits for them nor flushes metadata, which the caller's later flush does.
-  if (retry_eintr([&] {
-        return ::sync_file_range(fd, static_cast<off64_t>(offset), static_cast<off64_t>(length),
-                                 SYNC_FILE_RANGE_WRITE);
-      }) != 0) {
-    return posix::errno_failure(errno, "sync_file_range");
-  }
-  return success();
-}
-
 Status full_sync(int fd) {
   if (retry_eintr([&] { return ::fsync(fd); }) != 0) return posix::errno_failure(errno, "fsync");
   return success();

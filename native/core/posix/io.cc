@@ -118,10 +118,6 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
   return length;
 }
 
-Status start_writeback(NativeHandle file, std::uint64_t offset, std::size_t length) {
-  return os::start_writeback(file, offset, length);
-}
-
 Status sync_handle(NativeHandle handle) { return os::full_sync(handle); }
 
 Status unlink_file(NativeHandle dir, std::string_view name) {

@@ -24,9 +24,6 @@ Status rename_noreplace(int dirfd, const char* from, const char* to);
 // The strongest data+metadata flush the OS offers for one descriptor.
 Status full_sync(int fd);
 
-// Starts writeback of a written range without waiting (start_writeback in platform.h).
-Status start_writeback(int fd, std::uint64_t offset, std::size_t length);
-
 // Takes (true) or finds busy (false) an exclusive kernel lock tied to this open file
 // description, released by the kernel when the last descriptor to it closes.
 Result<bool> try_lock(int fd);

@@ -64,19 +64,6 @@ Failure explain_dir_open_failure(int parent, const char* name, int error, const 
   return fail(Code::symlink_refused, error, syscall);
 }
 
-Result<OwnedHandle> open_identified_dir(const std::string& path, std::uint64_t dev, std::uint64_t ino) {
-  if (path.empty() || path[0] != '/' || path.find('\0') != std::string::npos) {
-    return fail(Code::invalid_argument);
-  }
-  OwnedHandle dir(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | kBaseOpenFlags); }));
-  if (!dir.valid()) return explain_dir_open_failure(AT_FDCWD, path.c_str(), errno, "open");
-  auto held = fstat_of(dir.get());
-  if (!held.ok()) return held.failure();
-  const StatInfo info = stat_info_of(held.value());
-  if (info.dev != dev || info.ino != ino) return fail(Code::identity_mismatch, 0, "fstat");
-  return dir;
-}
-
 StatInfo stat_info_of(const struct stat& st) {
   StatInfo info;
   info.type = entry_type_of(st.st_mode);

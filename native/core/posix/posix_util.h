@@ -20,17 +20,6 @@ Failure errno_failure(int error, const char* syscall);
 // fstat with EINTR retry, as a Result.
 Result<struct stat> fstat_of(int fd);
 
-// The owner-only verdict (type, owner == `euid`, mode, links, then the ACL gate) on open
-// descriptor `fd` whose fstat is `st`: a caller checking many files holds one fstat and
-// one geteuid per batch instead of repeating them.
-Result<VerifyEvidence> verify_with_stat(int fd, const struct stat& st, bool directory, uid_t euid);
-
-// Creates `name` in `parent` exclusively, opened read-write, as open_file does with
-// CreateMode::exclusive, for a caller creating many files in one directory: `euid` is its
-// one geteuid, and it has just seen with os::acl_check that `parent` carries no ACL (so
-// none a new file could inherit), which is why the new file's own ACL is not read.
-Result<OwnedHandle> create_file_in_checked_dir(int parent, const std::string& name, uid_t euid);
-
 // Explains a failed O_NOFOLLOW|O_DIRECTORY open of `name` (relative to `parent`, or a path
 // with AT_FDCWD): both a link and a non-directory give ENOTDIR or ELOOP, so the entry is
 // looked at without following it to tell symlink_refused from not_directory. Any other
@@ -41,11 +30,6 @@ Failure explain_dir_open_failure(int parent, const char* name, int error, const 
 // following a link, refusing (insecure_ancestor) any directory on the chain that another
 // user could replace. With `for_writes` the result is readable, so it can be synced.
 Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes);
-
-// Opens the unmanaged directory at absolute `path` for reading, never following its last
-// component, and only if it is the directory with identity `dev`/`ino` (identity_mismatch
-// otherwise): the root of an import or a tree walk, checked against an earlier snapshot.
-Result<OwnedHandle> open_identified_dir(const std::string& path, std::uint64_t dev, std::uint64_t ino);
 
 // Converts a struct stat to the platform-neutral StatInfo.
 StatInfo stat_info_of(const struct stat& st);

@@ -45,20 +45,13 @@ Status check_stat(const struct stat& st, bool directory, uid_t euid) {
   return success();
 }
 
-}  // namespace
-
-Result<VerifyEvidence> posix::verify_with_stat(int fd, const struct stat& st, bool directory, uid_t euid) {
-  auto checked = check_stat(st, directory, euid);
-  if (!checked.ok()) return checked.failure();
-  return os::acl_check(fd, directory);
-}
-
-namespace {
-
+// The owner-only verdict on open descriptor `fd`: type, owner, mode, links, then the ACL gate.
 Result<VerifyEvidence> verify(int fd, bool directory) {
   auto st = posix::fstat_of(fd);
   if (!st.ok()) return st.failure();
-  return posix::verify_with_stat(fd, st.value(), directory, ::geteuid());
+  auto checked = check_stat(st.value(), directory, ::geteuid());
+  if (!checked.ok()) return checked.failure();
+  return os::acl_check(fd, directory);
 }
 
 // Owner-only apply on an object we already own: refuses anything that is not ours.
@@ -204,25 +197,6 @@ Result<OwnedHandle> open_file_name(int parent, std::string_view name, const File
 }
 
 }  // namespace
-
-Result<OwnedHandle> posix::create_file_in_checked_dir(int parent, const std::string& name, uid_t euid) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  OwnedHandle fd(retry_eintr([&] {
-    return ::openat(parent, name.c_str(), O_RDWR | O_CREAT | O_EXCL | posix::kBaseOpenFlags, kFileMode);
-  }));
-  if (!fd.valid()) return posix::errno_failure(errno, "openat");
-  auto st = posix::fstat_of(fd.get());
-  // The new file's ACL is the one it inherited from `parent`, which the caller has just
-  // seen to have none: type, owner, mode and links are all that is left to check.
-  const bool settled = st.ok() && check_stat(st.value(), false, euid).ok();
-  auto checked = settled ? Result<VerifyEvidence>(VerifyEvidence{}) : settle_created(fd.get(), false);
-  if (!checked.ok()) {
-    // A file we just created and could not make owner-only must not stay behind.
-    ::unlinkat(parent, name.c_str(), 0);
-    return checked.failure();
-  }
-  return fd;
-}
 
 Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
                               const FileOpenOptions& options) {

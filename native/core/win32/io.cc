@@ -124,12 +124,6 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
   return write_all(file, data, length, 0, true);
 }
 
-Status start_writeback(NativeHandle, std::uint64_t, std::size_t) {
-  // Windows has no request to start writing a range out early; FlushFileBuffers in
-  // sync_handle does all of the work when it is asked for.
-  return success();
-}
-
 Status sync_handle(NativeHandle handle) {
   auto facts = win::facts_of(handle);
   if (!facts.ok()) return facts.failure();

@@ -13,13 +13,11 @@
  *   GJC_FAULT_FSTATFS_TYPE=<hex>  fstatfs reports this f_type (e.g. 6969 = NFS)
  *   GJC_FAULT_READLINK_ERRNO=<n>  readlink of /proc/self/fd/* fails with errno n
  *   GJC_FAULT_REALPATH_ERRNO=<n>  realpath fails with errno n
- *   GJC_FAULT_SYNCFS_ERRNO=<n>    syncfs fails with errno n (nothing is flushed)
- *   GJC_FAULT_SYNCFS_TIMES=<n>    ...only the first n syncfs calls fail; later ones flush
- *   GJC_FAULT_UNAME_RELEASE=<r>   uname reports kernel release r (e.g. 5.4.0)
+ *   GJC_FAULT_FSYNC_ERRNO=<n>     fsync of a regular file fails with errno n (directories sync)
  *   GJC_FAULT_PWRITE_FLIP=<n>     a pwrite of exactly n bytes stores its first byte inverted
  *                                 (and reports success), like a write path that corrupts data
  *   GJC_FAULT_LOG=<path>          one line per intercepted call, for the test to assert on
- *   GJC_FAULT_LOG_SYNCS=1         also log every fsync (as "fsync"); syncfs is always logged
+ *   GJC_FAULT_LOG_SYNCS=1         also log every fsync (as "fsync")
  */
 #define _GNU_SOURCE
 #define _LARGEFILE64_SOURCE
@@ -30,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <sys/utsname.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -174,41 +172,19 @@ char *realpath(const char *path, char *resolved) {
   return real(path, resolved);
 }
 
-int syncfs(int fd) {
-  static int (*real)(int);
-  if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "syncfs");
-  static int calls;
-  const char *times = getenv("GJC_FAULT_SYNCFS_TIMES");
-  if (times && *times && __atomic_fetch_add(&calls, 1, __ATOMIC_SEQ_CST) >= atoi(times)) {
-    log_call("syncfs");
-    return real(fd);
-  }
-  const int injected = publication_fault("GJC_FAULT_SYNCFS_ERRNO", "syncfs");
-  if (injected) {
-    errno = injected;
-    return -1;
-  }
-  return real(fd);
-}
-
 int fsync(int fd) {
   static int (*real)(int);
   if (!real) real = (int (*)(int))dlsym(RTLD_NEXT, "fsync");
   const char *log_syncs = getenv("GJC_FAULT_LOG_SYNCS");
+  const int injected = env_errno("GJC_FAULT_FSYNC_ERRNO");
+  struct stat st;
+  if (injected && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    log_call("fsync:errno");
+    errno = injected;
+    return -1;
+  }
   if (log_syncs && *log_syncs) log_call("fsync");
   return real(fd);
-}
-
-int uname(struct utsname *buf) {
-  static int (*real)(struct utsname *);
-  if (!real) real = (int (*)(struct utsname *))dlsym(RTLD_NEXT, "uname");
-  const int result = real(buf);
-  const char *release = getenv("GJC_FAULT_UNAME_RELEASE");
-  if (result == 0 && release && *release) {
-    snprintf(buf->release, sizeof buf->release, "%s", release);
-    log_call("uname:release");
-  }
-  return result;
 }
 
 /* Writes `data`, with its first byte inverted when the environment targets writes of this size. */
