@@ -34,13 +34,38 @@ Napi::Value ReplyHandle(Napi::Env env, Result<OwnedHandle>&& result, HandleKind 
   return Reply(env, std::move(result), [&](OwnedHandle h) { return Handle::Wrap(env, std::move(h), kind); });
 }
 
+// The options argument of openRoot / openDir / openFile: an object (or undefined for all
+// defaults) whose named booleans are read with JS truthiness.
+bool OptionsArg(const Napi::Value& value, Napi::Object& out) {
+  if (value.IsUndefined()) {
+    out = Napi::Object::New(value.Env());
+    return true;
+  }
+  if (!value.IsObject()) return false;
+  out = value.As<Napi::Object>();
+  return true;
+}
+
+bool Flag(const Napi::Object& options, const char* key) { return options.Get(key).ToBoolean(); }
+
+// { create, repair, owned, deferSync } as DirOpenOptions: at most one of the first three
+// (none: verify), and deferSync only with create.
+bool DirOptionsArg(const Napi::Value& value, DirOpenOptions& out) {
+  Napi::Object options;
+  if (!OptionsArg(value, options)) return false;
+  const bool create = Flag(options, "create"), repair = Flag(options, "repair"), owned = Flag(options, "owned");
+  out.defer_sync = Flag(options, "deferSync");
+  if (create + repair + owned > 1 || (out.defer_sync && !create)) return false;
+  out.policy = create ? DirPolicy::create : repair ? DirPolicy::repair : owned ? DirPolicy::owned : DirPolicy::verify;
+  return true;
+}
+
+// openRoot(path, { create?, repair?, owned? }).
 Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
   std::string path;
-  if (!StringArg(info[0], path)) return Invalid(info.Env());
-  auto result = info[2].ToBoolean()   ? open_root_for_repair(path)
-                : info[3].ToBoolean() ? open_root_owned(path)
-                                      : open_root(path, info[1].ToBoolean());
-  return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
+  DirOpenOptions options;
+  if (!StringArg(info[0], path) || !DirOptionsArg(info[1], options)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), open_root(path, options), HandleKind::directory);
 }
 
 // A name argument: one entry name, or an array of them (a relative path walked one
@@ -63,14 +88,16 @@ bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
   return true;
 }
 
-// Opens every name but the last as a verified directory below `start` (creating them when
-// `create`), leaving the innermost in `holder`. Returns the descriptor to open the last
-// name in: `start` itself for a single name.
+// Opens every name but the last as a verified directory below `start` (creating them with
+// DirPolicy::create, the same `defer_sync` applying), leaving the innermost in `holder`.
+// Returns the descriptor to open the last name in: `start` itself for a single name.
 Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::string>& names,
-                                 bool create, OwnedHandle& holder, bool defer_sync = false) {
+                                 const DirOpenOptions& last, OwnedHandle& holder) {
+  DirOpenOptions parents;
+  if (last.policy == DirPolicy::create) parents = last;
   NativeHandle parent = start;
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    auto next = open_dir(parent, names[i], create, defer_sync);
+    auto next = open_dir(parent, names[i], parents);
     if (!next.ok()) return next.failure();
     holder = std::move(next).value();
     parent = holder.get();
@@ -78,42 +105,46 @@ Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::stri
   return parent;
 }
 
+// openDir(dir, names, { create?, repair?, owned?, deferSync? }): the policy applies to the
+// last name; the directories on the way are verified (or, with create, made).
 Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
   if (dir == nullptr) return failure;
   std::vector<std::string> names;
-  if (!NamesArg(info[1], names)) return Invalid(info.Env());
-  const bool create = info[2].ToBoolean();
-  const bool defer_sync = info[4].ToBoolean();
+  DirOpenOptions options;
+  if (!NamesArg(info[1], names) || !DirOptionsArg(info[2], options)) return Invalid(info.Env());
   OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, create, holder, defer_sync);
+  auto parent = WalkParents(dir->native(), names, options, holder);
   if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  auto result = info[3].ToBoolean()   ? open_dir_for_repair(parent.value(), names.back())
-                : info[5].ToBoolean() ? open_dir_owned(parent.value(), names.back())
-                                      : open_dir(parent.value(), names.back(), create, defer_sync);
-  return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
+  return ReplyHandle(info.Env(), open_dir(parent.value(), names.back(), options), HandleKind::directory);
 }
 
+// openFile(dir, names, { write?, append?, create?: "exclusive" | "if-missing", repair? }):
+// the directories on the way are verified, never created; repair never creates either.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
   if (dir == nullptr) return failure;
   std::vector<std::string> names;
-  std::uint64_t create = 0;
-  if (!NamesArg(info[1], names) || !IndexArg(info[4], create) || create > 2) {
-    return Invalid(info.Env());
-  }
+  Napi::Object given;
+  if (!NamesArg(info[1], names) || !OptionsArg(info[2], given)) return Invalid(info.Env());
   FileOpenOptions options;
-  options.write = info[2].ToBoolean();
-  options.append = info[3].ToBoolean();
-  options.create = static_cast<CreateMode>(create);
+  options.write = Flag(given, "write");
+  options.append = Flag(given, "append");
+  options.repair = Flag(given, "repair");
+  const Napi::Value create = given.Get("create");
+  std::string mode;
+  if (!create.IsUndefined() && !create.IsNull()) {
+    if (!StringArg(create, mode) || options.repair) return Invalid(info.Env());
+    if (mode == "exclusive") options.create = CreateMode::exclusive;
+    else if (mode == "if-missing") options.create = CreateMode::if_missing;
+    else return Invalid(info.Env());
+  }
   OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, false, holder);
+  auto parent = WalkParents(dir->native(), names, DirOpenOptions{}, holder);
   if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  auto result = info[5].ToBoolean() ? open_file_for_repair(parent.value(), names.back(), options)
-                                     : open_file(parent.value(), names.back(), options);
-  return ReplyHandle(info.Env(), std::move(result), HandleKind::file);
+  return ReplyHandle(info.Env(), open_file(parent.value(), names.back(), options), HandleKind::file);
 }
 
 // openSource(start, names, directory): a legacy source (platform.h open_source). `start` is

@@ -99,8 +99,29 @@ declare namespace binding {
     readonly ino: string;
   }
 
-  /** 0 = never create, 1 = create exclusively, 2 = create if missing. */
-  type NativeCreateMode = 0 | 1 | 2;
+  /**
+   * Options of `openRoot` / `openDir`, for the last name: `create` makes it when missing,
+   * `repair` fixes the mode and ACLs of one we own, `owned` accepts one we own whatever its
+   * mode (at most one of the three; none: verify owner-only). `deferSync` (openDir, with
+   * `create` only) leaves the creations unsynced. A bad combination is `invalid_argument`.
+   */
+  interface NativeDirOptions {
+    readonly create?: boolean;
+    readonly repair?: boolean;
+    readonly owned?: boolean;
+    readonly deferSync?: boolean;
+  }
+
+  /**
+   * Options of `openFile`: `create` (default: never), and `repair` to fix the mode and ACLs
+   * of a file we own (not with `create`: `invalid_argument`).
+   */
+  interface NativeFileOptions {
+    readonly write?: boolean;
+    readonly append?: boolean;
+    readonly create?: "exclusive" | "if-missing";
+    readonly repair?: boolean;
+  }
 
   type Bytes = Uint8Array | string;
 
@@ -169,7 +190,7 @@ declare namespace binding {
     createDigest(): NativeDigest | NativeFailure;
     /** The hex digest of everything added; the digest starts afresh. */
     finishDigest(digest: NativeDigest): string | NativeFailure;
-    openRoot(path: string, create: boolean, repair: boolean, owned?: boolean): NativeHandle | NativeFailure;
+    openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;
     /**
      * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
      * `start`, or at the absolute path `start` (then `names` may be empty), every name but
@@ -180,15 +201,8 @@ declare namespace binding {
     removeTreeAsync(dir: NativeHandle, name: string, maxDepth: number, maxEntries: number): Promise<undefined | NativeFailure> | NativeFailure;
     /** Sets the access and modification times (ns since 1970) of an open file. */
     setTimes(file: NativeHandle, atimeNs: bigint, mtimeNs: bigint): undefined | NativeFailure;
-    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean, owned?: boolean): NativeHandle | NativeFailure;
-    openFile(
-      dir: NativeHandle,
-      names: Names,
-      write: boolean,
-      append: boolean,
-      create: NativeCreateMode,
-      repair: boolean,
-    ): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, names: Names, options?: NativeDirOptions): NativeHandle | NativeFailure;
+    openFile(dir: NativeHandle, names: Names, options?: NativeFileOptions): NativeHandle | NativeFailure;
     verify(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     repair(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;

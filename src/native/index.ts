@@ -41,8 +41,6 @@ export type NativeDirBatch = binding.NativeDirBatch;
 export type NativeImportBatch = binding.NativeImportBatch;
 /** One tree as `walkTreeAsync` returns it. */
 export type NativeTreeWalk = binding.NativeTreeWalk;
-/** Create mode of `openFile`. */
-export type NativeCreateMode = binding.NativeCreateMode;
 
 /** The addon's functions, typed 1:1 with native/binding/addon.cc. */
 export const native: binding.Addon = binding;

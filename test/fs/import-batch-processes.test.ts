@@ -31,7 +31,7 @@ const fs = require("node:fs");
  * raw outcome numbers of each batch (binding.d.cts: 0 copied, 2 changed, 4 mismatch, 5 skipped).
  */
 const IMPORTS = `async function imports(dest, batches) {
-  const root = b.openRoot(dest, true, false);
+  const root = b.openRoot(dest, { create: true });
   const out = [];
   for (const { dir, id, requests } of batches) {
     const versions = BigInt64Array.from(requests.flatMap((r) => r.version.map(BigInt)));
@@ -204,10 +204,10 @@ describe("creating an owner-only object: checked first, repaired only when it de
   /** Child body creating a file, a directory and an import copy in `dest`, marking the sync part. */
   function creations(dest: string, dir: string): string {
     return `${IMPORTS}
-      const root = b.openRoot(${JSON.stringify(dest)}, true, false);
+      const root = b.openRoot(${JSON.stringify(dest)}, { create: true });
       try { fs.statSync("/gjc-trace-begin"); } catch {}
-      b.close(b.openFile(root, "created-file", true, false, 1, false));
-      b.close(b.openDir(root, "created-dir", true, false));
+      b.close(b.openFile(root, "created-file", { write: true, create: "exclusive" }));
+      b.close(b.openDir(root, "created-dir", { create: true }));
       try { fs.statSync("/gjc-trace-end"); } catch {}
       b.close(root);
       return imports(${JSON.stringify(dest)}, [${requestsJson(dir, ["copied"])}]);`;

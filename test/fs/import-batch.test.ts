@@ -279,12 +279,12 @@ describe("importFilesAsync: failures of the whole call reject with a typed error
     const dest = path.join(fx.tmp, `raw-dest-${fx.unique()}`);
     const { dev, ino } = fx.idOf(dir);
     const codes = runWithAddon<string[]>(
-      `const root = b.openRoot(${JSON.stringify(dest)}, true, false);
+      `const root = b.openRoot(${JSON.stringify(dest)}, { create: true });
        const src = ${JSON.stringify(dir)};
        const id = BigUint64Array.of(${dev}n, ${ino}n);
        const one = new BigInt64Array(5);
        const buf = new Uint8Array(8);
-       const file = b.openFile(root, "f", true, false, 1, false);
+       const file = b.openFile(root, "f", { write: true, create: "exclusive" });
        const calls = [
          () => b.importFilesAsync(file, src, id, ["a"], one, buf),
          () => b.importFilesAsync(root, src, BigUint64Array.of(1n), ["a"], one, buf),

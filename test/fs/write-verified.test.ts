@@ -129,7 +129,7 @@ describe.runIf(linux)("writeVerifiedAsync: a write path that stores other bytes 
     // The child's addon writes on the thread pool; the verdicts come back through a file.
     const out = path.join(tmp.path, `verdicts-${n}.json`);
     runWithAddon(
-      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}), ${JSON.stringify(path.basename(p))}, { write: true });
        if (f.failed) throw new Error(f.code);
        const first = Buffer.alloc(4096, 0x41);
        const second = Buffer.alloc(100, 0x42);
@@ -153,7 +153,7 @@ describe.runIf(linux)("writeVerifiedAsync: a write path that stores other bytes 
     const out = path.join(tmp.path, `verdicts-${n}.json`);
     const piece = 256 * 1024;
     runWithAddon(
-      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}), ${JSON.stringify(path.basename(p))}, { write: true });
        if (f.failed) throw new Error(f.code);
        const data = Buffer.alloc(${2 * piece + 1000}, 0x43);
        b.writeVerifiedAsync(f, data, 0, data.length, 0).then((r) => require("node:fs").writeFileSync(${JSON.stringify(out)}, JSON.stringify(r)));`,
@@ -212,7 +212,7 @@ describe("writeVerifiedAsync: refusals", () => {
     const { file, path: p } = fresh();
     file.close();
     const codes = runWithAddon<string[]>(
-      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}), ${JSON.stringify(path.basename(p))}, { write: true });
        const data = new Uint8Array(8);
        return [[0, 9], [9, 0], [4, 5], [8, 1], [-1, 2], [0, 1.5]].map(([offset, length]) => {
          const r = b.writeVerifiedAsync(f, data, offset, length, 0);
@@ -232,7 +232,7 @@ describe.runIf(linux)("writeVerifiedAsync: syscalls (Linux)", () => {
       ctx,
       tmp.path,
       ["pwrite64", "pread64", "sync_file_range", "fsync", "fdatasync"],
-      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}), ${JSON.stringify(path.basename(p))}, { write: true });
 const data = Buffer.alloc(1000, 0x61);
 const empty = new Uint8Array(0);
 begin();
@@ -262,7 +262,7 @@ b.writeVerifiedAsync(f, data, 0, 1000, 24).then((r) => {
       ctx,
       tmp.path,
       ["pwrite64", "pread64", "sync_file_range"],
-      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}, false, false), ${JSON.stringify(path.basename(p))}, true, false, 0, false);
+      `const f = b.openFile(b.openRoot(${JSON.stringify(store)}), ${JSON.stringify(path.basename(p))}, { write: true });
 const data = Buffer.alloc(${length}, 0x62);
 begin();
 b.writeVerifiedAsync(f, data, 0, ${length}, 0).then((r) => {

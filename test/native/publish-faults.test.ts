@@ -33,7 +33,7 @@ afterEach(() => tmp.remove());
 /** Runs one addon call on the store in a child with the shim and `faults`. */
 function publishUnderFaults(call: string, faults: Record<string, string>): { code?: string; syscall?: string; errno?: number } | null {
   const body = `
-    const root = b.openRoot(${JSON.stringify(store)}, false, false);
+    const root = b.openRoot(${JSON.stringify(store)});
     if (root.failed) throw new Error("root: " + root.code);
     return ${call} ?? null;`;
   return runWithAddon(body, { LD_PRELOAD: tools.faultShim, GJC_FAULT_LOG: log, ...faults });

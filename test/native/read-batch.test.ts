@@ -142,9 +142,9 @@ describe("readBatch: entries and contents", () => {
     // The root's own verify reads two ACL attributes; the fault hits the file's read.
     const env = { LD_PRELOAD: tools.faultShim, GJC_FAULT_XATTR_ERRNO: "5", GJC_FAULT_XATTR_SKIP: "2" };
     const codes = runWithAddon<[string, string]>(
-      `const root = b.openRoot(${JSON.stringify(dir)}, false, false);
+      `const root = b.openRoot(${JSON.stringify(dir)});
        const r = b.readDirBatch(root, 1024, new Uint8Array(4096));
-       const opened = b.openFile(root, "f", false, false, 0, false);
+       const opened = b.openFile(root, "f");
        return [r.failures[0].code, opened.code];`,
       env,
     );
@@ -249,7 +249,7 @@ function traceBatch(ctx: SkipContext, dir: string): string[] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
   const script = `const b = require(${JSON.stringify(BINDING_LOADER)});
 const fs = require("node:fs");
-const root = b.openRoot(${JSON.stringify(dir)}, false, false);
+const root = b.openRoot(${JSON.stringify(dir)});
 const before = fs.readdirSync("/proc/self/fd").length;
 try { fs.statSync("/gjc-trace-begin"); } catch {}
 const r = b.readDirBatch(root, 1 << 14, new Uint8Array(1 << 16));
