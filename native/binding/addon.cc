@@ -147,13 +147,15 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   return ReplyHandle(info.Env(), open_file(parent.value(), names.back(), options), HandleKind::file);
 }
 
-// openSource(start, names, directory): a legacy source (platform.h open_source). `start` is
-// a directory handle, or an absolute path opened by open_source_root; every name but the
-// last is opened as a source directory below it, the last as a directory or a file. An
-// empty name list (only with a path) opens the path itself.
+// openSource(start, names, { directory? }): a legacy source (platform.h open_source).
+// `start` is a directory handle, or an absolute path opened by open_source_root; every name
+// but the last is opened as a source directory below it, the last as a directory or (by
+// default) a file. An empty name list (only with a path) opens the path itself.
 Napi::Value OpenSource(const Napi::CallbackInfo& info) {
   std::vector<std::string> names;
-  const bool directory = info[2].ToBoolean();
+  Napi::Object options;
+  if (!OptionsArg(info[2], options)) return Invalid(info.Env());
+  const bool directory = Flag(options, "directory");
   if (!(info[1].IsArray() && info[1].As<Napi::Array>().Length() == 0) && !NamesArg(info[1], names)) {
     return Invalid(info.Env());
   }
@@ -401,24 +403,35 @@ bool NamedBytesArgs(const Napi::CallbackInfo& info, NamedBytes& out, Napi::Value
   return true;
 }
 
+// The { noReplace? } argument of writeFileAtomic and writeFileAtomicAsync.
+bool NoReplaceArg(const Napi::Value& value, bool& no_replace) {
+  Napi::Object options;
+  if (!OptionsArg(value, options)) return false;
+  no_replace = Flag(options, "noReplace");
+  return true;
+}
+
+// writeFileAtomic(dir, name, data, { noReplace? }).
 Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
   if (!NamedBytesArgs(info, args, failure)) return failure;
-  auto status = write_file_atomic(args.dir->native(), args.name, args.bytes.data, args.bytes.length,
-                                  info[3].ToBoolean());
+  bool no_replace = false;
+  if (!NoReplaceArg(info[3], no_replace)) return Invalid(info.Env());
+  auto status = write_file_atomic(args.dir->native(), args.name, args.bytes.data, args.bytes.length, no_replace);
   return ReplyStatus(info.Env(), status);
 }
 
-// writeFileAtomicAsync(dir, name, data, noReplace): the same as writeFileAtomic, on the
+// writeFileAtomicAsync(dir, name, data, { noReplace? }): the same as writeFileAtomic, on the
 // thread pool. The bytes are copied first, since JS may change or free them meanwhile.
 Napi::Value WriteFileAtomicAsync(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
   if (!NamedBytesArgs(info, args, failure)) return failure;
+  bool no_replace = false;
+  if (!NoReplaceArg(info[3], no_replace)) return Invalid(info.Env());
   std::string data(reinterpret_cast<const char*>(args.bytes.data), args.bytes.length);
   const NativeHandle dir = args.dir->native();
-  const bool no_replace = info[3].ToBoolean();
   return StatusWork::Start(info.Env(), args.dir, info[0].As<Napi::Object>(),
                            [dir, name = std::move(args.name), data = std::move(data), no_replace] {
                              return write_file_atomic(dir, name, data.data(), data.size(), no_replace);

@@ -135,7 +135,7 @@ export class SecureDir {
     const { create, repair, owned, deferSync } = options;
     if (options.source === true) {
       requireArgument(!create && !repair && !deferSync, "openRoot", absolute);
-      return new SecureDir(unwrap(native.openSource(absolute, [], true), "openRoot", absolute), absolute);
+      return new SecureDir(unwrap(native.openSource(absolute, [], { directory: true }), "openRoot", absolute), absolute);
     }
     // The root's creations are always synced: `deferSync` is for the entries below it.
     const handle = native.openRoot(absolute, { create, repair, owned });
@@ -159,7 +159,7 @@ export class SecureDir {
     const where = this.#child(name);
     if (options.source === true) {
       requireArgument(!options.create && !options.repair && !options.deferSync, "openDir", where);
-      return new SecureDir(unwrap(native.openSource(this.#handle, name, true), "openDir", where), where);
+      return new SecureDir(unwrap(native.openSource(this.#handle, name, { directory: true }), "openDir", where), where);
     }
     return new SecureDir(unwrap(native.openDir(this.#handle, name, options), "openDir", where), where);
   }
@@ -173,7 +173,7 @@ export class SecureDir {
     const where = this.#child(name);
     if (options.source === true) {
       requireArgument(!options.write && !options.append && !options.repair && options.create === undefined, "openFile", where);
-      return new SecureFile(unwrap(native.openSource(this.#handle, name, false), "openFile", where), where);
+      return new SecureFile(unwrap(native.openSource(this.#handle, name), "openFile", where), where);
     }
     return new SecureFile(unwrap(native.openFile(this.#handle, name, options), "openFile", where), where);
   }
@@ -313,7 +313,7 @@ export class SecureDir {
    * is written, synced and verified, published, and this directory is synced.
    */
   writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
-    unwrap(native.writeFileAtomic(this.#handle, name, data, options.noReplace === true), "writeFileAtomic", this.#child(name));
+    unwrap(native.writeFileAtomic(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
   }
 
   /**
@@ -322,7 +322,7 @@ export class SecureDir {
    * (a `close()` meanwhile takes effect when it is done).
    */
   async writeFileAtomicAsync(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): Promise<void> {
-    const result = native.writeFileAtomicAsync(this.#handle, name, data, options.noReplace === true);
+    const result = native.writeFileAtomicAsync(this.#handle, name, data, options);
     await unwrapAsync(result, "writeFileAtomic", this.#child(name));
   }
 

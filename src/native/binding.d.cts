@@ -194,9 +194,9 @@ declare namespace binding {
     /**
      * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
      * `start`, or at the absolute path `start` (then `names` may be empty), every name but
-     * the last as a source directory, the last as a directory or a file.
+     * the last as a source directory, the last as a directory or (by default) a file.
      */
-    openSource(start: NativeHandle | string, names: Names | readonly [], directory: boolean): NativeHandle | NativeFailure;
+    openSource(start: NativeHandle | string, names: Names | readonly [], options?: { readonly directory?: boolean }): NativeHandle | NativeFailure;
     /** Off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor. */
     removeTreeAsync(dir: NativeHandle, name: string, maxDepth: number, maxEntries: number): Promise<undefined | NativeFailure> | NativeFailure;
     /** Sets the access and modification times (ns since 1970) of an open file. */
@@ -225,9 +225,10 @@ declare namespace binding {
     sync(handle: NativeHandle): undefined | NativeFailure;
     unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
     publishNoReplace(dir: NativeHandle, from: string, to: string): undefined | NativeFailure;
-    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): undefined | NativeFailure;
+    /** Replaces `name` atomically, or with `noReplace` creates it (`already_exists` when taken). */
+    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean }): undefined | NativeFailure;
     /** Off the main thread; an argument failure comes back at once, an operation failure resolves the promise. */
-    writeFileAtomicAsync(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): Promise<undefined | NativeFailure> | NativeFailure;
+    writeFileAtomicAsync(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean }): Promise<undefined | NativeFailure> | NativeFailure;
     /** `sync` off the main thread, with the same two-stage failure reporting. */
     syncAsync(handle: NativeHandle): Promise<undefined | NativeFailure> | NativeFailure;
     tryLock(dir: NativeHandle, name: string, record: Bytes): NativeHandle | NativeFailure;

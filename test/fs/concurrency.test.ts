@@ -56,7 +56,7 @@ describe("no-replace publication under contention", () => {
         const root = b.openRoot(store);
         const wins = [];
         for (let i = 0; i < ${rounds}; i++) {
-          const r = b.writeFileAtomic(root, "round-" + i, ${JSON.stringify(id)}, true);
+          const r = b.writeFileAtomic(root, "round-" + i, ${JSON.stringify(id)}, { noReplace: true });
           if (r === undefined) wins.push(i);
           else if (r.code !== "already_exists") throw new Error(r.code);
         }

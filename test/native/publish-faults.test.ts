@@ -65,7 +65,7 @@ describe("renameat2 unsupported (EINVAL / ENOSYS) -> linkat fallback", () => {
   });
 
   it("writeFileAtomic with noReplace takes the same fallback", () => {
-    const result = publishUnderFaults(`b.writeFileAtomic(root, "fresh", "abc", true)`, { GJC_FAULT_RENAMEAT2_ERRNO: String(E.EINVAL) });
+    const result = publishUnderFaults(`b.writeFileAtomic(root, "fresh", "abc", { noReplace: true })`, { GJC_FAULT_RENAMEAT2_ERRNO: String(E.EINVAL) });
     expect(result).toBeNull();
     expect(read("fresh")).toBe("abc");
     expect(fs.readdirSync(store).sort()).toEqual(["fresh", "ready", "taken"]);
@@ -87,7 +87,7 @@ describe("linkat failing too -> fail closed", () => {
   }
 
   it("writeFileAtomic fails closed and leaves no temporary file", () => {
-    const result = publishUnderFaults(`b.writeFileAtomic(root, "taken", "zzz", true)`, {
+    const result = publishUnderFaults(`b.writeFileAtomic(root, "taken", "zzz", { noReplace: true })`, {
       GJC_FAULT_RENAMEAT2_ERRNO: String(E.EINVAL),
       GJC_FAULT_LINKAT_ERRNO: String(E.EPERM),
     });

@@ -28,7 +28,7 @@ const dir = b.openDir(root, "d", { create: true });
 out.createdDir = codeOr(dir, (h) => verify(h));
 const file = b.openFile(root, "f", { write: true, create: "exclusive" });
 out.createdFile = codeOr(file, (h) => verify(h));
-out.atomic = b.writeFileAtomic(root, "state", "x", true) ?? "ok";
+out.atomic = b.writeFileAtomic(root, "state", "x", { noReplace: true }) ?? "ok";
 fs.writeFileSync(mnt + "/wide", "x", { mode: 0o644 });
 fs.chmodSync(mnt + "/wide", 0o644);
 out.wideFile = codeOr(b.openFile(root, "wide"), () => "opened");

@@ -84,7 +84,7 @@ describe("syscalls of the hot and durable paths", () => {
 
   it("writeFileAtomic: file fsync before the publish, directory fsync after", (ctx) => {
     for (const noReplace of [false, true]) {
-      const calls = traceCalls(ctx, "", `b.writeFileAtomic(root, "state-${noReplace}", "x", ${noReplace});`).map(callName);
+      const calls = traceCalls(ctx, "", `b.writeFileAtomic(root, "state-${noReplace}", "x", { noReplace: ${noReplace} });`).map(callName);
       const publish = calls.indexOf(noReplace ? "renameat2" : "renameat");
       expect(publish, calls.join(" ")).toBeGreaterThan(0);
       expect(calls.slice(0, publish)).toContain("pwrite64");
