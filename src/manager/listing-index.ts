@@ -137,6 +137,8 @@ export function writeListingIndex(storage: SessionStorage, access: IndexAccess, 
   const parts: string[] = [];
   let bytes = 64;
   for (const [name, record] of ordered) {
+    // Only a prefix read's verdicts are remembered; any other skip is read again next time.
+    if (record.outcome.kind === "skip" && !SKIPS.includes(record.outcome.code as SkipCode)) continue;
     const part = JSON.stringify(toStored(name, record));
     bytes += Buffer.byteLength(part) + 1;
     if (bytes > MAX_LISTING_INDEX_BYTES) break;
