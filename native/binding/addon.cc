@@ -31,13 +31,38 @@ Napi::Value ReplyHandle(Napi::Env env, Result<OwnedHandle>&& result, HandleKind 
   return Reply(env, std::move(result), [&](OwnedHandle h) { return Handle::Wrap(env, std::move(h), kind); });
 }
 
+// The options argument of openRoot / openDir / openFile: an object (or undefined for all
+// defaults) whose named booleans are read with JS truthiness.
+bool OptionsArg(const Napi::Value& value, Napi::Object& out) {
+  if (value.IsUndefined()) {
+    out = Napi::Object::New(value.Env());
+    return true;
+  }
+  if (!value.IsObject()) return false;
+  out = value.As<Napi::Object>();
+  return true;
+}
+
+bool Flag(const Napi::Object& options, const char* key) { return options.Get(key).ToBoolean(); }
+
+// { create, repair, owned, deferSync } as DirOpenOptions: at most one of the first three
+// (none: verify), and deferSync only with create.
+bool DirOptionsArg(const Napi::Value& value, DirOpenOptions& out) {
+  Napi::Object options;
+  if (!OptionsArg(value, options)) return false;
+  const bool create = Flag(options, "create"), repair = Flag(options, "repair"), owned = Flag(options, "owned");
+  out.defer_sync = Flag(options, "deferSync");
+  if (create + repair + owned > 1 || (out.defer_sync && !create)) return false;
+  out.policy = create ? DirPolicy::create : repair ? DirPolicy::repair : owned ? DirPolicy::owned : DirPolicy::verify;
+  return true;
+}
+
+// openRoot(path, { create?, repair?, owned? }).
 Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
   std::string path;
-  if (!StringArg(info[0], path)) return Invalid(info.Env());
-  auto result = info[2].ToBoolean()   ? open_root_for_repair(path)
-                : info[3].ToBoolean() ? open_root_owned(path)
-                                      : open_root(path, info[1].ToBoolean());
-  return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
+  DirOpenOptions options;
+  if (!StringArg(info[0], path) || !DirOptionsArg(info[1], options)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), open_root(path, options), HandleKind::directory);
 }
 
 // A name argument: one entry name, or an array of them (a relative path walked one
@@ -60,14 +85,16 @@ bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
   return true;
 }
 
-// Opens every name but the last as a verified directory below `start` (creating them when
-// `create`), leaving the innermost in `holder`. Returns the descriptor to open the last
-// name in: `start` itself for a single name.
+// Opens every name but the last as a verified directory below `start` (creating them with
+// DirPolicy::create, the same `defer_sync` applying), leaving the innermost in `holder`.
+// Returns the descriptor to open the last name in: `start` itself for a single name.
 Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::string>& names,
-                                 bool create, OwnedHandle& holder, bool defer_sync = false) {
+                                 const DirOpenOptions& last, OwnedHandle& holder) {
+  DirOpenOptions parents;
+  if (last.policy == DirPolicy::create) parents = last;
   NativeHandle parent = start;
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    auto next = open_dir(parent, names[i], create, defer_sync);
+    auto next = open_dir(parent, names[i], parents);
     if (!next.ok()) return next.failure();
     holder = std::move(next).value();
     parent = holder.get();
@@ -75,51 +102,57 @@ Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::stri
   return parent;
 }
 
+// openDir(dir, names, { create?, repair?, owned?, deferSync? }): the policy applies to the
+// last name; the directories on the way are verified (or, with create, made).
 Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
   if (dir == nullptr) return failure;
   std::vector<std::string> names;
-  if (!NamesArg(info[1], names)) return Invalid(info.Env());
-  const bool create = info[2].ToBoolean();
-  const bool defer_sync = info[4].ToBoolean();
+  DirOpenOptions options;
+  if (!NamesArg(info[1], names) || !DirOptionsArg(info[2], options)) return Invalid(info.Env());
   OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, create, holder, defer_sync);
+  auto parent = WalkParents(dir->native(), names, options, holder);
   if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  auto result = info[3].ToBoolean()   ? open_dir_for_repair(parent.value(), names.back())
-                : info[5].ToBoolean() ? open_dir_owned(parent.value(), names.back())
-                                      : open_dir(parent.value(), names.back(), create, defer_sync);
-  return ReplyHandle(info.Env(), std::move(result), HandleKind::directory);
+  return ReplyHandle(info.Env(), open_dir(parent.value(), names.back(), options), HandleKind::directory);
 }
 
+// openFile(dir, names, { write?, append?, create?: "exclusive" | "if-missing", repair? }):
+// the directories on the way are verified, never created; repair never creates either.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   Napi::Value failure;
   Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
   if (dir == nullptr) return failure;
   std::vector<std::string> names;
-  std::uint64_t create = 0;
-  if (!NamesArg(info[1], names) || !IndexArg(info[4], create) || create > 2) {
-    return Invalid(info.Env());
-  }
+  Napi::Object given;
+  if (!NamesArg(info[1], names) || !OptionsArg(info[2], given)) return Invalid(info.Env());
   FileOpenOptions options;
-  options.write = info[2].ToBoolean();
-  options.append = info[3].ToBoolean();
-  options.create = static_cast<CreateMode>(create);
+  options.write = Flag(given, "write");
+  options.append = Flag(given, "append");
+  options.repair = Flag(given, "repair");
+  const Napi::Value create = given.Get("create");
+  std::string mode;
+  if (!create.IsUndefined() && !create.IsNull()) {
+    if (!StringArg(create, mode) || options.repair) return Invalid(info.Env());
+    if (mode == "exclusive") options.create = CreateMode::exclusive;
+    else if (mode == "if-missing") options.create = CreateMode::if_missing;
+    else return Invalid(info.Env());
+  }
   OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, false, holder);
+  auto parent = WalkParents(dir->native(), names, DirOpenOptions{}, holder);
   if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  auto result = info[5].ToBoolean() ? open_file_for_repair(parent.value(), names.back(), options)
-                                     : open_file(parent.value(), names.back(), options);
-  return ReplyHandle(info.Env(), std::move(result), HandleKind::file);
+  return ReplyHandle(info.Env(), open_file(parent.value(), names.back(), options), HandleKind::file);
 }
 
-// openSource(start, names, directory): a legacy source (platform.h open_source). `start` is
-// a directory handle, or an absolute path opened by open_source_root; every name but the
-// last is opened as a source directory below it, the last as a directory or a file. An
-// empty name list (only with a path) opens the path itself.
+// openSource(start, names, { directory? }): a legacy source (platform.h open_source).
+// `start` is a directory handle, or an absolute path opened by open_source_root; every name
+// but the last is opened as a source directory below it, the last as a directory or (by
+// default) a file. An empty name list (only with a path) opens the path itself.
 Napi::Value OpenSource(const Napi::CallbackInfo& info) {
   std::vector<std::string> names;
-  const bool directory = info[2].ToBoolean();
+  Napi::Object options;
+  if (!OptionsArg(info[2], options)) return Invalid(info.Env());
+  const bool directory = Flag(options, "directory");
   if (!(info[1].IsArray() && info[1].As<Napi::Array>().Length() == 0) && !NamesArg(info[1], names)) {
     return Invalid(info.Env());
   }
@@ -335,24 +368,35 @@ bool NamedBytesArgs(const Napi::CallbackInfo& info, NamedBytes& out, Napi::Value
   return true;
 }
 
+// The { noReplace? } argument of writeFileAtomic and writeFileAtomicAsync.
+bool NoReplaceArg(const Napi::Value& value, bool& no_replace) {
+  Napi::Object options;
+  if (!OptionsArg(value, options)) return false;
+  no_replace = Flag(options, "noReplace");
+  return true;
+}
+
+// writeFileAtomic(dir, name, data, { noReplace? }).
 Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
   if (!NamedBytesArgs(info, args, failure)) return failure;
-  auto status = write_file_atomic(args.dir->native(), args.name, args.bytes.data, args.bytes.length,
-                                  info[3].ToBoolean());
+  bool no_replace = false;
+  if (!NoReplaceArg(info[3], no_replace)) return Invalid(info.Env());
+  auto status = write_file_atomic(args.dir->native(), args.name, args.bytes.data, args.bytes.length, no_replace);
   return ReplyStatus(info.Env(), status);
 }
 
-// writeFileAtomicAsync(dir, name, data, noReplace): the same as writeFileAtomic, on the
+// writeFileAtomicAsync(dir, name, data, { noReplace? }): the same as writeFileAtomic, on the
 // thread pool. The bytes are copied first, since JS may change or free them meanwhile.
 Napi::Value WriteFileAtomicAsync(const Napi::CallbackInfo& info) {
   NamedBytes args;
   Napi::Value failure;
   if (!NamedBytesArgs(info, args, failure)) return failure;
+  bool no_replace = false;
+  if (!NoReplaceArg(info[3], no_replace)) return Invalid(info.Env());
   std::string data(reinterpret_cast<const char*>(args.bytes.data), args.bytes.length);
   const NativeHandle dir = args.dir->native();
-  const bool no_replace = info[3].ToBoolean();
   return StatusWork::Start(info.Env(), args.dir, info[0].As<Napi::Object>(),
                            [dir, name = std::move(args.name), data = std::move(data), no_replace] {
                              return write_file_atomic(dir, name, data.data(), data.size(), no_replace);

@@ -70,6 +70,31 @@ struct FileOpenOptions {
   bool write = false;   // open for writing (positional writes)
   bool append = false;  // open for appending (implies write); every write lands at the end
   CreateMode create = CreateMode::none;
+  // Instead of refusing an existing file whose mode or ACLs deviate, apply repair_file to
+  // it. Nothing is created (`create` is ignored); the wrong type, another owner or more
+  // than one link is still refused and left unchanged (audit --fix style callers).
+  bool repair = false;
+};
+
+// What open_root / open_dir do with the directory they reach.
+enum class DirPolicy : std::uint8_t {
+  verify,  // it must exist and be owner-only
+  create,  // a missing one is created owner-only; an existing one is verified
+  // An existing one with a deviating mode or ACLs is fixed by repair_directory; nothing is
+  // created, and the wrong type or another owner is still refused and left unchanged.
+  repair,
+  // For a directory only read through (an older tool's 0755 agent directory): one of the
+  // effective user is accepted whatever its mode and ACLs, and nothing is created or
+  // changed. POSIX only; Windows verifies in full.
+  owned,
+};
+
+struct DirOpenOptions {
+  DirPolicy policy = DirPolicy::verify;
+  // With `create`: a creation is not made durable by syncing the parent; the caller does
+  // it (sync_filesystem, or sync_handle on the parent), as a staging tree does once for
+  // all of its entries. Windows has no directory sync, and there it changes nothing.
+  bool defer_sync = false;
 };
 
 // The native identity of a directory: all aliases of one directory give equal values.
@@ -83,30 +108,28 @@ struct DirectoryIdentity {
 
 // Opens the trusted root. `absolute_path` is absolute and already normalised (no "." or
 // ".." segments, no trailing separator). Its existing ancestors are canonicalised (links
-// in them are resolved); the final component itself must not be a link. With `create`,
-// missing components are created owner-only; without it a missing root is not_found.
+// in them are resolved); the final component itself must not be a link. With
+// DirPolicy::create, missing components are created owner-only; otherwise a missing root
+// is not_found, and the policy applies to the root itself.
 // POSIX: the canonical ancestors are then opened one by one from "/" without following a
 // link, and each must be owned by root or the effective user and not group- or
 // other-writable unless sticky (insecure_ancestor otherwise); a component turned into a
 // link meanwhile is symlink_refused. Windows trusts the ancestors as given (README).
-// The returned directory handle has passed verify_directory.
-Result<OwnedHandle> open_root(const std::string& absolute_path, bool create);
+// Without repair or owned, the returned directory handle has passed verify_directory.
+Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options);
 
-// Opens directory `name` below `parent` and verifies it owner-only. With `create`, a
-// missing directory is created (and when the umask or an inherited default ACL made it
-// deviate, forced to 0700 with ACLs stripped), then verified; an existing one is opened
-// and verified like any other (existence is never trusted). A creation is made durable by
-// syncing `parent`, unless `defer_sync`: then the caller makes the new entry durable itself
-// (sync_filesystem, or sync_handle on the parent), as a staging tree does once for all of
-// its entries. Windows has no directory sync, and there the flag changes nothing.
-Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create,
-                             bool defer_sync = false);
+// Opens directory `name` below `parent` as `options.policy` says. A created directory that
+// deviates (umask, inherited default ACL) is forced to 0700 with ACLs stripped, then
+// verified; an existing one is opened and verified like any other (existence is never
+// trusted).
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name,
+                             const DirOpenOptions& options);
 
-// Opens regular file `name` below `parent` and verifies it owner-only. A FIFO or device
-// never blocks the open. CreateMode::exclusive fails with already_exists when the name is
-// taken; if_missing creates or opens-and-verifies. A created file that is not owner-only
-// as created (umask, inherited default ACL) is forced to 0600 with ACLs stripped; then it
-// is verified.
+// Opens regular file `name` below `parent` and verifies it owner-only (or repairs it, with
+// `options.repair`). A FIFO or device never blocks the open. CreateMode::exclusive fails
+// with already_exists when the name is taken; if_missing creates or opens-and-verifies. A
+// created file that is not owner-only as created (umask, inherited default ACL) is forced
+// to 0600 with ACLs stripped; then it is verified.
 Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
                               const FileOpenOptions& options);
 
@@ -120,23 +143,6 @@ Result<VerifyEvidence> verify_file(NativeHandle file);
 // more than one link is not repairable (hardlink_refused).
 Result<VerifyEvidence> repair_directory(NativeHandle dir);
 Result<VerifyEvidence> repair_file(NativeHandle file);
-
-// Open-for-repair: the same no-follow opens as open_root / open_dir / open_file (nothing
-// is created; `options.create` is ignored), but instead of refusing an object whose mode or
-// ACLs deviate, apply repair_directory / repair_file to it. Objects of the wrong type, not
-// owned by the effective user, or (files) with more than one link are still refused and
-// left unchanged. Used by audit --fix style callers that fix only what the user owns.
-Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path);
-Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name);
-
-// Owned opens, for a directory that is only read through: the same no-follow opens as
-// open_root / open_dir (nothing created or changed), refusing the wrong type and another
-// owner, but accepting a mode or ACL that deviates from owner-only (an older tool's 0755
-// agent directory). POSIX only; Windows verifies in full.
-Result<OwnedHandle> open_root_owned(const std::string& absolute_path);
-Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name);
-Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view name,
-                                         const FileOpenOptions& options);
 
 // Entries of a directory, without "." and "..", in no particular order. The type comes
 // from the directory entry (never by following a link); unknown where the fs gives none.

@@ -4,7 +4,7 @@
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { decodeEvidence, isNativeFailure, native, type NativeCreateMode, type NativeHandle } from "../native/index.js";
+import { decodeEvidence, isNativeFailure, native, type NativeHandle } from "../native/index.js";
 import { nearestInsecureAncestor } from "./ancestors.js";
 import { requireArgument, unwrap, unwrapAsync } from "./call.js";
 import { isValidEntryName } from "./identity.js";
@@ -94,12 +94,6 @@ export interface LockOptions {
   readonly purpose?: string;
 }
 
-const CREATE_MODES: Record<NonNullable<OpenFileOptions["create"]> | "none", NativeCreateMode> = {
-  none: 0,
-  exclusive: 1,
-  "if-missing": 2,
-};
-
 // Retry spacing while waiting for a lock: short at first (locks are usually brief), then
 // capped so a long wait costs little CPU.
 const LOCK_FIRST_DELAY_MS = 2;
@@ -133,12 +127,13 @@ export class SecureDir {
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
     const absolute = path.resolve(rootPath);
-    requireArgument(!(options.create && options.repair) && !(options.owned && (options.create || options.repair)), "openRoot", absolute);
+    const { create, repair, owned, deferSync } = options;
     if (options.source === true) {
-      requireArgument(!options.create && !options.repair && !options.deferSync, "openRoot", absolute);
-      return new SecureDir(unwrap(native.openSource(absolute, [], true), "openRoot", absolute), absolute);
+      requireArgument(!create && !repair && !deferSync, "openRoot", absolute);
+      return new SecureDir(unwrap(native.openSource(absolute, [], { directory: true }), "openRoot", absolute), absolute);
     }
-    const handle = native.openRoot(absolute, options.create === true, options.repair === true, options.owned === true);
+    // The root's creations are always synced: `deferSync` is for the entries below it.
+    const handle = native.openRoot(absolute, { create, repair, owned });
     // The addon refuses the chain by descriptor; the message names the directory at fault.
     const where = isNativeFailure(handle) && handle.code === "insecure_ancestor" ? (nearestInsecureAncestor(absolute) ?? absolute) : absolute;
     return new SecureDir(unwrap(handle, "openRoot", where), absolute);
@@ -157,15 +152,11 @@ export class SecureDir {
    */
   openDir(name: EntryPath, options: OpenDirOptions = {}): SecureDir {
     const where = this.#child(name);
-    requireArgument(!(options.create && options.repair), "openDir", where);
-    requireArgument(!(options.deferSync && !options.create), "openDir", where);
-    requireArgument(!(options.owned && (options.create || options.repair)), "openDir", where);
     if (options.source === true) {
-      requireArgument(!options.create && !options.repair, "openDir", where);
-      return new SecureDir(unwrap(native.openSource(this.#handle, name, true), "openDir", where), where);
+      requireArgument(!options.create && !options.repair && !options.deferSync, "openDir", where);
+      return new SecureDir(unwrap(native.openSource(this.#handle, name, { directory: true }), "openDir", where), where);
     }
-    const handle = native.openDir(this.#handle, name, options.create === true, options.repair === true, options.deferSync === true, options.owned === true);
-    return new SecureDir(unwrap(handle, "openDir", where), where);
+    return new SecureDir(unwrap(native.openDir(this.#handle, name, options), "openDir", where), where);
   }
 
   /**
@@ -175,15 +166,11 @@ export class SecureDir {
    */
   openFile(name: EntryPath, options: OpenFileOptions = {}): SecureFile {
     const where = this.#child(name);
-    const create = CREATE_MODES[options.create ?? "none"];
-    requireArgument(create !== undefined && !(options.create && options.repair), "openFile", where);
-    const { write, append, repair } = options;
     if (options.source === true) {
-      requireArgument(!write && !append && !repair && options.create === undefined, "openFile", where);
-      return new SecureFile(unwrap(native.openSource(this.#handle, name, false), "openFile", where), where);
+      requireArgument(!options.write && !options.append && !options.repair && options.create === undefined, "openFile", where);
+      return new SecureFile(unwrap(native.openSource(this.#handle, name), "openFile", where), where);
     }
-    const handle = native.openFile(this.#handle, name, write === true, append === true, create, repair === true);
-    return new SecureFile(unwrap(handle, "openFile", where), where);
+    return new SecureFile(unwrap(native.openFile(this.#handle, name, options), "openFile", where), where);
   }
 
   /** The entries of this directory (without `.` and `..`), in no particular order. */
@@ -233,7 +220,7 @@ export class SecureDir {
    * is written, synced and verified, published, and this directory is synced.
    */
   writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
-    unwrap(native.writeFileAtomic(this.#handle, name, data, options.noReplace === true), "writeFileAtomic", this.#child(name));
+    unwrap(native.writeFileAtomic(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
   }
 
   /**
@@ -242,7 +229,7 @@ export class SecureDir {
    * (a `close()` meanwhile takes effect when it is done).
    */
   async writeFileAtomicAsync(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): Promise<void> {
-    const result = native.writeFileAtomicAsync(this.#handle, name, data, options.noReplace === true);
+    const result = native.writeFileAtomicAsync(this.#handle, name, data, options);
     await unwrapAsync(result, "writeFileAtomic", this.#child(name));
   }
 

@@ -4,7 +4,7 @@
  */
 import path from "node:path";
 
-import { defaultAgentDir } from "../scope/resolve.js";
+import { defaultAgentDir } from "../scope/agent-dir.js";
 import { HistoryError } from "./errors.js";
 import { HISTORY_DB_NAME } from "./owner-only.js";
 import { storableText } from "./query.js";

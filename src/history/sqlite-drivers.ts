@@ -62,9 +62,9 @@ function builtin(id: string): { readonly [name: string]: unknown } | undefined {
  */
 function nodeSqliteDriver(): SqliteDriver {
   const DatabaseSync = builtin("node:sqlite")?.DatabaseSync as NodeDatabaseConstructor | undefined;
-  if (DatabaseSync === undefined) throw new Error("this Node has no node:sqlite (unflagged from 22.13)");
+  if (DatabaseSync === undefined) unavailable("this Node has no node:sqlite (unflagged from 22.13)");
   if (typeof DatabaseSync.prototype.loadExtension !== "function") {
-    throw new Error("this Node's node:sqlite cannot load extensions (22.13+ can)");
+    unavailable("this Node's node:sqlite cannot load extensions (22.13+ can)");
   }
   return {
     name: "node:sqlite",
@@ -82,7 +82,7 @@ function nodeSqliteDriver(): SqliteDriver {
  */
 function bunSqliteDriver(): SqliteDriver {
   const Database = builtin("bun:sqlite")?.Database as BunDatabaseConstructor | undefined;
-  if (Database === undefined) throw new Error("bun:sqlite exists only under Bun");
+  if (Database === undefined) unavailable("bun:sqlite exists only under Bun");
   const wrap = (db: BunDatabase): SqliteConnection => {
     const statements = new Set<BunStatement>();
     return {
@@ -186,7 +186,7 @@ function loadOrExplain(names: readonly SqliteDriverName[]): SqliteDriver {
     try {
       return LOADERS[name]();
     } catch (error) {
-      reasons.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+      reasons.push(`${name}: ${error instanceof Error ? error.message.replace(/^history: /, "") : String(error)}`);
       causes.push(error);
     }
   }

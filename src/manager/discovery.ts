@@ -25,6 +25,7 @@ import {
   type StorageStat,
 } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
+import { SessionManagerError } from "./errors.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
 import { skipCodeOf } from "./skip-codes.js";
 import { indexAccess, readListingIndex, writeListingIndex, type IndexAccess, type ListingIndex } from "./listing-index.js";
@@ -137,7 +138,7 @@ export async function listRecentSessions(
   limit = 20,
   options: DiscoveryOptions = {},
 ): Promise<SessionListing> {
-  if (!Number.isInteger(limit) || limit < 0) throw new RangeError("limit must be a non-negative integer");
+  if (!Number.isInteger(limit) || limit < 0) throw new SessionManagerError("invalid_options", "limit must be a non-negative integer");
   const context = contextFor(sessionDir, options);
   const found = candidatesIn(context, sessionDir);
   const skipped = [...found.skipped];
@@ -169,7 +170,7 @@ export async function listRecentSessions(
  * GJC's `getRecentSessions`: the `limit` newest valid sessions of `sessionDir`, newest first
  * (what {@link listRecentSessions} returns without its `skipped` report). Rows are our
  * {@link SessionInfo}, which carries GJC's `path` and more, not GJC's display pairs.
- * @throws RangeError for a negative or fractional limit; StorageError for a bad directory path
+ * @throws SessionManagerError `invalid_options` for a negative or fractional limit; StorageError for a bad directory path
  */
 export async function getRecentSessions(
   sessionDir: string,
@@ -230,7 +231,7 @@ const cachesByStorage = new WeakMap<SessionStorage, SessionInfoCache>();
 
 function contextFor(dir: string, options: DiscoveryOptions): Context {
   const concurrency = options.concurrency ?? DEFAULT_DISCOVERY_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("concurrency must be a positive integer");
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new SessionManagerError("invalid_options", "concurrency must be a positive integer");
   const storage = options.storage ?? new FileSessionStorage(dir);
   let cache: SessionInfoCache | undefined;
   if (options.cache instanceof SessionInfoCache) cache = options.cache;

@@ -1,6 +1,8 @@
 /**
  * The internal hooks of the session manager for a peer-shaped facade (`gjc-session-store/pi`):
  * their shape only; `synchronousSwitches()` in `session-manager.ts` hands out the object.
+ * The manager class is a type parameter, so this module does not import the module that
+ * implements it.
  */
 import type {
   AppendedEntry,
@@ -12,7 +14,6 @@ import type {
 import type { SessionStorage } from "../storage/index.js";
 import type { SessionDestinationInput } from "./destination.js";
 import type { NewSessionOptions, OpenSessionOptions, SessionManagerOptions } from "./options.js";
-import type { SessionManager } from "./session-manager.js";
 
 /**
  * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
@@ -20,7 +21,7 @@ import type { SessionManager } from "./session-manager.js";
  * do not await (pi's runtime uses these results at once). Internal: not exported from the
  * main entry.
  */
-export interface SynchronousSwitches {
+export interface SynchronousSwitches<SessionManager> {
   open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
   newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
   setSessionFile(manager: SessionManager, sessionFile: string): void;

@@ -2,18 +2,16 @@
  * The persistent listing index: the on-disk form of {@link SessionInfoCache}, one file per
  * session directory, so a listing in a fresh process does not re-read files it already knows.
  *
- * File: `<sessionDir>/.gjc-listing-index.v1`, owner-only (0600), a small binary format
- * (`listing-index-codec.ts`): a header (magic, version, record count, SHA-256 of the rest),
- * then one record per session file, keyed by its name: the identity it was read with (dev,
- * ino, size, mtime, ctime), the prefix summary and late patch values, and for a v4/v5 file
- * its resume point. Everything a listing shows is rebuilt from that, so a hit costs one
- * no-follow stat.
+ * File: `<sessionDir>/.gjc-listing-index.v2.json`, owner-only (0600), a versioned JSON
+ * object `{ version, records }` holding per session file (by name) the identity it was read
+ * with (dev, ino, size, mtime, ctime), its prefix summary and late patch values (or why it
+ * is skipped), and for a v4/v5 file its resume point. A hit costs one no-follow stat.
  *
  * Trust: the index is a hint, never an authority. It is read only when it is a regular file
- * of ours, mode 0600, with one link, no larger than {@link MAX_LISTING_INDEX_BYTES}, whose
- * header, checksum and every record check out; anything else is ignored as a whole. A record
- * is used only while the live stat of its file matches its identity exactly, and a resume
- * point only after the prefix digest and boundary bytes are compared against the file.
+ * of ours, mode 0600, one link, at most {@link MAX_LISTING_INDEX_BYTES}, and parses and
+ * validates as a whole; anything else is ignored. A record is used only while the live stat
+ * of its file matches its identity exactly, and a resume point only after the prefix digest
+ * and boundary bytes are compared against the file.
  *
  * Writes: only where the storage may write safely (a managed storage, whose directories are
  * verified owner-only; an explicit directory only when it is ours, 0700 or stricter, and
@@ -24,19 +22,17 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { FileSessionStorage, ManagedSessionStorage, type SessionStorage } from "../storage/index.js";
-import { decodeIndex, encodeIndex } from "./listing-index-codec.js";
 import type { ListingRecord } from "./session-info-cache.js";
+import { buildSessionInfo, type LatePatches, type PrefixRejection, type PrefixSummary } from "./session-info.js";
 
 /** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
-export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v1";
+export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v2.json";
 
-/**
- * Largest index read or written. A record holds at most what a 4 KiB prefix and two late
- * patch values produce, so this covers tens of thousands of sessions per directory; when the
- * records would exceed it, the oldest files are left out of the index (they are read again).
- */
+/** Format version written into (and required of) every index file. */
+const VERSION = 2;
+
+/** Largest index read or written; past it, the oldest files are left out (and read again). */
 export const MAX_LISTING_INDEX_BYTES = 64 * 1024 * 1024;
-
 
 /** The records of one directory's index, by file name. */
 export type ListingIndex = Map<string, ListingRecord>;
@@ -46,6 +42,47 @@ export interface IndexAccess {
   /** `undefined` when this storage keeps no index (memory or custom storages). */
   readonly file: string | undefined;
   readonly writable: boolean;
+}
+
+/** A record as stored: {@link ListingRecord} with its name, a plain summary, the boundary in base64. */
+interface StoredRecord {
+  name: string;
+  dev: string;
+  ino: string;
+  size: number;
+  mtimeMs: number;
+  ctimeMs?: number;
+  skip?: SkipCode;
+  summary?: Omit<PrefixSummary, "kind">;
+  late?: LatePatches;
+  resume?: { offset: number; boundary: string; prefixDigest: string };
+}
+
+type SkipCode = PrefixRejection["code"];
+const SKIPS: readonly SkipCode[] = ["empty", "invalid_header", "version_too_new", "invalid_version"];
+const SESSION_NAME = /^[^./\\\0][^/\\\0]*\.jsonl$/;
+const DECIMAL = /^\d{1,20}$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+
+// Checked by hand rather than with a schema: a fresh process checks every record of every
+// listed directory, and a schema library costs several times the JSON parse itself.
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+const isText = (value: unknown): value is string => typeof value === "string";
+const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === "string";
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+
+function isStoredRecord(value: unknown): value is StoredRecord {
+  if (!isObject(value)) return false;
+  const { name, dev, ino, size, mtimeMs, ctimeMs, skip, summary, late, resume } = value;
+  if (!isText(name) || !SESSION_NAME.test(name) || !isText(dev) || !DECIMAL.test(dev) || !isText(ino) || !DECIMAL.test(ino)) return false;
+  if (!isCount(size) || !Number.isFinite(mtimeMs) || !(ctimeMs === undefined || Number.isFinite(ctimeMs))) return false;
+  if (skip !== undefined) return SKIPS.includes(skip as SkipCode) && summary === undefined && late === undefined && resume === undefined;
+  if (!isObject(summary) || !isText(summary.id) || !isText(summary.cwd) || !isText(summary.allMessagesText)) return false;
+  if (![summary.title, summary.shortSummary, summary.parentSession, summary.timestamp, summary.firstMessage].every(isOptionalText)) return false;
+  if (!isCount(summary.version) || summary.version < 1 || !isCount(summary.messageCount) || !isCount(summary.parsedBytes)) return false;
+  if (late !== undefined && !(isObject(late) && isOptionalText(late.title) && isOptionalText(late.cwd))) return false;
+  if (resume === undefined) return true;
+  return isObject(resume) && isCount(resume.offset) && isText(resume.boundary) && BASE64.test(resume.boundary) && isText(resume.prefixDigest);
 }
 
 /**
@@ -60,50 +97,93 @@ export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
   if (!(storage instanceof FileSessionStorage) || process.geteuid === undefined) return { file: undefined, writable: false };
   try {
     const stat = fs.lstatSync(dir);
-    const mine = stat.isDirectory() && stat.uid === process.geteuid() && (stat.mode & 0o077) === 0 && (stat.mode & 0o200) !== 0;
-    return { file, writable: mine };
+    return { file, writable: stat.isDirectory() && stat.uid === process.geteuid() && (stat.mode & 0o077) === 0 && (stat.mode & 0o200) !== 0 };
   } catch {
     return { file, writable: false };
   }
 }
 
-/**
- * The index of `dir`, or `undefined` when there is none that can be trusted (missing,
- * damaged, foreign, loosely permitted, a link, too large, another version). Never throws.
- */
+/** The index of `dir`, or `undefined` when there is none that can be trusted. Never throws. */
 export function readListingIndex(storage: SessionStorage, access: IndexAccess, dir: string): ListingIndex | undefined {
   if (access.file === undefined) return undefined;
   const bytes = readIndexBytes(storage, access.file);
-  return bytes === undefined ? undefined : decodeListingIndex(bytes, dir);
+  if (bytes === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    return undefined;
+  }
+  if (!isObject(parsed) || parsed.version !== VERSION || !Array.isArray(parsed.records)) return undefined;
+  const records: ListingIndex = new Map();
+  const prefix = path.join(dir, path.sep);
+  for (const stored of parsed.records as unknown[]) {
+    if (!isStoredRecord(stored) || records.has(stored.name)) return undefined;
+    const record = fromStored(stored, prefix + stored.name);
+    if (record === undefined) return undefined;
+    records.set(stored.name, record);
+  }
+  return records;
 }
 
 /**
- * Publishes `records` as the index of the directory (newest files first, cut at
- * {@link MAX_LISTING_INDEX_BYTES}). Returns whether it was written; a failure (read-only
+ * Publishes `records` as the index of the directory, newest files first, cut at
+ * {@link MAX_LISTING_INDEX_BYTES}. Returns whether it was written; a failure (read-only
  * file system, a link planted at the name, a full disk) leaves the listing unaffected.
  */
 export function writeListingIndex(storage: SessionStorage, access: IndexAccess, records: ListingIndex): boolean {
   if (access.file === undefined || !access.writable) return false;
+  const ordered = [...records].sort(([nameA, a], [nameB, b]) => b.mtimeMs - a.mtimeMs || (nameA < nameB ? -1 : 1));
+  const parts: string[] = [];
+  let bytes = 64;
+  for (const [name, record] of ordered) {
+    // Only a prefix read's verdicts are remembered; any other skip is read again next time.
+    if (record.outcome.kind === "skip" && !SKIPS.includes(record.outcome.code as SkipCode)) continue;
+    const part = JSON.stringify(toStored(name, record));
+    bytes += Buffer.byteLength(part) + 1;
+    if (bytes > MAX_LISTING_INDEX_BYTES) break;
+    parts.push(part);
+  }
   try {
-    storage.writeTextSync(access.file, encodeListingIndex(records));
+    storage.writeTextSync(access.file, `{"version":${VERSION},"records":[${parts.join(",")}]}\n`);
     return true;
   } catch {
     return false;
   }
 }
 
-/** The index file's bytes for `records`: newest files first, cut at {@link MAX_LISTING_INDEX_BYTES}. */
-export function encodeListingIndex(records: ListingIndex): Buffer {
-  const ordered = [...records].sort(([nameA, a], [nameB, b]) => b.mtimeMs - a.mtimeMs || (nameA < nameB ? -1 : 1));
-  return encodeIndex(ordered, MAX_LISTING_INDEX_BYTES);
+function toStored(name: string, record: ListingRecord): StoredRecord {
+  const { dev, ino, size, mtimeMs, ctimeMs, outcome, resume } = record;
+  const stored: StoredRecord = { name, dev, ino, size, mtimeMs, ctimeMs };
+  if (outcome.kind === "skip") return { ...stored, skip: outcome.code as SkipCode };
+  const { kind: _kind, ...summary } = outcome.summary;
+  stored.summary = summary;
+  stored.late = outcome.late;
+  if (resume !== undefined) stored.resume = { offset: resume.offset, boundary: resume.boundary.toString("base64"), prefixDigest: resume.prefixDigest };
+  return stored;
 }
 
-/**
- * The records in `bytes` with their session paths below `dir`, or `undefined` when anything
- * about it is wrong (see `listing-index-codec.ts`).
- */
-export function decodeListingIndex(bytes: Buffer, dir: string): ListingIndex | undefined {
-  return decodeIndex(bytes, path.join(dir, path.sep));
+/** The record `stored` describes for `file`, or `undefined` when its parts contradict each other. */
+function fromStored(stored: StoredRecord, file: string): ListingRecord | undefined {
+  const { dev, ino, size, mtimeMs, ctimeMs, skip, resume } = stored;
+  const late: LatePatches = {};
+  if (stored.late?.title !== undefined) late.title = stored.late.title;
+  if (stored.late?.cwd !== undefined) late.cwd = stored.late.cwd;
+  const record: ListingRecord = { dev, ino, size, mtimeMs, outcome: { kind: "skip", code: "empty" }, resume: undefined };
+  if (ctimeMs !== undefined) record.ctimeMs = ctimeMs;
+  if (skip !== undefined || stored.summary === undefined) {
+    record.outcome = { kind: "skip", code: skip ?? "empty" };
+    return record;
+  }
+  // Field by field: nothing but what a summary holds is carried from the file.
+  const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText, parsedBytes } = stored.summary;
+  const summary: PrefixSummary = { kind: "session", id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText, parsedBytes };
+  record.outcome = { kind: "session", info: buildSessionInfo(file, summary, late, record), summary, late };
+  if (resume === undefined) return record;
+  const boundary = Buffer.from(resume.boundary, "base64");
+  if (boundary.length === 0 || boundary.length > resume.offset) return undefined;
+  record.resume = { offset: resume.offset, boundary, prefixDigest: resume.prefixDigest, summary, late };
+  return record;
 }
 
 function readIndexBytes(storage: SessionStorage, file: string): Buffer | undefined {

@@ -7,6 +7,7 @@
  * changes the inode, so any change makes the next listing read the file again.
  */
 import type { StorageStat } from "../storage/index.js";
+import { SessionManagerError } from "./errors.js";
 import type { DiscoverySkipCode, LatePatches, PrefixSummary, SessionInfo } from "./session-info.js";
 
 /**
@@ -67,9 +68,12 @@ export class SessionInfoCache {
   #hits = 0;
   #misses = 0;
 
-  /** @param maxEntries at least 1; default {@link DEFAULT_SESSION_INFO_CACHE_ENTRIES} */
+  /**
+   * @param maxEntries at least 1; default {@link DEFAULT_SESSION_INFO_CACHE_ENTRIES}
+   * @throws SessionManagerError `invalid_options` for anything else
+   */
   constructor(maxEntries: number = DEFAULT_SESSION_INFO_CACHE_ENTRIES) {
-    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError("maxEntries must be a positive integer");
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new SessionManagerError("invalid_options", "maxEntries must be a positive integer");
     this.maxEntries = maxEntries;
   }
 

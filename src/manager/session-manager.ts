@@ -59,12 +59,12 @@ import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title
 
 function ignore(): void {}
 
-let synchronous: SynchronousSwitches | undefined;
+let synchronous: SynchronousSwitches<SessionManager> | undefined;
 
 const NO_POLICIES = { migrationPolicy: undefined, sessionMemoryMode: undefined } as const;
 
 /** The {@link SynchronousSwitches} of {@link SessionManager} (set when the class is defined). */
-export function synchronousSwitches(): SynchronousSwitches {
+export function synchronousSwitches(): SynchronousSwitches<SessionManager> {
   return synchronous!;
 }
 

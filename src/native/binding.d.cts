@@ -94,8 +94,29 @@ declare namespace binding {
     readonly ino: string;
   }
 
-  /** 0 = never create, 1 = create exclusively, 2 = create if missing. */
-  type NativeCreateMode = 0 | 1 | 2;
+  /**
+   * Options of `openRoot` / `openDir`, for the last name: `create` makes it when missing,
+   * `repair` fixes the mode and ACLs of one we own, `owned` accepts one we own whatever its
+   * mode (at most one of the three; none: verify owner-only). `deferSync` (openDir, with
+   * `create` only) leaves the creations unsynced. A bad combination is `invalid_argument`.
+   */
+  interface NativeDirOptions {
+    readonly create?: boolean;
+    readonly repair?: boolean;
+    readonly owned?: boolean;
+    readonly deferSync?: boolean;
+  }
+
+  /**
+   * Options of `openFile`: `create` (default: never), and `repair` to fix the mode and ACLs
+   * of a file we own (not with `create`: `invalid_argument`).
+   */
+  interface NativeFileOptions {
+    readonly write?: boolean;
+    readonly append?: boolean;
+    readonly create?: "exclusive" | "if-missing";
+    readonly repair?: boolean;
+  }
 
   type Bytes = Uint8Array | string;
 
@@ -104,26 +125,19 @@ declare namespace binding {
     /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
     readonly packageRoot: string;
     readonly NativeHandle: abstract new () => NativeHandle;
-    openRoot(path: string, create: boolean, repair: boolean, owned?: boolean): NativeHandle | NativeFailure;
+    openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;
     /**
      * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
      * `start`, or at the absolute path `start` (then `names` may be empty), every name but
-     * the last as a source directory, the last as a directory or a file.
+     * the last as a source directory, the last as a directory or (by default) a file.
      */
-    openSource(start: NativeHandle | string, names: Names | readonly [], directory: boolean): NativeHandle | NativeFailure;
+    openSource(start: NativeHandle | string, names: Names | readonly [], options?: { readonly directory?: boolean }): NativeHandle | NativeFailure;
     /** Off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor. */
     removeTreeAsync(dir: NativeHandle, name: string, maxDepth: number, maxEntries: number): Promise<undefined | NativeFailure> | NativeFailure;
     /** Sets the access and modification times (ns since 1970) of an open file. */
     setTimes(file: NativeHandle, atimeNs: bigint, mtimeNs: bigint): undefined | NativeFailure;
-    openDir(dir: NativeHandle, names: Names, create: boolean, repair: boolean, deferSync: boolean, owned?: boolean): NativeHandle | NativeFailure;
-    openFile(
-      dir: NativeHandle,
-      names: Names,
-      write: boolean,
-      append: boolean,
-      create: NativeCreateMode,
-      repair: boolean,
-    ): NativeHandle | NativeFailure;
+    openDir(dir: NativeHandle, names: Names, options?: NativeDirOptions): NativeHandle | NativeFailure;
+    openFile(dir: NativeHandle, names: Names, options?: NativeFileOptions): NativeHandle | NativeFailure;
     verify(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     repair(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
@@ -137,9 +151,10 @@ declare namespace binding {
     sync(handle: NativeHandle): undefined | NativeFailure;
     unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
     publishNoReplace(dir: NativeHandle, from: string, to: string): undefined | NativeFailure;
-    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): undefined | NativeFailure;
+    /** Replaces `name` atomically, or with `noReplace` creates it (`already_exists` when taken). */
+    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean }): undefined | NativeFailure;
     /** Off the main thread; an argument failure comes back at once, an operation failure resolves the promise. */
-    writeFileAtomicAsync(dir: NativeHandle, name: string, data: Bytes, noReplace: boolean): Promise<undefined | NativeFailure> | NativeFailure;
+    writeFileAtomicAsync(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean }): Promise<undefined | NativeFailure> | NativeFailure;
     /** `sync` off the main thread, with the same two-stage failure reporting. */
     syncAsync(handle: NativeHandle): Promise<undefined | NativeFailure> | NativeFailure;
     tryLock(dir: NativeHandle, name: string, record: Bytes): NativeHandle | NativeFailure;

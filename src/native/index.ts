@@ -31,8 +31,6 @@ export type NativeExactStat = binding.NativeExactStat;
 export type NativeDirEntry = binding.NativeDirEntry;
 /** Native directory identity. */
 export type NativeIdentity = binding.NativeIdentity;
-/** Create mode of `openFile`. */
-export type NativeCreateMode = binding.NativeCreateMode;
 
 /** The addon's functions, typed 1:1 with native/binding/addon.cc. */
 export const native: binding.Addon = binding;

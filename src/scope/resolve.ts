@@ -4,38 +4,20 @@
  * creates the owner-only directory chain and the binding, and repairs only permission
  * deviations of directories the user already owns.
  */
-import os from "node:os";
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
+import { defaultAgentDir } from "./agent-dir.js";
 import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
 
 export { canonicalizeTrustedPath } from "./agent-root.js";
+export { AGENT_DIR_ENV, CONFIG_DIR_ENV, defaultAgentDir } from "./agent-dir.js";
 
 /** Name of the sessions root below the agent directory. */
 export const SESSIONS_DIRECTORY = "sessions";
-
-/** Environment variables that name the agent directory, strongest first. */
-export const AGENT_DIR_ENV = ["GJC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"] as const;
-
-/** Environment variable that renames the `.gjc` config directory under the home directory. */
-export const CONFIG_DIR_ENV = "GJC_CONFIG_DIR";
-
-/**
- * The default agent directory: `$GJC_CODING_AGENT_DIR`, else `$PI_CODING_AGENT_DIR`, else
- * `~/<$GJC_CONFIG_DIR or .gjc>/agent`.
- */
-export function defaultAgentDir(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
-  for (const name of AGENT_DIR_ENV) {
-    const value = env[name];
-    if (value !== undefined && value.length > 0) return path.resolve(value);
-  }
-  const config = env[CONFIG_DIR_ENV];
-  return path.resolve(home, config !== undefined && config.length > 0 ? config : ".gjc", "agent");
-}
 
 /** A resolved managed scope. Paths are for I/O; the identity fields are what is hashed. */
 export interface ManagedScope {

@@ -2,8 +2,9 @@
  * Strict validation: every way a loaded session departs from the format, with its line and the
  * path inside the record. Lenient loading tolerates all of these; audit tooling reports them.
  */
-import type { LoadedSession } from "./load.js";
-import type { PatchSkipCode } from "./patches.js";
+import type { InvalidLine, JsonlStats } from "./jsonl.js";
+import type { PatchReport, PatchSkipCode } from "./patches.js";
+import type { JsonRecord } from "./salvage.js";
 import {
   EntryPatchRecordSchema,
   entrySchemaFor,
@@ -53,6 +54,22 @@ export interface Violation {
   message: string;
 }
 
+/**
+ * The parts of a loaded session that {@link collectViolations} checks: a `LoadedSession`
+ * (load.ts) has them all. Declared here so that validation does not depend on the loader,
+ * which calls it in strict mode.
+ */
+export interface ViolationInput {
+  readonly invalidLines: readonly InvalidLine[];
+  readonly stats: JsonlStats;
+  readonly patchReport: PatchReport;
+  readonly lines: readonly (
+    | { readonly kind: "header"; readonly line: number; readonly value: Readonly<Record<string, unknown>> }
+    | { readonly kind: "entry" | "patch"; readonly line: number; readonly value: JsonRecord }
+    | { readonly kind: "invalid" }
+  )[];
+}
+
 /** Header fields lenient loading can do without but strict readers (resume) require. */
 const STRICT_HEADER_FIELDS = ["timestamp", "cwd"] as const;
 
@@ -61,7 +78,7 @@ const STRICT_HEADER_FIELDS = ["timestamp", "cwd"] as const;
  * version (a v1 entry's missing id is the format of its time, not a violation); patch records
  * are checked as written.
  */
-export function collectViolations(session: LoadedSession): Violation[] {
+export function collectViolations(session: ViolationInput): Violation[] {
   const out: Violation[] = [];
   const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) =>
     out.push({ line, code, path, message });

@@ -68,6 +68,8 @@ std::wstring wide(const std::string& s) { return gjc::win::to_wide(s, Code::inva
 
 bool exists(const std::string& path) { return ::GetFileAttributesW(wide(path).c_str()) != INVALID_FILE_ATTRIBUTES; }
 
+const gjc::DirOpenOptions kCreate{gjc::DirPolicy::create};
+
 gjc::FileOpenOptions writing(gjc::CreateMode create) {
   gjc::FileOpenOptions o;
   o.write = true;
@@ -211,7 +213,7 @@ void path_checks() {
   }
   for (const char* unc : {"\\\\server\\share\\x", "\\\\?\\UNC\\server\\share\\x"}) {
     expect_code(gjc::directory_identity(unc), Code::network_unsupported, std::string("directory_identity refuses ") + unc);
-    expect_code(gjc::open_root(unc, true), Code::network_unsupported, std::string("open_root refuses ") + unc);
+    expect_code(gjc::open_root(unc, kCreate), Code::network_unsupported, std::string("open_root refuses ") + unc);
   }
 }
 
@@ -232,12 +234,12 @@ void handle_checks(const std::string& scratch) {
     return;
   }
   const HANDLE p = parent.get();
-  expect_code(gjc::open_dir(p, "plain-file", false), Code::not_directory, "file where a directory is expected -> not_directory");
+  expect_code(gjc::open_dir(p, "plain-file", gjc::DirOpenOptions{}), Code::not_directory, "file where a directory is expected -> not_directory");
   expect_code(gjc::open_file(p, "plain-dir", writing(gjc::CreateMode::none)), Code::not_regular_file,
               "directory where a file is expected -> not_regular_file");
-  expect_code(gjc::open_dir(p, "absent", false), Code::not_found, "missing directory -> not_found");
+  expect_code(gjc::open_dir(p, "absent", gjc::DirOpenOptions{}), Code::not_found, "missing directory -> not_found");
   for (const char* bad : {"con", "NUL.txt", "com1", "a:b", "a*b", "a?b", "a|b", "dot.", "space ", "a\\b", "..", ""}) {
-    expect_code(gjc::open_dir(p, bad, true), Code::invalid_name, std::string("name \"") + bad + "\" -> invalid_name");
+    expect_code(gjc::open_dir(p, bad, kCreate), Code::invalid_name, std::string("name \"") + bad + "\" -> invalid_name");
   }
 
   gjc::win::RelativeOpen make;
@@ -335,7 +337,7 @@ void handle_checks(const std::string& scratch) {
                                           FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
                                           OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
     ++links;
-    expect_code(gjc::open_dir(holder.get(), name, false), Code::symlink_refused, std::string("open_dir refuses reparse point ") + name);
+    expect_code(gjc::open_dir(holder.get(), name, gjc::DirOpenOptions{}), Code::symlink_refused, std::string("open_dir refuses reparse point ") + name);
     expect_code(gjc::open_file(holder.get(), name, gjc::FileOpenOptions{}), Code::symlink_refused,
                 std::string("open_file refuses reparse point ") + name);
     auto ls = gjc::stat_entry(holder.get(), name);
@@ -360,7 +362,7 @@ void handle_checks(const std::string& scratch) {
 
 // The full owner-only API, which needs the DACL gate to pass on objects we create.
 void owner_only_checks(const std::string& scratch) {
-  auto root = gjc::open_root(scratch + "\\store\\nested", true);
+  auto root = gjc::open_root(scratch + "\\store\\nested", kCreate);
   if (!root.ok() && under_wine() && root.failure().code == Code::acl_present) {
     unsupported("owner-only DACL on created objects",
                 "wine keeps no DACL: NtCreateFile's descriptor and SetKernelObjectSecurity map onto unix mode bits, "

@@ -53,10 +53,10 @@ describe("no-replace publication under contention", () => {
     const rounds = 300;
     const publisher = (id: string) =>
       startChild(`
-        const root = b.openRoot(store, false, false);
+        const root = b.openRoot(store);
         const wins = [];
         for (let i = 0; i < ${rounds}; i++) {
-          const r = b.writeFileAtomic(root, "round-" + i, ${JSON.stringify(id)}, true);
+          const r = b.writeFileAtomic(root, "round-" + i, ${JSON.stringify(id)}, { noReplace: true });
           if (r === undefined) wins.push(i);
           else if (r.code !== "already_exists") throw new Error(r.code);
         }
@@ -91,7 +91,7 @@ describe("locks released by the kernel", () => {
 
   it("a live holder keeps the lock; SIGKILL of the holder frees it at once", async () => {
     const holder = startChild(`
-      const root = b.openRoot(store, false, false);
+      const root = b.openRoot(store);
       const lock = b.tryLock(root, "store.lock", JSON.stringify({ pid: process.pid, createdAt: new Date().toISOString(), purpose: "holder" }));
       process.stdout.write((lock.failed ? "failed " + lock.code : "locked") + "\\n");
       setInterval(() => {}, 1000);`);

@@ -102,6 +102,28 @@ describe("SecureDir operations", () => {
     expect(codeOf(() => root.openDir("a", { deferSync: true }))).toBe("invalid_argument");
   });
 
+  it("one options argument per open: contradictory options are refused before anything is touched", () => {
+    const refused = [
+      () => root.openDir("x", { create: true, repair: true }),
+      () => root.openDir("x", { create: true, owned: true }),
+      () => root.openDir("x", { repair: true, owned: true }),
+      () => SecureDir.openRoot(path.join(root.path, "x"), { create: true, repair: true }),
+      () => SecureDir.openRoot(path.join(root.path, "x"), { owned: true, create: true }),
+      () => root.openFile("x", { repair: true, create: "if-missing" }),
+      () => root.openFile("x", { write: true, create: "sometimes" as "exclusive" }),
+    ];
+    for (const open of refused) expect(codeOf(open)).toBe("invalid_argument");
+    expect(fs.existsSync(path.join(root.path, "x"))).toBe(false);
+    // Each policy still applies on its own, to the last name only.
+    root.openDir(["x", "y"], { create: true }).close();
+    fs.chmodSync(path.join(root.path, "x", "y"), 0o750);
+    expect(codeOf(() => root.openDir(["x", "y"]))).toBe("mode_mismatch");
+    root.openDir(["x", "y"], { owned: true }).close();
+    expect(fs.statSync(path.join(root.path, "x", "y")).mode & 0o7777).toBe(0o750);
+    root.openDir(["x", "y"], { repair: true }).close();
+    expect(fs.statSync(path.join(root.path, "x", "y")).mode & 0o7777).toBe(0o700);
+  });
+
   it("create modes: exclusive refuses an existing name, if-missing opens and verifies it", () => {
     root.openFile("f", { write: true, create: "exclusive" }).close();
     expect(codeOf(() => root.openFile("f", { write: true, create: "exclusive" }))).toBe("already_exists");

@@ -131,7 +131,7 @@ describe("listing edge cases", () => {
     await expect(listSessions("relative/dir")).rejects.toMatchObject({ code: "invalid_path" });
     await expect(listSessions("/elsewhere", { storage })).rejects.toMatchObject({ code: "outside_root" });
     await expect(listAll("/elsewhere", { storage })).rejects.toMatchObject({ code: "outside_root" });
-    await expect(listSessions("/agent", { storage, concurrency: 0 })).rejects.toThrow(RangeError);
+    await expect(listSessions("/agent", { storage, concurrency: 0 })).rejects.toMatchObject({ name: "SessionManagerError", code: "invalid_options" });
   });
 
   it("reports a file swapped for a link between the directory read and the file read", async () => {

@@ -135,7 +135,7 @@ describe("listing cache", () => {
     await settle();
     await listSessions(temp.path, { cache });
     expect(cache.size).toBe(2);
-    expect(() => new SessionInfoCache(0)).toThrow(RangeError);
+    expect(() => new SessionInfoCache(0)).toThrow(expect.objectContaining({ name: "SessionManagerError", code: "invalid_options" }));
   });
 
   it("reads every file again with cache: false and persistentIndex: false", async () => {
@@ -173,8 +173,8 @@ describe("getRecentSessions and findMostRecentSession", () => {
     expect(await getRecentSessions(temp.path)).toHaveLength(11);
     expect(await getRecentSessions(temp.path, 0)).toEqual([]);
     expect((await getRecentSessions(temp.path, 2, new FileSessionStorage(temp.path), { cache: false })).map((s) => s.id)).toEqual(["s9", "s9b"]);
-    await expect(getRecentSessions(temp.path, -1)).rejects.toThrow(RangeError);
-    await expect(getRecentSessions(temp.path, 1.5)).rejects.toThrow(RangeError);
+    await expect(getRecentSessions(temp.path, -1)).rejects.toMatchObject({ name: "SessionManagerError", code: "invalid_options" });
+    await expect(getRecentSessions(temp.path, 1.5)).rejects.toMatchObject({ name: "SessionManagerError", code: "invalid_options" });
   });
 
   it("finds the newest valid session, or nothing in an empty or missing directory", async () => {

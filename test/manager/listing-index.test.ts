@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { FileSessionStorage, ManagedSessionStorage, SessionInfoCache, auditAgentDir, getRecentSessions, listAll, listSessions, type SessionListing, type SessionStorage } from "../../src/index.js";
 import { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "../../src/manager/index.js";
-import { decodeListingIndex } from "../../src/manager/listing-index.js";
+import { indexAccess, readListingIndex, type ListingIndex } from "../../src/manager/listing-index.js";
 import { makeAgentDir, type AgentFixture } from "../cli/fixtures.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -47,12 +47,14 @@ function sessionText(id: string, title: string, extra = ""): string {
   return header({ id, version: 5, cwd: "/w", timestamp: "2026-01-01T00:00:00.000Z" }) + message("user", `hello ${id}`) + headerPatch({ title }) + extra;
 }
 
+/** The records of the index of `at`, as a listing would trust them. */
+function storedIndex(at = dir): ListingIndex | undefined {
+  const storage = new FileSessionStorage(at);
+  return readListingIndex(storage, indexAccess(storage, at), at);
+}
+
 function storedRecords(at = dir): number | undefined {
-  try {
-    return decodeListingIndex(fs.readFileSync(indexFile(at)), at)?.size;
-  } catch {
-    return undefined;
-  }
+  return storedIndex(at)?.size;
 }
 
 describe("a listing served from the index equals one that reads every file", () => {
@@ -169,7 +171,7 @@ describe("a listing served from the index equals one that reads every file", () 
     expect(log.prefixes).toEqual([]);
   });
 
-  it("keeps non-ASCII text exactly, and leaves out what UTF-8 cannot carry", async () => {
+  it("keeps non-ASCII text and lone surrogates exactly", async () => {
     const base = header({ id: "u", version: 5, cwd: "/wörk/ünï", timestamp: "2026-01-01T00:00:00.000Z" });
     // The assistant speaks first, so the first user message does not open allMessagesText.
     fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", "héllo ✓") + headerPatch({ title: "Ünïcode 🎉" }));
@@ -178,11 +180,10 @@ describe("a listing served from the index equals one that reads every file", () 
     const expected = await fullRead();
     expect(expected.sessions.map((s) => s.id).sort()).toEqual(["lone", "u"]);
     expect(await listSessions(dir, { cache: false })).toEqual(expected);
-    expect(decodeListingIndex(fs.readFileSync(indexFile()), dir)?.has("lone.jsonl")).toBe(false);
-    expect(storedRecords()).toBe(1);
+    expect(storedRecords()).toBe(2);
     const { storage, log } = countingStorage(new FileSessionStorage(dir));
     expect(await listSessions(dir, { cache: false, storage })).toEqual(expected);
-    expect(log.prefixes.map((read) => path.basename(read.path))).toEqual(["lone.jsonl"]);
+    expect(log.prefixes).toEqual([]);
   });
 
   it("does not remember a file changed just before the listing", async () => {
@@ -190,7 +191,7 @@ describe("a listing served from the index equals one that reads every file", () 
     await settle();
     fs.writeFileSync(path.join(dir, "new.jsonl"), sessionText("new", "new"));
     await listSessions(dir, { cache: false });
-    expect(decodeListingIndex(fs.readFileSync(indexFile()), dir)?.has("new.jsonl")).toBe(false);
+    expect(storedIndex()?.has("new.jsonl")).toBe(false);
     expect(storedRecords()).toBe(1);
     await settle();
     await listSessions(dir, { cache: false });
@@ -230,24 +231,36 @@ describe("an index that cannot be trusted", () => {
     expect((await listCounting()).reads).toBe(0);
   });
 
-  it("damaged: one flipped byte anywhere", async () => {
+  it("truncated, empty, not JSON, or of another version", async () => {
     const bytes = await indexed();
-    for (const at of [0, 20, 40, bytes.length - 1]) {
-      const damaged = Buffer.from(bytes);
-      damaged[at] = damaged[at]! ^ 0x01;
-      fs.writeFileSync(indexFile(), damaged, { mode: 0o600 });
+    const text = bytes.toString("utf8");
+    expect(text).toContain('"version":2');
+    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":2', '"version":3'), "[]"]) {
+      fs.writeFileSync(indexFile(), content, { mode: 0o600 });
       await expectIgnoredAndRebuilt();
     }
   });
 
-  it("truncated, empty, or of another version", async () => {
-    const bytes = await indexed();
-    const otherVersion = Buffer.from(bytes);
-    otherVersion.writeUInt32LE(2, 16);
-    for (const content of [bytes.subarray(0, bytes.length - 5), Buffer.alloc(0), otherVersion]) {
-      fs.writeFileSync(indexFile(), content, { mode: 0o600 });
+  it("well-formed JSON whose records do not hold: ignored as a whole", async () => {
+    const index = JSON.parse((await indexed()).toString("utf8")) as { records: Record<string, unknown>[] };
+    const spoiled: ((record: Record<string, unknown>) => void)[] = [
+      (record) => (record.dev = "-1"),
+      (record) => (record.size = 1.5),
+      (record) => (record.name = "../elsewhere.jsonl"),
+      (record) => delete record.summary,
+      (record) => (record.skip = "empty"),
+      (record) => (record.summary = { ...(record.summary as object), version: 0 }),
+    ];
+    for (const spoil of spoiled) {
+      const copy = structuredClone(index);
+      spoil(copy.records[1]!);
+      fs.writeFileSync(indexFile(), JSON.stringify(copy), { mode: 0o600 });
       await expectIgnoredAndRebuilt();
     }
+    const duplicated = structuredClone(index);
+    duplicated.records[2] = duplicated.records[1]!;
+    fs.writeFileSync(indexFile(), JSON.stringify(duplicated), { mode: 0o600 });
+    await expectIgnoredAndRebuilt();
   });
 
   it("readable by others (0644) or hard-linked", async () => {

@@ -41,9 +41,9 @@ interface Outcome {
 /** Opens `name` below the store in a child with the shim loaded and `faults` set. */
 function openUnderFaults(kind: "file" | "dir", name: string, faults: Record<string, string>): Outcome {
   const body = `
-    const root = b.openRoot(${JSON.stringify(store)}, false, false);
+    const root = b.openRoot(${JSON.stringify(store)});
     if (root.failed) return { stage: "root", ...root };
-    const h = ${kind === "dir" ? `b.openDir(root, ${JSON.stringify(name)}, false, false)` : `b.openFile(root, ${JSON.stringify(name)}, false, false, 0, false)`};
+    const h = ${kind === "dir" ? `b.openDir(root, ${JSON.stringify(name)})` : `b.openFile(root, ${JSON.stringify(name)})`};
     return h.failed ? h : verify(h);`;
   // The root directory's two ACL reads pass untouched; the faults hit the object under test.
   const outcome = runWithAddon<Outcome & { stage?: string }>(body, { LD_PRELOAD: tools.faultShim, GJC_FAULT_XATTR_SKIP: "2", ...faults });

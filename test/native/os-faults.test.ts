@@ -52,9 +52,9 @@ describe("directoryIdentity under injected OS answers", () => {
 describe("the ACL gate on a network filesystem", () => {
   it("ENOTSUP proves nothing on NFS/SMB: acl_unknown instead of unsupported", () => {
     const body = `
-      const root = b.openRoot(${JSON.stringify(store)}, false, false);
+      const root = b.openRoot(${JSON.stringify(store)});
       if (root.failed) return { stage: "root", ...root };
-      const f = b.openFile(root, "file", false, false, 0, false);
+      const f = b.openFile(root, "file");
       return f.failed ? f : verify(f);`;
     const faults = { GJC_FAULT_XATTR_SKIP: "2", GJC_FAULT_XATTR_ERRNO: String(E.EOPNOTSUPP) };
     expect(inChild(body, faults)).toEqual({ accessAcl: "unsupported", defaultAcl: "not_applicable" });

@@ -33,7 +33,7 @@ afterEach(() => tmp.remove());
 /** Runs one addon call on the store in a child with the shim and `faults`. */
 function publishUnderFaults(call: string, faults: Record<string, string>): { code?: string; syscall?: string; errno?: number } | null {
   const body = `
-    const root = b.openRoot(${JSON.stringify(store)}, false, false);
+    const root = b.openRoot(${JSON.stringify(store)});
     if (root.failed) throw new Error("root: " + root.code);
     return ${call} ?? null;`;
   return runWithAddon(body, { LD_PRELOAD: tools.faultShim, GJC_FAULT_LOG: log, ...faults });
@@ -65,7 +65,7 @@ describe("renameat2 unsupported (EINVAL / ENOSYS) -> linkat fallback", () => {
   });
 
   it("writeFileAtomic with noReplace takes the same fallback", () => {
-    const result = publishUnderFaults(`b.writeFileAtomic(root, "fresh", "abc", true)`, { GJC_FAULT_RENAMEAT2_ERRNO: String(E.EINVAL) });
+    const result = publishUnderFaults(`b.writeFileAtomic(root, "fresh", "abc", { noReplace: true })`, { GJC_FAULT_RENAMEAT2_ERRNO: String(E.EINVAL) });
     expect(result).toBeNull();
     expect(read("fresh")).toBe("abc");
     expect(fs.readdirSync(store).sort()).toEqual(["fresh", "ready", "taken"]);
@@ -87,7 +87,7 @@ describe("linkat failing too -> fail closed", () => {
   }
 
   it("writeFileAtomic fails closed and leaves no temporary file", () => {
-    const result = publishUnderFaults(`b.writeFileAtomic(root, "taken", "zzz", true)`, {
+    const result = publishUnderFaults(`b.writeFileAtomic(root, "taken", "zzz", { noReplace: true })`, {
       GJC_FAULT_RENAMEAT2_ERRNO: String(E.EINVAL),
       GJC_FAULT_LINKAT_ERRNO: String(E.EPERM),
     });

@@ -21,26 +21,26 @@ const b = require(${JSON.stringify(BINDING_LOADER)});
 ${EVIDENCE_DECODER}
 const mnt = process.argv[1];
 const codeOr = (h, then) => (h.failed ? h.code : then(h));
-const root = b.openRoot(mnt, false, false);
+const root = b.openRoot(mnt);
 if (root.failed) { process.stdout.write(JSON.stringify({ root })); process.exit(0); }
 const out = { root: verify(root) };
-const dir = b.openDir(root, "d", true, false);
+const dir = b.openDir(root, "d", { create: true });
 out.createdDir = codeOr(dir, (h) => verify(h));
-const file = b.openFile(root, "f", true, false, 1, false);
+const file = b.openFile(root, "f", { write: true, create: "exclusive" });
 out.createdFile = codeOr(file, (h) => verify(h));
-out.atomic = b.writeFileAtomic(root, "state", "x", true) ?? "ok";
+out.atomic = b.writeFileAtomic(root, "state", "x", { noReplace: true }) ?? "ok";
 fs.writeFileSync(mnt + "/wide", "x", { mode: 0o644 });
 fs.chmodSync(mnt + "/wide", 0o644);
-out.wideFile = codeOr(b.openFile(root, "wide", false, false, 0, false), () => "opened");
+out.wideFile = codeOr(b.openFile(root, "wide"), () => "opened");
 fs.mkdirSync(mnt + "/widedir", { mode: 0o755 });
 fs.chmodSync(mnt + "/widedir", 0o755);
-out.wideDir = codeOr(b.openDir(root, "widedir", false, false), () => "opened");
+out.wideDir = codeOr(b.openDir(root, "widedir"), () => "opened");
 fs.symlinkSync(mnt + "/f", mnt + "/link");
-out.link = codeOr(b.openFile(root, "link", false, false, 0, false), () => "opened");
+out.link = codeOr(b.openFile(root, "link"), () => "opened");
 if (process.env.GJC_CAN_CHOWN === "1") {
   fs.writeFileSync(mnt + "/foreign", "x", { mode: 0o600 });
   fs.chownSync(mnt + "/foreign", 65534, 65534);
-  out.foreign = codeOr(b.openFile(root, "foreign", false, false, 0, false), () => "opened");
+  out.foreign = codeOr(b.openFile(root, "foreign"), () => "opened");
 }
 process.stdout.write(JSON.stringify(out));
 `;

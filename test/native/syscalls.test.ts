@@ -28,7 +28,7 @@ function traceCalls(ctx: SkipContext, setup: string, traced: string): string[] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
   const script = `const b = require(${JSON.stringify(BINDING_LOADER)});
 const fs = require("node:fs");
-const root = b.openRoot(${JSON.stringify(store)}, false, false);
+const root = b.openRoot(${JSON.stringify(store)});
 ${setup}
 try { fs.statSync("/gjc-trace-begin"); } catch {}
 ${traced}
@@ -54,18 +54,18 @@ const callName = (line: string) =>
 
 describe("syscalls of the hot and durable paths", () => {
   it("an append is exactly one write(2), with no stat or ACL read", (ctx) => {
-    const calls = traceCalls(ctx, `const f = b.openFile(root, "log.jsonl", false, true, 0, false);`, `b.append(f, '{"type":"message"}\\n');`);
+    const calls = traceCalls(ctx, `const f = b.openFile(root, "log.jsonl", { append: true });`, `b.append(f, '{"type":"message"}\\n');`);
     expect(calls.map(callName)).toEqual(["write"]);
     expect(calls[0]).toContain('{\\"type\\":\\"message\\"}\\n');
   });
 
   it("a verify of a held descriptor is one fstat and one ACL read", (ctx) => {
-    const calls = traceCalls(ctx, `const f = b.openFile(root, "log.jsonl", false, false, 0, false);`, `b.verify(f);`);
+    const calls = traceCalls(ctx, `const f = b.openFile(root, "log.jsonl");`, `b.verify(f);`);
     expect(calls.map(callName)).toEqual(["fstat", "fgetxattr"]);
   });
 
   it("an exclusive create that is owner-only as created is one openat, one fstat and one ACL read: no chmod, no ACL removal", (ctx) => {
-    const calls = traceCalls(ctx, "", `b.openFile(root, "created-${Date.now()}", true, false, 1, false);`);
+    const calls = traceCalls(ctx, "", `b.openFile(root, "created-${Date.now()}", { write: true, create: "exclusive" });`);
     expect(calls.map(callName)).toEqual(["openat", "fstat", "fgetxattr"]);
     expect(calls[0]).toContain("O_CREAT|O_EXCL");
     expect(calls[0]).toContain("O_NOFOLLOW");
@@ -73,10 +73,10 @@ describe("syscalls of the hot and durable paths", () => {
   });
 
   it("a created directory syncs its parent once, and not at all with deferSync", (ctx) => {
-    const synced = traceCalls(ctx, "", `b.openDir(root, "dir-synced-${Date.now()}", true, false, false);`).map(callName);
+    const synced = traceCalls(ctx, "", `b.openDir(root, "dir-synced-${Date.now()}", { create: true });`).map(callName);
     expect(synced.filter((c) => c === "fsync")).toHaveLength(1);
     expect(synced.indexOf("fsync")).toBeGreaterThan(synced.indexOf("mkdirat"));
-    const deferred = traceCalls(ctx, "", `b.openDir(root, "dir-deferred-${Date.now()}", true, false, true);`).map(callName);
+    const deferred = traceCalls(ctx, "", `b.openDir(root, "dir-deferred-${Date.now()}", { create: true, deferSync: true });`).map(callName);
     expect(deferred).toContain("mkdirat");
     expect(deferred).not.toContain("fsync");
     expect(deferred).not.toContain("fchmod");
@@ -84,7 +84,7 @@ describe("syscalls of the hot and durable paths", () => {
 
   it("writeFileAtomic: file fsync before the publish, directory fsync after", (ctx) => {
     for (const noReplace of [false, true]) {
-      const calls = traceCalls(ctx, "", `b.writeFileAtomic(root, "state-${noReplace}", "x", ${noReplace});`).map(callName);
+      const calls = traceCalls(ctx, "", `b.writeFileAtomic(root, "state-${noReplace}", "x", { noReplace: ${noReplace} });`).map(callName);
       const publish = calls.indexOf(noReplace ? "renameat2" : "renameat");
       expect(publish, calls.join(" ")).toBeGreaterThan(0);
       expect(calls.slice(0, publish)).toContain("pwrite64");

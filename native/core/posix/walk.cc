@@ -82,11 +82,7 @@ Result<VerifyEvidence> settle_created(int fd, bool directory) {
   return repair(fd, directory);
 }
 
-// What to do with the object a walk step reaches. `owned` checks type and owner only: for a
-// directory read through (never written) that an older tool made with looser permissions.
-enum class Apply { verify, create, repair, owned };
-
-// The `owned` check: a directory of the effective user, whatever its mode and ACLs.
+// The DirPolicy::owned check: a directory of the effective user, whatever its mode and ACLs.
 Result<VerifyEvidence> check_owned_dir(int fd) {
   auto st = posix::fstat_of(fd);
   if (!st.ok()) return st.failure();
@@ -95,10 +91,9 @@ Result<VerifyEvidence> check_owned_dir(int fd) {
   return VerifyEvidence{};
 }
 
-Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply apply,
-                                  bool defer_sync = false) {
+Result<OwnedHandle> open_dir_name(int parent, const std::string& name, const DirOpenOptions& options) {
   bool created = false;
-  if (apply == Apply::create) {
+  if (options.policy == DirPolicy::create) {
     if (retry_eintr([&] { return ::mkdirat(parent, name.c_str(), kDirMode); }) == 0) {
       created = true;
     } else if (errno != EEXIST) {
@@ -109,12 +104,12 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, Apply app
     return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
   }));
   if (!fd.valid()) return posix::explain_dir_open_failure(parent, name.c_str(), errno, "openat");
-  auto checked = created                  ? settle_created(fd.get(), true)
-                 : apply == Apply::repair ? repair(fd.get(), true)
-                 : apply == Apply::owned  ? check_owned_dir(fd.get())
-                                          : verify(fd.get(), true);
+  auto checked = created                                ? settle_created(fd.get(), true)
+                 : options.policy == DirPolicy::repair ? repair(fd.get(), true)
+                 : options.policy == DirPolicy::owned  ? check_owned_dir(fd.get())
+                                                       : verify(fd.get(), true);
   if (!checked.ok()) return checked.failure();
-  if (created && !defer_sync && retry_eintr([&] { return ::fsync(parent); }) != 0) {
+  if (created && !options.defer_sync && retry_eintr([&] { return ::fsync(parent); }) != 0) {
     return posix::errno_failure(errno, "fsync");
   }
   return fd;
@@ -132,31 +127,18 @@ Result<VerifyEvidence> verify_file(NativeHandle file) { return verify(file, fals
 Result<VerifyEvidence> repair_directory(NativeHandle dir) { return repair(dir, true); }
 Result<VerifyEvidence> repair_file(NativeHandle file) { return repair(file, false); }
 
-Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create, bool defer_sync) {
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const DirOpenOptions& options) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
-  return open_dir_name(parent, std::string(name), create ? Apply::create : Apply::verify, defer_sync);
+  return open_dir_name(parent, std::string(name), options);
 }
 
-Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  return open_dir_name(parent, std::string(name), Apply::repair);
-}
-
-Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  return open_dir_name(parent, std::string(name), Apply::owned);
-}
-
-namespace {
-
-Result<OwnedHandle> open_file_name(int parent, std::string_view name, const FileOpenOptions& options,
-                                   bool repair_existing) {
+Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
   const int flags = file_access_flags(options) | posix::kBaseOpenFlags;
   OwnedHandle fd;
   bool created = false;
-  if (options.create != CreateMode::none) {
+  if (options.create != CreateMode::none && !options.repair) {
     // O_EXCL fails on any existing name (a FIFO or a link included), so what this opens is
     // always a new regular file: no O_NONBLOCK needed, and nothing to clear afterwards.
     fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_CREAT | O_EXCL, kFileMode); }));
@@ -188,26 +170,12 @@ Result<OwnedHandle> open_file_name(int parent, std::string_view name, const File
   // O_NONBLOCK so that a FIFO or device cannot hold the open; cleared once the type is known.
   fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NONBLOCK); }));
   if (!fd.valid()) return posix::errno_failure(errno, "openat");
-  auto checked = repair_existing ? repair(fd.get(), false) : verify(fd.get(), false);
+  auto checked = options.repair ? repair(fd.get(), false) : verify(fd.get(), false);
   if (!checked.ok()) return checked.failure();
   // F_SETFL replaces only the changeable status flags, and of those we opened with just
   // O_APPEND (kept) and O_NONBLOCK (dropped), so no F_GETFL round trip is needed.
   if (::fcntl(fd.get(), F_SETFL, flags & O_APPEND) == -1) return posix::errno_failure(errno, "fcntl");
   return fd;
-}
-
-}  // namespace
-
-Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
-                              const FileOpenOptions& options) {
-  return open_file_name(parent, name, options, false);
-}
-
-Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view name,
-                                         const FileOpenOptions& options) {
-  FileOpenOptions no_create = options;
-  no_create.create = CreateMode::none;
-  return open_file_name(parent, name, no_create, true);
 }
 
 namespace {
@@ -271,9 +239,8 @@ Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for
   return readable;
 }
 
-namespace {
-
-Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create, Apply last) {
+Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
+  const bool create = options.policy == DirPolicy::create;
   if (absolute_path.empty() || absolute_path[0] != '/' ||
       absolute_path.find('\0') != std::string::npos) {
     return fail(Code::invalid_argument);
@@ -310,26 +277,11 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
   if (!ancestors.ok()) return ancestors.failure();
   OwnedHandle current = std::move(ancestors).value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
-    const Apply apply = i + 1 == parts.size() ? last : Apply::create;
-    auto next = open_dir_name(current.get(), parts[i], apply);
+    auto next = open_dir_name(current.get(), parts[i], i + 1 == parts.size() ? options : DirOpenOptions{DirPolicy::create});
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }
   return current;
-}
-
-}  // namespace
-
-Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
-  return open_root_path(absolute_path, create, create ? Apply::create : Apply::verify);
-}
-
-Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path) {
-  return open_root_path(absolute_path, false, Apply::repair);
-}
-
-Result<OwnedHandle> open_root_owned(const std::string& absolute_path) {
-  return open_root_path(absolute_path, false, Apply::owned);
 }
 
 }  // namespace gjc

@@ -20,13 +20,13 @@ void discard_created(HANDLE created, bool directory) {
   if (deleter.ok()) win::delete_handle(deleter.value().get());
 }
 
-// What to do with the object a walk step reaches.
-enum class Apply { verify, create, repair };
-
-Result<OwnedHandle> open_dir_name(HANDLE parent, const std::wstring& name, Apply apply) {
+// Windows has no looser reading of an owned directory: the owner and DACL checks are one
+// verdict there (verify_directory), so DirPolicy::owned verifies in full. There is no
+// directory sync either, so `defer_sync` changes nothing.
+Result<OwnedHandle> open_dir_name(HANDLE parent, const std::wstring& name, DirPolicy policy) {
   bool created = false;
   OwnedHandle dir;
-  if (apply == Apply::create) {
+  if (policy == DirPolicy::create) {
     auto security = win::owner_only_security(true);
     if (!security.ok()) return security.failure();
     win::RelativeOpen how;
@@ -53,8 +53,8 @@ Result<OwnedHandle> open_dir_name(HANDLE parent, const std::wstring& name, Apply
     if (!opened.ok()) return opened.failure();
     dir = std::move(opened).value();
   }
-  auto checked = created || apply == Apply::repair ? repair_directory(dir.get())
-                                                   : verify_directory(dir.get());
+  auto checked = created || policy == DirPolicy::repair ? repair_directory(dir.get())
+                                                        : verify_directory(dir.get());
   if (!checked.ok()) {
     if (created) discard_created(dir.get(), true);
     return checked.failure();
@@ -87,22 +87,23 @@ Failure explain_refused_open(HANDLE parent, const std::wstring& name, const Fail
   return refused;
 }
 
-Result<OwnedHandle> open_dir_checked(HANDLE parent, std::string_view name, Apply apply) {
+}  // namespace
+
+Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const DirOpenOptions& options) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   auto wide = win::to_wide(name, Code::invalid_name);
   if (!wide.ok()) return wide.failure();
-  return open_dir_name(parent, wide.value(), apply);
+  return open_dir_name(parent, wide.value(), options.policy);
 }
 
-Result<OwnedHandle> open_file_name(HANDLE parent, std::string_view name,
-                                   const FileOpenOptions& options, bool repair_existing) {
+Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   auto wide = win::to_wide(name, Code::invalid_name);
   if (!wide.ok()) return wide.failure();
   const std::wstring& n = wide.value();
   OwnedHandle file;
   bool created = false;
-  if (options.create != CreateMode::none) {
+  if (options.create != CreateMode::none && !options.repair) {
     auto security = win::owner_only_security(false);
     if (!security.ok()) return security.failure();
     win::RelativeOpen how;
@@ -126,7 +127,7 @@ Result<OwnedHandle> open_file_name(HANDLE parent, std::string_view name,
     if (!opened.ok()) return explain_refused_open(parent, n, opened.failure());
     file = std::move(opened).value();
   }
-  auto checked = created || repair_existing ? repair_file(file.get()) : verify_file(file.get());
+  auto checked = created || options.repair ? repair_file(file.get()) : verify_file(file.get());
   if (!checked.ok()) {
     if (created) discard_created(file.get(), false);
     return checked.failure();
@@ -134,7 +135,8 @@ Result<OwnedHandle> open_file_name(HANDLE parent, std::string_view name,
   return file;
 }
 
-Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create, Apply last) {
+Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
+  const bool create = options.policy == DirPolicy::create;
   auto parsed = win::parse_local_path(absolute_path);
   if (!parsed.ok()) return parsed.failure();
   const win::LocalPath& path = parsed.value();
@@ -162,53 +164,12 @@ Result<OwnedHandle> open_root_path(const std::string& absolute_path, bool create
   auto local = win::refuse_network_handle(current.get());
   if (!local.ok()) return local.failure();
   for (std::size_t i = existing; i < path.components.size(); ++i) {
-    const Apply apply = i + 1 == path.components.size() ? last : Apply::create;
-    auto next = open_dir_name(current.get(), path.components[i], apply);
+    const DirPolicy policy = i + 1 == path.components.size() ? options.policy : DirPolicy::create;
+    auto next = open_dir_name(current.get(), path.components[i], policy);
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }
   return current;
-}
-
-}  // namespace
-
-// `defer_sync` changes nothing: Windows has no directory sync to defer.
-Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, bool create, bool /*defer_sync*/) {
-  return open_dir_checked(parent, name, create ? Apply::create : Apply::verify);
-}
-
-Result<OwnedHandle> open_dir_for_repair(NativeHandle parent, std::string_view name) {
-  return open_dir_checked(parent, name, Apply::repair);
-}
-
-Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name,
-                              const FileOpenOptions& options) {
-  return open_file_name(parent, name, options, false);
-}
-
-Result<OwnedHandle> open_file_for_repair(NativeHandle parent, std::string_view name,
-                                         const FileOpenOptions& options) {
-  FileOpenOptions no_create = options;
-  no_create.create = CreateMode::none;
-  return open_file_name(parent, name, no_create, true);
-}
-
-Result<OwnedHandle> open_root(const std::string& absolute_path, bool create) {
-  return open_root_path(absolute_path, create, create ? Apply::create : Apply::verify);
-}
-
-Result<OwnedHandle> open_root_for_repair(const std::string& absolute_path) {
-  return open_root_path(absolute_path, false, Apply::repair);
-}
-
-// Windows has no looser reading of an owned directory: the owner and DACL checks are one
-// verdict there (verify_directory), so the owned opens verify in full.
-Result<OwnedHandle> open_root_owned(const std::string& absolute_path) {
-  return open_root_path(absolute_path, false, Apply::verify);
-}
-
-Result<OwnedHandle> open_dir_owned(NativeHandle parent, std::string_view name) {
-  return open_dir_checked(parent, name, Apply::verify);
 }
 
 }  // namespace gjc
