@@ -78,6 +78,10 @@ module.exports = new Proxy(
     // too. Set here because this file keeps its real location also when the TypeScript is
     // bundled. Reading it does not load the addon.
     packageRoot: root,
+    // Loads the addon now and returns it (the real object, no stand-in), or throws
+    // native_unavailable: for a caller that must not pay the load inside a measured or
+    // traced span.
+    load,
   },
   {
     get(local, key) {
