@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Runs after `tsc -p tsconfig.build.json` (npm run build / prepare): replaces the JavaScript
-// tsc wrote to dist/ by rolldown bundles of the three entry points (the package, ./pi and the
-// CLI) with one shared chunk, so importing the package reads a handful of files instead of
-// ~130 modules, which was most of the import cost left once zod loads on first use. The
-// .d.ts files stay as tsc wrote them. Dependencies, the addon loader (#binding) and runtime
-// built-ins stay imports, so they resolve in the user's install as before.
+// Runs after `tsc -p tsconfig.build.json` (npm run build / prepare): replaces the three entry
+// points tsc wrote to dist/ (the package, ./pi and the CLI) by rolldown bundles sharing one
+// chunk, so importing the package reads a handful of files instead of ~130 modules, which was
+// most of the import cost left once zod loads on first use. The .d.ts files stay as tsc
+// wrote them. Dependencies, the addon loader (#binding) and runtime built-ins stay imports,
+// so they resolve in the user's install as before.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,8 +20,10 @@ const external = [/^node:/, /^bun:/, "#binding", ...packages.map((name) => new R
 
 const ENTRIES = { index: "index.js", "pi/index": "pi/index.js", "cli/main": "cli/main.js" };
 for (const file of Object.values(ENTRIES)) {
-  if (!fs.existsSync(path.join(dist, file))) {
-    process.stderr.write(`bundle-dist: dist/${file} is missing; run tsc -p tsconfig.build.json first\n`);
+  const at = path.join(dist, file);
+  // A bundle as input would import the chunks this run replaces: tsc must have run since.
+  if (!fs.existsSync(at) || fs.readFileSync(at, "utf8").includes("./chunks/")) {
+    process.stderr.write(`bundle-dist: ${at} is missing or already bundled; run tsc -p tsconfig.build.json first\n`);
     process.exit(1);
   }
 }
@@ -35,10 +37,9 @@ try {
     logLevel: "warn",
     output: { dir: out, format: "esm", sourcemap: true, chunkFileNames: "chunks/[name]-[hash].js" },
   });
-  // tsc's per-module JavaScript is now inside the bundles; only the declarations stay.
-  for (const entry of fs.readdirSync(dist, { recursive: true, withFileTypes: true })) {
-    if (entry.isFile() && /\.js(\.map)?$/.test(entry.name)) fs.rmSync(path.join(entry.parentPath, entry.name));
-  }
+  // The bundles replace tsc's three entry files; the per-module files stay for the tools that
+  // load one layer by path (scripts/test-win32.sh's runner, the benchmarks). The package's
+  // exports name only the entries, so a user never loads both copies.
   fs.rmSync(path.join(dist, "chunks"), { recursive: true, force: true });
   fs.cpSync(out, dist, { recursive: true });
   fs.chmodSync(path.join(dist, ENTRIES["cli/main"]), 0o755);
