@@ -129,7 +129,7 @@ describe("the packed tarball", () => {
     expect(file("win32-x64/gjc-session-store.node")).toMatch(/PE32\+.*x86-64/);
   });
 
-  it("installs with --ignore-scripts and no compiler on PATH, and passes the smoke test from the prebuild", () => {
+  it("installs with --ignore-scripts and no compiler on PATH, passes the smoke test from the prebuild, and its install script compiles nothing", () => {
     for (const tool of COMPILERS) {
       expect(inBareEnv(path.join(bareBin, "node"), ["-e", `require("child_process").execFileSync(${JSON.stringify(tool)})`], work.path).status).not.toBe(0);
     }
@@ -139,6 +139,11 @@ describe("the packed tarball", () => {
     const installed = path.join(project, "node_modules", "gjc-session-store");
     expect(fs.existsSync(path.join(installed, "build"))).toBe(false);
     expectSmokePasses(project);
+    // Our install script, when scripts do run: node-gyp-build finds the prebuild and compiles
+    // nothing (with no compiler on PATH a compile could only fail, and would leave build/).
+    const rebuilt = inBareEnv(path.join(bareBin, "npm"), ["rebuild", "gjc-session-store", "--foreground-scripts"], project);
+    expect(rebuilt.status, rebuilt.stderr).toBe(0);
+    expect(fs.existsSync(path.join(installed, "build"))).toBe(false);
   });
 
   it(`installs with ${NPM_12} (dependency install scripts off by default) and passes the smoke test`, () => {
