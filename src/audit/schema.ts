@@ -3,9 +3,10 @@
  * types derived from it. Tools that consume `gjc-session audit --json` validate against
  * {@link AuditReportSchema}; the CLI's JSON output is exactly `AuditReport`.
  */
-import { z } from "zod";
+import type { z } from "zod";
 
 import type { SecureFsErrorCode } from "../fs/index.js";
+import { lazySchemas, type Zod } from "../lazy-zod.js";
 
 /**
  * The owner-only problems, named by the `SecureFsError` code the secure layer raises for the
@@ -58,84 +59,104 @@ export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditF
   "acl_malformed",
 ]);
 
+/**
+ * Builds the report schemas; run once, on first use, so importing the package does not load
+ * zod (see src/lazy-zod.ts).
+ */
+function define(z: Zod) {
+  const AuditSeveritySchema = z.enum(["error", "warning"]);
+
+  const AuditObjectTypeSchema = z.enum([
+    "file",
+    "directory",
+    "symlink",
+    "fifo",
+    "socket",
+    "char_device",
+    "block_device",
+    "unknown",
+  ]);
+
+  const AuditFindingSchema = z.object({
+    code: z.enum(AUDIT_FINDING_CODES),
+    severity: AuditSeveritySchema,
+    /** what is wrong, for people; never parsed */
+    message: z.string(),
+    /** 1-based line of a session file the finding is about */
+    line: z.number().int().positive().optional(),
+    /** a supporting value: the mode found (octal), a blob digest, a session id */
+    detail: z.string().optional(),
+    /** true when `--fix` may repair it (mode or ACL of an object the user owns) */
+    fixable: z.boolean(),
+  });
+
+  const AuditObjectSchema = z.object({
+    path: z.string(),
+    type: AuditObjectTypeSchema,
+    findings: z.array(AuditFindingSchema).min(1),
+  });
+
+  const AuditRepairSchema = z.object({
+    path: z.string(),
+    /** the finding codes this repair was about */
+    codes: z.array(z.enum(AUDIT_FINDING_CODES)).min(1),
+    outcome: z.enum(["repaired", "refused"]),
+    /** why a repair was refused, or the error code of a repair that failed */
+    reason: z.string().optional(),
+  });
+
+  const AuditReportSchema = z.object({
+    schema: z.literal("gjc-session-audit/1"),
+    /** the audited agent directory, absolute */
+    agentDir: z.string(),
+    startedAt: z.string(),
+    durationMs: z.number().nonnegative(),
+    /** true when no finding is left (repaired ones do not count) */
+    clean: z.boolean(),
+    counts: z.object({
+      directories: z.number().int().nonnegative(),
+      files: z.number().int().nonnegative(),
+      sessions: z.number().int().nonnegative(),
+      blobs: z.number().int().nonnegative(),
+      errors: z.number().int().nonnegative(),
+      warnings: z.number().int().nonnegative(),
+    }),
+    /** objects with at least one finding left, in walk order */
+    objects: z.array(AuditObjectSchema),
+    /** present only when the audit ran with `fix` */
+    repairs: z.array(AuditRepairSchema).optional(),
+  });
+
+  return { AuditSeveritySchema, AuditObjectTypeSchema, AuditFindingSchema, AuditObjectSchema, AuditRepairSchema, AuditReportSchema };
+}
+
+/** The schemas, as {@link define} builds them. */
+type Schemas = ReturnType<typeof define>;
+
+const schemas = lazySchemas(define);
+
 /** How bad a finding is. Warnings concern things outside the store's control. */
-export const AuditSeveritySchema = z.enum(["error", "warning"]);
-
+export const AuditSeveritySchema = schemas.lazy("AuditSeveritySchema");
 /** The OS type of an audited object, as reported without following links. */
-export const AuditObjectTypeSchema = z.enum([
-  "file",
-  "directory",
-  "symlink",
-  "fifo",
-  "socket",
-  "char_device",
-  "block_device",
-  "unknown",
-]);
-
+export const AuditObjectTypeSchema = schemas.lazy("AuditObjectTypeSchema");
 /** One problem with one object. */
-export const AuditFindingSchema = z.object({
-  code: z.enum(AUDIT_FINDING_CODES),
-  severity: AuditSeveritySchema,
-  /** what is wrong, for people; never parsed */
-  message: z.string(),
-  /** 1-based line of a session file the finding is about */
-  line: z.number().int().positive().optional(),
-  /** a supporting value: the mode found (octal), a blob digest, a session id */
-  detail: z.string().optional(),
-  /** true when `--fix` may repair it (mode or ACL of an object the user owns) */
-  fixable: z.boolean(),
-});
-
+export const AuditFindingSchema = schemas.lazy("AuditFindingSchema");
 /** An object with its findings. `path` is relative to the agent dir (`.` is the dir itself). */
-export const AuditObjectSchema = z.object({
-  path: z.string(),
-  type: AuditObjectTypeSchema,
-  findings: z.array(AuditFindingSchema).min(1),
-});
-
+export const AuditObjectSchema = schemas.lazy("AuditObjectSchema");
 /** What `--fix` did about one object. */
-export const AuditRepairSchema = z.object({
-  path: z.string(),
-  /** the finding codes this repair was about */
-  codes: z.array(z.enum(AUDIT_FINDING_CODES)).min(1),
-  outcome: z.enum(["repaired", "refused"]),
-  /** why a repair was refused, or the error code of a repair that failed */
-  reason: z.string().optional(),
-});
-
+export const AuditRepairSchema = schemas.lazy("AuditRepairSchema");
 /** The whole audit document (`gjc-session audit --json`). */
-export const AuditReportSchema = z.object({
-  schema: z.literal("gjc-session-audit/1"),
-  /** the audited agent directory, absolute */
-  agentDir: z.string(),
-  startedAt: z.string(),
-  durationMs: z.number().nonnegative(),
-  /** true when no finding is left (repaired ones do not count) */
-  clean: z.boolean(),
-  counts: z.object({
-    directories: z.number().int().nonnegative(),
-    files: z.number().int().nonnegative(),
-    sessions: z.number().int().nonnegative(),
-    blobs: z.number().int().nonnegative(),
-    errors: z.number().int().nonnegative(),
-    warnings: z.number().int().nonnegative(),
-  }),
-  /** objects with at least one finding left, in walk order */
-  objects: z.array(AuditObjectSchema),
-  /** present only when the audit ran with `fix` */
-  repairs: z.array(AuditRepairSchema).optional(),
-});
+export const AuditReportSchema = schemas.lazy("AuditReportSchema");
 
 /** One finding. */
-export type AuditFinding = z.infer<typeof AuditFindingSchema>;
+export type AuditFinding = z.infer<Schemas["AuditFindingSchema"]>;
 /** An object with its findings. */
-export type AuditObject = z.infer<typeof AuditObjectSchema>;
+export type AuditObject = z.infer<Schemas["AuditObjectSchema"]>;
 /** What `--fix` did about one object. */
-export type AuditRepair = z.infer<typeof AuditRepairSchema>;
+export type AuditRepair = z.infer<Schemas["AuditRepairSchema"]>;
 /** The audit document. */
-export type AuditReport = z.infer<typeof AuditReportSchema>;
+export type AuditReport = z.infer<Schemas["AuditReportSchema"]>;
 /** The type of an audited object. */
-export type AuditObjectType = z.infer<typeof AuditObjectTypeSchema>;
+export type AuditObjectType = z.infer<Schemas["AuditObjectTypeSchema"]>;
 /** How bad a finding is. */
-export type AuditSeverity = z.infer<typeof AuditSeveritySchema>;
+export type AuditSeverity = z.infer<Schemas["AuditSeveritySchema"]>;

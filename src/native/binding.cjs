@@ -1,9 +1,97 @@
 "use strict";
 // The one place the compiled addon is loaded. Plain CommonJS because node-gyp-build needs
 // a real __dirname, and because Vite cannot transform TypeScript's `export =` loaders.
+//
+// The addon loads on first use, not on import: importing the package costs no dlopen, and
+// a machine without a matching build can still import it (pure session functions and the
+// memory storage work) and gets a coded `native_unavailable` error from the first call that
+// needs the addon, never node-gyp-build's raw message.
+const fs = require("node:fs");
 const path = require("node:path");
+
 const root = path.join(__dirname, "..", "..");
-module.exports = require("node-gyp-build")(root);
-// Where the addon was found from; the SQLite extension built beside it is looked up here too.
-// Set here because this file keeps its real location also when the TypeScript is bundled.
-module.exports.packageRoot = root;
+
+let addon;
+
+/** Where node-gyp-build looks, as it decides it (its environment overrides included). */
+function target() {
+  const platform = process.env.npm_config_platform || process.platform;
+  const arch = process.env.npm_config_arch || process.arch;
+  let libc = "";
+  if (platform === "linux") {
+    const header = process.report && process.report.getReport ? process.report.getReport().header : {};
+    libc = process.env.LIBC || (header.glibcVersionRuntime ? "glibc" : "musl");
+  }
+  return { platform, arch, libc };
+}
+
+function shipped() {
+  try {
+    return fs.readdirSync(path.join(root, "prebuilds")).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** The error a missing or unloadable addon becomes (see README "Install"). */
+function unavailable(cause) {
+  const { platform, arch, libc } = target();
+  const where = `${platform}-${arch}${libc ? ` (${libc})` : ""}`;
+  const prebuilt = shipped();
+  const reason = cause instanceof Error && /No native build was found/.test(cause.message)
+    ? "no prebuilt addon matches and none was compiled at install"
+    : `the addon failed to load (${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)})`;
+  const error = new Error(
+    `gjc-session-store: native addon unavailable for ${where}, Node ${process.versions.node} ` +
+      `(ABI ${process.versions.modules}, Node-API ${process.versions.napi}): ${reason}. ` +
+      `Prebuilt: ${prebuilt.length ? prebuilt.join(", ") : "none"}. ` +
+      "Elsewhere it compiles from source: with a C++17 compiler, make and Python on PATH run " +
+      "`npm rebuild gjc-session-store` (install scripts must be allowed).",
+    { cause },
+  );
+  error.name = "NativeUnavailableError";
+  error.code = "native_unavailable";
+  error.platform = platform;
+  error.arch = arch;
+  error.libc = libc || undefined;
+  error.abi = process.versions.modules;
+  error.napiVersion = Number(process.versions.napi);
+  return error;
+}
+
+function load() {
+  if (addon === undefined) {
+    try {
+      addon = require("node-gyp-build")(root);
+    } catch (cause) {
+      throw unavailable(cause);
+    }
+  }
+  return addon;
+}
+
+const PROBES = new Set(["__esModule", "default", "then", "toJSON"]);
+
+module.exports = new Proxy(
+  {
+    // Where the addon was found from; the SQLite extension built beside it is looked up here
+    // too. Set here because this file keeps its real location also when the TypeScript is
+    // bundled. Reading it does not load the addon.
+    packageRoot: root,
+    // Loads the addon now and returns it (the real object, no stand-in), or throws
+    // native_unavailable: for a caller that must not pay the load inside a measured or
+    // traced span.
+    load,
+  },
+  {
+    get(local, key) {
+      if (key in local) return local[key];
+      // Module interop (ESM import, bundlers, await) probes these; none is an addon function.
+      if (typeof key === "symbol" || PROBES.has(key)) return undefined;
+      return load()[key];
+    },
+    has(local, key) {
+      return key in local || key in load();
+    },
+  },
+);

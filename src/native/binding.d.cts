@@ -124,6 +124,11 @@ declare namespace binding {
   interface Addon {
     /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
     readonly packageRoot: string;
+    /**
+     * Loads the addon now (binding.cjs otherwise loads it on first use) and returns it, or
+     * throws the `native_unavailable` error.
+     */
+    load(): Addon;
     readonly NativeHandle: abstract new () => NativeHandle;
     openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;
     /**

@@ -4,12 +4,12 @@
  * Loading types every entry of a file, which can hold 100k of them. `safeParse` builds an output
  * copy of every object it accepts, and on a large session that garbage costs more than the
  * `JSON.parse` of the file. A compiled check walks the same definition and allocates nothing.
- * It is derived from the schema at start-up, so the schemas stay the only statement of the
+ * It is derived from the schema on first use, so the schemas stay the only statement of the
  * format; any construct it does not know is delegated to `safeParse` for that subtree, and a
  * property test holds the two to the same answer.
  */
 import type { z } from "zod";
-import { ENTRY_SCHEMAS, type SessionEntryType } from "./schemas.js";
+import { SESSION_ENTRY_TYPES, entrySchemaFor, type SessionEntryType } from "./schemas.js";
 
 /** True when `value` satisfies the schema the check was compiled from. */
 export type SchemaCheck = (value: unknown) => boolean;
@@ -108,14 +108,16 @@ function compileObject(def: Definition, delegate: SchemaCheck): SchemaCheck {
   };
 }
 
-const ENTRY_CHECKS: ReadonlyMap<string, SchemaCheck> = new Map(
-  Object.entries(ENTRY_SCHEMAS).map(([type, schema]) => [type, compileSchemaCheck(schema)]),
-);
+// Compiled on the first lookup, which is the first use of the schemas (zod loads then).
+let entryChecks: ReadonlyMap<string, SchemaCheck> | undefined;
 
 /**
  * The compiled check of a known entry type, or `undefined` for a type this version does not
  * know.
  */
 export function entryCheckFor(type: string): SchemaCheck | undefined {
-  return ENTRY_CHECKS.get(type as SessionEntryType);
+  entryChecks ??= new Map(
+    SESSION_ENTRY_TYPES.map((known) => [known, compileSchemaCheck(entrySchemaFor(known) as z.ZodType)]),
+  );
+  return entryChecks.get(type as SessionEntryType);
 }

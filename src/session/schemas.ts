@@ -8,14 +8,275 @@
  * carry values such as `"inherit"` that no spec lists, and a schema that rejected them would
  * hide real entries from the model context. The schemas check shape, not policy.
  */
-import { z } from "zod";
+import type { z } from "zod";
+
+import { lazySchemas, type Zod } from "../lazy-zod.js";
 import type { StoredAgentMessage } from "./messages.js";
 
 /** The session format version this library writes. Files with a greater version are refused. */
 export const CURRENT_SESSION_VERSION = 5;
 
-/** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
-const JsonObjectSchema = z.record(z.string(), z.unknown());
+/**
+ * Builds every schema; run once, on first use (see {@link schemas}), so importing the package
+ * does not load zod.
+ */
+function define(z: Zod) {
+  /** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
+  const JsonObjectSchema = z.record(z.string(), z.unknown());
+
+  const AgentMessageSchema = z.looseObject({
+    role: z.string(),
+  }) as unknown as z.ZodType<StoredAgentMessage>;
+
+  const SessionHeaderSchema = z.looseObject({
+    type: z.literal("session"),
+    version: z.number().int().min(1).max(CURRENT_SESSION_VERSION).optional(),
+    id: z.string(),
+    timestamp: z.string().optional(),
+    cwd: z.string().optional(),
+    title: z.string().optional(),
+    titleSource: z.enum(["auto", "user"]).optional(),
+    parentSession: z.string().optional(),
+  });
+
+  /** Fields every tree entry carries. `parentId` is `null` for a root entry. */
+  const entryBase = {
+    id: z.string(),
+    parentId: z.string().nullable(),
+    timestamp: z.string(),
+  };
+
+  const MessageEntrySchema = z.looseObject({
+    type: z.literal("message"),
+    ...entryBase,
+    message: AgentMessageSchema,
+  });
+
+  const ModelChangeEntrySchema = z
+    .looseObject({
+      type: z.literal("model_change"),
+      ...entryBase,
+      model: z.string().optional(),
+      provider: z.string().optional(),
+      modelId: z.string().optional(),
+      role: z.string().optional(),
+      cleared: z.boolean().optional(),
+      previousModel: z.string().optional(),
+      reason: z.string().optional(),
+      thinkingLevel: z.string().nullable().optional(),
+    })
+    .refine(
+      (entry) => typeof entry.model === "string" || (typeof entry.provider === "string" && typeof entry.modelId === "string"),
+      { message: "a model_change needs model, or provider and modelId", path: ["model"] },
+    );
+
+  const ThinkingLevelChangeEntrySchema = z.looseObject({
+    type: z.literal("thinking_level_change"),
+    ...entryBase,
+    thinkingLevel: z.string().nullable(),
+    operatorIntent: z.unknown().optional(),
+  });
+
+  const ServiceTierChangeEntrySchema = z.looseObject({
+    type: z.literal("service_tier_change"),
+    ...entryBase,
+    serviceTier: z.string().nullable(),
+  });
+
+  const CompactionEntrySchema = z.looseObject({
+    type: z.literal("compaction"),
+    ...entryBase,
+    summary: z.string(),
+    shortSummary: z.string().optional(),
+    firstKeptEntryId: z.string().optional(),
+    tokensBefore: z.number(),
+    details: z.unknown().optional(),
+    preserveData: JsonObjectSchema.optional(),
+    fromExtension: z.boolean().optional(),
+    /** pi's name for `fromExtension`; pi reads it to tell hook-made summaries from its own */
+    fromHook: z.boolean().optional(),
+  });
+
+  const BranchSummaryEntrySchema = z.looseObject({
+    type: z.literal("branch_summary"),
+    ...entryBase,
+    fromId: z.string(),
+    summary: z.string(),
+    details: z.unknown().optional(),
+    fromExtension: z.boolean().optional(),
+    /** pi's name for `fromExtension` */
+    fromHook: z.boolean().optional(),
+  });
+
+  const CustomEntrySchema = z.looseObject({
+    type: z.literal("custom"),
+    ...entryBase,
+    customType: z.string(),
+    data: z.unknown().optional(),
+  });
+
+  const ContentBlockSchema = z.looseObject({ type: z.string() });
+
+  const CustomMessageEntrySchema = z.looseObject({
+    type: z.literal("custom_message"),
+    ...entryBase,
+    customType: z.string(),
+    content: z.union([z.string(), z.array(ContentBlockSchema)]),
+    display: z.boolean(),
+    details: z.unknown().optional(),
+    attribution: z.enum(["user", "agent"]).optional(),
+  });
+
+  const LabelEntrySchema = z.looseObject({
+    type: z.literal("label"),
+    ...entryBase,
+    targetId: z.string(),
+    label: z.string().optional(),
+  });
+
+  const TtsrInjectionEntrySchema = z.looseObject({
+    type: z.literal("ttsr_injection"),
+    ...entryBase,
+    injectedRules: z.array(z.string()),
+    injectedRuleRecords: z.unknown().optional(),
+    ttsrMessageCount: z.number().optional(),
+  });
+
+  const SessionInitEntrySchema = z.looseObject({
+    type: z.literal("session_init"),
+    ...entryBase,
+    systemPrompt: z.string(),
+    task: z.string(),
+    tools: z.array(z.string()),
+    outputSchema: z.unknown().optional(),
+    forkContext: z.unknown().optional(),
+  });
+
+  const ModeChangeEntrySchema = z.looseObject({
+    type: z.literal("mode_change"),
+    ...entryBase,
+    mode: z.string(),
+    data: JsonObjectSchema.optional(),
+  });
+
+  const McpToolSelectionEntrySchema = z.looseObject({
+    type: z.literal("mcp_tool_selection"),
+    ...entryBase,
+    selectedToolNames: z.array(z.string()),
+    selectedDiscoveredBuiltinToolNames: z.array(z.string()).optional(),
+    mutationCorrelationId: z.string().optional(),
+  });
+
+  const DiscoveredBuiltinToolSelectionEntrySchema = z.looseObject({
+    type: z.literal("discovered_builtin_tool_selection"),
+    ...entryBase,
+    selectedToolNames: z.array(z.string()),
+    mutationCorrelationId: z.string().optional(),
+  });
+
+  const ConfiguredModelChainEntrySchema = z.looseObject({
+    type: z.literal("configured_model_chain"),
+    ...entryBase,
+    role: z.string(),
+    entries: z.array(z.string()),
+    origin: z.string(),
+    identity: z.string().optional(),
+    explicitHead: z.boolean().optional(),
+    cleared: z.boolean().optional(),
+  });
+
+  const SessionInfoEntrySchema = z.looseObject({
+    type: z.literal("session_info"),
+    ...entryBase,
+    name: z.string().optional(),
+  });
+
+  const ENTRY_SCHEMAS = {
+    message: MessageEntrySchema,
+    model_change: ModelChangeEntrySchema,
+    thinking_level_change: ThinkingLevelChangeEntrySchema,
+    service_tier_change: ServiceTierChangeEntrySchema,
+    compaction: CompactionEntrySchema,
+    branch_summary: BranchSummaryEntrySchema,
+    custom: CustomEntrySchema,
+    custom_message: CustomMessageEntrySchema,
+    label: LabelEntrySchema,
+    ttsr_injection: TtsrInjectionEntrySchema,
+    session_init: SessionInitEntrySchema,
+    mode_change: ModeChangeEntrySchema,
+    mcp_tool_selection: McpToolSelectionEntrySchema,
+    discovered_builtin_tool_selection: DiscoveredBuiltinToolSelectionEntrySchema,
+    configured_model_chain: ConfiguredModelChainEntrySchema,
+    session_info: SessionInfoEntrySchema,
+  } as const;
+
+  const SessionEntrySchema = z.discriminatedUnion("type", [
+    MessageEntrySchema,
+    ModelChangeEntrySchema,
+    ThinkingLevelChangeEntrySchema,
+    ServiceTierChangeEntrySchema,
+    CompactionEntrySchema,
+    BranchSummaryEntrySchema,
+    CustomEntrySchema,
+    CustomMessageEntrySchema,
+    LabelEntrySchema,
+    TtsrInjectionEntrySchema,
+    SessionInitEntrySchema,
+    ModeChangeEntrySchema,
+    McpToolSelectionEntrySchema,
+    DiscoveredBuiltinToolSelectionEntrySchema,
+    ConfiguredModelChainEntrySchema,
+    SessionInfoEntrySchema,
+  ]);
+
+  const HeaderPatchRecordSchema = z.looseObject({
+    type: z.literal("header_patch"),
+    patch: z.strictObject({
+      title: z.string().optional(),
+      titleSource: z.enum(["auto", "user"]).optional(),
+      cwd: z.string().optional(),
+    }),
+  });
+
+  const EntryPatchRecordSchema = z.looseObject({
+    type: z.literal("entry_patch"),
+    entryId: z.string(),
+    patch: z.strictObject({ message: AgentMessageSchema }),
+  });
+
+  return {
+    AgentMessageSchema,
+    SessionHeaderSchema,
+    MessageEntrySchema,
+    ModelChangeEntrySchema,
+    ThinkingLevelChangeEntrySchema,
+    ServiceTierChangeEntrySchema,
+    CompactionEntrySchema,
+    BranchSummaryEntrySchema,
+    CustomEntrySchema,
+    ContentBlockSchema,
+    CustomMessageEntrySchema,
+    LabelEntrySchema,
+    TtsrInjectionEntrySchema,
+    SessionInitEntrySchema,
+    ModeChangeEntrySchema,
+    McpToolSelectionEntrySchema,
+    DiscoveredBuiltinToolSelectionEntrySchema,
+    ConfiguredModelChainEntrySchema,
+    SessionInfoEntrySchema,
+    ENTRY_SCHEMAS,
+    SessionEntrySchema,
+    HeaderPatchRecordSchema,
+    EntryPatchRecordSchema,
+  };
+}
+
+/** The schemas, as {@link define} builds them. */
+type Schemas = ReturnType<typeof define>;
+
+const schemas = lazySchemas(define);
+
+export type { AgentMessage, StoredAgentMessage } from "./messages.js";
 
 /**
  * One message as the agent loop stores it. Only `role` is checked: the message payload belongs
@@ -23,10 +284,7 @@ const JsonObjectSchema = z.record(z.string(), z.unknown());
  * a role this version does not know is kept as read. The static type is the role-typed
  * {@link StoredAgentMessage}; what an agent may append is the narrower {@link AgentMessage}.
  */
-export const AgentMessageSchema = z.looseObject({
-  role: z.string(),
-}) as unknown as z.ZodType<StoredAgentMessage>;
-export type { AgentMessage, StoredAgentMessage } from "./messages.js";
+export const AgentMessageSchema = schemas.lazy("AgentMessageSchema");
 
 /**
  * The header on line 1 of every session file. `version` is absent in v1 files. Only `type` and
@@ -34,34 +292,10 @@ export type { AgentMessage, StoredAgentMessage } from "./messages.js";
  * carries one with the wrong type is refused as a whole (see `loadSession`), because every later
  * decision (scope, title, replay) trusts it.
  */
-export const SessionHeaderSchema = z.looseObject({
-  type: z.literal("session"),
-  version: z.number().int().min(1).max(CURRENT_SESSION_VERSION).optional(),
-  id: z.string(),
-  timestamp: z.string().optional(),
-  cwd: z.string().optional(),
-  title: z.string().optional(),
-  titleSource: z.enum(["auto", "user"]).optional(),
-  parentSession: z.string().optional(),
-});
-/** The session header record. */
-export type SessionHeader = z.infer<typeof SessionHeaderSchema>;
-
-/** Fields every tree entry carries. `parentId` is `null` for a root entry. */
-const entryBase = {
-  id: z.string(),
-  parentId: z.string().nullable(),
-  timestamp: z.string(),
-};
+export const SessionHeaderSchema = schemas.lazy("SessionHeaderSchema");
 
 /** `message`: an agent message stored as-is. */
-export const MessageEntrySchema = z.looseObject({
-  type: z.literal("message"),
-  ...entryBase,
-  message: AgentMessageSchema,
-});
-/** A `message` entry. */
-export type MessageEntry = z.infer<typeof MessageEntrySchema>;
+export const MessageEntrySchema = schemas.lazy("MessageEntrySchema");
 
 /**
  * `model_change`, in either peer's shape: GJC writes `model` (`"provider/id"`) with an optional
@@ -69,25 +303,145 @@ export type MessageEntry = z.infer<typeof MessageEntrySchema>;
  * `provider` and `modelId` and no role. A record must carry one of the two shapes; when it
  * carries both, `model` is the one GJC readers use (see {@link modelChangeModel}).
  */
-export const ModelChangeEntrySchema = z
-  .looseObject({
-    type: z.literal("model_change"),
-    ...entryBase,
-    model: z.string().optional(),
-    provider: z.string().optional(),
-    modelId: z.string().optional(),
-    role: z.string().optional(),
-    cleared: z.boolean().optional(),
-    previousModel: z.string().optional(),
-    reason: z.string().optional(),
-    thinkingLevel: z.string().nullable().optional(),
-  })
-  .refine(
-    (entry) => typeof entry.model === "string" || (typeof entry.provider === "string" && typeof entry.modelId === "string"),
-    { message: "a model_change needs model, or provider and modelId", path: ["model"] },
-  );
+export const ModelChangeEntrySchema = schemas.lazy("ModelChangeEntrySchema");
+
+/** `thinking_level_change`: `null` is read as `"off"` by context reconstruction. */
+export const ThinkingLevelChangeEntrySchema = schemas.lazy("ThinkingLevelChangeEntrySchema");
+
+/** `service_tier_change`: `null` clears the tier. */
+export const ServiceTierChangeEntrySchema = schemas.lazy("ServiceTierChangeEntrySchema");
+
+/**
+ * `compaction`. `firstKeptEntryId` is optional because a v1 file whose `firstKeptEntryIndex`
+ * points at nothing migrates without one (an id is never invented).
+ */
+export const CompactionEntrySchema = schemas.lazy("CompactionEntrySchema");
+
+/** `branch_summary`: `fromId` is the literal `"root"` when the branch started at the root. */
+export const BranchSummaryEntrySchema = schemas.lazy("BranchSummaryEntrySchema");
+
+/** `custom`: extension state; never part of the model context. */
+export const CustomEntrySchema = schemas.lazy("CustomEntrySchema");
+
+/** A content block of a `custom_message`: text, image, or a type this version does not know. */
+export const ContentBlockSchema = schemas.lazy("ContentBlockSchema");
+
+/** `custom_message`: extension text that does reach the model context. */
+export const CustomMessageEntrySchema = schemas.lazy("CustomMessageEntrySchema");
+
+/** `label`: an absent `label` clears the label of `targetId`. */
+export const LabelEntrySchema = schemas.lazy("LabelEntrySchema");
+
+/** `ttsr_injection`: rule names injected into the conversation. */
+export const TtsrInjectionEntrySchema = schemas.lazy("TtsrInjectionEntrySchema");
+
+/** `session_init`: how a sub-agent session was started. */
+export const SessionInitEntrySchema = schemas.lazy("SessionInitEntrySchema");
+
+/** `mode_change`: the agent mode (for example `"plan"`) and its data. */
+export const ModeChangeEntrySchema = schemas.lazy("ModeChangeEntrySchema");
+
+/**
+ * `mcp_tool_selection`. `selectedDiscoveredBuiltinToolNames` is the v4 combined field, still
+ * readable; v5 writers put that authority in `discovered_builtin_tool_selection` instead.
+ */
+export const McpToolSelectionEntrySchema = schemas.lazy("McpToolSelectionEntrySchema");
+
+/** `discovered_builtin_tool_selection`: the v5 discovered built-in authority. */
+export const DiscoveredBuiltinToolSelectionEntrySchema = schemas.lazy("DiscoveredBuiltinToolSelectionEntrySchema");
+
+/**
+ * `configured_model_chain` (GJC): the ordered fallback chain of models configured for `role`
+ * (`entries` are `"provider/id"`, head first). The latest one per role on the path is in force;
+ * `cleared: true` removes the role's chain.
+ */
+export const ConfiguredModelChainEntrySchema = schemas.lazy("ConfiguredModelChainEntrySchema");
+
+/**
+ * `session_info` (pi): the session's display name. A tree entry like any other (it has a
+ * parent and becomes the leaf); the latest one in the file decides the name, and an empty or
+ * absent `name` clears it (see `getSessionInfoName`).
+ */
+export const SessionInfoEntrySchema = schemas.lazy("SessionInfoEntrySchema");
+
+/** Every known entry schema, keyed by its `type`. */
+export const ENTRY_SCHEMAS = schemas.lazy("ENTRY_SCHEMAS");
+
+/** Any known entry, discriminated on `type` (strict validation reports paths through it). */
+export const SessionEntrySchema = schemas.lazy("SessionEntrySchema");
+
+/**
+ * `header_patch` (v4+): updates header metadata. The payload is strict: a patch with a key it
+ * must not carry, or a value of the wrong type, is skipped rather than half-applied.
+ */
+export const HeaderPatchRecordSchema = schemas.lazy("HeaderPatchRecordSchema");
+
+/** `entry_patch` (v4+): replaces the `message` of an existing `message` entry, nothing else. */
+export const EntryPatchRecordSchema = schemas.lazy("EntryPatchRecordSchema");
+
+/** The session header record. */
+export type SessionHeader = z.infer<Schemas["SessionHeaderSchema"]>;
+
+/** A `message` entry. */
+export type MessageEntry = z.infer<Schemas["MessageEntrySchema"]>;
+
 /** A `model_change` entry. */
-export type ModelChangeEntry = z.infer<typeof ModelChangeEntrySchema>;
+export type ModelChangeEntry = z.infer<Schemas["ModelChangeEntrySchema"]>;
+
+/** A `thinking_level_change` entry. */
+export type ThinkingLevelChangeEntry = z.infer<Schemas["ThinkingLevelChangeEntrySchema"]>;
+
+/** A `service_tier_change` entry. */
+export type ServiceTierChangeEntry = z.infer<Schemas["ServiceTierChangeEntrySchema"]>;
+
+/** A `compaction` entry. */
+export type CompactionEntry = z.infer<Schemas["CompactionEntrySchema"]>;
+
+/** A `branch_summary` entry. */
+export type BranchSummaryEntry = z.infer<Schemas["BranchSummaryEntrySchema"]>;
+
+/** A `custom` entry. */
+export type CustomEntry = z.infer<Schemas["CustomEntrySchema"]>;
+
+/** One content block. */
+export type ContentBlock = z.infer<Schemas["ContentBlockSchema"]>;
+
+/** A `custom_message` entry. */
+export type CustomMessageEntry = z.infer<Schemas["CustomMessageEntrySchema"]>;
+
+/** A `label` entry. */
+export type LabelEntry = z.infer<Schemas["LabelEntrySchema"]>;
+
+/** A `ttsr_injection` entry. */
+export type TtsrInjectionEntry = z.infer<Schemas["TtsrInjectionEntrySchema"]>;
+
+/** A `session_init` entry. */
+export type SessionInitEntry = z.infer<Schemas["SessionInitEntrySchema"]>;
+
+/** A `mode_change` entry. */
+export type ModeChangeEntry = z.infer<Schemas["ModeChangeEntrySchema"]>;
+
+/** An `mcp_tool_selection` entry. */
+export type McpToolSelectionEntry = z.infer<Schemas["McpToolSelectionEntrySchema"]>;
+
+/** A `discovered_builtin_tool_selection` entry. */
+export type DiscoveredBuiltinToolSelectionEntry = z.infer<Schemas["DiscoveredBuiltinToolSelectionEntrySchema"]
+>;
+
+/** A `configured_model_chain` entry. */
+export type ConfiguredModelChainEntry = z.infer<Schemas["ConfiguredModelChainEntrySchema"]>;
+
+/** A `session_info` entry. */
+export type SessionInfoEntry = z.infer<Schemas["SessionInfoEntrySchema"]>;
+
+/** A known, well-formed entry. */
+export type SessionEntry = z.infer<Schemas["SessionEntrySchema"]>;
+
+/** A `header_patch` record. */
+export type HeaderPatchRecord = z.infer<Schemas["HeaderPatchRecordSchema"]>;
+
+/** An `entry_patch` record. */
+export type EntryPatchRecord = z.infer<Schemas["EntryPatchRecordSchema"]>;
 
 /**
  * The `"provider/id"` a `model_change` sets: its `model`, else pi's `provider` and `modelId`
@@ -98,188 +452,6 @@ export function modelChangeModel(entry: ModelChangeEntry): string | undefined {
   return entry.provider !== undefined && entry.modelId !== undefined ? `${entry.provider}/${entry.modelId}` : undefined;
 }
 
-/** `thinking_level_change`: `null` is read as `"off"` by context reconstruction. */
-export const ThinkingLevelChangeEntrySchema = z.looseObject({
-  type: z.literal("thinking_level_change"),
-  ...entryBase,
-  thinkingLevel: z.string().nullable(),
-  operatorIntent: z.unknown().optional(),
-});
-/** A `thinking_level_change` entry. */
-export type ThinkingLevelChangeEntry = z.infer<typeof ThinkingLevelChangeEntrySchema>;
-
-/** `service_tier_change`: `null` clears the tier. */
-export const ServiceTierChangeEntrySchema = z.looseObject({
-  type: z.literal("service_tier_change"),
-  ...entryBase,
-  serviceTier: z.string().nullable(),
-});
-/** A `service_tier_change` entry. */
-export type ServiceTierChangeEntry = z.infer<typeof ServiceTierChangeEntrySchema>;
-
-/**
- * `compaction`. `firstKeptEntryId` is optional because a v1 file whose `firstKeptEntryIndex`
- * points at nothing migrates without one (an id is never invented).
- */
-export const CompactionEntrySchema = z.looseObject({
-  type: z.literal("compaction"),
-  ...entryBase,
-  summary: z.string(),
-  shortSummary: z.string().optional(),
-  firstKeptEntryId: z.string().optional(),
-  tokensBefore: z.number(),
-  details: z.unknown().optional(),
-  preserveData: JsonObjectSchema.optional(),
-  fromExtension: z.boolean().optional(),
-  /** pi's name for `fromExtension`; pi reads it to tell hook-made summaries from its own */
-  fromHook: z.boolean().optional(),
-});
-/** A `compaction` entry. */
-export type CompactionEntry = z.infer<typeof CompactionEntrySchema>;
-
-/** `branch_summary`: `fromId` is the literal `"root"` when the branch started at the root. */
-export const BranchSummaryEntrySchema = z.looseObject({
-  type: z.literal("branch_summary"),
-  ...entryBase,
-  fromId: z.string(),
-  summary: z.string(),
-  details: z.unknown().optional(),
-  fromExtension: z.boolean().optional(),
-  /** pi's name for `fromExtension` */
-  fromHook: z.boolean().optional(),
-});
-/** A `branch_summary` entry. */
-export type BranchSummaryEntry = z.infer<typeof BranchSummaryEntrySchema>;
-
-/** `custom`: extension state; never part of the model context. */
-export const CustomEntrySchema = z.looseObject({
-  type: z.literal("custom"),
-  ...entryBase,
-  customType: z.string(),
-  data: z.unknown().optional(),
-});
-/** A `custom` entry. */
-export type CustomEntry = z.infer<typeof CustomEntrySchema>;
-
-/** A content block of a `custom_message`: text, image, or a type this version does not know. */
-export const ContentBlockSchema = z.looseObject({ type: z.string() });
-/** One content block. */
-export type ContentBlock = z.infer<typeof ContentBlockSchema>;
-
-/** `custom_message`: extension text that does reach the model context. */
-export const CustomMessageEntrySchema = z.looseObject({
-  type: z.literal("custom_message"),
-  ...entryBase,
-  customType: z.string(),
-  content: z.union([z.string(), z.array(ContentBlockSchema)]),
-  display: z.boolean(),
-  details: z.unknown().optional(),
-  attribution: z.enum(["user", "agent"]).optional(),
-});
-/** A `custom_message` entry. */
-export type CustomMessageEntry = z.infer<typeof CustomMessageEntrySchema>;
-
-/** `label`: an absent `label` clears the label of `targetId`. */
-export const LabelEntrySchema = z.looseObject({
-  type: z.literal("label"),
-  ...entryBase,
-  targetId: z.string(),
-  label: z.string().optional(),
-});
-/** A `label` entry. */
-export type LabelEntry = z.infer<typeof LabelEntrySchema>;
-
-/** `ttsr_injection`: rule names injected into the conversation. */
-export const TtsrInjectionEntrySchema = z.looseObject({
-  type: z.literal("ttsr_injection"),
-  ...entryBase,
-  injectedRules: z.array(z.string()),
-  injectedRuleRecords: z.unknown().optional(),
-  ttsrMessageCount: z.number().optional(),
-});
-/** A `ttsr_injection` entry. */
-export type TtsrInjectionEntry = z.infer<typeof TtsrInjectionEntrySchema>;
-
-/** `session_init`: how a sub-agent session was started. */
-export const SessionInitEntrySchema = z.looseObject({
-  type: z.literal("session_init"),
-  ...entryBase,
-  systemPrompt: z.string(),
-  task: z.string(),
-  tools: z.array(z.string()),
-  outputSchema: z.unknown().optional(),
-  forkContext: z.unknown().optional(),
-});
-/** A `session_init` entry. */
-export type SessionInitEntry = z.infer<typeof SessionInitEntrySchema>;
-
-/** `mode_change`: the agent mode (for example `"plan"`) and its data. */
-export const ModeChangeEntrySchema = z.looseObject({
-  type: z.literal("mode_change"),
-  ...entryBase,
-  mode: z.string(),
-  data: JsonObjectSchema.optional(),
-});
-/** A `mode_change` entry. */
-export type ModeChangeEntry = z.infer<typeof ModeChangeEntrySchema>;
-
-/**
- * `mcp_tool_selection`. `selectedDiscoveredBuiltinToolNames` is the v4 combined field, still
- * readable; v5 writers put that authority in `discovered_builtin_tool_selection` instead.
- */
-export const McpToolSelectionEntrySchema = z.looseObject({
-  type: z.literal("mcp_tool_selection"),
-  ...entryBase,
-  selectedToolNames: z.array(z.string()),
-  selectedDiscoveredBuiltinToolNames: z.array(z.string()).optional(),
-  mutationCorrelationId: z.string().optional(),
-});
-/** An `mcp_tool_selection` entry. */
-export type McpToolSelectionEntry = z.infer<typeof McpToolSelectionEntrySchema>;
-
-/** `discovered_builtin_tool_selection`: the v5 discovered built-in authority. */
-export const DiscoveredBuiltinToolSelectionEntrySchema = z.looseObject({
-  type: z.literal("discovered_builtin_tool_selection"),
-  ...entryBase,
-  selectedToolNames: z.array(z.string()),
-  mutationCorrelationId: z.string().optional(),
-});
-/** A `discovered_builtin_tool_selection` entry. */
-export type DiscoveredBuiltinToolSelectionEntry = z.infer<
-  typeof DiscoveredBuiltinToolSelectionEntrySchema
->;
-
-/**
- * `configured_model_chain` (GJC): the ordered fallback chain of models configured for `role`
- * (`entries` are `"provider/id"`, head first). The latest one per role on the path is in force;
- * `cleared: true` removes the role's chain.
- */
-export const ConfiguredModelChainEntrySchema = z.looseObject({
-  type: z.literal("configured_model_chain"),
-  ...entryBase,
-  role: z.string(),
-  entries: z.array(z.string()),
-  origin: z.string(),
-  identity: z.string().optional(),
-  explicitHead: z.boolean().optional(),
-  cleared: z.boolean().optional(),
-});
-/** A `configured_model_chain` entry. */
-export type ConfiguredModelChainEntry = z.infer<typeof ConfiguredModelChainEntrySchema>;
-
-/**
- * `session_info` (pi): the session's display name. A tree entry like any other (it has a
- * parent and becomes the leaf); the latest one in the file decides the name, and an empty or
- * absent `name` clears it (see `getSessionInfoName`).
- */
-export const SessionInfoEntrySchema = z.looseObject({
-  type: z.literal("session_info"),
-  ...entryBase,
-  name: z.string().optional(),
-});
-/** A `session_info` entry. */
-export type SessionInfoEntry = z.infer<typeof SessionInfoEntrySchema>;
-
 /**
  * The name a `session_info` entry gives the session: its `name` trimmed, or `undefined` when
  * that is empty or absent (the entry clears the name, as pi 0.73.1 reads it).
@@ -289,84 +461,39 @@ export function sessionInfoName(entry: SessionInfoEntry): string | undefined {
   return name === "" ? undefined : name;
 }
 
-/** Every known entry schema, keyed by its `type`. */
-export const ENTRY_SCHEMAS = {
-  message: MessageEntrySchema,
-  model_change: ModelChangeEntrySchema,
-  thinking_level_change: ThinkingLevelChangeEntrySchema,
-  service_tier_change: ServiceTierChangeEntrySchema,
-  compaction: CompactionEntrySchema,
-  branch_summary: BranchSummaryEntrySchema,
-  custom: CustomEntrySchema,
-  custom_message: CustomMessageEntrySchema,
-  label: LabelEntrySchema,
-  ttsr_injection: TtsrInjectionEntrySchema,
-  session_init: SessionInitEntrySchema,
-  mode_change: ModeChangeEntrySchema,
-  mcp_tool_selection: McpToolSelectionEntrySchema,
-  discovered_builtin_tool_selection: DiscoveredBuiltinToolSelectionEntrySchema,
-  configured_model_chain: ConfiguredModelChainEntrySchema,
-  session_info: SessionInfoEntrySchema,
-} as const;
-
 /** The `type` of a known entry. */
-export type SessionEntryType = keyof typeof ENTRY_SCHEMAS;
-
-/** The known entry types, in the spec's order. */
-export const SESSION_ENTRY_TYPES = Object.keys(ENTRY_SCHEMAS) as readonly SessionEntryType[];
+export type SessionEntryType = keyof Schemas["ENTRY_SCHEMAS"];
 
 /** The schema of a known entry type, or `undefined` (`"valueOf"` is data, not a lookup key). */
 export function entrySchemaFor(
   type: string,
-): (typeof ENTRY_SCHEMAS)[SessionEntryType] | undefined {
-  return Object.hasOwn(ENTRY_SCHEMAS, type) ? ENTRY_SCHEMAS[type as SessionEntryType] : undefined;
+): Schemas["ENTRY_SCHEMAS"][SessionEntryType] | undefined {
+  const entries = schemas.all().ENTRY_SCHEMAS;
+  return Object.hasOwn(entries, type) ? entries[type as SessionEntryType] : undefined;
 }
 
-/** Any known entry, discriminated on `type` (strict validation reports paths through it). */
-export const SessionEntrySchema = z.discriminatedUnion("type", [
-  MessageEntrySchema,
-  ModelChangeEntrySchema,
-  ThinkingLevelChangeEntrySchema,
-  ServiceTierChangeEntrySchema,
-  CompactionEntrySchema,
-  BranchSummaryEntrySchema,
-  CustomEntrySchema,
-  CustomMessageEntrySchema,
-  LabelEntrySchema,
-  TtsrInjectionEntrySchema,
-  SessionInitEntrySchema,
-  ModeChangeEntrySchema,
-  McpToolSelectionEntrySchema,
-  DiscoveredBuiltinToolSelectionEntrySchema,
-  ConfiguredModelChainEntrySchema,
-  SessionInfoEntrySchema,
-]);
-/** A known, well-formed entry. */
-export type SessionEntry = z.infer<typeof SessionEntrySchema>;
-
-/**
- * `header_patch` (v4+): updates header metadata. The payload is strict: a patch with a key it
- * must not carry, or a value of the wrong type, is skipped rather than half-applied.
- */
-export const HeaderPatchRecordSchema = z.looseObject({
-  type: z.literal("header_patch"),
-  patch: z.strictObject({
-    title: z.string().optional(),
-    titleSource: z.enum(["auto", "user"]).optional(),
-    cwd: z.string().optional(),
-  }),
-});
-/** A `header_patch` record. */
-export type HeaderPatchRecord = z.infer<typeof HeaderPatchRecordSchema>;
-
-/** `entry_patch` (v4+): replaces the `message` of an existing `message` entry, nothing else. */
-export const EntryPatchRecordSchema = z.looseObject({
-  type: z.literal("entry_patch"),
-  entryId: z.string(),
-  patch: z.strictObject({ message: AgentMessageSchema }),
-});
-/** An `entry_patch` record. */
-export type EntryPatchRecord = z.infer<typeof EntryPatchRecordSchema>;
+/** The known entry types, in the spec's order (the keys of {@link ENTRY_SCHEMAS}, checked below). */
+export const SESSION_ENTRY_TYPES = [
+  "message",
+  "model_change",
+  "thinking_level_change",
+  "service_tier_change",
+  "compaction",
+  "branch_summary",
+  "custom",
+  "custom_message",
+  "label",
+  "ttsr_injection",
+  "session_init",
+  "mode_change",
+  "mcp_tool_selection",
+  "discovered_builtin_tool_selection",
+  "configured_model_chain",
+  "session_info",
+] as const satisfies readonly SessionEntryType[];
+// Compile-time proof that the list above names every entry schema.
+const everyEntryType: Exclude<SessionEntryType, (typeof SESSION_ENTRY_TYPES)[number]> extends never ? true : false = true;
+void everyEntryType;
 
 /** Either patch record. */
 export type PatchRecord = HeaderPatchRecord | EntryPatchRecord;

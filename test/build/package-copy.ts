@@ -8,14 +8,13 @@ import path from "node:path";
 
 import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
 
-/** Everything `npm run build:native`, `build:cmake` and `prebuildify` read. */
+/** Everything `npm run build:native` and `build:cmake` read. */
 const BUILD_INPUTS = [
   "package.json",
   "binding.gyp",
   "CMakeLists.txt",
   "native",
   "scripts/gyp-sources.cjs",
-  "scripts/copy-pinned-vfs.cjs",
   "src/native/binding.cjs",
 ] as const;
 

@@ -25,7 +25,8 @@ export interface TracedCall {
  */
 export function traceThreads(ctx: SkipContext, logDir: string, traceSet: readonly string[], body: string): TracedCall[] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
-  const script = `const b = require(${JSON.stringify(BINDING_LOADER)});
+  // load(): the addon is loaded before the span, not by its first call inside it.
+  const script = `const b = require(${JSON.stringify(BINDING_LOADER)}).load();
 const begin = () => { try { require("node:fs").statSync("/gjc-trace-begin"); } catch {} };
 const end = () => { try { require("node:fs").statSync("/gjc-trace-end"); } catch {} };
 ${body}`;

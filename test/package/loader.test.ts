@@ -1,0 +1,86 @@
+/**
+ * The addon loader (src/native/binding.cjs) when no build matches: importing the package
+ * still works, the first call that needs the addon throws our coded `native_unavailable`
+ * error (never node-gyp-build's raw message), and the process carries on. Real child
+ * processes, with node-gyp-build's own environment overrides standing in for another
+ * platform (it reads npm_config_platform / npm_config_arch; PREBUILDS_ONLY skips build/).
+ */
+import path from "node:path";
+
+import { describe, expect, it } from "vitest";
+
+import { REPO_ROOT, run } from "../helpers/processes.js";
+import { makeTempDir } from "../helpers/temp.js";
+
+const INDEX = path.join(REPO_ROOT, "dist", "index.js");
+
+interface Outcome {
+  readonly imported: boolean;
+  readonly memory: number;
+  readonly errors: { name: string; code: string; message: string; platform: string; arch: string; napiVersion: number; cause: string }[];
+  readonly after: string;
+}
+
+/** Imports the built package in a child with `env`, calls the addon twice, reports what happened. */
+function probe(env: NodeJS.ProcessEnv): Outcome {
+  const script = `
+const m = await import(${JSON.stringify(INDEX)});
+const errors = [];
+for (let i = 0; i < 2; i++) {
+  try { m.resolveManagedScopeOrThrow({ cwd: process.argv[1], agentDir: process.argv[1] + "/agent", mode: "write" }); } catch (e) {
+    errors.push({ name: e.name, code: e.code, message: e.message, platform: e.platform, arch: e.arch, napiVersion: e.napiVersion, cause: String(e.cause?.message) });
+  }
+}
+// The pure layers need no addon: an in-memory session works on the same import.
+const s = m.SessionManager.inMemory("/");
+s.appendMessage({ role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 });
+process.stdout.write(JSON.stringify({ imported: true, memory: s.buildSessionContext().messages.length, errors, after: "still running" }));`;
+  const base = makeTempDir("gjc-loader-");
+  try {
+    const result = run(process.execPath, ["--input-type=module", "-e", script, base.path], { env: { ...process.env, ...env } });
+    expect(result.status, result.stderr).toBe(0);
+    return JSON.parse(result.stdout) as Outcome;
+  } finally {
+    base.remove();
+  }
+}
+
+describe("native_unavailable", () => {
+  it("another platform: import works, each addon call throws the coded error naming platform, arch, ABI and the fix", () => {
+    const outcome = probe({ PREBUILDS_ONLY: "1", npm_config_platform: "aix", npm_config_arch: "ppc64" });
+    expect(outcome.imported).toBe(true);
+    expect(outcome.memory).toBe(1);
+    expect(outcome.after).toBe("still running");
+    expect(outcome.errors).toHaveLength(2);
+    for (const error of outcome.errors) {
+      expect(error).toMatchObject({ name: "NativeUnavailableError", code: "native_unavailable", platform: "aix", arch: "ppc64" });
+      expect(error.napiVersion).toBe(Number(process.versions.napi));
+      expect(error.message).toContain("aix-ppc64");
+      expect(error.message).toContain(`ABI ${process.versions.modules}`);
+      expect(error.message).toContain(`Node-API ${process.versions.napi}`);
+      expect(error.message).toContain("npm rebuild gjc-session-store");
+      expect(error.message).not.toMatch(/^No native build/);
+      // node-gyp-build's own words stay available as the cause, for a bug report.
+      expect(error.cause).toContain("No native build was found");
+    }
+  });
+
+  it("an empty package directory (no build/, no prebuilds/): the same coded error for this platform", () => {
+    const empty = makeTempDir("gjc-loader-empty-");
+    try {
+      // node-gyp-build's <NAME>_PREBUILD override points the lookup at a directory with nothing in it.
+      const outcome = probe({ GJC_SESSION_STORE_PREBUILD: empty.path });
+      expect(outcome.errors).toHaveLength(2);
+      expect(outcome.errors[0]).toMatchObject({ code: "native_unavailable", platform: process.platform, arch: process.arch });
+      expect(outcome.errors[0]?.message).toContain(`${process.platform}-${process.arch}`);
+      expect(outcome.memory).toBe(1);
+    } finally {
+      empty.remove();
+    }
+  });
+
+  it("the control: with the build in place the same calls succeed", () => {
+    const outcome = probe({});
+    expect(outcome.errors).toEqual([]);
+  });
+});
