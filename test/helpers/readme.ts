@@ -126,9 +126,14 @@ export function compileSnippets(snippets: readonly Snippet[]): CompiledSnippets 
 // Variables that would point the store somewhere else than the fresh home, or name a terminal.
 const FOREIGN_ENV = ["GJC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR", "GJC_CONFIG_DIR", "TMUX", "TMUX_PANE", "KITTY_WINDOW_ID", "TERM_SESSION_ID", "WT_SESSION"];
 
-/** The environment of a snippet run: this process's, with `HOME` set and nothing redirecting the store. */
+/**
+ * The environment of a snippet run: this process's, with `HOME` set, temporary files below it
+ * (so what a snippet leaves goes with the home) and nothing redirecting the store.
+ */
 export function snippetEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
+  const tmp = path.join(home, "tmp");
+  fs.mkdirSync(tmp, { recursive: true, mode: 0o700 });
+  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, TMPDIR: tmp };
   for (const name of FOREIGN_ENV) delete env[name];
   return env;
 }
