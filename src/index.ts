@@ -243,6 +243,7 @@ export {
   SecureFile,
   SecureLock,
   SecureFsError,
+  NativeUnavailableError,
   SECURE_FS_ERROR_CODES,
   isValidEntryName,
   directoryIdentity,

@@ -26,7 +26,7 @@ describe("the error family", () => {
   it("every exported error class is a GjcError, named after itself", () => {
     const exported = Object.entries(library).filter(([name, value]) => /^[A-Z]\w*Error$/.test(name) && typeof value === "function");
     expect(exported.map(([name]) => name).sort()).toEqual(
-      ["AuditError", "GjcError", "HistoryError", "MigrationError", "PersistSanitizeError", "ScopeError", "SecureFsError", "SessionFormatError", "SessionManagerError", "SessionTreeError", "StorageError"].sort(),
+      ["AuditError", "GjcError", "HistoryError", "MigrationError", "NativeUnavailableError", "PersistSanitizeError", "ScopeError", "SecureFsError", "SessionFormatError", "SessionManagerError", "SessionTreeError", "StorageError"].sort(),
     );
     for (const [name, value] of exported) {
       const errorClass = value as { prototype: object; name: string };

@@ -6,7 +6,7 @@
 import type { z } from "zod";
 
 import type { SecureFsErrorCode } from "../fs/index.js";
-import { lazySchemas, type Zod } from "../lazy-zod.js";
+import { lazySchemas, type Zod } from "../session/lazy-zod.js";
 
 /**
  * The owner-only problems, named by the `SecureFsError` code the secure layer raises for the

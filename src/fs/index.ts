@@ -11,6 +11,7 @@ export { insecureAncestors, nearestInsecureAncestor } from "./ancestors.js";
 export { directoryIdentity, isValidEntryName } from "./identity.js";
 export type { DirectoryIdentity } from "./identity.js";
 export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";
+export { NativeUnavailableError } from "../native/index.js";
 export type { AclAttribute, SecureFsErrorCode, SecureFsErrorDetails } from "./errors.js";
 export type { EntryType, ExactStat, SecureData, SecureDirEntry, SecureStat, VerifyEvidence } from "./types.js";
 // The SQLite extension that opens a database through a held directory (native/sqlite).

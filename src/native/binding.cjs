@@ -12,6 +12,9 @@ const path = require("node:path");
 const root = path.join(__dirname, "..", "..");
 
 let addon;
+// The typed layer (src/native/index.ts) replaces this so the error is a GjcError subclass;
+// this plain coded Error is what a caller of the bare loader sees.
+let wrapUnavailable = (error) => error;
 
 /** Where node-gyp-build looks, as it decides it (its environment overrides included). */
 function target() {
@@ -64,7 +67,7 @@ function load() {
     try {
       addon = require("node-gyp-build")(root);
     } catch (cause) {
-      throw unavailable(cause);
+      throw wrapUnavailable(unavailable(cause));
     }
   }
   return addon;
@@ -82,6 +85,10 @@ module.exports = new Proxy(
     // native_unavailable: for a caller that must not pay the load inside a measured or
     // traced span.
     load,
+    // Lets src/native/index.ts make the error its NativeUnavailableError; not an addon function.
+    setUnavailableError(wrap) {
+      wrapUnavailable = wrap;
+    },
   },
   {
     get(local, key) {

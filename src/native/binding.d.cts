@@ -120,6 +120,16 @@ declare namespace binding {
 
   type Bytes = Uint8Array | string;
 
+  /** What the loader's `native_unavailable` error carries besides its message. */
+  interface NativeUnavailableDetails {
+    readonly code: "native_unavailable";
+    readonly platform: string;
+    readonly arch: string;
+    readonly libc: string | undefined;
+    readonly abi: string;
+    readonly napiVersion: number;
+  }
+
   /** The addon's exports. */
   interface Addon {
     /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
@@ -129,6 +139,8 @@ declare namespace binding {
      * throws the `native_unavailable` error.
      */
     load(): Addon;
+    /** Replaces the plain coded Error a failed load throws (src/native/index.ts sets it once). */
+    setUnavailableError(wrap: (error: Error & NativeUnavailableDetails) => Error): void;
     readonly NativeHandle: abstract new () => NativeHandle;
     openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;
     /**

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import binding from "#binding";
+import { GjcError } from "../errors.js";
 
 /** Reason codes reported by the addon. */
 export type NativeFailureCode = binding.NativeFailureCode;
@@ -31,6 +32,35 @@ export type NativeExactStat = binding.NativeExactStat;
 export type NativeDirEntry = binding.NativeDirEntry;
 /** Native directory identity. */
 export type NativeIdentity = binding.NativeIdentity;
+
+/**
+ * Thrown by the first call that needs the native addon when no prebuilt or compiled build
+ * matches this platform, architecture and ABI, or the one found fails to load. The process
+ * keeps running; pure session functions and the memory storage work without the addon.
+ */
+export class NativeUnavailableError extends GjcError<"native_unavailable"> {
+  /** `process.platform` as the loader saw it. */
+  readonly platform: string;
+  /** `process.arch` as the loader saw it. */
+  readonly arch: string;
+  /** `glibc` or `musl` on Linux, else undefined. */
+  readonly libc: string | undefined;
+  /** Node's module ABI (`process.versions.modules`). */
+  readonly abi: string;
+  /** The runtime's Node-API version. */
+  readonly napiVersion: number;
+
+  constructor(plain: Error & binding.NativeUnavailableDetails) {
+    super("native_unavailable", plain.message, { cause: plain.cause });
+    this.platform = plain.platform;
+    this.arch = plain.arch;
+    this.libc = plain.libc;
+    this.abi = plain.abi;
+    this.napiVersion = plain.napiVersion;
+  }
+}
+
+binding.setUnavailableError((plain) => new NativeUnavailableError(plain));
 
 /** The addon's functions, typed 1:1 with native/binding/addon.cc. */
 export const native: binding.Addon = binding;

@@ -10,7 +10,7 @@
  */
 import type { z } from "zod";
 
-import { lazySchemas, type Zod } from "../lazy-zod.js";
+import { lazySchemas, type Zod } from "./lazy-zod.js";
 import type { StoredAgentMessage } from "./messages.js";
 
 /** The session format version this library writes. Files with a greater version are refused. */

@@ -1,39 +1,58 @@
-// The README's quick start runs as written: its first code block, saved as a module inside
-// the package (so `import "gjc-session-store"` resolves to this package's built entry) and
-// run with a fresh HOME, exits 0 and leaves one session in the managed scope.
+// The README's quick start does what it says when run as written in a fresh home: its block
+// (the first TypeScript block, under "## Quick start"), compiled and run on its own, leaves
+// exactly one session in the workspace's managed scope below ~/.gjc/agent, holding the two
+// messages, and the resumed session is that file.
 import fs from "node:fs";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { REPO_ROOT, run } from "../helpers/processes.js";
+import { compileSnippets, readmeSection, readmeTsSnippets, runSnippet } from "../helpers/readme.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 let home: ReturnType<typeof makeTempDir>;
-let script: string;
 
 beforeEach(() => {
   home = makeTempDir("gjc-quickstart-");
-  script = path.join(REPO_ROOT, `.readme-quickstart-${process.pid}.mjs`);
 });
 afterEach(() => {
-  fs.rmSync(script, { force: true });
   home.remove();
 });
 
 describe("README quick start", () => {
-  it("runs as written and leaves one session in the workspace's managed scope", () => {
-    const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
-    const block = /## Using it\n+```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-    expect(block, "the README has a ts block under 'Using it'").toBeDefined();
-    fs.writeFileSync(script, `${block}\nawait resumed.close();\nconsole.log(JSON.stringify({ messages: messages.length, file: resumed.getSessionFile() }));\n`);
-    const workspace = path.join(home.path, "work");
-    fs.mkdirSync(workspace);
-    const env = { ...process.env, HOME: home.path, GJC_CODING_AGENT_DIR: "", PI_CODING_AGENT_DIR: "", GJC_CONFIG_DIR: "" };
-    const result = run(process.execPath, [script], { cwd: workspace, env });
-    expect(result.status, result.stderr).toBe(0);
-    const out = JSON.parse(result.stdout.trim().split("\n").pop() ?? "{}") as { messages: number; file: string };
-    expect(out.messages).toBe(2);
-    expect(out.file.startsWith(path.join(fs.realpathSync(home.path), ".gjc", "agent", "sessions", "v2-"))).toBe(true);
+  it("is the first TypeScript block, under '## Quick start'", () => {
+    const section = readmeSection("## Quick start");
+    expect(section, "the README has a '## Quick start' section").toBeDefined();
+    const first = readmeTsSnippets()[0];
+    expect(first).toBeDefined();
+    expect(section).toContain(first?.code);
+  });
+
+  it("runs as written and leaves one session with both messages in the workspace's managed scope", () => {
+    const quickStart = readmeTsSnippets()[0];
+    if (quickStart === undefined) throw new Error("no TypeScript block in the README");
+    const compiled = compileSnippets([quickStart]);
+    try {
+      expect(compiled.compile.status, compiled.compile.stdout).toBe(0);
+      const workspace = path.join(home.path, "work");
+      fs.mkdirSync(workspace);
+      const result = runSnippet(compiled.scripts[0] as string, workspace, home.path);
+      expect(result.status, result.stderr).toBe(0);
+
+      const sessionsRoot = path.join(home.path, ".gjc", "agent", "sessions");
+      const scopes = fs.readdirSync(sessionsRoot).filter((n) => n.startsWith("v2-"));
+      expect(scopes).toHaveLength(1);
+      const scopeDir = path.join(sessionsRoot, scopes[0] as string);
+      const files = fs.readdirSync(scopeDir).filter((n) => n.endsWith(".jsonl"));
+      expect(files).toHaveLength(1);
+      const file = path.join(scopeDir, files[0] as string);
+      const records = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+      expect(records[0]?.type).toBe("session");
+      expect(records.filter((r) => r.type === "message").map((r) => r.message?.role)).toEqual(["user", "assistant"]);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(result.stdout.trim().split(" ")).toEqual([file, "2", "2"]);
+    } finally {
+      compiled.remove();
+    }
   });
 });
