@@ -24,7 +24,7 @@ import {
 } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { SessionDirectories } from "./session-directories.js";
-import { announceSession, findContinuation } from "./continuation.js";
+import { announceSession, openFirstFree } from "./continuation.js";
 import {
   resolveFactoryOptions,
   targetOf,
@@ -150,7 +150,8 @@ export class SessionManager extends SessionDirectories {
   /**
    * Resumes the most relevant session of `destination` (omitted: the managed scope of `cwd`):
    * the one this terminal's breadcrumb names when its cwd matches `cwd`, else the most
-   * recently modified session, else a new one for `cwd`.
+   * recently modified session no other writer holds, else a new one for `cwd`. What it
+   * passed over (busy or refused) goes to `options.onSkipped`; see `openFirstFree`.
    */
   static async continueRecent(
     cwd: string,
@@ -161,9 +162,10 @@ export class SessionManager extends SessionDirectories {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
-    const file = await findContinuation(resolved, cwd);
-    if (file !== undefined) return SessionManager.#opened(resolved, file, false);
-    return SessionManager.#fresh(resolved, cwd, options.toolNames);
+    const { opened, skipped } = await openFirstFree(resolved, cwd, (file) => SessionManager.#opened(resolved, file, false));
+    const manager = opened ?? SessionManager.#fresh(resolved, cwd, options.toolNames);
+    if (skipped.length > 0) options.onSkipped?.(skipped);
+    return manager;
   }
 
   /**
