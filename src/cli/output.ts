@@ -59,6 +59,11 @@ export function oneLine(text: string, max = 72): string {
   return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
 }
 
+/** `n` and the noun, singular for one: `1 session`, `2 sessions`, `3 directories`. */
+export function plural(n: number, singular: string, many = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : many}`;
+}
+
 /** A local time as `YYYY-MM-DD HH:MM`. */
 export function shortTime(date: Date): string {
   const pad = (n: number) => String(n).padStart(2, "0");
