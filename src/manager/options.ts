@@ -53,6 +53,17 @@ export interface SessionManagerOptions {
   onSkipped?: (skipped: readonly SkippedSession[]) => void;
 }
 
+/**
+ * What `SessionManager.close()` resolves to. A session's file starts with its first assistant
+ * message (the peers' rule), so entries appended to a session that never got one were never
+ * written: they end with the manager, and this says how many, instead of dropping them
+ * silently. Entries loaded from an existing file are on disk and never counted.
+ */
+export interface SessionCloseReport {
+  /** Entries appended since the session was created or opened that no file holds. */
+  unpersistedEntries: number;
+}
+
 /** {@link SessionManagerOptions} of `SessionManager.open`. */
 export interface OpenSessionOptions extends SessionManagerOptions {
   /**

@@ -39,6 +39,7 @@ import {
   type NewSessionOptions,
   type OpenSessionOptions,
   type ResolvedOptions,
+  type SessionCloseReport,
   type SessionManagerOptions,
 } from "./options.js";
 import { moveManagedSession } from "./session-move.js";
@@ -75,6 +76,7 @@ export class SessionManager extends SessionDirectories {
   readonly #readOnly: boolean;
   #state: SessionState;
   #closed = false;
+  #closeReport: SessionCloseReport = { unpersistedEntries: 0 };
   readonly #writer = new StateWriter(() => this.#blobSink());
   /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
   readonly #retiring = new Retirements();
@@ -553,18 +555,22 @@ export class SessionManager extends SessionDirectories {
    * Performs a rewrite still owed, flushes, closes the file and releases its writer lock, and
    * waits for sessions left by synchronous switches. Idempotent; later calls other than reads
    * throw `closed`. Rethrows a latched failure after releasing the file.
+   * @returns how many entries appended to the session were never written (see
+   *   {@link SessionCloseReport}); the same report on every later call
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  async close(): Promise<SessionCloseReport> {
+    if (this.#closed) return this.#closeReport;
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
+    this.#closeReport = { unpersistedEntries: this.#persistent ? this.#writer.deferredLines(state) : 0 };
     const persistence = state.persistence;
     if (persistence !== undefined) {
       await persistence.flush().catch(ignore);
       await persistence.close();
     }
     await this.#retiring.settled();
+    return this.#closeReport;
   }
 
   // ---- internals -------------------------------------------------------------------------
