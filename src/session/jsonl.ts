@@ -37,7 +37,8 @@ export interface InvalidLine {
 
 /** Receives what {@link scanJsonl} finds, in file order. */
 export interface JsonlVisitor {
-  record(value: JsonRecord, line: number): void;
+  /** `raw`: the line's bytes, given only when they are not valid UTF-8 (valid only during the call) */
+  record(value: JsonRecord, line: number, raw?: Buffer): void;
   invalid(invalid: InvalidLine): void;
 }
 
@@ -51,7 +52,8 @@ export interface JsonlStats {
   salvagedLines: number[];
   /**
    * lines whose bytes are not valid UTF-8 (decoded with U+FFFD replacements); a record parsed
-   * from such a line is kept, but a rewrite writes the replacement characters
+   * from such a line is kept, and its bytes are handed to the visitor with it so a rewrite can
+   * write the line back as read
    */
   nonUtf8Lines: number[];
   /** false when the text ends without `\n` (a torn or unterminated last line) */
@@ -199,7 +201,7 @@ function handleLine(
     return;
   }
   if (isJsonRecord(value)) {
-    visitor.record(value, line);
+    visitor.record(value, line, raw);
   } else {
     visitor.invalid(invalidLine(line, text, "not_a_record", raw));
   }
