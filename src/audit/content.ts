@@ -152,7 +152,7 @@ export class ContentChecks implements WalkVisitor {
       }
       result ??= loader.end();
     } catch (error) {
-      if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
+      if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version" || error.code === "line_too_long")) {
         this.#collector.add(rel, "file", error.code, error.message);
         return;
       }

@@ -35,6 +35,7 @@ export const AUDIT_CONTENT_CODES = [
   "unparseable_line",
   "version_too_new",
   "invalid_version",
+  "line_too_long",
   "dangling_blob_ref",
   "orphan_blob",
   "corrupt_blob",

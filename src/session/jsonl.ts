@@ -182,7 +182,20 @@ export class JsonlScanner {
       raw = slice;
       stats.nonUtf8Lines.push(stats.lines);
     }
-    handleLine(bytes.toString("utf8", start, to), stats.lines, raw, this.#visitor, stats);
+    handleLine(decodeLine(bytes, start, to, stats.lines), stats.lines, raw, this.#visitor, stats);
+  }
+}
+
+/**
+ * The text of one line. A line longer than the longest string the runtime can hold cannot be
+ * parsed at all: a typed `line_too_long` (nothing is changed), never the runtime's RangeError.
+ */
+function decodeLine(bytes: Buffer, start: number, to: number, line: number): string {
+  try {
+    return bytes.toString("utf8", start, to);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ERR_STRING_TOO_LONG") throw error;
+    throw new SessionFormatError("line_too_long", `line ${line} is ${to - start} bytes, more than one string can hold`, { cause: error });
   }
 }
 

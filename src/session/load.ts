@@ -395,6 +395,9 @@ export function validateSession(input: string | Uint8Array | null | undefined): 
     ) {
       return { ok: false, violations: [{ line: null, code: error.code, path: ["version"], message: error.message }] };
     }
+    if (error instanceof SessionFormatError && error.code === "line_too_long") {
+      return { ok: false, violations: [{ line: null, code: error.code, path: [], message: error.message }] };
+    }
     throw error;
   }
   if (result.kind === "empty") return { ok: true, violations: [] };
