@@ -29,6 +29,7 @@ import type {
   TailRead,
   WriteChunk,
 } from "./types.js";
+import { removeOwnStaging } from "./stale-staging.js";
 import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
@@ -332,6 +333,8 @@ export class ManagedSessionStorage implements SessionStorage {
       let lock: HeldWriterLock | undefined;
       try {
         lock = lockWriterIn(dir, name);
+        // Holding the lock, every temporary of a write to this file is a killed rewrite's.
+        removeOwnStaging(dir, name);
         const file = openOrCreateForAppend(dir, name);
         const release = owned ? undefined : () => this.#releaseRootWriter();
         const sink = new ManagedLineSink(absolute, { dir, owned, release }, name, file, lock);
