@@ -62,6 +62,7 @@ export function auditAgentDirWith(agentDir: string, options: AuditOptions, strat
   const content = new ContentChecks(collector, {
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     now: options.now ?? started,
+    fix,
   });
   const walk: WalkOptions = { fix, batchReads: strategy.batchReads, collector, visitor: content };
   const st = lstatRoot(absolute);

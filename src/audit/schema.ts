@@ -52,11 +52,15 @@ export const AUDIT_FINDING_CODES = [...AUDIT_FS_CODES, ...AUDIT_CONTENT_CODES] a
 /** A stable finding code (see the README table "Audit finding codes"). */
 export type AuditFindingCode = (typeof AUDIT_FINDING_CODES)[number];
 
-/** The finding codes `repair` may fix: modes and ACLs, and only on objects the user owns. */
+/**
+ * The finding codes `fix` may fix: modes and ACLs, only on objects the user owns, and stale
+ * temporaries (regular files), which are removed.
+ */
 export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
   "mode_mismatch",
   "acl_present",
   "acl_malformed",
+  "stale_staging_file",
 ]);
 
 /** How bad a finding is. Warnings concern things outside the store's control. */

@@ -1,7 +1,8 @@
 /**
  * An atomic rewrite killed mid-way leaves its temporary; the next writer of that session
  * removes it (its own, found by the digest of the file name in the temporary's name, on the
- * held directory descriptor) and leaves every other file's temporaries alone.
+ * held directory descriptor) and leaves every other file's temporaries alone; `audit --fix`
+ * removes a stale one.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -9,20 +10,22 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { ManagedSessionStorage } from "../../src/index.js";
+import { auditAgentDir, ManagedSessionStorage } from "../../src/index.js";
 import { stagingPrefixOf } from "../../src/storage/stale-staging.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { bundleManagerChild } from "../manager/child.js";
 
 let tmp: { path: string; remove(): void };
+let agentDir: string;
 let root: string;
 const NAME = "2025-01-01T00-00-00-000Z_0190a0b0-3e82-7000-8000-000000000001.jsonl";
 const OTHER = "2025-01-02T00-00-00-000Z_0190a0b0-3e82-7000-8000-000000000002.jsonl";
 
 beforeEach(() => {
   tmp = makeTempDir("gjc-stale-staging-");
-  root = path.join(tmp.path, "root");
-  fs.mkdirSync(root, { mode: 0o700 });
+  agentDir = path.join(tmp.path, "agent");
+  root = path.join(agentDir, "mine");
+  fs.mkdirSync(root, { mode: 0o700, recursive: true });
 });
 afterEach(() => tmp.remove());
 
@@ -80,5 +83,24 @@ describe("stale temporaries of a killed rewrite", () => {
   it("the prefix is the FNV-1a digest of the UTF-8 name", () => {
     expect(stagingPrefixOf("")).toBe(".gjc-tmp-811c9dc5");
     expect(stagingPrefixOf("a")).toBe(".gjc-tmp-e40c292c");
+  });
+
+  it("audit reports a stale temporary as fixable and --fix removes it", async () => {
+    const child = await bundleManagerChild("rewrite-loop");
+    let left: string;
+    try {
+      left = await killMidRewrite(child.file);
+    } finally {
+      child.remove();
+    }
+    const hoursAgo = Date.now() / 1000 - 7200;
+    fs.utimesSync(path.join(root, left), hoursAgo, hoursAgo);
+    const rel = `mine/${left}`;
+    const before = auditAgentDir(agentDir);
+    expect(before.objects.find((o) => o.path === rel)?.findings).toEqual([expect.objectContaining({ code: "stale_staging_file", fixable: true })]);
+    const fixed = auditAgentDir(agentDir, { fix: true });
+    expect(fixed.repairs).toContainEqual({ path: rel, codes: ["stale_staging_file"], outcome: "repaired" });
+    expect(fixed.objects.find((o) => o.path === rel)).toBeUndefined();
+    expect(temporaries()).toEqual([]);
   });
 });
