@@ -10,7 +10,8 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { auditAgentDir, ManagedSessionStorage } from "../../src/index.js";
+import { auditAgentDir, FileSessionStorage, ManagedSessionStorage } from "../../src/index.js";
+import { temporaryName } from "../../src/storage/paths.js";
 import { stagingPrefixOf } from "../../src/storage/stale-staging.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { bundleManagerChild } from "../manager/child.js";
@@ -102,5 +103,18 @@ describe("stale temporaries of a killed rewrite", () => {
     expect(fixed.repairs).toContainEqual({ path: rel, codes: ["stale_staging_file"], outcome: "repaired" });
     expect(fixed.objects.find((o) => o.path === rel)).toBeUndefined();
     expect(temporaries()).toEqual([]);
+  });
+
+  it("plain file storage: the next writer removes the `.<name>.<hex>.tmp` temporaries of its own file only", async () => {
+    const own = [temporaryName(NAME), temporaryName(NAME)];
+    const foreign = temporaryName(OTHER);
+    for (const name of [...own, foreign]) fs.writeFileSync(path.join(root, name), "left", { mode: 0o600 });
+    const linked = temporaryName(NAME);
+    fs.symlinkSync(path.join(tmp.path, "outside"), path.join(root, linked));
+    const storage = new FileSessionStorage(root);
+    const writer = storage.openWriter(path.join(root, NAME));
+    const left = fs.readdirSync(root).filter((name) => name.endsWith(".tmp")).sort();
+    expect(left).toEqual([foreign, linked].sort());
+    await writer.close();
   });
 });
