@@ -555,8 +555,7 @@ export class SessionManager extends SessionDirectories {
    * Performs a rewrite still owed, flushes, closes the file and releases its writer lock, and
    * waits for sessions left by synchronous switches. Idempotent; later calls other than reads
    * throw `closed`. Rethrows a latched failure after releasing the file.
-   * @returns how many entries appended to the session were never written (see
-   *   {@link SessionCloseReport}); the same report on every later call
+   * @returns the {@link SessionCloseReport} (the same one on every later call)
    */
   async close(): Promise<SessionCloseReport> {
     if (this.#closed) return this.#closeReport;

@@ -53,15 +53,19 @@ async function killMidRewrite(script: string): Promise<string> {
   }
 }
 
+/** The temporary a rewrite of `NAME` killed mid-way left behind. */
+async function killedRewriteTemporary(): Promise<string> {
+  const child = await bundleManagerChild("rewrite-loop");
+  try {
+    return await killMidRewrite(child.file);
+  } finally {
+    child.remove();
+  }
+}
+
 describe("stale temporaries of a killed rewrite", () => {
   it("are named for their file, and the next writer of that file removes them, and only them", async () => {
-    const child = await bundleManagerChild("rewrite-loop");
-    let left: string;
-    try {
-      left = await killMidRewrite(child.file);
-    } finally {
-      child.remove();
-    }
+    const left = await killedRewriteTemporary();
     expect(left.startsWith(stagingPrefixOf(NAME))).toBe(true);
     expect(temporaries()).toContain(left);
 
@@ -87,13 +91,7 @@ describe("stale temporaries of a killed rewrite", () => {
   });
 
   it("audit reports a stale temporary as fixable and --fix removes it", async () => {
-    const child = await bundleManagerChild("rewrite-loop");
-    let left: string;
-    try {
-      left = await killMidRewrite(child.file);
-    } finally {
-      child.remove();
-    }
+    const left = await killedRewriteTemporary();
     const hoursAgo = Date.now() / 1000 - 7200;
     fs.utimesSync(path.join(root, left), hoursAgo, hoursAgo);
     const rel = `mine/${left}`;
