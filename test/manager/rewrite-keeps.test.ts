@@ -81,4 +81,13 @@ describe("a rewrite keeps what it read", () => {
     expect(bytes.includes(nonUtf8)).toBe(true);
     expect(bytes.includes(Buffer.from(long))).toBe(true);
   });
+
+  it("a branched session copies a long record read from the file whole", async () => {
+    const file = path.join(root, `2025-01-01T00-00-00-000Z_${ID}.jsonl`);
+    fs.writeFileSync(file, onDisk, { mode: 0o600 });
+    const manager = await SessionManager.open(file, root, undefined, undefined, undefined, { terminalId: null, logger: recordingLogger() });
+    const branched = manager.createBranchedSession("c1")!;
+    await manager.close();
+    expect(fs.readFileSync(branched, "utf8").split("\n")).toContain(long);
+  });
 });
