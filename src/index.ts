@@ -18,6 +18,7 @@ export {
 export type {
   SessionManagerErrorCode,
   SessionManagerOptions,
+  SessionCloseReport,
   OpenSessionOptions,
   NewSessionOptions,
   ListOptions,

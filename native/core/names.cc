@@ -1,6 +1,7 @@
 #include "names.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 namespace gjc {
@@ -66,6 +67,18 @@ bool is_valid_name(std::string_view name) noexcept {
 #else
   return is_valid_name_posix(name);
 #endif
+}
+
+std::string staging_name(std::string_view target, std::uint64_t random) {
+  std::uint32_t digest = 2166136261u;
+  for (char c : target) {
+    digest ^= static_cast<unsigned char>(c);
+    digest *= 16777619u;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, ".gjc-tmp-%08lx%08lx", static_cast<unsigned long>(digest),
+                static_cast<unsigned long>(random & 0xffffffffu));
+  return buf;
 }
 
 }  // namespace gjc

@@ -2,6 +2,8 @@
 // platform, so the Windows rules are testable on Linux and the reverse.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace gjc {
@@ -21,5 +23,11 @@ bool is_valid_name_windows(std::string_view name) noexcept;
 
 // The rules of the platform this was compiled for.
 bool is_valid_name(std::string_view name) noexcept;
+
+// The temporary name of an atomic write of `target`: ".gjc-tmp-" and 16 hex digits, the first
+// 8 the FNV-1a digest of the target's name and the last 8 from `random`. A fixed length, so a
+// 255-byte target still gets one; the digest lets the next writer of that file find the
+// temporaries a killed rewrite of it left (the TypeScript `stagingPrefixOf` computes the same).
+std::string staging_name(std::string_view target, std::uint64_t random);
 
 }  // namespace gjc

@@ -52,6 +52,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   const content = new ContentChecks(collector, {
     staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     now: options.now ?? started,
+    fix,
   });
   const walk: WalkOptions = { fix, collector, visitor: content };
   const st = lstatRoot(absolute);

@@ -12,6 +12,7 @@ import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadRes
 import type { FindingCollector } from "./collector.js";
 import { LegacyTracker } from "./legacy.js";
 import type { AuditObjectType } from "./schema.js";
+import { removeStaleTemporary } from "./staging-fix.js";
 import type { WalkVisitor } from "./walk.js";
 
 /** How many unparseable lines are listed one by one per file; the rest are summed up. */
@@ -38,6 +39,7 @@ export class ContentChecks implements WalkVisitor {
   readonly #collector: FindingCollector;
   readonly #staleAfterMs: number;
   readonly #now: number;
+  readonly #fix: boolean;
   readonly #refs = new Map<string, { rel: string; entryId: string | undefined }[]>();
   readonly #blobs = new Map<string, string>();
   /** scope directories walked, and whether their binding file was seen */
@@ -47,8 +49,9 @@ export class ContentChecks implements WalkVisitor {
   sessions = 0;
   blobs = 0;
 
-  constructor(collector: FindingCollector, options: { staleAfterMs: number; now: number }) {
+  constructor(collector: FindingCollector, options: { staleAfterMs: number; now: number; fix?: boolean }) {
     this.#collector = collector;
+    this.#fix = options.fix === true;
     this.#staleAfterMs = options.staleAfterMs;
     this.#now = options.now;
   }
@@ -69,7 +72,13 @@ export class ContentChecks implements WalkVisitor {
     if (age > this.#staleAfterMs) {
       this.#collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
         detail: new Date(st.mtimeMs).toISOString(),
+        repairable: type === "file",
       });
+      if (this.#fix && type === "file") {
+        const repair = removeStaleTemporary(dir, name, rel);
+        this.#collector.repairs.push(repair);
+        if (repair.outcome === "repaired") this.#collector.resolve(rel, ["stale_staging_file"]);
+      }
     }
   }
 
@@ -116,7 +125,7 @@ export class ContentChecks implements WalkVisitor {
       this.#eachChunk(file, (chunk) => loader.write(chunk));
       result = loader.end();
     } catch (error) {
-      if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
+      if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version" || error.code === "line_too_long")) {
         this.#collector.add(rel, "file", error.code, error.message);
         return;
       }

@@ -36,6 +36,7 @@ export const AUDIT_CONTENT_CODES = [
   "unparseable_line",
   "version_too_new",
   "invalid_version",
+  "line_too_long",
   "dangling_blob_ref",
   "orphan_blob",
   "corrupt_blob",
@@ -52,11 +53,15 @@ export const AUDIT_FINDING_CODES = [...AUDIT_FS_CODES, ...AUDIT_CONTENT_CODES] a
 /** A stable finding code (see the README table "Audit finding codes"). */
 export type AuditFindingCode = (typeof AUDIT_FINDING_CODES)[number];
 
-/** The finding codes `repair` may fix: modes and ACLs, and only on objects the user owns. */
+/**
+ * The finding codes `fix` may fix: modes and ACLs, only on objects the user owns, and stale
+ * temporaries (regular files), which are removed.
+ */
 export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
   "mode_mismatch",
   "acl_present",
   "acl_malformed",
+  "stale_staging_file",
 ]);
 
 /**

@@ -4,7 +4,7 @@
  */
 import { auditAgentDir, type AuditReport } from "../index.js";
 import type { CliContext } from "./context.js";
-import { formatError, table, type Style } from "./output.js";
+import { formatError, plural, table, type Style } from "./output.js";
 
 /** Exit statuses of `audit`. */
 export const AUDIT_EXIT = { clean: 0, findings: 1, failed: 2 } as const;
@@ -35,7 +35,7 @@ export function formatAuditReport(report: AuditReport, style: Style): string[] {
   const lines = [
     `${style.bold("Audit of")} ${report.agentDir}`,
     style.dim(
-      `  ${counts.directories} directories, ${counts.files} files, ${counts.sessions} sessions, ${counts.blobs} blobs, ${report.durationMs} ms`,
+      `  ${plural(counts.directories, "directory", "directories")}, ${plural(counts.files, "file")}, ${plural(counts.sessions, "session")}, ${plural(counts.blobs, "blob")}, ${report.durationMs} ms`,
     ),
   ];
   for (const object of report.objects) {
@@ -60,7 +60,6 @@ export function formatAuditReport(report: AuditReport, style: Style): string[] {
   lines.push("");
   if (report.clean) lines.push(style.green("clean: no findings"));
   else {
-    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
     lines.push(style.red(`${plural(counts.errors, "error")}, ${plural(counts.warnings, "warning")}`));
   }
   return lines;

@@ -6,6 +6,7 @@ import path from "node:path";
 
 import { HISTORY_DB_NAME, HistoryStorage, type HistoryEntry } from "../index.js";
 import type { CliContext } from "./context.js";
+import { CliError } from "./errors.js";
 import { oneLine, shortTime, table } from "./output.js";
 
 /** Options of the history commands. */
@@ -25,10 +26,25 @@ function cwdFilter(option: HistoryOptions["cwd"]): string | undefined {
 const DEFAULT_SEARCH_LIMIT = 100;
 const DEFAULT_RECENT_LIMIT = 20;
 
+/**
+ * Whether the history database exists. Missing (it or the agent dir): no prompts. Any other
+ * failure (an agent dir this user may not search) is `agent_dir_unusable`, never "no prompts".
+ */
+function historyExists(ctx: CliContext, dbPath: string): boolean {
+  try {
+    fs.lstatSync(dbPath);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return false;
+    throw new CliError("agent_dir_unusable", `cannot read ${ctx.agentDir}: ${code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed"}`, { cause: error });
+  }
+}
+
 // Reading commands never create the agent dir or an empty database: no file, no prompts.
 function withHistory<T>(ctx: CliContext, fallback: T, use: (history: HistoryStorage) => T): T {
   const dbPath = path.join(ctx.agentDir, HISTORY_DB_NAME);
-  if (!fs.existsSync(dbPath)) return fallback;
+  if (!historyExists(ctx, dbPath)) return fallback;
   const history = HistoryStorage.open(dbPath, { createDir: false });
   try {
     return use(history);

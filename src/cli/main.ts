@@ -3,6 +3,8 @@
  * `gjc-session`: the command line over the package's public API. Parsing is commander's;
  * every command module returns its exit status and this file maps failures to one line.
  */
+import { createRequire } from "node:module";
+
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 
 import { AUDIT_EXIT, runAudit } from "./audit-command.js";
@@ -12,6 +14,20 @@ import { runHistoryRecent, runHistorySearch } from "./history-command.js";
 import { runMigrate } from "./migrate-command.js";
 import { formatError, styleFor } from "./output.js";
 import { runContext, runList, runShow } from "./sessions-command.js";
+
+/** The package's version, from the package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
+export const PACKAGE_VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
+
+/**
+ * The query and directory filter of `history search`. `--cwd` takes an optional directory,
+ * so `search --cwd tokenizer` hands the only word to `--cwd`: with no query left, that word
+ * is the query and `--cwd` means the current directory. `search --cwd DIR QUERY` is as given.
+ * @returns `undefined` when there is no query at all
+ */
+export function searchArguments(query: string | undefined, cwd: string | boolean | undefined): { query: string; cwd: string | boolean | undefined } | undefined {
+  if (query !== undefined) return { query, cwd };
+  return typeof cwd === "string" ? { query: cwd, cwd: true } : undefined;
+}
 
 /** Exit status of a usage error (unknown command or option, missing argument). */
 export const EXIT_USAGE = 2;
@@ -33,6 +49,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description("Inspect, audit and migrate the owner-only session store of a coding agent.")
     .option("--agent-dir <dir>", "the agent directory (default: $GJC_CODING_AGENT_DIR, else ~/.gjc/agent)")
     .option("-v, --verbose", "explain errors in detail")
+    .version(PACKAGE_VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
     .exitOverride();
   const run =
@@ -45,6 +62,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
         ctx = cliContext(globals);
         setExit(await action(ctx, ...(args.slice(0, -1) as A)));
       } catch (error) {
+        // A usage error raised by an action goes to `main`, as commander's own do.
+        if (error instanceof CommanderError) throw error;
         process.stderr.write(`${formatError(error, globals.verbose === true, ctx?.errStyle ?? styleFor(process.stderr))}\n`);
         setExit(failureExit);
       }
@@ -87,14 +106,20 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(run(EXIT_FAILURE, (ctx, opts: { dryRun?: boolean; cwd?: string }) => runMigrate(ctx, opts)));
 
   const history = program.command("history").description("search and show the prompt history");
-  history
+  const search = history
     .command("search")
     .description("prompts matching a query, newest first")
-    .argument("<query>", "words to look for (prefixes and substrings match)")
+    .argument("[query]", "words to look for (prefixes and substrings match)")
     .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
     .option("--limit <n>", "at most this many results", positiveInteger)
     .option("--json", "print JSON")
-    .action(run(EXIT_FAILURE, (ctx, query: string, opts: { cwd?: string | boolean; limit?: number; json?: boolean }) => runHistorySearch(ctx, query, opts)));
+    .action(
+      run(EXIT_FAILURE, (ctx, query: string | undefined, opts: { cwd?: string | boolean; limit?: number; json?: boolean }) => {
+        const parsed = searchArguments(query, opts.cwd);
+        if (parsed === undefined) return search.error("error: missing required argument 'query'", { exitCode: EXIT_USAGE, code: "commander.missingArgument" });
+        return runHistorySearch(ctx, parsed.query, { ...opts, cwd: parsed.cwd });
+      }),
+    );
   history
     .command("recent")
     .description("the newest prompts")

@@ -8,13 +8,14 @@ import {
   listSessionCandidates,
   openCandidateForWrite,
   resolveManagedScope,
+  type CandidateListing,
   type ManagedScope,
   type MigrationProgress,
   type SessionCandidate,
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
-import { table } from "./output.js";
+import { plural, table } from "./output.js";
 
 /** Options of `migrate`. */
 export interface MigrateOptions {
@@ -47,11 +48,16 @@ export function scopeFor(ctx: CliContext, cwd: string, mode: "read" | "write"): 
   return resolution.scope;
 }
 
-/** The workspace's legacy sessions that have not been migrated. */
-export async function legacyCandidates(scope: ManagedScope): Promise<SessionCandidate[]> {
+/** The workspace's candidate listing, or the scope's code. */
+async function candidateListing(scope: ManagedScope): Promise<CandidateListing> {
   const listing = await listSessionCandidates(scope);
   if (listing.kind === "error") throw new CliError("scope_unavailable", `${listing.code}: ${listing.message}`);
-  return listing.candidates.filter((c) => c.migrationState === "legacy_unmigrated");
+  return listing;
+}
+
+/** The workspace's legacy sessions that have not been migrated. */
+export async function legacyCandidates(scope: ManagedScope): Promise<SessionCandidate[]> {
+  return (await candidateListing(scope)).candidates.filter((c) => c.migrationState === "legacy_unmigrated");
 }
 
 /** Migrates every legacy candidate of `scope`, drawing progress on a terminal. */
@@ -75,14 +81,21 @@ export async function runMigrate(ctx: CliContext, options: MigrateOptions): Prom
   const cwd = options.cwd ?? process.cwd();
   const dryRun = options.dryRun === true;
   const scope = scopeFor(ctx, cwd, dryRun ? "read" : "write");
-  const candidates = await legacyCandidates(scope);
+  const listing = await candidateListing(scope);
+  const candidates = listing.candidates.filter((c) => c.migrationState === "legacy_unmigrated");
   const { style } = ctx;
+  // A file or folder that cannot be migrated (a header without a cwd, an unreadable folder)
+  // is named with its code, never passed over in silence.
+  for (const passed of [...listing.invalid, ...listing.scanErrors]) {
+    const why = passed.code === "invalid_header" ? " (a header without a session id or cwd names no workspace)" : "";
+    ctx.out(style.yellow(`not migrated ${passed.path}: ${passed.code}${why}`));
+  }
   if (candidates.length === 0) {
     ctx.out(style.dim(`no legacy sessions to migrate for ${scope.canonicalCwd}`));
     return 0;
   }
   if (dryRun) {
-    ctx.out(`${style.bold("Would migrate")} ${candidates.length} legacy session(s) into ${scope.directoryPath}:`);
+    ctx.out(`${style.bold("Would migrate")} ${plural(candidates.length, "legacy session")} into ${scope.directoryPath}:`);
     for (const c of candidates) ctx.out(`  ${c.path}`);
     return 0;
   }

@@ -54,9 +54,20 @@ export function table(rows: readonly (readonly string[])[]): string[] {
 
 /** `text` on one line, cut to `max` characters with an ellipsis. */
 export function oneLine(text: string, max = 72): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  // Only the start is shown, so only a bounded prefix is flattened and split: a message of
+  // 100 MB costs what a short one does (splitting all of it took gigabytes and aborted).
+  const limit = max * 8;
+  const cut = text.length > limit;
+  let window = cut ? text.slice(0, limit) : text;
+  if (cut && /[\ud800-\udbff]$/.test(window)) window = window.slice(0, -1);
+  const flat = window.replace(/\s+/g, " ").trim();
   const chars = [...flat];
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
+  return chars.length <= max && !cut ? flat : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** `n` and the noun, singular for one: `1 session`, `2 sessions`, `3 directories`. */
+export function plural(n: number, singular: string, many = `${singular}s`): string {
+  return `${n} ${n === 1 ? singular : many}`;
 }
 
 /** A local time as `YYYY-MM-DD HH:MM`. */

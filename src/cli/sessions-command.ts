@@ -16,10 +16,12 @@ import {
   SessionManager,
   type SessionInfo,
   type SessionListing,
+  type SkippedSession,
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
-import { oneLine, shortTime, table } from "./output.js";
+import { legacyCandidates } from "./migrate-command.js";
+import { errorCode, oneLine, plural, shortTime, table } from "./output.js";
 import { describeMessage, renderTree } from "./render.js";
 
 /** The sessions root of the context's agent dir, with trusted ancestors canonicalised. */
@@ -33,7 +35,13 @@ export function sessionsRootOf(ctx: CliContext): string {
  * not exist yet (nothing was ever stored).
  */
 async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: ManagedSessionStorage) => Promise<T>): Promise<T> {
-  const agent = AgentRoot.openIfExists(ctx.agentDir);
+  let agent: AgentRoot | undefined;
+  try {
+    agent = AgentRoot.openIfExists(ctx.agentDir);
+  } catch (error) {
+    // The code audit gives the same agent directory, with the storage code that refused it.
+    throw new CliError("agent_dir_unusable", `cannot open ${ctx.agentDir}: ${errorCode(error)}`, { cause: error });
+  }
   if (agent === undefined) return fallback;
   let dir;
   try {
@@ -61,6 +69,8 @@ export interface ListOptions {
 export async function runList(ctx: CliContext, options: ListOptions): Promise<number> {
   const empty: SessionListing = { sessions: [], skipped: [] };
   let listing: SessionListing;
+  let legacy: string[] = [];
+  const root = sessionsRootOf(ctx);
   if (options.all === true) {
     listing = await withStorage(ctx, empty, (storage) => listAll(storage.root, { storage }));
   } else {
@@ -70,12 +80,18 @@ export async function runList(ctx: CliContext, options: ListOptions): Promise<nu
     listing = scope.exists
       ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage }))
       : empty;
+    legacy = (await legacyCandidates(scope)).map((c) => c.path);
   }
   if (options.json === true) {
-    ctx.out(JSON.stringify({ sessions: listing.sessions.map(publicInfo), skipped: listing.skipped }, null, 2));
+    const sessions = listing.sessions.map((s) => ({ ...publicInfo(s), layout: layoutOf(root, s.path) }));
+    ctx.out(JSON.stringify({ sessions, skipped: listing.skipped, ...(options.all === true ? {} : { legacyUnmigrated: legacy }) }, null, 2));
     return 0;
   }
-  for (const line of formatListing(listing, options.all === true, ctx)) ctx.out(line);
+  for (const line of formatListing(listing, options.all === true, root, ctx)) ctx.out(line);
+  if (legacy.length > 0) {
+    const cwdOption = options.cwd === undefined ? "" : ` --cwd ${options.cwd}`;
+    ctx.out(ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`));
+  }
   return 0;
 }
 
@@ -85,20 +101,38 @@ function publicInfo(info: SessionInfo): Omit<SessionInfo, "allMessagesText"> {
   return rest;
 }
 
-function formatListing(listing: SessionListing, all: boolean, ctx: CliContext): string[] {
+/**
+ * Where a listed session lives: `v2` in a managed scope directory, `legacy` in an older tool's
+ * folder (a migrated copy and its retained source share an id, so this tells their rows apart).
+ */
+export function layoutOf(sessionsRoot: string, file: string): "v2" | "legacy" {
+  const dir = path.dirname(file);
+  return path.dirname(dir) === sessionsRoot && !isScopeDirectoryName(path.basename(dir)) ? "legacy" : "v2";
+}
+
+/** One line for a skipped file or folder: its code and detail, and for a legacy folder what to do. */
+function skippedLine(root: string, skipped: SkippedSession): string {
+  const why = skipped.detail === undefined ? skipped.code : `${skipped.code} (${skipped.detail})`;
+  const legacyFolder = path.dirname(skipped.path) === root && !isScopeDirectoryName(path.basename(skipped.path));
+  // pi writes its folders 0755 and its files 0644: readable, but not owner-only.
+  const hint = legacyFolder ? "; a legacy folder (not owner-only): `gjc-session migrate --cwd <its workspace>` copies its sessions" : "";
+  return `skipped ${skipped.path}: ${why}${hint}`;
+}
+
+function formatListing(listing: SessionListing, all: boolean, root: string, ctx: CliContext): string[] {
   const { style } = ctx;
   if (listing.sessions.length === 0 && listing.skipped.length === 0) return [style.dim("no sessions")];
-  const header = ["MODIFIED", "ID", "MSGS", ...(all ? ["CWD"] : []), "TITLE"].map((h) => style.bold(h));
+  const header = ["MODIFIED", "ID", "MSGS", ...(all ? ["LAYOUT", "CWD"] : []), "TITLE"].map((h) => style.bold(h));
   const ids = uniquePrefixes(listing.sessions.map((s) => s.id));
   const rows = listing.sessions.map((s) => [
     shortTime(s.modified),
     ids.get(s.id) as string,
     `${s.messageCount}${s.messageCountIsEstimate ? "+" : ""}`,
-    ...(all ? [s.cwd === "" ? "-" : s.cwd] : []),
+    ...(all ? [layoutOf(root, s.path), s.cwd === "" ? "-" : s.cwd] : []),
     oneLine(s.displayName, 60),
   ]);
-  const lines = table([header, ...rows]);
-  for (const skipped of listing.skipped) lines.push(style.yellow(`skipped ${skipped.path}: ${skipped.code}`));
+  const lines = listing.sessions.length === 0 ? [style.dim("no sessions")] : table([header, ...rows]);
+  for (const skipped of listing.skipped) lines.push(style.yellow(skippedLine(root, skipped)));
   return lines;
 }
 
@@ -134,7 +168,7 @@ export async function locateSession(ctx: CliContext, ref: string): Promise<strin
   const listing = await withStorage(ctx, { sessions: [], skipped: [] } as SessionListing, (storage) => listAll(storage.root, { storage }));
   const exact = listing.sessions.filter((s) => s.id === ref);
   const found = exact.length > 0 ? exact : listing.sessions.filter((s) => s.id.startsWith(ref));
-  if (found.length === 0) throw new CliError("session_not_found", `no session with id ${ref} in ${root}`);
+  if (found.length === 0) throw notFoundOrRefused(ref, root, listing.skipped);
   // A migrated copy shares its id with the legacy source it came from: the v2 copy is the live one.
   const inScopes = found.filter((s) => isScopeDirectoryName(path.basename(path.dirname(s.path))));
   const matches = inScopes.length > 0 ? inScopes : found;
@@ -142,6 +176,18 @@ export async function locateSession(ctx: CliContext, ref: string): Promise<strin
     throw new CliError("ambiguous_session", `${matches.length} sessions match ${ref}: ${matches.map((s) => s.path).join(", ")}`);
   }
   return (matches[0] as SessionInfo).path;
+}
+
+/**
+ * The error for a reference no listed session matches: the refusal of a skipped file whose
+ * name carries the id (`<timestamp>_<id>.jsonl`), with its code, else `session_not_found`.
+ */
+function notFoundOrRefused(ref: string, root: string, skipped: readonly SkippedSession[]): CliError {
+  const refused = skipped.find((s) => (path.basename(s.path).replace(/\.jsonl$/, "").split("_").pop() ?? "").startsWith(ref));
+  if (refused === undefined) return new CliError("session_not_found", `no session with id ${ref} in ${root}`);
+  const why = refused.detail === undefined ? refused.code : `${refused.code} (${refused.detail})`;
+  const repair = refused.code === "unsafe_entry" ? "; `gjc-session audit --fix` repairs the mode of a file you own with one link" : "";
+  return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${why}${repair}`);
 }
 
 /** Opens a session read-only, through managed storage when it lives in the agent dir. */

@@ -27,7 +27,7 @@ import {
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
-import { skipCodeOf } from "./skip-codes.js";
+import { skipOf } from "./skip-codes.js";
 import { indexAccess, readListingIndex, writeListingIndex, type IndexAccess, type ListingIndex } from "./listing-index.js";
 import {
   SessionInfoCache,
@@ -158,7 +158,7 @@ export async function listRecentSessions(
       if (outcome.kind === "session") {
         if (sessions.length < limit) sessions.push(outcome.info);
       } else {
-        skipped.push({ path: outcome.path, code: outcome.code });
+        skipped.push(skipRow(outcome));
       }
     }
   }
@@ -224,7 +224,13 @@ interface DirectoryState {
   dirty: boolean;
 }
 
-type Outcome = { kind: "session"; info: SessionInfo } | { kind: "skip"; path: string; code: DiscoverySkipCode };
+type Outcome = { kind: "session"; info: SessionInfo } | ({ kind: "skip" } & SkippedSession);
+
+/** The reported row of a skipped outcome. */
+function skipRow(outcome: { kind: "skip" } & SkippedSession): SkippedSession {
+  const { kind: _kind, ...row } = outcome;
+  return row;
+}
 
 const sharedCache = new SessionInfoCache();
 const cachesByStorage = new WeakMap<SessionStorage, SessionInfoCache>();
@@ -267,7 +273,7 @@ function listOrReport(dir: string, list: (dir: string) => string[], skipped: Ski
   } catch (error) {
     // A path the storage cannot even address is the caller's mistake, not a damaged directory.
     if (error instanceof StorageError && CALLER_ERRORS.has(error.code)) throw error;
-    if (!(error instanceof StorageError && error.code === "not_found")) skipped.push({ path: dir, code: skipCodeOf(error) });
+    if (!(error instanceof StorageError && error.code === "not_found")) skipped.push(skipOf(dir, error));
     return undefined;
   }
 }
@@ -340,7 +346,7 @@ async function examineDirectory(context: Context, dir: string, names: readonly s
     let stat: StorageStat | SkippedSession | undefined;
     if (known[cursor] === name) stat = stats[cursor++];
     if (stat !== undefined && "code" in stat) {
-      outcomes[index] = { kind: "skip", path: stat.path, code: stat.code };
+      outcomes[index] = { kind: "skip", ...stat };
       continue;
     }
     toExamine.push(stat === undefined ? { name, file } : { name, file, stat });
@@ -398,10 +404,10 @@ function statAll(context: Context, dir: string, names: readonly string[]): (Stor
   try {
     stats = context.storage.statEntriesSync(dir, names);
   } catch (error) {
-    return names.map((name) => ({ path: path.join(dir, name), code: skipCodeOf(error) }));
+    return names.map((name) => skipOf(path.join(dir, name), error));
   }
   return stats.map((stat, index) => {
-    if (stat instanceof StorageError) return { path: path.join(dir, names[index]!), code: skipCodeOf(stat) };
+    if (stat instanceof StorageError) return skipOf(path.join(dir, names[index]!), stat);
     return stat.kind === "file" ? stat : { path: path.join(dir, names[index]!), code: "not_regular_file" };
   });
 }
@@ -448,7 +454,7 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
   try {
     reader = context.storage.openReaderSync(file);
   } catch (error) {
-    return { kind: "skip", path: file, code: skipCodeOf(error) };
+    return { kind: "skip", ...skipOf(file, error) };
   }
   let record: ListingRecord;
   try {
@@ -463,7 +469,7 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
     record = recordOf(reader.stat, read.outcome, read.resume);
   } catch (error) {
     // A failed read is not cached: permissions and races change without touching the file.
-    return { kind: "skip", path: file, code: skipCodeOf(error) };
+    return { kind: "skip", ...skipOf(file, error) };
   } finally {
     reader.close();
   }
@@ -567,7 +573,7 @@ function collect(outcomes: readonly Outcome[], skippedBefore: readonly SkippedSe
   const skipped = [...skippedBefore];
   for (const outcome of outcomes) {
     if (outcome.kind === "session") sessions.push(outcome.info);
-    else skipped.push({ path: outcome.path, code: outcome.code });
+    else skipped.push(skipRow(outcome));
   }
   sessions.sort((a, b) => newestFirst(a.path, a.modified.getTime(), b.path, b.modified.getTime()));
   return { sessions, skipped: skipped.sort(byPath) };

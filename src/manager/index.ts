@@ -20,7 +20,7 @@ export type { SessionDestination, SessionDestinationInput, MigrationPolicy, Sess
 export type { MessageAttribution, ModelChangeMetadata, SessionInitFields } from "./appender.js";
 export { SessionManagerError, isSessionManagerError } from "./errors.js";
 export type { SessionManagerErrorCode } from "./errors.js";
-export type { SessionManagerOptions, OpenSessionOptions, NewSessionOptions } from "./options.js";
+export type { SessionManagerOptions, OpenSessionOptions, NewSessionOptions, SessionCloseReport } from "./options.js";
 export type { SessionLoadReport, MovedAsideFile } from "./open-file.js";
 export { selectionFromToolNames } from "./selection.js";
 export type { ToolDomain, ToolClassifier, ToolSelectionChange, ToolSelectionState } from "./selection.js";

@@ -21,6 +21,8 @@ import {
   isUnknownEntry,
   sanitizeForPersistence,
   serializeRecord,
+  unchangedRawBytes,
+  type RawEntryLine,
   type BlobSink,
   type FileEntry,
   type InvalidLine,
@@ -33,9 +35,18 @@ type JsonRecord = Record<string, unknown>;
 /** One line of the manager's view of a session file. */
 export type ManagedLine =
   | { kind: "header" }
-  | { kind: "entry"; entry: FileEntry }
+  | { kind: "entry"; entry: FileEntry; read?: ReadEntryLine }
   | { kind: "patch"; record: JsonRecord; state: PatchState }
   | { kind: "invalid"; invalid: InvalidLine };
+
+/**
+ * Marks an entry line that was read from the file: a rewrite writes it as read (no second
+ * sanitizing or truncation, which is for entries being persisted), and an entry read from bytes
+ * that were not valid UTF-8 as those very bytes while it is unchanged.
+ */
+export interface ReadEntryLine {
+  readonly raw: RawEntryLine | undefined;
+}
 
 /** `applied`: folded on rewrite. `skipped`: kept verbatim. `inert`: held by a pre-v4 file; dropped on rewrite. */
 export type PatchState = "applied" | "skipped" | "inert";
@@ -51,7 +62,7 @@ export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry
   let next = 0;
   for (const item of loaded.lines) {
     if (item.kind === "header") lines.push({ kind: "header" });
-    else if (item.kind === "entry") lines.push({ kind: "entry", entry: entries[next++]! });
+    else if (item.kind === "entry") lines.push({ kind: "entry", entry: entries[next++]!, read: { raw: item.raw } });
     else if (item.kind === "patch") {
       const code = skipped.get(item.value);
       const state: PatchState = code === undefined ? "applied" : code === "version_below_4" ? "inert" : "skipped";
@@ -75,6 +86,16 @@ export function persistedEntryText(entry: FileEntry, sink: BlobSink | undefined)
   let value: unknown = sanitizeForPersistence(entry);
   if (sink !== undefined) value = externalizeImageBlobs(value, sink);
   return JSON.stringify(value);
+}
+
+/**
+ * The JSON text a rewrite gives an entry read from the file: the record as read (it was
+ * sanitized when it was first persisted, or a peer wrote it so), its inline images still
+ * handed to `sink`, which keeps their bytes.
+ */
+function readEntryText(entry: FileEntry, sink: BlobSink | undefined): string {
+  if (isUnknownEntry(entry) || sink === undefined) return JSON.stringify(entry);
+  return JSON.stringify(externalizeImageBlobs(entry, sink));
 }
 
 /** The JSON text of an entry or patch line, as appended after the first full write. */
@@ -110,7 +131,16 @@ export function serializeManagedLines(
   };
   for (const line of lines) {
     if (line.kind === "header") push(serializeRecord(header));
-    else if (line.kind === "entry") push(persistedEntryText(line.entry, sink) + "\n");
+    else if (line.kind === "entry") {
+      const raw = line.read === undefined ? undefined : unchangedRawBytes(line.entry, line.read.raw);
+      if (raw !== undefined) {
+        if (pending.length > 0) chunks.push(Buffer.from(pending, "utf8"));
+        pending = "";
+        chunks.push(raw, NEWLINE);
+      } else {
+        push((line.read === undefined ? persistedEntryText(line.entry, sink) : readEntryText(line.entry, sink)) + "\n");
+      }
+    }
     else if (line.kind === "patch") {
       if (line.state === "skipped") push(serializeRecord(line.record));
       else if (line.state === "inert") droppedInertPatches += 1;

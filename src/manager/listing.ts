@@ -4,22 +4,60 @@
  */
 import path from "node:path";
 
-import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, ManagedSessionStorage, StorageError, consoleStorageLogger, type SessionStorage } from "../storage/index.js";
 import { defaultAgentDir } from "../scope/resolve.js";
 import { checkManagedStorage } from "./destination.js";
-import { listSessions, type DiscoveryOptions } from "./discovery.js";
+import { listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
 import { listAllManaged, listManagedScope } from "./managed-listing.js";
-import type { SessionInfo } from "./session-info.js";
+import { explicitStorage } from "./options.js";
+import type { SessionInfo, SkippedSession } from "./session-info.js";
+import { skipOf } from "./skip-codes.js";
 
 /** Our extras of the listings: the agent directory and discovery's tuning options. */
 export interface ListOptions extends Omit<DiscoveryOptions, "storage"> {
   /** The agent directory whose managed scopes are listed; default `defaultAgentDir()`. */
   agentDir?: string;
+  /**
+   * Receives, once per listing and only when there are any, the files and directories left
+   * out with their codes (the `skipped` of `listSessions`), since the peer-shaped result
+   * holds sessions only.
+   */
+  onSkipped?: (skipped: readonly SkippedSession[]) => void;
+}
+
+/** The sessions of `listing`, its `skipped` handed to `onSkipped`. */
+function sessionsOf(listing: SessionListing, onSkipped: ListOptions["onSkipped"]): SessionInfo[] {
+  if (listing.skipped.length > 0) onSkipped?.(listing.skipped);
+  return listing.sessions;
+}
+
+/**
+ * An explicit session directory listed through the storage the manager would open its files
+ * with ({@link explicitStorage}): below the agent directory that is managed storage, so a file
+ * failing the owner-only rules is skipped with its code rather than listed and then refused.
+ */
+async function listExplicit(sessionDir: string, agentDir: string | undefined, discovery: Omit<ListOptions, "agentDir" | "onSkipped">): Promise<SessionListing> {
+  // A relative directory gets listSessions' own `invalid_path`.
+  if (!path.isAbsolute(sessionDir)) return listSessions(sessionDir, discovery);
+  let storage: SessionStorage;
+  try {
+    storage = explicitStorage(path.resolve(sessionDir), agentDir, consoleStorageLogger, true);
+  } catch (error) {
+    if (error instanceof StorageError && error.code === "not_found") return { sessions: [], skipped: [] };
+    return { sessions: [], skipped: [skipOf(sessionDir, error)] };
+  }
+  // Plain file storage is what discovery defaults to; letting it default keeps the shared cache.
+  if (!(storage instanceof ManagedSessionStorage)) return listSessions(sessionDir, discovery);
+  try {
+    return await listSessions(sessionDir, { ...discovery, storage });
+  } finally {
+    storage.close();
+  }
 }
 
 /**
  * The sessions of `sessionDir`, else of the managed scope of `cwd` (none when it does not
- * exist yet), newest first.
+ * exist yet), newest first. A file the manager would refuse to open is skipped, not listed.
  * @throws SessionManagerError `managed_storage_unsupported` for a non-file storage without a
  *   directory; ScopeError for an unusable `cwd`
  */
@@ -29,12 +67,13 @@ export async function listScope(
   storage: SessionStorage | undefined,
   options: ListOptions,
 ): Promise<SessionInfo[]> {
-  const { agentDir, ...discovery } = options;
+  const { agentDir, onSkipped, ...discovery } = options;
   if (sessionDir !== undefined) {
-    return (await listSessions(sessionDir, storage === undefined ? discovery : { ...discovery, storage })).sessions;
+    const listing = storage === undefined ? await listExplicit(sessionDir, agentDir, discovery) : await listSessions(sessionDir, { ...discovery, storage });
+    return sessionsOf(listing, onSkipped);
   }
   checkManagedStorage(storage);
-  return (await listManagedScope(cwd, agentDir, discovery)).sessions;
+  return sessionsOf(await listManagedScope(cwd, agentDir, discovery), onSkipped);
 }
 
 /** The sessions of every managed scope under `<agentDir>/sessions`; `[]` for a non-file storage. */
@@ -44,8 +83,8 @@ export async function listAllScopes(
   options: ListOptions,
 ): Promise<SessionInfo[]> {
   if (storage !== undefined && !(storage instanceof FileSessionStorage)) return [];
-  const { agentDir, ...discovery } = options;
-  return (await listAllManaged({ ...discovery, agentDir: managedAgentDir ?? agentDir ?? defaultAgentDir() })).sessions;
+  const { agentDir, onSkipped, ...discovery } = options;
+  return sessionsOf(await listAllManaged({ ...discovery, agentDir: managedAgentDir ?? agentDir ?? defaultAgentDir() }), onSkipped);
 }
 
 /** What {@link resolveResumableSession} found: the session, and whether it is this workspace's. */

@@ -13,7 +13,7 @@ import { managedSessionStorageForRead } from "../scope/session-defaults.js";
 import { ManagedSessionStorage } from "../storage/index.js";
 import { toStorageError } from "../storage/errors.js";
 import { listAll, listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
-import { skipCodeOf } from "./skip-codes.js";
+import { skipOf } from "./skip-codes.js";
 
 /** Options of the managed listings: discovery options, minus the storage they choose. */
 export type ManagedListingOptions = Omit<DiscoveryOptions, "storage">;
@@ -65,7 +65,7 @@ export async function listAllManaged(
     if (dir !== root.dir) root.close();
   } catch (error) {
     root?.close();
-    return { sessions: [], skipped: [{ path: fallback, code: skipCodeOf(toStorageError(error, "read", fallback)) }] };
+    return { sessions: [], skipped: [skipOf(fallback, toStorageError(error, "read", fallback))] };
   }
   const held = storage;
   return withStorage(held, () => listAll(held.root, { ...discovery, storage: held }));

@@ -12,6 +12,7 @@ import { defaultAgentDir } from "../scope/resolve.js";
 import { managedSessionTarget } from "../scope/session-defaults.js";
 import { SessionManagerError } from "./errors.js";
 import type { ToolClassifier } from "./selection.js";
+import type { SkippedSession } from "./session-info.js";
 
 /** Our extras, the optional last argument of every factory. */
 export interface SessionManagerOptions {
@@ -44,6 +45,23 @@ export interface SessionManagerOptions {
    * empty list clears both domains. Omitted: nothing is persisted.
    */
   toolNames?: readonly string[];
+  /**
+   * `continueRecent` only: receives, once and only when there are any, the session files it
+   * passed over with their codes (`session_busy` for one another live process is writing;
+   * a listing skip code, such as `unsafe_entry` with its `detail`, for one it refused).
+   */
+  onSkipped?: (skipped: readonly SkippedSession[]) => void;
+}
+
+/**
+ * What `SessionManager.close()` resolves to. A session's file starts with its first assistant
+ * message (the peers' rule), so entries appended to a session that never got one were never
+ * written: they end with the manager, and this says how many, instead of dropping them
+ * silently. Entries loaded from an existing file are on disk and never counted.
+ */
+export interface SessionCloseReport {
+  /** Entries appended since the session was created or opened that no file holds. */
+  unpersistedEntries: number;
 }
 
 /** {@link SessionManagerOptions} of `SessionManager.open`. */
@@ -143,9 +161,11 @@ const BLOBS_DIRECTORY = "blobs";
  * (given, else the default) is managed data reached another way: it is walked by descriptor
  * from the held agent directory and held to the owner-only rules, exactly like a scope, so a
  * link or a foreign object on the way is refused rather than followed. Anywhere else it is
- * an explicit `--session-dir` on the explicit-directory rules.
+ * an explicit `--session-dir` on the explicit-directory rules. The listings use it too, so a
+ * file the manager would refuse is reported as skipped, never listed.
+ * @throws StorageError when the agent directory or a directory on the way is unsafe or missing
  */
-function explicitStorage(dir: string, agentDir: string | undefined, logger: StorageLogger, readOnly: boolean): SessionStorage {
+export function explicitStorage(dir: string, agentDir: string | undefined, logger: StorageLogger, readOnly: boolean): SessionStorage {
   const home = agentDir ?? defaultAgentDir();
   const names = namesBelowAgentDir(canonicalizeTrustedPath(home), home, dir);
   if (names === undefined) return new FileSessionStorage(dir, { logger });

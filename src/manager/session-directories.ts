@@ -15,7 +15,9 @@ export abstract class SessionDirectories extends SessionReader {
   /**
    * The sessions of one workspace, newest first: those in `sessionDir` when given, else in
    * the managed scope of `cwd`. Never writes; a directory or scope that does not exist yet
-   * lists as empty. Unreadable files are left out (the CLI's `listSessions` reports them).
+   * lists as empty. A file that cannot be listed, or that the manager would refuse to open
+   * (below the agent directory: one failing the owner-only rules), is left out and reported
+   * to `options.onSkipped` with its code.
    */
   static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
     return listScope(cwd, sessionDir, storage, options);
@@ -24,7 +26,7 @@ export abstract class SessionDirectories extends SessionReader {
   /**
    * The sessions of every managed scope below `<managedAgentDir>/sessions` (default agent
    * directory), newest first. Never writes. A storage that is not file storage lists nothing,
-   * as in GJC: managed scopes exist only on disk.
+   * as in GJC: managed scopes exist only on disk. What is left out goes to `options.onSkipped`.
    */
   static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
     return listAllScopes(storage, managedAgentDir, options);

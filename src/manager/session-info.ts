@@ -48,12 +48,19 @@ export type DiscoverySkipCode =
   /** managed storage: the entry failed the owner-only checks */
   | "unsafe_entry"
   /** any other read failure */
-  | "read_failed";
+  | "read_failed"
+  /** `continueRecent` only: another live process holds the session's writer lock */
+  | "session_busy";
 
 /** One file left out of a listing. */
 export interface SkippedSession {
   readonly path: string;
   readonly code: DiscoverySkipCode;
+  /**
+   * The lower layer's code behind `code`, when there is one: for `unsafe_entry` the owner-only
+   * rule the file failed (`mode_mismatch`, `owner_mismatch`, `link_count`, `acl_present`, ...).
+   */
+  readonly detail?: string;
 }
 
 /** Metadata of one session file for pickers and `--resume` lookups. Treat as read-only. */

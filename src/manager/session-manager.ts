@@ -24,7 +24,7 @@ import {
 } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { SessionDirectories } from "./session-directories.js";
-import { announceSession, findContinuation } from "./continuation.js";
+import { announceSession, openFirstFree } from "./continuation.js";
 import {
   resolveFactoryOptions,
   targetOf,
@@ -39,6 +39,7 @@ import {
   type NewSessionOptions,
   type OpenSessionOptions,
   type ResolvedOptions,
+  type SessionCloseReport,
   type SessionManagerOptions,
 } from "./options.js";
 import { moveManagedSession } from "./session-move.js";
@@ -75,6 +76,7 @@ export class SessionManager extends SessionDirectories {
   readonly #readOnly: boolean;
   #state: SessionState;
   #closed = false;
+  #closeReport: SessionCloseReport = { unpersistedEntries: 0 };
   readonly #writer = new StateWriter(() => this.#blobSink());
   /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
   readonly #retiring = new Retirements();
@@ -150,7 +152,8 @@ export class SessionManager extends SessionDirectories {
   /**
    * Resumes the most relevant session of `destination` (omitted: the managed scope of `cwd`):
    * the one this terminal's breadcrumb names when its cwd matches `cwd`, else the most
-   * recently modified session, else a new one for `cwd`.
+   * recently modified session no other writer holds, else a new one for `cwd`. What it
+   * passed over (busy or refused) goes to `options.onSkipped`; see `openFirstFree`.
    */
   static async continueRecent(
     cwd: string,
@@ -161,9 +164,10 @@ export class SessionManager extends SessionDirectories {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const resolved = resolveFactoryOptions(cwd, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
-    const file = await findContinuation(resolved, cwd);
-    if (file !== undefined) return SessionManager.#opened(resolved, file, false);
-    return SessionManager.#fresh(resolved, cwd, options.toolNames);
+    const { opened, skipped } = await openFirstFree(resolved, cwd, (file) => SessionManager.#opened(resolved, file, false));
+    const manager = opened ?? SessionManager.#fresh(resolved, cwd, options.toolNames);
+    if (skipped.length > 0) options.onSkipped?.(skipped);
+    return manager;
   }
 
   /**
@@ -551,18 +555,21 @@ export class SessionManager extends SessionDirectories {
    * Performs a rewrite still owed, flushes, closes the file and releases its writer lock, and
    * waits for sessions left by synchronous switches. Idempotent; later calls other than reads
    * throw `closed`. Rethrows a latched failure after releasing the file.
+   * @returns the {@link SessionCloseReport} (the same one on every later call)
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  async close(): Promise<SessionCloseReport> {
+    if (this.#closed) return this.#closeReport;
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
+    this.#closeReport = { unpersistedEntries: this.#persistent ? this.#writer.deferredLines(state) : 0 };
     const persistence = state.persistence;
     if (persistence !== undefined) {
       await persistence.flush().catch(ignore);
       await persistence.close();
     }
     await this.#retiring.settled();
+    return this.#closeReport;
   }
 
   // ---- internals -------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import {
 import { FileSessionStorage } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
 import { SessionManagerError } from "./errors.js";
-import { linesFromLoad, type ManagedLine } from "./lines.js";
+import { linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
 import { emptyReport, openSessionFile, type SessionLoadReport } from "./open-file.js";
 import { sessionFileName, type ResolvedOptions } from "./options.js";
 import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
@@ -147,6 +147,19 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
   };
 }
 
+function idOf(entry: FileEntry): unknown {
+  return (entry as { id?: unknown }).id;
+}
+
+/** The read marks of `lines` by entry id: a branch's copy re-parented past a label is a new object of the same record. */
+function readLinesById(lines: readonly ManagedLine[]): Map<unknown, ReadEntryLine> {
+  const read = new Map<unknown, ReadEntryLine>();
+  for (const line of lines) {
+    if (line.kind === "entry" && line.read !== undefined && typeof idOf(line.entry) === "string") read.set(idOf(line.entry), line.read);
+  }
+  return read;
+}
+
 /**
  * The session `createBranchedSession` switches to: root..`leafId` of `current` (see
  * {@link branchEntries}) in a fresh session described by `session`.
@@ -163,7 +176,13 @@ export function branchedState(
   const state = freshState(options, session, persistent);
   state.tree = new SessionTree(copied.entries, { now: options.now });
   const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
-  state.lines.push(...[...copied.entries, ...labels].map((entry): ManagedLine => ({ kind: "entry", entry })));
+  // Entries read from the file are copied as read (never truncated again), as a fork copies them.
+  const read = readLinesById(current.lines);
+  const lineOf = (entry: FileEntry): ManagedLine => {
+    const from = read.get(idOf(entry));
+    return from === undefined ? { kind: "entry", entry } : { kind: "entry", entry, read: from };
+  };
+  state.lines.push(...copied.entries.map(lineOf), ...labels.map((entry): ManagedLine => ({ kind: "entry", entry })));
   state.hasAssistant = copied.entries.some(isAssistantMessage);
   state.usage = usageOf(copied.entries);
   return state;

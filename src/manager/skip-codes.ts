@@ -2,7 +2,7 @@
  * The skip code a listing reports for a storage failure on one file or directory.
  */
 import { StorageError, type StorageErrorCode } from "../storage/index.js";
-import type { DiscoverySkipCode } from "./session-info.js";
+import type { DiscoverySkipCode, SkippedSession } from "./session-info.js";
 
 const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>([
   "symlink_refused",
@@ -21,3 +21,25 @@ export function skipCodeOf(error: unknown): DiscoverySkipCode {
   return "read_failed";
 }
 
+
+/**
+ * The skip row of a storage failure on `file`: its code, and the lower layer's code when one
+ * is behind it (an `unsafe_entry` says which owner-only rule failed: `mode_mismatch`,
+ * `owner_mismatch`, `link_count`, ...).
+ */
+export function skipOf(file: string, error: unknown): SkippedSession {
+  const code = skipCodeOf(error);
+  const detail = error instanceof StorageError ? error.detail : undefined;
+  return detail === undefined ? { path: file, code } : { path: file, code, detail };
+}
+
+/**
+ * Why `continueRecent` passes over `file` after trying to open it: another writer holds it
+ * (`session_busy`), or it is refused for a reason a listing skips it for (a link, the
+ * owner-only rules, ...). `undefined` for any other failure, which the caller rethrows.
+ */
+export function resumeSkipOf(file: string, error: unknown): SkippedSession | undefined {
+  if (!(error instanceof StorageError)) return undefined;
+  if (error.code === "session_busy") return { path: file, code: "session_busy" };
+  return PASSED_THROUGH.has(error.code) && error.code !== "not_found" ? skipOf(file, error) : undefined;
+}

@@ -16,6 +16,8 @@ export class StateWriter {
   readonly #blobSink: () => BlobSink | undefined;
   #droppedInertPatches = 0;
   #writeThrough = false;
+  /** Lines appended to a session whose persistence has not started, per session state. */
+  readonly #deferred = new WeakMap<SessionState, number>();
 
   /** @param blobSink where large images go before a line referring to them is written */
   constructor(blobSink: () => BlobSink | undefined) {
@@ -47,6 +49,7 @@ export class StateWriter {
     if (persistence === undefined) return;
     if (!state.active) {
       if (state.hasAssistant) this.start(state);
+      else this.#deferred.set(state, this.deferredLines(state) + 1);
       return;
     }
     if (state.fullWritePending) {
@@ -60,9 +63,18 @@ export class StateWriter {
     }
   }
 
+  /**
+   * Lines appended to `state` that wait for its first write (no assistant message yet): what
+   * a close would leave unwritten.
+   */
+  deferredLines(state: SessionState): number {
+    return this.#deferred.get(state) ?? 0;
+  }
+
   /** Starts persisting `state`: its whole content is written (see {@link enableWriteThrough}). */
   start(state: SessionState): void {
     state.active = true;
+    this.#deferred.delete(state);
     const persistence = state.persistence;
     if (this.#writeThrough && persistence !== undefined && !persistence.hasWriter && !state.fileExists) {
       try {

@@ -18,7 +18,8 @@ export type SessionFormatErrorCode =
   | "invalid_version"
   | "version_too_new"
   | "entry_id_exhausted"
-  | "invalid_input";
+  | "invalid_input"
+  | "line_too_long";
 
 /** Thrown by the session format layer; branch on {@link SessionFormatError.code}. */
 export class SessionFormatError extends GjcError<SessionFormatErrorCode> {}

@@ -37,7 +37,8 @@ export interface InvalidLine {
 
 /** Receives what {@link scanJsonl} finds, in file order. */
 export interface JsonlVisitor {
-  record(value: JsonRecord, line: number): void;
+  /** `raw`: the line's bytes, given only when they are not valid UTF-8 (valid only during the call) */
+  record(value: JsonRecord, line: number, raw?: Buffer): void;
   invalid(invalid: InvalidLine): void;
 }
 
@@ -51,7 +52,8 @@ export interface JsonlStats {
   salvagedLines: number[];
   /**
    * lines whose bytes are not valid UTF-8 (decoded with U+FFFD replacements); a record parsed
-   * from such a line is kept, but a rewrite writes the replacement characters
+   * from such a line is kept, and its bytes are handed to the visitor with it so a rewrite can
+   * write the line back as read
    */
   nonUtf8Lines: number[];
   /** false when the text ends without `\n` (a torn or unterminated last line) */
@@ -180,7 +182,20 @@ export class JsonlScanner {
       raw = slice;
       stats.nonUtf8Lines.push(stats.lines);
     }
-    handleLine(bytes.toString("utf8", start, to), stats.lines, raw, this.#visitor, stats);
+    handleLine(decodeLine(bytes, start, to, stats.lines), stats.lines, raw, this.#visitor, stats);
+  }
+}
+
+/**
+ * The text of one line. A line longer than the longest string the runtime can hold cannot be
+ * parsed at all: a typed `line_too_long` (nothing is changed), never the runtime's RangeError.
+ */
+function decodeLine(bytes: Buffer, start: number, to: number, line: number): string {
+  try {
+    return bytes.toString("utf8", start, to);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "ERR_STRING_TOO_LONG") throw error;
+    throw new SessionFormatError("line_too_long", `line ${line} is ${to - start} bytes, more than one string can hold`, { cause: error });
   }
 }
 
@@ -199,7 +214,7 @@ function handleLine(
     return;
   }
   if (isJsonRecord(value)) {
-    visitor.record(value, line);
+    visitor.record(value, line, raw);
   } else {
     visitor.invalid(invalidLine(line, text, "not_a_record", raw));
   }

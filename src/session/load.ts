@@ -32,10 +32,20 @@ import {
 } from "./schemas.js";
 import { collectViolations, type SchemaIssue, type Violation } from "./validate.js";
 
+/**
+ * An entry line whose bytes are not valid UTF-8: its bytes, and the JSON text of the record as
+ * parsed from them (before migration). A rewrite writes `bytes` back while the effective entry
+ * still serializes to `asRead`, so replacement characters never take the place of the bytes.
+ */
+export interface RawEntryLine {
+  readonly bytes: Buffer;
+  readonly asRead: string;
+}
+
 /** One line of the file, in file order, as a rewrite writes it. */
 export type SessionLine =
   | { kind: "header"; line: number; value: SessionHeader }
-  | { kind: "entry"; line: number; value: JsonRecord }
+  | { kind: "entry"; line: number; value: JsonRecord; raw?: RawEntryLine }
   | { kind: "patch"; line: number; value: JsonRecord }
   | ({ kind: "invalid" } & InvalidLine);
 
@@ -217,7 +227,7 @@ export class SessionLoader {
 
   #visitor(): JsonlVisitor {
     return {
-      record: (value, line) => {
+      record: (value, line, raw) => {
         if (this.#header === undefined) {
           this.#onDiskVersion = acceptHeader(value, line);
           this.#header = value as HeaderRecord;
@@ -226,7 +236,9 @@ export class SessionLoader {
           return;
         }
         this.#records.push(value);
-        this.#lines.push({ kind: PATCH_TYPES.has(value.type) ? "patch" : "entry", line, value });
+        if (PATCH_TYPES.has(value.type)) this.#lines.push({ kind: "patch", line, value });
+        else if (raw === undefined) this.#lines.push({ kind: "entry", line, value });
+        else this.#lines.push({ kind: "entry", line, value, raw: { bytes: Buffer.from(raw), asRead: JSON.stringify(value) } });
       },
       invalid: (invalid) => {
         this.#invalidLines.push(invalid);
@@ -336,9 +348,10 @@ export function serializeSessionLines(lines: Iterable<SessionLine>): Buffer {
     pending = "";
   };
   for (const item of lines) {
-    if (item.kind === "invalid" && item.bytes !== undefined) {
+    const bytes = item.kind === "invalid" ? item.bytes : item.kind === "entry" ? unchangedRawBytes(item.value, item.raw) : undefined;
+    if (bytes !== undefined) {
       flush();
-      chunks.push(item.bytes, NEWLINE_BYTES);
+      chunks.push(bytes, NEWLINE_BYTES);
       continue;
     }
     pending += item.kind === "invalid" ? `${item.text}\n` : serializeRecord(item.value);
@@ -350,6 +363,14 @@ export function serializeSessionLines(lines: Iterable<SessionLine>): Buffer {
 }
 
 const NEWLINE_BYTES = Buffer.from("\n");
+
+/**
+ * The bytes an entry line was read as, when they were not valid UTF-8 and the entry is still
+ * the record read from them; `undefined` otherwise (the entry is written as JSON).
+ */
+export function unchangedRawBytes(entry: unknown, raw: RawEntryLine | undefined): Buffer | undefined {
+  return raw !== undefined && JSON.stringify(entry) === raw.asRead ? raw.bytes : undefined;
+}
 
 /** The outcome of {@link validateSession}. */
 export interface ValidationReport {
@@ -373,6 +394,9 @@ export function validateSession(input: string | Uint8Array | null | undefined): 
       (error.code === "invalid_version" || error.code === "version_too_new")
     ) {
       return { ok: false, violations: [{ line: null, code: error.code, path: ["version"], message: error.message }] };
+    }
+    if (error instanceof SessionFormatError && error.code === "line_too_long") {
+      return { ok: false, violations: [{ line: null, code: error.code, path: [], message: error.message }] };
     }
     throw error;
   }

@@ -42,6 +42,8 @@ export type ViolationCode =
   | "invalid_entry"
   /** an entry id used by an earlier entry too */
   | "duplicate_entry_id"
+  /** a line longer than the longest string the runtime can hold: the file cannot be read */
+  | "line_too_long"
   /** a patch record that replay skipped (see {@link PatchSkipCode}) */
   | PatchSkipCode;
 

@@ -23,6 +23,7 @@ import {
   checkReplaceable,
   closeAsync,
   createTemporary,
+  removeOwnTemporaries,
   discardTemporary,
   FdFileReader,
   fromNodeStat,
@@ -307,6 +308,8 @@ export class FileSessionStorage implements SessionStorage {
     const file = this.#fileTarget(target);
     const lock = guardStorage("write", file.absolute, () => lockWriterAt(file.dir, file.name));
     try {
+      // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
+      removeOwnTemporaries(file.dir, file.name);
       const fd = guardStorage("write", file.absolute, () => {
         const { fd, created } = openForAppend(file.absolute);
         // A new file's name must survive a power cut as surely as the records in it.

@@ -13,7 +13,7 @@
 
 import path from "node:path";
 
-import { SecureDir, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
 import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, fillFrom, readWholeSync, tailWindow } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
@@ -29,6 +29,7 @@ import type {
   TailRead,
   WriteChunk,
 } from "./types.js";
+import { removeOwnStaging } from "./stale-staging.js";
 import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
@@ -45,6 +46,10 @@ export class ManagedSessionStorage implements SessionStorage {
   readonly root: string;
   readonly #rootDir: SecureDir;
   readonly #logger: StorageLogger;
+  /** {@link close} was called: the storage's own operations fail from then on. */
+  #closed = false;
+  /** Open writers of files directly in the root: they rewrite through the root's handle. */
+  #rootWriters = 0;
 
   /**
    * Wraps an open root. The storage does not take ownership: the caller closes `rootDir`
@@ -65,9 +70,28 @@ export class ManagedSessionStorage implements SessionStorage {
     return new ManagedSessionStorage(rootDir, options.logger === undefined ? {} : { logger: options.logger });
   }
 
-  /** Closes the root descriptor. Open writers keep working until they are closed. */
+  /**
+   * Ends the storage: its own operations fail from now on (`writer_closed`, as on any closed
+   * handle). Writers it opened keep working until they are closed, rewrites included: a writer
+   * of a file directly in the root borrows the root's descriptor, which is closed when the
+   * last such writer closes (at once when there is none). Idempotent.
+   */
   close(): void {
-    this.#rootDir.close();
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#rootWriters === 0) this.#rootDir.close();
+  }
+
+  /** The root's handle for the storage's own operations; fails once {@link close} ran. */
+  #root(): SecureDir {
+    if (this.#closed) throw new SecureFsError("closed", { path: this.root });
+    return this.#rootDir;
+  }
+
+  /** A root writer closed: the last one after {@link close} closes the root's handle. */
+  #releaseRootWriter(): void {
+    this.#rootWriters -= 1;
+    if (this.#closed && this.#rootWriters === 0) this.#rootDir.close();
   }
 
   /** {@inheritDoc SessionStorage.ensureDirSync} */
@@ -108,7 +132,7 @@ export class ManagedSessionStorage implements SessionStorage {
   statSync(target: string): StorageStat {
     const { absolute, names } = splitBelowRoot(this.root, target);
     return guardStorage("read", absolute, () => {
-      if (names.length === 0) return fromSecureStat(this.#rootDir.stat());
+      if (names.length === 0) return fromSecureStat(this.#root().stat());
       return this.#withParent(names, false, (dir, name) => fromSecureStat(refuseLink(dir.stat(name), absolute)));
     });
   }
@@ -309,8 +333,12 @@ export class ManagedSessionStorage implements SessionStorage {
       let lock: HeldWriterLock | undefined;
       try {
         lock = lockWriterIn(dir, name);
+        // Holding the lock, every temporary of a write to this file is a killed rewrite's.
+        removeOwnStaging(dir, name);
         const file = openOrCreateForAppend(dir, name);
-        const sink = new ManagedLineSink(absolute, { dir, owned }, name, file, lock);
+        const release = owned ? undefined : () => this.#releaseRootWriter();
+        const sink = new ManagedLineSink(absolute, { dir, owned, release }, name, file, lock);
+        if (!owned) this.#rootWriters += 1;
         return new NdjsonFileWriter(sink, this.#logger);
       } catch (error) {
         lock?.release();
@@ -344,7 +372,7 @@ export class ManagedSessionStorage implements SessionStorage {
     let current: SecureDir | undefined;
     try {
       for (const name of names) {
-        const next: SecureDir = (current ?? this.#rootDir).openDir(name, { create });
+        const next: SecureDir = (current ?? this.#root()).openDir(name, { create });
         current?.close();
         current = next;
       }
@@ -352,7 +380,7 @@ export class ManagedSessionStorage implements SessionStorage {
       current?.close();
       throw error;
     }
-    return current === undefined ? { dir: this.#rootDir, owned: false } : { dir: current, owned: true };
+    return current === undefined ? { dir: this.#root(), owned: false } : { dir: current, owned: true };
   }
 
   #withDirectory<T>(names: readonly string[], create: boolean, use: (dir: SecureDir) => T): T {
@@ -388,15 +416,19 @@ class ManagedLineSink implements LineSink {
   readonly path: string;
   readonly #dir: SecureDir;
   readonly #ownsDir: boolean;
+  readonly #releaseDir: (() => void) | undefined;
   readonly #name: string;
   readonly #lock: HeldWriterLock;
   #file: SecureFile;
   #closed = false;
 
-  /** `parent.owned`: whether closing the writer closes the directory handle too. */
+  /**
+   * `parent.owned`: whether closing the writer closes the directory handle too; `release`:
+   * what closing gives back instead, for a borrowed handle (the storage's root).
+   */
   constructor(
     absolute: string,
-    parent: { dir: SecureDir; owned: boolean },
+    parent: { dir: SecureDir; owned: boolean; release: (() => void) | undefined },
     name: string,
     file: SecureFile,
     lock: HeldWriterLock,
@@ -404,6 +436,7 @@ class ManagedLineSink implements LineSink {
     this.path = absolute;
     this.#dir = parent.dir;
     this.#ownsDir = parent.owned;
+    this.#releaseDir = parent.release;
     this.#name = name;
     this.#file = file;
     this.#lock = lock;
@@ -438,6 +471,7 @@ class ManagedLineSink implements LineSink {
     } finally {
       this.#lock.release();
       if (this.#ownsDir) this.#dir.close();
+      else this.#releaseDir?.();
     }
   }
 }

@@ -201,6 +201,35 @@ export function createTemporary(dir: string, name: string): Temporary {
   return temporary;
 }
 
+/**
+ * Removes the temporaries ({@link createTemporary}: `.<name>.<16 hex>.tmp`) that killed
+ * rewrites of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use.
+ * Only regular files (no-follow `lstat`) are removed; best effort.
+ * @returns how many were removed
+ */
+export function removeOwnTemporaries(dir: string, name: string): number {
+  const prefix = `.${name}.`;
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const entry of names) {
+    if (!entry.startsWith(prefix) || !/^[0-9a-f]{16}\.tmp$/.test(entry.slice(prefix.length))) continue;
+    const full = path.join(dir, entry);
+    try {
+      if (!fs.lstatSync(full).isFile()) continue;
+      fs.unlinkSync(full);
+      removed += 1;
+    } catch {
+      // Gone meanwhile or refused: nothing of the session depends on it.
+    }
+  }
+  return removed;
+}
+
 /** Closes and removes a temporary after a failure, best effort. */
 export function discardTemporary(temporary: Temporary): void {
   if (temporary.fd >= 0) {

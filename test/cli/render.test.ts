@@ -58,3 +58,20 @@ describe("output", () => {
     expect(table([[tty.red("ab"), "x"], ["abcd", "y"]])).toEqual([`${tty.red("ab")}    x`, "abcd  y"]);
   });
 });
+
+describe("one-line text of a huge message", () => {
+  it("a 100 MB message renders as one bounded line, from its start", () => {
+    const huge = `${"word ".repeat(20)}${"x".repeat(100_000_000)}`;
+    const lines = renderTree([node("aaaaaaaa", huge)], null, plain);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.length).toBeLessThan(200);
+    expect(lines[0]).toContain("user: word word");
+    expect(lines[0]!.endsWith("…")).toBe(true);
+  });
+
+  it("short text is unchanged and a cut never leaves half a surrogate pair", () => {
+    expect(renderTree([node("aaaaaaaa", "short  text")], null, plain)[0]).toContain("user: short text");
+    const emoji = renderTree([node("aaaaaaaa", "😀".repeat(10_000))], null, plain)[0]!;
+    expect(emoji).toMatch(/^aaaaaaaa user: (😀)+…$/u);
+  });
+});

@@ -179,7 +179,7 @@ describe("listing edge cases", () => {
       expect(listing.sessions.map((s) => s.id)).toEqual(["good.jsonl"]);
       expect(listing.skipped).toEqual([
         { path: path.join(dir, "link.jsonl"), code: "symlink_refused" },
-        { path: path.join(dir, "loose.jsonl"), code: "unsafe_entry" },
+        { path: path.join(dir, "loose.jsonl"), code: "unsafe_entry", detail: "mode_mismatch" },
       ]);
     } finally {
       temp.remove();

@@ -77,7 +77,7 @@ describe("the agent directory itself", () => {
       }
       expect(() => managedSessionTarget(box.cwd, box.agentDir)).toThrow(ScopeError);
       await expect(listManagedScope(box.cwd, box.agentDir)).rejects.toMatchObject({ code: "sessions_root_unavailable" });
-      expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({ sessions: [], skipped: [{ path: path.join(box.agentDir, "sessions"), code: "symlink_refused" }] });
+      expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({ sessions: [], skipped: [{ path: path.join(box.agentDir, "sessions"), code: "symlink_refused", detail: "symlink_refused" }] });
       expect(writeBreadcrumb(box.agentDir, "pts-1", "/w", "/w/s.jsonl")).toMatchObject({ ok: false, storageCode: "symlink_refused" });
       expect(await readBreadcrumb(box.agentDir, "pts-1")).toMatchObject({ kind: "none", storageCode: "symlink_refused" });
       expect(() => AgentRoot.open(box.agentDir)).toThrow(SecureFsError);
@@ -109,7 +109,7 @@ describe("the agent directory itself", () => {
     for (const mode of ["read", "write"] as const) {
       expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode })).toMatchObject({ code: "sessions_root_unavailable", cause: "owner_mismatch" });
     }
-    expect((await listAllManaged({ agentDir: box.agentDir })).skipped).toEqual([{ path: path.join(box.agentDir, "sessions"), code: "unsafe_entry" }]);
+    expect((await listAllManaged({ agentDir: box.agentDir })).skipped).toEqual([{ path: path.join(box.agentDir, "sessions"), code: "unsafe_entry", detail: "owner_mismatch" }]);
     expect(treeState(box.agentDir)).toEqual(before);
   });
 
@@ -275,6 +275,6 @@ describe("managed listings", () => {
     await expect(listManagedScope(box.cwd, box.agentDir)).rejects.toMatchObject({ code: "binding_invalid" });
     fs.chownSync(scope.directoryPath, 0, 0);
     fs.chownSync(scope.sessionsRoot, FOREIGN, FOREIGN);
-    expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({ sessions: [], skipped: [{ path: scope.sessionsRoot, code: "unsafe_entry" }] });
+    expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({ sessions: [], skipped: [{ path: scope.sessionsRoot, code: "unsafe_entry", detail: "owner_mismatch" }] });
   });
 });

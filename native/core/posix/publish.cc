@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <string>
 
 #include "../eintr.h"
@@ -15,14 +14,6 @@
 
 namespace gjc {
 namespace {
-
-// Temporary names have a fixed length, so a 255-byte target name still gets one.
-std::string temporary_name() {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, ".gjc-tmp-%016llx",
-                static_cast<unsigned long long>(os::random_u64()));
-  return buf;
-}
 
 // The name `name` must now lead to exactly the inode we wrote.
 Status check_published(int dir, const std::string& name, int fd) {
@@ -76,7 +67,7 @@ Status write_file_atomic(NativeHandle dir, std::string_view name, const void* da
                          std::size_t length, bool no_replace) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string target(name);
-  const std::string tmp = temporary_name();
+  const std::string tmp = staging_name(target, os::random_u64());
   auto status = write_and_publish(dir, tmp, target, data, length, no_replace);
   // The temporary is gone after a successful publish; on any failure it must not linger.
   if (!status.ok()) ::unlinkat(dir, tmp.c_str(), 0);

@@ -2,7 +2,6 @@
 // Renames go through a handle to the source and the held directory handle as the target
 // root, so no path is resolved twice.
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -25,13 +24,6 @@ std::uint64_t random_u64() {
             (static_cast<std::uint64_t>(::GetCurrentProcessId()) << 32);
   }
   return value;
-}
-
-// The same fixed-length temporary names as on POSIX.
-std::string temporary_name() {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, ".gjc-tmp-%016llx", static_cast<unsigned long long>(random_u64()));
-  return buf;
 }
 
 Result<FILE_ID_INFO> file_id_of(HANDLE handle) {
@@ -100,7 +92,7 @@ Status write_file_atomic(NativeHandle dir, std::string_view name, const void* da
   FileOpenOptions options;
   options.write = true;
   options.create = CreateMode::exclusive;
-  auto file = open_file(dir, temporary_name(), options);
+  auto file = open_file(dir, staging_name(name, random_u64()), options);
   if (!file.ok()) return file.failure();
   auto status = write_and_publish(dir, file.value().get(), target.value(), data, length, no_replace);
   if (!status.ok()) {
