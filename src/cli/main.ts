@@ -147,6 +147,17 @@ export async function main(argv: readonly string[]): Promise<number> {
   return status;
 }
 
+// The CLI is its own process: Node 22's notice that node:sqlite is experimental would land in
+// the output of every history command, so this process drops that one warning (a library
+// importer keeps Node's default; see README "Install").
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  const text = typeof warning === "string" ? warning : warning.message;
+  const type = typeof rest[0] === "string" ? rest[0] : (rest[0] as { type?: string } | undefined)?.type ?? (warning instanceof Error ? warning.name : undefined);
+  if (type === "ExperimentalWarning" && text.startsWith("SQLite is an experimental feature")) return;
+  (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
+}) as typeof process.emitWarning;
+
 main(process.argv).then(
   (status) => {
     process.exitCode = status;
