@@ -57,6 +57,28 @@ export interface SessionTreeNode {
   label: string | undefined;
 }
 
+/**
+ * A root-to-leaf path read by position: `type` and `id` cost nothing, an entry is read when
+ * asked for. {@link arrayPathView} wraps a path already in memory.
+ */
+export interface PathView {
+  readonly length: number;
+  typeAt(i: number): string;
+  idAt(i: number): string | undefined;
+  /** the entries at path positions `indices` (ascending), read together */
+  entriesAt(indices: readonly number[]): FileEntry[];
+}
+
+/** A {@link PathView} over `path`. */
+export function arrayPathView(path: readonly FileEntry[]): PathView {
+  return {
+    length: path.length,
+    typeAt: (i) => path[i]!.type,
+    idAt: (i) => entryIdOf(path[i]!),
+    entriesAt: (indices) => indices.map((i) => path[i]!),
+  };
+}
+
 /** Options of a {@link SessionTree}. */
 export interface SessionTreeOptions {
   /** Source of the timestamps of appended entries (injectable for deterministic tests). */
@@ -94,8 +116,6 @@ export interface BranchSummaryOptions {
  */
 export class SessionTree {
   readonly #byId = new EntryIndex();
-  /** The index's own record list: the tree keeps no second copy. */
-  readonly #entries: readonly FileEntry[] = this.#byId[RECORDS];
   readonly #labels = new Map<string, string>();
   /** The latest `session_info` in file order: it alone decides the session's name. */
   #sessionInfo: SessionInfoEntry | undefined;
@@ -126,9 +146,56 @@ export class SessionTree {
     return this.#byId.get(id);
   }
 
+  /**
+   * A tree over deferred entries (see {@link DeferredEntries}): only the label and
+   * `session_info` records are read now; the rest when first needed.
+   */
+  static deferred(entries: DeferredEntries, options: SessionTreeOptions = {}): SessionTree {
+    const tree = new SessionTree([], options);
+    const index = tree.#byId;
+    index[ATTACH](entries);
+    const { ids, types } = entries;
+    for (let i = ids.length - 1; i >= 0; i--) {
+      if (ids[i] !== undefined) {
+        tree.#leafId = ids[i]!;
+        break;
+      }
+    }
+    const labels: number[] = [];
+    const infos: number[] = [];
+    types.forEach((type, i) => {
+      if (ids[i] === undefined) return;
+      if (type === "label") labels.push(i);
+      else if (type === "session_info") infos.push(i);
+    });
+    for (const entry of index[AT](labels)) tree.#note(entry);
+    for (let k = infos.length - 1; k >= 0 && tree.#sessionInfo === undefined; k--) tree.#note(index[AT]([infos[k]!])[0]!);
+    return tree;
+  }
+
   /** Every record in insertion (file) order, including id-less and unknown ones. A live view. */
   getEntries(): readonly FileEntry[] {
-    return this.#entries;
+    return this.#byId[RECORDS];
+  }
+
+  /**
+   * The root-to-`leafId` path as a {@link PathView} (default: the current leaf), reading only
+   * the records a caller asks for; `undefined` for a `null` leaf.
+   * @throws {@link SessionTreeError} `unknown_entry` for an id that is not indexed
+   */
+  pathView(leafId: string | null = this.#leafId): PathView | undefined {
+    if (leafId === null) return undefined;
+    const start = this.#byId.positionOf(leafId);
+    if (start === undefined) throw new SessionTreeError("unknown_entry", `Entry ${leafId} not found`);
+    const index = this.#byId;
+    const positions = index.pathPositions(start);
+    if (positions === undefined) return arrayPathView(this.getPath(leafId));
+    return {
+      length: positions.length,
+      typeAt: (i) => index.typeAt(positions[i]!),
+      idAt: (i) => index.idAt(positions[i]!),
+      entriesAt: (indices) => index[AT](indices.map((i) => positions[i]!)),
+    };
   }
 
   /**
@@ -250,7 +317,7 @@ export class SessionTree {
   getTree(): SessionTreeNode[] {
     const nodes = new Map<FileEntry, SessionTreeNode>();
     const order = new Map<SessionTreeNode, number>();
-    for (const entry of this.#entries) {
+    for (const entry of this.#byId[RECORDS]) {
       const id = entryIdOf(entry);
       if (id === undefined || this.#byId.get(id) !== entry) continue;
       const node: SessionTreeNode = { entry, children: [], label: this.#labels.get(id) };
@@ -298,6 +365,11 @@ export class SessionTree {
     const id = entryIdOf(entry);
     if (id === undefined) return;
     this.#leafId = id;
+    this.#note(entry);
+  }
+
+  /** Takes in what a label or `session_info` record (with an id) says. */
+  #note(entry: FileEntry): void {
     if (entry.type === "session_info" && !isUnknownEntry(entry)) this.#sessionInfo = entry as SessionInfoEntry;
     if (entry.type === "label" && !isUnknownEntry(entry)) {
       const { targetId, label } = entry as LabelEntry;
@@ -310,6 +382,25 @@ export class SessionTree {
 /** Keys of the index's tree-only members; not exported, so only this module can reach them. */
 const RECORDS: unique symbol = Symbol("records");
 const APPEND: unique symbol = Symbol("append");
+const ATTACH: unique symbol = Symbol("attach");
+const AT: unique symbol = Symbol("at");
+
+/**
+ * Entries known by their keys before they are read: the `id`, `parentId` and `type` of each
+ * record in file order (as {@link entryIdOf} and {@link parentIdOf} would give them), and a
+ * way to read the records themselves. A tree built over such entries reads a record the
+ * first time something needs it, and keeps it from then on.
+ */
+export interface DeferredEntries {
+  readonly ids: readonly (string | undefined)[];
+  readonly parentIds: readonly (string | null | undefined)[];
+  readonly types: readonly string[];
+  /**
+   * The records at `positions` (ascending), in that order. May throw (an unreadable or
+   * changed file); nothing is kept then.
+   */
+  load(positions: readonly number[]): FileEntry[];
+}
 
 /**
  * The id index of a {@link SessionTree}: a read-only map from id to the last entry in file
@@ -321,9 +412,15 @@ const APPEND: unique symbol = Symbol("append");
  * before, needs no lookup at all. Data that would make a stored position wrong (a duplicated
  * id, or a parent that appears after its child) marks the positions stale, and the next walk
  * recomputes them once.
+ *
+ * Entries may be deferred (see {@link DeferredEntries}): only their keys are held, and a
+ * record is read when a lookup, a walk or a listing first reaches it.
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
-  readonly #entries: FileEntry[] = [];
+  readonly #entries: (FileEntry | undefined)[] = [];
+  readonly #ids: (string | undefined)[] = [];
+  readonly #parentIds: (string | null | undefined)[] = [];
+  readonly #types: string[] = [];
   readonly #positions = new Map<string, number>();
   /** Parent position per entry position; -1 for a root or a parent that is not indexed. */
   #parents: number[] = [];
@@ -332,21 +429,66 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #stale = false;
   #lastId: string | undefined;
   #lastPosition = -1;
+  #deferred: DeferredEntries | undefined;
+  /** positions not read yet */
+  #missing = 0;
 
   /** Indexes `entries` (file order); the list is copied, the entry objects are shared. */
   constructor(entries: Iterable<FileEntry> = []) {
     for (const entry of entries) this[APPEND](entry);
   }
 
-  /** Module-private: the records in order, shared with the owning tree. */
+  /** Module-private: the records in order (every deferred one read), shared with the owning tree. */
   get [RECORDS](): readonly FileEntry[] {
-    return this.#entries;
+    if (this.#missing > 0) {
+      const positions: number[] = [];
+      for (let i = 0; i < this.#entries.length; i++) if (this.#entries[i] === undefined) positions.push(i);
+      this.#read(positions);
+    }
+    return this.#entries as FileEntry[];
   }
 
   /** Module-private: adds the next record in file order. */
   [APPEND](entry: FileEntry): void {
-    const position = this.#entries.push(entry) - 1;
-    const parent = parentIdOf(entry);
+    this.#entries.push(entry);
+    this.#addKeys(entryIdOf(entry), parentIdOf(entry), entry.type);
+  }
+
+  /** Module-private: adds every record of `deferred` (an empty index only), none read yet. */
+  [ATTACH](deferred: DeferredEntries): void {
+    this.#deferred = deferred;
+    const { ids, parentIds, types } = deferred;
+    this.#entries.length = ids.length;
+    this.#missing = ids.length;
+    for (let i = 0; i < ids.length; i++) this.#addKeys(ids[i], parentIds[i], types[i]!);
+  }
+
+  /** Module-private: the records at `positions`, read where they are deferred. */
+  [AT](positions: readonly number[]): FileEntry[] {
+    if (this.#missing > 0) {
+      const wanted = positions.filter((position) => this.#entries[position] === undefined);
+      if (wanted.length > 0) this.#read([...new Set(wanted)].sort((a, b) => a - b));
+    }
+    return positions.map((position) => this.#entries[position]!);
+  }
+
+  #read(positions: readonly number[]): void {
+    const records = this.#deferred!.load(positions);
+    positions.forEach((position, k) => {
+      this.#entries[position] = records[k]!;
+    });
+    this.#missing -= positions.length;
+    if (this.#missing === 0) this.#deferred = undefined;
+  }
+
+  #at(position: number): FileEntry {
+    return this.#entries[position] ?? this[AT]([position])[0]!;
+  }
+
+  #addKeys(id: string | undefined, parent: string | null | undefined, type: string): void {
+    const position = this.#ids.push(id) - 1;
+    this.#parentIds.push(parent);
+    this.#types.push(type);
     let parentPosition = -1;
     if (typeof parent === "string") {
       if (parent === this.#lastId) parentPosition = this.#lastPosition;
@@ -357,7 +499,6 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
       }
     }
     this.#parents.push(parentPosition);
-    const id = entryIdOf(entry);
     if (id === undefined) return;
     const before = this.#positions.size;
     this.#positions.set(id, position);
@@ -369,6 +510,26 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     this.#lastPosition = position;
   }
 
+  /** Number of records (indexed or not). */
+  get count(): number {
+    return this.#ids.length;
+  }
+
+  /** The `type` of the record at `position`. */
+  typeAt(position: number): string {
+    return this.#types[position]!;
+  }
+
+  /** The string `id` of the record at `position`. */
+  idAt(position: number): string | undefined {
+    return this.#ids[position];
+  }
+
+  /** The position of the entry indexed under `id`. */
+  positionOf(id: string): number | undefined {
+    return this.#positions.get(id);
+  }
+
   /**
    * The path from the root to `leaf` by parent positions, or `undefined` when `leaf` is not
    * the indexed holder of its id or the parents form a cycle (the caller then takes the
@@ -378,24 +539,27 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const id = entryIdOf(leaf);
     const start = id === undefined ? undefined : this.#positions.get(id);
     if (start === undefined || this.#entries[start] !== leaf) return undefined;
+    const positions = this.pathPositions(start);
+    return positions === undefined ? undefined : this[AT](positions);
+  }
+
+  /** Positions from the root down to `start` by parent positions; `undefined` on a cycle. */
+  pathPositions(start: number): number[] | undefined {
     if (this.#stale) this.#recompute();
     const parents = this.#parents;
-    const bound = this.#entries.length;
+    const bound = this.#ids.length;
     let length = 0;
     for (let at = start; at !== -1; at = parents[at]!) {
       if (++length > bound) return undefined;
     }
-    const path = new Array<FileEntry>(length);
-    for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) {
-      path[slot] = this.#entries[at]!;
-    }
+    const path = new Array<number>(length);
+    for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) path[slot] = at;
     return path;
   }
 
   #recompute(): void {
     this.#unresolved = new Set();
-    this.#parents = this.#entries.map((entry) => {
-      const parent = parentIdOf(entry);
+    this.#parents = this.#parentIds.map((parent) => {
       if (typeof parent !== "string") return -1;
       const found = this.#positions.get(parent);
       if (found === undefined) this.#unresolved.add(parent);
@@ -412,7 +576,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   /** The last entry in file order whose id is `id`. */
   get(id: string): FileEntry | undefined {
     const position = this.#positions.get(id);
-    return position === undefined ? undefined : this.#entries[position];
+    return position === undefined ? undefined : this.#at(position);
   }
 
   /** True when some entry has the id `id`. */
@@ -430,7 +594,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** `[id, entry]` pairs, in order of first appearance of the id. */
   *entries(): MapIterator<[string, FileEntry]> {
-    for (const [id, position] of this.#positions) yield [id, this.#entries[position]!];
+    for (const [id, position] of this.#positions) yield [id, this.#at(position)];
   }
 
   /** The ids, in order of first appearance. */
@@ -440,7 +604,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** The indexed entries, in order of first appearance of their id. */
   *values(): MapIterator<FileEntry> {
-    for (const position of this.#positions.values()) yield this.#entries[position]!;
+    for (const position of this.#positions.values()) yield this.#at(position);
   }
 
   /** Same as {@link EntryIndex.entries}. */
