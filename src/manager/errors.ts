@@ -29,6 +29,11 @@ import { GjcError } from "../errors.js";
  *   the manager cannot tell which selection domain they belong to.
  * - `invalid_options`: an argument or option is missing or malformed (a relative session
  *   directory, an unknown `migrationPolicy` or `sessionMemoryMode`).
+ * - `session_changed`: an entry of an open session was read from its file later (sessions open
+ *   through their line index read entries off the resumed path on demand) and the file no
+ *   longer holds it: it was replaced or changed in place by someone else since the open.
+ * - `session_too_large`: a session file holds a single line longer than one string can hold
+ *   (about 512 MiB), so it cannot be loaded; the file is left untouched.
  */
 export type SessionManagerErrorCode =
   | "persistence_failed"
@@ -40,7 +45,9 @@ export type SessionManagerErrorCode =
   | "untrusted_destination"
   | "managed_storage_unsupported"
   | "tool_classifier_required"
-  | "invalid_options";
+  | "invalid_options"
+  | "session_changed"
+  | "session_too_large";
 
 /** Thrown by the session manager; branch on {@link SessionManagerError.code}. */
 export class SessionManagerError extends GjcError<SessionManagerErrorCode> {

@@ -16,6 +16,7 @@ import {
 } from "../session/index.js";
 import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
+import { openIndexed, type IndexedSession } from "./indexed-open.js";
 
 /** A file that was moved aside because its header is unusable. */
 export interface MovedAsideFile {
@@ -56,6 +57,8 @@ export interface OpenedSessionFile {
   entries: FileEntry[];
   /** the held writer (writable opens of a file that exists at the path) */
   writer: SessionStorageWriter | undefined;
+  /** set instead of `loaded` when the file was opened through its line index */
+  indexed?: IndexedSession | undefined;
 }
 
 /** Options of {@link openSessionFile}. */
@@ -91,6 +94,8 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
 
 /** The rest of {@link openSessionFile} once the writer (if any) is held. */
 function loadHeld(storage: SessionStorage, file: string, options: OpenFileOptions, writer: SessionStorageWriter | undefined): OpenedSessionFile {
+  const indexed = openIndexed(storage, file, options.lookup, writer !== undefined);
+  if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
   const result = streamLoad(storage, file);
   if (result.kind === "empty") return freshFile(file, undefined, writer);
   if (result.kind === "invalid_header") {

@@ -121,6 +121,24 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     lookup: options.blobStore?.lookup() ?? (() => undefined),
     now: options.now,
   });
+  const { indexed } = opened;
+  if (indexed !== undefined) {
+    return {
+      header: indexed.header,
+      tree: indexed.tree,
+      lines: indexed.lines,
+      file,
+      persistence: readOnly
+        ? undefined
+        : new SessionPersistence(persistenceTarget(options, file, () => indexed.header.cwd), opened.writer, indexed.appender),
+      active: indexed.hasAssistant,
+      fullWritePending: false,
+      fileExists: true,
+      hasAssistant: indexed.hasAssistant,
+      usage: indexed.usage,
+      report: indexed.report,
+    };
+  }
   if (opened.loaded === undefined) {
     const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
     state.report = opened.report;

@@ -39,8 +39,6 @@ export class LineTable {
   readonly id: (string | undefined)[] = [];
   /** the record's `parentId`: a string, `null`, or `undefined` when absent or of another type */
   readonly parentId: (string | null | undefined)[] = [];
-  /** lines that gave up records to salvage */
-  salvagedLines = 0;
 
   /** Number of rows. */
   get size(): number {
@@ -61,6 +59,19 @@ export class LineTable {
   /** Drops every row from `size` on (a tail that is scanned again). */
   truncate(size: number): void {
     for (const column of [this.line, this.offset, this.length, this.piece, this.type, this.id, this.parentId]) column.length = size;
+  }
+
+  /** Lines that gave up records to salvage (rows cut from a line, at least one a record). */
+  salvagedLines(): number {
+    let count = 0;
+    let last = -1;
+    for (let i = 0; i < this.size; i++) {
+      if (this.piece[i]! >= 0 && this.type[i] !== undefined && this.line[i] !== last) {
+        count += 1;
+        last = this.line[i]!;
+      }
+    }
+    return count;
   }
 
   /** The byte just after the line of the last row (0 when there is none). */
@@ -132,12 +143,14 @@ export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, f
     cursor.offset += end - start + (end < chunk.length ? 1 : 0);
     start = end + 1;
   }
-  table.salvagedLines += stats.salvagedLines.length;
   return Math.min(start, chunk.length);
 }
 
 function slowLine(chunk: Buffer, from: number, end: number, line: number, base: number, table: LineTable, stats: JsonlStats): void {
+  const salvaged = stats.salvagedLines.length;
   const pieces = linePieces(chunk, from, end, line, stats);
+  // One record and no salvage: the line parsed whole, and a reader may parse it the same way.
+  const whole = pieces.length === 1 && pieces[0]!.kind === "record" && stats.salvagedLines.length === salvaged;
   pieces.forEach((piece, k) => {
     if (piece.kind === "invalid") {
       table.push(line, base, end - from, k, undefined, undefined, undefined);
@@ -149,7 +162,7 @@ function slowLine(chunk: Buffer, from: number, end: number, line: number, base: 
       line,
       base,
       end - from,
-      pieces.length === 1 ? WHOLE_LINE : k,
+      whole ? WHOLE_LINE : k,
       value.type,
       typeof value.id === "string" ? value.id : undefined,
       typeof parent === "string" || parent === null ? parent : undefined,

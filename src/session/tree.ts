@@ -510,6 +510,11 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     this.#lastPosition = position;
   }
 
+  /** The records at `positions`, reading together those that are deferred. */
+  entriesAt(positions: readonly number[]): FileEntry[] {
+    return this[AT](positions);
+  }
+
   /** Number of records (indexed or not). */
   get count(): number {
     return this.#ids.length;
