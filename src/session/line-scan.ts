@@ -248,6 +248,17 @@ function fastLine(bytes: Buffer, from: number, end: number, line: number, base: 
 }
 
 /**
+ * Bytes JSON allows outside strings: brackets, separators, blanks, numbers and the letters of
+ * `true`, `false` and `null`. Text of a torn record read with its quotes out of step lands
+ * outside strings and fails this.
+ */
+const OUTSIDE_STRING = (() => {
+  const allowed = new Uint8Array(256);
+  for (const char of "{}[]:,0123456789-+.eE \t\rtruefalsn") allowed[char.charCodeAt(0)] = 1;
+  return allowed;
+})();
+
+/**
  * Whether the object whose top level resumes at `at` (outside any string, depth 1) closes
  * exactly once, at the last non-blank byte of the line, with every string closed and no NUL
  * byte (torn writes and preallocated space leave those; valid JSON never holds a raw one).
@@ -264,6 +275,7 @@ function balancedTail(bytes: Buffer, at: number, end: number): boolean {
       i = close + 1;
       continue;
     }
+    if (OUTSIDE_STRING[byte] !== 1) return false;
     if (byte === 0x7b || byte === 0x5b) depth += 1;
     else if (byte === 0x7d || byte === 0x5d) {
       depth -= 1;
