@@ -359,10 +359,15 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
       return entry;
     });
   };
+  const column = <T>(values: readonly T[]): T[] =>
+    // Rows of entries only (no patch or invalid line among them): the column as it is.
+    entryRows.length > 0 && entryRows[entryRows.length - 1]! - entryRows[0]! === entryRows.length - 1
+      ? values.slice(entryRows[0], entryRows[0]! + entryRows.length)
+      : entryRows.map((row) => values[row]!);
   const tree = SessionTree.deferred({
-    ids: entryRows.map((row) => table.id[row]),
-    parentIds: entryRows.map((row) => table.parentId[row]),
-    types: entryRows.map((row) => table.type[row]!),
+    ids: column(table.id),
+    parentIds: column(table.parentId),
+    types: column(table.type) as string[],
     load,
   });
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
@@ -372,7 +377,12 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   let nextEntry = 0;
   let nextPatch = 0;
   let invalidLines = 0;
+  let salvagedLines = 0;
   for (let i = 0; i < table.size; i++) {
+    // A line cut into pieces, one of them a record, is one that salvage recovered.
+    if (table.piece[i]! >= 0 && table.type[i] !== undefined && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) {
+      salvagedLines += 1;
+    }
     if (i === headerRow) lines.push({ kind: "header" });
     else if (table.type[i] === undefined) {
       invalidLines += 1;
@@ -390,7 +400,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     loaded: true,
     movedAside: undefined,
     invalidLines,
-    salvagedLines: table.salvagedLines(),
+    salvagedLines,
     migratedFrom: null,
     get unknownEntries(): number {
       return loadedEntries().filter((entry) => isUnknownEntry(entry)).length;
@@ -410,6 +420,12 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     usage: new DeferredUsage(loadedEntries),
     report,
   };
+}
+
+/** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
+function salvagedAt(table: LineTable, i: number): boolean {
+  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.type[k] !== undefined) return true;
+  return false;
 }
 
 /** Whether any entry is an assistant message, reading messages from the end (it is nearly always near it). */

@@ -71,14 +71,16 @@ function unfield(text: string): string | undefined | false {
   }
 }
 
-/** One batch line (without line feed) holding rows `from..to` of `table`. */
+/**
+ * One batch line (without line feed) holding rows `from..to` of `table`. A parent that is the
+ * id of the row just before (a chain, nearly every row) is written as `^`.
+ */
 export function encodeBatch(table: LineTable, from: number, to: number): string {
   const rows: string[] = [];
   for (let i = from; i < to; i++) {
     const parent = table.parentId[i];
-    rows.push(
-      `${table.line[i]}\t${table.offset[i]}\t${table.length[i]}\t${table.piece[i]}\t${field(table.type[i])}\t${field(table.id[i])}\t${parent === null ? "~" : field(parent)}`,
-    );
+    const parentText = parent === null ? "~" : i > from && parent !== undefined && parent === table.id[i - 1] ? "^" : field(parent);
+    rows.push(`${table.line[i]}\t${table.offset[i]}\t${table.length[i]}\t${table.piece[i]}\t${field(table.type[i])}\t${field(table.id[i])}\t${parentText}`);
   }
   const payload = rows.join(ROW_SEPARATOR);
   return `B${payload.length}\t${payload}`;
@@ -91,7 +93,7 @@ export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows
   return parts.join("");
 }
 
-const COUNT = /^(?:0|[1-9][0-9]{0,15})$/;
+const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 
 /**
  * The index in `bytes`, or `undefined` when its header is not ours. Batches are taken up to
@@ -103,57 +105,133 @@ export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
   const headerEnd = text.indexOf("\n");
   if (headerEnd === -1) return undefined;
   const header = text.slice(0, headerEnd).split("\t");
-  if (header.length !== 3 || header[0] !== MAGIC || !COUNT.test(header[1]!) || !COUNT.test(header[2]!)) return undefined;
+  if (header.length !== 3 || header[0] !== MAGIC || !DECIMAL.test(header[1]!) || !DECIMAL.test(header[2]!)) return undefined;
   const table = new LineTable();
+  const types = new Map<string, string | undefined | false>();
   let at = headerEnd + 1;
   while (at < text.length) {
     const end = text.indexOf("\n", at);
-    if (end === -1 || !decodeBatch(text.slice(at, end), table)) break;
+    if (end === -1 || !decodeBatch(text, at, end, table, types)) break;
     at = end + 1;
   }
   return { dev: header[1]!, ino: header[2]!, table, complete: at === text.length };
 }
 
-function decodeBatch(batch: string, table: LineTable): boolean {
-  const tab = batch.indexOf("\t");
-  if (batch.charCodeAt(0) !== 0x42 || tab === -1) return false;
-  const declared = batch.slice(1, tab);
-  const payload = batch.slice(tab + 1);
-  if (!COUNT.test(declared) || Number(declared) !== payload.length) return false;
+/** Decodes one batch line (`from..to` of `text`) onto `table`; false, adding nothing, when it is torn or malformed. */
+function decodeBatch(text: string, from: number, to: number, table: LineTable, types: Map<string, string | undefined | false>): boolean {
+  const tab = text.indexOf("\t", from);
+  if (text.charCodeAt(from) !== 0x42 || tab === -1 || tab >= to) return false;
+  if (count(text.slice(from + 1, tab)) !== to - tab - 1) return false;
   const start = table.size;
-  for (const row of payload.split(ROW_SEPARATOR)) {
-    if (!decodeRow(row, table)) {
-      table.truncate(start);
-      return false;
-    }
+  if (!new RowReader(text, tab + 1, to).readAll(table, types)) {
+    table.truncate(start);
+    return false;
   }
   return true;
 }
 
-function decodeRow(row: string, table: LineTable): boolean {
-  const parts = row.split("\t");
-  if (parts.length !== 7) return false;
-  const [lineText, offsetText, lengthText, pieceText, typeText, idText, parentText] = parts as [string, string, string, string, string, string, string];
-  if (!COUNT.test(lineText) || !COUNT.test(offsetText) || !COUNT.test(lengthText)) return false;
-  if (pieceText !== "-1" && !COUNT.test(pieceText)) return false;
-  const line = Number(lineText);
-  const offset = Number(offsetText);
-  const length = Number(lengthText);
-  const piece = Number(pieceText);
-  const type = unfield(typeText);
-  const id = unfield(idText);
-  const parent = parentText === "~" ? null : unfield(parentText);
-  if (type === false || id === false || parent === false || line < 1) return false;
-  const last = table.size - 1;
-  if (last >= 0) {
-    const sameLine = table.line[last] === line;
-    if (sameLine) {
-      if (offset !== table.offset[last] || length !== table.length[last] || piece <= table.piece[last]! || piece < 0) return false;
-    } else if (line < table.line[last]! || offset < table.end) return false;
-  }
-  table.push(line, offset, length, piece, type, id, parent);
-  return true;
+/** A non-negative integer written in decimal, or -1. */
+function count(text: string): number {
+  const value = Number(text);
+  return text.length > 0 && text.length <= 16 && Number.isSafeInteger(value) && value >= 0 && text.charCodeAt(0) !== 0x2b ? value : -1;
 }
+
+/** Reads the rows of one batch payload field by field, without splitting it into pieces. */
+class RowReader {
+  #at: number;
+
+  constructor(
+    readonly text: string,
+    from: number,
+    readonly end: number,
+  ) {
+    this.#at = from;
+  }
+
+  readAll(table: LineTable, types: Map<string, string | undefined | false>): boolean {
+    let previousId: string | undefined;
+    let lastTypeText: string | undefined;
+    let first = true;
+    for (;;) {
+      const line = this.#number(TAB);
+      const offset = this.#number(TAB);
+      const length = this.#number(TAB);
+      let piece: number;
+      if (this.text.charCodeAt(this.#at) === 0x2d && this.text.charCodeAt(this.#at + 1) === 0x31 && this.text.charCodeAt(this.#at + 2) === TAB) {
+        piece = -1;
+        this.#at += 3;
+      } else piece = this.#number(TAB);
+      if (line < 1 || offset < 0 || length < 0 || piece < -1) return false;
+      // Most rows repeat the type of the row before: compare in place instead of cutting it out.
+      let typeText: string | undefined;
+      if (lastTypeText !== undefined && this.text.startsWith(lastTypeText, this.#at) && this.text.charCodeAt(this.#at + lastTypeText.length) === TAB) {
+        typeText = lastTypeText;
+        this.#at += lastTypeText.length + 1;
+      } else typeText = this.#field(TAB);
+      const idText = this.#field(TAB);
+      let parentText: string | undefined;
+      if (this.text.charCodeAt(this.#at) === 0x5e && (this.#at + 1 === this.end || this.text.charCodeAt(this.#at + 1) === ROW)) {
+        parentText = "^";
+        this.#at = Math.min(this.#at + 2, this.end);
+      } else parentText = this.#field(ROW);
+      if (typeText === undefined || idText === undefined || parentText === undefined) return false;
+      lastTypeText = typeText;
+      let type = types.get(typeText);
+      if (type === undefined && !types.has(typeText)) {
+        type = unfield(typeText);
+        types.set(typeText, type);
+      }
+      const id = unfield(idText);
+      const parent = parentText === "~" ? null : parentText === "^" ? (first ? false : (previousId ?? false)) : unfield(parentText);
+      if (type === false || id === false || parent === false) return false;
+      const last = table.size - 1;
+      if (last >= 0) {
+        if (table.line[last] === line) {
+          if (offset !== table.offset[last] || length !== table.length[last] || piece <= table.piece[last]! || piece < 0) return false;
+        } else if (line < table.line[last]! || offset < table.end) return false;
+      }
+      table.push(line, offset, length, piece, type, id, parent);
+      previousId = id;
+      first = false;
+      if (this.#at >= this.end) return this.#at === this.end;
+    }
+  }
+
+  /** Digits up to `stop` (consumed), or -1. */
+  #number(stop: number): number {
+    const { text } = this;
+    let value = 0;
+    let digits = 0;
+    for (; this.#at < this.end; this.#at++) {
+      const code = text.charCodeAt(this.#at);
+      if (code === stop) {
+        this.#at += 1;
+        return digits > 0 && digits <= 15 ? value : -1;
+      }
+      if (code < 0x30 || code > 0x39) return -1;
+      value = value * 10 + (code - 0x30);
+      digits += 1;
+    }
+    return -1;
+  }
+
+  /** The text up to `stop` (or the end, for a row's last field), consumed with its separator. */
+  #field(stop: number): string | undefined {
+    const { text } = this;
+    let to = text.indexOf(String.fromCharCode(stop), this.#at);
+    if (to === -1 || to > this.end) {
+      if (stop !== ROW) return undefined;
+      to = this.end;
+    }
+    const value = text.slice(this.#at, to);
+    this.#at = to + 1;
+    if (to === this.end) this.#at = this.end;
+    return value;
+  }
+}
+
+const TAB = 0x09;
+const ROW = 0x1e;
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
 export function readLineIndex(storage: SessionStorage, file: string): DecodedLineIndex | undefined {

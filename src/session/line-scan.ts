@@ -61,19 +61,6 @@ export class LineTable {
     for (const column of [this.line, this.offset, this.length, this.piece, this.type, this.id, this.parentId]) column.length = size;
   }
 
-  /** Lines that gave up records to salvage (rows cut from a line, at least one a record). */
-  salvagedLines(): number {
-    let count = 0;
-    let last = -1;
-    for (let i = 0; i < this.size; i++) {
-      if (this.piece[i]! >= 0 && this.type[i] !== undefined && this.line[i] !== last) {
-        count += 1;
-        last = this.line[i]!;
-      }
-    }
-    return count;
-  }
-
   /** The byte just after the line of the last row (0 when there is none). */
   get end(): number {
     const last = this.size - 1;

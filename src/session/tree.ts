@@ -418,9 +418,9 @@ export interface DeferredEntries {
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   readonly #entries: (FileEntry | undefined)[] = [];
-  readonly #ids: (string | undefined)[] = [];
-  readonly #parentIds: (string | null | undefined)[] = [];
-  readonly #types: string[] = [];
+  #ids: (string | undefined)[] = [];
+  #parentIds: (string | null | undefined)[] = [];
+  #types: string[] = [];
   readonly #positions = new Map<string, number>();
   /** Parent position per entry position; -1 for a root or a parent that is not indexed. */
   #parents: number[] = [];
@@ -458,9 +458,40 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   [ATTACH](deferred: DeferredEntries): void {
     this.#deferred = deferred;
     const { ids, parentIds, types } = deferred;
-    this.#entries.length = ids.length;
-    this.#missing = ids.length;
-    for (let i = 0; i < ids.length; i++) this.#addKeys(ids[i], parentIds[i], types[i]!);
+    const count = ids.length;
+    this.#entries.length = count;
+    this.#missing = count;
+    // The same bookkeeping as #addKeys, in one tight pass over columns taken as they are.
+    this.#ids = ids.slice();
+    this.#parentIds = parentIds.slice();
+    this.#types = types.slice();
+    const parents = new Array<number>(count);
+    const positions = this.#positions;
+    let lastId: string | undefined;
+    let lastPosition = -1;
+    for (let i = 0; i < count; i++) {
+      const parent = parentIds[i];
+      let parentPosition = -1;
+      if (typeof parent === "string") {
+        if (parent === lastId) parentPosition = lastPosition;
+        else {
+          const found = positions.get(parent);
+          if (found === undefined) this.#unresolved.add(parent);
+          else parentPosition = found;
+        }
+      }
+      parents[i] = parentPosition;
+      const id = ids[i];
+      if (id === undefined) continue;
+      const before = positions.size;
+      positions.set(id, i);
+      if (positions.size === before || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
+      lastId = id;
+      lastPosition = i;
+    }
+    this.#parents = parents;
+    this.#lastId = lastId;
+    this.#lastPosition = lastPosition;
   }
 
   /** Module-private: the records at `positions`, read where they are deferred. */
