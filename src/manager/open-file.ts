@@ -76,6 +76,8 @@ export interface OpenFileOptions {
  *
  * @throws StorageError `session_busy` (writable, another writer holds the file), other storage
  *   codes for unreadable files (read-only: `not_found` for a missing one);
+ *   SessionManagerError `session_too_large` (a line longer than one string can hold),
+ *   `session_changed` (the file changed while it was being read through its line index);
  *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
  *   SessionManagerError `invalid_header` (read-only open of a file with an invalid header)
  */
@@ -155,6 +157,12 @@ function streamLoad(storage: SessionStorage, file: string): SessionLoadResult {
       position += count;
     }
     return loader.end();
+  } catch (error) {
+    // One line longer than a string can hold: refuse it by name, leaving the file untouched.
+    if ((error as { code?: unknown })?.code === "ERR_STRING_TOO_LONG") {
+      throw new SessionManagerError("session_too_large", `${file} holds a line too long to load`, { path: file, cause: error });
+    }
+    throw error;
   } finally {
     reader.close();
   }
