@@ -141,12 +141,14 @@ function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTabl
     const consumed = scanLines(buffer.subarray(0, count), cursor, table, final, strict);
     if (consumed === 0 && !final) {
       // One line longer than the buffer: read it whole, if a string can hold it.
-      if (buffer.length * 2 > MAX_LINE_BYTES) {
-        throw new SessionManagerError("session_too_large", `a line of ${reader.path} at byte ${cursor.offset} is too long to load`, { path: reader.path });
-      }
-      buffer = Buffer.allocUnsafe(buffer.length * 2);
+      if (buffer.length > MAX_LINE_BYTES) throw tooLarge(reader.path);
+      buffer = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_LINE_BYTES + 1));
     }
   }
+}
+
+function tooLarge(file: string, cause?: unknown): SessionManagerError {
+  return new SessionManagerError("session_too_large", `${file} holds a line too long to load`, { path: file, cause });
 }
 
 /** The longest line read: what one JavaScript string can hold as UTF-8 text, at least. */
@@ -220,7 +222,7 @@ class LineSource {
       for (; k <= last; k++) {
         const row = rows[k]!;
         const from = table.offset[row]! - start;
-        out.push(pieceOf(table, row, bytes, from, from + table.length[row]!));
+        out.push(pieceOf(this.#file, table, row, bytes, from, from + table.length[row]!));
       }
     }
     return out;
@@ -230,13 +232,15 @@ class LineSource {
 /** What one row's line gives: a record, or an invalid piece. */
 type LinePieceOf = { record: JsonRecord; invalid?: undefined } | { record?: undefined; invalid: InvalidLine };
 
-function pieceOf(table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
+function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
   const piece = table.piece[row]!;
   let value: unknown;
+  if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
   if (piece === WHOLE_LINE) {
     try {
       value = JSON.parse(bytes.toString("utf8", from, to));
-    } catch {
+    } catch (error) {
+      if ((error as { code?: unknown })?.code === "ERR_STRING_TOO_LONG") throw tooLarge(file, error);
       throw new IndexMismatch(`line ${table.line[row]} does not parse`);
     }
   } else {

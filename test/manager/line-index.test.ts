@@ -8,7 +8,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { SessionManager } from "../../src/index.js";
+import { MemorySessionStorage, SessionManager } from "../../src/index.js";
 import { decodeLineIndex } from "../../src/manager/line-index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { codeOfAsync } from "./helpers.js";
@@ -165,6 +165,21 @@ describe("line index", () => {
     fs.closeSync(fd);
     expect(await codeOfAsync(() => manager.getEntries())).toBe("session_changed");
   });
+
+  // About 600 MB of disk and 2 GB of memory: opt in with GJC_HUGE_FILE_TESTS=1.
+  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")("refuses a line too long for one string with session_too_large, indexed or not", async () => {
+    write(chain(0, 2));
+    const fd = fs.openSync(file, "a");
+    fs.writeSync(fd, `{"type":"message","id":"huge","parentId":"${id(1)}","timestamp":"t","message":{"role":"user","content":"`);
+    const block = Buffer.alloc(64 << 20, 0x61);
+    for (let i = 0; i < 9; i++) fs.writeSync(fd, block);
+    fs.writeSync(fd, `","timestamp":1}}\n`);
+    fs.closeSync(fd);
+    expect(await codeOfAsync(() => openReadOnly(file))).toBe("session_too_large");
+    const storage = new MemorySessionStorage({ root: tmp.path });
+    storage.writeTextSync(file, fs.readFileSync(file));
+    expect(await codeOfAsync(() => openReadOnly(file, storage))).toBe("session_too_large");
+  }, 300_000);
 
   it("is invisible to listings", async () => {
     write(chain(0, 4));
