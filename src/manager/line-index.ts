@@ -257,6 +257,15 @@ export function publishLineIndex(storage: SessionStorage, file: string, dev: str
   }
 }
 
+/** Removes the index of `file` (a session moved away), if there is one. Never throws. */
+export function removeLineIndex(storage: SessionStorage, file: string): void {
+  try {
+    storage.unlinkSync(lineIndexFile(file));
+  } catch {
+    // Missing, or not removable: a stray index names a transcript that is gone and is never trusted.
+  }
+}
+
 /** Rows buffered before a batch is written while appending. */
 const APPEND_BATCH_ROWS = 64;
 
