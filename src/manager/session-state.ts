@@ -199,6 +199,10 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
   const header = opened.report.loaded ? opened.header : undefined;
   const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
   const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
+  // The copy is written later, to another file: read every line of the source now, while it
+  // is still the file the copy was taken from.
+  opened.tree.getEntries();
+  for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;
   state.lines = opened.lines;
   state.tree = opened.tree;
   state.hasAssistant = opened.hasAssistant;
