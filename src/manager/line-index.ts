@@ -7,7 +7,8 @@
  *
  * Layout: one header line `gjc-line-index 1<TAB>dev<TAB>ino`, then batches, one per line:
  * `B<payload length><TAB><payload>`, the payload being rows separated by U+001E, each row
- * `line offset length piece type id parentId` separated by tabs (strings as JSON string
+ * `line offset length piece type id parentId` separated by tabs (a line or offset that
+ * follows the row before, and the piece of a whole line, left empty; strings as JSON string
  * contents, which never hold a raw control character; a leading `=` marks a present string,
  * `~` a null parent). A batch is written by one system call; one that a crash cut short fails
  * its length and ends the index there, and the transcript past that point is scanned again.
@@ -79,8 +80,13 @@ export function encodeBatch(table: LineTable, from: number, to: number): string 
   const rows: string[] = [];
   for (let i = from; i < to; i++) {
     const parent = table.parentId[i];
-    const parentText = parent === null ? "~" : i > from && parent !== undefined && parent === table.id[i - 1] ? "^" : field(parent);
-    rows.push(`${table.line[i]}\t${table.offset[i]}\t${table.length[i]}\t${table.piece[i]}\t${field(table.type[i])}\t${field(table.id[i])}\t${parentText}`);
+    const chained = i > from;
+    const parentText = parent === null ? "~" : chained && parent !== undefined && parent === table.id[i - 1] ? "^" : field(parent);
+    // The usual row follows the one before (next line, next byte) and is a whole line: those fields stay empty.
+    const line = chained && table.line[i] === table.line[i - 1]! + 1 ? "" : String(table.line[i]);
+    const offset = chained && table.offset[i] === table.offset[i - 1]! + table.length[i - 1]! + 1 ? "" : String(table.offset[i]);
+    const piece = table.piece[i] === -1 ? "" : String(table.piece[i]);
+    rows.push(`${line}\t${offset}\t${table.length[i]}\t${piece}\t${field(table.type[i])}\t${field(table.id[i])}\t${parentText}`);
   }
   const payload = rows.join(ROW_SEPARATOR);
   return `B${payload.length}\t${payload}`;
@@ -153,14 +159,11 @@ class RowReader {
     let lastTypeText: string | undefined;
     let first = true;
     for (;;) {
-      const line = this.#number(TAB);
-      const offset = this.#number(TAB);
-      const length = this.#number(TAB);
-      let piece: number;
-      if (this.text.charCodeAt(this.#at) === 0x2d && this.text.charCodeAt(this.#at + 1) === 0x31 && this.text.charCodeAt(this.#at + 2) === TAB) {
-        piece = -1;
-        this.#at += 3;
-      } else piece = this.#number(TAB);
+      const last = table.size - 1;
+      const line = this.#number(TAB, first ? -1 : table.line[last]! + 1);
+      const offset = this.#number(TAB, first ? -1 : table.offset[last]! + table.length[last]! + 1);
+      const length = this.#number(TAB, -1);
+      const piece = this.#number(TAB, WHOLE);
       if (line < 1 || offset < 0 || length < 0 || piece < -1) return false;
       // Most rows repeat the type of the row before: compare in place instead of cutting it out.
       let typeText: string | undefined;
@@ -184,7 +187,6 @@ class RowReader {
       const id = unfield(idText);
       const parent = parentText === "~" ? null : parentText === "^" ? (first ? false : (previousId ?? false)) : unfield(parentText);
       if (type === false || id === false || parent === false) return false;
-      const last = table.size - 1;
       if (last >= 0) {
         if (table.line[last] === line) {
           if (offset !== table.offset[last] || length !== table.length[last] || piece <= table.piece[last]! || piece < 0) return false;
@@ -197,8 +199,8 @@ class RowReader {
     }
   }
 
-  /** Digits up to `stop` (consumed), or -1. */
-  #number(stop: number): number {
+  /** Digits up to `stop` (consumed), `implied` for none, or -1 (also for -1 itself). */
+  #number(stop: number, implied: number): number {
     const { text } = this;
     let value = 0;
     let digits = 0;
@@ -206,7 +208,8 @@ class RowReader {
       const code = text.charCodeAt(this.#at);
       if (code === stop) {
         this.#at += 1;
-        return digits > 0 && digits <= 15 ? value : -1;
+        if (digits === 0) return implied;
+        return digits <= 15 ? value : -1;
       }
       if (code < 0x30 || code > 0x39) return -1;
       value = value * 10 + (code - 0x30);
@@ -232,6 +235,8 @@ class RowReader {
 
 const TAB = 0x09;
 const ROW = 0x1e;
+/** `piece` of a whole-line row (an empty field in the file). */
+const WHOLE = -1;
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
 export function readLineIndex(storage: SessionStorage, file: string): DecodedLineIndex | undefined {
