@@ -392,6 +392,7 @@ const AT: unique symbol = Symbol("at");
  * first time something needs it, and keeps it from then on.
  */
 export interface DeferredEntries {
+  /** Taken over by the tree (appends extend them): hand over arrays no one else keeps. */
   readonly ids: readonly (string | undefined)[];
   readonly parentIds: readonly (string | null | undefined)[];
   readonly types: readonly string[];
@@ -461,10 +462,10 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const count = ids.length;
     this.#entries.length = count;
     this.#missing = count;
-    // The same bookkeeping as #addKeys, in one tight pass over columns taken as they are.
-    this.#ids = ids.slice();
-    this.#parentIds = parentIds.slice();
-    this.#types = types.slice();
+    // The same bookkeeping as #addKeys, in one tight pass; the columns are taken, not copied.
+    this.#ids = ids as (string | undefined)[];
+    this.#parentIds = parentIds as (string | null | undefined)[];
+    this.#types = types as string[];
     const parents = new Array<number>(count);
     const positions = this.#positions;
     let lastId: string | undefined;
