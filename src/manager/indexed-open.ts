@@ -69,11 +69,12 @@ const READ_SPAN = 8 << 20;
  * Opens `file` through its line index, or returns `undefined` when the full load must do it
  * (the storage keeps no index, the file is empty, older than v5, or has no usable header).
  * @param writable whether this process holds the file's writer (the index is then kept up)
+ * @param now the clock of entries the tree appends
  * @throws SessionFormatError `version_too_new` / `invalid_version` as the full load does;
  *   SessionManagerError `session_too_large` for a line longer than one string can hold;
  *   storage errors reading the file
  */
-export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean): IndexedSession | undefined {
+export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean, now: () => Date): IndexedSession | undefined {
   const access = lineIndexAccess(storage, path.dirname(file));
   if (!access.kept) return undefined;
   const reader = storage.openReaderSync(file);
@@ -96,7 +97,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     const source = new LineSource(storage, file, reader, table);
     let session: Omit<IndexedSession, "appender"> | undefined;
     try {
-      session = build(file, source, table, lookup);
+      session = build(file, source, table, lookup, now);
     } catch (error) {
       if (!(error instanceof IndexMismatch)) throw error;
       // Something in the index (or a line the byte scan misread) is wrong: parse everything.
@@ -105,7 +106,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       cursor = { offset: 0, line: 1 };
       scanFile(reader, cursor, table, size, true);
       source.table = table;
-      session = build(file, source, table, lookup);
+      session = build(file, source, table, lookup, now);
     }
     if (session === undefined) return undefined;
     source.release();
@@ -324,7 +325,7 @@ class DeferredUsage extends UsageAccumulator {
 }
 
 /** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
-function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup): Omit<IndexedSession, "appender"> | undefined {
+function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): Omit<IndexedSession, "appender"> | undefined {
   let headerRow = -1;
   for (let i = 0; i < table.size; i++) {
     if (table.type[i] !== undefined) {
@@ -373,7 +374,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     parentIds: column(table.parentId),
     types: column(table.type) as string[],
     load,
-  });
+  }, { now });
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
   buildContextOnPath(tree.pathView());
 

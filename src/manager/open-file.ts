@@ -96,7 +96,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
 
 /** The rest of {@link openSessionFile} once the writer (if any) is held. */
 function loadHeld(storage: SessionStorage, file: string, options: OpenFileOptions, writer: SessionStorageWriter | undefined): OpenedSessionFile {
-  const indexed = openIndexed(storage, file, options.lookup, writer !== undefined);
+  const indexed = openIndexed(storage, file, options.lookup, writer !== undefined, options.now);
   if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
   const result = streamLoad(storage, file);
   if (result.kind === "empty") return freshFile(file, undefined, writer);

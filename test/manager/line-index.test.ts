@@ -84,6 +84,16 @@ describe("line index", () => {
     await expectFullParse();
   });
 
+  it("appends with the manager's clock on a session opened through its index", async () => {
+    write(chain(0, 4));
+    await openReadOnly(file);
+    const now = () => new Date("2030-05-05T00:00:00.000Z");
+    const manager = await SessionManager.open(file, tmp.path, undefined, undefined, undefined, { terminalId: null, logger: { error() {} }, now });
+    const appended = manager.appendCustomEntry("x");
+    expect(manager.getEntry(appended)).toMatchObject({ timestamp: "2030-05-05T00:00:00.000Z" });
+    await manager.close();
+  });
+
   it("is rebuilt when the transcript shrank", async () => {
     write(chain(0, 10));
     await openReadOnly(file);
