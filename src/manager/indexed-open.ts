@@ -15,6 +15,7 @@ import path from "node:path";
 import {
   buildContextOnPath,
   checkHeaderVersion,
+  findLastMessage,
   isJsonRecord,
   isUnknownEntry,
   LineTable,
@@ -436,20 +437,10 @@ function salvagedAt(table: LineTable, i: number): boolean {
 /** Whether any entry is an assistant message, reading messages from the end (it is nearly always near it). */
 function hasAssistantMessage(tree: SessionTree): boolean {
   const { index } = tree;
-  let batch = 8;
-  for (let to = index.count; to > 0; ) {
-    const positions: number[] = [];
-    for (let i = to - 1; i >= 0 && positions.length < batch; i--) {
-      to = i;
-      if (index.typeAt(i) === "message") positions.push(i);
-    }
-    positions.reverse();
-    for (const entry of index.entriesAt(positions)) {
-      if (entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "assistant") return true;
-    }
-    batch *= 4;
-  }
-  return false;
+  const found = findLastMessage(index.count, (i) => index.typeAt(i), (indices) => index.entriesAt(indices), (entry) =>
+    entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "assistant" ? true : undefined,
+  );
+  return found === true;
 }
 
 /** Replays the patch records over the entries' keys: the effective header, and the patched messages by entry position. */

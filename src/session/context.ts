@@ -19,7 +19,7 @@ import {
   modelChangeModel,
   type SessionEntry,
 } from "./schemas.js";
-import { arrayPathView, indexEntries, pathToRoot, type PathView } from "./tree.js";
+import { arrayPathView, findLastMessage, indexEntries, pathToRoot, type PathView } from "./tree.js";
 
 /**
  * A message of the reconstructed context: a stored message as-is (whatever its role), or one
@@ -316,27 +316,11 @@ function emptyContext(): SessionContext {
 
 /** `provider/model` of the last assistant message on the path that names both. */
 function lastAssistantModel(path: PathView): string | undefined {
-  // Read backwards a few messages at a time: the answer is nearly always the last one.
-  let batch = 4;
-  for (let to = path.length; to > 0; ) {
-    const indices: number[] = [];
-    for (let i = to - 1; i >= 0 && indices.length < batch; i--) {
-      to = i;
-      if (path.typeAt(i) === "message") indices.push(i);
-    }
-    indices.reverse();
-    const entries = path.entriesAt(indices);
-    for (let k = entries.length - 1; k >= 0; k--) {
-      const entry = entries[k]!;
-      if (entry.type !== "message" || isUnknownEntry(entry)) continue;
-      const { role, provider, model } = entry.message;
-      if (role === "assistant" && typeof provider === "string" && typeof model === "string") {
-        return `${provider}/${model}`;
-      }
-    }
-    batch *= 4;
-  }
-  return undefined;
+  return findLastMessage(path.length, path.typeAt, path.entriesAt, (entry) => {
+    if (entry.type !== "message" || isUnknownEntry(entry)) return undefined;
+    const { role, provider, model } = entry.message;
+    return role === "assistant" && typeof provider === "string" && typeof model === "string" ? `${provider}/${model}` : undefined;
+  });
 }
 
 function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {

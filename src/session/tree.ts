@@ -82,6 +82,34 @@ export function arrayPathView(path: readonly FileEntry[]): PathView {
   };
 }
 
+/**
+ * The first value `pick` gives for the `message` records among positions `0..count`, taken
+ * from the last backwards, read a few at a time in growing batches: what is looked for (the
+ * last assistant message, its model) is nearly always among the last few.
+ */
+export function findLastMessage<T>(
+  count: number,
+  typeAt: (i: number) => string,
+  read: (indices: number[]) => FileEntry[],
+  pick: (entry: FileEntry) => T | undefined,
+): T | undefined {
+  let batch = 4;
+  for (let to = count; to > 0; batch *= 4) {
+    const indices: number[] = [];
+    for (let i = to - 1; i >= 0 && indices.length < batch; i--) {
+      to = i;
+      if (typeAt(i) === "message") indices.push(i);
+    }
+    indices.reverse();
+    const entries = read(indices);
+    for (let k = entries.length - 1; k >= 0; k--) {
+      const found = pick(entries[k]!);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
+}
+
 /** Options of a {@link SessionTree}. */
 export interface SessionTreeOptions {
   /** Source of the timestamps of appended entries (injectable for deterministic tests). */
