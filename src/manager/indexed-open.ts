@@ -94,6 +94,8 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       table = new LineTable();
       kept = -1;
     }
+    // An older file is migrated and rewritten by the full load: not worth a scan first.
+    if (table.size === 0 && !startsAsCurrent(file, reader, size)) return undefined;
     scanFile(reader, cursor, table, size, false);
     const source = new LineSource(storage, file, reader, table);
     let session: Omit<IndexedSession, "appender"> | undefined;
@@ -120,6 +122,29 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     throw error;
   } finally {
     reader.close();
+  }
+}
+
+/** Bytes read to find the header before a file is scanned. */
+const HEADER_PEEK = 64 << 10;
+
+/**
+ * False when the first record of the file, within its first bytes, is not a v5 session header
+ * (true when there is none so early: the scan decides then).
+ */
+function startsAsCurrent(file: string, reader: SessionFileReader, size: number): boolean {
+  const chunk = Buffer.allocUnsafe(Math.min(HEADER_PEEK, size));
+  const count = reader.readSync(chunk, 0);
+  const table = new LineTable();
+  scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size, true);
+  const row = table.type.findIndex((type) => type !== undefined);
+  if (row === -1) return true;
+  if (table.type[row] !== "session") return false;
+  try {
+    const { record } = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
+    return record !== undefined && record.version === 5;
+  } catch {
+    return false;
   }
 }
 

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MemorySessionStorage, SessionManager } from "../../src/index.js";
 import { decodeLineIndex } from "../../src/manager/line-index.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { codeOfAsync } from "./helpers.js";
+import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
 import { fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
 
 let tmp: { path: string; remove(): void };
@@ -92,6 +92,20 @@ describe("line index", () => {
     const appended = manager.appendCustomEntry("x");
     expect(manager.getEntry(appended)).toMatchObject({ timestamp: "2030-05-05T00:00:00.000Z" });
     await manager.close();
+  });
+
+  it("leaves an older file to the full load (migrated as before), and indexes it once rewritten as v5", async () => {
+    fs.copyFileSync(path.join(FIXTURES, "gajae-code__session-v4.jsonl"), file);
+    fs.chmodSync(file, 0o600);
+    await expectFullParse();
+    expect(fs.existsSync(sidecarOf(file))).toBe(false);
+    const manager = await openWritable(file);
+    expect(manager.getLoadReport().migratedFrom).toBe(4);
+    manager.appendMessage(assistant("after the migration"));
+    await manager.close();
+    await expectFullParse();
+    expect(fs.existsSync(sidecarOf(file))).toBe(true);
+    await expectFullParse();
   });
 
   it("is rebuilt when the transcript shrank", async () => {
