@@ -19,6 +19,8 @@ const SLOTS = 2;
 const MAX_KILL_DELAY_MS = 60;
 /** Entries written before the first run, so that a rebuild takes long enough to be killed in. */
 const SEED_ENTRIES = 2_000;
+/** Runs on one file before it starts over. */
+const FRESH_EVERY = 40;
 
 let child: BundledChild;
 let tmp: { path: string; remove(): void };
@@ -47,6 +49,12 @@ async function slot(file: string, kills: number): Promise<void> {
   let acked = -1;
   let next = 0;
   for (let run = 0; run < kills; run++) {
+    // A fresh file now and then keeps the check after each kill (two full loads) bounded in a long run.
+    if (run > 0 && run % FRESH_EVERY === 0) {
+      seed(file);
+      acked = -1;
+      next = 0;
+    }
     const mode = run % 3 === 2 ? "rebuild" : "append";
     const damage = String(Math.floor(Math.random() * 4) === 0 ? 0 : Math.floor(Math.random() * 400_000));
     let last: number | undefined;
