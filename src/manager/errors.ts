@@ -29,6 +29,9 @@ import { GjcError } from "../errors.js";
  *   the manager cannot tell which selection domain they belong to.
  * - `invalid_options`: an argument or option is missing or malformed (a relative session
  *   directory, an unknown `migrationPolicy` or `sessionMemoryMode`).
+ * - `session_changed`: an entry of an open session was read from its file later (sessions open
+ *   through their line index read entries off the resumed path on demand) and the file no
+ *   longer holds it: it was replaced or changed in place by someone else since the open.
  */
 export type SessionManagerErrorCode =
   | "persistence_failed"
@@ -40,7 +43,8 @@ export type SessionManagerErrorCode =
   | "untrusted_destination"
   | "managed_storage_unsupported"
   | "tool_classifier_required"
-  | "invalid_options";
+  | "invalid_options"
+  | "session_changed";
 
 /** Thrown by the session manager; branch on {@link SessionManagerError.code}. */
 export class SessionManagerError extends GjcError<SessionManagerErrorCode> {

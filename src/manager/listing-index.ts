@@ -186,7 +186,12 @@ function fromStored(stored: StoredRecord, file: string): ListingRecord | undefin
   return record;
 }
 
-function readIndexBytes(storage: SessionStorage, file: string): Buffer | undefined {
+/**
+ * The bytes of the sidecar `file` (an index this library keeps beside session files), or
+ * `undefined` when it is missing, larger than `maxBytes`, still being written, or fails the
+ * owner-only checks (explicit storages are checked here, managed ones verify on open).
+ */
+export function readIndexBytes(storage: SessionStorage, file: string, maxBytes = MAX_LISTING_INDEX_BYTES): Buffer | undefined {
   let expected: fs.BigIntStats | undefined;
   if (storage instanceof FileSessionStorage) {
     // The explicit storage checks no owner or mode: this does, and the descriptor opened below
@@ -209,7 +214,7 @@ function readIndexBytes(storage: SessionStorage, file: string): Buffer | undefin
   try {
     const { stat } = reader;
     if (expected !== undefined && (stat.dev !== expected.dev.toString() || stat.ino !== expected.ino.toString())) return undefined;
-    if (stat.size > MAX_LISTING_INDEX_BYTES) return undefined;
+    if (stat.size > maxBytes) return undefined;
     // One byte more than the stat promised shows a file still being written: not trusted.
     const buffer = Buffer.allocUnsafe(stat.size + 1);
     const read = reader.readSync(buffer, 0);

@@ -9,43 +9,16 @@ import {
   resolveBlobRefs,
   type BlobLookup,
   type FileEntry,
-  type InvalidHeaderReason,
   type LoadedSession,
   type SessionLoadResult,
   type UnresolvedBlobRef,
 } from "../session/index.js";
 import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
+import { openIndexed, type IndexedSession } from "./indexed-open.js";
+import type { MovedAsideFile, SessionLoadReport } from "./load-report.js";
 
-/** A file that was moved aside because its header is unusable. */
-export interface MovedAsideFile {
-  /** where the file was */
-  from: string;
-  /** the `<name>.invalid-<timestamp>` sibling that now holds its bytes, unchanged */
-  to: string;
-  reason: InvalidHeaderReason;
-}
-
-/** What opening a session file found; see {@link SessionManager.getLoadReport}. */
-export interface SessionLoadReport {
-  path: string;
-  /** whether a non-empty session file was loaded (false: a fresh session starts at the path) */
-  loaded: boolean;
-  /** set when a file with an invalid header was moved aside before the fresh session started */
-  movedAside: MovedAsideFile | undefined;
-  /** lines or pieces of lines that hold no record; kept and written back verbatim */
-  invalidLines: number;
-  /** lines that failed to parse but gave up records to salvage */
-  salvagedLines: number;
-  /** the on-disk version when the file needs a migration rewrite on first persistence */
-  migratedFrom: number | null;
-  /** records kept verbatim because their type or fields are unknown */
-  unknownEntries: number;
-  patchesApplied: number;
-  patchesSkipped: number;
-  /** blob references that could not be resolved (kept as references) */
-  unresolvedBlobs: UnresolvedBlobRef[];
-}
+export type { MovedAsideFile, SessionLoadReport } from "./load-report.js";
 
 /** The outcome of {@link openSessionFile}. */
 export interface OpenedSessionFile {
@@ -56,6 +29,8 @@ export interface OpenedSessionFile {
   entries: FileEntry[];
   /** the held writer (writable opens of a file that exists at the path) */
   writer: SessionStorageWriter | undefined;
+  /** set instead of `loaded` when the file was opened through its line index */
+  indexed?: IndexedSession | undefined;
 }
 
 /** Options of {@link openSessionFile}. */
@@ -73,6 +48,8 @@ export interface OpenFileOptions {
  *
  * @throws StorageError `session_busy` (writable, another writer holds the file), other storage
  *   codes for unreadable files (read-only: `not_found` for a missing one);
+ *   SessionFormatError `line_too_long` (a line longer than one string can hold);
+ *   SessionManagerError `session_changed` (the file changed while it was being read through its line index);
  *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
  *   SessionManagerError `invalid_header` (read-only open of a file with an invalid header)
  */
@@ -91,6 +68,8 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
 
 /** The rest of {@link openSessionFile} once the writer (if any) is held. */
 function loadHeld(storage: SessionStorage, file: string, options: OpenFileOptions, writer: SessionStorageWriter | undefined): OpenedSessionFile {
+  const indexed = openIndexed(storage, file, options.lookup, writer !== undefined, options.now);
+  if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
   const result = streamLoad(storage, file);
   if (result.kind === "empty") return freshFile(file, undefined, writer);
   if (result.kind === "invalid_header") {

@@ -11,6 +11,7 @@ import path from "node:path";
 
 import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
+import type { LineIndexAppender } from "./line-index.js";
 
 /** Where one session file lives and how its failures are reported. */
 export interface PersistenceTarget {
@@ -33,12 +34,18 @@ export class SessionPersistence {
   #queued = 0;
   #error: SessionManagerError | undefined;
   #closed = false;
+  #index: LineIndexAppender | undefined;
 
-  /** @param writer the file's writer when the caller already holds it (an opened file) */
-  constructor(target: PersistenceTarget, writer?: SessionStorageWriter) {
+  /**
+   * @param writer the file's writer when the caller already holds it (an opened file)
+   * @param index the file's line index upkeep, when the file was opened through its index:
+   *   each line appended in place gets its row; any other write ends the upkeep
+   */
+  constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
     this.#target = target;
     this.path = target.path;
     this.#writer = writer;
+    this.#index = index;
   }
 
   /** Whether this process holds the file's writer. */
@@ -63,6 +70,7 @@ export class SessionPersistence {
    * while the lock is held throughout.
    */
   writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
+    this.#dropIndex();
     this.#enqueue(async () => {
       if (this.#writer !== undefined) {
         await this.#writer.rewrite([bytes]);
@@ -85,6 +93,7 @@ export class SessionPersistence {
    */
   writeAllNow(bytes: Buffer): void {
     this.check();
+    this.#dropIndex();
     if (this.#writer !== undefined || this.#queued > 0) {
       throw this.#latch(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
     }
@@ -99,8 +108,11 @@ export class SessionPersistence {
     this.#announce();
   }
 
-  /** Appends one serialized record (no line feed). */
-  append(text: string): void {
+  /**
+   * Appends one serialized record (no line feed); `keys` (the record's `type`, `id` and
+   * `parentId`) go to the line index.
+   */
+  append(text: string, keys?: { type?: unknown; id?: unknown; parentId?: unknown }): void {
     if (this.#error !== undefined) return;
     const writer = this.#writer;
     if (writer !== undefined && this.#queued === 0) {
@@ -108,8 +120,12 @@ export class SessionPersistence {
       // The write is synchronous: a failure is known now, not a microtask later.
       const failure = writer.getError();
       if (failure !== undefined) this.#latch(failure);
+      // The row follows the line, never precedes it: a crash in between loses only the row.
+      else if (keys !== undefined) this.#index?.appended(text, keys);
+      else this.#dropIndex();
       return;
     }
+    this.#dropIndex();
     this.#enqueue(async () => {
       if (this.#writer === undefined) throw new SessionManagerError("persistence_failed", `no writer for ${this.path}`, { path: this.path });
       await this.#writer.writeLine(text);
@@ -124,6 +140,7 @@ export class SessionPersistence {
   /** Waits for queued work, then syncs the file. No-op before the file exists. */
   async flush(): Promise<void> {
     this.check();
+    this.#index?.flush();
     await this.#chain;
     this.check();
     if (this.#writer === undefined) return;
@@ -142,6 +159,7 @@ export class SessionPersistence {
     }
     this.#closed = true;
     await this.#chain;
+    this.#closeIndex();
     const writer = this.#writer;
     this.#writer = undefined;
     if (writer !== undefined) {
@@ -163,6 +181,7 @@ export class SessionPersistence {
     if (this.#closed) return true;
     if (this.#queued > 0) return false;
     this.#closed = true;
+    this.#closeIndex();
     const writer = this.#writer;
     this.#writer = undefined;
     try {
@@ -171,6 +190,17 @@ export class SessionPersistence {
       this.#latch(error);
     }
     return true;
+  }
+
+  /** The line index can no longer follow the file (a full write, a queued append). */
+  #dropIndex(): void {
+    this.#index?.abandon();
+    this.#index = undefined;
+  }
+
+  #closeIndex(): void {
+    this.#index?.close();
+    this.#index = undefined;
   }
 
   #announce(): void {
@@ -207,6 +237,7 @@ export class SessionPersistence {
             cause: error,
           });
     this.#error = latched;
+    this.#dropIndex();
     // The writer logs its own first failure; log only what it did not see.
     if (this.#writer === undefined || this.#writer.getError() !== error) {
       const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";

@@ -14,6 +14,7 @@ import type { BlobSink, SessionHeader } from "../session/index.js";
 import { managedSessionTarget } from "../scope/session-defaults.js";
 import { serializeManagedLines } from "./lines.js";
 import type { ResolvedOptions } from "./options.js";
+import { removeLineIndex } from "./line-index.js";
 import { SessionPersistence } from "./persistence.js";
 import { persistenceTarget, type SessionState } from "./session-state.js";
 
@@ -56,6 +57,7 @@ export async function moveManagedSession(
   if (!onDisk) return moved;
   try {
     options.storage.unlinkSync(oldFile);
+    removeLineIndex(options.storage, oldFile);
   } catch (error) {
     // The session is whole at its new place; a second copy left behind loses nothing.
     const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";

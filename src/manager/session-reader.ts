@@ -3,7 +3,7 @@
  * Every entry handed out is a copy, so a caller cannot change what the next write persists.
  */
 import {
-  buildSessionContext,
+  buildContextOnPath,
   type FileEntry,
   type SessionContext,
   type SessionHeader,
@@ -11,7 +11,7 @@ import {
   type UsageStatistics,
 } from "../session/index.js";
 import { EntryAppender } from "./appender.js";
-import type { SessionLoadReport } from "./open-file.js";
+import type { SessionLoadReport } from "./load-report.js";
 import type { ToolSelectionState } from "./selection.js";
 import type { SessionState } from "./session-state.js";
 import type { TitleSource } from "./title.js";
@@ -114,10 +114,9 @@ export abstract class SessionReader extends EntryAppender {
     return this.current().usage.totals();
   }
 
-  /** What the model sees at the current leaf. */
+  /** What the model sees at the current leaf; reads only the entries it is made of. */
   buildSessionContext(): SessionContext {
-    const { tree } = this.current();
-    return buildSessionContext(tree.getEntries(), tree.getLeafId(), tree.index);
+    return buildContextOnPath(this.current().tree.pathView());
   }
 
   /** The discovery selection state at the current leaf, rebuilt from entries (nothing appended). */

@@ -121,6 +121,24 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     lookup: options.blobStore?.lookup() ?? (() => undefined),
     now: options.now,
   });
+  const { indexed } = opened;
+  if (indexed !== undefined) {
+    return {
+      header: indexed.header,
+      tree: indexed.tree,
+      lines: indexed.lines,
+      file,
+      persistence: readOnly
+        ? undefined
+        : new SessionPersistence(persistenceTarget(options, file, () => indexed.header.cwd), opened.writer, indexed.appender),
+      active: indexed.hasAssistant,
+      fullWritePending: false,
+      fileExists: true,
+      hasAssistant: indexed.hasAssistant,
+      usage: indexed.usage,
+      report: indexed.report,
+    };
+  }
   if (opened.loaded === undefined) {
     const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
     state.report = opened.report;
@@ -200,6 +218,10 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
   const header = opened.report.loaded ? opened.header : undefined;
   const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
   const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
+  // The copy is written later, to another file: read every line of the source now, while it
+  // is still the file the copy was taken from.
+  opened.tree.getEntries();
+  for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;
   state.lines = opened.lines;
   state.tree = opened.tree;
   state.hasAssistant = opened.hasAssistant;

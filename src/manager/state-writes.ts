@@ -57,7 +57,7 @@ export class StateWriter {
       return;
     }
     try {
-      persistence.append(persistedLineText(line, this.#blobSink()));
+      persistence.append(persistedLineText(line, this.#blobSink()), line.kind === "entry" ? line.entry : line.record);
     } catch (error) {
       persistence.fail(error);
     }

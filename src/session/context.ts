@@ -19,7 +19,7 @@ import {
   modelChangeModel,
   type SessionEntry,
 } from "./schemas.js";
-import { indexEntries, pathToRoot } from "./tree.js";
+import { arrayPathView, findLastMessage, indexEntries, pathToRoot, type PathView } from "./tree.js";
 
 /**
  * A message of the reconstructed context: a stored message as-is (whatever its role), or one
@@ -133,6 +133,16 @@ export function buildSessionContext(
   byId?: ReadonlyMap<string, FileEntry>,
 ): SessionContext {
   const path = contextPath(entries, leafId, byId);
+  return buildContextOnPath(path === undefined ? undefined : arrayPathView(path));
+}
+
+/**
+ * {@link buildSessionContext} over a root-to-leaf path given as a {@link PathView}
+ * (`undefined`: the empty context). Reads only what the context is made of: the entries that
+ * are not messages, the messages after the compaction boundary, and the last assistant
+ * messages while the default model is still open.
+ */
+export function buildContextOnPath(path: PathView | undefined): SessionContext {
   if (path === undefined) return emptyContext();
 
   const context = emptyContext();
@@ -142,10 +152,14 @@ export function buildSessionContext(
   const ruleRecords = new Map<string, TtsrInjectionRecord>();
   let explicitDefaultModel = false;
   let compactionAt = -1;
-  for (let i = 0; i < path.length; i++) {
-    const entry = path[i]!;
-    // Messages are nearly every entry and carry no state here: skip them on the cheapest test.
-    if (entry.type === "message" || isUnknownEntry(entry)) continue;
+  // Messages are nearly every entry and carry no state here: skip them on the cheapest test.
+  const stateful: number[] = [];
+  for (let i = 0; i < path.length; i++) if (path.typeAt(i) !== "message") stateful.push(i);
+  const stateEntries = path.entriesAt(stateful);
+  for (let k = 0; k < stateful.length; k++) {
+    const i = stateful[k]!;
+    const entry = stateEntries[k]!;
+    if (isUnknownEntry(entry)) continue;
     switch (entry.type) {
       case "thinking_level_change":
         context.thinkingLevel = entry.thinkingLevel ?? "off";
@@ -211,7 +225,7 @@ export function buildSessionContext(
   context.configuredModelChains = Object.fromEntries(configuredChains(chains, models));
   context.injectedTtsrRules = [...rules];
   context.injectedTtsrRuleRecords = [...ruleRecords.values()];
-  collectPathMessages(path, compactionAt, context.messages);
+  collectViewMessages(path, compactionAt, context.messages);
   return context;
 }
 
@@ -236,6 +250,10 @@ export function contextPath(
  * Pass the position of the latest compaction on the path (see {@link latestCompactionAt}).
  */
 export function collectPathMessages(path: readonly FileEntry[], compactionAt: number, out: ContextMessage[]): void {
+  collectViewMessages(arrayPathView(path), compactionAt, out);
+}
+
+function collectViewMessages(path: PathView, compactionAt: number, out: ContextMessage[]): void {
   if (compactionAt === -1) collectMessages(path, 0, path.length, out);
   else collectCompacted(path, compactionAt, out);
 }
@@ -297,16 +315,12 @@ function emptyContext(): SessionContext {
 }
 
 /** `provider/model` of the last assistant message on the path that names both. */
-function lastAssistantModel(path: readonly FileEntry[]): string | undefined {
-  for (let i = path.length - 1; i >= 0; i--) {
-    const entry = path[i]!;
-    if (entry.type !== "message" || isUnknownEntry(entry)) continue;
+function lastAssistantModel(path: PathView): string | undefined {
+  return findLastMessage(path.length, path.typeAt, path.entriesAt, (entry) => {
+    if (entry.type !== "message" || isUnknownEntry(entry)) return undefined;
     const { role, provider, model } = entry.message;
-    if (role === "assistant" && typeof provider === "string" && typeof model === "string") {
-      return `${provider}/${model}`;
-    }
-  }
-  return undefined;
+    return role === "assistant" && typeof provider === "string" && typeof model === "string" ? `${provider}/${model}` : undefined;
+  });
 }
 
 function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
@@ -318,11 +332,11 @@ function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
 }
 
 function collectCompacted(
-  path: readonly FileEntry[],
+  path: PathView,
   compactionAt: number,
   out: ContextMessage[],
 ): void {
-  const compaction = path[compactionAt] as CompactionEntry;
+  const compaction = path.entriesAt([compactionAt])[0] as CompactionEntry;
   const remote = remoteHistory(compaction.preserveData);
   out.push(
     createCompactionSummaryMessage(
@@ -344,10 +358,10 @@ function collectCompacted(
  * Position of `firstKeptEntryId` before the compaction, or -1. Searched backwards because the
  * kept tail is short next to the history the compaction summarised.
  */
-function keptStart(path: readonly FileEntry[], compactionAt: number, id: string | undefined): number {
+function keptStart(path: PathView, compactionAt: number, id: string | undefined): number {
   if (id === undefined) return -1;
   for (let i = compactionAt - 1; i >= 0; i--) {
-    if (entryIdOf(path[i]!) === id) return i;
+    if (path.idAt(i) === id) return i;
   }
   return -1;
 }
@@ -363,13 +377,14 @@ function remoteHistory(preserveData: Record<string, unknown> | undefined): unkno
 
 /** Appends the messages of `path[from..to)` to `out` (one array, never spread: paths are long). */
 function collectMessages(
-  path: readonly FileEntry[],
+  path: PathView,
   from: number,
   to: number,
   out: ContextMessage[],
 ): void {
-  for (let i = from; i < to; i++) {
-    const entry = path[i]!;
+  const indices: number[] = [];
+  for (let i = from; i < to; i++) indices.push(i);
+  for (const entry of path.entriesAt(indices)) {
     if (isUnknownEntry(entry)) continue;
     const message = toMessage(entry);
     if (message !== undefined) out.push(message);

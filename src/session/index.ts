@@ -21,3 +21,4 @@ export * from "./usage.js";
 export * from "./peer-format.js";
 export * from "./pi-context.js";
 export * from "./entry-drafts.js";
+export * from "./line-scan.js";

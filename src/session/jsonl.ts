@@ -62,7 +62,8 @@ export interface JsonlStats {
 
 const NEWLINE = 0x0a;
 
-function emptyStats(): JsonlStats {
+/** Stats of nothing scanned yet, for {@link scanJsonlLine} callers. */
+export function emptyJsonlStats(): JsonlStats {
   return { lines: 0, blankLines: 0, salvagedLines: [], nonUtf8Lines: [], endsWithNewline: true };
 }
 
@@ -75,7 +76,7 @@ function emptyStats(): JsonlStats {
  */
 export function scanJsonl(input: string | Uint8Array, visitor: JsonlVisitor): JsonlStats {
   if (typeof input === "string") {
-    const stats = emptyStats();
+    const stats = emptyJsonlStats();
     scanString(input, visitor, stats);
     return stats;
   }
@@ -116,7 +117,7 @@ function asBuffer(bytes: Uint8Array): Buffer {
  */
 export class JsonlScanner {
   readonly #visitor: JsonlVisitor;
-  readonly #stats = emptyStats();
+  readonly #stats = emptyJsonlStats();
   /** copies of the bytes of an unfinished line (the caller may reuse its chunk buffers) */
   #pending: Buffer[] = [];
   #lastByte = -1;
@@ -176,13 +177,7 @@ export class JsonlScanner {
       stats.blankLines += 1;
       return;
     }
-    let raw: Buffer | undefined;
-    const slice = bytes.subarray(start, to);
-    if (!isUtf8(slice)) {
-      raw = slice;
-      stats.nonUtf8Lines.push(stats.lines);
-    }
-    handleLine(decodeLine(bytes, start, to, stats.lines), stats.lines, raw, this.#visitor, stats);
+    scanJsonlLine(bytes, start, to, stats.lines, this.#visitor, stats);
   }
 }
 
@@ -190,13 +185,29 @@ export class JsonlScanner {
  * The text of one line. A line longer than the longest string the runtime can hold cannot be
  * parsed at all: a typed `line_too_long` (nothing is changed), never the runtime's RangeError.
  */
-function decodeLine(bytes: Buffer, start: number, to: number, line: number): string {
+export function decodeLine(bytes: Buffer, start: number, to: number, line: number): string {
   try {
     return bytes.toString("utf8", start, to);
   } catch (error) {
     if ((error as { code?: unknown }).code !== "ERR_STRING_TOO_LONG") throw error;
     throw new SessionFormatError("line_too_long", `line ${line} is ${to - start} bytes, more than one string can hold`, { cause: error });
   }
+}
+
+/**
+ * Scans the bytes `from..to` of one non-blank physical line (no line feed; a byte order mark
+ * already skipped) exactly as {@link JsonlScanner} does at line number `line`: one
+ * `JSON.parse`, salvage when it fails. For readers that find line boundaries themselves (the
+ * manager's line index) and must still get what a full scan gets for that line.
+ */
+export function scanJsonlLine(bytes: Buffer, from: number, to: number, line: number, visitor: JsonlVisitor, stats: JsonlStats): void {
+  let raw: Buffer | undefined;
+  const slice = bytes.subarray(from, to);
+  if (!isUtf8(slice)) {
+    raw = slice;
+    stats.nonUtf8Lines.push(line);
+  }
+  handleLine(decodeLine(bytes, from, to, line), line, raw, visitor, stats);
 }
 
 function handleLine(

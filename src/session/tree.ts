@@ -11,6 +11,7 @@
 import { GjcError } from "../errors.js";
 import { newEntryId } from "./ids.js";
 import type { AgentMessage } from "./messages.js";
+import { APPEND, AT, ATTACH, EntryIndex, pathToRoot, RECORDS, type DeferredEntries } from "./entry-index.js";
 import {
   entryIdOf,
   type FileEntry,
@@ -21,6 +22,8 @@ import {
   type SessionInfoEntry,
   sessionInfoName,
 } from "./schemas.js";
+
+export { EntryIndex, indexEntries, pathToRoot, type DeferredEntries } from "./entry-index.js";
 
 /** Why a tree operation was refused. `unknown_entry`: no entry has the given id. */
 export type SessionTreeErrorCode = "unknown_entry";
@@ -55,6 +58,56 @@ export interface SessionTreeNode {
   children: SessionTreeNode[];
   /** The entry's current label, if any. */
   label: string | undefined;
+}
+
+/**
+ * A root-to-leaf path read by position: `type` and `id` cost nothing, an entry is read when
+ * asked for. {@link arrayPathView} wraps a path already in memory.
+ */
+export interface PathView {
+  readonly length: number;
+  typeAt(i: number): string;
+  idAt(i: number): string | undefined;
+  /** the entries at path positions `indices` (ascending), read together */
+  entriesAt(indices: readonly number[]): FileEntry[];
+}
+
+/** A {@link PathView} over `path`. */
+export function arrayPathView(path: readonly FileEntry[]): PathView {
+  return {
+    length: path.length,
+    typeAt: (i) => path[i]!.type,
+    idAt: (i) => entryIdOf(path[i]!),
+    entriesAt: (indices) => indices.map((i) => path[i]!),
+  };
+}
+
+/**
+ * The first value `pick` gives for the `message` records among positions `0..count`, taken
+ * from the last backwards, read a few at a time in growing batches: what is looked for (the
+ * last assistant message, its model) is nearly always among the last few.
+ */
+export function findLastMessage<T>(
+  count: number,
+  typeAt: (i: number) => string,
+  read: (indices: number[]) => FileEntry[],
+  pick: (entry: FileEntry) => T | undefined,
+): T | undefined {
+  let batch = 4;
+  for (let to = count; to > 0; batch *= 4) {
+    const indices: number[] = [];
+    for (let i = to - 1; i >= 0 && indices.length < batch; i--) {
+      to = i;
+      if (typeAt(i) === "message") indices.push(i);
+    }
+    indices.reverse();
+    const entries = read(indices);
+    for (let k = entries.length - 1; k >= 0; k--) {
+      const found = pick(entries[k]!);
+      if (found !== undefined) return found;
+    }
+  }
+  return undefined;
 }
 
 /** Options of a {@link SessionTree}. */
@@ -94,8 +147,6 @@ export interface BranchSummaryOptions {
  */
 export class SessionTree {
   readonly #byId = new EntryIndex();
-  /** The index's own record list: the tree keeps no second copy. */
-  readonly #entries: readonly FileEntry[] = this.#byId[RECORDS];
   readonly #labels = new Map<string, string>();
   /** The latest `session_info` in file order: it alone decides the session's name. */
   #sessionInfo: SessionInfoEntry | undefined;
@@ -126,9 +177,56 @@ export class SessionTree {
     return this.#byId.get(id);
   }
 
+  /**
+   * A tree over deferred entries (see {@link DeferredEntries}): only the label and
+   * `session_info` records are read now; the rest when first needed.
+   */
+  static deferred(entries: DeferredEntries, options: SessionTreeOptions = {}): SessionTree {
+    const tree = new SessionTree([], options);
+    const index = tree.#byId;
+    index[ATTACH](entries);
+    const { ids, types } = entries;
+    for (let i = ids.length - 1; i >= 0; i--) {
+      if (ids[i] !== undefined) {
+        tree.#leafId = ids[i]!;
+        break;
+      }
+    }
+    const labels: number[] = [];
+    const infos: number[] = [];
+    types.forEach((type, i) => {
+      if (ids[i] === undefined) return;
+      if (type === "label") labels.push(i);
+      else if (type === "session_info") infos.push(i);
+    });
+    for (const entry of index[AT](labels)) tree.#note(entry);
+    for (let k = infos.length - 1; k >= 0 && tree.#sessionInfo === undefined; k--) tree.#note(index[AT]([infos[k]!])[0]!);
+    return tree;
+  }
+
   /** Every record in insertion (file) order, including id-less and unknown ones. A live view. */
   getEntries(): readonly FileEntry[] {
-    return this.#entries;
+    return this.#byId[RECORDS];
+  }
+
+  /**
+   * The root-to-`leafId` path as a {@link PathView} (default: the current leaf), reading only
+   * the records a caller asks for; `undefined` for a `null` leaf.
+   * @throws {@link SessionTreeError} `unknown_entry` for an id that is not indexed
+   */
+  pathView(leafId: string | null = this.#leafId): PathView | undefined {
+    if (leafId === null) return undefined;
+    const start = this.#byId.positionOf(leafId);
+    if (start === undefined) throw new SessionTreeError("unknown_entry", `Entry ${leafId} not found`);
+    const index = this.#byId;
+    const positions = index.pathPositions(start);
+    if (positions === undefined) return arrayPathView(this.getPath(leafId));
+    return {
+      length: positions.length,
+      typeAt: (i) => index.typeAt(positions[i]!),
+      idAt: (i) => index.idAt(positions[i]!),
+      entriesAt: (indices) => index[AT](indices.map((i) => positions[i]!)),
+    };
   }
 
   /**
@@ -250,7 +348,7 @@ export class SessionTree {
   getTree(): SessionTreeNode[] {
     const nodes = new Map<FileEntry, SessionTreeNode>();
     const order = new Map<SessionTreeNode, number>();
-    for (const entry of this.#entries) {
+    for (const entry of this.#byId[RECORDS]) {
       const id = entryIdOf(entry);
       if (id === undefined || this.#byId.get(id) !== entry) continue;
       const node: SessionTreeNode = { entry, children: [], label: this.#labels.get(id) };
@@ -298,6 +396,11 @@ export class SessionTree {
     const id = entryIdOf(entry);
     if (id === undefined) return;
     this.#leafId = id;
+    this.#note(entry);
+  }
+
+  /** Takes in what a label or `session_info` record (with an id) says. */
+  #note(entry: FileEntry): void {
     if (entry.type === "session_info" && !isUnknownEntry(entry)) this.#sessionInfo = entry as SessionInfoEntry;
     if (entry.type === "label" && !isUnknownEntry(entry)) {
       const { targetId, label } = entry as LabelEntry;
@@ -307,198 +410,6 @@ export class SessionTree {
   }
 }
 
-/** Keys of the index's tree-only members; not exported, so only this module can reach them. */
-const RECORDS: unique symbol = Symbol("records");
-const APPEND: unique symbol = Symbol("append");
-
-/**
- * The id index of a {@link SessionTree}: a read-only map from id to the last entry in file
- * order carrying it, which also keeps, for every entry position, the position of its parent.
- *
- * Walking a 100k-entry path through a `Map` costs a hash probe and several cache misses per
- * step (tens of milliseconds); walking parent positions costs an array read. The positions
- * are maintained as entries are added: the common case, a parent that is the entry added just
- * before, needs no lookup at all. Data that would make a stored position wrong (a duplicated
- * id, or a parent that appears after its child) marks the positions stale, and the next walk
- * recomputes them once.
- */
-export class EntryIndex implements ReadonlyMap<string, FileEntry> {
-  readonly #entries: FileEntry[] = [];
-  readonly #positions = new Map<string, number>();
-  /** Parent position per entry position; -1 for a root or a parent that is not indexed. */
-  #parents: number[] = [];
-  /** Parent ids that were not indexed when their child was added. */
-  #unresolved = new Set<string>();
-  #stale = false;
-  #lastId: string | undefined;
-  #lastPosition = -1;
-
-  /** Indexes `entries` (file order); the list is copied, the entry objects are shared. */
-  constructor(entries: Iterable<FileEntry> = []) {
-    for (const entry of entries) this[APPEND](entry);
-  }
-
-  /** Module-private: the records in order, shared with the owning tree. */
-  get [RECORDS](): readonly FileEntry[] {
-    return this.#entries;
-  }
-
-  /** Module-private: adds the next record in file order. */
-  [APPEND](entry: FileEntry): void {
-    const position = this.#entries.push(entry) - 1;
-    const parent = parentIdOf(entry);
-    let parentPosition = -1;
-    if (typeof parent === "string") {
-      if (parent === this.#lastId) parentPosition = this.#lastPosition;
-      else {
-        const found = this.#positions.get(parent);
-        if (found === undefined) this.#unresolved.add(parent);
-        else parentPosition = found;
-      }
-    }
-    this.#parents.push(parentPosition);
-    const id = entryIdOf(entry);
-    if (id === undefined) return;
-    const before = this.#positions.size;
-    this.#positions.set(id, position);
-    // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
-    if (this.#positions.size === before || (this.#unresolved.size > 0 && this.#unresolved.has(id))) {
-      this.#stale = true;
-    }
-    this.#lastId = id;
-    this.#lastPosition = position;
-  }
-
-  /**
-   * The path from the root to `leaf` by parent positions, or `undefined` when `leaf` is not
-   * the indexed holder of its id or the parents form a cycle (the caller then takes the
-   * general walk, which handles both).
-   */
-  pathTo(leaf: FileEntry): FileEntry[] | undefined {
-    const id = entryIdOf(leaf);
-    const start = id === undefined ? undefined : this.#positions.get(id);
-    if (start === undefined || this.#entries[start] !== leaf) return undefined;
-    if (this.#stale) this.#recompute();
-    const parents = this.#parents;
-    const bound = this.#entries.length;
-    let length = 0;
-    for (let at = start; at !== -1; at = parents[at]!) {
-      if (++length > bound) return undefined;
-    }
-    const path = new Array<FileEntry>(length);
-    for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) {
-      path[slot] = this.#entries[at]!;
-    }
-    return path;
-  }
-
-  #recompute(): void {
-    this.#unresolved = new Set();
-    this.#parents = this.#entries.map((entry) => {
-      const parent = parentIdOf(entry);
-      if (typeof parent !== "string") return -1;
-      const found = this.#positions.get(parent);
-      if (found === undefined) this.#unresolved.add(parent);
-      return found ?? -1;
-    });
-    this.#stale = false;
-  }
-
-  /** Number of distinct ids. */
-  get size(): number {
-    return this.#positions.size;
-  }
-
-  /** The last entry in file order whose id is `id`. */
-  get(id: string): FileEntry | undefined {
-    const position = this.#positions.get(id);
-    return position === undefined ? undefined : this.#entries[position];
-  }
-
-  /** True when some entry has the id `id`. */
-  has(id: string): boolean {
-    return this.#positions.has(id);
-  }
-
-  /** Calls `callback` for every id and its entry, in order of first appearance of the id. */
-  forEach(
-    callback: (value: FileEntry, key: string, map: ReadonlyMap<string, FileEntry>) => void,
-    thisArg?: unknown,
-  ): void {
-    for (const [id, entry] of this.entries()) callback.call(thisArg, entry, id, this);
-  }
-
-  /** `[id, entry]` pairs, in order of first appearance of the id. */
-  *entries(): MapIterator<[string, FileEntry]> {
-    for (const [id, position] of this.#positions) yield [id, this.#entries[position]!];
-  }
-
-  /** The ids, in order of first appearance. */
-  keys(): MapIterator<string> {
-    return this.#positions.keys();
-  }
-
-  /** The indexed entries, in order of first appearance of their id. */
-  *values(): MapIterator<FileEntry> {
-    for (const position of this.#positions.values()) yield this.#entries[position]!;
-  }
-
-  /** Same as {@link EntryIndex.entries}. */
-  [Symbol.iterator](): MapIterator<[string, FileEntry]> {
-    return this.entries();
-  }
-
-  /** `"EntryIndex"`, for `Object.prototype.toString`. */
-  get [Symbol.toStringTag](): string {
-    return "EntryIndex";
-  }
-}
-
-/**
- * Maps each id to the last entry in file order that carries it: the rule {@link SessionTree}
- * uses, so that the leaf found by id and the leaf found by position agree on duplicated ids.
- */
-export function indexEntries(entries: Iterable<FileEntry>): EntryIndex {
-  return new EntryIndex(entries);
-}
-
-/**
- * The path from the root down to `leaf`, following `parentId` through `byId`. Stops at a
- * missing parent, and at the first repeated entry when the parents form a cycle.
- *
- * Linear in the path length. The common acyclic case runs without a visited set: a path
- * longer than the index has entries must repeat one, and only then is it walked again with
- * one.
- */
-export function pathToRoot(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
-  if (byId instanceof EntryIndex) {
-    const fast = byId.pathTo(leaf);
-    if (fast !== undefined) return fast;
-  }
-  const path: FileEntry[] = [];
-  const bound = byId.size + 1;
-  for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {
-    if (path.length === bound) return pathToRootGuarded(leaf, byId);
-    path.push(node);
-  }
-  return path.reverse();
-}
-
-function pathToRootGuarded(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
-  const path: FileEntry[] = [];
-  const seen = new Set<FileEntry>();
-  for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {
-    if (seen.has(node)) break;
-    seen.add(node);
-    path.push(node);
-  }
-  return path.reverse();
-}
-
-function parentEntry(entry: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry | undefined {
-  const parent = parentIdOf(entry);
-  return typeof parent === "string" ? byId.get(parent) : undefined;
-}
 
 /** Iterative, because a linear session of 100k entries is a tree 100k levels deep. */
 function markSubtree(root: SessionTreeNode, reached: Set<SessionTreeNode>): void {

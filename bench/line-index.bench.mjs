@@ -1,0 +1,208 @@
+// Resume through the per-session line index, each figure printed beside its floor, measured
+// in the same run with rounds interleaved.
+//
+//   npm run build && node --expose-gc bench/line-index.bench.mjs
+//   GJC_BENCH_2GIB=1 ...   also generates and resumes a 2 GiB session (about a minute, 2 GiB of disk)
+//
+// Figures (goals from issue 19):
+//   open + buildSessionContext, 100k entries / ~231 MB, index present     <= 150 ms
+//     vs the floor: read the file + JSON.parse every line
+//   the same open when the index must be built first                       <= the floor
+//   peak RSS of the indexed open (a fresh child)
+//   append, index kept up, vs the same append with no index kept            within 10%
+//   2 GiB session: open + context with the index present                   < 500 ms, < 200 MB peak RSS
+
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const { SessionManager } = await import(new URL("../dist/index.js", import.meta.url).href);
+
+const ROUNDS = 3;
+const ENTRIES = 100_000;
+/** A compaction every this many entries: the context at the leaf holds the last stretch. */
+const COMPACT_EVERY = 1_000;
+const APPENDS = 2_000;
+const quiet = { error() {} };
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+/** CPU time of this process (user + system), ms: steadier than wall time on a shared machine. */
+const cpuNow = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const idOf = (i) => i.toString(16).padStart(8, "0");
+const text = "The quick brown fox jumps over the lazy dog while the agent reads the file again. ".repeat(27);
+
+function header(id) {
+  return JSON.stringify({ type: "session", version: 5, id, timestamp: new Date(1_700_000_000_000).toISOString(), cwd: "/bench" });
+}
+
+function line(i) {
+  const base = { id: idOf(i), parentId: i === 0 ? null : idOf(i - 1), timestamp: new Date(1_700_000_000_000 + i * 1000).toISOString() };
+  if (i > 0 && i % COMPACT_EVERY === 0) {
+    return JSON.stringify({ type: "compaction", ...base, summary: "summary", firstKeptEntryId: idOf(i - 10), tokensBefore: 1000 });
+  }
+  const role = i % 2 === 0 ? "user" : "assistant";
+  const extra = role === "assistant" ? { provider: "p", model: "m" } : {};
+  return JSON.stringify({ type: "message", ...base, message: { role, ...extra, content: [{ type: "text", text }], timestamp: i } });
+}
+
+/** Writes a chained session of `count` entries into `dir`. */
+function writeSession(dir, name, count) {
+  const file = path.join(dir, name);
+  const fd = fs.openSync(file, "w", 0o600);
+  fs.writeSync(fd, header(name) + "\n");
+  let pending = "";
+  for (let i = 0; i < count; i++) {
+    pending += line(i) + "\n";
+    if (pending.length > 4 << 20) {
+      fs.writeSync(fd, pending);
+      pending = "";
+    }
+  }
+  fs.writeSync(fd, pending);
+  fs.closeSync(fd);
+  return file;
+}
+
+const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v1`);
+
+async function resume(file) {
+  const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });
+  return manager.buildSessionContext().messages.length;
+}
+
+function floorParse(file) {
+  const lines = fs.readFileSync(file).toString("utf8").split("\n");
+  let n = 0;
+  for (const text of lines) if (text.length > 0) n += JSON.parse(text) === null ? 0 : 1;
+  return n;
+}
+
+function row(label, ms, floorMs, goal) {
+  console.log(`${label.padEnd(52)} ${ms.toFixed(1).padStart(8)} ms   floor ${floorMs.toFixed(1).padStart(8)} ms   ${goal}`);
+}
+
+/** Peak RSS of one indexed resume of `file` in a fresh child. */
+function childRss(file) {
+  const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--rss-child", file], { encoding: "utf8" });
+  if (child.status !== 0) throw new Error(`rss child failed: ${child.stderr}`);
+  return JSON.parse(child.stdout);
+}
+
+if (process.argv[2] === "--rss-child") {
+  const start = now();
+  const messages = await resume(process.argv[3]);
+  const ms = now() - start;
+  process.stdout.write(JSON.stringify({ peak: process.resourceUsage().maxRSS * 1024, ms, messages }));
+  process.exit(0);
+}
+
+const mib = (n) => `${(n / 2 ** 20).toFixed(0)} MiB`;
+
+async function resumeBench(tmp) {
+  const file = writeSession(tmp, "big.jsonl", ENTRIES);
+  const size = (fs.statSync(file).size / 1e6).toFixed(0);
+  await resume(file);
+  const wall = { present: [], built: [], floor: [] };
+  const cpu = { present: [], built: [], floor: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const side of r % 2 === 0 ? ["floor", "present", "built"] : ["built", "present", "floor"]) {
+      globalThis.gc?.();
+      if (side === "built") fs.rmSync(sidecar(file), { force: true });
+      const start = now();
+      const startCpu = cpuNow();
+      if (side === "floor") floorParse(file);
+      else await resume(file);
+      wall[side].push(now() - start);
+      cpu[side].push(cpuNow() - startCpu);
+    }
+  }
+  const f = median(wall.floor);
+  const p = median(wall.present);
+  const b = median(wall.built);
+  row(`resume ${ENTRIES / 1000}k entries / ${size} MB, index present`, p, f, p <= 150 ? "ok (<= 150 ms)" : "OVER (goal <= 150 ms)");
+  row(`resume ${ENTRIES / 1000}k entries / ${size} MB, index built first`, b, f, b <= f ? "ok (<= floor)" : "OVER (goal <= floor)");
+  console.log(
+    `  cpu time: present ${median(cpu.present).toFixed(0)} ms, built ${median(cpu.built).toFixed(0)} ms, floor ${median(cpu.floor).toFixed(0)} ms ` +
+      `(present at x${(median(cpu.present) / median(cpu.floor)).toFixed(2)} of the floor)`,
+  );
+  const rss = childRss(file);
+  console.log(`peak RSS of the indexed resume (fresh child)          ${mib(rss.peak)} for a ${size} MB file (${rss.ms.toFixed(0)} ms there)`);
+  return file;
+}
+
+/** Appends through a writable manager of `file`; microseconds per append (median of rounds). */
+async function appendRate(file) {
+  const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { terminalId: null, logger: quiet });
+  const rates = [];
+  for (let r = 0; r < 5; r++) {
+    globalThis.gc?.();
+    const start = now();
+    for (let i = 0; i < APPENDS; i++) manager.appendMessage({ role: "assistant", content: [{ type: "text", text }], timestamp: i });
+    rates.push(((now() - start) * 1000) / APPENDS);
+    await manager.flush();
+  }
+  await manager.close();
+  return median(rates);
+}
+
+async function appendBench(tmp, indexedFile) {
+  // The same session in a directory that is not owner-only: no index is kept there.
+  const open = fs.mkdtempSync(path.join(tmp, "noindex-"));
+  fs.chmodSync(open, 0o755);
+  const plain = path.join(open, "big.jsonl");
+  fs.copyFileSync(indexedFile, plain);
+  const kept = [];
+  const none = [];
+  for (let r = 0; r < 2; r++) {
+    kept.push(await appendRate(indexedFile));
+    none.push(await appendRate(plain));
+  }
+  const k = median(kept);
+  const n = median(none);
+  const verdict = k <= n * 1.1 ? "ok (within 10%)" : "OVER (goal within 10%)";
+  console.log(`append, index kept up                                ${k.toFixed(2).padStart(8)} us   without index ${n.toFixed(2).padStart(8)} us   ${verdict}`);
+  fs.rmSync(open, { recursive: true, force: true });
+}
+
+async function twoGiB(tmp) {
+  const count = Math.ceil((2 * 2 ** 30) / (line(1).length + 1));
+  const file = writeSession(tmp, "huge.jsonl", count);
+  const size = fs.statSync(file).size;
+  let start = now();
+  await resume(file);
+  const buildMs = now() - start;
+  start = now();
+  floorParseBounded(file);
+  const readMs = now() - start;
+  const rss = childRss(file);
+  const verdict = rss.ms < 500 && rss.peak < 200 * 2 ** 20 ? "ok (< 500 ms, < 200 MB)" : "OVER (goal < 500 ms, < 200 MB)";
+  console.log(`resume ${(size / 2 ** 30).toFixed(2)} GiB / ${(count / 1000).toFixed(0)}k entries, index present   ${rss.ms.toFixed(0).padStart(6)} ms   peak RSS ${mib(rss.peak)}   ${verdict}`);
+  console.log(`  (index built on the first open in ${buildMs.toFixed(0)} ms; reading the file alone, in chunks, takes ${readMs.toFixed(0)} ms; a full parse cannot hold it in one string)`);
+  fs.rmSync(file);
+}
+
+/** Reads the file in 4 MiB chunks without parsing: the floor for any scan of it. */
+function floorParseBounded(file) {
+  const fd = fs.openSync(file, "r");
+  const buffer = Buffer.allocUnsafe(4 << 20);
+  let position = 0;
+  for (let n; (n = fs.readSync(fd, buffer, 0, buffer.length, position)) > 0; ) position += n;
+  fs.closeSync(fd);
+}
+
+const tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-bench-line-index-")));
+fs.chmodSync(tmp, 0o700);
+try {
+  console.log("Line index");
+  const file = await resumeBench(tmp);
+  await appendBench(tmp, file);
+  fs.rmSync(file);
+  if (process.env.GJC_BENCH_2GIB === "1") await twoGiB(tmp);
+} finally {
+  fs.rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,561 @@
+/**
+ * Opening a v5 session file through its line index: the index (checked, caught up, or rebuilt
+ * by one byte-level scan) gives every line's place and keys; only the header, the patch and
+ * label records, and what the context at the leaf is made of are read and parsed. Every other
+ * entry stays on disk until something asks for it (see `SessionTree.deferred`), so opening
+ * costs the path, not the file.
+ *
+ * What it loads is what a full load gives: each line it reads is parsed by the full loader's
+ * own step and checked against its row, and any disagreement found while opening throws the
+ * index away and rescans, parsing every line. Files this cannot describe (an older version,
+ * no usable header, storages that keep no index) go to the full load instead.
+ */
+import path from "node:path";
+
+import {
+  buildContextOnPath,
+  checkHeaderVersion,
+  findLastMessage,
+  isJsonRecord,
+  isUnknownEntry,
+  LineTable,
+  linePieces,
+  markIfUnknown,
+  PATCH_RECORD_TYPES,
+  replayPatches,
+  resolveBlobRefs,
+  scanLines,
+  SessionFormatError,
+  SessionHeaderSchema,
+  SessionTree,
+  UsageAccumulator,
+  WHOLE_LINE,
+  type BlobLookup,
+  type FileEntry,
+  type InvalidLine,
+  type JsonRecord,
+  type ReplayItem,
+  type ScanCursor,
+  type SessionHeader,
+  type UnresolvedBlobRef,
+} from "../session/index.js";
+import type { SessionFileReader, SessionStorage } from "../storage/index.js";
+import { SessionManagerError } from "./errors.js";
+import { LineIndexAppender, lineIndexAccess, lineIndexFile, publishLineIndex, readLineIndex, encodeBatch } from "./line-index.js";
+import type { ManagedLine, PatchState } from "./lines.js";
+import type { SessionLoadReport } from "./load-report.js";
+
+/** A session opened through its line index. */
+export interface IndexedSession {
+  header: SessionHeader;
+  tree: SessionTree;
+  lines: ManagedLine[];
+  hasAssistant: boolean;
+  /** usage totals, summed over the file the first time they are asked for */
+  usage: UsageAccumulator;
+  report: SessionLoadReport;
+  /** keeps the index up with this process's appends (writable opens only) */
+  appender: LineIndexAppender | undefined;
+}
+
+/**
+ * A line did not hold what the index said: an internal signal, always caught in this module
+ * (the open falls back to a rebuild), so it is no GjcError and never reaches a caller.
+ */
+class IndexMismatch {
+  constructor(readonly reason: string) {}
+}
+
+const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
+const SCAN_CHUNK = 4 << 20;
+/** Lines closer than this are read with one call. */
+const READ_GAP = 64 << 10;
+const READ_SPAN = 8 << 20;
+
+/**
+ * Opens `file` through its line index, or returns `undefined` when the full load must do it
+ * (the storage keeps no index, the file is empty, older than v5, or has no usable header).
+ * @param writable whether this process holds the file's writer (the index is then kept up)
+ * @param now the clock of entries the tree appends
+ * @throws SessionFormatError `version_too_new` / `invalid_version` as the full load does;
+ *   SessionFormatError `line_too_long` for a line longer than one string can hold;
+ *   storage errors reading the file
+ */
+export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean, now: () => Date): IndexedSession | undefined {
+  const access = lineIndexAccess(storage, path.dirname(file));
+  if (!access.kept) return undefined;
+  const reader = storage.openReaderSync(file);
+  try {
+    const { size, dev, ino } = reader.stat;
+    if (size === 0) return undefined;
+    const stored = readLineIndex(storage, file);
+    let table: LineTable;
+    let kept = 0;
+    let cursor: ScanCursor = { offset: 0, line: 1 };
+    if (stored !== undefined && stored.dev === dev && stored.ino === ino && coversPrefix(reader, stored.table, size)) {
+      table = stored.table;
+      kept = stored.complete ? table.size : -1;
+      if (table.size > 0) cursor = { offset: table.end, line: table.line[table.size - 1]! + 1 };
+    } else {
+      table = new LineTable();
+      kept = -1;
+    }
+    // An older file is migrated and rewritten by the full load: not worth a scan first.
+    if (table.size === 0 && !startsAsCurrent(file, reader, size)) return undefined;
+    scanFile(reader, cursor, table, size, false);
+    const source = new LineSource(storage, file, reader, table);
+    let session: Omit<IndexedSession, "appender"> | undefined;
+    try {
+      session = build(file, source, table, lookup, now);
+    } catch (error) {
+      if (!(error instanceof IndexMismatch)) throw error;
+      // Something in the index (or a line the byte scan misread) is wrong: parse everything.
+      table = new LineTable();
+      kept = -1;
+      cursor = { offset: 0, line: 1 };
+      scanFile(reader, cursor, table, size, true);
+      source.table = table;
+      session = build(file, source, table, lookup, now);
+    }
+    if (session === undefined) return undefined;
+    source.release();
+    const appender = access.writable ? keepIndex(storage, file, { dev, ino, size }, reader, table, kept, cursor.line, writable) : undefined;
+    return { ...session, appender };
+  } catch (error) {
+    if (error instanceof IndexMismatch) {
+      throw new SessionManagerError("session_changed", `${file} changed while it was being opened`, { path: file, cause: error });
+    }
+    throw error;
+  } finally {
+    reader.close();
+  }
+}
+
+/** Bytes read to find the header before a file is scanned. */
+const HEADER_PEEK = 64 << 10;
+
+/**
+ * False when the first record of the file, within its first bytes, is not a v5 session header
+ * (true when there is none so early: the scan decides then).
+ */
+function startsAsCurrent(file: string, reader: SessionFileReader, size: number): boolean {
+  const chunk = Buffer.allocUnsafe(Math.min(HEADER_PEEK, size));
+  const count = reader.readSync(chunk, 0);
+  const table = new LineTable();
+  scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size, true);
+  const row = table.type.findIndex((type) => type !== undefined);
+  if (row === -1) return true;
+  if (table.type[row] !== "session") return false;
+  try {
+    const { record } = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
+    return record !== undefined && record.version === 5;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the index's rows can describe the start of this file: it ends where a line ends. */
+function coversPrefix(reader: SessionFileReader, table: LineTable, size: number): boolean {
+  const end = table.end;
+  if (end === 0) return true;
+  if (end > size) return false;
+  const byte = Buffer.alloc(1);
+  return reader.readSync(byte, end - 1) === 1 && byte[0] === 0x0a;
+}
+
+/** Scans `reader` from `cursor` to `size` into `table`, reading a bounded chunk at a time. */
+function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTable, size: number, strict: boolean): void {
+  let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(SCAN_CHUNK, size - cursor.offset)));
+  while (cursor.offset < size) {
+    const want = Math.min(buffer.length, size - cursor.offset);
+    const count = reader.readSync(buffer.subarray(0, want), cursor.offset);
+    if (count === 0) break;
+    const final = cursor.offset + count >= size || count < want;
+    const consumed = scanLines(buffer.subarray(0, count), cursor, table, final, strict);
+    if (consumed === 0 && !final) {
+      // One line longer than the buffer: read it whole, if a string can hold it.
+      if (buffer.length > MAX_LINE_BYTES) throw tooLarge(reader.path);
+      buffer = Buffer.allocUnsafe(Math.min(buffer.length * 2, MAX_LINE_BYTES + 1));
+    }
+  }
+}
+
+/** The session layer's own refusal of a line no string can hold (as a full load gives it). */
+function tooLarge(file: string, cause?: unknown): SessionFormatError {
+  return new SessionFormatError("line_too_long", `${file} holds a line too long to load`, cause === undefined ? undefined : { cause });
+}
+
+/** The longest line read: what one JavaScript string can hold as UTF-8 text, at least. */
+const MAX_LINE_BYTES = 0x1fffffe8;
+
+/**
+ * Reads lines of the file by their rows, checking each against its row. While the open runs
+ * it uses the open's reader; afterwards it opens the file again per batch and checks that the
+ * file is still the one the rows describe.
+ */
+class LineSource {
+  #reader: SessionFileReader | undefined;
+  readonly #storage: SessionStorage;
+  readonly #file: string;
+  readonly #dev: string;
+  readonly #ino: string;
+  table: LineTable;
+  #scratch = Buffer.allocUnsafe(64 << 10);
+
+  constructor(storage: SessionStorage, file: string, reader: SessionFileReader, table: LineTable) {
+    this.#storage = storage;
+    this.#file = file;
+    this.#reader = reader;
+    this.#dev = reader.stat.dev;
+    this.#ino = reader.stat.ino;
+    this.table = table;
+  }
+
+  /** Stops using the open's reader (it is about to be closed). */
+  release(): void {
+    this.#reader = undefined;
+  }
+
+  /** The pieces of the lines of `rows` (ascending), each checked against its row. */
+  read(rows: readonly number[]): LinePieceOf[] {
+    if (rows.length === 0) return [];
+    if (this.#reader !== undefined) return this.#readWith(this.#reader, rows);
+    const reader = this.#storage.openReaderSync(this.#file);
+    try {
+      const { dev, ino } = reader.stat;
+      if (dev !== this.#dev || ino !== this.#ino) throw new IndexMismatch(`${this.#file} was replaced`);
+      return this.#readWith(reader, rows);
+    } catch (error) {
+      if (error instanceof IndexMismatch) {
+        throw new SessionManagerError("session_changed", `${this.#file} no longer holds the lines it was opened with`, { path: this.#file, cause: error });
+      }
+      throw error;
+    } finally {
+      reader.close();
+    }
+  }
+
+  #readWith(reader: SessionFileReader, rows: readonly number[]): LinePieceOf[] {
+    const { table } = this;
+    const out: LinePieceOf[] = [];
+    let k = 0;
+    while (k < rows.length) {
+      const start = table.offset[rows[k]!]!;
+      let last = k;
+      let end = start + table.length[rows[k]!]!;
+      while (last + 1 < rows.length) {
+        const next = rows[last + 1]!;
+        const nextEnd = table.offset[next]! + table.length[next]!;
+        if (table.offset[next]! - end > READ_GAP || nextEnd - start > READ_SPAN) break;
+        last += 1;
+        end = Math.max(end, nextEnd);
+      }
+      if (this.#scratch.length < end - start) this.#scratch = Buffer.allocUnsafe(end - start);
+      const bytes = this.#scratch.subarray(0, end - start);
+      if (reader.readSync(bytes, start) !== bytes.length) throw new IndexMismatch(`${this.#file} is shorter than its index`);
+      for (; k <= last; k++) {
+        const row = rows[k]!;
+        const from = table.offset[row]! - start;
+        out.push(pieceOf(this.#file, table, row, bytes, from, from + table.length[row]!));
+      }
+    }
+    return out;
+  }
+}
+
+/** What one row's line gives: a record, or an invalid piece. */
+type LinePieceOf = { record: JsonRecord; invalid?: undefined } | { record?: undefined; invalid: InvalidLine };
+
+function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
+  const piece = table.piece[row]!;
+  let value: unknown;
+  if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
+  if (piece === WHOLE_LINE) {
+    try {
+      value = JSON.parse(bytes.toString("utf8", from, to));
+    } catch (error) {
+      if ((error as { code?: unknown })?.code === "ERR_STRING_TOO_LONG") throw tooLarge(file, error);
+      throw new IndexMismatch(`line ${table.line[row]} does not parse`);
+    }
+  } else {
+    const cut = linePieces(bytes, from, to, table.line[row]!)[piece];
+    if (cut === undefined) throw new IndexMismatch(`line ${table.line[row]} has no piece ${piece}`);
+    if (cut.kind === "invalid") {
+      if (table.type[row] !== undefined) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
+      const { kind: _kind, ...invalid } = cut;
+      return { invalid };
+    }
+    value = cut.value;
+  }
+  if (!isJsonRecord(value) || value.type !== table.type[row]) throw new IndexMismatch(`line ${table.line[row]} is not the record indexed`);
+  const id = typeof value.id === "string" ? value.id : undefined;
+  const parent = value.parentId;
+  if (id !== table.id[row] || (typeof parent === "string" || parent === null ? parent : undefined) !== table.parentId[row]) {
+    throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
+  }
+  return { record: value };
+}
+
+/** An entry line whose entry is read when first needed. */
+class DeferredEntryLine {
+  readonly kind = "entry";
+  readonly #tree: SessionTree;
+  readonly #position: number;
+
+  constructor(tree: SessionTree, position: number) {
+    this.#tree = tree;
+    this.#position = position;
+  }
+
+  get entry(): FileEntry {
+    return this.#tree.index.entriesAt([this.#position])[0]!;
+  }
+}
+
+/** An invalid line whose text is read when first needed (a rewrite writes it back). */
+class DeferredInvalidLine {
+  readonly kind = "invalid";
+  readonly #source: LineSource;
+  readonly #row: number;
+  #invalid: InvalidLine | undefined;
+
+  constructor(source: LineSource, row: number) {
+    this.#source = source;
+    this.#row = row;
+  }
+
+  get invalid(): InvalidLine {
+    this.#invalid ??= this.#source.read([this.#row])[0]!.invalid!;
+    return this.#invalid;
+  }
+}
+
+/** Usage totals over the loaded entries, summed when first asked for, plus every append. */
+class DeferredUsage extends UsageAccumulator {
+  #prime: (() => Iterable<FileEntry>) | undefined;
+
+  constructor(prime: () => Iterable<FileEntry>) {
+    super();
+    this.#prime = prime;
+  }
+
+  override totals(): ReturnType<UsageAccumulator["totals"]> {
+    this.#primed();
+    return super.totals();
+  }
+
+  override get skipped(): number {
+    this.#primed();
+    return super.skipped;
+  }
+
+  #primed(): void {
+    const prime = this.#prime;
+    if (prime === undefined) return;
+    this.#prime = undefined;
+    for (const entry of prime()) super.add(entry);
+  }
+}
+
+/** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
+function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): Omit<IndexedSession, "appender"> | undefined {
+  let headerRow = -1;
+  for (let i = 0; i < table.size; i++) {
+    if (table.type[i] !== undefined) {
+      headerRow = i;
+      break;
+    }
+  }
+  if (headerRow === -1 || table.type[headerRow] !== "session" || table.id[headerRow] === undefined) return undefined;
+  const rawHeader = source.read([headerRow])[0]!.record!;
+  if (checkHeaderVersion(rawHeader) !== 5 || !SessionHeaderSchema.safeParse(rawHeader).success) return undefined;
+
+  const entryRows: number[] = [];
+  const patchRows: number[] = [];
+  for (let i = headerRow + 1; i < table.size; i++) {
+    const type = table.type[i];
+    if (type === undefined) continue;
+    if (PATCH_TYPES.has(type)) patchRows.push(i);
+    else entryRows.push(i);
+  }
+  const patchRecords = source.read(patchRows).map((piece) => piece.record!);
+  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, entryRows, patchRows, patchRecords);
+
+  const unresolved = new Map<number, UnresolvedBlobRef[]>();
+  const load = (positions: readonly number[]): FileEntry[] => {
+    const pieces = source.read(positions.map((position) => entryRows[position]!));
+    return pieces.map((piece, k) => {
+      const position = positions[k]!;
+      const message = patched.get(position);
+      let entry = (message === undefined ? piece.record! : { ...piece.record!, message }) as FileEntry;
+      markIfUnknown(entry as JsonRecord);
+      if (!isUnknownEntry(entry)) {
+        const resolved = resolveBlobRefs([entry], lookup);
+        entry = resolved.entries[0]!;
+        if (resolved.unresolved.length > 0) unresolved.set(position, resolved.unresolved);
+      }
+      return entry;
+    });
+  };
+  const column = <T>(values: readonly T[]): T[] =>
+    // Rows of entries only (no patch or invalid line among them): the column as it is.
+    entryRows.length > 0 && entryRows[entryRows.length - 1]! - entryRows[0]! === entryRows.length - 1
+      ? values.slice(entryRows[0], entryRows[0]! + entryRows.length)
+      : entryRows.map((row) => values[row]!);
+  const tree = SessionTree.deferred({
+    ids: column(table.id),
+    parentIds: column(table.parentId),
+    types: column(table.type) as string[],
+    load,
+  }, { now });
+  // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
+  buildContextOnPath(tree.pathView());
+
+  const lines: ManagedLine[] = [];
+  let nextEntry = 0;
+  let nextPatch = 0;
+  let invalidLines = 0;
+  let salvagedLines = 0;
+  for (let i = 0; i < table.size; i++) {
+    // A line cut into pieces, one of them a record, is one that salvage recovered.
+    if (table.piece[i]! >= 0 && table.type[i] !== undefined && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) {
+      salvagedLines += 1;
+    }
+    if (i === headerRow) lines.push({ kind: "header" });
+    else if (table.type[i] === undefined) {
+      invalidLines += 1;
+      lines.push(new DeferredInvalidLine(source, i));
+    } else if (PATCH_TYPES.has(table.type[i]!) && i > headerRow) {
+      const k = nextPatch++;
+      lines.push({ kind: "patch", record: patchRecords[k]!, state: states[k]! });
+    } else lines.push(new DeferredEntryLine(tree, nextEntry++));
+  }
+
+  const loadedCount = entryRows.length;
+  const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, loadedCount);
+  const report: SessionLoadReport = {
+    path: file,
+    loaded: true,
+    movedAside: undefined,
+    invalidLines,
+    salvagedLines,
+    migratedFrom: null,
+    get unknownEntries(): number {
+      return loadedEntries().filter((entry) => isUnknownEntry(entry)).length;
+    },
+    patchesApplied: applied,
+    patchesSkipped: skipped,
+    get unresolvedBlobs(): UnresolvedBlobRef[] {
+      loadedEntries();
+      return [...unresolved.entries()].sort(([a], [b]) => a - b).flatMap(([, refs]) => refs);
+    },
+  };
+  return {
+    header,
+    tree,
+    lines,
+    hasAssistant: hasAssistantMessage(tree),
+    usage: new DeferredUsage(loadedEntries),
+    report,
+  };
+}
+
+/** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
+function salvagedAt(table: LineTable, i: number): boolean {
+  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.type[k] !== undefined) return true;
+  return false;
+}
+
+/** Whether any entry is an assistant message, reading messages from the end (it is nearly always near it). */
+function hasAssistantMessage(tree: SessionTree): boolean {
+  const { index } = tree;
+  const found = findLastMessage(index.count, (i) => index.typeAt(i), (indices) => index.entriesAt(indices), (entry) =>
+    entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "assistant" ? true : undefined,
+  );
+  return found === true;
+}
+
+/** Replays the patch records over the entries' keys: the effective header, and the patched messages by entry position. */
+function replay(
+  rawHeader: SessionHeader,
+  table: LineTable,
+  entryRows: readonly number[],
+  patchRows: readonly number[],
+  patchRecords: readonly JsonRecord[],
+): { header: SessionHeader; patched: Map<number, unknown>; states: PatchState[]; applied: number; skipped: number } {
+  const patched = new Map<number, unknown>();
+  if (patchRows.length === 0) return { header: rawHeader, patched, states: [], applied: 0, skipped: 0 };
+  const needEntries = patchRecords.some((record) => record.type !== "header_patch");
+  const stubs: JsonRecord[] = [];
+  const items: ReplayItem[] = [];
+  let e = 0;
+  for (let p = 0; p < patchRows.length; p++) {
+    const row = patchRows[p]!;
+    for (; needEntries && e < entryRows.length && entryRows[e]! < row; e++) {
+      const stub: JsonRecord = { type: table.type[entryRows[e]!]!, id: table.id[entryRows[e]!] };
+      stubs.push(stub);
+      items.push({ kind: "entry", value: stub });
+    }
+    items.push({ kind: "patch", value: patchRecords[p]!, line: table.line[row]! });
+  }
+  const replayed = replayPatches(rawHeader, items, 5);
+  replayed.entries.forEach((entry, position) => {
+    if (entry !== stubs[position]) patched.set(position, entry.message);
+  });
+  const skippedCodes = new Map<unknown, string>();
+  for (const skip of replayed.report.skipped) skippedCodes.set(skip.record, skip.code);
+  const states = patchRecords.map((record): PatchState => (skippedCodes.has(record) ? "skipped" : "applied"));
+  return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
+}
+
+/**
+ * Writes what the open learnt back to the index (all of it when it was rebuilt or damaged,
+ * the new rows otherwise) and, for a writable open, returns the appender that keeps it up.
+ * Failures only cost the next open a scan.
+ */
+function keepIndex(
+  storage: SessionStorage,
+  file: string,
+  identity: { dev: string; ino: string; size: number },
+  reader: SessionFileReader,
+  table: LineTable,
+  kept: number,
+  nextLine: number,
+  writable: boolean,
+): LineIndexAppender | undefined {
+  // Rows of a last line without a line feed are not stored: that line may still grow.
+  let rows = table.size;
+  while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! >= identity.size) rows -= 1;
+  const terminated = rows === table.size && endsWithNewline(reader, identity.size);
+  if (kept === -1 || !writable) {
+    if (kept !== rows && !publishLineIndex(storage, file, identity.dev, identity.ino, table, rows)) return undefined;
+    if (!writable) return undefined;
+  }
+  if (!terminated) return undefined;
+  let writer;
+  try {
+    writer = storage.openWriter(lineIndexFile(file));
+  } catch {
+    return undefined;
+  }
+  try {
+    if (kept !== -1 && rows > kept) writer.writeLineSync(encodeBatch(table, kept, rows));
+  } catch {
+    closeQuietly(writer);
+    return undefined;
+  }
+  return new LineIndexAppender(writer, identity.size, nextLine);
+}
+
+function endsWithNewline(reader: SessionFileReader, size: number): boolean {
+  const byte = Buffer.alloc(1);
+  return reader.readSync(byte, size - 1) === 1 && byte[0] === 0x0a;
+}
+
+function closeQuietly(writer: { closeSync(): void }): void {
+  try {
+    writer.closeSync();
+  } catch {
+    // The index is disposable.
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * A session file's line table: for every physical line that holds something, where it is (byte
+ * offset and length), which record or invalid piece it gives, and the record's `type`, `id` and
+ * `parentId`. It is what a full load would find, without keeping any record parsed, so a reader
+ * can later parse only the lines it needs.
+ *
+ * The scan is byte-level. A line written the way this library (and both peers) write entries,
+ * `{"type":"…","id":"…","parentId":…` with the rest balanced, is read from its first bytes; its
+ * strings and brackets are walked (jumping from quote to quote) to make sure it is one complete
+ * object, so a torn or glued line is never taken for a record. Every other line (headers,
+ * patch records, other key orders, anything damaged) goes through {@link scanJsonlLine}, the
+ * full loader's own per-line step, so salvage gives the same pieces. A line is thereby
+ * described exactly as a full scan would describe it, and the one cheap check left to the
+ * reader is that a line it parses holds what its row says.
+ */
+import { emptyJsonlStats, scanJsonlLine, type InvalidLine, type JsonlStats } from "./jsonl.js";
+import type { JsonRecord } from "./salvage.js";
+import { PATCH_RECORD_TYPES } from "./schemas.js";
+
+/** `piece` of a row whose line is one record parsed whole with `JSON.parse`. */
+export const WHOLE_LINE = -1;
+
+/**
+ * The rows of a session file, in file order, one per record or invalid piece (a salvaged line
+ * gives several rows). Columns, not objects, so a million rows stay cheap.
+ */
+export class LineTable {
+  /** 1-based physical line number */
+  readonly line: number[] = [];
+  /** byte offset of the line's first byte (after a byte order mark on line 1) */
+  readonly offset: number[] = [];
+  /** byte length of the line, without its line feed */
+  readonly length: number[] = [];
+  /** {@link WHOLE_LINE}, or the position of this piece among the pieces salvage cuts from the line */
+  readonly piece: number[] = [];
+  /** the record's `type`; `undefined` for an invalid piece */
+  readonly type: (string | undefined)[] = [];
+  /** the record's `id` when it is a string */
+  readonly id: (string | undefined)[] = [];
+  /** the record's `parentId`: a string, `null`, or `undefined` when absent or of another type */
+  readonly parentId: (string | null | undefined)[] = [];
+
+  /** Number of rows. */
+  get size(): number {
+    return this.line.length;
+  }
+
+  /** Adds one row. */
+  push(line: number, offset: number, length: number, piece: number, type: string | undefined, id: string | undefined, parentId: string | null | undefined): void {
+    this.line.push(line);
+    this.offset.push(offset);
+    this.length.push(length);
+    this.piece.push(piece);
+    this.type.push(type);
+    this.id.push(id);
+    this.parentId.push(parentId);
+  }
+
+  /** Drops every row from `size` on (a tail that is scanned again). */
+  truncate(size: number): void {
+    for (const column of [this.line, this.offset, this.length, this.piece, this.type, this.id, this.parentId]) column.length = size;
+  }
+
+  /** The byte just after the line of the last row (0 when there is none). */
+  get end(): number {
+    const last = this.size - 1;
+    return last < 0 ? 0 : this.offset[last]! + this.length[last]! + 1;
+  }
+}
+
+/** What one line gives: its records and invalid pieces, in order. */
+export type LinePiece = { kind: "record"; value: JsonRecord } | ({ kind: "invalid" } & InvalidLine);
+
+/**
+ * The pieces of one line (`from..to` of `bytes`, no line feed) at physical line `line`, exactly
+ * as the full loader cuts them; `stats` collects what it notes about the line.
+ */
+export function linePieces(bytes: Buffer, from: number, to: number, line: number, stats: JsonlStats = emptyJsonlStats()): LinePiece[] {
+  const pieces: LinePiece[] = [];
+  scanJsonlLine(bytes, from, to, line, {
+    record: (value) => pieces.push({ kind: "record", value }),
+    invalid: (invalid) => pieces.push({ kind: "invalid", ...invalid }),
+  }, stats);
+  return pieces;
+}
+
+const NEWLINE = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
+const TYPE_PREFIX = Buffer.from('{"type":"');
+const ID_KEY = Buffer.from(',"id":"');
+const PARENT_KEY = Buffer.from(',"parentId":');
+const NULL = Buffer.from("null");
+
+/** Where a scan of a region of a file stands; see {@link scanLines}. */
+export interface ScanCursor {
+  /** file offset of the next unscanned byte (always the start of a line) */
+  offset: number;
+  /** physical line number of the line starting at {@link offset} */
+  line: number;
+}
+
+/**
+ * Scans the lines of `chunk`, whose first byte is at file offset `cursor.offset` (a line start),
+ * into `table`, and advances the cursor past the last complete line. With `final` the last line
+ * is scanned even without a line feed (the end of the file). `strict` parses every line with
+ * the full loader's step instead of reading its first bytes (a rebuild after the fast reading
+ * was caught out).
+ * @returns the number of bytes consumed (the rest is an unfinished line to read again)
+ */
+export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, final: boolean, strict = false): number {
+  const stats = emptyJsonlStats();
+  let start = 0;
+  while (start < chunk.length) {
+    let end = chunk.indexOf(NEWLINE, start);
+    if (end === -1) {
+      if (!final) break;
+      end = chunk.length;
+    }
+    let from = start;
+    if (cursor.line === 1 && cursor.offset === 0 && end - start >= 3 && chunk[start] === 0xef && chunk[start + 1] === 0xbb && chunk[start + 2] === 0xbf) {
+      from += 3;
+    }
+    const base = cursor.offset + (from - start);
+    if (end > from && (strict || !fastLine(chunk, from, end, cursor.line, base, table))) {
+      slowLine(chunk, from, end, cursor.line, base, table, stats);
+    }
+    cursor.line += 1;
+    cursor.offset += end - start + (end < chunk.length ? 1 : 0);
+    start = end + 1;
+  }
+  return Math.min(start, chunk.length);
+}
+
+function slowLine(chunk: Buffer, from: number, end: number, line: number, base: number, table: LineTable, stats: JsonlStats): void {
+  const salvaged = stats.salvagedLines.length;
+  const pieces = linePieces(chunk, from, end, line, stats);
+  // One record and no salvage: the line parsed whole, and a reader may parse it the same way.
+  const whole = pieces.length === 1 && pieces[0]!.kind === "record" && stats.salvagedLines.length === salvaged;
+  pieces.forEach((piece, k) => {
+    if (piece.kind === "invalid") {
+      table.push(line, base, end - from, k, undefined, undefined, undefined);
+      return;
+    }
+    const { value } = piece;
+    const parent = value.parentId;
+    table.push(
+      line,
+      base,
+      end - from,
+      whole ? WHOLE_LINE : k,
+      value.type,
+      typeof value.id === "string" ? value.id : undefined,
+      typeof parent === "string" || parent === null ? parent : undefined,
+    );
+  });
+}
+
+/** Whether `bytes` at `at` starts with `expected`. */
+function startsWith(bytes: Buffer, at: number, end: number, expected: Buffer): boolean {
+  if (at + expected.length > end) return false;
+  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
+
+/**
+ * The end (index of the closing quote) of the JSON string whose content starts at `at`, or -1
+ * when it does not close before `end`.
+ */
+function stringEnd(bytes: Buffer, at: number, end: number): number {
+  for (let quote = bytes.indexOf(QUOTE, at); quote !== -1 && quote < end; quote = bytes.indexOf(QUOTE, quote + 1)) {
+    let slashes = 0;
+    while (quote - 1 - slashes >= at && bytes[quote - 1 - slashes] === BACKSLASH) slashes += 1;
+    if (slashes % 2 === 0) return quote;
+  }
+  return -1;
+}
+
+/** A short string token (a type or id) as text, or undefined when it holds raw control bytes. */
+function token(bytes: Buffer, from: number, to: number): string | undefined {
+  let escaped = false;
+  for (let i = from; i < to; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20) return undefined;
+    if (byte === BACKSLASH) escaped = true;
+  }
+  const text = bytes.toString("utf8", from, to);
+  if (!escaped) return text;
+  try {
+    return JSON.parse(`"${text}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Reads an entry line from its first bytes when it has the written key order and is one
+ * balanced object; returns false for anything else (the caller parses it).
+ */
+function fastLine(bytes: Buffer, from: number, end: number, line: number, base: number, table: LineTable): boolean {
+  if (!startsWith(bytes, from, end, TYPE_PREFIX)) return false;
+  let at = from + TYPE_PREFIX.length;
+  const typeEnd = stringEnd(bytes, at, end);
+  if (typeEnd === -1) return false;
+  const type = token(bytes, at, typeEnd);
+  if (type === undefined || type === "session" || PATCH_TYPES.has(type)) return false;
+  at = typeEnd + 1;
+  if (!startsWith(bytes, at, end, ID_KEY)) return false;
+  at += ID_KEY.length;
+  const idEnd = stringEnd(bytes, at, end);
+  if (idEnd === -1) return false;
+  const id = token(bytes, at, idEnd);
+  if (id === undefined) return false;
+  at = idEnd + 1;
+  if (!startsWith(bytes, at, end, PARENT_KEY)) return false;
+  at += PARENT_KEY.length;
+  let parentId: string | null;
+  if (startsWith(bytes, at, end, NULL)) {
+    parentId = null;
+    at += NULL.length;
+  } else {
+    if (bytes[at] !== QUOTE) return false;
+    const parentEnd = stringEnd(bytes, at + 1, end);
+    if (parentEnd === -1) return false;
+    const parent = token(bytes, at + 1, parentEnd);
+    if (parent === undefined) return false;
+    parentId = parent;
+    at = parentEnd + 1;
+  }
+  if (bytes[at] !== 0x2c && bytes[at] !== 0x7d) return false;
+  if (!balancedTail(bytes, at, end)) return false;
+  table.push(line, base, end - from, WHOLE_LINE, type, id, parentId);
+  return true;
+}
+
+/**
+ * Bytes JSON allows outside strings: brackets, separators, blanks, numbers and the letters of
+ * `true`, `false` and `null`. Text of a torn record read with its quotes out of step lands
+ * outside strings and fails this.
+ */
+const OUTSIDE_STRING = (() => {
+  const allowed = new Uint8Array(256);
+  for (const char of "{}[]:,0123456789-+.eE \t\rtruefalsn") allowed[char.charCodeAt(0)] = 1;
+  return allowed;
+})();
+
+/**
+ * Whether the object whose top level resumes at `at` (outside any string, depth 1) closes
+ * exactly once, at the last non-blank byte of the line, with every string closed and no NUL
+ * byte (torn writes and preallocated space leave those; valid JSON never holds a raw one).
+ */
+function balancedTail(bytes: Buffer, at: number, end: number): boolean {
+  if (bytes.subarray(at, end).indexOf(0) !== -1) return false;
+  let depth = 1;
+  let i = at;
+  while (i < end) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) {
+      const close = stringEnd(bytes, i + 1, end);
+      if (close === -1) return false;
+      i = close + 1;
+      continue;
+    }
+    if (OUTSIDE_STRING[byte] !== 1) return false;
+    if (byte === 0x7b || byte === 0x5b) depth += 1;
+    else if (byte === 0x7d || byte === 0x5d) {
+      depth -= 1;
+      if (depth === 0) {
+        for (let j = i + 1; j < end; j++) {
+          const rest = bytes[j]!;
+          if (rest !== 0x20 && rest !== 0x09 && rest !== 0x0d) return false;
+        }
+        return true;
+      }
+    }
+    i += 1;
+  }
+  return false;
+}

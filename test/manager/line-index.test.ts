@@ -1,0 +1,214 @@
+/**
+ * The line index is never trusted blindly: each way it can disagree with its transcript
+ * (missing, grown, shrunk, replaced, a line changed in place, damaged, torn, foreign, a link,
+ * loose permissions) ends in a load equal to a full parse, and the index rewritten to match.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+import { MemorySessionStorage, SessionManager } from "../../src/index.js";
+import { decodeLineIndex } from "../../src/manager/line-index.js";
+import { makeTempDir } from "../helpers/temp.js";
+import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
+import { fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
+
+let tmp: { path: string; remove(): void };
+let file: string;
+beforeEach(() => {
+  tmp = makeTempDir("gjc-line-index-");
+  file = path.join(tmp.path, "s.jsonl");
+});
+afterEach(() => tmp.remove());
+
+const header = JSON.stringify({ type: "session", version: 5, id: "sess", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" });
+const id = (i: number) => `e${String(i).padStart(4, "0")}`;
+
+/** A chain of `count` messages from `first`, with a compaction at `compactAt` (keeping the last two before it). */
+function chain(first: number, count: number, compactAt = -1): string[] {
+  const lines: string[] = [];
+  for (let i = first; i < first + count; i++) {
+    const parentId = i === 0 ? null : id(i - 1);
+    if (i === compactAt) {
+      lines.push(JSON.stringify({ type: "compaction", id: id(i), parentId, timestamp: "t", summary: "s", firstKeptEntryId: id(i - 2), tokensBefore: 5 }));
+      continue;
+    }
+    const role = i % 2 === 0 ? "user" : "assistant";
+    lines.push(JSON.stringify({ type: "message", id: id(i), parentId, timestamp: "t", message: { role, provider: "p", model: "m", content: [{ type: "text", text: `m${i}` }], timestamp: i } }));
+  }
+  return lines;
+}
+
+function write(lines: string[]): void {
+  fs.writeFileSync(file, [header, ...lines].join("\n") + "\n", { mode: 0o600 });
+}
+
+function indexOf(target = file) {
+  return decodeLineIndex(fs.readFileSync(sidecarOf(target)))!;
+}
+
+async function expectFullParse(): Promise<void> {
+  expect(snapshot(await openReadOnly(file))).toEqual(await fullParse(file));
+}
+
+describe("line index", () => {
+  it("is built on the first open, owner-only, and names the transcript it covers", async () => {
+    write(chain(0, 20, 12));
+    await expectFullParse();
+    const stat = fs.lstatSync(sidecarOf(file));
+    expect(stat.mode & 0o777).toBe(0o600);
+    const index = indexOf();
+    expect(index.ino).toBe(String(fs.statSync(file).ino));
+    expect(index.table.size).toBe(21);
+    expect(index.table.end).toBe(fs.statSync(file).size);
+  });
+
+  it("is caught up from its covered size when the transcript grew", async () => {
+    write(chain(0, 10));
+    await openReadOnly(file);
+    fs.appendFileSync(file, chain(10, 5).join("\n") + "\n");
+    await expectFullParse();
+    expect(indexOf().table.size).toBe(16);
+  });
+
+  it("is kept up by the manager's own appends, batch by batch, without a sync", async () => {
+    write(chain(0, 10));
+    const manager = await openWritable(file);
+    for (let i = 0; i < 100; i++) manager.appendCustomEntry("x", { i });
+    await manager.close();
+    const index = indexOf();
+    expect(index.complete).toBe(true);
+    expect(index.table.size).toBe(111);
+    expect(index.table.end).toBe(fs.statSync(file).size);
+    await expectFullParse();
+  });
+
+  it("appends with the manager's clock on a session opened through its index", async () => {
+    write(chain(0, 4));
+    await openReadOnly(file);
+    const now = () => new Date("2030-05-05T00:00:00.000Z");
+    const manager = await SessionManager.open(file, tmp.path, undefined, undefined, undefined, { terminalId: null, logger: { error() {} }, now });
+    const appended = manager.appendCustomEntry("x");
+    expect(manager.getEntry(appended)).toMatchObject({ timestamp: "2030-05-05T00:00:00.000Z" });
+    await manager.close();
+  });
+
+  it("leaves an older file to the full load (migrated as before), and indexes it once rewritten as v5", async () => {
+    fs.copyFileSync(path.join(FIXTURES, "gajae-code__session-v4.jsonl"), file);
+    fs.chmodSync(file, 0o600);
+    await expectFullParse();
+    expect(fs.existsSync(sidecarOf(file))).toBe(false);
+    const manager = await openWritable(file);
+    expect(manager.getLoadReport().migratedFrom).toBe(4);
+    manager.appendMessage(assistant("after the migration"));
+    await manager.close();
+    await expectFullParse();
+    expect(fs.existsSync(sidecarOf(file))).toBe(true);
+    await expectFullParse();
+  });
+
+  it("is rebuilt when the transcript shrank", async () => {
+    write(chain(0, 10));
+    await openReadOnly(file);
+    write(chain(0, 4));
+    await expectFullParse();
+    expect(indexOf().table.size).toBe(5);
+  });
+
+  it("is rebuilt when the transcript was replaced", async () => {
+    write(chain(0, 10));
+    await openReadOnly(file);
+    const replacement = path.join(tmp.path, "new");
+    fs.writeFileSync(replacement, [header, ...chain(100, 10)].join("\n") + "\n", { mode: 0o600 });
+    fs.renameSync(replacement, file);
+    await expectFullParse();
+    expect(indexOf().ino).toBe(String(fs.statSync(file).ino));
+  });
+
+  it("is rebuilt when a line no longer holds the id it names (changed in place, same size)", async () => {
+    write(chain(0, 10));
+    await openReadOnly(file);
+    const bytes = fs.readFileSync(file, "utf8").replace(`"id":"${id(9)}"`, `"id":"x${id(9).slice(1)}"`);
+    const fd = fs.openSync(file, "r+");
+    fs.writeSync(fd, bytes, 0);
+    fs.closeSync(fd);
+    const opened = snapshot(await openReadOnly(file));
+    expect(opened.leaf).toBe(`x${id(9).slice(1)}`);
+    expect(opened).toEqual(await fullParse(file));
+  });
+
+  it("is rebuilt when damaged, torn or foreign, and ignored as a link or with loose permissions", async () => {
+    write(chain(0, 10));
+    await openReadOnly(file);
+    const sidecar = sidecarOf(file);
+    const good = fs.readFileSync(sidecar);
+
+    fs.writeFileSync(sidecar, Buffer.concat([good.subarray(0, 60), Buffer.from("garbage\n"), good.subarray(60)]));
+    await expectFullParse();
+    expect(indexOf().complete).toBe(true);
+
+    fs.writeFileSync(sidecar, good.subarray(0, good.length - 7));
+    await expectFullParse();
+    expect(indexOf().complete).toBe(true);
+    expect(indexOf().table.size).toBe(11);
+
+    const other = path.join(tmp.path, "other.jsonl");
+    fs.writeFileSync(other, [header, ...chain(50, 3)].join("\n") + "\n", { mode: 0o600 });
+    await openReadOnly(other);
+    fs.copyFileSync(sidecarOf(other), sidecar);
+    await expectFullParse();
+    expect(indexOf().ino).toBe(String(fs.statSync(file).ino));
+
+    fs.writeFileSync(sidecar, "gjc-line-index 1\t0\t0\nB3\tabc\n");
+    await expectFullParse();
+
+    const target = path.join(tmp.path, "target");
+    fs.writeFileSync(target, good, { mode: 0o600 });
+    fs.rmSync(sidecar);
+    fs.symlinkSync(target, sidecar);
+    fs.appendFileSync(file, chain(10, 2).join("\n") + "\n");
+    await expectFullParse();
+    expect(fs.readFileSync(target)).toEqual(good);
+
+    fs.rmSync(sidecar);
+    fs.writeFileSync(sidecar, Buffer.concat([good.subarray(0, 20), Buffer.from("9999")]), { mode: 0o644 });
+    fs.chmodSync(sidecar, 0o644);
+    await expectFullParse();
+  });
+
+  it("reads entries off the resumed path on demand, and a file changed in place since then is a typed error", async () => {
+    write(chain(0, 30, 25));
+    const manager = await openReadOnly(file);
+    const context = manager.buildSessionContext();
+    expect(context.messages[0]).toMatchObject({ role: "compactionSummary" });
+    expect(context.messages).toHaveLength(7);
+    const text = fs.readFileSync(file, "utf8").replace(`"id":"${id(3)}"`, `"id":"y${id(3).slice(1)}"`);
+    const fd = fs.openSync(file, "r+");
+    fs.writeSync(fd, text, 0);
+    fs.closeSync(fd);
+    expect(await codeOfAsync(() => manager.getEntries())).toBe("session_changed");
+  });
+
+  // About 600 MB of disk and 2 GB of memory: opt in with GJC_HUGE_FILE_TESTS=1.
+  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")("refuses a line too long for one string with line_too_long, indexed or not", async () => {
+    write(chain(0, 2));
+    const fd = fs.openSync(file, "a");
+    fs.writeSync(fd, `{"type":"message","id":"huge","parentId":"${id(1)}","timestamp":"t","message":{"role":"user","content":"`);
+    const block = Buffer.alloc(64 << 20, 0x61);
+    for (let i = 0; i < 9; i++) fs.writeSync(fd, block);
+    fs.writeSync(fd, `","timestamp":1}}\n`);
+    fs.closeSync(fd);
+    expect(await codeOfAsync(() => openReadOnly(file))).toBe("line_too_long");
+    const storage = new MemorySessionStorage({ root: tmp.path });
+    storage.writeTextSync(file, fs.readFileSync(file));
+    expect(await codeOfAsync(() => openReadOnly(file, storage))).toBe("line_too_long");
+  }, 300_000);
+
+  it("is invisible to listings", async () => {
+    write(chain(0, 4));
+    await openReadOnly(file);
+    const sessions = await SessionManager.list(tmp.path, tmp.path);
+    expect(sessions.map((session) => session.path)).toEqual([file]);
+  });
+});
