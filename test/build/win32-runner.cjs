@@ -108,7 +108,7 @@ async function main() {
   const rootPath = path.join(scratch, "store");
   if (underWine) {
     check("SecureDir.openRoot fails closed with acl_present under wine", () => {
-      const raw = binding.openRoot(rootPath, true);
+      const raw = binding.openRoot(rootPath, { create: true });
       assert.equal(raw.code, "acl_present");
       assert.equal(raw.syscall, "GetSecurityInfo");
       assert.equal(codeOf(() => api.SecureDir.openRoot(rootPath, { create: true })), "acl_present");
