@@ -60,7 +60,10 @@ export interface SessionManagerOptions {
  * silently. Entries loaded from an existing file are on disk and never counted.
  */
 export interface SessionCloseReport {
-  /** Entries appended since the session was created or opened that no file holds. */
+  /**
+   * Entries appended since the session was created or opened that no file holds, including
+   * those of sessions this manager switched away from (`newSession`, `setSessionFile`).
+   */
   unpersistedEntries: number;
 }
 

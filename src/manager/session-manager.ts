@@ -77,6 +77,8 @@ export class SessionManager extends SessionDirectories {
   #state: SessionState;
   #closed = false;
   #closeReport: SessionCloseReport = { unpersistedEntries: 0 };
+  /** Unwritten entries of sessions this manager switched away from, for the close report. */
+  #leftUnwritten = 0;
   readonly #writer = new StateWriter(() => this.#blobSink());
   /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
   readonly #retiring = new Retirements();
@@ -396,6 +398,7 @@ export class SessionManager extends SessionDirectories {
   async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
     const next = this.#prepareNewSession(options);
     await this.#state.persistence?.close();
+    this.#leave(this.#state);
     return this.#enterNewSession(next);
   }
 
@@ -403,6 +406,7 @@ export class SessionManager extends SessionDirectories {
   #newSessionNow(options: NewSessionOptions): string | undefined {
     const next = this.#prepareNewSession(options);
     this.#retiring.retire(this.#state);
+    this.#leave(this.#state);
     return this.#enterNewSession(next);
   }
 
@@ -473,6 +477,7 @@ export class SessionManager extends SessionDirectories {
     if (absolute === current.file) await current.persistence?.close();
     const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
     if (absolute !== current.file) await current.persistence?.close();
+    this.#leave(current);
     this.#enterFile(state);
     if (!state.report.loaded) await this.flush();
   }
@@ -491,7 +496,13 @@ export class SessionManager extends SessionDirectories {
     }
     const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
     this.#retiring.retire(this.#state);
+    this.#leave(this.#state);
     this.#enterFile(state);
+  }
+
+  /** Counts what a switch leaves unwritten (its session never got a file), for {@link close}. */
+  #leave(state: SessionState): void {
+    if (this.#persistent) this.#leftUnwritten += this.#writer.deferredLines(state);
   }
 
   #enterFile(state: SessionState): void {
@@ -562,7 +573,7 @@ export class SessionManager extends SessionDirectories {
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
-    this.#closeReport = { unpersistedEntries: this.#persistent ? this.#writer.deferredLines(state) : 0 };
+    this.#closeReport = { unpersistedEntries: this.#leftUnwritten + (this.#persistent ? this.#writer.deferredLines(state) : 0) };
     const persistence = state.persistence;
     if (persistence !== undefined) {
       await persistence.flush().catch(ignore);

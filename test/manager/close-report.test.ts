@@ -53,6 +53,20 @@ describe("close() reports unpersisted entries", () => {
     expect(fs.readFileSync(file, "utf8")).toBe(onDisk);
   });
 
+  it("counts the unwritten entries of sessions it switched away from (newSession, setSessionFile)", async () => {
+    const manager = SessionManager.create("/work", sessionDir, undefined, base);
+    manager.appendMessage(user("left by newSession"));
+    const first = manager.getSessionFile()!;
+    await manager.newSession();
+    manager.appendMessage(user("left by setSessionFile"));
+    manager.appendMessage(user("also left"));
+    await manager.setSessionFile(path.join(sessionDir, "2025-01-01T00-00-00-000Z_0190a0b0-3e82-7000-8000-000000000002.jsonl"));
+    manager.appendMessage(user("written"));
+    manager.appendMessage(assistant("so this one has a file"));
+    expect(await manager.close()).toEqual({ unpersistedEntries: 3 });
+    expect(fs.existsSync(first)).toBe(false);
+  });
+
   it("an in-memory session never persists by design and reports none", async () => {
     const manager = SessionManager.inMemory("/work");
     manager.appendMessage(user("one"));
