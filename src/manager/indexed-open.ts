@@ -14,6 +14,7 @@ import path from "node:path";
 
 import {
   buildContextOnPath,
+  decodeLine,
   checkHeaderVersion,
   findLastMessage,
   isJsonRecord,
@@ -181,8 +182,8 @@ function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTabl
 }
 
 /** The session layer's own refusal of a line no string can hold (as a full load gives it). */
-function tooLarge(file: string, cause?: unknown): SessionFormatError {
-  return new SessionFormatError("line_too_long", `${file} holds a line too long to load`, cause === undefined ? undefined : { cause });
+function tooLarge(file: string): SessionFormatError {
+  return new SessionFormatError("line_too_long", `${file} holds a line too long to load`);
 }
 
 /** The longest line read: what one JavaScript string can hold as UTF-8 text, at least. */
@@ -271,10 +272,10 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
   let value: unknown;
   if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
   if (piece === WHOLE_LINE) {
+    const text = decodeLine(bytes, from, to, table.line[row]!);
     try {
-      value = JSON.parse(bytes.toString("utf8", from, to));
-    } catch (error) {
-      if ((error as { code?: unknown })?.code === "ERR_STRING_TOO_LONG") throw tooLarge(file, error);
+      value = JSON.parse(text);
+    } catch {
       throw new IndexMismatch(`line ${table.line[row]} does not parse`);
     }
   } else {
