@@ -166,7 +166,6 @@ export type {
   StorageStat,
   StorageLogger,
   ReplaceOptions,
-  TailRead,
   WriteChunk,
   StorageErrorCode,
   FileSessionStorageOptions,

@@ -111,7 +111,7 @@ export async function listSessions(sessionDir: string, options: DiscoveryOptions
 export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
-  const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listDirsSync(dir), skipped);
+  const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listFilesSync(dir, { kind: "directory" }), skipped);
   if (dirs === undefined) return { sessions: [], skipped };
   for (const entry of nonRegularEntries(context.storage, sessionsRoot, () => true)) {
     if (entry.type !== "directory") skipped.push(entry.skip);

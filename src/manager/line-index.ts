@@ -263,9 +263,9 @@ export function publishLineIndex(storage: SessionStorage, file: string, dev: str
 }
 
 /** Removes the index of `file` (a session moved away), if there is one. Never throws. */
-export function removeLineIndex(storage: SessionStorage, file: string): void {
+export async function removeLineIndex(storage: SessionStorage, file: string): Promise<void> {
   try {
-    storage.unlinkSync(lineIndexFile(file));
+    await storage.unlink(lineIndexFile(file));
   } catch {
     // Missing, or not removable: a stray index names a transcript that is gone and is never trusted.
   }

@@ -64,10 +64,10 @@ export class SessionPersistence {
   }
 
   /**
-   * Queues an atomic replacement of the whole file with `bytes`. Without a writer the file is
-   * published with a no-replace step when it is new (a file that appeared meanwhile is never
-   * clobbered) and the writer is opened afterwards; with a writer it is rewritten in place
-   * while the lock is held throughout.
+   * Queues an atomic replacement of the whole file with `bytes`. A new file is published with a
+   * no-replace step (a file that appeared meanwhile is never clobbered) and its writer opened
+   * afterwards; an existing one is rewritten through its writer (opened first when this
+   * persistence has none), so the lock is held throughout.
    */
   writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
     this.#dropIndex();
@@ -78,8 +78,15 @@ export class SessionPersistence {
       }
       const { storage } = this.#target;
       storage.ensureDirSync(path.dirname(this.path));
-      await storage.replaceAtomic(this.path, [bytes], { noReplace: !options.replaceExisting });
-      this.#writer = storage.openWriter(this.path);
+      if (options.replaceExisting) {
+        // The lock is taken before the replace and kept: a live writer elsewhere makes this
+        // session_busy instead of losing its appends to a replaced file.
+        this.#writer = storage.openWriter(this.path);
+        await this.#writer.rewrite([bytes]);
+      } else {
+        await storage.writeText(this.path, bytes, { noReplace: true });
+        this.#writer = storage.openWriter(this.path);
+      }
       this.#announce();
     });
   }

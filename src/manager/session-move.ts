@@ -56,8 +56,8 @@ export async function moveManagedSession(
   await old.close().catch(ignore);
   if (!onDisk) return moved;
   try {
-    options.storage.unlinkSync(oldFile);
-    removeLineIndex(options.storage, oldFile);
+    await options.storage.unlink(oldFile);
+    await removeLineIndex(options.storage, oldFile);
   } catch (error) {
     // The session is whole at its new place; a second copy left behind loses nothing.
     const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";

@@ -5,7 +5,7 @@
  */
 
 import { StorageError } from "./errors.js";
-import type { WriteChunk } from "./types.js";
+import type { SessionFileReader, WriteChunk } from "./types.js";
 
 /** Chunks are gathered into writes of about this many bytes: few syscalls, bounded memory. */
 const BATCH_BYTES = 1 << 20;
@@ -56,33 +56,20 @@ export function fillFrom(buffer: Uint8Array, position: number, read: PositionalR
 }
 
 /**
- * Room for a whole-file read of a file that had `size` bytes when it was stat'ed. The one
- * byte past the size lets the read that returns 0 (end of file) land without growing the
- * buffer; a buffer of exactly `size` would be full before the end is seen and double.
- */
-export function wholeFileBuffer(size: number): Buffer {
-  return Buffer.allocUnsafe(size + 1);
-}
-
-/**
- * A full buffer of a whole-file read, grown because the file grew past its stat'ed size (a
- * live writer). Doubling keeps a file that keeps growing at amortized linear cost.
- */
-export function grownBuffer(buffer: Buffer, filled: number): Buffer {
-  const bigger = Buffer.allocUnsafe(Math.max(buffer.length * 2, 1 << 16));
-  buffer.copy(bigger, 0, 0, filled);
-  return bigger;
-}
-
-/**
  * The whole file through `read`, sized by `size` from a stat of the same descriptor, and
- * including anything appended since: one allocation and no copy unless the file grew.
+ * including anything appended since: one allocation and no copy unless the file grew. The
+ * byte past the size lets the read that returns 0 land without growing the buffer; a file
+ * that keeps growing doubles it, at amortized linear cost.
  */
 export function readWholeSync(size: number, read: PositionalRead): Buffer {
-  let buffer = wholeFileBuffer(size);
+  let buffer = Buffer.allocUnsafe(size + 1);
   let filled = 0;
   for (;;) {
-    if (filled === buffer.length) buffer = grownBuffer(buffer, filled);
+    if (filled === buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(buffer.length * 2, 1 << 16));
+      buffer.copy(bigger, 0, 0, filled);
+      buffer = bigger;
+    }
     const count = read(buffer, filled, buffer.length - filled, filled);
     if (count === 0) return buffer.subarray(0, filled);
     filled += count;
@@ -109,6 +96,29 @@ export function completeUtf8Length(bytes: Uint8Array): number {
   return n;
 }
 
+/**
+ * The whole file behind `reader` as UTF-8, anything appended since it was opened included;
+ * closes the reader. Every storage's `readText` is this, so all three read alike.
+ */
+export function readAllText(reader: SessionFileReader): string {
+  try {
+    const read: PositionalRead = (buffer, offset, length, position) => reader.readSync(buffer.subarray(offset, offset + length), position);
+    return readWholeSync(reader.stat.size, read).toString("utf8");
+  } finally {
+    reader.close();
+  }
+}
+
+/** At most `maxBytes` (already checked) from the start of `reader`'s file, see {@link decodeUtf8Prefix}; closes the reader. */
+export function readPrefixText(reader: SessionFileReader, maxBytes: number): string {
+  try {
+    const buffer = Buffer.allocUnsafe(Math.min(maxBytes, reader.stat.size));
+    return decodeUtf8Prefix(buffer.subarray(0, reader.readSync(buffer, 0)));
+  } finally {
+    reader.close();
+  }
+}
+
 /** Decodes a bounded prefix read, dropping a character the bound cut in half. */
 export function decodeUtf8Prefix(bytes: Buffer): string {
   return bytes.toString("utf8", 0, completeUtf8Length(bytes));
@@ -123,16 +133,4 @@ export function checkByteCount(value: unknown, what: string): number {
     throw new StorageError("invalid_argument", `${what} must be a non-negative integer, not ${String(value)}`);
   }
   return value;
-}
-
-/** Checks the arguments of a tail read before any I/O. */
-export function checkTailArguments(maxBytes: number, end: number | undefined): void {
-  checkByteCount(maxBytes, "maxBytes");
-  if (end !== undefined) checkByteCount(end, "end");
-}
-
-/** The byte range `[start, stop)` a tail read covers in a file of `fileSize` bytes. */
-export function tailWindow(fileSize: number, maxBytes: number, end: number | undefined): { start: number; stop: number } {
-  const stop = Math.min(end ?? fileSize, fileSize);
-  return { start: Math.max(0, stop - maxBytes), stop };
 }

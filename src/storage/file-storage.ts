@@ -12,7 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, tailWindow } from "./bytes.js";
+import { batchChunks, checkByteCount, readAllText, readPrefixText } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import {
@@ -28,16 +28,11 @@ import {
   FdFileReader,
   fromNodeStat,
   fromPlainNodeStat,
-  fstatAsync,
   isDirectoryAt,
   lstatOrUndefined,
   openForAppend,
-  openRegularSync,
   openRegularWithStat,
   publish,
-  readRange,
-  readWhole,
-  readWholeFdSync,
   replaceFile,
   syncDirectory,
   tightenDirectory,
@@ -53,7 +48,6 @@ import type {
   SessionStorageWriter,
   StorageLogger,
   StorageStat,
-  TailRead,
   WriteChunk,
 } from "./types.js";
 import { lockWriterAt, type HeldWriterLock } from "./writer-lock.js";
@@ -155,8 +149,19 @@ export class FileSessionStorage implements SessionStorage {
   }
 
   /** {@inheritDoc SessionStorage.listFilesSync} */
-  listFilesSync(dir: string): string[] {
-    return this.#list(dir, (entry) => entry.isFile());
+  listFilesSync(dir: string, options: { kind?: "file" | "directory" } = {}): string[] {
+    const directories = options.kind === "directory";
+    const rooted = splitBelowRoot(this.root, dir);
+    return guardStorage("read", rooted.absolute, () => {
+      this.#checkDirectories(rooted.names);
+      const names: string[] = [];
+      for (const entry of fs.readdirSync(rooted.absolute, { withFileTypes: true })) {
+        // Temporary files and lock directories are ours, not data.
+        if (entry.name.startsWith(".")) continue;
+        if (directories ? entry.isDirectory() : entry.isFile()) names.push(entry.name);
+      }
+      return names.sort();
+    });
   }
 
   /** {@inheritDoc SessionStorage.statEntriesSync} */
@@ -181,32 +186,9 @@ export class FileSessionStorage implements SessionStorage {
     });
   }
 
-  /** {@inheritDoc SessionStorage.listDirsSync} */
-  listDirsSync(dir: string): string[] {
-    return this.#list(dir, (entry) => entry.isDirectory());
-  }
-
-  /** {@inheritDoc SessionStorage.readBytesSync} */
-  readBytesSync(target: string): Buffer {
-    const absolute = this.#readable(target);
-    return guardStorage("read", absolute, () => {
-      const fd = openRegularSync(absolute, OPEN_READ);
-      try {
-        return readWholeFdSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-    });
-  }
-
-  /** {@inheritDoc SessionStorage.readTextSync} */
-  readTextSync(target: string): string {
-    return this.readBytesSync(target).toString("utf8");
-  }
-
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
-    const absolute = this.#readable(target);
+    const { absolute } = this.#fileTarget(target);
     return guardStorage("read", absolute, () => {
       const { fd, stat } = openRegularWithStat(absolute, OPEN_READ);
       return new FdFileReader(absolute, fd, fromNodeStat(stat));
@@ -220,52 +202,18 @@ export class FileSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readText} */
   async readText(target: string): Promise<string> {
-    return (await this.readBytes(target)).toString("utf8");
-  }
-
-  /** {@inheritDoc SessionStorage.readBytes} */
-  async readBytes(target: string): Promise<Buffer> {
-    return this.#withReadFd(target, readWhole);
+    return readAllText(this.openReaderSync(target));
   }
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
     checkByteCount(maxBytes, "maxBytes");
-    return this.#withReadFd(target, async (fd) => {
-      const { size } = await fstatAsync(fd);
-      return decodeUtf8Prefix(await readRange(fd, 0, Math.min(maxBytes, size)));
-    });
-  }
-
-  /** {@inheritDoc SessionStorage.readTail} */
-  async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
-    checkTailArguments(maxBytes, end);
-    return this.#withReadFd(target, async (fd) => {
-      const fileSize = (await fstatAsync(fd)).size;
-      const { start, stop } = tailWindow(fileSize, maxBytes, end);
-      return { bytes: await readRange(fd, start, stop - start), start, fileSize };
-    });
+    return readPrefixText(this.openReaderSync(target), maxBytes);
   }
 
   /** {@inheritDoc SessionStorage.writeText} */
   async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
     this.writeTextSync(target, data, options);
-  }
-
-  /** {@inheritDoc SessionStorage.replaceAtomic} */
-  async replaceAtomic(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions = {}): Promise<void> {
-    const file = this.#fileTarget(target);
-    let lock: HeldWriterLock | undefined;
-    try {
-      checkReplaceable(file.absolute, options);
-      lock = lockWriterAt(file.dir, file.name);
-      const fd = await replaceFile(file.dir, file.name, chunks, options);
-      await closeAsync(fd);
-    } catch (error) {
-      throw toStorageError(error, "write", file.absolute);
-    } finally {
-      lock?.release();
-    }
   }
 
   /** {@inheritDoc SessionStorage.rename} */
@@ -291,11 +239,6 @@ export class FileSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
-    this.unlinkSync(target);
-  }
-
-  /** {@inheritDoc SessionStorage.unlinkSync} */
-  unlinkSync(target: string): void {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
       checkRegularFile(file.absolute);
@@ -328,36 +271,6 @@ export class FileSessionStorage implements SessionStorage {
     const rooted = splitFilePath(this.root, target);
     guardStorage("read", rooted.absolute, () => this.#checkParents(rooted.names));
     return { absolute: rooted.absolute, dir: path.dirname(rooted.absolute), name: rooted.name };
-  }
-
-  #readable(target: string): string {
-    return this.#fileTarget(target).absolute;
-  }
-
-  async #withReadFd<T>(target: string, use: (fd: number) => Promise<T>): Promise<T> {
-    const absolute = this.#readable(target);
-    const fd = guardStorage("read", absolute, () => openRegularSync(absolute, OPEN_READ));
-    try {
-      return await use(fd);
-    } catch (error) {
-      throw toStorageError(error, "read", absolute);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-
-  #list(dir: string, keep: (entry: fs.Dirent) => boolean): string[] {
-    const rooted = splitBelowRoot(this.root, dir);
-    return guardStorage("read", rooted.absolute, () => {
-      this.#checkDirectories(rooted.names);
-      const names: string[] = [];
-      for (const entry of fs.readdirSync(rooted.absolute, { withFileTypes: true })) {
-        // Temporary files and lock directories are ours, not data.
-        if (entry.name.startsWith(".")) continue;
-        if (keep(entry)) names.push(entry.name);
-      }
-      return names.sort();
-    });
   }
 
   /**
@@ -424,7 +337,7 @@ class FileLineSink implements LineSink {
   }
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    const fd = await replaceFile(this.#dir, this.#name, chunks, {});
+    const fd = await replaceFile(this.#dir, this.#name, chunks);
     const previous = this.#fd;
     this.#fd = fd;
     await closeAsync(previous);

@@ -13,7 +13,6 @@ export type {
   SessionStorageWriter,
   StorageLogger,
   StorageStat,
-  TailRead,
   WriteChunk,
 } from "./types.js";
 export { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";

@@ -14,7 +14,7 @@
 import path from "node:path";
 
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
-import { checkByteCount, checkTailArguments, concatChunks, decodeUtf8Prefix, fillFrom, readWholeSync, tailWindow } from "./bytes.js";
+import { checkByteCount, concatChunks, fillFrom, readAllText, readPrefixText, readWholeSync } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -26,7 +26,6 @@ import type {
   SessionStorageWriter,
   StorageLogger,
   StorageStat,
-  TailRead,
   WriteChunk,
 } from "./types.js";
 import { removeOwnStaging } from "./stale-staging.js";
@@ -138,8 +137,12 @@ export class ManagedSessionStorage implements SessionStorage {
   }
 
   /** {@inheritDoc SessionStorage.listFilesSync} */
-  listFilesSync(dir: string): string[] {
-    return this.#list(dir, "file");
+  listFilesSync(dir: string, options: { kind?: "file" | "directory" } = {}): string[] {
+    const kind = options.kind ?? "file";
+    return this.listEntriesSync(dir)
+      .filter((entry) => entry.type === kind)
+      .map((entry) => entry.name)
+      .sort();
   }
 
   /** {@inheritDoc SessionStorage.statEntriesSync} */
@@ -160,11 +163,6 @@ export class ManagedSessionStorage implements SessionStorage {
     );
   }
 
-  /** {@inheritDoc SessionStorage.listDirsSync} */
-  listDirsSync(dir: string): string[] {
-    return this.#list(dir, "directory");
-  }
-
   /**
    * Every entry of `dir` but dot-names, with its type (an `unknown` from the directory read
    * is resolved by a no-follow stat), read from the held directory: nothing is followed or
@@ -180,16 +178,6 @@ export class ManagedSessionStorage implements SessionStorage {
           .map((entry) => (entry.type === "unknown" ? { name: entry.name, type: held.stat(entry.name).type } : entry)),
       ),
     );
-  }
-
-  /** {@inheritDoc SessionStorage.readBytesSync} */
-  readBytesSync(target: string): Buffer {
-    return this.#withFile(target, readToEnd);
-  }
-
-  /** {@inheritDoc SessionStorage.readTextSync} */
-  readTextSync(target: string): string {
-    return this.readBytesSync(target).toString("utf8");
   }
 
   /** {@inheritDoc SessionStorage.openReaderSync} */
@@ -215,49 +203,18 @@ export class ManagedSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readText} */
   async readText(target: string): Promise<string> {
-    return this.readBytesSync(target).toString("utf8");
-  }
-
-  /** {@inheritDoc SessionStorage.readBytes} */
-  async readBytes(target: string): Promise<Buffer> {
-    return this.readBytesSync(target);
+    return readAllText(this.openReaderSync(target));
   }
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
     checkByteCount(maxBytes, "maxBytes");
-    return this.#withFile(target, (file) => decodeUtf8Prefix(file.readPrefix(Math.min(maxBytes, file.stat().size))));
-  }
-
-  /** {@inheritDoc SessionStorage.readTail} */
-  async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
-    checkTailArguments(maxBytes, end);
-    return this.#withFile(target, (file) => {
-      const fileSize = file.stat().size;
-      const { start, stop } = tailWindow(fileSize, maxBytes, end);
-      return { bytes: file.readAt(start, stop - start), start, fileSize };
-    });
+    return readPrefixText(this.openReaderSync(target), maxBytes);
   }
 
   /** {@inheritDoc SessionStorage.writeText} */
   async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
     this.writeTextSync(target, data, options);
-  }
-
-  /** {@inheritDoc SessionStorage.replaceAtomic} */
-  async replaceAtomic(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions = {}): Promise<void> {
-    const { absolute, names } = splitFilePath(this.root, target);
-    guardStorage("write", absolute, () =>
-      this.#withParent(names, false, (dir, name) => {
-        refuseNonFile(dir, name, absolute, true);
-        const lock = lockWriterIn(dir, name);
-        try {
-          dir.writeFileAtomic(name, concatChunks(chunks), options);
-        } finally {
-          lock.release();
-        }
-      }),
-    );
   }
 
   /**
@@ -306,11 +263,6 @@ export class ManagedSessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
-    this.unlinkSync(target);
-  }
-
-  /** {@inheritDoc SessionStorage.unlinkSync} */
-  unlinkSync(target: string): void {
     const { absolute, names } = splitFilePath(this.root, target);
     guardStorage("write", absolute, () =>
       this.#withParent(names, false, (dir, name) => {
@@ -348,22 +300,6 @@ export class ManagedSessionStorage implements SessionStorage {
     });
   }
 
-  #list(dirPath: string, type: "file" | "directory"): string[] {
-    const { absolute, names } = splitBelowRoot(this.root, dirPath);
-    return guardStorage("read", absolute, () =>
-      this.#withDirectory(names, false, (dir) => {
-        const found: string[] = [];
-        for (const entry of dir.list()) {
-          // Temporary files and lock directories are ours, not data.
-          if (entry.name.startsWith(".")) continue;
-          const entryType = entry.type === "unknown" ? dir.stat(entry.name).type : entry.type;
-          if (entryType === type) found.push(entry.name);
-        }
-        return found.sort();
-      }),
-    );
-  }
-
   /**
    * Opens the directory named by `names` below the root, one verified component at a time.
    * `owned` says whether the caller must close it (the root handle itself is shared).
@@ -396,19 +332,6 @@ export class ManagedSessionStorage implements SessionStorage {
     return this.#withDirectory(names.slice(0, -1), create, (dir) => use(dir, names[names.length - 1] as string));
   }
 
-  #withFile<T>(target: string, use: (file: SecureFile) => T): T {
-    const { absolute, names } = splitFilePath(this.root, target);
-    return guardStorage("read", absolute, () =>
-      this.#withParent(names, false, (dir, name) => {
-        const file = dir.openFile(name);
-        try {
-          return use(file);
-        } finally {
-          file.close();
-        }
-      }),
-    );
-  }
 }
 
 /** Appends through a held, verified file handle; rewrites go through the held directory. */

@@ -7,7 +7,7 @@
 
 import path from "node:path";
 
-import { batchChunks, checkByteCount, checkTailArguments, decodeUtf8Prefix, fillFrom, tailWindow } from "./bytes.js";
+import { batchChunks, checkByteCount, fillFrom, readAllText, readPrefixText } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -19,7 +19,6 @@ import type {
   SessionStorageWriter,
   StorageLogger,
   StorageStat,
-  TailRead,
   WriteChunk,
 } from "./types.js";
 
@@ -84,7 +83,7 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.writeTextSync} */
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
-    this.#publish(target, [data], options, false);
+    this.#publish(target, data, options);
   }
 
   /** {@inheritDoc SessionStorage.statSync} */
@@ -101,8 +100,19 @@ export class MemorySessionStorage implements SessionStorage {
   }
 
   /** {@inheritDoc SessionStorage.listFilesSync} */
-  listFilesSync(dir: string): string[] {
-    return this.#list(dir, "file");
+  listFilesSync(dir: string, options: { kind?: "file" | "directory" } = {}): string[] {
+    const kind = options.kind ?? "file";
+    const { absolute } = splitBelowRoot(this.root, dir);
+    const node = this.#existing(absolute);
+    if (node.kind !== "directory") throw pathError("not_directory", absolute);
+    const names: string[] = [];
+    for (const [key, child] of this.#nodes) {
+      if (child.kind !== kind || key === absolute || path.dirname(key) !== absolute) continue;
+      const name = path.basename(key);
+      // Hidden names are temporaries and lock files on disk; listings skip them everywhere.
+      if (!name.startsWith(".")) names.push(name);
+    }
+    return names.sort();
   }
 
   /** {@inheritDoc SessionStorage.statEntriesSync} */
@@ -118,23 +128,6 @@ export class MemorySessionStorage implements SessionStorage {
         throw error;
       }
     });
-  }
-
-  /** {@inheritDoc SessionStorage.listDirsSync} */
-  listDirsSync(dir: string): string[] {
-    return this.#list(dir, "directory");
-  }
-
-  /** {@inheritDoc SessionStorage.readBytesSync} */
-  readBytesSync(target: string): Buffer {
-    // The caller owns what it gets: one copy of the parts, never a view of the stored bytes.
-    const file = this.#file(target);
-    return Buffer.concat(file.parts, file.size);
-  }
-
-  /** {@inheritDoc SessionStorage.readTextSync} */
-  readTextSync(target: string): string {
-    return this.readBytesSync(target).toString("utf8");
   }
 
   /** {@inheritDoc SessionStorage.openReaderSync} */
@@ -168,37 +161,18 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.readText} */
   async readText(target: string): Promise<string> {
-    return contents(this.#file(target)).toString("utf8");
-  }
-
-  /** {@inheritDoc SessionStorage.readBytes} */
-  async readBytes(target: string): Promise<Buffer> {
-    return this.readBytesSync(target);
+    return readAllText(this.openReaderSync(target));
   }
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
     checkByteCount(maxBytes, "maxBytes");
-    const data = contents(this.#file(target));
-    return decodeUtf8Prefix(data.subarray(0, maxBytes));
-  }
-
-  /** {@inheritDoc SessionStorage.readTail} */
-  async readTail(target: string, maxBytes: number, end?: number): Promise<TailRead> {
-    checkTailArguments(maxBytes, end);
-    const data = contents(this.#file(target));
-    const { start, stop } = tailWindow(data.length, maxBytes, end);
-    return { bytes: Buffer.from(data.subarray(start, stop)), start, fileSize: data.length };
+    return readPrefixText(this.openReaderSync(target), maxBytes);
   }
 
   /** {@inheritDoc SessionStorage.writeText} */
   async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
-    this.#publish(target, [data], options, false);
-  }
-
-  /** {@inheritDoc SessionStorage.replaceAtomic} */
-  async replaceAtomic(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions = {}): Promise<void> {
-    this.#publish(target, chunks, options, true);
+    this.#publish(target, data, options);
   }
 
   /** {@inheritDoc SessionStorage.rename} */
@@ -223,11 +197,6 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
-    this.unlinkSync(target);
-  }
-
-  /** {@inheritDoc SessionStorage.unlinkSync} */
-  unlinkSync(target: string): void {
     const { absolute } = splitFilePath(this.root, target);
     this.#file(absolute);
     if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
@@ -259,33 +228,18 @@ export class MemorySessionStorage implements SessionStorage {
     return new NdjsonFileWriter(new MemoryLineSink(absolute, node, hooks), this.#logger);
   }
 
-  #publish(target: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions, lock: boolean): void {
+  #publish(target: string, data: WriteChunk, options: ReplaceOptions): void {
     const { absolute } = splitFilePath(this.root, target);
     this.#parentDirectory(absolute);
     const existing = this.#nodes.get(absolute);
     if (existing?.kind === "directory") throw pathError("not_regular_file", absolute);
     if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", absolute);
-    if (lock && this.#locked.has(absolute)) throw pathError("session_busy", absolute);
-    this.#nodes.set(absolute, this.#fileFrom(chunks));
+    this.#nodes.set(absolute, this.#fileFrom([data]));
   }
 
   #lock(absolute: string): void {
     if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
     this.#locked.add(absolute);
-  }
-
-  #list(dir: string, kind: MemoryNode["kind"]): string[] {
-    const { absolute } = splitBelowRoot(this.root, dir);
-    const node = this.#existing(absolute);
-    if (node.kind !== "directory") throw pathError("not_directory", absolute);
-    const names: string[] = [];
-    for (const [key, child] of this.#nodes) {
-      if (child.kind !== kind || key === absolute || path.dirname(key) !== absolute) continue;
-      const name = path.basename(key);
-      // Hidden names are temporaries and lock files on disk; listings skip them everywhere.
-      if (!name.startsWith(".")) names.push(name);
-    }
-    return names.sort();
   }
 
   /** Walks the parents of `absolute` the way a disk lookup would. */

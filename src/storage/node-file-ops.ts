@@ -8,18 +8,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 
-import { batchChunks, fillFrom, grownBuffer, readWholeSync, wholeFileBuffer } from "./bytes.js";
+import { batchChunks, fillFrom } from "./bytes.js";
 import { guardStorage, pathError } from "./errors.js";
 import { temporaryName } from "./paths.js";
 import type { ReplaceOptions, SessionFileReader, StorageStat, WriteChunk } from "./types.js";
 import { lockWriterAt } from "./writer-lock.js";
 
 const { constants } = fs;
-const readAsync = promisify(fs.read);
 const writeAsync = promisify(fs.write);
-export const fsyncAsync = promisify(fs.fsync);
+const fsyncAsync = promisify(fs.fsync);
 export const closeAsync = promisify(fs.close);
-export const fstatAsync = promisify(fs.fstat);
 
 // O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; it changes
 // nothing for regular files, and anything that is not a regular file is refused after fstat.
@@ -90,12 +88,7 @@ export function syncDirectory(dir: string): void {
   }
 }
 
-/** Opens an existing regular file, refusing links (O_NOFOLLOW) and anything else. */
-export function openRegularSync(target: string, flags: number): number {
-  return openRegularWithStat(target, flags).fd;
-}
-
-/** {@link openRegularSync}, also returning the descriptor's stat. */
+/** Opens an existing regular file, refusing links (O_NOFOLLOW) and anything else; returns the descriptor and its stat. */
 export function openRegularWithStat(target: string, flags: number): { fd: number; stat: fs.BigIntStats } {
   const fd = fs.openSync(target, flags);
   try {
@@ -266,7 +259,7 @@ export function publish(from: string, to: string, options: ReplaceOptions): void
  * syncs the directory, and returns the still-open descriptor (opened for appending) of
  * what is now the file.
  */
-export async function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): Promise<number> {
+export async function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>): Promise<number> {
   const temporary = createTemporary(dir, name);
   try {
     for (const batch of batchChunks(chunks)) {
@@ -276,7 +269,7 @@ export async function replaceFile(dir: string, name: string, chunks: Iterable<Wr
       }
     }
     await fsyncAsync(temporary.fd);
-    publish(temporary.path, path.join(dir, name), options);
+    fs.renameSync(temporary.path, path.join(dir, name));
     syncDirectory(dir);
     return temporary.fd;
   } catch (error) {
@@ -308,37 +301,6 @@ export function writeAllSync(fd: number, data: string | Buffer): void {
   }
   let offset = 0;
   while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
-}
-
-/** Up to `length` bytes from `start` (fewer if the file is shorter). */
-export async function readRange(fd: number, start: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.allocUnsafe(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await readAsync(fd, buffer, filled, length - filled, start + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return buffer.subarray(0, filled);
-}
-
-/** The whole file behind `fd` (see {@link readWholeSync}), read off the main thread. */
-export async function readWhole(fd: number): Promise<Buffer> {
-  let buffer = wholeFileBuffer((await fstatAsync(fd)).size);
-  let filled = 0;
-  for (;;) {
-    if (filled === buffer.length) buffer = grownBuffer(buffer, filled);
-    const { bytesRead } = await readAsync(fd, buffer, filled, buffer.length - filled, filled);
-    if (bytesRead === 0) return buffer.subarray(0, filled);
-    filled += bytesRead;
-  }
-}
-
-/** The whole file behind `fd`, synchronously (see {@link readWholeSync}). */
-export function readWholeFdSync(fd: number): Buffer {
-  return readWholeSync(fs.fstatSync(fd).size, (buffer, offset, length, position) =>
-    fs.readSync(fd, buffer, offset, length, position),
-  );
 }
 
 /** A node:fs bigint stat as a {@link StorageStat}. */

@@ -41,16 +41,6 @@ export interface ReplaceOptions {
   noReplace?: boolean;
 }
 
-/** A bounded read that ends at (or before) the end of a file. */
-export interface TailRead {
-  /** The bytes read: at most the requested count, ending at `end`. */
-  bytes: Buffer;
-  /** Offset of `bytes[0]` in the file; 0 means the scan reached the start. */
-  start: number;
-  /** File size when it was read. */
-  fileSize: number;
-}
-
 /**
  * A regular file held open for reading: its metadata and every read come from the same
  * descriptor, so a listing pays one open for the identity, the prefix and any tail of a
@@ -153,34 +143,33 @@ export interface SessionStorage {
   existsSync(path: string): boolean;
   /**
    * Atomically and durably replaces `path` with `data` (created 0600): temporary file,
-   * sync, rename, directory sync. For small standalone files; session files with a live
-   * writer are rewritten with {@link replaceAtomic} or {@link SessionStorageWriter.rewrite}.
+   * sync, rename, directory sync. For standalone files; a session file with a live writer
+   * is rewritten through {@link SessionStorageWriter.rewrite}, which keeps its lock.
    */
   writeTextSync(path: string, data: WriteChunk, options?: ReplaceOptions): void;
   /** Metadata of `path`; `not_found` when it is missing. */
   statSync(path: string): StorageStat;
-  /** Names (not paths) of the regular files directly in `dir`, sorted. */
-  listFilesSync(dir: string): string[];
   /**
-   * {@link statSync} of each of `names` directly in `dir`, in order, with the directory
-   * resolved and checked once for the whole batch. An entry that cannot be stated gets its
-   * error in its slot; a failure of the directory itself throws.
+   * Names (not paths) of the regular files directly in `dir`, sorted; with
+   * `kind: "directory"`, of the directories instead. Hidden (dot) names are never listed.
+   */
+  listFilesSync(dir: string, options?: { kind?: "file" | "directory" }): string[];
+  /**
+   * {@link statSync} of each of `names` directly in `dir`, in order; an entry that cannot be
+   * stated gets its error in its slot, a failure of the directory itself throws. Beyond the
+   * spec because the in-process listing states every known file: one directory check per
+   * batch instead of one walk per file keeps it at its floor.
    */
   statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[];
-  /** Names of the directories directly in `dir`, sorted. */
-  listDirsSync(dir: string): string[];
-  /** The whole file. Synchronous so that blob lookups can run inside pure transforms. */
-  readBytesSync(path: string): Buffer;
-  /** {@link readBytesSync} decoded as UTF-8. */
-  readTextSync(path: string): string;
-  /** {@link rename}, synchronously (the synchronous session-switching calls need it). */
+  /**
+   * {@link rename}, synchronously. Beyond the spec because the one open path, which the
+   * synchronous session calls share, moves a file without a usable header aside before returning.
+   */
   renameSync(from: string, to: string, options?: ReplaceOptions): void;
-  /** {@link unlink}, synchronously. */
-  unlinkSync(path: string): void;
-
   /**
    * Opens a regular file for bounded reads (no link followed, nothing but a regular file
-   * accepted). The caller closes it.
+   * accepted); the one way to read part of a file (chunked loads, listing prefixes and
+   * tails). The caller closes it.
    */
   openReaderSync(path: string): SessionFileReader;
 
@@ -188,30 +177,19 @@ export interface SessionStorage {
   exists(path: string): Promise<boolean>;
   /** The whole file as UTF-8 text. */
   readText(path: string): Promise<string>;
-  /** The whole file. */
-  readBytes(path: string): Promise<Buffer>;
   /**
    * At most `maxBytes` from the start of the file, decoded as UTF-8; a character cut by the
    * bound is dropped rather than turned into U+FFFD.
    */
   readTextPrefix(path: string, maxBytes: number): Promise<string>;
-  /**
-   * At most `maxBytes` ending at `end` (default: the end of the file). Backward scans call
-   * it repeatedly with `end = previous.start`. Bytes, not text: a chunk boundary may split
-   * a UTF-8 character, and callers search for `\n` bytes anyway.
-   */
-  readTail(path: string, maxBytes: number, end?: number): Promise<TailRead>;
   /** Async {@link writeTextSync}. */
   writeText(path: string, data: WriteChunk, options?: ReplaceOptions): Promise<void>;
   /**
-   * Atomically and durably replaces `path` with the concatenated `chunks` (temporary file in
-   * the same directory, write, sync, close, rename, directory sync). Takes the writer lock
-   * for its duration, so it fails with `session_busy` while a writer holds the file.
+   * Renames a regular file, then syncs the directories involved. Takes the source's writer
+   * lock for its duration, so it fails with `session_busy` while a writer holds the file.
    */
-  replaceAtomic(path: string, chunks: Iterable<WriteChunk>, options?: ReplaceOptions): Promise<void>;
-  /** Renames a regular file, then syncs the directories involved. */
   rename(from: string, to: string, options?: ReplaceOptions): Promise<void>;
-  /** Removes a regular file. */
+  /** Removes a regular file, under its writer lock (`session_busy` while a writer holds it). */
   unlink(path: string): Promise<void>;
   /**
    * Opens `path` for appending (created 0600 if missing) and takes its writer lock; a

@@ -10,7 +10,7 @@ export function logRecord(index: number): string {
 /** Lines per snapshot version: large enough that a kill often lands mid-rewrite. */
 export const SNAPSHOT_LINES = 1500;
 
-/** The content of snapshot `version`, as the chunks the child hands to replaceAtomic. */
+/** The content of snapshot `version`, as the chunks the child hands to its writer's rewrite. */
 export function snapshotChunks(version: number): string[] {
   return Array.from({ length: SNAPSHOT_LINES }, (_, k) => `{"v":${version},"k":${k}}\n`);
 }

@@ -24,6 +24,7 @@ const [kind, root, logPath, snapshotPath, firstIndex, firstVersion] = process.ar
 const acknowledge = (line: string) => fs.writeSync(1, line + "\n");
 const storage = openStorage(kind, root);
 const writer = await storage.openWriter(logPath);
+const snapshot = storage.openWriter(snapshotPath);
 acknowledge("ready");
 let version = Number(firstVersion);
 for (let index = Number(firstIndex); ; index++) {
@@ -32,7 +33,7 @@ for (let index = Number(firstIndex); ; index++) {
   acknowledge(`a ${index}`);
   if (index % 3 === 0) {
     version++;
-    await storage.replaceAtomic(snapshotPath, snapshotChunks(version));
+    await snapshot.rewrite(snapshotChunks(version));
     acknowledge(`r ${version}`);
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Permission child: under the umask given in argv, creates directories, files, a writer's
- * file, an atomic rewrite and a blob through each disk storage, then reports the modes
+ * file, an atomic rewrite, a no-replace publish and a blob through each disk storage, then reports the modes
  * the OS shows for them (as JSON on stdout).
  *
  * argv: umask(octal) tempDir
@@ -25,7 +25,7 @@ for (const kind of ["file", "managed"]) {
   await writer.writeLine("{}");
   await writer.rewrite(["{}\n"]);
   await writer.close();
-  await storage.replaceAtomic(path.join(nested, "rewritten.jsonl"), ["{}\n"]);
+  await storage.writeText(path.join(nested, "rewritten.jsonl"), "{}\n", { noReplace: true });
   await storage.rename(path.join(nested, "rewritten.jsonl"), path.join(root, "a", "moved.jsonl"));
   const blobs = new BlobStore(path.join(root, "blobs"));
   const { hash: digest } = await blobs.put(Buffer.from("blob bytes"));
