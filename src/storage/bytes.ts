@@ -85,7 +85,7 @@ export function concatChunks(chunks: Iterable<WriteChunk>): Buffer {
  * The length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence.
  * Only the last (at most four) bytes are inspected.
  */
-export function completeUtf8Length(bytes: Uint8Array): number {
+function completeUtf8Length(bytes: Uint8Array): number {
   const n = bytes.length;
   for (let back = 1; back <= Math.min(4, n); back++) {
     const byte = bytes[n - back] as number;

@@ -71,11 +71,6 @@ export function temporaryName(name: string): string {
   return `.${name}.${randomBytes(8).toString("hex")}.tmp`;
 }
 
-/** The name of the lock file that guards writers of file `name` (kept next to it). */
-export function writerLockName(name: string): string {
-  return `.${name}.lock`;
-}
-
 /**
  * True for one plain entry name: not empty, not `.` or `..`, no separator, no NUL. Batch
  * calls that take names rather than paths check this so a name cannot reach another directory.
