@@ -12,7 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { batchChunks, checkByteCount, readAllText, readPrefixText } from "./bytes.js";
+import { checkByteCount, readAllText, readPrefixText } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import {
@@ -21,10 +21,7 @@ import {
   checkDirectory,
   checkRegularFile,
   checkReplaceable,
-  closeAsync,
-  createTemporary,
   removeOwnTemporaries,
-  discardTemporary,
   FdFileReader,
   fromNodeStat,
   fromPlainNodeStat,
@@ -122,18 +119,7 @@ export class FileSessionStorage implements SessionStorage {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
       checkReplaceable(file.absolute, options);
-      const temporary = createTemporary(file.dir, file.name);
-      try {
-        for (const batch of batchChunks([data])) writeAllSync(temporary.fd, batch);
-        fs.fsyncSync(temporary.fd);
-        fs.closeSync(temporary.fd);
-        temporary.fd = -1;
-        publish(temporary.path, file.absolute, options);
-        syncDirectory(file.dir);
-      } catch (error) {
-        discardTemporary(temporary);
-        throw error;
-      }
+      fs.closeSync(replaceFile(file.dir, file.name, [data], options));
     });
   }
 
@@ -337,10 +323,10 @@ class FileLineSink implements LineSink {
   }
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    const fd = await replaceFile(this.#dir, this.#name, chunks);
+    const fd = replaceFile(this.#dir, this.#name, chunks, {});
     const previous = this.#fd;
     this.#fd = fd;
-    await closeAsync(previous);
+    fs.closeSync(previous);
   }
 
   closeSync(): void {

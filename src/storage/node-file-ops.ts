@@ -6,7 +6,6 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { promisify } from "node:util";
 
 import { batchChunks, fillFrom } from "./bytes.js";
 import { guardStorage, pathError } from "./errors.js";
@@ -15,9 +14,6 @@ import type { ReplaceOptions, SessionFileReader, StorageStat, WriteChunk } from 
 import { lockWriterAt } from "./writer-lock.js";
 
 const { constants } = fs;
-const writeAsync = promisify(fs.write);
-const fsyncAsync = promisify(fs.fsync);
-export const closeAsync = promisify(fs.close);
 
 // O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; it changes
 // nothing for regular files, and anything that is not a regular file is refused after fstat.
@@ -255,21 +251,17 @@ export function publish(from: string, to: string, options: ReplaceOptions): void
 }
 
 /**
- * Writes `chunks` to a fresh temporary next to `name`, syncs it, renames it over `name`,
- * syncs the directory, and returns the still-open descriptor (opened for appending) of
- * what is now the file.
+ * Writes `chunks` to a fresh temporary next to `name`, syncs it, publishes it at `name` (see
+ * {@link publish}), syncs the directory, and returns the still-open descriptor (opened for
+ * appending) of what is now the file. The one atomic whole-file write: standalone files and
+ * a writer's rewrite both go through it.
  */
-export async function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>): Promise<number> {
+export function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): number {
   const temporary = createTemporary(dir, name);
   try {
-    for (const batch of batchChunks(chunks)) {
-      let offset = 0;
-      while (offset < batch.length) {
-        offset += (await writeAsync(temporary.fd, batch, offset, batch.length - offset)).bytesWritten;
-      }
-    }
-    await fsyncAsync(temporary.fd);
-    fs.renameSync(temporary.path, path.join(dir, name));
+    for (const batch of batchChunks(chunks)) writeAllSync(temporary.fd, batch);
+    fs.fsyncSync(temporary.fd);
+    publish(temporary.path, path.join(dir, name), options);
     syncDirectory(dir);
     return temporary.fd;
   } catch (error) {
