@@ -83,7 +83,9 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.writeTextSync} */
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
-    this.#publish(target, data, options);
+    const { absolute } = splitFilePath(this.root, target);
+    this.#checkDestination(absolute, options);
+    this.#nodes.set(absolute, this.#fileFrom([data]));
   }
 
   /** {@inheritDoc SessionStorage.statSync} */
@@ -172,7 +174,7 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** {@inheritDoc SessionStorage.writeText} */
   async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
-    this.#publish(target, data, options);
+    this.writeTextSync(target, data, options);
   }
 
   /** {@inheritDoc SessionStorage.rename} */
@@ -185,10 +187,7 @@ export class MemorySessionStorage implements SessionStorage {
     const source = splitFilePath(this.root, from).absolute;
     const node = this.#file(source);
     const destination = splitFilePath(this.root, to).absolute;
-    this.#parentDirectory(destination);
-    const existing = this.#nodes.get(destination);
-    if (existing?.kind === "directory") throw pathError("not_regular_file", destination);
-    if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", destination);
+    this.#checkDestination(destination, options);
     if (this.#locked.has(source)) throw pathError("session_busy", source);
     if (source === destination) return;
     this.#nodes.delete(source);
@@ -206,10 +205,10 @@ export class MemorySessionStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.openWriter} */
   openWriter(target: string): SessionStorageWriter {
     const { absolute } = splitFilePath(this.root, target);
-    this.#parentDirectory(absolute);
-    let node = this.#nodes.get(absolute);
-    if (node?.kind === "directory") throw pathError("not_regular_file", absolute);
-    this.#lock(absolute);
+    this.#checkDestination(absolute, {});
+    if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
+    this.#locked.add(absolute);
+    let node = this.#nodes.get(absolute) as MemoryFile | undefined;
     if (node === undefined) {
       node = this.#emptyFile();
       this.#nodes.set(absolute, node);
@@ -228,18 +227,12 @@ export class MemorySessionStorage implements SessionStorage {
     return new NdjsonFileWriter(new MemoryLineSink(absolute, node, hooks), this.#logger);
   }
 
-  #publish(target: string, data: WriteChunk, options: ReplaceOptions): void {
-    const { absolute } = splitFilePath(this.root, target);
+  /** Refuses a file destination that is a directory, or that exists under `noReplace`; its parent must be a directory. */
+  #checkDestination(absolute: string, options: ReplaceOptions): void {
     this.#parentDirectory(absolute);
     const existing = this.#nodes.get(absolute);
     if (existing?.kind === "directory") throw pathError("not_regular_file", absolute);
     if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", absolute);
-    this.#nodes.set(absolute, this.#fileFrom([data]));
-  }
-
-  #lock(absolute: string): void {
-    if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
-    this.#locked.add(absolute);
   }
 
   /** Walks the parents of `absolute` the way a disk lookup would. */
