@@ -26,8 +26,8 @@ const FILE_MODE = 0o600;
 /** The mode of every directory the storage creates. */
 export const DIRECTORY_MODE = 0o700;
 
-/** A temporary file being written: its path and open descriptor (-1 once closed). */
-export interface Temporary {
+/** A temporary file being written: its path and open descriptor. */
+interface Temporary {
   path: string;
   fd: number;
 }
@@ -177,7 +177,7 @@ export function checkReplaceable(target: string, options: ReplaceOptions): void 
 }
 
 /** Creates a fresh 0600 temporary next to `name`, open for appending. */
-export function createTemporary(dir: string, name: string): Temporary {
+function createTemporary(dir: string, name: string): Temporary {
   const temporaryPath = path.join(dir, temporaryName(name));
   const fd = fs.openSync(temporaryPath, OPEN_APPEND | CREATE_NEW, FILE_MODE);
   const temporary = { path: temporaryPath, fd };
@@ -194,16 +194,14 @@ export function createTemporary(dir: string, name: string): Temporary {
  * Removes the temporaries ({@link createTemporary}: `.<name>.<16 hex>.tmp`) that killed
  * rewrites of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use.
  * Only regular files (no-follow `lstat`) are removed; best effort.
- * @returns how many were removed
  */
-export function removeOwnTemporaries(dir: string, name: string): number {
+export function removeOwnTemporaries(dir: string, name: string): void {
   const prefix = `.${name}.`;
-  let removed = 0;
   let names: string[];
   try {
     names = fs.readdirSync(dir);
   } catch {
-    return 0;
+    return;
   }
   for (const entry of names) {
     if (!entry.startsWith(prefix) || !/^[0-9a-f]{16}\.tmp$/.test(entry.slice(prefix.length))) continue;
@@ -211,23 +209,18 @@ export function removeOwnTemporaries(dir: string, name: string): number {
     try {
       if (!fs.lstatSync(full).isFile()) continue;
       fs.unlinkSync(full);
-      removed += 1;
     } catch {
       // Gone meanwhile or refused: nothing of the session depends on it.
     }
   }
-  return removed;
 }
 
 /** Closes and removes a temporary after a failure, best effort. */
-export function discardTemporary(temporary: Temporary): void {
-  if (temporary.fd >= 0) {
-    try {
-      fs.closeSync(temporary.fd);
-    } catch {
-      // The descriptor is gone either way; the failure that brought us here is what matters.
-    }
-    temporary.fd = -1;
+function discardTemporary(temporary: Temporary): void {
+  try {
+    fs.closeSync(temporary.fd);
+  } catch {
+    // The descriptor is gone either way; the failure that brought us here is what matters.
   }
   try {
     fs.unlinkSync(temporary.path);

@@ -26,21 +26,17 @@ export function stagingPrefixOf(name: string): string {
  * anything, and only when a no-follow stat on that descriptor shows a regular file (a link or
  * directory with such a name is left for the audit to report). Best effort: a temporary that
  * cannot be removed stays, as it would have without this.
- * @returns how many were removed
  */
-export function removeOwnStaging(dir: SecureDir, name: string): number {
+export function removeOwnStaging(dir: SecureDir, name: string): void {
   const prefix = stagingPrefixOf(name);
-  let removed = 0;
   for (const entry of dir.list()) {
     if (entry.name.length !== prefix.length + RANDOM_HEX || !entry.name.startsWith(prefix)) continue;
     if (!/^[0-9a-f]+$/.test(entry.name.slice(prefix.length))) continue;
     try {
       if (dir.stat(entry.name).type !== "file") continue;
       dir.unlink(entry.name);
-      removed += 1;
     } catch {
       // Gone meanwhile, or refused: nothing of the session depends on it.
     }
   }
-  return removed;
 }
