@@ -462,21 +462,14 @@ function refuseNonFile(dir: SecureDir, name: string, absolute: string, allowMiss
   if (stat.type !== "file") throw pathError("not_regular_file", absolute);
 }
 
-/** The whole file `name` in `dir`. */
+/** The whole file `name` in `dir`, including anything appended after its size was first read. */
 function readWhole(dir: SecureDir, name: string): Buffer {
   const file = dir.openFile(name);
   try {
-    return readToEnd(file);
+    return readWholeSync(file.stat().size, (buffer, offset, length, position) => file.read(buffer, { offset, length, position }));
   } finally {
     file.close();
   }
-}
-
-/** The whole file, including anything appended after its size was first read. */
-function readToEnd(file: SecureFile): Buffer {
-  return readWholeSync(file.stat().size, (buffer, offset, length, position) =>
-    file.read(buffer, { offset, length, position }),
-  );
 }
 
 function fromSecureStat(stat: SecureStat): StorageStat {
