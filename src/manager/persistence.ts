@@ -11,6 +11,7 @@ import path from "node:path";
 
 import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
+import { lineIndexUpkeep } from "./internal-hooks.js";
 import type { LineIndexAppender } from "./line-index.js";
 
 /** Where one session file lives and how its failures are reported. */
@@ -46,6 +47,7 @@ export class SessionPersistence {
     this.path = target.path;
     this.#writer = writer;
     this.#index = index;
+    if (!lineIndexUpkeep.enabled) this.#dropIndex();
   }
 
   /** Whether this process holds the file's writer. */
