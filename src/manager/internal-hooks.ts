@@ -63,9 +63,10 @@ export interface ForkChoices {
 
 /**
  * Whether sessions opened from now on keep their line index up as they append (default on).
- * Only `bench/line-index.bench.mjs` turns it off, to time the same append path, storage and
- * directory with and without the upkeep; it loads the unbundled `dist/manager/` modules so
- * that it flips the copy the manager reads. Off, the index is still read and brought up to
- * date on open, and a later open finds the lines appended meanwhile past what it covers.
+ * Only `bench/line-index.bench.mjs` (and the switch's own test) turns it off, to time the same
+ * append path, storage and directory with and without the upkeep; the bench loads the
+ * unbundled `dist/manager/` modules so that it flips the copy the manager reads. Off, the
+ * index is still read and brought up to date on open, and a later open finds the lines
+ * appended meanwhile past what it covers.
  */
 export const lineIndexUpkeep = { enabled: true };

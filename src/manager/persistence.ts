@@ -40,7 +40,8 @@ export class SessionPersistence {
   /**
    * @param writer the file's writer when the caller already holds it (an opened file)
    * @param index the file's line index upkeep, when the file was opened through its index:
-   *   each line appended in place gets its row; any other write ends the upkeep
+   *   each line appended in place gets its row; any other write ends the upkeep (as does
+   *   `lineIndexUpkeep` switched off, for the benchmark)
    */
   constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
     this.#target = target;
