@@ -30,7 +30,7 @@ const COMPACT_EVERY = 1_000;
  * side alike, and the median drops it.
  */
 const APPENDS = 256;
-const APPEND_ROUNDS = 96;
+const APPEND_ROUNDS = 320;
 const quiet = { error() {} };
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 /** CPU time of this process (user + system), ms: steadier than wall time on a shared machine. */
