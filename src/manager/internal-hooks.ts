@@ -1,8 +1,9 @@
 /**
- * The internal hooks of the session manager for a peer-shaped facade (`gjc-session-store/pi`):
- * their shape only; `synchronousSwitches()` in `session-manager.ts` hands out the object.
- * The manager class is a type parameter, so this module does not import the module that
- * implements it.
+ * The internal hooks of the session manager: for a peer-shaped facade (`gjc-session-store/pi`)
+ * their shape only, `synchronousSwitches()` in `session-manager.ts` handing out the object
+ * (the manager class is a type parameter, so this module does not import the module that
+ * implements it); and the one switch a benchmark flips to measure a mechanism against the
+ * same path without it. Nothing here is exported from a package entry.
  */
 import type {
   AppendedEntry,
@@ -59,3 +60,13 @@ export interface ForkChoices {
   parentSession?: string;
   writeAtOnce?: boolean;
 }
+
+/**
+ * Whether sessions opened from now on keep their line index up as they append (default on).
+ * Only `bench/line-index.bench.mjs` (and the switch's own test) turns it off, to time the same
+ * append path, storage and directory with and without the upkeep; the bench loads the
+ * unbundled `dist/manager/` modules so that it flips the copy the manager reads. Off, the
+ * index is still read and brought up to date on open, and a later open finds the lines
+ * appended meanwhile past what it covers.
+ */
+export const lineIndexUpkeep = { enabled: true };

@@ -11,6 +11,7 @@ import path from "node:path";
 
 import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
+import { lineIndexUpkeep } from "./internal-hooks.js";
 import type { LineIndexAppender } from "./line-index.js";
 
 /** Where one session file lives and how its failures are reported. */
@@ -39,13 +40,15 @@ export class SessionPersistence {
   /**
    * @param writer the file's writer when the caller already holds it (an opened file)
    * @param index the file's line index upkeep, when the file was opened through its index:
-   *   each line appended in place gets its row; any other write ends the upkeep
+   *   each line appended in place gets its row; any other write ends the upkeep (as does
+   *   `lineIndexUpkeep` switched off, for the benchmark)
    */
   constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
     this.#target = target;
     this.path = target.path;
     this.#writer = writer;
     this.#index = index;
+    if (!lineIndexUpkeep.enabled) this.#dropIndex();
   }
 
   /** Whether this process holds the file's writer. */
