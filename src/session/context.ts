@@ -4,12 +4,7 @@
  * the root to that leaf, so entries on abandoned branches never leak in.
  */
 
-import {
-  createBranchSummaryMessage,
-  createCompactionSummaryMessage,
-  createCustomMessage,
-  type StoredAgentMessage,
-} from "./messages.js";
+import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
 import {
   type CompactionEntry,
   type ConfiguredModelChainEntry,
@@ -302,7 +297,15 @@ function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
 function collectCompacted(path: PathView, compactionAt: number, out: ContextMessage[]): void {
   const compaction = path.entriesAt([compactionAt])[0] as CompactionEntry;
   const remote = remoteHistory(compaction.preserveData);
-  out.push(createCompactionSummaryMessage(compaction.summary, compaction.tokensBefore, compaction.timestamp, compaction.shortSummary, remote));
+  const { summary, shortSummary, tokensBefore } = compaction;
+  const timestamp = Date.parse(compaction.timestamp);
+  // Two literals rather than a later assignment keep the peer's key order in serialised output,
+  // and no `providerPayload` key unless there is one.
+  const opening: CompactionSummaryAgentMessage =
+    remote === undefined
+      ? { role: "compactionSummary", summary, shortSummary, tokensBefore, timestamp }
+      : { role: "compactionSummary", summary, shortSummary, tokensBefore, providerPayload: remote, timestamp };
+  out.push(opening);
   if (remote === undefined) {
     const keptFrom = keptStart(path, compactionAt, compaction.firstKeptEntryId);
     if (keptFrom !== -1) collectMessages(path, keptFrom, compactionAt, out);
@@ -342,15 +345,23 @@ function collectMessages(path: PathView, from: number, to: number, out: ContextM
   }
 }
 
+/**
+ * The message an entry contributes, in the peer's shapes. Timestamps are parsed from the
+ * entry's ISO time; an unparseable one gives `NaN`, as the peer does, since inventing a time
+ * would be worse than admitting there is none.
+ */
 function toMessage(entry: SessionEntry): ContextMessage | undefined {
   switch (entry.type) {
     case "message":
       return entry.message;
-    case "custom_message":
-      return createCustomMessage(entry.customType, entry.content, entry.display, entry.details, entry.attribution, entry.timestamp);
+    case "custom_message": {
+      const { customType, content, display, details, attribution } = entry;
+      return { role: "custom", customType, content, display, details, attribution, timestamp: Date.parse(entry.timestamp) };
+    }
     case "branch_summary":
       // An empty summary carries nothing for the model; the peer drops it as well.
-      return entry.summary === "" ? undefined : createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp);
+      if (entry.summary === "") return undefined;
+      return { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: Date.parse(entry.timestamp) };
     default:
       return undefined;
   }
