@@ -20,6 +20,12 @@ export function parseJsonl(input: string | Uint8Array): { items: JsonlItem[]; st
   return { items, stats };
 }
 
+/** True for a lowercase UUIDv7, the format of a new session id. */
+export const isUuidV7 = (value: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(value);
+
+/** True for 8 lowercase hex digits, the format of a new entry id. */
+export const isEntryId = (value: string): boolean => /^[0-9a-f]{8}$/.test(value);
+
 /** One JSONL line per record. */
 export function jsonl(...records: unknown[]): string {
   return records.map((record) => `${JSON.stringify(record)}\n`).join("");
