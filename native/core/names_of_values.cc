@@ -5,35 +5,31 @@
 
 namespace gjc {
 
+namespace {
+// In the order of enum class Code (result.h).
+constexpr const char* kCodeNames[] = {
+    "invalid_name",     "invalid_argument",  "not_found",         "already_exists",
+    "symlink_refused",  "not_directory",     "not_regular_file",  "hardlink_refused",
+    "owner_mismatch",   "mode_mismatch",     "acl_present",       "acl_malformed",
+    "acl_denied",       "acl_io_error",      "acl_unknown",       "identity_mismatch",
+    "permission_denied", "lock_busy",        "not_utf8",          "network_unsupported",
+    "insecure_ancestor", "identity_unavailable", "too_large",     "closed",
+    "io_error",
+};
+static_assert(sizeof kCodeNames / sizeof kCodeNames[0] == static_cast<std::size_t>(Code::io_error) + 1,
+              "kCodeNames names every Code");
+
+// In the order of enum class EntryType (platform.h).
+constexpr const char* kEntryTypeNames[] = {"file",   "directory",   "symlink",      "fifo",
+                                           "socket", "char_device", "block_device", "unknown"};
+static_assert(sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ==
+                  static_cast<std::size_t>(EntryType::unknown) + 1,
+              "kEntryTypeNames names every EntryType");
+}  // namespace
+
 const char* code_name(Code code) noexcept {
-  switch (code) {
-    case Code::invalid_name: return "invalid_name";
-    case Code::invalid_argument: return "invalid_argument";
-    case Code::not_found: return "not_found";
-    case Code::already_exists: return "already_exists";
-    case Code::symlink_refused: return "symlink_refused";
-    case Code::not_directory: return "not_directory";
-    case Code::not_regular_file: return "not_regular_file";
-    case Code::hardlink_refused: return "hardlink_refused";
-    case Code::owner_mismatch: return "owner_mismatch";
-    case Code::mode_mismatch: return "mode_mismatch";
-    case Code::acl_present: return "acl_present";
-    case Code::acl_malformed: return "acl_malformed";
-    case Code::acl_denied: return "acl_denied";
-    case Code::acl_io_error: return "acl_io_error";
-    case Code::acl_unknown: return "acl_unknown";
-    case Code::identity_mismatch: return "identity_mismatch";
-    case Code::permission_denied: return "permission_denied";
-    case Code::lock_busy: return "lock_busy";
-    case Code::not_utf8: return "not_utf8";
-    case Code::network_unsupported: return "network_unsupported";
-    case Code::insecure_ancestor: return "insecure_ancestor";
-    case Code::identity_unavailable: return "identity_unavailable";
-    case Code::too_large: return "too_large";
-    case Code::closed: return "closed";
-    case Code::io_error: return "io_error";
-  }
-  return "io_error";
+  const auto index = static_cast<std::size_t>(code);
+  return index < sizeof kCodeNames / sizeof kCodeNames[0] ? kCodeNames[index] : "io_error";
 }
 
 const char* attribute_name(Attribute attribute) noexcept {
@@ -45,27 +41,9 @@ const char* attribute_name(Attribute attribute) noexcept {
   return "";
 }
 
-const char* evidence_name(Evidence evidence) noexcept {
-  switch (evidence) {
-    case Evidence::absent: return "absent";
-    case Evidence::unsupported: return "unsupported";
-    case Evidence::not_applicable: return "not_applicable";
-  }
-  return "not_applicable";
-}
-
 const char* entry_type_name(EntryType type) noexcept {
-  switch (type) {
-    case EntryType::file: return "file";
-    case EntryType::directory: return "directory";
-    case EntryType::symlink: return "symlink";
-    case EntryType::fifo: return "fifo";
-    case EntryType::socket: return "socket";
-    case EntryType::char_device: return "char_device";
-    case EntryType::block_device: return "block_device";
-    case EntryType::unknown: return "unknown";
-  }
-  return "unknown";
+  const auto index = static_cast<std::size_t>(type);
+  return index < sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ? kEntryTypeNames[index] : "unknown";
 }
 
 }  // namespace gjc

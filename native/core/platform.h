@@ -30,7 +30,6 @@ namespace gjc {
 // What the ACL gate proved for one attribute. `unsupported` is only ever reported after the
 // type/owner/mode checks on the same handle passed (Linux ENOTSUP/EOPNOTSUPP).
 enum class Evidence : std::uint8_t { absent, unsupported, not_applicable };
-const char* evidence_name(Evidence evidence) noexcept;
 
 // The evidence returned by a successful verify. `default_acl` is not_applicable for files
 // and on platforms without default ACLs.

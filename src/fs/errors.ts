@@ -7,50 +7,12 @@ import { getSystemErrorMap } from "node:util";
 import { GjcError } from "../errors.js";
 import type { NativeFailure, NativeFailureCode } from "../native/index.js";
 
-/**
- * Every reason code of the secure filesystem layer, in README order. Stable: callers and
- * tests branch on these strings.
- */
-export const SECURE_FS_ERROR_CODES = [
-  "invalid_name",
-  "invalid_argument",
-  "not_found",
-  "already_exists",
-  "symlink_refused",
-  "not_directory",
-  "not_regular_file",
-  "hardlink_refused",
-  "owner_mismatch",
-  "mode_mismatch",
-  "acl_present",
-  "acl_malformed",
-  "acl_denied",
-  "acl_io_error",
-  "acl_unknown",
-  "identity_mismatch",
-  "permission_denied",
-  "lock_busy",
-  "not_utf8",
-  "network_unsupported",
-  "insecure_ancestor",
-  "identity_unavailable",
-  "too_large",
-  "closed",
-  "io_error",
-] as const;
-
-/** The closed union of SecureFsError codes. */
-export type SecureFsErrorCode = (typeof SECURE_FS_ERROR_CODES)[number];
-
-// Compile-time proof that the list above and the addon's codes are the same set.
-type SameSet<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const codesMatchAddon: SameSet<SecureFsErrorCode, NativeFailureCode> = true;
-void codesMatchAddon;
-
 /** Which ACL attribute a failure (or a piece of evidence) is about. */
 export type AclAttribute = "access_acl" | "default_acl";
 
-const DESCRIPTIONS: Record<SecureFsErrorCode, string> = {
+// One description per code, in README order; `satisfies` proves the keys are exactly the
+// addon's codes.
+const DESCRIPTIONS = {
   invalid_name: "not a single safe entry name",
   invalid_argument: "invalid argument",
   not_found: "no such entry",
@@ -76,7 +38,16 @@ const DESCRIPTIONS: Record<SecureFsErrorCode, string> = {
   too_large: "more data than the bound allows",
   closed: "the handle is closed",
   io_error: "input/output failure",
-};
+} as const satisfies Record<NativeFailureCode, string>;
+
+/** The closed union of SecureFsError codes. */
+export type SecureFsErrorCode = keyof typeof DESCRIPTIONS;
+
+/**
+ * Every reason code of the secure filesystem layer, in README order. Stable: callers and
+ * tests branch on these strings.
+ */
+export const SECURE_FS_ERROR_CODES = Object.keys(DESCRIPTIONS) as readonly SecureFsErrorCode[];
 
 /** Options describing where a failure happened. */
 export interface SecureFsErrorDetails {

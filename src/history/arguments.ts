@@ -55,8 +55,5 @@ export function checkDbPath(dbPath: unknown): string {
 
 /** The `history_instance_conflict` error for opening `asked` while `open` is open. */
 export function conflict(open: string, asked: string): HistoryError {
-  return new HistoryError(
-    "history_instance_conflict",
-    `history: ${open} is open in this process; resetInstance() before opening ${asked}`,
-  );
+  return new HistoryError("history_instance_conflict", `history: ${open} is open in this process; resetInstance() before opening ${asked}`);
 }

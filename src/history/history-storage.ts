@@ -4,16 +4,7 @@
  */
 import path from "node:path";
 
-import {
-  checkCwd,
-  checkDbPath,
-  checkLimit,
-  checkOptions,
-  checkPositiveInteger,
-  conflict,
-  defaultHistoryDbPath,
-  invalid,
-} from "./arguments.js";
+import { checkCwd, checkDbPath, checkLimit, checkOptions, checkPositiveInteger, conflict, defaultHistoryDbPath, invalid } from "./arguments.js";
 import { HistoryError, historyErrorFromSqlite, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
@@ -102,9 +93,8 @@ function toEntry(row: HistoryRow): HistoryEntry {
  * The prompt-history store, one per process as in the peer. `add` only queues; prompts are
  * written in batches on `setImmediate`, one transaction per batch, so a turn never waits on
  * disk. Every other method is synchronous (SQLite through the runtime's driver, see
- * sqlite-drivers.ts) and first writes
- * whatever is queued, so it sees every prompt added before it. Failures are thrown as
- * {@link HistoryError}.
+ * sqlite-drivers.ts) and first writes whatever is queued, so it sees every prompt added
+ * before it. Failures are thrown as {@link HistoryError}.
  */
 export class HistoryStorage {
   static #instance: HistoryStorage | undefined;
@@ -568,9 +558,6 @@ function failureFor(error: unknown, doing: string, files: HistoryFiles): History
   const sqliteCode = sqliteCodeOf(error);
   if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
   const movedTo = files.moveAside();
-  return new HistoryError(
-    "history_corrupt",
-    `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`,
-    { sqliteCode, movedTo, cause: error },
-  );
+  const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
+  return new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });
 }

@@ -12,11 +12,8 @@ import type { SqliteConnection, SqliteDriver, SqliteDriverName } from "./sqlite-
 const loaded = new Set<SqliteDriverName>();
 
 function unavailable(why: string, cause?: unknown): HistoryError {
-  return new HistoryError(
-    "history_pin_unavailable",
-    `history: cannot open the database through its held directory: ${why}`,
-    cause === undefined ? {} : { cause },
-  );
+  const message = `history: cannot open the database through its held directory: ${why}`;
+  return new HistoryError("history_pin_unavailable", message, cause === undefined ? {} : { cause });
 }
 
 /**

@@ -45,7 +45,9 @@ declare namespace binding {
     isOpen(): boolean;
   }
 
+  /** Per-attribute ACL evidence value. */
   type AclEvidence = "absent" | "unsupported" | "not_applicable";
+  /** ACL evidence of a successful verify. */
   interface NativeEvidence {
     readonly accessAcl: AclEvidence;
     readonly defaultAcl: AclEvidence;
@@ -60,9 +62,11 @@ declare namespace binding {
   /** One entry name, or a relative path given as entry names (each validated). */
   type Names = string | readonly string[];
 
+  /** Object type as the OS reports it. */
   type NativeEntryType =
     | "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
 
+  /** Metadata of an entry or handle. */
   interface NativeStat {
     readonly type: NativeEntryType;
     readonly dev: string;
@@ -82,11 +86,13 @@ declare namespace binding {
     readonly ctimeNs: string;
   }
 
+  /** One directory entry. */
   interface NativeDirEntry {
     readonly name: string;
     readonly type: NativeEntryType;
   }
 
+  /** Native directory identity. */
   interface NativeIdentity {
     readonly platform: string;
     readonly canonicalPath: string;

@@ -6,32 +6,22 @@ import fs from "node:fs";
 import path from "node:path";
 
 import binding from "#binding";
+import type { AclEvidence, NativeEvidence, NativeEvidenceCode, NativeFailure } from "#binding";
 import { GjcError } from "../errors.js";
 
-/** Reason codes reported by the addon. */
-export type NativeFailureCode = binding.NativeFailureCode;
-/** A failure record returned (never thrown) by an addon call. */
-export type NativeFailure = binding.NativeFailure;
-/** An open descriptor owned by the addon. */
-export type NativeHandle = binding.NativeHandle;
-/** ACL evidence of a successful verify. */
-export type NativeEvidence = binding.NativeEvidence;
-/** ACL evidence as the addon encodes it. */
-export type NativeEvidenceCode = binding.NativeEvidenceCode;
-/** An entry name or a relative path of entry names. */
-export type NativeNames = binding.Names;
-/** Per-attribute ACL evidence value. */
-export type AclEvidence = binding.AclEvidence;
-/** Object type as the OS reports it. */
-export type NativeEntryType = binding.NativeEntryType;
-/** Metadata of an entry or handle. */
-export type NativeStat = binding.NativeStat;
-/** Metadata of an entry or handle with exact times. */
-export type NativeExactStat = binding.NativeExactStat;
-/** One directory entry. */
-export type NativeDirEntry = binding.NativeDirEntry;
-/** Native directory identity. */
-export type NativeIdentity = binding.NativeIdentity;
+// The addon's value types (documented in binding.d.cts), for src/fs.
+export type {
+  AclEvidence,
+  NativeDirEntry,
+  NativeEntryType,
+  NativeEvidence,
+  NativeEvidenceCode,
+  NativeExactStat,
+  NativeFailure,
+  NativeFailureCode,
+  NativeHandle,
+  NativeStat,
+} from "#binding";
 
 /**
  * Thrown by the first call that needs the native addon when no prebuilt or compiled build

@@ -16,7 +16,7 @@ export const BLOB_EXTERNALIZE_THRESHOLD = 1024;
 /** Every blob reference starts with this, followed by 64 lowercase hex digits. */
 export const BLOB_REF_PREFIX = "blob:sha256:";
 
-const REF_LENGTH = BLOB_REF_PREFIX.length + 64;
+const BLOB_REF = /^blob:sha256:([0-9a-f]{64})$/;
 
 /** Stores the decoded bytes of an image under their SHA-256 digest (lowercase hex). */
 export type BlobSink = (bytes: Buffer, sha256Hex: string) => void;
@@ -53,15 +53,9 @@ export interface BlobResolution<E> {
  *   an exact match is a reference; every other string is image data and is left alone.
  */
 export function parseBlobRef(value: unknown): string | null {
-  if (typeof value !== "string" || value.length !== REF_LENGTH) return null;
-  if (!value.startsWith(BLOB_REF_PREFIX)) return null;
-  for (let i = BLOB_REF_PREFIX.length; i < REF_LENGTH; i++) {
-    const code = value.charCodeAt(i);
-    const digit = code >= 0x30 && code <= 0x39;
-    const lowerHex = code >= 0x61 && code <= 0x66;
-    if (!digit && !lowerHex) return null;
-  }
-  return value.slice(BLOB_REF_PREFIX.length);
+  // The length test first: image data is long, and a reference is exactly this long.
+  if (typeof value !== "string" || value.length !== BLOB_REF_PREFIX.length + 64) return null;
+  return BLOB_REF.exec(value)?.[1] ?? null;
 }
 
 /** Whether `value` is a strict `blob:sha256:<64 lowercase hex>` reference. */

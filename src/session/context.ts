@@ -4,12 +4,7 @@
  * the root to that leaf, so entries on abandoned branches never leak in.
  */
 
-import {
-  createBranchSummaryMessage,
-  createCompactionSummaryMessage,
-  createCustomMessage,
-  type StoredAgentMessage,
-} from "./messages.js";
+import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
 import {
   type CompactionEntry,
   type ConfiguredModelChainEntry,
@@ -127,11 +122,7 @@ export interface SessionContext {
  *
  * @param byId - id index of `entries`, last holder of an id winning, as {@link SessionTree} keeps it
  */
-export function buildSessionContext(
-  entries: readonly FileEntry[],
-  leafId?: string | null,
-  byId?: ReadonlyMap<string, FileEntry>,
-): SessionContext {
+export function buildSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): SessionContext {
   const path = contextPath(entries, leafId, byId);
   return buildContextOnPath(path === undefined ? undefined : arrayPathView(path));
 }
@@ -219,13 +210,12 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
   // default, so it is looked up once at the end instead of on every message of a long path.
   const inferred = explicitDefaultModel ? undefined : lastAssistantModel(path);
   // fromEntries defines own properties, so a role named "__proto__" stays a plain key.
-  context.models = Object.fromEntries(
-    inferred === undefined ? models : [["default", inferred], ...models],
-  );
+  context.models = Object.fromEntries(inferred === undefined ? models : [["default", inferred], ...models]);
   context.configuredModelChains = Object.fromEntries(configuredChains(chains, models));
   context.injectedTtsrRules = [...rules];
   context.injectedTtsrRuleRecords = [...ruleRecords.values()];
-  collectViewMessages(path, compactionAt, context.messages);
+  if (compactionAt === -1) collectMessages(path, 0, path.length, context.messages);
+  else collectCompacted(path, compactionAt, context.messages);
   return context;
 }
 
@@ -233,38 +223,11 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
  * The root-to-leaf path {@link buildSessionContext} works on, by its leaf rules; `undefined`
  * when the context is empty (a `null` leaf, or no entry with an id).
  */
-export function contextPath(
-  entries: readonly FileEntry[],
-  leafId: string | null | undefined,
-  byId?: ReadonlyMap<string, FileEntry>,
-): FileEntry[] | undefined {
+export function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
   if (leafId === null) return undefined;
   const index = byId ?? indexEntries(entries);
   const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);
   return leaf === undefined ? undefined : pathToRoot(leaf, index);
-}
-
-/**
- * Appends the model-facing messages of `path` to `out`: everything when `compactionAt` is -1,
- * else the summary of the compaction at that position, the kept entries and what follows it.
- * Pass the position of the latest compaction on the path (see {@link latestCompactionAt}).
- */
-export function collectPathMessages(path: readonly FileEntry[], compactionAt: number, out: ContextMessage[]): void {
-  collectViewMessages(arrayPathView(path), compactionAt, out);
-}
-
-function collectViewMessages(path: PathView, compactionAt: number, out: ContextMessage[]): void {
-  if (compactionAt === -1) collectMessages(path, 0, path.length, out);
-  else collectCompacted(path, compactionAt, out);
-}
-
-/** The position of the latest typed `compaction` on `path`, or -1. */
-export function latestCompactionAt(path: readonly FileEntry[]): number {
-  for (let i = path.length - 1; i >= 0; i--) {
-    const entry = path[i]!;
-    if (entry.type === "compaction" && !isUnknownEntry(entry)) return i;
-  }
-  return -1;
 }
 
 /** The well-formed records of `injectedRuleRecords` (an object with a string `name` each). */
@@ -331,22 +294,18 @@ function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
   return undefined;
 }
 
-function collectCompacted(
-  path: PathView,
-  compactionAt: number,
-  out: ContextMessage[],
-): void {
+function collectCompacted(path: PathView, compactionAt: number, out: ContextMessage[]): void {
   const compaction = path.entriesAt([compactionAt])[0] as CompactionEntry;
   const remote = remoteHistory(compaction.preserveData);
-  out.push(
-    createCompactionSummaryMessage(
-      compaction.summary,
-      compaction.tokensBefore,
-      compaction.timestamp,
-      compaction.shortSummary,
-      remote,
-    ),
-  );
+  const { summary, shortSummary, tokensBefore } = compaction;
+  const timestamp = Date.parse(compaction.timestamp);
+  // Two literals rather than a later assignment keep the peer's key order in serialised output,
+  // and no `providerPayload` key unless there is one.
+  const opening: CompactionSummaryAgentMessage =
+    remote === undefined
+      ? { role: "compactionSummary", summary, shortSummary, tokensBefore, timestamp }
+      : { role: "compactionSummary", summary, shortSummary, tokensBefore, providerPayload: remote, timestamp };
+  out.push(opening);
   if (remote === undefined) {
     const keptFrom = keptStart(path, compactionAt, compaction.firstKeptEntryId);
     if (keptFrom !== -1) collectMessages(path, keptFrom, compactionAt, out);
@@ -376,12 +335,7 @@ function remoteHistory(preserveData: Record<string, unknown> | undefined): unkno
 }
 
 /** Appends the messages of `path[from..to)` to `out` (one array, never spread: paths are long). */
-function collectMessages(
-  path: PathView,
-  from: number,
-  to: number,
-  out: ContextMessage[],
-): void {
+function collectMessages(path: PathView, from: number, to: number, out: ContextMessage[]): void {
   const indices: number[] = [];
   for (let i = from; i < to; i++) indices.push(i);
   for (const entry of path.entriesAt(indices)) {
@@ -391,24 +345,23 @@ function collectMessages(
   }
 }
 
+/**
+ * The message an entry contributes, in the peer's shapes. Timestamps are parsed from the
+ * entry's ISO time; an unparseable one gives `NaN`, as the peer does, since inventing a time
+ * would be worse than admitting there is none.
+ */
 function toMessage(entry: SessionEntry): ContextMessage | undefined {
   switch (entry.type) {
     case "message":
       return entry.message;
-    case "custom_message":
-      return createCustomMessage(
-        entry.customType,
-        entry.content,
-        entry.display,
-        entry.details,
-        entry.attribution,
-        entry.timestamp,
-      );
+    case "custom_message": {
+      const { customType, content, display, details, attribution } = entry;
+      return { role: "custom", customType, content, display, details, attribution, timestamp: Date.parse(entry.timestamp) };
+    }
     case "branch_summary":
       // An empty summary carries nothing for the model; the peer drops it as well.
-      return entry.summary === ""
-        ? undefined
-        : createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp);
+      if (entry.summary === "") return undefined;
+      return { role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: Date.parse(entry.timestamp) };
     default:
       return undefined;
   }

@@ -40,14 +40,8 @@ export function newSessionId(now: number = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Ids a lifecycle launcher may hand in instead of a generated UUIDv7. */
 const ADOPTED_SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
-
-/** True for a lowercase UUIDv7 as {@link newSessionId} makes. */
-export function isUuidV7(value: string): boolean {
-  return UUID_V7.test(value);
-}
 
 /**
  * True for a session id this library accepts from outside: a UUIDv7, or an adopted id of 1-128
@@ -55,13 +49,6 @@ export function isUuidV7(value: string): boolean {
  */
 export function isValidSessionId(value: string): boolean {
   return ADOPTED_SESSION_ID.test(value) && value !== "." && value !== "..";
-}
-
-const ENTRY_ID = /^[0-9a-f]{8}$/;
-
-/** True for an entry id in the format {@link newEntryId} makes (8 lowercase hex digits). */
-export function isEntryId(value: string): boolean {
-  return ENTRY_ID.test(value);
 }
 
 /** How many 8-hex draws to try before concluding the collision predicate is broken. */
@@ -80,8 +67,5 @@ export function newEntryId(has: (id: string) => boolean): string {
     const id = takeRandom(4).toString("hex");
     if (!has(id)) return id;
   }
-  throw new SessionFormatError(
-    "entry_id_exhausted",
-    `no unused entry id after ${MAX_ENTRY_ID_DRAWS} draws`,
-  );
+  throw new SessionFormatError("entry_id_exhausted", `no unused entry id after ${MAX_ENTRY_ID_DRAWS} draws`);
 }

@@ -210,85 +210,34 @@ export function scanJsonlLine(bytes: Buffer, from: number, to: number, line: num
   handleLine(decodeLine(bytes, from, to, line), line, raw, visitor, stats);
 }
 
-function handleLine(
-  text: string,
-  line: number,
-  raw: Buffer | undefined,
-  visitor: JsonlVisitor,
-  stats: JsonlStats,
-): void {
+function handleLine(text: string, line: number, raw: Buffer | undefined, visitor: JsonlVisitor, stats: JsonlStats): void {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    salvageFailedLine(text, line, raw, visitor, stats);
-    return;
-  }
-  if (isJsonRecord(value)) {
-    visitor.record(value, line, raw);
-  } else {
-    visitor.invalid(invalidLine(line, text, "not_a_record", raw));
-  }
-}
-
-function salvageFailedLine(
-  text: string,
-  line: number,
-  raw: Buffer | undefined,
-  visitor: JsonlVisitor,
-  stats: JsonlStats,
-): void {
-  const pieces = salvageLine(text);
-  if (pieces.length === 0) {
-    stats.blankLines += 1;
-    return;
-  }
-  let recovered = false;
-  for (const piece of pieces) {
-    if (piece.kind === "record") {
-      recovered = true;
-      visitor.record(piece.value, line);
-    } else {
-      // Only a piece that is the whole line can be tied back to the original bytes.
-      const whole = piece.text.length === text.length;
-      visitor.invalid(invalidLine(line, piece.text, "unparseable", whole ? raw : undefined));
+    const pieces = salvageLine(text);
+    if (pieces.length === 0) stats.blankLines += 1;
+    let recovered = false;
+    for (const piece of pieces) {
+      if (piece.kind === "record") {
+        recovered = true;
+        visitor.record(piece.value, line);
+      } else {
+        // Only a piece that is the whole line can be tied back to the original bytes.
+        const whole = piece.text.length === text.length;
+        visitor.invalid(invalidLine(line, piece.text, "unparseable", whole ? raw : undefined));
+      }
     }
+    if (recovered) stats.salvagedLines.push(line);
+    return;
   }
-  if (recovered) stats.salvagedLines.push(line);
+  if (isJsonRecord(value)) visitor.record(value, line, raw);
+  else visitor.invalid(invalidLine(line, text, "not_a_record", raw));
 }
 
-function invalidLine(
-  line: number,
-  text: string,
-  reason: InvalidLineReason,
-  raw: Buffer | undefined,
-): InvalidLine {
+function invalidLine(line: number, text: string, reason: InvalidLineReason, raw: Buffer | undefined): InvalidLine {
   // Copy: a subarray would pin the whole file buffer for as long as the load result lives.
   return raw === undefined ? { line, text, reason } : { line, text, reason, bytes: Buffer.from(raw) };
-}
-
-/** One item of {@link parseJsonl}'s output, in file order. */
-export type JsonlItem =
-  | { kind: "record"; line: number; value: JsonRecord }
-  | ({ kind: "invalid" } & InvalidLine);
-
-/** Everything {@link parseJsonl} read. */
-export interface JsonlParseResult {
-  items: JsonlItem[];
-  stats: JsonlStats;
-}
-
-/**
- * Parses JSONL into a list of records and invalid pieces, in file order (a convenience over
- * {@link scanJsonl} for callers that want the whole list).
- */
-export function parseJsonl(input: string | Uint8Array): JsonlParseResult {
-  const items: JsonlItem[] = [];
-  const stats = scanJsonl(input, {
-    record: (value, line) => items.push({ kind: "record", line, value }),
-    invalid: (invalid) => items.push({ kind: "invalid", ...invalid }),
-  });
-  return { items, stats };
 }
 
 /**

@@ -9,14 +9,7 @@
  * loads to the same effective state and has lost nothing the original held.
  */
 import { SessionFormatError } from "./errors.js";
-import {
-  JsonlScanner,
-  scanJsonl,
-  serializeRecord,
-  type InvalidLine,
-  type JsonlStats,
-  type JsonlVisitor,
-} from "./jsonl.js";
+import { JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
 import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
@@ -134,10 +127,7 @@ export function checkHeaderVersion(header: JsonRecord): number {
   if (version === undefined) return 1;
   if (typeof version === "number" && Number.isInteger(version)) {
     if (version > CURRENT_SESSION_VERSION) {
-      throw new SessionFormatError(
-        "version_too_new",
-        `session version ${version} is newer than ${CURRENT_SESSION_VERSION}`,
-      );
+      throw new SessionFormatError("version_too_new", `session version ${version} is newer than ${CURRENT_SESSION_VERSION}`);
     }
     if (version >= 1) return version;
   }
@@ -162,10 +152,7 @@ class StopScan {
  * @throws SessionFormatError `version_too_new` / `invalid_version` (see
  *   {@link checkHeaderVersion}); `invalid_input` for input that is neither text nor bytes
  */
-export function loadSession(
-  input: string | Uint8Array | null | undefined,
-  options: LoadOptions = {},
-): SessionLoadResult {
+export function loadSession(input: string | Uint8Array | null | undefined, options: LoadOptions = {}): SessionLoadResult {
   if (input === null || input === undefined) return { kind: "empty" };
   return new SessionLoader(options).loadAll(input);
 }
@@ -265,10 +252,7 @@ export class SessionLoader {
     }
 
     // The records were parsed here and belong to no one else: migrate them in place.
-    const migrated = migrateSession(header as SessionHeader, this.#records, {
-      ...this.#options,
-      inPlace: true,
-    });
+    const migrated = migrateSession(header as SessionHeader, this.#records, { ...this.#options, inPlace: true });
     let next = 0;
     for (const item of lines) {
       if (item.kind === "entry" || item.kind === "patch") item.value = migrated.entries[next++] as JsonRecord;
@@ -389,29 +373,17 @@ export function validateSession(input: string | Uint8Array | null | undefined): 
   try {
     result = loadSession(input, { mode: "strict" });
   } catch (error) {
-    if (
-      error instanceof SessionFormatError &&
-      (error.code === "invalid_version" || error.code === "version_too_new")
-    ) {
-      return { ok: false, violations: [{ line: null, code: error.code, path: ["version"], message: error.message }] };
+    if (!(error instanceof SessionFormatError) || (error.code !== "invalid_version" && error.code !== "version_too_new" && error.code !== "line_too_long")) {
+      throw error;
     }
-    if (error instanceof SessionFormatError && error.code === "line_too_long") {
-      return { ok: false, violations: [{ line: null, code: error.code, path: [], message: error.message }] };
-    }
-    throw error;
+    const path = error.code === "line_too_long" ? [] : ["version"];
+    return { ok: false, violations: [{ line: null, code: error.code, path, message: error.message }] };
   }
   if (result.kind === "empty") return { ok: true, violations: [] };
   if (result.kind === "invalid_header") {
     const issues = result.issues.length > 0 ? result.issues : [{ path: [], message: result.reason }];
-    return {
-      ok: false,
-      violations: issues.map((issue) => ({
-        line: result.line,
-        code: "invalid_header" as const,
-        path: issue.path,
-        message: issue.message,
-      })),
-    };
+    const violations = issues.map(({ path, message }) => ({ line: result.line, code: "invalid_header" as const, path, message }));
+    return { ok: false, violations };
   }
   const violations = result.violations ?? [];
   return { ok: violations.length === 0, violations };

@@ -7,11 +7,7 @@
  * no-op, since each patch sets values rather than changing them).
  */
 import type { JsonRecord } from "./salvage.js";
-import {
-  EntryPatchRecordSchema,
-  HeaderPatchRecordSchema,
-  type SessionHeader,
-} from "./schemas.js";
+import { EntryPatchRecordSchema, HeaderPatchRecordSchema, type SessionHeader } from "./schemas.js";
 
 /** Why a patch record was not applied. */
 export type PatchSkipCode =
@@ -62,52 +58,41 @@ export const FIRST_PATCH_VERSION = 4;
  * `message` entry with that id and touches nothing else. Every patch that is not applied is
  * listed in the report with its line and a code.
  */
-export function replayPatches<H extends SessionHeader>(
-  header: H,
-  items: Iterable<ReplayItem>,
-  onDiskVersion: number,
-): ReplayResult<H> {
+export function replayPatches<H extends SessionHeader>(header: H, items: Iterable<ReplayItem>, onDiskVersion: number): ReplayResult<H> {
   const replay = onDiskVersion >= FIRST_PATCH_VERSION;
   const report: PatchReport = { applied: 0, skipped: [] };
   const entries: JsonRecord[] = [];
   const indexById = new Map<string, number>();
   let effectiveHeader = header;
+  const skip = (item: { value: JsonRecord; line: number }, code: PatchSkipCode): void => {
+    report.skipped.push({ line: item.line, code, record: item.value });
+  };
   for (const item of items) {
     if (item.kind === "entry") {
       if (typeof item.value.id === "string") indexById.set(item.value.id, entries.length);
       entries.push(item.value);
-      continue;
-    }
-    if (!replay) {
-      report.skipped.push({ line: item.line, code: "version_below_4", record: item.value });
-      continue;
-    }
-    if (item.value.type === "header_patch") {
+    } else if (!replay) {
+      skip(item, "version_below_4");
+    } else if (item.value.type === "header_patch") {
       const parsed = HeaderPatchRecordSchema.safeParse(item.value);
       if (!parsed.success) {
-        report.skipped.push({ line: item.line, code: "invalid_patch", record: item.value });
+        skip(item, "invalid_patch");
         continue;
       }
       effectiveHeader = { ...effectiveHeader, ...parsed.data.patch };
       report.applied += 1;
-      continue;
-    }
-    const parsed = EntryPatchRecordSchema.safeParse(item.value);
-    if (!parsed.success) {
-      report.skipped.push({ line: item.line, code: "invalid_patch", record: item.value });
-      continue;
-    }
-    const index = indexById.get(parsed.data.entryId);
-    const target = index === undefined ? undefined : entries[index];
-    if (index === undefined || target === undefined) {
-      report.skipped.push({ line: item.line, code: "unknown_target", record: item.value });
-    } else if (target.type !== "message") {
-      report.skipped.push({ line: item.line, code: "target_not_message", record: item.value });
     } else {
-      // The patch's own message object (from the raw record, not zod's copy) keeps every field.
-      const message = (item.value.patch as { message: unknown }).message;
-      entries[index] = { ...target, message };
-      report.applied += 1;
+      const parsed = EntryPatchRecordSchema.safeParse(item.value);
+      const index = parsed.success ? indexById.get(parsed.data.entryId) : undefined;
+      const target = index === undefined ? undefined : entries[index];
+      if (!parsed.success) skip(item, "invalid_patch");
+      else if (index === undefined || target === undefined) skip(item, "unknown_target");
+      else if (target.type !== "message") skip(item, "target_not_message");
+      else {
+        // The patch's own message object (from the raw record, not zod's copy) keeps every field.
+        entries[index] = { ...target, message: (item.value.patch as { message: unknown }).message };
+        report.applied += 1;
+      }
     }
   }
   return { header: effectiveHeader, entries, report };

@@ -3,13 +3,9 @@
  * thinking level a conversation continues with, and the session's display name. The messages
  * are the ones {@link buildSessionContext} builds; only the settings follow pi's rules.
  */
-import {
-  collectPathMessages,
-  contextPath,
-  latestCompactionAt,
-  type ContextMessage,
-} from "./context.js";
+import { buildContextOnPath, contextPath, type ContextMessage } from "./context.js";
 import { type FileEntry, isUnknownEntry, type ModelChangeEntry, sessionInfoName } from "./schemas.js";
+import { arrayPathView } from "./tree.js";
 
 /** A model as pi names it. */
 export interface PiModelRef {
@@ -34,19 +30,10 @@ export interface PiSessionContext {
  *   model change or an assistant message, names the model;
  * - there is one model and one thinking level, no roles, tiers or tool selections.
  */
-export function buildPiSessionContext(
-  entries: readonly FileEntry[],
-  leafId?: string | null,
-  byId?: ReadonlyMap<string, FileEntry>,
-): PiSessionContext {
+export function buildPiSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): PiSessionContext {
   const path = contextPath(entries, leafId, byId);
   if (path === undefined) return { messages: [], thinkingLevel: "off", model: null };
-  let thinkingLevel = "off";
-  for (const entry of path) {
-    if (entry.type === "thinking_level_change" && !isUnknownEntry(entry)) thinkingLevel = entry.thinkingLevel ?? "off";
-  }
-  const messages: ContextMessage[] = [];
-  collectPathMessages(path, latestCompactionAt(path), messages);
+  const { messages, thinkingLevel } = buildContextOnPath(arrayPathView(path));
   return { messages, thinkingLevel, model: piModelOfPath(path) };
 }
 

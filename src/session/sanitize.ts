@@ -26,11 +26,7 @@ export const MAX_SANITIZE_DEPTH = 100_000;
 const TRUNCATION_SUFFIX = `\n\n${PERSIST_TRUNCATION_NOTICE}`;
 
 /** A cut signature is useless to a provider (it fails verification), so it is emptied. */
-const SIGNATURE_KEYS: ReadonlySet<string> = new Set([
-  "thinkingSignature",
-  "thoughtSignature",
-  "textSignature",
-]);
+const SIGNATURE_KEYS: ReadonlySet<string> = new Set(["thinkingSignature", "thoughtSignature", "textSignature"]);
 
 /** Streaming scratch state that providers attach while a response is in flight. */
 const TRANSIENT_KEYS: ReadonlySet<string> = new Set(["partialJson", "jsonlEvents"]);
@@ -102,10 +98,7 @@ export function sanitizeForPersistence<T>(value: T): T {
     const child = childAt(frame, position);
     if (isContainer(child)) {
       if (stack.length >= MAX_SANITIZE_DEPTH) {
-        throw new PersistSanitizeError(
-          "nesting_too_deep",
-          `value nests deeper than ${MAX_SANITIZE_DEPTH} levels or contains a cycle`,
-        );
+        throw new PersistSanitizeError("nesting_too_deep", `value nests deeper than ${MAX_SANITIZE_DEPTH} levels or contains a cycle`);
       }
       stack.push(openFrame(child));
       continue;
@@ -135,13 +128,7 @@ function isContainer(value: unknown): value is Container {
 }
 
 function openFrame(source: Container): Frame {
-  return {
-    source,
-    keys: Array.isArray(source) ? null : Object.keys(source),
-    next: 0,
-    copy: null,
-    contentChanged: false,
-  };
+  return { source, keys: Array.isArray(source) ? null : Object.keys(source), next: 0, copy: null, contentChanged: false };
 }
 
 function childCount(frame: Frame): number {
@@ -213,14 +200,6 @@ function countLines(text: string): number {
  * own property that `JSON.parse` produced, silently dropping the field on the next write.
  */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(target, key, {
-      value,
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  } else {
-    target[key] = value;
-  }
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }

@@ -39,23 +39,16 @@ function define(z: Zod) {
     parentSession: z.string().optional(),
   });
 
-  /** Fields every tree entry carries. `parentId` is `null` for a root entry. */
-  const entryBase = {
-    id: z.string(),
-    parentId: z.string().nullable(),
-    timestamp: z.string(),
-  };
+  /** A tree entry of `type` with `fields`; `parentId` is `null` for a root entry. */
+  const entry = <T extends string, F extends z.core.$ZodLooseShape>(type: T, fields: F) =>
+    z.looseObject({ type: z.literal(type), id: z.string(), parentId: z.string().nullable(), timestamp: z.string(), ...fields });
 
-  const MessageEntrySchema = z.looseObject({
-    type: z.literal("message"),
-    ...entryBase,
-    message: AgentMessageSchema,
-  });
+  const ContentBlockSchema = z.looseObject({ type: z.string() });
 
-  const ModelChangeEntrySchema = z
-    .looseObject({
-      type: z.literal("model_change"),
-      ...entryBase,
+  // In the spec's order (SESSION_ENTRY_TYPES); each type's meaning is on its exported type below.
+  const ENTRY_SCHEMAS = {
+    message: entry("message", { message: AgentMessageSchema }),
+    model_change: entry("model_change", {
       model: z.string().optional(),
       provider: z.string().optional(),
       modelId: z.string().optional(),
@@ -64,169 +57,81 @@ function define(z: Zod) {
       previousModel: z.string().optional(),
       reason: z.string().optional(),
       thinkingLevel: z.string().nullable().optional(),
-    })
-    .refine(
-      (entry) => typeof entry.model === "string" || (typeof entry.provider === "string" && typeof entry.modelId === "string"),
+    }).refine(
+      (change) => typeof change.model === "string" || (typeof change.provider === "string" && typeof change.modelId === "string"),
       { message: "a model_change needs model, or provider and modelId", path: ["model"] },
-    );
-
-  const ThinkingLevelChangeEntrySchema = z.looseObject({
-    type: z.literal("thinking_level_change"),
-    ...entryBase,
-    thinkingLevel: z.string().nullable(),
-    operatorIntent: z.unknown().optional(),
-  });
-
-  const ServiceTierChangeEntrySchema = z.looseObject({
-    type: z.literal("service_tier_change"),
-    ...entryBase,
-    serviceTier: z.string().nullable(),
-  });
-
-  const CompactionEntrySchema = z.looseObject({
-    type: z.literal("compaction"),
-    ...entryBase,
-    summary: z.string(),
-    shortSummary: z.string().optional(),
-    firstKeptEntryId: z.string().optional(),
-    tokensBefore: z.number(),
-    details: z.unknown().optional(),
-    preserveData: JsonObjectSchema.optional(),
-    fromExtension: z.boolean().optional(),
-    /** pi's name for `fromExtension`; pi reads it to tell hook-made summaries from its own */
-    fromHook: z.boolean().optional(),
-  });
-
-  const BranchSummaryEntrySchema = z.looseObject({
-    type: z.literal("branch_summary"),
-    ...entryBase,
-    fromId: z.string(),
-    summary: z.string(),
-    details: z.unknown().optional(),
-    fromExtension: z.boolean().optional(),
-    /** pi's name for `fromExtension` */
-    fromHook: z.boolean().optional(),
-  });
-
-  const CustomEntrySchema = z.looseObject({
-    type: z.literal("custom"),
-    ...entryBase,
-    customType: z.string(),
-    data: z.unknown().optional(),
-  });
-
-  const ContentBlockSchema = z.looseObject({ type: z.string() });
-
-  const CustomMessageEntrySchema = z.looseObject({
-    type: z.literal("custom_message"),
-    ...entryBase,
-    customType: z.string(),
-    content: z.union([z.string(), z.array(ContentBlockSchema)]),
-    display: z.boolean(),
-    details: z.unknown().optional(),
-    attribution: z.enum(["user", "agent"]).optional(),
-  });
-
-  const LabelEntrySchema = z.looseObject({
-    type: z.literal("label"),
-    ...entryBase,
-    targetId: z.string(),
-    label: z.string().optional(),
-  });
-
-  const TtsrInjectionEntrySchema = z.looseObject({
-    type: z.literal("ttsr_injection"),
-    ...entryBase,
-    injectedRules: z.array(z.string()),
-    injectedRuleRecords: z.unknown().optional(),
-    ttsrMessageCount: z.number().optional(),
-  });
-
-  const SessionInitEntrySchema = z.looseObject({
-    type: z.literal("session_init"),
-    ...entryBase,
-    systemPrompt: z.string(),
-    task: z.string(),
-    tools: z.array(z.string()),
-    outputSchema: z.unknown().optional(),
-    forkContext: z.unknown().optional(),
-  });
-
-  const ModeChangeEntrySchema = z.looseObject({
-    type: z.literal("mode_change"),
-    ...entryBase,
-    mode: z.string(),
-    data: JsonObjectSchema.optional(),
-  });
-
-  const McpToolSelectionEntrySchema = z.looseObject({
-    type: z.literal("mcp_tool_selection"),
-    ...entryBase,
-    selectedToolNames: z.array(z.string()),
-    selectedDiscoveredBuiltinToolNames: z.array(z.string()).optional(),
-    mutationCorrelationId: z.string().optional(),
-  });
-
-  const DiscoveredBuiltinToolSelectionEntrySchema = z.looseObject({
-    type: z.literal("discovered_builtin_tool_selection"),
-    ...entryBase,
-    selectedToolNames: z.array(z.string()),
-    mutationCorrelationId: z.string().optional(),
-  });
-
-  const ConfiguredModelChainEntrySchema = z.looseObject({
-    type: z.literal("configured_model_chain"),
-    ...entryBase,
-    role: z.string(),
-    entries: z.array(z.string()),
-    origin: z.string(),
-    identity: z.string().optional(),
-    explicitHead: z.boolean().optional(),
-    cleared: z.boolean().optional(),
-  });
-
-  const SessionInfoEntrySchema = z.looseObject({
-    type: z.literal("session_info"),
-    ...entryBase,
-    name: z.string().optional(),
-  });
-
-  const ENTRY_SCHEMAS = {
-    message: MessageEntrySchema,
-    model_change: ModelChangeEntrySchema,
-    thinking_level_change: ThinkingLevelChangeEntrySchema,
-    service_tier_change: ServiceTierChangeEntrySchema,
-    compaction: CompactionEntrySchema,
-    branch_summary: BranchSummaryEntrySchema,
-    custom: CustomEntrySchema,
-    custom_message: CustomMessageEntrySchema,
-    label: LabelEntrySchema,
-    ttsr_injection: TtsrInjectionEntrySchema,
-    session_init: SessionInitEntrySchema,
-    mode_change: ModeChangeEntrySchema,
-    mcp_tool_selection: McpToolSelectionEntrySchema,
-    discovered_builtin_tool_selection: DiscoveredBuiltinToolSelectionEntrySchema,
-    configured_model_chain: ConfiguredModelChainEntrySchema,
-    session_info: SessionInfoEntrySchema,
+    ),
+    thinking_level_change: entry("thinking_level_change", {
+      thinkingLevel: z.string().nullable(),
+      operatorIntent: z.unknown().optional(),
+    }),
+    service_tier_change: entry("service_tier_change", { serviceTier: z.string().nullable() }),
+    compaction: entry("compaction", {
+      summary: z.string(),
+      shortSummary: z.string().optional(),
+      firstKeptEntryId: z.string().optional(),
+      tokensBefore: z.number(),
+      details: z.unknown().optional(),
+      preserveData: JsonObjectSchema.optional(),
+      fromExtension: z.boolean().optional(),
+      /** pi's name for `fromExtension`; pi reads it to tell hook-made summaries from its own */
+      fromHook: z.boolean().optional(),
+    }),
+    branch_summary: entry("branch_summary", {
+      fromId: z.string(),
+      summary: z.string(),
+      details: z.unknown().optional(),
+      fromExtension: z.boolean().optional(),
+      /** pi's name for `fromExtension` */
+      fromHook: z.boolean().optional(),
+    }),
+    custom: entry("custom", { customType: z.string(), data: z.unknown().optional() }),
+    custom_message: entry("custom_message", {
+      customType: z.string(),
+      content: z.union([z.string(), z.array(ContentBlockSchema)]),
+      display: z.boolean(),
+      details: z.unknown().optional(),
+      attribution: z.enum(["user", "agent"]).optional(),
+    }),
+    label: entry("label", { targetId: z.string(), label: z.string().optional() }),
+    ttsr_injection: entry("ttsr_injection", {
+      injectedRules: z.array(z.string()),
+      injectedRuleRecords: z.unknown().optional(),
+      ttsrMessageCount: z.number().optional(),
+    }),
+    session_init: entry("session_init", {
+      systemPrompt: z.string(),
+      task: z.string(),
+      tools: z.array(z.string()),
+      outputSchema: z.unknown().optional(),
+      forkContext: z.unknown().optional(),
+    }),
+    mode_change: entry("mode_change", { mode: z.string(), data: JsonObjectSchema.optional() }),
+    mcp_tool_selection: entry("mcp_tool_selection", {
+      selectedToolNames: z.array(z.string()),
+      selectedDiscoveredBuiltinToolNames: z.array(z.string()).optional(),
+      mutationCorrelationId: z.string().optional(),
+    }),
+    discovered_builtin_tool_selection: entry("discovered_builtin_tool_selection", {
+      selectedToolNames: z.array(z.string()),
+      mutationCorrelationId: z.string().optional(),
+    }),
+    configured_model_chain: entry("configured_model_chain", {
+      role: z.string(),
+      entries: z.array(z.string()),
+      origin: z.string(),
+      identity: z.string().optional(),
+      explicitHead: z.boolean().optional(),
+      cleared: z.boolean().optional(),
+    }),
+    session_info: entry("session_info", { name: z.string().optional() }),
   } as const;
 
+  const e = ENTRY_SCHEMAS;
   const SessionEntrySchema = z.discriminatedUnion("type", [
-    MessageEntrySchema,
-    ModelChangeEntrySchema,
-    ThinkingLevelChangeEntrySchema,
-    ServiceTierChangeEntrySchema,
-    CompactionEntrySchema,
-    BranchSummaryEntrySchema,
-    CustomEntrySchema,
-    CustomMessageEntrySchema,
-    LabelEntrySchema,
-    TtsrInjectionEntrySchema,
-    SessionInitEntrySchema,
-    ModeChangeEntrySchema,
-    McpToolSelectionEntrySchema,
-    DiscoveredBuiltinToolSelectionEntrySchema,
-    ConfiguredModelChainEntrySchema,
-    SessionInfoEntrySchema,
+    e.message, e.model_change, e.thinking_level_change, e.service_tier_change, e.compaction, e.branch_summary,
+    e.custom, e.custom_message, e.label, e.ttsr_injection, e.session_init, e.mode_change, e.mcp_tool_selection,
+    e.discovered_builtin_tool_selection, e.configured_model_chain, e.session_info,
   ]);
 
   const HeaderPatchRecordSchema = z.looseObject({
@@ -244,47 +149,17 @@ function define(z: Zod) {
     patch: z.strictObject({ message: AgentMessageSchema }),
   });
 
-  return {
-    AgentMessageSchema,
-    SessionHeaderSchema,
-    MessageEntrySchema,
-    ModelChangeEntrySchema,
-    ThinkingLevelChangeEntrySchema,
-    ServiceTierChangeEntrySchema,
-    CompactionEntrySchema,
-    BranchSummaryEntrySchema,
-    CustomEntrySchema,
-    ContentBlockSchema,
-    CustomMessageEntrySchema,
-    LabelEntrySchema,
-    TtsrInjectionEntrySchema,
-    SessionInitEntrySchema,
-    ModeChangeEntrySchema,
-    McpToolSelectionEntrySchema,
-    DiscoveredBuiltinToolSelectionEntrySchema,
-    ConfiguredModelChainEntrySchema,
-    SessionInfoEntrySchema,
-    ENTRY_SCHEMAS,
-    SessionEntrySchema,
-    HeaderPatchRecordSchema,
-    EntryPatchRecordSchema,
-  };
+  return { SessionHeaderSchema, ContentBlockSchema, ENTRY_SCHEMAS, SessionEntrySchema, HeaderPatchRecordSchema, EntryPatchRecordSchema };
 }
 
 /** The schemas, as {@link define} builds them. */
 type Schemas = ReturnType<typeof define>;
+/** The inferred type of the entry of `type`. */
+type EntryOf<T extends SessionEntryType> = z.infer<Schemas["ENTRY_SCHEMAS"][T]>;
 
 const schemas = lazySchemas(define);
 
 export type { AgentMessage, StoredAgentMessage } from "./messages.js";
-
-/**
- * One message as the agent loop stores it. Only `role` is checked: the message payload belongs
- * to the agent (user, assistant, toolResult, custom, bashExecution, ...) and evolves with it, and
- * a role this version does not know is kept as read. The static type is the role-typed
- * {@link StoredAgentMessage}; what an agent may append is the narrower {@link AgentMessage}.
- */
-export const AgentMessageSchema = schemas.lazy("AgentMessageSchema");
 
 /**
  * The header on line 1 of every session file. `version` is absent in v1 files. Only `type` and
@@ -294,77 +169,11 @@ export const AgentMessageSchema = schemas.lazy("AgentMessageSchema");
  */
 export const SessionHeaderSchema = schemas.lazy("SessionHeaderSchema");
 
-/** `message`: an agent message stored as-is. */
-export const MessageEntrySchema = schemas.lazy("MessageEntrySchema");
-
 /**
- * `model_change`, in either peer's shape: GJC writes `model` (`"provider/id"`) with an optional
- * `role` (absent means `"default"`) and may write `cleared: true` to drop a role; pi writes
- * `provider` and `modelId` and no role. A record must carry one of the two shapes; when it
- * carries both, `model` is the one GJC readers use (see {@link modelChangeModel}).
+ * Every known entry schema, keyed by its `type`. Of a `message` only `role` is checked: the
+ * message payload belongs to the agent and evolves with it, and a role this version does not
+ * know is kept as read.
  */
-export const ModelChangeEntrySchema = schemas.lazy("ModelChangeEntrySchema");
-
-/** `thinking_level_change`: `null` is read as `"off"` by context reconstruction. */
-export const ThinkingLevelChangeEntrySchema = schemas.lazy("ThinkingLevelChangeEntrySchema");
-
-/** `service_tier_change`: `null` clears the tier. */
-export const ServiceTierChangeEntrySchema = schemas.lazy("ServiceTierChangeEntrySchema");
-
-/**
- * `compaction`. `firstKeptEntryId` is optional because a v1 file whose `firstKeptEntryIndex`
- * points at nothing migrates without one (an id is never invented).
- */
-export const CompactionEntrySchema = schemas.lazy("CompactionEntrySchema");
-
-/** `branch_summary`: `fromId` is the literal `"root"` when the branch started at the root. */
-export const BranchSummaryEntrySchema = schemas.lazy("BranchSummaryEntrySchema");
-
-/** `custom`: extension state; never part of the model context. */
-export const CustomEntrySchema = schemas.lazy("CustomEntrySchema");
-
-/** A content block of a `custom_message`: text, image, or a type this version does not know. */
-export const ContentBlockSchema = schemas.lazy("ContentBlockSchema");
-
-/** `custom_message`: extension text that does reach the model context. */
-export const CustomMessageEntrySchema = schemas.lazy("CustomMessageEntrySchema");
-
-/** `label`: an absent `label` clears the label of `targetId`. */
-export const LabelEntrySchema = schemas.lazy("LabelEntrySchema");
-
-/** `ttsr_injection`: rule names injected into the conversation. */
-export const TtsrInjectionEntrySchema = schemas.lazy("TtsrInjectionEntrySchema");
-
-/** `session_init`: how a sub-agent session was started. */
-export const SessionInitEntrySchema = schemas.lazy("SessionInitEntrySchema");
-
-/** `mode_change`: the agent mode (for example `"plan"`) and its data. */
-export const ModeChangeEntrySchema = schemas.lazy("ModeChangeEntrySchema");
-
-/**
- * `mcp_tool_selection`. `selectedDiscoveredBuiltinToolNames` is the v4 combined field, still
- * readable; v5 writers put that authority in `discovered_builtin_tool_selection` instead.
- */
-export const McpToolSelectionEntrySchema = schemas.lazy("McpToolSelectionEntrySchema");
-
-/** `discovered_builtin_tool_selection`: the v5 discovered built-in authority. */
-export const DiscoveredBuiltinToolSelectionEntrySchema = schemas.lazy("DiscoveredBuiltinToolSelectionEntrySchema");
-
-/**
- * `configured_model_chain` (GJC): the ordered fallback chain of models configured for `role`
- * (`entries` are `"provider/id"`, head first). The latest one per role on the path is in force;
- * `cleared: true` removes the role's chain.
- */
-export const ConfiguredModelChainEntrySchema = schemas.lazy("ConfiguredModelChainEntrySchema");
-
-/**
- * `session_info` (pi): the session's display name. A tree entry like any other (it has a
- * parent and becomes the leaf); the latest one in the file decides the name, and an empty or
- * absent `name` clears it (see `getSessionInfoName`).
- */
-export const SessionInfoEntrySchema = schemas.lazy("SessionInfoEntrySchema");
-
-/** Every known entry schema, keyed by its `type`. */
 export const ENTRY_SCHEMAS = schemas.lazy("ENTRY_SCHEMAS");
 
 /** Any known entry, discriminated on `type` (strict validation reports paths through it). */
@@ -382,57 +191,78 @@ export const EntryPatchRecordSchema = schemas.lazy("EntryPatchRecordSchema");
 /** The session header record. */
 export type SessionHeader = z.infer<Schemas["SessionHeaderSchema"]>;
 
-/** A `message` entry. */
-export type MessageEntry = z.infer<Schemas["MessageEntrySchema"]>;
+/**
+ * A `message` entry: an agent message stored as-is. Its static type is the role-typed
+ * {@link StoredAgentMessage}; what an agent may append is the narrower {@link AgentMessage}.
+ */
+export type MessageEntry = EntryOf<"message">;
 
-/** A `model_change` entry. */
-export type ModelChangeEntry = z.infer<Schemas["ModelChangeEntrySchema"]>;
+/**
+ * A `model_change` entry, in either peer's shape: GJC writes `model` (`"provider/id"`) with an
+ * optional `role` (absent means `"default"`) and may write `cleared: true` to drop a role; pi
+ * writes `provider` and `modelId` and no role. A record must carry one of the two shapes; when
+ * it carries both, `model` is the one GJC readers use (see {@link modelChangeModel}).
+ */
+export type ModelChangeEntry = EntryOf<"model_change">;
 
-/** A `thinking_level_change` entry. */
-export type ThinkingLevelChangeEntry = z.infer<Schemas["ThinkingLevelChangeEntrySchema"]>;
+/** A `thinking_level_change` entry: `null` is read as `"off"` by context reconstruction. */
+export type ThinkingLevelChangeEntry = EntryOf<"thinking_level_change">;
 
-/** A `service_tier_change` entry. */
-export type ServiceTierChangeEntry = z.infer<Schemas["ServiceTierChangeEntrySchema"]>;
+/** A `service_tier_change` entry: `null` clears the tier. */
+export type ServiceTierChangeEntry = EntryOf<"service_tier_change">;
 
-/** A `compaction` entry. */
-export type CompactionEntry = z.infer<Schemas["CompactionEntrySchema"]>;
+/**
+ * A `compaction` entry. `firstKeptEntryId` is optional because a v1 file whose
+ * `firstKeptEntryIndex` points at nothing migrates without one (an id is never invented).
+ */
+export type CompactionEntry = EntryOf<"compaction">;
 
-/** A `branch_summary` entry. */
-export type BranchSummaryEntry = z.infer<Schemas["BranchSummaryEntrySchema"]>;
+/** A `branch_summary` entry: `fromId` is the literal `"root"` when the branch started at the root. */
+export type BranchSummaryEntry = EntryOf<"branch_summary">;
 
-/** A `custom` entry. */
-export type CustomEntry = z.infer<Schemas["CustomEntrySchema"]>;
+/** A `custom` entry: extension state; never part of the model context. */
+export type CustomEntry = EntryOf<"custom">;
 
-/** One content block. */
+/** A content block of a `custom_message`: text, image, or a type this version does not know. */
 export type ContentBlock = z.infer<Schemas["ContentBlockSchema"]>;
 
-/** A `custom_message` entry. */
-export type CustomMessageEntry = z.infer<Schemas["CustomMessageEntrySchema"]>;
+/** A `custom_message` entry: extension text that does reach the model context. */
+export type CustomMessageEntry = EntryOf<"custom_message">;
 
-/** A `label` entry. */
-export type LabelEntry = z.infer<Schemas["LabelEntrySchema"]>;
+/** A `label` entry: an absent `label` clears the label of `targetId`. */
+export type LabelEntry = EntryOf<"label">;
 
-/** A `ttsr_injection` entry. */
-export type TtsrInjectionEntry = z.infer<Schemas["TtsrInjectionEntrySchema"]>;
+/** A `ttsr_injection` entry: rule names injected into the conversation. */
+export type TtsrInjectionEntry = EntryOf<"ttsr_injection">;
 
-/** A `session_init` entry. */
-export type SessionInitEntry = z.infer<Schemas["SessionInitEntrySchema"]>;
+/** A `session_init` entry: how a sub-agent session was started. */
+export type SessionInitEntry = EntryOf<"session_init">;
 
-/** A `mode_change` entry. */
-export type ModeChangeEntry = z.infer<Schemas["ModeChangeEntrySchema"]>;
+/** A `mode_change` entry: the agent mode (for example `"plan"`) and its data. */
+export type ModeChangeEntry = EntryOf<"mode_change">;
 
-/** An `mcp_tool_selection` entry. */
-export type McpToolSelectionEntry = z.infer<Schemas["McpToolSelectionEntrySchema"]>;
+/**
+ * An `mcp_tool_selection` entry. `selectedDiscoveredBuiltinToolNames` is the v4 combined field,
+ * still readable; v5 writers put that authority in `discovered_builtin_tool_selection` instead.
+ */
+export type McpToolSelectionEntry = EntryOf<"mcp_tool_selection">;
 
-/** A `discovered_builtin_tool_selection` entry. */
-export type DiscoveredBuiltinToolSelectionEntry = z.infer<Schemas["DiscoveredBuiltinToolSelectionEntrySchema"]
->;
+/** A `discovered_builtin_tool_selection` entry: the v5 discovered built-in authority. */
+export type DiscoveredBuiltinToolSelectionEntry = EntryOf<"discovered_builtin_tool_selection">;
 
-/** A `configured_model_chain` entry. */
-export type ConfiguredModelChainEntry = z.infer<Schemas["ConfiguredModelChainEntrySchema"]>;
+/**
+ * A `configured_model_chain` entry (GJC): the ordered fallback chain of models configured for
+ * `role` (`entries` are `"provider/id"`, head first). The latest one per role on the path is in
+ * force; `cleared: true` removes the role's chain.
+ */
+export type ConfiguredModelChainEntry = EntryOf<"configured_model_chain">;
 
-/** A `session_info` entry. */
-export type SessionInfoEntry = z.infer<Schemas["SessionInfoEntrySchema"]>;
+/**
+ * A `session_info` entry (pi): the session's display name. A tree entry like any other (it has
+ * a parent and becomes the leaf); the latest one in the file decides the name, and an empty or
+ * absent `name` clears it (see `getSessionInfoName`).
+ */
+export type SessionInfoEntry = EntryOf<"session_info">;
 
 /** A known, well-formed entry. */
 export type SessionEntry = z.infer<Schemas["SessionEntrySchema"]>;

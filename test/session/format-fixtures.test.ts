@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { isEntryId } from "../../src/session/ids.js";
 import { serializeSessionLines } from "../../src/session/load.js";
 import { isUnknownEntry, UNKNOWN_ENTRY } from "../../src/session/schemas.js";
 import { validateSession } from "../../src/session/load.js";
-import { asJson, loaded } from "./format-helpers.js";
+import { asJson, isEntryId, loaded } from "./format-helpers.js";
 
 const dir = new URL("../fixtures/peer-sessions/", import.meta.url);
 const read = (name: string): Buffer => readFileSync(new URL(name, dir));

@@ -3,7 +3,28 @@
  */
 import { expect } from "vitest";
 import { GjcError } from "../../src/errors.js";
+import { scanJsonl, type InvalidLine, type JsonlStats } from "../../src/session/jsonl.js";
 import { loadSession, type LoadedSession, type LoadOptions } from "../../src/session/load.js";
+import type { JsonRecord } from "../../src/session/salvage.js";
+
+/** One item {@link parseJsonl} read. */
+export type JsonlItem = { kind: "record"; line: number; value: JsonRecord } | ({ kind: "invalid" } & InvalidLine);
+
+/** Every record and invalid piece of `input`, in file order, as {@link scanJsonl} reports them. */
+export function parseJsonl(input: string | Uint8Array): { items: JsonlItem[]; stats: JsonlStats } {
+  const items: JsonlItem[] = [];
+  const stats = scanJsonl(input, {
+    record: (value, line) => items.push({ kind: "record", line, value }),
+    invalid: (invalid) => items.push({ kind: "invalid", ...invalid }),
+  });
+  return { items, stats };
+}
+
+/** True for a lowercase UUIDv7, the format of a new session id. */
+export const isUuidV7 = (value: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/.test(value);
+
+/** True for 8 lowercase hex digits, the format of a new entry id. */
+export const isEntryId = (value: string): boolean => /^[0-9a-f]{8}$/.test(value);
 
 /** One JSONL line per record. */
 export function jsonl(...records: unknown[]): string {

@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { JsonlScanner, parseJsonl, serializeRecord, type JsonlItem } from "../../src/session/jsonl.js";
+import { JsonlScanner, serializeRecord } from "../../src/session/jsonl.js";
 import { loadSession, SessionLoader, serializeSessionLines } from "../../src/session/load.js";
 import { migrateSession, type HeaderRecord } from "../../src/session/migrate.js";
 import type { JsonRecord } from "../../src/session/salvage.js";
 import { SESSION_ENTRY_TYPES } from "../../src/session/schemas.js";
-import { asJson, header, loaded } from "./format-helpers.js";
+import { asJson, header, loaded, parseJsonl, type JsonlItem } from "./format-helpers.js";
 
 /** Strings that stress the line format: separators, quotes, braces, NUL, BOM, surrogates. */
 const nastyText = fc.oneof(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isEntryId, isUuidV7, isValidSessionId, newEntryId, newSessionId } from "../../src/session/ids.js";
-import { expectCode } from "./format-helpers.js";
+import { isValidSessionId, newEntryId, newSessionId } from "../../src/session/ids.js";
+import { expectCode, isEntryId, isUuidV7 } from "./format-helpers.js";
 
 describe("session ids", () => {
   it("are lowercase UUIDv7 carrying the creation time", () => {
@@ -30,19 +30,11 @@ describe("session ids", () => {
   ])("isValidSessionId: %s", (_name, value, valid) => {
     expect(isValidSessionId(value)).toBe(valid);
   });
-
-  it("isUuidV7 refuses other versions and upper case", () => {
-    expect(isUuidV7("019f0000-1111-4000-aaaa-000000000001")).toBe(false);
-    expect(isUuidV7("019F0000-1111-7000-AAAA-000000000001")).toBe(false);
-    expect(isUuidV7("019f0000-1111-7000-caaa-000000000001")).toBe(false);
-  });
 });
 
 describe("entry ids", () => {
   it("are 8 lowercase hex digits", () => {
     for (let i = 0; i < 500; i += 1) expect(isEntryId(newEntryId(() => false))).toBe(true);
-    expect(isEntryId("ABCDEF01")).toBe(false);
-    expect(isEntryId("abcdef0")).toBe(false);
   });
 
   it("are redrawn while the session already holds the draw", () => {

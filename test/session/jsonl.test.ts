@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseJsonl, scanJsonl, serializeRecord, type JsonlItem } from "../../src/session/jsonl.js";
+import { scanJsonl, serializeRecord } from "../../src/session/jsonl.js";
 import { serializeSessionLines } from "../../src/session/load.js";
-import { expectCode, header, jsonl, loaded, message } from "./format-helpers.js";
+import { expectCode, header, jsonl, loaded, message, parseJsonl, type JsonlItem } from "./format-helpers.js";
 
 const A = message("aaaa0001", null, "first");
 const B = message("aaaa0002", "aaaa0001", "second");

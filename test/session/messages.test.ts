@@ -7,8 +7,6 @@ import { describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/session/context.js";
 import {
   type AgentMessage,
-  isAssistantMessage,
-  isKnownRoleMessage,
   type StoredAgentMessage,
 } from "../../src/session/messages.js";
 import type { MessageEntry } from "../../src/session/schemas.js";
@@ -34,7 +32,7 @@ describe("AgentMessage", () => {
       { role: "branchSummary", summary: "s", fromId: "root", timestamp: 1 },
       { role: "compactionSummary", summary: "s", tokensBefore: 3, timestamp: 1 },
     ];
-    expect(messages.map(appendable).every(isKnownRoleMessage)).toBe(true);
+    expect(messages.map(appendable)).toHaveLength(10);
 
     // @ts-expect-error a misspelt role is not an AgentMessage
     appendable({ role: "asistant", content: [] });
@@ -60,13 +58,6 @@ describe("AgentMessage", () => {
     const entry = session.entries[0] as MessageEntry;
     const stored: StoredAgentMessage = entry.message;
     expect(stored).toEqual({ role: "reviewerNote", text: "from a newer agent" });
-    expect(isKnownRoleMessage(stored)).toBe(false);
-    expect(isAssistantMessage(stored)).toBe(false);
     expect(buildSessionContext(session.entries).messages).toEqual([stored]);
-  });
-
-  it("isAssistantMessage narrows by role", () => {
-    const stored: StoredAgentMessage = { role: "assistant", content: [], provider: "p", model: "m" };
-    expect(isAssistantMessage(stored) && stored.provider).toBe("p");
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { isEntryId } from "../../src/session/ids.js";
 import { migrateSession, type HeaderRecord } from "../../src/session/migrate.js";
 import type { JsonRecord } from "../../src/session/salvage.js";
+import { isEntryId } from "./format-helpers.js";
 
 const v1Header = (fields: Record<string, unknown> = {}): HeaderRecord => ({
   type: "session",

@@ -4,7 +4,6 @@
  */
 import { describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/session/context.js";
-import { isEntryId } from "../../src/session/ids.js";
 import {
   getLatestCompactionEntry,
   migrateSessionEntries,
@@ -12,7 +11,7 @@ import {
   type SessionFileEntry,
 } from "../../src/session/peer-format.js";
 import { CURRENT_SESSION_VERSION, type FileEntry, isUnknownEntry } from "../../src/session/schemas.js";
-import { expectCode, header, jsonl, message } from "./format-helpers.js";
+import { expectCode, header, isEntryId, jsonl, message } from "./format-helpers.js";
 
 const A = message("aaaa0001", null, "first");
 const B = message("aaaa0002", "aaaa0001", "second");
