@@ -248,12 +248,12 @@ async function migrateLocked(held: Held, candidate: SessionCandidate, limits: Ar
   if (existing !== undefined) {
     // Published by an earlier attempt that died before its receipt, or somebody else's file.
     if (existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
-    const snapshot = await snapshotArtifactTree(legacyDir, artifactSource, limits);
+    const snapshot = snapshotArtifactTree(legacyDir, artifactSource, limits);
     progress.start(source, snapshot);
-    const there = await hashManagedFile(scopeDir, destName).catch(conflictOnFsError);
+    const there = asConflict(() => hashManagedFile(scopeDir, destName));
     if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    const manifest = snapshot === undefined ? [] : await manifestOfSource(legacyDir, artifactSource, snapshot);
-    await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+    const manifest = snapshot === undefined ? [] : manifestOfSource(legacyDir, artifactSource, snapshot);
+    requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
     progress.phase("publishing");
     try {
       await receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receiptOf(manifest)), { noReplace: true });
@@ -306,7 +306,7 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
   try {
     // The tree is snapshotted first: an unsafe or too large one is refused before anything
     // is copied.
-    const snapshot = await snapshotArtifactTree(legacyDir, artifactSource, limits);
+    const snapshot = snapshotArtifactTree(legacyDir, artifactSource, limits);
     progress.start(source, snapshot);
     const sha256 = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
     progress.file();
@@ -322,14 +322,14 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
     // the same way, the staged directories are synced, then the source is checked again.
     await writeStagedFile(receipts, stagedReceipt, Buffer.from(encodeRecord(job.receiptOf(manifest)), "utf8"));
     await staged.makeDurable();
-    await sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
+    sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
     progress.phase("publishing");
     if (snapshot !== undefined) {
       try {
         scopeDir.publishNoReplace(stagedArtifacts, artifactName);
       } catch (error) {
         if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-        await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+        requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
       }
     }
     try {
@@ -354,45 +354,26 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
 }
 
 /** Throws `source_changed` unless the transcript and the artifact tree still match what was copied. */
-async function sourceStillUnchanged(
-  held: Held,
-  sourcePath: string,
-  source: FileIdentity,
-  artifactSource: string,
-  snapshot: ArtifactSnapshot | undefined,
-  limits: ArtifactLimits,
-): Promise<void> {
+function sourceStillUnchanged(held: Held, sourcePath: string, source: FileIdentity, artifactSource: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): void {
   if (!statUnchanged(held, sourcePath, source)) {
     throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
   }
-  if (!(await snapshotStillHolds(held.legacyDir, artifactSource, snapshot, limits))) {
+  if (!snapshotStillHolds(held.legacyDir, artifactSource, snapshot, limits)) {
     throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
   }
 }
 
 /** An artifact directory already at the destination must hold exactly the source's artifacts. */
-async function requireArtifactsMatch(
-  scopeDir: SecureDir,
-  artifactName: string,
-  snapshot: ArtifactSnapshot | undefined,
-  manifest: readonly ManifestEntry[],
-  limits: ArtifactLimits,
-): Promise<void> {
+function requireArtifactsMatch(scopeDir: SecureDir, artifactName: string, snapshot: ArtifactSnapshot | undefined, manifest: readonly ManifestEntry[], limits: ArtifactLimits): void {
   const type = entryType(scopeDir, artifactName);
   if (type === undefined) {
     if (snapshot === undefined) return;
     throw new MigrationError("destination_conflict", "artifacts_missing", "the destination lacks the session's artifacts");
   }
   if (type !== "directory" || snapshot === undefined) throw new MigrationError("destination_conflict", type, "the artifact destination is taken");
-  const dir = (() => {
-    try {
-      return scopeDir.openDir(artifactName);
-    } catch (error) {
-      return conflictOnFsError(error);
-    }
-  })();
+  const dir = asConflict(() => scopeDir.openDir(artifactName));
   try {
-    const there = await manifestOfManagedTree(dir, limits).catch(conflictOnFsError);
+    const there = asConflict(() => manifestOfManagedTree(dir, limits));
     if (!sameManifest(there, manifest)) throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
   } finally {
     dir.close();
@@ -415,9 +396,14 @@ function statUnchanged(held: Held, file: string, identity: FileIdentity): boolea
   }
 }
 
-function conflictOnFsError(error: unknown): never {
-  if (error instanceof SecureFsError) throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
-  throw error;
+/** `read` of something at the destination; an fs refusal there is `destination_conflict`. */
+function asConflict<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof SecureFsError) throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
+    throw error;
+  }
 }
 
 function committedReceiptFor(receipts: SecureDir, op: string): string | undefined {
