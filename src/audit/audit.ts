@@ -57,7 +57,6 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   const walk: WalkOptions = { fix, collector, visitor: content };
   const st = lstatRoot(absolute);
   if (st === undefined) throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
-  let counted = { directories: 0, files: 0 };
   if (st.isSymbolicLink()) {
     collector.add(".", "symlink", "symlink_refused", "the agent directory is a symbolic link (never followed)");
   } else if (!st.isDirectory()) {
@@ -66,7 +65,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
     const root = openRoot(absolute, st, walk);
     if (root !== undefined) {
       try {
-        counted = countingWalk(root, walk);
+        walkDirectory(root, ".", [], walk);
       } finally {
         root.close();
       }
@@ -88,7 +87,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
     startedAt: new Date(started).toISOString(),
     durationMs: Date.now() - started,
     clean: objects.length === 0,
-    counts: { ...counted, sessions: content.sessions, blobs: content.blobs, errors, warnings },
+    counts: { directories: content.directories, files: content.files, sessions: content.sessions, blobs: content.blobs, errors, warnings },
     objects,
   };
   if (fix) report.repairs = [...collector.repairs, ...refusals(objects, collector.repairs)];
@@ -116,25 +115,6 @@ function openRoot(absolute: string, st: import("node:fs").Stats, walk: WalkOptio
       SecureDir.openRoot(absolute, { repair: true }),
     );
   }
-}
-
-// The visitor sees files only when they pass; counting here covers every examined object.
-function countingWalk(root: SecureDir, walk: WalkOptions): { directories: number; files: number } {
-  const counts = { directories: 1, files: 0 };
-  const visitor = walk.visitor;
-  walkDirectory(root, ".", [], {
-    ...walk,
-    visitor: {
-      entry(dir, name, rel, type) {
-        if (type === "directory") counts.directories++;
-        else counts.files++;
-        visitor.entry(dir, name, rel, type);
-      },
-      file: (file, rel, segments) => visitor.file(file, rel, segments),
-      directory: (rel, segments) => visitor.directory(rel, segments),
-    },
-  });
-  return counts;
 }
 
 // Every finding `fix` left alone is reported as refused, so a fix run accounts for all of them.

@@ -46,6 +46,9 @@ export class ContentChecks implements WalkVisitor {
   readonly #scopes = new Map<string, boolean>();
   readonly #legacy = new LegacyTracker();
   readonly #scratch = Buffer.allocUnsafe(CHUNK_BYTES);
+  /** Examined objects by kind (every entry the walk met, and the root once it is open). */
+  directories = 0;
+  files = 0;
   sessions = 0;
   blobs = 0;
 
@@ -56,12 +59,15 @@ export class ContentChecks implements WalkVisitor {
     this.#now = options.now;
   }
 
-  directory(_rel: string, segments: readonly string[]): void {
+  directory(rel: string, segments: readonly string[]): void {
+    if (rel === ".") this.directories += 1;
     const [top, scope] = segments;
     if (top === "sessions" && segments.length === 2 && isScopeDirectoryName(scope as string)) this.#scopes.set(scope as string, false);
   }
 
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void {
+    if (type === "directory") this.directories += 1;
+    else this.files += 1;
     if (name === BINDING_FILE_NAME) {
       const parts = rel.split("/");
       if (parts.length === 3 && parts[0] === "sessions" && this.#scopes.has(parts[1] as string)) this.#scopes.set(parts[1] as string, true);

@@ -87,17 +87,12 @@ export function isRepairable(st: Pick<SecureStat, "uid" | "nlink">, kind: "file"
   return (euid === undefined || st.uid === euid) && (kind === "directory" || st.nlink === 1);
 }
 
-/** Reports every deviation of `st` from the owner-only rules for `kind` through `add`. */
+/** Reports every deviation of `st` from the owner-only rules for `kind` through `push`. */
 export function explainStat(
   st: Pick<SecureStat, "uid" | "mode" | "nlink">,
   kind: "file" | "directory",
-  add: (code: AuditFindingCode, message: string, detail?: string) => void,
-): AuditFindingCode[] {
-  const codes: AuditFindingCode[] = [];
-  const push = (code: AuditFindingCode, message: string, detail?: string): void => {
-    codes.push(code);
-    add(code, message, detail);
-  };
+  push: (code: AuditFindingCode, message: string, detail?: string) => void,
+): void {
   const euid = process.geteuid?.();
   const owned = euid === undefined || st.uid === euid;
   if (!owned) push("owner_mismatch", `owned by uid ${st.uid}, not by the effective user ${euid}`, String(st.uid));
@@ -107,7 +102,6 @@ export function explainStat(
     push("mode_mismatch", `mode ${octal(mode)}, expected ${octal(expected)}`, octal(mode));
   }
   if (kind === "file" && st.nlink > 1) push("hardlink_refused", `${st.nlink} hard links`, String(st.nlink));
-  return codes;
 }
 
 function octal(mode: number): string {
@@ -151,8 +145,10 @@ function openChecked(
 
 /**
  * Records why the owner-only open of `rel` failed: every deviation `st` shows, plus the
- * open's own code when the stat does not explain it (an ACL, say). Then, with `fix`,
- * repairs through `reopen` when that is safe. Returns the repaired handle, if any.
+ * open's own code when the stat does not explain it (an ACL, say). Then, with `fix`, opens
+ * it again through `reopen` when every finding is a mode or ACL problem of an object we own,
+ * and records the repair or the refusal. Returns the repaired handle, if any; a directory
+ * that stays unopened is marked `not_audited` (nothing below it could be examined).
  */
 export function recordRefusal<T extends { close(): void }>(
   rel: string,
@@ -163,31 +159,16 @@ export function recordRefusal<T extends { close(): void }>(
   reopen: () => T,
 ): T | undefined {
   const repairable = isRepairable(st, kind);
-  const add = (code: AuditFindingCode, message: string, detail?: string): void =>
+  const codes: AuditFindingCode[] = [];
+  const add = (code: AuditFindingCode, message: string, detail?: string): void => {
+    codes.push(code);
     collector.add(rel, st.type, code, message, { ...(detail === undefined ? {} : { detail }), repairable });
-  const codes = explainStat(st, kind, add);
+  };
+  explainStat(st, kind, add);
   if (!STAT_CODES.has(failure.code) || codes.length === 0) {
     const code = fsCode(failure.code);
-    codes.push(code);
     add(code, `refused by the owner-only check: ${failure.code}`, failure.code === code ? undefined : failure.code);
   }
-  return repairIfSafe(rel, kind, codes, repairable, fix, collector, reopen);
-}
-
-/**
- * With `fix`, opens the object again in repair mode when every finding is a mode or ACL
- * problem of an object we own, and records the repair or the refusal. A directory that stays
- * unopened is marked `not_audited`: nothing below it could be examined.
- */
-function repairIfSafe<T extends { close(): void }>(
-  rel: string,
-  kind: "file" | "directory",
-  codes: readonly AuditFindingCode[],
-  repairable: boolean,
-  fix: boolean,
-  collector: FindingCollector,
-  reopen: () => T,
-): T | undefined {
   const blocking = codes.find((code) => !AUDIT_FIXABLE_CODES.has(code));
   if (fix) {
     if (!repairable || blocking !== undefined) {

@@ -12,18 +12,8 @@
  */
 import path from "node:path";
 
-import {
-  isValidSessionId,
-  type AppendedEntry,
-  type AppendOptions,
-  type BlobSink,
-  type BranchSummaryOptions,
-  type EntryDraft,
-  type FileEntry,
-  type SessionHeader,
-} from "../session/index.js";
+import { isValidSessionId, type BlobSink, type SessionHeader } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
-import { SessionDirectories } from "./session-directories.js";
 import { announceSession, openFirstFree } from "./continuation.js";
 import {
   resolveFactoryOptions,
@@ -33,7 +23,6 @@ import {
   type SessionMemoryMode,
 } from "./destination.js";
 import { SessionManagerError } from "./errors.js";
-import type { ManagedLine } from "./lines.js";
 import {
   resolveOptions,
   type NewSessionOptions,
@@ -42,21 +31,12 @@ import {
   type SessionCloseReport,
   type SessionManagerOptions,
 } from "./options.js";
+import { SessionEdits } from "./session-edits.js";
 import { moveManagedSession } from "./session-move.js";
-import {
-  branchedState,
-  copiedState,
-  forkedState,
-  freshState,
-  replacePayloads,
-  isAssistantMessage,
-  openedState,
-  type SessionState,
-} from "./session-state.js";
+import { branchedState, copiedState, forkedState, freshState, openedState, type SessionState } from "./session-state.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
 import { Retirements, StateWriter, type PersistableLine } from "./state-writes.js";
 import type { ForkChoices, SynchronousSwitches } from "./internal-hooks.js";
-import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 
 function ignore(): void {}
 
@@ -70,7 +50,7 @@ export function synchronousSwitches(): SynchronousSwitches<SessionManager> {
 }
 
 /** See the module comment. */
-export class SessionManager extends SessionDirectories {
+export class SessionManager extends SessionEdits {
   #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
@@ -218,7 +198,7 @@ export class SessionManager extends SessionDirectories {
       append: (manager, draft, options) => manager.appendDraft(draft, options),
       tree: (manager) => manager.#state.tree,
       writeThrough: (manager) => manager.#writer.enableWriteThrough(),
-      branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithSummary(branchFromId, summary, options),
+      branchWithSummary: (manager, branchFromId, summary, options) => manager.branchWithOptions(branchFromId, summary, options),
       forkFrom(sourcePath, cwd, destination, options, fork) {
         const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
@@ -266,86 +246,6 @@ export class SessionManager extends SessionDirectories {
     return this.#persistent;
   }
 
-  // ---- tree moves ------------------------------------------------------------------------
-
-  /** Moves the leaf to `entryId`; nothing is written. @throws SessionTreeError `unknown_entry` */
-  branch(entryId: string): void {
-    this.#checkOpen();
-    this.#state.tree.branch(entryId);
-  }
-
-  /** Clears the leaf: the next append starts a new root. */
-  resetLeaf(): void {
-    this.#checkOpen();
-    this.#state.tree.resetLeaf();
-  }
-
-  /**
-   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a
-   * `branch_summary` of the path that was left.
-   * @returns the new entry's id
-   * @throws SessionTreeError `unknown_entry`
-   */
-  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
-    return this.#branchWithSummary(branchFromId, summary, {
-      ...(details === undefined ? {} : { details }),
-      ...(fromExtension === undefined ? {} : { fromExtension }),
-    });
-  }
-
-  #branchWithSummary(branchFromId: string | null, summary: string, options: BranchSummaryOptions): string {
-    this.#checkWritable();
-    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
-    this.#recordEntry(entry);
-    return entry.id;
-  }
-
-  /**
-   * Appends a `label` entry for `targetId` (`undefined` or `""` clears).
-   * @returns the new entry's id
-   * @throws SessionTreeError `unknown_entry`
-   */
-  appendLabelChange(targetId: string, label: string | undefined): string {
-    this.#checkWritable();
-    const entry = this.#state.tree.appendLabel(targetId, label);
-    this.#recordEntry(entry);
-    return entry.id;
-  }
-
-  /**
-   * A combined selection activation: the MCP entry first, the discovered built-in entry
-   * second, sharing one `mutationCorrelationId` when both are present.
-   * @returns the new entries' ids
-   */
-  applyToolSelection(change: ToolSelectionChange): string[] {
-    this.#checkWritable();
-    return selectionDrafts(change).map((draft) => this.appendDraft(draft).id);
-  }
-
-  // ---- header ----------------------------------------------------------------------------
-
-  /**
-   * Sets the session title through an appended `header_patch`. The name is sanitized
-   * (control characters to spaces, whitespace collapsed, trimmed, at most 1000 characters).
-   * @returns false when nothing printable is left, or when an automatic title would replace
-   *   a user's
-   */
-  async setSessionName(name: string, source: TitleSource = "auto"): Promise<boolean> {
-    this.#checkWritable();
-    const title = sanitizeSessionTitle(name);
-    const state = this.#state;
-    if (title.length === 0 || !titleMayReplace(state.header.titleSource, source)) return false;
-    state.header = { ...state.header, title, titleSource: source };
-    const line: Extract<ManagedLine, { kind: "patch" }> = {
-      kind: "patch",
-      record: { type: "header_patch", patch: { title, titleSource: source } },
-      state: "applied",
-    };
-    state.lines.push(line);
-    this.#persistLine(line);
-    return true;
-  }
-
   // ---- rewrites --------------------------------------------------------------------------
 
   /**
@@ -354,36 +254,12 @@ export class SessionManager extends SessionDirectories {
    * @throws SessionManagerError `persistence_failed`
    */
   async rewriteEntries(): Promise<void> {
-    this.#checkWritable();
+    this.checkWritable();
     const state = this.#state;
     if (!this.#persistent || !(state.active || state.fileExists)) return;
     state.active = true;
     this.#writer.writeAll(state);
     await this.flush();
-  }
-
-  /**
-   * Replaces the `message` payload of existing `message` entries, by id (for example pruned
-   * tool output). The file is rewritten by the next persisting step ({@link rewriteEntries},
-   * an append, or `close`). Invalid lines and unknown records survive (see `lines.ts`); the
-   * leaf stays where it was.
-   * @throws SessionManagerError `invalid_rewrite` for an update that is not a `message` entry
-   *   of this session
-   */
-  applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
-    this.#checkWritable();
-    replacePayloads(this.#state, entries, "message", this.#options.now);
-  }
-
-  /**
-   * {@link applyEntryMessageUpdates} for `custom_message` entries: their `content`, `display`
-   * and `details` are replaced by id.
-   * @throws SessionManagerError `invalid_rewrite` for an update that is not a
-   *   `custom_message` entry of this session, or with malformed content
-   */
-  applyCustomMessageEntryUpdates(entries: readonly FileEntry[]): void {
-    this.#checkWritable();
-    replacePayloads(this.#state, entries, "custom_message", this.#options.now);
   }
 
   // ---- switching sessions ----------------------------------------------------------------
@@ -411,7 +287,7 @@ export class SessionManager extends SessionDirectories {
   }
 
   #prepareNewSession(options: NewSessionOptions): { state: SessionState; selection: ToolSelectionChange } {
-    this.#checkWritable();
+    this.checkWritable();
     const { id } = options;
     if (id !== undefined && (typeof id !== "string" || !isValidSessionId(id))) {
       throw new SessionManagerError("invalid_session_id", `not a valid session id: ${String(id)}`);
@@ -436,7 +312,7 @@ export class SessionManager extends SessionDirectories {
    * @throws SessionTreeError `unknown_entry`; SessionManagerError `persistence_failed`
    */
   createBranchedSession(leafId: string): string | undefined {
-    this.#checkWritable();
+    this.checkWritable();
     const current = this.#state;
     const parentSession = this.#persistent ? current.file : current.header.id;
     const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
@@ -452,7 +328,7 @@ export class SessionManager extends SessionDirectories {
    * @returns both paths, or `undefined` when not persisting
    */
   async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
-    this.#checkWritable();
+    this.checkWritable();
     if (!this.#persistent) return undefined;
     const current = this.#state;
     const state = forkedState(this.#options, current, this.getCwd() || process.cwd());
@@ -471,7 +347,7 @@ export class SessionManager extends SessionDirectories {
    * @throws what {@link open} throws
    */
   async setSessionFile(sessionFile: string): Promise<void> {
-    this.#checkWritable();
+    this.checkWritable();
     const absolute = path.resolve(sessionFile);
     const current = this.#state;
     if (absolute === current.file) await current.persistence?.close();
@@ -489,7 +365,7 @@ export class SessionManager extends SessionDirectories {
    * {@link flush} or {@link close} waited for it), is `session_busy`.
    */
   #setSessionFileNow(sessionFile: string): void {
-    this.#checkWritable();
+    this.checkWritable();
     const absolute = path.resolve(sessionFile);
     if (absolute === this.#state.file || this.#retiring.has(absolute)) {
       throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
@@ -520,7 +396,7 @@ export class SessionManager extends SessionDirectories {
    * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`
    */
   async moveTo(newCwd: string): Promise<void> {
-    this.#checkWritable();
+    this.checkWritable();
     if (typeof newCwd !== "string" || newCwd.length === 0) throw new SessionManagerError("invalid_options", "newCwd must be a non-empty string");
     const state = this.#state;
     if (newCwd === state.header.cwd) return;
@@ -543,9 +419,9 @@ export class SessionManager extends SessionDirectories {
    * @throws SessionManagerError `persistence_failed`
    */
   async ensureOnDisk(): Promise<void> {
-    this.#checkOpen();
+    this.checkOpen();
     if (!this.#persistent) return;
-    this.#checkWritable();
+    this.checkWritable();
     if (!this.#state.active) this.#writer.start(this.#state);
     await this.flush();
   }
@@ -557,7 +433,7 @@ export class SessionManager extends SessionDirectories {
    * @throws SessionManagerError `persistence_failed`, `closed`
    */
   async flush(): Promise<void> {
-    this.#checkOpen();
+    this.checkOpen();
     await this.#state.persistence?.flush();
     await this.#retiring.settled();
   }
@@ -590,31 +466,19 @@ export class SessionManager extends SessionDirectories {
     return this.#state;
   }
 
-  /** {@inheritDoc EntryAppender.appendDraft} */
-  protected appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D> {
-    this.#checkWritable();
-    const entry = this.#state.tree.append(draft, options);
-    this.#recordEntry(entry);
-    return entry;
-  }
-
   #applyInitialSelection(toolNames: readonly string[] | undefined): void {
     const change = selectionFromToolNames(toolNames, this.#options.classifyTool);
     for (const draft of selectionDrafts(change)) this.appendDraft(draft);
   }
 
-  #recordEntry(entry: FileEntry): void {
-    const line: Extract<ManagedLine, { kind: "entry" }> = { kind: "entry", entry };
-    const state = this.#state;
-    state.lines.push(line);
-    state.usage.add(entry);
-    if (!state.hasAssistant && isAssistantMessage(entry)) state.hasAssistant = true;
-    this.#persistLine(line);
+  /** {@inheritDoc SessionEdits.persistLine} */
+  protected persistLine(line: PersistableLine): void {
+    if (this.#persistent) this.#writer.persistLine(this.#state, line);
   }
 
-  /** Persists a line that was just added to memory, or defers it (see the module comment). */
-  #persistLine(line: PersistableLine): void {
-    if (this.#persistent) this.#writer.persistLine(this.#state, line);
+  /** {@inheritDoc SessionEdits.now} */
+  protected now(): Date {
+    return this.#options.now();
   }
 
   #blobSink(): BlobSink | undefined {
@@ -622,12 +486,14 @@ export class SessionManager extends SessionDirectories {
     return blobs === undefined ? undefined : (bytes) => void blobs.putSync(bytes);
   }
 
-  #checkOpen(): void {
+  /** {@inheritDoc SessionEdits.checkOpen} */
+  protected checkOpen(): void {
     if (this.#closed) throw new SessionManagerError("closed", "the session manager is closed");
   }
 
-  #checkWritable(): void {
-    this.#checkOpen();
+  /** {@inheritDoc SessionEdits.checkWritable} */
+  protected checkWritable(): void {
+    this.checkOpen();
     if (this.#readOnly) throw new SessionManagerError("read_only", "the session was opened read-only", { path: this.#state.file });
     this.#state.persistence?.check();
   }

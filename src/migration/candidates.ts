@@ -87,14 +87,14 @@ const SUFFIX = ".jsonl";
  */
 export async function listSessionCandidates(scope: ManagedScope, options: ListCandidatesOptions = {}): Promise<CandidateListing | MigrationFailure> {
   try {
-    return await listOrThrow(scope, options);
+    return listOrThrow(scope, options);
   } catch (error) {
     if (error instanceof MigrationError) return error.toFailure();
     throw error;
   }
 }
 
-async function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions): Promise<CandidateListing> {
+function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions): CandidateListing {
   const invalid: PassedOver[] = [];
   const scanErrors: PassedOver[] = [];
   let root: SecureDir;
@@ -107,22 +107,22 @@ async function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions):
     return { kind: "listed", candidates: [], foreign: 0, invalid, scanErrors, legacyDirectories: [] };
   }
   try {
-    return await listBelow(root, scope, options, invalid, scanErrors);
+    return listBelow(root, scope, options, invalid, scanErrors);
   } finally {
     root.close();
   }
 }
 
-async function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidatesOptions, invalid: PassedOver[], scanErrors: PassedOver[]): Promise<CandidateListing> {
-  const { receipts, tombstones } = recordsBelow(root, scope);
+function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidatesOptions, invalid: PassedOver[], scanErrors: PassedOver[]): CandidateListing {
+  const { receipts, tombstones } = scopeDirBelow(root, scope, { receipts: [], tombstones: [] }, (dir) => recordsOf(dir, scope));
   const retired = tombstones.flatMap((t) => t.targets.map((target) => target.identity));
   const isRetired = (identity: FileIdentity) => retired.some((r) => sameIdentity(r, identity));
 
   const v2: SessionCandidate[] = [];
-  await withDir(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, async (dir) => {
+  withDir(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, (dir) => {
     for (const name of transcriptNames(dir)) {
       const file = path.join(scope.directoryPath, name);
-      const inspected = await inspect(dir, name, file, "managed", invalid);
+      const inspected = inspect(dir, name, file, "managed", invalid);
       if (inspected === undefined || isRetired(inspected.identity)) continue;
       const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
       v2.push({
@@ -147,7 +147,7 @@ async function listBelow(root: SecureDir, scope: ManagedScope, options: ListCand
     for (const name of names) {
       legacyDirectories.push(name);
       const dirPath = path.join(scope.sessionsRoot, name);
-      await withDir(root, name, dirPath, "source", scanErrors, async (dir) => {
+      withDir(root, name, dirPath, "source", scanErrors, (dir) => {
         for (const fileName of transcriptNames(dir)) {
           const file = path.join(dirPath, fileName);
           const header = headerOrReport(dir, fileName, file, invalid);
@@ -165,7 +165,7 @@ async function listBelow(root: SecureDir, scope: ManagedScope, options: ListCand
             foreign += 1;
             continue;
           }
-          const inspected = await inspect(dir, fileName, file, "source", invalid);
+          const inspected = inspect(dir, fileName, file, "source", invalid);
           if (inspected === undefined) continue;
           if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
             invalid.push({ path: file, code: "source_changed" });
@@ -192,18 +192,13 @@ async function listBelow(root: SecureDir, scope: ManagedScope, options: ListCand
   return { kind: "listed", candidates: [...v2, ...legacy], foreign, invalid, scanErrors, legacyDirectories };
 }
 
-/** Receipts and tombstones of the scope; none when the scope does not exist yet. */
-export function readProtocolRecords(scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
-  return withScopeDir(scope, { receipts: [], tombstones: [] }, (dir) => recordsOf(dir, scope));
-}
-
 /**
  * Only the tombstones of the scope: what an opener must check, without parsing every
  * receipt (each carries a whole artifact manifest, so reading them all would make each
  * migration slower than the last).
  */
 export function readTombstones(scopeDir: SecureDir, scope: ManagedScope): Tombstone[] {
-  return readRecords(scopeDir, TOMBSTONES_DIRECTORY, isTombstone).records.filter((t) => t.scope === scope.identityDigest);
+  return readRecords(scopeDir, TOMBSTONES_DIRECTORY, isTombstone).filter((t) => t.scope === scope.identityDigest);
 }
 
 /** {@link readTombstones} of the scope, read only; none when the scope does not exist yet. */
@@ -213,25 +208,9 @@ export function readScopeTombstones(scope: ManagedScope): Tombstone[] {
 
 function recordsOf(dir: SecureDir, scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
   return {
-    receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).records.filter((r) => r.scope === scope.identityDigest),
+    receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).filter((r) => r.scope === scope.identityDigest),
     tombstones: readTombstones(dir, scope),
   };
-}
-
-/** The records of the scope directory below the held sessions root `root`. */
-function recordsBelow(root: SecureDir, scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
-  let dir: SecureDir;
-  try {
-    dir = root.openDir(scope.directoryName);
-  } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return { receipts: [], tombstones: [] };
-    throw scopeDirFailure(error);
-  }
-  try {
-    return recordsOf(dir, scope);
-  } finally {
-    dir.close();
-  }
 }
 
 /** `read` on the held scope directory, or `none` when the sessions root or scope does not exist yet. */
@@ -243,14 +222,21 @@ function withScopeDir<T>(scope: ManagedScope, none: T, read: (dir: SecureDir) =>
     if (isMissingRoot(error)) return none;
     throw error;
   }
+  try {
+    return scopeDirBelow(root, scope, none, read);
+  } finally {
+    root.close();
+  }
+}
+
+/** `read` on the scope directory below the held sessions root `root`, or `none` when it does not exist yet. */
+function scopeDirBelow<T>(root: SecureDir, scope: ManagedScope, none: T, read: (dir: SecureDir) => T): T {
   let dir: SecureDir;
   try {
     dir = root.openDir(scope.directoryName);
   } catch (error) {
     if (error instanceof SecureFsError && error.code === "not_found") return none;
     throw scopeDirFailure(error);
-  } finally {
-    root.close();
   }
   try {
     return read(dir);
@@ -287,14 +273,7 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
  * directory, or a legacy directory by the legacy-source rules). A missing one holds
  * nothing; a refused or unlistable one is reported in `scanErrors` (a link as `symlink`).
  */
-async function withDir(
-  root: SecureDir,
-  name: string,
-  dirPath: string,
-  rules: TranscriptRules,
-  scanErrors: PassedOver[],
-  read: (dir: SecureDir) => Promise<void>,
-): Promise<void> {
+function withDir(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], read: (dir: SecureDir) => void): void {
   let dir: SecureDir;
   try {
     dir = rules === "source" ? root.openDir(name, { source: true }) : root.openDir(name);
@@ -304,7 +283,7 @@ async function withDir(
     return;
   }
   try {
-    await read(dir);
+    read(dir);
   } catch (error) {
     // A listing that fails (a name that is not UTF-8, an I/O error) fails this directory only.
     if (!(error instanceof SecureFsError)) throw error;
@@ -335,9 +314,9 @@ function headerOrReport(dir: SecureDir, name: string, file: string, invalid: Pas
   }
 }
 
-async function inspect(dir: SecureDir, name: string, file: string, rules: TranscriptRules, invalid: PassedOver[]): Promise<{ header: HeaderFacts; identity: FileIdentity } | undefined> {
+function inspect(dir: SecureDir, name: string, file: string, rules: TranscriptRules, invalid: PassedOver[]): { header: HeaderFacts; identity: FileIdentity } | undefined {
   try {
-    const { header, identity } = await identifyTranscript(dir, name, file, rules);
+    const { header, identity } = identifyTranscript(dir, name, file, rules);
     if (header === undefined) {
       invalid.push({ path: file, code: "invalid_header" });
       return undefined;

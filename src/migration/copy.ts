@@ -6,14 +6,11 @@
  * file's version pinned from the snapshot: read, written, hashed, given its source's times,
  * fsynced and read back. Syncing the staged directories is the job of staging.ts.
  */
-import { createHash } from "node:crypto";
-
 import { SecureFsError, type EntryPath, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
 import { refusalCause, sameStat, sourceRefusal, stableStat, type StableStat } from "./session-file.js";
-import { CHUNK_BYTES, hashManagedFile, hashOpenFile, verifyMismatch, type StagedSet } from "./staging.js";
-import { TimeSlice } from "./time-slice.js";
+import { chunkBuffer, hashManagedFile, hashOpenFile, verifyMismatch, type StagedSet } from "./staging.js";
 
 /** Budgets of one artifact tree. */
 export interface ArtifactLimits {
@@ -78,7 +75,7 @@ function openArtifactRoot(parent: SecureDir, name: string): SecureDir | undefine
  * walked safely (a name that is not UTF-8, a directory swapped while walked, an unreadable
  * directory) -> `unsafe_artifacts` with the file-system code.
  */
-export async function snapshotArtifactTree(parent: SecureDir, name: string, limits: ArtifactLimits): Promise<ArtifactSnapshot | undefined> {
+export function snapshotArtifactTree(parent: SecureDir, name: string, limits: ArtifactLimits): ArtifactSnapshot | undefined {
   const root = openArtifactRoot(parent, name);
   if (root === undefined) return undefined;
   try {
@@ -105,7 +102,11 @@ export async function snapshotArtifactTree(parent: SecureDir, name: string, limi
       if (totalBytes > limits.maxTotalBytes) throw new MigrationError("artifact_capacity_exceeded", "too_many_bytes", "the artifact tree is larger than allowed");
       entries.push({ kind: "file", path: rel, stat: stableStat(st) });
     };
-    await walkTree(root, limits, admit).catch(unwalkable);
+    try {
+      walkTree(root, limits, admit);
+    } catch (error) {
+      unwalkable(error);
+    }
     return { root: stableStat(root.stat()), entries, totalBytes, files };
   } finally {
     root.close();
@@ -117,25 +118,17 @@ export async function snapshotArtifactTree(parent: SecureDir, name: string, limi
  * following it and given to `visit` (which throws to stop), and each directory down to the
  * depth bound is opened by the legacy-source rules and must be the object just stat'ed.
  */
-async function walkTree(
-  dir: SecureDir,
-  limits: ArtifactLimits,
-  visit: (rel: string, depth: number, st: ExactStat) => void,
-  prefix = "",
-  depth = 1,
-  slice = new TimeSlice(),
-): Promise<void> {
+function walkTree(dir: SecureDir, limits: ArtifactLimits, visit: (rel: string, depth: number, st: ExactStat) => void, prefix = "", depth = 1): void {
   for (const name of dir.list().map((entry) => entry.name).sort()) {
     const rel = prefix === "" ? name : `${prefix}/${name}`;
     const st = dir.stat(name);
     visit(rel, depth, st);
-    await slice.yieldIfDue();
     if (st.type !== "directory" || depth > limits.maxDepth) continue;
     const child = dir.openDir(name, { source: true });
     try {
       const held = child.stat();
       if (held.dev !== st.dev || held.ino !== st.ino) throw new SecureFsError("identity_mismatch", { operation: "walk", path: child.path });
-      await walkTree(child, limits, visit, rel, depth + 1, slice);
+      walkTree(child, limits, visit, rel, depth + 1);
     } finally {
       child.close();
     }
@@ -152,10 +145,10 @@ function unwalkable(error: unknown): never {
  * True when the artifact tree `name` of `parent` still matches `snapshot` entry for entry:
  * the same root directory, the same paths and types, and every file the same version.
  */
-export async function snapshotStillHolds(parent: SecureDir, name: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): Promise<boolean> {
+export function snapshotStillHolds(parent: SecureDir, name: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): boolean {
   let now: ArtifactSnapshot | undefined;
   try {
-    now = await snapshotArtifactTree(parent, name, limits);
+    now = snapshotArtifactTree(parent, name, limits);
   } catch (error) {
     if (error instanceof MigrationError) return false;
     throw error;
@@ -170,9 +163,6 @@ export async function snapshotStillHolds(parent: SecureDir, name: string, snapsh
 
 /** Called with the bytes of each copied chunk. */
 export type BytesCallback = (bytes: number) => void;
-
-/** Bytes per chunk of a copied file. */
-export const COPY_CHUNK_BYTES = 4 << 20;
 
 /**
  * Copies the legacy source file `sourceName` of the held directory `sourceDir` (opened by
@@ -197,25 +187,15 @@ export async function copyFileInto(sourceDir: SecureDir, sourceName: EntryPath, 
     requireStill(stableStat(opened), expected, "changed_before_copy");
     const file = dir.openFile(name, { write: true, create: "exclusive" });
     out = file;
-    const hash = createHash("sha256");
-    const buffer = Buffer.allocUnsafe(Math.min(COPY_CHUNK_BYTES, Math.max(expected.size, 1)));
-    const slice = new TimeSlice();
-    let position = 0;
-    for (;;) {
-      const n = source.read(buffer, { position });
-      if (n === 0) break;
-      const chunk = buffer.subarray(0, n);
-      file.write(chunk, position);
-      hash.update(chunk);
-      position += n;
-      onBytes(n);
-      await slice.yieldIfDue();
-    }
+    const buffer = chunkBuffer(expected.size);
+    const { size: position, sha256 } = hashOpenFile(source, buffer, (chunk, at) => {
+      file.write(chunk, at);
+      onBytes(chunk.byteLength);
+    });
     requireCopiedWhole(position, stableStat(source.stat()), expected);
-    const sha256 = hash.digest("hex");
     // Read back before the fsync proves as much as after it (both are served from the page
     // cache the fsync writes out), and before setting the times, which a read would touch.
-    const back = await hashOpenFile(file, buffer, slice);
+    const back = hashOpenFile(file, buffer);
     if (back.size !== position || back.sha256 !== sha256) throw verifyMismatch();
     // Newest-by-mtime choices (continueRecent) must see the session's own age, not the copy's.
     file.setTimes(BigInt(opened.atimeNs), BigInt(opened.mtimeNs));
@@ -294,13 +274,11 @@ function byPath(a: ManifestEntry, b: ManifestEntry): number {
 }
 
 /** The manifest of `snapshot` computed from the source tree `name` of `parent` itself (nothing is written). */
-export async function manifestOfSource(parent: SecureDir, name: string, snapshot: ArtifactSnapshot): Promise<ManifestEntry[]> {
+export function manifestOfSource(parent: SecureDir, name: string, snapshot: ArtifactSnapshot): ManifestEntry[] {
   const root = openArtifactRoot(parent, name);
   try {
     if (root === undefined || !sameRoot(root, snapshot)) throw new MigrationError("source_changed", "tree_changed", "the artifact tree changed during migration");
     const manifest: ManifestEntry[] = [];
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-    const slice = new TimeSlice();
     for (const entry of snapshot.entries) {
       if (entry.kind === "directory") {
         manifest.push({ kind: "directory", path: entry.path });
@@ -314,7 +292,7 @@ export async function manifestOfSource(parent: SecureDir, name: string, snapshot
       }
       try {
         if (!sameStat(stableStat(file.stat()), entry.stat)) throw new MigrationError("source_changed", "changed_while_hashing", "a source file changed during migration");
-        const { size, sha256 } = await hashOpenFile(file, buffer, slice);
+        const { size, sha256 } = hashOpenFile(file, chunkBuffer(entry.stat.size));
         manifest.push({ kind: "file", path: entry.path, size, sha256 });
       } finally {
         file.close();
@@ -331,7 +309,7 @@ export async function manifestOfSource(parent: SecureDir, name: string, snapshot
  * hard link or foreign object in it fails the fs layer's checks and is reported as
  * `destination_conflict` by the caller.
  */
-export async function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimits, prefix = "", depth = 1, slice = new TimeSlice()): Promise<ManifestEntry[]> {
+export function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimits, prefix = "", depth = 1): ManifestEntry[] {
   const manifest: ManifestEntry[] = [];
   for (const entry of dir.list().sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const rel = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
@@ -340,12 +318,12 @@ export async function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimi
       manifest.push({ kind: "directory", path: rel });
       const child = dir.openDir(entry.name);
       try {
-        manifest.push(...(await manifestOfManagedTree(child, limits, rel, depth + 1, slice)));
+        manifest.push(...manifestOfManagedTree(child, limits, rel, depth + 1));
       } finally {
         child.close();
       }
     } else if (entry.type === "file") {
-      const { size, sha256 } = await hashManagedFile(dir, entry.name, { slice });
+      const { size, sha256 } = hashManagedFile(dir, entry.name);
       manifest.push({ kind: "file", path: rel, size, sha256 });
     } else {
       throw new MigrationError("destination_conflict", entry.type, "the destination tree holds something that is not a plain file or directory");

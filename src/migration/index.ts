@@ -4,7 +4,7 @@
  */
 export { MIGRATION_ERROR_CODES, MIGRATION_ONLY_ERROR_CODES, MigrationError } from "./errors.js";
 export type { MigrationErrorCode, MigrationFailure } from "./errors.js";
-export { listSessionCandidates, readProtocolRecords } from "./candidates.js";
+export { listSessionCandidates } from "./candidates.js";
 export type {
   CandidateListing,
   CandidateProvenance,

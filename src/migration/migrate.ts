@@ -64,7 +64,7 @@ export interface OpenForWriteOptions {
   readonly directoryMigration?: DirectoryMigrationPolicy;
   /** Wait for a concurrent migration of the same source at most this long (default 5 s). */
   readonly waitMs?: number;
-  /** Called as the copy advances (at most about every 64 KiB-1 MiB chunk and per file). */
+  /** Called with the totals first, then as the copy advances (at most every 4 MiB or 64 files) and at each phase. */
   readonly onProgress?: (progress: MigrationProgress) => void;
   /** Artifact budgets; default {@link DEFAULT_ARTIFACT_LIMITS}. */
   readonly limits?: Partial<ArtifactLimits>;
@@ -232,7 +232,13 @@ async function migrateLocked(held: Held, candidate: SessionCandidate, limits: Ar
   refuseSameIdInOtherFile(scopeDir, destName, current.header.id);
 
   const artifactSource = fileName.slice(0, -".jsonl".length);
-  const progress = progressReporter(onProgress);
+  // Published by an earlier attempt that died before its receipt, or somebody else's file.
+  const existing = entryType(scopeDir, destName);
+  if (existing !== undefined && existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
+  // The tree is snapshotted first: an unsafe or too large one is refused before anything is
+  // copied or compared.
+  const snapshot = snapshotArtifactTree(legacyDir, artifactSource, limits);
+  const progress = progressReporter(onProgress, source, snapshot);
   const header = current.header;
   const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
     schemaVersion: 2,
@@ -244,16 +250,11 @@ async function migrateLocked(held: Held, candidate: SessionCandidate, limits: Ar
     destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
     artifactManifest: manifest,
   });
-  const existing = entryType(scopeDir, destName);
   if (existing !== undefined) {
-    // Published by an earlier attempt that died before its receipt, or somebody else's file.
-    if (existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
-    const snapshot = await snapshotArtifactTree(legacyDir, artifactSource, limits);
-    progress.start(source, snapshot);
-    const there = await hashManagedFile(scopeDir, destName).catch(conflictOnFsError);
+    const there = asConflict(() => hashManagedFile(scopeDir, destName));
     if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    const manifest = snapshot === undefined ? [] : await manifestOfSource(legacyDir, artifactSource, snapshot);
-    await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+    const manifest = snapshot === undefined ? [] : manifestOfSource(legacyDir, artifactSource, snapshot);
+    requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
     progress.phase("publishing");
     try {
       await receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receiptOf(manifest)), { noReplace: true });
@@ -261,7 +262,7 @@ async function migrateLocked(held: Held, candidate: SessionCandidate, limits: Ar
       if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
     }
   } else {
-    await stageAndPublish({ held, sourcePath: candidate.path, source, artifactSource, artifactName, destName, op, limits, progress, receiptOf });
+    await stageAndPublish({ held, sourcePath: candidate.path, source, artifactSource, snapshot, artifactName, destName, op, limits, progress, receiptOf });
   }
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
@@ -273,8 +274,9 @@ interface StagingJob {
   /** The legacy transcript's path, as listed (a label: it is read through `held.legacyDir`). */
   readonly sourcePath: string;
   readonly source: FileIdentity;
-  /** The artifact directory's name in `held.legacyDir`. */
+  /** The artifact directory's name in `held.legacyDir`, and its snapshot (none: no artifacts). */
   readonly artifactSource: string;
+  readonly snapshot: ArtifactSnapshot | undefined;
   readonly artifactName: string;
   readonly destName: string;
   readonly op: string;
@@ -291,7 +293,7 @@ interface StagingJob {
  * a directory sync) after publication.
  */
 async function stageAndPublish(job: StagingJob): Promise<void> {
-  const { held, sourcePath, source, artifactSource, artifactName, destName, op, limits, progress } = job;
+  const { held, sourcePath, source, artifactSource, snapshot, artifactName, destName, op, limits, progress } = job;
   const { scopeDir, receipts, legacyDir, fileName } = held;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const stagedTranscript = `${attempt}.transcript`;
@@ -304,10 +306,6 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
   staged.holdDir(receipts, { own: false });
   const onBytes = (bytes: number): void => progress.bytes(bytes);
   try {
-    // The tree is snapshotted first: an unsafe or too large one is refused before anything
-    // is copied.
-    const snapshot = await snapshotArtifactTree(legacyDir, artifactSource, limits);
-    progress.start(source, snapshot);
     const sha256 = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
     progress.file();
     if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
@@ -322,14 +320,14 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
     // the same way, the staged directories are synced, then the source is checked again.
     await writeStagedFile(receipts, stagedReceipt, Buffer.from(encodeRecord(job.receiptOf(manifest)), "utf8"));
     await staged.makeDurable();
-    await sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
+    sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
     progress.phase("publishing");
     if (snapshot !== undefined) {
       try {
         scopeDir.publishNoReplace(stagedArtifacts, artifactName);
       } catch (error) {
         if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-        await requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+        requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
       }
     }
     try {
@@ -354,45 +352,26 @@ async function stageAndPublish(job: StagingJob): Promise<void> {
 }
 
 /** Throws `source_changed` unless the transcript and the artifact tree still match what was copied. */
-async function sourceStillUnchanged(
-  held: Held,
-  sourcePath: string,
-  source: FileIdentity,
-  artifactSource: string,
-  snapshot: ArtifactSnapshot | undefined,
-  limits: ArtifactLimits,
-): Promise<void> {
+function sourceStillUnchanged(held: Held, sourcePath: string, source: FileIdentity, artifactSource: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): void {
   if (!statUnchanged(held, sourcePath, source)) {
     throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
   }
-  if (!(await snapshotStillHolds(held.legacyDir, artifactSource, snapshot, limits))) {
+  if (!snapshotStillHolds(held.legacyDir, artifactSource, snapshot, limits)) {
     throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
   }
 }
 
 /** An artifact directory already at the destination must hold exactly the source's artifacts. */
-async function requireArtifactsMatch(
-  scopeDir: SecureDir,
-  artifactName: string,
-  snapshot: ArtifactSnapshot | undefined,
-  manifest: readonly ManifestEntry[],
-  limits: ArtifactLimits,
-): Promise<void> {
+function requireArtifactsMatch(scopeDir: SecureDir, artifactName: string, snapshot: ArtifactSnapshot | undefined, manifest: readonly ManifestEntry[], limits: ArtifactLimits): void {
   const type = entryType(scopeDir, artifactName);
   if (type === undefined) {
     if (snapshot === undefined) return;
     throw new MigrationError("destination_conflict", "artifacts_missing", "the destination lacks the session's artifacts");
   }
   if (type !== "directory" || snapshot === undefined) throw new MigrationError("destination_conflict", type, "the artifact destination is taken");
-  const dir = (() => {
-    try {
-      return scopeDir.openDir(artifactName);
-    } catch (error) {
-      return conflictOnFsError(error);
-    }
-  })();
+  const dir = asConflict(() => scopeDir.openDir(artifactName));
   try {
-    const there = await manifestOfManagedTree(dir, limits).catch(conflictOnFsError);
+    const there = asConflict(() => manifestOfManagedTree(dir, limits));
     if (!sameManifest(there, manifest)) throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
   } finally {
     dir.close();
@@ -415,9 +394,14 @@ function statUnchanged(held: Held, file: string, identity: FileIdentity): boolea
   }
 }
 
-function conflictOnFsError(error: unknown): never {
-  if (error instanceof SecureFsError) throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
-  throw error;
+/** `read` of something at the destination; an fs refusal there is `destination_conflict`. */
+function asConflict<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof SecureFsError) throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
+    throw error;
+  }
 }
 
 function committedReceiptFor(receipts: SecureDir, op: string): string | undefined {
@@ -470,39 +454,30 @@ async function removeRemnants(scopeDir: SecureDir, receipts: SecureDir, op: stri
 }
 
 interface ProgressReporter {
-  /** Sets the totals of the transcript `source` and the artifact tree `snapshot`; reporting starts here. */
-  start(source: FileIdentity, snapshot: ArtifactSnapshot | undefined): void;
   bytes(n: number): void;
   file(): void;
   phase(phase: MigrationProgress["phase"]): void;
 }
 
 /**
- * Reports at most every 4 MiB or 64 files, and at every phase change, from the time the
- * totals are known (the transcript may be copied while the artifact tree is walked).
+ * Reports the totals of the transcript `source` and the artifact tree `snapshot` at once,
+ * then at most every 4 MiB or 64 files, and at every phase change.
  */
-function progressReporter(onProgress: OpenForWriteOptions["onProgress"]): ProgressReporter {
+function progressReporter(onProgress: OpenForWriteOptions["onProgress"], source: FileIdentity, snapshot: ArtifactSnapshot | undefined): ProgressReporter {
+  const bytesTotal = source.size + (snapshot?.totalBytes ?? 0);
+  const filesTotal = 1 + (snapshot?.files ?? 0);
   let bytesDone = 0;
   let filesDone = 0;
-  let bytesTotal = 0;
-  let filesTotal = 0;
-  let started = false;
   let phase: MigrationProgress["phase"] = "copying";
   let lastBytes = 0;
   let lastFiles = 0;
   const emit = () => {
-    if (!started) return;
     lastBytes = bytesDone;
     lastFiles = filesDone;
     onProgress?.({ phase, bytesDone, bytesTotal, filesDone, filesTotal });
   };
+  emit();
   return {
-    start(source, snapshot) {
-      bytesTotal = source.size + (snapshot?.totalBytes ?? 0);
-      filesTotal = 1 + (snapshot?.files ?? 0);
-      started = true;
-      emit();
-    },
     bytes(n) {
       bytesDone += n;
       if (bytesDone - lastBytes >= 4 << 20) emit();

@@ -64,23 +64,22 @@ export function encodeRecord(record: MigrationReceipt | Tombstone): string {
 
 /**
  * Every record in `<internal>/<sub>` of the held scope directory, read without following
- * links. A missing directory holds none; a record that is not a canonical one is ignored
- * (reported through `invalid`), never trusted.
+ * links. A missing directory holds none; a record that is not a canonical one is ignored,
+ * never trusted.
  */
 export function readRecords<T extends MigrationReceipt | Tombstone>(
   scopeDir: SecureDir,
   sub: typeof RECEIPTS_DIRECTORY | typeof TOMBSTONES_DIRECTORY,
   isRecord: (value: unknown) => value is T,
-): { records: T[]; invalid: string[] } {
+): T[] {
   let dir: SecureDir;
   try {
     dir = scopeDir.openDir([INTERNAL_DIRECTORY, sub]);
   } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return { records: [], invalid: [] };
+    if (error instanceof SecureFsError && error.code === "not_found") return [];
     throw error;
   }
   const records: T[] = [];
-  const invalid: string[] = [];
   try {
     for (const entry of dir.list()) {
       if (!entry.name.endsWith(".json") || entry.name.startsWith(".")) continue;
@@ -95,16 +94,14 @@ export function readRecords<T extends MigrationReceipt | Tombstone>(
         const text = bytes.toString("utf8");
         const value: unknown = JSON.parse(text);
         if (isRecord(value) && encodeRecord(value) === text) records.push(value);
-        else invalid.push(entry.name);
       } catch (error) {
         if (!(error instanceof SecureFsError) && !(error instanceof SyntaxError)) throw error;
-        invalid.push(entry.name);
       }
     }
   } finally {
     dir.close();
   }
-  return { records, invalid };
+  return records;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

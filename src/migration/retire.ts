@@ -26,7 +26,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
     if (prepared.kind === "error") return prepared;
     const root = openSessionsRoot(prepared.scope, "write");
     try {
-      await requireListedVersion(root, prepared.scope, candidate);
+      requireListedVersion(root, prepared.scope, candidate);
       const tombstone: Tombstone = {
         schemaVersion: 2,
         state: "retired",
@@ -57,7 +57,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
  * Throws `source_changed` unless `candidate` is still the listed version, read by name below
  * the held sessions root `root`: from the scope directory (v2) or its legacy directory.
  */
-async function requireListedVersion(root: SecureDir, scope: ManagedScope, candidate: SessionCandidate): Promise<void> {
+function requireListedVersion(root: SecureDir, scope: ManagedScope, candidate: SessionCandidate): void {
   const fileName = path.basename(candidate.path);
   const v2 = candidate.provenance === "v2";
   const dirName = v2 ? scope.directoryName : candidate.legacyDirectory;
@@ -72,7 +72,7 @@ async function requireListedVersion(root: SecureDir, scope: ManagedScope, candid
     throw sourceRefusal(error);
   }
   try {
-    const current = await identifyTranscript(dir, fileName, candidate.path, v2 ? "managed" : "source");
+    const current = identifyTranscript(dir, fileName, candidate.path, v2 ? "managed" : "source");
     if (!sameIdentity(current.identity, candidate.identity)) throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
   } finally {
     dir.close();

@@ -6,17 +6,12 @@
  * between two equal stats of the open descriptor, so a file that changes while it is read is
  * never described as stable.
  */
-import { createHash } from "node:crypto";
-
 import { SecureFsError, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
-import { TimeSlice } from "./time-slice.js";
+import { chunkBuffer, hashOpenFile } from "./staging.js";
 
 /** Header prefix bound: the first line must end inside it. */
 export const HEADER_MAX_BYTES = 64 * 1024;
-
-/** Read step of whole-file hashing. */
-const CHUNK_BYTES = 1 << 20;
 
 /** What identifies one version of a transcript: where it is, which inode, and its bytes. */
 export interface FileIdentity extends StableStat {
@@ -135,39 +130,28 @@ export function readHeader(dir: SecureDir, name: string, rules: TranscriptRules)
 
 /**
  * The full identity of transcript `name` of `dir` (labelled `canonicalPath`): header, stat
- * and SHA-256 of every byte, read in chunks with the event loop given turns. The stat before
- * and after must agree and the byte count must equal the size, else `source_changed`.
+ * and SHA-256 of every byte. The stat before and after must agree and the byte count must
+ * equal the size, else `source_changed`.
  */
-export async function identifyTranscript(
+export function identifyTranscript(
   dir: SecureDir,
   name: string,
   canonicalPath: string,
   rules: TranscriptRules,
-): Promise<{ header: HeaderFacts | undefined; identity: FileIdentity }> {
+): { header: HeaderFacts | undefined; identity: FileIdentity } {
   const { file, stat } = openTranscript(dir, name, rules);
   try {
-    const hash = createHash("sha256");
-    const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-    const slice = new TimeSlice();
-    let position = 0;
     let prefix: Buffer | undefined;
-    for (;;) {
-      const n = file.read(buffer, { position });
-      if (n === 0) break;
-      const chunk = buffer.subarray(0, n);
-      if (position < HEADER_MAX_BYTES) {
-        const take = Buffer.from(chunk.subarray(0, HEADER_MAX_BYTES - position));
-        prefix = prefix === undefined ? take : Buffer.concat([prefix, take]);
-      }
-      hash.update(chunk);
-      position += n;
-      await slice.yieldIfDue();
-    }
+    const { size, sha256 } = hashOpenFile(file, chunkBuffer(stat.size), (chunk, position) => {
+      if (position >= HEADER_MAX_BYTES) return;
+      const take = Buffer.from(chunk.subarray(0, HEADER_MAX_BYTES - position));
+      prefix = prefix === undefined ? take : Buffer.concat([prefix, take]);
+    });
     const header = prefix === undefined ? undefined : parseHeaderPrefix(prefix);
-    if (!sameStat(stat, stableStat(file.stat())) || position !== stat.size) {
+    if (!sameStat(stat, stableStat(file.stat())) || size !== stat.size) {
       throw new MigrationError("source_changed", "changed_while_reading", "the session file changed while it was read");
     }
-    return { header, identity: { canonicalPath, sessionId: header?.id ?? "", ...stat, sha256: hash.digest("hex") } };
+    return { header, identity: { canonicalPath, sessionId: header?.id ?? "", ...stat, sha256 } };
   } finally {
     file.close();
   }

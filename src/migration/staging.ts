@@ -6,43 +6,39 @@ import { createHash } from "node:crypto";
 
 import type { SecureDir, SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
-import { TimeSlice } from "./time-slice.js";
 
-/** Bytes read per call when copying or hashing. */
-export const CHUNK_BYTES = 1 << 20;
+/** Most bytes read per call when copying or hashing. */
+export const CHUNK_BYTES = 4 << 20;
 
-/**
- * SHA-256 of the owner-only file `name` in `dir`, read back in chunks into `buffer`
- * (default: a fresh one of {@link CHUNK_BYTES}), giving the event loop a turn whenever
- * `slice` (default: one for this call) is used up.
- */
-export async function hashManagedFile(
-  dir: SecureDir,
-  name: string,
-  options: { readonly buffer?: Buffer; readonly slice?: TimeSlice } = {},
-): Promise<{ size: number; sha256: string }> {
-  const slice = options.slice ?? new TimeSlice();
+/** A read buffer for a file of `size` bytes: the whole file in one read, up to {@link CHUNK_BYTES}. */
+export function chunkBuffer(size: number): Buffer {
+  return Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(size, 1)));
+}
+
+/** SHA-256 and size of the owner-only file `name` in `dir`. */
+export function hashManagedFile(dir: SecureDir, name: string): { size: number; sha256: string } {
   const file = dir.openFile(name);
   try {
-    return await hashOpenFile(file, options.buffer ?? Buffer.allocUnsafe(CHUNK_BYTES), slice);
+    return hashOpenFile(file, chunkBuffer(file.stat().size));
   } finally {
     file.close();
-    // Thousands of small files in a row are one long run of synchronous reads otherwise.
-    await slice.yieldIfDue();
   }
 }
 
-/** SHA-256 and size of everything in the open `file`, read from its start in chunks into `buffer`. */
-export async function hashOpenFile(file: SecureFile, buffer: Buffer, slice: TimeSlice): Promise<{ size: number; sha256: string }> {
+/**
+ * SHA-256 and size of everything in the open `file`, read from its start in chunks into
+ * `buffer`; each chunk is handed to `onChunk` (with its offset) before the buffer is reused.
+ */
+export function hashOpenFile(file: SecureFile, buffer: Buffer, onChunk?: (chunk: Buffer, position: number) => void): { size: number; sha256: string } {
   const hash = createHash("sha256");
   let position = 0;
   for (;;) {
     const n = file.read(buffer, { position });
-    hash.update(buffer.subarray(0, n));
+    if (n === 0) break;
+    const chunk = buffer.subarray(0, n);
+    onChunk?.(chunk, position);
+    hash.update(chunk);
     position += n;
-    // A short read of a regular file is its end (a small file takes one read).
-    if (n < buffer.byteLength) break;
-    await slice.yieldIfDue();
   }
   return { size: position, sha256: hash.digest("hex") };
 }

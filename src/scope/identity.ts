@@ -21,9 +21,6 @@ const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 /** Prefix of every v2 scope directory name. */
 export const SCOPE_DIRECTORY_PREFIX = "v2-";
 
-/** Length of an identity digest: 256 bits in 5-bit groups, rounded up. */
-export const IDENTITY_DIGEST_LENGTH = 52;
-
 const DIGEST_PATTERN = /^[a-z2-7]{52}$/;
 
 /** Lowercase RFC 4648 base32 of `bytes`, most significant bit first, without padding. */

@@ -5,7 +5,6 @@
 export { SCOPE_ERROR_CODES, ScopeError, scopeFailure } from "./errors.js";
 export type { ScopeErrorCode, ScopeFailure } from "./errors.js";
 export {
-  IDENTITY_DIGEST_LENGTH,
   SCOPE_DIRECTORY_PREFIX,
   base32Lower,
   classifyWindowsPath,
@@ -32,7 +31,7 @@ export { INTERNAL_DIRECTORY, MAX_DISCOVERED_LEGACY_DIRECTORIES, discoveredLegacy
 export type { LegacyAnchors } from "./legacy-names.js";
 export { AgentRoot, REPAIRABLE_CODES } from "./agent-root.js";
 export type { AgentRootOptions, DirNames } from "./agent-root.js";
-export { managedSessionDirForRead, managedSessionStorageForRead, managedSessionTarget } from "./session-defaults.js";
+export { managedSessionStorageForRead, managedSessionTarget } from "./session-defaults.js";
 export type { ManagedSessionTarget } from "./session-defaults.js";
 export { inspectScopeDirectories } from "./inspect.js";
 export type { ScopeDirectoryReport, ScopeDirectoryState } from "./inspect.js";

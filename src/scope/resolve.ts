@@ -9,7 +9,7 @@ import path from "node:path";
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { defaultAgentDir } from "./agent-dir.js";
 import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
-import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
+import { ensureBinding, readBinding, type BindingCheck, type BindingIdentity, type BindingRead } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
 
@@ -206,10 +206,19 @@ function checkForRead(base: Base, expected: BindingIdentity, agent: AgentRoot | 
     return fsFailure(error, "sessions_root_unavailable", "the sessions root is not a safe owner-only directory");
   }
   if (root === undefined) return { kind: "ok", scopeDir: undefined };
+  const parent = root;
+  return bindScopeDir(root, () => parent.openDir(base.directoryName), (dir) => readBinding(dir, expected), true, "the scope directory is not a safe owner-only directory");
+}
+
+/**
+ * The scope directory `open` gives below `root` (closed here), with its binding `check`ed:
+ * kept open when the binding holds. With `read`, a scope that is not there is no directory.
+ */
+function bindScopeDir(root: SecureDir, open: () => SecureDir, check: (dir: SecureDir) => BindingRead | BindingCheck, read: boolean, message: string): Checked {
   let scopeDir: SecureDir | undefined;
   try {
-    scopeDir = root.openDir(base.directoryName);
-    const binding = readBinding(scopeDir, expected);
+    scopeDir = open();
+    const binding = check(scopeDir);
     if (binding.kind === "error") {
       scopeDir.close();
       return binding;
@@ -217,8 +226,8 @@ function checkForRead(base: Base, expected: BindingIdentity, agent: AgentRoot | 
     return { kind: "ok", scopeDir };
   } catch (error) {
     scopeDir?.close();
-    if (error instanceof SecureFsError && error.code === "not_found") return { kind: "ok", scopeDir: undefined };
-    return fsFailure(error, "binding_invalid", "the scope directory is not a safe owner-only directory");
+    if (read && error instanceof SecureFsError && error.code === "not_found") return { kind: "ok", scopeDir: undefined };
+    return fsFailure(error, "binding_invalid", message);
   } finally {
     root.close();
   }
@@ -247,22 +256,9 @@ function prepareForWrite(base: Base, expected: BindingIdentity, agent: AgentRoot
   } catch (error) {
     return fsFailure(error, "sessions_root_unavailable", "the sessions root cannot be prepared");
   }
-  let scopeDir: SecureDir | undefined;
-  try {
-    const parent = root;
-    scopeDir = openOrRepair(() => parent.openDir(base.directoryName, { create: true }), () => parent.openDir(base.directoryName, { repair: true }), base.directoryPath, repaired);
-    const binding = ensureBinding(scopeDir, expected);
-    if (binding.kind === "error") {
-      scopeDir.close();
-      return binding;
-    }
-    return { kind: "ok", scopeDir };
-  } catch (error) {
-    scopeDir?.close();
-    return fsFailure(error, "binding_invalid", "the scope directory cannot be prepared");
-  } finally {
-    root.close();
-  }
+  const parent = root;
+  const open = () => openOrRepair(() => parent.openDir(base.directoryName, { create: true }), () => parent.openDir(base.directoryName, { repair: true }), base.directoryPath, repaired);
+  return bindScopeDir(root, open, (dir) => ensureBinding(dir, expected), false, "the scope directory cannot be prepared");
 }
 
 function fsFailure(error: unknown, code: ScopeErrorCode, message: string): ScopeFailure {

@@ -7,7 +7,7 @@
 import { ManagedSessionStorage } from "../storage/index.js";
 import type { AgentRoot } from "./agent-root.js";
 import { ScopeError } from "./errors.js";
-import { defaultAgentDir, openManagedScope, resolveManagedScope, type ManagedScope } from "./resolve.js";
+import { defaultAgentDir, openManagedScope, type ManagedScope } from "./resolve.js";
 
 /** Where a session manager writes by default. */
 export interface ManagedSessionTarget {
@@ -62,16 +62,4 @@ export function managedSessionStorageForRead(
   const scopeDir = result.held.takeScopeDir();
   result.held.close();
   return scopeDir === undefined ? undefined : { scope: result.scope, storage: new ManagedSessionStorage(scopeDir) };
-}
-
-/**
- * The managed scope directory of `cwd` for reading, or undefined when it does not exist yet.
- * Never writes. A path only: callers that read from it should prefer
- * {@link managedSessionStorageForRead}, which holds the directory it checked.
- * @throws ScopeError with the resolution's code
- */
-export function managedSessionDirForRead(cwd: string, agentDir: string = defaultAgentDir()): string | undefined {
-  const result = resolveManagedScope({ cwd, agentDir });
-  if (result.kind === "error") throw new ScopeError(result);
-  return result.scope.exists ? result.scope.directoryPath : undefined;
 }

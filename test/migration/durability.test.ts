@@ -17,7 +17,7 @@ import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
-import { COPY_CHUNK_BYTES } from "../../src/migration/copy.js";
+import { CHUNK_BYTES } from "../../src/migration/staging.js";
 import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -135,7 +135,7 @@ describe.runIf(linux)("staging durability before publication (Linux)", () => {
   it("a transcript that does not read back as written (corrupting write of its one chunk) -> durability_failed, nothing published", async () => {
     // Under one copy chunk, the transcript is written by a single write of its size.
     const m = await migrateUnderShim((transcript) => ({ GJC_FAULT_PWRITE_FLIP: String(fs.statSync(transcript).size) }));
-    expect(fs.statSync(m.file).size).toBeLessThan(COPY_CHUNK_BYTES);
+    expect(fs.statSync(m.file).size).toBeLessThan(CHUNK_BYTES);
     expect(m.calls.filter((c) => c === "pwrite:flipped")).toEqual(["pwrite:flipped"]);
     expect(m.result).toMatchObject({ kind: "error", code: "durability_failed", cause: "verify_mismatch" });
     expect(m.calls).not.toContain("renameat2");
@@ -149,12 +149,12 @@ describe("copy paths", () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
     // Larger than two copy chunks, so it is streamed in three.
-    const large = Buffer.alloc(2 * COPY_CHUNK_BYTES + 17);
+    const large = Buffer.alloc(2 * CHUNK_BYTES + 17);
     for (let i = 0; i < large.length; i++) large[i] = (i * 31 + (i >> 11)) & 0xff;
     const artifacts: Record<string, string | Buffer> = {
       "big.bin": large,
-      "edge.bin": large.subarray(0, COPY_CHUNK_BYTES),
-      "over.bin": large.subarray(0, COPY_CHUNK_BYTES + 1),
+      "edge.bin": large.subarray(0, CHUNK_BYTES),
+      "over.bin": large.subarray(0, CHUNK_BYTES + 1),
       "empty.log": "",
     };
     for (let i = 0; i < 40; i++) artifacts[`s/${i}.log`] = `${i}`.repeat(i * 13);
