@@ -1,0 +1,106 @@
+/**
+ * The keys of the entries of a {@link LineTable} as an {@link EntryKeys}: ids are looked up in
+ * an open-addressing hash table over the table's byte pool, so opening a session makes no
+ * string and no map entry per entry; parents are resolved once, by the rule of the tree (the
+ * last holder of an id in file order wins).
+ */
+import type { EntryKeys } from "./entry-index.js";
+import { poolText, type LineTable } from "./line-table.js";
+
+/**
+ * The slot of `slots` holding the entry (position + 1) whose id is `bytes[from..from+length]`,
+ * or the free slot where it would go. Plain locals and typed arrays: this runs once per entry
+ * on every open.
+ */
+function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number): number {
+  const { pool, idStart, idLength } = table;
+  const mask = slots.length - 1;
+  let hash = 0x811c9dc5;
+  for (let i = from; i < from + length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    const held = slots[slot]!;
+    if (held === 0) return slot;
+    const row = rows[held - 1]!;
+    if (idLength[row] !== length) continue;
+    const start = idStart[row]!;
+    let i = 0;
+    while (i < length && pool[start + i] === bytes[from + i]) i += 1;
+    if (i === length) return slot;
+  }
+}
+
+/** {@link EntryKeys} over the rows `rows` (entry positions to table rows) of `table`. */
+export class TableKeys implements EntryKeys {
+  readonly count: number;
+  readonly parents: Int32Array;
+  readonly unresolved = new Set<string>();
+  readonly distinct: number;
+  readonly #table: LineTable;
+  readonly #rows: Int32Array;
+  /** entry position + 1 of the last holder of each id; 0 for a free slot */
+  readonly #slots: Int32Array;
+  #scratch = Buffer.allocUnsafe(256);
+
+  constructor(table: LineTable, rows: Int32Array) {
+    this.#table = table;
+    this.#rows = rows;
+    this.count = rows.length;
+    let capacity = 16;
+    while (capacity < rows.length * 2) capacity *= 2;
+    const slots = new Int32Array(capacity);
+    this.#slots = slots;
+    const { idStart, idLength, parentStart, parentLength, pool } = table;
+    // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
+    const slotOf = new Int32Array(rows.length);
+    let distinct = 0;
+    for (let p = 0; p < rows.length; p++) {
+      const row = rows[p]!;
+      const length = idLength[row]!;
+      if (length < 0) continue;
+      const slot = findSlot(slots, rows, table, pool, idStart[row]!, length);
+      if (slots[slot] === 0) distinct += 1;
+      slots[slot] = p + 1;
+      slotOf[p] = slot;
+    }
+    this.distinct = distinct;
+    const parents = new Int32Array(rows.length);
+    for (let p = 0; p < rows.length; p++) {
+      const row = rows[p]!;
+      const length = parentLength[row]!;
+      if (length < 0) {
+        parents[p] = -1;
+        continue;
+      }
+      const before = p > 0 ? rows[p - 1]! : -1;
+      const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
+      const holder = slots[chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, parentStart[row]!, length)]! - 1;
+      if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
+      parents[p] = holder;
+    }
+    this.parents = parents;
+  }
+
+  typeAt(position: number): string {
+    return this.#table.typeAt(this.#rows[position]!)!;
+  }
+
+  idAt(position: number): string | undefined {
+    return this.#table.idAt(this.#rows[position]!);
+  }
+
+  hasId(position: number): boolean {
+    return this.#table.idLength[this.#rows[position]!]! >= 0;
+  }
+
+  parentIdAt(position: number): string | null | undefined {
+    return this.#table.parentIdAt(this.#rows[position]!);
+  }
+
+  positionOf(id: string): number {
+    const text = poolText(id);
+    const length = Buffer.byteLength(text, "utf8");
+    if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(length);
+    this.#scratch.write(text, 0, "utf8");
+    return this.#slots[findSlot(this.#slots, this.#rows, this.#table, this.#scratch, 0, length)]! - 1;
+  }
+}
