@@ -304,6 +304,32 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
   return { record: value };
 }
 
+/**
+ * The line view of `count` lines whose line `i` is made by `make(i)` when first reached, so
+ * that lines off the path cost nothing until a rewrite or a copy walks them all. Every array
+ * operation works on it (the lines are always present to `in`, filter and map); lines pushed
+ * later are stored as they are.
+ */
+function deferredLines(count: number, make: (i: number) => ManagedLine): ManagedLine[] {
+  const held: ManagedLine[] = [];
+  held.length = count;
+  const index = (key: string | symbol): number => {
+    if (typeof key !== "string" || key.length === 0 || key.charCodeAt(0) < 0x30 || key.charCodeAt(0) > 0x39) return -1;
+    const i = Number(key);
+    return i < count && String(i) === key ? i : -1;
+  };
+  return new Proxy(held, {
+    get(target, key, receiver) {
+      const i = index(key);
+      if (i !== -1 && target[i] === undefined) target[i] = make(i);
+      return Reflect.get(target, key, receiver);
+    },
+    has(target, key) {
+      return index(key) !== -1 || Reflect.has(target, key);
+    },
+  });
+}
+
 /** An entry line whose entry is read when first needed. */
 class DeferredEntryLine {
   readonly kind = "entry";
@@ -377,11 +403,16 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   const entryRows = new Int32Array(table.size);
   let entryCount = 0;
   const patchRows: number[] = [];
+  /** per row, the position of its entry or the index of its patch */
+  const slotOfRow = new Int32Array(table.size);
   for (let i = headerRow + 1; i < table.size; i++) {
     const code = table.typeCode[i]!;
     if (code < 0) continue;
-    if (patchCodes[code]) patchRows.push(i);
-    else entryRows[entryCount++] = i;
+    if (patchCodes[code]) slotOfRow[i] = patchRows.push(i) - 1;
+    else {
+      slotOfRow[i] = entryCount;
+      entryRows[entryCount++] = i;
+    }
   }
   const keys = new TableKeys(table, entryRows.subarray(0, entryCount));
   const patchRecords = source.read(patchRows).map((piece) => piece.record!);
@@ -407,25 +438,24 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
   buildContextOnPath(tree.pathView());
 
-  const lines: ManagedLine[] = [];
-  let nextEntry = 0;
-  let nextPatch = 0;
   let invalidLines = 0;
   let salvagedLines = 0;
   for (let i = 0; i < table.size; i++) {
+    if (table.typeCode[i]! < 0) invalidLines += 1;
     // A line cut into pieces, one of them a record, is one that salvage recovered.
     if (table.piece[i]! >= 0 && table.typeCode[i]! >= 0 && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) {
       salvagedLines += 1;
     }
-    if (i === headerRow) lines.push({ kind: "header" });
-    else if (table.typeCode[i]! < 0) {
-      invalidLines += 1;
-      lines.push(new DeferredInvalidLine(source, i));
-    } else if (patchCodes[table.typeCode[i]!] && i > headerRow) {
-      const k = nextPatch++;
-      lines.push({ kind: "patch", record: patchRecords[k]!, state: states[k]! });
-    } else lines.push(new DeferredEntryLine(tree, nextEntry++));
   }
+  const lines = deferredLines(table.size, (i) => {
+    if (i === headerRow) return { kind: "header" };
+    if (table.typeCode[i]! < 0) return new DeferredInvalidLine(source, i);
+    if (patchCodes[table.typeCode[i]!] && i > headerRow) {
+      const k = slotOfRow[i]!;
+      return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
+    }
+    return new DeferredEntryLine(tree, slotOfRow[i]!);
+  });
 
   const loadedCount = entryCount;
   const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, loadedCount);

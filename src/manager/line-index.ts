@@ -139,10 +139,12 @@ export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
   const header = bytes.toString("utf8", 0, headerEnd).split("\t");
   if (header.length !== 3 || header[0] !== MAGIC || !DECIMAL.test(header[1]!) || !DECIMAL.test(header[2]!)) return undefined;
   const table = new LineTable();
+  // A row takes at least its columns, in base64 a third more: room for every row up front.
+  table.reserve(Math.ceil(((bytes.length - headerEnd) * 3) / 4 / columnBytes(1)), 0);
   let at = headerEnd + 1;
   while (at < bytes.length) {
     const end = bytes.indexOf(0x0a, at);
-    if (end === -1 || bytes[at] !== 0x43 || !decodeBatch(Buffer.from(bytes.toString("latin1", at + 1, end), "base64"), table)) break;
+    if (end === -1 || bytes[at] !== 0x43 || !decodeBatch(Buffer.from(bytes.toString("utf8", at + 1, end), "base64"), table)) break;
     at = end + 1;
   }
   return { dev: header[1]!, ino: header[2]!, table, complete: at === bytes.length };

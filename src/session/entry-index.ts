@@ -32,7 +32,10 @@ export interface EntryKeys {
   parentIdAt(position: number): string | null | undefined;
   /** the position of the last entry in file order whose id is `id`, or -1 */
   positionOf(id: string): number;
-  /** per position, the position of the last holder of its parent id, or -1 (a root, or a parent that is not there) */
+  /**
+   * Per position, the position of the last holder of its parent id, or -1 (a root, or a parent
+   * that is not there). Taken over by the index (it updates them): hand over an array no one else keeps.
+   */
   readonly parents: Int32Array;
   /** the parent ids that no entry holds */
   readonly unresolved: ReadonlySet<string>;
@@ -120,8 +123,8 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     this.#base = keys.count;
     this.#entries.length = keys.count;
     this.#missing = keys.count;
-    this.#parents = new Int32Array(Math.max(64, keys.count * 2));
-    this.#parents.set(keys.parents);
+    // Taken over, not copied: the keys are this index's alone.
+    this.#parents = keys.parents;
     this.#unresolved = new Set(keys.unresolved);
     for (let i = keys.count - 1; i >= 0; i--) {
       const id = keys.idAt(i);
@@ -178,7 +181,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
       else parentPosition = found;
     }
     if (position >= this.#parents.length) {
-      const parents = new Int32Array(this.#parents.length * 2);
+      const parents = new Int32Array(Math.max(64, this.#parents.length * 2));
       parents.set(this.#parents);
       this.#parents = parents;
     }
