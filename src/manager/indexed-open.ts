@@ -400,14 +400,20 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   if (checkHeaderVersion(rawHeader) !== 5 || !SessionHeaderSchema.safeParse(rawHeader).success) return undefined;
 
   const patchCodes = table.types.map((type) => PATCH_TYPES.has(type));
-  const entryRows = new Int32Array(table.size);
+  const { size, typeCode, piece } = table;
+  const entryRows = new Int32Array(size);
   let entryCount = 0;
   const patchRows: number[] = [];
   /** per row, the position of its entry or the index of its patch */
-  const slotOfRow = new Int32Array(table.size);
-  for (let i = headerRow + 1; i < table.size; i++) {
-    const code = table.typeCode[i]!;
-    if (code < 0) continue;
+  const slotOfRow = new Int32Array(size);
+  let invalidLines = 0;
+  let salvagedLines = 0;
+  for (let i = 0; i < size; i++) {
+    const code = typeCode[i]!;
+    if (code < 0) invalidLines += 1;
+    // A line cut into pieces, one of them a record, is one that salvage recovered.
+    else if (piece[i]! >= 0 && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) salvagedLines += 1;
+    if (code < 0 || i <= headerRow) continue;
     if (patchCodes[code]) slotOfRow[i] = patchRows.push(i) - 1;
     else {
       slotOfRow[i] = entryCount;
@@ -438,15 +444,6 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
   buildContextOnPath(tree.pathView());
 
-  let invalidLines = 0;
-  let salvagedLines = 0;
-  for (let i = 0; i < table.size; i++) {
-    if (table.typeCode[i]! < 0) invalidLines += 1;
-    // A line cut into pieces, one of them a record, is one that salvage recovered.
-    if (table.piece[i]! >= 0 && table.typeCode[i]! >= 0 && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) {
-      salvagedLines += 1;
-    }
-  }
   const lines = deferredLines(table.size, (i) => {
     if (i === headerRow) return { kind: "header" };
     if (table.typeCode[i]! < 0) return new DeferredInvalidLine(source, i);
