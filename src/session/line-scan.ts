@@ -1,8 +1,6 @@
 /**
- * A session file's line table: for every physical line that holds something, where it is (byte
- * offset and length), which record or invalid piece it gives, and the record's `type`, `id` and
- * `parentId`. It is what a full load would find, without keeping any record parsed, so a reader
- * can later parse only the lines it needs.
+ * The scan that fills a session file's {@link LineTable}: what a full load would find, without
+ * keeping any record parsed, so a reader can later parse only the lines it needs.
  *
  * The scan is byte-level. A line written the way this library (and both peers) write entries,
  * `{"type":"…","id":"…","parentId":…` with the rest balanced, is read from its first bytes; its

@@ -66,14 +66,17 @@ export class LineTable {
   piece: Int32Array = new Int32Array(INITIAL_ROWS);
   /** code of the record's `type` in {@link types}; -1 for an invalid piece */
   typeCode: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** pool offset of the id's bytes */
   idStart: Int32Array = new Int32Array(INITIAL_ROWS);
   /** byte length of the id, or {@link NO_STRING} */
   idLength: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** pool offset of the parent id's bytes */
   parentStart: Int32Array = new Int32Array(INITIAL_ROWS);
   /** byte length of the parent id, {@link NO_STRING} or {@link NULL_PARENT} */
   parentLength: Int32Array = new Int32Array(INITIAL_ROWS);
   /** the ids' UTF-8 bytes; valid up to {@link poolSize} */
   pool: Buffer = Buffer.allocUnsafe(1024);
+  /** bytes of {@link pool} in use */
   poolSize = 0;
   /** the distinct types, by code */
   readonly types: string[] = [];

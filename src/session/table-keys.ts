@@ -53,11 +53,24 @@ export class TableKeys implements EntryKeys {
     // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
     const slotOf = new Int32Array(rows.length);
     let distinct = 0;
+    const mask = capacity - 1;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
       const length = idLength[row]!;
       if (length < 0) continue;
-      const slot = findSlot(slots, rows, table, pool, idStart[row]!, length);
+      const from = idStart[row]!;
+      // findSlot, inlined: this loop runs once per entry on every open.
+      let hash = 0x811c9dc5;
+      for (let i = from; i < from + length; i++) hash = Math.imul(hash ^ pool[i]!, 0x01000193);
+      let slot = hash & mask;
+      for (let held = slots[slot]!; held !== 0; slot = (slot + 1) & mask, held = slots[slot]!) {
+        const other = rows[held - 1]!;
+        if (idLength[other] !== length) continue;
+        const start = idStart[other]!;
+        let i = 0;
+        while (i < length && pool[start + i] === pool[from + i]) i += 1;
+        if (i === length) break;
+      }
       if (slots[slot] === 0) distinct += 1;
       slots[slot] = p + 1;
       slotOf[p] = slot;
