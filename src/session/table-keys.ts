@@ -7,19 +7,26 @@
 import type { EntryKeys } from "./entry-index.js";
 import { poolText, type LineTable } from "./line-table.js";
 
-/**
- * The slot of `slots` holding the entry (position + 1) whose id is `bytes[from..from+length]`,
- * or the free slot where it would go. Plain locals and typed arrays: this runs once per entry
- * on every open.
- */
-function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number): number {
-  const { pool, idStart, idLength } = table;
-  const mask = slots.length - 1;
+/** FNV-1a of `bytes[from..to]`. */
+function hashOf(bytes: Uint8Array, from: number, to: number): number {
   let hash = 0x811c9dc5;
-  for (let i = from; i < from + length; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash;
+}
+
+/**
+ * The slot holding the entry whose id is `bytes[from..from+length]` (its hash `hash`), or the
+ * free slot where it would go. A slot is two numbers of `slots`, the entry position + 1 (0:
+ * free) and the id's hash, side by side: a probe compares hashes in the slot's own cache line
+ * and reads the table's columns and pool only for an equal hash.
+ */
+function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number, hash: number): number {
+  const { pool, idStart, idLength } = table;
+  const mask = (slots.length >> 1) - 1;
   for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-    const held = slots[slot]!;
+    const held = slots[slot << 1]!;
     if (held === 0) return slot;
+    if (slots[(slot << 1) + 1] !== hash) continue;
     const row = rows[held - 1]!;
     if (idLength[row] !== length) continue;
     const start = idStart[row]!;
@@ -37,7 +44,7 @@ export class TableKeys implements EntryKeys {
   readonly distinct: number;
   readonly #table: LineTable;
   readonly #rows: Int32Array;
-  /** entry position + 1 of the last holder of each id; 0 for a free slot */
+  /** per slot, the entry position + 1 of the last holder of an id (0: free) and the id's hash; see {@link findSlot} */
   readonly #slots: Int32Array;
   #scratch = Buffer.allocUnsafe(256);
 
@@ -47,32 +54,22 @@ export class TableKeys implements EntryKeys {
     this.count = rows.length;
     let capacity = 16;
     while (capacity < rows.length * 2) capacity *= 2;
-    const slots = new Int32Array(capacity);
+    const slots = new Int32Array(capacity * 2);
     this.#slots = slots;
     const { idStart, idLength, parentStart, parentLength, pool } = table;
     // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
     const slotOf = new Int32Array(rows.length);
     let distinct = 0;
-    const mask = capacity - 1;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
       const length = idLength[row]!;
       if (length < 0) continue;
       const from = idStart[row]!;
-      // findSlot, inlined: this loop runs once per entry on every open.
-      let hash = 0x811c9dc5;
-      for (let i = from; i < from + length; i++) hash = Math.imul(hash ^ pool[i]!, 0x01000193);
-      let slot = hash & mask;
-      for (let held = slots[slot]!; held !== 0; slot = (slot + 1) & mask, held = slots[slot]!) {
-        const other = rows[held - 1]!;
-        if (idLength[other] !== length) continue;
-        const start = idStart[other]!;
-        let i = 0;
-        while (i < length && pool[start + i] === pool[from + i]) i += 1;
-        if (i === length) break;
-      }
-      if (slots[slot] === 0) distinct += 1;
-      slots[slot] = p + 1;
+      const hash = hashOf(pool, from, from + length);
+      const slot = findSlot(slots, rows, table, pool, from, length, hash);
+      if (slots[slot << 1] === 0) distinct += 1;
+      slots[slot << 1] = p + 1;
+      slots[(slot << 1) + 1] = hash;
       slotOf[p] = slot;
     }
     this.distinct = distinct;
@@ -86,7 +83,9 @@ export class TableKeys implements EntryKeys {
       }
       const before = p > 0 ? rows[p - 1]! : -1;
       const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
-      const holder = slots[chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, parentStart[row]!, length)]! - 1;
+      const from = parentStart[row]!;
+      const slot = chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, from, length, hashOf(pool, from, from + length));
+      const holder = slots[slot << 1]! - 1;
       if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
       parents[p] = holder;
     }
@@ -114,6 +113,7 @@ export class TableKeys implements EntryKeys {
     const length = Buffer.byteLength(text, "utf8");
     if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(length);
     this.#scratch.write(text, 0, "utf8");
-    return this.#slots[findSlot(this.#slots, this.#rows, this.#table, this.#scratch, 0, length)]! - 1;
+    const slot = findSlot(this.#slots, this.#rows, this.#table, this.#scratch, 0, length, hashOf(this.#scratch, 0, length));
+    return this.#slots[slot << 1]! - 1;
   }
 }
