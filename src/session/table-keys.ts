@@ -47,6 +47,9 @@ export class TableKeys implements EntryKeys {
   /** per slot, the entry position + 1 of the last holder of an id (0: free) and the id's hash; see {@link findSlot} */
   readonly #slots: Int32Array;
   #scratch = Buffer.allocUnsafe(256);
+  /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
+  #asked: string | undefined;
+  #answer = -1;
 
   constructor(table: LineTable, rows: Int32Array) {
     this.#table = table;
@@ -109,11 +112,14 @@ export class TableKeys implements EntryKeys {
   }
 
   positionOf(id: string): number {
+    if (id === this.#asked) return this.#answer;
     const text = poolText(id);
     const length = Buffer.byteLength(text, "utf8");
     if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(length);
     this.#scratch.write(text, 0, "utf8");
     const slot = findSlot(this.#slots, this.#rows, this.#table, this.#scratch, 0, length, hashOf(this.#scratch, 0, length));
-    return this.#slots[slot << 1]! - 1;
+    this.#asked = id;
+    this.#answer = this.#slots[slot << 1]! - 1;
+    return this.#answer;
   }
 }
