@@ -63,6 +63,7 @@ export class TableKeys implements EntryKeys {
     // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
     const slotOf = new Int32Array(rows.length);
     let distinct = 0;
+    let ids = 0;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
       const length = idLength[row]!;
@@ -70,6 +71,7 @@ export class TableKeys implements EntryKeys {
       const from = idStart[row]!;
       const hash = hashOf(pool, from, from + length);
       const slot = findSlot(slots, rows, table, pool, from, length, hash);
+      ids += 1;
       if (slots[slot << 1] === 0) distinct += 1;
       slots[slot << 1] = p + 1;
       slots[(slot << 1) + 1] = hash;
@@ -87,6 +89,11 @@ export class TableKeys implements EntryKeys {
       const before = p > 0 ? rows[p - 1]! : -1;
       const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
       const from = parentStart[row]!;
+      // With no id held twice, the entry before is the last holder of its own id.
+      if (chained && distinct === ids) {
+        parents[p] = p - 1;
+        continue;
+      }
       const slot = chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, from, length, hashOf(pool, from, from + length));
       const holder = slots[slot << 1]! - 1;
       if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
