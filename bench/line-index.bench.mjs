@@ -74,7 +74,7 @@ function writeSession(dir, name, count) {
   return file;
 }
 
-const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v1`);
+const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v2`);
 
 async function resume(file) {
   const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });

@@ -21,6 +21,9 @@ import {
   isUnknownEntry,
   LineTable,
   linePieces,
+  NO_STRING,
+  NULL_PARENT,
+  TableKeys,
   markIfUnknown,
   PATCH_RECORD_TYPES,
   replayPatches,
@@ -144,9 +147,10 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
   const count = reader.readSync(chunk, 0);
   const table = new LineTable();
   scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size, true);
-  const row = table.type.findIndex((type) => type !== undefined);
-  if (row === -1) return true;
-  if (table.type[row] !== "session") return false;
+  let row = 0;
+  while (row < table.size && table.typeCode[row]! < 0) row += 1;
+  if (row === table.size) return true;
+  if (table.typeAt(row) !== "session") return false;
   try {
     const { record } = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
     return record !== undefined && record.version === 5;
@@ -282,19 +286,48 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
     const cut = linePieces(bytes, from, to, table.line[row]!)[piece];
     if (cut === undefined) throw new IndexMismatch(`line ${table.line[row]} has no piece ${piece}`);
     if (cut.kind === "invalid") {
-      if (table.type[row] !== undefined) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
+      if (table.typeCode[row]! >= 0) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
       const { kind: _kind, ...invalid } = cut;
       return { invalid };
     }
     value = cut.value;
   }
-  if (!isJsonRecord(value) || value.type !== table.type[row]) throw new IndexMismatch(`line ${table.line[row]} is not the record indexed`);
-  const id = typeof value.id === "string" ? value.id : undefined;
-  const parent = value.parentId;
-  if (id !== table.id[row] || (typeof parent === "string" || parent === null ? parent : undefined) !== table.parentId[row]) {
+  if (!isJsonRecord(value) || table.typeCode[row]! < 0 || value.type !== table.typeAt(row)) throw new IndexMismatch(`line ${table.line[row]} is not the record indexed`);
+  const { id, parentId: parent } = value;
+  const sameId = typeof id === "string" ? table.idIs(row, id) : table.idLength[row] === NO_STRING;
+  const parentLength = table.parentLength[row]!;
+  const sameParent =
+    typeof parent === "string" ? parentLength >= 0 && table.parentIdAt(row) === parent : parentLength === (parent === null ? NULL_PARENT : NO_STRING);
+  if (!sameId || !sameParent) {
     throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
   }
   return { record: value };
+}
+
+/**
+ * The line view of `count` lines whose line `i` is made by `make(i)` when first reached, so
+ * that lines off the path cost nothing until a rewrite or a copy walks them all. Every array
+ * operation works on it (the lines are always present to `in`, filter and map); lines pushed
+ * later are stored as they are.
+ */
+function deferredLines(count: number, make: (i: number) => ManagedLine): ManagedLine[] {
+  const held: ManagedLine[] = [];
+  held.length = count;
+  const index = (key: string | symbol): number => {
+    if (typeof key !== "string" || key.length === 0 || key.charCodeAt(0) < 0x30 || key.charCodeAt(0) > 0x39) return -1;
+    const i = Number(key);
+    return i < count && String(i) === key ? i : -1;
+  };
+  return new Proxy(held, {
+    get(target, key, receiver) {
+      const i = index(key);
+      if (i !== -1 && target[i] === undefined) target[i] = make(i);
+      return Reflect.get(target, key, receiver);
+    },
+    has(target, key) {
+      return index(key) !== -1 || Reflect.has(target, key);
+    },
+  });
 }
 
 /** An entry line whose entry is read when first needed. */
@@ -360,27 +393,36 @@ class DeferredUsage extends UsageAccumulator {
 
 /** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
 function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): Omit<IndexedSession, "appender"> | undefined {
-  let headerRow = -1;
-  for (let i = 0; i < table.size; i++) {
-    if (table.type[i] !== undefined) {
-      headerRow = i;
-      break;
-    }
-  }
-  if (headerRow === -1 || table.type[headerRow] !== "session" || table.id[headerRow] === undefined) return undefined;
+  let headerRow = 0;
+  while (headerRow < table.size && table.typeCode[headerRow]! < 0) headerRow += 1;
+  if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
   const rawHeader = source.read([headerRow])[0]!.record!;
   if (checkHeaderVersion(rawHeader) !== 5 || !SessionHeaderSchema.safeParse(rawHeader).success) return undefined;
 
-  const entryRows: number[] = [];
+  const patchCodes = table.types.map((type) => PATCH_TYPES.has(type));
+  const { size, typeCode, piece } = table;
+  const entryRows = new Int32Array(size);
+  let entryCount = 0;
   const patchRows: number[] = [];
-  for (let i = headerRow + 1; i < table.size; i++) {
-    const type = table.type[i];
-    if (type === undefined) continue;
-    if (PATCH_TYPES.has(type)) patchRows.push(i);
-    else entryRows.push(i);
+  /** per row, the position of its entry or the index of its patch */
+  const slotOfRow = new Int32Array(size);
+  let invalidLines = 0;
+  let salvagedLines = 0;
+  for (let i = 0; i < size; i++) {
+    const code = typeCode[i]!;
+    if (code < 0) invalidLines += 1;
+    // A line cut into pieces, one of them a record, is one that salvage recovered.
+    else if (piece[i]! >= 0 && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) salvagedLines += 1;
+    if (code < 0 || i <= headerRow) continue;
+    if (patchCodes[code]) slotOfRow[i] = patchRows.push(i) - 1;
+    else {
+      slotOfRow[i] = entryCount;
+      entryRows[entryCount++] = i;
+    }
   }
+  const keys = new TableKeys(table, entryRows.subarray(0, entryCount));
   const patchRecords = source.read(patchRows).map((piece) => piece.record!);
-  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, entryRows, patchRows, patchRecords);
+  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, entryRows.subarray(0, entryCount), patchRows, patchRecords);
 
   const unresolved = new Map<number, UnresolvedBlobRef[]>();
   const load = (positions: readonly number[]): FileEntry[] => {
@@ -398,41 +440,21 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
       return entry;
     });
   };
-  const column = <T>(values: readonly T[]): T[] =>
-    // Rows of entries only (no patch or invalid line among them): the column as it is.
-    entryRows.length > 0 && entryRows[entryRows.length - 1]! - entryRows[0]! === entryRows.length - 1
-      ? values.slice(entryRows[0], entryRows[0]! + entryRows.length)
-      : entryRows.map((row) => values[row]!);
-  const tree = SessionTree.deferred({
-    ids: column(table.id),
-    parentIds: column(table.parentId),
-    types: column(table.type) as string[],
-    load,
-  }, { now });
+  const tree = SessionTree.deferred({ keys, load }, { now });
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
   buildContextOnPath(tree.pathView());
 
-  const lines: ManagedLine[] = [];
-  let nextEntry = 0;
-  let nextPatch = 0;
-  let invalidLines = 0;
-  let salvagedLines = 0;
-  for (let i = 0; i < table.size; i++) {
-    // A line cut into pieces, one of them a record, is one that salvage recovered.
-    if (table.piece[i]! >= 0 && table.type[i] !== undefined && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) {
-      salvagedLines += 1;
+  const lines = deferredLines(table.size, (i) => {
+    if (i === headerRow) return { kind: "header" };
+    if (table.typeCode[i]! < 0) return new DeferredInvalidLine(source, i);
+    if (patchCodes[table.typeCode[i]!] && i > headerRow) {
+      const k = slotOfRow[i]!;
+      return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
     }
-    if (i === headerRow) lines.push({ kind: "header" });
-    else if (table.type[i] === undefined) {
-      invalidLines += 1;
-      lines.push(new DeferredInvalidLine(source, i));
-    } else if (PATCH_TYPES.has(table.type[i]!) && i > headerRow) {
-      const k = nextPatch++;
-      lines.push({ kind: "patch", record: patchRecords[k]!, state: states[k]! });
-    } else lines.push(new DeferredEntryLine(tree, nextEntry++));
-  }
+    return new DeferredEntryLine(tree, slotOfRow[i]!);
+  });
 
-  const loadedCount = entryRows.length;
+  const loadedCount = entryCount;
   const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, loadedCount);
   const report: SessionLoadReport = {
     path: file,
@@ -463,7 +485,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
 
 /** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
 function salvagedAt(table: LineTable, i: number): boolean {
-  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.type[k] !== undefined) return true;
+  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.typeCode[k]! >= 0) return true;
   return false;
 }
 
@@ -480,7 +502,7 @@ function hasAssistantMessage(tree: SessionTree): boolean {
 function replay(
   rawHeader: SessionHeader,
   table: LineTable,
-  entryRows: readonly number[],
+  entryRows: Int32Array,
   patchRows: readonly number[],
   patchRecords: readonly JsonRecord[],
 ): { header: SessionHeader; patched: Map<number, unknown>; states: PatchState[]; applied: number; skipped: number } {
@@ -493,7 +515,7 @@ function replay(
   for (let p = 0; p < patchRows.length; p++) {
     const row = patchRows[p]!;
     for (; needEntries && e < entryRows.length && entryRows[e]! < row; e++) {
-      const stub: JsonRecord = { type: table.type[entryRows[e]!]!, id: table.id[entryRows[e]!] };
+      const stub: JsonRecord = { type: table.typeAt(entryRows[e]!)!, id: table.idAt(entryRows[e]!) };
       stubs.push(stub);
       items.push({ kind: "entry", value: stub });
     }

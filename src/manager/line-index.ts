@@ -1,43 +1,49 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar (`.gjc-lines.<name>.v1`
+ * The line index of a session file: a disposable, owner-only sidecar (`.gjc-lines.<name>.v2`
  * beside `<name>`; the dot name and the suffix keep every listing, discovery, migration and
  * audit walk, and both peers, from taking it for a session) holding the file's
  * {@link LineTable} up to the last line it covers, and the identity (device, inode) of the
  * transcript it describes.
  *
- * Layout: one header line `gjc-line-index 1<TAB>dev<TAB>ino`, then batches, one per line:
- * `B<payload length><TAB><payload>`, the payload being rows separated by U+001E, each row
- * `line offset length piece type id parentId` separated by tabs (a line or offset that
- * follows the row before, and the piece of a whole line, left empty; strings as JSON string
- * contents, which never hold a raw control character; a leading `=` marks a present string,
- * `~` a null parent). A batch is written by one system call; one that a crash cut short fails
- * its length and ends the index there, and the transcript past that point is scanned again.
+ * Layout: one header line `gjc-line-index 2 <LE|BE><TAB>dev<TAB>ino`, then batches, one per
+ * line: `C` and the base64 of a binary batch, whose columns are the table's own typed arrays
+ * in the host's byte order (hence the order in the header), so decoding is a copy and one
+ * checking pass, with no string per row. A batch is written by one system call; one that a
+ * crash cut short, or whose checksum or rows do not hold, ends the index there, and the
+ * transcript past that point is scanned again. A v1 sidecar (text rows) is never read: the
+ * first open rebuilds the index and removes it.
  *
  * Nothing here is trusted: the reader checks the identity, the covered size and, through the
  * loader, every line it reads against its row. The transcript stays the only source of truth.
  */
+import os from "node:os";
 import path from "node:path";
+import zlib from "node:zlib";
 
-import { LineTable } from "../session/index.js";
+import { LineTable, NO_STRING, NULL_PARENT, WHOLE_LINE } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { indexAccess, readIndexBytes } from "./listing-index.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 export const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
 
-const MAGIC = "gjc-line-index 1";
-const ROW_SEPARATOR = "\u001e";
+const MAGIC = `gjc-line-index 2 ${os.endianness()}`;
 /** Rows per batch line of a complete index. */
 const BATCH_ROWS = 4096;
 
 /** The sidecar path of the line index of session file `file`. */
 export function lineIndexFile(file: string): string {
+  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v2`);
+}
+
+/** The sidecar an earlier version kept: never read, removed when the index is rebuilt or the session moves. */
+function formerLineIndexFile(file: string): string {
   return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v1`);
 }
 
-/** Whether `name` is a line index sidecar's name. */
+/** Whether `name` is a line index sidecar's name (of this version or the one before). */
 export function isLineIndexName(name: string): boolean {
-  return name.startsWith(".gjc-lines.") && name.endsWith(".v1");
+  return name.startsWith(".gjc-lines.") && (name.endsWith(".v2") || name.endsWith(".v1"));
 }
 
 /** Whether `storage` keeps line indexes for files in `dir`, and may write them. */
@@ -55,41 +61,62 @@ export interface DecodedLineIndex {
   complete: boolean;
 }
 
-function field(value: string | undefined): string {
-  if (value === undefined) return "";
-  return `=${/["\\\u0000-\u001f\u007f-\uffff]/.test(value) ? JSON.stringify(value).slice(1, -1) : value}`;
+/** Batch head: rows, type table bytes, pool bytes, checksum of everything after the head. */
+const HEAD = 16;
+/** `parentLength` in a batch of a parent that is the id of the row before. */
+const CHAINED = -3;
+/** Float64 columns (line, offset, length), then Int32 ones (piece, type, id length, parent length). */
+const F64 = 3;
+const I32 = 4;
+
+function columnBytes(rows: number): number {
+  return rows * (F64 * 8 + I32 * 4);
 }
 
-function unfield(text: string): string | undefined | false {
-  if (text === "") return undefined;
-  if (text.charCodeAt(0) !== 0x3d) return false;
-  const body = text.slice(1);
-  if (!body.includes("\\")) return body;
-  try {
-    return JSON.parse(`"${body}"`) as string;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * One batch line (without line feed) holding rows `from..to` of `table`. A parent that is the
- * id of the row just before (a chain, nearly every row) is written as `^`.
- */
+/** One batch line (without line feed) holding rows `from..to` of `table`. */
 export function encodeBatch(table: LineTable, from: number, to: number): string {
-  const rows: string[] = [];
-  for (let i = from; i < to; i++) {
-    const parent = table.parentId[i];
-    const chained = i > from;
-    const parentText = parent === null ? "~" : chained && parent !== undefined && parent === table.id[i - 1] ? "^" : field(parent);
-    // The usual row follows the one before (next line, next byte) and is a whole line: those fields stay empty.
-    const line = chained && table.line[i] === table.line[i - 1]! + 1 ? "" : String(table.line[i]);
-    const offset = chained && table.offset[i] === table.offset[i - 1]! + table.length[i - 1]! + 1 ? "" : String(table.offset[i]);
-    const piece = table.piece[i] === -1 ? "" : String(table.piece[i]);
-    rows.push(`${line}\t${offset}\t${table.length[i]}\t${piece}\t${field(table.type[i])}\t${field(table.id[i])}\t${parentText}`);
+  const rows = to - from;
+  const codes = new Map<number, number>();
+  const types: string[] = [];
+  const piece = new Int32Array(rows);
+  const type = new Int32Array(rows);
+  const idLength = new Int32Array(rows);
+  const parentLength = new Int32Array(rows);
+  let poolBytes = 0;
+  for (let k = 0; k < rows; k++) {
+    const row = from + k;
+    piece[k] = table.piece[row]!;
+    const code = table.typeCode[row]!;
+    if (code >= 0 && !codes.has(code)) codes.set(code, types.push(table.types[code]!) - 1);
+    type[k] = code < 0 ? -1 : codes.get(code)!;
+    idLength[k] = table.idLength[row]!;
+    const chained = k > 0 && table.parentLength[row]! >= 0 && table.parentStart[row] === table.idStart[row - 1] && table.parentLength[row] === table.idLength[row - 1];
+    parentLength[k] = chained ? CHAINED : table.parentLength[row]!;
+    poolBytes += Math.max(0, idLength[k]!) + Math.max(0, parentLength[k]!);
   }
-  const payload = rows.join(ROW_SEPARATOR);
-  return `B${payload.length}\t${payload}`;
+  const typeText = Buffer.from(JSON.stringify(types), "utf8");
+  const body = Buffer.allocUnsafe(columnBytes(rows) + typeText.length + poolBytes);
+  let at = 0;
+  const put = (column: Float64Array | Int32Array): void => {
+    const bytes = Buffer.from(column.buffer, column.byteOffset, column.byteLength);
+    at += bytes.copy(body, at);
+  };
+  put(table.line.subarray(from, to));
+  put(table.offset.subarray(from, to));
+  put(table.length.subarray(from, to));
+  for (const column of [piece, type, idLength, parentLength]) put(column);
+  at += typeText.copy(body, at);
+  for (let k = 0; k < rows; k++) {
+    const row = from + k;
+    if (parentLength[k]! > 0) at += table.pool.copy(body, at, table.parentStart[row]!, table.parentStart[row]! + parentLength[k]!);
+    if (idLength[k]! > 0) at += table.pool.copy(body, at, table.idStart[row]!, table.idStart[row]! + idLength[k]!);
+  }
+  const head = Buffer.allocUnsafe(HEAD);
+  head.writeUInt32LE(rows, 0);
+  head.writeUInt32LE(typeText.length, 4);
+  head.writeUInt32LE(poolBytes, 8);
+  head.writeUInt32LE(zlib.crc32(body), 12);
+  return `C${Buffer.concat([head, body]).toString("base64")}`;
 }
 
 /** A complete index file for rows `0..rows` of `table`, describing transcript `dev`/`ino`. */
@@ -107,136 +134,102 @@ const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
  * order; the rest is left to a scan of the transcript.
  */
 export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
-  const text = bytes.toString("utf8");
-  const headerEnd = text.indexOf("\n");
+  const headerEnd = bytes.indexOf(0x0a);
   if (headerEnd === -1) return undefined;
-  const header = text.slice(0, headerEnd).split("\t");
+  const header = bytes.toString("utf8", 0, headerEnd).split("\t");
   if (header.length !== 3 || header[0] !== MAGIC || !DECIMAL.test(header[1]!) || !DECIMAL.test(header[2]!)) return undefined;
   const table = new LineTable();
-  const types = new Map<string, string | undefined | false>();
+  // A row takes at least its columns, in base64 a third more: room for every row up front.
+  table.reserve(Math.ceil(((bytes.length - headerEnd) * 3) / 4 / columnBytes(1)), 0);
   let at = headerEnd + 1;
-  while (at < text.length) {
-    const end = text.indexOf("\n", at);
-    if (end === -1 || !decodeBatch(text, at, end, table, types)) break;
+  while (at < bytes.length) {
+    const end = bytes.indexOf(0x0a, at);
+    if (end === -1 || bytes[at] !== 0x43 || !decodeBatch(Buffer.from(bytes.toString("utf8", at + 1, end), "base64"), table)) break;
     at = end + 1;
   }
-  return { dev: header[1]!, ino: header[2]!, table, complete: at === text.length };
+  return { dev: header[1]!, ino: header[2]!, table, complete: at === bytes.length };
 }
 
-/** Decodes one batch line (`from..to` of `text`) onto `table`; false, adding nothing, when it is torn or malformed. */
-function decodeBatch(text: string, from: number, to: number, table: LineTable, types: Map<string, string | undefined | false>): boolean {
-  const tab = text.indexOf("\t", from);
-  if (text.charCodeAt(from) !== 0x42 || tab === -1 || tab >= to) return false;
-  if (count(text.slice(from + 1, tab)) !== to - tab - 1) return false;
-  const start = table.size;
-  if (!new RowReader(text, tab + 1, to).readAll(table, types)) {
-    table.truncate(start);
+/** Decodes one binary batch onto `table`; false, adding nothing, when it is torn, damaged or out of order. */
+function decodeBatch(batch: Buffer, table: LineTable): boolean {
+  if (batch.length < HEAD) return false;
+  const rows = batch.readUInt32LE(0);
+  const typeBytes = batch.readUInt32LE(4);
+  const poolBytes = batch.readUInt32LE(8);
+  const body = batch.subarray(HEAD);
+  if (rows === 0 || body.length !== columnBytes(rows) + typeBytes + poolBytes || zlib.crc32(body) !== batch.readUInt32LE(12)) return false;
+  let types: unknown;
+  try {
+    types = JSON.parse(body.toString("utf8", columnBytes(rows), columnBytes(rows) + typeBytes));
+  } catch {
     return false;
   }
+  if (!Array.isArray(types) || !types.every((type) => typeof type === "string")) return false;
+  const codes = (types as string[]).map((type) => table.typeCodeOf(type));
+  const start = table.size;
+  const poolBase = table.poolSize;
+  table.reserve(start + rows, poolBytes);
+  let at = 0;
+  const take = (column: Float64Array | Int32Array): void => {
+    const width = column.BYTES_PER_ELEMENT;
+    new Uint8Array(column.buffer, column.byteOffset + start * width, rows * width).set(body.subarray(at, at + rows * width));
+    at += rows * width;
+  };
+  take(table.line);
+  take(table.offset);
+  take(table.length);
+  take(table.piece);
+  take(table.typeCode);
+  take(table.idLength);
+  take(table.parentLength);
+  body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
+  if (!checkRows(table, start, rows, codes, poolBase, poolBytes)) return false;
+  table.poolSize = poolBase + poolBytes;
+  table.truncate(start + rows);
   return true;
 }
 
-/** A non-negative integer written in decimal, or -1. */
-function count(text: string): number {
-  const value = Number(text);
-  return text.length > 0 && text.length <= 16 && Number.isSafeInteger(value) && value >= 0 && text.charCodeAt(0) !== 0x2b ? value : -1;
+/**
+ * Checks rows `start..start+rows` just copied into `table`'s columns (their type codes
+ * batch-local, their pool ranges implied by the lengths) and makes them the table's own.
+ */
+function checkRows(table: LineTable, start: number, rows: number, codes: readonly number[], poolBase: number, poolBytes: number): boolean {
+  const { line, offset, length, piece, typeCode, idStart, idLength, parentStart, parentLength } = table;
+  let cursor = poolBase;
+  const poolEnd = poolBase + poolBytes;
+  for (let row = start; row < start + rows; row++) {
+    const l = line[row]!;
+    const o = offset[row]!;
+    const n = length[row]!;
+    const p = piece[row]!;
+    if (!(Number.isSafeInteger(l) && l >= 1 && Number.isSafeInteger(o) && o >= 0 && Number.isSafeInteger(n) && n >= 0) || p < WHOLE_LINE) return false;
+    if (row > 0) {
+      const last = row - 1;
+      if (line[last] === l) {
+        if (o !== offset[last] || n !== length[last] || p <= piece[last]! || p < 0) return false;
+      } else if (l < line[last]! || o < offset[last]! + length[last]! + 1) return false;
+    }
+    const code = typeCode[row]!;
+    if (code < -1 || code >= codes.length) return false;
+    typeCode[row] = code < 0 ? -1 : codes[code]!;
+    const parent = parentLength[row]!;
+    if (parent === CHAINED) {
+      if (row === start || idLength[row - 1]! < 0) return false;
+      parentStart[row] = idStart[row - 1]!;
+      parentLength[row] = idLength[row - 1]!;
+    } else if (parent >= 0) {
+      parentStart[row] = cursor;
+      cursor += parent;
+    } else if (parent !== NO_STRING && parent !== NULL_PARENT) return false;
+    const id = idLength[row]!;
+    if (id >= 0) {
+      idStart[row] = cursor;
+      cursor += id;
+    } else if (id !== NO_STRING) return false;
+    if (cursor > poolEnd || (code < 0 && (id >= 0 || parent !== NO_STRING))) return false;
+  }
+  return cursor === poolEnd;
 }
-
-/** Reads the rows of one batch payload field by field, without splitting it into pieces. */
-class RowReader {
-  #at: number;
-
-  constructor(
-    readonly text: string,
-    from: number,
-    readonly end: number,
-  ) {
-    this.#at = from;
-  }
-
-  readAll(table: LineTable, types: Map<string, string | undefined | false>): boolean {
-    let previousId: string | undefined;
-    let lastTypeText: string | undefined;
-    let first = true;
-    for (;;) {
-      const last = table.size - 1;
-      const line = this.#number(TAB, first ? -1 : table.line[last]! + 1);
-      const offset = this.#number(TAB, first ? -1 : table.offset[last]! + table.length[last]! + 1);
-      const length = this.#number(TAB, -1);
-      const piece = this.#number(TAB, WHOLE);
-      if (line < 1 || offset < 0 || length < 0 || piece < -1) return false;
-      // Most rows repeat the type of the row before: compare in place instead of cutting it out.
-      let typeText: string | undefined;
-      if (lastTypeText !== undefined && this.text.startsWith(lastTypeText, this.#at) && this.text.charCodeAt(this.#at + lastTypeText.length) === TAB) {
-        typeText = lastTypeText;
-        this.#at += lastTypeText.length + 1;
-      } else typeText = this.#field(TAB);
-      const idText = this.#field(TAB);
-      let parentText: string | undefined;
-      if (this.text.charCodeAt(this.#at) === 0x5e && (this.#at + 1 === this.end || this.text.charCodeAt(this.#at + 1) === ROW)) {
-        parentText = "^";
-        this.#at = Math.min(this.#at + 2, this.end);
-      } else parentText = this.#field(ROW);
-      if (typeText === undefined || idText === undefined || parentText === undefined) return false;
-      lastTypeText = typeText;
-      let type = types.get(typeText);
-      if (type === undefined && !types.has(typeText)) {
-        type = unfield(typeText);
-        types.set(typeText, type);
-      }
-      const id = unfield(idText);
-      const parent = parentText === "~" ? null : parentText === "^" ? (first ? false : (previousId ?? false)) : unfield(parentText);
-      if (type === false || id === false || parent === false) return false;
-      if (last >= 0) {
-        if (table.line[last] === line) {
-          if (offset !== table.offset[last] || length !== table.length[last] || piece <= table.piece[last]! || piece < 0) return false;
-        } else if (line < table.line[last]! || offset < table.end) return false;
-      }
-      table.push(line, offset, length, piece, type, id, parent);
-      previousId = id;
-      first = false;
-      if (this.#at >= this.end) return this.#at === this.end;
-    }
-  }
-
-  /** Digits up to `stop` (consumed), `implied` for none, or -1 (also for -1 itself). */
-  #number(stop: number, implied: number): number {
-    const { text } = this;
-    let value = 0;
-    let digits = 0;
-    for (; this.#at < this.end; this.#at++) {
-      const code = text.charCodeAt(this.#at);
-      if (code === stop) {
-        this.#at += 1;
-        if (digits === 0) return implied;
-        return digits <= 15 ? value : -1;
-      }
-      if (code < 0x30 || code > 0x39) return -1;
-      value = value * 10 + (code - 0x30);
-      digits += 1;
-    }
-    return -1;
-  }
-
-  /** The text up to `stop` (or the end, for a row's last field), consumed with its separator. */
-  #field(stop: number): string | undefined {
-    const { text } = this;
-    let to = text.indexOf(String.fromCharCode(stop), this.#at);
-    if (to === -1 || to > this.end) {
-      if (stop !== ROW) return undefined;
-      to = this.end;
-    }
-    const value = text.slice(this.#at, to);
-    this.#at = to + 1;
-    if (to === this.end) this.#at = this.end;
-    return value;
-  }
-}
-
-const TAB = 0x09;
-const ROW = 0x1e;
-/** `piece` of a whole-line row (an empty field in the file). */
-const WHOLE = -1;
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
 export function readLineIndex(storage: SessionStorage, file: string): DecodedLineIndex | undefined {
@@ -256,6 +249,8 @@ export function readLineIndex(storage: SessionStorage, file: string): DecodedLin
 export function publishLineIndex(storage: SessionStorage, file: string, dev: string, ino: string, table: LineTable, rows: number): boolean {
   try {
     storage.writeTextSync(lineIndexFile(file), encodeLineIndex(dev, ino, table, rows));
+    // The v1 sidecar is dead weight once v2 exists; its removal never fails, so no one waits.
+    void removeQuietly(storage, formerLineIndexFile(file));
     return true;
   } catch {
     return false;
@@ -264,8 +259,13 @@ export function publishLineIndex(storage: SessionStorage, file: string, dev: str
 
 /** Removes the index of `file` (a session moved away), if there is one. Never throws. */
 export async function removeLineIndex(storage: SessionStorage, file: string): Promise<void> {
+  await removeQuietly(storage, lineIndexFile(file));
+  await removeQuietly(storage, formerLineIndexFile(file));
+}
+
+async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<void> {
   try {
-    await storage.unlink(lineIndexFile(file));
+    await storage.unlink(sidecar);
   } catch {
     // Missing, or not removable: a stray index names a transcript that is gone and is never trusted.
   }

@@ -18,16 +18,38 @@ export const ATTACH: unique symbol = Symbol("attach");
 export const AT: unique symbol = Symbol("at");
 
 /**
- * Entries known by their keys before they are read: the `id`, `parentId` and `type` of each
- * record in file order (as {@link entryIdOf} and {@link parentIdOf} would give them), and a
- * way to read the records themselves. A tree built over such entries reads a record the
- * first time something needs it, and keeps it from then on.
+ * The keys of entries not read yet, by position in file order: `type`, `id` and `parentId`
+ * (as {@link entryIdOf} and {@link parentIdOf} would give them), the lookup of an id, and
+ * every parent already resolved to a position, so that holding them costs no string or map
+ * entry per entry.
+ */
+export interface EntryKeys {
+  readonly count: number;
+  typeAt(position: number): string;
+  idAt(position: number): string | undefined;
+  /** whether the entry at `position` has a string id (without making the string) */
+  hasId(position: number): boolean;
+  parentIdAt(position: number): string | null | undefined;
+  /** the position of the last entry in file order whose id is `id`, or -1 */
+  positionOf(id: string): number;
+  /**
+   * Per position, the position of the last holder of its parent id, or -1 (a root, or a parent
+   * that is not there). Taken over by the index (it updates them): hand over an array no one else keeps.
+   */
+  readonly parents: Int32Array;
+  /** the parent ids that no entry holds */
+  readonly unresolved: ReadonlySet<string>;
+  /** number of distinct ids */
+  readonly distinct: number;
+}
+
+/**
+ * Entries known by their keys before they are read, and a way to read the records
+ * themselves. A tree built over such entries reads a record the first time something needs
+ * it, and keeps it from then on.
  */
 export interface DeferredEntries {
-  /** Taken over by the tree (appends extend them): hand over arrays no one else keeps. */
-  readonly ids: readonly (string | undefined)[];
-  readonly parentIds: readonly (string | null | undefined)[];
-  readonly types: readonly string[];
+  readonly keys: EntryKeys;
   /**
    * The records at `positions` (ascending), in that order. May throw (an unreadable or
    * changed file); nothing is kept then.
@@ -51,12 +73,18 @@ export interface DeferredEntries {
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   readonly #entries: (FileEntry | undefined)[] = [];
-  #ids: (string | undefined)[] = [];
-  #parentIds: (string | null | undefined)[] = [];
-  #types: string[] = [];
+  /** keys of the deferred positions `0..keys.count`; the arrays below hold the positions after them */
+  #keys: EntryKeys | undefined;
+  #base = 0;
+  readonly #ids: (string | undefined)[] = [];
+  readonly #parentIds: (string | null | undefined)[] = [];
+  readonly #types: string[] = [];
+  /** id to position, for the positions after {@link #keys} */
   readonly #positions = new Map<string, number>();
+  /** ids of those positions that a deferred position holds too */
+  #shadowed = 0;
   /** Parent position per entry position; -1 for a root or a parent that is not indexed. */
-  #parents: number[] = [];
+  #parents: Int32Array = new Int32Array(64);
   /** Parent ids that were not indexed when their child was added. */
   #unresolved = new Set<string>();
   #stale = false;
@@ -89,42 +117,35 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** Module-private: adds every record of `deferred` (an empty index only), none read yet. */
   [ATTACH](deferred: DeferredEntries): void {
+    const { keys } = deferred;
     this.#deferred = deferred;
-    const { ids, parentIds, types } = deferred;
-    const count = ids.length;
-    this.#entries.length = count;
-    this.#missing = count;
-    // The same bookkeeping as #addKeys, in one tight pass; the columns are taken, not copied.
-    this.#ids = ids as (string | undefined)[];
-    this.#parentIds = parentIds as (string | null | undefined)[];
-    this.#types = types as string[];
-    const parents = new Array<number>(count);
-    const positions = this.#positions;
-    let lastId: string | undefined;
-    let lastPosition = -1;
-    for (let i = 0; i < count; i++) {
-      const parent = parentIds[i];
-      let parentPosition = -1;
-      if (typeof parent === "string") {
-        if (parent === lastId) parentPosition = lastPosition;
-        else {
-          const found = positions.get(parent);
-          if (found === undefined) this.#unresolved.add(parent);
-          else parentPosition = found;
-        }
-      }
-      parents[i] = parentPosition;
-      const id = ids[i];
+    this.#keys = keys;
+    this.#base = keys.count;
+    this.#entries.length = keys.count;
+    this.#missing = keys.count;
+    // Taken over, not copied: the keys are this index's alone.
+    this.#parents = keys.parents;
+    this.#unresolved = new Set(keys.unresolved);
+    for (let i = keys.count - 1; i >= 0; i--) {
+      const id = keys.idAt(i);
       if (id === undefined) continue;
-      const before = positions.size;
-      positions.set(id, i);
-      if (positions.size === before || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
-      lastId = id;
-      lastPosition = i;
+      this.#lastId = id;
+      this.#lastPosition = i;
+      break;
     }
-    this.#parents = parents;
-    this.#lastId = lastId;
-    this.#lastPosition = lastPosition;
+  }
+
+  /** The position of the last holder of `id`. */
+  #lookup(id: string): number | undefined {
+    if (id === this.#lastId) return this.#lastPosition;
+    const found = this.#positions.get(id);
+    if (found !== undefined || this.#keys === undefined) return found;
+    const deferred = this.#keys.positionOf(id);
+    return deferred === -1 ? undefined : deferred;
+  }
+
+  #parentIdOf(position: number): string | null | undefined {
+    return position < this.#base ? this.#keys!.parentIdAt(position) : this.#parentIds[position - this.#base];
   }
 
   /** Module-private: the records at `positions`, read where they are deferred. */
@@ -150,26 +171,27 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   }
 
   #addKeys(id: string | undefined, parent: string | null | undefined, type: string): void {
-    const position = this.#ids.push(id) - 1;
+    const position = this.#base + this.#ids.push(id) - 1;
     this.#parentIds.push(parent);
     this.#types.push(type);
     let parentPosition = -1;
     if (typeof parent === "string") {
-      if (parent === this.#lastId) parentPosition = this.#lastPosition;
-      else {
-        const found = this.#positions.get(parent);
-        if (found === undefined) this.#unresolved.add(parent);
-        else parentPosition = found;
-      }
+      const found = this.#lookup(parent);
+      if (found === undefined) this.#unresolved.add(parent);
+      else parentPosition = found;
     }
-    this.#parents.push(parentPosition);
+    if (position >= this.#parents.length) {
+      const parents = new Int32Array(Math.max(64, this.#parents.length * 2));
+      parents.set(this.#parents);
+      this.#parents = parents;
+    }
+    this.#parents[position] = parentPosition;
     if (id === undefined) return;
-    const before = this.#positions.size;
+    const duplicate = this.#positions.has(id) || (this.#keys !== undefined && this.#keys.positionOf(id) !== -1);
+    if (!this.#positions.has(id) && duplicate) this.#shadowed += 1;
     this.#positions.set(id, position);
     // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
-    if (this.#positions.size === before || (this.#unresolved.size > 0 && this.#unresolved.has(id))) {
-      this.#stale = true;
-    }
+    if (duplicate || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
     this.#lastId = id;
     this.#lastPosition = position;
   }
@@ -181,22 +203,22 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** Number of records (indexed or not). */
   get count(): number {
-    return this.#ids.length;
+    return this.#base + this.#ids.length;
   }
 
   /** The `type` of the record at `position`. */
   typeAt(position: number): string {
-    return this.#types[position]!;
+    return position < this.#base ? this.#keys!.typeAt(position) : this.#types[position - this.#base]!;
   }
 
   /** The string `id` of the record at `position`. */
   idAt(position: number): string | undefined {
-    return this.#ids[position];
+    return position < this.#base ? this.#keys!.idAt(position) : this.#ids[position - this.#base];
   }
 
   /** The position of the entry indexed under `id`. */
   positionOf(id: string): number | undefined {
-    return this.#positions.get(id);
+    return this.#lookup(id);
   }
 
   /**
@@ -206,7 +228,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
    */
   pathTo(leaf: FileEntry): FileEntry[] | undefined {
     const id = entryIdOf(leaf);
-    const start = id === undefined ? undefined : this.#positions.get(id);
+    const start = id === undefined ? undefined : this.#lookup(id);
     if (start === undefined || this.#entries[start] !== leaf) return undefined;
     const positions = this.pathPositions(start);
     return positions === undefined ? undefined : this[AT](positions);
@@ -216,7 +238,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   pathPositions(start: number): number[] | undefined {
     if (this.#stale) this.#recompute();
     const parents = this.#parents;
-    const bound = this.#ids.length;
+    const bound = this.count;
     let length = 0;
     for (let at = start; at !== -1; at = parents[at]!) {
       if (++length > bound) return undefined;
@@ -228,29 +250,29 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   #recompute(): void {
     this.#unresolved = new Set();
-    this.#parents = this.#parentIds.map((parent) => {
-      if (typeof parent !== "string") return -1;
-      const found = this.#positions.get(parent);
-      if (found === undefined) this.#unresolved.add(parent);
-      return found ?? -1;
-    });
+    for (let position = 0; position < this.count; position++) {
+      const parent = this.#parentIdOf(position);
+      const found = typeof parent === "string" ? this.#lookup(parent) : undefined;
+      if (typeof parent === "string" && found === undefined) this.#unresolved.add(parent);
+      this.#parents[position] = found ?? -1;
+    }
     this.#stale = false;
   }
 
   /** Number of distinct ids. */
   get size(): number {
-    return this.#positions.size;
+    return (this.#keys?.distinct ?? 0) + this.#positions.size - this.#shadowed;
   }
 
   /** The last entry in file order whose id is `id`. */
   get(id: string): FileEntry | undefined {
-    const position = this.#positions.get(id);
+    const position = this.#lookup(id);
     return position === undefined ? undefined : this.#at(position);
   }
 
   /** True when some entry has the id `id`. */
   has(id: string): boolean {
-    return this.#positions.has(id);
+    return this.#lookup(id) !== undefined;
   }
 
   /** Calls `callback` for every id and its entry, in order of first appearance of the id. */
@@ -263,17 +285,26 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** `[id, entry]` pairs, in order of first appearance of the id. */
   *entries(): MapIterator<[string, FileEntry]> {
-    for (const [id, position] of this.#positions) yield [id, this.#at(position)];
+    for (const id of this.keys()) yield [id, this.#at(this.#lookup(id)!)];
   }
 
   /** The ids, in order of first appearance. */
-  keys(): MapIterator<string> {
-    return this.#positions.keys();
+  *keys(): MapIterator<string> {
+    const keys = this.#keys;
+    if (keys !== undefined) {
+      const seen = new Set<string>();
+      for (let position = 0; position < keys.count; position++) {
+        const id = keys.idAt(position);
+        if (id !== undefined) seen.add(id);
+      }
+      yield* seen;
+    }
+    for (const id of this.#positions.keys()) if (keys === undefined || keys.positionOf(id) === -1) yield id;
   }
 
   /** The indexed entries, in order of first appearance of their id. */
   *values(): MapIterator<FileEntry> {
-    for (const position of this.#positions.values()) yield this.#at(position);
+    for (const [, entry] of this.entries()) yield entry;
   }
 
   /** Same as {@link EntryIndex.entries}. */

@@ -1,8 +1,6 @@
 /**
- * A session file's line table: for every physical line that holds something, where it is (byte
- * offset and length), which record or invalid piece it gives, and the record's `type`, `id` and
- * `parentId`. It is what a full load would find, without keeping any record parsed, so a reader
- * can later parse only the lines it needs.
+ * The scan that fills a session file's {@link LineTable}: what a full load would find, without
+ * keeping any record parsed, so a reader can later parse only the lines it needs.
  *
  * The scan is byte-level. A line written the way this library (and both peers) write entries,
  * `{"type":"…","id":"…","parentId":…` with the rest balanced, is read from its first bytes; its
@@ -15,58 +13,11 @@
  */
 import { emptyJsonlStats, scanJsonlLine, type InvalidLine, type JsonlStats } from "./jsonl.js";
 import type { JsonRecord } from "./salvage.js";
+import { LineTable, WHOLE_LINE } from "./line-table.js";
 import { PATCH_RECORD_TYPES } from "./schemas.js";
 
-/** `piece` of a row whose line is one record parsed whole with `JSON.parse`. */
-export const WHOLE_LINE = -1;
-
-/**
- * The rows of a session file, in file order, one per record or invalid piece (a salvaged line
- * gives several rows). Columns, not objects, so a million rows stay cheap.
- */
-export class LineTable {
-  /** 1-based physical line number */
-  readonly line: number[] = [];
-  /** byte offset of the line's first byte (after a byte order mark on line 1) */
-  readonly offset: number[] = [];
-  /** byte length of the line, without its line feed */
-  readonly length: number[] = [];
-  /** {@link WHOLE_LINE}, or the position of this piece among the pieces salvage cuts from the line */
-  readonly piece: number[] = [];
-  /** the record's `type`; `undefined` for an invalid piece */
-  readonly type: (string | undefined)[] = [];
-  /** the record's `id` when it is a string */
-  readonly id: (string | undefined)[] = [];
-  /** the record's `parentId`: a string, `null`, or `undefined` when absent or of another type */
-  readonly parentId: (string | null | undefined)[] = [];
-
-  /** Number of rows. */
-  get size(): number {
-    return this.line.length;
-  }
-
-  /** Adds one row. */
-  push(line: number, offset: number, length: number, piece: number, type: string | undefined, id: string | undefined, parentId: string | null | undefined): void {
-    this.line.push(line);
-    this.offset.push(offset);
-    this.length.push(length);
-    this.piece.push(piece);
-    this.type.push(type);
-    this.id.push(id);
-    this.parentId.push(parentId);
-  }
-
-  /** Drops every row from `size` on (a tail that is scanned again). */
-  truncate(size: number): void {
-    for (const column of [this.line, this.offset, this.length, this.piece, this.type, this.id, this.parentId]) column.length = size;
-  }
-
-  /** The byte just after the line of the last row (0 when there is none). */
-  get end(): number {
-    const last = this.size - 1;
-    return last < 0 ? 0 : this.offset[last]! + this.length[last]! + 1;
-  }
-}
+export * from "./line-table.js";
+export { TableKeys } from "./table-keys.js";
 
 /** What one line gives: its records and invalid pieces, in order. */
 export type LinePiece = { kind: "record"; value: JsonRecord } | ({ kind: "invalid" } & InvalidLine);
@@ -194,6 +145,26 @@ function token(bytes: Buffer, from: number, to: number): string | undefined {
   }
 }
 
+/** Whether `from..to` of `bytes` is printable ASCII without a backslash: the id's bytes are then its UTF-8 text. */
+function plainAscii(bytes: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const byte = bytes[i]!;
+    if (byte < 0x20 || byte >= 0x80 || byte === BACKSLASH) return false;
+  }
+  return true;
+}
+
+/** The last type token read, to spare a string per line (nearly every line repeats a type). */
+let lastType = { bytes: Buffer.alloc(0), text: "" };
+
+function typeToken(bytes: Buffer, from: number, to: number): string | undefined {
+  const cached = lastType.bytes;
+  if (cached.length === to - from && bytes.compare(cached, 0, cached.length, from, to) === 0) return lastType.text;
+  const text = token(bytes, from, to);
+  if (text !== undefined) lastType = { bytes: Buffer.from(bytes.subarray(from, to)), text };
+  return text;
+}
+
 /**
  * Reads an entry line from its first bytes when it has the written key order and is one
  * balanced object; returns false for anything else (the caller parses it).
@@ -203,33 +174,36 @@ function fastLine(bytes: Buffer, from: number, end: number, line: number, base: 
   let at = from + TYPE_PREFIX.length;
   const typeEnd = stringEnd(bytes, at, end);
   if (typeEnd === -1) return false;
-  const type = token(bytes, at, typeEnd);
+  const type = typeToken(bytes, at, typeEnd);
   if (type === undefined || type === "session" || PATCH_TYPES.has(type)) return false;
   at = typeEnd + 1;
   if (!startsWith(bytes, at, end, ID_KEY)) return false;
   at += ID_KEY.length;
+  const idFrom = at;
   const idEnd = stringEnd(bytes, at, end);
   if (idEnd === -1) return false;
-  const id = token(bytes, at, idEnd);
-  if (id === undefined) return false;
   at = idEnd + 1;
   if (!startsWith(bytes, at, end, PARENT_KEY)) return false;
   at += PARENT_KEY.length;
-  let parentId: string | null;
-  if (startsWith(bytes, at, end, NULL)) {
-    parentId = null;
-    at += NULL.length;
-  } else {
+  let parentFrom = -1;
+  let parentEnd: number | null = null;
+  if (startsWith(bytes, at, end, NULL)) at += NULL.length;
+  else {
     if (bytes[at] !== QUOTE) return false;
-    const parentEnd = stringEnd(bytes, at + 1, end);
+    parentFrom = at + 1;
+    parentEnd = stringEnd(bytes, parentFrom, end);
     if (parentEnd === -1) return false;
-    const parent = token(bytes, at + 1, parentEnd);
-    if (parent === undefined) return false;
-    parentId = parent;
     at = parentEnd + 1;
   }
   if (bytes[at] !== 0x2c && bytes[at] !== 0x7d) return false;
   if (!balancedTail(bytes, at, end)) return false;
+  if (plainAscii(bytes, idFrom, idEnd) && (parentEnd === null || plainAscii(bytes, parentFrom, parentEnd))) {
+    table.pushBytes(line, base, end - from, type, bytes, idFrom, idEnd, parentFrom, parentEnd);
+    return true;
+  }
+  const id = token(bytes, idFrom, idEnd);
+  const parentId = parentEnd === null ? null : token(bytes, parentFrom, parentEnd);
+  if (id === undefined || parentId === undefined) return false;
   table.push(line, base, end - from, WHOLE_LINE, type, id, parentId);
   return true;
 }

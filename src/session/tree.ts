@@ -23,7 +23,7 @@ import {
   sessionInfoName,
 } from "./schemas.js";
 
-export { EntryIndex, indexEntries, pathToRoot, type DeferredEntries } from "./entry-index.js";
+export { EntryIndex, indexEntries, pathToRoot, type DeferredEntries, type EntryKeys } from "./entry-index.js";
 
 /** Why a tree operation was refused. `unknown_entry`: no entry has the given id. */
 export type SessionTreeErrorCode = "unknown_entry";
@@ -185,20 +185,14 @@ export class SessionTree {
     const tree = new SessionTree([], options);
     const index = tree.#byId;
     index[ATTACH](entries);
-    const { ids, types } = entries;
-    for (let i = ids.length - 1; i >= 0; i--) {
-      if (ids[i] !== undefined) {
-        tree.#leafId = ids[i]!;
-        break;
-      }
-    }
+    const { keys } = entries;
+    for (let i = keys.count - 1; i >= 0 && tree.#leafId === null; i--) if (keys.hasId(i)) tree.#leafId = keys.idAt(i)!;
     const labels: number[] = [];
     const infos: number[] = [];
-    types.forEach((type, i) => {
-      if (ids[i] === undefined) return;
-      if (type === "label") labels.push(i);
-      else if (type === "session_info") infos.push(i);
-    });
+    for (let i = 0; i < keys.count; i++) {
+      const type = keys.typeAt(i);
+      if ((type === "label" || type === "session_info") && keys.hasId(i)) (type === "label" ? labels : infos).push(i);
+    }
     for (const entry of index[AT](labels)) tree.#note(entry);
     for (let k = infos.length - 1; k >= 0 && tree.#sessionInfo === undefined; k--) tree.#note(index[AT]([infos[k]!])[0]!);
     return tree;

@@ -27,11 +27,19 @@ afterAll(() => tmp?.remove());
 
 let counter = 0;
 
-/** The rows of `bytes` scanned fast or strictly (every line through the full loader's step). */
-function rows(bytes: Buffer, strict: boolean): LineTable {
+/** The rows of `bytes` scanned fast or strictly (every line through the full loader's step), as plain values. */
+function rows(bytes: Buffer, strict: boolean): unknown[] {
   const table = new LineTable();
   scanLines(bytes, { offset: 0, line: 1 }, table, true, strict);
-  return table;
+  return Array.from({ length: table.size }, (_, row) => [
+    table.line[row],
+    table.offset[row],
+    table.length[row],
+    table.piece[row],
+    table.typeAt(row),
+    table.idAt(row),
+    table.parentIdAt(row),
+  ]);
 }
 
 describe("line table scan", () => {

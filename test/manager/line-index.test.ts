@@ -108,6 +108,17 @@ describe("line index", () => {
     await expectFullParse();
   });
 
+  it("never reads a sidecar of the former text layout (v1), and removes it when the index is rebuilt", async () => {
+    write(chain(0, 10));
+    const former = sidecarOf(file).replace(/\.v2$/, ".v1");
+    fs.writeFileSync(former, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
+    await expectFullParse();
+    expect(fs.existsSync(former)).toBe(false);
+    expect(indexOf().table.size).toBe(11);
+    expect(indexOf().table.idAt(10)).toBe(id(9));
+    expect(indexOf().table.parentIdAt(10)).toBe(id(8));
+  });
+
   it("is rebuilt when the transcript shrank", async () => {
     write(chain(0, 10));
     await openReadOnly(file);

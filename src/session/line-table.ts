@@ -1,0 +1,223 @@
+/**
+ * A session file's line table: for every physical line that holds something, where it is (byte
+ * offset and length), which record or invalid piece it gives, and the record's `type`, `id` and
+ * `parentId`. Typed-array columns and one byte pool for the ids, so a million rows cost a few
+ * tens of megabytes and no object per row; strings are made only for the rows asked about.
+ */
+
+import { SessionFormatError } from "./errors.js";
+
+/** `piece` of a row whose line is one record parsed whole with `JSON.parse`. */
+export const WHOLE_LINE = -1;
+
+/** `idLength` of a row without a string id; `parentLength` of a row without a string or null parent. */
+export const NO_STRING = -1;
+/** `parentLength` of a row whose parent is `null`. */
+export const NULL_PARENT = -2;
+
+const INITIAL_ROWS = 64;
+/** The most id bytes a table holds (its ranges are 32-bit); only a file of gigabytes of ids reaches it. */
+const MAX_POOL_BYTES = 0x7fffffff;
+
+/**
+ * How a string is held in the pool: as the content of its `JSON.stringify` form, which is one
+ * text per string (lone surrogates included) and, for the usual printable ASCII id, the id
+ * itself. Equal bytes are thus equal strings.
+ */
+export function poolText(text: string): string {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) return JSON.stringify(text).slice(1, -1);
+  }
+  return text;
+}
+
+function fromPool(pool: Buffer, start: number, length: number): string {
+  const text = pool.toString("utf8", start, start + length);
+  for (let i = start; i < start + length; i++) if (pool[i] === 0x5c) return JSON.parse(`"${text}"`) as string;
+  return text;
+}
+
+function grownF64(column: Float64Array, size: number): Float64Array {
+  const next = new Float64Array(size);
+  next.set(column);
+  return next;
+}
+
+function grownI32(column: Int32Array, size: number): Int32Array {
+  const next = new Int32Array(size);
+  next.set(column);
+  return next;
+}
+
+/**
+ * The rows of a session file, in file order, one per record or invalid piece (a salvaged line
+ * gives several rows). A row's id and parent id are byte ranges of {@link pool} (see
+ * {@link poolText}); a parent equal to the id of the row before shares that row's range.
+ */
+export class LineTable {
+  /** 1-based physical line number */
+  line: Float64Array = new Float64Array(INITIAL_ROWS);
+  /** byte offset of the line's first byte (after a byte order mark on line 1) */
+  offset: Float64Array = new Float64Array(INITIAL_ROWS);
+  /** byte length of the line, without its line feed */
+  length: Float64Array = new Float64Array(INITIAL_ROWS);
+  /** {@link WHOLE_LINE}, or the position of this piece among the pieces salvage cuts from the line */
+  piece: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** code of the record's `type` in {@link types}; -1 for an invalid piece */
+  typeCode: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** pool offset of the id's bytes */
+  idStart: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** byte length of the id, or {@link NO_STRING} */
+  idLength: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** pool offset of the parent id's bytes */
+  parentStart: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** byte length of the parent id, {@link NO_STRING} or {@link NULL_PARENT} */
+  parentLength: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** the ids' UTF-8 bytes; valid up to {@link poolSize} */
+  pool: Buffer = Buffer.allocUnsafe(1024);
+  /** bytes of {@link pool} in use */
+  poolSize = 0;
+  /** the distinct types, by code */
+  readonly types: string[] = [];
+  readonly #codes = new Map<string, number>();
+  #size = 0;
+
+  /** Number of rows. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The code of `type` in {@link types}, added when new. */
+  typeCodeOf(type: string): number {
+    let code = this.#codes.get(type);
+    if (code === undefined) {
+      code = this.types.push(type) - 1;
+      this.#codes.set(type, code);
+    }
+    return code;
+  }
+
+  /** Room for `rows` rows and `bytes` more pool bytes. */
+  reserve(rows: number, bytes: number): void {
+    if (rows > this.line.length) {
+      const size = Math.max(rows, Math.ceil(this.line.length * 1.5));
+      this.line = grownF64(this.line, size);
+      this.offset = grownF64(this.offset, size);
+      this.length = grownF64(this.length, size);
+      this.piece = grownI32(this.piece, size);
+      this.typeCode = grownI32(this.typeCode, size);
+      this.idStart = grownI32(this.idStart, size);
+      this.idLength = grownI32(this.idLength, size);
+      this.parentStart = grownI32(this.parentStart, size);
+      this.parentLength = grownI32(this.parentLength, size);
+    }
+    if (this.poolSize + bytes > MAX_POOL_BYTES) throw new SessionFormatError("line_too_long", "the file's ids are too long to index");
+    if (this.poolSize + bytes > this.pool.length) {
+      const pool = Buffer.allocUnsafe(Math.max(this.poolSize + bytes, Math.ceil(this.pool.length * 1.5)));
+      this.pool.copy(pool, 0, 0, this.poolSize);
+      this.pool = pool;
+    }
+  }
+
+  /** Adds one row; `id` and `parentId` as strings (see {@link pushBytes} for raw ones). */
+  push(line: number, offset: number, length: number, piece: number, type: string | undefined, id: string | undefined, parentId: string | null | undefined): void {
+    const row = this.#size;
+    this.#row(line, offset, length, piece, type === undefined ? -1 : this.typeCodeOf(type));
+    const previous = row - 1;
+    if (typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && this.idIs(previous, parentId)) {
+      this.parentStart[row] = this.idStart[previous]!;
+      this.parentLength[row] = this.idLength[previous]!;
+    } else if (typeof parentId === "string") [this.parentStart[row], this.parentLength[row]] = [this.poolSize, this.#add(parentId)];
+    else [this.parentStart[row], this.parentLength[row]] = [0, parentId === null ? NULL_PARENT : NO_STRING];
+    if (id === undefined) [this.idStart[row], this.idLength[row]] = [0, NO_STRING];
+    else [this.idStart[row], this.idLength[row]] = [this.poolSize, this.#add(id)];
+    this.#size = row + 1;
+  }
+
+  /** Adds one row whose id and parent are byte ranges of `bytes` (printable ASCII JSON string content without escapes; `parentTo` null for a null parent). */
+  pushBytes(line: number, offset: number, length: number, type: string, bytes: Buffer, idFrom: number, idTo: number, parentFrom: number, parentTo: number | null): void {
+    const row = this.#size;
+    this.#row(line, offset, length, WHOLE_LINE, this.typeCodeOf(type));
+    this.reserve(row + 1, idTo - idFrom + (parentTo === null ? 0 : parentTo - parentFrom));
+    const previous = row - 1;
+    if (parentTo === null) [this.parentStart[row], this.parentLength[row]] = [0, NULL_PARENT];
+    else if (previous >= 0 && this.idLength[previous] === parentTo - parentFrom && bytes.compare(this.pool, this.idStart[previous]!, this.idStart[previous]! + parentTo - parentFrom, parentFrom, parentTo) === 0) {
+      this.parentStart[row] = this.idStart[previous]!;
+      this.parentLength[row] = this.idLength[previous]!;
+    } else {
+      this.parentStart[row] = this.poolSize;
+      this.parentLength[row] = bytes.copy(this.pool, this.poolSize, parentFrom, parentTo);
+      this.poolSize += parentTo - parentFrom;
+    }
+    this.idStart[row] = this.poolSize;
+    this.idLength[row] = bytes.copy(this.pool, this.poolSize, idFrom, idTo);
+    this.poolSize += idTo - idFrom;
+    this.#size = row + 1;
+  }
+
+  #row(line: number, offset: number, length: number, piece: number, typeCode: number): void {
+    const row = this.#size;
+    this.reserve(row + 1, 0);
+    this.line[row] = line;
+    this.offset[row] = offset;
+    this.length[row] = length;
+    this.piece[row] = piece;
+    this.typeCode[row] = typeCode;
+  }
+
+  #add(value: string): number {
+    const text = poolText(value);
+    const bytes = Buffer.byteLength(text, "utf8");
+    this.reserve(this.#size + 1, bytes);
+    this.pool.write(text, this.poolSize, "utf8");
+    this.poolSize += bytes;
+    return bytes;
+  }
+
+  /** Sets the row count to `size` (dropping a tail that is scanned again, or taking rows written into the columns). */
+  truncate(size: number): void {
+    this.#size = size;
+    if (size === 0) this.poolSize = 0;
+  }
+
+  /** The `type` of row `row`; `undefined` for an invalid piece. */
+  typeAt(row: number): string | undefined {
+    const code = this.typeCode[row]!;
+    return code < 0 ? undefined : this.types[code];
+  }
+
+  /** The string `id` of row `row`. */
+  idAt(row: number): string | undefined {
+    const length = this.idLength[row]!;
+    return length < 0 ? undefined : fromPool(this.pool, this.idStart[row]!, length);
+  }
+
+  /** The `parentId` of row `row`: a string, `null`, or `undefined` when absent or of another type. */
+  parentIdAt(row: number): string | null | undefined {
+    const length = this.parentLength[row]!;
+    if (length === NULL_PARENT) return null;
+    return length < 0 ? undefined : fromPool(this.pool, this.parentStart[row]!, length);
+  }
+
+  /** Whether the id of row `row` is `text` (compared without making a string). */
+  idIs(row: number, text: string): boolean {
+    const length = this.idLength[row]!;
+    if (length < 0) return false;
+    const start = this.idStart[row]!;
+    // Printable ASCII ids (nearly all) are held as they are: compare code by code.
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) return this.idAt(row) === text;
+      if (i >= length) return false;
+      if (this.pool[start + i] !== code) return false;
+    }
+    return length === text.length;
+  }
+
+  /** The byte just after the line of the last row (0 when there is none). */
+  get end(): number {
+    const last = this.#size - 1;
+    return last < 0 ? 0 : this.offset[last]! + this.length[last]! + 1;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The keys of the entries of a {@link LineTable} as an {@link EntryKeys}: ids are looked up in
+ * an open-addressing hash table over the table's byte pool, so opening a session makes no
+ * string and no map entry per entry; parents are resolved once, by the rule of the tree (the
+ * last holder of an id in file order wins).
+ */
+import type { EntryKeys } from "./entry-index.js";
+import { poolText, type LineTable } from "./line-table.js";
+
+/** FNV-1a of `bytes[from..to]`. */
+function hashOf(bytes: Uint8Array, from: number, to: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = from; i < to; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash;
+}
+
+/**
+ * The slot holding the entry whose id is `bytes[from..from+length]` (its hash `hash`), or the
+ * free slot where it would go. A slot is two numbers of `slots`, the entry position + 1 (0:
+ * free) and the id's hash, side by side: a probe compares hashes in the slot's own cache line
+ * and reads the table's columns and pool only for an equal hash.
+ */
+function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number, hash: number): number {
+  const { pool, idStart, idLength } = table;
+  const mask = (slots.length >> 1) - 1;
+  for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
+    const held = slots[slot << 1]!;
+    if (held === 0) return slot;
+    if (slots[(slot << 1) + 1] !== hash) continue;
+    const row = rows[held - 1]!;
+    if (idLength[row] !== length) continue;
+    const start = idStart[row]!;
+    let i = 0;
+    while (i < length && pool[start + i] === bytes[from + i]) i += 1;
+    if (i === length) return slot;
+  }
+}
+
+/** {@link EntryKeys} over the rows `rows` (entry positions to table rows) of `table`. */
+export class TableKeys implements EntryKeys {
+  readonly count: number;
+  readonly parents: Int32Array;
+  readonly unresolved = new Set<string>();
+  readonly distinct: number;
+  readonly #table: LineTable;
+  readonly #rows: Int32Array;
+  /** per slot, the entry position + 1 of the last holder of an id (0: free) and the id's hash; see {@link findSlot} */
+  readonly #slots: Int32Array;
+  #scratch = Buffer.allocUnsafe(256);
+  /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
+  #asked: string | undefined;
+  #answer = -1;
+
+  constructor(table: LineTable, rows: Int32Array) {
+    this.#table = table;
+    this.#rows = rows;
+    this.count = rows.length;
+    let capacity = 16;
+    while (capacity < rows.length * 2) capacity *= 2;
+    const slots = new Int32Array(capacity * 2);
+    this.#slots = slots;
+    const { idStart, idLength, parentStart, parentLength, pool } = table;
+    // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
+    const slotOf = new Int32Array(rows.length);
+    let distinct = 0;
+    let ids = 0;
+    for (let p = 0; p < rows.length; p++) {
+      const row = rows[p]!;
+      const length = idLength[row]!;
+      if (length < 0) continue;
+      const from = idStart[row]!;
+      const hash = hashOf(pool, from, from + length);
+      const slot = findSlot(slots, rows, table, pool, from, length, hash);
+      ids += 1;
+      if (slots[slot << 1] === 0) distinct += 1;
+      slots[slot << 1] = p + 1;
+      slots[(slot << 1) + 1] = hash;
+      slotOf[p] = slot;
+    }
+    this.distinct = distinct;
+    const parents = new Int32Array(rows.length);
+    for (let p = 0; p < rows.length; p++) {
+      const row = rows[p]!;
+      const length = parentLength[row]!;
+      if (length < 0) {
+        parents[p] = -1;
+        continue;
+      }
+      const before = p > 0 ? rows[p - 1]! : -1;
+      const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
+      const from = parentStart[row]!;
+      // With no id held twice, the entry before is the last holder of its own id.
+      if (chained && distinct === ids) {
+        parents[p] = p - 1;
+        continue;
+      }
+      const slot = chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, from, length, hashOf(pool, from, from + length));
+      const holder = slots[slot << 1]! - 1;
+      if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
+      parents[p] = holder;
+    }
+    this.parents = parents;
+  }
+
+  typeAt(position: number): string {
+    return this.#table.typeAt(this.#rows[position]!)!;
+  }
+
+  idAt(position: number): string | undefined {
+    return this.#table.idAt(this.#rows[position]!);
+  }
+
+  hasId(position: number): boolean {
+    return this.#table.idLength[this.#rows[position]!]! >= 0;
+  }
+
+  parentIdAt(position: number): string | null | undefined {
+    return this.#table.parentIdAt(this.#rows[position]!);
+  }
+
+  positionOf(id: string): number {
+    if (id === this.#asked) return this.#answer;
+    const text = poolText(id);
+    const length = Buffer.byteLength(text, "utf8");
+    if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(length);
+    this.#scratch.write(text, 0, "utf8");
+    const slot = findSlot(this.#slots, this.#rows, this.#table, this.#scratch, 0, length, hashOf(this.#scratch, 0, length));
+    this.#asked = id;
+    this.#answer = this.#slots[slot << 1]! - 1;
+    return this.#answer;
+  }
+}
