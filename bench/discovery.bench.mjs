@@ -17,7 +17,7 @@
 // Every measurement runs in a fresh child process: timings alternate floor and library (best
 // of several rounds, page cache warm), and peak RSS is taken in one child per side.
 //
-// The persistent listing index (`.gjc-listing-index.v2.json` per session directory) is measured
+// The persistent listing index (`.gjc-listing-index.v3.json` per session directory) is measured
 // on its own: the first listing in a fresh process without an index (which reads what it
 // must and writes the index), then listings in a fresh process with the index present (each
 // round with no in-process cache, so every round reads the index and stats every file: what
@@ -40,7 +40,7 @@ const ROUNDS = 3;
 const TARGET_RATIO = 1.5;
 const CORPUS = path.join(os.tmpdir(), "gjc-discovery-bench");
 const PREFIX = 4096;
-const INDEX_NAME = ".gjc-listing-index.v2.json";
+const INDEX_NAME = ".gjc-listing-index.v3.json";
 const NO_INDEX = { cache: false, persistentIndex: false };
 
 // ---------------------------------------------------------------------------------------------

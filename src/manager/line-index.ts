@@ -20,7 +20,7 @@ import path from "node:path";
 
 import { LineTable } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
-import { indexAccess, readIndexBytes } from "./listing-index.js";
+import { indexAccess, readIndexBytes } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 export const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;

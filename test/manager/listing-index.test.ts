@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { FileSessionStorage, ManagedSessionStorage, SessionInfoCache, auditAgentDir, getRecentSessions, listAll, listSessions, type SessionListing, type SessionStorage } from "../../src/index.js";
 import { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "../../src/manager/index.js";
-import { indexAccess, readListingIndex, type ListingIndex } from "../../src/manager/listing-index.js";
+import { readListingIndex, type ListingIndex } from "../../src/manager/listing-index.js";
+import { indexAccess } from "../../src/manager/sidecar-files.js";
 import { makeAgentDir, type AgentFixture } from "../cli/fixtures.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -231,18 +232,27 @@ describe("an index that cannot be trusted", () => {
     expect((await listCounting()).reads).toBe(0);
   });
 
-  it("truncated, empty, not JSON, or of another version", async () => {
+  it("truncated, empty, not JSON, of another version, or with texts that fail their CRC", async () => {
     const bytes = await indexed();
     const text = bytes.toString("utf8");
-    expect(text).toContain('"version":2');
-    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":2', '"version":3'), "[]"]) {
+    expect(text).toContain('"version":3');
+    // One line: the texts are after the line break; the records (and the CRC) before it.
+    const [records, texts] = text.split("\n") as [string, string];
+    const damagedText = `${records}\n${texts.replace("hello s1", "hellO s1")}\n`;
+    const oneLine = JSON.stringify(JSON.parse(text));
+    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":3', '"version":2'), "[]", damagedText, oneLine]) {
       fs.writeFileSync(indexFile(), content, { mode: 0o600 });
       await expectIgnoredAndRebuilt();
     }
   });
 
   it("well-formed JSON whose records do not hold: ignored as a whole", async () => {
-    const index = JSON.parse((await indexed()).toString("utf8")) as { records: Record<string, unknown>[] };
+    const [first, texts] = (await indexed()).toString("utf8").split("\n") as [string, string];
+    const index = JSON.parse(`${first}}`) as { records: Record<string, unknown>[] };
+    // The records line as written: the object left open for the texts line.
+    const write = (copy: typeof index): void => fs.writeFileSync(indexFile(), `${JSON.stringify(copy).slice(0, -1)}\n${texts}\n`, { mode: 0o600 });
+    write(index);
+    expect((await listCounting()).reads).toBe(0);
     const spoiled: ((record: Record<string, unknown>) => void)[] = [
       (record) => (record.dev = "-1"),
       (record) => (record.size = 1.5),
@@ -250,16 +260,20 @@ describe("an index that cannot be trusted", () => {
       (record) => delete record.summary,
       (record) => (record.skip = "empty"),
       (record) => (record.summary = { ...(record.summary as object), version: 0 }),
+      // Text spans past the texts, not on a string literal, or reversed.
+      (record) => (record.summary = { ...(record.summary as object), all: [0, texts.length + 10] }),
+      (record) => (record.summary = { ...(record.summary as object), all: [0, 4] }),
+      (record) => (record.summary = { ...(record.summary as object), first: [20, 10] }),
     ];
     for (const spoil of spoiled) {
       const copy = structuredClone(index);
       spoil(copy.records[1]!);
-      fs.writeFileSync(indexFile(), JSON.stringify(copy), { mode: 0o600 });
+      write(copy);
       await expectIgnoredAndRebuilt();
     }
     const duplicated = structuredClone(index);
     duplicated.records[2] = duplicated.records[1]!;
-    fs.writeFileSync(indexFile(), JSON.stringify(duplicated), { mode: 0o600 });
+    write(duplicated);
     await expectIgnoredAndRebuilt();
   });
 
