@@ -38,6 +38,8 @@ const LARGE_BYTES = 240_000;
 const SMALL_BYTES = 2_400;
 const ROUNDS = 3;
 const TARGET_RATIO = 1.5;
+// Issue 18: a fresh process listing with the persistent index stays within 2x of the floor.
+const INDEX_TARGET_RATIO = 2;
 const CORPUS = path.join(os.tmpdir(), "gjc-discovery-bench");
 const PREFIX = 4096;
 const INDEX_NAME = ".gjc-listing-index.v3.json";
@@ -306,7 +308,7 @@ async function main() {
   console.log(`\nlisting (page cache warm, best of ${ROUNDS}; listed ${timing.sessions}, skipped ${timing.skipped})`);
   report(`listAll, ${usage.files} files, no index, no cache`, timing.all);
   report(`  first listing, fresh process, no index (writes it)`, { library: built.ms, floor: timing.all.floor });
-  report(`  fresh process, index present`, indexed, TARGET_RATIO);
+  report(`  fresh process, index present`, indexed, INDEX_TARGET_RATIO);
   report(`  fresh process, index present, first call`, { library: indexed.firstMs, floor: indexed.firstFloorMs });
   report(`  in-process cache warm (index off)`, { library: timing.all.cached, floor: timing.all.floor }, TARGET_RATIO);
   const bytes = indexBytes(large);
@@ -319,7 +321,7 @@ async function main() {
   const smallTiming = runChild("time", small);
   report(`listAll, ${FILES} small files, no index, no cache`, smallTiming.all);
   runChild("build-index", small);
-  report(`  fresh process, index present`, runChild("time-index", small), TARGET_RATIO);
+  report(`  fresh process, index present`, runChild("time-index", small), INDEX_TARGET_RATIO);
   report(`(async floor, small files)`, { library: smallTiming.all.asyncFloor, floor: smallTiming.all.floor });
 
   const rssLarge = runChild("rss-library", large);
