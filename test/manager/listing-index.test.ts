@@ -172,10 +172,10 @@ describe("a listing served from the index equals one that reads every file", () 
     expect(log.prefixes).toEqual([]);
   });
 
-  it("keeps non-ASCII text and lone surrogates exactly", async () => {
+  it("keeps non-ASCII text, escapes and lone surrogates exactly", async () => {
     const base = header({ id: "u", version: 5, cwd: "/wörk/ünï", timestamp: "2026-01-01T00:00:00.000Z" });
     // The assistant speaks first, so the first user message does not open allMessagesText.
-    fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", "héllo ✓") + headerPatch({ title: "Ünïcode 🎉" }));
+    fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", 'héllo ✓ "quoted" back\\slash\nnew line') + headerPatch({ title: "Ünïcode 🎉" }));
     fs.writeFileSync(path.join(dir, "lone.jsonl"), header({ id: "lone", version: 5, cwd: "/w" }) + '{"type":"header_patch","patch":{"title":"bad \\ud800 half"}}\n');
     await settle();
     const expected = await fullRead();
