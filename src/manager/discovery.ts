@@ -33,7 +33,6 @@ import { indexAccess, type IndexAccess } from "./sidecar-files.js";
 import {
   SessionInfoCache,
   recordOf,
-  resumePointOf,
   sameFile,
   type CachedOutcome,
   type ListingRecord,
@@ -457,8 +456,8 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
       const known = knownRecord(context, state, name, file, stat);
       if (known !== undefined) return settle(state, name, file, known);
     }
-    const stored = state.stored?.get(name);
-    const previous = context.cache?.resumePoint(file, reader.stat) ?? (stored === undefined ? undefined : resumePointOf(stored, reader.stat));
+    // Only this process remembers where to resume: the index keeps no resume points.
+    const previous = context.cache?.resumePoint(file, reader.stat);
     const read = readOutcome(reader, reader.stat, previous);
     record = recordOf(reader.stat, read.outcome, read.resume);
   } catch (error) {
