@@ -4,9 +4,9 @@
  * not re-read files it already knows. A hit costs one no-follow stat.
  *
  * Layout: one owner-only (0600) JSON object, in ASCII (other characters escaped), written as
- * two lines. The first, `{"version","crc","records"`, holds per session file (by name) the
- * identity it was read with (dev, ino, size, mtime, ctime) and its prefix summary and late
- * patch values, or why it is skipped; the second, `,"texts":[...]}`, holds the message texts,
+ * two lines. The first, `{"version","crc","fields","records"`, holds per session file (by
+ * name, one array whose fields `fields` names) the identity it was read with (dev, ino, size,
+ * mtime, ctime) and its prefix summary and late patch values, or why it is skipped; the second, `,"texts":[...]}`, holds the message texts,
  * which a summary points at by span. Only the first line is parsed: most texts are taken as
  * slices of the second, which costs neither a parse nor a copy. Resume points stay in the
  * process: a file that grew is scanned again in full by a fresh process.
@@ -35,24 +35,19 @@ const VERSION = 3;
 /** The records of one directory's index, by file name. */
 export type ListingIndex = Map<string, ListingRecord>;
 
-/** Where a message text is in the second line: the start and end of its JSON string literal. */
-type Span = [number, number];
+/**
+ * The fields of a stored record, in order: it is stored as an array (half the parse of named
+ * fields), and the file names the fields once. A skipped file's record ends after `skip`; a
+ * session's has every field, `null` for an absent one, and its texts as the start and end of
+ * their JSON string literals in the second line.
+ */
+const FIELDS = ["name", "dev", "ino", "size", "mtimeMs", "ctimeMs", "skip", "id", "cwd", "title", "shortSummary", "parentSession", "timestamp", "version", "messageCount", "parsedBytes", "firstStart", "firstEnd", "allStart", "allEnd", "lateTitle", "lateCwd"] as const;
+const SKIP_FIELDS = FIELDS.indexOf("skip") + 1;
 
-/** A summary as stored: the message texts as spans of the second line. */
-type StoredSummary = Omit<PrefixSummary, "kind" | "firstMessage" | "allMessagesText"> & { first?: Span; all: Span };
-
-/** A record as stored: {@link ListingRecord} with its name and a summary whose texts are spans, without a resume point. */
-interface StoredRecord {
-  name: string;
-  dev: string;
-  ino: string;
-  size: number;
-  mtimeMs: number;
-  ctimeMs?: number;
-  skip?: SkipCode;
-  summary?: StoredSummary;
-  late?: LatePatches;
-}
+type Optional = string | null;
+type SkipRecord = [string, string, string, number, number, number | null, SkipCode];
+type SessionRecord = [string, string, string, number, number, number | null, null, string, string, Optional, Optional, Optional, Optional, number, number, number, number | null, number | null, number, number, Optional, Optional];
+type StoredRecord = SkipRecord | SessionRecord;
 
 type SkipCode = PrefixRejection["code"];
 const SKIPS: readonly SkipCode[] = ["empty", "invalid_header", "version_too_new", "invalid_version"];
@@ -66,20 +61,20 @@ const TEXTS_OPEN = ',"texts":[';
 // listed directory, and a schema library costs several times the JSON parse itself.
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isText = (value: unknown): value is string => typeof value === "string";
-const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === "string";
+const isOptionalText = (value: unknown): value is Optional => value === null || typeof value === "string";
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
-const isSpan = (value: unknown): value is Span => Array.isArray(value) && value.length === 2 && isCount(value[0]) && isCount(value[1]) && value[0] + 2 <= value[1];
+const isSpan = (start: unknown, end: unknown): boolean => isCount(start) && isCount(end) && start + 2 <= end;
 
 function isStoredRecord(value: unknown): value is StoredRecord {
-  if (!isObject(value)) return false;
-  const { name, dev, ino, size, mtimeMs, ctimeMs, skip, summary, late } = value;
+  if (!Array.isArray(value) || (value.length !== SKIP_FIELDS && value.length !== FIELDS.length)) return false;
+  const [name, dev, ino, size, mtimeMs, ctimeMs, skip, id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstStart, firstEnd, allStart, allEnd, lateTitle, lateCwd] = value as unknown[];
   if (!isText(name) || !SESSION_NAME.test(name) || !isText(dev) || !DECIMAL.test(dev) || !isText(ino) || !DECIMAL.test(ino)) return false;
-  if (!isCount(size) || !Number.isFinite(mtimeMs) || !(ctimeMs === undefined || Number.isFinite(ctimeMs))) return false;
-  if (skip !== undefined) return SKIPS.includes(skip as SkipCode) && summary === undefined && late === undefined;
-  if (!isObject(summary) || !isText(summary.id) || !isText(summary.cwd) || !isSpan(summary.all) || !(summary.first === undefined || isSpan(summary.first))) return false;
-  if (![summary.title, summary.shortSummary, summary.parentSession, summary.timestamp].every(isOptionalText)) return false;
-  if (!isCount(summary.version) || summary.version < 1 || !isCount(summary.messageCount) || !isCount(summary.parsedBytes)) return false;
-  return late === undefined || (isObject(late) && isOptionalText(late.title) && isOptionalText(late.cwd));
+  if (!isCount(size) || !Number.isFinite(mtimeMs) || !(ctimeMs === null || Number.isFinite(ctimeMs))) return false;
+  if (value.length === SKIP_FIELDS) return SKIPS.includes(skip as SkipCode);
+  if (skip !== null || !isText(id) || !isText(cwd) || !isOptionalText(title) || !isOptionalText(shortSummary) || !isOptionalText(parentSession)) return false;
+  if (!isOptionalText(timestamp) || !isOptionalText(lateTitle) || !isOptionalText(lateCwd) || !isCount(version) || version < 1) return false;
+  const first = firstStart === null ? firstEnd === null : isSpan(firstStart, firstEnd);
+  return first && isCount(messageCount) && isCount(parsedBytes) && isSpan(allStart, allEnd);
 }
 
 /** The index of `dir`, or `undefined` when there is none that can be trusted. Never throws. */
@@ -92,13 +87,14 @@ export function readListingIndex(storage: SessionStorage, access: IndexAccess, d
     // Written as ASCII only: one-byte decodes, one-byte strings for the parser and the texts.
     const parsed: unknown = JSON.parse(`${bytes.toString("latin1", 0, split)}}`);
     if (!isObject(parsed) || parsed.version !== VERSION || !Array.isArray(parsed.records) || parsed.crc !== crc32(bytes.subarray(split + 1))) return undefined;
+    if (!Array.isArray(parsed.fields) || parsed.fields.length !== FIELDS.length || parsed.fields.some((field, at) => field !== FIELDS[at])) return undefined;
     const texts = bytes.toString("latin1", split + 1);
     if (!texts.startsWith(TEXTS_OPEN)) return undefined;
     const records: ListingIndex = new Map();
     const prefix = path.join(dir, path.sep);
     for (const stored of parsed.records as unknown[]) {
-      if (!isStoredRecord(stored) || records.has(stored.name)) return undefined;
-      records.set(stored.name, fromStored(stored, prefix + stored.name, texts));
+      if (!isStoredRecord(stored) || records.has(stored[0])) return undefined;
+      records.set(stored[0], fromStored(stored, prefix + stored[0], texts));
     }
     return records;
   } catch {
@@ -111,7 +107,7 @@ export function readListingIndex(storage: SessionStorage, access: IndexAccess, d
  * are then taken as a slice of `texts` (which shares its memory) rather than copied by a parse.
  * @throws SyntaxError when the span holds no string literal
  */
-function textAt(texts: string, [start, end]: Span): string {
+function textAt(texts: string, start: number, end: number): string {
   if (end > texts.length || texts.charCodeAt(start) !== QUOTE || texts.charCodeAt(end - 1) !== QUOTE) throw new SyntaxError("not a text span");
   const inner = texts.slice(start + 1, end - 1);
   return inner.includes("\\") ? (JSON.parse(texts.slice(start, end)) as string) : inner;
@@ -129,7 +125,7 @@ export function writeListingIndex(storage: SessionStorage, access: IndexAccess, 
   const texts: string[] = [];
   let at = TEXTS_OPEN.length;
   let bytes = 64;
-  const span = (text: string): Span => {
+  const span = (text: string): [number, number] => {
     const literal = asciiJson(text);
     texts.push(literal);
     at += literal.length + 1;
@@ -146,7 +142,8 @@ export function writeListingIndex(storage: SessionStorage, access: IndexAccess, 
   }
   const rest = `${TEXTS_OPEN}${texts.join(",")}]}\n`;
   try {
-    storage.writeTextSync(access.file, `{"version":${VERSION},"crc":${crc32(rest)},"records":[${parts.join(",")}]\n${rest}`);
+    const fields = JSON.stringify(FIELDS);
+    storage.writeTextSync(access.file, `{"version":${VERSION},"crc":${crc32(rest)},"fields":${fields},"records":[${parts.join(",")}]\n${rest}`);
     return true;
   } catch {
     return false;
@@ -160,14 +157,14 @@ function asciiJson(value: unknown): string {
   return JSON.stringify(value).replace(NON_ASCII, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-function toStored(name: string, record: ListingRecord, span: (text: string) => Span): StoredRecord {
+function toStored(name: string, record: ListingRecord, span: (text: string) => [number, number]): StoredRecord {
   const { dev, ino, size, mtimeMs, ctimeMs, outcome } = record;
-  const stored: StoredRecord = { name, dev, ino, size, mtimeMs, ctimeMs };
-  if (outcome.kind === "skip") return { ...stored, skip: outcome.code as SkipCode };
-  const { kind: _kind, firstMessage, allMessagesText, ...summary } = outcome.summary;
-  stored.summary = { ...summary, ...(firstMessage === undefined ? {} : { first: span(firstMessage) }), all: span(allMessagesText) };
-  stored.late = outcome.late;
-  return stored;
+  const identity = [name, dev, ino, size, mtimeMs, ctimeMs ?? null] as const;
+  if (outcome.kind === "skip") return [...identity, outcome.code as SkipCode];
+  const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstMessage, allMessagesText } = outcome.summary;
+  const first = firstMessage === undefined ? [null, null] as const : span(firstMessage);
+  const late = [outcome.late.title ?? null, outcome.late.cwd ?? null] as const;
+  return [...identity, null, id, cwd, title ?? null, shortSummary ?? null, parentSession ?? null, timestamp ?? null, version, messageCount, parsedBytes, ...first, ...span(allMessagesText), ...late];
 }
 
 /**
@@ -175,17 +172,28 @@ function toStored(name: string, record: ListingRecord, span: (text: string) => S
  * @throws SyntaxError when a text span holds no string literal
  */
 function fromStored(stored: StoredRecord, file: string, texts: string): ListingRecord {
-  const { dev, ino, size, mtimeMs, ctimeMs, skip } = stored;
+  const [, dev, ino, size, mtimeMs, ctimeMs, skip] = stored;
   const record: ListingRecord = { dev, ino, size, mtimeMs, outcome: { kind: "skip", code: skip ?? "empty" }, resume: undefined };
-  if (ctimeMs !== undefined) record.ctimeMs = ctimeMs;
-  if (stored.summary === undefined) return record;
+  if (ctimeMs !== null) record.ctimeMs = ctimeMs;
+  if (stored[6] !== null) return record;
+  const [, , , , , , , id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstStart, firstEnd, allStart, allEnd, lateTitle, lateCwd] = stored;
   const late: LatePatches = {};
-  if (stored.late?.title !== undefined) late.title = stored.late.title;
-  if (stored.late?.cwd !== undefined) late.cwd = stored.late.cwd;
-  // Field by field: nothing but what a summary holds is carried from the file.
-  const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, first, all, parsedBytes } = stored.summary;
-  const firstMessage = first === undefined ? undefined : textAt(texts, first);
-  const summary: PrefixSummary = { kind: "session", id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText: textAt(texts, all), parsedBytes };
+  if (lateTitle !== null) late.title = lateTitle;
+  if (lateCwd !== null) late.cwd = lateCwd;
+  const summary: PrefixSummary = {
+    kind: "session",
+    id,
+    cwd,
+    title: title ?? undefined,
+    shortSummary: shortSummary ?? undefined,
+    parentSession: parentSession ?? undefined,
+    timestamp: timestamp ?? undefined,
+    version,
+    messageCount,
+    firstMessage: firstStart === null || firstEnd === null ? undefined : textAt(texts, firstStart, firstEnd),
+    allMessagesText: textAt(texts, allStart, allEnd),
+    parsedBytes,
+  };
   record.outcome = { kind: "session", info: buildSessionInfo(file, summary, late, record), summary, late };
   return record;
 }

@@ -248,22 +248,24 @@ describe("an index that cannot be trusted", () => {
 
   it("well-formed JSON whose records do not hold: ignored as a whole", async () => {
     const [first, texts] = (await indexed()).toString("utf8").split("\n") as [string, string];
-    const index = JSON.parse(`${first}}`) as { records: Record<string, unknown>[] };
+    const index = JSON.parse(`${first}}`) as { fields: string[]; records: unknown[][] };
     // The records line as written: the object left open for the texts line.
     const write = (copy: typeof index): void => fs.writeFileSync(indexFile(), `${JSON.stringify(copy).slice(0, -1)}\n${texts}\n`, { mode: 0o600 });
     write(index);
     expect((await listCounting()).reads).toBe(0);
-    const spoiled: ((record: Record<string, unknown>) => void)[] = [
-      (record) => (record.dev = "-1"),
-      (record) => (record.size = 1.5),
-      (record) => (record.name = "../elsewhere.jsonl"),
-      (record) => delete record.summary,
-      (record) => (record.skip = "empty"),
-      (record) => (record.summary = { ...(record.summary as object), version: 0 }),
+    const at = (field: string): number => index.fields.indexOf(field);
+    const spoiled: ((record: unknown[]) => void)[] = [
+      (record) => (record[at("dev")] = "-1"),
+      (record) => (record[at("size")] = 1.5),
+      (record) => (record[at("name")] = "../elsewhere.jsonl"),
+      (record) => (record.length = at("skip") + 1),
+      (record) => (record[at("skip")] = "empty"),
+      (record) => (record[at("version")] = 0),
+      (record) => (record[at("title")] = 7),
       // Text spans past the texts, not on a string literal, or reversed.
-      (record) => (record.summary = { ...(record.summary as object), all: [0, texts.length + 10] }),
-      (record) => (record.summary = { ...(record.summary as object), all: [0, 4] }),
-      (record) => (record.summary = { ...(record.summary as object), first: [20, 10] }),
+      (record) => (record[at("allEnd")] = texts.length + 10),
+      (record) => (record[at("allEnd")] = (record[at("allStart")] as number) + 3),
+      (record) => (record[at("firstEnd")] = (record[at("firstStart")] as number) - 1),
     ];
     for (const spoil of spoiled) {
       const copy = structuredClone(index);
@@ -271,6 +273,9 @@ describe("an index that cannot be trusted", () => {
       write(copy);
       await expectIgnoredAndRebuilt();
     }
+    // Fields in another order are another format.
+    write({ ...index, fields: [...index.fields].reverse() });
+    await expectIgnoredAndRebuilt();
     const duplicated = structuredClone(index);
     duplicated.records[2] = duplicated.records[1]!;
     write(duplicated);
