@@ -17,11 +17,12 @@
 // Every measurement runs in a fresh child process: timings alternate floor and library (best
 // of several rounds, page cache warm), and peak RSS is taken in one child per side.
 //
-// The persistent listing index (`.gjc-listing-index.v2.json` per session directory) is measured
+// The persistent listing index (`.gjc-listing-index.v3.json` per session directory) is measured
 // on its own: the first listing in a fresh process without an index (which reads what it
 // must and writes the index), then listings in a fresh process with the index present (each
 // round with no in-process cache, so every round reads the index and stats every file: what
-// a new process pays), and the index's size per session. The other figures are taken with
+// a new process pays; issue 18 holds it within 2x of the floor, or the index goes), the very
+// first such call of the process (cold code on both sides), and the index's size per session. The other figures are taken with
 // the index off, so they show the cost of reading the files themselves.
 
 import { spawnSync } from "node:child_process";
@@ -38,9 +39,11 @@ const LARGE_BYTES = 240_000;
 const SMALL_BYTES = 2_400;
 const ROUNDS = 3;
 const TARGET_RATIO = 1.5;
+// Issue 18: a fresh process listing with the persistent index stays within 2x of the floor.
+const INDEX_TARGET_RATIO = 2;
 const CORPUS = path.join(os.tmpdir(), "gjc-discovery-bench");
 const PREFIX = 4096;
-const INDEX_NAME = ".gjc-listing-index.v2.json";
+const INDEX_NAME = ".gjc-listing-index.v3.json";
 const NO_INDEX = { cache: false, persistentIndex: false };
 
 // ---------------------------------------------------------------------------------------------
@@ -306,7 +309,7 @@ async function main() {
   console.log(`\nlisting (page cache warm, best of ${ROUNDS}; listed ${timing.sessions}, skipped ${timing.skipped})`);
   report(`listAll, ${usage.files} files, no index, no cache`, timing.all);
   report(`  first listing, fresh process, no index (writes it)`, { library: built.ms, floor: timing.all.floor });
-  report(`  fresh process, index present`, indexed, TARGET_RATIO);
+  report(`  fresh process, index present`, indexed, INDEX_TARGET_RATIO);
   report(`  fresh process, index present, first call`, { library: indexed.firstMs, floor: indexed.firstFloorMs });
   report(`  in-process cache warm (index off)`, { library: timing.all.cached, floor: timing.all.floor }, TARGET_RATIO);
   const bytes = indexBytes(large);
@@ -319,7 +322,7 @@ async function main() {
   const smallTiming = runChild("time", small);
   report(`listAll, ${FILES} small files, no index, no cache`, smallTiming.all);
   runChild("build-index", small);
-  report(`  fresh process, index present`, runChild("time-index", small), TARGET_RATIO);
+  report(`  fresh process, index present`, runChild("time-index", small), INDEX_TARGET_RATIO);
   report(`(async floor, small files)`, { library: smallTiming.all.asyncFloor, floor: smallTiming.all.floor });
 
   const rssLarge = runChild("rss-library", large);

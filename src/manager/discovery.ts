@@ -28,11 +28,11 @@ import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
 import { skipOf } from "./skip-codes.js";
-import { indexAccess, readListingIndex, writeListingIndex, type IndexAccess, type ListingIndex } from "./listing-index.js";
+import { readListingIndex, writeListingIndex, type ListingIndex } from "./listing-index.js";
+import { indexAccess, type IndexAccess } from "./sidecar-files.js";
 import {
   SessionInfoCache,
   recordOf,
-  resumePointOf,
   sameFile,
   type CachedOutcome,
   type ListingRecord,
@@ -382,19 +382,12 @@ function closeDirectory(context: Context, state: DirectoryState): void {
 }
 
 /**
- * Whether `next` stores nothing `stored` did not. Two records of one identity were read from
- * the same unchanged file, so they differ only if one of them could resume and the other not.
+ * Whether `next` stores nothing `stored` did not: two records of one identity were read from
+ * the same unchanged file (the index keeps no resume points, the one part that may differ).
  */
 function sameRecord(stored: ListingRecord, next: ListingRecord): boolean {
-  return (
-    stored.dev === next.dev &&
-    stored.ino === next.ino &&
-    stored.size === next.size &&
-    stored.mtimeMs === next.mtimeMs &&
-    stored.ctimeMs === next.ctimeMs &&
-    stored.outcome.kind === next.outcome.kind &&
-    stored.resume?.offset === next.resume?.offset
-  );
+  const { dev, ino, size, mtimeMs, ctimeMs } = next;
+  return stored.dev === dev && stored.ino === ino && stored.size === size && stored.mtimeMs === mtimeMs && stored.ctimeMs === ctimeMs && stored.outcome.kind === next.outcome.kind;
 }
 
 /** {@link SessionStorage.statEntriesSync} of `names` in `dir`, each failure as its skip. */
@@ -463,8 +456,8 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
       const known = knownRecord(context, state, name, file, stat);
       if (known !== undefined) return settle(state, name, file, known);
     }
-    const stored = state.stored?.get(name);
-    const previous = context.cache?.resumePoint(file, reader.stat) ?? (stored === undefined ? undefined : resumePointOf(stored, reader.stat));
+    // Only this process remembers where to resume: the index keeps no resume points.
+    const previous = context.cache?.resumePoint(file, reader.stat);
     const read = readOutcome(reader, reader.stat, previous);
     record = recordOf(reader.stat, read.outcome, read.resume);
   } catch (error) {
@@ -496,13 +489,12 @@ function changedTooRecently(record: ListingRecord, startedMs: number): boolean {
 
 /** Notes `record` as this listing's view of `name` and gives its outcome. */
 function settle(state: DirectoryState, name: string, file: string, record: ListingRecord): Outcome {
-  // Only an index that may be written needs to know what was seen.
-  if (!state.access.writable) return withPath(file, record.outcome);
+  // Only an index that may be written needs to know what was seen; a record of the index as
+  // read is carried over by closeDirectory unless seen otherwise.
+  const stored = state.stored?.get(name);
+  if (!state.access.writable || stored === record) return withPath(file, record.outcome);
   state.seen.set(name, record);
-  if (!state.dirty) {
-    const stored = state.stored?.get(name);
-    state.dirty = stored === undefined || !sameRecord(stored, record);
-  }
+  state.dirty ||= stored === undefined || !sameRecord(stored, record);
   return withPath(file, record.outcome);
 }
 

@@ -9,7 +9,7 @@ export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
 export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
 export { DEFAULT_SESSION_INFO_CACHE_ENTRIES, SessionInfoCache } from "./session-info-cache.js";
 export type { CachedOutcome, ListedFileIdentity, ListingRecord, ResumePoint } from "./session-info-cache.js";
-export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./listing-index.js";
+export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./sidecar-files.js";
 export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
 export * from "./breadcrumbs.js";
 export { SessionManager } from "./session-manager.js";

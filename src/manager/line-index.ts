@@ -22,7 +22,7 @@ import zlib from "node:zlib";
 
 import { LineTable, NO_STRING, NULL_PARENT, WHOLE_LINE } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
-import { indexAccess, readIndexBytes } from "./listing-index.js";
+import { indexAccess, readIndexBytes } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 export const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;

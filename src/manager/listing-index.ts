@@ -1,129 +1,116 @@
 /**
  * The persistent listing index: the on-disk form of {@link SessionInfoCache}, one file per
- * session directory, so a listing in a fresh process does not re-read files it already knows.
+ * session directory ({@link LISTING_INDEX_FILE_NAME}), so a listing in a fresh process does
+ * not re-read files it already knows. A hit costs one no-follow stat.
  *
- * File: `<sessionDir>/.gjc-listing-index.v2.json`, owner-only (0600), a versioned JSON
- * object `{ version, records }` holding per session file (by name) the identity it was read
- * with (dev, ino, size, mtime, ctime), its prefix summary and late patch values (or why it
- * is skipped), and for a v4/v5 file its resume point. A hit costs one no-follow stat.
+ * Layout: one owner-only (0600) JSON object, in ASCII (other characters escaped), written as
+ * two lines. The first, `{"version","crc","fields","records"`, holds per session file (by
+ * name, one array whose fields `fields` names) the identity it was read with (dev, ino, size,
+ * mtime, ctime) and its prefix summary and late patch values, or why it is skipped; the second, `,"texts":[...]}`, holds the message texts,
+ * which a summary points at by span. Only the first line is parsed: most texts are taken as
+ * slices of the second, which costs neither a parse nor a copy. Resume points stay in the
+ * process: a file that grew is scanned again in full by a fresh process.
  *
  * Trust: the index is a hint, never an authority. It is read only when it is a regular file
- * of ours, mode 0600, one link, at most {@link MAX_LISTING_INDEX_BYTES}, and parses and
- * validates as a whole; anything else is ignored. A record is used only while the live stat
- * of its file matches its identity exactly, and a resume point only after the prefix digest
- * and boundary bytes are compared against the file.
+ * of ours, mode 0600, one link, at most {@link MAX_LISTING_INDEX_BYTES}, its first line
+ * parses and validates as a whole, the second matches the CRC-32 the first gives, and every
+ * span holds a string literal; anything else is ignored. A record is used only while the
+ * live stat of its file matches its identity exactly.
  *
- * Writes: only where the storage may write safely (a managed storage, whose directories are
- * verified owner-only; an explicit directory only when it is ours, 0700 or stricter, and
- * owner-writable), only when something changed, through the storage's atomic temp + fsync +
- * rename publish. A failed write is silent: the listing never depends on it.
+ * Writes: only where {@link indexAccess} allows, only when something changed, through the
+ * storage's atomic temp + fsync + rename publish. A failed write is silent: the listing
+ * never depends on it.
  */
-import fs from "node:fs";
 import path from "node:path";
+import { crc32 } from "node:zlib";
 
-import { FileSessionStorage, ManagedSessionStorage, type SessionStorage } from "../storage/index.js";
+import type { SessionStorage } from "../storage/index.js";
 import type { ListingRecord } from "./session-info-cache.js";
 import { buildSessionInfo, type LatePatches, type PrefixRejection, type PrefixSummary } from "./session-info.js";
-
-/** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
-export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v2.json";
+import { MAX_LISTING_INDEX_BYTES, readIndexBytes, type IndexAccess } from "./sidecar-files.js";
 
 /** Format version written into (and required of) every index file. */
-const VERSION = 2;
-
-/** Largest index read or written; past it, the oldest files are left out (and read again). */
-export const MAX_LISTING_INDEX_BYTES = 64 * 1024 * 1024;
+const VERSION = 3;
 
 /** The records of one directory's index, by file name. */
 export type ListingIndex = Map<string, ListingRecord>;
 
-/** Where a storage keeps (or would keep) the index of `dir`, and whether it may write it. */
-export interface IndexAccess {
-  /** `undefined` when this storage keeps no index (memory or custom storages). */
-  readonly file: string | undefined;
-  readonly writable: boolean;
-}
+/**
+ * The fields of a stored record, in order: it is stored as an array (half the parse of named
+ * fields), and the file names the fields once. A skipped file's record ends after `skip`; a
+ * session's has every field, `null` for an absent one, and its texts as the start and end of
+ * their JSON string literals in the second line.
+ */
+const FIELDS = ["name", "dev", "ino", "size", "mtimeMs", "ctimeMs", "skip", "id", "cwd", "title", "shortSummary", "parentSession", "timestamp", "version", "messageCount", "parsedBytes", "firstStart", "firstEnd", "allStart", "allEnd", "lateTitle", "lateCwd"] as const;
+const SKIP_FIELDS = FIELDS.indexOf("skip") + 1;
 
-/** A record as stored: {@link ListingRecord} with its name, a plain summary, the boundary in base64. */
-interface StoredRecord {
-  name: string;
-  dev: string;
-  ino: string;
-  size: number;
-  mtimeMs: number;
-  ctimeMs?: number;
-  skip?: SkipCode;
-  summary?: Omit<PrefixSummary, "kind">;
-  late?: LatePatches;
-  resume?: { offset: number; boundary: string; prefixDigest: string };
-}
+type Optional = string | null;
+type SkipRecord = [string, string, string, number, number, number | null, SkipCode];
+type SessionRecord = [string, string, string, number, number, number | null, null, string, string, Optional, Optional, Optional, Optional, number, number, number, number | null, number | null, number, number, Optional, Optional];
+type StoredRecord = SkipRecord | SessionRecord;
 
 type SkipCode = PrefixRejection["code"];
 const SKIPS: readonly SkipCode[] = ["empty", "invalid_header", "version_too_new", "invalid_version"];
 const SESSION_NAME = /^[^./\\\0][^/\\\0]*\.jsonl$/;
 const DECIMAL = /^\d{1,20}$/;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const NEWLINE = 0x0a;
+const QUOTE = 0x22;
+const TEXTS_OPEN = ',"texts":[';
 
 // Checked by hand rather than with a schema: a fresh process checks every record of every
 // listed directory, and a schema library costs several times the JSON parse itself.
 const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
 const isText = (value: unknown): value is string => typeof value === "string";
-const isOptionalText = (value: unknown): boolean => value === undefined || typeof value === "string";
+const isOptionalText = (value: unknown): value is Optional => value === null || typeof value === "string";
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isSpan = (start: unknown, end: unknown): boolean => isCount(start) && isCount(end) && start + 2 <= end;
 
 function isStoredRecord(value: unknown): value is StoredRecord {
-  if (!isObject(value)) return false;
-  const { name, dev, ino, size, mtimeMs, ctimeMs, skip, summary, late, resume } = value;
+  if (!Array.isArray(value) || (value.length !== SKIP_FIELDS && value.length !== FIELDS.length)) return false;
+  const [name, dev, ino, size, mtimeMs, ctimeMs, skip, id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstStart, firstEnd, allStart, allEnd, lateTitle, lateCwd] = value as unknown[];
   if (!isText(name) || !SESSION_NAME.test(name) || !isText(dev) || !DECIMAL.test(dev) || !isText(ino) || !DECIMAL.test(ino)) return false;
-  if (!isCount(size) || !Number.isFinite(mtimeMs) || !(ctimeMs === undefined || Number.isFinite(ctimeMs))) return false;
-  if (skip !== undefined) return SKIPS.includes(skip as SkipCode) && summary === undefined && late === undefined && resume === undefined;
-  if (!isObject(summary) || !isText(summary.id) || !isText(summary.cwd) || !isText(summary.allMessagesText)) return false;
-  if (![summary.title, summary.shortSummary, summary.parentSession, summary.timestamp, summary.firstMessage].every(isOptionalText)) return false;
-  if (!isCount(summary.version) || summary.version < 1 || !isCount(summary.messageCount) || !isCount(summary.parsedBytes)) return false;
-  if (late !== undefined && !(isObject(late) && isOptionalText(late.title) && isOptionalText(late.cwd))) return false;
-  if (resume === undefined) return true;
-  return isObject(resume) && isCount(resume.offset) && isText(resume.boundary) && BASE64.test(resume.boundary) && isText(resume.prefixDigest);
-}
-
-/**
- * Whether `storage` may hold an index for `dir`. Managed storages verify every directory as
- * owner-only on open, so they may always write. An explicit directory is written only when
- * it is ours, has no group or other bits and is owner-writable: an index in a shared or
- * read-only directory would be either exposed or impossible, and the listing must not care.
- */
-export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
-  const file = path.join(dir, LISTING_INDEX_FILE_NAME);
-  if (storage instanceof ManagedSessionStorage) return { file, writable: true };
-  if (!(storage instanceof FileSessionStorage) || process.geteuid === undefined) return { file: undefined, writable: false };
-  try {
-    const stat = fs.lstatSync(dir);
-    return { file, writable: stat.isDirectory() && stat.uid === process.geteuid() && (stat.mode & 0o077) === 0 && (stat.mode & 0o200) !== 0 };
-  } catch {
-    return { file, writable: false };
-  }
+  if (!isCount(size) || !Number.isFinite(mtimeMs) || !(ctimeMs === null || Number.isFinite(ctimeMs))) return false;
+  if (value.length === SKIP_FIELDS) return SKIPS.includes(skip as SkipCode);
+  if (skip !== null || !isText(id) || !isText(cwd) || !isOptionalText(title) || !isOptionalText(shortSummary) || !isOptionalText(parentSession)) return false;
+  if (!isOptionalText(timestamp) || !isOptionalText(lateTitle) || !isOptionalText(lateCwd) || !isCount(version) || version < 1) return false;
+  const first = firstStart === null ? firstEnd === null : isSpan(firstStart, firstEnd);
+  return first && isCount(messageCount) && isCount(parsedBytes) && isSpan(allStart, allEnd);
 }
 
 /** The index of `dir`, or `undefined` when there is none that can be trusted. Never throws. */
 export function readListingIndex(storage: SessionStorage, access: IndexAccess, dir: string): ListingIndex | undefined {
   if (access.file === undefined) return undefined;
   const bytes = readIndexBytes(storage, access.file);
-  if (bytes === undefined) return undefined;
-  let parsed: unknown;
+  const split = bytes?.indexOf(NEWLINE) ?? -1;
+  if (bytes === undefined || split === -1) return undefined;
   try {
-    parsed = JSON.parse(bytes.toString("utf8"));
+    // Written as ASCII only: one-byte decodes, one-byte strings for the parser and the texts.
+    const parsed: unknown = JSON.parse(`${bytes.toString("latin1", 0, split)}}`);
+    if (!isObject(parsed) || parsed.version !== VERSION || !Array.isArray(parsed.records) || parsed.crc !== crc32(bytes.subarray(split + 1))) return undefined;
+    if (!Array.isArray(parsed.fields) || parsed.fields.length !== FIELDS.length || parsed.fields.some((field, at) => field !== FIELDS[at])) return undefined;
+    const texts = bytes.toString("latin1", split + 1);
+    if (!texts.startsWith(TEXTS_OPEN)) return undefined;
+    const records: ListingIndex = new Map();
+    const prefix = path.join(dir, path.sep);
+    for (const stored of parsed.records as unknown[]) {
+      if (!isStoredRecord(stored) || records.has(stored[0])) return undefined;
+      records.set(stored[0], fromStored(stored, prefix + stored[0], texts));
+    }
+    return records;
   } catch {
     return undefined;
   }
-  if (!isObject(parsed) || parsed.version !== VERSION || !Array.isArray(parsed.records)) return undefined;
-  const records: ListingIndex = new Map();
-  const prefix = path.join(dir, path.sep);
-  for (const stored of parsed.records as unknown[]) {
-    if (!isStoredRecord(stored) || records.has(stored.name)) return undefined;
-    const record = fromStored(stored, prefix + stored.name);
-    if (record === undefined) return undefined;
-    records.set(stored.name, record);
-  }
-  return records;
+}
+
+/**
+ * The text whose JSON string literal is at `span` of `texts`. Most texts need no escape, and
+ * are then taken as a slice of `texts` (which shares its memory) rather than copied by a parse.
+ * @throws SyntaxError when the span holds no string literal
+ */
+function textAt(texts: string, start: number, end: number): string {
+  if (end > texts.length || texts.charCodeAt(start) !== QUOTE || texts.charCodeAt(end - 1) !== QUOTE) throw new SyntaxError("not a text span");
+  const inner = texts.slice(start + 1, end - 1);
+  return inner.includes("\\") ? (JSON.parse(texts.slice(start, end)) as string) : inner;
 }
 
 /**
@@ -135,93 +122,78 @@ export function writeListingIndex(storage: SessionStorage, access: IndexAccess, 
   if (access.file === undefined || !access.writable) return false;
   const ordered = [...records].sort(([nameA, a], [nameB, b]) => b.mtimeMs - a.mtimeMs || (nameA < nameB ? -1 : 1));
   const parts: string[] = [];
+  const texts: string[] = [];
+  let at = TEXTS_OPEN.length;
   let bytes = 64;
+  const span = (text: string): [number, number] => {
+    const literal = asciiJson(text);
+    texts.push(literal);
+    at += literal.length + 1;
+    return [at - literal.length - 1, at - 1];
+  };
   for (const [name, record] of ordered) {
     // Only a prefix read's verdicts are remembered; any other skip is read again next time.
     if (record.outcome.kind === "skip" && !SKIPS.includes(record.outcome.code as SkipCode)) continue;
-    const part = JSON.stringify(toStored(name, record));
-    bytes += Buffer.byteLength(part) + 1;
-    if (bytes > MAX_LISTING_INDEX_BYTES) break;
+    const part = asciiJson(toStored(name, record, span));
+    bytes += part.length + 1;
+    // Both lines are ASCII: string length is byte length.
+    if (bytes + at > MAX_LISTING_INDEX_BYTES) break;
     parts.push(part);
   }
+  const rest = `${TEXTS_OPEN}${texts.join(",")}]}\n`;
   try {
-    storage.writeTextSync(access.file, `{"version":${VERSION},"records":[${parts.join(",")}]}\n`);
+    const fields = JSON.stringify(FIELDS);
+    storage.writeTextSync(access.file, `{"version":${VERSION},"crc":${crc32(rest)},"fields":${fields},"records":[${parts.join(",")}]\n${rest}`);
     return true;
   } catch {
     return false;
   }
 }
 
-function toStored(name: string, record: ListingRecord): StoredRecord {
-  const { dev, ino, size, mtimeMs, ctimeMs, outcome, resume } = record;
-  const stored: StoredRecord = { name, dev, ino, size, mtimeMs, ctimeMs };
-  if (outcome.kind === "skip") return { ...stored, skip: outcome.code as SkipCode };
-  const { kind: _kind, ...summary } = outcome.summary;
-  stored.summary = summary;
-  stored.late = outcome.late;
-  if (resume !== undefined) stored.resume = { offset: resume.offset, boundary: resume.boundary.toString("base64"), prefixDigest: resume.prefixDigest };
-  return stored;
+const NON_ASCII = /[\u0080-\uffff]/g;
+
+/** `value` as JSON with every UTF-16 unit past ASCII written as a `\u` escape, which `JSON.parse` reads back exactly. */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(NON_ASCII, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** The record `stored` describes for `file`, or `undefined` when its parts contradict each other. */
-function fromStored(stored: StoredRecord, file: string): ListingRecord | undefined {
-  const { dev, ino, size, mtimeMs, ctimeMs, skip, resume } = stored;
-  const late: LatePatches = {};
-  if (stored.late?.title !== undefined) late.title = stored.late.title;
-  if (stored.late?.cwd !== undefined) late.cwd = stored.late.cwd;
-  const record: ListingRecord = { dev, ino, size, mtimeMs, outcome: { kind: "skip", code: "empty" }, resume: undefined };
-  if (ctimeMs !== undefined) record.ctimeMs = ctimeMs;
-  if (skip !== undefined || stored.summary === undefined) {
-    record.outcome = { kind: "skip", code: skip ?? "empty" };
-    return record;
-  }
-  // Field by field: nothing but what a summary holds is carried from the file.
-  const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText, parsedBytes } = stored.summary;
-  const summary: PrefixSummary = { kind: "session", id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, firstMessage, allMessagesText, parsedBytes };
-  record.outcome = { kind: "session", info: buildSessionInfo(file, summary, late, record), summary, late };
-  if (resume === undefined) return record;
-  const boundary = Buffer.from(resume.boundary, "base64");
-  if (boundary.length === 0 || boundary.length > resume.offset) return undefined;
-  record.resume = { offset: resume.offset, boundary, prefixDigest: resume.prefixDigest, summary, late };
-  return record;
+function toStored(name: string, record: ListingRecord, span: (text: string) => [number, number]): StoredRecord {
+  const { dev, ino, size, mtimeMs, ctimeMs, outcome } = record;
+  const identity = [name, dev, ino, size, mtimeMs, ctimeMs ?? null] as const;
+  if (outcome.kind === "skip") return [...identity, outcome.code as SkipCode];
+  const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstMessage, allMessagesText } = outcome.summary;
+  const first = firstMessage === undefined ? [null, null] as const : span(firstMessage);
+  const late = [outcome.late.title ?? null, outcome.late.cwd ?? null] as const;
+  return [...identity, null, id, cwd, title ?? null, shortSummary ?? null, parentSession ?? null, timestamp ?? null, version, messageCount, parsedBytes, ...first, ...span(allMessagesText), ...late];
 }
 
 /**
- * The bytes of the sidecar `file` (an index this library keeps beside session files), or
- * `undefined` when it is missing, larger than `maxBytes`, still being written, or fails the
- * owner-only checks (explicit storages are checked here, managed ones verify on open).
+ * The record `stored` describes for `file`, its texts taken from `texts`.
+ * @throws SyntaxError when a text span holds no string literal
  */
-export function readIndexBytes(storage: SessionStorage, file: string, maxBytes = MAX_LISTING_INDEX_BYTES): Buffer | undefined {
-  let expected: fs.BigIntStats | undefined;
-  if (storage instanceof FileSessionStorage) {
-    // The explicit storage checks no owner or mode: this does, and the descriptor opened below
-    // must be the object checked here.
-    try {
-      expected = fs.lstatSync(file, { bigint: true });
-    } catch {
-      return undefined;
-    }
-    const mode = Number(expected.mode & 0o7777n);
-    if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
-  }
-  let reader;
-  try {
-    // No link followed, nothing but a regular file; a managed storage also verifies owner-only.
-    reader = storage.openReaderSync(file);
-  } catch {
-    return undefined;
-  }
-  try {
-    const { stat } = reader;
-    if (expected !== undefined && (stat.dev !== expected.dev.toString() || stat.ino !== expected.ino.toString())) return undefined;
-    if (stat.size > maxBytes) return undefined;
-    // One byte more than the stat promised shows a file still being written: not trusted.
-    const buffer = Buffer.allocUnsafe(stat.size + 1);
-    const read = reader.readSync(buffer, 0);
-    return read === stat.size ? buffer.subarray(0, read) : undefined;
-  } catch {
-    return undefined;
-  } finally {
-    reader.close();
-  }
+function fromStored(stored: StoredRecord, file: string, texts: string): ListingRecord {
+  const [, dev, ino, size, mtimeMs, ctimeMs, skip] = stored;
+  const record: ListingRecord = { dev, ino, size, mtimeMs, outcome: { kind: "skip", code: skip ?? "empty" }, resume: undefined };
+  if (ctimeMs !== null) record.ctimeMs = ctimeMs;
+  if (stored[6] !== null) return record;
+  const [, , , , , , , id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstStart, firstEnd, allStart, allEnd, lateTitle, lateCwd] = stored;
+  const late: LatePatches = {};
+  if (lateTitle !== null) late.title = lateTitle;
+  if (lateCwd !== null) late.cwd = lateCwd;
+  const summary: PrefixSummary = {
+    kind: "session",
+    id,
+    cwd,
+    title: title ?? undefined,
+    shortSummary: shortSummary ?? undefined,
+    parentSession: parentSession ?? undefined,
+    timestamp: timestamp ?? undefined,
+    version,
+    messageCount,
+    firstMessage: firstStart === null || firstEnd === null ? undefined : textAt(texts, firstStart, firstEnd),
+    allMessagesText: textAt(texts, allStart, allEnd),
+    parsedBytes,
+  };
+  record.outcome = { kind: "session", info: buildSessionInfo(file, summary, late, record), summary, late };
+  return record;
 }

@@ -156,11 +156,8 @@ export function sameFile(identity: ListedFileIdentity, stat: StorageStat): boole
   );
 }
 
-/**
- * The resume point of `record` when `stat` shows the same object (dev, ino) grown since; the
- * caller still checks that the prefix and the bytes before the resume offset are unchanged.
- */
-export function resumePointOf(record: ListingRecord, stat: StorageStat): ResumePoint | undefined {
+/** The resume point of `record` when `stat` shows the same object (dev, ino) grown since. */
+function resumePointOf(record: ListingRecord, stat: StorageStat): ResumePoint | undefined {
   if (record.dev !== stat.dev || record.ino !== stat.ino || stat.size <= record.size) return undefined;
   return record.resume;
 }

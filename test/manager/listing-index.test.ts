@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { FileSessionStorage, ManagedSessionStorage, SessionInfoCache, auditAgentDir, getRecentSessions, listAll, listSessions, type SessionListing, type SessionStorage } from "../../src/index.js";
 import { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "../../src/manager/index.js";
-import { indexAccess, readListingIndex, type ListingIndex } from "../../src/manager/listing-index.js";
+import { readListingIndex, type ListingIndex } from "../../src/manager/listing-index.js";
+import { indexAccess } from "../../src/manager/sidecar-files.js";
 import { makeAgentDir, type AgentFixture } from "../cli/fixtures.js";
 import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -171,10 +172,10 @@ describe("a listing served from the index equals one that reads every file", () 
     expect(log.prefixes).toEqual([]);
   });
 
-  it("keeps non-ASCII text and lone surrogates exactly", async () => {
+  it("keeps non-ASCII text, escapes and lone surrogates exactly", async () => {
     const base = header({ id: "u", version: 5, cwd: "/wörk/ünï", timestamp: "2026-01-01T00:00:00.000Z" });
     // The assistant speaks first, so the first user message does not open allMessagesText.
-    fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", "héllo ✓") + headerPatch({ title: "Ünïcode 🎉" }));
+    fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", 'héllo ✓ "quoted" back\\slash\nnew line') + headerPatch({ title: "Ünïcode 🎉" }));
     fs.writeFileSync(path.join(dir, "lone.jsonl"), header({ id: "lone", version: 5, cwd: "/w" }) + '{"type":"header_patch","patch":{"title":"bad \\ud800 half"}}\n');
     await settle();
     const expected = await fullRead();
@@ -231,35 +232,53 @@ describe("an index that cannot be trusted", () => {
     expect((await listCounting()).reads).toBe(0);
   });
 
-  it("truncated, empty, not JSON, or of another version", async () => {
+  it("truncated, empty, not JSON, of another version, or with texts that fail their CRC", async () => {
     const bytes = await indexed();
     const text = bytes.toString("utf8");
-    expect(text).toContain('"version":2');
-    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":2', '"version":3'), "[]"]) {
+    expect(text).toContain('"version":3');
+    // One line: the texts are after the line break; the records (and the CRC) before it.
+    const [records, texts] = text.split("\n") as [string, string];
+    const damagedText = `${records}\n${texts.replace("hello s1", "hellO s1")}\n`;
+    const oneLine = JSON.stringify(JSON.parse(text));
+    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":3', '"version":2'), "[]", damagedText, oneLine]) {
       fs.writeFileSync(indexFile(), content, { mode: 0o600 });
       await expectIgnoredAndRebuilt();
     }
   });
 
   it("well-formed JSON whose records do not hold: ignored as a whole", async () => {
-    const index = JSON.parse((await indexed()).toString("utf8")) as { records: Record<string, unknown>[] };
-    const spoiled: ((record: Record<string, unknown>) => void)[] = [
-      (record) => (record.dev = "-1"),
-      (record) => (record.size = 1.5),
-      (record) => (record.name = "../elsewhere.jsonl"),
-      (record) => delete record.summary,
-      (record) => (record.skip = "empty"),
-      (record) => (record.summary = { ...(record.summary as object), version: 0 }),
+    const [first, texts] = (await indexed()).toString("utf8").split("\n") as [string, string];
+    const index = JSON.parse(`${first}}`) as { fields: string[]; records: unknown[][] };
+    // The records line as written: the object left open for the texts line.
+    const write = (copy: typeof index): void => fs.writeFileSync(indexFile(), `${JSON.stringify(copy).slice(0, -1)}\n${texts}\n`, { mode: 0o600 });
+    write(index);
+    expect((await listCounting()).reads).toBe(0);
+    const at = (field: string): number => index.fields.indexOf(field);
+    const spoiled: ((record: unknown[]) => void)[] = [
+      (record) => (record[at("dev")] = "-1"),
+      (record) => (record[at("size")] = 1.5),
+      (record) => (record[at("name")] = "../elsewhere.jsonl"),
+      (record) => (record.length = at("skip") + 1),
+      (record) => (record[at("skip")] = "empty"),
+      (record) => (record[at("version")] = 0),
+      (record) => (record[at("title")] = 7),
+      // Text spans past the texts, not on a string literal, or reversed.
+      (record) => (record[at("allEnd")] = texts.length + 10),
+      (record) => (record[at("allEnd")] = (record[at("allStart")] as number) + 3),
+      (record) => (record[at("firstEnd")] = (record[at("firstStart")] as number) - 1),
     ];
     for (const spoil of spoiled) {
       const copy = structuredClone(index);
       spoil(copy.records[1]!);
-      fs.writeFileSync(indexFile(), JSON.stringify(copy), { mode: 0o600 });
+      write(copy);
       await expectIgnoredAndRebuilt();
     }
+    // Fields in another order are another format.
+    write({ ...index, fields: [...index.fields].reverse() });
+    await expectIgnoredAndRebuilt();
     const duplicated = structuredClone(index);
     duplicated.records[2] = duplicated.records[1]!;
-    fs.writeFileSync(indexFile(), JSON.stringify(duplicated), { mode: 0o600 });
+    write(duplicated);
     await expectIgnoredAndRebuilt();
   });
 

@@ -1,0 +1,80 @@
+/**
+ * The disposable sidecar files this library keeps beside session files (the listing index of
+ * a directory, the line index of a session): where a storage may keep them, and how one is
+ * read without trusting anything but an owner-only regular file of ours.
+ */
+import fs from "node:fs";
+import path from "node:path";
+
+import { FileSessionStorage, ManagedSessionStorage, type SessionStorage } from "../storage/index.js";
+
+/** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
+export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v3.json";
+
+/** Largest listing index read or written; past it, the oldest files are left out (and read again). */
+export const MAX_LISTING_INDEX_BYTES = 64 * 1024 * 1024;
+
+/** Where a storage keeps (or would keep) the listing index of `dir`, and whether it may write it. */
+export interface IndexAccess {
+  /** `undefined` when this storage keeps no index (memory or custom storages). */
+  readonly file: string | undefined;
+  readonly writable: boolean;
+}
+
+/**
+ * Whether `storage` may hold sidecars for `dir`. Managed storages verify every directory as
+ * owner-only on open, so they may always write. An explicit directory is written only when
+ * it is ours, has no group or other bits and is owner-writable: a sidecar in a shared or
+ * read-only directory would be either exposed or impossible, and no reader must care.
+ */
+export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
+  const file = path.join(dir, LISTING_INDEX_FILE_NAME);
+  if (storage instanceof ManagedSessionStorage) return { file, writable: true };
+  if (!(storage instanceof FileSessionStorage) || process.geteuid === undefined) return { file: undefined, writable: false };
+  try {
+    const stat = fs.lstatSync(dir);
+    return { file, writable: stat.isDirectory() && stat.uid === process.geteuid() && (stat.mode & 0o077) === 0 && (stat.mode & 0o200) !== 0 };
+  } catch {
+    return { file, writable: false };
+  }
+}
+
+/**
+ * The bytes of the sidecar `file`, or `undefined` when it is missing, larger than `maxBytes`,
+ * still being written, or fails the owner-only checks (explicit storages are checked here,
+ * managed ones verify on open).
+ */
+export function readIndexBytes(storage: SessionStorage, file: string, maxBytes = MAX_LISTING_INDEX_BYTES): Buffer | undefined {
+  let expected: fs.BigIntStats | undefined;
+  if (storage instanceof FileSessionStorage) {
+    // The explicit storage checks no owner or mode: this does, and the descriptor opened below
+    // must be the object checked here.
+    try {
+      expected = fs.lstatSync(file, { bigint: true });
+    } catch {
+      return undefined;
+    }
+    const mode = Number(expected.mode & 0o7777n);
+    if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
+  }
+  let reader;
+  try {
+    // No link followed, nothing but a regular file; a managed storage also verifies owner-only.
+    reader = storage.openReaderSync(file);
+  } catch {
+    return undefined;
+  }
+  try {
+    const { stat } = reader;
+    if (expected !== undefined && (stat.dev !== expected.dev.toString() || stat.ino !== expected.ino.toString())) return undefined;
+    if (stat.size > maxBytes) return undefined;
+    // One byte more than the stat promised shows a file still being written: not trusted.
+    const buffer = Buffer.allocUnsafe(stat.size + 1);
+    const read = reader.readSync(buffer, 0);
+    return read === stat.size ? buffer.subarray(0, read) : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    reader.close();
+  }
+}
