@@ -42,6 +42,12 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.l
 const idOf = (i) => i.toString(16).padStart(8, "0");
 const text = "The quick brown fox jumps over the lazy dog while the agent reads the file again. ".repeat(27);
 
+/**
+ * An assistant message as agents write it, with its provider and model: appended without them,
+ * the next open would read back through the whole file looking for the last model.
+ */
+const assistantMessage = (timestamp) => ({ role: "assistant", provider: "p", model: "m", content: [{ type: "text", text }], timestamp });
+
 function header(id) {
   return JSON.stringify({ type: "session", version: 5, id, timestamp: new Date(1_700_000_000_000).toISOString(), cwd: "/bench" });
 }
@@ -51,9 +57,8 @@ function line(i) {
   if (i > 0 && i % COMPACT_EVERY === 0) {
     return JSON.stringify({ type: "compaction", ...base, summary: "summary", firstKeptEntryId: idOf(i - 10), tokensBefore: 1000 });
   }
-  const role = i % 2 === 0 ? "user" : "assistant";
-  const extra = role === "assistant" ? { provider: "p", model: "m" } : {};
-  return JSON.stringify({ type: "message", ...base, message: { role, ...extra, content: [{ type: "text", text }], timestamp: i } });
+  const message = i % 2 === 0 ? { role: "user", content: [{ type: "text", text }], timestamp: i } : assistantMessage(i);
+  return JSON.stringify({ type: "message", ...base, message });
 }
 
 /** Writes a chained session of `count` entries into `dir`. */
@@ -167,7 +172,7 @@ async function appendBench(tmp, indexedFile) {
       const side = sides[name];
       const start = now();
       const startCpu = cpuNow();
-      for (let i = 0; i < APPENDS; i++) side.manager.appendMessage({ role: "assistant", content: [{ type: "text", text }], timestamp: i });
+      for (let i = 0; i < APPENDS; i++) side.manager.appendMessage(assistantMessage(i));
       side.cpu.push(((cpuNow() - startCpu) * 1000) / APPENDS);
       side.wall.push(((now() - start) * 1000) / APPENDS);
       await side.manager.flush();

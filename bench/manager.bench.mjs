@@ -34,6 +34,12 @@ const text = "The quick brown fox jumps over the lazy dog while the agent reads 
 const idOf = (i) => i.toString(16).padStart(8, "0");
 const header = (id) =>
   JSON.stringify({ type: "session", version: 5, id, timestamp: new Date(1_700_000_000_000).toISOString(), cwd: "/bench" });
+/**
+ * An assistant message as agents write it, with its provider and model: without them the next
+ * open would read back through the whole file looking for the last model, which real sessions
+ * never make it do.
+ */
+const assistantMessage = (timestamp) => ({ role: "assistant", provider: "p", model: "m", content: [{ type: "text", text }], timestamp });
 /** A ~1 KB message line in a linear chain. */
 const line = (i) =>
   JSON.stringify({
@@ -41,7 +47,7 @@ const line = (i) =>
     id: idOf(i),
     parentId: i === 0 ? null : idOf(i - 1),
     timestamp: new Date(1_700_000_000_000 + i * 1000).toISOString(),
-    message: { role: i % 2 === 0 ? "user" : "assistant", content: [{ type: "text", text }], timestamp: i },
+    message: i % 2 === 0 ? { role: "user", content: [{ type: "text", text }], timestamp: i } : assistantMessage(i),
   });
 
 // A child that opens one file once, through the manager or the floor, and prints its peak RSS.
@@ -167,7 +173,7 @@ async function appendBench() {
       const start = now();
       const startCpu = cpuNow();
       for (let i = 0; i < APPENDS; i++) {
-        session.manager.appendMessage({ role: "assistant", content: [{ type: "text", text }], timestamp: i });
+        session.manager.appendMessage(assistantMessage(i));
       }
       session.cpu.push(((cpuNow() - startCpu) * 1000) / APPENDS);
       session.rates.push((APPENDS / (now() - start)) * 1000);
