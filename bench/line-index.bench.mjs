@@ -79,7 +79,7 @@ function writeSession(dir, name, count) {
   return file;
 }
 
-const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v2`);
+const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v3`);
 
 async function resume(file) {
   const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });

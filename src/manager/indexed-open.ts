@@ -108,7 +108,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     if (table.size === 0 && !startsAsCurrent(file, reader, size)) return undefined;
     scanFile(reader, cursor, table, size, false);
     const source = new LineSource(storage, file, reader, table);
-    let session: Omit<IndexedSession, "appender"> | undefined;
+    let session: BuiltSession | undefined;
     try {
       session = build(file, source, table, lookup, now);
     } catch (error) {
@@ -123,8 +123,9 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     }
     if (session === undefined) return undefined;
     source.release();
-    const appender = access.writable ? keepIndex(storage, file, { dev, ino, size }, reader, table, kept, cursor.line, writable) : undefined;
-    return { ...session, appender };
+    const { rowOf, ...opened } = session;
+    const appender = access.writable ? keepIndex(storage, file, { dev, ino, size }, reader, table, kept, cursor.line, writable, rowOf) : undefined;
+    return { ...opened, appender };
   } catch (error) {
     if (error instanceof IndexMismatch) {
       throw new SessionManagerError("session_changed", `${file} changed while it was being opened`, { path: file, cause: error });
@@ -391,8 +392,11 @@ class DeferredUsage extends UsageAccumulator {
   }
 }
 
+/** An opened session before its index upkeep, with the row of an entry by id (for the upkeep). */
+type BuiltSession = Omit<IndexedSession, "appender"> & { rowOf(id: string): number };
+
 /** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
-function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): Omit<IndexedSession, "appender"> | undefined {
+function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
   let headerRow = 0;
   while (headerRow < table.size && table.typeCode[headerRow]! < 0) headerRow += 1;
   if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
@@ -420,7 +424,8 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
       entryRows[entryCount++] = i;
     }
   }
-  const keys = new TableKeys(table, entryRows.subarray(0, entryCount));
+  const rows = entryRows.subarray(0, entryCount);
+  const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
   const patchRecords = source.read(patchRows).map((piece) => piece.record!);
   const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, entryRows.subarray(0, entryCount), patchRows, patchRecords);
 
@@ -474,6 +479,10 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     },
   };
   return {
+    rowOf: (id) => {
+      const position = keys.positionOf(id);
+      return position === -1 ? -1 : rows[position]!;
+    },
     header,
     tree,
     lines,
@@ -481,6 +490,33 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     usage: new DeferredUsage(loadedEntries),
     report,
   };
+}
+
+/**
+ * The entries' parents by the rows' stored parent rows, or `undefined` when they cannot be
+ * used (an id repeats, a row's parent is unknown or unresolved, or a parent row is not an entry
+ * holding the parent id): the ids are then all hashed to resolve them. The one thing taken on
+ * the index's word is that no id repeats; every line the open reads is checked against its row.
+ */
+function storedParents(table: LineTable, rows: Int32Array, slotOfRow: Int32Array, headerRow: number, patchCodes: readonly boolean[]): Int32Array | undefined {
+  const { parentRow, repeats, parentLength, parentStart, idStart, idLength, typeCode, pool } = table;
+  const parents = new Int32Array(rows.length);
+  for (let p = 0; p < rows.length; p++) {
+    const row = rows[p]!;
+    const parent = parentRow[row]!;
+    if (repeats[row] !== 0) return undefined;
+    const length = parentLength[row]!;
+    if (length < 0) {
+      if (parent !== -1) return undefined;
+      parents[p] = -1;
+      continue;
+    }
+    if (parent < 0 || parent >= table.size || parent <= headerRow || typeCode[parent]! < 0 || patchCodes[typeCode[parent]!] || idLength[parent] !== length) return undefined;
+    const from = parentStart[row]!;
+    if (from !== idStart[parent] && pool.compare(pool, idStart[parent]!, idStart[parent]! + length, from, from + length) !== 0) return undefined;
+    parents[p] = slotOfRow[parent]!;
+  }
+  return parents;
 }
 
 /** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
@@ -545,6 +581,7 @@ function keepIndex(
   kept: number,
   nextLine: number,
   writable: boolean,
+  rowOf: (id: string) => number,
 ): LineIndexAppender | undefined {
   // Rows of a last line without a line feed are not stored: that line may still grow.
   let rows = table.size;
@@ -567,7 +604,7 @@ function keepIndex(
     closeQuietly(writer);
     return undefined;
   }
-  return new LineIndexAppender(writer, identity.size, nextLine);
+  return new LineIndexAppender(writer, identity.size, nextLine, { rows, rowOf });
 }
 
 function endsWithNewline(reader: SessionFileReader, size: number): boolean {

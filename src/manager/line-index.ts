@@ -1,17 +1,19 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar (`.gjc-lines.<name>.v2`
+ * The line index of a session file: a disposable, owner-only sidecar (`.gjc-lines.<name>.v3`
  * beside `<name>`; the dot name and the suffix keep every listing, discovery, migration and
  * audit walk, and both peers, from taking it for a session) holding the file's
  * {@link LineTable} up to the last line it covers, and the identity (device, inode) of the
  * transcript it describes.
  *
- * Layout: one header line `gjc-line-index 2 <LE|BE><TAB>dev<TAB>ino`, then batches, one per
+ * Layout: one header line `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`, then batches, one per
  * line: `C` and the base64 of a binary batch, whose columns are the table's own typed arrays
  * in the host's byte order (hence the order in the header), so decoding is a copy and one
  * checking pass, with no string per row. A batch is written by one system call; one that a
  * crash cut short, or whose checksum or rows do not hold, ends the index there, and the
- * transcript past that point is scanned again. A v1 sidecar (text rows) is never read: the
- * first open rebuilds the index and removes it.
+ * transcript past that point is scanned again. Each entry row also holds the row of its
+ * parent and whether its id repeats an earlier entry's, so that an open of a file where no id
+ * repeats walks the path without hashing every id. An older sidecar (v1 text rows, v2 without
+ * parent rows) is never read: the first open rebuilds the index and removes it.
  *
  * Nothing here is trusted: the reader checks the identity, the covered size and, through the
  * loader, every line it reads against its row. The transcript stays the only source of truth.
@@ -20,30 +22,30 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 
-import { LineTable, NO_STRING, NULL_PARENT, WHOLE_LINE } from "../session/index.js";
+import { LineTable, NO_STRING, NULL_PARENT, PATCH_RECORD_TYPES, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { indexAccess, readIndexBytes } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 export const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
 
-const MAGIC = `gjc-line-index 2 ${os.endianness()}`;
+const MAGIC = `gjc-line-index 3 ${os.endianness()}`;
 /** Rows per batch line of a complete index. */
 const BATCH_ROWS = 4096;
 
 /** The sidecar path of the line index of session file `file`. */
 export function lineIndexFile(file: string): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v2`);
+  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v3`);
 }
 
-/** The sidecar an earlier version kept: never read, removed when the index is rebuilt or the session moves. */
-function formerLineIndexFile(file: string): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v1`);
+/** The sidecars earlier versions kept: never read, removed when the index is rebuilt or the session moves. */
+function formerLineIndexFiles(file: string): string[] {
+  return ["v1", "v2"].map((version) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.${version}`));
 }
 
-/** Whether `name` is a line index sidecar's name (of this version or the one before). */
+/** Whether `name` is a line index sidecar's name (of this version or an earlier one). */
 export function isLineIndexName(name: string): boolean {
-  return name.startsWith(".gjc-lines.") && (name.endsWith(".v2") || name.endsWith(".v1"));
+  return name.startsWith(".gjc-lines.") && /\.v[123]$/.test(name);
 }
 
 /** Whether `storage` keeps line indexes for files in `dir`, and may write them. */
@@ -65,9 +67,9 @@ export interface DecodedLineIndex {
 const HEAD = 16;
 /** `parentLength` in a batch of a parent that is the id of the row before. */
 const CHAINED = -3;
-/** Float64 columns (line, offset, length), then Int32 ones (piece, type, id length, parent length). */
+/** Float64 columns (line, offset, length), then Int32 ones (piece, type, id length, parent length, parent row, repeats). */
 const F64 = 3;
-const I32 = 4;
+const I32 = 6;
 
 function columnBytes(rows: number): number {
   return rows * (F64 * 8 + I32 * 4);
@@ -105,6 +107,8 @@ export function encodeBatch(table: LineTable, from: number, to: number): string 
   put(table.offset.subarray(from, to));
   put(table.length.subarray(from, to));
   for (const column of [piece, type, idLength, parentLength]) put(column);
+  put(table.parentRow.subarray(from, to));
+  put(table.repeats.subarray(from, to));
   at += typeText.copy(body, at);
   for (let k = 0; k < rows; k++) {
     const row = from + k;
@@ -182,6 +186,8 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
   take(table.typeCode);
   take(table.idLength);
   take(table.parentLength);
+  take(table.parentRow);
+  take(table.repeats);
   body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
   if (!checkRows(table, start, rows, codes, poolBase, poolBytes)) return false;
   table.poolSize = poolBase + poolBytes;
@@ -194,7 +200,7 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
  * batch-local, their pool ranges implied by the lengths) and makes them the table's own.
  */
 function checkRows(table: LineTable, start: number, rows: number, codes: readonly number[], poolBase: number, poolBytes: number): boolean {
-  const { line, offset, length, piece, typeCode, idStart, idLength, parentStart, parentLength } = table;
+  const { line, offset, length, piece, typeCode, idStart, idLength, parentStart, parentLength, parentRow, repeats } = table;
   let cursor = poolBase;
   const poolEnd = poolBase + poolBytes;
   for (let row = start; row < start + rows; row++) {
@@ -227,6 +233,7 @@ function checkRows(table: LineTable, start: number, rows: number, codes: readonl
       cursor += id;
     } else if (id !== NO_STRING) return false;
     if (cursor > poolEnd || (code < 0 && (id >= 0 || parent !== NO_STRING))) return false;
+    if (parentRow[row]! < UNKNOWN_ROW || (repeats[row] !== 0 && repeats[row] !== 1)) return false;
   }
   return cursor === poolEnd;
 }
@@ -249,8 +256,8 @@ export function readLineIndex(storage: SessionStorage, file: string): DecodedLin
 export function publishLineIndex(storage: SessionStorage, file: string, dev: string, ino: string, table: LineTable, rows: number): boolean {
   try {
     storage.writeTextSync(lineIndexFile(file), encodeLineIndex(dev, ino, table, rows));
-    // The v1 sidecar is dead weight once v2 exists; its removal never fails, so no one waits.
-    void removeQuietly(storage, formerLineIndexFile(file));
+    // Older sidecars are dead weight once this one exists; their removal never fails, so no one waits.
+    for (const former of formerLineIndexFiles(file)) void removeQuietly(storage, former);
     return true;
   } catch {
     return false;
@@ -260,7 +267,7 @@ export function publishLineIndex(storage: SessionStorage, file: string, dev: str
 /** Removes the index of `file` (a session moved away), if there is one. Never throws. */
 export async function removeLineIndex(storage: SessionStorage, file: string): Promise<void> {
   await removeQuietly(storage, lineIndexFile(file));
-  await removeQuietly(storage, formerLineIndexFile(file));
+  for (const former of formerLineIndexFiles(file)) await removeQuietly(storage, former);
 }
 
 async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<void> {
@@ -269,6 +276,16 @@ async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<
   } catch {
     // Missing, or not removable: a stray index names a transcript that is gone and is never trusted.
   }
+}
+
+const PATCH_TYPES: ReadonlySet<unknown> = new Set(PATCH_RECORD_TYPES);
+
+/** The rows an index held when an appender took it over, and the row of an entry by id. */
+export interface IndexedRows {
+  /** how many rows the index holds */
+  rows: number;
+  /** the row of the last entry holding `id`, or -1 */
+  rowOf(id: string): number;
 }
 
 /** Rows buffered before a batch is written while appending. */
@@ -283,7 +300,12 @@ const APPEND_BATCH_ROWS = 64;
  */
 export class LineIndexAppender {
   readonly #writer: SessionStorageWriter;
+  readonly #links: IndexedRows;
   readonly #table = new LineTable();
+  /** rows of the entries this process appended, by id */
+  readonly #appendedIds = new Map<string, number>();
+  /** the row number the next appended line gets */
+  #row: number;
   /** the transcript's size as this process has written it */
   #size: number;
   #line: number;
@@ -294,11 +316,14 @@ export class LineIndexAppender {
    * @param writer the index file's writer, held for as long as the transcript's
    * @param size the transcript's size, ending with a line feed
    * @param line the physical line number the next appended line gets
+   * @param links the rows the index holds, and where their entries' ids are
    */
-  constructor(writer: SessionStorageWriter, size: number, line: number) {
+  constructor(writer: SessionStorageWriter, size: number, line: number, links: IndexedRows) {
     this.#writer = writer;
     this.#size = size;
     this.#line = line;
+    this.#links = links;
+    this.#row = links.rows;
   }
 
   /** Records that the line `text` (no line feed) was appended to the transcript. */
@@ -319,9 +344,25 @@ export class LineIndexAppender {
       typeof record.id === "string" ? record.id : undefined,
       typeof parent === "string" || parent === null ? parent : undefined,
     );
+    const k = this.#table.size - 1;
+    const id = record.id;
+    if (PATCH_TYPES.has(record.type)) this.#table.parentRow[k] = -1;
+    else {
+      if (typeof id === "string") {
+        this.#table.repeats[k] = this.#rowOf(id) === -1 ? 0 : 1;
+        this.#appendedIds.set(id, this.#row);
+      }
+      this.#table.parentRow[k] = typeof parent === "string" ? this.#rowOf(parent) : -1;
+    }
+    this.#row += 1;
     this.#size += length + 1;
     this.#line += 1;
     if (this.#table.size - this.#written >= APPEND_BATCH_ROWS) this.flush();
+  }
+
+  /** The row of the last entry holding `id`, or -1. */
+  #rowOf(id: string): number {
+    return this.#appendedIds.get(id) ?? this.#links.rowOf(id);
   }
 
   /** Writes the buffered rows. */

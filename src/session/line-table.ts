@@ -14,6 +14,8 @@ export const WHOLE_LINE = -1;
 export const NO_STRING = -1;
 /** `parentLength` of a row whose parent is `null`. */
 export const NULL_PARENT = -2;
+/** `parentRow` of a row whose parent's row is not known (scanned, not yet resolved). */
+export const UNKNOWN_ROW = -2;
 
 const INITIAL_ROWS = 64;
 /** The most id bytes a table holds (its ranges are 32-bit); only a file of gigabytes of ids reaches it. */
@@ -74,6 +76,14 @@ export class LineTable {
   parentStart: Int32Array = new Int32Array(INITIAL_ROWS);
   /** byte length of the parent id, {@link NO_STRING} or {@link NULL_PARENT} */
   parentLength: Int32Array = new Int32Array(INITIAL_ROWS);
+  /**
+   * for an entry row, the row of the entry its parent id names (the last holder of that id),
+   * -1 for none or an unresolved parent, or {@link UNKNOWN_ROW}; kept so that an open need
+   * not hash every id to walk the path (see `TableKeys`)
+   */
+  parentRow: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** 1 for an entry row whose id an earlier entry row holds too, else 0 */
+  repeats: Int32Array = new Int32Array(INITIAL_ROWS);
   /** the ids' UTF-8 bytes; valid up to {@link poolSize} */
   pool: Buffer = Buffer.allocUnsafe(1024);
   /** bytes of {@link pool} in use */
@@ -111,6 +121,8 @@ export class LineTable {
       this.idLength = grownI32(this.idLength, size);
       this.parentStart = grownI32(this.parentStart, size);
       this.parentLength = grownI32(this.parentLength, size);
+      this.parentRow = grownI32(this.parentRow, size);
+      this.repeats = grownI32(this.repeats, size);
     }
     if (this.poolSize + bytes > MAX_POOL_BYTES) throw new SessionFormatError("line_too_long", "the file's ids are too long to index");
     if (this.poolSize + bytes > this.pool.length) {
@@ -164,6 +176,8 @@ export class LineTable {
     this.length[row] = length;
     this.piece[row] = piece;
     this.typeCode[row] = typeCode;
+    this.parentRow[row] = UNKNOWN_ROW;
+    this.repeats[row] = 0;
   }
 
   #add(value: string): number {

@@ -36,7 +36,20 @@ function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: 
   }
 }
 
-/** {@link EntryKeys} over the rows `rows` (entry positions to table rows) of `table`. */
+/** Free slots for `count` ids, at most half full. */
+function newSlots(count: number): Int32Array {
+  let capacity = 16;
+  while (capacity < count * 2) capacity *= 2;
+  return new Int32Array(capacity * 2);
+}
+
+/**
+ * {@link EntryKeys} over the rows `rows` (entry positions to table rows) of `table`. Given the
+ * entries' parents already resolved (from the table's stored parent rows, in a file where no
+ * id repeats), no id is hashed until something asks for an entry by id; otherwise every id is
+ * hashed now, and each entry row's parent row and repeat flag are written to the table for
+ * the index to store.
+ */
 export class TableKeys implements EntryKeys {
   readonly count: number;
   readonly parents: Int32Array;
@@ -45,25 +58,80 @@ export class TableKeys implements EntryKeys {
   readonly #table: LineTable;
   readonly #rows: Int32Array;
   /** per slot, the entry position + 1 of the last holder of an id (0: free) and the id's hash; see {@link findSlot} */
-  readonly #slots: Int32Array;
+  #slots: Int32Array | undefined;
   #scratch = Buffer.allocUnsafe(256);
   /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
   #asked: string | undefined;
   #answer = -1;
 
-  constructor(table: LineTable, rows: Int32Array) {
+  constructor(table: LineTable, rows: Int32Array, parents?: Int32Array) {
     this.#table = table;
     this.#rows = rows;
     this.count = rows.length;
-    let capacity = 16;
-    while (capacity < rows.length * 2) capacity *= 2;
-    const slots = new Int32Array(capacity * 2);
-    this.#slots = slots;
-    const { idStart, idLength, parentStart, parentLength, pool } = table;
+    if (parents !== undefined) {
+      this.parents = parents;
+      let ids = 0;
+      for (let p = 0; p < rows.length; p++) if (table.idLength[rows[p]!]! >= 0) ids += 1;
+      this.distinct = ids;
+      return;
+    }
+    const { idStart, idLength, parentStart, parentLength, pool, parentRow, repeats } = table;
     // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
     const slotOf = new Int32Array(rows.length);
+    const slots = newSlots(rows.length);
+    this.#slots = slots;
     let distinct = 0;
     let ids = 0;
+    for (let p = 0; p < rows.length; p++) {
+      const row = rows[p]!;
+      const length = idLength[row]!;
+      repeats[row] = 0;
+      if (length < 0) continue;
+      const from = idStart[row]!;
+      const hash = hashOf(pool, from, from + length);
+      const slot = findSlot(slots, rows, table, pool, from, length, hash);
+      ids += 1;
+      if (slots[slot << 1] === 0) distinct += 1;
+      else repeats[row] = 1;
+      slots[slot << 1] = p + 1;
+      slots[(slot << 1) + 1] = hash;
+      slotOf[p] = slot;
+    }
+    this.distinct = distinct;
+    const resolved = new Int32Array(rows.length);
+    for (let p = 0; p < rows.length; p++) {
+      const row = rows[p]!;
+      const length = parentLength[row]!;
+      if (length < 0) {
+        resolved[p] = -1;
+        parentRow[row] = -1;
+        continue;
+      }
+      const before = p > 0 ? rows[p - 1]! : -1;
+      const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
+      const from = parentStart[row]!;
+      // With no id held twice, the entry before is the last holder of its own id.
+      let holder: number;
+      if (chained && distinct === ids) holder = p - 1;
+      else {
+        const slot = chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, from, length, hashOf(pool, from, from + length));
+        holder = slots[slot << 1]! - 1;
+      }
+      if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
+      resolved[p] = holder;
+      parentRow[row] = holder === -1 ? -1 : rows[holder]!;
+    }
+    this.parents = resolved;
+  }
+
+  /** The id hash table, built over every entry's id when first needed. */
+  #hashed(): Int32Array {
+    if (this.#slots !== undefined) return this.#slots;
+    const rows = this.#rows;
+    const table = this.#table;
+    const slots = newSlots(rows.length);
+    this.#slots = slots;
+    const { idStart, idLength, pool } = table;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
       const length = idLength[row]!;
@@ -71,35 +139,10 @@ export class TableKeys implements EntryKeys {
       const from = idStart[row]!;
       const hash = hashOf(pool, from, from + length);
       const slot = findSlot(slots, rows, table, pool, from, length, hash);
-      ids += 1;
-      if (slots[slot << 1] === 0) distinct += 1;
       slots[slot << 1] = p + 1;
       slots[(slot << 1) + 1] = hash;
-      slotOf[p] = slot;
     }
-    this.distinct = distinct;
-    const parents = new Int32Array(rows.length);
-    for (let p = 0; p < rows.length; p++) {
-      const row = rows[p]!;
-      const length = parentLength[row]!;
-      if (length < 0) {
-        parents[p] = -1;
-        continue;
-      }
-      const before = p > 0 ? rows[p - 1]! : -1;
-      const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
-      const from = parentStart[row]!;
-      // With no id held twice, the entry before is the last holder of its own id.
-      if (chained && distinct === ids) {
-        parents[p] = p - 1;
-        continue;
-      }
-      const slot = chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, from, length, hashOf(pool, from, from + length));
-      const holder = slots[slot << 1]! - 1;
-      if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
-      parents[p] = holder;
-    }
-    this.parents = parents;
+    return slots;
   }
 
   typeAt(position: number): string {
@@ -124,9 +167,10 @@ export class TableKeys implements EntryKeys {
     const length = Buffer.byteLength(text, "utf8");
     if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(length);
     this.#scratch.write(text, 0, "utf8");
-    const slot = findSlot(this.#slots, this.#rows, this.#table, this.#scratch, 0, length, hashOf(this.#scratch, 0, length));
+    const slots = this.#hashed();
+    const slot = findSlot(slots, this.#rows, this.#table, this.#scratch, 0, length, hashOf(this.#scratch, 0, length));
     this.#asked = id;
-    this.#answer = this.#slots[slot << 1]! - 1;
+    this.#answer = slots[slot << 1]! - 1;
     return this.#answer;
   }
 }

@@ -4,6 +4,7 @@
  * loose permissions) ends in a load equal to a full parse, and the index rewritten to match.
  */
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -108,12 +109,15 @@ describe("line index", () => {
     await expectFullParse();
   });
 
-  it("never reads a sidecar of the former text layout (v1), and removes it when the index is rebuilt", async () => {
+  it("never reads a sidecar of a former layout (v1 text rows, v2 without parent rows), and removes it when the index is rebuilt", async () => {
     write(chain(0, 10));
-    const former = sidecarOf(file).replace(/\.v2$/, ".v1");
-    fs.writeFileSync(former, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
+    const v1 = sidecarOf(file).replace(/\.v3$/, ".v1");
+    const v2 = sidecarOf(file).replace(/\.v3$/, ".v2");
+    fs.writeFileSync(v1, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
+    fs.writeFileSync(v2, `gjc-line-index 2 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
     await expectFullParse();
-    expect(fs.existsSync(former)).toBe(false);
+    expect(fs.existsSync(v1)).toBe(false);
+    expect(fs.existsSync(v2)).toBe(false);
     expect(indexOf().table.size).toBe(11);
     expect(indexOf().table.idAt(10)).toBe(id(9));
     expect(indexOf().table.parentIdAt(10)).toBe(id(8));
