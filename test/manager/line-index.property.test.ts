@@ -2,7 +2,8 @@
  * The indexed resume gives exactly what a full parse gives: for random session files with
  * branches, compactions, labels, patches, duplicate ids, foreign key orders and invalid lines
  * of every kind, opened when the index is missing (built by the byte scan), present, grown by
- * an external append (caught up), and kept up by the manager's own appends.
+ * an external append (caught up), and kept up by the manager's own appends (chained and
+ * branched), whose stored parent rows must be what hashing every id resolves.
  *
  * GJC_LINE_INDEX_RUNS sets the number of random sessions (default 40).
  */
@@ -12,7 +13,8 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { LineTable, scanLines } from "../../src/session/index.js";
+import { decodeLineIndex } from "../../src/manager/line-index.js";
+import { LineTable, PATCH_RECORD_TYPES, scanLines, TableKeys } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, user } from "./helpers.js";
 import { fullParse, lineSpecs, openReadOnly, openWritable, SessionWriter, sidecarOf, snapshot } from "./line-index-helpers.js";
@@ -40,6 +42,24 @@ function rows(bytes: Buffer, strict: boolean): unknown[] {
     table.idAt(row),
     table.parentIdAt(row),
   ]);
+}
+
+/**
+ * The stored parent row and repeat flag of every entry row of `file`'s index, beside what
+ * hashing every id of a fresh scan of the file gives.
+ */
+function storedLinks(file: string): { stored: unknown[]; hashed: unknown[] } {
+  const decoded = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!;
+  const scanned = new LineTable();
+  scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
+  const links = (table: LineTable, entryRows: number[]): unknown[] => entryRows.map((row) => [row, table.parentRow[row], table.repeats[row]]);
+  const patch = new Set<string>(PATCH_RECORD_TYPES);
+  let header = 0;
+  while (header < scanned.size && scanned.typeCode[header]! < 0) header += 1;
+  const entryRows: number[] = [];
+  for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !patch.has(scanned.typeAt(row)!)) entryRows.push(row);
+  new TableKeys(scanned, Int32Array.from(entryRows));
+  return { stored: links(decoded.table, entryRows), hashed: links(scanned, entryRows) };
 }
 
 describe("line table scan", () => {
@@ -80,8 +100,19 @@ describe("indexed resume", () => {
         }
         const leaf = manager.getLeafId();
         if (leaf !== null && own > 2) manager.appendLabelChange(leaf, "mine");
+        // A branch from an entry the open read from the index, and one from an own append.
+        const opened = manager.getEntries().filter((entry) => typeof entry.id === "string");
+        if (opened.length > 1 && own > 0) {
+          manager.branch(opened[Math.floor(opened.length / 2)]!.id as string);
+          manager.appendMessage(user("branched"));
+          manager.branch(opened[opened.length - 1]!.id as string);
+          manager.appendMessage(assistant("branched again"));
+        }
         await manager.close();
         expect(snapshot(await openReadOnly(file))).toEqual(await fullParse(file));
+        // The parent rows the index holds for appended and caught-up rows are those a full hash resolves.
+        const { stored, hashed } = storedLinks(file);
+        expect(stored).toEqual(hashed);
       }),
       { numRuns: RUNS },
     );
