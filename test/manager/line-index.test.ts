@@ -10,7 +10,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MemorySessionStorage, SessionManager } from "../../src/index.js";
-import { decodeLineIndex } from "../../src/manager/line-index.js";
+import { decodeLineIndex, encodeLineIndex } from "../../src/manager/line-index.js";
+import { UNKNOWN_ROW } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
 import { fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
@@ -151,6 +152,34 @@ describe("line index", () => {
     const opened = snapshot(await openReadOnly(file));
     expect(opened.leaf).toBe(`x${id(9).slice(1)}`);
     expect(opened).toEqual(await fullParse(file));
+  });
+
+  it("walks the stored parent rows only where they name the parent's entry, and hashes every id otherwise", async () => {
+    const lines = chain(0, 10);
+    // Entry 9 branches from entry 3: its parent row is not the row before.
+    lines[9] = lines[9]!.replace(`"parentId":"${id(8)}"`, `"parentId":"${id(3)}"`);
+    write(lines);
+    await expectFullParse();
+    const stored = indexOf();
+    const row9 = 10;
+    expect(stored.table.parentRow[row9]).toBe(4);
+    expect(stored.table.repeats[row9]).toBe(0);
+    const { dev, ino } = stored;
+    for (const [parentRow, repeats] of [
+      [9, 0], // the row before, whose entry holds another id
+      [-1, 0], // unresolved
+      [UNKNOWN_ROW, 0],
+      [0, 0], // the header's row
+      [4, 1], // right parent, but the id said to repeat
+    ] as const) {
+      const table = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!.table;
+      table.parentRow[row9] = parentRow;
+      table.repeats[row9] = repeats;
+      fs.writeFileSync(sidecarOf(file), encodeLineIndex(dev, ino, table, table.size), { mode: 0o600 });
+      const opened = snapshot(await openReadOnly(file));
+      expect((opened.branch as { id: string }[]).map((entry) => entry.id)).toEqual([0, 1, 2, 3, 9].map(id));
+      expect(opened).toEqual(await fullParse(file));
+    }
   });
 
   it("is rebuilt when damaged, torn or foreign, and ignored as a link or with loose permissions", async () => {
