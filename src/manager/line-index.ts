@@ -146,9 +146,14 @@ export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
   // A row takes at least its columns, in base64 a third more: room for every row up front.
   table.reserve(Math.ceil(((bytes.length - headerEnd) * 3) / 4 / columnBytes(1)), 0);
   let at = headerEnd + 1;
+  // Batches are decoded into one reused buffer: their bytes are copied into the table at once.
+  let scratch = Buffer.allocUnsafe(0);
   while (at < bytes.length) {
     const end = bytes.indexOf(0x0a, at);
-    if (end === -1 || bytes[at] !== 0x43 || !decodeBatch(Buffer.from(bytes.toString("utf8", at + 1, end), "base64"), table)) break;
+    if (end === -1 || bytes[at] !== 0x43) break;
+    const text = bytes.toString("latin1", at + 1, end);
+    if (scratch.length < Math.ceil((text.length * 3) / 4)) scratch = Buffer.allocUnsafe(Math.ceil((text.length * 3) / 4));
+    if (!decodeBatch(scratch.subarray(0, scratch.write(text, "base64")), table)) break;
     at = end + 1;
   }
   return { dev: header[1]!, ino: header[2]!, table, complete: at === bytes.length };
