@@ -130,6 +130,9 @@ export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows
   return parts.join("");
 }
 
+/** Base64 characters decoded at once: a multiple of 4, so every slice decodes on its own. */
+const BASE64_SLICE = 32 << 10;
+
 const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 
 /**
@@ -146,14 +149,18 @@ export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
   // A row takes at least its columns, in base64 a third more: room for every row up front.
   table.reserve(Math.ceil(((bytes.length - headerEnd) * 3) / 4 / columnBytes(1)), 0);
   let at = headerEnd + 1;
-  // Batches are decoded into one reused buffer: their bytes are copied into the table at once.
+  // Batches are decoded into one reused buffer (their bytes are copied into the table at once),
+  // a slice of base64 at a time: slices this short are young strings, freed by the next
+  // scavenge, where a whole batch's text would wait in the old space for a full collection.
   let scratch = Buffer.allocUnsafe(0);
   while (at < bytes.length) {
     const end = bytes.indexOf(0x0a, at);
     if (end === -1 || bytes[at] !== 0x43) break;
-    const text = bytes.toString("latin1", at + 1, end);
-    if (scratch.length < Math.ceil((text.length * 3) / 4)) scratch = Buffer.allocUnsafe(Math.ceil((text.length * 3) / 4));
-    if (!decodeBatch(scratch.subarray(0, scratch.write(text, "base64")), table)) break;
+    const decodedMax = Math.ceil(((end - at - 1) * 3) / 4);
+    if (scratch.length < decodedMax) scratch = Buffer.allocUnsafe(decodedMax);
+    let written = 0;
+    for (let from = at + 1; from < end; from += BASE64_SLICE) written += scratch.write(bytes.toString("latin1", from, Math.min(end, from + BASE64_SLICE)), written, "base64");
+    if (!decodeBatch(scratch.subarray(0, written), table)) break;
     at = end + 1;
   }
   return { dev: header[1]!, ino: header[2]!, table, complete: at === bytes.length };
