@@ -45,7 +45,7 @@ import {
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { LineIndexAppender, lineIndexAccess, lineIndexFile, publishLineIndex, readLineIndex, encodeBatch } from "./line-index.js";
+import { LineIndexAppender, lineIndexAccess, publishLineIndex, readLineIndex, startLineIndexUpkeep } from "./line-index.js";
 import type { ManagedLine, PatchState } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 
@@ -592,30 +592,10 @@ function keepIndex(
     if (!writable) return undefined;
   }
   if (!terminated) return undefined;
-  let writer;
-  try {
-    writer = storage.openWriter(lineIndexFile(file));
-  } catch {
-    return undefined;
-  }
-  try {
-    if (kept !== -1 && rows > kept) writer.writeLineSync(encodeBatch(table, kept, rows));
-  } catch {
-    closeQuietly(writer);
-    return undefined;
-  }
-  return new LineIndexAppender(writer, identity.size, nextLine, { rows, rowOf });
+  return startLineIndexUpkeep(storage, file, identity.size, nextLine, table, kept === -1 ? rows : kept, { rows, rowOf });
 }
 
 function endsWithNewline(reader: SessionFileReader, size: number): boolean {
   const byte = Buffer.alloc(1);
   return reader.readSync(byte, size - 1) === 1 && byte[0] === 0x0a;
-}
-
-function closeQuietly(writer: { closeSync(): void }): void {
-  try {
-    writer.closeSync();
-  } catch {
-    // The index is disposable.
-  }
 }

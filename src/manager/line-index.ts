@@ -22,7 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 
-import { LineTable, NO_STRING, NULL_PARENT, PATCH_RECORD_TYPES, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
+import { LineTable, NO_STRING, NULL_PARENT, PATCH_RECORD_TYPES, scanLines, TableKeys, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { indexAccess, readIndexBytes } from "./sidecar-files.js";
 
@@ -409,4 +409,85 @@ export class LineIndexAppender {
       // The index is disposable; its writer's failure costs the session nothing.
     }
   }
+}
+
+/**
+ * Starts keeping up the index of `file`, whose sidecar already holds rows `0..from` of
+ * `table`: rows `from..rows` are written as one batch, then each line appended past `size`
+ * gets its row. `undefined` when the sidecar cannot be written (the index only saves time).
+ * @param size the transcript's size, ending with a line feed after the last of `rows`
+ * @param nextLine the physical line number the next appended line gets
+ */
+export function startLineIndexUpkeep(
+  storage: SessionStorage,
+  file: string,
+  size: number,
+  nextLine: number,
+  table: LineTable,
+  from: number,
+  links: IndexedRows,
+): LineIndexAppender | undefined {
+  let writer: SessionStorageWriter;
+  try {
+    writer = storage.openWriter(lineIndexFile(file));
+  } catch {
+    return undefined;
+  }
+  try {
+    if (links.rows > from) writer.writeLineSync(encodeBatch(table, from, links.rows));
+  } catch {
+    try {
+      writer.closeSync();
+    } catch {
+      // The index is disposable.
+    }
+    return undefined;
+  }
+  return new LineIndexAppender(writer, size, nextLine, links);
+}
+
+/**
+ * Indexes `bytes`, just written as the whole of `file` by its writer, publishes the index and
+ * starts its upkeep: a session this process created or rewrote is resumed through its index
+ * like one it opened. The identity is stated after the write; a file another process replaced
+ * in between gets an index its next open finds wrong and rebuilds. `undefined`, writing
+ * nothing more, when the storage keeps no index here or anything fails (never throws).
+ */
+export function indexWrittenFile(storage: SessionStorage, file: string, bytes: Buffer): LineIndexAppender | undefined {
+  try {
+    const access = lineIndexAccess(storage, path.dirname(file));
+    if (!access.kept || !access.writable || bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) return undefined;
+    const table = new LineTable();
+    const cursor = { offset: 0, line: 1 };
+    scanLines(bytes, cursor, table, true);
+    const rowOf = linkEntryRows(table);
+    if (rowOf === undefined) return undefined;
+    const { dev, ino, size } = storage.statSync(file);
+    if (size !== bytes.length || !publishLineIndex(storage, file, dev, ino, table, table.size)) return undefined;
+    return startLineIndexUpkeep(storage, file, size, cursor.line, table, table.size, { rows: table.size, rowOf });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Fills the parent rows and repeat flags of the entry rows of a scanned `table` (every
+ * record after the header but the patch records), as the open's rebuild does, and returns the
+ * row of an entry by id; `undefined` when the first record is not a session header.
+ */
+function linkEntryRows(table: LineTable): ((id: string) => number) | undefined {
+  const { size, typeCode } = table;
+  let header = 0;
+  while (header < size && typeCode[header]! < 0) header += 1;
+  if (header === size || table.typeAt(header) !== "session") return undefined;
+  const patch = table.types.map((type) => PATCH_TYPES.has(type));
+  const rows = new Int32Array(size);
+  let count = 0;
+  for (let row = header + 1; row < size; row++) if (typeCode[row]! >= 0 && !patch[typeCode[row]!]) rows[count++] = row;
+  const entryRows = rows.subarray(0, count);
+  const keys = new TableKeys(table, entryRows);
+  return (id) => {
+    const position = keys.positionOf(id);
+    return position === -1 ? -1 : entryRows[position]!;
+  };
 }

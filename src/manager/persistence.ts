@@ -12,7 +12,7 @@ import path from "node:path";
 import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { lineIndexUpkeep } from "./internal-hooks.js";
-import type { LineIndexAppender } from "./line-index.js";
+import { indexWrittenFile, type LineIndexAppender } from "./line-index.js";
 
 /** Where one session file lives and how its failures are reported. */
 export interface PersistenceTarget {
@@ -40,7 +40,8 @@ export class SessionPersistence {
   /**
    * @param writer the file's writer when the caller already holds it (an opened file)
    * @param index the file's line index upkeep, when the file was opened through its index:
-   *   each line appended in place gets its row; any other write ends the upkeep (as does
+   *   each line appended gets its row, and a whole-file write indexes the bytes it wrote and
+   *   starts the upkeep afresh; a line appended with no keys ends it (as does
    *   `lineIndexUpkeep` switched off, for the benchmark)
    */
   constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
@@ -75,8 +76,11 @@ export class SessionPersistence {
   writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
     this.#dropIndex();
     this.#enqueue(async () => {
+      // An upkeep started by a write queued before this one follows lines this one replaces.
+      this.#dropIndex();
       if (this.#writer !== undefined) {
         await this.#writer.rewrite([bytes]);
+        this.#indexWritten(bytes);
         return;
       }
       const { storage } = this.#target;
@@ -90,6 +94,7 @@ export class SessionPersistence {
         await storage.writeText(this.path, bytes, { noReplace: true });
         this.#writer = storage.openWriter(this.path);
       }
+      this.#indexWritten(bytes);
       this.#announce();
     });
   }
@@ -115,6 +120,7 @@ export class SessionPersistence {
     } catch (error) {
       throw this.#latch(error);
     }
+    this.#indexWritten(bytes);
     this.#announce();
   }
 
@@ -130,16 +136,25 @@ export class SessionPersistence {
       // The write is synchronous: a failure is known now, not a microtask later.
       const failure = writer.getError();
       if (failure !== undefined) this.#latch(failure);
-      // The row follows the line, never precedes it: a crash in between loses only the row.
-      else if (keys !== undefined) this.#index?.appended(text, keys);
-      else this.#dropIndex();
+      else this.#follow(text, keys);
       return;
     }
-    this.#dropIndex();
     this.#enqueue(async () => {
       if (this.#writer === undefined) throw new SessionManagerError("persistence_failed", `no writer for ${this.path}`, { path: this.path });
       await this.#writer.writeLine(text);
+      this.#follow(text, keys);
     });
+  }
+
+  /** Gives the line index the row of a line just written (the row follows the line, never precedes it: a crash in between loses only the row). */
+  #follow(text: string, keys: { type?: unknown; id?: unknown; parentId?: unknown } | undefined): void {
+    if (keys !== undefined) this.#index?.appended(text, keys);
+    else this.#dropIndex();
+  }
+
+  /** Indexes the whole file just written as `bytes` and keeps the index up from there (best effort). */
+  #indexWritten(bytes: Buffer): void {
+    if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#target.storage, this.path, bytes);
   }
 
   /** Latches a failure that happened while preparing a write (serializing, blob put). */

@@ -9,6 +9,8 @@ import path from "node:path";
 import fc from "fast-check";
 
 import { MemorySessionStorage, SessionManager, type SessionStorage } from "../../src/index.js";
+import { decodeLineIndex } from "../../src/manager/line-index.js";
+import { LineTable, PATCH_RECORD_TYPES, scanLines, TableKeys } from "../../src/session/index.js";
 
 const quiet = { error() {} };
 
@@ -48,6 +50,24 @@ export async function fullParse(file: string): Promise<Record<string, unknown>> 
 /** The line index sidecar of `file`. */
 export function sidecarOf(file: string): string {
   return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v3`);
+}
+
+/**
+ * The stored parent row and repeat flag of every entry row of `file`'s index, beside what
+ * hashing every id of a fresh scan of the file gives.
+ */
+export function storedLinks(file: string): { stored: unknown[]; hashed: unknown[] } {
+  const decoded = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!;
+  const scanned = new LineTable();
+  scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
+  const links = (table: LineTable, entryRows: number[]): unknown[] => entryRows.map((row) => [row, table.parentRow[row], table.repeats[row]]);
+  const patch = new Set<string>(PATCH_RECORD_TYPES);
+  let header = 0;
+  while (header < scanned.size && scanned.typeCode[header]! < 0) header += 1;
+  const entryRows: number[] = [];
+  for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !patch.has(scanned.typeAt(row)!)) entryRows.push(row);
+  new TableKeys(scanned, Int32Array.from(entryRows));
+  return { stored: links(decoded.table, entryRows), hashed: links(scanned, entryRows) };
 }
 
 /** One line of a generated session file. */

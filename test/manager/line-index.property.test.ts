@@ -13,11 +13,10 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
-import { decodeLineIndex } from "../../src/manager/line-index.js";
-import { LineTable, PATCH_RECORD_TYPES, scanLines, TableKeys } from "../../src/session/index.js";
+import { LineTable, scanLines } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, user } from "./helpers.js";
-import { fullParse, lineSpecs, openReadOnly, openWritable, SessionWriter, sidecarOf, snapshot } from "./line-index-helpers.js";
+import { fullParse, lineSpecs, openReadOnly, openWritable, SessionWriter, sidecarOf, snapshot, storedLinks } from "./line-index-helpers.js";
 
 const RUNS = Number(process.env.GJC_LINE_INDEX_RUNS ?? 40);
 
@@ -42,24 +41,6 @@ function rows(bytes: Buffer, strict: boolean): unknown[] {
     table.idAt(row),
     table.parentIdAt(row),
   ]);
-}
-
-/**
- * The stored parent row and repeat flag of every entry row of `file`'s index, beside what
- * hashing every id of a fresh scan of the file gives.
- */
-function storedLinks(file: string): { stored: unknown[]; hashed: unknown[] } {
-  const decoded = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!;
-  const scanned = new LineTable();
-  scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
-  const links = (table: LineTable, entryRows: number[]): unknown[] => entryRows.map((row) => [row, table.parentRow[row], table.repeats[row]]);
-  const patch = new Set<string>(PATCH_RECORD_TYPES);
-  let header = 0;
-  while (header < scanned.size && scanned.typeCode[header]! < 0) header += 1;
-  const entryRows: number[] = [];
-  for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !patch.has(scanned.typeAt(row)!)) entryRows.push(row);
-  new TableKeys(scanned, Int32Array.from(entryRows));
-  return { stored: links(decoded.table, entryRows), hashed: links(scanned, entryRows) };
 }
 
 describe("line table scan", () => {
