@@ -148,8 +148,7 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
   const count = reader.readSync(chunk, 0);
   const table = new LineTable();
   scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size, true);
-  let row = 0;
-  while (row < table.size && table.typeCode[row]! < 0) row += 1;
+  const row = table.firstRecordRow();
   if (row === table.size) return true;
   if (table.typeAt(row) !== "session") return false;
   try {
@@ -164,9 +163,7 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
 function coversPrefix(reader: SessionFileReader, table: LineTable, size: number): boolean {
   const end = table.end;
   if (end === 0) return true;
-  if (end > size) return false;
-  const byte = Buffer.alloc(1);
-  return reader.readSync(byte, end - 1) === 1 && byte[0] === 0x0a;
+  return end <= size && endsWithNewline(reader, end);
 }
 
 /** Scans `reader` from `cursor` to `size` into `table`, reading a bounded chunk at a time. */
@@ -397,8 +394,7 @@ type BuiltSession = Omit<IndexedSession, "appender"> & { rowOf(id: string): numb
 
 /** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
 function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
-  let headerRow = 0;
-  while (headerRow < table.size && table.typeCode[headerRow]! < 0) headerRow += 1;
+  const headerRow = table.firstRecordRow();
   if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
   const rawHeader = source.read([headerRow])[0]!.record!;
   if (checkHeaderVersion(rawHeader) !== 5 || !SessionHeaderSchema.safeParse(rawHeader).success) return undefined;
@@ -545,21 +541,22 @@ function replay(
   const patched = new Map<number, unknown>();
   if (patchRows.length === 0) return { header: rawHeader, patched, states: [], applied: 0, skipped: 0 };
   const needEntries = patchRecords.some((record) => record.type !== "header_patch");
-  const stubs: JsonRecord[] = [];
+  /** key-only stand-ins for the entries before each patch: all a patch replay reads of them */
+  const keyRecords: JsonRecord[] = [];
   const items: ReplayItem[] = [];
   let e = 0;
   for (let p = 0; p < patchRows.length; p++) {
     const row = patchRows[p]!;
     for (; needEntries && e < entryRows.length && entryRows[e]! < row; e++) {
-      const stub: JsonRecord = { type: table.typeAt(entryRows[e]!)!, id: table.idAt(entryRows[e]!) };
-      stubs.push(stub);
-      items.push({ kind: "entry", value: stub });
+      const keyRecord: JsonRecord = { type: table.typeAt(entryRows[e]!)!, id: table.idAt(entryRows[e]!) };
+      keyRecords.push(keyRecord);
+      items.push({ kind: "entry", value: keyRecord });
     }
     items.push({ kind: "patch", value: patchRecords[p]!, line: table.line[row]! });
   }
   const replayed = replayPatches(rawHeader, items, 5);
   replayed.entries.forEach((entry, position) => {
-    if (entry !== stubs[position]) patched.set(position, entry.message);
+    if (entry !== keyRecords[position]) patched.set(position, entry.message);
   });
   const skippedCodes = new Map<unknown, string>();
   for (const skip of replayed.report.skipped) skippedCodes.set(skip.record, skip.code);
@@ -595,6 +592,7 @@ function keepIndex(
   return startLineIndexUpkeep(storage, file, identity.size, nextLine, table, kept === -1 ? rows : kept, { rows, rowOf });
 }
 
+/** Whether the byte before `size` is a line feed. */
 function endsWithNewline(reader: SessionFileReader, size: number): boolean {
   const byte = Buffer.alloc(1);
   return reader.readSync(byte, size - 1) === 1 && byte[0] === 0x0a;

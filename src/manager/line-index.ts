@@ -477,8 +477,7 @@ export function indexWrittenFile(storage: SessionStorage, file: string, bytes: B
  */
 function linkEntryRows(table: LineTable): ((id: string) => number) | undefined {
   const { size, typeCode } = table;
-  let header = 0;
-  while (header < size && typeCode[header]! < 0) header += 1;
+  const header = table.firstRecordRow();
   if (header === size || table.typeAt(header) !== "session") return undefined;
   const patch = table.types.map((type) => PATCH_TYPES.has(type));
   const rows = new Int32Array(size);

@@ -195,6 +195,13 @@ export class LineTable {
     if (size === 0) this.poolSize = 0;
   }
 
+  /** The row of the first record, where a session header belongs; `size` when no row holds one. */
+  firstRecordRow(): number {
+    let row = 0;
+    while (row < this.#size && this.typeCode[row]! < 0) row += 1;
+    return row;
+  }
+
   /** The `type` of row `row`; `undefined` for an invalid piece. */
   typeAt(row: number): string | undefined {
     const code = this.typeCode[row]!;
