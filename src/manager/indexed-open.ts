@@ -30,7 +30,7 @@ import {
   resolveBlobRefs,
   scanLines,
   SessionFormatError,
-  SessionHeaderSchema,
+  schemaChecks,
   SessionTree,
   UsageAccumulator,
   WHOLE_LINE,
@@ -397,7 +397,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   const headerRow = table.firstRecordRow();
   if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
   const rawHeader = source.read([headerRow])[0]!.record!;
-  if (checkHeaderVersion(rawHeader) !== 5 || !SessionHeaderSchema.safeParse(rawHeader).success) return undefined;
+  if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
   const patchCodes = table.types.map((type) => PATCH_TYPES.has(type));
   const { size, typeCode, piece } = table;

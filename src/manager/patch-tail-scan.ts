@@ -8,7 +8,7 @@
  * the part of the file the prefix already parsed. Memory is bounded by one chunk plus one
  * line, whatever the file size: a longer line cannot be a patch this library honours.
  */
-import { HeaderPatchRecordSchema, scanJsonl } from "../session/index.js";
+import { scanJsonl, schemaChecks, type HeaderPatchRecord } from "../session/index.js";
 import type { SessionFileReader } from "../storage/index.js";
 import type { LatePatches } from "./session-info.js";
 
@@ -139,10 +139,10 @@ function applyLine(line: string, into: LatePatches): void {
   scanJsonl(line, {
     record(value) {
       if (value.type !== "header_patch") return;
-      const parsed = HeaderPatchRecordSchema.safeParse(value);
-      if (!parsed.success) return;
-      if (parsed.data.patch.title !== undefined) into.title = parsed.data.patch.title;
-      if (parsed.data.patch.cwd !== undefined) into.cwd = parsed.data.patch.cwd;
+      if (!schemaChecks().HeaderPatchRecordSchema(value)) return;
+      const { patch } = value as unknown as HeaderPatchRecord;
+      if (patch.title !== undefined) into.title = patch.title;
+      if (patch.cwd !== undefined) into.cwd = patch.cwd;
     },
     invalid() {
       // Not a patch: nothing to learn from it.

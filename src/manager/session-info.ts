@@ -7,7 +7,7 @@
  */
 import {
   SessionFormatError,
-  SessionHeaderSchema,
+  schemaChecks,
   checkHeaderVersion,
   isJsonRecord,
   replayPatches,
@@ -174,9 +174,8 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
     }
     throw error;
   }
-  const checked = SessionHeaderSchema.safeParse(header);
-  if (!checked.success) return { kind: "skip", code: "invalid_header" };
-  const effective: SessionHeader = replayPatches(checked.data, patches, version).header;
+  if (!schemaChecks().SessionHeaderSchema(header)) return { kind: "skip", code: "invalid_header" };
+  const effective: SessionHeader = replayPatches(header as SessionHeader, patches, version).header;
   // The marker count catches messages on the cut last line and lines salvage could not split.
   const markers = whole ? 0 : countOccurrences(text, MESSAGE_MARKER);
   return {

@@ -13,7 +13,7 @@ import { JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlS
 import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
-import { entryCheckFor } from "./schema-check.js";
+import { entryCheckFor, schemaChecks } from "./schema-check.js";
 import {
   CURRENT_SESSION_VERSION,
   PATCH_RECORD_TYPES,
@@ -241,8 +241,9 @@ export class SessionLoader {
       if (this.#invalidLines.length === 0) return { kind: "empty" };
       return { kind: "invalid_header", reason: "no_record", line: null, issues: [] };
     }
-    const checked = SessionHeaderSchema.safeParse(header);
-    if (!checked.success) {
+    // zod is loaded only to say what is wrong with a header the check refused.
+    const checked = schemaChecks().SessionHeaderSchema(header) ? undefined : SessionHeaderSchema.safeParse(header);
+    if (checked !== undefined && !checked.success) {
       return {
         kind: "invalid_header",
         reason: "malformed_header",

@@ -7,7 +7,8 @@
  * no-op, since each patch sets values rather than changing them).
  */
 import type { JsonRecord } from "./salvage.js";
-import { EntryPatchRecordSchema, HeaderPatchRecordSchema, type SessionHeader } from "./schemas.js";
+import { schemaChecks } from "./schema-check.js";
+import type { EntryPatchRecord, HeaderPatchRecord, SessionHeader } from "./schemas.js";
 
 /** Why a patch record was not applied. */
 export type PatchSkipCode =
@@ -74,18 +75,17 @@ export function replayPatches<H extends SessionHeader>(header: H, items: Iterabl
     } else if (!replay) {
       skip(item, "version_below_4");
     } else if (item.value.type === "header_patch") {
-      const parsed = HeaderPatchRecordSchema.safeParse(item.value);
-      if (!parsed.success) {
+      if (!schemaChecks().HeaderPatchRecordSchema(item.value)) {
         skip(item, "invalid_patch");
         continue;
       }
-      effectiveHeader = { ...effectiveHeader, ...parsed.data.patch };
+      effectiveHeader = { ...effectiveHeader, ...(item.value as unknown as HeaderPatchRecord).patch };
       report.applied += 1;
     } else {
-      const parsed = EntryPatchRecordSchema.safeParse(item.value);
-      const index = parsed.success ? indexById.get(parsed.data.entryId) : undefined;
+      const valid = schemaChecks().EntryPatchRecordSchema(item.value);
+      const index = valid ? indexById.get((item.value as unknown as EntryPatchRecord).entryId) : undefined;
       const target = index === undefined ? undefined : entries[index];
-      if (!parsed.success) skip(item, "invalid_patch");
+      if (!valid) skip(item, "invalid_patch");
       else if (index === undefined || target === undefined) skip(item, "unknown_target");
       else if (target.type !== "message") skip(item, "target_not_message");
       else {

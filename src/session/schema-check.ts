@@ -1,123 +1,150 @@
 /**
- * Fast yes/no checks compiled from the zod schemas.
+ * Fast yes/no checks built from the schema definitions without zod.
  *
- * Loading types every entry of a file, which can hold 100k of them. `safeParse` builds an output
- * copy of every object it accepts, and on a large session that garbage costs more than the
- * `JSON.parse` of the file. A compiled check walks the same definition and allocates nothing.
- * It is derived from the schema on first use, so the schemas stay the only statement of the
- * format; any construct it does not know is delegated to `safeParse` for that subtree, and a
- * property test holds the two to the same answer.
+ * Loading checks every entry it keeps, and an open checks every entry on its path, which can
+ * be most of a large file. `safeParse` builds an output copy of every object it accepts, and
+ * zod itself takes longer to load than an indexed open of a large session takes to run. So
+ * `defineSchemas` is also run against {@link checkBuilder}: an object answering the subset of
+ * zod's API the definitions call, each call returning a plain check instead of a schema. The
+ * definitions stay the one statement of the format; a property test holds every check to the
+ * answer of the zod schema built from the same line, and a call the builder does not know
+ * fails when the checks are first built, not silently.
  */
-import type { z } from "zod";
-import { SESSION_ENTRY_TYPES, entrySchemaFor, type SessionEntryType } from "./schemas.js";
+import { defineSchemas, SESSION_ENTRY_TYPES, type SessionEntryType } from "./schemas.js";
+import type { Zod } from "./lazy-zod.js";
 
-/** True when `value` satisfies the schema the check was compiled from. */
+/** True when `value` satisfies the schema the check was built from. */
 export type SchemaCheck = (value: unknown) => boolean;
-
-/** The parts of a zod 4 definition the compiler reads. */
-interface Definition {
-  type: string;
-  checks?: unknown[];
-  shape?: Record<string, z.ZodType>;
-  catchall?: z.ZodType;
-  innerType?: z.ZodType;
-  element?: z.ZodType;
-  options?: z.ZodType[];
-  values?: unknown[];
-  entries?: Record<string, unknown>;
-  keyType?: z.ZodType;
-  valueType?: z.ZodType;
-}
-
-function definitionOf(schema: z.ZodType): Definition {
-  return (schema as unknown as { def: Definition }).def;
-}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Compiles `schema` into a check that answers as `schema.safeParse(value).success` does. */
-export function compileSchemaCheck(schema: z.ZodType): SchemaCheck {
-  const def = definitionOf(schema);
-  const delegate: SchemaCheck = (value) => schema.safeParse(value).success;
-  // Refinements (`.int()`, `.min()`, ...) are rare here; zod evaluates them.
-  if (def.checks !== undefined && def.checks.length > 0) return delegate;
-  switch (def.type) {
-    case "unknown":
-    case "any":
-      return () => true;
-    case "string":
-      return (value) => typeof value === "string";
-    case "number":
-      return (value) => typeof value === "number" && Number.isFinite(value);
-    case "boolean":
-      return (value) => typeof value === "boolean";
-    case "literal": {
-      const values = def.values ?? [];
-      return (value) => values.includes(value);
-    }
-    case "enum": {
-      const values = new Set(Object.values(def.entries ?? {}));
-      return (value) => values.has(value);
-    }
-    case "optional": {
-      const inner = compileSchemaCheck(def.innerType as z.ZodType);
-      return (value) => value === undefined || inner(value);
-    }
-    case "nullable": {
-      const inner = compileSchemaCheck(def.innerType as z.ZodType);
-      return (value) => value === null || inner(value);
-    }
-    case "array": {
-      const element = compileSchemaCheck(def.element as z.ZodType);
-      return (value) => Array.isArray(value) && value.every((item) => element(item));
-    }
-    case "union": {
-      const options = (def.options ?? []).map(compileSchemaCheck);
-      return (value) => options.some((option) => option(value));
-    }
-    case "record":
-      return compileRecord(def, delegate);
-    case "object":
-      return compileObject(def, delegate);
-    default:
-      return delegate;
+/**
+ * zod's test of a record's value: an object made by `Object` (or with no constructor), which
+ * takes JSON's objects and null-prototype ones and refuses a `Date` or a `Map`.
+ */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!isObject(value)) return false;
+  const made = (value as { constructor?: unknown }).constructor;
+  if (typeof made !== "function") return true;
+  const prototype = (made as { prototype?: unknown }).prototype;
+  return isObject(prototype) && Object.hasOwn(prototype, "isPrototypeOf");
+}
+
+/** One built check, with the chained refinements the definitions use. */
+class Check {
+  /** the check itself */
+  readonly test: SchemaCheck;
+  /** whether an object may lack this field (zod's optional input) */
+  readonly optionalField: boolean;
+
+  constructor(test: SchemaCheck, optionalField = false) {
+    this.test = test;
+    this.optionalField = optionalField;
+  }
+
+  #and(more: SchemaCheck): Check {
+    const test = this.test;
+    return new Check((value) => test(value) && more(value), this.optionalField);
+  }
+
+  optional(): Check {
+    const test = this.test;
+    return new Check((value) => value === undefined || test(value), true);
+  }
+
+  nullable(): Check {
+    const test = this.test;
+    return new Check((value) => value === null || test(value), this.optionalField);
+  }
+
+  int(): Check {
+    return this.#and((value) => Number.isSafeInteger(value));
+  }
+
+  min(bound: number): Check {
+    return this.#and((value) => (value as number) >= bound);
+  }
+
+  max(bound: number): Check {
+    return this.#and((value) => (value as number) <= bound);
+  }
+
+  refine(predicate: (value: never) => unknown): Check {
+    return this.#and((value) => Boolean(predicate(value as never)));
   }
 }
 
-function compileRecord(def: Definition, delegate: SchemaCheck): SchemaCheck {
-  if (definitionOf(def.keyType as z.ZodType).type !== "string") return delegate;
-  const valueCheck = compileSchemaCheck(def.valueType as z.ZodType);
-  return (value) => isObject(value) && Object.values(value).every((item) => valueCheck(item));
-}
-
-function compileObject(def: Definition, delegate: SchemaCheck): SchemaCheck {
-  const fields = Object.entries(def.shape ?? {}).map(
-    ([key, field]) => [key, compileSchemaCheck(field)] as const,
-  );
-  const catchall = def.catchall === undefined ? "strip" : definitionOf(def.catchall).type;
-  if (catchall !== "strip" && catchall !== "unknown" && catchall !== "never") return delegate;
-  const known = new Set(fields.map(([key]) => key));
-  return (value) => {
-    if (!isObject(value)) return false;
-    for (const [key, check] of fields) {
-      if (!check(value[key])) return false;
-    }
-    return catchall !== "never" || Object.keys(value).every((key) => known.has(key));
-  };
-}
-
-// Compiled on the first lookup, which is the first use of the schemas (zod loads then).
-let entryChecks: ReadonlyMap<string, SchemaCheck> | undefined;
-
 /**
- * The compiled check of a known entry type, or `undefined` for a type this version does not
- * know.
+ * An object of `shape`. As in zod, a field that is not optional must be present even when its
+ * check would take `undefined` (`z.unknown()`); `strict` refuses keys outside the shape.
  */
+function objectCheck(shape: Record<string, Check>, strict: boolean): Check {
+  const fields = Object.entries(shape).map(([key, field]) => [key, field.test, !field.optionalField && field.test(undefined)] as const);
+  return new Check((value) => {
+    if (!isObject(value)) return false;
+    for (const [key, test, mustBePresent] of fields) {
+      if (!test(value[key]) || (mustBePresent && !(key in value))) return false;
+    }
+    return !strict || Object.keys(value).every((key) => Object.hasOwn(shape, key));
+  });
+}
+
+/** The subset of zod's API that `defineSchemas` calls, building checks. */
+const checkBuilder = {
+  string: () => new Check((value) => typeof value === "string"),
+  number: () => new Check((value) => typeof value === "number" && Number.isFinite(value)),
+  boolean: () => new Check((value) => typeof value === "boolean"),
+  unknown: () => new Check(() => true),
+  literal: (literal: unknown) => new Check((value) => value === literal),
+  enum: (values: readonly unknown[]) => {
+    const known = new Set(values);
+    return new Check((value) => known.has(value));
+  },
+  array: (element: Check) => new Check((value) => Array.isArray(value) && value.every((item) => element.test(item))),
+  union: (options: readonly Check[]) => new Check((value) => options.some((option) => option.test(value))),
+  discriminatedUnion: (_key: string, options: readonly Check[]) => new Check((value) => options.some((option) => option.test(value))),
+  record: (_key: Check, item: Check) => new Check((value) => isPlainObject(value) && Object.values(value).every((field) => item.test(field))),
+  looseObject: (shape: Record<string, Check>) => objectCheck(shape, false),
+  strictObject: (shape: Record<string, Check>) => objectCheck(shape, true),
+};
+
+/** The check of the schema `define` builds from `z` (for definitions other than the format's, such as tests). */
+export function checkOf(define: (z: Zod) => unknown): SchemaCheck {
+  return (define(checkBuilder as unknown as Zod) as Check).test;
+}
+
+/** The checks of every schema `defineSchemas` builds, under the same names. */
+export interface SchemaChecks {
+  SessionHeaderSchema: SchemaCheck;
+  ContentBlockSchema: SchemaCheck;
+  ENTRY_SCHEMAS: Readonly<Record<SessionEntryType, SchemaCheck>>;
+  SessionEntrySchema: SchemaCheck;
+  HeaderPatchRecordSchema: SchemaCheck;
+  EntryPatchRecordSchema: SchemaCheck;
+}
+
+let built: SchemaChecks | undefined;
+
+/** Every check, built on the first call. */
+export function schemaChecks(): SchemaChecks {
+  if (built !== undefined) return built;
+  const checks = defineSchemas(checkBuilder as unknown as Zod) as unknown as Record<string, Check> & { ENTRY_SCHEMAS: Record<string, Check> };
+  const entries = Object.fromEntries(SESSION_ENTRY_TYPES.map((type) => [type, checks.ENTRY_SCHEMAS[type]!.test]));
+  built = {
+    SessionHeaderSchema: checks.SessionHeaderSchema!.test,
+    ContentBlockSchema: checks.ContentBlockSchema!.test,
+    ENTRY_SCHEMAS: entries as Record<SessionEntryType, SchemaCheck>,
+    SessionEntrySchema: checks.SessionEntrySchema!.test,
+    HeaderPatchRecordSchema: checks.HeaderPatchRecordSchema!.test,
+    EntryPatchRecordSchema: checks.EntryPatchRecordSchema!.test,
+  };
+  return built;
+}
+
+/** The check of a known entry type, or `undefined` for a type this version does not know. */
 export function entryCheckFor(type: string): SchemaCheck | undefined {
-  entryChecks ??= new Map(
-    SESSION_ENTRY_TYPES.map((known) => [known, compileSchemaCheck(entrySchemaFor(known) as z.ZodType)]),
-  );
-  return entryChecks.get(type as SessionEntryType);
+  const checks = schemaChecks().ENTRY_SCHEMAS;
+  return Object.hasOwn(checks, type) ? checks[type as SessionEntryType] : undefined;
 }

@@ -17,10 +17,11 @@ import type { StoredAgentMessage } from "./messages.js";
 export const CURRENT_SESSION_VERSION = 5;
 
 /**
- * Builds every schema; run once, on first use (see {@link schemas}), so importing the package
- * does not load zod.
+ * Builds every schema from `z`; run once, on first use (see {@link schemas}), so importing the
+ * package does not load zod. It is also run against the check builder of `schema-check.ts`,
+ * which answers the same calls with plain checks: the one statement of the format serves both.
  */
-function define(z: Zod) {
+export function defineSchemas(z: Zod) {
   /** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
   const JsonObjectSchema = z.record(z.string(), z.unknown());
 
@@ -152,12 +153,12 @@ function define(z: Zod) {
   return { SessionHeaderSchema, ContentBlockSchema, ENTRY_SCHEMAS, SessionEntrySchema, HeaderPatchRecordSchema, EntryPatchRecordSchema };
 }
 
-/** The schemas, as {@link define} builds them. */
-type Schemas = ReturnType<typeof define>;
+/** The schemas, as {@link defineSchemas} builds them. */
+type Schemas = ReturnType<typeof defineSchemas>;
 /** The inferred type of the entry of `type`. */
 type EntryOf<T extends SessionEntryType> = z.infer<Schemas["ENTRY_SCHEMAS"][T]>;
 
-const schemas = lazySchemas(define);
+const schemas = lazySchemas(defineSchemas);
 
 export type { AgentMessage, StoredAgentMessage } from "./messages.js";
 
@@ -293,14 +294,6 @@ export function sessionInfoName(entry: SessionInfoEntry): string | undefined {
 
 /** The `type` of a known entry. */
 export type SessionEntryType = keyof Schemas["ENTRY_SCHEMAS"];
-
-/** The schema of a known entry type, or `undefined` (`"valueOf"` is data, not a lookup key). */
-export function entrySchemaFor(
-  type: string,
-): Schemas["ENTRY_SCHEMAS"][SessionEntryType] | undefined {
-  const entries = schemas.all().ENTRY_SCHEMAS;
-  return Object.hasOwn(entries, type) ? entries[type as SessionEntryType] : undefined;
-}
 
 /** The known entry types, in the spec's order (the keys of {@link ENTRY_SCHEMAS}, checked below). */
 export const SESSION_ENTRY_TYPES = [

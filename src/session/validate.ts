@@ -5,12 +5,8 @@
 import type { InvalidLine, JsonlStats } from "./jsonl.js";
 import type { PatchReport, PatchSkipCode } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
-import {
-  EntryPatchRecordSchema,
-  entrySchemaFor,
-  HeaderPatchRecordSchema,
-  SessionEntrySchema,
-} from "./schemas.js";
+import { entryCheckFor, schemaChecks } from "./schema-check.js";
+import { EntryPatchRecordSchema, HeaderPatchRecordSchema, SessionEntrySchema } from "./schemas.js";
 
 /** One schema mismatch: where in the record, and what. */
 export interface SchemaIssue {
@@ -101,11 +97,11 @@ export function collectViolations(session: ViolationInput): Violation[] {
       }
     } else if (item.kind === "entry") {
       const { value } = item;
-      if (entrySchemaFor(value.type) === undefined) {
+      if (entryCheckFor(value.type) === undefined) {
         add(item.line, "unknown_entry_type", ["type"], `unknown entry type ${JSON.stringify(value.type)}`);
       } else {
-        const parsed = SessionEntrySchema.safeParse(value);
-        if (!parsed.success) {
+        const parsed = schemaChecks().SessionEntrySchema(value) ? undefined : SessionEntrySchema.safeParse(value);
+        if (parsed !== undefined && !parsed.success) {
           for (const issue of parsed.error.issues) add(item.line, "invalid_entry", issue.path, issue.message);
         }
       }

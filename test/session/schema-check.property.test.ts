@@ -1,12 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { z } from "zod";
-import { compileSchemaCheck, entryCheckFor } from "../../src/session/schema-check.js";
+import { z } from "zod";
+import { checkOf, entryCheckFor, schemaChecks, type SchemaCheck } from "../../src/session/schema-check.js";
 import {
   ENTRY_SCHEMAS,
   EntryPatchRecordSchema,
   HeaderPatchRecordSchema,
   SESSION_ENTRY_TYPES,
+  SessionEntrySchema,
   SessionHeaderSchema,
 } from "../../src/session/schemas.js";
 
@@ -30,12 +31,21 @@ const samples: Record<string, Record<string, unknown>> = {
   configured_model_chain: { type: "configured_model_chain", ...base, role: "default", entries: ["p/m"], origin: "settings", identity: "i", explicitHead: true, cleared: false },
   session_info: { type: "session_info", ...base, name: "n" },
 };
-const others: Array<[z.ZodType, Record<string, unknown>]> = [
-  [SessionHeaderSchema, { type: "session", version: 5, id: "s", cwd: "/w", titleSource: "user" }],
+const checks = schemaChecks();
+/** Each zod schema, the check built from the same definition, a valid sample and the fields to aim at. */
+type Case = readonly [z.ZodType, SchemaCheck, Record<string, unknown>, string[]];
+const entryCases = (type: (typeof SESSION_ENTRY_TYPES)[number]): Case[] => [
+  [ENTRY_SCHEMAS[type], checks.ENTRY_SCHEMAS[type], samples[type]!, shapeKeys(ENTRY_SCHEMAS[type])],
+  // The union, through the same samples: a change of `type` must move to another option.
+  [SessionEntrySchema, checks.SessionEntrySchema, samples[type]!, [...shapeKeys(ENTRY_SCHEMAS[type]), "type"]],
+];
+const cases: Case[] = [
+  ...SESSION_ENTRY_TYPES.flatMap(entryCases),
+  [SessionHeaderSchema, checks.SessionHeaderSchema, { type: "session", version: 5, id: "s", cwd: "/w", titleSource: "user" }, shapeKeys(SessionHeaderSchema)],
   // pi's shape of a model change: provider and modelId instead of model.
-  [ENTRY_SCHEMAS.model_change, { type: "model_change", ...base, provider: "p", modelId: "m" }],
-  [HeaderPatchRecordSchema, { type: "header_patch", patch: { title: "t" } }],
-  [EntryPatchRecordSchema, { type: "entry_patch", entryId: "e", patch: { message: { role: "user" } } }],
+  [ENTRY_SCHEMAS.model_change, checks.ENTRY_SCHEMAS.model_change, { type: "model_change", ...base, provider: "p", modelId: "m" }, shapeKeys(ENTRY_SCHEMAS.model_change)],
+  [HeaderPatchRecordSchema, checks.HeaderPatchRecordSchema, { type: "header_patch", patch: { title: "t" } }, shapeKeys(HeaderPatchRecordSchema)],
+  [EntryPatchRecordSchema, checks.EntryPatchRecordSchema, { type: "entry_patch", entryId: "e", patch: { message: { role: "user" } } }, shapeKeys(EntryPatchRecordSchema)],
 ];
 
 /** Values that sit on the edges of the checks: wrong types, non-finite numbers, nesting. */
@@ -79,22 +89,13 @@ describe("compiled schema checks", () => {
   });
 
   it("answer exactly as safeParse does", () => {
-    const cases: Array<[z.ZodType, Record<string, unknown>]> = [
-      ...SESSION_ENTRY_TYPES.map((type): [z.ZodType, Record<string, unknown>] => [ENTRY_SCHEMAS[type], samples[type] as Record<string, unknown>]),
-      ...others,
-    ];
-    const compiled = cases.map(([schema, sample]) => [schema, compileSchemaCheck(schema), sample] as const);
     const nestedFields = ["role", "title", "titleSource", "cwd", "message", "planFile"];
-    const scenario = fc.nat(compiled.length - 1).chain((pick) =>
-      fc.tuple(
-        fc.constant(pick),
-        changes(shapeKeys((compiled[pick] as (typeof compiled)[number])[0])),
-        fc.option(changes(nestedFields), { nil: undefined }),
-      ),
+    const scenario = fc.nat(cases.length - 1).chain((pick) =>
+      fc.tuple(fc.constant(pick), changes((cases[pick] as Case)[3]), fc.option(changes(nestedFields), { nil: undefined })),
     );
     fc.assert(
       fc.property(scenario, ([pick, list, nested]) => {
-        const [schema, check, sample] = compiled[pick] as (typeof compiled)[number];
+        const [schema, check, sample] = cases[pick] as Case;
         const value = mutate(sample, list);
         // Also damage the nested objects, where the samples have them.
         for (const key of ["message", "patch", "data", "preserveData"]) {
@@ -105,7 +106,39 @@ describe("compiled schema checks", () => {
         }
         expect(check(value)).toBe(schema.safeParse(value).success);
       }),
-      { numRuns: 3000 },
+      { numRuns: 5000 },
+    );
+  });
+
+  it("answer as zod does for every construct the builder knows, beyond the format's own uses", () => {
+    // A required z.unknown() field must be present; a record wants a plain object; a strict
+    // object refuses unknown keys; refinements run only after the shape holds.
+    const define = (zod: typeof z) =>
+      zod.union([
+        zod.looseObject({ kind: zod.literal("a"), any: zod.unknown(), counts: zod.record(zod.string(), zod.number().int().min(0).max(9)) }),
+        zod.strictObject({ kind: zod.enum(["b", "c"]), flag: zod.boolean().nullable().optional(), list: zod.array(zod.string()).optional() }).refine((value) => value.kind !== "c" || value.flag === true),
+      ]);
+    const schema = define(z);
+    const check = checkOf(define as never);
+    // Values no JSON text gives, as a caller of validateSession may pass: only zod's plain objects are records.
+    const notJson = fc.constantFrom(new Date(0), Object.create(null) as object, new Map(), Object.assign(Object.create({ inherited: 1 }) as object, { x: 1 }));
+    const field = fc.oneof(oddValue, notJson, fc.dictionary(fc.constantFrom("x", "y", "constructor"), oddValue, { maxKeys: 2 }), fc.array(oddValue, { maxLength: 2 }));
+    const member = fc.oneof(fc.constantFrom("a", "b", "c", true, false, 0, 3, 12, 2.5), field);
+    const value = fc.oneof(
+      { weight: 1, arbitrary: oddValue },
+      {
+        weight: 4,
+        arbitrary: fc.record(
+          { kind: fc.constantFrom("a", "b", "c", "d"), any: member, counts: fc.oneof(field, fc.dictionary(fc.string({ maxLength: 2 }), member, { maxKeys: 2 })), flag: member, list: member, other: member },
+          { requiredKeys: [] },
+        ),
+      },
+    );
+    fc.assert(
+      fc.property(value, (candidate) => {
+        expect(check(candidate)).toBe(schema.safeParse(candidate).success);
+      }),
+      { numRuns: 5000 },
     );
   });
 
