@@ -24,7 +24,7 @@ import zlib from "node:zlib";
 
 import { LineTable, NO_STRING, NULL_PARENT, PATCH_RECORD_TYPES, scanLines, TableKeys, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
-import { indexAccess, readIndexBytes } from "./sidecar-files.js";
+import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 export const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
@@ -132,38 +132,114 @@ export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows
 
 /** Base64 characters decoded at once: a multiple of 4, so every slice decodes on its own. */
 const BASE64_SLICE = 32 << 10;
+/** Bytes of the sidecar read at once: a batch line of a complete index fits, a longer one grows the buffer. */
+const READ_CHUNK = 1 << 20;
 
 const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 
 /**
- * The index in `bytes`, or `undefined` when its header is not ours. Batches are taken up to
- * the first that is torn or malformed, or whose rows do not follow the ones before in file
- * order; the rest is left to a scan of the transcript.
+ * The lines of a sidecar of `size` bytes, read through `read` a chunk at a time into one
+ * buffer, so that a large index never sits in memory whole. `next()` gives the next line
+ * (without its line feed, valid until the following call), or `undefined` at the end;
+ * `complete` tells whether the end was exactly the end of the last line.
+ */
+class SidecarLines {
+  readonly #read: SidecarRead;
+  readonly #size: number;
+  #buffer: Buffer;
+  #start = 0;
+  #end = 0;
+  #position = 0;
+  #overrun = false;
+
+  constructor(read: SidecarRead, size: number) {
+    this.#read = read;
+    this.#size = size;
+    this.#buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, size + 1));
+  }
+
+  next(): Buffer | undefined {
+    for (;;) {
+      const feed = this.#buffer.subarray(this.#start, this.#end).indexOf(0x0a);
+      if (feed !== -1) {
+        const line = this.#buffer.subarray(this.#start, this.#start + feed);
+        this.#start += feed + 1;
+        return line;
+      }
+      if (this.#start > 0) {
+        this.#end = this.#buffer.copy(this.#buffer, 0, this.#start, this.#end);
+        this.#start = 0;
+      }
+      if (this.#end === this.#buffer.length) {
+        const bigger = Buffer.allocUnsafe(this.#buffer.length * 2);
+        this.#buffer.copy(bigger, 0, 0, this.#end);
+        this.#buffer = bigger;
+      }
+      const count = this.#read(this.#buffer.subarray(this.#end), this.#position);
+      this.#position += count;
+      // A file that reads longer than its stat is still being written: nothing of it is trusted.
+      if (count === 0 || this.#position > this.#size) {
+        this.#overrun = this.#position > this.#size;
+        return undefined;
+      }
+      this.#end += count;
+    }
+  }
+
+  /** Whether every byte up to the size was read, as whole lines, and nothing more. */
+  get complete(): boolean {
+    return !this.#overrun && this.#position === this.#size && this.#start === this.#end;
+  }
+
+  get overrun(): boolean {
+    return this.#overrun;
+  }
+}
+
+/**
+ * The index in `bytes`, or `undefined` when its header is not ours (see
+ * {@link decodeLineIndexFrom}).
  */
 export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
-  const headerEnd = bytes.indexOf(0x0a);
-  if (headerEnd === -1) return undefined;
-  const header = bytes.toString("utf8", 0, headerEnd).split("\t");
+  return decodeLineIndexFrom((into, position) => bytes.copy(into, 0, position), bytes.length);
+}
+
+/**
+ * The index in the `size` bytes `read` gives, or `undefined` when its header is not ours or
+ * the file reads longer than `size`. Batches are taken up to the first that is torn or
+ * malformed, or whose rows do not follow the ones before in file order; the rest is left to a
+ * scan of the transcript.
+ */
+export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
+  const lines = new SidecarLines(read, size);
+  const first = lines.next();
+  if (first === undefined) return undefined;
+  const header = first.toString("utf8").split("\t");
   if (header.length !== 3 || header[0] !== MAGIC || !DECIMAL.test(header[1]!) || !DECIMAL.test(header[2]!)) return undefined;
   const table = new LineTable();
   // A row takes at least its columns, in base64 a third more: room for every row up front.
-  table.reserve(Math.ceil(((bytes.length - headerEnd) * 3) / 4 / columnBytes(1)), 0);
-  let at = headerEnd + 1;
+  table.reserve(Math.ceil((size * 3) / 4 / columnBytes(1)), 0);
   // Batches are decoded into one reused buffer (their bytes are copied into the table at once),
   // a slice of base64 at a time: slices this short are young strings, freed by the next
   // scavenge, where a whole batch's text would wait in the old space for a full collection.
   let scratch = Buffer.allocUnsafe(0);
-  while (at < bytes.length) {
-    const end = bytes.indexOf(0x0a, at);
-    if (end === -1 || bytes[at] !== 0x43) break;
-    const decodedMax = Math.ceil(((end - at - 1) * 3) / 4);
+  let whole = true;
+  for (let line = lines.next(); line !== undefined; line = lines.next()) {
+    const decodedMax = Math.ceil(((line.length - 1) * 3) / 4);
+    if (line[0] !== 0x43 || line.length < 2) {
+      whole = false;
+      break;
+    }
     if (scratch.length < decodedMax) scratch = Buffer.allocUnsafe(decodedMax);
     let written = 0;
-    for (let from = at + 1; from < end; from += BASE64_SLICE) written += scratch.write(bytes.toString("latin1", from, Math.min(end, from + BASE64_SLICE)), written, "base64");
-    if (!decodeBatch(scratch.subarray(0, written), table)) break;
-    at = end + 1;
+    for (let from = 1; from < line.length; from += BASE64_SLICE) written += scratch.write(line.toString("latin1", from, Math.min(line.length, from + BASE64_SLICE)), written, "base64");
+    if (!decodeBatch(scratch.subarray(0, written), table)) {
+      whole = false;
+      break;
+    }
   }
-  return { dev: header[1]!, ino: header[2]!, table, complete: at === bytes.length };
+  if (lines.overrun) return undefined;
+  return { dev: header[1]!, ino: header[2]!, table, complete: whole && lines.complete };
 }
 
 /** Decodes one binary batch onto `table`; false, adding nothing, when it is torn, damaged or out of order. */
@@ -253,8 +329,7 @@ function checkRows(table: LineTable, start: number, rows: number, codes: readonl
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
 export function readLineIndex(storage: SessionStorage, file: string): DecodedLineIndex | undefined {
   try {
-    const bytes = readIndexBytes(storage, lineIndexFile(file), MAX_LINE_INDEX_BYTES);
-    return bytes === undefined ? undefined : decodeLineIndex(bytes);
+    return readIndexSidecar(storage, lineIndexFile(file), MAX_LINE_INDEX_BYTES, decodeLineIndexFrom);
   } catch {
     return undefined;
   }

@@ -39,12 +39,16 @@ export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
   }
 }
 
+/** A positional read of a sidecar: fills `into` from file offset `position`, returns the count (0 at its end). */
+export type SidecarRead = (into: Buffer, position: number) => number;
+
 /**
- * The bytes of the sidecar `file`, or `undefined` when it is missing, larger than `maxBytes`,
- * still being written, or fails the owner-only checks (explicit storages are checked here,
- * managed ones verify on open).
+ * What `consume` makes of the sidecar `file` (of `size` bytes, read through `read`), or
+ * `undefined` when it is missing, larger than `maxBytes`, or fails the owner-only checks
+ * (explicit storages are checked here, managed ones verify on open). `consume` is to refuse a
+ * file that reads longer than `size`: it is still being written.
  */
-export function readIndexBytes(storage: SessionStorage, file: string, maxBytes = MAX_LISTING_INDEX_BYTES): Buffer | undefined {
+export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBytes: number, consume: (read: SidecarRead, size: number) => T | undefined): T | undefined {
   let expected: fs.BigIntStats | undefined;
   if (storage instanceof FileSessionStorage) {
     // The explicit storage checks no owner or mode: this does, and the descriptor opened below
@@ -68,13 +72,21 @@ export function readIndexBytes(storage: SessionStorage, file: string, maxBytes =
     const { stat } = reader;
     if (expected !== undefined && (stat.dev !== expected.dev.toString() || stat.ino !== expected.ino.toString())) return undefined;
     if (stat.size > maxBytes) return undefined;
-    // One byte more than the stat promised shows a file still being written: not trusted.
-    const buffer = Buffer.allocUnsafe(stat.size + 1);
-    const read = reader.readSync(buffer, 0);
-    return read === stat.size ? buffer.subarray(0, read) : undefined;
+    const open = reader;
+    return consume((into, position) => open.readSync(into, position), stat.size);
   } catch {
     return undefined;
   } finally {
     reader.close();
   }
+}
+
+/** The bytes of the sidecar `file`, or `undefined` as {@link readIndexSidecar} says. */
+export function readIndexBytes(storage: SessionStorage, file: string, maxBytes = MAX_LISTING_INDEX_BYTES): Buffer | undefined {
+  return readIndexSidecar(storage, file, maxBytes, (read, size) => {
+    // One byte more than the stat promised shows a file still being written: not trusted.
+    const buffer = Buffer.allocUnsafe(size + 1);
+    const count = read(buffer, 0);
+    return count === size ? buffer.subarray(0, count) : undefined;
+  });
 }

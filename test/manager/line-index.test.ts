@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MemorySessionStorage, SessionManager } from "../../src/index.js";
-import { decodeLineIndex, encodeLineIndex } from "../../src/manager/line-index.js";
+import { decodeLineIndex, decodeLineIndexFrom, encodeLineIndex } from "../../src/manager/line-index.js";
 import { UNKNOWN_ROW } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
@@ -219,6 +219,27 @@ describe("line index", () => {
     fs.writeFileSync(sidecar, Buffer.concat([good.subarray(0, 20), Buffer.from("9999")]), { mode: 0o644 });
     fs.chmodSync(sidecar, 0o644);
     await expectFullParse();
+  });
+
+  it("is decoded the same a few bytes at a time, and not at all from a file that reads longer than its size", async () => {
+    write(chain(0, 300, 150));
+    await openReadOnly(file);
+    const good = fs.readFileSync(sidecarOf(file));
+    const whole = decodeLineIndex(good)!;
+    expect(whole.complete).toBe(true);
+    // Reads of 7 bytes split every line, the header and each batch, across many reads.
+    const trickle = (bytes: Buffer) => (into: Buffer, position: number) => bytes.copy(into, 0, position, Math.min(bytes.length, position + 7, position + into.length));
+    const slow = decodeLineIndexFrom(trickle(good), good.length)!;
+    expect(slow.complete).toBe(true);
+    expect([...slow.table.offset.subarray(0, slow.table.size)]).toEqual([...whole.table.offset.subarray(0, whole.table.size)]);
+    expect(Array.from({ length: slow.table.size }, (_, row) => slow.table.idAt(row))).toEqual(Array.from({ length: whole.table.size }, (_, row) => whole.table.idAt(row)));
+    // A torn last batch ends the index at the batch before it.
+    const cut = good.subarray(0, good.length - 5);
+    const torn = decodeLineIndexFrom(trickle(cut), cut.length)!;
+    expect(torn.complete).toBe(false);
+    expect(torn.table.size).toBeLessThan(whole.table.size);
+    // Bytes past the size the stat gave: the file is still being written.
+    expect(decodeLineIndexFrom(trickle(good), good.length - 100)).toBeUndefined();
   });
 
   it("reads entries off the resumed path on demand, and a file changed in place since then is a typed error", async () => {
