@@ -110,10 +110,12 @@ export function encodeBatch(table: LineTable, from: number, to: number): string 
   put(table.parentRow.subarray(from, to));
   put(table.repeats.subarray(from, to));
   at += typeText.copy(body, at);
+  // Ids are a few dozen bytes: a plain loop beats a copy call per id.
+  const { pool, parentStart, idStart } = table;
   for (let k = 0; k < rows; k++) {
     const row = from + k;
-    if (parentLength[k]! > 0) at += table.pool.copy(body, at, table.parentStart[row]!, table.parentStart[row]! + parentLength[k]!);
-    if (idLength[k]! > 0) at += table.pool.copy(body, at, table.idStart[row]!, table.idStart[row]! + idLength[k]!);
+    for (let i = parentStart[row]!, end = i + Math.max(0, parentLength[k]!); i < end; i++) body[at++] = pool[i]!;
+    for (let i = idStart[row]!, end = i + Math.max(0, idLength[k]!); i < end; i++) body[at++] = pool[i]!;
   }
   const head = Buffer.allocUnsafe(HEAD);
   head.writeUInt32LE(rows, 0);
@@ -413,14 +415,13 @@ export class LineIndexAppender {
     this.#row = links.rows;
   }
 
-  /** Records that the line `text` (no line feed) was appended to the transcript. */
-  appended(text: string, record: { type?: unknown; id?: unknown; parentId?: unknown }): void {
+  /** Records that a line of `length` bytes (no line feed) holding `record` was appended to the transcript. */
+  appended(length: number, record: { type?: unknown; id?: unknown; parentId?: unknown }): void {
     if (this.#done) return;
     if (typeof record.type !== "string") {
       this.#stop();
       return;
     }
-    const length = Buffer.byteLength(text, "utf8");
     const parent = record.parentId;
     this.#table.push(
       this.#line,

@@ -132,23 +132,30 @@ export class SessionPersistence {
     if (this.#error !== undefined) return;
     const writer = this.#writer;
     if (writer !== undefined && this.#queued === 0) {
-      writer.writeLine(text).catch((error: unknown) => this.#latch(error));
-      // The write is synchronous: a failure is known now, not a microtask later.
-      const failure = writer.getError();
-      if (failure !== undefined) this.#latch(failure);
-      else this.#follow(text, keys);
+      // Nothing is queued here, so the writer has no rewrite pending: the line is written now.
+      let bytes: number;
+      try {
+        bytes = writer.writeLineSync(text);
+      } catch (error) {
+        this.#latch(error);
+        return;
+      }
+      this.#follow(bytes, keys);
       return;
     }
     this.#enqueue(async () => {
       if (this.#writer === undefined) throw new SessionManagerError("persistence_failed", `no writer for ${this.path}`, { path: this.path });
       await this.#writer.writeLine(text);
-      this.#follow(text, keys);
+      this.#follow(Buffer.byteLength(text, "utf8"), keys);
     });
   }
 
-  /** Gives the line index the row of a line just written (the row follows the line, never precedes it: a crash in between loses only the row). */
-  #follow(text: string, keys: { type?: unknown; id?: unknown; parentId?: unknown } | undefined): void {
-    if (keys !== undefined) this.#index?.appended(text, keys);
+  /**
+   * Gives the line index the row of a line of `bytes` bytes just written (the row follows the
+   * line, never precedes it: a crash in between loses only the row).
+   */
+  #follow(bytes: number, keys: { type?: unknown; id?: unknown; parentId?: unknown } | undefined): void {
+    if (keys !== undefined) this.#index?.appended(bytes, keys);
     else this.#dropIndex();
   }
 

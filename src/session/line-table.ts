@@ -27,11 +27,16 @@ const MAX_POOL_BYTES = 0x7fffffff;
  * itself. Equal bytes are thus equal strings.
  */
 export function poolText(text: string): string {
+  return isPlainText(text) ? text : JSON.stringify(text).slice(1, -1);
+}
+
+/** Whether `text` is printable ASCII without `"` or a backslash: held in the pool as it is, one byte per unit. */
+function isPlainText(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
-    if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) return JSON.stringify(text).slice(1, -1);
+    if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) return false;
   }
-  return text;
+  return true;
 }
 
 function fromPool(pool: Buffer, start: number, length: number): string {
@@ -92,6 +97,8 @@ export class LineTable {
   readonly types: string[] = [];
   readonly #codes = new Map<string, number>();
   #size = 0;
+  /** the id given to the last {@link push}, while that row is the last one */
+  #lastId: string | undefined;
 
   /** Number of rows. */
   get size(): number {
@@ -137,7 +144,9 @@ export class LineTable {
     const row = this.#size;
     this.#row(line, offset, length, piece, type === undefined ? -1 : this.typeCodeOf(type));
     const previous = row - 1;
-    if (typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && this.idIs(previous, parentId)) {
+    // An appended entry's parent is most often the entry before, often the very same string.
+    const chained = typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && (this.#lastId === undefined ? this.idIs(previous, parentId) : parentId === this.#lastId);
+    if (chained) {
       this.parentStart[row] = this.idStart[previous]!;
       this.parentLength[row] = this.idLength[previous]!;
     } else if (typeof parentId === "string") [this.parentStart[row], this.parentLength[row]] = [this.poolSize, this.#add(parentId)];
@@ -145,6 +154,7 @@ export class LineTable {
     if (id === undefined) [this.idStart[row], this.idLength[row]] = [0, NO_STRING];
     else [this.idStart[row], this.idLength[row]] = [this.poolSize, this.#add(id)];
     this.#size = row + 1;
+    this.#lastId = id;
   }
 
   /** Adds one row whose id and parent are byte ranges of `bytes` (printable ASCII JSON string content without escapes; `parentTo` null for a null parent). */
@@ -166,6 +176,7 @@ export class LineTable {
     this.idLength[row] = bytes.copy(this.pool, this.poolSize, idFrom, idTo);
     this.poolSize += idTo - idFrom;
     this.#size = row + 1;
+    this.#lastId = undefined;
   }
 
   #row(line: number, offset: number, length: number, piece: number, typeCode: number): void {
@@ -181,16 +192,18 @@ export class LineTable {
   }
 
   #add(value: string): number {
-    const text = poolText(value);
-    const bytes = Buffer.byteLength(text, "utf8");
+    const plain = isPlainText(value);
+    const text = plain ? value : JSON.stringify(value).slice(1, -1);
+    const bytes = plain ? text.length : Buffer.byteLength(text, "utf8");
     this.reserve(this.#size + 1, bytes);
-    this.pool.write(text, this.poolSize, "utf8");
+    this.pool.write(text, this.poolSize, plain ? "latin1" : "utf8");
     this.poolSize += bytes;
     return bytes;
   }
 
   /** Sets the row count to `size` (dropping a tail that is scanned again, or taking rows written into the columns). */
   truncate(size: number): void {
+    this.#lastId = undefined;
     this.#size = size;
     if (size === 0) this.poolSize = 0;
   }

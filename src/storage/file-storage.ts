@@ -307,8 +307,8 @@ class FileLineSink implements LineSink {
     this.#lock = lock;
   }
 
-  appendSync(data: string): void {
-    writeAllSync(this.#fd, data);
+  appendSync(data: string): number {
+    return writeAllSync(this.#fd, data);
   }
 
   lastByteSync(): number | undefined {

@@ -365,8 +365,8 @@ class ManagedLineSink implements LineSink {
     this.#lock = lock;
   }
 
-  appendSync(data: string): void {
-    this.#file.append(data);
+  appendSync(data: string): number {
+    return this.#file.append(data);
   }
 
   lastByteSync(): number | undefined {

@@ -309,12 +309,13 @@ class MemoryLineSink implements LineSink {
     this.#hooks = hooks;
   }
 
-  appendSync(data: string): void {
+  appendSync(data: string): number {
     this.#assertOpen();
     const bytes = Buffer.from(data, "utf8");
     this.#file.parts.push(bytes);
     this.#file.size += bytes.length;
     this.#file.mtimeMs = Date.now();
+    return bytes.length;
   }
 
   lastByteSync(): number | undefined {

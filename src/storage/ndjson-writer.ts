@@ -83,7 +83,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   #writeChecked(line: string): Promise<void> {
     const refusal = this.#refusal();
     if (refusal !== undefined) return rejected(refusal);
-    if (this.#pendingRewrites > 0) return this.#enqueue("write", async () => this.#append(line));
+    if (this.#pendingRewrites > 0) return this.#enqueue("write", async () => void this.#append(line));
     try {
       this.#append(line);
       return SETTLED;
@@ -93,7 +93,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   }
 
   /** {@inheritDoc SessionStorageWriter.writeLineSync} */
-  writeLineSync(line: string): void {
+  writeLineSync(line: string): number {
     const refusal = this.#refusal();
     if (refusal !== undefined) throw refusal;
     if (line.indexOf("\n") !== -1) {
@@ -103,7 +103,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
     }
     try {
-      this.#append(line);
+      return this.#append(line);
     } catch (error) {
       throw this.#latch(error, "write");
     }
@@ -223,14 +223,16 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     return this.#error;
   }
 
-  #append(line: string): void {
+  /** Writes `line` and its line feed (after a repairing one, once, when needed); returns the line's byte count. */
+  #append(line: string): number {
     let data = line + "\n";
+    let repair = 0;
     if (!this.#tailChecked) {
       const last = this.#sink.lastByteSync();
-      if (last !== undefined && last !== LINE_FEED) data = "\n" + data;
+      if (last !== undefined && last !== LINE_FEED) [data, repair] = ["\n" + data, 1];
       this.#tailChecked = true;
     }
-    this.#sink.appendSync(data);
+    return this.#sink.appendSync(data) - 1 - repair;
   }
 
   #refusal(): StorageError | undefined {

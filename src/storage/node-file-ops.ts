@@ -270,11 +270,11 @@ let scratch = new Uint8Array(1 << 16);
 const SCRATCH_LIMIT = 1 << 22;
 
 /**
- * Writes all of `data`; a short write (rare, e.g. a nearly full disk) continues where it
- * stopped. Text is encoded once into a reused buffer, which also yields its exact byte
- * count, so completeness is checked without a second pass over the string.
+ * Writes all of `data` and returns its byte count; a short write (rare, e.g. a nearly full
+ * disk) continues where it stopped. Text is encoded once into a reused buffer, which also
+ * yields its exact byte count, so completeness is checked without a second pass over the string.
  */
-export function writeAllSync(fd: number, data: string | Buffer): void {
+export function writeAllSync(fd: number, data: string | Buffer): number {
   let bytes: Uint8Array = data as Buffer;
   let total = bytes.length;
   if (typeof data === "string") {
@@ -286,6 +286,7 @@ export function writeAllSync(fd: number, data: string | Buffer): void {
   }
   let offset = 0;
   while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
+  return total;
 }
 
 /** A node:fs bigint stat as a {@link StorageStat}. */

@@ -114,11 +114,12 @@ export interface SessionStorageWriter {
   close(): Promise<void>;
   /**
    * {@link writeLine} for callers that cannot await: the line (no line feed) is in the kernel
-   * when this returns.
+   * when this returns. Returns the line's UTF-8 byte count (without the line feed), which the
+   * write measured anyway.
    * @throws StorageError `invalid_line`, `writer_closed`, `writer_busy` while a rewrite is
    *   pending (the line would otherwise be written out of order), or the latched error
    */
-  writeLineSync(line: string): void;
+  writeLineSync(line: string): number;
   /**
    * {@link close} for callers that cannot await; the lock is released when this returns.
    * @throws StorageError `writer_busy` while a rewrite or sync is still queued (nothing is
@@ -206,8 +207,8 @@ export interface SessionStorage {
  */
 export interface LineSink {
   readonly path: string;
-  /** Writes all of `data` at the end of the file, synchronously; throws on failure. */
-  appendSync(data: string): void;
+  /** Writes all of `data` at the end of the file, synchronously; returns its UTF-8 byte count; throws on failure. */
+  appendSync(data: string): number;
   /** The file's last byte, or `undefined` when it is empty. Reads one byte at most. */
   lastByteSync(): number | undefined;
   /** Syncs the file's data and metadata to stable storage, synchronously. */

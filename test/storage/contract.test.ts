@@ -298,7 +298,8 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
     it("repairs a torn final record before the first append", async () => {
       await storage.writeText(at("torn.jsonl"), '{"ok":1}\n{"tor');
       const writer = await storage.openWriter(at("torn.jsonl"));
-      await writer.writeLine('{"next":2}');
+      // The count is the line's own, not the repairing line feed written before it.
+      expect(writer.writeLineSync('{"next":2}')).toBe(10);
       await writer.writeLine('{"next":3}');
       await writer.close();
       expect(await storage.readText(at("torn.jsonl"))).toBe('{"ok":1}\n{"tor\n{"next":2}\n{"next":3}\n');
@@ -404,10 +405,11 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
     it("open a writer, append lines, read and rename without awaiting", () => {
       storage.ensureDirSync(at("s"));
       const writer = storage.openWriter(at("s", "a.jsonl"));
-      writer.writeLineSync('{"n":1}');
-      writer.writeLineSync('{"n":2}');
+      // Each returns the line's UTF-8 byte count, without its line feed.
+      expect(writer.writeLineSync('{"n":1}')).toBe(7);
+      expect(writer.writeLineSync('{"n":"é€😀"}')).toBe(Buffer.byteLength('{"n":"é€😀"}'));
       expect(codeOf(() => writer.writeLineSync("x\ny"))).toBe("invalid_line");
-      expect(bytesAt(at("s", "a.jsonl")).toString()).toBe('{"n":1}\n{"n":2}\n');
+      expect(bytesAt(at("s", "a.jsonl")).toString()).toBe('{"n":1}\n{"n":"é€😀"}\n');
       expect(codeOf(() => storage.openWriter(at("s", "a.jsonl")))).toBe("session_busy");
       expect(codeOf(() => storage.renameSync(at("s", "a.jsonl"), at("s", "b.jsonl")))).toBe("session_busy");
       return writer.close().then(() => {
@@ -416,7 +418,7 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
         expect(codeOf(() => storage.renameSync(at("s", "a.jsonl"), at("s", "taken.jsonl"), { noReplace: true }))).toBe("already_exists");
         storage.renameSync(at("s", "a.jsonl"), at("s", "b.jsonl"), { noReplace: true });
         expect(storage.existsSync(at("s", "a.jsonl"))).toBe(false);
-        expect(bytesAt(at("s", "b.jsonl")).toString()).toBe('{"n":1}\n{"n":2}\n');
+        expect(bytesAt(at("s", "b.jsonl")).toString()).toBe('{"n":1}\n{"n":"é€😀"}\n');
       });
     });
 

@@ -23,8 +23,8 @@ class CountingSink implements LineSink {
     this.fd = fd;
   }
 
-  appendSync(data: string): void {
-    fs.writeSync(this.fd, data);
+  appendSync(data: string): number {
+    return fs.writeSync(this.fd, data);
   }
 
   lastByteSync(): number | undefined {
