@@ -393,6 +393,9 @@ export class LineIndexAppender {
   readonly #table = new LineTable();
   /** rows of the entries this process appended, by id */
   readonly #appendedIds = new Map<string, number>();
+  /** the id of the entry appended last, and its row: most appends name it as their parent */
+  #lastId: string | undefined;
+  #lastRow = -1;
   /** the row number the next appended line gets */
   #row: number;
   /** the transcript's size as this process has written it */
@@ -436,11 +439,12 @@ export class LineIndexAppender {
     const id = record.id;
     if (PATCH_TYPES.has(record.type)) this.#table.parentRow[k] = -1;
     else {
-      if (typeof id === "string") {
-        this.#table.repeats[k] = this.#rowOf(id) === -1 ? 0 : 1;
-        this.#appendedIds.set(id, this.#row);
-      }
-      this.#table.parentRow[k] = typeof parent === "string" ? this.#rowOf(parent) : -1;
+      // The row's repeat flag stays 0: the tree gives each appended entry an id no entry of the
+      // session holds, and the writer lock keeps every other writer out while this one runs.
+      if (typeof id === "string") this.#appendedIds.set(id, this.#row);
+      // The entry appended last is the usual parent.
+      this.#table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : this.#rowOf(parent);
+      if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
     }
     this.#row += 1;
     this.#size += length + 1;

@@ -192,11 +192,24 @@ export class LineTable {
   }
 
   #add(value: string): number {
-    const plain = isPlainText(value);
-    const text = plain ? value : JSON.stringify(value).slice(1, -1);
-    const bytes = plain ? text.length : Buffer.byteLength(text, "utf8");
+    // Ids are short: copying a printable ASCII one code by code beats a call into the encoder.
+    this.reserve(this.#size + 1, value.length);
+    const { pool } = this;
+    const at = this.poolSize;
+    let i = 0;
+    for (; i < value.length; i++) {
+      const code = value.charCodeAt(i);
+      if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) break;
+      pool[at + i] = code;
+    }
+    if (i === value.length) {
+      this.poolSize += i;
+      return i;
+    }
+    const text = poolText(value);
+    const bytes = Buffer.byteLength(text, "utf8");
     this.reserve(this.#size + 1, bytes);
-    this.pool.write(text, this.poolSize, plain ? "latin1" : "utf8");
+    this.pool.write(text, this.poolSize, "utf8");
     this.poolSize += bytes;
     return bytes;
   }
