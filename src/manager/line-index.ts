@@ -377,6 +377,13 @@ export interface IndexedRows {
   rowOf(id: string): number;
 }
 
+/** The keys of an appended line's record that its row holds. */
+export interface AppendedKeys {
+  type?: unknown;
+  id?: unknown;
+  parentId?: unknown;
+}
+
 /** Rows buffered before a batch is written while appending. */
 const APPEND_BATCH_ROWS = 64;
 
@@ -401,7 +408,9 @@ export class LineIndexAppender {
   /** the transcript's size as this process has written it */
   #size: number;
   #line: number;
-  #written = 0;
+  /** the byte lengths and keys of the lines appended since the last batch */
+  readonly #lengths: number[] = [];
+  readonly #records: AppendedKeys[] = [];
   #done = false;
 
   /**
@@ -418,38 +427,46 @@ export class LineIndexAppender {
     this.#row = links.rows;
   }
 
-  /** Records that a line of `length` bytes (no line feed) holding `record` was appended to the transcript. */
-  appended(length: number, record: { type?: unknown; id?: unknown; parentId?: unknown }): void {
+  /**
+   * Records that a line of `length` bytes (no line feed) holding `record` was appended to the
+   * transcript. Its row is made with the rest of its batch: between two appends the caller
+   * serializes and writes a whole line, and a batch made at once touches the table's columns
+   * once instead of once per line.
+   */
+  appended(length: number, record: AppendedKeys): void {
     if (this.#done) return;
-    if (typeof record.type !== "string") {
-      this.#stop();
-      return;
+    this.#lengths.push(length);
+    this.#records.push(record);
+    if (this.#records.length >= APPEND_BATCH_ROWS) this.flush();
+  }
+
+  /** Makes the rows of the lines appended since the last batch; false when one cannot have a row (the upkeep then stops). */
+  #makeRows(): boolean {
+    const lengths = this.#lengths;
+    const records = this.#records;
+    const table = this.#table;
+    for (let i = 0; i < records.length; i++) {
+      const { type, id, parentId: parent } = records[i]!;
+      if (typeof type !== "string") return false;
+      const length = lengths[i]!;
+      table.push(this.#line, this.#size, length, -1, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
+      const k = table.size - 1;
+      if (PATCH_TYPES.has(type)) table.parentRow[k] = -1;
+      else {
+        // The row's repeat flag stays 0: the tree gives each appended entry an id no entry of the
+        // session holds, and the writer lock keeps every other writer out while this one runs.
+        if (typeof id === "string") this.#appendedIds.set(id, this.#row);
+        // The entry appended last is the usual parent.
+        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : this.#rowOf(parent);
+        if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
+      }
+      this.#row += 1;
+      this.#size += length + 1;
+      this.#line += 1;
     }
-    const parent = record.parentId;
-    this.#table.push(
-      this.#line,
-      this.#size,
-      length,
-      -1,
-      record.type,
-      typeof record.id === "string" ? record.id : undefined,
-      typeof parent === "string" || parent === null ? parent : undefined,
-    );
-    const k = this.#table.size - 1;
-    const id = record.id;
-    if (PATCH_TYPES.has(record.type)) this.#table.parentRow[k] = -1;
-    else {
-      // The row's repeat flag stays 0: the tree gives each appended entry an id no entry of the
-      // session holds, and the writer lock keeps every other writer out while this one runs.
-      if (typeof id === "string") this.#appendedIds.set(id, this.#row);
-      // The entry appended last is the usual parent.
-      this.#table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : this.#rowOf(parent);
-      if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
-    }
-    this.#row += 1;
-    this.#size += length + 1;
-    this.#line += 1;
-    if (this.#table.size - this.#written >= APPEND_BATCH_ROWS) this.flush();
+    lengths.length = 0;
+    records.length = 0;
+    return true;
   }
 
   /** The row of the last entry holding `id`, or -1. */
@@ -457,13 +474,16 @@ export class LineIndexAppender {
     return this.#appendedIds.get(id) ?? this.#links.rowOf(id);
   }
 
-  /** Writes the buffered rows. */
+  /** Writes the rows of the lines appended since the last batch. */
   flush(): void {
-    if (this.#done || this.#table.size === this.#written) return;
+    if (this.#done || this.#records.length === 0) return;
+    if (!this.#makeRows()) {
+      this.#stop();
+      return;
+    }
     try {
-      this.#writer.writeLineSync(encodeBatch(this.#table, this.#written, this.#table.size));
+      this.#writer.writeLineSync(encodeBatch(this.#table, 0, this.#table.size));
       this.#table.truncate(0);
-      this.#written = 0;
     } catch {
       this.#stop();
     }
