@@ -12,7 +12,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { checkByteCount, readAllText, readPrefixText } from "./bytes.js";
+import { SyncBackedStorage } from "./sync-backed.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import {
@@ -57,7 +57,7 @@ export interface FileSessionStorageOptions {
 }
 
 /** {@link SessionStorage} for an explicit directory on node:fs; see the module comment. */
-export class FileSessionStorage implements SessionStorage {
+export class FileSessionStorage extends SyncBackedStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.root} */
   readonly root: string;
   readonly #logger: StorageLogger;
@@ -70,6 +70,7 @@ export class FileSessionStorage implements SessionStorage {
    *   directory as the root to accept links above it.
    */
   constructor(root: string = path.parse(process.cwd()).root, options: FileSessionStorageOptions = {}) {
+    super();
     this.root = normalizeRoot(root);
     this.#logger = options.logger ?? consoleStorageLogger;
   }
@@ -179,32 +180,6 @@ export class FileSessionStorage implements SessionStorage {
       const { fd, stat } = openRegularWithStat(absolute, OPEN_READ);
       return new FdFileReader(absolute, fd, fromNodeStat(stat));
     });
-  }
-
-  /** {@inheritDoc SessionStorage.exists} */
-  async exists(target: string): Promise<boolean> {
-    return this.existsSync(target);
-  }
-
-  /** {@inheritDoc SessionStorage.readText} */
-  async readText(target: string): Promise<string> {
-    return readAllText(this.openReaderSync(target));
-  }
-
-  /** {@inheritDoc SessionStorage.readTextPrefix} */
-  async readTextPrefix(target: string, maxBytes: number): Promise<string> {
-    checkByteCount(maxBytes, "maxBytes");
-    return readPrefixText(this.openReaderSync(target), maxBytes);
-  }
-
-  /** {@inheritDoc SessionStorage.writeText} */
-  async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
-    this.writeTextSync(target, data, options);
-  }
-
-  /** {@inheritDoc SessionStorage.rename} */
-  async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
-    this.renameSync(from, to, options);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */

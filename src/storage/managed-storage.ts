@@ -14,7 +14,8 @@
 import path from "node:path";
 
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
-import { checkByteCount, concatChunks, fillFrom, readAllText, readPrefixText, readWholeSync } from "./bytes.js";
+import { SyncBackedStorage } from "./sync-backed.js";
+import { concatChunks, fillFrom, readWholeSync } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -40,7 +41,7 @@ export interface ManagedSessionStorageOptions {
 }
 
 /** Owner-only {@link SessionStorage} on held descriptors; see the module comment. */
-export class ManagedSessionStorage implements SessionStorage {
+export class ManagedSessionStorage extends SyncBackedStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.root} */
   readonly root: string;
   readonly #rootDir: SecureDir;
@@ -55,6 +56,7 @@ export class ManagedSessionStorage implements SessionStorage {
    * (or calls {@link close}) when done.
    */
   constructor(rootDir: SecureDir, options: { logger?: StorageLogger } = {}) {
+    super();
     this.#rootDir = rootDir;
     this.root = rootDir.path;
     this.#logger = options.logger ?? consoleStorageLogger;
@@ -196,40 +198,14 @@ export class ManagedSessionStorage implements SessionStorage {
     );
   }
 
-  /** {@inheritDoc SessionStorage.exists} */
-  async exists(target: string): Promise<boolean> {
-    return this.existsSync(target);
-  }
-
-  /** {@inheritDoc SessionStorage.readText} */
-  async readText(target: string): Promise<string> {
-    return readAllText(this.openReaderSync(target));
-  }
-
-  /** {@inheritDoc SessionStorage.readTextPrefix} */
-  async readTextPrefix(target: string, maxBytes: number): Promise<string> {
-    checkByteCount(maxBytes, "maxBytes");
-    return readPrefixText(this.openReaderSync(target), maxBytes);
-  }
-
-  /** {@inheritDoc SessionStorage.writeText} */
-  async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
-    this.writeTextSync(target, data, options);
-  }
-
   /**
-   * {@inheritDoc SessionStorage.rename}
+   * {@inheritDoc SessionStorage.renameSync}
    *
    * Within one directory this is a single no-replace publish when `noReplace` is set.
    * Otherwise the secure layer has no replacing or cross-directory rename, so the file is
    * copied atomically to `to` and then removed from `from`, under the source's writer lock:
    * a crash in between leaves both names, never neither.
    */
-  async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
-    this.renameSync(from, to, options);
-  }
-
-  /** {@inheritDoc SessionStorage.renameSync} */
   renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = splitFilePath(this.root, from);
     const destination = splitFilePath(this.root, to);

@@ -7,7 +7,8 @@
 
 import path from "node:path";
 
-import { batchChunks, checkByteCount, fillFrom, readAllText, readPrefixText } from "./bytes.js";
+import { SyncBackedStorage } from "./sync-backed.js";
+import { batchChunks, fillFrom } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -48,7 +49,7 @@ export interface MemorySessionStorageOptions {
 }
 
 /** {@link SessionStorage} kept in a map; see the module comment. */
-export class MemorySessionStorage implements SessionStorage {
+export class MemorySessionStorage extends SyncBackedStorage implements SessionStorage {
   /** {@inheritDoc SessionStorage.root} */
   readonly root: string;
   readonly #nodes = new Map<string, MemoryNode>();
@@ -57,6 +58,7 @@ export class MemorySessionStorage implements SessionStorage {
   #nextIno = 1;
 
   constructor(options: MemorySessionStorageOptions = {}) {
+    super();
     this.root = normalizeRoot(options.root ?? "/");
     this.#logger = options.logger ?? consoleStorageLogger;
     this.#nodes.set(this.root, this.#directory());
@@ -154,32 +156,6 @@ export class MemorySessionStorage implements SessionStorage {
         open = false;
       },
     };
-  }
-
-  /** {@inheritDoc SessionStorage.exists} */
-  async exists(target: string): Promise<boolean> {
-    return this.existsSync(target);
-  }
-
-  /** {@inheritDoc SessionStorage.readText} */
-  async readText(target: string): Promise<string> {
-    return readAllText(this.openReaderSync(target));
-  }
-
-  /** {@inheritDoc SessionStorage.readTextPrefix} */
-  async readTextPrefix(target: string, maxBytes: number): Promise<string> {
-    checkByteCount(maxBytes, "maxBytes");
-    return readPrefixText(this.openReaderSync(target), maxBytes);
-  }
-
-  /** {@inheritDoc SessionStorage.writeText} */
-  async writeText(target: string, data: WriteChunk, options: ReplaceOptions = {}): Promise<void> {
-    this.writeTextSync(target, data, options);
-  }
-
-  /** {@inheritDoc SessionStorage.rename} */
-  async rename(from: string, to: string, options: ReplaceOptions = {}): Promise<void> {
-    this.renameSync(from, to, options);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
