@@ -232,7 +232,8 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       if (last !== undefined && last !== LINE_FEED) [data, repair] = ["\n" + data, 1];
       this.#tailChecked = true;
     }
-    return this.#sink.appendSync(data) - 1 - repair;
+    const written = this.#sink.appendSync(data);
+    return typeof written === "number" ? written - 1 - repair : Buffer.byteLength(line, "utf8");
   }
 
   #refusal(): StorageError | undefined {

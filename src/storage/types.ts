@@ -207,8 +207,12 @@ export interface SessionStorage {
  */
 export interface LineSink {
   readonly path: string;
-  /** Writes all of `data` at the end of the file, synchronously; returns its UTF-8 byte count; throws on failure. */
-  appendSync(data: string): number;
+  /**
+   * Writes all of `data` at the end of the file, synchronously; throws on failure. Returns the
+   * UTF-8 byte count written, which the writer hands on; a sink that returns nothing (as
+   * before this count existed) has it measured instead.
+   */
+  appendSync(data: string): number | void;
   /** The file's last byte, or `undefined` when it is empty. Reads one byte at most. */
   lastByteSync(): number | undefined;
   /** Syncs the file's data and metadata to stable storage, synchronously. */

@@ -77,6 +77,19 @@ describe("NdjsonFileWriter", () => {
     expect(fs.readFileSync(file, "utf8")).toBe("0\nr\n1\n2\n3\n4\n5\n");
   });
 
+  it("returns each line's byte count, measured when a sink written before the count existed returns none", async () => {
+    const file = path.join(temp.path, "count.jsonl");
+    const counted = new NdjsonFileWriter(new CountingSink(file, fs.openSync(file, "a", 0o600)), recordingLogger());
+    expect(counted.writeLineSync('{"n":"é"}')).toBe(10);
+    await counted.close();
+    const sink = new CountingSink(file, fs.openSync(file, "a", 0o600));
+    const silent: LineSink = { path: file, appendSync: (data) => void sink.appendSync(data), lastByteSync: () => sink.lastByteSync(), syncSync: () => sink.syncSync(), replace: (chunks) => sink.replace(chunks), closeSync: () => sink.closeSync() };
+    const measured = new NdjsonFileWriter(silent, recordingLogger());
+    expect(measured.writeLineSync('{"n":"€"}')).toBe(11);
+    await measured.close();
+    expect(fs.readFileSync(file, "utf8")).toBe('{"n":"é"}\n{"n":"€"}\n');
+  });
+
   it("latches a sync the kernel refuses, logs it once, and refuses everything after", async () => {
     const [readEnd, writeEnd] = pipeFds();
     const logger = recordingLogger();
