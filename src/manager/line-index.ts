@@ -43,11 +43,6 @@ function formerLineIndexFiles(file: string): string[] {
   return ["v1", "v2"].map((version) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.${version}`));
 }
 
-/** Whether `name` is a line index sidecar's name (of this version or an earlier one). */
-export function isLineIndexName(name: string): boolean {
-  return name.startsWith(".gjc-lines.") && /\.v[123]$/.test(name);
-}
-
 /** Whether `storage` keeps line indexes for files in `dir`, and may write them. */
 export function lineIndexAccess(storage: SessionStorage, dir: string): { kept: boolean; writable: boolean } {
   const access = indexAccess(storage, dir);
