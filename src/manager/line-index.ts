@@ -222,11 +222,11 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
   let scratch = Buffer.allocUnsafe(0);
   let whole = true;
   for (let line = lines.next(); line !== undefined; line = lines.next()) {
-    const decodedMax = Math.ceil(((line.length - 1) * 3) / 4);
     if (line[0] !== 0x43 || line.length < 2) {
       whole = false;
       break;
     }
+    const decodedMax = Math.ceil(((line.length - 1) * 3) / 4);
     if (scratch.length < decodedMax) scratch = Buffer.allocUnsafe(decodedMax);
     let written = 0;
     for (let from = 1; from < line.length; from += BASE64_SLICE) written += scratch.write(line.toString("latin1", from, Math.min(line.length, from + BASE64_SLICE)), written, "base64");

@@ -12,7 +12,7 @@ import path from "node:path";
 import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { lineIndexUpkeep } from "./internal-hooks.js";
-import { indexWrittenFile, type LineIndexAppender } from "./line-index.js";
+import { indexWrittenFile, type AppendedKeys, type LineIndexAppender } from "./line-index.js";
 
 /** Where one session file lives and how its failures are reported. */
 export interface PersistenceTarget {
@@ -128,7 +128,7 @@ export class SessionPersistence {
    * Appends one serialized record (no line feed); `keys` (the record's `type`, `id` and
    * `parentId`) go to the line index.
    */
-  append(text: string, keys?: { type?: unknown; id?: unknown; parentId?: unknown }): void {
+  append(text: string, keys?: AppendedKeys): void {
     if (this.#error !== undefined) return;
     const writer = this.#writer;
     if (writer !== undefined && this.#queued === 0) {
@@ -154,7 +154,7 @@ export class SessionPersistence {
    * Gives the line index the row of a line of `bytes` bytes just written (the row follows the
    * line, never precedes it: a crash in between loses only the row).
    */
-  #follow(bytes: number, keys: { type?: unknown; id?: unknown; parentId?: unknown } | undefined): void {
+  #follow(bytes: number, keys: AppendedKeys | undefined): void {
     if (keys !== undefined) this.#index?.appended(bytes, keys);
     else this.#dropIndex();
   }

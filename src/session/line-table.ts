@@ -30,12 +30,13 @@ export function poolText(text: string): string {
   return isPlainText(text) ? text : JSON.stringify(text).slice(1, -1);
 }
 
-/** Whether `text` is printable ASCII without `"` or a backslash: held in the pool as it is, one byte per unit. */
+/** Whether a UTF-16 unit is printable ASCII other than `"` and a backslash: held in the pool as it is, one byte. */
+function isPlainCode(code: number): boolean {
+  return code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c;
+}
+
 function isPlainText(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) return false;
-  }
+  for (let i = 0; i < text.length; i++) if (!isPlainCode(text.charCodeAt(i))) return false;
   return true;
 }
 
@@ -97,8 +98,6 @@ export class LineTable {
   readonly types: string[] = [];
   readonly #codes = new Map<string, number>();
   #size = 0;
-  /** the id given to the last {@link push}, while that row is the last one */
-  #lastId: string | undefined;
 
   /** Number of rows. */
   get size(): number {
@@ -144,9 +143,7 @@ export class LineTable {
     const row = this.#size;
     this.#row(line, offset, length, piece, type === undefined ? -1 : this.typeCodeOf(type));
     const previous = row - 1;
-    // An appended entry's parent is most often the entry before, often the very same string.
-    const chained = typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && (this.#lastId === undefined ? this.idIs(previous, parentId) : parentId === this.#lastId);
-    if (chained) {
+    if (typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && this.idIs(previous, parentId)) {
       this.parentStart[row] = this.idStart[previous]!;
       this.parentLength[row] = this.idLength[previous]!;
     } else if (typeof parentId === "string") [this.parentStart[row], this.parentLength[row]] = [this.poolSize, this.#add(parentId)];
@@ -154,7 +151,6 @@ export class LineTable {
     if (id === undefined) [this.idStart[row], this.idLength[row]] = [0, NO_STRING];
     else [this.idStart[row], this.idLength[row]] = [this.poolSize, this.#add(id)];
     this.#size = row + 1;
-    this.#lastId = id;
   }
 
   /** Adds one row whose id and parent are byte ranges of `bytes` (printable ASCII JSON string content without escapes; `parentTo` null for a null parent). */
@@ -176,7 +172,6 @@ export class LineTable {
     this.idLength[row] = bytes.copy(this.pool, this.poolSize, idFrom, idTo);
     this.poolSize += idTo - idFrom;
     this.#size = row + 1;
-    this.#lastId = undefined;
   }
 
   #row(line: number, offset: number, length: number, piece: number, typeCode: number): void {
@@ -199,7 +194,7 @@ export class LineTable {
     let i = 0;
     for (; i < value.length; i++) {
       const code = value.charCodeAt(i);
-      if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) break;
+      if (!isPlainCode(code)) break;
       pool[at + i] = code;
     }
     if (i === value.length) {
@@ -216,7 +211,6 @@ export class LineTable {
 
   /** Sets the row count to `size` (dropping a tail that is scanned again, or taking rows written into the columns). */
   truncate(size: number): void {
-    this.#lastId = undefined;
     this.#size = size;
     if (size === 0) this.poolSize = 0;
   }
@@ -255,7 +249,7 @@ export class LineTable {
     // Printable ASCII ids (nearly all) are held as they are: compare code by code.
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
-      if (code < 0x20 || code >= 0x7f || code === 0x22 || code === 0x5c) return this.idAt(row) === text;
+      if (!isPlainCode(code)) return this.idAt(row) === text;
       if (i >= length) return false;
       if (this.pool[start + i] !== code) return false;
     }

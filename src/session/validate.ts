@@ -5,7 +5,7 @@
 import type { InvalidLine, JsonlStats } from "./jsonl.js";
 import type { PatchReport, PatchSkipCode } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
-import { entryCheckFor, schemaChecks } from "./schema-check.js";
+import { entryCheckFor } from "./schema-check.js";
 import { EntryPatchRecordSchema, HeaderPatchRecordSchema, SessionEntrySchema } from "./schemas.js";
 
 /** One schema mismatch: where in the record, and what. */
@@ -97,13 +97,12 @@ export function collectViolations(session: ViolationInput): Violation[] {
       }
     } else if (item.kind === "entry") {
       const { value } = item;
-      if (entryCheckFor(value.type) === undefined) {
+      const check = entryCheckFor(value.type);
+      if (check === undefined) {
         add(item.line, "unknown_entry_type", ["type"], `unknown entry type ${JSON.stringify(value.type)}`);
-      } else {
-        const parsed = schemaChecks().SessionEntrySchema(value) ? undefined : SessionEntrySchema.safeParse(value);
-        if (parsed !== undefined && !parsed.success) {
-          for (const issue of parsed.error.issues) add(item.line, "invalid_entry", issue.path, issue.message);
-        }
+      } else if (!check(value)) {
+        // zod is loaded only to say what is wrong with an entry the check refused.
+        for (const issue of SessionEntrySchema.safeParse(value).error?.issues ?? []) add(item.line, "invalid_entry", issue.path, issue.message);
       }
       if (typeof value.id === "string") {
         if (seen.has(value.id)) add(item.line, "duplicate_entry_id", ["id"], `entry id ${value.id} already used`);
