@@ -145,8 +145,8 @@ export class SessionPersistence {
     }
     this.#enqueue(async () => {
       if (this.#writer === undefined) throw new SessionManagerError("persistence_failed", `no writer for ${this.path}`, { path: this.path });
-      await this.#writer.writeLine(text);
-      this.#follow(Buffer.byteLength(text, "utf8"), keys);
+      // Each step awaits the rewrite it holds, so the writer has none pending here either.
+      this.#follow(this.#writer.writeLineSync(text), keys);
     });
   }
 
