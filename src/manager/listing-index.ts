@@ -6,8 +6,8 @@
  * Layout: one owner-only (0600) JSON object, in ASCII (other characters escaped), written as
  * two lines. The first, `{"version","crc","fields","records"`, holds per session file (by
  * name, one array whose fields `fields` names) the identity it was read with (dev, ino, size,
- * mtime, ctime) and its prefix summary and late patch values, or why it is skipped; the second, `,"texts":[...]}`, holds the message texts,
- * which a summary points at by span. Only the first line is parsed: most texts are taken as
+ * mtime, ctime) and its prefix summary and late patch values, or why it is skipped; the
+ * second, `,"texts":[...]}`, holds the message texts, which a summary points at by span. Only the first line is parsed: most texts are taken as
  * slices of the second, which costs neither a parse nor a copy. Resume points stay in the
  * process: a file that grew is scanned again in full by a fresh process.
  *

@@ -36,6 +36,22 @@ function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: 
   }
 }
 
+/**
+ * Makes the entry at position `p` (which has an id) the holder of its id in `slots`; returns
+ * its slot, as `~slot` (negative) when an earlier entry held the id.
+ */
+function claimSlot(slots: Int32Array, rows: Int32Array, table: LineTable, p: number): number {
+  const row = rows[p]!;
+  const from = table.idStart[row]!;
+  const length = table.idLength[row]!;
+  const hash = hashOf(table.pool, from, from + length);
+  const slot = findSlot(slots, rows, table, table.pool, from, length, hash);
+  const held = slots[slot << 1] !== 0;
+  slots[slot << 1] = p + 1;
+  slots[(slot << 1) + 1] = hash;
+  return held ? ~slot : slot;
+}
+
 /** Free slots for `count` ids, at most half full. */
 function newSlots(count: number): Int32Array {
   let capacity = 16;
@@ -84,18 +100,13 @@ export class TableKeys implements EntryKeys {
     let ids = 0;
     for (let p = 0; p < rows.length; p++) {
       const row = rows[p]!;
-      const length = idLength[row]!;
       repeats[row] = 0;
-      if (length < 0) continue;
-      const from = idStart[row]!;
-      const hash = hashOf(pool, from, from + length);
-      const slot = findSlot(slots, rows, table, pool, from, length, hash);
+      if (idLength[row]! < 0) continue;
+      const slot = claimSlot(slots, rows, table, p);
       ids += 1;
-      if (slots[slot << 1] === 0) distinct += 1;
+      if (slot >= 0) distinct += 1;
       else repeats[row] = 1;
-      slots[slot << 1] = p + 1;
-      slots[(slot << 1) + 1] = hash;
-      slotOf[p] = slot;
+      slotOf[p] = slot >= 0 ? slot : ~slot;
     }
     this.distinct = distinct;
     const resolved = new Int32Array(rows.length);
@@ -131,17 +142,7 @@ export class TableKeys implements EntryKeys {
     const table = this.#table;
     const slots = newSlots(rows.length);
     this.#slots = slots;
-    const { idStart, idLength, pool } = table;
-    for (let p = 0; p < rows.length; p++) {
-      const row = rows[p]!;
-      const length = idLength[row]!;
-      if (length < 0) continue;
-      const from = idStart[row]!;
-      const hash = hashOf(pool, from, from + length);
-      const slot = findSlot(slots, rows, table, pool, from, length, hash);
-      slots[slot << 1] = p + 1;
-      slots[(slot << 1) + 1] = hash;
-    }
+    for (let p = 0; p < rows.length; p++) if (table.idLength[rows[p]!]! >= 0) claimSlot(slots, rows, table, p);
     return slots;
   }
 
