@@ -187,8 +187,10 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     }
     this.#parents[position] = parentPosition;
     if (id === undefined) return;
-    const duplicate = this.#positions.has(id) || (this.#keys !== undefined && this.#keys.positionOf(id) !== -1);
-    if (!this.#positions.has(id) && duplicate) this.#shadowed += 1;
+    const heldAfter = this.#positions.has(id);
+    const heldDeferred = !heldAfter && this.#keys !== undefined && this.#keys.positionOf(id) !== -1;
+    if (heldDeferred) this.#shadowed += 1;
+    const duplicate = heldAfter || heldDeferred;
     this.#positions.set(id, position);
     // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
     if (duplicate || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
