@@ -1,37 +1,23 @@
 /**
- * The typed error of the session manager. Failures that belong to a lower layer keep that
- * layer's class and code: a refused header version is a `SessionFormatError`
- * (`version_too_new` / `invalid_version`), a second writer is a `StorageError`
- * (`session_busy`), an unknown branch target is a `SessionTreeError` (`unknown_entry`).
+ * The session manager's typed error. Lower layers keep their own class and code: a refused
+ * header version is a `SessionFormatError`, a second writer a `StorageError` `session_busy`, an
+ * unknown branch target a `SessionTreeError` `unknown_entry`.
  */
 import { GjcError } from "../errors.js";
 
 /**
- * Why the session manager refused an operation.
- *
- * - `persistence_failed`: an earlier write, sync, rewrite or blob put failed. The first
- *   failure is latched: every later persisting operation throws this same error (its `cause`
- *   is the storage error), and nothing that was appended in memory is discarded.
- * - `read_only`: a mutating call on a manager opened with `readOnly: true`.
- * - `closed`: any call after {@link SessionManager.close}.
- * - `invalid_header`: a read-only open found a non-empty file without a usable header (a
- *   writable open moves such a file aside instead; see the README).
- * - `invalid_rewrite`: `applyEntryMessageUpdates` / `applyCustomMessageEntryUpdates` was given
- *   something that is not a `message` / `custom_message` entry of this session (unknown id,
- *   another entry type, or a malformed payload).
- * - `invalid_session_id`: `newSession({ id })` with an id that is neither a UUIDv7 nor 1-128
- *   characters from `[A-Za-z0-9._-]`.
- * - `untrusted_destination`: a destination object that `managedDestination` /
- *   `explicitDestination` did not issue.
- * - `managed_storage_unsupported`: a storage other than file storage where the managed scope
- *   is used (no destination, or a managed one).
- * - `tool_classifier_required`: non-empty `toolNames` were given without `classifyTool`, so
- *   the manager cannot tell which selection domain they belong to.
- * - `invalid_options`: an argument or option is missing or malformed (a relative session
- *   directory, an unknown `migrationPolicy` or `sessionMemoryMode`).
- * - `session_changed`: an entry of an open session was read from its file later (sessions open
- *   through their line index read entries off the resumed path on demand) and the file no
- *   longer holds it: it was replaced or changed in place by someone else since the open.
+ * Why the session manager refused an operation (the README's error table says more):
+ * - `persistence_failed`: a write, sync, rewrite or blob put failed; latched, so every later
+ *   persisting call throws the same error, and nothing appended in memory is discarded.
+ * - `read_only` / `closed`: a mutating call on a read-only manager; any call after `close`.
+ * - `invalid_header`: a read-only open found a non-empty file without a usable header.
+ * - `invalid_rewrite`: an update that is not a `message` / `custom_message` entry of the session.
+ * - `invalid_session_id`: `newSession({ id })` with neither a UUIDv7 nor 1-128 of `[A-Za-z0-9._-]`.
+ * - `untrusted_destination`: a destination object the manager did not issue.
+ * - `managed_storage_unsupported`: a non-file storage where the managed scope is used.
+ * - `tool_classifier_required`: non-empty `toolNames` without `classifyTool`.
+ * - `invalid_options`: a missing or malformed argument or option.
+ * - `session_changed`: a deferred entry was read later and the file no longer holds it.
  */
 export type SessionManagerErrorCode =
   | "persistence_failed"
@@ -60,4 +46,10 @@ export class SessionManagerError extends GjcError<SessionManagerErrorCode> {
 /** True for a {@link SessionManagerError}, optionally with the given code. */
 export function isSessionManagerError(value: unknown, code?: SessionManagerErrorCode): value is SessionManagerError {
   return value instanceof SessionManagerError && (code === undefined || value.code === code);
+}
+
+/** The `code` of a thrown value for a log line, `"unknown"` when it has none. */
+export function errorCodeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null | undefined)?.code;
+  return typeof code === "string" ? code : "unknown";
 }

@@ -1,14 +1,9 @@
-/**
- * The session manager layer: session discovery (listing, most recent, across scopes) and
- * terminal breadcrumbs.
- */
+/** The session manager layer: the manager, session discovery and listing, terminal breadcrumbs. */
 export * from "./discovery.js";
 export { listAllManaged, listManagedScope } from "./managed-listing.js";
-export type { ManagedListingOptions } from "./managed-listing.js";
 export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
 export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
-export { DEFAULT_SESSION_INFO_CACHE_ENTRIES, SessionInfoCache } from "./session-info-cache.js";
-export type { CachedOutcome, ListedFileIdentity, ListingRecord, ResumePoint } from "./session-info-cache.js";
+export { SessionInfoCache } from "./session-info-cache.js";
 export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./sidecar-files.js";
 export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
 export * from "./breadcrumbs.js";
@@ -21,8 +16,6 @@ export type { MessageAttribution, ModelChangeMetadata, SessionInitFields } from 
 export { SessionManagerError, isSessionManagerError } from "./errors.js";
 export type { SessionManagerErrorCode } from "./errors.js";
 export type { SessionManagerOptions, OpenSessionOptions, NewSessionOptions, SessionCloseReport } from "./options.js";
-export type { SessionLoadReport, MovedAsideFile } from "./open-file.js";
-export { selectionFromToolNames } from "./selection.js";
+export type { SessionLoadReport, MovedAsideFile } from "./load-report.js";
 export type { ToolDomain, ToolClassifier, ToolSelectionChange, ToolSelectionState } from "./selection.js";
-export { sanitizeSessionTitle, MAX_SESSION_TITLE_CHARS } from "./title.js";
 export type { TitleSource } from "./title.js";

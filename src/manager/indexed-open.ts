@@ -1,14 +1,13 @@
 /**
- * Opening a v5 session file through its line index: the index (checked, caught up, or rebuilt
- * by one byte-level scan) gives every line's place and keys; only the header, the patch and
- * label records, and what the context at the leaf is made of are read and parsed. Every other
- * entry stays on disk until something asks for it (see `SessionTree.deferred`), so opening
- * costs the path, not the file.
+ * Opening a v5 session file through its line index (checked, caught up, or rebuilt by one
+ * byte-level scan): only the header, the patches and labels, and the context at the leaf are
+ * read and parsed; every other entry stays on disk until asked for (`SessionTree.deferred`),
+ * so an open costs the path, not the file.
  *
- * What it loads is what a full load gives: each line it reads is parsed by the full loader's
- * own step and checked against its row, and any disagreement found while opening throws the
- * index away and rescans, parsing every line. Files this cannot describe (an older version,
- * no usable header, storages that keep no index) go to the full load instead.
+ * It loads what a full load gives: each line read is parsed by the loader's own step and
+ * checked against its row, and a disagreement during the open throws the index away and
+ * rescans strictly. Older versions, unusable headers and storages without an index go to the
+ * full load.
  */
 import path from "node:path";
 
@@ -25,7 +24,6 @@ import {
   NULL_PARENT,
   TableKeys,
   markIfUnknown,
-  PATCH_RECORD_TYPES,
   replayPatches,
   resolveBlobRefs,
   scanLines,
@@ -45,9 +43,10 @@ import {
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { LineIndexAppender, lineIndexAccess, publishLineIndex, readLineIndex, startLineIndexUpkeep } from "./line-index.js";
+import { LineIndexAppender, PATCH_TYPES, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
 import type { ManagedLine, PatchState } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
+import { indexAccess } from "./sidecar-files.js";
 
 /** A session opened through its line index. */
 export interface IndexedSession {
@@ -62,39 +61,32 @@ export interface IndexedSession {
   appender: LineIndexAppender | undefined;
 }
 
-/**
- * A line did not hold what the index said: an internal signal, always caught in this module
- * (the open falls back to a rebuild), so it is no GjcError and never reaches a caller.
- */
+/** A line did not hold what the index said: an internal signal, always caught here, so no GjcError. */
 class IndexMismatch {
   constructor(readonly reason: string) {}
 }
 
-const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
 const SCAN_CHUNK = 4 << 20;
 /** Lines closer than this are read with one call. */
 const READ_GAP = 64 << 10;
 const READ_SPAN = 8 << 20;
 
 /**
- * Opens `file` through its line index, or returns `undefined` when the full load must do it
- * (the storage keeps no index, the file is empty, older than v5, or has no usable header).
+ * Opens `file` through its line index; `undefined` when the full load must (no index kept
+ * here, an empty file, older than v5, no usable header).
  * @param writable whether this process holds the file's writer (the index is then kept up)
- * @param now the clock of entries the tree appends
- * @throws SessionFormatError `version_too_new` / `invalid_version` as the full load does;
- *   SessionFormatError `line_too_long` for a line longer than one string can hold;
- *   storage errors reading the file
+ * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
 export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean, now: () => Date): IndexedSession | undefined {
-  const access = lineIndexAccess(storage, path.dirname(file));
-  if (!access.kept) return undefined;
+  const access = indexAccess(storage, path.dirname(file));
+  if (access.file === undefined) return undefined;
   const reader = storage.openReaderSync(file);
   try {
     const { size, dev, ino } = reader.stat;
     if (size === 0) return undefined;
     const stored = readLineIndex(storage, file);
     let table: LineTable;
-    let kept = 0;
+    let kept: number;
     let cursor: ScanCursor = { offset: 0, line: 1 };
     if (stored !== undefined && stored.dev === dev && stored.ino === ino && coversPrefix(reader, stored.table, size)) {
       table = stored.table;
@@ -139,10 +131,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
 /** Bytes read to find the header before a file is scanned. */
 const HEADER_PEEK = 64 << 10;
 
-/**
- * False when the first record of the file, within its first bytes, is not a v5 session header
- * (true when there is none so early: the scan decides then).
- */
+/** False when the first record within the file's first bytes is not a v5 header (none so early: true). */
 function startsAsCurrent(file: string, reader: SessionFileReader, size: number): boolean {
   const chunk = Buffer.allocUnsafe(Math.min(HEADER_PEEK, size));
   const count = reader.readSync(chunk, 0);
@@ -192,9 +181,8 @@ function tooLarge(file: string): SessionFormatError {
 const MAX_LINE_BYTES = 0x1fffffe8;
 
 /**
- * Reads lines of the file by their rows, checking each against its row. While the open runs
- * it uses the open's reader; afterwards it opens the file again per batch and checks that the
- * file is still the one the rows describe.
+ * Reads lines by their rows, checking each against its row: with the open's reader while the
+ * open runs, afterwards through a new reader per batch, checked to be the same file.
  */
 class LineSource {
   #reader: SessionFileReader | undefined;
@@ -303,10 +291,9 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
 }
 
 /**
- * The line view of `count` lines whose line `i` is made by `make(i)` when first reached, so
- * that lines off the path cost nothing until a rewrite or a copy walks them all. Every array
- * operation works on it (the lines are always present to `in`, filter and map); lines pushed
- * later are stored as they are.
+ * A line view of `count` lines whose line `i` is made by `make(i)` when first reached, so lines
+ * off the path cost nothing until a rewrite or a copy walks them. Every array operation works
+ * on it (the lines are always present to `in`); lines pushed later are stored as they are.
  */
 function deferredLines(count: number, make: (i: number) => ManagedLine): ManagedLine[] {
   const held: ManagedLine[] = [];
@@ -423,7 +410,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   const rows = entryRows.subarray(0, entryCount);
   const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
   const patchRecords = source.read(patchRows).map((piece) => piece.record!);
-  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, entryRows.subarray(0, entryCount), patchRows, patchRecords);
+  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, rows, patchRows, patchRecords);
 
   const unresolved = new Map<number, UnresolvedBlobRef[]>();
   const load = (positions: readonly number[]): FileEntry[] => {
@@ -455,8 +442,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     return new DeferredEntryLine(tree, slotOfRow[i]!);
   });
 
-  const loadedCount = entryCount;
-  const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, loadedCount);
+  const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, rows.length);
   const report: SessionLoadReport = {
     path: file,
     loaded: true,
@@ -475,10 +461,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     },
   };
   return {
-    rowOf: (id) => {
-      const position = keys.positionOf(id);
-      return position === -1 ? -1 : rows[position]!;
-    },
+    rowOf: rowLookup(keys, rows),
     header,
     tree,
     lines,
@@ -489,10 +472,9 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
 }
 
 /**
- * The entries' parents by the rows' stored parent rows, or `undefined` when they cannot be
- * used (an id repeats, a row's parent is unknown or unresolved, or a parent row is not an entry
- * holding the parent id): the ids are then all hashed to resolve them. The one thing taken on
- * the index's word is that no id repeats; every line the open reads is checked against its row.
+ * The entries' parents by the stored parent rows, or `undefined` (every id is then hashed) when
+ * an id repeats or a parent row is unknown or not an entry holding the parent id. Only "no id
+ * repeats" is taken on the index's word; every line the open reads is checked against its row.
  */
 function storedParents(table: LineTable, rows: Int32Array, slotOfRow: Int32Array, headerRow: number, patchCodes: readonly boolean[]): Int32Array | undefined {
   const { parentRow, repeats, parentLength, parentStart, idStart, idLength, typeCode, pool } = table;
@@ -565,9 +547,8 @@ function replay(
 }
 
 /**
- * Writes what the open learnt back to the index (all of it when it was rebuilt or damaged,
- * the new rows otherwise) and, for a writable open, returns the appender that keeps it up.
- * Failures only cost the next open a scan.
+ * Writes what the open learnt back to the index (all of it when rebuilt or damaged, else the
+ * new rows) and, for a writable open, returns its upkeep. Failures only cost the next open a scan.
  */
 function keepIndex(
   storage: SessionStorage,

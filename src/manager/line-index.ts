@@ -1,22 +1,17 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar (`.gjc-lines.<name>.v3`
- * beside `<name>`; the dot name and the suffix keep every listing, discovery, migration and
- * audit walk, and both peers, from taking it for a session) holding the file's
- * {@link LineTable} up to the last line it covers, and the identity (device, inode) of the
- * transcript it describes.
+ * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v3`
+ * (a dot name no walk or peer takes for a session) holding the file's {@link LineTable} up to
+ * the last line it covers and the (device, inode) of the transcript it describes.
  *
- * Layout: one header line `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`, then batches, one per
- * line: `C` and the base64 of a binary batch, whose columns are the table's own typed arrays
- * in the host's byte order (hence the order in the header), so decoding is a copy and one
- * checking pass, with no string per row. A batch is written by one system call; one that a
- * crash cut short, or whose checksum or rows do not hold, ends the index there, and the
- * transcript past that point is scanned again. Each entry row also holds the row of its
- * parent and whether its id repeats an earlier entry's, so that an open of a file where no id
- * repeats walks the path without hashing every id. An older sidecar (v1 text rows, v2 without
- * parent rows) is never read: the first open rebuilds the index and removes it.
+ * Layout: a header line `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`, then one batch per line:
+ * `C` and the base64 of the table's typed-array columns in host byte order, so decoding is a
+ * copy and one checking pass. Each batch is one system call; a torn, damaged or out-of-order
+ * one ends the index there and the rest of the transcript is scanned again. Entry rows also
+ * hold their parent's row and whether their id repeats, so an open where no id repeats walks
+ * the path without hashing ids. v1/v2 sidecars are never read, only removed on rebuild.
  *
- * Nothing here is trusted: the reader checks the identity, the covered size and, through the
- * loader, every line it reads against its row. The transcript stays the only source of truth.
+ * Nothing here is trusted: the reader checks the identity, the covered size and every line it
+ * reads against its row. The transcript stays the only source of truth.
  */
 import os from "node:os";
 import path from "node:path";
@@ -27,27 +22,18 @@ import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
-export const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
+const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
 
 const MAGIC = `gjc-line-index 3 ${os.endianness()}`;
 /** Rows per batch line of a complete index. */
 const BATCH_ROWS = 4096;
 
-/** The sidecar path of the line index of session file `file`. */
-export function lineIndexFile(file: string): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v3`);
+function lineIndexFile(file: string, version = "v3"): string {
+  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.${version}`);
 }
 
-/** The sidecars earlier versions kept: never read, removed when the index is rebuilt or the session moves. */
-function formerLineIndexFiles(file: string): string[] {
-  return ["v1", "v2"].map((version) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.${version}`));
-}
-
-/** Whether `storage` keeps line indexes for files in `dir`, and may write them. */
-export function lineIndexAccess(storage: SessionStorage, dir: string): { kept: boolean; writable: boolean } {
-  const access = indexAccess(storage, dir);
-  return { kept: access.file !== undefined, writable: access.writable };
-}
+/** Sidecars of earlier versions: never read, removed on rebuild or move. */
+const formerLineIndexFiles = (file: string): string[] => ["v1", "v2"].map((version) => lineIndexFile(file, version));
 
 /** A decoded index: whose transcript it describes, and its rows. */
 export interface DecodedLineIndex {
@@ -71,7 +57,7 @@ function columnBytes(rows: number): number {
 }
 
 /** One batch line (without line feed) holding rows `from..to` of `table`. */
-export function encodeBatch(table: LineTable, from: number, to: number): string {
+function encodeBatch(table: LineTable, from: number, to: number): string {
   const rows = to - from;
   const codes = new Map<number, number>();
   const types: string[] = [];
@@ -98,12 +84,8 @@ export function encodeBatch(table: LineTable, from: number, to: number): string 
     const bytes = Buffer.from(column.buffer, column.byteOffset, column.byteLength);
     at += bytes.copy(body, at);
   };
-  put(table.line.subarray(from, to));
-  put(table.offset.subarray(from, to));
-  put(table.length.subarray(from, to));
-  for (const column of [piece, type, idLength, parentLength]) put(column);
-  put(table.parentRow.subarray(from, to));
-  put(table.repeats.subarray(from, to));
+  for (const column of [table.line, table.offset, table.length]) put(column.subarray(from, to));
+  for (const column of [piece, type, idLength, parentLength, table.parentRow.subarray(from, to), table.repeats.subarray(from, to)]) put(column);
   at += typeText.copy(body, at);
   // Ids are a few dozen bytes: a plain loop beats a copy call per id.
   const { pool, parentStart, idStart } = table;
@@ -135,10 +117,9 @@ const READ_CHUNK = 1 << 20;
 const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 
 /**
- * The lines of a sidecar of `size` bytes, read through `read` a chunk at a time into one
- * buffer, so that a large index never sits in memory whole. `next()` gives the next line
- * (without its line feed, valid until the following call), or `undefined` at the end;
- * `complete` tells whether the end was exactly the end of the last line.
+ * The lines of a sidecar of `size` bytes, read a chunk at a time into one buffer so a large
+ * index never sits in memory whole. `next()` gives a line without its feed, valid until the
+ * next call, or `undefined` at the end.
  */
 class SidecarLines {
   readonly #read: SidecarRead;
@@ -193,19 +174,15 @@ class SidecarLines {
   }
 }
 
-/**
- * The index in `bytes`, or `undefined` when its header is not ours (see
- * {@link decodeLineIndexFrom}).
- */
+/** The index in `bytes`, or `undefined` when its header is not ours. */
 export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
   return decodeLineIndexFrom((into, position) => bytes.copy(into, 0, position), bytes.length);
 }
 
 /**
  * The index in the `size` bytes `read` gives, or `undefined` when its header is not ours or
- * the file reads longer than `size`. Batches are taken up to the first that is torn or
- * malformed, or whose rows do not follow the ones before in file order; the rest is left to a
- * scan of the transcript.
+ * it reads longer than `size`. Batches are taken up to the first torn, malformed or
+ * out-of-order one; the rest is left to a scan of the transcript.
  */
 export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
   const lines = new SidecarLines(read, size);
@@ -216,9 +193,8 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
   const table = new LineTable();
   // A row takes at least its columns, in base64 a third more: room for every row up front.
   table.reserve(Math.ceil((size * 3) / 4 / columnBytes(1)), 0);
-  // Batches are decoded into one reused buffer (their bytes are copied into the table at once),
-  // a slice of base64 at a time: slices this short are young strings, freed by the next
-  // scavenge, where a whole batch's text would wait in the old space for a full collection.
+  // Decoded a base64 slice at a time into one reused buffer: short slices are young strings
+  // freed by the next scavenge, where a whole batch's text would wait for a full collection.
   let scratch = Buffer.allocUnsafe(0);
   let whole = true;
   for (let line = lines.next(); line !== undefined; line = lines.next()) {
@@ -264,15 +240,7 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
     new Uint8Array(column.buffer, column.byteOffset + start * width, rows * width).set(body.subarray(at, at + rows * width));
     at += rows * width;
   };
-  take(table.line);
-  take(table.offset);
-  take(table.length);
-  take(table.piece);
-  take(table.typeCode);
-  take(table.idLength);
-  take(table.parentLength);
-  take(table.parentRow);
-  take(table.repeats);
+  for (const column of [table.line, table.offset, table.length, table.piece, table.typeCode, table.idLength, table.parentLength, table.parentRow, table.repeats]) take(column);
   body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
   if (!checkRows(table, start, rows, codes, poolBase, poolBytes)) return false;
   table.poolSize = poolBase + poolBytes;
@@ -280,10 +248,7 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
   return true;
 }
 
-/**
- * Checks rows `start..start+rows` just copied into `table`'s columns (their type codes
- * batch-local, their pool ranges implied by the lengths) and makes them the table's own.
- */
+/** Checks rows just copied into `table` (type codes batch-local, pool ranges implied by lengths) and makes them its own. */
 function checkRows(table: LineTable, start: number, rows: number, codes: readonly number[], poolBase: number, poolBytes: number): boolean {
   const { line, offset, length, piece, typeCode, idStart, idLength, parentStart, parentLength, parentRow, repeats } = table;
   let cursor = poolBase;
@@ -332,15 +297,11 @@ export function readLineIndex(storage: SessionStorage, file: string): DecodedLin
   }
 }
 
-/**
- * Publishes the complete index of `file` (atomic replace, owner-only). A failure is silent:
- * the index only saves time.
- * @returns whether it was written
- */
+/** Publishes the complete index of `file` (atomic replace, owner-only); false, silently, on failure. */
 export function publishLineIndex(storage: SessionStorage, file: string, dev: string, ino: string, table: LineTable, rows: number): boolean {
   try {
     storage.writeTextSync(lineIndexFile(file), encodeLineIndex(dev, ino, table, rows));
-    // Older sidecars are dead weight once this one exists; their removal never fails, so no one waits.
+    // Removing older sidecars never throws, so no one waits for it.
     for (const former of formerLineIndexFiles(file)) void removeQuietly(storage, former);
     return true;
   } catch {
@@ -362,14 +323,30 @@ async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<
   }
 }
 
-const PATCH_TYPES: ReadonlySet<unknown> = new Set(PATCH_RECORD_TYPES);
+/** The record types that are patches rather than entries. */
+export const PATCH_TYPES: ReadonlySet<unknown> = new Set(PATCH_RECORD_TYPES);
 
-/** The rows an index held when an appender took it over, and the row of an entry by id. */
+/** The rows an index held when an appender took it over, and the row of the last entry holding an id (-1: none). */
 export interface IndexedRows {
-  /** how many rows the index holds */
   rows: number;
-  /** the row of the last entry holding `id`, or -1 */
   rowOf(id: string): number;
+}
+
+/** {@link IndexedRows.rowOf} over the entry `rows` of `keys`. */
+export function rowLookup(keys: TableKeys, rows: Int32Array): (id: string) => number {
+  return (id) => {
+    const position = keys.positionOf(id);
+    return position === -1 ? -1 : rows[position]!;
+  };
+}
+
+/** Closes a disposable writer; its failure costs the session nothing. */
+export function closeQuietly(writer: SessionStorageWriter | undefined): void {
+  try {
+    writer?.closeSync();
+  } catch {
+    // Released even when close reports an error.
+  }
 }
 
 /** The keys of an appended line's record that its row holds. */
@@ -383,27 +360,23 @@ export interface AppendedKeys {
 const APPEND_BATCH_ROWS = 64;
 
 /**
- * Keeps the index of a session file that this process appends to up to date, one row per
- * appended line. Rows are buffered and written a batch at a time, with no sync: a crash
- * loses at most the buffered rows, whose lines the next open finds past the covered size.
- * Any failure, or any write to the transcript this cannot follow (a full rewrite), ends the
- * upkeep for good; the next open then scans from wherever the index stops.
+ * Keeps the index of a file this process appends to up to date, buffering rows and writing a
+ * batch at a time, unsynced: a crash loses only buffered rows, whose lines the next open finds
+ * past the covered size. Any failure, or a write rows cannot follow, ends the upkeep for good.
  */
 export class LineIndexAppender {
   readonly #writer: SessionStorageWriter;
   readonly #links: IndexedRows;
   readonly #table = new LineTable();
-  /** rows of the entries this process appended, by id */
   readonly #appendedIds = new Map<string, number>();
-  /** the id of the entry appended last, and its row: most appends name it as their parent */
+  /** the entry appended last and its row: most appends name it as their parent */
   #lastId: string | undefined;
   #lastRow = -1;
-  /** the row number the next appended line gets */
   #row: number;
   /** the transcript's size as this process has written it */
   #size: number;
   #line: number;
-  /** the byte lengths and keys of the lines appended since the last batch */
+  /** lines appended since the last batch */
   readonly #lengths: number[] = [];
   readonly #records: AppendedKeys[] = [];
   #done = false;
@@ -423,10 +396,8 @@ export class LineIndexAppender {
   }
 
   /**
-   * Records that a line of `length` bytes (no line feed) holding `record` was appended to the
-   * transcript. Its row is made with the rest of its batch: between two appends the caller
-   * serializes and writes a whole line, and a batch made at once touches the table's columns
-   * once instead of once per line.
+   * Records a line of `length` bytes (no feed) holding `record` appended to the transcript.
+   * Rows are made per batch, which touches the table's columns once instead of once per line.
    */
   appended(length: number, record: AppendedKeys): void {
     if (this.#done) return;
@@ -435,7 +406,7 @@ export class LineIndexAppender {
     if (this.#records.length >= APPEND_BATCH_ROWS) this.flush();
   }
 
-  /** Makes the rows of the lines appended since the last batch; false when one cannot have a row (the upkeep then stops). */
+  /** Makes the rows of the lines appended since the last batch; false when one cannot have a row. */
   #makeRows(): boolean {
     const lengths = this.#lengths;
     const records = this.#records;
@@ -448,10 +419,9 @@ export class LineIndexAppender {
       const k = table.size - 1;
       if (PATCH_TYPES.has(type)) table.parentRow[k] = -1;
       else {
-        // The row's repeat flag stays 0: the tree gives each appended entry an id no entry of the
-        // session holds, and the writer lock keeps every other writer out while this one runs.
+        // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
+        // lock keeps every other writer out.
         if (typeof id === "string") this.#appendedIds.set(id, this.#row);
-        // The entry appended last is the usual parent.
         table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : this.#rowOf(parent);
         if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
       }
@@ -464,7 +434,6 @@ export class LineIndexAppender {
     return true;
   }
 
-  /** The row of the last entry holding `id`, or -1. */
   #rowOf(id: string): number {
     return this.#appendedIds.get(id) ?? this.#links.rowOf(id);
   }
@@ -473,44 +442,35 @@ export class LineIndexAppender {
   flush(): void {
     if (this.#done || this.#records.length === 0) return;
     if (!this.#makeRows()) {
-      this.#stop();
+      this.abandon();
       return;
     }
     try {
       this.#writer.writeLineSync(encodeBatch(this.#table, 0, this.#table.size));
       this.#table.truncate(0);
     } catch {
-      this.#stop();
+      this.abandon();
     }
   }
 
   /** Stops keeping the index (the transcript is being written in a way rows cannot follow). */
   abandon(): void {
-    this.#stop();
+    if (this.#done) return;
+    this.#done = true;
+    closeQuietly(this.#writer);
   }
 
   /** Writes the buffered rows and releases the index file. */
   close(): void {
     this.flush();
-    this.#stop();
-  }
-
-  #stop(): void {
-    if (this.#done) return;
-    this.#done = true;
-    try {
-      this.#writer.closeSync();
-    } catch {
-      // The index is disposable; its writer's failure costs the session nothing.
-    }
+    this.abandon();
   }
 }
 
 /**
- * Starts keeping up the index of `file`, whose sidecar already holds rows `0..from` of
- * `table`: rows `from..rows` are written as one batch, then each line appended past `size`
- * gets its row. `undefined` when the sidecar cannot be written (the index only saves time).
- * @param size the transcript's size, ending with a line feed after the last of `rows`
+ * Starts the upkeep of `file`'s index, whose sidecar holds rows `0..from` of `table`: rows
+ * `from..rows` are written as one batch, then each line appended past `size` (which ends with
+ * a line feed) gets its row. `undefined` when the sidecar cannot be written.
  * @param nextLine the physical line number the next appended line gets
  */
 export function startLineIndexUpkeep(
@@ -531,27 +491,21 @@ export function startLineIndexUpkeep(
   try {
     if (links.rows > from) writer.writeLineSync(encodeBatch(table, from, links.rows));
   } catch {
-    try {
-      writer.closeSync();
-    } catch {
-      // The index is disposable.
-    }
+    closeQuietly(writer);
     return undefined;
   }
   return new LineIndexAppender(writer, size, nextLine, links);
 }
 
 /**
- * Indexes `bytes`, just written as the whole of `file` by its writer, publishes the index and
- * starts its upkeep: a session this process created or rewrote is resumed through its index
- * like one it opened. The identity is stated after the write; a file another process replaced
- * in between gets an index its next open finds wrong and rebuilds. `undefined`, writing
- * nothing more, when the storage keeps no index here or anything fails (never throws).
+ * Indexes `bytes`, just written as the whole of `file`, publishes the index and starts its
+ * upkeep, so a session this process wrote resumes through its index. The identity is stated
+ * after the write: a file replaced in between gets an index its next open finds wrong and
+ * rebuilds. `undefined` when the storage keeps no index here or anything fails; never throws.
  */
 export function indexWrittenFile(storage: SessionStorage, file: string, bytes: Buffer): LineIndexAppender | undefined {
   try {
-    const access = lineIndexAccess(storage, path.dirname(file));
-    if (!access.kept || !access.writable || bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) return undefined;
+    if (!indexAccess(storage, path.dirname(file)).writable || bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) return undefined;
     const table = new LineTable();
     const cursor = { offset: 0, line: 1 };
     scanLines(bytes, cursor, table, true);
@@ -566,9 +520,8 @@ export function indexWrittenFile(storage: SessionStorage, file: string, bytes: B
 }
 
 /**
- * Fills the parent rows and repeat flags of the entry rows of a scanned `table` (every
- * record after the header but the patch records), as the open's rebuild does, and returns the
- * row of an entry by id; `undefined` when the first record is not a session header.
+ * Fills the parent rows and repeat flags of a scanned `table`'s entry rows (every record after
+ * the header but patches) and returns the row of an entry by id; `undefined` without a session header.
  */
 function linkEntryRows(table: LineTable): ((id: string) => number) | undefined {
   const { size, typeCode } = table;
@@ -579,9 +532,5 @@ function linkEntryRows(table: LineTable): ((id: string) => number) | undefined {
   let count = 0;
   for (let row = header + 1; row < size; row++) if (typeCode[row]! >= 0 && !patch[typeCode[row]!]) rows[count++] = row;
   const entryRows = rows.subarray(0, count);
-  const keys = new TableKeys(table, entryRows);
-  return (id) => {
-    const position = keys.positionOf(id);
-    return position === -1 ? -1 : entryRows[position]!;
-  };
+  return rowLookup(new TableKeys(table, entryRows), entryRows);
 }

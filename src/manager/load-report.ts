@@ -1,12 +1,8 @@
-/**
- * What opening a session file found, shared by the full load (open-file.ts) and the indexed
- * open (indexed-open.ts), which reports the same things.
- */
+/** What opening a session file found, as both the full load and the indexed open report it. */
 import type { InvalidHeaderReason, UnresolvedBlobRef } from "../session/index.js";
 
-/** A file that was moved aside because its header is unusable. */
+/** A file moved aside because its header is unusable. */
 export interface MovedAsideFile {
-  /** where the file was */
   from: string;
   /** the `<name>.invalid-<timestamp>` sibling that now holds its bytes, unchanged */
   to: string;

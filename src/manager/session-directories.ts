@@ -1,8 +1,4 @@
-/**
- * The static half of the session manager that needs no session: GJC's listings and the
- * session directories (managed scope, destination tokens). A base class, so the statics are
- * `SessionManager.list(...)` and so on, kept apart from the factories and the instance life.
- */
+/** The manager's statics that need no session: GJC's listings and the session directories. */
 import { resolveManagedScopeOrThrow } from "../scope/resolve.js";
 import type { SessionStorage } from "../storage/index.js";
 import { explicitDestination, managedDestination, type SessionDestination } from "./destination.js";
@@ -13,20 +9,17 @@ import { SessionReader } from "./session-reader.js";
 /** Base of the session manager holding its session-independent statics. */
 export abstract class SessionDirectories extends SessionReader {
   /**
-   * The sessions of one workspace, newest first: those in `sessionDir` when given, else in
-   * the managed scope of `cwd`. Never writes; a directory or scope that does not exist yet
-   * lists as empty. A file that cannot be listed, or that the manager would refuse to open
-   * (below the agent directory: one failing the owner-only rules), is left out and reported
-   * to `options.onSkipped` with its code.
+   * The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first; a missing
+   * directory lists as empty. Never writes. Files that cannot be listed, or that an open would
+   * refuse (the owner-only rules), are left out and reported to `options.onSkipped`.
    */
   static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
     return listScope(cwd, sessionDir, storage, options);
   }
 
   /**
-   * The sessions of every managed scope below `<managedAgentDir>/sessions` (default agent
-   * directory), newest first. Never writes. A storage that is not file storage lists nothing,
-   * as in GJC: managed scopes exist only on disk. What is left out goes to `options.onSkipped`.
+   * The sessions of every managed scope below `<managedAgentDir>/sessions`, newest first. Never
+   * writes; a storage other than file storage lists nothing (managed scopes exist only on disk).
    */
   static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
     return listAllScopes(storage, managedAgentDir, options);
@@ -45,7 +38,7 @@ export abstract class SessionDirectories extends SessionReader {
     return resolveManagedScopeOrThrow({ cwd, ...(agentDir === undefined ? {} : { agentDir }) }).directoryPath;
   }
 
-  /** A trusted token for the managed scope of `cwd` (prepared now). See `destination.ts`. */
+  /** A trusted token for the managed scope of `cwd` (prepared now). */
   static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
     return managedDestination(cwd, agentDir, storage);
   }

@@ -1,6 +1,4 @@
-/**
- * GJC's module-level reader of one session file, on the same loader as the manager.
- */
+/** GJC's module-level reader of one session file, on the manager's load path. */
 import path from "node:path";
 
 import type { FileEntry, SessionHeader } from "../session/index.js";
@@ -9,21 +7,18 @@ import { isSessionManagerError } from "./errors.js";
 import { openSessionFile } from "./open-file.js";
 
 /**
- * The records of the session file `filePath`: its effective header first, then every entry
- * in file order (header and entry patches applied; pre-v5 files come migrated to v5 in memory,
- * the file is never written; blob references stay references). Read without the writer lock
- * through `storage` (default: a `FileSessionStorage` rooted at the file's directory).
+ * The effective header of the session file `filePath`, then every entry in file order (patches
+ * applied, pre-v5 migrated in memory, blob references kept), read without the writer lock
+ * through `storage` (default: a `FileSessionStorage` of the file's directory). Never writes.
  *
- * @returns `[]` for a missing file, an empty one, or one whose first record is not a usable
- *   session header
- * @throws SessionFormatError `version_too_new` / `invalid_version`; StorageError for other
- *   read failures
+ * @returns `[]` for a missing or empty file, or one without a usable session header
+ * @throws SessionFormatError `version_too_new` / `invalid_version`; StorageError for other read failures
  */
 export async function loadEntriesFromFile(filePath: string, storage?: SessionStorage): Promise<(SessionHeader | FileEntry)[]> {
   return readSessionRecords(filePath, storage);
 }
 
-/** {@link loadEntriesFromFile}, synchronously (the load path is synchronous; pi's reader is). */
+/** {@link loadEntriesFromFile}, synchronously (pi's reader is). */
 export function readSessionRecords(filePath: string, storage?: SessionStorage): (SessionHeader | FileEntry)[] {
   const absolute = path.resolve(filePath);
   const reader = storage ?? new FileSessionStorage(path.dirname(absolute));

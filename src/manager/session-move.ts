@@ -1,28 +1,25 @@
 /**
- * `moveTo` for a managed session: the session file follows its workspace to the new cwd's
- * managed scope.
- *
- * Order, chosen so that a crash at any point loses nothing: everything queued is flushed to
- * the old file; the complete session (new header cwd included) is published in the new scope
- * with a durable no-replace step and its writer opened; only then is the old writer closed and
- * the old file removed. A crash before the publish leaves the old file; after it, the new one
- * (and possibly the old one too, a complete duplicate).
+ * `moveTo` for a managed session: the file follows its workspace to the new cwd's scope. So
+ * that a crash loses nothing, the old file is flushed, the whole session is published in the
+ * new scope (durable, no-replace) and its writer opened, and only then is the old one removed:
+ * a crash leaves the old file, the new one, or both (a complete duplicate).
  */
 import path from "node:path";
 
 import type { BlobSink, SessionHeader } from "../session/index.js";
 import { managedSessionTarget } from "../scope/session-defaults.js";
+import { errorCodeOf } from "./errors.js";
 import { serializeManagedLines } from "./lines.js";
 import type { ResolvedOptions } from "./options.js";
 import { removeLineIndex } from "./line-index.js";
 import { SessionPersistence } from "./persistence.js";
 import { persistenceTarget, type SessionState } from "./session-state.js";
+import { markWritten } from "./state-writes.js";
 
 function ignore(): void {}
 
 /**
- * Moves `state` (a managed, persisting session) to the managed scope of `header.cwd`, and
- * gives it `header`. `state` is updated in place.
+ * Moves `state` (managed, persisting) in place to the managed scope of `header.cwd`, with `header`.
  * @returns the options of the new scope (directory and storage)
  * @throws ScopeError for an unusable cwd; SessionManagerError `persistence_failed`
  */
@@ -45,9 +42,7 @@ export async function moveManagedSession(
     const serialized = serializeManagedLines(header, state.lines, sink);
     next.writeAllNow(serialized.bytes);
     onDroppedInertPatches(serialized.droppedInertPatches);
-    state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
-    state.fullWritePending = false;
-    state.fileExists = true;
+    markWritten(state);
     state.active = true;
   }
   state.header = header;
@@ -60,8 +55,7 @@ export async function moveManagedSession(
     await removeLineIndex(options.storage, oldFile);
   } catch (error) {
     // The session is whole at its new place; a second copy left behind loses nothing.
-    const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";
-    options.logger.error("Session move left the previous file in place.", { path: oldFile, code, cause: error });
+    options.logger.error("Session move left the previous file in place.", { path: oldFile, code: errorCodeOf(error), cause: error });
   }
   return moved;
 }

@@ -1,6 +1,4 @@
-/**
- * The skip code a listing reports for a storage failure on one file or directory.
- */
+/** The skip code a listing or `continueRecent` reports for a storage failure on one file or directory. */
 import { StorageError, type StorageErrorCode } from "../storage/index.js";
 import type { DiscoverySkipCode, SkippedSession } from "./session-info.js";
 
@@ -12,8 +10,7 @@ const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(
   "unsafe_entry",
 ]);
 
-/** The skip code of a storage failure; anything unexpected is a `read_failed`. */
-export function skipCodeOf(error: unknown): DiscoverySkipCode {
+function skipCodeOf(error: unknown): DiscoverySkipCode {
   if (error instanceof StorageError) {
     if (PASSED_THROUGH.has(error.code)) return error.code as DiscoverySkipCode;
     if (error.code === "not_directory") return "not_regular_file";
@@ -21,11 +18,9 @@ export function skipCodeOf(error: unknown): DiscoverySkipCode {
   return "read_failed";
 }
 
-
 /**
- * The skip row of a storage failure on `file`: its code, and the lower layer's code when one
- * is behind it (an `unsafe_entry` says which owner-only rule failed: `mode_mismatch`,
- * `owner_mismatch`, `link_count`, ...).
+ * The skip row of a storage failure on `file` (anything unexpected is `read_failed`), with the
+ * lower layer's `detail` when there is one (which owner-only rule an `unsafe_entry` broke).
  */
 export function skipOf(file: string, error: unknown): SkippedSession {
   const code = skipCodeOf(error);
@@ -34,9 +29,8 @@ export function skipOf(file: string, error: unknown): SkippedSession {
 }
 
 /**
- * Why `continueRecent` passes over `file` after trying to open it: another writer holds it
- * (`session_busy`), or it is refused for a reason a listing skips it for (a link, the
- * owner-only rules, ...). `undefined` for any other failure, which the caller rethrows.
+ * Why `continueRecent` passes over `file` it failed to open: another writer holds it, or a
+ * listing would refuse it too. `undefined` for any other failure, which the caller rethrows.
  */
 export function resumeSkipOf(file: string, error: unknown): SkippedSession | undefined {
   if (!(error instanceof StorageError)) return undefined;

@@ -1,14 +1,13 @@
 /**
- * How the session a manager is on reaches its file: the deferred first write (nothing until
- * the first assistant message, then everything), one line per append after that, full
- * rewrites while one is owed, and the synchronous whole-file write of a switch that promises
- * a file on return. Kept apart from the manager, which decides when; this decides how.
+ * How a manager's session reaches its file (the manager decides when): the deferred first
+ * write, one line per append after it, full rewrites while one is owed, and the synchronous
+ * whole-file write of a switch that promises a file on return.
  */
 import type { BlobSink } from "../session/index.js";
 import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
 import type { SessionState } from "./session-state.js";
 
-/** A line that was just added to a session's memory and may need persisting. */
+/** A line just added to a session's memory that may need persisting. */
 export type PersistableLine = Extract<ManagedLine, { kind: "entry" | "patch" }>;
 
 /** Writes one manager's sessions; see the module comment. */
@@ -35,15 +34,14 @@ export class StateWriter {
   }
 
   /**
-   * From now on a session's first write is done before the append that triggers it returns
-   * (a durable no-replace publish), instead of being queued: for callers that never await,
-   * whose file must exist as soon as the first assistant message is appended.
+   * From now on a first write is done (durable, no-replace) before the append that triggers it
+   * returns, for callers that never await and expect the file once an assistant message is in.
    */
   enableWriteThrough(): void {
     this.#writeThrough = true;
   }
 
-  /** Persists a line that was just added to `state`'s memory, or defers it. */
+  /** Persists a line just added to `state`'s memory, or defers it. */
   persistLine(state: SessionState, line: PersistableLine): void {
     const { persistence } = state;
     if (persistence === undefined) return;
@@ -63,10 +61,7 @@ export class StateWriter {
     }
   }
 
-  /**
-   * Lines appended to `state` that wait for its first write (no assistant message yet): what
-   * a close would leave unwritten.
-   */
+  /** Lines of `state` waiting for its first write (no assistant message yet): what a close leaves unwritten. */
   deferredLines(state: SessionState): number {
     return this.#deferred.get(state) ?? 0;
   }
@@ -92,9 +87,8 @@ export class StateWriter {
   }
 
   /**
-   * A fresh session over a file that held only blank lines, whose writer is already held:
-   * nothing in the file needs replacing, so its lines are appended, each reaching the kernel
-   * before this returns (blank lines before a header read as nothing).
+   * A fresh session over a held file of blank lines: nothing needs replacing (blank lines
+   * before a header read as nothing), so each line is appended and reaches the kernel now.
    */
   #appendAll(state: SessionState): void {
     const persistence = state.persistence!;
@@ -120,10 +114,7 @@ export class StateWriter {
     }
   }
 
-  /**
-   * Writes the whole session to its new file before returning.
-   * @throws the latched SessionManagerError `persistence_failed`
-   */
+  /** Writes the whole session to its new file before returning. @throws the latched `persistence_failed` */
   writeNow(state: SessionState): void {
     const persistence = state.persistence!;
     let bytes: Buffer;
@@ -146,16 +137,15 @@ export class StateWriter {
 }
 
 /** After a whole-file write: applied patches live on in the header and entries. */
-function markWritten(state: SessionState): void {
+export function markWritten(state: SessionState): void {
   state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
   state.fullWritePending = false;
   state.fileExists = true;
 }
 
 /**
- * The sessions a manager switched away from synchronously, while their files are finished in
- * the background: a later `flush()` or `close()` waits for them (and sees their failure), and
- * a switch back to one of those files must wait until its writer is released.
+ * Sessions a manager left by a synchronous switch, finished in the background: `flush()` and
+ * `close()` wait for them (and see their failure); a switch back to one waits for its release.
  */
 export class Retirements {
   readonly #closing: Promise<void>[] = [];

@@ -1,7 +1,4 @@
-/**
- * Session titles as they are stored: one line of printable text, bounded, and never able to
- * smuggle control sequences into a terminal session picker.
- */
+/** Session titles as stored: one bounded line of printable text that cannot smuggle terminal controls. */
 
 /** Longest stored title, in UTF-16 code units. */
 export const MAX_SESSION_TITLE_CHARS = 1000;
@@ -9,15 +6,13 @@ export const MAX_SESSION_TITLE_CHARS = 1000;
 /** Who set a title. A user's title is never replaced by an automatic one. */
 export type TitleSource = "auto" | "user";
 
-// C0 controls, DEL and C1 controls become spaces; runs of whitespace then collapse, so a
-// title with embedded newlines or escape sequences still reads as one line.
+// C0, DEL and C1 controls become spaces, so embedded newlines or escapes still read as one line.
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const WHITESPACE_RUN = /\s+/g;
 
 /**
- * The stored form of a title: control characters replaced by spaces, whitespace runs collapsed
- * to one space, trimmed, and cut to {@link MAX_SESSION_TITLE_CHARS} (never in the middle of a
- * surrogate pair). Returns `""` when nothing printable is left.
+ * The stored form of a title: controls to spaces, whitespace runs collapsed, trimmed, cut to
+ * {@link MAX_SESSION_TITLE_CHARS} (never inside a surrogate pair); `""` when nothing is left.
  */
 export function sanitizeSessionTitle(raw: string): string {
   const collapsed = raw.replace(CONTROL, " ").replace(WHITESPACE_RUN, " ").trim();
