@@ -1,7 +1,7 @@
 /**
- * Reading an existing session file for the manager: take the writer lock first (so nothing
- * is appended between the read and the first write), load leniently, and decide what the
- * file is: a session, nothing yet, or something that must not be overwritten.
+ * Reading a session file for the manager: the writer lock first (nothing is appended between
+ * the read and the first write), a lenient load, then what the file is: a session, nothing
+ * yet, or something that must not be overwritten.
  */
 import {
   SessionLoader,
@@ -16,9 +16,8 @@ import {
 import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { openIndexed, type IndexedSession } from "./indexed-open.js";
+import { closeQuietly } from "./line-index.js";
 import type { MovedAsideFile, SessionLoadReport } from "./load-report.js";
-
-export type { MovedAsideFile, SessionLoadReport } from "./load-report.js";
 
 /** The outcome of {@link openSessionFile}. */
 export interface OpenedSessionFile {
@@ -41,17 +40,14 @@ export interface OpenFileOptions {
 }
 
 /**
- * Opens `file`, synchronously: the one load path behind every open, switch and fork, so the
- * synchronous calls and the async factories run the same checks. Writable: the writer is opened (locking the file) before the read. A missing
- * file gives a fresh session; a file holding only blank lines is kept and rewritten on first
- * persistence; a non-empty file without a usable header is moved aside first.
+ * Opens `file` synchronously: the one load path of every open, switch and fork. A writable
+ * open locks the file before the read. A missing file gives a fresh session; one of blank lines
+ * is kept and rewritten on first persistence; a non-empty one without a usable header is moved
+ * aside first (read-only: refused).
  *
- * @throws StorageError `session_busy` (writable, another writer holds the file), other storage
- *   codes for unreadable files (read-only: `not_found` for a missing one);
- *   SessionFormatError `line_too_long` (a line longer than one string can hold);
- *   SessionManagerError `session_changed` (the file changed while it was being read through its line index);
- *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
- *   SessionManagerError `invalid_header` (read-only open of a file with an invalid header)
+ * @throws StorageError `session_busy` (writable) and other storage codes (read-only: `not_found`);
+ *   SessionFormatError `line_too_long`, `version_too_new` / `invalid_version` (file untouched);
+ *   SessionManagerError `session_changed` (changed during an indexed open), `invalid_header` (read-only)
  */
 export function openSessionFile(storage: SessionStorage, file: string, options: OpenFileOptions): OpenedSessionFile {
   if (!options.readOnly && !storage.existsSync(file)) return freshFile(file);
@@ -59,8 +55,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
   try {
     return loadHeld(storage, file, options, writer);
   } catch (error) {
-    // Whatever failed after the lock was taken (the read, a blob lookup, the move aside)
-    // must not leave the session locked for the rest of this process.
+    // A failure after the lock was taken must not leave the session locked for this process.
     closeQuietly(writer);
     throw error;
   }
@@ -111,11 +106,7 @@ function freshFile(file: string, movedAside?: MovedAsideFile, writer?: SessionSt
 /** Bytes read per step when a session file is loaded. */
 const LOAD_CHUNK_BYTES = 1 << 20;
 
-/**
- * Loads `file` through the chunked loader, one reused buffer at a time: the file's bytes are
- * never all in memory at once (only the parsed records are kept), and a file whose header
- * disqualifies it is not read past its first chunk.
- */
+/** Loads `file` through the chunked loader, one reused buffer at a time (the bytes are never all in memory). */
 function streamLoad(storage: SessionStorage, file: string): SessionLoadResult {
   const reader = storage.openReaderSync(file);
   try {
@@ -150,34 +141,14 @@ export function emptyReport(file: string, movedAside?: MovedAsideFile): SessionL
   };
 }
 
-/**
- * Resolves blob references of known entries only: a record kept verbatim must be written back
- * exactly as read, so its references stay references.
- */
-function resolveTypedBlobs(
-  entries: readonly FileEntry[],
-  lookup: BlobLookup,
-): { entries: FileEntry[]; unresolved: UnresolvedBlobRef[] } {
-  const positions: number[] = [];
-  const typed: FileEntry[] = [];
-  entries.forEach((entry, index) => {
-    if (!isUnknownEntry(entry)) {
-      positions.push(index);
-      typed.push(entry);
-    }
-  });
-  const resolved = resolveBlobRefs(typed, lookup);
-  const out = entries.slice();
-  resolved.entries.forEach((entry, k) => {
-    out[positions[k]!] = entry;
-  });
-  return { entries: out, unresolved: resolved.unresolved };
+/** Resolves blob references of known entries only: a record kept verbatim is written back as read. */
+function resolveTypedBlobs(entries: readonly FileEntry[], lookup: BlobLookup): { entries: FileEntry[]; unresolved: UnresolvedBlobRef[] } {
+  const resolved = resolveBlobRefs(entries.filter((entry) => !isUnknownEntry(entry)), lookup);
+  let k = 0;
+  return { entries: entries.map((entry) => (isUnknownEntry(entry) ? entry : resolved.entries[k++]!)), unresolved: resolved.unresolved };
 }
 
-/**
- * Renames `file` to a free `<name>.invalid-<timestamp>[-n]` sibling with a no-replace step,
- * so an earlier quarantined copy is never overwritten.
- */
+/** Renames `file` no-replace to a free `<name>.invalid-<timestamp>[-n]`: an earlier quarantined copy is never overwritten. */
 function moveAside(storage: SessionStorage, file: string, now: Date): string {
   const stamp = now.toISOString().replace(/[:.]/g, "-");
   for (let attempt = 0; ; attempt += 1) {
@@ -188,13 +159,5 @@ function moveAside(storage: SessionStorage, file: string, now: Date): string {
     } catch (error) {
       if (!isStorageError(error, "already_exists") || attempt >= 100) throw error;
     }
-  }
-}
-
-function closeQuietly(writer: SessionStorageWriter | undefined): void {
-  try {
-    writer?.closeSync();
-  } catch {
-    // Nothing was written through it; the lock is released even when close reports an error.
   }
 }

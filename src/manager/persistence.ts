@@ -1,16 +1,13 @@
 /**
- * Getting one session file's lines to disk: the first full write, incremental appends, full
- * rewrites, flushes, and the latched first failure.
- *
- * Appends run synchronously while nothing is queued (the line reaches the kernel before the
- * `append*` call returns, so a killed process loses nothing it was told was appended); work
- * that must wait (the first full write, a rewrite) goes on one promise chain, and appends made
- * meanwhile queue behind it in call order.
+ * One session file's way to disk: full writes, appends, flushes, and the latched first failure.
+ * Appends run synchronously while nothing is queued, so a killed process loses nothing it was
+ * told was appended; full writes go on one promise chain, and appends made meanwhile queue
+ * behind them in call order.
  */
 import path from "node:path";
 
 import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
-import { SessionManagerError } from "./errors.js";
+import { errorCodeOf, SessionManagerError } from "./errors.js";
 import { lineIndexUpkeep } from "./internal-hooks.js";
 import { indexWrittenFile, type AppendedKeys, type LineIndexAppender } from "./line-index.js";
 
@@ -39,10 +36,8 @@ export class SessionPersistence {
 
   /**
    * @param writer the file's writer when the caller already holds it (an opened file)
-   * @param index the file's line index upkeep, when the file was opened through its index:
-   *   each line appended gets its row, and a whole-file write indexes the bytes it wrote and
-   *   starts the upkeep afresh; a line appended with no keys ends it (as does
-   *   `lineIndexUpkeep` switched off, for the benchmark)
+   * @param index the upkeep of the file's line index, when opened through it: each append gets
+   *   its row, a whole-file write restarts it, an append without keys ends it
    */
   constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
     this.#target = target;
@@ -68,10 +63,9 @@ export class SessionPersistence {
   }
 
   /**
-   * Queues an atomic replacement of the whole file with `bytes`. A new file is published with a
-   * no-replace step (a file that appeared meanwhile is never clobbered) and its writer opened
-   * afterwards; an existing one is rewritten through its writer (opened first when this
-   * persistence has none), so the lock is held throughout.
+   * Queues an atomic replacement of the whole file with `bytes`: a new file is published
+   * no-replace (never clobbering one that appeared meanwhile), then its writer opened; an
+   * existing one is rewritten through its writer, so the lock is held throughout.
    */
   writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
     this.#dropIndex();
@@ -94,16 +88,13 @@ export class SessionPersistence {
         await storage.writeText(this.path, bytes, { noReplace: true });
         this.#writer = storage.openWriter(this.path);
       }
-      this.#indexWritten(bytes);
-      this.#announce();
+      this.#published(bytes);
     });
   }
 
   /**
-   * {@link writeAll} done before returning, for the synchronous calls that promise a file on
-   * return (`createBranchedSession`) and for a move's publish. Only for a file this
-   * persistence has not opened yet, with nothing queued: a durable no-replace publish
-   * (temporary file, sync, link, directory sync), then the writer is opened.
+   * {@link writeAll} of a file not opened yet, with nothing queued, done before returning (a
+   * durable no-replace publish, then the writer), for switches that promise a file on return.
    * @throws the latched SessionManagerError `persistence_failed`
    */
   writeAllNow(bytes: Buffer): void {
@@ -120,19 +111,15 @@ export class SessionPersistence {
     } catch (error) {
       throw this.#latch(error);
     }
-    this.#indexWritten(bytes);
-    this.#announce();
+    this.#published(bytes);
   }
 
-  /**
-   * Appends one serialized record (no line feed); `keys` (the record's `type`, `id` and
-   * `parentId`) go to the line index.
-   */
+  /** Appends one serialized record (no line feed); its `keys` go to the line index. */
   append(text: string, keys?: AppendedKeys): void {
     if (this.#error !== undefined) return;
     const writer = this.#writer;
     if (writer !== undefined && this.#queued === 0) {
-      // Nothing is queued here, so the writer has no rewrite pending: the line is written now.
+      // Nothing queued: the writer has no rewrite pending, so the line is written now.
       let bytes: number;
       try {
         bytes = writer.writeLineSync(text);
@@ -150,10 +137,7 @@ export class SessionPersistence {
     });
   }
 
-  /**
-   * Gives the line index the row of a line of `bytes` bytes just written (the row follows the
-   * line, never precedes it: a crash in between loses only the row).
-   */
+  /** Gives the line index the row of a line just written (after it: a crash in between loses only the row). */
   #follow(bytes: number, keys: AppendedKeys | undefined): void {
     if (keys !== undefined) this.#index?.appended(bytes, keys);
     else this.#dropIndex();
@@ -162,6 +146,16 @@ export class SessionPersistence {
   /** Indexes the whole file just written as `bytes` and keeps the index up from there (best effort). */
   #indexWritten(bytes: Buffer): void {
     if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#target.storage, this.path, bytes);
+  }
+
+  /** A new file now exists with `bytes` and this process holds its writer. */
+  #published(bytes: Buffer): void {
+    this.#indexWritten(bytes);
+    try {
+      this.#target.onWriterReady?.(this.path);
+    } catch {
+      // A breadcrumb is a convenience; it never costs the session.
+    }
   }
 
   /** Latches a failure that happened while preparing a write (serializing, blob put). */
@@ -205,9 +199,8 @@ export class SessionPersistence {
   }
 
   /**
-   * Releases the file before returning, when nothing is queued (every line is already with
-   * the kernel): for a synchronous hand-over of the file to another manager of this process.
-   * @returns false, doing nothing, while queued work is still running
+   * Releases the file now when nothing is queued, for a synchronous hand-over to another
+   * manager of this process. @returns false, doing nothing, while queued work runs
    */
   closeNow(): boolean {
     if (this.#closed) return true;
@@ -233,14 +226,6 @@ export class SessionPersistence {
   #closeIndex(): void {
     this.#index?.close();
     this.#index = undefined;
-  }
-
-  #announce(): void {
-    try {
-      this.#target.onWriterReady?.(this.path);
-    } catch {
-      // A breadcrumb is a convenience; it never costs the session.
-    }
   }
 
   #enqueue(step: () => Promise<void>): void {
@@ -272,8 +257,7 @@ export class SessionPersistence {
     this.#dropIndex();
     // The writer logs its own first failure; log only what it did not see.
     if (this.#writer === undefined || this.#writer.getError() !== error) {
-      const code = typeof (error as { code?: unknown })?.code === "string" ? String((error as { code: string }).code) : "unknown";
-      this.#target.logger.error("Session persistence error.", { path: this.path, code, cause: error });
+      this.#target.logger.error("Session persistence error.", { path: this.path, code: errorCodeOf(error), cause: error });
     }
     return latched;
   }

@@ -1,7 +1,4 @@
-/**
- * The state of the session a manager is on, and how a new one starts. Kept apart from the
- * manager so that switching sessions (new, branched, forked, opened) builds one value.
- */
+/** The state of the session a manager is on, and how each switch (new, branched, forked, opened) builds one. */
 import path from "node:path";
 
 import {
@@ -18,8 +15,10 @@ import { FileSessionStorage } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
 import { SessionManagerError } from "./errors.js";
 import { linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
-import { emptyReport, openSessionFile, type SessionLoadReport } from "./open-file.js";
+import type { SessionLoadReport } from "./load-report.js";
+import { emptyReport, openSessionFile } from "./open-file.js";
 import { sessionFileName, type ResolvedOptions } from "./options.js";
+import type { LineIndexAppender } from "./line-index.js";
 import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
 
 /** Internal: everything that describes the current session. */
@@ -36,11 +35,7 @@ export interface SessionState {
   /** a file exists at `file` that a full write must replace rather than create */
   fileExists: boolean;
   hasAssistant: boolean;
-  /**
-   * Usage totals over every entry of this session's file (all branches), fed as entries load
-   * and as they are appended, so reading them never walks the file. A switch to another
-   * session builds a new state, and with it new totals.
-   */
+  /** usage totals over every entry of the file, fed as entries load and append (never a walk) */
   usage: UsageAccumulator;
   report: SessionLoadReport;
 }
@@ -77,7 +72,7 @@ export interface FreshSession {
   title?: { title: string; titleSource: SessionHeader["titleSource"] } | undefined;
 }
 
-/** A new, empty session (header only); `file` defaults to a fresh name in the session dir. */
+/** A new session (header only); `file` defaults to a fresh name in the session dir. */
 export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string): SessionState {
   const now = options.now();
   const timestamp = now.toISOString();
@@ -110,9 +105,8 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
 }
 
 /**
- * The state of the session file `file`, loaded through {@link openSessionFile} (the one load
- * path, synchronous). A missing, blank or moved-aside file gives a fresh session at `file`
- * whose header records `freshCwd`.
+ * The state of the session file `file`, through the one load path {@link openSessionFile}. A
+ * missing, blank or moved-aside file gives a fresh session at `file` for `freshCwd`.
  * @throws what {@link openSessionFile} throws
  */
 export function openedState(options: ResolvedOptions, file: string, readOnly: boolean, freshCwd: string): SessionState {
@@ -122,22 +116,16 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     now: options.now,
   });
   const { indexed } = opened;
+  const loadedState = (loaded: Pick<SessionState, "header" | "tree" | "lines" | "hasAssistant" | "usage" | "report" | "fullWritePending">, index?: LineIndexAppender): SessionState => ({
+    ...loaded,
+    file,
+    persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer, index),
+    active: loaded.hasAssistant,
+    fileExists: true,
+  });
   if (indexed !== undefined) {
-    return {
-      header: indexed.header,
-      tree: indexed.tree,
-      lines: indexed.lines,
-      file,
-      persistence: readOnly
-        ? undefined
-        : new SessionPersistence(persistenceTarget(options, file, () => indexed.header.cwd), opened.writer, indexed.appender),
-      active: indexed.hasAssistant,
-      fullWritePending: false,
-      fileExists: true,
-      hasAssistant: indexed.hasAssistant,
-      usage: indexed.usage,
-      report: indexed.report,
-    };
+    const { appender, ...session } = indexed;
+    return loadedState({ ...session, fullWritePending: false }, appender);
   }
   if (opened.loaded === undefined) {
     const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
@@ -148,28 +136,31 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     }
     return state;
   }
-  const loaded = opened.loaded;
-  const hasAssistant = opened.entries.some(isAssistantMessage);
-  return {
+  const { loaded, entries } = opened;
+  return loadedState({
     header: loaded.header,
-    tree: new SessionTree(opened.entries, { now: options.now }),
-    lines: linesFromLoad(loaded, opened.entries),
-    file,
-    persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer),
-    active: hasAssistant,
-    fullWritePending: loaded.migratedFrom !== null,
-    fileExists: true,
-    hasAssistant,
-    usage: usageOf(opened.entries),
+    tree: new SessionTree(entries, { now: options.now }),
+    lines: linesFromLoad(loaded, entries),
+    hasAssistant: entries.some(isAssistantMessage),
+    usage: usageOf(entries),
     report: opened.report,
-  };
+    fullWritePending: loaded.migratedFrom !== null,
+  });
+}
+
+/** A tree of `entries` with its leaf at `leaf` (`null`: reset). */
+function treeAt(entries: Iterable<FileEntry>, leaf: string | null, now: () => Date): SessionTree {
+  const tree = new SessionTree(entries, { now });
+  if (leaf === null) tree.resetLeaf();
+  else tree.branch(leaf);
+  return tree;
 }
 
 function idOf(entry: FileEntry): unknown {
   return (entry as { id?: unknown }).id;
 }
 
-/** The read marks of `lines` by entry id: a branch's copy re-parented past a label is a new object of the same record. */
+/** The read marks of `lines` by entry id (a branch's re-parented copy is a new object of the same record). */
 function readLinesById(lines: readonly ManagedLine[]): Map<unknown, ReadEntryLine> {
   const read = new Map<unknown, ReadEntryLine>();
   for (const line of lines) {
@@ -178,11 +169,7 @@ function readLinesById(lines: readonly ManagedLine[]): Map<unknown, ReadEntryLin
   return read;
 }
 
-/**
- * The session `createBranchedSession` switches to: root..`leafId` of `current` (see
- * {@link branchEntries}) in a fresh session described by `session`.
- * @throws SessionTreeError `unknown_entry`
- */
+/** The session `createBranchedSession` switches to: root..`leafId` of `current` ({@link branchEntries}). @throws SessionTreeError `unknown_entry` */
 export function branchedState(
   options: ResolvedOptions,
   current: SessionState,
@@ -207,10 +194,9 @@ export function branchedState(
 }
 
 /**
- * The session `forkFrom` starts: every line of the session file `source` (read without the
- * writer lock through its own explicit storage) in a fresh session for `cwd`, whose parent is
- * the source's id (or `parentSession` when given: pi records the source's path) and which
- * carries the source's title.
+ * The session `forkFrom` starts: every line of the file `source` (read unlocked through its own
+ * explicit storage) in a fresh session for `cwd` with the source's title, whose parent is the
+ * source's id or `parentSession` (pi records the source's path).
  */
 export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string): SessionState {
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
@@ -218,8 +204,7 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
   const header = opened.report.loaded ? opened.header : undefined;
   const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
   const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
-  // The copy is written later, to another file: read every line of the source now, while it
-  // is still the file the copy was taken from.
+  // The copy is written later: read every deferred line now, while the source is still the same file.
   opened.tree.getEntries();
   for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;
   state.lines = opened.lines;
@@ -229,18 +214,12 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
   return state;
 }
 
-/**
- * The session `fork` switches to: every line of `current` in a fresh session whose parent is
- * `current`'s id and which carries its title; the leaf stays where it was.
- */
+/** The session `fork` switches to: every line of `current` with its title and leaf, parented to its id. */
 export function forkedState(options: ResolvedOptions, current: SessionState, cwd: string): SessionState {
   const { header } = current;
   const title = header.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
   const state = freshState(options, { cwd, parentSession: header.id, title }, true);
-  const leaf = current.tree.getLeafId();
-  state.tree = new SessionTree(current.tree.getEntries(), { now: options.now });
-  if (leaf === null) state.tree.resetLeaf();
-  else state.tree.branch(leaf);
+  state.tree = treeAt(current.tree.getEntries(), current.tree.getLeafId(), options.now);
   // Applied patches live on in the entries and the carried title; the rest is copied.
   state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
   state.hasAssistant = current.hasAssistant;
@@ -248,8 +227,8 @@ export function forkedState(options: ResolvedOptions, current: SessionState, cwd
   return state;
 }
 
-/** The entry types whose payload an in-place update may replace, and what their payload is. */
-export type ReplaceableType = "message" | "custom_message";
+/** The entry types whose payload an in-place update may replace. */
+type ReplaceableType = "message" | "custom_message";
 
 /** The payload fields of `update` for an entry of `type`, or undefined when they are malformed. */
 function payloadOf(type: ReplaceableType, update: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -263,11 +242,10 @@ function payloadOf(type: ReplaceableType, update: Record<string, unknown>): Reco
 }
 
 /**
- * Replaces the payload of existing entries of `type` by id (`message` for a `message`
- * entry; `content`, `display` and `details` for a `custom_message`), keeping the leaf, and
- * marks the file for a full rewrite.
- * @throws SessionManagerError `invalid_rewrite` for an update that is not an entry of that
- *   type in this session, or whose payload is malformed (nothing is replaced then)
+ * Replaces by id the payload of entries of `type` (`message`; or `content`, `display`,
+ * `details`), keeping the leaf, and marks the file for a full rewrite.
+ * @throws SessionManagerError `invalid_rewrite` for an update that is not an entry of that type
+ *   here, or whose payload is malformed (nothing is replaced then)
  */
 export function replacePayloads(state: SessionState, updates: readonly FileEntry[], type: ReplaceableType, now: () => Date): void {
   const replaced = new Map<FileEntry, FileEntry>();
@@ -283,13 +261,7 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
     replaced.set(existing, { ...base, ...structuredClone(payload) } as FileEntry);
   }
   if (replaced.size === 0) return;
-  const leaf = state.tree.getLeafId();
-  const tree = new SessionTree(
-    state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry),
-    { now },
-  );
-  if (leaf === null) tree.resetLeaf();
-  else tree.branch(leaf);
+  const tree = treeAt(state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry), state.tree.getLeafId(), now);
   state.tree = tree;
   state.lines = state.lines.map((line) => {
     if (line.kind !== "entry") return line;
@@ -301,12 +273,10 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
 }
 
 /**
- * The entries `createBranchedSession` copies: root..`leafId` without its label entries, each
- * re-linked to the copied entry before it, and the labels in force on the copied entries
- * (re-added after the copy, as both peers do).
- * @throws SessionTreeError `unknown_entry`
+ * What `createBranchedSession` copies: root..`leafId` without labels, each re-linked to the
+ * copied entry before it, and the labels in force on them (re-added after, as both peers do).
  */
-export function branchEntries(tree: SessionTree, leafId: string): { entries: FileEntry[]; labels: { targetId: string; label: string }[] } {
+function branchEntries(tree: SessionTree, leafId: string): { entries: FileEntry[]; labels: { targetId: string; label: string }[] } {
   const entries: FileEntry[] = [];
   let parentId: string | null = null;
   for (const entry of tree.getPath(leafId)) {
