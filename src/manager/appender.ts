@@ -1,9 +1,7 @@
 /**
- * The typed `append*` surface of the session manager, one method per entry type, with GJC
- * 0.15's names and parameter orders. Each builds the entry's draft (leaving out optional
- * fields that are absent, so no line carries empty keys), hands it to
- * {@link EntryAppender.appendDraft}, which the manager implements, and returns the new
- * entry's id (which is also the new leaf).
+ * The manager's typed `append*` methods with GJC 0.15's names and parameter orders. Each builds
+ * a draft (absent optional fields left out, so no line carries empty keys) for
+ * {@link EntryAppender.appendDraft} and returns the new entry's id, which is the new leaf.
  */
 import {
   clearModelRoleDraft,
@@ -22,10 +20,7 @@ import { SessionManagerError } from "./errors.js";
 export interface ModelChangeMetadata {
   previousModel?: string;
   reason?: string;
-  /**
-   * The thinking level that went with the change. `null` (GJC's "none recorded") is left out
-   * of the entry: the entry schema knows only a string here.
-   */
+  /** `null` (GJC's "none recorded") is left out: the entry schema knows only a string here. */
   thinkingLevel?: string | null;
 }
 
@@ -63,9 +58,8 @@ function withObservationId(details: unknown, observationId: string | undefined):
 /** Base of the session manager holding its `append*` methods. */
 export abstract class EntryAppender {
   /**
-   * Appends one entry built from `draft` as a child of the current leaf (or as a new root,
-   * see {@link AppendOptions.root}), makes it the leaf, and persists it (or defers it until
-   * the first assistant message).
+   * Appends `draft` as a child of the current leaf (or a root, {@link AppendOptions.root}), makes
+   * it the leaf, and persists it or defers it until the first assistant message.
    * @throws SessionManagerError `persistence_failed`, `read_only`, `closed`
    */
   protected abstract appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D>;
@@ -75,17 +69,9 @@ export abstract class EntryAppender {
     return this.appendDraft({ type: "message", message }).id;
   }
 
-  /**
-   * Appends a `thinking_level_change`; an omitted level is written as `null` (read as
-   * `"off"`), and `operatorIntent: true` is written only when set.
-   * @returns the new entry's id
-   */
+  /** Appends a `thinking_level_change` (an omitted level is `null`, read as `"off"`). @returns the new entry's id */
   appendThinkingLevelChange(thinkingLevel?: string, operatorIntent = false): string {
-    return this.appendDraft({
-      type: "thinking_level_change",
-      thinkingLevel: thinkingLevel ?? null,
-      ...(operatorIntent ? { operatorIntent: true } : {}),
-    }).id;
+    return this.appendDraft({ type: "thinking_level_change", thinkingLevel: thinkingLevel ?? null, ...(operatorIntent ? { operatorIntent: true } : {}) }).id;
   }
 
   /** Appends a `service_tier_change` (`null` clears the tier). @returns the new entry's id */
@@ -98,11 +84,7 @@ export abstract class EntryAppender {
     return this.appendDraft({ type: "mode_change", mode, ...defined({ data }) }).id;
   }
 
-  /**
-   * Appends a `model_change`: `model` is `"provider/modelId"`, an omitted `role` reads as
-   * `"default"`, and the metadata fields are copied into the entry.
-   * @returns the new entry's id
-   */
+  /** Appends a `model_change` of `"provider/modelId"` (no `role` reads as `"default"`). @returns the new entry's id */
   appendModelChange(model: string, role?: string, metadata: ModelChangeMetadata = {}): string {
     const { thinkingLevel, ...rest } = metadata;
     return this.appendDraft({
@@ -120,10 +102,8 @@ export abstract class EntryAppender {
   }
 
   /**
-   * Appends a `configured_model_chain`: the fallback chain of `chain.role` from here on (with
-   * `cleared: true`, the removal of that role's chain). Only the chain's own fields are
-   * written; runtime state a caller keeps on the same object is not.
-   * @returns the new entry's id
+   * Appends a `configured_model_chain`: `chain.role`'s fallback chain from here on (`cleared`:
+   * its removal). Only the chain's own fields are written. @returns the new entry's id
    */
   appendConfiguredModelChain(chain: ConfiguredModelChain & { cleared?: boolean }): string {
     return this.appendDraft(configuredModelChainDraft(chain)).id;
@@ -134,11 +114,7 @@ export abstract class EntryAppender {
     return this.appendDraft({ type: "session_init", ...(defined(init) as SessionInitFields) }).id;
   }
 
-  /**
-   * Appends a `compaction` that keeps the path from `firstKeptEntryId` on. The order is
-   * GJC's: `shortSummary` second.
-   * @returns the new entry's id
-   */
+  /** Appends a `compaction` keeping the path from `firstKeptEntryId` (GJC's order: `shortSummary` second). @returns the new entry's id */
   appendCompaction<T = unknown>(
     summary: string,
     shortSummary: string | undefined,
@@ -148,21 +124,10 @@ export abstract class EntryAppender {
     fromExtension?: boolean,
     preserveData?: Record<string, unknown>,
   ): string {
-    return this.appendDraft({
-      type: "compaction",
-      summary,
-      firstKeptEntryId,
-      tokensBefore,
-      ...defined({ shortSummary, details, fromExtension, preserveData }),
-    }).id;
+    return this.appendDraft({ type: "compaction", summary, firstKeptEntryId, tokensBefore, ...defined({ shortSummary, details, fromExtension, preserveData }) }).id;
   }
 
-  /**
-   * Appends a `branch_summary` at the current leaf without moving it first
-   * (`branchWithSummary` moves and summarises in one step). `fromId` is `"root"` for a branch
-   * that started before the first entry.
-   * @returns the new entry's id
-   */
+  /** Appends a `branch_summary` at the leaf without moving it (`fromId` `"root"`: before the first entry). @returns the new entry's id */
   appendBranchSummary(fromId: string, summary: string, details?: unknown, fromExtension?: boolean): string {
     return this.appendDraft({ type: "branch_summary", fromId, summary, ...defined({ details, fromExtension }) }).id;
   }
@@ -172,20 +137,14 @@ export abstract class EntryAppender {
     return this.appendDraft({ type: "custom", customType, ...defined({ data }) }).id;
   }
 
-  /**
-   * Appends a root `custom` entry of type `context_clear` (`parentId: null`): the model
-   * context starts empty from here while the history stays in the file.
-   * @returns the new entry's id
-   */
+  /** Appends a root `context_clear` custom entry: the model context starts empty, the history stays. @returns the new entry's id */
   appendContextClearEntry(data?: Record<string, unknown>): string {
     return this.appendDraft(contextClearDraft(data), { root: true }).id;
   }
 
   /**
-   * Appends a `custom_message` (extension text that reaches the model context).
-   * `observationId`, when given, is stored in `details` (which must then be an object or
-   * omitted).
-   * @returns the new entry's id
+   * Appends a `custom_message` (extension text that reaches the model); an `observationId` goes
+   * into `details`. @returns the new entry's id
    * @throws SessionManagerError `invalid_options` for an observationId with non-object details
    */
   appendCustomMessageEntry<T = unknown>(
@@ -200,31 +159,18 @@ export abstract class EntryAppender {
     return this.appendDraft({ type: "custom_message", customType, content, display, ...defined({ details: merged }), attribution }).id;
   }
 
-  /**
-   * Appends an `mcp_tool_selection`: the MCP domain becomes authoritative with exactly these
-   * names. For a mutation that also sets discovered built-ins use `applyToolSelection`, which
-   * correlates the two entries.
-   * @returns the new entry's id
-   */
+  /** Appends an `mcp_tool_selection`: exactly these MCP tools (see `applyToolSelection` for both domains). @returns the new entry's id */
   appendMCPToolSelection(selectedToolNames: string[], mutationCorrelationId?: string): string {
     return this.appendDraft({ type: "mcp_tool_selection", selectedToolNames, ...defined({ mutationCorrelationId }) }).id;
   }
 
   /** Appends a `discovered_builtin_tool_selection`: the discovered built-in domain's authority. @returns the new entry's id */
   appendDiscoveredBuiltinToolSelection(selectedToolNames: string[], mutationCorrelationId?: string): string {
-    return this.appendDraft({
-      type: "discovered_builtin_tool_selection",
-      selectedToolNames,
-      ...defined({ mutationCorrelationId }),
-    }).id;
+    return this.appendDraft({ type: "discovered_builtin_tool_selection", selectedToolNames, ...defined({ mutationCorrelationId }) }).id;
   }
 
   /** Appends a `ttsr_injection` listing the injected rule names. @returns the new entry's id */
   appendTtsrInjection(ruleNames: string[], records?: unknown[], ttsrMessageCount?: number): string {
-    return this.appendDraft({
-      type: "ttsr_injection",
-      injectedRules: ruleNames,
-      ...defined({ injectedRuleRecords: records, ttsrMessageCount }),
-    }).id;
+    return this.appendDraft({ type: "ttsr_injection", injectedRules: ruleNames, ...defined({ injectedRuleRecords: records, ttsrMessageCount }) }).id;
   }
 }

@@ -1,8 +1,4 @@
-/**
- * Which session `continueRecent` resumes, and the breadcrumb that lets the next start in the
- * same terminal find it again. Both go through the breadcrumb and discovery modules; this
- * file only decides when to call them.
- */
+/** Which session `continueRecent` resumes, and the breadcrumb that lets the next start in the terminal find it. */
 import path from "node:path";
 
 import { resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "./breadcrumbs.js";
@@ -19,10 +15,7 @@ function terminalOf(options: ResolvedOptions): string | undefined {
   return detected.kind === "terminal" ? detected.id : undefined;
 }
 
-/**
- * Records that this terminal is writing `file` in `cwd`. Best effort: the breadcrumb module
- * returns failures instead of throwing, and a failed breadcrumb never affects the session.
- */
+/** Records that this terminal is writing `file` in `cwd` (best effort: a failed breadcrumb never costs the session). */
 export function announceSession(options: ResolvedOptions, file: string, cwd: string | undefined): void {
   const terminal = terminalOf(options);
   if (terminal === undefined || cwd === undefined || options.agentDir === undefined) return;
@@ -30,12 +23,9 @@ export function announceSession(options: ResolvedOptions, file: string, cwd: str
 }
 
 /**
- * The session files `continueRecent` may resume for `cwd`, best first: this terminal's
- * breadcrumb when it names `cwd` and a session file that still exists in the session
- * directory, then every listed session newest first by mtime. Files the listing leaves out
- * (unreadable, refused by the owner-only rules, ...) are added to `skipped` as they are met, so
- * the caller can say why it passed over a newer file. The listing is read in growing batches:
- * the common case (the newest is free) reads one file.
+ * The files `continueRecent` may resume for `cwd`, best first: this terminal's breadcrumb when
+ * it names `cwd` and a file of this directory, then every listed session newest first. What the
+ * listing leaves out goes to `skipped` as met. Batches grow, so a free newest file reads one.
  */
 async function* candidates(options: ResolvedOptions, cwd: string, skipped: SkippedSession[]): AsyncGenerator<string> {
   const seen = new Set<string>();
@@ -66,10 +56,8 @@ async function* candidates(options: ResolvedOptions, cwd: string, skipped: Skipp
 }
 
 /**
- * Opens the first of the {@link candidates} that opens: one another writer holds, or that is
- * refused as a listing would refuse it, is passed over and reported in `skipped` (with every
- * file the listing left out on the way); any other failure is thrown.
- * @returns `opened` undefined when no candidate opened (the caller starts a new session)
+ * Opens the first {@link candidates} that opens; one busy or refused as a listing would refuse
+ * it is passed over into `skipped`, any other failure thrown. @returns `opened` undefined for none
  */
 export async function openFirstFree<T>(options: ResolvedOptions, cwd: string, open: (file: string) => T): Promise<{ opened: T | undefined; skipped: SkippedSession[] }> {
   const skipped: SkippedSession[] = [];

@@ -1,9 +1,7 @@
 /**
- * The internal hooks of the session manager: for a peer-shaped facade (`gjc-session-store/pi`)
- * their shape only, `synchronousSwitches()` in `session-manager.ts` handing out the object
- * (the manager class is a type parameter, so this module does not import the module that
- * implements it); and the one switch a benchmark flips to measure a mechanism against the
- * same path without it. Nothing here is exported from a package entry.
+ * The manager's internal hooks, exported from no package entry: the shape of what a peer-shaped
+ * facade (`gjc-session-store/pi`) gets from `synchronousSwitches()` in `session-manager.ts`, and
+ * the switch the line-index benchmark flips.
  */
 import type {
   AppendedEntry,
@@ -17,10 +15,8 @@ import type { SessionDestinationInput } from "./destination.js";
 import type { NewSessionOptions, OpenSessionOptions, SessionManagerOptions } from "./options.js";
 
 /**
- * Synchronous forms of `open`, `newSession` and `setSessionFile` on the same load path and
- * state builders, and the few reach-ins a peer-shaped facade needs, for a facade whose callers
- * do not await (pi's runtime uses these results at once). Internal: not exported from the
- * main entry.
+ * Synchronous `open`, `newSession` and `setSessionFile` on the same load path, and the few
+ * reach-ins a facade needs whose callers do not await (pi uses these results at once).
  */
 export interface SynchronousSwitches<SessionManager> {
   open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
@@ -30,32 +26,22 @@ export interface SynchronousSwitches<SessionManager> {
   append<D extends EntryDraft>(manager: SessionManager, draft: D, options?: AppendOptions): AppendedEntry<D>;
   /** The live tree of the session the manager is on now: for reading, never for changing. */
   tree(manager: SessionManager): SessionTree;
-  /** See `StateWriter.enableWriteThrough`: first writes done before the append returns. */
+  /** `StateWriter.enableWriteThrough`: first writes done before the append returns. */
   writeThrough(manager: SessionManager): void;
   /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
   branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
-  /**
-   * `forkFrom`, synchronously, with the peer's choices: the header's `parentSession`
-   * (default the source's id) and whether the copy is written at once, before returning,
-   * even without an assistant message (with write-through on for the manager's later files).
-   */
+  /** `forkFrom`, synchronously, with the peer's {@link ForkChoices}. */
   forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
   /**
-   * Closes the manager before returning, releasing its current file's writer lock, so that
-   * another manager of this process can take the file over. Only when nothing is queued (every
-   * line already reached the kernel); later calls other than reads throw `closed`.
-   * @returns false, changing nothing, while queued work is still running
+   * Closes the manager now, releasing its file for another manager of this process, when nothing
+   * is queued. @returns false, changing nothing, while queued work runs
    */
   releaseNow(manager: SessionManager): boolean;
-  /**
-   * Writes a fresh session's header now when the manager replaced a file that existed (blank,
-   * or moved aside for a broken header), as pi does when it opens such a file; a session
-   * that loaded, or a path that did not exist, is left to the deferred rule.
-   */
+  /** Writes a fresh session's header now when it replaced an existing file (blank or moved aside), as pi does. */
   writeReplacedNow(manager: SessionManager): void;
 }
 
-/** The peer-dependent choices of a fork (see {@link SynchronousSwitches.forkFrom}). */
+/** A peer's fork choices: the header's `parentSession` (default the source's id), and writing the copy at once (write-through on). */
 export interface ForkChoices {
   parentSession?: string;
   writeAtOnce?: boolean;
@@ -63,10 +49,7 @@ export interface ForkChoices {
 
 /**
  * Whether sessions opened from now on keep their line index up as they append (default on).
- * Only `bench/line-index.bench.mjs` (and the switch's own test) turns it off, to time the same
- * append path, storage and directory with and without the upkeep; the bench loads the
- * unbundled `dist/manager/` modules so that it flips the copy the manager reads. Off, the
- * index is still read and brought up to date on open, and a later open finds the lines
- * appended meanwhile past what it covers.
+ * Only `bench/line-index.bench.mjs` turns it off, to time appends without the upkeep; the index
+ * is still read and caught up on open.
  */
 export const lineIndexUpkeep = { enabled: true };

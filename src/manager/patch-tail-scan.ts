@@ -1,12 +1,8 @@
 /**
- * Backward scan of a v4/v5 session file for its latest `header_patch` title and cwd.
- *
- * A rename or a move appends a patch at the end of the file, so the value a picker must show
- * can sit anywhere after the prefix. The scan reads fixed-size chunks from the end towards the
- * start, searches each chunk for the `"header_patch"` marker bytes, and parses only the lines
- * that hold it. It stops as soon as both the latest title and the latest cwd are known, or at
- * the part of the file the prefix already parsed. Memory is bounded by one chunk plus one
- * line, whatever the file size: a longer line cannot be a patch this library honours.
+ * Backward scan of a v4/v5 session file for its latest `header_patch` title and cwd (a rename
+ * or move appends one anywhere after the listed prefix). Chunks are read from the end, searched
+ * for the marker bytes, and only lines holding it parsed, until both values are known or the
+ * prefix is reached. Memory stays one chunk plus one line: a longer line is no patch we honour.
  */
 import { scanJsonl, schemaChecks, type HeaderPatchRecord } from "../session/index.js";
 import type { SessionFileReader } from "../storage/index.js";
@@ -15,23 +11,13 @@ import type { LatePatches } from "./session-info.js";
 /** Most bytes read per step of the backward scan. */
 export const TAIL_CHUNK_BYTES = 64 * 1024;
 
-/**
- * Bytes of the first step. A rename or move is usually the last line, so the first read is
- * small; each later step doubles up to {@link TAIL_CHUNK_BYTES}, which keeps a scan down a
- * large file at few reads.
- */
+/** Bytes of the first step (a patch is usually the last line); each later one doubles up to {@link TAIL_CHUNK_BYTES}. */
 export const TAIL_FIRST_CHUNK_BYTES = 8 * 1024;
 
-/**
- * The one buffer every scan reads into. Scans are synchronous and never nested, and every
- * byte that must outlive a step is copied out of it.
- */
+/** The one buffer every scan reads into: scans are synchronous, never nested, and copy out what outlives a step. */
 const scratch = Buffer.allocUnsafe(TAIL_CHUNK_BYTES);
 
-/**
- * Longest line the scan will parse. A `header_patch` holds a title (at most 1000 characters
- * when written by this library) and a path: far below this even with every character escaped.
- */
+/** Longest line parsed: a title (at most 1000 characters) and a path stay far below it, even all escaped. */
 export const MAX_PATCH_LINE_BYTES = 64 * 1024;
 
 const MARKER = Buffer.from('"header_patch"');
@@ -43,10 +29,8 @@ export interface LatePatchScan {
   /** values set by the latest patches after `stopAt`; absent where no patch sets them */
   found: LatePatches;
   /**
-   * Where a later scan of the same file, grown by appends, may start: just past the last line
-   * feed of the file as read (every line before it was complete and has been considered), and
-   * the bytes just before that offset, so the caller can check they are still the same.
-   * Absent when the last chunk held no line feed.
+   * Where a later scan of the file grown by appends may start (just past the last line feed
+   * read), with the bytes before it for the caller to check; absent without a feed in the last chunk.
    */
   resume?: { offset: number; boundary: Buffer };
 }
@@ -55,19 +39,15 @@ export interface LatePatchScan {
 export const RESUME_BOUNDARY_BYTES = 64;
 
 /**
- * Finds the latest `header_patch` title and cwd in the bytes of the file open in `reader` from
- * `stopAt` to `size` (the size the caller's stat saw; bytes appended since are left to the
- * next listing, which sees the new size). Values are returned only where a patch sets them;
- * the caller keeps earlier values for the rest. All reads go through one shared buffer.
- *
+ * The latest `header_patch` title and cwd in bytes `stopAt..size` of the file open in `reader`
+ * (`size` as the caller's stat saw it); only values a patch sets are returned.
  * @throws StorageError when a read fails (the caller decides whether that skips the file)
  */
 export function scanLatePatches(reader: SessionFileReader, stopAt: number, size: number): LatePatchScan {
   const found: LatePatches = {};
   let resume: LatePatchScan["resume"];
   let first = true;
-  // `pending` holds the start of the line that continues into the chunk read before: it is
-  // completed by the next (earlier) chunk.
+  // The start of the line that continues into the chunk read before, completed by the next (earlier) one.
   let pending: Buffer = EMPTY;
   let insideLongLine = false;
   let end = size;
@@ -78,8 +58,7 @@ export function scanLatePatches(reader: SessionFileReader, stopAt: number, size:
     step = Math.min(step * 2, TAIL_CHUNK_BYTES);
     const start = end - limit;
     const bytes = scratch.subarray(0, limit);
-    // A file that shrank since the stat: what it holds now is left to the next listing,
-    // which sees the new size; no resume point is offered for bytes that are gone.
+    // The file shrank since the stat: left to the next listing, with no resume point.
     if (reader.readSync(bytes, start) < limit) return { found };
     if (first) {
       first = false;
@@ -117,9 +96,8 @@ export function scanLatePatches(reader: SessionFileReader, stopAt: number, size:
 }
 
 /**
- * Records into `found` the values of patches on the complete lines of `window` at or after
- * `from`; a value already found (from a later line) is kept. Hits are found with a forward
- * search (much faster than a backward one for buffers) and the last one of each field wins.
+ * Records into `found` the patch values on the complete lines of `window` from `from`, keeping
+ * values already found (later lines). A forward search (faster on buffers); the last hit wins.
  */
 function collectPatches(window: Buffer, from: number, found: LatePatches): void {
   const inWindow: LatePatches = {};
@@ -144,8 +122,6 @@ function applyLine(line: string, into: LatePatches): void {
       if (patch.title !== undefined) into.title = patch.title;
       if (patch.cwd !== undefined) into.cwd = patch.cwd;
     },
-    invalid() {
-      // Not a patch: nothing to learn from it.
-    },
+    invalid() {},
   });
 }

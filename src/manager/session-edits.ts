@@ -1,8 +1,7 @@
 /**
- * The editing half of the session manager: tree moves, labels, tool selections, the title and
- * in-memory payload rewrites. Every change becomes one line of the current session's state,
- * handed to `persistLine`; the subclass owns the session's life (which session is current,
- * whether it persists, when it closes).
+ * The manager's edits of the current session: tree moves, labels, tool selections, the title,
+ * payload rewrites. Each change becomes one line handed to `persistLine`; the subclass owns
+ * the session's life.
  */
 import type {
   AppendedEntry,
@@ -29,8 +28,6 @@ export abstract class SessionEdits extends SessionDirectories {
   /** The manager's clock (`options.now`). */
   protected abstract now(): Date;
 
-  // ---- tree moves ------------------------------------------------------------------------
-
   /** Moves the leaf to `entryId`; nothing is written. @throws SessionTreeError `unknown_entry` */
   branch(entryId: string): void {
     this.checkOpen();
@@ -45,9 +42,7 @@ export abstract class SessionEdits extends SessionDirectories {
 
   /**
    * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a
-   * `branch_summary` of the path that was left.
-   * @returns the new entry's id
-   * @throws SessionTreeError `unknown_entry`
+   * `branch_summary` of the path left. @returns the new entry's id @throws SessionTreeError `unknown_entry`
    */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
     return this.branchWithOptions(branchFromId, summary, {
@@ -64,11 +59,7 @@ export abstract class SessionEdits extends SessionDirectories {
     return entry.id;
   }
 
-  /**
-   * Appends a `label` entry for `targetId` (`undefined` or `""` clears).
-   * @returns the new entry's id
-   * @throws SessionTreeError `unknown_entry`
-   */
+  /** Appends a `label` entry for `targetId` (`undefined` or `""` clears). @returns the new entry's id @throws SessionTreeError `unknown_entry` */
   appendLabelChange(targetId: string, label: string | undefined): string {
     this.checkWritable();
     const entry = this.current().tree.appendLabel(targetId, label);
@@ -76,23 +67,15 @@ export abstract class SessionEdits extends SessionDirectories {
     return entry.id;
   }
 
-  /**
-   * A combined selection activation: the MCP entry first, the discovered built-in entry
-   * second, sharing one `mutationCorrelationId` when both are present.
-   * @returns the new entries' ids
-   */
+  /** Appends a selection change: the MCP entry, then the built-in one, sharing a `mutationCorrelationId`. @returns the new ids */
   applyToolSelection(change: ToolSelectionChange): string[] {
     this.checkWritable();
     return selectionDrafts(change).map((draft) => this.appendDraft(draft).id);
   }
 
-  // ---- header ----------------------------------------------------------------------------
-
   /**
-   * Sets the session title through an appended `header_patch`. The name is sanitized
-   * (control characters to spaces, whitespace collapsed, trimmed, at most 1000 characters).
-   * @returns false when nothing printable is left, or when an automatic title would replace
-   *   a user's
+   * Sets the title (sanitized, see `sanitizeSessionTitle`) through an appended `header_patch`.
+   * @returns false when nothing printable is left, or an automatic title would replace a user's
    */
   async setSessionName(name: string, source: TitleSource = "auto"): Promise<boolean> {
     this.checkWritable();
@@ -110,27 +93,16 @@ export abstract class SessionEdits extends SessionDirectories {
     return true;
   }
 
-  // ---- rewrites in memory ----
-
   /**
-   * Replaces the `message` payload of existing `message` entries, by id (for example pruned
-   * tool output). The file is rewritten by the next persisting step ({@link rewriteEntries},
-   * an append, or `close`). Invalid lines and unknown records survive (see `lines.ts`); the
-   * leaf stays where it was.
-   * @throws SessionManagerError `invalid_rewrite` for an update that is not a `message` entry
-   *   of this session
+   * Replaces by id the `message` of `message` entries (pruned tool output, say), keeping the
+   * leaf; the next persisting step rewrites the file. @throws SessionManagerError `invalid_rewrite`
    */
   applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
     this.checkWritable();
     replacePayloads(this.current(), entries, "message", () => this.now());
   }
 
-  /**
-   * {@link applyEntryMessageUpdates} for `custom_message` entries: their `content`, `display`
-   * and `details` are replaced by id.
-   * @throws SessionManagerError `invalid_rewrite` for an update that is not a
-   *   `custom_message` entry of this session, or with malformed content
-   */
+  /** {@link applyEntryMessageUpdates} for `custom_message` `content`, `display` and `details`. @throws SessionManagerError `invalid_rewrite` */
   applyCustomMessageEntryUpdates(entries: readonly FileEntry[]): void {
     this.checkWritable();
     replacePayloads(this.current(), entries, "custom_message", () => this.now());

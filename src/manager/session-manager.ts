@@ -1,14 +1,8 @@
 /**
  * `SessionManager`: one session as an append-only tree in memory, kept on disk as JSONL,
- * driven through GJC 0.15's API (factories, appends returning the new entry's id, tree
- * navigation, session switches).
- *
- * Persistence waits for the first assistant message (a session that never got an answer
- * leaves no file); then the whole session is written atomically, and from there on each
- * entry is one line appended through the held writer: sanitize, externalize large images
- * (blob durable first), one `JSON.stringify`, one write. Nothing is re-read or re-hashed per
- * append. The first persistence failure is latched: every later persisting call throws it,
- * and nothing already in memory is dropped.
+ * through GJC 0.15's API. Nothing is written before the first assistant message; then the whole
+ * session atomically, and from there each entry is one line appended through the held writer.
+ * The first persistence failure is latched, and nothing in memory is dropped.
  */
 import path from "node:path";
 
@@ -42,7 +36,8 @@ function ignore(): void {}
 
 let synchronous: SynchronousSwitches<SessionManager> | undefined;
 
-const NO_POLICIES = { migrationPolicy: undefined, sessionMemoryMode: undefined } as const;
+type Policies = { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined };
+const NO_POLICIES: Policies = { migrationPolicy: undefined, sessionMemoryMode: undefined };
 
 /** The {@link SynchronousSwitches} of {@link SessionManager} (set when the class is defined). */
 export function synchronousSwitches(): SynchronousSwitches<SessionManager> {
@@ -71,11 +66,8 @@ export class SessionManager extends SessionEdits {
     this.#state = state;
   }
 
-  // ---- factories -------------------------------------------------------------------------
-
   /**
-   * A new persistent session for `cwd` in `destination` (omitted: the managed scope of `cwd`,
-   * prepared owner-only). Nothing touches the session file until the first assistant message.
+   * A new persistent session for `cwd` in `destination` (default: the managed scope of `cwd`).
    * @throws SessionManagerError `invalid_options`, `untrusted_destination`,
    *   `managed_storage_unsupported`, `tool_classifier_required`; ScopeError
    */
@@ -84,11 +76,7 @@ export class SessionManager extends SessionEdits {
     return SessionManager.#fresh(resolved, cwd, options.toolNames);
   }
 
-  /**
-   * A session that never persists, with GJC's default cwd (`process.cwd()`). The storage is
-   * held, never written.
-   * @throws SessionManagerError `tool_classifier_required`
-   */
+  /** A session that never persists; the storage is held, never written. @throws SessionManagerError `tool_classifier_required` */
   static inMemory(
     cwd: string = process.cwd(),
     storage: SessionStorage = new MemorySessionStorage({ root: "/" }),
@@ -105,16 +93,12 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Opens the session file `filePath`; without a destination its directory is the explicit
-   * session directory. A missing or blank file starts a fresh session at that path; a
-   * non-empty file whose header is unusable is first moved aside to a
-   * `<name>.invalid-<timestamp>` sibling (see {@link getLoadReport}). v1-v4 files are
-   * migrated in memory and rewritten as v5 on the first persisting call. `options.readOnly`
-   * loads without the writer lock.
-   *
-   * @throws StorageError `session_busy` when another writer holds the file (writable open);
-   *   SessionFormatError `version_too_new` / `invalid_version` (the file is left untouched);
-   *   SessionManagerError `invalid_header` (read-only open only), `invalid_options`
+   * Opens the session file `filePath` (default destination: its directory, explicit). A missing
+   * or blank file starts a fresh session there; one with an unusable header is moved aside
+   * first (see {@link getLoadReport}); v1-v4 are migrated and rewritten as v5 on the first
+   * persisting call. `options.readOnly` loads without the writer lock.
+   * @throws StorageError `session_busy`; SessionFormatError `version_too_new` / `invalid_version`;
+   *   SessionManagerError `invalid_header` (read-only), `invalid_options`
    */
   static async open(
     filePath: string,
@@ -125,17 +109,19 @@ export class SessionManager extends SessionEdits {
     options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
+    return SessionManager.#openPath(filePath, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
+  }
+
+  static #openPath(filePath: string, destination: SessionDestinationInput | undefined, storage: SessionStorage | undefined, policies: Policies, options: OpenSessionOptions): SessionManager {
     const absolute = path.resolve(filePath);
-    const policies = { migrationPolicy, sessionMemoryMode };
     const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, policies, options);
     return SessionManager.#opened(resolved, absolute, options.readOnly === true);
   }
 
   /**
-   * Resumes the most relevant session of `destination` (omitted: the managed scope of `cwd`):
-   * the one this terminal's breadcrumb names when its cwd matches `cwd`, else the most
-   * recently modified session no other writer holds, else a new one for `cwd`. What it
-   * passed over (busy or refused) goes to `options.onSkipped`; see `openFirstFree`.
+   * Resumes the session of `destination` (default: the managed scope of `cwd`) this terminal's
+   * breadcrumb names for `cwd`, else the newest one no other writer holds, else a new one. What
+   * it passed over (busy or refused) goes to `options.onSkipped`.
    */
   static async continueRecent(
     cwd: string,
@@ -153,10 +139,8 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * A new session for `cwd` in `destination` holding a copy of every line of the session file
-   * `sourcePath` (read without locking it). The header's `parentSession` is the source's
-   * session id, and the source's title (and its source) is carried over. Written at once
-   * when the copy holds an assistant message.
+   * A new session for `cwd` holding a copy of every line of `sourcePath` (read unlocked), with
+   * the source's id as `parentSession` and its title; written at once when it holds an answer.
    */
   static async forkFrom(
     sourcePath: string,
@@ -188,11 +172,7 @@ export class SessionManager extends SessionEdits {
 
   static {
     synchronous = {
-      open(filePath, destination, storage, options = {}) {
-        const absolute = path.resolve(filePath);
-        const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, NO_POLICIES, options);
-        return SessionManager.#opened(resolved, absolute, options.readOnly === true);
-      },
+      open: (filePath, destination, storage, options = {}) => SessionManager.#openPath(filePath, destination, storage, NO_POLICIES, options),
       newSession: (manager, options = {}) => manager.#newSessionNow(options),
       setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
       append: (manager, draft, options) => manager.appendDraft(draft, options),
@@ -224,14 +204,12 @@ export class SessionManager extends SessionEdits {
     return new SessionManager(resolved, !readOnly, readOnly, state);
   }
 
-  // ---- reading ---------------------------------------------------------------------------
-
   /** The session file, or `undefined` for an in-memory session. */
   getSessionFile(): string | undefined {
     return this.#persistent || this.#readOnly ? this.#state.file : undefined;
   }
 
-  /** The directory new, branched and forked session files go to; `""` in memory. */
+  /** The directory new session files go to; `""` in memory. */
   getSessionDir(): string {
     return this.#persistent || this.#readOnly ? this.#options.sessionDir : "";
   }
@@ -246,13 +224,7 @@ export class SessionManager extends SessionEdits {
     return this.#persistent;
   }
 
-  // ---- rewrites --------------------------------------------------------------------------
-
-  /**
-   * Rewrites the session file now, atomically, from memory (after
-   * {@link applyEntryMessageUpdates}). A no-op before the file exists or when not persisting.
-   * @throws SessionManagerError `persistence_failed`
-   */
+  /** Rewrites the file atomically from memory now; a no-op before it exists. @throws SessionManagerError `persistence_failed` */
   async rewriteEntries(): Promise<void> {
     this.checkWritable();
     const state = this.#state;
@@ -262,14 +234,10 @@ export class SessionManager extends SessionEdits {
     await this.flush();
   }
 
-  // ---- switching sessions ----------------------------------------------------------------
-
   /**
-   * Finishes the current session (flush and release) and starts a new, empty one in the same
-   * directory, with the caller's `id` when given.
+   * Finishes the current session and starts a new, empty one in the same directory.
    * @returns the new session file, or `undefined` in memory
-   * @throws SessionManagerError `invalid_session_id`; `persistence_failed` when the current
-   *   session could not be finished (the manager then stays on it)
+   * @throws SessionManagerError `invalid_session_id`; `persistence_failed` (the manager stays)
    */
   async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
     const next = this.#prepareNewSession(options);
@@ -293,7 +261,7 @@ export class SessionManager extends SessionEdits {
       throw new SessionManagerError("invalid_session_id", `not a valid session id: ${String(id)}`);
     }
     const selection = selectionFromToolNames(options.toolNames, this.#options.classifyTool);
-    const state = freshState(this.#options, { cwd: this.getCwd() || process.cwd(), parentSession: options.parentSession, id }, this.#persistent);
+    const state = freshState(this.#options, { cwd: this.#cwd(), parentSession: options.parentSession, id }, this.#persistent);
     return { state, selection };
   }
 
@@ -304,10 +272,8 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Switches to a new session holding root..`leafId` (label entries left out, then the labels
-   * of the copied entries re-added at the end), with the current file as `parentSession`.
-   * When persisting, the new file is written before this returns; the previous file is
-   * finished in the background ({@link close} waits for it).
+   * Switches to a new session holding root..`leafId` (labels re-added at the end), parented to
+   * the current file, written before this returns; the old one is finished in the background.
    * @returns the new session file, or `undefined` in memory
    * @throws SessionTreeError `unknown_entry`; SessionManagerError `persistence_failed`
    */
@@ -315,23 +281,19 @@ export class SessionManager extends SessionEdits {
     this.checkWritable();
     const current = this.#state;
     const parentSession = this.#persistent ? current.file : current.header.id;
-    const state = branchedState(this.#options, current, leafId, { cwd: this.getCwd() || process.cwd(), parentSession }, this.#persistent);
+    const state = branchedState(this.#options, current, leafId, { cwd: this.#cwd(), parentSession }, this.#persistent);
     this.#retiring.retire(current);
     this.#state = state;
     if (this.#persistent) this.#writer.writeNow(state);
     return this.getSessionFile();
   }
 
-  /**
-   * Copies the whole session to a new file (new id, `parentSession` = the old id, title
-   * kept) and switches to it.
-   * @returns both paths, or `undefined` when not persisting
-   */
+  /** Copies the session to a new file (new id, parented to the old, title kept) and switches to it. @returns both paths, or `undefined` in memory */
   async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
     this.checkWritable();
     if (!this.#persistent) return undefined;
     const current = this.#state;
-    const state = forkedState(this.#options, current, this.getCwd() || process.cwd());
+    const state = forkedState(this.#options, current, this.#cwd());
     await current.persistence?.close();
     this.#state = state;
     this.#writer.writeNow(state);
@@ -340,18 +302,16 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Switches this manager to the session file `sessionFile` (reached through this manager's
-   * storage), closing the current one. An existing session is loaded with the same checks as
-   * {@link open}; a missing, blank or moved-aside file gets a fresh session whose header is
-   * written at once. When the new file cannot be opened the manager stays where it was.
-   * @throws what {@link open} throws
+   * Closes the current session and switches to `sessionFile` (through this manager's storage),
+   * loaded as {@link open} does; a fresh session's header is written at once. On failure the
+   * manager stays where it was. @throws what {@link open} throws
    */
   async setSessionFile(sessionFile: string): Promise<void> {
     this.checkWritable();
     const absolute = path.resolve(sessionFile);
     const current = this.#state;
     if (absolute === current.file) await current.persistence?.close();
-    const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
+    const state = openedState(this.#options, absolute, false, this.#cwd());
     if (absolute !== current.file) await current.persistence?.close();
     this.#leave(current);
     this.#enterFile(state);
@@ -359,10 +319,8 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * {@link setSessionFile} for the synchronous hooks: the old session is finished in the
-   * background, and a fresh session's header write is queued (appends queue behind it).
-   * Switching to the file this manager holds, or to one it is still finishing (until
-   * {@link flush} or {@link close} waited for it), is `session_busy`.
+   * {@link setSessionFile} for the synchronous hooks: the old session finishes in the background
+   * and a fresh header's write is queued. The file held or still being finished is `session_busy`.
    */
   #setSessionFileNow(sessionFile: string): void {
     this.checkWritable();
@@ -370,7 +328,7 @@ export class SessionManager extends SessionEdits {
     if (absolute === this.#state.file || this.#retiring.has(absolute)) {
       throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
     }
-    const state = openedState(this.#options, absolute, false, this.getCwd() || process.cwd());
+    const state = openedState(this.#options, absolute, false, this.#cwd());
     this.#retiring.retire(this.#state);
     this.#leave(this.#state);
     this.#enterFile(state);
@@ -388,12 +346,9 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Moves the session to the workspace `newCwd` and records it in the header. A managed
-   * session's file moves to the managed scope of `newCwd`: the complete file is published
-   * there first (durable, never replacing a file), then the old one is removed, so a crash at
-   * any point leaves the session whole in at least one scope. An explicit-directory session
-   * stays in its directory. The same cwd is a no-op.
-   * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`
+   * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's
+   * file moves to its managed scope (see `session-move.ts`), an explicit one stays.
+   * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`, `invalid_options`
    */
   async moveTo(newCwd: string): Promise<void> {
     this.checkWritable();
@@ -411,13 +366,7 @@ export class SessionManager extends SessionEdits {
     });
   }
 
-  // ---- durability ------------------------------------------------------------------------
-
-  /**
-   * Writes the whole session now, even before any assistant message (a host that must list
-   * the session at once). A no-op in memory, read-only, or once the file is written.
-   * @throws SessionManagerError `persistence_failed`
-   */
+  /** Writes the whole session now, even before an assistant message; a no-op in memory or once written. @throws SessionManagerError `persistence_failed` */
   async ensureOnDisk(): Promise<void> {
     this.checkOpen();
     if (!this.#persistent) return;
@@ -426,12 +375,7 @@ export class SessionManager extends SessionEdits {
     await this.flush();
   }
 
-  /**
-   * Waits for queued writes and syncs the file, and waits for sessions left by synchronous
-   * switches to be finished. Before the first assistant message there is no file and nothing
-   * to do.
-   * @throws SessionManagerError `persistence_failed`, `closed`
-   */
+  /** Waits for queued writes, syncs the file, and waits for sessions left by synchronous switches. @throws SessionManagerError `persistence_failed`, `closed` */
   async flush(): Promise<void> {
     this.checkOpen();
     await this.#state.persistence?.flush();
@@ -439,10 +383,9 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Performs a rewrite still owed, flushes, closes the file and releases its writer lock, and
-   * waits for sessions left by synchronous switches. Idempotent; later calls other than reads
-   * throw `closed`. Rethrows a latched failure after releasing the file.
-   * @returns the {@link SessionCloseReport} (the same one on every later call)
+   * Does a rewrite still owed, flushes, and releases the file, then waits for sessions left by
+   * synchronous switches. Idempotent; later calls but reads throw `closed`; a latched failure is
+   * rethrown after the release. @returns the {@link SessionCloseReport} (the same every time)
    */
   async close(): Promise<SessionCloseReport> {
     if (this.#closed) return this.#closeReport;
@@ -459,7 +402,10 @@ export class SessionManager extends SessionEdits {
     return this.#closeReport;
   }
 
-  // ---- internals -------------------------------------------------------------------------
+  /** The header's cwd, else the process's: where a new session of this manager works. */
+  #cwd(): string {
+    return this.getCwd() || process.cwd();
+  }
 
   /** {@inheritDoc SessionReader.current} */
   protected current(): SessionState {

@@ -1,7 +1,4 @@
-/**
- * The reading half of the session manager: GJC's accessors over the current session state.
- * Every entry handed out is a copy, so a caller cannot change what the next write persists.
- */
+/** The manager's accessors; every entry handed out is a copy, so a caller cannot change what is persisted. */
 import {
   buildContextOnPath,
   type FileEntry,
@@ -77,10 +74,7 @@ export abstract class SessionReader extends EntryAppender {
       .map(clone);
   }
 
-  /**
-   * Copies of the entries from the root down to `fromId` (default: the current leaf), every
-   * entry type included. A parent cycle is cut; an unknown id, or a `null` leaf, gives `[]`.
-   */
+  /** Copies of the entries from the root to `fromId` (default: the leaf); an unknown id or `null` leaf gives `[]`. */
   getBranch(fromId?: string): FileEntry[] {
     const { tree } = this.current();
     const leaf = fromId ?? tree.getLeafId();
@@ -104,11 +98,9 @@ export abstract class SessionReader extends EntryAppender {
   }
 
   /**
-   * Token and cost totals over every entry of the session file, all branches included: each
-   * assistant message's `usage`, and the `details.usage` of sub-agent (`task`) tool results.
-   * Kept up as entries load and append, so this costs nothing per call. A record with a count
-   * that is not a finite, non-negative number (or that would overflow a total) is left out.
-   * Zero for a new or in-memory session. A copy: later appends do not change it.
+   * Token and cost totals over every entry of the file, all branches: assistant `usage` and
+   * sub-agent (`task`) results' `details.usage`; counts that are not finite and non-negative are
+   * left out. Kept up as entries load and append; a copy.
    */
   getUsageStatistics(): UsageStatistics {
     return this.current().usage.totals();

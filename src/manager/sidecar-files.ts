@@ -1,7 +1,6 @@
 /**
- * The disposable sidecar files this library keeps beside session files (the listing index of
- * a directory, the line index of a session): where a storage may keep them, and how one is
- * read without trusting anything but an owner-only regular file of ours.
+ * The disposable sidecars kept beside session files (a directory's listing index, a session's
+ * line index): where a storage may keep them, and reading one only from an owner-only regular file of ours.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -23,9 +22,8 @@ export interface IndexAccess {
 
 /**
  * Whether `storage` may hold sidecars for `dir`. Managed storages verify every directory as
- * owner-only on open, so they may always write. An explicit directory is written only when
- * it is ours, has no group or other bits and is owner-writable: a sidecar in a shared or
- * read-only directory would be either exposed or impossible, and no reader must care.
+ * owner-only, so may always write; an explicit directory only when it is ours, owner-writable
+ * and without group or other bits (a sidecar there would be exposed or impossible).
  */
 export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
   const file = path.join(dir, LISTING_INDEX_FILE_NAME);
@@ -43,16 +41,14 @@ export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
 export type SidecarRead = (into: Buffer, position: number) => number;
 
 /**
- * What `consume` makes of the sidecar `file` (of `size` bytes, read through `read`), or
- * `undefined` when it is missing, larger than `maxBytes`, or fails the owner-only checks
- * (explicit storages are checked here, managed ones verify on open). `consume` is to refuse a
- * file that reads longer than `size`: it is still being written.
+ * What `consume` makes of the sidecar `file`, or `undefined` when it is missing, larger than
+ * `maxBytes`, or fails the owner-only checks (here for explicit storages; managed ones verify on
+ * open). `consume` must refuse a file that reads longer than `size`: it is still being written.
  */
 export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBytes: number, consume: (read: SidecarRead, size: number) => T | undefined): T | undefined {
   let expected: fs.BigIntStats | undefined;
   if (storage instanceof FileSessionStorage) {
-    // The explicit storage checks no owner or mode: this does, and the descriptor opened below
-    // must be the object checked here.
+    // The explicit storage checks no owner or mode: this does, and the reader below must be this object.
     try {
       expected = fs.lstatSync(file, { bigint: true });
     } catch {
