@@ -44,7 +44,7 @@ import {
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { LineIndexAppender, PATCH_TYPES, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
-import type { ManagedLine, PatchState } from "./lines.js";
+import { isAssistantMessage, type ManagedLine, type PatchState } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
 
@@ -506,10 +506,7 @@ function salvagedAt(table: LineTable, i: number): boolean {
 /** Whether any entry is an assistant message, reading messages from the end (it is nearly always near it). */
 function hasAssistantMessage(tree: SessionTree): boolean {
   const { index } = tree;
-  const found = findLastMessage(index.count, (i) => index.typeAt(i), (indices) => index.entriesAt(indices), (entry) =>
-    entry.type === "message" && (entry as { message?: { role?: unknown } }).message?.role === "assistant" ? true : undefined,
-  );
-  return found === true;
+  return findLastMessage(index.count, (i) => index.typeAt(i), (indices) => index.entriesAt(indices), (entry) => (isAssistantMessage(entry) ? true : undefined)) === true;
 }
 
 /** Replays the patch records over the entries' keys: the effective header, and the patched messages by entry position. */

@@ -3,13 +3,7 @@
  * facade (`gjc-session-store/pi`) gets from `synchronousSwitches()` in `session-manager.ts`, and
  * the switch the line-index benchmark flips.
  */
-import type {
-  AppendedEntry,
-  AppendOptions,
-  BranchSummaryOptions,
-  EntryDraft,
-  SessionTree,
-} from "../session/index.js";
+import type { AppendedEntry, AppendOptions, BranchSummaryOptions, EntryDraft, SessionTree } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import type { SessionDestinationInput } from "./destination.js";
 import type { NewSessionOptions, OpenSessionOptions, SessionManagerOptions } from "./options.js";

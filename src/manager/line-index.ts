@@ -174,11 +174,6 @@ class SidecarLines {
   }
 }
 
-/** The index in `bytes`, or `undefined` when its header is not ours. */
-export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
-  return decodeLineIndexFrom((into, position) => bytes.copy(into, 0, position), bytes.length);
-}
-
 /**
  * The index in the `size` bytes `read` gives, or `undefined` when its header is not ours or
  * it reads longer than `size`. Batches are taken up to the first torn, malformed or

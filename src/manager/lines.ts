@@ -16,6 +16,7 @@ import {
   sanitizeForPersistence,
   serializeRecord,
   unchangedRawBytes,
+  type AgentMessage,
   type RawEntryLine,
   type BlobSink,
   type FileEntry,
@@ -43,6 +44,11 @@ export interface ReadEntryLine {
 
 /** `applied`: folded on rewrite. `skipped`: kept verbatim. `inert`: held by a pre-v4 file; dropped on rewrite. */
 export type PatchState = "applied" | "skipped" | "inert";
+
+/** Whether `entry` is an assistant message (the event that starts persistence). */
+export function isAssistantMessage(entry: FileEntry): boolean {
+  return entry.type === "message" && (entry as { message?: AgentMessage }).message?.role === "assistant";
+}
 
 /** The line view of `loaded`, whose effective entries (blob refs possibly resolved) are `entries`, in order. */
 export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry[]): ManagedLine[] {

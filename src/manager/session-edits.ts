@@ -3,16 +3,10 @@
  * payload rewrites. Each change becomes one line handed to `persistLine`; the subclass owns
  * the session's life.
  */
-import type {
-  AppendedEntry,
-  AppendOptions,
-  BranchSummaryOptions,
-  EntryDraft,
-  FileEntry,
-} from "../session/index.js";
-import type { ManagedLine } from "./lines.js";
+import type { AppendedEntry, AppendOptions, BranchSummaryOptions, EntryDraft, FileEntry } from "../session/index.js";
 import { SessionDirectories } from "./session-directories.js";
-import { isAssistantMessage, replacePayloads } from "./session-state.js";
+import { isAssistantMessage, type ManagedLine } from "./lines.js";
+import { replacePayloads } from "./session-state.js";
 import { selectionDrafts, type ToolSelectionChange } from "./selection.js";
 import type { PersistableLine } from "./state-writes.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";

@@ -9,13 +9,7 @@ import path from "node:path";
 import { isValidSessionId, type BlobSink, type SessionHeader } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { announceSession, openFirstFree } from "./continuation.js";
-import {
-  resolveFactoryOptions,
-  targetOf,
-  type MigrationPolicy,
-  type SessionDestinationInput,
-  type SessionMemoryMode,
-} from "./destination.js";
+import { resolveFactoryOptions, targetOf, type MigrationPolicy, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
 import { SessionManagerError } from "./errors.js";
 import {
   resolveOptions,

@@ -7,14 +7,13 @@ import {
   newSessionId,
   SessionTree,
   UsageAccumulator,
-  type AgentMessage,
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
 import { FileSessionStorage } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
 import { SessionManagerError } from "./errors.js";
-import { linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
+import { isAssistantMessage, linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { emptyReport, openSessionFile } from "./open-file.js";
 import { sessionFileName, type ResolvedOptions } from "./options.js";
@@ -45,11 +44,6 @@ function usageOf(entries: Iterable<FileEntry>): UsageAccumulator {
   const usage = new UsageAccumulator();
   for (const entry of entries) usage.add(entry);
   return usage;
-}
-
-/** Whether `entry` is an assistant message (the event that starts persistence). */
-export function isAssistantMessage(entry: FileEntry): boolean {
-  return entry.type === "message" && (entry as { message?: AgentMessage }).message?.role === "assistant";
 }
 
 /** The persistence target of `file`, announcing it through a breadcrumb once written. */

@@ -9,10 +9,15 @@ import path from "node:path";
 import fc from "fast-check";
 
 import { MemorySessionStorage, SessionManager, type SessionStorage } from "../../src/index.js";
-import { decodeLineIndex } from "../../src/manager/line-index.js";
+import { decodeLineIndexFrom, type DecodedLineIndex } from "../../src/manager/line-index.js";
 import { LineTable, PATCH_RECORD_TYPES, scanLines, TableKeys } from "../../src/session/index.js";
 
 const quiet = { error() {} };
+
+/** The line index in `bytes`, or `undefined` when its header is not ours. */
+export function decodeLineIndex(bytes: Buffer): DecodedLineIndex | undefined {
+  return decodeLineIndexFrom((into, position) => bytes.copy(into, 0, position), bytes.length);
+}
 
 /** Opens `file` read-only, through `storage` (default: the explicit directory's file storage). */
 export function openReadOnly(file: string, storage?: SessionStorage): Promise<SessionManager> {

@@ -9,10 +9,9 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { decodeLineIndex } from "../../src/manager/line-index.js";
 import { lineIndexUpkeep } from "../../src/manager/internal-hooks.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
+import { decodeLineIndex, fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
 
 let tmp: { path: string; remove(): void };
 let file: string;

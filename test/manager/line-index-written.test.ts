@@ -10,10 +10,9 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/index.js";
-import { decodeLineIndex } from "../../src/manager/line-index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, user } from "./helpers.js";
-import { fullParse, openReadOnly, openWritable, sidecarOf, snapshot, storedLinks } from "./line-index-helpers.js";
+import { decodeLineIndex, fullParse, openReadOnly, openWritable, sidecarOf, snapshot, storedLinks } from "./line-index-helpers.js";
 
 const quiet = { error() {} };
 

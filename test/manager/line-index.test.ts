@@ -10,11 +10,11 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MemorySessionStorage, SessionManager } from "../../src/index.js";
-import { decodeLineIndex, decodeLineIndexFrom, encodeLineIndex } from "../../src/manager/line-index.js";
+import { decodeLineIndexFrom, encodeLineIndex } from "../../src/manager/line-index.js";
 import { UNKNOWN_ROW } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
-import { fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
+import { decodeLineIndex, fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
 
 let tmp: { path: string; remove(): void };
 let file: string;
