@@ -119,13 +119,15 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     const appender = access.writable ? keepIndex(storage, file, { dev, ino, size }, reader, table, kept, cursor.line, writable, rowOf) : undefined;
     return { ...opened, appender };
   } catch (error) {
-    if (error instanceof IndexMismatch) {
-      throw new SessionManagerError("session_changed", `${file} changed while it was being opened`, { path: file, cause: error });
-    }
-    throw error;
+    throw changed(error, file, "changed while it was being opened");
   } finally {
     reader.close();
   }
+}
+
+/** An {@link IndexMismatch} as the caller's `session_changed`; any other error as it is. */
+function changed(error: unknown, file: string, what: string): unknown {
+  return error instanceof IndexMismatch ? new SessionManagerError("session_changed", `${file} ${what}`, { path: file, cause: error }) : error;
 }
 
 /** Bytes read to find the header before a file is scanned. */
@@ -217,10 +219,7 @@ class LineSource {
       if (dev !== this.#dev || ino !== this.#ino) throw new IndexMismatch(`${this.#file} was replaced`);
       return this.#readWith(reader, rows);
     } catch (error) {
-      if (error instanceof IndexMismatch) {
-        throw new SessionManagerError("session_changed", `${this.#file} no longer holds the lines it was opened with`, { path: this.#file, cause: error });
-      }
-      throw error;
+      throw changed(error, this.#file, "no longer holds the lines it was opened with");
     } finally {
       reader.close();
     }

@@ -69,9 +69,7 @@ function loadHeld(storage: SessionStorage, file: string, options: OpenFileOption
   if (result.kind === "empty") return freshFile(file, undefined, writer);
   if (result.kind === "invalid_header") {
     if (options.readOnly) {
-      throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, {
-        path: file,
-      });
+      throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, { path: file });
     }
     // The rename takes the writer lock itself; ours must be gone first.
     closeQuietly(writer);
@@ -81,9 +79,8 @@ function loadHeld(storage: SessionStorage, file: string, options: OpenFileOption
   const entries = resolveTypedBlobs(result.entries, options.lookup);
   return {
     report: {
-      path: file,
+      ...emptyReport(file),
       loaded: true,
-      movedAside: undefined,
       invalidLines: result.invalidLines.length,
       salvagedLines: result.stats.salvagedLines.length,
       migratedFrom: result.migratedFrom,

@@ -110,7 +110,8 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     now: options.now,
   });
   const { indexed } = opened;
-  const loadedState = (loaded: Pick<SessionState, "header" | "tree" | "lines" | "hasAssistant" | "usage" | "report" | "fullWritePending">, index?: LineIndexAppender): SessionState => ({
+  type Loaded = Pick<SessionState, "header" | "tree" | "lines" | "hasAssistant" | "usage" | "report" | "fullWritePending">;
+  const loadedState = (loaded: Loaded, index?: LineIndexAppender): SessionState => ({
     ...loaded,
     file,
     persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer, index),
