@@ -376,12 +376,7 @@ export class LineIndexAppender {
   readonly #records: AppendedKeys[] = [];
   #done = false;
 
-  /**
-   * @param writer the index file's writer, held for as long as the transcript's
-   * @param size the transcript's size, ending with a line feed
-   * @param line the physical line number the next appended line gets
-   * @param links the rows the index holds, and where their entries' ids are
-   */
+  /** Made by {@link startLineIndexUpkeep}; `writer` is the index file's, held as long as the transcript's. */
   constructor(writer: SessionStorageWriter, size: number, line: number, links: IndexedRows) {
     this.#writer = writer;
     this.#size = size;
