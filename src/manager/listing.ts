@@ -5,7 +5,7 @@ import { FileSessionStorage, ManagedSessionStorage, StorageError, consoleStorage
 import { defaultAgentDir } from "../scope/resolve.js";
 import { checkManagedStorage } from "./destination.js";
 import { listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
-import { listAllManaged, listManagedScope } from "./managed-listing.js";
+import { listAllManaged, listManagedScope, withStorage } from "./managed-listing.js";
 import { explicitStorage } from "./options.js";
 import type { SessionInfo, SkippedSession } from "./session-info.js";
 import { skipOf } from "./skip-codes.js";
@@ -40,11 +40,8 @@ async function listExplicit(sessionDir: string, agentDir: string | undefined, di
   }
   // Plain file storage is what discovery defaults to; letting it default keeps the shared cache.
   if (!(storage instanceof ManagedSessionStorage)) return listSessions(sessionDir, discovery);
-  try {
-    return await listSessions(sessionDir, { ...discovery, storage });
-  } finally {
-    storage.close();
-  }
+  const managed = storage;
+  return withStorage(managed, () => listSessions(sessionDir, { ...discovery, storage: managed }));
 }
 
 /**

@@ -66,7 +66,8 @@ export async function listAllManaged(
   return withStorage(held, () => listAll(held.root, { ...discovery, storage: held }));
 }
 
-async function withStorage<T>(storage: ManagedSessionStorage, use: () => Promise<T>): Promise<T> {
+/** `use`'s result, `storage` closed after it settles. */
+export async function withStorage<T>(storage: ManagedSessionStorage, use: () => Promise<T>): Promise<T> {
   try {
     return await use();
   } finally {
