@@ -93,7 +93,7 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
   const skipped: SkippedSession[] = [];
   const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listFilesSync(dir, { kind: "directory" }), skipped);
   if (dirs === undefined) return { sessions: [], skipped };
-  skipped.push(...strayEntries(context.storage, sessionsRoot, true));
+  for (const stray of strayEntries(context.storage, sessionsRoot, true)) skipped.push(stray);
   const outcomes: Outcome[] = [];
   for (const name of dirs) {
     const dir = path.join(sessionsRoot, name);
@@ -214,8 +214,7 @@ function candidatesIn(context: Context, dir: string): { names: string[]; skipped
   const skipped: SkippedSession[] = [];
   const listed = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
   if (listed === undefined) return { names: [], skipped };
-  skipped.push(...strayEntries(context.storage, dir, false));
-  return { names: listed.filter(isSessionFileName), skipped };
+  return { names: listed.filter(isSessionFileName), skipped: strayEntries(context.storage, dir, false) };
 }
 
 /** The names `list` gives for `dir`, or `undefined`: missing is empty, any other failure is reported. */
