@@ -37,7 +37,6 @@ import {
   SESSION_LIST_PREFIX_BYTES,
   buildSessionInfo,
   summarizePrefix,
-  type DiscoverySkipCode,
   type LatePatches,
   type PrefixSummary,
   type SessionInfo,
