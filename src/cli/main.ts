@@ -43,6 +43,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("-v, --verbose", "explain errors in detail")
     .version(PACKAGE_VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
+    // Set before any subcommand is added: commander copies it into each one.
     .exitOverride();
   const run =
     <A extends unknown[]>(failureExit: number, action: (ctx: CliContext, ...args: A) => Promise<number> | number) =>
@@ -126,7 +127,6 @@ export function buildProgram(setExit: (code: number) => void): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   let status = 0;
   const program = buildProgram((code) => (status = code));
-  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
