@@ -1,7 +1,4 @@
-/**
- * `gjc-session audit`: formats what `auditAgentDir` found. Exit status 0 clean, 1 findings,
- * 2 when the audit could not run.
- */
+/** `gjc-session audit`: formats what `auditAgentDir` found; exit 0 clean, 1 findings, 2 could not run. */
 import { auditAgentDir, type AuditReport } from "../index.js";
 import type { CliContext } from "./context.js";
 import { formatError, plural, table, type Style } from "./output.js";
@@ -58,9 +55,6 @@ export function formatAuditReport(report: AuditReport, style: Style): string[] {
     lines.push(...table(rows).map((row) => `  ${row}`));
   }
   lines.push("");
-  if (report.clean) lines.push(style.green("clean: no findings"));
-  else {
-    lines.push(style.red(`${plural(counts.errors, "error")}, ${plural(counts.warnings, "warning")}`));
-  }
+  lines.push(report.clean ? style.green("clean: no findings") : style.red(`${plural(counts.errors, "error")}, ${plural(counts.warnings, "warning")}`));
   return lines;
 }

@@ -1,6 +1,4 @@
-/**
- * What every command gets: where to write, how to style it, and the global options.
- */
+/** What every command gets: where to write, how to style it, and the global options. */
 import path from "node:path";
 
 import { defaultAgentDir } from "../index.js";

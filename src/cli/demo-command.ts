@@ -1,7 +1,4 @@
-/**
- * `gjc-session demo`: the whole store at work in a fresh agent directory. Every step goes
- * through the public API, so the demo doubles as a worked example of it.
- */
+/** `gjc-session demo`: the whole store at work in a fresh agent directory, through the public API only. */
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";

@@ -1,6 +1,4 @@
-/**
- * `history search` and `history recent`: the prompt history of the agent dir.
- */
+/** `history search` and `history recent`: the prompt history of the agent dir. */
 import fs from "node:fs";
 import path from "node:path";
 
@@ -26,10 +24,7 @@ function cwdFilter(option: HistoryOptions["cwd"]): string | undefined {
 const DEFAULT_SEARCH_LIMIT = 100;
 const DEFAULT_RECENT_LIMIT = 20;
 
-/**
- * Whether the history database exists. Missing (it or the agent dir): no prompts. Any other
- * failure (an agent dir this user may not search) is `agent_dir_unusable`, never "no prompts".
- */
+/** Whether the history database exists; a failure other than missing is `agent_dir_unusable`, never "no prompts". */
 function historyExists(ctx: CliContext, dbPath: string): boolean {
   try {
     fs.lstatSync(dbPath);

@@ -1,8 +1,5 @@
 #!/usr/bin/env node
-/**
- * `gjc-session`: the command line over the package's public API. Parsing is commander's;
- * every command module returns its exit status and this file maps failures to one line.
- */
+/** `gjc-session`: the command line over the public API; each command returns its exit status, failures print one line. */
 import { createRequire } from "node:module";
 
 import { Command, CommanderError, InvalidArgumentError } from "commander";
@@ -19,10 +16,8 @@ import { runContext, runList, runShow } from "./sessions-command.js";
 export const PACKAGE_VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
 /**
- * The query and directory filter of `history search`. `--cwd` takes an optional directory,
- * so `search --cwd tokenizer` hands the only word to `--cwd`: with no query left, that word
- * is the query and `--cwd` means the current directory. `search --cwd DIR QUERY` is as given.
- * @returns `undefined` when there is no query at all
+ * The query and `--cwd` of `history search`: `--cwd` takes an optional directory, so in `search
+ * --cwd tokenizer` the only word is the query and `--cwd` the current directory. `undefined`: no query.
  */
 export function searchArguments(query: string | undefined, cwd: string | boolean | undefined): { query: string; cwd: string | boolean | undefined } | undefined {
   if (query !== undefined) return { query, cwd };
@@ -40,10 +35,7 @@ function positiveInteger(value: string): number {
   return n;
 }
 
-/**
- * Builds the program. `run(command, action)` wraps an action: it builds the context from
- * the merged options, runs, and records the exit status or the one-line error.
- */
+/** Builds the program; `run` wraps an action: context from the merged options, then the exit status or the one-line error. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("gjc-session")
     .description("Inspect, audit and migrate the owner-only session store of a coding agent.")
@@ -51,6 +43,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("-v, --verbose", "explain errors in detail")
     .version(PACKAGE_VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
+    // Set before any subcommand is added: commander copies it into each one.
     .exitOverride();
   const run =
     <A extends unknown[]>(failureExit: number, action: (ctx: CliContext, ...args: A) => Promise<number> | number) =>
@@ -134,7 +127,6 @@ export function buildProgram(setExit: (code: number) => void): Command {
 export async function main(argv: readonly string[]): Promise<number> {
   let status = 0;
   const program = buildProgram((code) => (status = code));
-  for (const command of [program, ...program.commands, ...program.commands.flatMap((c) => c.commands)]) command.exitOverride();
   try {
     await program.parseAsync([...argv]);
   } catch (error) {
@@ -147,9 +139,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   return status;
 }
 
-// The CLI is its own process: Node 22's notice that node:sqlite is experimental would land in
-// the output of every history command, so this process drops that one warning (a library
-// importer keeps Node's default; see README "Install").
+// Node 22's notice that node:sqlite is experimental would land in every history command's output:
+// the CLI process drops that one warning (a library importer keeps Node's default).
 const emitWarning = process.emitWarning.bind(process);
 process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
   const text = typeof warning === "string" ? warning : warning.message;

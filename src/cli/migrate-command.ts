@@ -1,7 +1,4 @@
-/**
- * `gjc-session migrate`: copies the workspace's legacy-layout sessions into its v2 scope
- * (copy-retain: the sources stay), with a progress bar when stderr is a terminal.
- */
+/** `gjc-session migrate`: copies the workspace's legacy sessions into its v2 scope (sources kept), with a progress bar on a terminal. */
 import path from "node:path";
 
 import {
@@ -84,8 +81,7 @@ export async function runMigrate(ctx: CliContext, options: MigrateOptions): Prom
   const listing = await candidateListing(scope);
   const candidates = listing.candidates.filter((c) => c.migrationState === "legacy_unmigrated");
   const { style } = ctx;
-  // A file or folder that cannot be migrated (a header without a cwd, an unreadable folder)
-  // is named with its code, never passed over in silence.
+  // What cannot be migrated (a header without a cwd, an unreadable folder) is named with its code.
   for (const passed of [...listing.invalid, ...listing.scanErrors]) {
     const why = passed.code === "invalid_header" ? " (a header without a session id or cwd names no workspace)" : "";
     ctx.out(style.yellow(`not migrated ${passed.path}: ${passed.code}${why}`));

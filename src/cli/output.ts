@@ -1,7 +1,4 @@
-/**
- * Terminal output of the CLI: colour only on a TTY and never under `NO_COLOR`, aligned
- * columns, one-line errors with their code.
- */
+/** Terminal output of the CLI: colour only on a TTY without `NO_COLOR`, aligned columns, one-line errors. */
 import { GjcError } from "../index.js";
 
 /** Styling functions; each returns its text unchanged when colour is off. */
@@ -15,10 +12,7 @@ export interface Style {
   cyan(text: string): string;
 }
 
-/**
- * Colour is used only when `stream` is a terminal and `NO_COLOR` is unset or empty
- * (https://no-color.org: any non-empty value turns colour off).
- */
+/** The style of `stream`: colour only on a terminal with `NO_COLOR` unset or empty (https://no-color.org). */
 export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
   const enabled = stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "");
   const wrap = (open: number, close: number) => (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text);
@@ -40,10 +34,7 @@ export function visibleWidth(text: string): number {
   return [...text.replace(ANSI, "")].length;
 }
 
-/**
- * Lays out rows as aligned columns separated by two spaces. The last column is never
- * padded, so long titles do not drag trailing blanks.
- */
+/** Rows as aligned columns two spaces apart; the last column is never padded. */
 export function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));
@@ -54,8 +45,7 @@ export function table(rows: readonly (readonly string[])[]): string[] {
 
 /** `text` on one line, cut to `max` characters with an ellipsis. */
 export function oneLine(text: string, max = 72): string {
-  // Only the start is shown, so only a bounded prefix is flattened and split: a message of
-  // 100 MB costs what a short one does (splitting all of it took gigabytes and aborted).
+  // Only a bounded prefix is flattened and split, so a 100 MB message costs what a short one does.
   const limit = max * 8;
   const cut = text.length > limit;
   let window = cut ? text.slice(0, limit) : text;
@@ -79,16 +69,11 @@ export function shortTime(date: Date): string {
 /** The code of a library error, or a generic one for anything else. */
 export function errorCode(error: unknown): string {
   if (error instanceof GjcError) return error.code;
-  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string") {
-    return (error as NodeJS.ErrnoException).code as string;
-  }
-  return "internal_error";
+  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined;
+  return typeof code === "string" ? code : "internal_error";
 }
 
-/**
- * One line for the user: `gjc-session: <code>: <message>`. With `verbose`, the error's
- * class, its extra fields, the chain of causes and the stack follow on later lines.
- */
+/** `gjc-session: <code>: <message>`; with `verbose`, then the class, extra fields, causes and stack. */
 export function formatError(error: unknown, verbose: boolean, style: Style): string {
   const message = error instanceof Error ? error.message : String(error);
   const first = `${style.red("gjc-session:")} ${style.bold(errorCode(error))}: ${oneLine(message, 400)}`;

@@ -1,6 +1,4 @@
-/**
- * Text forms of entries, messages and trees for the human output of `show` and `context`.
- */
+/** Text forms of entries, messages and trees for the human output of `show` and `context`. */
 import type { ContextMessage, FileEntry, SessionTreeNode } from "../index.js";
 import { oneLine, type Style } from "./output.js";
 
@@ -56,9 +54,8 @@ export function describeEntry(entry: FileEntry, style: Style): string {
 }
 
 /**
- * The tree as lines. A chain (one child) stays at its parent's indent; only a fork indents,
- * so a long linear session does not march off the screen. Iterative: a session may hold
- * hundreds of thousands of entries in one chain.
+ * The tree as lines: only a fork indents, so a long chain does not march off the screen.
+ * Iterative: one chain may hold hundreds of thousands of entries.
  */
 export function renderTree(roots: readonly SessionTreeNode[], leafId: string | null, style: Style): string[] {
   const lines: string[] = [];

@@ -1,6 +1,4 @@
-/**
- * `list`, `show` and `context`: sessions of the managed store, read-only.
- */
+/** `list`, `show` and `context`: sessions of the managed store, read-only. */
 import path from "node:path";
 
 import {
@@ -11,7 +9,6 @@ import {
   listAll,
   listSessions,
   ManagedSessionStorage,
-  resolveManagedScope,
   SESSIONS_DIRECTORY,
   SessionManager,
   type SessionInfo,
@@ -20,7 +17,7 @@ import {
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
-import { legacyCandidates } from "./migrate-command.js";
+import { legacyCandidates, scopeFor } from "./migrate-command.js";
 import { errorCode, oneLine, plural, shortTime, table } from "./output.js";
 import { describeMessage, renderTree } from "./render.js";
 
@@ -30,9 +27,8 @@ export function sessionsRootOf(ctx: CliContext): string {
 }
 
 /**
- * Runs `use` with a managed storage over the sessions root, opened from the held agent
- * directory (never a link, never another user's), or returns `fallback` when the root does
- * not exist yet (nothing was ever stored).
+ * Runs `use` with a managed storage over the sessions root, opened from the held agent directory
+ * (never a link, never another user's), or returns `fallback` when nothing was ever stored.
  */
 async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: ManagedSessionStorage) => Promise<T>): Promise<T> {
   let agent: AgentRoot | undefined;
@@ -74,12 +70,8 @@ export async function runList(ctx: CliContext, options: ListOptions): Promise<nu
   if (options.all === true) {
     listing = await withStorage(ctx, empty, (storage) => listAll(storage.root, { storage }));
   } else {
-    const resolution = resolveManagedScope({ cwd: path.resolve(options.cwd ?? process.cwd()), agentDir: ctx.agentDir });
-    if (resolution.kind === "error") throw new CliError("scope_unavailable", `${resolution.code}: ${resolution.message}`);
-    const { scope } = resolution;
-    listing = scope.exists
-      ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage }))
-      : empty;
+    const scope = scopeFor(ctx, options.cwd ?? process.cwd(), "read");
+    listing = scope.exists ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage })) : empty;
     legacy = (await legacyCandidates(scope)).map((c) => c.path);
   }
   if (options.json === true) {
@@ -101,22 +93,25 @@ function publicInfo(info: SessionInfo): Omit<SessionInfo, "allMessagesText"> {
   return rest;
 }
 
-/**
- * Where a listed session lives: `v2` in a managed scope directory, `legacy` in an older tool's
- * folder (a migrated copy and its retained source share an id, so this tells their rows apart).
- */
-export function layoutOf(sessionsRoot: string, file: string): "v2" | "legacy" {
-  const dir = path.dirname(file);
-  return path.dirname(dir) === sessionsRoot && !isScopeDirectoryName(path.basename(dir)) ? "legacy" : "v2";
+/** Whether `dir` is an older tool's folder in the sessions root (not a managed scope directory). */
+function isLegacyFolder(sessionsRoot: string, dir: string): boolean {
+  return path.dirname(dir) === sessionsRoot && !isScopeDirectoryName(path.basename(dir));
+}
+
+/** Where a listed session lives (a migrated copy and its retained source share an id: this tells them apart). */
+function layoutOf(sessionsRoot: string, file: string): "v2" | "legacy" {
+  return isLegacyFolder(sessionsRoot, path.dirname(file)) ? "legacy" : "v2";
+}
+
+function reasonOf(skipped: SkippedSession): string {
+  return skipped.detail === undefined ? skipped.code : `${skipped.code} (${skipped.detail})`;
 }
 
 /** One line for a skipped file or folder: its code and detail, and for a legacy folder what to do. */
 function skippedLine(root: string, skipped: SkippedSession): string {
-  const why = skipped.detail === undefined ? skipped.code : `${skipped.code} (${skipped.detail})`;
-  const legacyFolder = path.dirname(skipped.path) === root && !isScopeDirectoryName(path.basename(skipped.path));
   // pi writes its folders 0755 and its files 0644: readable, but not owner-only.
-  const hint = legacyFolder ? "; a legacy folder (not owner-only): `gjc-session migrate --cwd <its workspace>` copies its sessions" : "";
-  return `skipped ${skipped.path}: ${why}${hint}`;
+  const hint = isLegacyFolder(root, skipped.path) ? "; a legacy folder (not owner-only): `gjc-session migrate --cwd <its workspace>` copies its sessions" : "";
+  return `skipped ${skipped.path}: ${reasonOf(skipped)}${hint}`;
 }
 
 function formatListing(listing: SessionListing, all: boolean, root: string, ctx: CliContext): string[] {
@@ -136,10 +131,7 @@ function formatListing(listing: SessionListing, all: boolean, root: string, ctx:
   return lines;
 }
 
-/**
- * The shortest prefix of each id (at least `min` characters) that no other id in the list
- * starts with; equal ids (a migrated copy and its source) keep the whole id.
- */
+/** The shortest prefix (at least `min` characters) of each id that no other id starts with; equal ids keep the whole id. */
 export function uniquePrefixes(ids: readonly string[], min = 8): Map<string, string> {
   const sorted = [...new Set(ids)].sort();
   const common = (a: string | undefined, b: string | undefined): number => {
@@ -157,12 +149,11 @@ export function uniquePrefixes(ids: readonly string[], min = 8): Map<string, str
 }
 
 /**
- * A session file from a reference: a path (anything with a separator or ending in `.jsonl`),
- * else a session id or unique id prefix looked up across every scope.
- *
+ * A session file from a reference: a path (with a separator, or ending in `.jsonl`), else an id
+ * or unique id prefix looked up across every scope.
  * @throws CliError `session_not_found`, `ambiguous_session`
  */
-export async function locateSession(ctx: CliContext, ref: string): Promise<string> {
+async function locateSession(ctx: CliContext, ref: string): Promise<string> {
   if (ref.includes("/") || ref.includes(path.sep) || ref.endsWith(".jsonl")) return path.resolve(ref);
   const root = sessionsRootOf(ctx);
   const listing = await withStorage(ctx, { sessions: [], skipped: [] } as SessionListing, (storage) => listAll(storage.root, { storage }));
@@ -178,34 +169,36 @@ export async function locateSession(ctx: CliContext, ref: string): Promise<strin
   return (matches[0] as SessionInfo).path;
 }
 
-/**
- * The error for a reference no listed session matches: the refusal of a skipped file whose
- * name carries the id (`<timestamp>_<id>.jsonl`), with its code, else `session_not_found`.
- */
+/** For a reference nothing listed matches: the refusal of a skipped file named for the id (`<timestamp>_<id>.jsonl`), else `session_not_found`. */
 function notFoundOrRefused(ref: string, root: string, skipped: readonly SkippedSession[]): CliError {
   const refused = skipped.find((s) => (path.basename(s.path).replace(/\.jsonl$/, "").split("_").pop() ?? "").startsWith(ref));
   if (refused === undefined) return new CliError("session_not_found", `no session with id ${ref} in ${root}`);
-  const why = refused.detail === undefined ? refused.code : `${refused.code} (${refused.detail})`;
   const repair = refused.code === "unsafe_entry" ? "; `gjc-session audit --fix` repairs the mode of a file you own with one link" : "";
-  return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${why}${repair}`);
+  return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${reasonOf(refused)}${repair}`);
 }
 
-/** Opens a session read-only, through managed storage when it lives in the agent dir. */
-export async function openSession(ctx: CliContext, file: string): Promise<SessionManager> {
-  const root = sessionsRootOf(ctx);
-  const inside = !path.relative(root, file).startsWith("..");
+/**
+ * Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives
+ * in the agent dir), and closes it after.
+ */
+async function withSession(ctx: CliContext, ref: string, use: (session: SessionManager, file: string) => void): Promise<number> {
+  const file = await locateSession(ctx, ref);
+  const inside = !path.relative(sessionsRootOf(ctx), file).startsWith("..");
   const extras = { agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
-  if (!inside) return SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
   // A read-only manager reads everything while opening and holds nothing afterwards.
-  const opened = await withStorage(ctx, undefined, (storage) => SessionManager.open(file, undefined, storage, undefined, undefined, extras));
-  return opened ?? SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
+  let session = inside ? await withStorage(ctx, undefined, (storage) => SessionManager.open(file, undefined, storage, undefined, undefined, extras)) : undefined;
+  session ??= await SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
+  try {
+    use(session, file);
+  } finally {
+    await session.close();
+  }
+  return 0;
 }
 
 /** Prints a session's tree with labels and the leaf marked. */
 export async function runShow(ctx: CliContext, ref: string): Promise<number> {
-  const file = await locateSession(ctx, ref);
-  const session = await openSession(ctx, file);
-  try {
+  return withSession(ctx, ref, (session, file) => {
     const header = session.getHeader();
     const { style } = ctx;
     ctx.out(`${style.bold("Session")} ${header.id}`);
@@ -213,10 +206,7 @@ export async function runShow(ctx: CliContext, ref: string): Promise<number> {
     ctx.out(style.dim(`  cwd  ${header.cwd ?? "-"}  ·  ${session.getEntries().length} entries  ·  version ${header.version ?? 1}`));
     ctx.out();
     for (const line of renderTree(session.getTree(), session.getLeafId(), style)) ctx.out(line);
-  } finally {
-    await session.close();
-  }
-  return 0;
+  });
 }
 
 /** Options of `context`. */
@@ -227,9 +217,7 @@ export interface ContextOptions {
 
 /** Prints what the model would see continuing from the leaf (or `--leaf`). */
 export async function runContext(ctx: CliContext, ref: string, options: ContextOptions): Promise<number> {
-  const file = await locateSession(ctx, ref);
-  const session = await openSession(ctx, file);
-  try {
+  return withSession(ctx, ref, (session) => {
     if (options.leaf !== undefined && session.getEntry(options.leaf) === undefined) {
       throw new CliError("unknown_entry", `no entry ${options.leaf} in the session`);
     }
@@ -237,7 +225,7 @@ export async function runContext(ctx: CliContext, ref: string, options: ContextO
     const context = buildSessionContext(session.getEntries(), leaf);
     if (options.json === true) {
       ctx.out(JSON.stringify({ sessionId: session.getSessionId(), leafId: leaf, context }, null, 2));
-      return 0;
+      return;
     }
     const { style } = ctx;
     ctx.out(`${style.bold("Context")} of ${session.getSessionId()} at ${leaf ?? "(reset)"}`);
@@ -250,8 +238,5 @@ export async function runContext(ctx: CliContext, ref: string, options: ContextO
     });
     for (const line of table(rows)) ctx.out(line);
     if (rows.length === 0) ctx.out(style.dim("no messages"));
-  } finally {
-    await session.close();
-  }
-  return 0;
+  });
 }

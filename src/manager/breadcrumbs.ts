@@ -1,14 +1,9 @@
 /**
- * Terminal breadcrumbs: a small file per terminal that remembers which session was last used
- * there, so `continueRecent()` in the same terminal resumes that session rather than whatever
- * was touched last in another window.
- *
- * File: `<agentDir>/terminal-sessions/<terminal-id>`, two lines (`cwd`, session file path),
- * each ending in a line feed, written atomically and owner-only through the storage: for an
- * agent directory given as a path or an {@link AgentRoot}, by descriptor from the held agent
- * directory (a `terminal-sessions/` of another owner, or a link there, is refused). The
- * breadcrumb is a hint: writing it never throws on I/O, and reading it only ever yields a
- * session that is still there and belongs to the same working directory.
+ * Terminal breadcrumbs: `<agentDir>/terminal-sessions/<terminal-id>` remembers the session last
+ * used in a terminal (two lines: `cwd`, session file), so `continueRecent()` there resumes it
+ * rather than whatever another window touched last. Written atomically and owner-only, by
+ * descriptor from the held agent directory. A hint: writing never throws on I/O, and reading
+ * only yields a session that still exists and belongs to the same working directory.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -30,41 +25,27 @@ export type TerminalIdSource = "tmux" | "tty" | "kitty" | "apple-terminal" | "wi
 /** A terminal id for breadcrumbs, or why there is none. */
 export type TerminalIdResult =
   | { kind: "terminal"; id: string; source: TerminalIdSource }
-  /**
-   * `no_terminal`: nothing in the environment names a terminal; `unsafe_id`: the deciding
-   * source gave a value that is not a safe single file name (no breadcrumb is written then).
-   */
+  /** `no_terminal`: nothing names a terminal; `unsafe_id`: the deciding value is no safe file name. */
   | { kind: "none"; reason: "no_terminal" | "unsafe_id" };
 
 // Letters, digits and the punctuation terminal ids really use (`%` in tmux panes, `:` in
 // Terminal.app session ids); never a separator, never a leading dot (hidden/temporary names).
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._%+@=:-]{0,199}$/;
 
-/**
- * True when `id` can be used as one file name in the breadcrumb directory on this platform:
- * 1..200 characters from a fixed safe set, starting with a letter or digit, not ending in a
- * dot, and (Windows) without `:`.
- */
+/** True when `id` is a safe single file name here: 1..200 safe characters, no trailing dot, no `:` on Windows. */
 export function isSafeTerminalId(id: string): boolean {
   if (typeof id !== "string" || !SAFE_ID.test(id) || id.endsWith(".")) return false;
   return process.platform !== "win32" || !id.includes(":");
 }
 
 /**
- * Derives the terminal id from the environment. The first source that applies decides:
- * a tmux pane inside tmux (`tmux-<TMUX_PANE>`); the stdin terminal device (`/dev/pts/3` ->
- * `pts-3`); kitty (`kitty-<KITTY_WINDOW_ID>`); a tmux pane variable without `TMUX`;
- * Terminal.app (`apple-<TERM_SESSION_ID>`); Windows Terminal (`wt-<WT_SESSION>`). If the
- * deciding value is not a safe file name the result is `unsafe_id`, never a fallback to a
- * weaker source.
- *
- * @param env the environment to read (default `process.env`)
- * @param stdinTty the path of the terminal on stdin, if any (see {@link stdinTtyPath})
+ * The terminal id from `env` and the stdin terminal `stdinTty` ({@link stdinTtyPath}). The first
+ * source that applies decides: a tmux pane inside tmux (`tmux-<TMUX_PANE>`), the stdin device
+ * (`/dev/pts/3` -> `pts-3`), kitty (`kitty-<KITTY_WINDOW_ID>`), a tmux pane without `TMUX`,
+ * Terminal.app (`apple-<TERM_SESSION_ID>`), Windows Terminal (`wt-<WT_SESSION>`). An unsafe
+ * deciding value gives `unsafe_id`, never a fallback to a weaker source.
  */
-export function terminalIdFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-  stdinTty: string | undefined = undefined,
-): TerminalIdResult {
+export function terminalIdFromEnv(env: NodeJS.ProcessEnv = process.env, stdinTty: string | undefined = undefined): TerminalIdResult {
   const pane = nonEmpty(env.TMUX_PANE);
   const candidate = ((): { id: string; source: TerminalIdSource } | undefined => {
     if (nonEmpty(env.TMUX) !== undefined && pane !== undefined) return { id: `tmux-${pane}`, source: "tmux" };
@@ -92,11 +73,7 @@ function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.length === 0 ? undefined : value;
 }
 
-/**
- * The device path of the terminal on this process's stdin (for example `/dev/pts/3`), or
- * `undefined` when stdin is not a terminal or the platform does not expose the path
- * (only Linux's `/proc/self/fd/0` is consulted).
- */
+/** The device path of the terminal on stdin (`/dev/pts/3`), or `undefined` (not a terminal, or not Linux). */
 export function stdinTtyPath(): string | undefined {
   if (process.platform !== "linux" || !tty.isatty(0)) return undefined;
   try {
@@ -107,10 +84,7 @@ export function stdinTtyPath(): string | undefined {
   }
 }
 
-/**
- * Where breadcrumbs live: an agent directory, as a path (opened by descriptor for each call)
- * or held ({@link AgentRoot}), or a storage rooted at one.
- */
+/** Where breadcrumbs live: an agent directory (a path, or held as an {@link AgentRoot}), or a storage rooted at one. */
 export type BreadcrumbHome = string | AgentRoot | SessionStorage;
 
 /** The path of the breadcrumb of `terminalId` below `agentDir` (the id is not checked here). */
@@ -133,16 +107,10 @@ export type BreadcrumbWriteResult =
   | { ok: false; code: BreadcrumbWriteCode; storageCode?: StorageErrorCode };
 
 /**
- * Records that the terminal `terminalId` is working on `sessionFile` in `cwd`. The content is
- * exactly `cwd + "\n" + sessionFile + "\n"`, replaced atomically (0600, in a 0700 directory).
- * Best effort: every failure is returned, never thrown.
+ * Records that terminal `terminalId` works on `sessionFile` in `cwd`: exactly `cwd + "\n" +
+ * sessionFile + "\n"`, replaced atomically (0600 in a 0700 directory). Failures are returned, never thrown.
  */
-export function writeBreadcrumb(
-  home: BreadcrumbHome,
-  terminalId: string,
-  cwd: string,
-  sessionFile: string,
-): BreadcrumbWriteResult {
+export function writeBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, sessionFile: string): BreadcrumbWriteResult {
   if (!isSafeTerminalId(terminalId)) return { ok: false, code: "unsafe_terminal_id" };
   if (!representable(cwd) || !representable(sessionFile)) return { ok: false, code: "unrepresentable_path" };
   try {
@@ -200,10 +168,7 @@ function parseBreadcrumb(text: string): { cwd: string; sessionFile: string } | u
 
 /** Options of {@link resolveBreadcrumb}. */
 export interface ResolveBreadcrumbOptions {
-  /**
-   * Storage that holds the session file, used to check that it still exists (links are
-   * refused). Default: a no-follow check on the file system.
-   */
+  /** Storage that holds the session file, to check it still exists (links refused); default a no-follow lstat. */
   sessionStorage?: SessionStorage;
 }
 
@@ -218,16 +183,10 @@ export type BreadcrumbResolution =
     };
 
 /**
- * The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd
- * must equal `cwd` after `path.resolve` on both, and the session file must still be a regular
- * file (not a link).
+ * The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd must
+ * resolve to the same path, and the session file must still be a regular file (not a link).
  */
-export async function resolveBreadcrumb(
-  home: BreadcrumbHome,
-  terminalId: string,
-  cwd: string,
-  options: ResolveBreadcrumbOptions = {},
-): Promise<BreadcrumbResolution> {
+export async function resolveBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, options: ResolveBreadcrumbOptions = {}): Promise<BreadcrumbResolution> {
   const read = await readBreadcrumb(home, terminalId);
   if (read.kind === "none") return { ...read, kind: "ignored" };
   if (path.resolve(read.cwd) !== path.resolve(cwd)) return { kind: "ignored", reason: "cwd_mismatch" };
@@ -245,10 +204,9 @@ function sessionFileExists(file: string, storage: SessionStorage | undefined): b
 }
 
 /**
- * Runs `use` with a storage that holds the breadcrumb directory and that directory's path.
- * An agent directory (path or held) is walked by descriptor: `terminal-sessions/` is opened
- * from the held agent directory (created owner-only for a write; an object there that is not
- * the user's own directory is refused, never adopted). A storage home is used as given.
+ * Runs `use` with a storage holding the breadcrumb directory, and its path. From an agent
+ * directory, `terminal-sessions/` is opened by descriptor (created owner-only for a write; an
+ * object there that is not the user's own directory is refused). A storage home is used as given.
  */
 function withBreadcrumbs<T>(home: BreadcrumbHome, write: boolean, use: (storage: SessionStorage, dir: string) => T): T {
   if (typeof home !== "string" && !(home instanceof AgentRoot)) {
@@ -257,10 +215,10 @@ function withBreadcrumbs<T>(home: BreadcrumbHome, write: boolean, use: (storage:
     return use(home, dir);
   }
   if (typeof home === "string" && !path.isAbsolute(home)) throw pathError("invalid_path", home);
-  const where = breadcrumbPath(typeof home === "string" ? path.resolve(home) : home.path, "x");
+  const where = path.join(typeof home === "string" ? path.resolve(home) : home.path, TERMINAL_SESSIONS_DIR);
   const direction = write ? "write" : "read";
-  const root = typeof home === "string" ? guardStorage(direction, path.dirname(where), () => (write ? AgentRoot.open(home, { write: true }) : AgentRoot.openIfExists(home))) : home;
-  if (root === undefined) throw pathError("not_found", path.dirname(where));
+  const root = typeof home === "string" ? guardStorage(direction, where, () => (write ? AgentRoot.open(home, { write: true }) : AgentRoot.openIfExists(home))) : home;
+  if (root === undefined) throw pathError("not_found", where);
   try {
     const dir = guardStorage(direction, path.join(root.path, TERMINAL_SESSIONS_DIR), () => root.openDir(TERMINAL_SESSIONS_DIR));
     const storage = new ManagedSessionStorage(dir);

@@ -1,8 +1,6 @@
 /**
- * GJC's destination arguments: where a factory puts (or looks for) sessions. A destination
- * is `undefined` (the managed scope of the cwd), a string (an explicit session directory),
- * or a token that {@link managedDestination} / {@link explicitDestination} issued. Tokens
- * are checked by identity against the ones this module handed out, so a look-alike object
+ * GJC's destination arguments: `undefined` (the managed scope of the cwd), a string (an explicit
+ * session directory), or a token issued here, checked by identity so that a look-alike object
  * cannot point a manager at a directory nobody resolved.
  */
 import path from "node:path";
@@ -22,10 +20,10 @@ export interface SessionDestination {
 /** What the factories accept where GJC takes a `SessionDestinationInput`. */
 export type SessionDestinationInput = string | SessionDestination | undefined;
 
-/** GJC's legacy-layout policy argument; see {@link checkMigrationPolicy}. */
+/** GJC's legacy-layout policy argument; both values behave alike (see {@link resolveFactoryOptions}). */
 export type MigrationPolicy = "copy-retain" | "disabled";
 
-/** GJC's resident-memory mode argument; see {@link checkSessionMemoryMode}. */
+/** GJC's resident-memory mode argument; it has no effect here (see {@link resolveFactoryOptions}). */
 export type SessionMemoryMode = "off" | "shadow" | "enabled" | "auto";
 
 interface IssuedToken {
@@ -42,8 +40,7 @@ function issue(kind: SessionDestination["kind"], sessionDir: string, token: Issu
 }
 
 /**
- * Refuses a caller storage where the managed scope is used: the scope is reached through
- * owner-only managed storage, which only stands in for the real file system.
+ * Refuses a caller storage where the managed scope is used: it is reached through owner-only managed storage.
  * @throws SessionManagerError `managed_storage_unsupported`
  */
 export function checkManagedStorage(storage: SessionStorage | undefined): void {
@@ -56,8 +53,7 @@ export function checkManagedStorage(storage: SessionStorage | undefined): void {
 }
 
 /**
- * Resolves and prepares (creates owner-only, binds) the managed scope of `cwd` and returns a
- * token for it.
+ * Resolves and prepares (creates owner-only, binds) the managed scope of `cwd`; a token for it.
  * @throws SessionManagerError `managed_storage_unsupported`, `invalid_options`; ScopeError
  */
 export function managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
@@ -106,33 +102,19 @@ export function targetOf(cwd: string, destination: SessionDestinationInput, stor
   return { sessionDir: destination.sessionDir, storage, cwd };
 }
 
-/**
- * Validates GJC's `migrationPolicy`. Both values behave the same here: no factory adopts a
- * legacy-layout session implicitly (legacy sessions reach the managed scope only through the
- * explicit migration, which copies and retains), so there is nothing for `"disabled"` to stop.
- * @throws SessionManagerError `invalid_options` for any other value
- */
-export function checkMigrationPolicy(value: MigrationPolicy | undefined): void {
-  if (value !== undefined && value !== "copy-retain" && value !== "disabled") {
-    throw new SessionManagerError("invalid_options", `unknown migrationPolicy: ${String(value)}`);
-  }
-}
+// The values GJC's policy arguments may take. Both migration policies behave alike: no factory
+// adopts a legacy session implicitly (only the explicit copy-retain migration does), so there is
+// nothing for "disabled" to stop. The memory mode tunes GJC's resident caches and spill sidecars;
+// this store keeps the parsed session in memory and nothing beside it.
+const POLICY_VALUES = {
+  migrationPolicy: ["copy-retain", "disabled"],
+  sessionMemoryMode: ["off", "shadow", "enabled", "auto"],
+} as const;
 
 /**
- * Validates GJC's `sessionMemoryMode`. It has no effect: it tunes GJC's resident caches and
- * spill sidecars, and this store keeps the parsed session in memory and nothing beside it.
- * @throws SessionManagerError `invalid_options` for any other value
- */
-export function checkSessionMemoryMode(value: SessionMemoryMode | undefined): void {
-  if (value !== undefined && value !== "off" && value !== "shadow" && value !== "enabled" && value !== "auto") {
-    throw new SessionManagerError("invalid_options", `unknown sessionMemoryMode: ${String(value)}`);
-  }
-}
-
-/**
- * The options a factory that takes GJC's policy arguments runs with: the policies checked,
- * then the destination resolved for `cwd`.
- * @throws what {@link checkMigrationPolicy}, {@link checkSessionMemoryMode}, {@link targetOf}
+ * The options a factory that takes GJC's policy arguments runs with: the policies checked, then
+ * the destination resolved for `cwd`.
+ * @throws SessionManagerError `invalid_options` for an unknown policy value; what {@link targetOf}
  *   and `resolveOptions` throw
  */
 export function resolveFactoryOptions(
@@ -142,7 +124,11 @@ export function resolveFactoryOptions(
   policies: { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined },
   options: SessionManagerOptions,
 ): ResolvedOptions {
-  checkMigrationPolicy(policies.migrationPolicy);
-  checkSessionMemoryMode(policies.sessionMemoryMode);
+  for (const name of ["migrationPolicy", "sessionMemoryMode"] as const) {
+    const value = policies[name];
+    if (value !== undefined && !(POLICY_VALUES[name] as readonly string[]).includes(value)) {
+      throw new SessionManagerError("invalid_options", `unknown ${name}: ${String(value)}`);
+    }
+  }
   return resolveOptions(targetOf(cwd, destination, storage), options);
 }

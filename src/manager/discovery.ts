@@ -1,14 +1,9 @@
 /**
- * Session discovery: listing the session files of a directory (or of every scope under a
- * sessions root) with the metadata a picker needs, newest first.
- *
- * Cost per file: one open whose descriptor gives the identity, a bounded prefix read and, for
- * v4/v5 files longer than the prefix, a backward scan for late `header_patch` records. A file
- * the in-process cache or the directory's persistent index (`listing-index.ts`) already knows
- * is checked by one stat, batched per directory, and not opened while it is unchanged. No
- * file is ever read whole, so memory does not grow with file sizes. A file that cannot be listed (unreadable,
- * no valid header, a newer format, a link, a FIFO) is reported in `skipped` with a code and
- * never fails the listing.
+ * Session discovery: the session files of a directory (or of every scope under a sessions
+ * root) with what a picker shows, newest first. Per file: one open, a bounded prefix read and,
+ * for a long v4/v5 file, a backward scan for late `header_patch` records; a file the cache or
+ * the directory's index (`listing-index.ts`) knows costs one batched stat while unchanged.
+ * A file that cannot be listed is reported in `skipped` with a code, never fails the listing.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -42,7 +37,6 @@ import {
   SESSION_LIST_PREFIX_BYTES,
   buildSessionInfo,
   summarizePrefix,
-  type DiscoverySkipCode,
   type LatePatches,
   type PrefixSummary,
   type SessionInfo,
@@ -57,26 +51,15 @@ export const DEFAULT_DISCOVERY_CONCURRENCY = 64;
 
 /** Options shared by every discovery function. */
 export interface DiscoveryOptions {
-  /**
-   * Where the files are read. Default: a {@link FileSessionStorage} rooted at the directory
-   * being listed (the sessions root for {@link listAll}).
-   */
+  /** Where the files are read; default a {@link FileSessionStorage} rooted at the listed directory. */
   storage?: SessionStorage;
-  /**
-   * Results of earlier listings. Default: one cache per storage object, and one shared cache
-   * for calls without a storage. `false` reads every file.
-   */
+  /** Earlier results: default one cache per storage (one shared without a storage); `false` reads every file. */
   cache?: SessionInfoCache | false;
-  /**
-   * Files examined before the listing yields to the event loop (default
-   * {@link DEFAULT_DISCOVERY_CONCURRENCY}).
-   */
+  /** Files examined between two yields to the event loop (default {@link DEFAULT_DISCOVERY_CONCURRENCY}). */
   concurrency?: number;
   /**
-   * Use the persistent listing index ({@link LISTING_INDEX_FILE_NAME}) of each listed
-   * directory: read it to skip files it knows unchanged, and write it back when something
-   * changed and the directory is safe to write (see `listing-index.ts`). Default `true`.
-   * `false` neither reads nor writes any index file.
+   * Read each directory's listing index ({@link LISTING_INDEX_FILE_NAME}) and write it back when
+   * something changed and the directory is safe to write. Default `true`; `false` touches none.
    */
   persistentIndex?: boolean;
 }
@@ -88,10 +71,8 @@ export interface SessionListing {
 }
 
 /**
- * Lists every session file directly in `sessionDir`, newest first by mtime, ties by path.
- * A missing directory lists as empty; a directory that cannot be listed is reported in
- * `skipped` under its own path.
- *
+ * Lists the session files directly in `sessionDir`, newest first by mtime, ties by path. A
+ * missing directory lists as empty; one that cannot be listed is reported in `skipped`.
  * @throws StorageError `invalid_path` for a relative directory, `outside_root` for one that is
  *   not below the given storage's root
  */
@@ -103,19 +84,15 @@ export async function listSessions(sessionDir: string, options: DiscoveryOptions
 }
 
 /**
- * Lists the session files in every directory directly below `sessionsRoot` (one directory per
- * workspace scope). Directories that cannot be listed, and links or other non-directories in
- * the root, are reported in `skipped`; the rest is listed as by {@link listSessions} and
- * merged in one order.
+ * Lists the session files of every directory directly below `sessionsRoot` (one per scope), as
+ * {@link listSessions} does, merged in one order; links and other non-directories there are skipped.
  */
 export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
   const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listFilesSync(dir, { kind: "directory" }), skipped);
   if (dirs === undefined) return { sessions: [], skipped };
-  for (const entry of nonRegularEntries(context.storage, sessionsRoot, () => true)) {
-    if (entry.type !== "directory") skipped.push(entry.skip);
-  }
+  for (const stray of strayEntries(context.storage, sessionsRoot, true)) skipped.push(stray);
   const outcomes: Outcome[] = [];
   for (const name of dirs) {
     const dir = path.join(sessionsRoot, name);
@@ -127,17 +104,11 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
 }
 
 /**
- * The `limit` newest sessions of `sessionDir` (mtime descending, ties by path). Files are
- * ordered by a stat alone, and prefixes are read only from the newest down until `limit`
- * sessions are found, so the cost does not depend on how many older files there are.
+ * The `limit` newest sessions of `sessionDir` (mtime descending, ties by path): files are
+ * ordered by stat, and prefixes read from the newest down until `limit` sessions are found.
  * `skipped` holds the files passed over on the way, and every link or non-regular entry.
- * {@link getRecentSessions} is the GJC-shaped form (the sessions only).
  */
-export async function listRecentSessions(
-  sessionDir: string,
-  limit = 20,
-  options: DiscoveryOptions = {},
-): Promise<SessionListing> {
+export async function listRecentSessions(sessionDir: string, limit = 20, options: DiscoveryOptions = {}): Promise<SessionListing> {
   if (!Number.isInteger(limit) || limit < 0) throw new SessionManagerError("invalid_options", "limit must be a non-negative integer");
   const context = contextFor(sessionDir, options);
   const found = candidatesIn(context, sessionDir);
@@ -167,26 +138,15 @@ export async function listRecentSessions(
 }
 
 /**
- * GJC's `getRecentSessions`: the `limit` newest valid sessions of `sessionDir`, newest first
- * (what {@link listRecentSessions} returns without its `skipped` report). Rows are our
- * {@link SessionInfo}, which carries GJC's `path` and more, not GJC's display pairs.
+ * GJC's `getRecentSessions`: the sessions of {@link listRecentSessions}, as our {@link SessionInfo} rows.
  * @throws SessionManagerError `invalid_options` for a negative or fractional limit; StorageError for a bad directory path
  */
-export async function getRecentSessions(
-  sessionDir: string,
-  limit = 20,
-  storage?: SessionStorage,
-  options: Omit<DiscoveryOptions, "storage"> = {},
-): Promise<SessionInfo[]> {
+export async function getRecentSessions(sessionDir: string, limit = 20, storage?: SessionStorage, options: Omit<DiscoveryOptions, "storage"> = {}): Promise<SessionInfo[]> {
   return (await listRecentSessions(sessionDir, limit, storage === undefined ? options : { ...options, storage })).sessions;
 }
 
 /** The path of the newest valid session of `sessionDir` by mtime, or `null` when there is none. */
-export async function findMostRecentSession(
-  sessionDir: string,
-  storage?: SessionStorage,
-  options: Omit<DiscoveryOptions, "storage"> = {},
-): Promise<string | null> {
+export async function findMostRecentSession(sessionDir: string, storage?: SessionStorage, options: Omit<DiscoveryOptions, "storage"> = {}): Promise<string | null> {
   return (await getRecentSessions(sessionDir, 1, storage, options))[0]?.path ?? null;
 }
 
@@ -198,23 +158,20 @@ interface Context {
 }
 
 interface Candidate {
-  /** file name within the directory being examined */
   name: string;
-  /** known already when the caller ordered files by mtime, or the file was known before */
+  /** known when the caller stated the file already */
   stat?: StorageStat;
-  /** its path, when already built (one string per file keeps cache lookups cheap) */
+  /** its path, when built already (one string per file keeps cache lookups cheap) */
   file?: string;
 }
 
-/** One directory being listed: its persistent index as read, and the records seen now. */
+/** One directory being listed: its index as read, and the records seen now. */
 interface DirectoryState {
-  dir: string;
-  /** `dir` with a trailing separator: file paths are built by concatenation, once per file */
+  /** `dir` and a separator: file paths are built by one concatenation */
   prefix: string;
   access: IndexAccess;
-  /** the index as read (validated as a whole, each record still checked against a stat) */
   stored: ListingIndex | undefined;
-  /** the names listed now: records of the previous index for files not examined are kept */
+  /** the names listed now; stored records of other names are dropped */
   names: ReadonlySet<string>;
   /** records produced or confirmed by this listing */
   seen: ListingIndex;
@@ -226,7 +183,6 @@ interface DirectoryState {
 
 type Outcome = { kind: "session"; info: SessionInfo } | ({ kind: "skip" } & SkippedSession);
 
-/** The reported row of a skipped outcome. */
 function skipRow(outcome: { kind: "skip" } & SkippedSession): SkippedSession {
   const { kind: _kind, ...row } = outcome;
   return row;
@@ -239,19 +195,17 @@ function contextFor(dir: string, options: DiscoveryOptions): Context {
   const concurrency = options.concurrency ?? DEFAULT_DISCOVERY_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new SessionManagerError("invalid_options", "concurrency must be a positive integer");
   const storage = options.storage ?? new FileSessionStorage(dir);
-  let cache: SessionInfoCache | undefined;
-  if (options.cache instanceof SessionInfoCache) cache = options.cache;
-  else if (options.cache === false) cache = undefined;
-  else if (options.storage === undefined) cache = sharedCache;
-  else {
-    // Inode numbers identify a file only within one storage (memory storages number from 1).
-    cache = cachesByStorage.get(storage);
-    if (cache === undefined) {
-      cache = new SessionInfoCache();
-      cachesByStorage.set(storage, cache);
-    }
-  }
-  return { storage, cache, concurrency, persistentIndex: options.persistentIndex !== false };
+  return { storage, cache: cacheFor(options, storage), concurrency, persistentIndex: options.persistentIndex !== false };
+}
+
+function cacheFor(options: DiscoveryOptions, storage: SessionStorage): SessionInfoCache | undefined {
+  if (options.cache instanceof SessionInfoCache) return options.cache;
+  if (options.cache === false) return undefined;
+  if (options.storage === undefined) return sharedCache;
+  // Inode numbers identify a file only within one storage (memory storages number from 1).
+  let cache = cachesByStorage.get(storage);
+  if (cache === undefined) cachesByStorage.set(storage, (cache = new SessionInfoCache()));
+  return cache;
 }
 
 /** The session file names of one directory, and the entries there that are skipped unread. */
@@ -259,14 +213,10 @@ function candidatesIn(context: Context, dir: string): { names: string[]; skipped
   const skipped: SkippedSession[] = [];
   const listed = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
   if (listed === undefined) return { names: [], skipped };
-  for (const entry of nonRegularEntries(context.storage, dir, isSessionFileName)) skipped.push(entry.skip);
-  return { names: listed.filter(isSessionFileName), skipped };
+  return { names: listed.filter(isSessionFileName), skipped: strayEntries(context.storage, dir, false) };
 }
 
-/**
- * The names `list` gives for `dir`; `undefined` when it cannot list them. A missing directory
- * is simply empty; any other failure is reported in `skipped` under the directory's path.
- */
+/** The names `list` gives for `dir`, or `undefined`: missing is empty, any other failure is reported. */
 function listOrReport(dir: string, list: (dir: string) => string[], skipped: SkippedSession[]): string[] | undefined {
   try {
     return list(dir);
@@ -285,48 +235,34 @@ function isSessionFileName(name: string): boolean {
 }
 
 /**
- * Links, FIFOs, sockets and devices in `dir` whose names pass `wanted`. The storage lists
- * regular files only, so these would otherwise vanish without a trace; they are reported so a
- * planted link or FIFO is visible. Only disk-backed storages can hold them, and the names are
- * taken from a plain directory read (a managed storage reads its held directory): nothing is
- * opened or followed.
+ * Links, FIFOs, sockets and devices in `dir`, reported so that a planted link or FIFO is seen
+ * (the storage lists regular files only); in a sessions root (`root`) directories are expected,
+ * elsewhere only session file names count. Names come from a directory read: nothing is followed.
  */
-function nonRegularEntries(
-  storage: SessionStorage,
-  dir: string,
-  wanted: (name: string) => boolean,
-): { type: "symlink" | "directory" | "other"; skip: SkippedSession }[] {
-  let entries: { name: string; type: "file" | "symlink" | "directory" | "other" }[];
+function strayEntries(storage: SessionStorage, dir: string, root: boolean): SkippedSession[] {
+  let entries: { name: string; type: string }[];
   try {
-    if (storage instanceof ManagedSessionStorage) {
-      entries = storage.listEntriesSync(dir).map((e) => ({ name: e.name, type: e.type === "file" || e.type === "symlink" || e.type === "directory" ? e.type : "other" }));
-    } else if (storage instanceof FileSessionStorage) {
+    if (storage instanceof ManagedSessionStorage) entries = storage.listEntriesSync(dir);
+    else if (!(storage instanceof FileSessionStorage)) return [];
+    else {
       entries = fs.readdirSync(dir, { withFileTypes: true }).map((e) => ({
         name: e.name,
         type: e.isFile() ? "file" : e.isSymbolicLink() ? "symlink" : e.isDirectory() ? "directory" : "other",
       }));
-    } else {
-      return [];
     }
   } catch {
     // The storage listed this directory a moment ago; if it is gone now, so are its entries.
     return [];
   }
-  const found: { type: "symlink" | "directory" | "other"; skip: SkippedSession }[] = [];
-  for (const entry of entries) {
-    if (entry.type === "file" || entry.name.startsWith(".") || !wanted(entry.name)) continue;
-    const where = path.join(dir, entry.name);
-    if (entry.type === "symlink") found.push({ type: "symlink", skip: { path: where, code: "symlink_refused" } });
-    else found.push({ type: entry.type, skip: { path: where, code: "not_regular_file" } });
+  const found: SkippedSession[] = [];
+  for (const { name, type } of entries) {
+    if (type === "file" || name.startsWith(".") || (root ? type === "directory" : !isSessionFileName(name))) continue;
+    found.push({ path: path.join(dir, name), code: type === "symlink" ? "symlink_refused" : "not_regular_file" });
   }
   return found;
 }
 
-/**
- * Lists the session files `names` of `dir`: files the in-process cache or the directory's
- * index already knows are stated in one batch through the directory (and not opened while
- * unchanged); the rest are read. The index is written back when something changed.
- */
+/** Lists the files `names` of `dir`: known ones are stated in one batch (and not opened while unchanged), the rest read. */
 async function examineDirectory(context: Context, dir: string, names: readonly string[]): Promise<Outcome[]> {
   const state = openDirectory(context, dir, names);
   const files = names.map((name) => state.prefix + name);
@@ -358,17 +294,16 @@ async function examineDirectory(context: Context, dir: string, names: readonly s
   return outcomes;
 }
 
-/** Reads the index of `dir` (when the listing uses one) before its files are examined. */
+/** Reads the index of `dir`, when the listing uses one, before its files are examined. */
 function openDirectory(context: Context, dir: string, names: readonly string[]): DirectoryState {
   const access: IndexAccess = context.persistentIndex ? indexAccess(context.storage, dir) : { file: undefined, writable: false };
   const stored = readListingIndex(context.storage, access, dir);
-  return { dir, prefix: path.join(dir, path.sep), access, stored, names: new Set(names), seen: new Map(), startedMs: Date.now(), dirty: false };
+  return { prefix: path.join(dir, path.sep), access, stored, names: new Set(names), seen: new Map(), startedMs: Date.now(), dirty: false };
 }
 
 /**
- * Writes the index of the directory back when this listing learned something it did not
- * hold: a new or changed file, or a file gone. Records of files this listing did not need
- * (a `getRecentSessions` stops early) are carried over; they are checked when used.
+ * Writes the index back when this listing learned something it did not hold (a new or changed
+ * file, a file gone). Records of files not examined (a recent listing stops early) are carried over.
  */
 function closeDirectory(context: Context, state: DirectoryState): void {
   if (state.access.file === undefined || !state.access.writable) return;
@@ -381,10 +316,7 @@ function closeDirectory(context: Context, state: DirectoryState): void {
   writeListingIndex(context.storage, state.access, next);
 }
 
-/**
- * Whether `next` stores nothing `stored` did not: two records of one identity were read from
- * the same unchanged file (the index keeps no resume points, the one part that may differ).
- */
+/** Whether `next` stores nothing `stored` did not (the index keeps no resume points, the one part that may differ). */
 function sameRecord(stored: ListingRecord, next: ListingRecord): boolean {
   const { dev, ino, size, mtimeMs, ctimeMs } = next;
   return stored.dev === dev && stored.ino === ino && stored.size === size && stored.mtimeMs === mtimeMs && stored.ctimeMs === ctimeMs && stored.outcome.kind === next.outcome.kind;
@@ -406,10 +338,8 @@ function statAll(context: Context, dir: string, names: readonly string[]): (Stor
 }
 
 /**
- * Examines `candidates` of one directory, results in input order. Each file is read
- * synchronously (a 4 KiB read from the page cache costs far less than a hand-off to the
- * thread pool); the listing yields to the event loop after every `concurrency` files so a
- * large directory never holds the process for long.
+ * Examines `candidates`, results in input order. Reads are synchronous (a 4 KiB read from the
+ * page cache costs less than a thread-pool hand-off); the listing yields every `concurrency` files.
  */
 async function examineAll(context: Context, state: DirectoryState, candidates: readonly Candidate[]): Promise<Outcome[]> {
   const outcomes = new Array<Outcome>(candidates.length);
@@ -430,11 +360,7 @@ function knownRecord(context: Context, state: DirectoryState, name: string, file
   return stored;
 }
 
-/**
- * Lists one file: a known result, or one open that gives the identity, the prefix and (v4/v5)
- * the late patch scan from the same descriptor. A file known before comes with a stat, so an
- * unchanged one is never opened.
- */
+/** Lists one file: a known result, or one open giving the identity, the prefix and the late patch scan. */
 function examine(context: Context, state: DirectoryState, candidate: Candidate): Outcome {
   const { name } = candidate;
   const file = candidate.file ?? state.prefix + name;
@@ -471,16 +397,13 @@ function examine(context: Context, state: DirectoryState, candidate: Candidate):
   return settle(state, name, file, record);
 }
 
-/** How long after its last change a file's identity is trusted to tell a later change apart. */
+/** How long after its last change a file's identity tells a later change apart (whole-second clocks: longer). */
 const SETTLE_MS = 50;
-/** The same for file systems that keep whole seconds only (a ctime with no fraction). */
 const COARSE_SETTLE_MS = 2000;
 
 /**
- * True when the file changed so shortly before this listing began that a rewrite of the
- * same size could still get the same change time (timestamps advance in clock ticks, not
- * nanoseconds). Such a result is returned but not remembered: the next listing reads the
- * file again, by when any rewrite has a change time of its own.
+ * True when the file changed so shortly before this listing that a same-size rewrite could still
+ * get the same change time (clocks tick coarsely): such a result is returned but not remembered.
  */
 function changedTooRecently(record: ListingRecord, startedMs: number): boolean {
   const changed = record.ctimeMs ?? record.mtimeMs;
@@ -489,8 +412,7 @@ function changedTooRecently(record: ListingRecord, startedMs: number): boolean {
 
 /** Notes `record` as this listing's view of `name` and gives its outcome. */
 function settle(state: DirectoryState, name: string, file: string, record: ListingRecord): Outcome {
-  // Only an index that may be written needs to know what was seen; a record of the index as
-  // read is carried over by closeDirectory unless seen otherwise.
+  // Only a writable index needs what was seen; a stored record is carried over unless seen otherwise.
   const stored = state.stored?.get(name);
   if (!state.access.writable || stored === record) return withPath(file, record.outcome);
   state.seen.set(name, record);
@@ -498,23 +420,14 @@ function settle(state: DirectoryState, name: string, file: string, record: Listi
   return withPath(file, record.outcome);
 }
 
-/**
- * The buffer every prefix is read into: files are examined one at a time, synchronously, and
- * nothing keeps a view of it (the text is decoded, the digest computed, before the next file).
- */
+/** The buffer every prefix is read into: files are examined one at a time and no view of it is kept. */
 const prefixScratch = Buffer.allocUnsafe(SESSION_LIST_PREFIX_BYTES);
 
 /**
- * Reads what a listing needs from the file open in `reader`. A v4/v5 file that only grew
- * since the last listing (same object, same prefix, same bytes before the old end) is
- * scanned for late patches from where the last scan ended, so a live session is not re-read
- * whole each time.
+ * Reads what a listing needs from the file open in `reader`. A v4/v5 file that only grew (same
+ * object, same prefix, same bytes before the old end) is scanned on from where the last scan ended.
  */
-function readOutcome(
-  reader: SessionFileReader,
-  stat: StorageStat,
-  previous: ResumePoint | undefined,
-): { outcome: CachedOutcome; resume?: ResumePoint } {
+function readOutcome(reader: SessionFileReader, stat: StorageStat, previous: ResumePoint | undefined): { outcome: CachedOutcome; resume?: ResumePoint } {
   const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;
   const bytes = prefixScratch.subarray(0, reader.readSync(prefixScratch, 0));
   const text = decodeUtf8Prefix(bytes);

@@ -1,14 +1,11 @@
-/**
- * GJC's static listings (`SessionManager.list` / `listAll`) over discovery: which directory
- * a workspace's sessions are in, and which storage reaches it.
- */
+/** GJC's static listings (`SessionManager.list` / `listAll`) over discovery, each through the storage the manager would use. */
 import path from "node:path";
 
 import { FileSessionStorage, ManagedSessionStorage, StorageError, consoleStorageLogger, type SessionStorage } from "../storage/index.js";
 import { defaultAgentDir } from "../scope/resolve.js";
 import { checkManagedStorage } from "./destination.js";
 import { listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
-import { listAllManaged, listManagedScope } from "./managed-listing.js";
+import { listAllManaged, listManagedScope, withStorage } from "./managed-listing.js";
 import { explicitStorage } from "./options.js";
 import type { SessionInfo, SkippedSession } from "./session-info.js";
 import { skipOf } from "./skip-codes.js";
@@ -17,11 +14,7 @@ import { skipOf } from "./skip-codes.js";
 export interface ListOptions extends Omit<DiscoveryOptions, "storage"> {
   /** The agent directory whose managed scopes are listed; default `defaultAgentDir()`. */
   agentDir?: string;
-  /**
-   * Receives, once per listing and only when there are any, the files and directories left
-   * out with their codes (the `skipped` of `listSessions`), since the peer-shaped result
-   * holds sessions only.
-   */
+  /** Receives, once per listing and only if any, what was left out with its codes (the peer-shaped result holds sessions only). */
   onSkipped?: (skipped: readonly SkippedSession[]) => void;
 }
 
@@ -32,9 +25,8 @@ function sessionsOf(listing: SessionListing, onSkipped: ListOptions["onSkipped"]
 }
 
 /**
- * An explicit session directory listed through the storage the manager would open its files
- * with ({@link explicitStorage}): below the agent directory that is managed storage, so a file
- * failing the owner-only rules is skipped with its code rather than listed and then refused.
+ * An explicit session directory listed through {@link explicitStorage}, as the manager would open
+ * its files: a file failing the owner-only rules is skipped with its code, not listed then refused.
  */
 async function listExplicit(sessionDir: string, agentDir: string | undefined, discovery: Omit<ListOptions, "agentDir" | "onSkipped">): Promise<SessionListing> {
   // A relative directory gets listSessions' own `invalid_path`.
@@ -48,25 +40,16 @@ async function listExplicit(sessionDir: string, agentDir: string | undefined, di
   }
   // Plain file storage is what discovery defaults to; letting it default keeps the shared cache.
   if (!(storage instanceof ManagedSessionStorage)) return listSessions(sessionDir, discovery);
-  try {
-    return await listSessions(sessionDir, { ...discovery, storage });
-  } finally {
-    storage.close();
-  }
+  const managed = storage;
+  return withStorage(managed, () => listSessions(sessionDir, { ...discovery, storage: managed }));
 }
 
 /**
- * The sessions of `sessionDir`, else of the managed scope of `cwd` (none when it does not
- * exist yet), newest first. A file the manager would refuse to open is skipped, not listed.
+ * The sessions of `sessionDir`, else of the managed scope of `cwd` (none when it does not exist yet), newest first.
  * @throws SessionManagerError `managed_storage_unsupported` for a non-file storage without a
  *   directory; ScopeError for an unusable `cwd`
  */
-export async function listScope(
-  cwd: string,
-  sessionDir: string | undefined,
-  storage: SessionStorage | undefined,
-  options: ListOptions,
-): Promise<SessionInfo[]> {
+export async function listScope(cwd: string, sessionDir: string | undefined, storage: SessionStorage | undefined, options: ListOptions): Promise<SessionInfo[]> {
   const { agentDir, onSkipped, ...discovery } = options;
   if (sessionDir !== undefined) {
     const listing = storage === undefined ? await listExplicit(sessionDir, agentDir, discovery) : await listSessions(sessionDir, { ...discovery, storage });
@@ -77,11 +60,7 @@ export async function listScope(
 }
 
 /** The sessions of every managed scope under `<agentDir>/sessions`; `[]` for a non-file storage. */
-export async function listAllScopes(
-  storage: SessionStorage | undefined,
-  managedAgentDir: string | undefined,
-  options: ListOptions,
-): Promise<SessionInfo[]> {
+export async function listAllScopes(storage: SessionStorage | undefined, managedAgentDir: string | undefined, options: ListOptions): Promise<SessionInfo[]> {
   if (storage !== undefined && !(storage instanceof FileSessionStorage)) return [];
   const { agentDir, onSkipped, ...discovery } = options;
   return sessionsOf(await listAllManaged({ ...discovery, agentDir: managedAgentDir ?? agentDir ?? defaultAgentDir() }), onSkipped);
@@ -102,10 +81,9 @@ function matchesPrefix(session: SessionInfo, prefix: string): boolean {
 }
 
 /**
- * GJC's `--resume <prefix>` lookup: the first session (newest first) whose id, file name, or
- * the id part of its file name starts with `sessionArg` (case-insensitive), first among this
- * workspace's sessions (`sessionDir`, else the managed scope of `cwd`), then, only without a
- * `sessionDir`, among every managed scope.
+ * GJC's `--resume <prefix>` lookup: the newest session whose id, file name or the id part of its
+ * file name starts with `sessionArg` (case-insensitive), first in this workspace's listing, then,
+ * only without a `sessionDir`, in every managed scope.
  * @returns `undefined` when nothing matches or `sessionArg` is empty
  */
 export async function resolveResumableSession(

@@ -1,9 +1,7 @@
 /**
- * Listings of the managed layout through the held agent directory: the scope of a cwd, or
- * every scope below the sessions root, read with managed storage on directories opened by
- * descriptor from the agent directory ({@link AgentRoot}). A path below the agent directory
- * is never resolved again after that open, so a directory swapped for a link meanwhile is
- * refused (reported in `skipped`), never read through.
+ * Listings of the managed layout (a cwd's scope, or every scope) through managed storage on
+ * directories opened by descriptor from the held agent directory: a directory swapped for a link
+ * meanwhile is refused (reported in `skipped`), never read through.
  */
 import path from "node:path";
 
@@ -19,9 +17,8 @@ import { skipOf } from "./skip-codes.js";
 export type ManagedListingOptions = Omit<DiscoveryOptions, "storage">;
 
 /**
- * The sessions of the managed scope of `cwd` under `agentDir`, newest first, read through
- * the scope directory the resolution verified (held, not reopened). A scope that does not
- * exist yet lists as empty. Never writes but the listing index.
+ * The sessions of the managed scope of `cwd`, newest first, through the scope directory the
+ * resolution verified (held, not reopened); a missing scope lists as empty. Writes only the listing index.
  * @throws ScopeError as `resolveManagedScope` in read mode
  */
 export async function listManagedScope(cwd: string, agentDir: string = defaultAgentDir(), options: ManagedListingOptions = {}): Promise<SessionListing> {
@@ -31,11 +28,9 @@ export async function listManagedScope(cwd: string, agentDir: string = defaultAg
 }
 
 /**
- * The sessions of every scope below the sessions root, newest first: `<agentDir>/sessions`,
- * or `sessionsRoot` (walked from the agent directory when it lies below it, like the
- * default; a root elsewhere is listed as an explicit directory). An agent directory or
- * sessions root that is missing lists as empty; one that cannot be opened safely (a link,
- * another owner, an insecure ancestor) is reported in `skipped` under its path.
+ * The sessions of every scope below `<agentDir>/sessions` or `sessionsRoot` (walked from the agent
+ * directory when below it, else listed as an explicit directory), newest first. A missing root
+ * lists as empty; one that cannot be opened safely is reported in `skipped` under its path.
  */
 export async function listAllManaged(
   options: ManagedListingOptions & { readonly agentDir?: string; readonly sessionsRoot?: string } = {},
@@ -71,7 +66,8 @@ export async function listAllManaged(
   return withStorage(held, () => listAll(held.root, { ...discovery, storage: held }));
 }
 
-async function withStorage<T>(storage: ManagedSessionStorage, use: () => Promise<T>): Promise<T> {
+/** `use`'s result, `storage` closed after it settles. */
+export async function withStorage<T>(storage: ManagedSessionStorage, use: () => Promise<T>): Promise<T> {
   try {
     return await use();
   } finally {

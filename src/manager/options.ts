@@ -1,8 +1,6 @@
 /**
- * Options of the session manager. Where sessions live comes from the GJC-shaped positional
- * arguments (a destination and a storage, see `destination.ts`); what GJC has no parameter
- * for (agent dir, clock, tool classifier, terminal, logger, blob store) comes in one
- * optional trailing {@link SessionManagerOptions} argument.
+ * Options of the session manager: where sessions live comes from GJC's positional arguments
+ * (`destination.ts`); what GJC has no parameter for, from one trailing {@link SessionManagerOptions}.
  */
 import path from "node:path";
 
@@ -16,63 +14,39 @@ import type { SkippedSession } from "./session-info.js";
 
 /** Our extras, the optional last argument of every factory. */
 export interface SessionManagerOptions {
-  /**
-   * Where large inline images go. Default: `<agentDir>/blobs` on a `FileSessionStorage`
-   * rooted at `agentDir` when `agentDir` is given, else no externalization (images stay
-   * inline, and blob references found on load stay references).
-   */
+  /** Where large inline images go. Default: `<agentDir>/blobs` when `agentDir` is given, else images stay inline. */
   blobStore?: BlobStore;
-  /**
-   * The agent directory (absolute): the root of managed scopes (default `~/.gjc/agent` or
-   * `$GJC_CODING_AGENT_DIR`); also enables the default blob store and terminal breadcrumbs.
-   */
+  /** The absolute agent directory, root of managed scopes (default `$GJC_CODING_AGENT_DIR`, else `~/.gjc/agent`). */
   agentDir?: string;
   /** Receives the first persistence failure of each session file; default `console.error`. */
   logger?: StorageLogger;
   /** Tells MCP tools, discoverable built-ins and essential built-ins apart (see `toolNames`). */
   classifyTool?: ToolClassifier;
-  /**
-   * The terminal whose breadcrumb records the session being written; `null` disables
-   * breadcrumbs; default: detected from the environment.
-   */
+  /** The terminal whose breadcrumb records the session; `null` disables breadcrumbs; default detected. */
   terminalId?: string | null;
   /** Clock for timestamps and file names (injectable for tests). */
   now?: () => Date;
   /**
-   * Explicit tool selection a new session starts with (`create`, and the fresh session of
-   * `continueRecent`). Names establish authority only for their own domain (MCP or
-   * discovered built-in, told apart by `classifyTool`); essential built-ins never do; an
-   * empty list clears both domains. Omitted: nothing is persisted.
+   * The tool selection a new session starts with: names speak only for their own domain (told
+   * apart by `classifyTool`), essential built-ins never; `[]` clears both; omitted, nothing is persisted.
    */
   toolNames?: readonly string[];
-  /**
-   * `continueRecent` only: receives, once and only when there are any, the session files it
-   * passed over with their codes (`session_busy` for one another live process is writing;
-   * a listing skip code, such as `unsafe_entry` with its `detail`, for one it refused).
-   */
+  /** `continueRecent` only: receives, once and only if any, the session files passed over with their codes. */
   onSkipped?: (skipped: readonly SkippedSession[]) => void;
 }
 
 /**
- * What `SessionManager.close()` resolves to. A session's file starts with its first assistant
- * message (the peers' rule), so entries appended to a session that never got one were never
- * written: they end with the manager, and this says how many, instead of dropping them
- * silently. Entries loaded from an existing file are on disk and never counted.
+ * What `SessionManager.close()` resolves to. A file starts with its session's first assistant
+ * message (the peers' rule), so entries of a session that never got one were never written.
  */
 export interface SessionCloseReport {
-  /**
-   * Entries appended since the session was created or opened that no file holds, including
-   * those of sessions this manager switched away from (`newSession`, `setSessionFile`).
-   */
+  /** Entries appended that no file holds, including those of sessions this manager switched away from. */
   unpersistedEntries: number;
 }
 
 /** {@link SessionManagerOptions} of `SessionManager.open`. */
 export interface OpenSessionOptions extends SessionManagerOptions {
-  /**
-   * Load without taking the writer lock and never write: works while another process is
-   * writing the file. Mutating calls throw `read_only`.
-   */
+  /** Load without the writer lock and never write (works while another process writes); mutations throw `read_only`. */
   readOnly?: boolean;
 }
 
@@ -80,10 +54,7 @@ export interface OpenSessionOptions extends SessionManagerOptions {
 export interface NewSessionOptions {
   /** Opaque lineage marker recorded as the header's `parentSession`. */
   parentSession?: string;
-  /**
-   * The new session's id, chosen by the caller: a UUIDv7 or 1-128 characters from
-   * `[A-Za-z0-9._-]`. Default: a fresh UUIDv7.
-   */
+  /** The new session's id: a UUIDv7 or 1-128 characters from `[A-Za-z0-9._-]`; default a fresh UUIDv7. */
   id?: string;
   /** See {@link SessionManagerOptions.toolNames}. */
   toolNames?: readonly string[];
@@ -120,8 +91,7 @@ function checkAbsolute(value: string | undefined, name: string): void {
 }
 
 /**
- * Fills in defaults and checks paths. Without a session directory, the managed scope of the
- * target's cwd is prepared and used through managed storage.
+ * Fills in defaults and checks paths; without a session directory, the managed scope of the cwd is prepared and used.
  * @throws SessionManagerError `invalid_options` for a relative directory; ScopeError when the
  *   managed scope cannot be resolved
  */
@@ -160,12 +130,9 @@ export function resolveOptions(target: SessionTarget, options: SessionManagerOpt
 const BLOBS_DIRECTORY = "blobs";
 
 /**
- * The storage of an explicit session directory. One that lies below the agent directory
- * (given, else the default) is managed data reached another way: it is walked by descriptor
- * from the held agent directory and held to the owner-only rules, exactly like a scope, so a
- * link or a foreign object on the way is refused rather than followed. Anywhere else it is
- * an explicit `--session-dir` on the explicit-directory rules. The listings use it too, so a
- * file the manager would refuse is reported as skipped, never listed.
+ * The storage of an explicit session directory: below the agent directory it is managed data,
+ * walked by descriptor and held to the owner-only rules like a scope (the listings use it too,
+ * so what the manager would refuse is skipped); anywhere else, plain file storage.
  * @throws StorageError when the agent directory or a directory on the way is unsafe or missing
  */
 export function explicitStorage(dir: string, agentDir: string | undefined, logger: StorageLogger, readOnly: boolean): SessionStorage {

@@ -1,30 +1,20 @@
 /**
- * Discovery selection authority: which discoverable tools a session has explicitly chosen.
- *
- * Two independent domains carry authority: MCP tools (`mcp_tool_selection`) and discovered
- * built-in tools (`discovered_builtin_tool_selection`). An explicit list only speaks for the
- * domains its names belong to, so naming one MCP tool never switches off the built-in
- * defaults and the reverse. Essential built-ins are always on; naming them is policy, not a
- * choice, so they never create authority and are never persisted. An explicit empty list is
- * the one way to clear both domains at once.
+ * Which discoverable tools a session has explicitly chosen, in two independent domains: MCP
+ * tools (`mcp_tool_selection`) and discovered built-ins (`discovered_builtin_tool_selection`).
+ * A list speaks only for the domains its names belong to; essential built-ins are always on, so
+ * naming them is never a choice and never persisted; an empty list clears both domains.
  */
 import { randomUUID } from "node:crypto";
 
 import { SessionManagerError } from "./errors.js";
 
-/**
- * Where a tool name belongs: an MCP tool, a discoverable (non-essential) built-in, or an
- * essential built-in that is part of the baseline.
- */
+/** Where a tool name belongs: an MCP tool, a discoverable built-in, or an essential (baseline) built-in. */
 export type ToolDomain = "mcp" | "builtin" | "essential_builtin";
 
 /** Tells the manager which domain a tool name belongs to; supplied by the host agent. */
 export type ToolClassifier = (name: string) => ToolDomain;
 
-/**
- * What one selection mutation sets. A domain that is absent is left alone; a domain that is
- * present (even as an empty list) becomes authoritative with exactly these names.
- */
+/** What one selection mutation sets: a present domain (even `[]`) gets exactly these names, an absent one is left alone. */
 export interface ToolSelectionChange {
   mcp?: readonly string[];
   discoveredBuiltin?: readonly string[];
@@ -39,26 +29,16 @@ export interface ToolSelectionState {
 }
 
 /**
- * Turns the `toolNames` a session is started with into the selection change it stands for.
- *
- * - `undefined`: no change (nothing is persisted);
- * - `[]`: clears both domains;
- * - otherwise each name goes to its domain; essential built-ins are dropped; a domain none of
- *   the names belongs to is left out of the change.
- *
+ * The selection change the `toolNames` of a new session stand for: `undefined` none, `[]` clears
+ * both domains, otherwise each name goes to its domain (essential built-ins dropped, a domain no
+ * name belongs to left out).
  * @throws SessionManagerError `tool_classifier_required` for non-empty names without a classifier
  */
-export function selectionFromToolNames(
-  toolNames: readonly string[] | undefined,
-  classify: ToolClassifier | undefined,
-): ToolSelectionChange {
+export function selectionFromToolNames(toolNames: readonly string[] | undefined, classify: ToolClassifier | undefined): ToolSelectionChange {
   if (toolNames === undefined) return {};
   if (toolNames.length === 0) return { mcp: [], discoveredBuiltin: [] };
   if (classify === undefined) {
-    throw new SessionManagerError(
-      "tool_classifier_required",
-      "toolNames were given without classifyTool; their selection domain is unknown",
-    );
+    throw new SessionManagerError("tool_classifier_required", "toolNames were given without classifyTool; their selection domain is unknown");
   }
   const mcp: string[] = [];
   const builtin: string[] = [];
@@ -81,12 +61,8 @@ export function selectionDrafts(change: ToolSelectionChange, correlationId: () =
   const both = change.mcp !== undefined && change.discoveredBuiltin !== undefined;
   const shared = both ? { mutationCorrelationId: correlationId() } : {};
   const drafts: SelectionDraft[] = [];
-  if (change.mcp !== undefined) {
-    drafts.push({ type: "mcp_tool_selection", selectedToolNames: [...change.mcp], ...shared });
-  }
-  if (change.discoveredBuiltin !== undefined) {
-    drafts.push({ type: "discovered_builtin_tool_selection", selectedToolNames: [...change.discoveredBuiltin], ...shared });
-  }
+  if (change.mcp !== undefined) drafts.push({ type: "mcp_tool_selection", selectedToolNames: [...change.mcp], ...shared });
+  if (change.discoveredBuiltin !== undefined) drafts.push({ type: "discovered_builtin_tool_selection", selectedToolNames: [...change.discoveredBuiltin], ...shared });
   return drafts;
 }
 

@@ -1,28 +1,18 @@
 /**
- * A bounded cache of listing results, so that a picker opened again does not re-read files
- * that did not change.
- *
- * An entry is reused only when the file's device, inode, size and modification time are all
- * the same as when it was read: an append changes the size and mtime, an atomic rewrite
- * changes the inode, so any change makes the next listing read the file again.
+ * A bounded cache of listing results, so a picker opened again does not re-read unchanged files.
+ * An entry is reused only while the file's identity is the one it was read with: an append
+ * changes the size and mtime, an atomic rewrite the inode.
  */
 import type { StorageStat } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import type { DiscoverySkipCode, LatePatches, PrefixSummary, SessionInfo } from "./session-info.js";
 
-/**
- * What a listing learned about one file: its metadata (with the prefix summary and late
- * patch values it was built from, so it can be stored and rebuilt elsewhere), or why it is
- * left out.
- */
+/** What a listing learned about one file: its metadata (with what it was built from), or why it is left out. */
 export type CachedOutcome =
   | { kind: "session"; info: SessionInfo; summary: PrefixSummary; late: LatePatches }
   | { kind: "skip"; code: DiscoverySkipCode };
 
-/**
- * The identity a stored outcome is valid for: device, inode, size, modification time and,
- * where the storage reports it, status-change time.
- */
+/** The identity a stored outcome is valid for (`ctimeMs` where the storage reports it). */
 export interface ListedFileIdentity {
   dev: string;
   ino: string;
@@ -38,9 +28,8 @@ export interface ListingRecord extends ListedFileIdentity {
 }
 
 /**
- * Where a later listing may continue reading a v4/v5 file that only grew: the prefix summary
- * and late patch values found so far, and what must still be true of the file for them to
- * hold (the same prefix, the same bytes just before `offset`).
+ * Where a later listing may continue scanning a v4/v5 file that only grew: what was found so far,
+ * and what must still hold of the file (the same prefix, the same bytes just before `offset`).
  */
 export interface ResumePoint {
   /** end of the complete lines already scanned */
@@ -57,9 +46,8 @@ export interface ResumePoint {
 export const DEFAULT_SESSION_INFO_CACHE_ENTRIES = 4096;
 
 /**
- * Listing results by path, validated by (dev, ino, size, mtimeMs, ctimeMs). The least recently used
- * entry goes first when the cache is full. Memory is bounded by the entry count: each entry
- * holds only what a prefix of {@link SESSION_LIST_PREFIX_BYTES} can produce.
+ * Listing results by path, validated by (dev, ino, size, mtimeMs, ctimeMs), least recently used
+ * dropped first; each entry holds only what a bounded prefix produces.
  */
 export class SessionInfoCache {
   /** How many entries it keeps at most. */
@@ -101,13 +89,11 @@ export class SessionInfoCache {
     return entry;
   }
 
-  /**
-   * The resume point stored for `path` when the file is the same object (dev, ino) and has
-   * grown since; the caller still checks that its old bytes are unchanged.
-   */
+  /** The resume point stored for `path` when the file is the same object (dev, ino), grown since; its old bytes are the caller's to check. */
   resumePoint(path: string, stat: StorageStat): ResumePoint | undefined {
     const entry = this.#entries.get(path);
-    return entry === undefined ? undefined : resumePointOf(entry, stat);
+    if (entry === undefined || entry.dev !== stat.dev || entry.ino !== stat.ino || stat.size <= entry.size) return undefined;
+    return entry.resume;
   }
 
   /** Remembers `outcome` (and where to resume if the file grows) for `path` as read with the identity in `stat`. */
@@ -142,24 +128,11 @@ export class SessionInfoCache {
 }
 
 /**
- * True when `stat` shows the object `identity` was read from, unchanged. The change time is
- * compared too (absent on both sides only for storages without one): restoring an mtime with
- * `utimes` after a same-size rewrite cannot restore it.
+ * True when `stat` shows the object `identity` was read from, unchanged. The change time counts
+ * too: `utimes` can restore an mtime after a same-size rewrite, not a ctime.
  */
 export function sameFile(identity: ListedFileIdentity, stat: StorageStat): boolean {
-  return (
-    identity.dev === stat.dev &&
-    identity.ino === stat.ino &&
-    identity.size === stat.size &&
-    identity.mtimeMs === stat.mtimeMs &&
-    identity.ctimeMs === stat.ctimeMs
-  );
-}
-
-/** The resume point of `record` when `stat` shows the same object (dev, ino) grown since. */
-function resumePointOf(record: ListingRecord, stat: StorageStat): ResumePoint | undefined {
-  if (record.dev !== stat.dev || record.ino !== stat.ino || stat.size <= record.size) return undefined;
-  return record.resume;
+  return identity.dev === stat.dev && identity.ino === stat.ino && identity.size === stat.size && identity.mtimeMs === stat.mtimeMs && identity.ctimeMs === stat.ctimeMs;
 }
 
 /** The record of `outcome` read from a file with the identity in `stat`. */

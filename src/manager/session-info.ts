@@ -1,9 +1,6 @@
 /**
- * What a session picker shows about one session file, and how it is worked out from the
- * first few kilobytes of the file alone.
- *
- * Pure: text in, summary out. The I/O (prefix read, backward patch scan, cache) lives in
- * `discovery.ts`; keeping this part pure lets tests feed it any prefix, torn or not.
+ * What a session picker shows about one session file, worked out from its first few kilobytes.
+ * Pure (text in, summary out) so tests can feed it any prefix; the I/O is in `discovery.ts`.
  */
 import {
   SessionFormatError,
@@ -24,10 +21,7 @@ export const SESSION_LIST_PREFIX_BYTES = 4096;
 /** Shown as {@link SessionInfo.firstMessage} when the prefix holds no user message. */
 export const NO_MESSAGES = "(no messages)";
 
-/**
- * Why a file in a session directory was left out of a listing. Listing never fails because of
- * one file: each such file is reported with one of these codes.
- */
+/** Why a file was left out of a listing (one file never fails a listing). */
 export type DiscoverySkipCode =
   /** zero bytes, or only blank lines */
   | "empty"
@@ -56,10 +50,7 @@ export type DiscoverySkipCode =
 export interface SkippedSession {
   readonly path: string;
   readonly code: DiscoverySkipCode;
-  /**
-   * The lower layer's code behind `code`, when there is one: for `unsafe_entry` the owner-only
-   * rule the file failed (`mode_mismatch`, `owner_mismatch`, `link_count`, `acl_present`, ...).
-   */
+  /** The lower layer's code behind `code`: for `unsafe_entry` the owner-only rule failed (`mode_mismatch`, ...). */
   readonly detail?: string;
 }
 
@@ -79,10 +70,7 @@ export interface SessionInfo {
   readonly created: Date;
   /** The file's modification time. */
   readonly modified: Date;
-  /**
-   * `message` entries seen in the prefix. When {@link messageCountIsEstimate} is true the file
-   * is longer than the prefix and this is a lower bound.
-   */
+  /** `message` entries seen in the prefix: a lower bound when {@link messageCountIsEstimate}. */
   readonly messageCount: number;
   /** True when the file is larger than the prefix, so {@link messageCount} is not exact. */
   readonly messageCountIsEstimate: boolean;
@@ -104,7 +92,7 @@ export interface PrefixSummary {
   id: string;
   cwd: string;
   title: string | undefined;
-  /** the short summary of the last compaction in the prefix (a title fallback) */
+  /** the last compaction's short summary in the prefix (a title fallback) */
   shortSummary: string | undefined;
   parentSession: string | undefined;
   timestamp: string | undefined;
@@ -112,11 +100,7 @@ export interface PrefixSummary {
   messageCount: number;
   firstMessage: string | undefined;
   allMessagesText: string;
-  /**
-   * Bytes at the start of the file whose lines were fully parsed here; a backward scan for
-   * later patches may stop there. 0 when the byte count cannot be trusted (the prefix held
-   * bytes that are not UTF-8, so its decoded length differs from the file's).
-   */
+  /** Bytes of whole lines parsed here, where a backward patch scan may stop; 0 when the prefix is not valid UTF-8. */
   parsedBytes: number;
 }
 
@@ -130,11 +114,8 @@ const MESSAGE_MARKER = '"type":"message"';
 const REPLACEMENT_CHARACTER = "\ufffd";
 
 /**
- * Summarises a session file from its first bytes.
- *
- * @param text the decoded prefix (at most {@link SESSION_LIST_PREFIX_BYTES} bytes)
- * @param whole true when `text` is the whole file; otherwise its last, cut line is ignored
- *   (a cut record must not be half-parsed or salvaged into something it was not)
+ * Summarises a session file from its decoded prefix `text`. Unless `whole` (the prefix is the
+ * whole file) its last, cut line is ignored: a cut record must not be salvaged into something else.
  */
 export function summarizePrefix(text: string, whole: boolean): PrefixSummary | PrefixRejection {
   const cut = whole ? text.length : text.lastIndexOf("\n") + 1;
@@ -158,8 +139,7 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
       if (header === undefined) invalidBeforeHeader = true;
     },
   });
-  // A header line longer than the prefix holds no complete line: its fields are read from the
-  // raw text instead, so a session with a huge first line is still listed.
+  // A header line longer than the prefix: its fields are read from the raw text, so the session is still listed.
   if (header === undefined && !whole && body.length === 0) header = scanCutHeader(text);
   if (header === undefined) {
     return { kind: "skip", code: invalidBeforeHeader || text.trim().length > 0 ? "invalid_header" : "empty" };
@@ -201,18 +181,12 @@ export interface LatePatches {
 }
 
 /** Builds the listing entry of one file from its prefix summary, late patches and stat. */
-export function buildSessionInfo(
-  path: string,
-  summary: PrefixSummary,
-  late: LatePatches,
-  stat: { size: number; mtimeMs: number },
-): SessionInfo {
+export function buildSessionInfo(path: string, summary: PrefixSummary, late: LatePatches, stat: { size: number; mtimeMs: number }): SessionInfo {
   const modified = new Date(stat.mtimeMs);
   const parsed = summary.timestamp === undefined ? Number.NaN : Date.parse(summary.timestamp);
   const created = Number.isNaN(parsed) ? modified : new Date(parsed);
   const title = late.title ?? summary.title ?? summary.shortSummary;
-  // Built in field order by assignment: a listing builds one per file, and conditional spreads
-  // cost several times as much.
+  // Built by assignment in field order: conditional spreads cost several times as much, once per file.
   const info: Mutable<SessionInfo> = { path, id: summary.id, cwd: late.cwd ?? summary.cwd } as Mutable<SessionInfo>;
   if (title !== undefined) info.title = title;
   if (summary.parentSession !== undefined) info.parentSession = summary.parentSession;
@@ -243,11 +217,11 @@ function displayNameOf(title: string | undefined, firstMessage: string | undefin
 
 /** Counts `message` entries and keeps the text a picker shows and searches. */
 export class MessageCollector {
-  /** messages seen */
+  /** Messages seen. */
   count = 0;
-  /** the first user text */
+  /** The first user text. */
   first: string | undefined;
-  /** every user and assistant text, in order */
+  /** Every user and assistant text, in order. */
   readonly all: string[] = [];
 
   /** Takes one `message` entry's message. */
@@ -286,9 +260,8 @@ function countOccurrences(text: string, needle: string): number {
 const CUT_HEADER_FIELDS = ["type", "id", "cwd", "timestamp", "title", "parentSession"] as const;
 
 /**
- * Header fields from a first line the prefix cut off. Only string fields and the version are
- * read, each as a complete JSON value, so a value the cut truncated is left out rather than
- * shortened. The `type` must come first, as every writer puts it.
+ * Header fields from a first line the prefix cut off: string fields and the version, each only as
+ * a complete JSON value (a truncated one is left out). `type` must come first, as writers put it.
  */
 function scanCutHeader(text: string): JsonRecord | undefined {
   const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;

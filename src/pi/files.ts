@@ -1,8 +1,6 @@
 /**
- * pi's module functions over session files, on the main engine: the synchronous reader, the
- * synchronous "newest session" lookup, the default directory, and pi's `SessionInfo` rows for
- * its listings. Each is a thin shape over what the main entry already does (the one loader,
- * the listing's prefix check, the managed scope); nothing here reads a session another way.
+ * pi's module functions over session files (the synchronous reader and newest-session lookup,
+ * the default directory, pi's listing rows), each a shape over the main entry's own mechanism.
  */
 import path from "node:path";
 
@@ -47,9 +45,8 @@ function storageOf(dir: string, options: SessionManagerOptions): SessionStorage 
 }
 
 /**
- * The records of the session file `filePath`, header first, synchronously (pi's reader). The
- * same loader as the main entry's `loadEntriesFromFile`: patches applied, older versions
- * migrated in memory, the file never written.
+ * The records of `filePath`, header first, synchronously, by the main entry's loader (patches
+ * applied, older versions migrated in memory, the file never written).
  * @returns `[]` for a missing or empty file, or one without a usable header
  * @throws SessionFormatError `version_too_new` / `invalid_version`; StorageError for other
  *   read failures
@@ -78,8 +75,8 @@ function hasUsableHeader(storage: SessionStorage, file: string): boolean {
 }
 
 /**
- * The newest session file of `sessionDir` by modification time whose header is usable, or
- * `null` (also for a directory that does not exist). Synchronous, as pi's is.
+ * The newest session file of `sessionDir` by mtime whose header is usable, or `null` (also for a
+ * missing directory). Synchronous, as pi's is.
  * @throws ScopeError / StorageError for a directory that cannot be reached safely
  */
 export function findMostRecentSession(sessionDir: string, options: SessionManagerOptions = {}): string | null {
@@ -104,9 +101,8 @@ export function findMostRecentSession(sessionDir: string, options: SessionManage
 }
 
 /**
- * The session directory of `cwd`: our managed v2 scope below `<agentDir>/sessions`
- * (prepared owner-only), never pi's legacy `--<cwd>--` directory. pi's files found there are
- * migrated by the main entry's migration, not written in place.
+ * The session directory of `cwd`: our managed scope below `<agentDir>/sessions` (prepared
+ * owner-only), never pi's legacy `--<cwd>--` directory (the migration copies those).
  * @throws ScopeError for an unusable `cwd` or agent directory
  */
 export function getDefaultSessionDir(cwd: string, agentDir?: string): string {
@@ -158,8 +154,9 @@ function piInfoOf(row: GjcSessionInfo, storage: SessionStorage): SessionInfo {
   };
 }
 
-/** pi's rows for `rows`, newest `modified` first, reporting progress per file. */
-function piInfos(rows: readonly GjcSessionInfo[], options: SessionManagerOptions, onProgress: ListProgress | undefined): SessionInfo[] {
+/** pi's rows for the listed `rows`, newest `modified` first, reporting progress per file. Never writes. */
+export function piInfos(rows: readonly GjcSessionInfo[], listOptions: ListOptions, onProgress: ListProgress | undefined): SessionInfo[] {
+  const options: SessionManagerOptions = listOptions.agentDir === undefined ? {} : { agentDir: listOptions.agentDir };
   const storages = new Map<string, SessionStorage>();
   const out: SessionInfo[] = [];
   for (const row of rows) {
@@ -173,28 +170,4 @@ function piInfos(rows: readonly GjcSessionInfo[], options: SessionManagerOptions
     onProgress?.(out.length, rows.length);
   }
   return out.sort((a, b) => b.modified.getTime() - a.modified.getTime());
-}
-
-/**
- * The sessions of `sessionDir`, else of the managed scope of `cwd`, as pi lists them (whole
- * files read). Never writes.
- */
-export async function listSessionsPi(
-  cwd: string,
-  sessionDir: string | undefined,
-  onProgress: ListProgress | undefined,
-  options: ListOptions,
-): Promise<SessionInfo[]> {
-  const rows = await GjcSessionManager.list(cwd, sessionDir, undefined, options);
-  return piInfos(rows, agentDirOf(options), onProgress);
-}
-
-/** The sessions of every managed scope, as pi lists them. Never writes. */
-export async function listAllSessionsPi(onProgress: ListProgress | undefined, options: ListOptions): Promise<SessionInfo[]> {
-  const rows = await GjcSessionManager.listAll(undefined, options.agentDir, options);
-  return piInfos(rows, agentDirOf(options), onProgress);
-}
-
-function agentDirOf(options: ListOptions): SessionManagerOptions {
-  return options.agentDir === undefined ? {} : { agentDir: options.agentDir };
 }

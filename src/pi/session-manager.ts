@@ -1,23 +1,13 @@
 /**
- * pi's `SessionManager` (pi 0.58.3 / 0.73.1 signatures) as a thin layer over the main entry's
- * manager: every call goes to one GJC-shaped manager it holds, through that manager's own
- * load path, tree, append path and writer. Only the shapes differ:
+ * pi's `SessionManager` (pi 0.58.3 / 0.73.1 signatures) over one GJC-shaped manager it holds;
+ * only the shapes differ. The switches pi's runtime does not await are synchronous; appends
+ * write pi's fields and `buildSessionContext` answers by pi's model rule; every append reaches
+ * the kernel before it returns (the file exists from the first assistant message on).
  *
- * - the switches pi's runtime uses without awaiting (`open`, `continueRecent`, `forkFrom`,
- *   `newSession`, `setSessionFile`, `createBranchedSession`) are synchronous;
- * - appends write pi's fields (`provider`/`modelId`, `fromHook`, `session_info`, no
- *   `attribution`), and `buildSessionContext` answers in pi's shape, with pi's model rule;
- * - the first write of a session file happens inside the append that triggers it, so the file
- *   exists as soon as the first assistant message is appended, and every later append reaches
- *   the kernel before it returns. pi never calls `close()`: a pi manager keeps its file's
- *   writer lock until the process exits or the manager switches away from the file. Another
- *   process's writable open of that file is refused with `session_busy`. Within the process,
- *   a pi `open` (or `setSessionFile`) of a file another pi manager is on takes the file over
- *   (pi's runtime reopens the current file to fork or resume it): the earlier manager is
- *   closed, and its later writes throw `closed`.
- *
- * Our extras (agent directory, logger, clock, blob store, terminal id) are an optional
- * trailing options argument of the factories, as on the main entry.
+ * pi never calls `close()`: a manager holds its file's writer lock until the process exits or it
+ * switches away, so another process's writable open gets `session_busy`. Within the process, a pi
+ * `open` (or `setSessionFile`) of a file another pi manager is on takes it over (pi reopens the
+ * current file to fork or resume it): the earlier manager is closed, its later writes throw `closed`.
  */
 import path from "node:path";
 
@@ -39,7 +29,7 @@ import {
   type SessionHeader,
   type SessionTreeNode as GjcTreeNode,
 } from "../session/index.js";
-import { findMostRecentSession, listAllSessionsPi, listSessionsPi, type ListProgress, type SessionInfo } from "./files.js";
+import { findMostRecentSession, piInfos, type ListProgress, type SessionInfo } from "./files.js";
 
 const hooks = synchronousSwitches();
 
@@ -81,11 +71,7 @@ export class SessionManager {
     if (gjc.isPersisted()) live.add(this.#ref);
   }
 
-  /**
-   * Runs `attempt`; when it finds `file` held and another pi manager of this process is on
-   * that file, closes that manager (synchronously, everything it wrote is on disk) and tries
-   * once more.
-   */
+  /** Runs `attempt`; when `file` is held by another pi manager of this process, closes that one (synchronously) and retries once. */
   static #takingOver<T>(file: string, except: SessionManager | undefined, attempt: () => T): T {
     try {
       return attempt();
@@ -110,22 +96,16 @@ export class SessionManager {
     return false;
   }
 
-  // ---- factories -------------------------------------------------------------------------
-
-  /**
-   * A new session for `cwd` in `sessionDir` (omitted: our managed scope of `cwd`, see
-   * `getDefaultSessionDir`). Nothing is written until the first assistant message.
-   */
+  /** A new session for `cwd` in `sessionDir` (default its managed scope); written from the first assistant message. */
   static create(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
     return new SessionManager(GjcSessionManager.create(cwd, absoluteDir(sessionDir), undefined, options));
   }
 
   /**
-   * Opens the session file `filePath` synchronously; `sessionDir` (default: the file's
-   * directory) is where new and branched sessions go, and `cwdOverride` replaces the header's
-   * working directory for {@link getCwd}. A missing file starts a new session at that path
-   * (written by the deferred rule); a blank file, or one with an unusable header (moved aside
-   * first, see the README), is replaced by a new session whose header is written at once.
+   * Opens `filePath` synchronously; new and branched sessions go to `sessionDir` (default its
+   * directory), `cwdOverride` replaces the header's cwd for {@link getCwd}. A missing file starts a
+   * new session there; a blank one, or one with an unusable header (moved aside first), is replaced
+   * by a new session whose header is written at once.
    * @throws StorageError `session_busy` when another writer holds the file;
    *   SessionFormatError `version_too_new` / `invalid_version`
    */
@@ -138,10 +118,7 @@ export class SessionManager {
     return manager;
   }
 
-  /**
-   * Opens the newest session of `sessionDir` (default: the managed scope of `cwd`) whose
-   * header is usable, else starts a new one for `cwd`. Synchronous.
-   */
+  /** Opens the newest usable session of `sessionDir` (default the managed scope of `cwd`), else starts one. Synchronous. */
   static continueRecent(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
     const dir = absoluteDir(sessionDir) ?? GjcSessionManager.getDefaultSessionDir(cwd, options.agentDir);
     const newest = findMostRecentSession(dir, options);
@@ -150,11 +127,9 @@ export class SessionManager {
   }
 
   /**
-   * A new session for `targetCwd` in `sessionDir` (default: its managed scope) holding a copy
-   * of every entry of `sourcePath`, with `parentSession` = `sourcePath`, written before this
-   * returns. Synchronous.
-   * @throws SessionManagerError `invalid_header` for a source that is missing, empty or has no
-   *   usable header ("Cannot fork")
+   * A new session for `targetCwd` in `sessionDir` (default its managed scope) copying every entry of
+   * `sourcePath`, its `parentSession`; written before this returns. Synchronous.
+   * @throws SessionManagerError `invalid_header` for a missing or empty source, or one without a usable header
    */
   static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
     const source = path.resolve(sourcePath);
@@ -169,20 +144,15 @@ export class SessionManager {
     return new SessionManager(GjcSessionManager.inMemory(cwd));
   }
 
-  /**
-   * The sessions of `sessionDir`, else of the managed scope of `cwd`, newest first, in pi's
-   * row shape (whole files read; `onProgress` after each). Never writes.
-   */
+  /** The sessions of `sessionDir`, else the managed scope of `cwd`, newest first, as pi's rows (whole files read). Never writes. */
   static async list(cwd: string, sessionDir?: string, onProgress?: ListProgress, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return listSessionsPi(cwd, sessionDir, onProgress, options);
+    return piInfos(await GjcSessionManager.list(cwd, sessionDir, undefined, options), options, onProgress);
   }
 
   /** The sessions of every managed scope, newest first, in pi's row shape. Never writes. */
   static async listAll(onProgress?: ListProgress, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return listAllSessionsPi(onProgress, options);
+    return piInfos(await GjcSessionManager.listAll(undefined, options.agentDir, options), options, onProgress);
   }
-
-  // ---- identity and files ----------------------------------------------------------------
 
   /** The working directory: the `cwdOverride` of {@link open}, else the header's. */
   getCwd(): string {
@@ -219,11 +189,8 @@ export class SessionManager {
     return hooks.tree(this.#gjc).getSessionInfoName();
   }
 
-  // ---- switching sessions (synchronous) --------------------------------------------------
-
   /**
-   * Starts a new, empty session in the same directory (with the caller's `id` when given); the
-   * previous file is finished in the background.
+   * Starts a new, empty session in the same directory (with the caller's `id`); the previous file is finished in the background.
    * @returns the new session file, or `undefined` in memory
    * @throws SessionManagerError `invalid_session_id`
    */
@@ -233,12 +200,8 @@ export class SessionManager {
   }
 
   /**
-   * Switches to the session file `sessionFile`: an existing session is loaded with the same
-   * checks as {@link open}; a missing or blank file gets a fresh session at that path, and a
-   * file with an unusable header is moved aside first and replaced by a fresh session.
-   * A file another pi manager of this process is on is taken over (see the module comment).
-   * @throws StorageError `session_busy` for the file this manager is on (or still finishing),
-   *   or one another process holds
+   * Switches to `sessionFile`, loaded or replaced as by {@link open}; one another pi manager here is on is taken over.
+   * @throws StorageError `session_busy` for the file this manager is on (or still finishing), or one another process holds
    */
   setSessionFile(sessionFile: string): void {
     const file = path.resolve(sessionFile);
@@ -246,16 +209,13 @@ export class SessionManager {
   }
 
   /**
-   * Switches to a new session holding root..`leafId` (labels of the copied entries carried),
-   * with the previous file as `parentSession`; written before this returns.
+   * Switches to a new session holding root..`leafId` (labels carried), the previous file its `parentSession`; written at once.
    * @returns the new session file, or `undefined` in memory
    * @throws SessionTreeError `unknown_entry`
    */
   createBranchedSession(leafId: string): string | undefined {
     return this.#gjc.createBranchedSession(leafId);
   }
-
-  // ---- appends (each returns the new entry's id, which becomes the leaf) -----------------
 
   /** Appends a `message` entry. */
   appendMessage(message: AgentMessage): string {
@@ -285,8 +245,7 @@ export class SessionManager {
   }
 
   /**
-   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a
-   * `branch_summary` of the path that was left, with pi's `fromHook`.
+   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left.
    * @throws SessionTreeError `unknown_entry`
    */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
@@ -317,15 +276,10 @@ export class SessionManager {
     return hooks.append(this.#gjc, sessionInfoDraft(name)).id;
   }
 
-  /**
-   * Appends a `label` for `targetId` (`undefined` or `""` clears it).
-   * @throws SessionTreeError `unknown_entry`
-   */
+  /** Appends a `label` for `targetId` (`undefined` or `""` clears it). @throws SessionTreeError `unknown_entry` */
   appendLabelChange(targetId: string, label: string | undefined): string {
     return this.#gjc.appendLabelChange(targetId, label);
   }
-
-  // ---- tree --------------------------------------------------------------------------------
 
   /** Moves the leaf to `entryId`. @throws SessionTreeError `unknown_entry` */
   branch(entryId: string): void {
@@ -404,8 +358,6 @@ export class SessionManager {
   getLatestCompactionEntry(): CompactionEntry | null {
     return getLatestCompactionEntry(this.#gjc.getBranch());
   }
-
-  // ---- our extras ------------------------------------------------------------------------
 
   /** Waits for queued writes and syncs the file (pi never calls it; appends are already written). */
   async flush(): Promise<void> {
