@@ -1,18 +1,9 @@
 /**
- * Agent messages, typed by role.
- *
- * Two groups live here. The messages an agent appends (`user`, `assistant`, `toolResult`,
- * `bashExecution`, `pythonExecution`, `fileMention`, `custom`, the legacy `hookMessage`) form
- * {@link AgentMessage}, so a message whose role is misspelt does not compile where it is
- * appended. The synthetic messages context reconstruction makes for entries that are not
- * messages themselves (`custom_message`, `branch_summary`, `compaction`) have the peer agent's
- * shapes, so a context built here can be handed to the same conversion step (`convertToLlm`)
- * unchanged.
- *
- * Every message type is open (an index signature): the agent owns its payload and adds fields
- * as it evolves, and those must survive. A file can also hold roles no type here names (a newer
- * agent's); {@link StoredAgentMessage} is what a loaded `message` entry carries, so such a
- * message stays readable without making every role acceptable on the way in.
+ * Agent messages, typed by role. {@link AgentMessage} is what an agent appends, so a misspelt
+ * role does not compile; the synthetic messages that context reconstruction makes keep the
+ * peer's shapes, so a context built here goes to the peer's `convertToLlm` unchanged. Every
+ * type is open (an index signature) because the agent owns the payload and its fields must
+ * survive; {@link StoredAgentMessage} also admits the roles a newer agent may have written.
  */
 
 /** A content block: text, image, tool call, thinking, or a kind this version does not know. */

@@ -1,7 +1,4 @@
-/**
- * Strict validation: every way a loaded session departs from the format, with its line and the
- * path inside the record. Lenient loading tolerates all of these; audit tooling reports them.
- */
+/** Strict validation: every way a loaded session departs from the format, which lenient loading tolerates. */
 import type { InvalidLine, JsonlStats } from "./jsonl.js";
 import type { PatchReport, PatchSkipCode } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
@@ -52,11 +49,7 @@ export interface Violation {
   message: string;
 }
 
-/**
- * The parts of a loaded session that {@link collectViolations} checks: a `LoadedSession`
- * (load.ts) has them all. Declared here so that validation does not depend on the loader,
- * which calls it in strict mode.
- */
+/** The parts of a `LoadedSession` that {@link collectViolations} checks (declared here: the loader calls this). */
 export interface ViolationInput {
   readonly invalidLines: readonly InvalidLine[];
   readonly stats: JsonlStats;
@@ -72,14 +65,12 @@ export interface ViolationInput {
 const STRICT_HEADER_FIELDS = ["timestamp", "cwd"] as const;
 
 /**
- * Every violation in `session`, sorted by line. Entries are checked as migrated to the current
- * version (a v1 entry's missing id is the format of its time, not a violation); patch records
- * are checked as written.
+ * Every violation in `session`, by line. Entries are checked as migrated (a v1 entry's missing
+ * id is the format of its time), patch records as written.
  */
 export function collectViolations(session: ViolationInput): Violation[] {
   const out: Violation[] = [];
-  const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) =>
-    out.push({ line, code, path, message });
+  const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) => out.push({ line, code, path, message });
 
   for (const invalid of session.invalidLines) {
     add(invalid.line, invalid.reason === "not_a_record" ? "not_a_record" : "unparseable_line", [], "no usable record");
@@ -110,14 +101,10 @@ export function collectViolations(session: ViolationInput): Violation[] {
       }
     } else if (item.kind === "patch") {
       const code = skipped.get(item.value);
-      if (code === undefined) continue;
-      if (code !== "invalid_patch") {
-        add(item.line, code, [], "patch record not applied");
-        continue;
-      }
+      if (code !== undefined && code !== "invalid_patch") add(item.line, code, [], "patch record not applied");
+      if (code !== "invalid_patch") continue;
       const schema = item.value.type === "header_patch" ? HeaderPatchRecordSchema : EntryPatchRecordSchema;
-      const parsed = schema.safeParse(item.value);
-      for (const issue of parsed.error?.issues ?? []) add(item.line, "invalid_patch", issue.path, issue.message);
+      for (const issue of schema.safeParse(item.value).error?.issues ?? []) add(item.line, "invalid_patch", issue.path, issue.message);
     }
   }
   // Stable sort: within a line, the order above (whole-line facts first) is kept.
