@@ -8,7 +8,7 @@
 import { SessionFormatError } from "./errors.js";
 import { JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
 import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
-import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
+import { replayPatches, type PatchReport } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
 import { CURRENT_SESSION_VERSION, isPatchRecordType, SessionHeaderSchema, UNKNOWN_ENTRY, type FileEntry, type SessionHeader, type UnknownEntryReason } from "./schemas.js";
@@ -219,16 +219,13 @@ export class SessionLoader {
       return { kind: "invalid_header", reason: "malformed_header", line: this.#headerLine, issues };
     }
 
-    // The records were parsed here and belong to no one else: migrate them in place.
+    // The records were parsed here and belong to no one else: migrated in place, they stay the
+    // objects `lines` holds.
     const migrated = migrateSession(header as SessionHeader, this.#records, { ...this.#options, inPlace: true });
-    let next = 0;
-    for (const item of lines) {
-      if (item.kind === "entry" || item.kind === "patch") item.value = migrated.entries[next++] as JsonRecord;
-    }
     // Back where it was read: invalid pieces before the header stay before it.
     lines.splice(this.#headerIndex, 0, { kind: "header", line: this.#headerLine, value: migrated.header });
 
-    const replayed = replayPatches(migrated.header, replayItems(lines), this.#onDiskVersion);
+    const replayed = replayPatches(migrated.header, lines, this.#onDiskVersion);
     let unknownEntries = 0;
     for (const entry of replayed.entries) if (markIfUnknown(entry)) unknownEntries += 1;
     const loaded: LoadedSession = {
@@ -253,13 +250,6 @@ function acceptHeader(value: JsonRecord, line: number): number {
   if (value.type !== "session") throw new StopScan({ kind: "invalid_header", reason: "not_a_session_header", line, issues: [] });
   if (typeof value.id !== "string") throw new StopScan({ kind: "invalid_header", reason: "missing_id", line, issues: [] });
   return checkHeaderVersion(value);
-}
-
-function* replayItems(lines: readonly SessionLine[]): Generator<ReplayItem> {
-  for (const item of lines) {
-    if (item.kind === "entry") yield { kind: "entry", value: item.value };
-    else if (item.kind === "patch") yield { kind: "patch", value: item.value, line: item.line };
-  }
 }
 
 /**

@@ -27,8 +27,8 @@ export interface MigrationOptions {
   /** draws an entry id not yet taken; defaults to {@link newEntryId} (tests pin it) */
   newEntryId?: (has: (id: string) => boolean) => string;
   /**
-   * The caller gives up `entries`, so changed records are changed in place rather than copied:
-   * `loadSession` does so for records it has just parsed, where copies would only make garbage.
+   * The caller gives up `entries`: records are changed in place rather than copied, so the result
+   * holds the input's objects (`loadSession` does so for records it has just parsed).
    */
   inPlace?: boolean;
 }

@@ -29,8 +29,8 @@ export interface PatchReport {
   skipped: SkippedPatch[];
 }
 
-/** One item of the ordered input of {@link replayPatches}. */
-export type ReplayItem = { kind: "entry"; value: JsonRecord } | { kind: "patch"; value: JsonRecord; line: number };
+/** One item of the ordered input of {@link replayPatches}; a header or an invalid piece is passed over. */
+export type ReplayItem = { kind: "entry"; value: JsonRecord } | { kind: "patch"; value: JsonRecord; line: number } | { kind: "header" | "invalid" };
 
 /** What {@link replayPatches} returns. */
 export interface ReplayResult<H extends SessionHeader> {
@@ -61,6 +61,7 @@ export function replayPatches<H extends SessionHeader>(header: H, items: Iterabl
       entries.push(item.value);
       continue;
     }
+    if (item.kind !== "patch") continue;
     let code: PatchSkipCode | undefined;
     if (!replay) code = "version_below_4";
     else if (item.value.type === "header_patch") {

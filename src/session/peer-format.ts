@@ -54,18 +54,10 @@ export function migrateSessionEntries(entries: SessionFileEntry[]): void {
   const header = at === -1 ? undefined : (entries[at] as SessionHeader);
   const stand = (header ?? { type: "session", id: "" }) as HeaderRecord;
   if (declaredVersion(stand) >= CURRENT_SESSION_VERSION) return;
-  const positions: number[] = [];
-  const records: JsonRecord[] = [];
-  entries.forEach((entry, index) => {
-    if (index === at) return;
-    positions.push(index);
-    records.push(entry as JsonRecord);
-  });
-  const migrated = migrateSession(stand, records, { inPlace: true });
-  migrated.entries.forEach((record, i) => {
-    markIfUnknown(record);
-    entries[positions[i]!] = record as FileEntry;
-  });
+  // In place, so the records stay the objects `entries` holds.
+  const records = entries.filter((_, index) => index !== at) as JsonRecord[];
+  migrateSession(stand, records, { inPlace: true });
+  for (const record of records) markIfUnknown(record);
   if (header !== undefined) header.version = CURRENT_SESSION_VERSION;
 }
 

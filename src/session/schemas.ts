@@ -20,9 +20,7 @@ export function defineSchemas(z: Zod) {
   /** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
   const JsonObjectSchema = z.record(z.string(), z.unknown());
 
-  const AgentMessageSchema = z.looseObject({
-    role: z.string(),
-  }) as unknown as z.ZodType<StoredAgentMessage>;
+  const AgentMessageSchema = z.looseObject({ role: z.string() }) as unknown as z.ZodType<StoredAgentMessage>;
 
   const SessionHeaderSchema = z.looseObject({
     type: z.literal("session"),
@@ -57,10 +55,7 @@ export function defineSchemas(z: Zod) {
       (change) => typeof change.model === "string" || (typeof change.provider === "string" && typeof change.modelId === "string"),
       { message: "a model_change needs model, or provider and modelId", path: ["model"] },
     ),
-    thinking_level_change: entry("thinking_level_change", {
-      thinkingLevel: z.string().nullable(),
-      operatorIntent: z.unknown().optional(),
-    }),
+    thinking_level_change: entry("thinking_level_change", { thinkingLevel: z.string().nullable(), operatorIntent: z.unknown().optional() }),
     service_tier_change: entry("service_tier_change", { serviceTier: z.string().nullable() }),
     compaction: entry("compaction", {
       summary: z.string(),
@@ -132,18 +127,9 @@ export function defineSchemas(z: Zod) {
 
   const HeaderPatchRecordSchema = z.looseObject({
     type: z.literal("header_patch"),
-    patch: z.strictObject({
-      title: z.string().optional(),
-      titleSource: z.enum(["auto", "user"]).optional(),
-      cwd: z.string().optional(),
-    }),
+    patch: z.strictObject({ title: z.string().optional(), titleSource: z.enum(["auto", "user"]).optional(), cwd: z.string().optional() }),
   });
-
-  const EntryPatchRecordSchema = z.looseObject({
-    type: z.literal("entry_patch"),
-    entryId: z.string(),
-    patch: z.strictObject({ message: AgentMessageSchema }),
-  });
+  const EntryPatchRecordSchema = z.looseObject({ type: z.literal("entry_patch"), entryId: z.string(), patch: z.strictObject({ message: AgentMessageSchema }) });
 
   return { SessionHeaderSchema, ContentBlockSchema, ENTRY_SCHEMAS, SessionEntrySchema, HeaderPatchRecordSchema, EntryPatchRecordSchema };
 }

@@ -11,33 +11,19 @@ export interface SchemaIssue {
   message: string;
 }
 
-/** What kind of departure a {@link Violation} is. */
+/**
+ * What kind of departure a {@link Violation} is. Of a line: `unparseable_line` (not JSON, no
+ * record), `not_a_record` (JSON, but no object with a string `type`), `salvaged_line` (torn,
+ * glued or padded), `non_utf8_line`, `missing_final_newline`, `line_too_long` (past the longest
+ * string the runtime holds: the file cannot be read). Of the header: `invalid_header` (none
+ * usable, or a field strict readers need is missing), `invalid_version` (not an integer in 1..5),
+ * `version_too_new`. Of an entry: `unknown_entry_type`, `invalid_entry` (fields fail its type's
+ * schema), `duplicate_entry_id`. Of a patch record: the {@link PatchSkipCode} replay gave.
+ */
 export type ViolationCode =
-  /** a line or piece of a line that is not JSON and held no record */
-  | "unparseable_line"
-  /** JSON that is not an object with a string `type` */
-  | "not_a_record"
-  /** a line that needed salvage (torn, glued or padded) */
-  | "salvaged_line"
-  /** a line that is not valid UTF-8 */
-  | "non_utf8_line"
-  /** the file does not end with `\n` */
-  | "missing_final_newline"
-  /** the header is missing a field strict readers need, or has no usable header at all */
-  | "invalid_header"
-  /** the header `version` is not an integer in 1..5 */
-  | "invalid_version"
-  /** the header `version` is above the current version */
-  | "version_too_new"
-  /** an entry whose `type` this version does not know */
-  | "unknown_entry_type"
-  /** an entry whose fields do not match the schema of its type */
-  | "invalid_entry"
-  /** an entry id used by an earlier entry too */
-  | "duplicate_entry_id"
-  /** a line longer than the longest string the runtime can hold: the file cannot be read */
-  | "line_too_long"
-  /** a patch record that replay skipped (see {@link PatchSkipCode}) */
+  | "unparseable_line" | "not_a_record" | "salvaged_line" | "non_utf8_line" | "missing_final_newline" | "line_too_long"
+  | "invalid_header" | "invalid_version" | "version_too_new"
+  | "unknown_entry_type" | "invalid_entry" | "duplicate_entry_id"
   | PatchSkipCode;
 
 /** One violation. `line` is 1-based, or `null` when it concerns no single line. */
