@@ -4,7 +4,8 @@
  */
 
 import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
-import { type CompactionEntry, type ConfiguredModelChainEntry, entryIdOf, type FileEntry, isUnknownEntry, modelChangeModel, type SessionEntry } from "./schemas.js";
+import { entryIdOf, isUnknownEntry, modelChangeModel } from "./schemas.js";
+import type { CompactionEntry, ConfiguredModelChainEntry, FileEntry, SessionEntry } from "./schemas.js";
 import { arrayPathView, findLastMessage, indexEntries, pathToRoot, type PathView } from "./tree.js";
 
 /** A context message: a stored one as-is, or one made from an entry (`custom`, `branchSummary`, `compactionSummary`). */
@@ -203,9 +204,7 @@ function configuredChains(chains: ReadonlyMap<string, ConfiguredModelChainEntry>
     if (entry.explicitHead !== undefined) chain.explicitHead = entry.explicitHead;
     out.push([role, chain]);
   }
-  for (const [role, model] of models) {
-    if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
-  }
+  for (const [role, model] of models) if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
   return out;
 }
 
@@ -238,10 +237,7 @@ function lastAssistantModel(path: PathView): string | undefined {
 }
 
 function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
-    if (entryIdOf(entry) !== undefined) return entry;
-  }
+  for (let i = entries.length - 1; i >= 0; i--) if (entryIdOf(entries[i]!) !== undefined) return entries[i];
   return undefined;
 }
 
@@ -250,12 +246,9 @@ function collectCompacted(path: PathView, compactionAt: number, out: ContextMess
   const remote = remoteHistory(compaction.preserveData);
   const { summary, shortSummary, tokensBefore } = compaction;
   const timestamp = Date.parse(compaction.timestamp);
-  // Two literals rather than a later assignment keep the peer's key order in serialised output,
-  // and no `providerPayload` key unless there is one.
-  const opening: CompactionSummaryAgentMessage =
-    remote === undefined
-      ? { role: "compactionSummary", summary, shortSummary, tokensBefore, timestamp }
-      : { role: "compactionSummary", summary, shortSummary, tokensBefore, providerPayload: remote, timestamp };
+  // The peer's key order, and no `providerPayload` key unless there is one.
+  const payload = remote === undefined ? {} : { providerPayload: remote };
+  const opening: CompactionSummaryAgentMessage = { role: "compactionSummary", summary, shortSummary, tokensBefore, ...payload, timestamp };
   out.push(opening);
   if (remote === undefined) {
     const keptFrom = keptStart(path, compactionAt, compaction.firstKeptEntryId);

@@ -11,7 +11,8 @@ import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migr
 import { replayPatches, type PatchReport } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
-import { CURRENT_SESSION_VERSION, isPatchRecordType, SessionHeaderSchema, UNKNOWN_ENTRY, type FileEntry, type SessionHeader, type UnknownEntryReason } from "./schemas.js";
+import { CURRENT_SESSION_VERSION, isPatchRecordType, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
+import type { FileEntry, SessionHeader, UnknownEntryReason } from "./schemas.js";
 import { collectViolations, type SchemaIssue, type Violation } from "./validate.js";
 
 /**

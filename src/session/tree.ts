@@ -9,7 +9,8 @@ import { GjcError } from "../errors.js";
 import { newEntryId } from "./ids.js";
 import type { AgentMessage } from "./messages.js";
 import { APPEND, AT, ATTACH, EntryIndex, pathToRoot, RECORDS, type DeferredEntries } from "./entry-index.js";
-import { entryIdOf, type FileEntry, isUnknownEntry, type LabelEntry, parentIdOf, type SessionEntry, type SessionInfoEntry, sessionInfoName } from "./schemas.js";
+import { entryIdOf, isUnknownEntry, parentIdOf, sessionInfoName } from "./schemas.js";
+import type { FileEntry, LabelEntry, SessionEntry, SessionInfoEntry } from "./schemas.js";
 
 export { EntryIndex, indexEntries, pathToRoot, type DeferredEntries, type EntryKeys } from "./entry-index.js";
 
