@@ -167,8 +167,7 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
         break;
     }
   }
-  // Only the last assistant before the first explicit default change could still decide the
-  // default, so it is looked up once at the end instead of on every message of a long path.
+  // Looked up once at the end, not on every message: only the last assistant can decide the default.
   const inferred = explicitDefaultModel ? undefined : lastAssistantModel(path);
   // fromEntries defines own properties, so a role named "__proto__" stays a plain key.
   context.models = Object.fromEntries(inferred === undefined ? models : [["default", inferred], ...models]);

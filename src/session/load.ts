@@ -7,7 +7,7 @@
  */
 import { SessionFormatError } from "./errors.js";
 import { JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
-import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
+import { migrateSession, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
@@ -139,9 +139,8 @@ export class SessionLoader {
   readonly #invalidLines: InvalidLine[] = [];
   readonly #records: JsonRecord[] = [];
   readonly #scanner: JsonlScanner;
-  #header: HeaderRecord | undefined;
-  #headerLine = 0;
-  #headerIndex = 0;
+  /** the header's line, in `#lines` where it was read (invalid pieces before it stay before it) */
+  #header: Extract<SessionLine, { kind: "header" }> | undefined;
   #onDiskVersion = 1;
   #refused: InvalidHeaderSession | undefined;
   #result: SessionLoadResult | undefined;
@@ -189,9 +188,8 @@ export class SessionLoader {
       record: (value, line, raw) => {
         if (this.#header === undefined) {
           this.#onDiskVersion = acceptHeader(value, line);
-          this.#header = value as HeaderRecord;
-          this.#headerLine = line;
-          this.#headerIndex = this.#lines.length;
+          this.#header = { kind: "header", line, value: value as SessionHeader };
+          this.#lines.push(this.#header);
           return;
         }
         this.#records.push(value);
@@ -207,24 +205,22 @@ export class SessionLoader {
   }
 
   #finish(stats: JsonlStats): SessionLoadResult {
-    const header = this.#header;
     const lines = this.#lines;
-    if (header === undefined) {
+    if (this.#header === undefined) {
       if (this.#invalidLines.length === 0) return { kind: "empty" };
       return { kind: "invalid_header", reason: "no_record", line: null, issues: [] };
     }
+    const header = this.#header.value;
     // zod is loaded only to say what is wrong with a header the check refused.
     const checked = schemaChecks().SessionHeaderSchema(header) ? undefined : SessionHeaderSchema.safeParse(header);
     if (checked !== undefined && !checked.success) {
       const issues = checked.error.issues.map((issue) => ({ path: issue.path, message: issue.message }));
-      return { kind: "invalid_header", reason: "malformed_header", line: this.#headerLine, issues };
+      return { kind: "invalid_header", reason: "malformed_header", line: this.#header.line, issues };
     }
 
-    // The records were parsed here and belong to no one else: migrated in place, they stay the
-    // objects `lines` holds.
-    const migrated = migrateSession(header as SessionHeader, this.#records, { ...this.#options, inPlace: true });
-    // Back where it was read: invalid pieces before the header stay before it.
-    lines.splice(this.#headerIndex, 0, { kind: "header", line: this.#headerLine, value: migrated.header });
+    // The records were parsed here and belong to no one else: migrated in place, they stay the objects `lines` holds.
+    const migrated = migrateSession(header, this.#records, { ...this.#options, inPlace: true });
+    this.#header.value = migrated.header;
 
     const replayed = replayPatches(migrated.header, lines, this.#onDiskVersion);
     let unknownEntries = 0;

@@ -213,8 +213,7 @@ export class SessionTree {
     const id = newEntryId((candidate) => this.#byId.has(candidate));
     const parentId = options.root === true ? null : this.#leafId;
     const timestamp = this.#now().toISOString();
-    // The literal fixes the key order of the written line; the assignments after the spread
-    // make sure a draft cannot smuggle in its own id, parent or time.
+    // The literal fixes the line's key order; the assignments keep a draft from setting its own id, parent or time.
     const head: Record<string, unknown> = { type: draft.type, id, parentId, timestamp };
     const entry: Record<string, unknown> = { ...head, ...draft };
     entry.id = id;
