@@ -28,10 +28,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 /** One built check, with the chained refinements the definitions use. */
 class Check {
   /** @param optionalField - whether an object may lack this field (zod's optional input) */
-  constructor(
-    readonly test: SchemaCheck,
-    readonly optionalField = false,
-  ) {}
+  constructor(readonly test: SchemaCheck, readonly optionalField = false) {}
 
   #and(more: SchemaCheck): Check {
     const test = this.test;
