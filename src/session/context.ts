@@ -1,31 +1,17 @@
 /**
- * Context reconstruction: what the model sees, and with which runtime settings, when the
- * conversation continues from a given leaf. Everything is derived from the single path from
- * the root to that leaf, so entries on abandoned branches never leak in.
+ * Context reconstruction: what the model sees, with which settings, when the conversation goes
+ * on from a leaf. All of it comes from the one root-to-leaf path, so abandoned branches never leak in.
  */
 
 import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
-import {
-  type CompactionEntry,
-  type ConfiguredModelChainEntry,
-  entryIdOf,
-  type FileEntry,
-  isUnknownEntry,
-  modelChangeModel,
-  type SessionEntry,
-} from "./schemas.js";
+import { entryIdOf, isUnknownEntry, modelChangeModel } from "./schemas.js";
+import type { CompactionEntry, ConfiguredModelChainEntry, FileEntry, SessionEntry } from "./schemas.js";
 import { arrayPathView, findLastMessage, indexEntries, pathToRoot, type PathView } from "./tree.js";
 
-/**
- * A message of the reconstructed context: a stored message as-is (whatever its role), or one
- * synthesised from an entry (`custom`, `branchSummary`, `compactionSummary`).
- */
+/** A context message: a stored one as-is, or one made from an entry (`custom`, `branchSummary`, `compactionSummary`). */
 export type ContextMessage = StoredAgentMessage;
 
-/**
- * The fallback chain of models configured for one role, as a `configured_model_chain` entry
- * holds it (without the entry's own fields).
- */
+/** The fallback chain of models of one role, as a `configured_model_chain` holds it (without the entry's own fields). */
 export interface ConfiguredModelChain {
   role: string;
   /** `"provider/id"` per model, head first */
@@ -55,24 +41,17 @@ export interface SessionContext {
   thinkingLevel: string;
   /** Latest `service_tier_change`; `undefined` when none or when it cleared the tier. */
   serviceTier: string | undefined;
-  /**
-   * Model per role (`"provider/id"`). `default` falls back to the provider and model of the
-   * assistant messages until an explicit `model_change` for the default role is seen.
-   */
+  /** Model per role (`"provider/id"`); `default` falls back to the assistant's until a default `model_change`. */
   models: Record<string, string>;
   /**
-   * The chain per role from the latest `configured_model_chain` for it on the path (`cleared`
-   * removes it). A role that an explicit `model_change` gave a model but that has no chain gets
-   * a one-model chain with origin {@link LEGACY_CHAIN_ORIGIN} and `explicitHead: true`, so a
-   * session written before chains existed resumes with the model it had.
+   * Chain per role from its latest `configured_model_chain` (`cleared` removes it). A role with a
+   * `model_change` model but no chain gets a one-model chain ({@link LEGACY_CHAIN_ORIGIN},
+   * `explicitHead: true`), so a session older than chains resumes with its model.
    */
   configuredModelChains: Record<string, ConfiguredModelChain>;
   /** Every rule any `ttsr_injection` on the path injected, first occurrence order, no repeats. */
   injectedTtsrRules: string[];
-  /**
-   * One record per injected rule, for a repeat resume: the latest `injectedRuleRecords` record
-   * naming it, else `{ name, lastInjectedAt: 0 }` for a rule listed by name only.
-   */
+  /** Per injected rule, its latest `injectedRuleRecords` record, else `{ name, lastInjectedAt: 0 }`. */
   injectedTtsrRuleRecords: TtsrInjectionRecord[];
   /** The latest finite `ttsrMessageCount` of a `ttsr_injection` on the path; 0 when none. */
   ttsrMessageCount: number;
@@ -81,9 +60,8 @@ export interface SessionContext {
   /** Whether the path holds an `mcp_tool_selection` (an empty selection is still a choice). */
   hasPersistedMCPToolSelection: boolean;
   /**
-   * The latest discovered built-in selection: a `discovered_builtin_tool_selection`, or the
-   * legacy v4 `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`, whichever is
-   * later on the path; `undefined` when there is none.
+   * The later on the path of a `discovered_builtin_tool_selection` and v4's
+   * `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`; `undefined` when neither.
    */
   selectedDiscoveredBuiltinToolNames: string[] | undefined;
   /** Whether the path holds a discovered built-in selection (either form). */
@@ -95,32 +73,22 @@ export interface SessionContext {
 }
 
 /**
- * Rebuilds the context at `leafId`.
+ * Rebuilds the context at `leafId`, in time linear in the path (plus one indexing pass over
+ * `entries` unless `byId`, such as {@link SessionTree.index}, is given).
  *
- * - `leafId === null` gives the empty context (the session was reset to before its root).
- * - An id found in the index is used as the leaf. Otherwise (`undefined`, or an id that is not
- *   there) the leaf is the last entry in `entries` that has an id; records without one are
- *   skipped, so an id-less tail record cannot empty the context.
- * - Models: a `model_change` sets `models[role ?? "default"]` to its `model`, or to pi's
- *   `provider/modelId` when it has no `model`; `cleared: true` deletes the role. `default`
- *   falls back to the last assistant message's `provider/model` only while no explicit change
- *   of the default role is on the path (the spec's rule; pi's differs, see
- *   `buildPiSessionContext`).
- * - Only the latest compaction on the path counts. Its summary comes first, then the path
- *   entries from its `firstKeptEntryId` up to the compaction, then everything after it. When
- *   `firstKeptEntryId` is absent or names no entry before the compaction on this path (a
- *   dangling id, for example from a v1 index that pointed past the file), nothing before the
- *   compaction is kept: the summary already stands for that history, and replaying all of it
- *   would undo the compaction. When the compaction preserved provider-side replacement
- *   history (`preserveData.openaiRemoteCompaction`), that history travels as the summary's
- *   `providerPayload` and replaces the kept entries.
- * - Records kept verbatim (unknown types, invalid fields) link the path through their ids
- *   but contribute neither state nor messages.
+ * - `null` gives the empty context; an id not in the index (or `undefined`) means the last
+ *   entry with an id, so an id-less tail record cannot empty the context.
+ * - A `model_change` sets `models[role ?? "default"]` to `model` (or pi's `provider/modelId`);
+ *   `cleared` deletes the role. `default` falls back to the last assistant's `provider/model`
+ *   only while no default change is on the path (the spec's rule; pi's is `buildPiSessionContext`).
+ * - Only the latest compaction counts: its summary, then the path from its `firstKeptEntryId`
+ *   up to it, then what follows. A missing or dangling `firstKeptEntryId` keeps nothing before
+ *   the compaction, since replaying that history would undo it; preserved provider history
+ *   (`preserveData.openaiRemoteCompaction`) travels as the summary's `providerPayload` instead
+ *   of the kept entries.
+ * - Records kept verbatim link the path through their ids but add no state or messages.
  *
- * Runs in time linear in the length of the path (plus one pass over `entries` to build an
- * index when `byId` is not given; pass {@link SessionTree.index} to skip it).
- *
- * @param byId - id index of `entries`, last holder of an id winning, as {@link SessionTree} keeps it
+ * @param byId - id index of `entries`, last holder of an id winning
  */
 export function buildSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): SessionContext {
   const path = contextPath(entries, leafId, byId);
@@ -128,15 +96,12 @@ export function buildSessionContext(entries: readonly FileEntry[], leafId?: stri
 }
 
 /**
- * {@link buildSessionContext} over a root-to-leaf path given as a {@link PathView}
- * (`undefined`: the empty context). Reads only what the context is made of: the entries that
- * are not messages, the messages after the compaction boundary, and the last assistant
- * messages while the default model is still open.
+ * {@link buildSessionContext} over a {@link PathView} (`undefined`: the empty context), reading
+ * only the non-message entries, the messages after the compaction and the last assistant ones.
  */
 export function buildContextOnPath(path: PathView | undefined): SessionContext {
-  if (path === undefined) return emptyContext();
-
   const context = emptyContext();
+  if (path === undefined) return context;
   const models = new Map<string, string>();
   const chains = new Map<string, ConfiguredModelChainEntry>();
   const rules = new Set<string>();
@@ -179,9 +144,7 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
           rules.add(record.name);
           ruleRecords.set(record.name, record);
         }
-        if (typeof entry.ttsrMessageCount === "number" && Number.isFinite(entry.ttsrMessageCount)) {
-          context.ttsrMessageCount = entry.ttsrMessageCount;
-        }
+        if (Number.isFinite(entry.ttsrMessageCount)) context.ttsrMessageCount = entry.ttsrMessageCount!;
         break;
       case "mcp_tool_selection":
         context.selectedMCPToolNames = entry.selectedToolNames;
@@ -202,12 +165,9 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
       case "compaction":
         compactionAt = i;
         break;
-      default:
-        break;
     }
   }
-  // Only the last assistant before the first explicit default change could still decide the
-  // default, so it is looked up once at the end instead of on every message of a long path.
+  // Looked up once at the end, not on every message: only the last assistant can decide the default.
   const inferred = explicitDefaultModel ? undefined : lastAssistantModel(path);
   // fromEntries defines own properties, so a role named "__proto__" stays a plain key.
   context.models = Object.fromEntries(inferred === undefined ? models : [["default", inferred], ...models]);
@@ -219,10 +179,7 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
   return context;
 }
 
-/**
- * The root-to-leaf path {@link buildSessionContext} works on, by its leaf rules; `undefined`
- * when the context is empty (a `null` leaf, or no entry with an id).
- */
+/** The path {@link buildSessionContext} works on, by its leaf rules; `undefined` for an empty context. */
 export function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
   if (leafId === null) return undefined;
   const index = byId ?? indexEntries(entries);
@@ -233,17 +190,11 @@ export function contextPath(entries: readonly FileEntry[], leafId: string | null
 /** The well-formed records of `injectedRuleRecords` (an object with a string `name` each). */
 function ttsrRecords(value: unknown): TtsrInjectionRecord[] {
   if (!Array.isArray(value)) return [];
-  return value.filter(
-    (record): record is TtsrInjectionRecord =>
-      typeof record === "object" && record !== null && typeof (record as { name?: unknown }).name === "string",
-  );
+  return value.filter((record): record is TtsrInjectionRecord => typeof record === "object" && typeof (record as { name?: unknown } | null)?.name === "string");
 }
 
 /** The chains in force: configured ones first (path order), then one per legacy model role. */
-function configuredChains(
-  chains: ReadonlyMap<string, ConfiguredModelChainEntry>,
-  models: ReadonlyMap<string, string>,
-): Array<[string, ConfiguredModelChain]> {
+function configuredChains(chains: ReadonlyMap<string, ConfiguredModelChainEntry>, models: ReadonlyMap<string, string>): Array<[string, ConfiguredModelChain]> {
   const out: Array<[string, ConfiguredModelChain]> = [];
   for (const [role, entry] of chains) {
     // Only the chain's own fields: the entry's id, parent and time are not part of the chain.
@@ -252,9 +203,7 @@ function configuredChains(
     if (entry.explicitHead !== undefined) chain.explicitHead = entry.explicitHead;
     out.push([role, chain]);
   }
-  for (const [role, model] of models) {
-    if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
-  }
+  for (const [role, model] of models) if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
   return out;
 }
 
@@ -287,10 +236,7 @@ function lastAssistantModel(path: PathView): string | undefined {
 }
 
 function lastEntryWithId(entries: readonly FileEntry[]): FileEntry | undefined {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const entry = entries[i]!;
-    if (entryIdOf(entry) !== undefined) return entry;
-  }
+  for (let i = entries.length - 1; i >= 0; i--) if (entryIdOf(entries[i]!) !== undefined) return entries[i];
   return undefined;
 }
 
@@ -299,12 +245,9 @@ function collectCompacted(path: PathView, compactionAt: number, out: ContextMess
   const remote = remoteHistory(compaction.preserveData);
   const { summary, shortSummary, tokensBefore } = compaction;
   const timestamp = Date.parse(compaction.timestamp);
-  // Two literals rather than a later assignment keep the peer's key order in serialised output,
-  // and no `providerPayload` key unless there is one.
-  const opening: CompactionSummaryAgentMessage =
-    remote === undefined
-      ? { role: "compactionSummary", summary, shortSummary, tokensBefore, timestamp }
-      : { role: "compactionSummary", summary, shortSummary, tokensBefore, providerPayload: remote, timestamp };
+  // The peer's key order, and no `providerPayload` key unless there is one.
+  const payload = remote === undefined ? {} : { providerPayload: remote };
+  const opening: CompactionSummaryAgentMessage = { role: "compactionSummary", summary, shortSummary, tokensBefore, ...payload, timestamp };
   out.push(opening);
   if (remote === undefined) {
     const keptFrom = keptStart(path, compactionAt, compaction.firstKeptEntryId);
@@ -313,15 +256,10 @@ function collectCompacted(path: PathView, compactionAt: number, out: ContextMess
   collectMessages(path, compactionAt + 1, path.length, out);
 }
 
-/**
- * Position of `firstKeptEntryId` before the compaction, or -1. Searched backwards because the
- * kept tail is short next to the history the compaction summarised.
- */
+/** Position of `firstKeptEntryId` before the compaction, or -1; backwards, as the kept tail is short. */
 function keptStart(path: PathView, compactionAt: number, id: string | undefined): number {
   if (id === undefined) return -1;
-  for (let i = compactionAt - 1; i >= 0; i--) {
-    if (path.idAt(i) === id) return i;
-  }
+  for (let i = compactionAt - 1; i >= 0; i--) if (path.idAt(i) === id) return i;
   return -1;
 }
 
@@ -345,11 +283,7 @@ function collectMessages(path: PathView, from: number, to: number, out: ContextM
   }
 }
 
-/**
- * The message an entry contributes, in the peer's shapes. Timestamps are parsed from the
- * entry's ISO time; an unparseable one gives `NaN`, as the peer does, since inventing a time
- * would be worse than admitting there is none.
- */
+/** The message an entry contributes, in the peer's shapes; an unparseable time gives `NaN`, as the peer's does. */
 function toMessage(entry: SessionEntry): ContextMessage | undefined {
   switch (entry.type) {
     case "message":

@@ -1,7 +1,4 @@
-/**
- * Drafts of the entries that only one peer writes, built to that peer's shape, for a manager
- * to hand to {@link SessionTree.append}. Pure: they decide what a line holds, not where it goes.
- */
+/** Drafts, for {@link SessionTree.append}, of the entries only one peer writes, in that peer's shape. */
 import type { ConfiguredModelChain } from "./context.js";
 import type { EntryDraft } from "./tree.js";
 
@@ -12,18 +9,12 @@ export const CONTEXT_CLEAR_CUSTOM_TYPE = "context_clear";
 export type ConfiguredModelChainDraft = Extract<EntryDraft, { type: "configured_model_chain" }>;
 
 /**
- * The `configured_model_chain` draft for `chain`. Only the chain's own fields are kept (`role`,
- * `entries`, `origin`, and `identity`, `explicitHead`, `cleared` when set): a caller's runtime
- * state on the same object (GJC's active index, attempt counters) is not part of the chain and
- * must not become sticky by being persisted.
+ * The `configured_model_chain` draft for `chain`, with the chain's own fields only: runtime
+ * state a caller keeps on the same object (GJC's active index, attempt counters) must not
+ * become sticky by being persisted.
  */
 export function configuredModelChainDraft(chain: ConfiguredModelChain & { cleared?: boolean }): ConfiguredModelChainDraft {
-  const draft: ConfiguredModelChainDraft = {
-    type: "configured_model_chain",
-    role: chain.role,
-    entries: [...chain.entries],
-    origin: chain.origin,
-  };
+  const draft: ConfiguredModelChainDraft = { type: "configured_model_chain", role: chain.role, entries: [...chain.entries], origin: chain.origin };
   if (chain.identity !== undefined) draft.identity = chain.identity;
   if (chain.explicitHead !== undefined) draft.explicitHead = chain.explicitHead;
   if (chain.cleared !== undefined) draft.cleared = chain.cleared;
@@ -32,12 +23,10 @@ export function configuredModelChainDraft(chain: ConfiguredModelChain & { cleare
 
 /**
  * The `custom` draft of GJC's context clear. Append it with `{ root: true }`: as a new root it
- * starts a conversation with an empty context, while the history before it stays in the file.
+ * starts an empty context while the history before it stays in the file.
  */
 export function contextClearDraft(data?: Record<string, unknown>): Extract<EntryDraft, { type: "custom" }> {
-  return data === undefined
-    ? { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE }
-    : { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE, data };
+  return data === undefined ? { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE } : { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE, data };
 }
 
 /** The `session_info` draft pi writes for a name: the name trimmed (an empty one clears it). */

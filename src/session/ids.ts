@@ -1,14 +1,12 @@
 /**
- * Session and entry identifiers.
- *
- * Session ids are UUIDv7 (time-ordered, so a directory listing sorts by creation); entry ids are
- * 8 lowercase hex digits, short enough to read in a transcript and unique within one session
- * because every draw is checked against the ids the session already holds.
+ * Session ids are UUIDv7 (time-ordered, so a listing sorts by creation); entry ids are 8 hex
+ * digits, short enough to read in a transcript and unique within a session because every draw
+ * is checked against the ids it holds.
  */
 import { randomFillSync } from "node:crypto";
 import { SessionFormatError } from "./errors.js";
 
-/** Random bytes are drawn in blocks: one syscall per block instead of one per id. */
+/** Random bytes come in blocks: one syscall per block instead of one per id. */
 const POOL_SIZE = 4096;
 const pool = Buffer.alloc(POOL_SIZE);
 let poolOffset = POOL_SIZE;
@@ -24,16 +22,13 @@ function takeRandom(count: number): Buffer {
 }
 
 /**
- * A fresh UUIDv7: 48-bit Unix milliseconds, version 7, variant `10`, 74 random bits;
- * lowercase, hyphenated, 36 characters.
+ * A fresh lowercase, hyphenated UUIDv7 (48-bit Unix milliseconds, version 7, variant `10`).
  *
- * @param now - milliseconds since the epoch (injectable so tests can pin the time field)
+ * @param now - milliseconds since the epoch (tests pin it)
  */
 export function newSessionId(now: number = Date.now()): string {
   const bytes = Buffer.from(takeRandom(16));
-  const ms = Math.max(0, Math.floor(now));
-  // 48-bit big-endian timestamp; split because bitwise ops are 32-bit.
-  bytes.writeUIntBE(ms, 0, 6);
+  bytes.writeUIntBE(Math.max(0, Math.floor(now)), 0, 6);
   bytes[6] = 0x70 | ((bytes[6] ?? 0) & 0x0f);
   bytes[8] = 0x80 | ((bytes[8] ?? 0) & 0x3f);
   const hex = bytes.toString("hex");
@@ -44,22 +39,20 @@ export function newSessionId(now: number = Date.now()): string {
 const ADOPTED_SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 /**
- * True for a session id this library accepts from outside: a UUIDv7, or an adopted id of 1-128
- * characters from `[A-Za-z0-9._-]` (never `.` or `..`, which would be path components).
+ * True for a session id accepted from outside: 1-128 characters of `[A-Za-z0-9._-]` (which a
+ * UUIDv7 is), never `.` or `..`, which would be path components.
  */
 export function isValidSessionId(value: string): boolean {
   return ADOPTED_SESSION_ID.test(value) && value !== "." && value !== "..";
 }
 
-/** How many 8-hex draws to try before concluding the collision predicate is broken. */
+/** Draws before concluding that the collision predicate is broken. */
 const MAX_ENTRY_ID_DRAWS = 100;
 
 /**
- * A fresh entry id (8 lowercase hex digits) that `has` reports as unused. A collision is
- * redrawn; 100 collisions in a row cannot happen with a sane predicate below billions of
- * entries, so it is reported as `entry_id_exhausted` instead of looping or widening the id.
+ * A fresh entry id (8 lowercase hex digits) that `has` reports unused. 100 collisions in a row
+ * cannot happen with a sane predicate, so they end in an error instead of a loop.
  *
- * @param has - true when the id is already taken in this session
  * @throws SessionFormatError `entry_id_exhausted`
  */
 export function newEntryId(has: (id: string) => boolean): string {

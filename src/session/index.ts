@@ -1,7 +1,4 @@
-/**
- * The session layer: format (schemas, ids, JSONL, load, migrations, patches, validation) and
- * model. Pure: strings and bytes in, objects out; nothing here touches the disk.
- */
+/** The session layer: the format and the tree model. Pure: strings and bytes in, objects out, no disk. */
 export * from "./schemas.js";
 export * from "./ids.js";
 export * from "./errors.js";

@@ -1,8 +1,7 @@
 /**
- * zod, loaded on the first schema use instead of at import: zod is most of the package's
- * import cost, and most first calls (create, append, flush) never validate. The API stays
- * synchronous: zod's CommonJS build is loaded with `require`, so the first `safeParse` pays
- * for it and returns as before.
+ * zod, loaded on the first schema use instead of at import: it is most of the package's import
+ * cost, and most first calls (create, append, flush) never validate. Its CommonJS build is
+ * loaded with `require`, so the API stays synchronous.
  */
 import { createRequire } from "node:module";
 
@@ -13,19 +12,12 @@ export type Zod = typeof z;
 
 let zod: Zod | undefined;
 
-function loadZod(): Zod {
-  zod ??= (createRequire(import.meta.url)("zod") as { z: Zod }).z;
-  return zod;
-}
-
 /** A set of schemas built on first use; see {@link lazySchemas}. */
 export interface LazySchemas<S extends Record<string, object>> {
-  /** Every schema, built (and zod loaded) on the first call. */
-  readonly all: () => S;
   /**
-   * A stand-in for one schema, usable as an exported constant: every property read goes to
-   * the real schema, built on the first one. zod's methods close over their schema, so
-   * `stand-in.safeParse(v)` is the real `safeParse`.
+   * A stand-in for one schema, usable as an exported constant: every property read goes to the
+   * real schema, built (with zod loaded) on the first one. zod's methods close over their
+   * schema, so `standIn.safeParse(v)` is the real `safeParse`.
    */
   readonly lazy: <K extends keyof S>(key: K) => S[K];
 }
@@ -33,12 +25,12 @@ export interface LazySchemas<S extends Record<string, object>> {
 /** Wraps the schema definitions `define` so that nothing is built until a schema is used. */
 export function lazySchemas<S extends Record<string, object>>(define: (z: Zod) => S): LazySchemas<S> {
   let built: S | undefined;
-  const all = (): S => {
-    built ??= define(loadZod());
-    return built;
-  };
   const lazy = <K extends keyof S>(key: K): S[K] => {
-    const real = (): S[K] => all()[key];
+    const real = (): S[K] => {
+      zod ??= (createRequire(import.meta.url)("zod") as { z: Zod }).z;
+      built ??= define(zod);
+      return built[key];
+    };
     return new Proxy({} as S[K], {
       get: (_target, property) => Reflect.get(real(), property),
       set: (_target, property, value) => Reflect.set(real(), property, value),
@@ -52,5 +44,5 @@ export function lazySchemas<S extends Record<string, object>>(define: (z: Zod) =
       getPrototypeOf: () => Reflect.getPrototypeOf(real()),
     });
   };
-  return { all, lazy };
+  return { lazy };
 }

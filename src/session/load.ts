@@ -1,34 +1,24 @@
 /**
- * Loading a session file's content into a typed, migrated, patched model, and writing the same
- * content back.
- *
- * A load keeps two views of the file. `entries` is the effective state the rest of the library
- * works with (migrated to v5, patches applied). `lines` is the file itself, in order: the header
- * and entries as migrated but unpatched, the patch records, and every invalid piece verbatim.
- * Writing `lines` back (see {@link serializeSessionLines}) therefore produces a v5 file that
- * loads to the same effective state and has lost nothing the original held.
+ * Loading a session file's content into a typed, migrated, patched model, and writing it back.
+ * A load keeps two views: `entries`, the effective state (migrated to v5, patches applied), and
+ * `lines`, the file itself in order (migrated but unpatched, patch records and invalid pieces
+ * verbatim), which {@link serializeSessionLines} writes back as a v5 file that loads to the same
+ * state and has lost nothing.
  */
 import { SessionFormatError } from "./errors.js";
 import { JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
-import { migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
-import { replayPatches, type PatchReport, type ReplayItem } from "./patches.js";
+import { migrateSession, type MigrationOptions } from "./migrate.js";
+import { replayPatches, type PatchReport } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
-import {
-  CURRENT_SESSION_VERSION,
-  PATCH_RECORD_TYPES,
-  SessionHeaderSchema,
-  UNKNOWN_ENTRY,
-  type FileEntry,
-  type SessionHeader,
-  type UnknownEntryReason,
-} from "./schemas.js";
+import { CURRENT_SESSION_VERSION, isPatchRecordType, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
+import type { FileEntry, SessionHeader, UnknownEntryReason } from "./schemas.js";
 import { collectViolations, type SchemaIssue, type Violation } from "./validate.js";
 
 /**
- * An entry line whose bytes are not valid UTF-8: its bytes, and the JSON text of the record as
- * parsed from them (before migration). A rewrite writes `bytes` back while the effective entry
- * still serializes to `asRead`, so replacement characters never take the place of the bytes.
+ * An entry line that is not valid UTF-8: its bytes and the JSON of the record parsed from them.
+ * A rewrite writes `bytes` back while the entry still serializes to `asRead`, so replacement
+ * characters never take the place of the bytes.
  */
 export interface RawEntryLine {
   readonly bytes: Buffer;
@@ -42,13 +32,10 @@ export type SessionLine =
   | { kind: "patch"; line: number; value: JsonRecord }
   | ({ kind: "invalid" } & InvalidLine);
 
-/** `lenient` loads whatever can be loaded; `strict` also lists every violation (for audits). */
-export type LoadMode = "lenient" | "strict";
-
 /** Options of {@link loadSession}. */
 export interface LoadOptions extends MigrationOptions {
-  /** defaults to `lenient` */
-  mode?: LoadMode;
+  /** `lenient` (the default) loads whatever can be loaded; `strict` also lists every violation */
+  mode?: "lenient" | "strict";
 }
 
 /** A missing file, or one that holds no record and no invalid line (only blank lines). */
@@ -56,22 +43,14 @@ export interface EmptySession {
   kind: "empty";
 }
 
-/** Why a non-empty file has no usable header. */
-export type InvalidHeaderReason =
-  /** the file holds no record at all, only invalid lines */
-  | "no_record"
-  /** the first record's `type` is not `"session"` */
-  | "not_a_session_header"
-  /** the first record is a header without a string `id` */
-  | "missing_id"
-  /** the header has `type` and `id` but another field has the wrong type */
-  | "malformed_header";
-
 /**
- * A non-empty file whose first record is not a usable session header. The caller must not
- * replace such a file with a fresh session: it may be someone's transcript with a damaged
- * first line.
+ * Why a non-empty file has no usable header: it holds only invalid lines (`no_record`), its first
+ * record's `type` is not `"session"` (`not_a_session_header`) or it has no string `id`
+ * (`missing_id`), or another header field has the wrong type (`malformed_header`).
  */
+export type InvalidHeaderReason = "no_record" | "not_a_session_header" | "missing_id" | "malformed_header";
+
+/** A non-empty file without a usable header; never to be replaced: it may be a transcript with a damaged first line. */
 export interface InvalidHeaderSession {
   kind: "invalid_header";
   reason: InvalidHeaderReason;
@@ -89,10 +68,9 @@ export interface LoadedSession {
   /** the effective entries in file order: migrated, entry patches applied, no patch records */
   entries: FileEntry[];
   /**
-   * The whole file in order, for a rewrite (migrated, unpatched; patches and invalid kept).
-   * One case does not survive a rewrite unchanged in meaning: patch records in a file below v4
-   * are not replayed (`version_below_4`), but once written back under a v5 header they would
-   * be. No writer produces such files; `patchReport` shows when one is met.
+   * The whole file in order, for a rewrite (migrated, unpatched; patches and invalid kept). Patch
+   * records of a file below v4 are not replayed, but would be once rewritten under a v5 header;
+   * no writer makes such files, and `patchReport` shows one (`version_below_4`).
    */
   lines: SessionLine[];
   /** every line or piece of a line that holds no usable record, verbatim */
@@ -112,15 +90,12 @@ export interface LoadedSession {
 /** Everything {@link loadSession} can return. */
 export type SessionLoadResult = EmptySession | InvalidHeaderSession | LoadedSession;
 
-const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
-
 /**
- * Refuses a header `version` that is present but not an integer in 1..5. Called before any
- * migration or patch replay, so a newer file is never reinterpreted by this version.
+ * The header's version (1 when absent), checked before any migration or replay so a newer file
+ * is never reinterpreted.
  *
- * @returns the version, 1 when absent
  * @throws SessionFormatError `version_too_new` for an integer above 5, `invalid_version` for
- *   anything else that is not an integer in 1..5 (a string, a fraction, zero, a negative)
+ *   anything else that is not an integer in 1..5
  */
 export function checkHeaderVersion(header: JsonRecord): number {
   const version = header.version;
@@ -140,17 +115,13 @@ class StopScan {
 }
 
 /**
- * Loads a session file's content. `null`/`undefined` stand for a missing file.
+ * Loads a session file's content (`null`/`undefined`: a missing file). Missing, empty or
+ * blank-only gives `empty`; a first record that is no usable header gives `invalid_header`;
+ * otherwise the version is checked, the records migrated, the patches replayed (on-disk v4+)
+ * and every entry typed (a known type with matching fields, else an {@link UnknownEntry}).
  *
- * - missing, empty or blank-only: `{ kind: "empty" }`;
- * - non-empty without a usable header as its first record: `{ kind: "invalid_header" }`;
- * - otherwise `{ kind: "loaded" }` with the header version checked first, then the records
- *   migrated in memory, then the patches replayed (on-disk version >= 4), then every entry typed:
- *   a known type whose fields match its schema is a typed entry, anything else an
- *   {@link UnknownEntry} kept verbatim.
- *
- * @throws SessionFormatError `version_too_new` / `invalid_version` (see
- *   {@link checkHeaderVersion}); `invalid_input` for input that is neither text nor bytes
+ * @throws SessionFormatError `version_too_new` / `invalid_version` (see {@link checkHeaderVersion});
+ *   `invalid_input` for input that is neither text nor bytes
  */
 export function loadSession(input: string | Uint8Array | null | undefined, options: LoadOptions = {}): SessionLoadResult {
   if (input === null || input === undefined) return { kind: "empty" };
@@ -158,10 +129,9 @@ export function loadSession(input: string | Uint8Array | null | undefined, optio
 }
 
 /**
- * {@link loadSession} for a file read in chunks: `write` each chunk as it arrives, then `end`.
- * Only the records and one line are held at a time, never the whole file's bytes. Once the first
- * record has disqualified the file, later chunks are ignored and `end` returns `invalid_header`.
- * `write` throws the version errors of {@link checkHeaderVersion} as soon as the header is read.
+ * {@link loadSession} for a file read in chunks (`write` each, then `end`), holding the records
+ * and one line, never the whole file. After a disqualifying first record, later chunks are
+ * ignored; `write` throws {@link checkHeaderVersion}'s errors as soon as the header is read.
  */
 export class SessionLoader {
   readonly #options: LoadOptions;
@@ -169,9 +139,8 @@ export class SessionLoader {
   readonly #invalidLines: InvalidLine[] = [];
   readonly #records: JsonRecord[] = [];
   readonly #scanner: JsonlScanner;
-  #header: HeaderRecord | undefined;
-  #headerLine = 0;
-  #headerIndex = 0;
+  /** the header's line, in `#lines` where it was read (invalid pieces before it stay before it) */
+  #header: Extract<SessionLine, { kind: "header" }> | undefined;
   #onDiskVersion = 1;
   #refused: InvalidHeaderSession | undefined;
   #result: SessionLoadResult | undefined;
@@ -189,17 +158,19 @@ export class SessionLoader {
 
   /** Scans the last line and returns the result (the same result on every call). */
   end(): SessionLoadResult {
-    if (this.#result !== undefined) return this.#result;
-    let stats: JsonlStats | undefined;
-    if (this.#refused === undefined) this.#guard(() => (stats = this.#scanner.end()));
-    this.#result = this.#refused ?? this.#finish(stats as JsonlStats);
+    this.#result ??= this.#complete(() => this.#scanner.end());
     return this.#result;
   }
 
-  /** Loads a whole file given at once, as text or bytes. */
+  /** Loads a whole file given at once, as text or bytes (on a fresh loader). */
   loadAll(input: string | Uint8Array): SessionLoadResult {
+    return this.#complete(() => scanJsonl(input, this.#visitor()));
+  }
+
+  /** Runs the last scan unless the file is refused already, then builds the result. */
+  #complete(scan: () => JsonlStats): SessionLoadResult {
     let stats: JsonlStats | undefined;
-    this.#guard(() => (stats = scanJsonl(input, this.#visitor())));
+    if (this.#refused === undefined) this.#guard(() => (stats = scan()));
     return this.#refused ?? this.#finish(stats as JsonlStats);
   }
 
@@ -217,13 +188,12 @@ export class SessionLoader {
       record: (value, line, raw) => {
         if (this.#header === undefined) {
           this.#onDiskVersion = acceptHeader(value, line);
-          this.#header = value as HeaderRecord;
-          this.#headerLine = line;
-          this.#headerIndex = this.#lines.length;
+          this.#header = { kind: "header", line, value: value as SessionHeader };
+          this.#lines.push(this.#header);
           return;
         }
         this.#records.push(value);
-        if (PATCH_TYPES.has(value.type)) this.#lines.push({ kind: "patch", line, value });
+        if (isPatchRecordType(value.type)) this.#lines.push({ kind: "patch", line, value });
         else if (raw === undefined) this.#lines.push({ kind: "entry", line, value });
         else this.#lines.push({ kind: "entry", line, value, raw: { bytes: Buffer.from(raw), asRead: JSON.stringify(value) } });
       },
@@ -235,37 +205,26 @@ export class SessionLoader {
   }
 
   #finish(stats: JsonlStats): SessionLoadResult {
-    const header = this.#header;
     const lines = this.#lines;
-    if (header === undefined) {
+    if (this.#header === undefined) {
       if (this.#invalidLines.length === 0) return { kind: "empty" };
       return { kind: "invalid_header", reason: "no_record", line: null, issues: [] };
     }
+    const header = this.#header.value;
     // zod is loaded only to say what is wrong with a header the check refused.
     const checked = schemaChecks().SessionHeaderSchema(header) ? undefined : SessionHeaderSchema.safeParse(header);
     if (checked !== undefined && !checked.success) {
-      return {
-        kind: "invalid_header",
-        reason: "malformed_header",
-        line: this.#headerLine,
-        issues: checked.error.issues.map((issue) => ({ path: issue.path, message: issue.message })),
-      };
+      const issues = checked.error.issues.map((issue) => ({ path: issue.path, message: issue.message }));
+      return { kind: "invalid_header", reason: "malformed_header", line: this.#header.line, issues };
     }
 
-    // The records were parsed here and belong to no one else: migrate them in place.
-    const migrated = migrateSession(header as SessionHeader, this.#records, { ...this.#options, inPlace: true });
-    let next = 0;
-    for (const item of lines) {
-      if (item.kind === "entry" || item.kind === "patch") item.value = migrated.entries[next++] as JsonRecord;
-    }
-    // Back where it was read: invalid pieces before the header stay before it.
-    lines.splice(this.#headerIndex, 0, { kind: "header", line: this.#headerLine, value: migrated.header });
+    // The records were parsed here and belong to no one else: migrated in place, they stay the objects `lines` holds.
+    const migrated = migrateSession(header, this.#records, { ...this.#options, inPlace: true });
+    this.#header.value = migrated.header;
 
-    const replayed = replayPatches(migrated.header, replayItems(lines), this.#onDiskVersion);
+    const replayed = replayPatches(migrated.header, lines, this.#onDiskVersion);
     let unknownEntries = 0;
-    for (const entry of replayed.entries) {
-      if (markIfUnknown(entry)) unknownEntries += 1;
-    }
+    for (const entry of replayed.entries) if (markIfUnknown(entry)) unknownEntries += 1;
     const loaded: LoadedSession = {
       kind: "loaded",
       header: replayed.header,
@@ -285,46 +244,28 @@ export class SessionLoader {
 
 /** Checks the first record; returns its version or stops the scan with `invalid_header`. */
 function acceptHeader(value: JsonRecord, line: number): number {
-  if (value.type !== "session") {
-    throw new StopScan({ kind: "invalid_header", reason: "not_a_session_header", line, issues: [] });
-  }
-  if (typeof value.id !== "string") {
-    throw new StopScan({ kind: "invalid_header", reason: "missing_id", line, issues: [] });
-  }
+  if (value.type !== "session") throw new StopScan({ kind: "invalid_header", reason: "not_a_session_header", line, issues: [] });
+  if (typeof value.id !== "string") throw new StopScan({ kind: "invalid_header", reason: "missing_id", line, issues: [] });
   return checkHeaderVersion(value);
 }
 
-function* replayItems(lines: readonly SessionLine[]): Generator<ReplayItem> {
-  for (const item of lines) {
-    if (item.kind === "entry") yield { kind: "entry", value: item.value };
-    else if (item.kind === "patch") yield { kind: "patch", value: item.value, line: item.line };
-  }
-}
-
 /**
- * Marks `entry` as an {@link UnknownEntry} when its type is not known or its fields do not match
- * the schema of its type, and clears a mark a changed record no longer deserves. The schema
- * serves as a check only (compiled, see `schema-check.ts`): the record keeps its own object, so
- * fields the schema does not list, and their order, survive.
+ * Marks `entry` as an {@link UnknownEntry} when its type is unknown or its fields fail its
+ * schema's check, and clears a mark a changed record no longer deserves. Only checked, never
+ * parsed: the record keeps its own object, fields and key order.
  *
  * @returns true when `entry` is (now) an unknown entry
  */
 export function markIfUnknown(entry: JsonRecord): boolean {
-  delete (entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason })[UNKNOWN_ENTRY];
+  const marked = entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason };
+  delete marked[UNKNOWN_ENTRY];
   const check = entryCheckFor(entry.type);
-  let reason: UnknownEntryReason | undefined;
-  if (check === undefined) reason = "unknown_type";
-  else if (!check(entry)) reason = "invalid_fields";
-  if (reason === undefined) return false;
-  (entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason })[UNKNOWN_ENTRY] = reason;
-  return true;
+  const reason = check === undefined ? "unknown_type" : check(entry) ? undefined : "invalid_fields";
+  if (reason !== undefined) marked[UNKNOWN_ENTRY] = reason;
+  return reason !== undefined;
 }
 
-/**
- * The bytes of a session file holding `lines`, in order: one `JSON.stringify` per record plus
- * `\n`, and every invalid piece written back as it was read (its original bytes when it was not
- * valid UTF-8).
- */
+/** The bytes of a file holding `lines`: one JSON line per record, invalid pieces as read (their bytes when not UTF-8). */
 export function serializeSessionLines(lines: Iterable<SessionLine>): Buffer {
   const chunks: Buffer[] = [];
   let pending = "";
@@ -349,10 +290,7 @@ export function serializeSessionLines(lines: Iterable<SessionLine>): Buffer {
 
 const NEWLINE_BYTES = Buffer.from("\n");
 
-/**
- * The bytes an entry line was read as, when they were not valid UTF-8 and the entry is still
- * the record read from them; `undefined` otherwise (the entry is written as JSON).
- */
+/** The non-UTF-8 bytes an entry was read from, while it is still that record; `undefined`: write it as JSON. */
 export function unchangedRawBytes(entry: unknown, raw: RawEntryLine | undefined): Buffer | undefined {
   return raw !== undefined && JSON.stringify(entry) === raw.asRead ? raw.bytes : undefined;
 }
@@ -365,9 +303,8 @@ export interface ValidationReport {
 }
 
 /**
- * Strict validation for audit tooling: loads `input` in strict mode and reports every violation
- * with its line and path, including the ones that make a lenient load fail (a refused version,
- * a missing header). A missing or empty file has no violations.
+ * Strict validation for audits: every violation with its line and path, including those that
+ * make a lenient load fail (a refused version, no header). A missing or empty file has none.
  */
 export function validateSession(input: string | Uint8Array | null | undefined): ValidationReport {
   let result: SessionLoadResult;
@@ -380,12 +317,11 @@ export function validateSession(input: string | Uint8Array | null | undefined): 
     const path = error.code === "line_too_long" ? [] : ["version"];
     return { ok: false, violations: [{ line: null, code: error.code, path, message: error.message }] };
   }
-  if (result.kind === "empty") return { ok: true, violations: [] };
   if (result.kind === "invalid_header") {
     const issues = result.issues.length > 0 ? result.issues : [{ path: [], message: result.reason }];
     const violations = issues.map(({ path, message }) => ({ line: result.line, code: "invalid_header" as const, path, message }));
     return { ok: false, violations };
   }
-  const violations = result.violations ?? [];
+  const violations = result.kind === "empty" ? [] : (result.violations ?? []);
   return { ok: violations.length === 0, violations };
 }

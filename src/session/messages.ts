@@ -1,18 +1,9 @@
 /**
- * Agent messages, typed by role.
- *
- * Two groups live here. The messages an agent appends (`user`, `assistant`, `toolResult`,
- * `bashExecution`, `pythonExecution`, `fileMention`, `custom`, the legacy `hookMessage`) form
- * {@link AgentMessage}, so a message whose role is misspelt does not compile where it is
- * appended. The synthetic messages context reconstruction makes for entries that are not
- * messages themselves (`custom_message`, `branch_summary`, `compaction`) have the peer agent's
- * shapes, so a context built here can be handed to the same conversion step (`convertToLlm`)
- * unchanged.
- *
- * Every message type is open (an index signature): the agent owns its payload and adds fields
- * as it evolves, and those must survive. A file can also hold roles no type here names (a newer
- * agent's); {@link StoredAgentMessage} is what a loaded `message` entry carries, so such a
- * message stays readable without making every role acceptable on the way in.
+ * Agent messages, typed by role. {@link AgentMessage} is what an agent appends, so a misspelt
+ * role does not compile; the synthetic messages that context reconstruction makes keep the
+ * peer's shapes, so a context built here goes to the peer's `convertToLlm` unchanged. Every
+ * type is open (an index signature) because the agent owns the payload and its fields must
+ * survive; {@link StoredAgentMessage} also admits the roles a newer agent may have written.
  */
 
 /** A content block: text, image, tool call, thinking, or a kind this version does not know. */
@@ -67,27 +58,26 @@ export interface ToolResultMessage extends MessageFields {
   isError?: boolean;
 }
 
-/** A shell command the user ran (`!cmd`) and what it printed. */
-export interface BashExecutionMessage extends MessageFields {
-  role: "bashExecution";
-  command: string;
+/** What a command the user ran printed, and how it ended. */
+interface ExecutionFields extends MessageFields {
   output?: string;
   exitCode?: number | null;
   cancelled?: boolean;
   truncated?: boolean;
-  fullOutputPath?: string;
   excludeFromContext?: boolean;
 }
 
+/** A shell command the user ran (`!cmd`) and what it printed. */
+export interface BashExecutionMessage extends ExecutionFields {
+  role: "bashExecution";
+  command: string;
+  fullOutputPath?: string;
+}
+
 /** Python code the user ran in the agent's kernel, and what it printed (GJC only). */
-export interface PythonExecutionMessage extends MessageFields {
+export interface PythonExecutionMessage extends ExecutionFields {
   role: "pythonExecution";
   code: string;
-  output?: string;
-  exitCode?: number | null;
-  cancelled?: boolean;
-  truncated?: boolean;
-  excludeFromContext?: boolean;
 }
 
 /** Files the user mentioned with `@path`, read and packed into one message (GJC only). */
@@ -99,26 +89,23 @@ export interface FileMentionMessage extends MessageFields {
 /** A text or image block, or anything else a `custom_message` carries in its content array. */
 export type CustomMessageContent = string | readonly unknown[];
 
-/**
- * An extension's message in the conversation. Context reconstruction also makes one of these
- * from every `custom_message` entry.
- */
-export interface CustomAgentMessage extends MessageFields {
-  role: "custom";
+/** The fields of an extension's message. */
+interface ExtensionMessageFields extends MessageFields {
   customType: string;
   content: CustomMessageContent;
   display?: boolean;
   details?: unknown;
+}
+
+/** An extension's message in the conversation; context reconstruction makes one per `custom_message` entry. */
+export interface CustomAgentMessage extends ExtensionMessageFields {
+  role: "custom";
   attribution?: unknown;
 }
 
 /** The v2 name of a `custom` message; migration to v3 renames it, GJC still accepts it on append. */
-export interface HookAgentMessage extends MessageFields {
+export interface HookAgentMessage extends ExtensionMessageFields {
   role: "hookMessage";
-  customType: string;
-  content: CustomMessageContent;
-  display?: boolean;
-  details?: unknown;
 }
 
 /** The agent message made from a `branch_summary` entry. */

@@ -1,14 +1,11 @@
 /**
- * In-memory migration of a session from any version 1..5 to the current version.
- *
- * Migration is a pure function of its input: records that change are copied, records that do not
- * are shared, and the caller's objects are never written. Running it on its own output changes
- * nothing, because the output is stamped with the current version and every step is gated on the
- * version it starts from.
+ * In-memory migration of a session from any version 1..5 to the current one. Changed records
+ * are copied (or, `inPlace`, changed where they are) and unchanged ones shared; running it on its
+ * own output changes nothing, because every step is gated on the version it starts from.
  */
 import { newEntryId } from "./ids.js";
 import type { JsonRecord } from "./salvage.js";
-import { CURRENT_SESSION_VERSION, PATCH_RECORD_TYPES } from "./schemas.js";
+import { CURRENT_SESSION_VERSION, isPatchRecordType } from "./schemas.js";
 
 /** A header as read: `type: "session"` and a string `id`; anything else as the file has it. */
 export interface HeaderRecord extends JsonRecord {
@@ -30,53 +27,35 @@ export interface MigrationOptions {
   /** draws an entry id not yet taken; defaults to {@link newEntryId} (tests pin it) */
   newEntryId?: (has: (id: string) => boolean) => string;
   /**
-   * The caller gives up `entries`: records that change are changed in place instead of copied.
-   * `loadSession` does this for the records it has just parsed, where a copy of every v1 entry
-   * would only make garbage. Without it (the default) the input is never written.
+   * The caller gives up `entries`: records are changed in place rather than copied, so the result
+   * holds the input's objects (`loadSession` does so for records it has just parsed).
    */
   inPlace?: boolean;
 }
 
-const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
-
-/**
- * The version a header declares: 1 when `version` is absent. The caller has already refused
- * versions that are not integers in 1..5 (see `checkHeaderVersion`).
- */
+/** The version a header declares, 1 when absent (others were refused by `checkHeaderVersion`). */
 export function declaredVersion(header: HeaderRecord): number {
   return typeof header.version === "number" ? header.version : 1;
 }
 
 /**
- * Migrates `header` and `entries` (the records after the header, in file order, patch records
+ * Migrates `header` and `entries` (the records after the header in file order, patch records
  * included) to {@link CURRENT_SESSION_VERSION}:
  *
- * - v1 -> v2: every entry gets a fresh id and its predecessor's id as `parentId` (a linear chain
- *   in file order; patch records are not entries and take no part). A compaction's
- *   `firstKeptEntryIndex` (an index into the file's records, header at 0) becomes
- *   `firstKeptEntryId` when it names an entry; when it names nothing the id stays unset and the
- *   index is kept, so the original fact is still in the file.
+ * - v1 -> v2: every entry (not patch records) gets a fresh id and its predecessor's id as
+ *   `parentId`. A compaction's `firstKeptEntryIndex` (into the file's records, header at 0)
+ *   becomes `firstKeptEntryId` when it names an entry; otherwise the index is kept as a fact.
  * - v2 -> v3: a `message` whose `message.role` is `"hookMessage"` gets role `"custom"`.
  * - v3 -> v4 and v4 -> v5: only the version changes.
  */
-export function migrateSession<H extends HeaderRecord>(
-  header: H,
-  entries: readonly JsonRecord[],
-  options: MigrationOptions = {},
-): MigrationResult<H> {
+export function migrateSession<H extends HeaderRecord>(header: H, entries: readonly JsonRecord[], options: MigrationOptions = {}): MigrationResult<H> {
   const from = declaredVersion(header);
-  if (from >= CURRENT_SESSION_VERSION) {
-    return { header, entries: entries.slice(), migratedFrom: null };
-  }
+  if (from >= CURRENT_SESSION_VERSION) return { header, entries: entries.slice(), migratedFrom: null };
   const own = options.inPlace === true ? <T extends object>(value: T): T => value : shallowCopy;
   let out = entries.slice();
   if (from < 2) out = assignIdsAndParents(out, options.newEntryId ?? newEntryId, own);
   if (from < 3) out = renameHookMessages(out, own);
-  return {
-    header: { ...header, version: CURRENT_SESSION_VERSION },
-    entries: out,
-    migratedFrom: from,
-  };
+  return { header: { ...header, version: CURRENT_SESSION_VERSION }, entries: out, migratedFrom: from };
 }
 
 /** Makes a record writable: a copy, or (in place) the record itself. */
@@ -86,16 +65,12 @@ function shallowCopy<T extends object>(value: T): T {
   return { ...value };
 }
 
-function assignIdsAndParents(
-  entries: JsonRecord[],
-  draw: (has: (id: string) => boolean) => string,
-  own: Own,
-): JsonRecord[] {
+function assignIdsAndParents(entries: JsonRecord[], draw: (has: (id: string) => boolean) => string, own: Own): JsonRecord[] {
   const taken = new Set<string>();
   const has = (id: string): boolean => taken.has(id);
   let parentId: string | null = null;
   const out = entries.map((entry) => {
-    if (PATCH_TYPES.has(entry.type)) return entry;
+    if (isPatchRecordType(entry.type)) return entry;
     const id = draw(has);
     taken.add(id);
     // New keys go last, as in the peers' migrated files.
@@ -105,14 +80,13 @@ function assignIdsAndParents(
     parentId = id;
     return migrated;
   });
-  // A second pass, so an index may point forward as well as back. Every entry of `out` is
-  // already writable here.
+  // A second pass, so an index may point forward as well as back; every entry is writable now.
   for (const entry of out) {
     const index = entry.firstKeptEntryIndex;
     if (entry.type !== "compaction" || typeof index !== "number" || !Number.isInteger(index)) continue;
     // File index 0 is the header; entry k of `out` is file index k + 1.
     const target = out[index - 1];
-    if (target === undefined || PATCH_TYPES.has(target.type)) continue;
+    if (target === undefined || isPatchRecordType(target.type)) continue;
     entry.firstKeptEntryId = target.id;
     delete entry.firstKeptEntryIndex;
   }
@@ -122,12 +96,7 @@ function assignIdsAndParents(
 function renameHookMessages(entries: JsonRecord[], own: Own): JsonRecord[] {
   return entries.map((entry) => {
     const message = entry.message;
-    if (
-      entry.type !== "message" ||
-      typeof message !== "object" ||
-      message === null ||
-      (message as { role?: unknown }).role !== "hookMessage"
-    ) {
+    if (entry.type !== "message" || typeof message !== "object" || message === null || (message as { role?: unknown }).role !== "hookMessage") {
       return entry;
     }
     const migrated = own(entry);

@@ -1,14 +1,10 @@
 /**
- * Fast yes/no checks built from the schema definitions without zod.
- *
- * Loading checks every entry it keeps, and an open checks every entry on its path, which can
- * be most of a large file. `safeParse` builds an output copy of every object it accepts, and
- * zod itself takes longer to load than an indexed open of a large session takes to run. So
- * `defineSchemas` is also run against {@link checkBuilder}: an object answering the subset of
- * zod's API the definitions call, each call returning a plain check instead of a schema. The
- * definitions stay the one statement of the format; a property test holds every check to the
- * answer of the zod schema built from the same line, and a call the builder does not know
- * fails when the checks are first built, not silently.
+ * Fast yes/no checks built from the schema definitions without zod: loading checks every entry
+ * it keeps, `safeParse` copies every object it accepts, and zod takes longer to load than an
+ * indexed open of a large session takes to run. So `defineSchemas` is also run against
+ * {@link checkBuilder}, which answers the subset of zod's API it calls with plain checks. A
+ * property test holds every check to its zod schema's answer, and a call the builder does not
+ * know fails when the checks are built, not silently.
  */
 import { defineSchemas, SESSION_ENTRY_TYPES, type SessionEntryType } from "./schemas.js";
 import type { Zod } from "./lazy-zod.js";
@@ -20,10 +16,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * zod's test of a record's value: an object made by `Object` (or with no constructor), which
- * takes JSON's objects and null-prototype ones and refuses a `Date` or a `Map`.
- */
+/** zod's test of a record's value: made by `Object` or with no constructor (not a `Date`, not a `Map`). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (!isObject(value)) return false;
   const made = (value as { constructor?: unknown }).constructor;
@@ -34,15 +27,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** One built check, with the chained refinements the definitions use. */
 class Check {
-  /** the check itself */
-  readonly test: SchemaCheck;
-  /** whether an object may lack this field (zod's optional input) */
-  readonly optionalField: boolean;
-
-  constructor(test: SchemaCheck, optionalField = false) {
-    this.test = test;
-    this.optionalField = optionalField;
-  }
+  /** @param optionalField - whether an object may lack this field (zod's optional input) */
+  constructor(readonly test: SchemaCheck, readonly optionalField = false) {}
 
   #and(more: SchemaCheck): Check {
     const test = this.test;
@@ -91,6 +77,8 @@ function objectCheck(shape: Record<string, Check>, strict: boolean): Check {
   });
 }
 
+const anyOf = (options: readonly Check[]) => new Check((value) => options.some((option) => option.test(value)));
+
 /** The subset of zod's API that `defineSchemas` calls, building checks. */
 const checkBuilder = {
   string: () => new Check((value) => typeof value === "string"),
@@ -103,8 +91,8 @@ const checkBuilder = {
     return new Check((value) => known.has(value));
   },
   array: (element: Check) => new Check((value) => Array.isArray(value) && value.every((item) => element.test(item))),
-  union: (options: readonly Check[]) => new Check((value) => options.some((option) => option.test(value))),
-  discriminatedUnion: (_key: string, options: readonly Check[]) => new Check((value) => options.some((option) => option.test(value))),
+  union: anyOf,
+  discriminatedUnion: (_key: string, options: readonly Check[]) => anyOf(options),
   record: (_key: Check, item: Check) => new Check((value) => isPlainObject(value) && Object.values(value).every((field) => item.test(field))),
   looseObject: (shape: Record<string, Check>) => objectCheck(shape, false),
   strictObject: (shape: Record<string, Check>) => objectCheck(shape, true),
@@ -115,10 +103,9 @@ export function checkOf(define: (z: Zod) => unknown): SchemaCheck {
   return (define(checkBuilder as unknown as Zod) as Check).test;
 }
 
-/** The checks of every schema `defineSchemas` builds, under the same names. */
+/** The checks of the schemas `defineSchemas` builds, under the same names. */
 export interface SchemaChecks {
   SessionHeaderSchema: SchemaCheck;
-  ContentBlockSchema: SchemaCheck;
   ENTRY_SCHEMAS: Readonly<Record<SessionEntryType, SchemaCheck>>;
   SessionEntrySchema: SchemaCheck;
   HeaderPatchRecordSchema: SchemaCheck;
@@ -131,11 +118,9 @@ let built: SchemaChecks | undefined;
 export function schemaChecks(): SchemaChecks {
   if (built !== undefined) return built;
   const checks = defineSchemas(checkBuilder as unknown as Zod) as unknown as Record<string, Check> & { ENTRY_SCHEMAS: Record<string, Check> };
-  const entries = Object.fromEntries(SESSION_ENTRY_TYPES.map((type) => [type, checks.ENTRY_SCHEMAS[type]!.test]));
   built = {
     SessionHeaderSchema: checks.SessionHeaderSchema!.test,
-    ContentBlockSchema: checks.ContentBlockSchema!.test,
-    ENTRY_SCHEMAS: entries as Record<SessionEntryType, SchemaCheck>,
+    ENTRY_SCHEMAS: Object.fromEntries(SESSION_ENTRY_TYPES.map((type) => [type, checks.ENTRY_SCHEMAS[type]!.test])) as Record<SessionEntryType, SchemaCheck>,
     SessionEntrySchema: checks.SessionEntrySchema!.test,
     HeaderPatchRecordSchema: checks.HeaderPatchRecordSchema!.test,
     EntryPatchRecordSchema: checks.EntryPatchRecordSchema!.test,

@@ -1,12 +1,8 @@
 /**
- * zod schemas and inferred types for everything a session JSONL file holds: the header, every
- * known entry type and the v4/v5 patch records.
- *
- * Every object schema is loose: fields this version does not know survive a load and are
- * written back on rewrite, because a newer writer may have put them there. Value domains are
- * kept wide on purpose (for example `thinkingLevel` is any string, not an enum): real files
- * carry values such as `"inherit"` that no spec lists, and a schema that rejected them would
- * hide real entries from the model context. The schemas check shape, not policy.
+ * zod schemas and inferred types for everything a session file holds: the header, every known
+ * entry type and the v4/v5 patch records. Objects are loose, so fields a newer writer added
+ * survive a rewrite, and value domains are wide (`thinkingLevel` is any string: real files carry
+ * values such as `"inherit"` that no spec lists): the schemas check shape, not policy.
  */
 import type { z } from "zod";
 
@@ -17,17 +13,14 @@ import type { StoredAgentMessage } from "./messages.js";
 export const CURRENT_SESSION_VERSION = 5;
 
 /**
- * Builds every schema from `z`; run once, on first use (see {@link schemas}), so importing the
- * package does not load zod. It is also run against the check builder of `schema-check.ts`,
- * which answers the same calls with plain checks: the one statement of the format serves both.
+ * Builds every schema from `z`, on first use, so importing the package does not load zod. The
+ * check builder of `schema-check.ts` runs it too: one statement of the format serves both.
  */
 export function defineSchemas(z: Zod) {
   /** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
   const JsonObjectSchema = z.record(z.string(), z.unknown());
 
-  const AgentMessageSchema = z.looseObject({
-    role: z.string(),
-  }) as unknown as z.ZodType<StoredAgentMessage>;
+  const AgentMessageSchema = z.looseObject({ role: z.string() }) as unknown as z.ZodType<StoredAgentMessage>;
 
   const SessionHeaderSchema = z.looseObject({
     type: z.literal("session"),
@@ -46,7 +39,7 @@ export function defineSchemas(z: Zod) {
 
   const ContentBlockSchema = z.looseObject({ type: z.string() });
 
-  // In the spec's order (SESSION_ENTRY_TYPES); each type's meaning is on its exported type below.
+  // In the spec's order (SESSION_ENTRY_TYPES); each type's meaning is on its exported type.
   const ENTRY_SCHEMAS = {
     message: entry("message", { message: AgentMessageSchema }),
     model_change: entry("model_change", {
@@ -62,10 +55,7 @@ export function defineSchemas(z: Zod) {
       (change) => typeof change.model === "string" || (typeof change.provider === "string" && typeof change.modelId === "string"),
       { message: "a model_change needs model, or provider and modelId", path: ["model"] },
     ),
-    thinking_level_change: entry("thinking_level_change", {
-      thinkingLevel: z.string().nullable(),
-      operatorIntent: z.unknown().optional(),
-    }),
+    thinking_level_change: entry("thinking_level_change", { thinkingLevel: z.string().nullable(), operatorIntent: z.unknown().optional() }),
     service_tier_change: entry("service_tier_change", { serviceTier: z.string().nullable() }),
     compaction: entry("compaction", {
       summary: z.string(),
@@ -75,7 +65,7 @@ export function defineSchemas(z: Zod) {
       details: z.unknown().optional(),
       preserveData: JsonObjectSchema.optional(),
       fromExtension: z.boolean().optional(),
-      /** pi's name for `fromExtension`; pi reads it to tell hook-made summaries from its own */
+      /** pi's name for `fromExtension` */
       fromHook: z.boolean().optional(),
     }),
     branch_summary: entry("branch_summary", {
@@ -137,25 +127,14 @@ export function defineSchemas(z: Zod) {
 
   const HeaderPatchRecordSchema = z.looseObject({
     type: z.literal("header_patch"),
-    patch: z.strictObject({
-      title: z.string().optional(),
-      titleSource: z.enum(["auto", "user"]).optional(),
-      cwd: z.string().optional(),
-    }),
+    patch: z.strictObject({ title: z.string().optional(), titleSource: z.enum(["auto", "user"]).optional(), cwd: z.string().optional() }),
   });
-
-  const EntryPatchRecordSchema = z.looseObject({
-    type: z.literal("entry_patch"),
-    entryId: z.string(),
-    patch: z.strictObject({ message: AgentMessageSchema }),
-  });
+  const EntryPatchRecordSchema = z.looseObject({ type: z.literal("entry_patch"), entryId: z.string(), patch: z.strictObject({ message: AgentMessageSchema }) });
 
   return { SessionHeaderSchema, ContentBlockSchema, ENTRY_SCHEMAS, SessionEntrySchema, HeaderPatchRecordSchema, EntryPatchRecordSchema };
 }
 
-/** The schemas, as {@link defineSchemas} builds them. */
 type Schemas = ReturnType<typeof defineSchemas>;
-/** The inferred type of the entry of `type`. */
 type EntryOf<T extends SessionEntryType> = z.infer<Schemas["ENTRY_SCHEMAS"][T]>;
 
 const schemas = lazySchemas(defineSchemas);
@@ -163,27 +142,18 @@ const schemas = lazySchemas(defineSchemas);
 export type { AgentMessage, StoredAgentMessage } from "./messages.js";
 
 /**
- * The header on line 1 of every session file. `version` is absent in v1 files. Only `type` and
- * `id` are required, as the load rule says; the other fields are optional, but a header that
- * carries one with the wrong type is refused as a whole (see `loadSession`), because every later
- * decision (scope, title, replay) trusts it.
+ * The header on line 1 (`version` is absent in v1). Only `type` and `id` are required, but a
+ * header with any field of the wrong type is refused whole, since scope, title and replay trust it.
  */
 export const SessionHeaderSchema = schemas.lazy("SessionHeaderSchema");
 
-/**
- * Every known entry schema, keyed by its `type`. Of a `message` only `role` is checked: the
- * message payload belongs to the agent and evolves with it, and a role this version does not
- * know is kept as read.
- */
+/** Every known entry schema by `type`. Of a `message` only `role` is checked: the payload is the agent's. */
 export const ENTRY_SCHEMAS = schemas.lazy("ENTRY_SCHEMAS");
 
 /** Any known entry, discriminated on `type` (strict validation reports paths through it). */
 export const SessionEntrySchema = schemas.lazy("SessionEntrySchema");
 
-/**
- * `header_patch` (v4+): updates header metadata. The payload is strict: a patch with a key it
- * must not carry, or a value of the wrong type, is skipped rather than half-applied.
- */
+/** `header_patch` (v4+): updates header metadata; strict, so a bad patch is skipped, not half-applied. */
 export const HeaderPatchRecordSchema = schemas.lazy("HeaderPatchRecordSchema");
 
 /** `entry_patch` (v4+): replaces the `message` of an existing `message` entry, nothing else. */
@@ -192,17 +162,13 @@ export const EntryPatchRecordSchema = schemas.lazy("EntryPatchRecordSchema");
 /** The session header record. */
 export type SessionHeader = z.infer<Schemas["SessionHeaderSchema"]>;
 
-/**
- * A `message` entry: an agent message stored as-is. Its static type is the role-typed
- * {@link StoredAgentMessage}; what an agent may append is the narrower {@link AgentMessage}.
- */
+/** A `message` entry: a {@link StoredAgentMessage} as-is (an agent appends the narrower {@link AgentMessage}). */
 export type MessageEntry = EntryOf<"message">;
 
 /**
- * A `model_change` entry, in either peer's shape: GJC writes `model` (`"provider/id"`) with an
- * optional `role` (absent means `"default"`) and may write `cleared: true` to drop a role; pi
- * writes `provider` and `modelId` and no role. A record must carry one of the two shapes; when
- * it carries both, `model` is the one GJC readers use (see {@link modelChangeModel}).
+ * A `model_change` entry in either peer's shape: GJC's `model` (`"provider/id"`) with an optional
+ * `role` (default `"default"`) and `cleared`, or pi's `provider` and `modelId`. With both, GJC
+ * readers use `model` (see {@link modelChangeModel}).
  */
 export type ModelChangeEntry = EntryOf<"model_change">;
 
@@ -212,10 +178,7 @@ export type ThinkingLevelChangeEntry = EntryOf<"thinking_level_change">;
 /** A `service_tier_change` entry: `null` clears the tier. */
 export type ServiceTierChangeEntry = EntryOf<"service_tier_change">;
 
-/**
- * A `compaction` entry. `firstKeptEntryId` is optional because a v1 file whose
- * `firstKeptEntryIndex` points at nothing migrates without one (an id is never invented).
- */
+/** A `compaction` entry; a v1 `firstKeptEntryIndex` that points at nothing migrates to no `firstKeptEntryId`. */
 export type CompactionEntry = EntryOf<"compaction">;
 
 /** A `branch_summary` entry: `fromId` is the literal `"root"` when the branch started at the root. */
@@ -242,27 +205,19 @@ export type SessionInitEntry = EntryOf<"session_init">;
 /** A `mode_change` entry: the agent mode (for example `"plan"`) and its data. */
 export type ModeChangeEntry = EntryOf<"mode_change">;
 
-/**
- * An `mcp_tool_selection` entry. `selectedDiscoveredBuiltinToolNames` is the v4 combined field,
- * still readable; v5 writers put that authority in `discovered_builtin_tool_selection` instead.
- */
+/** An `mcp_tool_selection` entry; `selectedDiscoveredBuiltinToolNames` is v4's field, v5 writes the next type. */
 export type McpToolSelectionEntry = EntryOf<"mcp_tool_selection">;
 
 /** A `discovered_builtin_tool_selection` entry: the v5 discovered built-in authority. */
 export type DiscoveredBuiltinToolSelectionEntry = EntryOf<"discovered_builtin_tool_selection">;
 
 /**
- * A `configured_model_chain` entry (GJC): the ordered fallback chain of models configured for
- * `role` (`entries` are `"provider/id"`, head first). The latest one per role on the path is in
- * force; `cleared: true` removes the role's chain.
+ * A `configured_model_chain` entry (GJC): the fallback chain of `"provider/id"` models for `role`,
+ * head first. The latest per role on the path is in force; `cleared: true` removes it.
  */
 export type ConfiguredModelChainEntry = EntryOf<"configured_model_chain">;
 
-/**
- * A `session_info` entry (pi): the session's display name. A tree entry like any other (it has
- * a parent and becomes the leaf); the latest one in the file decides the name, and an empty or
- * absent `name` clears it (see `getSessionInfoName`).
- */
+/** A `session_info` entry (pi): the display name; a tree entry like any other (see `getSessionInfoName`). */
 export type SessionInfoEntry = EntryOf<"session_info">;
 
 /** A known, well-formed entry. */
@@ -274,19 +229,13 @@ export type HeaderPatchRecord = z.infer<Schemas["HeaderPatchRecordSchema"]>;
 /** An `entry_patch` record. */
 export type EntryPatchRecord = z.infer<Schemas["EntryPatchRecordSchema"]>;
 
-/**
- * The `"provider/id"` a `model_change` sets: its `model`, else pi's `provider` and `modelId`
- * joined by `/` (the form GJC's `model` has).
- */
+/** The `"provider/id"` a `model_change` sets: its `model`, else pi's `provider` and `modelId` joined by `/`. */
 export function modelChangeModel(entry: ModelChangeEntry): string | undefined {
   if (entry.model !== undefined) return entry.model;
   return entry.provider !== undefined && entry.modelId !== undefined ? `${entry.provider}/${entry.modelId}` : undefined;
 }
 
-/**
- * The name a `session_info` entry gives the session: its `name` trimmed, or `undefined` when
- * that is empty or absent (the entry clears the name, as pi 0.73.1 reads it).
- */
+/** The name a `session_info` gives: its `name` trimmed; `undefined` (cleared) when empty or absent, as pi 0.73.1 reads it. */
 export function sessionInfoName(entry: SessionInfoEntry): string | undefined {
   const name = entry.name?.trim() ?? "";
   return name === "" ? undefined : name;
@@ -297,22 +246,9 @@ export type SessionEntryType = keyof Schemas["ENTRY_SCHEMAS"];
 
 /** The known entry types, in the spec's order (the keys of {@link ENTRY_SCHEMAS}, checked below). */
 export const SESSION_ENTRY_TYPES = [
-  "message",
-  "model_change",
-  "thinking_level_change",
-  "service_tier_change",
-  "compaction",
-  "branch_summary",
-  "custom",
-  "custom_message",
-  "label",
-  "ttsr_injection",
-  "session_init",
-  "mode_change",
-  "mcp_tool_selection",
-  "discovered_builtin_tool_selection",
-  "configured_model_chain",
-  "session_info",
+  "message", "model_change", "thinking_level_change", "service_tier_change", "compaction", "branch_summary", "custom",
+  "custom_message", "label", "ttsr_injection", "session_init", "mode_change", "mcp_tool_selection",
+  "discovered_builtin_tool_selection", "configured_model_chain", "session_info",
 ] as const satisfies readonly SessionEntryType[];
 // Compile-time proof that the list above names every entry schema.
 const everyEntryType: Exclude<SessionEntryType, (typeof SESSION_ENTRY_TYPES)[number]> extends never ? true : false = true;
@@ -324,20 +260,21 @@ export type PatchRecord = HeaderPatchRecord | EntryPatchRecord;
 /** The `type` values that mark a patch record rather than a tree entry. */
 export const PATCH_RECORD_TYPES = ["header_patch", "entry_patch"] as const;
 
+/** True when `type` is one of {@link PATCH_RECORD_TYPES}. */
+export function isPatchRecordType(type: unknown): boolean {
+  return type === "header_patch" || type === "entry_patch";
+}
+
 /** Why a record was kept as an {@link UnknownEntry} instead of a typed entry. */
 export type UnknownEntryReason = "unknown_type" | "invalid_fields";
 
-/**
- * Marks an {@link UnknownEntry}. A symbol key, so `JSON.stringify` never writes it and no
- * on-disk field can collide with it.
- */
+/** Marks an {@link UnknownEntry}: a symbol key, which `JSON.stringify` never writes and no field can collide with. */
 export const UNKNOWN_ENTRY: unique symbol = Symbol.for("gjc-session-store.unknown-entry");
 
 /**
- * A record kept exactly as read because it is not a known, well-formed entry: either its `type`
- * is one this version does not know (a newer writer's), or its fields do not match the schema of
- * its type (for example a `custom` written without `id`). It is written back unchanged and takes
- * part in the tree only through a string `id`/`parentId`, if it has them.
+ * A record kept as read because its `type` is unknown (a newer writer's) or its fields do not
+ * match its type's schema. It is written back unchanged and joins the tree only through a string
+ * `id`/`parentId`, if it has them.
  */
 export interface UnknownEntry {
   readonly [UNKNOWN_ENTRY]: UnknownEntryReason;
@@ -358,10 +295,7 @@ export function entryIdOf(entry: FileEntry): string | undefined {
   return typeof entry.id === "string" ? entry.id : undefined;
 }
 
-/**
- * The entry's parent: a string id, `null` for an explicit root, or `undefined` when the record
- * carries no usable `parentId`.
- */
+/** The entry's parent: a string id, `null` for an explicit root, `undefined` when it has no usable `parentId`. */
 export function parentIdOf(entry: FileEntry): string | null | undefined {
   const parent = entry.parentId;
   return typeof parent === "string" || parent === null ? parent : undefined;

@@ -1,27 +1,16 @@
 /**
- * The session tree: append-only entries linked by `parentId`, plus one mutable pointer (the
- * leaf) that says where the conversation currently is. Branching moves the pointer; nothing
- * that was written is ever changed or removed.
- *
- * Files are not trusted to be well formed. Duplicate ids, parents that do not exist and even
- * parent cycles occur in damaged or hand-edited files, so every walk here terminates and
- * none of them throws on such data.
+ * The session tree: append-only entries linked by `parentId`, plus one mutable leaf pointer;
+ * branching moves the pointer and never changes what was written. Damaged or hand-edited files
+ * hold duplicate ids, missing parents and even parent cycles, so every walk here terminates and
+ * none throws on them.
  */
 
 import { GjcError } from "../errors.js";
 import { newEntryId } from "./ids.js";
 import type { AgentMessage } from "./messages.js";
 import { APPEND, AT, ATTACH, EntryIndex, pathToRoot, RECORDS, type DeferredEntries } from "./entry-index.js";
-import {
-  entryIdOf,
-  type FileEntry,
-  isUnknownEntry,
-  type LabelEntry,
-  parentIdOf,
-  type SessionEntry,
-  type SessionInfoEntry,
-  sessionInfoName,
-} from "./schemas.js";
+import { entryIdOf, isUnknownEntry, parentIdOf, sessionInfoName } from "./schemas.js";
+import type { FileEntry, LabelEntry, SessionEntry, SessionInfoEntry } from "./schemas.js";
 
 export { EntryIndex, indexEntries, pathToRoot, type DeferredEntries, type EntryKeys } from "./entry-index.js";
 
@@ -34,17 +23,13 @@ export class SessionTreeError extends GjcError<SessionTreeErrorCode> {}
 type BaseField = "id" | "parentId" | "timestamp";
 
 /**
- * An entry as a caller hands it to {@link SessionTree.append}: everything except the fields
- * the tree owns (`id`, `parentId`, `timestamp`). Key remapping, not `Omit`, because `Omit`
- * collapses the loose entry types (which carry an index signature) to the index signature.
- * A `message` draft takes an {@link AgentMessage}, not any stored message: a role this
- * version can read but no agent writes (a misspelt one) is refused at compile time.
+ * An entry as handed to {@link SessionTree.append}, without the fields the tree owns (`id`,
+ * `parentId`, `timestamp`). Key remapping, because `Omit` collapses the loose entry types to
+ * their index signature; a `message` takes an {@link AgentMessage}, so a misspelt role does not compile.
  */
 export type EntryDraft = SessionEntry extends infer E
   ? E extends SessionEntry
-    ? { [K in keyof E as K extends BaseField ? never : K]: E[K] } & (E extends { type: "message" }
-        ? { message: AgentMessage }
-        : unknown)
+    ? { [K in keyof E as K extends BaseField ? never : K]: E[K] } & (E extends { type: "message" } ? { message: AgentMessage } : unknown)
     : never
   : never;
 
@@ -60,10 +45,7 @@ export interface SessionTreeNode {
   label: string | undefined;
 }
 
-/**
- * A root-to-leaf path read by position: `type` and `id` cost nothing, an entry is read when
- * asked for. {@link arrayPathView} wraps a path already in memory.
- */
+/** A root-to-leaf path read by position: `type` and `id` cost nothing, entries are read when asked for. */
 export interface PathView {
   readonly length: number;
   typeAt(i: number): string;
@@ -83,9 +65,8 @@ export function arrayPathView(path: readonly FileEntry[]): PathView {
 }
 
 /**
- * The first value `pick` gives for the `message` records among positions `0..count`, taken
- * from the last backwards, read a few at a time in growing batches: what is looked for (the
- * last assistant message, its model) is nearly always among the last few.
+ * The first value `pick` gives for the `message` records among positions `0..count`, last first,
+ * read in growing batches: what is looked for (the last assistant's model) is nearly always near the end.
  */
 export function findLastMessage<T>(
   count: number,
@@ -112,17 +93,13 @@ export function findLastMessage<T>(
 
 /** Options of a {@link SessionTree}. */
 export interface SessionTreeOptions {
-  /** Source of the timestamps of appended entries (injectable for deterministic tests). */
+  /** the clock of appended entries' timestamps (tests pin it) */
   now?: () => Date;
 }
 
 /** Options of {@link SessionTree.append}. */
 export interface AppendOptions {
-  /**
-   * Append the entry as a new root (`parentId: null`) instead of as a child of the leaf. It
-   * still becomes the leaf, so the context starts over from it while every earlier entry
-   * stays in the file (GJC's `context_clear`).
-   */
+  /** Append as a new root (`parentId: null`) that becomes the leaf: the context starts over (GJC's `context_clear`). */
   root?: boolean;
 }
 
@@ -134,29 +111,23 @@ export interface BranchSummaryOptions {
   fromHook?: boolean;
 }
 
+type BranchSummaryDraft = { type: "branch_summary"; fromId: string; summary: string };
+
 /**
- * The entries of one session as a tree with a leaf pointer.
- *
- * - The index maps each id to the *last* entry in file order carrying it, so a duplicated id
- *   resolves the same way the leaf does; earlier holders of the id stay in
- *   {@link getEntries} but are not reachable by id.
- * - The leaf is the last entry in file order that has a string id. Records without an id
- *   (such as an id-less `custom` written by an old tool) are kept but never become the leaf:
- *   a leaf without an id would cut the whole conversation out of the context.
- * - Appends cost O(1): no per-append scan, copy or re-index.
+ * The entries of one session as a tree with a leaf pointer. An id resolves to its *last* holder
+ * in file order (earlier ones stay in {@link getEntries}), as the leaf does: the leaf is the last
+ * entry with a string id, since an id-less leaf would cut the conversation out of the context.
+ * Appends cost O(1).
  */
 export class SessionTree {
   readonly #byId = new EntryIndex();
   readonly #labels = new Map<string, string>();
-  /** The latest `session_info` in file order: it alone decides the session's name. */
+  /** the latest `session_info` in file order: it alone names the session */
   #sessionInfo: SessionInfoEntry | undefined;
   readonly #now: () => Date;
   #leafId: string | null = null;
 
-  /**
-   * @param entries - the non-header records of a loaded session in file order (typed and
-   *   unknown alike). The array is copied; the entry objects are shared, never modified.
-   */
+  /** @param entries - a loaded session's non-header records in file order (shared, never modified) */
   constructor(entries: Iterable<FileEntry> = [], options: SessionTreeOptions = {}) {
     this.#now = options.now ?? (() => new Date());
     for (const entry of entries) this.#add(entry);
@@ -177,10 +148,7 @@ export class SessionTree {
     return this.#byId.get(id);
   }
 
-  /**
-   * A tree over deferred entries (see {@link DeferredEntries}): only the label and
-   * `session_info` records are read now; the rest when first needed.
-   */
+  /** A tree over {@link DeferredEntries}: only label and `session_info` records are read now. */
   static deferred(entries: DeferredEntries, options: SessionTreeOptions = {}): SessionTree {
     const tree = new SessionTree([], options);
     const index = tree.#byId;
@@ -204,8 +172,7 @@ export class SessionTree {
   }
 
   /**
-   * The root-to-`leafId` path as a {@link PathView} (default: the current leaf), reading only
-   * the records a caller asks for; `undefined` for a `null` leaf.
+   * The root-to-`leafId` path (default: the leaf) as a {@link PathView}; `undefined` for `null`.
    * @throws {@link SessionTreeError} `unknown_entry` for an id that is not indexed
    */
   pathView(leafId: string | null = this.#leafId): PathView | undefined {
@@ -223,11 +190,7 @@ export class SessionTree {
     };
   }
 
-  /**
-   * The id index, for {@link buildSessionContext}'s `byId` argument. A live view; walks over
-   * it (there and in {@link pathToRoot}) use the parent positions it keeps and cost a few
-   * array reads per step instead of a hash lookup.
-   */
+  /** The id index (a live view), for {@link buildSessionContext}'s `byId`: its walks read parent positions, not hashes. */
   get index(): EntryIndex {
     return this.#byId;
   }
@@ -237,27 +200,20 @@ export class SessionTree {
     return this.#labels.get(id);
   }
 
-  /**
-   * The session's display name from its `session_info` entries: the latest one added decides,
-   * on any branch; an empty or absent name clears it (see `getSessionInfoName`, the same rule
-   * over a list).
-   */
+  /** The display name by the latest `session_info`, on any branch (the rule of `getSessionInfoName`). */
   getSessionInfoName(): string | undefined {
     return this.#sessionInfo === undefined ? undefined : sessionInfoName(this.#sessionInfo);
   }
 
   /**
-   * Appends one entry as a child of the current leaf (or as a new root, see
-   * {@link AppendOptions.root}) and makes it the leaf. The tree assigns a fresh id (unique in
-   * this session), the parent and the timestamp; fields of the same names in `draft` are
-   * ignored.
+   * Appends an entry as a child of the leaf (or a new root, {@link AppendOptions.root}) and makes
+   * it the leaf, with a fresh id, the parent and the time set by the tree whatever `draft` says.
    */
   append<D extends EntryDraft>(draft: D, options: AppendOptions = {}): AppendedEntry<D> {
     const id = newEntryId((candidate) => this.#byId.has(candidate));
     const parentId = options.root === true ? null : this.#leafId;
     const timestamp = this.#now().toISOString();
-    // The literal fixes the key order of the written line; the assignments after the spread
-    // make sure a draft cannot smuggle in its own id, parent or time.
+    // The literal fixes the line's key order; the assignments keep a draft from setting its own id, parent or time.
     const head: Record<string, unknown> = { type: draft.type, id, parentId, timestamp };
     const entry: Record<string, unknown> = { ...head, ...draft };
     entry.id = id;
@@ -268,8 +224,7 @@ export class SessionTree {
   }
 
   /**
-   * Moves the leaf to `id` so that the next append branches from there. Nothing is written.
-   *
+   * Moves the leaf to `id`, so the next append branches from there; nothing is written.
    * @throws {@link SessionTreeError} `unknown_entry`
    */
   branch(id: string): void {
@@ -283,49 +238,31 @@ export class SessionTree {
   }
 
   /**
-   * Moves the leaf to `branchFromId` and appends a `branch_summary` describing the path that
-   * was left. `null` branches from before the first entry; the summary then records `fromId`
-   * as the literal `"root"` and becomes a new root itself.
-   *
+   * Moves the leaf to `branchFromId` and appends a `branch_summary` of the path left. `null`
+   * branches from before the first entry: the summary is a new root with `fromId: "root"`.
    * @throws {@link SessionTreeError} `unknown_entry`
    */
-  branchWithSummary(
-    branchFromId: string | null,
-    summary: string,
-    options: BranchSummaryOptions = {},
-  ): AppendedEntry<{ type: "branch_summary"; fromId: string; summary: string }> {
+  branchWithSummary(branchFromId: string | null, summary: string, options: BranchSummaryOptions = {}): AppendedEntry<BranchSummaryDraft> {
     if (branchFromId === null) this.resetLeaf();
     else this.branch(branchFromId);
-    return this.append({
-      type: "branch_summary",
-      fromId: branchFromId ?? "root",
-      summary,
-      // Absent rather than `undefined`, so the written line carries no empty keys.
-      ...(options.details === undefined ? {} : { details: options.details }),
-      ...(options.fromExtension === undefined ? {} : { fromExtension: options.fromExtension }),
-      ...(options.fromHook === undefined ? {} : { fromHook: options.fromHook }),
-    });
+    const draft: Record<string, unknown> = { type: "branch_summary", fromId: branchFromId ?? "root", summary };
+    // Absent rather than `undefined`, so the written line carries no empty keys.
+    for (const key of ["details", "fromExtension", "fromHook"] as const) if (options[key] !== undefined) draft[key] = options[key];
+    return this.append(draft as BranchSummaryDraft);
   }
 
   /**
-   * Appends a `label` entry that sets the label of `targetId`, or clears it when `label` is
-   * `undefined` or empty.
-   *
+   * Appends a `label` entry setting the label of `targetId` (`undefined` or empty clears it).
    * @throws {@link SessionTreeError} `unknown_entry` when `targetId` is not in the tree
    */
   appendLabel(targetId: string, label: string | undefined): LabelEntry {
     this.#require(targetId);
-    const draft = label === undefined
-      ? ({ type: "label", targetId } as const)
-      : ({ type: "label", targetId, label } as const);
-    return this.append(draft);
+    return this.append(label === undefined ? { type: "label", targetId } : { type: "label", targetId, label });
   }
 
   /**
-   * The entries from the root down to `leafId` (default: the current leaf). A walk stops at a
-   * missing parent or at an entry it has already visited, so it always terminates.
-   *
-   * @returns `[]` when the leaf is `null`
+   * The entries from the root down to `leafId` (default: the leaf; `[]` for `null`), stopping at
+   * a missing parent or an entry already visited.
    * @throws {@link SessionTreeError} `unknown_entry` for an explicit id that is not indexed
    */
   getPath(leafId: string | null = this.#leafId): FileEntry[] {
@@ -334,10 +271,9 @@ export class SessionTree {
   }
 
   /**
-   * The whole tree as nodes, children in file order. Roots are entries with a `null` or
-   * missing parent. A parent cycle is cut once, at the member that comes first in the file,
-   * which then becomes a root: the result is always a finite forest and loses no indexed
-   * entry. Records without an id are not part of the tree.
+   * The whole tree, children in file order; roots have a `null` or missing parent. A parent cycle
+   * is cut at its member first in the file, which becomes a root: a finite forest that loses no
+   * indexed entry. Records without an id are not in it.
    */
   getTree(): SessionTreeNode[] {
     const nodes = new Map<FileEntry, SessionTreeNode>();
@@ -349,8 +285,9 @@ export class SessionTree {
       nodes.set(entry, node);
       order.set(node, order.size);
     }
-    const nodeParent = (node: SessionTreeNode): SessionTreeNode | undefined => {
-      const parent = this.#parentOf(node.entry);
+    const nodeParent: ParentOf = (node) => {
+      const parentId = parentIdOf(node.entry);
+      const parent = typeof parentId === "string" ? this.#byId.get(parentId) : undefined;
       return parent === undefined ? undefined : nodes.get(parent);
     };
     const roots: SessionTreeNode[] = [];
@@ -362,7 +299,7 @@ export class SessionTree {
     const reached = new Set<SessionTreeNode>();
     for (const root of roots) markSubtree(root, reached);
     if (reached.size === nodes.size) return roots;
-    // Whatever was not reached hangs off a parent cycle. Cut each cycle at its earliest member.
+    // Whatever was not reached hangs off a parent cycle.
     for (const node of nodes.values()) {
       if (reached.has(node)) continue;
       const cut = earliestCycleMember(node, nodeParent, order);
@@ -372,11 +309,6 @@ export class SessionTree {
       markSubtree(cut, reached);
     }
     return roots.sort((a, b) => order.get(a)! - order.get(b)!);
-  }
-
-  #parentOf(entry: FileEntry): FileEntry | undefined {
-    const parent = parentIdOf(entry);
-    return typeof parent === "string" ? this.#byId.get(parent) : undefined;
   }
 
   #require(id: string): FileEntry {
@@ -404,6 +336,7 @@ export class SessionTree {
   }
 }
 
+type ParentOf = (node: SessionTreeNode) => SessionTreeNode | undefined;
 
 /** Iterative, because a linear session of 100k entries is a tree 100k levels deep. */
 function markSubtree(root: SessionTreeNode, reached: Set<SessionTreeNode>): void {
@@ -416,11 +349,7 @@ function markSubtree(root: SessionTreeNode, reached: Set<SessionTreeNode>): void
 }
 
 /** Follows parents from `start` into the cycle it hangs off; returns the member first in file order. */
-function earliestCycleMember(
-  start: SessionTreeNode,
-  parentOf: (node: SessionTreeNode) => SessionTreeNode | undefined,
-  order: ReadonlyMap<SessionTreeNode, number>,
-): SessionTreeNode {
+function earliestCycleMember(start: SessionTreeNode, parentOf: ParentOf, order: ReadonlyMap<SessionTreeNode, number>): SessionTreeNode {
   const seen = new Set<SessionTreeNode>();
   let node = start;
   while (!seen.has(node)) {

@@ -1,7 +1,6 @@
 /**
  * Token and cost totals of a session, as GJC's `getUsageStatistics` reports them, kept by an
- * accumulator that takes one entry at a time in O(1): a manager feeds it every entry of the
- * file as it loads and as it appends, and never walks the file again to answer.
+ * accumulator that takes each entry once in O(1), so a manager never walks the file again.
  */
 import type { FileEntry } from "./schemas.js";
 
@@ -24,34 +23,28 @@ export function emptyUsageStatistics(): UsageStatistics {
 /** The tool whose results carry a sub-agent's usage in `details.usage`. */
 export const SUBAGENT_TOOL_NAME = "task";
 
-type UsageField = keyof UsageStatistics;
-const FIELDS: readonly UsageField[] = ["input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"];
+const FIELDS: readonly (keyof UsageStatistics)[] = ["input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"];
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 /**
- * The usage record an entry contributes, or `undefined` when it contributes none: the `usage`
- * of an assistant message, or the `details.usage` of a `toolResult` message of the
- * {@link SUBAGENT_TOOL_NAME} tool. Records kept as read count too, as long as they have that
- * shape: the totals describe the file, not what this version can type.
+ * The usage record of an entry: the `usage` of an assistant message, or the `details.usage` of
+ * a {@link SUBAGENT_TOOL_NAME} tool result. Records kept as read count too: the totals describe
+ * the file, not what this version can type.
  */
 export function usageRecordOf(entry: FileEntry): Record<string, unknown> | undefined {
   if (entry.type !== "message") return undefined;
   const message = asObject(entry.message);
-  if (message === undefined) return undefined;
-  if (message.role === "assistant") return asObject(message.usage);
-  if (message.role === "toolResult" && message.toolName === SUBAGENT_TOOL_NAME) {
-    return asObject(asObject(message.details)?.usage);
-  }
+  if (message?.role === "assistant") return asObject(message.usage);
+  if (message?.role === "toolResult" && message.toolName === SUBAGENT_TOOL_NAME) return asObject(asObject(message.details)?.usage);
   return undefined;
 }
 
 /**
  * The six counts of a usage record, or `undefined` when one is not a finite, non-negative
- * number. `premiumRequests` and `cost.total` count 0 when absent; the four token counts must be
- * present.
+ * number. The four token counts must be present; `premiumRequests` and `cost.total` default to 0.
  */
 export function usageCounts(usage: Record<string, unknown>): UsageStatistics | undefined {
   const counts: UsageStatistics = {
@@ -62,17 +55,14 @@ export function usageCounts(usage: Record<string, unknown>): UsageStatistics | u
     premiumRequests: (usage.premiumRequests ?? 0) as number,
     cost: (asObject(usage.cost)?.total ?? 0) as number,
   };
-  for (const field of FIELDS) {
-    const value = counts[field];
-    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) return undefined;
-  }
-  return counts;
+  // Number.isFinite is false for anything that is not a number.
+  return FIELDS.every((field) => Number.isFinite(counts[field]) && counts[field] >= 0) ? counts : undefined;
 }
 
 /**
- * Running usage totals. {@link add} takes each entry once; a record that is malformed, or that
- * would carry any total past `Number.MAX_SAFE_INTEGER` (where sums stop being exact), is
- * skipped as a whole and counted in {@link skipped}, so the totals never mix part of a record in.
+ * Running usage totals. A record that is malformed, or would carry a total past
+ * `Number.MAX_SAFE_INTEGER` (where sums stop being exact), is skipped whole and counted in
+ * {@link skipped}, so no total mixes in part of a record.
  */
 export class UsageAccumulator {
   readonly #totals = emptyUsageStatistics();

@@ -1,7 +1,4 @@
-/**
- * Strict validation: every way a loaded session departs from the format, with its line and the
- * path inside the record. Lenient loading tolerates all of these; audit tooling reports them.
- */
+/** Strict validation: every way a loaded session departs from the format, which lenient loading tolerates. */
 import type { InvalidLine, JsonlStats } from "./jsonl.js";
 import type { PatchReport, PatchSkipCode } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
@@ -14,33 +11,19 @@ export interface SchemaIssue {
   message: string;
 }
 
-/** What kind of departure a {@link Violation} is. */
+/**
+ * What kind of departure a {@link Violation} is. Of a line: `unparseable_line` (not JSON, no
+ * record), `not_a_record` (JSON, but no object with a string `type`), `salvaged_line` (torn,
+ * glued or padded), `non_utf8_line`, `missing_final_newline`, `line_too_long` (past the longest
+ * string the runtime holds: the file cannot be read). Of the header: `invalid_header` (none
+ * usable, or a field strict readers need is missing), `invalid_version` (not an integer in 1..5),
+ * `version_too_new`. Of an entry: `unknown_entry_type`, `invalid_entry` (fields fail its type's
+ * schema), `duplicate_entry_id`. Of a patch record: the {@link PatchSkipCode} replay gave.
+ */
 export type ViolationCode =
-  /** a line or piece of a line that is not JSON and held no record */
-  | "unparseable_line"
-  /** JSON that is not an object with a string `type` */
-  | "not_a_record"
-  /** a line that needed salvage (torn, glued or padded) */
-  | "salvaged_line"
-  /** a line that is not valid UTF-8 */
-  | "non_utf8_line"
-  /** the file does not end with `\n` */
-  | "missing_final_newline"
-  /** the header is missing a field strict readers need, or has no usable header at all */
-  | "invalid_header"
-  /** the header `version` is not an integer in 1..5 */
-  | "invalid_version"
-  /** the header `version` is above the current version */
-  | "version_too_new"
-  /** an entry whose `type` this version does not know */
-  | "unknown_entry_type"
-  /** an entry whose fields do not match the schema of its type */
-  | "invalid_entry"
-  /** an entry id used by an earlier entry too */
-  | "duplicate_entry_id"
-  /** a line longer than the longest string the runtime can hold: the file cannot be read */
-  | "line_too_long"
-  /** a patch record that replay skipped (see {@link PatchSkipCode}) */
+  | "unparseable_line" | "not_a_record" | "salvaged_line" | "non_utf8_line" | "missing_final_newline" | "line_too_long"
+  | "invalid_header" | "invalid_version" | "version_too_new"
+  | "unknown_entry_type" | "invalid_entry" | "duplicate_entry_id"
   | PatchSkipCode;
 
 /** One violation. `line` is 1-based, or `null` when it concerns no single line. */
@@ -52,11 +35,7 @@ export interface Violation {
   message: string;
 }
 
-/**
- * The parts of a loaded session that {@link collectViolations} checks: a `LoadedSession`
- * (load.ts) has them all. Declared here so that validation does not depend on the loader,
- * which calls it in strict mode.
- */
+/** The parts of a `LoadedSession` that {@link collectViolations} checks (declared here: the loader calls this). */
 export interface ViolationInput {
   readonly invalidLines: readonly InvalidLine[];
   readonly stats: JsonlStats;
@@ -72,14 +51,12 @@ export interface ViolationInput {
 const STRICT_HEADER_FIELDS = ["timestamp", "cwd"] as const;
 
 /**
- * Every violation in `session`, sorted by line. Entries are checked as migrated to the current
- * version (a v1 entry's missing id is the format of its time, not a violation); patch records
- * are checked as written.
+ * Every violation in `session`, by line. Entries are checked as migrated (a v1 entry's missing
+ * id is the format of its time), patch records as written.
  */
 export function collectViolations(session: ViolationInput): Violation[] {
   const out: Violation[] = [];
-  const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) =>
-    out.push({ line, code, path, message });
+  const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) => out.push({ line, code, path, message });
 
   for (const invalid of session.invalidLines) {
     add(invalid.line, invalid.reason === "not_a_record" ? "not_a_record" : "unparseable_line", [], "no usable record");
@@ -110,14 +87,10 @@ export function collectViolations(session: ViolationInput): Violation[] {
       }
     } else if (item.kind === "patch") {
       const code = skipped.get(item.value);
-      if (code === undefined) continue;
-      if (code !== "invalid_patch") {
-        add(item.line, code, [], "patch record not applied");
-        continue;
-      }
+      if (code !== undefined && code !== "invalid_patch") add(item.line, code, [], "patch record not applied");
+      if (code !== "invalid_patch") continue;
       const schema = item.value.type === "header_patch" ? HeaderPatchRecordSchema : EntryPatchRecordSchema;
-      const parsed = schema.safeParse(item.value);
-      for (const issue of parsed.error?.issues ?? []) add(item.line, "invalid_patch", issue.path, issue.message);
+      for (const issue of schema.safeParse(item.value).error?.issues ?? []) add(item.line, "invalid_patch", issue.path, issue.message);
     }
   }
   // Stable sort: within a line, the order above (whole-line facts first) is kept.
