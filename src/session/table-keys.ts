@@ -106,13 +106,12 @@ export class TableKeys implements EntryKeys {
       const row = rows[p]!;
       const length = parentLength[row]!;
       if (length < 0) {
-        resolved[p] = -1;
-        parentRow[row] = -1;
+        resolved[p] = parentRow[row] = -1;
         continue;
       }
-      const before = p > 0 ? rows[p - 1]! : -1;
-      const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
       const from = parentStart[row]!;
+      const before = p > 0 ? rows[p - 1]! : -1;
+      const chained = before >= 0 && from === idStart[before] && length === idLength[before];
       // With no id held twice, the entry before is the last holder of its own id.
       let holder: number;
       if (chained && distinct === ids) holder = p - 1;
