@@ -71,17 +71,10 @@ export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): {
     rewriteImageData(entry, (data) => {
       const digest = parseBlobRef(data);
       if (digest === null) return data;
-      const bytes = lookup(digest);
-      const entryId = idOf(entry);
-      if (bytes === undefined || bytes === null) {
-        unresolved.push({ entryId, sha256: digest, reason: "missing" });
-        return data;
-      }
-      if (sha256Hex(bytes) !== digest) {
-        unresolved.push({ entryId, sha256: digest, reason: "digest_mismatch" });
-        return data;
-      }
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+      const bytes = lookup(digest) ?? undefined;
+      if (bytes !== undefined && sha256Hex(bytes) === digest) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+      unresolved.push({ entryId: idOf(entry), sha256: digest, reason: bytes === undefined ? "missing" : "digest_mismatch" });
+      return data;
     }),
   );
   return { entries: resolved, unresolved };
