@@ -1,7 +1,6 @@
 /**
- * Inline images moved to content-addressed blobs (named by SHA-256) and back: lines stay short
- * and a repeated image is stored once. Only entries are rewritten (the caller's sink and lookup
- * hold the bytes), never mutated; an entry with nothing to rewrite comes back as itself.
+ * Inline images moved to blobs named by SHA-256 (short lines, each image stored once) and back.
+ * Entries are rewritten copy-on-write; the caller's sink and lookup hold the bytes.
  */
 import { createHash } from "node:crypto";
 
@@ -61,9 +60,8 @@ export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
 }
 
 /**
- * Turns the blob references of image blocks back into base64 data. A missing or mismatched
- * blob leaves its reference in place, reported, so a rewrite keeps it; entries without
- * references are returned as they are.
+ * Turns the blob references of image blocks back into base64 data; a missing or mismatched blob
+ * leaves its reference in place, reported, so a rewrite keeps it.
  */
 export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): { entries: E[]; unresolved: UnresolvedBlobRef[] } {
   const unresolved: UnresolvedBlobRef[] = [];

@@ -1,7 +1,4 @@
-/**
- * The id index of a session tree: id to entry (last holder wins), parent positions for fast
- * walks, and deferred entries read when first reached. `tree.ts` owns the leaf, labels and appends.
- */
+/** The id index of a session tree (last holder of an id wins), with parent positions and deferred entries. */
 import { entryIdOf, type FileEntry, parentIdOf } from "./schemas.js";
 
 /** Key of a tree-only member; the session index does not re-export this module, so only `tree.ts` reaches them. */
@@ -13,10 +10,7 @@ export const ATTACH: unique symbol = Symbol("attach");
 /** See {@link RECORDS}. */
 export const AT: unique symbol = Symbol("at");
 
-/**
- * The keys of entries not read yet, by file position, held without a string or map entry per
- * entry: `type`, `id`, `parentId` (as {@link entryIdOf} and {@link parentIdOf} give them).
- */
+/** The `type`, `id` and `parentId` of entries not read yet, by file position, without a string or map entry each. */
 export interface EntryKeys {
   readonly count: number;
   typeAt(position: number): string;
@@ -125,12 +119,11 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     this.#missing = keys.count;
     this.#parents = keys.parents;
     this.#unresolved = new Set(keys.unresolved);
-    for (let i = keys.count - 1; i >= 0; i--) {
-      const id = keys.idAt(i);
-      if (id === undefined) continue;
-      this.#lastId = id;
-      this.#lastPosition = i;
-      break;
+    let last = keys.count - 1;
+    while (last >= 0 && !keys.hasId(last)) last -= 1;
+    if (last >= 0) {
+      this.#lastId = keys.idAt(last);
+      this.#lastPosition = last;
     }
   }
 
@@ -277,9 +270,8 @@ export function indexEntries(entries: Iterable<FileEntry>): EntryIndex {
 }
 
 /**
- * The path from the root down to `leaf`, following `parentId` through `byId`; stops at a
- * missing parent, or at the first repeat on a cycle. Only a path longer than the index (which
- * must repeat) is walked again with a visited set.
+ * The path from the root down to `leaf` through `byId`, stopping at a missing parent or a cycle's
+ * first repeat; only a path longer than the index (which must repeat) is walked with a visited set.
  */
 export function pathToRoot(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
   if (byId instanceof EntryIndex) {

@@ -7,16 +7,14 @@ import { isUtf8 } from "node:buffer";
 import { SessionFormatError } from "./errors.js";
 import { isJsonRecord, salvageLine, type JsonRecord } from "./salvage.js";
 
-/** Why a piece of a line is not a record: not JSON and nothing salvaged, or JSON but not an object with a string `type`. */
-export type InvalidLineReason = "unparseable" | "not_a_record";
-
 /** A line, or the unrecoverable part of a salvaged one, without a usable record: kept so a rewrite writes it back. */
 export interface InvalidLine {
   /** 1-based physical line number */
   line: number;
   /** the text as read (without its `\n`; a CRLF line keeps its `\r`) */
   text: string;
-  reason: InvalidLineReason;
+  /** not JSON and nothing salvaged, or JSON but not an object with a string `type` */
+  reason: "unparseable" | "not_a_record";
   /** the original bytes, only when the whole line was kept and is not valid UTF-8 (`text` would not write it back exactly) */
   bytes?: Buffer;
 }
@@ -79,10 +77,7 @@ export function scanJsonl(input: string | Uint8Array, visitor: JsonlVisitor): Js
   return stats;
 }
 
-/**
- * Incremental JSONL scanning of chunks of any size, holding one chunk and one line at a time;
- * the result equals one {@link scanJsonl} of the whole, wherever the chunks split.
- */
+/** {@link scanJsonl} fed in chunks of any size (one chunk and one line held), wherever the chunks split. */
 export class JsonlScanner {
   readonly #visitor: JsonlVisitor;
   readonly #stats = emptyJsonlStats();
@@ -108,11 +103,10 @@ export class JsonlScanner {
         if (start < bytes.length) this.#pending.push(Buffer.from(bytes.subarray(start)));
         return;
       }
-      if (this.#pending.length > 0) {
+      if (this.#pending.length === 0) this.#line(bytes, start, newline);
+      else {
         this.#pending.push(bytes.subarray(start, newline));
         this.#takePending();
-      } else {
-        this.#line(bytes, start, newline);
       }
       start = newline + 1;
     }
@@ -153,17 +147,11 @@ export function decodeLine(bytes: Buffer, start: number, to: number, line: numbe
   }
 }
 
-/**
- * Scans bytes `from..to` of one non-blank line (no line feed or byte order mark) exactly as
- * {@link JsonlScanner} does, for readers that find line boundaries themselves (the line index).
- */
+/** Scans bytes `from..to` of one non-blank line (no line feed or byte order mark) as {@link JsonlScanner} does. */
 export function scanJsonlLine(bytes: Buffer, from: number, to: number, line: number, visitor: JsonlVisitor, stats: JsonlStats): void {
-  let raw: Buffer | undefined;
   const slice = bytes.subarray(from, to);
-  if (!isUtf8(slice)) {
-    raw = slice;
-    stats.nonUtf8Lines.push(line);
-  }
+  const raw = isUtf8(slice) ? undefined : slice;
+  if (raw !== undefined) stats.nonUtf8Lines.push(line);
   handleLine(decodeLine(bytes, from, to, line), line, raw, visitor, stats);
 }
 
@@ -174,25 +162,19 @@ function handleLine(text: string, line: number, raw: Buffer | undefined, visitor
   } catch {
     const pieces = salvageLine(text);
     if (pieces.length === 0) stats.blankLines += 1;
-    let recovered = false;
     for (const piece of pieces) {
-      if (piece.kind === "record") {
-        recovered = true;
-        visitor.record(piece.value, line);
-      } else {
-        // Only a piece that is the whole line can be tied back to the original bytes.
-        const whole = piece.text.length === text.length;
-        visitor.invalid(invalidLine(line, piece.text, "unparseable", whole ? raw : undefined));
-      }
+      if (piece.kind === "record") visitor.record(piece.value, line);
+      // Only a piece that is the whole line can be tied back to the original bytes.
+      else visitor.invalid(invalidLine(line, piece.text, "unparseable", piece.text.length === text.length ? raw : undefined));
     }
-    if (recovered) stats.salvagedLines.push(line);
+    if (pieces.some((piece) => piece.kind === "record")) stats.salvagedLines.push(line);
     return;
   }
   if (isJsonRecord(value)) visitor.record(value, line, raw);
   else visitor.invalid(invalidLine(line, text, "not_a_record", raw));
 }
 
-function invalidLine(line: number, text: string, reason: InvalidLineReason, raw: Buffer | undefined): InvalidLine {
+function invalidLine(line: number, text: string, reason: InvalidLine["reason"], raw: Buffer | undefined): InvalidLine {
   // Copy: a subarray would pin the whole file buffer for as long as the load result lives.
   return raw === undefined ? { line, text, reason } : { line, text, reason, bytes: Buffer.from(raw) };
 }

@@ -44,9 +44,8 @@ export interface ScanCursor {
 }
 
 /**
- * Scans the lines of `chunk` (starting at the cursor's line start) into `table` and advances
- * the cursor. `final` scans a last line without a line feed; `strict` parses every line with
- * the loader's step (a rebuild after the fast reading was caught out).
+ * Scans the lines of `chunk` (from the cursor's line start) into `table`, advancing the cursor;
+ * `final` takes a last line without a line feed, `strict` parses every line with the loader's step.
  * @returns the bytes consumed (the rest is an unfinished line to read again)
  */
 export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, final: boolean, strict = false): number {

@@ -1,7 +1,4 @@
-/**
- * A session file's line table: per record or invalid piece, where its line is and the record's
- * `type`, `id` and `parentId`, in typed-array columns and one byte pool (no object per row).
- */
+/** A session file's line table: typed-array columns and one byte pool for the ids, no object per row. */
 import { SessionFormatError } from "./errors.js";
 
 /** `piece` of a row whose line is one record parsed whole with `JSON.parse`. */
@@ -52,8 +49,8 @@ function grown<T extends Float64Array | Int32Array>(column: T, size: number): T 
 }
 
 /**
- * The rows of a session file in file order (a salvaged line gives several). A row's id and
- * parent id are byte ranges of {@link pool}; a parent equal to the previous row's id shares its range.
+ * One row per record or invalid piece of a session file, in file order: where its line is, and
+ * `type`, `id` and `parentId` (byte ranges of {@link pool}; a parent equal to the previous id shares its range).
  */
 export class LineTable {
   /** 1-based physical line number */

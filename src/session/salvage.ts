@@ -189,8 +189,7 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
 
 /**
  * Cuts a line that failed `JSON.parse` into records and leftover text, in line order, dropping
- * blank leftovers and NUL runs (empty: only padding). With nothing recovered and no NUL, the one
- * text piece is the whole line.
+ * blank leftovers and NUL runs; with nothing recovered and no NUL, the one text piece is the line.
  */
 export function salvageLine(text: string): SalvagePiece[] {
   const pieces: SalvagePiece[] = [];

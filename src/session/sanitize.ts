@@ -28,10 +28,7 @@ export class PersistSanitizeError extends GjcError<PersistSanitizeErrorCode> {}
 /** Why a value could not be sanitized: it nests deeper than {@link MAX_SANITIZE_DEPTH}. */
 export type PersistSanitizeErrorCode = "nesting_too_deep";
 
-/**
- * Shortens `text` to at most {@link MAX_PERSIST_CHARS} code units, ending with a blank line and
- * {@link PERSIST_TRUNCATION_NOTICE}; never over the limit (so idempotent), never half a surrogate pair.
- */
+/** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {
   if (text.length <= MAX_PERSIST_CHARS) return text;
   let keep = MAX_PERSIST_CHARS - TRUNCATION_SUFFIX.length;

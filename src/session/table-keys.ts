@@ -1,7 +1,4 @@
-/**
- * A {@link LineTable}'s entry keys as {@link EntryKeys}: ids are found through an open-addressing
- * hash over the table's byte pool, so an open makes no string or map entry per entry.
- */
+/** A {@link LineTable}'s entry keys as {@link EntryKeys}, ids found by an open-addressing hash over its pool. */
 import type { EntryKeys } from "./entry-index.js";
 import { poolText, type LineTable } from "./line-table.js";
 
