@@ -51,7 +51,7 @@ export function sanitizeForPersistence<T>(value: T): T {
   for (;;) {
     const frame = stack[stack.length - 1]!;
     const position = frame.next;
-    if (position === childCount(frame)) {
+    if (position === frame.length) {
       stack.pop();
       const done = closeFrame(frame);
       const parent = stack[stack.length - 1];
@@ -87,6 +87,7 @@ interface Frame {
   readonly source: Container;
   /** Own keys of an object, or null for an array (walked by index). */
   readonly keys: readonly string[] | null;
+  readonly length: number;
   next: number;
   copy: Container | null;
   contentChanged: boolean;
@@ -100,11 +101,8 @@ function isContainer(value: unknown): value is Container {
 }
 
 function openFrame(source: Container): Frame {
-  return { source, keys: Array.isArray(source) ? null : Object.keys(source), next: 0, copy: null, contentChanged: false };
-}
-
-function childCount(frame: Frame): number {
-  return frame.keys === null ? (frame.source as unknown[]).length : frame.keys.length;
+  const keys = Array.isArray(source) ? null : Object.keys(source);
+  return { source, keys, length: keys === null ? (source as unknown[]).length : keys.length, next: 0, copy: null, contentChanged: false };
 }
 
 function childAt(frame: Frame, position: number): unknown {
