@@ -165,9 +165,7 @@ function salvageFromRight(text: string, floor: number, hi: number): Found[] {
     middle.push({ start: open, end: close + 1, value });
     close = open;
   }
-  middle.reverse();
-  tail.reverse();
-  return [...middle, ...tail];
+  return [...middle.reverse(), ...tail.reverse()];
 }
 
 /** Records in `[from, to)` of one NUL-free segment, in order. */
