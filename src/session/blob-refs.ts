@@ -1,13 +1,7 @@
 /**
- * Blob externalization for inline images. A base64 screenshot can be most of a session
- * file's bytes, and the same image is often repeated; moving it into a content-addressed
- * blob (named by the SHA-256 of its bytes) keeps lines short and stores each image once.
- *
- * This module only rewrites entries. Where the bytes live is the caller's business: it passes
- * a sink that stores them on write and a lookup that finds them on load. Inputs are never
- * mutated; an entry with nothing to rewrite comes back as the same reference.
+ * Inline images moved to blobs named by SHA-256 (short lines, each image stored once) and back.
+ * Entries are rewritten copy-on-write; the caller's sink and lookup hold the bytes.
  */
-
 import { createHash } from "node:crypto";
 
 /** Base64 images at least this long (in characters) are moved into blobs. */
@@ -24,34 +18,15 @@ export type BlobSink = (bytes: Buffer, sha256Hex: string) => void;
 /** Returns the bytes stored under a digest, or `undefined`/`null` when there are none. */
 export type BlobLookup = (sha256Hex: string) => Uint8Array | undefined | null;
 
-/** Why a reference could not be turned back into image data. */
-export type UnresolvedBlobReason =
-  /** The lookup has no bytes for the digest. */
-  | "missing"
-  /** The lookup returned bytes whose SHA-256 is not the digest they were stored under. */
-  | "digest_mismatch";
-
-/** A blob reference left in place on load, with the reason. */
+/** A blob reference left in place on load: no bytes for the digest, or bytes that hash to another digest. */
 export interface UnresolvedBlobRef {
   /** The `id` of the entry holding the reference, if it has one. */
   entryId: string | undefined;
   sha256: string;
-  reason: UnresolvedBlobReason;
+  reason: "missing" | "digest_mismatch";
 }
 
-/** Entries after resolution plus every reference that stayed a reference. */
-export interface BlobResolution<E> {
-  entries: E[];
-  unresolved: UnresolvedBlobRef[];
-}
-
-/**
- * Parses the strict reference grammar `blob:sha256:<64 lowercase hex digits>`.
- *
- * @returns the digest, or `null` for anything else (upper-case hex, surrounding
- *   whitespace, a shorter or longer digest, a non-string), as the peer's helper does. Only
- *   an exact match is a reference; every other string is image data and is left alone.
- */
+/** The digest of a strict `blob:sha256:<64 lowercase hex>` reference, else `null` (any other string is image data), as the peer's helper. */
 export function parseBlobRef(value: unknown): string | null {
   // The length test first: image data is long, and a reference is exactly this long.
   if (typeof value !== "string" || value.length !== BLOB_REF_PREFIX.length + 64) return null;
@@ -69,16 +44,9 @@ export function sha256Hex(bytes: Uint8Array): string {
 }
 
 /**
- * Replaces every large inline image of a `message` or `custom_message` entry with a blob
- * reference, handing the decoded bytes to `sink` first.
- *
- * Only image blocks (`{ type: "image", data }`) directly inside the content array are
- * considered, and only when `data` is at least {@link BLOB_EXTERNALIZE_THRESHOLD} characters
- * of canonical base64. Non-canonical base64 (line breaks, missing padding, the URL-safe
- * alphabet) stays inline: decoding and re-encoding it would not give back the same text, and
- * the file must round-trip exactly.
- *
- * @returns `entry` itself when nothing was externalized, otherwise a copy.
+ * Replaces each image block (directly in a `message` or `custom_message` content array) whose
+ * `data` is at least {@link BLOB_EXTERNALIZE_THRESHOLD} characters of canonical base64 with a
+ * reference, giving the bytes to `sink` first. Other base64 stays inline: it would not round-trip.
  */
 export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
   return rewriteImageData(entry, (data) => {
@@ -92,32 +60,19 @@ export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
 }
 
 /**
- * Turns blob references in the image blocks of each `message` / `custom_message` entry back
- * into base64 data.
- *
- * A reference whose blob is missing, or whose stored bytes no longer hash to the digest, is
- * kept as it is and reported: the entry stays loadable, and a later rewrite writes the
- * reference back rather than losing it.
- *
- * @returns new arrays; entries without references are the same objects as in `entries`.
+ * Turns the blob references of image blocks back into base64 data; a missing or mismatched blob
+ * leaves its reference in place, reported, so a rewrite keeps it.
  */
-export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): BlobResolution<E> {
+export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): { entries: E[]; unresolved: UnresolvedBlobRef[] } {
   const unresolved: UnresolvedBlobRef[] = [];
   const resolved = entries.map((entry) =>
     rewriteImageData(entry, (data) => {
       const digest = parseBlobRef(data);
       if (digest === null) return data;
-      const bytes = lookup(digest);
-      const entryId = idOf(entry);
-      if (bytes === undefined || bytes === null) {
-        unresolved.push({ entryId, sha256: digest, reason: "missing" });
-        return data;
-      }
-      if (sha256Hex(bytes) !== digest) {
-        unresolved.push({ entryId, sha256: digest, reason: "digest_mismatch" });
-        return data;
-      }
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+      const bytes = lookup(digest) ?? undefined;
+      if (bytes !== undefined && sha256Hex(bytes) === digest) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+      unresolved.push({ entryId: idOf(entry), sha256: digest, reason: bytes === undefined ? "missing" : "digest_mismatch" });
+      return data;
     }),
   );
   return { entries: resolved, unresolved };
@@ -133,10 +88,7 @@ function idOf(entry: unknown): string | undefined {
   return isRecord(entry) && typeof entry.id === "string" ? entry.id : undefined;
 }
 
-/**
- * Applies `rewrite` to the `data` of every image block in the entry's content array and
- * copies only the objects on the way to a changed block.
- */
+/** Applies `rewrite` to the `data` of every image block of the entry, copying only the path to a change. */
 function rewriteImageData<E>(entry: E, rewrite: (data: string) => string): E {
   if (!isRecord(entry)) return entry;
   if (entry.type === "message" && isRecord(entry.message)) {

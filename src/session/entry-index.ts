@@ -1,14 +1,7 @@
-/**
- * The id index of a session tree: id to entry (last holder wins), parent positions for fast
- * walks, and deferred entries that are read only when first reached. Kept apart from
- * `tree.ts`, which owns the leaf, the labels and every append.
- */
+/** The id index of a session tree (last holder of an id wins), with parent positions and deferred entries. */
 import { entryIdOf, type FileEntry, parentIdOf } from "./schemas.js";
 
-/**
- * Keys of the index's tree-only members. The session index does not re-export this module's
- * symbols, so only the tree (`tree.ts`) reaches them.
- */
+/** Key of a tree-only member; the session index does not re-export this module, so only `tree.ts` reaches them. */
 export const RECORDS: unique symbol = Symbol("records");
 /** See {@link RECORDS}. */
 export const APPEND: unique symbol = Symbol("append");
@@ -17,12 +10,7 @@ export const ATTACH: unique symbol = Symbol("attach");
 /** See {@link RECORDS}. */
 export const AT: unique symbol = Symbol("at");
 
-/**
- * The keys of entries not read yet, by position in file order: `type`, `id` and `parentId`
- * (as {@link entryIdOf} and {@link parentIdOf} would give them), the lookup of an id, and
- * every parent already resolved to a position, so that holding them costs no string or map
- * entry per entry.
- */
+/** The `type`, `id` and `parentId` of entries not read yet, by file position, without a string or map entry each. */
 export interface EntryKeys {
   readonly count: number;
   typeAt(position: number): string;
@@ -32,10 +20,7 @@ export interface EntryKeys {
   parentIdAt(position: number): string | null | undefined;
   /** the position of the last entry in file order whose id is `id`, or -1 */
   positionOf(id: string): number;
-  /**
-   * Per position, the position of the last holder of its parent id, or -1 (a root, or a parent
-   * that is not there). Taken over by the index (it updates them): hand over an array no one else keeps.
-   */
+  /** per position, the position of the last holder of its parent id, or -1; the index takes it over and updates it */
   readonly parents: Int32Array;
   /** the parent ids that no entry holds */
   readonly unresolved: ReadonlySet<string>;
@@ -43,33 +28,18 @@ export interface EntryKeys {
   readonly distinct: number;
 }
 
-/**
- * Entries known by their keys before they are read, and a way to read the records
- * themselves. A tree built over such entries reads a record the first time something needs
- * it, and keeps it from then on.
- */
+/** Entries known by their keys before they are read, and a way to read them (each read once, then kept). */
 export interface DeferredEntries {
   readonly keys: EntryKeys;
-  /**
-   * The records at `positions` (ascending), in that order. May throw (an unreadable or
-   * changed file); nothing is kept then.
-   */
+  /** The records at `positions` (ascending), in that order; may throw (unreadable or changed file), keeping nothing. */
   load(positions: readonly number[]): FileEntry[];
 }
 
 /**
- * The id index of a {@link SessionTree}: a read-only map from id to the last entry in file
- * order carrying it, which also keeps, for every entry position, the position of its parent.
- *
- * Walking a 100k-entry path through a `Map` costs a hash probe and several cache misses per
- * step (tens of milliseconds); walking parent positions costs an array read. The positions
- * are maintained as entries are added: the common case, a parent that is the entry added just
- * before, needs no lookup at all. Data that would make a stored position wrong (a duplicated
- * id, or a parent that appears after its child) marks the positions stale, and the next walk
- * recomputes them once.
- *
- * Entries may be deferred (see {@link DeferredEntries}): only their keys are held, and a
- * record is read when a lookup, a walk or a listing first reaches it.
+ * A read-only map from id to the last entry in file order carrying it, which also keeps each
+ * entry's parent position: walking a long path by array reads instead of `Map` probes. The
+ * usual parent (the entry added just before) needs no lookup; a duplicated id or a parent
+ * appearing after its child marks the positions stale, and the next walk recomputes them once.
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   readonly #entries: (FileEntry | undefined)[] = [];
@@ -83,9 +53,8 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   readonly #positions = new Map<string, number>();
   /** ids of those positions that a deferred position holds too */
   #shadowed = 0;
-  /** Parent position per entry position; -1 for a root or a parent that is not indexed. */
+  /** parent position per entry position; -1 for a root or a parent that is not indexed */
   #parents: Int32Array = new Int32Array(64);
-  /** Parent ids that were not indexed when their child was added. */
   #unresolved = new Set<string>();
   #stale = false;
   #lastId: string | undefined;
@@ -99,7 +68,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     for (const entry of entries) this[APPEND](entry);
   }
 
-  /** Module-private: the records in order (every deferred one read), shared with the owning tree. */
+  /** Tree-only: the records in order (every deferred one read), shared with the tree. */
   get [RECORDS](): readonly FileEntry[] {
     if (this.#missing > 0) {
       const positions: number[] = [];
@@ -109,74 +78,17 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     return this.#entries as FileEntry[];
   }
 
-  /** Module-private: adds the next record in file order. */
+  /** Tree-only: adds the next record in file order. */
   [APPEND](entry: FileEntry): void {
     this.#entries.push(entry);
-    this.#addKeys(entryIdOf(entry), parentIdOf(entry), entry.type);
-  }
-
-  /** Module-private: adds every record of `deferred` (an empty index only), none read yet. */
-  [ATTACH](deferred: DeferredEntries): void {
-    const { keys } = deferred;
-    this.#deferred = deferred;
-    this.#keys = keys;
-    this.#base = keys.count;
-    this.#entries.length = keys.count;
-    this.#missing = keys.count;
-    // Taken over, not copied: the keys are this index's alone.
-    this.#parents = keys.parents;
-    this.#unresolved = new Set(keys.unresolved);
-    for (let i = keys.count - 1; i >= 0; i--) {
-      const id = keys.idAt(i);
-      if (id === undefined) continue;
-      this.#lastId = id;
-      this.#lastPosition = i;
-      break;
-    }
-  }
-
-  /** The position of the last holder of `id`. */
-  #lookup(id: string): number | undefined {
-    if (id === this.#lastId) return this.#lastPosition;
-    const found = this.#positions.get(id);
-    if (found !== undefined || this.#keys === undefined) return found;
-    const deferred = this.#keys.positionOf(id);
-    return deferred === -1 ? undefined : deferred;
-  }
-
-  #parentIdOf(position: number): string | null | undefined {
-    return position < this.#base ? this.#keys!.parentIdAt(position) : this.#parentIds[position - this.#base];
-  }
-
-  /** Module-private: the records at `positions`, read where they are deferred. */
-  [AT](positions: readonly number[]): FileEntry[] {
-    if (this.#missing > 0) {
-      const wanted = positions.filter((position) => this.#entries[position] === undefined);
-      if (wanted.length > 0) this.#read([...new Set(wanted)].sort((a, b) => a - b));
-    }
-    return positions.map((position) => this.#entries[position]!);
-  }
-
-  #read(positions: readonly number[]): void {
-    const records = this.#deferred!.load(positions);
-    positions.forEach((position, k) => {
-      this.#entries[position] = records[k]!;
-    });
-    this.#missing -= positions.length;
-    if (this.#missing === 0) this.#deferred = undefined;
-  }
-
-  #at(position: number): FileEntry {
-    return this.#entries[position] ?? this[AT]([position])[0]!;
-  }
-
-  #addKeys(id: string | undefined, parent: string | null | undefined, type: string): void {
+    const id = entryIdOf(entry);
+    const parent = parentIdOf(entry);
     const position = this.#base + this.#ids.push(id) - 1;
     this.#parentIds.push(parent);
-    this.#types.push(type);
+    this.#types.push(entry.type);
     let parentPosition = -1;
     if (typeof parent === "string") {
-      const found = this.#lookup(parent);
+      const found = this.positionOf(parent);
       if (found === undefined) this.#unresolved.add(parent);
       else parentPosition = found;
     }
@@ -190,12 +102,58 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const heldAfter = this.#positions.has(id);
     const heldDeferred = !heldAfter && this.#keys !== undefined && this.#keys.positionOf(id) !== -1;
     if (heldDeferred) this.#shadowed += 1;
-    const duplicate = heldAfter || heldDeferred;
     this.#positions.set(id, position);
     // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
-    if (duplicate || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
+    if (heldAfter || heldDeferred || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
     this.#lastId = id;
     this.#lastPosition = position;
+  }
+
+  /** Tree-only: adds every record of `deferred` (an empty index only), none read yet. */
+  [ATTACH](deferred: DeferredEntries): void {
+    const { keys } = deferred;
+    this.#deferred = deferred;
+    this.#keys = keys;
+    this.#base = keys.count;
+    this.#entries.length = keys.count;
+    this.#missing = keys.count;
+    this.#parents = keys.parents;
+    this.#unresolved = new Set(keys.unresolved);
+    let last = keys.count - 1;
+    while (last >= 0 && !keys.hasId(last)) last -= 1;
+    if (last >= 0) {
+      this.#lastId = keys.idAt(last);
+      this.#lastPosition = last;
+    }
+  }
+
+  /** The position of the last holder of `id`. */
+  positionOf(id: string): number | undefined {
+    if (id === this.#lastId) return this.#lastPosition;
+    const found = this.#positions.get(id);
+    if (found !== undefined || this.#keys === undefined) return found;
+    const deferred = this.#keys.positionOf(id);
+    return deferred === -1 ? undefined : deferred;
+  }
+
+  /** Tree-only: the records at `positions`, reading the deferred ones together. */
+  [AT](positions: readonly number[]): FileEntry[] {
+    if (this.#missing > 0) {
+      const wanted = positions.filter((position) => this.#entries[position] === undefined);
+      if (wanted.length > 0) this.#read([...new Set(wanted)].sort((a, b) => a - b));
+    }
+    return positions.map((position) => this.#entries[position]!);
+  }
+
+  #read(positions: readonly number[]): void {
+    const records = this.#deferred!.load(positions);
+    for (let k = 0; k < positions.length; k++) this.#entries[positions[k]!] = records[k]!;
+    this.#missing -= positions.length;
+    if (this.#missing === 0) this.#deferred = undefined;
+  }
+
+  #at(position: number): FileEntry {
+    return this.#entries[position] ?? this[AT]([position])[0]!;
   }
 
   /** The records at `positions`, reading together those that are deferred. */
@@ -218,19 +176,10 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     return position < this.#base ? this.#keys!.idAt(position) : this.#ids[position - this.#base];
   }
 
-  /** The position of the entry indexed under `id`. */
-  positionOf(id: string): number | undefined {
-    return this.#lookup(id);
-  }
-
-  /**
-   * The path from the root to `leaf` by parent positions, or `undefined` when `leaf` is not
-   * the indexed holder of its id or the parents form a cycle (the caller then takes the
-   * general walk, which handles both).
-   */
+  /** The path from the root to `leaf` by parent positions; `undefined` when `leaf` does not hold its id or on a cycle. */
   pathTo(leaf: FileEntry): FileEntry[] | undefined {
     const id = entryIdOf(leaf);
-    const start = id === undefined ? undefined : this.#lookup(id);
+    const start = id === undefined ? undefined : this.positionOf(id);
     if (start === undefined || this.#entries[start] !== leaf) return undefined;
     const positions = this.pathPositions(start);
     return positions === undefined ? undefined : this[AT](positions);
@@ -242,9 +191,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const parents = this.#parents;
     const bound = this.count;
     let length = 0;
-    for (let at = start; at !== -1; at = parents[at]!) {
-      if (++length > bound) return undefined;
-    }
+    for (let at = start; at !== -1; at = parents[at]!) if (++length > bound) return undefined;
     const path = new Array<number>(length);
     for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) path[slot] = at;
     return path;
@@ -253,8 +200,8 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #recompute(): void {
     this.#unresolved = new Set();
     for (let position = 0; position < this.count; position++) {
-      const parent = this.#parentIdOf(position);
-      const found = typeof parent === "string" ? this.#lookup(parent) : undefined;
+      const parent = position < this.#base ? this.#keys!.parentIdAt(position) : this.#parentIds[position - this.#base];
+      const found = typeof parent === "string" ? this.positionOf(parent) : undefined;
       if (typeof parent === "string" && found === undefined) this.#unresolved.add(parent);
       this.#parents[position] = found ?? -1;
     }
@@ -268,26 +215,23 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** The last entry in file order whose id is `id`. */
   get(id: string): FileEntry | undefined {
-    const position = this.#lookup(id);
+    const position = this.positionOf(id);
     return position === undefined ? undefined : this.#at(position);
   }
 
   /** True when some entry has the id `id`. */
   has(id: string): boolean {
-    return this.#lookup(id) !== undefined;
+    return this.positionOf(id) !== undefined;
   }
 
   /** Calls `callback` for every id and its entry, in order of first appearance of the id. */
-  forEach(
-    callback: (value: FileEntry, key: string, map: ReadonlyMap<string, FileEntry>) => void,
-    thisArg?: unknown,
-  ): void {
+  forEach(callback: (value: FileEntry, key: string, map: ReadonlyMap<string, FileEntry>) => void, thisArg?: unknown): void {
     for (const [id, entry] of this.entries()) callback.call(thisArg, entry, id, this);
   }
 
   /** `[id, entry]` pairs, in order of first appearance of the id. */
   *entries(): MapIterator<[string, FileEntry]> {
-    for (const id of this.keys()) yield [id, this.#at(this.#lookup(id)!)];
+    for (const id of this.keys()) yield [id, this.#at(this.positionOf(id)!)];
   }
 
   /** The ids, in order of first appearance. */
@@ -320,21 +264,14 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   }
 }
 
-/**
- * Maps each id to the last entry in file order that carries it: the rule {@link SessionTree}
- * uses, so that the leaf found by id and the leaf found by position agree on duplicated ids.
- */
+/** Maps each id to its last holder in file order, the tree's rule, so leaf by id and by position agree on duplicates. */
 export function indexEntries(entries: Iterable<FileEntry>): EntryIndex {
   return new EntryIndex(entries);
 }
 
 /**
- * The path from the root down to `leaf`, following `parentId` through `byId`. Stops at a
- * missing parent, and at the first repeated entry when the parents form a cycle.
- *
- * Linear in the path length. The common acyclic case runs without a visited set: a path
- * longer than the index has entries must repeat one, and only then is it walked again with
- * one.
+ * The path from the root down to `leaf` through `byId`, stopping at a missing parent or a cycle's
+ * first repeat; only a path longer than the index (which must repeat) is walked with a visited set.
  */
 export function pathToRoot(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
   if (byId instanceof EntryIndex) {

@@ -1,15 +1,9 @@
 /**
- * The scan that fills a session file's {@link LineTable}: what a full load would find, without
- * keeping any record parsed, so a reader can later parse only the lines it needs.
- *
- * The scan is byte-level. A line written the way this library (and both peers) write entries,
- * `{"type":"…","id":"…","parentId":…` with the rest balanced, is read from its first bytes; its
- * strings and brackets are walked (jumping from quote to quote) to make sure it is one complete
- * object, so a torn or glued line is never taken for a record. Every other line (headers,
- * patch records, other key orders, anything damaged) goes through {@link scanJsonlLine}, the
- * full loader's own per-line step, so salvage gives the same pieces. A line is thereby
- * described exactly as a full scan would describe it, and the one cheap check left to the
- * reader is that a line it parses holds what its row says.
+ * The scan that fills a session file's {@link LineTable} with what a full load would find,
+ * keeping no parsed record. An entry line in the written key order (`{"type":…,"id":…,"parentId":…`)
+ * is read from its first bytes, after checking it is one balanced object (so a torn or glued
+ * line is never taken for a record); every other line goes through the loader's own
+ * {@link scanJsonlLine}, so salvage cuts the same pieces.
  */
 import { emptyJsonlStats, scanJsonlLine, type InvalidLine, type JsonlStats } from "./jsonl.js";
 import type { JsonRecord } from "./salvage.js";
@@ -22,10 +16,7 @@ export { TableKeys } from "./table-keys.js";
 /** What one line gives: its records and invalid pieces, in order. */
 export type LinePiece = { kind: "record"; value: JsonRecord } | ({ kind: "invalid" } & InvalidLine);
 
-/**
- * The pieces of one line (`from..to` of `bytes`, no line feed) at physical line `line`, exactly
- * as the full loader cuts them; `stats` collects what it notes about the line.
- */
+/** The pieces of line `line` (`from..to` of `bytes`, no line feed) exactly as the loader cuts them, noted in `stats`. */
 export function linePieces(bytes: Buffer, from: number, to: number, line: number, stats: JsonlStats = emptyJsonlStats()): LinePiece[] {
   const pieces: LinePiece[] = [];
   scanJsonlLine(bytes, from, to, line, {
@@ -53,12 +44,9 @@ export interface ScanCursor {
 }
 
 /**
- * Scans the lines of `chunk`, whose first byte is at file offset `cursor.offset` (a line start),
- * into `table`, and advances the cursor past the last complete line. With `final` the last line
- * is scanned even without a line feed (the end of the file). `strict` parses every line with
- * the full loader's step instead of reading its first bytes (a rebuild after the fast reading
- * was caught out).
- * @returns the number of bytes consumed (the rest is an unfinished line to read again)
+ * Scans the lines of `chunk` (from the cursor's line start) into `table`, advancing the cursor;
+ * `final` takes a last line without a line feed, `strict` parses every line with the loader's step.
+ * @returns the bytes consumed (the rest is an unfinished line to read again)
  */
 export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, final: boolean, strict = false): number {
   const stats = emptyJsonlStats();
@@ -69,10 +57,8 @@ export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, f
       if (!final) break;
       end = chunk.length;
     }
-    let from = start;
-    if (cursor.line === 1 && cursor.offset === 0 && end - start >= 3 && chunk[start] === 0xef && chunk[start + 1] === 0xbb && chunk[start + 2] === 0xbf) {
-      from += 3;
-    }
+    const bom = cursor.line === 1 && cursor.offset === 0 && end - start >= 3 && chunk[start] === 0xef && chunk[start + 1] === 0xbb && chunk[start + 2] === 0xbf;
+    const from = bom ? start + 3 : start;
     const base = cursor.offset + (from - start);
     if (end > from && (strict || !fastLine(chunk, from, end, cursor.line, base, table))) {
       slowLine(chunk, from, end, cursor.line, base, table, stats);
@@ -94,17 +80,9 @@ function slowLine(chunk: Buffer, from: number, end: number, line: number, base: 
       table.push(line, base, end - from, k, undefined, undefined, undefined);
       return;
     }
-    const { value } = piece;
-    const parent = value.parentId;
-    table.push(
-      line,
-      base,
-      end - from,
-      whole ? WHOLE_LINE : k,
-      value.type,
-      typeof value.id === "string" ? value.id : undefined,
-      typeof parent === "string" || parent === null ? parent : undefined,
-    );
+    const { type, id, parentId } = piece.value;
+    const parent = typeof parentId === "string" || parentId === null ? parentId : undefined;
+    table.push(line, base, end - from, whole ? WHOLE_LINE : k, type, typeof id === "string" ? id : undefined, parent);
   });
 }
 
@@ -115,10 +93,7 @@ function startsWith(bytes: Buffer, at: number, end: number, expected: Buffer): b
   return true;
 }
 
-/**
- * The end (index of the closing quote) of the JSON string whose content starts at `at`, or -1
- * when it does not close before `end`.
- */
+/** The index of the quote closing the JSON string whose content starts at `at`, or -1 when it does not close before `end`. */
 function stringEnd(bytes: Buffer, at: number, end: number): number {
   for (let quote = bytes.indexOf(QUOTE, at); quote !== -1 && quote < end; quote = bytes.indexOf(QUOTE, quote + 1)) {
     let slashes = 0;
@@ -165,10 +140,7 @@ function typeToken(bytes: Buffer, from: number, to: number): string | undefined 
   return text;
 }
 
-/**
- * Reads an entry line from its first bytes when it has the written key order and is one
- * balanced object; returns false for anything else (the caller parses it).
- */
+/** Reads an entry line from its first bytes when it has the written key order and is one balanced object; false otherwise. */
 function fastLine(bytes: Buffer, from: number, end: number, line: number, base: number, table: LineTable): boolean {
   if (!startsWith(bytes, from, end, TYPE_PREFIX)) return false;
   let at = from + TYPE_PREFIX.length;
@@ -208,11 +180,7 @@ function fastLine(bytes: Buffer, from: number, end: number, line: number, base: 
   return true;
 }
 
-/**
- * Bytes JSON allows outside strings: brackets, separators, blanks, numbers and the letters of
- * `true`, `false` and `null`. Text of a torn record read with its quotes out of step lands
- * outside strings and fails this.
- */
+/** Bytes JSON allows outside strings; a torn record read with its quotes out of step fails this. */
 const OUTSIDE_STRING = (() => {
   const allowed = new Uint8Array(256);
   for (const char of "{}[]:,0123456789-+.eE \t\rtruefalsn") allowed[char.charCodeAt(0)] = 1;
@@ -220,9 +188,8 @@ const OUTSIDE_STRING = (() => {
 })();
 
 /**
- * Whether the object whose top level resumes at `at` (outside any string, depth 1) closes
- * exactly once, at the last non-blank byte of the line, with every string closed and no NUL
- * byte (torn writes and preallocated space leave those; valid JSON never holds a raw one).
+ * Whether the object resuming at `at` (depth 1, outside strings) closes once, at the line's last
+ * non-blank byte, with every string closed and no raw NUL (left by torn writes, never valid JSON).
  */
 function balancedTail(bytes: Buffer, at: number, end: number): boolean {
   if (bytes.subarray(at, end).indexOf(0) !== -1) return false;

@@ -1,10 +1,4 @@
-/**
- * A session file's line table: for every physical line that holds something, where it is (byte
- * offset and length), which record or invalid piece it gives, and the record's `type`, `id` and
- * `parentId`. Typed-array columns and one byte pool for the ids, so a million rows cost a few
- * tens of megabytes and no object per row; strings are made only for the rows asked about.
- */
-
+/** A session file's line table: typed-array columns and one byte pool for the ids, no object per row. */
 import { SessionFormatError } from "./errors.js";
 
 /** `piece` of a row whose line is one record parsed whole with `JSON.parse`. */
@@ -18,19 +12,18 @@ export const NULL_PARENT = -2;
 export const UNKNOWN_ROW = -2;
 
 const INITIAL_ROWS = 64;
-/** The most id bytes a table holds (its ranges are 32-bit); only a file of gigabytes of ids reaches it. */
+/** The most id bytes a table holds (its ranges are 32-bit). */
 const MAX_POOL_BYTES = 0x7fffffff;
 
 /**
- * How a string is held in the pool: as the content of its `JSON.stringify` form, which is one
- * text per string (lone surrogates included) and, for the usual printable ASCII id, the id
- * itself. Equal bytes are thus equal strings.
+ * How a string is held in the pool: the content of its `JSON.stringify` form, one text per
+ * string (lone surrogates included), so equal bytes are equal strings; a printable ASCII id is itself.
  */
 export function poolText(text: string): string {
   return isPlainText(text) ? text : JSON.stringify(text).slice(1, -1);
 }
 
-/** Whether a UTF-16 unit is printable ASCII other than `"` and a backslash: held in the pool as it is, one byte. */
+/** Whether a UTF-16 unit is printable ASCII other than `"` and a backslash: held in the pool as one byte. */
 function isPlainCode(code: number): boolean {
   return code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c;
 }
@@ -46,22 +39,18 @@ function fromPool(pool: Buffer, start: number, length: number): string {
   return text;
 }
 
-function grownF64(column: Float64Array, size: number): Float64Array {
-  const next = new Float64Array(size);
-  next.set(column);
-  return next;
-}
+/** The per-row columns of a {@link LineTable}, grown together. */
+const COLUMNS = ["line", "offset", "length", "piece", "typeCode", "idStart", "idLength", "parentStart", "parentLength", "parentRow", "repeats"] as const;
 
-function grownI32(column: Int32Array, size: number): Int32Array {
-  const next = new Int32Array(size);
+function grown<T extends Float64Array | Int32Array>(column: T, size: number): T {
+  const next = new (column.constructor as new (size: number) => T)(size);
   next.set(column);
   return next;
 }
 
 /**
- * The rows of a session file, in file order, one per record or invalid piece (a salvaged line
- * gives several rows). A row's id and parent id are byte ranges of {@link pool} (see
- * {@link poolText}); a parent equal to the id of the row before shares that row's range.
+ * One row per record or invalid piece of a session file, in file order: where its line is, and
+ * `type`, `id` and `parentId` (byte ranges of {@link pool}; a parent equal to the previous id shares its range).
  */
 export class LineTable {
   /** 1-based physical line number */
@@ -82,11 +71,7 @@ export class LineTable {
   parentStart: Int32Array = new Int32Array(INITIAL_ROWS);
   /** byte length of the parent id, {@link NO_STRING} or {@link NULL_PARENT} */
   parentLength: Int32Array = new Int32Array(INITIAL_ROWS);
-  /**
-   * for an entry row, the row of the entry its parent id names (the last holder of that id),
-   * -1 for none or an unresolved parent, or {@link UNKNOWN_ROW}; kept so that an open need
-   * not hash every id to walk the path (see `TableKeys`)
-   */
+  /** for an entry row, the row of its parent's last holder, -1 for none, or {@link UNKNOWN_ROW}; spares an open hashing every id */
   parentRow: Int32Array = new Int32Array(INITIAL_ROWS);
   /** 1 for an entry row whose id an earlier entry row holds too, else 0 */
   repeats: Int32Array = new Int32Array(INITIAL_ROWS);
@@ -118,17 +103,8 @@ export class LineTable {
   reserve(rows: number, bytes: number): void {
     if (rows > this.line.length) {
       const size = Math.max(rows, Math.ceil(this.line.length * 1.5));
-      this.line = grownF64(this.line, size);
-      this.offset = grownF64(this.offset, size);
-      this.length = grownF64(this.length, size);
-      this.piece = grownI32(this.piece, size);
-      this.typeCode = grownI32(this.typeCode, size);
-      this.idStart = grownI32(this.idStart, size);
-      this.idLength = grownI32(this.idLength, size);
-      this.parentStart = grownI32(this.parentStart, size);
-      this.parentLength = grownI32(this.parentLength, size);
-      this.parentRow = grownI32(this.parentRow, size);
-      this.repeats = grownI32(this.repeats, size);
+      const columns = this as Record<(typeof COLUMNS)[number], Float64Array | Int32Array>;
+      for (const name of COLUMNS) columns[name] = grown(columns[name], size);
     }
     if (this.poolSize + bytes > MAX_POOL_BYTES) throw new SessionFormatError("line_too_long", "the file's ids are too long to index");
     if (this.poolSize + bytes > this.pool.length) {

@@ -1,26 +1,14 @@
 /**
- * Salvage of a JSONL line that failed `JSON.parse`.
+ * Salvage of a JSONL line that failed `JSON.parse`: a torn record with the next append glued
+ * behind it, two records glued together, NUL runs left where a crash reserved space. The line is
+ * cut into complete records and the text between them, kept verbatim.
  *
- * How lines break in practice: a writer dies mid-record (a torn prefix) and the next writer
- * appends behind it without a newline; two records get glued with no newline between them; a
- * crash leaves runs of NUL bytes where the filesystem had reserved space. Salvage cuts the line
- * into pieces: complete records, and the text between them, which is kept verbatim.
- *
- * Runs of NUL are never JSON (a NUL inside a string is always escaped), so they split the line
- * into segments and are dropped as padding. In each segment:
- *
- * 1. From the left, records that start the segment are taken while each one closes and parses.
- * 2. From the right, records that end the segment are taken by matching braces backwards; inside
- *    a complete object the backward match is exact, wherever the torn text before it ends.
- * 3. Between the two, what is left starts with a torn record; records glued in its middle are
- *    looked for at `}` followed by `{`, within a work budget so a hostile line stays linear.
- * 4. Where the two disagree, the right wins: a torn record can close early inside the record
- *    glued behind it, so the left's last record is dropped when one found from the right starts
- *    inside it.
- *
- * A piece cut out anywhere but the start of a segment must look like a record (a known record
- * type, or a `parentId` field): the content blocks inside a torn message (`{"type":"text",...}`)
- * are complete objects too, and must not come back as records of their own.
+ * NUL runs (never JSON) split the line into segments and are dropped. In each segment records
+ * are taken from the left while each closes and parses, then from the right by matching braces
+ * backwards (exact inside a complete object), then at `}` followed by `{` in what is left, within
+ * a work budget so a hostile line stays linear. Where left and right disagree the right wins (a
+ * torn record can close early inside the record behind it). A piece not at a segment start must
+ * look like a record (known type or a `parentId`): a torn message's content blocks are objects too.
  */
 import { PATCH_RECORD_TYPES, SESSION_ENTRY_TYPES } from "./schemas.js";
 
@@ -32,24 +20,13 @@ export interface JsonRecord {
 
 /** True for a parsed JSON value that is a record (a non-array object with a string `type`). */
 export function isJsonRecord(value: unknown): value is JsonRecord {
-  return (
-    typeof value === "object" &&
-    value !== null &&
-    !Array.isArray(value) &&
-    typeof (value as { type?: unknown }).type === "string"
-  );
+  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === "string";
 }
 
 /** One piece of a salvaged line, in line order. */
-export type SalvagePiece =
-  | { kind: "record"; value: JsonRecord }
-  | { kind: "text"; text: string };
+export type SalvagePiece = { kind: "record"; value: JsonRecord } | { kind: "text"; text: string };
 
-const RECORD_TYPES: ReadonlySet<string> = new Set<string>([
-  "session",
-  ...SESSION_ENTRY_TYPES,
-  ...PATCH_RECORD_TYPES,
-]);
+const RECORD_TYPES: ReadonlySet<string> = new Set<string>(["session", ...SESSION_ENTRY_TYPES, ...PATCH_RECORD_TYPES]);
 
 function looksLikeRecord(value: unknown): value is JsonRecord {
   return isJsonRecord(value) && (RECORD_TYPES.has(value.type) || Object.hasOwn(value, "parentId"));
@@ -75,10 +52,7 @@ function tryParse(text: string): unknown {
   }
 }
 
-/**
- * Index of the `}` that closes the object opening at `from`, or -1. Tracks strings and nesting
- * only; `JSON.parse` checks the rest.
- */
+/** Index of the `}` closing the object opening at `from`, or -1; tracks strings and nesting only. */
 function matchForward(text: string, from: number, to: number): number {
   let depth = 0;
   let inString = false;
@@ -87,11 +61,9 @@ function matchForward(text: string, from: number, to: number): number {
     if (inString) {
       if (code === BACKSLASH) i += 1;
       else if (code === QUOTE) inString = false;
-    } else if (code === QUOTE) {
-      inString = true;
-    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
-      depth += 1;
-    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
+    } else if (code === QUOTE) inString = true;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) depth += 1;
+    else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
       depth -= 1;
       if (depth <= 0) return depth === 0 && code === CLOSE_BRACE ? i : -1;
     }
@@ -109,26 +81,21 @@ function isEscaped(text: string, index: number, floor: number): boolean {
 /** What one parse attempt of the middle search costs, in scanned characters. */
 const PARSE_COST = 1024;
 
-/** Counts characters scanned by backward matches, to cap the middle search. */
-interface Budget {
-  left: number;
-}
+/** Characters backward matches may still scan, capping the middle search. */
+type Budget = { left: number };
 
 /** Index of the `{` that opens the object closing at `from`, or -1; scans no lower than `floor`. */
 function matchBackward(text: string, from: number, floor: number, budget: Budget): number {
   let depth = 0;
   let inString = false;
   for (let i = from; i >= floor; i -= 1) {
-    budget.left -= 1;
-    if (budget.left < 0) return -1;
+    if (--budget.left < 0) return -1;
     const code = text.charCodeAt(i);
     if (inString) {
       if (code === QUOTE && !isEscaped(text, i, floor)) inString = false;
-    } else if (code === QUOTE) {
-      inString = true;
-    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) {
-      depth += 1;
-    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+    } else if (code === QUOTE) inString = true;
+    else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth += 1;
+    else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
       depth -= 1;
       if (depth <= 0) return depth === 0 && code === OPEN_BRACE ? i : -1;
     }
@@ -136,11 +103,7 @@ function matchBackward(text: string, from: number, floor: number, budget: Budget
   return -1;
 }
 
-interface Found {
-  start: number;
-  end: number;
-  value: JsonRecord;
-}
+type Found = { start: number; end: number; value: JsonRecord };
 
 function skipSpace(text: string, from: number, to: number): number {
   let i = from;
@@ -154,10 +117,7 @@ function skipSpaceBack(text: string, floor: number, to: number): number {
   return i;
 }
 
-/**
- * Records chained from the start of `[lo, hi)`, each opening where the one before closed. Returns
- * them and where the chain broke (`hi` when it covers the whole range).
- */
+/** Records chained from the start of `[lo, hi)`, and where the chain broke (`hi` when it covers the range). */
 function salvageHead(text: string, lo: number, hi: number): { head: Found[]; pos: number } {
   const head: Found[] = [];
   let pos = lo;
@@ -176,14 +136,9 @@ function salvageHead(text: string, lo: number, hi: number): { head: Found[]; pos
   return { head, pos };
 }
 
-/**
- * Records in `[floor, hi)` found from the right: first those that end the range, matched
- * backwards, then those glued inside what is left, looked for at `}` followed by `{`.
- */
+/** Records in `[floor, hi)` found from the right: those ending the range, then those glued inside what is left. */
 function salvageFromRight(text: string, floor: number, hi: number): Found[] {
-  // Backward matching cannot start inside a complete object, so the tail chain costs one pass
-  // over the records it returns; the budget only limits the guesses of the middle search, where
-  // each failed `JSON.parse` (an exception) is charged as much as a long scan.
+  // The tail chain costs one pass; the budget limits the middle search's guesses, each failed parse charged as a long scan.
   const budget: Budget = { left: 2 * (hi - floor) + PARSE_COST * 16 };
   const tail: Found[] = [];
   let end = hi;
@@ -210,9 +165,7 @@ function salvageFromRight(text: string, floor: number, hi: number): Found[] {
     middle.push({ start: open, end: close + 1, value });
     close = open;
   }
-  middle.reverse();
-  tail.reverse();
-  return [...middle, ...tail];
+  return [...middle.reverse(), ...tail.reverse()];
 }
 
 /** Records in `[from, to)` of one NUL-free segment, in order. */
@@ -222,12 +175,9 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
   const { head, pos } = salvageHead(text, lo, hi);
   if (pos >= hi) return head;
 
-  // The chain broke, so its last record may be a torn one that closed inside the record glued
-  // behind it, at a `}` in one of that record's strings. Matching backwards is exact inside a
-  // complete record, so the search from the right starts just inside the last chained record: a
-  // record it finds that starts before that record's end proves the forward match wrong. (Nothing
-  // it finds can lie wholly inside a complete record: a piece cut from inside one reads its
-  // strings as structure and its structure as strings, so it has no `type` key.)
+  // The chain's last record may be a torn one closing at a `}` inside the record behind it. The
+  // search from the right starts just inside it: a record found starting before its end proves
+  // the forward match wrong (a piece cut from inside a complete record has no `type` key).
   const last = head.at(-1);
   const found = salvageFromRight(text, (last?.start ?? pos) + 1, hi);
   const first = found[0];
@@ -236,10 +186,8 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
 }
 
 /**
- * Cuts a line that failed `JSON.parse` into records and leftover text, in line order. Leftover
- * text that is only whitespace is dropped; so are NUL runs. An empty result means the line held
- * only padding. When nothing is recovered and the line has no NUL, the single text piece is the
- * whole line, unchanged.
+ * Cuts a line that failed `JSON.parse` into records and leftover text, in line order, dropping
+ * blank leftovers and NUL runs; with nothing recovered and no NUL, the one text piece is the line.
  */
 export function salvageLine(text: string): SalvagePiece[] {
   const pieces: SalvagePiece[] = [];

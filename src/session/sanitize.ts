@@ -1,13 +1,8 @@
 /**
- * Persistence sanitizing: the last pure step before an entry is serialised to a session file.
- *
- * Every function here is copy-on-write. Objects are copied only along the path from the root
- * to something that actually changes, and an input that needs no change comes back as the
- * very same reference. That keeps the append hot path cheap (a normal entry is walked but not
- * copied) and lets callers detect "nothing changed" with `===`. The caller's objects are
- * never mutated, because the same entry object also lives in the in-memory tree.
+ * Persistence sanitizing, the last pure step before an entry is written. Copy-on-write: only the
+ * path to a change is copied, an unchanged input comes back as the same reference (cheap appends,
+ * `===` tells "nothing changed"), and the caller's objects, shared with the tree, are never mutated.
  */
-
 import { GjcError } from "../errors.js";
 
 /** Longest string, in UTF-16 code units, that is written to a session file unchanged. */
@@ -16,11 +11,7 @@ export const MAX_PERSIST_CHARS = 500_000;
 /** Marker appended to a string that was shortened for persistence. */
 export const PERSIST_TRUNCATION_NOTICE = "[Session persistence truncated large content]";
 
-/**
- * Deepest object/array nesting the sanitizer walks. Far beyond anything `JSON.stringify`
- * can serialise (it overflows the stack a few thousand levels down), so it only ever trips
- * on a cyclic object graph, which would otherwise make the walk run forever.
- */
+/** Deepest nesting the sanitizer walks: far beyond what `JSON.stringify` serialises, so it trips only on a cycle. */
 export const MAX_SANITIZE_DEPTH = 100_000;
 
 const TRUNCATION_SUFFIX = `\n\n${PERSIST_TRUNCATION_NOTICE}`;
@@ -37,41 +28,22 @@ export class PersistSanitizeError extends GjcError<PersistSanitizeErrorCode> {}
 /** Why a value could not be sanitized: it nests deeper than {@link MAX_SANITIZE_DEPTH}. */
 export type PersistSanitizeErrorCode = "nesting_too_deep";
 
-/**
- * Shortens `text` to at most {@link MAX_PERSIST_CHARS} code units, ending with a blank line
- * and {@link PERSIST_TRUNCATION_NOTICE}. Strings within the limit are returned unchanged.
- *
- * The result is never longer than the limit, so sanitizing is idempotent: a truncated string
- * is not truncated again on the next rewrite. A cut that would split a surrogate pair drops
- * the lone high surrogate instead of writing half a character.
- */
+/** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {
   if (text.length <= MAX_PERSIST_CHARS) return text;
   let keep = MAX_PERSIST_CHARS - TRUNCATION_SUFFIX.length;
-  if (isHighSurrogate(text.charCodeAt(keep - 1))) keep -= 1;
+  const last = text.charCodeAt(keep - 1);
+  if (last >= 0xd800 && last <= 0xdbff) keep -= 1;
   return text.slice(0, keep) + TRUNCATION_SUFFIX;
 }
 
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
-}
-
 /**
- * Returns `value` made safe to persist:
- * - strings longer than {@link MAX_PERSIST_CHARS} are truncated (see
- *   {@link truncateForPersistence}), except signature fields (`thinkingSignature`,
- *   `thoughtSignature`, `textSignature`), which become `""`;
- * - `partialJson` and `jsonlEvents` properties are removed at any depth;
- * - an object whose string `content` was truncated and which has a numeric `lineCount` gets
- *   `lineCount` recomputed from the new content.
+ * `value` made safe to persist: strings over {@link MAX_PERSIST_CHARS} truncated (signature
+ * fields emptied), `partialJson` and `jsonlEvents` removed at any depth, and `lineCount` recomputed
+ * beside a truncated string `content`. Walks arrays and plain objects only, iteratively.
  *
- * Only arrays and plain objects are descended into; class instances (a `Buffer`, a `Date`)
- * are left as they are. The walk is iterative, so deeply nested data cannot overflow the
- * stack.
- *
- * @returns `value` itself when nothing needed to change, otherwise a copy that shares every
- *   unchanged subtree with `value`.
- * @throws {@link PersistSanitizeError} `nesting_too_deep` for a cyclic or absurdly deep value.
+ * @returns `value` itself when nothing changed, else a copy sharing every unchanged subtree
+ * @throws {@link PersistSanitizeError} `nesting_too_deep` for a cyclic or absurdly deep value
  */
 export function sanitizeForPersistence<T>(value: T): T {
   if (!isContainer(value)) return sanitizeLeaf(value, undefined) as T;
@@ -79,7 +51,7 @@ export function sanitizeForPersistence<T>(value: T): T {
   for (;;) {
     const frame = stack[stack.length - 1]!;
     const position = frame.next;
-    if (position === childCount(frame)) {
+    if (position === frame.length) {
       stack.pop();
       const done = closeFrame(frame);
       const parent = stack[stack.length - 1];
@@ -115,6 +87,7 @@ interface Frame {
   readonly source: Container;
   /** Own keys of an object, or null for an array (walked by index). */
   readonly keys: readonly string[] | null;
+  readonly length: number;
   next: number;
   copy: Container | null;
   contentChanged: boolean;
@@ -128,17 +101,12 @@ function isContainer(value: unknown): value is Container {
 }
 
 function openFrame(source: Container): Frame {
-  return { source, keys: Array.isArray(source) ? null : Object.keys(source), next: 0, copy: null, contentChanged: false };
-}
-
-function childCount(frame: Frame): number {
-  return frame.keys === null ? (frame.source as unknown[]).length : frame.keys.length;
+  const keys = Array.isArray(source) ? null : Object.keys(source);
+  return { source, keys, length: keys === null ? (source as unknown[]).length : keys.length, next: 0, copy: null, contentChanged: false };
 }
 
 function childAt(frame: Frame, position: number): unknown {
-  return frame.keys === null
-    ? (frame.source as unknown[])[position]
-    : (frame.source as Record<string, unknown>)[frame.keys[position]!];
+  return frame.keys === null ? (frame.source as unknown[])[position] : (frame.source as Record<string, unknown>)[frame.keys[position]!];
 }
 
 function sanitizeLeaf(value: unknown, key: string | undefined): unknown {
@@ -146,11 +114,7 @@ function sanitizeLeaf(value: unknown, key: string | undefined): unknown {
   return key !== undefined && SIGNATURE_KEYS.has(key) ? "" : truncateForPersistence(value);
 }
 
-/**
- * Feeds the (possibly new) value of child `position` into its frame's copy. The copy is
- * started lazily at the first child that differs, seeded with the unchanged children before
- * it, so key order is preserved and unchanged containers are never copied.
- */
+/** Feeds child `position`'s (possibly new) value into the frame's copy, started at the first change (keeping key order). */
 function record(frame: Frame, position: number, value: unknown, omit: boolean): void {
   if (frame.copy === null) {
     if (!omit && value === childAt(frame, position)) return;
@@ -179,13 +143,9 @@ function startCopy(frame: Frame, upTo: number): Container {
 
 function closeFrame(frame: Frame): unknown {
   if (frame.copy === null) return frame.source;
-  if (frame.contentChanged) {
-    const copy = frame.copy as Record<string, unknown>;
-    if (typeof copy.content === "string" && typeof copy.lineCount === "number") {
-      copy.lineCount = countLines(copy.content);
-    }
-  }
-  return frame.copy;
+  const copy = frame.copy as Record<string, unknown>;
+  if (frame.contentChanged && typeof copy.content === "string" && typeof copy.lineCount === "number") copy.lineCount = countLines(copy.content);
+  return copy;
 }
 
 /** Lines as `split("\n")` counts them (a trailing newline starts an empty last line). */
@@ -195,10 +155,7 @@ function countLines(text: string): number {
   return lines;
 }
 
-/**
- * Plain assignment of `__proto__` would change the copy's prototype instead of creating the
- * own property that `JSON.parse` produced, silently dropping the field on the next write.
- */
+/** Assigning `__proto__` would set the copy's prototype, dropping the own field `JSON.parse` made. */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;

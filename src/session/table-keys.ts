@@ -1,9 +1,4 @@
-/**
- * The keys of the entries of a {@link LineTable} as an {@link EntryKeys}: ids are looked up in
- * an open-addressing hash table over the table's byte pool, so opening a session makes no
- * string and no map entry per entry; parents are resolved once, by the rule of the tree (the
- * last holder of an id in file order wins).
- */
+/** A {@link LineTable}'s entry keys as {@link EntryKeys}, ids found by an open-addressing hash over its pool. */
 import type { EntryKeys } from "./entry-index.js";
 import { poolText, type LineTable } from "./line-table.js";
 
@@ -15,10 +10,9 @@ function hashOf(bytes: Uint8Array, from: number, to: number): number {
 }
 
 /**
- * The slot holding the entry whose id is `bytes[from..from+length]` (its hash `hash`), or the
- * free slot where it would go. A slot is two numbers of `slots`, the entry position + 1 (0:
- * free) and the id's hash, side by side: a probe compares hashes in the slot's own cache line
- * and reads the table's columns and pool only for an equal hash.
+ * The slot holding the entry whose id is `bytes[from..from+length]` (hash `hash`), or the free
+ * slot for it. A slot is two numbers, entry position + 1 (0: free) and the id's hash, side by
+ * side, so a probe reads the table's pool only for an equal hash.
  */
 function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number, hash: number): number {
   const { pool, idStart, idLength } = table;
@@ -36,10 +30,7 @@ function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: 
   }
 }
 
-/**
- * Makes the entry at position `p` (which has an id) the holder of its id in `slots`; returns
- * its slot, as `~slot` (negative) when an earlier entry held the id.
- */
+/** Makes entry `p` (which has an id) the holder of its id; returns its slot, as `~slot` when an earlier entry held the id. */
 function claimSlot(slots: Int32Array, rows: Int32Array, table: LineTable, p: number): number {
   const row = rows[p]!;
   const from = table.idStart[row]!;
@@ -60,11 +51,9 @@ function newSlots(count: number): Int32Array {
 }
 
 /**
- * {@link EntryKeys} over the rows `rows` (entry positions to table rows) of `table`. Given the
- * entries' parents already resolved (from the table's stored parent rows, in a file where no
- * id repeats), no id is hashed until something asks for an entry by id; otherwise every id is
- * hashed now, and each entry row's parent row and repeat flag are written to the table for
- * the index to store.
+ * {@link EntryKeys} over `rows` (entry position to table row) of `table`. Given resolved
+ * `parents` (stored parent rows, no repeated id), no id is hashed until one is asked for;
+ * otherwise every id is hashed now and each row's parent row and repeat flag are written back.
  */
 export class TableKeys implements EntryKeys {
   readonly count: number;
@@ -73,7 +62,7 @@ export class TableKeys implements EntryKeys {
   readonly distinct: number;
   readonly #table: LineTable;
   readonly #rows: Int32Array;
-  /** per slot, the entry position + 1 of the last holder of an id (0: free) and the id's hash; see {@link findSlot} */
+  /** see {@link findSlot} */
   #slots: Int32Array | undefined;
   #scratch = Buffer.allocUnsafe(256);
   /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
@@ -92,7 +81,7 @@ export class TableKeys implements EntryKeys {
       return;
     }
     const { idStart, idLength, parentStart, parentLength, pool, parentRow, repeats } = table;
-    // The slot of each entry's id, so that a parent sharing the id bytes of the entry before (a chain) needs no second lookup.
+    // Each entry's slot, so a parent sharing the previous entry's id bytes (a chain) needs no second lookup.
     const slotOf = new Int32Array(rows.length);
     const slots = newSlots(rows.length);
     this.#slots = slots;
@@ -114,13 +103,12 @@ export class TableKeys implements EntryKeys {
       const row = rows[p]!;
       const length = parentLength[row]!;
       if (length < 0) {
-        resolved[p] = -1;
-        parentRow[row] = -1;
+        resolved[p] = parentRow[row] = -1;
         continue;
       }
-      const before = p > 0 ? rows[p - 1]! : -1;
-      const chained = before >= 0 && parentStart[row] === idStart[before] && length === idLength[before];
       const from = parentStart[row]!;
+      const before = p > 0 ? rows[p - 1]! : -1;
+      const chained = before >= 0 && from === idStart[before] && length === idLength[before];
       // With no id held twice, the entry before is the last holder of its own id.
       let holder: number;
       if (chained && distinct === ids) holder = p - 1;
