@@ -1,12 +1,11 @@
 /**
  * {@link SessionStorage} on node:fs for an explicit session directory (`--session-dir`).
  *
- * Policy: directories are created 0700 and files 0600, each forced with an explicit
- * `fchmod` after creation because the umask varies; files are opened with `O_NOFOLLOW`;
- * the root and every component below it are checked with `lstat` and a link there is
- * refused with `symlink_refused` (links above the root, such as `/tmp` on macOS, are fine). Unlike the managed storage this does not hold directory descriptors,
- * so a directory swapped between the check and the open is outside what it promises; the
- * final component is always opened without following a link.
+ * Directories are created 0700 and files 0600, forced by `fchmod` because the umask varies;
+ * files are opened with `O_NOFOLLOW`; the root and every component below it are checked with
+ * `lstat` and a link there is refused (links above the root, such as macOS `/tmp`, are fine).
+ * No directory descriptors are held, so a directory swapped between check and open is outside
+ * what this promises; the final component is never followed.
  */
 
 import fs from "node:fs";
@@ -17,23 +16,18 @@ import { guardStorage, pathError, toStorageError, type StorageError } from "./er
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import {
   DIRECTORY_MODE,
-  OPEN_READ,
   checkDirectory,
-  checkRegularFile,
-  checkReplaceable,
-  removeOwnTemporaries,
-  FdFileReader,
+  checkFileAt,
   fromNodeStat,
   fromPlainNodeStat,
-  isDirectoryAt,
   lstatOrUndefined,
   openForAppend,
-  openRegularWithStat,
+  openReader,
   publish,
+  removeOwnTemporaries,
   replaceFile,
   syncDirectory,
   tightenDirectory,
-  withWriterLock,
   writeAllSync,
 } from "./node-file-ops.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -47,13 +41,19 @@ import type {
   StorageStat,
   WriteChunk,
 } from "./types.js";
-import { lockWriterAt, type HeldWriterLock } from "./writer-lock.js";
-
+import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
 
 /** Options of {@link FileSessionStorage}. */
 export interface FileSessionStorageOptions {
   /** Receives a writer's first failure. */
   logger?: StorageLogger;
+}
+
+/** A file below the root: its absolute path, directory and name. */
+interface FileTarget {
+  absolute: string;
+  dir: string;
+  name: string;
 }
 
 /** {@link SessionStorage} for an explicit directory on node:fs; see the module comment. */
@@ -64,10 +64,9 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 
   /**
    * @param root absolute path of the session directory; it need not exist yet. Omitted (as
-   *   GJC's `new FileSessionStorage()` is called), the root is the file system root `/`: the
-   *   same explicit-directory rules then hold for every path, so a symbolic link anywhere on
-   *   a path (a symlinked home or temporary directory included) is refused. Pass the session
-   *   directory as the root to accept links above it.
+   *   GJC calls it), the root is the file system root, so a link anywhere on a path (a
+   *   symlinked home or temporary directory included) is refused; pass the session directory
+   *   to accept links above it.
    */
   constructor(root: string = path.parse(process.cwd()).root, options: FileSessionStorageOptions = {}) {
     super();
@@ -79,25 +78,23 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   ensureDirSync(dir: string): void {
     const { names } = splitBelowRoot(this.root, dir);
     guardStorage("write", this.root, () => {
-      if (!isDirectoryAt(this.root)) {
+      if (checkDirectory(this.root, true) === "missing") {
         const created = fs.mkdirSync(this.root, { recursive: true, mode: DIRECTORY_MODE });
         if (created !== undefined) tightenDirectory(this.root);
       }
     });
     let current = this.root;
     for (const name of names) {
-      current = path.join(current, name);
-      const here = current;
+      const here = (current = path.join(current, name));
       guardStorage("write", here, () => {
-        if (checkDirectory(here, true) === "missing") {
-          try {
-            fs.mkdirSync(here, { mode: DIRECTORY_MODE });
-            tightenDirectory(here);
-          } catch (error) {
-            // Lost a race with another creator: accept it only if it is a real directory.
-            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-            checkDirectory(here, false);
-          }
+        if (checkDirectory(here, true) === "ok") return;
+        try {
+          fs.mkdirSync(here, { mode: DIRECTORY_MODE });
+          tightenDirectory(here);
+        } catch (error) {
+          // Lost a race with another creator: accept it only if it is a real directory.
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+          checkDirectory(here, false);
         }
       });
     }
@@ -105,12 +102,17 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 
   /** {@inheritDoc SessionStorage.existsSync} */
   existsSync(target: string): boolean {
-    const rooted = splitBelowRoot(this.root, target);
-    return guardStorage("read", rooted.absolute, () => {
-      if (rooted.names.length === 0) return isDirectoryAt(this.root);
-      if (!this.#parentsExist(rooted.names)) return false;
-      const stat = lstatOrUndefined(rooted.absolute);
-      if (stat?.isSymbolicLink() === true) throw pathError("symlink_refused", rooted.absolute);
+    const { absolute, names } = splitBelowRoot(this.root, target);
+    return guardStorage("read", absolute, () => {
+      if (names.length === 0) return checkDirectory(this.root, true) === "ok";
+      try {
+        this.#checkDirectories(names.slice(0, -1));
+      } catch (error) {
+        if ((error as { code?: string }).code === "not_found") return false;
+        throw error;
+      }
+      const stat = lstatOrUndefined(absolute);
+      if (stat?.isSymbolicLink() === true) throw pathError("symlink_refused", absolute);
       return stat !== undefined;
     });
   }
@@ -119,18 +121,18 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkReplaceable(file.absolute, options);
+      checkFileAt(file.absolute, options);
       fs.closeSync(replaceFile(file.dir, file.name, [data], options));
     });
   }
 
   /** {@inheritDoc SessionStorage.statSync} */
   statSync(target: string): StorageStat {
-    const rooted = splitBelowRoot(this.root, target);
-    return guardStorage("read", rooted.absolute, () => {
-      this.#checkParents(rooted.names);
-      const stat = fs.lstatSync(rooted.absolute, { bigint: true });
-      if (stat.isSymbolicLink()) throw pathError("symlink_refused", rooted.absolute);
+    const { absolute, names } = splitBelowRoot(this.root, target);
+    return guardStorage("read", absolute, () => {
+      this.#checkDirectories(names.slice(0, -1));
+      const stat = fs.lstatSync(absolute, { bigint: true });
+      if (stat.isSymbolicLink()) throw pathError("symlink_refused", absolute);
       return fromNodeStat(stat);
     });
   }
@@ -138,16 +140,15 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   /** {@inheritDoc SessionStorage.listFilesSync} */
   listFilesSync(dir: string, options: { kind?: "file" | "directory" } = {}): string[] {
     const directories = options.kind === "directory";
-    const rooted = splitBelowRoot(this.root, dir);
-    return guardStorage("read", rooted.absolute, () => {
-      this.#checkDirectories(rooted.names);
-      const names: string[] = [];
-      for (const entry of fs.readdirSync(rooted.absolute, { withFileTypes: true })) {
+    const { absolute, names } = splitBelowRoot(this.root, dir);
+    return guardStorage("read", absolute, () => {
+      this.#checkDirectories(names);
+      const found: string[] = [];
+      for (const entry of fs.readdirSync(absolute, { withFileTypes: true })) {
         // Temporary files and lock directories are ours, not data.
-        if (entry.name.startsWith(".")) continue;
-        if (directories ? entry.isDirectory() : entry.isFile()) names.push(entry.name);
+        if (!entry.name.startsWith(".") && (directories ? entry.isDirectory() : entry.isFile())) found.push(entry.name);
       }
-      return names.sort();
+      return found.sort();
     });
   }
 
@@ -156,8 +157,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     const rooted = splitBelowRoot(this.root, dir);
     return guardStorage("read", rooted.absolute, () => {
       this.#checkDirectories(rooted.names);
-      // Names are entry names, not paths: concatenation gives what path.join would, per entry
-      // at a fraction of the cost.
+      // Entry names, not paths: concatenation gives what path.join would, far cheaper per entry.
       const prefix = path.join(rooted.absolute, path.sep);
       return names.map((name) => {
         const target = prefix + name;
@@ -176,10 +176,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const { absolute } = this.#fileTarget(target);
-    return guardStorage("read", absolute, () => {
-      const { fd, stat } = openRegularWithStat(absolute, OPEN_READ);
-      return new FdFileReader(absolute, fd, fromNodeStat(stat));
-    });
+    return guardStorage("read", absolute, () => openReader(absolute));
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
@@ -187,8 +184,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     const source = this.#fileTarget(from);
     const destination = this.#fileTarget(to);
     guardStorage("write", source.absolute, () => {
-      checkRegularFile(source.absolute);
-      checkReplaceable(destination.absolute, options);
+      checkFileAt(source.absolute);
+      checkFileAt(destination.absolute, options);
       if (source.absolute === destination.absolute) return;
       withWriterLock(source.dir, source.name, () => {
         publish(source.absolute, destination.absolute, options);
@@ -202,7 +199,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   async unlink(target: string): Promise<void> {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkRegularFile(file.absolute);
+      checkFileAt(file.absolute);
       withWriterLock(file.dir, file.name, () => fs.unlinkSync(file.absolute));
     });
   }
@@ -210,7 +207,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   /** {@inheritDoc SessionStorage.openWriter} */
   openWriter(target: string): SessionStorageWriter {
     const file = this.#fileTarget(target);
-    const lock = guardStorage("write", file.absolute, () => lockWriterAt(file.dir, file.name));
+    const lock = guardStorage("write", file.absolute, () => lockWriter(file.dir, file.name));
     try {
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
@@ -220,7 +217,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
         if (created) syncDirectory(file.dir);
         return fd;
       });
-      return new NdjsonFileWriter(new FileLineSink(file.absolute, file.dir, file.name, fd, lock), this.#logger);
+      return new NdjsonFileWriter(new FileLineSink(file, fd, lock), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -228,56 +225,37 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   }
 
   /** Resolves a file path and checks that its parent directories exist and are real. */
-  #fileTarget(target: string): { absolute: string; dir: string; name: string } {
-    const rooted = splitFilePath(this.root, target);
-    guardStorage("read", rooted.absolute, () => this.#checkParents(rooted.names));
-    return { absolute: rooted.absolute, dir: path.dirname(rooted.absolute), name: rooted.name };
+  #fileTarget(target: string): FileTarget {
+    const { absolute, names, name } = splitFilePath(this.root, target);
+    guardStorage("read", absolute, () => this.#checkDirectories(names.slice(0, -1)));
+    return { absolute, dir: path.dirname(absolute), name };
   }
 
   /**
-   * Checks every directory strictly above the last of `names` (the root included).
+   * Checks the root and each directory named by `names`, outermost first.
    * @throws not_found / symlink_refused / not_directory
    */
-  #checkParents(names: readonly string[]): void {
-    this.#checkDirectories(names.slice(0, -1));
-  }
-
-  /** Checks the root and each directory named by `names`, outermost first. */
   #checkDirectories(names: readonly string[]): void {
-    if (checkDirectory(this.root, true) === "missing") throw pathError("not_found", this.root);
     let current = this.root;
-    for (const name of names) {
+    for (const name of ["", ...names]) {
       current = path.join(current, name);
       if (checkDirectory(current, true) === "missing") throw pathError("not_found", current);
     }
   }
-
-  /** Like {@link #checkParents} but reports a missing parent as `false`. */
-  #parentsExist(names: readonly string[]): boolean {
-    try {
-      this.#checkParents(names);
-      return true;
-    } catch (error) {
-      if ((error as { code?: string }).code === "not_found") return false;
-      throw error;
-    }
-  }
 }
 
-/** Appends through one held descriptor; the descriptor follows the file across renames. */
+/** Appends through one held descriptor, which follows the file across renames. */
 class FileLineSink implements LineSink {
   readonly path: string;
-  readonly #dir: string;
-  readonly #name: string;
+  readonly #file: FileTarget;
   readonly #lock: HeldWriterLock;
   #fd: number;
   #closed = false;
   readonly #oneByte = Buffer.alloc(1);
 
-  constructor(absolute: string, dir: string, name: string, fd: number, lock: HeldWriterLock) {
-    this.path = absolute;
-    this.#dir = dir;
-    this.#name = name;
+  constructor(file: FileTarget, fd: number, lock: HeldWriterLock) {
+    this.path = file.absolute;
+    this.#file = file;
     this.#fd = fd;
     this.#lock = lock;
   }
@@ -298,7 +276,7 @@ class FileLineSink implements LineSink {
   }
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    const fd = replaceFile(this.#dir, this.#name, chunks, {});
+    const fd = replaceFile(this.#file.dir, this.#file.name, chunks, {});
     const previous = this.#fd;
     this.#fd = fd;
     fs.closeSync(previous);

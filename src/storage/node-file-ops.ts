@@ -1,7 +1,6 @@
 /**
- * node:fs steps of the explicit-directory storage, each one refusing links and special
- * files on its own: no-follow opens, exact modes forced by descriptor, temporary-file
- * publishing, and reads that cope with a file growing under them.
+ * node:fs steps of the explicit-directory storage, each refusing links and special files on
+ * its own: no-follow opens, exact modes forced by descriptor, temporary-file publishing.
  */
 
 import fs from "node:fs";
@@ -11,26 +10,18 @@ import { batchChunks, fillFrom } from "./bytes.js";
 import { guardStorage, pathError } from "./errors.js";
 import { temporaryName } from "./paths.js";
 import type { ReplaceOptions, SessionFileReader, StorageStat, WriteChunk } from "./types.js";
-import { lockWriterAt } from "./writer-lock.js";
 
 const { constants } = fs;
 
-// O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; it changes
-// nothing for regular files, and anything that is not a regular file is refused after fstat.
-/** Flags of a read-only open that refuses a final link and never blocks on a FIFO. */
-export const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+// O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; anything but a
+// regular file is refused after fstat.
+const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const CREATE_NEW = constants.O_CREAT | constants.O_EXCL;
 const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_MODE = 0o600;
 /** The mode of every directory the storage creates. */
 export const DIRECTORY_MODE = 0o700;
-
-/** A temporary file being written: its path and open descriptor. */
-interface Temporary {
-  path: string;
-  fd: number;
-}
 
 /** `lstat` of `target`, or `undefined` when nothing is there. */
 export function lstatOrUndefined(target: string): fs.Stats | undefined {
@@ -42,87 +33,86 @@ export function lstatOrUndefined(target: string): fs.Stats | undefined {
   }
 }
 
-/** Whether a real directory (not a link to one) is at `target`; `false` when nothing is. */
-export function isDirectoryAt(target: string): boolean {
-  return checkDirectory(target, true) === "ok";
-}
-
 /**
- * Checks that `target` is a real directory, not a link to one. Links above the root are
- * the caller's business; the root itself and everything below it must not be links.
+ * Checks that `target` is a real directory, not a link to one (links above the root are the
+ * caller's business); `"missing"` when nothing is there and `allowMissing`.
  */
 export function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
-  let stat: fs.Stats;
-  try {
-    stat = fs.lstatSync(target);
-  } catch (error) {
-    if (allowMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return "missing";
-    throw error;
-  }
+  const stat = allowMissing ? lstatOrUndefined(target) : fs.lstatSync(target);
+  if (stat === undefined) return "missing";
   if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
   if (!stat.isDirectory()) throw pathError("not_directory", target);
   return "ok";
 }
 
-/** Forces 0700 on a directory we just created, through a descriptor that did not follow a link. */
-export function tightenDirectory(target: string): void {
-  const fd = fs.openSync(target, OPEN_DIRECTORY);
+/**
+ * Refuses a link or non-file at `target`. Without `replace` it must exist; with it, `target`
+ * is a destination: it may be missing, and exists only without `noReplace`.
+ */
+export function checkFileAt(target: string, replace?: ReplaceOptions): void {
+  const stat = replace === undefined ? fs.lstatSync(target) : lstatOrUndefined(target);
+  if (stat === undefined) return;
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isFile()) throw pathError("not_regular_file", target);
+  if (replace?.noReplace === true) throw pathError("already_exists", target);
+}
+
+/** Runs `step` on a no-follow descriptor of directory `dir`. */
+function onDirectory(dir: string, step: (fd: number) => void): void {
+  const fd = fs.openSync(dir, OPEN_DIRECTORY);
   try {
-    fs.fchmodSync(fd, DIRECTORY_MODE);
+    step(fd);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Forces 0700 on a directory we just created (the umask varies). */
+export function tightenDirectory(target: string): void {
+  onDirectory(target, (fd) => fs.fchmodSync(fd, DIRECTORY_MODE));
 }
 
 /** Syncs a directory's entries to stable storage. */
 export function syncDirectory(dir: string): void {
-  const fd = fs.openSync(dir, OPEN_DIRECTORY);
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Opens an existing regular file, refusing links (O_NOFOLLOW) and anything else; returns the descriptor and its stat. */
-export function openRegularWithStat(target: string, flags: number): { fd: number; stat: fs.BigIntStats } {
-  const fd = fs.openSync(target, flags);
-  try {
-    const stat = fs.fstatSync(fd, { bigint: true });
-    if (!stat.isFile()) throw pathError("not_regular_file", target);
-    return { fd, stat };
-  } catch (error) {
-    fs.closeSync(fd);
-    throw error;
-  }
+  onDirectory(dir, (fd) => fs.fsyncSync(fd));
 }
 
 /** A {@link SessionFileReader} on a node:fs descriptor. */
-export class FdFileReader implements SessionFileReader {
+class FdFileReader implements SessionFileReader {
   readonly path: string;
   readonly stat: StorageStat;
   #fd: number;
 
-  /** Takes ownership of `fd`, a regular file opened for reading. */
   constructor(path: string, fd: number, stat: StorageStat) {
     this.path = path;
     this.#fd = fd;
     this.stat = stat;
   }
 
-  /** {@inheritDoc SessionFileReader.readSync} */
   readSync(buffer: Uint8Array, position: number): number {
     if (this.#fd < 0) throw pathError("reader_closed", this.path);
     const fd = this.#fd;
     return guardStorage("read", this.path, () => fillFrom(buffer, position, (into, offset, length, at) => fs.readSync(fd, into, offset, length, at)));
   }
 
-  /** {@inheritDoc SessionFileReader.close} */
   close(): void {
     if (this.#fd < 0) return;
     const fd = this.#fd;
     this.#fd = -1;
     fs.closeSync(fd);
+  }
+}
+
+/** Opens an existing regular file for reading, refusing a link (O_NOFOLLOW) and anything else. */
+export function openReader(target: string): SessionFileReader {
+  const fd = fs.openSync(target, OPEN_READ);
+  try {
+    const stat = fs.fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    return new FdFileReader(target, fd, fromNodeStat(stat));
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
   }
 }
 
@@ -140,8 +130,7 @@ export function openForAppend(target: string): { fd: number; created: boolean } 
   try {
     const stat = fs.fstatSync(fd);
     if (!stat.isFile()) throw pathError("not_regular_file", target);
-    // A file created by an older writer under a loose umask is tightened too: session
-    // transcripts are never meant to be readable by others.
+    // An older writer's file under a loose umask is tightened too: transcripts are never for others.
     if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
     return { fd, created };
   } catch (error) {
@@ -150,50 +139,10 @@ export function openForAppend(target: string): { fd: number; created: boolean } 
   }
 }
 
-/** Runs `step` holding the writer lock of `name` in `dir` (`session_busy` if a writer has it). */
-export function withWriterLock<T>(dir: string, name: string, step: () => T): T {
-  const lock = lockWriterAt(dir, name);
-  try {
-    return step();
-  } finally {
-    lock.release();
-  }
-}
-
-/** Refuses anything at `target` but an existing regular file. */
-export function checkRegularFile(target: string): void {
-  const stat = fs.lstatSync(target);
-  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
-  if (!stat.isFile()) throw pathError("not_regular_file", target);
-}
-
-/** Refuses a target that is a link or a directory, or that exists when `noReplace` is set. */
-export function checkReplaceable(target: string, options: ReplaceOptions): void {
-  const stat = lstatOrUndefined(target);
-  if (stat === undefined) return;
-  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
-  if (!stat.isFile()) throw pathError("not_regular_file", target);
-  if (options.noReplace === true) throw pathError("already_exists", target);
-}
-
-/** Creates a fresh 0600 temporary next to `name`, open for appending. */
-function createTemporary(dir: string, name: string): Temporary {
-  const temporaryPath = path.join(dir, temporaryName(name));
-  const fd = fs.openSync(temporaryPath, OPEN_APPEND | CREATE_NEW, FILE_MODE);
-  const temporary = { path: temporaryPath, fd };
-  try {
-    fs.fchmodSync(fd, FILE_MODE);
-  } catch (error) {
-    discardTemporary(temporary);
-    throw error;
-  }
-  return temporary;
-}
-
 /**
- * Removes the temporaries ({@link createTemporary}: `.<name>.<16 hex>.tmp`) that killed
- * rewrites of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use.
- * Only regular files (no-follow `lstat`) are removed; best effort.
+ * Removes the temporaries (`.<name>.<16 hex>.tmp`, see `temporaryName`) that killed rewrites
+ * of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use. Only
+ * regular files (no-follow `lstat`) are removed; best effort.
  */
 export function removeOwnTemporaries(dir: string, name: string): void {
   const prefix = `.${name}.`;
@@ -207,32 +156,16 @@ export function removeOwnTemporaries(dir: string, name: string): void {
     if (!entry.startsWith(prefix) || !/^[0-9a-f]{16}\.tmp$/.test(entry.slice(prefix.length))) continue;
     const full = path.join(dir, entry);
     try {
-      if (!fs.lstatSync(full).isFile()) continue;
-      fs.unlinkSync(full);
+      if (fs.lstatSync(full).isFile()) fs.unlinkSync(full);
     } catch {
       // Gone meanwhile or refused: nothing of the session depends on it.
     }
   }
 }
 
-/** Closes and removes a temporary after a failure, best effort. */
-function discardTemporary(temporary: Temporary): void {
-  try {
-    fs.closeSync(temporary.fd);
-  } catch {
-    // The descriptor is gone either way; the failure that brought us here is what matters.
-  }
-  try {
-    fs.unlinkSync(temporary.path);
-  } catch {
-    // Already gone, or the directory is unwritable: nothing more we can do for a temp file.
-  }
-}
-
 /**
  * Moves `from` to `to`. With `noReplace`, a hard link publishes only if `to` is free (the
- * kernel decides atomically), then the old name goes: a crash between the two leaves both
- * names, never neither.
+ * kernel decides atomically), then the old name goes: a crash between leaves both names.
  */
 export function publish(from: string, to: string, options: ReplaceOptions): void {
   if (options.noReplace === true) {
@@ -244,21 +177,29 @@ export function publish(from: string, to: string, options: ReplaceOptions): void
 }
 
 /**
- * Writes `chunks` to a fresh temporary next to `name`, syncs it, publishes it at `name` (see
- * {@link publish}), syncs the directory, and returns the still-open descriptor (opened for
- * appending) of what is now the file. The one atomic whole-file write: standalone files and
- * a writer's rewrite both go through it.
+ * The one atomic whole-file write (standalone files and a writer's rewrite): `chunks` go to a
+ * fresh 0600 temporary next to `name`, which is synced, published at `name` (see
+ * {@link publish}) and its directory synced. Returns the temporary's descriptor, open for
+ * appending to what is now the file.
  */
 export function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): number {
-  const temporary = createTemporary(dir, name);
+  const temporary = path.join(dir, temporaryName(name));
+  const fd = fs.openSync(temporary, OPEN_APPEND | CREATE_NEW, FILE_MODE);
   try {
-    for (const batch of batchChunks(chunks)) writeAllSync(temporary.fd, batch);
-    fs.fsyncSync(temporary.fd);
-    publish(temporary.path, path.join(dir, name), options);
+    fs.fchmodSync(fd, FILE_MODE);
+    for (const batch of batchChunks(chunks)) writeAllSync(fd, batch);
+    fs.fsyncSync(fd);
+    publish(temporary, path.join(dir, name), options);
     syncDirectory(dir);
-    return temporary.fd;
+    return fd;
   } catch (error) {
-    discardTemporary(temporary);
+    // Best effort: the failure that brought us here is what the caller needs.
+    try {
+      fs.closeSync(fd);
+    } catch {}
+    try {
+      fs.unlinkSync(temporary);
+    } catch {}
     throw error;
   }
 }
@@ -270,9 +211,8 @@ let scratch = new Uint8Array(1 << 16);
 const SCRATCH_LIMIT = 1 << 22;
 
 /**
- * Writes all of `data` and returns its byte count; a short write (rare, e.g. a nearly full
- * disk) continues where it stopped. Text is encoded once into a reused buffer, which also
- * yields its exact byte count, so completeness is checked without a second pass over the string.
+ * Writes all of `data` and returns its byte count, continuing after a short write. Text is
+ * encoded once into a reused buffer, which also yields its exact byte count.
  */
 export function writeAllSync(fd: number, data: string | Buffer): number {
   let bytes: Uint8Array = data as Buffer;
@@ -302,9 +242,8 @@ export function fromNodeStat(stat: fs.BigIntStats): StorageStat {
 }
 
 /**
- * Milliseconds of a nanosecond time as node computes them for a plain (non-bigint) stat:
- * whole seconds times 1000 plus nanoseconds over 1e6, in doubles. Computing both kinds of
- * stat the same way lets a cheap plain stat be compared with a descriptor's bigint one.
+ * Milliseconds of a nanosecond time computed as node does for a plain stat (seconds * 1000
+ * plus nanoseconds / 1e6, in doubles), so a plain stat compares equal to a bigint one.
  */
 function timespecMs(ns: bigint): number {
   let seconds = ns / 1_000_000_000n;
@@ -320,10 +259,9 @@ function timespecMs(ns: bigint): number {
 const WHOLE_MS_DOUBT = 1e-3;
 
 /**
- * A plain node:fs stat as the {@link StorageStat} {@link fromNodeStat} gives for the same
- * object, or `undefined` when the doubles cannot be trusted to say the same: a dev or inode
- * above 2^53, or an mtime so close to a whole millisecond that rounding may have carried it
- * over. A plain stat allocates no bigints, which is most of a stat's cost in a listing.
+ * A plain stat as the {@link StorageStat} {@link fromNodeStat} gives for the same object, or
+ * `undefined` when the doubles may differ: a dev or inode above 2^53, or an mtime so near a
+ * whole millisecond that rounding may have carried it. Plain stats allocate no bigints.
  */
 export function fromPlainNodeStat(stat: fs.Stats): StorageStat | undefined {
   if (!Number.isSafeInteger(stat.dev) || !Number.isSafeInteger(stat.ino)) return undefined;

@@ -1,9 +1,9 @@
 /**
- * The asynchronous half of the storage contract, written once: every storage here does its
- * work synchronously (a held descriptor, a verified directory, memory), so each promise-returning
- * method is its synchronous form settled. A storage states only the synchronous forms.
+ * The asynchronous half of the storage contract, written once: every storage here works
+ * synchronously (held descriptors, verified directories, memory), so each promise method is
+ * its synchronous form settled.
  */
-import { checkByteCount, readAllText, readPrefixText } from "./bytes.js";
+import { checkByteCount, decodeUtf8Prefix, readWholeSync } from "./bytes.js";
 import type { ReplaceOptions, SessionFileReader, SessionStorage, WriteChunk } from "./types.js";
 
 /** Base of the three storages: {@link SessionStorage}'s promise methods over its synchronous ones. */
@@ -20,13 +20,24 @@ export abstract class SyncBackedStorage implements Pick<SessionStorage, "exists"
 
   /** {@inheritDoc SessionStorage.readText} */
   async readText(target: string): Promise<string> {
-    return readAllText(this.openReaderSync(target));
+    const reader = this.openReaderSync(target);
+    try {
+      return readWholeSync(reader.stat.size, (buffer, offset, length, position) => reader.readSync(buffer.subarray(offset, offset + length), position)).toString("utf8");
+    } finally {
+      reader.close();
+    }
   }
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
     checkByteCount(maxBytes, "maxBytes");
-    return readPrefixText(this.openReaderSync(target), maxBytes);
+    const reader = this.openReaderSync(target);
+    try {
+      const buffer = Buffer.allocUnsafe(Math.min(maxBytes, reader.stat.size));
+      return decodeUtf8Prefix(buffer.subarray(0, reader.readSync(buffer, 0)));
+    } finally {
+      reader.close();
+    }
   }
 
   /** {@inheritDoc SessionStorage.writeText} */
