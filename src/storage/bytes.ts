@@ -4,8 +4,8 @@
  */
 
 import type { SecureDir } from "../fs/index.js";
-import { StorageError } from "./errors.js";
-import type { WriteChunk } from "./types.js";
+import { StorageError, guardStorage, pathError } from "./errors.js";
+import type { SessionFileReader, StorageStat, WriteChunk } from "./types.js";
 
 /** Chunks are gathered into writes of about this many bytes: few syscalls, bounded memory. */
 const BATCH_BYTES = 1 << 20;
@@ -50,6 +50,32 @@ export function fillFrom(buffer: Uint8Array, position: number, read: PositionalR
     filled += count;
   }
   return filled;
+}
+
+/** The {@link SessionFileReader} of every storage: positional reads of one open object, released once. */
+export class PositionalReader implements SessionFileReader {
+  readonly path: string;
+  readonly stat: StorageStat;
+  readonly #read: PositionalRead;
+  #release: (() => void) | undefined;
+
+  constructor(path: string, stat: StorageStat, read: PositionalRead, release: () => void) {
+    this.path = path;
+    this.stat = stat;
+    this.#read = read;
+    this.#release = release;
+  }
+
+  readSync(buffer: Uint8Array, position: number): number {
+    if (this.#release === undefined) throw pathError("reader_closed", this.path);
+    return guardStorage("read", this.path, () => fillFrom(buffer, position, this.#read));
+  }
+
+  close(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import path from "node:path";
 
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { concatChunks, fillFrom, readFileAt } from "./bytes.js";
+import { PositionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -85,20 +85,9 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   }
 
   /** {@inheritDoc SessionStorage.existsSync} */
-  existsSync(target: string): boolean {
-    const { absolute, names } = splitBelowRoot(this.root, target);
-    if (names.length === 0) return true;
-    return guardStorage("read", absolute, () => {
-      try {
-        return this.#withParent(names, (dir, name) => {
-          refuseLink(dir.stat(name), absolute);
-          return true;
-        });
-      } catch (error) {
-        if (toStorageError(error, "read", absolute).code === "not_found") return false;
-        throw error;
-      }
-    });
+  override existsSync(target: string): boolean {
+    // The held root exists, even once this storage is closed.
+    return splitBelowRoot(this.root, target).names.length === 0 || super.existsSync(target);
   }
 
   /** {@inheritDoc SessionStorage.writeTextSync} */
@@ -172,7 +161,8 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
       this.#withParent(names, (dir, name) => {
         const file = dir.openFile(name);
         try {
-          return new SecureFileReader(absolute, file, fromSecureStat(file.stat()));
+          const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
+          return new PositionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
         } catch (error) {
           file.close();
           throw error;
@@ -340,30 +330,6 @@ class ManagedLineSink implements LineSink {
       this.#lock.release();
       this.#releaseDir();
     }
-  }
-}
-
-/** A {@link SessionFileReader} on a verified owner-only file. */
-class SecureFileReader implements SessionFileReader {
-  readonly path: string;
-  readonly stat: StorageStat;
-  readonly #file: SecureFile;
-
-  constructor(path: string, file: SecureFile, stat: StorageStat) {
-    this.path = path;
-    this.#file = file;
-    this.stat = stat;
-  }
-
-  readSync(buffer: Uint8Array, position: number): number {
-    if (this.#file.closed) throw pathError("reader_closed", this.path);
-    return guardStorage("read", this.path, () =>
-      fillFrom(buffer, position, (into, offset, length, at) => this.#file.read(into, { offset, length, position: at })),
-    );
-  }
-
-  close(): void {
-    if (!this.#file.closed) this.#file.close();
   }
 }
 

@@ -7,7 +7,7 @@
 import path from "node:path";
 
 import { SyncBackedStorage } from "./sync-backed.js";
-import { batchChunks, fillFrom } from "./bytes.js";
+import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -74,13 +74,6 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     }
   }
 
-  /** {@inheritDoc SessionStorage.existsSync} */
-  existsSync(target: string): boolean {
-    const { absolute } = splitBelowRoot(this.root, target);
-    this.#checkParents(absolute);
-    return this.#nodes.has(absolute);
-  }
-
   /** {@inheritDoc SessionStorage.writeTextSync} */
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     const { absolute } = splitFilePath(this.root, target);
@@ -126,24 +119,13 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
   openReaderSync(target: string): SessionFileReader {
     const { absolute } = splitFilePath(this.root, target);
     const file = this.#file(absolute);
-    const stat = this.statSync(absolute);
-    let open = true;
     // Like a descriptor, the reader follows the object it opened: appends to it are seen,
     // a replacement published at the same name is not.
-    return {
-      path: absolute,
-      stat,
-      readSync(buffer: Uint8Array, position: number): number {
-        if (!open) throw pathError("reader_closed", absolute);
-        const data = contents(file);
-        return fillFrom(buffer, position, (into, offset, length, at) =>
-          at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length)),
-        );
-      },
-      close(): void {
-        open = false;
-      },
+    const read: PositionalRead = (into, offset, length, at) => {
+      const data = contents(file);
+      return at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length));
     };
+    return new PositionalReader(absolute, this.statSync(absolute), read, () => undefined);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */

@@ -1,17 +1,29 @@
 /**
- * The asynchronous half of the storage contract, written once: every storage here works
- * synchronously (held descriptors, verified directories, memory), so each promise method is
- * its synchronous form settled.
+ * What the storage contract derives, written once: `existsSync` from `statSync`, and the
+ * promise methods, since every storage here works synchronously (held descriptors, verified
+ * directories, memory) and each is its synchronous form settled.
  */
 import { checkByteCount, decodeUtf8Prefix, readWholeSync } from "./bytes.js";
-import type { ReplaceOptions, SessionFileReader, SessionStorage, WriteChunk } from "./types.js";
+import { isStorageError } from "./errors.js";
+import type { ReplaceOptions, SessionFileReader, SessionStorage, StorageStat, WriteChunk } from "./types.js";
 
-/** Base of the three storages: {@link SessionStorage}'s promise methods over its synchronous ones. */
-export abstract class SyncBackedStorage implements Pick<SessionStorage, "exists" | "readText" | "readTextPrefix" | "writeText" | "rename"> {
-  abstract existsSync(target: string): boolean;
+/** Base of the three storages: {@link SessionStorage}'s derived methods over its primitive ones. */
+export abstract class SyncBackedStorage implements Pick<SessionStorage, "existsSync" | "exists" | "readText" | "readTextPrefix" | "writeText" | "rename"> {
+  abstract statSync(target: string): StorageStat;
   abstract openReaderSync(target: string): SessionFileReader;
   abstract writeTextSync(target: string, data: WriteChunk, options?: ReplaceOptions): void;
   abstract renameSync(from: string, to: string, options?: ReplaceOptions): void;
+
+  /** {@inheritDoc SessionStorage.existsSync} */
+  existsSync(target: string): boolean {
+    try {
+      this.statSync(target);
+      return true;
+    } catch (error) {
+      if (isStorageError(error, "not_found")) return false;
+      throw error;
+    }
+  }
 
   /** {@inheritDoc SessionStorage.exists} */
   async exists(target: string): Promise<boolean> {
