@@ -45,7 +45,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   #closing: Promise<void> | undefined;
   #tailChecked = false;
   #chain: Promise<void> = SETTLED;
-  /** A queued sync that has not started yet: later flushes can share it. */
+  /** A queued sync not yet started, which later flushes share. */
   #queuedSync: Promise<void> | undefined;
   /** While a rewrite is queued, appends queue behind it to keep call order. */
   #pendingRewrites = 0;

@@ -19,10 +19,7 @@ export interface StorageStat {
   /** Device and inode as decimal strings (64-bit values do not fit a double). */
   dev: string;
   ino: string;
-  /**
-   * Status-change time in milliseconds, where the storage has one (disk storages do). No
-   * caller can set it, so a same-size rewrite whose mtime was restored still changes it.
-   */
+  /** Status-change time in ms where the storage has one: no caller can set it, so a rewrite restoring mtime still shows. */
   ctimeMs?: number;
 }
 
@@ -42,8 +39,8 @@ export interface SessionFileReader {
   /** Metadata of the open file, taken from the descriptor when it was opened. */
   readonly stat: StorageStat;
   /**
-   * Fills `buffer` from file offset `position`; returns the byte count, short only at the
-   * end of the file (bytes appended after the open are read).
+   * Fills `buffer` from file offset `position`; returns the byte count, short only at the end
+   * of the file (appends after the open included).
    * @throws StorageError `reader_closed` after {@link close}, `read_failed` on I/O errors
    */
   readSync(buffer: Uint8Array, position: number): number;
@@ -74,10 +71,7 @@ export interface SessionStorageWriter {
   writeLine(line: string): Promise<void>;
   /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
   write(record: unknown): Promise<void>;
-  /**
-   * Syncs the file to stable storage: synchronously when nothing is queued; behind a pending
-   * rewrite, every flush requested before the sync starts shares it.
-   */
+  /** Syncs the file to stable storage; behind a pending rewrite, flushes requested before the sync starts share it. */
   flush(): Promise<void>;
   /** The same as {@link flush}: nothing is buffered in user space. */
   fsync(): Promise<void>;
@@ -87,10 +81,7 @@ export interface SessionStorageWriter {
    * leaves either the old or the new content.
    */
   rewrite(chunks: Iterable<WriteChunk>): Promise<void>;
-  /**
-   * Waits for queued steps, closes the file and releases the lock. Idempotent. Rejects with
-   * the latched error if the writer ever failed (everything is released anyway).
-   */
+  /** Waits for queued steps, closes and unlocks (idempotent); rejects with the latched error, releasing anyway. */
   close(): Promise<void>;
   /**
    * {@link writeLine} for callers that cannot await; returns the line's UTF-8 byte count
@@ -121,10 +112,7 @@ export interface SessionStorage {
   ensureDirSync(dir: string): void;
   /** Whether an entry exists at `path` (a link there is refused, not reported). */
   existsSync(path: string): boolean;
-  /**
-   * Atomically and durably replaces `path` with `data` (0600). For standalone files; a file
-   * with a live writer is rewritten through {@link SessionStorageWriter.rewrite}.
-   */
+  /** Atomically and durably replaces `path` with `data` (0600); a file with a live writer uses {@link SessionStorageWriter.rewrite}. */
   writeTextSync(path: string, data: WriteChunk, options?: ReplaceOptions): void;
   /** Metadata of `path`; `not_found` when it is missing. */
   statSync(path: string): StorageStat;
@@ -137,10 +125,7 @@ export interface SessionStorage {
   statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[];
   /** {@link rename}, synchronously, for the open path shared with the synchronous session calls. */
   renameSync(from: string, to: string, options?: ReplaceOptions): void;
-  /**
-   * Opens a regular file for bounded reads (no link followed): the one way to read part of a
-   * file (chunked loads, listing prefixes and tails). The caller closes it.
-   */
+  /** Opens a regular file (no link followed) for bounded reads: chunked loads, listing prefixes and tails. The caller closes it. */
   openReaderSync(path: string): SessionFileReader;
 
   /** Async {@link existsSync}. */
