@@ -62,13 +62,10 @@ export class BlobStore {
     try {
       await dir.writeFileAtomicAsync(hash, data, { noReplace: true });
     } catch (error) {
-      if (!isCode(error, "already_exists")) throw this.#error(error, "write", hash);
-      if (!this.#isIntact(dir, hash)) {
-        try {
-          await dir.writeFileAtomicAsync(hash, data);
-        } catch (rewriteError) {
-          throw this.#error(rewriteError, "write", hash);
-        }
+      if (this.#mustReplace(error, dir, hash)) {
+        await dir.writeFileAtomicAsync(hash, data).catch((failure: unknown) => {
+          throw this.#error(failure, "write", hash);
+        });
       }
     }
     return this.#result(hash);
@@ -78,14 +75,11 @@ export class BlobStore {
   putSync(data: Uint8Array): BlobPutResult {
     const hash = sha256Hex(data);
     const dir = this.#open(true);
-    guardStorage("write", path.join(this.dir, hash), () => {
-      try {
-        dir.writeFileAtomic(hash, data, { noReplace: true });
-      } catch (error) {
-        if (!isCode(error, "already_exists")) throw error;
-        if (!this.#isIntact(dir, hash)) dir.writeFileAtomic(hash, data);
-      }
-    });
+    try {
+      dir.writeFileAtomic(hash, data, { noReplace: true });
+    } catch (error) {
+      if (this.#mustReplace(error, dir, hash)) guardStorage("write", path.join(this.dir, hash), () => dir.writeFileAtomic(hash, data));
+    }
     return this.#result(hash);
   }
 
@@ -180,10 +174,11 @@ export class BlobStore {
     }
   }
 
-  /** Whether the stored blob hashes to `hash` (false when damaged or vanished). */
-  #isIntact(dir: SecureDir, hash: string): boolean {
+  /** After a no-replace put failed with `error`: whether the blob there is damaged or gone (anything but a taken name throws). */
+  #mustReplace(error: unknown, dir: SecureDir, hash: string): boolean {
+    if (!isCode(error, "already_exists")) throw this.#error(error, "write", hash);
     const bytes = this.#read(dir, hash);
-    return bytes !== null && sha256Hex(bytes) === hash;
+    return bytes === null || sha256Hex(bytes) !== hash;
   }
 
   #error(error: unknown, direction: "read" | "write", hash?: string): StorageError {

@@ -73,21 +73,15 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 
   /** {@inheritDoc SessionStorage.ensureDirSync} */
   ensureDirSync(dir: string): void {
-    const { names } = splitBelowRoot(this.root, dir);
-    guardStorage("write", this.root, () => {
-      if (checkDirectory(this.root, true) === "missing") {
-        const created = fs.mkdirSync(this.root, { recursive: true, mode: DIRECTORY_MODE });
-        if (created !== undefined) tightenDirectory(this.root);
-      }
-    });
     let current = this.root;
-    for (const name of names) {
+    for (const name of ["", ...splitBelowRoot(this.root, dir).names]) {
       const here = (current = path.join(current, name));
       guardStorage("write", here, () => {
         if (checkDirectory(here, true) === "ok") return;
         try {
-          fs.mkdirSync(here, { mode: DIRECTORY_MODE });
-          tightenDirectory(here);
+          // The root's missing ancestors are made with it; each directory below is made alone.
+          const created = fs.mkdirSync(here, { recursive: name === "", mode: DIRECTORY_MODE });
+          if (name !== "" || created !== undefined) tightenDirectory(here);
         } catch (error) {
           // Lost a race with another creator: accept it only if it is a real directory.
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
