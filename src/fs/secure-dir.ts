@@ -181,12 +181,18 @@ export class SecureDir {
     return decodeEvidence(unwrap(native.verify(this.#handle), "verify", this.path));
   }
 
-  /** Owner-only apply: a directory of the effective user gets mode 0700 and no ACLs, then is verified; another's is left (`owner_mismatch`). */
+  /**
+   * Owner-only apply: a directory of the effective user gets mode 0700 and no ACLs, then is
+   * verified; another's is left untouched (`owner_mismatch`).
+   */
   repair(): VerifyEvidence {
     return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
   }
 
-  /** Replaces (with `noReplace`, creates) file `name` atomically: an owner-only temporary is written, synced, verified and published, then this directory synced. */
+  /**
+   * Replaces (with `noReplace`, creates) file `name` atomically: an owner-only temporary is
+   * written, synced, verified and published, then this directory is synced.
+   */
   writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
     unwrap(native.writeFileAtomic(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
   }

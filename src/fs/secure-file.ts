@@ -111,7 +111,10 @@ export class SecureFile {
     return decodeEvidence(unwrap(native.verify(this.#handle), "verify", this.path));
   }
 
-  /** Owner-only apply: a file of the effective user with one link gets mode 0600 and no ACLs, then is verified; anything else is left and reported. */
+  /**
+   * Owner-only apply: a file of the effective user with one link gets mode 0600 and no ACLs,
+   * then is verified; anything else is left untouched and reported.
+   */
   repair(): VerifyEvidence {
     return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
   }

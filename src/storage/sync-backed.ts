@@ -3,12 +3,14 @@
  * promise methods, since every storage here works synchronously (held descriptors, verified
  * directories, memory) and each is its synchronous form settled.
  */
-import { checkByteCount, decodeUtf8Prefix, readWholeSync } from "./bytes.js";
+import { checkByteCount, decodeUtf8Prefix, readWholeSync, type PositionalRead } from "./bytes.js";
 import { isStorageError } from "./errors.js";
 import type { ReplaceOptions, SessionFileReader, SessionStorage, StorageStat, WriteChunk } from "./types.js";
 
 /** Base of the three storages: {@link SessionStorage}'s derived methods over its primitive ones. */
-export abstract class SyncBackedStorage implements Pick<SessionStorage, "existsSync" | "exists" | "readText" | "readTextPrefix" | "writeText" | "rename"> {
+export abstract class SyncBackedStorage
+  implements Pick<SessionStorage, "existsSync" | "exists" | "readText" | "readTextPrefix" | "writeText" | "rename">
+{
   abstract statSync(target: string): StorageStat;
   abstract openReaderSync(target: string): SessionFileReader;
   abstract writeTextSync(target: string, data: WriteChunk, options?: ReplaceOptions): void;
@@ -34,7 +36,8 @@ export abstract class SyncBackedStorage implements Pick<SessionStorage, "existsS
   async readText(target: string): Promise<string> {
     const reader = this.openReaderSync(target);
     try {
-      return readWholeSync(reader.stat.size, (buffer, offset, length, position) => reader.readSync(buffer.subarray(offset, offset + length), position)).toString("utf8");
+      const read: PositionalRead = (buffer, offset, length, position) => reader.readSync(buffer.subarray(offset, offset + length), position);
+      return readWholeSync(reader.stat.size, read).toString("utf8");
     } finally {
       reader.close();
     }
