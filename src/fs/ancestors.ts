@@ -1,7 +1,6 @@
 /**
  * The ancestor rule of a trusted root, for messages and reports: the addon enforces it by
- * descriptor when a root is opened (`insecure_ancestor`); this names the directories, by
- * path, once the addon has refused (or for an audit). Never used to decide access.
+ * descriptor (`insecure_ancestor`); this names the directories by path. Never decides access.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -9,21 +8,14 @@ import path from "node:path";
 const STICKY = 0o1000;
 const GROUP_OR_OTHER_WRITE = 0o022;
 
-/**
- * Why the directory `st` lets another user replace what it holds, or `undefined` when it
- * does not: the rule of the addon's ancestor check (owned by root or `euid`, not writable by
- * group or others unless sticky), in words for a report.
- */
+/** Why directory `st` lets another user replace what it holds (the addon's rule, in words), or `undefined`. */
 function ancestorProblem(st: fs.Stats, euid: number): string | undefined {
   if (st.uid !== 0 && st.uid !== euid) return `owned by uid ${st.uid}, neither root nor the effective user`;
   if ((st.mode & GROUP_OR_OTHER_WRITE) === 0 || (st.mode & STICKY) !== 0) return undefined;
   return `writable by ${(st.mode & 0o002) !== 0 ? "everyone" : "its group"} without the sticky bit`;
 }
 
-/**
- * Every ancestor of `canonicalRoot` (a canonical path) that fails {@link ancestorProblem},
- * nearest first, with the reason.
- */
+/** Every ancestor of the canonical path `canonicalRoot` that fails the rule, nearest first, with the reason. */
 export function insecureAncestors(canonicalRoot: string): { path: string; problem: string; mode: number }[] {
   const euid = process.geteuid?.() ?? 0;
   const found: { path: string; problem: string; mode: number }[] = [];
@@ -43,11 +35,7 @@ export function insecureAncestors(canonicalRoot: string): { path: string; proble
   }
 }
 
-
-/**
- * The nearest ancestor of `rootPath` that fails the rule (its existing ancestors
- * canonicalised, as the addon does), or `undefined` when none does (any more).
- */
+/** The nearest ancestor of `rootPath` (canonicalised as the addon does) that fails the rule, if any still does. */
 export function nearestInsecureAncestor(rootPath: string): string | undefined {
   let current = path.dirname(path.resolve(rootPath));
   for (;;) {

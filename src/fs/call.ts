@@ -1,6 +1,4 @@
-/**
- * The one place addon results become values or thrown SecureFsErrors.
- */
+/** The one place addon results become values or thrown SecureFsErrors. */
 import { isNativeFailure, type NativeFailure } from "../native/index.js";
 import { errorFromFailure, SecureFsError } from "./errors.js";
 
@@ -8,18 +6,6 @@ import { errorFromFailure, SecureFsError } from "./errors.js";
 export function unwrap<T>(result: T | NativeFailure, operation: string, path?: string): T {
   if (isNativeFailure(result)) throw errorFromFailure(result, operation, path);
   return result;
-}
-
-/**
- * Awaits an addon call that runs off the main thread: it returns a failure record at once
- * (bad arguments) or a promise of the value or a failure record.
- */
-export async function unwrapAsync<T>(
-  result: Promise<T | NativeFailure> | NativeFailure,
-  operation: string,
-  path?: string,
-): Promise<T> {
-  return unwrap(await result, operation, path);
 }
 
 /** Throws `invalid_argument` unless `ok`. For arguments the addon cannot check itself. */

@@ -1,6 +1,4 @@
-/**
- * SecureFsError: the one error type of the secure filesystem layer.
- */
+/** SecureFsError: the one error type of the secure filesystem layer. */
 import { constants as osConstants } from "node:os";
 import { getSystemErrorMap } from "node:util";
 
@@ -10,8 +8,7 @@ import type { NativeFailure, NativeFailureCode } from "../native/index.js";
 /** Which ACL attribute a failure (or a piece of evidence) is about. */
 export type AclAttribute = "access_acl" | "default_acl";
 
-// One description per code, in README order; `satisfies` proves the keys are exactly the
-// addon's codes.
+// One description per code, in README order; `satisfies` keeps the keys exactly the addon's codes.
 const DESCRIPTIONS = {
   invalid_name: "not a single safe entry name",
   invalid_argument: "invalid argument",
@@ -43,10 +40,7 @@ const DESCRIPTIONS = {
 /** The closed union of SecureFsError codes. */
 export type SecureFsErrorCode = keyof typeof DESCRIPTIONS;
 
-/**
- * Every reason code of the secure filesystem layer, in README order. Stable: callers and
- * tests branch on these strings.
- */
+/** Every reason code of the secure filesystem layer, in README order; stable. */
 export const SECURE_FS_ERROR_CODES = Object.keys(DESCRIPTIONS) as readonly SecureFsErrorCode[];
 
 /** Options describing where a failure happened. */
@@ -65,22 +59,19 @@ export interface SecureFsErrorDetails {
   readonly operation?: string;
 }
 
-/**
- * A secure filesystem operation refused or failed. Branch on `code`; `errno`, `errnoName`
- * and `syscall` say which OS answer (if any) led there.
- */
+/** A secure filesystem operation refused or failed; branch on `code`, the rest says which OS answer led there. */
 export class SecureFsError extends GjcError<SecureFsErrorCode> {
-  /** Node-style (negative) errno, when an OS error is behind the failure. */
+  /** {@inheritDoc SecureFsErrorDetails.errno} */
   readonly errno: number | undefined;
-  /** OS error name such as `"ENOENT"`, when an OS error is behind the failure. */
+  /** {@inheritDoc SecureFsErrorDetails.errnoName} */
   readonly errnoName: string | undefined;
-  /** The failing system call, when there is one. */
+  /** {@inheritDoc SecureFsErrorDetails.syscall} */
   readonly syscall: string | undefined;
-  /** The ACL attribute involved, for `acl_*` codes. */
+  /** {@inheritDoc SecureFsErrorDetails.attribute} */
   readonly attribute: AclAttribute | undefined;
-  /** The path involved (diagnostics only). */
+  /** {@inheritDoc SecureFsErrorDetails.path} */
   readonly path: string | undefined;
-  /** The library operation that failed. */
+  /** {@inheritDoc SecureFsErrorDetails.operation} */
   readonly operation: string | undefined;
 
   constructor(code: SecureFsErrorCode, details: SecureFsErrorDetails = {}) {
@@ -112,11 +103,10 @@ let errnoNames: Map<number, string> | undefined;
 let uvErrnos: Map<string, number> | undefined;
 
 /**
- * Maps a C-runtime errno value to its name and Node-style errno, using Node's own tables
- * (`os.constants.errno` for the C value, `util.getSystemErrorMap()` for libuv's number),
- * so names and numbers match `fs` errors on every platform.
+ * A C-runtime errno's name and Node-style errno from Node's own tables (`os.constants.errno`,
+ * `util.getSystemErrorMap()`), so both match `fs` errors on every platform.
  */
-export function describeErrno(cErrno: number): { errno: number; errnoName: string } | undefined {
+function describeErrno(cErrno: number): { errno: number; errnoName: string } | undefined {
   if (cErrno <= 0) return undefined;
   if (!errnoNames || !uvErrnos) {
     errnoNames = new Map();

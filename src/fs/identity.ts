@@ -1,6 +1,4 @@
-/**
- * Native directory identity: the same value for every path that reaches one directory.
- */
+/** Native directory identity: the same value for every path that reaches one directory. */
 import path from "node:path";
 
 import { native } from "../native/index.js";
@@ -18,9 +16,8 @@ export interface DirectoryIdentity {
 }
 
 /**
- * Identity of the directory `dirPath` leads to (links followed). Throws SecureFsError with
- * `not_found`, `not_directory`, `not_utf8`, `network_unsupported`, `identity_unavailable`
- * or `io_error`.
+ * Identity of the directory `dirPath` leads to (links followed).
+ * @throws SecureFsError `not_found`, `not_directory`, `not_utf8`, `network_unsupported`, `identity_unavailable`, `io_error`
  */
 export function directoryIdentity(dirPath: string): DirectoryIdentity {
   requireArgument(typeof dirPath === "string" && dirPath.length > 0, "directoryIdentity", String(dirPath));
@@ -28,10 +25,7 @@ export function directoryIdentity(dirPath: string): DirectoryIdentity {
   return unwrap(native.directoryIdentity(absolute), "directoryIdentity", absolute);
 }
 
-/**
- * Whether `name` is one safe entry name under the rules of `platform` (default: this one).
- * Names failing this are refused with `invalid_name` before any syscall.
- */
+/** Whether `name` is one safe entry name on `platform` (default: this one); others get `invalid_name` before any syscall. */
 export function isValidEntryName(name: string, platform: NodeJS.Platform = process.platform): boolean {
   return typeof name === "string" && native.isValidName(name, platform === "win32" ? "windows" : "posix");
 }

@@ -1,6 +1,4 @@
-/**
- * The secure filesystem layer: owner-only directories and files held by descriptor.
- */
+/** The secure filesystem layer: owner-only directories and files held by descriptor. */
 export { SecureDir } from "./secure-dir.js";
 export type { EntryPath, LockOptions, OpenDirOptions, OpenFileOptions, RemoveTreeLimits } from "./secure-dir.js";
 export { SecureFile } from "./secure-file.js";

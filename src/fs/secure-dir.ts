@@ -6,17 +6,14 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { decodeEvidence, isNativeFailure, native, type NativeHandle } from "../native/index.js";
 import { nearestInsecureAncestor } from "./ancestors.js";
-import { requireArgument, unwrap, unwrapAsync } from "./call.js";
+import { requireArgument, unwrap } from "./call.js";
 import { isValidEntryName } from "./identity.js";
 import { SecureFsError } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
 import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "./types.js";
 
-/**
- * One entry name, or a relative path as a list of entry names. Every element is validated
- * on its own (no separators, no `.` or `..`), so a list can never climb out or follow a link.
- */
+/** One entry name, or a relative path as entry names (each validated alone, so none can climb out or follow a link). */
 export type EntryPath = string | readonly string[];
 
 /** Options of {@link SecureDir.openRoot} and {@link SecureDir.openDir}. */
@@ -24,32 +21,28 @@ export interface OpenDirOptions {
   /** Create missing directories owner-only (0700) instead of failing with `not_found`. */
   readonly create?: boolean;
   /**
-   * Open an existing directory we own even if its mode or ACLs deviate, and fix them (owner-only
-   * apply). Wrong type, foreign owner and links are still refused. Never creates.
+   * Open an existing directory we own even if its mode or ACLs deviate, and fix them. Wrong
+   * type, foreign owner and links are still refused. Never creates.
    */
   readonly repair?: boolean;
   /**
-   * With `create`: do not sync the parent after creating a directory. The caller makes the
-   * new entries durable itself ({@link SecureDir.syncAsync} on each parent), as a staging
-   * tree does once for all of them.
-   * (Windows has no directory sync; there this changes nothing.)
+   * With `create`: do not sync the parent after creating a directory; the caller syncs each
+   * parent itself ({@link SecureDir.syncAsync}), as a staging tree does once. No-op on Windows.
    */
   readonly deferSync?: boolean;
   /**
-   * Open a legacy source instead (read-only, never created or repaired): a directory older
-   * tools made with looser permissions, accepted when it is no link, its owner is the
-   * effective user, group and other cannot write it (0755 passes, 0775 does not) and it
-   * carries no ACL (Windows: owner SID only). Directories and files opened from the result
-   * without `source` are checked owner-only as always. With a relative path, every
-   * directory on the way is opened by the same rules.
+   * Open a legacy source instead (read-only, never created or repaired): a directory of the
+   * effective user that is no link, not writable by group or other (0755 passes, 0775 does
+   * not) and carries no ACL (Windows: owner SID only). What is opened from it without
+   * `source` is checked owner-only as always. With a path, every directory on the way is
+   * opened by these rules.
    */
   readonly source?: boolean;
   /**
-   * Accept an existing directory of the effective user whatever its mode and ACLs, and
-   * change nothing: for a directory that is only read through, never written (an older
-   * tool's 0755 agent directory). A link, another type or another owner is still refused.
-   * Never creates. With a list of names it applies to the last one; the others are verified
-   * in full. Windows verifies in full.
+   * Accept an existing directory of the effective user whatever its mode and ACLs, changing
+   * nothing: for a directory only read through (an older tool's 0755 agent directory). Links,
+   * other types and owners are still refused. Never creates. With a path it applies to the
+   * last name; Windows verifies in full.
    */
   readonly owned?: boolean;
 }
@@ -60,20 +53,13 @@ export interface OpenFileOptions {
   readonly write?: boolean;
   /** Open for appending (every write lands at the end). */
   readonly append?: boolean;
-  /**
-   * `"exclusive"`: create, failing with `already_exists` if the name is taken.
-   * `"if-missing"`: create, or open and verify what is there. Default: never create.
-   */
+  /** `"exclusive"`: create or fail with `already_exists`; `"if-missing"`: create or open and verify. Default: never create. */
   readonly create?: "exclusive" | "if-missing";
-  /**
-   * Open an existing file we own even if its mode or ACLs deviate, and fix them (owner-only
-   * apply). Wrong type, foreign owner and extra links are still refused. Never creates.
-   */
+  /** As {@link OpenDirOptions.repair}, for a file (extra links are refused too). */
   readonly repair?: boolean;
   /**
-   * Open a legacy source file read-only instead: as {@link OpenDirOptions.source} says for
-   * directories, and with exactly one link (0644 passes, 0664 or a hard link does not).
-   * Only without `write`, `append`, `create` and `repair`.
+   * Open a legacy source file read-only: as {@link OpenDirOptions.source}, with exactly one
+   * link (0644 passes, 0664 or a hard link does not). Only without the other options.
    */
   readonly source?: boolean;
 }
@@ -94,16 +80,14 @@ export interface LockOptions {
   readonly purpose?: string;
 }
 
-// Retry spacing while waiting for a lock: short at first (locks are usually brief), then
-// capped so a long wait costs little CPU.
+// Lock retry spacing: short at first (locks are usually brief), capped so a long wait costs little CPU.
 const LOCK_FIRST_DELAY_MS = 2;
 const LOCK_MAX_DELAY_MS = 50;
 
 /**
- * An open owner-only directory (type, owner == effective user, mode 0700, no ACL), held by
- * descriptor (or, opened with `source`, a legacy source directory: see
- * {@link OpenDirOptions.source}). Every name passed to it is one validated entry name: no separators, no `.`
- * or `..`, nothing that could lead elsewhere; nothing below it is opened through a link.
+ * An open owner-only directory (owner == effective user, mode 0700, no ACL) held by
+ * descriptor, or a legacy source opened with `source`. Every name passed to it is one
+ * validated entry name, and nothing below it is opened through a link.
  */
 export class SecureDir {
   readonly #handle: NativeHandle;
@@ -117,12 +101,11 @@ export class SecureDir {
   }
 
   /**
-   * Opens the trusted root. Existing ancestors are canonicalised (links in them are
-   * resolved); the root itself must not be a link. With `create`, missing components are
-   * created 0700. The root must pass the owner-only check. On POSIX every canonical ancestor
-   * must be owned by root or the effective user and not writable by group or others unless
-   * sticky, checked by descriptor on the chain that is opened: otherwise `insecure_ancestor`,
-   * with `path` naming the nearest such directory.
+   * Opens the trusted root: existing ancestors are canonicalised, the root itself must be no
+   * link and pass the owner-only check (`create` makes missing components 0700). On POSIX each
+   * canonical ancestor must be owned by root or the effective user and not group/other
+   * writable unless sticky, checked by descriptor: otherwise `insecure_ancestor`, whose `path`
+   * names the nearest such directory.
    */
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
@@ -145,10 +128,8 @@ export class SecureDir {
   }
 
   /**
-   * Opens (or with `create`, makes; with `repair`, fixes) the owner-only directory `name`
-   * below this one. `name` may also be a relative path given as entry names
-   * (`["a", "b"]`): every directory on the way is opened and verified the same way (and
-   * created with `create`), in one native call.
+   * Opens (with `create`, makes; with `repair`, fixes) the owner-only directory `name` below
+   * this one; for a path (`["a", "b"]`) every directory on the way alike, in one native call.
    */
   openDir(name: EntryPath, options: OpenDirOptions = {}): SecureDir {
     const where = this.#child(name);
@@ -160,9 +141,8 @@ export class SecureDir {
   }
 
   /**
-   * Opens (or creates) the owner-only regular file `name` below this directory. `name` may
-   * also be a relative path of entry names (`["a", "b", "f.jsonl"]`): each directory on the
-   * way is opened and verified (never created), then the file.
+   * Opens (or creates) the owner-only regular file `name` below this directory; for a path
+   * (`["a", "f.jsonl"]`) each directory on the way is opened and verified (never created).
    */
   openFile(name: EntryPath, options: OpenFileOptions = {}): SecureFile {
     const where = this.#child(name);
@@ -178,10 +158,7 @@ export class SecureDir {
     return unwrap(native.list(this.#handle), "list", this.path);
   }
 
-  /**
-   * Metadata of entry `name`, not following a link (a link reports type `symlink`); without
-   * a name, of this held directory itself (its `dev`/`ino` identify it while it is held).
-   */
+  /** Metadata of entry `name`, never following a link (type `symlink`); without a name, of this directory. */
   stat(name?: string): ExactStat {
     if (name === undefined) return unwrap(native.statHandle(this.#handle), "stat", this.path);
     return unwrap(native.statEntry(this.#handle, name), "stat", this.#child(name));
@@ -189,10 +166,8 @@ export class SecureDir {
 
   /**
    * A path to entry `name` that the kernel resolves through this held descriptor
-   * (`/proc/self/fd/<n>/<name>` on Linux), so no later swap of a component of
-   * {@link SecureDir.path} can redirect it; `undefined` where the platform has no such path.
-   * Only for handing the directory to a library that takes paths: everything in this
-   * package opens below the descriptor itself.
+   * (`/proc/self/fd/<n>/<name>`), so no swap of a component of {@link SecureDir.path} can
+   * redirect it; `undefined` off Linux. Only for libraries that take paths.
    */
   pinnedPath(name: string): string | undefined {
     requireArgument(isValidEntryName(name), "pinnedPath", this.#child(name));
@@ -207,30 +182,27 @@ export class SecureDir {
   }
 
   /**
-   * Owner-only apply on this directory: if it is owned by the effective user, forces mode
-   * 0700 and removes ACLs (access and default), then verifies. A directory we do not own is
-   * left untouched (`owner_mismatch`).
+   * Owner-only apply: a directory of the effective user gets mode 0700 and no ACLs, then is
+   * verified; another's is left untouched (`owner_mismatch`).
    */
   repair(): VerifyEvidence {
     return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
   }
 
   /**
-   * Replaces (or with `noReplace`, creates) file `name` atomically: an owner-only temporary
-   * is written, synced and verified, published, and this directory is synced.
+   * Replaces (with `noReplace`, creates) file `name` atomically: an owner-only temporary is
+   * written, synced, verified and published, then this directory is synced.
    */
   writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
     unwrap(native.writeFileAtomic(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
   }
 
   /**
-   * {@link SecureDir.writeFileAtomic} on the libuv thread pool: the fsyncs do not block the
-   * event loop. The data is copied when called. This directory stays open until it settles
-   * (a `close()` meanwhile takes effect when it is done).
+   * {@link SecureDir.writeFileAtomic} on the libuv thread pool, the data copied when called;
+   * a `close()` meanwhile takes effect when it settles.
    */
   async writeFileAtomicAsync(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): Promise<void> {
-    const result = native.writeFileAtomicAsync(this.#handle, name, data, options);
-    await unwrapAsync(result, "writeFileAtomic", this.#child(name));
+    unwrap(await native.writeFileAtomicAsync(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
   }
 
   /** Renames `from` to `to` only if `to` does not exist (`already_exists` otherwise), then syncs. */
@@ -244,18 +216,17 @@ export class SecureDir {
   }
 
   /**
-   * Removes directory `name` of this directory and everything below it, by descriptor on the
-   * libuv thread pool: each directory on the way is opened without following a link and must
-   * pass the owner-only check before anything in it goes, and every other entry (a link
-   * included) is removed as itself, never followed, so nothing outside the tree is touched.
-   * Fails with `too_large` past `limits` (what was removed stays removed), `identity_mismatch`
-   * when a name keeps changing under it, and as {@link SecureDir.openDir} does for `name`.
+   * Removes directory `name` and everything below it, by descriptor on the libuv thread pool:
+   * each directory must pass the owner-only check before anything in it goes, and every other
+   * entry (links included) is removed as itself, never followed. Fails with `too_large` past
+   * `limits` (removals stay done), `identity_mismatch` when a name keeps changing, and as
+   * {@link SecureDir.openDir} does for `name`.
    */
   async removeTreeAsync(name: string, limits: RemoveTreeLimits): Promise<void> {
     const { maxDepth, maxEntries } = limits;
     const where = this.#child(name);
     requireArgument(Number.isSafeInteger(maxDepth) && maxDepth >= 0 && maxDepth <= 0xffff_ffff && Number.isSafeInteger(maxEntries) && maxEntries >= 0, "removeTree", where);
-    await unwrapAsync(native.removeTreeAsync(this.#handle, name, maxDepth, maxEntries), "removeTree", where);
+    unwrap(await native.removeTreeAsync(this.#handle, name, maxDepth, maxEntries), "removeTree", where);
   }
 
   /** Flushes this directory's entries to stable storage. */
@@ -265,23 +236,17 @@ export class SecureDir {
 
   /** {@link SecureDir.sync} on the libuv thread pool. */
   async syncAsync(): Promise<void> {
-    await unwrapAsync(native.syncAsync(this.#handle), "sync", this.path);
+    unwrap(await native.syncAsync(this.#handle), "sync", this.path);
   }
 
-  /**
-   * Takes the lock on lock file `name` at once, or throws `lock_busy`. The lock file is
-   * created owner-only if missing and holds a {@link LockRecord} while held.
-   */
+  /** Takes the lock on lock file `name` (created owner-only, holding a {@link LockRecord}) at once, or throws `lock_busy`. */
   tryLock(name: string, options: { readonly purpose?: string } = {}): SecureLock {
     const record: LockRecord = { pid: process.pid, createdAt: new Date().toISOString(), purpose: options.purpose ?? "lock" };
     const handle = unwrap(native.tryLock(this.#handle, name, JSON.stringify(record)), "lock", this.#child(name));
     return new SecureLock(handle, name, record);
   }
 
-  /**
-   * Takes the lock on lock file `name`, trying for at most `waitMs` (0: once). Waiting does
-   * not block the event loop. Throws `lock_busy` when the time runs out.
-   */
+  /** {@link SecureDir.tryLock}, retried without blocking the event loop for at most `waitMs`, then `lock_busy`. */
   async lock(name: string, options: LockOptions = {}): Promise<SecureLock> {
     const waitMs = options.waitMs ?? 0;
     requireArgument(Number.isFinite(waitMs) && waitMs >= 0, "lock", this.#child(name));

@@ -2,7 +2,7 @@
  * SecureFile: an owner-only regular file, opened and verified by descriptor.
  */
 import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
-import { requireArgument, unwrap, unwrapAsync } from "./call.js";
+import { requireArgument, unwrap } from "./call.js";
 import { SecureFsError } from "./errors.js";
 import type { ExactStat, SecureData, VerifyEvidence } from "./types.js";
 
@@ -17,11 +17,9 @@ export interface ReadOptions {
 }
 
 /**
- * An open owner-only regular file. It was verified when opened (type, owner, 0600, one
- * link, no ACL); reads and writes use that descriptor and do not re-check per call, so an
- * append is one `write`. Call {@link SecureFile.verify} to check again. A legacy source
- * opened with `{ source: true }` is read-only and was checked by the legacy-source rules
- * instead (see `OpenFileOptions.source`).
+ * An open owner-only regular file, verified when opened (type, owner, 0600, one link, no ACL;
+ * a `source` file by the legacy-source rules, read-only). Reads and writes do not re-check, so
+ * an append is one `write`; {@link SecureFile.verify} checks again.
  */
 export class SecureFile {
   readonly #handle: NativeHandle;
@@ -68,8 +66,7 @@ export class SecureFile {
   readAll(options: { readonly maxBytes: number }): Buffer {
     const { maxBytes } = options;
     requireArgument(Number.isSafeInteger(maxBytes) && maxBytes >= 0, "readAll", this.path);
-    // One byte past the bound tells a file that is exactly at the limit from a bigger one,
-    // even when it grows between stat and read.
+    // One byte past the bound tells a file at the limit from a bigger (or growing) one.
     const data = this.readAt(0, maxBytes + 1);
     if (data.byteLength > maxBytes) throw new SecureFsError("too_large", { operation: "readAll", path: this.path });
     return data;
@@ -83,10 +80,7 @@ export class SecureFile {
     return unwrap(native.write(this.#handle, bytes, 0, bytes.byteLength, position), "write", this.path);
   }
 
-  /**
-   * Appends `data` at the end (file opened with `append`): one `write` syscall in the
-   * normal case, no re-verification. Returns the byte count.
-   */
+  /** Appends `data` at the end (file opened with `append`), one `write` normally. Returns the byte count. */
   append(data: SecureData): number {
     return unwrap(native.append(this.#handle, data), "append", this.path);
   }
@@ -96,12 +90,9 @@ export class SecureFile {
     unwrap(native.sync(this.#handle), "sync", this.path);
   }
 
-  /**
-   * {@link SecureFile.sync} on the libuv thread pool, so a durability point does not block
-   * the event loop. A `close()` meanwhile takes effect when the sync is done.
-   */
+  /** {@link SecureFile.sync} on the libuv thread pool; a `close()` meanwhile takes effect when it is done. */
   async syncAsync(): Promise<void> {
-    await unwrapAsync(native.syncAsync(this.#handle), "sync", this.path);
+    unwrap(await native.syncAsync(this.#handle), "sync", this.path);
   }
 
   /** Metadata of the open file. */
@@ -109,10 +100,7 @@ export class SecureFile {
     return unwrap(native.statHandle(this.#handle), "stat", this.path);
   }
 
-  /**
-   * Sets the file's access and modification times (nanoseconds since 1970) through its
-   * descriptor, as a copy that keeps its source's times does before it is published.
-   */
+  /** Sets access and modification times (nanoseconds since 1970) by descriptor, as a copy keeping its source's times does. */
   setTimes(atimeNs: bigint, mtimeNs: bigint): void {
     requireArgument(typeof atimeNs === "bigint" && typeof mtimeNs === "bigint", "setTimes", this.path);
     unwrap(native.setTimes(this.#handle, atimeNs, mtimeNs), "setTimes", this.path);
@@ -124,9 +112,8 @@ export class SecureFile {
   }
 
   /**
-   * Owner-only apply on this file: if it is a regular file owned by the effective user with
-   * one link, forces mode 0600 and removes ACLs, then verifies. Anything not ours is left
-   * untouched and reported (`owner_mismatch`, `hardlink_refused`, ...).
+   * Owner-only apply: a file of the effective user with one link gets mode 0600 and no ACLs,
+   * then is verified; anything else is left untouched and reported.
    */
   repair(): VerifyEvidence {
     return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));

@@ -1,6 +1,4 @@
-/**
- * SecureLock: a kernel-released lock on an owner-only lock file.
- */
+/** SecureLock: a kernel-released lock on an owner-only lock file. */
 import { native, type NativeHandle } from "../native/index.js";
 
 /** The diagnostic record written into a lock file while it is held. */
@@ -10,10 +8,7 @@ export interface LockRecord {
   readonly purpose: string;
 }
 
-/**
- * A held lock. The kernel releases it when the process dies (Linux OFD lock), so a crashed
- * holder never leaves a stale lock; {@link SecureLock.release} empties the record and lets go.
- */
+/** A held lock; the kernel releases it when the process dies, so a crashed holder leaves none stale. */
 export class SecureLock {
   readonly #handle: NativeHandle;
   /** The lock file's name in its directory. */

@@ -1,13 +1,9 @@
-/**
- * Value types shared by SecureDir and SecureFile. They are the addon's own shapes
- * (src/native), named for the public API.
- */
+/** Value types of SecureDir and SecureFile: the addon's own shapes, named for the public API. */
 import type { NativeDirEntry, NativeEntryType, NativeEvidence, NativeExactStat, NativeStat } from "../native/index.js";
 
 /**
- * What a successful verify proved about ACLs: `absent` (no ACL stored) or `unsupported`
- * (the filesystem cannot store one, accepted only because every other check on the same
- * descriptor passed). `defaultAcl` is `not_applicable` for files.
+ * What a verify proved about ACLs: `absent`, or `unsupported` (the filesystem cannot store
+ * one; accepted because every other check passed). `defaultAcl` is `not_applicable` for files.
  */
 export type VerifyEvidence = NativeEvidence;
 
@@ -17,18 +13,10 @@ export type EntryType = NativeEntryType;
 /** One directory entry: `{ name, type }`. */
 export type SecureDirEntry = NativeDirEntry;
 
-/**
- * Metadata of an entry or an open object: `{ type, dev, ino, size, nlink, mode, uid,
- * mtimeMs, ctimeMs }`. `dev` and `ino` are decimal strings because they do not fit a
- * double; `mode` holds the permission bits (07777) only.
- */
+/** Metadata of an entry or open object; `dev`/`ino` are decimal strings (too wide for a double), `mode` the 07777 bits. */
 export type SecureStat = NativeStat;
 
-/**
- * A {@link SecureStat} of one entry or open object (`SecureDir.stat`, `SecureFile.stat`)
- * with its exact times: `atimeNs`, `mtimeNs`, `ctimeNs`, nanoseconds since 1970 as decimal
- * strings (a double cannot hold them).
- */
+/** A {@link SecureStat} with exact times (`atimeNs`, `mtimeNs`, `ctimeNs`: decimal nanoseconds since 1970). */
 export type ExactStat = NativeExactStat;
 
 /** Data accepted by writes: bytes, or a string written as UTF-8. */

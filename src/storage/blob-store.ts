@@ -1,19 +1,15 @@
 /**
- * Content-addressed, immutable blobs (conventionally `<agent>/blobs/<sha256>`), in the peer's
- * shape: `new BlobStore(dir)`, `put`/`putSync`, `get`/`getSync`, `has`, `getChecked`. The
- * directory is opened once by descriptor (no link followed, owner-only 0700, created on the
- * first put) and held: every blob below it is reached through that descriptor, so a later
- * swap of a component of `dir` cannot redirect a read or a write. Blob files are 0600 and
- * must pass the owner-only rules (ours, regular, one link, no ACL) to be read.
+ * Content-addressed, immutable blobs (conventionally `<agent>/blobs/<sha256>`) in the peer's
+ * shape. The directory is opened once by descriptor (no link followed, owner-only 0700,
+ * created on the first put) and held, so a later swap of a component of `dir` cannot redirect
+ * a read or a write. Blob files are 0600 and must pass the owner-only rules to be read.
  */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { BLOB_REF_PREFIX, sha256Hex, type BlobLookup } from "../session/blob-refs.js";
-import { readWholeSync } from "./bytes.js";
-import { StorageError, toStorageError, type IoDirection } from "./errors.js";
-
-export { isBlobRef, parseBlobRef } from "../session/blob-refs.js";
+import { readFileAt } from "./bytes.js";
+import { StorageError, guardStorage, toStorageError } from "./errors.js";
 
 /** What a put returns. */
 export interface BlobPutResult {
@@ -28,9 +24,7 @@ export interface BlobPutResult {
 const HASH = /^[0-9a-f]{64}$/;
 
 /** How the store reaches its directory: a path of its own, or an entry of a held directory. */
-type Origin =
-  | { readonly kind: "path"; readonly dir: string }
-  | { readonly kind: "below"; readonly parent: SecureDir; readonly name: string };
+type Origin = { readonly dir: string } | { readonly parent: SecureDir; readonly name: string };
 
 /** Content-addressed blob store; see the module comment. */
 export class BlobStore {
@@ -43,61 +37,55 @@ export class BlobStore {
   constructor(dir: string) {
     if (typeof dir !== "string" || dir === "") throw new StorageError("invalid_argument", "BlobStore: dir must be a non-empty path");
     this.dir = path.resolve(dir);
-    this.#origin = { kind: "path", dir: this.dir };
+    this.#origin = { dir: this.dir };
   }
 
   /**
-   * @internal A store whose directory is entry `name` of `parent`, a directory this package
-   * already opened and verified by descriptor (the pinned agent root): the blob directory is
-   * opened (created on the first put) below that descriptor, never by path. `parent` must
-   * stay open while the store first reaches its directory.
+   * @internal A store whose directory is entry `name` of `parent`, a directory already opened
+   * and verified by descriptor (the pinned agent root), so the blob directory is never reached
+   * by path. `parent` must stay open until the store first reaches its directory.
    */
   static inDirectory(parent: SecureDir, name = "blobs"): BlobStore {
     const store = new BlobStore(path.join(parent.path, name));
-    store.#origin = { kind: "below", parent, name };
+    store.#origin = { parent, name };
     return store;
   }
 
   /**
-   * Stores `data` and returns its reference. When this resolves the blob is durable (file
-   * and directory synced), so a line that references it may be written next. An intact
-   * blob of the same content is left as it is; a damaged one under that name is replaced,
-   * since these bytes are exactly what the name promises.
+   * Stores `data` and returns its reference, durable (file and directory synced) when this
+   * resolves, so a line referencing it may be written next. An intact blob of the same content
+   * is left alone; a damaged one is replaced, since these bytes are what its name promises.
    */
   async put(data: Uint8Array): Promise<BlobPutResult> {
     const hash = sha256Hex(data);
     const dir = this.#open(true);
-    const result = this.#result(hash);
     try {
       await dir.writeFileAtomicAsync(hash, data, { noReplace: true });
-      return result;
     } catch (error) {
-      if (!(error instanceof SecureFsError && error.code === "already_exists")) throw this.#error(error, "write", hash);
+      if (this.#mustReplace(error, dir, hash)) {
+        await dir.writeFileAtomicAsync(hash, data).catch((failure: unknown) => {
+          throw this.#error(failure, "write", hash);
+        });
+      }
     }
-    if (this.#readIntact(dir, hash) !== null) return result;
-    await this.#guardAsync("write", hash, () => dir.writeFileAtomicAsync(hash, data));
-    return result;
+    return this.#result(hash);
   }
 
   /** Synchronous {@link BlobStore.put}, for the session layer's synchronous blob sink. */
   putSync(data: Uint8Array): BlobPutResult {
     const hash = sha256Hex(data);
     const dir = this.#open(true);
-    const result = this.#result(hash);
     try {
       dir.writeFileAtomic(hash, data, { noReplace: true });
-      return result;
     } catch (error) {
-      if (!(error instanceof SecureFsError && error.code === "already_exists")) throw this.#error(error, "write", hash);
+      if (this.#mustReplace(error, dir, hash)) guardStorage("write", path.join(this.dir, hash), () => dir.writeFileAtomic(hash, data));
     }
-    if (this.#readIntact(dir, hash) !== null) return result;
-    this.#guard("write", hash, () => dir.writeFileAtomic(hash, data));
-    return result;
+    return this.#result(hash);
   }
 
   /**
-   * The stored bytes of blob `hash` (64 lowercase hex digits), as stored, or `null` when
-   * there is none. Use {@link BlobStore.getChecked} to have them verified.
+   * The stored bytes of blob `hash` (64 lowercase hex digits), unverified, or `null` when there
+   * is none; {@link BlobStore.getChecked} verifies them.
    * @throws StorageError `invalid_blob_ref` for a malformed hash, `unsafe_entry` for a blob
    *   file that fails the owner-only rules, `symlink_refused`, `read_failed`.
    */
@@ -121,7 +109,7 @@ export class BlobStore {
       dir.stat(hash);
       return true;
     } catch (error) {
-      if (error instanceof SecureFsError && error.code === "not_found") return false;
+      if (isCode(error, "not_found")) return false;
       throw this.#error(error, "read", hash);
     }
   }
@@ -144,9 +132,8 @@ export class BlobStore {
   }
 
   /**
-   * A lookup for the session layer's `resolveBlobRefs`: the stored bytes of a digest, or
-   * `undefined` when there are none. The bytes are returned as stored; the session layer
-   * hashes them and reports a mismatch itself, so it can tell "missing" from "corrupt".
+   * A lookup for the session layer's `resolveBlobRefs`: a digest's stored bytes, or
+   * `undefined`. Unverified: the session layer hashes them to tell "missing" from "corrupt".
    */
   lookup(): BlobLookup {
     return (digest) => this.getSync(digest) ?? undefined;
@@ -165,13 +152,10 @@ export class BlobStore {
     if (this.#held !== undefined) return this.#held;
     const origin = this.#origin;
     try {
-      this.#held =
-        origin.kind === "path"
-          ? SecureDir.openRoot(origin.dir, { create })
-          : origin.parent.openDir(origin.name, { create });
+      this.#held = "dir" in origin ? SecureDir.openRoot(origin.dir, { create }) : origin.parent.openDir(origin.name, { create });
     } catch (error) {
-      if (!create && error instanceof SecureFsError && error.code === "not_found") return undefined;
-      throw this.#error(error, create ? "write" : "read", undefined);
+      if (!create && isCode(error, "not_found")) return undefined;
+      throw this.#error(error, create ? "write" : "read");
     }
     return this.#held;
   }
@@ -183,43 +167,27 @@ export class BlobStore {
   /** The bytes of `hash` in `dir`, or null when missing. */
   #read(dir: SecureDir, hash: string): Buffer | null {
     try {
-      const file = dir.openFile(hash);
-      try {
-        return readWholeSync(file.stat().size, (buffer, offset, length, position) => file.read(buffer, { offset, length, position }));
-      } finally {
-        file.close();
-      }
+      return readFileAt(dir, hash);
     } catch (error) {
-      if (error instanceof SecureFsError && error.code === "not_found") return null;
+      if (isCode(error, "not_found")) return null;
       throw this.#error(error, "read", hash);
     }
   }
 
-  /** The existing blob's bytes if they hash to `hash`, else null (damaged or vanished). */
-  #readIntact(dir: SecureDir, hash: string): Buffer | null {
+  /** After a no-replace put failed with `error`: whether the blob there is damaged or gone (anything but a taken name throws). */
+  #mustReplace(error: unknown, dir: SecureDir, hash: string): boolean {
+    if (!isCode(error, "already_exists")) throw this.#error(error, "write", hash);
     const bytes = this.#read(dir, hash);
-    return bytes !== null && sha256Hex(bytes) === hash ? bytes : null;
+    return bytes === null || sha256Hex(bytes) !== hash;
   }
 
-  #guard<T>(direction: IoDirection, hash: string, step: () => T): T {
-    try {
-      return step();
-    } catch (error) {
-      throw this.#error(error, direction, hash);
-    }
-  }
-
-  async #guardAsync<T>(direction: IoDirection, hash: string, step: () => Promise<T>): Promise<T> {
-    try {
-      return await step();
-    } catch (error) {
-      throw this.#error(error, direction, hash);
-    }
-  }
-
-  #error(error: unknown, direction: IoDirection, hash: string | undefined): StorageError {
+  #error(error: unknown, direction: "read" | "write", hash?: string): StorageError {
     return toStorageError(error, direction, hash === undefined ? this.dir : path.join(this.dir, hash));
   }
+}
+
+function isCode(error: unknown, code: "already_exists" | "not_found"): boolean {
+  return error instanceof SecureFsError && error.code === code;
 }
 
 function checkHash(hash: unknown): asserts hash is string {

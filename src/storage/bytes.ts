@@ -1,43 +1,40 @@
 /**
- * Byte helpers shared by the storage implementations: batching many small chunks into few
- * writes, reading a whole file in one allocation, and cutting a bounded read at a UTF-8
- * character boundary.
+ * Byte helpers shared by the storages: batching chunks into few writes, whole-file and
+ * positional reads, and cutting a bounded read at a UTF-8 character boundary.
  */
 
-import { StorageError } from "./errors.js";
-import type { SessionFileReader, WriteChunk } from "./types.js";
+import type { SecureDir } from "../fs/index.js";
+import { StorageError, guardStorage, pathError } from "./errors.js";
+import type { SessionFileReader, StorageStat, WriteChunk } from "./types.js";
 
 /** Chunks are gathered into writes of about this many bytes: few syscalls, bounded memory. */
 const BATCH_BYTES = 1 << 20;
 
-/**
- * Groups `chunks` into buffers of roughly {@link BATCH_BYTES}, in order. A 100k-line
- * rewrite then costs about a hundred write calls instead of a hundred thousand.
- */
+/** Groups `chunks` into buffers of roughly {@link BATCH_BYTES}, in order. */
 export function* batchChunks(chunks: Iterable<WriteChunk>): Generator<Buffer> {
   let texts: string[] = [];
   let pending = 0;
   for (const chunk of chunks) {
-    if (typeof chunk === "string") {
-      texts.push(chunk);
-      // UTF-16 length underestimates UTF-8 bytes by at most 3x: fine for a batching bound.
-      pending += chunk.length;
-    } else {
-      if (texts.length > 0) {
-        yield Buffer.from(texts.join(""), "utf8");
-        texts = [];
-      }
-      pending = 0;
+    if (typeof chunk !== "string") {
+      if (texts.length > 0) yield Buffer.from(texts.join(""), "utf8");
+      [texts, pending] = [[], 0];
       yield Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
       continue;
     }
+    texts.push(chunk);
+    // UTF-16 length underestimates UTF-8 bytes by at most 3x: fine for a batching bound.
+    pending += chunk.length;
     if (pending >= BATCH_BYTES) {
       yield Buffer.from(texts.join(""), "utf8");
-      texts = [];
-      pending = 0;
+      [texts, pending] = [[], 0];
     }
   }
   if (texts.length > 0) yield Buffer.from(texts.join(""), "utf8");
+}
+
+/** All chunks as one buffer (for backends that publish a whole file in one call). */
+export function concatChunks(chunks: Iterable<WriteChunk>): Buffer {
+  return Buffer.concat([...batchChunks(chunks)]);
 }
 
 /** A positional read into `buffer[offset..offset+length)`; returns the byte count, 0 at end of file. */
@@ -55,11 +52,36 @@ export function fillFrom(buffer: Uint8Array, position: number, read: PositionalR
   return filled;
 }
 
+/** The {@link SessionFileReader} of every storage: positional reads of one open object, released once. */
+export class PositionalReader implements SessionFileReader {
+  readonly path: string;
+  readonly stat: StorageStat;
+  readonly #read: PositionalRead;
+  #release: (() => void) | undefined;
+
+  constructor(path: string, stat: StorageStat, read: PositionalRead, release: () => void) {
+    this.path = path;
+    this.stat = stat;
+    this.#read = read;
+    this.#release = release;
+  }
+
+  readSync(buffer: Uint8Array, position: number): number {
+    if (this.#release === undefined) throw pathError("reader_closed", this.path);
+    return guardStorage("read", this.path, () => fillFrom(buffer, position, this.#read));
+  }
+
+  close(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+}
+
 /**
- * The whole file through `read`, sized by `size` from a stat of the same descriptor, and
- * including anything appended since: one allocation and no copy unless the file grew. The
- * byte past the size lets the read that returns 0 land without growing the buffer; a file
- * that keeps growing doubles it, at amortized linear cost.
+ * The whole file through `read`, sized by `size` from a stat of the same descriptor, with
+ * anything appended since: one allocation unless the file grew. The byte past the size lets
+ * the final 0-byte read land without growing; a growing file doubles the buffer.
  */
 export function readWholeSync(size: number, read: PositionalRead): Buffer {
   let buffer = Buffer.allocUnsafe(size + 1);
@@ -76,52 +98,28 @@ export function readWholeSync(size: number, read: PositionalRead): Buffer {
   }
 }
 
-/** All chunks as one buffer (for backends that publish a whole file in one call). */
-export function concatChunks(chunks: Iterable<WriteChunk>): Buffer {
-  return Buffer.concat([...batchChunks(chunks)]);
-}
-
-/**
- * The length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence.
- * Only the last (at most four) bytes are inspected.
- */
-function completeUtf8Length(bytes: Uint8Array): number {
-  const n = bytes.length;
-  for (let back = 1; back <= Math.min(4, n); back++) {
-    const byte = bytes[n - back] as number;
-    if ((byte & 0xc0) === 0x80) continue;
-    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-    return needed > back ? n - back : n;
-  }
-  return n;
-}
-
-/**
- * The whole file behind `reader` as UTF-8, anything appended since it was opened included;
- * closes the reader. Every storage's `readText` is this, so all three read alike.
- */
-export function readAllText(reader: SessionFileReader): string {
+/** The whole owner-only file `name` of `dir` (see {@link readWholeSync}), opened and closed here. */
+export function readFileAt(dir: SecureDir, name: string): Buffer {
+  const file = dir.openFile(name);
   try {
-    const read: PositionalRead = (buffer, offset, length, position) => reader.readSync(buffer.subarray(offset, offset + length), position);
-    return readWholeSync(reader.stat.size, read).toString("utf8");
+    return readWholeSync(file.stat().size, (buffer, offset, length, position) => file.read(buffer, { offset, length, position }));
   } finally {
-    reader.close();
-  }
-}
-
-/** At most `maxBytes` (already checked) from the start of `reader`'s file, see {@link decodeUtf8Prefix}; closes the reader. */
-export function readPrefixText(reader: SessionFileReader, maxBytes: number): string {
-  try {
-    const buffer = Buffer.allocUnsafe(Math.min(maxBytes, reader.stat.size));
-    return decodeUtf8Prefix(buffer.subarray(0, reader.readSync(buffer, 0)));
-  } finally {
-    reader.close();
+    file.close();
   }
 }
 
 /** Decodes a bounded prefix read, dropping a character the bound cut in half. */
 export function decodeUtf8Prefix(bytes: Buffer): string {
-  return bytes.toString("utf8", 0, completeUtf8Length(bytes));
+  let end = bytes.length;
+  // Only the last (at most four) bytes can belong to a cut sequence.
+  for (let back = 1; back <= Math.min(4, bytes.length); back++) {
+    const byte = bytes[bytes.length - back] as number;
+    if ((byte & 0xc0) === 0x80) continue;
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    if (needed > back) end -= back;
+    break;
+  }
+  return bytes.toString("utf8", 0, end);
 }
 
 /**

@@ -1,87 +1,48 @@
 /**
- * Typed failures of the storage layer. Every operation in `storage/` either succeeds or
- * throws a {@link StorageError} whose `code` is one of {@link StorageErrorCode}; callers
- * branch on the code, never on the message.
+ * The one error family of the storage layer: every operation of the three storages, the
+ * writer and the blob store succeeds or throws a {@link StorageError}; callers branch on `code`.
  */
 
 import { GjcError } from "../errors.js";
 import { SecureFsError, type SecureFsErrorCode } from "../fs/index.js";
 
-/**
- * Why a storage operation failed. Stable across releases; documented in the README.
- */
-export type StorageErrorCode =
-  /** Another writer (this process or another) holds the file's writer lock. */
-  | "session_busy"
-  /** A symbolic link sat where a directory or file was expected below the storage root. */
-  | "symlink_refused"
-  /** The path is not below the storage root. */
-  | "outside_root"
-  /** The path is malformed: relative, empty, contains NUL, or names the root as a file. */
-  | "invalid_path"
-  /** A size or offset argument is not a non-negative integer. */
-  | "invalid_argument"
-  /** The file or directory does not exist. */
-  | "not_found"
-  /** An exclusive create or no-replace publish found the name taken. */
-  | "already_exists"
-  /** A non-directory sat where a directory was expected. */
-  | "not_directory"
-  /** A directory, FIFO, socket or device sat where a regular file was expected. */
-  | "not_regular_file"
-  /** The operating system refused the operation (EACCES/EPERM). */
-  | "permission_denied"
-  /** A managed object failed the owner-only checks; `detail` holds the fs-layer code. */
-  | "unsafe_entry"
-  /** Reading failed for an I/O reason (errno/syscall say which). */
-  | "read_failed"
-  /** Writing, syncing or closing failed; a writer latches this and rethrows it. */
-  | "write_failed"
-  /** The writer was closed before this operation. */
-  | "writer_closed"
-  /** A synchronous write was asked for while a queued rewrite must land first. */
-  | "writer_busy"
-  /** The reader was closed before this read. */
-  | "reader_closed"
-  /** A line handed to a writer contains a line break and would split into two records. */
-  | "invalid_line"
-  /** A blob's bytes do not hash to the digest it is stored under. */
-  | "blob_corrupt"
-  /** A string is not a `blob:sha256:<64 lowercase hex>` reference or digest. */
-  | "invalid_blob_ref";
-
-/** Every {@link StorageErrorCode}, for documentation checks and exhaustive handling. */
-export const STORAGE_ERROR_CODES: readonly StorageErrorCode[] = [
-  "session_busy",
-  "symlink_refused",
+const CODES = [
+  "session_busy", // another writer (any process) holds the file's writer lock
+  "symlink_refused", // a link sat where a directory or file was expected below the root
   "outside_root",
-  "invalid_path",
-  "invalid_argument",
+  "invalid_path", // relative, empty, NUL, or the root named as a file
+  "invalid_argument", // a size or offset that is not a non-negative integer
   "not_found",
-  "already_exists",
+  "already_exists", // an exclusive create or no-replace publish found the name taken
   "not_directory",
   "not_regular_file",
-  "permission_denied",
-  "unsafe_entry",
+  "permission_denied", // EACCES/EPERM
+  "unsafe_entry", // failed the owner-only checks; `detail` holds the fs-layer code
   "read_failed",
-  "write_failed",
+  "write_failed", // writing, syncing or closing failed; a writer latches it
   "writer_closed",
-  "writer_busy",
+  "writer_busy", // a synchronous call while a queued rewrite must land first
   "reader_closed",
-  "invalid_line",
-  "blob_corrupt",
+  "invalid_line", // a record containing a line feed would split in two
+  "blob_corrupt", // a blob's bytes do not hash to its name
   "invalid_blob_ref",
-];
+] as const;
+
+/** Why a storage operation failed. Stable across releases; documented in the README. */
+export type StorageErrorCode = (typeof CODES)[number];
+
+/** Every {@link StorageErrorCode}, for documentation checks and exhaustive handling. */
+export const STORAGE_ERROR_CODES: readonly StorageErrorCode[] = CODES;
 
 /** Optional context carried by a {@link StorageError}. */
 export interface StorageErrorDetails {
-  /** The path the operation was about (only here and in `message`, never in `code`). */
+  /** The path the operation was about (in `message` too, never in `code`). */
   path?: string;
   /** Node-style errno name behind the failure, e.g. `"ENOSPC"`. */
   errno?: string;
-  /** The system call or step that failed, e.g. `"write"`, `"fsync"`, `"rename"`. */
+  /** The system call or step that failed, e.g. `"fsync"`. */
   syscall?: string;
-  /** A lower layer's code (e.g. a `SecureFsError` code behind `unsafe_entry`). */
+  /** A lower layer's code (e.g. the `SecureFsError` code behind `unsafe_entry`). */
   detail?: string;
   cause?: unknown;
 }
@@ -144,8 +105,8 @@ const ERRNO_CODES: Readonly<Record<string, StorageErrorCode>> = {
   EPERM: "permission_denied",
 };
 
-// Secure-fs codes that mean the same thing here; the rest of the owner-only family
-// becomes `unsafe_entry` with the original code in `detail`.
+// Secure-fs codes with a storage twin; the rest of the owner-only family becomes
+// `unsafe_entry` with the original code in `detail`.
 const SECURE_FS_CODES: Readonly<Partial<Record<SecureFsErrorCode, StorageErrorCode>>> = {
   invalid_name: "invalid_path",
   invalid_argument: "invalid_argument",
@@ -162,21 +123,15 @@ const SECURE_FS_CODES: Readonly<Partial<Record<SecureFsErrorCode, StorageErrorCo
 const IO_FAILURES: ReadonlySet<SecureFsErrorCode> = new Set<SecureFsErrorCode>(["io_error", "too_large"]);
 
 /**
- * Turns whatever an fs call threw into a {@link StorageError}. A `StorageError` passes
- * through unchanged; a `SecureFsError` maps by code; a Node system error maps by errno;
- * anything else becomes a read/write failure so that no raw error escapes the layer.
+ * Turns whatever an fs call threw into a {@link StorageError} (passed through unchanged),
+ * mapping a `SecureFsError` by code and a Node system error by errno, so that no raw error
+ * escapes the layer.
  */
-export function toStorageError(
-  error: unknown,
-  direction: IoDirection,
-  path: string,
-  step?: string,
-): StorageError {
+export function toStorageError(error: unknown, direction: IoDirection, path: string, step?: string): StorageError {
   if (error instanceof StorageError) return error;
+  const ioFailure = direction === "read" ? "read_failed" : "write_failed";
   if (error instanceof SecureFsError) {
-    const code =
-      SECURE_FS_CODES[error.code] ??
-      (IO_FAILURES.has(error.code) ? (direction === "read" ? "read_failed" : "write_failed") : "unsafe_entry");
+    const code = SECURE_FS_CODES[error.code] ?? (IO_FAILURES.has(error.code) ? ioFailure : "unsafe_entry");
     return new StorageError(code, `${step ?? error.operation ?? direction} failed for ${path}: ${error.message}`, {
       path,
       errno: error.errnoName,
@@ -185,17 +140,12 @@ export function toStorageError(
       cause: error,
     });
   }
-  const errno = errnoOf(error);
-  const syscall = step ?? syscallOf(error);
-  const mapped = errno === undefined ? undefined : ERRNO_CODES[errno];
-  const code = mapped ?? (direction === "read" ? "read_failed" : "write_failed");
-  const reason = errno ?? (error instanceof Error ? error.message : String(error));
-  return new StorageError(code, `${syscall ?? direction} failed for ${path}: ${reason}`, {
-    path,
-    errno,
-    syscall,
-    cause: error,
-  });
+  const errno = stringField(error, "code");
+  const syscall = step ?? stringField(error, "syscall");
+  const known = errno !== undefined && /^E[A-Z0-9]+$/.test(errno) ? errno : undefined;
+  const code = (known === undefined ? undefined : ERRNO_CODES[known]) ?? ioFailure;
+  const reason = known ?? (error instanceof Error ? error.message : String(error));
+  return new StorageError(code, `${syscall ?? direction} failed for ${path}: ${reason}`, { path, errno: known, syscall, cause: error });
 }
 
 /** Runs `step`, turning anything it throws into a StorageError about `where`. */
@@ -207,14 +157,7 @@ export function guardStorage<T>(direction: IoDirection, where: string, step: () 
   }
 }
 
-function errnoOf(error: unknown): string | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : undefined;
-}
-
-function syscallOf(error: unknown): string | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
-  const syscall = (error as { syscall?: unknown }).syscall;
-  return typeof syscall === "string" ? syscall : undefined;
+function stringField(error: unknown, key: "code" | "syscall"): string | undefined {
+  const value = typeof error === "object" && error !== null ? (error as Record<string, unknown>)[key] : undefined;
+  return typeof value === "string" ? value : undefined;
 }

@@ -1,42 +1,21 @@
 /**
  * {@link SessionStorage} on node:fs for an explicit session directory (`--session-dir`).
  *
- * Policy: directories are created 0700 and files 0600, each forced with an explicit
- * `fchmod` after creation because the umask varies; files are opened with `O_NOFOLLOW`;
- * the root and every component below it are checked with `lstat` and a link there is
- * refused with `symlink_refused` (links above the root, such as `/tmp` on macOS, are fine). Unlike the managed storage this does not hold directory descriptors,
- * so a directory swapped between the check and the open is outside what it promises; the
- * final component is always opened without following a link.
+ * Directories are created 0700 and files 0600, forced by `fchmod` because the umask varies;
+ * files are opened with `O_NOFOLLOW`; the root and every component below it are checked with
+ * `lstat` and a link there is refused (links above the root, such as macOS `/tmp`, are fine).
+ * No directory descriptors are held, so a directory swapped between check and open is outside
+ * what this promises; the final component is never followed.
  */
 
 import fs from "node:fs";
 import path from "node:path";
 
+import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
-import {
-  DIRECTORY_MODE,
-  OPEN_READ,
-  checkDirectory,
-  checkRegularFile,
-  checkReplaceable,
-  removeOwnTemporaries,
-  FdFileReader,
-  fromNodeStat,
-  fromPlainNodeStat,
-  isDirectoryAt,
-  lstatOrUndefined,
-  openForAppend,
-  openRegularWithStat,
-  publish,
-  replaceFile,
-  syncDirectory,
-  tightenDirectory,
-  withWriterLock,
-  writeAllSync,
-} from "./node-file-ops.js";
-import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
+import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
 import type {
   LineSink,
   ReplaceOptions,
@@ -47,13 +26,31 @@ import type {
   StorageStat,
   WriteChunk,
 } from "./types.js";
-import { lockWriterAt, type HeldWriterLock } from "./writer-lock.js";
+import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
 
+const { constants } = fs;
+
+// O_NONBLOCK keeps a FIFO planted at a file's name from hanging the open; anything but a
+// regular file is refused after fstat.
+const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const CREATE_NEW = constants.O_CREAT | constants.O_EXCL;
+const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+const FILE_MODE = 0o600;
+/** The mode of every directory the storage creates. */
+const DIRECTORY_MODE = 0o700;
 
 /** Options of {@link FileSessionStorage}. */
 export interface FileSessionStorageOptions {
   /** Receives a writer's first failure. */
   logger?: StorageLogger;
+}
+
+/** A file below the root: its absolute path, directory and name. */
+interface FileTarget {
+  absolute: string;
+  dir: string;
+  name: string;
 }
 
 /** {@link SessionStorage} for an explicit directory on node:fs; see the module comment. */
@@ -64,10 +61,9 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 
   /**
    * @param root absolute path of the session directory; it need not exist yet. Omitted (as
-   *   GJC's `new FileSessionStorage()` is called), the root is the file system root `/`: the
-   *   same explicit-directory rules then hold for every path, so a symbolic link anywhere on
-   *   a path (a symlinked home or temporary directory included) is refused. Pass the session
-   *   directory as the root to accept links above it.
+   *   GJC calls it), the root is the file system root, so a link anywhere on a path (a
+   *   symlinked home or temporary directory included) is refused; pass the session directory
+   *   to accept links above it.
    */
   constructor(root: string = path.parse(process.cwd()).root, options: FileSessionStorageOptions = {}) {
     super();
@@ -77,60 +73,40 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 
   /** {@inheritDoc SessionStorage.ensureDirSync} */
   ensureDirSync(dir: string): void {
-    const { names } = splitBelowRoot(this.root, dir);
-    guardStorage("write", this.root, () => {
-      if (!isDirectoryAt(this.root)) {
-        const created = fs.mkdirSync(this.root, { recursive: true, mode: DIRECTORY_MODE });
-        if (created !== undefined) tightenDirectory(this.root);
-      }
-    });
     let current = this.root;
-    for (const name of names) {
-      current = path.join(current, name);
-      const here = current;
+    for (const name of ["", ...splitBelowRoot(this.root, dir).names]) {
+      const here = (current = path.join(current, name));
       guardStorage("write", here, () => {
-        if (checkDirectory(here, true) === "missing") {
-          try {
-            fs.mkdirSync(here, { mode: DIRECTORY_MODE });
-            tightenDirectory(here);
-          } catch (error) {
-            // Lost a race with another creator: accept it only if it is a real directory.
-            if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-            checkDirectory(here, false);
-          }
+        if (checkDirectory(here, true) === "ok") return;
+        try {
+          // The root's missing ancestors are made with it; each directory below is made alone.
+          const created = fs.mkdirSync(here, { recursive: name === "", mode: DIRECTORY_MODE });
+          if (name !== "" || created !== undefined) tightenDirectory(here);
+        } catch (error) {
+          // Lost a race with another creator: accept it only if it is a real directory.
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+          checkDirectory(here, false);
         }
       });
     }
-  }
-
-  /** {@inheritDoc SessionStorage.existsSync} */
-  existsSync(target: string): boolean {
-    const rooted = splitBelowRoot(this.root, target);
-    return guardStorage("read", rooted.absolute, () => {
-      if (rooted.names.length === 0) return isDirectoryAt(this.root);
-      if (!this.#parentsExist(rooted.names)) return false;
-      const stat = lstatOrUndefined(rooted.absolute);
-      if (stat?.isSymbolicLink() === true) throw pathError("symlink_refused", rooted.absolute);
-      return stat !== undefined;
-    });
   }
 
   /** {@inheritDoc SessionStorage.writeTextSync} */
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkReplaceable(file.absolute, options);
+      checkFileAt(file.absolute, options);
       fs.closeSync(replaceFile(file.dir, file.name, [data], options));
     });
   }
 
   /** {@inheritDoc SessionStorage.statSync} */
   statSync(target: string): StorageStat {
-    const rooted = splitBelowRoot(this.root, target);
-    return guardStorage("read", rooted.absolute, () => {
-      this.#checkParents(rooted.names);
-      const stat = fs.lstatSync(rooted.absolute, { bigint: true });
-      if (stat.isSymbolicLink()) throw pathError("symlink_refused", rooted.absolute);
+    const { absolute, names } = splitBelowRoot(this.root, target);
+    return guardStorage("read", absolute, () => {
+      this.#checkDirectories(names.slice(0, -1));
+      const stat = fs.lstatSync(absolute, { bigint: true });
+      if (stat.isSymbolicLink()) throw pathError("symlink_refused", absolute);
       return fromNodeStat(stat);
     });
   }
@@ -138,16 +114,15 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   /** {@inheritDoc SessionStorage.listFilesSync} */
   listFilesSync(dir: string, options: { kind?: "file" | "directory" } = {}): string[] {
     const directories = options.kind === "directory";
-    const rooted = splitBelowRoot(this.root, dir);
-    return guardStorage("read", rooted.absolute, () => {
-      this.#checkDirectories(rooted.names);
-      const names: string[] = [];
-      for (const entry of fs.readdirSync(rooted.absolute, { withFileTypes: true })) {
+    const { absolute, names } = splitBelowRoot(this.root, dir);
+    return guardStorage("read", absolute, () => {
+      this.#checkDirectories(names);
+      const found: string[] = [];
+      for (const entry of fs.readdirSync(absolute, { withFileTypes: true })) {
         // Temporary files and lock directories are ours, not data.
-        if (entry.name.startsWith(".")) continue;
-        if (directories ? entry.isDirectory() : entry.isFile()) names.push(entry.name);
+        if (!entry.name.startsWith(".") && (directories ? entry.isDirectory() : entry.isFile())) found.push(entry.name);
       }
-      return names.sort();
+      return found.sort();
     });
   }
 
@@ -156,8 +131,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     const rooted = splitBelowRoot(this.root, dir);
     return guardStorage("read", rooted.absolute, () => {
       this.#checkDirectories(rooted.names);
-      // Names are entry names, not paths: concatenation gives what path.join would, per entry
-      // at a fraction of the cost.
+      // Entry names, not paths: concatenation gives what path.join would, far cheaper per entry.
       const prefix = path.join(rooted.absolute, path.sep);
       return names.map((name) => {
         const target = prefix + name;
@@ -176,10 +150,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const { absolute } = this.#fileTarget(target);
-    return guardStorage("read", absolute, () => {
-      const { fd, stat } = openRegularWithStat(absolute, OPEN_READ);
-      return new FdFileReader(absolute, fd, fromNodeStat(stat));
-    });
+    return guardStorage("read", absolute, () => openReader(absolute));
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
@@ -187,8 +158,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     const source = this.#fileTarget(from);
     const destination = this.#fileTarget(to);
     guardStorage("write", source.absolute, () => {
-      checkRegularFile(source.absolute);
-      checkReplaceable(destination.absolute, options);
+      checkFileAt(source.absolute);
+      checkFileAt(destination.absolute, options);
       if (source.absolute === destination.absolute) return;
       withWriterLock(source.dir, source.name, () => {
         publish(source.absolute, destination.absolute, options);
@@ -202,7 +173,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   async unlink(target: string): Promise<void> {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkRegularFile(file.absolute);
+      checkFileAt(file.absolute);
       withWriterLock(file.dir, file.name, () => fs.unlinkSync(file.absolute));
     });
   }
@@ -210,7 +181,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   /** {@inheritDoc SessionStorage.openWriter} */
   openWriter(target: string): SessionStorageWriter {
     const file = this.#fileTarget(target);
-    const lock = guardStorage("write", file.absolute, () => lockWriterAt(file.dir, file.name));
+    const lock = guardStorage("write", file.absolute, () => lockWriter(file.dir, file.name));
     try {
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
@@ -220,7 +191,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
         if (created) syncDirectory(file.dir);
         return fd;
       });
-      return new NdjsonFileWriter(new FileLineSink(file.absolute, file.dir, file.name, fd, lock), this.#logger);
+      return new NdjsonFileWriter(new FileLineSink(file, fd, lock), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -228,56 +199,37 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   }
 
   /** Resolves a file path and checks that its parent directories exist and are real. */
-  #fileTarget(target: string): { absolute: string; dir: string; name: string } {
-    const rooted = splitFilePath(this.root, target);
-    guardStorage("read", rooted.absolute, () => this.#checkParents(rooted.names));
-    return { absolute: rooted.absolute, dir: path.dirname(rooted.absolute), name: rooted.name };
+  #fileTarget(target: string): FileTarget {
+    const { absolute, names, name } = splitFilePath(this.root, target);
+    guardStorage("read", absolute, () => this.#checkDirectories(names.slice(0, -1)));
+    return { absolute, dir: path.dirname(absolute), name };
   }
 
   /**
-   * Checks every directory strictly above the last of `names` (the root included).
+   * Checks the root and each directory named by `names`, outermost first.
    * @throws not_found / symlink_refused / not_directory
    */
-  #checkParents(names: readonly string[]): void {
-    this.#checkDirectories(names.slice(0, -1));
-  }
-
-  /** Checks the root and each directory named by `names`, outermost first. */
   #checkDirectories(names: readonly string[]): void {
-    if (checkDirectory(this.root, true) === "missing") throw pathError("not_found", this.root);
     let current = this.root;
-    for (const name of names) {
+    for (const name of ["", ...names]) {
       current = path.join(current, name);
       if (checkDirectory(current, true) === "missing") throw pathError("not_found", current);
     }
   }
-
-  /** Like {@link #checkParents} but reports a missing parent as `false`. */
-  #parentsExist(names: readonly string[]): boolean {
-    try {
-      this.#checkParents(names);
-      return true;
-    } catch (error) {
-      if ((error as { code?: string }).code === "not_found") return false;
-      throw error;
-    }
-  }
 }
 
-/** Appends through one held descriptor; the descriptor follows the file across renames. */
+/** Appends through one held descriptor, which follows the file across renames. */
 class FileLineSink implements LineSink {
   readonly path: string;
-  readonly #dir: string;
-  readonly #name: string;
+  readonly #file: FileTarget;
   readonly #lock: HeldWriterLock;
   #fd: number;
   #closed = false;
   readonly #oneByte = Buffer.alloc(1);
 
-  constructor(absolute: string, dir: string, name: string, fd: number, lock: HeldWriterLock) {
-    this.path = absolute;
-    this.#dir = dir;
-    this.#name = name;
+  constructor(file: FileTarget, fd: number, lock: HeldWriterLock) {
+    this.path = file.absolute;
+    this.#file = file;
     this.#fd = fd;
     this.#lock = lock;
   }
@@ -298,7 +250,7 @@ class FileLineSink implements LineSink {
   }
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    const fd = replaceFile(this.#dir, this.#name, chunks, {});
+    const fd = replaceFile(this.#file.dir, this.#file.name, chunks, {});
     const previous = this.#fd;
     this.#fd = fd;
     fs.closeSync(previous);
@@ -313,4 +265,234 @@ class FileLineSink implements LineSink {
       this.#lock.release();
     }
   }
+}
+
+/** `lstat` of `target`, or `undefined` when nothing is there. */
+function lstatOrUndefined(target: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Checks that `target` is a real directory, not a link to one (links above the root are the
+ * caller's business); `"missing"` when nothing is there and `allowMissing`.
+ */
+function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
+  const stat = allowMissing ? lstatOrUndefined(target) : fs.lstatSync(target);
+  if (stat === undefined) return "missing";
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isDirectory()) throw pathError("not_directory", target);
+  return "ok";
+}
+
+/**
+ * Refuses a link or non-file at `target`. Without `replace` it must exist; with it, `target`
+ * is a destination: it may be missing, and exists only without `noReplace`.
+ */
+function checkFileAt(target: string, replace?: ReplaceOptions): void {
+  const stat = replace === undefined ? fs.lstatSync(target) : lstatOrUndefined(target);
+  if (stat === undefined) return;
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (!stat.isFile()) throw pathError("not_regular_file", target);
+  if (replace?.noReplace === true) throw pathError("already_exists", target);
+}
+
+/** Runs `step` on a no-follow descriptor of directory `dir`. */
+function onDirectory(dir: string, step: (fd: number) => void): void {
+  const fd = fs.openSync(dir, OPEN_DIRECTORY);
+  try {
+    step(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Forces 0700 on a directory we just created (the umask varies). */
+function tightenDirectory(target: string): void {
+  onDirectory(target, (fd) => fs.fchmodSync(fd, DIRECTORY_MODE));
+}
+
+/** Syncs a directory's entries to stable storage. */
+function syncDirectory(dir: string): void {
+  onDirectory(dir, (fd) => fs.fsyncSync(fd));
+}
+
+/** Opens an existing regular file for reading, refusing a link (O_NOFOLLOW) and anything else. */
+function openReader(target: string): SessionFileReader {
+  const fd = fs.openSync(target, OPEN_READ);
+  try {
+    const stat = fs.fstatSync(fd, { bigint: true });
+    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    const read: PositionalRead = (into, offset, length, at) => fs.readSync(fd, into, offset, length, at);
+    return new PositionalReader(target, fromNodeStat(stat), read, () => fs.closeSync(fd));
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/** Opens (creating 0600 if missing) a file for appending and tightens a loose mode. */
+function openForAppend(target: string): { fd: number; created: boolean } {
+  let fd: number;
+  let created = true;
+  try {
+    fd = fs.openSync(target, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    created = false;
+    fd = fs.openSync(target, OPEN_APPEND);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    // An older writer's file under a loose umask is tightened too: transcripts are never for others.
+    if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
+    return { fd, created };
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Removes the temporaries (`.<name>.<16 hex>.tmp`, see `temporaryName`) that killed rewrites
+ * of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use. Only
+ * regular files (no-follow `lstat`) are removed; best effort.
+ */
+function removeOwnTemporaries(dir: string, name: string): void {
+  const prefix = `.${name}.`;
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const entry of names) {
+    if (!entry.startsWith(prefix) || !/^[0-9a-f]{16}\.tmp$/.test(entry.slice(prefix.length))) continue;
+    const full = path.join(dir, entry);
+    try {
+      if (fs.lstatSync(full).isFile()) fs.unlinkSync(full);
+    } catch {
+      // Gone meanwhile or refused: nothing of the session depends on it.
+    }
+  }
+}
+
+/**
+ * Moves `from` to `to`. With `noReplace`, a hard link publishes only if `to` is free (the
+ * kernel decides atomically), then the old name goes: a crash between leaves both names.
+ */
+function publish(from: string, to: string, options: ReplaceOptions): void {
+  if (options.noReplace === true) {
+    fs.linkSync(from, to);
+    fs.unlinkSync(from);
+  } else {
+    fs.renameSync(from, to);
+  }
+}
+
+/**
+ * The one atomic whole-file write (standalone files and a writer's rewrite): `chunks` go to a
+ * fresh 0600 temporary next to `name`, which is synced, published at `name` (see
+ * {@link publish}) and its directory synced. Returns the temporary's descriptor, open for
+ * appending to what is now the file.
+ */
+function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): number {
+  const temporary = path.join(dir, temporaryName(name));
+  const fd = fs.openSync(temporary, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  try {
+    fs.fchmodSync(fd, FILE_MODE);
+    for (const batch of batchChunks(chunks)) writeAllSync(fd, batch);
+    fs.fsyncSync(fd);
+    publish(temporary, path.join(dir, name), options);
+    syncDirectory(dir);
+    return fd;
+  } catch (error) {
+    // Best effort: the failure that brought us here is what the caller needs.
+    try {
+      fs.closeSync(fd);
+    } catch {}
+    try {
+      fs.unlinkSync(temporary);
+    } catch {}
+    throw error;
+  }
+}
+
+const encoder = new TextEncoder();
+/** Reused encoding buffer: an append encodes once, straight into it, and allocates nothing. */
+let scratch = new Uint8Array(1 << 16);
+/** Lines longer than this get a buffer of their own instead of growing the shared one. */
+const SCRATCH_LIMIT = 1 << 22;
+
+/**
+ * Writes all of `data` and returns its byte count, continuing after a short write. Text is
+ * encoded once into a reused buffer, which also yields its exact byte count.
+ */
+function writeAllSync(fd: number, data: string | Buffer): number {
+  let bytes: Uint8Array = data as Buffer;
+  let total = bytes.length;
+  if (typeof data === "string") {
+    // UTF-8 needs at most 3 bytes per UTF-16 unit, so this always holds the whole line.
+    const needed = data.length * 3;
+    if (needed > scratch.length && needed <= SCRATCH_LIMIT) scratch = new Uint8Array(needed);
+    bytes = needed <= scratch.length ? scratch : new Uint8Array(needed);
+    total = encoder.encodeInto(data, bytes).written;
+  }
+  let offset = 0;
+  while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
+  return total;
+}
+
+/** A node:fs bigint stat as a {@link StorageStat}. */
+function fromNodeStat(stat: fs.BigIntStats): StorageStat {
+  return {
+    kind: stat.isFile() ? "file" : stat.isDirectory() ? "directory" : "other",
+    size: Number(stat.size),
+    mtimeMs: Number(stat.mtimeMs),
+    dev: stat.dev.toString(),
+    ino: stat.ino.toString(),
+    ctimeMs: timespecMs(stat.ctimeNs),
+  };
+}
+
+/**
+ * Milliseconds of a nanosecond time computed as node does for a plain stat (seconds * 1000
+ * plus nanoseconds / 1e6, in doubles), so a plain stat compares equal to a bigint one.
+ */
+function timespecMs(ns: bigint): number {
+  let seconds = ns / 1_000_000_000n;
+  let nanos = ns % 1_000_000_000n;
+  if (nanos < 0n) {
+    seconds -= 1n;
+    nanos += 1_000_000_000n;
+  }
+  return Number(seconds) * 1e3 + Number(nanos) / 1e6;
+}
+
+/** How close to a whole millisecond a plain stat's mtime may be before its floor is in doubt. */
+const WHOLE_MS_DOUBT = 1e-3;
+
+/**
+ * A plain stat as the {@link StorageStat} {@link fromNodeStat} gives for the same object, or
+ * `undefined` when the doubles may differ: a dev or inode above 2^53, or an mtime so near a
+ * whole millisecond that rounding may have carried it. Plain stats allocate no bigints.
+ */
+function fromPlainNodeStat(stat: fs.Stats): StorageStat | undefined {
+  if (!Number.isSafeInteger(stat.dev) || !Number.isSafeInteger(stat.ino)) return undefined;
+  const whole = Math.floor(stat.mtimeMs);
+  const fraction = stat.mtimeMs - whole;
+  if (fraction < WHOLE_MS_DOUBT || fraction > 1 - WHOLE_MS_DOUBT) return undefined;
+  return {
+    kind: stat.isFile() ? "file" : stat.isDirectory() ? "directory" : "other",
+    size: stat.size,
+    mtimeMs: whole,
+    dev: String(stat.dev),
+    ino: String(stat.ino),
+    ctimeMs: stat.ctimeMs,
+  };
 }

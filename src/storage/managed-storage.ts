@@ -1,21 +1,19 @@
 /**
- * {@link SessionStorage} over the secure fs layer: every directory and file below the root
- * is reached by descriptor from a held, verified root (`SecureDir`), without following
- * links, and must pass the owner-only checks (owner == effective user, exactly 0700/0600,
- * one link, no ACL) each time it is opened. Nothing is loosened or repaired silently: an
- * object that fails a check is refused with `unsafe_entry` (the fs-layer code in `detail`)
- * or the matching specific code.
+ * {@link SessionStorage} over the secure fs layer: everything below the root is reached by
+ * descriptor from a held, verified root (`SecureDir`) without following links, and must pass
+ * the owner-only checks each time it is opened. Nothing is loosened or repaired silently: a
+ * failing object is refused with `unsafe_entry` (fs-layer code in `detail`) or a specific code.
  *
- * Directory handles below the root are opened per operation, not cached: a cached handle
- * would keep pointing at a directory that was removed and recreated, and appends would land
- * in the orphan. A writer holds its own file and directory handles for its lifetime.
+ * Directory handles below the root are opened per operation, never cached: a cached handle
+ * would keep pointing at a removed and recreated directory, and appends would land in the
+ * orphan. A writer holds its own file and directory handles for its lifetime.
  */
 
 import path from "node:path";
 
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { concatChunks, fillFrom, readWholeSync } from "./bytes.js";
+import { PositionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -30,7 +28,7 @@ import type {
   WriteChunk,
 } from "./types.js";
 import { removeOwnStaging } from "./stale-staging.js";
-import { lockWriterIn, type HeldWriterLock } from "./writer-lock.js";
+import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
 export interface ManagedSessionStorageOptions {
@@ -46,15 +44,11 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   readonly root: string;
   readonly #rootDir: SecureDir;
   readonly #logger: StorageLogger;
-  /** {@link close} was called: the storage's own operations fail from then on. */
   #closed = false;
   /** Open writers of files directly in the root: they rewrite through the root's handle. */
   #rootWriters = 0;
 
-  /**
-   * Wraps an open root. The storage does not take ownership: the caller closes `rootDir`
-   * (or calls {@link close}) when done.
-   */
+  /** Wraps an open root, which the caller still closes (or {@link close} does). */
   constructor(rootDir: SecureDir, options: { logger?: StorageLogger } = {}) {
     super();
     this.#rootDir = rootDir;
@@ -62,20 +56,16 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     this.#logger = options.logger ?? consoleStorageLogger;
   }
 
-  /**
-   * Opens (or with `create`, makes) the owner-only root at `rootPath` and returns a storage
-   * below it.
-   */
+  /** Opens (or with `create`, makes) the owner-only root at `rootPath` and returns a storage below it. */
   static open(rootPath: string, options: ManagedSessionStorageOptions = {}): ManagedSessionStorage {
     const rootDir = guardStorage("read", rootPath, () => SecureDir.openRoot(rootPath, { create: options.create === true }));
     return new ManagedSessionStorage(rootDir, options.logger === undefined ? {} : { logger: options.logger });
   }
 
   /**
-   * Ends the storage: its own operations fail from now on (`writer_closed`, as on any closed
-   * handle). Writers it opened keep working until they are closed, rewrites included: a writer
-   * of a file directly in the root borrows the root's descriptor, which is closed when the
-   * last such writer closes (at once when there is none). Idempotent.
+   * Ends the storage: its own operations fail with `writer_closed` from now on. Writers it
+   * opened keep working until closed; one of a file directly in the root borrows the root's
+   * descriptor, which is closed when the last such writer closes. Idempotent.
    */
   close(): void {
     if (this.#closed) return;
@@ -83,16 +73,9 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     if (this.#rootWriters === 0) this.#rootDir.close();
   }
 
-  /** The root's handle for the storage's own operations; fails once {@link close} ran. */
   #root(): SecureDir {
     if (this.#closed) throw new SecureFsError("closed", { path: this.root });
     return this.#rootDir;
-  }
-
-  /** A root writer closed: the last one after {@link close} closes the root's handle. */
-  #releaseRootWriter(): void {
-    this.#rootWriters -= 1;
-    if (this.#closed && this.#rootWriters === 0) this.#rootDir.close();
   }
 
   /** {@inheritDoc SessionStorage.ensureDirSync} */
@@ -102,27 +85,16 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   }
 
   /** {@inheritDoc SessionStorage.existsSync} */
-  existsSync(target: string): boolean {
-    const { absolute, names } = splitBelowRoot(this.root, target);
-    if (names.length === 0) return true;
-    return guardStorage("read", absolute, () => {
-      try {
-        return this.#withParent(names, false, (dir, name) => {
-          refuseLink(dir.stat(name), absolute);
-          return true;
-        });
-      } catch (error) {
-        if (toStorageError(error, "read", absolute).code === "not_found") return false;
-        throw error;
-      }
-    });
+  override existsSync(target: string): boolean {
+    // The held root exists, even once this storage is closed.
+    return splitBelowRoot(this.root, target).names.length === 0 || super.existsSync(target);
   }
 
   /** {@inheritDoc SessionStorage.writeTextSync} */
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     const { absolute, names } = splitFilePath(this.root, target);
     guardStorage("write", absolute, () =>
-      this.#withParent(names, false, (dir, name) => {
+      this.#withParent(names, (dir, name) => {
         refuseNonFile(dir, name, absolute, true);
         dir.writeFileAtomic(name, concatChunks([data]), options);
       }),
@@ -134,7 +106,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     const { absolute, names } = splitBelowRoot(this.root, target);
     return guardStorage("read", absolute, () => {
       if (names.length === 0) return fromSecureStat(this.#root().stat());
-      return this.#withParent(names, false, (dir, name) => fromSecureStat(refuseLink(dir.stat(name), absolute)));
+      return this.#withParent(names, (dir, name) => fromSecureStat(refuseLink(dir.stat(name), absolute)));
     });
   }
 
@@ -166,9 +138,9 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   }
 
   /**
-   * Every entry of `dir` but dot-names, with its type (an `unknown` from the directory read
-   * is resolved by a no-follow stat), read from the held directory: nothing is followed or
-   * opened. For listings that report the links and FIFOs they skip.
+   * Every entry of `dir` but dot names, with its type (an `unknown` resolved by a no-follow
+   * stat), read from the held directory: nothing is followed or opened. For listings that
+   * report the links and FIFOs they skip.
    */
   listEntriesSync(dir: string): SecureDirEntry[] {
     const { absolute, names } = splitBelowRoot(this.root, dir);
@@ -186,10 +158,11 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   openReaderSync(target: string): SessionFileReader {
     const { absolute, names } = splitFilePath(this.root, target);
     return guardStorage("read", absolute, () =>
-      this.#withParent(names, false, (dir, name) => {
+      this.#withParent(names, (dir, name) => {
         const file = dir.openFile(name);
         try {
-          return new SecureFileReader(absolute, file, fromSecureStat(file.stat()));
+          const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
+          return new PositionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
         } catch (error) {
           file.close();
           throw error;
@@ -201,10 +174,10 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   /**
    * {@inheritDoc SessionStorage.renameSync}
    *
-   * Within one directory this is a single no-replace publish when `noReplace` is set.
-   * Otherwise the secure layer has no replacing or cross-directory rename, so the file is
-   * copied atomically to `to` and then removed from `from`, under the source's writer lock:
-   * a crash in between leaves both names, never neither.
+   * Within one directory under `noReplace` this is one no-replace publish. Otherwise (the
+   * secure layer has no replacing or cross-directory rename) the file is copied atomically to
+   * `to`, then removed from `from`, under the source's writer lock: a crash between leaves
+   * both names, never neither.
    */
   renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = splitFilePath(this.root, from);
@@ -215,24 +188,21 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
       return;
     }
     guardStorage("write", source.absolute, () =>
-      this.#withParent(source.names, false, (sourceDir, sourceName) => {
+      this.#withParent(source.names, (sourceDir, sourceName) => {
         refuseNonFile(sourceDir, sourceName, source.absolute);
-        const lock = lockWriterIn(sourceDir, sourceName);
-        try {
+        withWriterLock(sourceDir, sourceName, () => {
           if (options.noReplace === true && source.parents.join("/") === destination.parents.join("/")) {
             sourceDir.publishNoReplace(sourceName, destination.name);
             return;
           }
-          const data = readWhole(sourceDir, sourceName);
-          this.#withParent(destination.names, false, (destinationDir, destinationName) => {
+          const data = readFileAt(sourceDir, sourceName);
+          this.#withParent(destination.names, (destinationDir, destinationName) => {
             refuseNonFile(destinationDir, destinationName, destination.absolute, true);
             destinationDir.writeFileAtomic(destinationName, data, options);
           });
           sourceDir.unlink(sourceName);
           sourceDir.sync();
-        } finally {
-          lock.release();
-        }
+        });
       }),
     );
   }
@@ -241,14 +211,9 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   async unlink(target: string): Promise<void> {
     const { absolute, names } = splitFilePath(this.root, target);
     guardStorage("write", absolute, () =>
-      this.#withParent(names, false, (dir, name) => {
+      this.#withParent(names, (dir, name) => {
         refuseNonFile(dir, name, absolute);
-        const lock = lockWriterIn(dir, name);
-        try {
-          dir.unlink(name);
-        } finally {
-          lock.release();
-        }
+        withWriterLock(dir, name, () => dir.unlink(name));
       }),
     );
   }
@@ -260,12 +225,12 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
       const { dir, owned } = this.#openDirectory(parents, false);
       let lock: HeldWriterLock | undefined;
       try {
-        lock = lockWriterIn(dir, name);
+        lock = lockWriter(dir, name);
         // Holding the lock, every temporary of a write to this file is a killed rewrite's.
         removeOwnStaging(dir, name);
         const file = openOrCreateForAppend(dir, name);
-        const release = owned ? undefined : () => this.#releaseRootWriter();
-        const sink = new ManagedLineSink(absolute, { dir, owned, release }, name, file, lock);
+        const release = owned ? () => dir.close() : () => this.#releaseRootWriter();
+        const sink = new ManagedLineSink(absolute, dir, name, file, lock, release);
         if (!owned) this.#rootWriters += 1;
         return new NdjsonFileWriter(sink, this.#logger);
       } catch (error) {
@@ -274,6 +239,12 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         throw error;
       }
     });
+  }
+
+  /** A root writer closed: the last one after {@link close} closes the root's handle. */
+  #releaseRootWriter(): void {
+    this.#rootWriters -= 1;
+    if (this.#closed && this.#rootWriters === 0) this.#rootDir.close();
   }
 
   /**
@@ -304,41 +275,29 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     }
   }
 
-  #withParent<T>(names: readonly string[], create: boolean, use: (dir: SecureDir, name: string) => T): T {
-    return this.#withDirectory(names.slice(0, -1), create, (dir) => use(dir, names[names.length - 1] as string));
+  #withParent<T>(names: readonly string[], use: (dir: SecureDir, name: string) => T): T {
+    return this.#withDirectory(names.slice(0, -1), false, (dir) => use(dir, names[names.length - 1] as string));
   }
-
 }
 
 /** Appends through a held, verified file handle; rewrites go through the held directory. */
 class ManagedLineSink implements LineSink {
   readonly path: string;
   readonly #dir: SecureDir;
-  readonly #ownsDir: boolean;
-  readonly #releaseDir: (() => void) | undefined;
   readonly #name: string;
   readonly #lock: HeldWriterLock;
+  /** Gives back the directory handle: closes it, or returns a borrowed root. */
+  readonly #releaseDir: () => void;
   #file: SecureFile;
   #closed = false;
 
-  /**
-   * `parent.owned`: whether closing the writer closes the directory handle too; `release`:
-   * what closing gives back instead, for a borrowed handle (the storage's root).
-   */
-  constructor(
-    absolute: string,
-    parent: { dir: SecureDir; owned: boolean; release: (() => void) | undefined },
-    name: string,
-    file: SecureFile,
-    lock: HeldWriterLock,
-  ) {
+  constructor(absolute: string, dir: SecureDir, name: string, file: SecureFile, lock: HeldWriterLock, releaseDir: () => void) {
     this.path = absolute;
-    this.#dir = parent.dir;
-    this.#ownsDir = parent.owned;
-    this.#releaseDir = parent.release;
+    this.#dir = dir;
     this.#name = name;
     this.#file = file;
     this.#lock = lock;
+    this.#releaseDir = releaseDir;
   }
 
   appendSync(data: string): number {
@@ -369,40 +328,12 @@ class ManagedLineSink implements LineSink {
       this.#file.close();
     } finally {
       this.#lock.release();
-      if (this.#ownsDir) this.#dir.close();
-      else this.#releaseDir?.();
+      this.#releaseDir();
     }
   }
 }
 
-/** A {@link SessionFileReader} on a verified owner-only file. */
-class SecureFileReader implements SessionFileReader {
-  readonly path: string;
-  readonly stat: StorageStat;
-  readonly #file: SecureFile;
-
-  constructor(path: string, file: SecureFile, stat: StorageStat) {
-    this.path = path;
-    this.#file = file;
-    this.stat = stat;
-  }
-
-  readSync(buffer: Uint8Array, position: number): number {
-    if (this.#file.closed) throw pathError("reader_closed", this.path);
-    return guardStorage("read", this.path, () =>
-      fillFrom(buffer, position, (into, offset, length, at) => this.#file.read(into, { offset, length, position: at })),
-    );
-  }
-
-  close(): void {
-    if (!this.#file.closed) this.#file.close();
-  }
-}
-
-/**
- * Opens `name` for appending, creating it when missing; a creation also syncs the
- * directory, so the new name survives a power cut as surely as the records in it.
- */
+/** Opens `name` for appending, creating it if missing; a creation syncs the directory so the name survives a power cut. */
 function openOrCreateForAppend(dir: SecureDir, name: string): SecureFile {
   let file: SecureFile;
   try {
@@ -436,16 +367,6 @@ function refuseNonFile(dir: SecureDir, name: string, absolute: string, allowMiss
   }
   refuseLink(stat, absolute);
   if (stat.type !== "file") throw pathError("not_regular_file", absolute);
-}
-
-/** The whole file `name` in `dir`, including anything appended after its size was first read. */
-function readWhole(dir: SecureDir, name: string): Buffer {
-  const file = dir.openFile(name);
-  try {
-    return readWholeSync(file.stat().size, (buffer, offset, length, position) => file.read(buffer, { offset, length, position }));
-  } finally {
-    file.close();
-  }
 }
 
 function fromSecureStat(stat: SecureStat): StorageStat {

@@ -1,14 +1,13 @@
 /**
- * A map-backed {@link SessionStorage}: the storage of in-memory sessions, and the cheapest
- * way to exercise code written against the contract. It keeps the same rules as the disk
- * implementations (parents must exist, files and directories do not mix, one writer per
- * file), so behaviour seen here holds on disk too.
+ * A map-backed {@link SessionStorage}: the storage of in-memory sessions, and the cheapest way
+ * to exercise code written against the contract. It keeps the disk rules (parents must exist,
+ * files and directories do not mix, one writer per file), so what holds here holds on disk.
  */
 
 import path from "node:path";
 
 import { SyncBackedStorage } from "./sync-backed.js";
-import { batchChunks, fillFrom } from "./bytes.js";
+import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -61,26 +60,18 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     super();
     this.root = normalizeRoot(options.root ?? "/");
     this.#logger = options.logger ?? consoleStorageLogger;
-    this.#nodes.set(this.root, this.#directory());
+    this.#nodes.set(this.root, { kind: "directory", ino: this.#nextIno++, mtimeMs: Date.now() });
   }
 
   /** {@inheritDoc SessionStorage.ensureDirSync} */
   ensureDirSync(dir: string): void {
-    const { names } = splitBelowRoot(this.root, dir);
     let current = this.root;
-    for (const name of names) {
+    for (const name of splitBelowRoot(this.root, dir).names) {
       current = path.join(current, name);
       const node = this.#nodes.get(current);
-      if (node === undefined) this.#nodes.set(current, this.#directory());
+      if (node === undefined) this.#nodes.set(current, { kind: "directory", ino: this.#nextIno++, mtimeMs: Date.now() });
       else if (node.kind !== "directory") throw pathError("not_directory", current);
     }
-  }
-
-  /** {@inheritDoc SessionStorage.existsSync} */
-  existsSync(target: string): boolean {
-    const { absolute } = splitBelowRoot(this.root, target);
-    this.#checkParents(absolute);
-    return this.#nodes.has(absolute);
   }
 
   /** {@inheritDoc SessionStorage.writeTextSync} */
@@ -92,23 +83,14 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
 
   /** {@inheritDoc SessionStorage.statSync} */
   statSync(target: string): StorageStat {
-    const { absolute } = splitBelowRoot(this.root, target);
-    const node = this.#existing(absolute);
-    return {
-      kind: node.kind,
-      size: node.kind === "file" ? node.size : 0,
-      mtimeMs: node.mtimeMs,
-      dev: "0",
-      ino: String(node.ino),
-    };
+    const node = this.#existing(splitBelowRoot(this.root, target).absolute);
+    return { kind: node.kind, size: node.kind === "file" ? node.size : 0, mtimeMs: node.mtimeMs, dev: "0", ino: String(node.ino) };
   }
 
   /** {@inheritDoc SessionStorage.listFilesSync} */
   listFilesSync(dir: string, options: { kind?: "file" | "directory" } = {}): string[] {
     const kind = options.kind ?? "file";
-    const { absolute } = splitBelowRoot(this.root, dir);
-    const node = this.#existing(absolute);
-    if (node.kind !== "directory") throw pathError("not_directory", absolute);
+    const absolute = this.#directory(splitBelowRoot(this.root, dir).absolute);
     const names: string[] = [];
     for (const [key, child] of this.#nodes) {
       if (child.kind !== kind || key === absolute || path.dirname(key) !== absolute) continue;
@@ -121,8 +103,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
 
   /** {@inheritDoc SessionStorage.statEntriesSync} */
   statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[] {
-    const { absolute } = splitBelowRoot(this.root, dir);
-    if (this.statSync(absolute).kind !== "directory") throw pathError("not_directory", absolute);
+    const absolute = this.#directory(splitBelowRoot(this.root, dir).absolute);
     return names.map((name) => {
       if (!isPlainEntryName(name)) return pathError("invalid_path", path.join(absolute, name));
       try {
@@ -138,24 +119,13 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
   openReaderSync(target: string): SessionFileReader {
     const { absolute } = splitFilePath(this.root, target);
     const file = this.#file(absolute);
-    const stat = this.statSync(absolute);
-    let open = true;
     // Like a descriptor, the reader follows the object it opened: appends to it are seen,
     // a replacement published at the same name is not.
-    return {
-      path: absolute,
-      stat,
-      readSync(buffer: Uint8Array, position: number): number {
-        if (!open) throw pathError("reader_closed", absolute);
-        const data = contents(file);
-        return fillFrom(buffer, position, (into, offset, length, at) =>
-          at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length)),
-        );
-      },
-      close(): void {
-        open = false;
-      },
+    const read: PositionalRead = (into, offset, length, at) => {
+      const data = contents(file);
+      return at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length));
     };
+    return new PositionalReader(absolute, this.statSync(absolute), read, () => undefined);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
@@ -186,38 +156,32 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     this.#locked.add(absolute);
     let node = this.#nodes.get(absolute) as MemoryFile | undefined;
     if (node === undefined) {
-      node = this.#emptyFile();
+      node = this.#fileFrom([]);
       this.#nodes.set(absolute, node);
     }
-    const hooks: SinkHooks = {
-      replace: (chunks) => {
-        const file = this.#fileFrom(chunks);
-        this.#parentDirectory(absolute);
-        this.#nodes.set(absolute, file);
-        return file;
-      },
-      release: () => {
-        this.#locked.delete(absolute);
-      },
+    const replace = (chunks: Iterable<WriteChunk>): MemoryFile => {
+      const file = this.#fileFrom(chunks);
+      this.#directory(path.dirname(absolute));
+      this.#nodes.set(absolute, file);
+      return file;
     };
-    return new NdjsonFileWriter(new MemoryLineSink(absolute, node, hooks), this.#logger);
+    const release = (): void => void this.#locked.delete(absolute);
+    return new NdjsonFileWriter(new MemoryLineSink(absolute, node, replace, release), this.#logger);
   }
 
-  /** Refuses a file destination that is a directory, or that exists under `noReplace`; its parent must be a directory. */
+  /** Refuses a file destination that is a directory, or exists under `noReplace`; its parent must be a directory. */
   #checkDestination(absolute: string, options: ReplaceOptions): void {
-    this.#parentDirectory(absolute);
+    this.#directory(path.dirname(absolute));
     const existing = this.#nodes.get(absolute);
     if (existing?.kind === "directory") throw pathError("not_regular_file", absolute);
     if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", absolute);
   }
 
-  /** Walks the parents of `absolute` the way a disk lookup would. */
+  /** Walks the parents of `absolute` outermost first, the way a disk lookup would. */
   #checkParents(absolute: string): void {
-    let current = path.dirname(absolute);
     const chain: string[] = [];
-    while (current !== this.root && current.startsWith(this.root)) {
+    for (let current = path.dirname(absolute); current !== this.root && current.startsWith(this.root); current = path.dirname(current)) {
       chain.push(current);
-      current = path.dirname(current);
     }
     for (const dir of chain.reverse()) {
       const node = this.#nodes.get(dir);
@@ -233,29 +197,20 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     return node;
   }
 
-  #file(target: string): MemoryFile {
-    const { absolute } = splitFilePath(this.root, target);
+  #file(absolute: string): MemoryFile {
     const node = this.#existing(absolute);
     if (node.kind !== "file") throw pathError("not_regular_file", absolute);
     return node;
   }
 
-  #parentDirectory(absolute: string): void {
-    const parent = path.dirname(absolute);
-    const node = this.#existing(parent);
-    if (node.kind !== "directory") throw pathError("not_directory", parent);
-  }
-
-  #directory(): MemoryDirectory {
-    return { kind: "directory", ino: this.#nextIno++, mtimeMs: Date.now() };
-  }
-
-  #emptyFile(): MemoryFile {
-    return { kind: "file", ino: this.#nextIno++, mtimeMs: Date.now(), parts: [], size: 0 };
+  /** Returns `absolute` after checking that a directory is there. */
+  #directory(absolute: string): string {
+    if (this.#existing(absolute).kind !== "directory") throw pathError("not_directory", absolute);
+    return absolute;
   }
 
   #fileFrom(chunks: Iterable<WriteChunk>): MemoryFile {
-    const file = this.#emptyFile();
+    const file: MemoryFile = { kind: "file", ino: this.#nextIno++, mtimeMs: Date.now(), parts: [], size: 0 };
     for (const batch of batchChunks(chunks)) {
       file.parts.push(batch);
       file.size += batch.length;
@@ -264,25 +219,20 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
   }
 }
 
-/** What a writer may do to its storage beyond appending: the holder's privileges. */
-interface SinkHooks {
-  /** Puts a new file at the writer's path (the writer holds the lock) and returns it. */
-  replace(chunks: Iterable<WriteChunk>): MemoryFile;
-  /** Releases the writer lock. */
-  release(): void;
-}
-
 /** Appends to one in-memory file; like a descriptor, it follows the file, not the name. */
 class MemoryLineSink implements LineSink {
   readonly path: string;
-  readonly #hooks: SinkHooks;
   #file: MemoryFile;
+  /** Puts a new file at the writer's path (the writer holds the lock) and returns it. */
+  readonly #replace: (chunks: Iterable<WriteChunk>) => MemoryFile;
+  readonly #release: () => void;
   #closed = false;
 
-  constructor(absolute: string, file: MemoryFile, hooks: SinkHooks) {
+  constructor(absolute: string, file: MemoryFile, replace: (chunks: Iterable<WriteChunk>) => MemoryFile, release: () => void) {
     this.path = absolute;
     this.#file = file;
-    this.#hooks = hooks;
+    this.#replace = replace;
+    this.#release = release;
   }
 
   appendSync(data: string): number {
@@ -306,27 +256,22 @@ class MemoryLineSink implements LineSink {
 
   async replace(chunks: Iterable<WriteChunk>): Promise<void> {
     this.#assertOpen();
-    this.#file = this.#hooks.replace(chunks);
+    this.#file = this.#replace(chunks);
   }
 
   closeSync(): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.#hooks.release();
+    this.#release();
   }
 
   #assertOpen(): void {
-    if (this.#closed) {
-      throw pathError("writer_closed", this.path);
-    }
+    if (this.#closed) throw pathError("writer_closed", this.path);
   }
 }
 
 /** Joins a file's parts into one buffer and keeps it, so repeated reads stay cheap. */
 function contents(file: MemoryFile): Buffer {
-  if (file.parts.length !== 1) {
-    const joined = Buffer.concat(file.parts, file.size);
-    file.parts = [joined];
-  }
+  if (file.parts.length !== 1) file.parts = [Buffer.concat(file.parts, file.size)];
   return file.parts[0] as Buffer;
 }

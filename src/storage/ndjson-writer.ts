@@ -1,7 +1,6 @@
 /**
- * The one append-only writer every storage implementation hands out. Implementations only
- * provide a {@link LineSink} (how bytes reach their file); ordering, error latching,
- * torn-tail repair and group commit live here, once.
+ * The one append-only writer of every storage: a storage provides a {@link LineSink} (how
+ * bytes reach its file); ordering, error latching, torn-tail repair and group commit live here.
  */
 
 import { StorageError, toStorageError } from "./errors.js";
@@ -12,11 +11,7 @@ const SETTLED: Promise<void> = Promise.resolve();
 
 function ignore(): void {}
 
-/**
- * Marks `promise` as handled so a caller that fires and forgets a write never crashes the
- * process with an unhandled rejection; the error stays available through `getError()` and
- * every awaiting caller still sees the rejection.
- */
+/** Marks `promise` handled: a fire-and-forget write never crashes the process; awaiting callers still see it. */
 function handled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(ignore);
   return promise;
@@ -36,16 +31,12 @@ export const consoleStorageLogger: StorageLogger = {
 /**
  * Appends newline-delimited JSON records to one file (see {@link SessionStorageWriter}).
  *
- * An append is a single synchronous write of `line + "\n"` on a held descriptor: it never
- * re-reads, re-hashes or copies the file, so its cost depends only on the line. Before the
- * first append (and the first after a rewrite) the file's last byte is read once; when a
- * crash left a torn record without a final line feed, one is prepended so the new record
- * starts on its own line instead of gluing onto the fragment.
- *
- * `flush()` syncs at once when nothing is queued. Rewrites and closes run one after
- * another on a promise chain; appends and flushes issued while a rewrite is queued wait
- * behind it, so everything keeps call order. The first failure of any step is latched,
- * logged once with the file, and returned by every later call.
+ * An append is one synchronous write of `line + "\n"` on a held descriptor, so its cost
+ * depends only on the line. Before the first append (and the first after a rewrite) the last
+ * byte is read once: after a crash left a torn record, a line feed is prepended so the new
+ * record does not glue onto the fragment. Rewrites and closes run in order on a promise chain;
+ * appends and flushes issued behind a queued rewrite wait for it. The first failure is latched
+ * and logged once.
  */
 export class NdjsonFileWriter implements SessionStorageWriter {
   readonly #sink: LineSink;
@@ -54,7 +45,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   #closing: Promise<void> | undefined;
   #tailChecked = false;
   #chain: Promise<void> = SETTLED;
-  /** A queued sync that has not started yet: later flushes can share it. */
+  /** A queued sync not yet started, which later flushes share. */
   #queuedSync: Promise<void> | undefined;
   /** While a rewrite is queued, appends queue behind it to keep call order. */
   #pendingRewrites = 0;
@@ -64,18 +55,14 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     this.#logger = logger;
   }
 
-  /** The file this writer appends to. */
+  /** {@inheritDoc SessionStorageWriter.path} */
   get path(): string {
     return this.#sink.path;
   }
 
   /** {@inheritDoc SessionStorageWriter.writeLine} */
   writeLine(line: string): Promise<void> {
-    if (line.indexOf("\n") !== -1 && this.#refusal() === undefined) {
-      return rejected(
-        new StorageError("invalid_line", `a record for ${this.path} contains a line feed`, { path: this.path }),
-      );
-    }
+    if (line.indexOf("\n") !== -1 && this.#refusal() === undefined) return rejected(this.#invalidLine("contains a line feed"));
     return this.#writeChecked(line);
   }
 
@@ -96,12 +83,8 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   writeLineSync(line: string): number {
     const refusal = this.#refusal();
     if (refusal !== undefined) throw refusal;
-    if (line.indexOf("\n") !== -1) {
-      throw new StorageError("invalid_line", `a record for ${this.path} contains a line feed`, { path: this.path });
-    }
-    if (this.#pendingRewrites > 0) {
-      throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
-    }
+    if (line.indexOf("\n") !== -1) throw this.#invalidLine("contains a line feed");
+    if (this.#pendingRewrites > 0) throw this.#busyError();
     try {
       return this.#append(line);
     } catch (error) {
@@ -115,20 +98,10 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     try {
       line = JSON.stringify(record);
     } catch (error) {
-      return rejected(
-        new StorageError("invalid_line", `a record for ${this.path} cannot be encoded as JSON`, {
-          path: this.path,
-          cause: error,
-        }),
-      );
+      return rejected(this.#invalidLine("cannot be encoded as JSON", error));
     }
-    if (line === undefined) {
-      return rejected(
-        new StorageError("invalid_line", `a record for ${this.path} has no JSON form`, { path: this.path }),
-      );
-    }
-    // JSON text never holds a raw line feed (it is escaped inside strings), so the
-    // record needs no scan.
+    if (line === undefined) return rejected(this.#invalidLine("has no JSON form"));
+    // JSON text never holds a raw line feed, so the record needs no scan.
     return this.#writeChecked(line);
   }
 
@@ -137,8 +110,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     const refusal = this.#refusal();
     if (refusal !== undefined) return rejected(refusal);
     if (this.#pendingRewrites === 0) {
-      // Synced on this thread: handing the sync to a worker thread and waking up again
-      // costs more than the sync itself on a fast disk, and the caller waits either way.
+      // Synced on this thread: a worker round trip costs more than a fast disk's sync.
       try {
         this.#sink.syncSync();
         return SETTLED;
@@ -171,7 +143,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     const refusal = this.#refusal();
     if (refusal !== undefined) return rejected(refusal);
     this.#pendingRewrites++;
-    const done = this.#enqueue("rewrite", async () => {
+    return this.#enqueue("rewrite", async () => {
       try {
         await this.#sink.replace(chunks);
       } finally {
@@ -180,7 +152,6 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       // The new content may end without a line feed; check again before the next append.
       this.#tailChecked = false;
     });
-    return done;
   }
 
   /** {@inheritDoc SessionStorageWriter.close} */
@@ -205,9 +176,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   /** {@inheritDoc SessionStorageWriter.closeSync} */
   closeSync(): void {
     if (this.#closing === undefined) {
-      if (this.#pendingRewrites > 0 || this.#queuedSync !== undefined) {
-        throw new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
-      }
+      if (this.#pendingRewrites > 0 || this.#queuedSync !== undefined) throw this.#busyError();
       try {
         this.#sink.closeSync();
         this.#closing = SETTLED;
@@ -234,6 +203,14 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     }
     const written = this.#sink.appendSync(data);
     return typeof written === "number" ? written - 1 - repair : Buffer.byteLength(line, "utf8");
+  }
+
+  #invalidLine(problem: string, cause?: unknown): StorageError {
+    return new StorageError("invalid_line", `a record for ${this.path} ${problem}`, { path: this.path, cause });
+  }
+
+  #busyError(): StorageError {
+    return new StorageError("writer_busy", `a rewrite of ${this.path} is still pending`, { path: this.path });
   }
 
   #refusal(): StorageError | undefined {

@@ -1,6 +1,6 @@
 /**
- * Path checks shared by every storage: a caller passes absolute paths, and each one is
- * turned into the list of names below the storage root before anything touches a disk.
+ * Path checks shared by every storage: each absolute path a caller passes becomes the list
+ * of names below the storage root before anything touches a disk.
  */
 
 import { randomBytes } from "node:crypto";
@@ -8,12 +8,14 @@ import path from "node:path";
 
 import { StorageError } from "./errors.js";
 
-/** An absolute path split into the names below a storage root. */
-export interface RootedPath {
-  /** The normalised absolute path. */
+/** An absolute path split into the names below a storage root (outermost first, none for the root). */
+interface RootedPath {
   absolute: string;
-  /** Names below the root, outermost first; empty for the root itself. */
   names: string[];
+}
+
+function isAbsolutePath(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && !value.includes("\0") && path.isAbsolute(value);
 }
 
 /**
@@ -21,23 +23,18 @@ export interface RootedPath {
  * @throws StorageError `invalid_path` for a relative root or one containing NUL.
  */
 export function normalizeRoot(root: string): string {
-  if (typeof root !== "string" || root.length === 0 || root.includes("\0") || !path.isAbsolute(root)) {
-    throw new StorageError("invalid_path", `a storage root must be an absolute path: ${String(root)}`);
-  }
+  if (!isAbsolutePath(root)) throw new StorageError("invalid_path", `a storage root must be an absolute path: ${String(root)}`);
   return path.resolve(root);
 }
 
 /**
- * Splits `target` into names below `root`. `.` and `..` segments are resolved lexically;
- * that is sound only because every storage refuses links below its root, so the lexical
- * path and the real one cannot differ.
+ * Splits `target` into names below `root`. `.` and `..` are resolved lexically, which is
+ * sound only because every storage refuses links below its root.
  * @throws StorageError `invalid_path` (relative, empty, NUL) or `outside_root`.
  */
 export function splitBelowRoot(root: string, target: string): RootedPath {
-  if (typeof target !== "string" || target.length === 0 || target.includes("\0") || !path.isAbsolute(target)) {
-    throw new StorageError("invalid_path", `storage paths must be absolute: ${String(target)}`, {
-      path: String(target),
-    });
+  if (!isAbsolutePath(target)) {
+    throw new StorageError("invalid_path", `storage paths must be absolute: ${String(target)}`, { path: String(target) });
   }
   const absolute = path.resolve(target);
   if (absolute === root) return { absolute, names: [] };
@@ -49,32 +46,24 @@ export function splitBelowRoot(root: string, target: string): RootedPath {
 }
 
 /**
- * Like {@link splitBelowRoot} but for a file: the root itself is not a file name.
+ * {@link splitBelowRoot} for a file, with its name and parent names.
  * @throws StorageError `invalid_path` when `target` is the root.
  */
 export function splitFilePath(root: string, target: string): RootedPath & { name: string; parents: string[] } {
   const rooted = splitBelowRoot(root, target);
   const name = rooted.names[rooted.names.length - 1];
   if (name === undefined) {
-    throw new StorageError("invalid_path", `the storage root is not a file: ${rooted.absolute}`, {
-      path: rooted.absolute,
-    });
+    throw new StorageError("invalid_path", `the storage root is not a file: ${rooted.absolute}`, { path: rooted.absolute });
   }
   return { ...rooted, name, parents: rooted.names.slice(0, -1) };
 }
 
-/**
- * A fresh temporary name next to `name`: hidden, unique, and ending in `.tmp` so that no
- * listing that filters by extension mistakes it for data.
- */
+/** A fresh hidden temporary name next to `name`, ending in `.tmp` so no listing takes it for data. */
 export function temporaryName(name: string): string {
   return `.${name}.${randomBytes(8).toString("hex")}.tmp`;
 }
 
-/**
- * True for one plain entry name: not empty, not `.` or `..`, no separator, no NUL. Batch
- * calls that take names rather than paths check this so a name cannot reach another directory.
- */
+/** One plain entry name (no separator, NUL, `.` or `..`), so a batch name cannot reach another directory. */
 export function isPlainEntryName(name: string): boolean {
   if (typeof name !== "string" || name.length === 0 || name === "." || name === "..") return false;
   return !name.includes("/") && !name.includes(path.sep) && !name.includes("\0");

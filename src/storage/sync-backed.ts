@@ -1,17 +1,31 @@
 /**
- * The asynchronous half of the storage contract, written once: every storage here does its
- * work synchronously (a held descriptor, a verified directory, memory), so each promise-returning
- * method is its synchronous form settled. A storage states only the synchronous forms.
+ * What the storage contract derives, written once: `existsSync` from `statSync`, and the
+ * promise methods, since every storage here works synchronously (held descriptors, verified
+ * directories, memory) and each is its synchronous form settled.
  */
-import { checkByteCount, readAllText, readPrefixText } from "./bytes.js";
-import type { ReplaceOptions, SessionFileReader, SessionStorage, WriteChunk } from "./types.js";
+import { checkByteCount, decodeUtf8Prefix, readWholeSync, type PositionalRead } from "./bytes.js";
+import { isStorageError } from "./errors.js";
+import type { ReplaceOptions, SessionFileReader, SessionStorage, StorageStat, WriteChunk } from "./types.js";
 
-/** Base of the three storages: {@link SessionStorage}'s promise methods over its synchronous ones. */
-export abstract class SyncBackedStorage implements Pick<SessionStorage, "exists" | "readText" | "readTextPrefix" | "writeText" | "rename"> {
-  abstract existsSync(target: string): boolean;
+/** Base of the three storages: {@link SessionStorage}'s derived methods over its primitive ones. */
+export abstract class SyncBackedStorage
+  implements Pick<SessionStorage, "existsSync" | "exists" | "readText" | "readTextPrefix" | "writeText" | "rename">
+{
+  abstract statSync(target: string): StorageStat;
   abstract openReaderSync(target: string): SessionFileReader;
   abstract writeTextSync(target: string, data: WriteChunk, options?: ReplaceOptions): void;
   abstract renameSync(from: string, to: string, options?: ReplaceOptions): void;
+
+  /** {@inheritDoc SessionStorage.existsSync} */
+  existsSync(target: string): boolean {
+    try {
+      this.statSync(target);
+      return true;
+    } catch (error) {
+      if (isStorageError(error, "not_found")) return false;
+      throw error;
+    }
+  }
 
   /** {@inheritDoc SessionStorage.exists} */
   async exists(target: string): Promise<boolean> {
@@ -20,13 +34,25 @@ export abstract class SyncBackedStorage implements Pick<SessionStorage, "exists"
 
   /** {@inheritDoc SessionStorage.readText} */
   async readText(target: string): Promise<string> {
-    return readAllText(this.openReaderSync(target));
+    const reader = this.openReaderSync(target);
+    try {
+      const read: PositionalRead = (buffer, offset, length, position) => reader.readSync(buffer.subarray(offset, offset + length), position);
+      return readWholeSync(reader.stat.size, read).toString("utf8");
+    } finally {
+      reader.close();
+    }
   }
 
   /** {@inheritDoc SessionStorage.readTextPrefix} */
   async readTextPrefix(target: string, maxBytes: number): Promise<string> {
     checkByteCount(maxBytes, "maxBytes");
-    return readPrefixText(this.openReaderSync(target), maxBytes);
+    const reader = this.openReaderSync(target);
+    try {
+      const buffer = Buffer.allocUnsafe(Math.min(maxBytes, reader.stat.size));
+      return decodeUtf8Prefix(buffer.subarray(0, reader.readSync(buffer, 0)));
+    } finally {
+      reader.close();
+    }
   }
 
   /** {@inheritDoc SessionStorage.writeText} */

@@ -1,14 +1,11 @@
 /**
- * One writer per file, across processes: the writer of `<dir>/<name>` holds a
- * kernel-released lock (Linux OFD lock, via the secure fs layer) on
- * `<dir>/.gjc-locks/<name>.lock`. A crashed holder's lock is released by the kernel, so no
- * lease or pid guess is ever needed. Readers take no lock and are never blocked.
+ * One writer per file, across processes: the writer of `<dir>/<name>` holds a kernel-released
+ * lock (via the secure fs layer) on `<dir>/.gjc-locks/<name>.lock`, so a crashed holder needs
+ * no lease or pid guess. Readers take no lock.
  *
- * The lock lives in its own owner-only directory rather than on the data file because the
- * lock file carries a diagnostic record, and because a rewrite replaces the data file's
- * inode while the lock must stay put. Lock files are left in place (emptied) on release:
- * removing one safely would need the holder to prove the name still refers to its locked
- * file, which the lock handle cannot do.
+ * The lock sits in its own owner-only directory, not on the data file, because a rewrite
+ * replaces the data file's inode while the lock must stay put. Lock files are left (emptied)
+ * on release: removing one safely would need proof that the name still is the locked file.
  */
 
 import path from "node:path";
@@ -16,8 +13,7 @@ import path from "node:path";
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { pathError, toStorageError } from "./errors.js";
 
-/** The directory, next to the data files, that holds their lock files. */
-export const LOCK_DIRECTORY = ".gjc-locks";
+const LOCK_DIRECTORY = ".gjc-locks";
 
 /** A held writer lock. */
 export interface HeldWriterLock {
@@ -26,26 +22,17 @@ export interface HeldWriterLock {
 }
 
 /**
- * Takes the writer lock of file `name` in directory `dir` (an absolute path that the
- * caller has already checked), creating the owner-only lock directory when missing.
+ * Takes the writer lock of `name` in `dir`, a path the caller checked, or a held directory.
  * @throws StorageError `session_busy` when another writer holds it.
  */
-export function lockWriterAt(dir: string, name: string): HeldWriterLock {
-  return lockWith(() => SecureDir.openRoot(path.join(dir, LOCK_DIRECTORY), { create: true }), name, path.join(dir, name));
-}
-
-/**
- * Takes the writer lock of file `name` below a held owner-only directory.
- * @throws StorageError `session_busy` when another writer holds it.
- */
-export function lockWriterIn(dir: SecureDir, name: string): HeldWriterLock {
-  return lockWith(() => dir.openDir(LOCK_DIRECTORY, { create: true }), name, path.join(dir.path, name));
-}
-
-function lockWith(openLocks: () => SecureDir, name: string, target: string): HeldWriterLock {
+export function lockWriter(dir: string | SecureDir, name: string): HeldWriterLock {
+  const target = path.join(typeof dir === "string" ? dir : dir.path, name);
   let locks: SecureDir;
   try {
-    locks = openLocks();
+    locks =
+      typeof dir === "string"
+        ? SecureDir.openRoot(path.join(dir, LOCK_DIRECTORY), { create: true })
+        : dir.openDir(LOCK_DIRECTORY, { create: true });
   } catch (error) {
     throw toStorageError(error, "write", target, "lock");
   }
@@ -57,7 +44,17 @@ function lockWith(openLocks: () => SecureDir, name: string, target: string): Hel
     }
     throw toStorageError(error, "write", target, "lock");
   } finally {
-    // The held lock keeps its own descriptor; the directory handle is not needed after.
+    // The held lock keeps its own descriptor.
     locks.close();
+  }
+}
+
+/** Runs `step` holding the writer lock of `name` in `dir` (`session_busy` if a writer has it). */
+export function withWriterLock<T>(dir: string | SecureDir, name: string, step: () => T): T {
+  const lock = lockWriter(dir, name);
+  try {
+    return step();
+  } finally {
+    lock.release();
   }
 }
