@@ -36,8 +36,8 @@ export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
 /** Accepted values of {@link DirectoryMigrationPolicy}; the first is the default. */
 export const DIRECTORY_MIGRATION_POLICIES: readonly DirectoryMigrationPolicy[] = ["copy-retain", "disabled"];
 
-/** How long an opener waits for another process's migration of the same source (ms). */
-export const DEFAULT_MIGRATION_WAIT_MS = 5_000;
+// How long an opener waits for another process's migration of the same source (ms).
+const DEFAULT_MIGRATION_WAIT_MS = 5_000;
 
 /** A progress report of a running migration. */
 export interface MigrationProgress {

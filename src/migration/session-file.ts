@@ -62,17 +62,8 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
 
 /** fs-layer refusals that say the object is not one migration may read. */
 const UNSAFE_CODES: ReadonlySet<string> = new Set([
-  "symlink_refused",
-  "hardlink_refused",
-  "not_regular_file",
-  "not_directory",
-  "owner_mismatch",
-  "mode_mismatch",
-  "acl_present",
-  "acl_malformed",
-  "acl_denied",
-  "acl_io_error",
-  "acl_unknown",
+  "symlink_refused", "hardlink_refused", "not_regular_file", "not_directory", "owner_mismatch", "mode_mismatch",
+  "acl_present", "acl_malformed", "acl_denied", "acl_io_error", "acl_unknown",
 ]);
 
 /** The path-free cause token of an fs-layer refusal: `symlink` and `hardlink` for links, else its code. */
