@@ -12,7 +12,6 @@ import { BINDING_FILE_NAME, decodeBinding, INTERNAL_DIRECTORY, isScopeDirectoryN
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
 import type { AuditObjectType, AuditRepair } from "./schema.js";
-import type { WalkVisitor } from "./walk.js";
 
 /** How many unparseable lines are listed one by one per file; the rest are summed up. */
 export const MAX_LINE_FINDINGS_PER_FILE = 100;
@@ -48,7 +47,7 @@ function field(value: unknown, name: string): unknown {
 }
 
 /** Content checks of one audit run. */
-export class ContentChecks implements WalkVisitor {
+export class ContentChecks {
   readonly #collector: FindingCollector;
   readonly #staleAfterMs: number;
   readonly #now: number;
@@ -75,12 +74,14 @@ export class ContentChecks implements WalkVisitor {
     this.#now = options.now;
   }
 
+  /** A directory that passed the owner-only open (or was repaired), before its entries. */
   directory(rel: string, segments: readonly string[]): void {
     if (rel === ".") this.directories += 1;
     const [top, scope] = segments;
     if (top === "sessions" && segments.length === 2 && isScopeDirectoryName(scope as string)) this.#scopes.set(scope as string, false);
   }
 
+  /** Every entry, before anything is opened (names alone decide staging files). */
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void {
     if (type === "directory") this.directories += 1;
     else this.files += 1;
@@ -103,6 +104,7 @@ export class ContentChecks implements WalkVisitor {
     }
   }
 
+  /** A regular file that passed the owner-only open; `segments` is its path below the agent dir. */
   file(file: SecureFile, rel: string, segments: readonly string[]): void {
     const [top, dir = "", third, fourth] = segments;
     const name = segments[segments.length - 1] as string;

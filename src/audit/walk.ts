@@ -7,23 +7,15 @@
  */
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
+import type { ContentChecks } from "./content.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode, type AuditObjectType } from "./schema.js";
-
-/** What the content checks see of the walk. */
-export interface WalkVisitor {
-  /** Every entry, before anything is opened (names alone decide staging and legacy data). */
-  entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void;
-  /** A regular file that passed the owner-only open; `segments` is its path below the agent dir. */
-  file(file: SecureFile, rel: string, segments: readonly string[]): void;
-  /** A directory that passed the owner-only open (or was repaired), before its entries. */
-  directory(rel: string, segments: readonly string[]): void;
-}
 
 /** Walk options. */
 export interface WalkOptions {
   readonly fix: boolean;
   readonly collector: FindingCollector;
-  readonly visitor: WalkVisitor;
+  /** Sees every entry first, then each directory and file that passed the owner-only open. */
+  readonly visitor: ContentChecks;
 }
 
 const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);

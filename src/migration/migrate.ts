@@ -27,7 +27,17 @@ import {
   type ArtifactSnapshot,
 } from "./copy.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
-import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, type ManifestEntry, type MigrationReceipt } from "./receipts.js";
+import {
+  encodeRecord,
+  LOCKS_DIRECTORY,
+  operationId,
+  RECEIPTS_DIRECTORY,
+  sourceLockName,
+  TOMBSTONES_DIRECTORY,
+  writeRecord,
+  type ManifestEntry,
+  type MigrationReceipt,
+} from "./receipts.js";
 import { openTranscript, readHeader, sameIdentity, sameStat, sourceRefusal, type FileIdentity } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
@@ -136,7 +146,9 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
       locks.close();
     }
     const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
-    return await migrateLocked({ scope: prepared, scopeDir, receipts, legacyDir, fileName, candidate, limits }, options.onProgress);
+    const artifacts = fileName.slice(0, -".jsonl".length);
+    const job = { scope: prepared, scopeDir, receipts, legacyDir, fileName, artifacts, op: operationId(candidate.identity), candidate, limits };
+    return await migrateLocked(job, options.onProgress);
   } finally {
     lock?.release();
     for (const dir of held.reverse()) dir.close();
@@ -152,28 +164,29 @@ function prepareScope(scope: ManagedScope): ManagedScope {
   return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }
 
-/** One migration under its lock: the held directories, the legacy file's name in `legacyDir`, and what is copied. */
+/** One migration under its lock: the held directories and what is copied. */
 interface Job {
   readonly scope: ManagedScope;
   readonly scopeDir: SecureDir;
   readonly receipts: SecureDir;
   /** The legacy directory, opened by the legacy-source rules. */
   readonly legacyDir: SecureDir;
+  /** The transcript's name, in `legacyDir` and in the scope, and its artifact directory's. */
   readonly fileName: string;
+  readonly artifacts: string;
+  /** The {@link operationId} of the source version. */
+  readonly op: string;
   readonly candidate: SessionCandidate;
   readonly limits: ArtifactLimits;
 }
 
 async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
-  const { scope, scopeDir, receipts, legacyDir, fileName, candidate, limits } = job;
+  const { scope, scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
-  const op = operationId(source);
-  const destName = fileName;
-  const destPath = path.join(scope.directoryPath, destName);
-  const artifacts = destName.slice(0, -".jsonl".length);
+  const destPath = path.join(scope.directoryPath, fileName);
 
   // Another opener may have finished while we waited for the lock.
-  if (receiptCommitted(receipts, op) && entryType(scopeDir, destName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
+  if (receiptCommitted(receipts, op) && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
   // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
   // the hash taken while copying), still owned by this workspace.
   const header = readHeader(legacyDir, fileName, "source");
@@ -184,14 +197,14 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
   }
-  await removeRemnants(job, op);
+  await removeRemnants(job);
   const sameId = `_${header.id}.jsonl`;
   // The file-name convention `<timestamp>_<sessionId>.jsonl` tells which v2 file holds a session.
-  if (scopeDir.list().some((e) => e.name !== destName && e.name.endsWith(sameId))) {
+  if (scopeDir.list().some((e) => e.name !== fileName && e.name.endsWith(sameId))) {
     throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
   }
   // Published by an earlier attempt that died before its receipt, or somebody else's file.
-  const existing = entryType(scopeDir, destName);
+  const existing = entryType(scopeDir, fileName);
   if (existing !== undefined && existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
   // Snapshotted first: an unsafe or too large tree is refused before anything is copied or compared.
   const snapshot = snapshotArtifactTree(legacyDir, artifacts, limits);
@@ -207,27 +220,17 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
     artifactManifest: manifest,
   });
   if (existing === undefined) {
-    await stageAndPublish(job, { op, snapshot, progress, receiptOf });
+    await stageAndPublish(job, snapshot, progress, receiptOf);
   } else {
-    const there = asConflict(() => hashManagedFile(scopeDir, destName));
+    const there = asConflict(() => hashManagedFile(scopeDir, fileName));
     if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
     const manifest = snapshot === undefined ? [] : await treeManifest(legacyDir, artifacts, snapshot);
     requireArtifactsMatch(job, snapshot, manifest);
     progress.phase("publishing");
-    await ignoreExisting(() => receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receiptOf(manifest)), { noReplace: true }));
+    await writeRecord(receipts, `${op}.json`, receiptOf(manifest));
   }
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
-}
-
-/** What {@link stageAndPublish} copies and records. */
-interface Staging {
-  readonly op: string;
-  /** The artifact tree's snapshot (none: no artifacts). */
-  readonly snapshot: ArtifactSnapshot | undefined;
-  readonly progress: ProgressReporter;
-  /** The committed receipt of the copy whose artifact manifest is given. */
-  readonly receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt;
 }
 
 /**
@@ -235,10 +238,9 @@ interface Staging {
  * all durable, checks the source again (a second snapshot), then publishes the artifacts and
  * the transcript without replacing anything and commits the receipt by a rename.
  */
-async function stageAndPublish(job: Job, { op, snapshot, progress, receiptOf }: Staging): Promise<void> {
-  const { scopeDir, receipts, legacyDir, fileName, candidate, limits } = job;
+async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined, progress: ProgressReporter, receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt): Promise<void> {
+  const { scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
-  const artifacts = fileName.slice(0, -".jsonl".length);
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const [stagedTranscript, stagedArtifacts, stagedReceipt] = [".transcript", ".artifacts", ".receipt"].map((suffix) => attempt + suffix) as [string, string, string];
   // Every staging directory this attempt creates, synced with the scope and receipts directories.
@@ -274,12 +276,16 @@ async function stageAndPublish(job: Job, { op, snapshot, progress, receiptOf }: 
       if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
       throw error;
     }
-    // A receipt of this source may be there already (its copy had gone, so this attempt made
-    // a new one): it names the same source and destination. Ours is removed below.
-    await ignoreExisting(() => receipts.publishNoReplace(stagedReceipt, `${op}.json`));
+    try {
+      receipts.publishNoReplace(stagedReceipt, `${op}.json`);
+    } catch (error) {
+      // A receipt of this source is there already (its copy had gone, so this attempt made a
+      // new one): it names the same source and destination. Ours is removed below.
+      if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+    }
   } finally {
     for (const dir of opened) dir.close();
-    await removeRemnants(job, op);
+    await removeRemnants(job);
   }
 }
 
@@ -295,18 +301,8 @@ async function writeDurably(dir: SecureDir, name: string, data: Buffer): Promise
   }
 }
 
-/** Runs `publish`; a record already there (`already_exists`) is final, so that is not an error. */
-async function ignoreExisting(publish: () => unknown): Promise<void> {
-  try {
-    await publish();
-  } catch (error) {
-    if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-  }
-}
-
 /** An artifact directory already at the destination must hold exactly the source's artifacts. */
-function requireArtifactsMatch({ scopeDir, fileName, limits }: Job, snapshot: ArtifactSnapshot | undefined, manifest: readonly ManifestEntry[]): void {
-  const name = fileName.slice(0, -".jsonl".length);
+function requireArtifactsMatch({ scopeDir, artifacts: name, limits }: Job, snapshot: ArtifactSnapshot | undefined, manifest: readonly ManifestEntry[]): void {
   const type = entryType(scopeDir, name);
   if (type === undefined) {
     if (snapshot === undefined) return;
@@ -366,12 +362,12 @@ function entryType(dir: SecureDir, name: string): string | undefined {
 }
 
 /**
- * Removes staging entries of operation `op` left by an attempt that died. Only called under
+ * Removes the staging entries of the job's operation left by an attempt that died. Only called under
  * the source's lock, so no live attempt owns them. A staging tree is removed by descriptor
  * below the held scope directory (a link in it is removed as a link, never followed), within
  * the artifact budgets plus the staging root itself.
  */
-async function removeRemnants({ scopeDir, receipts, limits }: Job, op: string): Promise<void> {
+async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<void> {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
   for (const entry of scopeDir.list()) {
     if (!entry.name.startsWith(prefix)) continue;
@@ -384,33 +380,29 @@ async function removeRemnants({ scopeDir, receipts, limits }: Job, op: string): 
   }
 }
 
-interface ProgressReporter {
-  bytes(n: number): void;
-  file(): void;
-  phase(phase: MigrationProgress["phase"]): void;
-}
+type ProgressReporter = ReturnType<typeof progressReporter>;
 
 /** Reports the totals at once, then at most every 4 MiB or 64 files, and at every phase change. */
-function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number): ProgressReporter {
-  let [bytesDone, filesDone, lastBytes, lastFiles] = [0, 0, 0, 0];
-  let phase: MigrationProgress["phase"] = "copying";
+function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number) {
+  const now = { phase: "copying" as MigrationProgress["phase"], bytesDone: 0, bytesTotal, filesDone: 0, filesTotal };
+  let last = { ...now };
   const emit = () => {
-    [lastBytes, lastFiles] = [bytesDone, filesDone];
-    onProgress?.({ phase, bytesDone, bytesTotal, filesDone, filesTotal });
+    last = { ...now };
+    onProgress?.({ ...now });
   };
   emit();
   return {
-    bytes(n) {
-      bytesDone += n;
-      if (bytesDone - lastBytes >= 4 << 20) emit();
+    bytes(n: number): void {
+      now.bytesDone += n;
+      if (now.bytesDone - last.bytesDone >= 4 << 20) emit();
     },
-    file() {
-      filesDone += 1;
-      if (filesDone - lastFiles >= 64) emit();
+    file(): void {
+      now.filesDone += 1;
+      if (now.filesDone - last.filesDone >= 64) emit();
     },
-    phase(next) {
-      phase = next;
-      if (next === "done") [bytesDone, filesDone] = [bytesTotal, filesTotal];
+    phase(next: MigrationProgress["phase"]): void {
+      now.phase = next;
+      if (next === "done") [now.bytesDone, now.filesDone] = [bytesTotal, filesTotal];
       emit();
     },
   };

@@ -8,7 +8,7 @@ import { INTERNAL_DIRECTORY, resolveManagedScope, type ManagedScope } from "../s
 import { openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, type SessionCandidate } from "./candidates.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
-import { encodeRecord, operationId, TOMBSTONES_DIRECTORY, type Tombstone } from "./receipts.js";
+import { operationId, TOMBSTONES_DIRECTORY, writeRecord, type Tombstone } from "./receipts.js";
 import { identifyTranscript, sameIdentity, sourceRefusal } from "./session-file.js";
 
 /** Outcome of {@link retireCandidate}. */
@@ -34,9 +34,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
       const name = `${operationId(candidate.identity)}.json`;
       const dir = root.openDir([prepared.scope.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
       try {
-        await dir.writeFileAtomicAsync(name, encodeRecord(tombstone), { noReplace: true });
-      } catch (error) {
-        if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+        await writeRecord(dir, name, tombstone);
       } finally {
         dir.close();
       }
