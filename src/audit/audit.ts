@@ -48,11 +48,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   const absolute = path.resolve(agentDir);
   const fix = options.fix === true;
   const collector = new FindingCollector();
-  const content = new ContentChecks(collector, {
-    staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
-    now: options.now ?? started,
-    fix,
-  });
+  const content = new ContentChecks(collector, { staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS, now: options.now ?? started, fix });
   const walk: WalkOptions = { fix, collector, visitor: content };
   let st: fs.Stats;
   try {
@@ -115,10 +111,8 @@ function openRoot(absolute: string, st: fs.Stats, walk: WalkOptions): SecureDir 
     }
     if (error.code === "insecure_ancestor") {
       // Nothing below may be opened through that chain; the ancestors themselves are reported
-      // by checkAncestors (always, for this case).
-      walk.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", {
-        detail: "insecure_ancestor",
-      });
+      // below (always, for this case).
+      walk.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", { detail: "insecure_ancestor" });
       return undefined;
     }
     return recordRefusal(".", "directory", { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink }, error, walk, () => SecureDir.openRoot(absolute, { repair: true }));
@@ -128,13 +122,9 @@ function openRoot(absolute: string, st: fs.Stats, walk: WalkOptions): SecureDir 
 // Every finding `fix` left alone is reported as refused, so a fix run accounts for all of them.
 function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair[]): AuditRepair[] {
   const handled = new Set(repairs.map((r) => r.path));
-  const out: AuditRepair[] = [];
-  for (const object of objects) {
-    if (handled.has(object.path)) continue;
-    const codes = [...new Set(object.findings.map((f) => f.code))];
-    out.push({ path: object.path, codes, outcome: "refused", reason: "not_repairable" });
-  }
-  return out;
+  return objects
+    .filter((object) => !handled.has(object.path))
+    .map((object) => ({ path: object.path, codes: [...new Set(object.findings.map((f) => f.code))], outcome: "refused", reason: "not_repairable" }));
 }
 
 /**

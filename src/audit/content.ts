@@ -119,11 +119,7 @@ export class ContentChecks {
     } else if (top === "sessions" && segments.length === 3 && name === BINDING_FILE_NAME) {
       this.#binding(file, rel, dir);
     } else if (top === "sessions" && segments.length === 5 && isScopeDirectoryName(dir) && third === INTERNAL_DIRECTORY) {
-      if (fourth === RECEIPTS_DIRECTORY) this.#settle(file, (record) => (field(record, "state") === "committed" ? [field(field(record, "source"), "identity")] : []));
-      else if (fourth === TOMBSTONES_DIRECTORY) this.#settle(file, (record) => {
-        const targets = field(record, "targets");
-        return Array.isArray(targets) ? targets.map((t) => field(t, "identity")) : [];
-      });
+      if (fourth === RECEIPTS_DIRECTORY || fourth === TOMBSTONES_DIRECTORY) this.#settle(file, fourth === RECEIPTS_DIRECTORY);
     }
   }
 
@@ -240,8 +236,8 @@ export class ContentChecks {
     if (digest !== name) this.#collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
   }
 
-  /** Marks the versions a receipt or tombstone names (`identities` of its parsed JSON) as settled. */
-  #settle(file: SecureFile, identities: (record: unknown) => unknown[]): void {
+  /** Marks the file versions a committed receipt (its source) or a tombstone (its targets) names as settled. */
+  #settle(file: SecureFile, receipt: boolean): void {
     if (file.stat().size > RECORD_MAX_BYTES) return;
     let record: unknown;
     try {
@@ -249,8 +245,10 @@ export class ContentChecks {
     } catch {
       return; // not a record: it settles nothing
     }
-    for (const identity of identities(record)) {
-      const key = versionKey(identity);
+    const targets = receipt ? (field(record, "state") === "committed" ? [field(record, "source")] : []) : field(record, "targets");
+    if (!Array.isArray(targets)) return;
+    for (const target of targets) {
+      const key = versionKey(field(target, "identity"));
       if (key !== undefined) this.#settled.add(key);
     }
   }

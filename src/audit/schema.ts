@@ -44,6 +44,7 @@ export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditF
  * zod (see src/lazy-zod.ts).
  */
 function define(z: Zod) {
+  const count = () => z.number().int().nonnegative();
   const AuditSeveritySchema = z.enum(["error", "warning"]);
 
   const AuditObjectTypeSchema = z.enum(["file", "directory", "symlink", "fifo", "socket", "char_device", "block_device", "unknown"]);
@@ -84,14 +85,7 @@ function define(z: Zod) {
     durationMs: z.number().nonnegative(),
     /** true when no finding is left (repaired ones do not count) */
     clean: z.boolean(),
-    counts: z.object({
-      directories: z.number().int().nonnegative(),
-      files: z.number().int().nonnegative(),
-      sessions: z.number().int().nonnegative(),
-      blobs: z.number().int().nonnegative(),
-      errors: z.number().int().nonnegative(),
-      warnings: z.number().int().nonnegative(),
-    }),
+    counts: z.object({ directories: count(), files: count(), sessions: count(), blobs: count(), errors: count(), warnings: count() }),
     /** objects with at least one finding left, in walk order */
     objects: z.array(AuditObjectSchema),
     /** present only when the audit ran with `fix` */

@@ -7,14 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
-import {
-  discoveredLegacyDirectories,
-  legacyDirectoryNames,
-  workspaceIdentity,
-  type LegacyAnchors,
-  type ManagedScope,
-  type WorkspaceIdentityResult,
-} from "../scope/index.js";
+import { discoveredLegacyDirectories, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
 import { isMissingRoot, openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
@@ -171,8 +164,9 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
           continue;
         }
         if (isRetired(inspected.identity)) continue;
-        const copied = (r: MigrationReceipt) => sameIdentity(r.source.identity, inspected.identity) && v2.some((c) => c.path === r.destination.path && c.sessionId === r.destination.sessionId);
-        if (receipts.some(copied)) continue;
+        // Hidden while the v2 copy its receipt names is still there.
+        const copiedTo = receipts.filter((r) => sameIdentity(r.source.identity, inspected.identity)).map((r) => r.destination);
+        if (copiedTo.some((d) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId))) continue;
         listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
       }
     });

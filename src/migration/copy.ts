@@ -185,7 +185,14 @@ export function verifyMismatch(): MigrationError {
  * bytes are `durability_failed`/`verify_mismatch`), given the source's times and fsynced. The
  * caller syncs the directory.
  */
-export async function copyFileInto(sourceDir: SecureDir, sourceName: EntryPath, expected: StableStat, dir: SecureDir, name: string, onBytes: (bytes: number) => void): Promise<{ size: number; sha256: string }> {
+export async function copyFileInto(
+  sourceDir: SecureDir,
+  sourceName: EntryPath,
+  expected: StableStat,
+  dir: SecureDir,
+  name: string,
+  onBytes: (bytes: number) => void,
+): Promise<{ size: number; sha256: string }> {
   const { file: source, opened } = openPinned(sourceDir, sourceName, expected, "changed_before_copy");
   let out: SecureFile | undefined;
   try {

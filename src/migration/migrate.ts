@@ -27,17 +27,7 @@ import {
   type ArtifactSnapshot,
 } from "./copy.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
-import {
-  encodeRecord,
-  LOCKS_DIRECTORY,
-  operationId,
-  RECEIPTS_DIRECTORY,
-  sourceLockName,
-  TOMBSTONES_DIRECTORY,
-  writeRecord,
-  type ManifestEntry,
-  type MigrationReceipt,
-} from "./receipts.js";
+import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt } from "./receipts.js";
 import { openTranscript, readHeader, sameIdentity, sameStat, sourceRefusal, type FileIdentity } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
