@@ -8,7 +8,7 @@
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
 import type { ContentChecks } from "./content.js";
-import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode, type AuditObjectType } from "./schema.js";
+import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode } from "./schema.js";
 
 /** Walk options. */
 export interface WalkOptions {

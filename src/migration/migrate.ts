@@ -28,7 +28,7 @@ import {
 } from "./copy.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt } from "./receipts.js";
-import { openTranscript, readHeader, sameIdentity, sameStat, sourceRefusal, type FileIdentity } from "./session-file.js";
+import { openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -115,12 +115,7 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   try {
     const scopeDir = openScopeDir(root, prepared);
     held.push(scopeDir);
-    let legacyDir: SecureDir;
-    try {
-      legacyDir = root.openDir(directory, { source: true });
-    } catch (error) {
-      throw sourceRefusal(error);
-    }
+    const legacyDir = openDirByRules(root, directory, "source");
     held.push(legacyDir);
     const internal = scopeDir.openDir(INTERNAL_DIRECTORY, { create: true });
     const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => internal.openDir(name, { create: true })) as [SecureDir, SecureDir];

@@ -9,7 +9,7 @@ import { openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, type SessionCandidate } from "./candidates.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { operationId, TOMBSTONES_DIRECTORY, writeRecord, type Tombstone } from "./receipts.js";
-import { identifyTranscript, sameIdentity, sourceRefusal } from "./session-file.js";
+import { identifyTranscript, openDirByRules, sameIdentity } from "./session-file.js";
 
 /** Outcome of {@link retireCandidate}. */
 export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
@@ -56,12 +56,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
 function requireListedVersion(root: SecureDir, scope: ManagedScope, candidate: SessionCandidate): void {
   const { directory, fileName } = locateCandidate(scope, candidate);
   const rules = candidate.provenance === "v2" ? "managed" : "source";
-  let dir: SecureDir;
-  try {
-    dir = root.openDir(directory, rules === "source" ? { source: true } : {});
-  } catch (error) {
-    throw sourceRefusal(error);
-  }
+  const dir = openDirByRules(root, directory, rules);
   try {
     const current = identifyTranscript(dir, fileName, candidate.path, rules);
     if (!sameIdentity(current.identity, candidate.identity)) throw new MigrationError("source_changed", "identity", "the session changed since it was listed");

@@ -11,7 +11,7 @@ import { SecureFsError, type ExactStat, type SecureDir, type SecureFile } from "
 import { MigrationError } from "./errors.js";
 
 /** Header prefix bound: the first line must end inside it. */
-export const HEADER_MAX_BYTES = 64 * 1024;
+const HEADER_MAX_BYTES = 64 * 1024;
 
 /** Most bytes read per call when copying or hashing. */
 export const CHUNK_BYTES = 4 << 20;
@@ -79,6 +79,15 @@ export function sourceRefusal(error: unknown): MigrationError {
   if (!(error instanceof SecureFsError)) throw error;
   if (UNSAFE_CODES.has(error.code)) return new MigrationError("unsafe_source", refusalCause(error), `a legacy source is not safe to read (${error.code})`);
   return new MigrationError("source_changed", error.code, `a legacy source changed (${error.code})`);
+}
+
+/** Opens directory `name` of `dir` by `rules`; a refusal throws its {@link sourceRefusal}. */
+export function openDirByRules(dir: SecureDir, name: string, rules: TranscriptRules): SecureDir {
+  try {
+    return dir.openDir(name, rules === "source" ? { source: true } : {});
+  } catch (error) {
+    throw sourceRefusal(error);
+  }
 }
 
 /** Opens transcript `name` of `dir` by `rules`, with its stat; a refusal throws its {@link sourceRefusal}. */
