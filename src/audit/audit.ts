@@ -4,12 +4,11 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
-import { checkAncestors, lstatRoot } from "./ancestors.js";
+import { insecureAncestors, SecureDir, SecureFsError } from "../fs/index.js";
 import { FindingCollector } from "./collector.js";
 import { ContentChecks, DEFAULT_STALE_AFTER_MS } from "./content.js";
 import { AuditError } from "./errors.js";
-import { AUDIT_CONTENT_CODES, type AuditObject, type AuditObjectType, type AuditRepair, type AuditReport } from "./schema.js";
+import { AUDIT_CONTENT_CODES, type AuditObject, type AuditRepair, type AuditReport } from "./schema.js";
 import { recordRefusal, walkDirectory, type WalkOptions } from "./walk.js";
 
 /** Options of {@link auditAgentDir}. */
@@ -49,14 +48,15 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   const absolute = path.resolve(agentDir);
   const fix = options.fix === true;
   const collector = new FindingCollector();
-  const content = new ContentChecks(collector, {
-    staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
-    now: options.now ?? started,
-    fix,
-  });
+  const content = new ContentChecks(collector, { staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS, now: options.now ?? started, fix });
   const walk: WalkOptions = { fix, collector, visitor: content };
-  const st = lstatRoot(absolute);
-  if (st === undefined) throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(absolute);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
+    throw error;
+  }
   if (st.isSymbolicLink()) {
     collector.add(".", "symlink", "symlink_refused", "the agent directory is a symbolic link (never followed)");
   } else if (!st.isDirectory()) {
@@ -76,7 +76,14 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
     .some((o) => (o.path === "." || o.path.startsWith("sessions")) && o.findings.some((f) => !CONTENT_CODES.has(f.code)));
   content.finish(sessionsComplete);
   const unreachable = collector.objects().some((o) => o.path === "." && o.findings.some((f) => f.detail === "insecure_ancestor"));
-  if (options.ancestors !== false || unreachable) checkAncestors(canonical(absolute), collector);
+  // The ancestors lie above the tree held by descriptor, so they are examined by path, for
+  // the report only (a managed open refuses such a chain race-free in the addon). Windows has
+  // no such check: the addon trusts the ancestors there.
+  if ((options.ancestors !== false || unreachable) && process.platform !== "win32") {
+    for (const found of insecureAncestors(canonical(absolute))) {
+      collector.add(found.path, "directory", "insecure_ancestor", found.problem, { detail: `0${found.mode.toString(8)}` });
+    }
+  }
   const objects = collector.objects();
   let errors = 0;
   let warnings = 0;
@@ -94,7 +101,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   return report;
 }
 
-function openRoot(absolute: string, st: import("node:fs").Stats, walk: WalkOptions): SecureDir | undefined {
+function openRoot(absolute: string, st: fs.Stats, walk: WalkOptions): SecureDir | undefined {
   try {
     return SecureDir.openRoot(absolute);
   } catch (error) {
@@ -104,29 +111,20 @@ function openRoot(absolute: string, st: import("node:fs").Stats, walk: WalkOptio
     }
     if (error.code === "insecure_ancestor") {
       // Nothing below may be opened through that chain; the ancestors themselves are reported
-      // by checkAncestors (always, for this case).
-      walk.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", {
-        detail: "insecure_ancestor",
-      });
+      // below (always, for this case).
+      walk.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", { detail: "insecure_ancestor" });
       return undefined;
     }
-    const type: AuditObjectType = "directory";
-    return recordRefusal(".", "directory", { type, uid: st.uid, mode: st.mode, nlink: st.nlink }, error, walk, () =>
-      SecureDir.openRoot(absolute, { repair: true }),
-    );
+    return recordRefusal(".", "directory", { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink }, error, walk, () => SecureDir.openRoot(absolute, { repair: true }));
   }
 }
 
 // Every finding `fix` left alone is reported as refused, so a fix run accounts for all of them.
 function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair[]): AuditRepair[] {
   const handled = new Set(repairs.map((r) => r.path));
-  const out: AuditRepair[] = [];
-  for (const object of objects) {
-    if (handled.has(object.path)) continue;
-    const codes = [...new Set(object.findings.map((f) => f.code))];
-    out.push({ path: object.path, codes, outcome: "refused", reason: "not_repairable" });
-  }
-  return out;
+  return objects
+    .filter((object) => !handled.has(object.path))
+    .map((object) => ({ path: object.path, codes: [...new Set(object.findings.map((f) => f.code))], outcome: "refused", reason: "not_repairable" }));
 }
 
 /**

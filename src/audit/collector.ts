@@ -1,8 +1,7 @@
 /**
  * Gathers findings per object while the walk runs, and the repairs `fix` makes.
  */
-import type { AuditFinding, AuditFindingCode, AuditObject, AuditObjectType, AuditRepair } from "./schema.js";
-import { AUDIT_FIXABLE_CODES } from "./schema.js";
+import { AUDIT_FIXABLE_CODES, type AuditFinding, type AuditFindingCode, type AuditObject, type AuditObjectType, type AuditRepair } from "./schema.js";
 
 /** Extra fields of one finding. */
 export interface FindingExtra {
@@ -12,11 +11,7 @@ export interface FindingExtra {
   readonly repairable?: boolean;
 }
 
-const WARNINGS: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
-  "not_audited",
-  "orphan_blob",
-  "legacy_unmigrated",
-]);
+const WARNINGS: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>(["not_audited", "orphan_blob", "legacy_unmigrated"]);
 
 /** Findings grouped by object, in the order objects were first reported. */
 export class FindingCollector {

@@ -1,19 +1,17 @@
 /**
- * What the objects hold: session files (headers, lines, versions, blob references), the
- * blob store (names, hashes, references), staging files left behind, scope bindings and
- * legacy data not yet migrated. Runs inside the walk on files that passed the owner-only
- * open, so nothing here ever reads through a link or a foreign object.
+ * What the objects hold: session files (headers, lines, versions, blob references), the blob
+ * store (names, hashes, references), staging files left behind, scope bindings and legacy
+ * sessions not yet migrated. Runs inside the walk on files that passed the owner-only open,
+ * so nothing here ever reads through a link or a foreign object.
  */
 import { createHash } from "node:crypto";
 
 import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
-import { BINDING_FILE_NAME, decodeBinding, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
+import { RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY } from "../migration/index.js";
+import { BINDING_FILE_NAME, decodeBinding, INTERNAL_DIRECTORY, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import type { FindingCollector } from "./collector.js";
-import { LegacyTracker } from "./legacy.js";
-import type { AuditObjectType } from "./schema.js";
-import { removeStaleTemporary } from "./staging-fix.js";
-import type { WalkVisitor } from "./walk.js";
+import type { AuditObjectType, AuditRepair } from "./schema.js";
 
 /** How many unparseable lines are listed one by one per file; the rest are summed up. */
 export const MAX_LINE_FINDINGS_PER_FILE = 100;
@@ -24,18 +22,32 @@ export const DEFAULT_STALE_AFTER_MS = 60 * 60 * 1000;
 const CHUNK_BYTES = 256 * 1024;
 // A canonical binding is a few hundred bytes; anything this large is not one.
 const BINDING_MAX_BYTES = 64 * 1024;
+// Receipts and tombstones are small JSON documents; a larger file is not one and settles nothing.
+const RECORD_MAX_BYTES = 1024 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
 // `.gjc-migrate-*` from a migration's copy before it is published.
 const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-migrate-.+)$/;
 
 /** True for the names the library gives its temporary files before publishing them. */
-export function isStagingName(name: string): boolean {
+function isStagingName(name: string): boolean {
   return STAGING_NAME.test(name);
 }
 
+/** The file version a receipt or tombstone settles a legacy session by: device, inode and size. */
+function versionKey(value: unknown): string | undefined {
+  const dev = field(value, "dev");
+  const ino = field(value, "ino");
+  const size = field(value, "size");
+  return typeof dev === "string" && typeof ino === "string" && typeof size === "number" ? `${dev}:${ino}:${size}` : undefined;
+}
+
+function field(value: unknown, name: string): unknown {
+  return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[name] : undefined;
+}
+
 /** Content checks of one audit run. */
-export class ContentChecks implements WalkVisitor {
+export class ContentChecks {
   readonly #collector: FindingCollector;
   readonly #staleAfterMs: number;
   readonly #now: number;
@@ -44,7 +56,10 @@ export class ContentChecks implements WalkVisitor {
   readonly #blobs = new Map<string, string>();
   /** scope directories walked, and whether their binding file was seen */
   readonly #scopes = new Map<string, boolean>();
-  readonly #legacy = new LegacyTracker();
+  /** legacy-layout sessions (`sessions/<not a scope>/*.jsonl`) by version key */
+  readonly #legacy: { rel: string; key: string }[] = [];
+  /** versions a committed receipt or a tombstone accounts for */
+  readonly #settled = new Set<string>();
   readonly #scratch = Buffer.allocUnsafe(CHUNK_BYTES);
   /** Examined objects by kind (every entry the walk met, and the root once it is open). */
   directories = 0;
@@ -52,19 +67,21 @@ export class ContentChecks implements WalkVisitor {
   sessions = 0;
   blobs = 0;
 
-  constructor(collector: FindingCollector, options: { staleAfterMs: number; now: number; fix?: boolean }) {
+  constructor(collector: FindingCollector, options: { staleAfterMs: number; now: number; fix: boolean }) {
     this.#collector = collector;
-    this.#fix = options.fix === true;
+    this.#fix = options.fix;
     this.#staleAfterMs = options.staleAfterMs;
     this.#now = options.now;
   }
 
+  /** A directory that passed the owner-only open (or was repaired), before its entries. */
   directory(rel: string, segments: readonly string[]): void {
     if (rel === ".") this.directories += 1;
     const [top, scope] = segments;
     if (top === "sessions" && segments.length === 2 && isScopeDirectoryName(scope as string)) this.#scopes.set(scope as string, false);
   }
 
+  /** Every entry, before anything is opened (names alone decide staging files). */
   entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void {
     if (type === "directory") this.directories += 1;
     else this.files += 1;
@@ -75,35 +92,46 @@ export class ContentChecks implements WalkVisitor {
     if ((type !== "file" && type !== "directory") || !isStagingName(name)) return;
     const st = dir.stat(name);
     const age = this.#now - st.mtimeMs;
-    if (age > this.#staleAfterMs) {
-      this.#collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
-        detail: new Date(st.mtimeMs).toISOString(),
-        repairable: type === "file",
-      });
-      if (this.#fix && type === "file") {
-        const repair = removeStaleTemporary(dir, name, rel);
-        this.#collector.repairs.push(repair);
-        if (repair.outcome === "repaired") this.#collector.resolve(rel, ["stale_staging_file"]);
-      }
+    if (age <= this.#staleAfterMs) return;
+    this.#collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
+      detail: new Date(st.mtimeMs).toISOString(),
+      repairable: type === "file",
+    });
+    if (this.#fix && type === "file") {
+      const repair = removeStaleTemporary(dir, name, rel);
+      this.#collector.repairs.push(repair);
+      if (repair.outcome === "repaired") this.#collector.resolve(rel, ["stale_staging_file"]);
     }
   }
 
+  /** A regular file that passed the owner-only open; `segments` is its path below the agent dir. */
   file(file: SecureFile, rel: string, segments: readonly string[]): void {
+    const [top, dir = "", third, fourth] = segments;
     const name = segments[segments.length - 1] as string;
-    this.#legacy.file(file, rel, segments);
-    if (segments[0] === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) this.#session(file, rel);
-    else if (segments[0] === "blobs" && segments.length === 2 && !isStagingName(name)) this.#blob(file, rel, name);
-    else if (segments[0] === "sessions" && segments.length === 3 && name === BINDING_FILE_NAME) {
-      this.#binding(file, rel, segments[1] as string);
+    if (top === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) {
+      if (!dir.startsWith(".") && !isScopeDirectoryName(dir)) {
+        const st = file.stat();
+        this.#legacy.push({ rel, key: `${st.dev}:${st.ino}:${st.size}` });
+      }
+      this.#session(file, rel);
+    } else if (top === "blobs" && segments.length === 2 && !isStagingName(name)) {
+      this.#blob(file, rel, name);
+    } else if (top === "sessions" && segments.length === 3 && name === BINDING_FILE_NAME) {
+      this.#binding(file, rel, dir);
+    } else if (top === "sessions" && segments.length === 5 && isScopeDirectoryName(dir) && third === INTERNAL_DIRECTORY) {
+      if (fourth === RECEIPTS_DIRECTORY || fourth === TOMBSTONES_DIRECTORY) this.#settle(file, fourth === RECEIPTS_DIRECTORY);
     }
   }
 
   /**
-   * Reports references to blobs that are not in the store and, when every session file was
-   * read (`sessionsComplete`), blobs no session references.
+   * Reports legacy sessions no record accounts for, scopes without a binding, references to
+   * blobs not in the store and, when every session file was read (`sessionsComplete`), blobs
+   * no session references.
    */
   finish(sessionsComplete: boolean): void {
-    this.#legacy.finish(this.#collector);
+    for (const { rel, key } of this.#legacy) {
+      if (!this.#settled.has(key)) this.#collector.add(rel, "file", "legacy_unmigrated", "a legacy-layout session that has not been migrated into a v2 scope");
+    }
     for (const [scope, bound] of this.#scopes) {
       if (!bound) this.#collector.add(`sessions/${scope}`, "directory", "binding_invalid", "the scope directory has no binding file", { detail: "missing" });
     }
@@ -149,14 +177,10 @@ export class ContentChecks implements WalkVisitor {
     for (const bad of invalid.slice(0, MAX_LINE_FINDINGS_PER_FILE)) {
       this.#collector.add(rel, "file", "unparseable_line", `line ${bad.line} holds no usable record`, { line: bad.line, detail: bad.reason });
     }
-    if (invalid.length > MAX_LINE_FINDINGS_PER_FILE) {
-      this.#collector.add(rel, "file", "unparseable_line", `${invalid.length - MAX_LINE_FINDINGS_PER_FILE} more unparseable lines`, {
-        detail: String(invalid.length - MAX_LINE_FINDINGS_PER_FILE),
-      });
-    }
+    const more = invalid.length - MAX_LINE_FINDINGS_PER_FILE;
+    if (more > 0) this.#collector.add(rel, "file", "unparseable_line", `${more} more unparseable lines`, { detail: String(more) });
     // The lookup answers "missing" for everything: what comes back is the list of references.
-    const { unresolved } = resolveBlobRefs(result.entries, () => undefined);
-    for (const { sha256, entryId } of unresolved) {
+    for (const { sha256, entryId } of resolveBlobRefs(result.entries, () => undefined).unresolved) {
       let users = this.#refs.get(sha256);
       if (users === undefined) this.#refs.set(sha256, (users = []));
       users.push({ rel, entryId });
@@ -210,5 +234,39 @@ export class ContentChecks implements WalkVisitor {
     this.#eachChunk(file, (chunk) => hash.update(chunk));
     const digest = hash.digest("hex");
     if (digest !== name) this.#collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
+  }
+
+  /** Marks the file versions a committed receipt (its source) or a tombstone (its targets) names as settled. */
+  #settle(file: SecureFile, receipt: boolean): void {
+    if (file.stat().size > RECORD_MAX_BYTES) return;
+    let record: unknown;
+    try {
+      record = JSON.parse(file.readAll({ maxBytes: RECORD_MAX_BYTES }).toString("utf8"));
+    } catch {
+      return; // not a record: it settles nothing
+    }
+    const targets = receipt ? (field(record, "state") === "committed" ? [field(record, "source")] : []) : field(record, "targets");
+    if (!Array.isArray(targets)) return;
+    for (const target of targets) {
+      const key = versionKey(field(target, "identity"));
+      if (key !== undefined) this.#settled.add(key);
+    }
+  }
+}
+
+/**
+ * The `--fix` repair of a stale temporary: a file an atomic write or a migration was killed
+ * before publishing, which holds nothing the store refers to (a session or blob is only read
+ * under its published name). It is removed by name on the held descriptor after a no-follow
+ * stat there shows a regular file, so a link or directory swapped in is refused, never followed.
+ */
+function removeStaleTemporary(dir: SecureDir, name: string, rel: string): AuditRepair {
+  try {
+    if (dir.stat(name).type !== "file") return { path: rel, codes: ["stale_staging_file"], outcome: "refused", reason: "not_regular_file" };
+    dir.unlink(name);
+    return { path: rel, codes: ["stale_staging_file"], outcome: "repaired" };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return { path: rel, codes: ["stale_staging_file"], outcome: "refused", reason: typeof code === "string" ? code : "io_error" };
   }
 }

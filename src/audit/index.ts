@@ -6,25 +6,6 @@ export { auditAgentDir } from "./audit.js";
 export type { AuditOptions } from "./audit.js";
 export { AuditError } from "./errors.js";
 export type { AuditErrorCode } from "./errors.js";
-export { DEFAULT_STALE_AFTER_MS, MAX_LINE_FINDINGS_PER_FILE, isStagingName } from "./content.js";
-export {
-  AUDIT_CONTENT_CODES,
-  AUDIT_FINDING_CODES,
-  AUDIT_FIXABLE_CODES,
-  AUDIT_FS_CODES,
-  AuditFindingSchema,
-  AuditObjectSchema,
-  AuditObjectTypeSchema,
-  AuditRepairSchema,
-  AuditReportSchema,
-  AuditSeveritySchema,
-} from "./schema.js";
-export type {
-  AuditFinding,
-  AuditFindingCode,
-  AuditObject,
-  AuditObjectType,
-  AuditRepair,
-  AuditReport,
-  AuditSeverity,
-} from "./schema.js";
+export { MAX_LINE_FINDINGS_PER_FILE } from "./content.js";
+export { AUDIT_FINDING_CODES, AUDIT_FIXABLE_CODES, AuditFindingSchema, AuditObjectSchema, AuditRepairSchema, AuditReportSchema } from "./schema.js";
+export type { AuditFinding, AuditFindingCode, AuditObject, AuditObjectType, AuditRepair, AuditReport, AuditSeverity } from "./schema.js";

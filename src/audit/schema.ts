@@ -13,18 +13,8 @@ import { lazySchemas, type Zod } from "../session/lazy-zod.js";
  * same condition (checked by the compiler), so a finding and a refused open name it alike.
  */
 const OWNER_ONLY_CODES = [
-  "owner_mismatch",
-  "mode_mismatch",
-  "acl_present",
-  "acl_malformed",
-  "acl_denied",
-  "acl_io_error",
-  "acl_unknown",
-  "symlink_refused",
-  "hardlink_refused",
-  "not_regular_file",
-  "permission_denied",
-  "io_error",
+  "owner_mismatch", "mode_mismatch", "acl_present", "acl_malformed", "acl_denied", "acl_io_error", "acl_unknown",
+  "symlink_refused", "hardlink_refused", "not_regular_file", "permission_denied", "io_error",
 ] as const satisfies readonly SecureFsErrorCode[];
 
 /** Codes of problems found on filesystem objects. */
@@ -32,19 +22,9 @@ export const AUDIT_FS_CODES = [...OWNER_ONLY_CODES, "not_audited", "insecure_anc
 
 /** Codes of problems found in what the objects hold. */
 export const AUDIT_CONTENT_CODES = [
-  "invalid_header",
-  "unparseable_line",
-  "version_too_new",
-  "invalid_version",
-  "line_too_long",
-  "dangling_blob_ref",
-  "orphan_blob",
-  "corrupt_blob",
-  "invalid_blob_name",
-  "stale_staging_file",
-  "binding_invalid",
-  "binding_conflict",
-  "legacy_unmigrated",
+  "invalid_header", "unparseable_line", "version_too_new", "invalid_version", "line_too_long",
+  "dangling_blob_ref", "orphan_blob", "corrupt_blob", "invalid_blob_name", "stale_staging_file",
+  "binding_invalid", "binding_conflict", "legacy_unmigrated",
 ] as const;
 
 /** Every finding code, in documentation order. */
@@ -57,30 +37,17 @@ export type AuditFindingCode = (typeof AUDIT_FINDING_CODES)[number];
  * The finding codes `fix` may fix: modes and ACLs, only on objects the user owns, and stale
  * temporaries (regular files), which are removed.
  */
-export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
-  "mode_mismatch",
-  "acl_present",
-  "acl_malformed",
-  "stale_staging_file",
-]);
+export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>(["mode_mismatch", "acl_present", "acl_malformed", "stale_staging_file"]);
 
 /**
  * Builds the report schemas; run once, on first use, so importing the package does not load
  * zod (see src/lazy-zod.ts).
  */
 function define(z: Zod) {
+  const count = () => z.number().int().nonnegative();
   const AuditSeveritySchema = z.enum(["error", "warning"]);
 
-  const AuditObjectTypeSchema = z.enum([
-    "file",
-    "directory",
-    "symlink",
-    "fifo",
-    "socket",
-    "char_device",
-    "block_device",
-    "unknown",
-  ]);
+  const AuditObjectTypeSchema = z.enum(["file", "directory", "symlink", "fifo", "socket", "char_device", "block_device", "unknown"]);
 
   const AuditFindingSchema = z.object({
     code: z.enum(AUDIT_FINDING_CODES),
@@ -118,14 +85,7 @@ function define(z: Zod) {
     durationMs: z.number().nonnegative(),
     /** true when no finding is left (repaired ones do not count) */
     clean: z.boolean(),
-    counts: z.object({
-      directories: z.number().int().nonnegative(),
-      files: z.number().int().nonnegative(),
-      sessions: z.number().int().nonnegative(),
-      blobs: z.number().int().nonnegative(),
-      errors: z.number().int().nonnegative(),
-      warnings: z.number().int().nonnegative(),
-    }),
+    counts: z.object({ directories: count(), files: count(), sessions: count(), blobs: count(), errors: count(), warnings: count() }),
     /** objects with at least one finding left, in walk order */
     objects: z.array(AuditObjectSchema),
     /** present only when the audit ran with `fix` */
@@ -140,10 +100,6 @@ type Schemas = ReturnType<typeof define>;
 
 const schemas = lazySchemas(define);
 
-/** How bad a finding is. Warnings concern things outside the store's control. */
-export const AuditSeveritySchema = schemas.lazy("AuditSeveritySchema");
-/** The OS type of an audited object, as reported without following links. */
-export const AuditObjectTypeSchema = schemas.lazy("AuditObjectTypeSchema");
 /** One problem with one object. */
 export const AuditFindingSchema = schemas.lazy("AuditFindingSchema");
 /** An object with its findings. `path` is relative to the agent dir (`.` is the dir itself). */
@@ -161,7 +117,7 @@ export type AuditObject = z.infer<Schemas["AuditObjectSchema"]>;
 export type AuditRepair = z.infer<Schemas["AuditRepairSchema"]>;
 /** The audit document. */
 export type AuditReport = z.infer<Schemas["AuditReportSchema"]>;
-/** The type of an audited object. */
+/** The OS type of an audited object, as reported without following links. */
 export type AuditObjectType = z.infer<Schemas["AuditObjectTypeSchema"]>;
-/** How bad a finding is. */
+/** How bad a finding is. Warnings concern things outside the store's control. */
 export type AuditSeverity = z.infer<Schemas["AuditSeveritySchema"]>;

@@ -5,38 +5,28 @@
  * explained from its no-follow `stat` (every deviation, not just the first the open met)
  * and, with `fix`, repaired when that is safe.
  */
-import { SecureFsError, type SecureDir, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { FindingCollector } from "./collector.js";
-import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode, type AuditObjectType } from "./schema.js";
-
-/** What the content checks see of the walk. */
-export interface WalkVisitor {
-  /** Every entry, before anything is opened (names alone decide staging and legacy data). */
-  entry(dir: SecureDir, name: string, rel: string, type: AuditObjectType): void;
-  /** A regular file that passed the owner-only open; `segments` is its path below the agent dir. */
-  file(file: SecureFile, rel: string, segments: readonly string[]): void;
-  /** A directory that passed the owner-only open (or was repaired), before its entries. */
-  directory(rel: string, segments: readonly string[]): void;
-}
+import type { ContentChecks } from "./content.js";
+import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode } from "./schema.js";
 
 /** Walk options. */
 export interface WalkOptions {
   readonly fix: boolean;
   readonly collector: FindingCollector;
-  readonly visitor: WalkVisitor;
+  /** Sees every entry first, then each directory and file that passed the owner-only open. */
+  readonly visitor: ContentChecks;
 }
 
 const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
 // Codes a stat explains on its own; an open error with one of these adds nothing new.
 const STAT_CODES: ReadonlySet<string> = new Set(["owner_mismatch", "mode_mismatch", "hardlink_refused"]);
-const DIR_MODE = 0o700;
-const FILE_MODE = 0o600;
 
 /** Walks `dir` (already opened and verified, or repaired) and everything below it. */
 export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
   const { collector, visitor } = options;
   visitor.directory(rel, segments);
-  let entries: SecureDirEntry[];
+  let entries;
   try {
     entries = dir.list();
   } catch (error) {
@@ -46,26 +36,18 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
   }
   // Name order, so reports are stable from run to run.
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const prefix = rel === "." ? "" : `${rel}/`;
   for (const { name, type } of entries) {
-    const below = prefix + name;
+    const below = rel === "." ? name : `${rel}/${name}`;
     const path = [...segments, name];
     visitor.entry(dir, name, below, type);
-    if (type === "directory") {
-      const child = openChecked(dir, name, below, "directory", options);
-      if (child === undefined) continue;
+    if (type === "directory" || type === "file") {
+      const handle = openChecked(dir, name, below, type, options);
+      if (handle === undefined) continue;
       try {
-        walkDirectory(child as SecureDir, below, path, options);
+        if (type === "directory") walkDirectory(handle as SecureDir, below, path, options);
+        else visitor.file(handle as SecureFile, below, path);
       } finally {
-        child.close();
-      }
-    } else if (type === "file") {
-      const file = openChecked(dir, name, below, "file", options);
-      if (file === undefined) continue;
-      try {
-        visitor.file(file as SecureFile, below, path);
-      } finally {
-        file.close();
+        handle.close();
       }
     } else if (type === "symlink") {
       collector.add(below, type, "symlink_refused", "a symbolic link inside the agent directory (never followed)");
@@ -76,53 +58,18 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
 }
 
 /** Maps a `SecureFsError` code onto a finding code. */
-export function fsCode(code: string): AuditFindingCode {
+function fsCode(code: string): AuditFindingCode {
   if (code === "not_directory") return "not_regular_file";
   return FS_CODES.has(code) ? (code as AuditFindingCode) : "io_error";
 }
 
-/** True when `fix` may touch an object with this stat: ours, and a file has one link. */
-export function isRepairable(st: Pick<SecureStat, "uid" | "nlink">, kind: "file" | "directory"): boolean {
-  const euid = process.geteuid?.();
-  return (euid === undefined || st.uid === euid) && (kind === "directory" || st.nlink === 1);
-}
-
-/** Reports every deviation of `st` from the owner-only rules for `kind` through `push`. */
-export function explainStat(
-  st: Pick<SecureStat, "uid" | "mode" | "nlink">,
-  kind: "file" | "directory",
-  push: (code: AuditFindingCode, message: string, detail?: string) => void,
-): void {
-  const euid = process.geteuid?.();
-  const owned = euid === undefined || st.uid === euid;
-  if (!owned) push("owner_mismatch", `owned by uid ${st.uid}, not by the effective user ${euid}`, String(st.uid));
-  const expected = kind === "directory" ? DIR_MODE : FILE_MODE;
-  const mode = st.mode & 0o7777;
-  if (mode !== expected) {
-    push("mode_mismatch", `mode ${octal(mode)}, expected ${octal(expected)}`, octal(mode));
-  }
-  if (kind === "file" && st.nlink > 1) push("hardlink_refused", `${st.nlink} hard links`, String(st.nlink));
-}
-
-function octal(mode: number): string {
-  return `0${mode.toString(8).padStart(3, "0")}`;
-}
-
 /**
- * Opens `name` with the owner-only checks. On failure, records every finding and, with
- * `fix`, repairs (mode and ACLs of an object the user owns) or records the refusal.
- * Returns the open handle, or `undefined` when the object cannot be examined further.
+ * Opens `name` with the owner-only checks; on a refusal, records and (with `fix`) repairs it
+ * through {@link recordRefusal}. Returns the open handle, or `undefined` when the object
+ * cannot be examined further.
  */
-function openChecked(
-  dir: SecureDir,
-  name: string,
-  rel: string,
-  kind: "file" | "directory",
-  options: WalkOptions,
-): SecureDir | SecureFile | undefined {
-  const { collector } = options;
-  const open = (repair: boolean): SecureDir | SecureFile =>
-    kind === "directory" ? dir.openDir(name, { repair }) : dir.openFile(name, { repair });
+function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "directory", options: WalkOptions): SecureDir | SecureFile | undefined {
+  const open = (repair: boolean): SecureDir | SecureFile => (kind === "directory" ? dir.openDir(name, { repair }) : dir.openFile(name, { repair }));
   let failure: SecureFsError;
   try {
     return open(false);
@@ -136,19 +83,22 @@ function openChecked(
     st = dir.stat(name);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
-    if (error.code === "not_found") return undefined;
-    collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
+    if (error.code !== "not_found") options.collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
     return undefined;
   }
   return recordRefusal(rel, kind, st, failure, options, () => open(true));
 }
 
+function octal(mode: number): string {
+  return `0${mode.toString(8).padStart(3, "0")}`;
+}
+
 /**
  * Records why the owner-only open of `rel` failed: every deviation `st` shows, plus the
  * open's own code when the stat does not explain it (an ACL, say). Then, with `fix`, opens
- * it again through `reopen` when every finding is a mode or ACL problem of an object we own,
- * and records the repair or the refusal. Returns the repaired handle, if any; a directory
- * that stays unopened is marked `not_audited` (nothing below it could be examined).
+ * it again through `reopen` when every finding is a mode or ACL problem of an object we own
+ * (a file with one link), and records the repair or the refusal. Returns the repaired
+ * handle, if any; a directory that stays unopened is marked `not_audited`.
  */
 export function recordRefusal<T extends { close(): void }>(
   rel: string,
@@ -158,13 +108,19 @@ export function recordRefusal<T extends { close(): void }>(
   { fix, collector }: WalkOptions,
   reopen: () => T,
 ): T | undefined {
-  const repairable = isRepairable(st, kind);
+  const euid = process.geteuid?.();
+  const owned = euid === undefined || st.uid === euid;
+  const repairable = owned && (kind === "directory" || st.nlink === 1);
   const codes: AuditFindingCode[] = [];
   const add = (code: AuditFindingCode, message: string, detail?: string): void => {
     codes.push(code);
     collector.add(rel, st.type, code, message, { ...(detail === undefined ? {} : { detail }), repairable });
   };
-  explainStat(st, kind, add);
+  if (!owned) add("owner_mismatch", `owned by uid ${st.uid}, not by the effective user ${euid}`, String(st.uid));
+  const expected = kind === "directory" ? 0o700 : 0o600;
+  const mode = st.mode & 0o7777;
+  if (mode !== expected) add("mode_mismatch", `mode ${octal(mode)}, expected ${octal(expected)}`, octal(mode));
+  if (kind === "file" && st.nlink > 1) add("hardlink_refused", `${st.nlink} hard links`, String(st.nlink));
   if (!STAT_CODES.has(failure.code) || codes.length === 0) {
     const code = fsCode(failure.code);
     add(code, `refused by the owner-only check: ${failure.code}`, failure.code === code ? undefined : failure.code);
@@ -185,8 +141,6 @@ export function recordRefusal<T extends { close(): void }>(
       }
     }
   }
-  if (kind === "directory") {
-    collector.add(rel, "directory", "not_audited", "not examined below this directory: it failed the owner-only check");
-  }
+  if (kind === "directory") collector.add(rel, "directory", "not_audited", "not examined below this directory: it failed the owner-only check");
   return undefined;
 }

@@ -1,8 +1,7 @@
 /**
- * The one place migration and legacy discovery acquire the directory everything they touch
- * lies below: the agent directory, opened once by descriptor, and the sessions root below
- * it. Every legacy directory and file, scope directory, staging entry, receipt and
- * tombstone is then reached from that handle by entry name, never by a path string.
+ * The one place migration and legacy discovery acquire the sessions root by descriptor. Every
+ * legacy directory and file, scope directory, staging entry, receipt and tombstone is then
+ * reached from that handle by entry name, never by a path string.
  */
 import path from "node:path";
 
@@ -11,48 +10,26 @@ import { SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
 import { MigrationError } from "./errors.js";
 
 /**
- * What the caller does below the root: `read` (listing: nothing is written, so a root an
- * older tool made 0755 is accepted by the legacy-source rules) or `write` (migration: the
- * scope was prepared for write, which made the agent directory and the sessions root
- * owner-only, and they are held to that).
+ * The sessions root of `scope`: `<agentDir>/sessions` opened below the agent directory, or an
+ * explicit root elsewhere opened as the root itself (the top of what migration touches). For
+ * `read` (listing writes nothing) both are accepted by the legacy-source rules, so a root an
+ * older tool made 0755 is fine; for `write` (migration, after the scope was prepared for
+ * write) they are held owner-only. Throws `sessions_root_unavailable` with the fs code as
+ * cause (`not_found` when it does not exist).
  */
-export type RootAccess = "read" | "write";
-
-/**
- * Opens the agent directory of `scope` by descriptor: owner-only for `write`, by the
- * legacy-source rules (no link, owned by the effective user, not writable by others) for
- * `read`. Throws `sessions_root_unavailable` with the fs code as cause.
- */
-export function openAgentDir(scope: ManagedScope, access: RootAccess): SecureDir {
-  try {
-    return SecureDir.openRoot(scope.agentDir, access === "read" ? { source: true } : {});
-  } catch (error) {
-    throw rootFailure(error);
-  }
-}
-
-/**
- * The sessions root of `scope`, held by descriptor: `<agentDir>/sessions` opened below the
- * agent directory's handle, or an explicit sessions root elsewhere opened as the root
- * itself (it is then the top of what migration touches). `not_found` when it does not exist
- * (read only: preparing for write creates it).
- */
-export function openSessionsRoot(scope: ManagedScope, access: RootAccess): SecureDir {
+export function openSessionsRoot(scope: ManagedScope, access: "read" | "write"): SecureDir {
   const options = access === "read" ? { source: true } : {};
-  if (scope.sessionsRoot !== path.join(scope.agentDir, SESSIONS_DIRECTORY)) {
-    try {
-      return SecureDir.openRoot(scope.sessionsRoot, options);
-    } catch (error) {
-      throw rootFailure(error);
-    }
-  }
-  const agent = openAgentDir(scope, access);
+  let agent: SecureDir | undefined;
   try {
+    if (scope.sessionsRoot !== path.join(scope.agentDir, SESSIONS_DIRECTORY)) return SecureDir.openRoot(scope.sessionsRoot, options);
+    agent = SecureDir.openRoot(scope.agentDir, options);
     return agent.openDir(SESSIONS_DIRECTORY, options);
   } catch (error) {
-    throw rootFailure(error);
+    if (!(error instanceof SecureFsError)) throw error;
+    const cause = error.code === "symlink_refused" ? "reparse_point" : error.code;
+    throw new MigrationError("sessions_root_unavailable", cause, `the sessions root cannot be opened safely (${error.code})`);
   } finally {
-    agent.close();
+    agent?.close();
   }
 }
 
@@ -61,8 +38,12 @@ export function isMissingRoot(error: unknown): boolean {
   return error instanceof MigrationError && error.code === "sessions_root_unavailable" && error.detail === "not_found";
 }
 
-function rootFailure(error: unknown): MigrationError {
-  if (!(error instanceof SecureFsError)) throw error;
-  const cause = error.code === "symlink_refused" ? "reparse_point" : error.code;
-  return new MigrationError("sessions_root_unavailable", cause, `the sessions root cannot be opened safely (${error.code})`);
+/** The scope directory of `scope` below the held sessions root; any refusal is `binding_invalid`. */
+export function openScopeDir(root: SecureDir, scope: ManagedScope): SecureDir {
+  try {
+    return root.openDir(scope.directoryName);
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
+  }
 }

@@ -6,26 +6,11 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { SecureFsError, type SecureDir } from "../fs/index.js";
-import {
-  discoveredLegacyDirectories,
-  legacyDirectoryNames,
-  workspaceIdentity,
-  type LegacyAnchors,
-  type ManagedScope,
-  type WorkspaceIdentityResult,
-} from "../scope/index.js";
-import { isMissingRoot, openSessionsRoot } from "./agent-root.js";
+import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
+import { discoveredLegacyDirectories, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
+import { isMissingRoot, openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
-import {
-  isReceipt,
-  isTombstone,
-  readRecords,
-  RECEIPTS_DIRECTORY,
-  TOMBSTONES_DIRECTORY,
-  type MigrationReceipt,
-  type Tombstone,
-} from "./receipts.js";
+import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
 import { identifyTranscript, readHeader, refusalCause, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
 
 /** Where a candidate was found. */
@@ -86,43 +71,56 @@ const SUFFIX = ".jsonl";
  * hidden (the copy is listed as `migrated_v2`); a retired (tombstoned) one is hidden too.
  */
 export async function listSessionCandidates(scope: ManagedScope, options: ListCandidatesOptions = {}): Promise<CandidateListing | MigrationFailure> {
+  const listing: CandidateListing = { kind: "listed", candidates: [], foreign: 0, invalid: [], scanErrors: [], legacyDirectories: [] };
   try {
-    return listOrThrow(scope, options);
+    let root: SecureDir;
+    try {
+      root = openSessionsRoot(scope, "read");
+    } catch (error) {
+      if (!(error instanceof MigrationError)) throw error;
+      // Nothing is there yet, or the root is refused (reported, nothing below it read).
+      if (!isMissingRoot(error)) listing.scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
+      return listing;
+    }
+    try {
+      return listBelow(root, scope, options, listing);
+    } finally {
+      root.close();
+    }
   } catch (error) {
     if (error instanceof MigrationError) return error.toFailure();
     throw error;
   }
 }
 
-function listOrThrow(scope: ManagedScope, options: ListCandidatesOptions): CandidateListing {
-  const invalid: PassedOver[] = [];
-  const scanErrors: PassedOver[] = [];
-  let root: SecureDir;
-  try {
-    root = openSessionsRoot(scope, "read");
-  } catch (error) {
-    if (!(error instanceof MigrationError)) throw error;
-    // Nothing is there yet, or the root is refused (reported, nothing below it read).
-    if (!isMissingRoot(error)) scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
-    return { kind: "listed", candidates: [], foreign: 0, invalid, scanErrors, legacyDirectories: [] };
-  }
-  try {
-    return listBelow(root, scope, options, invalid, scanErrors);
-  } finally {
-    root.close();
-  }
-}
-
-function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidatesOptions, invalid: PassedOver[], scanErrors: PassedOver[]): CandidateListing {
-  const { receipts, tombstones } = scopeDirBelow(root, scope, { receipts: [], tombstones: [] }, (dir) => recordsOf(dir, scope));
+function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidatesOptions, listing: CandidateListing): CandidateListing {
+  const { invalid, scanErrors } = listing;
+  const { receipts, tombstones } = scopeRecords(root, scope, true);
   const retired = tombstones.flatMap((t) => t.targets.map((target) => target.identity));
   const isRetired = (identity: FileIdentity) => retired.some((r) => sameIdentity(r, identity));
+  // A read that fails or finds no usable header passes the file over, with the reason.
+  const attempt = <T>(file: string, read: () => T | undefined): T | undefined => {
+    try {
+      const value = read();
+      if (value === undefined) invalid.push({ path: file, code: "invalid_header" });
+      return value;
+    } catch (error) {
+      if (!(error instanceof MigrationError)) throw error;
+      invalid.push({ path: file, code: error.detail });
+      return undefined;
+    }
+  };
+  const inspect = (dir: SecureDir, name: string, file: string, rules: TranscriptRules) =>
+    attempt(file, () => {
+      const { header, identity } = identifyTranscript(dir, name, file, rules);
+      return header === undefined ? undefined : { header, identity };
+    });
 
   const v2: SessionCandidate[] = [];
   withDir(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, (dir) => {
     for (const name of transcriptNames(dir)) {
       const file = path.join(scope.directoryPath, name);
-      const inspected = inspect(dir, name, file, "managed", invalid);
+      const inspected = inspect(dir, name, file, "managed");
       if (inspected === undefined || isRetired(inspected.identity)) continue;
       const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
       v2.push({
@@ -130,142 +128,115 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
         provenance: "v2",
         migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
         sessionId: inspected.header.id,
-        header: inspected.header,
-        identity: inspected.identity,
+        ...inspected,
         ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
       });
     }
   });
+  listing.candidates.push(...v2);
+  if (options.legacy === false) return listing;
 
-  const legacy: SessionCandidate[] = [];
+  const known = legacyDirectoryNames(scope, anchorsWithCanonical(options.anchors));
+  const owners = new Map<string, WorkspaceIdentityResult>();
   let foreign = 0;
-  const legacyDirectories: string[] = [];
-  if (options.legacy !== false) {
-    const known = legacyDirectoryNames(scope, anchorsWithCanonical(options.anchors));
-    const names = [...new Set([...known, ...discoveredLegacyDirectories(root.list().map((e) => e.name), known)])];
-    const owners = new Map<string, WorkspaceIdentityResult>();
-    for (const name of names) {
-      legacyDirectories.push(name);
-      const dirPath = path.join(scope.sessionsRoot, name);
-      withDir(root, name, dirPath, "source", scanErrors, (dir) => {
-        for (const fileName of transcriptNames(dir)) {
-          const file = path.join(dirPath, fileName);
-          const header = headerOrReport(dir, fileName, file, invalid);
-          if (header === undefined) continue;
-          let owner = owners.get(header.cwd);
-          if (owner === undefined) {
-            owner = workspaceIdentity(header.cwd);
-            owners.set(header.cwd, owner);
-          }
-          if (owner.kind === "error") {
-            invalid.push({ path: file, code: owner.code });
-            continue;
-          }
-          if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
-            foreign += 1;
-            continue;
-          }
-          const inspected = inspect(dir, fileName, file, "source", invalid);
-          if (inspected === undefined) continue;
-          if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
-            invalid.push({ path: file, code: "source_changed" });
-            continue;
-          }
-          if (isRetired(inspected.identity)) continue;
-          const migrated = receipts.some(
-            (r) => sameIdentity(r.source.identity, inspected.identity) && v2.some((c) => c.path === r.destination.path && c.sessionId === r.destination.sessionId),
-          );
-          if (migrated) continue;
-          legacy.push({
-            path: file,
-            provenance: "legacy",
-            migrationState: "legacy_unmigrated",
-            sessionId: inspected.header.id,
-            header: inspected.header,
-            identity: inspected.identity,
-            legacyDirectory: name,
-          });
+  for (const name of new Set([...known, ...discoveredLegacyDirectories(root.list().map((e) => e.name), known)])) {
+    listing.legacyDirectories.push(name);
+    const dirPath = path.join(scope.sessionsRoot, name);
+    withDir(root, name, dirPath, "source", scanErrors, (dir) => {
+      for (const fileName of transcriptNames(dir)) {
+        const file = path.join(dirPath, fileName);
+        const header = attempt(file, () => readHeader(dir, fileName, "source"));
+        if (header === undefined) continue;
+        let owner = owners.get(header.cwd);
+        if (owner === undefined) owners.set(header.cwd, (owner = workspaceIdentity(header.cwd)));
+        if (owner.kind === "error") {
+          invalid.push({ path: file, code: owner.code });
+          continue;
         }
-      });
-    }
+        if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
+          foreign += 1;
+          continue;
+        }
+        const inspected = inspect(dir, fileName, file, "source");
+        if (inspected === undefined) continue;
+        if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
+          invalid.push({ path: file, code: "source_changed" });
+          continue;
+        }
+        if (isRetired(inspected.identity)) continue;
+        // Hidden while the v2 copy its receipt names is still there.
+        const copiedTo = receipts.filter((r) => sameIdentity(r.source.identity, inspected.identity)).map((r) => r.destination);
+        if (copiedTo.some((d) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId))) continue;
+        listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
+      }
+    });
   }
-  return { kind: "listed", candidates: [...v2, ...legacy], foreign, invalid, scanErrors, legacyDirectories };
+  return { ...listing, foreign };
 }
 
 /**
- * Only the tombstones of the scope: what an opener must check, without parsing every
- * receipt (each carries a whole artifact manifest, so reading them all would make each
- * migration slower than the last).
+ * Where `candidate` lies below the sessions root of `scope`: its directory's and file's entry
+ * names (the scope directory for v2, its legacy directory otherwise). `not_a_candidate` when
+ * it is not there.
  */
-export function readTombstones(scopeDir: SecureDir, scope: ManagedScope): Tombstone[] {
-  return readRecords(scopeDir, TOMBSTONES_DIRECTORY, isTombstone).filter((t) => t.scope === scope.identityDigest);
+export function locateCandidate(scope: ManagedScope, candidate: SessionCandidate): { directory: string; fileName: string } {
+  const directory = candidate.provenance === "v2" ? scope.directoryName : candidate.legacyDirectory;
+  const fileName = path.basename(candidate.path);
+  if (typeof directory !== "string" || !isValidEntryName(directory) || !isValidEntryName(fileName) || candidate.path !== path.join(scope.sessionsRoot, directory, fileName)) {
+    throw new MigrationError("not_a_candidate", "outside_scope", "the candidate is not in this workspace's sessions root");
+  }
+  return { directory, fileName };
 }
 
-/** {@link readTombstones} of the scope, read only; none when the scope does not exist yet. */
+/** The tombstones of the scope, read only; none when the scope does not exist yet. */
 export function readScopeTombstones(scope: ManagedScope): Tombstone[] {
-  return withScopeDir(scope, [], (dir) => readTombstones(dir, scope));
-}
-
-function recordsOf(dir: SecureDir, scope: ManagedScope): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
-  return {
-    receipts: readRecords(dir, RECEIPTS_DIRECTORY, isReceipt).filter((r) => r.scope === scope.identityDigest),
-    tombstones: readTombstones(dir, scope),
-  };
-}
-
-/** `read` on the held scope directory, or `none` when the sessions root or scope does not exist yet. */
-function withScopeDir<T>(scope: ManagedScope, none: T, read: (dir: SecureDir) => T): T {
   let root: SecureDir;
   try {
     root = openSessionsRoot(scope, "read");
   } catch (error) {
-    if (isMissingRoot(error)) return none;
+    if (isMissingRoot(error)) return [];
     throw error;
   }
   try {
-    return scopeDirBelow(root, scope, none, read);
+    return scopeRecords(root, scope, false).tombstones;
   } finally {
     root.close();
   }
 }
 
-/** `read` on the scope directory below the held sessions root `root`, or `none` when it does not exist yet. */
-function scopeDirBelow<T>(root: SecureDir, scope: ManagedScope, none: T, read: (dir: SecureDir) => T): T {
+/**
+ * The scope's records below the held sessions root (none when the scope directory does not
+ * exist yet). Receipts only when asked: each carries a whole artifact manifest, so an opener
+ * that read them all would make each migration slower than the last.
+ */
+function scopeRecords(root: SecureDir, scope: ManagedScope, withReceipts: boolean): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
   let dir: SecureDir;
   try {
-    dir = root.openDir(scope.directoryName);
+    dir = openScopeDir(root, scope);
   } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return none;
-    throw scopeDirFailure(error);
+    if (error instanceof MigrationError && error.detail === "not_found") return { receipts: [], tombstones: [] };
+    throw error;
   }
   try {
-    return read(dir);
+    const mine = <T extends MigrationReceipt | Tombstone>(records: T[]) => records.filter((r) => r.scope === scope.identityDigest);
+    return {
+      receipts: withReceipts ? mine(readRecords(dir, RECEIPTS_DIRECTORY, isReceipt)) : [],
+      tombstones: mine(readRecords(dir, TOMBSTONES_DIRECTORY, isTombstone)),
+    };
   } finally {
     dir.close();
   }
 }
 
-function scopeDirFailure(error: unknown): MigrationError {
-  if (!(error instanceof SecureFsError)) throw error;
-  return new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
-}
-
 function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
   const real = (p: string | undefined) => {
-    if (p === undefined) return undefined;
     try {
-      return fs.realpathSync.native(p);
+      return p === undefined ? undefined : fs.realpathSync.native(p);
     } catch {
       return undefined;
     }
   };
-  const home = anchors.home;
-  const tmp = anchors.tmp;
-  return {
-    ...anchors,
-    ...(anchors.canonicalHome === undefined && home !== undefined ? { canonicalHome: real(home) } : {}),
-    ...(anchors.canonicalTmp === undefined && tmp !== undefined ? { canonicalTmp: real(tmp) } : {}),
-  } as LegacyAnchors;
+  return { ...anchors, canonicalHome: anchors.canonicalHome ?? real(anchors.home), canonicalTmp: anchors.canonicalTmp ?? real(anchors.tmp) };
 }
 
 /**
@@ -276,7 +247,7 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
 function withDir(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], read: (dir: SecureDir) => void): void {
   let dir: SecureDir;
   try {
-    dir = rules === "source" ? root.openDir(name, { source: true }) : root.openDir(name);
+    dir = root.openDir(name, rules === "source" ? { source: true } : {});
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     if (error.code !== "not_found") scanErrors.push({ path: dirPath, code: refusalCause(error) });
@@ -300,31 +271,4 @@ function transcriptNames(dir: SecureDir): string[] {
     .map((entry) => entry.name)
     .filter((name) => name.endsWith(SUFFIX) && name.length > SUFFIX.length && !name.startsWith("."))
     .sort();
-}
-
-function headerOrReport(dir: SecureDir, name: string, file: string, invalid: PassedOver[]): HeaderFacts | undefined {
-  try {
-    const header = readHeader(dir, name, "source");
-    if (header === undefined) invalid.push({ path: file, code: "invalid_header" });
-    return header;
-  } catch (error) {
-    if (!(error instanceof MigrationError)) throw error;
-    invalid.push({ path: file, code: error.detail });
-    return undefined;
-  }
-}
-
-function inspect(dir: SecureDir, name: string, file: string, rules: TranscriptRules, invalid: PassedOver[]): { header: HeaderFacts; identity: FileIdentity } | undefined {
-  try {
-    const { header, identity } = identifyTranscript(dir, name, file, rules);
-    if (header === undefined) {
-      invalid.push({ path: file, code: "invalid_header" });
-      return undefined;
-    }
-    return { header, identity };
-  } catch (error) {
-    if (!(error instanceof MigrationError)) throw error;
-    invalid.push({ path: file, code: error.detail });
-    return undefined;
-  }
 }

@@ -1,44 +1,34 @@
 /**
  * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
- * scope of its workspace. The source is only ever read. Everything is copied into staging
- * names inside the scope (each file hashed as it is copied, fsynced and read back, then each
- * staging directory synced), then published without replacing anything, and a committed receipt records
- * which source version became which v2 file. All of it happens under a kernel-released lock
- * keyed by the source's identity, so concurrent openers serialise and a killed migrator
- * never leaves a lock behind.
+ * scope of its workspace. The source is only read. Everything is copied into staging names in
+ * the scope and made durable, the source is checked again, then it is published without
+ * replacing anything and a committed receipt records which source version became which v2
+ * file. All of it runs under a kernel-released lock keyed by the source's identity, so
+ * concurrent openers serialise and a killed migrator never leaves a lock behind.
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 
-import { isValidEntryName, SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
+import { SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
 import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
-import { openSessionsRoot } from "./agent-root.js";
-import { readScopeTombstones, type SessionCandidate } from "./candidates.js";
+import { openScopeDir, openSessionsRoot } from "./agent-root.js";
+import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
-  copyArtifactTree,
   copyFileInto,
   DEFAULT_ARTIFACT_LIMITS,
+  hashManagedFile,
   manifestOfManagedTree,
-  manifestOfSource,
   sameManifest,
   snapshotArtifactTree,
   snapshotStillHolds,
+  treeManifest,
+  verifyMismatch,
   type ArtifactLimits,
   type ArtifactSnapshot,
 } from "./copy.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
-import {
-  encodeRecord,
-  LOCKS_DIRECTORY,
-  operationId,
-  RECEIPTS_DIRECTORY,
-  sourceLockName,
-  TOMBSTONES_DIRECTORY,
-  type ManifestEntry,
-  type MigrationReceipt,
-} from "./receipts.js";
-import { openTranscript, readHeader, sameIdentity, sameStat, sourceRefusal, type FileIdentity } from "./session-file.js";
-import { hashManagedFile, StagedSet, writeStagedFile } from "./staging.js";
+import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt } from "./receipts.js";
+import { openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -46,8 +36,8 @@ export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
 /** Accepted values of {@link DirectoryMigrationPolicy}; the first is the default. */
 export const DIRECTORY_MIGRATION_POLICIES: readonly DirectoryMigrationPolicy[] = ["copy-retain", "disabled"];
 
-/** How long an opener waits for another process's migration of the same source (ms). */
-export const DEFAULT_MIGRATION_WAIT_MS = 5_000;
+// How long an opener waits for another process's migration of the same source (ms).
+const DEFAULT_MIGRATION_WAIT_MS = 5_000;
 
 /** A progress report of a running migration. */
 export interface MigrationProgress {
@@ -95,9 +85,7 @@ export async function openCandidateForWrite(scope: ManagedScope, candidate: Sess
     return await openOrThrow(scope, candidate, options);
   } catch (error) {
     if (error instanceof MigrationError) return error.toFailure();
-    if (error instanceof SecureFsError) {
-      return { kind: "error", code: "durability_failed", cause: error.code, message: `migration failed (${error.code})` };
-    }
+    if (error instanceof SecureFsError) return { kind: "error", code: "durability_failed", cause: error.code, message: `migration failed (${error.code})` };
     throw error;
   }
 }
@@ -108,29 +96,30 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   if (typeof candidate !== "object" || candidate === null || typeof candidate.path !== "string") {
     throw new MigrationError("invalid_request", "candidate", "not a session candidate");
   }
-  const tombstones = readScopeTombstones(scope);
-  if (tombstones.some((t) => t.targets.some((target) => sameIdentity(target.identity, candidate.identity)))) {
+  if (readScopeTombstones(scope).some((t) => t.targets.some((target) => sameIdentity(target.identity, candidate.identity)))) {
     throw new MigrationError("migration_retired", "tombstone", "this session was retired");
   }
   if (candidate.provenance === "v2") {
-    if (path.dirname(candidate.path) !== scope.directoryPath) throw new MigrationError("not_a_candidate", "outside_scope", "the v2 candidate is not in this scope");
+    locateCandidate(scope, candidate);
     return { kind: "opened", path: candidate.path, provenance: "v2", migrated: false };
   }
   if (policy === "disabled") throw new MigrationError("legacy_migration_disabled", "policy", "legacy sessions are read-only (session.directoryMigration is disabled)");
   // Checked before anything is prepared: a candidate from elsewhere writes nothing.
-  const source = legacySourceOf(scope, candidate);
+  const { directory, fileName } = locateCandidate(scope, candidate);
+  if (!fileName.endsWith(".jsonl")) throw new MigrationError("invalid_request", "name", "the legacy file name cannot be used in a scope");
   const prepared = prepareScope(scope);
-  const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
   // Everything below is reached from this one handle by entry names.
   const root = openSessionsRoot(prepared, "write");
-  let scopeDir: SecureDir | undefined;
-  let legacyDir: SecureDir | undefined;
+  const held: SecureDir[] = [];
   let lock: SecureLock | undefined;
   try {
-    scopeDir = openScopeDir(root, prepared);
-    legacyDir = openLegacyDir(root, source.directory);
+    const scopeDir = openScopeDir(root, prepared);
+    held.push(scopeDir);
+    const legacyDir = openDirByRules(root, directory, "source");
+    held.push(legacyDir);
     const internal = scopeDir.openDir(INTERNAL_DIRECTORY, { create: true });
     const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => internal.openDir(name, { create: true })) as [SecureDir, SecureDir];
+    held.push(receipts);
     internal.openDir(TOMBSTONES_DIRECTORY, { create: true }).close();
     internal.close();
     try {
@@ -141,105 +130,70 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
     } finally {
       locks.close();
     }
-    try {
-      return await migrateLocked({ scope: prepared, scopeDir, receipts, legacyDir, fileName: source.fileName }, candidate, limits, options.onProgress);
-    } finally {
-      receipts.close();
-    }
+    const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
+    const artifacts = fileName.slice(0, -".jsonl".length);
+    const job = { scope: prepared, scopeDir, receipts, legacyDir, fileName, artifacts, op: operationId(candidate.identity), candidate, limits };
+    return await migrateLocked(job, options.onProgress);
   } finally {
     lock?.release();
-    legacyDir?.close();
-    scopeDir?.close();
+    for (const dir of held.reverse()) dir.close();
     root.close();
-  }
-}
-
-/** Where a legacy candidate lies below the sessions root: its legacy directory and file names. */
-function legacySourceOf(scope: ManagedScope, candidate: SessionCandidate): { directory: string; fileName: string } {
-  const directory = candidate.legacyDirectory;
-  const fileName = path.basename(candidate.path);
-  const valid =
-    typeof directory === "string" && isValidEntryName(directory) && isValidEntryName(fileName) &&
-    candidate.path === path.join(scope.sessionsRoot, directory, fileName);
-  if (!valid) throw new MigrationError("not_a_candidate", "outside_scope", "the legacy candidate is not in this workspace's sessions root");
-  return { directory, fileName };
-}
-
-function openLegacyDir(root: SecureDir, name: string): SecureDir {
-  try {
-    return root.openDir(name, { source: true });
-  } catch (error) {
-    throw sourceRefusal(error);
   }
 }
 
 function prepareScope(scope: ManagedScope): ManagedScope {
   const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
-  const prepared = resolveManagedScope({
-    cwd: scope.canonicalCwd,
-    agentDir: scope.agentDir,
-    ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }),
-    mode: "write",
-  });
+  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
   if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
   if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
   return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }
 
-function openScopeDir(root: SecureDir, scope: ManagedScope): SecureDir {
-  try {
-    return root.openDir(scope.directoryName);
-  } catch (error) {
-    if (!(error instanceof SecureFsError)) throw error;
-    throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
-  }
-}
-
-/** The held directories one migration works in, and the legacy file's name in `legacyDir`. */
-interface Held {
+/** One migration under its lock: the held directories and what is copied. */
+interface Job {
   readonly scope: ManagedScope;
   readonly scopeDir: SecureDir;
   readonly receipts: SecureDir;
   /** The legacy directory, opened by the legacy-source rules. */
   readonly legacyDir: SecureDir;
+  /** The transcript's name, in `legacyDir` and in the scope, and its artifact directory's. */
   readonly fileName: string;
+  readonly artifacts: string;
+  /** The {@link operationId} of the source version. */
+  readonly op: string;
+  readonly candidate: SessionCandidate;
+  readonly limits: ArtifactLimits;
 }
 
-async function migrateLocked(held: Held, candidate: SessionCandidate, limits: ArtifactLimits, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
-  const { scope, scopeDir, receipts, legacyDir, fileName } = held;
+async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
+  const { scope, scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
-  const op = operationId(source);
-  const destName = path.basename(candidate.path);
-  if (!destName.endsWith(".jsonl") || !isValidEntryName(destName)) throw new MigrationError("invalid_request", "name", "the legacy file name cannot be used in a scope");
-  const destPath = path.join(scope.directoryPath, destName);
-  const artifactName = destName.slice(0, -".jsonl".length);
+  const destPath = path.join(scope.directoryPath, fileName);
 
   // Another opener may have finished while we waited for the lock.
-  if (committedReceiptFor(receipts, op) !== undefined && entryType(scopeDir, destName) === "file") {
-    return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
-  }
+  if (receiptCommitted(receipts, op) && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
   // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
   // the hash taken while copying), still owned by this workspace.
-  const current = { header: readHeader(legacyDir, fileName, "source") };
-  if (!statUnchanged(held, candidate.path, source) || current.header === undefined || current.header.id !== candidate.header.id || current.header.cwd !== candidate.header.cwd) {
+  const header = readHeader(legacyDir, fileName, "source");
+  if (!statUnchanged(job) || header === undefined || header.id !== candidate.header.id || header.cwd !== candidate.header.cwd) {
     throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
   }
-  const owner = workspaceIdentity(current.header.cwd);
+  const owner = workspaceIdentity(header.cwd);
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
   }
-  await removeRemnants(scopeDir, receipts, op, limits);
-  refuseSameIdInOtherFile(scopeDir, destName, current.header.id);
-
-  const artifactSource = fileName.slice(0, -".jsonl".length);
+  await removeRemnants(job);
+  const sameId = `_${header.id}.jsonl`;
+  // The file-name convention `<timestamp>_<sessionId>.jsonl` tells which v2 file holds a session.
+  if (scopeDir.list().some((e) => e.name !== fileName && e.name.endsWith(sameId))) {
+    throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
+  }
   // Published by an earlier attempt that died before its receipt, or somebody else's file.
-  const existing = entryType(scopeDir, destName);
+  const existing = entryType(scopeDir, fileName);
   if (existing !== undefined && existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
-  // The tree is snapshotted first: an unsafe or too large one is refused before anything is
-  // copied or compared.
-  const snapshot = snapshotArtifactTree(legacyDir, artifactSource, limits);
-  const progress = progressReporter(onProgress, source, snapshot);
-  const header = current.header;
+  // Snapshotted first: an unsafe or too large tree is refused before anything is copied or compared.
+  const snapshot = snapshotArtifactTree(legacyDir, artifacts, limits);
+  const progress = progressReporter(onProgress, source.size + (snapshot?.totalBytes ?? 0), 1 + (snapshot?.files ?? 0));
   const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
     schemaVersion: 2,
     state: "committed",
@@ -250,144 +204,113 @@ async function migrateLocked(held: Held, candidate: SessionCandidate, limits: Ar
     destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
     artifactManifest: manifest,
   });
-  if (existing !== undefined) {
-    const there = asConflict(() => hashManagedFile(scopeDir, destName));
-    if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    const manifest = snapshot === undefined ? [] : manifestOfSource(legacyDir, artifactSource, snapshot);
-    requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
-    progress.phase("publishing");
-    try {
-      await receipts.writeFileAtomicAsync(`${op}.json`, encodeRecord(receiptOf(manifest)), { noReplace: true });
-    } catch (error) {
-      if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-    }
+  if (existing === undefined) {
+    await stageAndPublish(job, snapshot, progress, receiptOf);
   } else {
-    await stageAndPublish({ held, sourcePath: candidate.path, source, artifactSource, snapshot, artifactName, destName, op, limits, progress, receiptOf });
+    const there = asConflict(() => hashManagedFile(scopeDir, fileName));
+    if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
+    const manifest = snapshot === undefined ? [] : await treeManifest(legacyDir, artifacts, snapshot);
+    requireArtifactsMatch(job, snapshot, manifest);
+    progress.phase("publishing");
+    await writeRecord(receipts, `${op}.json`, receiptOf(manifest));
   }
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
 }
 
-/** What {@link stageAndPublish} copies, publishes and records. */
-interface StagingJob {
-  readonly held: Held;
-  /** The legacy transcript's path, as listed (a label: it is read through `held.legacyDir`). */
-  readonly sourcePath: string;
-  readonly source: FileIdentity;
-  /** The artifact directory's name in `held.legacyDir`, and its snapshot (none: no artifacts). */
-  readonly artifactSource: string;
-  readonly snapshot: ArtifactSnapshot | undefined;
-  readonly artifactName: string;
-  readonly destName: string;
-  readonly op: string;
-  readonly limits: ArtifactLimits;
-  readonly progress: ProgressReporter;
-  /** The committed receipt of the copy whose artifact manifest is given. */
-  readonly receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt;
-}
-
 /**
- * Copies the transcript and its artifact tree into staging, makes the staging durable,
- * checks the source again, publishes both without replacing anything, then commits the
- * receipt. The receipt is staged durably with the copies, so committing it is a rename (and
- * a directory sync) after publication.
+ * Copies the transcript and its artifact tree into staging and stages the receipt, makes it
+ * all durable, checks the source again (a second snapshot), then publishes the artifacts and
+ * the transcript without replacing anything and commits the receipt by a rename.
  */
-async function stageAndPublish(job: StagingJob): Promise<void> {
-  const { held, sourcePath, source, artifactSource, snapshot, artifactName, destName, op, limits, progress } = job;
-  const { scopeDir, receipts, legacyDir, fileName } = held;
+async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined, progress: ProgressReporter, receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt): Promise<void> {
+  const { scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
+  const source = candidate.identity;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
-  const stagedTranscript = `${attempt}.transcript`;
-  const stagedArtifacts = `${attempt}.artifacts`;
-  const stagedReceipt = `${attempt}.receipt`;
-  const staged = new StagedSet();
-  // The scope directory holds the staged transcript and the staging tree's root entry; the
-  // receipts directory the staged receipt.
-  staged.holdDir(scopeDir, { own: false });
-  staged.holdDir(receipts, { own: false });
+  const [stagedTranscript, stagedArtifacts, stagedReceipt] = [".transcript", ".artifacts", ".receipt"].map((suffix) => attempt + suffix) as [string, string, string];
+  // Every staging directory this attempt creates, synced with the scope and receipts directories.
+  const opened: SecureDir[] = [];
   const onBytes = (bytes: number): void => progress.bytes(bytes);
   try {
-    const sha256 = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
+    const { sha256 } = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
     progress.file();
     if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
     let manifest: ManifestEntry[] = [];
     if (snapshot !== undefined) {
-      const staging = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
-      staged.holdDir(staging, { own: true });
-      manifest = await copyArtifactTree(legacyDir, artifactSource, snapshot, staging, staged, onBytes, progress.file);
+      const target = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
+      opened.push(target);
+      manifest = await treeManifest(legacyDir, artifacts, snapshot, { target, opened, onBytes, onFile: progress.file });
     }
     progress.phase("verifying");
-    // Every file was fsynced and read back as it was copied (copy.ts); the receipt is staged
-    // the same way, the staged directories are synced, then the source is checked again.
-    await writeStagedFile(receipts, stagedReceipt, Buffer.from(encodeRecord(job.receiptOf(manifest)), "utf8"));
-    await staged.makeDurable();
-    sourceStillUnchanged(held, sourcePath, source, artifactSource, snapshot, limits);
+    await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receiptOf(manifest)), "utf8"));
+    for (const dir of [scopeDir, receipts, ...opened]) await dir.syncAsync();
+    if (!statUnchanged(job)) throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
+    if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits)) throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
     progress.phase("publishing");
     if (snapshot !== undefined) {
       try {
-        scopeDir.publishNoReplace(stagedArtifacts, artifactName);
+        scopeDir.publishNoReplace(stagedArtifacts, artifacts);
       } catch (error) {
         if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-        requireArtifactsMatch(scopeDir, artifactName, snapshot, manifest, limits);
+        requireArtifactsMatch(job, snapshot, manifest);
       }
     }
     try {
-      scopeDir.publishNoReplace(stagedTranscript, destName);
+      scopeDir.publishNoReplace(stagedTranscript, fileName);
     } catch (error) {
-      if (error instanceof SecureFsError && error.code === "already_exists") {
-        throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
-      }
+      if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
       throw error;
     }
     try {
       receipts.publishNoReplace(stagedReceipt, `${op}.json`);
     } catch (error) {
-      // A receipt of this source is there already (its copy had gone, so this attempt made
-      // a new one): it names the same source and destination. Ours is removed below.
+      // A receipt of this source is there already (its copy had gone, so this attempt made a
+      // new one): it names the same source and destination. Ours is removed below.
       if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
     }
   } finally {
-    staged.close();
-    await removeRemnants(scopeDir, receipts, op, limits);
+    for (const dir of opened) dir.close();
+    await removeRemnants(job);
   }
 }
 
-/** Throws `source_changed` unless the transcript and the artifact tree still match what was copied. */
-function sourceStillUnchanged(held: Held, sourcePath: string, source: FileIdentity, artifactSource: string, snapshot: ArtifactSnapshot | undefined, limits: ArtifactLimits): void {
-  if (!statUnchanged(held, sourcePath, source)) {
-    throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
-  }
-  if (!snapshotStillHolds(held.legacyDir, artifactSource, snapshot, limits)) {
-    throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
+/** Writes `data` as the new owner-only file `name` of `dir`, fsyncs it and reads it back. */
+async function writeDurably(dir: SecureDir, name: string, data: Buffer): Promise<void> {
+  const file = dir.openFile(name, { write: true, create: "exclusive" });
+  try {
+    file.write(data, 0);
+    await file.syncAsync();
+    if (!file.readAt(0, data.byteLength + 1).equals(data)) throw verifyMismatch();
+  } finally {
+    file.close();
   }
 }
 
 /** An artifact directory already at the destination must hold exactly the source's artifacts. */
-function requireArtifactsMatch(scopeDir: SecureDir, artifactName: string, snapshot: ArtifactSnapshot | undefined, manifest: readonly ManifestEntry[], limits: ArtifactLimits): void {
-  const type = entryType(scopeDir, artifactName);
+function requireArtifactsMatch({ scopeDir, artifacts: name, limits }: Job, snapshot: ArtifactSnapshot | undefined, manifest: readonly ManifestEntry[]): void {
+  const type = entryType(scopeDir, name);
   if (type === undefined) {
     if (snapshot === undefined) return;
     throw new MigrationError("destination_conflict", "artifacts_missing", "the destination lacks the session's artifacts");
   }
   if (type !== "directory" || snapshot === undefined) throw new MigrationError("destination_conflict", type, "the artifact destination is taken");
-  const dir = asConflict(() => scopeDir.openDir(artifactName));
+  const dir = asConflict(() => scopeDir.openDir(name));
   try {
-    const there = asConflict(() => manifestOfManagedTree(dir, limits));
-    if (!sameManifest(there, manifest)) throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
+    if (!sameManifest(asConflict(() => manifestOfManagedTree(dir, limits)), manifest)) {
+      throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
+    }
   } finally {
     dir.close();
   }
 }
 
-/**
- * True when the legacy file (listed as `file`) is still, opened by name in the held legacy
- * directory, the inode and version `identity` describes.
- */
-function statUnchanged(held: Held, file: string, identity: FileIdentity): boolean {
-  if (path.resolve(file) !== identity.canonicalPath) return false;
+/** True when the legacy file, opened by name in the held legacy directory, is still the inode and version listed. */
+function statUnchanged({ legacyDir, fileName, candidate }: Job): boolean {
+  if (path.resolve(candidate.path) !== candidate.identity.canonicalPath) return false;
   try {
-    const { file: opened, stat } = openTranscript(held.legacyDir, held.fileName, "source");
-    opened.close();
-    return sameStat(stat, identity);
+    const { file, stat } = openTranscript(legacyDir, fileName, "source");
+    file.close();
+    return sameStat(stat, candidate.identity);
   } catch (error) {
     if (error instanceof MigrationError) return false;
     throw error;
@@ -404,13 +327,12 @@ function asConflict<T>(read: () => T): T {
   }
 }
 
-function committedReceiptFor(receipts: SecureDir, op: string): string | undefined {
+function receiptCommitted(receipts: SecureDir, op: string): boolean {
   try {
-    const file = receipts.openFile(`${op}.json`);
-    file.close();
-    return `${op}.json`;
+    receipts.openFile(`${op}.json`).close();
+    return true;
   } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
+    if (error instanceof SecureFsError && error.code === "not_found") return false;
     throw error;
   }
 }
@@ -424,23 +346,13 @@ function entryType(dir: SecureDir, name: string): string | undefined {
   }
 }
 
-/** The file-name convention `<timestamp>_<sessionId>.jsonl` tells which v2 file holds a session. */
-function refuseSameIdInOtherFile(scopeDir: SecureDir, destName: string, sessionId: string): void {
-  const suffix = `_${sessionId}.jsonl`;
-  for (const entry of scopeDir.list()) {
-    if (entry.name !== destName && entry.name.endsWith(suffix)) {
-      throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
-    }
-  }
-}
-
 /**
- * Removes staging entries of this operation left by an attempt that died. Only called under
+ * Removes the staging entries of the job's operation left by an attempt that died. Only called under
  * the source's lock, so no live attempt owns them. A staging tree is removed by descriptor
  * below the held scope directory (a link in it is removed as a link, never followed), within
  * the artifact budgets plus the staging root itself.
  */
-async function removeRemnants(scopeDir: SecureDir, receipts: SecureDir, op: string, limits: ArtifactLimits): Promise<void> {
+async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<void> {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
   for (const entry of scopeDir.list()) {
     if (!entry.name.startsWith(prefix)) continue;
@@ -453,45 +365,29 @@ async function removeRemnants(scopeDir: SecureDir, receipts: SecureDir, op: stri
   }
 }
 
-interface ProgressReporter {
-  bytes(n: number): void;
-  file(): void;
-  phase(phase: MigrationProgress["phase"]): void;
-}
+type ProgressReporter = ReturnType<typeof progressReporter>;
 
-/**
- * Reports the totals of the transcript `source` and the artifact tree `snapshot` at once,
- * then at most every 4 MiB or 64 files, and at every phase change.
- */
-function progressReporter(onProgress: OpenForWriteOptions["onProgress"], source: FileIdentity, snapshot: ArtifactSnapshot | undefined): ProgressReporter {
-  const bytesTotal = source.size + (snapshot?.totalBytes ?? 0);
-  const filesTotal = 1 + (snapshot?.files ?? 0);
-  let bytesDone = 0;
-  let filesDone = 0;
-  let phase: MigrationProgress["phase"] = "copying";
-  let lastBytes = 0;
-  let lastFiles = 0;
+/** Reports the totals at once, then at most every 4 MiB or 64 files, and at every phase change. */
+function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number) {
+  const now = { phase: "copying" as MigrationProgress["phase"], bytesDone: 0, bytesTotal, filesDone: 0, filesTotal };
+  let last = { ...now };
   const emit = () => {
-    lastBytes = bytesDone;
-    lastFiles = filesDone;
-    onProgress?.({ phase, bytesDone, bytesTotal, filesDone, filesTotal });
+    last = { ...now };
+    onProgress?.({ ...now });
   };
   emit();
   return {
-    bytes(n) {
-      bytesDone += n;
-      if (bytesDone - lastBytes >= 4 << 20) emit();
+    bytes(n: number): void {
+      now.bytesDone += n;
+      if (now.bytesDone - last.bytesDone >= 4 << 20) emit();
     },
-    file() {
-      filesDone += 1;
-      if (filesDone - lastFiles >= 64) emit();
+    file(): void {
+      now.filesDone += 1;
+      if (now.filesDone - last.filesDone >= 64) emit();
     },
-    phase(next) {
-      phase = next;
-      if (next === "done") {
-        bytesDone = bytesTotal;
-        filesDone = filesTotal;
-      }
+    phase(next: MigrationProgress["phase"]): void {
+      now.phase = next;
+      if (next === "done") [now.bytesDone, now.filesDone] = [bytesTotal, filesTotal];
       emit();
     },
   };

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 
-import { SecureFsError, type SecureDir } from "../fs/index.js";
+import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
 import { INTERNAL_DIRECTORY } from "../scope/index.js";
 import type { FileIdentity, HeaderFacts } from "./session-file.js";
 
@@ -62,6 +62,15 @@ export function encodeRecord(record: MigrationReceipt | Tombstone): string {
   return `${JSON.stringify(record)}\n`;
 }
 
+/** Publishes `record` as `name` of `dir`, replacing nothing: one already there is final, so that is no error. */
+export async function writeRecord(dir: SecureDir, name: string, record: MigrationReceipt | Tombstone): Promise<void> {
+  try {
+    await dir.writeFileAtomicAsync(name, encodeRecord(record), { noReplace: true });
+  } catch (error) {
+    if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+  }
+}
+
 /**
  * Every record in `<internal>/<sub>` of the held scope directory, read without following
  * links. A missing directory holds none; a record that is not a canonical one is ignored,
@@ -81,21 +90,18 @@ export function readRecords<T extends MigrationReceipt | Tombstone>(
   }
   const records: T[] = [];
   try {
-    for (const entry of dir.list()) {
-      if (!entry.name.endsWith(".json") || entry.name.startsWith(".")) continue;
+    for (const { name } of dir.list()) {
+      if (!name.endsWith(".json") || name.startsWith(".")) continue;
+      let file: SecureFile | undefined;
       try {
-        const file = dir.openFile(entry.name);
-        let bytes: Buffer;
-        try {
-          bytes = file.readAll({ maxBytes: RECORD_MAX_BYTES });
-        } finally {
-          file.close();
-        }
-        const text = bytes.toString("utf8");
+        file = dir.openFile(name);
+        const text = file.readAll({ maxBytes: RECORD_MAX_BYTES }).toString("utf8");
         const value: unknown = JSON.parse(text);
         if (isRecord(value) && encodeRecord(value) === text) records.push(value);
       } catch (error) {
         if (!(error instanceof SecureFsError) && !(error instanceof SyntaxError)) throw error;
+      } finally {
+        file?.close();
       }
     }
   } finally {

@@ -3,15 +3,13 @@
  * never list or migrate that version again. Nothing is deleted here; a tombstone says "do not
  * reinterpret this", not "this is gone".
  */
-import path from "node:path";
-
-import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
+import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { INTERNAL_DIRECTORY, resolveManagedScope, type ManagedScope } from "../scope/index.js";
 import { openSessionsRoot } from "./agent-root.js";
-import type { SessionCandidate } from "./candidates.js";
+import { locateCandidate, type SessionCandidate } from "./candidates.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
-import { encodeRecord, operationId, TOMBSTONES_DIRECTORY, type Tombstone } from "./receipts.js";
-import { identifyTranscript, sameIdentity, sourceRefusal } from "./session-file.js";
+import { operationId, TOMBSTONES_DIRECTORY, writeRecord, type Tombstone } from "./receipts.js";
+import { identifyTranscript, openDirByRules, sameIdentity } from "./session-file.js";
 
 /** Outcome of {@link retireCandidate}. */
 export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
@@ -36,9 +34,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
       const name = `${operationId(candidate.identity)}.json`;
       const dir = root.openDir([prepared.scope.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
       try {
-        await dir.writeFileAtomicAsync(name, encodeRecord(tombstone), { noReplace: true });
-      } catch (error) {
-        if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+        await writeRecord(dir, name, tombstone);
       } finally {
         dir.close();
       }
@@ -58,21 +54,11 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
  * the held sessions root `root`: from the scope directory (v2) or its legacy directory.
  */
 function requireListedVersion(root: SecureDir, scope: ManagedScope, candidate: SessionCandidate): void {
-  const fileName = path.basename(candidate.path);
-  const v2 = candidate.provenance === "v2";
-  const dirName = v2 ? scope.directoryName : candidate.legacyDirectory;
-  const parentPath = path.join(scope.sessionsRoot, typeof dirName === "string" ? dirName : "");
-  if (typeof dirName !== "string" || !isValidEntryName(dirName) || !isValidEntryName(fileName) || candidate.path !== path.join(parentPath, fileName)) {
-    throw new MigrationError("not_a_candidate", "outside_scope", "the candidate is not in this workspace's sessions root");
-  }
-  let dir: SecureDir;
+  const { directory, fileName } = locateCandidate(scope, candidate);
+  const rules = candidate.provenance === "v2" ? "managed" : "source";
+  const dir = openDirByRules(root, directory, rules);
   try {
-    dir = v2 ? root.openDir(dirName) : root.openDir(dirName, { source: true });
-  } catch (error) {
-    throw sourceRefusal(error);
-  }
-  try {
-    const current = identifyTranscript(dir, fileName, candidate.path, v2 ? "managed" : "source");
+    const current = identifyTranscript(dir, fileName, candidate.path, rules);
     if (!sameIdentity(current.identity, candidate.identity)) throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
   } finally {
     dir.close();

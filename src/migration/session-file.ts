@@ -1,17 +1,20 @@
 /**
- * Reading a session transcript by descriptor: a v2 transcript as the owner-only file it must
- * be, a legacy one by the legacy-source rules (older tools wrote 0644 files in 0755
- * directories: readable by others is accepted, a link, a hard link, a special file, a
- * foreign owner or write access for anyone else is not). Each is identified by a hash taken
- * between two equal stats of the open descriptor, so a file that changes while it is read is
- * never described as stable.
+ * Reading a transcript by descriptor: a v2 one owner-only, a legacy one by the legacy-source
+ * rules (older tools wrote 0644 files in 0755 directories; readable by others is accepted, a
+ * link, a hard link, a special file, a foreign owner or write access for others is not). A
+ * version is identified by a hash taken between two equal stats of the open descriptor, so a
+ * file that changes while it is read is never described as stable.
  */
+import { createHash } from "node:crypto";
+
 import { SecureFsError, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
-import { chunkBuffer, hashOpenFile } from "./staging.js";
 
 /** Header prefix bound: the first line must end inside it. */
-export const HEADER_MAX_BYTES = 64 * 1024;
+const HEADER_MAX_BYTES = 64 * 1024;
+
+/** Most bytes read per call when copying or hashing. */
+export const CHUNK_BYTES = 4 << 20;
 
 /** What identifies one version of a transcript: where it is, which inode, and its bytes. */
 export interface FileIdentity extends StableStat {
@@ -52,45 +55,46 @@ export function sameStat(a: StableStat, b: StableStat): boolean {
   return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.nlink === b.nlink;
 }
 
-/** fs-layer refusals that say the object is not one migration may read, by its path-free cause. */
-const UNSAFE_CAUSES: Readonly<Record<string, string>> = {
-  symlink_refused: "symlink",
-  hardlink_refused: "hardlink",
-  not_regular_file: "not_regular_file",
-  not_directory: "not_directory",
-  owner_mismatch: "owner_mismatch",
-  mode_mismatch: "mode_mismatch",
-  acl_present: "acl_present",
-  acl_malformed: "acl_malformed",
-  acl_denied: "acl_denied",
-  acl_io_error: "acl_io_error",
-  acl_unknown: "acl_unknown",
-};
+/** True when two identities name the same bytes of the same inode at the same path. */
+export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return a.canonicalPath === b.canonicalPath && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.sha256 === b.sha256;
+}
+
+/** fs-layer refusals that say the object is not one migration may read. */
+const UNSAFE_CODES: ReadonlySet<string> = new Set([
+  "symlink_refused", "hardlink_refused", "not_regular_file", "not_directory", "owner_mismatch", "mode_mismatch",
+  "acl_present", "acl_malformed", "acl_denied", "acl_io_error", "acl_unknown",
+]);
 
 /** The path-free cause token of an fs-layer refusal: `symlink` and `hardlink` for links, else its code. */
 export function refusalCause(error: SecureFsError): string {
-  return UNSAFE_CAUSES[error.code] ?? error.code;
+  return error.code === "symlink_refused" ? "symlink" : error.code === "hardlink_refused" ? "hardlink" : error.code;
 }
 
 /**
- * The migration error for a refused open of a source object: `unsafe_source` when the object
- * is not safe to read (cause `symlink`, `hardlink`, `owner_mismatch`, `mode_mismatch`, ...),
- * `source_changed` when it is gone or another object now (cause: the fs code).
+ * The migration error for a refused open of a source object: `unsafe_source` when it is not
+ * safe to read, `source_changed` when it is gone or another object now (cause: the fs code).
  */
 export function sourceRefusal(error: unknown): MigrationError {
   if (!(error instanceof SecureFsError)) throw error;
-  if (UNSAFE_CAUSES[error.code] !== undefined) return new MigrationError("unsafe_source", refusalCause(error), `a legacy source is not safe to read (${error.code})`);
+  if (UNSAFE_CODES.has(error.code)) return new MigrationError("unsafe_source", refusalCause(error), `a legacy source is not safe to read (${error.code})`);
   return new MigrationError("source_changed", error.code, `a legacy source changed (${error.code})`);
 }
 
-/**
- * Opens transcript `name` of `dir` for reading by `rules`, with its stat. Throws the
- * {@link sourceRefusal} of a refused open.
- */
+/** Opens directory `name` of `dir` by `rules`; a refusal throws its {@link sourceRefusal}. */
+export function openDirByRules(dir: SecureDir, name: string, rules: TranscriptRules): SecureDir {
+  try {
+    return dir.openDir(name, rules === "source" ? { source: true } : {});
+  } catch (error) {
+    throw sourceRefusal(error);
+  }
+}
+
+/** Opens transcript `name` of `dir` by `rules`, with its stat; a refusal throws its {@link sourceRefusal}. */
 export function openTranscript(dir: SecureDir, name: string, rules: TranscriptRules): { file: SecureFile; stat: StableStat } {
   let file: SecureFile;
   try {
-    file = rules === "source" ? dir.openFile(name, { source: true }) : dir.openFile(name);
+    file = dir.openFile(name, rules === "source" ? { source: true } : {});
   } catch (error) {
     throw sourceRefusal(error);
   }
@@ -103,19 +107,18 @@ export function openTranscript(dir: SecureDir, name: string, rules: TranscriptRu
 }
 
 /** Parses the header from the first bytes of a transcript; undefined when unusable. */
-export function parseHeaderPrefix(prefix: Uint8Array): HeaderFacts | undefined {
-  const newline = Buffer.from(prefix.buffer, prefix.byteOffset, prefix.byteLength).indexOf(0x0a);
+function parseHeaderPrefix(prefix: Buffer): HeaderFacts | undefined {
+  const newline = prefix.indexOf(0x0a);
   if (newline < 0) return undefined;
-  let value: unknown;
+  let header: unknown;
   try {
-    value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(prefix.subarray(0, newline)).trim());
+    header = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(prefix.subarray(0, newline)).trim());
   } catch {
     return undefined;
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const header = value as Record<string, unknown>;
-  if (header.type !== "session" || typeof header.id !== "string" || typeof header.cwd !== "string") return undefined;
-  return { id: header.id, cwd: header.cwd };
+  if (typeof header !== "object" || header === null || Array.isArray(header)) return undefined;
+  const { type, id, cwd } = header as Record<string, unknown>;
+  return type === "session" && typeof id === "string" && typeof cwd === "string" ? { id, cwd } : undefined;
 }
 
 /** Reads the header of transcript `name` of `dir` (first line within {@link HEADER_MAX_BYTES}). */
@@ -133,21 +136,11 @@ export function readHeader(dir: SecureDir, name: string, rules: TranscriptRules)
  * and SHA-256 of every byte. The stat before and after must agree and the byte count must
  * equal the size, else `source_changed`.
  */
-export function identifyTranscript(
-  dir: SecureDir,
-  name: string,
-  canonicalPath: string,
-  rules: TranscriptRules,
-): { header: HeaderFacts | undefined; identity: FileIdentity } {
+export function identifyTranscript(dir: SecureDir, name: string, canonicalPath: string, rules: TranscriptRules): { header: HeaderFacts | undefined; identity: FileIdentity } {
   const { file, stat } = openTranscript(dir, name, rules);
   try {
-    let prefix: Buffer | undefined;
-    const { size, sha256 } = hashOpenFile(file, chunkBuffer(stat.size), (chunk, position) => {
-      if (position >= HEADER_MAX_BYTES) return;
-      const take = Buffer.from(chunk.subarray(0, HEADER_MAX_BYTES - position));
-      prefix = prefix === undefined ? take : Buffer.concat([prefix, take]);
-    });
-    const header = prefix === undefined ? undefined : parseHeaderPrefix(prefix);
+    const header = parseHeaderPrefix(file.readPrefix(HEADER_MAX_BYTES));
+    const { size, sha256 } = hashOpenFile(file, stat.size);
     if (!sameStat(stat, stableStat(file.stat())) || size !== stat.size) {
       throw new MigrationError("source_changed", "changed_while_reading", "the session file changed while it was read");
     }
@@ -157,7 +150,18 @@ export function identifyTranscript(
   }
 }
 
-/** True when two identities name the same bytes of the same inode at the same path. */
-export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
-  return a.canonicalPath === b.canonicalPath && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.sha256 === b.sha256;
+/**
+ * SHA-256 and size of everything in the open `file` (of about `sizeHint` bytes), read from its
+ * start in chunks; each chunk goes to `onChunk` (with its offset) before the buffer is reused.
+ */
+export function hashOpenFile(file: SecureFile, sizeHint: number, onChunk?: (chunk: Buffer, position: number) => void): { size: number; sha256: string } {
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(sizeHint, 1)));
+  const hash = createHash("sha256");
+  let position = 0;
+  for (let n; (n = file.read(buffer, { position })) > 0; position += n) {
+    const chunk = buffer.subarray(0, n);
+    onChunk?.(chunk, position);
+    hash.update(chunk);
+  }
+  return { size: position, sha256: hash.digest("hex") };
 }

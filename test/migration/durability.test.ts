@@ -17,7 +17,7 @@ import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { bundleChild, runChild, type BundledChild } from "../storage/child-bundle.js";
 import { useSandboxes, type Sandbox } from "../scope/helpers.js";
-import { CHUNK_BYTES } from "../../src/migration/staging.js";
+import { CHUNK_BYTES } from "../../src/migration/session-file.js";
 import { candidateAt, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
