@@ -1,19 +1,14 @@
 "use strict";
-// The one place the compiled addon is loaded. Plain CommonJS because node-gyp-build needs
-// a real __dirname, and because Vite cannot transform TypeScript's `export =` loaders.
-//
-// The addon loads on first use, not on import: importing the package costs no dlopen, and
-// a machine without a matching build can still import it (pure session functions and the
-// memory storage work) and gets a coded `native_unavailable` error from the first call that
-// needs the addon, never node-gyp-build's raw message.
+// The one place the compiled addon is loaded: CommonJS, because node-gyp-build needs a real
+// __dirname. It loads on first use, so importing costs no dlopen and a machine without a
+// matching build still imports the package and gets a coded `native_unavailable` error.
 const fs = require("node:fs");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..", "..");
 
 let addon;
-// The typed layer (src/native/index.ts) replaces this so the error is a GjcError subclass;
-// this plain coded Error is what a caller of the bare loader sees.
+// src/native/index.ts replaces this so the error becomes a GjcError subclass.
 let wrapUnavailable = (error) => error;
 
 /** Where node-gyp-build looks, as it decides it (its environment overrides included). */
@@ -77,15 +72,11 @@ const PROBES = new Set(["__esModule", "default", "then", "toJSON"]);
 
 module.exports = new Proxy(
   {
-    // Where the addon was found from; the SQLite extension built beside it is looked up here
-    // too. Set here because this file keeps its real location also when the TypeScript is
-    // bundled. Reading it does not load the addon.
+    // Set here because this file keeps its real location when the TypeScript is bundled; the
+    // SQLite extension built beside the addon is found from it too.
     packageRoot: root,
-    // Loads the addon now and returns it (the real object, no stand-in), or throws
-    // native_unavailable: for a caller that must not pay the load inside a measured or
-    // traced span.
+    // The real addon object, for a caller that must not pay the load inside a traced span.
     load,
-    // Lets src/native/index.ts make the error its NativeUnavailableError; not an addon function.
     setUnavailableError(wrap) {
       wrapUnavailable = wrap;
     },
