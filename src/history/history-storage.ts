@@ -5,16 +5,7 @@ import { checkCwd, checkDbPath, checkLimit, checkOptions, checkPositiveInteger, 
 import { HistoryError, historyErrorFromSqlite, isBusyCode, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
-import {
-  containsLikePattern,
-  MAX_QUERY_LENGTH,
-  MAX_QUERY_TOKENS,
-  normalizePrompt,
-  prefixMatchExpression,
-  splitByInfixIndexability,
-  storableText,
-  tokenizeQuery,
-} from "./query.js";
+import { containsLikePattern, MAX_QUERY_LENGTH, MAX_QUERY_TOKENS, normalizePrompt, prefixMatchExpression, splitByInfixIndexability, tokenizeQuery } from "./query.js";
 import { createSchema, dropSchema, migrate } from "./schema.js";
 import { immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
 
@@ -31,12 +22,7 @@ export interface HistoryEntry {
 }
 
 /** A row as SQLite returns it, before an absent cwd is dropped. */
-interface HistoryRow {
-  readonly id: number;
-  readonly prompt: string;
-  readonly created_at: number;
-  readonly cwd: string | null;
-}
+type HistoryRow = Omit<HistoryEntry, "cwd"> & { readonly cwd: string | null };
 
 /** Options of {@link HistoryStorage.open}. */
 export interface HistoryStorageOptions {
@@ -68,6 +54,11 @@ interface Pending {
   readonly settle: { resolve(): void; reject(error: HistoryError): void } | undefined;
 }
 
+interface Limits {
+  readonly maxPromptLength: number;
+  readonly maxPending: number;
+}
+
 const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
 
 function toEntry(row: HistoryRow): HistoryEntry {
@@ -87,9 +78,8 @@ export class HistoryStorage {
 
   readonly #db: SqliteConnection;
   readonly #files: HistoryFiles;
-  readonly #maxPromptLength: number;
-  readonly #maxPending: number;
-  readonly #onError: ((error: HistoryError) => void) | undefined;
+  readonly #limits: Limits;
+  readonly #onError: HistoryStorageOptions["onError"];
   readonly #statements = new Map<string, SqliteStatement>();
   #pending: Pending[] = [];
   #scheduled: NodeJS.Immediate | undefined;
@@ -100,12 +90,11 @@ export class HistoryStorage {
   /** Absolute path of the database file. */
   readonly path: string;
 
-  private constructor(db: SqliteConnection, files: HistoryFiles, limits: { maxPromptLength: number; maxPending: number }, onError: HistoryStorageOptions["onError"]) {
+  private constructor(db: SqliteConnection, files: HistoryFiles, limits: Limits, onError: HistoryStorageOptions["onError"]) {
     this.#db = db;
     this.#files = files;
     this.path = files.dbPath;
-    this.#maxPromptLength = limits.maxPromptLength;
-    this.#maxPending = limits.maxPending;
+    this.#limits = limits;
     this.#onError = onError;
   }
 
@@ -178,7 +167,7 @@ export class HistoryStorage {
 
   static #create(target: string, options: HistoryStorageOptions): HistoryStorage {
     const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", 5000);
-    const limits = {
+    const limits: Limits = {
       maxPromptLength: checkPositiveInteger(options.maxPromptLength, "maxPromptLength", 1024 * 1024),
       maxPending: checkPositiveInteger(options.maxPending, "maxPending", 100_000),
     };
@@ -228,15 +217,16 @@ export class HistoryStorage {
   add(prompt: string, cwd?: string): Promise<void> {
     this.#assertOpen();
     if (typeof prompt !== "string") throw invalid("prompt must be a string");
-    if (prompt.length > this.#maxPromptLength) {
-      throw new HistoryError("history_prompt_too_large", `history: prompt of ${prompt.length} code units exceeds ${this.#maxPromptLength}`);
+    const { maxPromptLength, maxPending } = this.#limits;
+    if (prompt.length > maxPromptLength) {
+      throw new HistoryError("history_prompt_too_large", `history: prompt of ${prompt.length} code units exceeds ${maxPromptLength}`);
     }
     const cwdText = checkCwd(cwd);
     const text = normalizePrompt(prompt);
     if (text === "") return Promise.resolve();
     const last = this.#pending.at(-1);
     if (last !== undefined && last.prompt === text && last.cwd === cwdText) return Promise.resolve();
-    if (this.#pending.length >= this.#maxPending) {
+    if (this.#pending.length >= maxPending) {
       throw new HistoryError("history_backlog_full", `history: ${this.#pending.length} prompts are already waiting to be saved`);
     }
     let settle: Pending["settle"];

@@ -48,17 +48,20 @@ export function createSchema(db: SqliteConnection): void {
   db.exec(SCHEMA_V1);
 }
 
-/** Drops every history object (the tables' FTS shadow tables go with them). */
+/** Drops every history object (the FTS shadow tables go with their virtual tables). */
 export function dropSchema(db: SqliteConnection): void {
-  const objects = db
-    .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
-    .all<{ type: string; name: string }>();
-  for (const { type, name } of objects) db.exec(`DROP ${type.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
+  dropAllButHistoryTable(db);
   db.exec("DROP TABLE IF EXISTS history");
 }
 
-function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+function dropAllButHistoryTable(db: SqliteConnection): void {
+  const objects = db
+    .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
+    .all<{ type: string; name: string }>();
+  // Triggers first: they would otherwise follow a renamed table and fire on the copy.
+  for (const kind of ["trigger", "view", "table", "index"]) {
+    for (const { type, name } of objects) if (type === kind) db.exec(`DROP ${kind.toUpperCase()} IF EXISTS "${name.replaceAll('"', '""')}"`);
+  }
 }
 
 /**
@@ -74,13 +77,7 @@ function migrateFromV0(db: SqliteConnection): void {
     return;
   }
   const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
-  const others = db
-    .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
-    .all<{ type: string; name: string }>();
-  // Triggers first: they would otherwise follow the renamed table and fire on the copy.
-  for (const kind of ["trigger", "view", "table", "index"]) {
-    for (const { type, name } of others) if (type === kind) db.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
-  }
+  dropAllButHistoryTable(db);
   db.exec("ALTER TABLE history RENAME TO history_v0");
   createSchema(db);
   const createdAt = columns.has("created_at") ? "COALESCE(CAST(created_at AS INTEGER), 0)" : "0";

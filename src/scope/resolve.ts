@@ -13,7 +13,7 @@ import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
 
 export { canonicalizeTrustedPath } from "./agent-root.js";
-export { AGENT_DIR_ENV, CONFIG_DIR_ENV, defaultAgentDir } from "./agent-dir.js";
+export { defaultAgentDir } from "./agent-dir.js";
 
 /** Name of the sessions root below the agent directory. */
 export const SESSIONS_DIRECTORY = "sessions";
