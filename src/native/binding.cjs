@@ -23,38 +23,35 @@ function target() {
   return { platform, arch, libc };
 }
 
-function shipped() {
-  try {
-    return fs.readdirSync(path.join(root, "prebuilds")).sort();
-  } catch {
-    return [];
-  }
-}
-
 /** The error a missing or unloadable addon becomes (see README "Install"). */
 function unavailable(cause) {
   const { platform, arch, libc } = target();
-  const where = `${platform}-${arch}${libc ? ` (${libc})` : ""}`;
-  const prebuilt = shipped();
+  let prebuilt = [];
+  try {
+    prebuilt = fs.readdirSync(path.join(root, "prebuilds")).sort();
+  } catch {
+    // none shipped
+  }
   const reason = cause instanceof Error && /No native build was found/.test(cause.message)
     ? "no prebuilt addon matches and none was compiled at install"
     : `the addon failed to load (${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)})`;
   const error = new Error(
-    `gjc-session-store: native addon unavailable for ${where}, Node ${process.versions.node} ` +
+    `gjc-session-store: native addon unavailable for ${platform}-${arch}${libc ? ` (${libc})` : ""}, Node ${process.versions.node} ` +
       `(ABI ${process.versions.modules}, Node-API ${process.versions.napi}): ${reason}. ` +
       `Prebuilt: ${prebuilt.length ? prebuilt.join(", ") : "none"}. ` +
       "Elsewhere it compiles from source: with a C++17 compiler, make and Python on PATH run " +
       "`npm rebuild gjc-session-store` (install scripts must be allowed).",
     { cause },
   );
-  error.name = "NativeUnavailableError";
-  error.code = "native_unavailable";
-  error.platform = platform;
-  error.arch = arch;
-  error.libc = libc || undefined;
-  error.abi = process.versions.modules;
-  error.napiVersion = Number(process.versions.napi);
-  return error;
+  return Object.assign(error, {
+    name: "NativeUnavailableError",
+    code: "native_unavailable",
+    platform,
+    arch,
+    libc: libc || undefined,
+    abi: process.versions.modules,
+    napiVersion: Number(process.versions.napi),
+  });
 }
 
 function load() {
