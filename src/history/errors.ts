@@ -1,16 +1,8 @@
 import { GjcError } from "../errors.js";
 
 /**
- * Every reason the prompt-history store refuses or fails (a closed union; README lists them):
- * `history_invalid_argument`, `history_prompt_too_large` (over `maxPromptLength`),
- * `history_backlog_full` (too many prompts wait on a failing database), `history_insecure`
- * (an owner-only check failed; `fsCode` says which), `history_corrupt` (damaged database,
- * renamed aside to `movedTo`, nothing deleted), `history_busy`, `history_readonly`,
- * `history_version_too_new`, `history_closed`, `history_pin_unavailable` (Linux: the database
- * could not be opened through the held directory descriptor; never by path instead),
- * `history_sqlite_unavailable` (no SQLite driver loads, or `GJC_SQLITE_DRIVER` names one that
- * does not), `history_instance_conflict` (`open` named another database than the open one)
- * and `history_io_error` (anything else; `sqliteCode` says more).
+ * Every reason the prompt-history store refuses or fails: a closed union, each code described
+ * in README's error table (`fsCode`, `sqliteCode` and `movedTo` add detail to some).
  */
 export type HistoryErrorCode = (typeof HISTORY_ERROR_CODES)[number];
 

@@ -1,8 +1,7 @@
 /**
- * Owner-only guard around the files SQLite opens: the database's directory, the database and
- * its `-wal`/`-shm`/`-journal` sidecars. SQLite takes only a path, so it gets one resolved
- * through the held directory where the platform has one, and the files are checked both
- * before it opens them and after.
+ * Owner-only guard around the files SQLite opens (the directory, the database, its sidecars).
+ * SQLite takes only a path: it gets one through the held directory where the platform has
+ * one, and the files are checked before it opens them and after.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -42,10 +41,7 @@ function guarded<T>(what: string, fn: () => T): T {
  */
 const openInThisProcess = new Map<string, number>();
 
-/**
- * The verified directory of the database and the identity of the database file found or
- * created in it. Holds the directory descriptor until {@link HistoryFiles.close}.
- */
+/** The database's verified directory (held until {@link HistoryFiles.close}) and the identity of its database file. */
 export class HistoryFiles {
   readonly #dir: SecureDir;
   readonly #name: string;
@@ -171,11 +167,7 @@ export class HistoryFiles {
     }
   }
 
-  /**
-   * Renames the database and its sidecars to `<name>.corrupt-<stamp>` plus the same suffixes
-   * (SQLite can still open the set for recovery), never replacing or deleting. Returns the
-   * new paths, database first.
-   */
+  /** Renames the files to `<name>.corrupt-<stamp>` + suffix (never replacing, never deleting); new paths, database first. */
   moveAside(): string[] {
     const stamp = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
     const base = `${this.#name}.corrupt-${stamp}`;
@@ -282,9 +274,8 @@ function statIfPresent(dir: SecureDir, name: string): SecureStat | undefined {
 }
 
 /**
- * The owner-only rules `stat` can see (type, owner, exact mode, one link), for files this
- * process must not open. ACLs need a descriptor; SQLite's files born in a directory verified
- * to carry no default ACL have none.
+ * The owner-only rules `stat` can see, for files this process must not open. ACLs need a
+ * descriptor; SQLite's files born in a directory verified to carry no default ACL have none.
  */
 function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   const stat = statIfPresent(dir, name);

@@ -65,10 +65,9 @@ function dropAllButHistoryTable(db: SqliteConnection): void {
 }
 
 /**
- * Version 0 is an empty file or the peer's database (same `history` table, seconds in
- * `created_at`, an FTS table kept by an insert trigger only, no version stamp). Its rows are
- * copied into v1; its index objects are rebuilt, since an insert-only trigger leaves deleted
- * rows in the index.
+ * Version 0 is an empty file or the peer's database (same table, an FTS table kept by an
+ * insert trigger only, no version). Its rows are copied into v1 and its index rebuilt: an
+ * insert-only trigger leaves deleted rows in the index.
  */
 function migrateFromV0(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;

@@ -1,20 +1,19 @@
 /**
- * The seam between the history store and a SQLite binding, and the three bindings behind it
- * (node:sqlite, bun:sqlite, better-sqlite3), one chosen per process. The store needs little:
- * open a file, run SQL, prepared statements returning plain rows, close, and loading the
- * pinned-VFS extension. The types are ours, so no binding's types reach the declarations; each
- * binding is loaded only when the first history database opens.
+ * The little the history store needs of SQLite (open, exec, prepared statements returning
+ * plain rows, close, load the pinned-VFS extension), and the three bindings providing it, one
+ * chosen per process and loaded when the first database opens. The types are ours, so no
+ * binding's types reach the declarations.
  */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
 import { HistoryError } from "./errors.js";
 
-/** The SQLite bindings the history store can run on. */
-export type SqliteDriverName = "node:sqlite" | "bun:sqlite" | "better-sqlite3";
+/** Every SQLite binding the store runs on, in the order `GJC_SQLITE_DRIVER` documents them. */
+export const SQLITE_DRIVER_NAMES = ["node:sqlite", "bun:sqlite", "better-sqlite3"] as const;
 
-/** Every {@link SqliteDriverName}, in the order `GJC_SQLITE_DRIVER` documents them. */
-export const SQLITE_DRIVER_NAMES: readonly SqliteDriverName[] = ["node:sqlite", "bun:sqlite", "better-sqlite3"];
+/** One of {@link SQLITE_DRIVER_NAMES}. */
+export type SqliteDriverName = (typeof SQLITE_DRIVER_NAMES)[number];
 
 /** The environment variable that forces one driver (one of {@link SQLITE_DRIVER_NAMES}). */
 export const SQLITE_DRIVER_ENV = "GJC_SQLITE_DRIVER";
@@ -174,12 +173,10 @@ function betterSqlite3Driver(): SqliteDriver {
 let chosen: SqliteDriver | undefined;
 
 /**
- * The driver of this process, chosen on the first call and kept: two SQLite libraries in one
- * process must never hold the same database, since neither sees the other's POSIX locks.
- * `GJC_SQLITE_DRIVER` set: that driver or `history_sqlite_unavailable`, never another. Bun:
- * `bun:sqlite`. Node whose `node:sqlite` loads without an ExperimentalWarning: `node:sqlite`,
- * else better-sqlite3. Older Node: better-sqlite3 when it loads (a library must not print a
- * warning into its user's stderr), else `node:sqlite`.
+ * The process's driver, chosen once (two SQLite libraries never see each other's POSIX locks):
+ * the one `GJC_SQLITE_DRIVER` names, or `history_sqlite_unavailable`; under Bun `bun:sqlite`;
+ * `node:sqlite` where it loads without an ExperimentalWarning, else better-sqlite3 first (a
+ * library must not print into its user's stderr), then the other.
  */
 export function sqliteDriver(): SqliteDriver {
   chosen ??= chooseDriver();

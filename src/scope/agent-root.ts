@@ -13,10 +13,9 @@ import { ManagedSessionStorage, type StorageLogger } from "../storage/index.js";
 /** Options of {@link AgentRoot.open}. */
 export interface AgentRootOptions {
   /**
-   * Prepare for writing: create the agent directory (and what {@link AgentRoot.openDir} asks
-   * for) owner-only when missing, and repair mode or ACL deviations of directories the user
-   * owns (see {@link AgentRoot.repaired}). Another owner's objects, the wrong type or a link
-   * are refused either way, never adopted.
+   * Create missing directories owner-only (this one and what {@link AgentRoot.openDir} asks
+   * for) and repair mode or ACL deviations of the user's own ({@link AgentRoot.repaired});
+   * another owner's objects, a wrong type or a link are refused either way.
    */
   readonly write?: boolean;
 }
@@ -28,10 +27,9 @@ const REPAIRABLE_CODES: ReadonlySet<SecureFsErrorCode> = new Set(["mode_mismatch
 export type DirNames = string | readonly string[];
 
 /**
- * The agent directory, held. Read mode creates and changes nothing (the agent directory must
- * be the user's, a looser mode an older tool left is read through; below it everything is
- * verified owner-only unless asked for as `readThrough`); write mode creates and repairs what
- * the user owns. Closing it closes only its own descriptor, not what it handed out.
+ * The agent directory, held. Read mode changes nothing (the directory must be the user's, a
+ * looser mode is read through; below it all is verified unless `readThrough`); write mode
+ * creates and repairs what the user owns. Closing closes only its own descriptor.
  */
 export class AgentRoot {
   /** The agent directory's path with its ancestors canonicalised; for messages, never re-resolved. */
@@ -79,10 +77,8 @@ export class AgentRoot {
   }
 
   /**
-   * Opens the directory `names` below the agent directory, one verified name at a time. Write
-   * mode creates what is missing and repairs the user's own; read mode refuses any deviation,
-   * except that with `readThrough` the last one only has to be the user's
-   * ({@link OpenDirOptions.owned}: for a directory whose entries are verified when read).
+   * Opens the directory `names` below, one verified name at a time (write mode: created and
+   * repaired). With `readThrough` the last only has to be the user's ({@link OpenDirOptions.owned}).
    * @throws SecureFsError as {@link SecureDir.openDir}
    */
   openDir(names: DirNames, options: { readonly readThrough?: boolean } = {}): SecureDir {
@@ -139,11 +135,9 @@ export function relativeBelow(base: string, child: string): string | undefined {
 }
 
 /**
- * The directory names from the agent directory to `target`, or `undefined` when `target` is
- * not below it: `canonical` is the agent directory as {@link canonicalizeTrustedPath} gives it,
- * `given` the caller's spelling. A `target` spelled from either is recognised before any link
- * is resolved (a link inside the agent directory is never followed to decide); then `target`
- * with its ancestors canonicalised is compared.
+ * The directory names from the agent directory (`canonical`, or as the caller spelled it,
+ * `given`) to `target`, or `undefined` when not below it. Either spelling is matched before any
+ * link is resolved (a link inside is never followed to decide), then `target` canonicalised.
  */
 export function namesBelowAgentDir(canonical: string, given: string, target: string): string[] | undefined {
   const absolute = path.resolve(target);
@@ -171,10 +165,9 @@ export function openOrRepair(open: (options: OpenDirOptions) => SecureDir, where
 }
 
 /**
- * `target` with its existing ancestors replaced by their real path and its last component
- * kept (a missing tail re-appended verbatim). The secure layer refuses links at and below a
- * trusted root, so a link in a trusted prefix (macOS `/var`, a linked home) is resolved here,
- * once, while a link at `target` itself stays a link and is refused.
+ * `target` with its existing ancestors replaced by their real path, the last component (and a
+ * missing tail) kept: a link in a trusted prefix (macOS `/var`, a linked home) is resolved
+ * once here, while a link at `target` itself stays one and is refused by the secure layer.
  */
 export function canonicalizeTrustedPath(target: string): string {
   const absolute = path.resolve(target);

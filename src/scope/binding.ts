@@ -96,11 +96,7 @@ function isBindingShape(value: unknown): value is ScopeBinding {
   );
 }
 
-/**
- * The binding file's bytes, opened without following links as an owner-only regular file with
- * one link (the fs layer's checks; its SecureFsError otherwise). A canonical binding is far
- * below 64 KiB, so more is refused unread.
- */
+/** The binding file's bytes, opened with the fs layer's owner-only checks (a canonical one is far below 64 KiB). */
 export function readBindingFile(scopeDir: SecureDir): Buffer {
   const file = scopeDir.openFile(BINDING_FILE_NAME);
   try {
@@ -130,9 +126,8 @@ export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): Bin
 }
 
 /**
- * Makes sure the held scope directory carries the binding of `expected`: publishes it without
- * replacing anything or, when another creator won the race (or it existed), checks the bytes
- * there and syncs the directory so the winner's file is durable too.
+ * Publishes the binding of `expected` without replacing anything or, when another creator won
+ * (or it existed), checks the bytes there and syncs the directory so the winner's is durable too.
  */
 export function ensureBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingCheck {
   const existing = readBinding(scopeDir, expected);

@@ -1,8 +1,7 @@
 /**
- * Read-only inspection of every v2 scope under a sessions root, for audits: does each
- * `v2-<digest>` directory hold a canonical binding whose identity hashes to its own name? It
- * needs no workspace, so it says whether a directory is self-consistent, not whether its
- * workspace still exists.
+ * Read-only audit of every v2 scope under a sessions root: does each `v2-<digest>` directory
+ * hold a canonical binding whose identity hashes to its name? (Self-consistency only: it
+ * knows no workspace.)
  */
 import path from "node:path";
 
@@ -36,10 +35,9 @@ export interface ScopeDirectoryReport {
 }
 
 /**
- * Inspects every `v2-<digest>` entry of the sessions root, sorted by name: a held directory
- * (from {@link AgentRoot.openDir}) or a path opened once by descriptor (its last component
- * never followed; an older tool's looser directory of the user's passes). Every scope is
- * opened from that descriptor; a missing root has none. Never writes.
+ * Inspects every `v2-<digest>` entry of the sessions root, sorted: a held directory (from
+ * {@link AgentRoot.openDir}) or a path opened once by descriptor (never followed; a looser one
+ * of the user's passes). A missing root has none. Never writes.
  * @throws SecureFsError when the root cannot be opened safely (a link, another owner, ...)
  */
 export function inspectScopeDirectories(sessionsRoot: string | SecureDir): ScopeDirectoryReport[] {

@@ -60,11 +60,10 @@ export interface ResolveScopeOptions {
 export type ScopeResolution = { readonly kind: "resolved"; readonly scope: ManagedScope } | ScopeFailure;
 
 /**
- * Resolves the managed scope of `options.cwd`. Order: workspace identity (a cwd that fails
- * causes no I/O below the agent directory), agent directory (opened once by descriptor),
- * sessions root, scope directory (a real owner-only directory), binding (canonical bytes of
- * this identity). Everything below the agent directory, also an explicit `sessionsRoot` there,
- * is reached from its held descriptor.
+ * Resolves the managed scope of `options.cwd`: workspace identity (a failing cwd causes no I/O
+ * below the agent directory), then the agent directory by descriptor, sessions root, scope
+ * directory (owner-only) and binding (canonical bytes of this identity), all reached from the
+ * held agent directory when below it.
  */
 export function resolveManagedScope(options: ResolveScopeOptions): ScopeResolution {
   const opened = openManagedScope(options);
@@ -151,21 +150,19 @@ type Checked = { kind: "ok"; scopeDir: SecureDir | undefined } | ScopeFailure;
  * check; a missing one means the scope does not exist yet. Nothing is created or repaired.
  */
 function checkForRead(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined): Checked {
-  let root: SecureDir | undefined;
+  if (names !== undefined && agent === undefined) return { kind: "ok", scopeDir: undefined };
+  let found: SecureDir | undefined;
   try {
-    if (names !== undefined) {
-      if (agent === undefined) return { kind: "ok", scopeDir: undefined };
-      // The sessions root may be looser (an older tool's); the scope is verified.
-      root = agent.openDirIfExists(names, { readThrough: true });
-    } else {
-      root = unlessMissing(() => SecureDir.openRoot(base.sessionsRoot, { owned: true }));
-    }
+    // The sessions root may be looser (an older tool's); the scope below it is verified.
+    found = agent !== undefined && names !== undefined
+      ? agent.openDirIfExists(names, { readThrough: true })
+      : unlessMissing(() => SecureDir.openRoot(base.sessionsRoot, { owned: true }));
   } catch (error) {
     return fsFailure(error, "sessions_root_unavailable", "the sessions root is not a safe owner-only directory");
   }
-  if (root === undefined) return { kind: "ok", scopeDir: undefined };
-  const parent = root;
-  return bindScopeDir(root, () => parent.openDir(base.directoryName), (dir) => readBinding(dir, expected), true, "the scope directory is not a safe owner-only directory");
+  if (found === undefined) return { kind: "ok", scopeDir: undefined };
+  const root = found;
+  return bindScopeDir(root, () => root.openDir(base.directoryName), (dir) => readBinding(dir, expected), true, "the scope directory is not a safe owner-only directory");
 }
 
 /**

@@ -1,7 +1,6 @@
 /**
- * The default home of a workspace's sessions when no session directory is given: the managed
- * v2 scope of the cwd, through managed storage on the very scope directory the resolution
- * checked (held by descriptor, never reopened by path). The legacy layout is never a default.
+ * The default home of a workspace's sessions: managed storage on the very v2 scope directory
+ * the resolution checked (held, never reopened by path). The legacy layout is never a default.
  */
 import { ManagedSessionStorage } from "../storage/index.js";
 import type { AgentRoot } from "./agent-root.js";
@@ -43,8 +42,8 @@ export function managedSessionTarget(cwd: string, agentDir: string = defaultAgen
 }
 
 /**
- * The managed scope of `cwd` for reading, held: managed storage on the verified scope
- * directory (the caller closes it), or `undefined` when the scope does not exist yet. Never writes.
+ * Managed storage (the caller closes it) on the verified scope of `cwd`, or `undefined` when
+ * it does not exist yet. Never writes.
  * @throws ScopeError with the resolution's code
  */
 export function managedSessionStorageForRead(
