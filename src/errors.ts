@@ -1,13 +1,10 @@
 /**
- * The root of every error this package throws on purpose: one `instanceof GjcError` check
- * tells a library refusal from a bug or a foreign error.
- *
- * Each layer has its own subclass with a closed union of codes: `SecureFsError` (fs),
- * `StorageError` (storage), `SessionFormatError`, `SessionTreeError` and
- * `PersistSanitizeError` (session), `SessionManagerError` (manager), `ScopeError` (scope),
- * `MigrationError` (migration), `HistoryError` (history) and `AuditError` (audit). Callers
- * branch on `code`, which is stable across releases and never holds a path or other user
- * data; `message` is for people and may change; `name` is the subclass's name.
+ * The root of every error this package throws on purpose: one `instanceof GjcError` tells a
+ * library refusal from a bug. Each layer has a subclass with a closed union of codes
+ * (`SecureFsError`, `StorageError`, `SessionFormatError`, `SessionTreeError`,
+ * `PersistSanitizeError`, `SessionManagerError`, `ScopeError`, `MigrationError`,
+ * `HistoryError`, `AuditError`). Branch on `code`: stable across releases and free of paths
+ * and user data; `message` is for people; `name` is the subclass's name.
  */
 export class GjcError<Code extends string = string> extends Error {
   /** Stable, machine-readable reason. Never contains a path or other user data. */

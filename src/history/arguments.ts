@@ -1,7 +1,4 @@
-/**
- * Argument rules of HistoryStorage: database paths, cwd and limit values, numeric options.
- * Every violation is a `history_invalid_argument`.
- */
+/** Argument rules of HistoryStorage; every violation is a `history_invalid_argument`. */
 import path from "node:path";
 
 import { defaultAgentDir } from "../scope/agent-dir.js";

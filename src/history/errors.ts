@@ -1,30 +1,8 @@
 import { GjcError } from "../errors.js";
-import { sqliteResultName } from "./sqlite-codes.js";
 
 /**
- * Every reason the prompt-history store can refuse or fail. The union is closed: a new code
- * is a new release, and callers may switch over it exhaustively.
- *
- * - `history_invalid_argument`: a prompt, cwd, query, limit or id of the wrong type or range.
- * - `history_prompt_too_large`: a prompt longer than the store's `maxPromptLength`.
- * - `history_backlog_full`: too many prompts are waiting for a database that keeps failing.
- * - `history_insecure`: the agent directory, `history.db` or a sidecar failed an owner-only
- *   check (symlink, foreign owner, wrong mode, ACL, hard link); `fsCode` says which.
- * - `history_corrupt`: SQLite reported a damaged database; the files were renamed aside
- *   (`movedTo`) and nothing was deleted or truncated.
- * - `history_busy`: another connection held the write lock past the busy timeout.
- * - `history_readonly`: the database or its directory cannot be written.
- * - `history_version_too_new`: the file carries a schema newer than this library knows.
- * - `history_closed`: the store was closed (or shut itself after corruption).
- * - `history_pin_unavailable`: on Linux the database is opened through the held directory
- *   descriptor by a small SQLite extension; it was not built, could not be loaded, or was
- *   not in effect for the connection. Nothing is opened by path instead.
- * - `history_sqlite_unavailable`: no SQLite driver loads on this runtime (Node 20 without
- *   better-sqlite3, a better-sqlite3 built for another Node), or `GJC_SQLITE_DRIVER` names one
- *   that does not.
- * - `history_instance_conflict`: `open` named another database than the one this process
- *   already has open; `resetInstance()` first.
- * - `history_io_error`: any other SQLite or filesystem failure; `sqliteCode`/`errno` say more.
+ * Every reason the prompt-history store refuses or fails: a closed union, each code described
+ * in README's error table (`fsCode`, `sqliteCode` and `movedTo` add detail to some).
  */
 export type HistoryErrorCode = (typeof HISTORY_ERROR_CODES)[number];
 
@@ -45,7 +23,7 @@ export const HISTORY_ERROR_CODES = [
   "history_io_error",
 ] as const;
 
-/** Extra facts some codes carry. None of them is needed to branch; `code` is enough. */
+/** Extra facts some codes carry; `code` alone is enough to branch. */
 export interface HistoryErrorDetails {
   /** The owner-only check that failed (`symlink_refused`, `mode_mismatch`, ...). */
   readonly fsCode?: string;
@@ -56,10 +34,7 @@ export interface HistoryErrorDetails {
   readonly cause?: unknown;
 }
 
-/**
- * The error thrown by `HistoryStorage`. Branch on `code`; the message may name paths and
- * is meant for people.
- */
+/** The error thrown by `HistoryStorage`. Branch on `code`; the message may name paths. */
 export class HistoryError extends GjcError<HistoryErrorCode> {
   /** Owner-only check that failed, for `history_insecure`. */
   readonly fsCode: string | undefined;
@@ -77,43 +52,81 @@ export class HistoryError extends GjcError<HistoryErrorCode> {
 }
 
 /** SQLite result names that mean "the bytes on disk are not a sound database". */
-export function isCorruptionCode(sqliteCode: string): boolean {
-  return sqliteCode === "SQLITE_NOTADB" || sqliteCode.startsWith("SQLITE_CORRUPT");
+export function isCorruptionCode(sqliteCode: string | undefined): sqliteCode is string {
+  return sqliteCode === "SQLITE_NOTADB" || sqliteCode?.startsWith("SQLITE_CORRUPT") === true;
+}
+
+/** True for `SQLITE_BUSY*` and `SQLITE_LOCKED*`: another connection holds the lock. */
+export function isBusyCode(sqliteCode: string | undefined): boolean {
+  return sqliteCode?.startsWith("SQLITE_BUSY") === true || sqliteCode?.startsWith("SQLITE_LOCKED") === true;
 }
 
 /**
- * Turns whatever the SQLite driver threw into a `HistoryError`. Corruption is not mapped here:
- * it needs the files moved aside first, which only the store can do.
+ * Whatever the SQLite driver threw, as a `HistoryError`. Corruption maps to `history_corrupt`
+ * here without moving the files aside; only the store can do that.
  */
 export function historyErrorFromSqlite(error: unknown, doing: string): HistoryError {
   if (error instanceof HistoryError) return error;
   const sqliteCode = sqliteCodeOf(error);
-  const detail = error instanceof Error ? error.message : String(error);
-  const message = `history: ${doing} failed: ${detail}`;
-  if (sqliteCode === undefined) return new HistoryError("history_io_error", message, { cause: error });
-  if (sqliteCode.startsWith("SQLITE_BUSY") || sqliteCode.startsWith("SQLITE_LOCKED")) {
-    return new HistoryError("history_busy", message, { sqliteCode, cause: error });
-  }
-  // CANTOPEN: the database was verified as an existing owner-only file just before SQLite
-  // opened it, so what SQLite could not open is a write handle or a sidecar, as on a
-  // read-only filesystem.
-  if (sqliteCode.startsWith("SQLITE_READONLY") || sqliteCode.startsWith("SQLITE_CANTOPEN") || sqliteCode === "SQLITE_PERM") {
-    return new HistoryError("history_readonly", message, { sqliteCode, cause: error });
-  }
-  if (isCorruptionCode(sqliteCode)) {
-    return new HistoryError("history_corrupt", message, { sqliteCode, cause: error });
-  }
-  return new HistoryError("history_io_error", message, { sqliteCode, cause: error });
+  const message = `history: ${doing} failed: ${error instanceof Error ? error.message : String(error)}`;
+  let code: HistoryErrorCode = "history_io_error";
+  if (isBusyCode(sqliteCode)) code = "history_busy";
+  // CANTOPEN: the database was verified as an existing owner-only file just before, so what
+  // SQLite could not open is a write handle or a sidecar, as on a read-only filesystem.
+  else if (/^SQLITE_(READONLY|CANTOPEN|PERM$)/.test(sqliteCode ?? "")) code = "history_readonly";
+  else if (isCorruptionCode(sqliteCode)) code = "history_corrupt";
+  return new HistoryError(code, message, sqliteCode === undefined ? { cause: error } : { sqliteCode, cause: error });
 }
 
 /**
- * The `SQLITE_*` extended result name of a driver's error, if it carries one: better-sqlite3
- * and bun:sqlite name it in `code`; node:sqlite's `code` is `ERR_SQLITE_ERROR` and the number
- * is in `errcode`.
+ * The `SQLITE_*` extended result name of a driver's error: better-sqlite3 and bun:sqlite name
+ * it in `code`; node:sqlite's `code` is `ERR_SQLITE_ERROR` and the number is in `errcode`.
  */
 export function sqliteCodeOf(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code, errcode } = error as { code?: unknown; errcode?: unknown };
   if (typeof code === "string" && code.startsWith("SQLITE_")) return code;
   return typeof errcode === "number" ? sqliteResultName(errcode) : undefined;
+}
+
+// sqlite3.h result codes by number, so node:sqlite errors carry the same names as the others.
+const PRIMARY: Readonly<Record<number, string>> = {
+  1: "ERROR", 2: "INTERNAL", 3: "PERM", 4: "ABORT", 5: "BUSY", 6: "LOCKED", 7: "NOMEM",
+  8: "READONLY", 9: "INTERRUPT", 10: "IOERR", 11: "CORRUPT", 12: "NOTFOUND", 13: "FULL",
+  14: "CANTOPEN", 15: "PROTOCOL", 16: "EMPTY", 17: "SCHEMA", 18: "TOOBIG", 19: "CONSTRAINT",
+  20: "MISMATCH", 21: "MISUSE", 22: "NOLFS", 23: "AUTH", 24: "FORMAT", 25: "RANGE",
+  26: "NOTADB", 27: "NOTICE", 28: "WARNING",
+};
+
+// Extended code = primary | (n << 8); entry n - 1 names suffix n ("" where none is defined).
+const EXTENDED: Readonly<Record<string, readonly string[]>> = {
+  ERROR: ["MISSING_COLLSEQ", "RETRY", "SNAPSHOT", "RESERVESIZE", "KEY", "UNABLE"],
+  IOERR: [
+    "READ", "SHORT_READ", "WRITE", "FSYNC", "DIR_FSYNC", "TRUNCATE", "FSTAT", "UNLOCK", "RDLOCK",
+    "DELETE", "BLOCKED", "NOMEM", "ACCESS", "CHECKRESERVEDLOCK", "LOCK", "CLOSE", "DIR_CLOSE",
+    "SHMOPEN", "SHMSIZE", "SHMLOCK", "SHMMAP", "SEEK", "DELETE_NOENT", "MMAP", "GETTEMPPATH",
+    "CONVPATH", "VNODE", "AUTH", "BEGIN_ATOMIC", "COMMIT_ATOMIC", "ROLLBACK_ATOMIC", "DATA",
+    "CORRUPTFS", "IN_PAGE", "BADKEY", "CODEC",
+  ],
+  LOCKED: ["SHAREDCACHE", "VTAB"],
+  BUSY: ["RECOVERY", "SNAPSHOT", "TIMEOUT"],
+  CANTOPEN: ["NOTEMPDIR", "ISDIR", "FULLPATH", "CONVPATH", "DIRTYWAL", "SYMLINK"],
+  CORRUPT: ["VTAB", "SEQUENCE", "INDEX"],
+  READONLY: ["RECOVERY", "CANTLOCK", "ROLLBACK", "DBMOVED", "CANTINIT", "DIRECTORY"],
+  ABORT: ["", "ROLLBACK"],
+  CONSTRAINT: ["CHECK", "COMMITHOOK", "FOREIGNKEY", "FUNCTION", "NOTNULL", "PRIMARYKEY", "TRIGGER", "UNIQUE", "VTAB", "ROWID", "PINNED", "DATATYPE"],
+  NOTICE: ["RECOVER_WAL", "RECOVER_ROLLBACK", "RBU"],
+  WARNING: ["AUTOINDEX"],
+  AUTH: ["USER"],
+};
+
+/**
+ * The `SQLITE_*` name of an (extended) result code (267 → `SQLITE_CORRUPT_VTAB`); an extended
+ * code unknown here falls back to its primary name. Undefined for a number that is no error.
+ */
+function sqliteResultName(code: number): string | undefined {
+  const primary = Number.isInteger(code) && code > 0 ? PRIMARY[code & 0xff] : undefined;
+  if (primary === undefined) return undefined;
+  const suffix = EXTENDED[primary]?.[(code >> 8) - 1];
+  return suffix === undefined || suffix === "" ? `SQLITE_${primary}` : `SQLITE_${primary}_${suffix}`;
 }

@@ -1,26 +1,13 @@
-/**
- * HistoryStorage: the prompt-history database (`<agent>/history.db`), written off the hot
- * path and searched through FTS5.
- */
+/** HistoryStorage: the prompt-history database (`<agent>/history.db`), searched through FTS5. */
 import path from "node:path";
 
 import { checkCwd, checkDbPath, checkLimit, checkOptions, checkPositiveInteger, conflict, defaultHistoryDbPath, invalid } from "./arguments.js";
-import { HistoryError, historyErrorFromSqlite, isCorruptionCode, sqliteCodeOf } from "./errors.js";
+import { HistoryError, historyErrorFromSqlite, isBusyCode, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
-import {
-  containsLikePattern,
-  MAX_QUERY_LENGTH,
-  MAX_QUERY_TOKENS,
-  normalizePrompt,
-  prefixMatchExpression,
-  splitByInfixIndexability,
-  storableText,
-  tokenizeQuery,
-} from "./query.js";
+import { containsLikePattern, MAX_QUERY_LENGTH, MAX_QUERY_TOKENS, normalizePrompt, prefixMatchExpression, splitByInfixIndexability, tokenizeQuery } from "./query.js";
 import { createSchema, dropSchema, migrate } from "./schema.js";
-import { immediateTransaction, pragmaValue, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
-import { sqliteDriver } from "./sqlite-drivers.js";
+import { immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
 
 /** One stored prompt, in the peer's shape (column names as in the table). */
 export interface HistoryEntry {
@@ -35,12 +22,7 @@ export interface HistoryEntry {
 }
 
 /** A row as SQLite returns it, before an absent cwd is dropped. */
-interface HistoryRow {
-  readonly id: number;
-  readonly prompt: string;
-  readonly created_at: number;
-  readonly cwd: string | null;
-}
+type HistoryRow = Omit<HistoryEntry, "cwd"> & { readonly cwd: string | null };
 
 /** Options of {@link HistoryStorage.open}. */
 export interface HistoryStorageOptions {
@@ -48,9 +30,9 @@ export interface HistoryStorageOptions {
   readonly busyTimeoutMs?: number;
   /** Create a missing agent directory (0700). Default true. */
   readonly createDir?: boolean;
-  /** Longest prompt accepted, in UTF-16 code units. Default {@link DEFAULT_MAX_PROMPT_LENGTH}. */
+  /** Longest prompt accepted, in UTF-16 code units. Default 1 MiB (1,048,576). */
   readonly maxPromptLength?: number;
-  /** Most prompts kept waiting while the database keeps failing. Default {@link DEFAULT_MAX_PENDING}. */
+  /** Most prompts kept waiting while the database keeps failing. Default 100,000. */
   readonly maxPending?: number;
   /**
    * Told about failures of background saves (the prompts stay queued and are retried on the
@@ -59,14 +41,9 @@ export interface HistoryStorageOptions {
   readonly onError?: (error: HistoryError) => void;
 }
 
-/** Default longest prompt (UTF-16 code units): 1 MiB of ASCII. */
-export const DEFAULT_MAX_PROMPT_LENGTH = 1024 * 1024;
-/** Default bound of the queue while saves fail. */
-export const DEFAULT_MAX_PENDING = 100_000;
-const DEFAULT_BUSY_TIMEOUT_MS = 5000;
-// One save writes at most this many prompts in one transaction. FTS5 writes a new index
-// segment per transaction, so much smaller batches cost throughput. A queue that reaches this
-// size within one tick (a bulk import) is saved right away instead of growing further.
+// One save writes at most this many prompts in one transaction: FTS5 writes an index segment
+// per transaction, so smaller batches cost throughput. A queue this long within one tick (a
+// bulk import) is saved at once instead of growing further.
 const MAX_BATCH = 10_000;
 
 interface Pending {
@@ -74,12 +51,12 @@ interface Pending {
   readonly cwd: string | null;
   readonly createdAt: number;
   /** Settles the promise `add` returned for this prompt. */
-  readonly settle: Settle | undefined;
+  readonly settle: { resolve(): void; reject(error: HistoryError): void } | undefined;
 }
 
-interface Settle {
-  resolve(): void;
-  reject(error: HistoryError): void;
+interface Limits {
+  readonly maxPromptLength: number;
+  readonly maxPending: number;
 }
 
 const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
@@ -90,11 +67,10 @@ function toEntry(row: HistoryRow): HistoryEntry {
 }
 
 /**
- * The prompt-history store, one per process as in the peer. `add` only queues; prompts are
- * written in batches on `setImmediate`, one transaction per batch, so a turn never waits on
- * disk. Every other method is synchronous (SQLite through the runtime's driver, see
- * sqlite-drivers.ts) and first writes whatever is queued, so it sees every prompt added
- * before it. Failures are thrown as {@link HistoryError}.
+ * The prompt-history store, one per process as in the peer. `add` only queues; batches are
+ * written on `setImmediate`, one transaction each, so a turn never waits on disk. Every other
+ * method is synchronous and first writes the queue, so it sees every prompt added before it.
+ * Failures are thrown as {@link HistoryError}.
  */
 export class HistoryStorage {
   static #instance: HistoryStorage | undefined;
@@ -102,9 +78,8 @@ export class HistoryStorage {
 
   readonly #db: SqliteConnection;
   readonly #files: HistoryFiles;
-  readonly #maxPromptLength: number;
-  readonly #maxPending: number;
-  readonly #onError: ((error: HistoryError) => void) | undefined;
+  readonly #limits: Limits;
+  readonly #onError: HistoryStorageOptions["onError"];
   readonly #statements = new Map<string, SqliteStatement>();
   #pending: Pending[] = [];
   #scheduled: NodeJS.Immediate | undefined;
@@ -115,29 +90,26 @@ export class HistoryStorage {
   /** Absolute path of the database file. */
   readonly path: string;
 
-  private constructor(db: SqliteConnection, files: HistoryFiles, options: HistoryStorageOptions) {
+  private constructor(db: SqliteConnection, files: HistoryFiles, limits: Limits, onError: HistoryStorageOptions["onError"]) {
     this.#db = db;
     this.#files = files;
     this.path = files.dbPath;
-    this.#maxPromptLength = checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
-    this.#maxPending = checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
-    this.#onError = options.onError;
+    this.#limits = limits;
+    this.#onError = onError;
   }
 
   /**
-   * The process-wide store, opened on the first call (creating the database if needed):
-   * `dbPath` defaults to `<default agent dir>/history.db`. Later calls with the same path
-   * return the same instance (their `options` are not consulted); a call naming another
-   * database while one is open throws `history_instance_conflict` instead of silently
-   * writing elsewhere than asked: {@link HistoryStorage.resetInstance} (or `close`) first.
+   * The process-wide store, opened on the first call (`dbPath` defaults to
+   * `<default agent dir>/history.db`). Later calls with the same path return it (ignoring
+   * `options`); naming another database while one is open throws `history_instance_conflict`
+   * ({@link HistoryStorage.resetInstance} or `close` first).
    *
-   * The directory holding the database must pass the owner-only check (it is created 0700
-   * when missing, unless `createDir: false`); the database is created exclusively at 0600,
-   * or must already be an owner-only regular file, never a link. An existing database and
-   * sidecars that are ours, regular and single-linked but carry group/other mode bits (the
-   * peer creates them 0644) are tightened to 0600 in place and reported in
-   * {@link HistoryStorage.tightened}. A database SQLite cannot read is renamed aside and
-   * reported as `history_corrupt`; opening again then starts an empty one.
+   * The directory must pass the owner-only check (created 0700 when missing unless
+   * `createDir: false`); the database is created exclusively at 0600 or must be an owner-only
+   * regular file, never a link. A database or sidecar of ours, regular and single-linked but
+   * group/other-readable (the peer makes them 0644), is tightened to 0600 and reported in
+   * {@link HistoryStorage.tightened}. A database SQLite cannot read is renamed aside
+   * (`history_corrupt`); opening again starts an empty one.
    */
   static open(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): HistoryStorage {
     const target = checkDbPath(dbPath);
@@ -152,10 +124,7 @@ export class HistoryStorage {
     return opened;
   }
 
-  /**
-   * {@link HistoryStorage.open} for async callers. Concurrent calls before the first one
-   * finished share its promise (the same path, else `history_instance_conflict`).
-   */
+  /** {@link HistoryStorage.open} for async callers; concurrent calls for one path share a promise. */
   static openAsync(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): Promise<HistoryStorage> {
     let target: string;
     try {
@@ -178,12 +147,11 @@ export class HistoryStorage {
   }
 
   /**
-   * Closes the process-wide store (writing what is queued first) and forgets it, so the next
-   * {@link HistoryStorage.open} opens afresh, possibly another path. The instance is always
-   * forgotten: a database that can no longer be written must not pin the process to it. If
-   * the final write fails, the store is shut all the same and that write's error is thrown,
-   * so the caller learns that the queued prompts (`pendingCount` of the old instance) were
-   * not saved; use {@link HistoryStorage.close} to keep a store whose write can be retried.
+   * Closes the process-wide store (writing the queue first) and forgets it, so the next
+   * {@link HistoryStorage.open} opens afresh. It is forgotten even when the final write fails
+   * (an unwritable database must not pin the process): the store is shut and that error
+   * thrown, telling the caller the queued prompts were lost. {@link HistoryStorage.close}
+   * keeps a store whose write can be retried.
    */
   static resetInstance(): void {
     const current = HistoryStorage.#instance;
@@ -198,9 +166,11 @@ export class HistoryStorage {
   }
 
   static #create(target: string, options: HistoryStorageOptions): HistoryStorage {
-    const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", DEFAULT_BUSY_TIMEOUT_MS);
-    checkPositiveInteger(options.maxPromptLength, "maxPromptLength", DEFAULT_MAX_PROMPT_LENGTH);
-    checkPositiveInteger(options.maxPending, "maxPending", DEFAULT_MAX_PENDING);
+    const busyTimeoutMs = checkPositiveInteger(options.busyTimeoutMs, "busyTimeoutMs", 5000);
+    const limits: Limits = {
+      maxPromptLength: checkPositiveInteger(options.maxPromptLength, "maxPromptLength", 1024 * 1024),
+      maxPending: checkPositiveInteger(options.maxPending, "maxPending", 100_000),
+    };
     // Chosen first, so that a runtime without a usable SQLite creates no directory or file.
     const driver = sqliteDriver();
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
@@ -212,7 +182,7 @@ export class HistoryStorage {
       configure(db, busyTimeoutMs);
       migrate(db);
       files.opened();
-      return new HistoryStorage(db, files, options);
+      return new HistoryStorage(db, files, limits, options.onError);
     } catch (error) {
       closeQuietly(db);
       const failure = failureFor(error, "opening the history database", files);
@@ -231,39 +201,35 @@ export class HistoryStorage {
     return this.#closed;
   }
 
-  /**
-   * Files found with group/other mode bits and tightened to 0600 when this store opened
-   * (names inside the database's directory, database first); empty when none were.
-   */
+  /** Names (in the database's directory, database first) tightened to 0600 when this store opened. */
   get tightened(): readonly string[] {
     return this.#files.tightened;
   }
 
   /**
-   * Queues `prompt` (trimmed; empty ignored). A prompt equal to the one before it with the
-   * same cwd is skipped: consecutive duplicates are checked against the queue and, when
-   * written, against the newest stored row, so two processes do not defeat it. Bad
-   * arguments, an over-long prompt or a full backlog throw at once. The promise resolves
-   * once the batch holding the prompt is committed (at once for a skipped one) and rejects
-   * with the typed error if that save fails; the prompt then stays queued and is retried on
-   * the next `add`, `flush` or `close`. A caller that does not await it cannot get an
-   * unhandled rejection: failures also go to `onError`.
+   * Queues `prompt` (trimmed; empty ignored). A prompt equal to the previous one with the same
+   * cwd is skipped, checked against the queue and, when written, the newest stored row (so two
+   * processes do not defeat it). Bad arguments, an over-long prompt or a full backlog throw at
+   * once. The promise resolves when the prompt's batch commits (at once when skipped) and
+   * rejects with the typed error if that save fails; the prompt stays queued for the next
+   * `add`, `flush` or `close`. An unawaited promise never rejects unhandled (see `onError`).
    */
   add(prompt: string, cwd?: string): Promise<void> {
     this.#assertOpen();
     if (typeof prompt !== "string") throw invalid("prompt must be a string");
-    if (prompt.length > this.#maxPromptLength) {
-      throw new HistoryError("history_prompt_too_large", `history: prompt of ${prompt.length} code units exceeds ${this.#maxPromptLength}`);
+    const { maxPromptLength, maxPending } = this.#limits;
+    if (prompt.length > maxPromptLength) {
+      throw new HistoryError("history_prompt_too_large", `history: prompt of ${prompt.length} code units exceeds ${maxPromptLength}`);
     }
     const cwdText = checkCwd(cwd);
     const text = normalizePrompt(prompt);
     if (text === "") return Promise.resolve();
     const last = this.#pending.at(-1);
     if (last !== undefined && last.prompt === text && last.cwd === cwdText) return Promise.resolve();
-    if (this.#pending.length >= this.#maxPending) {
+    if (this.#pending.length >= maxPending) {
       throw new HistoryError("history_backlog_full", `history: ${this.#pending.length} prompts are already waiting to be saved`);
     }
-    let settle: Settle | undefined;
+    let settle: Pending["settle"];
     const saved = new Promise<void>((resolve, reject) => {
       settle = { resolve, reject };
     });
@@ -284,10 +250,10 @@ export class HistoryStorage {
   }
 
   /**
-   * Prompts whose every query token starts a word (FTS5 prefix terms; `"`-quoted, so nothing
-   * in the query is FTS syntax), newest first; when that finds fewer than `limit`, prompts
-   * holding every token anywhere follow, also newest first, each row once. A query without
-   * letters or digits matches nothing. `limit` is floored and clamped to 0..1000.
+   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the
+   * query is FTS syntax), newest first; if fewer than `limit`, prompts holding every token
+   * anywhere follow, newest first, each row once. A query without letters or digits matches
+   * nothing. `limit` is floored and clamped to 0..1000.
    */
   search(query: string, limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
@@ -318,10 +284,7 @@ export class HistoryStorage {
     });
   }
 
-  /**
-   * The newest `limit` prompts (floored and clamped to 0..1000), optionally only those added
-   * with `cwd`.
-   */
+  /** The newest `limit` prompts (floored, clamped to 0..1000), optionally only those added with `cwd`. */
   getRecent(limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
     const max = checkLimit(limit);
@@ -333,10 +296,7 @@ export class HistoryStorage {
     return this.#run("reading recent history", () => recent.all<HistoryRow>(...withCwd([], cwdText), max).map(toEntry));
   }
 
-  /**
-   * Removes one prompt, from the table and both indexes. Returns false if no row had `id`.
-   * The index forgets its tokens at once (FTS5 secure-delete) and freed pages are zeroed.
-   */
+  /** Removes one prompt from the table and both indexes (secure-delete: its tokens go at once); false if absent. */
   delete(id: number): boolean {
     this.#assertOpen();
     if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 1) throw invalid("id must be a positive integer");
@@ -347,10 +307,7 @@ export class HistoryStorage {
     return removed;
   }
 
-  /**
-   * Removes every prompt (or every prompt added with `cwd`) and returns how many. Clearing
-   * everything rebuilds the schema and vacuums, so no old page keeps a prompt.
-   */
+  /** Removes every prompt (or those added with `cwd`) and returns how many; clearing all also vacuums. */
   clear(options: { readonly cwd?: string } = {}): number {
     this.#assertOpen();
     checkOptions(options);
@@ -376,10 +333,7 @@ export class HistoryStorage {
     return removed;
   }
 
-  /**
-   * Writes what is queued, then closes. If that write fails, the error is thrown and the store
-   * stays open with its queue, so nothing is lost; call `close` again later.
-   */
+  /** Writes the queue, then closes; if that write fails it throws and the store stays open with its queue. */
   close(): void {
     if (this.#closed) return;
     this.flush();
@@ -404,12 +358,12 @@ export class HistoryStorage {
     });
   }
 
-  /** One batch, with failures reported to onError instead of thrown; reschedules the rest. */
+  /** One batch, failures reported to onError instead of thrown; reschedules the rest. */
   #saveReportingFailures(): void {
     try {
       this.#saveBatch();
     } catch (error) {
-      this.#onError?.(error instanceof HistoryError ? error : historyErrorFromSqlite(error, "saving history"));
+      this.#onError?.(historyErrorFromSqlite(error, "saving history"));
       return;
     }
     if (this.#pending.length > 0) this.#schedule();
@@ -421,7 +375,7 @@ export class HistoryStorage {
     this.#scheduled = undefined;
   }
 
-  /** Writes up to MAX_BATCH queued prompts in one IMMEDIATE transaction, then drops them from the queue. */
+  /** Writes up to MAX_BATCH queued prompts in one IMMEDIATE transaction, then dequeues them. */
   #saveBatch(): void {
     const batch = this.#pending.slice(0, MAX_BATCH);
     const newest = this.#statement("newest", "SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
@@ -439,7 +393,7 @@ export class HistoryStorage {
       );
     } catch (error) {
       this.#failing = true;
-      const failure = error instanceof HistoryError ? error : historyErrorFromSqlite(error, "saving history");
+      const failure = historyErrorFromSqlite(error, "saving history");
       for (const entry of batch) entry.settle?.reject(failure);
       throw failure;
     }
@@ -479,8 +433,7 @@ export class HistoryStorage {
     try {
       return fn();
     } catch (error) {
-      const code = sqliteCodeOf(error);
-      if (code !== undefined && isCorruptionCode(code)) {
+      if (isCorruptionCode(sqliteCodeOf(error))) {
         const dropped = this.#pending;
         this.#cancelSchedule();
         this.#pending = [];
@@ -497,10 +450,9 @@ export class HistoryStorage {
   }
 
   /**
-   * After a deletion: optionally VACUUM (rewrites the file, so no free page keeps an old
-   * prompt), then truncate the WAL so old page images leave the disk too. The deletion has
-   * already committed, so a busy or locked database only postpones this (SQLite reuses the
-   * WAL once other readers let go); every other failure is thrown.
+   * After a deletion: optionally VACUUM (no free page keeps an old prompt), then truncate the
+   * WAL so old page images leave the disk too. The deletion has committed, so a busy database
+   * only postpones this (SQLite reuses the WAL once readers let go).
    */
   #compact(vacuum: boolean): void {
     this.#run("compacting history", () => {
@@ -508,8 +460,7 @@ export class HistoryStorage {
         if (vacuum) this.#db.exec("VACUUM");
         this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       } catch (error) {
-        const code = sqliteCodeOf(error) ?? "";
-        if (!code.startsWith("SQLITE_BUSY") && !code.startsWith("SQLITE_LOCKED")) throw error;
+        if (!isBusyCode(sqliteCodeOf(error))) throw error;
       }
     });
   }
@@ -528,9 +479,8 @@ export class HistoryStorage {
 }
 
 /**
- * Connection settings: WAL so readers never block the writer, NORMAL sync (a power cut may
- * lose the last prompts, never the file), zeroing of freed pages, and no schema-driven SQL
- * functions beyond FTS5's own.
+ * WAL so readers never block the writer, NORMAL sync (a power cut may lose the last prompts,
+ * never the file), zeroed freed pages, and no schema-driven SQL functions beyond FTS5's own.
  */
 function configure(db: SqliteConnection, busyTimeoutMs: number): void {
   db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
@@ -548,15 +498,14 @@ function closeQuietly(db: SqliteConnection | undefined): void {
   try {
     db?.close();
   } catch {
-    // Closing a connection that already failed can fail again; the first error is the one
-    // worth reporting and is thrown by the caller.
+    // A failed connection may fail to close too; the caller throws the first error.
   }
 }
 
 /** The typed error for `error`; for corruption, after moving the files aside. */
 function failureFor(error: unknown, doing: string, files: HistoryFiles): HistoryError {
   const sqliteCode = sqliteCodeOf(error);
-  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
+  if (!isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
   const movedTo = files.moveAside();
   const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
   return new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });

@@ -1,8 +1,7 @@
 /**
- * Owner-only guard around the files SQLite opens: the database's directory, the database
- * and its `-wal`/`-shm`/`-journal` sidecars. All checks go through `SecureDir`. SQLite takes
- * only a path, so it is given one resolved through the held directory where the platform
- * has one, the files are checked before it opens them, and what it opened is checked after.
+ * Owner-only guard around the files SQLite opens (the directory, the database, its sidecars).
+ * SQLite takes only a path: it gets one through the held directory where the platform has
+ * one, and the files are checked before it opens them and after.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -12,22 +11,17 @@ import { HistoryError } from "./errors.js";
 
 /** File name of the database inside the agent directory (the peer's default). */
 export const HISTORY_DB_NAME = "history.db";
-// SQLite names its sidecars by appending these to the database name. A sidecar created by
-// SQLite copies the database file's mode (and fchmods it, ignoring the umask), so a 0600
-// database yields 0600 sidecars; a sidecar that already exists is reused as it is, so it
-// must pass the same checks as the database.
+// A sidecar SQLite creates copies the database's mode (fchmod, ignoring the umask), so a 0600
+// database yields 0600 sidecars; one that exists is reused as it is, so it is checked too.
 const SIDECAR_SUFFIXES = ["-wal", "-shm", "-journal"] as const;
+const ALL_SUFFIXES = ["", ...SIDECAR_SUFFIXES] as const;
 
 /** Turns a SecureFsError into the history error that carries its code. */
 function insecure(error: unknown, what: string): HistoryError {
-  if (error instanceof SecureFsError) {
-    if (error.code === "permission_denied" || error.errnoName === "EROFS") {
-      return new HistoryError("history_readonly", `history: ${what}: ${error.message}`, { fsCode: error.code, cause: error });
-    }
-    const code = error.code === "io_error" ? "history_io_error" : "history_insecure";
-    return new HistoryError(code, `history: ${what}: ${error.message}`, { fsCode: error.code, cause: error });
-  }
-  return new HistoryError("history_io_error", `history: ${what}: ${String(error)}`, { cause: error });
+  if (!(error instanceof SecureFsError)) return new HistoryError("history_io_error", `history: ${what}: ${String(error)}`, { cause: error });
+  const readonly = error.code === "permission_denied" || error.errnoName === "EROFS";
+  const code = readonly ? "history_readonly" : error.code === "io_error" ? "history_io_error" : "history_insecure";
+  return new HistoryError(code, `history: ${what}: ${error.message}`, { fsCode: error.code, cause: error });
 }
 
 function guarded<T>(what: string, fn: () => T): T {
@@ -39,20 +33,15 @@ function guarded<T>(what: string, fn: () => T): T {
 }
 
 /**
- * SQLite locks its files with POSIX record locks, and POSIX drops *all* of a process's locks
- * on a file when the process closes *any* descriptor of it. Opening and closing `history.db`
- * or `-shm` ourselves while a connection of this process is open would silently release that
- * connection's locks; another process could then reset the shared WAL index under it (seen as
- * SIGBUS and lost rows). So descriptors are opened only while no connection of this process
- * holds the database, tracked here by identity; everything else is checked by `stat` on the
- * directory descriptor, which opens nothing.
+ * SQLite uses POSIX record locks, and POSIX drops *all* of a process's locks on a file when it
+ * closes *any* descriptor of it: opening and closing `history.db` or `-shm` while a connection
+ * of this process is open would release that connection's locks, and another process could
+ * reset the WAL index under it (SIGBUS, lost rows). So descriptors are opened only while no
+ * connection here holds the database (tracked by identity); otherwise checks are by `stat`.
  */
 const openInThisProcess = new Map<string, number>();
 
-/**
- * The verified directory of the database and the identity of the database file found or
- * created in it. Holds the directory descriptor until {@link HistoryFiles.close}.
- */
+/** The database's verified directory (held until {@link HistoryFiles.close}) and the identity of its database file. */
 export class HistoryFiles {
   readonly #dir: SecureDir;
   readonly #name: string;
@@ -62,10 +51,7 @@ export class HistoryFiles {
   #registered = false;
   /** Absolute path of the database, for messages and `HistoryStorage.path`. */
   readonly dbPath: string;
-  /**
-   * What SQLite is given to open: on Linux a path resolved through the held directory
-   * descriptor (see {@link SecureDir.pinnedPath}); elsewhere {@link HistoryFiles.dbPath}.
-   */
+  /** What SQLite opens: on Linux a path through the held descriptor ({@link SecureDir.pinnedPath}), else `dbPath`. */
   readonly sqlitePath: string;
   /** True when {@link HistoryFiles.sqlitePath} goes through the held descriptor. */
   readonly pinned: boolean;
@@ -85,11 +71,10 @@ export class HistoryFiles {
   }
 
   /**
-   * Opens the database's directory owner-only (creating it 0700 when `create`), tightens
-   * an existing database or sidecar that is ours, regular and single-linked but not 0600,
-   * refuses sidecars that fail the owner-only rules, and creates the database `name`
-   * exclusively at 0600 or verifies the one that exists (no link, ours, 0600, one link, no
-   * ACL). Must be followed by {@link HistoryFiles.opened} once SQLite has the database open.
+   * Opens the directory owner-only (created 0700 with `create`), tightens a database or sidecar
+   * that is ours, regular and single-linked but not 0600, refuses sidecars failing the
+   * owner-only rules, and creates `name` exclusively at 0600 or verifies the one there (no
+   * link, ours, 0600, one link, no ACL). Call {@link HistoryFiles.opened} once SQLite has it open.
    */
   static prepare(dirPath: string, name: string, options: { readonly create: boolean }): HistoryFiles {
     if (!isValidEntryName(name)) {
@@ -100,10 +85,10 @@ export class HistoryFiles {
       const existing = statIfPresent(dir, name);
       if (existing !== undefined && openInThisProcess.has(identityKey(existing))) {
         // Verified on a descriptor when this process first opened it; re-check by stat only.
-        for (const suffix of ["", ...SIDECAR_SUFFIXES]) checkByStat(dir, name + suffix);
+        for (const suffix of ALL_SUFFIXES) checkByStat(dir, name + suffix);
         return new HistoryFiles(dir, name, identityKey(existing), []);
       }
-      const tightened = ["", ...SIDECAR_SUFFIXES].map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
+      const tightened = ALL_SUFFIXES.map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
       for (const suffix of SIDECAR_SUFFIXES) verifyIfPresent(dir, name + suffix);
       const file = guarded(name, () => {
         try {
@@ -119,8 +104,7 @@ export class HistoryFiles {
       } finally {
         file.close();
       }
-      // Built only now: the descriptors open at this point are the ones SQLite did not open
-      // (it may reuse the number of the one just closed).
+      // Built only now, so the descriptors listed are not SQLite's (it may reuse the number just closed).
       return new HistoryFiles(dir, name, key, tightened);
     } catch (error) {
       dir.close();
@@ -129,14 +113,12 @@ export class HistoryFiles {
   }
 
   /**
-   * Run once SQLite opened the database and touched its sidecars: the database must still
-   * be the file checked in {@link HistoryFiles.prepare}, every sidecar SQLite created must be
-   * an owner-only regular file, and what SQLite holds open must be those very files: on
-   * Linux every descriptor SQLite opened meanwhile on a file of these names is compared by
-   * device and inode with the file reached through the held directory; elsewhere the
-   * directory path is opened again without following links and must still be the held
-   * directory. From here on this process opens no descriptor of these files until
-   * {@link HistoryFiles.close}.
+   * Run once SQLite opened the database: it must still be the file {@link HistoryFiles.prepare}
+   * checked, every sidecar an owner-only regular file, and what SQLite holds those very files
+   * (Linux: each descriptor it opened on these names matches by device and inode the file
+   * reached through the held directory; elsewhere the directory path, reopened without
+   * following links, is still the held directory). From here on this process opens no
+   * descriptor of these files until {@link HistoryFiles.close}.
    */
   opened(): void {
     const now = checkByStat(this.#dir, this.#name);
@@ -149,7 +131,7 @@ export class HistoryFiles {
   }
 
   #checkSqliteDescriptors(): void {
-    const names = new Set(["", ...SIDECAR_SUFFIXES].map((suffix) => this.#name + suffix));
+    const names = new Set(ALL_SUFFIXES.map((suffix) => this.#name + suffix));
     let sawDatabase = false;
     for (const fd of openDescriptors()) {
       if (this.#before.has(fd)) continue;
@@ -158,8 +140,7 @@ export class HistoryFiles {
       let held: fs.BigIntStats;
       try {
         target = fs.readlinkSync(link);
-        // stat (not open) follows the descriptor to the file it holds: opening one here
-        // would drop SQLite's POSIX locks on it when closed.
+        // stat, not open: closing an opened one would drop SQLite's POSIX locks.
         held = fs.statSync(link, { bigint: true });
       } catch {
         continue; // closed meanwhile: not one SQLite keeps
@@ -186,16 +167,12 @@ export class HistoryFiles {
     }
   }
 
-  /**
-   * Renames the database and whichever sidecars exist to `<name>.corrupt-<stamp>` (plus
-   * the same suffixes, so SQLite can still open the set for recovery). Never replaces an
-   * existing name and never deletes. Returns the new paths, database first.
-   */
+  /** Renames the files to `<name>.corrupt-<stamp>` + suffix (never replacing, never deleting); new paths, database first. */
   moveAside(): string[] {
     const stamp = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;
     const base = `${this.#name}.corrupt-${stamp}`;
     const moved: string[] = [];
-    for (const suffix of ["", ...SIDECAR_SUFFIXES]) {
+    for (const suffix of ALL_SUFFIXES) {
       const from = this.#name + suffix;
       if (ignoringMissing(from, () => this.#dir.publishNoReplace(from, base + suffix))) {
         moved.push(path.join(this.#dir.path, base + suffix));
@@ -224,8 +201,7 @@ function replaced(where: string, what: string): HistoryError {
 function openDescriptors(): Set<string> {
   if (process.platform !== "linux") return new Set();
   try {
-    // The listing's own descriptor is in the listing and closed by now: only numbers that
-    // still lead somewhere are open.
+    // The listing's own descriptor is listed and closed by now: keep numbers that still resolve.
     return new Set(fs.readdirSync("/proc/self/fd").filter((fd) => isOpenDescriptor(fd)));
   } catch (error) {
     throw new HistoryError("history_io_error", `history: cannot list /proc/self/fd to check what SQLite opened: ${String(error)}`, { cause: error });
@@ -242,14 +218,12 @@ function isOpenDescriptor(fd: string): boolean {
 }
 
 /**
- * The peer creates its database with SQLite's default mode (0644 under umask 022). A file
- * that is otherwise owner-only-compatible (ours, regular, one link) is tightened to 0600
- * here; anything else is left for the checks that follow to refuse. The chmod goes through
- * a descriptor opened without following a link (below the held directory on Linux) and
- * compared by device and inode with the file seen through the held directory, so a swapped
- * path cannot aim it elsewhere. An ACL
- * is not removed: the descriptor verify that follows refuses it (`acl_*`). Returns true if
- * the mode was changed. Not on Windows, which has no POSIX modes.
+ * The peer creates its database 0644 (SQLite's default under umask 022). A file that is ours,
+ * regular and single-linked is tightened to 0600; anything else is left to the checks that
+ * follow. The fchmod goes through a descriptor opened without following a link (below the
+ * held directory where possible) and matched by device and inode with the file seen through
+ * the held directory, so a swapped path cannot aim it elsewhere. ACLs stay (the verify that
+ * follows refuses them). True if the mode changed; never on Windows (no POSIX modes).
  */
 function tightenIfLoose(dir: SecureDir, name: string): boolean {
   if (process.platform === "win32") return false;
@@ -258,8 +232,6 @@ function tightenIfLoose(dir: SecureDir, name: string): boolean {
   const where = path.join(dir.path, name);
   let fd: number;
   try {
-    // Through the held descriptor where the platform allows, so not even this read-only
-    // open can land elsewhere; the device and inode comparison below covers the rest.
     const reach = dir.pinnedPath(name) ?? where;
     fd = fs.openSync(reach, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch (error) {
@@ -302,9 +274,8 @@ function statIfPresent(dir: SecureDir, name: string): SecureStat | undefined {
 }
 
 /**
- * The owner-only rules that `stat` can see (type, owner, exact mode, one link), for files this
- * process must not open. ACLs need a descriptor; files SQLite creates in a directory verified
- * to carry no default ACL are born without one.
+ * The owner-only rules `stat` can see, for files this process must not open. ACLs need a
+ * descriptor; SQLite's files born in a directory verified to carry no default ACL have none.
  */
 function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   const stat = statIfPresent(dir, name);
@@ -323,8 +294,7 @@ function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   return stat;
 }
 
+/** Verifies `name` on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile. */
 function verifyIfPresent(dir: SecureDir, name: string): void {
-  // Opening verifies on the descriptor: a link is refused before it is followed. A sidecar
-  // may vanish at any moment (SQLite removes them on last close), which is fine.
   ignoringMissing(name, () => dir.openFile(name).close());
 }

@@ -1,9 +1,8 @@
 /**
- * Loads, once per process, the SQLite extension that lets a database path name a held
- * directory descriptor (`/proc/self/fd/<n>/<name>`, Linux): without it SQLite's unix VFS
- * resolves that link back to a path string and opens by name (see native/sqlite/pinned_vfs.c).
- * The extension registers itself as the default VFS of the driver's SQLite library (each
- * driver links its own); every path that does not have that form behaves exactly as before.
+ * Loads, once per process and driver (each links its own SQLite), the extension that lets a
+ * database path name a held directory descriptor (`/proc/self/fd/<n>/<name>`, Linux): SQLite's
+ * unix VFS would resolve that link back to a path and open by name. It registers itself as the
+ * default VFS and leaves every other path as it was (native/sqlite/pinned_vfs.c).
  */
 import { pinnedVfsExtensionPath } from "../fs/index.js";
 import { HistoryError } from "./errors.js";
@@ -16,10 +15,7 @@ function unavailable(why: string, cause?: unknown): HistoryError {
   return new HistoryError("history_pin_unavailable", message, cause === undefined ? {} : { cause });
 }
 
-/**
- * Makes sure the pinned VFS is registered in `driver`'s SQLite; throws
- * `history_pin_unavailable` if it cannot be.
- */
+/** Registers the pinned VFS in `driver`'s SQLite, or throws `history_pin_unavailable`. */
 export function ensurePinnedVfs(driver: SqliteDriver): void {
   if (loaded.has(driver.name)) return;
   const extension = pinnedVfsExtensionPath();
@@ -33,9 +29,8 @@ export function ensurePinnedVfs(driver: SqliteDriver): void {
 }
 
 /**
- * Refuses a connection whose main database is not the path it was given: SQLite reports
- * the path it resolved, so anything else means the pinned VFS was not the one used (another
- * default VFS registered since) and the file was reached by name.
+ * Refuses a connection whose main database is not at the path it was given: SQLite reports
+ * the path it resolved, so anything else means another VFS reached the file by name.
  */
 export function checkPinnedConnection(db: SqliteConnection, expected: string): void {
   const main = db.prepare("PRAGMA database_list").all().find((row) => row.name === "main");

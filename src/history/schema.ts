@@ -1,6 +1,4 @@
-/**
- * The history database layout and its forward migrations, versioned by `PRAGMA user_version`.
- */
+/** The history database layout and its forward migrations, versioned by `PRAGMA user_version`. */
 import { HistoryError } from "./errors.js";
 import { immediateTransaction, pragmaValue, type SqliteConnection } from "./sqlite-driver.js";
 
@@ -8,15 +6,11 @@ import { immediateTransaction, pragmaValue, type SqliteConnection } from "./sqli
 export const HISTORY_SCHEMA_VERSION = 1;
 
 /**
- * Two external-content FTS5 indexes over the one `history` table:
- * - `history_fts` (unicode61, the peer's name and shape) answers token-prefix queries; its
- *   prefix indexes for 1-3 characters keep short prefixes (what a user has typed so far) from
- *   merging the doclists of every word that starts with them;
- * - `history_infix` (trigram, rowids only) answers substring queries without a table scan.
- *   `detail=none` keeps it small; its LIKE matches are re-checked by SQLite, so no positions
- *   are needed.
- * `secure-delete` makes FTS5 remove a deleted prompt's tokens from the index at once instead
- * of leaving them in old segments until a merge: a prompt the user deletes is really gone.
+ * Two external-content FTS5 indexes over `history`: `history_fts` (unicode61, the peer's name
+ * and shape) for token prefixes, with 1-3 character prefix indexes so a short prefix does not
+ * merge the doclists of every word it starts; `history_infix` (trigram, `detail=none`: SQLite
+ * re-checks its LIKE matches) for substrings without a table scan. `secure-delete` removes a
+ * deleted prompt's tokens at once instead of leaving them in old segments until a merge.
  */
 const SCHEMA_V1 = `
 CREATE TABLE history (
@@ -54,24 +48,26 @@ export function createSchema(db: SqliteConnection): void {
   db.exec(SCHEMA_V1);
 }
 
-/** Drops every history object (the tables' FTS shadow tables go with them). */
+/** Drops every history object (the FTS shadow tables go with their virtual tables). */
 export function dropSchema(db: SqliteConnection): void {
-  const objects = db
-    .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') OR (type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%')")
-    .all<{ type: string; name: string }>();
-  for (const { type, name } of objects) db.exec(`DROP ${type.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
+  dropAllButHistoryTable(db);
   db.exec("DROP TABLE IF EXISTS history");
 }
 
-function quoteIdentifier(name: string): string {
-  return `"${name.replaceAll('"', '""')}"`;
+function dropAllButHistoryTable(db: SqliteConnection): void {
+  const objects = db
+    .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
+    .all<{ type: string; name: string }>();
+  // Triggers first: they would otherwise follow a renamed table and fire on the copy.
+  for (const kind of ["trigger", "view", "table", "index"]) {
+    for (const { type, name } of objects) if (type === kind) db.exec(`DROP ${kind.toUpperCase()} IF EXISTS "${name.replaceAll('"', '""')}"`);
+  }
 }
 
 /**
- * Version 0 is either an empty file or a database written by the peer implementation
- * (same `history` table, seconds in `created_at`, an FTS table kept only by an insert
- * trigger, no version stamp). Its rows are copied into the v1 layout; its index objects are
- * dropped and rebuilt, because an insert-only trigger leaves deleted rows in the index.
+ * Version 0 is an empty file or the peer's database (same table, an FTS table kept by an
+ * insert trigger only, no version). Its rows are copied into v1 and its index rebuilt: an
+ * insert-only trigger leaves deleted rows in the index.
  */
 function migrateFromV0(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
@@ -80,13 +76,7 @@ function migrateFromV0(db: SqliteConnection): void {
     return;
   }
   const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
-  const others = db
-    .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
-    .all<{ type: string; name: string }>();
-  // Triggers first: they would otherwise follow the renamed table and fire on the copy.
-  for (const kind of ["trigger", "view", "table", "index"]) {
-    for (const { type, name } of others) if (type === kind) db.exec(`DROP ${kind.toUpperCase()} IF EXISTS ${quoteIdentifier(name)}`);
-  }
+  dropAllButHistoryTable(db);
   db.exec("ALTER TABLE history RENAME TO history_v0");
   createSchema(db);
   const createdAt = columns.has("created_at") ? "COALESCE(CAST(created_at AS INTEGER), 0)" : "0";
@@ -102,37 +92,28 @@ function migrateFromV0(db: SqliteConnection): void {
 const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0];
 
 /**
- * Brings the database to {@link HISTORY_SCHEMA_VERSION}. Reads the version without a write
- * lock first, so an up-to-date file never waits on another writer; otherwise migrates inside
- * one IMMEDIATE transaction and re-reads the version there, because another process may have
- * migrated in between.
+ * Brings the database to {@link HISTORY_SCHEMA_VERSION}. The version is read without a write
+ * lock first (an up-to-date file never waits on a writer), then again inside the IMMEDIATE
+ * migration transaction, since another process may have migrated in between.
  */
 export function migrate(db: SqliteConnection): void {
-  const current = readVersion(db);
-  refuseNewer(current);
-  if (current === HISTORY_SCHEMA_VERSION) return;
+  if (checkedVersion(db) === HISTORY_SCHEMA_VERSION) return;
   immediateTransaction(db, () => {
-    let version = readVersion(db);
-    refuseNewer(version);
-    while (version < HISTORY_SCHEMA_VERSION) {
+    for (let version = checkedVersion(db); version < HISTORY_SCHEMA_VERSION; version += 1) {
       const step = MIGRATIONS[version];
       if (step === undefined) throw new HistoryError("history_io_error", `history: no migration from schema version ${version}`);
       step(db);
-      version += 1;
-      db.exec(`PRAGMA user_version = ${version}`);
+      db.exec(`PRAGMA user_version = ${version + 1}`);
     }
   });
 }
 
-function readVersion(db: SqliteConnection): number {
-  return Number(pragmaValue(db, "user_version"));
-}
-
-function refuseNewer(version: number): void {
+/** The file's schema version; `history_version_too_new` when newer than this library's. */
+function checkedVersion(db: SqliteConnection): number {
+  const version = Number(pragmaValue(db, "user_version"));
   if (version > HISTORY_SCHEMA_VERSION) {
-    throw new HistoryError(
-      "history_version_too_new",
-      `history: the database has schema version ${version}; this library knows up to ${HISTORY_SCHEMA_VERSION}`,
-    );
+    const message = `history: the database has schema version ${version}; this library knows up to ${HISTORY_SCHEMA_VERSION}`;
+    throw new HistoryError("history_version_too_new", message);
   }
+  return version;
 }

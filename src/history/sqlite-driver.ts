@@ -1,61 +1,51 @@
 /**
- * The seam between the history store and a SQLite binding. The store needs little of SQLite:
- * open a file, run SQL, prepared statements returning plain rows, close, and loading the
- * pinned-VFS extension. Three bindings provide it (sqlite-drivers.ts, which also picks one).
- * The types here are ours, so no binding's types reach the published declarations.
+ * The little the history store needs of SQLite (open, exec, prepared statements returning
+ * plain rows, close, load the pinned-VFS extension), and the three bindings providing it, one
+ * chosen per process and loaded when the first database opens. The types are ours, so no
+ * binding's types reach the declarations.
  */
+import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 
-/** The SQLite bindings the history store can run on. */
-export type SqliteDriverName = "node:sqlite" | "bun:sqlite" | "better-sqlite3";
+import { HistoryError } from "./errors.js";
 
-/** Every {@link SqliteDriverName}, in the order `GJC_SQLITE_DRIVER` documents them. */
-export const SQLITE_DRIVER_NAMES: readonly SqliteDriverName[] = ["node:sqlite", "bun:sqlite", "better-sqlite3"];
+/** Every SQLite binding the store runs on, in the order `GJC_SQLITE_DRIVER` documents them. */
+export const SQLITE_DRIVER_NAMES = ["node:sqlite", "bun:sqlite", "better-sqlite3"] as const;
+
+/** One of {@link SQLITE_DRIVER_NAMES}. */
+export type SqliteDriverName = (typeof SQLITE_DRIVER_NAMES)[number];
+
+/** The environment variable that forces one driver (one of {@link SQLITE_DRIVER_NAMES}). */
+export const SQLITE_DRIVER_ENV = "GJC_SQLITE_DRIVER";
 
 /** A value bound to or read from SQL. */
 export type SqliteValue = string | number | bigint | null | Uint8Array;
 
-/** One result row, by column name. */
-export type SqliteRow = Readonly<Record<string, SqliteValue>>;
-
-/**
- * A prepared statement; parameters bind to `?` in order. `Row` is the shape the caller's
- * SELECT produces (the driver does not check it).
- */
+/** A prepared statement; parameters bind to `?` in order, `Row` is what the caller's SELECT yields. */
 export interface SqliteStatement {
   /** Runs the statement; `changes` counts the rows it inserted, updated or deleted. */
   run(...params: SqliteValue[]): { readonly changes: number };
-  /** Every row of the result. */
-  all<Row extends object = SqliteRow>(...params: SqliteValue[]): Row[];
-  /** The first row of the result, or undefined when there is none. */
-  get<Row extends object = SqliteRow>(...params: SqliteValue[]): Row | undefined;
+  all<Row extends object = Readonly<Record<string, SqliteValue>>>(...params: SqliteValue[]): Row[];
+  /** The first row, or undefined when there is none. */
+  get<Row extends object = Readonly<Record<string, SqliteValue>>>(...params: SqliteValue[]): Row | undefined;
 }
 
-/** An open database connection. Failures are thrown as the binding's own error objects. */
+/** An open connection. Failures are thrown as the binding's own error objects. */
 export interface SqliteConnection {
-  /** Runs one or more statements that return nothing of interest. */
   exec(sql: string): void;
-  /** Compiles one statement. */
   prepare(sql: string): SqliteStatement;
-  /** Closes the connection (and finalizes its statements). */
+  /** Closes the connection and finalizes its statements. */
   close(): void;
-}
-
-/** Options of {@link SqliteDriver.open}. */
-export interface SqliteOpenOptions {
-  /** Fail with SQLITE_CANTOPEN instead of creating a missing file. */
-  readonly mustExist: boolean;
 }
 
 /** One SQLite binding, loaded. */
 export interface SqliteDriver {
-  /** Which binding this is. */
   readonly name: SqliteDriverName;
-  /** Opens `file` read-write. */
-  open(file: string, options: SqliteOpenOptions): SqliteConnection;
+  /** Opens `file` read-write; with `mustExist`, a missing file is SQLITE_CANTOPEN, not created. */
+  open(file: string, options: { readonly mustExist: boolean }): SqliteConnection;
   /**
-   * Loads a SQLite extension into this binding's SQLite library, through a throw-away
-   * connection (an extension that registers a VFS keeps it for the process). A binding that
-   * cannot load extensions is not offered as a driver at all.
+   * Loads an extension into this binding's SQLite library through a throw-away connection (a
+   * VFS it registers stays for the process). A binding that cannot is not offered at all.
    */
   loadExtension(file: string): void;
 }
@@ -80,10 +70,165 @@ export function immediateTransaction<T>(db: SqliteConnection, fn: () => T): T {
     try {
       db.exec("ROLLBACK");
     } catch {
-      // SQLite already rolled back (it does on some errors, e.g. SQLITE_FULL): nothing is
-      // open any more, and the first error is the one to report.
+      // SQLite already rolled back (it does on some errors, e.g. SQLITE_FULL); report the first error.
     }
     throw error;
   }
   return result;
+}
+
+type Extensible = SqliteConnection & { loadExtension?(file: string): unknown };
+
+/** Loads `file` on a throw-away connection; what the extension registers stays for the process. */
+function loadThrough(probe: { loadExtension?(file: string): unknown; close(): unknown }, file: string): void {
+  try {
+    probe.loadExtension?.(file);
+  } finally {
+    probe.close();
+  }
+}
+
+function builtin(id: string): { readonly [name: string]: unknown } | undefined {
+  return process.getBuiltinModule?.(id) as { readonly [name: string]: unknown } | undefined;
+}
+
+/** `node:sqlite` (Node 22.13+): no "must exist" flag, but `file:` URIs with `mode=rw` (no create). */
+function nodeSqliteDriver(): SqliteDriver {
+  type Constructor = new (file: string, options?: { readonly allowExtension?: boolean }) => Extensible;
+  const DatabaseSync = builtin("node:sqlite")?.DatabaseSync as Constructor | undefined;
+  if (DatabaseSync === undefined) unavailable("this Node has no node:sqlite (unflagged from 22.13)");
+  if (typeof DatabaseSync.prototype.loadExtension !== "function") {
+    unavailable("this Node's node:sqlite cannot load extensions (22.13+ can)");
+  }
+  return {
+    name: "node:sqlite",
+    open: (file, options) => new DatabaseSync(options.mustExist ? `${pathToFileURL(file).href}?mode=rw` : file),
+    loadExtension: (file) => loadThrough(new DatabaseSync(":memory:", { allowExtension: true }), file),
+  };
+}
+
+/**
+ * `bun:sqlite`, under Bun. Its `get` answers null for no row (normalised here), and its `close`
+ * keeps the connection (files, locks, WAL) open until unfinalized statements are collected, so
+ * every statement is finalized first.
+ */
+function bunSqliteDriver(): SqliteDriver {
+  interface BunStatement {
+    finalize(): void;
+    run(...params: SqliteValue[]): { readonly changes: number };
+    all<Row>(...params: SqliteValue[]): Row[];
+    get<Row>(...params: SqliteValue[]): Row | null;
+  }
+  interface BunDatabase {
+    exec(sql: string): unknown;
+    prepare(sql: string): BunStatement;
+    close(): void;
+    loadExtension(file: string): void;
+  }
+  type Constructor = new (file: string, options?: { readonly readwrite?: boolean; readonly create?: boolean }) => BunDatabase;
+  const Database = builtin("bun:sqlite")?.Database as Constructor | undefined;
+  if (Database === undefined) unavailable("bun:sqlite exists only under Bun");
+  const wrap = (db: BunDatabase): SqliteConnection => {
+    const statements = new Set<BunStatement>();
+    return {
+      exec: (sql) => void db.exec(sql),
+      prepare(sql) {
+        const statement = db.prepare(sql);
+        statements.add(statement);
+        return {
+          run: (...params) => statement.run(...params),
+          all: <Row>(...params: SqliteValue[]) => statement.all<Row>(...params),
+          get: <Row>(...params: SqliteValue[]) => statement.get<Row>(...params) ?? undefined,
+        };
+      },
+      close() {
+        for (const statement of statements) statement.finalize();
+        statements.clear();
+        db.close();
+      },
+    };
+  };
+  return {
+    name: "bun:sqlite",
+    open: (file, options) => wrap(new Database(file, { readwrite: true, create: !options.mustExist })),
+    loadExtension: (file) => loadThrough(new Database(":memory:"), file),
+  };
+}
+
+/**
+ * better-sqlite3 12.x, an optional peer dependency resolved from this package's location. Its
+ * native part loads on the first connection, so a probe proves it fits this runtime's ABI.
+ */
+function betterSqlite3Driver(): SqliteDriver {
+  type Constructor = new (file: string, options?: { readonly fileMustExist?: boolean }) => Extensible;
+  const Database = createRequire(import.meta.url)("better-sqlite3") as Constructor;
+  new Database(":memory:").close();
+  return {
+    name: "better-sqlite3",
+    open: (file, options) => new Database(file, { fileMustExist: options.mustExist }),
+    loadExtension: (file) => loadThrough(new Database(":memory:"), file),
+  };
+}
+
+let chosen: SqliteDriver | undefined;
+
+/**
+ * The process's driver, chosen once (two SQLite libraries never see each other's POSIX locks):
+ * the one `GJC_SQLITE_DRIVER` names, or `history_sqlite_unavailable`; under Bun `bun:sqlite`;
+ * `node:sqlite` where it loads without an ExperimentalWarning, else better-sqlite3 first (a
+ * library must not print into its user's stderr), then the other.
+ */
+export function sqliteDriver(): SqliteDriver {
+  chosen ??= chooseDriver();
+  return chosen;
+}
+
+function chooseDriver(): SqliteDriver {
+  const forced = process.env[SQLITE_DRIVER_ENV];
+  if (forced !== undefined && forced !== "") {
+    if (!SQLITE_DRIVER_NAMES.includes(forced as SqliteDriverName)) {
+      return unavailable(`${SQLITE_DRIVER_ENV}=${JSON.stringify(forced)} names no driver (one of ${SQLITE_DRIVER_NAMES.join(", ")})`);
+    }
+    return loadOrExplain([forced as SqliteDriverName]);
+  }
+  if (process.versions.bun !== undefined) return loadOrExplain(["bun:sqlite"]);
+  return loadOrExplain(nodeSqliteIsQuiet(process.versions.node) ? ["node:sqlite", "better-sqlite3"] : ["better-sqlite3", "node:sqlite"]);
+}
+
+/**
+ * True on Node versions whose `node:sqlite` loads without an ExperimentalWarning: it became a
+ * release candidate in 24.15 and 26; 25 is treated as warning (not measured).
+ */
+export function nodeSqliteIsQuiet(nodeVersion: string): boolean {
+  const [major = 0, minor = 0] = nodeVersion.split(".").map(Number);
+  return major >= 26 || (major === 24 && minor >= 15);
+}
+
+const LOADERS: Readonly<Record<SqliteDriverName, () => SqliteDriver>> = {
+  "node:sqlite": nodeSqliteDriver,
+  "bun:sqlite": bunSqliteDriver,
+  "better-sqlite3": betterSqlite3Driver,
+};
+
+/** The first of `names` that loads; otherwise one error saying why each did not. */
+function loadOrExplain(names: readonly SqliteDriverName[]): SqliteDriver {
+  const reasons: string[] = [];
+  const causes: unknown[] = [];
+  for (const name of names) {
+    try {
+      return LOADERS[name]();
+    } catch (error) {
+      reasons.push(`${name}: ${error instanceof Error ? error.message.replace(/^history: /, "") : String(error)}`);
+      causes.push(error);
+    }
+  }
+  const runtime = process.versions.bun === undefined ? `Node ${process.versions.node}` : `Bun ${process.versions.bun}`;
+  return unavailable(
+    `no SQLite driver loads on ${runtime} (${reasons.join("; ")}); use Node 22.13+ or Bun, or install better-sqlite3@12`,
+    causes.length === 1 ? causes[0] : causes,
+  );
+}
+
+function unavailable(why: string, cause?: unknown): never {
+  throw new HistoryError("history_sqlite_unavailable", `history: ${why}`, cause === undefined ? {} : { cause });
 }

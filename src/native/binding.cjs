@@ -1,19 +1,14 @@
 "use strict";
-// The one place the compiled addon is loaded. Plain CommonJS because node-gyp-build needs
-// a real __dirname, and because Vite cannot transform TypeScript's `export =` loaders.
-//
-// The addon loads on first use, not on import: importing the package costs no dlopen, and
-// a machine without a matching build can still import it (pure session functions and the
-// memory storage work) and gets a coded `native_unavailable` error from the first call that
-// needs the addon, never node-gyp-build's raw message.
+// The one place the compiled addon is loaded: CommonJS, because node-gyp-build needs a real
+// __dirname. It loads on first use, so importing costs no dlopen and a machine without a
+// matching build still imports the package and gets a coded `native_unavailable` error.
 const fs = require("node:fs");
 const path = require("node:path");
 
 const root = path.join(__dirname, "..", "..");
 
 let addon;
-// The typed layer (src/native/index.ts) replaces this so the error is a GjcError subclass;
-// this plain coded Error is what a caller of the bare loader sees.
+// src/native/index.ts replaces this so the error becomes a GjcError subclass.
 let wrapUnavailable = (error) => error;
 
 /** Where node-gyp-build looks, as it decides it (its environment overrides included). */
@@ -28,38 +23,35 @@ function target() {
   return { platform, arch, libc };
 }
 
-function shipped() {
-  try {
-    return fs.readdirSync(path.join(root, "prebuilds")).sort();
-  } catch {
-    return [];
-  }
-}
-
 /** The error a missing or unloadable addon becomes (see README "Install"). */
 function unavailable(cause) {
   const { platform, arch, libc } = target();
-  const where = `${platform}-${arch}${libc ? ` (${libc})` : ""}`;
-  const prebuilt = shipped();
+  let prebuilt = [];
+  try {
+    prebuilt = fs.readdirSync(path.join(root, "prebuilds")).sort();
+  } catch {
+    // none shipped
+  }
   const reason = cause instanceof Error && /No native build was found/.test(cause.message)
     ? "no prebuilt addon matches and none was compiled at install"
     : `the addon failed to load (${cause instanceof Error ? cause.message.split("\n")[0] : String(cause)})`;
   const error = new Error(
-    `gjc-session-store: native addon unavailable for ${where}, Node ${process.versions.node} ` +
+    `gjc-session-store: native addon unavailable for ${platform}-${arch}${libc ? ` (${libc})` : ""}, Node ${process.versions.node} ` +
       `(ABI ${process.versions.modules}, Node-API ${process.versions.napi}): ${reason}. ` +
       `Prebuilt: ${prebuilt.length ? prebuilt.join(", ") : "none"}. ` +
       "Elsewhere it compiles from source: with a C++17 compiler, make and Python on PATH run " +
       "`npm rebuild gjc-session-store` (install scripts must be allowed).",
     { cause },
   );
-  error.name = "NativeUnavailableError";
-  error.code = "native_unavailable";
-  error.platform = platform;
-  error.arch = arch;
-  error.libc = libc || undefined;
-  error.abi = process.versions.modules;
-  error.napiVersion = Number(process.versions.napi);
-  return error;
+  return Object.assign(error, {
+    name: "NativeUnavailableError",
+    code: "native_unavailable",
+    platform,
+    arch,
+    libc: libc || undefined,
+    abi: process.versions.modules,
+    napiVersion: Number(process.versions.napi),
+  });
 }
 
 function load() {
@@ -77,15 +69,11 @@ const PROBES = new Set(["__esModule", "default", "then", "toJSON"]);
 
 module.exports = new Proxy(
   {
-    // Where the addon was found from; the SQLite extension built beside it is looked up here
-    // too. Set here because this file keeps its real location also when the TypeScript is
-    // bundled. Reading it does not load the addon.
+    // Set here because this file keeps its real location when the TypeScript is bundled; the
+    // SQLite extension built beside the addon is found from it too.
     packageRoot: root,
-    // Loads the addon now and returns it (the real object, no stand-in), or throws
-    // native_unavailable: for a caller that must not pay the load inside a measured or
-    // traced span.
+    // The real addon object, for a caller that must not pay the load inside a traced span.
     load,
-    // Lets src/native/index.ts make the error its NativeUnavailableError; not an addon function.
     setUnavailableError(wrap) {
       wrapUnavailable = wrap;
     },

@@ -4,31 +4,11 @@
 declare namespace binding {
   /** Reason codes the addon reports (native/core/result.h `code_name`). */
   type NativeFailureCode =
-    | "invalid_name"
-    | "invalid_argument"
-    | "not_found"
-    | "already_exists"
-    | "symlink_refused"
-    | "not_directory"
-    | "not_regular_file"
-    | "hardlink_refused"
-    | "owner_mismatch"
-    | "mode_mismatch"
-    | "acl_present"
-    | "acl_malformed"
-    | "acl_denied"
-    | "acl_io_error"
-    | "acl_unknown"
-    | "identity_mismatch"
-    | "permission_denied"
-    | "lock_busy"
-    | "not_utf8"
-    | "network_unsupported"
-    | "insecure_ancestor"
-    | "identity_unavailable"
-    | "too_large"
-    | "closed"
-    | "io_error";
+    | "invalid_name" | "invalid_argument" | "not_found" | "already_exists" | "symlink_refused"
+    | "not_directory" | "not_regular_file" | "hardlink_refused" | "owner_mismatch" | "mode_mismatch"
+    | "acl_present" | "acl_malformed" | "acl_denied" | "acl_io_error" | "acl_unknown"
+    | "identity_mismatch" | "permission_denied" | "lock_busy" | "not_utf8" | "network_unsupported"
+    | "insecure_ancestor" | "identity_unavailable" | "too_large" | "closed" | "io_error";
 
   /** A failed call: the reason, the C errno behind it (0 for policy failures) and the syscall. */
   interface NativeFailure {
@@ -53,18 +33,14 @@ declare namespace binding {
     readonly defaultAcl: AclEvidence;
   }
 
-  /**
-   * Evidence as the addon returns it: access * 3 + default, each 0 = absent,
-   * 1 = unsupported, 2 = not_applicable (decoded by src/native `decodeEvidence`).
-   */
+  /** Evidence as returned: access * 3 + default, each 0 absent, 1 unsupported, 2 not_applicable. */
   type NativeEvidenceCode = number;
 
   /** One entry name, or a relative path given as entry names (each validated). */
   type Names = string | readonly string[];
 
   /** Object type as the OS reports it. */
-  type NativeEntryType =
-    | "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
+  type NativeEntryType = "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
 
   /** Metadata of an entry or handle. */
   interface NativeStat {
@@ -101,10 +77,9 @@ declare namespace binding {
   }
 
   /**
-   * Options of `openRoot` / `openDir`, for the last name: `create` makes it when missing,
-   * `repair` fixes the mode and ACLs of one we own, `owned` accepts one we own whatever its
-   * mode (at most one of the three; none: verify owner-only). `deferSync` (openDir, with
-   * `create` only) leaves the creations unsynced. A bad combination is `invalid_argument`.
+   * For the last name: `create` when missing, `repair` the mode and ACLs of one we own, or
+   * accept one we own whatever its mode (`owned`); at most one, none verifies owner-only.
+   * `deferSync` (openDir with `create`) leaves the creations unsynced. Bad mixes: `invalid_argument`.
    */
   interface NativeDirOptions {
     readonly create?: boolean;
@@ -113,10 +88,7 @@ declare namespace binding {
     readonly deferSync?: boolean;
   }
 
-  /**
-   * Options of `openFile`: `create` (default: never), and `repair` to fix the mode and ACLs
-   * of a file we own (not with `create`: `invalid_argument`).
-   */
+  /** Options of `openFile`; `repair` (not with `create`) fixes the mode and ACLs of a file we own. */
   interface NativeFileOptions {
     readonly write?: boolean;
     readonly append?: boolean;
@@ -138,21 +110,16 @@ declare namespace binding {
 
   /** The addon's exports. */
   interface Addon {
-    /** The package root the addon was loaded from (set by binding.cjs, not by the addon). */
+    /** The package root the addon was loaded from (set by binding.cjs). */
     readonly packageRoot: string;
-    /**
-     * Loads the addon now (binding.cjs otherwise loads it on first use) and returns it, or
-     * throws the `native_unavailable` error.
-     */
+    /** Loads the addon now (else it loads on first use), or throws `native_unavailable`. */
     load(): Addon;
     /** Replaces the plain coded Error a failed load throws (src/native/index.ts sets it once). */
     setUnavailableError(wrap: (error: Error & NativeUnavailableDetails) => Error): void;
-    readonly NativeHandle: abstract new () => NativeHandle;
     openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;
     /**
-     * Opens a legacy source read-only (platform.h `open_source`): below the directory handle
-     * `start`, or at the absolute path `start` (then `names` may be empty), every name but
-     * the last as a source directory, the last as a directory or (by default) a file.
+     * Opens a legacy source read-only below the handle `start` or at the absolute path `start`
+     * (`names` may then be empty): the last name as a file, or a directory with `directory`.
      */
     openSource(start: NativeHandle | string, names: Names | readonly [], options?: { readonly directory?: boolean }): NativeHandle | NativeFailure;
     /** Off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor. */

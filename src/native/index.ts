@@ -1,7 +1,4 @@
-/**
- * The typed face of the native addon. This is the only module that loads it; everything
- * else goes through `src/fs/`.
- */
+/** The typed face of the native addon: the only module that loads it (everything else uses `src/fs/`). */
 import fs from "node:fs";
 import path from "node:path";
 
@@ -24,9 +21,8 @@ export type {
 } from "#binding";
 
 /**
- * Thrown by the first call that needs the native addon when no prebuilt or compiled build
- * matches this platform, architecture and ABI, or the one found fails to load. The process
- * keeps running; pure session functions and the memory storage work without the addon.
+ * Thrown by the first call that needs the addon when no build matches this platform, arch and
+ * ABI, or it fails to load. Pure session functions and the memory storage work without it.
  */
 export class NativeUnavailableError extends GjcError<"native_unavailable"> {
   /** `process.platform` as the loader saw it. */
@@ -50,7 +46,7 @@ export class NativeUnavailableError extends GjcError<"native_unavailable"> {
   }
 }
 
-// A bare addon standing in for the loader (a test's pinned copy) has no hook and never fails to load.
+// A bare addon standing in for the loader (a test's pinned copy) has no hook.
 if (typeof binding.setUnavailableError === "function") {
   binding.setUnavailableError((plain) => new NativeUnavailableError(plain));
 }
@@ -78,10 +74,9 @@ export function decodeEvidence(code: NativeEvidenceCode): NativeEvidence {
 }
 
 /**
- * @internal Path of the SQLite extension that keeps `/proc/self/fd/<n>/<name>` database paths as given
- * (native/sqlite/pinned_vfs.c), built beside the addon on Linux: `build/Release`, else
- * `prebuilds/linux-<arch>`. `undefined` on other platforms or when it was not built. SQLite
- * derives the entry point from the file name (`sqlite3_gjcpinnedvfs_init`).
+ * @internal The SQLite extension keeping `/proc/self/fd/<n>/<name>` paths as given
+ * (native/sqlite/pinned_vfs.c; SQLite derives its entry point from the file name), built
+ * beside the addon on Linux; `undefined` elsewhere or when it was not built.
  */
 export function pinnedVfsExtensionPath(): string | undefined {
   if (process.platform !== "linux") return undefined;

@@ -1,8 +1,4 @@
-/**
- * Where the agent directory is by default. A leaf module (environment and home directory
- * only), so that layers kept apart from sessions, such as `history/`, can find the agent
- * directory without loading scope resolution.
- */
+/** Where the agent directory is by default: a leaf module, so `history/` finds it without loading scope resolution. */
 import os from "node:os";
 import path from "node:path";
 

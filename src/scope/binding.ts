@@ -1,7 +1,7 @@
 /**
- * The binding file `.gjc-managed-session-scope.v2.json`: it ties a `v2-<digest>` directory
- * to the one workspace identity it was made for. Its bytes are canonical (compact JSON, a
- * fixed key order, one trailing LF), so any edit at all is detected by comparing bytes.
+ * The binding file `.gjc-managed-session-scope.v2.json` ties a `v2-<digest>` directory to the
+ * one workspace identity it was made for. Its bytes are canonical (compact JSON, fixed key
+ * order, one trailing LF), so any edit at all shows in a byte comparison.
  */
 import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { scopeFailure, type ScopeFailure } from "./errors.js";
@@ -9,9 +9,6 @@ import { isIdentityDigest, type IdentityPlatform } from "./identity.js";
 
 /** The binding file's name inside a scope directory. */
 export const BINDING_FILE_NAME = ".gjc-managed-session-scope.v2.json";
-
-/** A canonical binding is far below this; more bytes are invalid without parsing. */
-const BINDING_MAX_BYTES = 64 * 1024;
 
 /** The decoded binding. */
 export interface ScopeBinding {
@@ -53,6 +50,27 @@ export type BindingCheck = { readonly kind: "valid"; readonly binding: ScopeBind
  * canonical bytes -> `binding_invalid`.
  */
 export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity): BindingCheck {
+  const parsed = parseBinding(bytes);
+  if (parsed.kind === "error") return parsed;
+  const { binding } = parsed;
+  if (binding.platform !== expected.platform || binding.canonicalPath !== expected.canonicalPath || binding.identityDigest !== expected.digest) {
+    return scopeFailure("binding_conflict", "identity_mismatch", "the scope directory belongs to another workspace");
+  }
+  if (parsed.text !== encodeBinding(expected)) return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
+  return { kind: "valid", binding };
+}
+
+/** Decodes binding bytes without an expected identity (for audits); `undefined` unless canonical. */
+export function decodeBinding(bytes: Uint8Array): ScopeBinding | undefined {
+  const parsed = parseBinding(bytes);
+  if (parsed.kind === "error") return undefined;
+  const { binding } = parsed;
+  // Compared as raw bytes: the decoder drops a leading BOM, which is not canonical.
+  const canonical = encodeBinding({ platform: binding.platform, canonicalPath: binding.canonicalPath, digest: binding.identityDigest });
+  return Buffer.from(bytes).toString("utf8") === canonical ? binding : undefined;
+}
+
+function parseBinding(bytes: Uint8Array): { readonly kind: "parsed"; readonly text: string; readonly binding: ScopeBinding } | ScopeFailure {
   let text: string;
   let parsed: unknown;
   try {
@@ -62,29 +80,7 @@ export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity):
     return scopeFailure("binding_invalid", "unparsable", "the scope binding is not valid JSON");
   }
   if (!isBindingShape(parsed)) return scopeFailure("binding_invalid", "shape", "the scope binding has the wrong shape");
-  if (
-    parsed.platform !== expected.platform ||
-    parsed.canonicalPath !== expected.canonicalPath ||
-    parsed.identityDigest !== expected.digest
-  ) {
-    return scopeFailure("binding_conflict", "identity_mismatch", "the scope directory belongs to another workspace");
-  }
-  if (text !== encodeBinding(expected)) {
-    return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
-  }
-  return { kind: "valid", binding: parsed };
-}
-
-/** Decodes binding bytes without an expected identity (for audits); `undefined` if malformed. */
-export function decodeBinding(bytes: Uint8Array): ScopeBinding | undefined {
-  try {
-    const parsed: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
-    if (!isBindingShape(parsed)) return undefined;
-    const canonical = encodeBinding({ platform: parsed.platform, canonicalPath: parsed.canonicalPath, digest: parsed.identityDigest });
-    return Buffer.from(bytes).toString("utf8") === canonical ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
+  return { kind: "parsed", text, binding: parsed };
 }
 
 function isBindingShape(value: unknown): value is ScopeBinding {
@@ -100,23 +96,27 @@ function isBindingShape(value: unknown): value is ScopeBinding {
   );
 }
 
+/** The binding file's bytes, opened with the fs layer's owner-only checks (a canonical one is far below 64 KiB). */
+export function readBindingFile(scopeDir: SecureDir): Buffer {
+  const file = scopeDir.openFile(BINDING_FILE_NAME);
+  try {
+    return file.readAll({ maxBytes: 64 * 1024 });
+  } finally {
+    file.close();
+  }
+}
+
 /** Result of reading a scope's binding. */
 export type BindingRead = BindingCheck | { readonly kind: "absent" };
 
 /**
- * Reads and checks the binding in the held scope directory. The file is opened without
- * following links and must be an owner-only regular file with one link (the fs layer's
- * checks); anything else is `binding_invalid` with the fs code as cause. Never writes.
+ * Reads and checks the binding in the held scope directory ({@link readBindingFile}); a file
+ * failing the fs checks is `binding_invalid` with the fs code as cause. Never writes.
  */
 export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingRead {
   let bytes: Buffer;
   try {
-    const file = scopeDir.openFile(BINDING_FILE_NAME);
-    try {
-      bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
-    } finally {
-      file.close();
-    }
+    bytes = readBindingFile(scopeDir);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
     if (error.code === "not_found") return { kind: "absent" };
@@ -126,9 +126,8 @@ export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): Bin
 }
 
 /**
- * Makes sure the held scope directory carries the binding of `expected`: publishes it
- * without replacing anything, or, when another creator won the race (or it existed), checks
- * the bytes that are there and syncs the directory so the winner's file is durable too.
+ * Publishes the binding of `expected` without replacing anything or, when another creator won
+ * (or it existed), checks the bytes there and syncs the directory so the winner's is durable too.
  */
 export function ensureBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingCheck {
   const existing = readBinding(scopeDir, expected);

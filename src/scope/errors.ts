@@ -1,7 +1,4 @@
-/**
- * Codes of managed-scope resolution, and the error class that carries them when a caller
- * prefers an exception to the result union.
- */
+/** Codes of managed-scope resolution, and the error carrying them for callers preferring exceptions. */
 import { GjcError } from "../errors.js";
 
 /** Every scope resolution code, in README order. Stable. */

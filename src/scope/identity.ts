@@ -1,7 +1,7 @@
 /**
- * Workspace identity v1: the native canonical path of the cwd, the SHA-256 digest derived
- * from it, and the `v2-<digest>` directory name. The digest must match the peer
- * implementation bit for bit, because existing scope directories are found by it.
+ * Workspace identity v1: the cwd's native canonical path, its SHA-256 digest and the
+ * `v2-<digest>` directory name. The digest matches the peer's bit for bit: existing scope
+ * directories are found by it.
  */
 import { createHash } from "node:crypto";
 import path from "node:path";
@@ -12,10 +12,9 @@ import { scopeFailure, type ScopeFailure } from "./errors.js";
 /** Platform tag hashed into the identity; POSIX systems share one tag. */
 export type IdentityPlatform = "posix" | "win32";
 
-/** Prefix of the hash input: domain separation, so no other SHA-256 use can collide with it. */
+// Domain separation: no other SHA-256 use can collide with the identity hash.
 const IDENTITY_DOMAIN = "gjc-managed-session-scope\0identity-v1\0";
 
-/** RFC 4648 base32 alphabet, lower case. */
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 
 /** Prefix of every v2 scope directory name. */
@@ -43,12 +42,7 @@ export function base32Lower(bytes: Uint8Array): string {
 
 /** The 52-character identity digest of a canonical workspace path on `platform`. */
 export function scopeDigest(platform: IdentityPlatform, canonicalPath: string): string {
-  const hash = createHash("sha256");
-  hash.update(IDENTITY_DOMAIN, "utf8");
-  hash.update(platform, "utf8");
-  hash.update("\0", "utf8");
-  hash.update(canonicalPath, "utf8");
-  return base32Lower(hash.digest());
+  return base32Lower(createHash("sha256").update(`${IDENTITY_DOMAIN}${platform}\0${canonicalPath}`, "utf8").digest());
 }
 
 /** True when `value` has the shape of an identity digest. */
@@ -70,10 +64,9 @@ export function isScopeDirectoryName(name: string): boolean {
 export type WindowsPathClass = "local" | "network";
 
 /**
- * Lexical Windows rule, applied before any I/O: `\\?\UNC\...` is a network path, any other
- * `\\?\...` is local, and every other spelling that starts with two separators (`\\server`,
- * `//server`, `\\.\...`) counts as network. Separators may be `\` or `/`. Pure: the same
- * answer on every platform, so it is tested everywhere.
+ * Lexical Windows rule, before any I/O: `\\?\UNC\...` is network, any other `\\?\...` local,
+ * and every other spelling starting with two separators (`\\server`, `//server`, `\\.\...`)
+ * network. Separators may be `\` or `/`. Pure, so tested on every platform.
  */
 export function classifyWindowsPath(spelling: string): WindowsPathClass {
   const s = spelling.replace(/\//g, "\\");
@@ -104,10 +97,9 @@ export type WorkspaceIdentityResult =
   | ScopeFailure;
 
 /**
- * Resolves `cwd` (relative to `process.cwd()`) to its native identity. Codes: `cwd_missing`,
+ * Resolves `cwd` (relative to `process.cwd()`) to its native identity, or `cwd_missing`,
  * `cwd_not_directory`, `network_unsupported`, `identity_unavailable` (cause `not_utf8`,
- * `io_error`, ...). On Windows the lexical network rule runs first, so a UNC cwd fails
- * without touching the network.
+ * `io_error`, ...). On Windows the lexical rule runs first: a UNC cwd never touches the network.
  */
 export function workspaceIdentity(cwd: string, platform: NodeJS.Platform = process.platform): WorkspaceIdentityResult {
   if (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0")) {

@@ -1,15 +1,14 @@
 /**
- * Read-only inspection of every v2 scope under a sessions root, for audits: does each
- * `v2-<digest>` directory hold a canonical binding whose identity hashes to its own name?
- * Works without knowing the workspaces, so it cannot say whether a workspace still exists,
- * only whether the directory is self-consistent.
+ * Read-only audit of every v2 scope under a sessions root: does each `v2-<digest>` directory
+ * hold a canonical binding whose identity hashes to its name? (Self-consistency only: it
+ * knows no workspace.)
  */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
-import { BINDING_FILE_NAME, decodeBinding, type ScopeBinding } from "./binding.js";
+import { unlessMissing, type AgentRoot } from "./agent-root.js";
+import { decodeBinding, readBindingFile, type ScopeBinding } from "./binding.js";
 import { isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "./identity.js";
-import type { AgentRoot } from "./agent-root.js";
 
 /** Verdict on one scope directory. */
 export type ScopeDirectoryState =
@@ -36,24 +35,14 @@ export interface ScopeDirectoryReport {
 }
 
 /**
- * Inspects every `v2-<digest>` entry of the sessions root, sorted by name: a held directory
- * (from {@link AgentRoot.openDir}), or a path opened once by descriptor (its last component
- * never followed; it may be an older tool's looser directory of the user's). Every scope is
- * opened from that descriptor. A missing root has none. Never writes.
+ * Inspects every `v2-<digest>` entry of the sessions root, sorted: a held directory (from
+ * {@link AgentRoot.openDir}) or a path opened once by descriptor (never followed; a looser one
+ * of the user's passes). A missing root has none. Never writes.
  * @throws SecureFsError when the root cannot be opened safely (a link, another owner, ...)
  */
 export function inspectScopeDirectories(sessionsRoot: string | SecureDir): ScopeDirectoryReport[] {
-  let root: SecureDir;
-  if (typeof sessionsRoot === "string") {
-    try {
-      root = SecureDir.openRoot(sessionsRoot, { owned: true });
-    } catch (error) {
-      if (error instanceof SecureFsError && error.code === "not_found") return [];
-      throw error;
-    }
-  } else {
-    root = sessionsRoot;
-  }
+  const root = typeof sessionsRoot === "string" ? unlessMissing(() => SecureDir.openRoot(sessionsRoot, { owned: true })) : sessionsRoot;
+  if (root === undefined) return [];
   try {
     const names = root.list().map((entry) => entry.name);
     return names.filter(isScopeDirectoryName).sort().map((name) => inspectOne(root, name));
@@ -72,14 +61,7 @@ function inspectOne(sessionsRoot: SecureDir, name: string): ScopeDirectoryReport
     return { name, path: where, state: "unsafe_directory", cause: error.code };
   }
   try {
-    const file = dir.openFile(BINDING_FILE_NAME);
-    let bytes: Buffer;
-    try {
-      bytes = file.readAll({ maxBytes: 64 * 1024 });
-    } finally {
-      file.close();
-    }
-    const binding = decodeBinding(bytes);
+    const binding = decodeBinding(readBindingFile(dir));
     if (binding === undefined) return { name, path: where, state: "binding_invalid", cause: "not_canonical" };
     const digest = name.slice(SCOPE_DIRECTORY_PREFIX.length);
     const consistent = binding.identityDigest === digest && scopeDigest(binding.platform, binding.canonicalPath) === digest;

@@ -1,11 +1,11 @@
 /**
- * The directory names the legacy layout may have used for a workspace. The encoding maps
- * `/`, `\` and `:` to `-`, so different workspaces can share a name (`/a/b-c` and `/a-b/c`):
- * these names only say where to look; who owns a file is decided by its header.
+ * The directory names the legacy layout may have used for a workspace. The encoding maps `/`,
+ * `\` and `:` to `-`, so workspaces can share a name (`/a/b-c` and `/a-b/c`): a name only says
+ * where to look; a file's header decides whose it is.
  */
 import os from "node:os";
-import path from "node:path";
 
+import { relativeBelow } from "./agent-root.js";
 import type { ManagedScope } from "./resolve.js";
 
 /** At most this many extra `-`-prefixed directories are examined per scan. */
@@ -22,14 +22,6 @@ function stripOneLeadingSeparator(text: string): string {
   return text.startsWith("/") || text.startsWith("\\") ? text.slice(1) : text;
 }
 
-/** `r` when `child` is `base` or below it (`""` for `base` itself), else undefined. */
-function relativeBelow(base: string, child: string): string | undefined {
-  const rel = path.relative(base, child);
-  if (rel === "") return "";
-  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
-  return rel;
-}
-
 /** Places the legacy layout looked up a workspace relative to. */
 export interface LegacyAnchors {
   /** Home directory; default `os.homedir()`. */
@@ -43,9 +35,8 @@ export interface LegacyAnchors {
 }
 
 /**
- * Every legacy directory name derived from the scope's cwd spellings, in a stable order
- * without duplicates: the absolute encodings, the home-relative variants and the
- * temp-relative variants.
+ * Every legacy directory name of the scope's cwd spellings, in a stable order without
+ * duplicates: absolute encodings, then home-relative, then temp-relative variants.
  */
 export function legacyDirectoryNames(
   scope: Pick<ManagedScope, "canonicalCwd" | "legacyLexicalCwd">,

@@ -1,20 +1,19 @@
 /**
- * resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope that
- * holds that workspace's sessions. Reading never writes anything; preparing for write
- * creates the owner-only directory chain and the binding, and repairs only permission
- * deviations of directories the user already owns.
+ * resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope holding
+ * that workspace's sessions. Reading never writes; preparing for write creates the owner-only
+ * directory chain and the binding, repairing only permission deviations of the user's own.
  */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { defaultAgentDir } from "./agent-dir.js";
-import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
+import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair, unlessMissing } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingCheck, type BindingIdentity, type BindingRead } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
 
 export { canonicalizeTrustedPath } from "./agent-root.js";
-export { AGENT_DIR_ENV, CONFIG_DIR_ENV, defaultAgentDir } from "./agent-dir.js";
+export { defaultAgentDir } from "./agent-dir.js";
 
 /** Name of the sessions root below the agent directory. */
 export const SESSIONS_DIRECTORY = "sessions";
@@ -61,16 +60,16 @@ export interface ResolveScopeOptions {
 export type ScopeResolution = { readonly kind: "resolved"; readonly scope: ManagedScope } | ScopeFailure;
 
 /**
- * Resolves the managed scope of `options.cwd`. Order: workspace identity (no I/O below the
- * agent directory happens for a cwd that fails), agent directory (opened once by descriptor),
- * sessions root, scope directory (must be a real owner-only directory), binding (canonical
- * bytes of this identity). Everything below the agent directory is reached from its held
- * descriptor, also an explicit `sessionsRoot` that lies below it.
+ * Resolves the managed scope of `options.cwd`: workspace identity (a failing cwd causes no I/O
+ * below the agent directory), then the agent directory by descriptor, sessions root, scope
+ * directory (owner-only) and binding (canonical bytes of this identity), all reached from the
+ * held agent directory when below it.
  */
 export function resolveManagedScope(options: ResolveScopeOptions): ScopeResolution {
   const opened = openManagedScope(options);
   if (opened.kind === "error") return opened;
-  opened.held.close();
+  opened.scopeDir?.close();
+  opened.agent?.close();
   return { kind: "resolved", scope: opened.scope };
 }
 
@@ -81,30 +80,21 @@ export function resolveManagedScopeOrThrow(options: ResolveScopeOptions): Manage
   return result.scope;
 }
 
-/**
- * The descriptors a resolution opened: the agent directory (when the sessions root lies
- * below it) and the scope directory (when it exists). `close()` closes whichever are held
- * and not taken.
- */
-export interface HeldScope {
+/** A resolution with the descriptors it opened, which the caller closes. */
+export interface OpenedScope {
+  readonly kind: "opened";
+  readonly scope: ManagedScope;
   /** The agent directory, when the sessions root lies below it. */
   readonly agent: AgentRoot | undefined;
   /** The verified scope directory, when it exists. */
   readonly scopeDir: SecureDir | undefined;
-  /** Hands the scope directory over: `close()` leaves it open, the caller closes it. */
-  takeScopeDir(): SecureDir | undefined;
-  /** Hands the agent directory over: `close()` leaves it open, the caller closes it. */
-  takeAgent(): AgentRoot | undefined;
-  close(): void;
 }
 
 /**
- * {@link resolveManagedScope}, keeping the descriptors it opened so that the caller works
- * on the very scope directory that was checked (no reopening by path). The caller must
- * `held.close()`.
- * @internal Used by the scope defaults and the listings; not exported from the package.
+ * @internal {@link resolveManagedScope}, keeping what it opened so the caller works on the
+ * very scope directory that was checked (never reopened by path).
  */
-export function openManagedScope(options: ResolveScopeOptions): { kind: "opened"; scope: ManagedScope; held: HeldScope } | ScopeFailure {
+export function openManagedScope(options: ResolveScopeOptions): OpenedScope | ScopeFailure {
   if (typeof options !== "object" || options === null || typeof options.cwd !== "string") {
     return scopeFailure("invalid_request", "invalid_argument", "resolveManagedScope needs { cwd }");
   }
@@ -119,13 +109,14 @@ export function openManagedScope(options: ResolveScopeOptions): { kind: "opened"
   // default one; one elsewhere is a trusted root of its own (and the agent dir is not opened).
   const names = options.sessionsRoot === undefined ? [SESSIONS_DIRECTORY] : namesBelowAgentDir(agentDir, givenAgentDir, options.sessionsRoot);
   if (names?.length === 0) return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
-  const sessionsRoot =
-    names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
+  const sessionsRoot = names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
   let agent: AgentRoot | undefined;
   if (names !== undefined) {
-    const root = openAgent(agentDir, mode);
-    if (root.kind === "error") return root;
-    agent = root.agent;
+    try {
+      agent = mode === "write" ? AgentRoot.open(agentDir, { write: true }) : AgentRoot.openIfExists(agentDir);
+    } catch (error) {
+      return fsFailure(error, "sessions_root_unavailable", "the agent directory cannot be opened safely");
+    }
   }
   const directoryName = scopeDirectoryName(identity.digest);
   const base = {
@@ -147,72 +138,51 @@ export function openManagedScope(options: ResolveScopeOptions): { kind: "opened"
     agent?.close();
     return outcome;
   }
-  const held = holdScope(agent, outcome.scopeDir);
-  return { kind: "opened", scope: { ...base, exists: outcome.scopeDir !== undefined, repaired: [...(agent?.repaired ?? []), ...repaired] }, held };
+  const { scopeDir } = outcome;
+  return { kind: "opened", scope: { ...base, exists: scopeDir !== undefined, repaired: [...(agent?.repaired ?? []), ...repaired] }, agent, scopeDir };
 }
 
 type Base = Omit<ManagedScope, "exists" | "repaired">;
 type Checked = { kind: "ok"; scopeDir: SecureDir | undefined } | ScopeFailure;
-
-/** The agent directory as its mode needs it: read mode tolerates its absence. */
-function openAgent(agentDir: string, mode: "read" | "write"): { kind: "ok"; agent: AgentRoot | undefined } | ScopeFailure {
-  try {
-    return { kind: "ok", agent: mode === "write" ? AgentRoot.open(agentDir, { write: true }) : AgentRoot.openIfExists(agentDir) };
-  } catch (error) {
-    return fsFailure(error, "sessions_root_unavailable", "the agent directory cannot be opened safely");
-  }
-}
-
-function holdScope(agent: AgentRoot | undefined, scopeDir: SecureDir | undefined): HeldScope {
-  let keepAgent = agent;
-  let keepScope = scopeDir;
-  return {
-    agent,
-    scopeDir,
-    takeScopeDir() {
-      const taken = keepScope;
-      keepScope = undefined;
-      return taken;
-    },
-    takeAgent() {
-      const taken = keepAgent;
-      keepAgent = undefined;
-      return taken;
-    },
-    close() {
-      keepScope?.close();
-      keepAgent?.close();
-      keepScope = undefined;
-      keepAgent = undefined;
-    },
-  };
-}
 
 /**
  * Read mode: every directory on the way is opened by descriptor and must pass the owner-only
  * check; a missing one means the scope does not exist yet. Nothing is created or repaired.
  */
 function checkForRead(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined): Checked {
-  let root: SecureDir | undefined;
+  if (names !== undefined && agent === undefined) return { kind: "ok", scopeDir: undefined };
+  let found: SecureDir | undefined;
   try {
-    if (names !== undefined) {
-      if (agent === undefined) return { kind: "ok", scopeDir: undefined };
-      // As before, the sessions root may be looser (an older tool's); the scope is verified.
-      root = agent.openDirIfExists(names, { readThrough: true });
-    } else {
-      root = openRootIfExists(base.sessionsRoot);
-    }
+    // The sessions root may be looser (an older tool's); the scope below it is verified.
+    found = agent !== undefined && names !== undefined
+      ? agent.openDirIfExists(names, { readThrough: true })
+      : unlessMissing(() => SecureDir.openRoot(base.sessionsRoot, { owned: true }));
   } catch (error) {
     return fsFailure(error, "sessions_root_unavailable", "the sessions root is not a safe owner-only directory");
   }
-  if (root === undefined) return { kind: "ok", scopeDir: undefined };
-  const parent = root;
-  return bindScopeDir(root, () => parent.openDir(base.directoryName), (dir) => readBinding(dir, expected), true, "the scope directory is not a safe owner-only directory");
+  if (found === undefined) return { kind: "ok", scopeDir: undefined };
+  const root = found;
+  return bindScopeDir(root, () => root.openDir(base.directoryName), (dir) => readBinding(dir, expected), true, "the scope directory is not a safe owner-only directory");
 }
 
 /**
- * The scope directory `open` gives below `root` (closed here), with its binding `check`ed:
- * kept open when the binding holds. With `read`, a scope that is not there is no directory.
+ * Write mode: the chain is created owner-only where missing, and permission deviations of
+ * directories the user owns are repaired (recorded); anything else is refused, never adopted.
+ */
+function prepareForWrite(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined, repaired: string[]): Checked {
+  let root: SecureDir;
+  try {
+    root = agent !== undefined && names !== undefined ? agent.openDir(names) : openOrRepair((o) => SecureDir.openRoot(base.sessionsRoot, o), base.sessionsRoot, repaired);
+  } catch (error) {
+    return fsFailure(error, "sessions_root_unavailable", "the sessions root cannot be prepared");
+  }
+  const open = () => openOrRepair((o) => root.openDir(base.directoryName, o), base.directoryPath, repaired);
+  return bindScopeDir(root, open, (dir) => ensureBinding(dir, expected), false, "the scope directory cannot be prepared");
+}
+
+/**
+ * The scope directory `open` gives below `root` (closed here), kept open when its binding
+ * `check`s out. With `read`, a scope that is not there is no directory rather than a failure.
  */
 function bindScopeDir(root: SecureDir, open: () => SecureDir, check: (dir: SecureDir) => BindingRead | BindingCheck, read: boolean, message: string): Checked {
   let scopeDir: SecureDir | undefined;
@@ -231,34 +201,6 @@ function bindScopeDir(root: SecureDir, open: () => SecureDir, check: (dir: Secur
   } finally {
     root.close();
   }
-}
-
-function openRootIfExists(where: string): SecureDir | undefined {
-  try {
-    return SecureDir.openRoot(where, { owned: true });
-  } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
-    throw error;
-  }
-}
-
-/**
- * Write mode: the chain is created owner-only where missing, and permission deviations of
- * directories the user owns are repaired (recorded); anything else is refused, never adopted.
- */
-function prepareForWrite(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined, repaired: string[]): Checked {
-  let root: SecureDir;
-  try {
-    root =
-      agent !== undefined && names !== undefined
-        ? agent.openDir(names)
-        : openOrRepair(() => SecureDir.openRoot(base.sessionsRoot, { create: true }), () => SecureDir.openRoot(base.sessionsRoot, { repair: true }), base.sessionsRoot, repaired);
-  } catch (error) {
-    return fsFailure(error, "sessions_root_unavailable", "the sessions root cannot be prepared");
-  }
-  const parent = root;
-  const open = () => openOrRepair(() => parent.openDir(base.directoryName, { create: true }), () => parent.openDir(base.directoryName, { repair: true }), base.directoryPath, repaired);
-  return bindScopeDir(root, open, (dir) => ensureBinding(dir, expected), false, "the scope directory cannot be prepared");
 }
 
 function fsFailure(error: unknown, code: ScopeErrorCode, message: string): ScopeFailure {

@@ -14,8 +14,7 @@ import path from "node:path";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 
 import { HISTORY_DB_NAME, HistoryError, HistoryStorage } from "../../src/history/index.js";
-import { pragmaValue } from "../../src/history/sqlite-driver.js";
-import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
+import { pragmaValue, sqliteDriver } from "../../src/history/sqlite-driver.js";
 
 const [command, target, ...rest] = process.argv.slice(2);
 if (process.env.GJC_CHILD_UMASK) process.umask(Number(process.env.GJC_CHILD_UMASK));

@@ -13,8 +13,7 @@ import { sqliteCodeOf } from "../../src/history/errors.js";
 import { HISTORY_SCHEMA_VERSION, HistoryStorage, type HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
 import { HistoryFiles } from "../../src/history/owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "../../src/history/pinned-vfs.js";
-import { pragmaValue } from "../../src/history/sqlite-driver.js";
-import { nodeSqliteIsQuiet, SQLITE_DRIVER_ENV, sqliteDriver } from "../../src/history/sqlite-drivers.js";
+import { nodeSqliteIsQuiet, pragmaValue, SQLITE_DRIVER_ENV, sqliteDriver } from "../../src/history/sqlite-driver.js";
 import { historyError } from "./history-error.js";
 
 /** One contract case: `dir` is a fresh 0700 directory that the runner removes afterwards. */

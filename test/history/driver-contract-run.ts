@@ -5,7 +5,7 @@
  * Prints one line per case and a closing `N passed, N failed`; exits 1 if any failed.
  */
 import { HistoryStorage } from "../../src/history/index.js";
-import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
+import { sqliteDriver } from "../../src/history/sqlite-driver.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { CONTRACT_CASES } from "./driver-contract-cases.js";
 

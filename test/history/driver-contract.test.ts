@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, it } from "vitest";
 
 import { HistoryStorage } from "../../src/history/index.js";
-import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
+import { sqliteDriver } from "../../src/history/sqlite-driver.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { CONTRACT_CASES } from "./driver-contract-cases.js";
 

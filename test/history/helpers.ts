@@ -11,8 +11,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 import { build } from "vite";
 
-import type { SqliteConnection } from "../../src/history/sqlite-driver.js";
-import { sqliteDriver } from "../../src/history/sqlite-drivers.js";
+import { sqliteDriver, type SqliteConnection } from "../../src/history/sqlite-driver.js";
 import { REPO_ROOT, run, type ChildResult } from "../helpers/processes.js";
 
 export { historyCode, historyError } from "./history-error.js";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 
 import { isScopeDirectoryName } from "../../src/index.js";
-import { base32Lower, classifyWindowsPath, scopeDigest, scopeDirectoryName, workspaceIdentity } from "../../src/scope/index.js";
+import { base32Lower, classifyWindowsPath, scopeDigest, scopeDirectoryName, workspaceIdentity } from "../../src/scope/identity.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 const temps: { remove(): void }[] = [];

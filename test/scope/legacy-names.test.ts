@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import { legacyDirectoryNames } from "../../src/index.js";
-import { discoveredLegacyDirectories, MAX_DISCOVERED_LEGACY_DIRECTORIES } from "../../src/scope/index.js";
+import { discoveredLegacyDirectories, MAX_DISCOVERED_LEGACY_DIRECTORIES } from "../../src/scope/legacy-names.js";
 
 const anchors = { home: "/home/u", tmp: "/tmp" };
 
