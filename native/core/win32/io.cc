@@ -90,12 +90,9 @@ Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
 }
 
 Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto wide = win::to_wide(name, Code::invalid_name);
+  auto wide = win::wide_name(name);
   if (!wide.ok()) return wide.failure();
-  win::RelativeOpen how;
-  how.access = FILE_READ_ATTRIBUTES;
-  auto opened = win::open_relative(dir, wide.value(), how);
+  auto opened = win::open_relative(dir, wide.value(), {FILE_READ_ATTRIBUTES});
   if (!opened.ok()) return opened.failure();
   return win::stat_of(opened.value().get());
 }
@@ -141,15 +138,11 @@ Status sync_handle(NativeHandle handle) {
 }
 
 Status unlink_file(NativeHandle dir, std::string_view name) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto wide = win::to_wide(name, Code::invalid_name);
+  auto wide = win::wide_name(name);
   if (!wide.ok()) return wide.failure();
   // FILE_NON_DIRECTORY_FILE turns a directory into not_regular_file; a reparse point is
   // opened (and removed) as itself, like unlinkat on a symlink.
-  win::RelativeOpen how;
-  how.access = DELETE | FILE_READ_ATTRIBUTES;
-  how.options = FILE_NON_DIRECTORY_FILE;
-  auto opened = win::open_relative(dir, wide.value(), how);
+  auto opened = win::open_relative(dir, wide.value(), {DELETE | FILE_READ_ATTRIBUTES, win::kShareAll, FILE_OPEN, FILE_NON_DIRECTORY_FILE});
   if (!opened.ok()) return opened.failure();
   return win::delete_handle(opened.value().get());
 }

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "../names.h"
+
 namespace gjc {
 
 void close_native_handle(NativeHandle handle) noexcept { ::CloseHandle(handle); }
@@ -191,6 +193,11 @@ Result<std::string> to_utf8(const wchar_t* text, std::size_t length) {
   return out;
 }
 
+Result<std::wstring> wide_name(std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  return to_wide(name, Code::invalid_name);
+}
+
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
   std::wstring buffer(MAX_PATH, L'\0');
   for (;;) {
@@ -251,11 +258,16 @@ Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const
   return held;
 }
 
+Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access) {
+  // bInheritHandle is FALSE (no SECURITY_ATTRIBUTES): never inherited by a child.
+  OwnedHandle opened(::CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
+  if (!opened.valid()) return win32_failure(::GetLastError(), "CreateFileW");
+  return opened;
+}
+
 Result<OwnedHandle> reopen(HANDLE handle, ACCESS_MASK access, bool directory) {
-  RelativeOpen how;
-  how.access = access;
-  how.options = directory ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
-  return open_relative(handle, std::wstring(), how);
+  const ULONG type = directory ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
+  return open_relative(handle, std::wstring(), {access, kShareAll, FILE_OPEN, type});
 }
 
 Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool replace) {
@@ -309,22 +321,24 @@ Result<HandleFacts> facts_of(HANDLE handle) {
     return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
   }
   HandleFacts facts;
-  facts.attributes = tag.FileAttributes;
   facts.reparse_point = (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
   facts.directory = (tag.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
   facts.links = standard.NumberOfLinks;
+  facts.size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
   ::SetLastError(NO_ERROR);
-  const DWORD type = ::GetFileType(handle);
-  if (type == FILE_TYPE_UNKNOWN && ::GetLastError() != NO_ERROR) {
+  facts.file_type = ::GetFileType(handle);
+  if (facts.file_type == FILE_TYPE_UNKNOWN && ::GetLastError() != NO_ERROR) {
     return win32_failure(::GetLastError(), "GetFileType");
   }
-  facts.disk_file = type == FILE_TYPE_DISK;
   return facts;
 }
 
-std::int64_t unix_ns_of(std::int64_t windows_ticks) noexcept {
-  constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
-  return (windows_ticks - kTicksFrom1601To1970) * 100;
+Result<FILE_ID_INFO> file_id_of(HANDLE handle) {
+  FILE_ID_INFO id{};
+  if (!::GetFileInformationByHandleEx(handle, FileIdInfo, &id, sizeof id)) {
+    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+  }
+  return id;
 }
 
 Result<StatInfo> stat_of(HANDLE handle) {
@@ -334,10 +348,6 @@ Result<StatInfo> stat_of(HANDLE handle) {
   if (!::GetFileInformationByHandleEx(handle, FileBasicInfo, &basic, sizeof basic)) {
     return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
   }
-  FILE_STANDARD_INFO standard{};
-  if (!::GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
   StatInfo info;
   const HandleFacts& f = facts.value();
   if (f.reparse_point) {
@@ -345,17 +355,15 @@ Result<StatInfo> stat_of(HANDLE handle) {
   } else if (f.directory) {
     info.type = EntryType::directory;
   } else {
-    switch (::GetFileType(handle)) {
-      case FILE_TYPE_DISK: info.type = EntryType::file; break;
-      case FILE_TYPE_CHAR: info.type = EntryType::char_device; break;
-      case FILE_TYPE_PIPE: info.type = EntryType::fifo; break;
-      default: info.type = EntryType::unknown; break;
-    }
+    info.type = f.file_type == FILE_TYPE_DISK   ? EntryType::file
+                : f.file_type == FILE_TYPE_CHAR ? EntryType::char_device
+                : f.file_type == FILE_TYPE_PIPE ? EntryType::fifo
+                                                : EntryType::unknown;
   }
-  FILE_ID_INFO id{};
-  if (::GetFileInformationByHandleEx(handle, FileIdInfo, &id, sizeof id)) {
-    info.dev = id.VolumeSerialNumber;
-    std::memcpy(&info.ino, id.FileId.Identifier, sizeof info.ino);
+  auto id = file_id_of(handle);
+  if (id.ok()) {
+    info.dev = id.value().VolumeSerialNumber;
+    std::memcpy(&info.ino, id.value().FileId.Identifier, sizeof info.ino);
   } else {
     // File systems without FileIdInfo still give the 32-bit serial and 64-bit index. The
     // two kinds are never mixed for one volume, because the answer depends on the volume.
@@ -366,11 +374,13 @@ Result<StatInfo> stat_of(HANDLE handle) {
     info.dev = legacy.dwVolumeSerialNumber;
     info.ino = (static_cast<std::uint64_t>(legacy.nFileIndexHigh) << 32) | legacy.nFileIndexLow;
   }
-  info.size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
-  info.nlink = standard.NumberOfLinks;
-  info.atime_ns = unix_ns_of(basic.LastAccessTime.QuadPart);
-  info.mtime_ns = unix_ns_of(basic.LastWriteTime.QuadPart);
-  info.ctime_ns = unix_ns_of(basic.ChangeTime.QuadPart);
+  info.size = f.size;
+  info.nlink = f.links;
+  // FILETIME ticks: 100 ns since 1601.
+  auto unix_ns = [](const LARGE_INTEGER& ticks) { return (ticks.QuadPart - 116444736000000000LL) * 100; };
+  info.atime_ns = unix_ns(basic.LastAccessTime);
+  info.mtime_ns = unix_ns(basic.LastWriteTime);
+  info.ctime_ns = unix_ns(basic.ChangeTime);
   return info;
 }
 

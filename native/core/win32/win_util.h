@@ -47,21 +47,28 @@ int errno_of(DWORD error) noexcept;
 Result<std::wstring> to_wide(std::string_view utf8, Code on_invalid);
 Result<std::string> to_utf8(const wchar_t* text, std::size_t length);
 
+// One entry name, validated (invalid_name) and converted for NtCreateFile.
+Result<std::wstring> wide_name(std::string_view name);
+
+constexpr ULONG kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+
 // How to open one name below a held directory with NtCreateFile.
 struct RelativeOpen {
   ACCESS_MASK access = 0;
-  ULONG share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  ULONG share = kShareAll;
   ULONG disposition = FILE_OPEN;   // FILE_OPEN or FILE_CREATE; never an overwriting one
   ULONG options = 0;               // added to FILE_OPEN_REPARSE_POINT|FILE_SYNCHRONOUS_IO_NONALERT
   PSECURITY_DESCRIPTOR security = nullptr;  // applied only when the object is created
 };
 
-// Opens `name` (one validated component, UTF-16) relative to `parent`. The final
-// component is never followed if it is a reparse point (FILE_OPEN_REPARSE_POINT) and the
-// handle is never inheritable (no OBJ_INHERIT). Because `name` holds no separator, no
-// other component is resolved by name, so no OBJ_DONT_REPARSE is needed. The opened
-// object is then confirmed to be `parent`\`name` itself (confirm_reached_by_name).
+// Opens `name` (one validated component) relative to `parent`, never following a final
+// reparse point (FILE_OPEN_REPARSE_POINT), never inheritable (no OBJ_INHERIT). `name` holds
+// no separator, so no other component is resolved by name. The opened object is then
+// confirmed to be `parent`\`name` itself (confirm_reached_by_name).
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how);
+
+// Opens an absolute \\?\ path with CreateFileW (links in it are followed), never inheritable.
+Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access);
 
 // The final path of an open handle in the requested VOLUME_NAME_* form, normalised.
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
@@ -87,20 +94,19 @@ Status delete_handle(HANDLE handle);
 
 // What a verify needs to know about an open handle, from one round of queries.
 struct HandleFacts {
-  DWORD attributes = 0;
   bool reparse_point = false;
   bool directory = false;
-  bool disk_file = false;  // GetFileType says FILE_TYPE_DISK (not a pipe or a device)
+  DWORD file_type = FILE_TYPE_UNKNOWN;  // GetFileType: FILE_TYPE_DISK for a file, not a pipe or device
   std::uint64_t links = 0;
+  std::uint64_t size = 0;
 };
 Result<HandleFacts> facts_of(HANDLE handle);
+
+Result<FILE_ID_INFO> file_id_of(HANDLE handle);
 
 // Metadata of an open handle as StatInfo: dev = 64-bit volume serial, ino = low 64 bits of
 // the 128-bit FileId (the whole id is in DirectoryIdentity), mode and uid 0.
 Result<StatInfo> stat_of(HANDLE handle);
-
-// FILETIME-style 100 ns ticks since 1601 as ns since 1970.
-std::int64_t unix_ns_of(std::int64_t windows_ticks) noexcept;
 
 // The access rights every directory handle holds: list, traverse, attributes, security.
 constexpr ACCESS_MASK kDirAccess =
