@@ -19,9 +19,9 @@ Napi::Value Handle::IsOpen(const Napi::CallbackInfo& info) {
 void Handle::Close() {
   if (pins_ > 0) {
     close_pending_ = true;
-    return;
+  } else {
+    Release();
   }
-  Release();
 }
 
 void Handle::Unpin() {

@@ -20,9 +20,8 @@ constexpr const char* kAccess = "system.posix_acl_access";
 constexpr const char* kDefault = "system.posix_acl_default";
 
 // The kernel allocates and zeroes a buffer of the size we pass for every getxattr, so the
-// common read uses a small one (room for 126 entries); only an answer that does not fit
-// (ERANGE) is read again with the largest value the kernel allows. There is no size
-// probe, so no probe/read race: each read classifies what it got.
+// common read uses a small one; only an answer that does not fit (ERANGE) is read again with
+// the largest value the kernel allows. No size probe, so no probe/read race.
 constexpr std::size_t kSmallAclBytes = 1024;
 constexpr std::size_t kMaxAclBytes = 64 * 1024;
 

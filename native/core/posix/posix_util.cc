@@ -33,20 +33,7 @@ struct DirCloser {
 
 }  // namespace
 
-Failure errno_failure(int error, const char* syscall) {
-  switch (error) {
-    case ENOENT: return fail(Code::not_found, error, syscall);
-    case EEXIST: return fail(Code::already_exists, error, syscall);
-    case ELOOP: return fail(Code::symlink_refused, error, syscall);
-    case ENOTDIR: return fail(Code::not_directory, error, syscall);
-    case EISDIR:
-    case ENXIO: return fail(Code::not_regular_file, error, syscall);
-    case EACCES:
-    case EPERM: return fail(Code::permission_denied, error, syscall);
-    case ENAMETOOLONG: return fail(Code::invalid_name, error, syscall);
-    default: return fail(Code::io_error, error, syscall);
-  }
-}
+Failure errno_failure(int error, const char* syscall) { return fail(code_of_errno(error), error, syscall); }
 
 Status link_then_unlink(int dirfd, const char* from, const char* to) {
   if (retry_eintr([&] { return ::linkat(dirfd, from, dirfd, to, 0); }) != 0) {

@@ -117,16 +117,14 @@ Status check_source(HANDLE handle, bool directory) {
 Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
                              const std::vector<unsigned char>& user) {
   const Failure present = fail(Code::acl_present, 0, "GetSecurityInfo", Attribute::access_acl);
-  if ((control & SE_DACL_PRESENT) == 0 || dacl == nullptr) return present;
-  if ((control & SE_DACL_PROTECTED) == 0) return present;
-  if (dacl->AceCount != 1) return present;
-  void* ace = nullptr;
-  if (!::GetAce(dacl, 0, &ace) || ace == nullptr) {
-    return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
+  if ((control & SE_DACL_PRESENT) == 0 || (control & SE_DACL_PROTECTED) == 0 || dacl == nullptr ||
+      dacl->AceCount != 1) {
+    return present;
   }
-  const auto* header = static_cast<const ACE_HEADER*>(ace);
-  if (header->AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
+  void* ace = nullptr;
+  if (!::GetAce(dacl, 0, &ace) || ace == nullptr) return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
   auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
+  if (allowed->Header.AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
   if (!same_sid(reinterpret_cast<PSID>(&allowed->SidStart), user)) return present;
   return success();
 }

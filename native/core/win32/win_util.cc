@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "../names.h"
@@ -73,13 +74,9 @@ Fn ntdll_entry(const char* name) {
 }
 
 const NtApi& nt() {
-  static const NtApi api = [] {
-    NtApi a;
-    a.create_file = ntdll_entry<NtCreateFileFn>("NtCreateFile");
-    a.set_information_file = ntdll_entry<NtSetInformationFileFn>("NtSetInformationFile");
-    a.status_to_dos_error = ntdll_entry<RtlNtStatusToDosErrorFn>("RtlNtStatusToDosError");
-    return a;
-  }();
+  static const NtApi api{ntdll_entry<NtCreateFileFn>("NtCreateFile"),
+                         ntdll_entry<NtSetInformationFileFn>("NtSetInformationFile"),
+                         ntdll_entry<RtlNtStatusToDosErrorFn>("RtlNtStatusToDosError")};
   return api;
 }
 
@@ -97,60 +94,43 @@ NTSTATUS set_information(HANDLE handle, void* info, ULONG size, int info_class) 
   return nt().set_information_file(handle, &io, info, size, info_class);
 }
 
+template <class T>
+Status query(HANDLE handle, FILE_INFO_BY_HANDLE_CLASS info_class, T& out) {
+  if (::GetFileInformationByHandleEx(handle, info_class, &out, sizeof out)) return success();
+  return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+}
+
 }  // namespace
 
 int errno_of(DWORD error) noexcept {
-  switch (error) {
-    case ERROR_FILE_NOT_FOUND:
-    case ERROR_PATH_NOT_FOUND:
-    case ERROR_INVALID_DRIVE:
-    case ERROR_DELETE_PENDING:
-    case ERROR_NOT_READY: return ENOENT;
-    case ERROR_ACCESS_DENIED:
-    case ERROR_INVALID_ACCESS:
-    case ERROR_NETWORK_ACCESS_DENIED: return EACCES;
-    case ERROR_PRIVILEGE_NOT_HELD: return EPERM;
-    case ERROR_ALREADY_EXISTS:
-    case ERROR_FILE_EXISTS: return EEXIST;
-    case ERROR_DIRECTORY: return ENOTDIR;
-    case ERROR_CANT_ACCESS_FILE:
-    case ERROR_CANT_RESOLVE_FILENAME:
-    case kErrorStoppedOnSymlink: return ELOOP;
-    case ERROR_FILENAME_EXCED_RANGE:
-    case ERROR_BUFFER_OVERFLOW: return ENAMETOOLONG;
-    case ERROR_INVALID_NAME:
-    case ERROR_BAD_PATHNAME:
-    case ERROR_INVALID_PARAMETER: return EINVAL;
-    case ERROR_DISK_FULL:
-    case ERROR_HANDLE_DISK_FULL: return ENOSPC;
-    case ERROR_NOT_SUPPORTED:
-    case ERROR_INVALID_FUNCTION: return ENOTSUP;
-    case ERROR_LOCK_VIOLATION:
-    case ERROR_SHARING_VIOLATION: return EBUSY;
-    case ERROR_NOT_SAME_DEVICE: return EXDEV;
-    case ERROR_DIR_NOT_EMPTY: return ENOTEMPTY;
-    case ERROR_INVALID_HANDLE: return EBADF;
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY: return ENOMEM;
-    default: return EIO;
+  static constexpr std::pair<DWORD, int> kErrnoOf[] = {
+      {ERROR_FILE_NOT_FOUND, ENOENT}, {ERROR_PATH_NOT_FOUND, ENOENT}, {ERROR_INVALID_DRIVE, ENOENT},
+      {ERROR_DELETE_PENDING, ENOENT}, {ERROR_NOT_READY, ENOENT},
+      {ERROR_ACCESS_DENIED, EACCES}, {ERROR_INVALID_ACCESS, EACCES}, {ERROR_NETWORK_ACCESS_DENIED, EACCES},
+      {ERROR_PRIVILEGE_NOT_HELD, EPERM},
+      {ERROR_ALREADY_EXISTS, EEXIST}, {ERROR_FILE_EXISTS, EEXIST},
+      {ERROR_DIRECTORY, ENOTDIR},
+      {ERROR_CANT_ACCESS_FILE, ELOOP}, {ERROR_CANT_RESOLVE_FILENAME, ELOOP}, {kErrorStoppedOnSymlink, ELOOP},
+      {ERROR_FILENAME_EXCED_RANGE, ENAMETOOLONG}, {ERROR_BUFFER_OVERFLOW, ENAMETOOLONG},
+      {ERROR_INVALID_NAME, EINVAL}, {ERROR_BAD_PATHNAME, EINVAL}, {ERROR_INVALID_PARAMETER, EINVAL},
+      {ERROR_DISK_FULL, ENOSPC}, {ERROR_HANDLE_DISK_FULL, ENOSPC},
+      {ERROR_NOT_SUPPORTED, ENOTSUP}, {ERROR_INVALID_FUNCTION, ENOTSUP},
+      {ERROR_LOCK_VIOLATION, EBUSY}, {ERROR_SHARING_VIOLATION, EBUSY},
+      {ERROR_NOT_SAME_DEVICE, EXDEV},
+      {ERROR_DIR_NOT_EMPTY, ENOTEMPTY},
+      {ERROR_INVALID_HANDLE, EBADF},
+      {ERROR_NOT_ENOUGH_MEMORY, ENOMEM}, {ERROR_OUTOFMEMORY, ENOMEM},
+  };
+  for (const auto& [win32, e] : kErrnoOf) {
+    if (win32 == error) return e;
   }
+  return EIO;
 }
 
 Failure win32_failure(DWORD error, const char* call) {
   const int e = errno_of(error);
-  if (error == ERROR_INVALID_NAME || error == ERROR_BAD_PATHNAME) {
-    return fail(Code::invalid_name, e, call);
-  }
-  switch (e) {
-    case ENOENT: return fail(Code::not_found, e, call);
-    case EEXIST: return fail(Code::already_exists, e, call);
-    case ELOOP: return fail(Code::symlink_refused, e, call);
-    case ENOTDIR: return fail(Code::not_directory, e, call);
-    case EACCES:
-    case EPERM: return fail(Code::permission_denied, e, call);
-    case ENAMETOOLONG: return fail(Code::invalid_name, e, call);
-    default: return fail(Code::io_error, e, call);
-  }
+  if (error == ERROR_INVALID_NAME || error == ERROR_BAD_PATHNAME) return fail(Code::invalid_name, e, call);
+  return fail(code_of_errno(e), e, call);
 }
 
 Failure nt_failure(NTSTATUS status, const char* call) {
@@ -313,13 +293,10 @@ Status delete_handle(HANDLE handle) {
 
 Result<HandleFacts> facts_of(HANDLE handle) {
   FILE_ATTRIBUTE_TAG_INFO tag{};
-  if (!::GetFileInformationByHandleEx(handle, FileAttributeTagInfo, &tag, sizeof tag)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
   FILE_STANDARD_INFO standard{};
-  if (!::GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
+  auto queried = query(handle, FileAttributeTagInfo, tag);
+  if (queried.ok()) queried = query(handle, FileStandardInfo, standard);
+  if (!queried.ok()) return queried.failure();
   HandleFacts facts;
   facts.reparse_point = (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
   facts.directory = (tag.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
@@ -335,9 +312,8 @@ Result<HandleFacts> facts_of(HANDLE handle) {
 
 Result<FILE_ID_INFO> file_id_of(HANDLE handle) {
   FILE_ID_INFO id{};
-  if (!::GetFileInformationByHandleEx(handle, FileIdInfo, &id, sizeof id)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
+  auto queried = query(handle, FileIdInfo, id);
+  if (!queried.ok()) return queried.failure();
   return id;
 }
 
@@ -345,9 +321,8 @@ Result<StatInfo> stat_of(HANDLE handle) {
   auto facts = facts_of(handle);
   if (!facts.ok()) return facts.failure();
   FILE_BASIC_INFO basic{};
-  if (!::GetFileInformationByHandleEx(handle, FileBasicInfo, &basic, sizeof basic)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
+  auto queried = query(handle, FileBasicInfo, basic);
+  if (!queried.ok()) return queried.failure();
   StatInfo info;
   const HandleFacts& f = facts.value();
   if (f.reparse_point) {

@@ -1,10 +1,8 @@
 // Helpers shared by the Windows platform files: UTF-8/UTF-16 conversion, Win32 and NTSTATUS
-// errors as Failures, handle-relative NtCreateFile opens, and the facts a verify needs from a
-// handle. Nothing outside native/core/win32/ includes this header.
+// errors as Failures, handle-relative opens, and the facts a verify needs from a handle.
 #pragma once
 
-// FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and
-// later; a build system that asks for an older target still gets their declarations.
+// FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and later.
 #if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0A00
 #undef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
@@ -35,11 +33,7 @@ namespace gjc::win {
 // A Win32 error code as a Failure: the errno closest to it and the reason code that errno
 // has on POSIX, so callers see the same codes on every platform.
 Failure win32_failure(DWORD error, const char* call);
-
-// An NTSTATUS as a Failure (through RtlNtStatusToDosError).
 Failure nt_failure(NTSTATUS status, const char* call);
-
-// The C-runtime errno that best matches a Win32 error code.
 int errno_of(DWORD error) noexcept;
 
 // Strict conversions: invalid UTF-8 in, or an unpaired surrogate out, is an error rather
@@ -70,7 +64,7 @@ Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const
 // Opens an absolute \\?\ path with CreateFileW (links in it are followed), never inheritable.
 Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access);
 
-// The final path of an open handle in the requested VOLUME_NAME_* form, normalised.
+// The normalised final path of an open handle in the VOLUME_NAME_* form asked for.
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
 
 // symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
@@ -92,7 +86,6 @@ Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool r
 // where the OS supports POSIX delete semantics, else when the last handle closes.
 Status delete_handle(HANDLE handle);
 
-// What a verify needs to know about an open handle, from one round of queries.
 struct HandleFacts {
   bool reparse_point = false;
   bool directory = false;
