@@ -15,13 +15,6 @@ namespace {
 // of a file is allowed, and the lock goes when the holder's handle does (or it dies).
 constexpr std::uint64_t kLockOffset = 0x4000000000000000ULL;
 
-OVERLAPPED lock_position() {
-  OVERLAPPED ov{};
-  ov.Offset = static_cast<DWORD>(kLockOffset & 0xFFFFFFFFu);
-  ov.OffsetHigh = static_cast<DWORD>(kLockOffset >> 32);
-  return ov;
-}
-
 Status truncate_to_zero(HANDLE file) {
   FILE_END_OF_FILE_INFO end{};
   if (!::SetFileInformationByHandle(file, FileEndOfFileInfo, &end, sizeof end)) {
@@ -51,7 +44,7 @@ Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void
   auto file = open_file(dir, name, options);
   if (!file.ok()) return file.failure();
   HANDLE h = file.value().get();
-  OVERLAPPED ov = lock_position();
+  OVERLAPPED ov = win::overlapped_at(kLockOffset);
   if (!::LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
     const DWORD error = ::GetLastError();
     if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) {
@@ -70,7 +63,7 @@ Status unlock(NativeHandle lock) {
   // Empty first, so a reader never sees a record of a holder that has let go.
   auto emptied = truncate_to_zero(lock);
   if (!emptied.ok()) return emptied;
-  OVERLAPPED ov = lock_position();
+  OVERLAPPED ov = win::overlapped_at(kLockOffset);
   if (!::UnlockFileEx(lock, 0, 1, 0, &ov)) return win::win32_failure(::GetLastError(), "UnlockFileEx");
   return success();
 }

@@ -351,8 +351,7 @@ Result<StatInfo> stat_of(HANDLE handle) {
   }
   info.size = f.size;
   info.nlink = f.links;
-  // FILETIME ticks: 100 ns since 1601.
-  auto unix_ns = [](const LARGE_INTEGER& ticks) { return (ticks.QuadPart - 116444736000000000LL) * 100; };
+  auto unix_ns = [](const LARGE_INTEGER& ticks) { return (ticks.QuadPart - kTicksFrom1601To1970) * 100; };
   info.atime_ns = unix_ns(basic.LastAccessTime);
   info.mtime_ns = unix_ns(basic.LastWriteTime);
   info.ctime_ns = unix_ns(basic.ChangeTime);

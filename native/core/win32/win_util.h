@@ -101,6 +101,16 @@ Result<FILE_ID_INFO> file_id_of(HANDLE handle);
 // the 128-bit FileId (the whole id is in DirectoryIdentity), mode and uid 0.
 Result<StatInfo> stat_of(HANDLE handle);
 
+inline OVERLAPPED overlapped_at(std::uint64_t offset) {
+  OVERLAPPED ov{};
+  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
+  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
+  return ov;
+}
+
+// FILETIME-style times count 100 ns ticks since 1601.
+constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
+
 // The access rights every directory handle holds: list, traverse, attributes, security.
 constexpr ACCESS_MASK kDirAccess =
     FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE;
