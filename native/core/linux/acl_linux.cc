@@ -66,13 +66,8 @@ Result<bool> is_network_fs(int fd) {
 
 Result<VerifyEvidence> acl_check(int fd, bool directory) {
   const Reading access = read_acl(fd, kAccess);
-  Result<VerifyEvidence> verdict = Failure{};
-  if (directory) {
-    const Reading dflt = read_acl(fd, kDefault);
-    verdict = acl_verdict(access.answer, access.error, &dflt.answer, dflt.error);
-  } else {
-    verdict = acl_verdict(access.answer, access.error, nullptr, 0);
-  }
+  const Reading dflt = directory ? read_acl(fd, kDefault) : Reading{AclAnswer::absent, 0};
+  auto verdict = acl_verdict(access.answer, access.error, directory ? &dflt.answer : nullptr, dflt.error);
   if (!verdict.ok() || verdict.value().access_acl != Evidence::unsupported) return verdict;
   auto network = is_network_fs(fd);
   if (!network.ok()) return network.failure();
