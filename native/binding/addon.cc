@@ -2,20 +2,27 @@
 // function returns its value or a failure record and never throws; C++ exceptions are off.
 #include <napi.h>
 
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../core/acl_bytes.h"
 #include "../core/names.h"
 #include "../core/platform.h"
-#include "async_work.h"
 #include "values.h"
 
 namespace gjc::binding {
 namespace {
 
+// Declares `var`, the open handle argument info[index] of one of `kinds`, or returns the
+// failure value saying why there is none.
+#define HANDLE_ARG(var, index, kinds)                          \
+  Napi::Value var##_failure;                                   \
+  Handle* var = HandleArg(info, index, kinds, var##_failure); \
+  if (var == nullptr) return var##_failure
+
 Napi::Value Invalid(Napi::Env env) { return FailureValue(env, Code::invalid_argument); }
-Napi::Value Closed(Napi::Env env) { return FailureValue(env, Code::closed); }
 
 template <class T, class Convert>
 Napi::Value Reply(Napi::Env env, Result<T>&& result, Convert convert) {
@@ -31,8 +38,52 @@ Napi::Value ReplyHandle(Napi::Env env, Result<OwnedHandle>&& result, HandleKind 
   return Reply(env, std::move(result), [&](OwnedHandle h) { return Handle::Wrap(env, std::move(h), kind); });
 }
 
-// The options argument of openRoot / openDir / openFile: an object (or undefined for all
-// defaults) whose named booleans are read with JS truthiness.
+Napi::Value ReplyCount(Napi::Env env, Result<std::size_t>&& result) {
+  return Reply(env, std::move(result), [&](std::size_t n) { return Napi::Number::New(env, static_cast<double>(n)); });
+}
+
+// A blocking core call (fsync-bound) on the libuv thread pool. The promise always resolves,
+// with undefined or a failure record, as the synchronous calls return; no JS runs off the
+// main thread. The handle the work uses stays alive and pinned until it is done.
+class StatusWork : public Napi::AsyncWorker {
+ public:
+  static Napi::Value Start(const Napi::CallbackInfo& info, Handle* pinned, std::function<Status()> work) {
+    auto* job = new StatusWork(info.Env(), pinned, info[0].As<Napi::Object>(), std::move(work));
+    Napi::Promise promise = job->deferred_.Promise();
+    job->Queue();
+    return promise;
+  }
+
+ protected:
+  void Execute() override { result_ = work_(); }
+  void OnOK() override {
+    pinned_->Unpin();
+    deferred_.Resolve(ReplyStatus(Env(), result_));
+  }
+  void OnError(const Napi::Error& error) override {
+    pinned_->Unpin();
+    deferred_.Reject(error.Value());
+  }
+
+ private:
+  StatusWork(Napi::Env env, Handle* pinned, Napi::Object handle, std::function<Status()> work)
+      : Napi::AsyncWorker(env, "gjc-secure-fs"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        pinned_(pinned),
+        handle_(Napi::Persistent(handle)),
+        work_(std::move(work)) {
+    pinned_->Pin();
+  }
+
+  Napi::Promise::Deferred deferred_;
+  Handle* pinned_;
+  Napi::ObjectReference handle_;
+  std::function<Status()> work_;
+  Status result_ = fail(Code::io_error);  // overwritten by Execute before OnOK reads it
+};
+
+// An options argument: an object, or undefined for all defaults. Named booleans are read
+// with JS truthiness.
 bool OptionsArg(const Napi::Value& value, Napi::Object& out) {
   if (value.IsUndefined()) {
     out = Napi::Object::New(value.Env());
@@ -45,8 +96,8 @@ bool OptionsArg(const Napi::Value& value, Napi::Object& out) {
 
 bool Flag(const Napi::Object& options, const char* key) { return options.Get(key).ToBoolean(); }
 
-// { create, repair, owned, deferSync } as DirOpenOptions: at most one of the first three
-// (none: verify), and deferSync only with create.
+// { create, repair, owned, deferSync }: at most one of the first three (none: verify), and
+// deferSync only with create.
 bool DirOptionsArg(const Napi::Value& value, DirOpenOptions& out) {
   Napi::Object options;
   if (!OptionsArg(value, options)) return false;
@@ -57,18 +108,9 @@ bool DirOptionsArg(const Napi::Value& value, DirOpenOptions& out) {
   return true;
 }
 
-// openRoot(path, { create?, repair?, owned? }).
-Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
-  std::string path;
-  DirOpenOptions options;
-  if (!StringArg(info[0], path) || !DirOptionsArg(info[1], options)) return Invalid(info.Env());
-  return ReplyHandle(info.Env(), open_root(path, options), HandleKind::directory);
-}
-
-// A name argument: one entry name, or an array of them (a relative path walked one
-// verified directory at a time, in one call). Each name is validated by the core.
-bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
-  out.clear();
+// One entry name, or an array of them (a relative path walked one verified directory at a
+// time, in one call); an empty array only with `allow_empty`. The core validates each name.
+bool NamesArg(const Napi::Value& value, std::vector<std::string>& out, bool allow_empty = false) {
   std::string name;
   if (value.IsString()) {
     if (!StringArg(value, name)) return false;
@@ -77,7 +119,7 @@ bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
   }
   if (!value.IsArray()) return false;
   auto array = value.As<Napi::Array>();
-  if (array.Length() == 0) return false;
+  if (array.Length() == 0) return allow_empty;
   for (uint32_t i = 0; i < array.Length(); ++i) {
     if (!StringArg(array.Get(i), name)) return false;
     out.push_back(std::move(name));
@@ -85,44 +127,47 @@ bool NamesArg(const Napi::Value& value, std::vector<std::string>& out) {
   return true;
 }
 
-// Opens every name but the last as a verified directory below `start` (creating them with
-// DirPolicy::create, the same `defer_sync` applying), leaving the innermost in `holder`.
-// Returns the descriptor to open the last name in: `start` itself for a single name.
-Result<NativeHandle> WalkParents(NativeHandle start, const std::vector<std::string>& names,
-                                 const DirOpenOptions& last, OwnedHandle& holder) {
-  DirOpenOptions parents;
-  if (last.policy == DirPolicy::create) parents = last;
+// Opens every name but the last with `open_parent`, each below the one before from `start`,
+// then the last with `open_last`, and wraps it as a handle of `kind`.
+template <class OpenParent, class OpenLast>
+Napi::Value OpenPath(Napi::Env env, NativeHandle start, const std::vector<std::string>& names,
+                     OpenParent open_parent, OpenLast open_last, HandleKind kind) {
+  OwnedHandle holder;
   NativeHandle parent = start;
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    auto next = open_dir(parent, names[i], parents);
-    if (!next.ok()) return next.failure();
+    auto next = open_parent(parent, names[i]);
+    if (!next.ok()) return FailureValue(env, next.failure());
     holder = std::move(next).value();
     parent = holder.get();
   }
-  return parent;
+  return ReplyHandle(env, open_last(parent, names.back()), kind);
 }
 
-// openDir(dir, names, { create?, repair?, owned?, deferSync? }): the policy applies to the
-// last name; the directories on the way are verified (or, with create, made).
+Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
+  std::string path;
+  DirOpenOptions options;
+  if (!StringArg(info[0], path) || !DirOptionsArg(info[1], options)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), open_root(path, options), kDirectory);
+}
+
+// openDir(dir, names, options): the policy applies to the last name; the directories on the
+// way are verified (or, with create, made, deferSync applying to them too).
 Napi::Value OpenDir(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   std::vector<std::string> names;
   DirOpenOptions options;
   if (!NamesArg(info[1], names) || !DirOptionsArg(info[2], options)) return Invalid(info.Env());
-  OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, options, holder);
-  if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  return ReplyHandle(info.Env(), open_dir(parent.value(), names.back(), options), HandleKind::directory);
+  DirOpenOptions parents;
+  if (options.policy == DirPolicy::create) parents = options;
+  return OpenPath(
+      info.Env(), dir->native(), names, [&](NativeHandle p, const std::string& n) { return open_dir(p, n, parents); },
+      [&](NativeHandle p, const std::string& n) { return open_dir(p, n, options); }, kDirectory);
 }
 
-// openFile(dir, names, { write?, append?, create?: "exclusive" | "if-missing", repair? }):
-// the directories on the way are verified, never created; repair never creates either.
+// openFile(dir, names, options): the directories on the way are verified, never created;
+// repair never creates either.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   std::vector<std::string> names;
   Napi::Object given;
   if (!NamesArg(info[1], names) || !OptionsArg(info[2], given)) return Invalid(info.Env());
@@ -138,76 +183,54 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
     else if (mode == "if-missing") options.create = CreateMode::if_missing;
     else return Invalid(info.Env());
   }
-  OwnedHandle holder;
-  auto parent = WalkParents(dir->native(), names, DirOpenOptions{}, holder);
-  if (!parent.ok()) return FailureValue(info.Env(), parent.failure());
-  return ReplyHandle(info.Env(), open_file(parent.value(), names.back(), options), HandleKind::file);
+  return OpenPath(
+      info.Env(), dir->native(), names, [](NativeHandle p, const std::string& n) { return open_dir(p, n, {}); },
+      [&](NativeHandle p, const std::string& n) { return open_file(p, n, options); }, kFile);
 }
 
-// openSource(start, names, { directory? }): a legacy source (platform.h open_source).
-// `start` is a directory handle, or an absolute path opened by open_source_root; every name
-// but the last is opened as a source directory below it, the last as a directory or (by
-// default) a file. An empty name list (only with a path) opens the path itself.
+// openSource(start, names, { directory? }): below a directory handle, or below the absolute
+// path `start` (opened by open_source_root; an empty name list opens the path itself).
 Napi::Value OpenSource(const Napi::CallbackInfo& info) {
   std::vector<std::string> names;
   Napi::Object options;
-  if (!OptionsArg(info[2], options)) return Invalid(info.Env());
+  if (!OptionsArg(info[2], options) || !NamesArg(info[1], names, true)) return Invalid(info.Env());
   const bool directory = Flag(options, "directory");
-  if (!(info[1].IsArray() && info[1].As<Napi::Array>().Length() == 0) && !NamesArg(info[1], names)) {
-    return Invalid(info.Env());
-  }
-  OwnedHandle holder;
-  NativeHandle parent = invalid_native_handle();
+  OwnedHandle root;
+  NativeHandle start = invalid_native_handle();
   if (info[0].IsString()) {
     std::string path;
     if (!StringArg(info[0], path)) return Invalid(info.Env());
-    auto root = open_source_root(path);
-    if (!root.ok() || names.empty()) {
-      return ReplyHandle(info.Env(), std::move(root), HandleKind::directory);
-    }
-    holder = std::move(root).value();
-    parent = holder.get();
+    auto opened = open_source_root(path);
+    if (!opened.ok() || names.empty()) return ReplyHandle(info.Env(), std::move(opened), kDirectory);
+    root = std::move(opened).value();
+    start = root.get();
   } else {
-    Napi::Value failure;
-    Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-    if (dir == nullptr) return failure;
+    HANDLE_ARG(dir, 0, kDirectory);
     if (names.empty()) return Invalid(info.Env());
-    parent = dir->native();
+    start = dir->native();
   }
-  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    auto next = open_source(parent, names[i], true);
-    if (!next.ok()) return FailureValue(info.Env(), next.failure());
-    holder = std::move(next).value();
-    parent = holder.get();
-  }
-  return ReplyHandle(info.Env(), open_source(parent, names.back(), directory),
-                     directory ? HandleKind::directory : HandleKind::file);
+  return OpenPath(
+      info.Env(), start, names, [](NativeHandle p, const std::string& n) { return open_source(p, n, true); },
+      [&](NativeHandle p, const std::string& n) { return open_source(p, n, directory); },
+      directory ? kDirectory : kFile);
 }
 
-// removeTreeAsync(dir, name, maxDepth, maxEntries): remove_tree on the thread pool.
 Napi::Value RemoveTreeAsync(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   std::uint64_t max_depth = 0, max_entries = 0;
   if (!StringArg(info[1], name) || !IndexArg(info[2], max_depth) || !IndexArg(info[3], max_entries) ||
       max_depth > 0xFFFFFFFFu) {
     return Invalid(info.Env());
   }
-  const NativeHandle native = dir->native();
-  return StatusWork::Start(info.Env(), dir, info[0].As<Napi::Object>(),
-                           [native, name = std::move(name), max_depth, max_entries] {
-                             return remove_tree(native, name, static_cast<std::uint32_t>(max_depth),
-                                                static_cast<std::size_t>(max_entries));
-                           });
+  return StatusWork::Start(info, dir, [native = dir->native(), name = std::move(name), max_depth, max_entries] {
+    return remove_tree(native, name, static_cast<std::uint32_t>(max_depth), static_cast<std::size_t>(max_entries));
+  });
 }
 
-// setTimes(file, atimeNs, mtimeNs): set_file_times; the times are bigints.
+// setTimes(file, atimeNs, mtimeNs): the times are bigints.
 Napi::Value SetTimes(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
-  if (file == nullptr) return failure;
+  HANDLE_ARG(file, 0, kFile);
   if (!info[1].IsBigInt() || !info[2].IsBigInt()) return Invalid(info.Env());
   bool exact_a = false, exact_m = false;
   const std::int64_t atime = info[1].As<Napi::BigInt>().Int64Value(&exact_a);
@@ -217,10 +240,8 @@ Napi::Value SetTimes(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value VerifyOrRepair(const Napi::CallbackInfo& info, bool repair) {
-  Handle* handle = Handle::Any(info[0]);
-  if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
-  if (!handle->open()) return Closed(info.Env());
-  const bool dir = handle->kind() == HandleKind::directory;
+  HANDLE_ARG(handle, 0, kDirectory | kFile);
+  const bool dir = handle->kind() == kDirectory;
   auto result = repair ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
                        : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
   return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) { return EvidenceCode(info.Env(), e); });
@@ -229,9 +250,7 @@ Napi::Value Verify(const Napi::CallbackInfo& info) { return VerifyOrRepair(info,
 Napi::Value Repair(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, true); }
 
 Napi::Value List(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   Napi::Env env = info.Env();
   return Reply(env, list_directory(dir->native()), [&](std::vector<DirEntry> entries) {
     Napi::Array out = Napi::Array::New(env, entries.size());
@@ -246,28 +265,21 @@ Napi::Value List(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value StatEntry(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   if (!StringArg(info[1], name)) return Invalid(info.Env());
   return Reply(info.Env(), stat_entry(dir->native(), name), [&](StatInfo s) { return StatValue(info.Env(), s); });
 }
 
 Napi::Value StatHandle(const Napi::CallbackInfo& info) {
-  Handle* handle = Handle::Any(info[0]);
-  if (handle == nullptr) return Invalid(info.Env());
-  if (!handle->open()) return Closed(info.Env());
+  HANDLE_ARG(handle, 0, kDirectory | kFile | kLock);
   return Reply(info.Env(), stat_handle(handle->native()), [&](StatInfo s) { return StatValue(info.Env(), s); });
 }
 
-// The descriptor number of an open directory handle, for the one consumer that must name a
-// held directory to a library that only takes paths (SQLite, via /proc/self/fd/<n>). POSIX
-// only: a Win32 HANDLE has no such path, so there it reports invalid_argument.
+// For the one consumer that must name a held directory to a library that only takes paths
+// (SQLite, via /proc/self/fd/<n>). A Win32 HANDLE has no such path: invalid_argument there.
 Napi::Value DescriptorNumber(const Napi::CallbackInfo& info) {
-  Handle* handle = Handle::Any(info[0]);
-  if (handle == nullptr || handle->kind() != HandleKind::directory) return Invalid(info.Env());
-  if (!handle->open()) return Closed(info.Env());
+  HANDLE_ARG(handle, 0, kDirectory);
 #ifdef _WIN32
   return Invalid(info.Env());
 #else
@@ -275,149 +287,79 @@ Napi::Value DescriptorNumber(const Napi::CallbackInfo& info) {
 #endif
 }
 
-// The arguments (file, buffer, offset, length, position) of positional I/O: an open file
-// handle and a Uint8Array range checked here against the array's bounds.
-struct PositionalArgs {
-  Handle* file = nullptr;
-  unsigned char* data = nullptr;
-  std::size_t length = 0;
-  std::uint64_t position = 0;
-};
-
-bool ParsePositional(const Napi::CallbackInfo& info, PositionalArgs& out, Napi::Value& failure) {
-  out.file = HandleArg(info, 0, HandleKind::file, failure);
-  if (out.file == nullptr) return false;
-  std::uint64_t offset = 0, length = 0;
+// read / write(file, buffer, offset, length, position): the range is checked against the
+// Uint8Array's bounds.
+Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
+  HANDLE_ARG(file, 0, kFile);
+  std::uint64_t offset = 0, length = 0, position = 0;
   if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
-      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], out.position)) {
-    failure = Invalid(info.Env());
-    return false;
+      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
+    return Invalid(info.Env());
   }
   auto bytes = info[1].As<Napi::Uint8Array>();
-  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) {
-    failure = Invalid(info.Env());
-    return false;
-  }
-  out.data = bytes.Data() + offset;
-  out.length = static_cast<std::size_t>(length);
-  return true;
-}
-
-// read(file, buffer, offset, length, position) / write(...): positional I/O.
-Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
-  PositionalArgs args;
-  Napi::Value failure;
-  if (!ParsePositional(info, args, failure)) return failure;
-  const NativeHandle file = args.file->native();
-  auto result = writing ? write_at(file, args.data, args.length, args.position)
-                        : read_at(file, args.data, args.length, args.position);
-  return Reply(info.Env(), std::move(result), [&](std::size_t n) { return Napi::Number::New(info.Env(), static_cast<double>(n)); });
+  if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) return Invalid(info.Env());
+  unsigned char* data = bytes.Data() + offset;
+  const auto n = static_cast<std::size_t>(length);
+  return ReplyCount(info.Env(), writing ? write_at(file->native(), data, n, position)
+                                        : read_at(file->native(), data, n, position));
 }
 Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false); }
 Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true); }
 
 Napi::Value Append(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* file = HandleArg(info, 0, HandleKind::file, failure);
-  if (file == nullptr) return failure;
+  HANDLE_ARG(file, 0, kFile);
   ByteView bytes;
   if (!BytesArg(info[1], bytes)) return Invalid(info.Env());
-  return Reply(info.Env(), write_append(file->native(), bytes.data, bytes.length),
-               [&](std::size_t n) { return Napi::Number::New(info.Env(), static_cast<double>(n)); });
+  return ReplyCount(info.Env(), write_append(file->native(), bytes.data, bytes.length));
 }
 
 Napi::Value Sync(const Napi::CallbackInfo& info) {
-  Handle* handle = Handle::Any(info[0]);
-  if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
-  if (!handle->open()) return Closed(info.Env());
+  HANDLE_ARG(handle, 0, kDirectory | kFile);
   return ReplyStatus(info.Env(), sync_handle(handle->native()));
 }
 
+Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
+  HANDLE_ARG(handle, 0, kDirectory | kFile);
+  return StatusWork::Start(info, handle, [native = handle->native()] { return sync_handle(native); });
+}
+
 Napi::Value Unlink(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   if (!StringArg(info[1], name)) return Invalid(info.Env());
   return ReplyStatus(info.Env(), unlink_file(dir->native(), name));
 }
 
 Napi::Value PublishNoReplace(const Napi::CallbackInfo& info) {
-  Napi::Value failure;
-  Handle* dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (dir == nullptr) return failure;
+  HANDLE_ARG(dir, 0, kDirectory);
   std::string from, to;
   if (!StringArg(info[1], from) || !StringArg(info[2], to)) return Invalid(info.Env());
   return ReplyStatus(info.Env(), publish_no_replace(dir->native(), from, to));
 }
 
-// The (directory, name, bytes) arguments of writeFileAtomic and tryLock.
-struct NamedBytes {
-  Handle* dir = nullptr;
+// writeFileAtomic(dir, name, data, { noReplace? }), and its thread-pool twin, which copies
+// the bytes first since JS may change or free them meanwhile.
+Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info, bool async) {
+  HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   ByteView bytes;
-};
-
-bool NamedBytesArgs(const Napi::CallbackInfo& info, NamedBytes& out, Napi::Value& failure) {
-  out.dir = HandleArg(info, 0, HandleKind::directory, failure);
-  if (out.dir == nullptr) return false;
-  if (!StringArg(info[1], out.name) || !BytesArg(info[2], out.bytes)) {
-    failure = Invalid(info.Env());
-    return false;
-  }
-  return true;
-}
-
-// The { noReplace? } argument of writeFileAtomic and writeFileAtomicAsync.
-bool NoReplaceArg(const Napi::Value& value, bool& no_replace) {
+  if (!StringArg(info[1], name) || !BytesArg(info[2], bytes)) return Invalid(info.Env());
   Napi::Object options;
-  if (!OptionsArg(value, options)) return false;
-  no_replace = Flag(options, "noReplace");
-  return true;
-}
-
-// writeFileAtomic(dir, name, data, { noReplace? }).
-Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
-  NamedBytes args;
-  Napi::Value failure;
-  if (!NamedBytesArgs(info, args, failure)) return failure;
-  bool no_replace = false;
-  if (!NoReplaceArg(info[3], no_replace)) return Invalid(info.Env());
-  auto status = write_file_atomic(args.dir->native(), args.name, args.bytes.data, args.bytes.length, no_replace);
-  return ReplyStatus(info.Env(), status);
-}
-
-// writeFileAtomicAsync(dir, name, data, { noReplace? }): the same as writeFileAtomic, on the
-// thread pool. The bytes are copied first, since JS may change or free them meanwhile.
-Napi::Value WriteFileAtomicAsync(const Napi::CallbackInfo& info) {
-  NamedBytes args;
-  Napi::Value failure;
-  if (!NamedBytesArgs(info, args, failure)) return failure;
-  bool no_replace = false;
-  if (!NoReplaceArg(info[3], no_replace)) return Invalid(info.Env());
-  std::string data(reinterpret_cast<const char*>(args.bytes.data), args.bytes.length);
-  const NativeHandle dir = args.dir->native();
-  return StatusWork::Start(info.Env(), args.dir, info[0].As<Napi::Object>(),
-                           [dir, name = std::move(args.name), data = std::move(data), no_replace] {
-                             return write_file_atomic(dir, name, data.data(), data.size(), no_replace);
-                           });
-}
-
-// syncAsync(handle): sync on the thread pool.
-Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
-  Handle* handle = Handle::Any(info[0]);
-  if (handle == nullptr || handle->kind() == HandleKind::lock) return Invalid(info.Env());
-  if (!handle->open()) return Closed(info.Env());
-  const NativeHandle native = handle->native();
-  return StatusWork::Start(info.Env(), handle, info[0].As<Napi::Object>(), [native] { return sync_handle(native); });
+  if (!OptionsArg(info[3], options)) return Invalid(info.Env());
+  const bool no_replace = Flag(options, "noReplace");
+  if (!async) return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, bytes.data, bytes.length, no_replace));
+  std::string data(reinterpret_cast<const char*>(bytes.data), bytes.length);
+  return StatusWork::Start(info, dir, [native = dir->native(), name = std::move(name), data = std::move(data), no_replace] {
+    return write_file_atomic(native, name, data.data(), data.size(), no_replace);
+  });
 }
 
 Napi::Value TryLock(const Napi::CallbackInfo& info) {
-  NamedBytes args;
-  Napi::Value failure;
-  if (!NamedBytesArgs(info, args, failure)) return failure;
-  auto lock = try_lock(args.dir->native(), args.name, args.bytes.data, args.bytes.length);
-  return ReplyHandle(info.Env(), std::move(lock), HandleKind::lock);
+  HANDLE_ARG(dir, 0, kDirectory);
+  std::string name;
+  ByteView record;
+  if (!StringArg(info[1], name) || !BytesArg(info[2], record)) return Invalid(info.Env());
+  return ReplyHandle(info.Env(), try_lock(dir->native(), name, record.data, record.length), kLock);
 }
 
 Napi::Value Close(const Napi::CallbackInfo& info) {
@@ -437,8 +379,7 @@ Napi::Value Identity(const Napi::CallbackInfo& info) {
 Napi::Value IsValidName(const Napi::CallbackInfo& info) {
   std::string name, rules;
   if (!StringArg(info[0], name) || !StringArg(info[1], rules)) return Invalid(info.Env());
-  const bool ok = rules == "windows" ? is_valid_name_windows(name) : is_valid_name_posix(name);
-  return Napi::Boolean::New(info.Env(), ok);
+  return Napi::Boolean::New(info.Env(), rules == "windows" ? is_valid_name_windows(name) : is_valid_name_posix(name));
 }
 
 Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
@@ -446,12 +387,10 @@ Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
     return Invalid(info.Env());
   }
   auto bytes = info[0].As<Napi::Uint8Array>();
-  switch (parse_posix_acl(bytes.Data(), bytes.ByteLength())) {
-    case AclContent::minimal: return Napi::String::New(info.Env(), "minimal");
-    case AclContent::extended: return Napi::String::New(info.Env(), "extended");
-    case AclContent::malformed: break;
-  }
-  return Napi::String::New(info.Env(), "malformed");
+  const AclContent content = parse_posix_acl(bytes.Data(), bytes.ByteLength());
+  return Napi::String::New(info.Env(), content == AclContent::minimal    ? "minimal"
+                                       : content == AclContent::extended ? "extended"
+                                                                         : "malformed");
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -462,7 +401,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
       {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"descriptorNumber", DescriptorNumber}, {"read", Read},
       {"write", Write}, {"append", Append}, {"sync", Sync},
       {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
-      {"writeFileAtomic", WriteFileAtomic}, {"writeFileAtomicAsync", WriteFileAtomicAsync},
+      {"writeFileAtomic", [](const Napi::CallbackInfo& info) { return WriteFileAtomic(info, false); }},
+      {"writeFileAtomicAsync", [](const Napi::CallbackInfo& info) { return WriteFileAtomic(info, true); }},
       {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
       {"directoryIdentity", Identity}, {"isValidName", IsValidName},
       {"classifyAclBytes", ClassifyAclBytes},

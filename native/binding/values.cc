@@ -6,9 +6,7 @@ namespace gjc::binding {
 
 Napi::Function Handle::Define(Napi::Env env) {
   Napi::Function ctor = DefineClass(env, "NativeHandle", {InstanceMethod<&Handle::IsOpen>("isOpen")});
-  auto* data = new AddonData();
-  data->handle_constructor = Napi::Persistent(ctor);
-  env.SetInstanceData<AddonData>(data);
+  env.SetInstanceData<Napi::FunctionReference>(new Napi::FunctionReference(Napi::Persistent(ctor)));
   return ctor;
 }
 
@@ -21,9 +19,9 @@ Napi::Value Handle::IsOpen(const Napi::CallbackInfo& info) {
 void Handle::Close() {
   if (pins_ > 0) {
     close_pending_ = true;
-    return;
+  } else {
+    Release();
   }
-  Release();
 }
 
 void Handle::Unpin() {
@@ -32,7 +30,7 @@ void Handle::Unpin() {
 
 void Handle::Release() {
   close_pending_ = false;
-  if (kind_ == HandleKind::lock && owned_.valid()) {
+  if (kind_ == kLock && owned_.valid()) {
     // Closing the last descriptor releases the lock anyway; unlocking first also empties
     // the record. A failure here changes nothing the close does not also do.
     (void)unlock(owned_.get());
@@ -41,8 +39,7 @@ void Handle::Release() {
 }
 
 Napi::Value Handle::Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind) {
-  auto* data = env.GetInstanceData<AddonData>();
-  Napi::Object object = data->handle_constructor.New({});
+  Napi::Object object = env.GetInstanceData<Napi::FunctionReference>()->New({});
   if (object.IsEmpty()) return env.Undefined();
   Handle* handle = Unwrap(object);
   handle->owned_ = std::move(owned);
@@ -50,13 +47,12 @@ Napi::Value Handle::Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind) {
   return object;
 }
 
-bool IsInstance(const Napi::Value& value, const Napi::FunctionReference& constructor) {
-  bool is_ours = false;
-  return value.IsObject() && napi_instanceof(value.Env(), value, constructor.Value(), &is_ours) == napi_ok && is_ours;
-}
-
 Handle* Handle::Any(const Napi::Value& value) {
-  if (!IsInstance(value, value.Env().GetInstanceData<AddonData>()->handle_constructor)) return nullptr;
+  const Napi::FunctionReference* constructor = value.Env().GetInstanceData<Napi::FunctionReference>();
+  bool ours = false;
+  if (!value.IsObject() || napi_instanceof(value.Env(), value, constructor->Value(), &ours) != napi_ok || !ours) {
+    return nullptr;
+  }
   return Unwrap(value.As<Napi::Object>());
 }
 
@@ -122,10 +118,9 @@ bool IsWellFormed(const Napi::String& value) {
 
 }  // namespace
 
-Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, HandleKind kind,
-                  Napi::Value& failure) {
+Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, unsigned kinds, Napi::Value& failure) {
   Handle* any = Handle::Any(info[index]);
-  if (any == nullptr || any->kind() != kind) {
+  if (any == nullptr || (any->kind() & kinds) == 0) {
     failure = FailureValue(info.Env(), Code::invalid_argument);
     return nullptr;
   }
@@ -152,8 +147,7 @@ bool StringArg(const Napi::Value& value, std::string& out) {
 
 bool BytesArg(const Napi::Value& value, ByteView& out) {
   if (value.IsTypedArray()) {
-    auto array = value.As<Napi::TypedArray>();
-    if (array.TypedArrayType() != napi_uint8_array) return false;
+    if (value.As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) return false;
     auto bytes = value.As<Napi::Uint8Array>();
     out.data = bytes.Data();
     out.length = bytes.ByteLength();

@@ -12,16 +12,8 @@
 
 namespace gjc::binding {
 
-// Per-environment data of the addon: the constructors of the classes whose objects JS holds
-// (set by Handle::Define).
-struct AddonData {
-  Napi::FunctionReference handle_constructor;
-};
-
-// True when `value` is an object made by `constructor` (the class above).
-bool IsInstance(const Napi::Value& value, const Napi::FunctionReference& constructor);
-
-enum class HandleKind : int { directory = 0, file = 1, lock = 2 };
+// The kinds of handle, as bits so an argument can accept several.
+enum HandleKind : unsigned { kDirectory = 1, kFile = 2, kLock = 4 };
 
 // A JS object owning one open descriptor. JS never sees the number itself, so it cannot
 // close it twice or pass a foreign one.
@@ -30,7 +22,6 @@ class Handle : public Napi::ObjectWrap<Handle> {
   static Napi::Function Define(Napi::Env env);
   explicit Handle(const Napi::CallbackInfo& info);
 
-  // Wraps `owned` in a new JS Handle of `kind`.
   static Napi::Value Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind);
   // Any Handle in `value` (open or closed), else nullptr.
   static Handle* Any(const Napi::Value& value);
@@ -51,7 +42,7 @@ class Handle : public Napi::ObjectWrap<Handle> {
   Napi::Value IsOpen(const Napi::CallbackInfo& info);
   void Release();
   OwnedHandle owned_;
-  HandleKind kind_ = HandleKind::directory;
+  HandleKind kind_ = kDirectory;
   int pins_ = 0;
   bool close_pending_ = false;
 };
@@ -66,10 +57,9 @@ Napi::Value EvidenceCode(Napi::Env env, const VerifyEvidence& evidence);
 Napi::Value StatValue(Napi::Env env, const StatInfo& info);
 Napi::Value IdentityValue(Napi::Env env, const DirectoryIdentity& identity);
 
-// The handle argument `info[index]` of `kind`, or nullptr with `failure` set to the
-// failure value explaining why there is none (invalid_argument, or closed).
-Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, HandleKind kind,
-                  Napi::Value& failure);
+// The open handle argument `info[index]` of one of `kinds` (HandleKind bits), or nullptr with
+// `failure` set to why there is none (invalid_argument, or closed).
+Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, unsigned kinds, Napi::Value& failure);
 
 // A non-negative integer argument that a double represents exactly.
 bool IndexArg(const Napi::Value& value, std::uint64_t& out);

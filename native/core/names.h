@@ -8,8 +8,8 @@
 
 namespace gjc {
 
-// The longest component we accept, in bytes of UTF-8 (Linux NAME_MAX; macOS allows 255
-// UTF-8 bytes too; Windows allows 255 UTF-16 units, which this bound never exceeds).
+// The longest component we accept, in UTF-8 bytes (Linux NAME_MAX and macOS; Windows allows
+// 255 UTF-16 units, which this bound never exceeds).
 constexpr std::size_t kMaxNameBytes = 255;
 
 // True when `name` is one safe directory entry under POSIX rules: not empty, not "." or
@@ -21,8 +21,7 @@ bool is_valid_name_posix(std::string_view name) noexcept;
 // superscript-digit forms), with or without an extension, in any letter case.
 bool is_valid_name_windows(std::string_view name) noexcept;
 
-// The rules of the platform this was compiled for.
-bool is_valid_name(std::string_view name) noexcept;
+bool is_valid_name(std::string_view name) noexcept;  // the rules of this build's platform
 
 // The temporary name of an atomic write of `target`: ".gjc-tmp-" and 16 hex digits, the first
 // 8 the FNV-1a digest of the target's name and the last 8 from `random`. A fixed length, so a

@@ -1,5 +1,7 @@
 // The public spellings of the core's enums. They are API: TypeScript unions, the README
 // table and the tests use exactly these strings.
+#include <cerrno>
+
 #include "platform.h"
 #include "result.h"
 
@@ -30,6 +32,21 @@ static_assert(sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ==
 const char* code_name(Code code) noexcept {
   const auto index = static_cast<std::size_t>(code);
   return index < sizeof kCodeNames / sizeof kCodeNames[0] ? kCodeNames[index] : "io_error";
+}
+
+Code code_of_errno(int error) noexcept {
+  switch (error) {
+    case ENOENT: return Code::not_found;
+    case EEXIST: return Code::already_exists;
+    case ELOOP: return Code::symlink_refused;
+    case ENOTDIR: return Code::not_directory;
+    case EISDIR:
+    case ENXIO: return Code::not_regular_file;
+    case EACCES:
+    case EPERM: return Code::permission_denied;
+    case ENAMETOOLONG: return Code::invalid_name;
+    default: return Code::io_error;
+  }
 }
 
 const char* attribute_name(Attribute attribute) noexcept {

@@ -1,8 +1,6 @@
-// Failure codes and the result type shared by every platform file.
-//
-// Core code never throws: each operation returns either a value or a Failure that names a
-// stable reason code, the OS error behind it and the call that produced it. The binding
-// turns a Failure into a plain JS record; TypeScript turns that into SecureFsError.
+// Failure codes and the result type shared by every platform file. Core code never throws:
+// each operation returns a value or a Failure naming a stable reason code, the OS error
+// behind it and the call that produced it.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +43,10 @@ enum class Code : std::uint8_t {
 // The public spelling of a code, e.g. "symlink_refused".
 const char* code_name(Code code) noexcept;
 
+// The reason code of a C-runtime errno from a call on a managed path (io_error for the rest),
+// the same on every platform.
+Code code_of_errno(int error) noexcept;
+
 // Which attribute check produced an ACL failure or the evidence.
 enum class Attribute : std::uint8_t { none, access_acl, default_acl };
 const char* attribute_name(Attribute attribute) noexcept;
@@ -63,7 +65,6 @@ inline Failure fail(Code code, int sys_errno = 0, const char* syscall = "",
   return Failure{code, sys_errno, syscall, attribute};
 }
 
-// Either a T or a Failure. Kept deliberately small: ok(), value(), failure().
 template <class T>
 class Result {
  public:
@@ -78,7 +79,6 @@ class Result {
   std::variant<T, Failure> state_;
 };
 
-// The result of an operation with no value.
 struct Unit {};
 using Status = Result<Unit>;
 inline Status success() { return Unit{}; }

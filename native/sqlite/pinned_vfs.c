@@ -1,17 +1,10 @@
 /*
- * A SQLite loadable extension for Linux that registers, as the default VFS, a thin wrapper
- * around SQLite's own "unix" VFS. It changes one thing: a database path of the form
- * /proc/self/fd/<n>/<name> is kept as given instead of being canonicalised.
- *
- * Why: the unix VFS resolves every symbolic link in a database path to a plain string before
- * it opens anything (unixFullPathname), and /proc/self/fd/<n> is such a link. A path that names
- * a held directory descriptor would thus be turned back into the directory's path, which is
- * resolved again by name at every open of the database, its -wal, -shm and -journal, so a
- * swapped component could redirect them. Kept as given, the kernel resolves <n> to the very
- * directory the descriptor holds, and the unix VFS opens the last component with O_NOFOLLOW.
- *
- * Every other path, and every other method, goes to the unix VFS unchanged. Built and loaded
- * only on Linux (binding.gyp); src/history loads it once per process.
+ * A SQLite loadable extension (Linux only) registering, as the default VFS, SQLite's "unix"
+ * VFS with one change: a path /proc/self/fd/<n>/<name> is kept as given. The unix VFS would
+ * resolve the /proc link back to the directory's path, which is looked up by name again at
+ * every open of the database, its -wal, -shm and -journal, so a swapped component could
+ * redirect them; kept as given, the kernel resolves <n> to the held directory and the last
+ * component is opened with O_NOFOLLOW. src/history loads it once per process.
  */
 #include <string.h>
 

@@ -59,7 +59,7 @@ Status unlock(int fd) {
 }
 
 Result<std::string> canonical_path(int fd, const std::string& opened_path) {
-  (void)opened_path;  // F_GETPATH always answers for a directory we hold open
+  (void)opened_path;  // F_GETPATH answers for any directory we hold open
   char buf[MAXPATHLEN];
   if (retry_eintr([&] { return ::fcntl(fd, F_GETPATH, buf); }) != 0) {
     return fail(Code::identity_unavailable, errno, "fcntl");

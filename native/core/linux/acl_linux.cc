@@ -20,9 +20,8 @@ constexpr const char* kAccess = "system.posix_acl_access";
 constexpr const char* kDefault = "system.posix_acl_default";
 
 // The kernel allocates and zeroes a buffer of the size we pass for every getxattr, so the
-// common read uses a small one (room for 126 entries); only an answer that does not fit
-// (ERANGE) is read again with the largest value the kernel allows. There is no size
-// probe, so no probe/read race: each read classifies what it got.
+// common read uses a small one; only an answer that does not fit (ERANGE) is read again with
+// the largest value the kernel allows. No size probe, so no probe/read race.
 constexpr std::size_t kSmallAclBytes = 1024;
 constexpr std::size_t kMaxAclBytes = 64 * 1024;
 
@@ -67,13 +66,8 @@ Result<bool> is_network_fs(int fd) {
 
 Result<VerifyEvidence> acl_check(int fd, bool directory) {
   const Reading access = read_acl(fd, kAccess);
-  Result<VerifyEvidence> verdict = Failure{};
-  if (directory) {
-    const Reading dflt = read_acl(fd, kDefault);
-    verdict = acl_verdict(access.answer, access.error, &dflt.answer, dflt.error);
-  } else {
-    verdict = acl_verdict(access.answer, access.error, nullptr, 0);
-  }
+  const Reading dflt = directory ? read_acl(fd, kDefault) : Reading{AclAnswer::absent, 0};
+  auto verdict = acl_verdict(access.answer, access.error, directory ? &dflt.answer : nullptr, dflt.error);
   if (!verdict.ok() || verdict.value().access_acl != Evidence::unsupported) return verdict;
   auto network = is_network_fs(fd);
   if (!network.ok()) return network.failure();

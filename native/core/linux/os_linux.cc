@@ -20,9 +20,13 @@
 namespace gjc::os {
 namespace {
 
-// Only these say "this filesystem or kernel cannot do RENAME_NOREPLACE"; every other
-// errno is a real answer and must not trigger the fallback.
-bool noreplace_unsupported(int error) { return error == EINVAL || error == ENOSYS; }
+// One F_OFD_SETLK request over the whole file, retried on EINTR.
+int set_ofd_lock(int fd, short type) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  return retry_eintr([&] { return ::fcntl(fd, F_OFD_SETLK, &lock); });
+}
 
 }  // namespace
 
@@ -30,7 +34,9 @@ Status rename_noreplace(int dirfd, const char* from, const char* to) {
   if (retry_eintr([&] { return ::renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE); }) == 0) {
     return success();
   }
-  if (!noreplace_unsupported(errno)) return posix::errno_failure(errno, "renameat2");
+  // Only these say "this filesystem or kernel cannot do RENAME_NOREPLACE"; every other
+  // errno is a real answer and must not trigger the fallback.
+  if (errno != EINVAL && errno != ENOSYS) return posix::errno_failure(errno, "renameat2");
   return posix::link_then_unlink(dirfd, from, to);
 }
 
@@ -40,21 +46,13 @@ Status full_sync(int fd) {
 }
 
 Result<bool> try_lock(int fd) {
-  struct flock lock {};
-  lock.l_type = F_WRLCK;
-  lock.l_whence = SEEK_SET;
-  if (retry_eintr([&] { return ::fcntl(fd, F_OFD_SETLK, &lock); }) == 0) return true;
+  if (set_ofd_lock(fd, F_WRLCK) == 0) return true;
   if (errno == EAGAIN || errno == EACCES) return false;
   return posix::errno_failure(errno, "fcntl");
 }
 
 Status unlock(int fd) {
-  struct flock lock {};
-  lock.l_type = F_UNLCK;
-  lock.l_whence = SEEK_SET;
-  if (retry_eintr([&] { return ::fcntl(fd, F_OFD_SETLK, &lock); }) != 0) {
-    return posix::errno_failure(errno, "fcntl");
-  }
+  if (set_ofd_lock(fd, F_UNLCK) != 0) return posix::errno_failure(errno, "fcntl");
   return success();
 }
 

@@ -1,6 +1,5 @@
-// What the shared POSIX implementation (posix/*.cc) needs from the operating system it
-// runs on. Linux implements these in linux/, macOS in darwin/. Nothing outside posix/ and
-// the per-OS folders includes this header.
+// What the shared POSIX implementation (posix/*.cc) needs from the operating system it runs
+// on: Linux implements these in linux/, macOS in darwin/.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +23,8 @@ Status rename_noreplace(int dirfd, const char* from, const char* to);
 // The strongest data+metadata flush the OS offers for one descriptor.
 Status full_sync(int fd);
 
-// Takes (true) or finds busy (false) an exclusive kernel lock tied to this open file
-// description, released by the kernel when the last descriptor to it closes.
+// Takes (true) or finds busy (false) an exclusive lock of this open file description,
+// released by the kernel when its last descriptor closes.
 Result<bool> try_lock(int fd);
 Status unlock(int fd);
 
@@ -33,14 +32,11 @@ Status unlock(int fd);
 // `opened_path`; identity_unavailable when the OS cannot say.
 Result<std::string> canonical_path(int fd, const std::string& opened_path);
 
-// True when the descriptor lives on a network filesystem, whose identity and ACL answers
-// we do not trust.
+// True on a network filesystem, whose identity and ACL answers we do not trust.
 Result<bool> is_network_fs(int fd);
 
-// Bytes for temporary names: uniqueness matters (O_EXCL guards against collisions).
+// Bytes for temporary names (O_EXCL guards against collisions).
 std::uint64_t random_u64() noexcept;
-
-// "linux" or "darwin".
-const char* platform_name() noexcept;
+const char* platform_name() noexcept;  // "linux" or "darwin"
 
 }  // namespace gjc::os

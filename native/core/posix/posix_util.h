@@ -6,24 +6,40 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "../platform.h"
 #include "../result.h"
 
 namespace gjc::posix {
 
+// Flags on every descriptor we open by name: close-on-exec from birth, and never follow a
+// final link.
+constexpr int kBaseOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
+
 // Maps an errno from a call on a managed path to its reason code. Callers that know a
 // more specific meaning for an errno (ENOTDIR after an O_DIRECTORY open) decide first.
 Failure errno_failure(int error, const char* syscall);
 
-// fstat with EINTR retry, as a Result.
 Result<struct stat> fstat_of(int fd);
 
-// Explains a failed O_NOFOLLOW|O_DIRECTORY open of `name` (relative to `parent`, or a path
-// with AT_FDCWD): both a link and a non-directory give ENOTDIR or ELOOP, so the entry is
-// looked at without following it to tell symlink_refused from not_directory. Any other
-// errno is mapped as errno_failure does, naming `syscall`.
+// What check_stat asks of the permission bits: exactly 0700 / 0600 (owner-only), no write
+// for group or other (a legacy source), or nothing (an object about to be repaired).
+enum class ModeRule { exact, no_foreign_write, any };
+
+// Type, owner == the effective user, mode as `rule` says and, for a file, exactly one link:
+// everything but the ACL gate, in that order.
+Status check_stat(const struct stat& st, bool directory, ModeRule rule);
+
+// check_stat on the fstat of an open descriptor.
+Status check_fd(int fd, bool directory, ModeRule rule);
+
+// `name` of `dir` must still lead to the inode open as `fd` (identity_mismatch otherwise).
+Status check_same_entry(int dir, const char* name, int fd);
+
+// Explains a failed O_NOFOLLOW|O_DIRECTORY open of `name` below `parent`: a link and a
+// non-directory both give ENOTDIR or ELOOP, so the entry is looked at without following it
+// to tell symlink_refused from not_directory. Any other errno is mapped by errno_failure.
 Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
 
 // Opens the canonical absolute directory `real` from "/" one component at a time without
@@ -31,19 +47,15 @@ Failure explain_dir_open_failure(int parent, const char* name, int error, const 
 // user could replace. With `for_writes` the result is readable, so it can be synced.
 Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes);
 
-// Converts a struct stat to the platform-neutral StatInfo.
-StatInfo stat_info_of(const struct stat& st);
+// The entries of `dir` (not "." or ".."), as the OS spells them, read from a fresh open file
+// description so the held descriptor's position is never moved.
+Result<std::vector<DirEntry>> read_entries(int dir);
 
-// The entry type a mode describes.
-EntryType entry_type_of(mode_t mode);
+StatInfo stat_info_of(const struct stat& st);
 
 // The no-replace fallback where the OS or file system has no exclusive rename: linkat
 // (which itself refuses an existing `to`: already_exists), then unlinkat of `from`. Any
 // other linkat answer fails closed; it never falls back to check-then-rename.
 Status link_then_unlink(int dirfd, const char* from, const char* to);
-
-// Flags on every descriptor we open by name: close-on-exec from birth, and
-// never follow a final link.
-constexpr int kBaseOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
 
 }  // namespace gjc::posix

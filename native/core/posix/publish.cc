@@ -1,6 +1,5 @@
 // No-replace publication and atomic replacement of files in a held directory.
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,20 +13,6 @@
 
 namespace gjc {
 namespace {
-
-// The name `name` must now lead to exactly the inode we wrote.
-Status check_published(int dir, const std::string& name, int fd) {
-  struct stat named {};
-  if (retry_eintr([&] { return ::fstatat(dir, name.c_str(), &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
-    return posix::errno_failure(errno, "fstatat");
-  }
-  auto held = posix::fstat_of(fd);
-  if (!held.ok()) return held.failure();
-  if (named.st_dev != held.value().st_dev || named.st_ino != held.value().st_ino) {
-    return fail(Code::identity_mismatch, 0, "fstatat");
-  }
-  return success();
-}
 
 Status write_and_publish(int dir, const std::string& tmp, const std::string& name,
                          const void* data, std::size_t length, bool no_replace) {
@@ -49,7 +34,8 @@ Status write_and_publish(int dir, const std::string& tmp, const std::string& nam
   } else if (retry_eintr([&] { return ::renameat(dir, tmp.c_str(), dir, name.c_str()); }) != 0) {
     return posix::errno_failure(errno, "renameat");
   }
-  auto same = check_published(dir, name, fd);
+  // The name must now lead to exactly the inode we wrote.
+  auto same = posix::check_same_entry(dir, name.c_str(), fd);
   if (!same.ok()) return same;
   return os::full_sync(dir);
 }

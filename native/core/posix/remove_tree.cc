@@ -2,16 +2,11 @@
 // relative to its parent's descriptor and verified before anything in it is removed, and
 // every other entry is unlinked as itself, so a link planted or swapped into the tree is
 // removed as a link and nothing it points to is ever touched.
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "../eintr.h"
 #include "../names.h"
@@ -20,10 +15,6 @@
 
 namespace gjc {
 namespace {
-
-struct DirCloser {
-  void operator()(DIR* dir) const noexcept { ::closedir(dir); }
-};
 
 // Rounds of listing and removing one directory before giving up on entries that keep
 // appearing (somebody else is writing into it).
@@ -34,27 +25,6 @@ struct Budget {
   std::size_t max_entries;
   std::size_t met = 0;
 };
-
-// The raw names in `dir` (not "." or ".."), read from a fresh open file description of it:
-// names are removed as the OS spells them, whatever their encoding.
-Result<std::vector<std::string>> names_in(int dir) {
-  OwnedHandle own(retry_eintr([&] { return ::openat(dir, ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
-  if (!own.valid()) return posix::errno_failure(errno, "openat");
-  std::unique_ptr<DIR, DirCloser> stream(::fdopendir(own.get()));
-  if (!stream) return posix::errno_failure(errno, "fdopendir");
-  own.release();  // now owned by the DIR stream
-  std::vector<std::string> names;
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(stream.get());
-    if (entry == nullptr) {
-      if (errno != 0) return posix::errno_failure(errno, "readdir");
-      return names;
-    }
-    if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
-    names.emplace_back(entry->d_name);
-  }
-}
 
 // Opens directory `name` below `parent` no-follow and verifies it owner-only.
 Result<OwnedHandle> open_verified_dir(int parent, const char* name) {
@@ -71,15 +41,8 @@ Status empty_dir(int dir, std::uint32_t depth, Budget& budget);
 // directory `held` (swapped for another object, identity_mismatch); rmdir never follows a
 // link and refuses a directory that is not empty.
 Status remove_emptied(int dir, const char* name, int held) {
-  auto st = posix::fstat_of(held);
-  if (!st.ok()) return st.failure();
-  struct stat named {};
-  if (retry_eintr([&] { return ::fstatat(dir, name, &named, AT_SYMLINK_NOFOLLOW); }) != 0) {
-    return posix::errno_failure(errno, "fstatat");
-  }
-  if (named.st_dev != st.value().st_dev || named.st_ino != st.value().st_ino) {
-    return fail(Code::identity_mismatch, 0, "fstatat");
-  }
+  auto same = posix::check_same_entry(dir, name, held);
+  if (!same.ok()) return same;
   if (retry_eintr([&] { return ::unlinkat(dir, name, AT_REMOVEDIR); }) != 0) {
     return posix::errno_failure(errno, "unlinkat");
   }
@@ -118,15 +81,15 @@ Status remove_entry(int dir, const std::string& name, std::uint32_t depth, Budge
 
 Status empty_dir(int dir, std::uint32_t depth, Budget& budget) {
   for (int pass = 0; pass < kPasses; ++pass) {
-    auto names = names_in(dir);
-    if (!names.ok()) return names.failure();
-    if (names.value().empty()) return success();
-    for (const std::string& name : names.value()) {
-      auto removed = remove_entry(dir, name, depth, budget);
+    auto entries = posix::read_entries(dir);
+    if (!entries.ok()) return entries.failure();
+    if (entries.value().empty()) return success();
+    for (const DirEntry& entry : entries.value()) {
+      auto removed = remove_entry(dir, entry.name, depth, budget);
       if (!removed.ok()) return removed;
     }
   }
-  auto left = names_in(dir);
+  auto left = posix::read_entries(dir);
   if (!left.ok()) return left.failure();
   return left.value().empty() ? success() : fail(Code::io_error, ENOTEMPTY, "unlinkat");
 }

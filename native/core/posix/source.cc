@@ -2,8 +2,6 @@
 // looser permissions (0755 directories, 0644 files), read by descriptor without following
 // a link, and accepted only when nobody but their owner, the effective user, can change them.
 #include <fcntl.h>
-#include <limits.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -18,29 +16,6 @@
 #include "posix_util.h"
 
 namespace gjc {
-namespace {
-
-// Write permission for group or other: somebody else could change the source.
-constexpr mode_t kForeignWrite = S_IWGRP | S_IWOTH;
-
-Status check_source(int fd, bool directory) {
-  auto st = posix::fstat_of(fd);
-  if (!st.ok()) return st.failure();
-  const struct stat& s = st.value();
-  if (directory ? !S_ISDIR(s.st_mode) : !S_ISREG(s.st_mode)) {
-    return fail(directory ? Code::not_directory : Code::not_regular_file, 0, "fstat");
-  }
-  if (s.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
-  if ((s.st_mode & kForeignWrite) != 0) return fail(Code::mode_mismatch, 0, "fstat");
-  if (!directory && s.st_nlink != 1) {
-    return fail(s.st_nlink == 0 ? Code::identity_mismatch : Code::hardlink_refused, 0, "fstat");
-  }
-  auto acl = os::acl_check(fd, directory);
-  if (!acl.ok()) return acl.failure();
-  return success();
-}
-
-}  // namespace
 
 Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
@@ -62,8 +37,10 @@ Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool
     if (directory) return posix::explain_dir_open_failure(parent, n.c_str(), errno, "openat");
     return posix::errno_failure(errno, "openat");
   }
-  auto checked = check_source(fd.get(), directory);
+  auto checked = posix::check_fd(fd.get(), directory, posix::ModeRule::no_foreign_write);
   if (!checked.ok()) return checked.failure();
+  auto acl = os::acl_check(fd.get(), directory);
+  if (!acl.ok()) return acl.failure();
   return fd;
 }
 

@@ -2,10 +2,10 @@
 // below a held directory, never following a link, and check every object on the very
 // descriptor that will be used.
 #include <fcntl.h>
-#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <memory>
@@ -27,43 +27,17 @@ namespace {
 constexpr mode_t kDirMode = 0700;
 constexpr mode_t kFileMode = 0600;
 
-// Type, owner (`euid`), exact mode and link count: everything but the ACL gate.
-Status check_stat(const struct stat& st, bool directory, uid_t euid) {
-  if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
-    if (S_ISLNK(st.st_mode)) return fail(Code::symlink_refused, 0, "fstat");
-    return fail(directory ? Code::not_directory : Code::not_regular_file, 0, "fstat");
-  }
-  if (st.st_uid != euid) return fail(Code::owner_mismatch, 0, "fstat");
-  if ((st.st_mode & 07777) != (directory ? kDirMode : kFileMode)) {
-    return fail(Code::mode_mismatch, 0, "fstat");
-  }
-  if (!directory && st.st_nlink != 1) {
-    // Zero links means the file was removed while we held it: it is no longer the object
-    // the name leads to.
-    return fail(st.st_nlink == 0 ? Code::identity_mismatch : Code::hardlink_refused, 0, "fstat");
-  }
-  return success();
-}
-
 // The owner-only verdict on open descriptor `fd`: type, owner, mode, links, then the ACL gate.
 Result<VerifyEvidence> verify(int fd, bool directory) {
-  auto st = posix::fstat_of(fd);
-  if (!st.ok()) return st.failure();
-  auto checked = check_stat(st.value(), directory, ::geteuid());
+  auto checked = posix::check_fd(fd, directory, posix::ModeRule::exact);
   if (!checked.ok()) return checked.failure();
   return os::acl_check(fd, directory);
 }
 
 // Owner-only apply on an object we already own: refuses anything that is not ours.
 Result<VerifyEvidence> repair(int fd, bool directory) {
-  auto st = posix::fstat_of(fd);
-  if (!st.ok()) return st.failure();
-  const struct stat& s = st.value();
-  if (directory ? !S_ISDIR(s.st_mode) : !S_ISREG(s.st_mode)) {
-    return check_stat(s, directory, ::geteuid()).failure();
-  }
-  if (s.st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
-  if (!directory && s.st_nlink != 1) return check_stat(s, directory, ::geteuid()).failure();
+  auto owned = posix::check_fd(fd, directory, posix::ModeRule::any);
+  if (!owned.ok()) return owned.failure();
   auto stripped = os::acl_strip(fd, directory);
   if (!stripped.ok()) return stripped.failure();
   if (retry_eintr([&] { return ::fchmod(fd, directory ? kDirMode : kFileMode); }) != 0) {
@@ -72,22 +46,19 @@ Result<VerifyEvidence> repair(int fd, bool directory) {
   return verify(fd, directory);
 }
 
-// An object this process just created: usually owner-only already (the create mode is
-// exact and the umask can only clear bits), so check first and change it only when the
-// umask or an inherited default ACL made it deviate. Saves the ACL removal and the chmod,
-// an inode update each, on every create.
+// An object this process just created is usually owner-only already (the umask can only
+// clear bits), so it is changed only when the umask or an inherited default ACL made it
+// deviate: that saves an ACL removal and a chmod on every create.
 Result<VerifyEvidence> settle_created(int fd, bool directory) {
   auto checked = verify(fd, directory);
   if (checked.ok()) return checked;
   return repair(fd, directory);
 }
 
-// The DirPolicy::owned check: a directory of the effective user, whatever its mode and ACLs.
+// DirPolicy::owned: a directory of the effective user, whatever its mode and ACLs.
 Result<VerifyEvidence> check_owned_dir(int fd) {
-  auto st = posix::fstat_of(fd);
-  if (!st.ok()) return st.failure();
-  if (!S_ISDIR(st.value().st_mode)) return check_stat(st.value(), true, ::geteuid()).failure();
-  if (st.value().st_uid != ::geteuid()) return fail(Code::owner_mismatch, 0, "fstat");
+  auto owned = posix::check_fd(fd, true, posix::ModeRule::any);
+  if (!owned.ok()) return owned.failure();
   return VerifyEvidence{};
 }
 
@@ -115,11 +86,6 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, const Dir
   return fd;
 }
 
-int file_access_flags(const FileOpenOptions& options) {
-  if (options.append) return O_RDWR | O_APPEND;
-  return options.write ? O_RDWR : O_RDONLY;
-}
-
 }  // namespace
 
 Result<VerifyEvidence> verify_directory(NativeHandle dir) { return verify(dir, true); }
@@ -135,7 +101,8 @@ Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const D
 Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
-  const int flags = file_access_flags(options) | posix::kBaseOpenFlags;
+  const int access = options.append ? O_RDWR | O_APPEND : options.write ? O_RDWR : O_RDONLY;
+  const int flags = access | posix::kBaseOpenFlags;
   OwnedHandle fd;
   bool created = false;
   if (options.create != CreateMode::none && !options.repair) {
@@ -156,15 +123,14 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const 
     }
     return fd;
   }
-  if ((flags & O_ACCMODE) != O_RDONLY) {
+  if (access != O_RDONLY) {
     // Opening for writing is already a use of the object (it wakes watchers; a device may
-    // act on open), so an existing entry that is visibly not a regular file of ours is
-    // refused before it is opened. The checks on the opened descriptor below stay the
-    // authority; this only keeps another user's object from being opened for writing.
+    // act on open), so an entry that is visibly not a regular file of ours is refused
+    // first. The checks on the opened descriptor below stay the authority.
     struct stat pre {};
     if (retry_eintr([&] { return ::fstatat(parent, n.c_str(), &pre, AT_SYMLINK_NOFOLLOW); }) == 0 &&
         (!S_ISREG(pre.st_mode) || pre.st_uid != ::geteuid())) {
-      return check_stat(pre, false, ::geteuid()).failure();
+      return posix::check_stat(pre, false, posix::ModeRule::exact).failure();
     }
   }
   // O_NONBLOCK so that a FIFO or device cannot hold the open; cleared once the type is known.
@@ -180,9 +146,9 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const 
 
 namespace {
 
-// Flags of a descriptor that only leads on to the next component and is fstat()ed: it
-// needs no read permission (an ancestor such as a 0711 home stays passable) where the
-// platform has such an open, and nothing is read, ACL-checked or synced through it.
+// A descriptor that only leads on to the next component and is fstat()ed needs no read
+// permission (an ancestor such as a 0711 home stays passable) where the platform has such
+// an open; nothing is read, ACL-checked or synced through it.
 #if defined(O_PATH)
 constexpr int kAncestorAccess = O_PATH;
 #elif defined(O_SEARCH)
@@ -193,22 +159,17 @@ constexpr int kAncestorAccess = O_RDONLY;
 
 // Whether a directory above a trusted root keeps its entries out of other users' reach, as
 // ssh's StrictModes and sudo's secure path require: owned by root or `euid`, and writable
-// by neither group nor others unless sticky (then nobody else can rename or remove an entry
-// they do not own, and every entry on the way is checked to be root's or ours). With a POSIX
-// ACL the group bits are the mask, an upper bound on every named entry, so an ACL granting
-// someone else write shows up here as group-writable.
+// by neither group nor others unless sticky. With a POSIX ACL the group bits are the mask,
+// an upper bound on every named entry, so an ACL granting someone else write shows here.
 bool ancestor_is_safe(const struct stat& st, uid_t euid) {
   if (st.st_uid != 0 && st.st_uid != euid) return false;
   return (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0;
 }
 
-// Opens the canonical absolute directory `real` one component at a time from "/", never
-// following a link, and checks each directory with ancestor_is_safe on the descriptor that
-// leads to the next one: the chain that is checked is the chain that is opened. A component
-// replaced by a link after realpath resolved it is symlink_refused. With `for_writes` the
-// result is reopened for reading so that creating below it can sync it.
 }  // namespace
 
+// Each directory is checked on the descriptor that leads to the next one: the chain that is
+// checked is the chain that is opened.
 Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for_writes) {
   const uid_t euid = ::geteuid();
   const int flags = kAncestorAccess | O_DIRECTORY | posix::kBaseOpenFlags;
@@ -249,17 +210,14 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
   for (std::size_t start = 1; start <= absolute_path.size();) {
     const std::size_t end = std::min(absolute_path.find('/', start), absolute_path.size());
     if (end > start) parts.emplace_back(absolute_path.substr(start, end - start));
+    if (end > start && !is_valid_name(parts.back())) return fail(Code::invalid_name);
     start = end + 1;
-  }
-  for (const auto& part : parts) {
-    if (!is_valid_name(part)) return fail(Code::invalid_name);
   }
   if (parts.empty()) return fail(Code::invalid_argument);
 
   // Links in the ancestors are resolved once, as the user gave them: the deepest existing
-  // ancestor is canonicalised, that canonical chain is walked down from "/" by descriptor
-  // and every directory on it must be safe (open_safe_ancestors), then the rest is walked
-  // (and, with `create`, made) one owner-only component at a time.
+  // ancestor is canonicalised, that chain is opened from "/" by open_safe_ancestors, then
+  // the rest is walked (and, with `create`, made) one owner-only component at a time.
   std::size_t existing = parts.size() - 1;
   std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
   for (;;) {
@@ -269,8 +227,7 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
     real.reset(::realpath(prefix.c_str(), nullptr));
     if (real) break;
     if (errno != ENOENT) return posix::errno_failure(errno, "realpath");
-    if (!create) return fail(Code::not_found, ENOENT, "realpath");
-    if (existing == 0) return fail(Code::not_found, ENOENT, "realpath");
+    if (!create || existing == 0) return fail(Code::not_found, ENOENT, "realpath");
     --existing;
   }
   auto ancestors = posix::open_safe_ancestors(real.get(), create);

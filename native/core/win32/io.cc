@@ -14,26 +14,15 @@ namespace {
 // ReadFile/WriteFile take a DWORD count; larger requests go in pieces of this size.
 constexpr std::size_t kMaxChunk = 1u << 30;
 
-OVERLAPPED at_offset(std::uint64_t offset) {
-  OVERLAPPED ov{};
-  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
-  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
-  return ov;
-}
-
 // Writes every byte, in DWORD-sized pieces. `at_end` places each piece at the end of the
 // file as the file system sees it at that moment (offset 0xFFFFFFFF:0xFFFFFFFF), like
-// O_APPEND; otherwise piece k goes to offset + what was written before it.
+// O_APPEND.
 Result<std::size_t> write_all(HANDLE file, const void* data, std::size_t length, std::uint64_t offset,
                               bool at_end) {
   const auto* bytes = static_cast<const unsigned char*>(data);
   std::size_t done = 0;
   while (done < length) {
-    OVERLAPPED ov = at_offset(offset + done);
-    if (at_end) {
-      ov.Offset = 0xFFFFFFFFu;
-      ov.OffsetHigh = 0xFFFFFFFFu;
-    }
+    OVERLAPPED ov = win::overlapped_at(at_end ? ~std::uint64_t{0} : offset + done);
     DWORD wrote = 0;
     const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
     if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
@@ -90,12 +79,9 @@ Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
 }
 
 Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto wide = win::to_wide(name, Code::invalid_name);
+  auto wide = win::wide_name(name);
   if (!wide.ok()) return wide.failure();
-  win::RelativeOpen how;
-  how.access = FILE_READ_ATTRIBUTES;
-  auto opened = win::open_relative(dir, wide.value(), how);
+  auto opened = win::open_relative(dir, wide.value(), {FILE_READ_ATTRIBUTES});
   if (!opened.ok()) return opened.failure();
   return win::stat_of(opened.value().get());
 }
@@ -104,7 +90,7 @@ Result<StatInfo> stat_handle(NativeHandle handle) { return win::stat_of(handle);
 
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
                             std::uint64_t offset) {
-  OVERLAPPED ov = at_offset(offset);
+  OVERLAPPED ov = win::overlapped_at(offset);
   DWORD got = 0;
   const DWORD want = static_cast<DWORD>(std::min(length, kMaxChunk));
   if (!::ReadFile(file, buffer, want, &got, &ov)) {
@@ -141,24 +127,20 @@ Status sync_handle(NativeHandle handle) {
 }
 
 Status unlink_file(NativeHandle dir, std::string_view name) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto wide = win::to_wide(name, Code::invalid_name);
+  auto wide = win::wide_name(name);
   if (!wide.ok()) return wide.failure();
   // FILE_NON_DIRECTORY_FILE turns a directory into not_regular_file; a reparse point is
   // opened (and removed) as itself, like unlinkat on a symlink.
-  win::RelativeOpen how;
-  how.access = DELETE | FILE_READ_ATTRIBUTES;
-  how.options = FILE_NON_DIRECTORY_FILE;
-  auto opened = win::open_relative(dir, wide.value(), how);
+  auto opened = win::open_relative(dir, wide.value(),
+                                   {DELETE | FILE_READ_ATTRIBUTES, win::kShareAll, FILE_OPEN, FILE_NON_DIRECTORY_FILE});
   if (!opened.ok()) return opened.failure();
   return win::delete_handle(opened.value().get());
 }
 
 Status set_file_times(NativeHandle file, std::int64_t atime_ns, std::int64_t mtime_ns) {
-  // 100 ns ticks since 1601; zero would mean "leave unchanged", so it is out of range too.
-  constexpr std::int64_t kEpochTicks = 116444736000000000LL;
-  const std::int64_t atime = atime_ns / 100 + kEpochTicks;
-  const std::int64_t mtime = mtime_ns / 100 + kEpochTicks;
+  // Zero would mean "leave unchanged", so it is out of range too.
+  const std::int64_t atime = atime_ns / 100 + win::kTicksFrom1601To1970;
+  const std::int64_t mtime = mtime_ns / 100 + win::kTicksFrom1601To1970;
   if (atime <= 0 || mtime <= 0) return fail(Code::invalid_argument, EINVAL);
   // The held handle has no FILE_WRITE_ATTRIBUTES: a second one to the same object gets it.
   auto writer = win::reopen(file, FILE_WRITE_ATTRIBUTES, false);

@@ -15,13 +15,6 @@ namespace {
 // of a file is allowed, and the lock goes when the holder's handle does (or it dies).
 constexpr std::uint64_t kLockOffset = 0x4000000000000000ULL;
 
-OVERLAPPED lock_position() {
-  OVERLAPPED ov{};
-  ov.Offset = static_cast<DWORD>(kLockOffset & 0xFFFFFFFFu);
-  ov.OffsetHigh = static_cast<DWORD>(kLockOffset >> 32);
-  return ov;
-}
-
 Status truncate_to_zero(HANDLE file) {
   FILE_END_OF_FILE_INFO end{};
   if (!::SetFileInformationByHandle(file, FileEndOfFileInfo, &end, sizeof end)) {
@@ -51,7 +44,7 @@ Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void
   auto file = open_file(dir, name, options);
   if (!file.ok()) return file.failure();
   HANDLE h = file.value().get();
-  OVERLAPPED ov = lock_position();
+  OVERLAPPED ov = win::overlapped_at(kLockOffset);
   if (!::LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
     const DWORD error = ::GetLastError();
     if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) {
@@ -70,7 +63,7 @@ Status unlock(NativeHandle lock) {
   // Empty first, so a reader never sees a record of a holder that has let go.
   auto emptied = truncate_to_zero(lock);
   if (!emptied.ok()) return emptied;
-  OVERLAPPED ov = lock_position();
+  OVERLAPPED ov = win::overlapped_at(kLockOffset);
   if (!::UnlockFileEx(lock, 0, 1, 0, &ov)) return win::win32_failure(::GetLastError(), "UnlockFileEx");
   return success();
 }
@@ -82,34 +75,28 @@ Result<DirectoryIdentity> directory_identity(const std::string& path) {
   if (!parsed.ok()) return parsed.failure();
   const std::wstring full = win::join_prefix(parsed.value(), parsed.value().components.size());
   // Links are followed on purpose: an identity names the directory a path leads to.
-  OwnedHandle dir(::CreateFileW(full.c_str(), FILE_READ_ATTRIBUTES | SYNCHRONIZE,
-                                FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                                OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
-  if (!dir.valid()) {
-    const Failure failure = win::win32_failure(::GetLastError(), "CreateFileW");
+  auto dir = win::open_path(full, FILE_READ_ATTRIBUTES | SYNCHRONIZE);
+  if (!dir.ok()) {
+    const Failure& failure = dir.failure();
     if (failure.code == Code::not_found || failure.code == Code::not_directory) return failure;
     return fail(Code::io_error, failure.sys_errno, failure.syscall);
   }
-  auto facts = win::facts_of(dir.get());
-  if (!facts.ok()) return facts.failure();
-  if (!facts.value().directory) return fail(Code::not_directory, ENOTDIR, "CreateFileW");
-  auto local = win::refuse_network_handle(dir.get());
+  const HANDLE h = dir.value().get();
+  auto local = win::check_local_dir(h);
   if (!local.ok()) return local.failure();
   // The GUID form names the volume itself, so drive letters, subst drives, mount points
   // and junctions that reach one directory all give one canonical path.
-  auto guid_path = win::final_path(dir.get(), VOLUME_NAME_GUID);
+  auto guid_path = win::final_path(h, VOLUME_NAME_GUID);
   if (!guid_path.ok()) return fail(Code::identity_unavailable, guid_path.failure().sys_errno, guid_path.failure().syscall);
   auto canonical = win::to_utf8(guid_path.value().data(), guid_path.value().size());
   if (!canonical.ok()) return canonical.failure();
-  FILE_ID_INFO id{};
-  if (!::GetFileInformationByHandleEx(dir.get(), FileIdInfo, &id, sizeof id)) {
-    return fail(Code::identity_unavailable, win::errno_of(::GetLastError()), "GetFileInformationByHandleEx");
-  }
+  auto id = win::file_id_of(h);
+  if (!id.ok()) return fail(Code::identity_unavailable, id.failure().sys_errno, id.failure().syscall);
   DirectoryIdentity identity;
   identity.platform = "win32";
   identity.canonical_path = std::move(canonical).value();
-  identity.dev = std::to_string(static_cast<unsigned long long>(id.VolumeSerialNumber));
-  identity.ino = hex_file_id(id.FileId);
+  identity.dev = std::to_string(static_cast<unsigned long long>(id.value().VolumeSerialNumber));
+  identity.ino = hex_file_id(id.value().FileId);
   return identity;
 }
 

@@ -104,7 +104,10 @@ std::wstring join_prefix(const LocalPath& path, std::size_t count) {
   return joined;
 }
 
-Status refuse_network_handle(HANDLE handle) {
+Status check_local_dir(HANDLE handle) {
+  auto facts = facts_of(handle);
+  if (!facts.ok()) return facts.failure();
+  if (!facts.value().directory) return fail(Code::not_directory, ENOTDIR, "CreateFileW");
   auto dos = final_path(handle, VOLUME_NAME_DOS);
   if (dos.ok()) {
     const std::wstring& p = dos.value();

@@ -27,8 +27,9 @@ Result<LocalPath> parse_local_path(const std::string& utf8_path);
 // bypasses Win32 name rewriting (trailing dots, MAX_PATH).
 std::wstring join_prefix(const LocalPath& path, std::size_t count);
 
-// network_unsupported when the open handle lives on a network volume: the DOS form of its
-// final path is \\?\UNC\..., or its volume root is a remote drive.
-Status refuse_network_handle(HANDLE handle);
+// not_directory unless `handle` is a directory; network_unsupported when it lives on a
+// network volume (the DOS form of its final path is \\?\UNC\..., or its volume root is a
+// remote drive).
+Status check_local_dir(HANDLE handle);
 
 }  // namespace gjc::win

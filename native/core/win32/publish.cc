@@ -26,23 +26,13 @@ std::uint64_t random_u64() {
   return value;
 }
 
-Result<FILE_ID_INFO> file_id_of(HANDLE handle) {
-  FILE_ID_INFO id{};
-  if (!::GetFileInformationByHandleEx(handle, FileIdInfo, &id, sizeof id)) {
-    return win::win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
-  return id;
-}
-
 // The name `name` must now lead to exactly the file we wrote.
 Status check_published(HANDLE dir, const std::wstring& name, HANDLE written) {
-  win::RelativeOpen how;
-  how.access = FILE_READ_ATTRIBUTES;
-  auto named = win::open_relative(dir, name, how);
+  auto named = win::open_relative(dir, name, {FILE_READ_ATTRIBUTES});
   if (!named.ok()) return named.failure();
-  auto a = file_id_of(named.value().get());
+  auto a = win::file_id_of(named.value().get());
   if (!a.ok()) return a.failure();
-  auto b = file_id_of(written);
+  auto b = win::file_id_of(written);
   if (!b.ok()) return b.failure();
   // Both names are in `dir`, so both objects are on its volume and the FileId alone decides.
   // (Comparing serials would also trip over wine, whose handles report serial 0 once the
@@ -71,14 +61,11 @@ Status write_and_publish(HANDLE dir, HANDLE file, const std::wstring& name, cons
 }  // namespace
 
 Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_view to) {
-  if (!is_valid_name(from) || !is_valid_name(to)) return fail(Code::invalid_name);
-  auto source = win::to_wide(from, Code::invalid_name);
+  auto source = win::wide_name(from);
   if (!source.ok()) return source.failure();
-  auto target = win::to_wide(to, Code::invalid_name);
+  auto target = win::wide_name(to);
   if (!target.ok()) return target.failure();
-  win::RelativeOpen how;
-  how.access = DELETE | FILE_READ_ATTRIBUTES;
-  auto moving = win::open_relative(dir, source.value(), how);
+  auto moving = win::open_relative(dir, source.value(), {DELETE | FILE_READ_ATTRIBUTES});
   if (!moving.ok()) return moving.failure();
   // The held directory needs no sync on Windows (see sync_handle).
   return win::rename_handle(moving.value().get(), dir, target.value(), false);
@@ -86,8 +73,7 @@ Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_v
 
 Status write_file_atomic(NativeHandle dir, std::string_view name, const void* data,
                          std::size_t length, bool no_replace) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto target = win::to_wide(name, Code::invalid_name);
+  auto target = win::wide_name(name);
   if (!target.ok()) return target.failure();
   FileOpenOptions options;
   options.write = true;

@@ -28,9 +28,7 @@ struct Budget {
 Result<OwnedHandle> open_for_delete(HANDLE parent, std::string_view name) {
   auto wide = win::to_wide(name, Code::invalid_name);
   if (!wide.ok()) return wide.failure();
-  win::RelativeOpen how;
-  how.access = DELETE | FILE_READ_ATTRIBUTES | READ_CONTROL;
-  return win::open_relative(parent, wide.value(), how);
+  return win::open_relative(parent, wide.value(), {DELETE | FILE_READ_ATTRIBUTES | READ_CONTROL});
 }
 
 Status empty_dir(HANDLE dir, std::uint32_t depth, Budget& budget);

@@ -46,29 +46,6 @@ bool same_sid(PSID a, const std::vector<unsigned char>& b) {
          ::EqualSid(a, const_cast<unsigned char*>(b.data())) != FALSE;
 }
 
-Status check_dacl(const StoredSecurity& stored, const std::vector<unsigned char>& user) {
-  return check_owner_only_dacl(stored.dacl, stored.control, user);
-}
-
-// The type part of the policy, from the handle's own attributes.
-Status check_type(const HandleFacts& facts, bool directory) {
-  const char* call = "GetFileInformationByHandleEx";
-  if (facts.reparse_point) return fail(Code::symlink_refused, ELOOP, call);
-  if (directory && !facts.directory) return fail(Code::not_directory, ENOTDIR, call);
-  if (!directory && (facts.directory || !facts.disk_file)) {
-    return fail(Code::not_regular_file, facts.directory ? EISDIR : 0, call);
-  }
-  return success();
-}
-
-Status check_links(const HandleFacts& facts, bool directory) {
-  if (directory || facts.links == 1) return success();
-  // Zero links: the file was deleted while we held it, so it is no longer what the name
-  // leads to.
-  return fail(facts.links == 0 ? Code::identity_mismatch : Code::hardlink_refused, 0,
-              "GetFileInformationByHandleEx");
-}
-
 // Everything but the DACL: type, owner and links, in the order POSIX checks them. The
 // user and the stored security come back for the DACL step that follows.
 struct OwnedObject {
@@ -79,29 +56,31 @@ struct OwnedObject {
 Result<OwnedObject> check_owned(HANDLE handle, bool directory) {
   auto facts = facts_of(handle);
   if (!facts.ok()) return facts.failure();
-  auto typed = check_type(facts.value(), directory);
-  if (!typed.ok()) return typed.failure();
+  const HandleFacts& f = facts.value();
+  const char* call = "GetFileInformationByHandleEx";
+  if (f.reparse_point) return fail(Code::symlink_refused, ELOOP, call);
+  if (directory && !f.directory) return fail(Code::not_directory, ENOTDIR, call);
+  if (!directory && (f.directory || f.file_type != FILE_TYPE_DISK)) {
+    return fail(Code::not_regular_file, f.directory ? EISDIR : 0, call);
+  }
   auto user = current_user_sid();
   if (!user.ok()) return user.failure();
   auto stored = read_security(handle);
   if (!stored.ok()) return stored.failure();
-  if (!same_sid(stored.value().owner, user.value())) {
-    return fail(Code::owner_mismatch, 0, "GetSecurityInfo");
-  }
-  auto linked = check_links(facts.value(), directory);
-  if (!linked.ok()) return linked.failure();
+  if (!same_sid(stored.value().owner, user.value())) return fail(Code::owner_mismatch, 0, "GetSecurityInfo");
+  // Zero links: the file was deleted while we held it, so it is no longer what the name
+  // leads to.
+  if (!directory && f.links != 1) return fail(f.links == 0 ? Code::identity_mismatch : Code::hardlink_refused, 0, call);
   return OwnedObject{std::move(user).value(), std::move(stored).value()};
 }
 
 Result<VerifyEvidence> verify(HANDLE handle, bool directory) {
   auto owned = check_owned(handle, directory);
   if (!owned.ok()) return owned.failure();
-  auto dacl = check_dacl(owned.value().stored, owned.value().user);
+  const StoredSecurity& stored = owned.value().stored;
+  auto dacl = check_owner_only_dacl(stored.dacl, stored.control, owned.value().user);
   if (!dacl.ok()) return dacl.failure();
-  VerifyEvidence evidence;
-  evidence.access_acl = Evidence::absent;
-  evidence.default_acl = Evidence::not_applicable;
-  return evidence;
+  return VerifyEvidence{};  // access absent, default not_applicable
 }
 
 Result<VerifyEvidence> repair(HANDLE handle, bool directory) {
@@ -127,27 +106,25 @@ Result<VerifyEvidence> repair(HANDLE handle, bool directory) {
 
 }  // namespace
 
-// A missing (NULL) DACL grants everyone everything; an unprotected one takes in whatever
-// inheritable ACEs a parent gains later; any second ACE grants or denies someone else.
 Status check_source(HANDLE handle, bool directory) {
   auto owned = check_owned(handle, directory);
   if (!owned.ok()) return owned.failure();
   return success();
 }
 
+// A missing (NULL) DACL grants everyone everything; an unprotected one takes in whatever
+// inheritable ACEs a parent gains later; any second ACE grants or denies someone else.
 Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
                              const std::vector<unsigned char>& user) {
   const Failure present = fail(Code::acl_present, 0, "GetSecurityInfo", Attribute::access_acl);
-  if ((control & SE_DACL_PRESENT) == 0 || dacl == nullptr) return present;
-  if ((control & SE_DACL_PROTECTED) == 0) return present;
-  if (dacl->AceCount != 1) return present;
-  void* ace = nullptr;
-  if (!::GetAce(dacl, 0, &ace) || ace == nullptr) {
-    return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
+  if ((control & SE_DACL_PRESENT) == 0 || (control & SE_DACL_PROTECTED) == 0 || dacl == nullptr ||
+      dacl->AceCount != 1) {
+    return present;
   }
-  const auto* header = static_cast<const ACE_HEADER*>(ace);
-  if (header->AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
+  void* ace = nullptr;
+  if (!::GetAce(dacl, 0, &ace) || ace == nullptr) return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
   auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
+  if (allowed->Header.AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
   if (!same_sid(reinterpret_cast<PSID>(&allowed->SidStart), user)) return present;
   return success();
 }

@@ -1,5 +1,5 @@
-// The Windows owner-only policy: what a verified object's security looks like, and the
-// security descriptor we create objects with.
+// The Windows owner-only policy: the check of an object's security, and the descriptor we
+// create objects with.
 #pragma once
 
 #include <memory>
@@ -19,14 +19,13 @@ struct OwnerOnlySecurity {
 };
 Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory);
 
-// The DACL half of owner-only, on its own so it can be checked against descriptors built
-// in memory: present, protected (SE_DACL_PROTECTED in `control`), exactly one ACE, and that
-// ACE is ACCESS_ALLOWED for `user`. Anything else is acl_present.
+// The DACL half of owner-only (testable on descriptors built in memory): present, protected,
+// exactly one ACE, and that ACE is ACCESS_ALLOWED for `user`. Anything else is acl_present.
 Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
                              const std::vector<unsigned char>& user);
 
-// The legacy-source check (platform.h open_source) on an open handle: type, owner SID ==
-// the effective user, and for a file one link. The DACL is not required to be owner-only.
+// The legacy-source check (platform.h open_source): type, owner SID == the effective user,
+// and for a file one link; the DACL need not be owner-only.
 Status check_source(HANDLE handle, bool directory);
 
 // The SID of the effective user: the thread's impersonation token if it has one, else the

@@ -14,70 +14,11 @@
 namespace gjc {
 namespace {
 
-// Removes an object we just created and could not make owner-only.
-void discard_created(HANDLE created, bool directory) {
-  auto deleter = win::reopen(created, DELETE, directory);
-  if (deleter.ok()) win::delete_handle(deleter.value().get());
-}
-
-// Windows has no looser reading of an owned directory: the owner and DACL checks are one
-// verdict there (verify_directory), so DirPolicy::owned verifies in full. There is no
-// directory sync either, so `defer_sync` changes nothing.
-Result<OwnedHandle> open_dir_name(HANDLE parent, const std::wstring& name, DirPolicy policy) {
-  bool created = false;
-  OwnedHandle dir;
-  if (policy == DirPolicy::create) {
-    auto security = win::owner_only_security(true);
-    if (!security.ok()) return security.failure();
-    win::RelativeOpen how;
-    how.access = win::kDirAccess;
-    how.share = win::kDirShare;
-    how.disposition = FILE_CREATE;
-    how.options = FILE_DIRECTORY_FILE;
-    how.security = &security.value()->descriptor;
-    auto made = win::open_relative(parent, name, how);
-    if (made.ok()) {
-      dir = std::move(made).value();
-      created = true;
-    } else if (made.failure().code != Code::already_exists) {
-      return made.failure();
-    }
-  }
-  if (!created) {
-    // No FILE_DIRECTORY_FILE: whatever sits at the name is opened (a reparse point as
-    // itself), so verify can say which of not_directory / symlink_refused it is.
-    win::RelativeOpen how;
-    how.access = win::kDirAccess;
-    how.share = win::kDirShare;
-    auto opened = win::open_relative(parent, name, how);
-    if (!opened.ok()) return opened.failure();
-    dir = std::move(opened).value();
-  }
-  auto checked = created || policy == DirPolicy::repair ? repair_directory(dir.get())
-                                                        : verify_directory(dir.get());
-  if (!checked.ok()) {
-    if (created) discard_created(dir.get(), true);
-    return checked.failure();
-  }
-  return dir;
-}
-
-ACCESS_MASK file_access(const FileOpenOptions& options) {
-  ACCESS_MASK access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | READ_CONTROL;
-  // An append handle gets FILE_APPEND_DATA without FILE_WRITE_DATA: the file system then
-  // puts every write at the end, as O_APPEND does.
-  if (options.append) return access | FILE_APPEND_DATA;
-  if (options.write) return access | FILE_WRITE_DATA | FILE_APPEND_DATA;
-  return access;
-}
-
 // A refused open says nothing about what sits at the name; an attributes-only open (which
 // a stranger's DACL may still allow) lets the type codes win over permission_denied.
 Failure explain_refused_open(HANDLE parent, const std::wstring& name, const Failure& refused) {
   if (refused.code != Code::permission_denied) return refused;
-  win::RelativeOpen how;
-  how.access = FILE_READ_ATTRIBUTES;
-  auto probe = win::open_relative(parent, name, how);
+  auto probe = win::open_relative(parent, name, {FILE_READ_ATTRIBUTES});
   if (!probe.ok()) return refused;
   auto checked = verify_file(probe.value().get());
   if (!checked.ok() && checked.failure().code != Code::owner_mismatch &&
@@ -87,56 +28,89 @@ Failure explain_refused_open(HANDLE parent, const std::wstring& name, const Fail
   return refused;
 }
 
+// What open_checked does at the name: `create` makes it owner-only (an existing one is then
+// opened, unless `exclusive`); `repair` fixes an existing one. A created or repaired object
+// is brought to owner-only by repair_*, everything else verified.
+struct Intent {
+  bool create = false;
+  bool exclusive = false;
+  bool repair = false;
+};
+
+// Opens (or creates) `name` below `parent` with `how` and checks it. The open of an existing
+// entry names no type (FILE_OPEN_REPARSE_POINT opens a reparse point as itself), so the check
+// can say which of not_directory / not_regular_file / symlink_refused it is.
+Result<OwnedHandle> open_checked(HANDLE parent, const std::wstring& name, bool directory, win::RelativeOpen how,
+                                 Intent intent) {
+  OwnedHandle object;
+  bool created = false;
+  if (intent.create) {
+    auto security = win::owner_only_security(directory);
+    if (!security.ok()) return security.failure();
+    win::RelativeOpen make = how;
+    make.disposition = FILE_CREATE;
+    make.options = directory ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
+    make.security = &security.value()->descriptor;
+    auto made = win::open_relative(parent, name, make);
+    if (made.ok()) {
+      object = std::move(made).value();
+      created = true;
+    } else if (made.failure().code != Code::already_exists || intent.exclusive) {
+      return made.failure();
+    }
+  }
+  if (!created) {
+    auto opened = win::open_relative(parent, name, how);
+    if (!opened.ok()) return directory ? opened.failure() : explain_refused_open(parent, name, opened.failure());
+    object = std::move(opened).value();
+  }
+  const bool settle = created || intent.repair;
+  auto checked = directory ? (settle ? repair_directory(object.get()) : verify_directory(object.get()))
+                           : (settle ? repair_file(object.get()) : verify_file(object.get()));
+  if (!checked.ok()) {
+    // An object we just created and could not make owner-only must not stay behind.
+    if (created) {
+      auto deleter = win::reopen(object.get(), DELETE, directory);
+      if (deleter.ok()) win::delete_handle(deleter.value().get());
+    }
+    return checked.failure();
+  }
+  return object;
+}
+
+// Windows has no looser reading of an owned directory: the owner and DACL checks are one
+// verdict there, so DirPolicy::owned verifies in full. There is no directory sync either,
+// so `defer_sync` changes nothing.
+Result<OwnedHandle> open_dir_name(HANDLE parent, const std::wstring& name, DirPolicy policy) {
+  return open_checked(parent, name, true, {win::kDirAccess, win::kDirShare},
+                      {policy == DirPolicy::create, false, policy == DirPolicy::repair});
+}
+
 }  // namespace
 
 Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const DirOpenOptions& options) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto wide = win::to_wide(name, Code::invalid_name);
+  auto wide = win::wide_name(name);
   if (!wide.ok()) return wide.failure();
   return open_dir_name(parent, wide.value(), options.policy);
 }
 
 Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  auto wide = win::to_wide(name, Code::invalid_name);
+  auto wide = win::wide_name(name);
   if (!wide.ok()) return wide.failure();
-  const std::wstring& n = wide.value();
-  OwnedHandle file;
-  bool created = false;
-  if (options.create != CreateMode::none && !options.repair) {
-    auto security = win::owner_only_security(false);
-    if (!security.ok()) return security.failure();
-    win::RelativeOpen how;
-    how.access = file_access(options);
-    how.disposition = FILE_CREATE;
-    how.options = FILE_NON_DIRECTORY_FILE;
-    how.security = &security.value()->descriptor;
-    auto made = win::open_relative(parent, n, how);
-    if (made.ok()) {
-      file = std::move(made).value();
-      created = true;
-    } else if (made.failure().code != Code::already_exists ||
-               options.create == CreateMode::exclusive) {
-      return made.failure();
-    }
+  ACCESS_MASK access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | READ_CONTROL;
+  // An append handle gets FILE_APPEND_DATA without FILE_WRITE_DATA: the file system then
+  // puts every write at the end, as O_APPEND does.
+  if (options.append) {
+    access |= FILE_APPEND_DATA;
+  } else if (options.write) {
+    access |= FILE_WRITE_DATA | FILE_APPEND_DATA;
   }
-  if (!created) {
-    win::RelativeOpen how;
-    how.access = file_access(options);
-    auto opened = win::open_relative(parent, n, how);
-    if (!opened.ok()) return explain_refused_open(parent, n, opened.failure());
-    file = std::move(opened).value();
-  }
-  auto checked = created || options.repair ? repair_file(file.get()) : verify_file(file.get());
-  if (!checked.ok()) {
-    if (created) discard_created(file.get(), false);
-    return checked.failure();
-  }
-  return file;
+  const bool create = options.create != CreateMode::none && !options.repair;
+  return open_checked(parent, wide.value(), false, {access},
+                      {create, options.create == CreateMode::exclusive, options.repair});
 }
 
 Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
-  const bool create = options.policy == DirPolicy::create;
   auto parsed = win::parse_local_path(absolute_path);
   if (!parsed.ok()) return parsed.failure();
   const win::LocalPath& path = parsed.value();
@@ -148,20 +122,17 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
   std::size_t existing = path.components.size() - 1;
   OwnedHandle current;
   for (;;) {
-    const std::wstring prefix = win::join_prefix(path, existing);
-    // bInheritHandle is FALSE (no SECURITY_ATTRIBUTES): never inherited by a child.
-    current.reset(::CreateFileW(prefix.c_str(), win::kDirAccess,
-                                FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
-                                OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
-    if (current.valid()) break;
-    const Failure missing = win::win32_failure(::GetLastError(), "CreateFileW");
-    if (missing.code != Code::not_found || !create || existing == 0) return missing;
+    auto opened = win::open_path(win::join_prefix(path, existing), win::kDirAccess);
+    if (opened.ok()) {
+      current = std::move(opened).value();
+      break;
+    }
+    if (opened.failure().code != Code::not_found || options.policy != DirPolicy::create || existing == 0) {
+      return opened.failure();
+    }
     --existing;
   }
-  auto facts = win::facts_of(current.get());
-  if (!facts.ok()) return facts.failure();
-  if (!facts.value().directory) return fail(Code::not_directory, ENOTDIR, "CreateFileW");
-  auto local = win::refuse_network_handle(current.get());
+  auto local = win::check_local_dir(current.get());
   if (!local.ok()) return local.failure();
   for (std::size_t i = existing; i < path.components.size(); ++i) {
     const DirPolicy policy = i + 1 == path.components.size() ? options.policy : DirPolicy::create;

@@ -3,7 +3,10 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <vector>
+
+#include "../names.h"
 
 namespace gjc {
 
@@ -71,13 +74,9 @@ Fn ntdll_entry(const char* name) {
 }
 
 const NtApi& nt() {
-  static const NtApi api = [] {
-    NtApi a;
-    a.create_file = ntdll_entry<NtCreateFileFn>("NtCreateFile");
-    a.set_information_file = ntdll_entry<NtSetInformationFileFn>("NtSetInformationFile");
-    a.status_to_dos_error = ntdll_entry<RtlNtStatusToDosErrorFn>("RtlNtStatusToDosError");
-    return a;
-  }();
+  static const NtApi api{ntdll_entry<NtCreateFileFn>("NtCreateFile"),
+                         ntdll_entry<NtSetInformationFileFn>("NtSetInformationFile"),
+                         ntdll_entry<RtlNtStatusToDosErrorFn>("RtlNtStatusToDosError")};
   return api;
 }
 
@@ -95,60 +94,43 @@ NTSTATUS set_information(HANDLE handle, void* info, ULONG size, int info_class) 
   return nt().set_information_file(handle, &io, info, size, info_class);
 }
 
+template <class T>
+Status query(HANDLE handle, FILE_INFO_BY_HANDLE_CLASS info_class, T& out) {
+  if (::GetFileInformationByHandleEx(handle, info_class, &out, sizeof out)) return success();
+  return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
+}
+
 }  // namespace
 
 int errno_of(DWORD error) noexcept {
-  switch (error) {
-    case ERROR_FILE_NOT_FOUND:
-    case ERROR_PATH_NOT_FOUND:
-    case ERROR_INVALID_DRIVE:
-    case ERROR_DELETE_PENDING:
-    case ERROR_NOT_READY: return ENOENT;
-    case ERROR_ACCESS_DENIED:
-    case ERROR_INVALID_ACCESS:
-    case ERROR_NETWORK_ACCESS_DENIED: return EACCES;
-    case ERROR_PRIVILEGE_NOT_HELD: return EPERM;
-    case ERROR_ALREADY_EXISTS:
-    case ERROR_FILE_EXISTS: return EEXIST;
-    case ERROR_DIRECTORY: return ENOTDIR;
-    case ERROR_CANT_ACCESS_FILE:
-    case ERROR_CANT_RESOLVE_FILENAME:
-    case kErrorStoppedOnSymlink: return ELOOP;
-    case ERROR_FILENAME_EXCED_RANGE:
-    case ERROR_BUFFER_OVERFLOW: return ENAMETOOLONG;
-    case ERROR_INVALID_NAME:
-    case ERROR_BAD_PATHNAME:
-    case ERROR_INVALID_PARAMETER: return EINVAL;
-    case ERROR_DISK_FULL:
-    case ERROR_HANDLE_DISK_FULL: return ENOSPC;
-    case ERROR_NOT_SUPPORTED:
-    case ERROR_INVALID_FUNCTION: return ENOTSUP;
-    case ERROR_LOCK_VIOLATION:
-    case ERROR_SHARING_VIOLATION: return EBUSY;
-    case ERROR_NOT_SAME_DEVICE: return EXDEV;
-    case ERROR_DIR_NOT_EMPTY: return ENOTEMPTY;
-    case ERROR_INVALID_HANDLE: return EBADF;
-    case ERROR_NOT_ENOUGH_MEMORY:
-    case ERROR_OUTOFMEMORY: return ENOMEM;
-    default: return EIO;
+  static constexpr std::pair<DWORD, int> kErrnoOf[] = {
+      {ERROR_FILE_NOT_FOUND, ENOENT}, {ERROR_PATH_NOT_FOUND, ENOENT}, {ERROR_INVALID_DRIVE, ENOENT},
+      {ERROR_DELETE_PENDING, ENOENT}, {ERROR_NOT_READY, ENOENT},
+      {ERROR_ACCESS_DENIED, EACCES}, {ERROR_INVALID_ACCESS, EACCES}, {ERROR_NETWORK_ACCESS_DENIED, EACCES},
+      {ERROR_PRIVILEGE_NOT_HELD, EPERM},
+      {ERROR_ALREADY_EXISTS, EEXIST}, {ERROR_FILE_EXISTS, EEXIST},
+      {ERROR_DIRECTORY, ENOTDIR},
+      {ERROR_CANT_ACCESS_FILE, ELOOP}, {ERROR_CANT_RESOLVE_FILENAME, ELOOP}, {kErrorStoppedOnSymlink, ELOOP},
+      {ERROR_FILENAME_EXCED_RANGE, ENAMETOOLONG}, {ERROR_BUFFER_OVERFLOW, ENAMETOOLONG},
+      {ERROR_INVALID_NAME, EINVAL}, {ERROR_BAD_PATHNAME, EINVAL}, {ERROR_INVALID_PARAMETER, EINVAL},
+      {ERROR_DISK_FULL, ENOSPC}, {ERROR_HANDLE_DISK_FULL, ENOSPC},
+      {ERROR_NOT_SUPPORTED, ENOTSUP}, {ERROR_INVALID_FUNCTION, ENOTSUP},
+      {ERROR_LOCK_VIOLATION, EBUSY}, {ERROR_SHARING_VIOLATION, EBUSY},
+      {ERROR_NOT_SAME_DEVICE, EXDEV},
+      {ERROR_DIR_NOT_EMPTY, ENOTEMPTY},
+      {ERROR_INVALID_HANDLE, EBADF},
+      {ERROR_NOT_ENOUGH_MEMORY, ENOMEM}, {ERROR_OUTOFMEMORY, ENOMEM},
+  };
+  for (const auto& [win32, e] : kErrnoOf) {
+    if (win32 == error) return e;
   }
+  return EIO;
 }
 
 Failure win32_failure(DWORD error, const char* call) {
   const int e = errno_of(error);
-  if (error == ERROR_INVALID_NAME || error == ERROR_BAD_PATHNAME) {
-    return fail(Code::invalid_name, e, call);
-  }
-  switch (e) {
-    case ENOENT: return fail(Code::not_found, e, call);
-    case EEXIST: return fail(Code::already_exists, e, call);
-    case ELOOP: return fail(Code::symlink_refused, e, call);
-    case ENOTDIR: return fail(Code::not_directory, e, call);
-    case EACCES:
-    case EPERM: return fail(Code::permission_denied, e, call);
-    case ENAMETOOLONG: return fail(Code::invalid_name, e, call);
-    default: return fail(Code::io_error, e, call);
-  }
+  if (error == ERROR_INVALID_NAME || error == ERROR_BAD_PATHNAME) return fail(Code::invalid_name, e, call);
+  return fail(code_of_errno(e), e, call);
 }
 
 Failure nt_failure(NTSTATUS status, const char* call) {
@@ -189,6 +171,11 @@ Result<std::string> to_utf8(const wchar_t* text, std::size_t length) {
     return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
   }
   return out;
+}
+
+Result<std::wstring> wide_name(std::string_view name) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  return to_wide(name, Code::invalid_name);
 }
 
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
@@ -251,11 +238,16 @@ Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const
   return held;
 }
 
+Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access) {
+  // bInheritHandle is FALSE (no SECURITY_ATTRIBUTES): never inherited by a child.
+  OwnedHandle opened(::CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
+  if (!opened.valid()) return win32_failure(::GetLastError(), "CreateFileW");
+  return opened;
+}
+
 Result<OwnedHandle> reopen(HANDLE handle, ACCESS_MASK access, bool directory) {
-  RelativeOpen how;
-  how.access = access;
-  how.options = directory ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
-  return open_relative(handle, std::wstring(), how);
+  const ULONG type = directory ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
+  return open_relative(handle, std::wstring(), {access, kShareAll, FILE_OPEN, type});
 }
 
 Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool replace) {
@@ -301,43 +293,36 @@ Status delete_handle(HANDLE handle) {
 
 Result<HandleFacts> facts_of(HANDLE handle) {
   FILE_ATTRIBUTE_TAG_INFO tag{};
-  if (!::GetFileInformationByHandleEx(handle, FileAttributeTagInfo, &tag, sizeof tag)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
   FILE_STANDARD_INFO standard{};
-  if (!::GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
+  auto queried = query(handle, FileAttributeTagInfo, tag);
+  if (queried.ok()) queried = query(handle, FileStandardInfo, standard);
+  if (!queried.ok()) return queried.failure();
   HandleFacts facts;
-  facts.attributes = tag.FileAttributes;
   facts.reparse_point = (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) != 0;
   facts.directory = (tag.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0;
   facts.links = standard.NumberOfLinks;
+  facts.size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
   ::SetLastError(NO_ERROR);
-  const DWORD type = ::GetFileType(handle);
-  if (type == FILE_TYPE_UNKNOWN && ::GetLastError() != NO_ERROR) {
+  facts.file_type = ::GetFileType(handle);
+  if (facts.file_type == FILE_TYPE_UNKNOWN && ::GetLastError() != NO_ERROR) {
     return win32_failure(::GetLastError(), "GetFileType");
   }
-  facts.disk_file = type == FILE_TYPE_DISK;
   return facts;
 }
 
-std::int64_t unix_ns_of(std::int64_t windows_ticks) noexcept {
-  constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
-  return (windows_ticks - kTicksFrom1601To1970) * 100;
+Result<FILE_ID_INFO> file_id_of(HANDLE handle) {
+  FILE_ID_INFO id{};
+  auto queried = query(handle, FileIdInfo, id);
+  if (!queried.ok()) return queried.failure();
+  return id;
 }
 
 Result<StatInfo> stat_of(HANDLE handle) {
   auto facts = facts_of(handle);
   if (!facts.ok()) return facts.failure();
   FILE_BASIC_INFO basic{};
-  if (!::GetFileInformationByHandleEx(handle, FileBasicInfo, &basic, sizeof basic)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
-  FILE_STANDARD_INFO standard{};
-  if (!::GetFileInformationByHandleEx(handle, FileStandardInfo, &standard, sizeof standard)) {
-    return win32_failure(::GetLastError(), "GetFileInformationByHandleEx");
-  }
+  auto queried = query(handle, FileBasicInfo, basic);
+  if (!queried.ok()) return queried.failure();
   StatInfo info;
   const HandleFacts& f = facts.value();
   if (f.reparse_point) {
@@ -345,17 +330,15 @@ Result<StatInfo> stat_of(HANDLE handle) {
   } else if (f.directory) {
     info.type = EntryType::directory;
   } else {
-    switch (::GetFileType(handle)) {
-      case FILE_TYPE_DISK: info.type = EntryType::file; break;
-      case FILE_TYPE_CHAR: info.type = EntryType::char_device; break;
-      case FILE_TYPE_PIPE: info.type = EntryType::fifo; break;
-      default: info.type = EntryType::unknown; break;
-    }
+    info.type = f.file_type == FILE_TYPE_DISK   ? EntryType::file
+                : f.file_type == FILE_TYPE_CHAR ? EntryType::char_device
+                : f.file_type == FILE_TYPE_PIPE ? EntryType::fifo
+                                                : EntryType::unknown;
   }
-  FILE_ID_INFO id{};
-  if (::GetFileInformationByHandleEx(handle, FileIdInfo, &id, sizeof id)) {
-    info.dev = id.VolumeSerialNumber;
-    std::memcpy(&info.ino, id.FileId.Identifier, sizeof info.ino);
+  auto id = file_id_of(handle);
+  if (id.ok()) {
+    info.dev = id.value().VolumeSerialNumber;
+    std::memcpy(&info.ino, id.value().FileId.Identifier, sizeof info.ino);
   } else {
     // File systems without FileIdInfo still give the 32-bit serial and 64-bit index. The
     // two kinds are never mixed for one volume, because the answer depends on the volume.
@@ -366,11 +349,12 @@ Result<StatInfo> stat_of(HANDLE handle) {
     info.dev = legacy.dwVolumeSerialNumber;
     info.ino = (static_cast<std::uint64_t>(legacy.nFileIndexHigh) << 32) | legacy.nFileIndexLow;
   }
-  info.size = static_cast<std::uint64_t>(standard.EndOfFile.QuadPart);
-  info.nlink = standard.NumberOfLinks;
-  info.atime_ns = unix_ns_of(basic.LastAccessTime.QuadPart);
-  info.mtime_ns = unix_ns_of(basic.LastWriteTime.QuadPart);
-  info.ctime_ns = unix_ns_of(basic.ChangeTime.QuadPart);
+  info.size = f.size;
+  info.nlink = f.links;
+  auto unix_ns = [](const LARGE_INTEGER& ticks) { return (ticks.QuadPart - kTicksFrom1601To1970) * 100; };
+  info.atime_ns = unix_ns(basic.LastAccessTime);
+  info.mtime_ns = unix_ns(basic.LastWriteTime);
+  info.ctime_ns = unix_ns(basic.ChangeTime);
   return info;
 }
 

@@ -1,10 +1,8 @@
 // Helpers shared by the Windows platform files: UTF-8/UTF-16 conversion, Win32 and NTSTATUS
-// errors as Failures, handle-relative NtCreateFile opens, and the facts a verify needs from a
-// handle. Nothing outside native/core/win32/ includes this header.
+// errors as Failures, handle-relative opens, and the facts a verify needs from a handle.
 #pragma once
 
-// FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and
-// later; a build system that asks for an older target still gets their declarations.
+// FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and later.
 #if !defined(_WIN32_WINNT) || _WIN32_WINNT < 0x0A00
 #undef _WIN32_WINNT
 #define _WIN32_WINNT 0x0A00
@@ -35,11 +33,7 @@ namespace gjc::win {
 // A Win32 error code as a Failure: the errno closest to it and the reason code that errno
 // has on POSIX, so callers see the same codes on every platform.
 Failure win32_failure(DWORD error, const char* call);
-
-// An NTSTATUS as a Failure (through RtlNtStatusToDosError).
 Failure nt_failure(NTSTATUS status, const char* call);
-
-// The C-runtime errno that best matches a Win32 error code.
 int errno_of(DWORD error) noexcept;
 
 // Strict conversions: invalid UTF-8 in, or an unpaired surrogate out, is an error rather
@@ -47,23 +41,30 @@ int errno_of(DWORD error) noexcept;
 Result<std::wstring> to_wide(std::string_view utf8, Code on_invalid);
 Result<std::string> to_utf8(const wchar_t* text, std::size_t length);
 
+// One entry name, validated (invalid_name) and converted for NtCreateFile.
+Result<std::wstring> wide_name(std::string_view name);
+
+constexpr ULONG kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+
 // How to open one name below a held directory with NtCreateFile.
 struct RelativeOpen {
   ACCESS_MASK access = 0;
-  ULONG share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  ULONG share = kShareAll;
   ULONG disposition = FILE_OPEN;   // FILE_OPEN or FILE_CREATE; never an overwriting one
   ULONG options = 0;               // added to FILE_OPEN_REPARSE_POINT|FILE_SYNCHRONOUS_IO_NONALERT
   PSECURITY_DESCRIPTOR security = nullptr;  // applied only when the object is created
 };
 
-// Opens `name` (one validated component, UTF-16) relative to `parent`. The final
-// component is never followed if it is a reparse point (FILE_OPEN_REPARSE_POINT) and the
-// handle is never inheritable (no OBJ_INHERIT). Because `name` holds no separator, no
-// other component is resolved by name, so no OBJ_DONT_REPARSE is needed. The opened
-// object is then confirmed to be `parent`\`name` itself (confirm_reached_by_name).
+// Opens `name` (one validated component) relative to `parent`, never following a final
+// reparse point (FILE_OPEN_REPARSE_POINT), never inheritable (no OBJ_INHERIT). `name` holds
+// no separator, so no other component is resolved by name. The opened object is then
+// confirmed to be `parent`\`name` itself (confirm_reached_by_name).
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how);
 
-// The final path of an open handle in the requested VOLUME_NAME_* form, normalised.
+// Opens an absolute \\?\ path with CreateFileW (links in it are followed), never inheritable.
+Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access);
+
+// The normalised final path of an open handle in the VOLUME_NAME_* form asked for.
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
 
 // symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
@@ -85,22 +86,30 @@ Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool r
 // where the OS supports POSIX delete semantics, else when the last handle closes.
 Status delete_handle(HANDLE handle);
 
-// What a verify needs to know about an open handle, from one round of queries.
 struct HandleFacts {
-  DWORD attributes = 0;
   bool reparse_point = false;
   bool directory = false;
-  bool disk_file = false;  // GetFileType says FILE_TYPE_DISK (not a pipe or a device)
+  DWORD file_type = FILE_TYPE_UNKNOWN;  // GetFileType: FILE_TYPE_DISK for a file, not a pipe or device
   std::uint64_t links = 0;
+  std::uint64_t size = 0;
 };
 Result<HandleFacts> facts_of(HANDLE handle);
+
+Result<FILE_ID_INFO> file_id_of(HANDLE handle);
 
 // Metadata of an open handle as StatInfo: dev = 64-bit volume serial, ino = low 64 bits of
 // the 128-bit FileId (the whole id is in DirectoryIdentity), mode and uid 0.
 Result<StatInfo> stat_of(HANDLE handle);
 
-// FILETIME-style 100 ns ticks since 1601 as ns since 1970.
-std::int64_t unix_ns_of(std::int64_t windows_ticks) noexcept;
+inline OVERLAPPED overlapped_at(std::uint64_t offset) {
+  OVERLAPPED ov{};
+  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
+  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
+  return ov;
+}
+
+// FILETIME-style times count 100 ns ticks since 1601.
+constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
 
 // The access rights every directory handle holds: list, traverse, attributes, security.
 constexpr ACCESS_MASK kDirAccess =
