@@ -6,7 +6,7 @@
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
-import { SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
+import { resolveManagedScope, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
 import { MigrationError } from "./errors.js";
 
 /**
@@ -46,4 +46,17 @@ export function openScopeDir(root: SecureDir, scope: ManagedScope): SecureDir {
     if (!(error instanceof SecureFsError)) throw error;
     throw new MigrationError("binding_invalid", error.code, `the scope directory is not safe (${error.code})`);
   }
+}
+
+/**
+ * `scope` resolved again for write, with the same sessions root (an explicit one is passed on),
+ * so migration and retiring write where the candidate was listed. Throws the resolution's
+ * failure, or `binding_conflict` when the workspace now resolves to another scope.
+ */
+export function prepareScopeForWrite(scope: ManagedScope): ManagedScope {
+  const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
+  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
+  if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
+  if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
+  return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }

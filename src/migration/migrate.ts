@@ -10,8 +10,8 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 
 import { SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
-import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
-import { openScopeDir, openSessionsRoot } from "./agent-root.js";
+import { INTERNAL_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
+import { openScopeDir, openSessionsRoot, prepareScopeForWrite } from "./agent-root.js";
 import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyFileInto,
@@ -107,7 +107,7 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   // Checked before anything is prepared: a candidate from elsewhere writes nothing.
   const { directory, fileName } = locateCandidate(scope, candidate);
   if (!fileName.endsWith(".jsonl")) throw new MigrationError("invalid_request", "name", "the legacy file name cannot be used in a scope");
-  const prepared = prepareScope(scope);
+  const prepared = prepareScopeForWrite(scope);
   // Everything below is reached from this one handle by entry names.
   const root = openSessionsRoot(prepared, "write");
   const held: SecureDir[] = [];
@@ -141,13 +141,6 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   }
 }
 
-function prepareScope(scope: ManagedScope): ManagedScope {
-  const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
-  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
-  if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
-  if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
-  return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
-}
 
 /** One migration under its lock: the held directories and what is copied. */
 interface Job {

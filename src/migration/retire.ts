@@ -4,8 +4,8 @@
  * reinterpret this", not "this is gone".
  */
 import { SecureFsError, type SecureDir } from "../fs/index.js";
-import { INTERNAL_DIRECTORY, resolveManagedScope, type ManagedScope } from "../scope/index.js";
-import { openSessionsRoot } from "./agent-root.js";
+import { INTERNAL_DIRECTORY, type ManagedScope } from "../scope/index.js";
+import { openSessionsRoot, prepareScopeForWrite } from "./agent-root.js";
 import { locateCandidate, type SessionCandidate } from "./candidates.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { operationId, TOMBSTONES_DIRECTORY, writeRecord, type Tombstone } from "./receipts.js";
@@ -20,11 +20,10 @@ export type RetireResult = { readonly kind: "retired"; readonly tombstone: strin
  */
 export async function retireCandidate(scope: ManagedScope, candidate: SessionCandidate): Promise<RetireResult> {
   try {
-    const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, mode: "write" });
-    if (prepared.kind === "error") return prepared;
-    const root = openSessionsRoot(prepared.scope, "write");
+    const prepared = prepareScopeForWrite(scope);
+    const root = openSessionsRoot(prepared, "write");
     try {
-      requireListedVersion(root, prepared.scope, candidate);
+      requireListedVersion(root, prepared, candidate);
       const tombstone: Tombstone = {
         schemaVersion: 2,
         state: "retired",
@@ -32,7 +31,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
         targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
       };
       const name = `${operationId(candidate.identity)}.json`;
-      const dir = root.openDir([prepared.scope.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
+      const dir = root.openDir([prepared.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
       try {
         await writeRecord(dir, name, tombstone);
       } finally {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 
 import { openCandidateForWrite, retireCandidate, type MigrationProgress } from "../../src/index.js";
-import { BINDING_FILE_NAME } from "../../src/scope/index.js";
+import { BINDING_FILE_NAME, resolveManagedScope } from "../../src/scope/index.js";
 import { operationId } from "../../src/migration/receipts.js";
 import { treeState, useSandboxes } from "../scope/helpers.js";
 import { candidateAt, legacyName, listed, scopeOf, treeHashes, writeLegacySession } from "./fixtures.js";
@@ -225,6 +225,23 @@ describe("copy-retain migration", () => {
     expect((await listed(scope)).candidates).toEqual([]);
     expect(fs.existsSync(file)).toBe(true);
     expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "migration_retired" });
+  });
+
+  it("with an explicit sessions root, retiring and migrating write below that root, not the agent dir's", async () => {
+    const box = sandbox();
+    const sessionsRoot = path.join(box.root, "elsewhere", "sessions");
+    fs.mkdirSync(sessionsRoot, { recursive: true, mode: 0o700 });
+    const resolved = resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, sessionsRoot });
+    if (resolved.kind !== "resolved") throw new Error(`${resolved.code}/${resolved.cause}`);
+    const scope = resolved.scope;
+    const retired = await candidateAt(scope, writeLegacySession(sessionsRoot, box.cwd));
+    const kept = await candidateAt(scope, writeLegacySession(sessionsRoot, box.cwd));
+    expect(await retireCandidate(scope, retired)).toMatchObject({ kind: "retired" });
+    expect((await listed(scope)).candidates.map((c) => c.path)).toEqual([kept.path]);
+    const opened = await openCandidateForWrite(scope, kept);
+    expect(opened).toMatchObject({ kind: "opened", migrated: true });
+    expect(opened.kind === "opened" && opened.path.startsWith(scope.directoryPath + path.sep)).toBe(true);
+    expect(fs.existsSync(path.join(box.agentDir, "sessions"))).toBe(false);
   });
 
   it.each([
