@@ -92,7 +92,7 @@ export class SecureFile {
 
   /** {@link SecureFile.sync} on the libuv thread pool; a `close()` meanwhile takes effect when it is done. */
   async syncAsync(): Promise<void> {
-    unwrap(await native.syncAsync(this.#handle), "sync", this.path);
+    unwrap(await native.sync(this.#handle, { async: true }), "sync", this.path);
   }
 
   /** Metadata of the open file. */
@@ -116,7 +116,7 @@ export class SecureFile {
    * then is verified; anything else is left untouched and reported.
    */
   repair(): VerifyEvidence {
-    return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
+    return decodeEvidence(unwrap(native.verify(this.#handle, { repair: true }), "repair", this.path));
   }
 
   /** Closes the descriptor. Idempotent. */
