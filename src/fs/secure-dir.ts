@@ -223,10 +223,7 @@ export class SecureDir {
    * {@link SecureDir.openDir} does for `name`.
    */
   async removeTreeAsync(name: string, limits: RemoveTreeLimits): Promise<void> {
-    const { maxDepth, maxEntries } = limits;
-    const where = this.#child(name);
-    requireArgument(Number.isSafeInteger(maxDepth) && maxDepth >= 0 && maxDepth <= 0xffff_ffff && Number.isSafeInteger(maxEntries) && maxEntries >= 0, "removeTree", where);
-    unwrap(await native.removeTree(this.#handle, name, limits), "removeTree", where);
+    unwrap(await native.removeTree(this.#handle, name, limits), "removeTree", this.#child(name));
   }
 
   /** Flushes this directory's entries to stable storage. */

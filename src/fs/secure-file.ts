@@ -102,7 +102,6 @@ export class SecureFile {
 
   /** Sets access and modification times (nanoseconds since 1970) by descriptor, as a copy keeping its source's times does. */
   setTimes(atimeNs: bigint, mtimeNs: bigint): void {
-    requireArgument(typeof atimeNs === "bigint" && typeof mtimeNs === "bigint", "setTimes", this.path);
     unwrap(native.setTimes(this.#handle, atimeNs, mtimeNs), "setTimes", this.path);
   }
 
