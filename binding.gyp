@@ -10,9 +10,7 @@
         "native/binding/addon.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
-        "native/core/names.cc",
-        "native/core/names_of_values.cc",
-        "native/core/utf8.cc"
+        "native/core/names.cc"
       ],
       "conditions": [
         ["OS=='linux'", {

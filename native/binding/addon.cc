@@ -82,25 +82,20 @@ class StatusWork : public Napi::AsyncWorker {
   Status result_ = fail(Code::io_error);  // overwritten by Execute before OnOK reads it
 };
 
-// An options argument: an object, or undefined for all defaults. Named booleans are read
-// with JS truthiness.
-bool OptionsArg(const Napi::Value& value, Napi::Object& out) {
-  if (value.IsUndefined()) {
-    out = Napi::Object::New(value.Env());
-    return true;
-  }
-  if (!value.IsObject()) return false;
-  out = value.As<Napi::Object>();
-  return true;
+// An options argument: an object, or undefined for all defaults (read without allocating,
+// as verify and sync are hot). Named booleans are read with JS truthiness.
+bool OptionsArg(const Napi::Value& value) { return value.IsUndefined() || value.IsObject(); }
+
+Napi::Value Option(const Napi::Value& options, const char* key) {
+  return options.IsObject() ? options.As<Napi::Object>().Get(key) : options.Env().Undefined();
 }
 
-bool Flag(const Napi::Object& options, const char* key) { return options.Get(key).ToBoolean(); }
+bool Flag(const Napi::Value& options, const char* key) { return Option(options, key).ToBoolean(); }
 
 // { create, repair, owned, deferSync }: at most one of the first three (none: verify), and
 // deferSync only with create.
-bool DirOptionsArg(const Napi::Value& value, DirOpenOptions& out) {
-  Napi::Object options;
-  if (!OptionsArg(value, options)) return false;
+bool DirOptionsArg(const Napi::Value& options, DirOpenOptions& out) {
+  if (!OptionsArg(options)) return false;
   const bool create = Flag(options, "create"), repair = Flag(options, "repair"), owned = Flag(options, "owned");
   out.defer_sync = Flag(options, "deferSync");
   if (create + repair + owned > 1 || (out.defer_sync && !create)) return false;
@@ -169,13 +164,13 @@ Napi::Value OpenDir(const Napi::CallbackInfo& info) {
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
   std::vector<std::string> names;
-  Napi::Object given;
-  if (!NamesArg(info[1], names) || !OptionsArg(info[2], given)) return Invalid(info.Env());
+  const Napi::Value given = info[2];
+  if (!NamesArg(info[1], names) || !OptionsArg(given)) return Invalid(info.Env());
   FileOpenOptions options;
   options.write = Flag(given, "write");
   options.append = Flag(given, "append");
   options.repair = Flag(given, "repair");
-  const Napi::Value create = given.Get("create");
+  const Napi::Value create = Option(given, "create");
   std::string mode;
   if (!create.IsUndefined() && !create.IsNull()) {
     if (!StringArg(create, mode) || options.repair) return Invalid(info.Env());
@@ -192,9 +187,8 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
 // path `start` (opened by open_source_root; an empty name list opens the path itself).
 Napi::Value OpenSource(const Napi::CallbackInfo& info) {
   std::vector<std::string> names;
-  Napi::Object options;
-  if (!OptionsArg(info[2], options) || !NamesArg(info[1], names, true)) return Invalid(info.Env());
-  const bool directory = Flag(options, "directory");
+  if (!OptionsArg(info[2]) || !NamesArg(info[1], names, true)) return Invalid(info.Env());
+  const bool directory = Flag(info[2], "directory");
   OwnedHandle root;
   NativeHandle start = invalid_native_handle();
   if (info[0].IsString()) {
@@ -215,12 +209,13 @@ Napi::Value OpenSource(const Napi::CallbackInfo& info) {
       directory ? kDirectory : kFile);
 }
 
-Napi::Value RemoveTreeAsync(const Napi::CallbackInfo& info) {
+// removeTree(dir, name, { maxDepth, maxEntries }): always on the thread pool.
+Napi::Value RemoveTree(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   std::uint64_t max_depth = 0, max_entries = 0;
-  if (!StringArg(info[1], name) || !IndexArg(info[2], max_depth) || !IndexArg(info[3], max_entries) ||
-      max_depth > 0xFFFFFFFFu) {
+  if (!StringArg(info[1], name) || !info[2].IsObject() || !IndexArg(Option(info[2], "maxDepth"), max_depth) ||
+      !IndexArg(Option(info[2], "maxEntries"), max_entries) || max_depth > 0xFFFFFFFFu) {
     return Invalid(info.Env());
   }
   return StatusWork::Start(info, dir, [native = dir->native(), name = std::move(name), max_depth, max_entries] {
@@ -239,15 +234,15 @@ Napi::Value SetTimes(const Napi::CallbackInfo& info) {
   return ReplyStatus(info.Env(), set_file_times(file->native(), atime, mtime));
 }
 
-Napi::Value VerifyOrRepair(const Napi::CallbackInfo& info, bool repair) {
+// verify(handle, { repair? }): with repair, fixes the mode and ACLs of one we own first.
+Napi::Value Verify(const Napi::CallbackInfo& info) {
   HANDLE_ARG(handle, 0, kDirectory | kFile);
+  if (!OptionsArg(info[1])) return Invalid(info.Env());
   const bool dir = handle->kind() == kDirectory;
-  auto result = repair ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
-                       : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
+  auto result = Flag(info[1], "repair") ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
+                                        : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
   return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) { return EvidenceCode(info.Env(), e); });
 }
-Napi::Value Verify(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, false); }
-Napi::Value Repair(const Napi::CallbackInfo& info) { return VerifyOrRepair(info, true); }
 
 Napi::Value List(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
@@ -313,13 +308,11 @@ Napi::Value Append(const Napi::CallbackInfo& info) {
   return ReplyCount(info.Env(), write_append(file->native(), bytes.data, bytes.length));
 }
 
+// sync(handle, { async? }): with async, on the thread pool, returning a promise.
 Napi::Value Sync(const Napi::CallbackInfo& info) {
   HANDLE_ARG(handle, 0, kDirectory | kFile);
-  return ReplyStatus(info.Env(), sync_handle(handle->native()));
-}
-
-Napi::Value SyncAsync(const Napi::CallbackInfo& info) {
-  HANDLE_ARG(handle, 0, kDirectory | kFile);
+  if (!OptionsArg(info[1])) return Invalid(info.Env());
+  if (!Flag(info[1], "async")) return ReplyStatus(info.Env(), sync_handle(handle->native()));
   return StatusWork::Start(info, handle, [native = handle->native()] { return sync_handle(native); });
 }
 
@@ -337,17 +330,15 @@ Napi::Value PublishNoReplace(const Napi::CallbackInfo& info) {
   return ReplyStatus(info.Env(), publish_no_replace(dir->native(), from, to));
 }
 
-// writeFileAtomic(dir, name, data, { noReplace? }), and its thread-pool twin, which copies
-// the bytes first since JS may change or free them meanwhile.
-Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info, bool async) {
+// writeFileAtomic(dir, name, data, { noReplace?, async? }): with async, on the thread pool,
+// the bytes copied first since JS may change or free them meanwhile.
+Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   ByteView bytes;
-  if (!StringArg(info[1], name) || !BytesArg(info[2], bytes)) return Invalid(info.Env());
-  Napi::Object options;
-  if (!OptionsArg(info[3], options)) return Invalid(info.Env());
-  const bool no_replace = Flag(options, "noReplace");
-  if (!async) return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, bytes.data, bytes.length, no_replace));
+  if (!StringArg(info[1], name) || !BytesArg(info[2], bytes) || !OptionsArg(info[3])) return Invalid(info.Env());
+  const bool no_replace = Flag(info[3], "noReplace");
+  if (!Flag(info[3], "async")) return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, bytes.data, bytes.length, no_replace));
   std::string data(reinterpret_cast<const char*>(bytes.data), bytes.length);
   return StatusWork::Start(info, dir, [native = dir->native(), name = std::move(name), data = std::move(data), no_replace] {
     return write_file_atomic(native, name, data.data(), data.size(), no_replace);
@@ -396,17 +387,12 @@ Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeHandle", Handle::Define(env));
   const std::pair<const char*, Napi::Function::Callback> functions[] = {
-      {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile},
-      {"verify", Verify}, {"repair", Repair}, {"list", List},
-      {"statEntry", StatEntry}, {"statHandle", StatHandle}, {"descriptorNumber", DescriptorNumber}, {"read", Read},
-      {"write", Write}, {"append", Append}, {"sync", Sync},
-      {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
-      {"writeFileAtomic", [](const Napi::CallbackInfo& info) { return WriteFileAtomic(info, false); }},
-      {"writeFileAtomicAsync", [](const Napi::CallbackInfo& info) { return WriteFileAtomic(info, true); }},
-      {"syncAsync", SyncAsync}, {"tryLock", TryLock}, {"close", Close},
-      {"directoryIdentity", Identity}, {"isValidName", IsValidName},
-      {"classifyAclBytes", ClassifyAclBytes},
-      {"openSource", OpenSource}, {"removeTreeAsync", RemoveTreeAsync}, {"setTimes", SetTimes},
+      {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile}, {"openSource", OpenSource},
+      {"verify", Verify}, {"list", List}, {"statEntry", StatEntry}, {"statHandle", StatHandle},
+      {"descriptorNumber", DescriptorNumber}, {"read", Read}, {"write", Write}, {"append", Append},
+      {"sync", Sync}, {"setTimes", SetTimes}, {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
+      {"writeFileAtomic", WriteFileAtomic}, {"removeTree", RemoveTree}, {"tryLock", TryLock}, {"close", Close},
+      {"directoryIdentity", Identity}, {"isValidName", IsValidName}, {"classifyAclBytes", ClassifyAclBytes},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));

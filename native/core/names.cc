@@ -1,8 +1,12 @@
 #include "names.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "platform.h"
+#include "result.h"
 
 namespace gjc {
 namespace {
@@ -43,6 +47,26 @@ bool is_reserved_dos_name(std::string_view name) {
   return false;
 }
 
+// The public spellings of the core's enums are API: TypeScript unions, the README table and
+// the tests use exactly these strings. In the order of enum class Code (result.h).
+constexpr const char* kCodeNames[] = {
+    "invalid_name",     "invalid_argument",  "not_found",         "already_exists",
+    "symlink_refused",  "not_directory",     "not_regular_file",  "hardlink_refused",
+    "owner_mismatch",   "mode_mismatch",     "acl_present",       "acl_malformed",
+    "acl_denied",       "acl_io_error",      "acl_unknown",       "identity_mismatch",
+    "permission_denied", "lock_busy",        "not_utf8",          "network_unsupported",
+    "insecure_ancestor", "identity_unavailable", "too_large",     "closed",
+    "io_error",
+};
+static_assert(sizeof kCodeNames / sizeof kCodeNames[0] == static_cast<std::size_t>(Code::io_error) + 1,
+              "kCodeNames names every Code");
+
+// In the order of enum class EntryType (platform.h).
+constexpr const char* kEntryTypeNames[] = {"file",   "directory",   "symlink",      "fifo",
+                                           "socket", "char_device", "block_device", "unknown"};
+static_assert(sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ==
+                  static_cast<std::size_t>(EntryType::unknown) + 1,
+              "kEntryTypeNames names every EntryType");
 }  // namespace
 
 bool is_valid_name_posix(std::string_view name) noexcept {
@@ -69,6 +93,38 @@ bool is_valid_name(std::string_view name) noexcept {
 #endif
 }
 
+bool is_valid_utf8(std::string_view text) noexcept {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t extra = 0;
+    unsigned int min = 0;
+    unsigned int cp = 0;
+    if ((lead & 0xE0) == 0xC0) {
+      extra = 1, min = 0x80, cp = lead & 0x1F;
+    } else if ((lead & 0xF0) == 0xE0) {
+      extra = 2, min = 0x800, cp = lead & 0x0F;
+    } else if ((lead & 0xF8) == 0xF0) {
+      extra = 3, min = 0x10000, cp = lead & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= text.size()) return false;
+    for (std::size_t k = 1; k <= extra; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (next & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
 std::string staging_name(std::string_view target, std::uint64_t random) {
   std::uint32_t digest = 2166136261u;
   for (char c : target) {
@@ -79,6 +135,40 @@ std::string staging_name(std::string_view target, std::uint64_t random) {
   std::snprintf(buf, sizeof buf, ".gjc-tmp-%08lx%08lx", static_cast<unsigned long>(digest),
                 static_cast<unsigned long>(random & 0xffffffffu));
   return buf;
+}
+
+const char* code_name(Code code) noexcept {
+  const auto index = static_cast<std::size_t>(code);
+  return index < sizeof kCodeNames / sizeof kCodeNames[0] ? kCodeNames[index] : "io_error";
+}
+
+Code code_of_errno(int error) noexcept {
+  switch (error) {
+    case ENOENT: return Code::not_found;
+    case EEXIST: return Code::already_exists;
+    case ELOOP: return Code::symlink_refused;
+    case ENOTDIR: return Code::not_directory;
+    case EISDIR:
+    case ENXIO: return Code::not_regular_file;
+    case EACCES:
+    case EPERM: return Code::permission_denied;
+    case ENAMETOOLONG: return Code::invalid_name;
+    default: return Code::io_error;
+  }
+}
+
+const char* attribute_name(Attribute attribute) noexcept {
+  switch (attribute) {
+    case Attribute::access_acl: return "access_acl";
+    case Attribute::default_acl: return "default_acl";
+    case Attribute::none: return "";
+  }
+  return "";
+}
+
+const char* entry_type_name(EntryType type) noexcept {
+  const auto index = static_cast<std::size_t>(type);
+  return index < sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ? kEntryTypeNames[index] : "unknown";
 }
 
 }  // namespace gjc

@@ -1,5 +1,7 @@
-// Component-name validation. Pure functions: they run before any syscall, on every
-// platform, so the Windows rules are testable on Linux and the reverse.
+// Names: entry-name and UTF-8 validation, and the staging name of an atomic write. Pure
+// functions: they run before any syscall, on every platform, so the Windows rules are
+// testable on Linux and the reverse. names.cc also holds the public spellings of the core's
+// enums (declared in result.h and platform.h).
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,11 @@ bool is_valid_name_posix(std::string_view name) noexcept;
 bool is_valid_name_windows(std::string_view name) noexcept;
 
 bool is_valid_name(std::string_view name) noexcept;  // the rules of this build's platform
+
+// True for well-formed UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF. A
+// path the OS hands back must pass, since JS strings cannot hold arbitrary bytes and a
+// non-UTF-8 path is refused rather than mangled.
+bool is_valid_utf8(std::string_view text) noexcept;
 
 // The temporary name of an atomic write of `target`: ".gjc-tmp-" and 16 hex digits, the first
 // 8 the FNV-1a digest of the target's name and the last 8 from `random`. A fixed length, so a

@@ -186,7 +186,7 @@ export class SecureDir {
    * verified; another's is left untouched (`owner_mismatch`).
    */
   repair(): VerifyEvidence {
-    return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
+    return decodeEvidence(unwrap(native.verify(this.#handle, { repair: true }), "repair", this.path));
   }
 
   /**
@@ -202,7 +202,7 @@ export class SecureDir {
    * a `close()` meanwhile takes effect when it settles.
    */
   async writeFileAtomicAsync(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): Promise<void> {
-    unwrap(await native.writeFileAtomicAsync(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
+    unwrap(await native.writeFileAtomic(this.#handle, name, data, { ...options, async: true }), "writeFileAtomic", this.#child(name));
   }
 
   /** Renames `from` to `to` only if `to` does not exist (`already_exists` otherwise), then syncs. */
@@ -223,10 +223,7 @@ export class SecureDir {
    * {@link SecureDir.openDir} does for `name`.
    */
   async removeTreeAsync(name: string, limits: RemoveTreeLimits): Promise<void> {
-    const { maxDepth, maxEntries } = limits;
-    const where = this.#child(name);
-    requireArgument(Number.isSafeInteger(maxDepth) && maxDepth >= 0 && maxDepth <= 0xffff_ffff && Number.isSafeInteger(maxEntries) && maxEntries >= 0, "removeTree", where);
-    unwrap(await native.removeTreeAsync(this.#handle, name, maxDepth, maxEntries), "removeTree", where);
+    unwrap(await native.removeTree(this.#handle, name, limits), "removeTree", this.#child(name));
   }
 
   /** Flushes this directory's entries to stable storage. */
@@ -236,7 +233,7 @@ export class SecureDir {
 
   /** {@link SecureDir.sync} on the libuv thread pool. */
   async syncAsync(): Promise<void> {
-    unwrap(await native.syncAsync(this.#handle), "sync", this.path);
+    unwrap(await native.sync(this.#handle, { async: true }), "sync", this.path);
   }
 
   /** Takes the lock on lock file `name` (created owner-only, holding a {@link LockRecord}) at once, or throws `lock_busy`. */

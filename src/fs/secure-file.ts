@@ -92,7 +92,7 @@ export class SecureFile {
 
   /** {@link SecureFile.sync} on the libuv thread pool; a `close()` meanwhile takes effect when it is done. */
   async syncAsync(): Promise<void> {
-    unwrap(await native.syncAsync(this.#handle), "sync", this.path);
+    unwrap(await native.sync(this.#handle, { async: true }), "sync", this.path);
   }
 
   /** Metadata of the open file. */
@@ -102,7 +102,6 @@ export class SecureFile {
 
   /** Sets access and modification times (nanoseconds since 1970) by descriptor, as a copy keeping its source's times does. */
   setTimes(atimeNs: bigint, mtimeNs: bigint): void {
-    requireArgument(typeof atimeNs === "bigint" && typeof mtimeNs === "bigint", "setTimes", this.path);
     unwrap(native.setTimes(this.#handle, atimeNs, mtimeNs), "setTimes", this.path);
   }
 
@@ -116,7 +115,7 @@ export class SecureFile {
    * then is verified; anything else is left untouched and reported.
    */
   repair(): VerifyEvidence {
-    return decodeEvidence(unwrap(native.repair(this.#handle), "repair", this.path));
+    return decodeEvidence(unwrap(native.verify(this.#handle, { repair: true }), "repair", this.path));
   }
 
   /** Closes the descriptor. Idempotent. */

@@ -122,14 +122,14 @@ declare namespace binding {
      * (`names` may then be empty): the last name as a file, or a directory with `directory`.
      */
     openSource(start: NativeHandle | string, names: Names | readonly [], options?: { readonly directory?: boolean }): NativeHandle | NativeFailure;
-    /** Off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor. */
-    removeTreeAsync(dir: NativeHandle, name: string, maxDepth: number, maxEntries: number): Promise<undefined | NativeFailure> | NativeFailure;
+    /** Always off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor, within the limits. */
+    removeTree(dir: NativeHandle, name: string, limits: { readonly maxDepth: number; readonly maxEntries: number }): Promise<undefined | NativeFailure> | NativeFailure;
     /** Sets the access and modification times (ns since 1970) of an open file. */
     setTimes(file: NativeHandle, atimeNs: bigint, mtimeNs: bigint): undefined | NativeFailure;
     openDir(dir: NativeHandle, names: Names, options?: NativeDirOptions): NativeHandle | NativeFailure;
     openFile(dir: NativeHandle, names: Names, options?: NativeFileOptions): NativeHandle | NativeFailure;
-    verify(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
-    repair(handle: NativeHandle): NativeEvidenceCode | NativeFailure;
+    /** Checks owner-only again; with `repair`, first fixes the mode and ACLs of one we own. */
+    verify(handle: NativeHandle, options?: { readonly repair?: boolean }): NativeEvidenceCode | NativeFailure;
     list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
     statEntry(dir: NativeHandle, name: string): NativeExactStat | NativeFailure;
     statHandle(handle: NativeHandle): NativeExactStat | NativeFailure;
@@ -138,15 +138,14 @@ declare namespace binding {
     read(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     write(file: NativeHandle, buffer: Uint8Array, offset: number, length: number, position: number): number | NativeFailure;
     append(file: NativeHandle, data: Bytes): number | NativeFailure;
-    sync(handle: NativeHandle): undefined | NativeFailure;
+    sync(handle: NativeHandle, options?: { readonly async?: false }): undefined | NativeFailure;
+    /** Off the main thread: an argument failure comes back at once, an operation failure resolves the promise. */
+    sync(handle: NativeHandle, options: { readonly async: true }): Promise<undefined | NativeFailure> | NativeFailure;
     unlink(dir: NativeHandle, name: string): undefined | NativeFailure;
     publishNoReplace(dir: NativeHandle, from: string, to: string): undefined | NativeFailure;
-    /** Replaces `name` atomically, or with `noReplace` creates it (`already_exists` when taken). */
-    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean }): undefined | NativeFailure;
-    /** Off the main thread; an argument failure comes back at once, an operation failure resolves the promise. */
-    writeFileAtomicAsync(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean }): Promise<undefined | NativeFailure> | NativeFailure;
-    /** `sync` off the main thread, with the same two-stage failure reporting. */
-    syncAsync(handle: NativeHandle): Promise<undefined | NativeFailure> | NativeFailure;
+    /** Replaces `name` atomically, or with `noReplace` creates it (`already_exists` when taken); `async` as for `sync`. */
+    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, options?: { readonly noReplace?: boolean; readonly async?: false }): undefined | NativeFailure;
+    writeFileAtomic(dir: NativeHandle, name: string, data: Bytes, options: { readonly noReplace?: boolean; readonly async: true }): Promise<undefined | NativeFailure> | NativeFailure;
     tryLock(dir: NativeHandle, name: string, record: Bytes): NativeHandle | NativeFailure;
     close(handle: NativeHandle): undefined;
     directoryIdentity(path: string): NativeIdentity | NativeFailure;

@@ -99,6 +99,10 @@ describe("removeTreeAsync", () => {
     expect(await codeOf(store.removeTreeAsync("missing", LIMITS))).toBe("not_found");
     expect(await codeOf(store.removeTreeAsync("../x", LIMITS))).toBe("invalid_name");
     expect(await codeOf(store.removeTreeAsync("x", { maxDepth: -1, maxEntries: 1 }))).toBe("invalid_argument");
+    // The addon checks the limits itself: a depth past 32 bits, a fraction, a missing limit.
+    expect(await codeOf(store.removeTreeAsync("x", { maxDepth: 2 ** 32, maxEntries: 1 }))).toBe("invalid_argument");
+    expect(await codeOf(store.removeTreeAsync("x", { maxDepth: 1, maxEntries: 1.5 }))).toBe("invalid_argument");
+    expect(await codeOf(store.removeTreeAsync("x", { maxDepth: 1 } as never))).toBe("invalid_argument");
     expect(snapshot(outside)).toEqual(before);
     expect(fs.readdirSync(store.path).sort()).toEqual(["file", "link"]);
   });

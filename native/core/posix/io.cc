@@ -9,7 +9,6 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../platform.h"
-#include "../utf8.h"
 #include "os_hooks.h"
 #include "posix_util.h"
 

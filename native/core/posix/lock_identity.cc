@@ -8,7 +8,7 @@
 
 #include "../eintr.h"
 #include "../platform.h"
-#include "../utf8.h"
+#include "../names.h"
 #include "os_hooks.h"
 #include "posix_util.h"
 
