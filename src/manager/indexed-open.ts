@@ -17,6 +17,7 @@ import {
   checkHeaderVersion,
   findLastMessage,
   isJsonRecord,
+  isPatchRecordType,
   isUnknownEntry,
   LineTable,
   linePieces,
@@ -43,7 +44,7 @@ import {
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { LineIndexAppender, PATCH_TYPES, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
+import { LineIndexAppender, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
 import { isAssistantMessage, type ManagedLine, type PatchState } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
@@ -385,7 +386,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   const rawHeader = source.read([headerRow])[0]!.record!;
   if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
-  const patchCodes = table.types.map((type) => PATCH_TYPES.has(type));
+  const patchCodes = table.types.map(isPatchRecordType);
   const { size, typeCode, piece } = table;
   const entryRows = new Int32Array(size);
   let entryCount = 0;
