@@ -66,8 +66,7 @@ export function storedLinks(file: string): { stored: unknown[]; hashed: unknown[
   const scanned = new LineTable();
   scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
   const links = (table: LineTable, entryRows: number[]): unknown[] => entryRows.map((row) => [row, table.parentRow[row], table.repeats[row]]);
-  let header = 0;
-  while (header < scanned.size && scanned.typeCode[header]! < 0) header += 1;
+  const header = scanned.firstRecordRow();
   const entryRows: number[] = [];
   for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !isPatchRecordType(scanned.typeAt(row))) entryRows.push(row);
   new TableKeys(scanned, Int32Array.from(entryRows));
