@@ -45,7 +45,7 @@ import {
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { LineIndexAppender, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
-import { isAssistantMessage, type ManagedLine, type PatchState } from "./lines.js";
+import { isAssistantMessage, patchStates, type ManagedLine, type PatchState } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
 
@@ -537,9 +537,7 @@ function replay(
   replayed.entries.forEach((entry, position) => {
     if (entry !== keyRecords[position]) patched.set(position, entry.message);
   });
-  const skippedCodes = new Map<unknown, string>();
-  for (const skip of replayed.report.skipped) skippedCodes.set(skip.record, skip.code);
-  const states = patchRecords.map((record): PatchState => (skippedCodes.has(record) ? "skipped" : "applied"));
+  const states = patchRecords.map(patchStates(replayed.report));
   return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
 }
 

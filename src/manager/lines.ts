@@ -23,6 +23,7 @@ import {
   type FileEntry,
   type InvalidLine,
   type LoadedSession,
+  type PatchReport,
   type SessionHeader,
 } from "../session/index.js";
 
@@ -51,20 +52,26 @@ export function isAssistantMessage(entry: FileEntry): boolean {
   return entry.type === "message" && (entry as { message?: AgentMessage }).message?.role === "assistant";
 }
 
+/** The state of a patch record by `report` of its replay (one it does not list was applied). */
+export function patchStates(report: PatchReport): (record: JsonRecord) => PatchState {
+  const codes = new Map<unknown, string>();
+  for (const skip of report.skipped) codes.set(skip.record, skip.code);
+  return (record) => {
+    const code = codes.get(record);
+    return code === undefined ? "applied" : code === "version_below_4" ? "inert" : "skipped";
+  };
+}
+
 /** The line view of `loaded`, whose effective entries (blob refs possibly resolved) are `entries`, in order. */
 export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry[]): ManagedLine[] {
-  const skipped = new Map<unknown, string>();
-  for (const skip of loaded.patchReport.skipped) skipped.set(skip.record, skip.code);
+  const stateOf = patchStates(loaded.patchReport);
   const lines: ManagedLine[] = [];
   let next = 0;
   for (const item of loaded.lines) {
     if (item.kind === "header") lines.push({ kind: "header" });
     else if (item.kind === "entry") lines.push({ kind: "entry", entry: entries[next++]!, read: { raw: item.raw } });
-    else if (item.kind === "patch") {
-      const code = skipped.get(item.value);
-      const state: PatchState = code === undefined ? "applied" : code === "version_below_4" ? "inert" : "skipped";
-      lines.push({ kind: "patch", record: item.value, state });
-    } else {
+    else if (item.kind === "patch") lines.push({ kind: "patch", record: item.value, state: stateOf(item.value) });
+    else {
       const { kind: _kind, ...invalid } = item;
       lines.push({ kind: "invalid", invalid });
     }
