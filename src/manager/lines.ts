@@ -22,12 +22,11 @@ import {
   type BlobSink,
   type FileEntry,
   type InvalidLine,
+  type JsonRecord,
   type LoadedSession,
   type PatchReport,
   type SessionHeader,
 } from "../session/index.js";
-
-type JsonRecord = Record<string, unknown>;
 
 /** One line of the manager's view of a session file. */
 export type ManagedLine =
