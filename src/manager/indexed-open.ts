@@ -17,6 +17,7 @@ import {
   checkHeaderVersion,
   findLastMessage,
   isJsonRecord,
+  isPatchRecordType,
   isUnknownEntry,
   LineTable,
   linePieces,
@@ -43,8 +44,8 @@ import {
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { LineIndexAppender, PATCH_TYPES, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
-import { isAssistantMessage, type ManagedLine, type PatchState } from "./lines.js";
+import { LineIndexAppender, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
+import { isAssistantMessage, patchStates, type ManagedLine, type PatchState } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
 
@@ -385,7 +386,7 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   const rawHeader = source.read([headerRow])[0]!.record!;
   if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
-  const patchCodes = table.types.map((type) => PATCH_TYPES.has(type));
+  const patchCodes = table.types.map(isPatchRecordType);
   const { size, typeCode, piece } = table;
   const entryRows = new Int32Array(size);
   let entryCount = 0;
@@ -536,9 +537,7 @@ function replay(
   replayed.entries.forEach((entry, position) => {
     if (entry !== keyRecords[position]) patched.set(position, entry.message);
   });
-  const skippedCodes = new Map<unknown, string>();
-  for (const skip of replayed.report.skipped) skippedCodes.set(skip.record, skip.code);
-  const states = patchRecords.map((record): PatchState => (skippedCodes.has(record) ? "skipped" : "applied"));
+  const states = patchRecords.map(patchStates(replayed.report));
   return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
 }
 

@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 
-import { LineTable, NO_STRING, NULL_PARENT, PATCH_RECORD_TYPES, scanLines, TableKeys, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
+import { isPatchRecordType, LineTable, NO_STRING, NULL_PARENT, scanLines, TableKeys, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files.js";
 
@@ -318,9 +318,6 @@ async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<
   }
 }
 
-/** The record types that are patches rather than entries. */
-export const PATCH_TYPES: ReadonlySet<unknown> = new Set(PATCH_RECORD_TYPES);
-
 /** The rows an index held when an appender took it over, and the row of the last entry holding an id (-1: none). */
 export interface IndexedRows {
   rows: number;
@@ -407,7 +404,7 @@ export class LineIndexAppender {
       const length = lengths[i]!;
       table.push(this.#line, this.#size, length, -1, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
       const k = table.size - 1;
-      if (PATCH_TYPES.has(type)) table.parentRow[k] = -1;
+      if (isPatchRecordType(type)) table.parentRow[k] = -1;
       else {
         // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
         // lock keeps every other writer out.
@@ -517,7 +514,7 @@ function linkEntryRows(table: LineTable): ((id: string) => number) | undefined {
   const { size, typeCode } = table;
   const header = table.firstRecordRow();
   if (header === size || table.typeAt(header) !== "session") return undefined;
-  const patch = table.types.map((type) => PATCH_TYPES.has(type));
+  const patch = table.types.map(isPatchRecordType);
   const rows = new Int32Array(size);
   let count = 0;
   for (let row = header + 1; row < size; row++) if (typeCode[row]! >= 0 && !patch[typeCode[row]!]) rows[count++] = row;

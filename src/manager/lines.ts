@@ -13,6 +13,7 @@
 import {
   externalizeImageBlobs,
   isUnknownEntry,
+  joinLines,
   sanitizeForPersistence,
   serializeRecord,
   unchangedRawBytes,
@@ -21,11 +22,11 @@ import {
   type BlobSink,
   type FileEntry,
   type InvalidLine,
+  type JsonRecord,
   type LoadedSession,
+  type PatchReport,
   type SessionHeader,
 } from "../session/index.js";
-
-type JsonRecord = Record<string, unknown>;
 
 /** One line of the manager's view of a session file. */
 export type ManagedLine =
@@ -50,20 +51,26 @@ export function isAssistantMessage(entry: FileEntry): boolean {
   return entry.type === "message" && (entry as { message?: AgentMessage }).message?.role === "assistant";
 }
 
+/** The state of a patch record by `report` of its replay (one it does not list was applied). */
+export function patchStates(report: PatchReport): (record: JsonRecord) => PatchState {
+  const codes = new Map<unknown, string>();
+  for (const skip of report.skipped) codes.set(skip.record, skip.code);
+  return (record) => {
+    const code = codes.get(record);
+    return code === undefined ? "applied" : code === "version_below_4" ? "inert" : "skipped";
+  };
+}
+
 /** The line view of `loaded`, whose effective entries (blob refs possibly resolved) are `entries`, in order. */
 export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry[]): ManagedLine[] {
-  const skipped = new Map<unknown, string>();
-  for (const skip of loaded.patchReport.skipped) skipped.set(skip.record, skip.code);
+  const stateOf = patchStates(loaded.patchReport);
   const lines: ManagedLine[] = [];
   let next = 0;
   for (const item of loaded.lines) {
     if (item.kind === "header") lines.push({ kind: "header" });
     else if (item.kind === "entry") lines.push({ kind: "entry", entry: entries[next++]!, read: { raw: item.raw } });
-    else if (item.kind === "patch") {
-      const code = skipped.get(item.value);
-      const state: PatchState = code === undefined ? "applied" : code === "version_below_4" ? "inert" : "skipped";
-      lines.push({ kind: "patch", record: item.value, state });
-    } else {
+    else if (item.kind === "patch") lines.push({ kind: "patch", record: item.value, state: stateOf(item.value) });
+    else {
       const { kind: _kind, ...invalid } = item;
       lines.push({ kind: "invalid", invalid });
     }
@@ -94,51 +101,25 @@ export function persistedLineText(line: Extract<ManagedLine, { kind: "entry" | "
   return line.kind === "entry" ? persistedEntryText(line.entry, sink) : JSON.stringify(line.record);
 }
 
-/**
- * The bytes of a complete file for `header` and `lines` by the module's rules, and the count of
- * pre-v4 patches left out. Text is gathered in bounded pieces, never one giant string.
- */
+/** The bytes of a complete file for `header` and `lines` by the module's rules, and the count of pre-v4 patches left out. */
 export function serializeManagedLines(
   header: SessionHeader,
   lines: readonly ManagedLine[],
   sink: BlobSink | undefined,
 ): { bytes: Buffer; droppedInertPatches: number } {
   let droppedInertPatches = 0;
-  const chunks: Buffer[] = [];
-  let pending = "";
-  const flush = (): void => {
-    if (pending.length > 0) chunks.push(Buffer.from(pending, "utf8"));
-    pending = "";
-  };
-  const push = (text: string): void => {
-    pending += text;
-    if (pending.length > PIECE_CHARS) flush();
-  };
-  for (const line of lines) {
-    if (line.kind === "header") push(serializeRecord(header));
-    else if (line.kind === "entry") {
+  const bytes = joinLines(lines, (line) => {
+    if (line.kind === "header") return serializeRecord(header);
+    if (line.kind === "entry") {
       const raw = line.read === undefined ? undefined : unchangedRawBytes(line.entry, line.read.raw);
-      if (raw !== undefined) {
-        flush();
-        chunks.push(raw, NEWLINE);
-      } else {
-        push((line.read === undefined ? persistedEntryText(line.entry, sink) : readEntryText(line.entry, sink)) + "\n");
-      }
+      return raw ?? (line.read === undefined ? persistedEntryText(line.entry, sink) : readEntryText(line.entry, sink)) + "\n";
     }
-    else if (line.kind === "patch") {
-      if (line.state === "skipped") push(serializeRecord(line.record));
-      else if (line.state === "inert") droppedInertPatches += 1;
-    } else if (line.invalid.bytes !== undefined) {
-      // Not valid UTF-8: the decoded text would not give the same bytes back.
-      flush();
-      chunks.push(line.invalid.bytes, NEWLINE);
-    } else {
-      push(line.invalid.text + "\n");
+    if (line.kind === "patch") {
+      if (line.state === "inert") droppedInertPatches += 1;
+      return line.state === "skipped" ? serializeRecord(line.record) : "";
     }
-  }
-  flush();
-  return { bytes: Buffer.concat(chunks), droppedInertPatches };
+    // Not valid UTF-8: the decoded text would not give the same bytes back.
+    return line.invalid.bytes ?? `${line.invalid.text}\n`;
+  });
+  return { bytes, droppedInertPatches };
 }
-
-const PIECE_CHARS = 1 << 20;
-const NEWLINE = Buffer.from("\n");

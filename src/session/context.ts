@@ -6,7 +6,7 @@
 import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
 import { entryIdOf, isUnknownEntry, modelChangeModel } from "./schemas.js";
 import type { CompactionEntry, ConfiguredModelChainEntry, FileEntry, SessionEntry } from "./schemas.js";
-import { arrayPathView, findLastMessage, indexEntries, pathToRoot, type PathView } from "./tree.js";
+import { arrayPathView, EntryIndex, findLastMessage, pathToRoot, type PathView } from "./tree.js";
 
 /** A context message: a stored one as-is, or one made from an entry (`custom`, `branchSummary`, `compactionSummary`). */
 export type ContextMessage = StoredAgentMessage;
@@ -182,7 +182,7 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
 /** The path {@link buildSessionContext} works on, by its leaf rules; `undefined` for an empty context. */
 export function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
   if (leafId === null) return undefined;
-  const index = byId ?? indexEntries(entries);
+  const index = byId ?? new EntryIndex(entries);
   const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);
   return leaf === undefined ? undefined : pathToRoot(leaf, index);
 }

@@ -7,8 +7,6 @@ export const RECORDS: unique symbol = Symbol("records");
 export const APPEND: unique symbol = Symbol("append");
 /** See {@link RECORDS}. */
 export const ATTACH: unique symbol = Symbol("attach");
-/** See {@link RECORDS}. */
-export const AT: unique symbol = Symbol("at");
 
 /** The `type`, `id` and `parentId` of entries not read yet, by file position, without a string or map entry each. */
 export interface EntryKeys {
@@ -136,8 +134,8 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     return deferred === -1 ? undefined : deferred;
   }
 
-  /** Tree-only: the records at `positions`, reading the deferred ones together. */
-  [AT](positions: readonly number[]): FileEntry[] {
+  /** The records at `positions`, reading together those that are deferred. */
+  entriesAt(positions: readonly number[]): FileEntry[] {
     if (this.#missing > 0) {
       const wanted = positions.filter((position) => this.#entries[position] === undefined);
       if (wanted.length > 0) this.#read([...new Set(wanted)].sort((a, b) => a - b));
@@ -153,12 +151,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   }
 
   #at(position: number): FileEntry {
-    return this.#entries[position] ?? this[AT]([position])[0]!;
-  }
-
-  /** The records at `positions`, reading together those that are deferred. */
-  entriesAt(positions: readonly number[]): FileEntry[] {
-    return this[AT](positions);
+    return this.#entries[position] ?? this.entriesAt([position])[0]!;
   }
 
   /** Number of records (indexed or not). */
@@ -182,7 +175,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const start = id === undefined ? undefined : this.positionOf(id);
     if (start === undefined || this.#entries[start] !== leaf) return undefined;
     const positions = this.pathPositions(start);
-    return positions === undefined ? undefined : this[AT](positions);
+    return positions === undefined ? undefined : this.entriesAt(positions);
   }
 
   /** Positions from the root down to `start` by parent positions; `undefined` on a cycle. */
@@ -262,11 +255,6 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   get [Symbol.toStringTag](): string {
     return "EntryIndex";
   }
-}
-
-/** Maps each id to its last holder in file order, the tree's rule, so leaf by id and by position agree on duplicates. */
-export function indexEntries(entries: Iterable<FileEntry>): EntryIndex {
-  return new EntryIndex(entries);
 }
 
 /**

@@ -18,4 +18,6 @@ export * from "./usage.js";
 export * from "./peer-format.js";
 export * from "./pi-context.js";
 export * from "./entry-drafts.js";
+export * from "./line-table.js";
+export * from "./table-keys.js";
 export * from "./line-scan.js";

@@ -183,3 +183,28 @@ function invalidLine(line: number, text: string, reason: InvalidLine["reason"], 
 export function serializeRecord(value: object): string {
   return `${JSON.stringify(value)}\n`;
 }
+
+/**
+ * Joins a file's lines into one buffer: `line` gives each item as text (line feeds included) or
+ * as the raw bytes of one line (no line feed). Text is encoded in bounded pieces, never as one
+ * giant string.
+ */
+export function joinLines<T>(items: Iterable<T>, line: (item: T) => string | Buffer): Buffer {
+  const chunks: Buffer[] = [];
+  let pending = "";
+  for (const item of items) {
+    const piece = line(item);
+    if (typeof piece === "string") {
+      pending += piece;
+      if (pending.length <= PIECE_CHARS) continue;
+    }
+    if (pending.length > 0) chunks.push(Buffer.from(pending, "utf8"));
+    pending = "";
+    if (typeof piece !== "string") chunks.push(piece, NEWLINE_BYTES);
+  }
+  if (pending.length > 0) chunks.push(Buffer.from(pending, "utf8"));
+  return Buffer.concat(chunks);
+}
+
+const PIECE_CHARS = 1 << 20;
+const NEWLINE_BYTES = Buffer.from("\n");

@@ -8,10 +8,7 @@
 import { emptyJsonlStats, scanJsonlLine, type InvalidLine, type JsonlStats } from "./jsonl.js";
 import type { JsonRecord } from "./salvage.js";
 import { LineTable, WHOLE_LINE } from "./line-table.js";
-import { PATCH_RECORD_TYPES } from "./schemas.js";
-
-export * from "./line-table.js";
-export { TableKeys } from "./table-keys.js";
+import { isPatchRecordType } from "./schemas.js";
 
 /** What one line gives: its records and invalid pieces, in order. */
 export type LinePiece = { kind: "record"; value: JsonRecord } | ({ kind: "invalid" } & InvalidLine);
@@ -29,7 +26,6 @@ export function linePieces(bytes: Buffer, from: number, to: number, line: number
 const NEWLINE = 0x0a;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const PATCH_TYPES: ReadonlySet<string> = new Set(PATCH_RECORD_TYPES);
 const TYPE_PREFIX = Buffer.from('{"type":"');
 const ID_KEY = Buffer.from(',"id":"');
 const PARENT_KEY = Buffer.from(',"parentId":');
@@ -147,7 +143,7 @@ function fastLine(bytes: Buffer, from: number, end: number, line: number, base: 
   const typeEnd = stringEnd(bytes, at, end);
   if (typeEnd === -1) return false;
   const type = typeToken(bytes, at, typeEnd);
-  if (type === undefined || type === "session" || PATCH_TYPES.has(type)) return false;
+  if (type === undefined || type === "session" || isPatchRecordType(type)) return false;
   at = typeEnd + 1;
   if (!startsWith(bytes, at, end, ID_KEY)) return false;
   at += ID_KEY.length;

@@ -6,7 +6,7 @@
  * state and has lost nothing.
  */
 import { SessionFormatError } from "./errors.js";
-import { JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
+import { joinLines, JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
 import { migrateSession, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
@@ -267,28 +267,11 @@ export function markIfUnknown(entry: JsonRecord): boolean {
 
 /** The bytes of a file holding `lines`: one JSON line per record, invalid pieces as read (their bytes when not UTF-8). */
 export function serializeSessionLines(lines: Iterable<SessionLine>): Buffer {
-  const chunks: Buffer[] = [];
-  let pending = "";
-  const flush = (): void => {
-    if (pending.length > 0) chunks.push(Buffer.from(pending, "utf8"));
-    pending = "";
-  };
-  for (const item of lines) {
-    const bytes = item.kind === "invalid" ? item.bytes : item.kind === "entry" ? unchangedRawBytes(item.value, item.raw) : undefined;
-    if (bytes !== undefined) {
-      flush();
-      chunks.push(bytes, NEWLINE_BYTES);
-      continue;
-    }
-    pending += item.kind === "invalid" ? `${item.text}\n` : serializeRecord(item.value);
-    // Bound the string being built; large files are written in pieces.
-    if (pending.length > 1 << 20) flush();
-  }
-  flush();
-  return Buffer.concat(chunks);
+  return joinLines(lines, (item) => {
+    if (item.kind === "invalid") return item.bytes ?? `${item.text}\n`;
+    return (item.kind === "entry" ? unchangedRawBytes(item.value, item.raw) : undefined) ?? serializeRecord(item.value);
+  });
 }
-
-const NEWLINE_BYTES = Buffer.from("\n");
 
 /** The non-UTF-8 bytes an entry was read from, while it is still that record; `undefined`: write it as JSON. */
 export function unchangedRawBytes(entry: unknown, raw: RawEntryLine | undefined): Buffer | undefined {

@@ -8,11 +8,11 @@
 import { GjcError } from "../errors.js";
 import { newEntryId } from "./ids.js";
 import type { AgentMessage } from "./messages.js";
-import { APPEND, AT, ATTACH, EntryIndex, pathToRoot, RECORDS, type DeferredEntries } from "./entry-index.js";
+import { APPEND, ATTACH, EntryIndex, pathToRoot, RECORDS, type DeferredEntries } from "./entry-index.js";
 import { entryIdOf, isUnknownEntry, parentIdOf, sessionInfoName } from "./schemas.js";
 import type { FileEntry, LabelEntry, SessionEntry, SessionInfoEntry } from "./schemas.js";
 
-export { EntryIndex, indexEntries, pathToRoot, type DeferredEntries, type EntryKeys } from "./entry-index.js";
+export { EntryIndex, pathToRoot, type DeferredEntries, type EntryKeys } from "./entry-index.js";
 
 /** Why a tree operation was refused. `unknown_entry`: no entry has the given id. */
 export type SessionTreeErrorCode = "unknown_entry";
@@ -161,8 +161,8 @@ export class SessionTree {
       const type = keys.typeAt(i);
       if ((type === "label" || type === "session_info") && keys.hasId(i)) (type === "label" ? labels : infos).push(i);
     }
-    for (const entry of index[AT](labels)) tree.#note(entry);
-    for (let k = infos.length - 1; k >= 0 && tree.#sessionInfo === undefined; k--) tree.#note(index[AT]([infos[k]!])[0]!);
+    for (const entry of index.entriesAt(labels)) tree.#note(entry);
+    for (let k = infos.length - 1; k >= 0 && tree.#sessionInfo === undefined; k--) tree.#note(index.entriesAt([infos[k]!])[0]!);
     return tree;
   }
 
@@ -186,7 +186,7 @@ export class SessionTree {
       length: positions.length,
       typeAt: (i) => index.typeAt(positions[i]!),
       idAt: (i) => index.idAt(positions[i]!),
-      entriesAt: (indices) => index[AT](indices.map((i) => positions[i]!)),
+      entriesAt: (indices) => index.entriesAt(indices.map((i) => positions[i]!)),
     };
   }
 

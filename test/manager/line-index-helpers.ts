@@ -10,7 +10,7 @@ import fc from "fast-check";
 
 import { MemorySessionStorage, SessionManager, type SessionStorage } from "../../src/index.js";
 import { decodeLineIndexFrom, type DecodedLineIndex } from "../../src/manager/line-index.js";
-import { LineTable, PATCH_RECORD_TYPES, scanLines, TableKeys } from "../../src/session/index.js";
+import { isPatchRecordType, LineTable, scanLines, TableKeys } from "../../src/session/index.js";
 
 const quiet = { error() {} };
 
@@ -66,11 +66,9 @@ export function storedLinks(file: string): { stored: unknown[]; hashed: unknown[
   const scanned = new LineTable();
   scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
   const links = (table: LineTable, entryRows: number[]): unknown[] => entryRows.map((row) => [row, table.parentRow[row], table.repeats[row]]);
-  const patch = new Set<string>(PATCH_RECORD_TYPES);
-  let header = 0;
-  while (header < scanned.size && scanned.typeCode[header]! < 0) header += 1;
+  const header = scanned.firstRecordRow();
   const entryRows: number[] = [];
-  for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !patch.has(scanned.typeAt(row)!)) entryRows.push(row);
+  for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !isPatchRecordType(scanned.typeAt(row))) entryRows.push(row);
   new TableKeys(scanned, Int32Array.from(entryRows));
   return { stored: links(decoded.table, entryRows), hashed: links(scanned, entryRows) };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/session/context.js";
 import { type FileEntry, UNKNOWN_ENTRY } from "../../src/session/schemas.js";
-import { indexEntries, SessionTree } from "../../src/session/tree.js";
+import { EntryIndex, SessionTree } from "../../src/session/tree.js";
 
 const ISO = "2026-03-04T05:06:07.000Z";
 const MS = Date.parse(ISO);
@@ -419,7 +419,7 @@ describe("buildSessionContext over damaged files", () => {
       { [UNKNOWN_ENTRY]: "unknown_type", type: "hologram", id: "h", parentId: "a", message: { role: "user", content: "H" } } as FileEntry,
       raw({ type: "message", id: "c", parentId: "h", message: { role: "user", content: "C" } }),
     ];
-    const context = buildSessionContext(entries, "c", indexEntries(entries));
+    const context = buildSessionContext(entries, "c", new EntryIndex(entries));
     expect(context.messages.map(contentOf)).toEqual(["A", "C"]);
   });
 });

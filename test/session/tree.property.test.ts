@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { FileEntry } from "../../src/session/schemas.js";
-import { indexEntries, SessionTree, type SessionTreeNode } from "../../src/session/tree.js";
+import { EntryIndex, SessionTree, type SessionTreeNode } from "../../src/session/tree.js";
 
 type Op =
   | { kind: "append" }
@@ -149,7 +149,7 @@ describe("SessionTree invariants (property)", () => {
         const all = tree.getEntries();
         const plain = new Map<string, FileEntry>();
         for (const entry of all) if (typeof entry.id === "string") plain.set(entry.id, entry);
-        const fresh = indexEntries(all);
+        const fresh = new EntryIndex(all);
         for (const [id, entry] of plain) {
           const expected = referenceWalk(entry, plain);
           expect(tree.getPath(id)).toEqual(expected);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type FileEntry, UNKNOWN_ENTRY } from "../../src/session/schemas.js";
 import { expectCode } from "./format-helpers.js";
 import {
-  indexEntries,
+  EntryIndex,
   pathToRoot,
   SessionTree,
   SessionTreeError,
@@ -70,7 +70,7 @@ describe("SessionTree loading", () => {
     expect(tree.getEntry("d")).toBe(second);
     expect(tree.getLeafId()).toBe("d");
     expect(tree.getEntries()).toHaveLength(3);
-    expect(indexEntries(tree.getEntries()).get("d")).toBe(second);
+    expect(new EntryIndex(tree.getEntries()).get("d")).toBe(second);
   });
 
   it("is empty with a null leaf when there are no entries", () => {
@@ -221,7 +221,7 @@ describe("SessionTree paths over damaged files", () => {
   });
 
   it("walks a leaf that is not in the index", () => {
-    const byId = indexEntries([msg("a", null)]);
+    const byId = new EntryIndex([msg("a", null)]);
     expect(idsOf(pathToRoot(msg("z", "a"), byId))).toEqual(["a", "z"]);
   });
 
@@ -275,7 +275,7 @@ describe("EntryIndex", () => {
     const first = msg("a", null, "first");
     const b = msg("b", "a");
     const second = msg("a", null, "second");
-    const index = indexEntries([first, b, second]);
+    const index = new EntryIndex([first, b, second]);
     const expected: [string, FileEntry][] = [
       ["a", second],
       ["b", b],
