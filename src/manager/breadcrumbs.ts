@@ -87,11 +87,6 @@ export function stdinTtyPath(): string | undefined {
 /** Where breadcrumbs live: an agent directory (a path, or held as an {@link AgentRoot}), or a storage rooted at one. */
 type BreadcrumbHome = string | AgentRoot | SessionStorage;
 
-/** The path of the breadcrumb of `terminalId` below `agentDir` (the id is not checked here). */
-export function breadcrumbPath(agentDir: string, terminalId: string): string {
-  return path.join(agentDir, TERMINAL_SESSIONS_DIR, terminalId);
-}
-
 /** Why a breadcrumb was not written. */
 type BreadcrumbWriteCode =
   /** the terminal id is not a safe single file name */
