@@ -4,7 +4,7 @@
 import { AUDIT_FIXABLE_CODES, type AuditFinding, type AuditFindingCode, type AuditObject, type AuditObjectType, type AuditRepair } from "./schema.js";
 
 /** Extra fields of one finding. */
-export interface FindingExtra {
+interface FindingExtra {
   readonly line?: number;
   readonly detail?: string;
   /** whether the object is one `fix` may touch (owned by the user, one link, right type) */

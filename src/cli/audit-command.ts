@@ -7,7 +7,7 @@ import { formatError, plural, table, type Style } from "./output.js";
 export const AUDIT_EXIT = { clean: 0, findings: 1, failed: 2 } as const;
 
 /** Options of the `audit` command. */
-export interface AuditCommandOptions {
+interface AuditCommandOptions {
   readonly json?: boolean;
   readonly fix?: boolean;
 }

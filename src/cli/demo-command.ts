@@ -24,7 +24,7 @@ import { oneLine, table } from "./output.js";
 import { describeMessage, renderTree } from "./render.js";
 
 /** Options of `demo`. */
-export interface DemoOptions {
+interface DemoOptions {
   /** Run in this agent directory instead of a fresh temporary one. */
   readonly agentDir?: string;
 }

@@ -8,7 +8,7 @@ import { CliError } from "./errors.js";
 import { oneLine, shortTime, table } from "./output.js";
 
 /** Options of the history commands. */
-export interface HistoryOptions {
+interface HistoryOptions {
   /** Limit to prompts typed in this directory; `true` means the current one. */
   readonly cwd?: string | boolean;
   readonly limit?: number;

@@ -15,13 +15,13 @@ import { CliError } from "./errors.js";
 import { plural, table } from "./output.js";
 
 /** Options of `migrate`. */
-export interface MigrateOptions {
+interface MigrateOptions {
   readonly dryRun?: boolean;
   readonly cwd?: string;
 }
 
 /** One migrated (or, in a dry run, migratable) session. */
-export interface MigrateOutcome {
+interface MigrateOutcome {
   readonly source: string;
   readonly destination?: string;
   readonly error?: string;
@@ -30,7 +30,7 @@ export interface MigrateOutcome {
 const BAR_WIDTH = 24;
 
 /** A one-line progress bar redrawn in place on a terminal. */
-export function progressLine(label: string, progress: MigrationProgress): string {
+function progressLine(label: string, progress: MigrationProgress): string {
   const total = Math.max(progress.bytesTotal, 1);
   const fraction = progress.phase === "done" ? 1 : Math.min(progress.bytesDone / total, 1);
   const filled = Math.round(fraction * BAR_WIDTH);

@@ -30,7 +30,7 @@ export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = p
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** Display width of `text`, ignoring colour codes. */
-export function visibleWidth(text: string): number {
+function visibleWidth(text: string): number {
   return [...text.replace(ANSI, "")].length;
 }
 

@@ -5,7 +5,7 @@ import { oneLine, type Style } from "./output.js";
 type Loose = Record<string, unknown>;
 
 /** The readable text of message content (string or blocks); non-text blocks by kind. */
-export function contentText(content: unknown): string {
+function contentText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content
@@ -31,7 +31,7 @@ export function describeMessage(message: ContextMessage): { role: string; text: 
 }
 
 /** One line describing an entry of the tree. */
-export function describeEntry(entry: FileEntry, style: Style): string {
+function describeEntry(entry: FileEntry, style: Style): string {
   const e = entry as unknown as Loose;
   switch (e.type) {
     case "message": {

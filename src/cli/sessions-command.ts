@@ -22,7 +22,7 @@ import { errorCode, oneLine, plural, shortTime, table } from "./output.js";
 import { describeMessage, renderTree } from "./render.js";
 
 /** The sessions root of the context's agent dir, with trusted ancestors canonicalised. */
-export function sessionsRootOf(ctx: CliContext): string {
+function sessionsRootOf(ctx: CliContext): string {
   return path.join(canonicalizeTrustedPath(ctx.agentDir), SESSIONS_DIRECTORY);
 }
 
@@ -55,7 +55,7 @@ async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: Manag
 }
 
 /** Options of `list`. */
-export interface ListOptions {
+interface ListOptions {
   readonly all?: boolean;
   readonly cwd?: string;
   readonly json?: boolean;
@@ -210,7 +210,7 @@ export async function runShow(ctx: CliContext, ref: string): Promise<number> {
 }
 
 /** Options of `context`. */
-export interface ContextOptions {
+interface ContextOptions {
   readonly leaf?: string;
   readonly json?: boolean;
 }

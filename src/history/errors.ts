@@ -24,7 +24,7 @@ export const HISTORY_ERROR_CODES = [
 ] as const;
 
 /** Extra facts some codes carry; `code` alone is enough to branch. */
-export interface HistoryErrorDetails {
+interface HistoryErrorDetails {
   /** The owner-only check that failed (`symlink_refused`, `mode_mismatch`, ...). */
   readonly fsCode?: string;
   /** The SQLite extended result name, e.g. `SQLITE_BUSY` or `SQLITE_NOTADB`. */

@@ -20,7 +20,7 @@ export const TERMINAL_SESSIONS_DIR = "terminal-sessions";
 export const BREADCRUMB_MAX_BYTES = 64 * 1024;
 
 /** Which terminal facility named the terminal. */
-export type TerminalIdSource = "tmux" | "tty" | "kitty" | "apple-terminal" | "windows-terminal";
+type TerminalIdSource = "tmux" | "tty" | "kitty" | "apple-terminal" | "windows-terminal";
 
 /** A terminal id for breadcrumbs, or why there is none. */
 export type TerminalIdResult =
@@ -85,15 +85,10 @@ export function stdinTtyPath(): string | undefined {
 }
 
 /** Where breadcrumbs live: an agent directory (a path, or held as an {@link AgentRoot}), or a storage rooted at one. */
-export type BreadcrumbHome = string | AgentRoot | SessionStorage;
-
-/** The path of the breadcrumb of `terminalId` below `agentDir` (the id is not checked here). */
-export function breadcrumbPath(agentDir: string, terminalId: string): string {
-  return path.join(agentDir, TERMINAL_SESSIONS_DIR, terminalId);
-}
+type BreadcrumbHome = string | AgentRoot | SessionStorage;
 
 /** Why a breadcrumb was not written. */
-export type BreadcrumbWriteCode =
+type BreadcrumbWriteCode =
   /** the terminal id is not a safe single file name */
   | "unsafe_terminal_id"
   /** a path is relative or holds a line break or NUL, so two lines cannot carry it */
@@ -129,7 +124,7 @@ function representable(value: string): boolean {
 }
 
 /** Why a breadcrumb yielded nothing. */
-export type BreadcrumbMissReason =
+type BreadcrumbMissReason =
   /** the terminal id is not a safe single file name */
   | "unsafe_terminal_id"
   /** no breadcrumb for this terminal */

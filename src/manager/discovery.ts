@@ -44,10 +44,10 @@ import {
 } from "./session-info.js";
 
 /** File name ending of a session file. */
-export const SESSION_FILE_SUFFIX = ".jsonl";
+const SESSION_FILE_SUFFIX = ".jsonl";
 
 /** Default number of files examined between two yields to the event loop. */
-export const DEFAULT_DISCOVERY_CONCURRENCY = 64;
+const DEFAULT_DISCOVERY_CONCURRENCY = 64;
 
 /** Options shared by every discovery function. */
 export interface DiscoveryOptions {

@@ -14,7 +14,7 @@ import { listAll, listSessions, type DiscoveryOptions, type SessionListing } fro
 import { skipOf } from "./skip-codes.js";
 
 /** Options of the managed listings: discovery options, minus the storage they choose. */
-export type ManagedListingOptions = Omit<DiscoveryOptions, "storage">;
+type ManagedListingOptions = Omit<DiscoveryOptions, "storage">;
 
 /**
  * The sessions of the managed scope of `cwd`, newest first, through the scope directory the

@@ -20,7 +20,7 @@ import { closeQuietly } from "./line-index.js";
 import type { MovedAsideFile, SessionLoadReport } from "./load-report.js";
 
 /** The outcome of {@link openSessionFile}. */
-export interface OpenedSessionFile {
+interface OpenedSessionFile {
   report: SessionLoadReport;
   /** the load, when the file held a session */
   loaded: LoadedSession | undefined;
@@ -33,7 +33,7 @@ export interface OpenedSessionFile {
 }
 
 /** Options of {@link openSessionFile}. */
-export interface OpenFileOptions {
+interface OpenFileOptions {
   readOnly: boolean;
   lookup: BlobLookup;
   now: () => Date;

@@ -25,7 +25,7 @@ const NEWLINE = 0x0a;
 const EMPTY = Buffer.alloc(0);
 
 /** What {@link scanLatePatches} found. */
-export interface LatePatchScan {
+interface LatePatchScan {
   /** values set by the latest patches after `stopAt`; absent where no patch sets them */
   found: LatePatches;
   /**
@@ -36,7 +36,7 @@ export interface LatePatchScan {
 }
 
 /** Bytes kept before a resume offset. */
-export const RESUME_BOUNDARY_BYTES = 64;
+const RESUME_BOUNDARY_BYTES = 64;
 
 /**
  * The latest `header_patch` title and cwd in bytes `stopAt..size` of the file open in `reader`

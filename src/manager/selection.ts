@@ -67,6 +67,6 @@ export function selectionDrafts(change: ToolSelectionChange, correlationId: () =
 }
 
 /** A draft of one selection entry. */
-export type SelectionDraft =
+type SelectionDraft =
   | { type: "mcp_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string }
   | { type: "discovered_builtin_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string };

@@ -13,7 +13,7 @@ export type CachedOutcome =
   | { kind: "skip"; code: DiscoverySkipCode };
 
 /** The identity a stored outcome is valid for (`ctimeMs` where the storage reports it). */
-export interface ListedFileIdentity {
+interface ListedFileIdentity {
   dev: string;
   ino: string;
   size: number;
@@ -43,7 +43,7 @@ export interface ResumePoint {
 }
 
 /** Default number of files a {@link SessionInfoCache} remembers. */
-export const DEFAULT_SESSION_INFO_CACHE_ENTRIES = 4096;
+const DEFAULT_SESSION_INFO_CACHE_ENTRIES = 4096;
 
 /**
  * Listing results by path, validated by (dev, ino, size, mtimeMs, ctimeMs), least recently used

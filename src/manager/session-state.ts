@@ -57,7 +57,7 @@ export function persistenceTarget(options: ResolvedOptions, file: string, cwd: (
 }
 
 /** What a fresh session's header records. */
-export interface FreshSession {
+interface FreshSession {
   cwd: string;
   parentSession?: string | undefined;
   /** a caller-chosen id, already validated; default a new UUIDv7 */

@@ -77,9 +77,9 @@ export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBy
   }
 }
 
-/** The bytes of the sidecar `file`, or `undefined` as {@link readIndexSidecar} says. */
-export function readIndexBytes(storage: SessionStorage, file: string, maxBytes = MAX_LISTING_INDEX_BYTES): Buffer | undefined {
-  return readIndexSidecar(storage, file, maxBytes, (read, size) => {
+/** The bytes of the listing-index sidecar `file`, or `undefined` as {@link readIndexSidecar} says. */
+export function readIndexBytes(storage: SessionStorage, file: string): Buffer | undefined {
+  return readIndexSidecar(storage, file, MAX_LISTING_INDEX_BYTES, (read, size) => {
     // One byte more than the stat promised shows a file still being written: not trusted.
     const buffer = Buffer.allocUnsafe(size + 1);
     const count = read(buffer, 0);

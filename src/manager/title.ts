@@ -1,7 +1,7 @@
 /** Session titles as stored: one bounded line of printable text that cannot smuggle terminal controls. */
 
 /** Longest stored title, in UTF-16 code units. */
-export const MAX_SESSION_TITLE_CHARS = 1000;
+const MAX_SESSION_TITLE_CHARS = 1000;
 
 /** Who set a title. A user's title is never replaced by an automatic one. */
 export type TitleSource = "auto" | "user";

@@ -45,7 +45,7 @@ export interface ArtifactSnapshot {
 }
 
 /** What {@link treeManifest} writes the copy into. */
-export interface TreeCopy {
+interface TreeCopy {
   /** The (empty) staging directory that becomes the artifact tree. */
   readonly target: SecureDir;
   /** Every directory the copy creates is added here, for the caller to sync and close. */

@@ -3,14 +3,11 @@
  * scope and the legacy layout, copying a legacy session into v2 under a lock, and retiring.
  */
 export { MIGRATION_ERROR_CODES, MigrationError } from "./errors.js";
-export type { MigrationErrorCode, MigrationFailure } from "./errors.js";
+export type { MigrationErrorCode } from "./errors.js";
 export { listSessionCandidates } from "./candidates.js";
-export type { CandidateListing, CandidateProvenance, ListCandidatesOptions, MigrationState, PassedOver, SessionCandidate } from "./candidates.js";
-export type { ArtifactLimits } from "./copy.js";
+export type { CandidateListing, ListCandidatesOptions, SessionCandidate } from "./candidates.js";
 export { DIRECTORY_MIGRATION_POLICIES, openCandidateForWrite } from "./migrate.js";
 export type { DirectoryMigrationPolicy, MigrationProgress, OpenForWriteOptions, OpenForWriteResult } from "./migrate.js";
 export { retireCandidate } from "./retire.js";
 export type { RetireResult } from "./retire.js";
 export { LOCKS_DIRECTORY, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, operationId, sourceLockName } from "./receipts.js";
-export type { ManifestEntry, MigrationReceipt, Tombstone } from "./receipts.js";
-export type { FileIdentity, HeaderFacts } from "./session-file.js";

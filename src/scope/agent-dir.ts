@@ -3,10 +3,10 @@ import os from "node:os";
 import path from "node:path";
 
 /** Environment variables that name the agent directory, strongest first. */
-export const AGENT_DIR_ENV = ["GJC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"] as const;
+const AGENT_DIR_ENV = ["GJC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"] as const;
 
 /** Environment variable that renames the `.gjc` config directory under the home directory. */
-export const CONFIG_DIR_ENV = "GJC_CONFIG_DIR";
+const CONFIG_DIR_ENV = "GJC_CONFIG_DIR";
 
 /**
  * The default agent directory: `$GJC_CODING_AGENT_DIR`, else `$PI_CODING_AGENT_DIR`, else

@@ -24,7 +24,7 @@ export interface AgentRootOptions {
 const REPAIRABLE_CODES: ReadonlySet<SecureFsErrorCode> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
 
 /** One directory name, or a relative path as directory names. */
-export type DirNames = string | readonly string[];
+type DirNames = string | readonly string[];
 
 /**
  * The agent directory, held. Read mode changes nothing (the directory must be the user's, a

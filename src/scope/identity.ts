@@ -61,7 +61,7 @@ export function isScopeDirectoryName(name: string): boolean {
 }
 
 /** How a Windows path spelling is classified before anything is opened. */
-export type WindowsPathClass = "local" | "network";
+type WindowsPathClass = "local" | "network";
 
 /**
  * Lexical Windows rule, before any I/O: `\\?\UNC\...` is network, any other `\\?\...` local,

@@ -4,9 +4,9 @@ export type { ScopeErrorCode, ScopeFailure } from "./errors.js";
 export {
   SCOPE_DIRECTORY_PREFIX, classifyWindowsPath, isScopeDirectoryName, scopeDigest, scopeDirectoryName, workspaceIdentity,
 } from "./identity.js";
-export type { IdentityPlatform, WorkspaceIdentity, WorkspaceIdentityResult } from "./identity.js";
+export type { WorkspaceIdentity, WorkspaceIdentityResult } from "./identity.js";
 export { BINDING_FILE_NAME, checkBindingBytes, decodeBinding, encodeBinding, ensureBinding, readBinding } from "./binding.js";
-export type { BindingCheck, BindingIdentity, BindingRead, ScopeBinding } from "./binding.js";
+export type { BindingCheck, BindingRead, ScopeBinding } from "./binding.js";
 export { SESSIONS_DIRECTORY, canonicalizeTrustedPath, defaultAgentDir, resolveManagedScope, resolveManagedScopeOrThrow } from "./resolve.js";
 export type { ManagedScope, ResolveScopeOptions, ScopeResolution } from "./resolve.js";
 export { INTERNAL_DIRECTORY, discoveredLegacyDirectories, legacyDirectoryNames } from "./legacy-names.js";

@@ -81,7 +81,7 @@ export function resolveManagedScopeOrThrow(options: ResolveScopeOptions): Manage
 }
 
 /** A resolution with the descriptors it opened, which the caller closes. */
-export interface OpenedScope {
+interface OpenedScope {
   readonly kind: "opened";
   readonly scope: ManagedScope;
   /** The agent directory, when the sessions root lies below it. */

@@ -8,7 +8,7 @@ import { ScopeError } from "./errors.js";
 import { defaultAgentDir, openManagedScope, type ManagedScope } from "./resolve.js";
 
 /** Where a session manager writes by default. */
-export interface ManagedSessionTarget {
+interface ManagedSessionTarget {
   readonly scope: ManagedScope;
   /** The scope directory. */
   readonly sessionDir: string;

@@ -6,7 +6,7 @@ import type { EntryDraft } from "./tree.js";
 export const CONTEXT_CLEAR_CUSTOM_TYPE = "context_clear";
 
 /** A `configured_model_chain` draft: a chain, or the clearing of one. */
-export type ConfiguredModelChainDraft = Extract<EntryDraft, { type: "configured_model_chain" }>;
+type ConfiguredModelChainDraft = Extract<EntryDraft, { type: "configured_model_chain" }>;
 
 /**
  * The `configured_model_chain` draft for `chain`, with the chain's own fields only: runtime

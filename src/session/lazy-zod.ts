@@ -13,7 +13,7 @@ export type Zod = typeof z;
 let zod: Zod | undefined;
 
 /** A set of schemas built on first use; see {@link lazySchemas}. */
-export interface LazySchemas<S extends Record<string, object>> {
+interface LazySchemas<S extends Record<string, object>> {
   /**
    * A stand-in for one schema, usable as an exported constant: every property read goes to the
    * real schema, built (with zod loaded) on the first one. zod's methods close over their

@@ -7,7 +7,7 @@
  */
 
 /** A content block: text, image, tool call, thinking, or a kind this version does not know. */
-export interface MessageContentBlock {
+interface MessageContentBlock {
   type: string;
   [key: string]: unknown;
 }
@@ -87,7 +87,7 @@ export interface FileMentionMessage extends MessageFields {
 }
 
 /** A text or image block, or anything else a `custom_message` carries in its content array. */
-export type CustomMessageContent = string | readonly unknown[];
+type CustomMessageContent = string | readonly unknown[];
 
 /** The fields of an extension's message. */
 interface ExtensionMessageFields extends MessageFields {

@@ -14,7 +14,7 @@ export interface HeaderRecord extends JsonRecord {
 }
 
 /** What {@link migrateSession} returns. */
-export interface MigrationResult<H extends HeaderRecord = HeaderRecord> {
+interface MigrationResult<H extends HeaderRecord = HeaderRecord> {
   header: H;
   /** the records in the same order and count as the input */
   entries: JsonRecord[];

@@ -26,7 +26,7 @@ const TRANSIENT_KEYS: ReadonlySet<string> = new Set(["partialJson", "jsonlEvents
 export class PersistSanitizeError extends GjcError<PersistSanitizeErrorCode> {}
 
 /** Why a value could not be sanitized: it nests deeper than {@link MAX_SANITIZE_DEPTH}. */
-export type PersistSanitizeErrorCode = "nesting_too_deep";
+type PersistSanitizeErrorCode = "nesting_too_deep";
 
 /** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {

@@ -104,7 +104,7 @@ export function checkOf(define: (z: Zod) => unknown): SchemaCheck {
 }
 
 /** The checks of the schemas `defineSchemas` builds, under the same names. */
-export interface SchemaChecks {
+interface SchemaChecks {
   SessionHeaderSchema: SchemaCheck;
   ENTRY_SCHEMAS: Readonly<Record<SessionEntryType, SchemaCheck>>;
   SessionEntrySchema: SchemaCheck;

@@ -21,7 +21,7 @@ export function emptyUsageStatistics(): UsageStatistics {
 }
 
 /** The tool whose results carry a sub-agent's usage in `details.usage`. */
-export const SUBAGENT_TOOL_NAME = "task";
+const SUBAGENT_TOOL_NAME = "task";
 
 const FIELDS: readonly (keyof UsageStatistics)[] = ["input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"];
 

@@ -36,7 +36,7 @@ export interface Violation {
 }
 
 /** The parts of a `LoadedSession` that {@link collectViolations} checks (declared here: the loader calls this). */
-export interface ViolationInput {
+interface ViolationInput {
   readonly invalidLines: readonly InvalidLine[];
   readonly stats: JsonlStats;
   readonly patchReport: PatchReport;

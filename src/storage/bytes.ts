@@ -41,7 +41,7 @@ export function concatChunks(chunks: Iterable<WriteChunk>): Buffer {
 export type PositionalRead = (buffer: Uint8Array, offset: number, length: number, position: number) => number;
 
 /** Fills `buffer` from `position` through `read`, stopping early only at end of file; returns the count. */
-export function fillFrom(buffer: Uint8Array, position: number, read: PositionalRead): number {
+function fillFrom(buffer: Uint8Array, position: number, read: PositionalRead): number {
   checkByteCount(position, "position");
   let filled = 0;
   while (filled < buffer.length) {

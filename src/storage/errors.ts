@@ -35,7 +35,7 @@ export type StorageErrorCode = (typeof CODES)[number];
 export const STORAGE_ERROR_CODES: readonly StorageErrorCode[] = CODES;
 
 /** Optional context carried by a {@link StorageError}. */
-export interface StorageErrorDetails {
+interface StorageErrorDetails {
   /** The path the operation was about (in `message` too, never in `code`). */
   path?: string;
   /** Node-style errno name behind the failure, e.g. `"ENOSPC"`. */
@@ -90,7 +90,7 @@ export function pathError(code: StorageErrorCode, path: string, details: Storage
 }
 
 /** Which direction an OS error happened in; decides the fallback code. */
-export type IoDirection = "read" | "write";
+type IoDirection = "read" | "write";
 
 const ERRNO_CODES: Readonly<Record<string, StorageErrorCode>> = {
   ENOENT: "not_found",

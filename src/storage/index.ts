@@ -4,7 +4,7 @@
  * append-only writer, and the content-addressed blob store.
  */
 export { StorageError, isStorageError, STORAGE_ERROR_CODES } from "./errors.js";
-export type { StorageErrorCode, StorageErrorDetails } from "./errors.js";
+export type { StorageErrorCode } from "./errors.js";
 export type {
   LineSink,
   ReplaceOptions,

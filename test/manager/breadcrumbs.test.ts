@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { FileSessionStorage, MemorySessionStorage } from "../../src/index.js";
-import { BREADCRUMB_MAX_BYTES, TERMINAL_SESSIONS_DIR, breadcrumbPath, isSafeTerminalId, readBreadcrumb, resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "../../src/manager/index.js";
+import { BREADCRUMB_MAX_BYTES, TERMINAL_SESSIONS_DIR, isSafeTerminalId, readBreadcrumb, resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "../../src/manager/index.js";
 import { makeTempDir, withUmask } from "../helpers/temp.js";
 
 let temp: ReturnType<typeof makeTempDir>;
@@ -26,7 +26,7 @@ afterEach(() => temp.remove());
 describe("write and read", () => {
   it("round-trips exactly two lines, owner-only, even under a permissive umask", async () => {
     const result = withUmask(0, () => writeBreadcrumb(agent, "tmux-%3", "/work/project", sessionFile));
-    const file = breadcrumbPath(agent, "tmux-%3");
+    const file = path.join(agent, TERMINAL_SESSIONS_DIR, "tmux-%3");
     expect(result).toEqual({ ok: true, path: file });
     expect(fs.readFileSync(file, "utf8")).toBe(`/work/project\n${sessionFile}\n`);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);

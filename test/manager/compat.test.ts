@@ -7,7 +7,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { BlobStore, FileSessionStorage, SessionManager, type OpenSessionOptions, type SessionManagerOptions } from "../../src/index.js";
+import { BlobStore, SessionManager, type OpenSessionOptions, type SessionManagerOptions } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { FIXTURES, assistant, codeOfAsync, readRecords, recordingLogger, user } from "./helpers.js";
 
