@@ -194,7 +194,8 @@ export class SecureDir {
    * written, synced, verified and published, then this directory is synced.
    */
   writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
-    unwrap(native.writeFileAtomic(this.#handle, name, data, options), "writeFileAtomic", this.#child(name));
+    // Only the flag this form knows: an `async` carried in by a caller must not make it return early.
+    unwrap(native.writeFileAtomic(this.#handle, name, data, { noReplace: options.noReplace === true }), "writeFileAtomic", this.#child(name));
   }
 
   /**

@@ -52,7 +52,7 @@ export class HistoryError extends GjcError<HistoryErrorCode> {
 }
 
 /** SQLite result names that mean "the bytes on disk are not a sound database". */
-export function isCorruptionCode(sqliteCode: string | undefined): sqliteCode is string {
+export function isCorruptionCode(sqliteCode: string | undefined): boolean {
   return sqliteCode === "SQLITE_NOTADB" || sqliteCode?.startsWith("SQLITE_CORRUPT") === true;
 }
 

@@ -505,7 +505,7 @@ function closeQuietly(db: SqliteConnection | undefined): void {
 /** The typed error for `error`; for corruption, after moving the files aside. */
 function failureFor(error: unknown, doing: string, files: HistoryFiles): HistoryError {
   const sqliteCode = sqliteCodeOf(error);
-  if (!isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
+  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
   const movedTo = files.moveAside();
   const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
   return new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });

@@ -165,8 +165,8 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
         }
         if (isRetired(inspected.identity)) continue;
         // Hidden while the v2 copy its receipt names is still there.
-        const copiedTo = receipts.filter((r) => sameIdentity(r.source.identity, inspected.identity)).map((r) => r.destination);
-        if (copiedTo.some((d) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId))) continue;
+        const copied = (d: { path: string; sessionId: string }) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId);
+        if (receipts.some((r) => sameIdentity(r.source.identity, inspected.identity) && copied(r.destination))) continue;
         listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
       }
     });

@@ -104,6 +104,7 @@ export function snapshotArtifactTree(parent: SecureDir, name: string, limits: Ar
   try {
     const entries: SnapshotEntry[] = [];
     let totalBytes = 0;
+    let files = 0;
     const euid = process.geteuid?.();
     const unsafe = (detail: string, message: string) => new MigrationError("unsafe_artifacts", detail, message);
     const capacity = (detail: string, message: string) => new MigrationError("artifact_capacity_exceeded", detail, message);
@@ -119,6 +120,7 @@ export function snapshotArtifactTree(parent: SecureDir, name: string, limits: Ar
           if (euid !== undefined && (st.mode & 0o022) !== 0) throw unsafe("mode_mismatch", "another user may write an artifact file");
           if (st.size > limits.maxFileBytes) throw unsafe("file_too_large", "an artifact file is larger than allowed");
           totalBytes += st.size;
+          files += 1;
           if (totalBytes > limits.maxTotalBytes) throw capacity("too_many_bytes", "the artifact tree is larger than allowed");
         } else if (st.type !== "directory") {
           throw unsafe("special_file", "the artifact tree holds a special file");
@@ -128,7 +130,7 @@ export function snapshotArtifactTree(parent: SecureDir, name: string, limits: Ar
     } catch (error) {
       throw unwalkable(error);
     }
-    return { root: stableStat(root.stat()), entries, totalBytes, files: entries.filter((e) => e.kind === "file").length };
+    return { root: stableStat(root.stat()), entries, totalBytes, files };
   } finally {
     root.close();
   }
@@ -227,11 +229,13 @@ export async function treeManifest(parent: SecureDir, name: string, snapshot: Ar
     if (root === undefined || st?.dev !== snapshot.root.dev || st.ino !== snapshot.root.ino) {
       throw new MigrationError("source_changed", "tree_changed", "the artifact tree changed during migration");
     }
-    const dirs = new Map<string, SecureDir | undefined>([["", copy?.target]]);
+    const dirs = new Map<string, SecureDir>(copy === undefined ? [] : [["", copy.target]]);
     const manifest: ManifestEntry[] = [];
     for (const entry of snapshot.entries) {
       const cut = entry.path.lastIndexOf("/");
       const into = dirs.get(entry.path.slice(0, Math.max(cut, 0)));
+      // A snapshot lists every directory before its contents; a copy must never skip an entry.
+      if (copy !== undefined && into === undefined) throw new Error(`artifact snapshot lists ${entry.path} before its directory`);
       const base = entry.path.slice(cut + 1);
       if (entry.kind === "directory") {
         if (copy !== undefined && into !== undefined) {

@@ -135,7 +135,7 @@ describe("SIGKILL during migration", () => {
     // below), so most land mid-way whatever the machine's speed or load. The median span, not
     // the longest: one run slowed by a load spike would push most kills past the end.
     const spans = await Promise.all(Array.from({ length: parallel }, () => killRun(undefined)));
-    const maxDelayMs = [...spans].sort((a, b) => a - b)[Math.floor(parallel / 2)];
+    const maxDelayMs = [...spans].sort((a, b) => a - b)[Math.floor(parallel / 2)]!;
     let killedMidway = 0;
     for (let done = 0; done < runs; done += parallel) {
       const outcomes = await Promise.all(Array.from({ length: parallel }, () => killRun(maxDelayMs)));
