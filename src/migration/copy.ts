@@ -235,7 +235,7 @@ export async function treeManifest(parent: SecureDir, name: string, snapshot: Ar
       const cut = entry.path.lastIndexOf("/");
       const into = dirs.get(entry.path.slice(0, Math.max(cut, 0)));
       // A snapshot lists every directory before its contents; a copy must never skip an entry.
-      if (copy !== undefined && into === undefined) throw new Error(`artifact snapshot lists ${entry.path} before its directory`);
+      if (copy !== undefined && into === undefined) throw new MigrationError("source_changed", "tree_changed", `the artifact snapshot lists ${entry.path} before its directory`);
       const base = entry.path.slice(cut + 1);
       if (entry.kind === "directory") {
         if (copy !== undefined && into !== undefined) {
