@@ -101,7 +101,9 @@ afterAll(() => {
   work?.remove();
 });
 
-describe("the packed tarball", () => {
+// Each test installs from the registry cache and runs child processes (npm, tsc) bounded by
+// their own 600 s timeout; on a loaded 2-core machine one takes well over vitest's default.
+describe("the packed tarball", { timeout: 600_000 }, () => {
   it("holds the prebuilt addon for linux-x64, linux-arm64 and win32-x64, stripped, and no build/", () => {
     const listed = run("tar", ["tzf", tarball]).stdout.split("\n").filter(Boolean);
     const prebuilds = listed.filter((f) => f.startsWith("package/prebuilds/")).sort();
