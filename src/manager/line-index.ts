@@ -109,11 +109,7 @@ const READ_CHUNK = 1 << 20;
 
 const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 
-/**
- * The lines of a sidecar of `size` bytes, read a chunk at a time into one buffer so a large
- * index never sits in memory whole. `next()` gives a line without its feed, valid until the
- * next call, or `undefined` at the end.
- */
+/** The lines of a sidecar of `size` bytes, read a chunk at a time into one buffer so a large index never sits in memory whole. */
 class SidecarLines {
   readonly #read: SidecarRead;
   readonly #size: number;
@@ -121,7 +117,8 @@ class SidecarLines {
   #start = 0;
   #end = 0;
   #position = 0;
-  #overrun = false;
+  /** set when the file reads longer than its stat: it is still being written, and nothing of it is trusted */
+  overrun = false;
 
   constructor(read: SidecarRead, size: number) {
     this.#read = read;
@@ -129,6 +126,7 @@ class SidecarLines {
     this.#buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, size + 1));
   }
 
+  /** The next line without its feed, valid until the next call; `undefined` at the end. */
   next(): Buffer | undefined {
     for (;;) {
       const feed = this.#buffer.subarray(this.#start, this.#end).indexOf(0x0a);
@@ -148,9 +146,8 @@ class SidecarLines {
       }
       const count = this.#read(this.#buffer.subarray(this.#end), this.#position);
       this.#position += count;
-      // A file that reads longer than its stat is still being written: nothing of it is trusted.
       if (count === 0 || this.#position > this.#size) {
-        this.#overrun = this.#position > this.#size;
+        this.overrun = this.#position > this.#size;
         return undefined;
       }
       this.#end += count;
@@ -159,19 +156,11 @@ class SidecarLines {
 
   /** Whether every byte up to the size was read, as whole lines, and nothing more. */
   get complete(): boolean {
-    return !this.#overrun && this.#position === this.#size && this.#start === this.#end;
-  }
-
-  get overrun(): boolean {
-    return this.#overrun;
+    return !this.overrun && this.#position === this.#size && this.#start === this.#end;
   }
 }
 
-/**
- * The index in the `size` bytes `read` gives, or `undefined` when its header is not ours or
- * it reads longer than `size`. Batches are taken up to the first torn, malformed or
- * out-of-order one; the rest is left to a scan of the transcript.
- */
+/** The index in the `size` bytes `read` gives (batches up to the first torn, malformed or out-of-order one); `undefined` when its header is not ours or it reads longer than `size`. */
 export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
   const lines = new SidecarLines(read, size);
   const first = lines.next();

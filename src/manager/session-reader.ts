@@ -97,11 +97,7 @@ export abstract class SessionReader extends EntryAppender {
     return this.current().tree.getLabel(id);
   }
 
-  /**
-   * Token and cost totals over every entry of the file, all branches: assistant `usage` and
-   * sub-agent (`task`) results' `details.usage`; counts that are not finite and non-negative are
-   * left out. Kept up as entries load and append; a copy.
-   */
+  /** Token and cost totals over every entry, all branches (assistant `usage`, `task` results' `details.usage`; bad counts left out); a copy. */
   getUsageStatistics(): UsageStatistics {
     return this.current().usage.totals();
   }
