@@ -40,7 +40,7 @@ import {
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { classifyRows, LineIndexAppender, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
-import { isAssistantMessage, patchStates, type ManagedLine, type PatchState } from "./lines.js";
+import { isAssistantMessage, patchStates, type ManagedLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
 
@@ -307,40 +307,6 @@ function deferredLines(count: number, make: (i: number) => ManagedLine): Managed
   });
 }
 
-/** An entry line whose entry is read when first needed. */
-class DeferredEntryLine {
-  readonly kind = "entry";
-  readonly #tree: SessionTree;
-  readonly #position: number;
-
-  constructor(tree: SessionTree, position: number) {
-    this.#tree = tree;
-    this.#position = position;
-  }
-
-  get entry(): FileEntry {
-    return this.#tree.index.entriesAt([this.#position])[0]!;
-  }
-}
-
-/** An invalid line whose text is read when first needed (a rewrite writes it back). */
-class DeferredInvalidLine {
-  readonly kind = "invalid";
-  readonly #source: LineSource;
-  readonly #row: number;
-  #invalid: InvalidLine | undefined;
-
-  constructor(source: LineSource, row: number) {
-    this.#source = source;
-    this.#row = row;
-  }
-
-  get invalid(): InvalidLine {
-    this.#invalid ??= this.#source.read([this.#row])[0]!.invalid!;
-    return this.#invalid;
-  }
-}
-
 /** Usage totals over the loaded entries, summed when first asked for, plus every append. */
 class DeferredUsage extends UsageAccumulator {
   #prime: (() => Iterable<FileEntry>) | undefined;
@@ -405,13 +371,15 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
   buildContextOnPath(tree.pathView());
 
   const lines = deferredLines(table.size, (i) => {
+    const k = slotOfRow[i]!;
     if (i === headerRow) return { kind: "header" };
-    if (table.typeCode[i]! < 0) return new DeferredInvalidLine(source, i);
-    if (patchCodes[table.typeCode[i]!] && i > headerRow) {
-      const k = slotOfRow[i]!;
-      return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
+    if (table.typeCode[i]! < 0) {
+      // Its text is read when first needed (a rewrite writes it back).
+      let invalid: InvalidLine | undefined;
+      return { kind: "invalid", get invalid() { return (invalid ??= source.read([i])[0]!.invalid!); } };
     }
-    return new DeferredEntryLine(tree, slotOfRow[i]!);
+    if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
+    return { kind: "entry", get entry() { return tree.index.entriesAt([k])[0]!; } };
   });
 
   const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, rows.length);
@@ -471,13 +439,7 @@ function storedParents(table: LineTable, rows: Int32Array, slotOfRow: Int32Array
 }
 
 /** Replays the patch records over the entries' keys: the effective header, and the patched messages by entry position. */
-function replay(
-  rawHeader: SessionHeader,
-  table: LineTable,
-  entryRows: Int32Array,
-  patchRows: readonly number[],
-  patchRecords: readonly JsonRecord[],
-): { header: SessionHeader; patched: Map<number, unknown>; states: PatchState[]; applied: number; skipped: number } {
+function replay(rawHeader: SessionHeader, table: LineTable, entryRows: Int32Array, patchRows: readonly number[], patchRecords: readonly JsonRecord[]) {
   const patched = new Map<number, unknown>();
   if (patchRows.length === 0) return { header: rawHeader, patched, states: [], applied: 0, skipped: 0 };
   const needEntries = patchRecords.some((record) => record.type !== "header_patch");
