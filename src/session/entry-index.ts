@@ -34,10 +34,9 @@ export interface DeferredEntries {
 }
 
 /**
- * A read-only map from id to the last entry in file order carrying it, which also keeps each
- * entry's parent position: walking a long path by array reads instead of `Map` probes. The
- * usual parent (the entry added just before) needs no lookup; a duplicated id or a parent
- * appearing after its child marks the positions stale, and the next walk recomputes them once.
+ * A read-only map from id to the last entry in file order carrying it, keeping each entry's parent
+ * position so a long path is walked by array reads, not `Map` probes. A duplicated id or a parent
+ * appearing after its child marks the positions stale; the next walk recomputes them once.
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   readonly #entries: (FileEntry | undefined)[] = [];
@@ -262,25 +261,18 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
  * first repeat; only a path longer than the index (which must repeat) is walked with a visited set.
  */
 export function pathToRoot(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
-  if (byId instanceof EntryIndex) {
-    const fast = byId.pathTo(leaf);
-    if (fast !== undefined) return fast;
-  }
+  const fast = byId instanceof EntryIndex ? byId.pathTo(leaf) : undefined;
+  if (fast !== undefined) return fast;
   const path: FileEntry[] = [];
-  const bound = byId.size + 1;
-  for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {
-    if (path.length === bound) return pathToRootGuarded(leaf, byId);
-    path.push(node);
-  }
-  return path.reverse();
-}
-
-function pathToRootGuarded(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
-  const path: FileEntry[] = [];
-  const seen = new Set<FileEntry>();
-  for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {
-    if (seen.has(node)) break;
-    seen.add(node);
+  let seen: Set<FileEntry> | undefined;
+  for (let node: FileEntry | undefined = leaf; node !== undefined && seen?.has(node) !== true; node = parentEntry(node, byId)) {
+    if (seen === undefined && path.length > byId.size) {
+      // Longer than the index, so it repeats: walked again from the leaf, up to the first repeat.
+      seen = new Set();
+      path.length = 0;
+      node = leaf;
+    }
+    seen?.add(node);
     path.push(node);
   }
   return path.reverse();
