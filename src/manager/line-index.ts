@@ -44,12 +44,11 @@ export interface DecodedLineIndex {
 const HEAD = 16;
 /** `parentLength` in a batch of a parent that is the id of the row before. */
 const CHAINED = -3;
-/** Float64 columns (line, offset, length), then Int32 ones (piece, type, id length, parent length, parent row, repeats). */
-const F64 = 3;
-const I32 = 6;
+/** The columns of a batch, in order: three Float64 ones, then six Int32 ones. */
+const BATCH_COLUMNS = ["line", "offset", "length", "piece", "typeCode", "idLength", "parentLength", "parentRow", "repeats"] as const;
 
 function columnBytes(rows: number): number {
-  return rows * (F64 * 8 + I32 * 4);
+  return rows * (3 * 8 + 6 * 4);
 }
 
 /** One batch line (without line feed) holding rows `from..to` of `table`. */
@@ -78,8 +77,7 @@ function encodeBatch(table: LineTable, from: number, to: number): string {
     const bytes = Buffer.from(column.buffer, column.byteOffset, column.byteLength);
     at += bytes.copy(body, at);
   };
-  for (const column of [table.line, table.offset, table.length]) put(column.subarray(from, to));
-  for (const column of [table.piece.subarray(from, to), type, idLength.subarray(from, to), parentLength, table.parentRow.subarray(from, to), table.repeats.subarray(from, to)]) put(column);
+  for (const name of BATCH_COLUMNS) put(name === "typeCode" ? type : name === "parentLength" ? parentLength : table[name].subarray(from, to));
   at += typeText.copy(body, at);
   // Ids are a few dozen bytes: a plain loop beats a copy call per id.
   for (let k = 0; k < rows; k++) {
@@ -217,7 +215,7 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
     new Uint8Array(column.buffer, column.byteOffset + start * width, rows * width).set(body.subarray(at, at + rows * width));
     at += rows * width;
   };
-  for (const column of [table.line, table.offset, table.length, table.piece, table.typeCode, table.idLength, table.parentLength, table.parentRow, table.repeats]) take(column);
+  for (const name of BATCH_COLUMNS) take(table[name]);
   body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
   if (!checkRows(table, start, rows, codes, poolBase, poolBytes)) return false;
   table.poolSize = poolBase + poolBytes;
@@ -363,14 +361,15 @@ export class LineIndexAppender {
     if (this.#records.length >= APPEND_BATCH_ROWS) this.flush();
   }
 
-  /** Makes the rows of the lines appended since the last batch; false when one cannot have a row. */
-  #makeRows(): boolean {
+  /** Makes and writes the rows of the lines appended since the last batch; a line that cannot have a row ends the upkeep. */
+  flush(): void {
     const lengths = this.#lengths;
     const records = this.#records;
     const table = this.#table;
+    if (this.#done || records.length === 0) return;
     for (let i = 0; i < records.length; i++) {
       const { type, id, parentId: parent } = records[i]!;
-      if (typeof type !== "string") return false;
+      if (typeof type !== "string") return this.abandon();
       const length = lengths[i]!;
       table.push(this.#line, this.#size, length, -1, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
       const k = table.size - 1;
@@ -388,19 +387,9 @@ export class LineIndexAppender {
     }
     lengths.length = 0;
     records.length = 0;
-    return true;
-  }
-
-  /** Writes the rows of the lines appended since the last batch. */
-  flush(): void {
-    if (this.#done || this.#records.length === 0) return;
-    if (!this.#makeRows()) {
-      this.abandon();
-      return;
-    }
     try {
-      this.#writer.writeLineSync(encodeBatch(this.#table, 0, this.#table.size));
-      this.#table.truncate(0);
+      this.#writer.writeLineSync(encodeBatch(table, 0, table.size));
+      table.truncate(0);
     } catch {
       this.abandon();
     }
@@ -426,19 +415,15 @@ export class LineIndexAppender {
  * row, line `nextLine` first; `rowOf` finds entries among the `rows`. `undefined` when the sidecar cannot be written.
  */
 export function startLineIndexUpkeep(storage: SessionStorage, file: string, size: number, nextLine: number, table: LineTable, from: number, rows: number, rowOf: (id: string) => number): LineIndexAppender | undefined {
-  let writer: SessionStorageWriter;
+  let writer: SessionStorageWriter | undefined;
   try {
     writer = storage.openWriter(lineIndexFile(file));
-  } catch {
-    return undefined;
-  }
-  try {
     if (rows > from) writer.writeLineSync(encodeBatch(table, from, rows));
+    return new LineIndexAppender(writer, size, nextLine, rows, rowOf);
   } catch {
     closeQuietly(writer);
     return undefined;
   }
-  return new LineIndexAppender(writer, size, nextLine, rows, rowOf);
 }
 
 /**

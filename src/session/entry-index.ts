@@ -39,13 +39,11 @@ export interface DeferredEntries {
  * appearing after its child marks the positions stale; the next walk recomputes them once.
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
+  /** by position; the deferred ones (before {@link #base}) stay undefined until read, appended ones are always here */
   readonly #entries: (FileEntry | undefined)[] = [];
-  /** keys of the deferred positions `0..keys.count`; the arrays below hold the positions after them */
+  /** keys of the deferred positions `0..keys.count` */
   #keys: EntryKeys | undefined;
   #base = 0;
-  readonly #ids: (string | undefined)[] = [];
-  readonly #parentIds: (string | null | undefined)[] = [];
-  readonly #types: string[] = [];
   /** id to position, for the positions after {@link #keys} */
   readonly #positions = new Map<string, number>();
   /** ids of those positions that a deferred position holds too */
@@ -77,12 +75,9 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** Tree-only: adds the next record in file order. */
   [APPEND](entry: FileEntry): void {
-    this.#entries.push(entry);
+    const position = this.#entries.push(entry) - 1;
     const id = entryIdOf(entry);
     const parent = parentIdOf(entry);
-    const position = this.#base + this.#ids.push(id) - 1;
-    this.#parentIds.push(parent);
-    this.#types.push(entry.type);
     let parentPosition = -1;
     if (typeof parent === "string") {
       const found = this.positionOf(parent);
@@ -155,17 +150,17 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** Number of records (indexed or not). */
   get count(): number {
-    return this.#base + this.#ids.length;
+    return this.#entries.length;
   }
 
   /** The `type` of the record at `position`. */
   typeAt(position: number): string {
-    return position < this.#base ? this.#keys!.typeAt(position) : this.#types[position - this.#base]!;
+    return position < this.#base ? this.#keys!.typeAt(position) : this.#entries[position]!.type;
   }
 
   /** The string `id` of the record at `position`. */
   idAt(position: number): string | undefined {
-    return position < this.#base ? this.#keys!.idAt(position) : this.#ids[position - this.#base];
+    return position < this.#base ? this.#keys!.idAt(position) : entryIdOf(this.#entries[position]!);
   }
 
   /** The path from the root to `leaf` by parent positions; `undefined` when `leaf` does not hold its id or on a cycle. */
@@ -192,7 +187,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #recompute(): void {
     this.#unresolved = new Set();
     for (let position = 0; position < this.count; position++) {
-      const parent = position < this.#base ? this.#keys!.parentIdAt(position) : this.#parentIds[position - this.#base];
+      const parent = position < this.#base ? this.#keys!.parentIdAt(position) : parentIdOf(this.#entries[position]!);
       const found = typeof parent === "string" ? this.positionOf(parent) : undefined;
       if (typeof parent === "string" && found === undefined) this.#unresolved.add(parent);
       this.#parents[position] = found ?? -1;
