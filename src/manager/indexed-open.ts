@@ -72,9 +72,8 @@ const HEADER_PEEK = 64 << 10;
 const MAX_LINE_BYTES = 0x1fffffe8;
 
 /**
- * Opens `file` through its line index; `undefined` when the full load must (no index kept
- * here, an empty file, older than v5, no usable header).
- * @param writable whether this process holds the file's writer (the index is then kept up)
+ * Opens `file` through its line index, kept up when this process holds the file's writer (`writable`);
+ * `undefined` when the full load must (no index kept here, an empty file, older than v5, no usable header).
  * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
 export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean, now: () => Date): IndexedSession | undefined {
@@ -178,10 +177,7 @@ function tooLarge(file: string): SessionFormatError {
   return new SessionFormatError("line_too_long", `${file} holds a line too long to load`);
 }
 
-/**
- * Reads lines by their rows, checking each against its row: with the open's reader while the
- * open runs, afterwards through a new reader per batch, checked to be the same file.
- */
+/** Reads lines by their rows, each checked against its row: through the open's reader, later a new one per batch checked to be the same file. */
 class LineSource {
   #reader: SessionFileReader | undefined;
   readonly #storage: SessionStorage;
@@ -327,10 +323,9 @@ class DeferredUsage extends UsageAccumulator {
   }
 
   #primed(): void {
-    const prime = this.#prime;
-    if (prime === undefined) return;
+    const entries = this.#prime?.() ?? [];
     this.#prime = undefined;
-    for (const entry of prime()) super.add(entry);
+    for (const entry of entries) super.add(entry);
   }
 }
 

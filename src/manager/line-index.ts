@@ -450,10 +450,7 @@ export function indexWrittenFile(storage: SessionStorage, file: string, bytes: B
   }
 }
 
-/**
- * The rows after the session header at `headerRow`: entries (every record but patches) and patches,
- * each row's position among its kind, and the counts the load report gives.
- */
+/** The entry rows (records after the header at `headerRow` but patches), the patch rows, each row's slot among its kind, and the report's counts. */
 export function classifyRows(table: LineTable, headerRow: number) {
   const patchCodes = table.types.map(isPatchRecordType);
   const { size, typeCode, piece, line } = table;

@@ -1,8 +1,4 @@
-/**
- * Reading a session file for the manager: the writer lock first (nothing is appended between
- * the read and the first write), a lenient load, then what the file is: a session, nothing
- * yet, or something that must not be overwritten.
- */
+/** Reading a session file for the manager: the writer lock first (nothing is appended between the read and the first write), then a lenient load. */
 import {
   SessionLoader,
   isUnknownEntry,

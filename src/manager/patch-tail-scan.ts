@@ -86,10 +86,7 @@ export function scanLatePatches(reader: SessionFileReader, stopAt: number, size:
   return resume === undefined ? { found } : { found, resume };
 }
 
-/**
- * Records into `found` the patch values on the complete lines of `window` from `from`, keeping
- * values already found (later lines). A forward search (faster on buffers); the last hit wins.
- */
+/** Records into `found` the patch values on the complete lines of `window` from `from`, keeping those found (later lines); the last hit wins. */
 function collectPatches(window: Buffer, from: number, found: LatePatches): void {
   const inWindow: LatePatches = {};
   for (let hit = window.indexOf(MARKER, from); hit !== -1; ) {
