@@ -37,7 +37,6 @@ const RESUME_BOUNDARY_BYTES = 64;
 export function scanLatePatches(reader: SessionFileReader, stopAt: number, size: number): { found: LatePatches; resume?: { offset: number; boundary: Buffer } } {
   const found: LatePatches = {};
   let resume: { offset: number; boundary: Buffer } | undefined;
-  let first = true;
   // The start of the line that continues into the chunk read before, completed by the next (earlier) one.
   let pending: Buffer = EMPTY;
   let insideLongLine = false;
@@ -51,8 +50,7 @@ export function scanLatePatches(reader: SessionFileReader, stopAt: number, size:
     const bytes = scratch.subarray(0, limit);
     // The file shrank since the stat: left to the next listing, with no resume point.
     if (reader.readSync(bytes, start) < limit) return { found };
-    if (first) {
-      first = false;
+    if (end === size) {
       // Only the last chunk of the file can end with a line that has no line feed yet.
       const lastNewline = bytes.lastIndexOf(NEWLINE);
       if (lastNewline !== -1) {
