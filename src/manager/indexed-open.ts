@@ -39,7 +39,7 @@ import {
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { classifyRows, LineIndexAppender, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
+import { classifyRows, LineIndexAppender, publishLineIndex, readLineIndex, startLineIndexUpkeep } from "./line-index.js";
 import { isAssistantMessage, patchStates, type ManagedLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
@@ -113,7 +113,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     }
     if (session === undefined) return undefined;
     source.release();
-    const { rowOf, ...opened } = session;
+    const { keys, ...opened } = session;
     let appender: LineIndexAppender | undefined;
     if (access.writable) {
       // What the open learnt goes back to the index (all of it when rebuilt, else the new rows); a
@@ -122,7 +122,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! >= size) rows -= 1;
       const published = (kept !== -1 && writable) || kept === rows || publishLineIndex(storage, file, dev, ino, table, rows);
       if (published && writable && rows === table.size && endsWithNewline(reader, size)) {
-        appender = startLineIndexUpkeep(storage, file, size, cursor.line, table, kept === -1 ? rows : kept, rows, rowOf);
+        appender = startLineIndexUpkeep(storage, file, size, cursor.line, table, kept === -1 ? rows : kept, rows, keys);
       }
     }
     return { ...opened, appender };
@@ -329,8 +329,8 @@ class DeferredUsage extends UsageAccumulator {
   }
 }
 
-/** An opened session before its index upkeep, with the row of an entry by id (for the upkeep). */
-type BuiltSession = Omit<IndexedSession, "appender"> & { rowOf(id: string): number };
+/** An opened session before its index upkeep, with its entries' keys (for the upkeep). */
+type BuiltSession = Omit<IndexedSession, "appender"> & { keys: TableKeys };
 
 /** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
 function build(file: string, source: LineSource, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
@@ -396,7 +396,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
     },
   };
   return {
-    rowOf: rowLookup(keys, rows),
+    keys,
     header,
     tree,
     lines,

@@ -294,14 +294,6 @@ async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<
   }
 }
 
-/** The row of the last entry of `keys` (over the entry `rows`) holding an id; -1 for none. */
-export function rowLookup(keys: TableKeys, rows: Int32Array): (id: string) => number {
-  return (id) => {
-    const position = keys.positionOf(id);
-    return position === -1 ? -1 : rows[position]!;
-  };
-}
-
 /** Closes a disposable writer; its failure costs the session nothing. */
 export function closeQuietly(writer: SessionStorageWriter | undefined): void {
   try {
@@ -328,8 +320,8 @@ const APPEND_BATCH_ROWS = 64;
  */
 export class LineIndexAppender {
   readonly #writer: SessionStorageWriter;
-  /** the row of an entry by id among the rows the index held when the upkeep began */
-  readonly #rowOf: (id: string) => number;
+  /** the entries of the rows the index held when the upkeep began */
+  readonly #keys: TableKeys;
   readonly #table = new LineTable();
   readonly #appendedIds = new Map<string, number>();
   /** the entry appended last and its row: most appends name it as their parent */
@@ -345,12 +337,12 @@ export class LineIndexAppender {
   #done = false;
 
   /** Made by {@link startLineIndexUpkeep}; `writer` is the index file's, held as long as the transcript's. */
-  constructor(writer: SessionStorageWriter, size: number, line: number, row: number, rowOf: (id: string) => number) {
+  constructor(writer: SessionStorageWriter, size: number, line: number, row: number, keys: TableKeys) {
     this.#writer = writer;
     this.#size = size;
     this.#line = line;
     this.#row = row;
-    this.#rowOf = rowOf;
+    this.#keys = keys;
   }
 
   /** Records an appended line of `length` bytes (no feed) holding `record`; rows are made per batch, touching the columns once. */
@@ -378,7 +370,7 @@ export class LineIndexAppender {
         // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
         // lock keeps every other writer out.
         if (typeof id === "string") this.#appendedIds.set(id, this.#row);
-        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedIds.get(parent) ?? this.#rowOf(parent));
+        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedIds.get(parent) ?? this.#keys.rowOf(parent));
         if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
       }
       this.#row += 1;
@@ -412,14 +404,14 @@ export class LineIndexAppender {
 /**
  * Starts the upkeep of `file`'s index, whose sidecar holds rows `0..from` of `table`: rows `from..rows`
  * are written as one batch, then each line appended past `size` (ending with a line feed) gets its
- * row, line `nextLine` first; `rowOf` finds entries among the `rows`. `undefined` when the sidecar cannot be written.
+ * row, line `nextLine` first; `keys` are the entries of the `rows`. `undefined` when the sidecar cannot be written.
  */
-export function startLineIndexUpkeep(storage: SessionStorage, file: string, size: number, nextLine: number, table: LineTable, from: number, rows: number, rowOf: (id: string) => number): LineIndexAppender | undefined {
+export function startLineIndexUpkeep(storage: SessionStorage, file: string, size: number, nextLine: number, table: LineTable, from: number, rows: number, keys: TableKeys): LineIndexAppender | undefined {
   let writer: SessionStorageWriter | undefined;
   try {
     writer = storage.openWriter(lineIndexFile(file));
     if (rows > from) writer.writeLineSync(encodeBatch(table, from, rows));
-    return new LineIndexAppender(writer, size, nextLine, rows, rowOf);
+    return new LineIndexAppender(writer, size, nextLine, rows, keys);
   } catch {
     closeQuietly(writer);
     return undefined;
@@ -437,14 +429,13 @@ export function indexWrittenFile(storage: SessionStorage, file: string, bytes: B
     const table = new LineTable();
     const cursor = { offset: 0, line: 1 };
     scanLines(bytes, cursor, table, true);
-    // Hashing every entry id also fills the parent rows and repeat flags the index stores.
     const header = table.firstRecordRow();
     if (header === table.size || table.typeAt(header) !== "session") return undefined;
-    const { entryRows } = classifyRows(table, header);
-    const rowOf = rowLookup(new TableKeys(table, entryRows), entryRows);
+    // Hashing every entry id also fills the parent rows and repeat flags the index stores.
+    const keys = new TableKeys(table, classifyRows(table, header).entryRows);
     const { dev, ino, size } = storage.statSync(file);
     if (size !== bytes.length || !publishLineIndex(storage, file, dev, ino, table, table.size)) return undefined;
-    return startLineIndexUpkeep(storage, file, size, cursor.line, table, table.size, table.size, rowOf);
+    return startLineIndexUpkeep(storage, file, size, cursor.line, table, table.size, table.size, keys);
   } catch {
     return undefined;
   }

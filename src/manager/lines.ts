@@ -61,18 +61,14 @@ export function patchStates(report: PatchReport): (record: JsonRecord) => PatchS
 /** The line view of `loaded`, whose effective entries (blob refs possibly resolved) are `entries`, in order. */
 export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry[]): ManagedLine[] {
   const stateOf = patchStates(loaded.patchReport);
-  const lines: ManagedLine[] = [];
   let next = 0;
-  for (const item of loaded.lines) {
-    if (item.kind === "header") lines.push({ kind: "header" });
-    else if (item.kind === "entry") lines.push({ kind: "entry", entry: entries[next++]!, read: { raw: item.raw } });
-    else if (item.kind === "patch") lines.push({ kind: "patch", record: item.value, state: stateOf(item.value) });
-    else {
-      const { kind: _kind, ...invalid } = item;
-      lines.push({ kind: "invalid", invalid });
-    }
-  }
-  return lines;
+  return loaded.lines.map((item): ManagedLine => {
+    if (item.kind === "header") return { kind: "header" };
+    if (item.kind === "entry") return { kind: "entry", entry: entries[next++]!, read: { raw: item.raw } };
+    if (item.kind === "patch") return { kind: "patch", record: item.value, state: stateOf(item.value) };
+    const { kind: _kind, ...invalid } = item;
+    return { kind: "invalid", invalid };
+  });
 }
 
 /**

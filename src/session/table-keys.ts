@@ -149,6 +149,12 @@ export class TableKeys implements EntryKeys {
     return this.#table.parentIdAt(this.#rows[position]!);
   }
 
+  /** The table row of the last entry holding `id`; -1 for none. */
+  rowOf(id: string): number {
+    const position = this.positionOf(id);
+    return position === -1 ? -1 : this.#rows[position]!;
+  }
+
   positionOf(id: string): number {
     if (id === this.#asked) return this.#answer;
     const text = poolText(id);
