@@ -1,13 +1,13 @@
 /**
  * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v3` (a dot
  * name no walk or peer takes for a session) holding the file's {@link LineTable} up to the last line
- * it covers and the (device, inode) of the transcript. Layout: a line `gjc-line-index 3 <LE|BE><TAB>
- * dev<TAB>ino`, then per line one batch, `C` and the base64 of the typed-array columns in host byte
- * order (decoding is a copy and one check). Each batch is one write; a torn, damaged or out-of-order
- * one ends the index there and the rest of the transcript is scanned again. Entry rows also hold
- * their parent's row and whether their id repeats, so an open where no id repeats hashes no ids.
- * Nothing here is trusted: the open checks the identity, the covered size and every line it reads.
- * v1/v2 sidecars are never read, only removed.
+ * it covers and the (device, inode) of the transcript. Layout: `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`,
+ * then one batch per line, `C` and the base64 of the typed-array columns in host byte order (decoding
+ * is a copy and one check). Each batch is one write; a torn, damaged or out-of-order one ends the
+ * index there and the rest of the transcript is scanned again. Entry rows also hold their parent's
+ * row and whether their id repeats, so an open where no id repeats hashes no ids. Nothing here is
+ * trusted: the open checks the identity, the covered size and every line it reads. v1/v2 sidecars
+ * are never read, only removed.
  */
 import os from "node:os";
 import path from "node:path";
