@@ -1,13 +1,9 @@
 /**
- * Opening a v5 session file through its line index (checked, caught up, or rebuilt by one
- * byte-level scan): only the header, the patches and labels, and the context at the leaf are
- * read and parsed; every other entry stays on disk until asked for (`SessionTree.deferred`),
- * so an open costs the path, not the file.
- *
- * It loads what a full load gives: each line read is parsed by the loader's own step and
- * checked against its row, and a disagreement during the open throws the index away and
- * rescans strictly. Older versions, unusable headers and storages without an index go to the
- * full load.
+ * Opening a v5 session file through its line index (checked, caught up, or rebuilt by one byte
+ * scan): only the header, patches, labels and the context at the leaf are parsed; other entries
+ * stay on disk until asked for, so an open costs the path, not the file. Each line read is parsed
+ * by the loader's own step and checked against its row; a disagreement during the open throws the
+ * index away and rescans strictly. Older versions and unusable headers go to the full load.
  */
 import path from "node:path";
 
@@ -17,7 +13,6 @@ import {
   checkHeaderVersion,
   findLastMessage,
   isJsonRecord,
-  isPatchRecordType,
   isUnknownEntry,
   LineTable,
   linePieces,
@@ -44,8 +39,8 @@ import {
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { LineIndexAppender, publishLineIndex, readLineIndex, rowLookup, startLineIndexUpkeep } from "./line-index.js";
-import { isAssistantMessage, patchStates, type ManagedLine, type PatchState } from "./lines.js";
+import { classifyRows, LineIndexAppender, publishLineIndex, readLineIndex, startLineIndexUpkeep } from "./line-index.js";
+import { isAssistantMessage, patchStates, type ManagedLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
 
@@ -71,11 +66,14 @@ const SCAN_CHUNK = 4 << 20;
 /** Lines closer than this are read with one call. */
 const READ_GAP = 64 << 10;
 const READ_SPAN = 8 << 20;
+/** Bytes read to find the header before a file is scanned. */
+const HEADER_PEEK = 64 << 10;
+/** The longest line read: what one JavaScript string can hold as UTF-8 text, at least. */
+const MAX_LINE_BYTES = 0x1fffffe8;
 
 /**
- * Opens `file` through its line index; `undefined` when the full load must (no index kept
- * here, an empty file, older than v5, no usable header).
- * @param writable whether this process holds the file's writer (the index is then kept up)
+ * Opens `file` through its line index, kept up when this process holds the file's writer (`writable`);
+ * `undefined` when the full load must (no index kept here, an empty file, older than v5, no usable header).
  * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
 export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean, now: () => Date): IndexedSession | undefined {
@@ -87,37 +85,46 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     if (size === 0) return undefined;
     const stored = readLineIndex(storage, file);
     let table: LineTable;
-    let kept: number;
+    /** rows the sidecar holds whole; -1 when it must be written again */
+    let kept = -1;
     let cursor: ScanCursor = { offset: 0, line: 1 };
-    if (stored !== undefined && stored.dev === dev && stored.ino === ino && coversPrefix(reader, stored.table, size)) {
+    // The index can describe the start of this file only if it ends where a line ends.
+    const end = stored?.table.end ?? 0;
+    if (stored !== undefined && stored.dev === dev && stored.ino === ino && (end === 0 || (end <= size && endsWithNewline(reader, end)))) {
       table = stored.table;
-      kept = stored.complete ? table.size : -1;
-      if (table.size > 0) cursor = { offset: table.end, line: table.line[table.size - 1]! + 1 };
-    } else {
-      table = new LineTable();
-      kept = -1;
-    }
+      if (stored.complete) kept = table.size;
+      if (table.size > 0) cursor = { offset: end, line: table.line[table.size - 1]! + 1 };
+    } else table = new LineTable();
     // An older file is migrated and rewritten by the full load: not worth a scan first.
     if (table.size === 0 && !startsAsCurrent(file, reader, size)) return undefined;
     scanFile(reader, cursor, table, size, false);
     const source = new LineSource(storage, file, reader, table);
     let session: BuiltSession | undefined;
     try {
-      session = build(file, source, table, lookup, now);
+      session = build(file, source, lookup, now);
     } catch (error) {
       if (!(error instanceof IndexMismatch)) throw error;
       // Something in the index (or a line the byte scan misread) is wrong: parse everything.
-      table = new LineTable();
+      source.table = table = new LineTable();
       kept = -1;
       cursor = { offset: 0, line: 1 };
       scanFile(reader, cursor, table, size, true);
-      source.table = table;
-      session = build(file, source, table, lookup, now);
+      session = build(file, source, lookup, now);
     }
     if (session === undefined) return undefined;
     source.release();
-    const { rowOf, ...opened } = session;
-    const appender = access.writable ? keepIndex(storage, file, { dev, ino, size }, reader, table, kept, cursor.line, writable, rowOf) : undefined;
+    const { keys, ...opened } = session;
+    let appender: LineIndexAppender | undefined;
+    if (access.writable) {
+      // What the open learnt goes back to the index (all of it when rebuilt, else the new rows); a
+      // failure only costs the next open a scan. A last line without a line feed may still grow: no row.
+      let rows = table.size;
+      while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! >= size) rows -= 1;
+      const published = (kept !== -1 && writable) || kept === rows || publishLineIndex(storage, file, dev, ino, table, rows);
+      if (published && writable && rows === table.size && endsWithNewline(reader, size)) {
+        appender = startLineIndexUpkeep(storage, file, size, cursor.line, table, kept === -1 ? rows : kept, rows, keys);
+      }
+    }
     return { ...opened, appender };
   } catch (error) {
     throw changed(error, file, "changed while it was being opened");
@@ -130,9 +137,6 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
 function changed(error: unknown, file: string, what: string): unknown {
   return error instanceof IndexMismatch ? new SessionManagerError("session_changed", `${file} ${what}`, { path: file, cause: error }) : error;
 }
-
-/** Bytes read to find the header before a file is scanned. */
-const HEADER_PEEK = 64 << 10;
 
 /** False when the first record within the file's first bytes is not a v5 header (none so early: true). */
 function startsAsCurrent(file: string, reader: SessionFileReader, size: number): boolean {
@@ -149,13 +153,6 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
   } catch {
     return false;
   }
-}
-
-/** Whether the index's rows can describe the start of this file: it ends where a line ends. */
-function coversPrefix(reader: SessionFileReader, table: LineTable, size: number): boolean {
-  const end = table.end;
-  if (end === 0) return true;
-  return end <= size && endsWithNewline(reader, end);
 }
 
 /** Scans `reader` from `cursor` to `size` into `table`, reading a bounded chunk at a time. */
@@ -180,19 +177,12 @@ function tooLarge(file: string): SessionFormatError {
   return new SessionFormatError("line_too_long", `${file} holds a line too long to load`);
 }
 
-/** The longest line read: what one JavaScript string can hold as UTF-8 text, at least. */
-const MAX_LINE_BYTES = 0x1fffffe8;
-
-/**
- * Reads lines by their rows, checking each against its row: with the open's reader while the
- * open runs, afterwards through a new reader per batch, checked to be the same file.
- */
+/** Reads lines by their rows, each checked against its row: through the open's reader, later a new one per batch checked to be the same file. */
 class LineSource {
   #reader: SessionFileReader | undefined;
   readonly #storage: SessionStorage;
   readonly #file: string;
-  readonly #dev: string;
-  readonly #ino: string;
+  readonly #opened: SessionFileReader["stat"];
   table: LineTable;
   #scratch = Buffer.allocUnsafe(64 << 10);
 
@@ -200,8 +190,7 @@ class LineSource {
     this.#storage = storage;
     this.#file = file;
     this.#reader = reader;
-    this.#dev = reader.stat.dev;
-    this.#ino = reader.stat.ino;
+    this.#opened = reader.stat;
     this.table = table;
   }
 
@@ -216,8 +205,7 @@ class LineSource {
     if (this.#reader !== undefined) return this.#readWith(this.#reader, rows);
     const reader = this.#storage.openReaderSync(this.#file);
     try {
-      const { dev, ino } = reader.stat;
-      if (dev !== this.#dev || ino !== this.#ino) throw new IndexMismatch(`${this.#file} was replaced`);
+      if (reader.stat.dev !== this.#opened.dev || reader.stat.ino !== this.#opened.ino) throw new IndexMismatch(`${this.#file} was replaced`);
       return this.#readWith(reader, rows);
     } catch (error) {
       throw changed(error, this.#file, "no longer holds the lines it was opened with");
@@ -315,40 +303,6 @@ function deferredLines(count: number, make: (i: number) => ManagedLine): Managed
   });
 }
 
-/** An entry line whose entry is read when first needed. */
-class DeferredEntryLine {
-  readonly kind = "entry";
-  readonly #tree: SessionTree;
-  readonly #position: number;
-
-  constructor(tree: SessionTree, position: number) {
-    this.#tree = tree;
-    this.#position = position;
-  }
-
-  get entry(): FileEntry {
-    return this.#tree.index.entriesAt([this.#position])[0]!;
-  }
-}
-
-/** An invalid line whose text is read when first needed (a rewrite writes it back). */
-class DeferredInvalidLine {
-  readonly kind = "invalid";
-  readonly #source: LineSource;
-  readonly #row: number;
-  #invalid: InvalidLine | undefined;
-
-  constructor(source: LineSource, row: number) {
-    this.#source = source;
-    this.#row = row;
-  }
-
-  get invalid(): InvalidLine {
-    this.#invalid ??= this.#source.read([this.#row])[0]!.invalid!;
-    return this.#invalid;
-  }
-}
-
 /** Usage totals over the loaded entries, summed when first asked for, plus every append. */
 class DeferredUsage extends UsageAccumulator {
   #prime: (() => Iterable<FileEntry>) | undefined;
@@ -369,52 +323,31 @@ class DeferredUsage extends UsageAccumulator {
   }
 
   #primed(): void {
-    const prime = this.#prime;
-    if (prime === undefined) return;
+    const entries = this.#prime?.() ?? [];
     this.#prime = undefined;
-    for (const entry of prime()) super.add(entry);
+    for (const entry of entries) super.add(entry);
   }
 }
 
-/** An opened session before its index upkeep, with the row of an entry by id (for the upkeep). */
-type BuiltSession = Omit<IndexedSession, "appender"> & { rowOf(id: string): number };
+/** An opened session before its index upkeep, with its entries' keys (for the upkeep). */
+type BuiltSession = Omit<IndexedSession, "appender"> & { keys: TableKeys };
 
 /** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
-function build(file: string, source: LineSource, table: LineTable, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
+function build(file: string, source: LineSource, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
+  const { table } = source;
   const headerRow = table.firstRecordRow();
   if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
   const rawHeader = source.read([headerRow])[0]!.record!;
   if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
-  const patchCodes = table.types.map(isPatchRecordType);
-  const { size, typeCode, piece } = table;
-  const entryRows = new Int32Array(size);
-  let entryCount = 0;
-  const patchRows: number[] = [];
-  /** per row, the position of its entry or the index of its patch */
-  const slotOfRow = new Int32Array(size);
-  let invalidLines = 0;
-  let salvagedLines = 0;
-  for (let i = 0; i < size; i++) {
-    const code = typeCode[i]!;
-    if (code < 0) invalidLines += 1;
-    // A line cut into pieces, one of them a record, is one that salvage recovered.
-    else if (piece[i]! >= 0 && (i === 0 || table.line[i - 1] !== table.line[i] || !salvagedAt(table, i - 1))) salvagedLines += 1;
-    if (code < 0 || i <= headerRow) continue;
-    if (patchCodes[code]) slotOfRow[i] = patchRows.push(i) - 1;
-    else {
-      slotOfRow[i] = entryCount;
-      entryRows[entryCount++] = i;
-    }
-  }
-  const rows = entryRows.subarray(0, entryCount);
+  const { patchCodes, entryRows: rows, patchRows, slotOfRow, invalidLines, salvagedLines } = classifyRows(table, headerRow);
   const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
   const patchRecords = source.read(patchRows).map((piece) => piece.record!);
   const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, rows, patchRows, patchRecords);
 
   const unresolved = new Map<number, UnresolvedBlobRef[]>();
   const load = (positions: readonly number[]): FileEntry[] => {
-    const pieces = source.read(positions.map((position) => entryRows[position]!));
+    const pieces = source.read(positions.map((position) => rows[position]!));
     return pieces.map((piece, k) => {
       const position = positions[k]!;
       const message = patched.get(position);
@@ -433,13 +366,15 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
   buildContextOnPath(tree.pathView());
 
   const lines = deferredLines(table.size, (i) => {
+    const k = slotOfRow[i]!;
     if (i === headerRow) return { kind: "header" };
-    if (table.typeCode[i]! < 0) return new DeferredInvalidLine(source, i);
-    if (patchCodes[table.typeCode[i]!] && i > headerRow) {
-      const k = slotOfRow[i]!;
-      return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
+    if (table.typeCode[i]! < 0) {
+      // Its text is read when first needed (a rewrite writes it back).
+      let invalid: InvalidLine | undefined;
+      return { kind: "invalid", get invalid() { return (invalid ??= source.read([i])[0]!.invalid!); } };
     }
-    return new DeferredEntryLine(tree, slotOfRow[i]!);
+    if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
+    return { kind: "entry", get entry() { return tree.index.entriesAt([k])[0]!; } };
   });
 
   const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, rows.length);
@@ -461,11 +396,12 @@ function build(file: string, source: LineSource, table: LineTable, lookup: BlobL
     },
   };
   return {
-    rowOf: rowLookup(keys, rows),
+    keys,
     header,
     tree,
     lines,
-    hasAssistant: hasAssistantMessage(tree),
+    // Read from the end: an assistant message is nearly always near it.
+    hasAssistant: findLastMessage(tree.index.count, (i) => tree.index.typeAt(i), (positions) => tree.index.entriesAt(positions), (entry) => (isAssistantMessage(entry) ? true : undefined)) === true,
     usage: new DeferredUsage(loadedEntries),
     report,
   };
@@ -497,26 +433,8 @@ function storedParents(table: LineTable, rows: Int32Array, slotOfRow: Int32Array
   return parents;
 }
 
-/** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
-function salvagedAt(table: LineTable, i: number): boolean {
-  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.typeCode[k]! >= 0) return true;
-  return false;
-}
-
-/** Whether any entry is an assistant message, reading messages from the end (it is nearly always near it). */
-function hasAssistantMessage(tree: SessionTree): boolean {
-  const { index } = tree;
-  return findLastMessage(index.count, (i) => index.typeAt(i), (indices) => index.entriesAt(indices), (entry) => (isAssistantMessage(entry) ? true : undefined)) === true;
-}
-
 /** Replays the patch records over the entries' keys: the effective header, and the patched messages by entry position. */
-function replay(
-  rawHeader: SessionHeader,
-  table: LineTable,
-  entryRows: Int32Array,
-  patchRows: readonly number[],
-  patchRecords: readonly JsonRecord[],
-): { header: SessionHeader; patched: Map<number, unknown>; states: PatchState[]; applied: number; skipped: number } {
+function replay(rawHeader: SessionHeader, table: LineTable, entryRows: Int32Array, patchRows: readonly number[], patchRecords: readonly JsonRecord[]) {
   const patched = new Map<number, unknown>();
   if (patchRows.length === 0) return { header: rawHeader, patched, states: [], applied: 0, skipped: 0 };
   const needEntries = patchRecords.some((record) => record.type !== "header_patch");
@@ -539,33 +457,6 @@ function replay(
   });
   const states = patchRecords.map(patchStates(replayed.report));
   return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
-}
-
-/**
- * Writes what the open learnt back to the index (all of it when rebuilt or damaged, else the
- * new rows) and, for a writable open, returns its upkeep. Failures only cost the next open a scan.
- */
-function keepIndex(
-  storage: SessionStorage,
-  file: string,
-  identity: { dev: string; ino: string; size: number },
-  reader: SessionFileReader,
-  table: LineTable,
-  kept: number,
-  nextLine: number,
-  writable: boolean,
-  rowOf: (id: string) => number,
-): LineIndexAppender | undefined {
-  // Rows of a last line without a line feed are not stored: that line may still grow.
-  let rows = table.size;
-  while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! >= identity.size) rows -= 1;
-  const terminated = rows === table.size && endsWithNewline(reader, identity.size);
-  if (kept === -1 || !writable) {
-    if (kept !== rows && !publishLineIndex(storage, file, identity.dev, identity.ino, table, rows)) return undefined;
-    if (!writable) return undefined;
-  }
-  if (!terminated) return undefined;
-  return startLineIndexUpkeep(storage, file, identity.size, nextLine, table, kept === -1 ? rows : kept, { rows, rowOf });
 }
 
 /** Whether the byte before `size` is a line feed. */

@@ -1,17 +1,13 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v3`
- * (a dot name no walk or peer takes for a session) holding the file's {@link LineTable} up to
- * the last line it covers and the (device, inode) of the transcript it describes.
- *
- * Layout: a header line `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`, then one batch per line:
- * `C` and the base64 of the table's typed-array columns in host byte order, so decoding is a
- * copy and one checking pass. Each batch is one system call; a torn, damaged or out-of-order
- * one ends the index there and the rest of the transcript is scanned again. Entry rows also
- * hold their parent's row and whether their id repeats, so an open where no id repeats walks
- * the path without hashing ids. v1/v2 sidecars are never read, only removed on rebuild.
- *
- * Nothing here is trusted: the reader checks the identity, the covered size and every line it
- * reads against its row. The transcript stays the only source of truth.
+ * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v3` (a dot
+ * name no walk or peer takes for a session) holding the file's {@link LineTable} up to the last line
+ * it covers and the (device, inode) of the transcript. Layout: `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`,
+ * then one batch per line, `C` and the base64 of the typed-array columns in host byte order (decoding
+ * is a copy and one check). Each batch is one write; a torn, damaged or out-of-order one ends the
+ * index there and the rest of the transcript is scanned again. Entry rows also hold their parent's
+ * row and whether their id repeats, so an open where no id repeats hashes no ids. Nothing here is
+ * trusted: the open checks the identity, the covered size and every line it reads. v1/v2 sidecars
+ * are never read, only removed.
  */
 import os from "node:os";
 import path from "node:path";
@@ -48,12 +44,11 @@ export interface DecodedLineIndex {
 const HEAD = 16;
 /** `parentLength` in a batch of a parent that is the id of the row before. */
 const CHAINED = -3;
-/** Float64 columns (line, offset, length), then Int32 ones (piece, type, id length, parent length, parent row, repeats). */
-const F64 = 3;
-const I32 = 6;
+/** The columns of a batch, in order: three Float64 ones, then six Int32 ones. */
+const BATCH_COLUMNS = ["line", "offset", "length", "piece", "typeCode", "idLength", "parentLength", "parentRow", "repeats"] as const;
 
 function columnBytes(rows: number): number {
-  return rows * (F64 * 8 + I32 * 4);
+  return rows * (3 * 8 + 6 * 4);
 }
 
 /** One batch line (without line feed) holding rows `from..to` of `table`. */
@@ -61,21 +56,19 @@ function encodeBatch(table: LineTable, from: number, to: number): string {
   const rows = to - from;
   const codes = new Map<number, number>();
   const types: string[] = [];
-  const piece = new Int32Array(rows);
+  // Type codes are made batch-local, and a parent sharing the previous row's id range is marked.
   const type = new Int32Array(rows);
-  const idLength = new Int32Array(rows);
   const parentLength = new Int32Array(rows);
+  const { pool, parentStart, idStart, idLength } = table;
   let poolBytes = 0;
   for (let k = 0; k < rows; k++) {
     const row = from + k;
-    piece[k] = table.piece[row]!;
     const code = table.typeCode[row]!;
     if (code >= 0 && !codes.has(code)) codes.set(code, types.push(table.types[code]!) - 1);
     type[k] = code < 0 ? -1 : codes.get(code)!;
-    idLength[k] = table.idLength[row]!;
-    const chained = k > 0 && table.parentLength[row]! >= 0 && table.parentStart[row] === table.idStart[row - 1] && table.parentLength[row] === table.idLength[row - 1];
+    const chained = k > 0 && table.parentLength[row]! >= 0 && parentStart[row] === idStart[row - 1] && table.parentLength[row] === idLength[row - 1];
     parentLength[k] = chained ? CHAINED : table.parentLength[row]!;
-    poolBytes += Math.max(0, idLength[k]!) + Math.max(0, parentLength[k]!);
+    poolBytes += Math.max(0, idLength[row]!) + Math.max(0, parentLength[k]!);
   }
   const typeText = Buffer.from(JSON.stringify(types), "utf8");
   const body = Buffer.allocUnsafe(columnBytes(rows) + typeText.length + poolBytes);
@@ -84,15 +77,13 @@ function encodeBatch(table: LineTable, from: number, to: number): string {
     const bytes = Buffer.from(column.buffer, column.byteOffset, column.byteLength);
     at += bytes.copy(body, at);
   };
-  for (const column of [table.line, table.offset, table.length]) put(column.subarray(from, to));
-  for (const column of [piece, type, idLength, parentLength, table.parentRow.subarray(from, to), table.repeats.subarray(from, to)]) put(column);
+  for (const name of BATCH_COLUMNS) put(name === "typeCode" ? type : name === "parentLength" ? parentLength : table[name].subarray(from, to));
   at += typeText.copy(body, at);
   // Ids are a few dozen bytes: a plain loop beats a copy call per id.
-  const { pool, parentStart, idStart } = table;
   for (let k = 0; k < rows; k++) {
     const row = from + k;
     for (let i = parentStart[row]!, end = i + Math.max(0, parentLength[k]!); i < end; i++) body[at++] = pool[i]!;
-    for (let i = idStart[row]!, end = i + Math.max(0, idLength[k]!); i < end; i++) body[at++] = pool[i]!;
+    for (let i = idStart[row]!, end = i + Math.max(0, idLength[row]!); i < end; i++) body[at++] = pool[i]!;
   }
   const head = Buffer.allocUnsafe(HEAD);
   head.writeUInt32LE(rows, 0);
@@ -116,11 +107,7 @@ const READ_CHUNK = 1 << 20;
 
 const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 
-/**
- * The lines of a sidecar of `size` bytes, read a chunk at a time into one buffer so a large
- * index never sits in memory whole. `next()` gives a line without its feed, valid until the
- * next call, or `undefined` at the end.
- */
+/** The lines of a sidecar of `size` bytes, read a chunk at a time into one buffer so a large index never sits in memory whole. */
 class SidecarLines {
   readonly #read: SidecarRead;
   readonly #size: number;
@@ -128,7 +115,8 @@ class SidecarLines {
   #start = 0;
   #end = 0;
   #position = 0;
-  #overrun = false;
+  /** set when the file reads longer than its stat: it is still being written, and nothing of it is trusted */
+  overrun = false;
 
   constructor(read: SidecarRead, size: number) {
     this.#read = read;
@@ -136,6 +124,7 @@ class SidecarLines {
     this.#buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, size + 1));
   }
 
+  /** The next line without its feed, valid until the next call; `undefined` at the end. */
   next(): Buffer | undefined {
     for (;;) {
       const feed = this.#buffer.subarray(this.#start, this.#end).indexOf(0x0a);
@@ -155,9 +144,8 @@ class SidecarLines {
       }
       const count = this.#read(this.#buffer.subarray(this.#end), this.#position);
       this.#position += count;
-      // A file that reads longer than its stat is still being written: nothing of it is trusted.
       if (count === 0 || this.#position > this.#size) {
-        this.#overrun = this.#position > this.#size;
+        this.overrun = this.#position > this.#size;
         return undefined;
       }
       this.#end += count;
@@ -166,19 +154,11 @@ class SidecarLines {
 
   /** Whether every byte up to the size was read, as whole lines, and nothing more. */
   get complete(): boolean {
-    return !this.#overrun && this.#position === this.#size && this.#start === this.#end;
-  }
-
-  get overrun(): boolean {
-    return this.#overrun;
+    return !this.overrun && this.#position === this.#size && this.#start === this.#end;
   }
 }
 
-/**
- * The index in the `size` bytes `read` gives, or `undefined` when its header is not ours or
- * it reads longer than `size`. Batches are taken up to the first torn, malformed or
- * out-of-order one; the rest is left to a scan of the transcript.
- */
+/** The index in the `size` bytes `read` gives (batches up to the first torn, malformed or out-of-order one); `undefined` when its header is not ours or it reads longer than `size`. */
 export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
   const lines = new SidecarLines(read, size);
   const first = lines.next();
@@ -235,7 +215,7 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
     new Uint8Array(column.buffer, column.byteOffset + start * width, rows * width).set(body.subarray(at, at + rows * width));
     at += rows * width;
   };
-  for (const column of [table.line, table.offset, table.length, table.piece, table.typeCode, table.idLength, table.parentLength, table.parentRow, table.repeats]) take(column);
+  for (const name of BATCH_COLUMNS) take(table[name]);
   body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
   if (!checkRows(table, start, rows, codes, poolBase, poolBytes)) return false;
   table.poolSize = poolBase + poolBytes;
@@ -285,11 +265,7 @@ function checkRows(table: LineTable, start: number, rows: number, codes: readonl
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
 export function readLineIndex(storage: SessionStorage, file: string): DecodedLineIndex | undefined {
-  try {
-    return readIndexSidecar(storage, lineIndexFile(file), MAX_LINE_INDEX_BYTES, decodeLineIndexFrom);
-  } catch {
-    return undefined;
-  }
+  return readIndexSidecar(storage, lineIndexFile(file), MAX_LINE_INDEX_BYTES, decodeLineIndexFrom);
 }
 
 /** Publishes the complete index of `file` (atomic replace, owner-only); false, silently, on failure. */
@@ -318,20 +294,6 @@ async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<
   }
 }
 
-/** The rows an index held when an appender took it over, and the row of the last entry holding an id (-1: none). */
-export interface IndexedRows {
-  rows: number;
-  rowOf(id: string): number;
-}
-
-/** {@link IndexedRows.rowOf} over the entry `rows` of `keys`. */
-export function rowLookup(keys: TableKeys, rows: Int32Array): (id: string) => number {
-  return (id) => {
-    const position = keys.positionOf(id);
-    return position === -1 ? -1 : rows[position]!;
-  };
-}
-
 /** Closes a disposable writer; its failure costs the session nothing. */
 export function closeQuietly(writer: SessionStorageWriter | undefined): void {
   try {
@@ -358,7 +320,8 @@ const APPEND_BATCH_ROWS = 64;
  */
 export class LineIndexAppender {
   readonly #writer: SessionStorageWriter;
-  readonly #links: IndexedRows;
+  /** the entries of the rows the index held when the upkeep began */
+  readonly #keys: TableKeys;
   readonly #table = new LineTable();
   readonly #appendedIds = new Map<string, number>();
   /** the entry appended last and its row: most appends name it as their parent */
@@ -374,18 +337,15 @@ export class LineIndexAppender {
   #done = false;
 
   /** Made by {@link startLineIndexUpkeep}; `writer` is the index file's, held as long as the transcript's. */
-  constructor(writer: SessionStorageWriter, size: number, line: number, links: IndexedRows) {
+  constructor(writer: SessionStorageWriter, size: number, line: number, row: number, keys: TableKeys) {
     this.#writer = writer;
     this.#size = size;
     this.#line = line;
-    this.#links = links;
-    this.#row = links.rows;
+    this.#row = row;
+    this.#keys = keys;
   }
 
-  /**
-   * Records a line of `length` bytes (no feed) holding `record` appended to the transcript.
-   * Rows are made per batch, which touches the table's columns once instead of once per line.
-   */
+  /** Records an appended line of `length` bytes (no feed) holding `record`; rows are made per batch, touching the columns once. */
   appended(length: number, record: AppendedKeys): void {
     if (this.#done) return;
     this.#lengths.push(length);
@@ -393,14 +353,15 @@ export class LineIndexAppender {
     if (this.#records.length >= APPEND_BATCH_ROWS) this.flush();
   }
 
-  /** Makes the rows of the lines appended since the last batch; false when one cannot have a row. */
-  #makeRows(): boolean {
+  /** Makes and writes the rows of the lines appended since the last batch; a line that cannot have a row ends the upkeep. */
+  flush(): void {
     const lengths = this.#lengths;
     const records = this.#records;
     const table = this.#table;
+    if (this.#done || records.length === 0) return;
     for (let i = 0; i < records.length; i++) {
       const { type, id, parentId: parent } = records[i]!;
-      if (typeof type !== "string") return false;
+      if (typeof type !== "string") return this.abandon();
       const length = lengths[i]!;
       table.push(this.#line, this.#size, length, -1, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
       const k = table.size - 1;
@@ -409,7 +370,7 @@ export class LineIndexAppender {
         // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
         // lock keeps every other writer out.
         if (typeof id === "string") this.#appendedIds.set(id, this.#row);
-        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : this.#rowOf(parent);
+        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedIds.get(parent) ?? this.#keys.rowOf(parent));
         if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
       }
       this.#row += 1;
@@ -418,23 +379,9 @@ export class LineIndexAppender {
     }
     lengths.length = 0;
     records.length = 0;
-    return true;
-  }
-
-  #rowOf(id: string): number {
-    return this.#appendedIds.get(id) ?? this.#links.rowOf(id);
-  }
-
-  /** Writes the rows of the lines appended since the last batch. */
-  flush(): void {
-    if (this.#done || this.#records.length === 0) return;
-    if (!this.#makeRows()) {
-      this.abandon();
-      return;
-    }
     try {
-      this.#writer.writeLineSync(encodeBatch(this.#table, 0, this.#table.size));
-      this.#table.truncate(0);
+      this.#writer.writeLineSync(encodeBatch(table, 0, table.size));
+      table.truncate(0);
     } catch {
       this.abandon();
     }
@@ -455,40 +402,26 @@ export class LineIndexAppender {
 }
 
 /**
- * Starts the upkeep of `file`'s index, whose sidecar holds rows `0..from` of `table`: rows
- * `from..rows` are written as one batch, then each line appended past `size` (which ends with
- * a line feed) gets its row. `undefined` when the sidecar cannot be written.
- * @param nextLine the physical line number the next appended line gets
+ * Starts the upkeep of `file`'s index, whose sidecar holds rows `0..from` of `table`: rows `from..rows`
+ * are written as one batch, then each line appended past `size` (ending with a line feed) gets its
+ * row, line `nextLine` first; `keys` are the entries of the `rows`. `undefined` when the sidecar cannot be written.
  */
-export function startLineIndexUpkeep(
-  storage: SessionStorage,
-  file: string,
-  size: number,
-  nextLine: number,
-  table: LineTable,
-  from: number,
-  links: IndexedRows,
-): LineIndexAppender | undefined {
-  let writer: SessionStorageWriter;
+export function startLineIndexUpkeep(storage: SessionStorage, file: string, size: number, nextLine: number, table: LineTable, from: number, rows: number, keys: TableKeys): LineIndexAppender | undefined {
+  let writer: SessionStorageWriter | undefined;
   try {
     writer = storage.openWriter(lineIndexFile(file));
-  } catch {
-    return undefined;
-  }
-  try {
-    if (links.rows > from) writer.writeLineSync(encodeBatch(table, from, links.rows));
+    if (rows > from) writer.writeLineSync(encodeBatch(table, from, rows));
+    return new LineIndexAppender(writer, size, nextLine, rows, keys);
   } catch {
     closeQuietly(writer);
     return undefined;
   }
-  return new LineIndexAppender(writer, size, nextLine, links);
 }
 
 /**
- * Indexes `bytes`, just written as the whole of `file`, publishes the index and starts its
- * upkeep, so a session this process wrote resumes through its index. The identity is stated
- * after the write: a file replaced in between gets an index its next open finds wrong and
- * rebuilds. `undefined` when the storage keeps no index here or anything fails; never throws.
+ * Indexes `bytes`, just written as the whole of `file`, publishes the index and starts its upkeep, so
+ * a session this process wrote resumes through its index. The identity is stated after the write: a
+ * file replaced in between gets an index its next open finds wrong. `undefined` on any failure; never throws.
  */
 export function indexWrittenFile(storage: SessionStorage, file: string, bytes: Buffer): LineIndexAppender | undefined {
   try {
@@ -496,28 +429,45 @@ export function indexWrittenFile(storage: SessionStorage, file: string, bytes: B
     const table = new LineTable();
     const cursor = { offset: 0, line: 1 };
     scanLines(bytes, cursor, table, true);
-    const rowOf = linkEntryRows(table);
-    if (rowOf === undefined) return undefined;
+    const header = table.firstRecordRow();
+    if (header === table.size || table.typeAt(header) !== "session") return undefined;
+    // Hashing every entry id also fills the parent rows and repeat flags the index stores.
+    const keys = new TableKeys(table, classifyRows(table, header).entryRows);
     const { dev, ino, size } = storage.statSync(file);
     if (size !== bytes.length || !publishLineIndex(storage, file, dev, ino, table, table.size)) return undefined;
-    return startLineIndexUpkeep(storage, file, size, cursor.line, table, table.size, { rows: table.size, rowOf });
+    return startLineIndexUpkeep(storage, file, size, cursor.line, table, table.size, table.size, keys);
   } catch {
     return undefined;
   }
 }
 
-/**
- * Fills the parent rows and repeat flags of a scanned `table`'s entry rows (every record after
- * the header but patches) and returns the row of an entry by id; `undefined` without a session header.
- */
-function linkEntryRows(table: LineTable): ((id: string) => number) | undefined {
-  const { size, typeCode } = table;
-  const header = table.firstRecordRow();
-  if (header === size || table.typeAt(header) !== "session") return undefined;
-  const patch = table.types.map(isPatchRecordType);
-  const rows = new Int32Array(size);
-  let count = 0;
-  for (let row = header + 1; row < size; row++) if (typeCode[row]! >= 0 && !patch[typeCode[row]!]) rows[count++] = row;
-  const entryRows = rows.subarray(0, count);
-  return rowLookup(new TableKeys(table, entryRows), entryRows);
+/** The entry rows (records after the header at `headerRow` but patches), the patch rows, each row's slot among its kind, and the report's counts. */
+export function classifyRows(table: LineTable, headerRow: number) {
+  const patchCodes = table.types.map(isPatchRecordType);
+  const { size, typeCode, piece, line } = table;
+  const entryRows = new Int32Array(size);
+  let entryCount = 0;
+  const patchRows: number[] = [];
+  const slotOfRow = new Int32Array(size);
+  let invalidLines = 0;
+  let salvagedLines = 0;
+  for (let i = 0; i < size; i++) {
+    const code = typeCode[i]!;
+    if (code < 0) invalidLines += 1;
+    // A line cut into pieces, one of them a record, is one that salvage recovered.
+    else if (piece[i]! >= 0 && (i === 0 || line[i - 1] !== line[i] || !salvagedAt(table, i - 1))) salvagedLines += 1;
+    if (code < 0 || i <= headerRow) continue;
+    if (patchCodes[code]) slotOfRow[i] = patchRows.push(i) - 1;
+    else {
+      slotOfRow[i] = entryCount;
+      entryRows[entryCount++] = i;
+    }
+  }
+  return { patchCodes, entryRows: entryRows.subarray(0, entryCount), patchRows, slotOfRow, invalidLines, salvagedLines };
+}
+
+/** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
+function salvagedAt(table: LineTable, i: number): boolean {
+  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.typeCode[k]! >= 0) return true;
+  return false;
 }

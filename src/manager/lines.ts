@@ -35,10 +35,7 @@ export type ManagedLine =
   | { kind: "patch"; record: JsonRecord; state: PatchState }
   | { kind: "invalid"; invalid: InvalidLine };
 
-/**
- * Marks an entry line read from the file: a rewrite writes it as read (no second sanitizing),
- * and, while unchanged, one read from bytes that were not valid UTF-8 as those very bytes.
- */
+/** Marks an entry line read from the file: a rewrite writes it as read (no second sanitizing), and while unchanged, non-UTF-8 bytes as they were. */
 export interface ReadEntryLine {
   readonly raw: RawEntryLine | undefined;
 }
@@ -64,55 +61,40 @@ export function patchStates(report: PatchReport): (record: JsonRecord) => PatchS
 /** The line view of `loaded`, whose effective entries (blob refs possibly resolved) are `entries`, in order. */
 export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry[]): ManagedLine[] {
   const stateOf = patchStates(loaded.patchReport);
-  const lines: ManagedLine[] = [];
   let next = 0;
-  for (const item of loaded.lines) {
-    if (item.kind === "header") lines.push({ kind: "header" });
-    else if (item.kind === "entry") lines.push({ kind: "entry", entry: entries[next++]!, read: { raw: item.raw } });
-    else if (item.kind === "patch") lines.push({ kind: "patch", record: item.value, state: stateOf(item.value) });
-    else {
-      const { kind: _kind, ...invalid } = item;
-      lines.push({ kind: "invalid", invalid });
-    }
-  }
-  return lines;
+  return loaded.lines.map((item): ManagedLine => {
+    if (item.kind === "header") return { kind: "header" };
+    if (item.kind === "entry") return { kind: "entry", entry: entries[next++]!, read: { raw: item.raw } };
+    if (item.kind === "patch") return { kind: "patch", record: item.value, state: stateOf(item.value) };
+    const { kind: _kind, ...invalid } = item;
+    return { kind: "invalid", invalid };
+  });
 }
 
 /**
- * The JSON text (no line feed) an entry is persisted as: known entries sanitized and their
- * large images put to `sink`, which makes each blob durable before it returns (no line refers
- * to bytes a crash could lose); unknown records as read.
+ * The JSON text (no line feed) an entry is persisted as: unknown records as read; known ones
+ * sanitized (unless `read` from the file) and their large images put to `sink`, which makes each
+ * blob durable before it returns (no line refers to bytes a crash could lose).
  */
-function persistedEntryText(entry: FileEntry, sink: BlobSink | undefined): string {
+function entryText(entry: FileEntry, sink: BlobSink | undefined, read: boolean): string {
   if (isUnknownEntry(entry)) return JSON.stringify(entry);
-  let value: unknown = sanitizeForPersistence(entry);
-  if (sink !== undefined) value = externalizeImageBlobs(value, sink);
-  return JSON.stringify(value);
-}
-
-/** The JSON text a rewrite gives an entry read from the file: as read, its inline images still put to `sink`. */
-function readEntryText(entry: FileEntry, sink: BlobSink | undefined): string {
-  if (isUnknownEntry(entry) || sink === undefined) return JSON.stringify(entry);
-  return JSON.stringify(externalizeImageBlobs(entry, sink));
+  const value: unknown = read ? entry : sanitizeForPersistence(entry);
+  return JSON.stringify(sink === undefined ? value : externalizeImageBlobs(value, sink));
 }
 
 /** The JSON text of an entry or patch line, as appended after the first full write. */
 export function persistedLineText(line: Extract<ManagedLine, { kind: "entry" | "patch" }>, sink: BlobSink | undefined): string {
-  return line.kind === "entry" ? persistedEntryText(line.entry, sink) : JSON.stringify(line.record);
+  return line.kind === "entry" ? entryText(line.entry, sink, false) : JSON.stringify(line.record);
 }
 
 /** The bytes of a complete file for `header` and `lines` by the module's rules, and the count of pre-v4 patches left out. */
-export function serializeManagedLines(
-  header: SessionHeader,
-  lines: readonly ManagedLine[],
-  sink: BlobSink | undefined,
-): { bytes: Buffer; droppedInertPatches: number } {
+export function serializeManagedLines(header: SessionHeader, lines: readonly ManagedLine[], sink: BlobSink | undefined): { bytes: Buffer; droppedInertPatches: number } {
   let droppedInertPatches = 0;
   const bytes = joinLines(lines, (line) => {
     if (line.kind === "header") return serializeRecord(header);
     if (line.kind === "entry") {
       const raw = line.read === undefined ? undefined : unchangedRawBytes(line.entry, line.read.raw);
-      return raw ?? (line.read === undefined ? persistedEntryText(line.entry, sink) : readEntryText(line.entry, sink)) + "\n";
+      return raw ?? entryText(line.entry, sink, line.read !== undefined) + "\n";
     }
     if (line.kind === "patch") {
       if (line.state === "inert") droppedInertPatches += 1;

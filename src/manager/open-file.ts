@@ -1,8 +1,4 @@
-/**
- * Reading a session file for the manager: the writer lock first (nothing is appended between
- * the read and the first write), a lenient load, then what the file is: a session, nothing
- * yet, or something that must not be overwritten.
- */
+/** Reading a session file for the manager: the writer lock first (nothing is appended between the read and the first write), then a lenient load. */
 import {
   SessionLoader,
   isUnknownEntry,
@@ -11,7 +7,6 @@ import {
   type FileEntry,
   type LoadedSession,
   type SessionLoadResult,
-  type UnresolvedBlobRef,
 } from "../session/index.js";
 import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
@@ -19,66 +14,45 @@ import { openIndexed, type IndexedSession } from "./indexed-open.js";
 import { closeQuietly } from "./line-index.js";
 import type { MovedAsideFile, SessionLoadReport } from "./load-report.js";
 
-/** The outcome of {@link openSessionFile}. */
+/**
+ * What {@link openSessionFile} found: the load (when the file held a session) with its effective
+ * entries, blob references resolved, or instead the open through the line index; and the held writer.
+ */
 interface OpenedSessionFile {
   report: SessionLoadReport;
-  /** the load, when the file held a session */
   loaded: LoadedSession | undefined;
-  /** the effective entries with blob references resolved (empty for a fresh session) */
   entries: FileEntry[];
-  /** the held writer (writable opens of a file that exists at the path) */
   writer: SessionStorageWriter | undefined;
-  /** set instead of `loaded` when the file was opened through its line index */
   indexed?: IndexedSession | undefined;
 }
 
-/** Options of {@link openSessionFile}. */
-interface OpenFileOptions {
-  readOnly: boolean;
-  lookup: BlobLookup;
-  now: () => Date;
-}
-
 /**
- * Opens `file` synchronously: the one load path of every open, switch and fork. A writable
- * open locks the file before the read. A missing file gives a fresh session; one of blank lines
- * is kept and rewritten on first persistence; a non-empty one without a usable header is moved
- * aside first (read-only: refused).
- *
+ * Opens `file` synchronously: the one load path of every open, switch and fork. A writable open
+ * locks the file before the read. A missing file gives a fresh session; one of blank lines is kept
+ * and rewritten on first persistence; a non-empty one without a usable header is moved aside first
+ * (read-only: refused).
  * @throws StorageError `session_busy` (writable) and other storage codes (read-only: `not_found`);
  *   SessionFormatError `line_too_long`, `version_too_new` / `invalid_version` (file untouched);
  *   SessionManagerError `session_changed` (changed during an indexed open), `invalid_header` (read-only)
  */
-export function openSessionFile(storage: SessionStorage, file: string, options: OpenFileOptions): OpenedSessionFile {
+export function openSessionFile(storage: SessionStorage, file: string, options: { readOnly: boolean; lookup: BlobLookup; now: () => Date }): OpenedSessionFile {
   if (!options.readOnly && !storage.existsSync(file)) return freshFile(file);
   const writer = options.readOnly ? undefined : storage.openWriter(file);
   try {
-    return loadHeld(storage, file, options, writer);
-  } catch (error) {
-    // A failure after the lock was taken must not leave the session locked for this process.
-    closeQuietly(writer);
-    throw error;
-  }
-}
-
-/** The rest of {@link openSessionFile} once the writer (if any) is held. */
-function loadHeld(storage: SessionStorage, file: string, options: OpenFileOptions, writer: SessionStorageWriter | undefined): OpenedSessionFile {
-  const indexed = openIndexed(storage, file, options.lookup, writer !== undefined, options.now);
-  if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
-  const result = streamLoad(storage, file);
-  if (result.kind === "empty") return freshFile(file, undefined, writer);
-  if (result.kind === "invalid_header") {
-    if (options.readOnly) {
-      throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, { path: file });
+    const indexed = openIndexed(storage, file, options.lookup, writer !== undefined, options.now);
+    if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
+    const result = streamLoad(storage, file);
+    if (result.kind === "empty") return freshFile(file, undefined, writer);
+    if (result.kind === "invalid_header") {
+      if (options.readOnly) throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, { path: file });
+      // The rename takes the writer lock itself; ours must be gone first.
+      closeQuietly(writer);
+      return freshFile(file, { from: file, to: moveAside(storage, file, options.now()), reason: result.reason });
     }
-    // The rename takes the writer lock itself; ours must be gone first.
-    closeQuietly(writer);
-    const to = moveAside(storage, file, options.now());
-    return freshFile(file, { from: file, to, reason: result.reason });
-  }
-  const entries = resolveTypedBlobs(result.entries, options.lookup);
-  return {
-    report: {
+    // Blob references of known entries only: a record kept verbatim is written back as read.
+    const resolved = resolveBlobRefs(result.entries.filter((entry) => !isUnknownEntry(entry)), options.lookup);
+    let k = 0;
+    const report = {
       ...emptyReport(file),
       loaded: true,
       invalidLines: result.invalidLines.length,
@@ -87,12 +61,14 @@ function loadHeld(storage: SessionStorage, file: string, options: OpenFileOption
       unknownEntries: result.unknownEntries,
       patchesApplied: result.patchReport.applied,
       patchesSkipped: result.patchReport.skipped.length,
-      unresolvedBlobs: entries.unresolved,
-    },
-    loaded: result,
-    entries: entries.entries,
-    writer,
-  };
+      unresolvedBlobs: resolved.unresolved,
+    };
+    return { report, loaded: result, entries: result.entries.map((entry) => (isUnknownEntry(entry) ? entry : resolved.entries[k++]!)), writer };
+  } catch (error) {
+    // A failure after the lock was taken must not leave the session locked for this process.
+    closeQuietly(writer);
+    throw error;
+  }
 }
 
 /** A fresh session at `file` (nothing loaded), keeping `writer` when one is held. */
@@ -136,13 +112,6 @@ export function emptyReport(file: string, movedAside?: MovedAsideFile): SessionL
     patchesSkipped: 0,
     unresolvedBlobs: [],
   };
-}
-
-/** Resolves blob references of known entries only: a record kept verbatim is written back as read. */
-function resolveTypedBlobs(entries: readonly FileEntry[], lookup: BlobLookup): { entries: FileEntry[]; unresolved: UnresolvedBlobRef[] } {
-  const resolved = resolveBlobRefs(entries.filter((entry) => !isUnknownEntry(entry)), lookup);
-  let k = 0;
-  return { entries: entries.map((entry) => (isUnknownEntry(entry) ? entry : resolved.entries[k++]!)), unresolved: resolved.unresolved };
 }
 
 /** Renames `file` no-replace to a free `<name>.invalid-<timestamp>[-n]`: an earlier quarantined copy is never overwritten. */

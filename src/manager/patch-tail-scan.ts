@@ -4,7 +4,7 @@
  * for the marker bytes, and only lines holding it parsed, until both values are known or the
  * prefix is reached. Memory stays one chunk plus one line: a longer line is no patch we honour.
  */
-import { scanJsonl, schemaChecks, type HeaderPatchRecord } from "../session/index.js";
+import { scanJsonl, schemaChecks, type HeaderPatchRecord, type JsonRecord } from "../session/index.js";
 import type { SessionFileReader } from "../storage/index.js";
 import type { LatePatches } from "./session-info.js";
 
@@ -24,29 +24,19 @@ const MARKER = Buffer.from('"header_patch"');
 const NEWLINE = 0x0a;
 const EMPTY = Buffer.alloc(0);
 
-/** What {@link scanLatePatches} found. */
-interface LatePatchScan {
-  /** values set by the latest patches after `stopAt`; absent where no patch sets them */
-  found: LatePatches;
-  /**
-   * Where a later scan of the file grown by appends may start (just past the last line feed
-   * read), with the bytes before it for the caller to check; absent without a feed in the last chunk.
-   */
-  resume?: { offset: number; boundary: Buffer };
-}
-
 /** Bytes kept before a resume offset. */
 const RESUME_BOUNDARY_BYTES = 64;
 
 /**
  * The latest `header_patch` title and cwd in bytes `stopAt..size` of the file open in `reader`
- * (`size` as the caller's stat saw it); only values a patch sets are returned.
+ * (`size` as the caller's stat saw it), only those a patch sets; and, unless the last chunk holds
+ * no line feed, where a later scan of the file grown by appends may start (just past the last
+ * feed), with the bytes before it for the caller to check.
  * @throws StorageError when a read fails (the caller decides whether that skips the file)
  */
-export function scanLatePatches(reader: SessionFileReader, stopAt: number, size: number): LatePatchScan {
+export function scanLatePatches(reader: SessionFileReader, stopAt: number, size: number): { found: LatePatches; resume?: { offset: number; boundary: Buffer } } {
   const found: LatePatches = {};
-  let resume: LatePatchScan["resume"];
-  let first = true;
+  let resume: { offset: number; boundary: Buffer } | undefined;
   // The start of the line that continues into the chunk read before, completed by the next (earlier) one.
   let pending: Buffer = EMPTY;
   let insideLongLine = false;
@@ -60,8 +50,7 @@ export function scanLatePatches(reader: SessionFileReader, stopAt: number, size:
     const bytes = scratch.subarray(0, limit);
     // The file shrank since the stat: left to the next listing, with no resume point.
     if (reader.readSync(bytes, start) < limit) return { found };
-    if (first) {
-      first = false;
+    if (end === size) {
       // Only the last chunk of the file can end with a line that has no line feed yet.
       const lastNewline = bytes.lastIndexOf(NEWLINE);
       if (lastNewline !== -1) {
@@ -95,33 +84,24 @@ export function scanLatePatches(reader: SessionFileReader, stopAt: number, size:
   return resume === undefined ? { found } : { found, resume };
 }
 
-/**
- * Records into `found` the patch values on the complete lines of `window` from `from`, keeping
- * values already found (later lines). A forward search (faster on buffers); the last hit wins.
- */
+/** Records into `found` the patch values on the complete lines of `window` from `from`, keeping those found (later lines); the last hit wins. */
 function collectPatches(window: Buffer, from: number, found: LatePatches): void {
   const inWindow: LatePatches = {};
   for (let hit = window.indexOf(MARKER, from); hit !== -1; ) {
     const lineStart = window.lastIndexOf(NEWLINE, hit) + 1;
     const newline = window.indexOf(NEWLINE, hit);
     const lineEnd = newline === -1 ? window.length : newline;
-    if (lineEnd - lineStart <= MAX_PATCH_LINE_BYTES) applyLine(window.toString("utf8", lineStart, lineEnd), inWindow);
+    // The valid patches of one line in order (a glued line may hold several).
+    if (lineEnd - lineStart <= MAX_PATCH_LINE_BYTES) scanJsonl(window.toString("utf8", lineStart, lineEnd), { record: (value) => applyPatch(value, inWindow), invalid() {} });
     hit = newline === -1 ? -1 : window.indexOf(MARKER, newline);
   }
   if (found.title === undefined && inWindow.title !== undefined) found.title = inWindow.title;
   if (found.cwd === undefined && inWindow.cwd !== undefined) found.cwd = inWindow.cwd;
 }
 
-/** Applies the valid `header_patch` records of one line in order (a glued line may hold several). */
-function applyLine(line: string, into: LatePatches): void {
-  scanJsonl(line, {
-    record(value) {
-      if (value.type !== "header_patch") return;
-      if (!schemaChecks().HeaderPatchRecordSchema(value)) return;
-      const { patch } = value as unknown as HeaderPatchRecord;
-      if (patch.title !== undefined) into.title = patch.title;
-      if (patch.cwd !== undefined) into.cwd = patch.cwd;
-    },
-    invalid() {},
-  });
+function applyPatch(value: JsonRecord, into: LatePatches): void {
+  if (value.type !== "header_patch" || !schemaChecks().HeaderPatchRecordSchema(value)) return;
+  const { patch } = value as unknown as HeaderPatchRecord;
+  if (patch.title !== undefined) into.title = patch.title;
+  if (patch.cwd !== undefined) into.cwd = patch.cwd;
 }

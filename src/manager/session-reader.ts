@@ -13,6 +13,7 @@ import type { ToolSelectionState } from "./selection.js";
 import type { SessionState } from "./session-state.js";
 import type { TitleSource } from "./title.js";
 
+/** A deep copy (`undefined` stays `undefined`). */
 const clone = <T>(value: T): T => structuredClone(value);
 
 /** Base of the session manager holding its accessors. */
@@ -52,26 +53,19 @@ export abstract class SessionReader extends EntryAppender {
 
   /** A copy of the entry with `id`. */
   getEntry(id: string): FileEntry | undefined {
-    const entry = this.current().tree.getEntry(id);
-    return entry === undefined ? undefined : clone(entry);
+    return clone(this.current().tree.getEntry(id));
   }
 
   /** A copy of the current leaf entry; `undefined` after {@link resetLeaf} or in an empty session. */
   getLeafEntry(): FileEntry | undefined {
-    const entry = this.current().tree.getLeafEntry();
-    return entry === undefined ? undefined : clone(entry);
+    return clone(this.current().tree.getLeafEntry());
   }
 
   /** Copies of the direct children of `parentId`, in file order. */
   getChildren(parentId: string): FileEntry[] {
     const { tree } = this.current();
-    return tree
-      .getEntries()
-      .filter((entry) => {
-        const record = entry as { id?: unknown; parentId?: unknown };
-        return record.parentId === parentId && typeof record.id === "string" && tree.getEntry(record.id) === entry;
-      })
-      .map(clone);
+    // An entry whose id a later one holds is no node of the tree.
+    return tree.getEntries().filter((entry) => entry.parentId === parentId && typeof entry.id === "string" && tree.getEntry(entry.id) === entry).map(clone);
   }
 
   /** Copies of the entries from the root to `fromId` (default: the leaf); an unknown id or `null` leaf gives `[]`. */
@@ -97,11 +91,7 @@ export abstract class SessionReader extends EntryAppender {
     return this.current().tree.getLabel(id);
   }
 
-  /**
-   * Token and cost totals over every entry of the file, all branches: assistant `usage` and
-   * sub-agent (`task`) results' `details.usage`; counts that are not finite and non-negative are
-   * left out. Kept up as entries load and append; a copy.
-   */
+  /** Token and cost totals over every entry, all branches (assistant `usage`, `task` results' `details.usage`; bad counts left out); a copy. */
   getUsageStatistics(): UsageStatistics {
     return this.current().usage.totals();
   }

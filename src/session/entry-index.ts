@@ -34,19 +34,16 @@ export interface DeferredEntries {
 }
 
 /**
- * A read-only map from id to the last entry in file order carrying it, which also keeps each
- * entry's parent position: walking a long path by array reads instead of `Map` probes. The
- * usual parent (the entry added just before) needs no lookup; a duplicated id or a parent
- * appearing after its child marks the positions stale, and the next walk recomputes them once.
+ * A read-only map from id to the last entry in file order carrying it, keeping each entry's parent
+ * position so a long path is walked by array reads, not `Map` probes. A duplicated id or a parent
+ * appearing after its child marks the positions stale; the next walk recomputes them once.
  */
 export class EntryIndex implements ReadonlyMap<string, FileEntry> {
+  /** by position; the deferred ones (before {@link #base}) stay undefined until read, appended ones are always here */
   readonly #entries: (FileEntry | undefined)[] = [];
-  /** keys of the deferred positions `0..keys.count`; the arrays below hold the positions after them */
+  /** keys of the deferred positions `0..keys.count` */
   #keys: EntryKeys | undefined;
   #base = 0;
-  readonly #ids: (string | undefined)[] = [];
-  readonly #parentIds: (string | null | undefined)[] = [];
-  readonly #types: string[] = [];
   /** id to position, for the positions after {@link #keys} */
   readonly #positions = new Map<string, number>();
   /** ids of those positions that a deferred position holds too */
@@ -78,12 +75,9 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** Tree-only: adds the next record in file order. */
   [APPEND](entry: FileEntry): void {
-    this.#entries.push(entry);
+    const position = this.#entries.push(entry) - 1;
     const id = entryIdOf(entry);
     const parent = parentIdOf(entry);
-    const position = this.#base + this.#ids.push(id) - 1;
-    this.#parentIds.push(parent);
-    this.#types.push(entry.type);
     let parentPosition = -1;
     if (typeof parent === "string") {
       const found = this.positionOf(parent);
@@ -156,17 +150,17 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
 
   /** Number of records (indexed or not). */
   get count(): number {
-    return this.#base + this.#ids.length;
+    return this.#entries.length;
   }
 
   /** The `type` of the record at `position`. */
   typeAt(position: number): string {
-    return position < this.#base ? this.#keys!.typeAt(position) : this.#types[position - this.#base]!;
+    return position < this.#base ? this.#keys!.typeAt(position) : this.#entries[position]!.type;
   }
 
   /** The string `id` of the record at `position`. */
   idAt(position: number): string | undefined {
-    return position < this.#base ? this.#keys!.idAt(position) : this.#ids[position - this.#base];
+    return position < this.#base ? this.#keys!.idAt(position) : entryIdOf(this.#entries[position]!);
   }
 
   /** The path from the root to `leaf` by parent positions; `undefined` when `leaf` does not hold its id or on a cycle. */
@@ -193,7 +187,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #recompute(): void {
     this.#unresolved = new Set();
     for (let position = 0; position < this.count; position++) {
-      const parent = position < this.#base ? this.#keys!.parentIdAt(position) : this.#parentIds[position - this.#base];
+      const parent = position < this.#base ? this.#keys!.parentIdAt(position) : parentIdOf(this.#entries[position]!);
       const found = typeof parent === "string" ? this.positionOf(parent) : undefined;
       if (typeof parent === "string" && found === undefined) this.#unresolved.add(parent);
       this.#parents[position] = found ?? -1;
@@ -262,25 +256,18 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
  * first repeat; only a path longer than the index (which must repeat) is walked with a visited set.
  */
 export function pathToRoot(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
-  if (byId instanceof EntryIndex) {
-    const fast = byId.pathTo(leaf);
-    if (fast !== undefined) return fast;
-  }
+  const fast = byId instanceof EntryIndex ? byId.pathTo(leaf) : undefined;
+  if (fast !== undefined) return fast;
   const path: FileEntry[] = [];
-  const bound = byId.size + 1;
-  for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {
-    if (path.length === bound) return pathToRootGuarded(leaf, byId);
-    path.push(node);
-  }
-  return path.reverse();
-}
-
-function pathToRootGuarded(leaf: FileEntry, byId: ReadonlyMap<string, FileEntry>): FileEntry[] {
-  const path: FileEntry[] = [];
-  const seen = new Set<FileEntry>();
-  for (let node: FileEntry | undefined = leaf; node !== undefined; node = parentEntry(node, byId)) {
-    if (seen.has(node)) break;
-    seen.add(node);
+  let seen: Set<FileEntry> | undefined;
+  for (let node: FileEntry | undefined = leaf; node !== undefined && seen?.has(node) !== true; node = parentEntry(node, byId)) {
+    if (seen === undefined && path.length > byId.size) {
+      // Longer than the index, so it repeats: walked again from the leaf, up to the first repeat.
+      seen = new Set();
+      path.length = 0;
+      node = leaf;
+    }
+    seen?.add(node);
     path.push(node);
   }
   return path.reverse();

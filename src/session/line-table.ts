@@ -20,17 +20,13 @@ const MAX_POOL_BYTES = 0x7fffffff;
  * string (lone surrogates included), so equal bytes are equal strings; a printable ASCII id is itself.
  */
 export function poolText(text: string): string {
-  return isPlainText(text) ? text : JSON.stringify(text).slice(1, -1);
+  for (let i = 0; i < text.length; i++) if (!isPlainCode(text.charCodeAt(i))) return JSON.stringify(text).slice(1, -1);
+  return text;
 }
 
 /** Whether a UTF-16 unit is printable ASCII other than `"` and a backslash: held in the pool as one byte. */
 function isPlainCode(code: number): boolean {
   return code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c;
-}
-
-function isPlainText(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (!isPlainCode(text.charCodeAt(i))) return false;
-  return true;
 }
 
 function fromPool(pool: Buffer, start: number, length: number): string {
@@ -41,12 +37,6 @@ function fromPool(pool: Buffer, start: number, length: number): string {
 
 /** The per-row columns of a {@link LineTable}, grown together. */
 const COLUMNS = ["line", "offset", "length", "piece", "typeCode", "idStart", "idLength", "parentStart", "parentLength", "parentRow", "repeats"] as const;
-
-function grown<T extends Float64Array | Int32Array>(column: T, size: number): T {
-  const next = new (column.constructor as new (size: number) => T)(size);
-  next.set(column);
-  return next;
-}
 
 /**
  * One row per record or invalid piece of a session file, in file order: where its line is, and
@@ -104,7 +94,11 @@ export class LineTable {
     if (rows > this.line.length) {
       const size = Math.max(rows, Math.ceil(this.line.length * 1.5));
       const columns = this as Record<(typeof COLUMNS)[number], Float64Array | Int32Array>;
-      for (const name of COLUMNS) columns[name] = grown(columns[name], size);
+      for (const name of COLUMNS) {
+        const next = new (columns[name].constructor as new (size: number) => Float64Array | Int32Array)(size);
+        next.set(columns[name]);
+        columns[name] = next;
+      }
     }
     if (this.poolSize + bytes > MAX_POOL_BYTES) throw new SessionFormatError("line_too_long", "the file's ids are too long to index");
     if (this.poolSize + bytes > this.pool.length) {

@@ -10,9 +10,8 @@ function hashOf(bytes: Uint8Array, from: number, to: number): number {
 }
 
 /**
- * The slot holding the entry whose id is `bytes[from..from+length]` (hash `hash`), or the free
- * slot for it. A slot is two numbers, entry position + 1 (0: free) and the id's hash, side by
- * side, so a probe reads the table's pool only for an equal hash.
+ * The slot holding the entry whose id is `bytes[from..from+length]` (hash `hash`), or the free one
+ * for it. A slot is entry position + 1 (0: free) beside the id's hash: a probe reads the pool only on an equal hash.
  */
 function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number, hash: number): number {
   const { pool, idStart, idLength } = table;
@@ -51,9 +50,9 @@ function newSlots(count: number): Int32Array {
 }
 
 /**
- * {@link EntryKeys} over `rows` (entry position to table row) of `table`. Given resolved
- * `parents` (stored parent rows, no repeated id), no id is hashed until one is asked for;
- * otherwise every id is hashed now and each row's parent row and repeat flag are written back.
+ * {@link EntryKeys} over `rows` (entry position to table row) of `table`. Given resolved `parents`
+ * (stored rows, no id repeated), no id is hashed until one is asked for; otherwise every id is
+ * hashed now and each row's parent row and repeat flag written back.
  */
 export class TableKeys implements EntryKeys {
   readonly count: number;
@@ -148,6 +147,12 @@ export class TableKeys implements EntryKeys {
 
   parentIdAt(position: number): string | null | undefined {
     return this.#table.parentIdAt(this.#rows[position]!);
+  }
+
+  /** The table row of the last entry holding `id`; -1 for none. */
+  rowOf(id: string): number {
+    const position = this.positionOf(id);
+    return position === -1 ? -1 : this.#rows[position]!;
   }
 
   positionOf(id: string): number {

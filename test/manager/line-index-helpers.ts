@@ -9,8 +9,8 @@ import path from "node:path";
 import fc from "fast-check";
 
 import { MemorySessionStorage, SessionManager, type SessionStorage } from "../../src/index.js";
-import { decodeLineIndexFrom, type DecodedLineIndex } from "../../src/manager/line-index.js";
-import { isPatchRecordType, LineTable, scanLines, TableKeys } from "../../src/session/index.js";
+import { classifyRows, decodeLineIndexFrom, type DecodedLineIndex } from "../../src/manager/line-index.js";
+import { LineTable, scanLines, TableKeys } from "../../src/session/index.js";
 
 const quiet = { error() {} };
 
@@ -65,11 +65,9 @@ export function storedLinks(file: string): { stored: unknown[]; hashed: unknown[
   const decoded = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!;
   const scanned = new LineTable();
   scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
-  const links = (table: LineTable, entryRows: number[]): unknown[] => entryRows.map((row) => [row, table.parentRow[row], table.repeats[row]]);
-  const header = scanned.firstRecordRow();
-  const entryRows: number[] = [];
-  for (let row = header + 1; row < scanned.size; row++) if (scanned.typeCode[row]! >= 0 && !isPatchRecordType(scanned.typeAt(row))) entryRows.push(row);
-  new TableKeys(scanned, Int32Array.from(entryRows));
+  const links = (table: LineTable, entryRows: Int32Array): unknown[] => [...entryRows].map((row) => [row, table.parentRow[row], table.repeats[row]]);
+  const { entryRows } = classifyRows(scanned, scanned.firstRecordRow());
+  new TableKeys(scanned, entryRows);
   return { stored: links(decoded.table, entryRows), hashed: links(scanned, entryRows) };
 }
 
