@@ -2,7 +2,7 @@
 import path from "node:path";
 
 import { native } from "../native/index.js";
-import { requireArgument, unwrap } from "./call.js";
+import { requireArgument, unwrap } from "./errors.js";
 
 /**
  * The identity of an existing directory: `dev` and `ino` as decimal strings (Windows:

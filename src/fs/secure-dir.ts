@@ -6,9 +6,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 import { decodeEvidence, isNativeFailure, native, type NativeHandle } from "../native/index.js";
 import { nearestInsecureAncestor } from "./ancestors.js";
-import { requireArgument, unwrap } from "./call.js";
 import { isValidEntryName } from "./identity.js";
-import { SecureFsError } from "./errors.js";
+import { SecureFsError, requireArgument, unwrap } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
 import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "./types.js";

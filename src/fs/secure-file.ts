@@ -2,8 +2,7 @@
  * SecureFile: an owner-only regular file, opened and verified by descriptor.
  */
 import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
-import { requireArgument, unwrap } from "./call.js";
-import { SecureFsError } from "./errors.js";
+import { SecureFsError, requireArgument, unwrap } from "./errors.js";
 import type { ExactStat, SecureData, VerifyEvidence } from "./types.js";
 
 /** Options of {@link SecureFile.read}. */
