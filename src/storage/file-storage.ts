@@ -1,11 +1,10 @@
 /**
  * {@link SessionStorage} on node:fs for an explicit session directory (`--session-dir`).
- *
- * Directories are created 0700 and files 0600, forced by `fchmod` because the umask varies;
- * files are opened with `O_NOFOLLOW`; the root and every component below it are checked with
- * `lstat` and a link there is refused (links above the root, such as macOS `/tmp`, are fine).
- * No directory descriptors are held, so a directory swapped between check and open is outside
- * what this promises; the final component is never followed.
+ * Directories are made 0700 and files 0600 (forced by `fchmod`: the umask varies); the root
+ * and every component below it are checked with `lstat` and a link there is refused (links
+ * above the root, such as macOS `/tmp`, are fine). No directory descriptors are held, so a
+ * directory swapped between check and open is outside what this promises; files are opened
+ * `O_NOFOLLOW`.
  */
 
 import fs from "node:fs";
@@ -37,7 +36,6 @@ const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW
 const CREATE_NEW = constants.O_CREAT | constants.O_EXCL;
 const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_MODE = 0o600;
-/** The mode of every directory the storage creates. */
 const DIRECTORY_MODE = 0o700;
 
 /** Options of {@link FileSessionStorage}. */
@@ -60,10 +58,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   readonly #logger: StorageLogger;
 
   /**
-   * @param root absolute path of the session directory; it need not exist yet. Omitted (as
-   *   GJC calls it), the root is the file system root, so a link anywhere on a path (a
-   *   symlinked home or temporary directory included) is refused; pass the session directory
-   *   to accept links above it.
+   * @param root absolute path of the session directory; it need not exist yet. Omitted (as GJC
+   *   calls it), it is the file system root, so a link anywhere on a path is refused.
    */
   constructor(root: string = path.parse(process.cwd()).root, options: FileSessionStorageOptions = {}) {
     super();
@@ -81,7 +77,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
         try {
           // The root's missing ancestors are made with it; each directory below is made alone.
           const created = fs.mkdirSync(here, { recursive: name === "", mode: DIRECTORY_MODE });
-          if (name !== "" || created !== undefined) tightenDirectory(here);
+          if (name !== "" || created !== undefined) onDirectory(here, (fd) => fs.fchmodSync(fd, DIRECTORY_MODE));
         } catch (error) {
           // Lost a race with another creator: accept it only if it is a real directory.
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -191,7 +187,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
         if (created) syncDirectory(file.dir);
         return fd;
       });
-      return new NdjsonFileWriter(new FileLineSink(file, fd, lock), this.#logger);
+      return new NdjsonFileWriter(fileSink(file, fd, lock), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -205,10 +201,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     return { absolute, dir: path.dirname(absolute), name };
   }
 
-  /**
-   * Checks the root and each directory named by `names`, outermost first.
-   * @throws not_found / symlink_refused / not_directory
-   */
+  /** Checks the root and each directory named by `names`, outermost first: `not_found`, `symlink_refused`, `not_directory`. */
   #checkDirectories(names: readonly string[]): void {
     let current = this.root;
     for (const name of ["", ...names]) {
@@ -219,52 +212,35 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 }
 
 /** Appends through one held descriptor, which follows the file across renames. */
-class FileLineSink implements LineSink {
-  readonly path: string;
-  readonly #file: FileTarget;
-  readonly #lock: HeldWriterLock;
-  #fd: number;
-  #closed = false;
-  readonly #oneByte = Buffer.alloc(1);
-
-  constructor(file: FileTarget, fd: number, lock: HeldWriterLock) {
-    this.path = file.absolute;
-    this.#file = file;
-    this.#fd = fd;
-    this.#lock = lock;
-  }
-
-  appendSync(data: string): number {
-    return writeAllSync(this.#fd, data);
-  }
-
-  lastByteSync(): number | undefined {
-    const { size } = fs.fstatSync(this.#fd);
-    if (size === 0) return undefined;
-    fs.readSync(this.#fd, this.#oneByte, 0, 1, size - 1);
-    return this.#oneByte[0];
-  }
-
-  syncSync(): void {
-    fs.fsyncSync(this.#fd);
-  }
-
-  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    const fd = replaceFile(this.#file.dir, this.#file.name, chunks, {});
-    const previous = this.#fd;
-    this.#fd = fd;
-    fs.closeSync(previous);
-  }
-
-  closeSync(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      fs.closeSync(this.#fd);
-    } finally {
-      this.#lock.release();
-    }
-  }
+function fileSink(file: FileTarget, opened: number, lock: HeldWriterLock): LineSink {
+  let fd = opened;
+  let closed = false;
+  const oneByte = Buffer.alloc(1);
+  return {
+    path: file.absolute,
+    appendSync: (data) => writeAllSync(fd, data),
+    lastByteSync() {
+      const { size } = fs.fstatSync(fd);
+      if (size === 0) return undefined;
+      fs.readSync(fd, oneByte, 0, 1, size - 1);
+      return oneByte[0];
+    },
+    syncSync: () => fs.fsyncSync(fd),
+    async replace(chunks) {
+      const previous = fd;
+      fd = replaceFile(file.dir, file.name, chunks, {});
+      fs.closeSync(previous);
+    },
+    closeSync() {
+      if (closed) return;
+      closed = true;
+      try {
+        fs.closeSync(fd);
+      } finally {
+        lock.release();
+      }
+    },
+  };
 }
 
 /** `lstat` of `target`, or `undefined` when nothing is there. */
@@ -277,10 +253,7 @@ function lstatOrUndefined(target: string): fs.Stats | undefined {
   }
 }
 
-/**
- * Checks that `target` is a real directory, not a link to one (links above the root are the
- * caller's business); `"missing"` when nothing is there and `allowMissing`.
- */
+/** Checks that `target` is a real directory, not a link to one; `"missing"` when nothing is there and `allowMissing`. */
 function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
   const stat = allowMissing ? lstatOrUndefined(target) : fs.lstatSync(target);
   if (stat === undefined) return "missing";
@@ -309,11 +282,6 @@ function onDirectory(dir: string, step: (fd: number) => void): void {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** Forces 0700 on a directory we just created (the umask varies). */
-function tightenDirectory(target: string): void {
-  onDirectory(target, (fd) => fs.fchmodSync(fd, DIRECTORY_MODE));
 }
 
 /** Syncs a directory's entries to stable storage. */
@@ -359,9 +327,8 @@ function openForAppend(target: string): { fd: number; created: boolean } {
 }
 
 /**
- * Removes the temporaries (`.<name>.<16 hex>.tmp`, see `temporaryName`) that killed rewrites
- * of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use. Only
- * regular files (no-follow `lstat`) are removed; best effort.
+ * Removes the temporaries (`.<name>.<16 hex>.tmp`, see `temporaryName`) killed rewrites of
+ * `name` left in `dir`, regular files only; the caller holds `name`'s writer lock. Best effort.
  */
 function removeOwnTemporaries(dir: string, name: string): void {
   const prefix = `.${name}.`;
@@ -397,9 +364,8 @@ function publish(from: string, to: string, options: ReplaceOptions): void {
 
 /**
  * The one atomic whole-file write (standalone files and a writer's rewrite): `chunks` go to a
- * fresh 0600 temporary next to `name`, which is synced, published at `name` (see
- * {@link publish}) and its directory synced. Returns the temporary's descriptor, open for
- * appending to what is now the file.
+ * fresh synced 0600 temporary, {@link publish}ed at `name`, and the directory is synced.
+ * Returns the temporary's descriptor, open for appending to what is now the file.
  */
 function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): number {
   const temporary = path.join(dir, temporaryName(name));
@@ -429,10 +395,7 @@ let scratch = new Uint8Array(1 << 16);
 /** Lines longer than this get a buffer of their own instead of growing the shared one. */
 const SCRATCH_LIMIT = 1 << 22;
 
-/**
- * Writes all of `data` and returns its byte count, continuing after a short write. Text is
- * encoded once into a reused buffer, which also yields its exact byte count.
- */
+/** Writes all of `data` (continuing after a short write) and returns its byte count; text is encoded once into a reused buffer. */
 function writeAllSync(fd: number, data: string | Buffer): number {
   let bytes: Uint8Array = data as Buffer;
   let total = bytes.length;
@@ -474,7 +437,7 @@ function timespecMs(ns: bigint): number {
   return Number(seconds) * 1e3 + Number(nanos) / 1e6;
 }
 
-/** How close to a whole millisecond a plain stat's mtime may be before its floor is in doubt. */
+// How close to a whole millisecond a plain stat's mtime may be before its floor is in doubt.
 const WHOLE_MS_DOUBT = 1e-3;
 
 /**

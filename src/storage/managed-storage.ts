@@ -228,9 +228,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         lock = lockWriter(dir, name);
         // Holding the lock, every temporary of a write to this file is a killed rewrite's.
         removeOwnStaging(dir, name);
-        const file = openOrCreateForAppend(dir, name);
-        const release = owned ? () => dir.close() : () => this.#releaseRootWriter();
-        const sink = new ManagedLineSink(absolute, dir, name, file, lock, release);
+        const sink = this.#sink(absolute, dir, owned, name, openOrCreateForAppend(dir, name), lock);
         if (!owned) this.#rootWriters += 1;
         return new NdjsonFileWriter(sink, this.#logger);
       } catch (error) {
@@ -241,10 +239,40 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     });
   }
 
-  /** A root writer closed: the last one after {@link close} closes the root's handle. */
-  #releaseRootWriter(): void {
-    this.#rootWriters -= 1;
-    if (this.#closed && this.#rootWriters === 0) this.#rootDir.close();
+  /**
+   * Appends through a held, verified file handle; rewrites go through the held directory. On
+   * close the directory is closed, or a borrowed root given back (the last root writer after
+   * {@link close} closes it).
+   */
+  #sink(absolute: string, dir: SecureDir, owned: boolean, name: string, opened: SecureFile, lock: HeldWriterLock): LineSink {
+    let file = opened;
+    let closed = false;
+    return {
+      path: absolute,
+      appendSync: (data) => file.append(data),
+      lastByteSync() {
+        const { size } = file.stat();
+        return size === 0 ? undefined : file.readAt(size - 1, 1)[0];
+      },
+      syncSync: () => file.sync(),
+      async replace(chunks) {
+        dir.writeFileAtomic(name, concatChunks(chunks));
+        const previous = file;
+        file = dir.openFile(name, { append: true });
+        previous.close();
+      },
+      closeSync: () => {
+        if (closed) return;
+        closed = true;
+        try {
+          file.close();
+        } finally {
+          lock.release();
+          if (owned) dir.close();
+          else if (--this.#rootWriters === 0 && this.#closed) this.#rootDir.close();
+        }
+      },
+    };
   }
 
   /**
@@ -277,59 +305,6 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
 
   #withParent<T>(names: readonly string[], use: (dir: SecureDir, name: string) => T): T {
     return this.#withDirectory(names.slice(0, -1), false, (dir) => use(dir, names[names.length - 1] as string));
-  }
-}
-
-/** Appends through a held, verified file handle; rewrites go through the held directory. */
-class ManagedLineSink implements LineSink {
-  readonly path: string;
-  readonly #dir: SecureDir;
-  readonly #name: string;
-  readonly #lock: HeldWriterLock;
-  /** Gives back the directory handle: closes it, or returns a borrowed root. */
-  readonly #releaseDir: () => void;
-  #file: SecureFile;
-  #closed = false;
-
-  constructor(absolute: string, dir: SecureDir, name: string, file: SecureFile, lock: HeldWriterLock, releaseDir: () => void) {
-    this.path = absolute;
-    this.#dir = dir;
-    this.#name = name;
-    this.#file = file;
-    this.#lock = lock;
-    this.#releaseDir = releaseDir;
-  }
-
-  appendSync(data: string): number {
-    return this.#file.append(data);
-  }
-
-  lastByteSync(): number | undefined {
-    const { size } = this.#file.stat();
-    return size === 0 ? undefined : this.#file.readAt(size - 1, 1)[0];
-  }
-
-  syncSync(): void {
-    this.#file.sync();
-  }
-
-  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    this.#dir.writeFileAtomic(this.#name, concatChunks(chunks));
-    const next = this.#dir.openFile(this.#name, { append: true });
-    const previous = this.#file;
-    this.#file = next;
-    previous.close();
-  }
-
-  closeSync(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      this.#file.close();
-    } finally {
-      this.#lock.release();
-      this.#releaseDir();
-    }
   }
 }
 
