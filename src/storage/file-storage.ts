@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
+import type { SecureLock } from "../fs/index.js";
 import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
@@ -25,7 +26,7 @@ import type {
   StorageStat,
   WriteChunk,
 } from "./types.js";
-import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
+import { lockWriter, withWriterLock } from "./writer-lock.js";
 
 const { constants } = fs;
 
@@ -73,7 +74,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     for (const name of ["", ...splitBelowRoot(this.root, dir).names]) {
       const here = (current = path.join(current, name));
       guardStorage("write", here, () => {
-        if (checkDirectory(here, true) === "ok") return;
+        if (checkEntry(here, "directory", true)) return;
         try {
           // The root's missing ancestors are made with it; each directory below is made alone.
           const created = fs.mkdirSync(here, { recursive: name === "", mode: DIRECTORY_MODE });
@@ -81,7 +82,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
         } catch (error) {
           // Lost a race with another creator: accept it only if it is a real directory.
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-          checkDirectory(here, false);
+          checkEntry(here, "directory", false);
         }
       });
     }
@@ -91,7 +92,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkFileAt(file.absolute, options);
+      checkDestination(file.absolute, options);
       fs.closeSync(replaceFile(file.dir, file.name, [data], options));
     });
   }
@@ -154,8 +155,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     const source = this.#fileTarget(from);
     const destination = this.#fileTarget(to);
     guardStorage("write", source.absolute, () => {
-      checkFileAt(source.absolute);
-      checkFileAt(destination.absolute, options);
+      checkEntry(source.absolute, "file", false);
+      checkDestination(destination.absolute, options);
       if (source.absolute === destination.absolute) return;
       withWriterLock(source.dir, source.name, () => {
         publish(source.absolute, destination.absolute, options);
@@ -169,7 +170,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   async unlink(target: string): Promise<void> {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkFileAt(file.absolute);
+      checkEntry(file.absolute, "file", false);
       withWriterLock(file.dir, file.name, () => fs.unlinkSync(file.absolute));
     });
   }
@@ -181,12 +182,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     try {
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
-      const fd = guardStorage("write", file.absolute, () => {
-        const { fd, created } = openForAppend(file.absolute);
-        // A new file's name must survive a power cut as surely as the records in it.
-        if (created) syncDirectory(file.dir);
-        return fd;
-      });
+      const fd = guardStorage("write", file.absolute, () => openForAppend(file));
       return new NdjsonFileWriter(fileSink(file, fd, lock), this.#logger);
     } catch (error) {
       lock.release();
@@ -206,13 +202,13 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     let current = this.root;
     for (const name of ["", ...names]) {
       current = path.join(current, name);
-      if (checkDirectory(current, true) === "missing") throw pathError("not_found", current);
+      if (!checkEntry(current, "directory", true)) throw pathError("not_found", current);
     }
   }
 }
 
 /** Appends through one held descriptor, which follows the file across renames. */
-function fileSink(file: FileTarget, opened: number, lock: HeldWriterLock): LineSink {
+function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink {
   let fd = opened;
   let closed = false;
   const oneByte = Buffer.alloc(1);
@@ -243,35 +239,26 @@ function fileSink(file: FileTarget, opened: number, lock: HeldWriterLock): LineS
   };
 }
 
-/** `lstat` of `target`, or `undefined` when nothing is there. */
-function lstatOrUndefined(target: string): fs.Stats | undefined {
+/**
+ * Refuses a link (links above the root are the caller's business) or an entry not of `kind` at
+ * `target`; `false` when nothing is there and `mayBeMissing`, else the `lstat` error.
+ */
+function checkEntry(target: string, kind: "file" | "directory", mayBeMissing: boolean): boolean {
+  let stat: fs.Stats;
   try {
-    return fs.lstatSync(target);
+    stat = fs.lstatSync(target);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (mayBeMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw error;
   }
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (kind === "file" ? !stat.isFile() : !stat.isDirectory()) throw pathError(kind === "file" ? "not_regular_file" : "not_directory", target);
+  return true;
 }
 
-/** Checks that `target` is a real directory, not a link to one; `"missing"` when nothing is there and `allowMissing`. */
-function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
-  const stat = allowMissing ? lstatOrUndefined(target) : fs.lstatSync(target);
-  if (stat === undefined) return "missing";
-  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
-  if (!stat.isDirectory()) throw pathError("not_directory", target);
-  return "ok";
-}
-
-/**
- * Refuses a link or non-file at `target`. Without `replace` it must exist; with it, `target`
- * is a destination: it may be missing, and exists only without `noReplace`.
- */
-function checkFileAt(target: string, replace?: ReplaceOptions): void {
-  const stat = replace === undefined ? fs.lstatSync(target) : lstatOrUndefined(target);
-  if (stat === undefined) return;
-  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
-  if (!stat.isFile()) throw pathError("not_regular_file", target);
-  if (replace?.noReplace === true) throw pathError("already_exists", target);
+/** Refuses a destination that is a link or non-file, or exists under `noReplace`. */
+function checkDestination(target: string, options: ReplaceOptions): void {
+  if (checkEntry(target, "file", true) && options.noReplace === true) throw pathError("already_exists", target);
 }
 
 /** Runs `step` on a no-follow descriptor of directory `dir`. */
@@ -303,23 +290,27 @@ function openReader(target: string): SessionFileReader {
   }
 }
 
-/** Opens (creating 0600 if missing) a file for appending and tightens a loose mode. */
-function openForAppend(target: string): { fd: number; created: boolean } {
+/**
+ * Opens (creating 0600 if missing) a file for appending and tightens a loose mode; a creation
+ * syncs the directory, so the name survives a power cut as surely as the records in it.
+ */
+function openForAppend(file: FileTarget): number {
   let fd: number;
   let created = true;
   try {
-    fd = fs.openSync(target, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+    fd = fs.openSync(file.absolute, OPEN_APPEND | CREATE_NEW, FILE_MODE);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     created = false;
-    fd = fs.openSync(target, OPEN_APPEND);
+    fd = fs.openSync(file.absolute, OPEN_APPEND);
   }
   try {
     const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw pathError("not_regular_file", target);
+    if (!stat.isFile()) throw pathError("not_regular_file", file.absolute);
     // An older writer's file under a loose umask is tightened too: transcripts are never for others.
     if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
-    return { fd, created };
+    if (created) syncDirectory(file.dir);
+    return fd;
   } catch (error) {
     fs.closeSync(fd);
     throw error;

@@ -1,17 +1,15 @@
 /**
- * {@link SessionStorage} over the secure fs layer: everything below the root is reached by
- * descriptor from a held, verified root (`SecureDir`) without following links, and must pass
- * the owner-only checks each time it is opened. Nothing is loosened or repaired silently: a
- * failing object is refused with `unsafe_entry` (fs-layer code in `detail`) or a specific code.
- *
- * Directory handles below the root are opened per operation, never cached: a cached handle
- * would keep pointing at a removed and recreated directory, and appends would land in the
- * orphan. A writer holds its own file and directory handles for its lifetime.
+ * {@link SessionStorage} over the secure fs layer: everything below a held, verified root is
+ * reached by descriptor without following links and passes the owner-only checks each time it
+ * is opened; a failing object is refused (`unsafe_entry`, fs-layer code in `detail`), never
+ * repaired silently. Directory handles below the root are opened per operation, never cached
+ * (a cached one would outlive a removed and recreated directory, and appends would land in the
+ * orphan); a writer holds its own file and directory handles for its lifetime.
  */
 
 import path from "node:path";
 
-import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureLock, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { PositionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
@@ -28,7 +26,7 @@ import type {
   WriteChunk,
 } from "./types.js";
 import { removeOwnStaging } from "./stale-staging.js";
-import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
+import { lockWriter, withWriterLock } from "./writer-lock.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
 export interface ManagedSessionStorageOptions {
@@ -63,9 +61,8 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   }
 
   /**
-   * Ends the storage: its own operations fail with `writer_closed` from now on. Writers it
-   * opened keep working until closed; one of a file directly in the root borrows the root's
-   * descriptor, which is closed when the last such writer closes. Idempotent.
+   * Ends the storage (idempotent): its operations fail with `writer_closed` from now on. Its
+   * writers work until closed; those in the root borrow its descriptor, closed with the last.
    */
   close(): void {
     if (this.#closed) return;
@@ -137,11 +134,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     );
   }
 
-  /**
-   * Every entry of `dir` but dot names, with its type (an `unknown` resolved by a no-follow
-   * stat), read from the held directory: nothing is followed or opened. For listings that
-   * report the links and FIFOs they skip.
-   */
+  /** Every entry of `dir` but dot names, typed (`unknown` resolved by a no-follow stat), nothing followed: for listings reporting skips. */
   listEntriesSync(dir: string): SecureDirEntry[] {
     const { absolute, names } = splitBelowRoot(this.root, dir);
     return guardStorage("read", absolute, () =>
@@ -174,10 +167,9 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   /**
    * {@inheritDoc SessionStorage.renameSync}
    *
-   * Within one directory under `noReplace` this is one no-replace publish. Otherwise (the
-   * secure layer has no replacing or cross-directory rename) the file is copied atomically to
-   * `to`, then removed from `from`, under the source's writer lock: a crash between leaves
-   * both names, never neither.
+   * Within one directory under `noReplace`, one no-replace publish. Otherwise (the secure layer
+   * has no replacing or cross-directory rename) an atomic copy, then removal of `from`, under
+   * the source's writer lock: a crash between leaves both names, never neither.
    */
   renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = splitFilePath(this.root, from);
@@ -223,7 +215,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     const { absolute, parents, name } = splitFilePath(this.root, target);
     return guardStorage("write", absolute, () => {
       const { dir, owned } = this.#openDirectory(parents, false);
-      let lock: HeldWriterLock | undefined;
+      let lock: SecureLock | undefined;
       try {
         lock = lockWriter(dir, name);
         // Holding the lock, every temporary of a write to this file is a killed rewrite's.
@@ -239,12 +231,8 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     });
   }
 
-  /**
-   * Appends through a held, verified file handle; rewrites go through the held directory. On
-   * close the directory is closed, or a borrowed root given back (the last root writer after
-   * {@link close} closes it).
-   */
-  #sink(absolute: string, dir: SecureDir, owned: boolean, name: string, opened: SecureFile, lock: HeldWriterLock): LineSink {
+  /** Appends through a held, verified file; rewrites through the held directory, closed with the sink (a borrowed root: see {@link close}). */
+  #sink(absolute: string, dir: SecureDir, owned: boolean, name: string, opened: SecureFile, lock: SecureLock): LineSink {
     let file = opened;
     let closed = false;
     return {
