@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import type { SecureLock } from "../fs/index.js";
-import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
+import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
@@ -283,7 +283,7 @@ function openReader(target: string): SessionFileReader {
     const stat = fs.fstatSync(fd, { bigint: true });
     if (!stat.isFile()) throw pathError("not_regular_file", target);
     const read: PositionalRead = (into, offset, length, at) => fs.readSync(fd, into, offset, length, at);
-    return new PositionalReader(target, fromNodeStat(stat), read, () => fs.closeSync(fd));
+    return positionalReader(target, fromNodeStat(stat), read, () => fs.closeSync(fd));
   } catch (error) {
     fs.closeSync(fd);
     throw error;

@@ -11,7 +11,7 @@ import path from "node:path";
 
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureLock, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { PositionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
+import { positionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -155,7 +155,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         const file = dir.openFile(name);
         try {
           const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
-          return new PositionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
+          return positionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
         } catch (error) {
           file.close();
           throw error;

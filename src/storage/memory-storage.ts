@@ -7,7 +7,7 @@
 import path from "node:path";
 
 import { SyncBackedStorage } from "./sync-backed.js";
-import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
+import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -125,7 +125,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
       const data = contents(file);
       return at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length));
     };
-    return new PositionalReader(absolute, this.statSync(absolute), read, () => undefined);
+    return positionalReader(absolute, this.statSync(absolute), read, () => undefined);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
