@@ -263,23 +263,10 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     };
   }
 
-  /**
-   * Opens the directory named by `names` below the root, one verified component at a time.
-   * `owned` says whether the caller must close it (the root handle itself is shared).
-   */
+  /** The directory `names` below the root, each component verified (one native call); `owned`: the caller closes it (the root is shared). */
   #openDirectory(names: readonly string[], create: boolean): { dir: SecureDir; owned: boolean } {
-    let current: SecureDir | undefined;
-    try {
-      for (const name of names) {
-        const next: SecureDir = (current ?? this.#root()).openDir(name, { create });
-        current?.close();
-        current = next;
-      }
-    } catch (error) {
-      current?.close();
-      throw error;
-    }
-    return current === undefined ? { dir: this.#root(), owned: false } : { dir: current, owned: true };
+    const root = this.#root();
+    return names.length === 0 ? { dir: root, owned: false } : { dir: root.openDir(names, { create }), owned: true };
   }
 
   #withDirectory<T>(names: readonly string[], create: boolean, use: (dir: SecureDir) => T): T {
