@@ -102,10 +102,7 @@ function describe(code: SecureFsErrorCode, details: SecureFsErrorDetails): strin
 let errnoNames: Map<number, string> | undefined;
 let uvErrnos: Map<string, number> | undefined;
 
-/**
- * A C-runtime errno's name and Node-style errno from Node's own tables (`os.constants.errno`,
- * `util.getSystemErrorMap()`), so both match `fs` errors on every platform.
- */
+/** A C errno's name and Node-style errno from Node's own tables, so both match `fs` errors on every platform. */
 function describeErrno(cErrno: number): { errno: number; errnoName: string } | undefined {
   if (cErrno <= 0) return undefined;
   if (!errnoNames || !uvErrnos) {
