@@ -3,12 +3,12 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import { decodeEvidence, isNativeFailure, native, type NativeHandle } from "../native/index.js";
+import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "../native/index.js";
 import { nearestInsecureAncestor } from "./ancestors.js";
 import { isValidEntryName } from "./identity.js";
 import { SecureFsError, requireArgument, unwrap } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
-import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "./types.js";
 
 /** One entry name, or a relative path as entry names (each validated alone, so none can climb out or follow a link). */
 export type EntryPath = string | readonly string[];

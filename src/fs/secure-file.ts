@@ -1,7 +1,6 @@
 /** SecureFile: an owner-only regular file, opened and verified by descriptor. */
-import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
+import { decodeEvidence, native, type ExactStat, type NativeHandle, type SecureData, type VerifyEvidence } from "../native/index.js";
 import { SecureFsError, requireArgument, unwrap } from "./errors.js";
-import type { ExactStat, SecureData, VerifyEvidence } from "./types.js";
 
 /** Options of {@link SecureFile.read}. */
 export interface ReadOptions {

@@ -27,7 +27,7 @@ declare namespace binding {
 
   /** Per-attribute ACL evidence value. */
   type AclEvidence = "absent" | "unsupported" | "not_applicable";
-  /** ACL evidence of a successful verify. */
+  /** What a verify proved about ACLs: `absent`, or `unsupported` (the filesystem cannot store one); a file's default ACL `not_applicable`. */
   interface NativeEvidence {
     readonly accessAcl: AclEvidence;
     readonly defaultAcl: AclEvidence;
@@ -39,10 +39,10 @@ declare namespace binding {
   /** One entry name, or a relative path given as entry names (each validated). */
   type Names = string | readonly string[];
 
-  /** Object type as the OS reports it. */
+  /** Object type as the OS reports it (links are never followed). */
   type NativeEntryType = "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
 
-  /** Metadata of an entry or handle. */
+  /** Metadata of an entry or handle: `dev`/`ino` decimal strings (too wide for a double), `mode` the 07777 bits. */
   interface NativeStat {
     readonly type: NativeEntryType;
     readonly dev: string;
@@ -96,6 +96,7 @@ declare namespace binding {
     readonly repair?: boolean;
   }
 
+  /** Data accepted by writes: bytes, or a string written as UTF-8. */
   type Bytes = Uint8Array | string;
 
   /** What the loader's `native_unavailable` error carries besides its message. */

@@ -6,18 +6,17 @@ import binding from "#binding";
 import type { AclEvidence, NativeEvidence, NativeEvidenceCode, NativeFailure } from "#binding";
 import { GjcError } from "../errors.js";
 
-// The addon's value types (documented in binding.d.cts), for src/fs.
+// The addon's value types (documented in binding.d.cts), under the names src/fs gives them publicly.
 export type {
-  AclEvidence,
-  NativeDirEntry,
-  NativeEntryType,
-  NativeEvidence,
-  NativeEvidenceCode,
-  NativeExactStat,
+  Bytes as SecureData,
+  NativeDirEntry as SecureDirEntry,
+  NativeEntryType as EntryType,
+  NativeEvidence as VerifyEvidence,
+  NativeExactStat as ExactStat,
   NativeFailure,
   NativeFailureCode,
   NativeHandle,
-  NativeStat,
+  NativeStat as SecureStat,
 } from "#binding";
 
 /** Thrown by the first call needing the addon when no build matches or it fails to load; pure session code and memory storage work without it. */
