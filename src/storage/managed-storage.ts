@@ -150,18 +150,17 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const { absolute, names } = splitFilePath(this.root, target);
-    return guardStorage("read", absolute, () =>
-      this.#withParent(names, (dir, name) => {
-        const file = dir.openFile(name);
-        try {
-          const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
-          return positionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
-        } catch (error) {
-          file.close();
-          throw error;
-        }
-      }),
-    );
+    return guardStorage("read", absolute, () => {
+      // One native call opens and verifies each directory on the way and the file.
+      const file = this.#root().openFile(names);
+      try {
+        const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
+        return positionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
+      } catch (error) {
+        file.close();
+        throw error;
+      }
+    });
   }
 
   /**
