@@ -48,9 +48,8 @@ export class BlobStore {
   }
 
   /**
-   * Stores `data` and returns its reference, durable (file and directory synced) when this
-   * resolves, so a line referencing it may be written next. An intact blob of the same content
-   * is left alone; a damaged one is replaced, since these bytes are what its name promises.
+   * Stores `data` and returns its reference, durable (file and directory synced) on return, so a
+   * line referencing it may be written next. An intact blob is left alone, a damaged one replaced.
    */
   async put(data: Uint8Array): Promise<BlobPutResult> {
     const hash = sha256Hex(data);

@@ -340,10 +340,7 @@ function removeOwnTemporaries(dir: string, name: string): void {
   }
 }
 
-/**
- * Moves `from` to `to`. With `noReplace`, a hard link publishes only if `to` is free (the
- * kernel decides atomically), then the old name goes: a crash between leaves both names.
- */
+/** Moves `from` to `to`; with `noReplace` a hard link publishes only if `to` is free (atomic), then the old name goes (a crash leaves both). */
 function publish(from: string, to: string, options: ReplaceOptions): void {
   if (options.noReplace === true) {
     fs.linkSync(from, to);
@@ -414,10 +411,7 @@ function fromNodeStat(stat: fs.BigIntStats): StorageStat {
   };
 }
 
-/**
- * Milliseconds of a nanosecond time computed as node does for a plain stat (seconds * 1000
- * plus nanoseconds / 1e6, in doubles), so a plain stat compares equal to a bigint one.
- */
+/** Milliseconds of a nanosecond time as node computes a plain stat's (in doubles), so a plain stat compares equal to a bigint one. */
 function timespecMs(ns: bigint): number {
   let seconds = ns / 1_000_000_000n;
   let nanos = ns % 1_000_000_000n;
