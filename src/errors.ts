@@ -1,10 +1,7 @@
 /**
- * The root of every error this package throws on purpose: one `instanceof GjcError` tells a
- * library refusal from a bug. Each layer has a subclass with a closed union of codes
- * (`SecureFsError`, `StorageError`, `SessionFormatError`, `SessionTreeError`,
- * `PersistSanitizeError`, `SessionManagerError`, `ScopeError`, `MigrationError`,
- * `HistoryError`, `AuditError`). Branch on `code`: stable across releases and free of paths
- * and user data; `message` is for people; `name` is the subclass's name.
+ * The root of every error this package throws on purpose: `instanceof GjcError` tells a library
+ * refusal from a bug. Each layer has a subclass with a closed union of codes; branch on `code`
+ * (stable, free of paths and user data); `message` is for people; `name` is the subclass's.
  */
 export class GjcError<Code extends string = string> extends Error {
   /** Stable, machine-readable reason. Never contains a path or other user data. */

@@ -1,9 +1,9 @@
-/** SecureFsError: the one error type of the secure filesystem layer. */
+/** SecureFsError, the one error type of the secure filesystem layer, and the one place addon results become values or throws. */
 import { constants as osConstants } from "node:os";
 import { getSystemErrorMap } from "node:util";
 
 import { GjcError } from "../errors.js";
-import type { NativeFailure, NativeFailureCode } from "../native/index.js";
+import { isNativeFailure, type NativeFailure, type NativeFailureCode } from "../native/index.js";
 
 /** Which ACL attribute a failure (or a piece of evidence) is about. */
 export type AclAttribute = "access_acl" | "default_acl";
@@ -102,10 +102,7 @@ function describe(code: SecureFsErrorCode, details: SecureFsErrorDetails): strin
 let errnoNames: Map<number, string> | undefined;
 let uvErrnos: Map<string, number> | undefined;
 
-/**
- * A C-runtime errno's name and Node-style errno from Node's own tables (`os.constants.errno`,
- * `util.getSystemErrorMap()`), so both match `fs` errors on every platform.
- */
+/** A C errno's name and Node-style errno from Node's own tables, so both match `fs` errors on every platform. */
 function describeErrno(cErrno: number): { errno: number; errnoName: string } | undefined {
   if (cErrno <= 0) return undefined;
   if (!errnoNames || !uvErrnos) {
@@ -121,14 +118,19 @@ function describeErrno(cErrno: number): { errno: number; errnoName: string } | u
   return { errno: uvErrnos.get(errnoName) ?? -cErrno, errnoName };
 }
 
-/** Builds the SecureFsError for an addon failure record. */
-export function errorFromFailure(failure: NativeFailure, operation: string, path?: string): SecureFsError {
-  const os = describeErrno(failure.errno);
-  return new SecureFsError(failure.code, {
-    ...(os ?? {}),
-    ...(failure.syscall ? { syscall: failure.syscall } : {}),
-    ...(failure.attribute ? { attribute: failure.attribute } : {}),
+/** Returns `result`, or throws the SecureFsError its failure record describes. */
+export function unwrap<T>(result: T | NativeFailure, operation: string, path?: string): T {
+  if (!isNativeFailure(result)) return result;
+  throw new SecureFsError(result.code, {
+    ...(describeErrno(result.errno) ?? {}),
+    ...(result.syscall ? { syscall: result.syscall } : {}),
+    ...(result.attribute ? { attribute: result.attribute } : {}),
     ...(path !== undefined ? { path } : {}),
     operation,
   });
+}
+
+/** Throws `invalid_argument` unless `ok`. For arguments the addon cannot check itself. */
+export function requireArgument(ok: boolean, operation: string, path?: string): asserts ok {
+  if (!ok) throw new SecureFsError("invalid_argument", { operation, ...(path !== undefined ? { path } : {}) });
 }

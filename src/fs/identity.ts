@@ -2,12 +2,9 @@
 import path from "node:path";
 
 import { native } from "../native/index.js";
-import { requireArgument, unwrap } from "./call.js";
+import { requireArgument, unwrap } from "./errors.js";
 
-/**
- * The identity of an existing directory: `dev` and `ino` as decimal strings (Windows:
- * volume serial and file id), and the OS's canonical path of it.
- */
+/** The identity of an existing directory: `dev` and `ino` as decimal strings (Windows: volume serial, file id) and its canonical path. */
 export interface DirectoryIdentity {
   readonly platform: string;
   readonly canonicalPath: string;

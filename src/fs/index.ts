@@ -10,6 +10,6 @@ export type { DirectoryIdentity } from "./identity.js";
 export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";
 export { NativeUnavailableError } from "../native/index.js";
 export type { SecureFsErrorCode, SecureFsErrorDetails } from "./errors.js";
-export type { EntryType, ExactStat, SecureDirEntry, SecureStat } from "./types.js";
+export type { EntryType, ExactStat, SecureDirEntry, SecureStat } from "../native/index.js";
 // The SQLite extension that opens a database through a held directory (native/sqlite).
 export { pinnedVfsExtensionPath } from "../native/index.js";

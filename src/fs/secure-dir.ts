@@ -1,17 +1,14 @@
-/**
- * SecureDir: an owner-only directory held by descriptor, and every operation below it.
- */
+/** SecureDir: an owner-only directory held by descriptor, and every operation below it. */
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 import { decodeEvidence, isNativeFailure, native, type NativeHandle } from "../native/index.js";
+import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "../native/index.js";
 import { nearestInsecureAncestor } from "./ancestors.js";
-import { requireArgument, unwrap } from "./call.js";
 import { isValidEntryName } from "./identity.js";
-import { SecureFsError } from "./errors.js";
+import { SecureFsError, requireArgument, unwrap } from "./errors.js";
 import { SecureFile } from "./secure-file.js";
 import { SecureLock, type LockRecord } from "./secure-lock.js";
-import type { ExactStat, SecureData, SecureDirEntry, VerifyEvidence } from "./types.js";
 
 /** One entry name, or a relative path as entry names (each validated alone, so none can climb out or follow a link). */
 export type EntryPath = string | readonly string[];
@@ -20,29 +17,20 @@ export type EntryPath = string | readonly string[];
 export interface OpenDirOptions {
   /** Create missing directories owner-only (0700) instead of failing with `not_found`. */
   readonly create?: boolean;
-  /**
-   * Open an existing directory we own even if its mode or ACLs deviate, and fix them. Wrong
-   * type, foreign owner and links are still refused. Never creates.
-   */
+  /** Open an existing directory we own even if its mode or ACLs deviate, and fix them (links, other types and owners still refused). */
   readonly repair?: boolean;
-  /**
-   * With `create`: do not sync the parent after creating a directory; the caller syncs each
-   * parent itself ({@link SecureDir.syncAsync}), as a staging tree does once. No-op on Windows.
-   */
+  /** With `create`: leave the parent of a new directory unsynced for the caller to sync once, as a staging tree does. No-op on Windows. */
   readonly deferSync?: boolean;
   /**
-   * Open a legacy source instead (read-only, never created or repaired): a directory of the
-   * effective user that is no link, not writable by group or other (0755 passes, 0775 does
-   * not) and carries no ACL (Windows: owner SID only). What is opened from it without
-   * `source` is checked owner-only as always. With a path, every directory on the way is
-   * opened by these rules.
+   * Open a legacy source instead (read-only, never created or repaired): the effective user's,
+   * no link, not group/other writable (0755 passes, 0775 not), no ACL (Windows: owner SID
+   * only); on a path, each directory on the way. What is opened below it is owner-only as ever.
    */
   readonly source?: boolean;
   /**
    * Accept an existing directory of the effective user whatever its mode and ACLs, changing
-   * nothing: for a directory only read through (an older tool's 0755 agent directory). Links,
-   * other types and owners are still refused. Never creates. With a path it applies to the
-   * last name; Windows verifies in full.
+   * nothing, for one only read through (an older tool's 0755 agent directory); on a path, the
+   * last name. Links, other types and owners still refused; Windows verifies in full.
    */
   readonly owned?: boolean;
 }
@@ -57,10 +45,7 @@ export interface OpenFileOptions {
   readonly create?: "exclusive" | "if-missing";
   /** As {@link OpenDirOptions.repair}, for a file (extra links are refused too). */
   readonly repair?: boolean;
-  /**
-   * Open a legacy source file read-only: as {@link OpenDirOptions.source}, with exactly one
-   * link (0644 passes, 0664 or a hard link does not). Only without the other options.
-   */
+  /** Open a legacy source file read-only, as {@link OpenDirOptions.source} with exactly one link; only without the other options. */
   readonly source?: boolean;
 }
 
@@ -85,9 +70,8 @@ const LOCK_FIRST_DELAY_MS = 2;
 const LOCK_MAX_DELAY_MS = 50;
 
 /**
- * An open owner-only directory (owner == effective user, mode 0700, no ACL) held by
- * descriptor, or a legacy source opened with `source`. Every name passed to it is one
- * validated entry name, and nothing below it is opened through a link.
+ * An open owner-only directory (the effective user's, 0700, no ACL) held by descriptor, or a
+ * legacy `source`. Every name passed is a validated entry name; nothing below is opened by a link.
  */
 export class SecureDir {
   readonly #handle: NativeHandle;
@@ -101,11 +85,10 @@ export class SecureDir {
   }
 
   /**
-   * Opens the trusted root: existing ancestors are canonicalised, the root itself must be no
-   * link and pass the owner-only check (`create` makes missing components 0700). On POSIX each
-   * canonical ancestor must be owned by root or the effective user and not group/other
-   * writable unless sticky, checked by descriptor: otherwise `insecure_ancestor`, whose `path`
-   * names the nearest such directory.
+   * Opens the trusted root: ancestors are canonicalised, the root must be no link and pass the
+   * owner-only check (`create` makes missing components 0700). On POSIX each ancestor must be
+   * root's or the effective user's and not group/other writable unless sticky, checked by
+   * descriptor, else `insecure_ancestor` (its `path` names the nearest such directory).
    */
   static openRoot(rootPath: string, options: OpenDirOptions = {}): SecureDir {
     requireArgument(typeof rootPath === "string" && rootPath.length > 0, "openRoot", String(rootPath));
@@ -127,10 +110,7 @@ export class SecureDir {
     return !this.#handle.isOpen();
   }
 
-  /**
-   * Opens (with `create`, makes; with `repair`, fixes) the owner-only directory `name` below
-   * this one; for a path (`["a", "b"]`) every directory on the way alike, in one native call.
-   */
+  /** Opens (with `create`, makes; with `repair`, fixes) owner-only directory `name`; a path (`["a", "b"]`) alike, in one native call. */
   openDir(name: EntryPath, options: OpenDirOptions = {}): SecureDir {
     const where = this.#child(name);
     if (options.source === true) {
@@ -140,10 +120,7 @@ export class SecureDir {
     return new SecureDir(unwrap(native.openDir(this.#handle, name, options), "openDir", where), where);
   }
 
-  /**
-   * Opens (or creates) the owner-only regular file `name` below this directory; for a path
-   * (`["a", "f.jsonl"]`) each directory on the way is opened and verified (never created).
-   */
+  /** Opens (or creates) owner-only regular file `name`; on a path (`["a", "f.jsonl"]`) each directory is verified, never created. */
   openFile(name: EntryPath, options: OpenFileOptions = {}): SecureFile {
     const where = this.#child(name);
     if (options.source === true) {
@@ -165,9 +142,8 @@ export class SecureDir {
   }
 
   /**
-   * A path to entry `name` that the kernel resolves through this held descriptor
-   * (`/proc/self/fd/<n>/<name>`), so no swap of a component of {@link SecureDir.path} can
-   * redirect it; `undefined` off Linux. Only for libraries that take paths.
+   * A path to entry `name` the kernel resolves through this descriptor (`/proc/self/fd/<n>/<name>`),
+   * so no swap of a component of {@link SecureDir.path} redirects it; `undefined` off Linux.
    */
   pinnedPath(name: string): string | undefined {
     requireArgument(isValidEntryName(name), "pinnedPath", this.#child(name));
@@ -181,27 +157,18 @@ export class SecureDir {
     return decodeEvidence(unwrap(native.verify(this.#handle), "verify", this.path));
   }
 
-  /**
-   * Owner-only apply: a directory of the effective user gets mode 0700 and no ACLs, then is
-   * verified; another's is left untouched (`owner_mismatch`).
-   */
+  /** Owner-only apply: a directory of the effective user gets 0700 and no ACLs, then is verified; another's is untouched (`owner_mismatch`). */
   repair(): VerifyEvidence {
     return decodeEvidence(unwrap(native.verify(this.#handle, { repair: true }), "repair", this.path));
   }
 
-  /**
-   * Replaces (with `noReplace`, creates) file `name` atomically: an owner-only temporary is
-   * written, synced, verified and published, then this directory is synced.
-   */
+  /** Replaces (`noReplace`: creates) file `name` atomically: an owner-only temporary is synced, verified, published; the directory synced. */
   writeFileAtomic(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): void {
     // Only the flag this form knows: an `async` carried in by a caller must not make it return early.
     unwrap(native.writeFileAtomic(this.#handle, name, data, { noReplace: options.noReplace === true }), "writeFileAtomic", this.#child(name));
   }
 
-  /**
-   * {@link SecureDir.writeFileAtomic} on the libuv thread pool, the data copied when called;
-   * a `close()` meanwhile takes effect when it settles.
-   */
+  /** {@link SecureDir.writeFileAtomic} on the libuv thread pool, the data copied at the call; a `close()` meanwhile waits for it. */
   async writeFileAtomicAsync(name: string, data: SecureData, options: { readonly noReplace?: boolean } = {}): Promise<void> {
     unwrap(await native.writeFileAtomic(this.#handle, name, data, { ...options, async: true }), "writeFileAtomic", this.#child(name));
   }
@@ -217,11 +184,10 @@ export class SecureDir {
   }
 
   /**
-   * Removes directory `name` and everything below it, by descriptor on the libuv thread pool:
-   * each directory must pass the owner-only check before anything in it goes, and every other
-   * entry (links included) is removed as itself, never followed. Fails with `too_large` past
-   * `limits` (removals stay done), `identity_mismatch` when a name keeps changing, and as
-   * {@link SecureDir.openDir} does for `name`.
+   * Removes directory `name` and its tree by descriptor on the libuv thread pool: each directory
+   * passes the owner-only check before anything in it goes; other entries (links too) go as
+   * themselves. `too_large` past `limits` (removals stay done), `identity_mismatch` when a name
+   * keeps changing, else as {@link SecureDir.openDir} for `name`.
    */
   async removeTreeAsync(name: string, limits: RemoveTreeLimits): Promise<void> {
     unwrap(await native.removeTree(this.#handle, name, limits), "removeTree", this.#child(name));

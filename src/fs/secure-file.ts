@@ -1,10 +1,6 @@
-/**
- * SecureFile: an owner-only regular file, opened and verified by descriptor.
- */
-import { decodeEvidence, native, type NativeHandle } from "../native/index.js";
-import { requireArgument, unwrap } from "./call.js";
-import { SecureFsError } from "./errors.js";
-import type { ExactStat, SecureData, VerifyEvidence } from "./types.js";
+/** SecureFile: an owner-only regular file, opened and verified by descriptor. */
+import { decodeEvidence, native, type ExactStat, type NativeHandle, type SecureData, type VerifyEvidence } from "../native/index.js";
+import { SecureFsError, requireArgument, unwrap } from "./errors.js";
 
 /** Options of {@link SecureFile.read}. */
 export interface ReadOptions {
@@ -18,8 +14,8 @@ export interface ReadOptions {
 
 /**
  * An open owner-only regular file, verified when opened (type, owner, 0600, one link, no ACL;
- * a `source` file by the legacy-source rules, read-only). Reads and writes do not re-check, so
- * an append is one `write`; {@link SecureFile.verify} checks again.
+ * a read-only `source` by the legacy rules). Reads and writes do not re-check, so an append is
+ * one `write`; {@link SecureFile.verify} checks again.
  */
 export class SecureFile {
   readonly #handle: NativeHandle;
@@ -110,10 +106,7 @@ export class SecureFile {
     return decodeEvidence(unwrap(native.verify(this.#handle), "verify", this.path));
   }
 
-  /**
-   * Owner-only apply: a file of the effective user with one link gets mode 0600 and no ACLs,
-   * then is verified; anything else is left untouched and reported.
-   */
+  /** Owner-only apply: a file of the effective user with one link gets 0600 and no ACLs, then is verified; anything else is reported. */
   repair(): VerifyEvidence {
     return decodeEvidence(unwrap(native.verify(this.#handle, { repair: true }), "repair", this.path));
   }

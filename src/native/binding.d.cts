@@ -27,7 +27,7 @@ declare namespace binding {
 
   /** Per-attribute ACL evidence value. */
   type AclEvidence = "absent" | "unsupported" | "not_applicable";
-  /** ACL evidence of a successful verify. */
+  /** What a verify proved about ACLs: `absent`, or `unsupported` (the filesystem cannot store one); a file's default ACL `not_applicable`. */
   interface NativeEvidence {
     readonly accessAcl: AclEvidence;
     readonly defaultAcl: AclEvidence;
@@ -39,10 +39,10 @@ declare namespace binding {
   /** One entry name, or a relative path given as entry names (each validated). */
   type Names = string | readonly string[];
 
-  /** Object type as the OS reports it. */
+  /** Object type as the OS reports it (links are never followed). */
   type NativeEntryType = "file" | "directory" | "symlink" | "fifo" | "socket" | "char_device" | "block_device" | "unknown";
 
-  /** Metadata of an entry or handle. */
+  /** Metadata of an entry or handle: `dev`/`ino` decimal strings (too wide for a double), `mode` the 07777 bits. */
   interface NativeStat {
     readonly type: NativeEntryType;
     readonly dev: string;
@@ -77,9 +77,9 @@ declare namespace binding {
   }
 
   /**
-   * For the last name: `create` when missing, `repair` the mode and ACLs of one we own, or
-   * accept one we own whatever its mode (`owned`); at most one, none verifies owner-only.
-   * `deferSync` (openDir with `create`) leaves the creations unsynced. Bad mixes: `invalid_argument`.
+   * For the last name, at most one of: `create` when missing, `repair` one we own, accept one we
+   * own whatever its mode (`owned`); none verifies owner-only. `deferSync` (openDir with `create`)
+   * leaves the creations unsynced. Bad mixes: `invalid_argument`.
    */
   interface NativeDirOptions {
     readonly create?: boolean;
@@ -96,6 +96,7 @@ declare namespace binding {
     readonly repair?: boolean;
   }
 
+  /** Data accepted by writes: bytes, or a string written as UTF-8. */
   type Bytes = Uint8Array | string;
 
   /** What the loader's `native_unavailable` error carries besides its message. */
@@ -117,10 +118,7 @@ declare namespace binding {
     /** Replaces the plain coded Error a failed load throws (src/native/index.ts sets it once). */
     setUnavailableError(wrap: (error: Error & NativeUnavailableDetails) => Error): void;
     openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;
-    /**
-     * Opens a legacy source read-only below the handle `start` or at the absolute path `start`
-     * (`names` may then be empty): the last name as a file, or a directory with `directory`.
-     */
+    /** Opens a legacy source read-only below handle `start` or at path `start` (`names` then may be empty); `directory` for one. */
     openSource(start: NativeHandle | string, names: Names | readonly [], options?: { readonly directory?: boolean }): NativeHandle | NativeFailure;
     /** Always off the main thread: removes directory `name` of `dir` and its whole tree, by descriptor, within the limits. */
     removeTree(dir: NativeHandle, name: string, limits: { readonly maxDepth: number; readonly maxEntries: number }): Promise<undefined | NativeFailure> | NativeFailure;

@@ -6,24 +6,20 @@ import binding from "#binding";
 import type { AclEvidence, NativeEvidence, NativeEvidenceCode, NativeFailure } from "#binding";
 import { GjcError } from "../errors.js";
 
-// The addon's value types (documented in binding.d.cts), for src/fs.
+// The addon's value types (documented in binding.d.cts), under the names src/fs gives them publicly.
 export type {
-  AclEvidence,
-  NativeDirEntry,
-  NativeEntryType,
-  NativeEvidence,
-  NativeEvidenceCode,
-  NativeExactStat,
+  Bytes as SecureData,
+  NativeDirEntry as SecureDirEntry,
+  NativeEntryType as EntryType,
+  NativeEvidence as VerifyEvidence,
+  NativeExactStat as ExactStat,
   NativeFailure,
   NativeFailureCode,
   NativeHandle,
-  NativeStat,
+  NativeStat as SecureStat,
 } from "#binding";
 
-/**
- * Thrown by the first call that needs the addon when no build matches this platform, arch and
- * ABI, or it fails to load. Pure session functions and the memory storage work without it.
- */
+/** Thrown by the first call needing the addon when no build matches or it fails to load; pure session code and memory storage work without it. */
 export class NativeUnavailableError extends GjcError<"native_unavailable"> {
   /** `process.platform` as the loader saw it. */
   readonly platform: string;
@@ -75,8 +71,7 @@ export function decodeEvidence(code: NativeEvidenceCode): NativeEvidence {
 
 /**
  * @internal The SQLite extension keeping `/proc/self/fd/<n>/<name>` paths as given
- * (native/sqlite/pinned_vfs.c; SQLite derives its entry point from the file name), built
- * beside the addon on Linux; `undefined` elsewhere or when it was not built.
+ * (native/sqlite/pinned_vfs.c), built beside the addon on Linux; `undefined` elsewhere or unbuilt.
  */
 export function pinnedVfsExtensionPath(): string | undefined {
   if (process.platform !== "linux") return undefined;

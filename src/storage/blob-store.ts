@@ -1,8 +1,7 @@
 /**
  * Content-addressed, immutable blobs (conventionally `<agent>/blobs/<sha256>`) in the peer's
- * shape. The directory is opened once by descriptor (no link followed, owner-only 0700,
- * created on the first put) and held, so a later swap of a component of `dir` cannot redirect
- * a read or a write. Blob files are 0600 and must pass the owner-only rules to be read.
+ * shape. The directory (owner-only, made on the first put) is opened once by descriptor and
+ * held, so swapping a component of `dir` later cannot redirect a read or a write.
  */
 import path from "node:path";
 
@@ -23,21 +22,18 @@ export interface BlobPutResult {
 
 const HASH = /^[0-9a-f]{64}$/;
 
-/** How the store reaches its directory: a path of its own, or an entry of a held directory. */
-type Origin = { readonly dir: string } | { readonly parent: SecureDir; readonly name: string };
-
 /** Content-addressed blob store; see the module comment. */
 export class BlobStore {
   /** The directory that holds the blobs. */
   readonly dir: string;
-  #origin: Origin;
+  /** Opens the blob directory: by path, or as an entry of a held directory. */
+  #openDir = (create: boolean): SecureDir => SecureDir.openRoot(this.dir, { create });
   #held: SecureDir | undefined;
 
   /** @param dir the blob directory, conventionally `<agent>/blobs`; created 0700 on the first put. */
   constructor(dir: string) {
     if (typeof dir !== "string" || dir === "") throw new StorageError("invalid_argument", "BlobStore: dir must be a non-empty path");
     this.dir = path.resolve(dir);
-    this.#origin = { dir: this.dir };
   }
 
   /**
@@ -47,14 +43,13 @@ export class BlobStore {
    */
   static inDirectory(parent: SecureDir, name = "blobs"): BlobStore {
     const store = new BlobStore(path.join(parent.path, name));
-    store.#origin = { parent, name };
+    store.#openDir = (create) => parent.openDir(name, { create });
     return store;
   }
 
   /**
-   * Stores `data` and returns its reference, durable (file and directory synced) when this
-   * resolves, so a line referencing it may be written next. An intact blob of the same content
-   * is left alone; a damaged one is replaced, since these bytes are what its name promises.
+   * Stores `data` and returns its reference, durable (file and directory synced) on return, so a
+   * line referencing it may be written next. An intact blob is left alone, a damaged one replaced.
    */
   async put(data: Uint8Array): Promise<BlobPutResult> {
     const hash = sha256Hex(data);
@@ -62,11 +57,7 @@ export class BlobStore {
     try {
       await dir.writeFileAtomicAsync(hash, data, { noReplace: true });
     } catch (error) {
-      if (this.#mustReplace(error, dir, hash)) {
-        await dir.writeFileAtomicAsync(hash, data).catch((failure: unknown) => {
-          throw this.#error(failure, "write", hash);
-        });
-      }
+      this.#replaceDamaged(error, dir, hash, data);
     }
     return this.#result(hash);
   }
@@ -78,16 +69,15 @@ export class BlobStore {
     try {
       dir.writeFileAtomic(hash, data, { noReplace: true });
     } catch (error) {
-      if (this.#mustReplace(error, dir, hash)) guardStorage("write", path.join(this.dir, hash), () => dir.writeFileAtomic(hash, data));
+      this.#replaceDamaged(error, dir, hash, data);
     }
     return this.#result(hash);
   }
 
   /**
-   * The stored bytes of blob `hash` (64 lowercase hex digits), unverified, or `null` when there
-   * is none; {@link BlobStore.getChecked} verifies them.
-   * @throws StorageError `invalid_blob_ref` for a malformed hash, `unsafe_entry` for a blob
-   *   file that fails the owner-only rules, `symlink_refused`, `read_failed`.
+   * The stored bytes of blob `hash` (64 lowercase hex digits), unverified ({@link BlobStore.getChecked}
+   * verifies), or `null` when there is none.
+   * @throws StorageError `invalid_blob_ref`, `unsafe_entry` (fails the owner-only rules), `symlink_refused`, `read_failed`
    */
   async get(hash: string): Promise<Buffer | null> {
     return this.getSync(hash);
@@ -114,10 +104,7 @@ export class BlobStore {
     }
   }
 
-  /**
-   * {@link BlobStore.get}, then the bytes are hashed: `null` when missing.
-   * @throws StorageError `blob_corrupt` when the bytes do not hash to `hash`.
-   */
+  /** {@link BlobStore.get}, then the bytes are hashed: `blob_corrupt` when they do not hash to `hash`. */
   async getChecked(hash: string): Promise<Buffer | null> {
     return this.getCheckedSync(hash);
   }
@@ -131,10 +118,7 @@ export class BlobStore {
     return bytes;
   }
 
-  /**
-   * A lookup for the session layer's `resolveBlobRefs`: a digest's stored bytes, or
-   * `undefined`. Unverified: the session layer hashes them to tell "missing" from "corrupt".
-   */
+  /** A lookup for the session layer's `resolveBlobRefs`: stored bytes, unverified (it hashes them to tell "missing" from "corrupt"). */
   lookup(): BlobLookup {
     return (digest) => this.getSync(digest) ?? undefined;
   }
@@ -150,9 +134,8 @@ export class BlobStore {
   #open(create: false): SecureDir | undefined;
   #open(create: boolean): SecureDir | undefined {
     if (this.#held !== undefined) return this.#held;
-    const origin = this.#origin;
     try {
-      this.#held = "dir" in origin ? SecureDir.openRoot(origin.dir, { create }) : origin.parent.openDir(origin.name, { create });
+      this.#held = this.#openDir(create);
     } catch (error) {
       if (!create && isCode(error, "not_found")) return undefined;
       throw this.#error(error, create ? "write" : "read");
@@ -174,11 +157,14 @@ export class BlobStore {
     }
   }
 
-  /** After a no-replace put failed with `error`: whether the blob there is damaged or gone (anything but a taken name throws). */
-  #mustReplace(error: unknown, dir: SecureDir, hash: string): boolean {
+  /**
+   * After a no-replace put failed with `error` (anything but a taken name throws): replaces the
+   * blob there if it is damaged or gone. Rare, so synchronous in both forms of put.
+   */
+  #replaceDamaged(error: unknown, dir: SecureDir, hash: string, data: Uint8Array): void {
     if (!isCode(error, "already_exists")) throw this.#error(error, "write", hash);
     const bytes = this.#read(dir, hash);
-    return bytes === null || sha256Hex(bytes) !== hash;
+    if (bytes === null || sha256Hex(bytes) !== hash) guardStorage("write", path.join(this.dir, hash), () => dir.writeFileAtomic(hash, data));
   }
 
   #error(error: unknown, direction: "read" | "write", hash?: string): StorageError {

@@ -1,7 +1,4 @@
-/**
- * Byte helpers shared by the storages: batching chunks into few writes, whole-file and
- * positional reads, and cutting a bounded read at a UTF-8 character boundary.
- */
+/** Byte helpers of the storages: chunks batched into few writes, whole-file and positional reads, UTF-8-safe prefixes. */
 
 import type { SecureDir } from "../fs/index.js";
 import { StorageError, guardStorage, pathError } from "./errors.js";
@@ -40,48 +37,37 @@ export function concatChunks(chunks: Iterable<WriteChunk>): Buffer {
 /** A positional read into `buffer[offset..offset+length)`; returns the byte count, 0 at end of file. */
 export type PositionalRead = (buffer: Uint8Array, offset: number, length: number, position: number) => number;
 
-/** Fills `buffer` from `position` through `read`, stopping early only at end of file; returns the count. */
-function fillFrom(buffer: Uint8Array, position: number, read: PositionalRead): number {
-  checkByteCount(position, "position");
-  let filled = 0;
-  while (filled < buffer.length) {
-    const count = read(buffer, filled, buffer.length - filled, position + filled);
-    if (count === 0) break;
-    filled += count;
-  }
-  return filled;
-}
-
 /** The {@link SessionFileReader} of every storage: positional reads of one open object, released once. */
-export class PositionalReader implements SessionFileReader {
-  readonly path: string;
-  readonly stat: StorageStat;
-  readonly #read: PositionalRead;
-  #release: (() => void) | undefined;
-
-  constructor(path: string, stat: StorageStat, read: PositionalRead, release: () => void) {
-    this.path = path;
-    this.stat = stat;
-    this.#read = read;
-    this.#release = release;
-  }
-
-  readSync(buffer: Uint8Array, position: number): number {
-    if (this.#release === undefined) throw pathError("reader_closed", this.path);
-    return guardStorage("read", this.path, () => fillFrom(buffer, position, this.#read));
-  }
-
-  close(): void {
-    const release = this.#release;
-    this.#release = undefined;
-    release?.();
-  }
+export function positionalReader(path: string, stat: StorageStat, read: PositionalRead, release: () => void): SessionFileReader {
+  let open = true;
+  return {
+    path,
+    stat,
+    readSync(buffer, position) {
+      if (!open) throw pathError("reader_closed", path);
+      return guardStorage("read", path, () => {
+        checkByteCount(position, "position");
+        // Short only at end of file.
+        let filled = 0;
+        while (filled < buffer.length) {
+          const count = read(buffer, filled, buffer.length - filled, position + filled);
+          if (count === 0) break;
+          filled += count;
+        }
+        return filled;
+      });
+    },
+    close() {
+      if (!open) return;
+      open = false;
+      release();
+    },
+  };
 }
 
 /**
- * The whole file through `read`, sized by `size` from a stat of the same descriptor, with
- * anything appended since: one allocation unless the file grew. The byte past the size lets
- * the final 0-byte read land without growing; a growing file doubles the buffer.
+ * The whole file through `read` (sized by a stat of the same descriptor), with anything appended
+ * since. The byte past `size` lets the final 0-byte read land without growing the buffer.
  */
 export function readWholeSync(size: number, read: PositionalRead): Buffer {
   let buffer = Buffer.allocUnsafe(size + 1);
@@ -122,10 +108,7 @@ export function decodeUtf8Prefix(bytes: Buffer): string {
   return bytes.toString("utf8", 0, end);
 }
 
-/**
- * Checks a size or offset argument of a bounded read.
- * @throws StorageError `invalid_argument` unless it is a non-negative safe integer.
- */
+/** Checks a size or offset of a bounded read: `invalid_argument` unless a non-negative safe integer. */
 export function checkByteCount(value: unknown, what: string): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
     throw new StorageError("invalid_argument", `${what} must be a non-negative integer, not ${String(value)}`);

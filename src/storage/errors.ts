@@ -1,7 +1,4 @@
-/**
- * The one error family of the storage layer: every operation of the three storages, the
- * writer and the blob store succeeds or throws a {@link StorageError}; callers branch on `code`.
- */
+/** The storage layer's one error family: every storage, writer and blob-store operation succeeds or throws a {@link StorageError}. */
 
 import { GjcError } from "../errors.js";
 import { SecureFsError, type SecureFsErrorCode } from "../fs/index.js";
@@ -34,28 +31,24 @@ export type StorageErrorCode = (typeof CODES)[number];
 /** Every {@link StorageErrorCode}, for documentation checks and exhaustive handling. */
 export const STORAGE_ERROR_CODES: readonly StorageErrorCode[] = CODES;
 
-/** Optional context carried by a {@link StorageError}. */
+/** Optional context of a {@link StorageError}, kept on it field by field. */
 interface StorageErrorDetails {
-  /** The path the operation was about (in `message` too, never in `code`). */
   path?: string;
-  /** Node-style errno name behind the failure, e.g. `"ENOSPC"`. */
   errno?: string;
-  /** The system call or step that failed, e.g. `"fsync"`. */
   syscall?: string;
-  /** A lower layer's code (e.g. the `SecureFsError` code behind `unsafe_entry`). */
   detail?: string;
   cause?: unknown;
 }
 
 /** The error every storage operation throws. */
 export class StorageError extends GjcError<StorageErrorCode> {
-  /** The path the operation was about, when there is one. */
+  /** The path the operation was about (in `message` too, never in `code`). */
   readonly path: string | undefined;
-  /** Node-style errno name, when an OS error is behind the failure. */
+  /** Node-style errno name behind the failure, e.g. `"ENOSPC"`. */
   readonly errno: string | undefined;
-  /** The system call or step that failed. */
+  /** The system call or step that failed, e.g. `"fsync"`. */
   readonly syscall: string | undefined;
-  /** A lower layer's code, when one is behind the failure. */
+  /** A lower layer's code (e.g. the `SecureFsError` code behind `unsafe_entry`). */
   readonly detail: string | undefined;
 
   constructor(code: StorageErrorCode, message: string, details: StorageErrorDetails = {}) {
@@ -122,11 +115,7 @@ const SECURE_FS_CODES: Readonly<Partial<Record<SecureFsErrorCode, StorageErrorCo
 
 const IO_FAILURES: ReadonlySet<SecureFsErrorCode> = new Set<SecureFsErrorCode>(["io_error", "too_large"]);
 
-/**
- * Turns whatever an fs call threw into a {@link StorageError} (passed through unchanged),
- * mapping a `SecureFsError` by code and a Node system error by errno, so that no raw error
- * escapes the layer.
- */
+/** Whatever an fs call threw as a {@link StorageError} (passed through), by `SecureFsError` code or Node errno: no raw error escapes. */
 export function toStorageError(error: unknown, direction: IoDirection, path: string, step?: string): StorageError {
   if (error instanceof StorageError) return error;
   const ioFailure = direction === "read" ? "read_failed" : "write_failed";

@@ -1,17 +1,17 @@
 /**
  * {@link SessionStorage} on node:fs for an explicit session directory (`--session-dir`).
- *
- * Directories are created 0700 and files 0600, forced by `fchmod` because the umask varies;
- * files are opened with `O_NOFOLLOW`; the root and every component below it are checked with
- * `lstat` and a link there is refused (links above the root, such as macOS `/tmp`, are fine).
- * No directory descriptors are held, so a directory swapped between check and open is outside
- * what this promises; the final component is never followed.
+ * Directories are made 0700 and files 0600 (forced by `fchmod`: the umask varies); the root
+ * and every component below it are checked with `lstat` and a link there is refused (links
+ * above the root, such as macOS `/tmp`, are fine). No directory descriptors are held, so a
+ * directory swapped between check and open is outside what this promises; files are opened
+ * `O_NOFOLLOW`.
  */
 
 import fs from "node:fs";
 import path from "node:path";
 
-import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
+import type { SecureLock } from "../fs/index.js";
+import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
@@ -26,7 +26,7 @@ import type {
   StorageStat,
   WriteChunk,
 } from "./types.js";
-import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
+import { lockWriter, withWriterLock } from "./writer-lock.js";
 
 const { constants } = fs;
 
@@ -37,7 +37,6 @@ const OPEN_APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_NOFOLLOW
 const CREATE_NEW = constants.O_CREAT | constants.O_EXCL;
 const OPEN_DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_MODE = 0o600;
-/** The mode of every directory the storage creates. */
 const DIRECTORY_MODE = 0o700;
 
 /** Options of {@link FileSessionStorage}. */
@@ -60,10 +59,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   readonly #logger: StorageLogger;
 
   /**
-   * @param root absolute path of the session directory; it need not exist yet. Omitted (as
-   *   GJC calls it), the root is the file system root, so a link anywhere on a path (a
-   *   symlinked home or temporary directory included) is refused; pass the session directory
-   *   to accept links above it.
+   * @param root absolute path of the session directory; it need not exist yet. Omitted (as GJC
+   *   calls it), it is the file system root, so a link anywhere on a path is refused.
    */
   constructor(root: string = path.parse(process.cwd()).root, options: FileSessionStorageOptions = {}) {
     super();
@@ -77,15 +74,15 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     for (const name of ["", ...splitBelowRoot(this.root, dir).names]) {
       const here = (current = path.join(current, name));
       guardStorage("write", here, () => {
-        if (checkDirectory(here, true) === "ok") return;
+        if (checkEntry(here, "directory", true)) return;
         try {
           // The root's missing ancestors are made with it; each directory below is made alone.
           const created = fs.mkdirSync(here, { recursive: name === "", mode: DIRECTORY_MODE });
-          if (name !== "" || created !== undefined) tightenDirectory(here);
+          if (name !== "" || created !== undefined) onDirectory(here, (fd) => fs.fchmodSync(fd, DIRECTORY_MODE));
         } catch (error) {
           // Lost a race with another creator: accept it only if it is a real directory.
           if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-          checkDirectory(here, false);
+          checkEntry(here, "directory", false);
         }
       });
     }
@@ -95,7 +92,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkFileAt(file.absolute, options);
+      checkDestination(file.absolute, options);
       fs.closeSync(replaceFile(file.dir, file.name, [data], options));
     });
   }
@@ -158,8 +155,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     const source = this.#fileTarget(from);
     const destination = this.#fileTarget(to);
     guardStorage("write", source.absolute, () => {
-      checkFileAt(source.absolute);
-      checkFileAt(destination.absolute, options);
+      checkEntry(source.absolute, "file", false);
+      checkDestination(destination.absolute, options);
       if (source.absolute === destination.absolute) return;
       withWriterLock(source.dir, source.name, () => {
         publish(source.absolute, destination.absolute, options);
@@ -173,7 +170,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   async unlink(target: string): Promise<void> {
     const file = this.#fileTarget(target);
     guardStorage("write", file.absolute, () => {
-      checkFileAt(file.absolute);
+      checkEntry(file.absolute, "file", false);
       withWriterLock(file.dir, file.name, () => fs.unlinkSync(file.absolute));
     });
   }
@@ -185,13 +182,8 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     try {
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
-      const fd = guardStorage("write", file.absolute, () => {
-        const { fd, created } = openForAppend(file.absolute);
-        // A new file's name must survive a power cut as surely as the records in it.
-        if (created) syncDirectory(file.dir);
-        return fd;
-      });
-      return new NdjsonFileWriter(new FileLineSink(file, fd, lock), this.#logger);
+      const fd = guardStorage("write", file.absolute, () => openForAppend(file));
+      return new NdjsonFileWriter(fileSink(file, fd, lock), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -205,100 +197,68 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
     return { absolute, dir: path.dirname(absolute), name };
   }
 
-  /**
-   * Checks the root and each directory named by `names`, outermost first.
-   * @throws not_found / symlink_refused / not_directory
-   */
+  /** Checks the root and each directory named by `names`, outermost first: `not_found`, `symlink_refused`, `not_directory`. */
   #checkDirectories(names: readonly string[]): void {
     let current = this.root;
     for (const name of ["", ...names]) {
       current = path.join(current, name);
-      if (checkDirectory(current, true) === "missing") throw pathError("not_found", current);
+      if (!checkEntry(current, "directory", true)) throw pathError("not_found", current);
     }
   }
 }
 
 /** Appends through one held descriptor, which follows the file across renames. */
-class FileLineSink implements LineSink {
-  readonly path: string;
-  readonly #file: FileTarget;
-  readonly #lock: HeldWriterLock;
-  #fd: number;
-  #closed = false;
-  readonly #oneByte = Buffer.alloc(1);
-
-  constructor(file: FileTarget, fd: number, lock: HeldWriterLock) {
-    this.path = file.absolute;
-    this.#file = file;
-    this.#fd = fd;
-    this.#lock = lock;
-  }
-
-  appendSync(data: string): number {
-    return writeAllSync(this.#fd, data);
-  }
-
-  lastByteSync(): number | undefined {
-    const { size } = fs.fstatSync(this.#fd);
-    if (size === 0) return undefined;
-    fs.readSync(this.#fd, this.#oneByte, 0, 1, size - 1);
-    return this.#oneByte[0];
-  }
-
-  syncSync(): void {
-    fs.fsyncSync(this.#fd);
-  }
-
-  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    const fd = replaceFile(this.#file.dir, this.#file.name, chunks, {});
-    const previous = this.#fd;
-    this.#fd = fd;
-    fs.closeSync(previous);
-  }
-
-  closeSync(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      fs.closeSync(this.#fd);
-    } finally {
-      this.#lock.release();
-    }
-  }
+function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink {
+  let fd = opened;
+  let closed = false;
+  const oneByte = Buffer.alloc(1);
+  return {
+    path: file.absolute,
+    appendSync: (data) => writeAllSync(fd, data),
+    lastByteSync() {
+      const { size } = fs.fstatSync(fd);
+      if (size === 0) return undefined;
+      fs.readSync(fd, oneByte, 0, 1, size - 1);
+      return oneByte[0];
+    },
+    syncSync: () => fs.fsyncSync(fd),
+    async replace(chunks) {
+      const previous = fd;
+      fd = replaceFile(file.dir, file.name, chunks, {});
+      fs.closeSync(previous);
+    },
+    closeSync() {
+      if (closed) return;
+      closed = true;
+      try {
+        fs.closeSync(fd);
+      } finally {
+        lock.release();
+      }
+    },
+  };
 }
 
-/** `lstat` of `target`, or `undefined` when nothing is there. */
-function lstatOrUndefined(target: string): fs.Stats | undefined {
+/**
+ * Refuses a link (links above the root are the caller's business) or an entry not of `kind` at
+ * `target`; `false` when nothing is there and `mayBeMissing`, else the `lstat` error.
+ */
+function checkEntry(target: string, kind: "file" | "directory", mayBeMissing: boolean): boolean {
+  let stat: fs.Stats;
   try {
-    return fs.lstatSync(target);
+    stat = fs.lstatSync(target);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if (mayBeMissing && (error as NodeJS.ErrnoException).code === "ENOENT") return false;
     throw error;
   }
+  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
+  if (kind === "file" ? !stat.isFile() : !stat.isDirectory()) throw pathError(kind === "file" ? "not_regular_file" : "not_directory", target);
+  return true;
 }
 
-/**
- * Checks that `target` is a real directory, not a link to one (links above the root are the
- * caller's business); `"missing"` when nothing is there and `allowMissing`.
- */
-function checkDirectory(target: string, allowMissing: boolean): "ok" | "missing" {
-  const stat = allowMissing ? lstatOrUndefined(target) : fs.lstatSync(target);
-  if (stat === undefined) return "missing";
-  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
-  if (!stat.isDirectory()) throw pathError("not_directory", target);
-  return "ok";
-}
-
-/**
- * Refuses a link or non-file at `target`. Without `replace` it must exist; with it, `target`
- * is a destination: it may be missing, and exists only without `noReplace`.
- */
-function checkFileAt(target: string, replace?: ReplaceOptions): void {
-  const stat = replace === undefined ? fs.lstatSync(target) : lstatOrUndefined(target);
-  if (stat === undefined) return;
-  if (stat.isSymbolicLink()) throw pathError("symlink_refused", target);
-  if (!stat.isFile()) throw pathError("not_regular_file", target);
-  if (replace?.noReplace === true) throw pathError("already_exists", target);
+/** Refuses a destination that is a link or non-file, or exists under `noReplace`. */
+function checkDestination(target: string, options: ReplaceOptions): void {
+  if (checkEntry(target, "file", true) && options.noReplace === true) throw pathError("already_exists", target);
 }
 
 /** Runs `step` on a no-follow descriptor of directory `dir`. */
@@ -309,11 +269,6 @@ function onDirectory(dir: string, step: (fd: number) => void): void {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** Forces 0700 on a directory we just created (the umask varies). */
-function tightenDirectory(target: string): void {
-  onDirectory(target, (fd) => fs.fchmodSync(fd, DIRECTORY_MODE));
 }
 
 /** Syncs a directory's entries to stable storage. */
@@ -328,30 +283,7 @@ function openReader(target: string): SessionFileReader {
     const stat = fs.fstatSync(fd, { bigint: true });
     if (!stat.isFile()) throw pathError("not_regular_file", target);
     const read: PositionalRead = (into, offset, length, at) => fs.readSync(fd, into, offset, length, at);
-    return new PositionalReader(target, fromNodeStat(stat), read, () => fs.closeSync(fd));
-  } catch (error) {
-    fs.closeSync(fd);
-    throw error;
-  }
-}
-
-/** Opens (creating 0600 if missing) a file for appending and tightens a loose mode. */
-function openForAppend(target: string): { fd: number; created: boolean } {
-  let fd: number;
-  let created = true;
-  try {
-    fd = fs.openSync(target, OPEN_APPEND | CREATE_NEW, FILE_MODE);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    created = false;
-    fd = fs.openSync(target, OPEN_APPEND);
-  }
-  try {
-    const stat = fs.fstatSync(fd);
-    if (!stat.isFile()) throw pathError("not_regular_file", target);
-    // An older writer's file under a loose umask is tightened too: transcripts are never for others.
-    if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
-    return { fd, created };
+    return positionalReader(target, fromNodeStat(stat), read, () => fs.closeSync(fd));
   } catch (error) {
     fs.closeSync(fd);
     throw error;
@@ -359,9 +291,35 @@ function openForAppend(target: string): { fd: number; created: boolean } {
 }
 
 /**
- * Removes the temporaries (`.<name>.<16 hex>.tmp`, see `temporaryName`) that killed rewrites
- * of `name` left in `dir`; the caller holds `name`'s writer lock, so none is in use. Only
- * regular files (no-follow `lstat`) are removed; best effort.
+ * Opens (creating 0600 if missing) a file for appending and tightens a loose mode; a creation
+ * syncs the directory, so the name survives a power cut as surely as the records in it.
+ */
+function openForAppend(file: FileTarget): number {
+  let fd: number;
+  let created = true;
+  try {
+    fd = fs.openSync(file.absolute, OPEN_APPEND | CREATE_NEW, FILE_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    created = false;
+    fd = fs.openSync(file.absolute, OPEN_APPEND);
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw pathError("not_regular_file", file.absolute);
+    // An older writer's file under a loose umask is tightened too: transcripts are never for others.
+    if (created || (stat.mode & 0o777) !== FILE_MODE) fs.fchmodSync(fd, FILE_MODE);
+    if (created) syncDirectory(file.dir);
+    return fd;
+  } catch (error) {
+    fs.closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Removes the temporaries (`.<name>.<16 hex>.tmp`, see `temporaryName`) killed rewrites of
+ * `name` left in `dir`, regular files only; the caller holds `name`'s writer lock. Best effort.
  */
 function removeOwnTemporaries(dir: string, name: string): void {
   const prefix = `.${name}.`;
@@ -382,10 +340,7 @@ function removeOwnTemporaries(dir: string, name: string): void {
   }
 }
 
-/**
- * Moves `from` to `to`. With `noReplace`, a hard link publishes only if `to` is free (the
- * kernel decides atomically), then the old name goes: a crash between leaves both names.
- */
+/** Moves `from` to `to`; with `noReplace` a hard link publishes only if `to` is free (atomic), then the old name goes (a crash leaves both). */
 function publish(from: string, to: string, options: ReplaceOptions): void {
   if (options.noReplace === true) {
     fs.linkSync(from, to);
@@ -397,9 +352,8 @@ function publish(from: string, to: string, options: ReplaceOptions): void {
 
 /**
  * The one atomic whole-file write (standalone files and a writer's rewrite): `chunks` go to a
- * fresh 0600 temporary next to `name`, which is synced, published at `name` (see
- * {@link publish}) and its directory synced. Returns the temporary's descriptor, open for
- * appending to what is now the file.
+ * fresh synced 0600 temporary, {@link publish}ed at `name`, and the directory is synced.
+ * Returns the temporary's descriptor, open for appending to what is now the file.
  */
 function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, options: ReplaceOptions): number {
   const temporary = path.join(dir, temporaryName(name));
@@ -429,10 +383,7 @@ let scratch = new Uint8Array(1 << 16);
 /** Lines longer than this get a buffer of their own instead of growing the shared one. */
 const SCRATCH_LIMIT = 1 << 22;
 
-/**
- * Writes all of `data` and returns its byte count, continuing after a short write. Text is
- * encoded once into a reused buffer, which also yields its exact byte count.
- */
+/** Writes all of `data` (continuing after a short write) and returns its byte count; text is encoded once into a reused buffer. */
 function writeAllSync(fd: number, data: string | Buffer): number {
   let bytes: Uint8Array = data as Buffer;
   let total = bytes.length;
@@ -460,10 +411,7 @@ function fromNodeStat(stat: fs.BigIntStats): StorageStat {
   };
 }
 
-/**
- * Milliseconds of a nanosecond time computed as node does for a plain stat (seconds * 1000
- * plus nanoseconds / 1e6, in doubles), so a plain stat compares equal to a bigint one.
- */
+/** Milliseconds of a nanosecond time as node computes a plain stat's (in doubles), so a plain stat compares equal to a bigint one. */
 function timespecMs(ns: bigint): number {
   let seconds = ns / 1_000_000_000n;
   let nanos = ns % 1_000_000_000n;
@@ -474,7 +422,7 @@ function timespecMs(ns: bigint): number {
   return Number(seconds) * 1e3 + Number(nanos) / 1e6;
 }
 
-/** How close to a whole millisecond a plain stat's mtime may be before its floor is in doubt. */
+// How close to a whole millisecond a plain stat's mtime may be before its floor is in doubt.
 const WHOLE_MS_DOUBT = 1e-3;
 
 /**

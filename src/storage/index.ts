@@ -1,8 +1,4 @@
-/**
- * The storage layer: the `SessionStorage` contract, its three implementations (explicit
- * directory on node:fs, managed owner-only on the secure fs layer, in memory), the shared
- * append-only writer, and the content-addressed blob store.
- */
+/** The storage layer: the `SessionStorage` contract, its three implementations, the shared writer and the blob store. */
 export { StorageError, isStorageError, STORAGE_ERROR_CODES } from "./errors.js";
 export type { StorageErrorCode } from "./errors.js";
 export type {

@@ -1,19 +1,17 @@
 /**
- * {@link SessionStorage} over the secure fs layer: everything below the root is reached by
- * descriptor from a held, verified root (`SecureDir`) without following links, and must pass
- * the owner-only checks each time it is opened. Nothing is loosened or repaired silently: a
- * failing object is refused with `unsafe_entry` (fs-layer code in `detail`) or a specific code.
- *
- * Directory handles below the root are opened per operation, never cached: a cached handle
- * would keep pointing at a removed and recreated directory, and appends would land in the
- * orphan. A writer holds its own file and directory handles for its lifetime.
+ * {@link SessionStorage} over the secure fs layer: everything below a held, verified root is
+ * reached by descriptor without following links and passes the owner-only checks each time it
+ * is opened; a failing object is refused (`unsafe_entry`, fs-layer code in `detail`), never
+ * repaired silently. Directory handles below the root are opened per operation, never cached
+ * (a cached one would outlive a removed and recreated directory, and appends would land in the
+ * orphan); a writer holds its own file and directory handles for its lifetime.
  */
 
 import path from "node:path";
 
-import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureStat } from "../fs/index.js";
+import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureLock, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { PositionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
+import { positionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { splitBelowRoot, splitFilePath } from "./paths.js";
@@ -28,7 +26,7 @@ import type {
   WriteChunk,
 } from "./types.js";
 import { removeOwnStaging } from "./stale-staging.js";
-import { lockWriter, withWriterLock, type HeldWriterLock } from "./writer-lock.js";
+import { lockWriter, withWriterLock } from "./writer-lock.js";
 
 /** Options of {@link ManagedSessionStorage.open}. */
 export interface ManagedSessionStorageOptions {
@@ -63,9 +61,8 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   }
 
   /**
-   * Ends the storage: its own operations fail with `writer_closed` from now on. Writers it
-   * opened keep working until closed; one of a file directly in the root borrows the root's
-   * descriptor, which is closed when the last such writer closes. Idempotent.
+   * Ends the storage (idempotent): its operations fail with `writer_closed` from now on. Its
+   * writers work until closed; those in the root borrow its descriptor, closed with the last.
    */
   close(): void {
     if (this.#closed) return;
@@ -137,11 +134,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     );
   }
 
-  /**
-   * Every entry of `dir` but dot names, with its type (an `unknown` resolved by a no-follow
-   * stat), read from the held directory: nothing is followed or opened. For listings that
-   * report the links and FIFOs they skip.
-   */
+  /** Every entry of `dir` but dot names, typed (`unknown` resolved by a no-follow stat), nothing followed: for listings reporting skips. */
   listEntriesSync(dir: string): SecureDirEntry[] {
     const { absolute, names } = splitBelowRoot(this.root, dir);
     return guardStorage("read", absolute, () =>
@@ -157,27 +150,25 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   /** {@inheritDoc SessionStorage.openReaderSync} */
   openReaderSync(target: string): SessionFileReader {
     const { absolute, names } = splitFilePath(this.root, target);
-    return guardStorage("read", absolute, () =>
-      this.#withParent(names, (dir, name) => {
-        const file = dir.openFile(name);
-        try {
-          const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
-          return new PositionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
-        } catch (error) {
-          file.close();
-          throw error;
-        }
-      }),
-    );
+    return guardStorage("read", absolute, () => {
+      // One native call opens and verifies each directory on the way and the file.
+      const file = this.#root().openFile(names);
+      try {
+        const read: PositionalRead = (into, offset, length, at) => file.read(into, { offset, length, position: at });
+        return positionalReader(absolute, fromSecureStat(file.stat()), read, () => file.close());
+      } catch (error) {
+        file.close();
+        throw error;
+      }
+    });
   }
 
   /**
    * {@inheritDoc SessionStorage.renameSync}
    *
-   * Within one directory under `noReplace` this is one no-replace publish. Otherwise (the
-   * secure layer has no replacing or cross-directory rename) the file is copied atomically to
-   * `to`, then removed from `from`, under the source's writer lock: a crash between leaves
-   * both names, never neither.
+   * Within one directory under `noReplace`, one no-replace publish. Otherwise (the secure layer
+   * has no replacing or cross-directory rename) an atomic copy, then removal of `from`, under
+   * the source's writer lock: a crash between leaves both names, never neither.
    */
   renameSync(from: string, to: string, options: ReplaceOptions = {}): void {
     const source = splitFilePath(this.root, from);
@@ -223,14 +214,12 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     const { absolute, parents, name } = splitFilePath(this.root, target);
     return guardStorage("write", absolute, () => {
       const { dir, owned } = this.#openDirectory(parents, false);
-      let lock: HeldWriterLock | undefined;
+      let lock: SecureLock | undefined;
       try {
         lock = lockWriter(dir, name);
         // Holding the lock, every temporary of a write to this file is a killed rewrite's.
         removeOwnStaging(dir, name);
-        const file = openOrCreateForAppend(dir, name);
-        const release = owned ? () => dir.close() : () => this.#releaseRootWriter();
-        const sink = new ManagedLineSink(absolute, dir, name, file, lock, release);
+        const sink = this.#sink(absolute, dir, owned, name, openOrCreateForAppend(dir, name), lock);
         if (!owned) this.#rootWriters += 1;
         return new NdjsonFileWriter(sink, this.#logger);
       } catch (error) {
@@ -241,29 +230,42 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     });
   }
 
-  /** A root writer closed: the last one after {@link close} closes the root's handle. */
-  #releaseRootWriter(): void {
-    this.#rootWriters -= 1;
-    if (this.#closed && this.#rootWriters === 0) this.#rootDir.close();
+  /** Appends through a held, verified file; rewrites through the held directory, closed with the sink (a borrowed root: see {@link close}). */
+  #sink(absolute: string, dir: SecureDir, owned: boolean, name: string, opened: SecureFile, lock: SecureLock): LineSink {
+    let file = opened;
+    let closed = false;
+    return {
+      path: absolute,
+      appendSync: (data) => file.append(data),
+      lastByteSync() {
+        const { size } = file.stat();
+        return size === 0 ? undefined : file.readAt(size - 1, 1)[0];
+      },
+      syncSync: () => file.sync(),
+      async replace(chunks) {
+        dir.writeFileAtomic(name, concatChunks(chunks));
+        const previous = file;
+        file = dir.openFile(name, { append: true });
+        previous.close();
+      },
+      closeSync: () => {
+        if (closed) return;
+        closed = true;
+        try {
+          file.close();
+        } finally {
+          lock.release();
+          if (owned) dir.close();
+          else if (--this.#rootWriters === 0 && this.#closed) this.#rootDir.close();
+        }
+      },
+    };
   }
 
-  /**
-   * Opens the directory named by `names` below the root, one verified component at a time.
-   * `owned` says whether the caller must close it (the root handle itself is shared).
-   */
+  /** The directory `names` below the root, each component verified (one native call); `owned`: the caller closes it (the root is shared). */
   #openDirectory(names: readonly string[], create: boolean): { dir: SecureDir; owned: boolean } {
-    let current: SecureDir | undefined;
-    try {
-      for (const name of names) {
-        const next: SecureDir = (current ?? this.#root()).openDir(name, { create });
-        current?.close();
-        current = next;
-      }
-    } catch (error) {
-      current?.close();
-      throw error;
-    }
-    return current === undefined ? { dir: this.#root(), owned: false } : { dir: current, owned: true };
+    const root = this.#root();
+    return names.length === 0 ? { dir: root, owned: false } : { dir: root.openDir(names, { create }), owned: true };
   }
 
   #withDirectory<T>(names: readonly string[], create: boolean, use: (dir: SecureDir) => T): T {
@@ -277,59 +279,6 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
 
   #withParent<T>(names: readonly string[], use: (dir: SecureDir, name: string) => T): T {
     return this.#withDirectory(names.slice(0, -1), false, (dir) => use(dir, names[names.length - 1] as string));
-  }
-}
-
-/** Appends through a held, verified file handle; rewrites go through the held directory. */
-class ManagedLineSink implements LineSink {
-  readonly path: string;
-  readonly #dir: SecureDir;
-  readonly #name: string;
-  readonly #lock: HeldWriterLock;
-  /** Gives back the directory handle: closes it, or returns a borrowed root. */
-  readonly #releaseDir: () => void;
-  #file: SecureFile;
-  #closed = false;
-
-  constructor(absolute: string, dir: SecureDir, name: string, file: SecureFile, lock: HeldWriterLock, releaseDir: () => void) {
-    this.path = absolute;
-    this.#dir = dir;
-    this.#name = name;
-    this.#file = file;
-    this.#lock = lock;
-    this.#releaseDir = releaseDir;
-  }
-
-  appendSync(data: string): number {
-    return this.#file.append(data);
-  }
-
-  lastByteSync(): number | undefined {
-    const { size } = this.#file.stat();
-    return size === 0 ? undefined : this.#file.readAt(size - 1, 1)[0];
-  }
-
-  syncSync(): void {
-    this.#file.sync();
-  }
-
-  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    this.#dir.writeFileAtomic(this.#name, concatChunks(chunks));
-    const next = this.#dir.openFile(this.#name, { append: true });
-    const previous = this.#file;
-    this.#file = next;
-    previous.close();
-  }
-
-  closeSync(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    try {
-      this.#file.close();
-    } finally {
-      this.#lock.release();
-      this.#releaseDir();
-    }
   }
 }
 

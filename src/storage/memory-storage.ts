@@ -7,7 +7,7 @@
 import path from "node:path";
 
 import { SyncBackedStorage } from "./sync-backed.js";
-import { PositionalReader, batchChunks, type PositionalRead } from "./bytes.js";
+import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
@@ -125,7 +125,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
       const data = contents(file);
       return at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length));
     };
-    return new PositionalReader(absolute, this.statSync(absolute), read, () => undefined);
+    return positionalReader(absolute, this.statSync(absolute), read, () => undefined);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
@@ -154,19 +154,44 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     this.#checkDestination(absolute, {});
     if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);
     this.#locked.add(absolute);
-    let node = this.#nodes.get(absolute) as MemoryFile | undefined;
-    if (node === undefined) {
-      node = this.#fileFrom([]);
-      this.#nodes.set(absolute, node);
-    }
-    const replace = (chunks: Iterable<WriteChunk>): MemoryFile => {
-      const file = this.#fileFrom(chunks);
-      this.#directory(path.dirname(absolute));
+    let file = this.#nodes.get(absolute) as MemoryFile | undefined;
+    if (file === undefined) {
+      file = this.#fileFrom([]);
       this.#nodes.set(absolute, file);
-      return file;
+    }
+    let closed = false;
+    // Like a descriptor, the sink follows the file it opened, not the name.
+    const open = (): MemoryFile => {
+      if (closed) throw pathError("writer_closed", absolute);
+      return file as MemoryFile;
     };
-    const release = (): void => void this.#locked.delete(absolute);
-    return new NdjsonFileWriter(new MemoryLineSink(absolute, node, replace, release), this.#logger);
+    const sink: LineSink = {
+      path: absolute,
+      appendSync(data) {
+        const into = open();
+        const bytes = Buffer.from(data, "utf8");
+        into.parts.push(bytes);
+        into.size += bytes.length;
+        into.mtimeMs = Date.now();
+        return bytes.length;
+      },
+      lastByteSync() {
+        const last = open().parts.at(-1);
+        return last === undefined || last.length === 0 ? undefined : last[last.length - 1];
+      },
+      syncSync: () => void open(),
+      replace: async (chunks) => {
+        open();
+        file = this.#fileFrom(chunks);
+        this.#directory(path.dirname(absolute));
+        this.#nodes.set(absolute, file);
+      },
+      closeSync: () => {
+        if (!closed) this.#locked.delete(absolute);
+        closed = true;
+      },
+    };
+    return new NdjsonFileWriter(sink, this.#logger);
   }
 
   /** Refuses a file destination that is a directory, or exists under `noReplace`; its parent must be a directory. */
@@ -177,21 +202,13 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", absolute);
   }
 
-  /** Walks the parents of `absolute` outermost first, the way a disk lookup would. */
-  #checkParents(absolute: string): void {
-    const chain: string[] = [];
-    for (let current = path.dirname(absolute); current !== this.root && current.startsWith(this.root); current = path.dirname(current)) {
-      chain.push(current);
-    }
-    for (const dir of chain.reverse()) {
-      const node = this.#nodes.get(dir);
-      if (node === undefined) return;
-      if (node.kind !== "directory") throw pathError("not_directory", dir);
-    }
-  }
-
+  /** The node at `absolute`, its parents walked outermost first as a disk lookup would. */
   #existing(absolute: string): MemoryNode {
-    this.#checkParents(absolute);
+    for (let end = this.root.length; (end = absolute.indexOf(path.sep, end + 1)) !== -1; ) {
+      const parent = this.#nodes.get(absolute.slice(0, end));
+      if (parent === undefined) break;
+      if (parent.kind !== "directory") throw pathError("not_directory", absolute.slice(0, end));
+    }
     const node = this.#nodes.get(absolute);
     if (node === undefined) throw pathError("not_found", absolute);
     return node;
@@ -216,57 +233,6 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
       file.size += batch.length;
     }
     return file;
-  }
-}
-
-/** Appends to one in-memory file; like a descriptor, it follows the file, not the name. */
-class MemoryLineSink implements LineSink {
-  readonly path: string;
-  #file: MemoryFile;
-  /** Puts a new file at the writer's path (the writer holds the lock) and returns it. */
-  readonly #replace: (chunks: Iterable<WriteChunk>) => MemoryFile;
-  readonly #release: () => void;
-  #closed = false;
-
-  constructor(absolute: string, file: MemoryFile, replace: (chunks: Iterable<WriteChunk>) => MemoryFile, release: () => void) {
-    this.path = absolute;
-    this.#file = file;
-    this.#replace = replace;
-    this.#release = release;
-  }
-
-  appendSync(data: string): number {
-    this.#assertOpen();
-    const bytes = Buffer.from(data, "utf8");
-    this.#file.parts.push(bytes);
-    this.#file.size += bytes.length;
-    this.#file.mtimeMs = Date.now();
-    return bytes.length;
-  }
-
-  lastByteSync(): number | undefined {
-    this.#assertOpen();
-    const last = this.#file.parts[this.#file.parts.length - 1];
-    return last === undefined || last.length === 0 ? undefined : last[last.length - 1];
-  }
-
-  syncSync(): void {
-    this.#assertOpen();
-  }
-
-  async replace(chunks: Iterable<WriteChunk>): Promise<void> {
-    this.#assertOpen();
-    this.#file = this.#replace(chunks);
-  }
-
-  closeSync(): void {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#release();
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw pathError("writer_closed", this.path);
   }
 }
 

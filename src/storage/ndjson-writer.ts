@@ -1,7 +1,4 @@
-/**
- * The one append-only writer of every storage: a storage provides a {@link LineSink} (how
- * bytes reach its file); ordering, error latching, torn-tail repair and group commit live here.
- */
+/** The one append-only writer of every storage: a storage gives its {@link LineSink}; ordering, latching, tail repair, group commit live here. */
 
 import { StorageError, toStorageError } from "./errors.js";
 import type { LineSink, SessionStorageWriter, StorageLogger, WriteChunk } from "./types.js";
@@ -21,7 +18,7 @@ function rejected(error: StorageError): Promise<never> {
   return handled(Promise.reject(error));
 }
 
-/** Logs to `console.error`; the default when no logger is injected. */
+/** Logs to `console.error`: the default logger. */
 export const consoleStorageLogger: StorageLogger = {
   error(message, details) {
     console.error(message, details);
@@ -29,13 +26,11 @@ export const consoleStorageLogger: StorageLogger = {
 };
 
 /**
- * Appends newline-delimited JSON records to one file (see {@link SessionStorageWriter}).
- *
- * An append is one synchronous write of `line + "\n"` on a held descriptor, so its cost
- * depends only on the line. Before the first append (and the first after a rewrite) the last
- * byte is read once: after a crash left a torn record, a line feed is prepended so the new
- * record does not glue onto the fragment. Rewrites and closes run in order on a promise chain;
- * appends and flushes issued behind a queued rewrite wait for it. The first failure is latched
+ * The {@link SessionStorageWriter} of every storage. An append is one synchronous write of
+ * `line + "\n"`, its cost only the line's. Before the first append (and the first after a
+ * rewrite) the last byte is read once: after a crash tore a record, a line feed is prepended so
+ * the new record does not glue onto the fragment. Rewrites and closes run in order on a promise
+ * chain; appends and flushes behind a queued rewrite wait for it. The first failure is latched
  * and logged once.
  */
 export class NdjsonFileWriter implements SessionStorageWriter {

@@ -1,7 +1,4 @@
-/**
- * Path checks shared by every storage: each absolute path a caller passes becomes the list
- * of names below the storage root before anything touches a disk.
- */
+/** Path checks of every storage: each path a caller passes becomes names below the root before anything touches a disk. */
 
 import { randomBytes } from "node:crypto";
 import path from "node:path";
@@ -18,19 +15,15 @@ function isAbsolutePath(value: unknown): value is string {
   return typeof value === "string" && value.length > 0 && !value.includes("\0") && path.isAbsolute(value);
 }
 
-/**
- * Normalises `root` for use as a storage root: absolute, no trailing separator.
- * @throws StorageError `invalid_path` for a relative root or one containing NUL.
- */
+/** `root` as a storage root (no trailing separator); `invalid_path` when relative or holding NUL. */
 export function normalizeRoot(root: string): string {
   if (!isAbsolutePath(root)) throw new StorageError("invalid_path", `a storage root must be an absolute path: ${String(root)}`);
   return path.resolve(root);
 }
 
 /**
- * Splits `target` into names below `root`. `.` and `..` are resolved lexically, which is
- * sound only because every storage refuses links below its root.
- * @throws StorageError `invalid_path` (relative, empty, NUL) or `outside_root`.
+ * Splits `target` into names below `root`, `.` and `..` resolved lexically (sound only because
+ * every storage refuses links below its root). `invalid_path` (relative, empty, NUL), `outside_root`.
  */
 export function splitBelowRoot(root: string, target: string): RootedPath {
   if (!isAbsolutePath(target)) {
@@ -45,10 +38,7 @@ export function splitBelowRoot(root: string, target: string): RootedPath {
   return { absolute, names: relative.split(path.sep) };
 }
 
-/**
- * {@link splitBelowRoot} for a file, with its name and parent names.
- * @throws StorageError `invalid_path` when `target` is the root.
- */
+/** {@link splitBelowRoot} for a file, with its name and parent names; `invalid_path` for the root. */
 export function splitFilePath(root: string, target: string): RootedPath & { name: string; parents: string[] } {
   const rooted = splitBelowRoot(root, target);
   const name = rooted.names[rooted.names.length - 1];

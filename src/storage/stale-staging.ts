@@ -1,7 +1,6 @@
 /**
- * Removal of the temporaries a killed atomic write left. The fs layer names the temporary of a
- * write to `target` `.gjc-tmp-<8 hex FNV-1a of the name><8 random hex>` (native
- * `staging_name`), so the holder of a file's writer lock knows each such name is a leftover.
+ * Removal of what killed atomic writes left: the fs layer names a write's temporary `.gjc-tmp-`
+ * + FNV-1a of the name + 8 random hex (native `staging_name`), so a writer-lock holder knows them.
  */
 import type { SecureDir } from "../fs/index.js";
 
@@ -17,11 +16,7 @@ export function stagingPrefixOf(name: string): string {
   return `.gjc-tmp-${digest.toString(16).padStart(8, "0")}`;
 }
 
-/**
- * Removes the leftover temporaries of `name` from `dir`; the caller holds `name`'s writer
- * lock. Only what a no-follow stat on the held descriptor shows as a regular file is removed
- * (a link or directory is left for the audit to report). Best effort.
- */
+/** Removes the leftover temporaries of `name` (regular files only: the audit reports the rest); the caller holds its writer lock. Best effort. */
 export function removeOwnStaging(dir: SecureDir, name: string): void {
   const prefix = stagingPrefixOf(name);
   for (const entry of dir.list()) {

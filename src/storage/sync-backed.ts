@@ -1,8 +1,4 @@
-/**
- * What the storage contract derives, written once: `existsSync` from `statSync`, and the
- * promise methods, since every storage here works synchronously (held descriptors, verified
- * directories, memory) and each is its synchronous form settled.
- */
+/** What the contract derives, written once: `existsSync` from `statSync`, and each promise method as its synchronous form settled. */
 import { checkByteCount, decodeUtf8Prefix, readWholeSync, type PositionalRead } from "./bytes.js";
 import { isStorageError } from "./errors.js";
 import type { ReplaceOptions, SessionFileReader, SessionStorage, StorageStat, WriteChunk } from "./types.js";

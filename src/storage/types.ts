@@ -1,8 +1,4 @@
-/**
- * The storage contract the session layer is written against, kept by `FileSessionStorage`
- * (an explicit directory on node:fs), `ManagedSessionStorage` (owner-only, by descriptor) and
- * `MemorySessionStorage`; one contract test suite runs against all three.
- */
+/** The storage contract of the session layer, kept by the file, managed and memory storages (one contract suite tests all three). */
 
 import type { StorageError } from "./errors.js";
 
@@ -16,7 +12,7 @@ export interface StorageStat {
   size: number;
   /** Modification time in milliseconds since the epoch. */
   mtimeMs: number;
-  /** Device and inode as decimal strings (64-bit values do not fit a double). */
+  /** Device (and `ino`, inode) as decimal strings: 64-bit values do not fit a double. */
   dev: string;
   ino: string;
   /** Status-change time in ms where the storage has one: no caller can set it, so a rewrite restoring mtime still shows. */
@@ -29,10 +25,7 @@ export interface ReplaceOptions {
   noReplace?: boolean;
 }
 
-/**
- * A regular file held open for reading: its metadata and every read come from one
- * descriptor, so the bytes read belong to the object whose identity it reports.
- */
+/** A regular file held open for reading: metadata and reads come from one descriptor, so the bytes belong to the identity reported. */
 export interface SessionFileReader {
   /** The file this reader was opened at. */
   readonly path: string;
@@ -40,8 +33,7 @@ export interface SessionFileReader {
   readonly stat: StorageStat;
   /**
    * Fills `buffer` from file offset `position`; returns the byte count, short only at the end
-   * of the file (appends after the open included).
-   * @throws StorageError `reader_closed` after {@link close}, `read_failed` on I/O errors
+   * of the file (appends after the open included). Throws `reader_closed` or `read_failed`.
    */
   readSync(buffer: Uint8Array, position: number): number;
   /** Releases the descriptor. Idempotent. */
@@ -54,19 +46,17 @@ export interface StorageLogger {
 }
 
 /**
- * Appends newline-delimited records to one file and holds its writer lock until closed.
- * Each line reaches the kernel synchronously, in call order, so a killed process loses
- * nothing it was told was written; durability is paid only at {@link flush}. The first
- * failure is latched: every later call rejects with it.
+ * Appends newline-delimited records to one file, holding its writer lock until closed. Each
+ * line reaches the kernel synchronously, in call order, so a killed process loses nothing it
+ * was told was written; durability is paid at {@link flush}. The first failure is latched.
  */
 export interface SessionStorageWriter {
   /** The file this writer appends to. */
   readonly path: string;
   /**
-   * Appends `line` plus a line feed; the promise is already settled on return and never an
-   * unhandled rejection. Rejects with `invalid_line` (nothing written or latched) for a line
-   * containing `\n`, `writer_closed` after {@link close}, or the latched error. Behind a
-   * pending {@link rewrite} the line waits, so it lands after the rewritten content.
+   * Appends `line` plus a line feed; the promise is settled on return (behind a pending
+   * {@link rewrite} it waits) and never an unhandled rejection. Rejects with `invalid_line`
+   * (nothing written or latched) for a line holding `\n`, `writer_closed`, or the latched error.
    */
   writeLine(line: string): Promise<void>;
   /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
@@ -75,35 +65,22 @@ export interface SessionStorageWriter {
   flush(): Promise<void>;
   /** The same as {@link flush}: nothing is buffered in user space. */
   fsync(): Promise<void>;
-  /**
-   * Atomically replaces the file with `chunks`, keeping the lock: a synced temporary is
-   * renamed over it and the directory synced; later appends go to the new file. A crash
-   * leaves either the old or the new content.
-   */
+  /** Atomically replaces the file with `chunks`, keeping the lock (a crash leaves old or new); later appends go to the new file. */
   rewrite(chunks: Iterable<WriteChunk>): Promise<void>;
-  /** Waits for queued steps, closes and unlocks (idempotent); rejects with the latched error, releasing anyway. */
+  /** Waits for queued steps, closes and unlocks (idempotent); rejects (throws, in the sync form) with a latched error, releasing anyway. */
   close(): Promise<void>;
   /**
-   * {@link writeLine} for callers that cannot await; returns the line's UTF-8 byte count
-   * (without the line feed).
-   * @throws StorageError `invalid_line`, `writer_closed`, `writer_busy` while a rewrite is
-   *   pending (the line would land out of order), or the latched error
+   * {@link writeLine} for callers that cannot await; returns the line's UTF-8 byte count (no
+   * line feed). Throws as it rejects, or `writer_busy` while a rewrite is pending.
    */
   writeLineSync(line: string): number;
-  /**
-   * {@link close} for callers that cannot await.
-   * @throws StorageError `writer_busy` while a rewrite or sync is queued (nothing is closed),
-   *   or the latched error after releasing
-   */
+  /** {@link close} for callers that cannot await: `writer_busy` (nothing closed) while a rewrite or sync is queued. */
   closeSync(): void;
   /** The latched error, if any operation of this writer failed. */
   getError(): StorageError | undefined;
 }
 
-/**
- * File operations of the session layer. Every path is absolute and below {@link root};
- * nothing below the root is reached through a symbolic link.
- */
+/** File operations of the session layer: every path is absolute and below {@link root}, and nothing below it is reached by a link. */
 export interface SessionStorage {
   /** The directory every path of this storage lies below. */
   readonly root: string;
@@ -118,10 +95,7 @@ export interface SessionStorage {
   statSync(path: string): StorageStat;
   /** Sorted names of the regular files (or with `kind: "directory"`, directories) in `dir`, dot names never. */
   listFilesSync(dir: string, options?: { kind?: "file" | "directory" }): string[];
-  /**
-   * {@link statSync} of each of `names` in `dir`, in order; a failing entry gets its error in
-   * its slot, a failing directory throws. One directory check per batch keeps listing cheap.
-   */
+  /** {@link statSync} of each of `names` in `dir`, a failing entry's error in its slot; one directory check per batch keeps listing cheap. */
   statEntriesSync(dir: string, names: readonly string[]): (StorageStat | StorageError)[];
   /** {@link rename}, synchronously, for the open path shared with the synchronous session calls. */
   renameSync(from: string, to: string, options?: ReplaceOptions): void;
@@ -141,9 +115,8 @@ export interface SessionStorage {
   /** Removes a regular file, under its writer lock (`session_busy` while a writer holds it). */
   unlink(path: string): Promise<void>;
   /**
-   * Opens `path` for appending (created 0600) and takes its writer lock; a second writer in
-   * any process gets `session_busy`, readers are never blocked. Synchronous, as in GJC,
-   * because the synchronous session calls need the writer at once.
+   * Opens `path` for appending (created 0600) and takes its writer lock: a second writer in any
+   * process gets `session_busy`; readers are never blocked. Synchronous, as in GJC.
    */
   openWriter(path: string): SessionStorageWriter;
 }

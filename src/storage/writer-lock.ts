@@ -1,31 +1,22 @@
 /**
  * One writer per file, across processes: the writer of `<dir>/<name>` holds a kernel-released
- * lock (via the secure fs layer) on `<dir>/.gjc-locks/<name>.lock`, so a crashed holder needs
- * no lease or pid guess. Readers take no lock.
- *
- * The lock sits in its own owner-only directory, not on the data file, because a rewrite
- * replaces the data file's inode while the lock must stay put. Lock files are left (emptied)
- * on release: removing one safely would need proof that the name still is the locked file.
+ * lock on `<dir>/.gjc-locks/<name>.lock` (a crashed holder needs no lease or pid guess; readers
+ * take none). Not on the data file, whose inode a rewrite replaces. Lock files are left, emptied:
+ * removing one safely would need proof that the name still is the locked file.
  */
 
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
+import { SecureDir, SecureFsError, type SecureLock } from "../fs/index.js";
 import { pathError, toStorageError } from "./errors.js";
 
 const LOCK_DIRECTORY = ".gjc-locks";
-
-/** A held writer lock. */
-export interface HeldWriterLock {
-  /** Lets go of the lock. Idempotent. */
-  release(): void;
-}
 
 /**
  * Takes the writer lock of `name` in `dir`, a path the caller checked, or a held directory.
  * @throws StorageError `session_busy` when another writer holds it.
  */
-export function lockWriter(dir: string | SecureDir, name: string): HeldWriterLock {
+export function lockWriter(dir: string | SecureDir, name: string): SecureLock {
   const target = path.join(typeof dir === "string" ? dir : dir.path, name);
   let locks: SecureDir;
   try {
