@@ -6,7 +6,6 @@ export * from "./salvage.js";
 export * from "./jsonl.js";
 export * from "./migrate.js";
 export * from "./patches.js";
-export * from "./validate.js";
 export * from "./load.js";
 export * from "./schema-check.js";
 export * from "./tree.js";
