@@ -1,7 +1,4 @@
-/**
- * Context reconstruction: what the model sees, with which settings, when the conversation goes
- * on from a leaf. All of it comes from the one root-to-leaf path, so abandoned branches never leak in.
- */
+/** Context reconstruction: what the model sees, and with which settings, from a leaf; only its root path counts. */
 
 import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
 import { entryIdOf, isUnknownEntry, modelChangeModel } from "./schemas.js";
@@ -11,27 +8,24 @@ import { arrayPathView, EntryIndex, findLastMessage, pathToRoot, type PathView }
 /** A context message: a stored one as-is, or one made from an entry (`custom`, `branchSummary`, `compactionSummary`). */
 export type ContextMessage = StoredAgentMessage;
 
-/** The fallback chain of models of one role, as a `configured_model_chain` holds it (without the entry's own fields). */
+/** One role's fallback models (`"provider/id"`, head first) as a `configured_model_chain` holds them; `origin`: who set it. */
 export interface ConfiguredModelChain {
   role: string;
-  /** `"provider/id"` per model, head first */
   entries: string[];
-  /** who configured it (for example `"settings"`, `"subagent"`, `"legacy_session"`) */
   origin: string;
   identity?: string;
   explicitHead?: boolean;
 }
 
-/** What a TTSR rule injection recorded about one rule, as its writer stored it. */
+/** What a TTSR injection recorded about one rule, as written; `lastInjectedAt` is 0 for a rule known by name only. */
 export interface TtsrInjectionRecord {
   name: string;
-  /** when the rule was last injected; 0 for a rule known by name only */
   lastInjectedAt?: number;
   [key: string]: unknown;
 }
 
-/** The `origin` of a chain synthesised for a role that has a model but no configured chain. */
-export const LEGACY_CHAIN_ORIGIN = "legacy_session";
+/** The `origin` of the chain made for a role with a model but no chain, so a session older than chains resumes with it. */
+const LEGACY_CHAIN_ORIGIN = "legacy_session";
 
 /** The model-facing state of a session at one leaf. */
 export interface SessionContext {
@@ -43,11 +37,7 @@ export interface SessionContext {
   serviceTier: string | undefined;
   /** Model per role (`"provider/id"`); `default` falls back to the assistant's until a default `model_change`. */
   models: Record<string, string>;
-  /**
-   * Chain per role from its latest `configured_model_chain` (`cleared` removes it). A role with a
-   * `model_change` model but no chain gets a one-model chain ({@link LEGACY_CHAIN_ORIGIN},
-   * `explicitHead: true`), so a session older than chains resumes with its model.
-   */
+  /** Chain per role by its latest `configured_model_chain`; a role with a model but no chain gets a one-model legacy chain. */
   configuredModelChains: Record<string, ConfiguredModelChain>;
   /** Every rule any `ttsr_injection` on the path injected, first occurrence order, no repeats. */
   injectedTtsrRules: string[];
@@ -59,48 +49,49 @@ export interface SessionContext {
   selectedMCPToolNames: string[];
   /** Whether the path holds an `mcp_tool_selection` (an empty selection is still a choice). */
   hasPersistedMCPToolSelection: boolean;
-  /**
-   * The later on the path of a `discovered_builtin_tool_selection` and v4's
-   * `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`; `undefined` when neither.
-   */
+  /** The later of a `discovered_builtin_tool_selection` and v4's field of an `mcp_tool_selection`; `undefined`: neither. */
   selectedDiscoveredBuiltinToolNames: string[] | undefined;
   /** Whether the path holds a discovered built-in selection (either form). */
   hasPersistedDiscoveredBuiltinToolSelection: boolean;
-  /** Latest `mode_change`; `"none"` when there is none. */
+  /** Latest `mode_change` and its `data`; `"none"` when there is none. */
   mode: string;
-  /** The `data` of the latest `mode_change`. */
   modeData: Record<string, unknown> | undefined;
 }
 
 /**
- * Rebuilds the context at `leafId`, in time linear in the path (plus one indexing pass over
- * `entries` unless `byId`, such as {@link SessionTree.index}, is given).
- *
- * - `null` gives the empty context; an id not in the index (or `undefined`) means the last
- *   entry with an id, so an id-less tail record cannot empty the context.
- * - A `model_change` sets `models[role ?? "default"]` to `model` (or pi's `provider/modelId`);
- *   `cleared` deletes the role. `default` falls back to the last assistant's `provider/model`
- *   only while no default change is on the path (the spec's rule; pi's is `buildPiSessionContext`).
- * - Only the latest compaction counts: its summary, then the path from its `firstKeptEntryId`
- *   up to it, then what follows. A missing or dangling `firstKeptEntryId` keeps nothing before
- *   the compaction, since replaying that history would undo it; preserved provider history
- *   (`preserveData.openaiRemoteCompaction`) travels as the summary's `providerPayload` instead
- *   of the kept entries.
+ * Rebuilds the context at `leafId` in time linear in the path (plus indexing `entries` unless `byId`, such as
+ * {@link SessionTree.index}, last holder of an id winning, is given).
+ * - `null` gives the empty context; `undefined` or an unknown id means the last entry with an id.
+ * - A `model_change` sets `models[role ?? "default"]` to `model` (or pi's `provider/modelId`), `cleared` deletes it;
+ *   `default` falls back to the last assistant's `provider/model` only while no default change is on the path.
+ * - Only the latest compaction counts: its summary, the path from its `firstKeptEntryId` (none when missing or
+ *   dangling: replaying that history would undo it) up to it, then what follows. Preserved provider history
+ *   (`preserveData.openaiRemoteCompaction`) travels as the summary's `providerPayload` instead of kept entries.
  * - Records kept verbatim link the path through their ids but add no state or messages.
- *
- * @param byId - id index of `entries`, last holder of an id winning
  */
 export function buildSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): SessionContext {
   const path = contextPath(entries, leafId, byId);
   return buildContextOnPath(path === undefined ? undefined : arrayPathView(path));
 }
 
-/**
- * {@link buildSessionContext} over a {@link PathView} (`undefined`: the empty context), reading
- * only the non-message entries, the messages after the compaction and the last assistant ones.
- */
+/** {@link buildSessionContext} over a {@link PathView} (`undefined`: empty), reading only the entries the context needs. */
 export function buildContextOnPath(path: PathView | undefined): SessionContext {
-  const context = emptyContext();
+  const context: SessionContext = {
+    messages: [],
+    thinkingLevel: "off",
+    serviceTier: undefined,
+    models: {},
+    configuredModelChains: {},
+    injectedTtsrRules: [],
+    injectedTtsrRuleRecords: [],
+    ttsrMessageCount: 0,
+    selectedMCPToolNames: [],
+    hasPersistedMCPToolSelection: false,
+    selectedDiscoveredBuiltinToolNames: undefined,
+    hasPersistedDiscoveredBuiltinToolSelection: false,
+    mode: "none",
+    modeData: undefined,
+  };
   if (path === undefined) return context;
   const models = new Map<string, string>();
   const chains = new Map<string, ConfiguredModelChainEntry>();
@@ -205,25 +196,6 @@ function configuredChains(chains: ReadonlyMap<string, ConfiguredModelChainEntry>
   }
   for (const [role, model] of models) if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
   return out;
-}
-
-function emptyContext(): SessionContext {
-  return {
-    messages: [],
-    thinkingLevel: "off",
-    serviceTier: undefined,
-    models: {},
-    configuredModelChains: {},
-    injectedTtsrRules: [],
-    injectedTtsrRuleRecords: [],
-    ttsrMessageCount: 0,
-    selectedMCPToolNames: [],
-    hasPersistedMCPToolSelection: false,
-    selectedDiscoveredBuiltinToolNames: undefined,
-    hasPersistedDiscoveredBuiltinToolSelection: false,
-    mode: "none",
-    modeData: undefined,
-  };
 }
 
 /** `provider/model` of the last assistant message on the path that names both. */

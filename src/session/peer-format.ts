@@ -1,8 +1,6 @@
 /**
- * The peers' module-level format functions, GJC-shaped: a whole file's records as one list,
- * header first. They are thin shapes over the loader's parts (scanner, version check, patch
- * replay, migration, entry typing), so a file reads the same through either door; opening a
- * session stays {@link loadSession}'s job, since it also keeps every line for a lossless rewrite.
+ * The peers' module-level format functions: a file's records as one list, header first, made of the loader's parts so
+ * a file reads the same through either door ({@link loadSession} also keeps every line, for a lossless rewrite).
  */
 import { scanJsonl } from "./jsonl.js";
 import { checkHeaderVersion, markIfUnknown } from "./load.js";
@@ -15,13 +13,9 @@ import { CURRENT_SESSION_VERSION, isPatchRecordType, isUnknownEntry, type Compac
 export type SessionFileEntry = SessionHeader | FileEntry;
 
 /**
- * Parses a session file's content into its records, header first, leniently: lines holding no
- * record are skipped (salvage recovers what it can from torn or glued ones). When the first
- * record is a session header its version is checked, and from v4 on its patch records are
- * replayed; patch records are never in the result. Nothing else is checked or migrated (see
- * {@link migrateSessionEntries}).
- *
- * @throws SessionFormatError `version_too_new` / `invalid_version` for the header's version
+ * A file's records, header first, leniently (lines without a record skipped, torn ones salvaged). A first record that
+ * is a header has its version checked and, from v4, its patches replayed; patches are never in the result. Nothing is
+ * migrated ({@link migrateSessionEntries}). @throws SessionFormatError `version_too_new` / `invalid_version`
  */
 export function parseSessionEntries(content: string): SessionFileEntry[] {
   const records: JsonRecord[] = [];
@@ -44,11 +38,7 @@ function typeEntries(records: JsonRecord[]): FileEntry[] {
   return records as FileEntry[];
 }
 
-/**
- * Migrates a parsed file's records in place to {@link CURRENT_SESSION_VERSION} by the steps a
- * load takes, typing again the entries a step makes well-formed. The version is the first
- * session header's (1 when there is none or it has none); a no-op from version 5 on.
- */
+/** Migrates parsed records in place as a load does, retyping what a step fixes; the version is the first header's (else 1). */
 export function migrateSessionEntries(entries: SessionFileEntry[]): void {
   const at = entries.findIndex((entry) => entry.type === "session");
   const header = at === -1 ? undefined : (entries[at] as SessionHeader);

@@ -1,8 +1,4 @@
-/**
- * pi's reading of a session: the model and thinking level a conversation continues with, and
- * the display name. The messages are those of {@link buildSessionContext}; the settings follow
- * pi's rules.
- */
+/** pi's reading of a session: the messages of {@link buildSessionContext}, pi's model and thinking level, the display name. */
 import { buildContextOnPath, contextPath, type ContextMessage } from "./context.js";
 import { type FileEntry, isUnknownEntry, type ModelChangeEntry, sessionInfoName } from "./schemas.js";
 import { arrayPathView } from "./tree.js";
@@ -13,20 +9,14 @@ export interface PiModelRef {
   modelId: string;
 }
 
-/** The context of a session at one leaf, in pi's shape. */
+/** The context of a session at one leaf in pi's shape: `thinkingLevel` as {@link buildSessionContext} reads it, `model` by {@link piModelOfPath}. */
 export interface PiSessionContext {
   messages: ContextMessage[];
-  /** the latest `thinking_level_change` on the path; `"off"` when none (or when it was `null`) */
   thinkingLevel: string;
-  /** see {@link piModelOfPath} */
   model: PiModelRef | null;
 }
 
-/**
- * Rebuilds the context at `leafId` as pi does: the leaf rules and messages of
- * {@link buildSessionContext}, one model by {@link piModelOfPath}, one thinking level, and no
- * roles, tiers or tool selections.
- */
+/** Rebuilds the context at `leafId` as pi does: {@link buildSessionContext}'s leaf rules and messages, one model, no roles. */
 export function buildPiSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): PiSessionContext {
   const path = contextPath(entries, leafId, byId);
   if (path === undefined) return { messages: [], thinkingLevel: "off", model: null };
@@ -35,11 +25,9 @@ export function buildPiSessionContext(entries: readonly FileEntry[], leafId?: st
 }
 
 /**
- * The model in force at the end of `path` by pi's rule: the last on the path of a default-role
- * `model_change` (its `provider`/`modelId`, or a GJC `model` split at its first `/`; `null` when
- * it clears the role) and an assistant message naming `provider` and `model`. Unlike the spec's
- * rule, an assistant message after an explicit change wins: pi resumes with the model that
- * answered last. Other roles' changes are GJC's and name no model pi would use.
+ * The model at the end of `path` by pi's rule: the later of a default-role `model_change` (`provider`/`modelId`, or a
+ * GJC `model` split at its first `/`; `null` when cleared) and an assistant message naming `provider` and `model`.
+ * Unlike the spec's rule, an assistant after an explicit change wins: pi resumes with the model that answered last.
  */
 export function piModelOfPath(path: readonly FileEntry[]): PiModelRef | null {
   for (let i = path.length - 1; i >= 0; i--) {
@@ -64,11 +52,7 @@ function piModelOfChange(entry: ModelChangeEntry): PiModelRef | null {
   return slash <= 0 ? null : { provider: model.slice(0, slash), modelId: model.slice(slash + 1) };
 }
 
-/**
- * The session's display name as pi 0.73.1 reads it: the latest `session_info` in the file
- * decides, on any branch (a name belongs to the session, not to a path); an empty or absent
- * name clears it. `SessionTree.getSessionInfoName` keeps the same answer without a scan.
- */
+/** The display name as pi 0.73.1 reads it: the file's latest `session_info`, on any branch; an empty name clears it. */
 export function getSessionInfoName(entries: readonly FileEntry[]): string | undefined {
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i]!;
