@@ -1,7 +1,6 @@
 /**
- * Persistence sanitizing, the last pure step before an entry is written. Copy-on-write: only the
- * path to a change is copied, an unchanged input comes back as the same reference (cheap appends,
- * `===` tells "nothing changed"), and the caller's objects, shared with the tree, are never mutated.
+ * Persistence sanitizing, the last pure step before a write. Copy-on-write: only the path to a change is copied, an
+ * unchanged input comes back as itself (`===` tells "nothing changed"), the caller's objects are never mutated.
  */
 import { GjcError } from "../errors.js";
 
@@ -22,11 +21,8 @@ const SIGNATURE_KEYS: ReadonlySet<string> = new Set(["thinkingSignature", "thoug
 /** Streaming scratch state that providers attach while a response is in flight. */
 const TRANSIENT_KEYS: ReadonlySet<string> = new Set(["partialJson", "jsonlEvents"]);
 
-/** Thrown by {@link sanitizeForPersistence} for a value it cannot walk. */
-export class PersistSanitizeError extends GjcError<PersistSanitizeErrorCode> {}
-
-/** Why a value could not be sanitized: it nests deeper than {@link MAX_SANITIZE_DEPTH}. */
-type PersistSanitizeErrorCode = "nesting_too_deep";
+/** Thrown by {@link sanitizeForPersistence} for a value nesting deeper than {@link MAX_SANITIZE_DEPTH}. */
+export class PersistSanitizeError extends GjcError<"nesting_too_deep"> {}
 
 /** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {
@@ -38,12 +34,9 @@ export function truncateForPersistence(text: string): string {
 }
 
 /**
- * `value` made safe to persist: strings over {@link MAX_PERSIST_CHARS} truncated (signature
- * fields emptied), `partialJson` and `jsonlEvents` removed at any depth, and `lineCount` recomputed
- * beside a truncated string `content`. Walks arrays and plain objects only, iteratively.
- *
- * @returns `value` itself when nothing changed, else a copy sharing every unchanged subtree
- * @throws {@link PersistSanitizeError} `nesting_too_deep` for a cyclic or absurdly deep value
+ * `value` safe to persist: strings over {@link MAX_PERSIST_CHARS} truncated (signatures emptied), `partialJson` and
+ * `jsonlEvents` removed at any depth, `lineCount` recomputed beside a truncated `content`; arrays and plain objects are
+ * walked iteratively, unchanged subtrees shared. @throws {@link PersistSanitizeError} `nesting_too_deep` (a cycle)
  */
 export function sanitizeForPersistence<T>(value: T): T {
   if (!isContainer(value)) return sanitizeLeaf(value, undefined) as T;

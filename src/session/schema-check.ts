@@ -23,41 +23,19 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return isObject(prototype) && Object.hasOwn(prototype, "isPrototypeOf");
 }
 
-/** One built check, with the chained refinements the definitions use. */
+const both = (test: SchemaCheck, more: SchemaCheck): SchemaCheck => (value) => test(value) && more(value);
+const orValue = (allowed: unknown, test: SchemaCheck): SchemaCheck => (value) => value === allowed || test(value);
+
+/** One built check, with the chained refinements the definitions use; `optionalField`: an object may lack it. */
 class Check {
-  /** @param optionalField - whether an object may lack this field (zod's optional input) */
   constructor(readonly test: SchemaCheck, readonly optionalField = false) {}
-
-  #and(more: SchemaCheck): Check {
-    const test = this.test;
-    return new Check((value) => test(value) && more(value), this.optionalField);
-  }
-
-  optional(): Check {
-    const test = this.test;
-    return new Check((value) => value === undefined || test(value), true);
-  }
-
-  nullable(): Check {
-    const test = this.test;
-    return new Check((value) => value === null || test(value), this.optionalField);
-  }
-
-  int(): Check {
-    return this.#and((value) => Number.isSafeInteger(value));
-  }
-
-  min(bound: number): Check {
-    return this.#and((value) => (value as number) >= bound);
-  }
-
-  max(bound: number): Check {
-    return this.#and((value) => (value as number) <= bound);
-  }
-
-  refine(predicate: (value: never) => unknown): Check {
-    return this.#and((value) => Boolean(predicate(value as never)));
-  }
+  optional = (): Check => new Check(orValue(undefined, this.test), true);
+  nullable = (): Check => new Check(orValue(null, this.test), this.optionalField);
+  int = (): Check => this.#and((value) => Number.isSafeInteger(value));
+  min = (bound: number): Check => this.#and((value) => (value as number) >= bound);
+  max = (bound: number): Check => this.#and((value) => (value as number) <= bound);
+  refine = (predicate: (value: never) => unknown): Check => this.#and((value) => Boolean(predicate(value as never)));
+  #and = (more: SchemaCheck): Check => new Check(both(this.test, more), this.optionalField);
 }
 
 /** An object of `shape`; as in zod, a non-optional field must be present even if its check takes `undefined`. */
