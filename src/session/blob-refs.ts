@@ -3,6 +3,7 @@
  * Entries are rewritten copy-on-write; the caller's sink and lookup hold the bytes.
  */
 import { createHash } from "node:crypto";
+import { isObject } from "./salvage.js";
 
 /** Base64 images at least this long (in characters) are moved into blobs. */
 export const BLOB_EXTERNALIZE_THRESHOLD = 1024;
@@ -73,21 +74,15 @@ export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): {
   return { entries: resolved, unresolved };
 }
 
-type JsonRecord = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function idOf(entry: unknown): string | undefined {
-  return isRecord(entry) && typeof entry.id === "string" ? entry.id : undefined;
+  return isObject(entry) && typeof entry.id === "string" ? entry.id : undefined;
 }
 
 /** Applies `rewrite` to the `data` of every image block of the entry, copying only the path to a change. */
 function rewriteImageData<E>(entry: E, rewrite: (data: string) => string): E {
-  if (!isRecord(entry)) return entry;
+  if (!isObject(entry)) return entry;
   const holder = entry.type === "message" ? entry.message : entry.type === "custom_message" ? entry : undefined;
-  if (!isRecord(holder)) return entry;
+  if (!isObject(holder)) return entry;
   const content = rewriteContent(holder.content, rewrite);
   if (content === holder.content) return entry;
   return (holder === entry ? { ...entry, content } : { ...entry, message: { ...holder, content } }) as E;
@@ -98,7 +93,7 @@ function rewriteContent(content: unknown, rewrite: (data: string) => string): un
   let copy: unknown[] | undefined;
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
-    if (!isRecord(block) || block.type !== "image" || typeof block.data !== "string") continue;
+    if (!isObject(block) || block.type !== "image" || typeof block.data !== "string") continue;
     const data = rewrite(block.data);
     if (data === block.data) continue;
     copy ??= content.slice();

@@ -14,9 +14,14 @@ export interface JsonRecord {
   [key: string]: unknown;
 }
 
+/** True for any object that is not `null` or an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** True for a parsed JSON value that is a record (a non-array object with a string `type`). */
 export function isJsonRecord(value: unknown): value is JsonRecord {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === "string";
+  return isObject(value) && typeof value.type === "string";
 }
 
 /** One piece of a salvaged line, in line order. */

@@ -50,14 +50,12 @@ export function sanitizeForPersistence<T>(value: T): T {
       const parent = stack[stack.length - 1];
       if (parent === undefined) return done as T;
       // The parent's cursor still points at the child that was just finished.
-      record(parent, parent.next, done, false);
-      parent.next += 1;
+      record(parent, done, false);
       continue;
     }
     const key = frame.keys === null ? undefined : frame.keys[position]!;
     if (key !== undefined && TRANSIENT_KEYS.has(key)) {
-      record(frame, position, undefined, true);
-      frame.next += 1;
+      record(frame, undefined, true);
       continue;
     }
     const child = childAt(frame, position);
@@ -68,8 +66,7 @@ export function sanitizeForPersistence<T>(value: T): T {
       stack.push(openFrame(child));
       continue;
     }
-    record(frame, position, sanitizeLeaf(child, key), false);
-    frame.next += 1;
+    record(frame, sanitizeLeaf(child, key), false);
   }
 }
 
@@ -107,8 +104,9 @@ function sanitizeLeaf(value: unknown, key: string | undefined): unknown {
   return key !== undefined && SIGNATURE_KEYS.has(key) ? "" : truncateForPersistence(value);
 }
 
-/** Feeds child `position`'s (possibly new) value into the frame's copy, started at the first change (keeping key order). */
-function record(frame: Frame, position: number, value: unknown, omit: boolean): void {
+/** Feeds the child under the cursor's (possibly new) value into the frame's copy, started at the first change, and moves on. */
+function record(frame: Frame, value: unknown, omit: boolean): void {
+  const position = frame.next++;
   if (frame.copy === null) {
     if (!omit && value === childAt(frame, position)) return;
     frame.copy = startCopy(frame, position);

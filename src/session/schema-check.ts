@@ -6,13 +6,10 @@
  */
 import { defineSchemas, type SessionEntryType } from "./schemas.js";
 import type { Zod } from "./lazy-zod.js";
+import { isObject } from "./salvage.js";
 
 /** True when `value` satisfies the schema the check was built from. */
 export type SchemaCheck = (value: unknown) => boolean;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** zod's test of a record's value: made by `Object` or with no constructor (not a `Date`, not a `Map`). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {

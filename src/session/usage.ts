@@ -1,4 +1,5 @@
 /** A session's token and cost totals as GJC's `getUsageStatistics` reports them, kept by an O(1)-per-entry accumulator. */
+import { isObject } from "./salvage.js";
 import type { FileEntry } from "./schemas.js";
 
 /** Totals over every entry of a session file (all branches, not just the current path); `cost` sums `usage.cost.total`. */
@@ -22,7 +23,7 @@ const SUBAGENT_TOOL_NAME = "task";
 const FIELDS: readonly (keyof UsageStatistics)[] = ["input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"];
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return isObject(value) ? value : undefined;
 }
 
 /** An entry's usage record: an assistant's `usage`, a `task` result's `details.usage`; kept-as-read records count too. */
