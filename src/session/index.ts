@@ -14,8 +14,6 @@ export * from "./messages.js";
 export * from "./sanitize.js";
 export * from "./blob-refs.js";
 export * from "./usage.js";
-export * from "./peer-format.js";
-export * from "./pi-context.js";
 export * from "./entry-drafts.js";
 export * from "./line-table.js";
 export * from "./table-keys.js";

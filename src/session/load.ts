@@ -1,17 +1,17 @@
 /**
- * Loading a session file into a typed model, strict validation, and writing it back. A load keeps
- * `entries` (migrated, patched: the effective state) and `lines` (the file in order, migrated but
- * unpatched, patches and invalid pieces verbatim), which {@link serializeSessionLines} writes back
- * losslessly as v5.
+ * Loading a session file into a typed model, strict validation, writing it back, and the peers' module-level format
+ * functions (made of the same parts, so a file reads the same through either door). A load keeps `entries` (migrated,
+ * patched: the effective state) and `lines` (the file in order, migrated but unpatched, patches and invalid pieces
+ * verbatim), which {@link serializeSessionLines} writes back losslessly as v5.
  */
 import { SessionFormatError } from "./errors.js";
 import { joinLines, JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
-import { migrateSession, type MigrationOptions } from "./migrate.js";
-import { replayPatches, type PatchReport, type PatchSkipCode } from "./patches.js";
+import { declaredVersion, migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
+import { replayPatches, type PatchReport, type PatchSkipCode, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
 import { CURRENT_SESSION_VERSION, EntryPatchRecordSchema, HeaderPatchRecordSchema, isPatchRecordType, SessionEntrySchema, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
-import type { FileEntry, SessionHeader, UnknownEntryReason } from "./schemas.js";
+import { isUnknownEntry, type CompactionEntry, type FileEntry, type SessionHeader, type UnknownEntryReason } from "./schemas.js";
 
 /** A non-UTF-8 entry line: a rewrite writes `bytes` back while the entry still serializes to `asRead`, never U+FFFD. */
 export interface RawEntryLine {
@@ -351,4 +351,55 @@ export function validateSession(input: string | Uint8Array | null | undefined): 
   }
   const violations = result.kind === "empty" ? [] : (result.violations ?? []);
   return { ok: violations.length === 0, violations };
+}
+
+/** One record of a session file as the peers list them (GJC's `FileEntry`): the header or an entry. */
+export type SessionFileEntry = SessionHeader | FileEntry;
+
+/**
+ * A file's records, header first, leniently (lines without a record skipped, torn ones salvaged). A first record that
+ * is a header has its version checked and, from v4, its patches replayed; patches are never in the result. Nothing is
+ * migrated ({@link migrateSessionEntries}). @throws SessionFormatError `version_too_new` / `invalid_version`
+ */
+export function parseSessionEntries(content: string): SessionFileEntry[] {
+  const records: JsonRecord[] = [];
+  scanJsonl(content, { record: (value) => records.push(value), invalid: () => {} });
+  const first = records[0];
+  if (first?.type !== "session") return typeEntries(records.filter((record) => !isPatchRecordType(record.type)));
+  const version = checkHeaderVersion(first);
+  const items: ReplayItem[] = [];
+  for (let i = 1; i < records.length; i++) {
+    const value = records[i]!;
+    // Replay reports skipped patches by line; this parse keeps no report, so the index will do.
+    items.push(isPatchRecordType(value.type) ? { kind: "patch", value, line: i + 1 } : { kind: "entry", value });
+  }
+  const replayed = replayPatches(first as SessionHeader, items, version);
+  return [replayed.header, ...typeEntries(replayed.entries)];
+}
+
+function typeEntries(records: JsonRecord[]): FileEntry[] {
+  for (const record of records) markIfUnknown(record);
+  return records as FileEntry[];
+}
+
+/** Migrates parsed records in place as a load does, retyping what a step fixes; the version is the first header's (else 1). */
+export function migrateSessionEntries(entries: SessionFileEntry[]): void {
+  const at = entries.findIndex((entry) => entry.type === "session");
+  const header = at === -1 ? undefined : (entries[at] as SessionHeader);
+  const stand = (header ?? { type: "session", id: "" }) as HeaderRecord;
+  if (declaredVersion(stand) >= CURRENT_SESSION_VERSION) return;
+  // In place, so the records stay the objects `entries` holds.
+  const records = entries.filter((_, index) => index !== at) as JsonRecord[];
+  migrateSession(stand, records, { inPlace: true });
+  for (const record of records) markIfUnknown(record);
+  if (header !== undefined) header.version = CURRENT_SESSION_VERSION;
+}
+
+/** The last typed `compaction` in `entries`, or `null` when there is none. */
+export function getLatestCompactionEntry(entries: readonly SessionFileEntry[]): CompactionEntry | null {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.type === "compaction" && !isUnknownEntry(entry as FileEntry)) return entry as CompactionEntry;
+  }
+  return null;
 }
