@@ -390,8 +390,7 @@ export function migrateSessionEntries(entries: SessionFileEntry[]): void {
   if (declaredVersion(stand) >= CURRENT_SESSION_VERSION) return;
   // In place, so the records stay the objects `entries` holds.
   const records = entries.filter((_, index) => index !== at) as JsonRecord[];
-  migrateSession(stand, records, { inPlace: true });
-  for (const record of records) markIfUnknown(record);
+  typeEntries(migrateSession(stand, records, { inPlace: true }).entries);
   if (header !== undefined) header.version = CURRENT_SESSION_VERSION;
 }
 
