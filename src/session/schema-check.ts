@@ -21,13 +21,14 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 const both = (test: SchemaCheck, more: SchemaCheck): SchemaCheck => (value) => test(value) && more(value);
-const orValue = (allowed: unknown, test: SchemaCheck): SchemaCheck => (value) => value === allowed || test(value);
+const orUndefined = (test: SchemaCheck): SchemaCheck => (value) => value === undefined || test(value);
+const orNull = (test: SchemaCheck): SchemaCheck => (value) => value === null || test(value);
 
 /** One built check, with the chained refinements the definitions use; `optionalField`: an object may lack it. */
 class Check {
   constructor(readonly test: SchemaCheck, readonly optionalField = false) {}
-  optional = (): Check => new Check(orValue(undefined, this.test), true);
-  nullable = (): Check => new Check(orValue(null, this.test), this.optionalField);
+  optional = (): Check => new Check(orUndefined(this.test), true);
+  nullable = (): Check => new Check(orNull(this.test), this.optionalField);
   int = (): Check => this.#and((value) => Number.isSafeInteger(value));
   min = (bound: number): Check => this.#and((value) => (value as number) >= bound);
   max = (bound: number): Check => this.#and((value) => (value as number) <= bound);
