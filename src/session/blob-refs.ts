@@ -3,6 +3,7 @@
  * Entries are rewritten copy-on-write; the caller's sink and lookup hold the bytes.
  */
 import { createHash } from "node:crypto";
+import { isObject } from "./salvage.js";
 
 /** Base64 images at least this long (in characters) are moved into blobs. */
 export const BLOB_EXTERNALIZE_THRESHOLD = 1024;
@@ -18,9 +19,8 @@ export type BlobSink = (bytes: Buffer, sha256Hex: string) => void;
 /** Returns the bytes stored under a digest, or `undefined`/`null` when there are none. */
 export type BlobLookup = (sha256Hex: string) => Uint8Array | undefined | null;
 
-/** A blob reference left in place on load: no bytes for the digest, or bytes that hash to another digest. */
+/** A blob reference left in place on load (no bytes, or bytes of another digest), by the `id` of its entry if any. */
 export interface UnresolvedBlobRef {
-  /** The `id` of the entry holding the reference, if it has one. */
   entryId: string | undefined;
   sha256: string;
   reason: "missing" | "digest_mismatch";
@@ -44,9 +44,8 @@ export function sha256Hex(bytes: Uint8Array): string {
 }
 
 /**
- * Replaces each image block (directly in a `message` or `custom_message` content array) whose
- * `data` is at least {@link BLOB_EXTERNALIZE_THRESHOLD} characters of canonical base64 with a
- * reference, giving the bytes to `sink` first. Other base64 stays inline: it would not round-trip.
+ * Replaces each image block of a `message` or `custom_message` content array whose `data` is canonical base64 of at
+ * least {@link BLOB_EXTERNALIZE_THRESHOLD} characters with a reference, after `sink`; other base64 would not round-trip.
  */
 export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
   return rewriteImageData(entry, (data) => {
@@ -59,10 +58,7 @@ export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
   });
 }
 
-/**
- * Turns the blob references of image blocks back into base64 data; a missing or mismatched blob
- * leaves its reference in place, reported, so a rewrite keeps it.
- */
+/** Turns image blocks' blob references back into base64; a missing or mismatched blob leaves its reference, reported. */
 export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): { entries: E[]; unresolved: UnresolvedBlobRef[] } {
   const unresolved: UnresolvedBlobRef[] = [];
   const resolved = entries.map((entry) =>
@@ -78,30 +74,18 @@ export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): {
   return { entries: resolved, unresolved };
 }
 
-type JsonRecord = Record<string, unknown>;
-
-function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function idOf(entry: unknown): string | undefined {
-  return isRecord(entry) && typeof entry.id === "string" ? entry.id : undefined;
+  return isObject(entry) && typeof entry.id === "string" ? entry.id : undefined;
 }
 
 /** Applies `rewrite` to the `data` of every image block of the entry, copying only the path to a change. */
 function rewriteImageData<E>(entry: E, rewrite: (data: string) => string): E {
-  if (!isRecord(entry)) return entry;
-  if (entry.type === "message" && isRecord(entry.message)) {
-    const content = rewriteContent(entry.message.content, rewrite);
-    if (content === entry.message.content) return entry;
-    return { ...entry, message: { ...entry.message, content } } as E;
-  }
-  if (entry.type === "custom_message") {
-    const content = rewriteContent(entry.content, rewrite);
-    if (content === entry.content) return entry;
-    return { ...entry, content } as E;
-  }
-  return entry;
+  if (!isObject(entry)) return entry;
+  const holder = entry.type === "message" ? entry.message : entry.type === "custom_message" ? entry : undefined;
+  if (!isObject(holder)) return entry;
+  const content = rewriteContent(holder.content, rewrite);
+  if (content === holder.content) return entry;
+  return (holder === entry ? { ...entry, content } : { ...entry, message: { ...holder, content } }) as E;
 }
 
 function rewriteContent(content: unknown, rewrite: (data: string) => string): unknown {
@@ -109,7 +93,7 @@ function rewriteContent(content: unknown, rewrite: (data: string) => string): un
   let copy: unknown[] | undefined;
   for (let i = 0; i < content.length; i++) {
     const block: unknown = content[i];
-    if (!isRecord(block) || block.type !== "image" || typeof block.data !== "string") continue;
+    if (!isObject(block) || block.type !== "image" || typeof block.data !== "string") continue;
     const data = rewrite(block.data);
     if (data === block.data) continue;
     copy ??= content.slice();

@@ -1,37 +1,31 @@
-/**
- * Context reconstruction: what the model sees, with which settings, when the conversation goes
- * on from a leaf. All of it comes from the one root-to-leaf path, so abandoned branches never leak in.
- */
+/** Context reconstruction, by the spec's rules and by pi's: what the model sees, with which settings, from a leaf's root path. */
 
 import type { CompactionSummaryAgentMessage, StoredAgentMessage } from "./messages.js";
-import { entryIdOf, isUnknownEntry, modelChangeModel } from "./schemas.js";
-import type { CompactionEntry, ConfiguredModelChainEntry, FileEntry, SessionEntry } from "./schemas.js";
+import { entryIdOf, isUnknownEntry, modelChangeModel, sessionInfoName } from "./schemas.js";
+import type { CompactionEntry, ConfiguredModelChainEntry, FileEntry, ModelChangeEntry, SessionEntry } from "./schemas.js";
 import { arrayPathView, EntryIndex, findLastMessage, pathToRoot, type PathView } from "./tree.js";
 
 /** A context message: a stored one as-is, or one made from an entry (`custom`, `branchSummary`, `compactionSummary`). */
 export type ContextMessage = StoredAgentMessage;
 
-/** The fallback chain of models of one role, as a `configured_model_chain` holds it (without the entry's own fields). */
+/** One role's fallback models (`"provider/id"`, head first) as a `configured_model_chain` holds them; `origin`: who set it. */
 export interface ConfiguredModelChain {
   role: string;
-  /** `"provider/id"` per model, head first */
   entries: string[];
-  /** who configured it (for example `"settings"`, `"subagent"`, `"legacy_session"`) */
   origin: string;
   identity?: string;
   explicitHead?: boolean;
 }
 
-/** What a TTSR rule injection recorded about one rule, as its writer stored it. */
+/** What a TTSR injection recorded about one rule, as written; `lastInjectedAt` is 0 for a rule known by name only. */
 export interface TtsrInjectionRecord {
   name: string;
-  /** when the rule was last injected; 0 for a rule known by name only */
   lastInjectedAt?: number;
   [key: string]: unknown;
 }
 
-/** The `origin` of a chain synthesised for a role that has a model but no configured chain. */
-export const LEGACY_CHAIN_ORIGIN = "legacy_session";
+/** The `origin` of the chain made for a role with a model but no chain, so a session older than chains resumes with it. */
+const LEGACY_CHAIN_ORIGIN = "legacy_session";
 
 /** The model-facing state of a session at one leaf. */
 export interface SessionContext {
@@ -43,11 +37,7 @@ export interface SessionContext {
   serviceTier: string | undefined;
   /** Model per role (`"provider/id"`); `default` falls back to the assistant's until a default `model_change`. */
   models: Record<string, string>;
-  /**
-   * Chain per role from its latest `configured_model_chain` (`cleared` removes it). A role with a
-   * `model_change` model but no chain gets a one-model chain ({@link LEGACY_CHAIN_ORIGIN},
-   * `explicitHead: true`), so a session older than chains resumes with its model.
-   */
+  /** Chain per role by its latest `configured_model_chain`; a role with a model but no chain gets a one-model legacy chain. */
   configuredModelChains: Record<string, ConfiguredModelChain>;
   /** Every rule any `ttsr_injection` on the path injected, first occurrence order, no repeats. */
   injectedTtsrRules: string[];
@@ -59,48 +49,49 @@ export interface SessionContext {
   selectedMCPToolNames: string[];
   /** Whether the path holds an `mcp_tool_selection` (an empty selection is still a choice). */
   hasPersistedMCPToolSelection: boolean;
-  /**
-   * The later on the path of a `discovered_builtin_tool_selection` and v4's
-   * `selectedDiscoveredBuiltinToolNames` of an `mcp_tool_selection`; `undefined` when neither.
-   */
+  /** The later of a `discovered_builtin_tool_selection` and v4's field of an `mcp_tool_selection`; `undefined`: neither. */
   selectedDiscoveredBuiltinToolNames: string[] | undefined;
   /** Whether the path holds a discovered built-in selection (either form). */
   hasPersistedDiscoveredBuiltinToolSelection: boolean;
-  /** Latest `mode_change`; `"none"` when there is none. */
+  /** Latest `mode_change` and its `data`; `"none"` when there is none. */
   mode: string;
-  /** The `data` of the latest `mode_change`. */
   modeData: Record<string, unknown> | undefined;
 }
 
 /**
- * Rebuilds the context at `leafId`, in time linear in the path (plus one indexing pass over
- * `entries` unless `byId`, such as {@link SessionTree.index}, is given).
- *
- * - `null` gives the empty context; an id not in the index (or `undefined`) means the last
- *   entry with an id, so an id-less tail record cannot empty the context.
- * - A `model_change` sets `models[role ?? "default"]` to `model` (or pi's `provider/modelId`);
- *   `cleared` deletes the role. `default` falls back to the last assistant's `provider/model`
- *   only while no default change is on the path (the spec's rule; pi's is `buildPiSessionContext`).
- * - Only the latest compaction counts: its summary, then the path from its `firstKeptEntryId`
- *   up to it, then what follows. A missing or dangling `firstKeptEntryId` keeps nothing before
- *   the compaction, since replaying that history would undo it; preserved provider history
- *   (`preserveData.openaiRemoteCompaction`) travels as the summary's `providerPayload` instead
- *   of the kept entries.
+ * Rebuilds the context at `leafId` in time linear in the path (plus indexing `entries` unless `byId`, such as
+ * {@link SessionTree.index}, last holder of an id winning, is given).
+ * - `null` gives the empty context; `undefined` or an unknown id means the last entry with an id.
+ * - A `model_change` sets `models[role ?? "default"]` to `model` (or pi's `provider/modelId`), `cleared` deletes it;
+ *   `default` falls back to the last assistant's `provider/model` only while no default change is on the path.
+ * - Only the latest compaction counts: its summary, the path from its `firstKeptEntryId` (none when missing or
+ *   dangling: replaying that history would undo it) up to it, then what follows. Preserved provider history
+ *   (`preserveData.openaiRemoteCompaction`) travels as the summary's `providerPayload` instead of kept entries.
  * - Records kept verbatim link the path through their ids but add no state or messages.
- *
- * @param byId - id index of `entries`, last holder of an id winning
  */
 export function buildSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): SessionContext {
   const path = contextPath(entries, leafId, byId);
   return buildContextOnPath(path === undefined ? undefined : arrayPathView(path));
 }
 
-/**
- * {@link buildSessionContext} over a {@link PathView} (`undefined`: the empty context), reading
- * only the non-message entries, the messages after the compaction and the last assistant ones.
- */
+/** {@link buildSessionContext} over a {@link PathView} (`undefined`: empty), reading only the entries the context needs. */
 export function buildContextOnPath(path: PathView | undefined): SessionContext {
-  const context = emptyContext();
+  const context: SessionContext = {
+    messages: [],
+    thinkingLevel: "off",
+    serviceTier: undefined,
+    models: {},
+    configuredModelChains: {},
+    injectedTtsrRules: [],
+    injectedTtsrRuleRecords: [],
+    ttsrMessageCount: 0,
+    selectedMCPToolNames: [],
+    hasPersistedMCPToolSelection: false,
+    selectedDiscoveredBuiltinToolNames: undefined,
+    hasPersistedDiscoveredBuiltinToolSelection: false,
+    mode: "none",
+    modeData: undefined,
+  };
   if (path === undefined) return context;
   const models = new Map<string, string>();
   const chains = new Map<string, ConfiguredModelChainEntry>();
@@ -180,7 +171,7 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
 }
 
 /** The path {@link buildSessionContext} works on, by its leaf rules; `undefined` for an empty context. */
-export function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
+function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
   if (leafId === null) return undefined;
   const index = byId ?? new EntryIndex(entries);
   const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);
@@ -205,25 +196,6 @@ function configuredChains(chains: ReadonlyMap<string, ConfiguredModelChainEntry>
   }
   for (const [role, model] of models) if (!chains.has(role)) out.push([role, { role, entries: [model], origin: LEGACY_CHAIN_ORIGIN, explicitHead: true }]);
   return out;
-}
-
-function emptyContext(): SessionContext {
-  return {
-    messages: [],
-    thinkingLevel: "off",
-    serviceTier: undefined,
-    models: {},
-    configuredModelChains: {},
-    injectedTtsrRules: [],
-    injectedTtsrRuleRecords: [],
-    ttsrMessageCount: 0,
-    selectedMCPToolNames: [],
-    hasPersistedMCPToolSelection: false,
-    selectedDiscoveredBuiltinToolNames: undefined,
-    hasPersistedDiscoveredBuiltinToolSelection: false,
-    mode: "none",
-    modeData: undefined,
-  };
 }
 
 /** `provider/model` of the last assistant message on the path that names both. */
@@ -299,4 +271,62 @@ function toMessage(entry: SessionEntry): ContextMessage | undefined {
     default:
       return undefined;
   }
+}
+
+/** A model as pi names it. */
+export interface PiModelRef {
+  provider: string;
+  modelId: string;
+}
+
+/** The context of a session at one leaf in pi's shape: `thinkingLevel` as {@link buildSessionContext} reads it, `model` by {@link piModelOfPath}. */
+export interface PiSessionContext {
+  messages: ContextMessage[];
+  thinkingLevel: string;
+  model: PiModelRef | null;
+}
+
+/** Rebuilds the context at `leafId` as pi does: {@link buildSessionContext}'s leaf rules and messages, one model, no roles. */
+export function buildPiSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): PiSessionContext {
+  const path = contextPath(entries, leafId, byId);
+  if (path === undefined) return { messages: [], thinkingLevel: "off", model: null };
+  const { messages, thinkingLevel } = buildContextOnPath(arrayPathView(path));
+  return { messages, thinkingLevel, model: piModelOfPath(path) };
+}
+
+/**
+ * The model at the end of `path` by pi's rule: the later of a default-role `model_change` (`provider`/`modelId`, or a
+ * GJC `model` split at its first `/`; `null` when cleared) and an assistant message naming `provider` and `model`.
+ * Unlike the spec's rule, an assistant after an explicit change wins: pi resumes with the model that answered last.
+ */
+export function piModelOfPath(path: readonly FileEntry[]): PiModelRef | null {
+  for (let i = path.length - 1; i >= 0; i--) {
+    const entry = path[i]!;
+    if (isUnknownEntry(entry)) continue;
+    if (entry.type === "model_change") {
+      if ((entry.role ?? "default") !== "default") continue;
+      return entry.cleared === true ? null : piModelOfChange(entry);
+    }
+    if (entry.type === "message") {
+      const { role, provider, model } = entry.message;
+      if (role === "assistant" && typeof provider === "string" && typeof model === "string") return { provider, modelId: model };
+    }
+  }
+  return null;
+}
+
+function piModelOfChange(entry: ModelChangeEntry): PiModelRef | null {
+  if (entry.provider !== undefined && entry.modelId !== undefined) return { provider: entry.provider, modelId: entry.modelId };
+  const model = entry.model ?? "";
+  const slash = model.indexOf("/");
+  return slash <= 0 ? null : { provider: model.slice(0, slash), modelId: model.slice(slash + 1) };
+}
+
+/** The display name as pi 0.73.1 reads it: the file's latest `session_info`, on any branch; an empty name clears it. */
+export function getSessionInfoName(entries: readonly FileEntry[]): string | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.type === "session_info" && !isUnknownEntry(entry)) return sessionInfoName(entry);
+  }
+  return undefined;
 }

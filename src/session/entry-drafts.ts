@@ -5,14 +5,9 @@ import type { EntryDraft } from "./tree.js";
 /** The `customType` of GJC's context-clear marker. */
 export const CONTEXT_CLEAR_CUSTOM_TYPE = "context_clear";
 
-/** A `configured_model_chain` draft: a chain, or the clearing of one. */
 type ConfiguredModelChainDraft = Extract<EntryDraft, { type: "configured_model_chain" }>;
 
-/**
- * The `configured_model_chain` draft for `chain`, with the chain's own fields only: runtime
- * state a caller keeps on the same object (GJC's active index, attempt counters) must not
- * become sticky by being persisted.
- */
+/** The `configured_model_chain` draft of `chain`'s own fields only: a caller's runtime state on it (GJC's active index) must not persist. */
 export function configuredModelChainDraft(chain: ConfiguredModelChain & { cleared?: boolean }): ConfiguredModelChainDraft {
   const draft: ConfiguredModelChainDraft = { type: "configured_model_chain", role: chain.role, entries: [...chain.entries], origin: chain.origin };
   if (chain.identity !== undefined) draft.identity = chain.identity;
@@ -21,10 +16,7 @@ export function configuredModelChainDraft(chain: ConfiguredModelChain & { cleare
   return draft;
 }
 
-/**
- * The `custom` draft of GJC's context clear. Append it with `{ root: true }`: as a new root it
- * starts an empty context while the history before it stays in the file.
- */
+/** The `custom` draft of GJC's context clear; appended `{ root: true }`, it starts an empty context, the history kept. */
 export function contextClearDraft(data?: Record<string, unknown>): Extract<EntryDraft, { type: "custom" }> {
   return data === undefined ? { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE } : { type: "custom", customType: CONTEXT_CLEAR_CUSTOM_TYPE, data };
 }

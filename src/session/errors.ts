@@ -2,11 +2,9 @@
 import { GjcError } from "../errors.js";
 
 /**
- * Why the session format layer refused: a header `version` that is not an integer in 1..5
- * (`invalid_version`) or is newer than this library writes (`version_too_new`, refused before
- * any replay or migration so an older writer never rewrites the file); no free entry id, which
- * means the collision predicate is broken (`entry_id_exhausted`); input that is neither text
- * nor bytes (`invalid_input`); a line longer than the runtime's longest string (`line_too_long`).
+ * Why the format layer refused: a header `version` not an integer in 1..5 (`invalid_version`) or newer than this
+ * library writes (`version_too_new`, before any replay, so an older writer never rewrites the file); a broken id
+ * predicate (`entry_id_exhausted`); input neither text nor bytes (`invalid_input`); a line past the longest string.
  */
 export type SessionFormatErrorCode = "invalid_version" | "version_too_new" | "entry_id_exhausted" | "invalid_input" | "line_too_long";
 

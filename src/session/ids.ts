@@ -1,7 +1,6 @@
 /**
- * Session ids are UUIDv7 (time-ordered, so a listing sorts by creation); entry ids are 8 hex
- * digits, short enough to read in a transcript and unique within a session because every draw
- * is checked against the ids it holds.
+ * Session ids are UUIDv7 (time-ordered: a listing sorts by creation); entry ids 8 hex digits, readable in a transcript
+ * and unique in a session, since every draw is checked against the ids it holds.
  */
 import { randomFillSync } from "node:crypto";
 import { SessionFormatError } from "./errors.js";
@@ -21,11 +20,7 @@ function takeRandom(count: number): Buffer {
   return out;
 }
 
-/**
- * A fresh lowercase, hyphenated UUIDv7 (48-bit Unix milliseconds, version 7, variant `10`).
- *
- * @param now - milliseconds since the epoch (tests pin it)
- */
+/** A fresh lowercase, hyphenated UUIDv7 (48-bit Unix milliseconds `now`, which tests pin; version 7, variant `10`). */
 export function newSessionId(now: number = Date.now()): string {
   const bytes = Buffer.from(takeRandom(16));
   bytes.writeUIntBE(Math.max(0, Math.floor(now)), 0, 6);
@@ -38,10 +33,7 @@ export function newSessionId(now: number = Date.now()): string {
 /** Ids a lifecycle launcher may hand in instead of a generated UUIDv7. */
 const ADOPTED_SESSION_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
-/**
- * True for a session id accepted from outside: 1-128 characters of `[A-Za-z0-9._-]` (which a
- * UUIDv7 is), never `.` or `..`, which would be path components.
- */
+/** True for a session id accepted from outside: 1-128 of `[A-Za-z0-9._-]` (a UUIDv7 is), never the path components `.`, `..`. */
 export function isValidSessionId(value: string): boolean {
   return ADOPTED_SESSION_ID.test(value) && value !== "." && value !== "..";
 }
@@ -50,9 +42,7 @@ export function isValidSessionId(value: string): boolean {
 const MAX_ENTRY_ID_DRAWS = 100;
 
 /**
- * A fresh entry id (8 lowercase hex digits) that `has` reports unused. 100 collisions in a row
- * cannot happen with a sane predicate, so they end in an error instead of a loop.
- *
+ * A fresh entry id (8 lowercase hex digits) that `has` reports unused; 100 collisions in a row mean a broken predicate.
  * @throws SessionFormatError `entry_id_exhausted`
  */
 export function newEntryId(has: (id: string) => boolean): string {

@@ -1,21 +1,20 @@
 /**
- * Lenient JSONL: one `JSON.parse` per line; a line that fails goes through salvage (`salvage.ts`),
- * which keeps what it cannot recover verbatim. Lines split on `\n` only: U+2028/U+2029 are
- * ordinary in JSON strings, and the `\r` of a CRLF line is JSON whitespace.
+ * Lenient JSONL: one `JSON.parse` per line, salvage (`salvage.ts`) for a line that fails. Lines split on `\n` only:
+ * U+2028/U+2029 are ordinary in JSON strings, and the `\r` of a CRLF line is JSON whitespace.
  */
 import { isUtf8 } from "node:buffer";
 import { SessionFormatError } from "./errors.js";
 import { isJsonRecord, salvageLine, type JsonRecord } from "./salvage.js";
 
-/** A line, or the unrecoverable part of a salvaged one, without a usable record: kept so a rewrite writes it back. */
+/**
+ * A line (1-based), or the unrecoverable part of a salvaged one, without a usable record, kept for a rewrite: its text
+ * without `\n` (a CRLF line keeps its `\r`), and its bytes when the whole line was kept and is not valid UTF-8.
+ */
 export interface InvalidLine {
-  /** 1-based physical line number */
   line: number;
-  /** the text as read (without its `\n`; a CRLF line keeps its `\r`) */
   text: string;
   /** not JSON and nothing salvaged, or JSON but not an object with a string `type` */
   reason: "unparseable" | "not_a_record";
-  /** the original bytes, only when the whole line was kept and is not valid UTF-8 (`text` would not write it back exactly) */
   bytes?: Buffer;
 }
 
@@ -26,17 +25,15 @@ export interface JsonlVisitor {
   invalid(invalid: InvalidLine): void;
 }
 
-/** Facts about the scanned text beyond its records. */
+/** Facts about the scanned text beyond its records; blank lines (whitespace or NUL padding only) are not kept. */
 export interface JsonlStats {
-  /** physical lines seen, counting a final line without `\n` */
+  /** physical lines, counting a final line without `\n` */
   lines: number;
-  /** lines holding only whitespace or NUL padding; they carry no data and are not kept */
   blankLines: number;
-  /** lines that failed `JSON.parse` but gave at least one record to salvage */
+  /** lines that failed `JSON.parse` but gave salvage at least one record */
   salvagedLines: number[];
-  /** lines not valid UTF-8 (decoded with U+FFFD); their bytes go to the visitor so a rewrite can write them back */
+  /** lines not valid UTF-8 (decoded with U+FFFD, bytes given to the visitor) */
   nonUtf8Lines: number[];
-  /** false when the text ends without `\n` (a torn or unterminated last line) */
   endsWithNewline: boolean;
 }
 
@@ -48,10 +45,8 @@ export function emptyJsonlStats(): JsonlStats {
 }
 
 /**
- * Reports every record and unusable piece of JSONL text or bytes to `visitor`, in file order;
- * bytes are decoded a line at a time, and a leading byte order mark is skipped.
- *
- * @throws SessionFormatError `invalid_input` when `input` is neither a string nor bytes
+ * Reports every record and unusable piece of JSONL text or bytes to `visitor` in file order (bytes decoded a line at a
+ * time, a leading byte order mark skipped). @throws SessionFormatError `invalid_input` for neither a string nor bytes
  */
 export function scanJsonl(input: string | Uint8Array, visitor: JsonlVisitor): JsonlStats {
   if (typeof input !== "string") {
@@ -184,11 +179,7 @@ export function serializeRecord(value: object): string {
   return `${JSON.stringify(value)}\n`;
 }
 
-/**
- * Joins a file's lines into one buffer: `line` gives each item as text (line feeds included) or
- * as the raw bytes of one line (no line feed). Text is encoded in bounded pieces, never as one
- * giant string.
- */
+/** Joins a file's lines into one buffer, each as text with its line feed or as one line's raw bytes; text goes in bounded pieces. */
 export function joinLines<T>(items: Iterable<T>, line: (item: T) => string | Buffer): Buffer {
   const chunks: Buffer[] = [];
   let pending = "";

@@ -1,7 +1,6 @@
 /**
- * zod, loaded on the first schema use instead of at import: it is most of the package's import
- * cost, and most first calls (create, append, flush) never validate. Its CommonJS build is
- * loaded with `require`, so the API stays synchronous.
+ * zod, loaded on the first schema use instead of at import: it is most of the package's import cost, and most first
+ * calls (create, append, flush) never validate. Its CommonJS build is `require`d, so the API stays synchronous.
  */
 import { createRequire } from "node:module";
 
@@ -12,18 +11,12 @@ export type Zod = typeof z;
 
 let zod: Zod | undefined;
 
-/** A set of schemas built on first use; see {@link lazySchemas}. */
-interface LazySchemas<S extends Record<string, object>> {
-  /**
-   * A stand-in for one schema, usable as an exported constant: every property read goes to the
-   * real schema, built (with zod loaded) on the first one. zod's methods close over their
-   * schema, so `standIn.safeParse(v)` is the real `safeParse`.
-   */
-  readonly lazy: <K extends keyof S>(key: K) => S[K];
-}
-
-/** Wraps the schema definitions `define` so that nothing is built until a schema is used. */
-export function lazySchemas<S extends Record<string, object>>(define: (z: Zod) => S): LazySchemas<S> {
+/**
+ * Wraps the schema definitions `define` so that nothing is built until a schema is used. `lazy(key)` is a stand-in
+ * usable as an exported constant: every property read goes to the real schema, built (zod loaded) on the first one;
+ * zod's methods close over their schema, so `standIn.safeParse(v)` is the real `safeParse`.
+ */
+export function lazySchemas<S extends Record<string, object>>(define: (z: Zod) => S): { lazy: <K extends keyof S>(key: K) => S[K] } {
   let built: S | undefined;
   const lazy = <K extends keyof S>(key: K): S[K] => {
     const real = (): S[K] => {

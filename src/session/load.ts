@@ -1,25 +1,19 @@
 /**
- * Loading a session file's content into a typed, migrated, patched model, and writing it back.
- * A load keeps two views: `entries`, the effective state (migrated to v5, patches applied), and
- * `lines`, the file itself in order (migrated but unpatched, patch records and invalid pieces
- * verbatim), which {@link serializeSessionLines} writes back as a v5 file that loads to the same
- * state and has lost nothing.
+ * Loading a session file into a typed model, strict validation, writing it back, and the peers' module-level format
+ * functions (made of the same parts, so a file reads the same through either door). A load keeps `entries` (migrated,
+ * patched: the effective state) and `lines` (the file in order, migrated but unpatched, patches and invalid pieces
+ * verbatim), which {@link serializeSessionLines} writes back losslessly as v5.
  */
 import { SessionFormatError } from "./errors.js";
 import { joinLines, JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
-import { migrateSession, type MigrationOptions } from "./migrate.js";
-import { replayPatches, type PatchReport } from "./patches.js";
+import { declaredVersion, migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
+import { replayPatches, type PatchReport, type PatchSkipCode, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
-import { CURRENT_SESSION_VERSION, isPatchRecordType, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
-import type { FileEntry, SessionHeader, UnknownEntryReason } from "./schemas.js";
-import { collectViolations, type SchemaIssue, type Violation } from "./validate.js";
+import { CURRENT_SESSION_VERSION, EntryPatchRecordSchema, HeaderPatchRecordSchema, isPatchRecordType, SessionEntrySchema, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
+import { isUnknownEntry, type CompactionEntry, type FileEntry, type SessionHeader, type UnknownEntryReason } from "./schemas.js";
 
-/**
- * An entry line that is not valid UTF-8: its bytes and the JSON of the record parsed from them.
- * A rewrite writes `bytes` back while the entry still serializes to `asRead`, so replacement
- * characters never take the place of the bytes.
- */
+/** A non-UTF-8 entry line: a rewrite writes `bytes` back while the entry still serializes to `asRead`, never U+FFFD. */
 export interface RawEntryLine {
   readonly bytes: Buffer;
   readonly asRead: string;
@@ -43,11 +37,7 @@ export interface EmptySession {
   kind: "empty";
 }
 
-/**
- * Why a non-empty file has no usable header: it holds only invalid lines (`no_record`), its first
- * record's `type` is not `"session"` (`not_a_session_header`) or it has no string `id`
- * (`missing_id`), or another header field has the wrong type (`malformed_header`).
- */
+/** Why a non-empty file has no usable header: only invalid lines, a first record not `"session"`, no string `id`, a mistyped field. */
 export type InvalidHeaderReason = "no_record" | "not_a_session_header" | "missing_id" | "malformed_header";
 
 /** A non-empty file without a usable header; never to be replaced: it may be a transcript with a damaged first line. */
@@ -67,11 +57,7 @@ export interface LoadedSession {
   header: SessionHeader;
   /** the effective entries in file order: migrated, entry patches applied, no patch records */
   entries: FileEntry[];
-  /**
-   * The whole file in order, for a rewrite (migrated, unpatched; patches and invalid kept). Patch
-   * records of a file below v4 are not replayed, but would be once rewritten under a v5 header;
-   * no writer makes such files, and `patchReport` shows one (`version_below_4`).
-   */
+  /** the whole file in order, for a rewrite; patches of a file below v4 are not replayed (`version_below_4`), though a v5 rewrite would */
   lines: SessionLine[];
   /** every line or piece of a line that holds no usable record, verbatim */
   invalidLines: InvalidLine[];
@@ -91,11 +77,8 @@ export interface LoadedSession {
 export type SessionLoadResult = EmptySession | InvalidHeaderSession | LoadedSession;
 
 /**
- * The header's version (1 when absent), checked before any migration or replay so a newer file
- * is never reinterpreted.
- *
- * @throws SessionFormatError `version_too_new` for an integer above 5, `invalid_version` for
- *   anything else that is not an integer in 1..5
+ * The header's version (1 when absent), checked before any migration or replay so a newer file is never reinterpreted.
+ * @throws SessionFormatError `version_too_new` above 5, `invalid_version` for anything else not an integer in 1..5
  */
 export function checkHeaderVersion(header: JsonRecord): number {
   const version = header.version;
@@ -115,13 +98,9 @@ class StopScan {
 }
 
 /**
- * Loads a session file's content (`null`/`undefined`: a missing file). Missing, empty or
- * blank-only gives `empty`; a first record that is no usable header gives `invalid_header`;
- * otherwise the version is checked, the records migrated, the patches replayed (on-disk v4+)
- * and every entry typed (a known type with matching fields, else an {@link UnknownEntry}).
- *
- * @throws SessionFormatError `version_too_new` / `invalid_version` (see {@link checkHeaderVersion});
- *   `invalid_input` for input that is neither text nor bytes
+ * Loads a session file's content (`null`/`undefined`: missing). Missing or blank-only gives `empty`, a first record that
+ * is no usable header `invalid_header`; else the records are migrated, patched (on-disk v4+) and typed ({@link UnknownEntry}).
+ * @throws SessionFormatError `version_too_new` / `invalid_version` ({@link checkHeaderVersion}), `invalid_input`
  */
 export function loadSession(input: string | Uint8Array | null | undefined, options: LoadOptions = {}): SessionLoadResult {
   if (input === null || input === undefined) return { kind: "empty" };
@@ -129,9 +108,8 @@ export function loadSession(input: string | Uint8Array | null | undefined, optio
 }
 
 /**
- * {@link loadSession} for a file read in chunks (`write` each, then `end`), holding the records
- * and one line, never the whole file. After a disqualifying first record, later chunks are
- * ignored; `write` throws {@link checkHeaderVersion}'s errors as soon as the header is read.
+ * {@link loadSession} over chunks (`write` each, then `end`), holding the records and one line, never the whole file.
+ * Chunks after a disqualifying first record are ignored; `write` throws {@link checkHeaderVersion}'s errors at the header.
  */
 export class SessionLoader {
   readonly #options: LoadOptions;
@@ -249,13 +227,7 @@ function acceptHeader(value: JsonRecord, line: number): number {
   return checkHeaderVersion(value);
 }
 
-/**
- * Marks `entry` as an {@link UnknownEntry} when its type is unknown or its fields fail its
- * schema's check, and clears a mark a changed record no longer deserves. Only checked, never
- * parsed: the record keeps its own object, fields and key order.
- *
- * @returns true when `entry` is (now) an unknown entry
- */
+/** Marks (or unmarks) `entry` as an {@link UnknownEntry} by its schema's check, never parsing it; true when it is one. */
 export function markIfUnknown(entry: JsonRecord): boolean {
   const marked = entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason };
   delete marked[UNKNOWN_ENTRY];
@@ -278,6 +250,81 @@ export function unchangedRawBytes(entry: unknown, raw: RawEntryLine | undefined)
   return raw !== undefined && JSON.stringify(entry) === raw.asRead ? raw.bytes : undefined;
 }
 
+/** One schema mismatch: where in the record, and what. */
+export interface SchemaIssue {
+  path: PropertyKey[];
+  message: string;
+}
+
+/**
+ * What a {@link Violation} is. Of a line: no JSON record (`unparseable_line`), JSON but no object with a string `type`
+ * (`not_a_record`), torn, glued or padded (`salvaged_line`), `non_utf8_line`, `missing_final_newline`, past the longest
+ * string (`line_too_long`). Of the header: none usable or no string `timestamp`/`cwd` (`invalid_header`),
+ * `invalid_version`, `version_too_new`. Of an entry: `unknown_entry_type`, fields failing its schema (`invalid_entry`),
+ * `duplicate_entry_id`. Of a patch: the {@link PatchSkipCode} replay gave.
+ */
+export type ViolationCode =
+  | "unparseable_line" | "not_a_record" | "salvaged_line" | "non_utf8_line" | "missing_final_newline" | "line_too_long"
+  | "invalid_header" | "invalid_version" | "version_too_new"
+  | "unknown_entry_type" | "invalid_entry" | "duplicate_entry_id"
+  | PatchSkipCode;
+
+/** One violation. `line` is 1-based, or `null` when it concerns no single line. */
+export interface Violation {
+  line: number | null;
+  code: ViolationCode;
+  /** the path inside the record (empty for whole-line violations) */
+  path: PropertyKey[];
+  message: string;
+}
+
+/** Header fields lenient loading can do without but strict readers (resume) require. */
+const STRICT_HEADER_FIELDS = ["timestamp", "cwd"] as const;
+
+/** Every violation by line; entries are checked as migrated (a v1 entry's missing id is no fault), patches as written. */
+function collectViolations(session: LoadedSession): Violation[] {
+  const out: Violation[] = [];
+  const add = (line: number | null, code: ViolationCode, path: PropertyKey[], message: string) => out.push({ line, code, path, message });
+
+  for (const invalid of session.invalidLines) {
+    add(invalid.line, invalid.reason === "not_a_record" ? "not_a_record" : "unparseable_line", [], "no usable record");
+  }
+  for (const line of session.stats.salvagedLines) add(line, "salvaged_line", [], "records recovered by salvage");
+  for (const line of session.stats.nonUtf8Lines) add(line, "non_utf8_line", [], "bytes are not valid UTF-8");
+  if (!session.stats.endsWithNewline) add(session.stats.lines, "missing_final_newline", [], "last line has no newline");
+
+  const seen = new Set<string>();
+  const skipped = new Map(session.patchReport.skipped.map((skip) => [skip.record, skip.code]));
+  for (const item of session.lines) {
+    if (item.kind === "header") {
+      for (const field of STRICT_HEADER_FIELDS) {
+        if (typeof item.value[field] !== "string") add(item.line, "invalid_header", [field], `header has no string ${field}`);
+      }
+    } else if (item.kind === "entry") {
+      const { value } = item;
+      const check = entryCheckFor(value.type);
+      if (check === undefined) {
+        add(item.line, "unknown_entry_type", ["type"], `unknown entry type ${JSON.stringify(value.type)}`);
+      } else if (!check(value)) {
+        // zod is loaded only to say what is wrong with an entry the check refused.
+        for (const issue of SessionEntrySchema.safeParse(value).error?.issues ?? []) add(item.line, "invalid_entry", issue.path, issue.message);
+      }
+      if (typeof value.id === "string") {
+        if (seen.has(value.id)) add(item.line, "duplicate_entry_id", ["id"], `entry id ${value.id} already used`);
+        seen.add(value.id);
+      }
+    } else if (item.kind === "patch") {
+      const code = skipped.get(item.value);
+      if (code !== undefined && code !== "invalid_patch") add(item.line, code, [], "patch record not applied");
+      if (code !== "invalid_patch") continue;
+      const schema = item.value.type === "header_patch" ? HeaderPatchRecordSchema : EntryPatchRecordSchema;
+      for (const issue of schema.safeParse(item.value).error?.issues ?? []) add(item.line, "invalid_patch", issue.path, issue.message);
+    }
+  }
+  // Stable sort: within a line, the order above (whole-line facts first) is kept.
+  return out.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+}
+
 /** The outcome of {@link validateSession}. */
 export interface ValidationReport {
   /** true when there is not a single violation */
@@ -285,10 +332,7 @@ export interface ValidationReport {
   violations: Violation[];
 }
 
-/**
- * Strict validation for audits: every violation with its line and path, including those that
- * make a lenient load fail (a refused version, no header). A missing or empty file has none.
- */
+/** Strict validation for audits: every violation by line and path, also those a lenient load throws on; none for an empty file. */
 export function validateSession(input: string | Uint8Array | null | undefined): ValidationReport {
   let result: SessionLoadResult;
   try {
@@ -307,4 +351,54 @@ export function validateSession(input: string | Uint8Array | null | undefined): 
   }
   const violations = result.kind === "empty" ? [] : (result.violations ?? []);
   return { ok: violations.length === 0, violations };
+}
+
+/** One record of a session file as the peers list them (GJC's `FileEntry`): the header or an entry. */
+export type SessionFileEntry = SessionHeader | FileEntry;
+
+/**
+ * A file's records, header first, leniently (lines without a record skipped, torn ones salvaged). A first record that
+ * is a header has its version checked and, from v4, its patches replayed; patches are never in the result. Nothing is
+ * migrated ({@link migrateSessionEntries}). @throws SessionFormatError `version_too_new` / `invalid_version`
+ */
+export function parseSessionEntries(content: string): SessionFileEntry[] {
+  const records: JsonRecord[] = [];
+  scanJsonl(content, { record: (value) => records.push(value), invalid: () => {} });
+  const first = records[0];
+  if (first?.type !== "session") return typeEntries(records.filter((record) => !isPatchRecordType(record.type)));
+  const version = checkHeaderVersion(first);
+  const items: ReplayItem[] = [];
+  for (let i = 1; i < records.length; i++) {
+    const value = records[i]!;
+    // Replay reports skipped patches by line; this parse keeps no report, so the index will do.
+    items.push(isPatchRecordType(value.type) ? { kind: "patch", value, line: i + 1 } : { kind: "entry", value });
+  }
+  const replayed = replayPatches(first as SessionHeader, items, version);
+  return [replayed.header, ...typeEntries(replayed.entries)];
+}
+
+function typeEntries(records: JsonRecord[]): FileEntry[] {
+  for (const record of records) markIfUnknown(record);
+  return records as FileEntry[];
+}
+
+/** Migrates parsed records in place as a load does, retyping what a step fixes; the version is the first header's (else 1). */
+export function migrateSessionEntries(entries: SessionFileEntry[]): void {
+  const at = entries.findIndex((entry) => entry.type === "session");
+  const header = at === -1 ? undefined : (entries[at] as SessionHeader);
+  const stand = (header ?? { type: "session", id: "" }) as HeaderRecord;
+  if (declaredVersion(stand) >= CURRENT_SESSION_VERSION) return;
+  // In place, so the records stay the objects `entries` holds.
+  const records = entries.filter((_, index) => index !== at) as JsonRecord[];
+  typeEntries(migrateSession(stand, records, { inPlace: true }).entries);
+  if (header !== undefined) header.version = CURRENT_SESSION_VERSION;
+}
+
+/** The last typed `compaction` in `entries`, or `null` when there is none. */
+export function getLatestCompactionEntry(entries: readonly SessionFileEntry[]): CompactionEntry | null {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    if (entry.type === "compaction" && !isUnknownEntry(entry as FileEntry)) return entry as CompactionEntry;
+  }
+  return null;
 }

@@ -1,9 +1,7 @@
 /**
- * Agent messages, typed by role. {@link AgentMessage} is what an agent appends, so a misspelt
- * role does not compile; the synthetic messages that context reconstruction makes keep the
- * peer's shapes, so a context built here goes to the peer's `convertToLlm` unchanged. Every
- * type is open (an index signature) because the agent owns the payload and its fields must
- * survive; {@link StoredAgentMessage} also admits the roles a newer agent may have written.
+ * Agent messages by role: {@link AgentMessage} is what an agent appends (a misspelt role does not compile), the
+ * synthetic ones keep the peer's shapes for its `convertToLlm`. Every type is open, since the agent owns the payload;
+ * {@link StoredAgentMessage} also admits a newer agent's roles.
  */
 
 /** A content block: text, image, tool call, thinking, or a kind this version does not know. */
@@ -86,13 +84,10 @@ export interface FileMentionMessage extends MessageFields {
   files: readonly { path: string; content: string; [key: string]: unknown }[];
 }
 
-/** A text or image block, or anything else a `custom_message` carries in its content array. */
-type CustomMessageContent = string | readonly unknown[];
-
-/** The fields of an extension's message. */
+/** The fields of an extension's message; `content` holds text or image blocks, or anything a `custom_message` carries. */
 interface ExtensionMessageFields extends MessageFields {
   customType: string;
-  content: CustomMessageContent;
+  content: string | readonly unknown[];
   display?: boolean;
   details?: unknown;
 }
@@ -130,16 +125,8 @@ export interface CompactionSummaryAgentMessage extends MessageFields {
 
 /** A message an agent appends, discriminated on `role`. */
 export type AgentMessage =
-  | UserMessage
-  | AssistantMessage
-  | ToolResultMessage
-  | BashExecutionMessage
-  | PythonExecutionMessage
-  | FileMentionMessage
-  | CustomAgentMessage
-  | HookAgentMessage
-  | BranchSummaryAgentMessage
-  | CompactionSummaryAgentMessage;
+  | UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | PythonExecutionMessage | FileMentionMessage
+  | CustomAgentMessage | HookAgentMessage | BranchSummaryAgentMessage | CompactionSummaryAgentMessage;
 
 /** Every role {@link AgentMessage} names. */
 export type AgentMessageRole = AgentMessage["role"];

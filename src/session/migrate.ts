@@ -1,7 +1,6 @@
 /**
- * In-memory migration of a session from any version 1..5 to the current one. Changed records
- * are copied (or, `inPlace`, changed where they are) and unchanged ones shared; running it on its
- * own output changes nothing, because every step is gated on the version it starts from.
+ * In-memory migration of a session from any version 1..5 to the current one. Changed records are copied (or, `inPlace`,
+ * changed where they are), unchanged ones shared; every step is gated on its start version, so a rerun changes nothing.
  */
 import { newEntryId } from "./ids.js";
 import type { JsonRecord } from "./salvage.js";
@@ -13,23 +12,11 @@ export interface HeaderRecord extends JsonRecord {
   id: string;
 }
 
-/** What {@link migrateSession} returns. */
-interface MigrationResult<H extends HeaderRecord = HeaderRecord> {
-  header: H;
-  /** the records in the same order and count as the input */
-  entries: JsonRecord[];
-  /** the version the input had (1 when absent), or `null` when it was already current */
-  migratedFrom: number | null;
-}
-
 /** Options of {@link migrateSession}. */
 export interface MigrationOptions {
   /** draws an entry id not yet taken; defaults to {@link newEntryId} (tests pin it) */
   newEntryId?: (has: (id: string) => boolean) => string;
-  /**
-   * The caller gives up `entries`: records are changed in place rather than copied, so the result
-   * holds the input's objects (`loadSession` does so for records it has just parsed).
-   */
+  /** the caller gives up `entries`: records are changed in place, not copied (`loadSession`'s freshly parsed ones) */
   inPlace?: boolean;
 }
 
@@ -39,16 +26,17 @@ export function declaredVersion(header: HeaderRecord): number {
 }
 
 /**
- * Migrates `header` and `entries` (the records after the header in file order, patch records
- * included) to {@link CURRENT_SESSION_VERSION}:
- *
- * - v1 -> v2: every entry (not patch records) gets a fresh id and its predecessor's id as
- *   `parentId`. A compaction's `firstKeptEntryIndex` (into the file's records, header at 0)
- *   becomes `firstKeptEntryId` when it names an entry; otherwise the index is kept as a fact.
- * - v2 -> v3: a `message` whose `message.role` is `"hookMessage"` gets role `"custom"`.
- * - v3 -> v4 and v4 -> v5: only the version changes.
+ * Migrates `header` and `entries` (the records after it, patches included, same order and count out) to v5; `migratedFrom`
+ * is the input's version, `null` when already current.
+ * - v1 -> v2: each entry (not patch) gets a fresh id and its predecessor's as `parentId`; a compaction's
+ *   `firstKeptEntryIndex` (header at 0) becomes `firstKeptEntryId` when it names an entry, else stays as a fact.
+ * - v2 -> v3: a `message` of role `"hookMessage"` gets role `"custom"`. v3 -> v4 -> v5: only the version changes.
  */
-export function migrateSession<H extends HeaderRecord>(header: H, entries: readonly JsonRecord[], options: MigrationOptions = {}): MigrationResult<H> {
+export function migrateSession<H extends HeaderRecord>(
+  header: H,
+  entries: readonly JsonRecord[],
+  options: MigrationOptions = {},
+): { header: H; entries: JsonRecord[]; migratedFrom: number | null } {
   const from = declaredVersion(header);
   if (from >= CURRENT_SESSION_VERSION) return { header, entries: entries.slice(), migratedFrom: null };
   const own = options.inPlace === true ? <T extends object>(value: T): T => value : shallowCopy;

@@ -1,55 +1,39 @@
 /**
- * Replay of the v4/v5 append-only patch records. A patch never edits a record: the effective
- * header and entries are copies, and the patch records stay among the session's lines, so a
- * rewrite keeps them and a later load replays them to the same result (each patch sets values).
+ * Replay of the v4/v5 append-only patch records. A patch edits no record: the effective header and entries are copies,
+ * and the patches stay among the lines, so a rewrite keeps them and a later load replays them to the same result.
  */
 import type { JsonRecord } from "./salvage.js";
 import { schemaChecks } from "./schema-check.js";
 import type { EntryPatchRecord, HeaderPatchRecord, SessionHeader } from "./schemas.js";
 
 /**
- * Why a patch record was not applied: it does not match its schema (`invalid_patch`), its
- * `entryId` names no earlier entry (`unknown_target`) or one that is not a `message`
- * (`target_not_message`), or the on-disk version is below 4, where patches mean nothing
- * (`version_below_4`).
+ * Why a patch was not applied: it fails its schema (`invalid_patch`), its `entryId` names no earlier entry
+ * (`unknown_target`) or no `message` (`target_not_message`), or the on-disk version is below 4 (`version_below_4`).
  */
 export type PatchSkipCode = "invalid_patch" | "unknown_target" | "target_not_message" | "version_below_4";
 
-/** A patch record that was not applied, and why. */
-export interface SkippedPatch {
-  line: number;
-  code: PatchSkipCode;
-  /** the patch record itself (several records can share a salvaged line) */
-  record: JsonRecord;
-}
-
-/** What replay did. */
+/** What replay did; a skipped patch names its record, since several can share a salvaged line. */
 export interface PatchReport {
   applied: number;
-  skipped: SkippedPatch[];
+  skipped: { line: number; code: PatchSkipCode; record: JsonRecord }[];
 }
 
 /** One item of the ordered input of {@link replayPatches}; a header or an invalid piece is passed over. */
 export type ReplayItem = { kind: "entry"; value: JsonRecord } | { kind: "patch"; value: JsonRecord; line: number } | { kind: "header" | "invalid" };
 
-/** What {@link replayPatches} returns. */
-export interface ReplayResult<H extends SessionHeader> {
-  header: H;
-  /** the entries (no patch records) in file order, patched ones replaced by patched copies */
-  entries: JsonRecord[];
-  report: PatchReport;
-}
-
 /** The lowest on-disk version whose patch records are replayed. */
 export const FIRST_PATCH_VERSION = 4;
 
 /**
- * Applies the patch records in `items` in file order, when the version the file declared on
- * disk (before migration) is at least 4: an older file cannot hold patches a writer meant. A
- * `header_patch` sets the fields it carries; an `entry_patch` replaces the `message` of the
- * closest earlier `message` entry with its id. Every patch not applied is reported with a code.
+ * Applies the patches in `items` in file order when the on-disk version (before migration) is 4+: an older file holds
+ * no patch a writer meant. A `header_patch` sets its fields; an `entry_patch` replaces the `message` of the closest
+ * earlier `message` entry with its id. Returns the entries (no patches), patched ones as copies, and the report.
  */
-export function replayPatches<H extends SessionHeader>(header: H, items: Iterable<ReplayItem>, onDiskVersion: number): ReplayResult<H> {
+export function replayPatches<H extends SessionHeader>(
+  header: H,
+  items: Iterable<ReplayItem>,
+  onDiskVersion: number,
+): { header: H; entries: JsonRecord[]; report: PatchReport } {
   const replay = onDiskVersion >= FIRST_PATCH_VERSION;
   const report: PatchReport = { applied: 0, skipped: [] };
   const entries: JsonRecord[] = [];

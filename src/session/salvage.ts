@@ -1,14 +1,10 @@
 /**
- * Salvage of a JSONL line that failed `JSON.parse`: a torn record with the next append glued
- * behind it, two records glued together, NUL runs left where a crash reserved space. The line is
- * cut into complete records and the text between them, kept verbatim.
- *
- * NUL runs (never JSON) split the line into segments and are dropped. In each segment records
- * are taken from the left while each closes and parses, then from the right by matching braces
- * backwards (exact inside a complete object), then at `}` followed by `{` in what is left, within
- * a work budget so a hostile line stays linear. Where left and right disagree the right wins (a
- * torn record can close early inside the record behind it). A piece not at a segment start must
- * look like a record (known type or a `parentId`): a torn message's content blocks are objects too.
+ * Salvage of a line that failed `JSON.parse` (a torn record with the next append glued on, glued records, NUL runs a
+ * crash left) into complete records and the text between, kept verbatim. NUL runs split the line into segments and are
+ * dropped. In a segment records are taken from the left while each closes and parses, then from the right by matching
+ * braces backwards (exact inside a complete object), then at `}` before `{` in what is left, within a work budget so a
+ * hostile line stays linear. The right wins a disagreement (a torn record can close early inside the one behind it). A
+ * piece not at a segment start must look like a record (known type or `parentId`): content blocks are objects too.
  */
 import { PATCH_RECORD_TYPES, SESSION_ENTRY_TYPES } from "./schemas.js";
 
@@ -18,9 +14,14 @@ export interface JsonRecord {
   [key: string]: unknown;
 }
 
+/** True for any object that is not `null` or an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** True for a parsed JSON value that is a record (a non-array object with a string `type`). */
 export function isJsonRecord(value: unknown): value is JsonRecord {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as { type?: unknown }).type === "string";
+  return isObject(value) && typeof value.type === "string";
 }
 
 /** One piece of a salvaged line, in line order. */
@@ -175,9 +176,8 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
   const { head, pos } = salvageHead(text, lo, hi);
   if (pos >= hi) return head;
 
-  // The chain's last record may be a torn one closing at a `}` inside the record behind it. The
-  // search from the right starts just inside it: a record found starting before its end proves
-  // the forward match wrong (a piece cut from inside a complete record has no `type` key).
+  // The chain's last record may be torn, closing at a `}` inside the one behind it: a record found from the right that
+  // starts before its end proves the forward match wrong (a piece cut from inside a complete record has no `type`).
   const last = head.at(-1);
   const found = salvageFromRight(text, (last?.start ?? pos) + 1, hi);
   const first = found[0];
@@ -185,10 +185,7 @@ function salvageSegment(text: string, from: number, to: number): Found[] {
   return [...head, ...found];
 }
 
-/**
- * Cuts a line that failed `JSON.parse` into records and leftover text, in line order, dropping
- * blank leftovers and NUL runs; with nothing recovered and no NUL, the one text piece is the line.
- */
+/** A failed line's records and non-blank leftover text in line order, NUL runs dropped; nothing recovered: the line itself. */
 export function salvageLine(text: string): SalvagePiece[] {
   const pieces: SalvagePiece[] = [];
   const pushText = (from: number, to: number): void => {

@@ -1,7 +1,6 @@
 /**
- * Persistence sanitizing, the last pure step before an entry is written. Copy-on-write: only the
- * path to a change is copied, an unchanged input comes back as the same reference (cheap appends,
- * `===` tells "nothing changed"), and the caller's objects, shared with the tree, are never mutated.
+ * Persistence sanitizing, the last pure step before a write. Copy-on-write: only the path to a change is copied, an
+ * unchanged input comes back as itself (`===` tells "nothing changed"), the caller's objects are never mutated.
  */
 import { GjcError } from "../errors.js";
 
@@ -22,11 +21,8 @@ const SIGNATURE_KEYS: ReadonlySet<string> = new Set(["thinkingSignature", "thoug
 /** Streaming scratch state that providers attach while a response is in flight. */
 const TRANSIENT_KEYS: ReadonlySet<string> = new Set(["partialJson", "jsonlEvents"]);
 
-/** Thrown by {@link sanitizeForPersistence} for a value it cannot walk. */
-export class PersistSanitizeError extends GjcError<PersistSanitizeErrorCode> {}
-
-/** Why a value could not be sanitized: it nests deeper than {@link MAX_SANITIZE_DEPTH}. */
-type PersistSanitizeErrorCode = "nesting_too_deep";
+/** Thrown by {@link sanitizeForPersistence} for a value nesting deeper than {@link MAX_SANITIZE_DEPTH}. */
+export class PersistSanitizeError extends GjcError<"nesting_too_deep"> {}
 
 /** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {
@@ -38,12 +34,9 @@ export function truncateForPersistence(text: string): string {
 }
 
 /**
- * `value` made safe to persist: strings over {@link MAX_PERSIST_CHARS} truncated (signature
- * fields emptied), `partialJson` and `jsonlEvents` removed at any depth, and `lineCount` recomputed
- * beside a truncated string `content`. Walks arrays and plain objects only, iteratively.
- *
- * @returns `value` itself when nothing changed, else a copy sharing every unchanged subtree
- * @throws {@link PersistSanitizeError} `nesting_too_deep` for a cyclic or absurdly deep value
+ * `value` safe to persist: strings over {@link MAX_PERSIST_CHARS} truncated (signatures emptied), `partialJson` and
+ * `jsonlEvents` removed at any depth, `lineCount` recomputed beside a truncated `content`; arrays and plain objects are
+ * walked iteratively, unchanged subtrees shared. @throws {@link PersistSanitizeError} `nesting_too_deep` (a cycle)
  */
 export function sanitizeForPersistence<T>(value: T): T {
   if (!isContainer(value)) return sanitizeLeaf(value, undefined) as T;
@@ -57,14 +50,12 @@ export function sanitizeForPersistence<T>(value: T): T {
       const parent = stack[stack.length - 1];
       if (parent === undefined) return done as T;
       // The parent's cursor still points at the child that was just finished.
-      record(parent, parent.next, done, false);
-      parent.next += 1;
+      record(parent, done, false);
       continue;
     }
     const key = frame.keys === null ? undefined : frame.keys[position]!;
     if (key !== undefined && TRANSIENT_KEYS.has(key)) {
-      record(frame, position, undefined, true);
-      frame.next += 1;
+      record(frame, undefined, true);
       continue;
     }
     const child = childAt(frame, position);
@@ -75,8 +66,7 @@ export function sanitizeForPersistence<T>(value: T): T {
       stack.push(openFrame(child));
       continue;
     }
-    record(frame, position, sanitizeLeaf(child, key), false);
-    frame.next += 1;
+    record(frame, sanitizeLeaf(child, key), false);
   }
 }
 
@@ -114,8 +104,9 @@ function sanitizeLeaf(value: unknown, key: string | undefined): unknown {
   return key !== undefined && SIGNATURE_KEYS.has(key) ? "" : truncateForPersistence(value);
 }
 
-/** Feeds child `position`'s (possibly new) value into the frame's copy, started at the first change (keeping key order). */
-function record(frame: Frame, position: number, value: unknown, omit: boolean): void {
+/** Feeds the child under the cursor's (possibly new) value into the frame's copy, started at the first change, and moves on. */
+function record(frame: Frame, value: unknown, omit: boolean): void {
+  const position = frame.next++;
   if (frame.copy === null) {
     if (!omit && value === childAt(frame, position)) return;
     frame.copy = startCopy(frame, position);

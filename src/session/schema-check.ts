@@ -1,20 +1,15 @@
 /**
- * Fast yes/no checks built from the schema definitions without zod: loading checks every entry
- * it keeps, `safeParse` copies every object it accepts, and zod takes longer to load than an
- * indexed open of a large session takes to run. So `defineSchemas` is also run against
- * {@link checkBuilder}, which answers the subset of zod's API it calls with plain checks. A
- * property test holds every check to its zod schema's answer, and a call the builder does not
- * know fails when the checks are built, not silently.
+ * Fast yes/no checks from the schema definitions without zod: a load checks every entry, `safeParse` copies what it
+ * accepts, and zod loads slower than an indexed open runs. So `defineSchemas` also runs against {@link checkBuilder},
+ * which answers the subset of zod's API it calls with plain checks. A property test holds each check to its schema's
+ * answer; a call the builder does not know fails when the checks are built, not silently.
  */
-import { defineSchemas, SESSION_ENTRY_TYPES, type SessionEntryType } from "./schemas.js";
+import { defineSchemas, type SessionEntryType } from "./schemas.js";
 import type { Zod } from "./lazy-zod.js";
+import { isObject } from "./salvage.js";
 
 /** True when `value` satisfies the schema the check was built from. */
 export type SchemaCheck = (value: unknown) => boolean;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** zod's test of a record's value: made by `Object` or with no constructor (not a `Date`, not a `Map`). */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -25,47 +20,23 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return isObject(prototype) && Object.hasOwn(prototype, "isPrototypeOf");
 }
 
-/** One built check, with the chained refinements the definitions use. */
+const both = (test: SchemaCheck, more: SchemaCheck): SchemaCheck => (value) => test(value) && more(value);
+const orUndefined = (test: SchemaCheck): SchemaCheck => (value) => value === undefined || test(value);
+const orNull = (test: SchemaCheck): SchemaCheck => (value) => value === null || test(value);
+
+/** One built check, with the chained refinements the definitions use; `optionalField`: an object may lack it. */
 class Check {
-  /** @param optionalField - whether an object may lack this field (zod's optional input) */
   constructor(readonly test: SchemaCheck, readonly optionalField = false) {}
-
-  #and(more: SchemaCheck): Check {
-    const test = this.test;
-    return new Check((value) => test(value) && more(value), this.optionalField);
-  }
-
-  optional(): Check {
-    const test = this.test;
-    return new Check((value) => value === undefined || test(value), true);
-  }
-
-  nullable(): Check {
-    const test = this.test;
-    return new Check((value) => value === null || test(value), this.optionalField);
-  }
-
-  int(): Check {
-    return this.#and((value) => Number.isSafeInteger(value));
-  }
-
-  min(bound: number): Check {
-    return this.#and((value) => (value as number) >= bound);
-  }
-
-  max(bound: number): Check {
-    return this.#and((value) => (value as number) <= bound);
-  }
-
-  refine(predicate: (value: never) => unknown): Check {
-    return this.#and((value) => Boolean(predicate(value as never)));
-  }
+  optional = (): Check => new Check(orUndefined(this.test), true);
+  nullable = (): Check => new Check(orNull(this.test), this.optionalField);
+  int = (): Check => this.#and((value) => Number.isSafeInteger(value));
+  min = (bound: number): Check => this.#and((value) => (value as number) >= bound);
+  max = (bound: number): Check => this.#and((value) => (value as number) <= bound);
+  refine = (predicate: (value: never) => unknown): Check => this.#and((value) => Boolean(predicate(value as never)));
+  #and = (more: SchemaCheck): Check => new Check(both(this.test, more), this.optionalField);
 }
 
-/**
- * An object of `shape`. As in zod, a field that is not optional must be present even when its
- * check would take `undefined` (`z.unknown()`); `strict` refuses keys outside the shape.
- */
+/** An object of `shape`; as in zod, a non-optional field must be present even if its check takes `undefined`. */
 function objectCheck(shape: Record<string, Check>, strict: boolean): Check {
   const fields = Object.entries(shape).map(([key, field]) => [key, field.test, !field.optionalField && field.test(undefined)] as const);
   return new Check((value) => {
@@ -103,29 +74,22 @@ export function checkOf(define: (z: Zod) => unknown): SchemaCheck {
   return (define(checkBuilder as unknown as Zod) as Check).test;
 }
 
+type Schemas = ReturnType<typeof defineSchemas>;
+
 /** The checks of the schemas `defineSchemas` builds, under the same names. */
-interface SchemaChecks {
-  SessionHeaderSchema: SchemaCheck;
-  ENTRY_SCHEMAS: Readonly<Record<SessionEntryType, SchemaCheck>>;
-  SessionEntrySchema: SchemaCheck;
-  HeaderPatchRecordSchema: SchemaCheck;
-  EntryPatchRecordSchema: SchemaCheck;
-}
+type SchemaChecks = { [K in Exclude<keyof Schemas, "ENTRY_SCHEMAS">]: SchemaCheck } & { ENTRY_SCHEMAS: Readonly<Record<SessionEntryType, SchemaCheck>> };
 
 let built: SchemaChecks | undefined;
 
 /** Every check, built on the first call. */
 export function schemaChecks(): SchemaChecks {
-  if (built !== undefined) return built;
-  const checks = defineSchemas(checkBuilder as unknown as Zod) as unknown as Record<string, Check> & { ENTRY_SCHEMAS: Record<string, Check> };
-  built = {
-    SessionHeaderSchema: checks.SessionHeaderSchema!.test,
-    ENTRY_SCHEMAS: Object.fromEntries(SESSION_ENTRY_TYPES.map((type) => [type, checks.ENTRY_SCHEMAS[type]!.test])) as Record<SessionEntryType, SchemaCheck>,
-    SessionEntrySchema: checks.SessionEntrySchema!.test,
-    HeaderPatchRecordSchema: checks.HeaderPatchRecordSchema!.test,
-    EntryPatchRecordSchema: checks.EntryPatchRecordSchema!.test,
-  };
+  built ??= checkTests(defineSchemas(checkBuilder as unknown as Zod)) as SchemaChecks;
   return built;
+}
+
+/** Each check's test, in nested groups (`ENTRY_SCHEMAS`) too. */
+function checkTests(group: object): object {
+  return Object.fromEntries(Object.entries(group).map(([key, check]) => [key, check instanceof Check ? check.test : checkTests(check as object)]));
 }
 
 /** The check of a known entry type, or `undefined` for a type this version does not know. */

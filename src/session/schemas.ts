@@ -1,8 +1,7 @@
 /**
- * zod schemas and inferred types for everything a session file holds: the header, every known
- * entry type and the v4/v5 patch records. Objects are loose, so fields a newer writer added
- * survive a rewrite, and value domains are wide (`thinkingLevel` is any string: real files carry
- * values such as `"inherit"` that no spec lists): the schemas check shape, not policy.
+ * zod schemas and types of everything a session file holds: header, known entries, v4/v5 patch records. Objects are
+ * loose, so a newer writer's fields survive a rewrite, and domains wide (real files carry a `thinkingLevel` of
+ * `"inherit"`, which no spec lists): the schemas check shape, not policy.
  */
 import type { z } from "zod";
 
@@ -12,12 +11,9 @@ import type { StoredAgentMessage } from "./messages.js";
 /** The session format version this library writes. Files with a greater version are refused. */
 export const CURRENT_SESSION_VERSION = 5;
 
-/**
- * Builds every schema from `z`, on first use, so importing the package does not load zod. The
- * check builder of `schema-check.ts` runs it too: one statement of the format serves both.
- */
+/** Builds every schema from `z` on first use (importing the package loads no zod); `schema-check.ts` runs it too. */
 export function defineSchemas(z: Zod) {
-  /** A JSON object with arbitrary fields; used where the spec leaves the payload open. */
+  /** where the spec leaves the payload open */
   const JsonObjectSchema = z.record(z.string(), z.unknown());
 
   const AgentMessageSchema = z.looseObject({ role: z.string() }) as unknown as z.ZodType<StoredAgentMessage>;
@@ -38,6 +34,8 @@ export function defineSchemas(z: Zod) {
     z.looseObject({ type: z.literal(type), id: z.string(), parentId: z.string().nullable(), timestamp: z.string(), ...fields });
 
   const ContentBlockSchema = z.looseObject({ type: z.string() });
+  // `fromHook` is pi's name for `fromExtension`.
+  const extensionFields = { details: z.unknown().optional(), fromExtension: z.boolean().optional(), fromHook: z.boolean().optional() };
 
   // In the spec's order (SESSION_ENTRY_TYPES); each type's meaning is on its exported type.
   const ENTRY_SCHEMAS = {
@@ -62,20 +60,10 @@ export function defineSchemas(z: Zod) {
       shortSummary: z.string().optional(),
       firstKeptEntryId: z.string().optional(),
       tokensBefore: z.number(),
-      details: z.unknown().optional(),
       preserveData: JsonObjectSchema.optional(),
-      fromExtension: z.boolean().optional(),
-      /** pi's name for `fromExtension` */
-      fromHook: z.boolean().optional(),
+      ...extensionFields,
     }),
-    branch_summary: entry("branch_summary", {
-      fromId: z.string(),
-      summary: z.string(),
-      details: z.unknown().optional(),
-      fromExtension: z.boolean().optional(),
-      /** pi's name for `fromExtension` */
-      fromHook: z.boolean().optional(),
-    }),
+    branch_summary: entry("branch_summary", { fromId: z.string(), summary: z.string(), ...extensionFields }),
     custom: entry("custom", { customType: z.string(), data: z.unknown().optional() }),
     custom_message: entry("custom_message", {
       customType: z.string(),
@@ -116,7 +104,7 @@ export function defineSchemas(z: Zod) {
       cleared: z.boolean().optional(),
     }),
     session_info: entry("session_info", { name: z.string().optional() }),
-  } as const;
+  } as const satisfies Record<SessionEntryType, unknown>;
 
   const e = ENTRY_SCHEMAS;
   const SessionEntrySchema = z.discriminatedUnion("type", [
@@ -139,12 +127,7 @@ type EntryOf<T extends SessionEntryType> = z.infer<Schemas["ENTRY_SCHEMAS"][T]>;
 
 const schemas = lazySchemas(defineSchemas);
 
-export type { AgentMessage, StoredAgentMessage } from "./messages.js";
-
-/**
- * The header on line 1 (`version` is absent in v1). Only `type` and `id` are required, but a
- * header with any field of the wrong type is refused whole, since scope, title and replay trust it.
- */
+/** The header on line 1 (no `version` in v1): only `type` and `id` are required, but a mistyped field refuses it whole. */
 export const SessionHeaderSchema = schemas.lazy("SessionHeaderSchema");
 
 /** Every known entry schema by `type`. Of a `message` only `role` is checked: the payload is the agent's. */
@@ -165,11 +148,7 @@ export type SessionHeader = z.infer<Schemas["SessionHeaderSchema"]>;
 /** A `message` entry: a {@link StoredAgentMessage} as-is (an agent appends the narrower {@link AgentMessage}). */
 export type MessageEntry = EntryOf<"message">;
 
-/**
- * A `model_change` entry in either peer's shape: GJC's `model` (`"provider/id"`) with an optional
- * `role` (default `"default"`) and `cleared`, or pi's `provider` and `modelId`. With both, GJC
- * readers use `model` (see {@link modelChangeModel}).
- */
+/** A `model_change`: GJC's `model` (`"provider/id"`, optional `role` and `cleared`) or pi's `provider` and `modelId`. */
 export type ModelChangeEntry = EntryOf<"model_change">;
 
 /** A `thinking_level_change` entry: `null` is read as `"off"` by context reconstruction. */
@@ -211,10 +190,7 @@ export type McpToolSelectionEntry = EntryOf<"mcp_tool_selection">;
 /** A `discovered_builtin_tool_selection` entry: the v5 discovered built-in authority. */
 export type DiscoveredBuiltinToolSelectionEntry = EntryOf<"discovered_builtin_tool_selection">;
 
-/**
- * A `configured_model_chain` entry (GJC): the fallback chain of `"provider/id"` models for `role`,
- * head first. The latest per role on the path is in force; `cleared: true` removes it.
- */
+/** A `configured_model_chain` (GJC): `role`'s fallback models, head first; the latest per role counts, `cleared` removes it. */
 export type ConfiguredModelChainEntry = EntryOf<"configured_model_chain">;
 
 /** A `session_info` entry (pi): the display name; a tree entry like any other (see `getSessionInfoName`). */
@@ -242,17 +218,14 @@ export function sessionInfoName(entry: SessionInfoEntry): string | undefined {
 }
 
 /** The `type` of a known entry. */
-export type SessionEntryType = keyof Schemas["ENTRY_SCHEMAS"];
+export type SessionEntryType = (typeof SESSION_ENTRY_TYPES)[number];
 
-/** The known entry types, in the spec's order (the keys of {@link ENTRY_SCHEMAS}, checked below). */
+/** The known entry types, in the spec's order: exactly the keys of {@link ENTRY_SCHEMAS} (`satisfies` holds them equal). */
 export const SESSION_ENTRY_TYPES = [
   "message", "model_change", "thinking_level_change", "service_tier_change", "compaction", "branch_summary", "custom",
   "custom_message", "label", "ttsr_injection", "session_init", "mode_change", "mcp_tool_selection",
   "discovered_builtin_tool_selection", "configured_model_chain", "session_info",
-] as const satisfies readonly SessionEntryType[];
-// Compile-time proof that the list above names every entry schema.
-const everyEntryType: Exclude<SessionEntryType, (typeof SESSION_ENTRY_TYPES)[number]> extends never ? true : false = true;
-void everyEntryType;
+] as const;
 
 /** Either patch record. */
 export type PatchRecord = HeaderPatchRecord | EntryPatchRecord;
@@ -271,11 +244,7 @@ export type UnknownEntryReason = "unknown_type" | "invalid_fields";
 /** Marks an {@link UnknownEntry}: a symbol key, which `JSON.stringify` never writes and no field can collide with. */
 export const UNKNOWN_ENTRY: unique symbol = Symbol.for("gjc-session-store.unknown-entry");
 
-/**
- * A record kept as read because its `type` is unknown (a newer writer's) or its fields do not
- * match its type's schema. It is written back unchanged and joins the tree only through a string
- * `id`/`parentId`, if it has them.
- */
+/** A record kept as read (unknown `type` or fields failing its schema): written back unchanged, in the tree only by string ids. */
 export interface UnknownEntry {
   readonly [UNKNOWN_ENTRY]: UnknownEntryReason;
   type: string;

@@ -1,8 +1,6 @@
 /**
- * The session tree: append-only entries linked by `parentId`, plus one mutable leaf pointer;
- * branching moves the pointer and never changes what was written. Damaged or hand-edited files
- * hold duplicate ids, missing parents and even parent cycles, so every walk here terminates and
- * none throws on them.
+ * The session tree: append-only entries linked by `parentId` and one mutable leaf pointer (branching moves it, never
+ * what was written). Damaged files hold duplicate ids, missing parents, parent cycles: every walk ends, none throws.
  */
 
 import { GjcError } from "../errors.js";
@@ -10,7 +8,7 @@ import { newEntryId } from "./ids.js";
 import type { AgentMessage } from "./messages.js";
 import { APPEND, ATTACH, EntryIndex, pathToRoot, RECORDS, type DeferredEntries } from "./entry-index.js";
 import { entryIdOf, isUnknownEntry, parentIdOf, sessionInfoName } from "./schemas.js";
-import type { FileEntry, LabelEntry, SessionEntry, SessionInfoEntry } from "./schemas.js";
+import type { BranchSummaryEntry, FileEntry, LabelEntry, SessionEntry, SessionInfoEntry } from "./schemas.js";
 
 export { EntryIndex, pathToRoot, type DeferredEntries, type EntryKeys } from "./entry-index.js";
 
@@ -23,9 +21,8 @@ export class SessionTreeError extends GjcError<SessionTreeErrorCode> {}
 type BaseField = "id" | "parentId" | "timestamp";
 
 /**
- * An entry as handed to {@link SessionTree.append}, without the fields the tree owns (`id`,
- * `parentId`, `timestamp`). Key remapping, because `Omit` collapses the loose entry types to
- * their index signature; a `message` takes an {@link AgentMessage}, so a misspelt role does not compile.
+ * An entry for {@link SessionTree.append}, without the fields the tree owns. Key remapping, as `Omit` collapses loose types
+ * to their index signature; a `message` takes an {@link AgentMessage}, so a misspelt role does not compile.
  */
 export type EntryDraft = SessionEntry extends infer E
   ? E extends SessionEntry
@@ -36,12 +33,10 @@ export type EntryDraft = SessionEntry extends infer E
 /** The entry {@link SessionTree.append} creates from a draft of type `D`. */
 export type AppendedEntry<D extends EntryDraft> = Extract<SessionEntry, { type: D["type"] }>;
 
-/** One node of {@link SessionTree.getTree}. */
+/** One node of {@link SessionTree.getTree}: children in file order, the entry's current label if any. */
 export interface SessionTreeNode {
   entry: FileEntry;
-  /** Children in file order. */
   children: SessionTreeNode[];
-  /** The entry's current label, if any. */
   label: string | undefined;
 }
 
@@ -64,10 +59,7 @@ export function arrayPathView(path: readonly FileEntry[]): PathView {
   };
 }
 
-/**
- * The first value `pick` gives for the `message` records among positions `0..count`, last first,
- * read in growing batches: what is looked for (the last assistant's model) is nearly always near the end.
- */
+/** The first value `pick` gives for the `message` records of `0..count`, last first, read in growing batches (it is near the end). */
 export function findLastMessage<T>(
   count: number,
   typeAt: (i: number) => string,
@@ -91,12 +83,6 @@ export function findLastMessage<T>(
   return undefined;
 }
 
-/** Options of a {@link SessionTree}. */
-export interface SessionTreeOptions {
-  /** the clock of appended entries' timestamps (tests pin it) */
-  now?: () => Date;
-}
-
 /** Options of {@link SessionTree.append}. */
 export interface AppendOptions {
   /** Append as a new root (`parentId: null`) that becomes the leaf: the context starts over (GJC's `context_clear`). */
@@ -111,13 +97,10 @@ export interface BranchSummaryOptions {
   fromHook?: boolean;
 }
 
-type BranchSummaryDraft = { type: "branch_summary"; fromId: string; summary: string };
-
 /**
- * The entries of one session as a tree with a leaf pointer. An id resolves to its *last* holder
- * in file order (earlier ones stay in {@link getEntries}), as the leaf does: the leaf is the last
- * entry with a string id, since an id-less leaf would cut the conversation out of the context.
- * Appends cost O(1).
+ * One session's entries as a tree with a leaf pointer, appends O(1). An id resolves to its *last* holder in file order
+ * (earlier ones stay in {@link getEntries}); the leaf is the last entry with a string id (an id-less one would cut the
+ * conversation out of the context). `options.now` is the clock of appended timestamps (tests pin it).
  */
 export class SessionTree {
   readonly #byId = new EntryIndex();
@@ -128,7 +111,7 @@ export class SessionTree {
   #leafId: string | null = null;
 
   /** @param entries - a loaded session's non-header records in file order (shared, never modified) */
-  constructor(entries: Iterable<FileEntry> = [], options: SessionTreeOptions = {}) {
+  constructor(entries: Iterable<FileEntry> = [], options: { now?: () => Date } = {}) {
     this.#now = options.now ?? (() => new Date());
     for (const entry of entries) this.#add(entry);
   }
@@ -149,7 +132,7 @@ export class SessionTree {
   }
 
   /** A tree over {@link DeferredEntries}: only label and `session_info` records are read now. */
-  static deferred(entries: DeferredEntries, options: SessionTreeOptions = {}): SessionTree {
+  static deferred(entries: DeferredEntries, options: { now?: () => Date } = {}): SessionTree {
     const tree = new SessionTree([], options);
     const index = tree.#byId;
     index[ATTACH](entries);
@@ -171,10 +154,7 @@ export class SessionTree {
     return this.#byId[RECORDS];
   }
 
-  /**
-   * The root-to-`leafId` path (default: the leaf) as a {@link PathView}; `undefined` for `null`.
-   * @throws {@link SessionTreeError} `unknown_entry` for an id that is not indexed
-   */
+  /** The root-to-`leafId` path (default: the leaf) as a {@link PathView}; `undefined` for `null`. @throws {@link SessionTreeError} `unknown_entry` */
   pathView(leafId: string | null = this.#leafId): PathView | undefined {
     if (leafId === null) return undefined;
     const start = this.#byId.positionOf(leafId);
@@ -205,10 +185,7 @@ export class SessionTree {
     return this.#sessionInfo === undefined ? undefined : sessionInfoName(this.#sessionInfo);
   }
 
-  /**
-   * Appends an entry as a child of the leaf (or a new root, {@link AppendOptions.root}) and makes
-   * it the leaf, with a fresh id, the parent and the time set by the tree whatever `draft` says.
-   */
+  /** Appends a child of the leaf (or a new root, {@link AppendOptions.root}) as the new leaf; id, parent and time are the tree's. */
   append<D extends EntryDraft>(draft: D, options: AppendOptions = {}): AppendedEntry<D> {
     const id = newEntryId((candidate) => this.#byId.has(candidate));
     const parentId = options.root === true ? null : this.#leafId;
@@ -223,10 +200,7 @@ export class SessionTree {
     return entry as AppendedEntry<D>;
   }
 
-  /**
-   * Moves the leaf to `id`, so the next append branches from there; nothing is written.
-   * @throws {@link SessionTreeError} `unknown_entry`
-   */
+  /** Moves the leaf to `id`, so the next append branches there; nothing is written. @throws {@link SessionTreeError} `unknown_entry` */
   branch(id: string): void {
     this.#require(id);
     this.#leafId = id;
@@ -238,32 +212,27 @@ export class SessionTree {
   }
 
   /**
-   * Moves the leaf to `branchFromId` and appends a `branch_summary` of the path left. `null`
-   * branches from before the first entry: the summary is a new root with `fromId: "root"`.
-   * @throws {@link SessionTreeError} `unknown_entry`
+   * Moves the leaf to `branchFromId` and appends a `branch_summary` of the path left; `null` makes it a new root with
+   * `fromId: "root"`. @throws {@link SessionTreeError} `unknown_entry`
    */
-  branchWithSummary(branchFromId: string | null, summary: string, options: BranchSummaryOptions = {}): AppendedEntry<BranchSummaryDraft> {
+  branchWithSummary(branchFromId: string | null, summary: string, options: BranchSummaryOptions = {}): BranchSummaryEntry {
     if (branchFromId === null) this.resetLeaf();
     else this.branch(branchFromId);
     const draft: Record<string, unknown> = { type: "branch_summary", fromId: branchFromId ?? "root", summary };
     // Absent rather than `undefined`, so the written line carries no empty keys.
     for (const key of ["details", "fromExtension", "fromHook"] as const) if (options[key] !== undefined) draft[key] = options[key];
-    return this.append(draft as BranchSummaryDraft);
+    return this.append(draft as Extract<EntryDraft, { type: "branch_summary" }>);
   }
 
-  /**
-   * Appends a `label` entry setting the label of `targetId` (`undefined` or empty clears it).
-   * @throws {@link SessionTreeError} `unknown_entry` when `targetId` is not in the tree
-   */
+  /** Appends a `label` of `targetId` (`undefined` or empty clears it). @throws {@link SessionTreeError} `unknown_entry` */
   appendLabel(targetId: string, label: string | undefined): LabelEntry {
     this.#require(targetId);
     return this.append(label === undefined ? { type: "label", targetId } : { type: "label", targetId, label });
   }
 
   /**
-   * The entries from the root down to `leafId` (default: the leaf; `[]` for `null`), stopping at
-   * a missing parent or an entry already visited.
-   * @throws {@link SessionTreeError} `unknown_entry` for an explicit id that is not indexed
+   * The entries from the root down to `leafId` (default: the leaf; `[]` for `null`), stopping at a missing parent or an
+   * entry already visited. @throws {@link SessionTreeError} `unknown_entry` for an id that is not indexed
    */
   getPath(leafId: string | null = this.#leafId): FileEntry[] {
     if (leafId === null) return [];
@@ -271,44 +240,44 @@ export class SessionTree {
   }
 
   /**
-   * The whole tree, children in file order; roots have a `null` or missing parent. A parent cycle
-   * is cut at its member first in the file, which becomes a root: a finite forest that loses no
-   * indexed entry. Records without an id are not in it.
+   * The whole tree, children in file order; roots have a `null` or missing parent. A parent cycle is cut at its member
+   * first in the file, which becomes a root: a finite forest of every indexed entry (id-less records are not in it).
    */
   getTree(): SessionTreeNode[] {
     const nodes = new Map<FileEntry, SessionTreeNode>();
-    const order = new Map<SessionTreeNode, number>();
     for (const entry of this.#byId[RECORDS]) {
       const id = entryIdOf(entry);
-      if (id === undefined || this.#byId.get(id) !== entry) continue;
-      const node: SessionTreeNode = { entry, children: [], label: this.#labels.get(id) };
-      nodes.set(entry, node);
-      order.set(node, order.size);
+      if (id !== undefined && this.#byId.get(id) === entry) nodes.set(entry, { entry, children: [], label: this.#labels.get(id) });
     }
-    const nodeParent: ParentOf = (node) => {
+    const parentOf = (node: SessionTreeNode): SessionTreeNode | undefined => {
       const parentId = parentIdOf(node.entry);
       const parent = typeof parentId === "string" ? this.#byId.get(parentId) : undefined;
       return parent === undefined ? undefined : nodes.get(parent);
     };
+    const inFileOrder = [...nodes.values()];
+    const position = new Map(inFileOrder.map((node, i) => [node, i]));
+    // Walking up from each node in file order meets every cycle once, as a node of the walk under way (no recursion:
+    // a linear session of 100k entries is 100k levels deep).
+    const walkedBy = new Map<SessionTreeNode, SessionTreeNode>();
+    const cut = new Set<SessionTreeNode>();
+    for (const start of inFileOrder) {
+      let node = start as SessionTreeNode | undefined;
+      const walk: SessionTreeNode[] = [];
+      for (; node !== undefined && !walkedBy.has(node); node = parentOf(node)) {
+        walkedBy.set(node, start);
+        walk.push(node);
+      }
+      if (node === undefined || walkedBy.get(node) !== start) continue;
+      const cycle = walk.slice(walk.indexOf(node));
+      cut.add(cycle.reduce((a, b) => (position.get(b)! < position.get(a)! ? b : a)));
+    }
     const roots: SessionTreeNode[] = [];
-    for (const node of nodes.values()) {
-      const parent = nodeParent(node);
-      if (parent === undefined || parent === node) roots.push(node);
+    for (const node of inFileOrder) {
+      const parent = cut.has(node) ? undefined : parentOf(node);
+      if (parent === undefined) roots.push(node);
       else parent.children.push(node);
     }
-    const reached = new Set<SessionTreeNode>();
-    for (const root of roots) markSubtree(root, reached);
-    if (reached.size === nodes.size) return roots;
-    // Whatever was not reached hangs off a parent cycle.
-    for (const node of nodes.values()) {
-      if (reached.has(node)) continue;
-      const cut = earliestCycleMember(node, nodeParent, order);
-      const siblings = nodeParent(cut)!.children;
-      siblings.splice(siblings.indexOf(cut), 1);
-      roots.push(cut);
-      markSubtree(cut, reached);
-    }
-    return roots.sort((a, b) => order.get(a)! - order.get(b)!);
+    return roots;
   }
 
   #require(id: string): FileEntry {
@@ -334,32 +303,4 @@ export class SessionTree {
       else this.#labels.set(targetId, label);
     }
   }
-}
-
-type ParentOf = (node: SessionTreeNode) => SessionTreeNode | undefined;
-
-/** Iterative, because a linear session of 100k entries is a tree 100k levels deep. */
-function markSubtree(root: SessionTreeNode, reached: Set<SessionTreeNode>): void {
-  const stack = [root];
-  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
-    if (reached.has(node)) continue;
-    reached.add(node);
-    for (const child of node.children) stack.push(child);
-  }
-}
-
-/** Follows parents from `start` into the cycle it hangs off; returns the member first in file order. */
-function earliestCycleMember(start: SessionTreeNode, parentOf: ParentOf, order: ReadonlyMap<SessionTreeNode, number>): SessionTreeNode {
-  const seen = new Set<SessionTreeNode>();
-  let node = start;
-  while (!seen.has(node)) {
-    seen.add(node);
-    // A node that was not reached always has a parent: a node without one is a root.
-    node = parentOf(node)!;
-  }
-  let earliest = node;
-  for (let member = parentOf(node)!; member !== node; member = parentOf(member)!) {
-    if (order.get(member)! < order.get(earliest)!) earliest = member;
-  }
-  return earliest;
 }

@@ -1,17 +1,14 @@
-/**
- * Token and cost totals of a session, as GJC's `getUsageStatistics` reports them, kept by an
- * accumulator that takes each entry once in O(1), so a manager never walks the file again.
- */
+/** A session's token and cost totals as GJC's `getUsageStatistics` reports them, kept by an O(1)-per-entry accumulator. */
+import { isObject } from "./salvage.js";
 import type { FileEntry } from "./schemas.js";
 
-/** Totals over every entry of a session file (all branches, not just the current path). */
+/** Totals over every entry of a session file (all branches, not just the current path); `cost` sums `usage.cost.total`. */
 export interface UsageStatistics {
   input: number;
   output: number;
   cacheRead: number;
   cacheWrite: number;
   premiumRequests: number;
-  /** the sum of `usage.cost.total` */
   cost: number;
 }
 
@@ -26,14 +23,10 @@ const SUBAGENT_TOOL_NAME = "task";
 const FIELDS: readonly (keyof UsageStatistics)[] = ["input", "output", "cacheRead", "cacheWrite", "premiumRequests", "cost"];
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
-  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  return isObject(value) ? value : undefined;
 }
 
-/**
- * The usage record of an entry: the `usage` of an assistant message, or the `details.usage` of
- * a {@link SUBAGENT_TOOL_NAME} tool result. Records kept as read count too: the totals describe
- * the file, not what this version can type.
- */
+/** An entry's usage record: an assistant's `usage`, a `task` result's `details.usage`; kept-as-read records count too. */
 export function usageRecordOf(entry: FileEntry): Record<string, unknown> | undefined {
   if (entry.type !== "message") return undefined;
   const message = asObject(entry.message);
@@ -42,10 +35,7 @@ export function usageRecordOf(entry: FileEntry): Record<string, unknown> | undef
   return undefined;
 }
 
-/**
- * The six counts of a usage record, or `undefined` when one is not a finite, non-negative
- * number. The four token counts must be present; `premiumRequests` and `cost.total` default to 0.
- */
+/** The six counts of a usage record (`premiumRequests`, `cost.total` default to 0), `undefined` if one is no finite count. */
 export function usageCounts(usage: Record<string, unknown>): UsageStatistics | undefined {
   const counts: UsageStatistics = {
     input: usage.input as number,
@@ -59,11 +49,7 @@ export function usageCounts(usage: Record<string, unknown>): UsageStatistics | u
   return FIELDS.every((field) => Number.isFinite(counts[field]) && counts[field] >= 0) ? counts : undefined;
 }
 
-/**
- * Running usage totals. A record that is malformed, or would carry a total past
- * `Number.MAX_SAFE_INTEGER` (where sums stop being exact), is skipped whole and counted in
- * {@link skipped}, so no total mixes in part of a record.
- */
+/** Running usage totals; a record malformed or carrying a total past `MAX_SAFE_INTEGER` (inexact) is skipped whole, counted. */
 export class UsageAccumulator {
   readonly #totals = emptyUsageStatistics();
   #skipped = 0;

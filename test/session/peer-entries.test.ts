@@ -12,7 +12,7 @@ import {
   piModelChangeDraft,
   sessionInfoDraft,
 } from "../../src/session/entry-drafts.js";
-import { buildPiSessionContext, getSessionInfoName, piModelOfPath } from "../../src/session/pi-context.js";
+import { buildPiSessionContext, getSessionInfoName, piModelOfPath } from "../../src/session/context.js";
 import { type FileEntry, isUnknownEntry, UNKNOWN_ENTRY } from "../../src/session/schemas.js";
 import { SessionTree } from "../../src/session/tree.js";
 import { header, jsonl, loaded } from "./format-helpers.js";

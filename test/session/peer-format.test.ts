@@ -9,7 +9,7 @@ import {
   migrateSessionEntries,
   parseSessionEntries,
   type SessionFileEntry,
-} from "../../src/session/peer-format.js";
+} from "../../src/session/load.js";
 import { CURRENT_SESSION_VERSION, type FileEntry, isUnknownEntry } from "../../src/session/schemas.js";
 import { expectCode, header, isEntryId, jsonl, message } from "./format-helpers.js";
 

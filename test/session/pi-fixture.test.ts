@@ -9,7 +9,7 @@ import { buildSessionContext } from "../../src/session/context.js";
 import { piModelChangeDraft, sessionInfoDraft } from "../../src/session/entry-drafts.js";
 import { serializeRecord } from "../../src/session/jsonl.js";
 import { serializeSessionLines } from "../../src/session/load.js";
-import { buildPiSessionContext, getSessionInfoName } from "../../src/session/pi-context.js";
+import { buildPiSessionContext, getSessionInfoName } from "../../src/session/context.js";
 import { isUnknownEntry } from "../../src/session/schemas.js";
 import { SessionTree } from "../../src/session/tree.js";
 import { computeUsageStatistics } from "../../src/session/usage.js";
