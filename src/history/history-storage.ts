@@ -6,7 +6,7 @@ import { HistoryError, historyErrorFromSqlite, isBusyCode, isCorruptionCode, sql
 import { HistoryFiles } from "./owner-only.js";
 import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
 import { containsLikePattern, MAX_QUERY_LENGTH, MAX_QUERY_TOKENS, normalizePrompt, prefixMatchExpression, splitByInfixIndexability, tokenizeQuery } from "./query.js";
-import { createSchema, dropSchema, migrate } from "./schema.js";
+import { migrate, recreateSchema } from "./schema.js";
 import { immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
 
 /** One stored prompt, in the peer's shape (column names as in the table). */
@@ -34,10 +34,7 @@ export interface HistoryStorageOptions {
   readonly maxPromptLength?: number;
   /** Most prompts kept waiting while the database keeps failing. Default 100,000. */
   readonly maxPending?: number;
-  /**
-   * Told about failures of background saves (the prompts stay queued and are retried on the
-   * next `add`, `flush` or `close`). Without it they surface only from `flush`/`close`.
-   */
+  /** Told about failures of background saves (the prompts stay queued and are retried); else they surface only from `flush`/`close`. */
   readonly onError?: (error: HistoryError) => void;
 }
 
@@ -54,10 +51,7 @@ interface Pending {
   readonly settle: { resolve(): void; reject(error: HistoryError): void } | undefined;
 }
 
-interface Limits {
-  readonly maxPromptLength: number;
-  readonly maxPending: number;
-}
+type Limits = Required<Pick<HistoryStorageOptions, "maxPromptLength" | "maxPending">>;
 
 const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
 
@@ -99,17 +93,12 @@ export class HistoryStorage {
   }
 
   /**
-   * The process-wide store, opened on the first call (`dbPath` defaults to
-   * `<default agent dir>/history.db`). Later calls with the same path return it (ignoring
-   * `options`); naming another database while one is open throws `history_instance_conflict`
-   * ({@link HistoryStorage.resetInstance} or `close` first).
-   *
-   * The directory must pass the owner-only check (created 0700 when missing unless
-   * `createDir: false`); the database is created exclusively at 0600 or must be an owner-only
-   * regular file, never a link. A database or sidecar of ours, regular and single-linked but
-   * group/other-readable (the peer makes them 0644), is tightened to 0600 and reported in
-   * {@link HistoryStorage.tightened}. A database SQLite cannot read is renamed aside
-   * (`history_corrupt`); opening again starts an empty one.
+   * The process-wide store (default `<default agent dir>/history.db`), opened on the first call;
+   * later calls with the same path return it (ignoring `options`), another path is
+   * `history_instance_conflict` until {@link HistoryStorage.resetInstance} or `close`. The
+   * directory and files must be owner-only (see {@link HistoryFiles.prepare}; a database or
+   * sidecar of ours the peer made 0644 is tightened, {@link HistoryStorage.tightened}). A
+   * database SQLite cannot read is renamed aside (`history_corrupt`); the next open starts empty.
    */
   static open(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): HistoryStorage {
     const target = checkDbPath(dbPath);
@@ -147,11 +136,9 @@ export class HistoryStorage {
   }
 
   /**
-   * Closes the process-wide store (writing the queue first) and forgets it, so the next
-   * {@link HistoryStorage.open} opens afresh. It is forgotten even when the final write fails
-   * (an unwritable database must not pin the process): the store is shut and that error
-   * thrown, telling the caller the queued prompts were lost. {@link HistoryStorage.close}
-   * keeps a store whose write can be retried.
+   * Closes the process-wide store (writing the queue first) and forgets it. It is forgotten even
+   * when that write fails (an unwritable database must not pin the process): the store is shut
+   * and the error thrown, saying the queue was lost. {@link HistoryStorage.close} keeps it instead.
    */
   static resetInstance(): void {
     const current = HistoryStorage.#instance;
@@ -184,10 +171,7 @@ export class HistoryStorage {
       files.opened();
       return new HistoryStorage(db, files, limits, options.onError);
     } catch (error) {
-      closeQuietly(db);
-      const failure = failureFor(error, "opening the history database", files);
-      files.close();
-      throw failure;
+      throw closeAfterFailure(db, files, error, "opening the history database");
     }
   }
 
@@ -207,12 +191,11 @@ export class HistoryStorage {
   }
 
   /**
-   * Queues `prompt` (trimmed; empty ignored). A prompt equal to the previous one with the same
-   * cwd is skipped, checked against the queue and, when written, the newest stored row (so two
-   * processes do not defeat it). Bad arguments, an over-long prompt or a full backlog throw at
-   * once. The promise resolves when the prompt's batch commits (at once when skipped) and
-   * rejects with the typed error if that save fails; the prompt stays queued for the next
-   * `add`, `flush` or `close`. An unawaited promise never rejects unhandled (see `onError`).
+   * Queues `prompt` (trimmed; empty ignored), skipped when equal to the previous one with the same
+   * cwd (checked against the queue and, when written, the newest row, so two processes do not
+   * defeat it). Bad arguments, an over-long prompt or a full backlog throw at once. The promise
+   * settles when the prompt's batch commits or fails (the prompt then stays queued); unawaited,
+   * it never rejects unhandled (see `onError`).
    */
   add(prompt: string, cwd?: string): Promise<void> {
     this.#assertOpen();
@@ -250,10 +233,9 @@ export class HistoryStorage {
   }
 
   /**
-   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the
-   * query is FTS syntax), newest first; if fewer than `limit`, prompts holding every token
-   * anywhere follow, newest first, each row once. A query without letters or digits matches
-   * nothing. `limit` is floored and clamped to 0..1000.
+   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the query
+   * is FTS syntax), newest first, then, up to `limit` (floored, clamped to 0..1000), those holding
+   * every token anywhere. A query without letters or digits matches nothing.
    */
   search(query: string, limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
@@ -321,8 +303,7 @@ export class HistoryStorage {
       removed = this.#run("clearing history", () =>
         immediateTransaction(this.#db, () => {
           const count = Number(this.#db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
-          dropSchema(this.#db);
-          createSchema(this.#db);
+          recreateSchema(this.#db);
           return count;
         }),
       );
@@ -338,11 +319,6 @@ export class HistoryStorage {
     if (this.#closed) return;
     this.flush();
     this.#shut();
-  }
-
-  /** Forgets this store as the process-wide instance once it no longer serves. */
-  #release(): void {
-    if (HistoryStorage.#instance === this) HistoryStorage.#instance = undefined;
   }
 
   #assertOpen(): void {
@@ -433,26 +409,19 @@ export class HistoryStorage {
     try {
       return fn();
     } catch (error) {
-      if (isCorruptionCode(sqliteCodeOf(error))) {
-        const dropped = this.#pending;
-        this.#cancelSchedule();
-        this.#pending = [];
-        closeQuietly(this.#db);
-        this.#closed = true;
-        this.#release();
-        const failure = failureFor(error, `${doing} (${dropped.length} queued prompts dropped)`, this.#files);
-        this.#files.close();
-        for (const entry of dropped) entry.settle?.reject(failure);
-        throw failure;
-      }
-      throw historyErrorFromSqlite(error, doing);
+      if (!isCorruptionCode(sqliteCodeOf(error))) throw historyErrorFromSqlite(error, doing);
+      const dropped = this.#pending;
+      this.#pending = [];
+      this.#stop();
+      const failure = closeAfterFailure(this.#db, this.#files, error, `${doing} (${dropped.length} queued prompts dropped)`);
+      for (const entry of dropped) entry.settle?.reject(failure);
+      throw failure;
     }
   }
 
   /**
-   * After a deletion: optionally VACUUM (no free page keeps an old prompt), then truncate the
-   * WAL so old page images leave the disk too. The deletion has committed, so a busy database
-   * only postpones this (SQLite reuses the WAL once readers let go).
+   * After a deletion: optionally VACUUM (no free page keeps an old prompt), then truncate the WAL
+   * so old page images leave the disk too. Busy only postpones this: the deletion has committed.
    */
   #compact(vacuum: boolean): void {
     this.#run("compacting history", () => {
@@ -465,11 +434,16 @@ export class HistoryStorage {
     });
   }
 
-  #shut(): void {
+  /** Marks the store closed and forgets it as the process-wide instance; the caller closes the connection. */
+  #stop(): void {
     this.#cancelSchedule();
     this.#statements.clear();
     this.#closed = true;
-    this.#release();
+    if (HistoryStorage.#instance === this) HistoryStorage.#instance = undefined;
+  }
+
+  #shut(): void {
+    this.#stop();
     try {
       this.#db.close();
     } finally {
@@ -478,10 +452,7 @@ export class HistoryStorage {
   }
 }
 
-/**
- * WAL so readers never block the writer, NORMAL sync (a power cut may lose the last prompts,
- * never the file), zeroed freed pages, and no schema-driven SQL functions beyond FTS5's own.
- */
+/** WAL (readers never block the writer), NORMAL sync (a power cut may lose the last prompts, never the file), zeroed freed pages, no schema-driven SQL functions. */
 function configure(db: SqliteConnection, busyTimeoutMs: number): void {
   db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   const mode = pragmaValue(db, "journal_mode = WAL");
@@ -494,19 +465,22 @@ function withCwd(params: SqliteValue[], cwd: string | null): SqliteValue[] {
   return params;
 }
 
-function closeQuietly(db: SqliteConnection | undefined): void {
+/** Closes `db` and `files` after `error`, returning its typed form; corrupt files are first moved aside. */
+function closeAfterFailure(db: SqliteConnection | undefined, files: HistoryFiles, error: unknown, doing: string): HistoryError {
   try {
     db?.close();
   } catch {
-    // A failed connection may fail to close too; the caller throws the first error.
+    // A failed connection may fail to close too; the first error is the one to report.
   }
-}
-
-/** The typed error for `error`; for corruption, after moving the files aside. */
-function failureFor(error: unknown, doing: string, files: HistoryFiles): HistoryError {
   const sqliteCode = sqliteCodeOf(error);
-  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
-  const movedTo = files.moveAside();
-  const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
-  return new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });
+  let failure: HistoryError;
+  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) {
+    failure = historyErrorFromSqlite(error, doing);
+  } else {
+    const movedTo = files.moveAside();
+    const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
+    failure = new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });
+  }
+  files.close();
+  return failure;
 }

@@ -1,7 +1,7 @@
 /**
  * Owner-only guard around the files SQLite opens (the directory, the database, its sidecars).
- * SQLite takes only a path: it gets one through the held directory where the platform has
- * one, and the files are checked before it opens them and after.
+ * SQLite takes only a path: it gets one through the held directory where the platform has one,
+ * and the files are checked before it opens them and after.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -46,7 +46,7 @@ export class HistoryFiles {
   readonly #dir: SecureDir;
   readonly #name: string;
   readonly #key: string;
-  /** Descriptor numbers open before SQLite opened anything (Linux), to find SQLite's own. */
+  /** Descriptors open before SQLite opened anything (Linux), to find SQLite's own. */
   readonly #before: ReadonlySet<string>;
   #registered = false;
   /** Absolute path of the database, for messages and `HistoryStorage.path`. */
@@ -71,10 +71,9 @@ export class HistoryFiles {
   }
 
   /**
-   * Opens the directory owner-only (created 0700 with `create`), tightens a database or sidecar
-   * that is ours, regular and single-linked but not 0600, refuses sidecars failing the
-   * owner-only rules, and creates `name` exclusively at 0600 or verifies the one there (no
-   * link, ours, 0600, one link, no ACL). Call {@link HistoryFiles.opened} once SQLite has it open.
+   * Opens the directory owner-only (created 0700 with `create`), tightens what {@link tightenIfLoose}
+   * may, refuses sidecars failing the owner-only rules, and creates `name` exclusively at 0600 or
+   * verifies the one there. Call {@link HistoryFiles.opened} once SQLite has it open.
    */
   static prepare(dirPath: string, name: string, options: { readonly create: boolean }): HistoryFiles {
     if (!isValidEntryName(name)) {
@@ -89,7 +88,8 @@ export class HistoryFiles {
         return new HistoryFiles(dir, name, identityKey(existing), []);
       }
       const tightened = ALL_SUFFIXES.map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
-      for (const suffix of SIDECAR_SUFFIXES) verifyIfPresent(dir, name + suffix);
+      // Verified on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile.
+      for (const sidecar of SIDECAR_SUFFIXES.map((suffix) => name + suffix)) ifPresent(sidecar, () => dir.openFile(sidecar).close());
       const file = guarded(name, () => {
         try {
           return dir.openFile(name, { write: true, create: "exclusive" });
@@ -114,11 +114,10 @@ export class HistoryFiles {
 
   /**
    * Run once SQLite opened the database: it must still be the file {@link HistoryFiles.prepare}
-   * checked, every sidecar an owner-only regular file, and what SQLite holds those very files
-   * (Linux: each descriptor it opened on these names matches by device and inode the file
-   * reached through the held directory; elsewhere the directory path, reopened without
-   * following links, is still the held directory). From here on this process opens no
-   * descriptor of these files until {@link HistoryFiles.close}.
+   * checked, every sidecar owner-only, and what SQLite holds those very files (Linux: each of its
+   * descriptors on these names matches the file in the held directory by device and inode;
+   * elsewhere the directory path, reopened unfollowed, still is the held directory). From here
+   * on this process opens no descriptor of these files until {@link HistoryFiles.close}.
    */
   opened(): void {
     const now = checkByStat(this.#dir, this.#name);
@@ -174,9 +173,11 @@ export class HistoryFiles {
     const moved: string[] = [];
     for (const suffix of ALL_SUFFIXES) {
       const from = this.#name + suffix;
-      if (ignoringMissing(from, () => this.#dir.publishNoReplace(from, base + suffix))) {
-        moved.push(path.join(this.#dir.path, base + suffix));
-      }
+      const done = ifPresent(from, () => {
+        this.#dir.publishNoReplace(from, base + suffix);
+        return true;
+      });
+      if (done) moved.push(path.join(this.#dir.path, base + suffix));
     }
     return moved;
   }
@@ -218,12 +219,11 @@ function isOpenDescriptor(fd: string): boolean {
 }
 
 /**
- * The peer creates its database 0644 (SQLite's default under umask 022). A file that is ours,
- * regular and single-linked is tightened to 0600; anything else is left to the checks that
- * follow. The fchmod goes through a descriptor opened without following a link (below the
- * held directory where possible) and matched by device and inode with the file seen through
- * the held directory, so a swapped path cannot aim it elsewhere. ACLs stay (the verify that
- * follows refuses them). True if the mode changed; never on Windows (no POSIX modes).
+ * The peer creates its database 0644 (SQLite's default under umask 022): a file that is ours,
+ * regular and single-linked is tightened to 0600, anything else left to the checks that follow.
+ * The fchmod goes through a descriptor opened unfollowed (below the held directory where
+ * possible) and matched by device and inode with the file in the held directory. ACLs stay (the
+ * verify that follows refuses them). True if the mode changed; never on Windows (no POSIX modes).
  */
 function tightenIfLoose(dir: SecureDir, name: string): boolean {
   if (process.platform === "win32") return false;
@@ -250,13 +250,12 @@ function tightenIfLoose(dir: SecureDir, name: string): boolean {
   return true;
 }
 
-/** Runs `fn`; true if it ran, false if `name` did not exist. Other failures are thrown typed. */
-function ignoringMissing(name: string, fn: () => void): boolean {
+/** `fn()`, or undefined if `name` did not exist; other failures are thrown typed. */
+function ifPresent<T>(name: string, fn: () => T): T | undefined {
   try {
-    fn();
-    return true;
+    return fn();
   } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return false;
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
     throw insecure(error, name);
   }
 }
@@ -266,11 +265,7 @@ function identityKey(stat: SecureStat): string {
 }
 
 function statIfPresent(dir: SecureDir, name: string): SecureStat | undefined {
-  let stat: SecureStat | undefined;
-  ignoringMissing(name, () => {
-    stat = dir.stat(name);
-  });
-  return stat;
+  return ifPresent(name, () => dir.stat(name));
 }
 
 /**
@@ -280,21 +275,15 @@ function statIfPresent(dir: SecureDir, name: string): SecureStat | undefined {
 function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   const stat = statIfPresent(dir, name);
   if (stat === undefined) return undefined;
-  const refuse = (fsCode: string, what: string): never => {
-    throw new HistoryError("history_insecure", `history: ${path.join(dir.path, name)} ${what}`, { fsCode });
-  };
-  if (stat.type === "symlink") refuse("symlink_refused", "is a symbolic link");
-  if (stat.type !== "file") refuse("not_regular_file", "is not a regular file");
-  if (stat.nlink !== 1) refuse("hardlink_refused", "has more than one link");
   // Windows has neither POSIX owners nor modes; its DACL is checked on a descriptor instead.
-  if (process.platform !== "win32") {
-    if (stat.uid !== process.geteuid?.()) refuse("owner_mismatch", "is not owned by the effective user");
-    if (stat.mode !== 0o600) refuse("mode_mismatch", `has mode ${stat.mode.toString(8)}, not 600`);
-  }
+  const posix = process.platform !== "win32";
+  const failed =
+    stat.type === "symlink" ? "symlink_refused"
+    : stat.type !== "file" ? "not_regular_file"
+    : stat.nlink !== 1 ? "hardlink_refused"
+    : posix && stat.uid !== process.geteuid?.() ? "owner_mismatch"
+    : posix && stat.mode !== 0o600 ? "mode_mismatch"
+    : undefined;
+  if (failed !== undefined) throw insecure(new SecureFsError(failed, { operation: "stat", path: path.join(dir.path, name) }), name);
   return stat;
-}
-
-/** Verifies `name` on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile. */
-function verifyIfPresent(dir: SecureDir, name: string): void {
-  ignoringMissing(name, () => dir.openFile(name).close());
 }

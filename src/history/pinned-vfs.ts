@@ -28,10 +28,7 @@ export function ensurePinnedVfs(driver: SqliteDriver): void {
   loaded.add(driver.name);
 }
 
-/**
- * Refuses a connection whose main database is not at the path it was given: SQLite reports
- * the path it resolved, so anything else means another VFS reached the file by name.
- */
+/** Refuses a connection whose main database is not at the path given: anything else means another VFS reached the file by name. */
 export function checkPinnedConnection(db: SqliteConnection, expected: string): void {
   const main = db.prepare("PRAGMA database_list").all().find((row) => row.name === "main");
   if (main?.file !== expected) {

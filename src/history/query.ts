@@ -1,7 +1,4 @@
-/**
- * Text rules for prompt history: how a prompt is cleaned before it is stored, and how a query
- * becomes FTS5 expressions that can never be parsed as FTS syntax.
- */
+/** Text rules for prompt history: how a prompt is cleaned to be stored, and how a query becomes FTS5 expressions that are never FTS syntax. */
 
 /** Longest query (UTF-16 code units) `search` accepts. */
 export const MAX_QUERY_LENGTH = 4096;
@@ -26,10 +23,7 @@ export function normalizePrompt(prompt: string): string {
   return storableText(prompt).trim();
 }
 
-/**
- * Lower-case search tokens of a query: runs of letters and digits, first occurrence kept, in
- * order. Everything else (FTS operators, quotes, `*`, `:`, NUL) separates, so never reaches FTS5.
- */
+/** Lower-case search tokens of a query, first occurrences in order: runs of letters and digits (all else separates, so never reaches FTS5). */
 export function tokenizeQuery(query: string): string[] {
   const seen = new Set<string>();
   for (const raw of normalizePrompt(query).toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
@@ -55,10 +49,7 @@ export function splitByInfixIndexability(tokens: readonly string[]): { indexed: 
   return { indexed, scanned };
 }
 
-/**
- * A LIKE pattern matching `token` anywhere. Tokens hold only letters and digits, so no LIKE
- * wildcard can occur and no ESCAPE is needed: FTS5 hands only a plain LIKE to the trigram index.
- */
+/** A LIKE pattern matching `token` anywhere: tokens hold no LIKE wildcard, so no ESCAPE (FTS5 hands only a plain LIKE to the trigram index). */
 export function containsLikePattern(token: string): string {
   return `%${token}%`;
 }

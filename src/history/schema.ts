@@ -43,17 +43,14 @@ CREATE TRIGGER history_au AFTER UPDATE ON history BEGIN
 END;
 `;
 
-/** Creates the current layout in an empty database (also used by `clear()` to start over). */
-export function createSchema(db: SqliteConnection): void {
+/** Drops every history object and creates the current layout afresh: how `clear()` empties everything. */
+export function recreateSchema(db: SqliteConnection): void {
+  dropAllButHistoryTable(db);
+  db.exec("DROP TABLE IF EXISTS history");
   db.exec(SCHEMA_V1);
 }
 
-/** Drops every history object (the FTS shadow tables go with their virtual tables). */
-export function dropSchema(db: SqliteConnection): void {
-  dropAllButHistoryTable(db);
-  db.exec("DROP TABLE IF EXISTS history");
-}
-
+/** Drops every object but the `history` table (the FTS shadow tables go with their virtual tables). */
 function dropAllButHistoryTable(db: SqliteConnection): void {
   const objects = db
     .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
@@ -72,13 +69,13 @@ function dropAllButHistoryTable(db: SqliteConnection): void {
 function migrateFromV0(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
   if (!hasHistory) {
-    createSchema(db);
+    db.exec(SCHEMA_V1);
     return;
   }
   const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
   dropAllButHistoryTable(db);
   db.exec("ALTER TABLE history RENAME TO history_v0");
-  createSchema(db);
+  db.exec(SCHEMA_V1);
   const createdAt = columns.has("created_at") ? "COALESCE(CAST(created_at AS INTEGER), 0)" : "0";
   const cwd = columns.has("cwd") ? "CAST(cwd AS TEXT)" : "NULL";
   db.exec(
@@ -92,9 +89,9 @@ function migrateFromV0(db: SqliteConnection): void {
 const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0];
 
 /**
- * Brings the database to {@link HISTORY_SCHEMA_VERSION}. The version is read without a write
- * lock first (an up-to-date file never waits on a writer), then again inside the IMMEDIATE
- * migration transaction, since another process may have migrated in between.
+ * Brings the database to {@link HISTORY_SCHEMA_VERSION}. The version is read without a write lock
+ * first (an up-to-date file never waits on a writer), then again inside the IMMEDIATE
+ * transaction, since another process may have migrated in between.
  */
 export function migrate(db: SqliteConnection): void {
   if (checkedVersion(db) === HISTORY_SCHEMA_VERSION) return;

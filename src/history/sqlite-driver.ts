@@ -1,8 +1,7 @@
 /**
- * The little the history store needs of SQLite (open, exec, prepared statements returning
- * plain rows, close, load the pinned-VFS extension), and the three bindings providing it, one
- * chosen per process and loaded when the first database opens. The types are ours, so no
- * binding's types reach the declarations.
+ * The little the history store needs of SQLite, and the three bindings providing it: one chosen
+ * per process, loaded when the first database opens. The types are ours, so no binding's types
+ * reach the declarations.
  */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
@@ -21,13 +20,15 @@ export const SQLITE_DRIVER_ENV = "GJC_SQLITE_DRIVER";
 /** A value bound to or read from SQL. */
 export type SqliteValue = string | number | bigint | null | Uint8Array;
 
-/** A prepared statement; parameters bind to `?` in order, `Row` is what the caller's SELECT yields. */
+type Row = Readonly<Record<string, SqliteValue>>;
+
+/** A prepared statement; parameters bind to `?` in order, `R` is what the caller's SELECT yields. */
 export interface SqliteStatement {
   /** Runs the statement; `changes` counts the rows it inserted, updated or deleted. */
   run(...params: SqliteValue[]): { readonly changes: number };
-  all<Row extends object = Readonly<Record<string, SqliteValue>>>(...params: SqliteValue[]): Row[];
+  all<R extends object = Row>(...params: SqliteValue[]): R[];
   /** The first row, or undefined when there is none. */
-  get<Row extends object = Readonly<Record<string, SqliteValue>>>(...params: SqliteValue[]): Row | undefined;
+  get<R extends object = Row>(...params: SqliteValue[]): R | undefined;
 }
 
 /** An open connection. Failures are thrown as the binding's own error objects. */
@@ -43,10 +44,7 @@ export interface SqliteDriver {
   readonly name: SqliteDriverName;
   /** Opens `file` read-write; with `mustExist`, a missing file is SQLITE_CANTOPEN, not created. */
   open(file: string, options: { readonly mustExist: boolean }): SqliteConnection;
-  /**
-   * Loads an extension into this binding's SQLite library through a throw-away connection (a
-   * VFS it registers stays for the process). A binding that cannot is not offered at all.
-   */
+  /** Loads an extension into this binding's SQLite library (a VFS it registers stays for the process). */
   loadExtension(file: string): void;
 }
 
@@ -77,98 +75,78 @@ export function immediateTransaction<T>(db: SqliteConnection, fn: () => T): T {
   return result;
 }
 
-type Extensible = SqliteConnection & { loadExtension?(file: string): unknown };
+type Scratch = { loadExtension?(file: string): unknown; close(): unknown };
 
-/** Loads `file` on a throw-away connection; what the extension registers stays for the process. */
-function loadThrough(probe: { loadExtension?(file: string): unknown; close(): unknown }, file: string): void {
-  try {
-    probe.loadExtension?.(file);
-  } finally {
-    probe.close();
-  }
+/** A driver whose extensions load through a throw-away connection made by `scratch`. */
+function driver(name: SqliteDriverName, open: SqliteDriver["open"], scratch: () => Scratch): SqliteDriver {
+  const loadExtension = (file: string): void => {
+    const probe = scratch();
+    try {
+      probe.loadExtension?.(file);
+    } finally {
+      probe.close();
+    }
+  };
+  return { name, open, loadExtension };
 }
 
 function builtin(id: string): { readonly [name: string]: unknown } | undefined {
   return process.getBuiltinModule?.(id) as { readonly [name: string]: unknown } | undefined;
 }
 
-/** `node:sqlite` (Node 22.13+): no "must exist" flag, but `file:` URIs with `mode=rw` (no create). */
-function nodeSqliteDriver(): SqliteDriver {
-  type Constructor = new (file: string, options?: { readonly allowExtension?: boolean }) => Extensible;
-  const DatabaseSync = builtin("node:sqlite")?.DatabaseSync as Constructor | undefined;
-  if (DatabaseSync === undefined) unavailable("this Node has no node:sqlite (unflagged from 22.13)");
-  if (typeof DatabaseSync.prototype.loadExtension !== "function") {
-    unavailable("this Node's node:sqlite cannot load extensions (22.13+ can)");
-  }
+type BunStatement = Omit<SqliteStatement, "get"> & { get<R extends object>(...params: SqliteValue[]): R | null; finalize(): void };
+type BunDatabase = Omit<SqliteConnection, "prepare"> & { prepare(sql: string): BunStatement; loadExtension(file: string): void };
+
+/**
+ * bun:sqlite's `get` answers null for no row, and its `close` keeps the connection (files, locks,
+ * WAL) open until unfinalized statements are collected, so every statement is finalized first.
+ */
+function wrapBun(db: BunDatabase): SqliteConnection {
+  const statements = new Set<BunStatement>();
   return {
-    name: "node:sqlite",
-    open: (file, options) => new DatabaseSync(options.mustExist ? `${pathToFileURL(file).href}?mode=rw` : file),
-    loadExtension: (file) => loadThrough(new DatabaseSync(":memory:", { allowExtension: true }), file),
+    exec: (sql) => db.exec(sql),
+    prepare(sql) {
+      const statement = db.prepare(sql);
+      statements.add(statement);
+      return {
+        run: (...params) => statement.run(...params),
+        all: (...params) => statement.all(...params),
+        get: <R extends object>(...params: SqliteValue[]) => statement.get<R>(...params) ?? undefined,
+      };
+    },
+    close() {
+      for (const statement of statements) statement.finalize();
+      statements.clear();
+      db.close();
+    },
   };
 }
 
-/**
- * `bun:sqlite`, under Bun. Its `get` answers null for no row (normalised here), and its `close`
- * keeps the connection (files, locks, WAL) open until unfinalized statements are collected, so
- * every statement is finalized first.
- */
-function bunSqliteDriver(): SqliteDriver {
-  interface BunStatement {
-    finalize(): void;
-    run(...params: SqliteValue[]): { readonly changes: number };
-    all<Row>(...params: SqliteValue[]): Row[];
-    get<Row>(...params: SqliteValue[]): Row | null;
-  }
-  interface BunDatabase {
-    exec(sql: string): unknown;
-    prepare(sql: string): BunStatement;
-    close(): void;
-    loadExtension(file: string): void;
-  }
-  type Constructor = new (file: string, options?: { readonly readwrite?: boolean; readonly create?: boolean }) => BunDatabase;
-  const Database = builtin("bun:sqlite")?.Database as Constructor | undefined;
-  if (Database === undefined) unavailable("bun:sqlite exists only under Bun");
-  const wrap = (db: BunDatabase): SqliteConnection => {
-    const statements = new Set<BunStatement>();
-    return {
-      exec: (sql) => void db.exec(sql),
-      prepare(sql) {
-        const statement = db.prepare(sql);
-        statements.add(statement);
-        return {
-          run: (...params) => statement.run(...params),
-          all: <Row>(...params: SqliteValue[]) => statement.all<Row>(...params),
-          get: <Row>(...params: SqliteValue[]) => statement.get<Row>(...params) ?? undefined,
-        };
-      },
-      close() {
-        for (const statement of statements) statement.finalize();
-        statements.clear();
-        db.close();
-      },
-    };
-  };
-  return {
-    name: "bun:sqlite",
-    open: (file, options) => wrap(new Database(file, { readwrite: true, create: !options.mustExist })),
-    loadExtension: (file) => loadThrough(new Database(":memory:"), file),
-  };
-}
-
-/**
- * better-sqlite3 12.x, an optional peer dependency resolved from this package's location. Its
- * native part loads on the first connection, so a probe proves it fits this runtime's ABI.
- */
-function betterSqlite3Driver(): SqliteDriver {
-  type Constructor = new (file: string, options?: { readonly fileMustExist?: boolean }) => Extensible;
-  const Database = createRequire(import.meta.url)("better-sqlite3") as Constructor;
-  new Database(":memory:").close();
-  return {
-    name: "better-sqlite3",
-    open: (file, options) => new Database(file, { fileMustExist: options.mustExist }),
-    loadExtension: (file) => loadThrough(new Database(":memory:"), file),
-  };
-}
+const LOADERS: Readonly<Record<SqliteDriverName, () => SqliteDriver>> = {
+  // Node 22.13+: no "must exist" flag, but `file:` URIs with `mode=rw` (no create).
+  "node:sqlite": () => {
+    type Constructor = new (file: string, options?: { readonly allowExtension?: boolean }) => SqliteConnection & Scratch;
+    const DatabaseSync = builtin("node:sqlite")?.DatabaseSync as Constructor | undefined;
+    if (DatabaseSync === undefined) unavailable("this Node has no node:sqlite (unflagged from 22.13)");
+    if (typeof DatabaseSync.prototype.loadExtension !== "function") unavailable("this Node's node:sqlite cannot load extensions (22.13+ can)");
+    const open: SqliteDriver["open"] = (file, options) => new DatabaseSync(options.mustExist ? `${pathToFileURL(file).href}?mode=rw` : file);
+    return driver("node:sqlite", open, () => new DatabaseSync(":memory:", { allowExtension: true }));
+  },
+  "bun:sqlite": () => {
+    type Constructor = new (file: string, options?: { readonly readwrite?: boolean; readonly create?: boolean }) => BunDatabase;
+    const Database = builtin("bun:sqlite")?.Database as Constructor | undefined;
+    if (Database === undefined) unavailable("bun:sqlite exists only under Bun");
+    return driver("bun:sqlite", (file, options) => wrapBun(new Database(file, { readwrite: true, create: !options.mustExist })), () => new Database(":memory:"));
+  },
+  // 12.x, an optional peer dependency resolved from this package's location. Its native part
+  // loads on the first connection, so a probe proves it fits this runtime's ABI.
+  "better-sqlite3": () => {
+    type Constructor = new (file: string, options?: { readonly fileMustExist?: boolean }) => SqliteConnection & Scratch;
+    const Database = createRequire(import.meta.url)("better-sqlite3") as Constructor;
+    new Database(":memory:").close();
+    return driver("better-sqlite3", (file, options) => new Database(file, { fileMustExist: options.mustExist }), () => new Database(":memory:"));
+  },
+};
 
 let chosen: SqliteDriver | undefined;
 
@@ -179,36 +157,25 @@ let chosen: SqliteDriver | undefined;
  * library must not print into its user's stderr), then the other.
  */
 export function sqliteDriver(): SqliteDriver {
-  chosen ??= chooseDriver();
+  chosen ??= loadOrExplain(driverOrder());
   return chosen;
 }
 
-function chooseDriver(): SqliteDriver {
+function driverOrder(): SqliteDriverName[] {
   const forced = process.env[SQLITE_DRIVER_ENV];
   if (forced !== undefined && forced !== "") {
-    if (!SQLITE_DRIVER_NAMES.includes(forced as SqliteDriverName)) {
-      return unavailable(`${SQLITE_DRIVER_ENV}=${JSON.stringify(forced)} names no driver (one of ${SQLITE_DRIVER_NAMES.join(", ")})`);
-    }
-    return loadOrExplain([forced as SqliteDriverName]);
+    if (SQLITE_DRIVER_NAMES.includes(forced as SqliteDriverName)) return [forced as SqliteDriverName];
+    return unavailable(`${SQLITE_DRIVER_ENV}=${JSON.stringify(forced)} names no driver (one of ${SQLITE_DRIVER_NAMES.join(", ")})`);
   }
-  if (process.versions.bun !== undefined) return loadOrExplain(["bun:sqlite"]);
-  return loadOrExplain(nodeSqliteIsQuiet(process.versions.node) ? ["node:sqlite", "better-sqlite3"] : ["better-sqlite3", "node:sqlite"]);
+  if (process.versions.bun !== undefined) return ["bun:sqlite"];
+  return nodeSqliteIsQuiet(process.versions.node) ? ["node:sqlite", "better-sqlite3"] : ["better-sqlite3", "node:sqlite"];
 }
 
-/**
- * True on Node versions whose `node:sqlite` loads without an ExperimentalWarning: it became a
- * release candidate in 24.15 and 26; 25 is treated as warning (not measured).
- */
+/** True where `node:sqlite` loads without an ExperimentalWarning: a release candidate from 24.15 and 26 (25 not measured). */
 export function nodeSqliteIsQuiet(nodeVersion: string): boolean {
   const [major = 0, minor = 0] = nodeVersion.split(".").map(Number);
   return major >= 26 || (major === 24 && minor >= 15);
 }
-
-const LOADERS: Readonly<Record<SqliteDriverName, () => SqliteDriver>> = {
-  "node:sqlite": nodeSqliteDriver,
-  "bun:sqlite": bunSqliteDriver,
-  "better-sqlite3": betterSqlite3Driver,
-};
 
 /** The first of `names` that loads; otherwise one error saying why each did not. */
 function loadOrExplain(names: readonly SqliteDriverName[]): SqliteDriver {
