@@ -5,7 +5,7 @@
  */
 import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { scopeFailure, type ScopeFailure } from "./errors.js";
-import { isIdentityDigest, type IdentityPlatform } from "./identity.js";
+import { isIdentityDigest, type IdentityPlatform, type WorkspaceIdentity } from "./identity.js";
 
 /** The binding file's name inside a scope directory. */
 export const BINDING_FILE_NAME = ".gjc-managed-session-scope.v2.json";
@@ -21,11 +21,7 @@ export interface ScopeBinding {
 }
 
 /** What a binding must say for a given workspace. */
-export interface BindingIdentity {
-  readonly platform: IdentityPlatform;
-  readonly canonicalPath: string;
-  readonly digest: string;
-}
+export type BindingIdentity = Pick<WorkspaceIdentity, "platform" | "canonicalPath" | "digest">;
 
 /** The exact bytes of the binding of `identity`. */
 export function encodeBinding(identity: BindingIdentity): string {
@@ -56,31 +52,27 @@ export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity):
   if (binding.platform !== expected.platform || binding.canonicalPath !== expected.canonicalPath || binding.identityDigest !== expected.digest) {
     return scopeFailure("binding_conflict", "identity_mismatch", "the scope directory belongs to another workspace");
   }
-  if (parsed.text !== encodeBinding(expected)) return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
+  if (!parsed.canonical) return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
   return { kind: "valid", binding };
 }
 
 /** Decodes binding bytes without an expected identity (for audits); `undefined` unless canonical. */
 export function decodeBinding(bytes: Uint8Array): ScopeBinding | undefined {
   const parsed = parseBinding(bytes);
-  if (parsed.kind === "error") return undefined;
-  const { binding } = parsed;
-  // Compared as raw bytes: the decoder drops a leading BOM, which is not canonical.
-  const canonical = encodeBinding({ platform: binding.platform, canonicalPath: binding.canonicalPath, digest: binding.identityDigest });
-  return Buffer.from(bytes).toString("utf8") === canonical ? binding : undefined;
+  return parsed.kind === "parsed" && parsed.canonical ? parsed.binding : undefined;
 }
 
-function parseBinding(bytes: Uint8Array): { readonly kind: "parsed"; readonly text: string; readonly binding: ScopeBinding } | ScopeFailure {
-  let text: string;
+function parseBinding(bytes: Uint8Array): { readonly kind: "parsed"; readonly canonical: boolean; readonly binding: ScopeBinding } | ScopeFailure {
   let parsed: unknown;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch {
     return scopeFailure("binding_invalid", "unparsable", "the scope binding is not valid JSON");
   }
   if (!isBindingShape(parsed)) return scopeFailure("binding_invalid", "shape", "the scope binding has the wrong shape");
-  return { kind: "parsed", text, binding: parsed };
+  // Compared as raw bytes: the decoder drops a leading BOM, which is not canonical.
+  const canonical = encodeBinding({ platform: parsed.platform, canonicalPath: parsed.canonicalPath, digest: parsed.identityDigest });
+  return { kind: "parsed", canonical: Buffer.from(bytes).toString("utf8") === canonical, binding: parsed };
 }
 
 function isBindingShape(value: unknown): value is ScopeBinding {

@@ -1,8 +1,4 @@
-/**
- * Read-only audit of every v2 scope under a sessions root: does each `v2-<digest>` directory
- * hold a canonical binding whose identity hashes to its name? (Self-consistency only: it
- * knows no workspace.)
- */
+/** Read-only audit of the v2 scopes under a sessions root: does each hold a canonical binding whose identity hashes to its name? */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";

@@ -72,11 +72,7 @@ function forEachRelative(cwds: readonly string[], bases: readonly (string | unde
   }
 }
 
-/**
- * The extra directories a scan looks at: every `-`-prefixed name in `entries` that is not
- * a v2 scope, not the internal directory and not already in `known`, sorted, at most
- * {@link MAX_DISCOVERED_LEGACY_DIRECTORIES}.
- */
+/** The extra directories a scan looks at: `-`-prefixed names in `entries` but not `known` (nor v2 or internal), sorted, at most {@link MAX_DISCOVERED_LEGACY_DIRECTORIES}. */
 export function discoveredLegacyDirectories(entries: readonly string[], known: readonly string[]): string[] {
   const skip = new Set(known);
   return entries

@@ -16,10 +16,7 @@ interface ManagedSessionTarget {
   readonly agentDir: string;
   /** Managed storage rooted at the scope directory (it owns that descriptor). */
   readonly storage: ManagedSessionStorage;
-  /**
-   * The agent directory, held in write mode: blobs, breadcrumbs and the rest below it are
-   * opened from here ({@link AgentRoot.openDir}). The caller closes it (also released when collected).
-   */
+  /** The agent directory held in write mode, for blobs, breadcrumbs and the rest below it; the caller closes it. */
   readonly agentRoot: AgentRoot;
 }
 
@@ -42,8 +39,7 @@ export function managedSessionTarget(cwd: string, agentDir: string = defaultAgen
 }
 
 /**
- * Managed storage (the caller closes it) on the verified scope of `cwd`, or `undefined` when
- * it does not exist yet. Never writes.
+ * Managed storage (the caller closes it) on the verified scope of `cwd`, or `undefined` when it does not exist yet. Never writes.
  * @throws ScopeError with the resolution's code
  */
 export function managedSessionStorageForRead(
