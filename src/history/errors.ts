@@ -63,10 +63,7 @@ export function historyErrorFromSqlite(error: unknown, doing: string): HistoryEr
   return new HistoryError(code, message, sqliteCode === undefined ? { cause: error } : { sqliteCode, cause: error });
 }
 
-/**
- * The `SQLITE_*` extended result name of a driver's error: better-sqlite3 and bun:sqlite name
- * it in `code`; node:sqlite's `code` is `ERR_SQLITE_ERROR` and the number is in `errcode`.
- */
+/** The `SQLITE_*` extended result name of a driver's error (in `code`, or as a number in node:sqlite's `errcode`). */
 export function sqliteCodeOf(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code, errcode } = error as { code?: unknown; errcode?: unknown };

@@ -38,9 +38,8 @@ export interface HistoryStorageOptions {
   readonly onError?: (error: HistoryError) => void;
 }
 
-// One save writes at most this many prompts in one transaction: FTS5 writes an index segment
-// per transaction, so smaller batches cost throughput. A queue this long within one tick (a
-// bulk import) is saved at once instead of growing further.
+// Most prompts one transaction saves (FTS5 writes an index segment per transaction, so smaller
+// batches cost throughput); a queue this long within one tick (a bulk import) is saved at once.
 const MAX_BATCH = 10_000;
 
 interface Pending {
@@ -61,10 +60,9 @@ function toEntry(row: HistoryRow): HistoryEntry {
 }
 
 /**
- * The prompt-history store, one per process as in the peer. `add` only queues; batches are
- * written on `setImmediate`, one transaction each, so a turn never waits on disk. Every other
- * method is synchronous and first writes the queue, so it sees every prompt added before it.
- * Failures are thrown as {@link HistoryError}.
+ * The prompt-history store, one per process as in the peer. `add` only queues; batches are written
+ * on `setImmediate`, so a turn never waits on disk. Every other method is synchronous and first
+ * writes the queue, so it sees every prompt added before it. Failures are {@link HistoryError}s.
  */
 export class HistoryStorage {
   static #instance: HistoryStorage | undefined;
@@ -93,12 +91,10 @@ export class HistoryStorage {
   }
 
   /**
-   * The process-wide store (default `<default agent dir>/history.db`), opened on the first call;
-   * later calls with the same path return it (ignoring `options`), another path is
-   * `history_instance_conflict` until {@link HistoryStorage.resetInstance} or `close`. The
-   * directory and files must be owner-only (see {@link HistoryFiles.prepare}; a database or
-   * sidecar of ours the peer made 0644 is tightened, {@link HistoryStorage.tightened}). A
-   * database SQLite cannot read is renamed aside (`history_corrupt`); the next open starts empty.
+   * The process-wide store, opened on the first call; later calls with the same path return it
+   * (ignoring `options`), another path is `history_instance_conflict` until `resetInstance` or
+   * `close`. Directory and files must be owner-only ({@link HistoryFiles.prepare}). A database
+   * SQLite cannot read is renamed aside (`history_corrupt`); the next open starts empty.
    */
   static open(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): HistoryStorage {
     const target = checkDbPath(dbPath);
@@ -191,11 +187,10 @@ export class HistoryStorage {
   }
 
   /**
-   * Queues `prompt` (trimmed; empty ignored), skipped when equal to the previous one with the same
-   * cwd (checked against the queue and, when written, the newest row, so two processes do not
-   * defeat it). Bad arguments, an over-long prompt or a full backlog throw at once. The promise
-   * settles when the prompt's batch commits or fails (the prompt then stays queued); unawaited,
-   * it never rejects unhandled (see `onError`).
+   * Queues `prompt` (trimmed; empty ignored) unless it repeats the previous one with the same cwd
+   * (checked against the queue and, when written, the newest row, so two processes do not defeat
+   * it). The promise settles when its batch commits or fails (the prompt then stays queued), and
+   * never rejects unhandled (see `onError`); bad arguments or a full backlog throw at once.
    */
   add(prompt: string, cwd?: string): Promise<void> {
     this.#assertOpen();
@@ -218,8 +213,8 @@ export class HistoryStorage {
     });
     saved.catch(() => undefined);
     this.#pending.push({ prompt: text, cwd: cwdText, createdAt: Math.floor(Date.now() / 1000), settle });
-    // Only a bulk caller that never yields gets here; a failing database is left to the
-    // background retries so that add() does not wait out the busy timeout again and again.
+    // Only a bulk caller that never yields gets here; a failing database is left to the background
+    // retries, so add() does not wait out the busy timeout again and again.
     if (this.#pending.length >= MAX_BATCH && !this.#failing) this.#saveReportingFailures();
     else this.#schedule();
     return saved;
@@ -233,9 +228,8 @@ export class HistoryStorage {
   }
 
   /**
-   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the query
-   * is FTS syntax), newest first, then, up to `limit` (floored, clamped to 0..1000), those holding
-   * every token anywhere. A query without letters or digits matches nothing.
+   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the query is
+   * FTS syntax), then those holding every token anywhere, newest first, up to `limit` (clamped to 0..1000).
    */
   search(query: string, limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
@@ -248,13 +242,8 @@ export class HistoryStorage {
     if (tokens.length === 0 || max === 0) return [];
     this.flush();
     return this.#run("searching history", () => {
-      const where = cwdText === null ? "" : " AND h.cwd = ?";
-      const prefix = this.#statement(
-        `prefix${where}`,
-        `SELECT ${ENTRY_COLUMNS} FROM history_fts f JOIN history h ON h.id = f.rowid
-         WHERE history_fts MATCH ?${where} ORDER BY f.rowid DESC LIMIT ?`,
-      );
-      const found = prefix.all<HistoryRow>(...withCwd([prefixMatchExpression(tokens)], cwdText), max);
+      const fts = "history_fts f JOIN history h ON h.id = f.rowid";
+      const found = this.#select(fts, "f.rowid", ["history_fts MATCH ?"], [prefixMatchExpression(tokens)], cwdText, max);
       if (found.length < max) {
         const seen = new Set(found.map((row) => row.id));
         for (const row of this.#infix(tokens, cwdText, max + found.length)) {
@@ -273,9 +262,7 @@ export class HistoryStorage {
     const cwdText = checkCwd(cwd);
     if (max === 0) return [];
     this.flush();
-    const where = cwdText === null ? "" : " WHERE h.cwd = ?";
-    const recent = this.#statement(`recent${where}`, `SELECT ${ENTRY_COLUMNS} FROM history h${where} ORDER BY h.id DESC LIMIT ?`);
-    return this.#run("reading recent history", () => recent.all<HistoryRow>(...withCwd([], cwdText), max).map(toEntry));
+    return this.#run("reading recent history", () => this.#select("history h", "h.id", [], [], cwdText, max).map(toEntry));
   }
 
   /** Removes one prompt from the table and both indexes (secure-delete: its tokens go at once); false if absent. */
@@ -283,7 +270,7 @@ export class HistoryStorage {
     this.#assertOpen();
     if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 1) throw invalid("id must be a positive integer");
     this.flush();
-    const remove = this.#statement("delete", "DELETE FROM history WHERE id = ?");
+    const remove = this.#statement("DELETE FROM history WHERE id = ?");
     const removed = this.#run("deleting a prompt", () => remove.run(id).changes) > 0;
     if (removed) this.#compact(false);
     return removed;
@@ -297,7 +284,7 @@ export class HistoryStorage {
     this.flush();
     let removed: number;
     if (cwd !== null) {
-      const remove = this.#statement("clear cwd", "DELETE FROM history WHERE cwd = ?");
+      const remove = this.#statement("DELETE FROM history WHERE cwd = ?");
       removed = this.#run("clearing history", () => immediateTransaction(this.#db, () => remove.run(cwd).changes));
     } else {
       removed = this.#run("clearing history", () =>
@@ -354,8 +341,8 @@ export class HistoryStorage {
   /** Writes up to MAX_BATCH queued prompts in one IMMEDIATE transaction, then dequeues them. */
   #saveBatch(): void {
     const batch = this.#pending.slice(0, MAX_BATCH);
-    const newest = this.#statement("newest", "SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
-    const insert = this.#statement("insert", "INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
+    const newest = this.#statement("SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
+    const insert = this.#statement("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
     try {
       this.#run("saving history", () =>
         immediateTransaction(this.#db, () => {
@@ -383,23 +370,28 @@ export class HistoryStorage {
     const { indexed, scanned } = splitByInfixIndexability(tokens);
     // Indexed tokens go to the trigram table (LIKE is how FTS5 searches it with detail=none);
     // short ones are checked on the row, after the index narrowed the candidates.
-    const indexedLike = indexed.map(() => "x.prompt LIKE ?").join(" AND ");
-    const scannedLike = scanned.map(() => "h.prompt LIKE ?").join(" AND ");
-    const conditions = [indexedLike, scannedLike, cwd === null ? "" : "h.cwd = ?"].filter((c) => c !== "").join(" AND ");
-    const sql =
-      indexed.length > 0
-        ? `SELECT ${ENTRY_COLUMNS} FROM history_infix x JOIN history h ON h.id = x.rowid WHERE ${conditions} ORDER BY x.rowid DESC LIMIT ?`
-        : `SELECT ${ENTRY_COLUMNS} FROM history h WHERE ${conditions} ORDER BY h.id DESC LIMIT ?`;
-    const statement = this.#statement(`infix ${indexed.length} ${scanned.length} ${cwd === null}`, sql);
-    const params = withCwd([...indexed, ...scanned].map(containsLikePattern), cwd);
-    return statement.all<HistoryRow>(...params, limit);
+    const conditions = [...indexed.map(() => "x.prompt LIKE ?"), ...scanned.map(() => "h.prompt LIKE ?")];
+    const params = [...indexed, ...scanned].map(containsLikePattern);
+    if (indexed.length === 0) return this.#select("history h", "h.id", conditions, params, cwd, limit);
+    return this.#select("history_infix x JOIN history h ON h.id = x.rowid", "x.rowid", conditions, params, cwd, limit);
   }
 
-  #statement(key: string, sql: string): SqliteStatement {
-    let statement = this.#statements.get(key);
+  /** `SELECT` entry rows `FROM from WHERE conditions (AND the cwd's) ORDER BY order DESC LIMIT limit`. */
+  #select(from: string, order: string, conditions: string[], params: SqliteValue[], cwd: string | null, limit: number): HistoryRow[] {
+    if (cwd !== null) {
+      conditions.push("h.cwd = ?");
+      params.push(cwd);
+    }
+    const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+    return this.#statement(`SELECT ${ENTRY_COLUMNS} FROM ${from}${where} ORDER BY ${order} DESC LIMIT ?`).all<HistoryRow>(...params, limit);
+  }
+
+  /** `sql`, prepared once per store (until `clear()` drops the tables). */
+  #statement(sql: string): SqliteStatement {
+    let statement = this.#statements.get(sql);
     if (statement === undefined) {
       statement = this.#run("preparing a query", () => this.#db.prepare(sql));
-      this.#statements.set(key, statement);
+      this.#statements.set(sql, statement);
     }
     return statement;
   }
@@ -458,11 +450,6 @@ function configure(db: SqliteConnection, busyTimeoutMs: number): void {
   const mode = pragmaValue(db, "journal_mode = WAL");
   if (mode !== "wal") throw new HistoryError("history_readonly", `history: SQLite refused WAL mode (got ${String(mode)})`);
   db.exec("PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cell_size_check = ON; PRAGMA trusted_schema = OFF");
-}
-
-function withCwd(params: SqliteValue[], cwd: string | null): SqliteValue[] {
-  if (cwd !== null) params.push(cwd);
-  return params;
 }
 
 /** Closes `db` and `files` after `error`, returning its typed form; corrupt files are first moved aside. */

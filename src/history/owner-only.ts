@@ -33,11 +33,10 @@ function guarded<T>(what: string, fn: () => T): T {
 }
 
 /**
- * SQLite uses POSIX record locks, and POSIX drops *all* of a process's locks on a file when it
- * closes *any* descriptor of it: opening and closing `history.db` or `-shm` while a connection
- * of this process is open would release that connection's locks, and another process could
- * reset the WAL index under it (SIGBUS, lost rows). So descriptors are opened only while no
- * connection here holds the database (tracked by identity); otherwise checks are by `stat`.
+ * POSIX drops *all* of a process's record locks on a file when it closes *any* descriptor of it:
+ * opening and closing `history.db` or `-shm` while a connection here is open would release its
+ * SQLite locks, and another process could reset the WAL index under it (SIGBUS, lost rows). So
+ * descriptors are opened only while no connection here holds the database; else checks are by `stat`.
  */
 const openInThisProcess = new Map<string, number>();
 
@@ -90,14 +89,7 @@ export class HistoryFiles {
       const tightened = ALL_SUFFIXES.map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
       // Verified on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile.
       for (const sidecar of SIDECAR_SUFFIXES.map((suffix) => name + suffix)) ifPresent(sidecar, () => dir.openFile(sidecar).close());
-      const file = guarded(name, () => {
-        try {
-          return dir.openFile(name, { write: true, create: "exclusive" });
-        } catch (error) {
-          if (error instanceof SecureFsError && error.code === "already_exists") return dir.openFile(name);
-          throw error;
-        }
-      });
+      const file = guarded(name, () => dir.openFile(name, { create: "if-missing" }));
       let key: string;
       try {
         key = identityKey(guarded(name, () => file.stat()));
@@ -113,11 +105,10 @@ export class HistoryFiles {
   }
 
   /**
-   * Run once SQLite opened the database: it must still be the file {@link HistoryFiles.prepare}
-   * checked, every sidecar owner-only, and what SQLite holds those very files (Linux: each of its
-   * descriptors on these names matches the file in the held directory by device and inode;
-   * elsewhere the directory path, reopened unfollowed, still is the held directory). From here
-   * on this process opens no descriptor of these files until {@link HistoryFiles.close}.
+   * Run once SQLite opened the database: it must still be the file `prepare` checked, every sidecar
+   * owner-only, and what SQLite holds those very files (Linux: its descriptors on these names match
+   * the held directory's files by device and inode; elsewhere the directory path, reopened
+   * unfollowed, still is the held directory). No descriptor of these files is opened until `close`.
    */
   opened(): void {
     const now = checkByStat(this.#dir, this.#name);
@@ -219,11 +210,10 @@ function isOpenDescriptor(fd: string): boolean {
 }
 
 /**
- * The peer creates its database 0644 (SQLite's default under umask 022): a file that is ours,
- * regular and single-linked is tightened to 0600, anything else left to the checks that follow.
- * The fchmod goes through a descriptor opened unfollowed (below the held directory where
- * possible) and matched by device and inode with the file in the held directory. ACLs stay (the
- * verify that follows refuses them). True if the mode changed; never on Windows (no POSIX modes).
+ * The peer creates its database 0644 (umask 022): a file that is ours, regular and single-linked
+ * is tightened to 0600 by a descriptor opened unfollowed (below the held directory where possible)
+ * and matched by device and inode; anything else, and ACLs, are left to the checks that follow.
+ * True if the mode changed; never on Windows (no POSIX modes).
  */
 function tightenIfLoose(dir: SecureDir, name: string): boolean {
   if (process.platform === "win32") return false;
@@ -268,10 +258,7 @@ function statIfPresent(dir: SecureDir, name: string): SecureStat | undefined {
   return ifPresent(name, () => dir.stat(name));
 }
 
-/**
- * The owner-only rules `stat` can see, for files this process must not open. ACLs need a
- * descriptor; SQLite's files born in a directory verified to carry no default ACL have none.
- */
+/** The owner-only rules `stat` can see, for files not to be opened (SQLite's, born in a directory without default ACL, have no ACL). */
 function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   const stat = statIfPresent(dir, name);
   if (stat === undefined) return undefined;

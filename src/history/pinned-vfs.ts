@@ -1,8 +1,7 @@
 /**
- * Loads, once per process and driver (each links its own SQLite), the extension that lets a
- * database path name a held directory descriptor (`/proc/self/fd/<n>/<name>`, Linux): SQLite's
- * unix VFS would resolve that link back to a path and open by name. It registers itself as the
- * default VFS and leaves every other path as it was (native/sqlite/pinned_vfs.c).
+ * Loads, once per driver (each links its own SQLite), the extension (native/sqlite/pinned_vfs.c)
+ * that lets a path name a held directory descriptor (`/proc/self/fd/<n>/<name>`, Linux), which
+ * the unix VFS would resolve back to a path. It becomes the default VFS, other paths unchanged.
  */
 import { pinnedVfsExtensionPath } from "../fs/index.js";
 import { HistoryError } from "./errors.js";

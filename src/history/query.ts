@@ -8,9 +8,8 @@ export const MAX_QUERY_TOKENS = 32;
 // checked by a scan of the rows the index narrowed down.
 const MIN_INDEXED_INFIX_CHARS = 3;
 
-// Each driver encodes a lone surrogate its own way (better-sqlite3 as invalid UTF-8 reading
-// back as three U+FFFD), and LIKE/instr stop at NUL; either would make stored text differ from
-// what search and dedup compare. One U+FFFD per bad unit, before any driver sees the text.
+// Each driver encodes a lone surrogate its own way, and LIKE/instr stop at NUL: either would make
+// stored text differ from what search and dedup compare. So each bad unit becomes one U+FFFD first.
 const UNSTORABLE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\u0000/g;
 
 /** `text` with lone UTF-16 surrogates and NUL replaced by U+FFFD, otherwise unchanged. */

@@ -6,11 +6,10 @@ import { immediateTransaction, pragmaValue, type SqliteConnection } from "./sqli
 export const HISTORY_SCHEMA_VERSION = 1;
 
 /**
- * Two external-content FTS5 indexes over `history`: `history_fts` (unicode61, the peer's name
- * and shape) for token prefixes, with 1-3 character prefix indexes so a short prefix does not
- * merge the doclists of every word it starts; `history_infix` (trigram, `detail=none`: SQLite
- * re-checks its LIKE matches) for substrings without a table scan. `secure-delete` removes a
- * deleted prompt's tokens at once instead of leaving them in old segments until a merge.
+ * Two external-content FTS5 indexes: `history_fts` (the peer's, unicode61) for token prefixes, with
+ * 1-3 character prefix indexes so a short prefix merges no doclists; `history_infix` (trigram,
+ * `detail=none`: SQLite re-checks its LIKE matches) for substrings without a table scan.
+ * `secure-delete` removes a deleted prompt's tokens at once, not at a later merge.
  */
 const SCHEMA_V1 = `
 CREATE TABLE history (
@@ -61,11 +60,7 @@ function dropAllButHistoryTable(db: SqliteConnection): void {
   }
 }
 
-/**
- * Version 0 is an empty file or the peer's database (same table, an FTS table kept by an
- * insert trigger only, no version). Its rows are copied into v1 and its index rebuilt: an
- * insert-only trigger leaves deleted rows in the index.
- */
+/** Version 0, an empty file or the peer's (no version, an FTS table kept by an insert trigger only, so holding deleted rows): rows copied, index rebuilt. */
 function migrateFromV0(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
   if (!hasHistory) {

@@ -1,8 +1,4 @@
-/**
- * The little the history store needs of SQLite, and the three bindings providing it: one chosen
- * per process, loaded when the first database opens. The types are ours, so no binding's types
- * reach the declarations.
- */
+/** What the history store needs of SQLite, and the three bindings providing it (our types, so none of theirs reach the declarations). */
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
@@ -151,10 +147,9 @@ const LOADERS: Readonly<Record<SqliteDriverName, () => SqliteDriver>> = {
 let chosen: SqliteDriver | undefined;
 
 /**
- * The process's driver, chosen once (two SQLite libraries never see each other's POSIX locks):
- * the one `GJC_SQLITE_DRIVER` names, or `history_sqlite_unavailable`; under Bun `bun:sqlite`;
- * `node:sqlite` where it loads without an ExperimentalWarning, else better-sqlite3 first (a
- * library must not print into its user's stderr), then the other.
+ * The process's driver, chosen once (two SQLite libraries never see each other's POSIX locks): the
+ * one `GJC_SQLITE_DRIVER` names; under Bun `bun:sqlite`; else `node:sqlite` where it loads without an
+ * ExperimentalWarning (a library must not print to stderr), better-sqlite3 first elsewhere, then the other.
  */
 export function sqliteDriver(): SqliteDriver {
   chosen ??= loadOrExplain(driverOrder());

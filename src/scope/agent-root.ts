@@ -19,9 +19,9 @@ export interface AgentRootOptions {
 const REPAIRABLE_CODES: ReadonlySet<SecureFsErrorCode> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
 
 /**
- * The agent directory, held. Read mode changes nothing (the directory must be the user's, a
- * looser mode is read through; below it all is verified unless `readThrough`); write mode
- * creates and repairs what the user owns. Closing closes only its own descriptor.
+ * The agent directory, held. Read mode changes nothing (the directory must be the user's, a looser
+ * mode is read through; below it all is verified unless `readThrough`); write mode creates and
+ * repairs what the user owns. Closing closes only its own descriptor.
  */
 export class AgentRoot {
   /** The agent directory's path with its ancestors canonicalised; for messages, never re-resolved. */
@@ -157,8 +157,8 @@ export function openOrRepair(open: (options: OpenDirOptions) => SecureDir, where
 
 /**
  * `target` with its existing ancestors replaced by their real path, the last component (and a
- * missing tail) kept: a link in a trusted prefix (macOS `/var`, a linked home) is resolved
- * once here, while a link at `target` itself stays one and is refused by the secure layer.
+ * missing tail) kept: a link in a trusted prefix (macOS `/var`, a linked home) is resolved once
+ * here, while a link at `target` itself stays one, for the secure layer to refuse.
  */
 export function canonicalizeTrustedPath(target: string): string {
   const absolute = path.resolve(target);

@@ -1,7 +1,6 @@
 /**
- * The binding file `.gjc-managed-session-scope.v2.json` ties a `v2-<digest>` directory to the
- * one workspace identity it was made for. Its bytes are canonical (compact JSON, fixed key
- * order, one trailing LF), so any edit at all shows in a byte comparison.
+ * The binding file ties a `v2-<digest>` directory to the one workspace identity it was made for.
+ * Its bytes are canonical (compact JSON, fixed key order, one trailing LF): any edit shows.
  */
 import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { scopeFailure, type ScopeFailure } from "./errors.js";
@@ -40,11 +39,7 @@ export function encodeBinding(identity: BindingIdentity): string {
 /** Outcome of checking binding bytes. */
 export type BindingCheck = { readonly kind: "valid"; readonly binding: ScopeBinding } | ScopeFailure;
 
-/**
- * Checks binding bytes against the expected identity: unparsable or wrongly shaped ->
- * `binding_invalid`; another workspace -> `binding_conflict`; right workspace but not the
- * canonical bytes -> `binding_invalid`.
- */
+/** Checks binding bytes against the expected identity: another workspace is `binding_conflict`; unparsable, misshapen or not canonical `binding_invalid`. */
 export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity): BindingCheck {
   const parsed = parseBinding(bytes);
   if (parsed.kind === "error") return parsed;
@@ -101,10 +96,7 @@ export function readBindingFile(scopeDir: SecureDir): Buffer {
 /** Result of reading a scope's binding. */
 export type BindingRead = BindingCheck | { readonly kind: "absent" };
 
-/**
- * Reads and checks the binding in the held scope directory ({@link readBindingFile}); a file
- * failing the fs checks is `binding_invalid` with the fs code as cause. Never writes.
- */
+/** Reads and checks the binding in the held scope directory; a file failing the fs checks is `binding_invalid` with the fs code as cause. */
 export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingRead {
   let bytes: Buffer;
   try {

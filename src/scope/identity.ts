@@ -87,9 +87,8 @@ export interface WorkspaceIdentity {
 export type WorkspaceIdentityResult = { readonly kind: "identity"; readonly identity: WorkspaceIdentity } | ScopeFailure;
 
 /**
- * Resolves `cwd` (relative to `process.cwd()`) to its native identity, or `cwd_missing`,
- * `cwd_not_directory`, `network_unsupported`, `identity_unavailable` (cause `not_utf8`,
- * `io_error`, ...). On Windows the lexical rule runs first: a UNC cwd never touches the network.
+ * Resolves `cwd` (against `process.cwd()`) to its native identity, or `cwd_missing`, `cwd_not_directory`,
+ * `network_unsupported`, `identity_unavailable`. On Windows the lexical rule runs first: a UNC cwd never touches the network.
  */
 export function workspaceIdentity(cwd: string, platform: NodeJS.Platform = process.platform): WorkspaceIdentityResult {
   if (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0")) {

@@ -31,9 +31,8 @@ export interface ScopeDirectoryReport {
 }
 
 /**
- * Inspects every `v2-<digest>` entry of the sessions root, sorted: a held directory (from
- * {@link AgentRoot.openDir}) or a path opened once by descriptor (never followed; a looser one
- * of the user's passes). A missing root has none. Never writes.
+ * Inspects every `v2-<digest>` entry of the sessions root, sorted: held ({@link AgentRoot.openDir}) or a path
+ * opened once by descriptor (never followed; a looser one of the user's passes; missing: none). Never writes.
  * @throws SecureFsError when the root cannot be opened safely (a link, another owner, ...)
  */
 export function inspectScopeDirectories(sessionsRoot: string | SecureDir): ScopeDirectoryReport[] {

@@ -34,10 +34,7 @@ export interface LegacyAnchors {
   readonly canonicalTmp?: string;
 }
 
-/**
- * Every legacy directory name of the scope's cwd spellings, in a stable order without
- * duplicates: absolute encodings, then home-relative, then temp-relative variants.
- */
+/** Every legacy directory name of the scope's cwd spellings, once each: absolute encodings, then home-, then temp-relative. */
 export function legacyDirectoryNames(
   scope: Pick<ManagedScope, "canonicalCwd" | "legacyLexicalCwd">,
   anchors: LegacyAnchors = {},

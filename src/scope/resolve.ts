@@ -1,8 +1,4 @@
-/**
- * resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope holding
- * that workspace's sessions. Reading never writes; preparing for write creates the owner-only
- * directory chain and the binding, repairing only permission deviations of the user's own.
- */
+/** resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope holding that workspace's sessions. */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
@@ -101,8 +97,8 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
   const { identity } = found;
   const givenAgentDir = options.agentDir ?? defaultAgentDir();
   const agentDir = canonicalizeTrustedPath(givenAgentDir);
-  // A sessions root below the agent directory is walked from the agent's descriptor like the
-  // default one; one elsewhere is a trusted root of its own (and the agent dir is not opened).
+  // A sessions root below the agent directory is walked from the agent's descriptor; one elsewhere
+  // is a trusted root of its own (and the agent directory is not opened).
   const names = options.sessionsRoot === undefined ? [SESSIONS_DIRECTORY] : namesBelowAgentDir(agentDir, givenAgentDir, options.sessionsRoot);
   if (names?.length === 0) return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
   const sessionsRoot = names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
@@ -139,11 +135,9 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
 }
 
 /**
- * The scope directory, its binding checked, reached through every directory on the way by
- * descriptor. Read mode creates and repairs nothing (a missing directory: no scope yet; the
- * sessions root may be an older tool's looser one, the scope below it is verified). Write mode
- * creates the chain owner-only and repairs permission deviations of the user's own (recorded in
- * `repaired`); anything else is refused, never adopted.
+ * The scope directory, its binding checked, reached by descriptor. Read mode changes nothing (a
+ * missing directory: no scope yet; the sessions root may be an older tool's looser one). Write mode
+ * creates the chain owner-only and repairs permission deviations of the user's own (into `repaired`).
  */
 function openScopeDir(
   base: Pick<ManagedScope, "sessionsRoot" | "directoryName" | "directoryPath">,

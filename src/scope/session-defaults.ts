@@ -1,7 +1,4 @@
-/**
- * The default home of a workspace's sessions: managed storage on the very v2 scope directory
- * the resolution checked (held, never reopened by path). The legacy layout is never a default.
- */
+/** The default home of a workspace's sessions: managed storage on the very v2 scope directory the resolution checked (never the legacy layout). */
 import { ManagedSessionStorage } from "../storage/index.js";
 import type { AgentRoot } from "./agent-root.js";
 import { ScopeError } from "./errors.js";
@@ -21,8 +18,7 @@ interface ManagedSessionTarget {
 }
 
 /**
- * Prepares the managed scope of `cwd` for writing (agent dir chain, scope directory, binding)
- * and opens managed storage on the scope directory it prepared.
+ * Prepares the managed scope of `cwd` for writing and opens managed storage on the directory it prepared.
  * @throws ScopeError with the resolution's code (`cwd_missing`, `binding_conflict`, ...)
  */
 export function managedSessionTarget(cwd: string, agentDir: string = defaultAgentDir()): ManagedSessionTarget {
