@@ -4,10 +4,9 @@ import path from "node:path";
 import { checkCwd, checkDbPath, checkLimit, checkOptions, checkPositiveInteger, conflict, defaultHistoryDbPath, invalid } from "./arguments.js";
 import { HistoryError, historyErrorFromSqlite, isBusyCode, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
-import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
 import { containsLikePattern, MAX_QUERY_LENGTH, MAX_QUERY_TOKENS, normalizePrompt, prefixMatchExpression, splitByInfixIndexability, tokenizeQuery } from "./query.js";
 import { migrate, recreateSchema } from "./schema.js";
-import { immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
+import { checkPinnedConnection, immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
 
 /** One stored prompt, in the peer's shape (column names as in the table). */
 export interface HistoryEntry {
@@ -159,7 +158,7 @@ export class HistoryStorage {
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
     let db: SqliteConnection | undefined;
     try {
-      if (files.pinned) ensurePinnedVfs(driver);
+      if (files.pinned) driver.ensurePinnedVfs();
       db = driver.open(files.sqlitePath, { mustExist: true });
       if (files.pinned) checkPinnedConnection(db, files.sqlitePath);
       configure(db, busyTimeoutMs);

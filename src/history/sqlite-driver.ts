@@ -2,6 +2,7 @@
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
 
+import { pinnedVfsExtensionPath } from "../fs/index.js";
 import { HistoryError } from "./errors.js";
 
 /** Every SQLite binding the store runs on, in the order `GJC_SQLITE_DRIVER` documents them. */
@@ -40,8 +41,13 @@ export interface SqliteDriver {
   readonly name: SqliteDriverName;
   /** Opens `file` read-write; with `mustExist`, a missing file is SQLITE_CANTOPEN, not created. */
   open(file: string, options: { readonly mustExist: boolean }): SqliteConnection;
-  /** Loads an extension into this binding's SQLite library (a VFS it registers stays for the process). */
-  loadExtension(file: string): void;
+  /**
+   * Registers, once, the pinned VFS (native/sqlite/pinned_vfs.c) in this binding's own SQLite, or
+   * throws `history_pin_unavailable`. It lets a path name a held directory descriptor
+   * (`/proc/self/fd/<n>/<name>`, Linux), which the unix VFS would resolve back to a path and open
+   * by name; it becomes the default VFS and leaves every other path as it was.
+   */
+  ensurePinnedVfs(): void;
 }
 
 /** First column of the first row of `PRAGMA <pragma>`, or undefined when it returns no row. */
@@ -71,19 +77,39 @@ export function immediateTransaction<T>(db: SqliteConnection, fn: () => T): T {
   return result;
 }
 
+/** Refuses a connection whose main database is not at the path given: anything else means another VFS reached the file by name. */
+export function checkPinnedConnection(db: SqliteConnection, expected: string): void {
+  const main = db.prepare("PRAGMA database_list").all().find((row) => row.name === "main");
+  if (main?.file !== expected) throw pinUnavailable(`SQLite resolved ${expected} to ${String(main?.file)} instead of keeping it`);
+}
+
+function pinUnavailable(why: string, cause?: unknown): HistoryError {
+  const message = `history: cannot open the database through its held directory: ${why}`;
+  return new HistoryError("history_pin_unavailable", message, cause === undefined ? {} : { cause });
+}
+
 type Scratch = { loadExtension?(file: string): unknown; close(): unknown };
 
-/** A driver whose extensions load through a throw-away connection made by `scratch`. */
+/** A driver whose extension loads through a throw-away connection made by `scratch` (what it registers stays for the process). */
 function driver(name: SqliteDriverName, open: SqliteDriver["open"], scratch: () => Scratch): SqliteDriver {
-  const loadExtension = (file: string): void => {
-    const probe = scratch();
+  let pinned = false;
+  const ensurePinnedVfs = (): void => {
+    if (pinned) return;
+    const extension = pinnedVfsExtensionPath();
+    if (extension === undefined) throw pinUnavailable("the gjc_pinned_vfs SQLite extension was not built (npm run build:native)");
     try {
-      probe.loadExtension?.(file);
-    } finally {
-      probe.close();
+      const probe = scratch();
+      try {
+        probe.loadExtension?.(extension);
+      } finally {
+        probe.close();
+      }
+    } catch (error) {
+      throw pinUnavailable(`loading ${extension} into ${name} failed: ${error instanceof Error ? error.message : String(error)}`, error);
     }
+    pinned = true;
   };
-  return { name, open, loadExtension };
+  return { name, open, ensurePinnedVfs };
 }
 
 function builtin(id: string): { readonly [name: string]: unknown } | undefined {
