@@ -281,21 +281,11 @@ export class HistoryStorage {
     checkOptions(options);
     const cwd = checkCwd(options.cwd);
     this.flush();
-    let removed: number;
-    if (cwd !== null) {
-      const remove = this.#statement("DELETE FROM history WHERE cwd = ?");
-      removed = this.#run("clearing history", () => immediateTransaction(this.#db, () => remove.run(cwd).changes));
-    } else {
-      removed = this.#run("clearing history", () =>
-        immediateTransaction(this.#db, () => {
-          const count = Number(this.#db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
-          recreateSchema(this.#db);
-          return count;
-        }),
-      );
-      // Dropped tables invalidate every cached statement.
-      this.#statements.clear();
-    }
+    const removed = this.#run("clearing history", () =>
+      immediateTransaction(this.#db, () => (cwd === null ? recreateSchema(this.#db) : this.#statement("DELETE FROM history WHERE cwd = ?").run(cwd).changes)),
+    );
+    // Dropped tables invalidate every cached statement.
+    if (cwd === null) this.#statements.clear();
     this.#compact(cwd === null);
     return removed;
   }

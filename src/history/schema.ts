@@ -42,11 +42,13 @@ CREATE TRIGGER history_au AFTER UPDATE ON history BEGIN
 END;
 `;
 
-/** Drops every history object and creates the current layout afresh: how `clear()` empties everything. */
-export function recreateSchema(db: SqliteConnection): void {
+/** Drops every history object and creates the current layout afresh (how `clear()` empties everything); returns how many rows went. */
+export function recreateSchema(db: SqliteConnection): number {
+  const count = Number(db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
   dropAllButHistoryTable(db);
   db.exec("DROP TABLE IF EXISTS history");
   db.exec(SCHEMA_V1);
+  return count;
 }
 
 /** Drops every object but the `history` table (the FTS shadow tables go with their virtual tables). */
