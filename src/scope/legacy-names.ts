@@ -18,10 +18,6 @@ function encode(text: string): string {
   return text.replace(/[/\\:]/g, "-");
 }
 
-function stripOneLeadingSeparator(text: string): string {
-  return text.startsWith("/") || text.startsWith("\\") ? text.slice(1) : text;
-}
-
 /** Places the legacy layout looked up a workspace relative to. */
 export interface LegacyAnchors {
   /** Home directory; default `os.homedir()`. */
@@ -41,7 +37,7 @@ export function legacyDirectoryNames(
 ): string[] {
   const names = new Set<string>();
   const cwds = [scope.canonicalCwd, scope.legacyLexicalCwd];
-  for (const cwd of cwds) names.add(`--${encode(stripOneLeadingSeparator(cwd))}--`);
+  for (const cwd of cwds) names.add(`--${encode(cwd.replace(/^[/\\]/, ""))}--`);
   forEachRelative(cwds, [anchors.canonicalHome, anchors.home ?? os.homedir()], (rel, base) => {
     const r = encode(rel);
     names.add(rel === "" ? "-" : `-${r}`);
