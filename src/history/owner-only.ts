@@ -66,7 +66,7 @@ export class HistoryFiles {
     const pinned = dir.pinnedPath(name);
     this.pinned = pinned !== undefined;
     this.sqlitePath = pinned ?? this.dbPath;
-    this.#before = openDescriptors();
+    this.#before = new Set(openDescriptors().keys());
   }
 
   /**
@@ -123,20 +123,16 @@ export class HistoryFiles {
   #checkSqliteDescriptors(): void {
     const names = new Set(ALL_SUFFIXES.map((suffix) => this.#name + suffix));
     let sawDatabase = false;
-    for (const fd of openDescriptors()) {
-      if (this.#before.has(fd)) continue;
-      const link = `/proc/self/fd/${fd}`;
-      let target: string;
+    for (const [fd, target] of openDescriptors()) {
+      const base = path.basename(target);
+      if (this.#before.has(fd) || !names.has(base)) continue;
       let held: fs.BigIntStats;
       try {
-        target = fs.readlinkSync(link);
         // stat, not open: closing an opened one would drop SQLite's POSIX locks.
-        held = fs.statSync(link, { bigint: true });
+        held = fs.statSync(`/proc/self/fd/${fd}`, { bigint: true });
       } catch {
         continue; // closed meanwhile: not one SQLite keeps
       }
-      const base = path.basename(target);
-      if (!names.has(base)) continue;
       const expected = statIfPresent(this.#dir, base);
       if (expected === undefined || expected.dev !== String(held.dev) || expected.ino !== String(held.ino)) {
         throw replaced(path.join(this.#dir.path, base), `is not the file SQLite opened (it opened ${target})`);
@@ -189,24 +185,24 @@ function replaced(where: string, what: string): HistoryError {
   return new HistoryError("history_insecure", `history: ${where} ${what}`, { fsCode: "identity_mismatch" });
 }
 
-/** The descriptor numbers this process has open (Linux); empty where /proc is absent. */
-function openDescriptors(): Set<string> {
-  if (process.platform !== "linux") return new Set();
+/** Where each descriptor this process has open leads, by number (Linux; empty elsewhere). */
+function openDescriptors(): Map<string, string> {
+  const open = new Map<string, string>();
+  if (process.platform !== "linux") return open;
+  let listed: string[];
   try {
-    // The listing's own descriptor is listed and closed by now: keep numbers that still resolve.
-    return new Set(fs.readdirSync("/proc/self/fd").filter((fd) => isOpenDescriptor(fd)));
+    listed = fs.readdirSync("/proc/self/fd");
   } catch (error) {
     throw new HistoryError("history_io_error", `history: cannot list /proc/self/fd to check what SQLite opened: ${String(error)}`, { cause: error });
   }
-}
-
-function isOpenDescriptor(fd: string): boolean {
-  try {
-    fs.readlinkSync(`/proc/self/fd/${fd}`);
-    return true;
-  } catch {
-    return false;
+  for (const fd of listed) {
+    try {
+      open.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      // The listing's own descriptor, closed by now.
+    }
   }
+  return open;
 }
 
 /**
