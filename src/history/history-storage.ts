@@ -282,7 +282,10 @@ export class HistoryStorage {
     const cwd = checkCwd(options.cwd);
     this.flush();
     const removed = this.#run("clearing history", () =>
-      immediateTransaction(this.#db, () => (cwd === null ? recreateSchema(this.#db) : this.#statement("DELETE FROM history WHERE cwd = ?").run(cwd).changes)),
+      immediateTransaction(this.#db, () => {
+        if (cwd === null) return recreateSchema(this.#db);
+        return this.#statement("DELETE FROM history WHERE cwd = ?").run(cwd).changes;
+      }),
     );
     // Dropped tables invalidate every cached statement.
     if (cwd === null) this.#statements.clear();
@@ -400,10 +403,7 @@ export class HistoryStorage {
     }
   }
 
-  /**
-   * After a deletion: optionally VACUUM (no free page keeps an old prompt), then truncate the WAL
-   * so old page images leave the disk too. Busy only postpones this: the deletion has committed.
-   */
+  /** After a deletion: VACUUM if asked (no free page keeps an old prompt), then truncate the WAL; busy only postpones this. */
   #compact(vacuum: boolean): void {
     this.#run("compacting history", () => {
       try {

@@ -1,7 +1,6 @@
 /**
- * Owner-only guard around the files SQLite opens (the directory, the database, its sidecars).
- * SQLite takes only a path: it gets one through the held directory where the platform has one,
- * and the files are checked before it opens them and after.
+ * Owner-only guard around the files SQLite opens (directory, database, sidecars). SQLite takes only
+ * a path: it gets one through the held directory where the platform has one; the files are checked before and after.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -70,9 +69,8 @@ export class HistoryFiles {
   }
 
   /**
-   * Opens the directory owner-only (created 0700 with `create`), tightens what {@link tightenIfLoose}
-   * may, refuses sidecars failing the owner-only rules, and creates `name` exclusively at 0600 or
-   * verifies the one there. Call {@link HistoryFiles.opened} once SQLite has it open.
+   * Opens the directory owner-only (created 0700 with `create`), tightens what {@link tightenIfLoose} may, refuses
+   * sidecars failing the owner-only rules, and creates `name` at 0600 or verifies it. Call `opened` once SQLite has it.
    */
   static prepare(dirPath: string, name: string, options: { readonly create: boolean }): HistoryFiles {
     if (!isValidEntryName(name)) {

@@ -86,9 +86,8 @@ function migrateFromV0(db: SqliteConnection): void {
 const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0];
 
 /**
- * Brings the database to {@link HISTORY_SCHEMA_VERSION}. The version is read without a write lock
- * first (an up-to-date file never waits on a writer), then again inside the IMMEDIATE
- * transaction, since another process may have migrated in between.
+ * Brings the database to {@link HISTORY_SCHEMA_VERSION}: the version is read without a write lock first (an
+ * up-to-date file never waits on a writer), then again in the IMMEDIATE transaction (another process may have migrated).
  */
 export function migrate(db: SqliteConnection): void {
   if (checkedVersion(db) === HISTORY_SCHEMA_VERSION) return;

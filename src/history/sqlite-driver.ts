@@ -158,7 +158,8 @@ const LOADERS: Readonly<Record<SqliteDriverName, () => SqliteDriver>> = {
     type Constructor = new (file: string, options?: { readonly readwrite?: boolean; readonly create?: boolean }) => BunDatabase;
     const Database = builtin("bun:sqlite")?.Database as Constructor | undefined;
     if (Database === undefined) unavailable("bun:sqlite exists only under Bun");
-    return driver("bun:sqlite", (file, options) => wrapBun(new Database(file, { readwrite: true, create: !options.mustExist })), () => new Database(":memory:"));
+    const open: SqliteDriver["open"] = (file, options) => wrapBun(new Database(file, { readwrite: true, create: !options.mustExist }));
+    return driver("bun:sqlite", open, () => new Database(":memory:"));
   },
   // 12.x, an optional peer dependency resolved from this package's location. Its native part
   // loads on the first connection, so a probe proves it fits this runtime's ABI.

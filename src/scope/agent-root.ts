@@ -1,6 +1,5 @@
 /**
- * AgentRoot: the agent directory opened once by descriptor, the one place a path is resolved
- * (ancestors canonicalised and checked, the directory itself no link and owner-only). Everything
+ * AgentRoot: the agent directory opened once by descriptor, the one place a path is resolved. Everything
  * below is opened one verified name at a time from it, so no later rename or link swap redirects.
  */
 import fs from "node:fs";
@@ -39,8 +38,7 @@ export class AgentRoot {
   }
 
   /**
-   * Opens `agentDir` (absolute or against the cwd); links in its ancestors are resolved once
-   * ({@link canonicalizeTrustedPath}), the directory itself must not be one.
+   * Opens `agentDir`; links in its ancestors are resolved once ({@link canonicalizeTrustedPath}), it must not be one.
    * @throws SecureFsError `not_found` (read mode), `symlink_refused`, `owner_mismatch`, `insecure_ancestor`, ...
    */
   static open(agentDir: string, options: AgentRootOptions = {}): AgentRoot {

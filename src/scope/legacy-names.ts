@@ -1,7 +1,6 @@
 /**
- * The directory names the legacy layout may have used for a workspace. The encoding maps `/`,
- * `\` and `:` to `-`, so workspaces can share a name (`/a/b-c` and `/a-b/c`): a name only says
- * where to look; a file's header decides whose it is.
+ * The directory names the legacy layout may have used for a workspace. Its encoding maps `/`, `\` and `:` to `-`,
+ * so workspaces can share a name (`/a/b-c`, `/a-b/c`): a name says where to look, a file's header whose it is.
  */
 import os from "node:os";
 

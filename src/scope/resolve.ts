@@ -56,9 +56,8 @@ export interface ResolveScopeOptions {
 export type ScopeResolution = { readonly kind: "resolved"; readonly scope: ManagedScope } | ScopeFailure;
 
 /**
- * Resolves the managed scope of `options.cwd`: workspace identity (a failing cwd causes no I/O
- * below the agent directory), then by descriptor the agent directory, sessions root, scope
- * directory (owner-only) and binding (canonical bytes of this identity).
+ * Resolves the managed scope of `options.cwd`: workspace identity (a failing cwd causes no I/O below the agent
+ * directory), then by descriptor the agent directory, sessions root, scope directory and binding.
  */
 export function resolveManagedScope(options: ResolveScopeOptions): ScopeResolution {
   const opened = openManagedScope(options);
