@@ -83,30 +83,32 @@ function isBindingShape(value: unknown): value is ScopeBinding {
   );
 }
 
-/** The binding file's bytes, opened with the fs layer's owner-only checks (a canonical one is far below 64 KiB). */
-export function readBindingFile(scopeDir: SecureDir): Buffer {
-  const file = scopeDir.openFile(BINDING_FILE_NAME);
+/**
+ * The binding file's bytes, read with the fs layer's owner-only checks (a canonical one is far below
+ * 64 KiB); `absent` without one; a file failing the checks is `binding_invalid` with the fs code as cause.
+ */
+export function readBindingFile(scopeDir: SecureDir): Buffer | { readonly kind: "absent" } | ScopeFailure {
   try {
-    return file.readAll({ maxBytes: 64 * 1024 });
-  } finally {
-    file.close();
+    const file = scopeDir.openFile(BINDING_FILE_NAME);
+    try {
+      return file.readAll({ maxBytes: 64 * 1024 });
+    } finally {
+      file.close();
+    }
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code === "not_found") return { kind: "absent" };
+    return scopeFailure("binding_invalid", error.code, `the scope binding cannot be used (${error.code})`);
   }
 }
 
 /** Result of reading a scope's binding. */
 export type BindingRead = BindingCheck | { readonly kind: "absent" };
 
-/** Reads and checks the binding in the held scope directory; a file failing the fs checks is `binding_invalid` with the fs code as cause. */
+/** Reads and checks the binding in the held scope directory ({@link readBindingFile}). Never writes. */
 export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingRead {
-  let bytes: Buffer;
-  try {
-    bytes = readBindingFile(scopeDir);
-  } catch (error) {
-    if (!(error instanceof SecureFsError)) throw error;
-    if (error.code === "not_found") return { kind: "absent" };
-    return scopeFailure("binding_invalid", error.code, `the scope binding cannot be used (${error.code})`);
-  }
-  return checkBindingBytes(bytes, expected);
+  const bytes = readBindingFile(scopeDir);
+  return Buffer.isBuffer(bytes) ? checkBindingBytes(bytes, expected) : bytes;
 }
 
 /**

@@ -56,15 +56,15 @@ function inspectOne(sessionsRoot: SecureDir, name: string): ScopeDirectoryReport
     return { name, path: where, state: "unsafe_directory", cause: error.code };
   }
   try {
-    const binding = decodeBinding(readBindingFile(dir));
+    const bytes = readBindingFile(dir);
+    if (!Buffer.isBuffer(bytes)) {
+      return bytes.kind === "absent" ? { name, path: where, state: "binding_missing" } : { name, path: where, state: "binding_invalid", cause: bytes.cause };
+    }
+    const binding = decodeBinding(bytes);
     if (binding === undefined) return { name, path: where, state: "binding_invalid", cause: "not_canonical" };
     const digest = name.slice(SCOPE_DIRECTORY_PREFIX.length);
     const consistent = binding.identityDigest === digest && scopeDigest(binding.platform, binding.canonicalPath) === digest;
     return { name, path: where, state: consistent ? "valid" : "digest_mismatch", binding };
-  } catch (error) {
-    if (!(error instanceof SecureFsError)) throw error;
-    if (error.code === "not_found") return { name, path: where, state: "binding_missing" };
-    return { name, path: where, state: "binding_invalid", cause: error.code };
   } finally {
     dir.close();
   }
