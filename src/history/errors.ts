@@ -1,9 +1,6 @@
 import { GjcError } from "../errors.js";
 
-/**
- * Every reason the prompt-history store refuses or fails: a closed union, each code described
- * in README's error table (`fsCode`, `sqliteCode` and `movedTo` add detail to some).
- */
+/** Every reason the prompt-history store refuses or fails, each described in README's error table. */
 export type HistoryErrorCode = (typeof HISTORY_ERROR_CODES)[number];
 
 /** Every {@link HistoryErrorCode}, for exhaustive checks (and the README test). */
@@ -23,22 +20,13 @@ export const HISTORY_ERROR_CODES = [
   "history_io_error",
 ] as const;
 
-/** Extra facts some codes carry; `code` alone is enough to branch. */
-interface HistoryErrorDetails {
-  /** The owner-only check that failed (`symlink_refused`, `mode_mismatch`, ...). */
-  readonly fsCode?: string;
-  /** The SQLite extended result name, e.g. `SQLITE_BUSY` or `SQLITE_NOTADB`. */
-  readonly sqliteCode?: string;
-  /** Where a corrupt database and its sidecars were renamed to. */
-  readonly movedTo?: readonly string[];
-  readonly cause?: unknown;
-}
+type HistoryErrorDetails = Partial<Pick<HistoryError, "fsCode" | "sqliteCode" | "movedTo">> & { readonly cause?: unknown };
 
-/** The error thrown by `HistoryStorage`. Branch on `code`; the message may name paths. */
+/** The error thrown by `HistoryStorage`. Branch on `code` (the other fields add detail); the message may name paths. */
 export class HistoryError extends GjcError<HistoryErrorCode> {
-  /** Owner-only check that failed, for `history_insecure`. */
+  /** The owner-only check that failed (`symlink_refused`, `mode_mismatch`, ...), for `history_insecure`. */
   readonly fsCode: string | undefined;
-  /** SQLite extended result name when SQLite raised the fault. */
+  /** The SQLite extended result name (`SQLITE_BUSY`, `SQLITE_NOTADB`, ...) when SQLite raised the fault. */
   readonly sqliteCode: string | undefined;
   /** Renamed-aside files for `history_corrupt` (database first, then sidecars). */
   readonly movedTo: readonly string[];
@@ -61,10 +49,7 @@ export function isBusyCode(sqliteCode: string | undefined): boolean {
   return sqliteCode?.startsWith("SQLITE_BUSY") === true || sqliteCode?.startsWith("SQLITE_LOCKED") === true;
 }
 
-/**
- * Whatever the SQLite driver threw, as a `HistoryError`. Corruption maps to `history_corrupt`
- * here without moving the files aside; only the store can do that.
- */
+/** Whatever the SQLite driver threw, as a `HistoryError` (corruption too, without moving the files aside: only the store can). */
 export function historyErrorFromSqlite(error: unknown, doing: string): HistoryError {
   if (error instanceof HistoryError) return error;
   const sqliteCode = sqliteCodeOf(error);
@@ -78,10 +63,7 @@ export function historyErrorFromSqlite(error: unknown, doing: string): HistoryEr
   return new HistoryError(code, message, sqliteCode === undefined ? { cause: error } : { sqliteCode, cause: error });
 }
 
-/**
- * The `SQLITE_*` extended result name of a driver's error: better-sqlite3 and bun:sqlite name
- * it in `code`; node:sqlite's `code` is `ERR_SQLITE_ERROR` and the number is in `errcode`.
- */
+/** The `SQLITE_*` extended result name of a driver's error (in `code`, or as a number in node:sqlite's `errcode`). */
 export function sqliteCodeOf(error: unknown): string | undefined {
   if (typeof error !== "object" || error === null) return undefined;
   const { code, errcode } = error as { code?: unknown; errcode?: unknown };
@@ -89,14 +71,11 @@ export function sqliteCodeOf(error: unknown): string | undefined {
   return typeof errcode === "number" ? sqliteResultName(errcode) : undefined;
 }
 
-// sqlite3.h result codes by number, so node:sqlite errors carry the same names as the others.
-const PRIMARY: Readonly<Record<number, string>> = {
-  1: "ERROR", 2: "INTERNAL", 3: "PERM", 4: "ABORT", 5: "BUSY", 6: "LOCKED", 7: "NOMEM",
-  8: "READONLY", 9: "INTERRUPT", 10: "IOERR", 11: "CORRUPT", 12: "NOTFOUND", 13: "FULL",
-  14: "CANTOPEN", 15: "PROTOCOL", 16: "EMPTY", 17: "SCHEMA", 18: "TOOBIG", 19: "CONSTRAINT",
-  20: "MISMATCH", 21: "MISUSE", 22: "NOLFS", 23: "AUTH", 24: "FORMAT", 25: "RANGE",
-  26: "NOTADB", 27: "NOTICE", 28: "WARNING",
-};
+// sqlite3.h primary result codes 1..28 in order, so node:sqlite errors carry the same names as the others.
+const PRIMARY: readonly string[] = [
+  "ERROR", "INTERNAL", "PERM", "ABORT", "BUSY", "LOCKED", "NOMEM", "READONLY", "INTERRUPT", "IOERR", "CORRUPT", "NOTFOUND", "FULL", "CANTOPEN",
+  "PROTOCOL", "EMPTY", "SCHEMA", "TOOBIG", "CONSTRAINT", "MISMATCH", "MISUSE", "NOLFS", "AUTH", "FORMAT", "RANGE", "NOTADB", "NOTICE", "WARNING",
+];
 
 // Extended code = primary | (n << 8); entry n - 1 names suffix n ("" where none is defined).
 const EXTENDED: Readonly<Record<string, readonly string[]>> = {
@@ -120,12 +99,9 @@ const EXTENDED: Readonly<Record<string, readonly string[]>> = {
   AUTH: ["USER"],
 };
 
-/**
- * The `SQLITE_*` name of an (extended) result code (267 → `SQLITE_CORRUPT_VTAB`); an extended
- * code unknown here falls back to its primary name. Undefined for a number that is no error.
- */
+/** The `SQLITE_*` name of an (extended) result code (267 → `SQLITE_CORRUPT_VTAB`, an unknown extension → its primary); undefined for no error. */
 function sqliteResultName(code: number): string | undefined {
-  const primary = Number.isInteger(code) && code > 0 ? PRIMARY[code & 0xff] : undefined;
+  const primary = Number.isInteger(code) && code > 0 ? PRIMARY[(code & 0xff) - 1] : undefined;
   if (primary === undefined) return undefined;
   const suffix = EXTENDED[primary]?.[(code >> 8) - 1];
   return suffix === undefined || suffix === "" ? `SQLITE_${primary}` : `SQLITE_${primary}_${suffix}`;

@@ -4,10 +4,9 @@ import path from "node:path";
 import { checkCwd, checkDbPath, checkLimit, checkOptions, checkPositiveInteger, conflict, defaultHistoryDbPath, invalid } from "./arguments.js";
 import { HistoryError, historyErrorFromSqlite, isBusyCode, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
-import { checkPinnedConnection, ensurePinnedVfs } from "./pinned-vfs.js";
 import { containsLikePattern, MAX_QUERY_LENGTH, MAX_QUERY_TOKENS, normalizePrompt, prefixMatchExpression, splitByInfixIndexability, tokenizeQuery } from "./query.js";
-import { createSchema, dropSchema, migrate } from "./schema.js";
-import { immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
+import { migrate, recreateSchema } from "./schema.js";
+import { checkPinnedConnection, immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
 
 /** One stored prompt, in the peer's shape (column names as in the table). */
 export interface HistoryEntry {
@@ -34,16 +33,12 @@ export interface HistoryStorageOptions {
   readonly maxPromptLength?: number;
   /** Most prompts kept waiting while the database keeps failing. Default 100,000. */
   readonly maxPending?: number;
-  /**
-   * Told about failures of background saves (the prompts stay queued and are retried on the
-   * next `add`, `flush` or `close`). Without it they surface only from `flush`/`close`.
-   */
+  /** Told about failures of background saves (the prompts stay queued and are retried); else they surface only from `flush`/`close`. */
   readonly onError?: (error: HistoryError) => void;
 }
 
-// One save writes at most this many prompts in one transaction: FTS5 writes an index segment
-// per transaction, so smaller batches cost throughput. A queue this long within one tick (a
-// bulk import) is saved at once instead of growing further.
+// Most prompts one transaction saves (FTS5 writes an index segment per transaction, so smaller
+// batches cost throughput); a queue this long within one tick (a bulk import) is saved at once.
 const MAX_BATCH = 10_000;
 
 interface Pending {
@@ -54,10 +49,7 @@ interface Pending {
   readonly settle: { resolve(): void; reject(error: HistoryError): void } | undefined;
 }
 
-interface Limits {
-  readonly maxPromptLength: number;
-  readonly maxPending: number;
-}
+type Limits = Required<Pick<HistoryStorageOptions, "maxPromptLength" | "maxPending">>;
 
 const ENTRY_COLUMNS = "h.id AS id, h.prompt AS prompt, h.created_at AS created_at, h.cwd AS cwd";
 
@@ -67,10 +59,9 @@ function toEntry(row: HistoryRow): HistoryEntry {
 }
 
 /**
- * The prompt-history store, one per process as in the peer. `add` only queues; batches are
- * written on `setImmediate`, one transaction each, so a turn never waits on disk. Every other
- * method is synchronous and first writes the queue, so it sees every prompt added before it.
- * Failures are thrown as {@link HistoryError}.
+ * The prompt-history store, one per process as in the peer. `add` only queues; batches are written
+ * on `setImmediate`, so a turn never waits on disk. Every other method is synchronous and first
+ * writes the queue, so it sees every prompt added before it. Failures are {@link HistoryError}s.
  */
 export class HistoryStorage {
   static #instance: HistoryStorage | undefined;
@@ -99,17 +90,10 @@ export class HistoryStorage {
   }
 
   /**
-   * The process-wide store, opened on the first call (`dbPath` defaults to
-   * `<default agent dir>/history.db`). Later calls with the same path return it (ignoring
-   * `options`); naming another database while one is open throws `history_instance_conflict`
-   * ({@link HistoryStorage.resetInstance} or `close` first).
-   *
-   * The directory must pass the owner-only check (created 0700 when missing unless
-   * `createDir: false`); the database is created exclusively at 0600 or must be an owner-only
-   * regular file, never a link. A database or sidecar of ours, regular and single-linked but
-   * group/other-readable (the peer makes them 0644), is tightened to 0600 and reported in
-   * {@link HistoryStorage.tightened}. A database SQLite cannot read is renamed aside
-   * (`history_corrupt`); opening again starts an empty one.
+   * The process-wide store, opened on the first call; later calls with the same path return it
+   * (ignoring `options`), another path is `history_instance_conflict` until `resetInstance` or
+   * `close`. Directory and files must be owner-only ({@link HistoryFiles.prepare}). A database
+   * SQLite cannot read is renamed aside (`history_corrupt`); the next open starts empty.
    */
   static open(dbPath: string = defaultHistoryDbPath(), options: HistoryStorageOptions = {}): HistoryStorage {
     const target = checkDbPath(dbPath);
@@ -147,11 +131,9 @@ export class HistoryStorage {
   }
 
   /**
-   * Closes the process-wide store (writing the queue first) and forgets it, so the next
-   * {@link HistoryStorage.open} opens afresh. It is forgotten even when the final write fails
-   * (an unwritable database must not pin the process): the store is shut and that error
-   * thrown, telling the caller the queued prompts were lost. {@link HistoryStorage.close}
-   * keeps a store whose write can be retried.
+   * Closes the process-wide store (writing the queue first) and forgets it. It is forgotten even
+   * when that write fails (an unwritable database must not pin the process): the store is shut
+   * and the error thrown, saying the queue was lost. {@link HistoryStorage.close} keeps it instead.
    */
   static resetInstance(): void {
     const current = HistoryStorage.#instance;
@@ -176,7 +158,7 @@ export class HistoryStorage {
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
     let db: SqliteConnection | undefined;
     try {
-      if (files.pinned) ensurePinnedVfs(driver);
+      if (files.pinned) driver.ensurePinnedVfs();
       db = driver.open(files.sqlitePath, { mustExist: true });
       if (files.pinned) checkPinnedConnection(db, files.sqlitePath);
       configure(db, busyTimeoutMs);
@@ -184,10 +166,7 @@ export class HistoryStorage {
       files.opened();
       return new HistoryStorage(db, files, limits, options.onError);
     } catch (error) {
-      closeQuietly(db);
-      const failure = failureFor(error, "opening the history database", files);
-      files.close();
-      throw failure;
+      throw closeAfterFailure(db, files, error, "opening the history database");
     }
   }
 
@@ -207,12 +186,10 @@ export class HistoryStorage {
   }
 
   /**
-   * Queues `prompt` (trimmed; empty ignored). A prompt equal to the previous one with the same
-   * cwd is skipped, checked against the queue and, when written, the newest stored row (so two
-   * processes do not defeat it). Bad arguments, an over-long prompt or a full backlog throw at
-   * once. The promise resolves when the prompt's batch commits (at once when skipped) and
-   * rejects with the typed error if that save fails; the prompt stays queued for the next
-   * `add`, `flush` or `close`. An unawaited promise never rejects unhandled (see `onError`).
+   * Queues `prompt` (trimmed; empty ignored) unless it repeats the previous one with the same cwd
+   * (checked against the queue and, when written, the newest row, so two processes do not defeat
+   * it). The promise settles when its batch commits or fails (the prompt then stays queued), and
+   * never rejects unhandled (see `onError`); bad arguments or a full backlog throw at once.
    */
   add(prompt: string, cwd?: string): Promise<void> {
     this.#assertOpen();
@@ -235,8 +212,8 @@ export class HistoryStorage {
     });
     saved.catch(() => undefined);
     this.#pending.push({ prompt: text, cwd: cwdText, createdAt: Math.floor(Date.now() / 1000), settle });
-    // Only a bulk caller that never yields gets here; a failing database is left to the
-    // background retries so that add() does not wait out the busy timeout again and again.
+    // Only a bulk caller that never yields gets here; a failing database is left to the background
+    // retries, so add() does not wait out the busy timeout again and again.
     if (this.#pending.length >= MAX_BATCH && !this.#failing) this.#saveReportingFailures();
     else this.#schedule();
     return saved;
@@ -250,10 +227,8 @@ export class HistoryStorage {
   }
 
   /**
-   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the
-   * query is FTS syntax), newest first; if fewer than `limit`, prompts holding every token
-   * anywhere follow, newest first, each row once. A query without letters or digits matches
-   * nothing. `limit` is floored and clamped to 0..1000.
+   * Prompts where every query token starts a word (quoted FTS5 prefix terms: nothing in the query is
+   * FTS syntax), then those holding every token anywhere, newest first, up to `limit` (clamped to 0..1000).
    */
   search(query: string, limit: number, cwd?: string): HistoryEntry[] {
     this.#assertOpen();
@@ -266,13 +241,8 @@ export class HistoryStorage {
     if (tokens.length === 0 || max === 0) return [];
     this.flush();
     return this.#run("searching history", () => {
-      const where = cwdText === null ? "" : " AND h.cwd = ?";
-      const prefix = this.#statement(
-        `prefix${where}`,
-        `SELECT ${ENTRY_COLUMNS} FROM history_fts f JOIN history h ON h.id = f.rowid
-         WHERE history_fts MATCH ?${where} ORDER BY f.rowid DESC LIMIT ?`,
-      );
-      const found = prefix.all<HistoryRow>(...withCwd([prefixMatchExpression(tokens)], cwdText), max);
+      const fts = "history_fts f JOIN history h ON h.id = f.rowid";
+      const found = this.#select(fts, "f.rowid", ["history_fts MATCH ?"], [prefixMatchExpression(tokens)], cwdText, max);
       if (found.length < max) {
         const seen = new Set(found.map((row) => row.id));
         for (const row of this.#infix(tokens, cwdText, max + found.length)) {
@@ -291,9 +261,7 @@ export class HistoryStorage {
     const cwdText = checkCwd(cwd);
     if (max === 0) return [];
     this.flush();
-    const where = cwdText === null ? "" : " WHERE h.cwd = ?";
-    const recent = this.#statement(`recent${where}`, `SELECT ${ENTRY_COLUMNS} FROM history h${where} ORDER BY h.id DESC LIMIT ?`);
-    return this.#run("reading recent history", () => recent.all<HistoryRow>(...withCwd([], cwdText), max).map(toEntry));
+    return this.#run("reading recent history", () => this.#select("history h", "h.id", [], [], cwdText, max).map(toEntry));
   }
 
   /** Removes one prompt from the table and both indexes (secure-delete: its tokens go at once); false if absent. */
@@ -301,7 +269,7 @@ export class HistoryStorage {
     this.#assertOpen();
     if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 1) throw invalid("id must be a positive integer");
     this.flush();
-    const remove = this.#statement("delete", "DELETE FROM history WHERE id = ?");
+    const remove = this.#statement("DELETE FROM history WHERE id = ?");
     const removed = this.#run("deleting a prompt", () => remove.run(id).changes) > 0;
     if (removed) this.#compact(false);
     return removed;
@@ -313,22 +281,14 @@ export class HistoryStorage {
     checkOptions(options);
     const cwd = checkCwd(options.cwd);
     this.flush();
-    let removed: number;
-    if (cwd !== null) {
-      const remove = this.#statement("clear cwd", "DELETE FROM history WHERE cwd = ?");
-      removed = this.#run("clearing history", () => immediateTransaction(this.#db, () => remove.run(cwd).changes));
-    } else {
-      removed = this.#run("clearing history", () =>
-        immediateTransaction(this.#db, () => {
-          const count = Number(this.#db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
-          dropSchema(this.#db);
-          createSchema(this.#db);
-          return count;
-        }),
-      );
-      // Dropped tables invalidate every cached statement.
-      this.#statements.clear();
-    }
+    const removed = this.#run("clearing history", () =>
+      immediateTransaction(this.#db, () => {
+        if (cwd === null) return recreateSchema(this.#db);
+        return this.#statement("DELETE FROM history WHERE cwd = ?").run(cwd).changes;
+      }),
+    );
+    // Dropped tables invalidate every cached statement.
+    if (cwd === null) this.#statements.clear();
     this.#compact(cwd === null);
     return removed;
   }
@@ -338,11 +298,6 @@ export class HistoryStorage {
     if (this.#closed) return;
     this.flush();
     this.#shut();
-  }
-
-  /** Forgets this store as the process-wide instance once it no longer serves. */
-  #release(): void {
-    if (HistoryStorage.#instance === this) HistoryStorage.#instance = undefined;
   }
 
   #assertOpen(): void {
@@ -378,8 +333,8 @@ export class HistoryStorage {
   /** Writes up to MAX_BATCH queued prompts in one IMMEDIATE transaction, then dequeues them. */
   #saveBatch(): void {
     const batch = this.#pending.slice(0, MAX_BATCH);
-    const newest = this.#statement("newest", "SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
-    const insert = this.#statement("insert", "INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
+    const newest = this.#statement("SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
+    const insert = this.#statement("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
     try {
       this.#run("saving history", () =>
         immediateTransaction(this.#db, () => {
@@ -407,23 +362,28 @@ export class HistoryStorage {
     const { indexed, scanned } = splitByInfixIndexability(tokens);
     // Indexed tokens go to the trigram table (LIKE is how FTS5 searches it with detail=none);
     // short ones are checked on the row, after the index narrowed the candidates.
-    const indexedLike = indexed.map(() => "x.prompt LIKE ?").join(" AND ");
-    const scannedLike = scanned.map(() => "h.prompt LIKE ?").join(" AND ");
-    const conditions = [indexedLike, scannedLike, cwd === null ? "" : "h.cwd = ?"].filter((c) => c !== "").join(" AND ");
-    const sql =
-      indexed.length > 0
-        ? `SELECT ${ENTRY_COLUMNS} FROM history_infix x JOIN history h ON h.id = x.rowid WHERE ${conditions} ORDER BY x.rowid DESC LIMIT ?`
-        : `SELECT ${ENTRY_COLUMNS} FROM history h WHERE ${conditions} ORDER BY h.id DESC LIMIT ?`;
-    const statement = this.#statement(`infix ${indexed.length} ${scanned.length} ${cwd === null}`, sql);
-    const params = withCwd([...indexed, ...scanned].map(containsLikePattern), cwd);
-    return statement.all<HistoryRow>(...params, limit);
+    const conditions = [...indexed.map(() => "x.prompt LIKE ?"), ...scanned.map(() => "h.prompt LIKE ?")];
+    const params = [...indexed, ...scanned].map(containsLikePattern);
+    if (indexed.length === 0) return this.#select("history h", "h.id", conditions, params, cwd, limit);
+    return this.#select("history_infix x JOIN history h ON h.id = x.rowid", "x.rowid", conditions, params, cwd, limit);
   }
 
-  #statement(key: string, sql: string): SqliteStatement {
-    let statement = this.#statements.get(key);
+  /** `SELECT` entry rows `FROM from WHERE conditions (AND the cwd's) ORDER BY order DESC LIMIT limit`. */
+  #select(from: string, order: string, conditions: string[], params: SqliteValue[], cwd: string | null, limit: number): HistoryRow[] {
+    if (cwd !== null) {
+      conditions.push("h.cwd = ?");
+      params.push(cwd);
+    }
+    const where = conditions.length === 0 ? "" : ` WHERE ${conditions.join(" AND ")}`;
+    return this.#statement(`SELECT ${ENTRY_COLUMNS} FROM ${from}${where} ORDER BY ${order} DESC LIMIT ?`).all<HistoryRow>(...params, limit);
+  }
+
+  /** `sql`, prepared once per store (until `clear()` drops the tables). */
+  #statement(sql: string): SqliteStatement {
+    let statement = this.#statements.get(sql);
     if (statement === undefined) {
       statement = this.#run("preparing a query", () => this.#db.prepare(sql));
-      this.#statements.set(key, statement);
+      this.#statements.set(sql, statement);
     }
     return statement;
   }
@@ -433,27 +393,17 @@ export class HistoryStorage {
     try {
       return fn();
     } catch (error) {
-      if (isCorruptionCode(sqliteCodeOf(error))) {
-        const dropped = this.#pending;
-        this.#cancelSchedule();
-        this.#pending = [];
-        closeQuietly(this.#db);
-        this.#closed = true;
-        this.#release();
-        const failure = failureFor(error, `${doing} (${dropped.length} queued prompts dropped)`, this.#files);
-        this.#files.close();
-        for (const entry of dropped) entry.settle?.reject(failure);
-        throw failure;
-      }
-      throw historyErrorFromSqlite(error, doing);
+      if (!isCorruptionCode(sqliteCodeOf(error))) throw historyErrorFromSqlite(error, doing);
+      const dropped = this.#pending;
+      this.#pending = [];
+      this.#stop();
+      const failure = closeAfterFailure(this.#db, this.#files, error, `${doing} (${dropped.length} queued prompts dropped)`);
+      for (const entry of dropped) entry.settle?.reject(failure);
+      throw failure;
     }
   }
 
-  /**
-   * After a deletion: optionally VACUUM (no free page keeps an old prompt), then truncate the
-   * WAL so old page images leave the disk too. The deletion has committed, so a busy database
-   * only postpones this (SQLite reuses the WAL once readers let go).
-   */
+  /** After a deletion: VACUUM if asked (no free page keeps an old prompt), then truncate the WAL; busy only postpones this. */
   #compact(vacuum: boolean): void {
     this.#run("compacting history", () => {
       try {
@@ -465,11 +415,16 @@ export class HistoryStorage {
     });
   }
 
-  #shut(): void {
+  /** Marks the store closed and forgets it as the process-wide instance; the caller closes the connection. */
+  #stop(): void {
     this.#cancelSchedule();
     this.#statements.clear();
     this.#closed = true;
-    this.#release();
+    if (HistoryStorage.#instance === this) HistoryStorage.#instance = undefined;
+  }
+
+  #shut(): void {
+    this.#stop();
     try {
       this.#db.close();
     } finally {
@@ -478,10 +433,7 @@ export class HistoryStorage {
   }
 }
 
-/**
- * WAL so readers never block the writer, NORMAL sync (a power cut may lose the last prompts,
- * never the file), zeroed freed pages, and no schema-driven SQL functions beyond FTS5's own.
- */
+/** WAL (readers never block the writer), NORMAL sync (a power cut may lose the last prompts, never the file), zeroed freed pages, no schema-driven SQL functions. */
 function configure(db: SqliteConnection, busyTimeoutMs: number): void {
   db.exec(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   const mode = pragmaValue(db, "journal_mode = WAL");
@@ -489,24 +441,22 @@ function configure(db: SqliteConnection, busyTimeoutMs: number): void {
   db.exec("PRAGMA synchronous = NORMAL; PRAGMA secure_delete = ON; PRAGMA cell_size_check = ON; PRAGMA trusted_schema = OFF");
 }
 
-function withCwd(params: SqliteValue[], cwd: string | null): SqliteValue[] {
-  if (cwd !== null) params.push(cwd);
-  return params;
-}
-
-function closeQuietly(db: SqliteConnection | undefined): void {
+/** Closes `db` and `files` after `error`, returning its typed form; corrupt files are first moved aside. */
+function closeAfterFailure(db: SqliteConnection | undefined, files: HistoryFiles, error: unknown, doing: string): HistoryError {
   try {
     db?.close();
   } catch {
-    // A failed connection may fail to close too; the caller throws the first error.
+    // A failed connection may fail to close too; the first error is the one to report.
   }
-}
-
-/** The typed error for `error`; for corruption, after moving the files aside. */
-function failureFor(error: unknown, doing: string, files: HistoryFiles): HistoryError {
   const sqliteCode = sqliteCodeOf(error);
-  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) return historyErrorFromSqlite(error, doing);
-  const movedTo = files.moveAside();
-  const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
-  return new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });
+  let failure: HistoryError;
+  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) {
+    failure = historyErrorFromSqlite(error, doing);
+  } else {
+    const movedTo = files.moveAside();
+    const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;
+    failure = new HistoryError("history_corrupt", message, { sqliteCode, movedTo, cause: error });
+  }
+  files.close();
+  return failure;
 }

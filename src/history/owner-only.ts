@@ -1,7 +1,6 @@
 /**
- * Owner-only guard around the files SQLite opens (the directory, the database, its sidecars).
- * SQLite takes only a path: it gets one through the held directory where the platform has
- * one, and the files are checked before it opens them and after.
+ * Owner-only guard around the files SQLite opens (directory, database, sidecars). SQLite takes only
+ * a path: it gets one through the held directory where the platform has one; the files are checked before and after.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -33,11 +32,10 @@ function guarded<T>(what: string, fn: () => T): T {
 }
 
 /**
- * SQLite uses POSIX record locks, and POSIX drops *all* of a process's locks on a file when it
- * closes *any* descriptor of it: opening and closing `history.db` or `-shm` while a connection
- * of this process is open would release that connection's locks, and another process could
- * reset the WAL index under it (SIGBUS, lost rows). So descriptors are opened only while no
- * connection here holds the database (tracked by identity); otherwise checks are by `stat`.
+ * POSIX drops *all* of a process's record locks on a file when it closes *any* descriptor of it:
+ * opening and closing `history.db` or `-shm` while a connection here is open would release its
+ * SQLite locks, and another process could reset the WAL index under it (SIGBUS, lost rows). So
+ * descriptors are opened only while no connection here holds the database; else checks are by `stat`.
  */
 const openInThisProcess = new Map<string, number>();
 
@@ -46,7 +44,7 @@ export class HistoryFiles {
   readonly #dir: SecureDir;
   readonly #name: string;
   readonly #key: string;
-  /** Descriptor numbers open before SQLite opened anything (Linux), to find SQLite's own. */
+  /** Descriptors open before SQLite opened anything (Linux), to find SQLite's own. */
   readonly #before: ReadonlySet<string>;
   #registered = false;
   /** Absolute path of the database, for messages and `HistoryStorage.path`. */
@@ -67,14 +65,12 @@ export class HistoryFiles {
     const pinned = dir.pinnedPath(name);
     this.pinned = pinned !== undefined;
     this.sqlitePath = pinned ?? this.dbPath;
-    this.#before = openDescriptors();
+    this.#before = new Set(openDescriptors().keys());
   }
 
   /**
-   * Opens the directory owner-only (created 0700 with `create`), tightens a database or sidecar
-   * that is ours, regular and single-linked but not 0600, refuses sidecars failing the
-   * owner-only rules, and creates `name` exclusively at 0600 or verifies the one there (no
-   * link, ours, 0600, one link, no ACL). Call {@link HistoryFiles.opened} once SQLite has it open.
+   * Opens the directory owner-only (created 0700 with `create`), tightens what {@link tightenIfLoose} may, refuses
+   * sidecars failing the owner-only rules, and creates `name` at 0600 or verifies it. Call `opened` once SQLite has it.
    */
   static prepare(dirPath: string, name: string, options: { readonly create: boolean }): HistoryFiles {
     if (!isValidEntryName(name)) {
@@ -89,15 +85,9 @@ export class HistoryFiles {
         return new HistoryFiles(dir, name, identityKey(existing), []);
       }
       const tightened = ALL_SUFFIXES.map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
-      for (const suffix of SIDECAR_SUFFIXES) verifyIfPresent(dir, name + suffix);
-      const file = guarded(name, () => {
-        try {
-          return dir.openFile(name, { write: true, create: "exclusive" });
-        } catch (error) {
-          if (error instanceof SecureFsError && error.code === "already_exists") return dir.openFile(name);
-          throw error;
-        }
-      });
+      // Verified on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile.
+      for (const sidecar of SIDECAR_SUFFIXES.map((suffix) => name + suffix)) ifPresent(sidecar, () => dir.openFile(sidecar).close());
+      const file = guarded(name, () => dir.openFile(name, { create: "if-missing" }));
       let key: string;
       try {
         key = identityKey(guarded(name, () => file.stat()));
@@ -113,12 +103,10 @@ export class HistoryFiles {
   }
 
   /**
-   * Run once SQLite opened the database: it must still be the file {@link HistoryFiles.prepare}
-   * checked, every sidecar an owner-only regular file, and what SQLite holds those very files
-   * (Linux: each descriptor it opened on these names matches by device and inode the file
-   * reached through the held directory; elsewhere the directory path, reopened without
-   * following links, is still the held directory). From here on this process opens no
-   * descriptor of these files until {@link HistoryFiles.close}.
+   * Run once SQLite opened the database: it must still be the file `prepare` checked, every sidecar
+   * owner-only, and what SQLite holds those very files (Linux: its descriptors on these names match
+   * the held directory's files by device and inode; elsewhere the directory path, reopened
+   * unfollowed, still is the held directory). No descriptor of these files is opened until `close`.
    */
   opened(): void {
     const now = checkByStat(this.#dir, this.#name);
@@ -133,20 +121,16 @@ export class HistoryFiles {
   #checkSqliteDescriptors(): void {
     const names = new Set(ALL_SUFFIXES.map((suffix) => this.#name + suffix));
     let sawDatabase = false;
-    for (const fd of openDescriptors()) {
-      if (this.#before.has(fd)) continue;
-      const link = `/proc/self/fd/${fd}`;
-      let target: string;
+    for (const [fd, target] of openDescriptors()) {
+      const base = path.basename(target);
+      if (this.#before.has(fd) || !names.has(base)) continue;
       let held: fs.BigIntStats;
       try {
-        target = fs.readlinkSync(link);
         // stat, not open: closing an opened one would drop SQLite's POSIX locks.
-        held = fs.statSync(link, { bigint: true });
+        held = fs.statSync(`/proc/self/fd/${fd}`, { bigint: true });
       } catch {
         continue; // closed meanwhile: not one SQLite keeps
       }
-      const base = path.basename(target);
-      if (!names.has(base)) continue;
       const expected = statIfPresent(this.#dir, base);
       if (expected === undefined || expected.dev !== String(held.dev) || expected.ino !== String(held.ino)) {
         throw replaced(path.join(this.#dir.path, base), `is not the file SQLite opened (it opened ${target})`);
@@ -174,9 +158,11 @@ export class HistoryFiles {
     const moved: string[] = [];
     for (const suffix of ALL_SUFFIXES) {
       const from = this.#name + suffix;
-      if (ignoringMissing(from, () => this.#dir.publishNoReplace(from, base + suffix))) {
-        moved.push(path.join(this.#dir.path, base + suffix));
-      }
+      const done = ifPresent(from, () => {
+        this.#dir.publishNoReplace(from, base + suffix);
+        return true;
+      });
+      if (done) moved.push(path.join(this.#dir.path, base + suffix));
     }
     return moved;
   }
@@ -197,33 +183,31 @@ function replaced(where: string, what: string): HistoryError {
   return new HistoryError("history_insecure", `history: ${where} ${what}`, { fsCode: "identity_mismatch" });
 }
 
-/** The descriptor numbers this process has open (Linux); empty where /proc is absent. */
-function openDescriptors(): Set<string> {
-  if (process.platform !== "linux") return new Set();
+/** Where each descriptor this process has open leads, by number (Linux; empty elsewhere). */
+function openDescriptors(): Map<string, string> {
+  const open = new Map<string, string>();
+  if (process.platform !== "linux") return open;
+  let listed: string[];
   try {
-    // The listing's own descriptor is listed and closed by now: keep numbers that still resolve.
-    return new Set(fs.readdirSync("/proc/self/fd").filter((fd) => isOpenDescriptor(fd)));
+    listed = fs.readdirSync("/proc/self/fd");
   } catch (error) {
     throw new HistoryError("history_io_error", `history: cannot list /proc/self/fd to check what SQLite opened: ${String(error)}`, { cause: error });
   }
-}
-
-function isOpenDescriptor(fd: string): boolean {
-  try {
-    fs.readlinkSync(`/proc/self/fd/${fd}`);
-    return true;
-  } catch {
-    return false;
+  for (const fd of listed) {
+    try {
+      open.set(fd, fs.readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      // The listing's own descriptor, closed by now.
+    }
   }
+  return open;
 }
 
 /**
- * The peer creates its database 0644 (SQLite's default under umask 022). A file that is ours,
- * regular and single-linked is tightened to 0600; anything else is left to the checks that
- * follow. The fchmod goes through a descriptor opened without following a link (below the
- * held directory where possible) and matched by device and inode with the file seen through
- * the held directory, so a swapped path cannot aim it elsewhere. ACLs stay (the verify that
- * follows refuses them). True if the mode changed; never on Windows (no POSIX modes).
+ * The peer creates its database 0644 (umask 022): a file that is ours, regular and single-linked
+ * is tightened to 0600 by a descriptor opened unfollowed (below the held directory where possible)
+ * and matched by device and inode; anything else, and ACLs, are left to the checks that follow.
+ * True if the mode changed; never on Windows (no POSIX modes).
  */
 function tightenIfLoose(dir: SecureDir, name: string): boolean {
   if (process.platform === "win32") return false;
@@ -250,13 +234,12 @@ function tightenIfLoose(dir: SecureDir, name: string): boolean {
   return true;
 }
 
-/** Runs `fn`; true if it ran, false if `name` did not exist. Other failures are thrown typed. */
-function ignoringMissing(name: string, fn: () => void): boolean {
+/** `fn()`, or undefined if `name` did not exist; other failures are thrown typed. */
+function ifPresent<T>(name: string, fn: () => T): T | undefined {
   try {
-    fn();
-    return true;
+    return fn();
   } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return false;
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
     throw insecure(error, name);
   }
 }
@@ -266,35 +249,22 @@ function identityKey(stat: SecureStat): string {
 }
 
 function statIfPresent(dir: SecureDir, name: string): SecureStat | undefined {
-  let stat: SecureStat | undefined;
-  ignoringMissing(name, () => {
-    stat = dir.stat(name);
-  });
-  return stat;
+  return ifPresent(name, () => dir.stat(name));
 }
 
-/**
- * The owner-only rules `stat` can see, for files this process must not open. ACLs need a
- * descriptor; SQLite's files born in a directory verified to carry no default ACL have none.
- */
+/** The owner-only rules `stat` can see, for files not to be opened (SQLite's, born in a directory without default ACL, have no ACL). */
 function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   const stat = statIfPresent(dir, name);
   if (stat === undefined) return undefined;
-  const refuse = (fsCode: string, what: string): never => {
-    throw new HistoryError("history_insecure", `history: ${path.join(dir.path, name)} ${what}`, { fsCode });
-  };
-  if (stat.type === "symlink") refuse("symlink_refused", "is a symbolic link");
-  if (stat.type !== "file") refuse("not_regular_file", "is not a regular file");
-  if (stat.nlink !== 1) refuse("hardlink_refused", "has more than one link");
   // Windows has neither POSIX owners nor modes; its DACL is checked on a descriptor instead.
-  if (process.platform !== "win32") {
-    if (stat.uid !== process.geteuid?.()) refuse("owner_mismatch", "is not owned by the effective user");
-    if (stat.mode !== 0o600) refuse("mode_mismatch", `has mode ${stat.mode.toString(8)}, not 600`);
-  }
+  const posix = process.platform !== "win32";
+  const failed =
+    stat.type === "symlink" ? "symlink_refused"
+    : stat.type !== "file" ? "not_regular_file"
+    : stat.nlink !== 1 ? "hardlink_refused"
+    : posix && stat.uid !== process.geteuid?.() ? "owner_mismatch"
+    : posix && stat.mode !== 0o600 ? "mode_mismatch"
+    : undefined;
+  if (failed !== undefined) throw insecure(new SecureFsError(failed, { operation: "stat", path: path.join(dir.path, name) }), name);
   return stat;
-}
-
-/** Verifies `name` on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile. */
-function verifyIfPresent(dir: SecureDir, name: string): void {
-  ignoringMissing(name, () => dir.openFile(name).close());
 }

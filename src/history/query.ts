@@ -1,7 +1,4 @@
-/**
- * Text rules for prompt history: how a prompt is cleaned before it is stored, and how a query
- * becomes FTS5 expressions that can never be parsed as FTS syntax.
- */
+/** Text rules for prompt history: how a prompt is cleaned to be stored, and how a query becomes FTS5 expressions that are never FTS syntax. */
 
 /** Longest query (UTF-16 code units) `search` accepts. */
 export const MAX_QUERY_LENGTH = 4096;
@@ -11,9 +8,8 @@ export const MAX_QUERY_TOKENS = 32;
 // checked by a scan of the rows the index narrowed down.
 const MIN_INDEXED_INFIX_CHARS = 3;
 
-// Each driver encodes a lone surrogate its own way (better-sqlite3 as invalid UTF-8 reading
-// back as three U+FFFD), and LIKE/instr stop at NUL; either would make stored text differ from
-// what search and dedup compare. One U+FFFD per bad unit, before any driver sees the text.
+// Each driver encodes a lone surrogate its own way, and LIKE/instr stop at NUL: either would make
+// stored text differ from what search and dedup compare. So each bad unit becomes one U+FFFD first.
 const UNSTORABLE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\u0000/g;
 
 /** `text` with lone UTF-16 surrogates and NUL replaced by U+FFFD, otherwise unchanged. */
@@ -26,10 +22,7 @@ export function normalizePrompt(prompt: string): string {
   return storableText(prompt).trim();
 }
 
-/**
- * Lower-case search tokens of a query: runs of letters and digits, first occurrence kept, in
- * order. Everything else (FTS operators, quotes, `*`, `:`, NUL) separates, so never reaches FTS5.
- */
+/** Lower-case search tokens of a query, first occurrences in order: runs of letters and digits (all else separates, so never reaches FTS5). */
 export function tokenizeQuery(query: string): string[] {
   const seen = new Set<string>();
   for (const raw of normalizePrompt(query).toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
@@ -55,10 +48,7 @@ export function splitByInfixIndexability(tokens: readonly string[]): { indexed: 
   return { indexed, scanned };
 }
 
-/**
- * A LIKE pattern matching `token` anywhere. Tokens hold only letters and digits, so no LIKE
- * wildcard can occur and no ESCAPE is needed: FTS5 hands only a plain LIKE to the trigram index.
- */
+/** A LIKE pattern matching `token` anywhere: tokens hold no LIKE wildcard, so no ESCAPE (FTS5 hands only a plain LIKE to the trigram index). */
 export function containsLikePattern(token: string): string {
   return `%${token}%`;
 }

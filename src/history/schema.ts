@@ -6,11 +6,10 @@ import { immediateTransaction, pragmaValue, type SqliteConnection } from "./sqli
 export const HISTORY_SCHEMA_VERSION = 1;
 
 /**
- * Two external-content FTS5 indexes over `history`: `history_fts` (unicode61, the peer's name
- * and shape) for token prefixes, with 1-3 character prefix indexes so a short prefix does not
- * merge the doclists of every word it starts; `history_infix` (trigram, `detail=none`: SQLite
- * re-checks its LIKE matches) for substrings without a table scan. `secure-delete` removes a
- * deleted prompt's tokens at once instead of leaving them in old segments until a merge.
+ * Two external-content FTS5 indexes: `history_fts` (the peer's, unicode61) for token prefixes, with
+ * 1-3 character prefix indexes so a short prefix merges no doclists; `history_infix` (trigram,
+ * `detail=none`: SQLite re-checks its LIKE matches) for substrings without a table scan.
+ * `secure-delete` removes a deleted prompt's tokens at once, not at a later merge.
  */
 const SCHEMA_V1 = `
 CREATE TABLE history (
@@ -43,17 +42,16 @@ CREATE TRIGGER history_au AFTER UPDATE ON history BEGIN
 END;
 `;
 
-/** Creates the current layout in an empty database (also used by `clear()` to start over). */
-export function createSchema(db: SqliteConnection): void {
-  db.exec(SCHEMA_V1);
-}
-
-/** Drops every history object (the FTS shadow tables go with their virtual tables). */
-export function dropSchema(db: SqliteConnection): void {
+/** Drops every history object and creates the current layout afresh (how `clear()` empties everything); returns how many rows went. */
+export function recreateSchema(db: SqliteConnection): number {
+  const count = Number(db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
   dropAllButHistoryTable(db);
   db.exec("DROP TABLE IF EXISTS history");
+  db.exec(SCHEMA_V1);
+  return count;
 }
 
+/** Drops every object but the `history` table (the FTS shadow tables go with their virtual tables). */
 function dropAllButHistoryTable(db: SqliteConnection): void {
   const objects = db
     .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
@@ -64,21 +62,17 @@ function dropAllButHistoryTable(db: SqliteConnection): void {
   }
 }
 
-/**
- * Version 0 is an empty file or the peer's database (same table, an FTS table kept by an
- * insert trigger only, no version). Its rows are copied into v1 and its index rebuilt: an
- * insert-only trigger leaves deleted rows in the index.
- */
+/** Version 0, an empty file or the peer's (no version, an FTS table kept by an insert trigger only, so holding deleted rows): rows copied, index rebuilt. */
 function migrateFromV0(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
   if (!hasHistory) {
-    createSchema(db);
+    db.exec(SCHEMA_V1);
     return;
   }
   const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
   dropAllButHistoryTable(db);
   db.exec("ALTER TABLE history RENAME TO history_v0");
-  createSchema(db);
+  db.exec(SCHEMA_V1);
   const createdAt = columns.has("created_at") ? "COALESCE(CAST(created_at AS INTEGER), 0)" : "0";
   const cwd = columns.has("cwd") ? "CAST(cwd AS TEXT)" : "NULL";
   db.exec(
@@ -92,9 +86,8 @@ function migrateFromV0(db: SqliteConnection): void {
 const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0];
 
 /**
- * Brings the database to {@link HISTORY_SCHEMA_VERSION}. The version is read without a write
- * lock first (an up-to-date file never waits on a writer), then again inside the IMMEDIATE
- * migration transaction, since another process may have migrated in between.
+ * Brings the database to {@link HISTORY_SCHEMA_VERSION}: the version is read without a write lock first (an
+ * up-to-date file never waits on a writer), then again in the IMMEDIATE transaction (another process may have migrated).
  */
 export function migrate(db: SqliteConnection): void {
   if (checkedVersion(db) === HISTORY_SCHEMA_VERSION) return;

@@ -8,10 +8,7 @@ const AGENT_DIR_ENV = ["GJC_CODING_AGENT_DIR", "PI_CODING_AGENT_DIR"] as const;
 /** Environment variable that renames the `.gjc` config directory under the home directory. */
 const CONFIG_DIR_ENV = "GJC_CONFIG_DIR";
 
-/**
- * The default agent directory: `$GJC_CODING_AGENT_DIR`, else `$PI_CODING_AGENT_DIR`, else
- * `~/<$GJC_CONFIG_DIR or .gjc>/agent`.
- */
+/** The default agent directory: `$GJC_CODING_AGENT_DIR`, else `$PI_CODING_AGENT_DIR`, else `~/<$GJC_CONFIG_DIR or .gjc>/agent`. */
 export function defaultAgentDir(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
   for (const name of AGENT_DIR_ENV) {
     const value = env[name];

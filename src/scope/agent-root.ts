@@ -1,35 +1,26 @@
 /**
- * AgentRoot: the agent directory opened once by descriptor, the one place a path is resolved
- * (ancestors canonicalised and checked by the addon, the directory itself never a link and
- * owner-only). Every managed directory below is opened one verified name at a time from that
- * descriptor, so no later rename or link swap of a path can redirect an operation.
+ * AgentRoot: the agent directory opened once by descriptor, the one place a path is resolved. Everything
+ * below is opened one verified name at a time from it, so no later rename or link swap redirects.
  */
 import fs from "node:fs";
 import path from "node:path";
 
-import { SecureDir, SecureFsError, type OpenDirOptions, type SecureFsErrorCode } from "../fs/index.js";
+import { SecureDir, SecureFsError, type EntryPath, type OpenDirOptions, type SecureFsErrorCode } from "../fs/index.js";
 import { ManagedSessionStorage, type StorageLogger } from "../storage/index.js";
 
 /** Options of {@link AgentRoot.open}. */
 export interface AgentRootOptions {
-  /**
-   * Create missing directories owner-only (this one and what {@link AgentRoot.openDir} asks
-   * for) and repair mode or ACL deviations of the user's own ({@link AgentRoot.repaired});
-   * another owner's objects, a wrong type or a link are refused either way.
-   */
+  /** Create missing directories owner-only and repair mode or ACL deviations of the user's own ({@link AgentRoot.repaired}); others are refused. */
   readonly write?: boolean;
 }
 
 /** fs-layer codes that only mean "permissions deviate" on an object we own: repairable. */
 const REPAIRABLE_CODES: ReadonlySet<SecureFsErrorCode> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
 
-/** One directory name, or a relative path as directory names. */
-type DirNames = string | readonly string[];
-
 /**
- * The agent directory, held. Read mode changes nothing (the directory must be the user's, a
- * looser mode is read through; below it all is verified unless `readThrough`); write mode
- * creates and repairs what the user owns. Closing closes only its own descriptor.
+ * The agent directory, held. Read mode changes nothing (the directory must be the user's, a looser
+ * mode is read through; below it all is verified unless `readThrough`); write mode creates and
+ * repairs what the user owns. Closing closes only its own descriptor.
  */
 export class AgentRoot {
   /** The agent directory's path with its ancestors canonicalised; for messages, never re-resolved. */
@@ -47,10 +38,8 @@ export class AgentRoot {
   }
 
   /**
-   * Opens `agentDir` (absolute or against the cwd); links in its ancestors are resolved once
-   * ({@link canonicalizeTrustedPath}), the directory itself must not be one.
-   * @throws SecureFsError `not_found` (read mode), `symlink_refused`, `owner_mismatch`,
-   *   `insecure_ancestor`, `mode_mismatch` (read mode), ...
+   * Opens `agentDir`; links in its ancestors are resolved once ({@link canonicalizeTrustedPath}), it must not be one.
+   * @throws SecureFsError `not_found` (read mode), `symlink_refused`, `owner_mismatch`, `insecure_ancestor`, ...
    */
   static open(agentDir: string, options: AgentRootOptions = {}): AgentRoot {
     const where = canonicalizeTrustedPath(agentDir);
@@ -81,7 +70,7 @@ export class AgentRoot {
    * repaired). With `readThrough` the last only has to be the user's ({@link OpenDirOptions.owned}).
    * @throws SecureFsError as {@link SecureDir.openDir}
    */
-  openDir(names: DirNames, options: { readonly readThrough?: boolean } = {}): SecureDir {
+  openDir(names: EntryPath, options: { readonly readThrough?: boolean } = {}): SecureDir {
     const list = typeof names === "string" ? [names] : names;
     if (list.length === 0) throw new SecureFsError("invalid_argument", { operation: "openDir", path: this.path });
     if (!this.#write) return this.dir.openDir(list, options.readThrough === true ? { owned: true } : {});
@@ -98,12 +87,12 @@ export class AgentRoot {
   }
 
   /** {@link AgentRoot.openDir}, or `undefined` when (read mode) a directory on the way is missing. */
-  openDirIfExists(names: DirNames, options: { readonly readThrough?: boolean } = {}): SecureDir | undefined {
+  openDirIfExists(names: EntryPath, options: { readonly readThrough?: boolean } = {}): SecureDir | undefined {
     return unlessMissing(() => this.openDir(names, options));
   }
 
   /** Managed session storage on the directory `names` (opened as {@link AgentRoot.openDir}), owning its descriptor. */
-  storage(names: DirNames, options: { readonly logger?: StorageLogger } = {}): ManagedSessionStorage {
+  storage(names: EntryPath, options: { readonly logger?: StorageLogger } = {}): ManagedSessionStorage {
     return new ManagedSessionStorage(this.openDir(names), options.logger === undefined ? {} : { logger: options.logger });
   }
 
@@ -136,8 +125,8 @@ export function relativeBelow(base: string, child: string): string | undefined {
 
 /**
  * The directory names from the agent directory (`canonical`, or as the caller spelled it,
- * `given`) to `target`, or `undefined` when not below it. Either spelling is matched before any
- * link is resolved (a link inside is never followed to decide), then `target` canonicalised.
+ * `given`) to `target`, or `undefined` when not below it. Both spellings are matched before
+ * `target` is canonicalised, so a link inside is never followed to decide.
  */
 export function namesBelowAgentDir(canonical: string, given: string, target: string): string[] | undefined {
   const absolute = path.resolve(target);
@@ -166,8 +155,8 @@ export function openOrRepair(open: (options: OpenDirOptions) => SecureDir, where
 
 /**
  * `target` with its existing ancestors replaced by their real path, the last component (and a
- * missing tail) kept: a link in a trusted prefix (macOS `/var`, a linked home) is resolved
- * once here, while a link at `target` itself stays one and is refused by the secure layer.
+ * missing tail) kept: a link in a trusted prefix (macOS `/var`, a linked home) is resolved once
+ * here, while a link at `target` itself stays one, for the secure layer to refuse.
  */
 export function canonicalizeTrustedPath(target: string): string {
   const absolute = path.resolve(target);

@@ -1,11 +1,10 @@
 /**
- * The binding file `.gjc-managed-session-scope.v2.json` ties a `v2-<digest>` directory to the
- * one workspace identity it was made for. Its bytes are canonical (compact JSON, fixed key
- * order, one trailing LF), so any edit at all shows in a byte comparison.
+ * The binding file ties a `v2-<digest>` directory to the one workspace identity it was made for.
+ * Its bytes are canonical (compact JSON, fixed key order, one trailing LF): any edit shows.
  */
 import { SecureFsError, type SecureDir } from "../fs/index.js";
 import { scopeFailure, type ScopeFailure } from "./errors.js";
-import { isIdentityDigest, type IdentityPlatform } from "./identity.js";
+import { isIdentityDigest, type IdentityPlatform, type WorkspaceIdentity } from "./identity.js";
 
 /** The binding file's name inside a scope directory. */
 export const BINDING_FILE_NAME = ".gjc-managed-session-scope.v2.json";
@@ -21,11 +20,7 @@ export interface ScopeBinding {
 }
 
 /** What a binding must say for a given workspace. */
-export interface BindingIdentity {
-  readonly platform: IdentityPlatform;
-  readonly canonicalPath: string;
-  readonly digest: string;
-}
+export type BindingIdentity = Pick<WorkspaceIdentity, "platform" | "canonicalPath" | "digest">;
 
 /** The exact bytes of the binding of `identity`. */
 export function encodeBinding(identity: BindingIdentity): string {
@@ -44,11 +39,7 @@ export function encodeBinding(identity: BindingIdentity): string {
 /** Outcome of checking binding bytes. */
 export type BindingCheck = { readonly kind: "valid"; readonly binding: ScopeBinding } | ScopeFailure;
 
-/**
- * Checks binding bytes against the expected identity: unparsable or wrongly shaped ->
- * `binding_invalid`; another workspace -> `binding_conflict`; right workspace but not the
- * canonical bytes -> `binding_invalid`.
- */
+/** Checks binding bytes against the expected identity: another workspace is `binding_conflict`; unparsable, misshapen or not canonical `binding_invalid`. */
 export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity): BindingCheck {
   const parsed = parseBinding(bytes);
   if (parsed.kind === "error") return parsed;
@@ -56,31 +47,27 @@ export function checkBindingBytes(bytes: Uint8Array, expected: BindingIdentity):
   if (binding.platform !== expected.platform || binding.canonicalPath !== expected.canonicalPath || binding.identityDigest !== expected.digest) {
     return scopeFailure("binding_conflict", "identity_mismatch", "the scope directory belongs to another workspace");
   }
-  if (parsed.text !== encodeBinding(expected)) return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
+  if (!parsed.canonical) return scopeFailure("binding_invalid", "not_canonical", "the scope binding is not canonically encoded");
   return { kind: "valid", binding };
 }
 
 /** Decodes binding bytes without an expected identity (for audits); `undefined` unless canonical. */
 export function decodeBinding(bytes: Uint8Array): ScopeBinding | undefined {
   const parsed = parseBinding(bytes);
-  if (parsed.kind === "error") return undefined;
-  const { binding } = parsed;
-  // Compared as raw bytes: the decoder drops a leading BOM, which is not canonical.
-  const canonical = encodeBinding({ platform: binding.platform, canonicalPath: binding.canonicalPath, digest: binding.identityDigest });
-  return Buffer.from(bytes).toString("utf8") === canonical ? binding : undefined;
+  return parsed.kind === "parsed" && parsed.canonical ? parsed.binding : undefined;
 }
 
-function parseBinding(bytes: Uint8Array): { readonly kind: "parsed"; readonly text: string; readonly binding: ScopeBinding } | ScopeFailure {
-  let text: string;
+function parseBinding(bytes: Uint8Array): { readonly kind: "parsed"; readonly canonical: boolean; readonly binding: ScopeBinding } | ScopeFailure {
   let parsed: unknown;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch {
     return scopeFailure("binding_invalid", "unparsable", "the scope binding is not valid JSON");
   }
   if (!isBindingShape(parsed)) return scopeFailure("binding_invalid", "shape", "the scope binding has the wrong shape");
-  return { kind: "parsed", text, binding: parsed };
+  // Compared as raw bytes: the decoder drops a leading BOM, which is not canonical.
+  const canonical = encodeBinding({ platform: parsed.platform, canonicalPath: parsed.canonicalPath, digest: parsed.identityDigest });
+  return { kind: "parsed", canonical: Buffer.from(bytes).toString("utf8") === canonical, binding: parsed };
 }
 
 function isBindingShape(value: unknown): value is ScopeBinding {
@@ -96,33 +83,32 @@ function isBindingShape(value: unknown): value is ScopeBinding {
   );
 }
 
-/** The binding file's bytes, opened with the fs layer's owner-only checks (a canonical one is far below 64 KiB). */
-export function readBindingFile(scopeDir: SecureDir): Buffer {
-  const file = scopeDir.openFile(BINDING_FILE_NAME);
+/**
+ * The binding file's bytes, read with the fs layer's owner-only checks (a canonical one is far below
+ * 64 KiB); `absent` without one; a file failing the checks is `binding_invalid` with the fs code as cause.
+ */
+export function readBindingFile(scopeDir: SecureDir): Buffer | { readonly kind: "absent" } | ScopeFailure {
   try {
-    return file.readAll({ maxBytes: 64 * 1024 });
-  } finally {
-    file.close();
+    const file = scopeDir.openFile(BINDING_FILE_NAME);
+    try {
+      return file.readAll({ maxBytes: 64 * 1024 });
+    } finally {
+      file.close();
+    }
+  } catch (error) {
+    if (!(error instanceof SecureFsError)) throw error;
+    if (error.code === "not_found") return { kind: "absent" };
+    return scopeFailure("binding_invalid", error.code, `the scope binding cannot be used (${error.code})`);
   }
 }
 
 /** Result of reading a scope's binding. */
 export type BindingRead = BindingCheck | { readonly kind: "absent" };
 
-/**
- * Reads and checks the binding in the held scope directory ({@link readBindingFile}); a file
- * failing the fs checks is `binding_invalid` with the fs code as cause. Never writes.
- */
+/** Reads and checks the binding in the held scope directory ({@link readBindingFile}). Never writes. */
 export function readBinding(scopeDir: SecureDir, expected: BindingIdentity): BindingRead {
-  let bytes: Buffer;
-  try {
-    bytes = readBindingFile(scopeDir);
-  } catch (error) {
-    if (!(error instanceof SecureFsError)) throw error;
-    if (error.code === "not_found") return { kind: "absent" };
-    return scopeFailure("binding_invalid", error.code, `the scope binding cannot be used (${error.code})`);
-  }
-  return checkBindingBytes(bytes, expected);
+  const bytes = readBindingFile(scopeDir);
+  return Buffer.isBuffer(bytes) ? checkBindingBytes(bytes, expected) : bytes;
 }
 
 /**

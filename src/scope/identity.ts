@@ -1,8 +1,4 @@
-/**
- * Workspace identity v1: the cwd's native canonical path, its SHA-256 digest and the
- * `v2-<digest>` directory name. The digest matches the peer's bit for bit: existing scope
- * directories are found by it.
- */
+/** Workspace identity v1: the cwd's native canonical path, its SHA-256 digest (the peer's, bit for bit: scopes are found by it) and the `v2-<digest>` name. */
 import { createHash } from "node:crypto";
 import path from "node:path";
 
@@ -60,15 +56,11 @@ export function isScopeDirectoryName(name: string): boolean {
   return name.startsWith(SCOPE_DIRECTORY_PREFIX) && isIdentityDigest(name.slice(SCOPE_DIRECTORY_PREFIX.length));
 }
 
-/** How a Windows path spelling is classified before anything is opened. */
-type WindowsPathClass = "local" | "network";
-
 /**
- * Lexical Windows rule, before any I/O: `\\?\UNC\...` is network, any other `\\?\...` local,
- * and every other spelling starting with two separators (`\\server`, `//server`, `\\.\...`)
- * network. Separators may be `\` or `/`. Pure, so tested on every platform.
+ * Lexical Windows rule, before any I/O: `\\?\UNC\...` is network, any other `\\?\...` local, and
+ * every other spelling starting with two separators (`\` or `/`) network. Pure, so tested everywhere.
  */
-export function classifyWindowsPath(spelling: string): WindowsPathClass {
+export function classifyWindowsPath(spelling: string): "local" | "network" {
   const s = spelling.replace(/\//g, "\\");
   if (s.toUpperCase().startsWith("\\\\?\\UNC\\")) return "network";
   if (s.startsWith("\\\\?\\")) return "local";
@@ -92,14 +84,11 @@ export interface WorkspaceIdentity {
 }
 
 /** Outcome of {@link workspaceIdentity}: the identity, or a scope error code with its cause. */
-export type WorkspaceIdentityResult =
-  | { readonly kind: "identity"; readonly identity: WorkspaceIdentity }
-  | ScopeFailure;
+export type WorkspaceIdentityResult = { readonly kind: "identity"; readonly identity: WorkspaceIdentity } | ScopeFailure;
 
 /**
- * Resolves `cwd` (relative to `process.cwd()`) to its native identity, or `cwd_missing`,
- * `cwd_not_directory`, `network_unsupported`, `identity_unavailable` (cause `not_utf8`,
- * `io_error`, ...). On Windows the lexical rule runs first: a UNC cwd never touches the network.
+ * Resolves `cwd` (against `process.cwd()`) to its native identity, or `cwd_missing`, `cwd_not_directory`,
+ * `network_unsupported`, `identity_unavailable`. On Windows the lexical rule runs first: a UNC cwd never touches the network.
  */
 export function workspaceIdentity(cwd: string, platform: NodeJS.Platform = process.platform): WorkspaceIdentityResult {
   if (typeof cwd !== "string" || cwd.length === 0 || cwd.includes("\0")) {

@@ -1,8 +1,4 @@
-/**
- * Read-only audit of every v2 scope under a sessions root: does each `v2-<digest>` directory
- * hold a canonical binding whose identity hashes to its name? (Self-consistency only: it
- * knows no workspace.)
- */
+/** Read-only audit of the v2 scopes under a sessions root: does each hold a canonical binding whose identity hashes to its name? */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
@@ -35,9 +31,8 @@ export interface ScopeDirectoryReport {
 }
 
 /**
- * Inspects every `v2-<digest>` entry of the sessions root, sorted: a held directory (from
- * {@link AgentRoot.openDir}) or a path opened once by descriptor (never followed; a looser one
- * of the user's passes). A missing root has none. Never writes.
+ * Inspects every `v2-<digest>` entry of the sessions root, sorted: held ({@link AgentRoot.openDir}) or a path
+ * opened once by descriptor (never followed; a looser one of the user's passes; missing: none). Never writes.
  * @throws SecureFsError when the root cannot be opened safely (a link, another owner, ...)
  */
 export function inspectScopeDirectories(sessionsRoot: string | SecureDir): ScopeDirectoryReport[] {
@@ -61,15 +56,15 @@ function inspectOne(sessionsRoot: SecureDir, name: string): ScopeDirectoryReport
     return { name, path: where, state: "unsafe_directory", cause: error.code };
   }
   try {
-    const binding = decodeBinding(readBindingFile(dir));
+    const bytes = readBindingFile(dir);
+    if (!Buffer.isBuffer(bytes)) {
+      return bytes.kind === "absent" ? { name, path: where, state: "binding_missing" } : { name, path: where, state: "binding_invalid", cause: bytes.cause };
+    }
+    const binding = decodeBinding(bytes);
     if (binding === undefined) return { name, path: where, state: "binding_invalid", cause: "not_canonical" };
     const digest = name.slice(SCOPE_DIRECTORY_PREFIX.length);
     const consistent = binding.identityDigest === digest && scopeDigest(binding.platform, binding.canonicalPath) === digest;
     return { name, path: where, state: consistent ? "valid" : "digest_mismatch", binding };
-  } catch (error) {
-    if (!(error instanceof SecureFsError)) throw error;
-    if (error.code === "not_found") return { name, path: where, state: "binding_missing" };
-    return { name, path: where, state: "binding_invalid", cause: error.code };
   } finally {
     dir.close();
   }

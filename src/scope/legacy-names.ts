@@ -1,7 +1,6 @@
 /**
- * The directory names the legacy layout may have used for a workspace. The encoding maps `/`,
- * `\` and `:` to `-`, so workspaces can share a name (`/a/b-c` and `/a-b/c`): a name only says
- * where to look; a file's header decides whose it is.
+ * The directory names the legacy layout may have used for a workspace. Its encoding maps `/`, `\` and `:` to `-`,
+ * so workspaces can share a name (`/a/b-c`, `/a-b/c`): a name says where to look, a file's header whose it is.
  */
 import os from "node:os";
 
@@ -18,10 +17,6 @@ function encode(text: string): string {
   return text.replace(/[/\\:]/g, "-");
 }
 
-function stripOneLeadingSeparator(text: string): string {
-  return text.startsWith("/") || text.startsWith("\\") ? text.slice(1) : text;
-}
-
 /** Places the legacy layout looked up a workspace relative to. */
 export interface LegacyAnchors {
   /** Home directory; default `os.homedir()`. */
@@ -34,17 +29,14 @@ export interface LegacyAnchors {
   readonly canonicalTmp?: string;
 }
 
-/**
- * Every legacy directory name of the scope's cwd spellings, in a stable order without
- * duplicates: absolute encodings, then home-relative, then temp-relative variants.
- */
+/** Every legacy directory name of the scope's cwd spellings, once each: absolute encodings, then home-, then temp-relative. */
 export function legacyDirectoryNames(
   scope: Pick<ManagedScope, "canonicalCwd" | "legacyLexicalCwd">,
   anchors: LegacyAnchors = {},
 ): string[] {
   const names = new Set<string>();
   const cwds = [scope.canonicalCwd, scope.legacyLexicalCwd];
-  for (const cwd of cwds) names.add(`--${encode(stripOneLeadingSeparator(cwd))}--`);
+  for (const cwd of cwds) names.add(`--${encode(cwd.replace(/^[/\\]/, ""))}--`);
   forEachRelative(cwds, [anchors.canonicalHome, anchors.home ?? os.homedir()], (rel, base) => {
     const r = encode(rel);
     names.add(rel === "" ? "-" : `-${r}`);
@@ -72,11 +64,7 @@ function forEachRelative(cwds: readonly string[], bases: readonly (string | unde
   }
 }
 
-/**
- * The extra directories a scan looks at: every `-`-prefixed name in `entries` that is not
- * a v2 scope, not the internal directory and not already in `known`, sorted, at most
- * {@link MAX_DISCOVERED_LEGACY_DIRECTORIES}.
- */
+/** The extra directories a scan looks at: `-`-prefixed names in `entries` but not `known` (nor v2 or internal), sorted, at most {@link MAX_DISCOVERED_LEGACY_DIRECTORIES}. */
 export function discoveredLegacyDirectories(entries: readonly string[], known: readonly string[]): string[] {
   const skip = new Set(known);
   return entries

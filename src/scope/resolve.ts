@@ -1,14 +1,10 @@
-/**
- * resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope holding
- * that workspace's sessions. Reading never writes; preparing for write creates the owner-only
- * directory chain and the binding, repairing only permission deviations of the user's own.
- */
+/** resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope holding that workspace's sessions. */
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { defaultAgentDir } from "./agent-dir.js";
 import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair, unlessMissing } from "./agent-root.js";
-import { ensureBinding, readBinding, type BindingCheck, type BindingIdentity, type BindingRead } from "./binding.js";
+import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
 
@@ -60,10 +56,8 @@ export interface ResolveScopeOptions {
 export type ScopeResolution = { readonly kind: "resolved"; readonly scope: ManagedScope } | ScopeFailure;
 
 /**
- * Resolves the managed scope of `options.cwd`: workspace identity (a failing cwd causes no I/O
- * below the agent directory), then the agent directory by descriptor, sessions root, scope
- * directory (owner-only) and binding (canonical bytes of this identity), all reached from the
- * held agent directory when below it.
+ * Resolves the managed scope of `options.cwd`: workspace identity (a failing cwd causes no I/O below the agent
+ * directory), then by descriptor the agent directory, sessions root, scope directory and binding.
  */
 export function resolveManagedScope(options: ResolveScopeOptions): ScopeResolution {
   const opened = openManagedScope(options);
@@ -90,10 +84,7 @@ interface OpenedScope {
   readonly scopeDir: SecureDir | undefined;
 }
 
-/**
- * @internal {@link resolveManagedScope}, keeping what it opened so the caller works on the
- * very scope directory that was checked (never reopened by path).
- */
+/** @internal {@link resolveManagedScope}, keeping what it opened so the caller works on the very directory checked. */
 export function openManagedScope(options: ResolveScopeOptions): OpenedScope | ScopeFailure {
   if (typeof options !== "object" || options === null || typeof options.cwd !== "string") {
     return scopeFailure("invalid_request", "invalid_argument", "resolveManagedScope needs { cwd }");
@@ -105,8 +96,8 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
   const { identity } = found;
   const givenAgentDir = options.agentDir ?? defaultAgentDir();
   const agentDir = canonicalizeTrustedPath(givenAgentDir);
-  // A sessions root below the agent directory is walked from the agent's descriptor like the
-  // default one; one elsewhere is a trusted root of its own (and the agent dir is not opened).
+  // A sessions root below the agent directory is walked from the agent's descriptor; one elsewhere
+  // is a trusted root of its own (and the agent directory is not opened).
   const names = options.sessionsRoot === undefined ? [SESSIONS_DIRECTORY] : namesBelowAgentDir(agentDir, givenAgentDir, options.sessionsRoot);
   if (names?.length === 0) return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
   const sessionsRoot = names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
@@ -133,7 +124,7 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
     directoryPath: path.join(sessionsRoot, directoryName),
   } as const;
   const repaired: string[] = [];
-  const outcome = mode === "write" ? prepareForWrite(base, identity, agent, names, repaired) : checkForRead(base, identity, agent, names);
+  const outcome = openScopeDir(base, identity, agent, names, mode === "write", repaired);
   if (outcome.kind === "error") {
     agent?.close();
     return outcome;
@@ -142,53 +133,34 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
   return { kind: "opened", scope: { ...base, exists: scopeDir !== undefined, repaired: [...(agent?.repaired ?? []), ...repaired] }, agent, scopeDir };
 }
 
-type Base = Omit<ManagedScope, "exists" | "repaired">;
-type Checked = { kind: "ok"; scopeDir: SecureDir | undefined } | ScopeFailure;
-
 /**
- * Read mode: every directory on the way is opened by descriptor and must pass the owner-only
- * check; a missing one means the scope does not exist yet. Nothing is created or repaired.
+ * The scope directory, its binding checked, reached by descriptor. Read mode changes nothing (a
+ * missing directory: no scope yet; the sessions root may be an older tool's looser one). Write mode
+ * creates the chain owner-only and repairs permission deviations of the user's own (into `repaired`).
  */
-function checkForRead(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined): Checked {
-  if (names !== undefined && agent === undefined) return { kind: "ok", scopeDir: undefined };
-  let found: SecureDir | undefined;
+function openScopeDir(
+  base: Pick<ManagedScope, "sessionsRoot" | "directoryName" | "directoryPath">,
+  expected: BindingIdentity,
+  agent: AgentRoot | undefined,
+  names: string[] | undefined,
+  write: boolean,
+  repaired: string[],
+): { readonly kind: "ok"; readonly scopeDir: SecureDir | undefined } | ScopeFailure {
+  const { sessionsRoot, directoryName, directoryPath } = base;
+  let root: SecureDir | undefined;
   try {
-    // The sessions root may be looser (an older tool's); the scope below it is verified.
-    found = agent !== undefined && names !== undefined
-      ? agent.openDirIfExists(names, { readThrough: true })
-      : unlessMissing(() => SecureDir.openRoot(base.sessionsRoot, { owned: true }));
+    // `agent` is opened only when the sessions root lies below it (`names`); read mode may find none.
+    if (names !== undefined) root = write ? agent?.openDir(names) : agent?.openDirIfExists(names, { readThrough: true });
+    else if (write) root = openOrRepair((o) => SecureDir.openRoot(sessionsRoot, o), sessionsRoot, repaired);
+    else root = unlessMissing(() => SecureDir.openRoot(sessionsRoot, { owned: true }));
   } catch (error) {
-    return fsFailure(error, "sessions_root_unavailable", "the sessions root is not a safe owner-only directory");
+    return fsFailure(error, "sessions_root_unavailable", write ? "the sessions root cannot be prepared" : "the sessions root is not a safe owner-only directory");
   }
-  if (found === undefined) return { kind: "ok", scopeDir: undefined };
-  const root = found;
-  return bindScopeDir(root, () => root.openDir(base.directoryName), (dir) => readBinding(dir, expected), true, "the scope directory is not a safe owner-only directory");
-}
-
-/**
- * Write mode: the chain is created owner-only where missing, and permission deviations of
- * directories the user owns are repaired (recorded); anything else is refused, never adopted.
- */
-function prepareForWrite(base: Base, expected: BindingIdentity, agent: AgentRoot | undefined, names: string[] | undefined, repaired: string[]): Checked {
-  let root: SecureDir;
-  try {
-    root = agent !== undefined && names !== undefined ? agent.openDir(names) : openOrRepair((o) => SecureDir.openRoot(base.sessionsRoot, o), base.sessionsRoot, repaired);
-  } catch (error) {
-    return fsFailure(error, "sessions_root_unavailable", "the sessions root cannot be prepared");
-  }
-  const open = () => openOrRepair((o) => root.openDir(base.directoryName, o), base.directoryPath, repaired);
-  return bindScopeDir(root, open, (dir) => ensureBinding(dir, expected), false, "the scope directory cannot be prepared");
-}
-
-/**
- * The scope directory `open` gives below `root` (closed here), kept open when its binding
- * `check`s out. With `read`, a scope that is not there is no directory rather than a failure.
- */
-function bindScopeDir(root: SecureDir, open: () => SecureDir, check: (dir: SecureDir) => BindingRead | BindingCheck, read: boolean, message: string): Checked {
+  if (root === undefined) return { kind: "ok", scopeDir: undefined };
   let scopeDir: SecureDir | undefined;
   try {
-    scopeDir = open();
-    const binding = check(scopeDir);
+    scopeDir = write ? openOrRepair((o) => root.openDir(directoryName, o), directoryPath, repaired) : root.openDir(directoryName);
+    const binding = write ? ensureBinding(scopeDir, expected) : readBinding(scopeDir, expected);
     if (binding.kind === "error") {
       scopeDir.close();
       return binding;
@@ -196,8 +168,8 @@ function bindScopeDir(root: SecureDir, open: () => SecureDir, check: (dir: Secur
     return { kind: "ok", scopeDir };
   } catch (error) {
     scopeDir?.close();
-    if (read && error instanceof SecureFsError && error.code === "not_found") return { kind: "ok", scopeDir: undefined };
-    return fsFailure(error, "binding_invalid", message);
+    if (!write && error instanceof SecureFsError && error.code === "not_found") return { kind: "ok", scopeDir: undefined };
+    return fsFailure(error, "binding_invalid", write ? "the scope directory cannot be prepared" : "the scope directory is not a safe owner-only directory");
   } finally {
     root.close();
   }

@@ -1,7 +1,4 @@
-/**
- * The default home of a workspace's sessions: managed storage on the very v2 scope directory
- * the resolution checked (held, never reopened by path). The legacy layout is never a default.
- */
+/** The default home of a workspace's sessions: managed storage on the very v2 scope directory the resolution checked (never the legacy layout). */
 import { ManagedSessionStorage } from "../storage/index.js";
 import type { AgentRoot } from "./agent-root.js";
 import { ScopeError } from "./errors.js";
@@ -16,16 +13,12 @@ interface ManagedSessionTarget {
   readonly agentDir: string;
   /** Managed storage rooted at the scope directory (it owns that descriptor). */
   readonly storage: ManagedSessionStorage;
-  /**
-   * The agent directory, held in write mode: blobs, breadcrumbs and the rest below it are
-   * opened from here ({@link AgentRoot.openDir}). The caller closes it (also released when collected).
-   */
+  /** The agent directory held in write mode, for blobs, breadcrumbs and the rest below it; the caller closes it. */
   readonly agentRoot: AgentRoot;
 }
 
 /**
- * Prepares the managed scope of `cwd` for writing (agent dir chain, scope directory, binding)
- * and opens managed storage on the scope directory it prepared.
+ * Prepares the managed scope of `cwd` for writing and opens managed storage on the directory it prepared.
  * @throws ScopeError with the resolution's code (`cwd_missing`, `binding_conflict`, ...)
  */
 export function managedSessionTarget(cwd: string, agentDir: string = defaultAgentDir()): ManagedSessionTarget {
@@ -42,8 +35,7 @@ export function managedSessionTarget(cwd: string, agentDir: string = defaultAgen
 }
 
 /**
- * Managed storage (the caller closes it) on the verified scope of `cwd`, or `undefined` when
- * it does not exist yet. Never writes.
+ * Managed storage (the caller closes it) on the verified scope of `cwd`, or `undefined` when it does not exist yet. Never writes.
  * @throws ScopeError with the resolution's code
  */
 export function managedSessionStorageForRead(

@@ -12,8 +12,7 @@ import path from "node:path";
 import { sqliteCodeOf } from "../../src/history/errors.js";
 import { HISTORY_SCHEMA_VERSION, HistoryStorage, type HistoryError, type HistoryErrorCode } from "../../src/history/index.js";
 import { HistoryFiles } from "../../src/history/owner-only.js";
-import { checkPinnedConnection, ensurePinnedVfs } from "../../src/history/pinned-vfs.js";
-import { nodeSqliteIsQuiet, pragmaValue, SQLITE_DRIVER_ENV, sqliteDriver } from "../../src/history/sqlite-driver.js";
+import { checkPinnedConnection, nodeSqliteIsQuiet, pragmaValue, SQLITE_DRIVER_ENV, sqliteDriver } from "../../src/history/sqlite-driver.js";
 import { historyError } from "./history-error.js";
 
 /** One contract case: `dir` is a fresh 0700 directory that the runner removes afterwards. */
@@ -248,7 +247,7 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
       fs.symlinkSync(outside, agent);
       try {
         const driver = sqliteDriver();
-        ensurePinnedVfs(driver);
+        driver.ensurePinnedVfs();
         const db = driver.open(files.sqlitePath, { mustExist: true });
         checkPinnedConnection(db, files.sqlitePath);
         assert.equal(pragmaValue(db, "journal_mode = WAL"), "wal");

@@ -11,8 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { HistoryStorage } from "../../src/history/index.js";
 import { HistoryFiles } from "../../src/history/owner-only.js";
-import { checkPinnedConnection, ensurePinnedVfs } from "../../src/history/pinned-vfs.js";
-import { pragmaValue, sqliteDriver } from "../../src/history/sqlite-driver.js";
+import { checkPinnedConnection, pragmaValue, sqliteDriver } from "../../src/history/sqlite-driver.js";
 import { ACL_TAG, aclHex } from "../helpers/acl.js";
 import { hasCommand, isRoot, run } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -54,7 +53,7 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     HistoryStorage.open(dbPath).close();
     const files = HistoryFiles.prepare(agent, "probe.db", { create: false });
     try {
-      ensurePinnedVfs(sqliteDriver());
+      sqliteDriver().ensurePinnedVfs();
       expect(files.sqlitePath).toMatch(/^\/proc\/self\/fd\/\d+\/probe\.db$/);
       const probe = rawDb(files.sqlitePath);
       const [main] = probe.prepare("PRAGMA database_list").all<{ file: string }>();
@@ -79,7 +78,7 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     const files = HistoryFiles.prepare(agent, "history.db", { create: false });
     const moved = swapForLink(outside);
     try {
-      ensurePinnedVfs(sqliteDriver());
+      sqliteDriver().ensurePinnedVfs();
       const db = rawDb(files.sqlitePath);
       pragmaValue(db, "journal_mode = WAL");
       db.exec("CREATE TABLE t(x); INSERT INTO t VALUES ('kept in the held directory')");
