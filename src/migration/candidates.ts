@@ -1,7 +1,6 @@
 /**
- * Listing the sessions of one workspace: its v2 scope plus the legacy directories that may
- * hold its old transcripts. A legacy file belongs to the workspace only when its header's
- * cwd resolves to the same native identity; directory names decide nothing. Read-only.
+ * Listing the sessions of one workspace, read-only: its v2 scope plus the legacy directories that may hold its old
+ * transcripts. A legacy file belongs to the workspace only when its header's cwd resolves to the same native identity.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -13,17 +12,11 @@ import { MigrationError, type MigrationFailure } from "./errors.js";
 import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
 import { identifyTranscript, readHeader, refusalCause, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
 
-/** Where a candidate was found. */
-export type CandidateProvenance = "v2" | "legacy";
-
-/** Migration state of a listed candidate. */
-export type MigrationState = "native_v2" | "legacy_unmigrated" | "migrated_v2";
-
-/** One session of the workspace. */
+/** One session of the workspace: where it was found and its migration state. */
 export interface SessionCandidate {
   readonly path: string;
-  readonly provenance: CandidateProvenance;
-  readonly migrationState: MigrationState;
+  readonly provenance: "v2" | "legacy";
+  readonly migrationState: "native_v2" | "legacy_unmigrated" | "migrated_v2";
   readonly sessionId: string;
   readonly header: HeaderFacts;
   /** The exact version that was listed: pass the candidate back to migrate it. */
@@ -66,30 +59,35 @@ export interface ListCandidatesOptions {
 const SUFFIX = ".jsonl";
 
 /**
- * Lists every session of `scope`'s workspace with its provenance and migration state.
- * Never writes. A legacy source with a committed receipt whose v2 copy is still there is
- * hidden (the copy is listed as `migrated_v2`); a retired (tombstoned) one is hidden too.
+ * Lists every session of `scope`'s workspace with its provenance and migration state; never writes. A legacy source
+ * whose committed receipt's v2 copy is still there is hidden (the copy is `migrated_v2`), and so is a retired one.
  */
 export async function listSessionCandidates(scope: ManagedScope, options: ListCandidatesOptions = {}): Promise<CandidateListing | MigrationFailure> {
   const listing: CandidateListing = { kind: "listed", candidates: [], foreign: 0, invalid: [], scanErrors: [], legacyDirectories: [] };
   try {
-    let root: SecureDir;
-    try {
-      root = openSessionsRoot(scope, "read");
-    } catch (error) {
-      if (!(error instanceof MigrationError)) throw error;
-      // Nothing is there yet, or the root is refused (reported, nothing below it read).
-      if (!isMissingRoot(error)) listing.scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
-      return listing;
-    }
-    try {
-      return listBelow(root, scope, options, listing);
-    } finally {
-      root.close();
-    }
+    return withSessionsRoot(scope, listing, (root) => listBelow(root, scope, options, listing));
   } catch (error) {
-    if (error instanceof MigrationError) return error.toFailure();
+    if (!(error instanceof MigrationError)) throw error;
+    if (error.code !== "sessions_root_unavailable") return error.toFailure();
+    // The root is refused: reported, nothing below it read.
+    listing.scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
+    return listing;
+  }
+}
+
+/** `use` of the sessions root of `scope`, opened for reading; `missing` when it does not exist yet. */
+function withSessionsRoot<T>(scope: ManagedScope, missing: T, use: (root: SecureDir) => T): T {
+  let root: SecureDir;
+  try {
+    root = openSessionsRoot(scope, "read");
+  } catch (error) {
+    if (isMissingRoot(error)) return missing;
     throw error;
+  }
+  try {
+    return use(root);
+  } finally {
+    root.close();
   }
 }
 
@@ -174,11 +172,7 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
   return { ...listing, foreign };
 }
 
-/**
- * Where `candidate` lies below the sessions root of `scope`: its directory's and file's entry
- * names (the scope directory for v2, its legacy directory otherwise). `not_a_candidate` when
- * it is not there.
- */
+/** The entry names of `candidate`'s directory (the scope's for v2, its legacy one otherwise) and file below the sessions root; `not_a_candidate` when it is not there. */
 export function locateCandidate(scope: ManagedScope, candidate: SessionCandidate): { directory: string; fileName: string } {
   const directory = candidate.provenance === "v2" ? scope.directoryName : candidate.legacyDirectory;
   const fileName = path.basename(candidate.path);
@@ -190,24 +184,12 @@ export function locateCandidate(scope: ManagedScope, candidate: SessionCandidate
 
 /** The tombstones of the scope, read only; none when the scope does not exist yet. */
 export function readScopeTombstones(scope: ManagedScope): Tombstone[] {
-  let root: SecureDir;
-  try {
-    root = openSessionsRoot(scope, "read");
-  } catch (error) {
-    if (isMissingRoot(error)) return [];
-    throw error;
-  }
-  try {
-    return scopeRecords(root, scope, false).tombstones;
-  } finally {
-    root.close();
-  }
+  return withSessionsRoot(scope, [], (root) => scopeRecords(root, scope, false).tombstones);
 }
 
 /**
- * The scope's records below the held sessions root (none when the scope directory does not
- * exist yet). Receipts only when asked: each carries a whole artifact manifest, so an opener
- * that read them all would make each migration slower than the last.
+ * The scope's records below the held sessions root (none without a scope directory). Receipts only when asked: each
+ * carries a whole artifact manifest, so an opener that read them all would make each migration slower than the last.
  */
 function scopeRecords(root: SecureDir, scope: ManagedScope, withReceipts: boolean): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
   let dir: SecureDir;
@@ -240,9 +222,8 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
 }
 
 /**
- * Runs `read` on directory `name` of `root`, opened by `rules` (the owner-only scope
- * directory, or a legacy directory by the legacy-source rules). A missing one holds
- * nothing; a refused or unlistable one is reported in `scanErrors` (a link as `symlink`).
+ * Runs `read` on directory `name` of `root`, opened by `rules` (the owner-only scope directory, or a legacy one by the
+ * legacy-source rules). A missing one holds nothing; a refused or unlistable one goes to `scanErrors` (a link as `symlink`).
  */
 function withDir(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], read: (dir: SecureDir) => void): void {
   let dir: SecureDir;

@@ -1,10 +1,10 @@
 /**
- * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
- * scope of its workspace. The source is only read. Everything is copied into staging names in
- * the scope and made durable, the source is checked again, then it is published without
- * replacing anything and a committed receipt records which source version became which v2
- * file. All of it runs under a kernel-released lock keyed by the source's identity, so
- * concurrent openers serialise and a killed migrator never leaves a lock behind.
+ * The two writes on a listed candidate. Copy-retain migration of a legacy transcript (and its artifact directory) into
+ * its workspace's v2 scope: the source is only read; everything is copied into staging names and made durable, the
+ * source is checked again, then it is published without replacing anything and a committed receipt records which
+ * source version became which v2 file. It all runs under a kernel-released lock keyed by the source's identity, so
+ * concurrent openers serialise and a killed migrator leaves no lock behind. Retiring publishes a tombstone, so scans
+ * never list or migrate that version again; it deletes nothing ("do not reinterpret this", not "this is gone").
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
@@ -15,20 +15,20 @@ import { openScopeDir, openSessionsRoot, prepareScopeForWrite } from "./agent-ro
 import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyFileInto,
+  copyTree,
   DEFAULT_ARTIFACT_LIMITS,
   hashManagedFile,
   manifestOfManagedTree,
   sameManifest,
   snapshotArtifactTree,
   snapshotStillHolds,
-  treeManifest,
   verifyMismatch,
   type ArtifactLimits,
   type ArtifactSnapshot,
 } from "./copy.js";
-import { MigrationError, type MigrationFailure } from "./errors.js";
-import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt } from "./receipts.js";
-import { openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
+import { MigrationError, writeFailure, type MigrationFailure } from "./errors.js";
+import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt, type Tombstone } from "./receipts.js";
+import { identifyTranscript, openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -60,33 +60,63 @@ export interface OpenForWriteOptions {
   readonly limits?: Partial<ArtifactLimits>;
 }
 
-/** Outcome of {@link openCandidateForWrite}: the v2 path to open for writing, or why not. */
-export type OpenForWriteResult =
-  | {
-      readonly kind: "opened";
-      /** The v2 transcript to open. */
-      readonly path: string;
-      readonly provenance: "v2" | "legacy";
-      /** True when this call copied the source; false when it was v2 already or another process did. */
-      readonly migrated: boolean;
-    }
-  | MigrationFailure;
+/** Outcome of {@link openCandidateForWrite}: the v2 transcript to open for writing, or why not. `migrated`: this call copied the source. */
+export type OpenForWriteResult = { readonly kind: "opened"; readonly path: string; readonly provenance: "v2" | "legacy"; readonly migrated: boolean } | MigrationFailure;
+
+/** Outcome of {@link retireCandidate}. */
+export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
 
 const STAGING_PREFIX = ".gjc-migrate-";
 
 /**
- * Returns the v2 transcript to write for `candidate` (as listed by `listSessionCandidates`):
- * a v2 candidate opens in place; a legacy one is copied into the scope first (policy
- * `copy-retain`) or refused with `legacy_migration_disabled`. The source must still be the
- * exact version that was listed (`source_changed` otherwise).
+ * The v2 transcript to write for `candidate` (as `listSessionCandidates` listed it): a v2 candidate opens in place; a
+ * legacy one is copied into the scope first (`copy-retain`) or refused (`legacy_migration_disabled`). The source must
+ * still be the listed version (`source_changed` otherwise).
  */
 export async function openCandidateForWrite(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions = {}): Promise<OpenForWriteResult> {
   try {
     return await openOrThrow(scope, candidate, options);
   } catch (error) {
-    if (error instanceof MigrationError) return error.toFailure();
-    if (error instanceof SecureFsError) return { kind: "error", code: "durability_failed", cause: error.code, message: `migration failed (${error.code})` };
-    throw error;
+    return writeFailure(error, "migration");
+  }
+}
+
+/** Publishes the tombstone of `candidate` (still the listed version, else `source_changed`) in its scope; retiring twice is no error. */
+export async function retireCandidate(scope: ManagedScope, candidate: SessionCandidate): Promise<RetireResult> {
+  try {
+    const prepared = prepareScopeForWrite(scope);
+    const root = openSessionsRoot(prepared, "write");
+    try {
+      // Read by name below the held root: from the scope directory (v2) or its legacy directory.
+      const { directory, fileName } = locateCandidate(prepared, candidate);
+      const rules = candidate.provenance === "v2" ? "managed" : "source";
+      const source = openDirByRules(root, directory, rules);
+      try {
+        if (!sameIdentity(identifyTranscript(source, fileName, candidate.path, rules).identity, candidate.identity)) {
+          throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
+        }
+      } finally {
+        source.close();
+      }
+      const tombstone: Tombstone = {
+        schemaVersion: 2,
+        state: "retired",
+        scope: scope.identityDigest,
+        targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
+      };
+      const name = `${operationId(candidate.identity)}.json`;
+      const dir = root.openDir([prepared.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
+      try {
+        await writeRecord(dir, name, tombstone);
+      } finally {
+        dir.close();
+      }
+      return { kind: "retired", tombstone: name };
+    } finally {
+      root.close();
+    }
+  } catch (error) {
+    return writeFailure(error, "retiring");
   }
 }
 
@@ -141,13 +171,11 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   }
 }
 
-
-/** One migration under its lock: the held directories and what is copied. */
+/** One migration under its lock: the held directories (`legacyDir` by the legacy-source rules) and what is copied. */
 interface Job {
   readonly scope: ManagedScope;
   readonly scopeDir: SecureDir;
   readonly receipts: SecureDir;
-  /** The legacy directory, opened by the legacy-source rules. */
   readonly legacyDir: SecureDir;
   /** The transcript's name, in `legacyDir` and in the scope, and its artifact directory's. */
   readonly fileName: string;
@@ -187,6 +215,9 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   // Snapshotted first: an unsafe or too large tree is refused before anything is copied or compared.
   const snapshot = snapshotArtifactTree(legacyDir, artifacts, limits);
   const progress = progressReporter(onProgress, source.size + (snapshot?.totalBytes ?? 0), 1 + (snapshot?.files ?? 0));
+  if (existing === "file" && asConflict(() => hashManagedFile(scopeDir, fileName)).sha256 !== source.sha256) {
+    throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
+  }
   const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
     schemaVersion: 2,
     state: "committed",
@@ -197,26 +228,18 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
     destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
     artifactManifest: manifest,
   });
-  if (existing === undefined) {
-    await stageAndPublish(job, snapshot, progress, receiptOf);
-  } else {
-    const there = asConflict(() => hashManagedFile(scopeDir, fileName));
-    if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    const manifest = snapshot === undefined ? [] : await treeManifest(legacyDir, artifacts, snapshot);
-    requireArtifactsMatch(job, snapshot, manifest);
-    progress.phase("publishing");
-    await writeRecord(receipts, `${op}.json`, receiptOf(manifest));
-  }
+  await stageAndPublish(job, snapshot, progress, receiptOf, existing === "file");
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
 }
 
 /**
- * Copies the transcript and its artifact tree into staging and stages the receipt, makes it
- * all durable, checks the source again (a second snapshot), then publishes the artifacts and
- * the transcript without replacing anything and commits the receipt by a rename.
+ * Copies the transcript and its artifact tree into staging and stages the receipt, makes it all durable, checks the
+ * source again (a second snapshot), then publishes the artifacts and the transcript without replacing anything and
+ * commits the receipt by a rename. When the transcript is already there (`published`, with the source's bytes), the
+ * artifacts there must match the copy's manifest and only the receipt is committed.
  */
-async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined, progress: ProgressReporter, receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt): Promise<void> {
+async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined, progress: ProgressReporter, receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt, published: boolean): Promise<void> {
   const { scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
@@ -232,7 +255,7 @@ async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined,
     if (snapshot !== undefined) {
       const target = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       opened.push(target);
-      manifest = await treeManifest(legacyDir, artifacts, snapshot, { target, opened, onBytes, onFile: progress.file });
+      manifest = await copyTree(legacyDir, artifacts, snapshot, target, opened, onBytes, progress.file);
     }
     progress.phase("verifying");
     await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receiptOf(manifest)), "utf8"));
@@ -240,19 +263,23 @@ async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined,
     if (!statUnchanged(job)) throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
     if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits)) throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
     progress.phase("publishing");
-    if (snapshot !== undefined) {
-      try {
-        scopeDir.publishNoReplace(stagedArtifacts, artifacts);
-      } catch (error) {
-        if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-        requireArtifactsMatch(job, snapshot, manifest);
+    if (published) {
+      requireArtifactsMatch(job, snapshot, manifest);
+    } else {
+      if (snapshot !== undefined) {
+        try {
+          scopeDir.publishNoReplace(stagedArtifacts, artifacts);
+        } catch (error) {
+          if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+          requireArtifactsMatch(job, snapshot, manifest);
+        }
       }
-    }
-    try {
-      scopeDir.publishNoReplace(stagedTranscript, fileName);
-    } catch (error) {
-      if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
-      throw error;
+      try {
+        scopeDir.publishNoReplace(stagedTranscript, fileName);
+      } catch (error) {
+        if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
+        throw error;
+      }
     }
     try {
       receipts.publishNoReplace(stagedReceipt, `${op}.json`);
@@ -340,10 +367,9 @@ function entryType(dir: SecureDir, name: string): string | undefined {
 }
 
 /**
- * Removes the staging entries of the job's operation left by an attempt that died. Only called under
- * the source's lock, so no live attempt owns them. A staging tree is removed by descriptor
- * below the held scope directory (a link in it is removed as a link, never followed), within
- * the artifact budgets plus the staging root itself.
+ * Removes the staging entries of the job's operation left by an attempt that died; only under the source's lock, so no
+ * live attempt owns them. A staging tree is removed by descriptor below the held scope directory (a link in it as a
+ * link, never followed), within the artifact budgets plus the staging root itself.
  */
 async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<void> {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
