@@ -8,4 +8,4 @@ export { listSessionCandidates } from "./candidates.js";
 export type { CandidateListing, ListCandidatesOptions, SessionCandidate } from "./candidates.js";
 export { DIRECTORY_MIGRATION_POLICIES, openCandidateForWrite, retireCandidate } from "./migrate.js";
 export type { DirectoryMigrationPolicy, MigrationProgress, OpenForWriteOptions, OpenForWriteResult, RetireResult } from "./migrate.js";
-export { LOCKS_DIRECTORY, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, operationId, sourceLockName } from "./receipts.js";
+export { LOCKS_DIRECTORY, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, operationId, readRecordFile, sourceLockName } from "./receipts.js";
