@@ -7,7 +7,7 @@ import path from "node:path";
 
 import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
 import { discoveredLegacyDirectories, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
-import { isMissingRoot, openScopeDir, openSessionsRoot } from "./agent-root.js";
+import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
 import { identifyTranscript, readHeader, refusalCause, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
@@ -81,7 +81,7 @@ function withSessionsRoot<T>(scope: ManagedScope, missing: T, use: (root: Secure
   try {
     root = openSessionsRoot(scope, "read");
   } catch (error) {
-    if (isMissingRoot(error)) return missing;
+    if (error instanceof MigrationError && error.code === "sessions_root_unavailable" && error.detail === "not_found") return missing;
     throw error;
   }
   try {
@@ -115,21 +115,18 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
     });
 
   const v2: SessionCandidate[] = [];
-  withDir(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, (dir) => {
-    for (const name of transcriptNames(dir)) {
-      const file = path.join(scope.directoryPath, name);
-      const inspected = inspect(dir, name, file, "managed");
-      if (inspected === undefined || isRetired(inspected.identity)) continue;
-      const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
-      v2.push({
-        path: file,
-        provenance: "v2",
-        migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
-        sessionId: inspected.header.id,
-        ...inspected,
-        ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
-      });
-    }
+  eachTranscript(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, (dir, name, file) => {
+    const inspected = inspect(dir, name, file, "managed");
+    if (inspected === undefined || isRetired(inspected.identity)) return;
+    const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
+    v2.push({
+      path: file,
+      provenance: "v2",
+      migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
+      sessionId: inspected.header.id,
+      ...inspected,
+      ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
+    });
   });
   listing.candidates.push(...v2);
   if (options.legacy === false) return listing;
@@ -139,34 +136,30 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
   let foreign = 0;
   for (const name of new Set([...known, ...discoveredLegacyDirectories(root.list().map((e) => e.name), known)])) {
     listing.legacyDirectories.push(name);
-    const dirPath = path.join(scope.sessionsRoot, name);
-    withDir(root, name, dirPath, "source", scanErrors, (dir) => {
-      for (const fileName of transcriptNames(dir)) {
-        const file = path.join(dirPath, fileName);
-        const header = attempt(file, () => readHeader(dir, fileName, "source"));
-        if (header === undefined) continue;
-        let owner = owners.get(header.cwd);
-        if (owner === undefined) owners.set(header.cwd, (owner = workspaceIdentity(header.cwd)));
-        if (owner.kind === "error") {
-          invalid.push({ path: file, code: owner.code });
-          continue;
-        }
-        if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
-          foreign += 1;
-          continue;
-        }
-        const inspected = inspect(dir, fileName, file, "source");
-        if (inspected === undefined) continue;
-        if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
-          invalid.push({ path: file, code: "source_changed" });
-          continue;
-        }
-        if (isRetired(inspected.identity)) continue;
-        // Hidden while the v2 copy its receipt names is still there.
-        const copied = (d: { path: string; sessionId: string }) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId);
-        if (receipts.some((r) => sameIdentity(r.source.identity, inspected.identity) && copied(r.destination))) continue;
-        listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
+    eachTranscript(root, name, path.join(scope.sessionsRoot, name), "source", scanErrors, (dir, fileName, file) => {
+      const header = attempt(file, () => readHeader(dir, fileName, "source"));
+      if (header === undefined) return;
+      let owner = owners.get(header.cwd);
+      if (owner === undefined) owners.set(header.cwd, (owner = workspaceIdentity(header.cwd)));
+      if (owner.kind === "error") {
+        invalid.push({ path: file, code: owner.code });
+        return;
       }
+      if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
+        foreign += 1;
+        return;
+      }
+      const inspected = inspect(dir, fileName, file, "source");
+      if (inspected === undefined) return;
+      if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
+        invalid.push({ path: file, code: "source_changed" });
+        return;
+      }
+      if (isRetired(inspected.identity)) return;
+      // Hidden while the v2 copy its receipt names is still there.
+      const copied = (d: { path: string; sessionId: string }) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId);
+      if (receipts.some((r) => sameIdentity(r.source.identity, inspected.identity) && copied(r.destination))) return;
+      listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
     });
   }
   return { ...listing, foreign };
@@ -222,10 +215,11 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
 }
 
 /**
- * Runs `read` on directory `name` of `root`, opened by `rules` (the owner-only scope directory, or a legacy one by the
- * legacy-source rules). A missing one holds nothing; a refused or unlistable one goes to `scanErrors` (a link as `symlink`).
+ * Runs `visit` on each `*.jsonl` file, in name order, of directory `name` of `root` (at `dirPath`), opened by `rules`:
+ * the owner-only scope directory, or a legacy one by the legacy-source rules. A missing one holds nothing; a refused or
+ * unlistable one goes to `scanErrors` (a link as `symlink`).
  */
-function withDir(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], read: (dir: SecureDir) => void): void {
+function eachTranscript(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], visit: (dir: SecureDir, fileName: string, file: string) => void): void {
   let dir: SecureDir;
   try {
     dir = root.openDir(name, rules === "source" ? { source: true } : {});
@@ -235,7 +229,8 @@ function withDir(root: SecureDir, name: string, dirPath: string, rules: Transcri
     return;
   }
   try {
-    read(dir);
+    const names = dir.list().map((entry) => entry.name).filter((n) => n.endsWith(SUFFIX) && n.length > SUFFIX.length && !n.startsWith("."));
+    for (const fileName of names.sort()) visit(dir, fileName, path.join(dirPath, fileName));
   } catch (error) {
     // A listing that fails (a name that is not UTF-8, an I/O error) fails this directory only.
     if (!(error instanceof SecureFsError)) throw error;
@@ -243,13 +238,4 @@ function withDir(root: SecureDir, name: string, dirPath: string, rules: Transcri
   } finally {
     dir.close();
   }
-}
-
-/** The `*.jsonl` names directly in `dir`, sorted. */
-function transcriptNames(dir: SecureDir): string[] {
-  return dir
-    .list()
-    .map((entry) => entry.name)
-    .filter((name) => name.endsWith(SUFFIX) && name.length > SUFFIX.length && !name.startsWith("."))
-    .sort();
 }

@@ -10,8 +10,8 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 
 import { SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
-import { INTERNAL_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
-import { openScopeDir, openSessionsRoot, prepareScopeForWrite } from "./agent-root.js";
+import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
+import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyFileInto,
@@ -120,6 +120,15 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
   }
 }
 
+/** `scope` resolved again for write with the same sessions root, so writes land where the candidate was listed; `binding_conflict` when it moved. */
+function prepareScopeForWrite(scope: ManagedScope): ManagedScope {
+  const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
+  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
+  if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
+  if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
+  return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
+}
+
 async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions): Promise<OpenForWriteResult> {
   const policy = options.directoryMigration ?? "copy-retain";
   if (!DIRECTORY_MIGRATION_POLICIES.includes(policy)) throw new MigrationError("invalid_request", "policy", "unknown session.directoryMigration value");
@@ -186,6 +195,12 @@ interface Job {
   readonly limits: ArtifactLimits;
 }
 
+/**
+ * Copies the transcript and its artifact tree into staging and stages the receipt, makes it all durable, checks the
+ * source again (a second snapshot), then publishes the artifacts and the transcript without replacing anything and
+ * commits the receipt by a rename. A transcript already there (published by an attempt that died before its receipt,
+ * or somebody else's) must hold the source's bytes and its artifacts the copy's manifest; then only the receipt is new.
+ */
 async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
   const { scope, scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
@@ -209,7 +224,6 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   if (scopeDir.list().some((e) => e.name !== fileName && e.name.endsWith(sameId))) {
     throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
   }
-  // Published by an earlier attempt that died before its receipt, or somebody else's file.
   const existing = entryType(scopeDir, fileName);
   if (existing !== undefined && existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
   // Snapshotted first: an unsafe or too large tree is refused before anything is copied or compared.
@@ -218,30 +232,7 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   if (existing === "file" && asConflict(() => hashManagedFile(scopeDir, fileName)).sha256 !== source.sha256) {
     throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
   }
-  const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
-    schemaVersion: 2,
-    state: "committed",
-    policy: "copy-retain",
-    attemptId: randomUUID(),
-    scope: scope.identityDigest,
-    source: { path: candidate.path, sessionId: header.id, header, identity: source, sha256: source.sha256 },
-    destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
-    artifactManifest: manifest,
-  });
-  await stageAndPublish(job, snapshot, progress, receiptOf, existing === "file");
-  progress.phase("done");
-  return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
-}
 
-/**
- * Copies the transcript and its artifact tree into staging and stages the receipt, makes it all durable, checks the
- * source again (a second snapshot), then publishes the artifacts and the transcript without replacing anything and
- * commits the receipt by a rename. When the transcript is already there (`published`, with the source's bytes), the
- * artifacts there must match the copy's manifest and only the receipt is committed.
- */
-async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined, progress: ProgressReporter, receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt, published: boolean): Promise<void> {
-  const { scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
-  const source = candidate.identity;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const [stagedTranscript, stagedArtifacts, stagedReceipt] = [".transcript", ".artifacts", ".receipt"].map((suffix) => attempt + suffix) as [string, string, string];
   // Every staging directory this attempt creates, synced with the scope and receipts directories.
@@ -258,12 +249,22 @@ async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined,
       manifest = await copyTree(legacyDir, artifacts, snapshot, target, opened, onBytes, progress.file);
     }
     progress.phase("verifying");
-    await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receiptOf(manifest)), "utf8"));
+    const receipt: MigrationReceipt = {
+      schemaVersion: 2,
+      state: "committed",
+      policy: "copy-retain",
+      attemptId: randomUUID(),
+      scope: scope.identityDigest,
+      source: { path: candidate.path, sessionId: header.id, header, identity: source, sha256: source.sha256 },
+      destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
+      artifactManifest: manifest,
+    };
+    await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receipt), "utf8"));
     for (const dir of [scopeDir, receipts, ...opened]) await dir.syncAsync();
     if (!statUnchanged(job)) throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
     if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits)) throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
     progress.phase("publishing");
-    if (published) {
+    if (existing === "file") {
       requireArtifactsMatch(job, snapshot, manifest);
     } else {
       if (snapshot !== undefined) {
@@ -292,6 +293,8 @@ async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined,
     for (const dir of opened) dir.close();
     await removeRemnants(job);
   }
+  progress.phase("done");
+  return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
 }
 
 /** Writes `data` as the new owner-only file `name` of `dir`, fsyncs it and reads it back. */
@@ -383,8 +386,6 @@ async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<
     if (entry.name.startsWith(prefix) && entry.type === "file") receipts.unlink(entry.name);
   }
 }
-
-type ProgressReporter = ReturnType<typeof progressReporter>;
 
 /** Reports the totals at once, then at most every 4 MiB or 64 files, and at every phase change. */
 function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number) {
