@@ -5,17 +5,8 @@ import os from "node:os";
 import path from "node:path";
 
 import {
-  HISTORY_DB_NAME,
-  auditAgentDir,
-  BlobStore,
-  buildSessionContext,
-  HistoryStorage,
-  legacyDirectoryNames,
-  listSessions,
-  ManagedSessionStorage,
-  SecureDir,
-  SessionManager,
-  type AgentMessage,
+  HISTORY_DB_NAME, auditAgentDir, BlobStore, buildSessionContext, HistoryStorage, legacyDirectoryNames, listSessions,
+  ManagedSessionStorage, SecureDir, SessionManager, type AgentMessage,
 } from "../index.js";
 import { formatAuditReport } from "./audit-command.js";
 import type { CliContext } from "./context.js";

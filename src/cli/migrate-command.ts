@@ -2,13 +2,8 @@
 import path from "node:path";
 
 import {
-  listSessionCandidates,
-  openCandidateForWrite,
-  resolveManagedScope,
-  type CandidateListing,
-  type ManagedScope,
-  type MigrationProgress,
-  type SessionCandidate,
+  listSessionCandidates, openCandidateForWrite, resolveManagedScope, type CandidateListing, type ManagedScope,
+  type MigrationProgress, type SessionCandidate,
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";

@@ -2,17 +2,8 @@
 import path from "node:path";
 
 import {
-  AgentRoot,
-  buildSessionContext,
-  canonicalizeTrustedPath,
-  isScopeDirectoryName,
-  listAll,
-  listSessions,
-  ManagedSessionStorage,
-  SESSIONS_DIRECTORY,
-  SessionManager,
-  type SessionInfo,
-  type SessionListing,
+  AgentRoot, buildSessionContext, canonicalizeTrustedPath, isScopeDirectoryName, listAll, listSessions,
+  ManagedSessionStorage, SESSIONS_DIRECTORY, SessionManager, type SessionInfo, type SessionListing,
   type SkippedSession,
 } from "../index.js";
 import type { CliContext } from "./context.js";

@@ -1,7 +1,4 @@
-/**
- * Legacy discovery and copy-retain migration: listing a workspace's sessions across its v2
- * scope and the legacy layout, copying a legacy session into v2 under a lock, and retiring.
- */
+/** Legacy discovery and copy-retain migration: listing a workspace's v2 and legacy sessions, copying one into v2 under a lock, retiring. */
 export { MIGRATION_ERROR_CODES, MigrationError } from "./errors.js";
 export type { MigrationErrorCode } from "./errors.js";
 export { listSessionCandidates } from "./candidates.js";

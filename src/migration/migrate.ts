@@ -14,20 +14,14 @@ import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceI
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
-  copyFileInto,
-  copyTree,
-  DEFAULT_ARTIFACT_LIMITS,
-  hashManagedFile,
-  manifestOfManagedTree,
-  sameManifest,
-  snapshotArtifactTree,
-  snapshotStillHolds,
-  verifyMismatch,
-  type ArtifactLimits,
-  type ArtifactSnapshot,
+  copyFileInto, copyTree, DEFAULT_ARTIFACT_LIMITS, hashManagedFile, manifestOfManagedTree, sameManifest,
+  snapshotArtifactTree, snapshotStillHolds, verifyMismatch, type ArtifactLimits, type ArtifactSnapshot,
 } from "./copy.js";
 import { MigrationError, writeFailure, type MigrationFailure } from "./errors.js";
-import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt, type Tombstone } from "./receipts.js";
+import {
+  encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord,
+  type ManifestEntry, type MigrationReceipt, type Tombstone,
+} from "./receipts.js";
 import { identifyTranscript, openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
@@ -150,24 +144,19 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   // Everything below is reached from this one handle by entry names.
   const root = openSessionsRoot(prepared, "write");
   const held: SecureDir[] = [];
+  const hold = (dir: SecureDir): SecureDir => (held.push(dir), dir);
   let lock: SecureLock | undefined;
   try {
-    const scopeDir = openScopeDir(root, prepared);
-    held.push(scopeDir);
-    const legacyDir = openDirByRules(root, directory, "source");
-    held.push(legacyDir);
-    const internal = scopeDir.openDir(INTERNAL_DIRECTORY, { create: true });
-    const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => internal.openDir(name, { create: true })) as [SecureDir, SecureDir];
-    held.push(receipts);
+    const scopeDir = hold(openScopeDir(root, prepared));
+    const legacyDir = hold(openDirByRules(root, directory, "source"));
+    const internal = hold(scopeDir.openDir(INTERNAL_DIRECTORY, { create: true }));
+    const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => hold(internal.openDir(name, { create: true }))) as [SecureDir, SecureDir];
     internal.openDir(TOMBSTONES_DIRECTORY, { create: true }).close();
-    internal.close();
     try {
       lock = await locks.lock(sourceLockName(candidate.identity), { waitMs: options.waitMs ?? DEFAULT_MIGRATION_WAIT_MS, purpose: "migration" });
     } catch (error) {
       if (error instanceof SecureFsError && error.code === "lock_busy") throw new MigrationError("migration_busy", "lock_busy", "another process is migrating this session");
       throw error;
-    } finally {
-      locks.close();
     }
     const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
     const artifacts = fileName.slice(0, -".jsonl".length);
@@ -207,7 +196,9 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   const destPath = path.join(scope.directoryPath, fileName);
 
   // Another opener may have finished while we waited for the lock.
-  if (receiptCommitted(receipts, op) && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
+  const committed = ifPresent(() => receipts.openFile(`${op}.json`));
+  committed?.close();
+  if (committed !== undefined && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
   // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
   // the hash taken while copying), still owned by this workspace.
   const header = readHeader(legacyDir, fileName, "source");
@@ -350,23 +341,18 @@ function asConflict<T>(read: () => T): T {
   }
 }
 
-function receiptCommitted(receipts: SecureDir, op: string): boolean {
+/** What `read` returns, or undefined when what it reads is not there. */
+function ifPresent<T>(read: () => T): T | undefined {
   try {
-    receipts.openFile(`${op}.json`).close();
-    return true;
+    return read();
   } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return false;
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
     throw error;
   }
 }
 
 function entryType(dir: SecureDir, name: string): string | undefined {
-  try {
-    return dir.stat(name).type;
-  } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
-    throw error;
-  }
+  return ifPresent(() => dir.stat(name).type);
 }
 
 /**
