@@ -1,44 +1,33 @@
-/**
- * `auditAgentDir`: the whole audit of one agent directory, as a report document.
- */
+/** `auditAgentDir`: the whole audit of one agent directory, as a report document. */
 import fs from "node:fs";
 import path from "node:path";
 
 import { insecureAncestors, SecureDir, SecureFsError } from "../fs/index.js";
-import { FindingCollector } from "./collector.js";
 import { ContentChecks, DEFAULT_STALE_AFTER_MS } from "./content.js";
 import { AuditError } from "./errors.js";
 import { AUDIT_CONTENT_CODES, type AuditObject, type AuditRepair, type AuditReport } from "./schema.js";
-import { recordRefusal, walkDirectory, type WalkOptions } from "./walk.js";
+import { recordRefusal, walkDirectory } from "./walk.js";
 
 /** Options of {@link auditAgentDir}. */
 export interface AuditOptions {
-  /**
-   * Repair what is safe: the mode and ACLs of objects the effective user owns (through the
-   * fs layer's owner-only apply). Everything else is refused and listed in `repairs`.
-   */
+  /** Repair what is safe: modes and ACLs of objects the effective user owns (the fs layer's owner-only apply); the rest is refused in `repairs`. */
   readonly fix?: boolean;
   /** Staging files older than this are `stale_staging_file`; default one hour. */
   readonly staleAfterMs?: number;
   /** The current time in ms, for staleness; default `Date.now()`. */
   readonly now?: number;
-  /**
-   * Also check the ancestors of the agent dir (`insecure_ancestor`); default true. An
-   * ancestor that stops the managed open of the agent dir is reported either way.
-   */
+  /** Also check the ancestors of the agent dir (`insecure_ancestor`); default true. One that stops the managed open is reported either way. */
   readonly ancestors?: boolean;
 }
 
 const CONTENT_CODES: ReadonlySet<string> = new Set(AUDIT_CONTENT_CODES);
 
 /**
- * Audits `agentDir`: every object below it, walked by descriptor without following links,
- * against the owner-only rules; every session file, blob and staging file for integrity;
- * the ancestors for writable-without-sticky directories. With `fix`, repairs the safe
- * findings. Never modifies anything without `fix`.
+ * Audits `agentDir`: every object below it, walked by descriptor without following links, against the owner-only
+ * rules; every session file, blob and staging file for integrity; the ancestors for writable-without-sticky
+ * directories. Modifies nothing unless `fix` (then repairs the safe findings).
  *
- * @throws AuditError `agent_dir_not_found`, `agent_dir_unusable` (not a directory, or the OS
- *   refused to open it), `invalid_argument`
+ * @throws AuditError `agent_dir_not_found`, `agent_dir_unusable` (not a directory, or the OS refused to open it), `invalid_argument`
  */
 export function auditAgentDir(agentDir: string, options: AuditOptions = {}): AuditReport {
   if (typeof agentDir !== "string" || agentDir.length === 0 || agentDir.includes("\0")) {
@@ -47,9 +36,8 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   const started = Date.now();
   const absolute = path.resolve(agentDir);
   const fix = options.fix === true;
-  const collector = new FindingCollector();
-  const content = new ContentChecks(collector, { staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS, now: options.now ?? started, fix });
-  const walk: WalkOptions = { fix, collector, visitor: content };
+  const content = new ContentChecks({ staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS, now: options.now ?? started, fix });
+  const { collector } = content;
   let st: fs.Stats;
   try {
     st = fs.lstatSync(absolute);
@@ -62,10 +50,10 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   } else if (!st.isDirectory()) {
     throw new AuditError("agent_dir_unusable", `${absolute} is not a directory`);
   } else {
-    const root = openRoot(absolute, st, walk);
+    const root = openRoot(absolute, st, content);
     if (root !== undefined) {
       try {
-        walkDirectory(root, ".", [], walk);
+        walkDirectory(root, ".", [], content);
       } finally {
         root.close();
       }
@@ -101,7 +89,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   return report;
 }
 
-function openRoot(absolute: string, st: fs.Stats, walk: WalkOptions): SecureDir | undefined {
+function openRoot(absolute: string, st: fs.Stats, content: ContentChecks): SecureDir | undefined {
   try {
     return SecureDir.openRoot(absolute);
   } catch (error) {
@@ -112,10 +100,10 @@ function openRoot(absolute: string, st: fs.Stats, walk: WalkOptions): SecureDir 
     if (error.code === "insecure_ancestor") {
       // Nothing below may be opened through that chain; the ancestors themselves are reported
       // below (always, for this case).
-      walk.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", { detail: "insecure_ancestor" });
+      content.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", { detail: "insecure_ancestor" });
       return undefined;
     }
-    return recordRefusal(".", "directory", { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink }, error, walk, () => SecureDir.openRoot(absolute, { repair: true }));
+    return recordRefusal(".", "directory", { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink }, error, content, () => SecureDir.openRoot(absolute, { repair: true }));
   }
 }
 
@@ -128,9 +116,8 @@ function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair
 }
 
 /**
- * The agent directory's path with its parent canonicalised, the way a managed open resolves
- * it. The agent directory itself is never opened by name here: whoever can swap it (the
- * owner of an insecure parent) would otherwise have this read through their link.
+ * The agent directory's path with its parent canonicalised, as a managed open resolves it. The directory itself is
+ * never opened by name here: whoever can swap it (the owner of an insecure parent) would have this read their link.
  */
 function canonical(absolute: string): string {
   try {

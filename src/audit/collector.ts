@@ -1,15 +1,5 @@
-/**
- * Gathers findings per object while the walk runs, and the repairs `fix` makes.
- */
+/** Gathers findings per object while the walk runs, and the repairs `fix` makes. */
 import { AUDIT_FIXABLE_CODES, type AuditFinding, type AuditFindingCode, type AuditObject, type AuditObjectType, type AuditRepair } from "./schema.js";
-
-/** Extra fields of one finding. */
-interface FindingExtra {
-  readonly line?: number;
-  readonly detail?: string;
-  /** whether the object is one `fix` may touch (owned by the user, one link, right type) */
-  readonly repairable?: boolean;
-}
 
 const WARNINGS: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>(["not_audited", "orphan_blob", "legacy_unmigrated"]);
 
@@ -18,8 +8,8 @@ export class FindingCollector {
   readonly #objects = new Map<string, AuditObject>();
   readonly repairs: AuditRepair[] = [];
 
-  /** Records one finding about `path`. */
-  add(path: string, type: AuditObjectType, code: AuditFindingCode, message: string, extra: FindingExtra = {}): void {
+  /** Records one finding about `path`; `repairable`: the object is one `fix` may touch (the user's, one link, right type). */
+  add(path: string, type: AuditObjectType, code: AuditFindingCode, message: string, extra: { line?: number; detail?: string; repairable?: boolean } = {}): void {
     let object = this.#objects.get(path);
     if (object === undefined) {
       object = { path, type, findings: [] };

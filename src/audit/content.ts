@@ -1,16 +1,15 @@
 /**
- * What the objects hold: session files (headers, lines, versions, blob references), the blob
- * store (names, hashes, references), staging files left behind, scope bindings and legacy
- * sessions not yet migrated. Runs inside the walk on files that passed the owner-only open,
- * so nothing here ever reads through a link or a foreign object.
+ * What the objects hold: session files (headers, lines, versions, blob references), the blob store (names, hashes,
+ * references), staging files left behind, scope bindings and legacy sessions not yet migrated. Runs inside the walk on
+ * files that passed the owner-only open, so nothing here reads through a link or a foreign object.
  */
 import { createHash } from "node:crypto";
 
 import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
-import { RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY } from "../migration/index.js";
+import { readRecordFile, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY } from "../migration/index.js";
 import { BINDING_FILE_NAME, decodeBinding, INTERNAL_DIRECTORY, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
-import type { FindingCollector } from "./collector.js";
+import { FindingCollector } from "./collector.js";
 import type { AuditObjectType, AuditRepair } from "./schema.js";
 
 /** How many unparseable lines are listed one by one per file; the rest are summed up. */
@@ -22,36 +21,23 @@ export const DEFAULT_STALE_AFTER_MS = 60 * 60 * 1000;
 const CHUNK_BYTES = 256 * 1024;
 // A canonical binding is a few hundred bytes; anything this large is not one.
 const BINDING_MAX_BYTES = 64 * 1024;
-// Receipts and tombstones are small JSON documents; a larger file is not one and settles nothing.
-const RECORD_MAX_BYTES = 1024 * 1024;
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 // `.gjc-tmp-<hex>` from the fs layer's atomic writes, `.<name>.<hex>.tmp` from the storage layer.
 // `.gjc-migrate-*` from a migration's copy before it is published.
 const STAGING_NAME = /^(?:\.gjc-tmp-[0-9a-f]{16}|\..+\.[0-9a-f]{16}\.tmp|\.gjc-migrate-.+)$/;
 
-/** True for the names the library gives its temporary files before publishing them. */
-function isStagingName(name: string): boolean {
-  return STAGING_NAME.test(name);
-}
-
 /** The file version a receipt or tombstone settles a legacy session by: device, inode and size. */
-function versionKey(value: unknown): string | undefined {
-  const dev = field(value, "dev");
-  const ino = field(value, "ino");
-  const size = field(value, "size");
-  return typeof dev === "string" && typeof ino === "string" && typeof size === "number" ? `${dev}:${ino}:${size}` : undefined;
+function versionKey(st: { dev: string; ino: string; size: number }): string {
+  return `${st.dev}:${st.ino}:${st.size}`;
 }
 
-function field(value: unknown, name: string): unknown {
-  return typeof value === "object" && value !== null ? (value as Record<string, unknown>)[name] : undefined;
-}
-
-/** Content checks of one audit run. */
+/** Content checks of one audit run, and its findings. */
 export class ContentChecks {
-  readonly #collector: FindingCollector;
+  readonly collector = new FindingCollector();
+  /** Whether safe findings are repaired. */
+  readonly fix: boolean;
   readonly #staleAfterMs: number;
   readonly #now: number;
-  readonly #fix: boolean;
   readonly #refs = new Map<string, { rel: string; entryId: string | undefined }[]>();
   readonly #blobs = new Map<string, string>();
   /** scope directories walked, and whether their binding file was seen */
@@ -67,9 +53,8 @@ export class ContentChecks {
   sessions = 0;
   blobs = 0;
 
-  constructor(collector: FindingCollector, options: { staleAfterMs: number; now: number; fix: boolean }) {
-    this.#collector = collector;
-    this.#fix = options.fix;
+  constructor(options: { staleAfterMs: number; now: number; fix: boolean }) {
+    this.fix = options.fix;
     this.#staleAfterMs = options.staleAfterMs;
     this.#now = options.now;
   }
@@ -89,18 +74,18 @@ export class ContentChecks {
       const parts = rel.split("/");
       if (parts.length === 3 && parts[0] === "sessions" && this.#scopes.has(parts[1] as string)) this.#scopes.set(parts[1] as string, true);
     }
-    if ((type !== "file" && type !== "directory") || !isStagingName(name)) return;
+    if ((type !== "file" && type !== "directory") || !STAGING_NAME.test(name)) return;
     const st = dir.stat(name);
     const age = this.#now - st.mtimeMs;
     if (age <= this.#staleAfterMs) return;
-    this.#collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
+    this.collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
       detail: new Date(st.mtimeMs).toISOString(),
       repairable: type === "file",
     });
-    if (this.#fix && type === "file") {
+    if (this.fix && type === "file") {
       const repair = removeStaleTemporary(dir, name, rel);
-      this.#collector.repairs.push(repair);
-      if (repair.outcome === "repaired") this.#collector.resolve(rel, ["stale_staging_file"]);
+      this.collector.repairs.push(repair);
+      if (repair.outcome === "repaired") this.collector.resolve(rel, ["stale_staging_file"]);
     }
   }
 
@@ -110,11 +95,10 @@ export class ContentChecks {
     const name = segments[segments.length - 1] as string;
     if (top === "sessions" && segments.length === 3 && name.endsWith(".jsonl")) {
       if (!dir.startsWith(".") && !isScopeDirectoryName(dir)) {
-        const st = file.stat();
-        this.#legacy.push({ rel, key: `${st.dev}:${st.ino}:${st.size}` });
+        this.#legacy.push({ rel, key: versionKey(file.stat()) });
       }
       this.#session(file, rel);
-    } else if (top === "blobs" && segments.length === 2 && !isStagingName(name)) {
+    } else if (top === "blobs" && segments.length === 2 && !STAGING_NAME.test(name)) {
       this.#blob(file, rel, name);
     } else if (top === "sessions" && segments.length === 3 && name === BINDING_FILE_NAME) {
       this.#binding(file, rel, dir);
@@ -123,29 +107,25 @@ export class ContentChecks {
     }
   }
 
-  /**
-   * Reports legacy sessions no record accounts for, scopes without a binding, references to
-   * blobs not in the store and, when every session file was read (`sessionsComplete`), blobs
-   * no session references.
-   */
+  /** Reports unsettled legacy sessions, unbound scopes, dangling blob references and, when every session was read, orphan blobs. */
   finish(sessionsComplete: boolean): void {
     for (const { rel, key } of this.#legacy) {
-      if (!this.#settled.has(key)) this.#collector.add(rel, "file", "legacy_unmigrated", "a legacy-layout session that has not been migrated into a v2 scope");
+      if (!this.#settled.has(key)) this.collector.add(rel, "file", "legacy_unmigrated", "a legacy-layout session that has not been migrated into a v2 scope");
     }
     for (const [scope, bound] of this.#scopes) {
-      if (!bound) this.#collector.add(`sessions/${scope}`, "directory", "binding_invalid", "the scope directory has no binding file", { detail: "missing" });
+      if (!bound) this.collector.add(`sessions/${scope}`, "directory", "binding_invalid", "the scope directory has no binding file", { detail: "missing" });
     }
     for (const [digest, users] of this.#refs) {
       if (this.#blobs.has(digest)) continue;
       for (const { rel, entryId } of users) {
-        this.#collector.add(rel, "file", "dangling_blob_ref", `references blob ${digest}, which is not in the store`, {
+        this.collector.add(rel, "file", "dangling_blob_ref", `references blob ${digest}, which is not in the store`, {
           detail: entryId === undefined ? digest : `${digest} (entry ${entryId})`,
         });
       }
     }
     if (!sessionsComplete) return;
     for (const [digest, rel] of this.#blobs) {
-      if (!this.#refs.has(digest)) this.#collector.add(rel, "file", "orphan_blob", "no session references this blob", { detail: digest });
+      if (!this.#refs.has(digest)) this.collector.add(rel, "file", "orphan_blob", "no session references this blob", { detail: digest });
     }
   }
 
@@ -160,13 +140,13 @@ export class ContentChecks {
       result = loader.end();
     } catch (error) {
       if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version" || error.code === "line_too_long")) {
-        this.#collector.add(rel, "file", error.code, error.message);
+        this.collector.add(rel, "file", error.code, error.message);
         return;
       }
       throw error;
     }
     if (result.kind === "invalid_header") {
-      this.#collector.add(rel, "file", "invalid_header", `no usable session header (${result.reason})`, {
+      this.collector.add(rel, "file", "invalid_header", `no usable session header (${result.reason})`, {
         ...(result.line === null ? {} : { line: result.line }),
         detail: result.reason,
       });
@@ -175,10 +155,10 @@ export class ContentChecks {
     if (result.kind !== "loaded") return;
     const invalid = result.invalidLines;
     for (const bad of invalid.slice(0, MAX_LINE_FINDINGS_PER_FILE)) {
-      this.#collector.add(rel, "file", "unparseable_line", `line ${bad.line} holds no usable record`, { line: bad.line, detail: bad.reason });
+      this.collector.add(rel, "file", "unparseable_line", `line ${bad.line} holds no usable record`, { line: bad.line, detail: bad.reason });
     }
     const more = invalid.length - MAX_LINE_FINDINGS_PER_FILE;
-    if (more > 0) this.#collector.add(rel, "file", "unparseable_line", `${more} more unparseable lines`, { detail: String(more) });
+    if (more > 0) this.collector.add(rel, "file", "unparseable_line", `${more} more unparseable lines`, { detail: String(more) });
     // The lookup answers "missing" for everything: what comes back is the list of references.
     for (const { sha256, entryId } of resolveBlobRefs(result.entries, () => undefined).unresolved) {
       let users = this.#refs.get(sha256);
@@ -205,19 +185,19 @@ export class ContentChecks {
       bytes = file.readAll({ maxBytes: BINDING_MAX_BYTES });
     } catch (error) {
       if (!(error instanceof SecureFsError) || error.code !== "too_large") throw error;
-      this.#collector.add(rel, "file", "binding_invalid", "the binding file is far too large", { detail: "too_large" });
+      this.collector.add(rel, "file", "binding_invalid", "the binding file is far too large", { detail: "too_large" });
       return;
     }
     const binding = decodeBinding(bytes);
     if (binding === undefined) {
-      this.#collector.add(rel, "file", "binding_invalid", "not a canonically encoded scope binding", { detail: "not_canonical" });
+      this.collector.add(rel, "file", "binding_invalid", "not a canonically encoded scope binding", { detail: "not_canonical" });
       return;
     }
     const digest = scope.slice(SCOPE_DIRECTORY_PREFIX.length);
     if (binding.identityDigest !== digest) {
-      this.#collector.add(rel, "file", "binding_conflict", "the binding names another scope directory", { detail: binding.identityDigest });
+      this.collector.add(rel, "file", "binding_conflict", "the binding names another scope directory", { detail: binding.identityDigest });
     } else if (scopeDigest(binding.platform, binding.canonicalPath) !== digest) {
-      this.#collector.add(rel, "file", "binding_conflict", "the workspace path in the binding does not hash to this scope", {
+      this.collector.add(rel, "file", "binding_conflict", "the workspace path in the binding does not hash to this scope", {
         detail: binding.canonicalPath,
       });
     }
@@ -226,38 +206,33 @@ export class ContentChecks {
   #blob(file: SecureFile, rel: string, name: string): void {
     this.blobs += 1;
     if (!BLOB_NAME.test(name)) {
-      this.#collector.add(rel, "file", "invalid_blob_name", "not named by a SHA-256 digest (64 lowercase hex)");
+      this.collector.add(rel, "file", "invalid_blob_name", "not named by a SHA-256 digest (64 lowercase hex)");
       return;
     }
     this.#blobs.set(name, rel);
     const hash = createHash("sha256");
     this.#eachChunk(file, (chunk) => hash.update(chunk));
     const digest = hash.digest("hex");
-    if (digest !== name) this.#collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
+    if (digest !== name) this.collector.add(rel, "file", "corrupt_blob", "the bytes do not hash to the name", { detail: digest });
   }
 
   /** Marks the file versions a committed receipt (its source) or a tombstone (its targets) names as settled. */
   #settle(file: SecureFile, receipt: boolean): void {
-    if (file.stat().size > RECORD_MAX_BYTES) return;
-    let record: unknown;
+    let record;
     try {
-      record = JSON.parse(file.readAll({ maxBytes: RECORD_MAX_BYTES }).toString("utf8"));
-    } catch {
-      return; // not a record: it settles nothing
+      record = readRecordFile(file);
+    } catch (error) {
+      if (error instanceof SecureFsError) return; // unreadable: it settles nothing
+      throw error;
     }
-    const targets = receipt ? (field(record, "state") === "committed" ? [field(record, "source")] : []) : field(record, "targets");
-    if (!Array.isArray(targets)) return;
-    for (const target of targets) {
-      const key = versionKey(field(target, "identity"));
-      if (key !== undefined) this.#settled.add(key);
-    }
+    if (record?.state === "committed" && receipt) this.#settled.add(versionKey(record.source.identity));
+    if (record?.state === "retired" && !receipt) for (const { identity } of record.targets) this.#settled.add(versionKey(identity));
   }
 }
 
 /**
- * The `--fix` repair of a stale temporary: a file an atomic write or a migration was killed
- * before publishing, which holds nothing the store refers to (a session or blob is only read
- * under its published name). It is removed by name on the held descriptor after a no-follow
+ * The `--fix` repair of a stale temporary, which a killed atomic write or migration left and nothing refers to (a
+ * session or blob is only read under its published name): removed by name on the held descriptor after a no-follow
  * stat there shows a regular file, so a link or directory swapped in is refused, never followed.
  */
 function removeStaleTemporary(dir: SecureDir, name: string, rel: string): AuditRepair {

@@ -1,7 +1,4 @@
-/**
- * The audit of an agent directory: owner-only and integrity findings per object, and the safe
- * repairs. The `gjc-session audit` command only formats what {@link auditAgentDir} returns.
- */
+/** The audit of an agent directory: owner-only and integrity findings per object, and the safe repairs (the CLI only formats them). */
 export { auditAgentDir } from "./audit.js";
 export type { AuditOptions } from "./audit.js";
 export { AuditError } from "./errors.js";

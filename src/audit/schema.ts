@@ -1,17 +1,13 @@
 /**
- * The audit report: finding codes, the zod schema of the machine-readable document, and the
- * types derived from it. Tools that consume `gjc-session audit --json` validate against
- * {@link AuditReportSchema}; the CLI's JSON output is exactly `AuditReport`.
+ * The audit report: finding codes, the zod schema of the machine-readable document and its types. Consumers of
+ * `gjc-session audit --json` validate against {@link AuditReportSchema}; the CLI's JSON output is exactly `AuditReport`.
  */
 import type { z } from "zod";
 
 import type { SecureFsErrorCode } from "../fs/index.js";
 import { lazySchemas, type Zod } from "../session/lazy-zod.js";
 
-/**
- * The owner-only problems, named by the `SecureFsError` code the secure layer raises for the
- * same condition (checked by the compiler), so a finding and a refused open name it alike.
- */
+/** The owner-only problems, named by the `SecureFsError` code for the same condition (compiler-checked), as a refused open names it. */
 const OWNER_ONLY_CODES = [
   "owner_mismatch", "mode_mismatch", "acl_present", "acl_malformed", "acl_denied", "acl_io_error", "acl_unknown",
   "symlink_refused", "hardlink_refused", "not_regular_file", "permission_denied", "io_error",
@@ -33,16 +29,10 @@ export const AUDIT_FINDING_CODES = [...AUDIT_FS_CODES, ...AUDIT_CONTENT_CODES] a
 /** A stable finding code (see the README table "Audit finding codes"). */
 export type AuditFindingCode = (typeof AUDIT_FINDING_CODES)[number];
 
-/**
- * The finding codes `fix` may fix: modes and ACLs, only on objects the user owns, and stale
- * temporaries (regular files), which are removed.
- */
+/** The finding codes `fix` may fix: modes and ACLs of objects the user owns, and stale temporaries (regular files, removed). */
 export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>(["mode_mismatch", "acl_present", "acl_malformed", "stale_staging_file"]);
 
-/**
- * Builds the report schemas; run once, on first use, so importing the package does not load
- * zod (see src/lazy-zod.ts).
- */
+/** Builds the report schemas once, on first use, so importing the package does not load zod (see src/lazy-zod.ts). */
 function define(z: Zod) {
   const count = () => z.number().int().nonnegative();
   const AuditSeveritySchema = z.enum(["error", "warning"]);

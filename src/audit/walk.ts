@@ -1,31 +1,21 @@
 /**
- * The audit walk: every object below the agent directory, reached by descriptor through
- * `SecureDir` and never through a link, each directory's entries in name order. An object
- * that passes the owner-only open is handed to the content checks; one that fails is
- * explained from its no-follow `stat` (every deviation, not just the first the open met)
- * and, with `fix`, repaired when that is safe.
+ * The audit walk: every object below the agent directory, reached by descriptor through `SecureDir` and never through
+ * a link, each directory's entries in name order. The content checks see every entry first, then each directory and
+ * file that passed the owner-only open; one that fails is explained from its no-follow `stat` (every deviation, not
+ * just the first the open met) and, with `fix`, repaired when that is safe.
  */
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
-import type { FindingCollector } from "./collector.js";
 import type { ContentChecks } from "./content.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode } from "./schema.js";
-
-/** Walk options. */
-export interface WalkOptions {
-  readonly fix: boolean;
-  readonly collector: FindingCollector;
-  /** Sees every entry first, then each directory and file that passed the owner-only open. */
-  readonly visitor: ContentChecks;
-}
 
 const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
 // Codes a stat explains on its own; an open error with one of these adds nothing new.
 const STAT_CODES: ReadonlySet<string> = new Set(["owner_mismatch", "mode_mismatch", "hardlink_refused"]);
 
 /** Walks `dir` (already opened and verified, or repaired) and everything below it. */
-export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], options: WalkOptions): void {
-  const { collector, visitor } = options;
-  visitor.directory(rel, segments);
+export function walkDirectory(dir: SecureDir, rel: string, segments: readonly string[], checks: ContentChecks): void {
+  const { collector } = checks;
+  checks.directory(rel, segments);
   let entries;
   try {
     entries = dir.list();
@@ -39,13 +29,13 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
   for (const { name, type } of entries) {
     const below = rel === "." ? name : `${rel}/${name}`;
     const path = [...segments, name];
-    visitor.entry(dir, name, below, type);
+    checks.entry(dir, name, below, type);
     if (type === "directory" || type === "file") {
-      const handle = openChecked(dir, name, below, type, options);
+      const handle = openChecked(dir, name, below, type, checks);
       if (handle === undefined) continue;
       try {
-        if (type === "directory") walkDirectory(handle as SecureDir, below, path, options);
-        else visitor.file(handle as SecureFile, below, path);
+        if (type === "directory") walkDirectory(handle as SecureDir, below, path, checks);
+        else checks.file(handle as SecureFile, below, path);
       } finally {
         handle.close();
       }
@@ -63,12 +53,8 @@ function fsCode(code: string): AuditFindingCode {
   return FS_CODES.has(code) ? (code as AuditFindingCode) : "io_error";
 }
 
-/**
- * Opens `name` with the owner-only checks; on a refusal, records and (with `fix`) repairs it
- * through {@link recordRefusal}. Returns the open handle, or `undefined` when the object
- * cannot be examined further.
- */
-function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "directory", options: WalkOptions): SecureDir | SecureFile | undefined {
+/** Opens `name` with the owner-only checks, or records (and with `fix` repairs) the refusal; `undefined` when it cannot be examined further. */
+function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "directory", checks: ContentChecks): SecureDir | SecureFile | undefined {
   const open = (repair: boolean): SecureDir | SecureFile => (kind === "directory" ? dir.openDir(name, { repair }) : dir.openFile(name, { repair }));
   let failure: SecureFsError;
   try {
@@ -83,10 +69,10 @@ function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "
     st = dir.stat(name);
   } catch (error) {
     if (!(error instanceof SecureFsError)) throw error;
-    if (error.code !== "not_found") options.collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
+    if (error.code !== "not_found") checks.collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
     return undefined;
   }
-  return recordRefusal(rel, kind, st, failure, options, () => open(true));
+  return recordRefusal(rel, kind, st, failure, checks, () => open(true));
 }
 
 function octal(mode: number): string {
@@ -94,18 +80,17 @@ function octal(mode: number): string {
 }
 
 /**
- * Records why the owner-only open of `rel` failed: every deviation `st` shows, plus the
- * open's own code when the stat does not explain it (an ACL, say). Then, with `fix`, opens
- * it again through `reopen` when every finding is a mode or ACL problem of an object we own
- * (a file with one link), and records the repair or the refusal. Returns the repaired
- * handle, if any; a directory that stays unopened is marked `not_audited`.
+ * Records why the owner-only open of `rel` failed: every deviation `st` shows, plus the open's own code when the stat
+ * does not explain it (an ACL, say). With `fix`, opens it again through `reopen` when every finding is a mode or ACL
+ * problem of an object we own (a file with one link), recording the repair or refusal, and returns the repaired
+ * handle. A directory that stays unopened is marked `not_audited`.
  */
 export function recordRefusal<T extends { close(): void }>(
   rel: string,
   kind: "file" | "directory",
   st: Pick<SecureStat, "type" | "uid" | "mode" | "nlink">,
   failure: SecureFsError,
-  { fix, collector }: WalkOptions,
+  { fix, collector }: Pick<ContentChecks, "fix" | "collector">,
   reopen: () => T,
 ): T | undefined {
   const euid = process.geteuid?.();

@@ -6,14 +6,8 @@ import { formatError, plural, table, type Style } from "./output.js";
 /** Exit statuses of `audit`. */
 export const AUDIT_EXIT = { clean: 0, findings: 1, failed: 2 } as const;
 
-/** Options of the `audit` command. */
-interface AuditCommandOptions {
-  readonly json?: boolean;
-  readonly fix?: boolean;
-}
-
 /** Runs the audit and prints it; returns the exit status. */
-export function runAudit(ctx: CliContext, options: AuditCommandOptions): number {
+export function runAudit(ctx: CliContext, options: { readonly json?: boolean; readonly fix?: boolean }): number {
   let report: AuditReport;
   try {
     report = auditAgentDir(ctx.agentDir, { fix: options.fix === true });

@@ -5,17 +5,8 @@ import os from "node:os";
 import path from "node:path";
 
 import {
-  HISTORY_DB_NAME,
-  auditAgentDir,
-  BlobStore,
-  buildSessionContext,
-  HistoryStorage,
-  legacyDirectoryNames,
-  listSessions,
-  ManagedSessionStorage,
-  SecureDir,
-  SessionManager,
-  type AgentMessage,
+  HISTORY_DB_NAME, auditAgentDir, BlobStore, buildSessionContext, HistoryStorage, legacyDirectoryNames, listSessions,
+  ManagedSessionStorage, SecureDir, SessionManager, type AgentMessage,
 } from "../index.js";
 import { formatAuditReport } from "./audit-command.js";
 import type { CliContext } from "./context.js";
@@ -23,20 +14,14 @@ import { legacyCandidates, migrateAll, scopeFor } from "./migrate-command.js";
 import { oneLine, table } from "./output.js";
 import { describeMessage, renderTree } from "./render.js";
 
-/** Options of `demo`. */
-interface DemoOptions {
-  /** Run in this agent directory instead of a fresh temporary one. */
-  readonly agentDir?: string;
-}
-
 const user = (text: string): AgentMessage => ({ role: "user", content: [{ type: "text", text }], timestamp: Date.now() }) as AgentMessage;
 const assistant = (text: string): AgentMessage =>
   ({ role: "assistant", provider: "demo", model: "demo-model", content: [{ type: "text", text }], timestamp: Date.now() }) as AgentMessage;
 
-/** Runs the walk-through; exit status 0 when the final audit is clean. */
-export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<number> {
+/** Runs the walk-through in `--agent-dir`, else a fresh temporary directory; exit status 0 when the final audit is clean. */
+export async function runDemo(ctx: CliContext): Promise<number> {
   const { style } = ctx;
-  const agentDir = options.agentDir === undefined ? fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-demo-"))) : path.resolve(options.agentDir);
+  const agentDir = ctx.agentDirGiven ? ctx.agentDir : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-demo-")));
   // Made owner-only when missing; an existing directory must already be owner-only.
   SecureDir.openRoot(agentDir, { create: true }).close();
   const step = (title: string) => ctx.out(`\n${style.bold(style.cyan(`== ${title}`))}`);
@@ -93,7 +78,7 @@ export async function runDemo(ctx: CliContext, options: DemoOptions): Promise<nu
   legacy.appendMessage(user("A question from before the v2 layout."));
   legacy.appendMessage(assistant("An answer stored the old way."));
   await legacy.close();
-  const outcomes = await migrateAll(demoCtx, scope, await legacyCandidates(scope));
+  const outcomes = await migrateAll(demoCtx, scope, (await legacyCandidates(scope)).candidates);
   for (const o of outcomes) ctx.out(o.error === undefined ? `  migrated ${path.basename(o.source)} into ${scope.directoryName}` : `  ${style.red("failed")} ${o.error}`);
 
   step("7. Audit");

@@ -7,17 +7,11 @@ import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
 import { oneLine, shortTime, table } from "./output.js";
 
-/** Options of the history commands. */
-interface HistoryOptions {
-  /** Limit to prompts typed in this directory; `true` means the current one. */
+/** Options of the history commands; `cwd` limits to prompts typed in that directory (`true`: the current one). */
+export interface HistoryOptions {
   readonly cwd?: string | boolean;
   readonly limit?: number;
   readonly json?: boolean;
-}
-
-function cwdFilter(option: HistoryOptions["cwd"]): string | undefined {
-  if (option === undefined || option === false) return undefined;
-  return option === true ? process.cwd() : path.resolve(option);
 }
 
 /** Results shown when `--limit` is not given: `search` and `recent`. */
@@ -36,42 +30,22 @@ function historyExists(ctx: CliContext, dbPath: string): boolean {
   }
 }
 
-// Reading commands never create the agent dir or an empty database: no file, no prompts.
-function withHistory<T>(ctx: CliContext, fallback: T, use: (history: HistoryStorage) => T): T {
+/** Prompts matching `query` (`history search`), or without one the newest (`history recent`), newest first. */
+export function runHistory(ctx: CliContext, query: string | undefined, options: HistoryOptions): number {
+  const cwd = options.cwd === undefined || options.cwd === false ? undefined : options.cwd === true ? process.cwd() : path.resolve(options.cwd);
+  // Reading commands never create the agent dir or an empty database: no file, no prompts.
   const dbPath = path.join(ctx.agentDir, HISTORY_DB_NAME);
-  if (!historyExists(ctx, dbPath)) return fallback;
-  const history = HistoryStorage.open(dbPath, { createDir: false });
-  try {
-    return use(history);
-  } finally {
-    history.close();
+  let found: HistoryEntry[] = [];
+  if (historyExists(ctx, dbPath)) {
+    const history = HistoryStorage.open(dbPath, { createDir: false });
+    try {
+      found = query === undefined ? history.getRecent(options.limit ?? DEFAULT_RECENT_LIMIT, cwd) : history.search(query, options.limit ?? DEFAULT_SEARCH_LIMIT, cwd);
+    } finally {
+      history.close();
+    }
   }
-}
-
-/** Prompts matching `query`, newest first. */
-export function runHistorySearch(ctx: CliContext, query: string, options: HistoryOptions): number {
-  const cwd = cwdFilter(options.cwd);
-  const found = withHistory(ctx, [], (h) => h.search(query, options.limit ?? DEFAULT_SEARCH_LIMIT, cwd));
-  print(ctx, found, options.json === true);
+  if (options.json === true) ctx.out(JSON.stringify(found, null, 2));
+  else if (found.length === 0) ctx.out(ctx.style.dim("no prompts"));
+  else for (const line of table(found.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]))) ctx.out(line);
   return 0;
-}
-
-/** The newest prompts. */
-export function runHistoryRecent(ctx: CliContext, options: HistoryOptions): number {
-  const found = withHistory(ctx, [], (h) => h.getRecent(options.limit ?? DEFAULT_RECENT_LIMIT, cwdFilter(options.cwd)));
-  print(ctx, found, options.json === true);
-  return 0;
-}
-
-function print(ctx: CliContext, entries: readonly HistoryEntry[], json: boolean): void {
-  if (json) {
-    ctx.out(JSON.stringify(entries, null, 2));
-    return;
-  }
-  if (entries.length === 0) {
-    ctx.out(ctx.style.dim("no prompts"));
-    return;
-  }
-  const rows = entries.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]);
-  for (const line of table(rows)) ctx.out(line);
 }

@@ -7,7 +7,7 @@ import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { AUDIT_EXIT, runAudit } from "./audit-command.js";
 import { cliContext, type CliContext, type GlobalOptions } from "./context.js";
 import { runDemo } from "./demo-command.js";
-import { runHistoryRecent, runHistorySearch } from "./history-command.js";
+import { runHistory, type HistoryOptions } from "./history-command.js";
 import { runMigrate } from "./migrate-command.js";
 import { formatError, styleFor } from "./output.js";
 import { runContext, runList, runShow } from "./sessions-command.js";
@@ -15,10 +15,7 @@ import { runContext, runList, runShow } from "./sessions-command.js";
 /** The package's version, from the package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
 export const PACKAGE_VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
-/**
- * The query and `--cwd` of `history search`: `--cwd` takes an optional directory, so in `search
- * --cwd tokenizer` the only word is the query and `--cwd` the current directory. `undefined`: no query.
- */
+/** The query and `--cwd` of `history search`: in `search --cwd tokenizer` the word is the query, `--cwd` the current directory; `undefined`: no query. */
 export function searchArguments(query: string | undefined, cwd: string | boolean | undefined): { query: string; cwd: string | boolean | undefined } | undefined {
   if (query !== undefined) return { query, cwd };
   return typeof cwd === "string" ? { query: cwd, cwd: true } : undefined;
@@ -65,61 +62,56 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command("demo")
     .description("walk through the store in a fresh temporary agent directory (or --agent-dir)")
-    .action(run(EXIT_FAILURE, (ctx) => runDemo(ctx, ctx.agentDirGiven ? { agentDir: ctx.agentDir } : {})));
+    .action(run(EXIT_FAILURE, runDemo));
   program
     .command("audit")
     .description("check every object of the agent directory; exit 0 clean, 1 findings, 2 could not run")
     .option("--json", "print one JSON document (schema: AuditReportSchema)")
     .option("--fix", "repair modes and ACLs of objects you own; refuse and report the rest")
-    .action(run(AUDIT_EXIT.failed, (ctx, opts: { json?: boolean; fix?: boolean }) => runAudit(ctx, opts)));
+    .action(run(AUDIT_EXIT.failed, runAudit));
   program
     .command("list")
     .description("list the sessions of a workspace (default: the current directory)")
     .option("--all", "list the sessions of every workspace")
     .option("--cwd <dir>", "the workspace to list")
     .option("--json", "print JSON")
-    .action(run(EXIT_FAILURE, (ctx, opts: { all?: boolean; cwd?: string; json?: boolean }) => runList(ctx, opts)));
+    .action(run(EXIT_FAILURE, runList));
   program
     .command("show")
     .description("print a session's tree, with labels and the leaf marked")
     .argument("<session>", "a session id (or unique prefix) or a session file path")
-    .action(run(EXIT_FAILURE, (ctx, ref: string) => runShow(ctx, ref)));
+    .action(run(EXIT_FAILURE, runShow));
   program
     .command("context")
     .description("print what the model sees when the session continues from its leaf")
     .argument("<session>", "a session id (or unique prefix) or a session file path")
     .option("--leaf <id>", "continue from this entry instead of the leaf")
     .option("--json", "print JSON")
-    .action(run(EXIT_FAILURE, (ctx, ref: string, opts: { leaf?: string; json?: boolean }) => runContext(ctx, ref, opts)));
+    .action(run(EXIT_FAILURE, runContext));
   program
     .command("migrate")
     .description("copy this workspace's legacy-layout sessions into its v2 scope (sources are kept)")
     .option("--dry-run", "only list what would be migrated")
     .option("--cwd <dir>", "the workspace (default: the current directory)")
-    .action(run(EXIT_FAILURE, (ctx, opts: { dryRun?: boolean; cwd?: string }) => runMigrate(ctx, opts)));
+    .action(run(EXIT_FAILURE, runMigrate));
 
   const history = program.command("history").description("search and show the prompt history");
-  const search = history
-    .command("search")
-    .description("prompts matching a query, newest first")
-    .argument("[query]", "words to look for (prefixes and substrings match)")
-    .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
-    .option("--limit <n>", "at most this many results", positiveInteger)
-    .option("--json", "print JSON")
-    .action(
-      run(EXIT_FAILURE, (ctx, query: string | undefined, opts: { cwd?: string | boolean; limit?: number; json?: boolean }) => {
-        const parsed = searchArguments(query, opts.cwd);
-        if (parsed === undefined) return search.error("error: missing required argument 'query'", { exitCode: EXIT_USAGE, code: "commander.missingArgument" });
-        return runHistorySearch(ctx, parsed.query, { ...opts, cwd: parsed.cwd });
-      }),
-    );
-  history
-    .command("recent")
-    .description("the newest prompts")
-    .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
-    .option("--limit <n>", "how many (default 20)", positiveInteger)
-    .option("--json", "print JSON")
-    .action(run(EXIT_FAILURE, (ctx, opts: { cwd?: string | boolean; limit?: number; json?: boolean }) => runHistoryRecent(ctx, opts)));
+  const historyCommand = (name: string, description: string, limit: string) =>
+    history
+      .command(name)
+      .description(description)
+      .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
+      .option("--limit <n>", limit, positiveInteger)
+      .option("--json", "print JSON");
+  const search = historyCommand("search", "prompts matching a query, newest first", "at most this many results").argument("[query]", "words to look for (prefixes and substrings match)");
+  search.action(
+    run(EXIT_FAILURE, (ctx, query: string | undefined, opts: HistoryOptions) => {
+      const parsed = searchArguments(query, opts.cwd);
+      if (parsed === undefined) return search.error("error: missing required argument 'query'", { exitCode: EXIT_USAGE, code: "commander.missingArgument" });
+      return runHistory(ctx, parsed.query, { ...opts, cwd: parsed.cwd });
+    }),
+  );
+  historyCommand("recent", "the newest prompts", "how many (default 20)").action(run(EXIT_FAILURE, (ctx, opts: HistoryOptions) => runHistory(ctx, undefined, opts)));
   return program;
 }
 

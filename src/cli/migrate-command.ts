@@ -2,23 +2,12 @@
 import path from "node:path";
 
 import {
-  listSessionCandidates,
-  openCandidateForWrite,
-  resolveManagedScope,
-  type CandidateListing,
-  type ManagedScope,
-  type MigrationProgress,
-  type SessionCandidate,
+  listSessionCandidates, openCandidateForWrite, resolveManagedScope, type CandidateListing, type ManagedScope,
+  type MigrationProgress, type SessionCandidate,
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
 import { plural, table } from "./output.js";
-
-/** Options of `migrate`. */
-interface MigrateOptions {
-  readonly dryRun?: boolean;
-  readonly cwd?: string;
-}
 
 /** One migrated (or, in a dry run, migratable) session. */
 interface MigrateOutcome {
@@ -45,16 +34,11 @@ export function scopeFor(ctx: CliContext, cwd: string, mode: "read" | "write"): 
   return resolution.scope;
 }
 
-/** The workspace's candidate listing, or the scope's code. */
-async function candidateListing(scope: ManagedScope): Promise<CandidateListing> {
+/** The workspace's candidate listing and its legacy sessions not migrated yet, or the scope's code. */
+export async function legacyCandidates(scope: ManagedScope): Promise<{ listing: CandidateListing; candidates: SessionCandidate[] }> {
   const listing = await listSessionCandidates(scope);
   if (listing.kind === "error") throw new CliError("scope_unavailable", `${listing.code}: ${listing.message}`);
-  return listing;
-}
-
-/** The workspace's legacy sessions that have not been migrated. */
-export async function legacyCandidates(scope: ManagedScope): Promise<SessionCandidate[]> {
-  return (await candidateListing(scope)).candidates.filter((c) => c.migrationState === "legacy_unmigrated");
+  return { listing, candidates: listing.candidates.filter((c) => c.migrationState === "legacy_unmigrated") };
 }
 
 /** Migrates every legacy candidate of `scope`, drawing progress on a terminal. */
@@ -74,12 +58,11 @@ export async function migrateAll(ctx: CliContext, scope: ManagedScope, candidate
 }
 
 /** The `migrate` command; exit status 1 when any session could not be migrated. */
-export async function runMigrate(ctx: CliContext, options: MigrateOptions): Promise<number> {
+export async function runMigrate(ctx: CliContext, options: { readonly dryRun?: boolean; readonly cwd?: string }): Promise<number> {
   const cwd = options.cwd ?? process.cwd();
   const dryRun = options.dryRun === true;
   const scope = scopeFor(ctx, cwd, dryRun ? "read" : "write");
-  const listing = await candidateListing(scope);
-  const candidates = listing.candidates.filter((c) => c.migrationState === "legacy_unmigrated");
+  const { listing, candidates } = await legacyCandidates(scope);
   const { style } = ctx;
   // What cannot be migrated (a header without a cwd, an unreadable folder) is named with its code.
   for (const passed of [...listing.invalid, ...listing.scanErrors]) {

@@ -1,30 +1,17 @@
 /** Terminal output of the CLI: colour only on a TTY without `NO_COLOR`, aligned columns, one-line errors. */
 import { GjcError } from "../index.js";
 
+/** The SGR codes (set, reset) of each style. */
+const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], yellow: [33, 39], green: [32, 39], cyan: [36, 39] } as const;
+
 /** Styling functions; each returns its text unchanged when colour is off. */
-export interface Style {
-  readonly enabled: boolean;
-  bold(text: string): string;
-  dim(text: string): string;
-  red(text: string): string;
-  yellow(text: string): string;
-  green(text: string): string;
-  cyan(text: string): string;
-}
+export type Style = { readonly enabled: boolean } & { readonly [K in keyof typeof STYLES]: (text: string) => string };
 
 /** The style of `stream`: colour only on a terminal with `NO_COLOR` unset or empty (https://no-color.org). */
 export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
   const enabled = stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "");
-  const wrap = (open: number, close: number) => (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text);
-  return {
-    enabled,
-    bold: wrap(1, 22),
-    dim: wrap(2, 22),
-    red: wrap(31, 39),
-    yellow: wrap(33, 39),
-    green: wrap(32, 39),
-    cyan: wrap(36, 39),
-  };
+  const styles = Object.entries(STYLES).map(([name, [open, close]]) => [name, (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text)]);
+  return { enabled, ...Object.fromEntries(styles) } as Style;
 }
 
 const ANSI = /\u001b\[[0-9;]*m/g;

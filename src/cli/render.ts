@@ -53,10 +53,7 @@ function describeEntry(entry: FileEntry, style: Style): string {
   }
 }
 
-/**
- * The tree as lines: only a fork indents, so a long chain does not march off the screen.
- * Iterative: one chain may hold hundreds of thousands of entries.
- */
+/** The tree as lines: only a fork indents, so a long chain stays on screen; iterative, as one chain may hold 100,000s of entries. */
 export function renderTree(roots: readonly SessionTreeNode[], leafId: string | null, style: Style): string[] {
   const lines: string[] = [];
   type Item = { node: SessionTreeNode; lead: string; cont: string };

@@ -2,17 +2,8 @@
 import path from "node:path";
 
 import {
-  AgentRoot,
-  buildSessionContext,
-  canonicalizeTrustedPath,
-  isScopeDirectoryName,
-  listAll,
-  listSessions,
-  ManagedSessionStorage,
-  SESSIONS_DIRECTORY,
-  SessionManager,
-  type SessionInfo,
-  type SessionListing,
+  AgentRoot, buildSessionContext, canonicalizeTrustedPath, isScopeDirectoryName, listAll, listSessions,
+  ManagedSessionStorage, SESSIONS_DIRECTORY, SessionManager, type SessionInfo, type SessionListing,
   type SkippedSession,
 } from "../index.js";
 import type { CliContext } from "./context.js";
@@ -26,10 +17,7 @@ function sessionsRootOf(ctx: CliContext): string {
   return path.join(canonicalizeTrustedPath(ctx.agentDir), SESSIONS_DIRECTORY);
 }
 
-/**
- * Runs `use` with a managed storage over the sessions root, opened from the held agent directory
- * (never a link, never another user's), or returns `fallback` when nothing was ever stored.
- */
+/** `use` of a managed storage over the sessions root, opened from the held agent dir (no link, nobody else's); `fallback` when nothing was stored. */
 async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: ManagedSessionStorage) => Promise<T>): Promise<T> {
   let agent: AgentRoot | undefined;
   try {
@@ -54,25 +42,18 @@ async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: Manag
   }
 }
 
-/** Options of `list`. */
-interface ListOptions {
-  readonly all?: boolean;
-  readonly cwd?: string;
-  readonly json?: boolean;
-}
-
 /** Lists the sessions of one workspace (its managed scope), or of every scope with `all`. */
-export async function runList(ctx: CliContext, options: ListOptions): Promise<number> {
+export async function runList(ctx: CliContext, options: { readonly all?: boolean; readonly cwd?: string; readonly json?: boolean }): Promise<number> {
   const empty: SessionListing = { sessions: [], skipped: [] };
   let listing: SessionListing;
   let legacy: string[] = [];
   const root = sessionsRootOf(ctx);
   if (options.all === true) {
-    listing = await withStorage(ctx, empty, (storage) => listAll(storage.root, { storage }));
+    listing = await everySession(ctx);
   } else {
     const scope = scopeFor(ctx, options.cwd ?? process.cwd(), "read");
     listing = scope.exists ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage })) : empty;
-    legacy = (await legacyCandidates(scope)).map((c) => c.path);
+    legacy = (await legacyCandidates(scope)).candidates.map((c) => c.path);
   }
   if (options.json === true) {
     const sessions = listing.sessions.map((s) => ({ ...publicInfo(s), layout: layoutOf(root, s.path) }));
@@ -85,6 +66,11 @@ export async function runList(ctx: CliContext, options: ListOptions): Promise<nu
     ctx.out(ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`));
   }
   return 0;
+}
+
+/** The sessions of every scope. */
+function everySession(ctx: CliContext): Promise<SessionListing> {
+  return withStorage(ctx, { sessions: [], skipped: [] }, (storage) => listAll(storage.root, { storage }));
 }
 
 // `allMessagesText` exists for search; printing it would repeat every message.
@@ -149,14 +135,13 @@ export function uniquePrefixes(ids: readonly string[], min = 8): Map<string, str
 }
 
 /**
- * A session file from a reference: a path (with a separator, or ending in `.jsonl`), else an id
- * or unique id prefix looked up across every scope.
- * @throws CliError `session_not_found`, `ambiguous_session`
+ * A session file from a reference: a path (with a separator, or ending in `.jsonl`), else an id or unique id prefix
+ * looked up across every scope. @throws CliError `session_not_found`, `ambiguous_session`
  */
 async function locateSession(ctx: CliContext, ref: string): Promise<string> {
   if (ref.includes("/") || ref.includes(path.sep) || ref.endsWith(".jsonl")) return path.resolve(ref);
   const root = sessionsRootOf(ctx);
-  const listing = await withStorage(ctx, { sessions: [], skipped: [] } as SessionListing, (storage) => listAll(storage.root, { storage }));
+  const listing = await everySession(ctx);
   const exact = listing.sessions.filter((s) => s.id === ref);
   const found = exact.length > 0 ? exact : listing.sessions.filter((s) => s.id.startsWith(ref));
   if (found.length === 0) throw notFoundOrRefused(ref, root, listing.skipped);
@@ -177,10 +162,7 @@ function notFoundOrRefused(ref: string, root: string, skipped: readonly SkippedS
   return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${reasonOf(refused)}${repair}`);
 }
 
-/**
- * Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives
- * in the agent dir), and closes it after.
- */
+/** Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives in the agent dir). */
 async function withSession(ctx: CliContext, ref: string, use: (session: SessionManager, file: string) => void): Promise<number> {
   const file = await locateSession(ctx, ref);
   const inside = !path.relative(sessionsRootOf(ctx), file).startsWith("..");
@@ -209,14 +191,8 @@ export async function runShow(ctx: CliContext, ref: string): Promise<number> {
   });
 }
 
-/** Options of `context`. */
-interface ContextOptions {
-  readonly leaf?: string;
-  readonly json?: boolean;
-}
-
 /** Prints what the model would see continuing from the leaf (or `--leaf`). */
-export async function runContext(ctx: CliContext, ref: string, options: ContextOptions): Promise<number> {
+export async function runContext(ctx: CliContext, ref: string, options: { readonly leaf?: string; readonly json?: boolean }): Promise<number> {
   return withSession(ctx, ref, (session) => {
     if (options.leaf !== undefined && session.getEntry(options.leaf) === undefined) {
       throw new CliError("unknown_entry", `no entry ${options.leaf} in the session`);

@@ -1,29 +1,22 @@
 /**
- * Listing the sessions of one workspace: its v2 scope plus the legacy directories that may
- * hold its old transcripts. A legacy file belongs to the workspace only when its header's
- * cwd resolves to the same native identity; directory names decide nothing. Read-only.
+ * Listing the sessions of one workspace, read-only: its v2 scope plus the legacy directories that may hold its old
+ * transcripts. A legacy file belongs to the workspace only when its header's cwd resolves to the same native identity.
  */
 import fs from "node:fs";
 import path from "node:path";
 
 import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
 import { discoveredLegacyDirectories, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
-import { isMissingRoot, openScopeDir, openSessionsRoot } from "./agent-root.js";
+import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
 import { identifyTranscript, readHeader, refusalCause, sameIdentity, type FileIdentity, type HeaderFacts, type TranscriptRules } from "./session-file.js";
 
-/** Where a candidate was found. */
-export type CandidateProvenance = "v2" | "legacy";
-
-/** Migration state of a listed candidate. */
-export type MigrationState = "native_v2" | "legacy_unmigrated" | "migrated_v2";
-
-/** One session of the workspace. */
+/** One session of the workspace: where it was found and its migration state. */
 export interface SessionCandidate {
   readonly path: string;
-  readonly provenance: CandidateProvenance;
-  readonly migrationState: MigrationState;
+  readonly provenance: "v2" | "legacy";
+  readonly migrationState: "native_v2" | "legacy_unmigrated" | "migrated_v2";
   readonly sessionId: string;
   readonly header: HeaderFacts;
   /** The exact version that was listed: pass the candidate back to migrate it. */
@@ -66,30 +59,35 @@ export interface ListCandidatesOptions {
 const SUFFIX = ".jsonl";
 
 /**
- * Lists every session of `scope`'s workspace with its provenance and migration state.
- * Never writes. A legacy source with a committed receipt whose v2 copy is still there is
- * hidden (the copy is listed as `migrated_v2`); a retired (tombstoned) one is hidden too.
+ * Lists every session of `scope`'s workspace with its provenance and migration state; never writes. A legacy source
+ * whose committed receipt's v2 copy is still there is hidden (the copy is `migrated_v2`), and so is a retired one.
  */
 export async function listSessionCandidates(scope: ManagedScope, options: ListCandidatesOptions = {}): Promise<CandidateListing | MigrationFailure> {
   const listing: CandidateListing = { kind: "listed", candidates: [], foreign: 0, invalid: [], scanErrors: [], legacyDirectories: [] };
   try {
-    let root: SecureDir;
-    try {
-      root = openSessionsRoot(scope, "read");
-    } catch (error) {
-      if (!(error instanceof MigrationError)) throw error;
-      // Nothing is there yet, or the root is refused (reported, nothing below it read).
-      if (!isMissingRoot(error)) listing.scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
-      return listing;
-    }
-    try {
-      return listBelow(root, scope, options, listing);
-    } finally {
-      root.close();
-    }
+    return withSessionsRoot(scope, listing, (root) => listBelow(root, scope, options, listing));
   } catch (error) {
-    if (error instanceof MigrationError) return error.toFailure();
+    if (!(error instanceof MigrationError)) throw error;
+    if (error.code !== "sessions_root_unavailable") return error.toFailure();
+    // The root is refused: reported, nothing below it read.
+    listing.scanErrors.push({ path: scope.sessionsRoot, code: error.detail });
+    return listing;
+  }
+}
+
+/** `use` of the sessions root of `scope`, opened for reading; `missing` when it does not exist yet. */
+function withSessionsRoot<T>(scope: ManagedScope, missing: T, use: (root: SecureDir) => T): T {
+  let root: SecureDir;
+  try {
+    root = openSessionsRoot(scope, "read");
+  } catch (error) {
+    if (error instanceof MigrationError && error.code === "sessions_root_unavailable" && error.detail === "not_found") return missing;
     throw error;
+  }
+  try {
+    return use(root);
+  } finally {
+    root.close();
   }
 }
 
@@ -117,21 +115,18 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
     });
 
   const v2: SessionCandidate[] = [];
-  withDir(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, (dir) => {
-    for (const name of transcriptNames(dir)) {
-      const file = path.join(scope.directoryPath, name);
-      const inspected = inspect(dir, name, file, "managed");
-      if (inspected === undefined || isRetired(inspected.identity)) continue;
-      const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
-      v2.push({
-        path: file,
-        provenance: "v2",
-        migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
-        sessionId: inspected.header.id,
-        ...inspected,
-        ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
-      });
-    }
+  eachTranscript(root, scope.directoryName, scope.directoryPath, "managed", scanErrors, (dir, name, file) => {
+    const inspected = inspect(dir, name, file, "managed");
+    if (inspected === undefined || isRetired(inspected.identity)) return;
+    const receipt = receipts.find((r) => r.destination.path === file && r.destination.sessionId === inspected.header.id);
+    v2.push({
+      path: file,
+      provenance: "v2",
+      migrationState: receipt === undefined ? "native_v2" : "migrated_v2",
+      sessionId: inspected.header.id,
+      ...inspected,
+      ...(receipt === undefined ? {} : { migratedFrom: receipt.source.path }),
+    });
   });
   listing.candidates.push(...v2);
   if (options.legacy === false) return listing;
@@ -141,44 +136,36 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
   let foreign = 0;
   for (const name of new Set([...known, ...discoveredLegacyDirectories(root.list().map((e) => e.name), known)])) {
     listing.legacyDirectories.push(name);
-    const dirPath = path.join(scope.sessionsRoot, name);
-    withDir(root, name, dirPath, "source", scanErrors, (dir) => {
-      for (const fileName of transcriptNames(dir)) {
-        const file = path.join(dirPath, fileName);
-        const header = attempt(file, () => readHeader(dir, fileName, "source"));
-        if (header === undefined) continue;
-        let owner = owners.get(header.cwd);
-        if (owner === undefined) owners.set(header.cwd, (owner = workspaceIdentity(header.cwd)));
-        if (owner.kind === "error") {
-          invalid.push({ path: file, code: owner.code });
-          continue;
-        }
-        if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
-          foreign += 1;
-          continue;
-        }
-        const inspected = inspect(dir, fileName, file, "source");
-        if (inspected === undefined) continue;
-        if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
-          invalid.push({ path: file, code: "source_changed" });
-          continue;
-        }
-        if (isRetired(inspected.identity)) continue;
-        // Hidden while the v2 copy its receipt names is still there.
-        const copied = (d: { path: string; sessionId: string }) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId);
-        if (receipts.some((r) => sameIdentity(r.source.identity, inspected.identity) && copied(r.destination))) continue;
-        listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
+    eachTranscript(root, name, path.join(scope.sessionsRoot, name), "source", scanErrors, (dir, fileName, file) => {
+      const header = attempt(file, () => readHeader(dir, fileName, "source"));
+      if (header === undefined) return;
+      let owner = owners.get(header.cwd);
+      if (owner === undefined) owners.set(header.cwd, (owner = workspaceIdentity(header.cwd)));
+      if (owner.kind === "error") {
+        invalid.push({ path: file, code: owner.code });
+        return;
       }
+      if (owner.identity.platform !== scope.platform || owner.identity.canonicalPath !== scope.canonicalCwd) {
+        foreign += 1;
+        return;
+      }
+      const inspected = inspect(dir, fileName, file, "source");
+      if (inspected === undefined) return;
+      if (inspected.header.id !== header.id || inspected.header.cwd !== header.cwd) {
+        invalid.push({ path: file, code: "source_changed" });
+        return;
+      }
+      if (isRetired(inspected.identity)) return;
+      // Hidden while the v2 copy its receipt names is still there.
+      const copied = (d: { path: string; sessionId: string }) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId);
+      if (receipts.some((r) => sameIdentity(r.source.identity, inspected.identity) && copied(r.destination))) return;
+      listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
     });
   }
   return { ...listing, foreign };
 }
 
-/**
- * Where `candidate` lies below the sessions root of `scope`: its directory's and file's entry
- * names (the scope directory for v2, its legacy directory otherwise). `not_a_candidate` when
- * it is not there.
- */
+/** The entry names of `candidate`'s directory (the scope's for v2, its legacy one otherwise) and file below the sessions root; `not_a_candidate` when it is not there. */
 export function locateCandidate(scope: ManagedScope, candidate: SessionCandidate): { directory: string; fileName: string } {
   const directory = candidate.provenance === "v2" ? scope.directoryName : candidate.legacyDirectory;
   const fileName = path.basename(candidate.path);
@@ -190,24 +177,12 @@ export function locateCandidate(scope: ManagedScope, candidate: SessionCandidate
 
 /** The tombstones of the scope, read only; none when the scope does not exist yet. */
 export function readScopeTombstones(scope: ManagedScope): Tombstone[] {
-  let root: SecureDir;
-  try {
-    root = openSessionsRoot(scope, "read");
-  } catch (error) {
-    if (isMissingRoot(error)) return [];
-    throw error;
-  }
-  try {
-    return scopeRecords(root, scope, false).tombstones;
-  } finally {
-    root.close();
-  }
+  return withSessionsRoot(scope, [], (root) => scopeRecords(root, scope, false).tombstones);
 }
 
 /**
- * The scope's records below the held sessions root (none when the scope directory does not
- * exist yet). Receipts only when asked: each carries a whole artifact manifest, so an opener
- * that read them all would make each migration slower than the last.
+ * The scope's records below the held sessions root (none without a scope directory). Receipts only when asked: each
+ * carries a whole artifact manifest, so an opener that read them all would make each migration slower than the last.
  */
 function scopeRecords(root: SecureDir, scope: ManagedScope, withReceipts: boolean): { receipts: MigrationReceipt[]; tombstones: Tombstone[] } {
   let dir: SecureDir;
@@ -240,11 +215,11 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
 }
 
 /**
- * Runs `read` on directory `name` of `root`, opened by `rules` (the owner-only scope
- * directory, or a legacy directory by the legacy-source rules). A missing one holds
- * nothing; a refused or unlistable one is reported in `scanErrors` (a link as `symlink`).
+ * Runs `visit` on each `*.jsonl` file, in name order, of directory `name` of `root` (at `dirPath`), opened by `rules`:
+ * the owner-only scope directory, or a legacy one by the legacy-source rules. A missing one holds nothing; a refused or
+ * unlistable one goes to `scanErrors` (a link as `symlink`).
  */
-function withDir(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], read: (dir: SecureDir) => void): void {
+function eachTranscript(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], visit: (dir: SecureDir, fileName: string, file: string) => void): void {
   let dir: SecureDir;
   try {
     dir = root.openDir(name, rules === "source" ? { source: true } : {});
@@ -254,7 +229,8 @@ function withDir(root: SecureDir, name: string, dirPath: string, rules: Transcri
     return;
   }
   try {
-    read(dir);
+    const names = dir.list().map((entry) => entry.name).filter((n) => n.endsWith(SUFFIX) && n.length > SUFFIX.length && !n.startsWith("."));
+    for (const fileName of names.sort()) visit(dir, fileName, path.join(dirPath, fileName));
   } catch (error) {
     // A listing that fails (a name that is not UTF-8, an I/O error) fails this directory only.
     if (!(error instanceof SecureFsError)) throw error;
@@ -262,13 +238,4 @@ function withDir(root: SecureDir, name: string, dirPath: string, rules: Transcri
   } finally {
     dir.close();
   }
-}
-
-/** The `*.jsonl` names directly in `dir`, sorted. */
-function transcriptNames(dir: SecureDir): string[] {
-  return dir
-    .list()
-    .map((entry) => entry.name)
-    .filter((name) => name.endsWith(SUFFIX) && name.length > SUFFIX.length && !name.startsWith("."))
-    .sort();
 }

@@ -1,23 +1,18 @@
 /**
- * Copying a legacy artifact tree into owner-only staging, all by descriptor: one snapshot walk
- * of the source (no links, no extra hard links, no special files, nothing another user owns
- * or may write, within the budgets), then one copy loop that pins every file to its snapshot
- * version: read, write, hash, read back, the source's times, fsync.
+ * Copying a legacy artifact tree into owner-only staging, all by descriptor: one snapshot walk of the source (no links,
+ * no extra hard links, no special files, nothing another user owns or may write, within the budgets), then one copy
+ * loop that pins every file to its snapshot version: read, write, hash, read back, the source's times, fsync.
  */
 import { SecureFsError, type EntryPath, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
-import { hashOpenFile, refusalCause, sameStat, sourceRefusal, stableStat, type StableStat } from "./session-file.js";
+import { hashOpenFile, openTranscript, refusalCause, sameStat, stableStat, type StableStat } from "./session-file.js";
 
-/** Budgets of one artifact tree. */
+/** Budgets of one artifact tree: deepest entry (root children are depth 1), entries, bytes of one file, bytes in all. */
 export interface ArtifactLimits {
-  /** Deepest allowed entry (root children are depth 1). */
   readonly maxDepth: number;
-  /** Entries (directories and files) in the tree. */
   readonly maxEntries: number;
-  /** Bytes of one file. */
   readonly maxFileBytes: number;
-  /** Bytes of all files together. */
   readonly maxTotalBytes: number;
 }
 
@@ -29,29 +24,12 @@ export const DEFAULT_ARTIFACT_LIMITS: ArtifactLimits = Object.freeze({
   maxTotalBytes: 512 * 1024 * 1024,
 });
 
-/** One entry of a snapshot: its relative path (`/`-separated) and the version it must keep. */
-export interface SnapshotEntry {
-  readonly kind: "directory" | "file";
-  readonly path: string;
-  readonly stat: StableStat;
-}
-
-/** A snapshot of a source artifact tree: directories before their contents, names sorted. */
+/** A snapshot of a source artifact tree: each entry's `/`-separated path and version, directories before their contents, names sorted. */
 export interface ArtifactSnapshot {
   readonly root: StableStat;
-  readonly entries: readonly SnapshotEntry[];
+  readonly entries: readonly { readonly kind: "directory" | "file"; readonly path: string; readonly stat: StableStat }[];
   readonly totalBytes: number;
   readonly files: number;
-}
-
-/** What {@link treeManifest} writes the copy into. */
-interface TreeCopy {
-  /** The (empty) staging directory that becomes the artifact tree. */
-  readonly target: SecureDir;
-  /** Every directory the copy creates is added here, for the caller to sync and close. */
-  readonly opened: SecureDir[];
-  readonly onBytes: (bytes: number) => void;
-  readonly onFile: () => void;
 }
 
 /** Opens the artifact directory `name` of the held legacy directory `parent`; undefined when absent. */
@@ -65,9 +43,8 @@ function openArtifactRoot(parent: SecureDir, name: string): SecureDir | undefine
 }
 
 /**
- * Walks the held directory `dir` by descriptor (legacy-source rules with `source`, else
- * owner-only): every entry is stat'ed without following it and given to `visit`, which throws
- * to stop; each subdirectory opened must be the object just stat'ed.
+ * Walks the held `dir` by descriptor (legacy-source rules with `source`, else owner-only): each entry is stat'ed
+ * without following it and given to `visit`, which throws to stop; each subdirectory opened must be the one stat'ed.
  */
 function walkTree(dir: SecureDir, source: boolean, visit: (rel: string, depth: number, st: ExactStat, parent: SecureDir, name: string) => void, prefix = "", depth = 1): void {
   for (const name of dir.list().map((entry) => entry.name).sort()) {
@@ -93,16 +70,15 @@ function unwalkable(error: unknown): MigrationError {
 }
 
 /**
- * Snapshots the artifact tree `name` of the held legacy directory `parent`, or undefined when
- * nothing is there. Links, hard links, special files, objects another user owns or may write,
- * a too-deep entry, a too-large file or a tree that cannot be walked safely ->
+ * Snapshots the artifact tree `name` of the held legacy directory `parent` (undefined when absent). Links, hard links,
+ * special files, objects another user owns or may write, too deep, a too-large file or an unsafe walk ->
  * `unsafe_artifacts`; more entries or bytes than the budget -> `artifact_capacity_exceeded`.
  */
 export function snapshotArtifactTree(parent: SecureDir, name: string, limits: ArtifactLimits): ArtifactSnapshot | undefined {
   const root = openArtifactRoot(parent, name);
   if (root === undefined) return undefined;
   try {
-    const entries: SnapshotEntry[] = [];
+    const entries: ArtifactSnapshot["entries"][number][] = [];
     let totalBytes = 0;
     let files = 0;
     const euid = process.geteuid?.();
@@ -157,35 +133,15 @@ function changed(detail: string): MigrationError {
   return new MigrationError("source_changed", detail, "a source file changed during migration");
 }
 
-/** Opens the source file `name` of `dir` (legacy-source rules) and requires it to be version `expected`. */
-function openPinned(dir: SecureDir, name: EntryPath, expected: StableStat, detail: string): { file: SecureFile; opened: ExactStat } {
-  // It was fine when snapshotted, so a refusal now means it changed.
-  let file: SecureFile;
-  try {
-    file = dir.openFile(name, { source: true });
-  } catch (error) {
-    throw changed(sourceRefusal(error).detail);
-  }
-  try {
-    const opened = file.stat();
-    if (sameStat(stableStat(opened), expected)) return { file, opened };
-    throw changed(detail);
-  } catch (error) {
-    file.close();
-    throw error instanceof MigrationError ? error : changed(sourceRefusal(error).detail);
-  }
-}
-
 /** The error for a copy that does not read back as written. */
 export function verifyMismatch(): MigrationError {
   return new MigrationError("durability_failed", "verify_mismatch", "a copied file does not read back as written");
 }
 
 /**
- * Copies the source file `sourceName` of `sourceDir` (still the version `expected`) into the
- * new owner-only file `name` of `dir`: read, written and hashed in one pass, read back (other
- * bytes are `durability_failed`/`verify_mismatch`), given the source's times and fsynced. The
- * caller syncs the directory.
+ * Copies the source file `sourceName` of `sourceDir`, which must still be version `expected`, into the new owner-only
+ * file `name` of `dir`: read, written and hashed in one pass, read back (other bytes: `durability_failed`/
+ * `verify_mismatch`), given the source's times and fsynced. The caller syncs the directory.
  */
 export async function copyFileInto(
   sourceDir: SecureDir,
@@ -195,15 +151,23 @@ export async function copyFileInto(
   name: string,
   onBytes: (bytes: number) => void,
 ): Promise<{ size: number; sha256: string }> {
-  const { file: source, opened } = openPinned(sourceDir, sourceName, expected, "changed_before_copy");
+  let source: SecureFile;
+  let opened: ExactStat;
+  try {
+    ({ file: source, stat: opened } = openTranscript(sourceDir, sourceName, "source"));
+  } catch (error) {
+    // It was fine when listed or snapshotted, so a refusal now means it changed.
+    throw error instanceof MigrationError ? changed(error.detail) : error;
+  }
   let out: SecureFile | undefined;
   try {
+    if (!sameStat(opened, expected)) throw changed("changed_before_copy");
     const file = (out = dir.openFile(name, { write: true, create: "exclusive" }));
     const copied = hashOpenFile(source, expected.size, (chunk, at) => {
       file.write(chunk, at);
       onBytes(chunk.byteLength);
     });
-    if (copied.size !== expected.size || !sameStat(stableStat(source.stat()), expected)) throw changed("changed_while_copying");
+    if (copied.size !== expected.size || !sameStat(source.stat(), expected)) throw changed("changed_while_copying");
     // Read back before the fsync proves as much as after it (both are served from the page
     // cache the fsync writes out), and before setting the times, which a read would touch.
     const back = hashOpenFile(file, copied.size);
@@ -219,48 +183,34 @@ export async function copyFileInto(
 }
 
 /**
- * The manifest of `snapshot`, read from the artifact tree `name` of `parent`: with `copy`,
- * every entry is copied into `copy.target` as it is hashed; without, the source is only hashed.
+ * Copies the artifact tree `name` of `parent`, as `snapshot` lists it, into the empty staging directory `target` and
+ * returns its manifest. Every directory it creates is pushed to `opened`, for the caller to sync and close.
  */
-export async function treeManifest(parent: SecureDir, name: string, snapshot: ArtifactSnapshot, copy?: TreeCopy): Promise<ManifestEntry[]> {
+export async function copyTree(parent: SecureDir, name: string, snapshot: ArtifactSnapshot, target: SecureDir, opened: SecureDir[], onBytes: (bytes: number) => void, onFile: () => void): Promise<ManifestEntry[]> {
   const root = openArtifactRoot(parent, name);
   try {
     const st = root?.stat();
     if (root === undefined || st?.dev !== snapshot.root.dev || st.ino !== snapshot.root.ino) {
       throw new MigrationError("source_changed", "tree_changed", "the artifact tree changed during migration");
     }
-    const dirs = new Map<string, SecureDir>(copy === undefined ? [] : [["", copy.target]]);
+    const dirs = new Map<string, SecureDir>([["", target]]);
     const manifest: ManifestEntry[] = [];
     for (const entry of snapshot.entries) {
       const cut = entry.path.lastIndexOf("/");
       const into = dirs.get(entry.path.slice(0, Math.max(cut, 0)));
       // A snapshot lists every directory before its contents; a copy must never skip an entry.
-      if (copy !== undefined && into === undefined) throw new MigrationError("source_changed", "tree_changed", `the artifact snapshot lists ${entry.path} before its directory`);
+      if (into === undefined) throw new MigrationError("source_changed", "tree_changed", `the artifact snapshot lists ${entry.path} before its directory`);
       const base = entry.path.slice(cut + 1);
       if (entry.kind === "directory") {
-        if (copy !== undefined && into !== undefined) {
-          // Its parent is synced once with the other staged directories, after the copies.
-          const child = into.openDir(base, { create: true, deferSync: true });
-          copy.opened.push(child);
-          dirs.set(entry.path, child);
-        }
+        // Its parent is synced once with the other staged directories, after the copies.
+        const child = into.openDir(base, { create: true, deferSync: true });
+        opened.push(child);
+        dirs.set(entry.path, child);
         manifest.push({ kind: "directory", path: entry.path });
-        continue;
-      }
-      const parts = entry.path.split("/");
-      let hashed: { size: number; sha256: string };
-      if (copy !== undefined && into !== undefined) {
-        hashed = await copyFileInto(root, parts, entry.stat, into, base, copy.onBytes);
-        copy.onFile();
       } else {
-        const { file } = openPinned(root, parts, entry.stat, "changed_while_hashing");
-        try {
-          hashed = hashOpenFile(file, entry.stat.size);
-        } finally {
-          file.close();
-        }
+        manifest.push({ kind: "file", path: entry.path, ...(await copyFileInto(root, entry.path.split("/"), entry.stat, into, base, onBytes)) });
+        onFile();
       }
-      manifest.push({ kind: "file", path: entry.path, ...hashed });
     }
     return manifest.sort(byPath);
   } finally {
@@ -282,10 +232,7 @@ export function hashManagedFile(dir: SecureDir, name: string): { size: number; s
   }
 }
 
-/**
- * The manifest of the owner-only tree held as `dir`: a link, extra hard link or foreign object
- * in it fails the fs layer's checks, which the caller reports as `destination_conflict`.
- */
+/** The manifest of the owner-only tree `dir`: a link, extra hard link or foreign object fails the fs checks (the caller's `destination_conflict`). */
 export function manifestOfManagedTree(dir: SecureDir, limits: ArtifactLimits): ManifestEntry[] {
   const manifest: ManifestEntry[] = [];
   walkTree(dir, false, (rel, depth, st, parent, name) => {

@@ -1,7 +1,6 @@
-/**
- * Codes of legacy discovery and copy-retain migration.
- */
+/** Codes of legacy discovery and copy-retain migration. */
 import { GjcError } from "../errors.js";
+import { SecureFsError } from "../fs/index.js";
 import { SCOPE_ERROR_CODES } from "../scope/index.js";
 
 /** Codes only migration produces, in README order. */
@@ -38,4 +37,11 @@ export class MigrationError extends GjcError<MigrationErrorCode> {
   toFailure(): MigrationFailure {
     return { kind: "error", code: this.code, cause: this.detail, message: this.message };
   }
+}
+
+/** The failure value of a write operation (`what`) that threw: its own code, or `durability_failed` for an fs error; anything else is rethrown. */
+export function writeFailure(error: unknown, what: string): MigrationFailure {
+  if (error instanceof MigrationError) return error.toFailure();
+  if (error instanceof SecureFsError) return { kind: "error", code: "durability_failed", cause: error.code, message: `${what} failed (${error.code})` };
+  throw error;
 }

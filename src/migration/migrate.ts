@@ -1,34 +1,28 @@
 /**
- * Copy-retain migration of one legacy transcript (and its artifact directory) into the v2
- * scope of its workspace. The source is only read. Everything is copied into staging names in
- * the scope and made durable, the source is checked again, then it is published without
- * replacing anything and a committed receipt records which source version became which v2
- * file. All of it runs under a kernel-released lock keyed by the source's identity, so
- * concurrent openers serialise and a killed migrator never leaves a lock behind.
+ * The two writes on a listed candidate. Copy-retain migration of a legacy transcript (and its artifact directory) into
+ * its workspace's v2 scope: the source is only read; everything is copied into staging names and made durable, the
+ * source is checked again, then it is published without replacing anything and a committed receipt records which
+ * source version became which v2 file. It all runs under a kernel-released lock keyed by the source's identity, so
+ * concurrent openers serialise and a killed migrator leaves no lock behind. Retiring publishes a tombstone, so scans
+ * never list or migrate that version again; it deletes nothing ("do not reinterpret this", not "this is gone").
  */
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 
 import { SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
-import { INTERNAL_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
-import { openScopeDir, openSessionsRoot, prepareScopeForWrite } from "./agent-root.js";
+import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
+import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
-  copyFileInto,
-  DEFAULT_ARTIFACT_LIMITS,
-  hashManagedFile,
-  manifestOfManagedTree,
-  sameManifest,
-  snapshotArtifactTree,
-  snapshotStillHolds,
-  treeManifest,
-  verifyMismatch,
-  type ArtifactLimits,
-  type ArtifactSnapshot,
+  copyFileInto, copyTree, DEFAULT_ARTIFACT_LIMITS, hashManagedFile, manifestOfManagedTree, sameManifest,
+  snapshotArtifactTree, snapshotStillHolds, verifyMismatch, type ArtifactLimits, type ArtifactSnapshot,
 } from "./copy.js";
-import { MigrationError, type MigrationFailure } from "./errors.js";
-import { encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord, type ManifestEntry, type MigrationReceipt } from "./receipts.js";
-import { openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
+import { MigrationError, writeFailure, type MigrationFailure } from "./errors.js";
+import {
+  encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord,
+  type ManifestEntry, type MigrationReceipt, type Tombstone,
+} from "./receipts.js";
+import { identifyTranscript, openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -60,34 +54,73 @@ export interface OpenForWriteOptions {
   readonly limits?: Partial<ArtifactLimits>;
 }
 
-/** Outcome of {@link openCandidateForWrite}: the v2 path to open for writing, or why not. */
-export type OpenForWriteResult =
-  | {
-      readonly kind: "opened";
-      /** The v2 transcript to open. */
-      readonly path: string;
-      readonly provenance: "v2" | "legacy";
-      /** True when this call copied the source; false when it was v2 already or another process did. */
-      readonly migrated: boolean;
-    }
-  | MigrationFailure;
+/** Outcome of {@link openCandidateForWrite}: the v2 transcript to open for writing, or why not. `migrated`: this call copied the source. */
+export type OpenForWriteResult = { readonly kind: "opened"; readonly path: string; readonly provenance: "v2" | "legacy"; readonly migrated: boolean } | MigrationFailure;
+
+/** Outcome of {@link retireCandidate}. */
+export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
 
 const STAGING_PREFIX = ".gjc-migrate-";
 
 /**
- * Returns the v2 transcript to write for `candidate` (as listed by `listSessionCandidates`):
- * a v2 candidate opens in place; a legacy one is copied into the scope first (policy
- * `copy-retain`) or refused with `legacy_migration_disabled`. The source must still be the
- * exact version that was listed (`source_changed` otherwise).
+ * The v2 transcript to write for `candidate` (as `listSessionCandidates` listed it): a v2 candidate opens in place; a
+ * legacy one is copied into the scope first (`copy-retain`) or refused (`legacy_migration_disabled`). The source must
+ * still be the listed version (`source_changed` otherwise).
  */
 export async function openCandidateForWrite(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions = {}): Promise<OpenForWriteResult> {
   try {
     return await openOrThrow(scope, candidate, options);
   } catch (error) {
-    if (error instanceof MigrationError) return error.toFailure();
-    if (error instanceof SecureFsError) return { kind: "error", code: "durability_failed", cause: error.code, message: `migration failed (${error.code})` };
-    throw error;
+    return writeFailure(error, "migration");
   }
+}
+
+/** Publishes the tombstone of `candidate` (still the listed version, else `source_changed`) in its scope; retiring twice is no error. */
+export async function retireCandidate(scope: ManagedScope, candidate: SessionCandidate): Promise<RetireResult> {
+  try {
+    const prepared = prepareScopeForWrite(scope);
+    const root = openSessionsRoot(prepared, "write");
+    try {
+      // Read by name below the held root: from the scope directory (v2) or its legacy directory.
+      const { directory, fileName } = locateCandidate(prepared, candidate);
+      const rules = candidate.provenance === "v2" ? "managed" : "source";
+      const source = openDirByRules(root, directory, rules);
+      try {
+        if (!sameIdentity(identifyTranscript(source, fileName, candidate.path, rules).identity, candidate.identity)) {
+          throw new MigrationError("source_changed", "identity", "the session changed since it was listed");
+        }
+      } finally {
+        source.close();
+      }
+      const tombstone: Tombstone = {
+        schemaVersion: 2,
+        state: "retired",
+        scope: scope.identityDigest,
+        targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
+      };
+      const name = `${operationId(candidate.identity)}.json`;
+      const dir = root.openDir([prepared.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
+      try {
+        await writeRecord(dir, name, tombstone);
+      } finally {
+        dir.close();
+      }
+      return { kind: "retired", tombstone: name };
+    } finally {
+      root.close();
+    }
+  } catch (error) {
+    return writeFailure(error, "retiring");
+  }
+}
+
+/** `scope` resolved again for write with the same sessions root, so writes land where the candidate was listed; `binding_conflict` when it moved. */
+function prepareScopeForWrite(scope: ManagedScope): ManagedScope {
+  const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
+  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
+  if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
+  if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
+  return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }
 
 async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions): Promise<OpenForWriteResult> {
@@ -111,24 +144,19 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   // Everything below is reached from this one handle by entry names.
   const root = openSessionsRoot(prepared, "write");
   const held: SecureDir[] = [];
+  const hold = (dir: SecureDir): SecureDir => (held.push(dir), dir);
   let lock: SecureLock | undefined;
   try {
-    const scopeDir = openScopeDir(root, prepared);
-    held.push(scopeDir);
-    const legacyDir = openDirByRules(root, directory, "source");
-    held.push(legacyDir);
-    const internal = scopeDir.openDir(INTERNAL_DIRECTORY, { create: true });
-    const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => internal.openDir(name, { create: true })) as [SecureDir, SecureDir];
-    held.push(receipts);
+    const scopeDir = hold(openScopeDir(root, prepared));
+    const legacyDir = hold(openDirByRules(root, directory, "source"));
+    const internal = hold(scopeDir.openDir(INTERNAL_DIRECTORY, { create: true }));
+    const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => hold(internal.openDir(name, { create: true }))) as [SecureDir, SecureDir];
     internal.openDir(TOMBSTONES_DIRECTORY, { create: true }).close();
-    internal.close();
     try {
       lock = await locks.lock(sourceLockName(candidate.identity), { waitMs: options.waitMs ?? DEFAULT_MIGRATION_WAIT_MS, purpose: "migration" });
     } catch (error) {
       if (error instanceof SecureFsError && error.code === "lock_busy") throw new MigrationError("migration_busy", "lock_busy", "another process is migrating this session");
       throw error;
-    } finally {
-      locks.close();
     }
     const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
     const artifacts = fileName.slice(0, -".jsonl".length);
@@ -141,13 +169,11 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
   }
 }
 
-
-/** One migration under its lock: the held directories and what is copied. */
+/** One migration under its lock: the held directories (`legacyDir` by the legacy-source rules) and what is copied. */
 interface Job {
   readonly scope: ManagedScope;
   readonly scopeDir: SecureDir;
   readonly receipts: SecureDir;
-  /** The legacy directory, opened by the legacy-source rules. */
   readonly legacyDir: SecureDir;
   /** The transcript's name, in `legacyDir` and in the scope, and its artifact directory's. */
   readonly fileName: string;
@@ -158,13 +184,21 @@ interface Job {
   readonly limits: ArtifactLimits;
 }
 
+/**
+ * Copies the transcript and its artifact tree into staging and stages the receipt, makes it all durable, checks the
+ * source again (a second snapshot), then publishes the artifacts and the transcript without replacing anything and
+ * commits the receipt by a rename. A transcript already there (published by an attempt that died before its receipt,
+ * or somebody else's) must hold the source's bytes and its artifacts the copy's manifest; then only the receipt is new.
+ */
 async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
   const { scope, scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
   const destPath = path.join(scope.directoryPath, fileName);
 
   // Another opener may have finished while we waited for the lock.
-  if (receiptCommitted(receipts, op) && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
+  const committed = ifPresent(() => receipts.openFile(`${op}.json`));
+  committed?.close();
+  if (committed !== undefined && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
   // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
   // the hash taken while copying), still owned by this workspace.
   const header = readHeader(legacyDir, fileName, "source");
@@ -181,44 +215,15 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   if (scopeDir.list().some((e) => e.name !== fileName && e.name.endsWith(sameId))) {
     throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
   }
-  // Published by an earlier attempt that died before its receipt, or somebody else's file.
   const existing = entryType(scopeDir, fileName);
   if (existing !== undefined && existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
   // Snapshotted first: an unsafe or too large tree is refused before anything is copied or compared.
   const snapshot = snapshotArtifactTree(legacyDir, artifacts, limits);
   const progress = progressReporter(onProgress, source.size + (snapshot?.totalBytes ?? 0), 1 + (snapshot?.files ?? 0));
-  const receiptOf = (manifest: ManifestEntry[]): MigrationReceipt => ({
-    schemaVersion: 2,
-    state: "committed",
-    policy: "copy-retain",
-    attemptId: randomUUID(),
-    scope: scope.identityDigest,
-    source: { path: candidate.path, sessionId: header.id, header, identity: source, sha256: source.sha256 },
-    destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
-    artifactManifest: manifest,
-  });
-  if (existing === undefined) {
-    await stageAndPublish(job, snapshot, progress, receiptOf);
-  } else {
-    const there = asConflict(() => hashManagedFile(scopeDir, fileName));
-    if (there.sha256 !== source.sha256) throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
-    const manifest = snapshot === undefined ? [] : await treeManifest(legacyDir, artifacts, snapshot);
-    requireArtifactsMatch(job, snapshot, manifest);
-    progress.phase("publishing");
-    await writeRecord(receipts, `${op}.json`, receiptOf(manifest));
+  if (existing === "file" && asConflict(() => hashManagedFile(scopeDir, fileName)).sha256 !== source.sha256) {
+    throw new MigrationError("destination_conflict", "different_content", "a different session file already exists at the destination");
   }
-  progress.phase("done");
-  return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
-}
 
-/**
- * Copies the transcript and its artifact tree into staging and stages the receipt, makes it
- * all durable, checks the source again (a second snapshot), then publishes the artifacts and
- * the transcript without replacing anything and commits the receipt by a rename.
- */
-async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined, progress: ProgressReporter, receiptOf: (manifest: ManifestEntry[]) => MigrationReceipt): Promise<void> {
-  const { scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
-  const source = candidate.identity;
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
   const [stagedTranscript, stagedArtifacts, stagedReceipt] = [".transcript", ".artifacts", ".receipt"].map((suffix) => attempt + suffix) as [string, string, string];
   // Every staging directory this attempt creates, synced with the scope and receipts directories.
@@ -232,27 +237,41 @@ async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined,
     if (snapshot !== undefined) {
       const target = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       opened.push(target);
-      manifest = await treeManifest(legacyDir, artifacts, snapshot, { target, opened, onBytes, onFile: progress.file });
+      manifest = await copyTree(legacyDir, artifacts, snapshot, target, opened, onBytes, progress.file);
     }
     progress.phase("verifying");
-    await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receiptOf(manifest)), "utf8"));
+    const receipt: MigrationReceipt = {
+      schemaVersion: 2,
+      state: "committed",
+      policy: "copy-retain",
+      attemptId: randomUUID(),
+      scope: scope.identityDigest,
+      source: { path: candidate.path, sessionId: header.id, header, identity: source, sha256: source.sha256 },
+      destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
+      artifactManifest: manifest,
+    };
+    await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receipt), "utf8"));
     for (const dir of [scopeDir, receipts, ...opened]) await dir.syncAsync();
     if (!statUnchanged(job)) throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
     if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits)) throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
     progress.phase("publishing");
-    if (snapshot !== undefined) {
-      try {
-        scopeDir.publishNoReplace(stagedArtifacts, artifacts);
-      } catch (error) {
-        if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
-        requireArtifactsMatch(job, snapshot, manifest);
+    if (existing === "file") {
+      requireArtifactsMatch(job, snapshot, manifest);
+    } else {
+      if (snapshot !== undefined) {
+        try {
+          scopeDir.publishNoReplace(stagedArtifacts, artifacts);
+        } catch (error) {
+          if (!(error instanceof SecureFsError) || error.code !== "already_exists") throw error;
+          requireArtifactsMatch(job, snapshot, manifest);
+        }
       }
-    }
-    try {
-      scopeDir.publishNoReplace(stagedTranscript, fileName);
-    } catch (error) {
-      if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
-      throw error;
+      try {
+        scopeDir.publishNoReplace(stagedTranscript, fileName);
+      } catch (error) {
+        if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
+        throw error;
+      }
     }
     try {
       receipts.publishNoReplace(stagedReceipt, `${op}.json`);
@@ -265,6 +284,8 @@ async function stageAndPublish(job: Job, snapshot: ArtifactSnapshot | undefined,
     for (const dir of opened) dir.close();
     await removeRemnants(job);
   }
+  progress.phase("done");
+  return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
 }
 
 /** Writes `data` as the new owner-only file `name` of `dir`, fsyncs it and reads it back. */
@@ -320,30 +341,24 @@ function asConflict<T>(read: () => T): T {
   }
 }
 
-function receiptCommitted(receipts: SecureDir, op: string): boolean {
+/** What `read` returns, or undefined when what it reads is not there. */
+function ifPresent<T>(read: () => T): T | undefined {
   try {
-    receipts.openFile(`${op}.json`).close();
-    return true;
-  } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return false;
-    throw error;
-  }
-}
-
-function entryType(dir: SecureDir, name: string): string | undefined {
-  try {
-    return dir.stat(name).type;
+    return read();
   } catch (error) {
     if (error instanceof SecureFsError && error.code === "not_found") return undefined;
     throw error;
   }
 }
 
+function entryType(dir: SecureDir, name: string): string | undefined {
+  return ifPresent(() => dir.stat(name).type);
+}
+
 /**
- * Removes the staging entries of the job's operation left by an attempt that died. Only called under
- * the source's lock, so no live attempt owns them. A staging tree is removed by descriptor
- * below the held scope directory (a link in it is removed as a link, never followed), within
- * the artifact budgets plus the staging root itself.
+ * Removes the staging entries of the job's operation left by an attempt that died; only under the source's lock, so no
+ * live attempt owns them. A staging tree is removed by descriptor below the held scope directory (a link in it as a
+ * link, never followed), within the artifact budgets plus the staging root itself.
  */
 async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<void> {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
@@ -357,8 +372,6 @@ async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<
     if (entry.name.startsWith(prefix) && entry.type === "file") receipts.unlink(entry.name);
   }
 }
-
-type ProgressReporter = ReturnType<typeof progressReporter>;
 
 /** Reports the totals at once, then at most every 4 MiB or 64 files, and at every phase change. */
 function progressReporter(onProgress: OpenForWriteOptions["onProgress"], bytesTotal: number, filesTotal: number) {

@@ -1,8 +1,7 @@
 /**
- * The internal protocol records of a scope: committed migration receipts (which legacy
- * source was copied to which v2 transcript) and tombstones (sources retired on purpose).
- * Both live under `<scope>/.gjc-managed-session-internal/` as canonical compact JSON with a
- * trailing LF, published without replacing anything, so a record, once written, is final.
+ * The internal protocol records of a scope: committed migration receipts (which legacy source was copied to which v2
+ * transcript) and tombstones (sources retired on purpose), under `<scope>/.gjc-managed-session-internal/` as canonical
+ * compact JSON with a trailing LF, published without replacing anything: a record, once written, is final.
  */
 import { createHash } from "node:crypto";
 
@@ -71,15 +70,29 @@ export async function writeRecord(dir: SecureDir, name: string, record: Migratio
   }
 }
 
-/**
- * Every record in `<internal>/<sub>` of the held scope directory, read without following
- * links. A missing directory holds none; a record that is not a canonical one is ignored,
- * never trusted.
- */
+/** The canonical receipt or tombstone the open `file` holds; anything else (too large, not JSON, not canonical) is none, never trusted. */
+export function readRecordFile(file: SecureFile): MigrationReceipt | Tombstone | undefined {
+  let text: string;
+  try {
+    text = file.readAll({ maxBytes: RECORD_MAX_BYTES }).toString("utf8");
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "too_large") return undefined;
+    throw error;
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return (isReceipt(value) || isTombstone(value)) && encodeRecord(value) === text ? value : undefined;
+}
+
+/** Every record `isRecord` accepts in `<internal>/<sub>` of the held scope directory, read without following links; a missing directory holds none. */
 export function readRecords<T extends MigrationReceipt | Tombstone>(
   scopeDir: SecureDir,
   sub: typeof RECEIPTS_DIRECTORY | typeof TOMBSTONES_DIRECTORY,
-  isRecord: (value: unknown) => value is T,
+  isRecord: (value: MigrationReceipt | Tombstone) => value is T,
 ): T[] {
   let dir: SecureDir;
   try {
@@ -95,11 +108,10 @@ export function readRecords<T extends MigrationReceipt | Tombstone>(
       let file: SecureFile | undefined;
       try {
         file = dir.openFile(name);
-        const text = file.readAll({ maxBytes: RECORD_MAX_BYTES }).toString("utf8");
-        const value: unknown = JSON.parse(text);
-        if (isRecord(value) && encodeRecord(value) === text) records.push(value);
+        const record = readRecordFile(file);
+        if (record !== undefined && isRecord(record)) records.push(record);
       } catch (error) {
-        if (!(error instanceof SecureFsError) && !(error instanceof SyntaxError)) throw error;
+        if (!(error instanceof SecureFsError)) throw error;
       } finally {
         file?.close();
       }

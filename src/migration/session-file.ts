@@ -1,13 +1,12 @@
 /**
- * Reading a transcript by descriptor: a v2 one owner-only, a legacy one by the legacy-source
- * rules (older tools wrote 0644 files in 0755 directories; readable by others is accepted, a
- * link, a hard link, a special file, a foreign owner or write access for others is not). A
- * version is identified by a hash taken between two equal stats of the open descriptor, so a
- * file that changes while it is read is never described as stable.
+ * Reading a transcript by descriptor: a v2 one owner-only, a legacy one by the legacy-source rules (older tools wrote
+ * 0644 files in 0755 directories; readable by others is fine, a link, hard link, special file, foreign owner or write
+ * access for others is not). A version is hashed between two equal stats of the open descriptor, so a file that
+ * changes while read is never called stable.
  */
 import { createHash } from "node:crypto";
 
-import { SecureFsError, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
+import { SecureFsError, type EntryPath, type ExactStat, type SecureDir, type SecureFile } from "../fs/index.js";
 import { MigrationError } from "./errors.js";
 
 /** Header prefix bound: the first line must end inside it. */
@@ -71,11 +70,8 @@ export function refusalCause(error: SecureFsError): string {
   return error.code === "symlink_refused" ? "symlink" : error.code === "hardlink_refused" ? "hardlink" : error.code;
 }
 
-/**
- * The migration error for a refused open of a source object: `unsafe_source` when it is not
- * safe to read, `source_changed` when it is gone or another object now (cause: the fs code).
- */
-export function sourceRefusal(error: unknown): MigrationError {
+/** A refused open of a source object: `unsafe_source` when it is not safe to read, else `source_changed` (cause: the fs code). */
+function sourceRefusal(error: unknown): MigrationError {
   if (!(error instanceof SecureFsError)) throw error;
   if (UNSAFE_CODES.has(error.code)) return new MigrationError("unsafe_source", refusalCause(error), `a legacy source is not safe to read (${error.code})`);
   return new MigrationError("source_changed", error.code, `a legacy source changed (${error.code})`);
@@ -91,7 +87,7 @@ export function openDirByRules(dir: SecureDir, name: string, rules: TranscriptRu
 }
 
 /** Opens transcript `name` of `dir` by `rules`, with its stat; a refusal throws its {@link sourceRefusal}. */
-export function openTranscript(dir: SecureDir, name: string, rules: TranscriptRules): { file: SecureFile; stat: StableStat } {
+export function openTranscript(dir: SecureDir, name: EntryPath, rules: TranscriptRules): { file: SecureFile; stat: ExactStat } {
   let file: SecureFile;
   try {
     file = dir.openFile(name, rules === "source" ? { source: true } : {});
@@ -99,7 +95,7 @@ export function openTranscript(dir: SecureDir, name: string, rules: TranscriptRu
     throw sourceRefusal(error);
   }
   try {
-    return { file, stat: stableStat(file.stat()) };
+    return { file, stat: file.stat() };
   } catch (error) {
     file.close();
     throw sourceRefusal(error);
@@ -132,16 +128,16 @@ export function readHeader(dir: SecureDir, name: string, rules: TranscriptRules)
 }
 
 /**
- * The full identity of transcript `name` of `dir` (labelled `canonicalPath`): header, stat
- * and SHA-256 of every byte. The stat before and after must agree and the byte count must
- * equal the size, else `source_changed`.
+ * The full identity of transcript `name` of `dir` (labelled `canonicalPath`): header, stat and SHA-256 of every byte;
+ * `source_changed` unless the stats before and after agree and the byte count is the size.
  */
 export function identifyTranscript(dir: SecureDir, name: string, canonicalPath: string, rules: TranscriptRules): { header: HeaderFacts | undefined; identity: FileIdentity } {
-  const { file, stat } = openTranscript(dir, name, rules);
+  const { file, stat: opened } = openTranscript(dir, name, rules);
   try {
+    const stat = stableStat(opened);
     const header = parseHeaderPrefix(file.readPrefix(HEADER_MAX_BYTES));
     const { size, sha256 } = hashOpenFile(file, stat.size);
-    if (!sameStat(stat, stableStat(file.stat())) || size !== stat.size) {
+    if (!sameStat(stat, file.stat()) || size !== stat.size) {
       throw new MigrationError("source_changed", "changed_while_reading", "the session file changed while it was read");
     }
     return { header, identity: { canonicalPath, sessionId: header?.id ?? "", ...stat, sha256 } };
@@ -150,10 +146,7 @@ export function identifyTranscript(dir: SecureDir, name: string, canonicalPath: 
   }
 }
 
-/**
- * SHA-256 and size of everything in the open `file` (of about `sizeHint` bytes), read from its
- * start in chunks; each chunk goes to `onChunk` (with its offset) before the buffer is reused.
- */
+/** SHA-256 and size of the open `file` (about `sizeHint` bytes), read in chunks; each goes to `onChunk` (with its offset) first. */
 export function hashOpenFile(file: SecureFile, sizeHint: number, onChunk?: (chunk: Buffer, position: number) => void): { size: number; sha256: string } {
   const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(sizeHint, 1)));
   const hash = createHash("sha256");

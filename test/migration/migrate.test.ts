@@ -104,6 +104,25 @@ describe("copy-retain migration", () => {
     expect((await listed(scope)).candidates.map((c) => c.migrationState)).toEqual(["migrated_v2"]);
   });
 
+  it("a copy published by an attempt that died before its receipt is committed by the rerun; one without its artifacts is refused", async () => {
+    const box = sandbox();
+    const scope = scopeOf(box.cwd, box.agentDir);
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1.log": "one", "sub/2.log": "two" } });
+    const candidate = await candidateAt(scope, file);
+    const first = await openCandidateForWrite(scope, candidate);
+    if (first.kind !== "opened") throw new Error(first.code);
+    const receipt = path.join(scope.directoryPath, ".gjc-managed-session-internal", "receipts", `${operationId(candidate.identity)}.json`);
+    const committed = JSON.parse(fs.readFileSync(receipt, "utf8")) as { artifactManifest: unknown };
+    fs.unlinkSync(receipt);
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "opened", path: first.path, migrated: true });
+    expect((JSON.parse(fs.readFileSync(receipt, "utf8")) as { artifactManifest: unknown }).artifactManifest).toEqual(committed.artifactManifest);
+    expect(fs.readdirSync(scope.directoryPath).filter((n) => n.startsWith(".gjc-migrate-"))).toEqual([]);
+    fs.unlinkSync(receipt);
+    fs.rmSync(first.path.slice(0, -6), { recursive: true });
+    expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "destination_conflict", cause: "artifacts_missing" });
+    expect(fs.existsSync(receipt)).toBe(false);
+  });
+
   it("disabled policy refuses with a typed result, then re-enabling migrates", async () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
