@@ -10,7 +10,8 @@
         "native/binding/addon.cc",
         "native/binding/values.cc",
         "native/core/acl_bytes.cc",
-        "native/core/names.cc"
+        "native/core/names.cc",
+        "native/core/portable.cc"
       ],
       "conditions": [
         ["OS=='linux'", {

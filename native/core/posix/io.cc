@@ -8,7 +8,7 @@
 
 #include "../eintr.h"
 #include "../names.h"
-#include "../platform.h"
+#include "../portable.h"
 #include "os_hooks.h"
 #include "posix_util.h"
 
@@ -30,7 +30,7 @@ Result<std::size_t> write_fully(std::size_t length, const char* syscall, WriteSo
 }  // namespace
 
 Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
-  auto entries = posix::read_entries(dir);
+  auto entries = read_entries(dir);
   if (!entries.ok()) return entries;
   // A name JS cannot hold exactly would come back altered and then name nothing (or
   // something else): refuse the listing rather than hand out a wrong name.

@@ -1,4 +1,4 @@
-// Kernel-released lock files and native directory identity on POSIX.
+// Emptying lock records and native directory identity on POSIX.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,38 +7,16 @@
 #include <string>
 
 #include "../eintr.h"
-#include "../platform.h"
 #include "../names.h"
+#include "../portable.h"
 #include "os_hooks.h"
 #include "posix_util.h"
 
 namespace gjc {
 
-Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void* record,
-                             std::size_t record_length) {
-  FileOpenOptions options;
-  options.write = true;
-  options.create = CreateMode::if_missing;
-  auto file = open_file(dir, name, options);
-  if (!file.ok()) return file.failure();
-  auto taken = os::try_lock(file.value().get());
-  if (!taken.ok()) return taken.failure();
-  if (!taken.value()) return fail(Code::lock_busy, 0, "fcntl");
-  const int fd = file.value().get();
-  if (retry_eintr([&] { return ::ftruncate(fd, 0); }) != 0) {
-    return posix::errno_failure(errno, "ftruncate");
-  }
-  auto written = write_at(fd, record, record_length, 0);
-  if (!written.ok()) return written.failure();
-  return std::move(file).value();
-}
-
-Status unlock(NativeHandle lock) {
-  // Empty first, so a reader never sees a record of a holder that has let go.
-  if (retry_eintr([&] { return ::ftruncate(lock, 0); }) != 0) {
-    return posix::errno_failure(errno, "ftruncate");
-  }
-  return os::unlock(lock);
+Status truncate_file(NativeHandle file) {
+  if (retry_eintr([&] { return ::ftruncate(file, 0); }) != 0) return posix::errno_failure(errno, "ftruncate");
+  return success();
 }
 
 Result<DirectoryIdentity> directory_identity(const std::string& path) {

@@ -23,11 +23,6 @@ Status rename_noreplace(int dirfd, const char* from, const char* to);
 // The strongest data+metadata flush the OS offers for one descriptor.
 Status full_sync(int fd);
 
-// Takes (true) or finds busy (false) an exclusive lock of this open file description,
-// released by the kernel when its last descriptor closes.
-Result<bool> try_lock(int fd);
-Status unlock(int fd);
-
 // The canonical absolute path of an open directory descriptor, reached originally by
 // `opened_path`; identity_unavailable when the OS cannot say.
 Result<std::string> canonical_path(int fd, const std::string& opened_path);
@@ -35,8 +30,6 @@ Result<std::string> canonical_path(int fd, const std::string& opened_path);
 // True on a network filesystem, whose identity and ACL answers we do not trust.
 Result<bool> is_network_fs(int fd);
 
-// Bytes for temporary names (O_EXCL guards against collisions).
-std::uint64_t random_u64() noexcept;
 const char* platform_name() noexcept;  // "linux" or "darwin"
 
 }  // namespace gjc::os

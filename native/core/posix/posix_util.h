@@ -47,10 +47,6 @@ Failure explain_dir_open_failure(int parent, const char* name, int error, const 
 // user could replace. With `for_writes` the result is readable, so it can be synced.
 Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes);
 
-// The entries of `dir` (not "." or ".."), as the OS spells them, read from a fresh open file
-// description so the held descriptor's position is never moved.
-Result<std::vector<DirEntry>> read_entries(int dir);
-
 StatInfo stat_info_of(const struct stat& st);
 
 // The no-replace fallback where the OS or file system has no exclusive rename: linkat

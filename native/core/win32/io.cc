@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "../names.h"
-#include "../platform.h"
+#include "../portable.h"
 #include "win_util.h"
 
 namespace gjc {
@@ -43,7 +43,7 @@ EntryType entry_type_of_attributes(DWORD attributes) {
 
 }  // namespace
 
-Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
+Result<std::vector<DirEntry>> read_entries(NativeHandle dir) {
   // A second handle to the same directory carries its own enumeration position, so
   // listing never disturbs (or is disturbed by) another listing of the held handle.
   auto own = win::reopen(dir, FILE_LIST_DIRECTORY, true);
@@ -77,6 +77,9 @@ Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
   }
   return entries;
 }
+
+// Every name read_entries returns is valid UTF-8 already: to_utf8 refuses the rest.
+Result<std::vector<DirEntry>> list_directory(NativeHandle dir) { return read_entries(dir); }
 
 Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name) {
   auto wide = win::wide_name(name);

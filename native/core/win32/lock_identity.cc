@@ -1,9 +1,9 @@
-// Kernel-released lock files and native directory identity on Windows.
+// Lock-file primitives and native directory identity on Windows.
 #include <cerrno>
 #include <cstdio>
 #include <string>
 
-#include "../platform.h"
+#include "../portable.h"
 #include "paths.h"
 #include "win_util.h"
 
@@ -14,14 +14,6 @@ namespace {
 // from reading it. One byte far beyond any record is locked instead; locking past the end
 // of a file is allowed, and the lock goes when the holder's handle does (or it dies).
 constexpr std::uint64_t kLockOffset = 0x4000000000000000ULL;
-
-Status truncate_to_zero(HANDLE file) {
-  FILE_END_OF_FILE_INFO end{};
-  if (!::SetFileInformationByHandle(file, FileEndOfFileInfo, &end, sizeof end)) {
-    return win::win32_failure(::GetLastError(), "SetFileInformationByHandle");
-  }
-  return success();
-}
 
 // The 128-bit FileId as 32 hex digits, most significant byte first.
 std::string hex_file_id(const FILE_ID_128& id) {
@@ -36,35 +28,25 @@ std::string hex_file_id(const FILE_ID_128& id) {
 
 }  // namespace
 
-Result<OwnedHandle> try_lock(NativeHandle dir, std::string_view name, const void* record,
-                             std::size_t record_length) {
-  FileOpenOptions options;
-  options.write = true;
-  options.create = CreateMode::if_missing;
-  auto file = open_file(dir, name, options);
-  if (!file.ok()) return file.failure();
-  HANDLE h = file.value().get();
-  OVERLAPPED ov = win::overlapped_at(kLockOffset);
-  if (!::LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
-    const DWORD error = ::GetLastError();
-    if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) {
-      return fail(Code::lock_busy, EAGAIN, "LockFileEx");
-    }
-    return win::win32_failure(error, "LockFileEx");
+Status truncate_file(NativeHandle file) {
+  FILE_END_OF_FILE_INFO end{};
+  if (!::SetFileInformationByHandle(file, FileEndOfFileInfo, &end, sizeof end)) {
+    return win::win32_failure(::GetLastError(), "SetFileInformationByHandle");
   }
-  auto emptied = truncate_to_zero(h);
-  if (!emptied.ok()) return emptied.failure();
-  auto written = write_at(h, record, record_length, 0);
-  if (!written.ok()) return written.failure();
-  return std::move(file).value();
+  return success();
 }
 
-Status unlock(NativeHandle lock) {
-  // Empty first, so a reader never sees a record of a holder that has let go.
-  auto emptied = truncate_to_zero(lock);
-  if (!emptied.ok()) return emptied;
+Status lock_file(NativeHandle file) {
   OVERLAPPED ov = win::overlapped_at(kLockOffset);
-  if (!::UnlockFileEx(lock, 0, 1, 0, &ov)) return win::win32_failure(::GetLastError(), "UnlockFileEx");
+  if (::LockFileEx(file, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) return success();
+  const DWORD error = ::GetLastError();
+  if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) return fail(Code::lock_busy, EAGAIN, "LockFileEx");
+  return win::win32_failure(error, "LockFileEx");
+}
+
+Status unlock_file(NativeHandle file) {
+  OVERLAPPED ov = win::overlapped_at(kLockOffset);
+  if (!::UnlockFileEx(file, 0, 1, 0, &ov)) return win::win32_failure(::GetLastError(), "UnlockFileEx");
   return success();
 }
 

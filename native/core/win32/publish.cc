@@ -1,4 +1,4 @@
-// No-replace publication and atomic replacement of files in a held Windows directory.
+// No-replace publication, and the publish step of an atomic write, in a held Windows directory.
 // Renames go through a handle to the source and the held directory handle as the target
 // root, so no path is resolved twice.
 #include <cerrno>
@@ -6,15 +6,14 @@
 #include <string>
 
 #include "../names.h"
-#include "../platform.h"
+#include "../portable.h"
 #include "win_util.h"
 
 #include <ntsecapi.h>  // RtlGenRandom (SystemFunction036 in advapi32)
 
 namespace gjc {
-namespace {
 
-std::uint64_t random_u64() {
+std::uint64_t random_u64() noexcept {
   std::uint64_t value = 0;
   if (!RtlGenRandom(&value, sizeof value)) {
     // The exclusive create refuses a collision, so a weaker source is still safe here.
@@ -25,6 +24,8 @@ std::uint64_t random_u64() {
   }
   return value;
 }
+
+namespace {
 
 // The name `name` must now lead to exactly the file we wrote.
 Status check_published(HANDLE dir, const std::wstring& name, HANDLE written) {
@@ -43,21 +44,6 @@ Status check_published(HANDLE dir, const std::wstring& name, HANDLE written) {
   return success();
 }
 
-Status write_and_publish(HANDLE dir, HANDLE file, const std::wstring& name, const void* data,
-                         std::size_t length, bool no_replace) {
-  auto written = write_at(file, data, length, 0);
-  if (!written.ok()) return written.failure();
-  auto synced = sync_handle(file);
-  if (!synced.ok()) return synced;
-  auto verified = verify_file(file);
-  if (!verified.ok()) return verified.failure();
-  auto mover = win::reopen(file, DELETE | FILE_READ_ATTRIBUTES, false);
-  if (!mover.ok()) return mover.failure();
-  auto renamed = win::rename_handle(mover.value().get(), dir, name, !no_replace);
-  if (!renamed.ok()) return renamed;
-  return check_published(dir, name, file);
-}
-
 }  // namespace
 
 Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_view to) {
@@ -71,26 +57,25 @@ Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_v
   return win::rename_handle(moving.value().get(), dir, target.value(), false);
 }
 
-Status write_file_atomic(NativeHandle dir, std::string_view name, const void* data,
-                         std::size_t length, bool no_replace) {
+Status publish_staged(NativeHandle dir, NativeHandle file, const std::string&, std::string_view name,
+                      bool no_replace) {
   auto target = win::wide_name(name);
   if (!target.ok()) return target.failure();
-  FileOpenOptions options;
-  options.write = true;
-  options.create = CreateMode::exclusive;
-  auto file = open_file(dir, staging_name(name, random_u64()), options);
-  if (!file.ok()) return file.failure();
-  auto status = write_and_publish(dir, file.value().get(), target.value(), data, length, no_replace);
-  if (!status.ok()) {
-    // Removed through its own handle: whatever the name leads to now, only our temporary
-    // (if it was not published) is deleted.
-    auto doomed = win::reopen(file.value().get(), DELETE, false);
-    if (doomed.ok()) {
-      auto published = check_published(dir, target.value(), file.value().get());
-      if (!published.ok()) win::delete_handle(doomed.value().get());
-    }
+  auto mover = win::reopen(file, DELETE | FILE_READ_ATTRIBUTES, false);
+  if (!mover.ok()) return mover.failure();
+  auto renamed = win::rename_handle(mover.value().get(), dir, target.value(), !no_replace);
+  if (!renamed.ok()) return renamed;
+  return check_published(dir, target.value(), file);
+}
+
+void discard_staged(NativeHandle dir, NativeHandle file, const std::string&, std::string_view name) {
+  // Removed through its own handle: whatever the names lead to now, only our temporary
+  // (if it was not published) is deleted.
+  auto doomed = win::reopen(file, DELETE, false);
+  auto target = win::wide_name(name);
+  if (doomed.ok() && target.ok() && !check_published(dir, target.value(), file).ok()) {
+    win::delete_handle(doomed.value().get());
   }
-  return status;
 }
 
 }  // namespace gjc
