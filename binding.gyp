@@ -8,7 +8,6 @@
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "sources": [
         "native/binding/addon.cc",
-        "native/binding/values.cc",
         "native/core/acl_bytes.cc",
         "native/core/names.cc",
         "native/core/portable.cc"
