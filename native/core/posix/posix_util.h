@@ -42,11 +42,6 @@ Status check_same_entry(int dir, const char* name, int fd);
 // to tell symlink_refused from not_directory. Any other errno is mapped by errno_failure.
 Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
 
-// Opens the canonical absolute directory `real` from "/" one component at a time without
-// following a link, refusing (insecure_ancestor) any directory on the chain that another
-// user could replace. With `for_writes` the result is readable, so it can be synced.
-Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes);
-
 StatInfo stat_info_of(const struct stat& st);
 
 // The no-replace fallback where the OS or file system has no exclusive rename: linkat

@@ -1,6 +1,7 @@
 // Descriptor walk and the owner-only policy on POSIX: open one validated name at a time
 // below a held directory, never following a link, and check every object on the very
-// descriptor that will be used.
+// descriptor that will be used. Legacy sources (0755 directories and 0644 files older tools
+// made) are opened the same way, accepted when nobody but their owner, us, can change them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -166,11 +167,11 @@ bool ancestor_is_safe(const struct stat& st, uid_t euid) {
   return (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0;
 }
 
-}  // namespace
-
-// Each directory is checked on the descriptor that leads to the next one: the chain that is
-// checked is the chain that is opened.
-Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for_writes) {
+// Opens the canonical absolute directory `real` from "/" one component at a time without
+// following a link, refusing (insecure_ancestor) any directory on the chain that another
+// user could replace, each checked on the descriptor that leads to the next one. With
+// `for_writes` the result is readable, so it can be synced.
+Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes) {
   const uid_t euid = ::geteuid();
   const int flags = kAncestorAccess | O_DIRECTORY | posix::kBaseOpenFlags;
   OwnedHandle current(retry_eintr([&] { return ::open("/", flags); }));
@@ -199,6 +200,8 @@ Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for
   if (!readable.valid()) return posix::errno_failure(errno, "openat");
   return readable;
 }
+
+}  // namespace
 
 Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
   const bool create = options.policy == DirPolicy::create;
@@ -230,7 +233,7 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
     if (!create || existing == 0) return fail(Code::not_found, ENOENT, "realpath");
     --existing;
   }
-  auto ancestors = posix::open_safe_ancestors(real.get(), create);
+  auto ancestors = open_safe_ancestors(real.get(), create);
   if (!ancestors.ok()) return ancestors.failure();
   OwnedHandle current = std::move(ancestors).value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
@@ -239,6 +242,51 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
     current = std::move(next).value();
   }
   return current;
+}
+
+Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string n(name);
+  // O_NONBLOCK: a FIFO or device at the name must not hold the open. The descriptor is
+  // only ever read with pread (files) or listed (directories), so the flag can stay.
+  const int flags = O_RDONLY | O_NONBLOCK | posix::kBaseOpenFlags | (directory ? O_DIRECTORY : 0);
+  OwnedHandle fd;
+#ifdef O_NOATIME
+  // Reading a source must not change it, its access time included (a copy keeps the
+  // source's times). O_NOATIME is refused (EPERM) on a file we do not own; the open is then
+  // made without it, and the owner check below refuses the file.
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NOATIME); }));
+  if (!fd.valid() && errno == EPERM) fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#else
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#endif
+  if (!fd.valid()) {
+    if (directory) return posix::explain_dir_open_failure(parent, n.c_str(), errno, "openat");
+    return posix::errno_failure(errno, "openat");
+  }
+  auto checked = posix::check_fd(fd.get(), directory, posix::ModeRule::no_foreign_write);
+  if (!checked.ok()) return checked.failure();
+  auto acl = os::acl_check(fd.get(), directory);
+  if (!acl.ok()) return acl.failure();
+  return fd;
+}
+
+Result<OwnedHandle> open_source_root(const std::string& absolute_path) {
+  if (absolute_path.size() < 2 || absolute_path[0] != '/' || absolute_path.back() == '/' ||
+      absolute_path.find('\0') != std::string::npos) {
+    return fail(Code::invalid_argument);
+  }
+  const std::size_t cut = absolute_path.rfind('/');
+  const std::string parent = cut == 0 ? "/" : absolute_path.substr(0, cut);
+  const std::string name = absolute_path.substr(cut + 1);
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  // Links in the ancestors are resolved once, as open_root resolves them, and the resolved
+  // chain must be one no other user can replace.
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(parent.c_str(), nullptr), &std::free);
+  if (!real) return posix::errno_failure(errno, "realpath");
+  auto dir = open_safe_ancestors(real.get(), false);
+  if (!dir.ok()) return dir.failure();
+  return open_source(dir.value().get(), name, true);
 }
 
 }  // namespace gjc

@@ -1,4 +1,5 @@
-#include "paths.h"
+// Windows absolute paths: the accepted forms, and the network checks before and after I/O.
+#include "win_util.h"
 
 #include <cerrno>
 #include <cwctype>

@@ -1,5 +1,6 @@
 // Helpers shared by the Windows platform files: UTF-8/UTF-16 conversion, Win32 and NTSTATUS
-// errors as Failures, handle-relative opens, and the facts a verify needs from a handle.
+// errors as Failures, handle-relative opens, the facts a verify needs from a handle, path
+// parsing and the owner-only security.
 #pragma once
 
 // FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and later.
@@ -22,8 +23,10 @@
 #endif
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../platform.h"
 #include "../result.h"
@@ -118,5 +121,55 @@ constexpr ACCESS_MASK kDirAccess =
 // Directories are shared without FILE_SHARE_DELETE: while we hold one, nobody can rename
 // or remove it, which pins every name resolved below it for the life of the handle.
 constexpr ULONG kDirShare = FILE_SHARE_READ | FILE_SHARE_WRITE;
+
+// paths.cc: the accepted absolute paths, and network checks before (lexically) and after any I/O.
+
+// A local absolute path split for a walk: `root` is the volume root in the \\?\ form
+// ("\\?\C:\" or "\\?\Volume{guid}\"), `components` the validated names below it.
+struct LocalPath {
+  std::wstring root;
+  std::vector<std::wstring> components;
+};
+
+// Accepts "C:\a\b", "C:/a/b", "\\?\C:\a", "\\.\C:\a" and "\\?\Volume{guid}\a".
+// Refuses, before any I/O: every UNC spelling ("\\server\share", "//server/share",
+// "\\?\UNC\...", "\\.\UNC\...") and a drive letter the OS maps to a network share
+// (network_unsupported); relative, drive-relative and device paths, "." and ".."
+// (invalid_argument); a component that is not a valid Windows name (invalid_name).
+Result<LocalPath> parse_local_path(const std::string& utf8_path);
+
+// The path of a prefix: root plus the first `count` components, in the \\?\ form that
+// bypasses Win32 name rewriting (trailing dots, MAX_PATH).
+std::wstring join_prefix(const LocalPath& path, std::size_t count);
+
+// not_directory unless `handle` is a directory; network_unsupported when it lives on a
+// network volume (the DOS form of its final path is \\?\UNC\..., or its volume root is a
+// remote drive).
+Status check_local_dir(HANDLE handle);
+
+// security.cc: the owner-only check of an object's security, and the descriptor we create with.
+
+// An absolute security descriptor: owner = the current user, a protected DACL holding one
+// ACCESS_ALLOWED ACE (full access) for that user, inheritable on directories. The SID and
+// the ACL live inside, so `descriptor` stays valid for the life of the object.
+struct OwnerOnlySecurity {
+  std::vector<unsigned char> user_sid;
+  std::vector<std::uint64_t> acl;  // 8-byte words keep the ACL aligned
+  SECURITY_DESCRIPTOR descriptor{};
+};
+Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory);
+
+// The DACL half of owner-only (testable on descriptors built in memory): present, protected,
+// exactly one ACE, and that ACE is ACCESS_ALLOWED for `user`. Anything else is acl_present.
+Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
+                             const std::vector<unsigned char>& user);
+
+// The legacy-source check (platform.h open_source): type, owner SID == the effective user,
+// and for a file one link; the DACL need not be owner-only.
+Status check_source(HANDLE handle, bool directory);
+
+// The SID of the effective user: the thread's impersonation token if it has one, else the
+// process token (the analogue of geteuid()).
+Result<std::vector<unsigned char>> current_user_sid();
 
 }  // namespace gjc::win
