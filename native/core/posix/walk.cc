@@ -201,47 +201,59 @@ Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes
   return readable;
 }
 
-}  // namespace
+// An absolute path's validated names, and the trusted directory to walk them from: the one
+// above names[existing].
+struct TrustedStart {
+  std::vector<std::string> parts;
+  std::size_t existing = 0;
+  OwnedHandle dir;
+};
 
-Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
-  const bool create = options.policy == DirPolicy::create;
-  if (absolute_path.empty() || absolute_path[0] != '/' ||
-      absolute_path.find('\0') != std::string::npos) {
+// Links in the ancestors are resolved once, as the user gave them: the deepest existing
+// ancestor of the last name (with `create`, of the first missing one) is canonicalised and
+// that chain opened from "/" by open_safe_ancestors; the caller walks the rest.
+Result<TrustedStart> open_trusted_start(const std::string& absolute_path, bool create) {
+  if (absolute_path.empty() || absolute_path[0] != '/' || absolute_path.find('\0') != std::string::npos) {
     return fail(Code::invalid_argument);
   }
-  std::vector<std::string> parts;
-  for (std::size_t start = 1; start <= absolute_path.size();) {
-    const std::size_t end = std::min(absolute_path.find('/', start), absolute_path.size());
-    if (end > start) parts.emplace_back(absolute_path.substr(start, end - start));
-    if (end > start && !is_valid_name(parts.back())) return fail(Code::invalid_name);
-    start = end + 1;
+  TrustedStart start;
+  for (std::size_t at = 1; at <= absolute_path.size();) {
+    const std::size_t end = std::min(absolute_path.find('/', at), absolute_path.size());
+    if (end > at) start.parts.emplace_back(absolute_path.substr(at, end - at));
+    if (end > at && !is_valid_name(start.parts.back())) return fail(Code::invalid_name);
+    at = end + 1;
   }
-  if (parts.empty()) return fail(Code::invalid_argument);
-
-  // Links in the ancestors are resolved once, as the user gave them: the deepest existing
-  // ancestor is canonicalised, that chain is opened from "/" by open_safe_ancestors, then
-  // the rest is walked (and, with `create`, made) one owner-only component at a time.
-  std::size_t existing = parts.size() - 1;
+  if (start.parts.empty()) return fail(Code::invalid_argument);
+  start.existing = start.parts.size() - 1;
   std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
   for (;;) {
     std::string prefix;
-    for (std::size_t i = 0; i < existing; ++i) prefix += "/" + parts[i];
+    for (std::size_t i = 0; i < start.existing; ++i) prefix += "/" + start.parts[i];
     if (prefix.empty()) prefix = "/";
     real.reset(::realpath(prefix.c_str(), nullptr));
     if (real) break;
     if (errno != ENOENT) return posix::errno_failure(errno, "realpath");
-    if (!create || existing == 0) return fail(Code::not_found, ENOENT, "realpath");
-    --existing;
+    if (!create || start.existing == 0) return fail(Code::not_found, ENOENT, "realpath");
+    --start.existing;
   }
   auto ancestors = open_safe_ancestors(real.get(), create);
   if (!ancestors.ok()) return ancestors.failure();
-  OwnedHandle current = std::move(ancestors).value();
+  start.dir = std::move(ancestors).value();
+  return start;
+}
+
+}  // namespace
+
+Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
+  auto start = open_trusted_start(absolute_path, options.policy == DirPolicy::create);
+  if (!start.ok()) return start.failure();
+  auto& [parts, existing, current] = start.value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
     auto next = open_dir_name(current.get(), parts[i], i + 1 == parts.size() ? options : DirOpenOptions{DirPolicy::create});
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }
-  return current;
+  return std::move(current);
 }
 
 Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory) {
@@ -272,21 +284,10 @@ Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool
 }
 
 Result<OwnedHandle> open_source_root(const std::string& absolute_path) {
-  if (absolute_path.size() < 2 || absolute_path[0] != '/' || absolute_path.back() == '/' ||
-      absolute_path.find('\0') != std::string::npos) {
-    return fail(Code::invalid_argument);
-  }
-  const std::size_t cut = absolute_path.rfind('/');
-  const std::string parent = cut == 0 ? "/" : absolute_path.substr(0, cut);
-  const std::string name = absolute_path.substr(cut + 1);
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  // Links in the ancestors are resolved once, as open_root resolves them, and the resolved
-  // chain must be one no other user can replace.
-  std::unique_ptr<char, decltype(&std::free)> real(::realpath(parent.c_str(), nullptr), &std::free);
-  if (!real) return posix::errno_failure(errno, "realpath");
-  auto dir = open_safe_ancestors(real.get(), false);
-  if (!dir.ok()) return dir.failure();
-  return open_source(dir.value().get(), name, true);
+  if (!absolute_path.empty() && absolute_path.back() == '/') return fail(Code::invalid_argument);
+  auto start = open_trusted_start(absolute_path, false);
+  if (!start.ok()) return start.failure();
+  return open_source(start.value().dir.get(), start.value().parts.back(), true);
 }
 
 }  // namespace gjc
