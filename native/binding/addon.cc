@@ -116,8 +116,7 @@ Napi::Value StatValue(Napi::Env env, const StatInfo& info) {
   return out;
 }
 
-// The open handle argument `info[index]` of one of `kinds` (HandleKind bits), or nullptr with
-// `failure` set to why there is none (invalid_argument, or closed).
+// The open handle info[index] of one of `kinds`, or nullptr and `failure` (invalid_argument, closed).
 Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, unsigned kinds, Napi::Value& failure) {
   Handle* any = Handle::Any(info[index]);
   if (any == nullptr || (any->kind() & kinds) == 0) {
@@ -131,8 +130,7 @@ Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, unsigned ki
   return any;
 }
 
-// Declares `var`, the open handle argument info[index] of one of `kinds`, or returns the
-// failure value saying why there is none.
+// Declares `var` from HandleArg, or returns its failure.
 #define HANDLE_ARG(var, index, kinds)                          \
   Napi::Value var##_failure;                                   \
   Handle* var = HandleArg(info, index, kinds, var##_failure); \
@@ -170,8 +168,7 @@ bool IsUint8Array(const Napi::Value& value) {
   return value.IsTypedArray() && value.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array;
 }
 
-// The bytes of a Uint8Array/Buffer argument (viewed in place), or of a string (its UTF-8
-// copy, held in `storage`).
+// A Uint8Array/Buffer argument viewed in place, or a string's UTF-8 copy held in `storage`.
 struct ByteView {
   std::string storage;
   const unsigned char* data = nullptr;
@@ -327,8 +324,7 @@ Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   });
 }
 
-// openFile(dir, names, options): the directories on the way are verified, never created;
-// repair never creates either.
+// openFile(dir, names, options): the directories on the way are verified, never created.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
   std::vector<std::string> names;
@@ -407,8 +403,7 @@ Napi::Value Verify(const Napi::CallbackInfo& info) {
   const bool dir = handle->kind() == kDirectory;
   auto result = Flag(info[1], "repair") ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
                                         : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
-  // One small number, access * 3 + default, so the hot verify allocates nothing; TypeScript
-  // maps it to a shared frozen object.
+  // access * 3 + default: the hot verify allocates nothing (TypeScript maps it to a frozen object).
   return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) {
     return Napi::Number::New(info.Env(), static_cast<int>(e.access_acl) * 3 + static_cast<int>(e.default_acl));
   });
@@ -452,8 +447,7 @@ Napi::Value DescriptorNumber(const Napi::CallbackInfo& info) {
 #endif
 }
 
-// read / write(file, buffer, offset, length, position): the range is checked against the
-// Uint8Array's bounds.
+// read / write(file, buffer, offset, length, position), the range within the Uint8Array.
 Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
   HANDLE_ARG(file, 0, kFile);
   std::uint64_t offset = 0, length = 0, position = 0;

@@ -10,7 +10,6 @@
 #include <type_traits>
 
 #include "../eintr.h"
-#include "../posix/os_hooks.h"
 #include "../posix/posix_util.h"
 
 namespace gjc::os {

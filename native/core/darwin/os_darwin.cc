@@ -12,7 +12,6 @@
 
 #include "../eintr.h"
 #include "../portable.h"
-#include "../posix/os_hooks.h"
 #include "../posix/posix_util.h"
 
 namespace gjc {
@@ -32,7 +31,7 @@ Status os::rename_noreplace(int dirfd, const char* from, const char* to) {
   return posix::link_then_unlink(dirfd, from, to);
 }
 
-Status os::full_sync(int fd) {
+Status sync_handle(NativeHandle fd) {
   // Plain fsync on macOS leaves data in the drive's cache; F_FULLFSYNC flushes it. File
   // systems that cannot (some network and external ones) refuse it, and get fsync.
   if (retry_eintr([&] { return ::fcntl(fd, F_FULLFSYNC); }) == 0) return success();

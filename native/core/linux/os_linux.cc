@@ -15,7 +15,6 @@
 
 #include "../eintr.h"
 #include "../portable.h"
-#include "../posix/os_hooks.h"
 #include "../posix/posix_util.h"
 
 namespace gjc {
@@ -41,7 +40,7 @@ Status os::rename_noreplace(int dirfd, const char* from, const char* to) {
   return posix::link_then_unlink(dirfd, from, to);
 }
 
-Status os::full_sync(int fd) {
+Status sync_handle(NativeHandle fd) {
   if (retry_eintr([&] { return ::fsync(fd); }) != 0) return posix::errno_failure(errno, "fsync");
   return success();
 }

@@ -10,7 +10,6 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../portable.h"
-#include "os_hooks.h"
 #include "posix_util.h"
 
 namespace gjc {
@@ -79,8 +78,6 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
   return write_fully(length, "write", [&](std::size_t done) { return ::write(file, bytes + done, length - done); });
 }
 
-Status sync_handle(NativeHandle handle) { return os::full_sync(handle); }
-
 Status unlink_file(NativeHandle dir, std::string_view name) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
@@ -112,7 +109,7 @@ Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_v
   if (!is_valid_name(from) || !is_valid_name(to)) return fail(Code::invalid_name);
   auto renamed = os::rename_noreplace(dir, std::string(from).c_str(), std::string(to).c_str());
   if (!renamed.ok()) return renamed;
-  return os::full_sync(dir);
+  return sync_handle(dir);
 }
 
 Status publish_staged(NativeHandle dir, NativeHandle file, const std::string& tmp, std::string_view name,

@@ -1,4 +1,4 @@
-// Helpers shared by the POSIX platform files.
+// Helpers shared by the POSIX platform files, and the hooks each POSIX OS implements.
 #pragma once
 
 #include <fcntl.h>
@@ -50,3 +50,27 @@ StatInfo stat_info_of(const struct stat& st);
 Status link_then_unlink(int dirfd, const char* from, const char* to);
 
 }  // namespace gjc::posix
+
+// What the shared POSIX code needs from the OS it runs on: Linux implements these in linux/,
+// macOS in darwin/.
+namespace gjc::os {
+
+// The ACL gate on an open, type-checked, non-O_PATH descriptor (owner/mode already passed).
+Result<VerifyEvidence> acl_check(int fd, bool directory);
+
+// Removes every ACL from a descriptor we own ("cannot store ACLs" is success too).
+Status acl_strip(int fd, bool directory);
+
+// Renames `from` to `to` in `dirfd` without ever replacing `to` (no directory sync).
+Status rename_noreplace(int dirfd, const char* from, const char* to);
+
+// The canonical absolute path of an open directory descriptor, reached originally by
+// `opened_path`; identity_unavailable when the OS cannot say.
+Result<std::string> canonical_path(int fd, const std::string& opened_path);
+
+// True on a network filesystem, whose identity and ACL answers we do not trust.
+Result<bool> is_network_fs(int fd);
+
+const char* platform_name() noexcept;  // "linux" or "darwin"
+
+}  // namespace gjc::os

@@ -16,7 +16,6 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../platform.h"
-#include "os_hooks.h"
 #include "posix_util.h"
 
 namespace gjc {

@@ -17,6 +17,13 @@
 namespace gjc {
 namespace {
 
+OVERLAPPED overlapped_at(std::uint64_t offset) {
+  OVERLAPPED ov{};
+  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
+  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
+  return ov;
+}
+
 // ReadFile/WriteFile take a DWORD count; larger requests go in pieces of this size.
 constexpr std::size_t kMaxChunk = 1u << 30;
 
@@ -28,7 +35,7 @@ Result<std::size_t> write_all(HANDLE file, const void* data, std::size_t length,
   const auto* bytes = static_cast<const unsigned char*>(data);
   std::size_t done = 0;
   while (done < length) {
-    OVERLAPPED ov = win::overlapped_at(at_end ? ~std::uint64_t{0} : offset + done);
+    OVERLAPPED ov = overlapped_at(at_end ? ~std::uint64_t{0} : offset + done);
     DWORD wrote = 0;
     const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
     if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
@@ -132,7 +139,7 @@ Result<StatInfo> stat_handle(NativeHandle handle) { return win::stat_of(handle);
 
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
                             std::uint64_t offset) {
-  OVERLAPPED ov = win::overlapped_at(offset);
+  OVERLAPPED ov = overlapped_at(offset);
   DWORD got = 0;
   const DWORD want = static_cast<DWORD>(std::min(length, kMaxChunk));
   if (!::ReadFile(file, buffer, want, &got, &ov)) {
@@ -249,7 +256,7 @@ Status truncate_file(NativeHandle file) {
 }
 
 Status lock_file(NativeHandle file) {
-  OVERLAPPED ov = win::overlapped_at(kLockOffset);
+  OVERLAPPED ov = overlapped_at(kLockOffset);
   if (::LockFileEx(file, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) return success();
   const DWORD error = ::GetLastError();
   if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) return fail(Code::lock_busy, EAGAIN, "LockFileEx");
@@ -257,7 +264,7 @@ Status lock_file(NativeHandle file) {
 }
 
 Status unlock_file(NativeHandle file) {
-  OVERLAPPED ov = win::overlapped_at(kLockOffset);
+  OVERLAPPED ov = overlapped_at(kLockOffset);
   if (!::UnlockFileEx(file, 0, 1, 0, &ov)) return win::win32_failure(::GetLastError(), "UnlockFileEx");
   return success();
 }

@@ -133,18 +133,6 @@ Failure win32_failure(DWORD error, const char* call) {
   return fail(code_of_errno(e), e, call);
 }
 
-Failure nt_failure(NTSTATUS status, const char* call) {
-  // These three lose their meaning in RtlNtStatusToDosError (a directory where a file was
-  // asked for becomes ERROR_ACCESS_DENIED), so they are mapped first.
-  if (status == kStatusFileIsADirectory) return fail(Code::not_regular_file, EISDIR, call);
-  if (status == kStatusNotADirectory) return fail(Code::not_directory, ENOTDIR, call);
-  if (status == kStatusStoppedOnSymlink || status == kStatusReparsePointEncountered) {
-    return fail(Code::symlink_refused, ELOOP, call);
-  }
-  if (nt().status_to_dos_error == nullptr) return fail(Code::io_error, EIO, call);
-  return win32_failure(nt().status_to_dos_error(status), call);
-}
-
 Result<std::wstring> to_wide(std::string_view utf8, Code on_invalid) {
   if (utf8.empty()) return std::wstring();
   if (utf8.size() > 0x7FFFFFFF) return fail(Code::invalid_argument, EINVAL, "MultiByteToWideChar");
@@ -193,6 +181,24 @@ Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
   }
 }
 
+namespace {
+
+Failure nt_failure(NTSTATUS status, const char* call) {
+  // These three lose their meaning in RtlNtStatusToDosError (a directory where a file was
+  // asked for becomes ERROR_ACCESS_DENIED), so they are mapped first.
+  if (status == kStatusFileIsADirectory) return fail(Code::not_regular_file, EISDIR, call);
+  if (status == kStatusNotADirectory) return fail(Code::not_directory, ENOTDIR, call);
+  if (status == kStatusStoppedOnSymlink || status == kStatusReparsePointEncountered) {
+    return fail(Code::symlink_refused, ELOOP, call);
+  }
+  if (nt().status_to_dos_error == nullptr) return fail(Code::io_error, EIO, call);
+  return win32_failure(nt().status_to_dos_error(status), call);
+}
+
+// symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
+// in depth behind FILE_OPEN_REPARSE_POINT: whatever redirected the open (a file system or
+// filter that follows links anyway, as wine does with unix symlinks), the handle we keep is
+// the entry the name denotes in the held directory, never an object elsewhere.
 Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& name) {
   // NT names need no mount-manager query: the cheapest final-path form.
   auto above = final_path(parent, VOLUME_NAME_NT);
@@ -212,6 +218,8 @@ Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& 
   }
   return success();
 }
+
+}  // namespace
 
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how) {
   if (nt().create_file == nullptr) return missing_ntdll("NtCreateFile");

@@ -36,7 +36,6 @@ namespace gjc::win {
 // A Win32 error code as a Failure: the errno closest to it and the reason code that errno
 // has on POSIX, so callers see the same codes on every platform.
 Failure win32_failure(DWORD error, const char* call);
-Failure nt_failure(NTSTATUS status, const char* call);
 int errno_of(DWORD error) noexcept;
 
 // Strict conversions: invalid UTF-8 in, or an unpaired surrogate out, is an error rather
@@ -61,7 +60,7 @@ struct RelativeOpen {
 // Opens `name` (one validated component) relative to `parent`, never following a final
 // reparse point (FILE_OPEN_REPARSE_POINT), never inheritable (no OBJ_INHERIT). `name` holds
 // no separator, so no other component is resolved by name. The opened object is then
-// confirmed to be `parent`\`name` itself (confirm_reached_by_name).
+// confirmed to be `parent`\`name` itself.
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how);
 
 // Opens an absolute \\?\ path with CreateFileW (links in it are followed), never inheritable.
@@ -69,12 +68,6 @@ Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access);
 
 // The normalised final path of an open handle in the VOLUME_NAME_* form asked for.
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
-
-// symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
-// in depth behind FILE_OPEN_REPARSE_POINT: whatever redirected the open (a file system or
-// filter that follows links anyway, as wine does with unix symlinks), the handle we keep is
-// the entry the name denotes in the held directory, never an object elsewhere.
-Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& name);
 
 // Opens the object behind `handle` again with other access rights (an empty name relative
 // to the handle, as ReOpenFile does): the same object by construction, no path involved.
@@ -103,13 +96,6 @@ Result<FILE_ID_INFO> file_id_of(HANDLE handle);
 // Metadata of an open handle as StatInfo: dev = 64-bit volume serial, ino = low 64 bits of
 // the 128-bit FileId (the whole id is in DirectoryIdentity), mode and uid 0.
 Result<StatInfo> stat_of(HANDLE handle);
-
-inline OVERLAPPED overlapped_at(std::uint64_t offset) {
-  OVERLAPPED ov{};
-  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
-  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
-  return ov;
-}
 
 // FILETIME-style times count 100 ns ticks since 1601.
 constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
