@@ -24,9 +24,7 @@ bool excl_unsupported(int error) { return error == ENOTSUP || error == EOPNOTSUP
 }  // namespace
 
 Status os::rename_noreplace(int dirfd, const char* from, const char* to) {
-  if (retry_eintr([&] { return ::renameatx_np(dirfd, from, dirfd, to, RENAME_EXCL); }) == 0) {
-    return success();
-  }
+  if (retry_eintr([&] { return ::renameatx_np(dirfd, from, dirfd, to, RENAME_EXCL); }) == 0) return success();
   if (!excl_unsupported(errno)) return posix::errno_failure(errno, "renameatx_np");
   return posix::link_then_unlink(dirfd, from, to);
 }

@@ -31,9 +31,7 @@ int set_ofd_lock(int fd, short type) {
 }  // namespace
 
 Status os::rename_noreplace(int dirfd, const char* from, const char* to) {
-  if (retry_eintr([&] { return ::renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE); }) == 0) {
-    return success();
-  }
+  if (retry_eintr([&] { return ::renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE); }) == 0) return success();
   // Only these say "this filesystem or kernel cannot do RENAME_NOREPLACE"; every other
   // errno is a real answer and must not trigger the fallback.
   if (errno != EINVAL && errno != ENOSYS) return posix::errno_failure(errno, "renameat2");

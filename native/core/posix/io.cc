@@ -81,9 +81,7 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
 Status unlink_file(NativeHandle dir, std::string_view name) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
-  if (retry_eintr([&] { return ::unlinkat(dir, n.c_str(), 0); }) != 0) {
-    return posix::errno_failure(errno, "unlinkat");
-  }
+  if (retry_eintr([&] { return ::unlinkat(dir, n.c_str(), 0); }) != 0) return posix::errno_failure(errno, "unlinkat");
   return success();
 }
 

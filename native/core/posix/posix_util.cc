@@ -43,9 +43,7 @@ Status link_then_unlink(int dirfd, const char* from, const char* to) {
     if (error == ENOENT) return fail(Code::not_found, error, "linkat");
     return fail(Code::io_error, error, "linkat");
   }
-  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
-    return errno_failure(errno, "unlinkat");
-  }
+  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) return errno_failure(errno, "unlinkat");
   return success();
 }
 

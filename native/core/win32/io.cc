@@ -38,9 +38,7 @@ Result<std::size_t> write_all(HANDLE file, const void* data, std::size_t length,
     OVERLAPPED ov = overlapped_at(at_end ? ~std::uint64_t{0} : offset + done);
     DWORD wrote = 0;
     const DWORD chunk = static_cast<DWORD>(std::min(length - done, kMaxChunk));
-    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) {
-      return win::win32_failure(::GetLastError(), "WriteFile");
-    }
+    if (!::WriteFile(file, bytes + done, chunk, &wrote, &ov)) return win::win32_failure(::GetLastError(), "WriteFile");
     if (wrote == 0) return fail(Code::io_error, EIO, "WriteFile");
     done += wrote;
   }

@@ -195,6 +195,10 @@ Failure nt_failure(NTSTATUS status, const char* call) {
   return win32_failure(nt().status_to_dos_error(status), call);
 }
 
+Status set_status(NTSTATUS status) {
+  return NT_SUCCESS(status) ? success() : Status(nt_failure(status, "NtSetInformationFile"));
+}
+
 // symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
 // in depth behind FILE_OPEN_REPARSE_POINT: whatever redirected the open (a file system or
 // filter that follows links anyway, as wine does with unix symlinks), the handle we keep is
@@ -273,8 +277,7 @@ Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool r
     // delete), as rename(2) does; only where the class is missing do we use the old one.
     info->mode.flags = kRenameReplaceIfExists | kRenamePosixSemantics;
     const NTSTATUS ex = set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformationEx);
-    if (NT_SUCCESS(ex)) return success();
-    if (!class_unavailable(ex)) return nt_failure(ex, "NtSetInformationFile");
+    if (!class_unavailable(ex)) return set_status(ex);
     info->mode.flags = 0;
     info->mode.replace_if_exists = TRUE;
   } else {
@@ -282,21 +285,16 @@ Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool r
     // system: a taken name fails with STATUS_OBJECT_NAME_COLLISION and is left alone.
     info->mode.flags = 0;
   }
-  const NTSTATUS status = set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformation);
-  if (!NT_SUCCESS(status)) return nt_failure(status, "NtSetInformationFile");
-  return success();
+  return set_status(set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformation));
 }
 
 Status delete_handle(HANDLE handle) {
   if (nt().set_information_file == nullptr) return missing_ntdll("NtSetInformationFile");
   ULONG flags = kDispositionDelete | kDispositionPosixSemantics | kDispositionIgnoreReadonly;
   const NTSTATUS ex = set_information(handle, &flags, sizeof flags, kFileDispositionInformationEx);
-  if (NT_SUCCESS(ex)) return success();
-  if (!class_unavailable(ex)) return nt_failure(ex, "NtSetInformationFile");
+  if (!class_unavailable(ex)) return set_status(ex);
   BOOLEAN delete_file = TRUE;
-  const NTSTATUS status = set_information(handle, &delete_file, sizeof delete_file, kFileDispositionInformation);
-  if (!NT_SUCCESS(status)) return nt_failure(status, "NtSetInformationFile");
-  return success();
+  return set_status(set_information(handle, &delete_file, sizeof delete_file, kFileDispositionInformation));
 }
 
 Result<HandleFacts> facts_of(HANDLE handle) {
