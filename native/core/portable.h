@@ -34,12 +34,12 @@ struct TreeBudget {
   std::size_t met = 0;
 };
 
-// The entries of a directory as the OS spells them (no UTF-8 check: a tree is removed whatever
-// its names), from a fresh enumeration that leaves the held handle's position alone.
+// A directory's entries as the OS spells them (a tree is removed whatever its names), from a
+// fresh enumeration that leaves the held handle's position alone.
 Result<std::vector<DirEntry>> read_entries(NativeHandle dir);
 
-// Removes entry `name` of `dir` (a directory at `depth` by verifying and emptying it first)
-// and counts it against `budget`.
+// Removes entry `name` of `dir`, a directory by verifying and emptying it first (it sits at
+// `depth`), and counts it against `budget`.
 Status remove_entry(NativeHandle dir, const std::string& name, std::uint32_t depth, TreeBudget& budget);
 
 // Removes every entry of the verified directory `dir`, which sits at `depth`.

@@ -13,8 +13,7 @@
 
 namespace gjc::posix {
 
-// Flags on every descriptor we open by name: close-on-exec from birth, and never follow a
-// final link.
+// On every descriptor opened by name: close-on-exec from birth, never following a final link.
 constexpr int kBaseOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
 
 // Maps an errno from a call on a managed path to its reason code. Callers that know a

@@ -39,9 +39,8 @@ Status remove_emptied(int dir, const char* name, int held) {
 
 }  // namespace
 
-// Removes entry `name` of `dir`: unlinked as itself unless it is a directory, which is
-// opened, verified, emptied and removed. An entry swapped between the two kinds while this
-// runs is retried once as what it is then.
+// Unlinked as itself unless it is a directory; an entry swapped between the two kinds while
+// this runs is retried once as what it is then.
 Status remove_entry(int dir, const std::string& name, std::uint32_t depth, TreeBudget& budget) {
   if (++budget.met > budget.max_entries) return fail(Code::too_large, 0, "readdir");
   for (int attempt = 0; attempt < 2; ++attempt) {
