@@ -8,9 +8,9 @@
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "sources": [
         "native/binding/addon.cc",
-        "native/binding/values.cc",
         "native/core/acl_bytes.cc",
-        "native/core/names.cc"
+        "native/core/names.cc",
+        "native/core/portable.cc"
       ],
       "conditions": [
         ["OS=='linux'", {
@@ -18,9 +18,6 @@
             "native/core/posix/posix_util.cc",
             "native/core/posix/walk.cc",
             "native/core/posix/io.cc",
-            "native/core/posix/publish.cc",
-            "native/core/posix/lock_identity.cc",
-            "native/core/posix/source.cc",
             "native/core/posix/remove_tree.cc",
             "native/core/linux/acl_linux.cc",
             "native/core/linux/os_linux.cc"
@@ -31,9 +28,6 @@
             "native/core/posix/posix_util.cc",
             "native/core/posix/walk.cc",
             "native/core/posix/io.cc",
-            "native/core/posix/publish.cc",
-            "native/core/posix/lock_identity.cc",
-            "native/core/posix/source.cc",
             "native/core/posix/remove_tree.cc",
             "native/core/darwin/acl_darwin.cc",
             "native/core/darwin/os_darwin.cc"
@@ -51,9 +45,6 @@
             "native/core/win32/security.cc",
             "native/core/win32/walk.cc",
             "native/core/win32/io.cc",
-            "native/core/win32/publish.cc",
-            "native/core/win32/lock_identity.cc",
-            "native/core/win32/source.cc",
             "native/core/win32/remove_tree.cc"
           ],
           "defines": ["WIN32_LEAN_AND_MEAN", "NOMINMAX", "UNICODE", "_UNICODE"],

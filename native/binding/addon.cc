@@ -1,7 +1,9 @@
-// The N-API surface: argument checks and conversions around native/core calls. Every
-// function returns its value or a failure record and never throws; C++ exceptions are off.
+// The N-API surface: argument checks and conversions around native/core calls, and the
+// handle class JS holds. No policy lives here, and no function throws (C++ exceptions are
+// off): each returns its value or a failure record.
 #include <napi.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <utility>
@@ -10,19 +12,182 @@
 #include "../core/acl_bytes.h"
 #include "../core/names.h"
 #include "../core/platform.h"
-#include "values.h"
 
 namespace gjc::binding {
 namespace {
 
-// Declares `var`, the open handle argument info[index] of one of `kinds`, or returns the
-// failure value saying why there is none.
+// The kinds of handle, as bits so an argument can accept several.
+enum HandleKind : unsigned { kDirectory = 1, kFile = 2, kLock = 4 };
+
+// A JS object owning one open descriptor. JS never sees the number itself, so it cannot
+// close it twice or pass a foreign one.
+class Handle : public Napi::ObjectWrap<Handle> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    Napi::Function ctor = DefineClass(env, "NativeHandle", {InstanceMethod<&Handle::IsOpen>("isOpen")});
+    env.SetInstanceData<Napi::FunctionReference>(new Napi::FunctionReference(Napi::Persistent(ctor)));
+    return ctor;
+  }
+  explicit Handle(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Handle>(info) {}
+
+  static Napi::Value Wrap(Napi::Env env, OwnedHandle owned, HandleKind kind) {
+    Napi::Object object = env.GetInstanceData<Napi::FunctionReference>()->New({});
+    if (object.IsEmpty()) return env.Undefined();
+    Handle* handle = Unwrap(object);
+    handle->owned_ = std::move(owned);
+    handle->kind_ = kind;
+    return object;
+  }
+
+  // Any Handle in `value` (open or closed), else nullptr.
+  static Handle* Any(const Napi::Value& value) {
+    const auto* constructor = value.Env().GetInstanceData<Napi::FunctionReference>();
+    bool ours = false;
+    if (!value.IsObject() || napi_instanceof(value.Env(), value, constructor->Value(), &ours) != napi_ok || !ours) {
+      return nullptr;
+    }
+    return Unwrap(value.As<Napi::Object>());
+  }
+
+  NativeHandle native() const { return owned_.get(); }
+  // False once closed, and as soon as a close was asked for while work was in flight.
+  bool open() const { return owned_.valid() && !close_pending_; }
+  HandleKind kind() const { return kind_; }
+
+  // Work on a thread-pool thread uses the descriptor: while pinned, Close() only marks the
+  // handle closed, and the descriptor is released when the last work unpins it, so its
+  // number can never be reused under running work.
+  void Pin() { ++pins_; }
+  void Unpin() {
+    if (--pins_ == 0 && close_pending_) Release();
+  }
+  void Close() {
+    if (pins_ > 0) {
+      close_pending_ = true;
+    } else {
+      Release();
+    }
+  }
+
+ private:
+  Napi::Value IsOpen(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), open()); }
+  void Release() {
+    close_pending_ = false;
+    // Closing the last descriptor releases a lock anyway; unlocking first also empties the
+    // record. A failure here changes nothing the close does not also do.
+    if (kind_ == kLock && owned_.valid()) (void)unlock(owned_.get());
+    owned_.reset();
+  }
+
+  OwnedHandle owned_;
+  HandleKind kind_ = kDirectory;
+  int pins_ = 0;
+  bool close_pending_ = false;
+};
+
+// {failed: true, code, errno, syscall, attribute?}
+Napi::Value FailureValue(Napi::Env env, const Failure& failure) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("failed", true);
+  out.Set("code", code_name(failure.code));
+  out.Set("errno", failure.sys_errno);
+  out.Set("syscall", failure.syscall);
+  if (failure.attribute != Attribute::none) out.Set("attribute", attribute_name(failure.attribute));
+  return out;
+}
+
+Napi::Value Invalid(Napi::Env env) { return FailureValue(env, fail(Code::invalid_argument)); }
+
+Napi::Value StatValue(Napi::Env env, const StatInfo& info) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("type", entry_type_name(info.type));
+  out.Set("dev", std::to_string(info.dev));
+  out.Set("ino", std::to_string(info.ino));
+  out.Set("size", static_cast<double>(info.size));
+  out.Set("nlink", static_cast<double>(info.nlink));
+  out.Set("mode", info.mode);
+  out.Set("uid", static_cast<double>(info.uid));
+  out.Set("mtimeMs", static_cast<double>(info.mtime_ns) / 1e6);
+  out.Set("ctimeMs", static_cast<double>(info.ctime_ns) / 1e6);
+  // Exact times as decimal strings, as dev and ino: a double cannot hold nanoseconds.
+  out.Set("atimeNs", std::to_string(info.atime_ns));
+  out.Set("mtimeNs", std::to_string(info.mtime_ns));
+  out.Set("ctimeNs", std::to_string(info.ctime_ns));
+  return out;
+}
+
+// The open handle info[index] of one of `kinds`, or nullptr and `failure` (invalid_argument, closed).
+Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, unsigned kinds, Napi::Value& failure) {
+  Handle* any = Handle::Any(info[index]);
+  if (any == nullptr || (any->kind() & kinds) == 0) {
+    failure = Invalid(info.Env());
+    return nullptr;
+  }
+  if (!any->open()) {
+    failure = FailureValue(info.Env(), fail(Code::closed));
+    return nullptr;
+  }
+  return any;
+}
+
+// Declares `var` from HandleArg, or returns its failure.
 #define HANDLE_ARG(var, index, kinds)                          \
   Napi::Value var##_failure;                                   \
   Handle* var = HandleArg(info, index, kinds, var##_failure); \
   if (var == nullptr) return var##_failure
 
-Napi::Value Invalid(Napi::Env env) { return FailureValue(env, Code::invalid_argument); }
+// A non-negative integer argument that a double represents exactly.
+bool IndexArg(const Napi::Value& value, std::uint64_t& out) {
+  if (!value.IsNumber()) return false;
+  const double d = value.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0) || d > 9007199254740991.0 || std::floor(d) != d) return false;
+  out = static_cast<std::uint64_t>(d);
+  return true;
+}
+
+// A JS string as UTF-8; false when it is not a string or holds a lone surrogate, which has no
+// UTF-8 form (converting would silently put U+FFFD in its place and name a different file).
+// NUL is passed on as-is: the core's validation rejects it.
+bool StringArg(const Napi::Value& value, std::string& out) {
+  if (!value.IsString()) return false;
+  const std::u16string units = value.As<Napi::String>().Utf16Value();
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    const char16_t u = units[i];
+    if (u >= 0xD800 && u <= 0xDBFF) {
+      if (i + 1 >= units.size() || units[i + 1] < 0xDC00 || units[i + 1] > 0xDFFF) return false;
+      ++i;
+    } else if (u >= 0xDC00 && u <= 0xDFFF) {
+      return false;
+    }
+  }
+  out = value.As<Napi::String>().Utf8Value();
+  return true;
+}
+
+bool IsUint8Array(const Napi::Value& value) {
+  return value.IsTypedArray() && value.As<Napi::TypedArray>().TypedArrayType() == napi_uint8_array;
+}
+
+// A Uint8Array/Buffer argument viewed in place, or a string's UTF-8 copy held in `storage`.
+struct ByteView {
+  std::string storage;
+  const unsigned char* data = nullptr;
+  std::size_t length = 0;
+};
+
+bool BytesArg(const Napi::Value& value, ByteView& out) {
+  if (IsUint8Array(value)) {
+    auto bytes = value.As<Napi::Uint8Array>();
+    out.data = bytes.Data();
+    out.length = bytes.ByteLength();
+    return true;
+  }
+  if (!value.IsString()) return false;
+  out.storage = value.As<Napi::String>().Utf8Value();
+  out.data = reinterpret_cast<const unsigned char*>(out.storage.data());
+  out.length = out.storage.size();
+  return true;
+}
 
 template <class T, class Convert>
 Napi::Value Reply(Napi::Env env, Result<T>&& result, Convert convert) {
@@ -122,20 +287,20 @@ bool NamesArg(const Napi::Value& value, std::vector<std::string>& out, bool allo
   return true;
 }
 
-// Opens every name but the last with `open_parent`, each below the one before from `start`,
-// then the last with `open_last`, and wraps it as a handle of `kind`.
-template <class OpenParent, class OpenLast>
-Napi::Value OpenPath(Napi::Env env, NativeHandle start, const std::vector<std::string>& names,
-                     OpenParent open_parent, OpenLast open_last, HandleKind kind) {
+// Opens each name below the one before, from `start`, with `open(parent, name, last)`, and
+// wraps the last as a handle of `kind`.
+template <class Open>
+Napi::Value OpenPath(Napi::Env env, NativeHandle start, const std::vector<std::string>& names, HandleKind kind,
+                     Open open) {
   OwnedHandle holder;
   NativeHandle parent = start;
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    auto next = open_parent(parent, names[i]);
+    auto next = open(parent, names[i], false);
     if (!next.ok()) return FailureValue(env, next.failure());
     holder = std::move(next).value();
     parent = holder.get();
   }
-  return ReplyHandle(env, open_last(parent, names.back()), kind);
+  return ReplyHandle(env, open(parent, names.back(), true), kind);
 }
 
 Napi::Value OpenRoot(const Napi::CallbackInfo& info) {
@@ -154,13 +319,12 @@ Napi::Value OpenDir(const Napi::CallbackInfo& info) {
   if (!NamesArg(info[1], names) || !DirOptionsArg(info[2], options)) return Invalid(info.Env());
   DirOpenOptions parents;
   if (options.policy == DirPolicy::create) parents = options;
-  return OpenPath(
-      info.Env(), dir->native(), names, [&](NativeHandle p, const std::string& n) { return open_dir(p, n, parents); },
-      [&](NativeHandle p, const std::string& n) { return open_dir(p, n, options); }, kDirectory);
+  return OpenPath(info.Env(), dir->native(), names, kDirectory, [&](NativeHandle p, const std::string& n, bool last) {
+    return open_dir(p, n, last ? options : parents);
+  });
 }
 
-// openFile(dir, names, options): the directories on the way are verified, never created;
-// repair never creates either.
+// openFile(dir, names, options): the directories on the way are verified, never created.
 Napi::Value OpenFile(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
   std::vector<std::string> names;
@@ -178,9 +342,9 @@ Napi::Value OpenFile(const Napi::CallbackInfo& info) {
     else if (mode == "if-missing") options.create = CreateMode::if_missing;
     else return Invalid(info.Env());
   }
-  return OpenPath(
-      info.Env(), dir->native(), names, [](NativeHandle p, const std::string& n) { return open_dir(p, n, {}); },
-      [&](NativeHandle p, const std::string& n) { return open_file(p, n, options); }, kFile);
+  return OpenPath(info.Env(), dir->native(), names, kFile, [&](NativeHandle p, const std::string& n, bool last) {
+    return last ? open_file(p, n, options) : open_dir(p, n, {});
+  });
 }
 
 // openSource(start, names, { directory? }): below a directory handle, or below the absolute
@@ -203,10 +367,8 @@ Napi::Value OpenSource(const Napi::CallbackInfo& info) {
     if (names.empty()) return Invalid(info.Env());
     start = dir->native();
   }
-  return OpenPath(
-      info.Env(), start, names, [](NativeHandle p, const std::string& n) { return open_source(p, n, true); },
-      [&](NativeHandle p, const std::string& n) { return open_source(p, n, directory); },
-      directory ? kDirectory : kFile);
+  return OpenPath(info.Env(), start, names, directory ? kDirectory : kFile,
+                  [&](NativeHandle p, const std::string& n, bool last) { return open_source(p, n, directory || !last); });
 }
 
 // removeTree(dir, name, { maxDepth, maxEntries }): always on the thread pool.
@@ -241,7 +403,10 @@ Napi::Value Verify(const Napi::CallbackInfo& info) {
   const bool dir = handle->kind() == kDirectory;
   auto result = Flag(info[1], "repair") ? (dir ? repair_directory(handle->native()) : repair_file(handle->native()))
                                         : (dir ? verify_directory(handle->native()) : verify_file(handle->native()));
-  return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) { return EvidenceCode(info.Env(), e); });
+  // access * 3 + default: the hot verify allocates nothing (TypeScript maps it to a frozen object).
+  return Reply(info.Env(), std::move(result), [&](VerifyEvidence e) {
+    return Napi::Number::New(info.Env(), static_cast<int>(e.access_acl) * 3 + static_cast<int>(e.default_acl));
+  });
 }
 
 Napi::Value List(const Napi::CallbackInfo& info) {
@@ -282,13 +447,11 @@ Napi::Value DescriptorNumber(const Napi::CallbackInfo& info) {
 #endif
 }
 
-// read / write(file, buffer, offset, length, position): the range is checked against the
-// Uint8Array's bounds.
+// read / write(file, buffer, offset, length, position), the range within the Uint8Array.
 Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
   HANDLE_ARG(file, 0, kFile);
   std::uint64_t offset = 0, length = 0, position = 0;
-  if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array ||
-      !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
+  if (!IsUint8Array(info[1]) || !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
     return Invalid(info.Env());
   }
   auto bytes = info[1].As<Napi::Uint8Array>();
@@ -363,7 +526,14 @@ Napi::Value Close(const Napi::CallbackInfo& info) {
 Napi::Value Identity(const Napi::CallbackInfo& info) {
   std::string path;
   if (!StringArg(info[0], path)) return Invalid(info.Env());
-  return Reply(info.Env(), directory_identity(path), [&](DirectoryIdentity id) { return IdentityValue(info.Env(), id); });
+  return Reply(info.Env(), directory_identity(path), [&](DirectoryIdentity id) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("platform", id.platform);
+    out.Set("canonicalPath", id.canonical_path);
+    out.Set("dev", id.dev);
+    out.Set("ino", id.ino);
+    return out;
+  });
 }
 
 // Pure checks exposed so the rules of every platform are testable on any platform.
@@ -374,9 +544,7 @@ Napi::Value IsValidName(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
-  if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array) {
-    return Invalid(info.Env());
-  }
+  if (!IsUint8Array(info[0])) return Invalid(info.Env());
   auto bytes = info[0].As<Napi::Uint8Array>();
   const AclContent content = parse_posix_acl(bytes.Data(), bytes.ByteLength());
   return Napi::String::New(info.Env(), content == AclContent::minimal    ? "minimal"

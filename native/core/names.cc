@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "platform.h"
 #include "result.h"
@@ -58,15 +59,22 @@ constexpr const char* kCodeNames[] = {
     "insecure_ancestor", "identity_unavailable", "too_large",     "closed",
     "io_error",
 };
-static_assert(sizeof kCodeNames / sizeof kCodeNames[0] == static_cast<std::size_t>(Code::io_error) + 1,
-              "kCodeNames names every Code");
+static_assert(std::size(kCodeNames) == static_cast<std::size_t>(Code::io_error) + 1, "kCodeNames names every Code");
 
 // In the order of enum class EntryType (platform.h).
 constexpr const char* kEntryTypeNames[] = {"file",   "directory",   "symlink",      "fifo",
                                            "socket", "char_device", "block_device", "unknown"};
-static_assert(sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ==
-                  static_cast<std::size_t>(EntryType::unknown) + 1,
+static_assert(std::size(kEntryTypeNames) == static_cast<std::size_t>(EntryType::unknown) + 1,
               "kEntryTypeNames names every EntryType");
+
+// In the order of enum class Attribute (result.h).
+constexpr const char* kAttributeNames[] = {"", "access_acl", "default_acl"};
+
+template <class Enum, std::size_t N>
+const char* name_in(const char* const (&names)[N], Enum value, const char* fallback) {
+  const auto index = static_cast<std::size_t>(value);
+  return index < N ? names[index] : fallback;
+}
 }  // namespace
 
 bool is_valid_name_posix(std::string_view name) noexcept {
@@ -137,10 +145,7 @@ std::string staging_name(std::string_view target, std::uint64_t random) {
   return buf;
 }
 
-const char* code_name(Code code) noexcept {
-  const auto index = static_cast<std::size_t>(code);
-  return index < sizeof kCodeNames / sizeof kCodeNames[0] ? kCodeNames[index] : "io_error";
-}
+const char* code_name(Code code) noexcept { return name_in(kCodeNames, code, "io_error"); }
 
 Code code_of_errno(int error) noexcept {
   switch (error) {
@@ -157,18 +162,8 @@ Code code_of_errno(int error) noexcept {
   }
 }
 
-const char* attribute_name(Attribute attribute) noexcept {
-  switch (attribute) {
-    case Attribute::access_acl: return "access_acl";
-    case Attribute::default_acl: return "default_acl";
-    case Attribute::none: return "";
-  }
-  return "";
-}
+const char* attribute_name(Attribute attribute) noexcept { return name_in(kAttributeNames, attribute, ""); }
 
-const char* entry_type_name(EntryType type) noexcept {
-  const auto index = static_cast<std::size_t>(type);
-  return index < sizeof kEntryTypeNames / sizeof kEntryTypeNames[0] ? kEntryTypeNames[index] : "unknown";
-}
+const char* entry_type_name(EntryType type) noexcept { return name_in(kEntryTypeNames, type, "unknown"); }
 
 }  // namespace gjc

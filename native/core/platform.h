@@ -27,10 +27,9 @@
 namespace gjc {
 
 // What the ACL gate proved for one attribute. `unsupported` (Linux ENOTSUP/EOPNOTSUPP) is
-// only reported after the type/owner/mode checks on the same handle passed.
+// only reported after the type/owner/mode checks on the same handle passed; `default_acl`
+// is not_applicable for files and on platforms without default ACLs.
 enum class Evidence : std::uint8_t { absent, unsupported, not_applicable };
-
-// `default_acl` is not_applicable for files and on platforms without default ACLs.
 struct VerifyEvidence {
   Evidence access_acl = Evidence::absent;
   Evidence default_acl = Evidence::not_applicable;
@@ -41,8 +40,8 @@ enum class EntryType : std::uint8_t {
 };
 const char* entry_type_name(EntryType type) noexcept;
 
-// Metadata of one object, never following a link. `mode` holds the low 12 permission bits;
-// `uid` is 0 on Windows. Times are ns since 1970.
+// Metadata of one object, never following a link: `mode` the low 12 bits, `uid` 0 on Windows,
+// times in ns since 1970.
 struct StatInfo {
   EntryType type = EntryType::unknown;
   std::uint64_t dev = 0;
@@ -67,8 +66,8 @@ struct FileOpenOptions {
   bool write = false;   // positional writes
   bool append = false;  // implies write; every write lands at the end
   CreateMode create = CreateMode::none;
-  // Apply repair_file to an existing file whose mode or ACLs deviate instead of refusing it.
-  // Nothing is created; the wrong type, another owner or a second link is still refused.
+  // repair_file an existing file whose mode or ACLs deviate instead of refusing it; creates
+  // nothing, and the wrong type, another owner or a second link is still refused.
   bool repair = false;
 };
 
@@ -76,9 +75,7 @@ struct FileOpenOptions {
 enum class DirPolicy : std::uint8_t {
   verify,  // it must exist and be owner-only
   create,  // a missing one is created owner-only; an existing one is verified
-  // An existing one with a deviating mode or ACLs is fixed by repair_directory; nothing is
-  // created, and the wrong type or another owner is still refused.
-  repair,
+  repair,  // as repair_file, for a directory
   // For a directory only read through (an older tool's 0755 agent directory): one of the
   // effective user is accepted whatever its mode and ACLs. POSIX only; Windows verifies.
   owned,
@@ -86,8 +83,8 @@ enum class DirPolicy : std::uint8_t {
 
 struct DirOpenOptions {
   DirPolicy policy = DirPolicy::verify;
-  // With `create`: the parent is not synced after a creation; the caller syncs once for a
-  // whole staging tree. Windows has no directory sync, so there it changes nothing.
+  // With `create`: no parent sync after a creation, as the caller syncs a whole staging tree
+  // once (Windows has no directory sync).
   bool defer_sync = false;
 };
 
@@ -115,19 +112,17 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
 // like any other (existence is never trusted).
 Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const DirOpenOptions& options);
 
-// Opens regular file `name` below `parent` and verifies it owner-only (or repairs it, with
-// `options.repair`). A FIFO or device never blocks the open. CreateMode::exclusive fails
-// with already_exists when the name is taken; if_missing creates or opens-and-verifies. A
-// created file that deviates is forced owner-only, then verified.
+// Opens regular file `name` below `parent` and verifies it owner-only (or repairs it); a FIFO
+// or device never blocks the open. CreateMode::exclusive fails with already_exists on a
+// taken name; a created file that deviates is forced owner-only, then verified.
 Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options);
 
 // Checks an open handle against the owner-only rules, on that handle.
 Result<VerifyEvidence> verify_directory(NativeHandle dir);
 Result<VerifyEvidence> verify_file(NativeHandle file);
 
-// Owner-only apply on an existing object of the right type owned by the effective user
-// (otherwise the matching verify failure, nothing changed): force the exact mode, remove
-// ACLs, verify again. A file with more than one link is hardlink_refused.
+// On an object of the right type owned by the effective user (else the verify failure, and
+// nothing changed): force the exact mode, remove ACLs, verify again.
 Result<VerifyEvidence> repair_directory(NativeHandle dir);
 Result<VerifyEvidence> repair_file(NativeHandle file);
 
@@ -139,21 +134,17 @@ Result<std::vector<DirEntry>> list_directory(NativeHandle dir);
 Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name);
 Result<StatInfo> stat_handle(NativeHandle handle);
 
-// Reads up to `length` bytes at `offset`; returns the count (0 at the end).
+// Reads up to `length` bytes at `offset` (0 at the end); the writes write all and return `length`.
 Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length, std::uint64_t offset);
-
-// Writes all `length` bytes at `offset`; returns `length`.
 Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length, std::uint64_t offset);
-
-// Appends all `length` bytes to a file opened with `append`, normally in one write call and
-// without re-verification (the handle was verified when opened).
+// To a file opened with `append`, normally in one write call and without re-verification
+// (the handle was verified when opened).
 Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_t length);
 
 // Flushes a file's data and metadata, or a directory's entries, to stable storage
 // (macOS: F_FULLFSYNC; Windows: FlushFileBuffers, a no-op for directories).
 Status sync_handle(NativeHandle handle);
 
-// Removes file `name` below `dir`; a directory is not_regular_file.
 Status unlink_file(NativeHandle dir, std::string_view name);
 
 // Renames `from` to `to` within `dir` only if `to` does not exist (already_exists; the

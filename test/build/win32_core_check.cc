@@ -19,8 +19,6 @@
 
 #include "../../native/core/platform.h"
 #include "../../native/core/result.h"
-#include "../../native/core/win32/paths.h"
-#include "../../native/core/win32/security.h"
 #include "../../native/core/win32/win_util.h"
 
 namespace {

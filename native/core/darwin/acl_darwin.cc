@@ -10,7 +10,6 @@
 #include <type_traits>
 
 #include "../eintr.h"
-#include "../posix/os_hooks.h"
 #include "../posix/posix_util.h"
 
 namespace gjc::os {
@@ -35,18 +34,14 @@ Failure acl_failure(int error) {
 
 Result<bool> is_network_fs(int fd) {
   struct statfs fs {};
-  if (retry_eintr([&] { return ::fstatfs(fd, &fs); }) != 0) {
-    return posix::errno_failure(errno, "fstatfs");
-  }
+  if (retry_eintr([&] { return ::fstatfs(fd, &fs); }) != 0) return posix::errno_failure(errno, "fstatfs");
   // MNT_LOCAL is set by every local file system (apfs, hfs, msdos, ...) and by none of the
   // network ones (nfs, smbfs, afpfs, webdav).
   return (fs.f_flags & MNT_LOCAL) == 0;
 }
 
-Result<VerifyEvidence> acl_check(int fd, bool directory) {
-  VerifyEvidence evidence;
-  evidence.default_acl = Evidence::not_applicable;
-  (void)directory;
+Result<VerifyEvidence> acl_check(int fd, bool) {
+  VerifyEvidence evidence;  // default_acl not_applicable: one ACL decides
   errno = 0;
   OwnedAcl acl(::acl_get_fd_np(fd, ACL_TYPE_EXTENDED));
   if (!acl) {
@@ -75,12 +70,10 @@ Result<VerifyEvidence> acl_check(int fd, bool directory) {
   return evidence;
 }
 
-Status acl_strip(int fd, bool directory) {
-  (void)directory;
+Status acl_strip(int fd, bool) {
   OwnedAcl empty(::acl_init(0));
   if (!empty) return posix::errno_failure(errno, "acl_init");
-  if (::acl_set_fd_np(fd, empty.get(), ACL_TYPE_EXTENDED) != 0 && errno != ENOENT &&
-      !is_unsupported(errno)) {
+  if (::acl_set_fd_np(fd, empty.get(), ACL_TYPE_EXTENDED) != 0 && errno != ENOENT && !is_unsupported(errno)) {
     return posix::errno_failure(errno, "acl_set_fd_np");
   }
   return success();

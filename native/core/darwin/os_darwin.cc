@@ -11,10 +11,10 @@
 #include <string>
 
 #include "../eintr.h"
-#include "../posix/os_hooks.h"
+#include "../portable.h"
 #include "../posix/posix_util.h"
 
-namespace gjc::os {
+namespace gjc {
 namespace {
 
 // File systems without exclusive rename (some network and FUSE ones) answer these; every
@@ -23,15 +23,13 @@ bool excl_unsupported(int error) { return error == ENOTSUP || error == EOPNOTSUP
 
 }  // namespace
 
-Status rename_noreplace(int dirfd, const char* from, const char* to) {
-  if (retry_eintr([&] { return ::renameatx_np(dirfd, from, dirfd, to, RENAME_EXCL); }) == 0) {
-    return success();
-  }
+Status os::rename_noreplace(int dirfd, const char* from, const char* to) {
+  if (retry_eintr([&] { return ::renameatx_np(dirfd, from, dirfd, to, RENAME_EXCL); }) == 0) return success();
   if (!excl_unsupported(errno)) return posix::errno_failure(errno, "renameatx_np");
   return posix::link_then_unlink(dirfd, from, to);
 }
 
-Status full_sync(int fd) {
+Status sync_handle(NativeHandle fd) {
   // Plain fsync on macOS leaves data in the drive's cache; F_FULLFSYNC flushes it. File
   // systems that cannot (some network and external ones) refuse it, and get fsync.
   if (retry_eintr([&] { return ::fcntl(fd, F_FULLFSYNC); }) == 0) return success();
@@ -43,22 +41,20 @@ Status full_sync(int fd) {
   return success();
 }
 
-Result<bool> try_lock(int fd) {
+Status lock_file(NativeHandle file) {
   // flock locks belong to the open file description, like Linux OFD locks, and go when
   // its last descriptor closes (or the holder dies).
-  if (retry_eintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) == 0) return true;
-  if (errno == EWOULDBLOCK || errno == EAGAIN) return false;
+  if (retry_eintr([&] { return ::flock(file, LOCK_EX | LOCK_NB); }) == 0) return success();
+  if (errno == EWOULDBLOCK || errno == EAGAIN) return fail(Code::lock_busy, 0, "fcntl");
   return posix::errno_failure(errno, "flock");
 }
 
-Status unlock(int fd) {
-  if (retry_eintr([&] { return ::flock(fd, LOCK_UN); }) != 0) {
-    return posix::errno_failure(errno, "flock");
-  }
+Status unlock_file(NativeHandle file) {
+  if (retry_eintr([&] { return ::flock(file, LOCK_UN); }) != 0) return posix::errno_failure(errno, "flock");
   return success();
 }
 
-Result<std::string> canonical_path(int fd, const std::string& opened_path) {
+Result<std::string> os::canonical_path(int fd, const std::string& opened_path) {
   (void)opened_path;  // F_GETPATH answers for any directory we hold open
   char buf[MAXPATHLEN];
   if (retry_eintr([&] { return ::fcntl(fd, F_GETPATH, buf); }) != 0) {
@@ -74,6 +70,6 @@ std::uint64_t random_u64() noexcept {
   return value;
 }
 
-const char* platform_name() noexcept { return "darwin"; }
+const char* os::platform_name() noexcept { return "darwin"; }
 
-}  // namespace gjc::os
+}  // namespace gjc

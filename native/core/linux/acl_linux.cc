@@ -10,7 +10,6 @@
 
 #include "../acl_bytes.h"
 #include "../eintr.h"
-#include "../posix/os_hooks.h"
 #include "../posix/posix_util.h"
 
 namespace gjc::os {
@@ -57,9 +56,7 @@ constexpr long kSmb2Magic = static_cast<long>(0xFE534D42u);
 
 Result<bool> is_network_fs(int fd) {
   struct statfs fs {};
-  if (retry_eintr([&] { return ::fstatfs(fd, &fs); }) != 0) {
-    return posix::errno_failure(errno, "fstatfs");
-  }
+  if (retry_eintr([&] { return ::fstatfs(fd, &fs); }) != 0) return posix::errno_failure(errno, "fstatfs");
   const long type = static_cast<long>(static_cast<unsigned int>(fs.f_type));
   return type == kNfsMagic || type == kSmbMagic || type == kCifsMagic || type == kSmb2Magic;
 }

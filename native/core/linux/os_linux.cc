@@ -14,10 +14,10 @@
 #include <string>
 
 #include "../eintr.h"
-#include "../posix/os_hooks.h"
+#include "../portable.h"
 #include "../posix/posix_util.h"
 
-namespace gjc::os {
+namespace gjc {
 namespace {
 
 // One F_OFD_SETLK request over the whole file, retried on EINTR.
@@ -30,33 +30,20 @@ int set_ofd_lock(int fd, short type) {
 
 }  // namespace
 
-Status rename_noreplace(int dirfd, const char* from, const char* to) {
-  if (retry_eintr([&] { return ::renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE); }) == 0) {
-    return success();
-  }
+Status os::rename_noreplace(int dirfd, const char* from, const char* to) {
+  if (retry_eintr([&] { return ::renameat2(dirfd, from, dirfd, to, RENAME_NOREPLACE); }) == 0) return success();
   // Only these say "this filesystem or kernel cannot do RENAME_NOREPLACE"; every other
   // errno is a real answer and must not trigger the fallback.
   if (errno != EINVAL && errno != ENOSYS) return posix::errno_failure(errno, "renameat2");
   return posix::link_then_unlink(dirfd, from, to);
 }
 
-Status full_sync(int fd) {
+Status sync_handle(NativeHandle fd) {
   if (retry_eintr([&] { return ::fsync(fd); }) != 0) return posix::errno_failure(errno, "fsync");
   return success();
 }
 
-Result<bool> try_lock(int fd) {
-  if (set_ofd_lock(fd, F_WRLCK) == 0) return true;
-  if (errno == EAGAIN || errno == EACCES) return false;
-  return posix::errno_failure(errno, "fcntl");
-}
-
-Status unlock(int fd) {
-  if (set_ofd_lock(fd, F_UNLCK) != 0) return posix::errno_failure(errno, "fcntl");
-  return success();
-}
-
-Result<std::string> canonical_path(int fd, const std::string& opened_path) {
+Result<std::string> os::canonical_path(int fd, const std::string& opened_path) {
   // The kernel's own name for the held descriptor; realpath of the original path only when
   // procfs is unavailable, accepted only if it still leads to the same directory.
   char buf[PATH_MAX + 1];
@@ -74,6 +61,19 @@ Result<std::string> canonical_path(int fd, const std::string& opened_path) {
   return std::string(real.get());
 }
 
+const char* os::platform_name() noexcept { return "linux"; }
+
+Status lock_file(NativeHandle file) {
+  if (set_ofd_lock(file, F_WRLCK) == 0) return success();
+  if (errno == EAGAIN || errno == EACCES) return fail(Code::lock_busy, 0, "fcntl");
+  return posix::errno_failure(errno, "fcntl");
+}
+
+Status unlock_file(NativeHandle file) {
+  if (set_ofd_lock(file, F_UNLCK) != 0) return posix::errno_failure(errno, "fcntl");
+  return success();
+}
+
 std::uint64_t random_u64() noexcept {
   std::uint64_t value = 0;
   if (retry_eintr([&] { return ::getrandom(&value, sizeof value, GRND_NONBLOCK); }) ==
@@ -88,6 +88,4 @@ std::uint64_t random_u64() noexcept {
   return now ^ (static_cast<std::uint64_t>(::getpid()) << 40) ^ counter.fetch_add(1);
 }
 
-const char* platform_name() noexcept { return "linux"; }
-
-}  // namespace gjc::os
+}  // namespace gjc

@@ -1,4 +1,5 @@
-// Reading, writing, listing and removing through held POSIX descriptors.
+// Reading, writing, listing, removing and publishing through held POSIX descriptors, lock
+// records, and directory identity.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,8 +9,7 @@
 
 #include "../eintr.h"
 #include "../names.h"
-#include "../platform.h"
-#include "os_hooks.h"
+#include "../portable.h"
 #include "posix_util.h"
 
 namespace gjc {
@@ -30,7 +30,7 @@ Result<std::size_t> write_fully(std::size_t length, const char* syscall, WriteSo
 }  // namespace
 
 Result<std::vector<DirEntry>> list_directory(NativeHandle dir) {
-  auto entries = posix::read_entries(dir);
+  auto entries = read_entries(dir);
   if (!entries.ok()) return entries;
   // A name JS cannot hold exactly would come back altered and then name nothing (or
   // something else): refuse the listing rather than hand out a wrong name.
@@ -78,14 +78,10 @@ Result<std::size_t> write_append(NativeHandle file, const void* data, std::size_
   return write_fully(length, "write", [&](std::size_t done) { return ::write(file, bytes + done, length - done); });
 }
 
-Status sync_handle(NativeHandle handle) { return os::full_sync(handle); }
-
 Status unlink_file(NativeHandle dir, std::string_view name) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
-  if (retry_eintr([&] { return ::unlinkat(dir, n.c_str(), 0); }) != 0) {
-    return posix::errno_failure(errno, "unlinkat");
-  }
+  if (retry_eintr([&] { return ::unlinkat(dir, n.c_str(), 0); }) != 0) return posix::errno_failure(errno, "unlinkat");
   return success();
 }
 
@@ -105,6 +101,60 @@ Status set_file_times(NativeHandle file, std::int64_t atime_ns, std::int64_t mti
   const struct timespec times[2] = {spec(atime_ns), spec(mtime_ns)};
   if (retry_eintr([&] { return ::futimens(file, times); }) != 0) return posix::errno_failure(errno, "futimens");
   return success();
+}
+
+Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_view to) {
+  if (!is_valid_name(from) || !is_valid_name(to)) return fail(Code::invalid_name);
+  auto renamed = os::rename_noreplace(dir, std::string(from).c_str(), std::string(to).c_str());
+  if (!renamed.ok()) return renamed;
+  return sync_handle(dir);
+}
+
+Status publish_staged(NativeHandle dir, NativeHandle file, const std::string& tmp, std::string_view name,
+                      bool no_replace) {
+  const std::string target(name);
+  if (no_replace) {
+    auto published = os::rename_noreplace(dir, tmp.c_str(), target.c_str());
+    if (!published.ok()) return published;
+  } else if (retry_eintr([&] { return ::renameat(dir, tmp.c_str(), dir, target.c_str()); }) != 0) {
+    return posix::errno_failure(errno, "renameat");
+  }
+  return posix::check_same_entry(dir, target.c_str(), file);
+}
+
+void discard_staged(NativeHandle dir, NativeHandle, const std::string& tmp, std::string_view) {
+  ::unlinkat(dir, tmp.c_str(), 0);  // after a publish the name is gone and this changes nothing
+}
+
+Status truncate_file(NativeHandle file) {
+  if (retry_eintr([&] { return ::ftruncate(file, 0); }) != 0) return posix::errno_failure(errno, "ftruncate");
+  return success();
+}
+
+Result<DirectoryIdentity> directory_identity(const std::string& path) {
+  if (path.empty() || path.find('\0') != std::string::npos) return fail(Code::invalid_argument);
+  // Links are followed on purpose: an identity names the directory a path leads to.
+  OwnedHandle fd(retry_eintr([&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+  if (!fd.valid()) {
+    const int error = errno;
+    if (error == ENOENT) return fail(Code::not_found, error, "open");
+    if (error == ENOTDIR) return fail(Code::not_directory, error, "open");
+    return fail(Code::io_error, error, "open");
+  }
+  auto network = os::is_network_fs(fd.get());
+  if (!network.ok()) return network.failure();
+  if (network.value()) return fail(Code::network_unsupported, 0, "fstatfs");
+  auto st = posix::fstat_of(fd.get());
+  if (!st.ok()) return st.failure();
+  auto canonical = os::canonical_path(fd.get(), path);
+  if (!canonical.ok()) return canonical.failure();
+  if (!is_valid_utf8(canonical.value())) return fail(Code::not_utf8);
+  DirectoryIdentity identity;
+  identity.platform = os::platform_name();
+  identity.canonical_path = std::move(canonical).value();
+  identity.dev = std::to_string(static_cast<unsigned long long>(st.value().st_dev));
+  identity.ino = std::to_string(static_cast<unsigned long long>(st.value().st_ino));
+  return identity;
 }
 
 }  // namespace gjc

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "../eintr.h"
+#include "../portable.h"
 
 namespace gjc::posix {
 namespace {
@@ -42,9 +43,7 @@ Status link_then_unlink(int dirfd, const char* from, const char* to) {
     if (error == ENOENT) return fail(Code::not_found, error, "linkat");
     return fail(Code::io_error, error, "linkat");
   }
-  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) {
-    return errno_failure(errno, "unlinkat");
-  }
+  if (retry_eintr([&] { return ::unlinkat(dirfd, from, 0); }) != 0) return errno_failure(errno, "unlinkat");
   return success();
 }
 
@@ -101,27 +100,6 @@ Failure explain_dir_open_failure(int parent, const char* name, int error, const 
   return fail(Code::symlink_refused, error, syscall);
 }
 
-Result<std::vector<DirEntry>> read_entries(int dir) {
-  // "." never names a link.
-  OwnedHandle own(retry_eintr([&] { return ::openat(dir, ".", O_RDONLY | O_DIRECTORY | kBaseOpenFlags); }));
-  if (!own.valid()) return errno_failure(errno, "openat");
-  std::unique_ptr<DIR, DirCloser> stream(::fdopendir(own.get()));
-  if (!stream) return errno_failure(errno, "fdopendir");
-  own.release();  // now owned by the DIR stream
-  std::vector<DirEntry> entries;
-  for (;;) {
-    errno = 0;
-    const dirent* entry = ::readdir(stream.get());
-    if (entry == nullptr) {
-      if (errno != 0) return errno_failure(errno, "readdir");
-      return entries;
-    }
-    if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
-    // DTTOIF turns a d_type into its S_IFMT bits; DT_UNKNOWN (0) gives unknown.
-    entries.push_back(DirEntry{entry->d_name, entry_type_of(DTTOIF(entry->d_type))});
-  }
-}
-
 StatInfo stat_info_of(const struct stat& st) {
   StatInfo info;
   info.type = entry_type_of(st.st_mode);
@@ -144,3 +122,28 @@ StatInfo stat_info_of(const struct stat& st) {
 }
 
 }  // namespace gjc::posix
+
+namespace gjc {
+
+Result<std::vector<DirEntry>> read_entries(NativeHandle dir) {
+  // "." never names a link.
+  OwnedHandle own(retry_eintr([&] { return ::openat(dir, ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
+  if (!own.valid()) return posix::errno_failure(errno, "openat");
+  std::unique_ptr<DIR, posix::DirCloser> stream(::fdopendir(own.get()));
+  if (!stream) return posix::errno_failure(errno, "fdopendir");
+  own.release();  // now owned by the DIR stream
+  std::vector<DirEntry> entries;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(stream.get());
+    if (entry == nullptr) {
+      if (errno != 0) return posix::errno_failure(errno, "readdir");
+      return entries;
+    }
+    if (std::strcmp(entry->d_name, ".") == 0 || std::strcmp(entry->d_name, "..") == 0) continue;
+    // DTTOIF turns a d_type into its S_IFMT bits; DT_UNKNOWN (0) gives unknown.
+    entries.push_back(DirEntry{entry->d_name, posix::entry_type_of(DTTOIF(entry->d_type))});
+  }
+}
+
+}  // namespace gjc

@@ -1,4 +1,4 @@
-// Helpers shared by the POSIX platform files.
+// Helpers shared by the POSIX platform files, and the hooks each POSIX OS implements.
 #pragma once
 
 #include <fcntl.h>
@@ -13,8 +13,7 @@
 
 namespace gjc::posix {
 
-// Flags on every descriptor we open by name: close-on-exec from birth, and never follow a
-// final link.
+// On every descriptor opened by name: close-on-exec from birth, never following a final link.
 constexpr int kBaseOpenFlags = O_CLOEXEC | O_NOFOLLOW | O_NOCTTY;
 
 // Maps an errno from a call on a managed path to its reason code. Callers that know a
@@ -42,15 +41,6 @@ Status check_same_entry(int dir, const char* name, int fd);
 // to tell symlink_refused from not_directory. Any other errno is mapped by errno_failure.
 Failure explain_dir_open_failure(int parent, const char* name, int error, const char* syscall);
 
-// Opens the canonical absolute directory `real` from "/" one component at a time without
-// following a link, refusing (insecure_ancestor) any directory on the chain that another
-// user could replace. With `for_writes` the result is readable, so it can be synced.
-Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes);
-
-// The entries of `dir` (not "." or ".."), as the OS spells them, read from a fresh open file
-// description so the held descriptor's position is never moved.
-Result<std::vector<DirEntry>> read_entries(int dir);
-
 StatInfo stat_info_of(const struct stat& st);
 
 // The no-replace fallback where the OS or file system has no exclusive rename: linkat
@@ -59,3 +49,27 @@ StatInfo stat_info_of(const struct stat& st);
 Status link_then_unlink(int dirfd, const char* from, const char* to);
 
 }  // namespace gjc::posix
+
+// What the shared POSIX code needs from the OS it runs on: Linux implements these in linux/,
+// macOS in darwin/.
+namespace gjc::os {
+
+// The ACL gate on an open, type-checked, non-O_PATH descriptor (owner/mode already passed).
+Result<VerifyEvidence> acl_check(int fd, bool directory);
+
+// Removes every ACL from a descriptor we own ("cannot store ACLs" is success too).
+Status acl_strip(int fd, bool directory);
+
+// Renames `from` to `to` in `dirfd` without ever replacing `to` (no directory sync).
+Status rename_noreplace(int dirfd, const char* from, const char* to);
+
+// The canonical absolute path of an open directory descriptor, reached originally by
+// `opened_path`; identity_unavailable when the OS cannot say.
+Result<std::string> canonical_path(int fd, const std::string& opened_path);
+
+// True on a network filesystem, whose identity and ACL answers we do not trust.
+Result<bool> is_network_fs(int fd);
+
+const char* platform_name() noexcept;  // "linux" or "darwin"
+
+}  // namespace gjc::os

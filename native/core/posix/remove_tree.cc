@@ -10,21 +10,11 @@
 
 #include "../eintr.h"
 #include "../names.h"
-#include "../platform.h"
+#include "../portable.h"
 #include "posix_util.h"
 
 namespace gjc {
 namespace {
-
-// Rounds of listing and removing one directory before giving up on entries that keep
-// appearing (somebody else is writing into it).
-constexpr int kPasses = 3;
-
-struct Budget {
-  std::uint32_t max_depth;
-  std::size_t max_entries;
-  std::size_t met = 0;
-};
 
 // Opens directory `name` below `parent` no-follow and verifies it owner-only.
 Result<OwnedHandle> open_verified_dir(int parent, const char* name) {
@@ -34,8 +24,6 @@ Result<OwnedHandle> open_verified_dir(int parent, const char* name) {
   if (!checked.ok()) return checked.failure();
   return fd;
 }
-
-Status empty_dir(int dir, std::uint32_t depth, Budget& budget);
 
 // Removes entry `name` of `dir` once it is emptied: only while the name is still the
 // directory `held` (swapped for another object, identity_mismatch); rmdir never follows a
@@ -49,10 +37,11 @@ Status remove_emptied(int dir, const char* name, int held) {
   return success();
 }
 
-// Removes entry `name` of `dir`: unlinked as itself unless it is a directory, which is
-// opened, verified, emptied and removed. An entry swapped between the two kinds while this
-// runs is retried once as what it is then.
-Status remove_entry(int dir, const std::string& name, std::uint32_t depth, Budget& budget) {
+}  // namespace
+
+// Unlinked as itself unless it is a directory; an entry swapped between the two kinds while
+// this runs is retried once as what it is then.
+Status remove_entry(int dir, const std::string& name, std::uint32_t depth, TreeBudget& budget) {
   if (++budget.met > budget.max_entries) return fail(Code::too_large, 0, "readdir");
   for (int attempt = 0; attempt < 2; ++attempt) {
     // unlinkat without AT_REMOVEDIR never follows a link and refuses a directory.
@@ -79,30 +68,13 @@ Status remove_entry(int dir, const std::string& name, std::uint32_t depth, Budge
   return fail(Code::identity_mismatch, 0, "unlinkat");
 }
 
-Status empty_dir(int dir, std::uint32_t depth, Budget& budget) {
-  for (int pass = 0; pass < kPasses; ++pass) {
-    auto entries = posix::read_entries(dir);
-    if (!entries.ok()) return entries.failure();
-    if (entries.value().empty()) return success();
-    for (const DirEntry& entry : entries.value()) {
-      auto removed = remove_entry(dir, entry.name, depth, budget);
-      if (!removed.ok()) return removed;
-    }
-  }
-  auto left = posix::read_entries(dir);
-  if (!left.ok()) return left.failure();
-  return left.value().empty() ? success() : fail(Code::io_error, ENOTEMPTY, "unlinkat");
-}
-
-}  // namespace
-
 Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth,
                    std::size_t max_entries) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
   auto root = open_verified_dir(parent, n.c_str());
   if (!root.ok()) return root.failure();
-  Budget budget{max_depth, max_entries};
+  TreeBudget budget{max_depth, max_entries};
   auto emptied = empty_dir(root.value().get(), 1, budget);
   if (!emptied.ok()) return emptied;
   return remove_emptied(parent, n.c_str(), root.value().get());

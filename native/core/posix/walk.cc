@@ -1,6 +1,7 @@
 // Descriptor walk and the owner-only policy on POSIX: open one validated name at a time
 // below a held directory, never following a link, and check every object on the very
-// descriptor that will be used.
+// descriptor that will be used. Legacy sources (0755 directories and 0644 files older tools
+// made) are opened the same way, accepted when nobody but their owner, us, can change them.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,7 +16,6 @@
 #include "../eintr.h"
 #include "../names.h"
 #include "../platform.h"
-#include "os_hooks.h"
 #include "posix_util.h"
 
 namespace gjc {
@@ -166,11 +166,11 @@ bool ancestor_is_safe(const struct stat& st, uid_t euid) {
   return (st.st_mode & (S_IWGRP | S_IWOTH)) == 0 || (st.st_mode & S_ISVTX) != 0;
 }
 
-}  // namespace
-
-// Each directory is checked on the descriptor that leads to the next one: the chain that is
-// checked is the chain that is opened.
-Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for_writes) {
+// Opens the canonical absolute directory `real` from "/" one component at a time without
+// following a link, refusing (insecure_ancestor) any directory on the chain that another
+// user could replace, each checked on the descriptor that leads to the next one. With
+// `for_writes` the result is readable, so it can be synced.
+Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes) {
   const uid_t euid = ::geteuid();
   const int flags = kAncestorAccess | O_DIRECTORY | posix::kBaseOpenFlags;
   OwnedHandle current(retry_eintr([&] { return ::open("/", flags); }));
@@ -200,45 +200,93 @@ Result<OwnedHandle> posix::open_safe_ancestors(const std::string& real, bool for
   return readable;
 }
 
-Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
-  const bool create = options.policy == DirPolicy::create;
-  if (absolute_path.empty() || absolute_path[0] != '/' ||
-      absolute_path.find('\0') != std::string::npos) {
+// An absolute path's validated names, and the trusted directory to walk them from: the one
+// above names[existing].
+struct TrustedStart {
+  std::vector<std::string> parts;
+  std::size_t existing = 0;
+  OwnedHandle dir;
+};
+
+// Links in the ancestors are resolved once, as the user gave them: the deepest existing
+// ancestor of the last name (with `create`, of the first missing one) is canonicalised and
+// that chain opened from "/" by open_safe_ancestors; the caller walks the rest.
+Result<TrustedStart> open_trusted_start(const std::string& absolute_path, bool create) {
+  if (absolute_path.empty() || absolute_path[0] != '/' || absolute_path.find('\0') != std::string::npos) {
     return fail(Code::invalid_argument);
   }
-  std::vector<std::string> parts;
-  for (std::size_t start = 1; start <= absolute_path.size();) {
-    const std::size_t end = std::min(absolute_path.find('/', start), absolute_path.size());
-    if (end > start) parts.emplace_back(absolute_path.substr(start, end - start));
-    if (end > start && !is_valid_name(parts.back())) return fail(Code::invalid_name);
-    start = end + 1;
+  TrustedStart start;
+  for (std::size_t at = 1; at <= absolute_path.size();) {
+    const std::size_t end = std::min(absolute_path.find('/', at), absolute_path.size());
+    if (end > at) start.parts.emplace_back(absolute_path.substr(at, end - at));
+    if (end > at && !is_valid_name(start.parts.back())) return fail(Code::invalid_name);
+    at = end + 1;
   }
-  if (parts.empty()) return fail(Code::invalid_argument);
-
-  // Links in the ancestors are resolved once, as the user gave them: the deepest existing
-  // ancestor is canonicalised, that chain is opened from "/" by open_safe_ancestors, then
-  // the rest is walked (and, with `create`, made) one owner-only component at a time.
-  std::size_t existing = parts.size() - 1;
+  if (start.parts.empty()) return fail(Code::invalid_argument);
+  start.existing = start.parts.size() - 1;
   std::unique_ptr<char, decltype(&std::free)> real(nullptr, &std::free);
   for (;;) {
     std::string prefix;
-    for (std::size_t i = 0; i < existing; ++i) prefix += "/" + parts[i];
+    for (std::size_t i = 0; i < start.existing; ++i) prefix += "/" + start.parts[i];
     if (prefix.empty()) prefix = "/";
     real.reset(::realpath(prefix.c_str(), nullptr));
     if (real) break;
     if (errno != ENOENT) return posix::errno_failure(errno, "realpath");
-    if (!create || existing == 0) return fail(Code::not_found, ENOENT, "realpath");
-    --existing;
+    if (!create || start.existing == 0) return fail(Code::not_found, ENOENT, "realpath");
+    --start.existing;
   }
-  auto ancestors = posix::open_safe_ancestors(real.get(), create);
+  auto ancestors = open_safe_ancestors(real.get(), create);
   if (!ancestors.ok()) return ancestors.failure();
-  OwnedHandle current = std::move(ancestors).value();
+  start.dir = std::move(ancestors).value();
+  return start;
+}
+
+}  // namespace
+
+Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
+  auto start = open_trusted_start(absolute_path, options.policy == DirPolicy::create);
+  if (!start.ok()) return start.failure();
+  auto& [parts, existing, current] = start.value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
     auto next = open_dir_name(current.get(), parts[i], i + 1 == parts.size() ? options : DirOpenOptions{DirPolicy::create});
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }
-  return current;
+  return std::move(current);
+}
+
+Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string n(name);
+  // O_NONBLOCK: a FIFO or device at the name must not hold the open. The descriptor is
+  // only ever read with pread (files) or listed (directories), so the flag can stay.
+  const int flags = O_RDONLY | O_NONBLOCK | posix::kBaseOpenFlags | (directory ? O_DIRECTORY : 0);
+  OwnedHandle fd;
+#ifdef O_NOATIME
+  // Reading a source must not change it, its access time included (a copy keeps the
+  // source's times). O_NOATIME is refused (EPERM) on a file we do not own; the open is then
+  // made without it, and the owner check below refuses the file.
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NOATIME); }));
+  if (!fd.valid() && errno == EPERM) fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#else
+  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags); }));
+#endif
+  if (!fd.valid()) {
+    if (directory) return posix::explain_dir_open_failure(parent, n.c_str(), errno, "openat");
+    return posix::errno_failure(errno, "openat");
+  }
+  auto checked = posix::check_fd(fd.get(), directory, posix::ModeRule::no_foreign_write);
+  if (!checked.ok()) return checked.failure();
+  auto acl = os::acl_check(fd.get(), directory);
+  if (!acl.ok()) return acl.failure();
+  return fd;
+}
+
+Result<OwnedHandle> open_source_root(const std::string& absolute_path) {
+  if (!absolute_path.empty() && absolute_path.back() == '/') return fail(Code::invalid_argument);
+  auto start = open_trusted_start(absolute_path, false);
+  if (!start.ok()) return start.failure();
+  return open_source(start.value().dir.get(), start.value().parts.back(), true);
 }
 
 }  // namespace gjc

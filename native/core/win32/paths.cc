@@ -1,4 +1,5 @@
-#include "paths.h"
+// Windows absolute paths: the accepted forms, and the network checks before and after I/O.
+#include "win_util.h"
 
 #include <cerrno>
 #include <cwctype>
@@ -51,9 +52,7 @@ Result<LocalPath> parse_local_path(const std::string& utf8_path) {
   LocalPath out;
   std::size_t rest = 0;
   // Every UNC spelling is refused by its shape alone, so no network I/O is ever started.
-  if (starts_with_ci(p, L"\\\\?\\UNC\\") || starts_with_ci(p, L"\\\\.\\UNC\\")) {
-    return network("parse_path");
-  }
+  if (starts_with_ci(p, L"\\\\?\\UNC\\") || starts_with_ci(p, L"\\\\.\\UNC\\")) return network("parse_path");
   if (starts_with_ci(p, L"\\\\?\\") || starts_with_ci(p, L"\\\\.\\")) {
     p[2] = L'?';  // \\.\C: and \\?\C: name the same volume; keep the form that skips rewriting
     if (is_drive_spec(p, 4) && (p.size() == 6 || p[6] == L'\\')) {

@@ -7,21 +7,11 @@
 #include <vector>
 
 #include "../names.h"
-#include "../platform.h"
+#include "../portable.h"
 #include "win_util.h"
 
 namespace gjc {
 namespace {
-
-// Rounds of listing and removing one directory before giving up on entries that keep
-// appearing (somebody else is writing into it).
-constexpr int kPasses = 3;
-
-struct Budget {
-  std::uint32_t max_depth;
-  std::size_t max_entries;
-  std::size_t met = 0;
-};
 
 // Opens `name` below `parent` as itself, with what deleting (and, for a directory,
 // verifying and listing) it needs.
@@ -31,11 +21,9 @@ Result<OwnedHandle> open_for_delete(HANDLE parent, std::string_view name) {
   return win::open_relative(parent, wide.value(), {DELETE | FILE_READ_ATTRIBUTES | READ_CONTROL});
 }
 
-Status empty_dir(HANDLE dir, std::uint32_t depth, Budget& budget);
-
 // Deletes the object open as `object`: a real directory is verified and emptied first;
 // anything else (a reparse point included) is deleted as itself.
-Status remove_object(HANDLE object, std::uint32_t depth, Budget& budget) {
+Status remove_object(HANDLE object, std::uint32_t depth, TreeBudget& budget) {
   auto facts = win::facts_of(object);
   if (!facts.ok()) return facts.failure();
   if (facts.value().directory && !facts.value().reparse_point) {
@@ -48,28 +36,14 @@ Status remove_object(HANDLE object, std::uint32_t depth, Budget& budget) {
   return win::delete_handle(object);
 }
 
-Status empty_dir(HANDLE dir, std::uint32_t depth, Budget& budget) {
-  for (int pass = 0; pass < kPasses; ++pass) {
-    auto listed = list_directory(dir);
-    if (!listed.ok()) return listed.failure();
-    if (listed.value().empty()) return success();
-    for (const DirEntry& entry : listed.value()) {
-      if (++budget.met > budget.max_entries) return fail(Code::too_large, 0, "GetFileInformationByHandleEx");
-      auto child = open_for_delete(dir, entry.name);
-      if (!child.ok()) {
-        if (child.failure().code == Code::not_found) continue;
-        return child.failure();
-      }
-      auto removed = remove_object(child.value().get(), depth, budget);
-      if (!removed.ok()) return removed;
-    }
-  }
-  auto left = list_directory(dir);
-  if (!left.ok()) return left.failure();
-  return left.value().empty() ? success() : fail(Code::io_error, ENOTEMPTY, "NtSetInformationFile");
-}
-
 }  // namespace
+
+Status remove_entry(NativeHandle dir, const std::string& name, std::uint32_t depth, TreeBudget& budget) {
+  if (++budget.met > budget.max_entries) return fail(Code::too_large, 0, "GetFileInformationByHandleEx");
+  auto child = open_for_delete(dir, name);
+  if (!child.ok()) return child.failure().code == Code::not_found ? success() : Status(child.failure());
+  return remove_object(child.value().get(), depth, budget);
+}
 
 Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth,
                    std::size_t max_entries) {
@@ -80,7 +54,7 @@ Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max
   if (!facts.ok()) return facts.failure();
   if (facts.value().reparse_point) return fail(Code::symlink_refused, ELOOP, "NtCreateFile");
   if (!facts.value().directory) return fail(Code::not_directory, ENOTDIR, "NtCreateFile");
-  Budget budget{max_depth, max_entries};
+  TreeBudget budget{max_depth, max_entries};
   // The root counts as depth 0: its children are at depth 1, as on POSIX.
   return remove_object(root.value().get(), 0, budget);
 }

@@ -1,14 +1,14 @@
 // Handle walk and the owner-only policy on Windows: one validated name at a time below a
 // held directory handle (NtCreateFile with RootDirectory), never following a reparse
-// point, and every object checked on the very handle that will be used.
+// point, and every object checked on the very handle that will be used. Legacy sources
+// (with the profile's inherited DACL, as older tools made them) are opened the same way and
+// accepted when the effective user owns them.
 #include <cerrno>
 #include <memory>
 #include <string>
 
 #include "../names.h"
 #include "../platform.h"
-#include "paths.h"
-#include "security.h"
 #include "win_util.h"
 
 namespace gjc {
@@ -86,6 +86,47 @@ Result<OwnedHandle> open_dir_name(HANDLE parent, const std::wstring& name, DirPo
                       {policy == DirPolicy::create, false, policy == DirPolicy::repair});
 }
 
+Result<OwnedHandle> open_source_wide(HANDLE parent, const std::wstring& name, bool directory) {
+  // No FILE_DIRECTORY_FILE / FILE_NON_DIRECTORY_FILE: whatever sits at the name is opened
+  // (a reparse point as itself), so the check can say what it is.
+  auto opened = directory ? win::open_relative(parent, name, {win::kDirAccess, win::kDirShare})
+                          : win::open_relative(parent, name, {FILE_READ_DATA | FILE_READ_ATTRIBUTES | READ_CONTROL});
+  if (!opened.ok()) return opened.failure();
+  auto checked = win::check_source(opened.value().get(), directory);
+  if (!checked.ok()) return checked.failure();
+  return opened;
+}
+
+// A parsed absolute path, and the trusted directory to walk it from: the one above
+// path.components[existing].
+struct TrustedStart {
+  win::LocalPath path;
+  std::size_t existing = 0;
+  OwnedHandle dir;
+};
+
+// Ancestors are trusted as the user gave them: CreateFileW follows links in them (that is
+// the canonicalisation) to the deepest existing ancestor of the last component (with
+// `create`, of the first missing one), which must be local; the caller walks the rest.
+Result<TrustedStart> open_trusted_start(const std::string& absolute_path, bool create) {
+  auto parsed = win::parse_local_path(absolute_path);
+  if (!parsed.ok()) return parsed.failure();
+  TrustedStart start;
+  start.path = std::move(parsed).value();
+  if (start.path.components.empty()) return fail(Code::invalid_argument, EINVAL);
+  for (start.existing = start.path.components.size() - 1;; --start.existing) {
+    auto opened = win::open_path(win::join_prefix(start.path, start.existing), win::kDirAccess);
+    if (opened.ok()) {
+      start.dir = std::move(opened).value();
+      break;
+    }
+    if (opened.failure().code != Code::not_found || !create || start.existing == 0) return opened.failure();
+  }
+  auto local = win::check_local_dir(start.dir.get());
+  if (!local.ok()) return local.failure();
+  return start;
+}
+
 }  // namespace
 
 Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const DirOpenOptions& options) {
@@ -111,36 +152,28 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const 
 }
 
 Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOptions& options) {
-  auto parsed = win::parse_local_path(absolute_path);
-  if (!parsed.ok()) return parsed.failure();
-  const win::LocalPath& path = parsed.value();
-  if (path.components.empty()) return fail(Code::invalid_argument, EINVAL);
-
-  // Ancestors are trusted as the user gave them: CreateFileW follows links in them (that is
-  // the canonicalisation), the deepest existing one is opened, and the rest is walked (and,
-  // with `create`, made) one verified component at a time.
-  std::size_t existing = path.components.size() - 1;
-  OwnedHandle current;
-  for (;;) {
-    auto opened = win::open_path(win::join_prefix(path, existing), win::kDirAccess);
-    if (opened.ok()) {
-      current = std::move(opened).value();
-      break;
-    }
-    if (opened.failure().code != Code::not_found || options.policy != DirPolicy::create || existing == 0) {
-      return opened.failure();
-    }
-    --existing;
-  }
-  auto local = win::check_local_dir(current.get());
-  if (!local.ok()) return local.failure();
+  auto start = open_trusted_start(absolute_path, options.policy == DirPolicy::create);
+  if (!start.ok()) return start.failure();
+  auto& [path, existing, current] = start.value();
   for (std::size_t i = existing; i < path.components.size(); ++i) {
     const DirPolicy policy = i + 1 == path.components.size() ? options.policy : DirPolicy::create;
     auto next = open_dir_name(current.get(), path.components[i], policy);
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }
-  return current;
+  return std::move(current);
+}
+
+Result<OwnedHandle> open_source(NativeHandle parent, std::string_view name, bool directory) {
+  auto wide = win::wide_name(name);
+  if (!wide.ok()) return wide.failure();
+  return open_source_wide(parent, wide.value(), directory);
+}
+
+Result<OwnedHandle> open_source_root(const std::string& absolute_path) {
+  auto start = open_trusted_start(absolute_path, false);
+  if (!start.ok()) return start.failure();
+  return open_source_wide(start.value().dir.get(), start.value().path.components.back(), true);
 }
 
 }  // namespace gjc

@@ -133,18 +133,6 @@ Failure win32_failure(DWORD error, const char* call) {
   return fail(code_of_errno(e), e, call);
 }
 
-Failure nt_failure(NTSTATUS status, const char* call) {
-  // These three lose their meaning in RtlNtStatusToDosError (a directory where a file was
-  // asked for becomes ERROR_ACCESS_DENIED), so they are mapped first.
-  if (status == kStatusFileIsADirectory) return fail(Code::not_regular_file, EISDIR, call);
-  if (status == kStatusNotADirectory) return fail(Code::not_directory, ENOTDIR, call);
-  if (status == kStatusStoppedOnSymlink || status == kStatusReparsePointEncountered) {
-    return fail(Code::symlink_refused, ELOOP, call);
-  }
-  if (nt().status_to_dos_error == nullptr) return fail(Code::io_error, EIO, call);
-  return win32_failure(nt().status_to_dos_error(status), call);
-}
-
 Result<std::wstring> to_wide(std::string_view utf8, Code on_invalid) {
   if (utf8.empty()) return std::wstring();
   if (utf8.size() > 0x7FFFFFFF) return fail(Code::invalid_argument, EINVAL, "MultiByteToWideChar");
@@ -193,6 +181,28 @@ Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
   }
 }
 
+namespace {
+
+Failure nt_failure(NTSTATUS status, const char* call) {
+  // These three lose their meaning in RtlNtStatusToDosError (a directory where a file was
+  // asked for becomes ERROR_ACCESS_DENIED), so they are mapped first.
+  if (status == kStatusFileIsADirectory) return fail(Code::not_regular_file, EISDIR, call);
+  if (status == kStatusNotADirectory) return fail(Code::not_directory, ENOTDIR, call);
+  if (status == kStatusStoppedOnSymlink || status == kStatusReparsePointEncountered) {
+    return fail(Code::symlink_refused, ELOOP, call);
+  }
+  if (nt().status_to_dos_error == nullptr) return fail(Code::io_error, EIO, call);
+  return win32_failure(nt().status_to_dos_error(status), call);
+}
+
+Status set_status(NTSTATUS status) {
+  return NT_SUCCESS(status) ? success() : Status(nt_failure(status, "NtSetInformationFile"));
+}
+
+// symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
+// in depth behind FILE_OPEN_REPARSE_POINT: whatever redirected the open (a file system or
+// filter that follows links anyway, as wine does with unix symlinks), the handle we keep is
+// the entry the name denotes in the held directory, never an object elsewhere.
 Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& name) {
   // NT names need no mount-manager query: the cheapest final-path form.
   auto above = final_path(parent, VOLUME_NAME_NT);
@@ -212,6 +222,8 @@ Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& 
   }
   return success();
 }
+
+}  // namespace
 
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how) {
   if (nt().create_file == nullptr) return missing_ntdll("NtCreateFile");
@@ -265,8 +277,7 @@ Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool r
     // delete), as rename(2) does; only where the class is missing do we use the old one.
     info->mode.flags = kRenameReplaceIfExists | kRenamePosixSemantics;
     const NTSTATUS ex = set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformationEx);
-    if (NT_SUCCESS(ex)) return success();
-    if (!class_unavailable(ex)) return nt_failure(ex, "NtSetInformationFile");
+    if (!class_unavailable(ex)) return set_status(ex);
     info->mode.flags = 0;
     info->mode.replace_if_exists = TRUE;
   } else {
@@ -274,21 +285,16 @@ Status rename_handle(HANDLE handle, HANDLE dir, const std::wstring& name, bool r
     // system: a taken name fails with STATUS_OBJECT_NAME_COLLISION and is left alone.
     info->mode.flags = 0;
   }
-  const NTSTATUS status = set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformation);
-  if (!NT_SUCCESS(status)) return nt_failure(status, "NtSetInformationFile");
-  return success();
+  return set_status(set_information(handle, info, static_cast<ULONG>(size), kFileRenameInformation));
 }
 
 Status delete_handle(HANDLE handle) {
   if (nt().set_information_file == nullptr) return missing_ntdll("NtSetInformationFile");
   ULONG flags = kDispositionDelete | kDispositionPosixSemantics | kDispositionIgnoreReadonly;
   const NTSTATUS ex = set_information(handle, &flags, sizeof flags, kFileDispositionInformationEx);
-  if (NT_SUCCESS(ex)) return success();
-  if (!class_unavailable(ex)) return nt_failure(ex, "NtSetInformationFile");
+  if (!class_unavailable(ex)) return set_status(ex);
   BOOLEAN delete_file = TRUE;
-  const NTSTATUS status = set_information(handle, &delete_file, sizeof delete_file, kFileDispositionInformation);
-  if (!NT_SUCCESS(status)) return nt_failure(status, "NtSetInformationFile");
-  return success();
+  return set_status(set_information(handle, &delete_file, sizeof delete_file, kFileDispositionInformation));
 }
 
 Result<HandleFacts> facts_of(HANDLE handle) {

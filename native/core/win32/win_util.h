@@ -1,5 +1,6 @@
 // Helpers shared by the Windows platform files: UTF-8/UTF-16 conversion, Win32 and NTSTATUS
-// errors as Failures, handle-relative opens, and the facts a verify needs from a handle.
+// errors as Failures, handle-relative opens, the facts a verify needs from a handle, path
+// parsing and the owner-only security.
 #pragma once
 
 // FileIdInfo and the other by-handle classes we use are declared only for Windows 8 and later.
@@ -22,8 +23,10 @@
 #endif
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../platform.h"
 #include "../result.h"
@@ -33,7 +36,6 @@ namespace gjc::win {
 // A Win32 error code as a Failure: the errno closest to it and the reason code that errno
 // has on POSIX, so callers see the same codes on every platform.
 Failure win32_failure(DWORD error, const char* call);
-Failure nt_failure(NTSTATUS status, const char* call);
 int errno_of(DWORD error) noexcept;
 
 // Strict conversions: invalid UTF-8 in, or an unpaired surrogate out, is an error rather
@@ -58,7 +60,7 @@ struct RelativeOpen {
 // Opens `name` (one validated component) relative to `parent`, never following a final
 // reparse point (FILE_OPEN_REPARSE_POINT), never inheritable (no OBJ_INHERIT). `name` holds
 // no separator, so no other component is resolved by name. The opened object is then
-// confirmed to be `parent`\`name` itself (confirm_reached_by_name).
+// confirmed to be `parent`\`name` itself.
 Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const RelativeOpen& how);
 
 // Opens an absolute \\?\ path with CreateFileW (links in it are followed), never inheritable.
@@ -66,12 +68,6 @@ Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access);
 
 // The normalised final path of an open handle in the VOLUME_NAME_* form asked for.
 Result<std::wstring> final_path(HANDLE handle, DWORD volume_form);
-
-// symlink_refused unless `child`'s final path is `parent`'s final path plus `name`. Defence
-// in depth behind FILE_OPEN_REPARSE_POINT: whatever redirected the open (a file system or
-// filter that follows links anyway, as wine does with unix symlinks), the handle we keep is
-// the entry the name denotes in the held directory, never an object elsewhere.
-Status confirm_reached_by_name(HANDLE parent, HANDLE child, const std::wstring& name);
 
 // Opens the object behind `handle` again with other access rights (an empty name relative
 // to the handle, as ReOpenFile does): the same object by construction, no path involved.
@@ -101,13 +97,6 @@ Result<FILE_ID_INFO> file_id_of(HANDLE handle);
 // the 128-bit FileId (the whole id is in DirectoryIdentity), mode and uid 0.
 Result<StatInfo> stat_of(HANDLE handle);
 
-inline OVERLAPPED overlapped_at(std::uint64_t offset) {
-  OVERLAPPED ov{};
-  ov.Offset = static_cast<DWORD>(offset & 0xFFFFFFFFu);
-  ov.OffsetHigh = static_cast<DWORD>(offset >> 32);
-  return ov;
-}
-
 // FILETIME-style times count 100 ns ticks since 1601.
 constexpr std::int64_t kTicksFrom1601To1970 = 116444736000000000LL;
 
@@ -118,5 +107,55 @@ constexpr ACCESS_MASK kDirAccess =
 // Directories are shared without FILE_SHARE_DELETE: while we hold one, nobody can rename
 // or remove it, which pins every name resolved below it for the life of the handle.
 constexpr ULONG kDirShare = FILE_SHARE_READ | FILE_SHARE_WRITE;
+
+// paths.cc: the accepted absolute paths, and network checks before (lexically) and after any I/O.
+
+// A local absolute path split for a walk: `root` is the volume root in the \\?\ form
+// ("\\?\C:\" or "\\?\Volume{guid}\"), `components` the validated names below it.
+struct LocalPath {
+  std::wstring root;
+  std::vector<std::wstring> components;
+};
+
+// Accepts "C:\a\b", "C:/a/b", "\\?\C:\a", "\\.\C:\a" and "\\?\Volume{guid}\a".
+// Refuses, before any I/O: every UNC spelling ("\\server\share", "//server/share",
+// "\\?\UNC\...", "\\.\UNC\...") and a drive letter the OS maps to a network share
+// (network_unsupported); relative, drive-relative and device paths, "." and ".."
+// (invalid_argument); a component that is not a valid Windows name (invalid_name).
+Result<LocalPath> parse_local_path(const std::string& utf8_path);
+
+// The path of a prefix: root plus the first `count` components, in the \\?\ form that
+// bypasses Win32 name rewriting (trailing dots, MAX_PATH).
+std::wstring join_prefix(const LocalPath& path, std::size_t count);
+
+// not_directory unless `handle` is a directory; network_unsupported when it lives on a
+// network volume (the DOS form of its final path is \\?\UNC\..., or its volume root is a
+// remote drive).
+Status check_local_dir(HANDLE handle);
+
+// security.cc: the owner-only check of an object's security, and the descriptor we create with.
+
+// An absolute security descriptor: owner = the current user, a protected DACL holding one
+// ACCESS_ALLOWED ACE (full access) for that user, inheritable on directories. The SID and
+// the ACL live inside, so `descriptor` stays valid for the life of the object.
+struct OwnerOnlySecurity {
+  std::vector<unsigned char> user_sid;
+  std::vector<std::uint64_t> acl;  // 8-byte words keep the ACL aligned
+  SECURITY_DESCRIPTOR descriptor{};
+};
+Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory);
+
+// The DACL half of owner-only (testable on descriptors built in memory): present, protected,
+// exactly one ACE, and that ACE is ACCESS_ALLOWED for `user`. Anything else is acl_present.
+Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
+                             const std::vector<unsigned char>& user);
+
+// The legacy-source check (platform.h open_source): type, owner SID == the effective user,
+// and for a file one link; the DACL need not be owner-only.
+Status check_source(HANDLE handle, bool directory);
+
+// The SID of the effective user: the thread's impersonation token if it has one, else the
+// process token (the analogue of geteuid()).
+Result<std::vector<unsigned char>> current_user_sid();
 
 }  // namespace gjc::win
