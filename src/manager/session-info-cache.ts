@@ -1,8 +1,4 @@
-/**
- * A bounded cache of listing results, so a picker opened again does not re-read unchanged files.
- * An entry is reused only while the file's identity is the one it was read with: an append
- * changes the size and mtime, an atomic rewrite the inode.
- */
+/** The in-process cache of listing results: a picker opened again re-reads no unchanged file (an append changes size and mtime, an atomic rewrite the inode). */
 import type { StorageStat } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import type { DiscoverySkipCode, LatePatches, PrefixSummary, SessionInfo } from "./session-info.js";
@@ -13,24 +9,15 @@ export type CachedOutcome =
   | { kind: "skip"; code: DiscoverySkipCode };
 
 /** The identity a stored outcome is valid for (`ctimeMs` where the storage reports it). */
-interface ListedFileIdentity {
-  dev: string;
-  ino: string;
-  size: number;
-  mtimeMs: number;
-  ctimeMs?: number;
-}
+type FileIdentity = Pick<StorageStat, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs">;
 
 /** One file's stored listing result: the identity it was read with, the outcome, where to resume. */
-export interface ListingRecord extends ListedFileIdentity {
+export interface ListingRecord extends FileIdentity {
   outcome: CachedOutcome;
   resume: ResumePoint | undefined;
 }
 
-/**
- * Where a later listing may continue scanning a v4/v5 file that only grew: what was found so far,
- * and what must still hold of the file (the same prefix, the same bytes just before `offset`).
- */
+/** Where a later listing may resume scanning a v4/v5 file that only grew: what was found so far, and what must still hold (same prefix, same bytes before `offset`). */
 export interface ResumePoint {
   /** end of the complete lines already scanned */
   offset: number;
@@ -42,13 +29,7 @@ export interface ResumePoint {
   late: LatePatches;
 }
 
-/** Default number of files a {@link SessionInfoCache} remembers. */
-const DEFAULT_SESSION_INFO_CACHE_ENTRIES = 4096;
-
-/**
- * Listing results by path, validated by (dev, ino, size, mtimeMs, ctimeMs), least recently used
- * dropped first; each entry holds only what a bounded prefix produces.
- */
+/** Listing results by path, valid while (dev, ino, size, mtimeMs, ctimeMs) holds, least recently used dropped first; an entry holds only what a bounded prefix produces. */
 export class SessionInfoCache {
   /** How many entries it keeps at most. */
   readonly maxEntries: number;
@@ -56,11 +37,8 @@ export class SessionInfoCache {
   #hits = 0;
   #misses = 0;
 
-  /**
-   * @param maxEntries at least 1; default {@link DEFAULT_SESSION_INFO_CACHE_ENTRIES}
-   * @throws SessionManagerError `invalid_options` for anything else
-   */
-  constructor(maxEntries: number = DEFAULT_SESSION_INFO_CACHE_ENTRIES) {
+  /** @param maxEntries at least 1 (default 4096) @throws SessionManagerError `invalid_options` for anything else */
+  constructor(maxEntries = 4096) {
     if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new SessionManagerError("invalid_options", "maxEntries must be a positive integer");
     this.maxEntries = maxEntries;
   }
@@ -127,11 +105,8 @@ export class SessionInfoCache {
   }
 }
 
-/**
- * True when `stat` shows the object `identity` was read from, unchanged. The change time counts
- * too: `utimes` can restore an mtime after a same-size rewrite, not a ctime.
- */
-export function sameFile(identity: ListedFileIdentity, stat: StorageStat): boolean {
+/** True when `stat` shows the object `identity` was read from, unchanged; the change time counts too (`utimes` can restore an mtime after a same-size rewrite, not a ctime). */
+export function sameFile(identity: FileIdentity, stat: FileIdentity): boolean {
   return identity.dev === stat.dev && identity.ino === stat.ino && identity.size === stat.size && identity.mtimeMs === stat.mtimeMs && identity.ctimeMs === stat.ctimeMs;
 }
 
