@@ -65,18 +65,14 @@ export interface SessionListing {
 }
 
 /**
- * Lists the session files directly in `sessionDir`, newest first by mtime, ties by path. A
- * missing directory lists as empty; one that cannot be listed is reported in `skipped`.
+ * Lists the session files directly in `sessionDir`, newest first by mtime, ties by path; a missing directory lists as empty, one that cannot be listed is reported in `skipped`.
  * @throws StorageError `invalid_path` for a relative directory, `outside_root` for one not below the given storage's root
  */
 export async function listSessions(sessionDir: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   return listDirectories(contextFor(sessionDir, options), [sessionDir], []);
 }
 
-/**
- * Lists the session files of every directory directly below `sessionsRoot` (one per scope), as
- * {@link listSessions} does, merged in one order; links and other non-directories there are skipped.
- */
+/** Lists the session files of every directory directly below `sessionsRoot` (one per scope) as {@link listSessions} does, in one order; links and other non-directories there are skipped. */
 export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
@@ -87,9 +83,8 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
 }
 
 /**
- * The `limit` newest sessions of `sessionDir` (mtime descending, ties by path): files are
- * ordered by stat, and prefixes read from the newest down until `limit` sessions are found.
- * `skipped` holds the files passed over on the way, and every link or non-regular entry.
+ * The `limit` newest sessions of `sessionDir`, mtime descending, ties by path (prefixes read from the newest stat down
+ * until found); `skipped` holds the files passed over on the way and every link or non-regular entry.
  */
 export async function listRecentSessions(sessionDir: string, limit = 20, options: DiscoveryOptions = {}): Promise<SessionListing> {
   if (!Number.isInteger(limit) || limit < 0) throw new SessionManagerError("invalid_options", "limit must be a non-negative integer");
@@ -262,10 +257,7 @@ async function examineDirectory(context: Context, state: DirectoryState, into: S
   closeDirectory(context, state);
 }
 
-/**
- * Writes the index back when this listing learned something it did not hold (a new or changed
- * file, a file gone). Records of files not examined (a recent listing stops early) are carried over.
- */
+/** Writes the index back when this listing learned what it did not hold (a new or changed file, one gone), carrying over records of files not examined (a recent listing stops early). */
 function closeDirectory(context: Context, state: DirectoryState): void {
   if (state.access.file === undefined || !state.access.writable) return;
   const listed = new Set(state.names);
@@ -274,7 +266,7 @@ function closeDirectory(context: Context, state: DirectoryState): void {
   const next: ListingIndex = new Map();
   for (const [name, record] of stored) if (listed.has(name) && !state.seen.has(name)) next.set(name, record);
   for (const [name, record] of state.seen) next.set(name, record);
-  writeListingIndex(context.storage, state.access, next);
+  writeListingIndex(context.storage, state.access.file, next);
 }
 
 /** {@link SessionStorage.statEntriesSync} of `names` in `dir`, each failure as its skip. */
@@ -292,10 +284,7 @@ function statAll(context: Context, dir: string, names: readonly string[]): (Stor
   });
 }
 
-/**
- * Examines `candidates` into `into`. Reads are synchronous (a 4 KiB read from the page cache
- * costs less than a thread-pool hand-off); the listing yields every `concurrency` files.
- */
+/** Examines `candidates` into `into`: synchronous reads (a 4 KiB page-cache read costs less than a thread-pool hand-off), a yield every `concurrency` files. */
 async function examineAll(context: Context, state: DirectoryState, candidates: readonly Candidate[], into: SessionListing): Promise<void> {
   for (let index = 0; index < candidates.length; index++) {
     if (index > 0 && index % context.concurrency === 0) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -375,10 +364,7 @@ function report(outcome: CachedOutcome, file: string, into: SessionListing): voi
 /** The buffer every prefix is read into: files are examined one at a time and no view of it is kept. */
 const prefixScratch = Buffer.allocUnsafe(SESSION_LIST_PREFIX_BYTES);
 
-/**
- * Reads what a listing needs from the file open in `reader`. A v4/v5 file that only grew (same
- * object, same prefix, same bytes before the old end) is scanned on from where the last scan ended.
- */
+/** What a listing needs from the file open in `reader`; a v4/v5 file that only grew (same object, prefix and bytes before the old end) is scanned on from where the last scan ended. */
 function readOutcome(reader: SessionFileReader, previous: ResumePoint | undefined): { outcome: CachedOutcome; resume?: ResumePoint } {
   const { stat } = reader;
   const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;

@@ -21,30 +21,18 @@ export const SESSION_LIST_PREFIX_BYTES = 4096;
 /** Shown as {@link SessionInfo.firstMessage} when the prefix holds no user message. */
 export const NO_MESSAGES = "(no messages)";
 
-/** Why a file was left out of a listing (one file never fails a listing). */
+/**
+ * Why a file was left out of a listing (one file never fails a listing): `empty` (no record),
+ * `invalid_header` (the first record is no well-formed `session` header with a string id),
+ * `version_too_new` (an integer above the one this library reads), `invalid_version` (present but no
+ * integer in 1..5), `symlink_refused` (a link, never followed), `not_regular_file` (a FIFO, socket,
+ * device or directory), `permission_denied`, `not_found` (gone since the directory read),
+ * `unsafe_entry` (managed storage: failed the owner-only checks), `read_failed` (any other read
+ * failure), `session_busy` (`continueRecent` only: a live process holds the writer lock).
+ */
 export type DiscoverySkipCode =
-  /** zero bytes, or only blank lines */
-  | "empty"
-  /** the first record is not a `session` header with a string id, or the header is malformed */
-  | "invalid_header"
-  /** the header version is an integer above the one this library reads */
-  | "version_too_new"
-  /** the header version is present but not an integer in 1..5 */
-  | "invalid_version"
-  /** a symbolic link where a session file was expected; it is never followed */
-  | "symlink_refused"
-  /** a FIFO, socket, device or directory where a session file was expected */
-  | "not_regular_file"
-  /** the operating system refused to open or list it */
-  | "permission_denied"
-  /** it disappeared between the directory listing and the read */
-  | "not_found"
-  /** managed storage: the entry failed the owner-only checks */
-  | "unsafe_entry"
-  /** any other read failure */
-  | "read_failed"
-  /** `continueRecent` only: another live process holds the session's writer lock */
-  | "session_busy";
+  | "empty" | "invalid_header" | "version_too_new" | "invalid_version" | "symlink_refused" | "not_regular_file"
+  | "permission_denied" | "not_found" | "unsafe_entry" | "read_failed" | "session_busy";
 
 /** One file left out of a listing. */
 export interface SkippedSession {
@@ -113,10 +101,7 @@ export interface PrefixRejection {
 const MESSAGE_MARKER = '"type":"message"';
 const REPLACEMENT_CHARACTER = "\ufffd";
 
-/**
- * Summarises a session file from its decoded prefix `text`. Unless `whole` (the prefix is the
- * whole file) its last, cut line is ignored: a cut record must not be salvaged into something else.
- */
+/** Summarises a session file from its decoded prefix `text`; unless `whole` (the prefix is the file), its cut last line is ignored, never salvaged into something else. */
 export function summarizePrefix(text: string, whole: boolean): PrefixSummary | PrefixRejection {
   const cut = whole ? text.length : text.lastIndexOf("\n") + 1;
   const body = text.slice(0, cut);
@@ -259,10 +244,7 @@ function countOccurrences(text: string, needle: string): number {
 
 const CUT_HEADER_FIELDS = ["type", "id", "cwd", "timestamp", "title", "parentSession"] as const;
 
-/**
- * Header fields from a first line the prefix cut off: string fields and the version, each only as
- * a complete JSON value (a truncated one is left out). `type` must come first, as writers put it.
- */
+/** Header fields from a first line the prefix cut off, each only as a complete JSON value (a truncated one is left out); `type` must come first, as writers put it. */
 function scanCutHeader(text: string): JsonRecord | undefined {
   const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   if (!text.startsWith('{"type":"session"', start)) return undefined;
