@@ -1,7 +1,4 @@
-/**
- * The disposable sidecars kept beside session files (a directory's listing index, a session's
- * line index): where a storage may keep them, and reading one only from an owner-only regular file of ours.
- */
+/** The disposable sidecars beside session files (a directory's listing index, a session's line index): where a storage may keep them, read only from an owner-only regular file of ours. */
 import fs from "node:fs";
 import path from "node:path";
 
@@ -13,17 +10,15 @@ export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v3.json";
 /** Largest listing index read or written; past it, the oldest files are left out (and read again). */
 export const MAX_LISTING_INDEX_BYTES = 64 * 1024 * 1024;
 
-/** Where a storage keeps (or would keep) the listing index of `dir`, and whether it may write it. */
+/** Where a storage keeps (or would keep) the listing index of `dir` (`file` undefined: memory and custom storages keep none), and whether it may write it. */
 export interface IndexAccess {
-  /** `undefined` when this storage keeps no index (memory or custom storages). */
   readonly file: string | undefined;
   readonly writable: boolean;
 }
 
 /**
- * Whether `storage` may hold sidecars for `dir`. Managed storages verify every directory as
- * owner-only, so may always write; an explicit directory only when it is ours, owner-writable
- * and without group or other bits (a sidecar there would be exposed or impossible).
+ * Whether `storage` may hold sidecars for `dir`: a managed storage verifies every directory as owner-only, so always; an
+ * explicit directory only when ours, owner-writable and without group or other bits (else a sidecar is exposed or impossible).
  */
 export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
   const file = path.join(dir, LISTING_INDEX_FILE_NAME);
@@ -41,9 +36,8 @@ export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
 export type SidecarRead = (into: Buffer, position: number) => number;
 
 /**
- * What `consume` makes of the sidecar `file`, or `undefined` when it is missing, larger than
- * `maxBytes`, or fails the owner-only checks (here for explicit storages; managed ones verify on
- * open). `consume` must refuse a file that reads longer than `size`: it is still being written.
+ * What `consume` makes of the sidecar `file`, or `undefined` when it is missing, larger than `maxBytes`, or fails the owner-only
+ * checks (here for explicit storages; managed ones verify on open). `consume` refuses a file reading longer than `size` (still written).
  */
 export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBytes: number, consume: (read: SidecarRead, size: number) => T | undefined): T | undefined {
   let expected: fs.BigIntStats | undefined;
