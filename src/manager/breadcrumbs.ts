@@ -86,14 +86,9 @@ type BreadcrumbHome = string | AgentRoot | SessionStorage;
 type BreadcrumbWriteCode = "unsafe_terminal_id" | "unrepresentable_path" | "write_failed";
 
 /** The outcome of {@link writeBreadcrumb}. */
-export type BreadcrumbWriteResult =
-  | { ok: true; path: string }
-  | { ok: false; code: BreadcrumbWriteCode; storageCode?: StorageErrorCode };
+export type BreadcrumbWriteResult = { ok: true; path: string } | { ok: false; code: BreadcrumbWriteCode; storageCode?: StorageErrorCode };
 
-/**
- * Records that terminal `terminalId` works on `sessionFile` in `cwd`: exactly `cwd + "\n" +
- * sessionFile + "\n"`, replaced atomically (0600 in a 0700 directory). Failures are returned, never thrown.
- */
+/** Records that terminal `terminalId` works on `sessionFile` in `cwd`: exactly `cwd + "\n" + sessionFile + "\n"`, replaced atomically (0600 in a 0700 directory); failures are returned, never thrown. */
 export function writeBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, sessionFile: string): BreadcrumbWriteResult {
   if (!isSafeTerminalId(terminalId)) return { ok: false, code: "unsafe_terminal_id" };
   if (!representable(cwd) || !representable(sessionFile)) return { ok: false, code: "unrepresentable_path" };
@@ -116,9 +111,7 @@ function representable(value: string): boolean {
 type BreadcrumbMissReason = "unsafe_terminal_id" | "missing" | "malformed" | "unreadable";
 
 /** The outcome of {@link readBreadcrumb}. */
-export type BreadcrumbReadResult =
-  | { kind: "found"; cwd: string; sessionFile: string }
-  | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
+export type BreadcrumbReadResult = { kind: "found"; cwd: string; sessionFile: string } | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
 
 /** Reads the breadcrumb of `terminalId`. Never throws on I/O or bad content. */
 export async function readBreadcrumb(home: BreadcrumbHome, terminalId: string): Promise<BreadcrumbReadResult> {
@@ -158,10 +151,7 @@ export type BreadcrumbResolution =
       storageCode?: StorageErrorCode;
     };
 
-/**
- * The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd must
- * resolve to the same path, and the session file must still be a regular file (not a link).
- */
+/** The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd resolves to the same path, and the session file is still a regular file (not a link). */
 export async function resolveBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, options: ResolveBreadcrumbOptions = {}): Promise<BreadcrumbResolution> {
   const read = await readBreadcrumb(home, terminalId);
   if (read.kind === "none") return { ...read, kind: "ignored" };
@@ -180,9 +170,8 @@ function sessionFileExists(file: string, storage: SessionStorage | undefined): b
 }
 
 /**
- * Runs `use` with a storage holding the breadcrumb directory, and its path. From an agent
- * directory, `terminal-sessions/` is opened by descriptor (created owner-only for a write; an
- * object there that is not the user's own directory is refused). A storage home is used as given.
+ * Runs `use` with a storage holding the breadcrumb directory, and its path. From an agent directory, `terminal-sessions/` is opened
+ * by descriptor (created owner-only for a write; anything there but the user's own directory is refused); a storage home is used as given.
  */
 function withBreadcrumbs<T>(home: BreadcrumbHome, write: boolean, use: (storage: SessionStorage, dir: string) => T): T {
   if (typeof home !== "string" && !(home instanceof AgentRoot)) {

@@ -28,9 +28,8 @@ function addedNow(set: Set<string>, key: string): boolean {
 }
 
 /**
- * The files `continueRecent` may resume for `cwd`, best first: this terminal's breadcrumb when
- * it names `cwd` and a file of this directory, then every listed session newest first. What the
- * listing leaves out goes to `skipped` as met. Batches grow, so a free newest file reads one.
+ * The files `continueRecent` may resume for `cwd`, best first: this terminal's breadcrumb when it names `cwd` and a file of this
+ * directory, then every listed session newest first (growing batches: a free newest file reads one); skips go to `skipped` as met.
  */
 async function* candidates(options: ResolvedOptions, cwd: string, skipped: SkippedSession[]): AsyncGenerator<string> {
   const seen = new Set<string>();

@@ -41,10 +41,7 @@ export function checkManagedStorage(storage: SessionStorage | undefined): void {
   }
 }
 
-/**
- * Resolves and prepares (creates owner-only, binds) the managed scope of `cwd`; a token for it.
- * @throws SessionManagerError `managed_storage_unsupported`, `invalid_options`; ScopeError
- */
+/** Resolves and prepares (creates owner-only, binds) the managed scope of `cwd`; a token for it. @throws SessionManagerError `managed_storage_unsupported`, `invalid_options`; ScopeError */
 export function managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
   checkManagedStorage(storage);
   if (agentDir !== undefined && !path.isAbsolute(agentDir)) throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
@@ -86,6 +83,9 @@ export function targetOf(cwd: string, destination: SessionDestinationInput, stor
 // adopts a legacy session implicitly (only the explicit copy-retain migration does), so there is
 // nothing for "disabled" to stop. The memory mode tunes GJC's resident caches and spill sidecars;
 // this store keeps the parsed session in memory and nothing beside it.
+/** GJC's policy arguments of a factory, `undefined` where not given. */
+export type Policies = { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined };
+
 const POLICY_VALUES = {
   migrationPolicy: ["copy-retain", "disabled"],
   sessionMemoryMode: ["off", "shadow", "enabled", "auto"],
@@ -95,13 +95,7 @@ const POLICY_VALUES = {
  * The options a factory taking GJC's policy arguments runs with: the policies checked, then the destination resolved for `cwd`.
  * @throws SessionManagerError `invalid_options` for an unknown policy value; what {@link targetOf} and `resolveOptions` throw
  */
-export function resolveFactoryOptions(
-  cwd: string,
-  destination: SessionDestinationInput,
-  storage: SessionStorage | undefined,
-  policies: { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined },
-  options: SessionManagerOptions,
-): ResolvedOptions {
+export function resolveFactoryOptions(cwd: string, destination: SessionDestinationInput, storage: SessionStorage | undefined, policies: Policies, options: SessionManagerOptions): ResolvedOptions {
   for (const name of ["migrationPolicy", "sessionMemoryMode"] as const) {
     const value = policies[name];
     if (value !== undefined && !(POLICY_VALUES[name] as readonly string[]).includes(value)) {

@@ -9,39 +9,15 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import {
-  FileSessionStorage,
-  ManagedSessionStorage,
-  StorageError,
-  decodeUtf8Prefix,
-  type SessionFileReader,
-  type SessionStorage,
-  type StorageErrorCode,
-  type StorageStat,
-} from "../storage/index.js";
+import { FileSessionStorage, ManagedSessionStorage, StorageError, decodeUtf8Prefix, type SessionFileReader, type SessionStorage, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
 import { skipOf } from "./skip-codes.js";
 import { readListingIndex, writeListingIndex, type ListingIndex } from "./listing-index.js";
 import { indexAccess, type IndexAccess } from "./sidecar-files.js";
-import {
-  SessionInfoCache,
-  recordOf,
-  sameFile,
-  type CachedOutcome,
-  type ListingRecord,
-  type ResumePoint,
-} from "./session-info-cache.js";
-import {
-  SESSION_LIST_PREFIX_BYTES,
-  buildSessionInfo,
-  summarizePrefix,
-  type LatePatches,
-  type PrefixSummary,
-  type SessionInfo,
-  type SkippedSession,
-} from "./session-info.js";
+import { SessionInfoCache, recordOf, sameFile, type CachedOutcome, type ListingRecord, type ResumePoint } from "./session-info-cache.js";
+import { SESSION_LIST_PREFIX_BYTES, buildSessionInfo, summarizePrefix, type LatePatches, type PrefixSummary, type SessionInfo, type SkippedSession } from "./session-info.js";
 
 const SESSION_FILE_SUFFIX = ".jsonl";
 const DEFAULT_DISCOVERY_CONCURRENCY = 64;
@@ -193,9 +169,8 @@ function isSessionFileName(name: string): boolean {
 }
 
 /**
- * Links, FIFOs, sockets and devices in `dir`, reported so that a planted link or FIFO is seen
- * (the storage lists regular files only); in a sessions root (`root`) directories are expected,
- * elsewhere only session file names count. Names come from a directory read: nothing is followed.
+ * Links, FIFOs, sockets and devices in `dir`, reported so that a planted link or FIFO is seen (the storage lists regular files
+ * only); in a sessions root (`root`) directories are expected, elsewhere only session file names count. Nothing is followed.
  */
 function strayEntries(storage: SessionStorage, dir: string, root: boolean): SkippedSession[] {
   let entries: { name: string; type: string }[];

@@ -55,10 +55,7 @@ export abstract class SessionDirectories extends SessionReader {
     return sessionsOf(await listAllManaged({ ...discovery, agentDir: managedAgentDir ?? agentDir }), onSkipped);
   }
 
-  /**
-   * The managed scope directory of `cwd`, prepared (created owner-only, bound) for writing.
-   * @throws SessionManagerError `managed_storage_unsupported`; ScopeError
-   */
+  /** The managed scope directory of `cwd`, prepared (created owner-only, bound) for writing. @throws SessionManagerError `managed_storage_unsupported`; ScopeError */
   static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
     return managedDestination(cwd, agentDir, storage).sessionDir;
   }
@@ -96,24 +93,21 @@ async function listThrough(storage: ManagedSessionStorage, list: typeof listSess
 
 /** An explicit session directory listed through {@link explicitStorage}, as the manager would open its files: one failing the owner-only rules is skipped with its code. */
 async function listExplicit(sessionDir: string, agentDir: string | undefined, discovery: Discovery): Promise<SessionListing> {
-  // A relative directory gets listSessions' own `invalid_path`.
-  if (!path.isAbsolute(sessionDir)) return listSessions(sessionDir, discovery);
-  let storage: SessionStorage;
+  let storage: SessionStorage | undefined;
   try {
-    storage = explicitStorage(path.resolve(sessionDir), agentDir, consoleStorageLogger, true);
+    // A relative directory gets listSessions' own `invalid_path`.
+    if (path.isAbsolute(sessionDir)) storage = explicitStorage(path.resolve(sessionDir), agentDir, consoleStorageLogger, true);
   } catch (error) {
     if (error instanceof StorageError && error.code === "not_found") return { sessions: [], skipped: [] };
     return { sessions: [], skipped: [skipOf(sessionDir, error)] };
   }
   // Plain file storage is what discovery defaults to; letting it default keeps the shared cache.
-  if (!(storage instanceof ManagedSessionStorage)) return listSessions(sessionDir, discovery);
-  return listThrough(storage, listSessions, sessionDir, discovery);
+  return storage instanceof ManagedSessionStorage ? listThrough(storage, listSessions, sessionDir, discovery) : listSessions(sessionDir, discovery);
 }
 
 /**
- * The sessions of the managed scope of `cwd`, through the scope directory the resolution verified
- * (held, not reopened); a missing scope lists as empty. Writes only the listing index.
- * @throws ScopeError as `resolveManagedScope` in read mode
+ * The sessions of the managed scope of `cwd` through the scope directory the resolution verified (held, not reopened); a missing
+ * scope lists as empty. Writes only the listing index. @throws ScopeError as `resolveManagedScope` in read mode
  */
 export async function listManagedScope(cwd: string, agentDir: string = defaultAgentDir(), options: Discovery = {}): Promise<SessionListing> {
   const held = managedSessionStorageForRead(cwd, agentDir);
@@ -159,13 +153,7 @@ function matchesPrefix(session: SessionInfo, prefix: string): boolean {
  * only without a `sessionDir`, in every managed scope.
  * @returns `undefined` when nothing matches or `sessionArg` is empty
  */
-export async function resolveResumableSession(
-  sessionArg: string,
-  cwd: string,
-  sessionDir?: string,
-  storage?: SessionStorage,
-  managedAgentDir?: string,
-): Promise<ResolvedSessionMatch | undefined> {
+export async function resolveResumableSession(sessionArg: string, cwd: string, sessionDir?: string, storage?: SessionStorage, managedAgentDir?: string): Promise<ResolvedSessionMatch | undefined> {
   const prefix = typeof sessionArg === "string" ? sessionArg.trim().toLowerCase() : "";
   if (prefix.length === 0) return undefined;
   const local = (await SessionDirectories.list(cwd, sessionDir, storage, { agentDir: managedAgentDir })).find((s) => matchesPrefix(s, prefix));

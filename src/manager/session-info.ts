@@ -1,18 +1,5 @@
-/**
- * What a session picker shows about one session file, worked out from its first few kilobytes.
- * Pure (text in, summary out) so tests can feed it any prefix; the I/O is in `discovery.ts`.
- */
-import {
-  SessionFormatError,
-  schemaChecks,
-  checkHeaderVersion,
-  isJsonRecord,
-  replayPatches,
-  scanJsonl,
-  type JsonRecord,
-  type ReplayItem,
-  type SessionHeader,
-} from "../session/index.js";
+/** What a session picker shows about one session file, from its first few kilobytes; pure (text in, summary out) so tests can feed it any prefix. */
+import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
 /** Bytes read from the start of every listed file. */
@@ -134,9 +121,7 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
   try {
     version = checkHeaderVersion(header);
   } catch (error) {
-    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
-      return { kind: "skip", code: error.code };
-    }
+    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) return { kind: "skip", code: error.code };
     throw error;
   }
   if (!schemaChecks().SessionHeaderSchema(header)) return { kind: "skip", code: "invalid_header" };

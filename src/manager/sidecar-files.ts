@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { FileSessionStorage, ManagedSessionStorage, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, ManagedSessionStorage, type SessionFileReader, type SessionStorage } from "../storage/index.js";
 
 /** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
 export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v3.json";
@@ -40,34 +40,25 @@ export type SidecarRead = (into: Buffer, position: number) => number;
  * checks (here for explicit storages; managed ones verify on open). `consume` refuses a file reading longer than `size` (still written).
  */
 export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBytes: number, consume: (read: SidecarRead, size: number) => T | undefined): T | undefined {
-  let expected: fs.BigIntStats | undefined;
-  if (storage instanceof FileSessionStorage) {
-    // The explicit storage checks no owner or mode: this does, and the reader below must be this object.
-    try {
-      expected = fs.lstatSync(file, { bigint: true });
-    } catch {
-      return undefined;
-    }
-    const mode = Number(expected.mode & 0o7777n);
-    if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
-  }
-  let reader;
+  let reader: SessionFileReader | undefined;
   try {
+    let expected: fs.BigIntStats | undefined;
+    if (storage instanceof FileSessionStorage) {
+      // The explicit storage checks no owner or mode: this does, and the reader below must be this object.
+      expected = fs.lstatSync(file, { bigint: true });
+      const mode = Number(expected.mode & 0o7777n);
+      if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
+    }
     // No link followed, nothing but a regular file; a managed storage also verifies owner-only.
     reader = storage.openReaderSync(file);
-  } catch {
-    return undefined;
-  }
-  try {
     const { stat } = reader;
     if (expected !== undefined && (stat.dev !== expected.dev.toString() || stat.ino !== expected.ino.toString())) return undefined;
     if (stat.size > maxBytes) return undefined;
-    const open = reader;
-    return consume((into, position) => open.readSync(into, position), stat.size);
+    return consume(reader.readSync.bind(reader), stat.size);
   } catch {
     return undefined;
   } finally {
-    reader.close();
+    reader?.close();
   }
 }
 
