@@ -52,9 +52,7 @@ export async function listSessions(sessionDir: string, options: DiscoveryOptions
 export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
-  const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listFilesSync(dir, { kind: "directory" }), skipped);
-  if (dirs === undefined) return { sessions: [], skipped };
-  skipped.push(...strayEntries(context.storage, sessionsRoot, true));
+  const dirs = listNames(context.storage, sessionsRoot, "directory", skipped);
   return listDirectories(context, dirs.map((name) => path.join(sessionsRoot, name)), skipped);
 }
 
@@ -150,16 +148,19 @@ function cacheFor(options: DiscoveryOptions, storage: SessionStorage): SessionIn
   return cache;
 }
 
-/** The names `list` gives for `dir`, or `undefined`: missing is empty, any other failure is reported. */
-function listOrReport(dir: string, list: (dir: string) => string[], skipped: SkippedSession[]): string[] | undefined {
+/** The session file names (or directory names) in `dir`, `[]` when it is missing; a failure, and every stray entry, goes to `skipped`. */
+function listNames(storage: SessionStorage, dir: string, kind: "file" | "directory", skipped: SkippedSession[]): string[] {
+  let names: string[];
   try {
-    return list(dir);
+    names = storage.listFilesSync(dir, { kind });
   } catch (error) {
     // A path the storage cannot even address is the caller's mistake, not a damaged directory.
     if (error instanceof StorageError && CALLER_ERRORS.has(error.code)) throw error;
     if (!(error instanceof StorageError && error.code === "not_found")) skipped.push(skipOf(dir, error));
-    return undefined;
+    return [];
   }
+  reportStrays(storage, dir, kind === "directory", skipped);
+  return kind === "file" ? names.filter(isSessionFileName) : names;
 }
 
 const CALLER_ERRORS: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(["invalid_path", "outside_root"]);
@@ -172,11 +173,11 @@ function isSessionFileName(name: string): boolean {
  * Links, FIFOs, sockets and devices in `dir`, reported so that a planted link or FIFO is seen (the storage lists regular files
  * only); in a sessions root (`root`) directories are expected, elsewhere only session file names count. Nothing is followed.
  */
-function strayEntries(storage: SessionStorage, dir: string, root: boolean): SkippedSession[] {
+function reportStrays(storage: SessionStorage, dir: string, root: boolean, skipped: SkippedSession[]): void {
   let entries: { name: string; type: string }[];
   try {
     if (storage instanceof ManagedSessionStorage) entries = storage.listEntriesSync(dir);
-    else if (!(storage instanceof FileSessionStorage)) return [];
+    else if (!(storage instanceof FileSessionStorage)) return;
     else {
       entries = fs.readdirSync(dir, { withFileTypes: true }).map((e) => ({
         name: e.name,
@@ -185,14 +186,12 @@ function strayEntries(storage: SessionStorage, dir: string, root: boolean): Skip
     }
   } catch {
     // The storage listed this directory a moment ago; if it is gone now, so are its entries.
-    return [];
+    return;
   }
-  const found: SkippedSession[] = [];
   for (const { name, type } of entries) {
     if (type === "file" || name.startsWith(".") || (root ? type === "directory" : !isSessionFileName(name))) continue;
-    found.push({ path: path.join(dir, name), code: type === "symlink" ? "symlink_refused" : "not_regular_file" });
+    skipped.push({ path: path.join(dir, name), code: type === "symlink" ? "symlink_refused" : "not_regular_file" });
   }
-  return found;
 }
 
 /** Lists each of `dirs` into one listing after the rows already in `skipped`. */
@@ -206,11 +205,9 @@ async function listDirectories(context: Context, dirs: readonly string[], skippe
 
 /** Lists the session file names of `dir` (what is skipped unread goes to `skipped`), then reads its index when the listing uses one. */
 function openDirectory(context: Context, dir: string, skipped: SkippedSession[]): DirectoryState {
-  const listed = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
-  if (listed !== undefined) skipped.push(...strayEntries(context.storage, dir, false));
+  const names = listNames(context.storage, dir, "file", skipped);
   const access: IndexAccess = context.persistentIndex ? indexAccess(context.storage, dir) : { file: undefined, writable: false };
   const stored = readListingIndex(context.storage, access, dir);
-  const names = listed?.filter(isSessionFileName) ?? [];
   return { dir, prefix: path.join(dir, path.sep), names, access, stored, seen: new Map(), startedMs: Date.now(), dirty: false };
 }
 
