@@ -4,8 +4,7 @@ import path from "node:path";
 import { resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "./breadcrumbs.js";
 import { listRecentSessions } from "./discovery.js";
 import type { ResolvedOptions } from "./options.js";
-import type { SkippedSession } from "./session-info.js";
-import { resumeSkipOf } from "./skip-codes.js";
+import { resumeSkipOf, type SkippedSession } from "./session-info.js";
 
 /** The terminal id breadcrumbs use: the configured one, else detected; `undefined` for none. */
 function terminalOf(options: ResolvedOptions): string | undefined {

@@ -13,11 +13,10 @@ import { FileSessionStorage, ManagedSessionStorage, StorageError, decodeUtf8Pref
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
-import { skipOf } from "./skip-codes.js";
 import { readListingIndex, writeListingIndex, type ListingIndex } from "./listing-index.js";
 import { indexAccess, type IndexAccess } from "./sidecar-files.js";
 import { SessionInfoCache, recordOf, sameFile, type CachedOutcome, type ListingRecord, type ResumePoint } from "./session-info-cache.js";
-import { SESSION_LIST_PREFIX_BYTES, buildSessionInfo, summarizePrefix, type LatePatches, type PrefixSummary, type SessionInfo, type SkippedSession } from "./session-info.js";
+import { SESSION_LIST_PREFIX_BYTES, buildSessionInfo, skipOf, summarizePrefix, type LatePatches, type PrefixSummary, type SessionInfo, type SkippedSession } from "./session-info.js";
 
 const SESSION_FILE_SUFFIX = ".jsonl";
 const DEFAULT_DISCOVERY_CONCURRENCY = 64;

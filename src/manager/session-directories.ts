@@ -14,9 +14,8 @@ import { toStorageError } from "../storage/errors.js";
 import { checkManagedStorage, explicitDestination, managedDestination, type SessionDestination } from "./destination.js";
 import { listAll, listSessions, type DiscoveryOptions, type SessionListing } from "./discovery.js";
 import { explicitStorage } from "./options.js";
-import type { SessionInfo, SkippedSession } from "./session-info.js";
+import { skipOf, type SessionInfo, type SkippedSession } from "./session-info.js";
 import { SessionReader } from "./session-reader.js";
-import { skipOf } from "./skip-codes.js";
 
 /** Our extras of the listings: the agent directory and discovery's tuning options. */
 export interface ListOptions extends Omit<DiscoveryOptions, "storage"> {

@@ -1,5 +1,6 @@
-/** What a session picker shows about one session file, from its first few kilobytes; pure (text in, summary out) so tests can feed it any prefix. */
+/** What a session picker shows about one session file, from its first few kilobytes, or why the file is left out; no I/O, so tests can feed it any prefix. */
 import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
+import { StorageError, type StorageErrorCode } from "../storage/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
 /** Bytes read from the start of every listed file. */
@@ -27,6 +28,31 @@ export interface SkippedSession {
   readonly code: DiscoverySkipCode;
   /** The lower layer's code behind `code`: for `unsafe_entry` the owner-only rule failed (`mode_mismatch`, ...). */
   readonly detail?: string;
+}
+
+// The storage failures a listing or `continueRecent` reports under the storage's own code.
+const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(["symlink_refused", "not_regular_file", "permission_denied", "not_found", "unsafe_entry"]);
+
+function skipCodeOf(error: unknown): DiscoverySkipCode {
+  if (error instanceof StorageError) {
+    if (PASSED_THROUGH.has(error.code)) return error.code as DiscoverySkipCode;
+    if (error.code === "not_directory") return "not_regular_file";
+  }
+  return "read_failed";
+}
+
+/** The skip row of a storage failure on `file` (anything unexpected is `read_failed`), with the lower layer's `detail` if any (which owner-only rule an `unsafe_entry` broke). */
+export function skipOf(file: string, error: unknown): SkippedSession {
+  const code = skipCodeOf(error);
+  const detail = error instanceof StorageError ? error.detail : undefined;
+  return detail === undefined ? { path: file, code } : { path: file, code, detail };
+}
+
+/** Why `continueRecent` passes over `file` it failed to open (another writer holds it, or a listing would refuse it too); `undefined` for any other failure, which the caller rethrows. */
+export function resumeSkipOf(file: string, error: unknown): SkippedSession | undefined {
+  if (!(error instanceof StorageError)) return undefined;
+  if (error.code === "session_busy") return { path: file, code: "session_busy" };
+  return PASSED_THROUGH.has(error.code) && error.code !== "not_found" ? skipOf(file, error) : undefined;
 }
 
 /** Metadata of one session file for pickers and `--resume` lookups. Treat as read-only. */
