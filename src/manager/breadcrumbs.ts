@@ -1,9 +1,8 @@
 /**
- * Terminal breadcrumbs: `<agentDir>/terminal-sessions/<terminal-id>` remembers the session last
- * used in a terminal (two lines: `cwd`, session file), so `continueRecent()` there resumes it
- * rather than whatever another window touched last. Written atomically and owner-only, by
- * descriptor from the held agent directory. A hint: writing never throws on I/O, and reading
- * only yields a session that still exists and belongs to the same working directory.
+ * Terminal breadcrumbs: `<agentDir>/terminal-sessions/<terminal-id>` remembers the session last used in a terminal (two lines:
+ * `cwd`, session file), so `continueRecent()` there resumes it rather than whatever another window touched last. Written
+ * atomically and owner-only, by descriptor from the held agent directory. A hint: writing never throws on I/O, and reading only
+ * yields a session that still exists and belongs to the same working directory.
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -1,8 +1,6 @@
 /**
- * The manager's statics that need no session: GJC's listings (`list` / `listAll`, each through the
- * storage the manager would use) and the session directories. Managed directories are opened by
- * descriptor from the held agent directory: one swapped for a link meanwhile is refused
- * (reported in `skipped`), never read through.
+ * The manager's statics that need no session: GJC's listings (each through the storage the manager would use) and the session
+ * directories. Managed directories are opened by descriptor from the held agent directory: one swapped for a link is refused.
  */
 import path from "node:path";
 
