@@ -3,7 +3,6 @@ export * from "./discovery.js";
 export { listAllManaged, listManagedScope } from "./session-directories.js";
 export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
 export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
-export { SessionInfoCache } from "./session-info-cache.js";
 export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./sidecar-files.js";
 export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
 export * from "./breadcrumbs.js";

@@ -9,8 +9,7 @@ import path from "node:path";
 import { crc32 } from "node:zlib";
 
 import type { SessionStorage } from "../storage/index.js";
-import type { ListingRecord } from "./session-info-cache.js";
-import { buildSessionInfo, type LatePatches, type PrefixRejection, type PrefixSummary } from "./session-info.js";
+import { buildSessionInfo, type LatePatches, type ListingRecord, type PrefixRejection, type PrefixSummary } from "./session-info.js";
 import { MAX_LISTING_INDEX_BYTES, readIndexBytes, type IndexAccess } from "./sidecar-files.js";
 
 const VERSION = 3;

@@ -1,6 +1,6 @@
-/** What a session picker shows about one session file, from its first few kilobytes, or why the file is left out; no I/O, so tests can feed it any prefix. */
+/** What a session picker shows about one session file, from its first few kilobytes, or why the file is left out, and the record a listing keeps of it; no I/O. */
 import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
-import { StorageError, type StorageErrorCode } from "../storage/index.js";
+import { StorageError, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
 /** Bytes read from the start of every listed file. */
@@ -174,6 +174,29 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
 export interface LatePatches {
   title?: string;
   cwd?: string;
+}
+
+/** What a listing learned about one file: its metadata (with what it was built from), or why it is left out. */
+export type CachedOutcome =
+  | { kind: "session"; info: SessionInfo; summary: PrefixSummary; late: LatePatches }
+  | { kind: "skip"; code: DiscoverySkipCode };
+
+/** One file's stored listing result: the identity it was read with (`ctimeMs` where the storage reports it), the outcome, where to resume. */
+export interface ListingRecord extends Pick<StorageStat, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs"> {
+  outcome: CachedOutcome;
+  resume: ResumePoint | undefined;
+}
+
+/** Where a later listing may resume scanning a v4/v5 file that only grew: what was found so far, and what must still hold (same prefix, same bytes before `offset`). */
+export interface ResumePoint {
+  /** end of the complete lines already scanned */
+  offset: number;
+  /** the last bytes before `offset`, as read */
+  boundary: Buffer;
+  /** SHA-256 of the prefix text, as read */
+  prefixDigest: string;
+  summary: PrefixSummary;
+  late: LatePatches;
 }
 
 /** Builds the listing entry of one file from its prefix summary, late patches and stat. */
