@@ -15,15 +15,16 @@ import { explicitStorage } from "./options.js";
 import { skipOf, type SessionInfo, type SkippedSession } from "./session-info.js";
 import { SessionReader } from "./session-reader.js";
 
+/** Discovery's options without the storage, which each listing chooses. */
+type Discovery = Omit<DiscoveryOptions, "storage">;
+
 /** Our extras of the listings: the agent directory and discovery's tuning options. */
-export interface ListOptions extends Omit<DiscoveryOptions, "storage"> {
+export interface ListOptions extends Discovery {
   /** The agent directory whose managed scopes are listed; default `defaultAgentDir()`. */
   agentDir?: string;
   /** Receives, once per listing and only if any, what was left out with its codes (the peer-shaped result holds sessions only). */
   onSkipped?: (skipped: readonly SkippedSession[]) => void;
 }
-
-type Discovery = Omit<DiscoveryOptions, "storage">;
 
 /** Base of the session manager holding its session-independent statics. */
 export abstract class SessionDirectories extends SessionReader {
@@ -59,7 +60,7 @@ export abstract class SessionDirectories extends SessionReader {
 
   /** The managed scope directory of `cwd`, resolved without creating anything. @throws ScopeError */
   static getDefaultSessionDirReadOnly(cwd: string, agentDir?: string): string {
-    return resolveManagedScopeOrThrow({ cwd, ...(agentDir === undefined ? {} : { agentDir }) }).directoryPath;
+    return resolveManagedScopeOrThrow({ cwd, agentDir }).directoryPath;
   }
 
   /** A trusted token for the managed scope of `cwd` (prepared now). */
