@@ -33,7 +33,6 @@ import { fileURLToPath } from "node:url";
 
 const SELF = fileURLToPath(import.meta.url);
 const LIBRARY = new URL("../dist/manager/discovery.js", import.meta.url);
-const CACHE_LIBRARY = new URL("../dist/manager/session-info-cache.js", import.meta.url);
 const FILES = Number(process.env.BENCH_FILES ?? 10_000);
 const LARGE_BYTES = 240_000;
 const SMALL_BYTES = 2_400;
@@ -162,8 +161,7 @@ async function asyncFloor(root, inFlight) {
 }
 
 async function child(mode, root) {
-  const { listAll, listSessions, getRecentSessions } = await import(LIBRARY);
-  const { SessionInfoCache } = await import(CACHE_LIBRARY);
+  const { listAll, listSessions, getRecentSessions, SessionInfoCache } = await import(LIBRARY);
   if (mode === "rss-library") {
     const listing = await listAll(root, NO_INDEX);
     return { rssKiB: process.resourceUsage().maxRSS, sessions: listing.sessions.length, skipped: listing.skipped.length };

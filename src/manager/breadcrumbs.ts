@@ -1,9 +1,8 @@
 /**
- * Terminal breadcrumbs: `<agentDir>/terminal-sessions/<terminal-id>` remembers the session last
- * used in a terminal (two lines: `cwd`, session file), so `continueRecent()` there resumes it
- * rather than whatever another window touched last. Written atomically and owner-only, by
- * descriptor from the held agent directory. A hint: writing never throws on I/O, and reading
- * only yields a session that still exists and belongs to the same working directory.
+ * Terminal breadcrumbs: `<agentDir>/terminal-sessions/<terminal-id>` remembers the session last used in a terminal (two lines:
+ * `cwd`, session file), so `continueRecent()` there resumes it rather than whatever another window touched last. Written
+ * atomically and owner-only, by descriptor from the held agent directory. A hint: writing never throws on I/O, and reading only
+ * yields a session that still exists and belongs to the same working directory.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -46,31 +45,26 @@ export function isSafeTerminalId(id: string): boolean {
  * deciding value gives `unsafe_id`, never a fallback to a weaker source.
  */
 export function terminalIdFromEnv(env: NodeJS.ProcessEnv = process.env, stdinTty: string | undefined = undefined): TerminalIdResult {
-  const pane = nonEmpty(env.TMUX_PANE);
-  const candidate = ((): { id: string; source: TerminalIdSource } | undefined => {
-    if (nonEmpty(env.TMUX) !== undefined && pane !== undefined) return { id: `tmux-${pane}`, source: "tmux" };
-    if (stdinTty !== undefined && stdinTty.startsWith("/dev/") && stdinTty.length > "/dev/".length) {
-      // A device path has plain segments; `..` or `.` would make two spellings of one terminal.
-      const segments = stdinTty.slice("/dev/".length).split("/");
-      const plain = segments.every((segment) => segment !== "" && segment !== "." && segment !== "..");
-      return { id: plain ? segments.join("-") : "", source: "tty" };
-    }
-    const kitty = nonEmpty(env.KITTY_WINDOW_ID);
-    if (kitty !== undefined) return { id: `kitty-${kitty}`, source: "kitty" };
-    if (pane !== undefined) return { id: `tmux-${pane}`, source: "tmux" };
-    const apple = nonEmpty(env.TERM_SESSION_ID);
-    if (apple !== undefined) return { id: `apple-${apple}`, source: "apple-terminal" };
-    const windows = nonEmpty(env.WT_SESSION);
-    if (windows !== undefined) return { id: `wt-${windows}`, source: "windows-terminal" };
-    return undefined;
-  })();
-  if (candidate === undefined) return { kind: "none", reason: "no_terminal" };
-  if (!isSafeTerminalId(candidate.id)) return { kind: "none", reason: "unsafe_id" };
-  return { kind: "terminal", ...candidate };
+  // A device path has plain segments; `..` or `.` would make two spellings of one terminal.
+  const device = stdinTty?.startsWith("/dev/") === true && stdinTty.length > "/dev/".length ? stdinTty.slice("/dev/".length).split("/") : undefined;
+  const plain = device?.every((segment) => segment !== "" && segment !== "." && segment !== "..") === true;
+  const sources: [TerminalIdSource, string | undefined][] = [
+    ["tmux", env.TMUX === undefined || env.TMUX.length === 0 ? undefined : prefixed("tmux", env.TMUX_PANE)],
+    // A device path that is not plain still decides, as an unsafe id.
+    ["tty", device === undefined ? undefined : plain ? device.join("-") : ""],
+    ["kitty", prefixed("kitty", env.KITTY_WINDOW_ID)],
+    ["tmux", prefixed("tmux", env.TMUX_PANE)],
+    ["apple-terminal", prefixed("apple", env.TERM_SESSION_ID)],
+    ["windows-terminal", prefixed("wt", env.WT_SESSION)],
+  ];
+  const found = sources.find((source): source is [TerminalIdSource, string] => source[1] !== undefined);
+  if (found === undefined) return { kind: "none", reason: "no_terminal" };
+  const [source, id] = found;
+  return isSafeTerminalId(id) ? { kind: "terminal", id, source } : { kind: "none", reason: "unsafe_id" };
 }
 
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.length === 0 ? undefined : value;
+function prefixed(prefix: string, value: string | undefined): string | undefined {
+  return value === undefined || value.length === 0 ? undefined : `${prefix}-${value}`;
 }
 
 /** The device path of the terminal on stdin (`/dev/pts/3`), or `undefined` (not a terminal, or not Linux). */
@@ -87,24 +81,13 @@ export function stdinTtyPath(): string | undefined {
 /** Where breadcrumbs live: an agent directory (a path, or held as an {@link AgentRoot}), or a storage rooted at one. */
 type BreadcrumbHome = string | AgentRoot | SessionStorage;
 
-/** Why a breadcrumb was not written. */
-type BreadcrumbWriteCode =
-  /** the terminal id is not a safe single file name */
-  | "unsafe_terminal_id"
-  /** a path is relative or holds a line break or NUL, so two lines cannot carry it */
-  | "unrepresentable_path"
-  /** the storage failed; `storageCode` says how */
-  | "write_failed";
+/** Why a breadcrumb was not written: an unsafe terminal id, a path two lines cannot carry (relative, or with a line break or NUL), or a storage failure (`storageCode` says how). */
+type BreadcrumbWriteCode = "unsafe_terminal_id" | "unrepresentable_path" | "write_failed";
 
 /** The outcome of {@link writeBreadcrumb}. */
-export type BreadcrumbWriteResult =
-  | { ok: true; path: string }
-  | { ok: false; code: BreadcrumbWriteCode; storageCode?: StorageErrorCode };
+export type BreadcrumbWriteResult = { ok: true; path: string } | { ok: false; code: BreadcrumbWriteCode; storageCode?: StorageErrorCode };
 
-/**
- * Records that terminal `terminalId` works on `sessionFile` in `cwd`: exactly `cwd + "\n" +
- * sessionFile + "\n"`, replaced atomically (0600 in a 0700 directory). Failures are returned, never thrown.
- */
+/** Records that terminal `terminalId` works on `sessionFile` in `cwd`: exactly `cwd + "\n" + sessionFile + "\n"`, replaced atomically (0600 in a 0700 directory); failures are returned, never thrown. */
 export function writeBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, sessionFile: string): BreadcrumbWriteResult {
   if (!isSafeTerminalId(terminalId)) return { ok: false, code: "unsafe_terminal_id" };
   if (!representable(cwd) || !representable(sessionFile)) return { ok: false, code: "unrepresentable_path" };
@@ -123,21 +106,11 @@ function representable(value: string): boolean {
   return typeof value === "string" && path.isAbsolute(value) && !/[\n\r\0]/.test(value);
 }
 
-/** Why a breadcrumb yielded nothing. */
-type BreadcrumbMissReason =
-  /** the terminal id is not a safe single file name */
-  | "unsafe_terminal_id"
-  /** no breadcrumb for this terminal */
-  | "missing"
-  /** not two absolute paths each ending in a line feed, or too large */
-  | "malformed"
-  /** the storage refused or failed the read; `storageCode` says how */
-  | "unreadable";
+/** Why a breadcrumb yielded nothing: an unsafe terminal id, none for this terminal, not two absolute paths each ending in a line feed (or too large), or the storage refused the read (`storageCode` says how). */
+type BreadcrumbMissReason = "unsafe_terminal_id" | "missing" | "malformed" | "unreadable";
 
 /** The outcome of {@link readBreadcrumb}. */
-export type BreadcrumbReadResult =
-  | { kind: "found"; cwd: string; sessionFile: string }
-  | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
+export type BreadcrumbReadResult = { kind: "found"; cwd: string; sessionFile: string } | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
 
 /** Reads the breadcrumb of `terminalId`. Never throws on I/O or bad content. */
 export async function readBreadcrumb(home: BreadcrumbHome, terminalId: string): Promise<BreadcrumbReadResult> {
@@ -177,10 +150,7 @@ export type BreadcrumbResolution =
       storageCode?: StorageErrorCode;
     };
 
-/**
- * The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd must
- * resolve to the same path, and the session file must still be a regular file (not a link).
- */
+/** The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd resolves to the same path, and the session file is still a regular file (not a link). */
 export async function resolveBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, options: ResolveBreadcrumbOptions = {}): Promise<BreadcrumbResolution> {
   const read = await readBreadcrumb(home, terminalId);
   if (read.kind === "none") return { ...read, kind: "ignored" };
@@ -199,9 +169,8 @@ function sessionFileExists(file: string, storage: SessionStorage | undefined): b
 }
 
 /**
- * Runs `use` with a storage holding the breadcrumb directory, and its path. From an agent
- * directory, `terminal-sessions/` is opened by descriptor (created owner-only for a write; an
- * object there that is not the user's own directory is refused). A storage home is used as given.
+ * Runs `use` with a storage holding the breadcrumb directory, and its path. From an agent directory, `terminal-sessions/` is opened
+ * by descriptor (created owner-only for a write; anything there but the user's own directory is refused); a storage home is used as given.
  */
 function withBreadcrumbs<T>(home: BreadcrumbHome, write: boolean, use: (storage: SessionStorage, dir: string) => T): T {
   if (typeof home !== "string" && !(home instanceof AgentRoot)) {

@@ -4,8 +4,7 @@ import path from "node:path";
 import { resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "./breadcrumbs.js";
 import { listRecentSessions } from "./discovery.js";
 import type { ResolvedOptions } from "./options.js";
-import type { SkippedSession } from "./session-info.js";
-import { resumeSkipOf } from "./skip-codes.js";
+import { resumeSkipOf, type SkippedSession } from "./session-info.js";
 
 /** The terminal id breadcrumbs use: the configured one, else detected; `undefined` for none. */
 function terminalOf(options: ResolvedOptions): string | undefined {
@@ -22,10 +21,14 @@ export function announceSession(options: ResolvedOptions, file: string, cwd: str
   writeBreadcrumb(options.agentDir, terminal, cwd, file);
 }
 
+/** Whether `key` was not in `set` until now (it is added). */
+function addedNow(set: Set<string>, key: string): boolean {
+  return set.size < set.add(key).size;
+}
+
 /**
- * The files `continueRecent` may resume for `cwd`, best first: this terminal's breadcrumb when
- * it names `cwd` and a file of this directory, then every listed session newest first. What the
- * listing leaves out goes to `skipped` as met. Batches grow, so a free newest file reads one.
+ * The files `continueRecent` may resume for `cwd`, best first: this terminal's breadcrumb when it names `cwd` and a file of this
+ * directory, then every listed session newest first (growing batches: a free newest file reads one); skips go to `skipped` as met.
  */
 async function* candidates(options: ResolvedOptions, cwd: string, skipped: SkippedSession[]): AsyncGenerator<string> {
   const seen = new Set<string>();
@@ -41,24 +44,13 @@ async function* candidates(options: ResolvedOptions, cwd: string, skipped: Skipp
   const reported = new Set<string>();
   for (let limit = 1; ; limit *= 2) {
     const listing = await listRecentSessions(options.sessionDir, limit, { storage: options.storage });
-    for (const skip of listing.skipped) {
-      if (reported.has(skip.path)) continue;
-      reported.add(skip.path);
-      skipped.push(skip);
-    }
-    for (const session of listing.sessions) {
-      if (seen.has(session.path)) continue;
-      seen.add(session.path);
-      yield session.path;
-    }
+    for (const skip of listing.skipped) if (addedNow(reported, skip.path)) skipped.push(skip);
+    for (const session of listing.sessions) if (addedNow(seen, session.path)) yield session.path;
     if (listing.sessions.length < limit) return;
   }
 }
 
-/**
- * Opens the first {@link candidates} that opens; one busy or refused as a listing would refuse
- * it is passed over into `skipped`, any other failure thrown. @returns `opened` undefined for none
- */
+/** Opens the first {@link candidates} that opens; one busy, or refused as a listing would, goes to `skipped`, any other failure is thrown. @returns `opened` undefined for none */
 export async function openFirstFree<T>(options: ResolvedOptions, cwd: string, open: (file: string) => T): Promise<{ opened: T | undefined; skipped: SkippedSession[] }> {
   const skipped: SkippedSession[] = [];
   for await (const file of candidates(options, cwd, skipped)) {

@@ -1,7 +1,6 @@
 /**
- * GJC's destination arguments: `undefined` (the managed scope of the cwd), a string (an explicit
- * session directory), or a token issued here, checked by identity so that a look-alike object
- * cannot point a manager at a directory nobody resolved.
+ * GJC's destination arguments: `undefined` (the managed scope of the cwd), a string (an explicit session directory), or a
+ * token issued here, checked by identity so that a look-alike object cannot point a manager at a directory nobody resolved.
  */
 import path from "node:path";
 
@@ -26,49 +25,31 @@ export type MigrationPolicy = "copy-retain" | "disabled";
 /** GJC's resident-memory mode argument; it has no effect here (see {@link resolveFactoryOptions}). */
 export type SessionMemoryMode = "off" | "shadow" | "enabled" | "auto";
 
-interface IssuedToken {
-  storage: SessionStorage | undefined;
-  agentDir: string | undefined;
-}
+/** What each issued token resolves to besides its directory. */
+const issued = new WeakMap<object, Pick<SessionTarget, "storage" | "agentDir">>();
 
-const issued = new WeakMap<object, IssuedToken>();
-
-function issue(kind: SessionDestination["kind"], sessionDir: string, token: IssuedToken): SessionDestination {
+function issue(kind: SessionDestination["kind"], sessionDir: string, token: Pick<SessionTarget, "storage" | "agentDir">): SessionDestination {
   const destination: SessionDestination = Object.freeze({ kind, sessionDir });
   issued.set(destination, token);
   return destination;
 }
 
-/**
- * Refuses a caller storage where the managed scope is used: it is reached through owner-only managed storage.
- * @throws SessionManagerError `managed_storage_unsupported`
- */
+/** Refuses a caller storage where the managed scope is used (it is reached through owner-only managed storage). @throws SessionManagerError `managed_storage_unsupported` */
 export function checkManagedStorage(storage: SessionStorage | undefined): void {
   if (storage !== undefined && !(storage instanceof FileSessionStorage)) {
-    throw new SessionManagerError(
-      "managed_storage_unsupported",
-      "a managed session scope needs file storage; pass a session directory to use another storage",
-    );
+    throw new SessionManagerError("managed_storage_unsupported", "a managed session scope needs file storage; pass a session directory to use another storage");
   }
 }
 
-/**
- * Resolves and prepares (creates owner-only, binds) the managed scope of `cwd`; a token for it.
- * @throws SessionManagerError `managed_storage_unsupported`, `invalid_options`; ScopeError
- */
+/** Resolves and prepares (creates owner-only, binds) the managed scope of `cwd`; a token for it. @throws SessionManagerError `managed_storage_unsupported`, `invalid_options`; ScopeError */
 export function managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
   checkManagedStorage(storage);
-  if (agentDir !== undefined && !path.isAbsolute(agentDir)) {
-    throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
-  }
+  if (agentDir !== undefined && !path.isAbsolute(agentDir)) throw new SessionManagerError("invalid_options", "agentDir must be an absolute path");
   const target = managedSessionTarget(cwd, agentDir);
   return issue("managed", target.sessionDir, { storage: target.storage, agentDir: target.agentDir });
 }
 
-/**
- * A token for the explicit session directory `directory` (explicit-directory rules apply).
- * @throws SessionManagerError `invalid_options` for a relative or empty path
- */
+/** A token for the explicit session directory `directory` (explicit-directory rules apply). @throws SessionManagerError `invalid_options` for a relative or empty path */
 export function explicitDestination(directory: string): SessionDestination {
   if (typeof directory !== "string" || !path.isAbsolute(directory)) {
     throw new SessionManagerError("invalid_options", "an explicit destination must be an absolute directory");
@@ -76,11 +57,7 @@ export function explicitDestination(directory: string): SessionDestination {
   return issue("explicit", path.resolve(directory), { storage: undefined, agentDir: undefined });
 }
 
-/**
- * The session target of a destination argument for `cwd`.
- * @throws SessionManagerError `untrusted_destination` for an object this module did not
- *   issue, `managed_storage_unsupported`, `invalid_options`
- */
+/** The session target of a destination argument for `cwd`. @throws SessionManagerError `untrusted_destination` for an object not issued here, `managed_storage_unsupported`, `invalid_options` */
 export function targetOf(cwd: string, destination: SessionDestinationInput, storage: SessionStorage | undefined): SessionTarget {
   if (typeof cwd !== "string" || cwd.length === 0) throw new SessionManagerError("invalid_options", "cwd must be a non-empty string");
   if (destination === undefined) {
@@ -106,24 +83,19 @@ export function targetOf(cwd: string, destination: SessionDestinationInput, stor
 // adopts a legacy session implicitly (only the explicit copy-retain migration does), so there is
 // nothing for "disabled" to stop. The memory mode tunes GJC's resident caches and spill sidecars;
 // this store keeps the parsed session in memory and nothing beside it.
+/** GJC's policy arguments of a factory, `undefined` where not given. */
+export type Policies = { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined };
+
 const POLICY_VALUES = {
   migrationPolicy: ["copy-retain", "disabled"],
   sessionMemoryMode: ["off", "shadow", "enabled", "auto"],
 } as const;
 
 /**
- * The options a factory that takes GJC's policy arguments runs with: the policies checked, then
- * the destination resolved for `cwd`.
- * @throws SessionManagerError `invalid_options` for an unknown policy value; what {@link targetOf}
- *   and `resolveOptions` throw
+ * The options a factory taking GJC's policy arguments runs with: the policies checked, then the destination resolved for `cwd`.
+ * @throws SessionManagerError `invalid_options` for an unknown policy value; what {@link targetOf} and `resolveOptions` throw
  */
-export function resolveFactoryOptions(
-  cwd: string,
-  destination: SessionDestinationInput,
-  storage: SessionStorage | undefined,
-  policies: { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined },
-  options: SessionManagerOptions,
-): ResolvedOptions {
+export function resolveFactoryOptions(cwd: string, destination: SessionDestinationInput, storage: SessionStorage | undefined, policies: Policies, options: SessionManagerOptions): ResolvedOptions {
   for (const name of ["migrationPolicy", "sessionMemoryMode"] as const) {
     const value = policies[name];
     if (value !== undefined && !(POLICY_VALUES[name] as readonly string[]).includes(value)) {

@@ -9,44 +9,15 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import {
-  FileSessionStorage,
-  ManagedSessionStorage,
-  StorageError,
-  decodeUtf8Prefix,
-  type SessionFileReader,
-  type SessionStorage,
-  type StorageErrorCode,
-  type StorageStat,
-} from "../storage/index.js";
+import { FileSessionStorage, ManagedSessionStorage, StorageError, decodeUtf8Prefix, type SessionFileReader, type SessionStorage, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 import { scanLatePatches } from "./patch-tail-scan.js";
-import { skipOf } from "./skip-codes.js";
 import { readListingIndex, writeListingIndex, type ListingIndex } from "./listing-index.js";
 import { indexAccess, type IndexAccess } from "./sidecar-files.js";
-import {
-  SessionInfoCache,
-  recordOf,
-  sameFile,
-  type CachedOutcome,
-  type ListingRecord,
-  type ResumePoint,
-} from "./session-info-cache.js";
-import {
-  SESSION_LIST_PREFIX_BYTES,
-  buildSessionInfo,
-  summarizePrefix,
-  type LatePatches,
-  type PrefixSummary,
-  type SessionInfo,
-  type SkippedSession,
-} from "./session-info.js";
+import { SESSION_LIST_PREFIX_BYTES, buildSessionInfo, skipOf, summarizePrefix, type CachedOutcome, type LatePatches, type ListingRecord, type PrefixSummary, type ResumePoint, type SessionInfo, type SkippedSession } from "./session-info.js";
 
-/** File name ending of a session file. */
 const SESSION_FILE_SUFFIX = ".jsonl";
-
-/** Default number of files examined between two yields to the event loop. */
 const DEFAULT_DISCOVERY_CONCURRENCY = 64;
 
 /** Options shared by every discovery function. */
@@ -57,10 +28,7 @@ export interface DiscoveryOptions {
   cache?: SessionInfoCache | false;
   /** Files examined between two yields to the event loop (default {@link DEFAULT_DISCOVERY_CONCURRENCY}). */
   concurrency?: number;
-  /**
-   * Read each directory's listing index ({@link LISTING_INDEX_FILE_NAME}) and write it back when
-   * something changed and the directory is safe to write. Default `true`; `false` touches none.
-   */
+  /** Read each directory's listing index ({@link LISTING_INDEX_FILE_NAME}), written back when it changed and the directory is safe to write; `false` touches none. */
   persistentIndex?: boolean;
 }
 
@@ -71,70 +39,47 @@ export interface SessionListing {
 }
 
 /**
- * Lists the session files directly in `sessionDir`, newest first by mtime, ties by path. A
- * missing directory lists as empty; one that cannot be listed is reported in `skipped`.
- * @throws StorageError `invalid_path` for a relative directory, `outside_root` for one that is
- *   not below the given storage's root
+ * Lists the session files directly in `sessionDir`, newest first by mtime, ties by path; a missing directory lists as empty, one that cannot be listed is reported in `skipped`.
+ * @throws StorageError `invalid_path` for a relative directory, `outside_root` for one not below the given storage's root
  */
 export async function listSessions(sessionDir: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
-  const context = contextFor(sessionDir, options);
-  const found = candidatesIn(context, sessionDir);
-  const outcomes = await examineDirectory(context, sessionDir, found.names);
-  return collect(outcomes, found.skipped);
+  return listDirectories(contextFor(sessionDir, options), [sessionDir], []);
 }
 
-/**
- * Lists the session files of every directory directly below `sessionsRoot` (one per scope), as
- * {@link listSessions} does, merged in one order; links and other non-directories there are skipped.
- */
+/** Lists the session files of every directory directly below `sessionsRoot` (one per scope) as {@link listSessions} does, in one order; links and other non-directories there are skipped. */
 export async function listAll(sessionsRoot: string, options: DiscoveryOptions = {}): Promise<SessionListing> {
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
-  const dirs = listOrReport(sessionsRoot, (dir) => context.storage.listFilesSync(dir, { kind: "directory" }), skipped);
-  if (dirs === undefined) return { sessions: [], skipped };
-  for (const stray of strayEntries(context.storage, sessionsRoot, true)) skipped.push(stray);
-  const outcomes: Outcome[] = [];
-  for (const name of dirs) {
-    const dir = path.join(sessionsRoot, name);
-    const found = candidatesIn(context, dir);
-    skipped.push(...found.skipped);
-    for (const outcome of await examineDirectory(context, dir, found.names)) outcomes.push(outcome);
-  }
-  return collect(outcomes, skipped);
+  const dirs = listNames(context.storage, sessionsRoot, "directory", skipped);
+  return listDirectories(context, dirs.map((name) => path.join(sessionsRoot, name)), skipped);
 }
 
 /**
- * The `limit` newest sessions of `sessionDir` (mtime descending, ties by path): files are
- * ordered by stat, and prefixes read from the newest down until `limit` sessions are found.
- * `skipped` holds the files passed over on the way, and every link or non-regular entry.
+ * The `limit` newest sessions of `sessionDir`, mtime descending, ties by path (prefixes read from the newest stat down
+ * until found); `skipped` holds the files passed over on the way and every link or non-regular entry.
  */
 export async function listRecentSessions(sessionDir: string, limit = 20, options: DiscoveryOptions = {}): Promise<SessionListing> {
   if (!Number.isInteger(limit) || limit < 0) throw new SessionManagerError("invalid_options", "limit must be a non-negative integer");
   const context = contextFor(sessionDir, options);
-  const found = candidatesIn(context, sessionDir);
-  const skipped = [...found.skipped];
-  const state = openDirectory(context, sessionDir, found.names);
-  const stated: (Candidate & { stat: StorageStat })[] = [];
-  for (const [index, stat] of statAll(context, sessionDir, found.names).entries()) {
-    if ("code" in stat) skipped.push(stat);
-    else stated.push({ name: found.names[index]!, stat });
+  const into: SessionListing = { sessions: [], skipped: [] };
+  const state = openDirectory(context, sessionDir, into.skipped);
+  const stated: Required<Candidate>[] = [];
+  for (const [index, stat] of statAll(context, sessionDir, state.names).entries()) {
+    const name = state.names[index]!;
+    if ("code" in stat) into.skipped.push(stat);
+    else stated.push({ name, file: state.prefix + name, stat });
   }
   stated.sort((a, b) => newestFirst(a.name, a.stat.mtimeMs, b.name, b.stat.mtimeMs));
-  const sessions: SessionInfo[] = [];
+  // Each file gives at most one session, so a batch of the sessions still missing never overshoots.
   let next = 0;
-  while (sessions.length < limit && next < stated.length) {
-    const batch = stated.slice(next, next + Math.max(limit - sessions.length, 1));
+  while (into.sessions.length < limit && next < stated.length) {
+    const batch = stated.slice(next, next + limit - into.sessions.length);
     next += batch.length;
-    for (const outcome of await examineAll(context, state, batch)) {
-      if (outcome.kind === "session") {
-        if (sessions.length < limit) sessions.push(outcome.info);
-      } else {
-        skipped.push(skipRow(outcome));
-      }
-    }
+    await examineAll(context, state, batch, into);
   }
   closeDirectory(context, state);
-  return { sessions, skipped: skipped.sort(byPath) };
+  into.skipped.sort(byPath);
+  return into;
 }
 
 /**
@@ -150,6 +95,100 @@ export async function findMostRecentSession(sessionDir: string, storage?: Sessio
   return (await getRecentSessions(sessionDir, 1, storage, options))[0]?.path ?? null;
 }
 
+/**
+ * The in-process cache of listing results by path, so a picker opened again re-reads no unchanged file: an entry holds while
+ * (dev, ino, size, mtimeMs, ctimeMs) does (an append changes size and mtime, an atomic rewrite the inode); least recently used goes first.
+ */
+export class SessionInfoCache {
+  /** How many entries it keeps at most. */
+  readonly maxEntries: number;
+  readonly #entries = new Map<string, ListingRecord>();
+  #hits = 0;
+  #misses = 0;
+
+  /** @param maxEntries at least 1 (default 4096) @throws SessionManagerError `invalid_options` for anything else */
+  constructor(maxEntries = 4096) {
+    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new SessionManagerError("invalid_options", "maxEntries must be a positive integer");
+    this.maxEntries = maxEntries;
+  }
+
+  /** Whether anything is stored for `path` (whatever the file's identity now); not a lookup. */
+  has(path: string): boolean {
+    return this.#entries.has(path);
+  }
+
+  /** The outcome stored for `path` if the file still has the identity in `stat`. */
+  get(path: string, stat: StorageStat): CachedOutcome | undefined {
+    return this.lookup(path, stat)?.outcome;
+  }
+
+  /** The whole record stored for `path` if the file still has the identity in `stat`. */
+  lookup(path: string, stat: StorageStat): ListingRecord | undefined {
+    const entry = this.#entries.get(path);
+    if (entry === undefined || !sameFile(entry, stat)) {
+      this.#misses += 1;
+      return undefined;
+    }
+    this.#hits += 1;
+    // Re-insert: Map order is the recency order.
+    this.#entries.delete(path);
+    this.#entries.set(path, entry);
+    return entry;
+  }
+
+  /** The resume point stored for `path` when the file is the same object (dev, ino), grown since; its old bytes are the caller's to check. */
+  resumePoint(path: string, stat: StorageStat): ResumePoint | undefined {
+    const entry = this.#entries.get(path);
+    if (entry === undefined || entry.dev !== stat.dev || entry.ino !== stat.ino || stat.size <= entry.size) return undefined;
+    return entry.resume;
+  }
+
+  /** Remembers `outcome` (and where to resume if the file grows) for `path` as read with the identity in `stat`. */
+  set(path: string, stat: StorageStat, outcome: CachedOutcome, resume?: ResumePoint): void {
+    this.store(path, recordOf(stat, outcome, resume));
+  }
+
+  /** Remembers a whole record (one read here, or one validated elsewhere) for `path`. */
+  store(path: string, record: ListingRecord): void {
+    this.#entries.delete(path);
+    this.#entries.set(path, record);
+    while (this.#entries.size > this.maxEntries) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.#entries.delete(oldest);
+    }
+  }
+
+  /** Forgets everything. */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  /** Number of files remembered. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** Lookups answered from the cache and lookups that had to read, since construction. */
+  get stats(): { hits: number; misses: number } {
+    return { hits: this.#hits, misses: this.#misses };
+  }
+}
+
+/** The identity a stored outcome is valid for. */
+type FileIdentity = Pick<StorageStat, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs">;
+
+/** True when `stat` shows the object `identity` was read from, unchanged; the change time counts too (`utimes` can restore an mtime after a same-size rewrite, not a ctime). */
+function sameFile(identity: FileIdentity, stat: FileIdentity): boolean {
+  return identity.dev === stat.dev && identity.ino === stat.ino && identity.size === stat.size && identity.mtimeMs === stat.mtimeMs && identity.ctimeMs === stat.ctimeMs;
+}
+
+/** The record of `outcome` read from a file with the identity in `stat`. */
+function recordOf(stat: StorageStat, outcome: CachedOutcome, resume?: ResumePoint): ListingRecord {
+  const record: ListingRecord = { dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, outcome, resume };
+  if (stat.ctimeMs !== undefined) record.ctimeMs = stat.ctimeMs;
+  return record;
+}
+
 interface Context {
   storage: SessionStorage;
   cache: SessionInfoCache | undefined;
@@ -157,35 +196,28 @@ interface Context {
   persistentIndex: boolean;
 }
 
+/** One file to examine; `stat` when the caller stated it already. */
 interface Candidate {
   name: string;
-  /** known when the caller stated the file already */
+  /** its path, built once (one string per file keeps cache lookups cheap) */
+  file: string;
   stat?: StorageStat;
-  /** its path, when built already (one string per file keeps cache lookups cheap) */
-  file?: string;
 }
 
-/** One directory being listed: its index as read, and the records seen now. */
+/** One directory being listed: its session file names, its index as read, and the records seen now. */
 interface DirectoryState {
+  dir: string;
   /** `dir` and a separator: file paths are built by one concatenation */
   prefix: string;
+  names: string[];
   access: IndexAccess;
   stored: ListingIndex | undefined;
-  /** the names listed now; stored records of other names are dropped */
-  names: ReadonlySet<string>;
   /** records produced or confirmed by this listing */
   seen: ListingIndex;
   /** wall-clock time before any file of the directory was stated or opened */
   startedMs: number;
   /** whether {@link seen} holds a record the stored index does not */
   dirty: boolean;
-}
-
-type Outcome = { kind: "session"; info: SessionInfo } | ({ kind: "skip" } & SkippedSession);
-
-function skipRow(outcome: { kind: "skip" } & SkippedSession): SkippedSession {
-  const { kind: _kind, ...row } = outcome;
-  return row;
 }
 
 const sharedCache = new SessionInfoCache();
@@ -208,24 +240,19 @@ function cacheFor(options: DiscoveryOptions, storage: SessionStorage): SessionIn
   return cache;
 }
 
-/** The session file names of one directory, and the entries there that are skipped unread. */
-function candidatesIn(context: Context, dir: string): { names: string[]; skipped: SkippedSession[] } {
-  const skipped: SkippedSession[] = [];
-  const listed = listOrReport(dir, (at) => context.storage.listFilesSync(at), skipped);
-  if (listed === undefined) return { names: [], skipped };
-  return { names: listed.filter(isSessionFileName), skipped: strayEntries(context.storage, dir, false) };
-}
-
-/** The names `list` gives for `dir`, or `undefined`: missing is empty, any other failure is reported. */
-function listOrReport(dir: string, list: (dir: string) => string[], skipped: SkippedSession[]): string[] | undefined {
+/** The session file names (or directory names) in `dir`, `[]` when it is missing; a failure, and every stray entry, goes to `skipped`. */
+function listNames(storage: SessionStorage, dir: string, kind: "file" | "directory", skipped: SkippedSession[]): string[] {
+  let names: string[];
   try {
-    return list(dir);
+    names = storage.listFilesSync(dir, { kind });
   } catch (error) {
     // A path the storage cannot even address is the caller's mistake, not a damaged directory.
     if (error instanceof StorageError && CALLER_ERRORS.has(error.code)) throw error;
     if (!(error instanceof StorageError && error.code === "not_found")) skipped.push(skipOf(dir, error));
-    return undefined;
+    return [];
   }
+  reportStrays(storage, dir, kind === "directory", skipped);
+  return kind === "file" ? names.filter(isSessionFileName) : names;
 }
 
 const CALLER_ERRORS: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(["invalid_path", "outside_root"]);
@@ -235,15 +262,14 @@ function isSessionFileName(name: string): boolean {
 }
 
 /**
- * Links, FIFOs, sockets and devices in `dir`, reported so that a planted link or FIFO is seen
- * (the storage lists regular files only); in a sessions root (`root`) directories are expected,
- * elsewhere only session file names count. Names come from a directory read: nothing is followed.
+ * Links, FIFOs, sockets and devices in `dir`, reported so that a planted link or FIFO is seen (the storage lists regular files
+ * only); in a sessions root (`root`) directories are expected, elsewhere only session file names count. Nothing is followed.
  */
-function strayEntries(storage: SessionStorage, dir: string, root: boolean): SkippedSession[] {
+function reportStrays(storage: SessionStorage, dir: string, root: boolean, skipped: SkippedSession[]): void {
   let entries: { name: string; type: string }[];
   try {
     if (storage instanceof ManagedSessionStorage) entries = storage.listEntriesSync(dir);
-    else if (!(storage instanceof FileSessionStorage)) return [];
+    else if (!(storage instanceof FileSessionStorage)) return;
     else {
       entries = fs.readdirSync(dir, { withFileTypes: true }).map((e) => ({
         name: e.name,
@@ -252,74 +278,59 @@ function strayEntries(storage: SessionStorage, dir: string, root: boolean): Skip
     }
   } catch {
     // The storage listed this directory a moment ago; if it is gone now, so are its entries.
-    return [];
+    return;
   }
-  const found: SkippedSession[] = [];
   for (const { name, type } of entries) {
     if (type === "file" || name.startsWith(".") || (root ? type === "directory" : !isSessionFileName(name))) continue;
-    found.push({ path: path.join(dir, name), code: type === "symlink" ? "symlink_refused" : "not_regular_file" });
+    skipped.push({ path: path.join(dir, name), code: type === "symlink" ? "symlink_refused" : "not_regular_file" });
   }
-  return found;
 }
 
-/** Lists the files `names` of `dir`: known ones are stated in one batch (and not opened while unchanged), the rest read. */
-async function examineDirectory(context: Context, dir: string, names: readonly string[]): Promise<Outcome[]> {
-  const state = openDirectory(context, dir, names);
-  const files = names.map((name) => state.prefix + name);
-  const known: string[] = [];
-  for (let index = 0; index < names.length; index++) {
-    if (state.stored?.has(names[index]!) === true || context.cache?.has(files[index]!) === true) known.push(names[index]!);
-  }
-  // Names are sorted and `known` keeps their order, so one cursor pairs each with its stat.
-  const stats = statAll(context, dir, known);
-  const outcomes = new Array<Outcome>(names.length);
-  const toExamine: Candidate[] = [];
-  const slots: number[] = [];
-  let cursor = 0;
-  for (let index = 0; index < names.length; index++) {
-    const name = names[index]!;
-    const file = files[index]!;
-    let stat: StorageStat | SkippedSession | undefined;
-    if (known[cursor] === name) stat = stats[cursor++];
-    if (stat !== undefined && "code" in stat) {
-      outcomes[index] = { kind: "skip", ...stat };
-      continue;
-    }
-    toExamine.push(stat === undefined ? { name, file } : { name, file, stat });
-    slots.push(index);
-  }
-  const examined = await examineAll(context, state, toExamine);
-  for (let index = 0; index < slots.length; index++) outcomes[slots[index]!] = examined[index]!;
-  closeDirectory(context, state);
-  return outcomes;
+/** Lists each of `dirs` into one listing after the rows already in `skipped`. */
+async function listDirectories(context: Context, dirs: readonly string[], skipped: SkippedSession[]): Promise<SessionListing> {
+  const into: SessionListing = { sessions: [], skipped };
+  for (const dir of dirs) await examineDirectory(context, openDirectory(context, dir, skipped), into);
+  into.sessions.sort((a, b) => newestFirst(a.path, a.modified.getTime(), b.path, b.modified.getTime()));
+  skipped.sort(byPath);
+  return into;
 }
 
-/** Reads the index of `dir`, when the listing uses one, before its files are examined. */
-function openDirectory(context: Context, dir: string, names: readonly string[]): DirectoryState {
+/** Lists the session file names of `dir` (what is skipped unread goes to `skipped`), then reads its index when the listing uses one. */
+function openDirectory(context: Context, dir: string, skipped: SkippedSession[]): DirectoryState {
+  const names = listNames(context.storage, dir, "file", skipped);
   const access: IndexAccess = context.persistentIndex ? indexAccess(context.storage, dir) : { file: undefined, writable: false };
   const stored = readListingIndex(context.storage, access, dir);
-  return { prefix: path.join(dir, path.sep), access, stored, names: new Set(names), seen: new Map(), startedMs: Date.now(), dirty: false };
+  return { dir, prefix: path.join(dir, path.sep), names, access, stored, seen: new Map(), startedMs: Date.now(), dirty: false };
 }
 
-/**
- * Writes the index back when this listing learned something it did not hold (a new or changed
- * file, a file gone). Records of files not examined (a recent listing stops early) are carried over.
- */
+/** Examines every file of `state`: known ones are stated in one batch (and not opened while unchanged), the rest read. */
+async function examineDirectory(context: Context, state: DirectoryState, into: SessionListing): Promise<void> {
+  const { names } = state;
+  const files = names.map((name) => state.prefix + name);
+  const known = names.filter((name, index) => state.stored?.has(name) === true || context.cache?.has(files[index]!) === true);
+  // `known` keeps the order of `names`, so one cursor pairs each with its stat.
+  const stats = statAll(context, state.dir, known);
+  const candidates: Candidate[] = [];
+  let cursor = 0;
+  for (let index = 0; index < names.length; index++) {
+    const stat = known[cursor] === names[index] ? stats[cursor++] : undefined;
+    if (stat !== undefined && "code" in stat) into.skipped.push(stat);
+    else candidates.push({ name: names[index]!, file: files[index]!, stat });
+  }
+  await examineAll(context, state, candidates, into);
+  closeDirectory(context, state);
+}
+
+/** Writes the index back when this listing learned what it did not hold (a new or changed file, one gone), carrying over records of files not examined (a recent listing stops early). */
 function closeDirectory(context: Context, state: DirectoryState): void {
   if (state.access.file === undefined || !state.access.writable) return;
+  const listed = new Set(state.names);
   const stored: ListingIndex = state.stored ?? new Map();
-  const gone = [...stored.keys()].some((name) => !state.names.has(name));
-  if (!state.dirty && !gone) return;
+  if (!state.dirty && [...stored.keys()].every((name) => listed.has(name))) return;
   const next: ListingIndex = new Map();
-  for (const [name, record] of stored) if (state.names.has(name) && !state.seen.has(name)) next.set(name, record);
+  for (const [name, record] of stored) if (listed.has(name) && !state.seen.has(name)) next.set(name, record);
   for (const [name, record] of state.seen) next.set(name, record);
-  writeListingIndex(context.storage, state.access, next);
-}
-
-/** Whether `next` stores nothing `stored` did not (the index keeps no resume points, the one part that may differ). */
-function sameRecord(stored: ListingRecord, next: ListingRecord): boolean {
-  const { dev, ino, size, mtimeMs, ctimeMs } = next;
-  return stored.dev === dev && stored.ino === ino && stored.size === size && stored.mtimeMs === mtimeMs && stored.ctimeMs === ctimeMs && stored.outcome.kind === next.outcome.kind;
+  writeListingIndex(context.storage, state.access.file, next);
 }
 
 /** {@link SessionStorage.statEntriesSync} of `names` in `dir`, each failure as its skip. */
@@ -337,17 +348,12 @@ function statAll(context: Context, dir: string, names: readonly string[]): (Stor
   });
 }
 
-/**
- * Examines `candidates`, results in input order. Reads are synchronous (a 4 KiB read from the
- * page cache costs less than a thread-pool hand-off); the listing yields every `concurrency` files.
- */
-async function examineAll(context: Context, state: DirectoryState, candidates: readonly Candidate[]): Promise<Outcome[]> {
-  const outcomes = new Array<Outcome>(candidates.length);
+/** Examines `candidates` into `into`: synchronous reads (a 4 KiB page-cache read costs less than a thread-pool hand-off), a yield every `concurrency` files. */
+async function examineAll(context: Context, state: DirectoryState, candidates: readonly Candidate[], into: SessionListing): Promise<void> {
   for (let index = 0; index < candidates.length; index++) {
     if (index > 0 && index % context.concurrency === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    outcomes[index] = examine(context, state, candidates[index]!);
+    examine(context, state, candidates[index]!, into);
   }
-  return outcomes;
 }
 
 /** A record the in-process cache or the directory index holds for a file with the identity in `stat`. */
@@ -361,76 +367,72 @@ function knownRecord(context: Context, state: DirectoryState, name: string, file
 }
 
 /** Lists one file: a known result, or one open giving the identity, the prefix and the late patch scan. */
-function examine(context: Context, state: DirectoryState, candidate: Candidate): Outcome {
-  const { name } = candidate;
-  const file = candidate.file ?? state.prefix + name;
-  let stat = candidate.stat;
-  if (stat !== undefined) {
-    const known = knownRecord(context, state, name, file, stat);
-    if (known !== undefined) return settle(state, name, file, known);
-  }
+function examine(context: Context, state: DirectoryState, { name, file, stat }: Candidate, into: SessionListing): void {
+  const known = stat === undefined ? undefined : knownRecord(context, state, name, file, stat);
+  if (known !== undefined) return settle(state, name, file, known, into);
   let reader: SessionFileReader;
   try {
     reader = context.storage.openReaderSync(file);
   } catch (error) {
-    return { kind: "skip", ...skipOf(file, error) };
+    into.skipped.push(skipOf(file, error));
+    return;
   }
   let record: ListingRecord;
   try {
     if (stat === undefined || !sameFile(stat, reader.stat)) {
-      stat = reader.stat;
-      const known = knownRecord(context, state, name, file, stat);
-      if (known !== undefined) return settle(state, name, file, known);
+      const known = knownRecord(context, state, name, file, reader.stat);
+      if (known !== undefined) return settle(state, name, file, known, into);
     }
     // Only this process remembers where to resume: the index keeps no resume points.
-    const previous = context.cache?.resumePoint(file, reader.stat);
-    const read = readOutcome(reader, reader.stat, previous);
+    const read = readOutcome(reader, context.cache?.resumePoint(file, reader.stat));
     record = recordOf(reader.stat, read.outcome, read.resume);
   } catch (error) {
     // A failed read is not cached: permissions and races change without touching the file.
-    return { kind: "skip", ...skipOf(file, error) };
+    into.skipped.push(skipOf(file, error));
+    return;
   } finally {
     reader.close();
   }
-  if (changedTooRecently(record, state.startedMs)) return withPath(file, record.outcome);
+  if (changedTooRecently(record, state.startedMs)) return report(record.outcome, file, into);
   context.cache?.store(file, record);
-  return settle(state, name, file, record);
+  settle(state, name, file, record, into);
 }
 
 /** How long after its last change a file's identity tells a later change apart (whole-second clocks: longer). */
 const SETTLE_MS = 50;
 const COARSE_SETTLE_MS = 2000;
 
-/**
- * True when the file changed so shortly before this listing that a same-size rewrite could still
- * get the same change time (clocks tick coarsely): such a result is returned but not remembered.
- */
+/** True when the file changed so shortly before this listing that a same-size rewrite could get the same change time: such a result is reported, not remembered. */
 function changedTooRecently(record: ListingRecord, startedMs: number): boolean {
   const changed = record.ctimeMs ?? record.mtimeMs;
   return startedMs - changed < (changed % 1000 === 0 ? COARSE_SETTLE_MS : SETTLE_MS);
 }
 
-/** Notes `record` as this listing's view of `name` and gives its outcome. */
-function settle(state: DirectoryState, name: string, file: string, record: ListingRecord): Outcome {
+/** Notes `record` as this listing's view of `name` and reports its outcome. */
+function settle(state: DirectoryState, name: string, file: string, record: ListingRecord, into: SessionListing): void {
   // Only a writable index needs what was seen; a stored record is carried over unless seen otherwise.
   const stored = state.stored?.get(name);
-  if (!state.access.writable || stored === record) return withPath(file, record.outcome);
-  state.seen.set(name, record);
-  state.dirty ||= stored === undefined || !sameRecord(stored, record);
-  return withPath(file, record.outcome);
+  if (state.access.writable && stored !== record) {
+    state.seen.set(name, record);
+    // The index keeps no resume points, the one part of a record that may differ unseen.
+    state.dirty ||= stored === undefined || !sameFile(stored, record) || stored.outcome.kind !== record.outcome.kind;
+  }
+  report(record.outcome, file, into);
+}
+
+function report(outcome: CachedOutcome, file: string, into: SessionListing): void {
+  if (outcome.kind === "session") into.sessions.push(outcome.info);
+  else into.skipped.push({ path: file, code: outcome.code });
 }
 
 /** The buffer every prefix is read into: files are examined one at a time and no view of it is kept. */
 const prefixScratch = Buffer.allocUnsafe(SESSION_LIST_PREFIX_BYTES);
 
-/**
- * Reads what a listing needs from the file open in `reader`. A v4/v5 file that only grew (same
- * object, same prefix, same bytes before the old end) is scanned on from where the last scan ended.
- */
-function readOutcome(reader: SessionFileReader, stat: StorageStat, previous: ResumePoint | undefined): { outcome: CachedOutcome; resume?: ResumePoint } {
+/** What a listing needs from the file open in `reader`; a v4/v5 file that only grew (same object, prefix and bytes before the old end) is scanned on from where the last scan ended. */
+function readOutcome(reader: SessionFileReader, previous: ResumePoint | undefined): { outcome: CachedOutcome; resume?: ResumePoint } {
+  const { stat } = reader;
   const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;
   const bytes = prefixScratch.subarray(0, reader.readSync(prefixScratch, 0));
-  const text = decodeUtf8Prefix(bytes);
   // Only a grown v4/v5 file is ever resumed, so only such a file needs its prefix digest.
   const digest = (): string => createHash("sha256").update(bytes).digest("base64");
   let prefixDigest: string | undefined;
@@ -442,22 +444,15 @@ function readOutcome(reader: SessionFileReader, stat: StorageStat, previous: Res
     earlier = previous.late;
     from = previous.offset;
   } else {
-    const summarized = summarizePrefix(text, whole);
+    const summarized = summarizePrefix(decodeUtf8Prefix(bytes), whole);
     if (summarized.kind === "skip") return { outcome: summarized };
     summary = summarized;
     from = summary.parsedBytes;
   }
-  if (whole || summary.version < FIRST_PATCH_VERSION) {
-    return { outcome: { kind: "session", info: buildSessionInfo(reader.path, summary, {}, stat), summary, late: {} } };
-  }
-  const scan = scanLatePatches(reader, from, stat.size);
-  const late: LatePatches = {};
-  const title = scan.found.title ?? earlier.title;
-  const cwd = scan.found.cwd ?? earlier.cwd;
-  if (title !== undefined) late.title = title;
-  if (cwd !== undefined) late.cwd = cwd;
+  const scan = whole || summary.version < FIRST_PATCH_VERSION ? undefined : scanLatePatches(reader, from, stat.size);
+  const late: LatePatches = scan === undefined ? {} : { ...earlier, ...scan.found };
   const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(reader.path, summary, late, stat), summary, late };
-  if (scan.resume === undefined) return { outcome };
+  if (scan?.resume === undefined) return { outcome };
   return { outcome, resume: { ...scan.resume, prefixDigest: prefixDigest ?? digest(), summary, late } };
 }
 
@@ -467,21 +462,6 @@ function unchangedBefore(reader: SessionFileReader, previous: ResumePoint): bool
   if (previous.offset < length) return false;
   const now = Buffer.allocUnsafe(length);
   return reader.readSync(now, previous.offset - length) === length && now.equals(previous.boundary);
-}
-
-function withPath(file: string, outcome: CachedOutcome): Outcome {
-  return outcome.kind === "session" ? outcome : { kind: "skip", path: file, code: outcome.code };
-}
-
-function collect(outcomes: readonly Outcome[], skippedBefore: readonly SkippedSession[]): SessionListing {
-  const sessions: SessionInfo[] = [];
-  const skipped = [...skippedBefore];
-  for (const outcome of outcomes) {
-    if (outcome.kind === "session") sessions.push(outcome.info);
-    else skipped.push(skipRow(outcome));
-  }
-  sessions.sort((a, b) => newestFirst(a.path, a.modified.getTime(), b.path, b.modified.getTime()));
-  return { sessions, skipped: skipped.sort(byPath) };
 }
 
 function newestFirst(pathA: string, mtimeA: number, pathB: string, mtimeB: number): number {

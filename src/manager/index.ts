@@ -1,16 +1,15 @@
 /** The session manager layer: the manager, session discovery and listing, terminal breadcrumbs. */
 export * from "./discovery.js";
-export { listAllManaged, listManagedScope } from "./managed-listing.js";
+export { listAllManaged, listManagedScope } from "./session-directories.js";
 export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
 export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
-export { SessionInfoCache } from "./session-info-cache.js";
 export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./sidecar-files.js";
 export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
 export * from "./breadcrumbs.js";
 export { SessionManager } from "./session-manager.js";
 export { loadEntriesFromFile } from "./session-files.js";
-export { resolveResumableSession } from "./listing.js";
-export type { ListOptions, ResolvedSessionMatch } from "./listing.js";
+export { resolveResumableSession } from "./session-directories.js";
+export type { ListOptions, ResolvedSessionMatch } from "./session-directories.js";
 export type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "./destination.js";
 export type { MessageAttribution, ModelChangeMetadata, SessionInitFields } from "./appender.js";
 export { SessionManagerError, isSessionManagerError } from "./errors.js";

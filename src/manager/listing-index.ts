@@ -1,17 +1,15 @@
 /**
- * The persistent listing index: cache records on disk, one owner-only file per session directory
- * ({@link LISTING_INDEX_FILE_NAME}), so a fresh process does not re-read files it knows. Version 3
- * is ASCII JSON on two lines: `{"version","crc","fields","records"` (one array per file), then
- * `,"texts":[...]}`, the texts records point at by span; only the first line is parsed. It is a
- * hint: used only when the sidecar checks pass, the first line validates as a whole and the
- * second matches its CRC-32, each record only while its file's live stat matches it.
+ * The persistent listing index ({@link LISTING_INDEX_FILE_NAME}, owner-only, one per session directory), so a fresh
+ * process does not re-read files it knows. Version 3 is ASCII JSON on two lines: `{"version","crc","fields","records"`
+ * (an array per file), then `,"texts":[...]}`, which records point into by span; only the first line is parsed. A hint:
+ * used only when the sidecar checks pass, the first line validates whole and the second matches its CRC-32, each record
+ * only while its file's live stat matches it.
  */
 import path from "node:path";
 import { crc32 } from "node:zlib";
 
 import type { SessionStorage } from "../storage/index.js";
-import type { ListingRecord } from "./session-info-cache.js";
-import { buildSessionInfo, type LatePatches, type PrefixRejection, type PrefixSummary } from "./session-info.js";
+import { buildSessionInfo, type LatePatches, type ListingRecord, type PrefixRejection, type PrefixSummary } from "./session-info.js";
 import { MAX_LISTING_INDEX_BYTES, readIndexBytes, type IndexAccess } from "./sidecar-files.js";
 
 const VERSION = 3;
@@ -77,23 +75,15 @@ export function readListingIndex(storage: SessionStorage, access: IndexAccess, d
   }
 }
 
-/**
- * The text whose JSON string literal spans `start..end` of `texts`: a slice (sharing memory)
- * unless it holds an escape. @throws SyntaxError when the span holds no string literal
- */
+/** The text whose JSON string literal spans `start..end` of `texts`: a slice (sharing memory) unless it holds an escape. @throws SyntaxError for no string literal */
 function textAt(texts: string, start: number, end: number): string {
   if (end > texts.length || texts.charCodeAt(start) !== 0x22 || texts.charCodeAt(end - 1) !== 0x22) throw new SyntaxError("not a text span");
   const inner = texts.slice(start + 1, end - 1);
   return inner.includes("\\") ? (JSON.parse(texts.slice(start, end)) as string) : inner;
 }
 
-/**
- * Publishes `records` as the index of the directory, newest files first, cut at
- * {@link MAX_LISTING_INDEX_BYTES}. Returns whether it was written; a failure (read-only file
- * system, a planted link, a full disk) leaves the listing unaffected.
- */
-export function writeListingIndex(storage: SessionStorage, access: IndexAccess, records: ListingIndex): boolean {
-  if (access.file === undefined || !access.writable) return false;
+/** Publishes `records` as the index `file`, newest files first, cut at {@link MAX_LISTING_INDEX_BYTES}; a failure (read-only file system, planted link, full disk) is ignored. */
+export function writeListingIndex(storage: SessionStorage, file: string, records: ListingIndex): void {
   const ordered = [...records].sort(([nameA, a], [nameB, b]) => b.mtimeMs - a.mtimeMs || (nameA < nameB ? -1 : 1));
   const parts: string[] = [];
   const texts: string[] = [];
@@ -115,10 +105,9 @@ export function writeListingIndex(storage: SessionStorage, access: IndexAccess, 
   }
   const rest = `${TEXTS_OPEN}${texts.join(",")}]}\n`;
   try {
-    storage.writeTextSync(access.file, `{"version":${VERSION},"crc":${crc32(rest)},"fields":${JSON.stringify(FIELDS)},"records":[${parts.join(",")}]\n${rest}`);
-    return true;
+    storage.writeTextSync(file, `{"version":${VERSION},"crc":${crc32(rest)},"fields":${JSON.stringify(FIELDS)},"records":[${parts.join(",")}]\n${rest}`);
   } catch {
-    return false;
+    // The index is a hint: the listing it was written for stands without it.
   }
 }
 

@@ -1,7 +1,4 @@
-/**
- * Options of the session manager: where sessions live comes from GJC's positional arguments
- * (`destination.ts`); what GJC has no parameter for, from one trailing {@link SessionManagerOptions}.
- */
+/** Options of the session manager: where sessions live comes from GJC's positional arguments (`destination.ts`), the rest from one trailing {@link SessionManagerOptions}. */
 import path from "node:path";
 
 import { BlobStore, FileSessionStorage, ManagedSessionStorage, consoleStorageLogger, type SessionStorage, type StorageLogger } from "../storage/index.js";
@@ -26,19 +23,13 @@ export interface SessionManagerOptions {
   terminalId?: string | null;
   /** Clock for timestamps and file names (injectable for tests). */
   now?: () => Date;
-  /**
-   * The tool selection a new session starts with: names speak only for their own domain (told
-   * apart by `classifyTool`), essential built-ins never; `[]` clears both; omitted, nothing is persisted.
-   */
+  /** The tool selection a new session starts with: names speak only for their domain (by `classifyTool`), essential built-ins never; `[]` clears both; omitted, nothing is persisted. */
   toolNames?: readonly string[];
   /** `continueRecent` only: receives, once and only if any, the session files passed over with their codes. */
   onSkipped?: (skipped: readonly SkippedSession[]) => void;
 }
 
-/**
- * What `SessionManager.close()` resolves to. A file starts with its session's first assistant
- * message (the peers' rule), so entries of a session that never got one were never written.
- */
+/** What `SessionManager.close()` resolves to; a file starts with its session's first assistant message (the peers' rule), so a session without one wrote nothing. */
 export interface SessionCloseReport {
   /** Entries appended that no file holds, including those of sessions this manager switched away from. */
   unpersistedEntries: number;
@@ -85,15 +76,12 @@ export interface ResolvedOptions {
 }
 
 function checkAbsolute(value: string | undefined, name: string): void {
-  if (value !== undefined && (typeof value !== "string" || !path.isAbsolute(value))) {
-    throw new SessionManagerError("invalid_options", `${name} must be an absolute path`);
-  }
+  if (value !== undefined && (typeof value !== "string" || !path.isAbsolute(value))) throw new SessionManagerError("invalid_options", `${name} must be an absolute path`);
 }
 
 /**
  * Fills in defaults and checks paths; without a session directory, the managed scope of the cwd is prepared and used.
- * @throws SessionManagerError `invalid_options` for a relative directory; ScopeError when the
- *   managed scope cannot be resolved
+ * @throws SessionManagerError `invalid_options` for a relative directory; ScopeError when the managed scope cannot be resolved
  */
 export function resolveOptions(target: SessionTarget, options: SessionManagerOptions = {}): ResolvedOptions {
   checkAbsolute(options.agentDir, "agentDir");
@@ -130,9 +118,8 @@ export function resolveOptions(target: SessionTarget, options: SessionManagerOpt
 const BLOBS_DIRECTORY = "blobs";
 
 /**
- * The storage of an explicit session directory: below the agent directory it is managed data,
- * walked by descriptor and held to the owner-only rules like a scope (the listings use it too,
- * so what the manager would refuse is skipped); anywhere else, plain file storage.
+ * The storage of an explicit session directory: below the agent directory, managed data walked by descriptor and held to the
+ * owner-only rules like a scope (the listings use it too, so what the manager would refuse is skipped); elsewhere, file storage.
  * @throws StorageError when the agent directory or a directory on the way is unsafe or missing
  */
 export function explicitStorage(dir: string, agentDir: string | undefined, logger: StorageLogger, readOnly: boolean): SessionStorage {

@@ -1,8 +1,7 @@
 /**
- * Which discoverable tools a session has explicitly chosen, in two independent domains: MCP
- * tools (`mcp_tool_selection`) and discovered built-ins (`discovered_builtin_tool_selection`).
- * A list speaks only for the domains its names belong to; essential built-ins are always on, so
- * naming them is never a choice and never persisted; an empty list clears both domains.
+ * Which discoverable tools a session has explicitly chosen, in two independent domains: MCP tools (`mcp_tool_selection`) and
+ * discovered built-ins (`discovered_builtin_tool_selection`). A list speaks only for the domains its names belong to; essential
+ * built-ins are always on, so naming them is never a choice and never persisted; an empty list clears both domains.
  */
 import { randomUUID } from "node:crypto";
 
@@ -29,23 +28,17 @@ export interface ToolSelectionState {
 }
 
 /**
- * The selection change the `toolNames` of a new session stand for: `undefined` none, `[]` clears
- * both domains, otherwise each name goes to its domain (essential built-ins dropped, a domain no
- * name belongs to left out).
+ * The selection change the `toolNames` of a new session stand for: `undefined` none, `[]` clears both domains, otherwise each
+ * name goes to its domain (essential built-ins dropped, a domain no name belongs to left out).
  * @throws SessionManagerError `tool_classifier_required` for non-empty names without a classifier
  */
 export function selectionFromToolNames(toolNames: readonly string[] | undefined, classify: ToolClassifier | undefined): ToolSelectionChange {
   if (toolNames === undefined) return {};
   if (toolNames.length === 0) return { mcp: [], discoveredBuiltin: [] };
-  if (classify === undefined) {
-    throw new SessionManagerError("tool_classifier_required", "toolNames were given without classifyTool; their selection domain is unknown");
-  }
+  if (classify === undefined) throw new SessionManagerError("tool_classifier_required", "toolNames were given without classifyTool; their selection domain is unknown");
   const mcp: string[] = [];
   const builtin: string[] = [];
-  const seen = new Set<string>();
-  for (const name of toolNames) {
-    if (seen.has(name)) continue;
-    seen.add(name);
+  for (const name of new Set(toolNames)) {
     const domain = classify(name);
     if (domain === "mcp") mcp.push(name);
     else if (domain === "builtin") builtin.push(name);
@@ -57,9 +50,8 @@ export function selectionFromToolNames(toolNames: readonly string[] | undefined,
 }
 
 /** The drafts one selection change appends, MCP first; a change touching both shares one correlation id. */
-export function selectionDrafts(change: ToolSelectionChange, correlationId: () => string = randomUUID): SelectionDraft[] {
-  const both = change.mcp !== undefined && change.discoveredBuiltin !== undefined;
-  const shared = both ? { mutationCorrelationId: correlationId() } : {};
+export function selectionDrafts(change: ToolSelectionChange): SelectionDraft[] {
+  const shared = change.mcp !== undefined && change.discoveredBuiltin !== undefined ? { mutationCorrelationId: randomUUID() } : {};
   const drafts: SelectionDraft[] = [];
   if (change.mcp !== undefined) drafts.push({ type: "mcp_tool_selection", selectedToolNames: [...change.mcp], ...shared });
   if (change.discoveredBuiltin !== undefined) drafts.push({ type: "discovered_builtin_tool_selection", selectedToolNames: [...change.discoveredBuiltin], ...shared });
@@ -67,6 +59,4 @@ export function selectionDrafts(change: ToolSelectionChange, correlationId: () =
 }
 
 /** A draft of one selection entry. */
-type SelectionDraft =
-  | { type: "mcp_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string }
-  | { type: "discovered_builtin_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string };
+type SelectionDraft = { type: "mcp_tool_selection" | "discovered_builtin_tool_selection"; selectedToolNames: string[]; mutationCorrelationId?: string };

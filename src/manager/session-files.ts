@@ -7,10 +7,9 @@ import { isSessionManagerError } from "./errors.js";
 import { openSessionFile } from "./open-file.js";
 
 /**
- * The effective header of the session file `filePath`, then every entry in file order (patches
- * applied, pre-v5 migrated in memory, blob references kept), read without the writer lock
- * through `storage` (default: a `FileSessionStorage` of the file's directory). Never writes.
- *
+ * The effective header of the session file `filePath`, then every entry in file order (patches applied, pre-v5 migrated in
+ * memory, blob references kept), read without the writer lock through `storage` (default: a `FileSessionStorage` of the
+ * file's directory). Never writes.
  * @returns `[]` for a missing or empty file, or one without a usable session header
  * @throws SessionFormatError `version_too_new` / `invalid_version`; StorageError for other read failures
  */

@@ -1,18 +1,6 @@
-/**
- * What a session picker shows about one session file, worked out from its first few kilobytes.
- * Pure (text in, summary out) so tests can feed it any prefix; the I/O is in `discovery.ts`.
- */
-import {
-  SessionFormatError,
-  schemaChecks,
-  checkHeaderVersion,
-  isJsonRecord,
-  replayPatches,
-  scanJsonl,
-  type JsonRecord,
-  type ReplayItem,
-  type SessionHeader,
-} from "../session/index.js";
+/** What a session picker shows about one session file, from its first few kilobytes, or why the file is left out, and the record a listing keeps of it; no I/O. */
+import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
+import { StorageError, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
 /** Bytes read from the start of every listed file. */
@@ -21,30 +9,18 @@ export const SESSION_LIST_PREFIX_BYTES = 4096;
 /** Shown as {@link SessionInfo.firstMessage} when the prefix holds no user message. */
 export const NO_MESSAGES = "(no messages)";
 
-/** Why a file was left out of a listing (one file never fails a listing). */
+/**
+ * Why a file was left out of a listing (one file never fails a listing): `empty` (no record),
+ * `invalid_header` (the first record is no well-formed `session` header with a string id),
+ * `version_too_new` (an integer above the one this library reads), `invalid_version` (present but no
+ * integer in 1..5), `symlink_refused` (a link, never followed), `not_regular_file` (a FIFO, socket,
+ * device or directory), `permission_denied`, `not_found` (gone since the directory read),
+ * `unsafe_entry` (managed storage: failed the owner-only checks), `read_failed` (any other read
+ * failure), `session_busy` (`continueRecent` only: a live process holds the writer lock).
+ */
 export type DiscoverySkipCode =
-  /** zero bytes, or only blank lines */
-  | "empty"
-  /** the first record is not a `session` header with a string id, or the header is malformed */
-  | "invalid_header"
-  /** the header version is an integer above the one this library reads */
-  | "version_too_new"
-  /** the header version is present but not an integer in 1..5 */
-  | "invalid_version"
-  /** a symbolic link where a session file was expected; it is never followed */
-  | "symlink_refused"
-  /** a FIFO, socket, device or directory where a session file was expected */
-  | "not_regular_file"
-  /** the operating system refused to open or list it */
-  | "permission_denied"
-  /** it disappeared between the directory listing and the read */
-  | "not_found"
-  /** managed storage: the entry failed the owner-only checks */
-  | "unsafe_entry"
-  /** any other read failure */
-  | "read_failed"
-  /** `continueRecent` only: another live process holds the session's writer lock */
-  | "session_busy";
+  | "empty" | "invalid_header" | "version_too_new" | "invalid_version" | "symlink_refused" | "not_regular_file"
+  | "permission_denied" | "not_found" | "unsafe_entry" | "read_failed" | "session_busy";
 
 /** One file left out of a listing. */
 export interface SkippedSession {
@@ -52,6 +28,31 @@ export interface SkippedSession {
   readonly code: DiscoverySkipCode;
   /** The lower layer's code behind `code`: for `unsafe_entry` the owner-only rule failed (`mode_mismatch`, ...). */
   readonly detail?: string;
+}
+
+// The storage failures a listing or `continueRecent` reports under the storage's own code.
+const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(["symlink_refused", "not_regular_file", "permission_denied", "not_found", "unsafe_entry"]);
+
+function skipCodeOf(error: unknown): DiscoverySkipCode {
+  if (error instanceof StorageError) {
+    if (PASSED_THROUGH.has(error.code)) return error.code as DiscoverySkipCode;
+    if (error.code === "not_directory") return "not_regular_file";
+  }
+  return "read_failed";
+}
+
+/** The skip row of a storage failure on `file` (anything unexpected is `read_failed`), with the lower layer's `detail` if any (which owner-only rule an `unsafe_entry` broke). */
+export function skipOf(file: string, error: unknown): SkippedSession {
+  const code = skipCodeOf(error);
+  const detail = error instanceof StorageError ? error.detail : undefined;
+  return detail === undefined ? { path: file, code } : { path: file, code, detail };
+}
+
+/** Why `continueRecent` passes over `file` it failed to open (another writer holds it, or a listing would refuse it too); `undefined` for any other failure, which the caller rethrows. */
+export function resumeSkipOf(file: string, error: unknown): SkippedSession | undefined {
+  if (!(error instanceof StorageError)) return undefined;
+  if (error.code === "session_busy") return { path: file, code: "session_busy" };
+  return PASSED_THROUGH.has(error.code) && error.code !== "not_found" ? skipOf(file, error) : undefined;
 }
 
 /** Metadata of one session file for pickers and `--resume` lookups. Treat as read-only. */
@@ -113,10 +114,7 @@ export interface PrefixRejection {
 const MESSAGE_MARKER = '"type":"message"';
 const REPLACEMENT_CHARACTER = "\ufffd";
 
-/**
- * Summarises a session file from its decoded prefix `text`. Unless `whole` (the prefix is the
- * whole file) its last, cut line is ignored: a cut record must not be salvaged into something else.
- */
+/** Summarises a session file from its decoded prefix `text`; unless `whole` (the prefix is the file), its cut last line is ignored, never salvaged into something else. */
 export function summarizePrefix(text: string, whole: boolean): PrefixSummary | PrefixRejection {
   const cut = whole ? text.length : text.lastIndexOf("\n") + 1;
   const body = text.slice(0, cut);
@@ -149,9 +147,7 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
   try {
     version = checkHeaderVersion(header);
   } catch (error) {
-    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) {
-      return { kind: "skip", code: error.code };
-    }
+    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) return { kind: "skip", code: error.code };
     throw error;
   }
   if (!schemaChecks().SessionHeaderSchema(header)) return { kind: "skip", code: "invalid_header" };
@@ -178,6 +174,29 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
 export interface LatePatches {
   title?: string;
   cwd?: string;
+}
+
+/** What a listing learned about one file: its metadata (with what it was built from), or why it is left out. */
+export type CachedOutcome =
+  | { kind: "session"; info: SessionInfo; summary: PrefixSummary; late: LatePatches }
+  | { kind: "skip"; code: DiscoverySkipCode };
+
+/** One file's stored listing result: the identity it was read with (`ctimeMs` where the storage reports it), the outcome, where to resume. */
+export interface ListingRecord extends Pick<StorageStat, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs"> {
+  outcome: CachedOutcome;
+  resume: ResumePoint | undefined;
+}
+
+/** Where a later listing may resume scanning a v4/v5 file that only grew: what was found so far, and what must still hold (same prefix, same bytes before `offset`). */
+export interface ResumePoint {
+  /** end of the complete lines already scanned */
+  offset: number;
+  /** the last bytes before `offset`, as read */
+  boundary: Buffer;
+  /** SHA-256 of the prefix text, as read */
+  prefixDigest: string;
+  summary: PrefixSummary;
+  late: LatePatches;
 }
 
 /** Builds the listing entry of one file from its prefix summary, late patches and stat. */
@@ -259,10 +278,7 @@ function countOccurrences(text: string, needle: string): number {
 
 const CUT_HEADER_FIELDS = ["type", "id", "cwd", "timestamp", "title", "parentSession"] as const;
 
-/**
- * Header fields from a first line the prefix cut off: string fields and the version, each only as
- * a complete JSON value (a truncated one is left out). `type` must come first, as writers put it.
- */
+/** Header fields from a first line the prefix cut off, each only as a complete JSON value (a truncated one is left out); `type` must come first, as writers put it. */
 function scanCutHeader(text: string): JsonRecord | undefined {
   const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   if (!text.startsWith('{"type":"session"', start)) return undefined;

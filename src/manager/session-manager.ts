@@ -9,7 +9,7 @@ import path from "node:path";
 import { isValidSessionId, type BlobSink, type SessionHeader } from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { announceSession, openFirstFree } from "./continuation.js";
-import { resolveFactoryOptions, targetOf, type MigrationPolicy, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
+import { resolveFactoryOptions, targetOf, type MigrationPolicy, type Policies, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
 import { SessionManagerError } from "./errors.js";
 import {
   resolveOptions,
@@ -30,7 +30,6 @@ function ignore(): void {}
 
 let synchronous: SynchronousSwitches<SessionManager> | undefined;
 
-type Policies = { migrationPolicy: MigrationPolicy | undefined; sessionMemoryMode: SessionMemoryMode | undefined };
 const NO_POLICIES: Policies = { migrationPolicy: undefined, sessionMemoryMode: undefined };
 
 /** The {@link SynchronousSwitches} of {@link SessionManager} (set when the class is defined). */

@@ -1,11 +1,8 @@
-/**
- * The disposable sidecars kept beside session files (a directory's listing index, a session's
- * line index): where a storage may keep them, and reading one only from an owner-only regular file of ours.
- */
+/** The disposable sidecars beside session files (a directory's listing index, a session's line index): where a storage may keep them, read only from an owner-only regular file of ours. */
 import fs from "node:fs";
 import path from "node:path";
 
-import { FileSessionStorage, ManagedSessionStorage, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, ManagedSessionStorage, type SessionFileReader, type SessionStorage } from "../storage/index.js";
 
 /** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
 export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v3.json";
@@ -13,17 +10,15 @@ export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v3.json";
 /** Largest listing index read or written; past it, the oldest files are left out (and read again). */
 export const MAX_LISTING_INDEX_BYTES = 64 * 1024 * 1024;
 
-/** Where a storage keeps (or would keep) the listing index of `dir`, and whether it may write it. */
+/** Where a storage keeps (or would keep) the listing index of `dir` (`file` undefined: memory and custom storages keep none), and whether it may write it. */
 export interface IndexAccess {
-  /** `undefined` when this storage keeps no index (memory or custom storages). */
   readonly file: string | undefined;
   readonly writable: boolean;
 }
 
 /**
- * Whether `storage` may hold sidecars for `dir`. Managed storages verify every directory as
- * owner-only, so may always write; an explicit directory only when it is ours, owner-writable
- * and without group or other bits (a sidecar there would be exposed or impossible).
+ * Whether `storage` may hold sidecars for `dir`: a managed storage verifies every directory as owner-only, so always; an
+ * explicit directory only when ours, owner-writable and without group or other bits (else a sidecar is exposed or impossible).
  */
 export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
   const file = path.join(dir, LISTING_INDEX_FILE_NAME);
@@ -41,39 +36,29 @@ export function indexAccess(storage: SessionStorage, dir: string): IndexAccess {
 export type SidecarRead = (into: Buffer, position: number) => number;
 
 /**
- * What `consume` makes of the sidecar `file`, or `undefined` when it is missing, larger than
- * `maxBytes`, or fails the owner-only checks (here for explicit storages; managed ones verify on
- * open). `consume` must refuse a file that reads longer than `size`: it is still being written.
+ * What `consume` makes of the sidecar `file`, or `undefined` when it is missing, larger than `maxBytes`, or fails the owner-only
+ * checks (here for explicit storages; managed ones verify on open). `consume` refuses a file reading longer than `size` (still written).
  */
 export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBytes: number, consume: (read: SidecarRead, size: number) => T | undefined): T | undefined {
-  let expected: fs.BigIntStats | undefined;
-  if (storage instanceof FileSessionStorage) {
-    // The explicit storage checks no owner or mode: this does, and the reader below must be this object.
-    try {
-      expected = fs.lstatSync(file, { bigint: true });
-    } catch {
-      return undefined;
-    }
-    const mode = Number(expected.mode & 0o7777n);
-    if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
-  }
-  let reader;
+  let reader: SessionFileReader | undefined;
   try {
+    let expected: fs.BigIntStats | undefined;
+    if (storage instanceof FileSessionStorage) {
+      // The explicit storage checks no owner or mode: this does, and the reader below must be this object.
+      expected = fs.lstatSync(file, { bigint: true });
+      const mode = Number(expected.mode & 0o7777n);
+      if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
+    }
     // No link followed, nothing but a regular file; a managed storage also verifies owner-only.
     reader = storage.openReaderSync(file);
-  } catch {
-    return undefined;
-  }
-  try {
     const { stat } = reader;
     if (expected !== undefined && (stat.dev !== expected.dev.toString() || stat.ino !== expected.ino.toString())) return undefined;
     if (stat.size > maxBytes) return undefined;
-    const open = reader;
-    return consume((into, position) => open.readSync(into, position), stat.size);
+    return consume(reader.readSync.bind(reader), stat.size);
   } catch {
     return undefined;
   } finally {
-    reader.close();
+    reader?.close();
   }
 }
 

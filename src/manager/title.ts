@@ -10,10 +10,7 @@ export type TitleSource = "auto" | "user";
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const WHITESPACE_RUN = /\s+/g;
 
-/**
- * The stored form of a title: controls to spaces, whitespace runs collapsed, trimmed, cut to
- * {@link MAX_SESSION_TITLE_CHARS} (never inside a surrogate pair); `""` when nothing is left.
- */
+/** The stored form of a title: controls to spaces, whitespace runs collapsed, trimmed, cut to {@link MAX_SESSION_TITLE_CHARS} (never in a surrogate pair); `""` if nothing is left. */
 export function sanitizeSessionTitle(raw: string): string {
   const collapsed = raw.replace(CONTROL, " ").replace(WHITESPACE_RUN, " ").trim();
   if (collapsed.length <= MAX_SESSION_TITLE_CHARS) return collapsed;
