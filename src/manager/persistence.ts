@@ -6,27 +6,21 @@
  */
 import path from "node:path";
 
-import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
+import type { SessionStorageWriter } from "../storage/index.js";
+import { announceSession } from "./continuation.js";
 import { errorCodeOf, SessionManagerError } from "./errors.js";
 import { lineIndexUpkeep } from "./internal-hooks.js";
 import { indexWrittenFile, type AppendedKeys, type LineIndexAppender } from "./line-index.js";
-
-/** Where one session file lives and how its failures are reported. */
-export interface PersistenceTarget {
-  storage: SessionStorage;
-  /** the session file */
-  path: string;
-  logger: StorageLogger;
-  /** called once the file exists and this process holds its writer (best effort, must not throw) */
-  onWriterReady?: (path: string) => void;
-}
+import type { ResolvedOptions } from "./options.js";
 
 function ignore(): void {}
 
 /** Persistence of one session file; see the module comment. */
 export class SessionPersistence {
   readonly path: string;
-  readonly #target: PersistenceTarget;
+  readonly #options: ResolvedOptions;
+  /** the session's cwd, for the breadcrumb written once the file exists */
+  readonly #cwd: () => string | undefined;
   #writer: SessionStorageWriter | undefined;
   #chain: Promise<void> = Promise.resolve();
   #queued = 0;
@@ -39,9 +33,10 @@ export class SessionPersistence {
    * @param index the upkeep of the file's line index, when opened through it: each append gets
    *   its row, a whole-file write restarts it, an append without keys ends it
    */
-  constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
-    this.#target = target;
-    this.path = target.path;
+  constructor(options: ResolvedOptions, file: string, cwd: () => string | undefined, writer?: SessionStorageWriter, index?: LineIndexAppender) {
+    this.#options = options;
+    this.path = file;
+    this.#cwd = cwd;
     this.#writer = writer;
     this.#index = index;
     if (!lineIndexUpkeep.enabled) this.#dropIndex();
@@ -77,7 +72,7 @@ export class SessionPersistence {
         this.#indexWritten(bytes);
         return;
       }
-      const { storage } = this.#target;
+      const { storage } = this.#options;
       storage.ensureDirSync(path.dirname(this.path));
       if (options.replaceExisting) {
         // The lock is taken before the replace and kept: a live writer elsewhere makes this
@@ -104,7 +99,7 @@ export class SessionPersistence {
       throw this.#latch(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
     }
     try {
-      const { storage } = this.#target;
+      const { storage } = this.#options;
       storage.ensureDirSync(path.dirname(this.path));
       storage.writeTextSync(this.path, bytes, { noReplace: true });
       this.#writer = storage.openWriter(this.path);
@@ -145,14 +140,14 @@ export class SessionPersistence {
 
   /** Indexes the whole file just written as `bytes` and keeps the index up from there (best effort). */
   #indexWritten(bytes: Buffer): void {
-    if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#target.storage, this.path, bytes);
+    if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#options.storage, this.path, bytes);
   }
 
   /** A new file now exists with `bytes` and this process holds its writer. */
   #published(bytes: Buffer): void {
     this.#indexWritten(bytes);
     try {
-      this.#target.onWriterReady?.(this.path);
+      announceSession(this.#options, this.path, this.#cwd());
     } catch {
       // A breadcrumb is a convenience; it never costs the session.
     }
@@ -185,9 +180,7 @@ export class SessionPersistence {
     }
     this.#closed = true;
     await this.#chain;
-    this.#closeIndex();
-    const writer = this.#writer;
-    this.#writer = undefined;
+    const writer = this.#detach();
     if (writer !== undefined) {
       try {
         await writer.close();
@@ -198,17 +191,12 @@ export class SessionPersistence {
     this.check();
   }
 
-  /**
-   * Releases the file now when nothing is queued, for a synchronous hand-over to another
-   * manager of this process. @returns false, doing nothing, while queued work runs
-   */
+  /** Releases the file now when nothing is queued, for a synchronous hand-over to another manager of this process. @returns false, doing nothing, while queued work runs */
   closeNow(): boolean {
     if (this.#closed) return true;
     if (this.#queued > 0) return false;
     this.#closed = true;
-    this.#closeIndex();
-    const writer = this.#writer;
-    this.#writer = undefined;
+    const writer = this.#detach();
     try {
       writer?.closeSync();
     } catch (error) {
@@ -217,14 +205,18 @@ export class SessionPersistence {
     return true;
   }
 
+  /** Closes the line index and hands over the writer to release. */
+  #detach(): SessionStorageWriter | undefined {
+    this.#index?.close();
+    this.#index = undefined;
+    const writer = this.#writer;
+    this.#writer = undefined;
+    return writer;
+  }
+
   /** The line index can no longer follow the file (a full write, a queued append). */
   #dropIndex(): void {
     this.#index?.abandon();
-    this.#index = undefined;
-  }
-
-  #closeIndex(): void {
-    this.#index?.close();
     this.#index = undefined;
   }
 
@@ -257,7 +249,7 @@ export class SessionPersistence {
     this.#dropIndex();
     // The writer logs its own first failure; log only what it did not see.
     if (this.#writer === undefined || this.#writer.getError() !== error) {
-      this.#target.logger.error("Session persistence error.", { path: this.path, code: errorCodeOf(error), cause: error });
+      this.#options.logger.error("Session persistence error.", { path: this.path, code: errorCodeOf(error), cause: error });
     }
     return latched;
   }

@@ -6,7 +6,16 @@
  */
 import path from "node:path";
 
-import { isValidSessionId, type BlobSink, type SessionHeader } from "../session/index.js";
+import {
+  isValidSessionId,
+  type AppendedEntry,
+  type AppendOptions,
+  type BlobSink,
+  type BranchSummaryOptions,
+  type EntryDraft,
+  type FileEntry,
+  type SessionHeader,
+} from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { announceSession, openFirstFree } from "./continuation.js";
 import { resolveFactoryOptions, targetOf, type MigrationPolicy, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
@@ -19,11 +28,12 @@ import {
   type SessionCloseReport,
   type SessionManagerOptions,
 } from "./options.js";
-import { SessionEdits } from "./session-edits.js";
-import { moveManagedSession } from "./session-move.js";
-import { branchedState, copiedState, forkedState, freshState, openedState, type SessionState } from "./session-state.js";
+import { isAssistantMessage, type ManagedLine } from "./lines.js";
+import { SessionDirectories } from "./session-directories.js";
+import { branchedState, copiedState, forkedState, freshState, openedState, replacePayloads, type SessionState } from "./session-state.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
-import { Retirements, StateWriter, type PersistableLine } from "./state-writes.js";
+import { StateWriter, type PersistableLine } from "./state-writes.js";
+import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 import type { ForkChoices, SynchronousSwitches } from "./internal-hooks.js";
 
 function ignore(): void {}
@@ -39,7 +49,7 @@ export function synchronousSwitches(): SynchronousSwitches<SessionManager> {
 }
 
 /** See the module comment. */
-export class SessionManager extends SessionEdits {
+export class SessionManager extends SessionDirectories {
   #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
@@ -48,9 +58,8 @@ export class SessionManager extends SessionEdits {
   #closeReport: SessionCloseReport = { unpersistedEntries: 0 };
   /** Unwritten entries of sessions this manager switched away from, for the close report. */
   #leftUnwritten = 0;
+  /** Also finishes the sessions a synchronous switch left; `flush()` and `close()` wait for them. */
   readonly #writer = new StateWriter(() => this.#blobSink());
-  /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
-  readonly #retiring = new Retirements();
 
   private constructor(options: ResolvedOptions, persistent: boolean, readOnly: boolean, state: SessionState) {
     super();
@@ -82,7 +91,7 @@ export class SessionManager extends SessionEdits {
       { terminalId: null, ...(classifyTool === undefined ? {} : { classifyTool }), ...(now === undefined ? {} : { now }) },
     );
     const manager = new SessionManager(resolved, false, false, freshState(resolved, { cwd }, false));
-    manager.#applyInitialSelection(toolNames);
+    manager.applyToolSelection(selectionFromToolNames(toolNames, resolved.classifyTool));
     return manager;
   }
 
@@ -160,19 +169,23 @@ export class SessionManager extends SessionEdits {
 
   static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined): SessionManager {
     const manager = new SessionManager(resolved, true, false, freshState(resolved, { cwd }, true));
-    manager.#applyInitialSelection(toolNames);
+    manager.applyToolSelection(selectionFromToolNames(toolNames, resolved.classifyTool));
     return manager;
   }
 
   static {
     synchronous = {
       open: (filePath, destination, storage, options = {}) => SessionManager.#openPath(filePath, destination, storage, NO_POLICIES, options),
-      newSession: (manager, options = {}) => manager.#newSessionNow(options),
+      newSession(manager, options = {}) {
+        const enter = manager.#prepareNewSession(options);
+        manager.#writer.retire(manager.#state);
+        return enter();
+      },
       setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
       append: (manager, draft, options) => manager.appendDraft(draft, options),
       tree: (manager) => manager.#state.tree,
       writeThrough: (manager) => manager.#writer.enableWriteThrough(),
-      branchWithSummary: (manager, branchFromId, summary, options) => manager.branchWithOptions(branchFromId, summary, options),
+      branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithOptions(branchFromId, summary, options),
       forkFrom(sourcePath, cwd, destination, options, fork) {
         const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
@@ -220,7 +233,7 @@ export class SessionManager extends SessionEdits {
 
   /** Rewrites the file atomically from memory now; a no-op before it exists. @throws SessionManagerError `persistence_failed` */
   async rewriteEntries(): Promise<void> {
-    this.checkWritable();
+    this.#checkWritable();
     const state = this.#state;
     if (!this.#persistent || !(state.active || state.fileExists)) return;
     state.active = true;
@@ -234,35 +247,25 @@ export class SessionManager extends SessionEdits {
    * @throws SessionManagerError `invalid_session_id`; `persistence_failed` (the manager stays)
    */
   async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
-    const next = this.#prepareNewSession(options);
+    const enter = this.#prepareNewSession(options);
     await this.#state.persistence?.close();
-    this.#leave(this.#state);
-    return this.#enterNewSession(next);
+    return enter();
   }
 
-  /** {@link newSession} for the synchronous hooks: the old session is finished in the background. */
-  #newSessionNow(options: NewSessionOptions): string | undefined {
-    const next = this.#prepareNewSession(options);
-    this.#retiring.retire(this.#state);
-    this.#leave(this.#state);
-    return this.#enterNewSession(next);
-  }
-
-  #prepareNewSession(options: NewSessionOptions): { state: SessionState; selection: ToolSelectionChange } {
-    this.checkWritable();
+  /** Checks `options` and builds the new session; the step returned enters it once the current one is closed or retiring. */
+  #prepareNewSession(options: NewSessionOptions): () => string | undefined {
+    this.#checkWritable();
     const { id } = options;
     if (id !== undefined && (typeof id !== "string" || !isValidSessionId(id))) {
       throw new SessionManagerError("invalid_session_id", `not a valid session id: ${String(id)}`);
     }
     const selection = selectionFromToolNames(options.toolNames, this.#options.classifyTool);
     const state = freshState(this.#options, { cwd: this.#cwd(), parentSession: options.parentSession, id }, this.#persistent);
-    return { state, selection };
-  }
-
-  #enterNewSession(next: { state: SessionState; selection: ToolSelectionChange }): string | undefined {
-    this.#state = next.state;
-    for (const draft of selectionDrafts(next.selection)) this.appendDraft(draft);
-    return this.getSessionFile();
+    return () => {
+      this.#switchTo(state);
+      this.applyToolSelection(selection);
+      return this.getSessionFile();
+    };
   }
 
   /**
@@ -272,11 +275,11 @@ export class SessionManager extends SessionEdits {
    * @throws SessionTreeError `unknown_entry`; SessionManagerError `persistence_failed`
    */
   createBranchedSession(leafId: string): string | undefined {
-    this.checkWritable();
+    this.#checkWritable();
     const current = this.#state;
     const parentSession = this.#persistent ? current.file : current.header.id;
     const state = branchedState(this.#options, current, leafId, { cwd: this.#cwd(), parentSession }, this.#persistent);
-    this.#retiring.retire(current);
+    this.#writer.retire(current);
     this.#state = state;
     if (this.#persistent) this.#writer.writeNow(state);
     return this.getSessionFile();
@@ -284,7 +287,7 @@ export class SessionManager extends SessionEdits {
 
   /** Copies the session to a new file (new id, parented to the old, title kept) and switches to it. @returns both paths, or `undefined` in memory */
   async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
-    this.checkWritable();
+    this.#checkWritable();
     if (!this.#persistent) return undefined;
     const current = this.#state;
     const state = forkedState(this.#options, current, this.#cwd());
@@ -301,13 +304,12 @@ export class SessionManager extends SessionEdits {
    * manager stays where it was. @throws what {@link open} throws
    */
   async setSessionFile(sessionFile: string): Promise<void> {
-    this.checkWritable();
+    this.#checkWritable();
     const absolute = path.resolve(sessionFile);
     const current = this.#state;
     if (absolute === current.file) await current.persistence?.close();
     const state = openedState(this.#options, absolute, false, this.#cwd());
     if (absolute !== current.file) await current.persistence?.close();
-    this.#leave(current);
     this.#enterFile(state);
     if (!state.report.loaded) await this.flush();
   }
@@ -317,35 +319,36 @@ export class SessionManager extends SessionEdits {
    * and a fresh header's write is queued. The file held or still being finished is `session_busy`.
    */
   #setSessionFileNow(sessionFile: string): void {
-    this.checkWritable();
+    this.#checkWritable();
     const absolute = path.resolve(sessionFile);
-    if (absolute === this.#state.file || this.#retiring.has(absolute)) {
+    if (absolute === this.#state.file || this.#writer.isRetiring(absolute)) {
       throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
     }
     const state = openedState(this.#options, absolute, false, this.#cwd());
-    this.#retiring.retire(this.#state);
-    this.#leave(this.#state);
+    this.#writer.retire(this.#state);
     this.#enterFile(state);
   }
 
-  /** Counts what a switch leaves unwritten (its session never got a file), for {@link close}. */
-  #leave(state: SessionState): void {
-    if (this.#persistent) this.#leftUnwritten += this.#writer.deferredLines(state);
+  /** Leaves the current session for `state`, counting what it leaves unwritten (it never got a file) for {@link close}. */
+  #switchTo(state: SessionState): void {
+    if (this.#persistent) this.#leftUnwritten += this.#writer.deferredLines(this.#state);
+    this.#state = state;
   }
 
+  /** Switches to an opened file: announced when loaded, else a fresh session's header is written. */
   #enterFile(state: SessionState): void {
-    this.#state = state;
+    this.#switchTo(state);
     if (state.report.loaded) announceSession(this.#options, state.file!, state.header.cwd);
     else if (this.#persistent && !state.active) this.#writer.start(state);
   }
 
   /**
    * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's
-   * file moves to its managed scope (see `session-move.ts`), an explicit one stays.
+   * file moves to its managed scope (see `StateWriter.move`), an explicit one stays.
    * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`, `invalid_options`
    */
   async moveTo(newCwd: string): Promise<void> {
-    this.checkWritable();
+    this.#checkWritable();
     if (typeof newCwd !== "string" || newCwd.length === 0) throw new SessionManagerError("invalid_options", "newCwd must be a non-empty string");
     const state = this.#state;
     if (newCwd === state.header.cwd) return;
@@ -355,25 +358,23 @@ export class SessionManager extends SessionEdits {
       if (this.#persistent && state.active) await this.rewriteEntries();
       return;
     }
-    this.#options = await moveManagedSession(state, this.#options, header, this.#blobSink(), (count) => {
-      this.#writer.addDroppedInertPatches(count);
-    });
+    this.#options = await this.#writer.move(state, this.#options, header);
   }
 
   /** Writes the whole session now, even before an assistant message; a no-op in memory or once written. @throws SessionManagerError `persistence_failed` */
   async ensureOnDisk(): Promise<void> {
-    this.checkOpen();
+    this.#checkOpen();
     if (!this.#persistent) return;
-    this.checkWritable();
+    this.#checkWritable();
     if (!this.#state.active) this.#writer.start(this.#state);
     await this.flush();
   }
 
   /** Waits for queued writes, syncs the file, and waits for sessions left by synchronous switches. @throws SessionManagerError `persistence_failed`, `closed` */
   async flush(): Promise<void> {
-    this.checkOpen();
+    this.#checkOpen();
     await this.#state.persistence?.flush();
-    await this.#retiring.settled();
+    await this.#writer.retired();
   }
 
   /**
@@ -392,8 +393,106 @@ export class SessionManager extends SessionEdits {
       await persistence.flush().catch(ignore);
       await persistence.close();
     }
-    await this.#retiring.settled();
+    await this.#writer.retired();
     return this.#closeReport;
+  }
+
+  /** Moves the leaf to `entryId`; nothing is written. @throws SessionTreeError `unknown_entry` */
+  branch(entryId: string): void {
+    this.#checkOpen();
+    this.#state.tree.branch(entryId);
+  }
+
+  /** Clears the leaf: the next append starts a new root. */
+  resetLeaf(): void {
+    this.#checkOpen();
+    this.#state.tree.resetLeaf();
+  }
+
+  /**
+   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a
+   * `branch_summary` of the path left. @returns the new entry's id @throws SessionTreeError `unknown_entry`
+   */
+  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
+    return this.#branchWithOptions(branchFromId, summary, {
+      ...(details === undefined ? {} : { details }),
+      ...(fromExtension === undefined ? {} : { fromExtension }),
+    });
+  }
+
+  /** {@link branchWithSummary} with every option of the tree's. */
+  #branchWithOptions(branchFromId: string | null, summary: string, options: BranchSummaryOptions): string {
+    this.#checkWritable();
+    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
+    this.#recordEntry(entry);
+    return entry.id;
+  }
+
+  /** Appends a `label` entry for `targetId` (`undefined` or `""` clears). @returns the new entry's id @throws SessionTreeError `unknown_entry` */
+  appendLabelChange(targetId: string, label: string | undefined): string {
+    this.#checkWritable();
+    const entry = this.#state.tree.appendLabel(targetId, label);
+    this.#recordEntry(entry);
+    return entry.id;
+  }
+
+  /** Appends a selection change: the MCP entry, then the built-in one, sharing a `mutationCorrelationId`. @returns the new ids */
+  applyToolSelection(change: ToolSelectionChange): string[] {
+    this.#checkWritable();
+    return selectionDrafts(change).map((draft) => this.appendDraft(draft).id);
+  }
+
+  /**
+   * Sets the title (sanitized, see `sanitizeSessionTitle`) through an appended `header_patch`.
+   * @returns false when nothing printable is left, or an automatic title would replace a user's
+   */
+  async setSessionName(name: string, source: TitleSource = "auto"): Promise<boolean> {
+    this.#checkWritable();
+    const title = sanitizeSessionTitle(name);
+    const state = this.#state;
+    if (title.length === 0 || !titleMayReplace(state.header.titleSource, source)) return false;
+    state.header = { ...state.header, title, titleSource: source };
+    const line: PersistableLine = { kind: "patch", record: { type: "header_patch", patch: { title, titleSource: source } }, state: "applied" };
+    state.lines.push(line);
+    this.#persistLine(line);
+    return true;
+  }
+
+  /**
+   * Replaces by id the `message` of `message` entries (pruned tool output, say), keeping the
+   * leaf; the next persisting step rewrites the file. @throws SessionManagerError `invalid_rewrite`
+   */
+  applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "message", this.#options.now);
+  }
+
+  /** {@link applyEntryMessageUpdates} for `custom_message` `content`, `display` and `details`. @throws SessionManagerError `invalid_rewrite` */
+  applyCustomMessageEntryUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "custom_message", this.#options.now);
+  }
+
+  /** {@inheritDoc EntryAppender.appendDraft} */
+  protected appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D> {
+    this.#checkWritable();
+    const entry = this.#state.tree.append(draft, options);
+    this.#recordEntry(entry);
+    return entry;
+  }
+
+  #recordEntry(entry: FileEntry): void {
+    const line: Extract<ManagedLine, { kind: "entry" }> = { kind: "entry", entry };
+    const state = this.#state;
+    state.lines.push(line);
+    state.usage.add(entry);
+    if (!state.hasAssistant && isAssistantMessage(entry)) state.hasAssistant = true;
+    this.#persistLine(line);
+  }
+
+  /** Persists a line just added to the current session's memory, or defers it. */
+  #persistLine(line: PersistableLine): void {
+    if (this.#persistent) this.#writer.persistLine(this.#state, line);
   }
 
   /** The header's cwd, else the process's: where a new session of this manager works. */
@@ -406,34 +505,19 @@ export class SessionManager extends SessionEdits {
     return this.#state;
   }
 
-  #applyInitialSelection(toolNames: readonly string[] | undefined): void {
-    const change = selectionFromToolNames(toolNames, this.#options.classifyTool);
-    for (const draft of selectionDrafts(change)) this.appendDraft(draft);
-  }
-
-  /** {@inheritDoc SessionEdits.persistLine} */
-  protected persistLine(line: PersistableLine): void {
-    if (this.#persistent) this.#writer.persistLine(this.#state, line);
-  }
-
-  /** {@inheritDoc SessionEdits.now} */
-  protected now(): Date {
-    return this.#options.now();
-  }
-
   #blobSink(): BlobSink | undefined {
     const blobs = this.#options.blobStore;
     return blobs === undefined ? undefined : (bytes) => void blobs.putSync(bytes);
   }
 
-  /** {@inheritDoc SessionEdits.checkOpen} */
-  protected checkOpen(): void {
+  /** @throws SessionManagerError `closed` */
+  #checkOpen(): void {
     if (this.#closed) throw new SessionManagerError("closed", "the session manager is closed");
   }
 
-  /** {@inheritDoc SessionEdits.checkWritable} */
-  protected checkWritable(): void {
-    this.checkOpen();
+  /** @throws SessionManagerError `closed`, `read_only`; a latched persistence failure */
+  #checkWritable(): void {
+    this.#checkOpen();
     if (this.#readOnly) throw new SessionManagerError("read_only", "the session was opened read-only", { path: this.#state.file });
     this.#state.persistence?.check();
   }

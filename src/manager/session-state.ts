@@ -11,14 +11,13 @@ import {
   type SessionHeader,
 } from "../session/index.js";
 import { FileSessionStorage } from "../storage/index.js";
-import { announceSession } from "./continuation.js";
 import { SessionManagerError } from "./errors.js";
 import { isAssistantMessage, linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { emptyReport, openSessionFile } from "./open-file.js";
 import { sessionFileName, type ResolvedOptions } from "./options.js";
 import type { LineIndexAppender } from "./line-index.js";
-import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
+import { SessionPersistence } from "./persistence.js";
 
 /** Internal: everything that describes the current session. */
 export interface SessionState {
@@ -46,24 +45,14 @@ function usageOf(entries: Iterable<FileEntry>): UsageAccumulator {
   return usage;
 }
 
-/** The persistence target of `file`, announcing it through a breadcrumb once written. */
-export function persistenceTarget(options: ResolvedOptions, file: string, cwd: () => string | undefined): PersistenceTarget {
-  return {
-    storage: options.storage,
-    path: file,
-    logger: options.logger,
-    onWriterReady: (written) => announceSession(options, written, cwd()),
-  };
-}
-
 /** What a fresh session's header records. */
 interface FreshSession {
   cwd: string;
   parentSession?: string | undefined;
   /** a caller-chosen id, already validated; default a new UUIDv7 */
   id?: string | undefined;
-  /** a title carried over (fork) */
-  title?: { title: string; titleSource: SessionHeader["titleSource"] } | undefined;
+  /** the header whose title a copy carries over (fork) */
+  titleFrom?: SessionHeader | undefined;
 }
 
 /** A new session (header only); `file` defaults to a fresh name in the session dir. */
@@ -71,6 +60,7 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
   const now = options.now();
   const timestamp = now.toISOString();
   const id = session.id ?? newSessionId(now.getTime());
+  const { title, titleSource } = session.titleFrom ?? {};
   const header: SessionHeader = {
     type: "session",
     version: CURRENT_SESSION_VERSION,
@@ -78,9 +68,7 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     timestamp,
     cwd: session.cwd,
     ...(session.parentSession === undefined ? {} : { parentSession: session.parentSession }),
-    ...(session.title === undefined
-      ? {}
-      : { title: session.title.title, ...(session.title.titleSource === undefined ? {} : { titleSource: session.title.titleSource }) }),
+    ...(title === undefined ? {} : { title, ...(titleSource === undefined ? {} : { titleSource }) }),
   };
   const target = file ?? path.join(options.sessionDir, sessionFileName(timestamp, id));
   return {
@@ -88,7 +76,7 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     tree: new SessionTree([], { now: options.now }),
     lines: [{ kind: "header" }],
     file: target,
-    persistence: persistent ? new SessionPersistence(persistenceTarget(options, target, () => header.cwd)) : undefined,
+    persistence: persistent ? new SessionPersistence(options, target, () => header.cwd) : undefined,
     active: false,
     fullWritePending: true,
     fileExists: false,
@@ -114,7 +102,7 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
   const loadedState = (loaded: Loaded, index?: LineIndexAppender): SessionState => ({
     ...loaded,
     file,
-    persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer, index),
+    persistence: readOnly ? undefined : new SessionPersistence(options, file, () => loaded.header.cwd, opened.writer, index),
     active: loaded.hasAssistant,
     fileExists: true,
   });
@@ -127,7 +115,7 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     state.report = opened.report;
     state.fileExists = opened.writer !== undefined;
     if (state.persistence !== undefined && opened.writer !== undefined) {
-      state.persistence = new SessionPersistence(persistenceTarget(options, file, () => state.header.cwd), opened.writer);
+      state.persistence = new SessionPersistence(options, file, () => state.header.cwd, opened.writer);
     }
     return state;
   }
@@ -197,8 +185,7 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
   const opened = openedState(reader, source, true, cwd);
   const header = opened.report.loaded ? opened.header : undefined;
-  const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
-  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
+  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, titleFrom: header }, true);
   // The copy is written later: read every deferred line now, while the source is still the same file.
   opened.tree.getEntries();
   for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;
@@ -212,8 +199,7 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
 /** The session `fork` switches to: every line of `current` with its title and leaf, parented to its id. */
 export function forkedState(options: ResolvedOptions, current: SessionState, cwd: string): SessionState {
   const { header } = current;
-  const title = header.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
-  const state = freshState(options, { cwd, parentSession: header.id, title }, true);
+  const state = freshState(options, { cwd, parentSession: header.id, titleFrom: header }, true);
   state.tree = treeAt(current.tree.getEntries(), current.tree.getLeafId(), options.now);
   // Applied patches live on in the entries and the carried title; the rest is copied.
   state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
