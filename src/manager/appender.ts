@@ -36,8 +36,8 @@ export interface SessionInitFields {
 /** Who a `custom_message` speaks for. */
 export type MessageAttribution = "user" | "agent";
 
-/** Copies the fields of `source` whose value is not `undefined`. */
-function defined<T extends object>(source: T): Partial<T> {
+/** Copies the fields of `source` whose value is not `undefined` (so no line carries empty keys). */
+export function defined<T extends object>(source: T): Partial<T> {
   const out: Partial<T> = {};
   for (const key of Object.keys(source) as (keyof T)[]) {
     if (source[key] !== undefined) out[key] = source[key];

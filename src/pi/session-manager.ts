@@ -12,6 +12,7 @@
 import path from "node:path";
 
 import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
+import { defined } from "../manager/appender.js";
 import { SessionManager as GjcSessionManager, synchronousSwitches } from "../manager/session-manager.js";
 import { SessionManagerError } from "../manager/errors.js";
 import { isStorageError } from "../storage/index.js";
@@ -58,6 +59,16 @@ export interface NewSessionOptions {
   parentSession?: string;
 }
 
+/** The calls whose pi and GJC signatures agree: each forwards to the held manager as it is (appends stay direct calls, a hot path). */
+const FORWARDED = [
+  "getSessionDir", "getSessionId", "getSessionFile", "isPersisted", "getHeader", "flush",
+  "createBranchedSession", "branch", "resetLeaf",
+  "getLeafId", "getLeafEntry", "getEntry", "getEntries", "getBranch", "getChildren", "getLabel",
+] as const satisfies readonly (keyof GjcSessionManager)[];
+
+/** The {@link FORWARDED} calls, with the main entry's signatures and documentation. */
+export interface SessionManager extends Pick<GjcSessionManager, (typeof FORWARDED)[number]> {}
+
 /** See the module comment. */
 export class SessionManager {
   readonly #gjc: GjcSessionManager;
@@ -69,6 +80,19 @@ export class SessionManager {
     this.#gjc = gjc;
     this.#cwdOverride = cwdOverride;
     if (gjc.isPersisted()) live.add(this.#ref);
+  }
+
+  static {
+    for (const name of FORWARDED) {
+      const method = GjcSessionManager.prototype[name] as (...args: unknown[]) => unknown;
+      Object.defineProperty(SessionManager.prototype, name, {
+        value(this: SessionManager, ...args: unknown[]) {
+          return method.apply(this.#gjc, args);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
   }
 
   /** Runs `attempt`; when `file` is held by another pi manager of this process, closes that one (synchronously) and retries once. */
@@ -159,30 +183,10 @@ export class SessionManager {
     return this.#cwdOverride ?? this.#gjc.getCwd();
   }
 
-  /** Where new and branched session files go; `""` in memory. */
-  getSessionDir(): string {
-    return this.#gjc.getSessionDir();
-  }
 
-  /** The session id. */
-  getSessionId(): string {
-    return this.#gjc.getSessionId();
-  }
 
-  /** The session file; `undefined` in memory. */
-  getSessionFile(): string | undefined {
-    return this.#gjc.getSessionFile();
-  }
 
-  /** Whether this manager writes to disk. */
-  isPersisted(): boolean {
-    return this.#gjc.isPersisted();
-  }
 
-  /** The session header (the live record). */
-  getHeader(): SessionHeader {
-    return this.#gjc.getHeader();
-  }
 
   /** The session's name by pi's rule: the latest `session_info` decides, an empty one clears. */
   getSessionName(): string | undefined {
@@ -196,7 +200,7 @@ export class SessionManager {
    */
   newSession(options: NewSessionOptions = {}): string | undefined {
     const { id, parentSession } = options;
-    return hooks.newSession(this.#gjc, { ...(id === undefined ? {} : { id }), ...(parentSession === undefined ? {} : { parentSession }) });
+    return hooks.newSession(this.#gjc, defined({ id, parentSession }));
   }
 
   /**
@@ -208,14 +212,6 @@ export class SessionManager {
     SessionManager.#takingOver(file, this, () => hooks.setSessionFile(this.#gjc, file));
   }
 
-  /**
-   * Switches to a new session holding root..`leafId` (labels carried), the previous file its `parentSession`; written at once.
-   * @returns the new session file, or `undefined` in memory
-   * @throws SessionTreeError `unknown_entry`
-   */
-  createBranchedSession(leafId: string): string | undefined {
-    return this.#gjc.createBranchedSession(leafId);
-  }
 
   /** Appends a `message` entry. */
   appendMessage(message: AgentMessage): string {
@@ -234,14 +230,7 @@ export class SessionManager {
 
   /** Appends a `compaction` (pi's order; `fromHook` is written as given). */
   appendCompaction<T = unknown>(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: T, fromHook?: boolean): string {
-    return hooks.append(this.#gjc, {
-      type: "compaction",
-      summary,
-      firstKeptEntryId,
-      tokensBefore,
-      ...(details === undefined ? {} : { details }),
-      ...(fromHook === undefined ? {} : { fromHook }),
-    }).id;
+    return hooks.append(this.#gjc, { type: "compaction", summary, firstKeptEntryId, tokensBefore, ...defined({ details, fromHook }) }).id;
   }
 
   /**
@@ -249,10 +238,7 @@ export class SessionManager {
    * @throws SessionTreeError `unknown_entry`
    */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
-    return hooks.branchWithSummary(this.#gjc, branchFromId, summary, {
-      ...(details === undefined ? {} : { details }),
-      ...(fromHook === undefined ? {} : { fromHook }),
-    });
+    return hooks.branchWithSummary(this.#gjc, branchFromId, summary, defined({ details, fromHook }));
   }
 
   /** Appends a `custom` entry (extension state, not in the model context). */
@@ -262,13 +248,7 @@ export class SessionManager {
 
   /** Appends a `custom_message` (extension text in the model context), without an attribution. */
   appendCustomMessageEntry<T = unknown>(customType: string, content: CustomMessageEntry["content"], display: boolean, details?: T): string {
-    return hooks.append(this.#gjc, {
-      type: "custom_message",
-      customType,
-      content,
-      display,
-      ...(details === undefined ? {} : { details }),
-    }).id;
+    return hooks.append(this.#gjc, { type: "custom_message", customType, content, display, ...defined({ details }) }).id;
   }
 
   /** Appends a `session_info` naming the session (trimmed; an empty name clears it). */
@@ -281,50 +261,14 @@ export class SessionManager {
     return this.#gjc.appendLabelChange(targetId, label);
   }
 
-  /** Moves the leaf to `entryId`. @throws SessionTreeError `unknown_entry` */
-  branch(entryId: string): void {
-    this.#gjc.branch(entryId);
-  }
 
-  /** Clears the leaf: the next append starts a new root. */
-  resetLeaf(): void {
-    this.#gjc.resetLeaf();
-  }
 
-  /** The current leaf id; `null` after {@link resetLeaf}. */
-  getLeafId(): string | null {
-    return this.#gjc.getLeafId();
-  }
 
-  /** A copy of the leaf entry. */
-  getLeafEntry(): FileEntry | undefined {
-    return this.#gjc.getLeafEntry();
-  }
 
-  /** A copy of the entry with `id`. */
-  getEntry(id: string): FileEntry | undefined {
-    return this.#gjc.getEntry(id);
-  }
 
-  /** Copies of every entry (header excluded), in file order. */
-  getEntries(): FileEntry[] {
-    return this.#gjc.getEntries();
-  }
 
-  /** Copies of root..`fromId` (default: the leaf); `[]` for an unknown id. */
-  getBranch(fromId?: string): FileEntry[] {
-    return this.#gjc.getBranch(fromId);
-  }
 
-  /** Copies of the direct children of `parentId`. */
-  getChildren(parentId: string): FileEntry[] {
-    return this.#gjc.getChildren(parentId);
-  }
 
-  /** The resolved label of an entry. */
-  getLabel(id: string): string | undefined {
-    return this.#gjc.getLabel(id);
-  }
 
   /** The session tree, each labelled node with the time its label was set. */
   getTree(): SessionTreeNode[] {
@@ -359,10 +303,6 @@ export class SessionManager {
     return getLatestCompactionEntry(this.#gjc.getBranch());
   }
 
-  /** Waits for queued writes and syncs the file (pi never calls it; appends are already written). */
-  async flush(): Promise<void> {
-    await this.#gjc.flush();
-  }
 
   /** Flushes and releases the file's writer lock (pi never calls it; see the module comment). */
   async close(): Promise<void> {
