@@ -19,6 +19,7 @@ import {
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { announceSession, openFirstFree } from "./continuation.js";
 import { resolveFactoryOptions, targetOf, type MigrationPolicy, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
+import { defined } from "./appender.js";
 import { SessionManagerError } from "./errors.js";
 import {
   resolveOptions,
@@ -70,9 +71,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * A new persistent session for `cwd` in `destination` (default: the managed scope of `cwd`).
-   * @throws SessionManagerError `invalid_options`, `untrusted_destination`,
-   *   `managed_storage_unsupported`, `tool_classifier_required`; ScopeError
+   * A new persistent session for `cwd` in `destination` (default: the managed scope of `cwd`). @throws ScopeError;
+   *   SessionManagerError `invalid_options`, `untrusted_destination`, `managed_storage_unsupported`, `tool_classifier_required`
    */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const resolved = resolveOptions(targetOf(cwd, destination, storage), options);
@@ -86,13 +86,8 @@ export class SessionManager extends SessionDirectories {
     options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {},
   ): SessionManager {
     const { classifyTool, now, toolNames } = options;
-    const resolved = resolveOptions(
-      { sessionDir: storage.root, storage, cwd },
-      { terminalId: null, ...(classifyTool === undefined ? {} : { classifyTool }), ...(now === undefined ? {} : { now }) },
-    );
-    const manager = new SessionManager(resolved, false, false, freshState(resolved, { cwd }, false));
-    manager.applyToolSelection(selectionFromToolNames(toolNames, resolved.classifyTool));
-    return manager;
+    const resolved = resolveOptions({ sessionDir: storage.root, storage, cwd }, { terminalId: null, ...defined({ classifyTool, now }) });
+    return SessionManager.#fresh(resolved, cwd, toolNames, false);
   }
 
   /**
@@ -122,9 +117,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Resumes the session of `destination` (default: the managed scope of `cwd`) this terminal's
-   * breadcrumb names for `cwd`, else the newest one no other writer holds, else a new one. What
-   * it passed over (busy or refused) goes to `options.onSkipped`.
+   * Resumes the session of `destination` (default: the managed scope of `cwd`) this terminal's breadcrumb names for `cwd`,
+   * else the newest one no other writer holds, else a new one; what it passed over (busy, refused) goes to `options.onSkipped`.
    */
   static async continueRecent(
     cwd: string,
@@ -141,10 +135,7 @@ export class SessionManager extends SessionDirectories {
     return manager;
   }
 
-  /**
-   * A new session for `cwd` holding a copy of every line of `sourcePath` (read unlocked), with
-   * the source's id as `parentSession` and its title; written at once when it holds an answer.
-   */
+  /** A new session for `cwd` copying every line of `sourcePath` (read unlocked), parented to its id, with its title; written at once when it holds an answer. */
   static async forkFrom(
     sourcePath: string,
     cwd: string,
@@ -167,8 +158,8 @@ export class SessionManager extends SessionDirectories {
     return manager;
   }
 
-  static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined): SessionManager {
-    const manager = new SessionManager(resolved, true, false, freshState(resolved, { cwd }, true));
+  static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined, persistent = true): SessionManager {
+    const manager = new SessionManager(resolved, persistent, false, freshState(resolved, { cwd }, persistent));
     manager.applyToolSelection(selectionFromToolNames(toolNames, resolved.classifyTool));
     return manager;
   }
@@ -242,9 +233,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Finishes the current session and starts a new, empty one in the same directory.
-   * @returns the new session file, or `undefined` in memory
-   * @throws SessionManagerError `invalid_session_id`; `persistence_failed` (the manager stays)
+   * Finishes the current session and starts a new, empty one in the same directory. @returns the new session file, or
+   * `undefined` in memory @throws SessionManagerError `invalid_session_id`; `persistence_failed` (the manager stays)
    */
   async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
     const enter = this.#prepareNewSession(options);
@@ -269,9 +259,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Switches to a new session holding root..`leafId` (labels re-added at the end), parented to
-   * the current file, written before this returns; the old one is finished in the background.
-   * @returns the new session file, or `undefined` in memory
+   * Switches to a new session holding root..`leafId` (labels re-added at the end), parented to the current file, written
+   * before this returns; the old one finishes in the background. @returns the new session file, or `undefined` in memory
    * @throws SessionTreeError `unknown_entry`; SessionManagerError `persistence_failed`
    */
   createBranchedSession(leafId: string): string | undefined {
@@ -314,10 +303,7 @@ export class SessionManager extends SessionDirectories {
     if (!state.report.loaded) await this.flush();
   }
 
-  /**
-   * {@link setSessionFile} for the synchronous hooks: the old session finishes in the background
-   * and a fresh header's write is queued. The file held or still being finished is `session_busy`.
-   */
+  /** {@link setSessionFile} for the synchronous hooks: the old session finishes in the background, a fresh header's write is queued; the file held or still finishing is `session_busy`. */
   #setSessionFileNow(sessionFile: string): void {
     this.#checkWritable();
     const absolute = path.resolve(sessionFile);
@@ -409,15 +395,9 @@ export class SessionManager extends SessionDirectories {
     this.#state.tree.resetLeaf();
   }
 
-  /**
-   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a
-   * `branch_summary` of the path left. @returns the new entry's id @throws SessionTreeError `unknown_entry`
-   */
+  /** Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left. @returns the new entry's id @throws SessionTreeError `unknown_entry` */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
-    return this.#branchWithOptions(branchFromId, summary, {
-      ...(details === undefined ? {} : { details }),
-      ...(fromExtension === undefined ? {} : { fromExtension }),
-    });
+    return this.#branchWithOptions(branchFromId, summary, defined({ details, fromExtension }));
   }
 
   /** {@link branchWithSummary} with every option of the tree's. */

@@ -10,7 +10,7 @@ import {
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
-import { FileSessionStorage } from "../storage/index.js";
+import { FileSessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { isAssistantMessage, linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
@@ -55,8 +55,8 @@ interface FreshSession {
   titleFrom?: SessionHeader | undefined;
 }
 
-/** A new session (header only); `file` defaults to a fresh name in the session dir. */
-export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string): SessionState {
+/** A new session (header only); `file` defaults to a fresh name in the session dir, `writer` is the one held on it. */
+export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string, writer?: SessionStorageWriter): SessionState {
   const now = options.now();
   const timestamp = now.toISOString();
   const id = session.id ?? newSessionId(now.getTime());
@@ -71,12 +71,12 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     ...(title === undefined ? {} : { title, ...(titleSource === undefined ? {} : { titleSource }) }),
   };
   const target = file ?? path.join(options.sessionDir, sessionFileName(timestamp, id));
-  return {
+  const state: SessionState = {
     header,
     tree: new SessionTree([], { now: options.now }),
     lines: [{ kind: "header" }],
     file: target,
-    persistence: persistent ? new SessionPersistence(options, target, () => header.cwd) : undefined,
+    persistence: undefined,
     active: false,
     fullWritePending: true,
     fileExists: false,
@@ -84,6 +84,8 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     usage: new UsageAccumulator(),
     report: emptyReport(target),
   };
+  if (persistent) state.persistence = new SessionPersistence(options, target, () => state.header.cwd, writer);
+  return state;
 }
 
 /**
@@ -98,25 +100,19 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     now: options.now,
   });
   const { indexed } = opened;
-  type Loaded = Pick<SessionState, "header" | "tree" | "lines" | "hasAssistant" | "usage" | "report" | "fullWritePending">;
-  const loadedState = (loaded: Loaded, index?: LineIndexAppender): SessionState => ({
-    ...loaded,
-    file,
-    persistence: readOnly ? undefined : new SessionPersistence(options, file, () => loaded.header.cwd, opened.writer, index),
-    active: loaded.hasAssistant,
-    fileExists: true,
-  });
+  const loadedState = (session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists">, index?: LineIndexAppender): SessionState => {
+    const state: SessionState = { ...session, file, persistence: undefined, active: session.hasAssistant, fileExists: true };
+    if (!readOnly) state.persistence = new SessionPersistence(options, file, () => state.header.cwd, opened.writer, index);
+    return state;
+  };
   if (indexed !== undefined) {
     const { appender, ...session } = indexed;
     return loadedState({ ...session, fullWritePending: false }, appender);
   }
   if (opened.loaded === undefined) {
-    const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
+    const state = freshState(options, { cwd: freshCwd }, !readOnly, file, opened.writer);
     state.report = opened.report;
     state.fileExists = opened.writer !== undefined;
-    if (state.persistence !== undefined && opened.writer !== undefined) {
-      state.persistence = new SessionPersistence(options, file, () => state.header.cwd, opened.writer);
-    }
     return state;
   }
   const { loaded, entries } = opened;
@@ -139,40 +135,37 @@ function treeAt(entries: Iterable<FileEntry>, leaf: string | null, now: () => Da
   return tree;
 }
 
-function idOf(entry: FileEntry): unknown {
-  return (entry as { id?: unknown }).id;
-}
-
-/** The read marks of `lines` by entry id (a branch's re-parented copy is a new object of the same record). */
-function readLinesById(lines: readonly ManagedLine[]): Map<unknown, ReadEntryLine> {
-  const read = new Map<unknown, ReadEntryLine>();
-  for (const line of lines) {
-    if (line.kind === "entry" && line.read !== undefined && typeof idOf(line.entry) === "string") read.set(idOf(line.entry), line.read);
+/**
+ * The session `createBranchedSession` switches to: root..`leafId` of `current` without labels,
+ * each re-linked to the copied entry before it, then the labels in force on them (re-added
+ * after, as both peers do). @throws SessionTreeError `unknown_entry`
+ */
+export function branchedState(options: ResolvedOptions, current: SessionState, leafId: string, session: FreshSession, persistent: boolean): SessionState {
+  const entries: FileEntry[] = [];
+  let parentId: string | null = null;
+  for (const entry of current.tree.getPath(leafId)) {
+    if (entry.type === "label") continue;
+    const record = entry as FileEntry & { id: string; parentId?: string | null };
+    entries.push(record.parentId === parentId ? entry : ({ ...record, parentId } as FileEntry));
+    parentId = record.id;
   }
-  return read;
-}
-
-/** The session `createBranchedSession` switches to: root..`leafId` of `current` ({@link branchEntries}). @throws SessionTreeError `unknown_entry` */
-export function branchedState(
-  options: ResolvedOptions,
-  current: SessionState,
-  leafId: string,
-  session: FreshSession,
-  persistent: boolean,
-): SessionState {
-  const copied = branchEntries(current.tree, leafId);
   const state = freshState(options, session, persistent);
-  state.tree = new SessionTree(copied.entries, { now: options.now });
-  const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
-  // Entries read from the file are copied as read (never truncated again), as a fork copies them.
-  const read = readLinesById(current.lines);
-  const lineOf = (entry: FileEntry): ManagedLine => {
-    const from = read.get(idOf(entry));
-    return from === undefined ? { kind: "entry", entry } : { kind: "entry", entry, read: from };
-  };
-  state.lines.push(...copied.entries.map(lineOf), ...labels.map((entry): ManagedLine => ({ kind: "entry", entry })));
-  state.hasAssistant = copied.entries.some(isAssistantMessage);
-  state.usage = usageOf(copied.entries);
+  state.tree = new SessionTree(entries, { now: options.now });
+  // Entries read from the file are copied as read (never truncated again), as a fork copies them;
+  // a re-linked copy is a new object of the same record, so its read mark is found by id.
+  const read = new Map<unknown, ReadEntryLine>();
+  for (const line of current.lines) if (line.kind === "entry" && line.read !== undefined) read.set((line.entry as { id?: unknown }).id, line.read);
+  const labels: FileEntry[] = [];
+  for (const entry of entries) {
+    const id = (entry as { id: string }).id;
+    const from = read.get(id);
+    state.lines.push(from === undefined ? { kind: "entry", entry } : { kind: "entry", entry, read: from });
+    const label = current.tree.getLabel(id);
+    if (label !== undefined) labels.push(state.tree.appendLabel(id, label));
+  }
+  state.lines.push(...labels.map((entry): ManagedLine => ({ kind: "entry", entry })));
+  state.hasAssistant = entries.some(isAssistantMessage);
+  state.usage = usageOf(entries);
   return state;
 }
 
@@ -251,26 +244,4 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
   });
   state.hasAssistant = tree.getEntries().some(isAssistantMessage);
   state.fullWritePending = true;
-}
-
-/**
- * What `createBranchedSession` copies: root..`leafId` without labels, each re-linked to the
- * copied entry before it, and the labels in force on them (re-added after, as both peers do).
- */
-function branchEntries(tree: SessionTree, leafId: string): { entries: FileEntry[]; labels: { targetId: string; label: string }[] } {
-  const entries: FileEntry[] = [];
-  let parentId: string | null = null;
-  for (const entry of tree.getPath(leafId)) {
-    if (entry.type === "label") continue;
-    const record = entry as FileEntry & { id: string; parentId?: string | null };
-    entries.push(record.parentId === parentId ? entry : ({ ...record, parentId } as FileEntry));
-    parentId = record.id;
-  }
-  const labels: { targetId: string; label: string }[] = [];
-  for (const entry of entries) {
-    const id = (entry as { id: string }).id;
-    const label = tree.getLabel(id);
-    if (label !== undefined) labels.push({ targetId: id, label });
-  }
-  return { entries, labels };
 }

@@ -183,11 +183,6 @@ export class SessionManager {
     return this.#cwdOverride ?? this.#gjc.getCwd();
   }
 
-
-
-
-
-
   /** The session's name by pi's rule: the latest `session_info` decides, an empty one clears. */
   getSessionName(): string | undefined {
     return hooks.tree(this.#gjc).getSessionInfoName();
@@ -211,7 +206,6 @@ export class SessionManager {
     const file = path.resolve(sessionFile);
     SessionManager.#takingOver(file, this, () => hooks.setSessionFile(this.#gjc, file));
   }
-
 
   /** Appends a `message` entry. */
   appendMessage(message: AgentMessage): string {
@@ -261,15 +255,6 @@ export class SessionManager {
     return this.#gjc.appendLabelChange(targetId, label);
   }
 
-
-
-
-
-
-
-
-
-
   /** The session tree, each labelled node with the time its label was set. */
   getTree(): SessionTreeNode[] {
     const labelTimes = new Map<string, string>();
@@ -302,7 +287,6 @@ export class SessionManager {
   getLatestCompactionEntry(): CompactionEntry | null {
     return getLatestCompactionEntry(this.#gjc.getBranch());
   }
-
 
   /** Flushes and releases the file's writer lock (pi never calls it; see the module comment). */
   async close(): Promise<void> {
