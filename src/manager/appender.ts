@@ -1,8 +1,4 @@
-/**
- * The manager's typed `append*` methods with GJC 0.15's names and parameter orders. Each builds
- * a draft (absent optional fields left out, so no line carries empty keys) for
- * {@link EntryAppender.appendDraft} and returns the new entry's id, which is the new leaf.
- */
+/** The manager's typed `append*` methods with GJC 0.15's names and parameter orders: each builds a draft for {@link EntryAppender.appendDraft} and returns the new entry's id (the new leaf). */
 import {
   clearModelRoleDraft,
   configuredModelChainDraft,
@@ -57,11 +53,7 @@ function withObservationId(details: unknown, observationId: string | undefined):
 
 /** Base of the session manager holding its `append*` methods. */
 export abstract class EntryAppender {
-  /**
-   * Appends `draft` as a child of the current leaf (or a root, {@link AppendOptions.root}), makes
-   * it the leaf, and persists it or defers it until the first assistant message.
-   * @throws SessionManagerError `persistence_failed`, `read_only`, `closed`
-   */
+  /** Appends `draft` under the leaf (or as a root) as the new leaf, persisted or deferred to the first assistant message. @throws SessionManagerError `persistence_failed`, `read_only`, `closed` */
   protected abstract appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D>;
 
   /** Appends a `message` entry holding `message` as-is. @returns the new entry's id */
@@ -101,10 +93,7 @@ export abstract class EntryAppender {
     return this.appendDraft(clearModelRoleDraft(role)).id;
   }
 
-  /**
-   * Appends a `configured_model_chain`: `chain.role`'s fallback chain from here on (`cleared`:
-   * its removal). Only the chain's own fields are written. @returns the new entry's id
-   */
+  /** Appends a `configured_model_chain`: `chain.role`'s fallback chain from here on (`cleared`: its removal), only its own fields. @returns the new entry's id */
   appendConfiguredModelChain(chain: ConfiguredModelChain & { cleared?: boolean }): string {
     return this.appendDraft(configuredModelChainDraft(chain)).id;
   }
@@ -142,11 +131,7 @@ export abstract class EntryAppender {
     return this.appendDraft(contextClearDraft(data), { root: true }).id;
   }
 
-  /**
-   * Appends a `custom_message` (extension text that reaches the model); an `observationId` goes
-   * into `details`. @returns the new entry's id
-   * @throws SessionManagerError `invalid_options` for an observationId with non-object details
-   */
+  /** Appends a `custom_message` (extension text that reaches the model), an `observationId` in `details`. @returns the new entry's id @throws SessionManagerError `invalid_options` for an observationId with non-object details */
   appendCustomMessageEntry<T = unknown>(
     customType: string,
     content: CustomMessageEntry["content"],

@@ -8,10 +8,7 @@ import type { SessionStorage } from "../storage/index.js";
 import type { SessionDestinationInput } from "./destination.js";
 import type { NewSessionOptions, OpenSessionOptions, SessionManagerOptions } from "./options.js";
 
-/**
- * Synchronous `open`, `newSession` and `setSessionFile` on the same load path, and the few
- * reach-ins a facade needs whose callers do not await (pi uses these results at once).
- */
+/** Synchronous `open`, `newSession` and `setSessionFile` on the same load path, and the reach-ins of a facade whose callers do not await. */
 export interface SynchronousSwitches<SessionManager> {
   open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
   newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
@@ -26,10 +23,7 @@ export interface SynchronousSwitches<SessionManager> {
   branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
   /** `forkFrom`, synchronously, with the peer's {@link ForkChoices}. */
   forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
-  /**
-   * Closes the manager now, releasing its file for another manager of this process, when nothing
-   * is queued. @returns false, changing nothing, while queued work runs
-   */
+  /** Closes the manager now, releasing its file for another manager of this process. @returns false, changing nothing, while queued work runs */
   releaseNow(manager: SessionManager): boolean;
   /** Writes a fresh session's header now when it replaced an existing file (blank or moved aside), as pi does. */
   writeReplacedNow(manager: SessionManager): void;
@@ -41,9 +35,5 @@ export interface ForkChoices {
   writeAtOnce?: boolean;
 }
 
-/**
- * Whether sessions opened from now on keep their line index up as they append (default on).
- * Only `bench/line-index.bench.mjs` turns it off, to time appends without the upkeep; the index
- * is still read and caught up on open.
- */
+/** Whether sessions opened from now on keep their line index up as they append; only `bench/line-index.bench.mjs` turns it off (the index is still read and caught up on open). */
 export const lineIndexUpkeep = { enabled: true };

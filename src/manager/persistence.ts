@@ -30,8 +30,7 @@ export class SessionPersistence {
 
   /**
    * @param writer the file's writer when the caller already holds it (an opened file)
-   * @param index the upkeep of the file's line index, when opened through it: each append gets
-   *   its row, a whole-file write restarts it, an append without keys ends it
+   * @param index the upkeep of the line index it was opened through: each append gets its row, a whole-file write restarts it, an append without keys ends it
    */
   constructor(options: ResolvedOptions, file: string, cwd: () => string | undefined, writer?: SessionStorageWriter, index?: LineIndexAppender) {
     this.#options = options;
@@ -47,20 +46,14 @@ export class SessionPersistence {
     return this.#writer !== undefined;
   }
 
-  /** The latched failure, if any. */
-  get error(): SessionManagerError | undefined {
-    return this.#error;
-  }
-
   /** @throws the latched {@link SessionManagerError} `persistence_failed` */
   check(): void {
     if (this.#error !== undefined) throw this.#error;
   }
 
   /**
-   * Queues an atomic replacement of the whole file with `bytes`: a new file is published
-   * no-replace (never clobbering one that appeared meanwhile), then its writer opened; an
-   * existing one is rewritten through its writer, so the lock is held throughout.
+   * Queues an atomic replacement of the whole file with `bytes`: a new file is published no-replace (never clobbering
+   * one that appeared meanwhile), then its writer opened; an existing one is rewritten through its writer, under the lock.
    */
   writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
     this.#dropIndex();
@@ -87,11 +80,7 @@ export class SessionPersistence {
     });
   }
 
-  /**
-   * {@link writeAll} of a file not opened yet, with nothing queued, done before returning (a
-   * durable no-replace publish, then the writer), for switches that promise a file on return.
-   * @throws the latched SessionManagerError `persistence_failed`
-   */
+  /** {@link writeAll} of a file not opened yet, nothing queued, done before returning, for switches that promise a file on return. @throws the latched `persistence_failed` */
   writeAllNow(bytes: Buffer): void {
     this.check();
     this.#dropIndex();
@@ -153,9 +142,9 @@ export class SessionPersistence {
     }
   }
 
-  /** Latches a failure that happened while preparing a write (serializing, blob put). */
-  fail(error: unknown): void {
-    this.#latch(error);
+  /** Latches a failure that happened while preparing a write (serializing, blob put). @returns the latched error */
+  fail(error: unknown): SessionManagerError {
+    return this.#latch(error);
   }
 
   /** Waits for queued work, then syncs the file. No-op before the file exists. */

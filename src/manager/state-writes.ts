@@ -110,8 +110,7 @@ export class StateWriter {
     try {
       bytes = this.#serializeAll(state, state.header);
     } catch (error) {
-      persistence.fail(error);
-      throw persistence.error;
+      throw persistence.fail(error);
     }
     persistence.writeAllNow(bytes);
     state.active = true;
@@ -119,11 +118,9 @@ export class StateWriter {
   }
 
   /**
-   * Moves `state` (managed, persisting) in place to the managed scope of `header.cwd`, with
-   * `header`. So that a crash loses nothing, the old file is flushed, the whole session is
-   * published in the new scope (durable, no-replace) with its writer, and only then is the old
-   * file removed: a crash leaves the old file, the new one, or both (a complete duplicate).
-   * @returns the options of the new scope (directory and storage)
+   * Moves `state` (managed, persisting) in place to the managed scope of `header.cwd`, with `header`: the old file is
+   * flushed, the whole session published in the new scope (durable, no-replace) with its writer, and only then the old
+   * file removed, so a crash leaves the old file, the new one, or both. @returns the options of the new scope
    * @throws ScopeError for an unusable cwd; SessionManagerError `persistence_failed`
    */
   async move(state: SessionState, options: ResolvedOptions, header: SessionHeader): Promise<ResolvedOptions> {
