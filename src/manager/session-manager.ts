@@ -317,7 +317,7 @@ export class SessionManager extends SessionDirectories {
 
   /** Leaves the current session for `state`, counting what it leaves unwritten (it never got a file) for {@link close}. */
   #switchTo(state: SessionState): void {
-    if (this.#persistent) this.#leftUnwritten += this.#writer.deferredLines(this.#state);
+    this.#leftUnwritten += this.#state.unwritten;
     this.#state = state;
   }
 
@@ -373,7 +373,7 @@ export class SessionManager extends SessionDirectories {
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
-    this.#closeReport = { unpersistedEntries: this.#leftUnwritten + (this.#persistent ? this.#writer.deferredLines(state) : 0) };
+    this.#closeReport = { unpersistedEntries: this.#leftUnwritten + state.unwritten };
     const persistence = state.persistence;
     if (persistence !== undefined) {
       await persistence.flush().catch(ignore);
@@ -434,7 +434,7 @@ export class SessionManager extends SessionDirectories {
     state.header = { ...state.header, title, titleSource: source };
     const line: PersistableLine = { kind: "patch", record: { type: "header_patch", patch: { title, titleSource: source } }, state: "applied" };
     state.lines.push(line);
-    this.#persistLine(line);
+    this.#writer.persistLine(state, line);
     return true;
   }
 
@@ -467,12 +467,7 @@ export class SessionManager extends SessionDirectories {
     state.lines.push(line);
     state.usage.add(entry);
     if (!state.hasAssistant && isAssistantMessage(entry)) state.hasAssistant = true;
-    this.#persistLine(line);
-  }
-
-  /** Persists a line just added to the current session's memory, or defers it. */
-  #persistLine(line: PersistableLine): void {
-    if (this.#persistent) this.#writer.persistLine(this.#state, line);
+    this.#writer.persistLine(state, line);
   }
 
   /** The header's cwd, else the process's: where a new session of this manager works. */

@@ -33,6 +33,8 @@ export interface SessionState {
   /** a file exists at `file` that a full write must replace rather than create */
   fileExists: boolean;
   hasAssistant: boolean;
+  /** lines appended while persistence had not started (no assistant message yet): what a close leaves unwritten */
+  unwritten: number;
   /** usage totals over every entry of the file, fed as entries load and append (never a walk) */
   usage: UsageAccumulator;
   report: SessionLoadReport;
@@ -81,6 +83,7 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     fullWritePending: true,
     fileExists: false,
     hasAssistant: false,
+    unwritten: 0,
     usage: new UsageAccumulator(),
     report: emptyReport(target),
   };
@@ -100,8 +103,8 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     now: options.now,
   });
   const { indexed } = opened;
-  const loadedState = (session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists">, index?: LineIndexAppender): SessionState => {
-    const state: SessionState = { ...session, file, persistence: undefined, active: session.hasAssistant, fileExists: true };
+  const loadedState = (session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists" | "unwritten">, index?: LineIndexAppender): SessionState => {
+    const state: SessionState = { ...session, file, persistence: undefined, active: session.hasAssistant, fileExists: true, unwritten: 0 };
     if (!readOnly) state.persistence = new SessionPersistence(options, file, () => state.header.cwd, opened.writer, index);
     return state;
   };

@@ -25,8 +25,6 @@ export class StateWriter {
   readonly #blobSink: () => BlobSink | undefined;
   #droppedInertPatches = 0;
   #writeThrough = false;
-  /** Lines appended to a session whose persistence has not started, per session state. */
-  readonly #deferred = new WeakMap<SessionState, number>();
   /** The closes of sessions left by a synchronous switch, and their files while they run. */
   readonly #retiring: Promise<void>[] = [];
   readonly #retiringFiles = new Set<string>();
@@ -46,13 +44,13 @@ export class StateWriter {
     this.#writeThrough = true;
   }
 
-  /** Persists a line just added to `state`'s memory, or defers it. */
+  /** Persists a line just added to `state`'s memory, or defers it; nothing for a session that never persists. */
   persistLine(state: SessionState, line: PersistableLine): void {
     const { persistence } = state;
     if (persistence === undefined) return;
     if (!state.active) {
       if (state.hasAssistant) this.start(state);
-      else this.#deferred.set(state, this.deferredLines(state) + 1);
+      else state.unwritten += 1;
       return;
     }
     if (state.fullWritePending) {
@@ -66,15 +64,10 @@ export class StateWriter {
     }
   }
 
-  /** Lines of `state` waiting for its first write (no assistant message yet): what a close leaves unwritten. */
-  deferredLines(state: SessionState): number {
-    return this.#deferred.get(state) ?? 0;
-  }
-
   /** Starts persisting `state`: its whole content is written (see {@link enableWriteThrough}). */
   start(state: SessionState): void {
     state.active = true;
-    this.#deferred.delete(state);
+    state.unwritten = 0;
     const persistence = state.persistence;
     if (this.#writeThrough && persistence !== undefined && !persistence.hasWriter && !state.fileExists) {
       try {
