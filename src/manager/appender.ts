@@ -41,16 +41,6 @@ export function defined<T extends object>(source: T): Partial<T> {
   return out;
 }
 
-/** `details` with `observationId` merged in; only an object (or nothing) can carry it. */
-function withObservationId(details: unknown, observationId: string | undefined): unknown {
-  if (observationId === undefined) return details;
-  if (details === undefined) return { observationId };
-  if (typeof details !== "object" || details === null || Array.isArray(details)) {
-    throw new SessionManagerError("invalid_options", "an observationId needs object details (or none)");
-  }
-  return { ...details, observationId };
-}
-
 /** Base of the session manager holding its `append*` methods. */
 export abstract class EntryAppender {
   /** Appends `draft` under the leaf (or as a root) as the new leaf, persisted or deferred to the first assistant message. @throws SessionManagerError `persistence_failed`, `read_only`, `closed` */
@@ -140,7 +130,11 @@ export abstract class EntryAppender {
     attribution: MessageAttribution = "agent",
     observationId?: string,
   ): string {
-    const merged = withObservationId(details, observationId);
+    // Only an object (or nothing) can carry an observationId.
+    if (observationId !== undefined && details !== undefined && (typeof details !== "object" || details === null || Array.isArray(details))) {
+      throw new SessionManagerError("invalid_options", "an observationId needs object details (or none)");
+    }
+    const merged = observationId === undefined ? details : { ...(details as object | undefined), observationId };
     return this.appendDraft({ type: "custom_message", customType, content, display, ...defined({ details: merged }), attribution }).id;
   }
 

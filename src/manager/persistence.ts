@@ -85,7 +85,7 @@ export class SessionPersistence {
     this.check();
     this.#dropIndex();
     if (this.#writer !== undefined || this.#queued > 0) {
-      throw this.#latch(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
+      throw this.fail(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
     }
     try {
       const { storage } = this.#options;
@@ -93,7 +93,7 @@ export class SessionPersistence {
       storage.writeTextSync(this.path, bytes, { noReplace: true });
       this.#writer = storage.openWriter(this.path);
     } catch (error) {
-      throw this.#latch(error);
+      throw this.fail(error);
     }
     this.#published(bytes);
   }
@@ -108,7 +108,7 @@ export class SessionPersistence {
       try {
         bytes = writer.writeLineSync(text);
       } catch (error) {
-        this.#latch(error);
+        this.fail(error);
         return;
       }
       this.#follow(bytes, keys);
@@ -142,11 +142,6 @@ export class SessionPersistence {
     }
   }
 
-  /** Latches a failure that happened while preparing a write (serializing, blob put). @returns the latched error */
-  fail(error: unknown): SessionManagerError {
-    return this.#latch(error);
-  }
-
   /** Waits for queued work, then syncs the file. No-op before the file exists. */
   async flush(): Promise<void> {
     this.check();
@@ -157,7 +152,7 @@ export class SessionPersistence {
     try {
       await this.#writer.flush();
     } catch (error) {
-      throw this.#latch(error);
+      throw this.fail(error);
     }
   }
 
@@ -174,7 +169,7 @@ export class SessionPersistence {
       try {
         await writer.close();
       } catch (error) {
-        this.#latch(error);
+        this.fail(error);
       }
     }
     this.check();
@@ -189,7 +184,7 @@ export class SessionPersistence {
     try {
       writer?.closeSync();
     } catch (error) {
-      this.#latch(error);
+      this.fail(error);
     }
     return true;
   }
@@ -216,7 +211,7 @@ export class SessionPersistence {
         if (this.#error === undefined) await step();
       })
       .catch((error: unknown) => {
-        this.#latch(error);
+        this.fail(error);
       })
       .finally(() => {
         this.#queued -= 1;
@@ -224,16 +219,13 @@ export class SessionPersistence {
       .then(ignore, ignore);
   }
 
-  /** Keeps the first failure, logs it once with the file, and returns it. */
-  #latch(error: unknown): SessionManagerError {
+  /** Latches a failure (also one while preparing a write: serializing, blob put): keeps the first, logs it once with the file, and returns it. */
+  fail(error: unknown): SessionManagerError {
     if (this.#error !== undefined) return this.#error;
     const latched =
       error instanceof SessionManagerError && error.code === "persistence_failed"
         ? error
-        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}`, {
-            path: this.path,
-            cause: error,
-          });
+        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}`, { path: this.path, cause: error });
     this.#error = latched;
     this.#dropIndex();
     // The writer logs its own first failure; log only what it did not see.

@@ -91,12 +91,10 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Opens the session file `filePath` (default destination: its directory, explicit). A missing
-   * or blank file starts a fresh session there; one with an unusable header is moved aside
-   * first (see {@link getLoadReport}); v1-v4 are migrated and rewritten as v5 on the first
-   * persisting call. `options.readOnly` loads without the writer lock.
-   * @throws StorageError `session_busy`; SessionFormatError `version_too_new` / `invalid_version`;
-   *   SessionManagerError `invalid_header` (read-only), `invalid_options`
+   * Opens the session file `filePath` (default destination: its directory, explicit). A missing or blank file starts a
+   * fresh session there; one with an unusable header is moved aside first (see {@link getLoadReport}); v1-v4 are migrated
+   * and rewritten as v5 on the first persisting call. `options.readOnly` loads without the writer lock.
+   * @throws StorageError `session_busy`; SessionFormatError `version_too_new` / `invalid_version`; SessionManagerError `invalid_header` (read-only), `invalid_options`
    */
   static async open(
     filePath: string,
@@ -288,9 +286,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Closes the current session and switches to `sessionFile` (through this manager's storage),
-   * loaded as {@link open} does; a fresh session's header is written at once. On failure the
-   * manager stays where it was. @throws what {@link open} throws
+   * Closes the current session and switches to `sessionFile` (through this manager's storage), loaded as {@link open}
+   * does; a fresh session's header is written at once. On failure the manager stays where it was. @throws what {@link open} throws
    */
   async setSessionFile(sessionFile: string): Promise<void> {
     this.#checkWritable();
@@ -329,9 +326,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's
-   * file moves to its managed scope (see `StateWriter.move`), an explicit one stays.
-   * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`, `invalid_options`
+   * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's file moves to its managed
+   * scope (see `StateWriter.move`), an explicit one stays. @throws ScopeError; SessionManagerError `persistence_failed`, `invalid_options`
    */
   async moveTo(newCwd: string): Promise<void> {
     this.#checkWritable();
@@ -364,9 +360,8 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Does a rewrite still owed, flushes, and releases the file, then waits for sessions left by
-   * synchronous switches. Idempotent; later calls but reads throw `closed`; a latched failure is
-   * rethrown after the release. @returns the {@link SessionCloseReport} (the same every time)
+   * Does a rewrite still owed, flushes, releases the file, then waits for sessions left by synchronous switches. Idempotent;
+   * later calls but reads throw `closed`; a latched failure is rethrown after the release. @returns the same {@link SessionCloseReport} every time
    */
   async close(): Promise<SessionCloseReport> {
     if (this.#closed) return this.#closeReport;
@@ -422,10 +417,7 @@ export class SessionManager extends SessionDirectories {
     return selectionDrafts(change).map((draft) => this.appendDraft(draft).id);
   }
 
-  /**
-   * Sets the title (sanitized, see `sanitizeSessionTitle`) through an appended `header_patch`.
-   * @returns false when nothing printable is left, or an automatic title would replace a user's
-   */
+  /** Sets the title (sanitized, see `sanitizeSessionTitle`) through an appended `header_patch`. @returns false when nothing printable is left, or an automatic title would replace a user's */
   async setSessionName(name: string, source: TitleSource = "auto"): Promise<boolean> {
     this.#checkWritable();
     const title = sanitizeSessionTitle(name);
@@ -438,10 +430,7 @@ export class SessionManager extends SessionDirectories {
     return true;
   }
 
-  /**
-   * Replaces by id the `message` of `message` entries (pruned tool output, say), keeping the
-   * leaf; the next persisting step rewrites the file. @throws SessionManagerError `invalid_rewrite`
-   */
+  /** Replaces by id the `message` of `message` entries (pruned tool output, say), keeping the leaf; the next persisting step rewrites the file. @throws SessionManagerError `invalid_rewrite` */
   applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
     this.#checkWritable();
     replacePayloads(this.#state, entries, "message", this.#options.now);
