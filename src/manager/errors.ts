@@ -1,7 +1,6 @@
 /**
- * The session manager's typed error. Lower layers keep their own class and code: a refused
- * header version is a `SessionFormatError`, a second writer a `StorageError` `session_busy`, an
- * unknown branch target a `SessionTreeError` `unknown_entry`.
+ * The session manager's typed error. Lower layers keep their own class and code: a refused header version is a
+ * `SessionFormatError`, a second writer a `StorageError` `session_busy`, an unknown branch target a `SessionTreeError`.
  */
 import { GjcError } from "../errors.js";
 

@@ -1,8 +1,4 @@
-/**
- * The manager's internal hooks, exported from no package entry: the shape of what a peer-shaped
- * facade (`gjc-session-store/pi`) gets from `synchronousSwitches()` in `session-manager.ts`, and
- * the switch the line-index benchmark flips.
- */
+/** The manager's internal hooks, exported from no package entry: what the pi facade gets from `synchronousSwitches()`, and the line-index benchmark's switch. */
 import type { AppendedEntry, AppendOptions, BranchSummaryOptions, EntryDraft, SessionTree } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import type { SessionDestinationInput } from "./destination.js";
@@ -17,16 +13,14 @@ export interface SynchronousSwitches<SessionManager> {
   append<D extends EntryDraft>(manager: SessionManager, draft: D, options?: AppendOptions): AppendedEntry<D>;
   /** The live tree of the session the manager is on now: for reading, never for changing. */
   tree(manager: SessionManager): SessionTree;
-  /** `StateWriter.enableWriteThrough`: first writes done before the append returns. */
-  writeThrough(manager: SessionManager): void;
+  /** Makes the manager a facade's, as pi's: first writes done before the append returns, and a fresh session that replaced a file (blank or moved aside) written now. */
+  adopt(manager: SessionManager): void;
   /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
   branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
   /** `forkFrom`, synchronously, with the peer's {@link ForkChoices}. */
   forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
   /** Closes the manager now, releasing its file for another manager of this process. @returns false, changing nothing, while queued work runs */
   releaseNow(manager: SessionManager): boolean;
-  /** Writes a fresh session's header now when it replaced an existing file (blank or moved aside), as pi does. */
-  writeReplacedNow(manager: SessionManager): void;
 }
 
 /** A peer's fork choices: the header's `parentSession` (default the source's id), and writing the copy at once (write-through on). */

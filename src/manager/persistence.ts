@@ -1,8 +1,7 @@
 /**
- * One session file's way to disk: full writes, appends, flushes, and the latched first failure.
- * Appends run synchronously while nothing is queued, so a killed process loses nothing it was
- * told was appended; full writes go on one promise chain, and appends made meanwhile queue
- * behind them in call order.
+ * One session file's way to disk: full writes, appends, flushes, and the latched first failure. Appends run synchronously
+ * while nothing is queued, so a killed process loses nothing it was told was appended; full writes go on one promise
+ * chain, and appends made meanwhile queue behind them in call order.
  */
 import path from "node:path";
 

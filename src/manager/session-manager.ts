@@ -173,13 +173,13 @@ export class SessionManager extends SessionDirectories {
       setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
       append: (manager, draft, options) => manager.appendDraft(draft, options),
       tree: (manager) => manager.#state.tree,
-      writeThrough: (manager) => manager.#writer.enableWriteThrough(),
       branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithOptions(branchFromId, summary, options),
       forkFrom(sourcePath, cwd, destination, options, fork) {
         const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
       },
-      writeReplacedNow(manager) {
+      adopt(manager) {
+        manager.#writer.enableWriteThrough();
         const state = manager.#state;
         const replaced = state.fileExists || state.report.movedAside !== undefined;
         if (manager.#persistent && !state.report.loaded && replaced && !state.active) manager.#writer.start(state);

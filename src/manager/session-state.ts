@@ -91,17 +91,9 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
   return state;
 }
 
-/**
- * The state of the session file `file`, through the one load path {@link openSessionFile}. A
- * missing, blank or moved-aside file gives a fresh session at `file` for `freshCwd`.
- * @throws what {@link openSessionFile} throws
- */
+/** The state of the session file `file` through the one load path; a missing, blank or moved-aside file gives a fresh session there for `freshCwd`. @throws what {@link openSessionFile} throws */
 export function openedState(options: ResolvedOptions, file: string, readOnly: boolean, freshCwd: string): SessionState {
-  const opened = openSessionFile(options.storage, file, {
-    readOnly,
-    lookup: options.blobStore?.lookup() ?? (() => undefined),
-    now: options.now,
-  });
+  const opened = openSessionFile(options.storage, file, { readOnly, lookup: options.blobStore?.lookup() ?? (() => undefined), now: options.now });
   const { indexed } = opened;
   const loadedState = (session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists" | "unwritten">, index?: LineIndexAppender): SessionState => {
     const state: SessionState = { ...session, file, persistence: undefined, active: session.hasAssistant, fileExists: true, unwritten: 0 };
@@ -173,9 +165,8 @@ export function branchedState(options: ResolvedOptions, current: SessionState, l
 }
 
 /**
- * The session `forkFrom` starts: every line of the file `source` (read unlocked through its own
- * explicit storage) in a fresh session for `cwd` with the source's title, whose parent is the
- * source's id or `parentSession` (pi records the source's path).
+ * The session `forkFrom` starts: every line of the file `source` (read unlocked through its own explicit storage) in a
+ * fresh session for `cwd` with the source's title, parented to the source's id or `parentSession` (pi records the path).
  */
 export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string): SessionState {
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
@@ -219,10 +210,9 @@ function payloadOf(type: ReplaceableType, update: Record<string, unknown>): Reco
 }
 
 /**
- * Replaces by id the payload of entries of `type` (`message`; or `content`, `display`,
- * `details`), keeping the leaf, and marks the file for a full rewrite.
- * @throws SessionManagerError `invalid_rewrite` for an update that is not an entry of that type
- *   here, or whose payload is malformed (nothing is replaced then)
+ * Replaces by id the payload of entries of `type` (`message`; or `content`, `display`, `details`), keeping the leaf, and
+ * marks the file for a full rewrite. @throws SessionManagerError `invalid_rewrite` for an update that is not an entry
+ * of that type here, or whose payload is malformed (nothing is replaced then)
  */
 export function replacePayloads(state: SessionState, updates: readonly FileEntry[], type: ReplaceableType, now: () => Date): void {
   const replaced = new Map<FileEntry, FileEntry>();

@@ -1,8 +1,7 @@
 /**
- * How a manager's sessions reach their files (the manager decides when): the deferred first
- * write, one line per append after it, full rewrites while one is owed, the synchronous
- * whole-file write of a switch that promises a file on return, a managed session's move, and
- * the background finish of sessions a synchronous switch left.
+ * How a manager's sessions reach their files (the manager decides when): the deferred first write, one line per append
+ * after it, full rewrites while one is owed, the synchronous whole-file write of a switch that promises a file on return,
+ * a managed session's move, and the background finish of sessions a synchronous switch left.
  */
 import path from "node:path";
 

@@ -76,10 +76,10 @@ export class SessionManager {
   readonly #ref = new WeakRef(this);
 
   private constructor(gjc: GjcSessionManager, cwdOverride?: string) {
-    hooks.writeThrough(gjc);
     this.#gjc = gjc;
     this.#cwdOverride = cwdOverride;
     if (gjc.isPersisted()) live.add(this.#ref);
+    hooks.adopt(gjc);
   }
 
   static {
@@ -126,20 +126,16 @@ export class SessionManager {
   }
 
   /**
-   * Opens `filePath` synchronously; new and branched sessions go to `sessionDir` (default its
-   * directory), `cwdOverride` replaces the header's cwd for {@link getCwd}. A missing file starts a
-   * new session there; a blank one, or one with an unusable header (moved aside first), is replaced
-   * by a new session whose header is written at once.
-   * @throws StorageError `session_busy` when another writer holds the file;
-   *   SessionFormatError `version_too_new` / `invalid_version`
+   * Opens `filePath` synchronously; new and branched sessions go to `sessionDir` (default its directory), `cwdOverride`
+   * replaces the header's cwd for {@link getCwd}. A missing file starts a new session there; a blank one, or one with an
+   * unusable header (moved aside first), is replaced by a new session whose header is written at once.
+   * @throws StorageError `session_busy` when another writer holds the file; SessionFormatError `version_too_new` / `invalid_version`
    */
   static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: SessionManagerOptions = {}): SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
     const file = path.resolve(filePath);
     const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, absoluteDir(sessionDir), undefined, options));
-    const manager = new SessionManager(gjc, cwdOverride);
-    hooks.writeReplacedNow(gjc);
-    return manager;
+    return new SessionManager(gjc, cwdOverride);
   }
 
   /** Opens the newest usable session of `sessionDir` (default the managed scope of `cwd`), else starts one. Synchronous. */
@@ -190,8 +186,7 @@ export class SessionManager {
 
   /**
    * Starts a new, empty session in the same directory (with the caller's `id`); the previous file is finished in the background.
-   * @returns the new session file, or `undefined` in memory
-   * @throws SessionManagerError `invalid_session_id`
+   * @returns the new session file, or `undefined` in memory @throws SessionManagerError `invalid_session_id`
    */
   newSession(options: NewSessionOptions = {}): string | undefined {
     const { id, parentSession } = options;
@@ -227,10 +222,7 @@ export class SessionManager {
     return hooks.append(this.#gjc, { type: "compaction", summary, firstKeptEntryId, tokensBefore, ...defined({ details, fromHook }) }).id;
   }
 
-  /**
-   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left.
-   * @throws SessionTreeError `unknown_entry`
-   */
+  /** Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left. @throws SessionTreeError `unknown_entry` */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
     return hooks.branchWithSummary(this.#gjc, branchFromId, summary, defined({ details, fromHook }));
   }
