@@ -3,6 +3,7 @@ import path from "node:path";
 
 import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
 import { SessionManager as GjcSessionManager } from "../manager/session-manager.js";
+import { defined } from "../manager/appender.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import { MessageCollector, NO_MESSAGES, SESSION_LIST_PREFIX_BYTES, summarizePrefix, type SessionInfo as GjcSessionInfo } from "../manager/session-info.js";
 import { resolveOptions } from "../manager/options.js";
@@ -128,8 +129,7 @@ function piInfoOf(row: GjcSessionInfo, storage: SessionStorage): SessionInfo {
     path: row.path,
     id: row.id,
     cwd: row.cwd,
-    ...(name === undefined ? {} : { name }),
-    ...(row.parentSession === undefined ? {} : { parentSessionPath: row.parentSession }),
+    ...defined({ name, parentSessionPath: row.parentSession }),
     created: row.created,
     modified: new Date(newest ?? created ?? row.modified.getTime()),
     messageCount: loaded ? messages.count : row.messageCount,

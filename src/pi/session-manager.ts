@@ -100,24 +100,18 @@ export class SessionManager {
     try {
       return attempt();
     } catch (error) {
-      if (!isStorageError(error, "session_busy") || !SessionManager.#release(file, except)) throw error;
-      return attempt();
-    }
-  }
-
-  static #release(file: string, except: SessionManager | undefined): boolean {
-    for (const ref of live) {
-      const holder = ref.deref();
-      if (holder === undefined) {
-        live.delete(ref);
-        continue;
+      if (!isStorageError(error, "session_busy")) throw error;
+      for (const ref of live) {
+        const holder = ref.deref();
+        if (holder === undefined) live.delete(ref);
+        else if (holder !== except && holder.#gjc.getSessionFile() === file) {
+          if (!hooks.releaseNow(holder.#gjc)) throw error;
+          live.delete(ref);
+          return attempt();
+        }
       }
-      if (holder === except || holder.#gjc.getSessionFile() !== file) continue;
-      if (!hooks.releaseNow(holder.#gjc)) return false;
-      live.delete(ref);
-      return true;
+      throw error;
     }
-    return false;
   }
 
   /** A new session for `cwd` in `sessionDir` (default its managed scope); written from the first assistant message. */
