@@ -245,20 +245,14 @@ export class SessionManager {
   getTree(): SessionTreeNode[] {
     const labelTimes = new Map<string, string>();
     for (const entry of hooks.tree(this.#gjc).getEntries()) {
-      if (entry.type === "label") {
-        const { targetId, timestamp } = entry as { targetId?: unknown; timestamp?: unknown };
-        if (typeof targetId === "string" && typeof timestamp === "string") labelTimes.set(targetId, timestamp);
-      }
+      const { targetId, timestamp } = entry as { targetId?: unknown; timestamp?: unknown };
+      if (entry.type === "label" && typeof targetId === "string" && typeof timestamp === "string") labelTimes.set(targetId, timestamp);
     }
     const convert = (node: GjcTreeNode): SessionTreeNode => {
       const out: SessionTreeNode = { entry: node.entry, children: node.children.map(convert) };
-      if (node.label !== undefined) {
-        out.label = node.label;
-        const id = (node.entry as { id?: unknown }).id;
-        const time = typeof id === "string" ? labelTimes.get(id) : undefined;
-        if (time !== undefined) out.labelTimestamp = time;
-      }
-      return out;
+      if (node.label === undefined) return out;
+      const time = labelTimes.get((node.entry as { id?: unknown }).id as string);
+      return { ...out, label: node.label, ...defined({ labelTimestamp: time }) };
     };
     return this.#gjc.getTree().map(convert);
   }
