@@ -34,8 +34,11 @@ function codesInSource(): { codes: Map<string, Set<string>>; open: string[] } {
     if (set === undefined) codes.set(code, (set = new Set()));
     set.add(cls);
   };
+  // A base may be no class or interface (an interface merged into a class can extend a `Pick<...>`): only those recurse.
   const derivesFromRoot = (type: ts.Type): boolean =>
-    (checker.getBaseTypes(type as ts.InterfaceType) ?? []).some((base) => base.getSymbol()?.getName() === ROOT_CLASS || derivesFromRoot(base));
+    (checker.getBaseTypes(type as ts.InterfaceType) ?? []).some(
+      (base) => base.getSymbol()?.getName() === ROOT_CLASS || (base.isClassOrInterface() && derivesFromRoot(base)),
+    );
 
   for (const file of program.getSourceFiles()) {
     if (!file.fileName.startsWith(SRC)) continue;

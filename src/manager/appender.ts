@@ -1,8 +1,4 @@
-/**
- * The manager's typed `append*` methods with GJC 0.15's names and parameter orders. Each builds
- * a draft (absent optional fields left out, so no line carries empty keys) for
- * {@link EntryAppender.appendDraft} and returns the new entry's id, which is the new leaf.
- */
+/** The manager's typed `append*` methods with GJC 0.15's names and parameter orders: each builds a draft for {@link EntryAppender.appendDraft} and returns the new entry's id (the new leaf). */
 import {
   clearModelRoleDraft,
   configuredModelChainDraft,
@@ -36,8 +32,8 @@ export interface SessionInitFields {
 /** Who a `custom_message` speaks for. */
 export type MessageAttribution = "user" | "agent";
 
-/** Copies the fields of `source` whose value is not `undefined`. */
-function defined<T extends object>(source: T): Partial<T> {
+/** Copies the fields of `source` whose value is not `undefined` (so no line carries empty keys). */
+export function defined<T extends object>(source: T): Partial<T> {
   const out: Partial<T> = {};
   for (const key of Object.keys(source) as (keyof T)[]) {
     if (source[key] !== undefined) out[key] = source[key];
@@ -45,23 +41,9 @@ function defined<T extends object>(source: T): Partial<T> {
   return out;
 }
 
-/** `details` with `observationId` merged in; only an object (or nothing) can carry it. */
-function withObservationId(details: unknown, observationId: string | undefined): unknown {
-  if (observationId === undefined) return details;
-  if (details === undefined) return { observationId };
-  if (typeof details !== "object" || details === null || Array.isArray(details)) {
-    throw new SessionManagerError("invalid_options", "an observationId needs object details (or none)");
-  }
-  return { ...details, observationId };
-}
-
 /** Base of the session manager holding its `append*` methods. */
 export abstract class EntryAppender {
-  /**
-   * Appends `draft` as a child of the current leaf (or a root, {@link AppendOptions.root}), makes
-   * it the leaf, and persists it or defers it until the first assistant message.
-   * @throws SessionManagerError `persistence_failed`, `read_only`, `closed`
-   */
+  /** Appends `draft` under the leaf (or as a root) as the new leaf, persisted or deferred to the first assistant message. @throws SessionManagerError `persistence_failed`, `read_only`, `closed` */
   protected abstract appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D>;
 
   /** Appends a `message` entry holding `message` as-is. @returns the new entry's id */
@@ -101,10 +83,7 @@ export abstract class EntryAppender {
     return this.appendDraft(clearModelRoleDraft(role)).id;
   }
 
-  /**
-   * Appends a `configured_model_chain`: `chain.role`'s fallback chain from here on (`cleared`:
-   * its removal). Only the chain's own fields are written. @returns the new entry's id
-   */
+  /** Appends a `configured_model_chain`: `chain.role`'s fallback chain from here on (`cleared`: its removal), only its own fields. @returns the new entry's id */
   appendConfiguredModelChain(chain: ConfiguredModelChain & { cleared?: boolean }): string {
     return this.appendDraft(configuredModelChainDraft(chain)).id;
   }
@@ -142,11 +121,7 @@ export abstract class EntryAppender {
     return this.appendDraft(contextClearDraft(data), { root: true }).id;
   }
 
-  /**
-   * Appends a `custom_message` (extension text that reaches the model); an `observationId` goes
-   * into `details`. @returns the new entry's id
-   * @throws SessionManagerError `invalid_options` for an observationId with non-object details
-   */
+  /** Appends a `custom_message` (extension text that reaches the model), an `observationId` in `details`. @returns the new entry's id @throws SessionManagerError `invalid_options` for an observationId with non-object details */
   appendCustomMessageEntry<T = unknown>(
     customType: string,
     content: CustomMessageEntry["content"],
@@ -155,7 +130,11 @@ export abstract class EntryAppender {
     attribution: MessageAttribution = "agent",
     observationId?: string,
   ): string {
-    const merged = withObservationId(details, observationId);
+    // Only an object (or nothing) can carry an observationId.
+    if (observationId !== undefined && details !== undefined && (typeof details !== "object" || details === null || Array.isArray(details))) {
+      throw new SessionManagerError("invalid_options", "an observationId needs object details (or none)");
+    }
+    const merged = observationId === undefined ? details : { ...(details as object | undefined), observationId };
     return this.appendDraft({ type: "custom_message", customType, content, display, ...defined({ details: merged }), attribution }).id;
   }
 

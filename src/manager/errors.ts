@@ -1,24 +1,10 @@
 /**
- * The session manager's typed error. Lower layers keep their own class and code: a refused
- * header version is a `SessionFormatError`, a second writer a `StorageError` `session_busy`, an
- * unknown branch target a `SessionTreeError` `unknown_entry`.
+ * The session manager's typed error. Lower layers keep their own class and code: a refused header version is a
+ * `SessionFormatError`, a second writer a `StorageError` `session_busy`, an unknown branch target a `SessionTreeError`.
  */
 import { GjcError } from "../errors.js";
 
-/**
- * Why the session manager refused an operation (the README's error table says more):
- * - `persistence_failed`: a write, sync, rewrite or blob put failed; latched, so every later
- *   persisting call throws the same error, and nothing appended in memory is discarded.
- * - `read_only` / `closed`: a mutating call on a read-only manager; any call after `close`.
- * - `invalid_header`: a read-only open found a non-empty file without a usable header.
- * - `invalid_rewrite`: an update that is not a `message` / `custom_message` entry of the session.
- * - `invalid_session_id`: `newSession({ id })` with neither a UUIDv7 nor 1-128 of `[A-Za-z0-9._-]`.
- * - `untrusted_destination`: a destination object the manager did not issue.
- * - `managed_storage_unsupported`: a non-file storage where the managed scope is used.
- * - `tool_classifier_required`: non-empty `toolNames` without `classifyTool`.
- * - `invalid_options`: a missing or malformed argument or option.
- * - `session_changed`: a deferred entry was read later and the file no longer holds it.
- */
+/** Why the session manager refused an operation; README's error-code table says what each means (`persistence_failed` is latched). */
 export type SessionManagerErrorCode =
   | "persistence_failed"
   | "read_only"

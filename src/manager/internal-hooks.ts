@@ -1,17 +1,10 @@
-/**
- * The manager's internal hooks, exported from no package entry: the shape of what a peer-shaped
- * facade (`gjc-session-store/pi`) gets from `synchronousSwitches()` in `session-manager.ts`, and
- * the switch the line-index benchmark flips.
- */
+/** The manager's internal hooks, exported from no package entry: what the pi facade gets from `synchronousSwitches()`, and the line-index benchmark's switch. */
 import type { AppendedEntry, AppendOptions, BranchSummaryOptions, EntryDraft, SessionTree } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import type { SessionDestinationInput } from "./destination.js";
 import type { NewSessionOptions, OpenSessionOptions, SessionManagerOptions } from "./options.js";
 
-/**
- * Synchronous `open`, `newSession` and `setSessionFile` on the same load path, and the few
- * reach-ins a facade needs whose callers do not await (pi uses these results at once).
- */
+/** Synchronous `open`, `newSession` and `setSessionFile` on the same load path, and the reach-ins of a facade whose callers do not await. */
 export interface SynchronousSwitches<SessionManager> {
   open(filePath: string, destination?: SessionDestinationInput, storage?: SessionStorage, options?: OpenSessionOptions): SessionManager;
   newSession(manager: SessionManager, options?: NewSessionOptions): string | undefined;
@@ -20,19 +13,14 @@ export interface SynchronousSwitches<SessionManager> {
   append<D extends EntryDraft>(manager: SessionManager, draft: D, options?: AppendOptions): AppendedEntry<D>;
   /** The live tree of the session the manager is on now: for reading, never for changing. */
   tree(manager: SessionManager): SessionTree;
-  /** `StateWriter.enableWriteThrough`: first writes done before the append returns. */
-  writeThrough(manager: SessionManager): void;
+  /** Makes the manager a facade's, as pi's: first writes done before the append returns, and a fresh session that replaced a file (blank or moved aside) written now. */
+  adopt(manager: SessionManager): void;
   /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
   branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
   /** `forkFrom`, synchronously, with the peer's {@link ForkChoices}. */
   forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
-  /**
-   * Closes the manager now, releasing its file for another manager of this process, when nothing
-   * is queued. @returns false, changing nothing, while queued work runs
-   */
+  /** Closes the manager now, releasing its file for another manager of this process. @returns false, changing nothing, while queued work runs */
   releaseNow(manager: SessionManager): boolean;
-  /** Writes a fresh session's header now when it replaced an existing file (blank or moved aside), as pi does. */
-  writeReplacedNow(manager: SessionManager): void;
 }
 
 /** A peer's fork choices: the header's `parentSession` (default the source's id), and writing the copy at once (write-through on). */
@@ -41,9 +29,5 @@ export interface ForkChoices {
   writeAtOnce?: boolean;
 }
 
-/**
- * Whether sessions opened from now on keep their line index up as they append (default on).
- * Only `bench/line-index.bench.mjs` turns it off, to time appends without the upkeep; the index
- * is still read and caught up on open.
- */
+/** Whether sessions opened from now on keep their line index up as they append; only `bench/line-index.bench.mjs` turns it off (the index is still read and caught up on open). */
 export const lineIndexUpkeep = { enabled: true };

@@ -1,32 +1,25 @@
 /**
- * One session file's way to disk: full writes, appends, flushes, and the latched first failure.
- * Appends run synchronously while nothing is queued, so a killed process loses nothing it was
- * told was appended; full writes go on one promise chain, and appends made meanwhile queue
- * behind them in call order.
+ * One session file's way to disk: full writes, appends, flushes, and the latched first failure. Appends run synchronously
+ * while nothing is queued, so a killed process loses nothing it was told was appended; full writes go on one promise
+ * chain, and appends made meanwhile queue behind them in call order.
  */
 import path from "node:path";
 
-import type { SessionStorage, SessionStorageWriter, StorageLogger } from "../storage/index.js";
+import type { SessionStorageWriter } from "../storage/index.js";
+import { announceSession } from "./continuation.js";
 import { errorCodeOf, SessionManagerError } from "./errors.js";
 import { lineIndexUpkeep } from "./internal-hooks.js";
 import { indexWrittenFile, type AppendedKeys, type LineIndexAppender } from "./line-index.js";
-
-/** Where one session file lives and how its failures are reported. */
-export interface PersistenceTarget {
-  storage: SessionStorage;
-  /** the session file */
-  path: string;
-  logger: StorageLogger;
-  /** called once the file exists and this process holds its writer (best effort, must not throw) */
-  onWriterReady?: (path: string) => void;
-}
+import type { ResolvedOptions } from "./options.js";
 
 function ignore(): void {}
 
 /** Persistence of one session file; see the module comment. */
 export class SessionPersistence {
   readonly path: string;
-  readonly #target: PersistenceTarget;
+  readonly #options: ResolvedOptions;
+  /** the session's cwd, for the breadcrumb written once the file exists */
+  readonly #cwd: () => string | undefined;
   #writer: SessionStorageWriter | undefined;
   #chain: Promise<void> = Promise.resolve();
   #queued = 0;
@@ -36,12 +29,12 @@ export class SessionPersistence {
 
   /**
    * @param writer the file's writer when the caller already holds it (an opened file)
-   * @param index the upkeep of the file's line index, when opened through it: each append gets
-   *   its row, a whole-file write restarts it, an append without keys ends it
+   * @param index the upkeep of the line index it was opened through: each append gets its row, a whole-file write restarts it, an append without keys ends it
    */
-  constructor(target: PersistenceTarget, writer?: SessionStorageWriter, index?: LineIndexAppender) {
-    this.#target = target;
-    this.path = target.path;
+  constructor(options: ResolvedOptions, file: string, cwd: () => string | undefined, writer?: SessionStorageWriter, index?: LineIndexAppender) {
+    this.#options = options;
+    this.path = file;
+    this.#cwd = cwd;
     this.#writer = writer;
     this.#index = index;
     if (!lineIndexUpkeep.enabled) this.#dropIndex();
@@ -52,20 +45,14 @@ export class SessionPersistence {
     return this.#writer !== undefined;
   }
 
-  /** The latched failure, if any. */
-  get error(): SessionManagerError | undefined {
-    return this.#error;
-  }
-
   /** @throws the latched {@link SessionManagerError} `persistence_failed` */
   check(): void {
     if (this.#error !== undefined) throw this.#error;
   }
 
   /**
-   * Queues an atomic replacement of the whole file with `bytes`: a new file is published
-   * no-replace (never clobbering one that appeared meanwhile), then its writer opened; an
-   * existing one is rewritten through its writer, so the lock is held throughout.
+   * Queues an atomic replacement of the whole file with `bytes`: a new file is published no-replace (never clobbering
+   * one that appeared meanwhile), then its writer opened; an existing one is rewritten through its writer, under the lock.
    */
   writeAll(bytes: Buffer, options: { replaceExisting: boolean }): void {
     this.#dropIndex();
@@ -77,7 +64,7 @@ export class SessionPersistence {
         this.#indexWritten(bytes);
         return;
       }
-      const { storage } = this.#target;
+      const { storage } = this.#options;
       storage.ensureDirSync(path.dirname(this.path));
       if (options.replaceExisting) {
         // The lock is taken before the replace and kept: a live writer elsewhere makes this
@@ -92,24 +79,20 @@ export class SessionPersistence {
     });
   }
 
-  /**
-   * {@link writeAll} of a file not opened yet, with nothing queued, done before returning (a
-   * durable no-replace publish, then the writer), for switches that promise a file on return.
-   * @throws the latched SessionManagerError `persistence_failed`
-   */
+  /** {@link writeAll} of a file not opened yet, nothing queued, done before returning, for switches that promise a file on return. @throws the latched `persistence_failed` */
   writeAllNow(bytes: Buffer): void {
     this.check();
     this.#dropIndex();
     if (this.#writer !== undefined || this.#queued > 0) {
-      throw this.#latch(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
+      throw this.fail(new SessionManagerError("persistence_failed", `${this.path} is already being written`, { path: this.path }));
     }
     try {
-      const { storage } = this.#target;
+      const { storage } = this.#options;
       storage.ensureDirSync(path.dirname(this.path));
       storage.writeTextSync(this.path, bytes, { noReplace: true });
       this.#writer = storage.openWriter(this.path);
     } catch (error) {
-      throw this.#latch(error);
+      throw this.fail(error);
     }
     this.#published(bytes);
   }
@@ -124,7 +107,7 @@ export class SessionPersistence {
       try {
         bytes = writer.writeLineSync(text);
       } catch (error) {
-        this.#latch(error);
+        this.fail(error);
         return;
       }
       this.#follow(bytes, keys);
@@ -145,22 +128,17 @@ export class SessionPersistence {
 
   /** Indexes the whole file just written as `bytes` and keeps the index up from there (best effort). */
   #indexWritten(bytes: Buffer): void {
-    if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#target.storage, this.path, bytes);
+    if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#options.storage, this.path, bytes);
   }
 
   /** A new file now exists with `bytes` and this process holds its writer. */
   #published(bytes: Buffer): void {
     this.#indexWritten(bytes);
     try {
-      this.#target.onWriterReady?.(this.path);
+      announceSession(this.#options, this.path, this.#cwd());
     } catch {
       // A breadcrumb is a convenience; it never costs the session.
     }
-  }
-
-  /** Latches a failure that happened while preparing a write (serializing, blob put). */
-  fail(error: unknown): void {
-    this.#latch(error);
   }
 
   /** Waits for queued work, then syncs the file. No-op before the file exists. */
@@ -173,7 +151,7 @@ export class SessionPersistence {
     try {
       await this.#writer.flush();
     } catch (error) {
-      throw this.#latch(error);
+      throw this.fail(error);
     }
   }
 
@@ -185,46 +163,43 @@ export class SessionPersistence {
     }
     this.#closed = true;
     await this.#chain;
-    this.#closeIndex();
-    const writer = this.#writer;
-    this.#writer = undefined;
+    const writer = this.#detach();
     if (writer !== undefined) {
       try {
         await writer.close();
       } catch (error) {
-        this.#latch(error);
+        this.fail(error);
       }
     }
     this.check();
   }
 
-  /**
-   * Releases the file now when nothing is queued, for a synchronous hand-over to another
-   * manager of this process. @returns false, doing nothing, while queued work runs
-   */
+  /** Releases the file now when nothing is queued, for a synchronous hand-over to another manager of this process. @returns false, doing nothing, while queued work runs */
   closeNow(): boolean {
     if (this.#closed) return true;
     if (this.#queued > 0) return false;
     this.#closed = true;
-    this.#closeIndex();
-    const writer = this.#writer;
-    this.#writer = undefined;
+    const writer = this.#detach();
     try {
       writer?.closeSync();
     } catch (error) {
-      this.#latch(error);
+      this.fail(error);
     }
     return true;
+  }
+
+  /** Closes the line index and hands over the writer to release. */
+  #detach(): SessionStorageWriter | undefined {
+    this.#index?.close();
+    this.#index = undefined;
+    const writer = this.#writer;
+    this.#writer = undefined;
+    return writer;
   }
 
   /** The line index can no longer follow the file (a full write, a queued append). */
   #dropIndex(): void {
     this.#index?.abandon();
-    this.#index = undefined;
-  }
-
-  #closeIndex(): void {
-    this.#index?.close();
     this.#index = undefined;
   }
 
@@ -235,7 +210,7 @@ export class SessionPersistence {
         if (this.#error === undefined) await step();
       })
       .catch((error: unknown) => {
-        this.#latch(error);
+        this.fail(error);
       })
       .finally(() => {
         this.#queued -= 1;
@@ -243,21 +218,18 @@ export class SessionPersistence {
       .then(ignore, ignore);
   }
 
-  /** Keeps the first failure, logs it once with the file, and returns it. */
-  #latch(error: unknown): SessionManagerError {
+  /** Latches a failure (also one while preparing a write: serializing, blob put): keeps the first, logs it once with the file, and returns it. */
+  fail(error: unknown): SessionManagerError {
     if (this.#error !== undefined) return this.#error;
     const latched =
       error instanceof SessionManagerError && error.code === "persistence_failed"
         ? error
-        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}`, {
-            path: this.path,
-            cause: error,
-          });
+        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}`, { path: this.path, cause: error });
     this.#error = latched;
     this.#dropIndex();
     // The writer logs its own first failure; log only what it did not see.
     if (this.#writer === undefined || this.#writer.getError() !== error) {
-      this.#target.logger.error("Session persistence error.", { path: this.path, code: errorCodeOf(error), cause: error });
+      this.#options.logger.error("Session persistence error.", { path: this.path, code: errorCodeOf(error), cause: error });
     }
     return latched;
   }

@@ -6,10 +6,20 @@
  */
 import path from "node:path";
 
-import { isValidSessionId, type BlobSink, type SessionHeader } from "../session/index.js";
+import {
+  isValidSessionId,
+  type AppendedEntry,
+  type AppendOptions,
+  type BlobSink,
+  type BranchSummaryOptions,
+  type EntryDraft,
+  type FileEntry,
+  type SessionHeader,
+} from "../session/index.js";
 import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { announceSession, openFirstFree } from "./continuation.js";
 import { resolveFactoryOptions, targetOf, type MigrationPolicy, type Policies, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
+import { defined } from "./appender.js";
 import { SessionManagerError } from "./errors.js";
 import {
   resolveOptions,
@@ -19,11 +29,12 @@ import {
   type SessionCloseReport,
   type SessionManagerOptions,
 } from "./options.js";
-import { SessionEdits } from "./session-edits.js";
-import { moveManagedSession } from "./session-move.js";
-import { branchedState, copiedState, forkedState, freshState, openedState, type SessionState } from "./session-state.js";
+import { isAssistantMessage, type ManagedLine } from "./lines.js";
+import { SessionDirectories } from "./session-directories.js";
+import { branchedState, copiedState, forkedState, freshState, openedState, replacePayloads, type SessionState } from "./session-state.js";
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
-import { Retirements, StateWriter, type PersistableLine } from "./state-writes.js";
+import { StateWriter, type PersistableLine } from "./state-writes.js";
+import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
 import type { ForkChoices, SynchronousSwitches } from "./internal-hooks.js";
 
 function ignore(): void {}
@@ -38,7 +49,7 @@ export function synchronousSwitches(): SynchronousSwitches<SessionManager> {
 }
 
 /** See the module comment. */
-export class SessionManager extends SessionEdits {
+export class SessionManager extends SessionDirectories {
   #options: ResolvedOptions;
   readonly #persistent: boolean;
   readonly #readOnly: boolean;
@@ -47,9 +58,8 @@ export class SessionManager extends SessionEdits {
   #closeReport: SessionCloseReport = { unpersistedEntries: 0 };
   /** Unwritten entries of sessions this manager switched away from, for the close report. */
   #leftUnwritten = 0;
+  /** Also finishes the sessions a synchronous switch left; `flush()` and `close()` wait for them. */
   readonly #writer = new StateWriter(() => this.#blobSink());
-  /** Sessions left by a synchronous switch, being finished; `flush()` and `close()` wait for them. */
-  readonly #retiring = new Retirements();
 
   private constructor(options: ResolvedOptions, persistent: boolean, readOnly: boolean, state: SessionState) {
     super();
@@ -60,9 +70,8 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * A new persistent session for `cwd` in `destination` (default: the managed scope of `cwd`).
-   * @throws SessionManagerError `invalid_options`, `untrusted_destination`,
-   *   `managed_storage_unsupported`, `tool_classifier_required`; ScopeError
+   * A new persistent session for `cwd` in `destination` (default: the managed scope of `cwd`). @throws ScopeError;
+   *   SessionManagerError `invalid_options`, `untrusted_destination`, `managed_storage_unsupported`, `tool_classifier_required`
    */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const resolved = resolveOptions(targetOf(cwd, destination, storage), options);
@@ -76,22 +85,15 @@ export class SessionManager extends SessionEdits {
     options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {},
   ): SessionManager {
     const { classifyTool, now, toolNames } = options;
-    const resolved = resolveOptions(
-      { sessionDir: storage.root, storage, cwd },
-      { terminalId: null, ...(classifyTool === undefined ? {} : { classifyTool }), ...(now === undefined ? {} : { now }) },
-    );
-    const manager = new SessionManager(resolved, false, false, freshState(resolved, { cwd }, false));
-    manager.#applyInitialSelection(toolNames);
-    return manager;
+    const resolved = resolveOptions({ sessionDir: storage.root, storage, cwd }, { terminalId: null, ...defined({ classifyTool, now }) });
+    return SessionManager.#fresh(resolved, cwd, toolNames, false);
   }
 
   /**
-   * Opens the session file `filePath` (default destination: its directory, explicit). A missing
-   * or blank file starts a fresh session there; one with an unusable header is moved aside
-   * first (see {@link getLoadReport}); v1-v4 are migrated and rewritten as v5 on the first
-   * persisting call. `options.readOnly` loads without the writer lock.
-   * @throws StorageError `session_busy`; SessionFormatError `version_too_new` / `invalid_version`;
-   *   SessionManagerError `invalid_header` (read-only), `invalid_options`
+   * Opens the session file `filePath` (default destination: its directory, explicit). A missing or blank file starts a
+   * fresh session there; one with an unusable header is moved aside first (see {@link getLoadReport}); v1-v4 are migrated
+   * and rewritten as v5 on the first persisting call. `options.readOnly` loads without the writer lock.
+   * @throws StorageError `session_busy`; SessionFormatError `version_too_new` / `invalid_version`; SessionManagerError `invalid_header` (read-only), `invalid_options`
    */
   static async open(
     filePath: string,
@@ -112,9 +114,8 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Resumes the session of `destination` (default: the managed scope of `cwd`) this terminal's
-   * breadcrumb names for `cwd`, else the newest one no other writer holds, else a new one. What
-   * it passed over (busy or refused) goes to `options.onSkipped`.
+   * Resumes the session of `destination` (default: the managed scope of `cwd`) this terminal's breadcrumb names for `cwd`,
+   * else the newest one no other writer holds, else a new one; what it passed over (busy, refused) goes to `options.onSkipped`.
    */
   static async continueRecent(
     cwd: string,
@@ -131,10 +132,7 @@ export class SessionManager extends SessionEdits {
     return manager;
   }
 
-  /**
-   * A new session for `cwd` holding a copy of every line of `sourcePath` (read unlocked), with
-   * the source's id as `parentSession` and its title; written at once when it holds an answer.
-   */
+  /** A new session for `cwd` copying every line of `sourcePath` (read unlocked), parented to its id, with its title; written at once when it holds an answer. */
   static async forkFrom(
     sourcePath: string,
     cwd: string,
@@ -157,26 +155,30 @@ export class SessionManager extends SessionEdits {
     return manager;
   }
 
-  static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined): SessionManager {
-    const manager = new SessionManager(resolved, true, false, freshState(resolved, { cwd }, true));
-    manager.#applyInitialSelection(toolNames);
+  static #fresh(resolved: ResolvedOptions, cwd: string, toolNames: readonly string[] | undefined, persistent = true): SessionManager {
+    const manager = new SessionManager(resolved, persistent, false, freshState(resolved, { cwd }, persistent));
+    manager.applyToolSelection(selectionFromToolNames(toolNames, resolved.classifyTool));
     return manager;
   }
 
   static {
     synchronous = {
       open: (filePath, destination, storage, options = {}) => SessionManager.#openPath(filePath, destination, storage, NO_POLICIES, options),
-      newSession: (manager, options = {}) => manager.#newSessionNow(options),
+      newSession(manager, options = {}) {
+        const enter = manager.#prepareNewSession(options);
+        manager.#writer.retire(manager.#state);
+        return enter();
+      },
       setSessionFile: (manager, sessionFile) => manager.#setSessionFileNow(sessionFile),
       append: (manager, draft, options) => manager.appendDraft(draft, options),
       tree: (manager) => manager.#state.tree,
-      writeThrough: (manager) => manager.#writer.enableWriteThrough(),
-      branchWithSummary: (manager, branchFromId, summary, options) => manager.branchWithOptions(branchFromId, summary, options),
+      branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithOptions(branchFromId, summary, options),
       forkFrom(sourcePath, cwd, destination, options, fork) {
         const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
       },
-      writeReplacedNow(manager) {
+      adopt(manager) {
+        manager.#writer.enableWriteThrough();
         const state = manager.#state;
         const replaced = state.fileExists || state.report.movedAside !== undefined;
         if (manager.#persistent && !state.report.loaded && replaced && !state.active) manager.#writer.start(state);
@@ -219,7 +221,7 @@ export class SessionManager extends SessionEdits {
 
   /** Rewrites the file atomically from memory now; a no-op before it exists. @throws SessionManagerError `persistence_failed` */
   async rewriteEntries(): Promise<void> {
-    this.checkWritable();
+    this.#checkWritable();
     const state = this.#state;
     if (!this.#persistent || !(state.active || state.fileExists)) return;
     state.active = true;
@@ -228,54 +230,42 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Finishes the current session and starts a new, empty one in the same directory.
-   * @returns the new session file, or `undefined` in memory
-   * @throws SessionManagerError `invalid_session_id`; `persistence_failed` (the manager stays)
+   * Finishes the current session and starts a new, empty one in the same directory. @returns the new session file, or
+   * `undefined` in memory @throws SessionManagerError `invalid_session_id`; `persistence_failed` (the manager stays)
    */
   async newSession(options: NewSessionOptions = {}): Promise<string | undefined> {
-    const next = this.#prepareNewSession(options);
+    const enter = this.#prepareNewSession(options);
     await this.#state.persistence?.close();
-    this.#leave(this.#state);
-    return this.#enterNewSession(next);
+    return enter();
   }
 
-  /** {@link newSession} for the synchronous hooks: the old session is finished in the background. */
-  #newSessionNow(options: NewSessionOptions): string | undefined {
-    const next = this.#prepareNewSession(options);
-    this.#retiring.retire(this.#state);
-    this.#leave(this.#state);
-    return this.#enterNewSession(next);
-  }
-
-  #prepareNewSession(options: NewSessionOptions): { state: SessionState; selection: ToolSelectionChange } {
-    this.checkWritable();
+  /** Checks `options` and builds the new session; the step returned enters it once the current one is closed or retiring. */
+  #prepareNewSession(options: NewSessionOptions): () => string | undefined {
+    this.#checkWritable();
     const { id } = options;
     if (id !== undefined && (typeof id !== "string" || !isValidSessionId(id))) {
       throw new SessionManagerError("invalid_session_id", `not a valid session id: ${String(id)}`);
     }
     const selection = selectionFromToolNames(options.toolNames, this.#options.classifyTool);
     const state = freshState(this.#options, { cwd: this.#cwd(), parentSession: options.parentSession, id }, this.#persistent);
-    return { state, selection };
-  }
-
-  #enterNewSession(next: { state: SessionState; selection: ToolSelectionChange }): string | undefined {
-    this.#state = next.state;
-    for (const draft of selectionDrafts(next.selection)) this.appendDraft(draft);
-    return this.getSessionFile();
+    return () => {
+      this.#switchTo(state);
+      this.applyToolSelection(selection);
+      return this.getSessionFile();
+    };
   }
 
   /**
-   * Switches to a new session holding root..`leafId` (labels re-added at the end), parented to
-   * the current file, written before this returns; the old one is finished in the background.
-   * @returns the new session file, or `undefined` in memory
+   * Switches to a new session holding root..`leafId` (labels re-added at the end), parented to the current file, written
+   * before this returns; the old one finishes in the background. @returns the new session file, or `undefined` in memory
    * @throws SessionTreeError `unknown_entry`; SessionManagerError `persistence_failed`
    */
   createBranchedSession(leafId: string): string | undefined {
-    this.checkWritable();
+    this.#checkWritable();
     const current = this.#state;
     const parentSession = this.#persistent ? current.file : current.header.id;
     const state = branchedState(this.#options, current, leafId, { cwd: this.#cwd(), parentSession }, this.#persistent);
-    this.#retiring.retire(current);
+    this.#writer.retire(current);
     this.#state = state;
     if (this.#persistent) this.#writer.writeNow(state);
     return this.getSessionFile();
@@ -283,7 +273,7 @@ export class SessionManager extends SessionEdits {
 
   /** Copies the session to a new file (new id, parented to the old, title kept) and switches to it. @returns both paths, or `undefined` in memory */
   async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
-    this.checkWritable();
+    this.#checkWritable();
     if (!this.#persistent) return undefined;
     const current = this.#state;
     const state = forkedState(this.#options, current, this.#cwd());
@@ -295,56 +285,51 @@ export class SessionManager extends SessionEdits {
   }
 
   /**
-   * Closes the current session and switches to `sessionFile` (through this manager's storage),
-   * loaded as {@link open} does; a fresh session's header is written at once. On failure the
-   * manager stays where it was. @throws what {@link open} throws
+   * Closes the current session and switches to `sessionFile` (through this manager's storage), loaded as {@link open}
+   * does; a fresh session's header is written at once. On failure the manager stays where it was. @throws what {@link open} throws
    */
   async setSessionFile(sessionFile: string): Promise<void> {
-    this.checkWritable();
+    this.#checkWritable();
     const absolute = path.resolve(sessionFile);
     const current = this.#state;
     if (absolute === current.file) await current.persistence?.close();
     const state = openedState(this.#options, absolute, false, this.#cwd());
     if (absolute !== current.file) await current.persistence?.close();
-    this.#leave(current);
     this.#enterFile(state);
     if (!state.report.loaded) await this.flush();
   }
 
-  /**
-   * {@link setSessionFile} for the synchronous hooks: the old session finishes in the background
-   * and a fresh header's write is queued. The file held or still being finished is `session_busy`.
-   */
+  /** {@link setSessionFile} for the synchronous hooks: the old session finishes in the background, a fresh header's write is queued; the file held or still finishing is `session_busy`. */
   #setSessionFileNow(sessionFile: string): void {
-    this.checkWritable();
+    this.#checkWritable();
     const absolute = path.resolve(sessionFile);
-    if (absolute === this.#state.file || this.#retiring.has(absolute)) {
+    if (absolute === this.#state.file || this.#writer.isRetiring(absolute)) {
       throw new StorageError("session_busy", `${absolute} is still being written by this manager`, { path: absolute });
     }
     const state = openedState(this.#options, absolute, false, this.#cwd());
-    this.#retiring.retire(this.#state);
-    this.#leave(this.#state);
+    this.#writer.retire(this.#state);
     this.#enterFile(state);
   }
 
-  /** Counts what a switch leaves unwritten (its session never got a file), for {@link close}. */
-  #leave(state: SessionState): void {
-    if (this.#persistent) this.#leftUnwritten += this.#writer.deferredLines(state);
+  /** Leaves the current session for `state`, counting what it leaves unwritten (it never got a file) for {@link close}. */
+  #switchTo(state: SessionState): void {
+    this.#leftUnwritten += this.#state.unwritten;
+    this.#state = state;
   }
 
+  /** Switches to an opened file: announced when loaded, else a fresh session's header is written. */
   #enterFile(state: SessionState): void {
-    this.#state = state;
+    this.#switchTo(state);
     if (state.report.loaded) announceSession(this.#options, state.file!, state.header.cwd);
     else if (this.#persistent && !state.active) this.#writer.start(state);
   }
 
   /**
-   * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's
-   * file moves to its managed scope (see `session-move.ts`), an explicit one stays.
-   * @throws ScopeError for an unusable `newCwd`; SessionManagerError `persistence_failed`, `invalid_options`
+   * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's file moves to its managed
+   * scope (see `StateWriter.move`), an explicit one stays. @throws ScopeError; SessionManagerError `persistence_failed`, `invalid_options`
    */
   async moveTo(newCwd: string): Promise<void> {
-    this.checkWritable();
+    this.#checkWritable();
     if (typeof newCwd !== "string" || newCwd.length === 0) throw new SessionManagerError("invalid_options", "newCwd must be a non-empty string");
     const state = this.#state;
     if (newCwd === state.header.cwd) return;
@@ -354,45 +339,123 @@ export class SessionManager extends SessionEdits {
       if (this.#persistent && state.active) await this.rewriteEntries();
       return;
     }
-    this.#options = await moveManagedSession(state, this.#options, header, this.#blobSink(), (count) => {
-      this.#writer.addDroppedInertPatches(count);
-    });
+    this.#options = await this.#writer.move(state, this.#options, header);
   }
 
   /** Writes the whole session now, even before an assistant message; a no-op in memory or once written. @throws SessionManagerError `persistence_failed` */
   async ensureOnDisk(): Promise<void> {
-    this.checkOpen();
+    this.#checkOpen();
     if (!this.#persistent) return;
-    this.checkWritable();
+    this.#checkWritable();
     if (!this.#state.active) this.#writer.start(this.#state);
     await this.flush();
   }
 
   /** Waits for queued writes, syncs the file, and waits for sessions left by synchronous switches. @throws SessionManagerError `persistence_failed`, `closed` */
   async flush(): Promise<void> {
-    this.checkOpen();
+    this.#checkOpen();
     await this.#state.persistence?.flush();
-    await this.#retiring.settled();
+    await this.#writer.retired();
   }
 
   /**
-   * Does a rewrite still owed, flushes, and releases the file, then waits for sessions left by
-   * synchronous switches. Idempotent; later calls but reads throw `closed`; a latched failure is
-   * rethrown after the release. @returns the {@link SessionCloseReport} (the same every time)
+   * Does a rewrite still owed, flushes, releases the file, then waits for sessions left by synchronous switches. Idempotent;
+   * later calls but reads throw `closed`; a latched failure is rethrown after the release. @returns the same {@link SessionCloseReport} every time
    */
   async close(): Promise<SessionCloseReport> {
     if (this.#closed) return this.#closeReport;
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
     this.#closed = true;
-    this.#closeReport = { unpersistedEntries: this.#leftUnwritten + (this.#persistent ? this.#writer.deferredLines(state) : 0) };
+    this.#closeReport = { unpersistedEntries: this.#leftUnwritten + state.unwritten };
     const persistence = state.persistence;
     if (persistence !== undefined) {
       await persistence.flush().catch(ignore);
       await persistence.close();
     }
-    await this.#retiring.settled();
+    await this.#writer.retired();
     return this.#closeReport;
+  }
+
+  /** Moves the leaf to `entryId`; nothing is written. @throws SessionTreeError `unknown_entry` */
+  branch(entryId: string): void {
+    this.#checkOpen();
+    this.#state.tree.branch(entryId);
+  }
+
+  /** Clears the leaf: the next append starts a new root. */
+  resetLeaf(): void {
+    this.#checkOpen();
+    this.#state.tree.resetLeaf();
+  }
+
+  /** Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left. @returns the new entry's id @throws SessionTreeError `unknown_entry` */
+  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
+    return this.#branchWithOptions(branchFromId, summary, defined({ details, fromExtension }));
+  }
+
+  /** {@link branchWithSummary} with every option of the tree's. */
+  #branchWithOptions(branchFromId: string | null, summary: string, options: BranchSummaryOptions): string {
+    this.#checkWritable();
+    const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
+    this.#recordEntry(entry);
+    return entry.id;
+  }
+
+  /** Appends a `label` entry for `targetId` (`undefined` or `""` clears). @returns the new entry's id @throws SessionTreeError `unknown_entry` */
+  appendLabelChange(targetId: string, label: string | undefined): string {
+    this.#checkWritable();
+    const entry = this.#state.tree.appendLabel(targetId, label);
+    this.#recordEntry(entry);
+    return entry.id;
+  }
+
+  /** Appends a selection change: the MCP entry, then the built-in one, sharing a `mutationCorrelationId`. @returns the new ids */
+  applyToolSelection(change: ToolSelectionChange): string[] {
+    this.#checkWritable();
+    return selectionDrafts(change).map((draft) => this.appendDraft(draft).id);
+  }
+
+  /** Sets the title (sanitized, see `sanitizeSessionTitle`) through an appended `header_patch`. @returns false when nothing printable is left, or an automatic title would replace a user's */
+  async setSessionName(name: string, source: TitleSource = "auto"): Promise<boolean> {
+    this.#checkWritable();
+    const title = sanitizeSessionTitle(name);
+    const state = this.#state;
+    if (title.length === 0 || !titleMayReplace(state.header.titleSource, source)) return false;
+    state.header = { ...state.header, title, titleSource: source };
+    const line: PersistableLine = { kind: "patch", record: { type: "header_patch", patch: { title, titleSource: source } }, state: "applied" };
+    state.lines.push(line);
+    this.#writer.persistLine(state, line);
+    return true;
+  }
+
+  /** Replaces by id the `message` of `message` entries (pruned tool output, say), keeping the leaf; the next persisting step rewrites the file. @throws SessionManagerError `invalid_rewrite` */
+  applyEntryMessageUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "message", this.#options.now);
+  }
+
+  /** {@link applyEntryMessageUpdates} for `custom_message` `content`, `display` and `details`. @throws SessionManagerError `invalid_rewrite` */
+  applyCustomMessageEntryUpdates(entries: readonly FileEntry[]): void {
+    this.#checkWritable();
+    replacePayloads(this.#state, entries, "custom_message", this.#options.now);
+  }
+
+  /** {@inheritDoc EntryAppender.appendDraft} */
+  protected appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D> {
+    this.#checkWritable();
+    const entry = this.#state.tree.append(draft, options);
+    this.#recordEntry(entry);
+    return entry;
+  }
+
+  #recordEntry(entry: FileEntry): void {
+    const line: Extract<ManagedLine, { kind: "entry" }> = { kind: "entry", entry };
+    const state = this.#state;
+    state.lines.push(line);
+    state.usage.add(entry);
+    if (!state.hasAssistant && isAssistantMessage(entry)) state.hasAssistant = true;
+    this.#writer.persistLine(state, line);
   }
 
   /** The header's cwd, else the process's: where a new session of this manager works. */
@@ -405,34 +468,19 @@ export class SessionManager extends SessionEdits {
     return this.#state;
   }
 
-  #applyInitialSelection(toolNames: readonly string[] | undefined): void {
-    const change = selectionFromToolNames(toolNames, this.#options.classifyTool);
-    for (const draft of selectionDrafts(change)) this.appendDraft(draft);
-  }
-
-  /** {@inheritDoc SessionEdits.persistLine} */
-  protected persistLine(line: PersistableLine): void {
-    if (this.#persistent) this.#writer.persistLine(this.#state, line);
-  }
-
-  /** {@inheritDoc SessionEdits.now} */
-  protected now(): Date {
-    return this.#options.now();
-  }
-
   #blobSink(): BlobSink | undefined {
     const blobs = this.#options.blobStore;
     return blobs === undefined ? undefined : (bytes) => void blobs.putSync(bytes);
   }
 
-  /** {@inheritDoc SessionEdits.checkOpen} */
-  protected checkOpen(): void {
+  /** @throws SessionManagerError `closed` */
+  #checkOpen(): void {
     if (this.#closed) throw new SessionManagerError("closed", "the session manager is closed");
   }
 
-  /** {@inheritDoc SessionEdits.checkWritable} */
-  protected checkWritable(): void {
-    this.checkOpen();
+  /** @throws SessionManagerError `closed`, `read_only`; a latched persistence failure */
+  #checkWritable(): void {
+    this.#checkOpen();
     if (this.#readOnly) throw new SessionManagerError("read_only", "the session was opened read-only", { path: this.#state.file });
     this.#state.persistence?.check();
   }

@@ -10,15 +10,14 @@ import {
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
-import { FileSessionStorage } from "../storage/index.js";
-import { announceSession } from "./continuation.js";
+import { FileSessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { isAssistantMessage, linesFromLoad, type ManagedLine, type ReadEntryLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { emptyReport, openSessionFile } from "./open-file.js";
 import { sessionFileName, type ResolvedOptions } from "./options.js";
 import type { LineIndexAppender } from "./line-index.js";
-import { SessionPersistence, type PersistenceTarget } from "./persistence.js";
+import { SessionPersistence } from "./persistence.js";
 
 /** Internal: everything that describes the current session. */
 export interface SessionState {
@@ -34,6 +33,8 @@ export interface SessionState {
   /** a file exists at `file` that a full write must replace rather than create */
   fileExists: boolean;
   hasAssistant: boolean;
+  /** lines appended while persistence had not started (no assistant message yet): what a close leaves unwritten */
+  unwritten: number;
   /** usage totals over every entry of the file, fed as entries load and append (never a walk) */
   usage: UsageAccumulator;
   report: SessionLoadReport;
@@ -46,31 +47,22 @@ function usageOf(entries: Iterable<FileEntry>): UsageAccumulator {
   return usage;
 }
 
-/** The persistence target of `file`, announcing it through a breadcrumb once written. */
-export function persistenceTarget(options: ResolvedOptions, file: string, cwd: () => string | undefined): PersistenceTarget {
-  return {
-    storage: options.storage,
-    path: file,
-    logger: options.logger,
-    onWriterReady: (written) => announceSession(options, written, cwd()),
-  };
-}
-
 /** What a fresh session's header records. */
 interface FreshSession {
   cwd: string;
   parentSession?: string | undefined;
   /** a caller-chosen id, already validated; default a new UUIDv7 */
   id?: string | undefined;
-  /** a title carried over (fork) */
-  title?: { title: string; titleSource: SessionHeader["titleSource"] } | undefined;
+  /** the header whose title a copy carries over (fork) */
+  titleFrom?: SessionHeader | undefined;
 }
 
-/** A new session (header only); `file` defaults to a fresh name in the session dir. */
-export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string): SessionState {
+/** A new session (header only); `file` defaults to a fresh name in the session dir, `writer` is the one held on it. */
+export function freshState(options: ResolvedOptions, session: FreshSession, persistent: boolean, file?: string, writer?: SessionStorageWriter): SessionState {
   const now = options.now();
   const timestamp = now.toISOString();
   const id = session.id ?? newSessionId(now.getTime());
+  const { title, titleSource } = session.titleFrom ?? {};
   const header: SessionHeader = {
     type: "session",
     version: CURRENT_SESSION_VERSION,
@@ -78,57 +70,44 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     timestamp,
     cwd: session.cwd,
     ...(session.parentSession === undefined ? {} : { parentSession: session.parentSession }),
-    ...(session.title === undefined
-      ? {}
-      : { title: session.title.title, ...(session.title.titleSource === undefined ? {} : { titleSource: session.title.titleSource }) }),
+    ...(title === undefined ? {} : { title, ...(titleSource === undefined ? {} : { titleSource }) }),
   };
   const target = file ?? path.join(options.sessionDir, sessionFileName(timestamp, id));
-  return {
+  const state: SessionState = {
     header,
     tree: new SessionTree([], { now: options.now }),
     lines: [{ kind: "header" }],
     file: target,
-    persistence: persistent ? new SessionPersistence(persistenceTarget(options, target, () => header.cwd)) : undefined,
+    persistence: undefined,
     active: false,
     fullWritePending: true,
     fileExists: false,
     hasAssistant: false,
+    unwritten: 0,
     usage: new UsageAccumulator(),
     report: emptyReport(target),
   };
+  if (persistent) state.persistence = new SessionPersistence(options, target, () => state.header.cwd, writer);
+  return state;
 }
 
-/**
- * The state of the session file `file`, through the one load path {@link openSessionFile}. A
- * missing, blank or moved-aside file gives a fresh session at `file` for `freshCwd`.
- * @throws what {@link openSessionFile} throws
- */
+/** The state of the session file `file` through the one load path; a missing, blank or moved-aside file gives a fresh session there for `freshCwd`. @throws what {@link openSessionFile} throws */
 export function openedState(options: ResolvedOptions, file: string, readOnly: boolean, freshCwd: string): SessionState {
-  const opened = openSessionFile(options.storage, file, {
-    readOnly,
-    lookup: options.blobStore?.lookup() ?? (() => undefined),
-    now: options.now,
-  });
+  const opened = openSessionFile(options.storage, file, { readOnly, lookup: options.blobStore?.lookup() ?? (() => undefined), now: options.now });
   const { indexed } = opened;
-  type Loaded = Pick<SessionState, "header" | "tree" | "lines" | "hasAssistant" | "usage" | "report" | "fullWritePending">;
-  const loadedState = (loaded: Loaded, index?: LineIndexAppender): SessionState => ({
-    ...loaded,
-    file,
-    persistence: readOnly ? undefined : new SessionPersistence(persistenceTarget(options, file, () => loaded.header.cwd), opened.writer, index),
-    active: loaded.hasAssistant,
-    fileExists: true,
-  });
+  const loadedState = (session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists" | "unwritten">, index?: LineIndexAppender): SessionState => {
+    const state: SessionState = { ...session, file, persistence: undefined, active: session.hasAssistant, fileExists: true, unwritten: 0 };
+    if (!readOnly) state.persistence = new SessionPersistence(options, file, () => state.header.cwd, opened.writer, index);
+    return state;
+  };
   if (indexed !== undefined) {
     const { appender, ...session } = indexed;
     return loadedState({ ...session, fullWritePending: false }, appender);
   }
   if (opened.loaded === undefined) {
-    const state = freshState(options, { cwd: freshCwd }, !readOnly, file);
+    const state = freshState(options, { cwd: freshCwd }, !readOnly, file, opened.writer);
     state.report = opened.report;
     state.fileExists = opened.writer !== undefined;
-    if (state.persistence !== undefined && opened.writer !== undefined) {
-      state.persistence = new SessionPersistence(persistenceTarget(options, file, () => state.header.cwd), opened.writer);
-    }
     return state;
   }
   const { loaded, entries } = opened;
@@ -151,54 +130,49 @@ function treeAt(entries: Iterable<FileEntry>, leaf: string | null, now: () => Da
   return tree;
 }
 
-function idOf(entry: FileEntry): unknown {
-  return (entry as { id?: unknown }).id;
-}
-
-/** The read marks of `lines` by entry id (a branch's re-parented copy is a new object of the same record). */
-function readLinesById(lines: readonly ManagedLine[]): Map<unknown, ReadEntryLine> {
-  const read = new Map<unknown, ReadEntryLine>();
-  for (const line of lines) {
-    if (line.kind === "entry" && line.read !== undefined && typeof idOf(line.entry) === "string") read.set(idOf(line.entry), line.read);
+/**
+ * The session `createBranchedSession` switches to: root..`leafId` of `current` without labels,
+ * each re-linked to the copied entry before it, then the labels in force on them (re-added
+ * after, as both peers do). @throws SessionTreeError `unknown_entry`
+ */
+export function branchedState(options: ResolvedOptions, current: SessionState, leafId: string, session: FreshSession, persistent: boolean): SessionState {
+  const entries: FileEntry[] = [];
+  let parentId: string | null = null;
+  for (const entry of current.tree.getPath(leafId)) {
+    if (entry.type === "label") continue;
+    const record = entry as FileEntry & { id: string; parentId?: string | null };
+    entries.push(record.parentId === parentId ? entry : ({ ...record, parentId } as FileEntry));
+    parentId = record.id;
   }
-  return read;
-}
-
-/** The session `createBranchedSession` switches to: root..`leafId` of `current` ({@link branchEntries}). @throws SessionTreeError `unknown_entry` */
-export function branchedState(
-  options: ResolvedOptions,
-  current: SessionState,
-  leafId: string,
-  session: FreshSession,
-  persistent: boolean,
-): SessionState {
-  const copied = branchEntries(current.tree, leafId);
   const state = freshState(options, session, persistent);
-  state.tree = new SessionTree(copied.entries, { now: options.now });
-  const labels = copied.labels.map(({ targetId, label }) => state.tree.appendLabel(targetId, label));
-  // Entries read from the file are copied as read (never truncated again), as a fork copies them.
-  const read = readLinesById(current.lines);
-  const lineOf = (entry: FileEntry): ManagedLine => {
-    const from = read.get(idOf(entry));
-    return from === undefined ? { kind: "entry", entry } : { kind: "entry", entry, read: from };
-  };
-  state.lines.push(...copied.entries.map(lineOf), ...labels.map((entry): ManagedLine => ({ kind: "entry", entry })));
-  state.hasAssistant = copied.entries.some(isAssistantMessage);
-  state.usage = usageOf(copied.entries);
+  state.tree = new SessionTree(entries, { now: options.now });
+  // Entries read from the file are copied as read (never truncated again), as a fork copies them;
+  // a re-linked copy is a new object of the same record, so its read mark is found by id.
+  const read = new Map<unknown, ReadEntryLine>();
+  for (const line of current.lines) if (line.kind === "entry" && line.read !== undefined) read.set((line.entry as { id?: unknown }).id, line.read);
+  const labels: FileEntry[] = [];
+  for (const entry of entries) {
+    const id = (entry as { id: string }).id;
+    const from = read.get(id);
+    state.lines.push(from === undefined ? { kind: "entry", entry } : { kind: "entry", entry, read: from });
+    const label = current.tree.getLabel(id);
+    if (label !== undefined) labels.push(state.tree.appendLabel(id, label));
+  }
+  state.lines.push(...labels.map((entry): ManagedLine => ({ kind: "entry", entry })));
+  state.hasAssistant = entries.some(isAssistantMessage);
+  state.usage = usageOf(entries);
   return state;
 }
 
 /**
- * The session `forkFrom` starts: every line of the file `source` (read unlocked through its own
- * explicit storage) in a fresh session for `cwd` with the source's title, whose parent is the
- * source's id or `parentSession` (pi records the source's path).
+ * The session `forkFrom` starts: every line of the file `source` (read unlocked through its own explicit storage) in a
+ * fresh session for `cwd` with the source's title, parented to the source's id or `parentSession` (pi records the path).
  */
 export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string): SessionState {
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
   const opened = openedState(reader, source, true, cwd);
   const header = opened.report.loaded ? opened.header : undefined;
-  const title = header?.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
-  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, title }, true);
+  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, titleFrom: header }, true);
   // The copy is written later: read every deferred line now, while the source is still the same file.
   opened.tree.getEntries();
   for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;
@@ -212,8 +186,7 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
 /** The session `fork` switches to: every line of `current` with its title and leaf, parented to its id. */
 export function forkedState(options: ResolvedOptions, current: SessionState, cwd: string): SessionState {
   const { header } = current;
-  const title = header.title === undefined ? undefined : { title: header.title, titleSource: header.titleSource };
-  const state = freshState(options, { cwd, parentSession: header.id, title }, true);
+  const state = freshState(options, { cwd, parentSession: header.id, titleFrom: header }, true);
   state.tree = treeAt(current.tree.getEntries(), current.tree.getLeafId(), options.now);
   // Applied patches live on in the entries and the carried title; the rest is copied.
   state.lines = current.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
@@ -237,10 +210,9 @@ function payloadOf(type: ReplaceableType, update: Record<string, unknown>): Reco
 }
 
 /**
- * Replaces by id the payload of entries of `type` (`message`; or `content`, `display`,
- * `details`), keeping the leaf, and marks the file for a full rewrite.
- * @throws SessionManagerError `invalid_rewrite` for an update that is not an entry of that type
- *   here, or whose payload is malformed (nothing is replaced then)
+ * Replaces by id the payload of entries of `type` (`message`; or `content`, `display`, `details`), keeping the leaf, and
+ * marks the file for a full rewrite. @throws SessionManagerError `invalid_rewrite` for an update that is not an entry
+ * of that type here, or whose payload is malformed (nothing is replaced then)
  */
 export function replacePayloads(state: SessionState, updates: readonly FileEntry[], type: ReplaceableType, now: () => Date): void {
   const replaced = new Map<FileEntry, FileEntry>();
@@ -265,26 +237,4 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
   });
   state.hasAssistant = tree.getEntries().some(isAssistantMessage);
   state.fullWritePending = true;
-}
-
-/**
- * What `createBranchedSession` copies: root..`leafId` without labels, each re-linked to the
- * copied entry before it, and the labels in force on them (re-added after, as both peers do).
- */
-function branchEntries(tree: SessionTree, leafId: string): { entries: FileEntry[]; labels: { targetId: string; label: string }[] } {
-  const entries: FileEntry[] = [];
-  let parentId: string | null = null;
-  for (const entry of tree.getPath(leafId)) {
-    if (entry.type === "label") continue;
-    const record = entry as FileEntry & { id: string; parentId?: string | null };
-    entries.push(record.parentId === parentId ? entry : ({ ...record, parentId } as FileEntry));
-    parentId = record.id;
-  }
-  const labels: { targetId: string; label: string }[] = [];
-  for (const entry of entries) {
-    const id = (entry as { id: string }).id;
-    const label = tree.getLabel(id);
-    if (label !== undefined) labels.push({ targetId: id, label });
-  }
-  return { entries, labels };
 }

@@ -1,11 +1,20 @@
 /**
- * How a manager's session reaches its file (the manager decides when): the deferred first
- * write, one line per append after it, full rewrites while one is owed, and the synchronous
- * whole-file write of a switch that promises a file on return.
+ * How a manager's sessions reach their files (the manager decides when): the deferred first write, one line per append
+ * after it, full rewrites while one is owed, the synchronous whole-file write of a switch that promises a file on return,
+ * a managed session's move, and the background finish of sessions a synchronous switch left.
  */
-import type { BlobSink } from "../session/index.js";
+import path from "node:path";
+
+import type { BlobSink, SessionHeader } from "../session/index.js";
+import { managedSessionTarget } from "../scope/session-defaults.js";
+import { errorCodeOf } from "./errors.js";
+import { removeLineIndex } from "./line-index.js";
 import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
+import type { ResolvedOptions } from "./options.js";
+import { SessionPersistence } from "./persistence.js";
 import type { SessionState } from "./session-state.js";
+
+function ignore(): void {}
 
 /** A line just added to a session's memory that may need persisting. */
 export type PersistableLine = Extract<ManagedLine, { kind: "entry" | "patch" }>;
@@ -15,8 +24,9 @@ export class StateWriter {
   readonly #blobSink: () => BlobSink | undefined;
   #droppedInertPatches = 0;
   #writeThrough = false;
-  /** Lines appended to a session whose persistence has not started, per session state. */
-  readonly #deferred = new WeakMap<SessionState, number>();
+  /** The closes of sessions left by a synchronous switch, and their files while they run. */
+  readonly #retiring: Promise<void>[] = [];
+  readonly #retiringFiles = new Set<string>();
 
   /** @param blobSink where large images go before a line referring to them is written */
   constructor(blobSink: () => BlobSink | undefined) {
@@ -28,26 +38,18 @@ export class StateWriter {
     return this.#droppedInertPatches;
   }
 
-  /** Counts patch records a move's publish left out. */
-  addDroppedInertPatches(count: number): void {
-    this.#droppedInertPatches += count;
-  }
-
-  /**
-   * From now on a first write is done (durable, no-replace) before the append that triggers it
-   * returns, for callers that never await and expect the file once an assistant message is in.
-   */
+  /** From now on a first write is done (durable, no-replace) before the append that triggers it returns, for callers that never await. */
   enableWriteThrough(): void {
     this.#writeThrough = true;
   }
 
-  /** Persists a line just added to `state`'s memory, or defers it. */
+  /** Persists a line just added to `state`'s memory, or defers it; nothing for a session that never persists. */
   persistLine(state: SessionState, line: PersistableLine): void {
     const { persistence } = state;
     if (persistence === undefined) return;
     if (!state.active) {
       if (state.hasAssistant) this.start(state);
-      else this.#deferred.set(state, this.deferredLines(state) + 1);
+      else state.unwritten += 1;
       return;
     }
     if (state.fullWritePending) {
@@ -61,15 +63,10 @@ export class StateWriter {
     }
   }
 
-  /** Lines of `state` waiting for its first write (no assistant message yet): what a close leaves unwritten. */
-  deferredLines(state: SessionState): number {
-    return this.#deferred.get(state) ?? 0;
-  }
-
   /** Starts persisting `state`: its whole content is written (see {@link enableWriteThrough}). */
   start(state: SessionState): void {
     state.active = true;
-    this.#deferred.delete(state);
+    state.unwritten = 0;
     const persistence = state.persistence;
     if (this.#writeThrough && persistence !== undefined && !persistence.hasWriter && !state.fileExists) {
       try {
@@ -79,35 +76,19 @@ export class StateWriter {
       }
       return;
     }
-    if (this.#writeThrough && persistence !== undefined && persistence.hasWriter && !state.report.loaded) {
-      this.#appendAll(state);
-      return;
-    }
-    this.writeAll(state);
+    // A fresh session over a held file of blank lines replaces nothing (blank lines before a
+    // header read as nothing), so each line is appended and reaches the kernel now.
+    this.writeAll(state, this.#writeThrough && persistence !== undefined && persistence.hasWriter && !state.report.loaded);
   }
 
-  /**
-   * A fresh session over a held file of blank lines: nothing needs replacing (blank lines
-   * before a header read as nothing), so each line is appended and reaches the kernel now.
-   */
-  #appendAll(state: SessionState): void {
-    const persistence = state.persistence!;
-    try {
-      const text = this.#serializeAll(state).toString("utf8");
-      for (const line of text.split("\n")) if (line.length > 0) persistence.append(line);
-      markWritten(state);
-    } catch (error) {
-      persistence.fail(error);
-    }
-  }
-
-  /** Queues an atomic write of the whole session; applied patches are folded from now on. */
-  writeAll(state: SessionState): void {
+  /** Queues an atomic write of the whole session (`asAppends`: appends each line now); applied patches are folded from now on. */
+  writeAll(state: SessionState, asAppends = false): void {
     const persistence = state.persistence;
     if (persistence === undefined) return;
     try {
-      const bytes = this.#serializeAll(state);
-      persistence.writeAll(bytes, { replaceExisting: state.fileExists });
+      const bytes = this.#serializeAll(state, state.header);
+      if (!asAppends) persistence.writeAll(bytes, { replaceExisting: state.fileExists });
+      else for (const line of bytes.toString("utf8").split("\n")) if (line.length > 0) persistence.append(line);
       markWritten(state);
     } catch (error) {
       persistence.fail(error);
@@ -119,57 +100,80 @@ export class StateWriter {
     const persistence = state.persistence!;
     let bytes: Buffer;
     try {
-      bytes = this.#serializeAll(state);
+      bytes = this.#serializeAll(state, state.header);
     } catch (error) {
-      persistence.fail(error);
-      throw persistence.error;
+      throw persistence.fail(error);
     }
     persistence.writeAllNow(bytes);
     state.active = true;
     markWritten(state);
   }
 
-  #serializeAll(state: SessionState): Buffer {
-    const serialized = serializeManagedLines(state.header, state.lines, this.#blobSink());
+  /**
+   * Moves `state` (managed, persisting) in place to the managed scope of `header.cwd`, with `header`: the old file is
+   * flushed, the whole session published in the new scope (durable, no-replace) with its writer, and only then the old
+   * file removed, so a crash leaves the old file, the new one, or both. @returns the options of the new scope
+   * @throws ScopeError for an unusable cwd; SessionManagerError `persistence_failed`
+   */
+  async move(state: SessionState, options: ResolvedOptions, header: SessionHeader): Promise<ResolvedOptions> {
+    const scope = managedSessionTarget(header.cwd ?? process.cwd(), options.agentDir);
+    const moved: ResolvedOptions = { ...options, sessionDir: scope.sessionDir, storage: scope.storage };
+    const file = path.join(scope.sessionDir, path.basename(state.file!));
+    const next = new SessionPersistence(moved, file, () => state.header.cwd);
+    const old = state.persistence!;
+    const oldFile = state.file!;
+    const onDisk = state.active || state.fileExists;
+    if (onDisk) {
+      await old.flush();
+      next.writeAllNow(this.#serializeAll(state, header));
+      markWritten(state);
+      state.active = true;
+    }
+    state.header = header;
+    state.file = file;
+    state.persistence = next;
+    await old.close().catch(ignore);
+    if (!onDisk) return moved;
+    try {
+      await options.storage.unlink(oldFile);
+      await removeLineIndex(options.storage, oldFile);
+    } catch (error) {
+      // The session is whole at its new place; a second copy left behind loses nothing.
+      options.logger.error("Session move left the previous file in place.", { path: oldFile, code: errorCodeOf(error), cause: error });
+    }
+    return moved;
+  }
+
+  /** Starts finishing `state`'s file in the background (a synchronous switch left it), without losing its failure. */
+  retire(state: SessionState): void {
+    if (state.persistence === undefined) return;
+    const closing = state.persistence.close();
+    const file = state.persistence.path;
+    this.#retiringFiles.add(file);
+    closing.catch(ignore).finally(() => this.#retiringFiles.delete(file));
+    this.#retiring.push(closing);
+  }
+
+  /** Whether `file` is still being finished. */
+  isRetiring(file: string): boolean {
+    return this.#retiringFiles.has(file);
+  }
+
+  /** Waits for every session retired so far; rethrows the first failure. */
+  async retired(): Promise<void> {
+    for (const closing of this.#retiring) await closing;
+  }
+
+  #serializeAll(state: SessionState, header: SessionHeader): Buffer {
+    const serialized = serializeManagedLines(header, state.lines, this.#blobSink());
     this.#droppedInertPatches += serialized.droppedInertPatches;
     return serialized.bytes;
   }
 }
 
 /** After a whole-file write: applied patches live on in the header and entries. */
-export function markWritten(state: SessionState): void {
+function markWritten(state: SessionState): void {
   state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
   state.fullWritePending = false;
   state.fileExists = true;
 }
-
-/**
- * Sessions a manager left by a synchronous switch, finished in the background: `flush()` and
- * `close()` wait for them (and see their failure); a switch back to one waits for its release.
- */
-export class Retirements {
-  readonly #closing: Promise<void>[] = [];
-  readonly #files = new Set<string>();
-
-  /** Starts finishing `state`'s file, without losing its failure. */
-  retire(state: SessionState): void {
-    if (state.persistence === undefined) return;
-    const closing = state.persistence.close();
-    const file = state.persistence.path;
-    this.#files.add(file);
-    closing.catch(ignore).finally(() => this.#files.delete(file));
-    this.#closing.push(closing);
-  }
-
-  /** Whether `file` is still being finished. */
-  has(file: string): boolean {
-    return this.#files.has(file);
-  }
-
-  /** Waits for every session retired so far; rethrows the first failure. */
-  async settled(): Promise<void> {
-    for (const closing of this.#closing) await closing;
-  }
-}
-
-function ignore(): void {}

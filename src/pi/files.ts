@@ -1,11 +1,9 @@
-/**
- * pi's module functions over session files (the synchronous reader and newest-session lookup,
- * the default directory, pi's listing rows), each a shape over the main entry's own mechanism.
- */
+/** pi's module functions over session files (reader, newest session, default directory, listing rows), each a shape over the main entry's mechanism. */
 import path from "node:path";
 
 import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
 import { SessionManager as GjcSessionManager } from "../manager/session-manager.js";
+import { defined } from "../manager/appender.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import { MessageCollector, NO_MESSAGES, SESSION_LIST_PREFIX_BYTES, summarizePrefix, type SessionInfo as GjcSessionInfo } from "../manager/session-info.js";
 import { resolveOptions } from "../manager/options.js";
@@ -45,11 +43,9 @@ function storageOf(dir: string, options: SessionManagerOptions): SessionStorage 
 }
 
 /**
- * The records of `filePath`, header first, synchronously, by the main entry's loader (patches
- * applied, older versions migrated in memory, the file never written).
- * @returns `[]` for a missing or empty file, or one without a usable header
- * @throws SessionFormatError `version_too_new` / `invalid_version`; StorageError for other
- *   read failures
+ * The records of `filePath`, header first, synchronously, by the main entry's loader (patches applied, older versions
+ * migrated in memory, never written). @returns `[]` for a missing or empty file, or one without a usable header
+ * @throws SessionFormatError `version_too_new` / `invalid_version`; StorageError for other read failures
  */
 export function loadEntriesFromFile(filePath: string): (SessionHeader | FileEntry)[] {
   return readSessionRecords(filePath);
@@ -57,28 +53,21 @@ export function loadEntriesFromFile(filePath: string): (SessionHeader | FileEntr
 
 /** Whether the file's first bytes hold a usable session header (the listing's own check). */
 function hasUsableHeader(storage: SessionStorage, file: string): boolean {
-  let reader;
   try {
-    reader = storage.openReaderSync(file);
+    const reader = storage.openReaderSync(file);
+    try {
+      const buffer = Buffer.alloc(SESSION_LIST_PREFIX_BYTES);
+      const read = reader.readSync(buffer, 0);
+      return summarizePrefix(buffer.subarray(0, read).toString("utf8"), read < buffer.length).kind === "session";
+    } finally {
+      reader.close();
+    }
   } catch {
     return false;
-  }
-  try {
-    const buffer = Buffer.alloc(SESSION_LIST_PREFIX_BYTES);
-    const read = reader.readSync(buffer, 0);
-    return summarizePrefix(buffer.subarray(0, read).toString("utf8"), read < buffer.length).kind === "session";
-  } catch {
-    return false;
-  } finally {
-    reader.close();
   }
 }
 
-/**
- * The newest session file of `sessionDir` by mtime whose header is usable, or `null` (also for a
- * missing directory). Synchronous, as pi's is.
- * @throws ScopeError / StorageError for a directory that cannot be reached safely
- */
+/** The newest session file of `sessionDir` by mtime whose header is usable, or `null` (also for a missing directory); synchronous, as pi's. @throws ScopeError / StorageError for a directory that cannot be reached safely */
 export function findMostRecentSession(sessionDir: string, options: SessionManagerOptions = {}): string | null {
   const dir = path.resolve(sessionDir);
   let storage: SessionStorage;
@@ -100,11 +89,7 @@ export function findMostRecentSession(sessionDir: string, options: SessionManage
   return candidates.find((candidate) => hasUsableHeader(storage, candidate.file))?.file ?? null;
 }
 
-/**
- * The session directory of `cwd`: our managed scope below `<agentDir>/sessions` (prepared
- * owner-only), never pi's legacy `--<cwd>--` directory (the migration copies those).
- * @throws ScopeError for an unusable `cwd` or agent directory
- */
+/** The session directory of `cwd`: the managed scope below `<agentDir>/sessions` (prepared owner-only), never pi's legacy `--<cwd>--` one. @throws ScopeError */
 export function getDefaultSessionDir(cwd: string, agentDir?: string): string {
   return GjcSessionManager.getDefaultSessionDir(cwd, agentDir);
 }
@@ -144,8 +129,7 @@ function piInfoOf(row: GjcSessionInfo, storage: SessionStorage): SessionInfo {
     path: row.path,
     id: row.id,
     cwd: row.cwd,
-    ...(name === undefined ? {} : { name }),
-    ...(row.parentSession === undefined ? {} : { parentSessionPath: row.parentSession }),
+    ...defined({ name, parentSessionPath: row.parentSession }),
     created: row.created,
     modified: new Date(newest ?? created ?? row.modified.getTime()),
     messageCount: loaded ? messages.count : row.messageCount,

@@ -12,6 +12,7 @@
 import path from "node:path";
 
 import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
+import { defined } from "../manager/appender.js";
 import { SessionManager as GjcSessionManager, synchronousSwitches } from "../manager/session-manager.js";
 import { SessionManagerError } from "../manager/errors.js";
 import { isStorageError } from "../storage/index.js";
@@ -58,6 +59,16 @@ export interface NewSessionOptions {
   parentSession?: string;
 }
 
+/** The calls whose pi and GJC signatures agree: each forwards to the held manager as it is (appends stay direct calls, a hot path). */
+const FORWARDED = [
+  "getSessionDir", "getSessionId", "getSessionFile", "isPersisted", "getHeader", "flush",
+  "createBranchedSession", "branch", "resetLeaf",
+  "getLeafId", "getLeafEntry", "getEntry", "getEntries", "getBranch", "getChildren", "getLabel",
+] as const satisfies readonly (keyof GjcSessionManager)[];
+
+/** The {@link FORWARDED} calls, with the main entry's signatures and documentation. */
+export interface SessionManager extends Pick<GjcSessionManager, (typeof FORWARDED)[number]> {}
+
 /** See the module comment. */
 export class SessionManager {
   readonly #gjc: GjcSessionManager;
@@ -65,10 +76,23 @@ export class SessionManager {
   readonly #ref = new WeakRef(this);
 
   private constructor(gjc: GjcSessionManager, cwdOverride?: string) {
-    hooks.writeThrough(gjc);
     this.#gjc = gjc;
     this.#cwdOverride = cwdOverride;
     if (gjc.isPersisted()) live.add(this.#ref);
+    hooks.adopt(gjc);
+  }
+
+  static {
+    for (const name of FORWARDED) {
+      const method = GjcSessionManager.prototype[name] as (...args: unknown[]) => unknown;
+      Object.defineProperty(SessionManager.prototype, name, {
+        value(this: SessionManager, ...args: unknown[]) {
+          return method.apply(this.#gjc, args);
+        },
+        writable: true,
+        configurable: true,
+      });
+    }
   }
 
   /** Runs `attempt`; when `file` is held by another pi manager of this process, closes that one (synchronously) and retries once. */
@@ -76,24 +100,18 @@ export class SessionManager {
     try {
       return attempt();
     } catch (error) {
-      if (!isStorageError(error, "session_busy") || !SessionManager.#release(file, except)) throw error;
-      return attempt();
-    }
-  }
-
-  static #release(file: string, except: SessionManager | undefined): boolean {
-    for (const ref of live) {
-      const holder = ref.deref();
-      if (holder === undefined) {
-        live.delete(ref);
-        continue;
+      if (!isStorageError(error, "session_busy")) throw error;
+      for (const ref of live) {
+        const holder = ref.deref();
+        if (holder === undefined) live.delete(ref);
+        else if (holder !== except && holder.#gjc.getSessionFile() === file) {
+          if (!hooks.releaseNow(holder.#gjc)) throw error;
+          live.delete(ref);
+          return attempt();
+        }
       }
-      if (holder === except || holder.#gjc.getSessionFile() !== file) continue;
-      if (!hooks.releaseNow(holder.#gjc)) return false;
-      live.delete(ref);
-      return true;
+      throw error;
     }
-    return false;
   }
 
   /** A new session for `cwd` in `sessionDir` (default its managed scope); written from the first assistant message. */
@@ -102,20 +120,16 @@ export class SessionManager {
   }
 
   /**
-   * Opens `filePath` synchronously; new and branched sessions go to `sessionDir` (default its
-   * directory), `cwdOverride` replaces the header's cwd for {@link getCwd}. A missing file starts a
-   * new session there; a blank one, or one with an unusable header (moved aside first), is replaced
-   * by a new session whose header is written at once.
-   * @throws StorageError `session_busy` when another writer holds the file;
-   *   SessionFormatError `version_too_new` / `invalid_version`
+   * Opens `filePath` synchronously; new and branched sessions go to `sessionDir` (default its directory), `cwdOverride`
+   * replaces the header's cwd for {@link getCwd}. A missing file starts a new session there; a blank one, or one with an
+   * unusable header (moved aside first), is replaced by a new session whose header is written at once.
+   * @throws StorageError `session_busy` when another writer holds the file; SessionFormatError `version_too_new` / `invalid_version`
    */
   static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: SessionManagerOptions = {}): SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
     const file = path.resolve(filePath);
     const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, absoluteDir(sessionDir), undefined, options));
-    const manager = new SessionManager(gjc, cwdOverride);
-    hooks.writeReplacedNow(gjc);
-    return manager;
+    return new SessionManager(gjc, cwdOverride);
   }
 
   /** Opens the newest usable session of `sessionDir` (default the managed scope of `cwd`), else starts one. Synchronous. */
@@ -159,31 +173,6 @@ export class SessionManager {
     return this.#cwdOverride ?? this.#gjc.getCwd();
   }
 
-  /** Where new and branched session files go; `""` in memory. */
-  getSessionDir(): string {
-    return this.#gjc.getSessionDir();
-  }
-
-  /** The session id. */
-  getSessionId(): string {
-    return this.#gjc.getSessionId();
-  }
-
-  /** The session file; `undefined` in memory. */
-  getSessionFile(): string | undefined {
-    return this.#gjc.getSessionFile();
-  }
-
-  /** Whether this manager writes to disk. */
-  isPersisted(): boolean {
-    return this.#gjc.isPersisted();
-  }
-
-  /** The session header (the live record). */
-  getHeader(): SessionHeader {
-    return this.#gjc.getHeader();
-  }
-
   /** The session's name by pi's rule: the latest `session_info` decides, an empty one clears. */
   getSessionName(): string | undefined {
     return hooks.tree(this.#gjc).getSessionInfoName();
@@ -191,12 +180,11 @@ export class SessionManager {
 
   /**
    * Starts a new, empty session in the same directory (with the caller's `id`); the previous file is finished in the background.
-   * @returns the new session file, or `undefined` in memory
-   * @throws SessionManagerError `invalid_session_id`
+   * @returns the new session file, or `undefined` in memory @throws SessionManagerError `invalid_session_id`
    */
   newSession(options: NewSessionOptions = {}): string | undefined {
     const { id, parentSession } = options;
-    return hooks.newSession(this.#gjc, { ...(id === undefined ? {} : { id }), ...(parentSession === undefined ? {} : { parentSession }) });
+    return hooks.newSession(this.#gjc, defined({ id, parentSession }));
   }
 
   /**
@@ -206,15 +194,6 @@ export class SessionManager {
   setSessionFile(sessionFile: string): void {
     const file = path.resolve(sessionFile);
     SessionManager.#takingOver(file, this, () => hooks.setSessionFile(this.#gjc, file));
-  }
-
-  /**
-   * Switches to a new session holding root..`leafId` (labels carried), the previous file its `parentSession`; written at once.
-   * @returns the new session file, or `undefined` in memory
-   * @throws SessionTreeError `unknown_entry`
-   */
-  createBranchedSession(leafId: string): string | undefined {
-    return this.#gjc.createBranchedSession(leafId);
   }
 
   /** Appends a `message` entry. */
@@ -234,25 +213,12 @@ export class SessionManager {
 
   /** Appends a `compaction` (pi's order; `fromHook` is written as given). */
   appendCompaction<T = unknown>(summary: string, firstKeptEntryId: string, tokensBefore: number, details?: T, fromHook?: boolean): string {
-    return hooks.append(this.#gjc, {
-      type: "compaction",
-      summary,
-      firstKeptEntryId,
-      tokensBefore,
-      ...(details === undefined ? {} : { details }),
-      ...(fromHook === undefined ? {} : { fromHook }),
-    }).id;
+    return hooks.append(this.#gjc, { type: "compaction", summary, firstKeptEntryId, tokensBefore, ...defined({ details, fromHook }) }).id;
   }
 
-  /**
-   * Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left.
-   * @throws SessionTreeError `unknown_entry`
-   */
+  /** Moves the leaf to `branchFromId` (`null`: before the first entry) and appends a `branch_summary` of the path left. @throws SessionTreeError `unknown_entry` */
   branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean): string {
-    return hooks.branchWithSummary(this.#gjc, branchFromId, summary, {
-      ...(details === undefined ? {} : { details }),
-      ...(fromHook === undefined ? {} : { fromHook }),
-    });
+    return hooks.branchWithSummary(this.#gjc, branchFromId, summary, defined({ details, fromHook }));
   }
 
   /** Appends a `custom` entry (extension state, not in the model context). */
@@ -262,13 +228,7 @@ export class SessionManager {
 
   /** Appends a `custom_message` (extension text in the model context), without an attribution. */
   appendCustomMessageEntry<T = unknown>(customType: string, content: CustomMessageEntry["content"], display: boolean, details?: T): string {
-    return hooks.append(this.#gjc, {
-      type: "custom_message",
-      customType,
-      content,
-      display,
-      ...(details === undefined ? {} : { details }),
-    }).id;
+    return hooks.append(this.#gjc, { type: "custom_message", customType, content, display, ...defined({ details }) }).id;
   }
 
   /** Appends a `session_info` naming the session (trimmed; an empty name clears it). */
@@ -281,69 +241,18 @@ export class SessionManager {
     return this.#gjc.appendLabelChange(targetId, label);
   }
 
-  /** Moves the leaf to `entryId`. @throws SessionTreeError `unknown_entry` */
-  branch(entryId: string): void {
-    this.#gjc.branch(entryId);
-  }
-
-  /** Clears the leaf: the next append starts a new root. */
-  resetLeaf(): void {
-    this.#gjc.resetLeaf();
-  }
-
-  /** The current leaf id; `null` after {@link resetLeaf}. */
-  getLeafId(): string | null {
-    return this.#gjc.getLeafId();
-  }
-
-  /** A copy of the leaf entry. */
-  getLeafEntry(): FileEntry | undefined {
-    return this.#gjc.getLeafEntry();
-  }
-
-  /** A copy of the entry with `id`. */
-  getEntry(id: string): FileEntry | undefined {
-    return this.#gjc.getEntry(id);
-  }
-
-  /** Copies of every entry (header excluded), in file order. */
-  getEntries(): FileEntry[] {
-    return this.#gjc.getEntries();
-  }
-
-  /** Copies of root..`fromId` (default: the leaf); `[]` for an unknown id. */
-  getBranch(fromId?: string): FileEntry[] {
-    return this.#gjc.getBranch(fromId);
-  }
-
-  /** Copies of the direct children of `parentId`. */
-  getChildren(parentId: string): FileEntry[] {
-    return this.#gjc.getChildren(parentId);
-  }
-
-  /** The resolved label of an entry. */
-  getLabel(id: string): string | undefined {
-    return this.#gjc.getLabel(id);
-  }
-
   /** The session tree, each labelled node with the time its label was set. */
   getTree(): SessionTreeNode[] {
     const labelTimes = new Map<string, string>();
     for (const entry of hooks.tree(this.#gjc).getEntries()) {
-      if (entry.type === "label") {
-        const { targetId, timestamp } = entry as { targetId?: unknown; timestamp?: unknown };
-        if (typeof targetId === "string" && typeof timestamp === "string") labelTimes.set(targetId, timestamp);
-      }
+      const { targetId, timestamp } = entry as { targetId?: unknown; timestamp?: unknown };
+      if (entry.type === "label" && typeof targetId === "string" && typeof timestamp === "string") labelTimes.set(targetId, timestamp);
     }
     const convert = (node: GjcTreeNode): SessionTreeNode => {
       const out: SessionTreeNode = { entry: node.entry, children: node.children.map(convert) };
-      if (node.label !== undefined) {
-        out.label = node.label;
-        const id = (node.entry as { id?: unknown }).id;
-        const time = typeof id === "string" ? labelTimes.get(id) : undefined;
-        if (time !== undefined) out.labelTimestamp = time;
-      }
-      return out;
+      if (node.label === undefined) return out;
+      const time = labelTimes.get((node.entry as { id?: unknown }).id as string);
+      return { ...out, label: node.label, ...defined({ labelTimestamp: time }) };
     };
     return this.#gjc.getTree().map(convert);
   }
@@ -357,11 +266,6 @@ export class SessionManager {
   /** The latest compaction on the current branch, or `null`. */
   getLatestCompactionEntry(): CompactionEntry | null {
     return getLatestCompactionEntry(this.#gjc.getBranch());
-  }
-
-  /** Waits for queued writes and syncs the file (pi never calls it; appends are already written). */
-  async flush(): Promise<void> {
-    await this.#gjc.flush();
   }
 
   /** Flushes and releases the file's writer lock (pi never calls it; see the module comment). */
