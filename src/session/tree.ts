@@ -244,39 +244,36 @@ export class SessionTree {
    * first in the file, which becomes a root: a finite forest of every indexed entry (id-less records are not in it).
    */
   getTree(): SessionTreeNode[] {
-    const nodes = new Map<FileEntry, SessionTreeNode>();
-    for (const entry of this.#byId[RECORDS]) {
+    const records = this.#byId[RECORDS];
+    const nodes: SessionTreeNode[] = [];
+    // node index by the position of the holder of its id (its entry's first place in the file), -1 elsewhere
+    const nodeAt = new Int32Array(records.length).fill(-1);
+    for (const entry of records) {
       const id = entryIdOf(entry);
-      if (id !== undefined && this.#byId.get(id) === entry) nodes.set(entry, { entry, children: [], label: this.#labels.get(id) });
+      if (id === undefined) continue;
+      const at = this.#byId.positionOf(id)!;
+      if (records[at] === entry && nodeAt[at] === -1) nodeAt[at] = nodes.push({ entry, children: [], label: this.#labels.get(id) }) - 1;
     }
-    const parentOf = (node: SessionTreeNode): SessionTreeNode | undefined => {
-      const parentId = parentIdOf(node.entry);
-      const parent = typeof parentId === "string" ? this.#byId.get(parentId) : undefined;
-      return parent === undefined ? undefined : nodes.get(parent);
-    };
-    const inFileOrder = [...nodes.values()];
-    const position = new Map(inFileOrder.map((node, i) => [node, i]));
-    // Walking up from each node in file order meets every cycle once, as a node of the walk under way (no recursion:
+    const n = nodes.length;
+    const parents = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const parentId = parentIdOf(nodes[i]!.entry);
+      const at = typeof parentId === "string" ? this.#byId.positionOf(parentId) : undefined;
+      parents[i] = at === undefined ? -1 : nodeAt[at]!;
+    }
+    // Walking up from each node in file order meets every cycle once, on a node of the walk under way (no recursion:
     // a linear session of 100k entries is 100k levels deep).
-    const walkedBy = new Map<SessionTreeNode, SessionTreeNode>();
-    const cut = new Set<SessionTreeNode>();
-    for (const start of inFileOrder) {
-      let node = start as SessionTreeNode | undefined;
-      const walk: SessionTreeNode[] = [];
-      for (; node !== undefined && !walkedBy.has(node); node = parentOf(node)) {
-        walkedBy.set(node, start);
-        walk.push(node);
-      }
-      if (node === undefined || walkedBy.get(node) !== start) continue;
-      const cycle = walk.slice(walk.indexOf(node));
-      cut.add(cycle.reduce((a, b) => (position.get(b)! < position.get(a)! ? b : a)));
+    const walkedBy = new Int32Array(n).fill(-1);
+    for (let start = 0; start < n; start++) {
+      let i = start;
+      for (; i !== -1 && walkedBy[i] === -1; i = parents[i]!) walkedBy[i] = start;
+      if (i === -1 || walkedBy[i] !== start) continue;
+      let smallest = i;
+      for (let j = parents[i]!; j !== i; j = parents[j]!) smallest = Math.min(smallest, j);
+      parents[smallest] = -1;
     }
     const roots: SessionTreeNode[] = [];
-    for (const node of inFileOrder) {
-      const parent = cut.has(node) ? undefined : parentOf(node);
-      if (parent === undefined) roots.push(node);
-      else parent.children.push(node);
-    }
+    for (let i = 0; i < n; i++) (parents[i] === -1 ? roots : nodes[parents[i]!]!.children).push(nodes[i]!);
     return roots;
   }
 
