@@ -47,9 +47,7 @@ Status write_file_atomic(NativeHandle dir, std::string_view name, const void* da
     if (!synced.ok()) return synced;
     auto verified = verify_file(h);
     if (!verified.ok()) return verified.failure();
-    auto published = publish_staged(dir, h, tmp, name, no_replace);
-    if (!published.ok()) return published;
-    return sync_handle(dir);
+    return publish_staged(dir, h, tmp, name, no_replace);
   }();
   if (!status.ok()) discard_staged(dir, h, tmp, name);
   return status;
@@ -69,7 +67,7 @@ Status empty_dir(NativeHandle dir, std::uint32_t depth, TreeBudget& budget) {
   }
   auto left = read_entries(dir);
   if (!left.ok()) return left.failure();
-  return left.value().empty() ? success() : fail(Code::io_error, ENOTEMPTY, "unlinkat");
+  return left.value().empty() ? success() : fail(Code::io_error, ENOTEMPTY, kRemoveEntryCall);
 }
 
 }  // namespace gjc

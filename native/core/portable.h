@@ -42,6 +42,9 @@ Result<std::vector<DirEntry>> read_entries(NativeHandle dir);
 // `depth`), and counts it against `budget`.
 Status remove_entry(NativeHandle dir, const std::string& name, std::uint32_t depth, TreeBudget& budget);
 
+// The platform call that removes an entry, named in the failure of a directory that keeps filling.
+extern const char* const kRemoveEntryCall;
+
 // Removes every entry of the verified directory `dir`, which sits at `depth`.
 Status empty_dir(NativeHandle dir, std::uint32_t depth, TreeBudget& budget);
 

@@ -119,7 +119,10 @@ Status publish_staged(NativeHandle dir, NativeHandle file, const std::string& tm
   } else if (retry_eintr([&] { return ::renameat(dir, tmp.c_str(), dir, target.c_str()); }) != 0) {
     return posix::errno_failure(errno, "renameat");
   }
-  return posix::check_same_entry(dir, target.c_str(), file);
+  auto same = posix::check_same_entry(dir, target.c_str(), file);
+  if (!same.ok()) return same;
+  // The rename is durable only once the directory is synced (Windows needs no such step).
+  return sync_handle(dir);
 }
 
 void discard_staged(NativeHandle dir, NativeHandle, const std::string& tmp, std::string_view) {

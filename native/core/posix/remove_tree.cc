@@ -14,6 +14,9 @@
 #include "posix_util.h"
 
 namespace gjc {
+
+const char* const kRemoveEntryCall = "unlinkat";
+
 namespace {
 
 // Opens directory `name` below `parent` no-follow and verifies it owner-only.

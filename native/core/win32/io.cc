@@ -240,7 +240,8 @@ void discard_staged(NativeHandle dir, NativeHandle file, const std::string&, std
   // (if it was not published) is deleted.
   auto doomed = win::reopen(file, DELETE, false);
   auto target = win::wide_name(name);
-  if (doomed.ok() && target.ok() && !check_published(dir, target.value(), file).ok()) {
+  // An invalid name published nothing, so the temporary is ours to delete.
+  if (doomed.ok() && (!target.ok() || !check_published(dir, target.value(), file).ok())) {
     win::delete_handle(doomed.value().get());
   }
 }

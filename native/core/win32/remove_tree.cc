@@ -11,6 +11,9 @@
 #include "win_util.h"
 
 namespace gjc {
+
+const char* const kRemoveEntryCall = "NtSetInformationFile";
+
 namespace {
 
 // Opens `name` below `parent` as itself, with what deleting (and, for a directory,
