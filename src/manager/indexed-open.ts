@@ -374,7 +374,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
       return { kind: "invalid", get invalid() { return (invalid ??= source.read([i])[0]!.invalid!); } };
     }
     if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
-    return { kind: "entry", get entry() { return tree.index.entriesAt([k])[0]!; } };
+    return new DeferredEntryLine(tree, k);
   });
 
   const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, rows.length);
@@ -463,4 +463,20 @@ function replay(rawHeader: SessionHeader, table: LineTable, entryRows: Int32Arra
 function endsWithNewline(reader: SessionFileReader, size: number): boolean {
   const byte = Buffer.alloc(1);
   return reader.readSync(byte, size - 1) === 1 && byte[0] === 0x0a;
+}
+
+/** An entry line whose entry is read when first needed; a class, not a getter literal, because a rewrite or copy builds one per line. */
+class DeferredEntryLine {
+  readonly kind = "entry";
+  readonly #tree: SessionTree;
+  readonly #position: number;
+
+  constructor(tree: SessionTree, position: number) {
+    this.#tree = tree;
+    this.#position = position;
+  }
+
+  get entry(): FileEntry {
+    return this.#tree.index.entriesAt([this.#position])[0]!;
+  }
 }

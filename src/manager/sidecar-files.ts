@@ -58,7 +58,10 @@ export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBy
   } catch {
     return undefined;
   } finally {
-    reader?.close();
+    // Only read: a failed close loses nothing, and the caller falls back to a scan on undefined, never on a throw.
+    try {
+      reader?.close();
+    } catch {}
   }
 }
 
