@@ -134,3 +134,13 @@ export function unwrap<T>(result: T | NativeFailure, operation: string, path?: s
 export function requireArgument(ok: boolean, operation: string, path?: string): asserts ok {
   if (!ok) throw new SecureFsError("invalid_argument", { operation, ...(path !== undefined ? { path } : {}) });
 }
+
+/** `fn()`, or `undefined` when it fails with the fs layer's `not_found`. */
+export function unlessMissing<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
+    throw error;
+  }
+}

@@ -7,7 +7,7 @@ export { SecureLock } from "./secure-lock.js";
 export { insecureAncestors } from "./ancestors.js";
 export { directoryIdentity, isValidEntryName } from "./identity.js";
 export type { DirectoryIdentity } from "./identity.js";
-export { SECURE_FS_ERROR_CODES, SecureFsError } from "./errors.js";
+export { SECURE_FS_ERROR_CODES, SecureFsError, unlessMissing } from "./errors.js";
 export { NativeUnavailableError } from "../native/index.js";
 export type { SecureFsErrorCode, SecureFsErrorDetails } from "./errors.js";
 export type { EntryType, ExactStat, SecureDirEntry, SecureStat } from "../native/index.js";

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 
-import { SecureFsError, type SecureDir, type SecureLock } from "../fs/index.js";
+import { SecureFsError, unlessMissing, type SecureDir, type SecureLock } from "../fs/index.js";
 import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
@@ -196,7 +196,7 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   const destPath = path.join(scope.directoryPath, fileName);
 
   // Another opener may have finished while we waited for the lock.
-  const committed = ifPresent(() => receipts.openFile(`${op}.json`));
+  const committed = unlessMissing(() => receipts.openFile(`${op}.json`));
   committed?.close();
   if (committed !== undefined && entryType(scopeDir, fileName) === "file") return { kind: "opened", path: destPath, provenance: "legacy", migrated: false };
   // Picker consent: the exact listed version (inode and stat here; the bytes are proven by
@@ -341,18 +341,8 @@ function asConflict<T>(read: () => T): T {
   }
 }
 
-/** What `read` returns, or undefined when what it reads is not there. */
-function ifPresent<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
-    throw error;
-  }
-}
-
 function entryType(dir: SecureDir, name: string): string | undefined {
-  return ifPresent(() => dir.stat(name).type);
+  return unlessMissing(() => dir.stat(name).type);
 }
 
 /**

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { SecureDir, SecureFsError, type EntryPath, type OpenDirOptions, type SecureFsErrorCode } from "../fs/index.js";
+import { SecureDir, SecureFsError, unlessMissing, type EntryPath, type OpenDirOptions, type SecureFsErrorCode } from "../fs/index.js";
 import { ManagedSessionStorage, type StorageLogger } from "../storage/index.js";
 
 /** Options of {@link AgentRoot.open}. */
@@ -104,16 +104,6 @@ export class AgentRoot {
   /** Closes the agent directory's descriptor. Idempotent. */
   close(): void {
     this.dir.close();
-  }
-}
-
-/** `fn()`, or `undefined` when it fails with the fs layer's `not_found`. */
-export function unlessMissing<T>(fn: () => T): T | undefined {
-  try {
-    return fn();
-  } catch (error) {
-    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
-    throw error;
   }
 }
 

@@ -1,8 +1,8 @@
 /** Read-only audit of the v2 scopes under a sessions root: does each hold a canonical binding whose identity hashes to its name? */
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
-import { unlessMissing, type AgentRoot } from "./agent-root.js";
+import { SecureDir, SecureFsError, unlessMissing } from "../fs/index.js";
+import type { AgentRoot } from "./agent-root.js";
 import { decodeBinding, readBindingFile, type ScopeBinding } from "./binding.js";
 import { isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "./identity.js";
 

@@ -1,9 +1,9 @@
 /** resolveManagedScope: from a cwd and an agent directory to the `v2-<digest>` scope holding that workspace's sessions. */
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
+import { SecureDir, SecureFsError, unlessMissing } from "../fs/index.js";
 import { defaultAgentDir } from "./agent-dir.js";
-import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair, unlessMissing } from "./agent-root.js";
+import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
 import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
