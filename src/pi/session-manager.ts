@@ -27,7 +27,6 @@ import {
   type CustomMessageEntry,
   type FileEntry,
   type PiSessionContext,
-  type SessionHeader,
   type SessionTreeNode as GjcTreeNode,
 } from "../session/index.js";
 import { findMostRecentSession, piInfos, type ListProgress, type SessionInfo } from "./files.js";
@@ -85,10 +84,14 @@ export class SessionManager {
   static {
     for (const name of FORWARDED) {
       const method = GjcSessionManager.prototype[name] as (...args: unknown[]) => unknown;
-      Object.defineProperty(SessionManager.prototype, name, {
-        value(this: SessionManager, ...args: unknown[]) {
+      // A computed method name keeps `name` on the function, as stack traces show it.
+      const forward = {
+        [name](this: SessionManager, ...args: unknown[]) {
           return method.apply(this.#gjc, args);
         },
+      }[name];
+      Object.defineProperty(SessionManager.prototype, name, {
+        value: forward,
         writable: true,
         configurable: true,
       });
