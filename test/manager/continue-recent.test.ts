@@ -8,6 +8,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager, type SessionManagerOptions } from "../../src/index.js";
+import { readBreadcrumb } from "../../src/manager/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, recordingLogger } from "./helpers.js";
 
@@ -54,6 +55,17 @@ describe("continueRecent", () => {
     expect(noCrumb.getSessionFile()).toBe(newer);
     expect(noCrumb.getEntries()).toHaveLength(1);
     await noCrumb.close();
+  });
+
+  it("leaves a breadcrumb naming the cwd a session was moved to before its first write", async () => {
+    const manager = SessionManager.create("/work/a", sessionDir, undefined, { ...base, terminalId: "term-m" });
+    await manager.moveTo("/work/m");
+    manager.appendMessage(assistant("after the move"));
+    await manager.close();
+    expect(await readBreadcrumb(agentDir, "term-m")).toEqual({ kind: "found", cwd: "/work/m", sessionFile: manager.getSessionFile() });
+    const resumed = await SessionManager.continueRecent("/work/m", sessionDir, undefined, undefined, undefined, { ...base, terminalId: "term-m" });
+    expect(resumed.getSessionFile()).toBe(manager.getSessionFile());
+    await resumed.close();
   });
 
   it("starts a new session when the directory holds none", async () => {
