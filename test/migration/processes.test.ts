@@ -128,7 +128,7 @@ async function killRun(maxDelayMs: number | undefined): Promise<boolean | number
 }
 
 describe("SIGKILL during migration", () => {
-  it("50 kills at random points: source intact, never two copies, never a partial visible file, a rerun completes", async () => {
+  it("50 kills (up to 100) at random points: source intact, never two copies, never a partial visible file, a rerun completes", async () => {
     const runs = 50;
     const parallel = 5;
     // Kills spread over how long a whole migration takes here and now (five at once, as
@@ -137,12 +137,16 @@ describe("SIGKILL during migration", () => {
     const spans = await Promise.all(Array.from({ length: parallel }, () => killRun(undefined)));
     const maxDelayMs = [...spans].sort((a, b) => a - b)[Math.floor(parallel / 2)]!;
     let killedMidway = 0;
-    for (let done = 0; done < runs; done += parallel) {
+    let done = 0;
+    // The parent sees "ready" late on a loaded machine, so some kills land after the end; more
+    // runs (up to twice as many) make up for them, so the test always proves runs / 5 mid-way kills.
+    while (done < runs || (killedMidway <= runs / 5 && done < 2 * runs)) {
       const outcomes = await Promise.all(Array.from({ length: parallel }, () => killRun(maxDelayMs)));
       killedMidway += outcomes.filter(Boolean).length;
+      done += parallel;
     }
-    console.log(`[migration crash] ${killedMidway}/${runs} children killed before reporting a result (kills within ${maxDelayMs.toFixed(0)} ms)`);
+    console.log(`[migration crash] ${killedMidway}/${done} children killed before reporting a result (kills within ${maxDelayMs.toFixed(0)} ms)`);
     expect(killedMidway).toBeGreaterThan(runs / 5);
-    // A hang guard, not a timing: 50 runs with a rerun each, on a loaded 2-core machine.
-  }, 480_000);
+    // A hang guard, not a timing: up to 100 runs with a rerun each, on a loaded 2-core machine.
+  }, 900_000);
 });
