@@ -184,7 +184,7 @@ Result<std::wstring> final_path(HANDLE handle, DWORD volume_form) {
 namespace {
 
 Failure nt_failure(NTSTATUS status, const char* call) {
-  // These three lose their meaning in RtlNtStatusToDosError (a directory where a file was
+  // These statuses lose their meaning in RtlNtStatusToDosError (a directory where a file was
   // asked for becomes ERROR_ACCESS_DENIED), so they are mapped first.
   if (status == kStatusFileIsADirectory) return fail(Code::not_regular_file, EISDIR, call);
   if (status == kStatusNotADirectory) return fail(Code::not_directory, ENOTDIR, call);
