@@ -12,10 +12,10 @@ export function runAudit(ctx: CliContext, options: { readonly json?: boolean; re
   try {
     report = auditAgentDir(ctx.agentDir, { fix: options.fix === true });
   } catch (error) {
-    ctx.err(formatError(error, ctx.verbose, ctx.errStyle));
+    for (const line of formatError(error, ctx.verbose, ctx.errStyle)) ctx.err(line);
     return AUDIT_EXIT.failed;
   }
-  if (options.json === true) ctx.out(JSON.stringify(report, null, 2));
+  if (options.json === true) ctx.json(report);
   else for (const line of formatAuditReport(report, ctx.style)) ctx.out(line);
   return report.clean ? AUDIT_EXIT.clean : AUDIT_EXIT.findings;
 }
