@@ -44,10 +44,11 @@ export function formatAuditReport(report: AuditReport, style: Style): string[] {
       r.outcome === "repaired" ? style.green("repaired") : style.yellow("refused"),
       r.path,
       r.codes.join(","),
-      r.reason === undefined ? "" : style.dim(r.reason),
+      style.dim(r.reason ?? (r.previousMode === undefined ? "" : `was ${r.previousMode}${r.aclRemoved === true ? " with an ACL" : ""}`)),
     ]);
     lines.push(...table(rows).map((row) => `  ${row}`));
   }
+  if (report.undoFile !== undefined) lines.push("", `old modes saved in ${report.undoFile}: \`sh\` it to put them back`);
   lines.push("");
   lines.push(report.clean ? style.green("clean: no findings") : style.red(`${plural(counts.errors, "error")}, ${plural(counts.warnings, "warning")}`));
   return lines;

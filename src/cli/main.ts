@@ -74,7 +74,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("audit")
     .description("check every object of the agent directory; exit 0 clean, 1 findings, 2 could not run")
     .option("--json", "print one JSON document (schema: AuditReportSchema)")
-    .option("--fix", "repair modes and ACLs of objects you own; refuse and report the rest")
+    .option("--fix", "repair modes and ACLs of objects you own in an agent directory (old modes saved to an undo file); refuse and report the rest")
     .action(run(AUDIT_EXIT.failed, runAudit));
   program
     .command("list")
