@@ -27,11 +27,17 @@ const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u;
 /** The colour codes the CLI's own styles write. */
 const OWN_SGR = /\u001b\[(?:1|2|22|31|32|33|36|39)m/g;
 
+/** A terminal's screen without what the CLI itself writes there: its colours, the progress bar's redraw, CR LF line ends. */
+function withoutOwnSequences(screen: string): string {
+  return screen.replace(OWN_SGR, "").replace(/\r\u001b\[2K/g, "").replace(/\r\n/g, "");
+}
+
 let base: { path: string; remove(): void };
 let agentDir: string;
 let workspace: string;
 let sessionId: string;
 let sessionFile: string;
+let demos = 0;
 
 const quote = (arg: string) => `'${arg.replace(/'/g, "'\\''")}'`;
 
@@ -121,10 +127,13 @@ const CASES: readonly Case[] = [
   { name: "audit", args: () => ["audit"], status: 1 },
   { name: "audit --json", args: () => ["audit", "--json"], status: 1, json: true },
   { name: "migrate --dry-run", args: () => ["migrate", "--dry-run"], status: 0 },
+  // A fresh agent dir each run, named by the attacker; the demo prints it and the hostile workspace.
+  { name: "demo", args: () => ["demo", "--agent-dir", path.join(base.path, `demo-${++demos}-${HOSTILE_NAME}`)], status: 0 },
   // The error path: a reference, a directory and an option that quote the hostile text back.
   { name: "show <hostile id prefix>", args: () => ["show", HOSTILE], status: 1 },
   { name: "--verbose show <hostile id prefix>", args: () => ["--verbose", "show", `Z${HOSTILE}`], status: 1 },
   { name: "audit of a hostile path", args: () => ["audit", "--agent-dir", path.join(base.path, `gone-${HOSTILE_NAME}`)], status: 2 },
+  { name: "context --leaf <hostile entry id>", args: () => ["context", sessionId, "--leaf", HOSTILE], status: 1 },
   { name: "a hostile unknown option", args: () => ["list", `--x${HOSTILE}`], status: 2 },
 ];
 
@@ -155,8 +164,7 @@ describe("hostile text in every printed field", () => {
     if (!hasCommand("script")) skipBecause(ctx, "util-linux `script` is not installed (no pseudo-terminal driver)");
     const { status: exit, screen } = viaTerminal(["--agent-dir", agentDir, ...args()]);
     expect(exit, screen).toBe(status);
-    // The terminal turns each newline into CR LF.
-    expect(leak(screen.replace(OWN_SGR, "").replace(/\r\n/g, "")), screen).toBeUndefined();
+    expect(leak(withoutOwnSequences(screen)), screen).toBeUndefined();
     expect(screen).toContain(json === true ? "\\u001b[2J" : SHOWN);
   });
 
@@ -171,9 +179,7 @@ describe("hostile text in every printed field", () => {
     if (!hasCommand("script")) skipBecause(ctx, "util-linux `script` is not installed (no pseudo-terminal driver)");
     const { status, screen } = viaTerminal(["--agent-dir", agentDir, "migrate"]);
     expect(status, screen).toBe(0);
-    // The bar's own carriage return and erase-line are the only other sequences.
-    const rest = screen.replace(OWN_SGR, "").replace(/\r\u001b\[2K/g, "").replace(/\r\n/g, "");
-    expect(leak(rest), screen).toBeUndefined();
+    expect(leak(withoutOwnSequences(screen)), screen).toBeUndefined();
     expect(screen).toContain(`(1/1) 2024-01-01T00-00-00-000Z_${SHOWN}`);
     expect(screen).toMatch(/migrated/);
   });
