@@ -39,6 +39,7 @@ export class UndoLog {
     this.#written = true;
   }
 
+  /** Closes the undo file (the record stays on disk). */
   close(): void {
     this.#file?.close();
     this.#file = undefined;
