@@ -51,8 +51,10 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   try {
     st = fs.lstatSync(absolute);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
+    // A directory above it that this user may not search (EACCES), a file where a directory is expected (ENOTDIR), ...
+    throw new AuditError("agent_dir_unusable", `cannot examine ${absolute}: ${code ?? "unknown error"}`, { cause: error });
   }
   if (st.isSymbolicLink()) {
     collector.add(".", "symlink", "symlink_refused", "the agent directory is a symbolic link (never followed)");

@@ -3,6 +3,7 @@
 // store's layout is repaired, each old mode is printed and written to an owner-only undo script first, and running
 // that script puts every mode back.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -210,5 +211,45 @@ describe("audit --fix in an agent directory", () => {
     const again = runCli(["--agent-dir", f.agentDir, "audit", "--fix", "--json"]);
     expect(again.status).toBe(0);
     expect(AuditReportSchema.parse(JSON.parse(again.stdout)).undoFile).toBeUndefined();
+  });
+});
+
+describe("audit --fix as an unprivileged uid", () => {
+  it("refuses its own home-like tree and repairs, records and restores its own agent directory", (ctx) => {
+    if (!isRoot()) skipBecause(ctx, "needs root to hand a tree to another uid");
+    if (!hasCommand("setpriv")) skipBecause(ctx, "setpriv (util-linux) is not installed");
+    // Under the system temp dir: the test's own base is root's, and not searchable by the other uid.
+    const owner = fs.mkdtempSync(path.join(os.tmpdir(), "gjc-audit-fix-unpriv-"));
+    ctx.onTestFinished(() => fs.rmSync(owner, { recursive: true, force: true }));
+    const { dir: home } = homeLike();
+    fs.renameSync(home, path.join(owner, "home"));
+    const f = makeAgentDir(owner, "u");
+    fs.chmodSync(at(f, "blobs"), 0o755);
+    fs.chmodSync(at(f, f.sessionRel), 0o644);
+    const chownTree = (p: string): void => {
+      fs.lchownSync(p, UNPRIVILEGED, UNPRIVILEGED);
+      if (fs.lstatSync(p).isDirectory()) for (const name of fs.readdirSync(p)) chownTree(path.join(p, name));
+    };
+    chownTree(owner);
+    fs.chmodSync(owner, 0o755);
+    const wrapper = ["setpriv", `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups"];
+    const homeBefore = snapshot(path.join(owner, "home"));
+    const refused = runCli(["--agent-dir", path.join(owner, "home"), "audit", "--fix"], { wrapper, env: { HOME: "/nonexistent" } });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toContain("not_agent_dir: refusing to repair");
+    expect(snapshot(path.join(owner, "home"))).toEqual(homeBefore);
+
+    const before = snapshot(f.agentDir);
+    const fixed = runCli(["--agent-dir", f.agentDir, "audit", "--fix", "--json"], { wrapper, env: { HOME: "/nonexistent" } });
+    expect(fixed.stderr).toBe("");
+    const report = AuditReportSchema.parse(JSON.parse(fixed.stdout));
+    expect(fs.statSync(at(f, "blobs")).mode & 0o7777).toBe(0o700);
+    const undo = report.undoFile as string;
+    expect(fs.statSync(undo).uid).toBe(UNPRIVILEGED);
+    const restored = run(wrapper[0] as string, [...wrapper.slice(1), "sh", undo]);
+    expect(restored.status, restored.stderr).toBe(0);
+    const after = snapshot(f.agentDir);
+    delete after[path.basename(undo)];
+    expect(after).toEqual(before);
   });
 });
