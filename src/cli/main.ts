@@ -9,7 +9,7 @@ import { cliContext, type CliContext, type GlobalOptions } from "./context.js";
 import { runDemo } from "./demo-command.js";
 import { runHistory, type HistoryOptions } from "./history-command.js";
 import { runMigrate } from "./migrate-command.js";
-import { formatError, styleFor } from "./output.js";
+import { formatError, styleFor, writeLines } from "./output.js";
 import { runContext, runList, runShow } from "./sessions-command.js";
 
 /** The package's version, from the package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
@@ -32,6 +32,11 @@ function positiveInteger(value: string): number {
   return n;
 }
 
+/** Commander's text as lines (it ends each message with a newline). */
+function textLines(text: string): string[] {
+  return text.replace(/\n$/, "").split("\n");
+}
+
 /** Builds the program; `run` wraps an action: context from the merged options, then the exit status or the one-line error. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("gjc-session")
@@ -40,6 +45,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("-v, --verbose", "explain errors in detail")
     .version(PACKAGE_VERSION, "-V, --version", "print the version")
     .showHelpAfterError("(add --help for usage)")
+    // Commander's help and usage errors (which quote the arguments) are sanitized like every other line.
+    .configureOutput({ writeOut: (text) => writeLines(process.stdout, textLines(text)), writeErr: (text) => writeLines(process.stderr, textLines(text)) })
     // Set before any subcommand is added: commander copies it into each one.
     .exitOverride();
   const run =
@@ -54,7 +61,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       } catch (error) {
         // A usage error raised by an action goes to `main`, as commander's own do.
         if (error instanceof CommanderError) throw error;
-        process.stderr.write(`${formatError(error, globals.verbose === true, ctx?.errStyle ?? styleFor(process.stderr))}\n`);
+        writeLines(process.stderr, formatError(error, globals.verbose === true, ctx?.errStyle ?? styleFor(process.stderr)));
         setExit(failureExit);
       }
     };
@@ -67,7 +74,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("audit")
     .description("check every object of the agent directory; exit 0 clean, 1 findings, 2 could not run")
     .option("--json", "print one JSON document (schema: AuditReportSchema)")
-    .option("--fix", "repair modes and ACLs of objects you own; refuse and report the rest")
+    .option("--fix", "repair modes and ACLs of objects you own in an agent directory (old modes saved to an undo file); refuse and report the rest")
     .action(run(AUDIT_EXIT.failed, runAudit));
   program
     .command("list")
@@ -146,7 +153,7 @@ main(process.argv).then(
     process.exitCode = status;
   },
   (error: unknown) => {
-    process.stderr.write(`${formatError(error, process.argv.includes("--verbose"), styleFor(process.stderr))}\n`);
+    writeLines(process.stderr, formatError(error, process.argv.includes("--verbose"), styleFor(process.stderr)));
     process.exitCode = EXIT_FAILURE;
   },
 );

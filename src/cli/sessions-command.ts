@@ -57,7 +57,7 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   }
   if (options.json === true) {
     const sessions = listing.sessions.map((s) => ({ ...publicInfo(s), layout: layoutOf(root, s.path) }));
-    ctx.out(JSON.stringify({ sessions, skipped: listing.skipped, ...(options.all === true ? {} : { legacyUnmigrated: legacy }) }, null, 2));
+    ctx.json({ sessions, skipped: listing.skipped, ...(options.all === true ? {} : { legacyUnmigrated: legacy }) });
     return 0;
   }
   for (const line of formatListing(listing, options.all === true, root, ctx)) ctx.out(line);
@@ -200,7 +200,7 @@ export async function runContext(ctx: CliContext, ref: string, options: { readon
     const leaf = options.leaf ?? session.getLeafId();
     const context = buildSessionContext(session.getEntries(), leaf);
     if (options.json === true) {
-      ctx.out(JSON.stringify({ sessionId: session.getSessionId(), leafId: leaf, context }, null, 2));
+      ctx.json({ sessionId: session.getSessionId(), leafId: leaf, context });
       return;
     }
     const { style } = ctx;
