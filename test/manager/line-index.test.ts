@@ -318,6 +318,34 @@ describe("line index", () => {
     expect(await codeOfAsync(() => openReadOnly(file, storage))).toBe("line_too_long");
   }, 300_000);
 
+  // About 2.2 GB of disk and 8 GB of memory: opt in with GJC_HUGE_FILE_TESTS=1.
+  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")("saves a session over 2^31 bytes: an older file's first save rewrites it whole, in pieces", async () => {
+    const v3 = JSON.stringify({ type: "session", version: 3, id: "big", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" });
+    const fd = fs.openSync(file, "w", 0o600);
+    fs.writeSync(fd, v3 + "\n");
+    const pad = "x".repeat(64 << 10);
+    let batch: string[] = [];
+    for (let i = 0; i < 33_000; i++) {
+      batch.push(JSON.stringify({ type: "message", id: id(i), parentId: i === 0 ? null : id(i - 1), timestamp: "t", message: { role: i % 2 ? "assistant" : "user", provider: "p", model: "m", content: [{ type: "text", text: pad }], timestamp: i } }));
+      if (batch.length === 500) {
+        fs.writeSync(fd, batch.join("\n") + "\n");
+        batch = [];
+      }
+    }
+    fs.writeSync(fd, batch.join("\n") + "\n");
+    fs.closeSync(fd);
+    expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
+    const manager = await openWritable(file);
+    manager.appendMessage(assistant("saved"));
+    await manager.close();
+    const head = Buffer.alloc(200);
+    const read = fs.openSync(file, "r");
+    fs.readSync(read, head, 0, 200, 0);
+    fs.closeSync(read);
+    expect(JSON.parse(head.toString("utf8").split("\n")[0]!)).toMatchObject({ type: "session", version: 5 });
+    expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
+  }, 1_200_000);
+
   it("is invisible to listings", async () => {
     write(chain(0, 4));
     await indexed();
