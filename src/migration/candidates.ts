@@ -63,6 +63,11 @@ const SUFFIX = ".jsonl";
  * whose committed receipt's v2 copy is still there is hidden (the copy is `migrated_v2`), and so is a retired one.
  */
 export async function listSessionCandidates(scope: ManagedScope, options: ListCandidatesOptions = {}): Promise<CandidateListing | MigrationFailure> {
+  return listSessionCandidatesSync(scope, options);
+}
+
+/** {@link listSessionCandidates} for a synchronous caller (pi's factories). */
+export function listSessionCandidatesSync(scope: ManagedScope, options: ListCandidatesOptions = {}): CandidateListing | MigrationFailure {
   const listing: CandidateListing = { kind: "listed", candidates: [], foreign: 0, invalid: [], scanErrors: [], legacyDirectories: [] };
   try {
     return withSessionsRoot(scope, listing, (root) => listBelow(root, scope, options, listing));
