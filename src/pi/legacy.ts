@@ -1,0 +1,153 @@
+/**
+ * pi's own sessions, where pi left them: `<agentDir>/sessions/--<encoded cwd>--/`. They are listed beside the managed
+ * scopes' and copied into their workspace's scope (copy-retain: the source is only read) by the first factory that
+ * writes to one. pi made those folders 0755 and files 0644; they are read by the legacy-source rules and never changed.
+ */
+import path from "node:path";
+
+import { SecureDir, SecureFsError } from "../fs/index.js";
+import { MigrationError, listSessionCandidatesSync, openCandidateForWriteSync, type SessionCandidate } from "../migration/index.js";
+import { canonicalizeTrustedPath, INTERNAL_DIRECTORY, isScopeDirectoryName, resolveManagedScope, ScopeError, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
+import { readSessionRecords } from "../manager/session-files.js";
+import type { SessionHeader } from "../session/index.js";
+
+/** The code of the warning emitted when preparing a scope tightened a directory (see {@link preparedScope}). */
+export const TIGHTENED_WARNING_CODE = "GJC_SESSION_STORE_TIGHTENED";
+
+/** Directories this process already warned about. */
+const warned = new Set<string>();
+
+/**
+ * The managed scope of `cwd` below `agentDir`, prepared for writing. Managed storage keeps its chain owner-only, so a
+ * looser agent directory or sessions root (pi makes them 0755) is made 0700 here: never silently, each such directory
+ * is named once per process in a `process.emitWarning` with code {@link TIGHTENED_WARNING_CODE}.
+ * @throws ScopeError with the resolution's code (`cwd_missing`, ...)
+ */
+export function preparedScope(cwd: string, agentDir: string): ManagedScope {
+  const result = resolveManagedScope({ cwd, agentDir, mode: "write" });
+  if (result.kind === "error") throw new ScopeError(result);
+  const fresh = result.scope.repaired.filter((dir) => !warned.has(dir));
+  for (const dir of fresh) warned.add(dir);
+  if (fresh.length > 0) {
+    const list = fresh.join(", ");
+    process.emitWarning(`made ${list} owner-only (mode 0700, no ACL): managed session storage keeps its directories private`, { code: TIGHTENED_WARNING_CODE });
+  }
+  return result.scope;
+}
+
+/** The candidate listing of `scope`, or its failure thrown. @throws MigrationError */
+function candidatesOf(scope: ManagedScope): SessionCandidate[] {
+  const listing = listSessionCandidatesSync(scope);
+  if (listing.kind === "error") throw new MigrationError(listing.code, listing.cause, listing.message);
+  return listing.candidates;
+}
+
+/** The sessions of `scope`'s workspace, newest modification first: its v2 files and pi's sessions not copied yet. @throws MigrationError */
+export function workspaceCandidates(scope: ManagedScope): SessionCandidate[] {
+  const newer = (a: SessionCandidate, b: SessionCandidate) => BigInt(b.identity.mtimeNs) - BigInt(a.identity.mtimeNs);
+  return candidatesOf(scope).sort((a, b) => Number(newer(a, b) > 0n) - Number(newer(a, b) < 0n));
+}
+
+/** pi's sessions of `cwd`'s workspace not copied yet (read only; none when its scope cannot be resolved). */
+export function uncopiedSessions(cwd: string, agentDir: string): SessionCandidate[] {
+  const result = resolveManagedScope({ cwd, agentDir });
+  return result.kind === "error" ? [] : uncopiedOf(result.scope);
+}
+
+/** The legacy candidates of `scope` (none when it cannot be listed). */
+function uncopiedOf(scope: ManagedScope): SessionCandidate[] {
+  const listing = listSessionCandidatesSync(scope);
+  return listing.kind === "error" ? [] : listing.candidates.filter((c) => c.provenance === "legacy");
+}
+
+/** The v2 file to write for `candidate`: itself, or its copy (made now, or by an earlier run). @throws MigrationError */
+export function writableFile(scope: ManagedScope, candidate: SessionCandidate): string {
+  if (candidate.provenance === "v2") return candidate.path;
+  const result = openCandidateForWriteSync(scope, candidate);
+  if (result.kind === "error") throw new MigrationError(result.code, result.cause, result.message);
+  return result.path;
+}
+
+/** Whether `dir` is a folder an older layout made in `agentDir`'s sessions root (neither a scope nor internal). */
+export function isLegacyFolder(dir: string, agentDir: string): boolean {
+  const name = path.basename(dir);
+  if (isScopeDirectoryName(name) || name === INTERNAL_DIRECTORY || name.startsWith(".")) return false;
+  const parent = path.dirname(dir);
+  return [agentDir, canonicalizeTrustedPath(agentDir)].some((root) => parent === path.join(root, SESSIONS_DIRECTORY));
+}
+
+/** The header of a session file read as it is (no owner-only rule: pi's own files are 0644), or `undefined`. */
+export function headerOf(file: string): SessionHeader | undefined {
+  return readSessionRecords(file)[0] as SessionHeader | undefined;
+}
+
+/**
+ * For a file in a legacy folder of `agentDir`: the v2 file to write instead, its copy made now (or found, when an
+ * earlier run made it). `undefined` for any other file; a legacy file that cannot be copied is refused, never opened in place. @throws ScopeError (`cwd_missing` for a deleted workspace); MigrationError
+ */
+export function copyOfLegacyFile(file: string, agentDir: string): string | undefined {
+  if (!isLegacyFolder(path.dirname(file), agentDir)) return undefined;
+  const cwd = headerOf(file)?.cwd;
+  if (typeof cwd !== "string" || cwd.length === 0) throw new MigrationError("not_a_candidate", "no_cwd", "the legacy session's header names no workspace");
+  const scope = preparedScope(cwd, agentDir);
+  const inRoot = path.join(scope.sessionsRoot, path.basename(path.dirname(file)), path.basename(file));
+  const candidate = candidatesOf(scope).find((c) => c.path === inRoot || c.migratedFrom === inRoot);
+  // Written in place it would no longer be pi's: a file of a legacy folder is only ever copied.
+  if (candidate === undefined) throw new MigrationError("not_a_candidate", "not_listed", "the legacy session is not one of its workspace's sessions (retired, or changed since)");
+  return writableFile(scope, candidate);
+}
+
+/**
+ * Every session file pi wrote in a legacy folder of `agentDir` and that was not copied yet, with its mtime: each
+ * workspace's own listing says which are copied; those of a workspace that no longer exists are all kept. Never writes.
+ */
+export function uncopiedLegacyFiles(agentDir: string): { path: string; mtimeMs: number }[] {
+  let root: SecureDir;
+  try {
+    root = SecureDir.openRoot(path.join(canonicalizeTrustedPath(agentDir), SESSIONS_DIRECTORY), { source: true });
+  } catch (error) {
+    if (error instanceof SecureFsError) return [];
+    throw error;
+  }
+  const found: { path: string; mtimeMs: number }[] = [];
+  try {
+    for (const folder of root.list()) {
+      const folderPath = path.join(root.path, folder.name);
+      if (folder.type !== "directory" || !isLegacyFolder(folderPath, agentDir)) continue;
+      const dir = unlessRefused(() => root.openDir(folder.name, { source: true }));
+      if (dir === undefined) continue;
+      try {
+        for (const entry of dir.list()) {
+          if (entry.type !== "file" || !entry.name.endsWith(".jsonl") || entry.name.startsWith(".")) continue;
+          const stat = unlessRefused(() => dir.stat(entry.name));
+          if (stat !== undefined) found.push({ path: path.join(folderPath, entry.name), mtimeMs: stat.mtimeMs });
+        }
+      } finally {
+        dir.close();
+      }
+    }
+  } finally {
+    root.close();
+  }
+  const uncopied = new Map<string, Set<string> | undefined>();
+  return found.filter((file) => {
+    const cwd = headerOf(file.path)?.cwd;
+    if (typeof cwd !== "string" || cwd.length === 0) return false;
+    if (!uncopied.has(cwd)) {
+      const resolved = resolveManagedScope({ cwd, agentDir });
+      uncopied.set(cwd, resolved.kind === "error" ? undefined : new Set(uncopiedOf(resolved.scope).map((c) => c.path)));
+    }
+    const paths = uncopied.get(cwd);
+    return paths === undefined || paths.has(file.path);
+  });
+}
+
+/** `read()`, or `undefined` when the file system refuses it (a folder or file that changed or is not pi's). */
+function unlessRefused<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof SecureFsError) return undefined;
+    throw error;
+  }
+}
