@@ -7,12 +7,13 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 
 import { SessionManager, getDefaultSessionDir } from "../../src/pi/index.js";
 import { piAgentDir } from "../../src/pi/files.js";
 import { TIGHTENED_WARNING_CODE } from "../../src/pi/legacy.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { bundleChild, startChild, type BundledChild } from "../storage/child-bundle.js";
 import { treeState } from "../scope/helpers.js";
 import { assistant, recordingLogger, user } from "../manager/helpers.js";
 
@@ -178,5 +179,72 @@ describe("the sessions pi wrote before the switch", () => {
     expect(fork.getEntries().length).toBe(readOnly.getEntries().length);
     fork.appendMessage(user("continued"));
     expect(fs.readFileSync(gone)).toEqual(bytes);
+  });
+});
+
+describe("two `pi -c` at once (real processes)", () => {
+  let child: BundledChild;
+  beforeAll(async () => {
+    child = await bundleChild("pi-continue-child", path.join(import.meta.dirname, "children"));
+  }, 120_000);
+  afterAll(() => child.remove());
+
+  /** Starts `pi -c` in `cwd` and resolves to its JSON line; the process keeps its session until `stop`. */
+  function piContinue(cwd: string, agentDir: string): { result: Promise<{ file: string; id: string; resumed: number; skipped: string[] }>; stop(): void } {
+    const proc = startChild(child, [cwd], { PI_CODING_AGENT_DIR: agentDir });
+    let out = "";
+    let err = "";
+    proc.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    const result = new Promise<{ file: string; id: string; resumed: number; skipped: string[] }>((resolve, reject) => {
+      proc.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes("\n")) resolve(JSON.parse(out.slice(0, out.indexOf("\n"))));
+      });
+      proc.on("close", (status) => reject(new Error(`pi -c ended with ${status} before answering: ${err}`)));
+    });
+    return { result, stop: () => proc.kill("SIGTERM") };
+  }
+
+  it("the second passes over the session the first holds and starts its own", async () => {
+    const { agentDir, cwd } = seat();
+    const held = track(SessionManager.create(cwd, undefined, options(agentDir)));
+    held.appendMessage(user("earlier"));
+    held.appendMessage(assistant("work"));
+    const earlier = held.getSessionFile()!;
+    await held.close();
+    const first = piContinue(cwd, agentDir);
+    try {
+      const a = await first.result;
+      expect(a.file).toBe(earlier);
+      const second = piContinue(cwd, agentDir);
+      try {
+        const b = await second.result;
+        expect(b.file).not.toBe(earlier);
+        expect(b.resumed).toBe(0);
+        expect(b.skipped).toEqual(["session_busy"]);
+      } finally {
+        second.stop();
+      }
+    } finally {
+      first.stop();
+    }
+  });
+
+  it("on a workspace whose sessions pi wrote before the switch: started together, each resumes its own copy, pi's files untouched", async () => {
+    const { agentDir, cwd } = seat();
+    piWrote(agentDir, cwd, ID_OLD, new Date("2026-05-01T10:00:00Z"));
+    const newest = piWrote(agentDir, cwd, ID_NEW, new Date("2026-05-02T10:00:00Z"));
+    const before = treeState(path.dirname(newest));
+    const runs = [piContinue(cwd, agentDir), piContinue(cwd, agentDir)];
+    try {
+      const results = await Promise.all(runs.map((r) => r.result));
+      expect(results.map((r) => r.id).sort()).toEqual([ID_OLD, ID_NEW]);
+      for (const r of results) expect(folderOf(r.file)).toMatch(/^v2-/);
+      expect(treeState(path.dirname(newest))).toEqual(before);
+      const listed = await SessionManager.listAll(undefined, options(agentDir));
+      expect(listed.map((s) => s.id).sort()).toEqual([ID_OLD, ID_NEW]);
+    } finally {
+      for (const r of runs) r.stop();
+    }
   });
 });
