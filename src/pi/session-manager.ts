@@ -30,6 +30,7 @@ import {
   type PiSessionContext,
   type SessionTreeNode as GjcTreeNode,
 } from "../session/index.js";
+import type { PiAppendableMessage, PiCustomContent } from "./messages.js";
 import { piInfos, recentSessions, withPiAgentDir, type ListProgress, type SessionInfo } from "./files.js";
 import { copyOfLegacyFile, isLegacyFolder, preparedScope, uncopiedLegacyFiles, uncopiedSessions, workspaceCandidates, writableFile } from "./legacy.js";
 import { ScopeError } from "../scope/index.js";
@@ -267,9 +268,9 @@ export class SessionManager {
     SessionManager.#takingOver(file, this, () => hooks.setSessionFile(this.#gjc, file));
   }
 
-  /** Appends a `message` entry. */
-  appendMessage(message: AgentMessage): string {
-    return this.#gjc.appendMessage(message);
+  /** Appends a `message` entry: pi-ai's and pi's message types are taken as they are declared. */
+  appendMessage(message: PiAppendableMessage): string {
+    return this.#gjc.appendMessage(message as AgentMessage);
   }
 
   /** Appends a `thinking_level_change` with `thinkingLevel`. */
@@ -298,8 +299,8 @@ export class SessionManager {
   }
 
   /** Appends a `custom_message` (extension text in the model context), without an attribution. */
-  appendCustomMessageEntry<T = unknown>(customType: string, content: CustomMessageEntry["content"], display: boolean, details?: T): string {
-    return hooks.append(this.#gjc, { type: "custom_message", customType, content, display, ...defined({ details }) }).id;
+  appendCustomMessageEntry<T = unknown>(customType: string, content: PiCustomContent, display: boolean, details?: T): string {
+    return hooks.append(this.#gjc, { type: "custom_message", customType, content: content as CustomMessageEntry["content"], display, ...defined({ details }) }).id;
   }
 
   /** Appends a `session_info` naming the session (trimmed; an empty name clears it). */
