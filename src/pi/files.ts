@@ -75,6 +75,15 @@ export function piAgentDir(env: NodeJS.ProcessEnv = process.env, home: string = 
   return path.resolve(value === "~" ? home : value.startsWith("~/") ? path.join(home, value.slice(2)) : value);
 }
 
+/** Options of the `/pi` factories: the main entry's, and where a report of directories made owner-only goes. */
+export interface PiSessionManagerOptions extends SessionManagerOptions {
+  /**
+   * Receives, once per directory and process, the directories preparing a managed scope made owner-only (pi creates
+   * `~/.pi/agent` and its `sessions` 0755; managed storage needs them 0700). Default: one line on stderr.
+   */
+  onTightened?: (directories: readonly string[]) => void;
+}
+
 /** `options` with pi's agent directory where none is given. */
 export function withPiAgentDir<T extends { agentDir?: string | undefined }>(options: T): T & { agentDir: string } {
   return { ...options, agentDir: options.agentDir ?? piAgentDir() };

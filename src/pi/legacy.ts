@@ -11,27 +11,30 @@ import { canonicalizeTrustedPath, INTERNAL_DIRECTORY, isScopeDirectoryName, reso
 import { readSessionRecords } from "../manager/session-files.js";
 import type { SessionHeader } from "../session/index.js";
 
-/** The code of the warning emitted when preparing a scope tightened a directory (see {@link preparedScope}). */
-export const TIGHTENED_WARNING_CODE = "GJC_SESSION_STORE_TIGHTENED";
+/** Called with the directories preparing a scope made owner-only (see {@link preparedScope}). */
+export type TightenedReport = (directories: readonly string[]) => void;
 
-/** Directories this process already warned about. */
-const warned = new Set<string>();
+/** Directories this process already reported. */
+const reported = new Set<string>();
+
+/** The default report: one line on stderr (pi replaces `process.emitWarning` with a no-op, so a warning would be lost). */
+function printTightened(directories: readonly string[]): void {
+  const names = directories.map((dir) => JSON.stringify(dir)).join(", ");
+  console.error(`gjc-session-store: made ${names} owner-only (mode 0700, no ACL): managed session storage keeps its directories private`);
+}
 
 /**
  * The managed scope of `cwd` below `agentDir`, prepared for writing. Managed storage keeps its chain owner-only, so a
  * looser agent directory or sessions root (pi makes them 0755) is made 0700 here: never silently, each such directory
- * is named once per process in a `process.emitWarning` with code {@link TIGHTENED_WARNING_CODE}.
+ * goes once per process to `report` (default: a line on stderr). pi's own session folders are not on that chain.
  * @throws ScopeError with the resolution's code (`cwd_missing`, ...)
  */
-export function preparedScope(cwd: string, agentDir: string): ManagedScope {
+export function preparedScope(cwd: string, agentDir: string, report: TightenedReport = printTightened): ManagedScope {
   const result = resolveManagedScope({ cwd, agentDir, mode: "write" });
   if (result.kind === "error") throw new ScopeError(result);
-  const fresh = result.scope.repaired.filter((dir) => !warned.has(dir));
-  for (const dir of fresh) warned.add(dir);
-  if (fresh.length > 0) {
-    const list = fresh.join(", ");
-    process.emitWarning(`made ${list} owner-only (mode 0700, no ACL): managed session storage keeps its directories private`, { code: TIGHTENED_WARNING_CODE });
-  }
+  const fresh = result.scope.repaired.filter((dir) => !reported.has(dir));
+  for (const dir of fresh) reported.add(dir);
+  if (fresh.length > 0) report(fresh);
   return result.scope;
 }
 
@@ -85,11 +88,11 @@ export function headerOf(file: string): SessionHeader | undefined {
  * For a file in a legacy folder of `agentDir`: the v2 file to write instead, its copy made now (or found, when an
  * earlier run made it). `undefined` for any other file; a legacy file that cannot be copied is refused, never opened in place. @throws ScopeError (`cwd_missing` for a deleted workspace); MigrationError
  */
-export function copyOfLegacyFile(file: string, agentDir: string): string | undefined {
+export function copyOfLegacyFile(file: string, agentDir: string, report?: TightenedReport): string | undefined {
   if (!isLegacyFolder(path.dirname(file), agentDir)) return undefined;
   const cwd = headerOf(file)?.cwd;
   if (typeof cwd !== "string" || cwd.length === 0) throw new MigrationError("not_a_candidate", "no_cwd", "the legacy session's header names no workspace");
-  const scope = preparedScope(cwd, agentDir);
+  const scope = preparedScope(cwd, agentDir, report);
   const inRoot = path.join(scope.sessionsRoot, path.basename(path.dirname(file)), path.basename(file));
   const candidate = candidatesOf(scope).find((c) => c.path === inRoot || c.migratedFrom === inRoot);
   // Written in place it would no longer be pi's: a file of a legacy folder is only ever copied.

@@ -31,7 +31,7 @@ import {
   type SessionTreeNode as GjcTreeNode,
 } from "../session/index.js";
 import type { PiAppendableMessage, PiCustomContent } from "./messages.js";
-import { piInfos, recentSessions, withPiAgentDir, type ListProgress, type SessionInfo } from "./files.js";
+import { piInfos, recentSessions, withPiAgentDir, type ListProgress, type PiSessionManagerOptions, type SessionInfo } from "./files.js";
 import { copyOfLegacyFile, isLegacyFolder, preparedScope, uncopiedLegacyFiles, uncopiedSessions, workspaceCandidates, writableFile } from "./legacy.js";
 import { ScopeError } from "../scope/index.js";
 
@@ -123,12 +123,12 @@ export class SessionManager {
 
   /**
    * A new session for `cwd` in `sessionDir` (default its managed scope below pi's agent directory, prepared as
-   * `preparedScope` says: a looser directory on the way is made owner-only, with a warning); written from the first
+   * `preparedScope` says: a looser directory on the way is made owner-only and reported to `options.onTightened`); written from the first
    * assistant message.
    */
-  static create(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
+  static create(cwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
     const piOptions = withPiAgentDir(options);
-    if (sessionDir === undefined) preparedScope(cwd, piOptions.agentDir);
+    if (sessionDir === undefined) preparedScope(cwd, piOptions.agentDir, options.onTightened);
     return new SessionManager(GjcSessionManager.create(cwd, absoluteDir(sessionDir), undefined, piOptions));
   }
 
@@ -141,12 +141,12 @@ export class SessionManager {
    * `cwdOverride` it continues as a fork in that directory's scope.
    * @throws StorageError `session_busy` when another writer holds the file; SessionFormatError `version_too_new` / `invalid_version`; MigrationError
    */
-  static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: SessionManagerOptions = {}): SessionManager {
+  static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: PiSessionManagerOptions = {}): SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
     const piOptions = withPiAgentDir(options);
     let file = path.resolve(filePath);
     try {
-      file = copyOfLegacyFile(file, piOptions.agentDir) ?? file;
+      file = copyOfLegacyFile(file, piOptions.agentDir, options.onTightened) ?? file;
     } catch (error) {
       if (!(error instanceof ScopeError && error.code === "cwd_missing")) throw error;
       if (cwdOverride !== undefined) return SessionManager.forkFrom(file, cwdOverride, sessionDir, options);
@@ -163,7 +163,7 @@ export class SessionManager {
    * workspace, copied into it when chosen) that no other process writes, else starts one; what it passed over (busy,
    * refused) goes to `options.onSkipped`, as the main entry's. Synchronous.
    */
-  static continueRecent(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
+  static continueRecent(cwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
     const piOptions = withPiAgentDir(options);
     const skipped: SkippedSession[] = [];
     const attempt = (file: string, open: () => string): SessionManager | undefined => {
@@ -178,7 +178,7 @@ export class SessionManager {
     };
     let opened: SessionManager | undefined;
     if (sessionDir === undefined) {
-      const scope = preparedScope(cwd, piOptions.agentDir);
+      const scope = preparedScope(cwd, piOptions.agentDir, options.onTightened);
       for (const candidate of workspaceCandidates(scope)) {
         opened = attempt(candidate.path, () => writableFile(scope, candidate));
         if (opened !== undefined) break;
@@ -199,13 +199,13 @@ export class SessionManager {
    * `sourcePath`, its `parentSession`; written before this returns. Synchronous.
    * @throws SessionManagerError `invalid_header` for a missing or empty source, or one without a usable header
    */
-  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
+  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
     const source = path.resolve(sourcePath);
     if (readSessionRecords(source).length === 0) {
       throw new SessionManagerError("invalid_header", `Cannot fork: ${source} is missing, empty or has no session header`, { path: source });
     }
     const piOptions = withPiAgentDir(options);
-    if (sessionDir === undefined) preparedScope(targetCwd, piOptions.agentDir);
+    if (sessionDir === undefined) preparedScope(targetCwd, piOptions.agentDir, options.onTightened);
     return new SessionManager(hooks.forkFrom(source, targetCwd, absoluteDir(sessionDir), piOptions, { parentSession: source, writeAtOnce: true }));
   }
 

@@ -7,11 +7,10 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 
 import { SessionManager, getDefaultSessionDir } from "../../src/pi/index.js";
 import { piAgentDir } from "../../src/pi/files.js";
-import { TIGHTENED_WARNING_CODE } from "../../src/pi/legacy.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { bundleChild, startChild, type BundledChild } from "../storage/child-bundle.js";
 import { treeState } from "../scope/helpers.js";
@@ -62,20 +61,6 @@ const ID_GONE = "019de3a0-5c00-7a2b-8c3d-4e5f60710003";
 const options = (agentDir: string) => ({ agentDir, terminalId: null, logger: recordingLogger() });
 const folderOf = (file: string) => path.basename(path.dirname(file));
 
-/** Collects the warnings the process emits while `run` runs (they are delivered on the next tick). */
-async function warningsDuring(run: () => Promise<void> | void): Promise<Error[]> {
-  const seen: Error[] = [];
-  const listen = (warning: Error) => seen.push(warning);
-  process.on("warning", listen);
-  try {
-    await run();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  } finally {
-    process.off("warning", listen);
-  }
-  return seen;
-}
-
 describe("pi's agent directory", () => {
   it("is $PI_CODING_AGENT_DIR (a leading ~/ is home), else ~/.pi/agent: never GJC's", () => {
     expect(piAgentDir({}, "/home/u")).toBe("/home/u/.pi/agent");
@@ -106,32 +91,41 @@ describe("pi's agent directory", () => {
 });
 
 describe("the sessions pi wrote before the switch", () => {
-  it("continueRecent resumes pi's newest, copied into the scope: the source byte-identical, pi's folder modes kept, the tightening warned", async () => {
+  it("continueRecent resumes pi's newest, copied into the scope: the source byte-identical, pi's folder modes kept, the tightening reported once", async () => {
     const { agentDir, cwd } = seat();
     piWrote(agentDir, cwd, ID_OLD, new Date("2026-05-01T10:00:00Z"));
     const newest = piWrote(agentDir, cwd, ID_NEW, new Date("2026-05-02T10:00:00Z"));
     const piFolder = path.dirname(newest);
     const before = treeState(piFolder);
-    let resumed: SessionManager | undefined;
-    const warnings = await warningsDuring(() => {
-      resumed = track(SessionManager.continueRecent(cwd, undefined, options(agentDir)));
-    });
-    const file = resumed!.getSessionFile()!;
+    const tightened: string[][] = [];
+    const resumed = track(SessionManager.continueRecent(cwd, undefined, { ...options(agentDir), onTightened: (dirs) => tightened.push([...dirs]) }));
+    const file = resumed.getSessionFile()!;
     expect(file).not.toBe(newest);
     expect(path.dirname(file)).toBe(getDefaultSessionDir(cwd, agentDir));
-    expect(resumed!.getHeader().id).toBe(ID_NEW);
+    expect(resumed.getHeader().id).toBe(ID_NEW);
     expect(fs.readFileSync(file)).toEqual(fs.readFileSync(newest));
-    expect(resumed!.buildSessionContext().model).toEqual({ provider: "faux", modelId: "faux-2" });
-    resumed!.appendMessage(user("after the switch"));
-    resumed!.appendMessage(assistant("answered in the copy"));
+    expect(resumed.buildSessionContext().model).toEqual({ provider: "faux", modelId: "faux-2" });
+    resumed.appendMessage(user("after the switch"));
+    resumed.appendMessage(assistant("answered in the copy"));
     expect(treeState(piFolder)).toEqual(before);
     expect(fs.statSync(piFolder).mode & 0o777).toBe(0o755);
-    // Managed storage keeps its chain owner-only: pi's agent directory and sessions root were made 0700, and said so.
+    // Managed storage keeps its chain owner-only: pi's agent directory and sessions root were made 0700, and said so, once.
     expect(fs.statSync(agentDir).mode & 0o777).toBe(0o700);
-    // (Another test's warning may arrive late: only this seat's count.)
-    const tightened = warnings.filter((w) => (w as { code?: string }).code === TIGHTENED_WARNING_CODE && w.message.includes(agentDir));
+    expect(tightened).toEqual([[agentDir, path.join(agentDir, "sessions")]]);
+    track(SessionManager.create(cwd, undefined, { ...options(agentDir), onTightened: (dirs) => tightened.push([...dirs]) }));
     expect(tightened).toHaveLength(1);
-    expect(tightened[0]!.message).toContain(path.join(agentDir, "sessions"));
+  });
+
+  it("by default the tightening is one line on stderr (pi silences process warnings)", () => {
+    const { agentDir, cwd } = seat();
+    const printed = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      track(SessionManager.create(cwd, undefined, options(agentDir)));
+      expect(printed).toHaveBeenCalledTimes(1);
+      expect(String(printed.mock.calls[0]![0])).toContain(`made ${JSON.stringify(agentDir)} owner-only (mode 0700`);
+    } finally {
+      printed.mockRestore();
+    }
   });
 
   it("list, listAll and open find pi's sessions; each session is listed once, before and after its copy, and opened again it is the same copy", async () => {
