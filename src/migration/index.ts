@@ -6,3 +6,5 @@ export type { CandidateListing, ListCandidatesOptions, SessionCandidate } from "
 export { DIRECTORY_MIGRATION_POLICIES, openCandidateForWrite, openCandidateForWriteSync, retireCandidate } from "./migrate.js";
 export type { DirectoryMigrationPolicy, MigrationProgress, OpenForWriteOptions, OpenForWriteResult, RetireResult } from "./migrate.js";
 export { LOCKS_DIRECTORY, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, operationId, readRecordFile, sourceLockName } from "./receipts.js";
+export { isLegacyFolderName, listLegacySessionFiles } from "./workspaces.js";
+export type { LegacySessionFile } from "./workspaces.js";

@@ -10,9 +10,9 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 
 import { SecureFsError, unlessMissing, type SecureDir, type SecureLock } from "../fs/index.js";
-import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
+import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
-import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
+import { locateCandidate, ownerIdentity, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyFileInto, copyTree, DEFAULT_ARTIFACT_LIMITS, hashManagedFile, manifestOfManagedTree, sameManifest,
   snapshotArtifactTree, snapshotStillHolds, verifyMismatch, type ArtifactLimits, type ArtifactSnapshot,
@@ -130,7 +130,7 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
 /** `scope` resolved again for write with the same sessions root, so writes land where the candidate was listed; `binding_conflict` when it moved. */
 function prepareScopeForWrite(scope: ManagedScope): ManagedScope {
   const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
-  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
+  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write", former: scope.former });
   if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
   if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
   return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
@@ -220,7 +220,7 @@ function* migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"])
   if (!statUnchanged(job) || header === undefined || header.id !== candidate.header.id || header.cwd !== candidate.header.cwd) {
     throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
   }
-  const owner = workspaceIdentity(header.cwd);
+  const owner = ownerIdentity(scope, header.cwd);
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
   }

@@ -5,9 +5,8 @@
  */
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
-import { MigrationError, listSessionCandidatesSync, openCandidateForWriteSync, type SessionCandidate } from "../migration/index.js";
-import { canonicalizeTrustedPath, INTERNAL_DIRECTORY, isScopeDirectoryName, resolveManagedScope, ScopeError, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
+import { isLegacyFolderName, listLegacySessionFiles, MigrationError, listSessionCandidatesSync, openCandidateForWriteSync, type SessionCandidate } from "../migration/index.js";
+import { canonicalizeTrustedPath, resolveManagedScope, ScopeError, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import type { SessionHeader } from "../session/index.js";
 
@@ -73,8 +72,7 @@ export function writableFile(scope: ManagedScope, candidate: SessionCandidate): 
 
 /** Whether `dir` is a folder an older layout made in `agentDir`'s sessions root (neither a scope nor internal). */
 export function isLegacyFolder(dir: string, agentDir: string): boolean {
-  const name = path.basename(dir);
-  if (isScopeDirectoryName(name) || name === INTERNAL_DIRECTORY || name.startsWith(".")) return false;
+  if (!isLegacyFolderName(path.basename(dir))) return false;
   const parent = path.dirname(dir);
   return [agentDir, canonicalizeTrustedPath(agentDir)].some((root) => parent === path.join(root, SESSIONS_DIRECTORY));
 }
@@ -105,52 +103,14 @@ export function copyOfLegacyFile(file: string, agentDir: string, report?: Tighte
  * workspace's own listing says which are copied; those of a workspace that no longer exists are all kept. Never writes.
  */
 export function uncopiedLegacyFiles(agentDir: string): { path: string; mtimeMs: number }[] {
-  let root: SecureDir;
-  try {
-    root = SecureDir.openRoot(path.join(canonicalizeTrustedPath(agentDir), SESSIONS_DIRECTORY), { source: true });
-  } catch (error) {
-    if (error instanceof SecureFsError) return [];
-    throw error;
-  }
-  const found: { path: string; mtimeMs: number }[] = [];
-  try {
-    for (const folder of root.list()) {
-      const folderPath = path.join(root.path, folder.name);
-      if (folder.type !== "directory" || !isLegacyFolder(folderPath, agentDir)) continue;
-      const dir = unlessRefused(() => root.openDir(folder.name, { source: true }));
-      if (dir === undefined) continue;
-      try {
-        for (const entry of dir.list()) {
-          if (entry.type !== "file" || !entry.name.endsWith(".jsonl") || entry.name.startsWith(".")) continue;
-          const stat = unlessRefused(() => dir.stat(entry.name));
-          if (stat !== undefined) found.push({ path: path.join(folderPath, entry.name), mtimeMs: stat.mtimeMs });
-        }
-      } finally {
-        dir.close();
-      }
-    }
-  } finally {
-    root.close();
-  }
   const uncopied = new Map<string, Set<string> | undefined>();
-  return found.filter((file) => {
-    const cwd = headerOf(file.path)?.cwd;
-    if (typeof cwd !== "string" || cwd.length === 0) return false;
+  return listLegacySessionFiles(agentDir).filter(({ path: file, cwd }) => {
+    if (cwd === undefined || cwd.length === 0) return false;
     if (!uncopied.has(cwd)) {
       const resolved = resolveManagedScope({ cwd, agentDir });
       uncopied.set(cwd, resolved.kind === "error" ? undefined : new Set(uncopiedOf(resolved.scope).map((c) => c.path)));
     }
     const paths = uncopied.get(cwd);
-    return paths === undefined || paths.has(file.path);
+    return paths === undefined || paths.has(file);
   });
-}
-
-/** `read()`, or `undefined` when the file system refuses it (a folder or file that changed or is not pi's). */
-function unlessRefused<T>(read: () => T): T | undefined {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof SecureFsError) return undefined;
-    throw error;
-  }
 }
