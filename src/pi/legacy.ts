@@ -6,9 +6,10 @@
 import path from "node:path";
 
 import { isLegacyFolderName, listLegacySessionFiles, MigrationError, listSessionCandidatesSync, openCandidateForWriteSync, type SessionCandidate } from "../migration/index.js";
-import { canonicalizeTrustedPath, resolveManagedScope, ScopeError, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
+import { canonicalizeTrustedPath, resolveManagedScope, ScopeError, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import type { SessionHeader } from "../session/index.js";
+import { recentSessions } from "./files.js";
 
 /** Called with the directories preparing a scope made owner-only (see {@link preparedScope}). */
 export type TightenedReport = (directories: readonly string[]) => void;
@@ -44,10 +45,46 @@ function candidatesOf(scope: ManagedScope): SessionCandidate[] {
   return listing.candidates;
 }
 
-/** The sessions of `scope`'s workspace, newest modification first: its v2 files and pi's sessions not copied yet. @throws MigrationError */
-export function workspaceCandidates(scope: ManagedScope): SessionCandidate[] {
-  const newer = (a: SessionCandidate, b: SessionCandidate) => BigInt(b.identity.mtimeNs) - BigInt(a.identity.mtimeNs);
-  return candidatesOf(scope).sort((a, b) => Number(newer(a, b) > 0n) - Number(newer(a, b) < 0n));
+/** A session `continueRecent` may resume, and how to get the file to write for it (`undefined`: nothing to resume there). */
+export interface ResumeChoice {
+  readonly path: string;
+  readonly writable: () => string | undefined;
+}
+
+/**
+ * What `continueRecent` may resume in `scope`, newest modification first, found by stat and header alone (resuming must
+ * not hash a workspace's every session): its v2 files, then at equal times pi's files that name this workspace. Only a
+ * pi file chosen is looked up among the workspace's candidates (once), and copied unless an earlier run did.
+ */
+export function resumeChoices(scope: ManagedScope, agentDir: string): ResumeChoice[] {
+  const v2 = recentSessions(scope.directoryPath, { agentDir })
+    .filter((file) => file.usable())
+    .map((file) => ({ path: file.path, mtimeMs: file.mtimeMs, rank: 0, writable: () => file.path }));
+  const owners = new Map<string, boolean>();
+  const ours = (cwd: string): boolean => {
+    let mine = owners.get(cwd);
+    if (mine === undefined) {
+      const owner = workspaceIdentity(cwd);
+      mine = owner.kind === "identity" && owner.identity.platform === scope.platform && owner.identity.canonicalPath === scope.canonicalCwd;
+      owners.set(cwd, mine);
+    }
+    return mine;
+  };
+  let candidates: SessionCandidate[] | undefined;
+  const legacy = listLegacySessionFiles(agentDir)
+    .filter((file) => file.cwd !== undefined && ours(file.cwd))
+    .map((file) => ({
+      path: file.path,
+      mtimeMs: file.mtimeMs,
+      rank: 1,
+      writable: () => {
+        candidates ??= candidatesOf(scope);
+        // Retired, or no longer the version on disk: nothing to resume there.
+        const candidate = candidates.find((c) => c.path === file.path || c.migratedFrom === file.path);
+        return candidate === undefined ? undefined : writableFile(scope, candidate);
+      },
+    }));
+  return [...v2, ...legacy].sort((a, b) => b.mtimeMs - a.mtimeMs || a.rank - b.rank);
 }
 
 /** pi's sessions of `cwd`'s workspace not copied yet (read only; none when its scope cannot be resolved). */
@@ -63,7 +100,7 @@ function uncopiedOf(scope: ManagedScope): SessionCandidate[] {
 }
 
 /** The v2 file to write for `candidate`: itself, or its copy (made now, or by an earlier run). @throws MigrationError */
-export function writableFile(scope: ManagedScope, candidate: SessionCandidate): string {
+function writableFile(scope: ManagedScope, candidate: SessionCandidate): string {
   if (candidate.provenance === "v2") return candidate.path;
   const result = openCandidateForWriteSync(scope, candidate);
   if (result.kind === "error") throw new MigrationError(result.code, result.cause, result.message);

@@ -32,7 +32,7 @@ import {
 } from "../session/index.js";
 import type { PiAppendableMessage, PiCustomContent } from "./messages.js";
 import { piInfos, recentSessions, withPiAgentDir, type ListProgress, type PiSessionManagerOptions, type SessionInfo } from "./files.js";
-import { copyOfLegacyFile, isLegacyFolder, preparedScope, uncopiedLegacyFiles, uncopiedSessions, workspaceCandidates, writableFile } from "./legacy.js";
+import { copyOfLegacyFile, isLegacyFolder, preparedScope, resumeChoices, uncopiedLegacyFiles, uncopiedSessions } from "./legacy.js";
 import { ScopeError } from "../scope/index.js";
 
 const hooks = synchronousSwitches();
@@ -166,9 +166,10 @@ export class SessionManager {
   static continueRecent(cwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
     const piOptions = withPiAgentDir(options);
     const skipped: SkippedSession[] = [];
-    const attempt = (file: string, open: () => string): SessionManager | undefined => {
+    const attempt = (file: string, writable: () => string | undefined): SessionManager | undefined => {
       try {
-        return SessionManager.open(open(), sessionDir, undefined, piOptions);
+        const target = writable();
+        return target === undefined ? undefined : SessionManager.open(target, sessionDir, undefined, piOptions);
       } catch (error) {
         const skip = resumeSkipOf(file, error);
         if (skip === undefined) throw error;
@@ -179,8 +180,8 @@ export class SessionManager {
     let opened: SessionManager | undefined;
     if (sessionDir === undefined) {
       const scope = preparedScope(cwd, piOptions.agentDir, options.onTightened);
-      for (const candidate of workspaceCandidates(scope)) {
-        opened = attempt(candidate.path, () => writableFile(scope, candidate));
+      for (const choice of resumeChoices(scope, piOptions.agentDir)) {
+        opened = attempt(choice.path, choice.writable);
         if (opened !== undefined) break;
       }
     } else {
