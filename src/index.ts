@@ -62,7 +62,7 @@ export type {
 export {
   resolveManagedScope, resolveManagedScopeOrThrow, defaultAgentDir, canonicalizeTrustedPath,
   isScopeDirectoryName, legacyDirectoryNames, inspectScopeDirectories, discoveredLegacyDirectories,
-  workspaceIdentity, scopeDigest, scopeDirectoryName, classifyWindowsPath, encodeBinding, checkBindingBytes,
+  workspaceIdentity, formerWorkspaceIdentity, scopeDigest, scopeDirectoryName, classifyWindowsPath, encodeBinding, checkBindingBytes,
   decodeBinding, readBinding, ensureBinding, SESSIONS_DIRECTORY, ScopeError, SCOPE_ERROR_CODES, AgentRoot,
 } from "./scope/index.js";
 export type {
@@ -72,11 +72,11 @@ export type {
 } from "./scope/index.js";
 export {
   listSessionCandidates, openCandidateForWrite, retireCandidate, MigrationError, MIGRATION_ERROR_CODES,
-  DIRECTORY_MIGRATION_POLICIES,
+  DIRECTORY_MIGRATION_POLICIES, listLegacySessionFiles,
 } from "./migration/index.js";
 export type {
   CandidateListing, SessionCandidate, ListCandidatesOptions, MigrationProgress, OpenForWriteOptions,
-  OpenForWriteResult, RetireResult, DirectoryMigrationPolicy, MigrationErrorCode,
+  OpenForWriteResult, RetireResult, DirectoryMigrationPolicy, MigrationErrorCode, LegacySessionFile,
 } from "./migration/index.js";
 
 // prompt history

@@ -2,7 +2,7 @@
 /** `gjc-session`: the command line over the public API; each command returns its exit status, failures print one line. */
 import { createRequire } from "node:module";
 
-import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 
 import { AUDIT_EXIT, runAudit } from "./audit-command.js";
 import { cliContext, type CliContext, type GlobalOptions } from "./context.js";
@@ -99,7 +99,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("migrate")
     .description("copy this workspace's legacy-layout sessions into its v2 scope (sources are kept)")
     .option("--dry-run", "only list what would be migrated")
-    .option("--cwd <dir>", "the workspace (default: the current directory)")
+    .option("--cwd <dir>", "the workspace (default: the current directory; one that no longer exists: into the scope of the path it had)")
+    .addOption(new Option("--all", "every workspace's legacy sessions below the agent directory").conflicts("cwd"))
     .action(run(EXIT_FAILURE, runMigrate));
 
   const history = program.command("history").description("search and show the prompt history");

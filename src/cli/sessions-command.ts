@@ -8,7 +8,7 @@ import {
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
-import { legacyCandidates, scopeFor } from "./migrate-command.js";
+import { legacyCandidates, scopeFor, unmigratedLiveSessions } from "./migrate-command.js";
 import { errorCode, oneLine, plural, shortTime, table } from "./output.js";
 import { describeMessage, renderTree } from "./render.js";
 
@@ -61,6 +61,11 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
     return 0;
   }
   for (const line of formatListing(listing, options.all === true, root, ctx)) ctx.out(line);
+  if (options.all === true) {
+    // Legacy folders are summed up here, not listed as refused on every run.
+    const unmigrated = await unmigratedLiveSessions(ctx);
+    if (unmigrated > 0) ctx.out(ctx.style.yellow(`${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes`));
+  }
   if (legacy.length > 0) {
     const cwdOption = options.cwd === undefined ? "" : ` --cwd ${options.cwd}`;
     ctx.out(ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`));
@@ -113,7 +118,9 @@ function formatListing(listing: SessionListing, all: boolean, root: string, ctx:
     oneLine(s.displayName, 60),
   ]);
   const lines = listing.sessions.length === 0 ? [style.dim("no sessions")] : table([header, ...rows]);
-  for (const skipped of listing.skipped) lines.push(style.yellow(skippedLine(root, skipped)));
+  // With --all a legacy folder (pi makes them 0755) is refused by the owner-only listing: the sessions it holds are summed up after the table.
+  const shown = all ? listing.skipped.filter((s) => !isLegacyFolder(root, s.path) && !isLegacyFolder(root, path.dirname(s.path))) : listing.skipped;
+  for (const skipped of shown) lines.push(style.yellow(skippedLine(root, skipped)));
   return lines;
 }
 

@@ -68,6 +68,8 @@ export interface LockOptions {
 // Lock retry spacing: short at first (locks are usually brief), capped so a long wait costs little CPU.
 const LOCK_FIRST_DELAY_MS = 2;
 const LOCK_MAX_DELAY_MS = 50;
+/** What {@link SecureDir.lockSync} sleeps on (nobody wakes it). */
+const SLEEPER = new Int32Array(new SharedArrayBuffer(4));
 
 /**
  * An open owner-only directory (the effective user's, 0700, no ACL) held by descriptor, or a
@@ -212,21 +214,45 @@ export class SecureDir {
 
   /** {@link SecureDir.tryLock}, retried without blocking the event loop for at most `waitMs`, then `lock_busy`. */
   async lock(name: string, options: LockOptions = {}): Promise<SecureLock> {
+    const retry = this.#lockRetry(name, options);
+    for (let delay = retry.next(); delay !== undefined; delay = retry.next()) await sleep(delay);
+    return retry.lock();
+  }
+
+  /** {@link SecureDir.lock} for a synchronous caller: the thread sleeps between the tries. */
+  lockSync(name: string, options: LockOptions = {}): SecureLock {
+    const retry = this.#lockRetry(name, options);
+    for (let delay = retry.next(); delay !== undefined; delay = retry.next()) Atomics.wait(SLEEPER, 0, 0, delay);
+    return retry.lock();
+  }
+
+  /** The tries of one lock wait: `next()` tries, and gives the pause before the next try (`undefined`: done, `lock()` has the outcome). */
+  #lockRetry(name: string, options: LockOptions): { next(): number | undefined; lock(): SecureLock } {
     const waitMs = options.waitMs ?? 0;
     requireArgument(Number.isFinite(waitMs) && waitMs >= 0, "lock", this.#child(name));
     const tryOptions = options.purpose === undefined ? {} : { purpose: options.purpose };
     const deadline = Date.now() + waitMs;
     let delay = LOCK_FIRST_DELAY_MS;
-    for (;;) {
-      try {
-        return this.tryLock(name, tryOptions);
-      } catch (error) {
-        const remaining = deadline - Date.now();
-        if (!(error instanceof SecureFsError) || error.code !== "lock_busy" || remaining <= 0) throw error;
-        await sleep(Math.min(delay, remaining));
-        delay = Math.min(delay * 2, LOCK_MAX_DELAY_MS);
-      }
-    }
+    let outcome: { lock: SecureLock } | { error: unknown } | undefined;
+    return {
+      next: () => {
+        try {
+          outcome = { lock: this.tryLock(name, tryOptions) };
+          return undefined;
+        } catch (error) {
+          outcome = { error };
+          const remaining = deadline - Date.now();
+          if (!(error instanceof SecureFsError) || error.code !== "lock_busy" || remaining <= 0) return undefined;
+          const pause = Math.min(delay, remaining);
+          delay = Math.min(delay * 2, LOCK_MAX_DELAY_MS);
+          return pause;
+        }
+      },
+      lock: () => {
+        if (outcome !== undefined && "lock" in outcome) return outcome.lock;
+        throw (outcome as { error: unknown }).error;
+      },
+    };
   }
 
   /** Closes the descriptor. Objects opened from this directory stay usable. Idempotent. */

@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
-import { discoveredLegacyDirectories, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
+import { discoveredLegacyDirectories, formerWorkspaceIdentity, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
@@ -63,6 +63,11 @@ const SUFFIX = ".jsonl";
  * whose committed receipt's v2 copy is still there is hidden (the copy is `migrated_v2`), and so is a retired one.
  */
 export async function listSessionCandidates(scope: ManagedScope, options: ListCandidatesOptions = {}): Promise<CandidateListing | MigrationFailure> {
+  return listSessionCandidatesSync(scope, options);
+}
+
+/** {@link listSessionCandidates} for a synchronous caller (pi's factories). */
+export function listSessionCandidatesSync(scope: ManagedScope, options: ListCandidatesOptions = {}): CandidateListing | MigrationFailure {
   const listing: CandidateListing = { kind: "listed", candidates: [], foreign: 0, invalid: [], scanErrors: [], legacyDirectories: [] };
   try {
     return withSessionsRoot(scope, listing, (root) => listBelow(root, scope, options, listing));
@@ -140,7 +145,7 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
       const header = attempt(file, () => readHeader(dir, fileName, "source"));
       if (header === undefined) return;
       let owner = owners.get(header.cwd);
-      if (owner === undefined) owners.set(header.cwd, (owner = workspaceIdentity(header.cwd)));
+      if (owner === undefined) owners.set(header.cwd, (owner = ownerIdentity(scope, header.cwd)));
       if (owner.kind === "error") {
         invalid.push({ path: file, code: owner.code });
         return;
@@ -163,6 +168,11 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
     });
   }
   return { ...listing, foreign };
+}
+
+/** The workspace a session header's `cwd` names, as `scope` was resolved: by its native identity, or for a former workspace's scope by the path it had. */
+export function ownerIdentity(scope: Pick<ManagedScope, "former">, cwd: string): WorkspaceIdentityResult {
+  return scope.former ? formerWorkspaceIdentity(cwd) : workspaceIdentity(cwd);
 }
 
 /** The entry names of `candidate`'s directory (the scope's for v2, its legacy one otherwise) and file below the sessions root; `not_a_candidate` when it is not there. */

@@ -7,6 +7,7 @@ import { SecureFsError, type EntryPath, type ExactStat, type SecureDir, type Sec
 import { MigrationError } from "./errors.js";
 import type { ManifestEntry } from "./receipts.js";
 import { hashOpenFile, openTranscript, refusalCause, sameStat, stableStat, type StableStat } from "./session-file.js";
+import { wait, type Steps } from "./waits.js";
 
 /** Budgets of one artifact tree: deepest entry (root children are depth 1), entries, bytes of one file, bytes in all. */
 export interface ArtifactLimits {
@@ -143,14 +144,14 @@ export function verifyMismatch(): MigrationError {
  * file `name` of `dir`: read, written and hashed in one pass, read back (other bytes: `durability_failed`/
  * `verify_mismatch`), given the source's times and fsynced. The caller syncs the directory.
  */
-export async function copyFileInto(
+export function* copyFileInto(
   sourceDir: SecureDir,
   sourceName: EntryPath,
   expected: StableStat,
   dir: SecureDir,
   name: string,
   onBytes: (bytes: number) => void,
-): Promise<{ size: number; sha256: string }> {
+): Steps<{ size: number; sha256: string }> {
   let source: SecureFile;
   let opened: ExactStat;
   try {
@@ -174,7 +175,7 @@ export async function copyFileInto(
     if (back.size !== copied.size || back.sha256 !== copied.sha256) throw verifyMismatch();
     // Newest-by-mtime choices (continueRecent) must see the session's own age, not the copy's.
     file.setTimes(BigInt(opened.atimeNs), BigInt(opened.mtimeNs));
-    await file.syncAsync();
+    yield* wait({ now: () => file.sync(), later: () => file.syncAsync() });
     return copied;
   } finally {
     out?.close();
@@ -186,7 +187,7 @@ export async function copyFileInto(
  * Copies the artifact tree `name` of `parent`, as `snapshot` lists it, into the empty staging directory `target` and
  * returns its manifest. Every directory it creates is pushed to `opened`, for the caller to sync and close.
  */
-export async function copyTree(parent: SecureDir, name: string, snapshot: ArtifactSnapshot, target: SecureDir, opened: SecureDir[], onBytes: (bytes: number) => void, onFile: () => void): Promise<ManifestEntry[]> {
+export function* copyTree(parent: SecureDir, name: string, snapshot: ArtifactSnapshot, target: SecureDir, opened: SecureDir[], onBytes: (bytes: number) => void, onFile: () => void): Steps<ManifestEntry[]> {
   const root = openArtifactRoot(parent, name);
   try {
     const st = root?.stat();
@@ -208,7 +209,7 @@ export async function copyTree(parent: SecureDir, name: string, snapshot: Artifa
         dirs.set(entry.path, child);
         manifest.push({ kind: "directory", path: entry.path });
       } else {
-        manifest.push({ kind: "file", path: entry.path, ...(await copyFileInto(root, entry.path.split("/"), entry.stat, into, base, onBytes)) });
+        manifest.push({ kind: "file", path: entry.path, ...(yield* copyFileInto(root, entry.path.split("/"), entry.stat, into, base, onBytes)) });
         onFile();
       }
     }

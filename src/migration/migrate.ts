@@ -10,9 +10,9 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 
 import { SecureFsError, unlessMissing, type SecureDir, type SecureLock } from "../fs/index.js";
-import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
+import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
-import { locateCandidate, readScopeTombstones, type SessionCandidate } from "./candidates.js";
+import { locateCandidate, ownerIdentity, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
   copyFileInto, copyTree, DEFAULT_ARTIFACT_LIMITS, hashManagedFile, manifestOfManagedTree, sameManifest,
   snapshotArtifactTree, snapshotStillHolds, verifyMismatch, type ArtifactLimits, type ArtifactSnapshot,
@@ -23,6 +23,7 @@ import {
   type ManifestEntry, type MigrationReceipt, type Tombstone,
 } from "./receipts.js";
 import { identifyTranscript, openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
+import { runLater, runNow, wait, type Steps } from "./waits.js";
 
 /** The `session.directoryMigration` setting. */
 export type DirectoryMigrationPolicy = "copy-retain" | "disabled";
@@ -69,7 +70,19 @@ const STAGING_PREFIX = ".gjc-migrate-";
  */
 export async function openCandidateForWrite(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions = {}): Promise<OpenForWriteResult> {
   try {
-    return await openOrThrow(scope, candidate, options);
+    return await runLater(openSteps(scope, candidate, options));
+  } catch (error) {
+    return writeFailure(error, "migration");
+  }
+}
+
+/**
+ * {@link openCandidateForWrite} for a synchronous caller (pi's factories): the same steps, each wait done on this thread.
+ * A staging directory a killed attempt left (only an artifact copy makes one) is left to the next asynchronous run.
+ */
+export function openCandidateForWriteSync(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions = {}): OpenForWriteResult {
+  try {
+    return runNow(openSteps(scope, candidate, options));
   } catch (error) {
     return writeFailure(error, "migration");
   }
@@ -117,13 +130,13 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
 /** `scope` resolved again for write with the same sessions root, so writes land where the candidate was listed; `binding_conflict` when it moved. */
 function prepareScopeForWrite(scope: ManagedScope): ManagedScope {
   const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
-  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write" });
+  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write", former: scope.former });
   if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
   if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
   return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }
 
-async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions): Promise<OpenForWriteResult> {
+function* openSteps(scope: ManagedScope, candidate: SessionCandidate, options: OpenForWriteOptions): Steps<OpenForWriteResult> {
   const policy = options.directoryMigration ?? "copy-retain";
   if (!DIRECTORY_MIGRATION_POLICIES.includes(policy)) throw new MigrationError("invalid_request", "policy", "unknown session.directoryMigration value");
   if (typeof candidate !== "object" || candidate === null || typeof candidate.path !== "string") {
@@ -152,8 +165,10 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
     const internal = hold(scopeDir.openDir(INTERNAL_DIRECTORY, { create: true }));
     const [locks, receipts] = [LOCKS_DIRECTORY, RECEIPTS_DIRECTORY].map((name) => hold(internal.openDir(name, { create: true }))) as [SecureDir, SecureDir];
     internal.openDir(TOMBSTONES_DIRECTORY, { create: true }).close();
+    const lockOptions = { waitMs: options.waitMs ?? DEFAULT_MIGRATION_WAIT_MS, purpose: "migration" };
+    const lockName = sourceLockName(candidate.identity);
     try {
-      lock = await locks.lock(sourceLockName(candidate.identity), { waitMs: options.waitMs ?? DEFAULT_MIGRATION_WAIT_MS, purpose: "migration" });
+      lock = yield* wait({ now: () => locks.lockSync(lockName, lockOptions), later: () => locks.lock(lockName, lockOptions) });
     } catch (error) {
       if (error instanceof SecureFsError && error.code === "lock_busy") throw new MigrationError("migration_busy", "lock_busy", "another process is migrating this session");
       throw error;
@@ -161,7 +176,7 @@ async function openOrThrow(scope: ManagedScope, candidate: SessionCandidate, opt
     const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
     const artifacts = fileName.slice(0, -".jsonl".length);
     const job = { scope: prepared, scopeDir, receipts, legacyDir, fileName, artifacts, op: operationId(candidate.identity), candidate, limits };
-    return await migrateLocked(job, options.onProgress);
+    return yield* migrateLocked(job, options.onProgress);
   } finally {
     lock?.release();
     for (const dir of held.reverse()) dir.close();
@@ -190,7 +205,7 @@ interface Job {
  * commits the receipt by a rename. A transcript already there (published by an attempt that died before its receipt,
  * or somebody else's) must hold the source's bytes and its artifacts the copy's manifest; then only the receipt is new.
  */
-async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"]): Promise<OpenForWriteResult> {
+function* migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"]): Steps<OpenForWriteResult> {
   const { scope, scopeDir, receipts, legacyDir, fileName, artifacts, op, candidate, limits } = job;
   const source = candidate.identity;
   const destPath = path.join(scope.directoryPath, fileName);
@@ -205,11 +220,11 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   if (!statUnchanged(job) || header === undefined || header.id !== candidate.header.id || header.cwd !== candidate.header.cwd) {
     throw new MigrationError("source_changed", "identity", "the legacy session changed since it was listed");
   }
-  const owner = workspaceIdentity(header.cwd);
+  const owner = ownerIdentity(scope, header.cwd);
   if (owner.kind === "error" || owner.identity.canonicalPath !== scope.canonicalCwd || owner.identity.platform !== scope.platform) {
     throw new MigrationError("not_a_candidate", "foreign", "the legacy session belongs to another workspace");
   }
-  await removeRemnants(job);
+  yield* removeRemnants(job);
   const sameId = `_${header.id}.jsonl`;
   // The file-name convention `<timestamp>_<sessionId>.jsonl` tells which v2 file holds a session.
   if (scopeDir.list().some((e) => e.name !== fileName && e.name.endsWith(sameId))) {
@@ -230,14 +245,14 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
   const opened: SecureDir[] = [];
   const onBytes = (bytes: number): void => progress.bytes(bytes);
   try {
-    const { sha256 } = await copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
+    const { sha256 } = yield* copyFileInto(legacyDir, fileName, source, scopeDir, stagedTranscript, onBytes);
     progress.file();
     if (sha256 !== source.sha256) throw new MigrationError("source_changed", "content", "the legacy session changed during migration");
     let manifest: ManifestEntry[] = [];
     if (snapshot !== undefined) {
       const target = scopeDir.openDir(stagedArtifacts, { create: true, deferSync: true });
       opened.push(target);
-      manifest = await copyTree(legacyDir, artifacts, snapshot, target, opened, onBytes, progress.file);
+      manifest = yield* copyTree(legacyDir, artifacts, snapshot, target, opened, onBytes, progress.file);
     }
     progress.phase("verifying");
     const receipt: MigrationReceipt = {
@@ -250,8 +265,8 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
       destination: { path: destPath, sessionId: header.id, header, sha256: source.sha256 },
       artifactManifest: manifest,
     };
-    await writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receipt), "utf8"));
-    for (const dir of [scopeDir, receipts, ...opened]) await dir.syncAsync();
+    yield* writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receipt), "utf8"));
+    for (const dir of [scopeDir, receipts, ...opened]) yield* wait({ now: () => dir.sync(), later: () => dir.syncAsync() });
     if (!statUnchanged(job)) throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
     if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits)) throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
     progress.phase("publishing");
@@ -282,18 +297,18 @@ async function migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgre
     }
   } finally {
     for (const dir of opened) dir.close();
-    await removeRemnants(job);
+    yield* removeRemnants(job);
   }
   progress.phase("done");
   return { kind: "opened", path: destPath, provenance: "legacy", migrated: true };
 }
 
 /** Writes `data` as the new owner-only file `name` of `dir`, fsyncs it and reads it back. */
-async function writeDurably(dir: SecureDir, name: string, data: Buffer): Promise<void> {
+function* writeDurably(dir: SecureDir, name: string, data: Buffer): Steps<void> {
   const file = dir.openFile(name, { write: true, create: "exclusive" });
   try {
     file.write(data, 0);
-    await file.syncAsync();
+    yield* wait({ now: () => file.sync(), later: () => file.syncAsync() });
     if (!file.readAt(0, data.byteLength + 1).equals(data)) throw verifyMismatch();
   } finally {
     file.close();
@@ -350,11 +365,13 @@ function entryType(dir: SecureDir, name: string): string | undefined {
  * live attempt owns them. A staging tree is removed by descriptor below the held scope directory (a link in it as a
  * link, never followed), within the artifact budgets plus the staging root itself.
  */
-async function removeRemnants({ scopeDir, receipts, limits, op }: Job): Promise<void> {
+function* removeRemnants({ scopeDir, receipts, limits, op }: Job): Steps<void> {
   const prefix = `${STAGING_PREFIX}${op.slice(0, 16)}-`;
+  const bounds = { maxDepth: limits.maxDepth + 1, maxEntries: limits.maxEntries + 1 };
   for (const entry of scopeDir.list()) {
     if (!entry.name.startsWith(prefix)) continue;
-    if (entry.type === "directory") await scopeDir.removeTreeAsync(entry.name, { maxDepth: limits.maxDepth + 1, maxEntries: limits.maxEntries + 1 });
+    // A tree is removed on the thread pool only; a synchronous run leaves it (its name is its dead attempt's alone).
+    if (entry.type === "directory") yield* wait({ now: () => undefined, later: () => scopeDir.removeTreeAsync(entry.name, bounds) });
     else scopeDir.unlink(entry.name);
   }
   // Staged receipts: plain files, never read as receipts (their names start with a dot).

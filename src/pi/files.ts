@@ -1,4 +1,5 @@
 /** pi's module functions over session files (reader, newest session, default directory, listing rows), each a shape over the main entry's mechanism. */
+import os from "node:os";
 import path from "node:path";
 
 import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
@@ -39,7 +40,7 @@ export type ListProgress = (loaded: number, total: number) => void;
 
 /** The storage that reaches `dir` (managed and owner-checked when it lies below the agent dir). */
 function storageOf(dir: string, options: SessionManagerOptions): SessionStorage {
-  return resolveOptions({ sessionDir: dir, storage: undefined, cwd: dir }, { terminalId: null, ...options }).storage;
+  return resolveOptions({ sessionDir: dir, storage: undefined, cwd: dir }, { terminalId: null, ...withPiAgentDir(options) }).storage;
 }
 
 /**
@@ -67,8 +68,34 @@ function hasUsableHeader(storage: SessionStorage, file: string): boolean {
   }
 }
 
+/** pi's agent directory: `$PI_CODING_AGENT_DIR` (a leading `~/` is the home directory, a relative one is taken from the process's cwd), else `~/.pi/agent`. */
+export function piAgentDir(env: NodeJS.ProcessEnv = process.env, home: string = os.homedir()): string {
+  const value = env.PI_CODING_AGENT_DIR;
+  if (value === undefined || value.length === 0) return path.join(home, ".pi", "agent");
+  return path.resolve(value === "~" ? home : value.startsWith("~/") ? path.join(home, value.slice(2)) : value);
+}
+
+/** Options of the `/pi` factories: the main entry's, and where a report of directories made owner-only goes. */
+export interface PiSessionManagerOptions extends SessionManagerOptions {
+  /**
+   * Receives, once per directory and process, the directories preparing a managed scope made owner-only (pi creates
+   * `~/.pi/agent` and its `sessions` 0755; managed storage needs them 0700). Default: one line on stderr.
+   */
+  onTightened?: (directories: readonly string[]) => void;
+}
+
+/** `options` with pi's agent directory where none is given. */
+export function withPiAgentDir<T extends { agentDir?: string | undefined }>(options: T): T & { agentDir: string } {
+  return { ...options, agentDir: options.agentDir ?? piAgentDir() };
+}
+
 /** The newest session file of `sessionDir` by mtime whose header is usable, or `null` (also for a missing directory); synchronous, as pi's. @throws ScopeError / StorageError for a directory that cannot be reached safely */
 export function findMostRecentSession(sessionDir: string, options: SessionManagerOptions = {}): string | null {
+  return recentSessions(sessionDir, options).find((file) => file.usable())?.path ?? null;
+}
+
+/** The session files of `sessionDir`, newest mtime first, each with a check of its header (read when asked); none for a missing directory. */
+export function recentSessions(sessionDir: string, options: SessionManagerOptions = {}): { path: string; mtimeMs: number; usable(): boolean }[] {
   const dir = path.resolve(sessionDir);
   let storage: SessionStorage;
   let names: string[];
@@ -76,21 +103,21 @@ export function findMostRecentSession(sessionDir: string, options: SessionManage
     storage = storageOf(dir, options);
     names = storage.listFilesSync(dir).filter((name) => name.endsWith(".jsonl"));
   } catch (error) {
-    if (isStorageError(error, "not_found")) return null;
+    if (isStorageError(error, "not_found")) return [];
     throw error;
   }
   const stats = storage.statEntriesSync(dir, names);
-  const candidates: { file: string; mtimeMs: number }[] = [];
+  const files: { path: string; mtimeMs: number; usable(): boolean }[] = [];
   names.forEach((name, i) => {
     const stat = stats[i]!;
-    if (!(stat instanceof Error) && stat.kind === "file") candidates.push({ file: path.join(dir, name), mtimeMs: stat.mtimeMs });
+    const file = path.join(dir, name);
+    if (!(stat instanceof Error) && stat.kind === "file") files.push({ path: file, mtimeMs: stat.mtimeMs, usable: () => hasUsableHeader(storage, file) });
   });
-  candidates.sort((a, b) => b.mtimeMs - a.mtimeMs);
-  return candidates.find((candidate) => hasUsableHeader(storage, candidate.file))?.file ?? null;
+  return files.sort((a, b) => b.mtimeMs - a.mtimeMs);
 }
 
-/** The session directory of `cwd`: the managed scope below `<agentDir>/sessions` (prepared owner-only), never pi's legacy `--<cwd>--` one. @throws ScopeError */
-export function getDefaultSessionDir(cwd: string, agentDir?: string): string {
+/** The session directory of `cwd`: the managed scope below `<agentDir>/sessions` (default pi's, {@link piAgentDir}; prepared owner-only), never pi's legacy `--<cwd>--` one. @throws ScopeError */
+export function getDefaultSessionDir(cwd: string, agentDir: string = piAgentDir()): string {
   return GjcSessionManager.getDefaultSessionDir(cwd, agentDir);
 }
 
@@ -102,14 +129,21 @@ function timeOf(value: unknown): number | undefined {
   return Number.isNaN(parsed) ? undefined : parsed;
 }
 
-/** pi's row for one listed session: the whole file read through the one loader. */
-function piInfoOf(row: GjcSessionInfo, storage: SessionStorage): SessionInfo {
-  let records: (SessionHeader | FileEntry)[] = [];
+/** What a row falls back on when its file cannot be read whole: the listing's facts. */
+type RowFacts = Pick<GjcSessionInfo, "path" | "id" | "cwd" | "parentSession" | "created" | "modified" | "messageCount" | "firstMessage" | "allMessagesText">;
+
+/** The records of `file` read through the one loader (`storage`, else as the file is), `[]` when unreadable now. */
+function recordsOf(file: string, storage: SessionStorage | undefined): (SessionHeader | FileEntry)[] {
   try {
-    records = readSessionRecords(row.path, storage);
+    return readSessionRecords(file, storage);
   } catch {
-    // Listed from its prefix but unreadable now (gone, replaced): the prefix's facts stand.
+    // Listed but unreadable now (gone, replaced): the listing's facts stand.
+    return [];
   }
+}
+
+/** pi's row for one listed session from its whole file's `records`. */
+function piInfoOf(row: RowFacts, records: readonly (SessionHeader | FileEntry)[]): SessionInfo {
   const entries = records.slice(1) as FileEntry[];
   const messages = new MessageCollector();
   let newest: number | undefined;
@@ -138,8 +172,36 @@ function piInfoOf(row: GjcSessionInfo, storage: SessionStorage): SessionInfo {
   };
 }
 
-/** pi's rows for the listed `rows`, newest `modified` first, reporting progress per file. Never writes. */
-export function piInfos(rows: readonly GjcSessionInfo[], listOptions: ListOptions, onProgress: ListProgress | undefined): SessionInfo[] {
+/** pi's row for a session file pi wrote itself (read as it is: pi's files are 0644), or `undefined` when it has no usable header now. */
+function legacyInfoOf(file: { path: string; mtimeMs: number }): SessionInfo | undefined {
+  const records = recordsOf(file.path, undefined);
+  const header = records[0] as SessionHeader | undefined;
+  if (header === undefined || typeof header.id !== "string") return undefined;
+  const parentSession = typeof header.parentSession === "string" ? header.parentSession : undefined;
+  const facts: RowFacts = {
+    path: file.path,
+    id: header.id,
+    cwd: typeof header.cwd === "string" ? header.cwd : "",
+    ...defined({ parentSession }),
+    created: new Date(timeOf(header.timestamp) ?? file.mtimeMs),
+    modified: new Date(file.mtimeMs),
+    messageCount: 0,
+    firstMessage: NO_MESSAGES,
+    allMessagesText: "",
+  };
+  return piInfoOf(facts, records);
+}
+
+/**
+ * pi's rows for the listed `rows` and for the `legacy` session files pi wrote itself, newest `modified` first, reporting
+ * progress per file. Never writes.
+ */
+export function piInfos(
+  rows: readonly GjcSessionInfo[],
+  listOptions: ListOptions,
+  onProgress: ListProgress | undefined,
+  legacy: readonly { path: string; mtimeMs: number }[] = [],
+): SessionInfo[] {
   const options: SessionManagerOptions = listOptions.agentDir === undefined ? {} : { agentDir: listOptions.agentDir };
   const storages = new Map<string, SessionStorage>();
   const out: SessionInfo[] = [];
@@ -150,8 +212,13 @@ export function piInfos(rows: readonly GjcSessionInfo[], listOptions: ListOption
       storage = storageOf(dir, options);
       storages.set(dir, storage);
     }
-    out.push(piInfoOf(row, storage));
-    onProgress?.(out.length, rows.length);
+    out.push(piInfoOf(row, recordsOf(row.path, storage)));
+    onProgress?.(out.length, rows.length + legacy.length);
   }
+  legacy.forEach((file, i) => {
+    const info = legacyInfoOf(file);
+    if (info !== undefined) out.push(info);
+    onProgress?.(rows.length + i + 1, rows.length + legacy.length);
+  });
   return out.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }

@@ -8,7 +8,11 @@
 export { SessionManager } from "./session-manager.js";
 export type { NewSessionOptions, SessionTreeNode } from "./session-manager.js";
 export { findMostRecentSession, getDefaultSessionDir, loadEntriesFromFile } from "./files.js";
-export type { ListProgress, SessionInfo } from "./files.js";
+export type { ListProgress, PiSessionManagerOptions, SessionInfo } from "./files.js";
+export type {
+  PiAppendableMessage, PiAssistantMessage, PiBashExecutionMessage, PiContentBlock, PiCustomContent, PiCustomMessage,
+  PiToolResultMessage, PiUserMessage,
+} from "./messages.js";
 export {
   buildPiSessionContext as buildSessionContext,
   CURRENT_SESSION_VERSION,

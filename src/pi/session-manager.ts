@@ -15,7 +15,8 @@ import type { ListOptions, SessionManagerOptions } from "../manager/index.js";
 import { defined } from "../manager/appender.js";
 import { SessionManager as GjcSessionManager, synchronousSwitches } from "../manager/session-manager.js";
 import { SessionManagerError } from "../manager/errors.js";
-import { isStorageError } from "../storage/index.js";
+import { FileSessionStorage, isStorageError } from "../storage/index.js";
+import { resumeSkipOf, type SkippedSession } from "../manager/session-info.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import {
   buildPiSessionContext,
@@ -29,7 +30,10 @@ import {
   type PiSessionContext,
   type SessionTreeNode as GjcTreeNode,
 } from "../session/index.js";
-import { findMostRecentSession, piInfos, type ListProgress, type SessionInfo } from "./files.js";
+import type { PiAppendableMessage, PiCustomContent } from "./messages.js";
+import { piInfos, recentSessions, withPiAgentDir, type ListProgress, type PiSessionManagerOptions, type SessionInfo } from "./files.js";
+import { copyOfLegacyFile, isLegacyFolder, preparedScope, resumeChoices, uncopiedLegacyFiles, uncopiedSessions } from "./legacy.js";
+import { ScopeError } from "../scope/index.js";
 
 const hooks = synchronousSwitches();
 
@@ -117,30 +121,78 @@ export class SessionManager {
     }
   }
 
-  /** A new session for `cwd` in `sessionDir` (default its managed scope); written from the first assistant message. */
-  static create(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
-    return new SessionManager(GjcSessionManager.create(cwd, absoluteDir(sessionDir), undefined, options));
+  /**
+   * A new session for `cwd` in `sessionDir` (default its managed scope below pi's agent directory, prepared as
+   * `preparedScope` says: a looser directory on the way is made owner-only and reported to `options.onTightened`); written from the first
+   * assistant message.
+   */
+  static create(cwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
+    const piOptions = withPiAgentDir(options);
+    if (sessionDir === undefined) preparedScope(cwd, piOptions.agentDir, options.onTightened);
+    return new SessionManager(GjcSessionManager.create(cwd, absoluteDir(sessionDir), undefined, piOptions));
   }
 
   /**
    * Opens `filePath` synchronously; new and branched sessions go to `sessionDir` (default its directory), `cwdOverride`
    * replaces the header's cwd for {@link getCwd}. A missing file starts a new session there; a blank one, or one with an
-   * unusable header (moved aside first), is replaced by a new session whose header is written at once.
-   * @throws StorageError `session_busy` when another writer holds the file; SessionFormatError `version_too_new` / `invalid_version`
+   * unusable header (moved aside first), is replaced by a new session whose header is written at once. A session pi
+   * wrote in its own folder (`<agentDir>/sessions/--<cwd>--/`) is copied into its workspace's managed scope first and
+   * the copy opened (the source is only read); when that workspace no longer exists it opens read-only, and with a
+   * `cwdOverride` it continues as a fork in that directory's scope.
+   * @throws StorageError `session_busy` when another writer holds the file; SessionFormatError `version_too_new` / `invalid_version`; MigrationError
    */
-  static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: SessionManagerOptions = {}): SessionManager {
+  static open(filePath: string, sessionDir?: string, cwdOverride?: string, options: PiSessionManagerOptions = {}): SessionManager {
     if (typeof filePath !== "string" || filePath.length === 0) throw new SessionManagerError("invalid_options", "filePath must be a non-empty string");
-    const file = path.resolve(filePath);
-    const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, absoluteDir(sessionDir), undefined, options));
+    const piOptions = withPiAgentDir(options);
+    let file = path.resolve(filePath);
+    try {
+      file = copyOfLegacyFile(file, piOptions.agentDir, options.onTightened) ?? file;
+    } catch (error) {
+      if (!(error instanceof ScopeError && error.code === "cwd_missing")) throw error;
+      if (cwdOverride !== undefined) return SessionManager.forkFrom(file, cwdOverride, sessionDir, options);
+      // Read as pi left it (its folder is 0755), never written: pi asks for a directory and opens again with it.
+      const dir = path.dirname(file);
+      return new SessionManager(hooks.open(file, dir, new FileSessionStorage(dir), { ...piOptions, readOnly: true }));
+    }
+    const gjc = SessionManager.#takingOver(file, undefined, () => hooks.open(file, absoluteDir(sessionDir), undefined, piOptions));
     return new SessionManager(gjc, cwdOverride);
   }
 
-  /** Opens the newest usable session of `sessionDir` (default the managed scope of `cwd`), else starts one. Synchronous. */
-  static continueRecent(cwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
-    const dir = absoluteDir(sessionDir) ?? GjcSessionManager.getDefaultSessionDir(cwd, options.agentDir);
-    const newest = findMostRecentSession(dir, options);
-    if (newest !== null) return SessionManager.open(newest, sessionDir, undefined, options);
-    return SessionManager.create(cwd, sessionDir, options);
+  /**
+   * Opens the newest usable session of `sessionDir` (default the managed scope of `cwd`, with pi's own sessions of the
+   * workspace, copied into it when chosen) that no other process writes, else starts one; what it passed over (busy,
+   * refused) goes to `options.onSkipped`, as the main entry's. Synchronous.
+   */
+  static continueRecent(cwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
+    const piOptions = withPiAgentDir(options);
+    const skipped: SkippedSession[] = [];
+    const attempt = (file: string, writable: () => string | undefined): SessionManager | undefined => {
+      try {
+        const target = writable();
+        return target === undefined ? undefined : SessionManager.open(target, sessionDir, undefined, piOptions);
+      } catch (error) {
+        const skip = resumeSkipOf(file, error);
+        if (skip === undefined) throw error;
+        skipped.push(skip);
+        return undefined;
+      }
+    };
+    let opened: SessionManager | undefined;
+    if (sessionDir === undefined) {
+      const scope = preparedScope(cwd, piOptions.agentDir, options.onTightened);
+      for (const choice of resumeChoices(scope, piOptions.agentDir)) {
+        opened = attempt(choice.path, choice.writable);
+        if (opened !== undefined) break;
+      }
+    } else {
+      for (const file of recentSessions(path.resolve(sessionDir), piOptions)) {
+        if (file.usable()) opened = attempt(file.path, () => file.path);
+        if (opened !== undefined) break;
+      }
+    }
+    opened ??= SessionManager.create(cwd, sessionDir, piOptions);
+    if (skipped.length > 0) options.onSkipped?.(skipped);
+    return opened;
   }
 
   /**
@@ -148,12 +200,14 @@ export class SessionManager {
    * `sourcePath`, its `parentSession`; written before this returns. Synchronous.
    * @throws SessionManagerError `invalid_header` for a missing or empty source, or one without a usable header
    */
-  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options: SessionManagerOptions = {}): SessionManager {
+  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options: PiSessionManagerOptions = {}): SessionManager {
     const source = path.resolve(sourcePath);
     if (readSessionRecords(source).length === 0) {
       throw new SessionManagerError("invalid_header", `Cannot fork: ${source} is missing, empty or has no session header`, { path: source });
     }
-    return new SessionManager(hooks.forkFrom(source, targetCwd, absoluteDir(sessionDir), options, { parentSession: source, writeAtOnce: true }));
+    const piOptions = withPiAgentDir(options);
+    if (sessionDir === undefined) preparedScope(targetCwd, piOptions.agentDir, options.onTightened);
+    return new SessionManager(hooks.forkFrom(source, targetCwd, absoluteDir(sessionDir), piOptions, { parentSession: source, writeAtOnce: true }));
   }
 
   /** A session that never touches the disk. */
@@ -161,14 +215,30 @@ export class SessionManager {
     return new SessionManager(GjcSessionManager.inMemory(cwd));
   }
 
-  /** The sessions of `sessionDir`, else the managed scope of `cwd`, newest first, as pi's rows (whole files read). Never writes. */
+  /**
+   * The sessions of `sessionDir`, else the managed scope of `cwd` with pi's own sessions of the workspace not copied
+   * yet, newest first, as pi's rows (whole files read). Never writes.
+   */
   static async list(cwd: string, sessionDir?: string, onProgress?: ListProgress, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return piInfos(await GjcSessionManager.list(cwd, sessionDir, undefined, options), options, onProgress);
+    const piOptions = withPiAgentDir(options);
+    const rows = await GjcSessionManager.list(cwd, absoluteDir(sessionDir), undefined, piOptions);
+    const legacy = sessionDir === undefined ? uncopiedSessions(cwd, piOptions.agentDir).map((c) => ({ path: c.path, mtimeMs: c.identity.mtimeMs })) : [];
+    return piInfos(rows, piOptions, onProgress, legacy);
   }
 
-  /** The sessions of every managed scope, newest first, in pi's row shape. Never writes. */
+  /** The sessions of every managed scope and those pi wrote in its own folders and not copied yet (each session once), newest first, in pi's row shape. Never writes. */
   static async listAll(onProgress?: ListProgress, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return piInfos(await GjcSessionManager.listAll(undefined, options.agentDir, options), options, onProgress);
+    const piOptions = withPiAgentDir(options);
+    const { onSkipped } = options;
+    const inPiFolder = (file: string) => isLegacyFolder(file, piOptions.agentDir) || isLegacyFolder(path.dirname(file), piOptions.agentDir);
+    const reported: ListOptions = { ...piOptions, onSkipped: (skipped) => {
+      const rest = skipped.filter((skip) => !inPiFolder(skip.path));
+      if (rest.length > 0) onSkipped?.(rest);
+    } };
+    const rows = await GjcSessionManager.listAll(undefined, piOptions.agentDir, reported);
+    // pi's folders are read as pi's, below (an owner-only listing refuses their modes): none is listed twice.
+    const scoped = rows.filter((row) => !isLegacyFolder(path.dirname(row.path), piOptions.agentDir));
+    return piInfos(scoped, piOptions, onProgress, uncopiedLegacyFiles(piOptions.agentDir));
   }
 
   /** The working directory: the `cwdOverride` of {@link open}, else the header's. */
@@ -199,9 +269,9 @@ export class SessionManager {
     SessionManager.#takingOver(file, this, () => hooks.setSessionFile(this.#gjc, file));
   }
 
-  /** Appends a `message` entry. */
-  appendMessage(message: AgentMessage): string {
-    return this.#gjc.appendMessage(message);
+  /** Appends a `message` entry: pi-ai's and pi's message types are taken as they are declared. */
+  appendMessage(message: PiAppendableMessage): string {
+    return this.#gjc.appendMessage(message as AgentMessage);
   }
 
   /** Appends a `thinking_level_change` with `thinkingLevel`. */
@@ -230,8 +300,8 @@ export class SessionManager {
   }
 
   /** Appends a `custom_message` (extension text in the model context), without an attribution. */
-  appendCustomMessageEntry<T = unknown>(customType: string, content: CustomMessageEntry["content"], display: boolean, details?: T): string {
-    return hooks.append(this.#gjc, { type: "custom_message", customType, content, display, ...defined({ details }) }).id;
+  appendCustomMessageEntry<T = unknown>(customType: string, content: PiCustomContent, display: boolean, details?: T): string {
+    return hooks.append(this.#gjc, { type: "custom_message", customType, content: content as CustomMessageEntry["content"], display, ...defined({ details }) }).id;
   }
 
   /** Appends a `session_info` naming the session (trimmed; an empty name clears it). */

@@ -121,3 +121,30 @@ export function workspaceIdentity(cwd: string, platform: NodeJS.Platform = proce
   }
 }
 
+
+/**
+ * The identity a workspace that no longer exists had, for reaching its sessions on an explicit request: the native
+ * identity of its nearest existing ancestor with the missing names appended as spelt (so the directory, made again at
+ * that path, resolves to the same scope). An existing `cwd` gets {@link workspaceIdentity}'s answer. `dev` and `ino`
+ * are empty: the directory is gone.
+ */
+export function formerWorkspaceIdentity(cwd: string, platform: NodeJS.Platform = process.platform): WorkspaceIdentityResult {
+  const found = workspaceIdentity(cwd, platform);
+  if (found.kind !== "error" || found.code !== "cwd_missing") return found;
+  const missing: string[] = [];
+  let at = path.resolve(cwd);
+  for (;;) {
+    const parent = path.dirname(at);
+    if (parent === at) return found;
+    missing.unshift(path.basename(at));
+    at = parent;
+    const ancestor = workspaceIdentity(at, platform);
+    if (ancestor.kind === "error" && ancestor.code === "cwd_missing") continue;
+    if (ancestor.kind === "error") return ancestor;
+    const separator = ancestor.identity.platform === "win32" ? "\\" : "/";
+    const base = ancestor.identity.canonicalPath;
+    const canonicalPath = [base.endsWith(separator) ? base.slice(0, -1) : base, ...missing].join(separator);
+    const { platform: tag } = ancestor.identity;
+    return { kind: "identity", identity: { platform: tag, canonicalPath, dev: "", ino: "", digest: scopeDigest(tag, canonicalPath) } };
+  }
+}

@@ -6,7 +6,7 @@ import { defaultAgentDir } from "./agent-dir.js";
 import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
 import { ScopeError, scopeFailure, type ScopeErrorCode, type ScopeFailure } from "./errors.js";
-import { scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
+import { formerWorkspaceIdentity, scopeDirectoryName, workspaceIdentity, type IdentityPlatform } from "./identity.js";
 
 export { canonicalizeTrustedPath } from "./agent-root.js";
 export { defaultAgentDir } from "./agent-dir.js";
@@ -38,6 +38,8 @@ export interface ManagedScope {
   readonly exists: boolean;
   /** Directories whose mode or ACLs were repaired while preparing (write mode only). */
   readonly repaired: readonly string[];
+  /** Resolved for a workspace that may no longer exist ({@link ResolveScopeOptions.former}); its sessions' owners are checked alike. */
+  readonly former: boolean;
 }
 
 /** Options of {@link resolveManagedScope}. */
@@ -50,6 +52,8 @@ export interface ResolveScopeOptions {
   readonly sessionsRoot?: string;
   /** `"read"` (default) never writes; `"write"` prepares the scope for new data. */
   readonly mode?: "read" | "write";
+  /** The cwd may be a workspace that no longer exists: its scope is the one of the path it had ({@link formerWorkspaceIdentity}). Only on an explicit request. */
+  readonly former?: boolean;
 }
 
 /** Outcome of {@link resolveManagedScope}. */
@@ -91,7 +95,8 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
   }
   const mode = options.mode ?? "read";
   if (mode !== "read" && mode !== "write") return scopeFailure("invalid_request", "invalid_argument", "mode must be read or write");
-  const found = workspaceIdentity(options.cwd);
+  const former = options.former === true;
+  const found = former ? formerWorkspaceIdentity(options.cwd) : workspaceIdentity(options.cwd);
   if (found.kind === "error") return found;
   const { identity } = found;
   const givenAgentDir = options.agentDir ?? defaultAgentDir();
@@ -130,7 +135,7 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
     return outcome;
   }
   const { scopeDir } = outcome;
-  return { kind: "opened", scope: { ...base, exists: scopeDir !== undefined, repaired: [...(agent?.repaired ?? []), ...repaired] }, agent, scopeDir };
+  return { kind: "opened", scope: { ...base, exists: scopeDir !== undefined, repaired: [...(agent?.repaired ?? []), ...repaired], former }, agent, scopeDir };
 }
 
 /**

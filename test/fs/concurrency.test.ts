@@ -111,6 +111,23 @@ describe("locks released by the kernel", () => {
   });
 });
 
+describe("lockSync (the thread sleeps between tries)", () => {
+  it("gives lock_busy when another process holds the lock past the wait, and takes it once that process is gone", async () => {
+    const holder = startChild(`
+      const root = b.openRoot(store);
+      const lock = b.tryLock(root, "store.lock", JSON.stringify({ pid: process.pid, createdAt: new Date().toISOString(), purpose: "holder" }));
+      process.stdout.write((lock.failed ? "failed " + lock.code : "locked") + "\\n");
+      setTimeout(() => process.exit(0), 400);`);
+    expect(await firstLine(holder)).toBe("locked");
+    expect(codeOf(() => root.lockSync("store.lock", { waitMs: 50 }))).toBe("lock_busy");
+    // Blocks this thread until the holder has exited (the kernel frees its lock).
+    const lock = root.lockSync("store.lock", { waitMs: 30_000, purpose: "sync" });
+    expect(lock.held).toBe(true);
+    expect(holder.exitCode ?? (await new Promise((resolve) => holder.on("exit", resolve)))).toBe(0);
+    lock.release();
+  });
+});
+
 describe("close-on-exec", () => {
   function storeFds(pid: number | "self"): Array<{ fd: string; target: string }> {
     const dir = `/proc/${pid}/fd`;
