@@ -12,6 +12,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { HistoryError, HistoryStorage } from "../../src/history/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
+import { thrownBy } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { rawDb } from "./helpers.js";
 
@@ -44,15 +45,6 @@ function prompts(file: string): string[] {
   }
 }
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
-}
-
 describe("a history.db replaced while the store is open", () => {
   it("renamed aside and a copy restored: the next write is refused, the restored rows survive, the old WAL goes to its own file", async () => {
     const store = HistoryStorage.open(dbPath);
@@ -70,7 +62,7 @@ describe("a history.db replaced while the store is open", () => {
     fs.chmodSync(dbPath, 0o600);
 
     const pending = store.add("a prompt typed after the restore", "/work/repo");
-    const error = thrown(() => store.flush());
+    const error = thrownBy(() => store.flush());
     expect(error).toBeInstanceOf(HistoryError);
     expect(error).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
     await expect(pending).rejects.toMatchObject({ code: "history_insecure" });

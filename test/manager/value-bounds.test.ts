@@ -18,6 +18,7 @@ import {
   validateSession,
 } from "../../src/index.js";
 import { MAX_PERSIST_CHARS } from "../../src/session/index.js";
+import { thrownBy } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, readRecords, recordingLogger, user } from "./helpers.js";
 
@@ -46,15 +47,6 @@ function nested(levels: number, leaf: unknown = "end"): Record<string, unknown> 
 /** A tool result with real-looking output and `details` as given. */
 function toolResult(details: unknown, text = "src/\n  index.ts\n  session/\n  manager/\n".repeat(200)) {
   return { role: "toolResult" as const, toolCallId: "call_1", toolName: "bash", content: [{ type: "text" as const, text }], details, isError: false, timestamp: 3 };
-}
-
-function thrownBy(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a throw");
 }
 
 /** A session with a first exchange persisted; its manager and file. */
@@ -151,7 +143,8 @@ describe("a stored value past the bound", () => {
     const { dir, file, deepLine } = await storedDeep(100_000);
     const text = fs.readFileSync(file, "utf8");
     expect(() => validateSession(text)).not.toThrow();
-    expect(loadSession(text).entries.at(-1)).toMatchObject({ id: "deep0001" });
+    const loaded = loadSession(text);
+    expect(loaded.kind === "loaded" ? loaded.entries.at(-1) : loaded).toMatchObject({ id: "deep0001" });
 
     const manager = await SessionManager.open(file, dir, undefined, undefined, undefined, { terminalId: null });
     for (const access of [() => manager.getEntries(), () => manager.getEntry("deep0001"), () => manager.getLeafEntry(), () => manager.getBranch()]) {

@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 
 import { ManagedSessionStorage, ScopeError, SessionManager, StorageError, type SkippedSession } from "../../src/index.js";
 import { aclHex, extendedAcl } from "../helpers/acl.js";
+import { thrownBy } from "../helpers/errors.js";
 import { buildTools, hasCommand, isRoot, run, skipBecause } from "../helpers/processes.js";
 import { runCli } from "../cli/helpers.js";
 import { useSandboxes, type Sandbox } from "./helpers.js";
@@ -51,12 +52,7 @@ async function withSession(box: Sandbox): Promise<string> {
 }
 
 function expectStorageRefusal(open: () => unknown, detail: string): void {
-  let thrown: unknown;
-  try {
-    open();
-  } catch (error) {
-    thrown = error;
-  }
+  const thrown = thrownBy(open);
   expect(thrown).toBeInstanceOf(StorageError);
   // A link has its own storage code; every other refusal is `unsafe_entry`, the fs-layer code in `detail`.
   expect(thrown).toMatchObject({ code: detail === "symlink_refused" ? detail : "unsafe_entry", detail });
