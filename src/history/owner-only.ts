@@ -152,15 +152,15 @@ export class HistoryFiles {
   }
 
   /**
-   * Before a write: the name still holds the database SQLite has open (same device and inode) and it and
-   * its sidecars still pass the owner-only rules, by `stat` alone (no descriptor: see {@link openInThisProcess}).
-   * A database renamed aside, replaced or swapped for a link would take rows into a WAL of another file.
+   * Before a write: the name still holds the database SQLite has open (same device and inode) and it still
+   * passes the owner-only rules, by `stat` alone (no descriptor: see {@link openInThisProcess}). A database
+   * renamed aside, replaced or swapped for a link would take rows into a WAL of another file. The sidecars
+   * are SQLite's, held open already, and another process of the user's may recreate them meanwhile.
    * @throws HistoryError `history_insecure` (`identity_mismatch`, `symlink_refused`, ...)
    */
   verify(): void {
     const now = checkByStat(this.#dir, this.#name);
     if (now === undefined || identityKey(now) !== this.#key) throw replaced(this.dbPath, "was replaced or moved while the store was open");
-    for (const suffix of SIDECAR_SUFFIXES) checkByStat(this.#dir, this.#name + suffix);
   }
 
   /** Why opening failed if the files themselves changed under SQLite (a link swapped in, a replaced database), else `undefined`. */
