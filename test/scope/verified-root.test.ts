@@ -7,13 +7,13 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 
 import { ManagedSessionStorage, ScopeError, SessionManager, StorageError, type SkippedSession } from "../../src/index.js";
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { thrownBy } from "../helpers/errors.js";
 import { buildTools, hasCommand, isRoot, run, skipBecause } from "../helpers/processes.js";
-import { runCli } from "../cli/helpers.js";
+import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "../cli/helpers.js";
 import { useSandboxes, type Sandbox } from "./helpers.js";
 
 const UNPRIVILEGED = 65534;
@@ -120,6 +120,8 @@ describe("ManagedSessionStorage.open walks from the agent directory", () => {
 });
 
 describe("listings refuse what writers would have to repair", () => {
+  beforeAll(() => void builtCli(), BUILD_HOOK_TIMEOUT_MS);
+
   it("list throws and listAll skips on a loose agent directory or sessions/; a writer's repair makes both list again", async () => {
     const box = sandbox();
     await withSession(box);
