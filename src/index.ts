@@ -32,7 +32,7 @@ export {
   CURRENT_SESSION_VERSION, SESSION_ENTRY_TYPES, SessionEntrySchema, SessionHeaderSchema, isUnknownEntry,
   isValidSessionId, buildSessionContext, loadSession, validateSession, SessionLoader, PersistSanitizeError,
   SessionFormatError, SessionTreeError, BLOB_REF_PREFIX, parseBlobRef, parseSessionEntries,
-  migrateSessionEntries, getLatestCompactionEntry, computeUsageStatistics,
+  migrateSessionEntries, getLatestCompactionEntry, computeUsageStatistics, MAX_ENTRY_DEPTH, MAX_ENTRY_BYTES,
 } from "./session/index.js";
 export type {
   AgentMessage, AgentMessageRole, StoredAgentMessage, UserMessage, AssistantMessage, ToolResultMessage,

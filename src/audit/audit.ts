@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { insecureAncestors, SecureDir, SecureFsError } from "../fs/index.js";
+import { moveAsideCommand } from "../storage/index.js";
 import { ContentChecks, DEFAULT_STALE_AFTER_MS } from "./content.js";
 import { AuditError } from "./errors.js";
 import { assertAgentDirForFix, inLayout } from "./layout.js";
@@ -79,6 +80,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
     .objects()
     .some((o) => (o.path === "." || o.path.startsWith("sessions")) && o.findings.some((f) => !CONTENT_CODES.has(f.code)));
   content.finish(sessionsComplete);
+  adviseForeignBlobs(collector.objects(), absolute);
   const unreachable = collector.objects().some((o) => o.path === "." && o.findings.some((f) => f.detail === "insecure_ancestor"));
   // The ancestors lie above the tree held by descriptor, so they are examined by path, for
   // the report only (a managed open refuses such a chain race-free in the addon). Windows has
@@ -142,4 +144,13 @@ function canonical(absolute: string): string {
   } catch {
     return absolute; // the walk already reported what is wrong with the directory itself
   }
+}
+
+/** A blob directory another user owns (only they or root could repair it) gets, in its owner finding, the command that moves it aside. */
+function adviseForeignBlobs(objects: readonly AuditObject[], agentDir: string): void {
+  const finding = objects.find((o) => o.path === "blobs")?.findings.find((f) => f.code === "owner_mismatch");
+  if (finding === undefined) return;
+  const owner = Number(finding.detail);
+  const command = moveAsideCommand(path.join(agentDir, "blobs"), Number.isSafeInteger(owner) ? owner : undefined);
+  finding.message += `; move it aside and the next image makes a new one: ${command}`;
 }

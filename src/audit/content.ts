@@ -5,10 +5,11 @@
  */
 import { createHash } from "node:crypto";
 
-import { SecureFsError, type SecureDir, type SecureFile } from "../fs/index.js";
+import { SecureFsError, unlessMissing, type SecureDir, type SecureFile } from "../fs/index.js";
 import { readRecordFile, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY } from "../migration/index.js";
 import { BINDING_FILE_NAME, decodeBinding, INTERNAL_DIRECTORY, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
+import { removeIdleStaging, stagingOwner } from "../storage/stale-staging.js";
 import { FindingCollector } from "./collector.js";
 import { inLayout } from "./layout.js";
 import type { AuditObjectType, AuditRepair } from "./schema.js";
@@ -81,9 +82,14 @@ export class ContentChecks {
       if (parts.length === 3 && parts[0] === "sessions" && this.#scopes.has(parts[1] as string)) this.#scopes.set(parts[1] as string, true);
     }
     if ((type !== "file" && type !== "directory") || !STAGING_NAME.test(name)) return;
-    const st = dir.stat(name);
+    // A writer may have swept it since the listing.
+    const st = unlessMissing(() => dir.stat(name));
+    if (st === undefined) return;
     const age = this.#now - st.mtimeMs;
-    if (age <= this.#staleAfterMs) return;
+    if (age <= this.#staleAfterMs) {
+      if (this.fix && type === "file") this.#sweepIdle(dir, name, rel);
+      return;
+    }
     this.collector.add(rel, type, "stale_staging_file", `a temporary file left ${Math.round(age / 60000)} minutes ago`, {
       detail: new Date(st.mtimeMs).toISOString(),
       repairable: type === "file",
@@ -93,6 +99,15 @@ export class ContentChecks {
       this.collector.repairs.push(repair);
       if (repair.outcome === "repaired") this.collector.resolve(rel, ["stale_staging_file"]);
     }
+  }
+
+  /** With `fix`: a recent temporary of a session no writer holds is a killed rewrite's, swept as its next writer would sweep it. */
+  #sweepIdle(dir: SecureDir, name: string, rel: string): void {
+    const owner = stagingOwner(dir, name);
+    if (owner === undefined || !removeIdleStaging(dir, owner, name)) return;
+    this.collector.add(rel, "file", "stale_staging_file", `a temporary a killed rewrite of ${owner} left (no writer holds it)`, { repairable: true });
+    this.collector.repairs.push({ path: rel, codes: ["stale_staging_file"], outcome: "repaired" });
+    this.collector.resolve(rel, ["stale_staging_file"]);
   }
 
   /** A regular file that passed the owner-only open; `segments` is its path below the agent dir. */

@@ -29,7 +29,7 @@ async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: Manag
   if (agent === undefined) return fallback;
   let dir;
   try {
-    dir = agent.openDirIfExists(SESSIONS_DIRECTORY, { readThrough: true });
+    dir = agent.openDirIfExists(SESSIONS_DIRECTORY);
   } finally {
     agent.close();
   }

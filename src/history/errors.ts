@@ -55,6 +55,10 @@ export function historyErrorFromSqlite(error: unknown, doing: string): HistoryEr
   const sqliteCode = sqliteCodeOf(error);
   const message = `history: ${doing} failed: ${error instanceof Error ? error.message : String(error)}`;
   let code: HistoryErrorCode = "history_io_error";
+  // SQLite saw the database file moved or replaced under its open connection: a swap, not a read-only disk.
+  if (sqliteCode === "SQLITE_READONLY_DBMOVED") {
+    return new HistoryError("history_insecure", message, { fsCode: "identity_mismatch", sqliteCode, cause: error });
+  }
   if (isBusyCode(sqliteCode)) code = "history_busy";
   // CANTOPEN: the database was verified as an existing owner-only file just before, so what
   // SQLite could not open is a write handle or a sidecar, as on a read-only filesystem.

@@ -269,6 +269,7 @@ export class HistoryStorage {
     this.#assertOpen();
     if (typeof id !== "number" || !Number.isSafeInteger(id) || id < 1) throw invalid("id must be a positive integer");
     this.flush();
+    this.#checkIdentity();
     const remove = this.#statement("DELETE FROM history WHERE id = ?");
     const removed = this.#run("deleting a prompt", () => remove.run(id).changes) > 0;
     if (removed) this.#compact(false);
@@ -281,6 +282,7 @@ export class HistoryStorage {
     checkOptions(options);
     const cwd = checkCwd(options.cwd);
     this.flush();
+    this.#checkIdentity();
     const removed = this.#run("clearing history", () =>
       immediateTransaction(this.#db, () => {
         if (cwd === null) return recreateSchema(this.#db);
@@ -332,6 +334,7 @@ export class HistoryStorage {
 
   /** Writes up to MAX_BATCH queued prompts in one IMMEDIATE transaction, then dequeues them. */
   #saveBatch(): void {
+    this.#checkIdentity();
     const batch = this.#pending.slice(0, MAX_BATCH);
     const newest = this.#statement("SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
     const insert = this.#statement("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
@@ -393,13 +396,36 @@ export class HistoryStorage {
     try {
       return fn();
     } catch (error) {
-      if (!isCorruptionCode(sqliteCodeOf(error))) throw historyErrorFromSqlite(error, doing);
+      if (!isCorruptionCode(sqliteCodeOf(error))) throw this.#files.explain(historyErrorFromSqlite(error, doing));
       const dropped = this.#pending;
       this.#pending = [];
       this.#stop();
       const failure = closeAfterFailure(this.#db, this.#files, error, `${doing} (${dropped.length} queued prompts dropped)`);
       for (const entry of dropped) entry.settle?.reject(failure);
       throw failure;
+    }
+  }
+
+  /**
+   * Before every write: the name must still hold the database open here. If it was renamed aside or replaced
+   * (a restored copy), the store empties its WAL into the file that WAL belongs to and shuts, so that WAL is
+   * never replayed onto the file now at the name; queued prompts are rejected with the error.
+   */
+  #checkIdentity(): void {
+    try {
+      this.#files.verify();
+    } catch (error) {
+      const dropped = this.#pending;
+      this.#pending = [];
+      try {
+        // SQLite keeps the WAL of a moved database at close: emptied into its own file now, it is never replayed onto the new one.
+        this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // Busy or failing: the close below still ends this connection; the verification error is the one to report.
+      }
+      this.#shut();
+      for (const entry of dropped) entry.settle?.reject(error as HistoryError);
+      throw error;
     }
   }
 
@@ -450,8 +476,12 @@ function closeAfterFailure(db: SqliteConnection | undefined, files: HistoryFiles
   }
   const sqliteCode = sqliteCodeOf(error);
   let failure: HistoryError;
-  if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) {
-    failure = historyErrorFromSqlite(error, doing);
+  // A file swapped under SQLite (a link where the database was) makes it fail to open: that is the swap's error, not a read-only disk.
+  const swapped = error instanceof HistoryError ? undefined : files.insecurity();
+  if (swapped !== undefined) {
+    failure = swapped;
+  } else if (sqliteCode === undefined || !isCorruptionCode(sqliteCode)) {
+    failure = files.explain(historyErrorFromSqlite(error, doing));
   } else {
     const movedTo = files.moveAside();
     const message = `history: ${doing}: the database is damaged (${sqliteCode}); moved aside to ${movedTo.join(", ")}`;

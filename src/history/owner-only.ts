@@ -151,6 +151,50 @@ export class HistoryFiles {
     }
   }
 
+  /**
+   * Before a write: the name still holds the database SQLite has open (same device and inode) and it still
+   * passes the owner-only rules, by `stat` alone (no descriptor: see {@link openInThisProcess}). A database
+   * renamed aside, replaced or swapped for a link would take rows into a WAL of another file. The sidecars
+   * are SQLite's, held open already, and another process of the user's may recreate them meanwhile.
+   * @throws HistoryError `history_insecure` (`identity_mismatch`, `symlink_refused`, ...)
+   */
+  verify(): void {
+    const now = checkByStat(this.#dir, this.#name);
+    if (now === undefined || identityKey(now) !== this.#key) throw replaced(this.dbPath, "was replaced or moved while the store was open");
+  }
+
+  /** Why opening failed if the files themselves changed under SQLite (a link swapped in, a replaced database), else `undefined`. */
+  insecurity(): HistoryError | undefined {
+    try {
+      this.verify();
+      return undefined;
+    } catch (error) {
+      if (error instanceof HistoryError && error.code === "history_insecure") return error;
+      throw error;
+    }
+  }
+
+  /**
+   * `failure` as the swap it was when SQLite found the database read-only though the directory is writable:
+   * SQLite reopens a database read-only when its read-write open fails, and the file it checked here is the
+   * user's 0600 one, so that open met another file at the name (a link swapped in and back). Else `failure`.
+   */
+  explain(failure: HistoryError): HistoryError {
+    if (failure.code !== "history_readonly" || failure.sqliteCode === undefined) return failure;
+    try {
+      // The held directory itself where it can be named (a read-only mount fails this with EROFS).
+      const pinned = this.#dir.pinnedPath(this.#name);
+      fs.accessSync(pinned === undefined ? this.#dir.path : path.dirname(pinned), fs.constants.W_OK);
+    } catch {
+      return failure;
+    }
+    return new HistoryError("history_insecure", `${failure.message} (another file was at ${this.dbPath} when SQLite opened it)`, {
+      fsCode: "identity_mismatch",
+      sqliteCode: failure.sqliteCode,
+      cause: failure,
+    });
+  }
+
   /** Renames the files to `<name>.corrupt-<stamp>` + suffix (never replacing, never deleting); new paths, database first. */
   moveAside(): string[] {
     const stamp = `${new Date().toISOString().replace(/[:.]/g, "-")}-${process.pid}`;

@@ -11,6 +11,7 @@
  *   Lines appended since the load come after every original line.
  */
 import {
+  entryJson,
   externalizeImageBlobs,
   isUnknownEntry,
   joinLines,
@@ -77,7 +78,7 @@ export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry
  * blob durable before it returns (no line refers to bytes a crash could lose).
  */
 function entryText(entry: FileEntry, sink: BlobSink | undefined, read: boolean): string {
-  if (isUnknownEntry(entry)) return JSON.stringify(entry);
+  if (isUnknownEntry(entry)) return entryJson(entry);
   const value: unknown = read ? entry : sanitizeForPersistence(entry);
   return JSON.stringify(sink === undefined ? value : externalizeImageBlobs(value, sink));
 }

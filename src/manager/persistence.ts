@@ -5,6 +5,7 @@
  */
 import path from "node:path";
 
+import { GjcError } from "../errors.js";
 import type { SessionStorageWriter } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
 import { errorCodeOf, SessionManagerError } from "./errors.js";
@@ -222,7 +223,7 @@ export class SessionPersistence {
     const latched =
       error instanceof SessionManagerError && error.code === "persistence_failed"
         ? error
-        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}`, { path: this.path, cause: error });
+        : new SessionManagerError("persistence_failed", `session persistence failed for ${this.path}${reasonOf(error)}`, { path: this.path, cause: error });
     this.#error = latched;
     this.#dropIndex();
     // The writer logs its own first failure; log only what it did not see.
@@ -231,4 +232,9 @@ export class SessionPersistence {
     }
     return latched;
   }
+}
+
+/** A typed cause's own message after the latched error's, so what to do (a blob directory to move aside, say) reaches whoever sees only the latch. */
+function reasonOf(error: unknown): string {
+  return error instanceof GjcError ? `: ${error.message}` : "";
 }

@@ -120,8 +120,7 @@ export async function listAllManaged(options: Discovery & { readonly agentDir?: 
   let storage: ManagedSessionStorage | undefined;
   try {
     root = AgentRoot.openIfExists(agentDir);
-    // As in scope resolution, the sessions root may be an older tool's looser directory; every scope directory and file below it is verified in full.
-    const dir = root?.openDirIfExists([SESSIONS_DIRECTORY], { readThrough: true });
+    const dir = root?.openDirIfExists([SESSIONS_DIRECTORY]);
     storage = dir === undefined ? undefined : new ManagedSessionStorage(dir);
   } catch (error) {
     return { sessions: [], skipped: [skipOf(sessionsRoot, toStorageError(error, "read", sessionsRoot))] };

@@ -16,11 +16,12 @@ export const NO_MESSAGES = "(no messages)";
  * integer in 1..5), `symlink_refused` (a link, never followed), `not_regular_file` (a FIFO, socket,
  * device or directory), `permission_denied`, `not_found` (gone since the directory read),
  * `unsafe_entry` (managed storage: failed the owner-only checks), `read_failed` (any other read
- * failure), `session_busy` (`continueRecent` only: a live process holds the writer lock).
+ * failure), `session_busy` (`continueRecent` only: a live process holds the writer lock), `line_too_long`
+ * (`continueRecent` only: a line no string can hold, so the session cannot be loaded).
  */
 export type DiscoverySkipCode =
   | "empty" | "invalid_header" | "version_too_new" | "invalid_version" | "symlink_refused" | "not_regular_file"
-  | "permission_denied" | "not_found" | "unsafe_entry" | "read_failed" | "session_busy";
+  | "permission_denied" | "not_found" | "unsafe_entry" | "read_failed" | "session_busy" | "line_too_long";
 
 /** One file left out of a listing. */
 export interface SkippedSession {
@@ -50,6 +51,8 @@ export function skipOf(file: string, error: unknown): SkippedSession {
 
 /** Why `continueRecent` passes over `file` it failed to open (another writer holds it, or a listing would refuse it too); `undefined` for any other failure, which the caller rethrows. */
 export function resumeSkipOf(file: string, error: unknown): SkippedSession | undefined {
+  // A file no load can finish is passed over like a refused one, so the workspace can still resume or start anew.
+  if (error instanceof SessionFormatError && error.code === "line_too_long") return { path: file, code: "line_too_long" };
   if (!(error instanceof StorageError)) return undefined;
   if (error.code === "session_busy") return { path: file, code: "session_busy" };
   return PASSED_THROUGH.has(error.code) && error.code !== "not_found" ? skipOf(file, error) : undefined;

@@ -7,6 +7,7 @@
 import path from "node:path";
 
 import {
+  checkEntryBounds,
   isValidSessionId,
   type AppendedEntry,
   type AppendOptions,
@@ -397,6 +398,7 @@ export class SessionManager extends SessionDirectories {
   /** {@link branchWithSummary} with every option of the tree's. */
   #branchWithOptions(branchFromId: string | null, summary: string, options: BranchSummaryOptions): string {
     this.#checkWritable();
+    checkEntryBounds(options, "the branch summary's details");
     const entry = this.#state.tree.branchWithSummary(branchFromId, summary, options);
     this.#recordEntry(entry);
     return entry.id;
@@ -444,6 +446,8 @@ export class SessionManager extends SessionDirectories {
   /** {@inheritDoc EntryAppender.appendDraft} */
   protected appendDraft<D extends EntryDraft>(draft: D, options?: AppendOptions): AppendedEntry<D> {
     this.#checkWritable();
+    // Refused here, the value never enters the tree: the session goes on, nothing is latched.
+    checkEntryBounds(draft, `the ${draft.type} entry`);
     const entry = this.#state.tree.append(draft, options);
     this.#recordEntry(entry);
     return entry;

@@ -1,6 +1,10 @@
 /** The manager's accessors; every entry handed out is a copy, so a caller cannot change what is persisted. */
 import {
   buildContextOnPath,
+  isUnknownEntry,
+  MAX_ENTRY_DEPTH,
+  SessionFormatError,
+  UNKNOWN_ENTRY,
   type FileEntry,
   type SessionContext,
   type SessionHeader,
@@ -13,8 +17,17 @@ import type { ToolSelectionState } from "./selection.js";
 import type { SessionState } from "./session-state.js";
 import type { TitleSource } from "./title.js";
 
-/** A deep copy (`undefined` stays `undefined`). */
-const clone = <T>(value: T): T => structuredClone(value);
+/**
+ * A deep copy (`undefined` stays `undefined`). A record read past the nesting bound cannot be copied on
+ * every runtime: asking for it is a typed error, never the clone's RangeError.
+ * @throws SessionFormatError `nesting_too_deep`
+ */
+function clone<T extends FileEntry | undefined>(value: T): T {
+  if (value !== undefined && isUnknownEntry(value) && value[UNKNOWN_ENTRY] === "nesting_too_deep") {
+    throw new SessionFormatError("nesting_too_deep", `entry ${String(value.id)} nests deeper than ${MAX_ENTRY_DEPTH} levels: kept in the file, not handed out`);
+  }
+  return structuredClone(value);
+}
 
 /** Base of the session manager holding its accessors. */
 export abstract class SessionReader extends EntryAppender {

@@ -2,6 +2,7 @@
 import path from "node:path";
 
 import {
+  checkEntryBounds,
   CURRENT_SESSION_VERSION,
   isUnknownEntry,
   newSessionId,
@@ -223,6 +224,8 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
     if (existing === undefined || isUnknownEntry(existing) || existing.type !== type || payload === undefined) {
       throw new SessionManagerError("invalid_rewrite", `not a ${type} entry of this session: ${String(record.id)}`);
     }
+    // Before the clone, which a value past the bounds would overflow.
+    checkEntryBounds(payload, `the new payload of ${record.id}`);
     const base: Record<string, unknown> = { ...existing };
     if (type === "custom_message" && payload.details === undefined) delete base.details;
     replaced.set(existing, { ...base, ...structuredClone(payload) } as FileEntry);

@@ -18,9 +18,10 @@ export interface AgentRootOptions {
 const REPAIRABLE_CODES: ReadonlySet<SecureFsErrorCode> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
 
 /**
- * The agent directory, held. Read mode changes nothing (the directory must be the user's, a looser
- * mode is read through; below it all is verified unless `readThrough`); write mode creates and
- * repairs what the user owns. Closing closes only its own descriptor.
+ * The agent directory, held. Read mode changes nothing and verifies in full: a loose or ACL-bearing
+ * directory is refused with the fs-layer code a writer meets before it repairs (`mode_mismatch`,
+ * `acl_present`), so no reader goes through what another user could have changed. Write mode
+ * creates and repairs what the user owns. Closing closes only its own descriptor.
  */
 export class AgentRoot {
   /** The agent directory's path with its ancestors canonicalised; for messages, never re-resolved. */
@@ -45,8 +46,7 @@ export class AgentRoot {
     const where = canonicalizeTrustedPath(agentDir);
     const repaired: string[] = [];
     const write = options.write === true;
-    // Read mode reads through an agent directory an older tool made 0755 (ours, no link).
-    const dir = write ? openOrRepair((o) => SecureDir.openRoot(where, o), where, repaired) : SecureDir.openRoot(where, { owned: true });
+    const dir = write ? openOrRepair((o) => SecureDir.openRoot(where, o), where, repaired) : SecureDir.openRoot(where);
     return new AgentRoot(dir, write, repaired);
   }
 
@@ -66,14 +66,13 @@ export class AgentRoot {
   }
 
   /**
-   * Opens the directory `names` below, one verified name at a time (write mode: created and
-   * repaired). With `readThrough` the last only has to be the user's ({@link OpenDirOptions.owned}).
+   * Opens the directory `names` below, one verified name at a time (write mode: created and repaired).
    * @throws SecureFsError as {@link SecureDir.openDir}
    */
-  openDir(names: EntryPath, options: { readonly readThrough?: boolean } = {}): SecureDir {
+  openDir(names: EntryPath): SecureDir {
     const list = typeof names === "string" ? [names] : names;
     if (list.length === 0) throw new SecureFsError("invalid_argument", { operation: "openDir", path: this.path });
-    if (!this.#write) return this.dir.openDir(list, options.readThrough === true ? { owned: true } : {});
+    if (!this.#write) return this.dir.openDir(list);
     let current = this.dir;
     for (const name of list) {
       const parent = current;
@@ -87,8 +86,8 @@ export class AgentRoot {
   }
 
   /** {@link AgentRoot.openDir}, or `undefined` when (read mode) a directory on the way is missing. */
-  openDirIfExists(names: EntryPath, options: { readonly readThrough?: boolean } = {}): SecureDir | undefined {
-    return unlessMissing(() => this.openDir(names, options));
+  openDirIfExists(names: EntryPath): SecureDir | undefined {
+    return unlessMissing(() => this.openDir(names));
   }
 
   /** Managed session storage on the directory `names` (opened as {@link AgentRoot.openDir}), owning its descriptor. */

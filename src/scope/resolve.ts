@@ -2,6 +2,7 @@
 import path from "node:path";
 
 import { SecureDir, SecureFsError, unlessMissing } from "../fs/index.js";
+import { SESSIONS_DIRECTORY } from "../storage/paths.js";
 import { defaultAgentDir } from "./agent-dir.js";
 import { AgentRoot, canonicalizeTrustedPath, namesBelowAgentDir, openOrRepair } from "./agent-root.js";
 import { ensureBinding, readBinding, type BindingIdentity } from "./binding.js";
@@ -11,8 +12,7 @@ import { formerWorkspaceIdentity, scopeDirectoryName, workspaceIdentity, type Id
 export { canonicalizeTrustedPath } from "./agent-root.js";
 export { defaultAgentDir } from "./agent-dir.js";
 
-/** Name of the sessions root below the agent directory. */
-export const SESSIONS_DIRECTORY = "sessions";
+export { SESSIONS_DIRECTORY } from "../storage/paths.js";
 
 /** A resolved managed scope. Paths are for I/O; the identity fields are what is hashed. */
 export interface ManagedScope {
@@ -140,7 +140,7 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
 
 /**
  * The scope directory, its binding checked, reached by descriptor. Read mode changes nothing (a
- * missing directory: no scope yet; the sessions root may be an older tool's looser one). Write mode
+ * missing directory: no scope yet) and refuses what write mode would repair. Write mode
  * creates the chain owner-only and repairs permission deviations of the user's own (into `repaired`).
  */
 function openScopeDir(
@@ -155,9 +155,9 @@ function openScopeDir(
   let root: SecureDir | undefined;
   try {
     // `agent` is opened only when the sessions root lies below it (`names`); read mode may find none.
-    if (names !== undefined) root = write ? agent?.openDir(names) : agent?.openDirIfExists(names, { readThrough: true });
+    if (names !== undefined) root = write ? agent?.openDir(names) : agent?.openDirIfExists(names);
     else if (write) root = openOrRepair((o) => SecureDir.openRoot(sessionsRoot, o), sessionsRoot, repaired);
-    else root = unlessMissing(() => SecureDir.openRoot(sessionsRoot, { owned: true }));
+    else root = unlessMissing(() => SecureDir.openRoot(sessionsRoot));
   } catch (error) {
     return fsFailure(error, "sessions_root_unavailable", write ? "the sessions root cannot be prepared" : "the sessions root is not a safe owner-only directory");
   }

@@ -6,7 +6,7 @@ import { GjcError } from "../errors.js";
  * library writes (`version_too_new`, before any replay, so an older writer never rewrites the file); a broken id
  * predicate (`entry_id_exhausted`); input neither text nor bytes (`invalid_input`); a line past the longest string.
  */
-export type SessionFormatErrorCode = "invalid_version" | "version_too_new" | "entry_id_exhausted" | "invalid_input" | "line_too_long";
+export type SessionFormatErrorCode = "invalid_version" | "version_too_new" | "entry_id_exhausted" | "invalid_input" | "line_too_long" | "nesting_too_deep";
 
 /** Thrown by the session format layer; branch on {@link SessionFormatError.code}. */
 export class SessionFormatError extends GjcError<SessionFormatErrorCode> {}

@@ -39,6 +39,12 @@ export interface JsonlStats {
 
 const NEWLINE = 0x0a;
 
+/**
+ * Most bytes one line may take: V8's longest string in UTF-16 units, so a line past it can never be decoded
+ * whole; a scanner stops holding a line at this size, which bounds its memory and time on any file.
+ */
+export const MAX_LINE_BYTES = 0x1fffffe8;
+
 /** Stats of nothing scanned yet, for {@link scanJsonlLine} callers. */
 export function emptyJsonlStats(): JsonlStats {
   return { lines: 0, blankLines: 0, salvagedLines: [], nonUtf8Lines: [], endsWithNewline: true };
@@ -78,6 +84,7 @@ export class JsonlScanner {
   readonly #stats = emptyJsonlStats();
   /** copies of the bytes of an unfinished line (the caller may reuse its chunk buffers) */
   #pending: Buffer[] = [];
+  #pendingBytes = 0;
   #lastByte = -1;
   #ended = false;
 
@@ -94,8 +101,12 @@ export class JsonlScanner {
     let start = 0;
     for (;;) {
       const newline = bytes.indexOf(NEWLINE, start);
+      const end = newline === -1 ? bytes.length : newline;
+      // Refused as soon as it is known, so a line of any length costs at most one bound's bytes.
+      if (this.#pendingBytes + end - start > MAX_LINE_BYTES) throw this.#tooLong(this.#pendingBytes + end - start);
       if (newline === -1) {
         if (start < bytes.length) this.#pending.push(Buffer.from(bytes.subarray(start)));
+        this.#pendingBytes += bytes.length - start;
         return;
       }
       if (this.#pending.length === 0) this.#line(bytes, start, newline);
@@ -117,9 +128,15 @@ export class JsonlScanner {
     return this.#stats;
   }
 
+  #tooLong(atLeast: number): SessionFormatError {
+    const line = this.#stats.lines + 1;
+    return new SessionFormatError("line_too_long", `line ${line} is at least ${atLeast} bytes, more than one string can hold`);
+  }
+
   #takePending(): void {
     const line = Buffer.concat(this.#pending);
     this.#pending = [];
+    this.#pendingBytes = 0;
     this.#line(line, 0, line.length);
   }
 
@@ -134,6 +151,7 @@ export class JsonlScanner {
 
 /** The text of one line; one longer than the runtime's longest string is a typed `line_too_long`, not a RangeError. */
 export function decodeLine(bytes: Buffer, start: number, to: number, line: number): string {
+  if (to - start > MAX_LINE_BYTES) throw new SessionFormatError("line_too_long", `line ${line} is ${to - start} bytes, more than one string can hold`);
   try {
     return bytes.toString("utf8", start, to);
   } catch (error) {

@@ -5,11 +5,12 @@
  * verbatim), which {@link serializeSessionLines} writes back losslessly as v5.
  */
 import { SessionFormatError } from "./errors.js";
-import { joinLines, JsonlScanner, scanJsonl, serializeRecord, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
+import { joinLines, JsonlScanner, scanJsonl, type InvalidLine, type JsonlStats, type JsonlVisitor } from "./jsonl.js";
 import { declaredVersion, migrateSession, type HeaderRecord, type MigrationOptions } from "./migrate.js";
 import { replayPatches, type PatchReport, type PatchSkipCode, type ReplayItem } from "./patches.js";
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
+import { deepJson, entryJson, nestsTooDeep } from "./value-bounds.js";
 import { CURRENT_SESSION_VERSION, EntryPatchRecordSchema, HeaderPatchRecordSchema, isPatchRecordType, SessionEntrySchema, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
 import { isUnknownEntry, type CompactionEntry, type FileEntry, type SessionHeader, type UnknownEntryReason } from "./schemas.js";
 
@@ -173,7 +174,7 @@ export class SessionLoader {
         this.#records.push(value);
         if (isPatchRecordType(value.type)) this.#lines.push({ kind: "patch", line, value });
         else if (raw === undefined) this.#lines.push({ kind: "entry", line, value });
-        else this.#lines.push({ kind: "entry", line, value, raw: { bytes: Buffer.from(raw), asRead: JSON.stringify(value) } });
+        else this.#lines.push({ kind: "entry", line, value, raw: { bytes: Buffer.from(raw), asRead: nestsTooDeep(value) ? deepJson(value) : JSON.stringify(value) } });
       },
       invalid: (invalid) => {
         this.#invalidLines.push(invalid);
@@ -232,7 +233,8 @@ export function markIfUnknown(entry: JsonRecord): boolean {
   const marked = entry as { [UNKNOWN_ENTRY]?: UnknownEntryReason };
   delete marked[UNKNOWN_ENTRY];
   const check = entryCheckFor(entry.type);
-  const reason = check === undefined ? "unknown_type" : check(entry) ? undefined : "invalid_fields";
+  // Too deep to copy or re-serialise by recursion on some runtime: kept aside before any schema walks it.
+  const reason = nestsTooDeep(entry) ? "nesting_too_deep" : check === undefined ? "unknown_type" : check(entry) ? undefined : "invalid_fields";
   if (reason !== undefined) marked[UNKNOWN_ENTRY] = reason;
   return reason !== undefined;
 }
@@ -241,13 +243,13 @@ export function markIfUnknown(entry: JsonRecord): boolean {
 export function serializeSessionLines(lines: Iterable<SessionLine>): Buffer {
   return joinLines(lines, (item) => {
     if (item.kind === "invalid") return item.bytes ?? `${item.text}\n`;
-    return (item.kind === "entry" ? unchangedRawBytes(item.value, item.raw) : undefined) ?? serializeRecord(item.value);
+    return (item.kind === "entry" ? unchangedRawBytes(item.value, item.raw) : undefined) ?? `${entryJson(item.value)}\n`;
   });
 }
 
 /** The non-UTF-8 bytes an entry was read from, while it is still that record; `undefined`: write it as JSON. */
 export function unchangedRawBytes(entry: unknown, raw: RawEntryLine | undefined): Buffer | undefined {
-  return raw !== undefined && JSON.stringify(entry) === raw.asRead ? raw.bytes : undefined;
+  return raw !== undefined && entryJson(entry as object) === raw.asRead ? raw.bytes : undefined;
 }
 
 /** One schema mismatch: where in the record, and what. */

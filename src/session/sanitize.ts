@@ -21,8 +21,11 @@ const SIGNATURE_KEYS: ReadonlySet<string> = new Set(["thinkingSignature", "thoug
 /** Streaming scratch state that providers attach while a response is in flight. */
 const TRANSIENT_KEYS: ReadonlySet<string> = new Set(["partialJson", "jsonlEvents"]);
 
-/** Thrown by {@link sanitizeForPersistence} for a value nesting deeper than {@link MAX_SANITIZE_DEPTH}. */
-export class PersistSanitizeError extends GjcError<"nesting_too_deep"> {}
+/**
+ * Thrown for a value that cannot be persisted: by {@link sanitizeForPersistence} for one nesting deeper than
+ * {@link MAX_SANITIZE_DEPTH}, and by `checkEntryBounds` for one past an entry's depth or size bound.
+ */
+export class PersistSanitizeError extends GjcError<"nesting_too_deep" | "value_too_large"> {}
 
 /** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {

@@ -238,8 +238,8 @@ export function isPatchRecordType(type: unknown): boolean {
   return type === "header_patch" || type === "entry_patch";
 }
 
-/** Why a record was kept as an {@link UnknownEntry} instead of a typed entry. */
-export type UnknownEntryReason = "unknown_type" | "invalid_fields";
+/** Why a record was kept as an {@link UnknownEntry} instead of a typed entry (`nesting_too_deep`: past `MAX_ENTRY_DEPTH`, too deep to copy). */
+export type UnknownEntryReason = "unknown_type" | "invalid_fields" | "nesting_too_deep";
 
 /** Marks an {@link UnknownEntry}: a symbol key, which `JSON.stringify` never writes and no field can collide with. */
 export const UNKNOWN_ENTRY: unique symbol = Symbol.for("gjc-session-store.unknown-entry");

@@ -28,6 +28,8 @@ export class BlobStore {
   readonly dir: string;
   /** Opens the blob directory: by path, or as an entry of a held directory. */
   #openDir = (create: boolean): SecureDir => SecureDir.openRoot(this.dir, { create });
+  /** The owner of the blob directory, for the message of a refusal; known only below a held directory. */
+  #ownerOf = (): number | undefined => undefined;
   #held: SecureDir | undefined;
 
   /** @param dir the blob directory, conventionally `<agent>/blobs`; created 0700 on the first put. */
@@ -44,6 +46,13 @@ export class BlobStore {
   static inDirectory(parent: SecureDir, name = "blobs"): BlobStore {
     const store = new BlobStore(path.join(parent.path, name));
     store.#openDir = (create) => parent.openDir(name, { create });
+    store.#ownerOf = () => {
+      try {
+        return parent.stat(name).uid;
+      } catch {
+        return undefined;
+      }
+    };
     return store;
   }
 
@@ -138,9 +147,21 @@ export class BlobStore {
       this.#held = this.#openDir(create);
     } catch (error) {
       if (!create && isCode(error, "not_found")) return undefined;
+      if (error instanceof SecureFsError && error.code === "owner_mismatch") throw this.#foreign(error);
       throw this.#error(error, create ? "write" : "read");
     }
     return this.#held;
+  }
+
+  /** A blob directory another user owns (left from a once-loose agent directory): named, with the command that moves it aside. */
+  #foreign(error: SecureFsError): StorageError {
+    const owner = this.#ownerOf();
+    const whose = owner === undefined ? "another user" : `uid ${owner}`;
+    return new StorageError(
+      "unsafe_entry",
+      `the blob directory ${this.dir} belongs to ${whose}, so no image can be stored or read there; move it aside and a new one is made: ${moveAsideCommand(this.dir, owner)}`,
+      { path: this.dir, detail: error.code, cause: error },
+    );
   }
 
   #result(hash: string): BlobPutResult {
@@ -170,6 +191,19 @@ export class BlobStore {
   #error(error: unknown, direction: "read" | "write", hash?: string): StorageError {
     return toStorageError(error, direction, hash === undefined ? this.dir : path.join(this.dir, hash));
   }
+}
+
+/**
+ * The POSIX shell command that renames a blob directory another user owns out of the way (to `<dir>.foreign-uid<N>`),
+ * each path single-quoted. A rename within the agent directory needs no rights on the directory itself.
+ */
+export function moveAsideCommand(dir: string, owner: number | undefined): string {
+  const aside = `${dir}.foreign${owner === undefined ? "" : `-uid${owner}`}`;
+  return `mv -- ${shellQuoted(dir)} ${shellQuoted(aside)}`;
+}
+
+function shellQuoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 function isCode(error: unknown, code: "already_exists" | "not_found"): boolean {

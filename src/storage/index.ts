@@ -19,7 +19,7 @@ export { ManagedSessionStorage } from "./managed-storage.js";
 export type { ManagedSessionStorageOptions } from "./managed-storage.js";
 export { MemorySessionStorage } from "./memory-storage.js";
 export type { MemorySessionStorageOptions } from "./memory-storage.js";
-export { BlobStore } from "./blob-store.js";
+export { BlobStore, moveAsideCommand } from "./blob-store.js";
 export { isBlobRef } from "../session/blob-refs.js";
 export type { BlobPutResult } from "./blob-store.js";
 export { decodeUtf8Prefix } from "./bytes.js";

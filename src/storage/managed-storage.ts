@@ -14,7 +14,7 @@ import { SyncBackedStorage } from "./sync-backed.js";
 import { positionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
 import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
-import { splitBelowRoot, splitFilePath } from "./paths.js";
+import { SESSIONS_DIRECTORY, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
   LineSink,
   ReplaceOptions,
@@ -55,9 +55,25 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     this.#logger = options.logger ?? consoleStorageLogger;
   }
 
-  /** Opens (or with `create`, makes) the owner-only root at `rootPath` and returns a storage below it. */
+  /**
+   * Opens (or with `create`, makes) the owner-only root at `rootPath` and returns a storage below it.
+   * A root in the agent layout (`<agent>/sessions[/...]`) is reached from the agent directory: that
+   * is opened as the trusted root (no link, owner-only, ancestors checked) and every name from it to
+   * `rootPath` by descriptor, so a linked or loose agent directory or `sessions/` is refused as
+   * every other entry point refuses it, never followed.
+   */
   static open(rootPath: string, options: ManagedSessionStorageOptions = {}): ManagedSessionStorage {
-    const rootDir = guardStorage("read", rootPath, () => SecureDir.openRoot(rootPath, { create: options.create === true }));
+    const create = options.create === true;
+    const rootDir = guardStorage("read", rootPath, () => {
+      const layout = agentLayoutOf(rootPath);
+      if (layout === undefined) return SecureDir.openRoot(rootPath, { create });
+      const agent = SecureDir.openRoot(layout.agentDir, { create });
+      try {
+        return agent.openDir(layout.names, { create });
+      } finally {
+        agent.close();
+      }
+    });
     return new ManagedSessionStorage(rootDir, options.logger === undefined ? {} : { logger: options.logger });
   }
 
@@ -319,6 +335,19 @@ function openOrCreateForAppend(dir: SecureDir, name: string): SecureFile {
     throw error;
   }
   return file;
+}
+
+/**
+ * `rootPath` split at its last `sessions` component: the agent directory above it and the names
+ * from there down (lexical, after resolving `.` and `..`), or `undefined` outside that layout.
+ */
+function agentLayoutOf(rootPath: string): { agentDir: string; names: string[] } | undefined {
+  if (typeof rootPath !== "string" || rootPath.length === 0) return undefined;
+  const parts = path.resolve(rootPath).split(path.sep);
+  const at = parts.lastIndexOf(SESSIONS_DIRECTORY);
+  // parts[0] is the empty name before the leading separator: the agent directory needs a name.
+  if (at < 2) return undefined;
+  return { agentDir: parts.slice(0, at).join(path.sep), names: parts.slice(at) };
 }
 
 function refuseLink(stat: SecureStat, absolute: string): SecureStat {

@@ -5,6 +5,9 @@ import path from "node:path";
 
 import { StorageError } from "./errors.js";
 
+/** Name of the sessions root below an agent directory (the layout managed storage recognises). */
+export const SESSIONS_DIRECTORY = "sessions";
+
 /** An absolute path split into the names below a storage root (outermost first, none for the root). */
 interface RootedPath {
   absolute: string;

@@ -3,6 +3,7 @@
  * + FNV-1a of the name + 8 random hex (native `staging_name`), so a writer-lock holder knows them.
  */
 import type { SecureDir } from "../fs/index.js";
+import { lockWriter } from "./writer-lock.js";
 
 const RANDOM_HEX = 8;
 
@@ -27,5 +28,36 @@ export function removeOwnStaging(dir: SecureDir, name: string): void {
     } catch {
       // Gone meanwhile, or refused: nothing of the session depends on it.
     }
+  }
+}
+
+/** The session file in `dir` (`*.jsonl`) whose rewrite names its temporaries as `name` is named, or `undefined`. */
+export function stagingOwner(dir: SecureDir, name: string): string | undefined {
+  if (!name.startsWith(".gjc-tmp-") || !/^[0-9a-f]{16}$/.test(name.slice(".gjc-tmp-".length))) return undefined;
+  return dir
+    .list()
+    .map((entry) => entry.name)
+    .find((candidate) => candidate.endsWith(".jsonl") && name.startsWith(stagingPrefixOf(candidate)));
+}
+
+/**
+ * Removes `temporary`, a leftover of a rewrite of `owner`, when no writer holds `owner`: the writer lock taken
+ * (never waited for) proves no rewrite is under way, whatever the temporary's age. True when it was removed.
+ */
+export function removeIdleStaging(dir: SecureDir, owner: string, temporary: string): boolean {
+  let lock;
+  try {
+    lock = lockWriter(dir, owner);
+  } catch {
+    return false; // a live writer (or no lock to be had): the temporary may be in use
+  }
+  try {
+    if (dir.stat(temporary).type !== "file") return false;
+    dir.unlink(temporary);
+    return true;
+  } catch {
+    return false; // gone meanwhile, or refused: left to the report
+  } finally {
+    lock.release();
   }
 }

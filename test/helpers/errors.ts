@@ -24,3 +24,13 @@ export async function asyncCodeOf(fn: () => Promise<unknown>): Promise<SecureFsE
   }
   return undefined;
 }
+
+/** What `fn` throws (to assert its class and fields); fails the test when it returns normally. */
+export function thrownBy(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a throw, but the call returned");
+}

@@ -60,6 +60,9 @@ describe("SessionManager defaults to the managed scope of the cwd", () => {
   it("legacy sessions are not resumed by default writers (they are listed through candidates)", async () => {
     const box = sandbox();
     writeLegacySession(path.join(box.agentDir, "sessions"), box.cwd);
+    // The older tool left the agent directory and sessions/ 0755: a reader refuses what a writer repairs.
+    await expect(SessionManager.list(box.cwd, undefined, undefined, { agentDir: box.agentDir })).rejects.toMatchObject({ detail: "mode_mismatch" });
+    SessionManager.create(box.cwd, undefined, undefined, { agentDir: box.agentDir, terminalId: null });
     expect(await SessionManager.list(box.cwd, undefined, undefined, { agentDir: box.agentDir })).toEqual([]);
   });
 

@@ -104,6 +104,36 @@ describe("stale temporaries of a killed rewrite", () => {
     expect(temporaries()).toEqual([]);
   });
 
+  it("audit --fix sweeps a recent temporary of a session no writer holds, and leaves one whose session is being written", async () => {
+    const left = await killedRewriteTemporary();
+    const rel = `mine/${left}`;
+    expect(fs.existsSync(path.join(root, NAME))).toBe(true);
+    // Too recent to call stale: a report changes nothing and names nothing.
+    expect(auditAgentDir(agentDir).objects.find((o) => o.path === rel)).toBeUndefined();
+    expect(temporaries()).toContain(left);
+
+    // While a writer holds the session, its temporaries may be in use: --fix leaves them.
+    const storage = ManagedSessionStorage.open(root);
+    const planted = `${stagingPrefixOf(NAME)}0000000a`;
+    const writer = storage.openWriter(path.join(root, NAME));
+    fs.writeFileSync(path.join(root, planted), "a rewrite in progress", { mode: 0o600 });
+    expect(auditAgentDir(agentDir, { fix: true }).repairs).toEqual([]);
+    expect(temporaries()).toEqual([planted]);
+    await writer.close();
+    storage.close();
+
+    fs.writeFileSync(path.join(root, left), "left by the kill", { mode: 0o600 });
+    const fixed = auditAgentDir(agentDir, { fix: true });
+    expect(fixed.repairs).toEqual(
+      expect.arrayContaining([
+        { path: rel, codes: ["stale_staging_file"], outcome: "repaired" },
+        { path: `mine/${planted}`, codes: ["stale_staging_file"], outcome: "repaired" },
+      ]),
+    );
+    expect(fixed.objects.find((o) => o.path === rel)).toBeUndefined();
+    expect(temporaries()).toEqual([]);
+  });
+
   it("plain file storage: the next writer removes the `.<name>.<hex>.tmp` temporaries of its own file only", async () => {
     const own = [temporaryName(NAME), temporaryName(NAME)];
     const foreign = temporaryName(OTHER);
