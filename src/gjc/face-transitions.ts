@@ -218,17 +218,17 @@ export abstract class FaceTransitions extends FaceArtifacts {
     const engine = snapshotEngines.get(snapshot);
     if (engine === undefined) throw new GjcFaceError("prepared_session_unavailable", "Not a rollback snapshot of this store.");
     this.resetArtifactBindings();
-    if (this.engine === engine || (!engine.isPersisted() && this.engine !== engine)) {
-      this.swapEngine(engine);
-      if (engine.getLeafId() !== snapshot.leafId) {
-        if (snapshot.leafId === null) engine.resetLeaf();
-        else engine.branch(snapshot.leafId);
-      }
-      return;
+    const onSnapshot = (candidate: Engine) => candidate.getSessionId() === snapshot.sessionId && candidate.getSessionFile() === snapshot.sessionFile;
+    if (!onSnapshot(this.engine)) {
+      // An engine manager that switched files in place is on another session now; one in memory never does.
+      if (!engine.isPersisted() && onSnapshot(engine)) this.swapEngine(engine);
+      else await this.engine.setSessionFile(snapshot.sessionFile!);
+      this.bumpRevisions();
     }
-    const file = snapshot.sessionFile!;
-    if (this.engine.getSessionFile() !== file) await this.engine.setSessionFile(file);
-    if (this.engine.getLeafId() !== snapshot.leafId && snapshot.leafId !== null) this.engine.branch(snapshot.leafId);
+    if (this.engine.getLeafId() === snapshot.leafId) return;
+    if (snapshot.leafId === null) this.engine.resetLeaf();
+    else this.engine.branch(snapshot.leafId);
+    this.bumpRevisions(["leaf"]);
   }
 
   /**
