@@ -9,11 +9,13 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/gjc/session-manager.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { bundleManagerChild } from "../manager/child.js";
+import { startChild, type BundledChild } from "../storage/child-bundle.js";
 
 let tmp: { path: string; remove(): void };
 let agentDir: string;
@@ -219,5 +221,62 @@ describe("the /gjc face driven as GJC's app drives it", () => {
     await opened.manager.ensureOnDisk();
     await opened.manager.close();
     expect(fs.readFileSync(fork!.sessionFile!)).toEqual(bytes);
+  });
+});
+
+describe("a process killed between prepare and commit", () => {
+  let child: BundledChild;
+  beforeAll(async () => {
+    child = await bundleManagerChild("prepare-and-wait", path.join(import.meta.dirname, "children"));
+  });
+  afterAll(() => child?.remove());
+
+  /** Starts the child on `file`, waits for its `prepared <file>` line, SIGKILLs it. @returns the successor file it prepared */
+  async function killAfterPrepare(file: string, kind: "new" | "branched" | "fork"): Promise<string> {
+    const proc = startChild(child, [file, kind, agentDir]);
+    let stderr = "";
+    proc.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const successor = await new Promise<string>((resolve, reject) => {
+      let out = "";
+      proc.stdout?.on("data", (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /^prepared (.+)\n/m.exec(out);
+        if (match !== null) resolve(match[1]!);
+      });
+      proc.on("close", (status) => reject(new Error(`child ended with ${status}: ${stderr}`)));
+    });
+    const closed = new Promise((resolve) => proc.on("close", (_status, signal) => resolve(signal)));
+    proc.kill("SIGKILL");
+    expect(await closed).toBe("SIGKILL");
+    return successor;
+  }
+
+  it("leaves nothing a listing, a resume or the strict inspection takes for a session", async () => {
+    const sessionDir = path.join(tmp.path, "sessions");
+    fs.mkdirSync(sessionDir, { mode: 0o700 });
+    const manager = SessionManager.create(workspace, sessionDir, undefined, options());
+    await runTurn(manager, "first ");
+    await runTurn(manager, "second ");
+    await manager.saveArtifact("x".repeat(4096), "bash");
+    const file = manager.getSessionFile()!;
+    await manager.close();
+    const bytes = fs.readFileSync(file);
+
+    for (const kind of ["new", "branched", "fork"] as const) {
+      const successor = await killAfterPrepare(file, kind);
+      expect(path.dirname(successor)).toBe(sessionDir);
+      expect(fs.existsSync(successor)).toBe(false);
+      expect(fs.existsSync(successor.replace(/\.jsonl$/, ""))).toBe(false);
+      expect(jsonlIn(sessionDir)).toEqual([path.basename(file)]);
+      // A fork's artifact copy is staged under a hidden name, never as the successor's artifacts directory.
+      expect(fs.readdirSync(sessionDir).filter((name) => !name.startsWith(".")).sort()).toEqual([path.basename(file), path.basename(file, ".jsonl")].sort());
+      expect((await SessionManager.listForResumePickerReadOnly(workspace, sessionDir)).map((row) => row.path)).toEqual([file]);
+      expect(await SessionManager.inspectSessionTailReadOnly(successor)).toEqual({ kind: "error", reason: "missing" });
+      // The source is as it was, and opens again: the killed process's writer lock went with it.
+      expect(fs.readFileSync(file)).toEqual(bytes);
+      const resumed = await SessionManager.continueRecent(workspace, sessionDir, undefined, undefined, undefined, options());
+      expect(resumed.getSessionFile()).toBe(file);
+      await resumed.close();
+    }
   });
 });
