@@ -185,7 +185,8 @@ export abstract class FaceTransitions extends FaceArtifacts {
         errors.push(error);
       }
     };
-    await attempt(() => entry.engine.close());
+    // Its only possible failure is a commit's write, already thrown to the caller of the commit.
+    await entry.engine.close().catch(() => undefined);
     if (entry.artifacts !== undefined) await attempt(entry.artifacts.discard);
     const file = prepared.sessionFile;
     // Readiness work may have made the successor's artifacts directory (GJC's `local://` root); its transcript was never written.
