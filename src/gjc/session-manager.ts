@@ -12,7 +12,7 @@ import path from "node:path";
 import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
 import { SessionManagerError } from "../manager/errors.js";
-import type { SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
+import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
 import { SessionTreeError, type FileEntry } from "../session/index.js";
@@ -20,10 +20,11 @@ import type { SessionStorage } from "../storage/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
-import { FaceTransitions } from "./face-transitions.js";
+import { FaceTransitions, removeSessionFiles } from "./face-transitions.js";
 import { heldEntryBytes, heldImageBytes, memoryStats, NOTHING_EVICTED, type EvictCompactedContentResult, type SessionMemoryStats } from "./memory-stats.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
-import { inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
 
 /** Why a strict open opened nothing. */
 export interface StrictSessionOpenFailure {
@@ -35,6 +36,9 @@ export interface StrictSessionOpenFailure {
 
 /** A strict open's outcome. */
 export type StrictSessionOpenResult = { kind: "opened"; manager: SessionManager } | StrictSessionOpenFailure;
+
+/** A strict fork's outcome. */
+export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager } | StrictSessionOpenFailure;
 
 /** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
 export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
@@ -86,14 +90,18 @@ export class SessionManager extends FaceTransitions {
     storage?: SessionStorage,
     migrationPolicy?: MigrationPolicy,
     sessionMemoryMode?: SessionMemoryMode,
-    options: SessionManagerOptions = {},
+    options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
   }
 
-  /** Resumes as the engine's `continueRecent` does (this terminal's breadcrumb, then the newest session no other writer holds), else a new session. */
+  /**
+   * Resumes as the engine's `continueRecent` does (this terminal's breadcrumb, then the newest session no other writer holds),
+   * else a new session. A resumed session is in read-only resume, as after a strict open: its file is not written (a v1-v4
+   * file is not migrated on disk) until the session changes.
+   */
   static async continueRecent(
     cwd: string,
     destination?: SessionDestinationInput,
@@ -104,7 +112,9 @@ export class SessionManager extends FaceTransitions {
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
     const engine = await Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    manager.readOnlyResume = engine.getLoadReport().loaded;
+    return manager;
   }
 
   /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title. */
@@ -153,6 +163,67 @@ export class SessionManager extends FaceTransitions {
       return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };
     }
     return { kind: "opened", manager };
+  }
+
+  /** Captures `filePath` for a later strict fork: held by descriptor, read in ranges, its identity fixed (see `transcript-capture.ts`). */
+  static captureTranscriptStrict(filePath: string): { kind: "captured"; snapshot: TranscriptSnapshotHandle } | ResumeTailError {
+    return captureTranscript(filePath);
+  }
+
+  /**
+   * A new session for `cwd` holding the captured transcript (new id, parented to the source's, title kept), made only while
+   * the source is still the captured bytes, before and after it is copied; a copy made of anything else is removed.
+   */
+  static async forkFromCaptured(
+    snapshot: TranscriptSnapshotHandle,
+    cwd: string,
+    destination?: SessionDestinationInput,
+    _migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<StrictSessionForkResult> {
+    const before = snapshot.revalidate();
+    if (before.kind === "error") return { kind: "error", reason: before.reason };
+    const manager = await SessionManager.forkFrom(snapshot.sourcePath, cwd, destination, undefined, undefined, sessionMemoryMode, options);
+    await manager.flush();
+    const after = snapshot.revalidate();
+    if (after.kind === "valid" && manager.getHeader().parentSession === snapshot.identity.sessionId) return { kind: "forked", manager };
+    const file = manager.getSessionFile();
+    await manager.close();
+    if (file !== undefined) await removeSessionFiles(file);
+    return { kind: "error", reason: "identity-mismatch" };
+  }
+
+  /**
+   * Deletes a session the CLI picker listed without a session directory: it must sit in the managed scope of its header's
+   * cwd (default agent directory) or below that workspace's `.gjc/`. Its artifacts and line index go with it.
+   * @throws GjcFaceError `session_not_contained`
+   */
+  static async deleteManagedCandidate(sessionPath: string): Promise<void> {
+    const file = canonicalPathOf(sessionPath);
+    const captured = captureTranscript(file);
+    if (captured.kind === "error") throw new GjcFaceError("session_not_contained", `Could not delete managed session: ${captured.reason}`);
+    let cwd: unknown;
+    try {
+      captured.snapshot.forEachLine((line) => {
+        cwd = (JSON.parse(line) as { cwd?: unknown }).cwd;
+        return false;
+      });
+    } finally {
+      captured.snapshot.close();
+    }
+    if (typeof cwd !== "string" || !path.isAbsolute(cwd)) throw new GjcFaceError("session_not_contained", "Session has no valid workspace header.");
+    const project = path.join(cwd, ".gjc") + path.sep;
+    let scope: string | undefined;
+    try {
+      scope = Engine.getDefaultSessionDirReadOnly(cwd);
+    } catch {
+      scope = undefined;
+    }
+    if (path.dirname(file) !== scope && !file.startsWith(project)) {
+      throw new GjcFaceError("session_not_contained", "Not authorized to delete a session outside its workspace's managed scope.");
+    }
+    await removeSessionFiles(file);
   }
 
   /**

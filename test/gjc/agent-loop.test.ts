@@ -164,7 +164,7 @@ describe("the /gjc face driven as GJC's app drives it", () => {
 
     // /branch: the successor holds root..leaf, written by the commit; a discarded one leaves nothing.
     const handoffFile = manager.getSessionFile()!;
-    const leaf = manager.getBranch()[2]!.id;
+    const leaf = manager.getBranch()[2]!.id as string;
     const droppedBranch = await manager.prepareBranchedSession(leaf);
     await manager.discardPreparedNewSession(droppedBranch);
     expect(fs.existsSync(droppedBranch.sessionFile!)).toBe(false);

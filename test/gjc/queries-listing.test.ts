@@ -24,7 +24,7 @@ afterEach(() => tmp.remove());
 const options = () => ({ terminalId: null, agentDir });
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const assistant = (text: string) =>
-  ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1 }, stopReason: "stop" }) as AgentMessage;
+  ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" }) as AgentMessage;
 
 describe("reads and revisions", () => {
   it("moves each revision with what it counts, and reports what the session holds", async () => {
@@ -54,7 +54,7 @@ describe("reads and revisions", () => {
     expect(manager.getActivePathEntriesCanonical("no-such-id")).toEqual([]);
     expect(manager.getActivePathEntriesCanonical().map((e) => e.id)).toEqual([model]);
     const visited: string[] = [];
-    manager.visitEntriesForExport((e) => visited.push(e.id));
+    manager.visitEntriesForExport((e) => visited.push(e.id as string));
     expect(visited).toEqual(manager.getEntries().map((e) => e.id));
     expect(() => manager.evictCompactedContent("nope", model)).toThrow(expect.objectContaining({ code: "unknown_entry" }));
 
