@@ -6,6 +6,7 @@
  * Where GJC's behaviour differs on purpose (owner-only files, `session_busy` for a second writer,
  * typed errors) this keeps the store's: README, "Coming from GJC".
  */
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -20,7 +21,8 @@ import type { SessionStorage } from "../storage/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
-import { FaceTransitions, removeSessionFiles } from "./face-transitions.js";
+import { removeSessionFiles } from "./face-transitions.js";
+import { AttemptArtifacts, FaceStaged, stagedFileFor } from "./face-staged.js";
 import { heldEntryBytes, heldImageBytes, memoryStats, NOTHING_EVICTED, type EvictCompactedContentResult, type SessionMemoryStats } from "./memory-stats.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
 import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
@@ -60,14 +62,43 @@ function destinationOf(input: SessionDestinationInput, agentDir: string | undefi
 }
 
 /** See the module comment. */
-export class SessionManager extends FaceTransitions {
+export class SessionManager extends FaceStaged {
   /** A strictly opened file the next `setSessionFile` must find unchanged. */
   #pendingAdoption: ResumeSessionIdentity | undefined;
   #closed = false;
   #heldBytes: { revision: number; bytes: number } | undefined;
+  /** The factory options, for the engine managers this face opens itself. */
+  readonly #options: SessionManagerOptions;
 
-  private constructor(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode) {
+  private constructor(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode, options: SessionManagerOptions = {}) {
     super(engine, destination, memoryMode);
+    this.#options = options;
+  }
+
+  /** {@inheritDoc FaceStaged.reopen} */
+  protected async reopen(file: string): Promise<Engine> {
+    return Engine.open(file, path.dirname(file), undefined, undefined, this.memoryMode, this.#options);
+  }
+
+  /**
+   * A subagent attempt that becomes `finalSessionFile` only if committed: a fresh session at `<dir>/.staging/<attemptId>.jsonl`
+   * (header written now), its artifacts claimed in the final artifacts directory (see `face-staged.ts`).
+   * @throws GjcFaceError `staged_session_unavailable` for an unsafe or existing attempt, or a final path that is itself staged
+   */
+  static async openStaged(finalSessionFile: string, storage?: SessionStorage, attemptId: string = randomUUID(), options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const finalPath = canonicalPathOf(finalSessionFile);
+    const staged = stagedFileFor(finalPath, attemptId);
+    const dir = path.dirname(finalPath);
+    const engine = await Engine.open(staged, dir, storage, undefined, undefined, options);
+    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir), undefined, options);
+    manager.beginAttempt({ finalSessionFile: finalPath, stagedSessionFile: staged, artifacts: new AttemptArtifacts(finalPath), state: "open" });
+    try {
+      await manager.ensureOnDisk();
+    } catch (error) {
+      await manager.discardStaged().catch(() => undefined);
+      throw error;
+    }
+    return manager;
   }
 
   // ---- creation and opening ---------------------------------------------------------------------
@@ -75,7 +106,7 @@ export class SessionManager extends FaceTransitions {
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
-    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir));
+    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir), undefined, options);
   }
 
   /** A session that never persists. */
@@ -94,7 +125,8 @@ export class SessionManager extends FaceTransitions {
   ): Promise<SessionManager> {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    const { readOnly: _readOnly, ...factory } = options;
+    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
   }
 
   /**
@@ -112,7 +144,7 @@ export class SessionManager extends FaceTransitions {
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
     const engine = await Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
     manager.readOnlyResume = engine.getLoadReport().loaded;
     return manager;
   }
@@ -129,7 +161,7 @@ export class SessionManager extends FaceTransitions {
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
     const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
