@@ -532,6 +532,28 @@ export class SessionManager extends FaceStaged {
     return report;
   }
 
+  /**
+   * After a latched persistence failure: releases the file, then reloads it from disk if it is a strictly valid transcript that
+   * holds still while it is inspected twice; memory then holds what the file holds, and what never reached it is gone. A
+   * no-op without a failure. @throws the latched failure when there is no file to reload, or it is not usable
+   */
+  async recoverPersistenceFailure(): Promise<void> {
+    let latched: unknown;
+    try {
+      hooks.checkPersisted(this.engine);
+      return;
+    } catch (error) {
+      latched = error;
+    }
+    const file = this.engine.getSessionFile();
+    if (!this.engine.isPersisted() || file === undefined) throw latched;
+    await this.engine.close().catch(() => undefined);
+    const first = inspectTranscript(file);
+    const second = inspectTranscript(file);
+    if (first.kind === "error" || second.kind === "error" || !sameIdentity(first.identity, second.identity)) throw latched;
+    this.swapEngine(await this.reopen(file));
+  }
+
   /** Flushes, then closes: `closed`, or `close_unknown` with the failure (the file is released either way). */
   async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
     try {

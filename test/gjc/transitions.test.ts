@@ -158,4 +158,25 @@ describe("two-phase transitions", () => {
     expect(manager.getLastModelChangeRole()).toBe("default");
     await manager.close();
   });
+
+  it("recovers from a failed write by reloading the file from disk", async () => {
+    const manager = SessionManager.create(tmp.path, sessions, undefined, options());
+    await manager.recoverPersistenceFailure();
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "never written" }], timestamp: 1 } as AgentMessage);
+    const file = manager.getSessionFile()!;
+    // Another writer's transcript appears under the session's name before its first write.
+    const header = { type: "session", version: 5, id: "019f0000-3333-7000-aaaa-000000000001", timestamp: "2026-07-18T13:22:00.000Z", cwd: tmp.path };
+    const answer = { role: "assistant", content: [{ type: "text", text: "theirs" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" };
+    const entry = { type: "message", id: "c1", parentId: null, timestamp: "2026-07-18T13:22:01.000Z", message: answer };
+    fs.writeFileSync(file, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "lost" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+    expect(() => manager.appendCustomEntry("refused", {})).toThrow(expect.objectContaining({ code: "persistence_failed" }));
+    await manager.recoverPersistenceFailure();
+    expect(manager.getSessionId()).toBe(header.id);
+    expect(manager.getEntries().map((e) => e.id)).toEqual(["c1"]);
+    const id = manager.appendCustomEntry("after-recovery", {});
+    await manager.flush();
+    expect(fs.readFileSync(file, "utf8")).toContain(id);
+    await manager.close();
+  });
 });
