@@ -12,18 +12,16 @@ import path from "node:path";
 
 import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
-import { SessionManagerError } from "../manager/errors.js";
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
-import { SessionTreeError, type FileEntry } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { removeSessionFiles } from "./face-transitions.js";
-import { AttemptArtifacts, FaceStaged, stagedFileFor } from "./face-staged.js";
-import { heldEntryBytes, heldImageBytes, memoryStats, NOTHING_EVICTED, type EvictCompactedContentResult, type SessionMemoryStats } from "./memory-stats.js";
+import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
+import { FaceQueries } from "./face-queries.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
 import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
 import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
@@ -45,8 +43,6 @@ export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager 
 /** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
 export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
 
-const MEMORY_MODES: readonly SessionMemoryMode[] = ["off", "shadow", "enabled", "auto"];
-
 /** The agent directory each managed token of the face was made under. */
 const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
 
@@ -62,11 +58,10 @@ function destinationOf(input: SessionDestinationInput, agentDir: string | undefi
 }
 
 /** See the module comment. */
-export class SessionManager extends FaceStaged {
+export class SessionManager extends FaceQueries {
   /** A strictly opened file the next `setSessionFile` must find unchanged. */
   #pendingAdoption: ResumeSessionIdentity | undefined;
   #closed = false;
-  #heldBytes: { revision: number; bytes: number } | undefined;
   /** The factory options, for the engine managers this face opens itself. */
   readonly #options: SessionManagerOptions;
 
@@ -417,85 +412,6 @@ export class SessionManager extends FaceStaged {
       this.bumpRevisions(["headerExport"]);
       this.transitions.advance();
     });
-  }
-
-  // ---- reads, queries, revisions, memory --------------------------------------------------------
-
-  /** Whether the session holds any entry besides its header. */
-  hasHistoryEntries(): boolean {
-    return hooks.tree(this.engine).getEntries().length > 0;
-  }
-
-  /** The role of the nearest `model_change` on the path to the leaf (`"default"` when it names none); `undefined` when there is none. */
-  getLastModelChangeRole(): string | undefined {
-    const tree = hooks.tree(this.engine);
-    const path = tree.getLeafId() === null ? [] : tree.getPath();
-    for (let at = path.length - 1; at >= 0; at -= 1) {
-      const entry = path[at] as { type?: string; role?: unknown };
-      if (entry.type === "model_change") return typeof entry.role === "string" ? entry.role : "default";
-    }
-    return undefined;
-  }
-
-  /** A copy of entry `id`, or `undefined`. Equal to `getEntry`: this store never moves held content out (see `evictCompactedContent`). */
-  getEntryForFidelity(id: string): FileEntry | undefined {
-    return this.engine.getEntry(id);
-  }
-
-  /** Copies of root..`fromId` (default: the leaf); `[]` for an unknown id. */
-  getActivePathEntriesCanonical(fromId?: string): FileEntry[] {
-    return this.engine.getBranch(fromId);
-  }
-
-  /** Calls `visitor` with a copy of every entry, in file order. */
-  visitEntriesForExport(visitor: (entry: FileEntry) => void): void {
-    for (const entry of this.engine.getEntries()) visitor(entry);
-  }
-
-  /**
-   * GJC moves compacted history into its blob store to bound memory; this store keeps the session it holds, so nothing moves
-   * and the counts are zero (the app then owes no rewrite). @throws SessionTreeError `unknown_entry` for an unknown id
-   */
-  evictCompactedContent(firstKeptEntryId: string, compactionEntryId: string): EvictCompactedContentResult {
-    const tree = hooks.tree(this.engine);
-    for (const id of [firstKeptEntryId, compactionEntryId]) {
-      if (tree.getEntry(id) === undefined) throw new SessionTreeError("unknown_entry", `Entry ${id} not found`);
-    }
-    return { ...NOTHING_EVICTED };
-  }
-
-  /** What the manager holds: no sidecar or cold runtime, and the held entries' size as the resident bytes. */
-  getSessionMemoryStats(): SessionMemoryStats {
-    const revision = this.revisionSnapshot().entry;
-    if (this.#heldBytes?.revision !== revision) this.#heldBytes = { revision, bytes: heldEntryBytes(hooks.tree(this.engine).getEntries()) };
-    return memoryStats(this.#heldBytes.bytes);
-  }
-
-  /** Records GJC's memory mode setting; the store keeps the parsed session whatever it is. @throws SessionManagerError `invalid_options` for an unknown mode */
-  setSessionMemoryMode(mode: SessionMemoryMode): void {
-    if (!MEMORY_MODES.includes(mode)) throw new SessionManagerError("invalid_options", `unknown sessionMemoryMode: ${String(mode)}`);
-    this.memoryMode = mode;
-  }
-
-  /** The memory mode last set (default `"shadow"`). */
-  getSessionMemoryMode(): SessionMemoryMode {
-    return this.memoryMode;
-  }
-
-  /** The decoded bytes of the distinct images the held entries carry. */
-  getResidentImageBytes(): number {
-    return heldImageBytes(hooks.tree(this.engine).getEntries());
-  }
-
-  /** The session file's size now; 0 in memory, before it exists, or when it cannot be stat'ed. */
-  getTranscriptFileBytes(): number {
-    const file = this.engine.getSessionFile();
-    if (!this.engine.isPersisted() || file === undefined) return 0;
-    try {
-      return fs.lstatSync(file).size;
-    } catch {
-      return 0;
-    }
   }
 
   // ---- writes, flush and close ------------------------------------------------------------------
