@@ -3,7 +3,8 @@
  * linked to their entries (see ./messages.ts), so the app can tell which entry a message the
  * model saw came from. The manager links the contexts it builds through {@link linkContextIdentity}.
  */
-import { buildSessionContext as buildEngineContext, contextPath, type FileEntry, type SessionContext } from "../session/index.js";
+import { buildSessionContext as buildEngineContext, contextPath, isUnknownEntry } from "../session/index.js";
+import type { FileEntry, SessionContext, SessionEntry } from "../session/index.js";
 import { associateSessionMessageEntryId, associateSessionMessageObservationId } from "./messages.js";
 
 /** The namespace of observation ids made for a context built outside a session. */
@@ -29,29 +30,31 @@ export function buildSessionContext(
 
 /**
  * Links the messages of `context` to the entries of `path` (root first) it was built from, by
- * the rules of {@link buildSessionContext}. A stored message is its entry's own object; the
- * messages made from `custom_message` entries are the last ones of the path (a compaction only
- * ever drops a prefix), so they pair with those entries from the end.
+ * the rules of {@link buildSessionContext}. Only the latest compaction counts and it drops a
+ * prefix of the path, so the context's messages after its summary are made, in order, by the
+ * last entries of the path that make one (`message`, `custom_message`, a non-empty
+ * `branch_summary`): they pair from the end. Copies of the entries do as well as the originals.
  */
 export function linkContextIdentity(context: SessionContext, path: readonly FileEntry[], sessionIdentityNamespace: string): void {
-  const stored = new Map<object, string>();
-  const customEntries: { id: string; details: unknown }[] = [];
-  for (const entry of path) {
-    if (typeof entry.id !== "string") continue;
-    if (entry.type === "message" && typeof entry.message === "object" && entry.message !== null) stored.set(entry.message, entry.id);
-    else if (entry.type === "custom_message") customEntries.push({ id: entry.id, details: entry.details });
+  const makers = path.filter(makesMessage);
+  const messages = context.messages;
+  const first = messages[0]?.role === "compactionSummary" ? 1 : 0;
+  for (let m = messages.length - 1, e = makers.length - 1; m >= first && e >= 0; m--, e--) {
+    const entry = makers[e]!;
+    const message = messages[m]!;
+    if (entry.type === "message") associateSessionMessageEntryId(message, entry.id);
+    else if (entry.type === "custom_message") {
+      associateSessionMessageEntryId(message, entry.id);
+      associateSessionMessageObservationId(message, persistedObservationId(entry.details) ?? `session:${sessionIdentityNamespace}:entry:${entry.id}`);
+    }
   }
-  const made: object[] = [];
-  for (const message of context.messages) {
-    const id = stored.get(message);
-    if (id !== undefined) associateSessionMessageEntryId(message, id);
-    else if (message.role === "custom") made.push(message);
-  }
-  for (let m = made.length - 1, e = customEntries.length - 1; m >= 0 && e >= 0; m--, e--) {
-    const { id, details } = customEntries[e]!;
-    associateSessionMessageEntryId(made[m]!, id);
-    associateSessionMessageObservationId(made[m]!, persistedObservationId(details) ?? `session:${sessionIdentityNamespace}:entry:${id}`);
-  }
+}
+
+type MessageMaker = Extract<SessionEntry, { type: "message" | "custom_message" | "branch_summary" }>;
+
+function makesMessage(entry: FileEntry): entry is MessageMaker {
+  if (isUnknownEntry(entry) || typeof entry.id !== "string") return false;
+  return entry.type === "message" || entry.type === "custom_message" || (entry.type === "branch_summary" && entry.summary !== "");
 }
 
 function persistedObservationId(details: unknown): string | undefined {
