@@ -1,96 +1,72 @@
 /**
  * GJC 0.15's `SessionManager` as its app drives it, over the main entry's manager (the engine): one
  * persistence path, one loader. The face holds the engine manager of the session it is on and
- * swaps it at each committed transition; a successor is prepared as a second engine manager the
- * app cannot see until the synchronous commit, so a discard or a killed process leaves no file.
- * The calls whose signatures agree are the engine's own; the rest are GJC's, built on the engine.
+ * swaps it at each committed transition (see `face-transitions.ts`); the calls whose signatures
+ * agree are the engine's own (`face-core.ts`); artifacts and drafts are in `face-artifacts.ts`.
+ * Where GJC's behaviour differs on purpose (owner-only files, `session_busy` for a second writer,
+ * typed errors) this keeps the store's: README, "Coming from GJC".
  */
+import fs from "node:fs";
 import path from "node:path";
 
-import { SessionManager as Engine, synchronousSwitches } from "../manager/session-manager.js";
+import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
+import { SessionManagerError } from "../manager/errors.js";
 import type { SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
+import { SessionTreeError, type FileEntry } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
-import { assertCwdIdentity, claimOwnership, CwdTransitions, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
+import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
+import { hooks, type FaceDestination } from "./face-core.js";
+import { GjcFaceError } from "./face-errors.js";
+import { FaceTransitions } from "./face-transitions.js";
+import { heldEntryBytes, heldImageBytes, memoryStats, NOTHING_EVICTED, type EvictCompactedContentResult, type SessionMemoryStats } from "./memory-stats.js";
+import { listForPicker, listManagedForPicker } from "./picker-listing.js";
+import { inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
 
-const hooks = synchronousSwitches();
-
-/** Where a face's sessions go: the destination it was made with, and whether that is a managed scope. */
-export interface FaceDestination {
-  managed: boolean;
-  /** the managed scopes' agent directory, when the caller named one */
-  agentDir: string | undefined;
-  /** the token to hand back to a factory (made on first use for the managed scope of the cwd) */
-  token: SessionDestination | undefined;
+/** Why a strict open opened nothing. */
+export interface StrictSessionOpenFailure {
+  kind: "error";
+  reason: ResumeTailErrorReason | "identity-mismatch" | "migration-required" | "artifact_capacity_exceeded" | "migration_busy";
+  message?: string;
+  size?: number;
 }
 
-/** The calls whose GJC and engine signatures agree and that only read: forwarded as they are. */
-const READS = [
-  "getSessionId", "getSessionFile", "getSessionDir", "getCwd", "getSessionName", "getHeader", "getEntries", "getEntry",
-  "getLeafEntry", "getChildren", "getBranch", "getTree", "getLeafId", "getLabel", "getUsageStatistics",
-  "buildSessionContext", "getToolSelection", "getLoadReport", "isPersisted", "getDroppedInertPatchCount", "flush",
-] as const satisfies readonly (keyof Engine)[];
+/** A strict open's outcome. */
+export type StrictSessionOpenResult = { kind: "opened"; manager: SessionManager } | StrictSessionOpenFailure;
 
-/** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
-const WRITES = [
-  "appendMessage", "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
-  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendBranchSummary", "appendCustomEntry",
-  "appendContextClearEntry", "appendCustomMessageEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
-  "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
-  "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary",
-] as const satisfies readonly (keyof Engine)[];
+/** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
+export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
 
-type Forwarded = (typeof READS)[number] | (typeof WRITES)[number];
+const MEMORY_MODES: readonly SessionMemoryMode[] = ["off", "shadow", "enabled", "auto"];
 
-/** The forwarded calls, with the engine's signatures and documentation. */
-export interface SessionManager extends Pick<Engine, Forwarded> {}
+/** The agent directory each managed token of the face was made under. */
+const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
 
-/** The engine manager a face is on; for the face's own modules. */
-const engines = new WeakMap<SessionManager, () => Engine>();
+/** GJC's `--session-dir` is passed as given: a relative one is taken against the process cwd now. */
+function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
+  return typeof destination === "string" && destination.length > 0 ? path.resolve(destination) : destination;
+}
 
-/** The engine manager `face` is on now. */
-export function engineOf(face: SessionManager): Engine {
-  return engines.get(face)!();
+function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
+  if (input === undefined) return { managed: true, agentDir, token: undefined };
+  if (typeof input === "string") return { managed: false, agentDir, token: undefined };
+  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input };
 }
 
 /** See the module comment. */
-export class SessionManager {
-  #engine: Engine;
-  readonly #destination: FaceDestination;
-  readonly #transitions = new CwdTransitions();
-  /** Opened by a strict open and not changed since: nothing is written (no owed rewrite either) until it is. */
-  #readOnlyResume = false;
-  #memoryMode: SessionMemoryMode;
-  /** Closes of engine managers this face switched away from; `flush()` and `close()` wait for them. */
-  readonly #retiring: Promise<unknown>[] = [];
+export class SessionManager extends FaceTransitions {
+  /** A strictly opened file the next `setSessionFile` must find unchanged. */
+  #pendingAdoption: ResumeSessionIdentity | undefined;
+  #closed = false;
+  #heldBytes: { revision: number; bytes: number } | undefined;
 
-  private constructor(engine: Engine, destination: FaceDestination, memoryMode: SessionMemoryMode = "shadow") {
-    this.#engine = engine;
-    this.#destination = destination;
-    this.#memoryMode = memoryMode;
-    engines.set(this, () => this.#engine);
+  private constructor(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode) {
+    super(engine, destination, memoryMode);
   }
 
-  static {
-    for (const [names, writes] of [[READS, false], [WRITES, true]] as const) {
-      for (const name of names) {
-        const method = Engine.prototype[name] as (...args: unknown[]) => unknown;
-        // A computed method name keeps `name` on the function, as stack traces show it.
-        const forward = {
-          [name](this: SessionManager, ...args: unknown[]) {
-            const result = method.apply(this.#engine, args);
-            if (writes) this.#readOnlyResume = false;
-            return result;
-          },
-        }[name];
-        Object.defineProperty(SessionManager.prototype, name, { value: forward, writable: true, configurable: true });
-      }
-    }
-  }
-
-  // ---- creation and opening -------------------------------------------------------------------
+  // ---- creation and opening ---------------------------------------------------------------------
 
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
@@ -103,7 +79,7 @@ export class SessionManager {
     return new SessionManager(Engine.inMemory(cwd, storage, options), { managed: false, agentDir: undefined, token: undefined });
   }
 
-  /** Opens the session file `filePath` (default destination: its directory); see the engine's `open`. */
+  /** Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. */
   static async open(
     filePath: string,
     destination?: SessionDestinationInput,
@@ -117,7 +93,7 @@ export class SessionManager {
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
   }
 
-  /** Resumes the newest session of `destination` (the engine's order: this terminal's breadcrumb, then the newest one no other writer holds), else a new one. */
+  /** Resumes as the engine's `continueRecent` does (this terminal's breadcrumb, then the newest session no other writer holds), else a new session. */
   static async continueRecent(
     cwd: string,
     destination?: SessionDestinationInput,
@@ -146,12 +122,72 @@ export class SessionManager {
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
   }
 
-  /** Wraps an engine manager made by the face's own modules (strict opens, staged sessions). @internal */
-  static fromEngine(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode): SessionManager {
-    return new SessionManager(engine, destination, memoryMode);
+  /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
+  static async inspectSessionTailReadOnly(filePath: string): Promise<ResumeTailInspection> {
+    const inspected = inspectTranscript(filePath);
+    return inspected.kind === "error" ? inspected : { kind: inspected.kind, identity: inspected.identity };
   }
 
-  // ---- destinations and listings -------------------------------------------------------------
+  /**
+   * Opens exactly the inspected file, or nothing: the file must still have `identity` before and after the open. The manager
+   * is then in read-only resume: nothing is written to the file (not even a migration's owed rewrite) until the session
+   * changes. An error result leaves the file as it was. Default destination: the file's directory.
+   */
+  static async openExistingStrict(
+    identity: ResumeSessionIdentity,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<StrictSessionOpenResult> {
+    const file = identity.canonicalPath;
+    const before = inspectTranscript(file);
+    if (before.kind === "error") return before;
+    if (!sameIdentity(before.identity, identity)) return { kind: "error", reason: "identity-mismatch" };
+    const manager = await SessionManager.open(file, destination ?? path.dirname(file), storage, migrationPolicy, sessionMemoryMode, options);
+    manager.readOnlyResume = true;
+    const after = inspectTranscript(file);
+    if (after.kind === "error" || !sameIdentity(after.identity, identity)) {
+      await manager.close();
+      return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };
+    }
+    return { kind: "opened", manager };
+  }
+
+  /**
+   * Records the inspected identity of `filePath` (a file of this manager's directory) as pending strict adoption: the next
+   * `setSessionFile(filePath)` refuses it if it changed meanwhile. @returns the path to adopt
+   * @throws GjcFaceError `prepared_session_changed` when it cannot be inspected
+   */
+  async prepareManagedCandidateForStrictAdoption(filePath: string, _migrationPolicy: MigrationPolicy, expectedIdentity: ResumeSessionIdentity): Promise<string> {
+    const inspected = inspectTranscript(filePath);
+    if (inspected.kind === "error") throw new GjcFaceError("prepared_session_changed", `Could not inspect prepared managed session: ${inspected.reason}`);
+    if (!sameIdentity(inspected.identity, expectedIdentity)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
+    this.#pendingAdoption = inspected.identity;
+    return inspected.identity.canonicalPath;
+  }
+
+  /**
+   * Closes the current session and switches to `sessionFile` as the engine does; a file recorded for strict adoption must be
+   * unchanged. Artifact bindings move to the new file; the temporary artifacts of a session in memory go, unless deferred.
+   * @throws GjcFaceError `prepared_session_changed`; what the engine's `setSessionFile` throws
+   */
+  async setSessionFile(sessionFile: string, options: { deferEphemeralArtifactRetirement?: boolean } = {}): Promise<void> {
+    const pending = this.#pendingAdoption;
+    this.#pendingAdoption = undefined;
+    if (pending !== undefined && pending.canonicalPath === path.resolve(sessionFile)) {
+      const now = inspectTranscript(sessionFile);
+      if (now.kind === "error" || !sameIdentity(now.identity, pending)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
+    }
+    await this.engine.setSessionFile(sessionFile);
+    this.readOnlyResume = false;
+    this.bumpRevisions();
+    this.resetArtifactBindings();
+    if (options.deferEphemeralArtifactRetirement !== true) this.retireEphemeralArtifactsAfterTransition();
+  }
+
+  // ---- destinations and listings ----------------------------------------------------------------
 
   /** A trusted token for the managed scope of `cwd` (prepared now). */
   static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
@@ -160,7 +196,7 @@ export class SessionManager {
     return token;
   }
 
-  /** A trusted token for the session directory `directory`; a relative one is taken against the process cwd now (GJC keeps it as given). */
+  /** A trusted token for the session directory `directory`; a relative one is taken against the process cwd now. */
   static explicitDestination(directory: string): SessionDestination {
     return Engine.explicitDestination(typeof directory === "string" && directory.length > 0 ? path.resolve(directory) : directory);
   }
@@ -175,38 +211,49 @@ export class SessionManager {
     return Engine.getDefaultSessionDirReadOnly(cwd, agentDir);
   }
 
-  /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first; never writes. */
+  /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */
   static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
     return Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options);
   }
 
-  /** The sessions of every managed scope, newest first; never writes. */
+  /** The sessions of every managed scope, newest first. */
   static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
     return Engine.listAll(storage, managedAgentDir, options);
   }
 
+  /** The picker's rows for `cwd`: `sessionDir`'s sessions, or the managed and project ones; never writes; `[]` on failure. */
+  static async listForResumePickerReadOnly(cwd: string, sessionDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
+    return listForPicker(cwd, sessionDir, storage);
+  }
+
+  /** The managed scope's sessions of `cwd` with the project's `.gjc` transcripts, merged by id, newest first; never writes. */
+  static async listManagedForResumePickerReadOnly(cwd: string, managedAgentDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
+    return listManagedForPicker(cwd, managedAgentDir, storage);
+  }
+
+  /** The picker's rows for this manager's destination. */
+  async listForResumePickerReadOnly(): Promise<SessionInfo[]> {
+    if (this.destination.managed) return listManagedForPicker(this.engine.getCwd(), this.destination.agentDir);
+    return this.engine.isPersisted() ? listForPicker(this.engine.getCwd(), this.engine.getSessionDir()) : [];
+  }
+
   /** Whether this manager's sessions go to a managed scope (not an explicit directory, not memory). */
   isManagedDestination(): boolean {
-    return this.#destination.managed;
+    return this.destination.managed;
   }
 
   /** This manager's destination, to hand back to `forkFrom` or `open`; `undefined` in memory. */
   getDestinationForFork(): SessionDestination | undefined {
-    const destination = this.#destination;
-    if (destination.token === undefined && this.#engine.isPersisted()) {
+    const destination = this.destination;
+    if (destination.token === undefined && this.engine.isPersisted()) {
       destination.token = destination.managed
-        ? SessionManager.managedDestination(this.#engine.getCwd(), destination.agentDir)
-        : SessionManager.explicitDestination(this.#engine.getSessionDir());
+        ? SessionManager.managedDestination(this.engine.getCwd(), destination.agentDir)
+        : SessionManager.explicitDestination(this.engine.getSessionDir());
     }
     return destination.token;
   }
 
-  /** The destination record, for the face's own modules. @internal */
-  get destination(): Readonly<FaceDestination> {
-    return this.#destination;
-  }
-
-  // ---- process-cwd ownership and cwd transitions ------------------------------------------------
+  // ---- process-cwd ownership and cwd transitions --------------------------------------------------
 
   /** Records `manager` as the owner of the process cwd unless another live manager is. @returns whether `manager` owns it now */
   static claimProcessCwdOwnership(manager: SessionManager): boolean {
@@ -229,76 +276,180 @@ export class SessionManager {
   }
 
   /** Opens `dir` read-only as a directory, refusing a final symlink (not on Windows). */
-  static async openNoFollowDirectory(dir: string): ReturnType<typeof openDirectoryNoFollow> {
+  static async openNoFollowDirectory(dir: string): Promise<fs.promises.FileHandle> {
     return openDirectoryNoFollow(dir);
   }
 
   /** Runs `fn` as this manager's only cwd writer, after earlier transitions and the read leases granted before it. */
   async runExclusiveCwdTransition<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#transitions.exclusive(fn);
+    return this.transitions.exclusive(fn);
   }
 
   /** Runs `fn` under a shared read lease: no cwd transition of this manager commits meanwhile. */
   async runWithCwdReadLease<T>(fn: () => Promise<T>): Promise<T> {
-    return this.#transitions.withReadLease(fn);
+    return this.transitions.withReadLease(fn);
   }
 
   /** Settles once every transition queued so far has; never rejects. */
   async joinCwdTransition(): Promise<void> {
-    await this.#transitions.join();
+    await this.transitions.join();
   }
 
   /** How many moves have committed (0 at first). */
   getCwdGeneration(): number {
-    return this.#transitions.generation;
+    return this.transitions.generation;
   }
 
-  // ---- memory mode ------------------------------------------------------------------------------
+  /**
+   * Moves the session to the workspace `newCwd` as the engine does, as this manager's cwd transition: the target directory
+   * must be the one `options` pinned (no link, same dev/ino) before and after; a committed move bumps the cwd generation.
+   * @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws
+   */
+  async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
+    await this.transitions.exclusive(async () => {
+      await checkTarget(newCwd, options);
+      await this.engine.moveTo(newCwd);
+      await checkTarget(newCwd, options);
+      this.readOnlyResume = false;
+      this.bumpRevisions(["headerExport"]);
+      this.transitions.advance();
+    });
+  }
 
-  /** The resident-memory mode last set (GJC's settings value); the store keeps the parsed session in memory whatever it is. */
+  // ---- reads, queries, revisions, memory --------------------------------------------------------
+
+  /** Whether the session holds any entry besides its header. */
+  hasHistoryEntries(): boolean {
+    return hooks.tree(this.engine).getEntries().length > 0;
+  }
+
+  /** The role of the nearest `model_change` on the path to the leaf (`"default"` when it names none); `undefined` when there is none. */
+  getLastModelChangeRole(): string | undefined {
+    const tree = hooks.tree(this.engine);
+    const path = tree.getLeafId() === null ? [] : tree.getPath();
+    for (let at = path.length - 1; at >= 0; at -= 1) {
+      const entry = path[at] as { type?: string; role?: unknown };
+      if (entry.type === "model_change") return typeof entry.role === "string" ? entry.role : "default";
+    }
+    return undefined;
+  }
+
+  /** A copy of entry `id`, or `undefined`. Equal to `getEntry`: this store never moves held content out (see `evictCompactedContent`). */
+  getEntryForFidelity(id: string): FileEntry | undefined {
+    return this.engine.getEntry(id);
+  }
+
+  /** Copies of root..`fromId` (default: the leaf); `[]` for an unknown id. */
+  getActivePathEntriesCanonical(fromId?: string): FileEntry[] {
+    return this.engine.getBranch(fromId);
+  }
+
+  /** Calls `visitor` with a copy of every entry, in file order. */
+  visitEntriesForExport(visitor: (entry: FileEntry) => void): void {
+    for (const entry of this.engine.getEntries()) visitor(entry);
+  }
+
+  /**
+   * GJC moves compacted history into its blob store to bound memory; this store keeps the session it holds, so nothing moves
+   * and the counts are zero (the app then owes no rewrite). @throws SessionTreeError `unknown_entry` for an unknown id
+   */
+  evictCompactedContent(firstKeptEntryId: string, compactionEntryId: string): EvictCompactedContentResult {
+    const tree = hooks.tree(this.engine);
+    for (const id of [firstKeptEntryId, compactionEntryId]) {
+      if (tree.getEntry(id) === undefined) throw new SessionTreeError("unknown_entry", `Entry ${id} not found`);
+    }
+    return { ...NOTHING_EVICTED };
+  }
+
+  /** What the manager holds: no sidecar or cold runtime, and the held entries' size as the resident bytes. */
+  getSessionMemoryStats(): SessionMemoryStats {
+    const revision = this.revisionSnapshot().entry;
+    if (this.#heldBytes?.revision !== revision) this.#heldBytes = { revision, bytes: heldEntryBytes(hooks.tree(this.engine).getEntries()) };
+    return memoryStats(this.#heldBytes.bytes);
+  }
+
+  /** Records GJC's memory mode setting; the store keeps the parsed session whatever it is. @throws SessionManagerError `invalid_options` for an unknown mode */
+  setSessionMemoryMode(mode: SessionMemoryMode): void {
+    if (!MEMORY_MODES.includes(mode)) throw new SessionManagerError("invalid_options", `unknown sessionMemoryMode: ${String(mode)}`);
+    this.memoryMode = mode;
+  }
+
+  /** The memory mode last set (default `"shadow"`). */
   getSessionMemoryMode(): SessionMemoryMode {
-    return this.#memoryMode;
+    return this.memoryMode;
   }
 
-  // ---- the face's state, for its own modules ------------------------------------------------------
-
-  /** Whether the session is in read-only resume (see {@link markReadOnlyResume}). @internal */
-  get readOnlyResume(): boolean {
-    return this.#readOnlyResume;
+  /** The decoded bytes of the distinct images the held entries carry. */
+  getResidentImageBytes(): number {
+    return heldImageBytes(hooks.tree(this.engine).getEntries());
   }
 
-  /** Marks a strictly opened, unchanged session: `ensureOnDisk()` and `close()` write nothing until a change. @internal */
-  markReadOnlyResume(value: boolean): void {
-    this.#readOnlyResume = value;
+  /** The session file's size now; 0 in memory, before it exists, or when it cannot be stat'ed. */
+  getTranscriptFileBytes(): number {
+    const file = this.engine.getSessionFile();
+    if (!this.engine.isPersisted() || file === undefined) return 0;
+    try {
+      return fs.lstatSync(file).size;
+    } catch {
+      return 0;
+    }
   }
 
-  /** Puts the face on `engine`, the one it was on finishing in the background. @internal */
-  swapEngine(engine: Engine): Engine {
-    const previous = this.#engine;
-    if (previous === engine) return previous;
-    const closing = this.#readOnlyResume ? hooks.closeAsRead(previous) : previous.close();
-    this.#engine = engine;
-    this.#readOnlyResume = false;
-    this.#retiring.push(closing.catch(() => undefined));
-    return previous;
+  // ---- writes, flush and close ------------------------------------------------------------------
+
+  /** Writes the whole session now, even before an assistant message; a no-op in memory, once written, and in read-only resume. */
+  async ensureOnDisk(): Promise<void> {
+    if (this.readOnlyResume) return;
+    await this.engine.ensureOnDisk();
   }
 
-  /** Waits for the engine managers this face left. @internal */
-  async retired(): Promise<void> {
-    await Promise.all(this.#retiring);
+  /** Waits for queued writes and syncs the file, and for the sessions this manager left. */
+  async flush(): Promise<void> {
+    await this.engine.flush();
+    await this.retired();
+  }
+
+  /**
+   * Joins the cwd transitions, gives up the process-cwd claim, drops prepared successors, then closes the session (a
+   * read-only resume writes nothing, not even an owed rewrite). Idempotent. @returns the engine's close report
+   */
+  async close(): Promise<SessionCloseReport> {
+    await this.transitions.join();
+    releaseOwnership(this);
+    if (!this.#closed) {
+      this.#closed = true;
+      await this.discardAllPrepared().catch(() => undefined);
+      this.retireEphemeralArtifactsAfterTransition();
+    }
+    const engine = this.engine;
+    if (this.readOnlyResume) await hooks.closeAsRead(engine);
+    const report = await engine.close();
+    await this.retired();
+    return report;
+  }
+
+  /** Flushes, then closes: `closed`, or `close_unknown` with the failure (the file is released either way). */
+  async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
+    try {
+      await this.flush();
+      await this.close();
+      return { kind: "closed" };
+    } catch (error) {
+      await this.close().catch(() => undefined);
+      return { kind: "close_unknown", error };
+    }
   }
 }
 
-/** The agent directory each managed token of the face was made under. */
-const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
-
-/** GJC's `--session-dir` is passed as given: a relative one is taken against the process cwd now. */
-function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
-  return typeof destination === "string" && destination.length > 0 ? path.resolve(destination) : destination;
-}
-
-function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
-  if (input === undefined) return { managed: true, agentDir, token: undefined };
-  if (typeof input === "string") return { managed: false, agentDir, token: undefined };
-  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input };
+/** @throws GjcFaceError `cwd_identity_changed` unless `dir` is a directory (no link) and, where pinned, the same one as `options` names */
+async function checkTarget(dir: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } }): Promise<void> {
+  const { expectedIdentity, targetHandle } = options;
+  if (expectedIdentity === undefined && targetHandle === undefined) return;
+  const byPath = await fs.promises.lstat(dir, { bigint: true }).catch(() => undefined);
+  const held = targetHandle === undefined ? undefined : await targetHandle.stat({ bigint: true });
+  const expected = expectedIdentity ?? held!;
+  const same = (stat: fs.BigIntStats | undefined) => stat !== undefined && stat.dev === expected.dev && stat.ino === expected.ino;
+  if (byPath === undefined || !byPath.isDirectory() || !same(byPath) || (held !== undefined && !same(held))) {
+    throw new GjcFaceError("cwd_identity_changed", `Refusing to move: the identity of ${dir} changed`);
+  }
 }
