@@ -5,10 +5,7 @@
  */
 import { GjcError } from "../errors.js";
 
-/** Per-file cap of a transcript resumed eagerly (128 MiB); larger ones are refused with {@link SessionTranscriptOversizedError}. */
-export const RESUME_TRANSCRIPT_MAX_BYTES = 128 * 1024 * 1024;
-
-/** What to tell the operator about a transcript over {@link RESUME_TRANSCRIPT_MAX_BYTES}. */
+/** What to tell the operator about a transcript over the resume cap (`RESUME_TRANSCRIPT_MAX_BYTES`, 128 MiB). */
 export const SESSION_OVERSIZED_RECOVERY_MESSAGE =
   "This session transcript is too large to resume safely. Export what it holds into a new session with `gjc export <session-file>`, or archive or remove the file once you are sure it is no longer needed.";
 

@@ -8,6 +8,14 @@
 
 // the session manager
 export { SessionManager } from "./session-manager.js";
+export type {
+  StrictSessionOpenResult, StrictSessionOpenFailure, SessionManagerCloseOutcome,
+} from "./session-manager.js";
+export type { PreparedNewSession, SessionManagerStateSnapshot } from "./face-transitions.js";
+export type { ResumeSessionIdentity, ResumeTailInspection, ResumeTailError } from "./strict-open.js";
+export type { SessionMemoryStats, EvictCompactedContentResult } from "./memory-stats.js";
+export type { RevisionSnapshot } from "./face-core.js";
+export type { ArtifactManagerLike } from "./face-artifacts.js";
 
 // message identity (GJC's app looks messages up in these; the manager fills them)
 export {
@@ -21,6 +29,8 @@ export type { IdentifiedMessage } from "./messages.js";
 export { buildSessionContext, LEGACY_SESSION_IDENTITY_NAMESPACE } from "./context.js";
 export { getRecentSessions, DEFAULT_RECENT_SESSION_LIMIT } from "./recent.js";
 export type { RecentSessionInfo } from "./recent.js";
+export { createReadonlySessionManager, sessionArtifactCapability } from "./readonly.js";
+export type { ReadonlySessionManager, SessionArtifactCapability } from "./readonly.js";
 export {
   CURRENT_SESSION_VERSION, getLatestCompactionEntry, migrateSessionEntries, parseSessionEntries, BLOB_REF_PREFIX, parseBlobRef,
 } from "../session/index.js";
@@ -34,12 +44,13 @@ export type { SessionManagerReadAccess } from "./read-hook.js";
 export {
   SessionAppendPersistenceError, SessionNearLimitAppendError, SessionContextTooLargeError, SessionArtifactCapacityError,
   SessionTranscriptOversizedError, SessionMigrationBusyError, SessionManagedStorageError, SessionMigrationPolicyError,
-  MessageIdentityError, SESSION_OVERSIZED_RECOVERY_MESSAGE, RESUME_TRANSCRIPT_MAX_BYTES,
+  MessageIdentityError, SESSION_OVERSIZED_RECOVERY_MESSAGE,
   SESSION_CONTEXT_MATERIALIZATION_BUDGET_BYTES, SESSION_CONTEXT_MATERIALIZATION_BUDGET_BYTES_DEFAULT,
   SESSION_CONTEXT_MATERIALIZATION_BUDGET_BYTES_MAX, resolveSessionContextBudgetBytes,
 } from "./errors.js";
 export type { SessionAppendPersistenceFailurePhase, NearLimitAppendDetails } from "./errors.js";
 export { GjcError } from "../errors.js";
+export { RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
 
 // session-storage
 export { FileSessionStorage, probeSessionRetirement, retireSessionTranscript } from "./storage.js";
