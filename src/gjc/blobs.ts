@@ -29,6 +29,7 @@ export interface CanonicalBlobEntry {
   path: string;
   /** Size in bytes. */
   bytes: number;
+  /** Whole milliseconds since the epoch, as a bigint stat gives them. */
   mtimeMs: number;
   mtimeNs: bigint;
   dev: bigint;
@@ -60,12 +61,13 @@ export async function listCanonicalBlobs(dir: string): Promise<CanonicalBlobEntr
       if (type !== "file" || !CANONICAL_NAME.test(name)) continue;
       const stat = statOrUndefined(held, name);
       if (stat === undefined || stat.type !== "file" || stat.nlink !== 1) continue;
+      const mtimeNs = BigInt(stat.mtimeNs);
       entries.push({
         hash: name,
         path: path.join(held.path, name),
         bytes: stat.size,
-        mtimeMs: stat.mtimeMs,
-        mtimeNs: BigInt(stat.mtimeNs),
+        mtimeMs: Number(mtimeNs / 1_000_000n),
+        mtimeNs,
         dev: BigInt(stat.dev),
         ino: BigInt(stat.ino),
         nlink: BigInt(stat.nlink),
