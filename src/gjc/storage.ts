@@ -11,6 +11,7 @@ import path from "node:path";
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { FileSessionStorage as EngineFileStorage, StorageError, isStorageError } from "../storage/index.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
+import { removeLineIndex } from "../manager/line-index.js";
 import {
   DELETE_QUARANTINE_PREFIX,
   SessionDeleteVerificationError,
@@ -69,8 +70,8 @@ export class FileSessionStorage extends EngineFileStorage {
 
   /**
    * Deletes session `sessionPath` of an explicit directory: the transcript (a missing one is
-   * fine; a live writer's gets `session_busy`), the memory sidecars GJC derived from it
-   * (`<file>.spill.*`), then its artifacts directory (`<file minus .jsonl>/`) by descriptor.
+   * fine; a live writer's gets `session_busy`), the sidecars derived from it (our line index,
+   * GJC's memory spill files `<file>.spill.*`), then its artifacts directory (`<file minus .jsonl>/`) by descriptor.
    * @throws StorageError from the unlink; SecureFsError when the artifacts directory cannot be removed
    */
   async deleteSessionWithArtifacts(sessionPath: string): Promise<void> {
@@ -79,6 +80,7 @@ export class FileSessionStorage extends EngineFileStorage {
     } catch (error) {
       if (!isStorageError(error, "not_found")) throw error;
     }
+    await removeLineIndex(this, sessionPath);
     const name = path.basename(sessionPath);
     let dir: SecureDir;
     try {

@@ -14,6 +14,8 @@ import { GjcError } from "../errors.js";
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { identifyTranscript, type FileIdentity } from "../migration/session-file.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
+import { removeLineIndex } from "../manager/line-index.js";
+import { FileSessionStorage } from "../storage/index.js";
 
 /** A transcript's (or artifacts directory's) identity as GJC pins it; `sha256` is `""` for a directory. */
 export interface SessionStorageFileIdentity {
@@ -170,6 +172,8 @@ async function removeTranscript(
   } catch (error) {
     return { kind: "cleanup_pending", phase: "transcript", error: asError(error), transcriptIdentity, detachedTranscriptPath: path.join(dir.path, planned) };
   }
+  // The line index is derived and disposable: it goes with its transcript, quietly.
+  await removeLineIndex(new FileSessionStorage(target.sessionsRoot), path.resolve(target.transcriptPath));
   return { kind: "deleted" };
 }
 
