@@ -11,7 +11,7 @@ export const DEFAULT_RECENT_SESSION_LIMIT = 20;
 
 /** One row of {@link getRecentSessions}: a {@link SessionInfo} with GJC's display fields. */
 export interface RecentSessionInfo extends SessionInfo {
-  /** The title, else the first user message, else `Untitled · HH:MM` (when it was created), whole: the renderer cuts it to fit. */
+  /** The first line of the title, else of the first user message, else `Untitled · HH:MM` (when it was created); not cut to a picker width (the renderer fits it), only to a stored title's 1,000 characters. */
   readonly fullName: string;
   /** The same as {@link fullName}: what GJC's welcome screen shows. */
   readonly name: string;
@@ -41,11 +41,16 @@ export function recentRow(info: SessionInfo, now: number): RecentSessionInfo {
   return { ...info, fullName, name: fullName, mtime: info.modified.getTime(), timeAgo: timeAgo(info.modified, now) };
 }
 
+/** GJC's rule: the first line of the title, else of the first user message, else the engine's `Untitled` label. */
 function nameOf(info: SessionInfo): string {
-  const title = info.title === undefined ? "" : sanitizeSessionTitle(info.title);
+  const title = info.title === undefined ? "" : firstLine(info.title);
   if (title !== "") return title;
-  const first = info.firstMessage === NO_MESSAGES ? "" : sanitizeSessionTitle(info.firstMessage);
+  const first = info.firstMessage === NO_MESSAGES ? "" : firstLine(info.firstMessage);
   return first !== "" ? first : info.displayName;
+}
+
+function firstLine(text: string): string {
+  return sanitizeSessionTitle(text.split(/\r?\n/, 1)[0] ?? "");
 }
 
 const MINUTE = 60_000;
