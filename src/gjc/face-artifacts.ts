@@ -27,6 +27,8 @@ export abstract class FaceArtifacts extends FaceCore {
   /** The artifacts of the current file, remade when the file changes. */
   #own: SessionArtifacts | undefined;
   #ephemeral: ReturnType<typeof ephemeralArtifacts> | undefined;
+  /** Removals of temporary directories let go; `close()` waits for them. */
+  readonly #removing: Promise<void>[] = [];
 
   /** The artifacts directory of the session file (the file's path without `.jsonl`); `null` in memory and while an artifact manager is adopted. Not created here. */
   getArtifactsDir(): string | null {
@@ -92,7 +94,12 @@ export abstract class FaceArtifacts extends FaceCore {
   retireEphemeralArtifactsAfterTransition(): void {
     const ephemeral = this.#ephemeral;
     this.#ephemeral = undefined;
-    void ephemeral?.remove().catch(() => undefined);
+    if (ephemeral !== undefined) this.#removing.push(ephemeral.remove().catch(() => undefined));
+  }
+
+  /** Waits for the temporary artifact directories let go so far to be removed. */
+  protected async ephemeralRetired(): Promise<void> {
+    await Promise.all(this.#removing);
   }
 
   /** Every artifact binding dropped, as after a committed transition. */

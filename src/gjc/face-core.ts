@@ -29,7 +29,7 @@ const READS = [
 /** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
 const WRITES = [
   "appendMessage", "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
-  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendBranchSummary", "appendCustomEntry",
+  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary", "appendCustomEntry",
   "appendContextClearEntry", "appendCustomMessageEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
   "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
   "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
@@ -90,6 +90,8 @@ export abstract class FaceCore {
     this.#engine = engine;
     this.#destination = destination;
     this.#memoryMode = memoryMode;
+    // GJC's appends are on disk when they return; so is the first write here.
+    hooks.adopt(engine);
   }
 
   static {
@@ -110,6 +112,11 @@ export abstract class FaceCore {
         Object.defineProperty(FaceCore.prototype, name, { value: forward, writable: true, configurable: true });
       }
     }
+  }
+
+  /** Who set the title (`undefined` when untitled). */
+  get titleSource(): Engine["titleSource"] {
+    return this.#engine.titleSource;
   }
 
   /** The five revision counters now (a copy). */
@@ -167,6 +174,7 @@ export abstract class FaceCore {
       this.#retiring.push(closing.catch(() => undefined));
     }
     this.#engine = engine;
+    hooks.adopt(engine);
     this.#readOnlyResume = false;
     this.bumpRevisions();
     return previous;

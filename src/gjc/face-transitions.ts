@@ -185,7 +185,8 @@ export abstract class FaceTransitions extends FaceArtifacts {
         errors.push(error);
       }
     };
-    await attempt(() => entry.engine.close());
+    // Its only possible failure is a commit's write, already thrown to the caller of the commit.
+    await entry.engine.close().catch(() => undefined);
     if (entry.artifacts !== undefined) await attempt(entry.artifacts.discard);
     const file = prepared.sessionFile;
     // Readiness work may have made the successor's artifacts directory (GJC's `local://` root); its transcript was never written.
@@ -218,17 +219,17 @@ export abstract class FaceTransitions extends FaceArtifacts {
     const engine = snapshotEngines.get(snapshot);
     if (engine === undefined) throw new GjcFaceError("prepared_session_unavailable", "Not a rollback snapshot of this store.");
     this.resetArtifactBindings();
-    if (this.engine === engine || (!engine.isPersisted() && this.engine !== engine)) {
-      this.swapEngine(engine);
-      if (engine.getLeafId() !== snapshot.leafId) {
-        if (snapshot.leafId === null) engine.resetLeaf();
-        else engine.branch(snapshot.leafId);
-      }
-      return;
+    const onSnapshot = (candidate: Engine) => candidate.getSessionId() === snapshot.sessionId && candidate.getSessionFile() === snapshot.sessionFile;
+    if (!onSnapshot(this.engine)) {
+      // An engine manager that switched files in place is on another session now; one in memory never does.
+      if (!engine.isPersisted() && onSnapshot(engine)) this.swapEngine(engine);
+      else await this.engine.setSessionFile(snapshot.sessionFile!);
+      this.bumpRevisions();
     }
-    const file = snapshot.sessionFile!;
-    if (this.engine.getSessionFile() !== file) await this.engine.setSessionFile(file);
-    if (this.engine.getLeafId() !== snapshot.leafId && snapshot.leafId !== null) this.engine.branch(snapshot.leafId);
+    if (this.engine.getLeafId() === snapshot.leafId) return;
+    if (snapshot.leafId === null) this.engine.resetLeaf();
+    else this.engine.branch(snapshot.leafId);
+    this.bumpRevisions(["leaf"]);
   }
 
   /**

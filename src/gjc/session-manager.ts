@@ -425,6 +425,7 @@ export class SessionManager extends FaceTransitions {
     if (this.readOnlyResume) await hooks.closeAsRead(engine);
     const report = await engine.close();
     await this.retired();
+    await this.ephemeralRetired();
     return report;
   }
 
