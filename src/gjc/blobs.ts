@@ -31,9 +31,12 @@ export interface CanonicalBlobEntry {
   bytes: number;
   /** Whole milliseconds since the epoch, as a bigint stat gives them. */
   mtimeMs: number;
+  /** Modification time in nanoseconds since the epoch. */
   mtimeNs: bigint;
+  /** Device and inode: which file this is. */
   dev: bigint;
   ino: bigint;
+  /** Link count (1: only canonical blobs are listed). */
   nlink: bigint;
 }
 

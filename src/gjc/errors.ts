@@ -66,9 +66,13 @@ export interface NearLimitAppendDetails {
 
 /** An append that would take the transcript past its per-file cap even after a full rewrite. */
 export class SessionNearLimitAppendError extends GjcError<"near_limit_append"> {
+  /** {@inheritDoc NearLimitAppendDetails.entryBytes} */
   readonly entryBytes: number;
+  /** {@inheritDoc NearLimitAppendDetails.liveBytes} */
   readonly liveBytes: number;
+  /** {@inheritDoc NearLimitAppendDetails.capBytes} */
   readonly capBytes: number;
+  /** {@inheritDoc NearLimitAppendDetails.entryRetained} */
   readonly entryRetained: boolean;
 
   constructor(details: NearLimitAppendDetails) {

@@ -23,14 +23,20 @@ import {
 
 /** One file's metadata as GJC reads it: identity as bigints, exact times. */
 export interface SessionStorageStat {
+  /** Device and inode: which file this is. */
   dev: bigint;
   ino: bigint;
+  /** Link count. */
   nlink?: bigint;
+  /** Size in bytes. */
   size: number;
+  /** Modification time: whole milliseconds, nanoseconds, and as a date. */
   mtimeMs: number;
   mtimeNs: bigint;
+  /** Status-change time in nanoseconds (no caller can set it). */
   ctimeNs: bigint;
   mtime: Date;
+  /** Whether it is a regular file. */
   isFile: boolean;
 }
 

@@ -19,11 +19,16 @@ import { FileSessionStorage } from "../storage/index.js";
 
 /** A transcript's (or artifacts directory's) identity as GJC pins it; `sha256` is `""` for a directory. */
 export interface SessionStorageFileIdentity {
+  /** Device and inode. */
   dev: bigint;
   ino: bigint;
+  /** Link count, when recorded. */
   nlink?: bigint;
+  /** Size in bytes. */
   size: number;
+  /** Modification time in nanoseconds since the epoch. */
   mtimeNs: bigint;
+  /** Lowercase hex SHA-256 of the bytes. */
   sha256: string;
 }
 
@@ -85,6 +90,7 @@ export type VerifiedDeleteFailureKind = "containment" | "symlink" | "stat" | "id
 
 /** A verified delete refused before removing anything; `kind` says which check. */
 export class SessionDeleteVerificationError extends GjcError<"delete_verification_failed"> {
+  /** Which check refused. */
   readonly kind: VerifiedDeleteFailureKind;
 
   constructor(kind: VerifiedDeleteFailureKind, message: string, options?: { cause?: unknown }) {
