@@ -14,7 +14,9 @@ export type {
 export type { PreparedNewSession, SessionManagerStateSnapshot } from "./face-transitions.js";
 export type { ResumeSessionIdentity, ResumeTailInspection, ResumeTailError } from "./strict-open.js";
 export type { SessionMemoryStats, EvictCompactedContentResult } from "./memory-stats.js";
-export type { RevisionSnapshot } from "./face-core.js";
+export type { RevisionSnapshot, RevisionSnapshot as SessionManagerRevisionSnapshot } from "./face-core.js";
+export { toSessionManagerCheckpointRevisionStrings, RevisionCounterError } from "./revisions.js";
+export type { SessionManagerCheckpointRevisionStrings } from "./revisions.js";
 export type { ArtifactManagerLike } from "./face-artifacts.js";
 
 // message identity (GJC's app looks messages up in these; the manager fills them)

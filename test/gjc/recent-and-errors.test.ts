@@ -19,6 +19,9 @@ import {
   SessionMigrationBusyError,
   SessionNearLimitAppendError,
   SessionTranscriptOversizedError,
+  RevisionCounterError,
+  SessionManager,
+  toSessionManagerCheckpointRevisionStrings,
 } from "../../src/gjc/index.js";
 import { timeAgo } from "../../src/gjc/recent.js";
 import { assistant, user } from "../manager/helpers.js";
@@ -103,5 +106,23 @@ describe("GJC's error classes", () => {
     for (const bad of ["", "0", "-5", "1e9", "12 MiB", String(8 * 1024 ** 3 + 1), "9".repeat(30)]) {
       expect(resolveSessionContextBudgetBytes(bad), bad).toBe(512 * 1024 * 1024);
     }
+  });
+});
+
+describe("toSessionManagerCheckpointRevisionStrings", () => {
+  it("writes a manager's revision counters as decimal strings, and refuses a counter a checkpoint cannot hold", async () => {
+    const manager = SessionManager.inMemory(tmp.path);
+    manager.appendMessage(user("one"));
+    manager.appendMessage(assistant("two"));
+    const snapshot = manager.revisionSnapshot();
+    const strings = toSessionManagerCheckpointRevisionStrings(snapshot);
+    expect(strings).toEqual({
+      entry: String(snapshot.entry), leaf: String(snapshot.leaf), headerExport: String(snapshot.headerExport), label: String(snapshot.label), replayMetadata: String(snapshot.replayMetadata),
+    });
+    expect(Object.values(strings).every((v) => /^(0|[1-9][0-9]*)$/.test(v))).toBe(true);
+    for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 2, Number.NaN]) {
+      expect(() => toSessionManagerCheckpointRevisionStrings({ ...snapshot, label: bad })).toThrow(RevisionCounterError);
+    }
+    await manager.close();
   });
 });
