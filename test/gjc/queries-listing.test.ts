@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/gjc/session-manager.js";
+import { getSessionMessageEntryId, getSessionMessageObservationId } from "../../src/gjc/messages.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -64,6 +65,24 @@ describe("reads and revisions", () => {
     manager.setSessionMemoryMode("off");
     expect(manager.getSessionMemoryMode()).toBe("off");
     expect(manager.getTranscriptFileBytes()).toBe(fs.statSync(manager.getSessionFile()!).size);
+    await manager.close();
+  });
+});
+
+describe("message identity on the manager", () => {
+  it("links appended messages, context messages and copies to their entries", async () => {
+    const manager = SessionManager.inMemory(workspace);
+    const prompt = user("which entry am I?");
+    const promptId = manager.appendMessage(prompt);
+    expect(getSessionMessageEntryId(prompt)).toBe(promptId);
+    const answerId = manager.appendMessage(assistant("this one"));
+    const note = manager.appendCustomMessageEntry("note", "a note", true);
+    const context = manager.buildSessionContext();
+    expect(context.messages.map((m) => getSessionMessageEntryId(m))).toEqual([promptId, answerId, note]);
+    expect(getSessionMessageObservationId(context.messages[2]!)).toBe(`session:${manager.getSessionId()}:entry:${note}`);
+    const copy = manager.getEntry(answerId) as { message: AgentMessage };
+    expect(getSessionMessageEntryId(copy.message)).toBe(answerId);
+    expect(manager.getBranch().map((e) => (e.type === "message" ? getSessionMessageEntryId((e as { message: AgentMessage }).message) : e.id))).toEqual([promptId, answerId, note]);
     await manager.close();
   });
 });
