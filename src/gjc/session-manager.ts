@@ -19,6 +19,7 @@ import type { SessionStorage } from "../storage/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
+import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
@@ -401,16 +402,26 @@ export class SessionManager extends FaceQueries {
   /**
    * Moves the session to the workspace `newCwd` as the engine does, as this manager's cwd transition: the target directory
    * must be the one `options` pinned (no link, same dev/ino) before and after; a committed move bumps the cwd generation.
-   * @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws
+   * When the file moves (a managed session), its artifacts follow it: copied bounded as a fork's, then removed from the
+   * old place. @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the
+   * artifacts cannot follow (the session has moved, its artifacts stay where they were)
    */
   async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
     await this.transitions.exclusive(async () => {
       await checkTarget(newCwd, options);
+      const before = this.engine.getSessionFile();
       await this.engine.moveTo(newCwd);
       await checkTarget(newCwd, options);
       this.readOnlyResume = false;
       this.bumpRevisions(["headerExport"]);
       this.transitions.advance();
+      const after = this.engine.getSessionFile();
+      if (!this.engine.isPersisted() || before === undefined || after === undefined || before === after) return;
+      this.resetArtifactBindings();
+      const copy = await stageArtifactCopy(before, after);
+      if (copy === undefined) return;
+      copy.publish();
+      await removeArtifactsOf(before);
     });
   }
 

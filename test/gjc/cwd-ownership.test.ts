@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/gjc/session-manager.js";
+import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 let tmp: { path: string; remove(): void };
@@ -113,6 +114,26 @@ describe("cwd transitions and read leases", () => {
     fs.mkdirSync(to, { mode: 0o700 });
     await expect(manager.moveTo(from, { expectedIdentity: { dev: pinned.dev, ino: pinned.ino + 1n } })).rejects.toMatchObject({ code: "cwd_identity_changed" });
     expect(manager.getCwd()).toBe(to);
+    expect(manager.getCwdGeneration()).toBe(1);
+    await manager.close();
+  });
+
+  it("moves a managed session's artifacts with it", async () => {
+    const agentDir = path.join(tmp.path, "agent");
+    const from = path.join(tmp.path, "from-ws");
+    const to = path.join(tmp.path, "to-ws");
+    for (const dir of [from, to]) fs.mkdirSync(dir, { mode: 0o700 });
+    const manager = SessionManager.create(from, SessionManager.managedDestination(from, agentDir), undefined, { terminalId: null, agentDir });
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "q" }], timestamp: 1 } as AgentMessage);
+    manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "a" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+    const id = await manager.saveArtifact("build log ".repeat(1000), "bash");
+    const oldDir = manager.getArtifactsDir()!;
+    await manager.moveTo(to);
+    const newDir = manager.getArtifactsDir()!;
+    expect(newDir).not.toBe(oldDir);
+    expect(fs.existsSync(oldDir)).toBe(false);
+    expect(fs.readFileSync(path.join(newDir, `${id}.bash.log`), "utf8")).toBe("build log ".repeat(1000));
+    expect(await manager.saveArtifact("next", "bash")).toBe(String(Number(id) + 1));
     expect(manager.getCwdGeneration()).toBe(1);
     await manager.close();
   });
