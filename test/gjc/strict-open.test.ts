@@ -93,6 +93,7 @@ describe("openExistingStrict", () => {
     const file = copyFixture("pi-mono__large-session__v1-head20.jsonl");
     const before = snapshotDir();
     const mtime = fs.statSync(file).mtimeMs;
+    expect((await SessionManager.listForResumePickerReadOnly("/work", dir)).map((row) => row.path)).toEqual([file]);
     const inspection = await SessionManager.inspectSessionTailReadOnly(file);
     if (inspection.kind === "error") throw new Error(inspection.reason);
     const opened = await SessionManager.openExistingStrict(inspection.identity, undefined, undefined, "copy-retain", "shadow", options);
