@@ -82,6 +82,7 @@ export class SessionArtifacts {
   /** Whether paths are handed out: GJC's managed destinations expose ids only. */
   readonly #exposePaths: boolean;
 
+  /** @param dir the artifacts directory; `options.exposePaths`: hand out paths with ids (explicit destinations) */
   constructor(dir: string, options: { exposePaths: boolean }) {
     this.dir = dir;
     this.#exposePaths = options.exposePaths;

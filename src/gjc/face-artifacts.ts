@@ -13,7 +13,9 @@ import { FaceCore } from "./face-core.js";
 
 /** What the face needs of an adopted artifact manager (GJC's `ArtifactManager` has it). */
 export interface ArtifactManagerLike {
+  /** Reserves the next id for a `toolType` output (with a path where paths are handed out). */
   allocatePath(toolType: string): Promise<{ id: string; path?: string }>;
+  /** Publishes `content` as a new `toolType` output. @returns its id */
   save(content: string, toolType: string): Promise<string>;
 }
 

@@ -28,6 +28,7 @@ export class AttemptArtifacts implements ArtifactManagerLike {
   readonly #target: SessionArtifacts;
   readonly #claimed = new Set<string>();
 
+  /** @param finalSessionFile the file the attempt becomes if committed; its artifacts directory is the attempt's id space */
   constructor(finalSessionFile: string) {
     this.#target = new SessionArtifacts(artifactsDirOf(finalSessionFile), { exposePaths: true });
   }
@@ -37,12 +38,14 @@ export class AttemptArtifacts implements ArtifactManagerLike {
     return this.#target.dir;
   }
 
+  /** {@inheritDoc ArtifactManagerLike.allocatePath} */
   async allocatePath(toolType: string): Promise<{ id: string; path?: string }> {
     const reserved = await this.#target.allocatePath(toolType);
     this.#claimed.add(reserved.id);
     return reserved;
   }
 
+  /** {@inheritDoc ArtifactManagerLike.save} */
   async save(content: string, toolType: string): Promise<string> {
     const id = await this.#target.save(content, toolType);
     this.#claimed.add(id);
