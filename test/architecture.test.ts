@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 const SRC = path.resolve(import.meta.dirname, "..", "src");
 
 /** Top-level parts of src/, bottom-up: a module may import only its own part or an earlier one. */
-const LAYERS = ["errors.ts", "native", "fs", "session", "storage", "scope", "migration", "manager", "history", "audit", "pi", "index.ts", "cli"];
+const LAYERS = ["errors.ts", "native", "fs", "session", "storage", "scope", "migration", "manager", "history", "audit", "pi", "gjc", "index.ts", "cli"];
 
 /** Each module's imports: other src modules (relative to src/, `/`-separated) or bare specifiers. */
 function importGraph(): Map<string, string[]> {

@@ -74,7 +74,7 @@ export function targetOf(cwd: string, destination: SessionDestinationInput, stor
   }
   if (destination.kind === "managed") {
     checkManagedStorage(storage);
-    return { sessionDir: destination.sessionDir, storage: token.storage, cwd, agentDir: token.agentDir };
+    return { sessionDir: destination.sessionDir, storage: token.storage, cwd, agentDir: token.agentDir, managed: true };
   }
   return { sessionDir: destination.sessionDir, storage, cwd };
 }

@@ -21,7 +21,24 @@ export interface SynchronousSwitches<SessionManager> {
   forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
   /** Closes the manager now, releasing its file for another manager of this process. @returns false, changing nothing, while queued work runs */
   releaseNow(manager: SessionManager): boolean;
+  /**
+   * A second manager on the session `manager` would switch to (a new one, root..`leafId` of it, or a copy of it) while
+   * `manager` stays on its own: nothing is written until {@link publish}. @throws SessionTreeError `unknown_entry`
+   */
+  successor(manager: SessionManager, plan: SuccessorPlan): SessionManager;
+  /** Writes a successor's whole session now (durable, no-replace) and keeps its writer. @throws SessionManagerError `persistence_failed` */
+  publish(manager: SessionManager): void;
+  /** Closes the manager without the rewrite a migrated file still owes (the file stays as read). */
+  closeAsRead(manager: SessionManager): Promise<void>;
+  /** Throws the manager's latched persistence failure, if any (an append that failed returns normally; the next call throws). */
+  checkPersisted(manager: SessionManager): void;
 }
+
+/** What {@link SynchronousSwitches.successor} builds. */
+export type SuccessorPlan =
+  | { kind: "new"; parentSession?: string | undefined; id?: string | undefined }
+  | { kind: "branched"; leafId: string }
+  | { kind: "forked" };
 
 /** A peer's fork choices: the header's `parentSession` (default the source's id), and writing the copy at once (write-through on). */
 export interface ForkChoices {

@@ -59,6 +59,8 @@ export interface SessionTarget {
   cwd: string;
   /** the agent directory a managed destination was resolved under */
   agentDir?: string | undefined;
+  /** `sessionDir` is a managed scope resolved already (a managed destination token) */
+  managed?: boolean;
 }
 
 /** The resolved, defaulted options a manager runs with. */
@@ -89,7 +91,7 @@ export function resolveOptions(target: SessionTarget, options: SessionManagerOpt
   const agentDirOption = options.agentDir ?? target.agentDir;
   let { sessionDir, storage } = target;
   let agentDir = agentDirOption === undefined ? undefined : path.resolve(agentDirOption);
-  const managed = sessionDir === undefined;
+  const managed = sessionDir === undefined || target.managed === true;
   let blobStore = options.blobStore;
   if (sessionDir === undefined) {
     const scope = managedSessionTarget(target.cwd, agentDir);

@@ -36,7 +36,7 @@ import { branchedState, copiedState, forkedState, freshState, openedState, repla
 import { selectionDrafts, selectionFromToolNames, type ToolSelectionChange } from "./selection.js";
 import { StateWriter, type PersistableLine } from "./state-writes.js";
 import { sanitizeSessionTitle, titleMayReplace, type TitleSource } from "./title.js";
-import type { ForkChoices, SynchronousSwitches } from "./internal-hooks.js";
+import type { ForkChoices, SuccessorPlan, SynchronousSwitches } from "./internal-hooks.js";
 
 function ignore(): void {}
 
@@ -191,7 +191,33 @@ export class SessionManager extends SessionDirectories {
         manager.#closed = true;
         return true;
       },
+      successor: (manager, plan) => manager.#successor(plan),
+      publish(manager) {
+        manager.#checkWritable();
+        if (manager.#persistent) manager.#writer.writeNow(manager.#state);
+      },
+      async closeAsRead(manager) {
+        manager.#state.fullWritePending = false;
+        await manager.close();
+      },
+      checkPersisted(manager) {
+        manager.#state.persistence?.check();
+      },
     };
+  }
+
+  /** See {@link SynchronousSwitches.successor}. */
+  #successor(plan: SuccessorPlan): SessionManager {
+    this.#checkWritable();
+    const current = this.#state;
+    const persistent = this.#persistent;
+    const cwd = this.#cwd();
+    let state: SessionState;
+    if (plan.kind === "new") state = freshState(this.#options, { cwd, parentSession: plan.parentSession, id: plan.id }, persistent);
+    else if (plan.kind === "branched") {
+      state = branchedState(this.#options, current, plan.leafId, { cwd, parentSession: persistent ? current.file : current.header.id }, persistent);
+    } else state = forkedState(this.#options, current, cwd);
+    return new SessionManager(this.#options, persistent, false, state);
   }
 
   static #opened(resolved: ResolvedOptions, file: string, readOnly: boolean): SessionManager {

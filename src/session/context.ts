@@ -171,7 +171,7 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
 }
 
 /** The path {@link buildSessionContext} works on, by its leaf rules; `undefined` for an empty context. */
-function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
+export function contextPath(entries: readonly FileEntry[], leafId: string | null | undefined, byId?: ReadonlyMap<string, FileEntry>): FileEntry[] | undefined {
   if (leafId === null) return undefined;
   const index = byId ?? new EntryIndex(entries);
   const leaf = (leafId === undefined ? undefined : index.get(leafId)) ?? lastEntryWithId(entries);

@@ -31,8 +31,8 @@ async function pinAddon(outDir: string, stem: string): Promise<string> {
   }
 }
 
-/** Bundles `test/manager/children/<name>.ts` into the ignored `tmp/` directory, with the addon pinned. */
-export async function bundleManagerChild(name: string): Promise<BundledChild> {
+/** Bundles `<childrenDir>/<name>.ts` (default `test/manager/children`) into the ignored `tmp/` directory, with the addon pinned. */
+export async function bundleManagerChild(name: string, childrenDir: string = path.join(here, "children")): Promise<BundledChild> {
   const outDir = path.join(repoRoot, "tmp", "manager-tests");
   fs.mkdirSync(outDir, { recursive: true });
   const stem = `${name}-${process.pid}-${Date.now().toString(36)}`;
@@ -43,7 +43,7 @@ export async function bundleManagerChild(name: string): Promise<BundledChild> {
   };
   try {
     fs.writeFileSync(shim, `module.exports = require(${JSON.stringify(addon)});\n`);
-    const child = await bundleChild(name, path.join(here, "children"), { outDir, binding: shim });
+    const child = await bundleChild(name, childrenDir, { outDir, binding: shim });
     return {
       file: child.file,
       remove() {

@@ -52,11 +52,15 @@ function consumerProject(name: string): string {
 }
 
 /**
- * A consumer's code over both entry points, compiled with `strict` and without
+ * A consumer's code over the three entry points, compiled with `strict` and without
  * `skipLibCheck`, so every published .d.ts (and everything it imports) is checked.
  */
 const STRICT_CONSUMER = `import { GjcError, HistoryStorage, SessionManager, isUnknownEntry, type SessionContext, type SessionEntry } from "gjc-session-store";
 import { SessionManager as PiSessionManager } from "gjc-session-store/pi";
+import {
+  SessionManager as GjcSessionManager, createReadonlySessionManager, getRecentSessions, getSessionContextForInternalRead,
+  getSessionMessageEntryId, type ReadonlySessionManager, type RecentSessionInfo,
+} from "gjc-session-store/gjc";
 
 export async function main(dir: string): Promise<number> {
   const session = SessionManager.create(dir);
@@ -72,7 +76,13 @@ export async function main(dir: string): Promise<number> {
   } catch (error) {
     if (error instanceof GjcError) code = error.code;
   }
-  return context.messages.length + entries.length + pi.getEntries().length + code.length;
+  const gjc = GjcSessionManager.inMemory(dir);
+  const first = gjc.appendMessage({ role: "user", content: "hi", timestamp: Date.now() });
+  const linked = getSessionMessageEntryId(getSessionContextForInternalRead(gjc).messages[0]!) === first ? 1 : 0;
+  const facade: ReadonlySessionManager = createReadonlySessionManager(gjc);
+  const recent: RecentSessionInfo[] = await getRecentSessions(dir);
+  await gjc.close();
+  return context.messages.length + entries.length + pi.getEntries().length + code.length + linked + facade.getEntries().length + recent.length;
 }
 `;
 
@@ -158,7 +168,7 @@ describe("the packed tarball", { timeout: 600_000 }, () => {
     expectSmokePasses(project);
   });
 
-  it("a consumer compiling with tsc --strict and no skipLibCheck type-checks against both entry points", () => {
+  it("a consumer compiling with tsc --strict and no skipLibCheck type-checks against the three entry points", () => {
     const project = consumerProject("consumer-strict-types");
     const install = inBareEnv(path.join(bareBin, "npm"), ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", tarball, TYPES_NODE], project);
     expect(install.status, install.stderr).toBe(0);

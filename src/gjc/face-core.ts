@@ -1,0 +1,240 @@
+/**
+ * The state every `/gjc` manager holds: the engine manager of the session it is on (swapped at a
+ * committed transition), where its sessions go, its cwd transitions, and whether it is in a
+ * read-only resume. The calls whose GJC and engine signatures agree are the engine's own.
+ */
+import { SessionManager as Engine, synchronousSwitches } from "../manager/session-manager.js";
+import type { SessionDestination, SessionMemoryMode } from "../manager/destination.js";
+import type { AgentMessage, FileEntry, SessionContext } from "../session/index.js";
+import { linkContextIdentity } from "./context.js";
+import { CwdTransitions } from "./cwd-ownership.js";
+import { associateSessionMessageEntryId } from "./messages.js";
+
+/** The engine's internal hooks, for the face's modules. */
+export const hooks = synchronousSwitches();
+
+/** Where a face's sessions go: the destination it was made with, and whether that is a managed scope. */
+export interface FaceDestination {
+  managed: boolean;
+  /** the managed scopes' agent directory, when the caller named one */
+  agentDir: string | undefined;
+  /** the token to hand back to a factory (made on first use for the managed scope of the cwd) */
+  token: SessionDestination | undefined;
+}
+
+/** The calls whose GJC and engine signatures agree and that only read: forwarded as they are. */
+const READS = [
+  "getSessionId", "getSessionFile", "getSessionDir", "getCwd", "getSessionName", "getHeader",
+  "getChildren", "getTree", "getLeafId", "getLabel", "getUsageStatistics", "getToolSelection", "getLoadReport", "isPersisted",
+  "getDroppedInertPatchCount",
+] as const satisfies readonly (keyof Engine)[];
+
+/** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
+const WRITES = [
+  "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
+  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary", "appendCustomEntry",
+  "appendContextClearEntry", "appendCustomMessageEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
+  "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
+  "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
+  "createBranchedSession", "fork",
+] as const satisfies readonly (keyof Engine)[];
+
+type Forwarded = (typeof READS)[number] | (typeof WRITES)[number];
+
+/** `entries`, each `message` entry's message linked to its id (copies are new objects, so each copy is linked). */
+function linked(entries: FileEntry[]): FileEntry[] {
+  for (const entry of entries) {
+    const record = entry as { type?: unknown; id?: unknown; message?: unknown };
+    if (record.type === "message" && typeof record.id === "string" && typeof record.message === "object" && record.message !== null) {
+      associateSessionMessageEntryId(record.message, record.id);
+    }
+  }
+  return entries;
+}
+
+/** GJC's cache keys: counters that only grow, each when its part of the session changes; all of them on a switch. */
+export interface RevisionSnapshot {
+  /** an entry added or replaced */
+  entry: number;
+  /** the leaf moved */
+  leaf: number;
+  /** the title or the cwd changed */
+  headerExport: number;
+  /** a label changed */
+  label: number;
+  /** a payload was updated in place */
+  replayMetadata: number;
+}
+
+type Revision = keyof RevisionSnapshot;
+
+const APPEND: readonly Revision[] = ["entry", "leaf"];
+const ALL: readonly Revision[] = ["entry", "leaf", "headerExport", "label", "replayMetadata"];
+
+/** Which revisions each forwarded change moves (an append moves the leaf too). */
+const REVISIONS: Partial<Record<(typeof WRITES)[number], readonly Revision[]>> = {
+  appendLabelChange: ["entry", "leaf", "label"],
+  setSessionName: ["headerExport"],
+  applyEntryMessageUpdates: ["entry", "replayMetadata"],
+  applyCustomMessageEntryUpdates: ["entry", "replayMetadata"],
+  rewriteEntries: [],
+  branch: ["leaf"],
+  resetLeaf: ["leaf"],
+  newSession: ALL,
+  createBranchedSession: ALL,
+  fork: ALL,
+};
+
+/** The forwarded calls, with the engine's signatures and documentation. */
+export interface FaceCore extends Pick<Engine, Forwarded> {}
+
+/** See the module comment. */
+export abstract class FaceCore {
+  #engine: Engine;
+  readonly #destination: FaceDestination;
+  readonly #transitions = new CwdTransitions();
+  /** Opened by a strict open and not changed since: nothing is written (no owed rewrite either) until it is. */
+  #readOnlyResume = false;
+  #memoryMode: SessionMemoryMode;
+  /** Closes of engine managers this face switched away from; `flush()` and `close()` wait for them. */
+  readonly #retiring: Promise<unknown>[] = [];
+  readonly #revisions: RevisionSnapshot = { entry: 0, leaf: 0, headerExport: 0, label: 0, replayMetadata: 0 };
+
+  protected constructor(engine: Engine, destination: FaceDestination, memoryMode: SessionMemoryMode = "shadow") {
+    this.#engine = engine;
+    this.#destination = destination;
+    this.#memoryMode = memoryMode;
+    // GJC's appends are on disk when they return; so is the first write here.
+    hooks.adopt(engine);
+  }
+
+  static {
+    for (const [names, writes] of [[READS, false], [WRITES, true]] as const) {
+      for (const name of names) {
+        const method = Engine.prototype[name] as (...args: unknown[]) => unknown;
+        // A computed method name keeps `name` on the function, as stack traces show it.
+        const forward = {
+          [name](this: FaceCore, ...args: unknown[]) {
+            const result = method.apply(this.#engine, args);
+            if (writes) {
+              this.#readOnlyResume = false;
+              this.bumpRevisions(REVISIONS[name as (typeof WRITES)[number]] ?? APPEND);
+            }
+            return result;
+          },
+        }[name];
+        Object.defineProperty(FaceCore.prototype, name, { value: forward, writable: true, configurable: true });
+      }
+    }
+  }
+
+  /** Appends a `message` entry holding `message`, which is linked to the new entry (GJC's message identity). @returns the new entry's id */
+  appendMessage(message: AgentMessage): string {
+    const id = this.#engine.appendMessage(message);
+    this.#readOnlyResume = false;
+    this.bumpRevisions(APPEND);
+    associateSessionMessageEntryId(message, id);
+    return id;
+  }
+
+  /** The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session id). */
+  buildSessionContext(): SessionContext {
+    const context = this.#engine.buildSessionContext();
+    const tree = hooks.tree(this.#engine);
+    linkContextIdentity(context, tree.getLeafId() === null ? [] : tree.getPath(), this.#engine.getSessionId());
+    return context;
+  }
+
+  /** Copies of every entry, in file order, each copied message linked to its entry. */
+  getEntries(): FileEntry[] {
+    return linked(this.#engine.getEntries());
+  }
+
+  /** A copy of entry `id`, its message linked to it; `undefined` when unknown. */
+  getEntry(id: string): FileEntry | undefined {
+    const entry = this.#engine.getEntry(id);
+    return entry === undefined ? undefined : linked([entry])[0];
+  }
+
+  /** The leaf (a copy), its message linked to it. */
+  getLeafEntry(): FileEntry | undefined {
+    const entry = this.#engine.getLeafEntry();
+    return entry === undefined ? undefined : linked([entry])[0];
+  }
+
+  /** Copies of root..`fromId` (default: the leaf), each copied message linked to its entry; `[]` for an unknown id. */
+  getBranch(fromId?: string): FileEntry[] {
+    return linked(this.#engine.getBranch(fromId));
+  }
+
+  /** Who set the title (`undefined` when untitled). */
+  get titleSource(): Engine["titleSource"] {
+    return this.#engine.titleSource;
+  }
+
+  /** The five revision counters now (a copy). */
+  revisionSnapshot(): RevisionSnapshot {
+    return { ...this.#revisions };
+  }
+
+  /** Moves the given revisions (default: all of them, as a switch does). */
+  protected bumpRevisions(which: readonly Revision[] = ALL): void {
+    for (const revision of which) this.#revisions[revision] += 1;
+  }
+
+  /** The engine manager this face is on now. */
+  protected get engine(): Engine {
+    return this.#engine;
+  }
+
+  /** Where this face's sessions go. */
+  protected get destination(): FaceDestination {
+    return this.#destination;
+  }
+
+  /** This face's cwd transitions and leases. */
+  protected get transitions(): CwdTransitions {
+    return this.#transitions;
+  }
+
+  /** The resident-memory mode last set (GJC's settings value). */
+  protected get memoryMode(): SessionMemoryMode {
+    return this.#memoryMode;
+  }
+
+  protected set memoryMode(mode: SessionMemoryMode) {
+    this.#memoryMode = mode;
+  }
+
+  /** Whether the session is in read-only resume: opened strictly and unchanged since. */
+  protected get readOnlyResume(): boolean {
+    return this.#readOnlyResume;
+  }
+
+  protected set readOnlyResume(value: boolean) {
+    this.#readOnlyResume = value;
+  }
+
+  /**
+   * Puts the face on `engine`; the one it was on finishes in the background (a session in memory is
+   * left open: it holds nothing, and a rollback may come back to it). @returns the previous one
+   */
+  protected swapEngine(engine: Engine): Engine {
+    const previous = this.#engine;
+    if (previous === engine) return previous;
+    if (previous.isPersisted()) {
+      const closing = this.#readOnlyResume ? hooks.closeAsRead(previous) : previous.close();
+      this.#retiring.push(closing.catch(() => undefined));
+    }
+    this.#engine = engine;
+    hooks.adopt(engine);
+    this.#readOnlyResume = false;
+    this.bumpRevisions();
+    return previous;
+  }
+
+  /** Waits for the engine managers this face left. */
+  protected async retired(): Promise<void> {
+    await Promise.all(this.#retiring);
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The read path GJC's app takes through its private `session-manager-internal` module: a
+ * three-method view of a manager's current session. GJC keys it by a Symbol only its own
+ * session-manager module can reach, which no library can define; here it is a documented
+ * capability instead, {@link sessionReadAccess}, and the module's three helpers keep their
+ * names so that module becomes one re-export line (README, "The adoption patch").
+ */
+import type { FileEntry, SessionContext, SessionTreeNode } from "../session/index.js";
+import { linkContextIdentity } from "./context.js";
+import type { SessionManager } from "./session-manager.js";
+
+/** What {@link sessionReadAccess} gives: the current session's entries, context and tree, for reading only. */
+export interface SessionManagerReadAccess {
+  /** Every entry but the header, in file order, blob references resolved: as {@link SessionManager.getEntries}. */
+  getEntries(): readonly FileEntry[];
+  /** The context at the current leaf, its messages linked to their entries (namespace: the session id). */
+  getSessionContext(): Readonly<SessionContext>;
+  /** The tree, as {@link SessionManager.getTree}. */
+  getTree(): SessionTreeNode[];
+}
+
+const views = new WeakMap<SessionManager, SessionManagerReadAccess>();
+
+/**
+ * The read view of `manager`: one object per manager, whose calls read the session the manager
+ * is on at the time (they follow switches, commits and rollbacks). What it returns is the
+ * caller's to read; changing it changes nothing in the session.
+ */
+export function sessionReadAccess(manager: SessionManager): SessionManagerReadAccess {
+  let view = views.get(manager);
+  if (view === undefined) {
+    view = Object.freeze({
+      getEntries: () => manager.getEntries(),
+      getSessionContext: () => {
+        const context = manager.buildSessionContext();
+        linkContextIdentity(context, manager.getBranch(), manager.getSessionId());
+        return context;
+      },
+      getTree: () => manager.getTree(),
+    });
+    views.set(manager, view);
+  }
+  return view;
+}
+
+/** GJC's `getEntriesForInternalRead`: {@link SessionManagerReadAccess.getEntries} of `manager`. */
+export function getEntriesForInternalRead(manager: SessionManager): readonly FileEntry[] {
+  return sessionReadAccess(manager).getEntries();
+}
+
+/** GJC's `getSessionContextForInternalRead`: {@link SessionManagerReadAccess.getSessionContext} of `manager`. */
+export function getSessionContextForInternalRead(manager: SessionManager): Readonly<SessionContext> {
+  return sessionReadAccess(manager).getSessionContext();
+}
+
+/** GJC's `getTreeForInternalRead`: {@link SessionManagerReadAccess.getTree} of `manager`. */
+export function getTreeForInternalRead(manager: SessionManager): SessionTreeNode[] {
+  return sessionReadAccess(manager).getTree();
+}

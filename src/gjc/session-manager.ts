@@ -1,0 +1,508 @@
+/**
+ * GJC 0.15's `SessionManager` as its app drives it, over the main entry's manager (the engine): one
+ * persistence path, one loader. The face holds the engine manager of the session it is on and
+ * swaps it at each committed transition (see `face-transitions.ts`); the calls whose signatures
+ * agree are the engine's own (`face-core.ts`); artifacts and drafts are in `face-artifacts.ts`.
+ * Where GJC's behaviour differs on purpose (owner-only files, `session_busy` for a second writer,
+ * typed errors) this keeps the store's: README, "Coming from GJC".
+ */
+import { randomUUID } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+
+import { SessionManager as Engine } from "../manager/session-manager.js";
+import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
+import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
+import type { ListOptions } from "../manager/session-directories.js";
+import type { SessionInfo } from "../manager/session-info.js";
+import type { SessionStorage } from "../storage/index.js";
+import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
+import { hooks, type FaceDestination } from "./face-core.js";
+import { GjcFaceError } from "./face-errors.js";
+import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
+import { removeSessionFiles } from "./face-transitions.js";
+import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
+import { FaceQueries } from "./face-queries.js";
+import { listForPicker, listManagedForPicker } from "./picker-listing.js";
+import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
+
+/** Why a strict open opened nothing. */
+export interface StrictSessionOpenFailure {
+  kind: "error";
+  reason: ResumeTailErrorReason | "identity-mismatch" | "migration-required" | "artifact_capacity_exceeded" | "migration_busy";
+  message?: string;
+  size?: number;
+}
+
+/** A strict open's outcome. */
+export type StrictSessionOpenResult = { kind: "opened"; manager: SessionManager } | StrictSessionOpenFailure;
+
+/** A strict fork's outcome. */
+export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager } | StrictSessionOpenFailure;
+
+/** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
+export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
+
+/** The agent directory each managed token of the face was made under. */
+const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
+
+/** GJC's `--session-dir` is passed as given: a relative one is taken against the process cwd now. */
+function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
+  return typeof destination === "string" && destination.length > 0 ? path.resolve(destination) : destination;
+}
+
+function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
+  if (input === undefined) return { managed: true, agentDir, token: undefined };
+  if (typeof input === "string") return { managed: false, agentDir, token: undefined };
+  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input };
+}
+
+/** See the module comment. */
+export class SessionManager extends FaceQueries {
+  /** A strictly opened file the next `setSessionFile` must find unchanged. */
+  #pendingAdoption: ResumeSessionIdentity | undefined;
+  #closed = false;
+  /** The factory options, for the engine managers this face opens itself. */
+  readonly #options: SessionManagerOptions;
+
+  private constructor(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode, options: SessionManagerOptions = {}) {
+    super(engine, destination, memoryMode);
+    this.#options = options;
+  }
+
+  /** {@inheritDoc FaceStaged.reopen} */
+  protected async reopen(file: string): Promise<Engine> {
+    return Engine.open(file, path.dirname(file), undefined, undefined, this.memoryMode, this.#options);
+  }
+
+  /**
+   * A subagent attempt that becomes `finalSessionFile` only if committed: a fresh session at `<dir>/.staging/<attemptId>.jsonl`
+   * (header written now), its artifacts claimed in the final artifacts directory (see `face-staged.ts`).
+   * @throws GjcFaceError `staged_session_unavailable` for an unsafe or existing attempt, or a final path that is itself staged
+   */
+  static async openStaged(finalSessionFile: string, storage?: SessionStorage, attemptId: string = randomUUID(), options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const finalPath = canonicalPathOf(finalSessionFile);
+    const staged = stagedFileFor(finalPath, attemptId);
+    const dir = path.dirname(finalPath);
+    const engine = await Engine.open(staged, dir, storage, undefined, undefined, options);
+    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir), undefined, options);
+    manager.beginAttempt({ finalSessionFile: finalPath, stagedSessionFile: staged, artifacts: new AttemptArtifacts(finalPath), state: "open" });
+    try {
+      await manager.ensureOnDisk();
+    } catch (error) {
+      await manager.discardStaged().catch(() => undefined);
+      throw error;
+    }
+    return manager;
+  }
+
+  // ---- creation and opening ---------------------------------------------------------------------
+
+  /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
+  static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
+    const input = explicitInput(destination);
+    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir), undefined, options);
+  }
+
+  /** A session that never persists. */
+  static inMemory(cwd: string = process.cwd(), storage?: SessionStorage, options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {}): SessionManager {
+    return new SessionManager(Engine.inMemory(cwd, storage, options), { managed: false, agentDir: undefined, token: undefined });
+  }
+
+  /** Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. */
+  static async open(
+    filePath: string,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: OpenSessionOptions = {},
+  ): Promise<SessionManager> {
+    const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
+    const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
+    const { readOnly: _readOnly, ...factory } = options;
+    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
+  }
+
+  /**
+   * Resumes as the engine's `continueRecent` does (this terminal's breadcrumb, then the newest session no other writer holds),
+   * else a new session. A resumed session is in read-only resume, as after a strict open: its file is not written (a v1-v4
+   * file is not migrated on disk) until the session changes.
+   */
+  static async continueRecent(
+    cwd: string,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<SessionManager> {
+    const input = explicitInput(destination);
+    const engine = await Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
+    manager.readOnlyResume = engine.getLoadReport().loaded;
+    return manager;
+  }
+
+  /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title. */
+  static async forkFrom(
+    sourcePath: string,
+    cwd: string,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<SessionManager> {
+    const input = explicitInput(destination);
+    const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
+    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
+  }
+
+  /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
+  static async inspectSessionTailReadOnly(filePath: string): Promise<ResumeTailInspection> {
+    const inspected = inspectTranscript(filePath);
+    return inspected.kind === "error" ? inspected : { kind: inspected.kind, identity: inspected.identity };
+  }
+
+  /**
+   * Opens exactly the inspected file, or nothing: the file must still have `identity` before and after the open. The manager
+   * is then in read-only resume: nothing is written to the file (not even a migration's owed rewrite) until the session
+   * changes. An error result leaves the file as it was. Default destination: the file's directory.
+   */
+  static async openExistingStrict(
+    identity: ResumeSessionIdentity,
+    destination?: SessionDestinationInput,
+    storage?: SessionStorage,
+    migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<StrictSessionOpenResult> {
+    const file = identity.canonicalPath;
+    const before = inspectTranscript(file);
+    if (before.kind === "error") return before;
+    if (!sameIdentity(before.identity, identity)) return { kind: "error", reason: "identity-mismatch" };
+    const manager = await SessionManager.open(file, destination ?? path.dirname(file), storage, migrationPolicy, sessionMemoryMode, options);
+    manager.readOnlyResume = true;
+    const after = inspectTranscript(file);
+    if (after.kind === "error" || !sameIdentity(after.identity, identity)) {
+      await manager.close();
+      return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };
+    }
+    return { kind: "opened", manager };
+  }
+
+  /** Captures `filePath` for a later strict fork: held by descriptor, read in ranges, its identity fixed (see `transcript-capture.ts`). */
+  static captureTranscriptStrict(filePath: string): { kind: "captured"; snapshot: TranscriptSnapshotHandle } | ResumeTailError {
+    return captureTranscript(filePath);
+  }
+
+  /**
+   * A new session for `cwd` holding the captured transcript (new id, parented to the source's, title kept), made only while
+   * the source is still the captured bytes, before and after it is copied; a copy made of anything else is removed.
+   */
+  static async forkFromCaptured(
+    snapshot: TranscriptSnapshotHandle,
+    cwd: string,
+    destination?: SessionDestinationInput,
+    _migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<StrictSessionForkResult> {
+    const before = snapshot.revalidate();
+    if (before.kind === "error") return { kind: "error", reason: before.reason };
+    const manager = await SessionManager.forkFrom(snapshot.sourcePath, cwd, destination, undefined, undefined, sessionMemoryMode, options);
+    await manager.flush();
+    const after = snapshot.revalidate();
+    if (after.kind === "valid" && manager.getHeader().parentSession === snapshot.identity.sessionId) return { kind: "forked", manager };
+    const file = manager.getSessionFile();
+    await manager.close();
+    if (file !== undefined) await removeSessionFiles(file);
+    return { kind: "error", reason: "identity-mismatch" };
+  }
+
+  /**
+   * Deletes a session the CLI picker listed without a session directory: it must sit in the managed scope of its header's
+   * cwd (default agent directory) or below that workspace's `.gjc/`. Its artifacts and line index go with it.
+   * @throws GjcFaceError `session_not_contained`
+   */
+  static async deleteManagedCandidate(sessionPath: string): Promise<void> {
+    const file = canonicalPathOf(sessionPath);
+    const captured = captureTranscript(file);
+    if (captured.kind === "error") throw new GjcFaceError("session_not_contained", `Could not delete managed session: ${captured.reason}`);
+    let cwd: unknown;
+    try {
+      captured.snapshot.forEachLine((line) => {
+        cwd = (JSON.parse(line) as { cwd?: unknown }).cwd;
+        return false;
+      });
+    } finally {
+      captured.snapshot.close();
+    }
+    if (typeof cwd !== "string" || !path.isAbsolute(cwd)) throw new GjcFaceError("session_not_contained", "Session has no valid workspace header.");
+    const project = path.join(cwd, ".gjc") + path.sep;
+    let scope: string | undefined;
+    try {
+      scope = Engine.getDefaultSessionDirReadOnly(cwd);
+    } catch {
+      scope = undefined;
+    }
+    if (path.dirname(file) !== scope && !file.startsWith(project)) {
+      throw new GjcFaceError("session_not_contained", "Not authorized to delete a session outside its workspace's managed scope.");
+    }
+    await removeSessionFiles(file);
+  }
+
+  /**
+   * Records the inspected identity of `filePath` (a file of this manager's directory) as pending strict adoption: the next
+   * `setSessionFile(filePath)` refuses it if it changed meanwhile. @returns the path to adopt
+   * @throws GjcFaceError `prepared_session_changed` when it cannot be inspected
+   */
+  async prepareManagedCandidateForStrictAdoption(filePath: string, _migrationPolicy: MigrationPolicy, expectedIdentity: ResumeSessionIdentity): Promise<string> {
+    const inspected = inspectTranscript(filePath);
+    if (inspected.kind === "error") throw new GjcFaceError("prepared_session_changed", `Could not inspect prepared managed session: ${inspected.reason}`);
+    if (!sameIdentity(inspected.identity, expectedIdentity)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
+    this.#pendingAdoption = inspected.identity;
+    return inspected.identity.canonicalPath;
+  }
+
+  /**
+   * Closes the current session and switches to `sessionFile` as the engine does; a file recorded for strict adoption must be
+   * unchanged. Artifact bindings move to the new file; the temporary artifacts of a session in memory go, unless deferred.
+   * @throws GjcFaceError `prepared_session_changed`; what the engine's `setSessionFile` throws
+   */
+  async setSessionFile(sessionFile: string, options: { deferEphemeralArtifactRetirement?: boolean } = {}): Promise<void> {
+    const pending = this.#pendingAdoption;
+    this.#pendingAdoption = undefined;
+    if (pending !== undefined && pending.canonicalPath === path.resolve(sessionFile)) {
+      const now = inspectTranscript(sessionFile);
+      if (now.kind === "error" || !sameIdentity(now.identity, pending)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
+    }
+    await this.engine.setSessionFile(sessionFile);
+    this.readOnlyResume = false;
+    this.bumpRevisions();
+    this.resetArtifactBindings();
+    if (options.deferEphemeralArtifactRetirement !== true) this.retireEphemeralArtifactsAfterTransition();
+  }
+
+  // ---- destinations and listings ----------------------------------------------------------------
+
+  /** A trusted token for the managed scope of `cwd` (prepared now). */
+  static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
+    const token = Engine.managedDestination(cwd, agentDir, storage);
+    managedAgentDirs.set(token, agentDir);
+    return token;
+  }
+
+  /** A trusted token for the session directory `directory`; a relative one is taken against the process cwd now. */
+  static explicitDestination(directory: string): SessionDestination {
+    return Engine.explicitDestination(typeof directory === "string" && directory.length > 0 ? path.resolve(directory) : directory);
+  }
+
+  /** The managed scope directory of `cwd`, prepared for writing. */
+  static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
+    return Engine.getDefaultSessionDir(cwd, agentDir, storage);
+  }
+
+  /** The managed scope directory of `cwd`, resolved without creating anything. */
+  static getDefaultSessionDirReadOnly(cwd: string, agentDir?: string): string {
+    return Engine.getDefaultSessionDirReadOnly(cwd, agentDir);
+  }
+
+  /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */
+  static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options);
+  }
+
+  /** The sessions of every managed scope, newest first. */
+  static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return Engine.listAll(storage, managedAgentDir, options);
+  }
+
+  /** The picker's rows for `cwd`: `sessionDir`'s sessions, or the managed and project ones; never writes; `[]` on failure. */
+  static async listForResumePickerReadOnly(cwd: string, sessionDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
+    return listForPicker(cwd, sessionDir, storage);
+  }
+
+  /** The managed scope's sessions of `cwd` with the project's `.gjc` transcripts, merged by id, newest first; never writes. */
+  static async listManagedForResumePickerReadOnly(cwd: string, managedAgentDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
+    return listManagedForPicker(cwd, managedAgentDir, storage);
+  }
+
+  /** The picker's rows for this manager's destination. */
+  async listForResumePickerReadOnly(): Promise<SessionInfo[]> {
+    if (this.destination.managed) return listManagedForPicker(this.engine.getCwd(), this.destination.agentDir);
+    return this.engine.isPersisted() ? listForPicker(this.engine.getCwd(), this.engine.getSessionDir()) : [];
+  }
+
+  /** Whether this manager's sessions go to a managed scope (not an explicit directory, not memory). */
+  isManagedDestination(): boolean {
+    return this.destination.managed;
+  }
+
+  /** This manager's destination, to hand back to `forkFrom` or `open`; `undefined` in memory. */
+  getDestinationForFork(): SessionDestination | undefined {
+    const destination = this.destination;
+    if (destination.token === undefined && this.engine.isPersisted()) {
+      destination.token = destination.managed
+        ? SessionManager.managedDestination(this.engine.getCwd(), destination.agentDir)
+        : SessionManager.explicitDestination(this.engine.getSessionDir());
+    }
+    return destination.token;
+  }
+
+  // ---- process-cwd ownership and cwd transitions --------------------------------------------------
+
+  /** Records `manager` as the owner of the process cwd unless another live manager is. @returns whether `manager` owns it now */
+  static claimProcessCwdOwnership(manager: SessionManager): boolean {
+    return claimOwnership(manager);
+  }
+
+  /** Whether `manager` owns the process cwd. */
+  static isProcessCwdOwner(manager: SessionManager): boolean {
+    return isOwner(manager);
+  }
+
+  /** Gives the process-cwd claim up if `manager` holds it. */
+  static releaseProcessCwdOwnership(manager: SessionManager): void {
+    releaseOwnership(manager);
+  }
+
+  /** @throws GjcFaceError `cwd_identity_changed` unless the process cwd is the directory `expectedIdentity` names */
+  static async assertProcessCwdIdentity(expectedIdentity: DirectoryIdentity): Promise<void> {
+    await assertCwdIdentity(expectedIdentity);
+  }
+
+  /** Opens `dir` read-only as a directory, refusing a final symlink (not on Windows). */
+  static async openNoFollowDirectory(dir: string): Promise<fs.promises.FileHandle> {
+    return openDirectoryNoFollow(dir);
+  }
+
+  /** Runs `fn` as this manager's only cwd writer, after earlier transitions and the read leases granted before it. */
+  async runExclusiveCwdTransition<T>(fn: () => Promise<T>): Promise<T> {
+    return this.transitions.exclusive(fn);
+  }
+
+  /** Runs `fn` under a shared read lease: no cwd transition of this manager commits meanwhile. */
+  async runWithCwdReadLease<T>(fn: () => Promise<T>): Promise<T> {
+    return this.transitions.withReadLease(fn);
+  }
+
+  /** Settles once every transition queued so far has; never rejects. */
+  async joinCwdTransition(): Promise<void> {
+    await this.transitions.join();
+  }
+
+  /** How many moves have committed (0 at first). */
+  getCwdGeneration(): number {
+    return this.transitions.generation;
+  }
+
+  /**
+   * Moves the session to the workspace `newCwd` as the engine does, as this manager's cwd transition: the target directory
+   * must be the one `options` pinned (no link, same dev/ino) before and after; a committed move bumps the cwd generation.
+   * When the file moves (a managed session), its artifacts follow it: copied bounded as a fork's, then removed from the
+   * old place. @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the
+   * artifacts cannot follow (the session has moved, its artifacts stay where they were)
+   */
+  async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
+    await this.transitions.exclusive(async () => {
+      await checkTarget(newCwd, options);
+      const before = this.engine.getSessionFile();
+      await this.engine.moveTo(newCwd);
+      await checkTarget(newCwd, options);
+      this.readOnlyResume = false;
+      this.bumpRevisions(["headerExport"]);
+      this.transitions.advance();
+      const after = this.engine.getSessionFile();
+      if (!this.engine.isPersisted() || before === undefined || after === undefined || before === after) return;
+      this.resetArtifactBindings();
+      const copy = await stageArtifactCopy(before, after);
+      if (copy === undefined) return;
+      copy.publish();
+      await removeArtifactsOf(before);
+    });
+  }
+
+  // ---- writes, flush and close ------------------------------------------------------------------
+
+  /** Writes the whole session now, even before an assistant message; a no-op in memory, once written, and in read-only resume. */
+  async ensureOnDisk(): Promise<void> {
+    if (this.readOnlyResume) return;
+    await this.engine.ensureOnDisk();
+  }
+
+  /** Waits for queued writes and syncs the file, and for the sessions this manager left. */
+  async flush(): Promise<void> {
+    await this.engine.flush();
+    await this.retired();
+  }
+
+  /**
+   * Joins the cwd transitions, gives up the process-cwd claim, drops prepared successors, then closes the session (a
+   * read-only resume writes nothing, not even an owed rewrite). Idempotent. @returns the engine's close report
+   */
+  async close(): Promise<SessionCloseReport> {
+    await this.transitions.join();
+    releaseOwnership(this);
+    if (!this.#closed) {
+      this.#closed = true;
+      await this.discardAllPrepared().catch(() => undefined);
+      this.retireEphemeralArtifactsAfterTransition();
+    }
+    const engine = this.engine;
+    if (this.readOnlyResume) await hooks.closeAsRead(engine);
+    const report = await engine.close();
+    await this.retired();
+    await this.ephemeralRetired();
+    return report;
+  }
+
+  /**
+   * After a latched persistence failure: releases the file, then reloads it from disk if it is a strictly valid transcript that
+   * holds still while it is inspected twice; memory then holds what the file holds, and what never reached it is gone. A
+   * no-op without a failure. @throws the latched failure when there is no file to reload, or it is not usable
+   */
+  async recoverPersistenceFailure(): Promise<void> {
+    let latched: unknown;
+    try {
+      hooks.checkPersisted(this.engine);
+      return;
+    } catch (error) {
+      latched = error;
+    }
+    const file = this.engine.getSessionFile();
+    if (!this.engine.isPersisted() || file === undefined) throw latched;
+    await this.engine.close().catch(() => undefined);
+    const first = inspectTranscript(file);
+    const second = inspectTranscript(file);
+    if (first.kind === "error" || second.kind === "error" || !sameIdentity(first.identity, second.identity)) throw latched;
+    this.swapEngine(await this.reopen(file));
+  }
+
+  /** Flushes, then closes: `closed`, or `close_unknown` with the failure (the file is released either way). */
+  async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
+    try {
+      await this.flush();
+      await this.close();
+      return { kind: "closed" };
+    } catch (error) {
+      await this.close().catch(() => undefined);
+      return { kind: "close_unknown", error };
+    }
+  }
+}
+
+/** @throws GjcFaceError `cwd_identity_changed` unless `dir` is a directory (no link) and, where pinned, the same one as `options` names */
+async function checkTarget(dir: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } }): Promise<void> {
+  const { expectedIdentity, targetHandle } = options;
+  if (expectedIdentity === undefined && targetHandle === undefined) return;
+  const byPath = await fs.promises.lstat(dir, { bigint: true }).catch(() => undefined);
+  const held = targetHandle === undefined ? undefined : await targetHandle.stat({ bigint: true });
+  const expected = expectedIdentity ?? held!;
+  const same = (stat: fs.BigIntStats | undefined) => stat !== undefined && stat.dev === expected.dev && stat.ino === expected.ino;
+  if (byPath === undefined || !byPath.isDirectory() || !same(byPath) || (held !== undefined && !same(held))) {
+    throw new GjcFaceError("cwd_identity_changed", `Refusing to move: the identity of ${dir} changed`);
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Strict, read-only inspection of one transcript for resume selection: it writes nothing and takes
+ * no lock, so a v1-v4 file (or any other) is never changed by being looked at. The bytes are read
+ * and stat'ed through one descriptor opened without following a link, and stat'ed again after, so
+ * what was judged is exactly what the identity names; a strict open later reopens only a file
+ * whose identity (stat tuple plus SHA-256 of the bytes) is still the same.
+ */
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+
+import { loadSession, buildSessionContext, type SessionContext } from "../session/index.js";
+
+/** The resume cap: a transcript above it is `oversized` (GJC's managed per-file cap). */
+export const RESUME_TRANSCRIPT_MAX_BYTES = 128 * 1024 * 1024;
+
+/** Exactly which bytes of which file were inspected. Two identities are the same when every field is (`ctimeNs` only when both have it). */
+export interface ResumeSessionIdentity {
+  canonicalPath: string;
+  sessionId: string;
+  dev: bigint;
+  ino: bigint;
+  nlink?: bigint;
+  size: number;
+  mtimeMs: number;
+  mtimeNs: bigint;
+  ctimeNs?: bigint;
+  /** hex SHA-256 of the exact bytes read */
+  sha256: string;
+}
+
+/** Why a transcript cannot be resumed as it is. */
+export type ResumeTailErrorReason = "missing" | "malformed" | "unstable" | "read-failed" | "legacy_migration_disabled" | "oversized" | "context_too_large";
+
+/** A failed inspection. */
+export interface ResumeTailError {
+  kind: "error";
+  reason: ResumeTailErrorReason;
+  size?: number;
+}
+
+/** `resumable`: the context ends on something other than an assistant message (an interrupted turn); `terminal`: it does not. */
+export type ResumeTailInspection = { kind: "resumable" | "terminal"; identity: ResumeSessionIdentity } | ResumeTailError;
+
+/** A successful inspection with what it read, for a strict open to reuse. */
+export interface InspectedTranscript {
+  kind: "resumable" | "terminal";
+  identity: ResumeSessionIdentity;
+  context: SessionContext;
+}
+
+/** The path with its directory canonicalised and its last component kept (never followed). */
+export function canonicalPathOf(filePath: string): string {
+  const absolute = path.resolve(filePath);
+  try {
+    return path.join(fs.realpathSync(path.dirname(absolute)), path.basename(absolute));
+  } catch {
+    return absolute;
+  }
+}
+
+function sameStat(a: fs.BigIntStats, b: fs.BigIntStats): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.nlink === b.nlink;
+}
+
+/** Reads the regular file `file` whole through one no-follow descriptor, stat'ed before, after, and by path. */
+function readStable(file: string): { bytes: Buffer; stat: fs.BigIntStats } | ResumeTailError {
+  let before: fs.BigIntStats;
+  try {
+    before = fs.lstatSync(file, { bigint: true });
+  } catch (error) {
+    return { kind: "error", reason: (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "read-failed" };
+  }
+  if (!before.isFile()) return { kind: "error", reason: "read-failed" };
+  if (before.size > BigInt(RESUME_TRANSCRIPT_MAX_BYTES)) return { kind: "error", reason: "oversized", size: Number(before.size) };
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
+  let fd: number;
+  try {
+    fd = fs.openSync(file, O_RDONLY | (O_NOFOLLOW ?? 0) | (O_NONBLOCK ?? 0));
+  } catch (error) {
+    return { kind: "error", reason: (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "read-failed" };
+  }
+  try {
+    const opened = fs.fstatSync(fd, { bigint: true });
+    if (!opened.isFile() || !sameStat(before, opened)) return { kind: "error", reason: "unstable" };
+    const size = Number(opened.size);
+    const bytes = Buffer.alloc(size);
+    let at = 0;
+    while (at < size) {
+      const read = fs.readSync(fd, bytes, at, size - at, at);
+      if (read === 0) return { kind: "error", reason: "unstable" };
+      at += read;
+    }
+    // A byte past the stat'ed size means the file grew while it was read.
+    if (fs.readSync(fd, Buffer.alloc(1), 0, 1, size) !== 0) return { kind: "error", reason: "unstable" };
+    const after = fs.fstatSync(fd, { bigint: true });
+    const byPath = fs.lstatSync(file, { bigint: true });
+    if (!sameStat(opened, after) || !sameStat(opened, byPath)) return { kind: "error", reason: "unstable" };
+    return { bytes, stat: opened };
+  } catch {
+    return { kind: "error", reason: "read-failed" };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Whether `role` ends a turn: an assistant message does, anything else leaves it open. */
+function endsTurn(context: SessionContext): boolean {
+  const last = context.messages[context.messages.length - 1] as { role?: unknown } | undefined;
+  return last === undefined || last.role === "assistant";
+}
+
+/**
+ * Inspects `filePath` strictly: valid UTF-8, every non-empty line a JSON record, a session header with an id, no
+ * violation of the entry schema after an in-memory migration to v5. Writes nothing, takes no lock.
+ */
+export function inspectTranscript(filePath: string): InspectedTranscript | ResumeTailError {
+  const canonicalPath = canonicalPathOf(filePath);
+  const read = readStable(canonicalPath);
+  if ("kind" in read) return read;
+  const { bytes, stat } = read;
+  let loaded: ReturnType<typeof loadSession>;
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    loaded = loadSession(bytes, { mode: "strict" });
+  } catch {
+    return { kind: "error", reason: "malformed" };
+  }
+  if (loaded.kind !== "loaded" || loaded.invalidLines.length > 0 || (loaded.violations?.length ?? 0) > 0 || loaded.unknownEntries > 0) {
+    return { kind: "error", reason: "malformed" };
+  }
+  const identity: ResumeSessionIdentity = {
+    canonicalPath,
+    sessionId: loaded.header.id,
+    dev: stat.dev,
+    ino: stat.ino,
+    nlink: stat.nlink,
+    size: Number(stat.size),
+    mtimeMs: Number(stat.mtimeMs),
+    mtimeNs: stat.mtimeNs,
+    ctimeNs: stat.ctimeNs,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+  };
+  const context = buildSessionContext(loaded.entries);
+  return { kind: endsTurn(context) ? "terminal" : "resumable", identity, context };
+}
+
+/** Whether two identities name the same bytes of the same file. */
+export function sameIdentity(a: ResumeSessionIdentity, b: ResumeSessionIdentity): boolean {
+  return (
+    a.canonicalPath === b.canonicalPath &&
+    a.sessionId === b.sessionId &&
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.nlink === b.nlink &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.mtimeNs === b.mtimeNs &&
+    (a.ctimeNs === undefined || b.ctimeNs === undefined || a.ctimeNs === b.ctimeNs) &&
+    a.sha256 === b.sha256
+  );
+}
