@@ -7,6 +7,7 @@
  * as a migration's (depth, entries, bytes; no links, no foreign or shared files) and staged under
  * a hidden name, published only when the fork commits.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -19,6 +20,27 @@ import { GjcFaceError } from "./face-errors.js";
 export const ARTIFACT_MAX_BYTES = 10 * 1024 * 1024;
 
 const CLAIM_PREFIX = ".artifact-id-";
+const NAMED = /^[A-Za-z0-9_.-]+$/;
+
+/** Where GJC's app finds a tool output moved out of the transcript: the artifact, and proof of its bytes. */
+export interface EvictedToolOutputHandle {
+  v: 1;
+  artifactId: string;
+  uri: string;
+  encoding: "utf-8";
+  bytes: number;
+  sha256: string;
+  complete: true;
+}
+
+/** How {@link SessionArtifacts.publishExactText} ended. */
+export type ArtifactPublishOutcome =
+  | { outcome: "saved"; handle: EvictedToolOutputHandle }
+  | { outcome: "incomplete"; bytes: number; maxBytes: number }
+  | { outcome: "unavailable"; diagnostic: string }
+  | { outcome: "failed"; diagnostic: string };
+
+const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 const TOOL_TYPE = /^[A-Za-z0-9_-]+$/;
 const REMOVE_LIMITS = { maxDepth: DEFAULT_ARTIFACT_LIMITS.maxDepth, maxEntries: DEFAULT_ARTIFACT_LIMITS.maxEntries };
 
@@ -109,6 +131,50 @@ export class SessionArtifacts {
       dir.writeFileAtomic(`${id}.${toolType}.log`, Buffer.from(text, "utf8"), { noReplace: true });
       return id;
     }, true);
+  }
+
+  /**
+   * Publishes `text` exactly (never cut) as a new `toolType` artifact and reads it back: `saved` with a handle proving its
+   * bytes, `incomplete` past `maxBytes`, `unavailable` when persistence is off, `failed` (nothing left) otherwise.
+   */
+  async publishExactText(text: string, options: { persist?: boolean; maxBytes?: number; toolType?: string } = {}): Promise<ArtifactPublishOutcome> {
+    const bytes = Buffer.from(text, "utf8");
+    const maxBytes = Math.max(0, options.maxBytes ?? ARTIFACT_MAX_BYTES);
+    if (options.persist === false) return { outcome: "unavailable", diagnostic: "artifact persistence disabled" };
+    if (bytes.byteLength > maxBytes) return { outcome: "incomplete", bytes: bytes.byteLength, maxBytes };
+    const toolType = options.toolType ?? "evicted";
+    let name: string | undefined;
+    try {
+      checkToolType(toolType);
+      const digest = sha256(bytes);
+      const id = this.#open((dir) => {
+        const claimed = this.#claim(dir);
+        name = `${claimed}.${toolType}.log`;
+        dir.writeFileAtomic(name, bytes, { noReplace: true });
+        const file = dir.openFile(name);
+        try {
+          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest) throw new Error("artifact publication verification failed");
+        } finally {
+          file.close();
+        }
+        return claimed;
+      }, true);
+      return { outcome: "saved", handle: { v: 1, artifactId: id, uri: `artifact://${id}`, encoding: "utf-8", bytes: bytes.byteLength, sha256: digest, complete: true } };
+    } catch (error) {
+      if (name !== undefined) await this.removeNamedBestEffort(name);
+      return { outcome: "failed", diagnostic: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  /** Removes the artifact file `filename` (a plain name). @returns whether it is gone */
+  async removeNamedBestEffort(filename: string): Promise<boolean> {
+    if (!NAMED.test(filename) || filename === "." || filename === "..") return false;
+    try {
+      this.#open((dir) => dir.unlink(filename), false);
+      return true;
+    } catch (error) {
+      return error instanceof SecureFsError && error.code === "not_found";
+    }
   }
 
   /** The names in the directory (claims included); `[]` when it does not exist. */

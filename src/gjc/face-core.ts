@@ -5,7 +5,10 @@
  */
 import { SessionManager as Engine, synchronousSwitches } from "../manager/session-manager.js";
 import type { SessionDestination, SessionMemoryMode } from "../manager/destination.js";
+import type { AgentMessage, FileEntry, SessionContext } from "../session/index.js";
+import { linkContextIdentity } from "./context.js";
 import { CwdTransitions } from "./cwd-ownership.js";
+import { associateSessionMessageEntryId } from "./messages.js";
 
 /** The engine's internal hooks, for the face's modules. */
 export const hooks = synchronousSwitches();
@@ -21,14 +24,14 @@ export interface FaceDestination {
 
 /** The calls whose GJC and engine signatures agree and that only read: forwarded as they are. */
 const READS = [
-  "getSessionId", "getSessionFile", "getSessionDir", "getCwd", "getSessionName", "getHeader", "getEntries", "getEntry",
-  "getLeafEntry", "getChildren", "getBranch", "getTree", "getLeafId", "getLabel", "getUsageStatistics",
-  "buildSessionContext", "getToolSelection", "getLoadReport", "isPersisted", "getDroppedInertPatchCount",
+  "getSessionId", "getSessionFile", "getSessionDir", "getCwd", "getSessionName", "getHeader",
+  "getChildren", "getTree", "getLeafId", "getLabel", "getUsageStatistics", "getToolSelection", "getLoadReport", "isPersisted",
+  "getDroppedInertPatchCount",
 ] as const satisfies readonly (keyof Engine)[];
 
 /** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
 const WRITES = [
-  "appendMessage", "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
+  "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
   "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary", "appendCustomEntry",
   "appendContextClearEntry", "appendCustomMessageEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
   "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
@@ -37,6 +40,17 @@ const WRITES = [
 ] as const satisfies readonly (keyof Engine)[];
 
 type Forwarded = (typeof READS)[number] | (typeof WRITES)[number];
+
+/** `entries`, each `message` entry's message linked to its id (copies are new objects, so each copy is linked). */
+function linked(entries: FileEntry[]): FileEntry[] {
+  for (const entry of entries) {
+    const record = entry as { type?: unknown; id?: unknown; message?: unknown };
+    if (record.type === "message" && typeof record.id === "string" && typeof record.message === "object" && record.message !== null) {
+      associateSessionMessageEntryId(record.message, record.id);
+    }
+  }
+  return entries;
+}
 
 /** GJC's cache keys: counters that only grow, each when its part of the session changes; all of them on a switch. */
 export interface RevisionSnapshot {
@@ -112,6 +126,45 @@ export abstract class FaceCore {
         Object.defineProperty(FaceCore.prototype, name, { value: forward, writable: true, configurable: true });
       }
     }
+  }
+
+  /** Appends a `message` entry holding `message`, which is linked to the new entry (GJC's message identity). @returns the new entry's id */
+  appendMessage(message: AgentMessage): string {
+    const id = this.#engine.appendMessage(message);
+    this.#readOnlyResume = false;
+    this.bumpRevisions(APPEND);
+    associateSessionMessageEntryId(message, id);
+    return id;
+  }
+
+  /** The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session id). */
+  buildSessionContext(): SessionContext {
+    const context = this.#engine.buildSessionContext();
+    const tree = hooks.tree(this.#engine);
+    linkContextIdentity(context, tree.getLeafId() === null ? [] : tree.getPath(), this.#engine.getSessionId());
+    return context;
+  }
+
+  /** Copies of every entry, in file order, each copied message linked to its entry. */
+  getEntries(): FileEntry[] {
+    return linked(this.#engine.getEntries());
+  }
+
+  /** A copy of entry `id`, its message linked to it; `undefined` when unknown. */
+  getEntry(id: string): FileEntry | undefined {
+    const entry = this.#engine.getEntry(id);
+    return entry === undefined ? undefined : linked([entry])[0];
+  }
+
+  /** The leaf (a copy), its message linked to it. */
+  getLeafEntry(): FileEntry | undefined {
+    const entry = this.#engine.getLeafEntry();
+    return entry === undefined ? undefined : linked([entry])[0];
+  }
+
+  /** Copies of root..`fromId` (default: the leaf), each copied message linked to its entry; `[]` for an unknown id. */
+  getBranch(fromId?: string): FileEntry[] {
+    return linked(this.#engine.getBranch(fromId));
   }
 
   /** Who set the title (`undefined` when untitled). */

@@ -10,6 +10,7 @@ export type GjcFaceErrorCode =
   | "prepared_session_unavailable"
   | "prepared_session_changed"
   | "session_not_contained"
+  | "staged_session_unavailable"
   | "active_session"
   | "artifacts_unavailable";
 

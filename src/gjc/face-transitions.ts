@@ -45,6 +45,19 @@ export interface SessionManagerStateSnapshot {
   readonly leafId: string | null;
 }
 
+/** A default-model choice staged beside the session: applied by the promotion only if the session is as it was then. */
+export interface DefaultModelSelectionStage {
+  readonly sessionId: string;
+  readonly sessionFile: string | undefined;
+  readonly model: string;
+  readonly thinkingLevel: string | undefined;
+  readonly appendThinkingLevel: boolean;
+  readonly revisions: Readonly<{ entry: number; leaf: number; headerExport: number }>;
+}
+
+/** How a promotion ended: applied, not applied (the session moved on, or the first write failed), or applied in part. */
+export type DefaultModelSelectionPromotion = { readonly kind: "promoted" } | { readonly kind: "not_promoted"; readonly error?: Error } | { readonly kind: "unknown"; readonly error: Error };
+
 /** The engine manager and leaf a snapshot was taken on. */
 const snapshotEngines = new WeakMap<SessionManagerStateSnapshot, Engine>();
 
@@ -64,6 +77,7 @@ function fileExists(file: string): boolean {
 /** Base of the `/gjc` manager holding its two-phase transitions. */
 export abstract class FaceTransitions extends FaceArtifacts {
   readonly #prepared = new Map<PreparedNewSession, Prepared>();
+  readonly #stages = new WeakSet<DefaultModelSelectionStage>();
 
   #record(engine: Engine, prepared: Omit<Prepared, "engine">): PreparedNewSession {
     const file = engine.getSessionFile();
@@ -202,6 +216,66 @@ export abstract class FaceTransitions extends FaceArtifacts {
     if (failure !== undefined) throw failure;
   }
 
+  /**
+   * Stages a default-model choice after the leaf: a `temporary` `model_change`, optionally a `thinking_level_change`, then a
+   * `default` one. Nothing is written: GJC stages a replacement file beside the transcript, this store appends at promotion.
+   */
+  async stageDefaultModelSelection(model: string, thinkingLevel: string | undefined, options: { readonly appendThinkingLevel: boolean } = { appendThinkingLevel: false }): Promise<DefaultModelSelectionStage> {
+    await this.engine.flush();
+    const { entry, leaf, headerExport } = this.revisionSnapshot();
+    const stage: DefaultModelSelectionStage = Object.freeze({
+      sessionId: this.engine.getSessionId(),
+      sessionFile: this.engine.getSessionFile(),
+      model,
+      thinkingLevel,
+      appendThinkingLevel: options.appendThinkingLevel,
+      revisions: Object.freeze({ entry, leaf, headerExport }),
+    });
+    this.#stages.add(stage);
+    return stage;
+  }
+
+  /**
+   * Applies a stage, synchronously, if the session, its entries, leaf and header are as they were when it was staged: the
+   * entries are appended (each on disk when its append returns). `unknown` when a write failed after the first.
+   */
+  promoteDefaultModelSelection(stage: DefaultModelSelectionStage): DefaultModelSelectionPromotion {
+    const now = this.revisionSnapshot();
+    const { revisions } = stage;
+    if (
+      !this.#stages.has(stage) ||
+      stage.sessionId !== this.engine.getSessionId() ||
+      stage.sessionFile !== this.engine.getSessionFile() ||
+      revisions.entry !== now.entry ||
+      revisions.leaf !== now.leaf ||
+      revisions.headerExport !== now.headerExport
+    ) {
+      return { kind: "not_promoted" };
+    }
+    this.#stages.delete(stage);
+    const asError = (error: unknown) => (error instanceof Error ? error : new Error(String(error)));
+    try {
+      hooks.checkPersisted(this.engine);
+    } catch (error) {
+      return { kind: "not_promoted", error: asError(error) };
+    }
+    // From the first append on, memory holds what it appended: a failure now leaves the file short of it.
+    try {
+      this.appendModelChange(stage.model, "temporary");
+      if (stage.appendThinkingLevel) this.appendThinkingLevelChange(stage.thinkingLevel);
+      this.appendModelChange(stage.model, "default");
+      hooks.checkPersisted(this.engine);
+    } catch (error) {
+      return { kind: "unknown", error: asError(error) };
+    }
+    return { kind: "promoted" };
+  }
+
+  /** Drops a stage: it can no longer be promoted. Nothing was written for it. */
+  async discardDefaultModelSelectionStage(stage: DefaultModelSelectionStage): Promise<void> {
+    this.#stages.delete(stage);
+  }
+
   /** A snapshot of which session (and leaf) this manager is on, for {@link restoreRollbackState}. Flushes first. */
   async captureRollbackState(): Promise<SessionManagerStateSnapshot> {
     const engine = this.engine;
@@ -263,15 +337,21 @@ export abstract class FaceTransitions extends FaceArtifacts {
     if (dir === "" || path.dirname(target) !== dir || !target.endsWith(".jsonl")) {
       throw new GjcFaceError("session_not_contained", "Refusing to delete a session outside this manager's session directory.");
     }
-    const parent = SecureDir.openRoot(dir);
-    try {
-      parent.unlink(path.basename(target));
-    } catch (error) {
-      if (!(error instanceof SecureFsError && error.code === "not_found")) throw error;
-    } finally {
-      parent.close();
-    }
-    await removeArtifactsOf(target);
-    await removeLineIndex(new FileSessionStorage(dir), target);
+    await removeSessionFiles(target);
   }
+}
+
+/** Unlinks the session file `target` by descriptor (a missing one is fine), then its artifacts directory and line index. */
+export async function removeSessionFiles(target: string): Promise<void> {
+  const dir = path.dirname(target);
+  const parent = SecureDir.openRoot(dir);
+  try {
+    parent.unlink(path.basename(target));
+  } catch (error) {
+    if (!(error instanceof SecureFsError && error.code === "not_found")) throw error;
+  } finally {
+    parent.close();
+  }
+  await removeArtifactsOf(target);
+  await removeLineIndex(new FileSessionStorage(dir), target);
 }

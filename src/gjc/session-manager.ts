@@ -6,24 +6,25 @@
  * Where GJC's behaviour differs on purpose (owner-only files, `session_busy` for a second writer,
  * typed errors) this keeps the store's: README, "Coming from GJC".
  */
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
 import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
-import { SessionManagerError } from "../manager/errors.js";
-import type { SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
+import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
-import { SessionTreeError, type FileEntry } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
-import { FaceTransitions } from "./face-transitions.js";
-import { heldEntryBytes, heldImageBytes, memoryStats, NOTHING_EVICTED, type EvictCompactedContentResult, type SessionMemoryStats } from "./memory-stats.js";
+import { removeSessionFiles } from "./face-transitions.js";
+import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
+import { FaceQueries } from "./face-queries.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
-import { inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
 
 /** Why a strict open opened nothing. */
 export interface StrictSessionOpenFailure {
@@ -36,10 +37,11 @@ export interface StrictSessionOpenFailure {
 /** A strict open's outcome. */
 export type StrictSessionOpenResult = { kind: "opened"; manager: SessionManager } | StrictSessionOpenFailure;
 
+/** A strict fork's outcome. */
+export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager } | StrictSessionOpenFailure;
+
 /** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
 export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
-
-const MEMORY_MODES: readonly SessionMemoryMode[] = ["off", "shadow", "enabled", "auto"];
 
 /** The agent directory each managed token of the face was made under. */
 const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
@@ -56,14 +58,42 @@ function destinationOf(input: SessionDestinationInput, agentDir: string | undefi
 }
 
 /** See the module comment. */
-export class SessionManager extends FaceTransitions {
+export class SessionManager extends FaceQueries {
   /** A strictly opened file the next `setSessionFile` must find unchanged. */
   #pendingAdoption: ResumeSessionIdentity | undefined;
   #closed = false;
-  #heldBytes: { revision: number; bytes: number } | undefined;
+  /** The factory options, for the engine managers this face opens itself. */
+  readonly #options: SessionManagerOptions;
 
-  private constructor(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode) {
+  private constructor(engine: Engine, destination: FaceDestination, memoryMode?: SessionMemoryMode, options: SessionManagerOptions = {}) {
     super(engine, destination, memoryMode);
+    this.#options = options;
+  }
+
+  /** {@inheritDoc FaceStaged.reopen} */
+  protected async reopen(file: string): Promise<Engine> {
+    return Engine.open(file, path.dirname(file), undefined, undefined, this.memoryMode, this.#options);
+  }
+
+  /**
+   * A subagent attempt that becomes `finalSessionFile` only if committed: a fresh session at `<dir>/.staging/<attemptId>.jsonl`
+   * (header written now), its artifacts claimed in the final artifacts directory (see `face-staged.ts`).
+   * @throws GjcFaceError `staged_session_unavailable` for an unsafe or existing attempt, or a final path that is itself staged
+   */
+  static async openStaged(finalSessionFile: string, storage?: SessionStorage, attemptId: string = randomUUID(), options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const finalPath = canonicalPathOf(finalSessionFile);
+    const staged = stagedFileFor(finalPath, attemptId);
+    const dir = path.dirname(finalPath);
+    const engine = await Engine.open(staged, dir, storage, undefined, undefined, options);
+    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir), undefined, options);
+    manager.beginAttempt({ finalSessionFile: finalPath, stagedSessionFile: staged, artifacts: new AttemptArtifacts(finalPath), state: "open" });
+    try {
+      await manager.ensureOnDisk();
+    } catch (error) {
+      await manager.discardStaged().catch(() => undefined);
+      throw error;
+    }
+    return manager;
   }
 
   // ---- creation and opening ---------------------------------------------------------------------
@@ -71,7 +101,7 @@ export class SessionManager extends FaceTransitions {
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
-    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir));
+    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir), undefined, options);
   }
 
   /** A session that never persists. */
@@ -86,14 +116,19 @@ export class SessionManager extends FaceTransitions {
     storage?: SessionStorage,
     migrationPolicy?: MigrationPolicy,
     sessionMemoryMode?: SessionMemoryMode,
-    options: SessionManagerOptions = {},
+    options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    const { readOnly: _readOnly, ...factory } = options;
+    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
   }
 
-  /** Resumes as the engine's `continueRecent` does (this terminal's breadcrumb, then the newest session no other writer holds), else a new session. */
+  /**
+   * Resumes as the engine's `continueRecent` does (this terminal's breadcrumb, then the newest session no other writer holds),
+   * else a new session. A resumed session is in read-only resume, as after a strict open: its file is not written (a v1-v4
+   * file is not migrated on disk) until the session changes.
+   */
   static async continueRecent(
     cwd: string,
     destination?: SessionDestinationInput,
@@ -104,7 +139,9 @@ export class SessionManager extends FaceTransitions {
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
     const engine = await Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
+    manager.readOnlyResume = engine.getLoadReport().loaded;
+    return manager;
   }
 
   /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title. */
@@ -119,7 +156,7 @@ export class SessionManager extends FaceTransitions {
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
     const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode);
+    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
@@ -153,6 +190,67 @@ export class SessionManager extends FaceTransitions {
       return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };
     }
     return { kind: "opened", manager };
+  }
+
+  /** Captures `filePath` for a later strict fork: held by descriptor, read in ranges, its identity fixed (see `transcript-capture.ts`). */
+  static captureTranscriptStrict(filePath: string): { kind: "captured"; snapshot: TranscriptSnapshotHandle } | ResumeTailError {
+    return captureTranscript(filePath);
+  }
+
+  /**
+   * A new session for `cwd` holding the captured transcript (new id, parented to the source's, title kept), made only while
+   * the source is still the captured bytes, before and after it is copied; a copy made of anything else is removed.
+   */
+  static async forkFromCaptured(
+    snapshot: TranscriptSnapshotHandle,
+    cwd: string,
+    destination?: SessionDestinationInput,
+    _migrationPolicy?: MigrationPolicy,
+    sessionMemoryMode?: SessionMemoryMode,
+    options: SessionManagerOptions = {},
+  ): Promise<StrictSessionForkResult> {
+    const before = snapshot.revalidate();
+    if (before.kind === "error") return { kind: "error", reason: before.reason };
+    const manager = await SessionManager.forkFrom(snapshot.sourcePath, cwd, destination, undefined, undefined, sessionMemoryMode, options);
+    await manager.flush();
+    const after = snapshot.revalidate();
+    if (after.kind === "valid" && manager.getHeader().parentSession === snapshot.identity.sessionId) return { kind: "forked", manager };
+    const file = manager.getSessionFile();
+    await manager.close();
+    if (file !== undefined) await removeSessionFiles(file);
+    return { kind: "error", reason: "identity-mismatch" };
+  }
+
+  /**
+   * Deletes a session the CLI picker listed without a session directory: it must sit in the managed scope of its header's
+   * cwd (default agent directory) or below that workspace's `.gjc/`. Its artifacts and line index go with it.
+   * @throws GjcFaceError `session_not_contained`
+   */
+  static async deleteManagedCandidate(sessionPath: string): Promise<void> {
+    const file = canonicalPathOf(sessionPath);
+    const captured = captureTranscript(file);
+    if (captured.kind === "error") throw new GjcFaceError("session_not_contained", `Could not delete managed session: ${captured.reason}`);
+    let cwd: unknown;
+    try {
+      captured.snapshot.forEachLine((line) => {
+        cwd = (JSON.parse(line) as { cwd?: unknown }).cwd;
+        return false;
+      });
+    } finally {
+      captured.snapshot.close();
+    }
+    if (typeof cwd !== "string" || !path.isAbsolute(cwd)) throw new GjcFaceError("session_not_contained", "Session has no valid workspace header.");
+    const project = path.join(cwd, ".gjc") + path.sep;
+    let scope: string | undefined;
+    try {
+      scope = Engine.getDefaultSessionDirReadOnly(cwd);
+    } catch {
+      scope = undefined;
+    }
+    if (path.dirname(file) !== scope && !file.startsWith(project)) {
+      throw new GjcFaceError("session_not_contained", "Not authorized to delete a session outside its workspace's managed scope.");
+    }
+    await removeSessionFiles(file);
   }
 
   /**
@@ -316,85 +414,6 @@ export class SessionManager extends FaceTransitions {
     });
   }
 
-  // ---- reads, queries, revisions, memory --------------------------------------------------------
-
-  /** Whether the session holds any entry besides its header. */
-  hasHistoryEntries(): boolean {
-    return hooks.tree(this.engine).getEntries().length > 0;
-  }
-
-  /** The role of the nearest `model_change` on the path to the leaf (`"default"` when it names none); `undefined` when there is none. */
-  getLastModelChangeRole(): string | undefined {
-    const tree = hooks.tree(this.engine);
-    const path = tree.getLeafId() === null ? [] : tree.getPath();
-    for (let at = path.length - 1; at >= 0; at -= 1) {
-      const entry = path[at] as { type?: string; role?: unknown };
-      if (entry.type === "model_change") return typeof entry.role === "string" ? entry.role : "default";
-    }
-    return undefined;
-  }
-
-  /** A copy of entry `id`, or `undefined`. Equal to `getEntry`: this store never moves held content out (see `evictCompactedContent`). */
-  getEntryForFidelity(id: string): FileEntry | undefined {
-    return this.engine.getEntry(id);
-  }
-
-  /** Copies of root..`fromId` (default: the leaf); `[]` for an unknown id. */
-  getActivePathEntriesCanonical(fromId?: string): FileEntry[] {
-    return this.engine.getBranch(fromId);
-  }
-
-  /** Calls `visitor` with a copy of every entry, in file order. */
-  visitEntriesForExport(visitor: (entry: FileEntry) => void): void {
-    for (const entry of this.engine.getEntries()) visitor(entry);
-  }
-
-  /**
-   * GJC moves compacted history into its blob store to bound memory; this store keeps the session it holds, so nothing moves
-   * and the counts are zero (the app then owes no rewrite). @throws SessionTreeError `unknown_entry` for an unknown id
-   */
-  evictCompactedContent(firstKeptEntryId: string, compactionEntryId: string): EvictCompactedContentResult {
-    const tree = hooks.tree(this.engine);
-    for (const id of [firstKeptEntryId, compactionEntryId]) {
-      if (tree.getEntry(id) === undefined) throw new SessionTreeError("unknown_entry", `Entry ${id} not found`);
-    }
-    return { ...NOTHING_EVICTED };
-  }
-
-  /** What the manager holds: no sidecar or cold runtime, and the held entries' size as the resident bytes. */
-  getSessionMemoryStats(): SessionMemoryStats {
-    const revision = this.revisionSnapshot().entry;
-    if (this.#heldBytes?.revision !== revision) this.#heldBytes = { revision, bytes: heldEntryBytes(hooks.tree(this.engine).getEntries()) };
-    return memoryStats(this.#heldBytes.bytes);
-  }
-
-  /** Records GJC's memory mode setting; the store keeps the parsed session whatever it is. @throws SessionManagerError `invalid_options` for an unknown mode */
-  setSessionMemoryMode(mode: SessionMemoryMode): void {
-    if (!MEMORY_MODES.includes(mode)) throw new SessionManagerError("invalid_options", `unknown sessionMemoryMode: ${String(mode)}`);
-    this.memoryMode = mode;
-  }
-
-  /** The memory mode last set (default `"shadow"`). */
-  getSessionMemoryMode(): SessionMemoryMode {
-    return this.memoryMode;
-  }
-
-  /** The decoded bytes of the distinct images the held entries carry. */
-  getResidentImageBytes(): number {
-    return heldImageBytes(hooks.tree(this.engine).getEntries());
-  }
-
-  /** The session file's size now; 0 in memory, before it exists, or when it cannot be stat'ed. */
-  getTranscriptFileBytes(): number {
-    const file = this.engine.getSessionFile();
-    if (!this.engine.isPersisted() || file === undefined) return 0;
-    try {
-      return fs.lstatSync(file).size;
-    } catch {
-      return 0;
-    }
-  }
-
   // ---- writes, flush and close ------------------------------------------------------------------
 
   /** Writes the whole session now, even before an assistant message; a no-op in memory, once written, and in read-only resume. */
@@ -427,6 +446,28 @@ export class SessionManager extends FaceTransitions {
     await this.retired();
     await this.ephemeralRetired();
     return report;
+  }
+
+  /**
+   * After a latched persistence failure: releases the file, then reloads it from disk if it is a strictly valid transcript that
+   * holds still while it is inspected twice; memory then holds what the file holds, and what never reached it is gone. A
+   * no-op without a failure. @throws the latched failure when there is no file to reload, or it is not usable
+   */
+  async recoverPersistenceFailure(): Promise<void> {
+    let latched: unknown;
+    try {
+      hooks.checkPersisted(this.engine);
+      return;
+    } catch (error) {
+      latched = error;
+    }
+    const file = this.engine.getSessionFile();
+    if (!this.engine.isPersisted() || file === undefined) throw latched;
+    await this.engine.close().catch(() => undefined);
+    const first = inspectTranscript(file);
+    const second = inspectTranscript(file);
+    if (first.kind === "error" || second.kind === "error" || !sameIdentity(first.identity, second.identity)) throw latched;
+    this.swapEngine(await this.reopen(file));
   }
 
   /** Flushes, then closes: `closed`, or `close_unknown` with the failure (the file is released either way). */

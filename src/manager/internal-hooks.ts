@@ -30,6 +30,8 @@ export interface SynchronousSwitches<SessionManager> {
   publish(manager: SessionManager): void;
   /** Closes the manager without the rewrite a migrated file still owes (the file stays as read). */
   closeAsRead(manager: SessionManager): Promise<void>;
+  /** Throws the manager's latched persistence failure, if any (an append that failed returns normally; the next call throws). */
+  checkPersisted(manager: SessionManager): void;
 }
 
 /** What {@link SynchronousSwitches.successor} builds. */

@@ -199,6 +199,9 @@ export class SessionManager extends SessionDirectories {
         manager.#state.fullWritePending = false;
         await manager.close();
       },
+      checkPersisted(manager) {
+        manager.#state.persistence?.check();
+      },
     };
   }
 

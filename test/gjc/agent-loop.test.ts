@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 
 import { SessionManager } from "../../src/gjc/session-manager.js";
 import type { AgentMessage } from "../../src/index.js";
+import { auditAgentDir } from "../../src/audit/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { bundleManagerChild } from "../manager/child.js";
 import { startChild, type BundledChild } from "../storage/child-bundle.js";
@@ -164,7 +165,7 @@ describe("the /gjc face driven as GJC's app drives it", () => {
 
     // /branch: the successor holds root..leaf, written by the commit; a discarded one leaves nothing.
     const handoffFile = manager.getSessionFile()!;
-    const leaf = manager.getBranch()[2]!.id;
+    const leaf = manager.getBranch()[2]!.id as string;
     const droppedBranch = await manager.prepareBranchedSession(leaf);
     await manager.discardPreparedNewSession(droppedBranch);
     expect(fs.existsSync(droppedBranch.sessionFile!)).toBe(false);
@@ -251,10 +252,10 @@ describe("a process killed between prepare and commit", () => {
     return successor;
   }
 
-  it("leaves nothing a listing, a resume or the strict inspection takes for a session", async () => {
-    const sessionDir = path.join(tmp.path, "sessions");
-    fs.mkdirSync(sessionDir, { mode: 0o700 });
-    const manager = SessionManager.create(workspace, sessionDir, undefined, options());
+  it("leaves nothing a listing, a resume, the strict inspection or the audit takes for a session", async () => {
+    const destination = SessionManager.managedDestination(workspace, agentDir);
+    const manager = SessionManager.create(workspace, destination, undefined, options());
+    const sessionDir = manager.getSessionDir();
     await runTurn(manager, "first ");
     await runTurn(manager, "second ");
     await manager.saveArtifact("x".repeat(4096), "bash");
@@ -270,13 +271,15 @@ describe("a process killed between prepare and commit", () => {
       expect(jsonlIn(sessionDir)).toEqual([path.basename(file)]);
       // A fork's artifact copy is staged under a hidden name, never as the successor's artifacts directory.
       expect(fs.readdirSync(sessionDir).filter((name) => !name.startsWith(".")).sort()).toEqual([path.basename(file), path.basename(file, ".jsonl")].sort());
-      expect((await SessionManager.listForResumePickerReadOnly(workspace, sessionDir)).map((row) => row.path)).toEqual([file]);
+      expect((await SessionManager.listManagedForResumePickerReadOnly(workspace, agentDir)).map((row) => row.path)).toEqual([file]);
       expect(await SessionManager.inspectSessionTailReadOnly(successor)).toEqual({ kind: "error", reason: "missing" });
       // The source is as it was, and opens again: the killed process's writer lock went with it.
       expect(fs.readFileSync(file)).toEqual(bytes);
-      const resumed = await SessionManager.continueRecent(workspace, sessionDir, undefined, undefined, undefined, options());
+      const resumed = await SessionManager.continueRecent(workspace, destination, undefined, undefined, undefined, options());
       expect(resumed.getSessionFile()).toBe(file);
       await resumed.close();
+      const audit = auditAgentDir(agentDir);
+      expect(audit.counts).toMatchObject({ sessions: 1, errors: 0 });
     }
   });
 });

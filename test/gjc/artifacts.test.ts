@@ -5,12 +5,13 @@
  * destinations only; cut outputs; adoption of a parent's artifact manager; a fork's bounded
  * copy refusing a link; drafts kept for the next resume and read once.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { ARTIFACT_MAX_BYTES } from "../../src/gjc/artifacts.js";
+import { ARTIFACT_MAX_BYTES, type SessionArtifacts } from "../../src/gjc/artifacts.js";
 import { SessionManager } from "../../src/gjc/session-manager.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -33,7 +34,7 @@ const options = () => ({ terminalId: null, agentDir });
 
 async function answered(manager: SessionManager): Promise<SessionManager> {
   manager.appendMessage({ role: "user", content: [{ type: "text", text: "run the build" }], timestamp: 1 } as AgentMessage);
-  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1 }, stopReason: "stop" } as AgentMessage);
+  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
   await manager.flush();
   return manager;
 }
@@ -70,6 +71,24 @@ describe("the artifacts directory", () => {
     expect(Buffer.byteLength(saved)).toBeLessThan(ARTIFACT_MAX_BYTES + 200);
     expect(saved).toMatch(/\[artifact truncated after \d+ bytes; omitted \d+ bytes\]\n$/);
     expect(saved.startsWith("é".repeat(1000))).toBe(true);
+    await manager.close();
+  });
+
+  it("publishes a pruned tool output exactly, with proof of its bytes, and takes it back on request", async () => {
+    const manager = await answered(SessionManager.create(workspace, sessions, undefined, options()));
+    const store = (await manager.ensureArtifactManager()) as SessionArtifacts;
+    const text = "tool output line\n".repeat(5000);
+    const outcome = await store.publishExactText(text, { toolType: "evicted" });
+    if (outcome.outcome !== "saved") throw new Error(outcome.outcome);
+    const file = path.join(manager.getArtifactsDir()!, `${outcome.handle.artifactId}.evicted.log`);
+    expect(fs.readFileSync(file, "utf8")).toBe(text);
+    expect(outcome.handle).toMatchObject({ v: 1, uri: `artifact://${outcome.handle.artifactId}`, bytes: Buffer.byteLength(text), complete: true });
+    expect(outcome.handle.sha256).toBe(createHash("sha256").update(text).digest("hex"));
+    expect(await store.publishExactText(text, { maxBytes: 10 })).toEqual({ outcome: "incomplete", bytes: Buffer.byteLength(text), maxBytes: 10 });
+    expect(await store.publishExactText(text, { persist: false })).toMatchObject({ outcome: "unavailable" });
+    expect(await store.removeNamedBestEffort("../escape")).toBe(false);
+    expect(await store.removeNamedBestEffort(path.basename(file))).toBe(true);
+    expect(fs.existsSync(file)).toBe(false);
     await manager.close();
   });
 

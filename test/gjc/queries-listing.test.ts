@@ -7,6 +7,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/gjc/session-manager.js";
+import { getSessionMessageEntryId, getSessionMessageObservationId } from "../../src/gjc/messages.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -24,7 +25,7 @@ afterEach(() => tmp.remove());
 const options = () => ({ terminalId: null, agentDir });
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const assistant = (text: string) =>
-  ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1 }, stopReason: "stop" }) as AgentMessage;
+  ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" }) as AgentMessage;
 
 describe("reads and revisions", () => {
   it("moves each revision with what it counts, and reports what the session holds", async () => {
@@ -54,7 +55,7 @@ describe("reads and revisions", () => {
     expect(manager.getActivePathEntriesCanonical("no-such-id")).toEqual([]);
     expect(manager.getActivePathEntriesCanonical().map((e) => e.id)).toEqual([model]);
     const visited: string[] = [];
-    manager.visitEntriesForExport((e) => visited.push(e.id));
+    manager.visitEntriesForExport((e) => visited.push(e.id as string));
     expect(visited).toEqual(manager.getEntries().map((e) => e.id));
     expect(() => manager.evictCompactedContent("nope", model)).toThrow(expect.objectContaining({ code: "unknown_entry" }));
 
@@ -64,6 +65,24 @@ describe("reads and revisions", () => {
     manager.setSessionMemoryMode("off");
     expect(manager.getSessionMemoryMode()).toBe("off");
     expect(manager.getTranscriptFileBytes()).toBe(fs.statSync(manager.getSessionFile()!).size);
+    await manager.close();
+  });
+});
+
+describe("message identity on the manager", () => {
+  it("links appended messages, context messages and copies to their entries", async () => {
+    const manager = SessionManager.inMemory(workspace);
+    const prompt = user("which entry am I?");
+    const promptId = manager.appendMessage(prompt);
+    expect(getSessionMessageEntryId(prompt)).toBe(promptId);
+    const answerId = manager.appendMessage(assistant("this one"));
+    const note = manager.appendCustomMessageEntry("note", "a note", true);
+    const context = manager.buildSessionContext();
+    expect(context.messages.map((m) => getSessionMessageEntryId(m))).toEqual([promptId, answerId, note]);
+    expect(getSessionMessageObservationId(context.messages[2]!)).toBe(`session:${manager.getSessionId()}:entry:${note}`);
+    const copy = manager.getEntry(answerId) as { message: AgentMessage };
+    expect(getSessionMessageEntryId(copy.message)).toBe(answerId);
+    expect(manager.getBranch().map((e) => (e.type === "message" ? getSessionMessageEntryId((e as { message: AgentMessage }).message) : e.id))).toEqual([promptId, answerId, note]);
     await manager.close();
   });
 });

@@ -56,7 +56,7 @@ const user = (id: string, parentId: string | null) =>
 const assistant = (id: string, parentId: string) =>
   JSON.stringify({
     type: "message", id, parentId, timestamp: "2026-07-18T13:22:06.000Z",
-    message: { role: "assistant", content: [{ type: "text", text: "answer" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1 }, stopReason: "stop" },
+    message: { role: "assistant", content: [{ type: "text", text: "answer" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" },
   });
 
 describe("inspectSessionTailReadOnly", () => {
@@ -153,5 +153,73 @@ describe("openExistingStrict", () => {
     await manager.setSessionFile(second);
     expect(manager.getSessionId()).toBe("019f0000-2222-7000-aaaa-000000000002");
     await manager.close();
+  });
+});
+
+describe("captureTranscriptStrict and forkFromCaptured", () => {
+  it("forks exactly the captured bytes, and nothing once the source changed", async () => {
+    const file = write("2026-07-18T13-22-00-000Z_source.jsonl", [header, user("u1", null), assistant("a1", "u1"), user("u2", "a1"), assistant("a2", "u2")]);
+    const captured = SessionManager.captureTranscriptStrict(file);
+    if (captured.kind !== "captured") throw new Error(captured.reason);
+    const { snapshot } = captured;
+    expect(snapshot.identity.sha256).toBe((await SessionManager.inspectSessionTailReadOnly(file) as { identity: { sha256: string } }).identity.sha256);
+    const lines: string[] = [];
+    expect(snapshot.forEachLine((line) => void lines.push(line))).toBe(true);
+    expect(lines).toEqual(fs.readFileSync(file, "utf8").trimEnd().split("\n"));
+    expect(Buffer.from(snapshot.materialize())).toEqual(fs.readFileSync(file));
+
+    const forked = await SessionManager.forkFromCaptured(snapshot, "/work", dir, "copy-retain", "shadow", options);
+    if (forked.kind !== "forked") throw new Error(forked.reason);
+    expect(forked.manager.getHeader().parentSession).toBe(snapshot.identity.sessionId);
+    expect(forked.manager.getEntries().map((e) => e.id)).toEqual(["u1", "a1", "u2", "a2"]);
+    await forked.manager.close();
+
+    fs.appendFileSync(file, `${user("u3", "a2")}\n`);
+    expect(snapshot.revalidate()).toEqual({ kind: "error", reason: "identity-mismatch" });
+    const before = fs.readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort();
+    expect(await SessionManager.forkFromCaptured(snapshot, "/work", dir, "copy-retain", "shadow", options)).toEqual({ kind: "error", reason: "identity-mismatch" });
+    expect(() => snapshot.forEachLine(() => undefined)).toThrow(expect.objectContaining({ code: "prepared_session_changed" }));
+    expect(fs.readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort()).toEqual(before);
+    snapshot.close();
+    expect(SessionManager.captureTranscriptStrict(write("bad.jsonl", [JSON.stringify({ type: "message" })]))).toEqual({ kind: "error", reason: "malformed" });
+  });
+});
+
+describe("continueRecent", () => {
+  it("resumes a v1 file without writing it until the session changes", async () => {
+    const file = copyFixture("pi-mono__large-session__v1-head20.jsonl");
+    const bytes = fs.readFileSync(file);
+    const manager = await SessionManager.continueRecent("/work", dir, undefined, undefined, undefined, options);
+    expect(manager.getSessionFile()).toBe(file);
+    await manager.ensureOnDisk();
+    await manager.close();
+    expect(fs.readFileSync(file)).toEqual(bytes);
+  });
+});
+
+describe("deleteManagedCandidate", () => {
+  it("deletes a session of its workspace's managed scope or project folder, and nothing else", async () => {
+    const agentDir = path.join(tmp.path, "agent");
+    const workspace = path.join(tmp.path, "work");
+    fs.mkdirSync(workspace, { mode: 0o700 });
+    const previous = process.env.GJC_CODING_AGENT_DIR;
+    process.env.GJC_CODING_AGENT_DIR = agentDir;
+    try {
+      const manager = SessionManager.create(workspace, undefined, undefined, { terminalId: null });
+      manager.appendMessage(JSON.parse(user("u1", null)).message as AgentMessage);
+      manager.appendMessage(JSON.parse(assistant("a1", "u1")).message as AgentMessage);
+      await manager.saveArtifact("out", "bash");
+      const managed = manager.getSessionFile()!;
+      await manager.close();
+      const stray = write("stray.jsonl", [header.replace('"/work"', JSON.stringify(workspace)), user("u1", null)]);
+      await expect(SessionManager.deleteManagedCandidate(stray)).rejects.toMatchObject({ code: "session_not_contained" });
+      expect(fs.existsSync(stray)).toBe(true);
+      await SessionManager.deleteManagedCandidate(managed);
+      expect(fs.existsSync(managed)).toBe(false);
+      expect(fs.existsSync(managed.replace(/\.jsonl$/, ""))).toBe(false);
+    } finally {
+      if (previous === undefined) delete process.env.GJC_CODING_AGENT_DIR;
+      else process.env.GJC_CODING_AGENT_DIR = previous;
+    }
   });
 });

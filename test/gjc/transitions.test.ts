@@ -34,7 +34,7 @@ async function answered(): Promise<SessionManager> {
   const manager = SessionManager.create(tmp.path, sessions, undefined, options());
   manager.appendModelChange("p/m");
   manager.appendMessage({ role: "user", content: [{ type: "text", text: "question ".repeat(100) }], timestamp: 1 } as AgentMessage);
-  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "answer" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1 }, stopReason: "stop" } as AgentMessage);
+  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "answer" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
   await manager.flush();
   return manager;
 }
@@ -132,5 +132,51 @@ describe("two-phase transitions", () => {
     memory.commitPreparedNewSession(inMemory);
     expect(memory.getSessionId()).toBe(inMemory.sessionId);
     await memory.close();
+  });
+
+  it("promotes a staged default-model choice only while the session is as it was", async () => {
+    const manager = await answered();
+    const file = manager.getSessionFile()!;
+    const size = fs.statSync(file).size;
+    const stage = await manager.stageDefaultModelSelection("p/big", "high", { appendThinkingLevel: true });
+    expect(fs.statSync(file).size).toBe(size);
+    expect(manager.promoteDefaultModelSelection(stage)).toEqual({ kind: "promoted" });
+    const tail = fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-3).map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(tail).toMatchObject([
+      { type: "model_change", model: "p/big", role: "temporary" },
+      { type: "thinking_level_change", thinkingLevel: "high" },
+      { type: "model_change", model: "p/big", role: "default" },
+    ]);
+    expect(manager.promoteDefaultModelSelection(stage)).toEqual({ kind: "not_promoted" });
+
+    const stale = await manager.stageDefaultModelSelection("p/other", undefined);
+    manager.appendCustomEntry("meanwhile", {});
+    expect(manager.promoteDefaultModelSelection(stale)).toEqual({ kind: "not_promoted" });
+    const discarded = await manager.stageDefaultModelSelection("p/other", undefined);
+    await manager.discardDefaultModelSelectionStage(discarded);
+    expect(manager.promoteDefaultModelSelection(discarded)).toEqual({ kind: "not_promoted" });
+    expect(manager.getLastModelChangeRole()).toBe("default");
+    await manager.close();
+  });
+
+  it("recovers from a failed write by reloading the file from disk", async () => {
+    const manager = SessionManager.create(tmp.path, sessions, undefined, options());
+    await manager.recoverPersistenceFailure();
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "never written" }], timestamp: 1 } as AgentMessage);
+    const file = manager.getSessionFile()!;
+    // Another writer's transcript appears under the session's name before its first write.
+    const header = { type: "session", version: 5, id: "019f0000-3333-7000-aaaa-000000000001", timestamp: "2026-07-18T13:22:00.000Z", cwd: tmp.path };
+    const answer = { role: "assistant", content: [{ type: "text", text: "theirs" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" };
+    const entry = { type: "message", id: "c1", parentId: null, timestamp: "2026-07-18T13:22:01.000Z", message: answer };
+    fs.writeFileSync(file, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "lost" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+    expect(() => manager.appendCustomEntry("refused", {})).toThrow(expect.objectContaining({ code: "persistence_failed" }));
+    await manager.recoverPersistenceFailure();
+    expect(manager.getSessionId()).toBe(header.id);
+    expect(manager.getEntries().map((e) => e.id)).toEqual(["c1"]);
+    const id = manager.appendCustomEntry("after-recovery", {});
+    await manager.flush();
+    expect(fs.readFileSync(file, "utf8")).toContain(id);
+    await manager.close();
   });
 });

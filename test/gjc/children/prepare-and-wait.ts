@@ -19,7 +19,7 @@ if (kind === "new") {
   manager.appendPreparedCustomMessageEntry(prepared, "handoff", "carry on from here", true);
   await manager.ensurePreparedNewSessionOnDisk(prepared);
 } else if (kind === "branched") {
-  prepared = await manager.prepareBranchedSession(manager.getBranch()[2]!.id);
+  prepared = await manager.prepareBranchedSession(manager.getBranch()[2]!.id as string);
 } else {
   prepared = await manager.prepareFork();
 }
