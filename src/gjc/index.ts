@@ -9,10 +9,13 @@
 // the session manager
 export { SessionManager } from "./session-manager.js";
 export type {
-  StrictSessionOpenResult, StrictSessionOpenFailure, SessionManagerCloseOutcome,
+  StrictSessionOpenResult, StrictSessionOpenFailure, StrictSessionForkResult, SessionManagerCloseOutcome,
 } from "./session-manager.js";
-export type { PreparedNewSession, SessionManagerStateSnapshot } from "./face-transitions.js";
-export type { ResumeSessionIdentity, ResumeTailInspection, ResumeTailError } from "./strict-open.js";
+export type {
+  PreparedNewSession, SessionManagerStateSnapshot, DefaultModelSelectionStage, DefaultModelSelectionPromotion,
+} from "./face-transitions.js";
+export type { ResumeSessionIdentity, ResumeTailInspection, ResumeTailError, ResumeTailErrorReason } from "./strict-open.js";
+export type { CapturedSessionTranscriptSnapshot, TranscriptSnapshotHandle } from "./transcript-capture.js";
 export type { SessionMemoryStats, EvictCompactedContentResult } from "./memory-stats.js";
 export type { RevisionSnapshot, RevisionSnapshot as SessionManagerRevisionSnapshot } from "./face-core.js";
 export { toSessionManagerCheckpointRevisionStrings, RevisionCounterError } from "./revisions.js";

@@ -13,7 +13,7 @@ import type { SessionManager } from "./session-manager.js";
 export interface SessionManagerReadAccess {
   /** Every entry but the header, in file order, blob references resolved: as {@link SessionManager.getEntries}. */
   getEntries(): readonly FileEntry[];
-  /** The context at the current leaf, its messages linked to their entries (namespace: the session id). */
+  /** The context at the current leaf, its messages linked to their entries (namespace: the session id); the same object until the session changes. */
   getSessionContext(): Readonly<SessionContext>;
   /** The tree, as {@link SessionManager.getTree}. */
   getTree(): SessionTreeNode[];
@@ -23,18 +23,26 @@ const views = new WeakMap<SessionManager, SessionManagerReadAccess>();
 
 /**
  * The read view of `manager`: one object per manager, whose calls read the session the manager
- * is on at the time (they follow switches, commits and rollbacks). What it returns is the
- * caller's to read; changing it changes nothing in the session.
+ * is on at the time (they follow switches, commits and rollbacks). The context is rebuilt only
+ * when the session's entries, leaf or in-place payloads changed (the manager's revision
+ * counters, which every switch moves too), so a caller polling it on every render pays once per
+ * change. What it returns is for reading; the context is shared by the calls until the next change.
  */
 export function sessionReadAccess(manager: SessionManager): SessionManagerReadAccess {
   let view = views.get(manager);
   if (view === undefined) {
+    let cached: { key: string; context: SessionContext } | undefined;
     view = Object.freeze({
       getEntries: () => manager.getEntries(),
       getSessionContext: () => {
-        const context = manager.buildSessionContext();
-        linkContextIdentity(context, manager.getBranch(), manager.getSessionId());
-        return context;
+        const { entry, leaf, replayMetadata } = manager.revisionSnapshot();
+        const key = `${manager.getSessionId()}:${entry}:${leaf}:${replayMetadata}`;
+        if (cached?.key !== key) {
+          const context = manager.buildSessionContext();
+          linkContextIdentity(context, manager.getBranch(), manager.getSessionId());
+          cached = { key, context };
+        }
+        return cached.context;
       },
       getTree: () => manager.getTree(),
     });

@@ -67,6 +67,26 @@ describe("the read capability (GJC's session-manager-internal helpers)", () => {
     expect(getSessionMessageObservationId(context.messages.at(-1)!)).toBe(`session:${manager.getSessionId()}:entry:${note}`);
   });
 
+  it("hands out one context until the session changes: an append, a leaf move or an in-place update", () => {
+    const manager = session();
+    const ids = turns(manager, 20);
+    const first = getSessionContextForInternalRead(manager);
+    expect(getSessionContextForInternalRead(manager)).toBe(first);
+    const added = manager.appendMessage(user("one more"));
+    const second = getSessionContextForInternalRead(manager);
+    expect(second).not.toBe(first);
+    expect(getSessionMessageEntryId(second.messages.at(-1)!)).toBe(added);
+    manager.branch(ids[9]!);
+    const branched = getSessionContextForInternalRead(manager);
+    expect(branched.messages.map((m) => getSessionMessageEntryId(m))).toEqual(ids.slice(0, 10));
+    const target = manager.getEntry(ids[1]!)!;
+    manager.applyEntryMessageUpdates([{ ...target, message: assistant("rewritten answer") } as typeof target]);
+    const updated = getSessionContextForInternalRead(manager);
+    expect(updated).not.toBe(branched);
+    expect(updated.messages[1]).toMatchObject({ content: [{ type: "text", text: "rewritten answer" }] });
+    expect(updated).toEqual(manager.buildSessionContext());
+  });
+
   it("follows the manager to the session a committed transition put it on", async () => {
     const manager = session();
     turns(manager, 3);
