@@ -80,6 +80,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("show")
     .description("print a session's tree, with labels and the leaf marked")
     .argument("<session>", "a session id (or unique prefix) or a session file path")
+    .option("--json", "print JSON: the header, every entry and the leaf")
     .action(run(EXIT_FAILURE, runShow));
   program
     .command("context")

@@ -162,26 +162,33 @@ function notFoundOrRefused(ref: string, root: string, skipped: readonly SkippedS
   return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${reasonOf(refused)}${repair}`);
 }
 
-/** Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives in the agent dir). */
+/** Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives in the agent dir), before the storage closes. */
 async function withSession(ctx: CliContext, ref: string, use: (session: SessionManager, file: string) => void): Promise<number> {
   const file = await locateSession(ctx, ref);
   const inside = !path.relative(sessionsRootOf(ctx), file).startsWith("..");
   const extras = { agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
-  // A read-only manager reads everything while opening and holds nothing afterwards.
-  let session = inside ? await withStorage(ctx, undefined, (storage) => SessionManager.open(file, undefined, storage, undefined, undefined, extras)) : undefined;
-  session ??= await SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
-  try {
-    use(session, file);
-  } finally {
-    await session.close();
-  }
+  // Entries off the leaf's path are read when first asked for, through the storage: it stays open until `use` is done.
+  const read = async (storage: ManagedSessionStorage | undefined): Promise<true> => {
+    const session = await SessionManager.open(file, undefined, storage, undefined, undefined, extras);
+    try {
+      use(session, file);
+    } finally {
+      await session.close();
+    }
+    return true;
+  };
+  if (!(inside && (await withStorage(ctx, false, read)))) await read(undefined);
   return 0;
 }
 
 /** Prints a session's tree with labels and the leaf marked. */
-export async function runShow(ctx: CliContext, ref: string): Promise<number> {
+export async function runShow(ctx: CliContext, ref: string, options: { readonly json?: boolean } = {}): Promise<number> {
   return withSession(ctx, ref, (session, file) => {
     const header = session.getHeader();
+    if (options.json === true) {
+      ctx.out(JSON.stringify({ sessionId: header.id, file, header, leafId: session.getLeafId(), entries: session.getEntries() }, null, 2));
+      return;
+    }
     const { style } = ctx;
     ctx.out(`${style.bold("Session")} ${header.id}`);
     ctx.out(style.dim(`  file ${file}`));
