@@ -50,6 +50,9 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   const root = sessionsRootOf(ctx);
   if (options.all === true) {
     listing = await everySession(ctx);
+    // Legacy sources with no v2 copy yet (a migrated one keeps its id in the scope).
+    const migrated = new Set(listing.sessions.filter((s) => layoutOf(root, s.path) === "v2").map((s) => s.id));
+    legacy = listing.sessions.filter((s) => layoutOf(root, s.path) === "legacy" && !migrated.has(s.id)).map((s) => s.path);
   } else {
     const scope = scopeFor(ctx, options.cwd ?? process.cwd(), "read");
     listing = scope.exists ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage })) : empty;
@@ -57,11 +60,11 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   }
   if (options.json === true) {
     const sessions = listing.sessions.map((s) => ({ ...publicInfo(s), layout: layoutOf(root, s.path) }));
-    ctx.out(JSON.stringify({ sessions, skipped: listing.skipped, ...(options.all === true ? {} : { legacyUnmigrated: legacy }) }, null, 2));
+    ctx.out(JSON.stringify({ sessions, skipped: listing.skipped, legacyUnmigrated: legacy }, null, 2));
     return 0;
   }
   for (const line of formatListing(listing, options.all === true, root, ctx)) ctx.out(line);
-  if (legacy.length > 0) {
+  if (legacy.length > 0 && options.all !== true) {
     const cwdOption = options.cwd === undefined ? "" : ` --cwd ${options.cwd}`;
     ctx.out(ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`));
   }
@@ -171,6 +174,8 @@ async function withSession(ctx: CliContext, ref: string, use: (session: SessionM
   const read = async (storage: ManagedSessionStorage | undefined): Promise<true> => {
     const session = await SessionManager.open(file, undefined, storage, undefined, undefined, extras);
     try {
+      // A read-only open of an empty file gives a fresh session with a new id: there is nothing to show.
+      if (!session.getLoadReport().loaded) throw new CliError("empty", `${file} holds no session: the file is empty`);
       use(session, file);
     } finally {
       await session.close();
