@@ -124,6 +124,25 @@ describe.each([0, 1, 2, 3, 4, 5])("show and context of corpus session %i", (inde
   });
 });
 
+describe("the other commands over the corpus", () => {
+  it("audit --json: clean, every corpus session checked line by line", () => {
+    const result = cli("audit", "--json");
+    expect(result.stderr).toBe("");
+    const report = JSON.parse(result.stdout) as { clean: boolean; counts: { sessions: number; errors: number } };
+    expect(report).toMatchObject({ clean: true, counts: { sessions: corpus.length, errors: 0 } });
+    expect(result.status).toBe(0);
+    expect(cli("audit").stdout).toContain("clean: no findings");
+  });
+
+  it("migrate --dry-run and history find nothing to do", () => {
+    const migrate = cli("migrate", "--dry-run");
+    expect(migrate.status, migrate.stderr).toBe(0);
+    expect(migrate.stderr).toBe("");
+    expect(cli("history", "recent").stdout).toBe("no prompts\n");
+    expect(json<unknown[]>(cli("history", "search", "parser", "--json"))).toEqual([]);
+  });
+});
+
 describe("reading leaves the files as they were", () => {
   it("list, show and context rewrite no session file", () => {
     for (const { session, file } of corpus) expect(fs.readFileSync(file, "utf8"), session.name).toBe(session.text);

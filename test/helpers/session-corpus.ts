@@ -144,8 +144,10 @@ export function generateSession(shape: SessionShape): GeneratedSession {
     const to = onPath[onPath.length - back] as string;
     const oldLeaf = path[path.length - 1] as string;
     path.length = path.indexOf(to) + 1;
+    branched = true;
     return oldLeaf;
   };
+  let branched = false;
   while (count < target) {
     const roll = random();
     if (roll < 0.06) {
@@ -177,6 +179,11 @@ export function generateSession(shape: SessionShape): GeneratedSession {
     } else {
       turn(random() < 0.05 ? pastedFile(int(3000, 12_000)) : `${words(int(4, 40))}?`);
     }
+  }
+  // Every session holds an abandoned branch: the entries a reader must find off the leaf's path.
+  while (!branched) {
+    branchBack();
+    turn(`${words(int(4, 20))}?`);
   }
   const time = new Date(created).toISOString().replace(/[:.]/g, "-");
   return { name: `${time}_${id}.jsonl`, id, text: `${lines.join("\n")}\n` };

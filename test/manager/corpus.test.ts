@@ -69,6 +69,26 @@ function expectAllRows(rows: readonly SessionInfo[], where: string): void {
 
 const newest = () => corpus[corpus.length - 1] as (typeof corpus)[number];
 
+it("the corpus holds every shape it is meant to: long first prompts, images, tool results, branches, summaries, compactions followed by turns, labels, names, model and thinking changes, 10^4+ entries", () => {
+  const all = corpus.flatMap(({ parsed }) => parsed.entries);
+  const types = new Set(all.map((e) => e.type));
+  for (const type of ["message", "compaction", "branch_summary", "label", "session_info", "model_change", "thinking_level_change", "custom_message", "custom"]) expect(types, type).toContain(type);
+  const roles = new Set(all.filter((e) => e.type === "message").map((e) => (e.message as { role: string }).role));
+  expect([...roles].sort()).toEqual(["assistant", "toolResult", "user"]);
+  expect(JSON.stringify(all)).toContain('"type":"image"');
+  expect(corpus.filter(({ parsed }) => (parsed.firstMessage ?? "").length > 6000).length).toBeGreaterThanOrEqual(3);
+  expect(Math.max(...corpus.map(({ parsed }) => parsed.entries.length))).toBeGreaterThanOrEqual(10_000);
+  expect(corpus.every(({ parsed }) => parsed.offPath > 0)).toBe(true);
+  // On the leaf's path of some session: more than one compaction, with messages after the last.
+  const deep = corpus.some(({ parsed }) => {
+    const byId = new Map(parsed.entries.map((e) => [e.id, e]));
+    const onPath = parsed.pathToLeaf.map((id) => byId.get(id)!);
+    const compactions = onPath.flatMap((e, i) => (e.type === "compaction" ? [i] : []));
+    return compactions.length >= 2 && onPath.slice(compactions.at(-1)! + 1).some((e) => e.type === "message");
+  });
+  expect(deep).toBe(true);
+});
+
 describe("listing entry points", () => {
   it("listSessions, listAll, listRecentSessions, getRecentSessions (explicit and managed), twice (the second from the index)", async () => {
     for (let round = 0; round < 2; round++) {
