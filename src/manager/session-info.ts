@@ -1,9 +1,9 @@
-/** What a session picker shows about one session file, from its first few kilobytes, or why the file is left out, and the record a listing keeps of it; no I/O. */
+/** What a session picker shows about one session file (from its first few kilobytes, completed by the rest scan), or why the file is left out, and the record a listing keeps of it; no I/O. */
 import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
 import { StorageError, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
-/** Bytes read from the start of every listed file. */
+/** Bytes read from the start of every listed file and summarised whole; the rest is scanned only for messages and patches. */
 export const SESSION_LIST_PREFIX_BYTES = 4096;
 
 /** Shown as {@link SessionInfo.firstMessage} when the prefix holds no user message. */
@@ -87,7 +87,7 @@ export interface SessionInfo {
   readonly version: number;
 }
 
-/** What the prefix says about a file with a usable header. */
+/** What the prefix says about a file with a usable header (counts and texts completed by the rest scan for a longer file). */
 export interface PrefixSummary {
   kind: "session";
   id: string;
