@@ -5,12 +5,18 @@ import path from "node:path";
 import { insecureAncestors, SecureDir, SecureFsError } from "../fs/index.js";
 import { ContentChecks, DEFAULT_STALE_AFTER_MS } from "./content.js";
 import { AuditError } from "./errors.js";
+import { assertAgentDirForFix, inLayout } from "./layout.js";
 import { AUDIT_CONTENT_CODES, type AuditObject, type AuditRepair, type AuditReport } from "./schema.js";
+import { UndoLog } from "./undo.js";
 import { recordRefusal, walkDirectory } from "./walk.js";
 
 /** Options of {@link auditAgentDir}. */
 export interface AuditOptions {
-  /** Repair what is safe: modes and ACLs of objects the effective user owns (the fs layer's owner-only apply); the rest is refused in `repairs`. */
+  /**
+   * Repair what is safe: modes and ACLs of objects the effective user owns inside the store's layout (the fs layer's
+   * owner-only apply), each old mode written to `undoFile` first; the rest is refused in `repairs`. Only a directory
+   * recognised as an agent directory is repaired.
+   */
   readonly fix?: boolean;
   /** Staging files older than this are `stale_staging_file`; default one hour. */
   readonly staleAfterMs?: number;
@@ -25,9 +31,11 @@ const CONTENT_CODES: ReadonlySet<string> = new Set(AUDIT_CONTENT_CODES);
 /**
  * Audits `agentDir`: every object below it, walked by descriptor without following links, against the owner-only
  * rules; every session file, blob and staging file for integrity; the ancestors for writable-without-sticky
- * directories. Modifies nothing unless `fix` (then repairs the safe findings).
+ * directories. Modifies nothing unless `fix` (then repairs the safe findings, in an agent directory only).
  *
- * @throws AuditError `agent_dir_not_found`, `agent_dir_unusable` (not a directory, or the OS refused to open it), `invalid_argument`
+ * @throws AuditError `agent_dir_not_found`, `agent_dir_unusable` (not a directory, or the OS refused to open it),
+ * `not_agent_dir` (with `fix`: the filesystem root, the home directory, a home-like tree or any directory without the
+ * layout; nothing was changed), `invalid_argument`
  */
 export function auditAgentDir(agentDir: string, options: AuditOptions = {}): AuditReport {
   if (typeof agentDir !== "string" || agentDir.length === 0 || agentDir.includes("\0")) {
@@ -36,27 +44,35 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
   const started = Date.now();
   const absolute = path.resolve(agentDir);
   const fix = options.fix === true;
-  const content = new ContentChecks({ staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS, now: options.now ?? started, fix });
+  const undo = fix ? new UndoLog(absolute, started) : undefined;
+  const content = new ContentChecks({ staleAfterMs: options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS, now: options.now ?? started, fix, undo });
   const { collector } = content;
   let st: fs.Stats;
   try {
     st = fs.lstatSync(absolute);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new AuditError("agent_dir_not_found", `no agent directory at ${absolute}`);
+    // A directory above it that this user may not search (EACCES), a file where a directory is expected (ENOTDIR), ...
+    throw new AuditError("agent_dir_unusable", `cannot examine ${absolute}: ${code ?? "unknown error"}`, { cause: error });
   }
   if (st.isSymbolicLink()) {
     collector.add(".", "symlink", "symlink_refused", "the agent directory is a symbolic link (never followed)");
   } else if (!st.isDirectory()) {
     throw new AuditError("agent_dir_unusable", `${absolute} is not a directory`);
   } else {
-    const root = openRoot(absolute, st, content);
-    if (root !== undefined) {
-      try {
-        walkDirectory(root, ".", [], content);
-      } finally {
-        root.close();
+    if (fix) assertAgentDirForFix(absolute);
+    try {
+      const root = openRoot(absolute, st, content);
+      if (root !== undefined) {
+        try {
+          walkDirectory(root, ".", [], content);
+        } finally {
+          root.close();
+        }
       }
+    } finally {
+      undo?.close();
     }
   }
   const sessionsComplete = !collector
@@ -86,6 +102,7 @@ export function auditAgentDir(agentDir: string, options: AuditOptions = {}): Aud
     objects,
   };
   if (fix) report.repairs = [...collector.repairs, ...refusals(objects, collector.repairs)];
+  if (undo?.path !== undefined) report.undoFile = undo.path;
   return report;
 }
 
@@ -112,7 +129,7 @@ function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair
   const handled = new Set(repairs.map((r) => r.path));
   return objects
     .filter((object) => !handled.has(object.path))
-    .map((object) => ({ path: object.path, codes: [...new Set(object.findings.map((f) => f.code))], outcome: "refused", reason: "not_repairable" }));
+    .map((object) => ({ path: object.path, codes: [...new Set(object.findings.map((f) => f.code))], outcome: "refused", reason: inLayout(object.path) ? "not_repairable" : "outside_layout" }));
 }
 
 /**

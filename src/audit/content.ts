@@ -10,7 +10,9 @@ import { readRecordFile, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY } from "../mig
 import { BINDING_FILE_NAME, decodeBinding, INTERNAL_DIRECTORY, isScopeDirectoryName, scopeDigest, SCOPE_DIRECTORY_PREFIX } from "../scope/index.js";
 import { resolveBlobRefs, SessionFormatError, SessionLoader, type SessionLoadResult } from "../session/index.js";
 import { FindingCollector } from "./collector.js";
+import { inLayout } from "./layout.js";
 import type { AuditObjectType, AuditRepair } from "./schema.js";
+import type { UndoLog } from "./undo.js";
 
 /** How many unparseable lines are listed one by one per file; the rest are summed up. */
 export const MAX_LINE_FINDINGS_PER_FILE = 100;
@@ -53,8 +55,12 @@ export class ContentChecks {
   sessions = 0;
   blobs = 0;
 
-  constructor(options: { staleAfterMs: number; now: number; fix: boolean }) {
+  /** Where `fix` writes each old mode before it changes it. */
+  readonly undo: UndoLog | undefined;
+
+  constructor(options: { staleAfterMs: number; now: number; fix: boolean; undo?: UndoLog }) {
     this.fix = options.fix;
+    this.undo = options.undo;
     this.#staleAfterMs = options.staleAfterMs;
     this.#now = options.now;
   }
@@ -82,7 +88,7 @@ export class ContentChecks {
       detail: new Date(st.mtimeMs).toISOString(),
       repairable: type === "file",
     });
-    if (this.fix && type === "file") {
+    if (this.fix && type === "file" && inLayout(rel)) {
       const repair = removeStaleTemporary(dir, name, rel);
       this.collector.repairs.push(repair);
       if (repair.outcome === "repaired") this.collector.resolve(rel, ["stale_staging_file"]);

@@ -65,6 +65,10 @@ function define(z: Zod) {
     outcome: z.enum(["repaired", "refused"]),
     /** why a repair was refused, or the error code of a repair that failed */
     reason: z.string().optional(),
+    /** a repaired object's mode before the fix, in octal (`0755`); also in the report's `undoFile` */
+    previousMode: z.string().optional(),
+    /** true when the fix removed an ACL of the object */
+    aclRemoved: z.boolean().optional(),
   });
 
   const AuditReportSchema = z.object({
@@ -80,6 +84,8 @@ function define(z: Zod) {
     objects: z.array(AuditObjectSchema),
     /** present only when the audit ran with `fix` */
     repairs: z.array(AuditRepairSchema).optional(),
+    /** the owner-only shell script holding the old modes of what `fix` changed (`sh` it to restore them); absent when nothing was changed */
+    undoFile: z.string().optional(),
   });
 
   return { AuditSeveritySchema, AuditObjectTypeSchema, AuditFindingSchema, AuditObjectSchema, AuditRepairSchema, AuditReportSchema };

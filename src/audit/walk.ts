@@ -6,6 +6,7 @@
  */
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { ContentChecks } from "./content.js";
+import { inLayout } from "./layout.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode } from "./schema.js";
 
 const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
@@ -82,15 +83,16 @@ function octal(mode: number): string {
 /**
  * Records why the owner-only open of `rel` failed: every deviation `st` shows, plus the open's own code when the stat
  * does not explain it (an ACL, say). With `fix`, opens it again through `reopen` when every finding is a mode or ACL
- * problem of an object we own (a file with one link), recording the repair or refusal, and returns the repaired
- * handle. A directory that stays unopened is marked `not_audited`.
+ * problem of an object we own (a file with one link) inside the store's layout, after writing its old mode to the
+ * undo log, recording the repair or refusal, and returns the repaired handle. A directory that stays unopened is
+ * marked `not_audited`.
  */
 export function recordRefusal<T extends { close(): void }>(
   rel: string,
   kind: "file" | "directory",
   st: Pick<SecureStat, "type" | "uid" | "mode" | "nlink">,
   failure: SecureFsError,
-  { fix, collector }: Pick<ContentChecks, "fix" | "collector">,
+  { fix, collector, undo }: Pick<ContentChecks, "fix" | "collector" | "undo">,
   reopen: () => T,
 ): T | undefined {
   const euid = process.geteuid?.();
@@ -112,12 +114,17 @@ export function recordRefusal<T extends { close(): void }>(
   }
   const blocking = codes.find((code) => !AUDIT_FIXABLE_CODES.has(code));
   if (fix) {
+    const acl = codes.some((code) => code.startsWith("acl_"));
     if (!repairable || blocking !== undefined) {
       collector.repairs.push({ path: rel, codes: [...codes], outcome: "refused", reason: blocking ?? "not_repairable" });
+    } else if (!inLayout(rel)) {
+      collector.repairs.push({ path: rel, codes: [...codes], outcome: "refused", reason: "outside_layout" });
     } else {
       try {
+        // Written down (and synced) first: a fix that dies half-way still leaves the record of what it changed.
+        undo?.record(rel, mode, acl);
         const handle = reopen();
-        collector.repairs.push({ path: rel, codes: [...codes], outcome: "repaired" });
+        collector.repairs.push({ path: rel, codes: [...codes], outcome: "repaired", previousMode: octal(mode), ...(acl ? { aclRemoved: true } : {}) });
         collector.resolve(rel, codes);
         return handle;
       } catch (error) {

@@ -12,10 +12,10 @@ export function runAudit(ctx: CliContext, options: { readonly json?: boolean; re
   try {
     report = auditAgentDir(ctx.agentDir, { fix: options.fix === true });
   } catch (error) {
-    ctx.err(formatError(error, ctx.verbose, ctx.errStyle));
+    for (const line of formatError(error, ctx.verbose, ctx.errStyle)) ctx.err(line);
     return AUDIT_EXIT.failed;
   }
-  if (options.json === true) ctx.out(JSON.stringify(report, null, 2));
+  if (options.json === true) ctx.json(report);
   else for (const line of formatAuditReport(report, ctx.style)) ctx.out(line);
   return report.clean ? AUDIT_EXIT.clean : AUDIT_EXIT.findings;
 }
@@ -44,10 +44,11 @@ export function formatAuditReport(report: AuditReport, style: Style): string[] {
       r.outcome === "repaired" ? style.green("repaired") : style.yellow("refused"),
       r.path,
       r.codes.join(","),
-      r.reason === undefined ? "" : style.dim(r.reason),
+      style.dim(r.reason ?? (r.previousMode === undefined ? "" : `was ${r.previousMode}${r.aclRemoved === true ? " with an ACL" : ""}`)),
     ]);
     lines.push(...table(rows).map((row) => `  ${row}`));
   }
+  if (report.undoFile !== undefined) lines.push("", `old modes saved in ${report.undoFile}: \`sh\` it to put them back`);
   lines.push("");
   lines.push(report.clean ? style.green("clean: no findings") : style.red(`${plural(counts.errors, "error")}, ${plural(counts.warnings, "warning")}`));
   return lines;

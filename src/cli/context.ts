@@ -2,7 +2,8 @@
 import path from "node:path";
 
 import { defaultAgentDir } from "../index.js";
-import { styleFor } from "./output.js";
+import { styleFor, writeLines } from "./output.js";
+import { jsonText } from "./printable.js";
 
 /** Options every command accepts (defined on the program, usable after the command name). */
 export interface GlobalOptions {
@@ -16,8 +17,10 @@ export type CliContext = Readonly<ReturnType<typeof cliContext>>;
 /** Builds the context of a command from its merged global options. */
 export function cliContext(options: GlobalOptions) {
   return {
-    out: (line = "") => process.stdout.write(`${line}\n`),
-    err: (line = "") => process.stderr.write(`${line}\n`),
+    // Everything printed goes through these three: one sanitized line each, or one JSON document.
+    out: (line = "") => writeLines(process.stdout, [line]),
+    err: (line = "") => writeLines(process.stderr, [line]),
+    json: (value: unknown) => process.stdout.write(`${jsonText(value)}\n`),
     style: styleFor(process.stdout),
     errStyle: styleFor(process.stderr),
     verbose: options.verbose === true,

@@ -34,13 +34,16 @@ async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
   const { style } = ctx;
   // Made owner-only when missing; an existing directory must already be owner-only.
   SecureDir.openRoot(agentDir, { create: true }).close();
-  const step = (title: string) => ctx.out(`\n${style.bold(style.cyan(`== ${title}`))}`);
+  const step = (title: string) => {
+    ctx.out();
+    ctx.out(style.bold(style.cyan(`== ${title}`)));
+  };
   const demoCtx: CliContext = { ...ctx, agentDir };
   ctx.out(`${style.bold("gjc-session demo")} in ${agentDir}`);
 
   step("1. Managed scope of the current directory");
   const scope = scopeFor(demoCtx, process.cwd(), "write");
-  ctx.out(table([["workspace", scope.canonicalCwd], ["scope", scope.directoryName], ["directory", scope.directoryPath]]).map((l) => `  ${l}`).join("\n"));
+  for (const line of table([["workspace", scope.canonicalCwd], ["scope", scope.directoryName], ["directory", scope.directoryPath]])) ctx.out(`  ${line}`);
 
   step("2. A session: messages, a branch, a compaction, a label, an image");
   const storage = ManagedSessionStorage.open(agentDir);
@@ -95,6 +98,7 @@ async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
   const report = auditAgentDir(agentDir);
   for (const line of formatAuditReport(report, style)) ctx.out(line === "" ? "" : `  ${line}`);
   const ok = report.clean && outcomes.length === 1 && outcomes.every((o) => o.error === undefined);
-  ctx.out(`\n${ok ? style.green("demo finished: everything checked out") : style.red("demo finished with problems")}`);
+  ctx.out();
+  ctx.out(ok ? style.green("demo finished: everything checked out") : style.red("demo finished with problems"));
   return ok ? 0 : 1;
 }

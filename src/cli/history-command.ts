@@ -50,7 +50,7 @@ export function runHistory(ctx: CliContext, query: string | undefined, options: 
       history.close();
     }
   }
-  if (options.json === true) ctx.out(JSON.stringify(found.map(jsonRow), null, 2));
+  if (options.json === true) ctx.json(found.map(jsonRow));
   else if (found.length === 0) ctx.out(ctx.style.dim("no prompts"));
   else for (const line of table(found.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]))) ctx.out(line);
   return 0;

@@ -11,7 +11,7 @@ import { runDemo } from "./demo-command.js";
 import { CliError } from "./errors.js";
 import { runHistory, type HistoryOptions } from "./history-command.js";
 import { runMigrate } from "./migrate-command.js";
-import { formatError, styleFor } from "./output.js";
+import { formatError, styleFor, writeLines } from "./output.js";
 import { runContext, runList, runShow } from "./sessions-command.js";
 
 /** The package's version, from the package.json two levels up (from `src/cli/` and `dist/cli/` alike). */
@@ -44,6 +44,11 @@ function requireGivenAgentDir(ctx: CliContext): void {
   }
 }
 
+/** Commander's text as lines (it ends each message with a newline). */
+function textLines(text: string): string[] {
+  return text.replace(/\n$/, "").split("\n");
+}
+
 /** Builds the program; `run` wraps an action: context from the merged options, then the exit status or the one-line error. */
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command("gjc-session")
@@ -51,8 +56,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--agent-dir <dir>", "the agent directory (default: $GJC_CODING_AGENT_DIR, else ~/.gjc/agent)")
     .option("-v, --verbose", "explain errors in detail")
     .version(PACKAGE_VERSION, "-V, --version", "print the version")
-    // `main` prints usage errors in the one error form; help and version still print as commander's.
-    .configureOutput({ outputError: () => {} })
+    // Commander's help (which quotes the arguments) is sanitized like every other line; `main` prints usage errors in
+    // the one error form.
+    .configureOutput({
+      writeOut: (text) => writeLines(process.stdout, textLines(text)),
+      writeErr: (text) => writeLines(process.stderr, textLines(text)),
+      outputError: () => {},
+    })
     // Set before any subcommand is added: commander copies it into each one.
     .exitOverride();
   const run =
@@ -68,7 +78,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       } catch (error) {
         // A usage error raised by an action goes to `main`, as commander's own do.
         if (error instanceof CommanderError) throw error;
-        process.stderr.write(`${formatError(error, globals.verbose === true, ctx?.errStyle ?? styleFor(process.stderr))}\n`);
+        writeLines(process.stderr, formatError(error, globals.verbose === true, ctx?.errStyle ?? styleFor(process.stderr)));
         setExit(failureExit);
       }
     };
@@ -81,7 +91,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("audit")
     .description("check every object of the agent directory; exit 0 clean, 1 findings, 2 could not run")
     .option("--json", "print one JSON document (schema: AuditReportSchema)")
-    .option("--fix", "repair modes and ACLs of objects you own; refuse and report the rest")
+    .option("--fix", "repair modes and ACLs of objects you own in an agent directory (old modes saved to an undo file); refuse and report the rest")
     .action(run(AUDIT_EXIT.failed, runAudit, true));
   program
     .command("list")
@@ -144,7 +154,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       if (error.exitCode === 0) return 0;
       if (!HELP_CODES.has(error.code)) {
         const usage = new CliError("usage", `${error.message.replace(/^error: /, "")} (add --help for usage)`, { cause: error });
-        process.stderr.write(`${formatError(usage, argv.includes("--verbose"), styleFor(process.stderr))}\n`);
+        writeLines(process.stderr, formatError(usage, argv.includes("--verbose"), styleFor(process.stderr)));
       }
       return EXIT_USAGE;
     }
@@ -176,7 +186,7 @@ main(process.argv).then(
     process.exitCode = status;
   },
   (error: unknown) => {
-    process.stderr.write(`${formatError(error, process.argv.includes("--verbose"), styleFor(process.stderr))}\n`);
+    writeLines(process.stderr, formatError(error, process.argv.includes("--verbose"), styleFor(process.stderr)));
     process.exitCode = EXIT_FAILURE;
   },
 );

@@ -7,7 +7,7 @@ import {
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
-import { plural, table } from "./output.js";
+import { plural, table, terminalLine } from "./output.js";
 
 /** One migrated (or, in a dry run, migratable) session. */
 interface MigrateOutcome {
@@ -47,7 +47,7 @@ export async function migrateAll(ctx: CliContext, scope: ManagedScope, candidate
   for (const [i, candidate] of candidates.entries()) {
     const label = `(${i + 1}/${candidates.length}) ${path.basename(candidate.path)}`;
     const draw = (progress: MigrationProgress): void => {
-      if (ctx.interactive) process.stderr.write(`\r\u001b[2K${progressLine(label, progress)}`);
+      if (ctx.interactive) process.stderr.write(`\r\u001b[2K${terminalLine(progressLine(label, progress))}`);
     };
     const result = await openCandidateForWrite(scope, candidate, { onProgress: draw });
     if (ctx.interactive) process.stderr.write("\n");

@@ -1,5 +1,8 @@
-/** Terminal output of the CLI: colour only on a TTY without `NO_COLOR`, aligned columns, one-line errors. */
+/** Terminal output of the CLI: colour only on a TTY without `NO_COLOR`, aligned columns, one-line errors, every line sanitized. */
+import { randomBytes } from "node:crypto";
+
 import { GjcError } from "../index.js";
+import { printable } from "./printable.js";
 
 /** The SGR codes (set, reset) of each style. */
 const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], yellow: [33, 39], green: [32, 39], cyan: [36, 39] } as const;
@@ -7,18 +10,37 @@ const STYLES = { bold: [1, 22], dim: [2, 22], red: [31, 39], yellow: [33, 39], g
 /** Styling functions; each returns its text unchanged when colour is off. */
 export type Style = { readonly enabled: boolean } & { readonly [K in keyof typeof STYLES]: (text: string) => string };
 
+// A style does not put its escape sequence into the line: it puts a marker carrying a random nonce drawn when the
+// process starts and never printed, which `terminalLine` turns into the sequence after sanitizing everything else.
+// Nothing in a session, an argument or the environment can spell the marker, so the only escape sequences that
+// reach a terminal are the styles'.
+const MARK = `\u0000${randomBytes(12).toString("hex")}:`;
+const MARKS = new RegExp(`${MARK}(\\d+);`, "g");
+
 /** The style of `stream`: colour only on a terminal with `NO_COLOR` unset or empty (https://no-color.org). */
 export function styleFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): Style {
   const enabled = stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "");
-  const styles = Object.entries(STYLES).map(([name, [open, close]]) => [name, (text: string) => (enabled ? `\u001b[${open}m${text}\u001b[${close}m` : text)]);
+  const styles = Object.entries(STYLES).map(([name, [open, close]]) => [name, (text: string) => (enabled ? `${MARK}${open};${text}${MARK}${close};` : text)]);
   return { enabled, ...Object.fromEntries(styles) } as Style;
 }
 
-const ANSI = /\u001b\[[0-9;]*m/g;
+/**
+ * One line as it goes to a terminal or pipe: every character of its text through {@link printable} (a newline inside
+ * is content, never layout), each style marker as its SGR sequence.
+ */
+export function terminalLine(line: string): string {
+  let out = "";
+  let last = 0;
+  for (const match of line.matchAll(MARKS)) {
+    out += `${printable(line.slice(last, match.index))}\u001b[${match[1] as string}m`;
+    last = match.index + match[0].length;
+  }
+  return out + printable(line.slice(last));
+}
 
-/** Display width of `text`, ignoring colour codes. */
+/** Display width of `text` as {@link terminalLine} writes it, ignoring styles. */
 function visibleWidth(text: string): number {
-  return [...text.replace(ANSI, "")].length;
+  return [...printable(text.replace(MARKS, ""))].length;
 }
 
 /** Rows as aligned columns two spaces apart; the last column is never padded. */
@@ -84,19 +106,25 @@ function plainMessage(error: unknown): string {
 /** Longest message printed (one line); the library's messages put their advice first. */
 const MESSAGE_MAX = 1000;
 
-/** `gjc-session: <code>: <message>`; with `verbose`, then the class, the library's own message, extra fields, causes and stack. */
-export function formatError(error: unknown, verbose: boolean, style: Style): string {
+/** Writes `lines` to `stream`, each through {@link terminalLine} and ended by a newline: the only newlines printed for a person. */
+export function writeLines(stream: { write(text: string): unknown }, lines: readonly string[]): void {
+  stream.write(lines.map((line) => `${terminalLine(line)}\n`).join(""));
+}
+
+/** The lines of `gjc-session: <code>: <message>`; with `verbose`, then the library's own message, the class, extra fields, causes and stack frames. */
+export function formatError(error: unknown, verbose: boolean, style: Style): string[] {
   const message = plainMessage(error);
   const first = `${style.red("gjc-session:")} ${style.bold(errorCode(error))}: ${oneLine(message, MESSAGE_MAX)}`;
-  if (!verbose) return first;
+  if (!verbose) return [first];
   const lines = [first];
   if (error instanceof Error && error.message !== message) lines.push(`  ${oneLine(error.message, MESSAGE_MAX)}`);
   let current: unknown = error;
   for (let depth = 0; current instanceof Error && depth < 8; depth++) {
     const extra = Object.entries(current).filter(([key]) => key !== "code" && key !== "name" && key !== "message");
     lines.push(`  ${depth === 0 ? "" : "caused by "}${current.name}${extra.length > 0 ? ` ${JSON.stringify(Object.fromEntries(extra))}` : ""}`);
-    if (current.stack !== undefined) lines.push(...current.stack.split("\n").slice(1).map((l) => `    ${l.trim()}`));
+    // Only the frames: the stack's first lines repeat the message, which may hold newlines of its own.
+    if (current.stack !== undefined) lines.push(...current.stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => `    ${l.trim()}`));
     current = current.cause;
   }
-  return lines.join("\n");
+  return lines;
 }

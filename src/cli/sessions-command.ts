@@ -60,7 +60,7 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   }
   if (options.json === true) {
     const sessions = listing.sessions.map((s) => ({ ...publicInfo(s), layout: layoutOf(root, s.path) }));
-    ctx.out(JSON.stringify({ sessions, skipped: listing.skipped, legacyUnmigrated: legacy }, null, 2));
+    ctx.json({ sessions, skipped: listing.skipped, legacyUnmigrated: legacy });
     return 0;
   }
   for (const line of formatListing(listing, options.all === true, root, ctx)) ctx.out(line);
@@ -191,7 +191,7 @@ export async function runShow(ctx: CliContext, ref: string, options: { readonly 
   return withSession(ctx, ref, (session, file) => {
     const header = session.getHeader();
     if (options.json === true) {
-      ctx.out(JSON.stringify({ sessionId: header.id, file, header, leafId: session.getLeafId(), entries: session.getEntries() }, null, 2));
+      ctx.json({ sessionId: header.id, file, header, leafId: session.getLeafId(), entries: session.getEntries() });
       return;
     }
     const { style } = ctx;
@@ -212,7 +212,7 @@ export async function runContext(ctx: CliContext, ref: string, options: { readon
     const leaf = options.leaf ?? session.getLeafId();
     const context = buildSessionContext(session.getEntries(), leaf);
     if (options.json === true) {
-      ctx.out(JSON.stringify({ sessionId: session.getSessionId(), leafId: leaf, context }, null, 2));
+      ctx.json({ sessionId: session.getSessionId(), leafId: leaf, context });
       return;
     }
     const { style } = ctx;

@@ -14,7 +14,10 @@ import {
   findLastMessage,
   isJsonRecord,
   isUnknownEntry,
+  lineCrc,
+  lineRows,
   LineTable,
+  startsWithBom,
   linePieces,
   NO_STRING,
   NULL_PARENT,
@@ -37,9 +40,9 @@ import {
   type SessionHeader,
   type UnresolvedBlobRef,
 } from "../session/index.js";
-import type { SessionFileReader, SessionStorage } from "../storage/index.js";
+import type { SessionFileReader, SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { classifyRows, LineIndexAppender, publishLineIndex, readLineIndex, startLineIndexUpkeep } from "./line-index.js";
+import { classifyRows, LineIndexAppender, readLineIndex, removeFormerLineIndexes, startLineIndexUpkeep, type DecodedLineIndex } from "./line-index.js";
 import { isAssistantMessage, patchStates, type ManagedLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
@@ -72,11 +75,12 @@ const HEADER_PEEK = 64 << 10;
 const MAX_LINE_BYTES = 0x1fffffe8;
 
 /**
- * Opens `file` through its line index, kept up when this process holds the file's writer (`writable`);
+ * Opens `file` through its line index. Only a `writer` (this process holds the file's lock) writes the index: it
+ * publishes a rebuilt one or appends the rows the open learnt, and keeps it up; a read-only open writes nothing.
  * `undefined` when the full load must (no index kept here, an empty file, older than v5, no usable header).
  * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
-export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writable: boolean, now: () => Date): IndexedSession | undefined {
+export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writer: SessionStorageWriter | undefined, now: () => Date): IndexedSession | undefined {
   const access = indexAccess(storage, path.dirname(file));
   if (access.file === undefined) return undefined;
   const reader = storage.openReaderSync(file);
@@ -84,45 +88,52 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     const { size, dev, ino } = reader.stat;
     if (size === 0) return undefined;
     const stored = readLineIndex(storage, file);
-    let table: LineTable;
+    let table = new LineTable();
     /** rows the sidecar holds whole; -1 when it must be written again */
     let kept = -1;
     let cursor: ScanCursor = { offset: 0, line: 1 };
-    // The index can describe the start of this file only if it ends where a line ends.
-    const end = stored?.table.end ?? 0;
-    if (stored !== undefined && stored.dev === dev && stored.ino === ino && (end === 0 || (end <= size && endsWithNewline(reader, end)))) {
-      table = stored.table;
-      if (stored.complete) kept = table.size;
-      if (table.size > 0) cursor = { offset: end, line: table.line[table.size - 1]! + 1 };
-    } else table = new LineTable();
+    let note = stored === undefined ? "no usable index" : undefined;
+    if (stored !== undefined) {
+      const refusal = stored.dev !== dev || stored.ino !== ino ? "it names another file" : coveredPrefix(reader, stored, size);
+      if (refusal === undefined) {
+        table = stored.table;
+        // Rows past the size this open sees describe lines appended since: they are read as the tail instead.
+        if (stored.complete && table.end <= size) kept = table.size;
+        while (table.size > 0 && table.end > size) table.truncate(lastLineStart(table));
+        if (table.size > 0) cursor = { offset: table.end, line: table.line[table.size - 1]! + 1 };
+      } else note = `index ignored: ${refusal}`;
+    }
     // An older file is migrated and rewritten by the full load: not worth a scan first.
     if (table.size === 0 && !startsAsCurrent(file, reader, size)) return undefined;
-    scanFile(reader, cursor, table, size, false);
+    scanFile(reader, cursor, table, size);
     const source = new LineSource(storage, file, reader, table);
     let session: BuiltSession | undefined;
     try {
       session = build(file, source, lookup, now);
     } catch (error) {
       if (!(error instanceof IndexMismatch)) throw error;
-      // Something in the index (or a line the byte scan misread) is wrong: parse everything.
+      // Something in the index is wrong: parse every line and build from that alone.
+      note = `index ignored: ${error.reason}`;
       source.table = table = new LineTable();
       kept = -1;
       cursor = { offset: 0, line: 1 };
-      scanFile(reader, cursor, table, size, true);
+      scanFile(reader, cursor, table, size);
       session = build(file, source, lookup, now);
     }
     if (session === undefined) return undefined;
     source.release();
     const { keys, ...opened } = session;
+    opened.report.lineIndex = note === undefined ? "used" : note;
     let appender: LineIndexAppender | undefined;
-    if (access.writable) {
+    if (writer !== undefined && access.writable) {
       // What the open learnt goes back to the index (all of it when rebuilt, else the new rows); a
       // failure only costs the next open a scan. A last line without a line feed may still grow: no row.
       let rows = table.size;
       while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! >= size) rows -= 1;
-      const published = (kept !== -1 && writable) || kept === rows || publishLineIndex(storage, file, dev, ino, table, rows);
-      if (published && writable && rows === table.size && endsWithNewline(reader, size)) {
-        appender = startLineIndexUpkeep(storage, file, size, cursor.line, table, kept === -1 ? rows : kept, rows, keys);
+      if (rows === table.size && endsWithNewline(reader, size)) {
+        if (kept === -1) removeFormerLineIndexes(storage, file);
+        const publish = kept === -1 ? { dev, ino } : undefined;
+        appender = startLineIndexUpkeep(writer, file, { size, nextLine: cursor.line }, table, { from: kept === -1 ? 0 : kept, to: rows, publish }, keys);
       }
     }
     return { ...opened, appender };
@@ -131,6 +142,44 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
   } finally {
     reader.close();
   }
+}
+
+/** Why the rows of `stored` cannot describe the start of the file `reader` reads (`size` bytes), or `undefined` when they can. */
+function coveredPrefix(reader: SessionFileReader, stored: DecodedLineIndex, size: number): string | undefined {
+  const { table, gaps } = stored;
+  if (table.size === 0) return undefined;
+  // Rows of lines appended after this open's stat are dropped, not refused; what is left must end a line.
+  let rows = table.size;
+  while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! + 1 > size) rows -= 1;
+  if (rows === 0) return undefined;
+  const end = table.offset[rows - 1]! + table.length[rows - 1]! + 1;
+  if (!endsWithNewline(reader, end)) return "its covered size does not end a line";
+  for (const gap of gaps) {
+    if (gap.to > end) break;
+    const bytes = Buffer.allocUnsafe(gap.to - gap.from);
+    if (reader.readSync(bytes, gap.from) !== bytes.length) return "the file is shorter than its index";
+    if (!blankLines(bytes, gap.from === 0, gap.lines)) return `bytes ${gap.from}-${gap.to} between its rows are not ${gap.lines} blank lines`;
+  }
+  return undefined;
+}
+
+/** Whether `bytes` are exactly `lines` lines the loader skips as blank (`atStart`: after a byte order mark it skips too). */
+function blankLines(bytes: Buffer, atStart: boolean, lines: number): boolean {
+  let start = atStart && startsWithBom(bytes, 0, bytes.length) ? 3 : 0;
+  if (lines === 0) return start === bytes.length;
+  for (let k = 0; k < lines; k++) {
+    const end = bytes.indexOf(0x0a, start);
+    if (end === -1 || (end > start && linePieces(bytes, start, end, 0).length > 0)) return false;
+    start = end + 1;
+  }
+  return start === bytes.length;
+}
+
+/** The first row of the last line `table` holds (the pieces of one line go together). */
+function lastLineStart(table: LineTable): number {
+  let row = table.size - 1;
+  while (row > 0 && table.line[row - 1] === table.line[row]) row -= 1;
+  return row;
 }
 
 /** An {@link IndexMismatch} as the caller's `session_changed`; any other error as it is. */
@@ -143,7 +192,7 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
   const chunk = Buffer.allocUnsafe(Math.min(HEADER_PEEK, size));
   const count = reader.readSync(chunk, 0);
   const table = new LineTable();
-  scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size, true);
+  scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size);
   const row = table.firstRecordRow();
   if (row === table.size) return true;
   if (table.typeAt(row) !== "session") return false;
@@ -156,14 +205,14 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
 }
 
 /** Scans `reader` from `cursor` to `size` into `table`, reading a bounded chunk at a time. */
-function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTable, size: number, strict: boolean): void {
+function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTable, size: number): void {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(SCAN_CHUNK, size - cursor.offset)));
   while (cursor.offset < size) {
     const want = Math.min(buffer.length, size - cursor.offset);
     const count = reader.readSync(buffer.subarray(0, want), cursor.offset);
     if (count === 0) break;
     const final = cursor.offset + count >= size || count < want;
-    const consumed = scanLines(buffer.subarray(0, count), cursor, table, final, strict);
+    const consumed = scanLines(buffer.subarray(0, count), cursor, table, final);
     if (consumed === 0 && !final) {
       // One line longer than the buffer: read it whole, if a string can hold it.
       if (buffer.length > MAX_LINE_BYTES) throw tooLarge(reader.path);
@@ -245,10 +294,12 @@ class LineSource {
 /** What one row's line gives: a record, or an invalid piece. */
 type LinePieceOf = { record: JsonRecord; invalid?: undefined } | { record?: undefined; invalid: InvalidLine };
 
+/** The record or invalid piece row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
 function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
   const piece = table.piece[row]!;
   let value: unknown;
   if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
+  if (lineCrc(bytes, from, to) !== table.crc[row]) throw new IndexMismatch(`line ${table.line[row]} is not the line indexed`);
   if (piece === WHOLE_LINE) {
     const text = decodeLine(bytes, from, to, table.line[row]!);
     try {
@@ -257,8 +308,10 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
       throw new IndexMismatch(`line ${table.line[row]} does not parse`);
     }
   } else {
-    const cut = linePieces(bytes, from, to, table.line[row]!)[piece];
-    if (cut === undefined) throw new IndexMismatch(`line ${table.line[row]} has no piece ${piece}`);
+    const { pieces, whole } = lineRows(bytes, from, to, table.line[row]!);
+    // Every piece of the line has its row, or a rewrite through the rows would drop one.
+    if (whole || pieces.length !== piecesIndexed(table, row)) throw new IndexMismatch(`line ${table.line[row]} is not cut as indexed`);
+    const cut = pieces[piece]!;
     if (cut.kind === "invalid") {
       if (table.typeCode[row]! >= 0) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
       const { kind: _kind, ...invalid } = cut;
@@ -276,6 +329,15 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
     throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
   }
   return { record: value };
+}
+
+/** The number of rows of the line of row `row` (the pieces of one line are adjacent rows). */
+function piecesIndexed(table: LineTable, row: number): number {
+  let first = row;
+  while (first > 0 && table.line[first - 1] === table.line[row]) first -= 1;
+  let end = row + 1;
+  while (end < table.size && table.line[end] === table.line[row]) end += 1;
+  return end - first;
 }
 
 /**
@@ -341,6 +403,12 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
   if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
   const { patchCodes, entryRows: rows, patchRows, slotOfRow, invalidLines, salvagedLines } = classifyRows(table, headerRow);
+  // A row that keeps its line out of the tree (no record, an entry without an id) and the last line covered are read now,
+  // so a row hiding an entry or a sidecar of another content shows while the open can still fall back.
+  const excluding: number[] = [];
+  for (let i = 0; i < table.size; i++) if (table.typeCode[i]! < 0 || (i > headerRow && table.idLength[i]! < 0 && !patchCodes[table.typeCode[i]!])) excluding.push(i);
+  if (table.size > 0 && excluding[excluding.length - 1] !== table.size - 1) excluding.push(table.size - 1);
+  const checked = new Map(source.read(excluding).map((piece, k) => [excluding[k]!, piece]));
   const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
   const patchRecords = source.read(patchRows).map((piece) => piece.record!);
   const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, rows, patchRows, patchRecords);
@@ -369,9 +437,8 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
     const k = slotOfRow[i]!;
     if (i === headerRow) return { kind: "header" };
     if (table.typeCode[i]! < 0) {
-      // Its text is read when first needed (a rewrite writes it back).
-      let invalid: InvalidLine | undefined;
-      return { kind: "invalid", get invalid() { return (invalid ??= source.read([i])[0]!.invalid!); } };
+      // Read by the open already: a rewrite writes its text back.
+      return { kind: "invalid", invalid: checked.get(i)!.invalid! };
     }
     if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
     return new DeferredEntryLine(tree, k);

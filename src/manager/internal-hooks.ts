@@ -1,4 +1,4 @@
-/** The manager's internal hooks, exported from no package entry: what the pi facade gets from `synchronousSwitches()`, and the line-index benchmark's switch. */
+/** The manager's internal hooks, exported from no package entry: what the pi facade gets from `synchronousSwitches()`. */
 import type { AppendedEntry, AppendOptions, BranchSummaryOptions, EntryDraft, SessionTree } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import type { SessionDestinationInput } from "./destination.js";
@@ -28,6 +28,3 @@ export interface ForkChoices {
   parentSession?: string;
   writeAtOnce?: boolean;
 }
-
-/** Whether sessions opened from now on keep their line index up as they append; only `bench/line-index.bench.mjs` turns it off (the index is still read and caught up on open). */
-export const lineIndexUpkeep = { enabled: true };

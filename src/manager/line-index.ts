@@ -1,58 +1,74 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v3` (a dot
- * name no walk or peer takes for a session) holding the file's {@link LineTable} up to the last line
- * it covers and the (device, inode) of the transcript. Layout: `gjc-line-index 3 <LE|BE><TAB>dev<TAB>ino`,
- * then one batch per line, `C` and the base64 of the typed-array columns in host byte order (decoding
- * is a copy and one check). Each batch is one write; a torn, damaged or out-of-order one ends the
- * index there and the rest of the transcript is scanned again. Entry rows also hold their parent's
- * row and whether their id repeats, so an open where no id repeats hashes no ids. Nothing here is
- * trusted: the open checks the identity, the covered size and every line it reads. v1/v2 sidecars
- * are never read, only removed.
+ * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v4` (a dot
+ * name no walk or peer takes for a session) describing the transcript's lines up to a covered size.
+ * Only the holder of the transcript's writer lock writes it, through the writer's held directory;
+ * a reader never does. Layout: one text line `gjc-line-index 4 <LE|BE><TAB>dev<TAB>ino`, then binary
+ * batches, each a 16-byte head (rows, type table bytes, id bytes, CRC-32 of the body) and the body:
+ * the typed-array columns in host byte order, the batch's type names, its id bytes. Rows must tile
+ * the covered prefix exactly: each line starts where the previous one ended, the only gap a run of
+ * blank lines (one line feed each, checked on open), pieces of a salvaged line numbered from 0.
+ * A torn or damaged batch ends the index there; the transcript is read from there. Nothing here is
+ * trusted: the open checks identity, the tiling, every gap, and every line it reads against its row's
+ * CRC, type, id and parent. v1-v3 sidecars are never read, only removed.
  */
 import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 
 import { isPatchRecordType, LineTable, NO_STRING, NULL_PARENT, scanLines, TableKeys, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
-import type { SessionStorage, SessionStorageWriter } from "../storage/index.js";
+import type { SessionStorage, SessionStorageWriter, SidecarFile } from "../storage/index.js";
 import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
 
-const MAGIC = `gjc-line-index 3 ${os.endianness()}`;
-/** Rows per batch line of a complete index. */
+const MAGIC = `gjc-line-index 4 ${os.endianness()}`;
+/** Rows per batch of a complete index. */
 const BATCH_ROWS = 4096;
 
-function lineIndexFile(file: string, version = "v3"): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.${version}`);
+/** The sidecar's name beside `file` (`version` of a former layout, to remove it). */
+function lineIndexName(file: string, version = "v4"): string {
+  return `.gjc-lines.${path.basename(file)}.${version}`;
 }
 
-/** Sidecars of earlier versions: never read, removed on rebuild or move. */
-const formerLineIndexFiles = (file: string): string[] => ["v1", "v2"].map((version) => lineIndexFile(file, version));
+function lineIndexFile(file: string, version?: string): string {
+  return path.join(path.dirname(file), lineIndexName(file, version));
+}
 
-/** A decoded index: whose transcript it describes, and its rows. */
+/** Sidecars of earlier layouts: never read, removed when the index is written whole or the session moves. */
+const FORMER_VERSIONS = ["v1", "v2", "v3"];
+
+/** A decoded index: whose transcript it describes, its rows, and the blank-line gaps between them that an open must check. */
 export interface DecodedLineIndex {
   dev: string;
   ino: string;
   table: LineTable;
+  /** byte ranges between rows that must hold exactly `lines` blank lines (at offset 0, a byte order mark first) */
+  gaps: IndexGap[];
   /** false when a torn or malformed batch ended the decoding early */
   complete: boolean;
 }
 
-/** Batch head: rows, type table bytes, pool bytes, checksum of everything after the head. */
+/** Bytes between two rows of an index (or before the first) that the open checks are blank lines. */
+export interface IndexGap {
+  from: number;
+  to: number;
+  lines: number;
+}
+
+/** Batch head: rows, type table bytes, pool bytes, checksum of the body. */
 const HEAD = 16;
 /** `parentLength` in a batch of a parent that is the id of the row before. */
 const CHAINED = -3;
-/** The columns of a batch, in order: three Float64 ones, then six Int32 ones. */
-const BATCH_COLUMNS = ["line", "offset", "length", "piece", "typeCode", "idLength", "parentLength", "parentRow", "repeats"] as const;
+/** The columns of a batch, in order: three Float64 ones, then seven Int32 ones. */
+const BATCH_COLUMNS = ["line", "offset", "length", "piece", "crc", "typeCode", "idLength", "parentLength", "parentRow", "repeats"] as const;
 
 function columnBytes(rows: number): number {
-  return rows * (3 * 8 + 6 * 4);
+  return rows * (3 * 8 + 7 * 4);
 }
 
-/** One batch line (without line feed) holding rows `from..to` of `table`. */
-function encodeBatch(table: LineTable, from: number, to: number): string {
+/** One batch (head and body) holding rows `from..to` of `table`. */
+function encodeBatch(table: LineTable, from: number, to: number): Buffer {
   const rows = to - from;
   const codes = new Map<number, number>();
   const types: string[] = [];
@@ -71,133 +87,77 @@ function encodeBatch(table: LineTable, from: number, to: number): string {
     poolBytes += Math.max(0, idLength[row]!) + Math.max(0, parentLength[k]!);
   }
   const typeText = Buffer.from(JSON.stringify(types), "utf8");
-  const body = Buffer.allocUnsafe(columnBytes(rows) + typeText.length + poolBytes);
-  let at = 0;
-  const put = (column: Float64Array | Int32Array): void => {
-    const bytes = Buffer.from(column.buffer, column.byteOffset, column.byteLength);
-    at += bytes.copy(body, at);
-  };
-  for (const name of BATCH_COLUMNS) put(name === "typeCode" ? type : name === "parentLength" ? parentLength : table[name].subarray(from, to));
-  at += typeText.copy(body, at);
+  const batch = Buffer.allocUnsafe(HEAD + columnBytes(rows) + typeText.length + poolBytes);
+  let at = HEAD;
+  for (const name of BATCH_COLUMNS) {
+    const column = name === "typeCode" ? type : name === "parentLength" ? parentLength : table[name].subarray(from, to);
+    at += Buffer.from(column.buffer, column.byteOffset, column.byteLength).copy(batch, at);
+  }
+  at += typeText.copy(batch, at);
   // Ids are a few dozen bytes: a plain loop beats a copy call per id.
   for (let k = 0; k < rows; k++) {
     const row = from + k;
-    for (let i = parentStart[row]!, end = i + Math.max(0, parentLength[k]!); i < end; i++) body[at++] = pool[i]!;
-    for (let i = idStart[row]!, end = i + Math.max(0, idLength[row]!); i < end; i++) body[at++] = pool[i]!;
+    for (let i = parentStart[row]!, end = i + Math.max(0, parentLength[k]!); i < end; i++) batch[at++] = pool[i]!;
+    for (let i = idStart[row]!, end = i + Math.max(0, idLength[row]!); i < end; i++) batch[at++] = pool[i]!;
   }
-  const head = Buffer.allocUnsafe(HEAD);
-  head.writeUInt32LE(rows, 0);
-  head.writeUInt32LE(typeText.length, 4);
-  head.writeUInt32LE(poolBytes, 8);
-  head.writeUInt32LE(zlib.crc32(body), 12);
-  return `C${Buffer.concat([head, body]).toString("base64")}`;
+  batch.writeUInt32LE(rows, 0);
+  batch.writeUInt32LE(typeText.length, 4);
+  batch.writeUInt32LE(poolBytes, 8);
+  batch.writeUInt32LE(zlib.crc32(batch.subarray(HEAD)), 12);
+  return batch;
 }
 
 /** A complete index file for rows `0..rows` of `table`, describing transcript `dev`/`ino`. */
-export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows: number): string {
-  const parts = [`${MAGIC}\t${dev}\t${ino}\n`];
-  for (let from = 0; from < rows; from += BATCH_ROWS) parts.push(`${encodeBatch(table, from, Math.min(rows, from + BATCH_ROWS))}\n`);
-  return parts.join("");
+export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows: number): Buffer {
+  const parts: Buffer[] = [Buffer.from(`${MAGIC}\t${dev}\t${ino}\n`, "utf8")];
+  for (let from = 0; from < rows; from += BATCH_ROWS) parts.push(encodeBatch(table, from, Math.min(rows, from + BATCH_ROWS)));
+  return Buffer.concat(parts);
 }
 
-/** Base64 characters decoded at once: a multiple of 4, so every slice decodes on its own. */
-const BASE64_SLICE = 32 << 10;
-/** Bytes of the sidecar read at once: a batch line of a complete index fits, a longer one grows the buffer. */
-const READ_CHUNK = 1 << 20;
-
+/** The longest header line: the magic and two decimal numbers. */
+const MAX_HEADER = 128;
 const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
-
-/** The lines of a sidecar of `size` bytes, read a chunk at a time into one buffer so a large index never sits in memory whole. */
-class SidecarLines {
-  readonly #read: SidecarRead;
-  readonly #size: number;
-  #buffer: Buffer;
-  #start = 0;
-  #end = 0;
-  #position = 0;
-  /** set when the file reads longer than its stat: it is still being written, and nothing of it is trusted */
-  overrun = false;
-
-  constructor(read: SidecarRead, size: number) {
-    this.#read = read;
-    this.#size = size;
-    this.#buffer = Buffer.allocUnsafe(Math.min(READ_CHUNK, size + 1));
-  }
-
-  /** The next line without its feed, valid until the next call; `undefined` at the end. */
-  next(): Buffer | undefined {
-    for (;;) {
-      const feed = this.#buffer.subarray(this.#start, this.#end).indexOf(0x0a);
-      if (feed !== -1) {
-        const line = this.#buffer.subarray(this.#start, this.#start + feed);
-        this.#start += feed + 1;
-        return line;
-      }
-      if (this.#start > 0) {
-        this.#end = this.#buffer.copy(this.#buffer, 0, this.#start, this.#end);
-        this.#start = 0;
-      }
-      if (this.#end === this.#buffer.length) {
-        const bigger = Buffer.allocUnsafe(this.#buffer.length * 2);
-        this.#buffer.copy(bigger, 0, 0, this.#end);
-        this.#buffer = bigger;
-      }
-      const count = this.#read(this.#buffer.subarray(this.#end), this.#position);
-      this.#position += count;
-      if (count === 0 || this.#position > this.#size) {
-        this.overrun = this.#position > this.#size;
-        return undefined;
-      }
-      this.#end += count;
-    }
-  }
-
-  /** Whether every byte up to the size was read, as whole lines, and nothing more. */
-  get complete(): boolean {
-    return !this.overrun && this.#position === this.#size && this.#start === this.#end;
-  }
-}
 
 /** The index in the `size` bytes `read` gives (batches up to the first torn, malformed or out-of-order one); `undefined` when its header is not ours or it reads longer than `size`. */
 export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
-  const lines = new SidecarLines(read, size);
-  const first = lines.next();
-  if (first === undefined) return undefined;
-  const header = first.toString("utf8").split("\t");
+  const readExactly = (length: number, position: number): Buffer | undefined => {
+    const bytes = Buffer.allocUnsafe(length);
+    let filled = 0;
+    for (let count = -1; filled < length && count !== 0; filled += count) count = read(bytes.subarray(filled), position + filled);
+    return filled === length ? bytes : undefined;
+  };
+  const start = readExactly(Math.min(MAX_HEADER, size), 0);
+  const feed = start?.indexOf(0x0a) ?? -1;
+  if (start === undefined || feed === -1) return undefined;
+  const header = start.toString("utf8", 0, feed).split("\t");
   if (header.length !== 3 || header[0] !== MAGIC || !DECIMAL.test(header[1]!) || !DECIMAL.test(header[2]!)) return undefined;
   const table = new LineTable();
-  // A row takes at least its columns, in base64 a third more: room for every row up front.
-  table.reserve(Math.ceil((size * 3) / 4 / columnBytes(1)), 0);
-  // Decoded a base64 slice at a time into one reused buffer: short slices are young strings
-  // freed by the next scavenge, where a whole batch's text would wait for a full collection.
-  let scratch = Buffer.allocUnsafe(0);
+  const gaps: IndexGap[] = [];
+  table.reserve(Math.ceil(size / columnBytes(1)), 0);
+  let position = feed + 1;
   let whole = true;
-  for (let line = lines.next(); line !== undefined; line = lines.next()) {
-    if (line[0] !== 0x43 || line.length < 2) {
+  while (position < size) {
+    const head = position + HEAD <= size ? readExactly(HEAD, position) : undefined;
+    const length = head === undefined ? -1 : HEAD + columnBytes(head.readUInt32LE(0)) + head.readUInt32LE(4) + head.readUInt32LE(8);
+    const batch = head !== undefined && length <= size - position ? readExactly(length, position) : undefined;
+    if (batch === undefined || !decodeBatch(batch, table, gaps)) {
       whole = false;
       break;
     }
-    const decodedMax = Math.ceil(((line.length - 1) * 3) / 4);
-    if (scratch.length < decodedMax) scratch = Buffer.allocUnsafe(decodedMax);
-    let written = 0;
-    for (let from = 1; from < line.length; from += BASE64_SLICE) written += scratch.write(line.toString("latin1", from, Math.min(line.length, from + BASE64_SLICE)), written, "base64");
-    if (!decodeBatch(scratch.subarray(0, written), table)) {
-      whole = false;
-      break;
-    }
+    position += length;
   }
-  if (lines.overrun) return undefined;
-  return { dev: header[1]!, ino: header[2]!, table, complete: whole && lines.complete };
+  // One byte more than the size shows a file still being written: nothing of it is trusted.
+  if (read(Buffer.allocUnsafe(1), size) !== 0) return undefined;
+  return { dev: header[1]!, ino: header[2]!, table, gaps, complete: whole };
 }
 
-/** Decodes one binary batch onto `table`; false, adding nothing, when it is torn, damaged or out of order. */
-function decodeBatch(batch: Buffer, table: LineTable): boolean {
-  if (batch.length < HEAD) return false;
+/** Decodes one batch onto `table`; false, adding nothing, when it is torn, damaged or does not continue the tiling. */
+function decodeBatch(batch: Buffer, table: LineTable, gaps: IndexGap[]): boolean {
   const rows = batch.readUInt32LE(0);
   const typeBytes = batch.readUInt32LE(4);
   const poolBytes = batch.readUInt32LE(8);
   const body = batch.subarray(HEAD);
-  if (rows === 0 || body.length !== columnBytes(rows) + typeBytes + poolBytes || zlib.crc32(body) !== batch.readUInt32LE(12)) return false;
+  if (rows === 0 || zlib.crc32(body) !== batch.readUInt32LE(12)) return false;
   let types: unknown;
   try {
     types = JSON.parse(body.toString("utf8", columnBytes(rows), columnBytes(rows) + typeBytes));
@@ -208,24 +168,32 @@ function decodeBatch(batch: Buffer, table: LineTable): boolean {
   const codes = (types as string[]).map((type) => table.typeCodeOf(type));
   const start = table.size;
   const poolBase = table.poolSize;
+  const gapCount = gaps.length;
   table.reserve(start + rows, poolBytes);
   let at = 0;
-  const take = (column: Float64Array | Int32Array): void => {
+  for (const name of BATCH_COLUMNS) {
+    const column = table[name];
     const width = column.BYTES_PER_ELEMENT;
     new Uint8Array(column.buffer, column.byteOffset + start * width, rows * width).set(body.subarray(at, at + rows * width));
     at += rows * width;
-  };
-  for (const name of BATCH_COLUMNS) take(table[name]);
+  }
   body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
-  if (!checkRows(table, start, rows, codes, poolBase, poolBytes)) return false;
+  if (!checkRows(table, start, rows, codes, poolBase, poolBytes, gaps)) {
+    gaps.length = gapCount;
+    return false;
+  }
   table.poolSize = poolBase + poolBytes;
   table.truncate(start + rows);
   return true;
 }
 
-/** Checks rows just copied into `table` (type codes batch-local, pool ranges implied by lengths) and makes them its own. */
-function checkRows(table: LineTable, start: number, rows: number, codes: readonly number[], poolBase: number, poolBytes: number): boolean {
-  const { line, offset, length, piece, typeCode, idStart, idLength, parentStart, parentLength, parentRow, repeats } = table;
+/**
+ * Checks rows just copied into `table` and makes them its own: type codes batch-local, pool ranges implied by the lengths,
+ * and the tiling: a new line starts exactly after the previous one plus one byte per blank line between (noted in `gaps`),
+ * and the pieces of one line share its place and checksum and count up from 0.
+ */
+function checkRows(table: LineTable, start: number, rows: number, codes: readonly number[], poolBase: number, poolBytes: number, gaps: IndexGap[]): boolean {
+  const { line, offset, length, piece, crc, typeCode, idStart, idLength, parentStart, parentLength, parentRow, repeats } = table;
   let cursor = poolBase;
   const poolEnd = poolBase + poolBytes;
   for (let row = start; row < start + rows; row++) {
@@ -233,12 +201,18 @@ function checkRows(table: LineTable, start: number, rows: number, codes: readonl
     const o = offset[row]!;
     const n = length[row]!;
     const p = piece[row]!;
-    if (!(Number.isSafeInteger(l) && l >= 1 && Number.isSafeInteger(o) && o >= 0 && Number.isSafeInteger(n) && n >= 0) || p < WHOLE_LINE) return false;
-    if (row > 0) {
-      const last = row - 1;
-      if (line[last] === l) {
-        if (o !== offset[last] || n !== length[last] || p <= piece[last]! || p < 0) return false;
-      } else if (l < line[last]! || o < offset[last]! + length[last]! + 1) return false;
+    if (!(Number.isSafeInteger(l) && l >= 1 && Number.isSafeInteger(o) && o >= 0 && Number.isSafeInteger(n) && n >= 1) || p < WHOLE_LINE) return false;
+    const last = row - 1;
+    if (last >= 0 && line[last] === l) {
+      if (o !== offset[last] || n !== length[last] || crc[row] !== crc[last] || piece[last]! < 0 || p !== piece[last]! + 1) return false;
+    } else {
+      if (p !== WHOLE_LINE && p !== 0) return false;
+      const previousEnd = last < 0 ? 0 : offset[last]! + length[last]! + 1;
+      const blank = last < 0 ? l - 1 : l - line[last]! - 1;
+      const skipped = o - previousEnd;
+      // Between two lines only blank ones (a feed at least each); before line 1 at most a byte order mark.
+      if (blank < 0 || (blank === 0 ? skipped !== 0 && !(last < 0 && skipped === 3) : skipped < blank)) return false;
+      if (skipped > 0) gaps.push({ from: previousEnd, to: o, lines: blank });
     }
     const code = typeCode[row]!;
     if (code < -1 || code >= codes.length) return false;
@@ -268,34 +242,22 @@ export function readLineIndex(storage: SessionStorage, file: string): DecodedLin
   return readIndexSidecar(storage, lineIndexFile(file), MAX_LINE_INDEX_BYTES, decodeLineIndexFrom);
 }
 
-/** Publishes the complete index of `file` (atomic replace, owner-only); false, silently, on failure. */
-export function publishLineIndex(storage: SessionStorage, file: string, dev: string, ino: string, table: LineTable, rows: number): boolean {
-  try {
-    storage.writeTextSync(lineIndexFile(file), encodeLineIndex(dev, ino, table, rows));
-    // Removing older sidecars never throws, so no one waits for it.
-    for (const former of formerLineIndexFiles(file)) void removeQuietly(storage, former);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Removes the index of `file` (a session moved away), if there is one. Never throws. */
+/** Removes the index of `file` (a session moved away) and any of a former layout. Never throws. */
 export async function removeLineIndex(storage: SessionStorage, file: string): Promise<void> {
-  await removeQuietly(storage, lineIndexFile(file));
-  for (const former of formerLineIndexFiles(file)) await removeQuietly(storage, former);
+  await Promise.all([undefined, ...FORMER_VERSIONS].map((version) => removeIfPresent(storage, lineIndexFile(file, version))));
 }
 
-async function removeQuietly(storage: SessionStorage, sidecar: string): Promise<void> {
+/** Removes `sidecar` when it exists (an unlink takes the name's lock, which would leave a lock file for a name never used). */
+async function removeIfPresent(storage: SessionStorage, sidecar: string): Promise<void> {
   try {
-    await storage.unlink(sidecar);
+    if (await storage.exists(sidecar)) await storage.unlink(sidecar);
   } catch {
-    // Missing, or not removable: a stray index names a transcript that is gone and is never trusted.
+    // Not removable: a stray index names a transcript that is gone and is never trusted.
   }
 }
 
 /** Closes a disposable writer; its failure costs the session nothing. */
-export function closeQuietly(writer: SessionStorageWriter | undefined): void {
+export function closeQuietly(writer: { closeSync(): void } | undefined): void {
   try {
     writer?.closeSync();
   } catch {
@@ -319,7 +281,7 @@ const APPEND_BATCH_ROWS = 64;
  * past the covered size. Any failure, or a write rows cannot follow, ends the upkeep for good.
  */
 export class LineIndexAppender {
-  readonly #writer: SessionStorageWriter;
+  readonly #sidecar: SidecarFile;
   /** the entries of the rows the index held when the upkeep began */
   readonly #keys: TableKeys;
   readonly #table = new LineTable();
@@ -333,37 +295,38 @@ export class LineIndexAppender {
   #line: number;
   /** lines appended since the last batch */
   readonly #lengths: number[] = [];
+  readonly #crcs: number[] = [];
   readonly #records: AppendedKeys[] = [];
   #done = false;
 
-  /** Made by {@link startLineIndexUpkeep}; `writer` is the index file's, held as long as the transcript's. */
-  constructor(writer: SessionStorageWriter, size: number, line: number, row: number, keys: TableKeys) {
-    this.#writer = writer;
+  /** Made by {@link startLineIndexUpkeep}; `sidecar` is held as long as the transcript's writer. */
+  constructor(sidecar: SidecarFile, size: number, line: number, row: number, keys: TableKeys) {
+    this.#sidecar = sidecar;
     this.#size = size;
     this.#line = line;
     this.#row = row;
     this.#keys = keys;
   }
 
-  /** Records an appended line of `length` bytes (no feed) holding `record`; rows are made per batch, touching the columns once. */
-  appended(length: number, record: AppendedKeys): void {
+  /** Records an appended line `text` of `length` bytes (no feed) holding `record`; rows are made per batch, touching the columns once. */
+  appended(text: string, length: number, record: AppendedKeys): void {
     if (this.#done) return;
     this.#lengths.push(length);
+    this.#crcs.push(zlib.crc32(text) | 0);
     this.#records.push(record);
     if (this.#records.length >= APPEND_BATCH_ROWS) this.flush();
   }
 
   /** Makes and writes the rows of the lines appended since the last batch; a line that cannot have a row ends the upkeep. */
   flush(): void {
-    const lengths = this.#lengths;
     const records = this.#records;
     const table = this.#table;
     if (this.#done || records.length === 0) return;
     for (let i = 0; i < records.length; i++) {
       const { type, id, parentId: parent } = records[i]!;
       if (typeof type !== "string") return this.abandon();
-      const length = lengths[i]!;
-      table.push(this.#line, this.#size, length, -1, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
+      const length = this.#lengths[i]!;
+      table.push(this.#line, this.#size, length, WHOLE_LINE, this.#crcs[i]!, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
       const k = table.size - 1;
       if (isPatchRecordType(type)) table.parentRow[k] = -1;
       else {
@@ -377,10 +340,11 @@ export class LineIndexAppender {
       this.#size += length + 1;
       this.#line += 1;
     }
-    lengths.length = 0;
+    this.#lengths.length = 0;
+    this.#crcs.length = 0;
     records.length = 0;
     try {
-      this.#writer.writeLineSync(encodeBatch(table, 0, table.size));
+      this.#sidecar.appendSync(encodeBatch(table, 0, table.size));
       table.truncate(0);
     } catch {
       this.abandon();
@@ -391,7 +355,7 @@ export class LineIndexAppender {
   abandon(): void {
     if (this.#done) return;
     this.#done = true;
-    closeQuietly(this.#writer);
+    closeQuietly(this.#sidecar);
   }
 
   /** Writes the buffered rows and releases the index file. */
@@ -402,28 +366,44 @@ export class LineIndexAppender {
 }
 
 /**
- * Starts the upkeep of `file`'s index, whose sidecar holds rows `0..from` of `table`: rows `from..rows`
- * are written as one batch, then each line appended past `size` (ending with a line feed) gets its
- * row, line `nextLine` first; `keys` are the entries of the `rows`. `undefined` when the sidecar cannot be written.
+ * Starts the upkeep of `file`'s index through its `writer` (this process holds the transcript's lock). With `publish`, the
+ * sidecar is first replaced by rows `0..rows` of `table` for transcript `dev`/`ino`;
+ * otherwise it already holds rows `0..from` and rows `from..rows` are appended. Then each line appended past `size`
+ * gets its row, line `nextLine` first; `keys` are the entries of the `rows`. `undefined` when the sidecar cannot be written.
  */
-export function startLineIndexUpkeep(storage: SessionStorage, file: string, size: number, nextLine: number, table: LineTable, from: number, rows: number, keys: TableKeys): LineIndexAppender | undefined {
-  let writer: SessionStorageWriter | undefined;
+export function startLineIndexUpkeep(
+  writer: SessionStorageWriter,
+  file: string,
+  at: { size: number; nextLine: number },
+  table: LineTable,
+  rows: { from: number; to: number; publish?: { dev: string; ino: string } },
+  keys: TableKeys,
+): LineIndexAppender | undefined {
+  let sidecar: SidecarFile | undefined;
   try {
-    writer = storage.openWriter(lineIndexFile(file));
-    if (rows > from) writer.writeLineSync(encodeBatch(table, from, rows));
-    return new LineIndexAppender(writer, size, nextLine, rows, keys);
+    sidecar = writer.openSidecar?.(lineIndexName(file));
+    if (sidecar === undefined) return undefined;
+    if (rows.publish !== undefined) {
+      sidecar.replaceSync(encodeLineIndex(rows.publish.dev, rows.publish.ino, table, rows.to));
+    } else if (rows.to > rows.from) sidecar.appendSync(encodeBatch(table, rows.from, rows.to));
+    return new LineIndexAppender(sidecar, at.size, at.nextLine, rows.to, keys);
   } catch {
-    closeQuietly(writer);
+    closeQuietly(sidecar);
     return undefined;
   }
 }
 
+/** Removes the sidecars of former layouts beside `file` in the background; they are never read, so nothing waits for it. */
+export function removeFormerLineIndexes(storage: SessionStorage, file: string): void {
+  for (const version of FORMER_VERSIONS) void removeIfPresent(storage, lineIndexFile(file, version));
+}
+
 /**
- * Indexes `bytes`, just written as the whole of `file`, publishes the index and starts its upkeep, so
- * a session this process wrote resumes through its index. The identity is stated after the write: a
- * file replaced in between gets an index its next open finds wrong. `undefined` on any failure; never throws.
+ * Indexes `bytes`, just written as the whole of `file` through `writer`, publishes the index and starts its upkeep, so a
+ * session this process wrote resumes through its index. The identity is stated after the write: a file replaced in
+ * between gets an index its next open finds wrong. `undefined` on any failure; never throws.
  */
-export function indexWrittenFile(storage: SessionStorage, file: string, bytes: Buffer): LineIndexAppender | undefined {
+export function indexWrittenFile(storage: SessionStorage, writer: SessionStorageWriter, file: string, bytes: Buffer): LineIndexAppender | undefined {
   try {
     if (!indexAccess(storage, path.dirname(file)).writable || bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) return undefined;
     const table = new LineTable();
@@ -434,8 +414,9 @@ export function indexWrittenFile(storage: SessionStorage, file: string, bytes: B
     // Hashing every entry id also fills the parent rows and repeat flags the index stores.
     const keys = new TableKeys(table, classifyRows(table, header).entryRows);
     const { dev, ino, size } = storage.statSync(file);
-    if (size !== bytes.length || !publishLineIndex(storage, file, dev, ino, table, table.size)) return undefined;
-    return startLineIndexUpkeep(storage, file, size, cursor.line, table, table.size, table.size, keys);
+    if (size !== bytes.length) return undefined;
+    removeFormerLineIndexes(storage, file);
+    return startLineIndexUpkeep(writer, file, { size, nextLine: cursor.line }, table, { from: 0, to: table.size, publish: { dev, ino } }, keys);
   } catch {
     return undefined;
   }

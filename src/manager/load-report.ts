@@ -28,4 +28,9 @@ export interface SessionLoadReport {
   patchesSkipped: number;
   /** blob references that could not be resolved (kept as references) */
   unresolvedBlobs: UnresolvedBlobRef[];
+  /**
+   * How the open used the session's line index: `"used"`, or a note saying why none was used (none kept, or one that did not
+   * fit the file and was ignored, so every line was read). Absent when the file was read by the full load.
+   */
+  lineIndex?: string;
 }

@@ -39,7 +39,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
   if (!options.readOnly && !storage.existsSync(file)) return freshFile(file);
   const writer = options.readOnly ? undefined : storage.openWriter(file);
   try {
-    const indexed = openIndexed(storage, file, options.lookup, writer !== undefined, options.now);
+    const indexed = openIndexed(storage, file, options.lookup, writer, options.now);
     if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
     const result = streamLoad(storage, file);
     if (result.kind === "empty") return freshFile(file, undefined, writer);

@@ -8,7 +8,6 @@ import path from "node:path";
 import type { SessionStorageWriter } from "../storage/index.js";
 import { announceSession } from "./continuation.js";
 import { errorCodeOf, SessionManagerError } from "./errors.js";
-import { lineIndexUpkeep } from "./internal-hooks.js";
 import { indexWrittenFile, type AppendedKeys, type LineIndexAppender } from "./line-index.js";
 import type { ResolvedOptions } from "./options.js";
 
@@ -37,7 +36,6 @@ export class SessionPersistence {
     this.#cwd = cwd;
     this.#writer = writer;
     this.#index = index;
-    if (!lineIndexUpkeep.enabled) this.#dropIndex();
   }
 
   /** Whether this process holds the file's writer. */
@@ -61,7 +59,7 @@ export class SessionPersistence {
       this.#dropIndex();
       if (this.#writer !== undefined) {
         await this.#writer.rewrite([bytes]);
-        this.#indexWritten(bytes);
+        this.#indexWritten(this.#writer, bytes);
         return;
       }
       const { storage } = this.#options;
@@ -110,30 +108,30 @@ export class SessionPersistence {
         this.fail(error);
         return;
       }
-      this.#follow(bytes, keys);
+      this.#follow(text, bytes, keys);
       return;
     }
     this.#enqueue(async () => {
       if (this.#writer === undefined) throw new SessionManagerError("persistence_failed", `no writer for ${this.path}`, { path: this.path });
       // Each step awaits the rewrite it holds, so the writer has none pending here either.
-      this.#follow(this.#writer.writeLineSync(text), keys);
+      this.#follow(text, this.#writer.writeLineSync(text), keys);
     });
   }
 
   /** Gives the line index the row of a line just written (after it: a crash in between loses only the row). */
-  #follow(bytes: number, keys: AppendedKeys | undefined): void {
-    if (keys !== undefined) this.#index?.appended(bytes, keys);
+  #follow(text: string, bytes: number, keys: AppendedKeys | undefined): void {
+    if (keys !== undefined) this.#index?.appended(text, bytes, keys);
     else this.#dropIndex();
   }
 
-  /** Indexes the whole file just written as `bytes` and keeps the index up from there (best effort). */
-  #indexWritten(bytes: Buffer): void {
-    if (lineIndexUpkeep.enabled) this.#index = indexWrittenFile(this.#options.storage, this.path, bytes);
+  /** Indexes the whole file just written as `bytes` through `writer` and keeps the index up from there (best effort). */
+  #indexWritten(writer: SessionStorageWriter, bytes: Buffer): void {
+    this.#index = indexWrittenFile(this.#options.storage, writer, this.path, bytes);
   }
 
   /** A new file now exists with `bytes` and this process holds its writer. */
   #published(bytes: Buffer): void {
-    this.#indexWritten(bytes);
+    if (this.#writer !== undefined) this.#indexWritten(this.#writer, bytes);
     try {
       announceSession(this.#options, this.path, this.#cwd());
     } catch {

@@ -36,7 +36,7 @@ function fromPool(pool: Buffer, start: number, length: number): string {
 }
 
 /** The per-row columns of a {@link LineTable}, grown together. */
-const COLUMNS = ["line", "offset", "length", "piece", "typeCode", "idStart", "idLength", "parentStart", "parentLength", "parentRow", "repeats"] as const;
+const COLUMNS = ["line", "offset", "length", "piece", "crc", "typeCode", "idStart", "idLength", "parentStart", "parentLength", "parentRow", "repeats"] as const;
 
 /**
  * One row per record or invalid piece of a session file, in file order: where its line is, and
@@ -51,6 +51,8 @@ export class LineTable {
   length: Float64Array = new Float64Array(INITIAL_ROWS);
   /** {@link WHOLE_LINE}, or the position of this piece among the pieces salvage cuts from the line */
   piece: Int32Array = new Int32Array(INITIAL_ROWS);
+  /** CRC-32 of the line's bytes (without its feed), as a signed 32-bit value: every read of the line is checked against it */
+  crc: Int32Array = new Int32Array(INITIAL_ROWS);
   /** code of the record's `type` in {@link types}; -1 for an invalid piece */
   typeCode: Int32Array = new Int32Array(INITIAL_ROWS);
   /** pool offset of the id's bytes */
@@ -108,10 +110,10 @@ export class LineTable {
     }
   }
 
-  /** Adds one row; `id` and `parentId` as strings (see {@link pushBytes} for raw ones). */
-  push(line: number, offset: number, length: number, piece: number, type: string | undefined, id: string | undefined, parentId: string | null | undefined): void {
+  /** Adds one row for `piece` of the line at `offset` (`length` bytes, CRC-32 `crc`); `id` and `parentId` as strings. */
+  push(line: number, offset: number, length: number, piece: number, crc: number, type: string | undefined, id: string | undefined, parentId: string | null | undefined): void {
     const row = this.#size;
-    this.#row(line, offset, length, piece, type === undefined ? -1 : this.typeCodeOf(type));
+    this.#row(line, offset, length, piece, crc, type === undefined ? -1 : this.typeCodeOf(type));
     const previous = row - 1;
     if (typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && this.idIs(previous, parentId)) {
       this.parentStart[row] = this.idStart[previous]!;
@@ -123,34 +125,14 @@ export class LineTable {
     this.#size = row + 1;
   }
 
-  /** Adds one row whose id and parent are byte ranges of `bytes` (printable ASCII JSON string content without escapes; `parentTo` null for a null parent). */
-  pushBytes(line: number, offset: number, length: number, type: string, bytes: Buffer, idFrom: number, idTo: number, parentFrom: number, parentTo: number | null): void {
-    const row = this.#size;
-    this.#row(line, offset, length, WHOLE_LINE, this.typeCodeOf(type));
-    this.reserve(row + 1, idTo - idFrom + (parentTo === null ? 0 : parentTo - parentFrom));
-    const previous = row - 1;
-    if (parentTo === null) [this.parentStart[row], this.parentLength[row]] = [0, NULL_PARENT];
-    else if (previous >= 0 && this.idLength[previous] === parentTo - parentFrom && bytes.compare(this.pool, this.idStart[previous]!, this.idStart[previous]! + parentTo - parentFrom, parentFrom, parentTo) === 0) {
-      this.parentStart[row] = this.idStart[previous]!;
-      this.parentLength[row] = this.idLength[previous]!;
-    } else {
-      this.parentStart[row] = this.poolSize;
-      this.parentLength[row] = bytes.copy(this.pool, this.poolSize, parentFrom, parentTo);
-      this.poolSize += parentTo - parentFrom;
-    }
-    this.idStart[row] = this.poolSize;
-    this.idLength[row] = bytes.copy(this.pool, this.poolSize, idFrom, idTo);
-    this.poolSize += idTo - idFrom;
-    this.#size = row + 1;
-  }
-
-  #row(line: number, offset: number, length: number, piece: number, typeCode: number): void {
+  #row(line: number, offset: number, length: number, piece: number, crc: number, typeCode: number): void {
     const row = this.#size;
     this.reserve(row + 1, 0);
     this.line[row] = line;
     this.offset[row] = offset;
     this.length[row] = length;
     this.piece[row] = piece;
+    this.crc[row] = crc | 0;
     this.typeCode[row] = typeCode;
     this.parentRow[row] = UNKNOWN_ROW;
     this.repeats[row] = 0;

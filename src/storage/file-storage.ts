@@ -22,6 +22,7 @@ import type {
   SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
+  SidecarFile,
   StorageLogger,
   StorageStat,
   WriteChunk,
@@ -212,6 +213,7 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink 
   let fd = opened;
   let closed = false;
   const oneByte = Buffer.alloc(1);
+  const sidecars = new Set<SidecarFile>();
   return {
     path: file.absolute,
     appendSync: (data) => writeAllSync(fd, data),
@@ -227,9 +229,31 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink 
       fd = replaceFile(file.dir, file.name, chunks, {});
       fs.closeSync(previous);
     },
+    openSidecar(name) {
+      const target: FileTarget = { absolute: path.join(file.dir, name), dir: file.dir, name };
+      let held = openForAppend(target);
+      let open = true;
+      const handle: SidecarFile = {
+        appendSync: (data) => void writeAllSync(held, Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+        replaceSync(data) {
+          const previous = held;
+          held = replaceFile(file.dir, name, [data], {});
+          fs.closeSync(previous);
+        },
+        closeSync() {
+          if (!open) return;
+          open = false;
+          sidecars.delete(handle);
+          fs.closeSync(held);
+        },
+      };
+      sidecars.add(handle);
+      return handle;
+    },
     closeSync() {
       if (closed) return;
       closed = true;
+      for (const sidecar of sidecars) sidecar.closeSync();
       try {
         fs.closeSync(fd);
       } finally {
@@ -378,6 +402,8 @@ function replaceFile(dir: string, name: string, chunks: Iterable<WriteChunk>, op
 }
 
 const encoder = new TextEncoder();
+/** The most bytes handed to one `fs.writeSync`. */
+const MAX_WRITE_BYTES = 1 << 30;
 /** Reused encoding buffer: an append encodes once, straight into it, and allocates nothing. */
 let scratch = new Uint8Array(1 << 16);
 /** Lines longer than this get a buffer of their own instead of growing the shared one. */
@@ -395,7 +421,8 @@ function writeAllSync(fd: number, data: string | Buffer): number {
     total = encoder.encodeInto(data, bytes).written;
   }
   let offset = 0;
-  while (offset < total) offset += fs.writeSync(fd, bytes, offset, total - offset);
+  // One write call takes at most 2^31-1 bytes in Node; a session of any size goes through in pieces.
+  while (offset < total) offset += fs.writeSync(fd, bytes, offset, Math.min(total - offset, MAX_WRITE_BYTES));
   return total;
 }
 

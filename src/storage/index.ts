@@ -7,6 +7,7 @@ export type {
   SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
+  SidecarFile,
   StorageLogger,
   StorageStat,
   WriteChunk,

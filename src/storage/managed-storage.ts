@@ -21,6 +21,7 @@ import type {
   SessionFileReader,
   SessionStorage,
   SessionStorageWriter,
+  SidecarFile,
   StorageLogger,
   StorageStat,
   WriteChunk,
@@ -234,6 +235,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   #sink(absolute: string, dir: SecureDir, owned: boolean, name: string, opened: SecureFile, lock: SecureLock): LineSink {
     let file = opened;
     let closed = false;
+    const sidecars = new Set<SidecarFile>();
     return {
       path: absolute,
       appendSync: (data) => file.append(data),
@@ -248,9 +250,28 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         file = dir.openFile(name, { append: true });
         previous.close();
       },
+      openSidecar(sidecar) {
+        let held = openOrCreateForAppend(dir, sidecar);
+        const handle: SidecarFile = {
+          appendSync: (data) => void held.append(data),
+          replaceSync(data) {
+            dir.writeFileAtomic(sidecar, data);
+            const previous = held;
+            held = dir.openFile(sidecar, { append: true });
+            previous.close();
+          },
+          closeSync() {
+            sidecars.delete(handle);
+            held.close();
+          },
+        };
+        sidecars.add(handle);
+        return handle;
+      },
       closeSync: () => {
         if (closed) return;
         closed = true;
+        for (const sidecar of sidecars) sidecar.closeSync();
         try {
           file.close();
         } finally {

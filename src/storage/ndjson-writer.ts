@@ -1,7 +1,7 @@
 /** The one append-only writer of every storage: a storage gives its {@link LineSink}; ordering, latching, tail repair, group commit live here. */
 
 import { StorageError, toStorageError } from "./errors.js";
-import type { LineSink, SessionStorageWriter, StorageLogger, WriteChunk } from "./types.js";
+import type { LineSink, SessionStorageWriter, SidecarFile, StorageLogger, WriteChunk } from "./types.js";
 
 const LINE_FEED = 0x0a;
 const SETTLED: Promise<void> = Promise.resolve();
@@ -166,6 +166,13 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       );
     }
     return this.#closing;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.openSidecar} */
+  openSidecar(name: string): SidecarFile | undefined {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) throw refusal;
+    return this.#sink.openSidecar?.(name);
   }
 
   /** {@inheritDoc SessionStorageWriter.closeSync} */

@@ -78,6 +78,21 @@ export interface SessionStorageWriter {
   closeSync(): void;
   /** The latched error, if any operation of this writer failed. */
   getError(): StorageError | undefined;
+  /**
+   * Opens the disposable sidecar `name` beside the file through the writer's held directory, without a lock of its own:
+   * only the holder of this writer's lock writes it. `undefined` (or no such method) where the storage keeps no sidecars.
+   */
+  openSidecar?(name: string): SidecarFile | undefined;
+}
+
+/** A sidecar held open by the writer of the file it describes; see {@link SessionStorageWriter.openSidecar}. */
+export interface SidecarFile {
+  /** Appends all of `data` at the end. */
+  appendSync(data: Uint8Array): void;
+  /** Atomically replaces the sidecar with `data` (owner-only); later appends go to the new file. */
+  replaceSync(data: Uint8Array): void;
+  /** Closes it (idempotent). */
+  closeSync(): void;
 }
 
 /** File operations of the session layer: every path is absolute and below {@link root}, and nothing below it is reached by a link. */
@@ -134,4 +149,6 @@ export interface LineSink {
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
   /** Closes the file and releases the writer lock. */
   closeSync(): void;
+  /** See {@link SessionStorageWriter.openSidecar}; the sink closes what it opened when it closes. */
+  openSidecar?(name: string): SidecarFile;
 }

@@ -181,8 +181,11 @@ describe("audit: a tree holding every finding", () => {
     expect(report.repairs?.some((r) => r.outcome === "repaired")).toBe(true);
     expect(report.repairs?.some((r) => r.outcome === "refused")).toBe(true);
     expect(fs.statSync(at(a, a.sessionRel)).mode & 0o777).toBe(0o600);
+    // `closed/` is no part of an agent directory's layout: reported, never repaired.
+    expect(report.repairs?.find((r) => r.path === "closed")).toMatchObject({ outcome: "refused", reason: "outside_layout" });
     const again = auditAgentDir(a.agentDir, { now: NOW });
-    expect(codes(again).has("mode_mismatch")).toBe(false);
+    const loose = again.objects.filter((o) => o.findings.some((f) => f.code === "mode_mismatch")).map((o) => o.path);
+    expect(loose).toEqual(["closed"]);
     expect(descriptorsUnder(a.agentDir)).toBe(0);
   });
 

@@ -42,6 +42,10 @@ describe("auditAgentDir", () => {
   it("throws AuditError for what it cannot audit", () => {
     expect(codeOf(() => auditAgentDir(""))).toBe("invalid_argument");
     expect(codeOf(() => auditAgentDir(path.join(base.path, "missing")))).toBe("agent_dir_not_found");
+    // A path through a file: the lstat fails with ENOTDIR, which is typed as well.
+    const file = path.join(base.path, "a-file");
+    fs.writeFileSync(file, "");
+    expect(codeOf(() => auditAgentDir(path.join(file, "agent")))).toBe("agent_dir_unusable");
   });
 
   it("judges staleness by staleAfterMs and now", () => {

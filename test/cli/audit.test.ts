@@ -7,7 +7,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { AuditReportSchema, type AuditReport } from "../../src/index.js";
-import { aclHex, extendedAcl } from "../helpers/acl.js";
+import { aclHex, extendedAcl, trySetAcl } from "../helpers/acl.js";
 import { buildTools, isRoot, run, skipBecause, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
@@ -47,7 +47,7 @@ beforeAll(() => {
   tools = buildTools();
   const probe = path.join(base.path, "acl-probe");
   fs.writeFileSync(probe, "");
-  aclCapable = run(tools.setXattr, [probe, ACCESS_ACL, aclHex(extendedAcl(0, 6))]).status === 0;
+  aclCapable = trySetAcl(tools.setXattr, probe);
 }, BUILD_HOOK_TIMEOUT_MS);
 
 afterAll(() => base.remove());

@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { FileEntry, SessionTreeNode } from "../../src/index.js";
-import { styleFor, table } from "../../src/cli/output.js";
+import { styleFor, table, terminalLine } from "../../src/cli/output.js";
 import { renderTree } from "../../src/cli/render.js";
 import { uniquePrefixes } from "../../src/cli/sessions-command.js";
 
@@ -47,7 +47,7 @@ describe("uniquePrefixes", () => {
 
 describe("output", () => {
   it("colours only a terminal, and never under a non-empty NO_COLOR", () => {
-    expect(styleFor({ isTTY: true }, {}).red("x")).toBe("\u001b[31mx\u001b[39m");
+    expect(terminalLine(styleFor({ isTTY: true }, {}).red("x"))).toBe("\u001b[31mx\u001b[39m");
     expect(styleFor({ isTTY: true }, { NO_COLOR: "" }).enabled).toBe(true);
     expect(styleFor({ isTTY: true }, { NO_COLOR: "1" }).red("x")).toBe("x");
     expect(styleFor({ isTTY: false }, {}).red("x")).toBe("x");
@@ -56,6 +56,8 @@ describe("output", () => {
   it("aligns columns by visible width, ignoring colour codes, and never pads the last one", () => {
     const tty = styleFor({ isTTY: true }, {});
     expect(table([[tty.red("ab"), "x"], ["abcd", "y"]])).toEqual([`${tty.red("ab")}    x`, "abcd  y"]);
+    // Widths are those of the sanitized text: an escaped ESC takes four columns.
+    expect(table([["\u001b", "x"], ["abcde", "y"]]).map(terminalLine)).toEqual(["\\x1b   x", "abcde  y"]);
   });
 });
 

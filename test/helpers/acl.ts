@@ -1,6 +1,7 @@
 /**
  * Builders for raw Linux POSIX ACL xattr values (kernel posix_acl_xattr format).
  */
+import { spawnSync } from "node:child_process";
 
 /** ACL entry tags. */
 export const ACL_TAG = { USER_OBJ: 0x01, USER: 0x02, GROUP_OBJ: 0x04, GROUP: 0x08, MASK: 0x10, OTHER: 0x20 } as const;
@@ -38,4 +39,12 @@ export const MINIMAL_ACL: readonly AclEntry[] = [[T.USER_OBJ, 6], [T.GROUP_OBJ, 
  */
 export function extendedAcl(uid = 0, ownerPerm = 7): AclEntry[] {
   return [[T.USER_OBJ, ownerPerm], [T.USER, 4, uid], [T.GROUP_OBJ, 0], [T.MASK, 0], [T.OTHER, 0]];
+}
+
+/**
+ * Stores {@link extendedAcl} (named user 0 may read) as the access ACL of `target` with the `set_xattr` test tool;
+ * false when the filesystem cannot store ACLs (a probe file tells whether ACL cases can run).
+ */
+export function trySetAcl(setXattr: string, target: string, ownerPerm = 6): boolean {
+  return spawnSync(setXattr, [target, "system.posix_acl_access", aclHex(extendedAcl(0, ownerPerm))]).status === 0;
 }

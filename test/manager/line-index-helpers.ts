@@ -41,7 +41,7 @@ export function snapshot(manager: SessionManager): Record<string, unknown> {
   const name = manager.getSessionName();
   const entries = manager.getEntries();
   const labels = entries.map((entry) => (typeof entry.id === "string" ? manager.getLabel(entry.id) : undefined));
-  const { path: _path, ...report } = manager.getLoadReport();
+  const { path: _path, lineIndex: _lineIndex, ...report } = manager.getLoadReport();
   return { context, branch, leaf, header, name, entries, labels, tree: manager.getTree(), usage: manager.getUsageStatistics(), report: { ...report } };
 }
 
@@ -54,7 +54,7 @@ export async function fullParse(file: string): Promise<Record<string, unknown>> 
 
 /** The line index sidecar of `file`. */
 export function sidecarOf(file: string): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v3`);
+  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v4`);
 }
 
 /**
@@ -64,7 +64,7 @@ export function sidecarOf(file: string): string {
 export function storedLinks(file: string): { stored: unknown[]; hashed: unknown[] } {
   const decoded = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!;
   const scanned = new LineTable();
-  scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true, true);
+  scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true);
   const links = (table: LineTable, entryRows: Int32Array): unknown[] => [...entryRows].map((row) => [row, table.parentRow[row], table.repeats[row]]);
   const { entryRows } = classifyRows(scanned, scanned.firstRecordRow());
   new TableKeys(scanned, entryRows);

@@ -1,7 +1,8 @@
 /**
  * The line index is never trusted blindly: each way it can disagree with its transcript
  * (missing, grown, shrunk, replaced, a line changed in place, damaged, torn, foreign, a link,
- * loose permissions) ends in a load equal to a full parse, and the index rewritten to match.
+ * loose permissions) ends in a load equal to a full parse with a note in the load report, and
+ * the next writer's open writes it again to match. A read-only open never writes it.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -50,14 +51,25 @@ function indexOf(target = file) {
   return decodeLineIndex(fs.readFileSync(sidecarOf(target)))!;
 }
 
-async function expectFullParse(): Promise<void> {
-  expect(snapshot(await openReadOnly(file))).toEqual(await fullParse(file));
+/** Opens `file` read-only, checks it equals a full parse, and returns the load report's note on the index. */
+async function expectFullParse(): Promise<string | undefined> {
+  const manager = await openReadOnly(file);
+  expect(snapshot(manager)).toEqual(await fullParse(file));
+  return manager.getLoadReport().lineIndex;
+}
+
+/** Lets a writer open and close `target`, which writes (or catches up) its index. */
+async function indexed(target = file): Promise<void> {
+  await (await openWritable(target)).close();
 }
 
 describe("line index", () => {
-  it("is built on the first open, owner-only, and names the transcript it covers", async () => {
+  it("is written by a writer's open only, owner-only, and names the transcript it covers", async () => {
     write(chain(0, 20, 12));
-    await expectFullParse();
+    expect(await expectFullParse()).toBe("no usable index");
+    expect(fs.existsSync(sidecarOf(file))).toBe(false);
+    await indexed();
+    expect(await expectFullParse()).toBe("used");
     const stat = fs.lstatSync(sidecarOf(file));
     expect(stat.mode & 0o777).toBe(0o600);
     const index = indexOf();
@@ -66,12 +78,32 @@ describe("line index", () => {
     expect(index.table.end).toBe(fs.statSync(file).size);
   });
 
-  it("is caught up from its covered size when the transcript grew", async () => {
+  it("covers a prefix of a grown transcript, read-only opens read the rest, and the next writer catches it up", async () => {
     write(chain(0, 10));
-    await openReadOnly(file);
+    await indexed();
     fs.appendFileSync(file, chain(10, 5).join("\n") + "\n");
-    await expectFullParse();
+    expect(await expectFullParse()).toBe("used");
+    expect(indexOf().table.size).toBe(11);
+    await indexed();
     expect(indexOf().table.size).toBe(16);
+    expect(await expectFullParse()).toBe("used");
+  });
+
+  it("is never written by a read-only open, even when stale, so a writer's appends never follow a reader's shorter index", async () => {
+    write(chain(0, 10));
+    await indexed();
+    const written = fs.readFileSync(sidecarOf(file));
+    const writer = await openWritable(file);
+    for (let i = 0; i < 70; i++) writer.appendCustomEntry("x", { i });
+    // Readers beside the writer: each equals a full parse of the file as it is, and none touches the index.
+    const before = fs.readFileSync(sidecarOf(file));
+    expect(await expectFullParse()).toBe("used");
+    expect(fs.readFileSync(sidecarOf(file))).toEqual(before);
+    for (let i = 0; i < 70; i++) writer.appendCustomEntry("y", { i });
+    await writer.close();
+    expect(fs.readFileSync(sidecarOf(file)).subarray(0, written.length)).toEqual(written);
+    expect(indexOf().table.size).toBe(151);
+    expect(await expectFullParse()).toBe("used");
   });
 
   it("is kept up by the manager's own appends, batch by batch, without a sync", async () => {
@@ -88,7 +120,7 @@ describe("line index", () => {
 
   it("appends with the manager's clock on a session opened through its index", async () => {
     write(chain(0, 4));
-    await openReadOnly(file);
+    await indexed();
     const now = () => new Date("2030-05-05T00:00:00.000Z");
     const manager = await SessionManager.open(file, tmp.path, undefined, undefined, undefined, { terminalId: null, logger: { error() {} }, now });
     const appended = manager.appendCustomEntry("x");
@@ -110,41 +142,53 @@ describe("line index", () => {
     await expectFullParse();
   });
 
-  it("never reads a sidecar of a former layout (v1 text rows, v2 without parent rows), and removes it when the index is rebuilt", async () => {
+  it("never reads a sidecar of a former layout (v1-v3), and removes it when the index is written", async () => {
     write(chain(0, 10));
-    const v1 = sidecarOf(file).replace(/\.v3$/, ".v1");
-    const v2 = sidecarOf(file).replace(/\.v3$/, ".v2");
+    const v1 = sidecarOf(file).replace(/\.v4$/, ".v1");
+    const v2 = sidecarOf(file).replace(/\.v4$/, ".v2");
+    const v3 = sidecarOf(file).replace(/\.v4$/, ".v3");
     fs.writeFileSync(v1, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
     fs.writeFileSync(v2, `gjc-line-index 2 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
-    await expectFullParse();
-    expect(fs.existsSync(v1)).toBe(false);
-    expect(fs.existsSync(v2)).toBe(false);
+    fs.writeFileSync(v3, `gjc-line-index 3 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
+    expect(await expectFullParse()).toBe("no usable index");
+    await indexed();
+    // The former sidecars go in the background.
+    for (let i = 0; i < 100 && [v1, v2, v3].some((former) => fs.existsSync(former)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect([v1, v2, v3].filter((former) => fs.existsSync(former))).toEqual([]);
     expect(indexOf().table.size).toBe(11);
     expect(indexOf().table.idAt(10)).toBe(id(9));
     expect(indexOf().table.parentIdAt(10)).toBe(id(8));
   });
 
-  it("is rebuilt when the transcript shrank", async () => {
+  it("keeps only the rows of lines a shrunk transcript still holds, and is rewritten by the next writer", async () => {
     write(chain(0, 10));
-    await openReadOnly(file);
-    write(chain(0, 4));
-    await expectFullParse();
+    await indexed();
+    const shorter = [header, ...chain(0, 4)].join("\n") + "\n";
+    const fd = fs.openSync(file, "r+");
+    fs.ftruncateSync(fd, 0);
+    fs.writeSync(fd, shorter, 0);
+    fs.closeSync(fd);
+    // The first lines are the same bytes, checked as they are read: the rows past the end are dropped.
+    expect(await expectFullParse()).toBe("used");
+    await indexed();
     expect(indexOf().table.size).toBe(5);
+    expect(await expectFullParse()).toBe("used");
   });
 
-  it("is rebuilt when the transcript was replaced", async () => {
+  it("is ignored when the transcript was replaced, and rebuilt by the next writer", async () => {
     write(chain(0, 10));
-    await openReadOnly(file);
+    await indexed();
     const replacement = path.join(tmp.path, "new");
     fs.writeFileSync(replacement, [header, ...chain(100, 10)].join("\n") + "\n", { mode: 0o600 });
     fs.renameSync(replacement, file);
-    await expectFullParse();
+    expect(await expectFullParse()).toBe("index ignored: it names another file");
+    await indexed();
     expect(indexOf().ino).toBe(String(fs.statSync(file).ino));
   });
 
-  it("is rebuilt when a line no longer holds the id it names (changed in place, same size)", async () => {
+  it("is ignored when a line no longer holds the id it names (changed in place, same size)", async () => {
     write(chain(0, 10));
-    await openReadOnly(file);
+    await indexed();
     const bytes = fs.readFileSync(file, "utf8").replace(`"id":"${id(9)}"`, `"id":"x${id(9).slice(1)}"`);
     const fd = fs.openSync(file, "r+");
     fs.writeSync(fd, bytes, 0);
@@ -159,7 +203,7 @@ describe("line index", () => {
     // Entry 9 branches from entry 3: its parent row is not the row before.
     lines[9] = lines[9]!.replace(`"parentId":"${id(8)}"`, `"parentId":"${id(3)}"`);
     write(lines);
-    await expectFullParse();
+    await indexed();
     const stored = indexOf();
     const row9 = 10;
     expect(stored.table.parentRow[row9]).toBe(4);
@@ -182,30 +226,33 @@ describe("line index", () => {
     }
   });
 
-  it("is rebuilt when damaged, torn or foreign, and ignored as a link or with loose permissions", async () => {
+  it("is ignored when damaged, torn or foreign, or as a link or with loose permissions, and rebuilt by the next writer", async () => {
     write(chain(0, 10));
-    await openReadOnly(file);
+    await indexed();
     const sidecar = sidecarOf(file);
     const good = fs.readFileSync(sidecar);
 
     fs.writeFileSync(sidecar, Buffer.concat([good.subarray(0, 60), Buffer.from("garbage\n"), good.subarray(60)]));
     await expectFullParse();
+    await indexed();
     expect(indexOf().complete).toBe(true);
 
     fs.writeFileSync(sidecar, good.subarray(0, good.length - 7));
     await expectFullParse();
+    await indexed();
     expect(indexOf().complete).toBe(true);
     expect(indexOf().table.size).toBe(11);
 
     const other = path.join(tmp.path, "other.jsonl");
     fs.writeFileSync(other, [header, ...chain(50, 3)].join("\n") + "\n", { mode: 0o600 });
-    await openReadOnly(other);
+    await indexed(other);
     fs.copyFileSync(sidecarOf(other), sidecar);
-    await expectFullParse();
+    expect(await expectFullParse()).toBe("index ignored: it names another file");
+    await indexed();
     expect(indexOf().ino).toBe(String(fs.statSync(file).ino));
 
     fs.writeFileSync(sidecar, "gjc-line-index 1\t0\t0\nB3\tabc\n");
-    await expectFullParse();
+    expect(await expectFullParse()).toBe("no usable index");
 
     const target = path.join(tmp.path, "target");
     fs.writeFileSync(target, good, { mode: 0o600 });
@@ -223,11 +270,11 @@ describe("line index", () => {
 
   it("is decoded the same a few bytes at a time, and not at all from a file that reads longer than its size", async () => {
     write(chain(0, 300, 150));
-    await openReadOnly(file);
+    await indexed();
     const good = fs.readFileSync(sidecarOf(file));
     const whole = decodeLineIndex(good)!;
     expect(whole.complete).toBe(true);
-    // Reads of 7 bytes split every line, the header and each batch, across many reads.
+    // Reads of 7 bytes split the header and each batch across many reads.
     const trickle = (bytes: Buffer) => (into: Buffer, position: number) => bytes.copy(into, 0, position, Math.min(bytes.length, position + 7, position + into.length));
     const slow = decodeLineIndexFrom(trickle(good), good.length)!;
     expect(slow.complete).toBe(true);
@@ -244,6 +291,7 @@ describe("line index", () => {
 
   it("reads entries off the resumed path on demand, and a file changed in place since then is a typed error", async () => {
     write(chain(0, 30, 25));
+    await indexed();
     const manager = await openReadOnly(file);
     const context = manager.buildSessionContext();
     expect(context.messages[0]).toMatchObject({ role: "compactionSummary" });
@@ -272,7 +320,7 @@ describe("line index", () => {
 
   it("is invisible to listings", async () => {
     write(chain(0, 4));
-    await openReadOnly(file);
+    await indexed();
     const sessions = await SessionManager.list(tmp.path, tmp.path);
     expect(sessions.map((session) => session.path)).toEqual([file]);
   });

@@ -25,7 +25,8 @@ const OTHER = "2025-01-02T00-00-00-000Z_0190a0b0-3e82-7000-8000-000000000002.jso
 beforeEach(() => {
   tmp = makeTempDir("gjc-stale-staging-");
   agentDir = path.join(tmp.path, "agent");
-  root = path.join(agentDir, "mine");
+  // A folder of the sessions root, so `audit --fix` knows the agent dir and the folder as the store's.
+  root = path.join(agentDir, "sessions", "--mine--");
   fs.mkdirSync(root, { mode: 0o700, recursive: true });
 });
 afterEach(() => tmp.remove());
@@ -94,7 +95,7 @@ describe("stale temporaries of a killed rewrite", () => {
     const left = await killedRewriteTemporary();
     const hoursAgo = Date.now() / 1000 - 7200;
     fs.utimesSync(path.join(root, left), hoursAgo, hoursAgo);
-    const rel = `mine/${left}`;
+    const rel = `sessions/--mine--/${left}`;
     const before = auditAgentDir(agentDir);
     expect(before.objects.find((o) => o.path === rel)?.findings).toEqual([expect.objectContaining({ code: "stale_staging_file", fixable: true })]);
     const fixed = auditAgentDir(agentDir, { fix: true });

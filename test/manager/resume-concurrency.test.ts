@@ -1,0 +1,125 @@
+/**
+ * One writer and several readers on one session, in real processes, with no attacker: the writer
+ * resumes the session again and again (open, a numbered message and its answer, every few cycles a
+ * rewrite of an earlier message, flush, close) while read-only opens and the CLI's `show` and
+ * `context` read it. No reader ever writes the line index, every reader sees every message flushed
+ * before its open began with no hole, and the file ends holding every message once, in order.
+ *
+ * GJC_RESUME_RACE_CYCLES sets the writer's cycles (default 150).
+ */
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { promisify } from "node:util";
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+import { makeTempDir } from "../helpers/temp.js";
+import { REPO_ROOT } from "../helpers/processes.js";
+import { startChild, type BundledChild } from "../storage/child-bundle.js";
+import { bundleManagerChild } from "./child.js";
+import { fullParse } from "./line-index-helpers.js";
+
+const CYCLES = Number(process.env.GJC_RESUME_RACE_CYCLES ?? 150);
+const REWRITE_EVERY = 10;
+const READERS = 2;
+const CLI = path.join(REPO_ROOT, "dist", "cli", "main.js");
+const run = promisify(execFile);
+
+let writer: BundledChild;
+let reader: BundledChild;
+let tmp: { path: string; remove(): void };
+beforeAll(async () => {
+  [writer, reader] = await Promise.all([bundleManagerChild("resume-writer"), bundleManagerChild("resume-reader")]);
+  tmp = makeTempDir("gjc-resume-race-");
+});
+afterAll(() => {
+  writer?.remove();
+  reader?.remove();
+  tmp?.remove();
+});
+
+/** Lines a child prints, as they come; resolves with all of them when it exits 0. */
+function linesOf(child: ReturnType<typeof startChild>, onLine: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout?.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let newline = buffered.indexOf("\n"); newline !== -1; newline = buffered.indexOf("\n")) {
+        onLine(buffered.slice(0, newline));
+        buffered = buffered.slice(newline + 1);
+      }
+    });
+    child.on("close", (status) => (status === 0 ? resolve() : reject(new Error(`child exited ${status}: ${stderr}`))));
+  });
+}
+
+/** `0..n` as a list. */
+const upTo = (n: number): number[] => Array.from({ length: n + 1 }, (_, i) => i);
+
+describe("one writer resuming beside readers", () => {
+  it(`never shows a reader a hole and never loses a flushed message, over ${CYCLES} writer cycles`, async () => {
+    const file = path.join(tmp.path, "session.jsonl");
+    const stop = path.join(tmp.path, "stop");
+    fs.writeFileSync(`${file}.acked`, "-1");
+    // The first cycle creates the file; readers start once it exists.
+    let acked = -1;
+    const writing = startChild(writer, [file, "0", String(CYCLES), String(REWRITE_EVERY)]);
+    let readersStarted: Promise<void>[] = [];
+    const reads: { before: number; onPath: number[]; all: number[]; note: string }[] = [];
+    const startReaders = () => {
+      readersStarted = Array.from({ length: READERS }, () =>
+        linesOf(startChild(reader, [file, stop]), (line) => {
+          if (line === "done") return;
+          const [before, onPath, all, note] = line.split("|") as [string, string, string, string];
+          const list = (text: string) => (text === "" ? [] : text.split(",").map(Number));
+          reads.push({ before: Number(before), onPath: list(onPath), all: list(all), note });
+        }),
+      );
+    };
+    const cliRuns: { before: number; stdout: string }[] = [];
+    let cliLoop: Promise<void> = Promise.resolve();
+    const startCli = () => {
+      cliLoop = (async () => {
+        while (!fs.existsSync(stop)) {
+          for (const command of ["show", "context"]) {
+            const before = acked;
+            const { stdout } = await run(process.execPath, [CLI, command, file], { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 << 20 });
+            cliRuns.push({ before, stdout });
+          }
+        }
+      })();
+    };
+    await linesOf(writing, (line) => {
+      if (line === "done") return;
+      acked = Number(line);
+      fs.writeFileSync(`${file}.acked`, line);
+      if (acked === 0) {
+        startReaders();
+        startCli();
+      }
+    });
+    fs.writeFileSync(stop, "");
+    await Promise.all([...readersStarted, cliLoop]);
+
+    // The readers did their work beside the writer: a race test that asserts on nothing proves nothing.
+    expect(reads.length).toBeGreaterThanOrEqual(CYCLES / 5);
+    expect(reads.filter((read) => read.before >= 0 && read.before < CYCLES - 1).length).toBeGreaterThanOrEqual(CYCLES / 10);
+    expect(cliRuns.length).toBeGreaterThanOrEqual(4);
+    expect(reads.some((read) => read.note === "used")).toBe(true);
+    for (const read of reads) {
+      // Contiguous from 0, and at least up to what was flushed before the open began.
+      expect(read.onPath).toEqual(upTo(read.onPath.length - 1));
+      expect(read.all).toEqual(read.onPath);
+      expect(read.onPath.length - 1).toBeGreaterThanOrEqual(read.before);
+    }
+    for (const { before, stdout } of cliRuns) {
+      for (const n of upTo(before)) expect(stdout).toMatch(new RegExp(`question ${n}(?![0-9])`));
+    }
+    const final = (await fullParse(file)) as { entries: { type: string; message?: { role?: string; n?: number } }[] };
+    const numbers = final.entries.filter((entry) => entry.type === "message" && entry.message?.role === "user").map((entry) => entry.message!.n);
+    expect(numbers).toEqual(upTo(CYCLES - 1));
+  }, 900_000);
+});
