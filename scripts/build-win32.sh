@@ -8,10 +8,10 @@
 # library for node.exe is made from node-api-headers' node_api.def with dlltool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# shellcheck source=scripts/apt-need.sh
-. scripts/apt-need.sh
-apt_need x86_64-w64-mingw32-g++-posix g++-mingw-w64-x86-64 || { echo "build-win32: FAILED: no mingw-w64" >&2; exit 1; }
-apt_need cmake cmake || { echo "build-win32: FAILED: no cmake" >&2; exit 1; }
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
+need_tool x86_64-w64-mingw32-g++-posix g++-mingw-w64-x86-64 || { echo "build-win32: FAILED: no mingw-w64" >&2; exit 1; }
+need_tool cmake cmake || { echo "build-win32: FAILED: no cmake" >&2; exit 1; }
 
 out="${BUILD_WIN32_DIR:-build-win32}"
 generator=()

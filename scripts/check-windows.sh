@@ -5,17 +5,17 @@
 # which needs the Node headers (scripts/build-win32.sh builds the whole addon). The link
 # target is test/build/win32_core_check.cc, so every core symbol must resolve.
 #
-# Installs g++-mingw-w64-x86-64 with apt-get when it is missing (needs root). Exits
-# non-zero, loudly, on any compile or link error.
+# Needs g++-mingw-w64-x86-64 (.ci/run installs it; this script installs nothing). Exits
+# non-zero, loudly, on any compile or link error or a missing compiler.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# shellcheck source=scripts/apt-need.sh
-. scripts/apt-need.sh
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
 # The posix-threads flavour: node-addon-api's headers need std::mutex (scripts/build-win32.sh
 # uses the same compiler, so both see one toolchain).
 CXX=x86_64-w64-mingw32-g++-posix
-if ! apt_need "$CXX" g++-mingw-w64-x86-64; then
+if ! need_tool "$CXX" g++-mingw-w64-x86-64; then
   echo "check-windows: FAILED: no mingw-w64 compiler" >&2
   exit 1
 fi

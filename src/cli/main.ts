@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 /** `gjc-session`: the command line over the public API; each command returns its exit status, failures print one line. */
+import fs from "node:fs";
 import { createRequire } from "node:module";
 
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
@@ -7,6 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { AUDIT_EXIT, runAudit } from "./audit-command.js";
 import { cliContext, type CliContext, type GlobalOptions } from "./context.js";
 import { runDemo } from "./demo-command.js";
+import { CliError } from "./errors.js";
 import { runHistory, type HistoryOptions } from "./history-command.js";
 import { runMigrate } from "./migrate-command.js";
 import { formatError, styleFor, writeLines } from "./output.js";
@@ -32,6 +34,16 @@ function positiveInteger(value: string): number {
   return n;
 }
 
+/**
+ * A `--agent-dir` that does not exist is a mistake (a typo), not an empty store: `agent_dir_not_found`. The default agent
+ * directory may be missing (nothing stored yet); `demo` makes the one it is given, `audit` reports its own.
+ */
+function requireGivenAgentDir(ctx: CliContext): void {
+  if (ctx.agentDirGiven && fs.statSync(ctx.agentDir, { throwIfNoEntry: false }) === undefined) {
+    throw new CliError("agent_dir_not_found", `no agent directory at ${ctx.agentDir} (--agent-dir)`);
+  }
+}
+
 /** Commander's text as lines (it ends each message with a newline). */
 function textLines(text: string): string[] {
   return text.replace(/\n$/, "").split("\n");
@@ -44,19 +56,24 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option("--agent-dir <dir>", "the agent directory (default: $GJC_CODING_AGENT_DIR, else ~/.gjc/agent)")
     .option("-v, --verbose", "explain errors in detail")
     .version(PACKAGE_VERSION, "-V, --version", "print the version")
-    .showHelpAfterError("(add --help for usage)")
-    // Commander's help and usage errors (which quote the arguments) are sanitized like every other line.
-    .configureOutput({ writeOut: (text) => writeLines(process.stdout, textLines(text)), writeErr: (text) => writeLines(process.stderr, textLines(text)) })
+    // Commander's help (which quotes the arguments) is sanitized like every other line; `main` prints usage errors in
+    // the one error form.
+    .configureOutput({
+      writeOut: (text) => writeLines(process.stdout, textLines(text)),
+      writeErr: (text) => writeLines(process.stderr, textLines(text)),
+      outputError: () => {},
+    })
     // Set before any subcommand is added: commander copies it into each one.
     .exitOverride();
   const run =
-    <A extends unknown[]>(failureExit: number, action: (ctx: CliContext, ...args: A) => Promise<number> | number) =>
+    <A extends unknown[]>(failureExit: number, action: (ctx: CliContext, ...args: A) => Promise<number> | number, agentDirMayBeMissing = false) =>
     async (...args: unknown[]): Promise<void> => {
       const command = args[args.length - 1] as Command;
       const globals = command.optsWithGlobals<GlobalOptions>();
       let ctx: CliContext | undefined;
       try {
         ctx = cliContext(globals);
+        if (!agentDirMayBeMissing) requireGivenAgentDir(ctx);
         setExit(await action(ctx, ...(args.slice(0, -1) as A)));
       } catch (error) {
         // A usage error raised by an action goes to `main`, as commander's own do.
@@ -69,13 +86,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
   program
     .command("demo")
     .description("walk through the store in a fresh temporary agent directory (or --agent-dir)")
-    .action(run(EXIT_FAILURE, runDemo));
+    .action(run(EXIT_FAILURE, runDemo, true));
   program
     .command("audit")
     .description("check every object of the agent directory; exit 0 clean, 1 findings, 2 could not run")
     .option("--json", "print one JSON document (schema: AuditReportSchema)")
     .option("--fix", "repair modes and ACLs of objects you own in an agent directory (old modes saved to an undo file); refuse and report the rest")
-    .action(run(AUDIT_EXIT.failed, runAudit));
+    .action(run(AUDIT_EXIT.failed, runAudit, true));
   program
     .command("list")
     .description("list the sessions of a workspace (default: the current directory)")
@@ -87,6 +104,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command("show")
     .description("print a session's tree, with labels and the leaf marked")
     .argument("<session>", "a session id (or unique prefix) or a session file path")
+    .option("--json", "print JSON: the header, every entry and the leaf")
     .action(run(EXIT_FAILURE, runShow));
   program
     .command("context")
@@ -123,6 +141,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
   return program;
 }
 
+/** Commander's codes whose output (help) is already printed: no error line follows. */
+const HELP_CODES: ReadonlySet<string> = new Set(["commander.help", "commander.helpDisplayed", "commander.version"]);
+
 /** Runs the CLI on `argv` (as `process.argv`) and resolves to the exit status. */
 export async function main(argv: readonly string[]): Promise<number> {
   let status = 0;
@@ -131,12 +152,24 @@ export async function main(argv: readonly string[]): Promise<number> {
     await program.parseAsync([...argv]);
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help and version are successful exits; anything else is a usage error (already printed).
-      return error.exitCode === 0 ? 0 : EXIT_USAGE;
+      if (error.exitCode === 0) return 0;
+      if (!HELP_CODES.has(error.code)) {
+        const usage = new CliError("usage", `${error.message.replace(/^error: /, "")} (add --help for usage)`, { cause: error });
+        writeLines(process.stderr, formatError(usage, argv.includes("--verbose"), styleFor(process.stderr)));
+      }
+      return EXIT_USAGE;
     }
     throw error;
   }
   return status;
+}
+
+// A reader that stops early (`| head`) closes the pipe: the output is no longer wanted, which is no failure.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    process.exit(process.exitCode ?? 0);
+  });
 }
 
 // Node 22's notice that node:sqlite is experimental would land in every history command's output:

@@ -82,17 +82,42 @@ export function errorCode(error: unknown): string {
   return typeof code === "string" ? code : "internal_error";
 }
 
+/** What a refusal or failure on a named file means to a person, by code: the syscall and errno behind it are for `--verbose`. */
+const FILE_FAILURES: Readonly<Record<string, string>> = {
+  symlink_refused: "is a symbolic link, and links are never followed",
+  not_found: "does not exist",
+  not_regular_file: "is not a regular file",
+  not_directory: "is not a directory",
+  permission_denied: "cannot be opened: permission denied",
+  read_failed: "could not be read",
+  unsafe_entry: "is not owner-only (its mode, owner or link count)",
+};
+
+/** The message of `error` in a person's terms: a failure on a named file says what is wrong with it. */
+function plainMessage(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const { path: file, detail } = error as { path?: unknown; detail?: unknown };
+  const meaning = error instanceof GjcError ? FILE_FAILURES[error.code] : undefined;
+  if (meaning === undefined || typeof file !== "string") return error.message;
+  // Which owner-only rule failed is a fact about the file, in the library's words (`mode_mismatch`).
+  return typeof detail === "string" ? `${file} ${meaning} (${detail})` : `${file} ${meaning}`;
+}
+
+/** Longest message printed (one line); the library's messages put their advice first. */
+const MESSAGE_MAX = 1000;
+
 /** Writes `lines` to `stream`, each through {@link terminalLine} and ended by a newline: the only newlines printed for a person. */
 export function writeLines(stream: { write(text: string): unknown }, lines: readonly string[]): void {
   stream.write(lines.map((line) => `${terminalLine(line)}\n`).join(""));
 }
 
-/** The lines of `gjc-session: <code>: <message>`; with `verbose`, then the class, extra fields, causes and stack frames. */
+/** The lines of `gjc-session: <code>: <message>`; with `verbose`, then the library's own message, the class, extra fields, causes and stack frames. */
 export function formatError(error: unknown, verbose: boolean, style: Style): string[] {
-  const message = error instanceof Error ? error.message : String(error);
-  const first = `${style.red("gjc-session:")} ${style.bold(errorCode(error))}: ${oneLine(message, 400)}`;
+  const message = plainMessage(error);
+  const first = `${style.red("gjc-session:")} ${style.bold(errorCode(error))}: ${oneLine(message, MESSAGE_MAX)}`;
   if (!verbose) return [first];
   const lines = [first];
+  if (error instanceof Error && error.message !== message) lines.push(`  ${oneLine(error.message, MESSAGE_MAX)}`);
   let current: unknown = error;
   for (let depth = 0; current instanceof Error && depth < 8; depth++) {
     const extra = Object.entries(current).filter(([key]) => key !== "code" && key !== "name" && key !== "message");

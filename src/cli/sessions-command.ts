@@ -50,6 +50,9 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   const root = sessionsRootOf(ctx);
   if (options.all === true) {
     listing = await everySession(ctx);
+    // Legacy sources with no v2 copy yet (a migrated one keeps its id in the scope).
+    const migrated = new Set(listing.sessions.filter((s) => layoutOf(root, s.path) === "v2").map((s) => s.id));
+    legacy = listing.sessions.filter((s) => layoutOf(root, s.path) === "legacy" && !migrated.has(s.id)).map((s) => s.path);
   } else {
     const scope = scopeFor(ctx, options.cwd ?? process.cwd(), "read");
     listing = scope.exists ? await withStorage(ctx, empty, (storage) => listSessions(scope.directoryPath, { storage })) : empty;
@@ -57,7 +60,7 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   }
   if (options.json === true) {
     const sessions = listing.sessions.map((s) => ({ ...publicInfo(s), layout: layoutOf(root, s.path) }));
-    ctx.json({ sessions, skipped: listing.skipped, ...(options.all === true ? {} : { legacyUnmigrated: legacy }) });
+    ctx.json({ sessions, skipped: listing.skipped, legacyUnmigrated: legacy });
     return 0;
   }
   for (const line of formatListing(listing, options.all === true, root, ctx)) ctx.out(line);
@@ -66,7 +69,7 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
     const unmigrated = await unmigratedLiveSessions(ctx);
     if (unmigrated > 0) ctx.out(ctx.style.yellow(`${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes`));
   }
-  if (legacy.length > 0) {
+  if (legacy.length > 0 && options.all !== true) {
     const cwdOption = options.cwd === undefined ? "" : ` --cwd ${options.cwd}`;
     ctx.out(ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`));
   }
@@ -169,26 +172,35 @@ function notFoundOrRefused(ref: string, root: string, skipped: readonly SkippedS
   return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${reasonOf(refused)}${repair}`);
 }
 
-/** Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives in the agent dir). */
+/** Runs `use` on the session `ref` names, opened read-only (through managed storage when it lives in the agent dir), before the storage closes. */
 async function withSession(ctx: CliContext, ref: string, use: (session: SessionManager, file: string) => void): Promise<number> {
   const file = await locateSession(ctx, ref);
   const inside = !path.relative(sessionsRootOf(ctx), file).startsWith("..");
   const extras = { agentDir: canonicalizeTrustedPath(ctx.agentDir), readOnly: true, terminalId: null };
-  // A read-only manager reads everything while opening and holds nothing afterwards.
-  let session = inside ? await withStorage(ctx, undefined, (storage) => SessionManager.open(file, undefined, storage, undefined, undefined, extras)) : undefined;
-  session ??= await SessionManager.open(file, undefined, undefined, undefined, undefined, extras);
-  try {
-    use(session, file);
-  } finally {
-    await session.close();
-  }
+  // Entries off the leaf's path are read when first asked for, through the storage: it stays open until `use` is done.
+  const read = async (storage: ManagedSessionStorage | undefined): Promise<true> => {
+    const session = await SessionManager.open(file, undefined, storage, undefined, undefined, extras);
+    try {
+      // A read-only open of an empty file gives a fresh session with a new id: there is nothing to show.
+      if (!session.getLoadReport().loaded) throw new CliError("empty", `${file} holds no session: the file is empty`);
+      use(session, file);
+    } finally {
+      await session.close();
+    }
+    return true;
+  };
+  if (!(inside && (await withStorage(ctx, false, read)))) await read(undefined);
   return 0;
 }
 
 /** Prints a session's tree with labels and the leaf marked. */
-export async function runShow(ctx: CliContext, ref: string): Promise<number> {
+export async function runShow(ctx: CliContext, ref: string, options: { readonly json?: boolean } = {}): Promise<number> {
   return withSession(ctx, ref, (session, file) => {
     const header = session.getHeader();
+    if (options.json === true) {
+      ctx.json({ sessionId: header.id, file, header, leafId: session.getLeafId(), entries: session.getEntries() });
+      return;
+    }
     const { style } = ctx;
     ctx.out(`${style.bold("Session")} ${header.id}`);
     ctx.out(style.dim(`  file ${file}`));

@@ -213,7 +213,8 @@ function loadOrExplain(names: readonly SqliteDriverName[]): SqliteDriver {
   }
   const runtime = process.versions.bun === undefined ? `Node ${process.versions.node}` : `Bun ${process.versions.bun}`;
   return unavailable(
-    `no SQLite driver loads on ${runtime} (${reasons.join("; ")}); use Node 22.13+ or Bun, or install better-sqlite3@12`,
+    // The advice first: the reasons can be long (a missing native binding lists every path tried), and a one-line error is cut.
+    `no SQLite driver loads on ${runtime}: use Node 22.13+ or Bun, or install better-sqlite3@12 with its install script (\`npm rebuild better-sqlite3\` after an install with scripts off); ${reasons.join("; ")}`,
     causes.length === 1 ? causes[0] : causes,
   );
 }

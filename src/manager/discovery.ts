@@ -1,7 +1,8 @@
 /**
  * Session discovery: the session files of a directory (or of every scope under a sessions
  * root) with what a picker shows, newest first. Per file: one open, a bounded prefix read and,
- * for a long v4/v5 file, a backward scan for late `header_patch` records; a file the cache or
+ * for a longer file, a forward scan of the rest for its messages (counts and first message are
+ * exact) and in v4/v5 a backward scan for late `header_patch` records; a file the cache or
  * the directory's index (`listing-index.ts`) knows costs one batched stat while unchanged.
  * A file that cannot be listed is reported in `skipped` with a code, never fails the listing.
  */
@@ -12,10 +13,10 @@ import path from "node:path";
 import { FileSessionStorage, ManagedSessionStorage, StorageError, decodeUtf8Prefix, type SessionFileReader, type SessionStorage, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
-import { scanLatePatches } from "./patch-tail-scan.js";
 import { readListingIndex, writeListingIndex, type ListingIndex } from "./listing-index.js";
 import { indexAccess, type IndexAccess } from "./sidecar-files.js";
-import { SESSION_LIST_PREFIX_BYTES, buildSessionInfo, skipOf, summarizePrefix, type CachedOutcome, type LatePatches, type ListingRecord, type PrefixSummary, type ResumePoint, type SessionInfo, type SkippedSession } from "./session-info.js";
+import { scanRest } from "./rest-scan.js";
+import { MessageCollector, SESSION_LIST_PREFIX_BYTES, buildSessionInfo, skipOf, summarizePrefix, type CachedOutcome, type LatePatches, type ListingRecord, type PrefixSummary, type ResumePoint, type SessionInfo, type SkippedSession } from "./session-info.js";
 
 const SESSION_FILE_SUFFIX = ".jsonl";
 const DEFAULT_DISCOVERY_CONCURRENCY = 64;
@@ -386,6 +387,8 @@ function examine(context: Context, state: DirectoryState, { name, file, stat }: 
     // Only this process remembers where to resume: the index keeps no resume points.
     const read = readOutcome(reader, context.cache?.resumePoint(file, reader.stat));
     record = recordOf(reader.stat, read.outcome, read.resume);
+    // What was read of a file that shrank meanwhile is reported, never remembered.
+    if (read.partial) return report(record.outcome, file, into);
   } catch (error) {
     // A failed read is not cached: permissions and races change without touching the file.
     into.skipped.push(skipOf(file, error));
@@ -428,12 +431,16 @@ function report(outcome: CachedOutcome, file: string, into: SessionListing): voi
 /** The buffer every prefix is read into: files are examined one at a time and no view of it is kept. */
 const prefixScratch = Buffer.allocUnsafe(SESSION_LIST_PREFIX_BYTES);
 
-/** What a listing needs from the file open in `reader`; a v4/v5 file that only grew (same object, prefix and bytes before the old end) is scanned on from where the last scan ended. */
-function readOutcome(reader: SessionFileReader, previous: ResumePoint | undefined): { outcome: CachedOutcome; resume?: ResumePoint } {
+/**
+ * What a listing needs from the file open in `reader`: the prefix summary, then (for a longer file) the rest scanned for
+ * messages and, in v4/v5, late patches. A file that only grew (same object, prefix and bytes before the old end) is scanned
+ * on from where the last scan ended. `partial` when the file ended before its stat's size.
+ */
+function readOutcome(reader: SessionFileReader, previous: ResumePoint | undefined): { outcome: CachedOutcome; resume?: ResumePoint; partial: boolean } {
   const { stat } = reader;
   const whole = stat.size <= SESSION_LIST_PREFIX_BYTES;
   const bytes = prefixScratch.subarray(0, reader.readSync(prefixScratch, 0));
-  // Only a grown v4/v5 file is ever resumed, so only such a file needs its prefix digest.
+  // Only a file longer than the prefix is ever resumed, so only such a file needs its prefix digest.
   const digest = (): string => createHash("sha256").update(bytes).digest("base64");
   let prefixDigest: string | undefined;
   let summary: PrefixSummary;
@@ -445,15 +452,28 @@ function readOutcome(reader: SessionFileReader, previous: ResumePoint | undefine
     from = previous.offset;
   } else {
     const summarized = summarizePrefix(decodeUtf8Prefix(bytes), whole);
-    if (summarized.kind === "skip") return { outcome: summarized };
+    if (summarized.kind === "skip") return { outcome: summarized, partial: false };
     summary = summarized;
     from = summary.parsedBytes;
   }
-  const scan = whole || summary.version < FIRST_PATCH_VERSION ? undefined : scanLatePatches(reader, from, stat.size);
-  const late: LatePatches = scan === undefined ? {} : { ...earlier, ...scan.found };
-  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(reader.path, summary, late, stat), summary, late };
-  if (scan?.resume === undefined) return { outcome };
-  return { outcome, resume: { ...scan.resume, prefixDigest: prefixDigest ?? digest(), summary, late } };
+  if (whole) return { outcome: { kind: "session", info: buildSessionInfo(reader.path, summary, {}, stat), summary, late: {} }, partial: false };
+  // A prefix that is not valid UTF-8 was parsed for its header only (parsedBytes 0): its messages are counted by the scan.
+  const messages = from === 0 ? new MessageCollector() : MessageCollector.continuing(summary);
+  const found = { messages, late: summary.version < FIRST_PATCH_VERSION ? undefined : { ...earlier } };
+  const scan = scanRest(reader, from, stat.size, found);
+  const full = withMessages(summary, messages);
+  const late = found.late ?? {};
+  const partial = !scan.complete;
+  const outcome: CachedOutcome = { kind: "session", info: buildSessionInfo(reader.path, full, late, stat, partial), summary: full, late };
+  if (scan.resume === undefined || partial) return { outcome, partial };
+  const { offset, boundary, atBoundary } = scan.resume;
+  const resume = { offset, boundary, prefixDigest: prefixDigest ?? digest(), summary: withMessages(summary, atBoundary.messages), late: atBoundary.late ?? {} };
+  return { outcome, partial, resume };
+}
+
+/** `summary` with what `messages` collected. */
+function withMessages(summary: PrefixSummary, messages: MessageCollector): PrefixSummary {
+  return { ...summary, messageCount: messages.count, firstMessage: messages.first, allMessagesText: messages.all.join(" ") };
 }
 
 /** True when the bytes just before the resume point are still the ones seen there. */

@@ -4,7 +4,7 @@ export { listAllManaged, listManagedScope } from "./session-directories.js";
 export { NO_MESSAGES, SESSION_LIST_PREFIX_BYTES } from "./session-info.js";
 export type { DiscoverySkipCode, SessionInfo, SkippedSession } from "./session-info.js";
 export { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "./sidecar-files.js";
-export { MAX_PATCH_LINE_BYTES, TAIL_CHUNK_BYTES } from "./patch-tail-scan.js";
+export { MAX_PATCH_LINE_BYTES, REST_CHUNK_BYTES } from "./rest-scan.js";
 export * from "./breadcrumbs.js";
 export { SessionManager } from "./session-manager.js";
 export { loadEntriesFromFile } from "./session-files.js";

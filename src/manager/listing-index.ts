@@ -12,7 +12,8 @@ import type { SessionStorage } from "../storage/index.js";
 import { buildSessionInfo, type LatePatches, type ListingRecord, type PrefixRejection, type PrefixSummary } from "./session-info.js";
 import { MAX_LISTING_INDEX_BYTES, readIndexBytes, type IndexAccess } from "./sidecar-files.js";
 
-const VERSION = 3;
+// 4: counts and first messages are the whole file's (3 held what the first 4 KiB showed).
+const VERSION = 4;
 
 /** The records of one directory's index, by file name. */
 export type ListingIndex = Map<string, ListingRecord>;

@@ -11,7 +11,7 @@ import type { SkippedSession } from "./session-info.js";
 
 /** Our extras, the optional last argument of every factory. */
 export interface SessionManagerOptions {
-  /** Where large inline images go. Default: `<agentDir>/blobs` when `agentDir` is given, else images stay inline. */
+  /** Where large inline images go, for every destination (as GJC): default `<agentDir>/blobs`, of the default agent directory when `agentDir` is not given. */
   blobStore?: BlobStore;
   /** The absolute agent directory, root of managed scopes (default `$GJC_CODING_AGENT_DIR`, else `~/.gjc/agent`). */
   agentDir?: string;
@@ -69,7 +69,7 @@ export interface ResolvedOptions {
   storage: SessionStorage;
   /** whether `sessionDir` is a managed scope (moveTo follows the cwd to its new scope) */
   managed: boolean;
-  blobStore: BlobStore | undefined;
+  blobStore: BlobStore;
   agentDir: string | undefined;
   logger: StorageLogger;
   classifyTool: ToolClassifier | undefined;
@@ -107,7 +107,7 @@ export function resolveOptions(target: SessionTarget, options: SessionManagerOpt
     sessionDir: dir,
     storage: storage ?? explicitStorage(dir, agentDir, logger, (options as { readOnly?: boolean }).readOnly === true),
     managed,
-    blobStore: blobStore ?? (agentDir === undefined ? undefined : new BlobStore(path.join(agentDir, BLOBS_DIRECTORY))),
+    blobStore: blobStore ?? new BlobStore(path.join(agentDir ?? defaultAgentDir(), BLOBS_DIRECTORY)),
     agentDir,
     logger,
     classifyTool: options.classifyTool,

@@ -1,9 +1,9 @@
-/** What a session picker shows about one session file, from its first few kilobytes, or why the file is left out, and the record a listing keeps of it; no I/O. */
+/** What a session picker shows about one session file (from its first few kilobytes, completed by the rest scan), or why the file is left out, and the record a listing keeps of it; no I/O. */
 import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
 import { StorageError, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
-/** Bytes read from the start of every listed file. */
+/** Bytes read from the start of every listed file and summarised whole; the rest is scanned only for messages and patches. */
 export const SESSION_LIST_PREFIX_BYTES = 4096;
 
 /** Shown as {@link SessionInfo.firstMessage} when the prefix holds no user message. */
@@ -74,15 +74,15 @@ export interface SessionInfo {
   readonly created: Date;
   /** The file's modification time. */
   readonly modified: Date;
-  /** `message` entries seen in the prefix: a lower bound when {@link messageCountIsEstimate}. */
+  /** `message` entries in the file: a lower bound when {@link messageCountIsEstimate}. */
   readonly messageCount: number;
-  /** True when the file is larger than the prefix, so {@link messageCount} is not exact. */
+  /** True when the file shrank while it was read, so {@link messageCount} is not exact (such a result is never remembered). */
   readonly messageCountIsEstimate: boolean;
   /** File size in bytes. */
   readonly size: number;
-  /** Text of the first user message in the prefix, or {@link NO_MESSAGES}. */
+  /** Text of the first user message, or {@link NO_MESSAGES}. */
   readonly firstMessage: string;
-  /** Text of the user and assistant messages in the prefix, for picker search. */
+  /** Text of the user and assistant messages in the file's first {@link SESSION_LIST_PREFIX_BYTES}, and the first user message wherever it is, for picker search. */
   readonly allMessagesText: string;
   /** One-line label: the title, else the first user message, else `Untitled · HH:MM`. */
   readonly displayName: string;
@@ -90,7 +90,7 @@ export interface SessionInfo {
   readonly version: number;
 }
 
-/** What the prefix says about a file with a usable header. */
+/** What the prefix says about a file with a usable header (counts and texts completed by the rest scan for a longer file). */
 export interface PrefixSummary {
   kind: "session";
   id: string;
@@ -101,6 +101,7 @@ export interface PrefixSummary {
   parentSession: string | undefined;
   timestamp: string | undefined;
   version: number;
+  /** `message` entries up to where the file was read (the whole file once the listing scanned past the prefix) */
   messageCount: number;
   firstMessage: string | undefined;
   allMessagesText: string;
@@ -114,7 +115,6 @@ export interface PrefixRejection {
   code: Extract<DiscoverySkipCode, "empty" | "invalid_header" | "version_too_new" | "invalid_version">;
 }
 
-const MESSAGE_MARKER = '"type":"message"';
 const REPLACEMENT_CHARACTER = "\ufffd";
 
 /** Summarises a session file from its decoded prefix `text`; unless `whole` (the prefix is the file), its cut last line is ignored, never salvaged into something else. */
@@ -155,8 +155,6 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
   }
   if (!schemaChecks().SessionHeaderSchema(header)) return { kind: "skip", code: "invalid_header" };
   const effective: SessionHeader = replayPatches(header as SessionHeader, patches, version).header;
-  // The marker count catches messages on the cut last line and lines salvage could not split.
-  const markers = whole ? 0 : countOccurrences(text, MESSAGE_MARKER);
   return {
     kind: "session",
     id: effective.id,
@@ -166,7 +164,7 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
     parentSession: effective.parentSession,
     timestamp: effective.timestamp,
     version,
-    messageCount: Math.max(messages.count, markers),
+    messageCount: messages.count,
     firstMessage: messages.first,
     allMessagesText: messages.all.join(" "),
     parsedBytes: body.includes(REPLACEMENT_CHARACTER) ? 0 : Buffer.byteLength(body, "utf8"),
@@ -202,8 +200,8 @@ export interface ResumePoint {
   late: LatePatches;
 }
 
-/** Builds the listing entry of one file from its prefix summary, late patches and stat. */
-export function buildSessionInfo(path: string, summary: PrefixSummary, late: LatePatches, stat: { size: number; mtimeMs: number }): SessionInfo {
+/** Builds the listing entry of one file from its summary, late patches and stat; `partial` when the read ended early. */
+export function buildSessionInfo(path: string, summary: PrefixSummary, late: LatePatches, stat: { size: number; mtimeMs: number }, partial = false): SessionInfo {
   const modified = new Date(stat.mtimeMs);
   const parsed = summary.timestamp === undefined ? Number.NaN : Date.parse(summary.timestamp);
   const created = Number.isNaN(parsed) ? modified : new Date(parsed);
@@ -215,7 +213,7 @@ export function buildSessionInfo(path: string, summary: PrefixSummary, late: Lat
   info.created = created;
   info.modified = modified;
   info.messageCount = summary.messageCount;
-  info.messageCountIsEstimate = stat.size > SESSION_LIST_PREFIX_BYTES;
+  info.messageCountIsEstimate = partial;
   info.size = stat.size;
   info.firstMessage = summary.firstMessage ?? NO_MESSAGES;
   info.allMessagesText = summary.allMessagesText;
@@ -246,6 +244,35 @@ export class MessageCollector {
   /** Every user and assistant text, in order. */
   readonly all: string[] = [];
 
+  /** A collector going on from what `summary` collected. */
+  static continuing(summary: Pick<PrefixSummary, "messageCount" | "firstMessage" | "allMessagesText">): MessageCollector {
+    const collector = new MessageCollector();
+    collector.count = summary.messageCount;
+    collector.first = summary.firstMessage;
+    if (summary.allMessagesText.length > 0) collector.all.push(summary.allMessagesText);
+    return collector;
+  }
+
+  /** An independent collector holding what this one holds now. */
+  copy(): MessageCollector {
+    const collector = new MessageCollector();
+    collector.count = this.count;
+    collector.first = this.first;
+    collector.all.push(...this.all);
+    return collector;
+  }
+
+  /** Takes one `message` entry's message past the prefix: counted, its text kept only when it is the first user message (picker search stays bounded). */
+  addBeyondPrefix(message: unknown): void {
+    if (!isJsonRecordLike(message) || typeof message.role !== "string") return;
+    this.count += 1;
+    if (message.role !== "user" || this.first !== undefined) return;
+    const text = textOf(message.content);
+    if (text.length === 0) return;
+    this.first = text;
+    this.all.push(text);
+  }
+
   /** Takes one `message` entry's message. */
   add(message: unknown): void {
     if (!isJsonRecordLike(message) || typeof message.role !== "string") return;
@@ -271,12 +298,6 @@ function textOf(content: unknown): string {
     if (isJsonRecord(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
   }
   return parts.join(" ");
-}
-
-function countOccurrences(text: string, needle: string): number {
-  let count = 0;
-  for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + needle.length)) count += 1;
-  return count;
 }
 
 const CUT_HEADER_FIELDS = ["type", "id", "cwd", "timestamp", "title", "parentSession"] as const;

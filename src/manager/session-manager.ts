@@ -386,13 +386,13 @@ export class SessionManager extends SessionDirectories {
   }
 
   /**
-   * Does a rewrite still owed, flushes, releases the file, then waits for sessions left by synchronous switches. Idempotent;
+   * Does a rewrite still owed (changed payloads; a format migration alone is no change to write), flushes, releases the file, then waits for sessions left by synchronous switches. Idempotent;
    * later calls but reads throw `closed`; a latched failure is rethrown after the release. @returns the same {@link SessionCloseReport} every time
    */
   async close(): Promise<SessionCloseReport> {
     if (this.#closed) return this.#closeReport;
     const state = this.#state;
-    if (this.#persistent && state.active && state.fullWritePending) this.#writer.writeAll(state);
+    if (this.#persistent && state.active && state.fullWritePending && !state.migrationOnly) this.#writer.writeAll(state);
     this.#closed = true;
     this.#closeReport = { unpersistedEntries: this.#leftUnwritten + state.unwritten };
     const persistence = state.persistence;

@@ -31,6 +31,8 @@ export interface SessionState {
   active: boolean;
   /** the next persistence must write the whole file (new file, or migration pending) */
   fullWritePending: boolean;
+  /** the pending full write only brings an older format up to date: it waits for a persisting call (a read and close never rewrite) */
+  migrationOnly: boolean;
   /** a file exists at `file` that a full write must replace rather than create */
   fileExists: boolean;
   hasAssistant: boolean;
@@ -82,6 +84,7 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
     persistence: undefined,
     active: false,
     fullWritePending: true,
+    migrationOnly: false,
     fileExists: false,
     hasAssistant: false,
     unwritten: 0,
@@ -103,7 +106,7 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
   };
   if (indexed !== undefined) {
     const { appender, ...session } = indexed;
-    return loadedState({ ...session, fullWritePending: false }, appender);
+    return loadedState({ ...session, fullWritePending: false, migrationOnly: false }, appender);
   }
   if (opened.loaded === undefined) {
     const state = freshState(options, { cwd: freshCwd }, !readOnly, file, opened.writer);
@@ -120,6 +123,7 @@ export function openedState(options: ResolvedOptions, file: string, readOnly: bo
     usage: usageOf(entries),
     report: opened.report,
     fullWritePending: loaded.migratedFrom !== null,
+    migrationOnly: loaded.migratedFrom !== null,
   });
 }
 
@@ -240,4 +244,5 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
   });
   state.hasAssistant = tree.getEntries().some(isAssistantMessage);
   state.fullWritePending = true;
+  state.migrationOnly = false;
 }

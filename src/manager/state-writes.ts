@@ -175,5 +175,6 @@ export class StateWriter {
 function markWritten(state: SessionState): void {
   state.lines = state.lines.filter((line) => line.kind !== "patch" || line.state === "skipped");
   state.fullWritePending = false;
+  state.migrationOnly = false;
   state.fileExists = true;
 }

@@ -151,11 +151,11 @@ describe("migrate, help and errors", () => {
   });
 });
 
-describe("read-only commands on a missing agent dir", () => {
+describe("read-only commands on a missing default agent dir", () => {
   it("history and list report nothing and create nothing", () => {
     const missing = path.join(base.path, "never-made");
     for (const args of [["history", "recent"], ["history", "search", "x"], ["list"], ["list", "--all"]]) {
-      const result = runCli([...args, "--agent-dir", missing], { cwd: workspace });
+      const result = runCli(args, { cwd: workspace, env: { GJC_CODING_AGENT_DIR: missing } });
       expect(result.status, `${args.join(" ")}: ${result.stderr}`).toBe(0);
       expect(result.stdout).toMatch(/^no (prompts|sessions)\n$/);
     }

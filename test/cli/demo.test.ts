@@ -34,8 +34,9 @@ describe("gjc-session demo", () => {
     try {
       const result = runCli(["demo"], { env: cleanEnv(home.path), cwd: home.path });
       expectCleanDemo(result.stdout, result.stderr, result.status);
-      // The temporary agent dir it made was under TMPDIR, and HOME stayed untouched otherwise.
-      expect(fs.readdirSync(home.path).every((name) => name.startsWith("gjc-demo-"))).toBe(true);
+      // The temporary agent dir it made under TMPDIR is gone, and HOME stayed untouched.
+      expect(result.stdout).toMatch(/removed .*gjc-demo-/);
+      expect(fs.readdirSync(home.path)).toEqual([]);
     } finally {
       home.remove();
     }

@@ -125,5 +125,7 @@ export function runCli(args: readonly string[], options: RunCliOptions = {}): Ch
     cwd: options.cwd ?? os.tmpdir(),
     env: { ...process.env, NO_COLOR: "1", ...options.env },
     timeout: options.timeout ?? 120_000,
+    // `show --json` of a session of 10^4 entries prints megabytes.
+    maxBuffer: 256 * 1024 * 1024,
   });
 }

@@ -165,7 +165,7 @@ describe("blobs", () => {
     const reopened = await openAt(file, { agentDir, readOnly: true });
     expect(imageOf(reopened.getEntries())).toBe(base64);
     expect(reopened.getLoadReport().unresolvedBlobs).toEqual([]);
-    const without = await openAt(file, { readOnly: true });
+    const without = await openAt(file, { readOnly: true, agentDir: path.join(tmp.path, "another-agent") });
     expect(without.getLoadReport().unresolvedBlobs).toMatchObject([{ reason: "missing" }]);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * What one file's listing entry says, and what was read to learn it: the prefix fields, the
- * backward scan for late `header_patch` records in v4/v5 files, and the bounds on every read.
+ * forward scan of the rest (every message; late `header_patch` records in v4/v5 files), and the
+ * bounds on every read.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -8,8 +9,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { FileSessionStorage, NO_MESSAGES, listSessions, type SessionInfo } from "../../src/index.js";
-import { MAX_PATCH_LINE_BYTES, SESSION_LIST_PREFIX_BYTES, TAIL_CHUNK_BYTES } from "../../src/manager/index.js";
-import { TAIL_FIRST_CHUNK_BYTES } from "../../src/manager/patch-tail-scan.js";
+import { MAX_PATCH_LINE_BYTES, REST_CHUNK_BYTES, SESSION_LIST_PREFIX_BYTES } from "../../src/manager/index.js";
 import { summarizePrefix } from "../../src/manager/session-info.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { countingStorage, filler, header, headerPatch, line, message } from "./discovery-fixtures.js";
@@ -31,7 +31,7 @@ async function listOne(content: string | Buffer): Promise<{ info: SessionInfo; l
 }
 
 describe("late header_patch records (v4/v5)", () => {
-  it("finds a title patch far past the prefix and more than one chunk before the end", async () => {
+  it("finds a title patch far past the prefix and more than one chunk before the end, reading the rest once in bounded chunks", async () => {
     const content =
       header({ id: "big", version: 5, cwd: "/old" }) +
       headerPatch({ title: "early title", titleSource: "auto" }) +
@@ -40,30 +40,31 @@ describe("late header_patch records (v4/v5)", () => {
       headerPatch({ cwd: "/moved" }) +
       filler(50_000) +
       headerPatch({ title: "renamed", titleSource: "user" }) +
-      filler(TAIL_CHUNK_BYTES + 10_000);
+      filler(REST_CHUNK_BYTES + 10_000);
     const { info, log } = await listOne(content);
     expect(info).toMatchObject({ title: "renamed", cwd: "/moved", displayName: "renamed", firstMessage: "first question" });
     expect(log.prefixes).toEqual([{ path: info.path, maxBytes: SESSION_LIST_PREFIX_BYTES }]);
-    // Stopped once both were found: the cwd patch lies ~125 KiB before the end, not at the start.
     expect(log.tails.length).toBeGreaterThanOrEqual(2);
-    const lowest = Math.min(...log.tails.map((read) => read.end - read.got));
-    expect(lowest).toBeGreaterThan(100_000);
-    for (const read of log.tails) expect(read.maxBytes).toBeLessThanOrEqual(TAIL_CHUNK_BYTES);
+    for (const read of log.tails) expect(read.maxBytes).toBeLessThanOrEqual(REST_CHUNK_BYTES);
+    // Each byte after the prefix's whole lines is read once (and a few before the resume point again).
+    const total = log.tails.reduce((sum, read) => sum + read.got, 0);
+    expect(total).toBeLessThanOrEqual(content.length);
   });
 
   it("parses a patch line cut by a chunk boundary", async () => {
-    // The steps are 8, 16, 32, 64, 64 ... KiB back from the end: cut the first and the second.
-    for (const back of [TAIL_FIRST_CHUNK_BYTES, TAIL_FIRST_CHUNK_BYTES * 3]) {
-      const patch = headerPatch({ title: `across ${back}` });
-      // One message line sized so that the step boundary (end - back) falls mid-patch.
+    // Chunks start where the prefix's whole lines end: put the first and the second chunk boundary mid-patch.
+    for (const chunks of [1, 2]) {
+      const head = header({ id: "cut", version: 4 });
+      const patch = headerPatch({ title: `across ${chunks}` });
+      // One message line sized so that the chunk boundary falls mid-patch.
       const bare = message("assistant", "").length;
-      const after = message("assistant", "y".repeat(back - Math.floor(patch.length / 2) - bare));
-      const content = header({ id: "cut", version: 4 }) + filler(20_000) + patch + after;
-      const boundary = content.length - back;
+      const before = message("assistant", "y".repeat(chunks * REST_CHUNK_BYTES - Math.floor(patch.length / 2) - bare));
+      const content = head + before + patch + filler(20_000);
+      const boundary = head.length + chunks * REST_CHUNK_BYTES;
       const patchAt = content.indexOf(patch);
       expect(boundary > patchAt && boundary < patchAt + patch.length).toBe(true);
       const { info } = await listOne(content);
-      expect(info.title).toBe(`across ${back}`);
+      expect(info.title).toBe(`across ${chunks}`);
       fs.rmSync(path.join(temp.path, "s.jsonl"));
     }
   });
@@ -95,11 +96,10 @@ describe("late header_patch records (v4/v5)", () => {
     expect((await listOne(content + glued)).info).toMatchObject({ title: "glued last", cwd: "/glued" });
   });
 
-  it("reads only the last chunk when title and cwd patches are both at the end", async () => {
+  it("finds title and cwd patches that are the file's last line", async () => {
     const content = header({ id: "recent", version: 5 }) + filler(300_000) + headerPatch({ cwd: "/c", title: "t" });
-    const { info, log } = await listOne(content);
+    const { info } = await listOne(content);
     expect(info).toMatchObject({ title: "t", cwd: "/c" });
-    expect(log.tails).toHaveLength(1);
   });
 
   it("ignores patch-looking text in over-long lines and invalid patches, keeping an earlier valid one", async () => {
@@ -115,26 +115,26 @@ describe("late header_patch records (v4/v5)", () => {
       filler(2_000);
     const { info, log } = await listOne(content);
     expect(info.title).toBe("valid");
-    for (const read of log.tails) expect(read.got).toBeLessThanOrEqual(TAIL_CHUNK_BYTES);
+    for (const read of log.tails) expect(read.got).toBeLessThanOrEqual(REST_CHUNK_BYTES);
   });
 
-  it("does not apply patch records of v1-v3 files, and does not scan their tails", async () => {
+  it("does not apply patch records of v1-v3 files (their messages are still counted)", async () => {
     for (const version of [undefined, 2, 3]) {
       const content =
         header({ id: `v${version ?? 1}`, ...(version === undefined ? {} : { version }), title: "from header" }) +
         headerPatch({ title: "ignored in prefix" }) +
         filler(80_000) +
         headerPatch({ title: "ignored late" });
-      const { info, log } = await listOne(content);
+      const { info } = await listOne(content);
       expect(info.title).toBe("from header");
       expect(info.version).toBe(version ?? 1);
-      expect(log.tails).toEqual([]);
+      expect(info.messageCount).toBe((content.match(/"type":"message"/g) ?? []).length);
     }
   });
 });
 
 describe("prefix fields", () => {
-  it("counts messages exactly in a small file and as a flagged lower bound in a large one", async () => {
+  it("counts messages exactly in a small file and in a large one, the line the prefix cuts included", async () => {
     const small = header({ id: "small", version: 5 }) + message("user", "a") + message("assistant", "b") + line({ type: "label", id: "l", parentId: null, timestamp: "t", targetId: "x" });
     expect((await listOne(small)).info).toMatchObject({ messageCount: 2, messageCountIsEstimate: false, size: small.length });
 
@@ -142,12 +142,21 @@ describe("prefix fields", () => {
     while (large.length < SESSION_LIST_PREFIX_BYTES - 300) large += message("user", "q".repeat(100));
     large += message("assistant", "r".repeat(600)) + filler(20_000);
     const inPrefix = large.slice(0, SESSION_LIST_PREFIX_BYTES);
-    const markers = inPrefix.split('"type":"message"').length - 1;
+    expect(inPrefix.endsWith("\n")).toBe(false);
     const { info } = await listOne(large);
-    expect(info.messageCountIsEstimate).toBe(true);
-    // The message on the cut last line is counted by its marker, not parsed.
-    expect(info.messageCount).toBe(markers);
-    expect(info.messageCount).toBeGreaterThan((inPrefix.match(/\n/g) ?? []).length - 1);
+    expect(info.messageCountIsEstimate).toBe(false);
+    expect(info.messageCount).toBe((large.match(/"type":"message"/g) ?? []).length);
+  });
+
+  it("takes a first prompt longer than the prefix whole and counts every message after it", async () => {
+    const prompt = `Here is the file:\n${"const answer = compute(input);\n".repeat(250)}`;
+    let content = header({ id: "pasted", version: 3 }) + message("user", prompt);
+    for (let i = 0; i < 39; i++) content += message(i % 2 === 0 ? "assistant" : "user", `turn ${i}`);
+    const { info } = await listOne(content);
+    expect(prompt.length).toBeGreaterThan(6000);
+    expect(info).toMatchObject({ firstMessage: prompt, messageCount: 40, messageCountIsEstimate: false });
+    expect(info.displayName.startsWith("Here is the file: const answer")).toBe(true);
+    expect(info.allMessagesText).toContain(prompt);
   });
 
   it("takes the first user message, falls back to (no messages), and builds a display name", async () => {

@@ -101,7 +101,7 @@ describe("listing cache", () => {
     expect(tailBytes()).toBeLessThan(1_000);
 
     fs.appendFileSync(file, message("assistant", "still going"));
-    expect(await list()).toMatchObject({ title: "renamed", messageCountIsEstimate: true });
+    expect(await list()).toMatchObject({ title: "renamed", messageCountIsEstimate: false });
     expect(tailBytes()).toBeLessThan(1_000);
 
     // Same inode, grown, but the bytes before the old end were rewritten in place.

@@ -235,12 +235,12 @@ describe("an index that cannot be trusted", () => {
   it("truncated, empty, not JSON, of another version, or with texts that fail their CRC", async () => {
     const bytes = await indexed();
     const text = bytes.toString("utf8");
-    expect(text).toContain('"version":3');
+    expect(text).toContain('"version":4');
     // One line: the texts are after the line break; the records (and the CRC) before it.
     const [records, texts] = text.split("\n") as [string, string];
     const damagedText = `${records}\n${texts.replace("hello s1", "hellO s1")}\n`;
     const oneLine = JSON.stringify(JSON.parse(text));
-    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":3', '"version":2'), "[]", damagedText, oneLine]) {
+    for (const content of [text.slice(0, -5), "", "\u0000not json", text.replace('"version":4', '"version":3'), "[]", damagedText, oneLine]) {
       fs.writeFileSync(indexFile(), content, { mode: 0o600 });
       await expectIgnoredAndRebuilt();
     }

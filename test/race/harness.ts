@@ -28,6 +28,16 @@ export const ATTEMPTS = positiveEnv("GJC_RACE_ATTEMPTS", 200);
 export const MAX_MS = positiveEnv("GJC_RACE_MAX_MS", 1_500, true);
 
 /**
+ * Swaps the attacker must have made before a scenario may end, `GJC_RACE_MIN_SWAPS`, default 100: on a loaded machine
+ * the attacker can get no CPU time while the victim's attempts run, and a scenario under no attack proves nothing. The
+ * victim goes on past {@link ATTEMPTS} and {@link MAX_MS} until then, for at most {@link MIN_SWAPS_WAIT_MS}.
+ */
+export const MIN_SWAPS = positiveEnv("GJC_RACE_MIN_SWAPS", 100);
+
+/** How long a scenario keeps its victim running to reach {@link MIN_SWAPS} before it reports it could not. */
+export const MIN_SWAPS_WAIT_MS = 60_000;
+
+/**
  * The attacker's random pause after each swap back (`GJC_RACE_PAUSE_US`, default 0: full
  * speed, which measured the most escapes here; a pause lets long operations get further).
  */
@@ -157,6 +167,8 @@ function swapBinary(world: RaceWorld, asAttacker: boolean): string {
 
 /** A running swap loop. */
 interface Swapper {
+  /** Whether it has made {@link MIN_SWAPS} exchanges so far. */
+  reachedMinimum(): boolean;
   /** Stops the loop and resolves to the number of exchanges it made. */
   stop(): Promise<number>;
 }
@@ -166,13 +178,15 @@ async function startSwapper(world: RaceWorld, spec: SwapSpec): Promise<Swapper> 
   const [first, ...rest] = spec.pairs;
   if (first === undefined) throw new Error("a swap needs a pair");
   const args = [spec.dir, first[0], first[1], "3600000", "0", ...rest.flat()];
-  const options: SpawnOptions = { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SWAP_RACE_PAUSE_US: String(spec.pauseUs ?? 0) } };
+  const env = { ...process.env, SWAP_RACE_PAUSE_US: String(spec.pauseUs ?? 0), SWAP_RACE_NOTIFY_AT: String(MIN_SWAPS) };
+  const options: SpawnOptions = { stdio: ["ignore", "pipe", "pipe"], env };
   const child = spec.asAttacker
     ? spawn("setpriv", [`--reuid=${ATTACKER_UID}`, `--regid=${ATTACKER_UID}`, "--clear-groups", bin, ...args], options)
     : spawn(bin, args, options);
   const out = collect(child);
   await waitFor(() => out.stderr.includes("ready\n"), child, () => `swap_race did not start: ${out.stderr}`);
   return {
+    reachedMinimum: () => out.stderr.includes(`reached ${MIN_SWAPS}\n`),
     async stop() {
       child.kill("SIGTERM");
       const status = await out.closed;
@@ -286,6 +300,8 @@ export interface Scenario {
   readonly swapFor?: (attempt: number) => SwapSpec;
   /** Attempts (default {@link ATTEMPTS}). */
   readonly attempts?: number;
+  /** How long to go on for {@link MIN_SWAPS} (default {@link MIN_SWAPS_WAIT_MS}). */
+  readonly minSwapsWaitMs?: number;
   readonly op: (attempt: number) => Promise<OpOutcome>;
 }
 
@@ -310,7 +326,11 @@ export function escapes(t: Tally): number {
   return (t.observation?.events ?? 0) + (t.observation?.changed.length ?? 0) + (t.observation?.overflow ? 1 : 0) + t.resultEscapes;
 }
 
-/** Runs `scenario` and returns its tally (it asserts nothing). */
+/**
+ * Runs `scenario` and returns its tally (it asserts nothing). Attempts of an attacked scenario go on past the attempt count and the time budget
+ * until the attack has made {@link MIN_SWAPS} exchanges (or {@link MIN_SWAPS_WAIT_MS} passed): an attempt past the count
+ * repeats an earlier one's operation (a seeded object already used up is still reached through the attacked path).
+ */
 export async function runScenario(scenario: Scenario): Promise<Tally> {
   const tally: Tally = {
     label: scenario.label,
@@ -329,12 +349,21 @@ export async function runScenario(scenario: Scenario): Promise<Tally> {
   try {
     if (scenario.swap !== undefined) swapper = await startSwapper(scenario.world, scenario.swap);
     const started = Date.now();
-    for (let i = 0; i < limit && (MAX_MS === 0 || Date.now() - started < MAX_MS); i++) {
+    // A control run with no attack at all (the harness's own tests) has no minimum to wait for.
+    const unattacked = scenario.swap === undefined && scenario.swapFor === undefined;
+    const attacked = () => unattacked || (swapper !== undefined ? swapper.reachedMinimum() : tally.swaps >= MIN_SWAPS);
+    const planned = (i: number) => i < limit && (MAX_MS === 0 || Date.now() - started < MAX_MS);
+    for (let i = 0; ; i++) {
+      if (!planned(i)) {
+        // The swapper's "reached" arrives as an I/O event: let the event loop take it before asking.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (attacked() || Date.now() - started >= (scenario.minSwapsWaitMs ?? MIN_SWAPS_WAIT_MS)) break;
+      }
       let own: Swapper | undefined;
-      if (scenario.swapFor !== undefined) own = await startSwapper(scenario.world, scenario.swapFor(i));
+      if (scenario.swapFor !== undefined) own = await startSwapper(scenario.world, scenario.swapFor(i % limit));
       try {
         tally.attempts += 1;
-        record(tally, await settle(() => scenario.op(i)));
+        record(tally, await settle(() => scenario.op(i % limit)));
       } finally {
         if (own !== undefined) tally.swaps += await own.stop();
       }

@@ -11,6 +11,8 @@
  * orientation the loop sleeps a random 0..n microseconds: the victim then mostly sees the
  * original entries, passes its checks and goes on, and is caught by a brief swap later in
  * the operation (a full-speed loop makes long operations fail their first check instead).
+ * With SWAP_RACE_NOTIFY_AT=<n>, "reached <n>" goes to stderr once the n-th swap is made, so a
+ * caller can keep its victim running until the attack has done that much work.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,6 +69,8 @@ int main(int argc, char **argv) {
   long long swaps = 0, misses = 0;
   const char *pause_env = getenv("SWAP_RACE_PAUSE_US");
   const long pause_us = pause_env == NULL ? 0 : atol(pause_env);
+  const char *notify_env = getenv("SWAP_RACE_NOTIFY_AT");
+  const long long notify_at = notify_env == NULL ? 0 : atoll(notify_env);
   unsigned long long parity = 0; /* bit i: pair i is swapped */
   unsigned int seed = (unsigned int)now_ms();
   int pair = 0;
@@ -76,6 +80,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 64 && !stop_requested; ++i) {
       if (renameat2(dir, names[2 * pair], dir, names[2 * pair + 1], RENAME_EXCHANGE) == 0) {
         ++swaps;
+        if (swaps == notify_at) {
+          fprintf(stderr, "reached %lld\n", swaps);
+          fflush(stderr);
+        }
         parity ^= 1ULL << pair;
         if (pause_us > 0 && !(parity & (1ULL << pair))) {
           struct timespec ts = {0, (long)(rand_r(&seed) % (unsigned long)(pause_us + 1)) * 1000L};
