@@ -14,6 +14,7 @@ import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { copyTree, DEFAULT_ARTIFACT_LIMITS, snapshotArtifactTree } from "../migration/copy.js";
+import { runLater } from "../migration/waits.js";
 import { GjcFaceError } from "./face-errors.js";
 
 /** Tool outputs above this are cut, with a notice saying how much was left out. */
@@ -232,7 +233,7 @@ export async function stageArtifactCopy(sourceFile: string, targetFile: string):
     }
     const into = target.openDir(staging, { create: true });
     opened.push(into);
-    await copyTree(sourceParent, name, snapshot, into, opened, () => undefined, () => undefined);
+    await runLater(copyTree(sourceParent, name, snapshot, into, opened, () => undefined, () => undefined));
     for (const dir of opened) dir.sync();
   } catch (error) {
     await target.removeTreeAsync(staging, REMOVE_LIMITS).catch(() => undefined);

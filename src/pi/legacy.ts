@@ -89,7 +89,7 @@ export function resumeChoices(scope: ManagedScope, agentDir: string): ResumeChoi
 
 /** pi's sessions of `cwd`'s workspace not copied yet (read only; none when its scope cannot be resolved). */
 export function uncopiedSessions(cwd: string, agentDir: string): SessionCandidate[] {
-  const result = resolveManagedScope({ cwd, agentDir });
+  const result = resolveManagedScope({ cwd, agentDir, mode: "sources" });
   return result.kind === "error" ? [] : uncopiedOf(result.scope);
 }
 

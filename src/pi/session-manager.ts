@@ -221,7 +221,13 @@ export class SessionManager {
    */
   static async list(cwd: string, sessionDir?: string, onProgress?: ListProgress, options: ListOptions = {}): Promise<SessionInfo[]> {
     const piOptions = withPiAgentDir(options);
-    const rows = await GjcSessionManager.list(cwd, absoluteDir(sessionDir), undefined, piOptions);
+    const rows = await GjcSessionManager.list(cwd, absoluteDir(sessionDir), undefined, piOptions).catch((error: unknown) => {
+      // pi leaves its agent directory 0755 until our first write makes it owner-only; till then no managed scope can be
+      // read below it, and pi's own sessions (read by the legacy rules) are all there is. Reported, as listAll does.
+      if (!(sessionDir === undefined && error instanceof ScopeError && error.code === "sessions_root_unavailable")) throw error;
+      options.onSkipped?.([{ path: path.join(piOptions.agentDir, "sessions"), code: "unsafe_entry", detail: error.detail }]);
+      return [];
+    });
     const legacy = sessionDir === undefined ? uncopiedSessions(cwd, piOptions.agentDir).map((c) => ({ path: c.path, mtimeMs: c.identity.mtimeMs })) : [];
     return piInfos(rows, piOptions, onProgress, legacy);
   }

@@ -50,8 +50,11 @@ export interface ResolveScopeOptions {
   readonly agentDir?: string;
   /** The sessions root; default `<agentDir>/sessions`. */
   readonly sessionsRoot?: string;
-  /** `"read"` (default) never writes; `"write"` prepares the scope for new data. */
-  readonly mode?: "read" | "write";
+  /**
+   * `"read"` (default) never writes; `"write"` prepares the scope for new data; `"sources"` opens nothing and only describes
+   * the scope, for reading legacy sources by their own rules (the migration checks every directory it reads then).
+   */
+  readonly mode?: "read" | "write" | "sources";
   /** The cwd may be a workspace that no longer exists: its scope is the one of the path it had ({@link formerWorkspaceIdentity}). Only on an explicit request. */
   readonly former?: boolean;
 }
@@ -94,7 +97,7 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
     return scopeFailure("invalid_request", "invalid_argument", "resolveManagedScope needs { cwd }");
   }
   const mode = options.mode ?? "read";
-  if (mode !== "read" && mode !== "write") return scopeFailure("invalid_request", "invalid_argument", "mode must be read or write");
+  if (mode !== "read" && mode !== "write" && mode !== "sources") return scopeFailure("invalid_request", "invalid_argument", "mode must be read, write or sources");
   const former = options.former === true;
   const found = former ? formerWorkspaceIdentity(options.cwd) : workspaceIdentity(options.cwd);
   if (found.kind === "error") return found;
@@ -106,14 +109,6 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
   const names = options.sessionsRoot === undefined ? [SESSIONS_DIRECTORY] : namesBelowAgentDir(agentDir, givenAgentDir, options.sessionsRoot);
   if (names?.length === 0) return scopeFailure("invalid_request", "invalid_argument", "the sessions root cannot be the agent directory itself");
   const sessionsRoot = names === undefined ? canonicalizeTrustedPath(options.sessionsRoot as string) : path.join(agentDir, ...names);
-  let agent: AgentRoot | undefined;
-  if (names !== undefined) {
-    try {
-      agent = mode === "write" ? AgentRoot.open(agentDir, { write: true }) : AgentRoot.openIfExists(agentDir);
-    } catch (error) {
-      return fsFailure(error, "sessions_root_unavailable", "the agent directory cannot be opened safely");
-    }
-  }
   const directoryName = scopeDirectoryName(identity.digest);
   const base = {
     apiVersion: 1,
@@ -128,6 +123,16 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
     directoryName,
     directoryPath: path.join(sessionsRoot, directoryName),
   } as const;
+  // Legacy sources are read by their own rules (a 0755 agent directory of an older tool passes there): described only.
+  if (mode === "sources") return { kind: "opened", scope: { ...base, exists: false, repaired: [], former }, agent: undefined, scopeDir: undefined };
+  let agent: AgentRoot | undefined;
+  if (names !== undefined) {
+    try {
+      agent = mode === "write" ? AgentRoot.open(agentDir, { write: true }) : AgentRoot.openIfExists(agentDir);
+    } catch (error) {
+      return fsFailure(error, "sessions_root_unavailable", "the agent directory cannot be opened safely");
+    }
+  }
   const repaired: string[] = [];
   const outcome = openScopeDir(base, identity, agent, names, mode === "write", repaired);
   if (outcome.kind === "error") {
