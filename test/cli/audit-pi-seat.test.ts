@@ -3,11 +3,12 @@
 // only, after it nothing at all, and `audit --fix` never changes their modes. A legacy source that another user could
 // change (group/other-writable, foreign owner, a link, extra hard links) is still an error, and still left alone.
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 
 import { auditAgentDir, AuditReportSchema, type AuditReport } from "../../src/index.js";
-import { isRoot, skipBecause } from "../helpers/processes.js";
+import { hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { BUILD_HOOK_TIMEOUT_MS, builtCli, runCli } from "./helpers.js";
 
@@ -140,5 +141,33 @@ describe("audit on a pi user's seat", () => {
     expect(findings(report)).toContain(`${rel(foreign)}:owner_mismatch:error`);
     expect(report.repairs?.find((r) => r.path === rel(foreign))?.reason).toBe("owner_mismatch");
     expect([fs.lstatSync(foreign).uid, modeOf(foreign)]).toEqual([UNPRIVILEGED, 0o644]);
+  });
+
+  it("as an unprivileged uid: pi's seat migrates and then audits clean, pi's folders left as pi made them", (ctx) => {
+    if (!isRoot()) skipBecause(ctx, "needs root to hand a tree to another uid");
+    if (!hasCommand("setpriv")) skipBecause(ctx, "setpriv (util-linux) is not installed");
+    // Under the system temp dir: the test's own base is root's, and not searchable by the other uid.
+    const owner = fs.mkdtempSync(path.join(os.tmpdir(), "gjc-audit-pi-seat-unpriv-"));
+    ctx.onTestFinished(() => fs.rmSync(owner, { recursive: true, force: true }));
+    fs.chmodSync(owner, 0o755);
+    base.remove();
+    base = { path: owner, remove: () => {} };
+    agentDir = path.join(owner, "pi-agent");
+    fs.mkdirSync(path.join(agentDir, "sessions"), { recursive: true, mode: 0o755 });
+    const file = piSession("shop", "0190a0b0-3e82-7000-8000-00000000c010");
+    const chownTree = (p: string): void => {
+      fs.lchownSync(p, UNPRIVILEGED, UNPRIVILEGED);
+      if (fs.lstatSync(p).isDirectory()) for (const name of fs.readdirSync(p)) chownTree(path.join(p, name));
+    };
+    chownTree(owner);
+    const wrapper = ["setpriv", `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups"];
+    const as = (...args: string[]) => runCli([...args, "--agent-dir", agentDir], { cwd: owner, wrapper, env: { HOME: "/nonexistent" } });
+    const migrated = as("migrate", "--all");
+    expect(migrated.status, migrated.stderr).toBe(0);
+    const audit = as("audit", "--fix", "--json");
+    expect(audit.stderr).toBe("");
+    const report = AuditReportSchema.parse(JSON.parse(audit.stdout));
+    expect([audit.status, findings(report), report.repairs]).toEqual([0, [], []]);
+    expect([modeOf(path.dirname(file)), modeOf(file), fs.lstatSync(file).uid]).toEqual([0o755, 0o644, UNPRIVILEGED]);
   });
 });
