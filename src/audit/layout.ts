@@ -9,6 +9,7 @@ import path from "node:path";
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import { HISTORY_DB_NAME } from "../history/index.js";
 import { TERMINAL_SESSIONS_DIR } from "../manager/index.js";
+import { isLegacyFolderName } from "../migration/index.js";
 import { isScopeDirectoryName, SESSIONS_DIRECTORY } from "../scope/index.js";
 import { AuditError } from "./errors.js";
 
@@ -27,14 +28,24 @@ const HOME_MARKERS: ReadonlySet<string> = new Set([
 // How many found names an error lists.
 const NAMES_SHOWN = 6;
 
-/** Whether `rel` (a path below the agent dir, `.` the dir itself) lies in the store's layout. */
+/**
+ * Whether `rel` (a path below the agent dir, `.` the dir itself) lies in the store's layout. The legacy folders of
+ * `sessions/` and all below them are not: they belong to the tool that wrote them (pi's `--<cwd>--` folders), which
+ * migration only reads, so `fix` never changes their modes.
+ */
 export function inLayout(rel: string): boolean {
   const top = rel.split("/")[0] as string;
-  return rel === "." || LAYOUT_NAMES.has(top) || top.startsWith(OWN_PREFIX);
+  return (rel === "." || LAYOUT_NAMES.has(top) || top.startsWith(OWN_PREFIX)) && !isLegacySource(rel);
 }
 
-/** A legacy folder's name: the workspace path with separators as dashes, between `--`. */
-function isLegacyFolderName(name: string): boolean {
+/** Whether `rel` is a legacy folder of `sessions/` or lies below one: read by the legacy-source rules (0755 and 0644 pass). */
+export function isLegacySource(rel: string): boolean {
+  const [top, folder] = rel.split("/");
+  return top === SESSIONS_DIRECTORY && folder !== undefined && isLegacyFolderName(folder);
+}
+
+/** A workspace folder's name as pi and GJC make them: the workspace path with separators as dashes, between `--`. */
+function isWorkspaceFolderName(name: string): boolean {
   return name.length > 4 && name.startsWith("--") && name.endsWith("--");
 }
 
@@ -101,7 +112,7 @@ function holdsSessionsLayout(root: SecureDir): boolean {
   }
   try {
     const entries = sessions.list();
-    return entries.length === 0 || entries.some((e) => (e.type === "directory" && (isScopeDirectoryName(e.name) || isLegacyFolderName(e.name))) || e.name.startsWith(OWN_PREFIX));
+    return entries.length === 0 || entries.some((e) => (e.type === "directory" && (isScopeDirectoryName(e.name) || isWorkspaceFolderName(e.name))) || e.name.startsWith(OWN_PREFIX));
   } finally {
     sessions.close();
   }

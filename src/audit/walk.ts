@@ -1,12 +1,13 @@
 /**
  * The audit walk: every object below the agent directory, reached by descriptor through `SecureDir` and never through
  * a link, each directory's entries in name order. The content checks see every entry first, then each directory and
- * file that passed the owner-only open; one that fails is explained from its no-follow `stat` (every deviation, not
- * just the first the open met) and, with `fix`, repaired when that is safe.
+ * file that passed the owner-only open (the legacy-source open in a legacy folder of `sessions/`, as migration reads
+ * it); one that fails is explained from its no-follow `stat` (every deviation, not just the first the open met) and,
+ * with `fix`, repaired when that is safe.
  */
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { ContentChecks } from "./content.js";
-import { inLayout } from "./layout.js";
+import { inLayout, isLegacySource } from "./layout.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode } from "./schema.js";
 
 const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
@@ -32,7 +33,9 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
     const path = [...segments, name];
     checks.entry(dir, name, below, type);
     if (type === "directory" || type === "file") {
-      const handle = openChecked(dir, name, below, type, checks);
+      // A file directly in `sessions/` is not in a legacy folder: only a folder and what lies below it are sources.
+      const source = isLegacySource(below) && (type === "directory" || path.length > 2);
+      const handle = openChecked(dir, name, below, type, checks, source);
       if (handle === undefined) continue;
       try {
         if (type === "directory") walkDirectory(handle as SecureDir, below, path, checks);
@@ -54,9 +57,13 @@ function fsCode(code: string): AuditFindingCode {
   return FS_CODES.has(code) ? (code as AuditFindingCode) : "io_error";
 }
 
-/** Opens `name` with the owner-only checks, or records (and with `fix` repairs) the refusal; `undefined` when it cannot be examined further. */
-function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "directory", checks: ContentChecks): SecureDir | SecureFile | undefined {
-  const open = (repair: boolean): SecureDir | SecureFile => (kind === "directory" ? dir.openDir(name, { repair }) : dir.openFile(name, { repair }));
+/**
+ * Opens `name` with the owner-only checks (with the legacy-source ones when `source`), or records (and with `fix`
+ * repairs) the refusal; `undefined` when it cannot be examined further.
+ */
+function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "directory", checks: ContentChecks, source: boolean): SecureDir | SecureFile | undefined {
+  const options = (repair: boolean) => (source ? { source: true } : { repair });
+  const open = (repair: boolean): SecureDir | SecureFile => (kind === "directory" ? dir.openDir(name, options(repair)) : dir.openFile(name, options(repair)));
   let failure: SecureFsError;
   try {
     return open(false);
@@ -73,8 +80,11 @@ function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "
     if (error.code !== "not_found") checks.collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
     return undefined;
   }
-  return recordRefusal(rel, kind, st, failure, checks, () => open(true));
+  return recordRefusal(rel, kind, st, failure, checks, () => open(true), source);
 }
+
+// The mode bits that make a legacy source unsafe: another user could change what migration copies.
+const GROUP_OTHER_WRITE = 0o022;
 
 function octal(mode: number): string {
   return `0${mode.toString(8).padStart(3, "0")}`;
@@ -85,7 +95,8 @@ function octal(mode: number): string {
  * does not explain it (an ACL, say). With `fix`, opens it again through `reopen` when every finding is a mode or ACL
  * problem of an object we own (a file with one link) inside the store's layout, after writing its old mode to the
  * undo log, recording the repair or refusal, and returns the repaired handle. A directory that stays unopened is
- * marked `not_audited`.
+ * marked `not_audited`. A legacy `source` is judged by the legacy rules (a mode is wrong only when group or others may
+ * write) and is never repairable: it is the older tool's, outside the layout.
  */
 export function recordRefusal<T extends { close(): void }>(
   rel: string,
@@ -94,28 +105,34 @@ export function recordRefusal<T extends { close(): void }>(
   failure: SecureFsError,
   { fix, collector, undo }: Pick<ContentChecks, "fix" | "collector" | "undo">,
   reopen: () => T,
+  source = false,
 ): T | undefined {
   const euid = process.geteuid?.();
   const owned = euid === undefined || st.uid === euid;
-  const repairable = owned && (kind === "directory" || st.nlink === 1);
+  const repairable = !source && owned && (kind === "directory" || st.nlink === 1);
   const codes: AuditFindingCode[] = [];
   const add = (code: AuditFindingCode, message: string, detail?: string): void => {
     codes.push(code);
     collector.add(rel, st.type, code, message, { ...(detail === undefined ? {} : { detail }), repairable });
   };
   if (!owned) add("owner_mismatch", `owned by uid ${st.uid}, not by the effective user ${euid}`, String(st.uid));
-  const expected = kind === "directory" ? 0o700 : 0o600;
   const mode = st.mode & 0o7777;
-  if (mode !== expected) add("mode_mismatch", `mode ${octal(mode)}, expected ${octal(expected)}`, octal(mode));
+  if (source) {
+    if ((mode & GROUP_OTHER_WRITE) !== 0) add("mode_mismatch", `mode ${octal(mode)}: group or others may write to this legacy ${kind}`, octal(mode));
+  } else {
+    const expected = kind === "directory" ? 0o700 : 0o600;
+    if (mode !== expected) add("mode_mismatch", `mode ${octal(mode)}, expected ${octal(expected)}`, octal(mode));
+  }
   if (kind === "file" && st.nlink > 1) add("hardlink_refused", `${st.nlink} hard links`, String(st.nlink));
   if (!STAT_CODES.has(failure.code) || codes.length === 0) {
     const code = fsCode(failure.code);
-    add(code, `refused by the owner-only check: ${failure.code}`, failure.code === code ? undefined : failure.code);
+    add(code, `refused by the ${source ? "legacy-source" : "owner-only"} check: ${failure.code}`, failure.code === code ? undefined : failure.code);
   }
   const blocking = codes.find((code) => !AUDIT_FIXABLE_CODES.has(code));
   if (fix) {
     const acl = codes.some((code) => code.startsWith("acl_"));
-    if (!repairable || blocking !== undefined) {
+    // A legacy source would be repairable but for being the older tool's: it is refused as outside the layout.
+    if (blocking !== undefined || (!repairable && !source)) {
       collector.repairs.push({ path: rel, codes: [...codes], outcome: "refused", reason: blocking ?? "not_repairable" });
     } else if (!inLayout(rel)) {
       collector.repairs.push({ path: rel, codes: [...codes], outcome: "refused", reason: "outside_layout" });

@@ -13,8 +13,13 @@ export type {
   PiAppendableMessage, PiAssistantMessage, PiBashExecutionMessage, PiContentBlock, PiCustomContent, PiCustomMessage,
   PiToolResultMessage, PiUserMessage,
 } from "./messages.js";
+export { buildPiAgentSessionContext as buildSessionContext } from "./context-messages.js";
+export type {
+  PiAgentAssistantMessage, PiAgentBashExecutionMessage, PiAgentBranchSummaryMessage, PiAgentCompactionSummaryMessage, PiAgentCustomMessage,
+  PiAgentMessage, PiAgentSessionContext as SessionContext, PiAgentToolResultMessage, PiAgentUserMessage, PiImageContent, PiStopReason,
+  PiTextContent, PiThinkingContent, PiToolCall, PiUsage,
+} from "./context-messages.js";
 export {
-  buildPiSessionContext as buildSessionContext,
   CURRENT_SESSION_VERSION,
   getLatestCompactionEntry,
   migrateSessionEntries,
@@ -31,7 +36,6 @@ export type {
   MessageEntry,
   ModelChangeEntry,
   PiModelRef,
-  PiSessionContext as SessionContext,
   SessionFileEntry as FileEntry,
   SessionHeader,
   SessionInfoEntry,

@@ -19,7 +19,6 @@ import { FileSessionStorage, isStorageError } from "../storage/index.js";
 import { resumeSkipOf, type SkippedSession } from "../manager/session-info.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import {
-  buildPiSessionContext,
   getLatestCompactionEntry,
   piModelChangeDraft,
   sessionInfoDraft,
@@ -27,9 +26,9 @@ import {
   type CompactionEntry,
   type CustomMessageEntry,
   type FileEntry,
-  type PiSessionContext,
   type SessionTreeNode as GjcTreeNode,
 } from "../session/index.js";
+import { buildPiAgentSessionContext, type PiAgentSessionContext } from "./context-messages.js";
 import type { PiAppendableMessage, PiCustomContent } from "./messages.js";
 import { piInfos, recentSessions, withPiAgentDir, type ListProgress, type PiSessionManagerOptions, type SessionInfo } from "./files.js";
 import { copyOfLegacyFile, isLegacyFolder, preparedScope, resumeChoices, uncopiedLegacyFiles, uncopiedSessions } from "./legacy.js";
@@ -337,9 +336,9 @@ export class SessionManager {
   }
 
   /** What the model sees at the leaf, in pi's shape and by pi's model rule. */
-  buildSessionContext(): PiSessionContext {
+  buildSessionContext(): PiAgentSessionContext {
     const tree = hooks.tree(this.#gjc);
-    return buildPiSessionContext(tree.getEntries(), tree.getLeafId(), tree.index);
+    return buildPiAgentSessionContext(tree.getEntries(), tree.getLeafId(), tree.index);
   }
 
   /** The latest compaction on the current branch, or `null`. */
