@@ -24,7 +24,7 @@ import {
   TableKeys,
   markIfUnknown,
   replayPatches,
-  resolveBlobRefs,
+  resolveEntryBlobRefs,
   scanLines,
   SessionFormatError,
   schemaChecks,
@@ -324,7 +324,7 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
   const sameId = typeof id === "string" ? table.idIs(row, id) : table.idLength[row] === NO_STRING;
   const parentLength = table.parentLength[row]!;
   const sameParent =
-    typeof parent === "string" ? parentLength >= 0 && table.parentIdAt(row) === parent : parentLength === (parent === null ? NULL_PARENT : NO_STRING);
+    typeof parent === "string" ? table.parentIs(row, parent) : parentLength === (parent === null ? NULL_PARENT : NO_STRING);
   if (!sameId || !sameParent) {
     throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
   }
@@ -415,19 +415,23 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
 
   const unresolved = new Map<number, UnresolvedBlobRef[]>();
   const load = (positions: readonly number[]): FileEntry[] => {
-    const pieces = source.read(positions.map((position) => rows[position]!));
-    return pieces.map((piece, k) => {
+    const wanted = new Array<number>(positions.length);
+    for (let k = 0; k < positions.length; k++) wanted[k] = rows[positions[k]!]!;
+    const pieces = source.read(wanted);
+    const entries = new Array<FileEntry>(pieces.length);
+    const refs: UnresolvedBlobRef[] = [];
+    for (let k = 0; k < pieces.length; k++) {
       const position = positions[k]!;
-      const message = patched.get(position);
-      let entry = (message === undefined ? piece.record! : { ...piece.record!, message }) as FileEntry;
+      const message = patched.size === 0 ? undefined : patched.get(position);
+      let entry = (message === undefined ? pieces[k]!.record! : { ...pieces[k]!.record!, message }) as FileEntry;
       markIfUnknown(entry as JsonRecord);
       if (!isUnknownEntry(entry)) {
-        const resolved = resolveBlobRefs([entry], lookup);
-        entry = resolved.entries[0]!;
-        if (resolved.unresolved.length > 0) unresolved.set(position, resolved.unresolved);
+        entry = resolveEntryBlobRefs(entry, lookup, refs);
+        if (refs.length > 0) unresolved.set(position, refs.splice(0));
       }
-      return entry;
-    });
+      entries[k] = entry;
+    }
+    return entries;
   };
   const tree = SessionTree.deferred({ keys, load }, { now });
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
