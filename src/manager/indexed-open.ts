@@ -197,8 +197,8 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
   if (row === table.size) return true;
   if (table.typeAt(row) !== "session") return false;
   try {
-    const { record } = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
-    return record !== undefined && record.version === 5;
+    const piece = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
+    return !(piece instanceof InvalidPiece) && piece.version === 5;
   } catch {
     return false;
   }
@@ -291,8 +291,16 @@ class LineSource {
   }
 }
 
-/** What one row's line gives: a record, or an invalid piece. */
-type LinePieceOf = { record: JsonRecord; invalid?: undefined } | { record?: undefined; invalid: InvalidLine };
+/** An invalid piece of a line as a read gives it. */
+class InvalidPiece {
+  constructor(readonly invalid: InvalidLine) {}
+}
+
+/**
+ * What one row's line gives: the record itself (no wrapper: a context read keeps a million of them
+ * alive at once), or an invalid piece; a row with a type always gives a record.
+ */
+type LinePieceOf = JsonRecord | InvalidPiece;
 
 /** The record or invalid piece row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
 function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
@@ -315,7 +323,7 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
     if (cut.kind === "invalid") {
       if (table.typeCode[row]! >= 0) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
       const { kind: _kind, ...invalid } = cut;
-      return { invalid };
+      return new InvalidPiece(invalid);
     }
     value = cut.value;
   }
@@ -328,7 +336,7 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
   if (!sameId || !sameParent) {
     throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
   }
-  return { record: value };
+  return value;
 }
 
 /** The number of rows of the line of row `row` (the pieces of one line are adjacent rows). */
@@ -399,7 +407,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
   const { table } = source;
   const headerRow = table.firstRecordRow();
   if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
-  const rawHeader = source.read([headerRow])[0]!.record!;
+  const rawHeader = source.read([headerRow])[0] as JsonRecord;
   if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
   const { patchCodes, entryRows: rows, patchRows, slotOfRow, invalidLines, salvagedLines } = classifyRows(table, headerRow);
@@ -410,7 +418,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
   if (table.size > 0 && excluding[excluding.length - 1] !== table.size - 1) excluding.push(table.size - 1);
   const checked = new Map(source.read(excluding).map((piece, k) => [excluding[k]!, piece]));
   const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
-  const patchRecords = source.read(patchRows).map((piece) => piece.record!);
+  const patchRecords = source.read(patchRows) as JsonRecord[];
   const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, rows, patchRows, patchRecords);
 
   const unresolved = new Map<number, UnresolvedBlobRef[]>();
@@ -423,7 +431,8 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
     for (let k = 0; k < pieces.length; k++) {
       const position = positions[k]!;
       const message = patched.size === 0 ? undefined : patched.get(position);
-      let entry = (message === undefined ? pieces[k]!.record! : { ...pieces[k]!.record!, message }) as FileEntry;
+      const record = pieces[k] as JsonRecord;
+      let entry = (message === undefined ? record : { ...record, message }) as FileEntry;
       markIfUnknown(entry as JsonRecord);
       if (!isUnknownEntry(entry)) {
         entry = resolveEntryBlobRefs(entry, lookup, refs);
@@ -442,7 +451,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
     if (i === headerRow) return { kind: "header" };
     if (table.typeCode[i]! < 0) {
       // Read by the open already: a rewrite writes its text back.
-      return { kind: "invalid", invalid: checked.get(i)!.invalid! };
+      return { kind: "invalid", invalid: (checked.get(i) as InvalidPiece).invalid };
     }
     if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
     return new DeferredEntryLine(tree, k);
