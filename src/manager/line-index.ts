@@ -298,7 +298,13 @@ export class LineIndexAppender {
   /** the entries of the rows the index held when the upkeep began */
   readonly #keys: TableKeys;
   readonly #table = new LineTable();
-  readonly #appendedIds = new Map<string, number>();
+  /**
+   * The rows of the ids appended since the upkeep began: in two lists until a parent other than the
+   * last entry is asked for (nearly every append names the last one), then in a map.
+   */
+  #appendedIds: Map<string, number> | undefined;
+  #appendedIdList: string[] = [];
+  #appendedRowList: number[] = [];
   /** the entry appended last and its row: most appends name it as their parent */
   #lastId: string | undefined;
   #lastRow = -1;
@@ -345,8 +351,8 @@ export class LineIndexAppender {
       else {
         // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
         // lock keeps every other writer out.
-        if (typeof id === "string") this.#appendedIds.set(id, this.#row);
-        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedIds.get(parent) ?? this.#keys.rowOf(parent));
+        if (typeof id === "string") this.#noteAppended(id, this.#row);
+        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedRow(parent) ?? this.#keys.rowOf(parent));
         if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
       }
       this.#row += 1;
@@ -362,6 +368,25 @@ export class LineIndexAppender {
     } catch {
       this.abandon();
     }
+  }
+
+  #noteAppended(id: string, row: number): void {
+    if (this.#appendedIds !== undefined) this.#appendedIds.set(id, row);
+    else {
+      this.#appendedIdList.push(id);
+      this.#appendedRowList.push(row);
+    }
+  }
+
+  /** The row of the last appended entry holding `id`. */
+  #appendedRow(id: string): number | undefined {
+    if (this.#appendedIds === undefined) {
+      this.#appendedIds = new Map();
+      for (let k = 0; k < this.#appendedIdList.length; k++) this.#appendedIds.set(this.#appendedIdList[k]!, this.#appendedRowList[k]!);
+      this.#appendedIdList = [];
+      this.#appendedRowList = [];
+    }
+    return this.#appendedIds.get(id);
   }
 
   /** Stops keeping the index (the transcript is being written in a way rows cannot follow). */
