@@ -24,7 +24,7 @@ import {
   TableKeys,
   markIfUnknown,
   replayPatches,
-  resolveBlobRefs,
+  resolveEntryBlobRefs,
   scanLines,
   SessionFormatError,
   schemaChecks,
@@ -197,8 +197,8 @@ function startsAsCurrent(file: string, reader: SessionFileReader, size: number):
   if (row === table.size) return true;
   if (table.typeAt(row) !== "session") return false;
   try {
-    const { record } = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
-    return record !== undefined && record.version === 5;
+    const piece = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
+    return !(piece instanceof InvalidPiece) && piece.version === 5;
   } catch {
     return false;
   }
@@ -291,8 +291,16 @@ class LineSource {
   }
 }
 
-/** What one row's line gives: a record, or an invalid piece. */
-type LinePieceOf = { record: JsonRecord; invalid?: undefined } | { record?: undefined; invalid: InvalidLine };
+/** An invalid piece of a line as a read gives it. */
+class InvalidPiece {
+  constructor(readonly invalid: InvalidLine) {}
+}
+
+/**
+ * What one row's line gives: the record itself (no wrapper: a context read keeps a million of them
+ * alive at once), or an invalid piece; a row with a type always gives a record.
+ */
+type LinePieceOf = JsonRecord | InvalidPiece;
 
 /** The record or invalid piece row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
 function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
@@ -315,7 +323,7 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
     if (cut.kind === "invalid") {
       if (table.typeCode[row]! >= 0) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
       const { kind: _kind, ...invalid } = cut;
-      return { invalid };
+      return new InvalidPiece(invalid);
     }
     value = cut.value;
   }
@@ -324,11 +332,11 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
   const sameId = typeof id === "string" ? table.idIs(row, id) : table.idLength[row] === NO_STRING;
   const parentLength = table.parentLength[row]!;
   const sameParent =
-    typeof parent === "string" ? parentLength >= 0 && table.parentIdAt(row) === parent : parentLength === (parent === null ? NULL_PARENT : NO_STRING);
+    typeof parent === "string" ? table.parentIs(row, parent) : parentLength === (parent === null ? NULL_PARENT : NO_STRING);
   if (!sameId || !sameParent) {
     throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
   }
-  return { record: value };
+  return value;
 }
 
 /** The number of rows of the line of row `row` (the pieces of one line are adjacent rows). */
@@ -399,7 +407,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
   const { table } = source;
   const headerRow = table.firstRecordRow();
   if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
-  const rawHeader = source.read([headerRow])[0]!.record!;
+  const rawHeader = source.read([headerRow])[0] as JsonRecord;
   if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
 
   const { patchCodes, entryRows: rows, patchRows, slotOfRow, invalidLines, salvagedLines } = classifyRows(table, headerRow);
@@ -410,24 +418,29 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
   if (table.size > 0 && excluding[excluding.length - 1] !== table.size - 1) excluding.push(table.size - 1);
   const checked = new Map(source.read(excluding).map((piece, k) => [excluding[k]!, piece]));
   const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
-  const patchRecords = source.read(patchRows).map((piece) => piece.record!);
+  const patchRecords = source.read(patchRows) as JsonRecord[];
   const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, rows, patchRows, patchRecords);
 
   const unresolved = new Map<number, UnresolvedBlobRef[]>();
   const load = (positions: readonly number[]): FileEntry[] => {
-    const pieces = source.read(positions.map((position) => rows[position]!));
-    return pieces.map((piece, k) => {
+    const wanted = new Array<number>(positions.length);
+    for (let k = 0; k < positions.length; k++) wanted[k] = rows[positions[k]!]!;
+    const pieces = source.read(wanted);
+    const entries = new Array<FileEntry>(pieces.length);
+    const refs: UnresolvedBlobRef[] = [];
+    for (let k = 0; k < pieces.length; k++) {
       const position = positions[k]!;
-      const message = patched.get(position);
-      let entry = (message === undefined ? piece.record! : { ...piece.record!, message }) as FileEntry;
+      const message = patched.size === 0 ? undefined : patched.get(position);
+      const record = pieces[k] as JsonRecord;
+      let entry = (message === undefined ? record : { ...record, message }) as FileEntry;
       markIfUnknown(entry as JsonRecord);
       if (!isUnknownEntry(entry)) {
-        const resolved = resolveBlobRefs([entry], lookup);
-        entry = resolved.entries[0]!;
-        if (resolved.unresolved.length > 0) unresolved.set(position, resolved.unresolved);
+        entry = resolveEntryBlobRefs(entry, lookup, refs);
+        if (refs.length > 0) unresolved.set(position, refs.splice(0));
       }
-      return entry;
-    });
+      entries[k] = entry;
+    }
+    return entries;
   };
   const tree = SessionTree.deferred({ keys, load }, { now });
   // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
@@ -438,7 +451,7 @@ function build(file: string, source: LineSource, lookup: BlobLookup, now: () => 
     if (i === headerRow) return { kind: "header" };
     if (table.typeCode[i]! < 0) {
       // Read by the open already: a rewrite writes its text back.
-      return { kind: "invalid", invalid: checked.get(i)!.invalid! };
+      return { kind: "invalid", invalid: (checked.get(i) as InvalidPiece).invalid };
     }
     if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
     return new DeferredEntryLine(tree, k);

@@ -122,9 +122,7 @@ const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
 export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
   const readExactly = (length: number, position: number): Buffer | undefined => {
     const bytes = Buffer.allocUnsafe(length);
-    let filled = 0;
-    for (let count = -1; filled < length && count !== 0; filled += count) count = read(bytes.subarray(filled), position + filled);
-    return filled === length ? bytes : undefined;
+    return readInto(read, bytes, position) ? bytes : undefined;
   };
   const start = readExactly(Math.min(MAX_HEADER, size), 0);
   const feed = start?.indexOf(0x0a) ?? -1;
@@ -139,8 +137,7 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
   while (position < size) {
     const head = position + HEAD <= size ? readExactly(HEAD, position) : undefined;
     const length = head === undefined ? -1 : HEAD + columnBytes(head.readUInt32LE(0)) + head.readUInt32LE(4) + head.readUInt32LE(8);
-    const batch = head !== undefined && length <= size - position ? readExactly(length, position) : undefined;
-    if (batch === undefined || !decodeBatch(batch, table, gaps)) {
+    if (head === undefined || length > size - position || !decodeBatch(read, head, position + HEAD, table, gaps)) {
       whole = false;
       break;
     }
@@ -151,33 +148,49 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
   return { dev: header[1]!, ino: header[2]!, table, gaps, complete: whole };
 }
 
-/** Decodes one batch onto `table`; false, adding nothing, when it is torn, damaged or does not continue the tiling. */
-function decodeBatch(batch: Buffer, table: LineTable, gaps: IndexGap[]): boolean {
-  const rows = batch.readUInt32LE(0);
-  const typeBytes = batch.readUInt32LE(4);
-  const poolBytes = batch.readUInt32LE(8);
-  const body = batch.subarray(HEAD);
-  if (rows === 0 || zlib.crc32(body) !== batch.readUInt32LE(12)) return false;
+/** Fills `bytes` from `position` on; false when the sidecar ends first. */
+function readInto(read: SidecarRead, bytes: Buffer, position: number): boolean {
+  let filled = 0;
+  for (let count = -1; filled < bytes.length && count !== 0; filled += count) count = read(bytes.subarray(filled), position + filled);
+  return filled === bytes.length;
+}
+
+/**
+ * Decodes the batch whose head is `head` and whose body starts at `position` onto `table`; false, adding nothing, when it
+ * is torn, damaged or does not continue the tiling. Columns and ids are read straight into the table's own arrays (past
+ * its size until checked), so the index is never held twice.
+ */
+function decodeBatch(read: SidecarRead, head: Buffer, position: number, table: LineTable, gaps: IndexGap[]): boolean {
+  const rows = head.readUInt32LE(0);
+  const typeBytes = head.readUInt32LE(4);
+  const poolBytes = head.readUInt32LE(8);
+  if (rows === 0) return false;
+  const start = table.size;
+  const poolBase = table.poolSize;
+  const gapCount = gaps.length;
+  table.reserve(start + rows, poolBytes);
+  let at = position;
+  let crc = 0;
+  for (const name of BATCH_COLUMNS) {
+    const column = table[name];
+    const width = column.BYTES_PER_ELEMENT;
+    const into = Buffer.from(column.buffer, column.byteOffset + start * width, rows * width);
+    if (!readInto(read, into, at)) return false;
+    crc = zlib.crc32(into, crc);
+    at += into.length;
+  }
+  const typeText = Buffer.allocUnsafe(typeBytes);
+  const ids = table.pool.subarray(poolBase, poolBase + poolBytes);
+  if (!readInto(read, typeText, at) || !readInto(read, ids, at + typeBytes)) return false;
+  if (zlib.crc32(ids, zlib.crc32(typeText, crc)) !== head.readUInt32LE(12)) return false;
   let types: unknown;
   try {
-    types = JSON.parse(body.toString("utf8", columnBytes(rows), columnBytes(rows) + typeBytes));
+    types = JSON.parse(typeText.toString("utf8"));
   } catch {
     return false;
   }
   if (!Array.isArray(types) || !types.every((type) => typeof type === "string")) return false;
   const codes = (types as string[]).map((type) => table.typeCodeOf(type));
-  const start = table.size;
-  const poolBase = table.poolSize;
-  const gapCount = gaps.length;
-  table.reserve(start + rows, poolBytes);
-  let at = 0;
-  for (const name of BATCH_COLUMNS) {
-    const column = table[name];
-    const width = column.BYTES_PER_ELEMENT;
-    new Uint8Array(column.buffer, column.byteOffset + start * width, rows * width).set(body.subarray(at, at + rows * width));
-    at += rows * width;
-  }
-  body.copy(table.pool, poolBase, columnBytes(rows) + typeBytes);
   if (!checkRows(table, start, rows, codes, poolBase, poolBytes, gaps)) {
     gaps.length = gapCount;
     return false;
@@ -285,7 +298,13 @@ export class LineIndexAppender {
   /** the entries of the rows the index held when the upkeep began */
   readonly #keys: TableKeys;
   readonly #table = new LineTable();
-  readonly #appendedIds = new Map<string, number>();
+  /**
+   * The rows of the ids appended since the upkeep began: in two lists until a parent other than the
+   * last entry is asked for (nearly every append names the last one), then in a map.
+   */
+  #appendedIds: Map<string, number> | undefined;
+  #appendedIdList: string[] = [];
+  #appendedRowList: number[] = [];
   /** the entry appended last and its row: most appends name it as their parent */
   #lastId: string | undefined;
   #lastRow = -1;
@@ -332,8 +351,8 @@ export class LineIndexAppender {
       else {
         // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
         // lock keeps every other writer out.
-        if (typeof id === "string") this.#appendedIds.set(id, this.#row);
-        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedIds.get(parent) ?? this.#keys.rowOf(parent));
+        if (typeof id === "string") this.#noteAppended(id, this.#row);
+        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedRow(parent) ?? this.#keys.rowOf(parent));
         if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
       }
       this.#row += 1;
@@ -349,6 +368,25 @@ export class LineIndexAppender {
     } catch {
       this.abandon();
     }
+  }
+
+  #noteAppended(id: string, row: number): void {
+    if (this.#appendedIds !== undefined) this.#appendedIds.set(id, row);
+    else {
+      this.#appendedIdList.push(id);
+      this.#appendedRowList.push(row);
+    }
+  }
+
+  /** The row of the last appended entry holding `id`. */
+  #appendedRow(id: string): number | undefined {
+    if (this.#appendedIds === undefined) {
+      this.#appendedIds = new Map();
+      for (let k = 0; k < this.#appendedIdList.length; k++) this.#appendedIds.set(this.#appendedIdList[k]!, this.#appendedRowList[k]!);
+      this.#appendedIdList = [];
+      this.#appendedRowList = [];
+    }
+    return this.#appendedIds.get(id);
   }
 
   /** Stops keeping the index (the transcript is being written in a way rows cannot follow). */

@@ -61,17 +61,19 @@ export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
 /** Turns image blocks' blob references back into base64; a missing or mismatched blob leaves its reference, reported. */
 export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): { entries: E[]; unresolved: UnresolvedBlobRef[] } {
   const unresolved: UnresolvedBlobRef[] = [];
-  const resolved = entries.map((entry) =>
-    rewriteImageData(entry, (data) => {
-      const digest = parseBlobRef(data);
-      if (digest === null) return data;
-      const bytes = lookup(digest) ?? undefined;
-      if (bytes !== undefined && sha256Hex(bytes) === digest) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-      unresolved.push({ entryId: idOf(entry), sha256: digest, reason: bytes === undefined ? "missing" : "digest_mismatch" });
-      return data;
-    }),
-  );
-  return { entries: resolved, unresolved };
+  return { entries: entries.map((entry) => resolveEntryBlobRefs(entry, lookup, unresolved)), unresolved };
+}
+
+/** {@link resolveBlobRefs} of one entry, adding what it could not resolve to `unresolved`: the entry itself when it holds no reference. */
+export function resolveEntryBlobRefs<E>(entry: E, lookup: BlobLookup, unresolved: UnresolvedBlobRef[]): E {
+  return rewriteImageData(entry, (data) => {
+    const digest = parseBlobRef(data);
+    if (digest === null) return data;
+    const bytes = lookup(digest) ?? undefined;
+    if (bytes !== undefined && sha256Hex(bytes) === digest) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+    unresolved.push({ entryId: idOf(entry), sha256: digest, reason: bytes === undefined ? "missing" : "digest_mismatch" });
+    return data;
+  });
 }
 
 function idOf(entry: unknown): string | undefined {

@@ -131,10 +131,20 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   /** The records at `positions`, reading together those that are deferred. */
   entriesAt(positions: readonly number[]): FileEntry[] {
     if (this.#missing > 0) {
-      const wanted = positions.filter((position) => this.#entries[position] === undefined);
-      if (wanted.length > 0) this.#read([...new Set(wanted)].sort((a, b) => a - b));
+      const wanted: number[] = [];
+      let ascending = true;
+      for (let k = 0; k < positions.length; k++) {
+        const position = positions[k]!;
+        if (this.#entries[position] !== undefined) continue;
+        if (wanted.length > 0 && position <= wanted[wanted.length - 1]!) ascending = false;
+        wanted.push(position);
+      }
+      // Paths ask in ascending order: only another order pays for the sort.
+      if (wanted.length > 0) this.#read(ascending ? wanted : [...new Set(wanted)].sort((a, b) => a - b));
     }
-    return positions.map((position) => this.#entries[position]!);
+    const out = new Array<FileEntry>(positions.length);
+    for (let k = 0; k < positions.length; k++) out[k] = this.#entries[positions[k]!]!;
+    return out;
   }
 
   #read(positions: readonly number[]): void {

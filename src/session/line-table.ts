@@ -196,12 +196,21 @@ export class LineTable {
   /** Whether the id of row `row` is `text` (compared without making a string). */
   idIs(row: number, text: string): boolean {
     const length = this.idLength[row]!;
-    if (length < 0) return false;
-    const start = this.idStart[row]!;
+    return length >= 0 && this.#holds(this.idStart[row]!, length, text);
+  }
+
+  /** Whether the parent id of row `row` is the string `text` (compared without making a string). */
+  parentIs(row: number, text: string): boolean {
+    const length = this.parentLength[row]!;
+    return length >= 0 && this.#holds(this.parentStart[row]!, length, text);
+  }
+
+  /** Whether pool bytes `start..start + length` hold `text`. */
+  #holds(start: number, length: number, text: string): boolean {
     // Printable ASCII ids (nearly all) are held as they are: compare code by code.
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
-      if (!isPlainCode(code)) return this.idAt(row) === text;
+      if (!isPlainCode(code)) return fromPool(this.pool, start, length) === text;
       if (i >= length) return false;
       if (this.pool[start + i] !== code) return false;
     }

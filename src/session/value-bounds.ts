@@ -109,16 +109,29 @@ export function checkEntryBounds(value: unknown, what: string): void {
   }
 }
 
-/** Whether `value` nests arrays and objects deeper than {@link MAX_ENTRY_DEPTH}: a walk of its containers only, without recursion. */
+/**
+ * Whether `value` nests arrays and objects deeper than {@link MAX_ENTRY_DEPTH}. Recursion stops at
+ * that bound, so the stack never holds more than {@link MAX_ENTRY_DEPTH} frames; it runs on every
+ * entry an open reads, so it allocates nothing.
+ */
 export function nestsTooDeep(value: unknown): boolean {
-  const pending: Pending[] = [{ value, depth: 1 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { value: current, depth } = next;
-    if (typeof current !== "object" || current === null) continue;
-    if (depth > MAX_ENTRY_DEPTH) return true;
-    for (const child of Array.isArray(current) ? current : Object.values(current)) {
-      if (typeof child === "object" && child !== null) pending.push({ value: child, depth: depth + 1 });
+  return deeperThanBound(value, 1);
+}
+
+function deeperThanBound(value: unknown, depth: number): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  if (depth > MAX_ENTRY_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      if (typeof child === "object" && child !== null && deeperThanBound(child, depth + 1)) return true;
     }
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    const child = record[key];
+    if (typeof child === "object" && child !== null && Object.hasOwn(record, key) && deeperThanBound(child, depth + 1)) return true;
   }
   return false;
 }
