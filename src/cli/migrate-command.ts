@@ -32,7 +32,7 @@ function progressLine(label: string, progress: MigrationProgress): string {
 }
 
 /** Resolves the scope of `cwd` (for writing unless `dryRun`; `former`: of a workspace that may no longer exist), or throws the scope's code. */
-export function scopeFor(ctx: CliContext, cwd: string, mode: "read" | "write", former = false): ManagedScope {
+export function scopeFor(ctx: CliContext, cwd: string, mode: "read" | "write" | "sources", former = false): ManagedScope {
   const resolution = resolveManagedScope({ cwd: path.resolve(cwd), agentDir: ctx.agentDir, mode, former });
   if (resolution.kind === "error") throw new CliError("scope_unavailable", `${resolution.code}: ${resolution.message}`);
   return resolution.scope;
@@ -83,7 +83,7 @@ export async function unmigratedLiveSessions(ctx: CliContext): Promise<number> {
   for (const cwd of legacyWorkspaces(ctx).keys()) {
     if (cwd === "" || isGone(cwd)) continue;
     try {
-      count += (await legacyCandidates(scopeFor(ctx, cwd, "read"))).candidates.length;
+      count += (await legacyCandidates(scopeFor(ctx, cwd, "sources"))).candidates.length;
     } catch (error) {
       // A workspace whose scope cannot be resolved is `migrate --all`'s to report.
       if (!(error instanceof CliError)) throw error;
@@ -127,7 +127,8 @@ async function migrateScope(ctx: CliContext, scope: ManagedScope, dryRun: boolea
  */
 export async function runMigrate(ctx: CliContext, options: { readonly dryRun?: boolean; readonly cwd?: string; readonly all?: boolean }): Promise<number> {
   const dryRun = options.dryRun === true;
-  const mode = dryRun ? "read" : "write";
+  // A dry run only reads the legacy sources, by their own rules (an older tool's agent directory may still be 0755).
+  const mode = dryRun ? "sources" : "write";
   if (options.all !== true) {
     const cwd = path.resolve(options.cwd ?? process.cwd());
     const former = options.cwd !== undefined && isGone(cwd) && legacyWorkspaces(ctx).has(cwd);
@@ -147,7 +148,7 @@ export async function runMigrate(ctx: CliContext, options: { readonly dryRun?: b
     }
     if (isGone(cwd)) {
       // Those already migrated by an explicit --cwd are settled.
-      const left = (await legacyCandidates(scopeFor(ctx, cwd, "read", true))).candidates.length;
+      const left = (await legacyCandidates(scopeFor(ctx, cwd, "sources", true))).candidates.length;
       if (left > 0) gone.push([cwd, left]);
       continue;
     }

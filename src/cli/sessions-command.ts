@@ -42,6 +42,24 @@ async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: Manag
   }
 }
 
+/** Codes of an agent directory that is the user's own but not owner-only (an older tool's 0755 one). */
+const LOOSE_AGENT_DIR: ReadonlySet<string> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
+
+/**
+ * `list()`, or, when the agent directory is the user's own but not owner-only, no managed session, said on stderr: nothing
+ * is read through such a directory (the store's first write makes it 0700); legacy sources are still summed up by their rules.
+ */
+async function managedOrNone(ctx: CliContext, list: () => Promise<SessionListing>): Promise<SessionListing> {
+  try {
+    return await list();
+  } catch (error) {
+    const cause = error instanceof CliError && error.code === "agent_dir_unusable" ? errorCode(error.cause) : undefined;
+    if (cause === undefined || !LOOSE_AGENT_DIR.has(cause)) throw error;
+    ctx.err(ctx.style.yellow(`${ctx.agentDir} is not owner-only (${cause}): no managed session is read through it until the store's first write makes it 0700`));
+    return { sessions: [], skipped: [] };
+  }
+}
+
 /** Lists the sessions of one workspace (its managed scope), or of every scope with `all`. */
 export async function runList(ctx: CliContext, options: { readonly all?: boolean; readonly cwd?: string; readonly json?: boolean }): Promise<number> {
   const empty: SessionListing = { sessions: [], skipped: [] };
@@ -49,7 +67,7 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   let legacy: string[] = [];
   const root = sessionsRootOf(ctx);
   if (options.all === true) {
-    listing = await everySession(ctx);
+    listing = await managedOrNone(ctx, () => everySession(ctx));
     // Legacy sources with no v2 copy yet (a migrated one keeps its id in the scope).
     const migrated = new Set(listing.sessions.filter((s) => layoutOf(root, s.path) === "v2").map((s) => s.id));
     legacy = listing.sessions.filter((s) => layoutOf(root, s.path) === "legacy" && !migrated.has(s.id)).map((s) => s.path);

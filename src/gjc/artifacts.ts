@@ -155,7 +155,7 @@ export class SessionArtifacts {
         dir.writeFileAtomic(name, bytes, { noReplace: true });
         const file = dir.openFile(name);
         try {
-          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest) throw new Error("artifact publication verification failed");
+          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest) throw new GjcFaceError("artifacts_unavailable", "artifact publication verification failed");
         } finally {
           file.close();
         }

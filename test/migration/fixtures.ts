@@ -38,9 +38,9 @@ export function writeLegacySession(
   return file;
 }
 
-/** Resolves the scope of `cwd` for reading. */
+/** Describes the scope of `cwd` for reading its legacy sources (an older tool's agent directory is 0755). */
 export function scopeOf(cwd: string, agentDir: string): ManagedScope {
-  const result = resolveManagedScope({ cwd, agentDir });
+  const result = resolveManagedScope({ cwd, agentDir, mode: "sources" });
   if (result.kind !== "resolved") throw new Error(`${result.code}/${result.cause}`);
   return result.scope;
 }

@@ -10,7 +10,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { auditAgentDir, FileSessionStorage, ManagedSessionStorage } from "../../src/index.js";
+import { auditAgentDir, FileSessionStorage, ManagedSessionStorage, resolveManagedScopeOrThrow } from "../../src/index.js";
 import { temporaryName } from "../../src/storage/paths.js";
 import { stagingPrefixOf } from "../../src/storage/stale-staging.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -25,11 +25,15 @@ const OTHER = "2025-01-02T00-00-00-000Z_0190a0b0-3e82-7000-8000-000000000002.jso
 beforeEach(() => {
   tmp = makeTempDir("gjc-stale-staging-");
   agentDir = path.join(tmp.path, "agent");
-  // A folder of the sessions root, so `audit --fix` knows the agent dir and the folder as the store's.
-  root = path.join(agentDir, "sessions", "--mine--");
-  fs.mkdirSync(root, { mode: 0o700, recursive: true });
+  // A managed scope, so `audit --fix` knows the agent dir and the folder as the store's.
+  const cwd = path.join(tmp.path, "work");
+  fs.mkdirSync(cwd);
+  root = resolveManagedScopeOrThrow({ cwd, agentDir, mode: "write" }).directoryPath;
 });
 afterEach(() => tmp.remove());
+
+/** The audit's path of `name` in the scope. */
+const relOf = (name: string): string => path.relative(agentDir, path.join(root, name)).split(path.sep).join("/");
 
 const temporaries = (): string[] => fs.readdirSync(root).filter((name) => name.startsWith(".gjc-tmp-")).sort();
 
@@ -95,7 +99,7 @@ describe("stale temporaries of a killed rewrite", () => {
     const left = await killedRewriteTemporary();
     const hoursAgo = Date.now() / 1000 - 7200;
     fs.utimesSync(path.join(root, left), hoursAgo, hoursAgo);
-    const rel = `sessions/--mine--/${left}`;
+    const rel = relOf(left);
     const before = auditAgentDir(agentDir);
     expect(before.objects.find((o) => o.path === rel)?.findings).toEqual([expect.objectContaining({ code: "stale_staging_file", fixable: true })]);
     const fixed = auditAgentDir(agentDir, { fix: true });
@@ -106,7 +110,7 @@ describe("stale temporaries of a killed rewrite", () => {
 
   it("audit --fix sweeps a recent temporary of a session no writer holds, and leaves one whose session is being written", async () => {
     const left = await killedRewriteTemporary();
-    const rel = `mine/${left}`;
+    const rel = relOf(left);
     expect(fs.existsSync(path.join(root, NAME))).toBe(true);
     // Too recent to call stale: a report changes nothing and names nothing.
     expect(auditAgentDir(agentDir).objects.find((o) => o.path === rel)).toBeUndefined();
@@ -127,7 +131,7 @@ describe("stale temporaries of a killed rewrite", () => {
     expect(fixed.repairs).toEqual(
       expect.arrayContaining([
         { path: rel, codes: ["stale_staging_file"], outcome: "repaired" },
-        { path: `mine/${planted}`, codes: ["stale_staging_file"], outcome: "repaired" },
+        { path: relOf(planted), codes: ["stale_staging_file"], outcome: "repaired" },
       ]),
     );
     expect(fixed.objects.find((o) => o.path === rel)).toBeUndefined();

@@ -8,7 +8,8 @@ import { listSessionCandidates, openCandidateForWrite, resolveManagedScope } fro
 const [cwd, agentDir, signal, file, waitMs] = process.argv.slice(2) as [string, string, string, string, string];
 
 async function main(): Promise<unknown> {
-  const scope = resolveManagedScope({ cwd, agentDir });
+  // The legacy seat is an older tool's 0755 tree: the scope is described, and the sources are read by their own rules.
+  const scope = resolveManagedScope({ cwd, agentDir, mode: "sources" });
   if (scope.kind !== "resolved") return scope;
   const listing = await listSessionCandidates(scope.scope);
   if (listing.kind !== "listed") return listing;
