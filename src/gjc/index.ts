@@ -64,7 +64,8 @@ export { SessionDeleteVerificationError, DELETE_QUARANTINE_PREFIX } from "./veri
 export type {
   SessionStorageFileIdentity, VerifiedSessionDeleteTarget, VerifiedSessionDeleteResult, VerifiedDeleteFailureKind,
 } from "./verified-delete.js";
-export { MemorySessionStorage, StorageError } from "../storage/index.js";
+export { MemorySessionStorage } from "./memory-storage.js";
+export { StorageError } from "../storage/index.js";
 export type { SessionStorage } from "../storage/index.js";
 
 // blob-store

@@ -161,8 +161,8 @@ export class SessionManager extends FaceQueries {
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
-  static async inspectSessionTailReadOnly(filePath: string): Promise<ResumeTailInspection> {
-    const inspected = inspectTranscript(filePath);
+  static async inspectSessionTailReadOnly(filePath: string, storage?: SessionStorage): Promise<ResumeTailInspection> {
+    const inspected = inspectTranscript(filePath, storage);
     return inspected.kind === "error" ? inspected : { kind: inspected.kind, identity: inspected.identity };
   }
 
@@ -180,12 +180,12 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<StrictSessionOpenResult> {
     const file = identity.canonicalPath;
-    const before = inspectTranscript(file);
+    const before = inspectTranscript(file, storage);
     if (before.kind === "error") return before;
     if (!sameIdentity(before.identity, identity)) return { kind: "error", reason: "identity-mismatch" };
     const manager = await SessionManager.open(file, destination ?? path.dirname(file), storage, migrationPolicy, sessionMemoryMode, options);
     manager.readOnlyResume = true;
-    const after = inspectTranscript(file);
+    const after = inspectTranscript(file, storage);
     if (after.kind === "error" || !sameIdentity(after.identity, identity)) {
       await manager.close();
       return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };

@@ -86,7 +86,7 @@ export function checkHeaderVersion(header: JsonRecord): number {
   if (version === undefined) return 1;
   if (typeof version === "number" && Number.isInteger(version)) {
     if (version > CURRENT_SESSION_VERSION) {
-      throw new SessionFormatError("version_too_new", `session version ${version} is newer than ${CURRENT_SESSION_VERSION}`);
+      throw new SessionFormatError("version_too_new", `Unsupported session version: ${version} (this reader knows up to ${CURRENT_SESSION_VERSION})`);
     }
     if (version >= 1) return version;
   }
