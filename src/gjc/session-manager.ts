@@ -16,6 +16,7 @@ import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } fr
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
 import type { SessionStorage } from "../storage/index.js";
+import { isValidSessionId } from "../session/ids.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
@@ -50,6 +51,21 @@ const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
 /** GJC's `--session-dir` is passed as given: a relative one is taken against the process cwd now. */
 function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
   return typeof destination === "string" && destination.length > 0 ? path.resolve(destination) : destination;
+}
+
+/**
+ * Gives a just-created session the id GJC's lifecycle daemon preallocated, when this process was spawned by its
+ * `/session_create` (`GJC_LIFECYCLE_REQUEST_ID` set): the daemon has already published `GJC_SESSION_ID` as the session's id
+ * (terminal tag, endpoint discovery, recent list), so the header must carry the same one or resume-by-id breaks. Only a
+ * normal session id is taken, and only for the first session: later sessions of the manager get fresh ids.
+ */
+function withLifecycleId(engine: Engine): Engine {
+  if (!process.env.GJC_LIFECYCLE_REQUEST_ID) return engine;
+  const id = process.env.GJC_SESSION_ID?.trim();
+  if (id === undefined || !isValidSessionId(id)) return engine;
+  // Nothing of the created session is written yet, so entering a session with the preallocated id replaces it whole.
+  hooks.newSession(engine, { id });
+  return engine;
 }
 
 function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
@@ -102,12 +118,12 @@ export class SessionManager extends FaceQueries {
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
-    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir), undefined, options);
+    return new SessionManager(withLifecycleId(Engine.create(cwd, input, storage, options)), destinationOf(input, options.agentDir), undefined, options);
   }
 
   /** A session that never persists. */
   static inMemory(cwd: string = process.cwd(), storage?: SessionStorage, options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {}): SessionManager {
-    return new SessionManager(Engine.inMemory(cwd, storage, options), { managed: false, agentDir: undefined, token: undefined });
+    return new SessionManager(withLifecycleId(Engine.inMemory(cwd, storage, options)), { managed: false, agentDir: undefined, token: undefined });
   }
 
   /** Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. */
