@@ -9,6 +9,7 @@ import type { AgentMessage, FileEntry, SessionContext } from "../session/index.j
 import { linkContextIdentity } from "./context.js";
 import { CwdTransitions } from "./cwd-ownership.js";
 import { associateSessionMessageEntryId } from "./messages.js";
+import { asPersisted, persistedDetails } from "./entry-payloads.js";
 
 /** The engine's internal hooks, for the face's modules. */
 export const hooks = synchronousSwitches();
@@ -31,9 +32,9 @@ const READS = [
 
 /** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
 const WRITES = [
-  "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
-  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary", "appendCustomEntry",
-  "appendContextClearEntry", "appendCustomMessageEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
+  "appendThinkingLevelChange", "appendServiceTierChange", "appendModelChange",
+  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary",
+  "appendContextClearEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
   "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
   "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
   "createBranchedSession", "fork",
@@ -134,6 +135,37 @@ export abstract class FaceCore {
     this.#readOnlyResume = false;
     this.bumpRevisions(APPEND);
     associateSessionMessageEntryId(message, id);
+    return id;
+  }
+
+  /** Appends a `mode_change` (for example `"plan"`) with optional data, kept in the shape its line has. @returns the new entry's id */
+  appendModeChange(mode: string, data?: Record<string, unknown>): string {
+    return this.#appended(this.#engine.appendModeChange(mode, asPersisted(data)));
+  }
+
+  /** Appends a `custom` entry (extension state, never sent to the model), kept in the shape its line has. @returns the new entry's id */
+  appendCustomEntry(customType: string, data?: unknown): string {
+    return this.#appended(this.#engine.appendCustomEntry(customType, asPersisted(data)));
+  }
+
+  /**
+   * Appends a `custom_message` (extension text that reaches the model); `details` lose GJC's in-flight bookkeeping fields
+   * and are kept in the shape their line has (see `entry-payloads.ts`). @returns the new entry's id
+   */
+  appendCustomMessageEntry<T = unknown>(
+    customType: string,
+    content: Parameters<Engine["appendCustomMessageEntry"]>[1],
+    display: boolean,
+    details?: T,
+    attribution?: Parameters<Engine["appendCustomMessageEntry"]>[4],
+    observationId?: string,
+  ): string {
+    return this.#appended(this.#engine.appendCustomMessageEntry(customType, content, display, persistedDetails(details), attribution, observationId));
+  }
+
+  #appended(id: string): string {
+    this.#readOnlyResume = false;
+    this.bumpRevisions(APPEND);
     return id;
   }
 
