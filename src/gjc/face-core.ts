@@ -169,9 +169,12 @@ export abstract class FaceCore {
     return id;
   }
 
-  /** The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session id). */
+  /**
+   * The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session
+   * id). A copy on every call: GJC's app edits the messages it sends, and the engine's context shares the live entries.
+   */
   buildSessionContext(): SessionContext {
-    const context = this.#engine.buildSessionContext();
+    const context = structuredClone(this.#engine.buildSessionContext());
     const tree = hooks.tree(this.#engine);
     linkContextIdentity(context, tree.getLeafId() === null ? [] : tree.getPath(), this.#engine.getSessionId());
     return context;
