@@ -17,6 +17,7 @@ import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
 import type { SessionStorage } from "../storage/index.js";
 import { isValidSessionId } from "../session/ids.js";
+import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
@@ -48,9 +49,13 @@ export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unk
 /** The agent directory each managed token of the face was made under. */
 const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
 
-/** GJC's `--session-dir` is passed as given: a relative one is taken against the process cwd now. */
+/**
+ * GJC's `--session-dir` as the engine gets it: a relative one taken against the process cwd now, and links among its
+ * existing ancestors resolved once, as GJC does, so the manager reports (and later reaches) the real directory. A link at
+ * the directory itself is kept, for the storage to refuse.
+ */
 function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
-  return typeof destination === "string" && destination.length > 0 ? path.resolve(destination) : destination;
+  return typeof destination === "string" && destination.length > 0 ? canonicalizeTrustedPath(destination) : destination;
 }
 
 /**

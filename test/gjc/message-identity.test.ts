@@ -99,8 +99,8 @@ describe("the face manager's buildSessionContext", () => {
     expect(first.messages[0]).not.toBe(second.messages[0]);
     expect(first.messages.map(getSessionMessageEntryId)).toEqual([...ids, twin]);
     expect(second.messages.map(getSessionMessageEntryId)).toEqual([...ids, twin]);
-    (first.messages[0] as { content: unknown }).content = "edited by the caller";
-    (first.messages[2] as { content: unknown[] }).content.length = 0;
+    (first.messages[0] as unknown as { content: unknown }).content = "edited by the caller";
+    (first.messages[2] as unknown as { content: unknown[] }).content.length = 0;
     expect(session.buildSessionContext().messages[0]).toEqual(second.messages[0]);
     expect(session.getEntries()[2]).toMatchObject({ message: { content: [{ type: "text" }, { type: "image", data: PNG }] } });
   });
