@@ -55,7 +55,7 @@ export {
 } from "./errors.js";
 export type { SessionAppendPersistenceFailurePhase, NearLimitAppendDetails } from "./errors.js";
 export { GjcError } from "../errors.js";
-export { RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
+export { RESUME_TRANSCRIPT_MAX_BYTES, BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
 
 // session-storage
 export { FileSessionStorage, probeSessionRetirement, retireSessionTranscript } from "./storage.js";

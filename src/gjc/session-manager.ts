@@ -26,7 +26,7 @@ import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
-import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { assertTranscriptAdmitted, canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
 import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
 
 /** Why a strict open opened nothing. */
@@ -141,6 +141,7 @@ export class SessionManager extends FaceQueries {
     options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
+    if (typeof filePath === "string" && filePath.length > 0) assertTranscriptAdmitted(filePath, storage, sessionMemoryMode);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
     const { readOnly: _readOnly, ...factory } = options;
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
@@ -177,6 +178,7 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
+    if (typeof sourcePath === "string" && sourcePath.length > 0) assertTranscriptAdmitted(sourcePath, storage, sessionMemoryMode);
     const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
   }

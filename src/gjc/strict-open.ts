@@ -11,9 +11,30 @@ import path from "node:path";
 
 import { loadSession, buildSessionContext, type SessionContext } from "../session/index.js";
 import { FileSessionStorage, isStorageError, type SessionStorage, type StorageStat } from "../storage/index.js";
+import type { SessionMemoryMode } from "../manager/destination.js";
+import { SessionTranscriptOversizedError } from "./errors.js";
 
 /** The resume cap: a transcript above it is `oversized` (GJC's managed per-file cap). */
 export const RESUME_TRANSCRIPT_MAX_BYTES = 128 * 1024 * 1024;
+
+/** The cap of an open whose memory mode pages the transcript instead of holding it whole (`enabled`, `auto`): 2 GiB + 1 MiB. */
+export const BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES = 2 * 1024 * 1024 * 1024 + 1024 * 1024;
+
+/**
+ * Refuses to open `filePath` when its size alone puts it over the cap of `mode` (nothing of it is read, nothing is created),
+ * as GJC's `open` and `forkFrom` do. A file that cannot be stat'ed passes: the open itself reports it.
+ * @throws SessionTranscriptOversizedError
+ */
+export function assertTranscriptAdmitted(filePath: string, storage: SessionStorage | undefined, mode: SessionMemoryMode | undefined): void {
+  let size: number;
+  try {
+    size = storage === undefined ? fs.statSync(path.resolve(filePath)).size : storage.statSync(path.resolve(filePath)).size;
+  } catch {
+    return;
+  }
+  const cap = mode === "enabled" || mode === "auto" ? BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES : RESUME_TRANSCRIPT_MAX_BYTES;
+  if (size > cap) throw new SessionTranscriptOversizedError(size);
+}
 
 /** Exactly which bytes of which file were inspected. Two identities are the same when every field is (`ctimeNs` only when both have it). */
 export interface ResumeSessionIdentity {
