@@ -16,6 +16,7 @@ import { SecureDir, SecureFsError } from "../fs/index.js";
 import { copyTree, DEFAULT_ARTIFACT_LIMITS, snapshotArtifactTree } from "../migration/copy.js";
 import { runLater } from "../migration/waits.js";
 import { GjcFaceError } from "./face-errors.js";
+import { StorageError } from "../storage/index.js";
 
 /** Tool outputs above this are cut, with a notice saying how much was left out. */
 export const ARTIFACT_MAX_BYTES = 10 * 1024 * 1024;
@@ -155,7 +156,7 @@ export class SessionArtifacts {
         dir.writeFileAtomic(name, bytes, { noReplace: true });
         const file = dir.openFile(name);
         try {
-          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest) throw new GjcFaceError("artifacts_unavailable", "artifact publication verification failed");
+          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest) throw new StorageError("read_failed", `artifact ${name} does not read back as published`);
         } finally {
           file.close();
         }

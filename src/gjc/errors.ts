@@ -39,12 +39,15 @@ export type SessionAppendPersistenceFailurePhase = "current_append" | "prior_fai
 export class SessionAppendPersistenceError extends GjcError<"append_persistence_failed"> {
   /** `current_append`: this append's write failed; `prior_failure`: an earlier one did and is latched. */
   readonly phase: SessionAppendPersistenceFailurePhase;
-  /** The id of the entry the append made. */
-  readonly entryId: string;
+  /**
+   * The id of the entry the append made: it stays in memory (nothing in memory is dropped), only its line is not on disk.
+   * `undefined` for `prior_failure`, where the append was refused before it made an entry.
+   */
+  readonly entryId: string | undefined;
   /** The underlying failure. */
   readonly persistenceError: Error;
 
-  constructor(phase: SessionAppendPersistenceFailurePhase, entryId: string, persistenceError: Error) {
+  constructor(phase: SessionAppendPersistenceFailurePhase, entryId: string | undefined, persistenceError: Error) {
     super("append_persistence_failed", persistenceError.message, { cause: persistenceError });
     this.phase = phase;
     this.entryId = entryId;

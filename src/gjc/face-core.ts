@@ -9,6 +9,9 @@ import type { AgentMessage, FileEntry, SessionContext } from "../session/index.j
 import { linkContextIdentity } from "./context.js";
 import { CwdTransitions } from "./cwd-ownership.js";
 import { associateSessionMessageEntryId } from "./messages.js";
+import { asPersisted, persistedDetails } from "./entry-payloads.js";
+import { SessionAppendPersistenceError, type SessionAppendPersistenceFailurePhase } from "./errors.js";
+import { SessionManagerError } from "../manager/errors.js";
 
 /** The engine's internal hooks, for the face's modules. */
 export const hooks = synchronousSwitches();
@@ -31,15 +34,21 @@ const READS = [
 
 /** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
 const WRITES = [
-  "appendThinkingLevelChange", "appendServiceTierChange", "appendModeChange", "appendModelChange",
-  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary", "appendCustomEntry",
-  "appendContextClearEntry", "appendCustomMessageEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
+  "appendThinkingLevelChange", "appendServiceTierChange", "appendModelChange",
+  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary",
+  "appendContextClearEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
   "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
   "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
   "createBranchedSession", "fork",
 ] as const satisfies readonly (keyof Engine)[];
 
 type Forwarded = (typeof READS)[number] | (typeof WRITES)[number];
+
+/** A latched persistence failure as GJC's append error; anything else is rethrown as it is. */
+function appendFailure(phase: SessionAppendPersistenceFailurePhase, entryId: string | undefined, error: unknown): unknown {
+  const persistence = error instanceof SessionManagerError && error.code === "persistence_failed";
+  return persistence ? new SessionAppendPersistenceError(phase, entryId, error) : error;
+}
 
 /** `entries`, each `message` entry's message linked to its id (copies are new objects, so each copy is linked). */
 function linked(entries: FileEntry[]): FileEntry[] {
@@ -115,11 +124,10 @@ export abstract class FaceCore {
         // A computed method name keeps `name` on the function, as stack traces show it.
         const forward = {
           [name](this: FaceCore, ...args: unknown[]) {
+            const revisions = REVISIONS[name as (typeof WRITES)[number]] ?? APPEND;
+            if (name.startsWith("append")) return this.#persistedAppend(() => method.apply(this.#engine, args) as string, revisions);
             const result = method.apply(this.#engine, args);
-            if (writes) {
-              this.#readOnlyResume = false;
-              this.bumpRevisions(REVISIONS[name as (typeof WRITES)[number]] ?? APPEND);
-            }
+            if (writes) this.#changed(revisions);
             return result;
           },
         }[name];
@@ -130,16 +138,72 @@ export abstract class FaceCore {
 
   /** Appends a `message` entry holding `message`, which is linked to the new entry (GJC's message identity). @returns the new entry's id */
   appendMessage(message: AgentMessage): string {
-    const id = this.#engine.appendMessage(message);
-    this.#readOnlyResume = false;
-    this.bumpRevisions(APPEND);
-    associateSessionMessageEntryId(message, id);
+    return this.#persistedAppend(() => {
+      const id = this.#engine.appendMessage(message);
+      associateSessionMessageEntryId(message, id);
+      return id;
+    });
+  }
+
+  /** Appends a `mode_change` (for example `"plan"`) with optional data, kept in the shape its line has. @returns the new entry's id */
+  appendModeChange(mode: string, data?: Record<string, unknown>): string {
+    return this.#persistedAppend(() => this.#engine.appendModeChange(mode, asPersisted(data)));
+  }
+
+  /** Appends a `custom` entry (extension state, never sent to the model), kept in the shape its line has. @returns the new entry's id */
+  appendCustomEntry(customType: string, data?: unknown): string {
+    return this.#persistedAppend(() => this.#engine.appendCustomEntry(customType, asPersisted(data)));
+  }
+
+  /**
+   * Appends a `custom_message` (extension text that reaches the model); `details` lose GJC's in-flight bookkeeping fields
+   * and are kept in the shape their line has (see `entry-payloads.ts`). @returns the new entry's id
+   */
+  appendCustomMessageEntry<T = unknown>(
+    customType: string,
+    content: Parameters<Engine["appendCustomMessageEntry"]>[1],
+    display: boolean,
+    details?: T,
+    attribution?: Parameters<Engine["appendCustomMessageEntry"]>[4],
+    observationId?: string,
+  ): string {
+    return this.#persistedAppend(() => this.#engine.appendCustomMessageEntry(customType, content, display, persistedDetails(details), attribution, observationId));
+  }
+
+  /**
+   * Runs one append and reports its persistence as GJC does: a failure latched before it refuses it (`prior_failure`, no
+   * entry made); a failure of its own line is thrown with the new entry's id (`current_append`).
+   * @throws SessionAppendPersistenceError
+   */
+  #persistedAppend(append: () => string, revisions: readonly Revision[] = APPEND): string {
+    try {
+      hooks.checkPersisted(this.#engine);
+    } catch (error) {
+      throw appendFailure("prior_failure", undefined, error);
+    }
+    const id = append();
+    // The entry is in the session now, written or not: caches keyed by the revisions must see it either way.
+    this.#changed(revisions);
+    try {
+      hooks.checkPersisted(this.#engine);
+    } catch (error) {
+      throw appendFailure("current_append", id, error);
+    }
     return id;
   }
 
-  /** The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session id). */
+  /** A change of the session: a read-only resume ends, and `revisions` move. */
+  #changed(revisions: readonly Revision[]): void {
+    this.#readOnlyResume = false;
+    this.bumpRevisions(revisions);
+  }
+
+  /**
+   * The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session
+   * id). A copy on every call: GJC's app edits the messages it sends, and the engine's context shares the live entries.
+   */
   buildSessionContext(): SessionContext {
-    const context = this.#engine.buildSessionContext();
+    const context = structuredClone(this.#engine.buildSessionContext());
     const tree = hooks.tree(this.#engine);
     linkContextIdentity(context, tree.getLeafId() === null ? [] : tree.getPath(), this.#engine.getSessionId());
     return context;

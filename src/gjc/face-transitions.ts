@@ -16,6 +16,7 @@ import { SecureDir, SecureFsError } from "../fs/index.js";
 import type { SessionContext } from "../session/index.js";
 import { artifactsDirOf, removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { FaceArtifacts } from "./face-artifacts.js";
+import { persistedDetails } from "./entry-payloads.js";
 import { hooks } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 
@@ -150,7 +151,7 @@ export abstract class FaceTransitions extends FaceArtifacts {
     details?: unknown,
     attribution: "user" | "agent" = "agent",
   ): string {
-    return this.#lookup(prepared).engine.appendCustomMessageEntry(customType, content, display, details, attribution);
+    return this.#lookup(prepared).engine.appendCustomMessageEntry(customType, content, display, persistedDetails(details), attribution);
   }
 
   /**

@@ -55,7 +55,7 @@ export {
 } from "./errors.js";
 export type { SessionAppendPersistenceFailurePhase, NearLimitAppendDetails } from "./errors.js";
 export { GjcError } from "../errors.js";
-export { RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
+export { RESUME_TRANSCRIPT_MAX_BYTES, BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
 
 // session-storage
 export { FileSessionStorage, probeSessionRetirement, retireSessionTranscript } from "./storage.js";
@@ -64,7 +64,8 @@ export { SessionDeleteVerificationError, DELETE_QUARANTINE_PREFIX } from "./veri
 export type {
   SessionStorageFileIdentity, VerifiedSessionDeleteTarget, VerifiedSessionDeleteResult, VerifiedDeleteFailureKind,
 } from "./verified-delete.js";
-export { MemorySessionStorage, StorageError } from "../storage/index.js";
+export { MemorySessionStorage } from "./memory-storage.js";
+export { StorageError } from "../storage/index.js";
 export type { SessionStorage } from "../storage/index.js";
 
 // blob-store

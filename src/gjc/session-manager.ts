@@ -16,6 +16,8 @@ import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } fr
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo } from "../manager/session-info.js";
 import type { SessionStorage } from "../storage/index.js";
+import { isValidSessionId } from "../session/ids.js";
+import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
@@ -24,7 +26,7 @@ import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
-import { canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import { assertTranscriptAdmitted, canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
 import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
 
 /** Why a strict open opened nothing. */
@@ -47,9 +49,28 @@ export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unk
 /** The agent directory each managed token of the face was made under. */
 const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
 
-/** GJC's `--session-dir` is passed as given: a relative one is taken against the process cwd now. */
+/**
+ * GJC's `--session-dir` as the engine gets it: a relative one taken against the process cwd now, and links among its
+ * existing ancestors resolved once, as GJC does, so the manager reports (and later reaches) the real directory. A link at
+ * the directory itself is kept, for the storage to refuse.
+ */
 function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
-  return typeof destination === "string" && destination.length > 0 ? path.resolve(destination) : destination;
+  return typeof destination === "string" && destination.length > 0 ? canonicalizeTrustedPath(destination) : destination;
+}
+
+/**
+ * Gives a just-created session the id GJC's lifecycle daemon preallocated, when this process was spawned by its
+ * `/session_create` (`GJC_LIFECYCLE_REQUEST_ID` set): the daemon has already published `GJC_SESSION_ID` as the session's id
+ * (terminal tag, endpoint discovery, recent list), so the header must carry the same one or resume-by-id breaks. Only a
+ * normal session id is taken, and only for the first session: later sessions of the manager get fresh ids.
+ */
+function withLifecycleId(engine: Engine): Engine {
+  if (!process.env.GJC_LIFECYCLE_REQUEST_ID) return engine;
+  const id = process.env.GJC_SESSION_ID?.trim();
+  if (id === undefined || !isValidSessionId(id)) return engine;
+  // Nothing of the created session is written yet, so entering a session with the preallocated id replaces it whole.
+  hooks.newSession(engine, { id });
+  return engine;
 }
 
 function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
@@ -102,12 +123,12 @@ export class SessionManager extends FaceQueries {
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
-    return new SessionManager(Engine.create(cwd, input, storage, options), destinationOf(input, options.agentDir), undefined, options);
+    return new SessionManager(withLifecycleId(Engine.create(cwd, input, storage, options)), destinationOf(input, options.agentDir), undefined, options);
   }
 
   /** A session that never persists. */
   static inMemory(cwd: string = process.cwd(), storage?: SessionStorage, options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {}): SessionManager {
-    return new SessionManager(Engine.inMemory(cwd, storage, options), { managed: false, agentDir: undefined, token: undefined });
+    return new SessionManager(withLifecycleId(Engine.inMemory(cwd, storage, options)), { managed: false, agentDir: undefined, token: undefined });
   }
 
   /** Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. */
@@ -120,6 +141,7 @@ export class SessionManager extends FaceQueries {
     options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
+    if (typeof filePath === "string" && filePath.length > 0) assertTranscriptAdmitted(filePath, storage, sessionMemoryMode);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
     const { readOnly: _readOnly, ...factory } = options;
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
@@ -156,13 +178,14 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
+    if (typeof sourcePath === "string" && sourcePath.length > 0) assertTranscriptAdmitted(sourcePath, storage, sessionMemoryMode);
     const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
     return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
-  static async inspectSessionTailReadOnly(filePath: string): Promise<ResumeTailInspection> {
-    const inspected = inspectTranscript(filePath);
+  static async inspectSessionTailReadOnly(filePath: string, storage?: SessionStorage): Promise<ResumeTailInspection> {
+    const inspected = inspectTranscript(filePath, storage);
     return inspected.kind === "error" ? inspected : { kind: inspected.kind, identity: inspected.identity };
   }
 
@@ -180,12 +203,12 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<StrictSessionOpenResult> {
     const file = identity.canonicalPath;
-    const before = inspectTranscript(file);
+    const before = inspectTranscript(file, storage);
     if (before.kind === "error") return before;
     if (!sameIdentity(before.identity, identity)) return { kind: "error", reason: "identity-mismatch" };
     const manager = await SessionManager.open(file, destination ?? path.dirname(file), storage, migrationPolicy, sessionMemoryMode, options);
     manager.readOnlyResume = true;
-    const after = inspectTranscript(file);
+    const after = inspectTranscript(file, storage);
     if (after.kind === "error" || !sameIdentity(after.identity, identity)) {
       await manager.close();
       return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };

@@ -10,9 +10,31 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { loadSession, buildSessionContext, type SessionContext } from "../session/index.js";
+import { FileSessionStorage, isStorageError, type SessionStorage, type StorageStat } from "../storage/index.js";
+import type { SessionMemoryMode } from "../manager/destination.js";
+import { SessionTranscriptOversizedError } from "./errors.js";
 
 /** The resume cap: a transcript above it is `oversized` (GJC's managed per-file cap). */
 export const RESUME_TRANSCRIPT_MAX_BYTES = 128 * 1024 * 1024;
+
+/** The cap of an open whose memory mode pages the transcript instead of holding it whole (`enabled`, `auto`): 2 GiB + 1 MiB. */
+export const BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES = 2 * 1024 * 1024 * 1024 + 1024 * 1024;
+
+/**
+ * Refuses to open `filePath` when its size alone puts it over the cap of `mode` (nothing of it is read, nothing is created),
+ * as GJC's `open` and `forkFrom` do. A file that cannot be stat'ed passes: the open itself reports it.
+ * @throws SessionTranscriptOversizedError
+ */
+export function assertTranscriptAdmitted(filePath: string, storage: SessionStorage | undefined, mode: SessionMemoryMode | undefined): void {
+  let size: number;
+  try {
+    size = storage === undefined ? fs.statSync(path.resolve(filePath)).size : storage.statSync(path.resolve(filePath)).size;
+  } catch {
+    return;
+  }
+  const cap = mode === "enabled" || mode === "auto" ? BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES : RESUME_TRANSCRIPT_MAX_BYTES;
+  if (size > cap) throw new SessionTranscriptOversizedError(size);
+}
 
 /** Exactly which bytes of which file were inspected. Two identities are the same when every field is (`ctimeNs` only when both have it). */
 export interface ResumeSessionIdentity {
@@ -104,6 +126,58 @@ function readStable(file: string): { bytes: Buffer; stat: fs.BigIntStats } | Res
   }
 }
 
+/** A storage stat as the fields of a file's stat that an identity keeps: a storage gives times in (fractional) milliseconds. */
+function storageStatFields(stat: StorageStat): { dev: bigint; ino: bigint; size: bigint; mtimeMs: number; mtimeNs: bigint; ctimeNs?: bigint } {
+  const ns = (ms: number): bigint => BigInt(Math.round(ms * 1e6));
+  return {
+    dev: BigInt(stat.dev),
+    ino: BigInt(stat.ino),
+    size: BigInt(stat.size),
+    mtimeMs: stat.mtimeMs,
+    mtimeNs: ns(stat.mtimeMs),
+    ...(stat.ctimeMs === undefined ? {} : { ctimeNs: ns(stat.ctimeMs) }),
+  };
+}
+
+function sameStorageStat(a: StorageStat, b: StorageStat): boolean {
+  return a.kind === b.kind && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+}
+
+/**
+ * {@link readStable} through a storage that is not the file system (GJC hands its memory storage to the read-only resume
+ * calls): stat'ed by name, read whole through one reader whose own stat must agree, stat'ed by name again after.
+ */
+function readStableFrom(storage: SessionStorage, file: string): { bytes: Buffer; stat: ReturnType<typeof storageStatFields> } | ResumeTailError {
+  let before: StorageStat;
+  try {
+    before = storage.statSync(file);
+  } catch (error) {
+    return { kind: "error", reason: isStorageError(error, "not_found") ? "missing" : "read-failed" };
+  }
+  if (before.kind !== "file") return { kind: "error", reason: "read-failed" };
+  if (before.size > RESUME_TRANSCRIPT_MAX_BYTES) return { kind: "error", reason: "oversized", size: before.size };
+  try {
+    const reader = storage.openReaderSync(file);
+    try {
+      if (!sameStorageStat(before, reader.stat)) return { kind: "error", reason: "unstable" };
+      const bytes = Buffer.alloc(before.size);
+      let at = 0;
+      while (at < bytes.length) {
+        const read = reader.readSync(bytes.subarray(at), at);
+        if (read === 0) return { kind: "error", reason: "unstable" };
+        at += read;
+      }
+      if (reader.readSync(Buffer.alloc(1), bytes.length) !== 0) return { kind: "error", reason: "unstable" };
+      if (!sameStorageStat(before, storage.statSync(file))) return { kind: "error", reason: "unstable" };
+      return { bytes, stat: storageStatFields(before) };
+    } finally {
+      reader.close();
+    }
+  } catch (error) {
+    return { kind: "error", reason: isStorageError(error, "not_found") ? "missing" : "read-failed" };
+  }
+}
+
 /** Whether `role` ends a turn: an assistant message does, anything else leaves it open. */
 function endsTurn(context: SessionContext): boolean {
   const last = context.messages[context.messages.length - 1] as { role?: unknown } | undefined;
@@ -114,9 +188,10 @@ function endsTurn(context: SessionContext): boolean {
  * Inspects `filePath` strictly: valid UTF-8, every non-empty line a JSON record, a session header with an id, no
  * violation of the entry schema after an in-memory migration to v5. Writes nothing, takes no lock.
  */
-export function inspectTranscript(filePath: string): InspectedTranscript | ResumeTailError {
-  const canonicalPath = canonicalPathOf(filePath);
-  const read = readStable(canonicalPath);
+export function inspectTranscript(filePath: string, storage?: SessionStorage): InspectedTranscript | ResumeTailError {
+  const onDisk = storage === undefined || storage instanceof FileSessionStorage;
+  const canonicalPath = onDisk ? canonicalPathOf(filePath) : path.resolve(filePath);
+  const read = onDisk ? readStable(canonicalPath) : readStableFrom(storage, canonicalPath);
   if ("kind" in read) return read;
   const { bytes, stat } = read;
   let loaded: ReturnType<typeof loadSession>;
@@ -134,11 +209,11 @@ export function inspectTranscript(filePath: string): InspectedTranscript | Resum
     sessionId: loaded.header.id,
     dev: stat.dev,
     ino: stat.ino,
-    nlink: stat.nlink,
+    ...("nlink" in stat ? { nlink: stat.nlink } : {}),
     size: Number(stat.size),
     mtimeMs: Number(stat.mtimeMs),
     mtimeNs: stat.mtimeNs,
-    ctimeNs: stat.ctimeNs,
+    ...(stat.ctimeNs === undefined ? {} : { ctimeNs: stat.ctimeNs }),
     sha256: createHash("sha256").update(bytes).digest("hex"),
   };
   const context = buildSessionContext(loaded.entries);

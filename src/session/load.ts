@@ -86,7 +86,7 @@ export function checkHeaderVersion(header: JsonRecord): number {
   if (version === undefined) return 1;
   if (typeof version === "number" && Number.isInteger(version)) {
     if (version > CURRENT_SESSION_VERSION) {
-      throw new SessionFormatError("version_too_new", `session version ${version} is newer than ${CURRENT_SESSION_VERSION}`);
+      throw new SessionFormatError("version_too_new", `Unsupported session version: ${version} (this reader knows up to ${CURRENT_SESSION_VERSION})`);
     }
     if (version >= 1) return version;
   }
@@ -366,11 +366,14 @@ export type SessionFileEntry = SessionHeader | FileEntry;
 export function parseSessionEntries(content: string): SessionFileEntry[] {
   const records: JsonRecord[] = [];
   scanJsonl(content, { record: (value) => records.push(value), invalid: () => {} });
-  const first = records[0];
+  // A patch ahead of the header has no target yet: a forward patch, which replay never applies.
+  let start = 0;
+  while (start < records.length && isPatchRecordType(records[start]!.type)) start++;
+  const first = records[start];
   if (first?.type !== "session") return typeEntries(records.filter((record) => !isPatchRecordType(record.type)));
   const version = checkHeaderVersion(first);
   const items: ReplayItem[] = [];
-  for (let i = 1; i < records.length; i++) {
+  for (let i = start + 1; i < records.length; i++) {
     const value = records[i]!;
     // Replay reports skipped patches by line; this parse keeps no report, so the index will do.
     items.push(isPatchRecordType(value.type) ? { kind: "patch", value, line: i + 1 } : { kind: "entry", value });

@@ -35,15 +35,19 @@ export function usageRecordOf(entry: FileEntry): Record<string, unknown> | undef
   return undefined;
 }
 
-/** The six counts of a usage record (`premiumRequests`, `cost.total` default to 0), `undefined` if one is no finite count. */
+/**
+ * The six counts of a usage record, `undefined` if one is no finite count. A missing
+ * `premiumRequests` or `cost` counts 0; a present one must be valid (`null`, or a `cost` that is
+ * not a record with a `total`, is a torn or poisoned record, not a zero), as GJC judges them.
+ */
 export function usageCounts(usage: Record<string, unknown>): UsageStatistics | undefined {
   const counts: UsageStatistics = {
     input: usage.input as number,
     output: usage.output as number,
     cacheRead: usage.cacheRead as number,
     cacheWrite: usage.cacheWrite as number,
-    premiumRequests: (usage.premiumRequests ?? 0) as number,
-    cost: (asObject(usage.cost)?.total ?? 0) as number,
+    premiumRequests: (usage.premiumRequests === undefined ? 0 : usage.premiumRequests) as number,
+    cost: (usage.cost === undefined ? 0 : asObject(usage.cost)?.total) as number,
   };
   // Number.isFinite is false for anything that is not a number.
   return FIELDS.every((field) => Number.isFinite(counts[field]) && counts[field] >= 0) ? counts : undefined;

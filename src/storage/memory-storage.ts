@@ -142,6 +142,11 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
 
   /** {@inheritDoc SessionStorage.unlink} */
   async unlink(target: string): Promise<void> {
+    this.unlinkSync(target);
+  }
+
+  /** {@link unlink} done synchronously. */
+  unlinkSync(target: string): void {
     const { absolute } = splitFilePath(this.root, target);
     this.#file(absolute);
     if (this.#locked.has(absolute)) throw pathError("session_busy", absolute);

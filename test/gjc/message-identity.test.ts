@@ -17,6 +17,7 @@ import {
   getUserMessageViewportAnchorIds,
   MessageIdentityError,
   transferSessionMessageIdentity,
+  SessionManager as FaceManager,
 } from "../../src/gjc/index.js";
 import { assistant, user } from "../manager/helpers.js";
 
@@ -85,6 +86,23 @@ describe("the module buildSessionContext links messages to entries", () => {
     expect(context.messages.length).toBe(expected.length);
     expect(context.messages.map((m) => getSessionMessageEntryId(m))).toEqual(expected);
     void session.close();
+  });
+});
+
+describe("the face manager's buildSessionContext", () => {
+  it("hands out a fresh copy each call, linked to its entries, which a caller may edit without touching the session", () => {
+    const session = FaceManager.inMemory("/work");
+    const { ids } = toolTurn(session as unknown as Engine, 1);
+    const twin = session.appendMessage(user(`turn 1: read the file and fix the failing test ${"context ".repeat(40)}`));
+    const first = session.buildSessionContext();
+    const second = session.buildSessionContext();
+    expect(first.messages[0]).not.toBe(second.messages[0]);
+    expect(first.messages.map(getSessionMessageEntryId)).toEqual([...ids, twin]);
+    expect(second.messages.map(getSessionMessageEntryId)).toEqual([...ids, twin]);
+    (first.messages[0] as unknown as { content: unknown }).content = "edited by the caller";
+    (first.messages[2] as unknown as { content: unknown[] }).content.length = 0;
+    expect(session.buildSessionContext().messages[0]).toEqual(second.messages[0]);
+    expect(session.getEntries()[2]).toMatchObject({ message: { content: [{ type: "text" }, { type: "image", data: PNG }] } });
   });
 });
 

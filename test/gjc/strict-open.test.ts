@@ -9,7 +9,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { SessionManager } from "../../src/gjc/session-manager.js";
-import { RESUME_TRANSCRIPT_MAX_BYTES } from "../../src/gjc/strict-open.js";
+import { BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES, RESUME_TRANSCRIPT_MAX_BYTES } from "../../src/gjc/strict-open.js";
+import { SessionTranscriptOversizedError } from "../../src/gjc/errors.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -195,6 +196,52 @@ describe("continueRecent", () => {
     await manager.ensureOnDisk();
     await manager.close();
     expect(fs.readFileSync(file)).toEqual(bytes);
+  });
+});
+
+describe("opening a transcript over the cap", () => {
+  async function refusal(run: () => Promise<unknown>): Promise<unknown> {
+    try {
+      await run();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  }
+
+  it("open and forkFrom refuse it from its size alone, creating nothing, and leave it as it was", async () => {
+    const big = write("big.jsonl", [header, user("u1", null)]);
+    fs.truncateSync(big, RESUME_TRANSCRIPT_MAX_BYTES + 1);
+    const destination = path.join(tmp.path, "elsewhere");
+    for (const run of [
+      () => SessionManager.open(big, destination, undefined, undefined, undefined, options),
+      () => SessionManager.open(big, undefined, undefined, undefined, "shadow", options),
+      () => SessionManager.forkFrom(big, tmp.path, destination, undefined, undefined, undefined, options),
+    ]) {
+      const error = await refusal(run);
+      expect(error).toBeInstanceOf(SessionTranscriptOversizedError);
+      expect(error).toMatchObject({ code: "oversized", size: RESUME_TRANSCRIPT_MAX_BYTES + 1 });
+    }
+    expect(fs.existsSync(destination)).toBe(false);
+    expect(fs.readdirSync(dir)).toEqual(["big.jsonl"]);
+    expect(fs.statSync(big).size).toBe(RESUME_TRANSCRIPT_MAX_BYTES + 1);
+  });
+
+  it("a paging memory mode raises the cap to the bounded one, and refuses above it", async () => {
+    const huge = write("huge.jsonl", [header, user("u1", null)]);
+    fs.truncateSync(huge, BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES + 1);
+    for (const mode of ["enabled", "auto"] as const) {
+      const error = await refusal(() => SessionManager.open(huge, dir, undefined, undefined, mode, options));
+      expect(error).toMatchObject({ code: "oversized", size: BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES + 1 });
+    }
+    expect(BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES).toBeGreaterThan(RESUME_TRANSCRIPT_MAX_BYTES);
+  });
+
+  it("a transcript under the cap opens", async () => {
+    const small = write("small.jsonl", [header, user("u1", null), assistant("a1", "u1")]);
+    const manager = await SessionManager.open(small, dir, undefined, undefined, undefined, options);
+    expect(manager.getEntries()).toHaveLength(2);
+    await manager.close();
   });
 });
 

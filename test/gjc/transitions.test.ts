@@ -169,8 +169,11 @@ describe("two-phase transitions", () => {
     const answer = { role: "assistant", content: [{ type: "text", text: "theirs" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" };
     const entry = { type: "message", id: "c1", parentId: null, timestamp: "2026-07-18T13:22:01.000Z", message: answer };
     fs.writeFileSync(file, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
-    manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "lost" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
-    expect(() => manager.appendCustomEntry("refused", {})).toThrow(expect.objectContaining({ code: "persistence_failed" }));
+    const lost = { role: "assistant", content: [{ type: "text", text: "lost" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage;
+    expect(() => manager.appendMessage(lost)).toThrow(expect.objectContaining({ code: "append_persistence_failed", phase: "current_append" }));
+    expect(() => manager.appendCustomEntry("refused", {})).toThrow(
+      expect.objectContaining({ code: "append_persistence_failed", phase: "prior_failure", persistenceError: expect.objectContaining({ code: "persistence_failed" }) }),
+    );
     await manager.recoverPersistenceFailure();
     expect(manager.getSessionId()).toBe(header.id);
     expect(manager.getEntries().map((e) => e.id)).toEqual(["c1"]);

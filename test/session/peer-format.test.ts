@@ -48,6 +48,21 @@ describe("parseSessionEntries", () => {
     expect((records[1] as { message: unknown }).message).toEqual({ role: "user", content: "edited" });
   });
 
+  it("a patch ahead of the header is a forward patch: dropped, and the header still found", () => {
+    const content = jsonl(
+      { type: "header_patch", patch: { title: "forward" } },
+      { type: "entry_patch", entryId: "aaaa0001", patch: { message: { role: "user", content: "forward" } } },
+      header({ version: 5, title: "base" }),
+      A,
+      { type: "header_patch", patch: { title: "last" } },
+    );
+    const records = parseSessionEntries(content);
+    expect(records.map((record) => record.type)).toEqual(["session", "message"]);
+    expect(isUnknownEntry(records[0] as FileEntry)).toBe(false);
+    expect(records[0]).toMatchObject({ title: "last" });
+    expect((records[1] as { message: { content: unknown } }).message.content).not.toBe("forward");
+  });
+
   it("below v4 patches are not replayed and still left out", () => {
     const content = jsonl(header({ version: 3, title: "kept" }), A, { type: "header_patch", patch: { title: "ignored" } });
     const records = parseSessionEntries(content);

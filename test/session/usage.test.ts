@@ -38,8 +38,8 @@ describe("usage records", () => {
   it("count premiumRequests and cost.total, 0 when absent; the token counts are required", () => {
     expect(usageCounts(usage({ premiumRequests: 2 }))).toEqual({ input: 10, output: 5, cacheRead: 2, cacheWrite: 1, premiumRequests: 2, cost: 0.5 });
     expect(usageCounts(usage({ cost: undefined }))).toMatchObject({ premiumRequests: 0, cost: 0 });
-    expect(usageCounts(usage({ cost: { input: 1 } }))).toMatchObject({ cost: 0 });
-    for (const bad of [{ input: -1 }, { output: Number.NaN }, { cacheRead: Number.POSITIVE_INFINITY }, { cacheWrite: "1" }, { input: undefined }, { premiumRequests: -2 }, { cost: { total: -0.1 } }, { cost: { total: "0.1" } }]) {
+    for (const bad of [{ input: -1 }, { output: Number.NaN }, { cacheRead: Number.POSITIVE_INFINITY }, { cacheWrite: "1" }, { input: undefined }, { premiumRequests: -2 }, { cost: { total: -0.1 } }, { cost: { total: "0.1" } },
+      { premiumRequests: null }, { cost: null }, { cost: {} }, { cost: { input: 1 } }, { cost: [] }]) {
       expect(usageCounts(usage(bad))).toBeUndefined();
     }
   });

@@ -1,0 +1,104 @@
+/**
+ * The `/gjc` face's `MemorySessionStorage`, as GJC's callers use it: files written at any absolute
+ * path with their parents implied, synchronous reads and deletes, and the read-only resume calls
+ * (`inspectSessionTailReadOnly`, `openExistingStrict`) reading through it instead of the disk.
+ */
+import { describe, expect, it } from "vitest";
+
+import { MemorySessionStorage, SessionManager, parseSessionEntries } from "../../src/gjc/index.js";
+import { isStorageError } from "../../src/storage/index.js";
+
+const SESSION_ID = "019f0000-3333-7000-aaaa-000000000001";
+const header = JSON.stringify({ type: "session", version: 5, id: SESSION_ID, timestamp: "2026-07-18T13:22:00.198Z", cwd: "/work" });
+const user = (id: string, parentId: string | null) =>
+  JSON.stringify({ type: "message", id, parentId, timestamp: "2026-07-18T13:22:05.000Z", message: { role: "user", content: [{ type: "text", text: "explain the failing build ".repeat(400) }], timestamp: 1 } });
+const assistant = (id: string, parentId: string) =>
+  JSON.stringify({
+    type: "message", id, parentId, timestamp: "2026-07-18T13:22:06.000Z",
+    message: { role: "assistant", content: [{ type: "text", text: "the linker ran out of memory" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" },
+  });
+const transcript = (...lines: string[]) => lines.map((line) => `${line}\n`).join("");
+
+function code(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return isStorageError(error) ? error.code : String(error);
+  }
+  return undefined;
+}
+
+describe("MemorySessionStorage on the /gjc face", () => {
+  it("writes at a path whose parents do not exist yet and reads it back synchronously", async () => {
+    const storage = new MemorySessionStorage();
+    const text = transcript(header, user("u1", null));
+    storage.writeTextSync("/sessions/deep/a.jsonl", text);
+    expect(storage.readTextSync("/sessions/deep/a.jsonl")).toBe(text);
+    expect(Buffer.from(storage.readBytesSync("/sessions/deep/a.jsonl")).equals(Buffer.from(text))).toBe(true);
+    expect(storage.statSync("/sessions/deep").kind).toBe("directory");
+    await storage.writeText("/other/b.jsonl", "x\n");
+    expect(storage.listFilesSync("/other")).toEqual(["b.jsonl"]);
+  });
+
+  it("opens a writer and renames into directories that do not exist yet", async () => {
+    const storage = new MemorySessionStorage();
+    const writer = storage.openWriter("/w/one/s.jsonl");
+    await writer.writeLine(header);
+    await writer.close();
+    storage.renameSync("/w/one/s.jsonl", "/moved/two/s.jsonl");
+    expect(storage.readTextSync("/moved/two/s.jsonl")).toBe(`${header}\n`);
+    expect(storage.existsSync("/w/one/s.jsonl")).toBe(false);
+  });
+
+  it("keeps the engine's rules: one writer per file, no file used as a directory, unlinkSync removes", () => {
+    const storage = new MemorySessionStorage();
+    const writer = storage.openWriter("/s/a.jsonl");
+    expect(code(() => storage.openWriter("/s/a.jsonl"))).toBe("session_busy");
+    expect(code(() => storage.unlinkSync("/s/a.jsonl"))).toBe("session_busy");
+    writer.closeSync();
+    expect(code(() => storage.writeTextSync("/s/a.jsonl/inner.jsonl", "x"))).toBe("not_directory");
+    storage.unlinkSync("/s/a.jsonl");
+    expect(code(() => storage.readTextSync("/s/a.jsonl"))).toBe("not_found");
+  });
+});
+
+describe("read-only resume through a memory storage", () => {
+  it("inspects through the storage it is given, naming the bytes it read", async () => {
+    const storage = new MemorySessionStorage();
+    storage.writeTextSync("/sessions/open.jsonl", transcript(header, user("u1", null)));
+    storage.writeTextSync("/sessions/done.jsonl", transcript(header, user("u1", null), assistant("a1", "u1")));
+    const open = await SessionManager.inspectSessionTailReadOnly("/sessions/open.jsonl", storage);
+    expect(open.kind).toBe("resumable");
+    if (open.kind === "error") throw new Error("expected an identity");
+    const stat = storage.statSync("/sessions/open.jsonl");
+    expect(open.identity).toMatchObject({ canonicalPath: "/sessions/open.jsonl", sessionId: SESSION_ID, size: stat.size, ino: BigInt(stat.ino) });
+    expect(await SessionManager.inspectSessionTailReadOnly("/sessions/done.jsonl", storage)).toMatchObject({ kind: "terminal" });
+    expect(await SessionManager.inspectSessionTailReadOnly("/sessions/none.jsonl", storage)).toEqual({ kind: "error", reason: "missing" });
+    storage.writeTextSync("/sessions/bad.jsonl", `${header}\n{not json\n`);
+    expect(await SessionManager.inspectSessionTailReadOnly("/sessions/bad.jsonl", storage)).toEqual({ kind: "error", reason: "malformed" });
+  });
+
+  it("opens exactly the inspected file, and refuses one rewritten since with the same bytes", async () => {
+    const storage = new MemorySessionStorage();
+    const text = transcript(header, user("u1", null), assistant("a1", "u1"), user("u2", "a1"));
+    storage.writeTextSync("/sessions/s.jsonl", text);
+    const inspection = await SessionManager.inspectSessionTailReadOnly("/sessions/s.jsonl", storage);
+    if (inspection.kind === "error") throw new Error("expected an identity");
+    const opened = await SessionManager.openExistingStrict(inspection.identity, "/sessions", storage, undefined, undefined, { terminalId: null, agentDir: "/nonexistent-agent-dir" });
+    if (opened.kind !== "opened") throw new Error(`expected an open, got ${opened.reason}`);
+    expect(opened.manager.getSessionId()).toBe(SESSION_ID);
+    expect(opened.manager.getEntries().map((entry) => entry.id)).toEqual(["u1", "a1", "u2"]);
+    await opened.manager.close();
+    expect(storage.readTextSync("/sessions/s.jsonl")).toBe(text);
+
+    storage.writeTextSync("/sessions/s.jsonl", text);
+    expect(await SessionManager.openExistingStrict(inspection.identity, "/sessions", storage)).toEqual({ kind: "error", reason: "identity-mismatch" });
+  });
+});
+
+describe("parseSessionEntries on the /gjc face", () => {
+  it("names an unsupported future version the way GJC's callers match it", () => {
+    const future = JSON.stringify({ type: "session", version: 6, id: SESSION_ID, timestamp: "2026-07-18T13:22:00.198Z", cwd: "/work" });
+    expect(() => parseSessionEntries(transcript(future, user("u1", null)))).toThrow("Unsupported session version: 6");
+  });
+});
