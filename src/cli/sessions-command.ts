@@ -46,17 +46,20 @@ async function withStorage<T>(ctx: CliContext, fallback: T, use: (storage: Manag
 const LOOSE_AGENT_DIR: ReadonlySet<string> = new Set(["mode_mismatch", "acl_present", "acl_malformed"]);
 
 /**
- * `list()`, or, when the agent directory is the user's own but not owner-only, no managed session, said on stderr: nothing
- * is read through such a directory (the store's first write makes it 0700); legacy sources are still summed up by their rules.
+ * `list()`; when the agent directory is the user's own but not owner-only, nothing managed is read through it and the
+ * refusal stands, but a person is first told how many legacy sessions (read by their own rules) `migrate --all` would copy,
+ * which also makes the directory owner-only.
  */
-async function managedOrNone(ctx: CliContext, list: () => Promise<SessionListing>): Promise<SessionListing> {
+async function managedOrRefused(ctx: CliContext, json: boolean, list: () => Promise<SessionListing>): Promise<SessionListing> {
   try {
     return await list();
   } catch (error) {
     const cause = error instanceof CliError && error.code === "agent_dir_unusable" ? errorCode(error.cause) : undefined;
-    if (cause === undefined || !LOOSE_AGENT_DIR.has(cause)) throw error;
-    ctx.err(ctx.style.yellow(`${ctx.agentDir} is not owner-only (${cause}): no managed session is read through it until the store's first write makes it 0700`));
-    return { sessions: [], skipped: [] };
+    if (!json && cause !== undefined && LOOSE_AGENT_DIR.has(cause)) {
+      const unmigrated = await unmigratedLiveSessions(ctx);
+      if (unmigrated > 0) ctx.out(ctx.style.yellow(`${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes and makes ${ctx.agentDir} owner-only`));
+    }
+    throw error;
   }
 }
 
@@ -67,7 +70,7 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   let legacy: string[] = [];
   const root = sessionsRootOf(ctx);
   if (options.all === true) {
-    listing = await managedOrNone(ctx, () => everySession(ctx));
+    listing = await managedOrRefused(ctx, options.json === true, () => everySession(ctx));
     // Legacy sources with no v2 copy yet (a migrated one keeps its id in the scope).
     const migrated = new Set(listing.sessions.filter((s) => layoutOf(root, s.path) === "v2").map((s) => s.id));
     legacy = listing.sessions.filter((s) => layoutOf(root, s.path) === "legacy" && !migrated.has(s.id)).map((s) => s.path);

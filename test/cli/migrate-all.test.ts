@@ -59,8 +59,10 @@ describe("migrate --all", () => {
     const goneFile = piSession(gone, GONE_ID, { dir: 0o755, file: 0o644 });
     const bytes = [fs.readFileSync(liveFile), fs.readFileSync(goneFile)];
 
+    // pi's agent directory is still 0755: nothing managed is read through it (refused), but the legacy sessions are counted.
     const before = cli("list", "--all");
-    expect(before.status, before.stderr).toBe(0);
+    expect(before.status, before.stderr).toBe(1);
+    expect(before.stderr).toContain("mode_mismatch");
     expect(before.stdout).toContain("1 legacy session not migrated yet: `gjc-session migrate --all`");
     expect(before.stdout).not.toContain("skipped");
 

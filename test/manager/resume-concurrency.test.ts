@@ -107,7 +107,9 @@ describe("one writer resuming beside readers", () => {
     // The readers did their work beside the writer: a race test that asserts on nothing proves nothing.
     expect(reads.length).toBeGreaterThanOrEqual(CYCLES / 5);
     expect(reads.filter((read) => read.before >= 0 && read.before < CYCLES - 1).length).toBeGreaterThanOrEqual(CYCLES / 10);
-    expect(cliRuns.length).toBeGreaterThanOrEqual(4);
+    // A CLI run costs a process start: on a loaded machine the writer may finish after one show and one context.
+    expect(cliRuns.length).toBeGreaterThanOrEqual(2);
+    expect(cliRuns.some((run) => run.before < CYCLES - 1)).toBe(true);
     expect(reads.some((read) => read.note === "used")).toBe(true);
     for (const read of reads) {
       // Contiguous from 0, and at least up to what was flushed before the open began.
