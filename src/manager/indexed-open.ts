@@ -94,12 +94,13 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     let cursor: ScanCursor = { offset: 0, line: 1 };
     let note = stored === undefined ? "no usable index" : undefined;
     if (stored !== undefined) {
-      const refusal = stored.dev !== dev || stored.ino !== ino ? "it names another file" : coveredPrefix(reader, stored, size);
+      // Rows past the size this open sees describe lines appended since: they are read as the tail instead.
+      const grown = stored.table.end > size;
+      while (stored.table.size > 0 && stored.table.end > size) stored.table.truncate(lastLineStart(stored.table));
+      const refusal = stored.dev !== dev || stored.ino !== ino ? "it names another file" : coveredPrefix(reader, stored);
       if (refusal === undefined) {
         table = stored.table;
-        // Rows past the size this open sees describe lines appended since: they are read as the tail instead.
-        if (stored.complete && table.end <= size) kept = table.size;
-        while (table.size > 0 && table.end > size) table.truncate(lastLineStart(table));
+        if (stored.complete && !grown) kept = table.size;
         if (table.size > 0) cursor = { offset: table.end, line: table.line[table.size - 1]! + 1 };
       } else note = `index ignored: ${refusal}`;
     }
@@ -144,15 +145,11 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
   }
 }
 
-/** Why the rows of `stored` cannot describe the start of the file `reader` reads (`size` bytes), or `undefined` when they can. */
-function coveredPrefix(reader: SessionFileReader, stored: DecodedLineIndex, size: number): string | undefined {
+/** Why the rows of `stored` (cut to the size the open sees) cannot describe the start of the file `reader` reads, or `undefined` when they can. */
+function coveredPrefix(reader: SessionFileReader, stored: DecodedLineIndex): string | undefined {
   const { table, gaps } = stored;
   if (table.size === 0) return undefined;
-  // Rows of lines appended after this open's stat are dropped, not refused; what is left must end a line.
-  let rows = table.size;
-  while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! + 1 > size) rows -= 1;
-  if (rows === 0) return undefined;
-  const end = table.offset[rows - 1]! + table.length[rows - 1]! + 1;
+  const { end } = table;
   if (!endsWithNewline(reader, end)) return "its covered size does not end a line";
   for (const gap of gaps) {
     if (gap.to > end) break;
