@@ -22,6 +22,8 @@ export class TableKeys implements EntryKeys {
   readonly #repeated: (id: string) => never;
   /** entry position + 1 per slot, by id hash (0: free); built on the first lookup */
   #slots: Int32Array | undefined;
+  /** pairs of entry positions whose ids share a hash, found while the slots were filled */
+  readonly #sharing: number[] = [];
   /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
   #asked: string | undefined;
   #answer = -1;
@@ -96,18 +98,11 @@ export class TableKeys implements EntryKeys {
    * id. A writer never indexes such a file; rows that say otherwise were not written by one.
    */
   checkDistinct(): void {
-    const slots = this.#hashed();
-    const mask = slots.length - 1;
-    const table = this.#table;
-    for (let p = 0; p < this.count; p++) {
-      const row = this.#rows[p]!;
-      if ((table.flags(row) & F_ID) === 0) continue;
-      const hash = table.idHash(row);
-      for (let slot = hash & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
-        const other = slots[slot]! - 1;
-        if (other >= p || table.idHash(this.#rows[other]!) !== hash) continue;
-        if (this.#record(this.#rows[other]!).id === this.#record(row).id) this.#repeated(String(this.#record(row).id));
-      }
+    this.#hashed();
+    const pairs = this.#sharing;
+    for (let k = 0; k < pairs.length; k += 2) {
+      const id = this.#record(this.#rows[pairs[k]!]!).id;
+      if (this.#record(this.#rows[pairs[k + 1]!]!).id === id) this.#repeated(String(id));
     }
   }
 
@@ -123,11 +118,14 @@ export class TableKeys implements EntryKeys {
     const slots = new Int32Array(capacity);
     const mask = capacity - 1;
     const table = this.#table;
+    const sharing = this.#sharing;
     for (let p = 0; p < this.count; p++) {
       const row = this.#rows[p]!;
       if ((table.flags(row) & F_ID) === 0) continue;
-      let slot = table.idHash(row) & mask;
-      while (slots[slot] !== 0) slot = (slot + 1) & mask;
+      const hash = table.idHash(row);
+      let slot = hash & mask;
+      // The probe passes every earlier entry with this hash: those pairs are what {@link checkDistinct} reads.
+      for (; slots[slot] !== 0; slot = (slot + 1) & mask) if (table.idHash(this.#rows[slots[slot]! - 1]!) === hash) sharing.push(slots[slot]! - 1, p);
       slots[slot] = p + 1;
     }
     this.#slots = slots;
