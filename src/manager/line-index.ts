@@ -26,6 +26,7 @@ import {
   keyFlags,
   kindOf,
   LineTable,
+  linePieces,
   ROW_WORDS,
   classifyRows,
   scanLines,
@@ -218,6 +219,21 @@ export function scanWhole(bytes: Buffer): LineTable | undefined {
   return links.refusal === undefined ? table : undefined;
 }
 
+/** The record of row `row` of `table`, read from `file` (an entry's row: its piece holds one); throws when unreadable. */
+function recordAt(storage: SessionStorage, file: string, table: LineTable, row: number): JsonRecord {
+  let first = row;
+  while ((table.flags(first) & F_CONT) !== 0) first -= 1;
+  const reader = storage.openReaderSync(file);
+  try {
+    const line = Buffer.allocUnsafe(table.length(row));
+    const piece = reader.readSync(line, table.offset[row]!) === line.length ? linePieces(line, 0, line.length, table.line[row]!)[row - first] : undefined;
+    // Anything but the record the scan gave this row is a line of another file, which holds no id.
+    return piece?.kind === "record" ? piece.value : { type: "" };
+  } finally {
+    reader.close();
+  }
+}
+
 /** The keys of an appended line's record that its row holds. */
 export interface AppendedKeys {
   type?: unknown;
@@ -259,16 +275,22 @@ export class LineIndexAppender {
     const { type, id, parentId } = record;
     const kind = kindOf(type);
     if (kind === KIND_INVALID || type === "session") return this.abandon();
+    const entry = !isPatchRecordType(type);
     let parent = -1;
-    if (typeof parentId === "string" && !isPatchRecordType(type)) {
-      parent = parentId === this.#lastId ? this.#lastRow : (this.#appended.get(parentId) ?? this.#rowOf(parentId));
-      if (parent === -1) return this.abandon();
+    try {
+      if (typeof parentId === "string" && entry) {
+        parent = parentId === this.#lastId ? this.#lastRow : (this.#appended.get(parentId) ?? this.#rowOf(parentId));
+        if (parent === -1) return this.abandon();
+      }
+      // Rows describe files whose ids are unique (an open finds entries by their ids' hashes).
+      if (typeof id === "string" && entry && (this.#appended.has(id) || this.#rowOf(id) !== -1)) return this.abandon();
+    } catch {
+      // A lookup that cannot read the file leaves the row unknown: the upkeep ends, the append stands.
+      return this.abandon();
     }
     const row = this.#row++;
     this.#rows.push(0, 0, { length, parent, crc: zlib.crc32(text) | 0, idHash: typeof id === "string" ? idHash(id) : 0, kind, flags: keyFlags(id, parentId) });
-    if (typeof id === "string" && !isPatchRecordType(type)) {
-      // Rows describe files whose ids are unique (an open finds entries by their ids' hashes): a repeat ends the upkeep.
-      if (this.#appended.has(id) || this.#rowOf(id) !== -1) return this.abandon();
+    if (typeof id === "string" && entry) {
       this.#appended.set(id, row);
       [this.#lastId, this.#lastRow] = [id, row];
     }
@@ -353,8 +375,8 @@ export function indexWrittenFile(storage: SessionStorage, writer: SessionStorage
     const classes = classifyRows(table);
     if (typeof classes === "string") return undefined;
     removeFormerLineIndexes(storage, file);
-    // Asked only for a parent off the appended chain (a branch), which the tree holds: one entry with its hash is it.
-    const keys = new TableKeys(table, classes.entryRows, classes.parents);
+    // Asked for a parent off the appended chain (a branch) and whether an appended id is new: read from the file written.
+    const keys = new TableKeys(table, classes.entryRows, classes.parents, (row) => recordAt(storage, file, table, row));
     return startLineIndexUpkeep(writer, file, table, { from: 0, to: table.size, publish: { dev, ino } }, (id) => keys.rowOf(id));
   } catch {
     return undefined;

@@ -17,9 +17,9 @@ export class TableKeys implements EntryKeys {
   readonly distinct: number;
   readonly #table: LineTable;
   readonly #rows: Int32Array;
-  /** reads a row's record, checked against the row; without it, an id is found by its hash alone when one entry has it */
-  readonly #read: ((row: number) => JsonRecord) | undefined;
-  readonly #repeated: (id: string) => never;
+  /** reads a row's record, checked against the row */
+  readonly #read: (row: number) => JsonRecord;
+  readonly #repeated: ((id: string) => never) | undefined;
   /** entry position + 1 per slot, by id hash (0: free); built on the first lookup */
   #slots: Int32Array | undefined;
   /** pairs of entry positions whose ids share a hash, found while the slots were filled */
@@ -29,10 +29,10 @@ export class TableKeys implements EntryKeys {
   #answer = -1;
 
   /**
-   * `read` gives a row's record, checked against its row; `repeated` is called (and must throw) when two entries
-   * turn out to hold one id, which rows cannot describe.
+   * `read` gives a row's record, checked against its row. `repeated`, when given, is called (and throws) when two
+   * entries turn out to hold one id; without it the last holder is the answer, as in a full load.
    */
-  constructor(table: LineTable, rows: Int32Array, parents: Int32Array, read?: (row: number) => JsonRecord, repeated: (id: string) => never = repeatedId) {
+  constructor(table: LineTable, rows: Int32Array, parents: Int32Array, read: (row: number) => JsonRecord, repeated?: (id: string) => never) {
     this.#repeated = repeated;
     this.#table = table;
     this.#rows = rows;
@@ -51,11 +51,11 @@ export class TableKeys implements EntryKeys {
 
   typeAt(position: number): string {
     const row = this.#rows[position]!;
-    return typeOfKind(this.#table.kind(row)) ?? (this.#record(row).type as string);
+    return typeOfKind(this.#table.kind(row)) ?? (this.#read(row).type as string);
   }
 
   idAt(position: number): string | undefined {
-    return this.hasId(position) ? (this.#record(this.#rows[position]!).id as string) : undefined;
+    return this.hasId(position) ? (this.#read(this.#rows[position]!).id as string) : undefined;
   }
 
   hasId(position: number): boolean {
@@ -78,15 +78,10 @@ export class TableKeys implements EntryKeys {
       const position = slots[slot]! - 1;
       const row = this.#rows[position]!;
       if (this.#table.idHash(row) !== hash) continue;
-      if (this.#read === undefined) {
-        // By the hash alone, only an id one entry hashes to is found: two make it unknown.
-        if (answer !== -1) return -1;
-        answer = position;
-      } else if (this.#read(row).id === id) {
-        // Every holder is read: rows are only kept for files whose ids are unique, and a second one proves these are not.
-        if (answer !== -1) this.#repeated(id);
-        answer = position;
-      }
+      if (this.#read(row).id !== id) continue;
+      // Every holder is read: a second one proves the rows describe a file whose ids are not unique.
+      if (answer !== -1) this.#repeated?.(id);
+      answer = Math.max(answer, position);
     }
     this.#asked = id;
     this.#answer = answer;
@@ -98,17 +93,13 @@ export class TableKeys implements EntryKeys {
    * id. A writer never indexes such a file; rows that say otherwise were not written by one.
    */
   checkDistinct(): void {
+    if (this.#repeated === undefined) return;
     this.#hashed();
     const pairs = this.#sharing;
     for (let k = 0; k < pairs.length; k += 2) {
-      const id = this.#record(this.#rows[pairs[k]!]!).id;
-      if (this.#record(this.#rows[pairs[k + 1]!]!).id === id) this.#repeated(String(id));
+      const id = this.#read(this.#rows[pairs[k]!]!).id;
+      if (this.#read(this.#rows[pairs[k + 1]!]!).id === id) this.#repeated(String(id));
     }
-  }
-
-  #record(row: number): JsonRecord {
-    if (this.#read === undefined) throw new TypeError("entry keys without a reader hold no ids");
-    return this.#read(row);
   }
 
   #hashed(): Int32Array {
@@ -131,10 +122,6 @@ export class TableKeys implements EntryKeys {
     this.#slots = slots;
     return slots;
   }
-}
-
-function repeatedId(): never {
-  throw new Error("two entries the rows describe hold one id");
 }
 
 /** How the rows of a table divide into a session's header, entries and patches; see {@link classifyRows}. */
