@@ -1,48 +1,59 @@
 /**
  * Opening a v5 session file through its line index (checked, caught up, or rebuilt by one byte
- * scan): only the header, patches, labels and the context at the leaf are parsed; other entries
- * stay on disk until asked for, so an open costs the path, not the file. Each line read is parsed
- * by the loader's own step and checked against its row; a disagreement during the open throws the
- * index away and rescans strictly. Older versions and unusable headers go to the full load.
+ * scan): only the header, patches, labels, lines whose rows cannot say what they hold and the
+ * context at the leaf are parsed; other entries stay on disk until asked for, so an open costs the
+ * path, not the file. Each line read is parsed by the loader's own step and checked against its
+ * row; a disagreement during the open throws the index away and rescans. Older versions, unusable
+ * headers and files whose tree rows cannot describe (an id held twice, a parent that comes later or
+ * never) go to the full load.
  */
 import path from "node:path";
 
 import {
   buildContextOnPath,
-  decodeLine,
   checkHeaderVersion,
+  classifyRows,
+  decodeLine,
+  F_BOM,
+  F_CONT,
+  F_ID,
+  F_PARENT_NULL,
+  F_PARENT_STRING,
+  F_PIECE,
   findLastMessage,
+  idHash,
   isJsonRecord,
   isUnknownEntry,
+  keyFlags,
+  KIND_BLANK,
+  KIND_INVALID,
+  kindOf,
   lineCrc,
+  linePieces,
   lineRows,
   LineTable,
-  startsWithBom,
-  linePieces,
-  NO_STRING,
-  NULL_PARENT,
-  TableKeys,
   markIfUnknown,
   replayPatches,
   resolveEntryBlobRefs,
   scanLines,
-  SessionFormatError,
   schemaChecks,
+  SessionFormatError,
   SessionTree,
+  TableKeys,
   UsageAccumulator,
-  WHOLE_LINE,
   type BlobLookup,
   type FileEntry,
   type InvalidLine,
   type JsonRecord,
   type ReplayItem,
+  type RowClasses,
   type ScanCursor,
   type SessionHeader,
   type UnresolvedBlobRef,
 } from "../session/index.js";
 import type { SessionFileReader, SessionStorage, SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
-import { classifyRows, LineIndexAppender, readLineIndex, removeFormerLineIndexes, startLineIndexUpkeep, type DecodedLineIndex } from "./line-index.js";
+import { LineIndexAppender, readLineIndex, removeFormerLineIndexes, ScanLinks, startLineIndexUpkeep } from "./line-index.js";
 import { isAssistantMessage, patchStates, type ManagedLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
 import { indexAccess } from "./sidecar-files.js";
@@ -73,11 +84,13 @@ const READ_SPAN = 8 << 20;
 const HEADER_PEEK = 64 << 10;
 /** The longest line read: what one JavaScript string can hold as UTF-8 text, at least. */
 const MAX_LINE_BYTES = 0x1fffffe8;
+const NEWLINE = 0x0a;
 
 /**
  * Opens `file` through its line index. Only a `writer` (this process holds the file's lock) writes the index: it
  * publishes a rebuilt one or appends the rows the open learnt, and keeps it up; a read-only open writes nothing.
- * `undefined` when the full load must (no index kept here, an empty file, older than v5, no usable header).
+ * `undefined` when the full load must (no index kept here, an empty file, older than v5, no usable header, a tree
+ * rows cannot describe).
  * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
 export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writer: SessionStorageWriter | undefined, now: () => Date): IndexedSession | undefined {
@@ -87,55 +100,47 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
   try {
     const { size, dev, ino } = reader.stat;
     if (size === 0) return undefined;
+    const source = new LineSource(storage, file, reader);
     const stored = readLineIndex(storage, file);
-    let table = new LineTable();
-    /** rows the sidecar holds whole; -1 when it must be written again */
-    let kept = -1;
-    let cursor: ScanCursor = { offset: 0, line: 1 };
     let note = stored === undefined ? "no usable index" : undefined;
-    if (stored !== undefined) {
-      // Rows past the size this open sees describe lines appended since: they are read as the tail instead.
-      const grown = stored.table.end > size;
-      while (stored.table.size > 0 && stored.table.end > size) stored.table.truncate(lastLineStart(stored.table));
-      const refusal = stored.dev !== dev || stored.ino !== ino ? "it names another file" : coveredPrefix(reader, stored);
-      if (refusal === undefined) {
-        table = stored.table;
-        if (stored.complete && !grown) kept = table.size;
-        if (table.size > 0) cursor = { offset: table.end, line: table.line[table.size - 1]! + 1 };
-      } else note = `index ignored: ${refusal}`;
-    }
-    // An older file is migrated and rewritten by the full load: not worth a scan first.
-    if (table.size === 0 && !startsAsCurrent(file, reader, size)) return undefined;
-    scanFile(reader, cursor, table, size);
-    const source = new LineSource(storage, file, reader, table);
+    /** rows the sidecar holds that stay as they are; -1 when it must be written again */
+    let kept = -1;
     let session: BuiltSession | undefined;
-    try {
-      session = build(file, source, lookup, now);
-    } catch (error) {
-      if (!(error instanceof IndexMismatch)) throw error;
-      // Something in the index is wrong: parse every line and build from that alone.
-      note = `index ignored: ${error.reason}`;
-      source.table = table = new LineTable();
-      kept = -1;
-      cursor = { offset: 0, line: 1 };
-      scanFile(reader, cursor, table, size);
-      session = build(file, source, lookup, now);
+    if (stored !== undefined && (stored.dev !== dev || stored.ino !== ino)) note = "index ignored: it names another file";
+    else if (stored !== undefined) {
+      // Rows past the size this open sees describe lines appended since: read as the tail instead.
+      const { table } = stored;
+      let rows = table.size;
+      while (rows > 0 && table.offset[rows - 1]! + table.length(rows - 1) + 1 > size) rows -= 1;
+      if (stored.complete && rows === table.size) kept = rows;
+      table.truncate(rows);
+      try {
+        session = catchUp(file, source, table, size, lookup, now);
+        if (session === undefined) return undefined;
+      } catch (error) {
+        if (!(error instanceof IndexMismatch)) throw error;
+        note = `index ignored: ${error.reason}`;
+        kept = -1;
+      }
     }
-    if (session === undefined) return undefined;
+    if (session === undefined) {
+      // An older file is migrated and rewritten by the full load: not worth a scan first.
+      if (!startsAsCurrent(reader, size)) return undefined;
+      session = catchUp(file, source, new LineTable(), size, lookup, now);
+      if (session === undefined) return undefined;
+    }
     source.release();
-    const { keys, ...opened } = session;
+    const { keys, table, ...opened } = session;
     opened.report.lineIndex = note === undefined ? "used" : note;
     let appender: LineIndexAppender | undefined;
-    if (writer !== undefined && access.writable) {
+    if (writer !== undefined && access.writable && table.end <= size && endsWithNewline(reader, size)) {
       // What the open learnt goes back to the index (all of it when rebuilt, else the new rows); a
-      // failure only costs the next open a scan. A last line without a line feed may still grow: no row.
-      let rows = table.size;
-      while (rows > 0 && table.offset[rows - 1]! + table.length[rows - 1]! >= size) rows -= 1;
-      if (rows === table.size && endsWithNewline(reader, size)) {
-        if (kept === -1) removeFormerLineIndexes(storage, file);
-        const publish = kept === -1 ? { dev, ino } : undefined;
-        appender = startLineIndexUpkeep(writer, file, { size, nextLine: cursor.line }, table, { from: kept === -1 ? 0 : kept, to: rows, publish }, keys);
-      }
+      // failure only costs the next open a scan. A last line without a line feed may still grow: no upkeep.
+      if (kept === -1) removeFormerLineIndexes(storage, file);
+      const rows = { from: Math.max(0, kept), to: table.size, publish: kept === -1 ? { dev, ino } : undefined };
+      appender = startLineIndexUpkeep(writer, file, table, rows, (id) => keys.rowOf(id));
+      const upkeep = appender;
+      if (upkeep !== undefined) source.onMismatch = () => upkeep.discard();
     }
     return { ...opened, appender };
   } catch (error) {
@@ -145,38 +150,34 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
   }
 }
 
-/** Why the rows of `stored` (cut to the size the open sees) cannot describe the start of the file `reader` reads, or `undefined` when they can. */
-function coveredPrefix(reader: SessionFileReader, stored: DecodedLineIndex): string | undefined {
-  const { table, gaps } = stored;
-  if (table.size === 0) return undefined;
-  const { end } = table;
-  if (!endsWithNewline(reader, end)) return "its covered size does not end a line";
-  for (const gap of gaps) {
-    if (gap.to > end) break;
-    const bytes = Buffer.allocUnsafe(gap.to - gap.from);
-    if (reader.readSync(bytes, gap.from) !== bytes.length) return "the file is shorter than its index";
-    if (!blankLines(bytes, gap.from === 0, gap.lines)) return `bytes ${gap.from}-${gap.to} between its rows are not ${gap.lines} blank lines`;
-  }
-  return undefined;
+/**
+ * Scans the lines past `table`'s rows, links them to the rows before, and builds the session;
+ * `undefined` when the full load must open it.
+ * @throws IndexMismatch when the rows are not the file's
+ */
+function catchUp(file: string, source: LineSource, table: LineTable, size: number, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
+  source.table = table;
+  const stored = table.size;
+  let before: TableKeys | undefined;
+  const earlier = (id: string): number => {
+    if (before === undefined) {
+      const classes = classified(table, stored);
+      before = new TableKeys(table, classes.entryRows, classes.parents, (row) => source.record(row), source.repeated);
+    }
+    return before.rowOf(id);
+  };
+  const links = new ScanLinks(table, stored === 0 ? -1 : table.firstRecordRow(), earlier);
+  scanFile(source.reader!, { offset: table.end, line: stored === 0 ? 1 : table.line[stored - 1]! + 1 }, table, size, links);
+  if (links.refusal !== undefined) return undefined;
+  // The last line the index covered is read: a sidecar of another content shows while the open can still fall back.
+  return build(file, source, classified(table, table.size), stored, lookup, now);
 }
 
-/** Whether `bytes` are exactly `lines` lines the loader skips as blank (`atStart`: after a byte order mark it skips too). */
-function blankLines(bytes: Buffer, atStart: boolean, lines: number): boolean {
-  let start = atStart && startsWithBom(bytes, 0, bytes.length) ? 3 : 0;
-  if (lines === 0) return start === bytes.length;
-  for (let k = 0; k < lines; k++) {
-    const end = bytes.indexOf(0x0a, start);
-    if (end === -1 || (end > start && linePieces(bytes, start, end, 0).length > 0)) return false;
-    start = end + 1;
-  }
-  return start === bytes.length;
-}
-
-/** The first row of the last line `table` holds (the pieces of one line go together). */
-function lastLineStart(table: LineTable): number {
-  let row = table.size - 1;
-  while (row > 0 && table.line[row - 1] === table.line[row]) row -= 1;
-  return row;
+/** The classes of the first `rows` rows. @throws IndexMismatch when their parent rows cannot be a tree's */
+function classified(table: LineTable, rows: number): RowClasses {
+  const classes = classifyRows(table, rows);
+  if (typeof classes === "string") throw new IndexMismatch(classes);
+  return classes;
 }
 
 /** An {@link IndexMismatch} as the caller's `session_changed`; any other error as it is. */
@@ -185,31 +186,30 @@ function changed(error: unknown, file: string, what: string): unknown {
 }
 
 /** False when the first record within the file's first bytes is not a v5 header (none so early: true). */
-function startsAsCurrent(file: string, reader: SessionFileReader, size: number): boolean {
+function startsAsCurrent(reader: SessionFileReader, size: number): boolean {
   const chunk = Buffer.allocUnsafe(Math.min(HEADER_PEEK, size));
   const count = reader.readSync(chunk, 0);
-  const table = new LineTable();
-  scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, table, count >= size);
-  const row = table.firstRecordRow();
-  if (row === table.size) return true;
-  if (table.typeAt(row) !== "session") return false;
+  let first: JsonRecord | undefined;
+  scanLines(chunk.subarray(0, count), { offset: 0, line: 1 }, new LineTable(), count >= size, (_row, record) => {
+    first ??= record;
+  });
+  if (first === undefined) return true;
   try {
-    const piece = pieceOf(file, table, row, chunk, table.offset[row]!, table.offset[row]! + table.length[row]!);
-    return !(piece instanceof InvalidPiece) && piece.version === 5;
+    return first.type === "session" && checkHeaderVersion(first) === 5;
   } catch {
     return false;
   }
 }
 
 /** Scans `reader` from `cursor` to `size` into `table`, reading a bounded chunk at a time. */
-function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTable, size: number): void {
+function scanFile(reader: SessionFileReader, cursor: ScanCursor, table: LineTable, size: number, links: ScanLinks): void {
   let buffer = Buffer.allocUnsafe(Math.max(1, Math.min(SCAN_CHUNK, size - cursor.offset)));
   while (cursor.offset < size) {
     const want = Math.min(buffer.length, size - cursor.offset);
     const count = reader.readSync(buffer.subarray(0, want), cursor.offset);
     if (count === 0) break;
     const final = cursor.offset + count >= size || count < want;
-    const consumed = scanLines(buffer.subarray(0, count), cursor, table, final);
+    const consumed = scanLines(buffer.subarray(0, count), cursor, table, final, links.note);
     if (consumed === 0 && !final) {
       // One line longer than the buffer: read it whole, if a string can hold it.
       if (buffer.length > MAX_LINE_BYTES) throw tooLarge(reader.path);
@@ -225,36 +225,62 @@ function tooLarge(file: string): SessionFormatError {
 
 /** Reads lines by their rows, each checked against its row: through the open's reader, later a new one per batch checked to be the same file. */
 class LineSource {
-  #reader: SessionFileReader | undefined;
+  reader: SessionFileReader | undefined;
   readonly #storage: SessionStorage;
   readonly #file: string;
   readonly #opened: SessionFileReader["stat"];
-  table: LineTable;
+  table = new LineTable();
   #scratch = Buffer.allocUnsafe(64 << 10);
 
-  constructor(storage: SessionStorage, file: string, reader: SessionFileReader, table: LineTable) {
+  constructor(storage: SessionStorage, file: string, reader: SessionFileReader) {
     this.#storage = storage;
     this.#file = file;
-    this.#reader = reader;
+    this.reader = reader;
     this.#opened = reader.stat;
-    this.table = table;
   }
+
+  /** Called once a line read after the open disagrees with its row, before the caller gets `session_changed`. */
+  onMismatch: (() => void) | undefined;
+
+  /** Refuses rows whose entries hold one id twice (they stand only for files whose ids are unique). */
+  readonly repeated = (): never => this.mismatch(new IndexMismatch("two entries hold one id"));
 
   /** Stops using the open's reader (it is about to be closed). */
   release(): void {
-    this.#reader = undefined;
+    this.reader = undefined;
+  }
+
+  /**
+   * Refuses a line that disagrees with its row: during the open a signal to fall back on the full load; after it
+   * (entries read on demand) the caller's `session_changed`.
+   */
+  mismatch(error: unknown): never {
+    if (this.reader !== undefined || !(error instanceof IndexMismatch)) throw error;
+    this.onMismatch?.();
+    this.onMismatch = undefined;
+    throw changed(error, this.#file, "no longer holds the lines it was opened with");
+  }
+
+  /** The record of row `row`. @throws IndexMismatch when the line holds none */
+  record(row: number): JsonRecord {
+    const piece = this.read([row])[0];
+    if (piece instanceof InvalidPiece || piece === BLANK) throw new IndexMismatch(`line ${this.table.line[row]} holds no record`);
+    return piece!;
   }
 
   /** The pieces of the lines of `rows` (ascending), each checked against its row. */
   read(rows: readonly number[]): LinePieceOf[] {
     if (rows.length === 0) return [];
-    if (this.#reader !== undefined) return this.#readWith(this.#reader, rows);
+    if (this.reader !== undefined) return this.#readWith(this.reader, rows);
     const reader = this.#storage.openReaderSync(this.#file);
     try {
-      if (reader.stat.dev !== this.#opened.dev || reader.stat.ino !== this.#opened.ino) throw new IndexMismatch(`${this.#file} was replaced`);
+      // Replaced by a rewrite: the lines are elsewhere now, and the index is not wrong.
+      if (reader.stat.dev !== this.#opened.dev || reader.stat.ino !== this.#opened.ino) {
+        throw changed(new IndexMismatch(`${this.#file} was replaced`), this.#file, "no longer holds the lines it was opened with");
+      }
       return this.#readWith(reader, rows);
     } catch (error) {
-      throw changed(error, this.#file, "no longer holds the lines it was opened with");
+      return this.mismatch(error);
     } finally {
       reader.close();
     }
@@ -267,25 +293,38 @@ class LineSource {
     while (k < rows.length) {
       const start = table.offset[rows[k]!]!;
       let last = k;
-      let end = start + table.length[rows[k]!]!;
+      let end = start + table.length(rows[k]!);
       while (last + 1 < rows.length) {
         const next = rows[last + 1]!;
-        const nextEnd = table.offset[next]! + table.length[next]!;
+        const nextEnd = table.offset[next]! + table.length(next);
         if (table.offset[next]! - end > READ_GAP || nextEnd - start > READ_SPAN) break;
         last += 1;
         end = Math.max(end, nextEnd);
       }
-      if (this.#scratch.length < end - start) this.#scratch = Buffer.allocUnsafe(end - start);
-      const bytes = this.#scratch.subarray(0, end - start);
-      if (reader.readSync(bytes, start) !== bytes.length) throw new IndexMismatch(`${this.#file} is shorter than its index`);
+      // With the byte before and after: each line must sit between line feeds (or the file's ends).
+      const from = Math.max(0, start - 3);
+      const to = Math.min(end + 1, reader.stat.size);
+      if (this.#scratch.length < to - from) this.#scratch = Buffer.allocUnsafe(to - from);
+      const bytes = this.#scratch.subarray(0, to - from);
+      if (reader.readSync(bytes, from) !== bytes.length) throw new IndexMismatch(`${this.#file} is shorter than its index`);
       for (; k <= last; k++) {
         const row = rows[k]!;
-        const from = table.offset[row]! - start;
-        out.push(pieceOf(this.#file, table, row, bytes, from, from + table.length[row]!));
+        const at = table.offset[row]! - from;
+        const after = at + table.length(row);
+        if (after > bytes.length || (after < bytes.length && bytes[after] !== NEWLINE)) throw new IndexMismatch(`line ${table.line[row]} does not end where indexed`);
+        if (!startsAt(table, row, bytes, at)) throw new IndexMismatch(`line ${table.line[row]} does not start where indexed`);
+        out.push(pieceOf(this.#file, table, row, bytes, at, after));
       }
     }
     return out;
   }
+}
+
+/** Whether the bytes before row `row`'s line, at `at` of `bytes`, are the file's start, its byte order mark, or a line feed. */
+function startsAt(table: LineTable, row: number, bytes: Buffer, at: number): boolean {
+  const offset = table.offset[row]!;
+  if ((table.flags(row) & F_BOM) !== 0) return offset === 3 && at === 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+  return offset === 0 ? at === 0 : at > 0 && bytes[at - 1] === NEWLINE;
 }
 
 /** An invalid piece of a line as a read gives it. */
@@ -293,56 +332,190 @@ class InvalidPiece {
   constructor(readonly invalid: InvalidLine) {}
 }
 
+/** What a blank line's row reads as. */
+const BLANK = Symbol("blank line");
+
 /**
  * What one row's line gives: the record itself (no wrapper: a context read keeps a million of them
- * alive at once), or an invalid piece; a row with a type always gives a record.
+ * alive at once), an invalid piece, or a blank line.
  */
-type LinePieceOf = JsonRecord | InvalidPiece;
+type LinePieceOf = JsonRecord | InvalidPiece | typeof BLANK;
 
-/** The record or invalid piece row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
+/** The record, invalid piece or blank line row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
 function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
-  const piece = table.piece[row]!;
-  let value: unknown;
+  const line = table.line[row]!;
+  const kind = table.kind(row);
+  const flags = table.flags(row);
   if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
-  if (lineCrc(bytes, from, to) !== table.crc[row]) throw new IndexMismatch(`line ${table.line[row]} is not the line indexed`);
-  if (piece === WHOLE_LINE) {
-    const text = decodeLine(bytes, from, to, table.line[row]!);
+  if (lineCrc(bytes, from, to) !== table.crc(row)) throw new IndexMismatch(`line ${line} is not the line indexed`);
+  if (kind === KIND_BLANK) {
+    if (to > from && linePieces(bytes, from, to, line).length > 0) throw new IndexMismatch(`line ${line} is not blank`);
+    return BLANK;
+  }
+  let value: unknown;
+  if ((flags & F_PIECE) === 0) {
+    const text = decodeLine(bytes, from, to, line);
     try {
       value = JSON.parse(text);
     } catch {
-      throw new IndexMismatch(`line ${table.line[row]} does not parse`);
+      throw new IndexMismatch(`line ${line} does not parse`);
     }
   } else {
-    const { pieces, whole } = lineRows(bytes, from, to, table.line[row]!);
+    const { pieces, whole } = lineRows(bytes, from, to, line);
+    let first = row;
+    while ((table.flags(first) & F_CONT) !== 0) first -= 1;
+    let end = row + 1;
+    while (end < table.size && (table.flags(end) & F_CONT) !== 0) end += 1;
     // Every piece of the line has its row, or a rewrite through the rows would drop one.
-    if (whole || pieces.length !== piecesIndexed(table, row)) throw new IndexMismatch(`line ${table.line[row]} is not cut as indexed`);
-    const cut = pieces[piece]!;
+    if (whole || pieces.length !== end - first) throw new IndexMismatch(`line ${line} is not cut as indexed`);
+    const cut = pieces[row - first]!;
     if (cut.kind === "invalid") {
-      if (table.typeCode[row]! >= 0) throw new IndexMismatch(`line ${table.line[row]} holds no record`);
+      if (kind !== KIND_INVALID) throw new IndexMismatch(`line ${line} holds no record`);
       const { kind: _kind, ...invalid } = cut;
       return new InvalidPiece(invalid);
     }
     value = cut.value;
   }
-  if (!isJsonRecord(value) || table.typeCode[row]! < 0 || value.type !== table.typeAt(row)) throw new IndexMismatch(`line ${table.line[row]} is not the record indexed`);
-  const { id, parentId: parent } = value;
-  const sameId = typeof id === "string" ? table.idIs(row, id) : table.idLength[row] === NO_STRING;
-  const parentLength = table.parentLength[row]!;
-  const sameParent =
-    typeof parent === "string" ? table.parentIs(row, parent) : parentLength === (parent === null ? NULL_PARENT : NO_STRING);
-  if (!sameId || !sameParent) {
-    throw new IndexMismatch(`line ${table.line[row]} has another id or parent than indexed`);
+  if (!isJsonRecord(value) || kindOf(value.type) !== kind) throw new IndexMismatch(`line ${line} is not the record indexed`);
+  const { id, parentId } = value;
+  const parent = table.parent(row);
+  const sameId = (flags & (F_ID | F_PARENT_NULL | F_PARENT_STRING)) === keyFlags(id, parentId) && (typeof id !== "string" || idHash(id) === table.idHash(row));
+  if (!sameId || (typeof parentId === "string" && parent >= 0 && idHash(parentId) !== table.idHash(parent))) {
+    throw new IndexMismatch(`line ${line} has another id or parent than indexed`);
   }
   return value;
 }
 
-/** The number of rows of the line of row `row` (the pieces of one line are adjacent rows). */
-function piecesIndexed(table: LineTable, row: number): number {
-  let first = row;
-  while (first > 0 && table.line[first - 1] === table.line[row]) first -= 1;
-  let end = row + 1;
-  while (end < table.size && table.line[end] === table.line[row]) end += 1;
-  return end - first;
+/** An opened session before its index upkeep, with its rows and their entries' keys (for the upkeep). */
+type BuiltSession = Omit<IndexedSession, "appender"> & { keys: TableKeys; table: LineTable };
+
+/**
+ * The session the rows describe, or `undefined` when it is not a v5 session with a usable header. `stored` rows came
+ * from the sidecar: the last of them is read now, with every row whose line its row cannot describe.
+ */
+function build(file: string, source: LineSource, classes: RowClasses, stored: number, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
+  const { table } = source;
+  const { headerRow, entryRows: rows, positionOfRow, patchRows, invalidLines, salvagedLines } = classes;
+  if (headerRow === table.size || table.kind(headerRow) !== kindOf("session") || (table.flags(headerRow) & F_ID) === 0) return undefined;
+  const rawHeader = source.record(headerRow);
+  if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
+
+  const reading = [...classes.unknownRows];
+  for (const row of [stored - 1, table.size - 1]) if (row > headerRow && !reading.includes(row)) reading.push(row);
+  reading.sort((a, b) => a - b);
+  const checked = new Map(source.read(reading).map((piece, k) => [reading[k]!, piece]));
+  let tree: SessionTree | undefined;
+  // Once the tree exists an id is confirmed through its entries, so a line read for a lookup is read once and kept,
+  // and a lookup after the open reads the file only for an entry the open did not read.
+  const keys = new TableKeys(table, rows, classes.parents, (row) =>
+    tree === undefined ? source.record(row) : (tree.index.entriesAt([positionOfRow[row]!])[0] as unknown as JsonRecord),
+    source.repeated,
+  );
+  // Stored rows stand for a file whose ids are unique only if a writer wrote them: entries sharing a hash are read now.
+  if (stored > 0) keys.checkDistinct();
+  const patchRecords = source.read(patchRows) as JsonRecord[];
+  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, keys, patchRows, patchRecords);
+
+  const unresolved = new Map<number, UnresolvedBlobRef[]>();
+  const load = (positions: readonly number[]): FileEntry[] => {
+    const wanted = new Array<number>(positions.length);
+    for (let k = 0; k < positions.length; k++) wanted[k] = rows[positions[k]!]!;
+    const pieces = source.read(wanted) as JsonRecord[];
+    const entries = new Array<FileEntry>(pieces.length);
+    const refs: UnresolvedBlobRef[] = [];
+    for (let k = 0; k < pieces.length; k++) {
+      const position = positions[k]!;
+      // Rows name a parent by its id's hash; a parent read beside its child is compared whole.
+      if (k > 0 && keys.parents[position] === positions[k - 1] && pieces[k]!.parentId !== pieces[k - 1]!.id) {
+        source.mismatch(new IndexMismatch(`line ${table.line[wanted[k]!]} has another parent than indexed`));
+      }
+      const message = patched.size === 0 ? undefined : patched.get(position);
+      let entry = (message === undefined ? pieces[k]! : { ...pieces[k]!, message }) as FileEntry;
+      markIfUnknown(entry as JsonRecord);
+      if (!isUnknownEntry(entry)) {
+        entry = resolveEntryBlobRefs(entry, lookup, refs);
+        if (refs.length > 0) unresolved.set(position, refs.splice(0));
+      }
+      entries[k] = entry;
+    }
+    return entries;
+  };
+  tree = SessionTree.deferred({ keys, load }, { now });
+  // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
+  buildContextOnPath(tree.pathView());
+
+  // Blank lines are rows (so rows tile the file) but no line of the session.
+  const lineRowsOf: number[] = [];
+  for (let row = 0; row < table.size; row++) if (table.kind(row) !== KIND_BLANK) lineRowsOf.push(row);
+  const patchSlot = new Map(patchRows.map((row, k) => [row, k]));
+  const lines = deferredLines(lineRowsOf.length, (i) => {
+    const row = lineRowsOf[i]!;
+    if (row === headerRow) return { kind: "header" };
+    // Read by the open already: a rewrite writes its text back.
+    if (table.kind(row) === KIND_INVALID) return { kind: "invalid", invalid: (checked.get(row) as InvalidPiece).invalid };
+    const patch = patchSlot.get(row);
+    if (patch !== undefined) return { kind: "patch", record: patchRecords[patch]!, state: states[patch]! };
+    return new DeferredEntryLine(tree, positionOfRow[row]!);
+  });
+
+  const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, rows.length);
+  const report: SessionLoadReport = {
+    path: file,
+    loaded: true,
+    movedAside: undefined,
+    invalidLines,
+    salvagedLines,
+    migratedFrom: null,
+    get unknownEntries(): number {
+      return loadedEntries().filter((entry) => isUnknownEntry(entry)).length;
+    },
+    patchesApplied: applied,
+    patchesSkipped: skipped,
+    get unresolvedBlobs(): UnresolvedBlobRef[] {
+      loadedEntries();
+      return [...unresolved.entries()].sort(([a], [b]) => a - b).flatMap(([, refs]) => refs);
+    },
+  };
+  return {
+    keys,
+    table,
+    header,
+    tree,
+    lines,
+    // Read from the end: an assistant message is nearly always near it.
+    hasAssistant: findLastMessage(tree.index.count, (i) => tree.index.typeAt(i), (positions) => tree.index.entriesAt(positions), (entry) => (isAssistantMessage(entry) ? true : undefined)) === true,
+    usage: new DeferredUsage(loadedEntries),
+    report,
+  };
+}
+
+/**
+ * Replays the patch records: the effective header, and the patched messages by entry position. An entry patch's
+ * target is the one entry holding its id (ids are unique here), when it comes before the patch.
+ */
+function replay(rawHeader: SessionHeader, table: LineTable, keys: TableKeys, patchRows: readonly number[], patchRecords: readonly JsonRecord[]) {
+  const patched = new Map<number, unknown>();
+  if (patchRows.length === 0) return { header: rawHeader, patched, states: [], applied: 0, skipped: 0 };
+  /** key-only stand-ins for the targets: all a patch replay reads of them */
+  const targets = new Map<number, JsonRecord>();
+  patchRecords.forEach((record, k) => {
+    const id = record.type === "entry_patch" ? record.entryId : undefined;
+    const position = typeof id === "string" ? keys.positionOf(id) : -1;
+    if (position !== -1 && keys.rowAt(position) < patchRows[k]! && !targets.has(position)) targets.set(position, { type: keys.typeAt(position), id });
+  });
+  const order = [...targets.keys()].sort((a, b) => a - b);
+  const items: ReplayItem[] = [];
+  let t = 0;
+  patchRows.forEach((row, k) => {
+    for (; t < order.length && keys.rowAt(order[t]!) < row; t++) items.push({ kind: "entry", value: targets.get(order[t]!)! });
+    items.push({ kind: "patch", value: patchRecords[k]!, line: table.line[row]! });
+  });
+  const replayed = replayPatches(rawHeader, items, 5);
+  replayed.entries.forEach((entry, k) => {
+    if (entry !== targets.get(order[k]!)) patched.set(order[k]!, entry.message);
+  });
+  const states = patchRecords.map(patchStates(replayed.report));
+  return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
 }
 
 /**
@@ -394,146 +567,6 @@ class DeferredUsage extends UsageAccumulator {
     this.#prime = undefined;
     for (const entry of entries) super.add(entry);
   }
-}
-
-/** An opened session before its index upkeep, with its entries' keys (for the upkeep). */
-type BuiltSession = Omit<IndexedSession, "appender"> & { keys: TableKeys };
-
-/** The session the rows describe, or `undefined` when it is not a v5 session with a usable header. */
-function build(file: string, source: LineSource, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
-  const { table } = source;
-  const headerRow = table.firstRecordRow();
-  if (headerRow === table.size || table.typeAt(headerRow) !== "session" || table.idLength[headerRow]! < 0) return undefined;
-  const rawHeader = source.read([headerRow])[0] as JsonRecord;
-  if (checkHeaderVersion(rawHeader) !== 5 || !schemaChecks().SessionHeaderSchema(rawHeader)) return undefined;
-
-  const { patchCodes, entryRows: rows, patchRows, slotOfRow, invalidLines, salvagedLines } = classifyRows(table, headerRow);
-  // A row that keeps its line out of the tree (no record, an entry without an id) and the last line covered are read now,
-  // so a row hiding an entry or a sidecar of another content shows while the open can still fall back.
-  const excluding: number[] = [];
-  for (let i = 0; i < table.size; i++) if (table.typeCode[i]! < 0 || (i > headerRow && table.idLength[i]! < 0 && !patchCodes[table.typeCode[i]!])) excluding.push(i);
-  if (table.size > 0 && excluding[excluding.length - 1] !== table.size - 1) excluding.push(table.size - 1);
-  const checked = new Map(source.read(excluding).map((piece, k) => [excluding[k]!, piece]));
-  const keys = new TableKeys(table, rows, storedParents(table, rows, slotOfRow, headerRow, patchCodes));
-  const patchRecords = source.read(patchRows) as JsonRecord[];
-  const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, rows, patchRows, patchRecords);
-
-  const unresolved = new Map<number, UnresolvedBlobRef[]>();
-  const load = (positions: readonly number[]): FileEntry[] => {
-    const wanted = new Array<number>(positions.length);
-    for (let k = 0; k < positions.length; k++) wanted[k] = rows[positions[k]!]!;
-    const pieces = source.read(wanted);
-    const entries = new Array<FileEntry>(pieces.length);
-    const refs: UnresolvedBlobRef[] = [];
-    for (let k = 0; k < pieces.length; k++) {
-      const position = positions[k]!;
-      const message = patched.size === 0 ? undefined : patched.get(position);
-      const record = pieces[k] as JsonRecord;
-      let entry = (message === undefined ? record : { ...record, message }) as FileEntry;
-      markIfUnknown(entry as JsonRecord);
-      if (!isUnknownEntry(entry)) {
-        entry = resolveEntryBlobRefs(entry, lookup, refs);
-        if (refs.length > 0) unresolved.set(position, refs.splice(0));
-      }
-      entries[k] = entry;
-    }
-    return entries;
-  };
-  const tree = SessionTree.deferred({ keys, load }, { now });
-  // Read now what a resume reads anyway, so a wrong row shows while the index can be rebuilt.
-  buildContextOnPath(tree.pathView());
-
-  const lines = deferredLines(table.size, (i) => {
-    const k = slotOfRow[i]!;
-    if (i === headerRow) return { kind: "header" };
-    if (table.typeCode[i]! < 0) {
-      // Read by the open already: a rewrite writes its text back.
-      return { kind: "invalid", invalid: (checked.get(i) as InvalidPiece).invalid };
-    }
-    if (patchCodes[table.typeCode[i]!] && i > headerRow) return { kind: "patch", record: patchRecords[k]!, state: states[k]! };
-    return new DeferredEntryLine(tree, k);
-  });
-
-  const loadedEntries = (): FileEntry[] => tree.getEntries().slice(0, rows.length);
-  const report: SessionLoadReport = {
-    path: file,
-    loaded: true,
-    movedAside: undefined,
-    invalidLines,
-    salvagedLines,
-    migratedFrom: null,
-    get unknownEntries(): number {
-      return loadedEntries().filter((entry) => isUnknownEntry(entry)).length;
-    },
-    patchesApplied: applied,
-    patchesSkipped: skipped,
-    get unresolvedBlobs(): UnresolvedBlobRef[] {
-      loadedEntries();
-      return [...unresolved.entries()].sort(([a], [b]) => a - b).flatMap(([, refs]) => refs);
-    },
-  };
-  return {
-    keys,
-    header,
-    tree,
-    lines,
-    // Read from the end: an assistant message is nearly always near it.
-    hasAssistant: findLastMessage(tree.index.count, (i) => tree.index.typeAt(i), (positions) => tree.index.entriesAt(positions), (entry) => (isAssistantMessage(entry) ? true : undefined)) === true,
-    usage: new DeferredUsage(loadedEntries),
-    report,
-  };
-}
-
-/**
- * The entries' parents by the stored parent rows, or `undefined` (every id is then hashed) when
- * an id repeats or a parent row is unknown or not an entry holding the parent id. Only "no id
- * repeats" is taken on the index's word; every line the open reads is checked against its row.
- */
-function storedParents(table: LineTable, rows: Int32Array, slotOfRow: Int32Array, headerRow: number, patchCodes: readonly boolean[]): Int32Array | undefined {
-  const { parentRow, repeats, parentLength, parentStart, idStart, idLength, typeCode, pool } = table;
-  const parents = new Int32Array(rows.length);
-  for (let p = 0; p < rows.length; p++) {
-    const row = rows[p]!;
-    const parent = parentRow[row]!;
-    if (repeats[row] !== 0) return undefined;
-    const length = parentLength[row]!;
-    if (length < 0) {
-      if (parent !== -1) return undefined;
-      parents[p] = -1;
-      continue;
-    }
-    if (parent < 0 || parent >= table.size || parent <= headerRow || typeCode[parent]! < 0 || patchCodes[typeCode[parent]!] || idLength[parent] !== length) return undefined;
-    const from = parentStart[row]!;
-    if (from !== idStart[parent] && pool.compare(pool, idStart[parent]!, idStart[parent]! + length, from, from + length) !== 0) return undefined;
-    parents[p] = slotOfRow[parent]!;
-  }
-  return parents;
-}
-
-/** Replays the patch records over the entries' keys: the effective header, and the patched messages by entry position. */
-function replay(rawHeader: SessionHeader, table: LineTable, entryRows: Int32Array, patchRows: readonly number[], patchRecords: readonly JsonRecord[]) {
-  const patched = new Map<number, unknown>();
-  if (patchRows.length === 0) return { header: rawHeader, patched, states: [], applied: 0, skipped: 0 };
-  const needEntries = patchRecords.some((record) => record.type !== "header_patch");
-  /** key-only stand-ins for the entries before each patch: all a patch replay reads of them */
-  const keyRecords: JsonRecord[] = [];
-  const items: ReplayItem[] = [];
-  let e = 0;
-  for (let p = 0; p < patchRows.length; p++) {
-    const row = patchRows[p]!;
-    for (; needEntries && e < entryRows.length && entryRows[e]! < row; e++) {
-      const keyRecord: JsonRecord = { type: table.typeAt(entryRows[e]!)!, id: table.idAt(entryRows[e]!) };
-      keyRecords.push(keyRecord);
-      items.push({ kind: "entry", value: keyRecord });
-    }
-    items.push({ kind: "patch", value: patchRecords[p]!, line: table.line[row]! });
-  }
-  const replayed = replayPatches(rawHeader, items, 5);
-  replayed.entries.forEach((entry, position) => {
-    if (entry !== keyRecords[position]) patched.set(position, entry.message);
-  });
-  const states = patchRecords.map(patchStates(replayed.report));
-  return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
 }
 
 /** Whether the byte before `size` is a line feed. */

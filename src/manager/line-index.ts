@@ -1,33 +1,52 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<name>.v4` (a dot
- * name no walk or peer takes for a session) describing the transcript's lines up to a covered size.
- * Only the holder of the transcript's writer lock writes it, through the writer's held directory;
- * a reader never does. Layout: one text line `gjc-line-index 4 <LE|BE><TAB>dev<TAB>ino`, then binary
- * batches, each a 16-byte head (rows, type table bytes, id bytes, CRC-32 of the body) and the body:
- * the typed-array columns in host byte order, the batch's type names, its id bytes. Rows must tile
- * the covered prefix exactly: each line starts where the previous one ended, the only gap a run of
- * blank lines (one line feed each, checked on open), pieces of a salvaged line numbered from 0.
- * A torn or damaged batch ends the index there; the transcript is read from there. Nothing here is
- * trusted: the open checks identity, the tiling, every gap, and every line it reads against its row's
- * CRC, type, id and parent. v1-v3 sidecars are never read, only removed.
+ * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<file>.v5` (a dot
+ * name no walk or peer takes for a session) holding one fixed-width row per line of the transcript's
+ * start (see {@link LineTable}). Layout: a 32-byte head (magic, the byte order of the rows, the
+ * transcript's device and inode), then rows. Only the holder of the transcript's writer lock writes
+ * it, through the writer's held directory: whole after a full read or a rewrite, else row by row
+ * after the lines it appends. A row of zeros or a torn row ends the index there. Nothing here is
+ * trusted: the open checks identity and every line it reads against its row; see `docs/design.md`.
+ * v1-v4 sidecars are never read, only removed.
  */
-import os from "node:os";
 import path from "node:path";
 import zlib from "node:zlib";
 
-import { isPatchRecordType, LineTable, NO_STRING, NULL_PARENT, scanLines, TableKeys, UNKNOWN_ROW, WHOLE_LINE } from "../session/index.js";
+import {
+  ALL_FLAGS,
+  F_BOM,
+  F_CONT,
+  F_ID,
+  F_PARENT_STRING,
+  F_PIECE,
+  idHash,
+  isPatchRecordType,
+  KIND_BLANK,
+  KIND_END,
+  KIND_INVALID,
+  keyFlags,
+  kindOf,
+  LineTable,
+  linePieces,
+  ROW_WORDS,
+  classifyRows,
+  scanLines,
+  TableKeys,
+  type JsonRecord,
+  type ScanCursor,
+} from "../session/index.js";
 import type { SessionStorage, SessionStorageWriter, SidecarFile } from "../storage/index.js";
 import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
 const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
-
-const MAGIC = `gjc-line-index 4 ${os.endianness()}`;
-/** Rows per batch of a complete index. */
-const BATCH_ROWS = 4096;
+const HEAD_BYTES = 32;
+const ROW_BYTES = ROW_WORDS * 4;
+const MAGIC = "gjc-li5\n";
+/** Written in host order: a sidecar of another byte order reads as another number. */
+const BYTE_ORDER = 0x01020304;
 
 /** The sidecar's name beside `file` (`version` of a former layout, to remove it). */
-function lineIndexName(file: string, version = "v4"): string {
+function lineIndexName(file: string, version = "v5"): string {
   return `.gjc-lines.${path.basename(file)}.${version}`;
 }
 
@@ -36,218 +55,86 @@ function lineIndexFile(file: string, version?: string): string {
 }
 
 /** Sidecars of earlier layouts: never read, removed when the index is written whole or the session moves. */
-const FORMER_VERSIONS = ["v1", "v2", "v3"];
+const FORMER_VERSIONS = ["v1", "v2", "v3", "v4"];
 
-/** A decoded index: whose transcript it describes, its rows, and the blank-line gaps between them that an open must check. */
+/** A decoded index: whose transcript it describes, and its rows. */
 export interface DecodedLineIndex {
   dev: string;
   ino: string;
   table: LineTable;
-  /** byte ranges between rows that must hold exactly `lines` blank lines (at offset 0, a byte order mark first) */
-  gaps: IndexGap[];
-  /** false when a torn or malformed batch ended the decoding early */
+  /** false when a torn or malformed row ended the decoding early */
   complete: boolean;
 }
 
-/** Bytes between two rows of an index (or before the first) that the open checks are blank lines. */
-export interface IndexGap {
-  from: number;
-  to: number;
-  lines: number;
+/** The 32-byte head of an index of transcript `dev`/`ino`. */
+export function encodeHead(dev: string, ino: string): Buffer {
+  const head = Buffer.alloc(HEAD_BYTES);
+  head.write(MAGIC, 0, "latin1");
+  new Uint32Array(head.buffer, head.byteOffset + 8, 1)[0] = BYTE_ORDER;
+  head.writeUInt32LE(ROW_BYTES, 12);
+  head.writeBigUInt64LE(BigInt(dev), 16);
+  head.writeBigUInt64LE(BigInt(ino), 24);
+  return head;
 }
 
-/** Batch head: rows, type table bytes, pool bytes, checksum of the body. */
-const HEAD = 16;
-/** `parentLength` in a batch of a parent that is the id of the row before. */
-const CHAINED = -3;
-/** The columns of a batch, in order: three Float64 ones, then seven Int32 ones. */
-const BATCH_COLUMNS = ["line", "offset", "length", "piece", "crc", "typeCode", "idLength", "parentLength", "parentRow", "repeats"] as const;
-
-function columnBytes(rows: number): number {
-  return rows * (3 * 8 + 7 * 4);
-}
-
-/** One batch (head and body) holding rows `from..to` of `table`. */
-function encodeBatch(table: LineTable, from: number, to: number): Buffer {
-  const rows = to - from;
-  const codes = new Map<number, number>();
-  const types: string[] = [];
-  // Type codes are made batch-local, and a parent sharing the previous row's id range is marked.
-  const type = new Int32Array(rows);
-  const parentLength = new Int32Array(rows);
-  const { pool, parentStart, idStart, idLength } = table;
-  let poolBytes = 0;
-  for (let k = 0; k < rows; k++) {
-    const row = from + k;
-    const code = table.typeCode[row]!;
-    if (code >= 0 && !codes.has(code)) codes.set(code, types.push(table.types[code]!) - 1);
-    type[k] = code < 0 ? -1 : codes.get(code)!;
-    const chained = k > 0 && table.parentLength[row]! >= 0 && parentStart[row] === idStart[row - 1] && table.parentLength[row] === idLength[row - 1];
-    parentLength[k] = chained ? CHAINED : table.parentLength[row]!;
-    poolBytes += Math.max(0, idLength[row]!) + Math.max(0, parentLength[k]!);
-  }
-  const typeText = Buffer.from(JSON.stringify(types), "utf8");
-  const batch = Buffer.allocUnsafe(HEAD + columnBytes(rows) + typeText.length + poolBytes);
-  let at = HEAD;
-  for (const name of BATCH_COLUMNS) {
-    const column = name === "typeCode" ? type : name === "parentLength" ? parentLength : table[name].subarray(from, to);
-    at += Buffer.from(column.buffer, column.byteOffset, column.byteLength).copy(batch, at);
-  }
-  at += typeText.copy(batch, at);
-  // Ids are a few dozen bytes: a plain loop beats a copy call per id.
-  for (let k = 0; k < rows; k++) {
-    const row = from + k;
-    for (let i = parentStart[row]!, end = i + Math.max(0, parentLength[k]!); i < end; i++) batch[at++] = pool[i]!;
-    for (let i = idStart[row]!, end = i + Math.max(0, idLength[row]!); i < end; i++) batch[at++] = pool[i]!;
-  }
-  batch.writeUInt32LE(rows, 0);
-  batch.writeUInt32LE(typeText.length, 4);
-  batch.writeUInt32LE(poolBytes, 8);
-  batch.writeUInt32LE(zlib.crc32(batch.subarray(HEAD)), 12);
-  return batch;
-}
-
-/** A complete index file for rows `0..rows` of `table`, describing transcript `dev`/`ino`. */
+/** A complete index of rows `0..rows` of `table`, describing transcript `dev`/`ino`. */
 export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows: number): Buffer {
-  const parts: Buffer[] = [Buffer.from(`${MAGIC}\t${dev}\t${ino}\n`, "utf8")];
-  for (let from = 0; from < rows; from += BATCH_ROWS) parts.push(encodeBatch(table, from, Math.min(rows, from + BATCH_ROWS)));
-  return Buffer.concat(parts);
+  return Buffer.concat([encodeHead(dev, ino), table.bytes(0, rows)]);
 }
 
-/** The longest header line: the magic and two decimal numbers. */
-const MAX_HEADER = 128;
-const DECIMAL = /^(?:0|[1-9][0-9]{0,24})$/;
-
-/** The index in the `size` bytes `read` gives (batches up to the first torn, malformed or out-of-order one); `undefined` when its header is not ours or it reads longer than `size`. */
+/** The index in the `size` bytes `read` gives; `undefined` when its head is not ours or it reads longer than `size`. */
 export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLineIndex | undefined {
-  const readExactly = (length: number, position: number): Buffer | undefined => {
-    const bytes = Buffer.allocUnsafe(length);
-    return readInto(read, bytes, position) ? bytes : undefined;
-  };
-  const start = readExactly(Math.min(MAX_HEADER, size), 0);
-  const feed = start?.indexOf(0x0a) ?? -1;
-  if (start === undefined || feed === -1) return undefined;
-  const header = start.toString("utf8", 0, feed).split("\t");
-  if (header.length !== 3 || header[0] !== MAGIC || !DECIMAL.test(header[1]!) || !DECIMAL.test(header[2]!)) return undefined;
-  const table = new LineTable();
-  const gaps: IndexGap[] = [];
-  table.reserve(Math.ceil(size / columnBytes(1)), 0);
-  let position = feed + 1;
-  let whole = true;
-  while (position < size) {
-    const head = position + HEAD <= size ? readExactly(HEAD, position) : undefined;
-    const length = head === undefined ? -1 : HEAD + columnBytes(head.readUInt32LE(0)) + head.readUInt32LE(4) + head.readUInt32LE(8);
-    if (head === undefined || length > size - position || !decodeBatch(read, head, position + HEAD, table, gaps)) {
-      whole = false;
-      break;
-    }
-    position += length;
-  }
-  // One byte more than the size shows a file still being written: nothing of it is trusted.
-  if (read(Buffer.allocUnsafe(1), size) !== 0) return undefined;
-  return { dev: header[1]!, ino: header[2]!, table, gaps, complete: whole };
-}
-
-/** Fills `bytes` from `position` on; false when the sidecar ends first. */
-function readInto(read: SidecarRead, bytes: Buffer, position: number): boolean {
+  if (size < HEAD_BYTES) return undefined;
+  // A buffer of its own, so the rows are an aligned view of it and never copied.
+  const bytes = Buffer.from(new ArrayBuffer(size + 1));
   let filled = 0;
-  for (let count = -1; filled < bytes.length && count !== 0; filled += count) count = read(bytes.subarray(filled), position + filled);
-  return filled === bytes.length;
+  for (let count = -1; filled <= size && count !== 0; filled += count) count = read(bytes.subarray(filled), filled);
+  // One byte more than the size shows a file still being written: nothing of it is trusted.
+  if (filled !== size || bytes.toString("latin1", 0, 8) !== MAGIC) return undefined;
+  if (new Uint32Array(bytes.buffer, 8, 1)[0] !== BYTE_ORDER || bytes.readUInt32LE(12) !== ROW_BYTES) return undefined;
+  const rows = Math.floor((size - HEAD_BYTES) / ROW_BYTES);
+  const table = new LineTable(new Int32Array(bytes.buffer, HEAD_BYTES, rows * ROW_WORDS), rows);
+  const checked = placeRows(table, rows);
+  table.truncate(checked);
+  return {
+    dev: bytes.readBigUInt64LE(16).toString(),
+    ino: bytes.readBigUInt64LE(24).toString(),
+    table,
+    complete: checked === rows && size === HEAD_BYTES + rows * ROW_BYTES,
+  };
 }
 
 /**
- * Decodes the batch whose head is `head` and whose body starts at `position` onto `table`; false, adding nothing, when it
- * is torn, damaged or does not continue the tiling. Columns and ids are read straight into the table's own arrays (past
- * its size until checked), so the index is never held twice.
+ * Places rows `0..rows` of `table` (each line one byte after the one before; pieces of a line in
+ * its place) and returns how many are well formed: the first that is not ends the index. Parent
+ * rows are checked where entries are known, in the open.
  */
-function decodeBatch(read: SidecarRead, head: Buffer, position: number, table: LineTable, gaps: IndexGap[]): boolean {
-  const rows = head.readUInt32LE(0);
-  const typeBytes = head.readUInt32LE(4);
-  const poolBytes = head.readUInt32LE(8);
-  if (rows === 0) return false;
-  const start = table.size;
-  const poolBase = table.poolSize;
-  const gapCount = gaps.length;
-  table.reserve(start + rows, poolBytes);
-  let at = position;
-  let crc = 0;
-  for (const name of BATCH_COLUMNS) {
-    const column = table[name];
-    const width = column.BYTES_PER_ELEMENT;
-    const into = Buffer.from(column.buffer, column.byteOffset + start * width, rows * width);
-    if (!readInto(read, into, at)) return false;
-    crc = zlib.crc32(into, crc);
-    at += into.length;
-  }
-  const typeText = Buffer.allocUnsafe(typeBytes);
-  const ids = table.pool.subarray(poolBase, poolBase + poolBytes);
-  if (!readInto(read, typeText, at) || !readInto(read, ids, at + typeBytes)) return false;
-  if (zlib.crc32(ids, zlib.crc32(typeText, crc)) !== head.readUInt32LE(12)) return false;
-  let types: unknown;
-  try {
-    types = JSON.parse(typeText.toString("utf8"));
-  } catch {
-    return false;
-  }
-  if (!Array.isArray(types) || !types.every((type) => typeof type === "string")) return false;
-  const codes = (types as string[]).map((type) => table.typeCodeOf(type));
-  if (!checkRows(table, start, rows, codes, poolBase, poolBytes, gaps)) {
-    gaps.length = gapCount;
-    return false;
-  }
-  table.poolSize = poolBase + poolBytes;
-  table.truncate(start + rows);
-  return true;
-}
-
-/**
- * Checks rows just copied into `table` and makes them its own: type codes batch-local, pool ranges implied by the lengths,
- * and the tiling: a new line starts exactly after the previous one plus one byte per blank line between (noted in `gaps`),
- * and the pieces of one line share its place and checksum and count up from 0.
- */
-function checkRows(table: LineTable, start: number, rows: number, codes: readonly number[], poolBase: number, poolBytes: number, gaps: IndexGap[]): boolean {
-  const { line, offset, length, piece, crc, typeCode, idStart, idLength, parentStart, parentLength, parentRow, repeats } = table;
-  let cursor = poolBase;
-  const poolEnd = poolBase + poolBytes;
-  for (let row = start; row < start + rows; row++) {
-    const l = line[row]!;
-    const o = offset[row]!;
-    const n = length[row]!;
-    const p = piece[row]!;
-    if (!(Number.isSafeInteger(l) && l >= 1 && Number.isSafeInteger(o) && o >= 0 && Number.isSafeInteger(n) && n >= 1) || p < WHOLE_LINE) return false;
-    const last = row - 1;
-    if (last >= 0 && line[last] === l) {
-      if (o !== offset[last] || n !== length[last] || crc[row] !== crc[last] || piece[last]! < 0 || p !== piece[last]! + 1) return false;
+function placeRows(table: LineTable, rows: number): number {
+  let line = 0;
+  let offset = 0;
+  for (let row = 0; row < rows; row++) {
+    const kind = table.kind(row);
+    const flags = table.flags(row);
+    const word = table.words[row * ROW_WORDS + 4]!;
+    if (kind === 0 || kind >= KIND_END || (word & ~(0xff | (ALL_FLAGS << 8))) !== 0) return row;
+    if ((flags & F_BOM) !== 0 && (row !== 0 || (flags & F_CONT) !== 0)) return row;
+    if ((flags & F_ID) === 0 && table.idHash(row) !== 0) return row;
+    if ((flags & F_PARENT_STRING) === 0 && table.parent(row) !== -1) return row;
+    if (kind === KIND_BLANK && (flags & ~F_BOM) !== 0) return row;
+    if (kind === KIND_INVALID && (flags & (F_PIECE | F_ID | F_PARENT_STRING)) !== F_PIECE) return row;
+    if ((flags & F_CONT) !== 0) {
+      // Another piece of the line before: same place, same bytes, both cut by salvage.
+      const before = row - 1;
+      if (row === 0 || (flags & F_PIECE) === 0 || (table.flags(before) & F_PIECE) === 0) return row;
+      if (table.length(before) !== table.length(row) || table.crc(before) !== table.crc(row)) return row;
     } else {
-      if (p !== WHOLE_LINE && p !== 0) return false;
-      const previousEnd = last < 0 ? 0 : offset[last]! + length[last]! + 1;
-      const blank = last < 0 ? l - 1 : l - line[last]! - 1;
-      const skipped = o - previousEnd;
-      // Between two lines only blank ones (a feed at least each); before line 1 at most a byte order mark.
-      if (blank < 0 || (blank === 0 ? skipped !== 0 && !(last < 0 && skipped === 3) : skipped < blank)) return false;
-      if (skipped > 0) gaps.push({ from: previousEnd, to: o, lines: blank });
+      line += 1;
+      offset = row === 0 ? ((flags & F_BOM) !== 0 ? 3 : 0) : table.offset[row - 1]! + table.length(row - 1) + 1;
     }
-    const code = typeCode[row]!;
-    if (code < -1 || code >= codes.length) return false;
-    typeCode[row] = code < 0 ? -1 : codes[code]!;
-    const parent = parentLength[row]!;
-    if (parent === CHAINED) {
-      if (row === start || idLength[row - 1]! < 0) return false;
-      parentStart[row] = idStart[row - 1]!;
-      parentLength[row] = idLength[row - 1]!;
-    } else if (parent >= 0) {
-      parentStart[row] = cursor;
-      cursor += parent;
-    } else if (parent !== NO_STRING && parent !== NULL_PARENT) return false;
-    const id = idLength[row]!;
-    if (id >= 0) {
-      idStart[row] = cursor;
-      cursor += id;
-    } else if (id !== NO_STRING) return false;
-    if (cursor > poolEnd || (code < 0 && (id >= 0 || parent !== NO_STRING))) return false;
-    if (parentRow[row]! < UNKNOWN_ROW || (repeats[row] !== 0 && repeats[row] !== 1)) return false;
+    if (!Number.isSafeInteger(offset + table.length(row))) return row;
+    table.place(row, line, (flags & F_CONT) !== 0 ? table.offset[row - 1]! : offset);
   }
-  return cursor === poolEnd;
+  return rows;
 }
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
@@ -269,12 +156,81 @@ async function removeIfPresent(storage: SessionStorage, sidecar: string): Promis
   }
 }
 
+/** Removes the sidecars of former layouts beside `file` in the background; they are never read, so nothing waits for it. */
+export function removeFormerLineIndexes(storage: SessionStorage, file: string): void {
+  for (const version of FORMER_VERSIONS) void removeIfPresent(storage, lineIndexFile(file, version));
+}
+
 /** Closes a disposable writer; its failure costs the session nothing. */
 export function closeQuietly(writer: { closeSync(): void } | undefined): void {
   try {
     writer?.closeSync();
   } catch {
     // Released even when close reports an error.
+  }
+}
+
+/**
+ * The links of the records a scan adds to a table: each entry's parent row, resolved against the
+ * entries scanned before it and, through `earlier`, those of the rows the table already held. A file
+ * whose entries hold an id twice, or name a parent that comes later or never, is not described by
+ * rows (its tree needs the ids themselves): {@link refusal} then says why, and the full load opens it.
+ */
+export class ScanLinks {
+  refusal: string | undefined;
+  #headerRow: number;
+  readonly #ids = new Map<string, number>();
+  readonly #table: LineTable;
+  readonly #earlier: (id: string) => number;
+
+  /** `headerRow`: the row of the table's first record, -1 when it holds none yet. */
+  constructor(table: LineTable, headerRow: number, earlier: (id: string) => number = () => -1) {
+    this.#table = table;
+    this.#headerRow = headerRow;
+    this.#earlier = earlier;
+  }
+
+  /** The hook a scan calls with each record. */
+  readonly note = (row: number, record: JsonRecord): void => {
+    if (this.#headerRow === -1) {
+      this.#headerRow = row;
+      return;
+    }
+    if (this.refusal !== undefined || isPatchRecordType(record.type)) return;
+    const { id, parentId } = record;
+    if (typeof parentId === "string") {
+      const parent = this.#ids.get(parentId) ?? this.#earlier(parentId);
+      if (parent === -1) this.refusal = "an entry names a parent that no earlier entry holds";
+      else this.#table.setParent(row, parent);
+    }
+    if (typeof id === "string") {
+      if (this.#ids.has(id) || this.#earlier(id) !== -1) this.refusal = "two entries hold one id";
+      this.#ids.set(id, row);
+    }
+  };
+}
+
+/** Scans `bytes` (a whole file) into a new table, links resolved; `undefined` when rows cannot describe it. */
+export function scanWhole(bytes: Buffer): LineTable | undefined {
+  const table = new LineTable();
+  const links = new ScanLinks(table, -1);
+  const cursor: ScanCursor = { offset: 0, line: 1 };
+  scanLines(bytes, cursor, table, true, links.note);
+  return links.refusal === undefined ? table : undefined;
+}
+
+/** The record of row `row` of `table`, read from `file` (an entry's row: its piece holds one); throws when unreadable. */
+function recordAt(storage: SessionStorage, file: string, table: LineTable, row: number): JsonRecord {
+  let first = row;
+  while ((table.flags(first) & F_CONT) !== 0) first -= 1;
+  const reader = storage.openReaderSync(file);
+  try {
+    const line = Buffer.allocUnsafe(table.length(row));
+    const piece = reader.readSync(line, table.offset[row]!) === line.length ? linePieces(line, 0, line.length, table.line[row]!)[row - first] : undefined;
+    // Anything but the record the scan gave this row is a line of another file, which holds no id.
+    return piece?.kind === "record" ? piece.value : { type: "" };
+  } finally {
+    reader.close();
   }
 }
 
@@ -285,108 +241,71 @@ export interface AppendedKeys {
   parentId?: unknown;
 }
 
-/** Rows buffered before a batch is written while appending. */
+/** Rows buffered before they are written while appending. */
 const APPEND_BATCH_ROWS = 64;
 
 /**
- * Keeps the index of a file this process appends to up to date, buffering rows and writing a
- * batch at a time, unsynced: a crash loses only buffered rows, whose lines the next open finds
- * past the covered size. Any failure, or a write rows cannot follow, ends the upkeep for good.
+ * Keeps the index of a file this process appends to up to date, buffering rows and writing them
+ * a batch at a time, unsynced: a crash loses only buffered rows, whose lines the next open finds
+ * past the covered size. Any failure, or a line a row cannot describe, ends the upkeep for good.
  */
 export class LineIndexAppender {
   readonly #sidecar: SidecarFile;
-  /** the entries of the rows the index held when the upkeep began */
-  readonly #keys: TableKeys;
-  readonly #table = new LineTable();
-  /**
-   * The rows of the ids appended since the upkeep began: in two lists until a parent other than the
-   * last entry is asked for (nearly every append names the last one), then in a map.
-   */
-  #appendedIds: Map<string, number> | undefined;
-  #appendedIdList: string[] = [];
-  #appendedRowList: number[] = [];
+  /** the table row of an entry id the file held when the upkeep began; -1 for none */
+  readonly #rowOf: (id: string) => number;
+  readonly #rows = new LineTable();
+  /** rows of the ids appended since the upkeep began */
+  readonly #appended = new Map<string, number>();
   /** the entry appended last and its row: most appends name it as their parent */
   #lastId: string | undefined;
   #lastRow = -1;
   #row: number;
-  /** the transcript's size as this process has written it */
-  #size: number;
-  #line: number;
-  /** lines appended since the last batch */
-  readonly #lengths: number[] = [];
-  readonly #crcs: number[] = [];
-  readonly #records: AppendedKeys[] = [];
   #done = false;
 
   /** Made by {@link startLineIndexUpkeep}; `sidecar` is held as long as the transcript's writer. */
-  constructor(sidecar: SidecarFile, size: number, line: number, row: number, keys: TableKeys) {
+  constructor(sidecar: SidecarFile, row: number, rowOf: (id: string) => number) {
     this.#sidecar = sidecar;
-    this.#size = size;
-    this.#line = line;
     this.#row = row;
-    this.#keys = keys;
+    this.#rowOf = rowOf;
   }
 
-  /** Records an appended line `text` of `length` bytes (no feed) holding `record`; rows are made per batch, touching the columns once. */
+  /** Records an appended line `text` of `length` bytes (no feed) holding `record`. */
   appended(text: string, length: number, record: AppendedKeys): void {
     if (this.#done) return;
-    this.#lengths.push(length);
-    this.#crcs.push(zlib.crc32(text) | 0);
-    this.#records.push(record);
-    if (this.#records.length >= APPEND_BATCH_ROWS) this.flush();
+    const { type, id, parentId } = record;
+    const kind = kindOf(type);
+    if (kind === KIND_INVALID || type === "session") return this.abandon();
+    const entry = !isPatchRecordType(type);
+    let parent = -1;
+    try {
+      if (typeof parentId === "string" && entry) {
+        parent = parentId === this.#lastId ? this.#lastRow : (this.#appended.get(parentId) ?? this.#rowOf(parentId));
+        if (parent === -1) return this.abandon();
+      }
+      // Rows describe files whose ids are unique (an open finds entries by their ids' hashes).
+      if (typeof id === "string" && entry && (this.#appended.has(id) || this.#rowOf(id) !== -1)) return this.abandon();
+    } catch {
+      // A lookup that cannot read the file leaves the row unknown: the upkeep ends, the append stands.
+      return this.abandon();
+    }
+    const row = this.#row++;
+    this.#rows.push(0, 0, { length, parent, crc: zlib.crc32(text) | 0, idHash: typeof id === "string" ? idHash(id) : 0, kind, flags: keyFlags(id, parentId) });
+    if (typeof id === "string" && entry) {
+      this.#appended.set(id, row);
+      [this.#lastId, this.#lastRow] = [id, row];
+    }
+    if (this.#rows.size >= APPEND_BATCH_ROWS) this.flush();
   }
 
-  /** Makes and writes the rows of the lines appended since the last batch; a line that cannot have a row ends the upkeep. */
+  /** Writes the rows buffered since the last batch. */
   flush(): void {
-    const records = this.#records;
-    const table = this.#table;
-    if (this.#done || records.length === 0) return;
-    for (let i = 0; i < records.length; i++) {
-      const { type, id, parentId: parent } = records[i]!;
-      if (typeof type !== "string") return this.abandon();
-      const length = this.#lengths[i]!;
-      table.push(this.#line, this.#size, length, WHOLE_LINE, this.#crcs[i]!, type, typeof id === "string" ? id : undefined, typeof parent === "string" || parent === null ? parent : undefined);
-      const k = table.size - 1;
-      if (isPatchRecordType(type)) table.parentRow[k] = -1;
-      else {
-        // The repeat flag stays 0: the tree gives each appended entry a new id, and the writer
-        // lock keeps every other writer out.
-        if (typeof id === "string") this.#noteAppended(id, this.#row);
-        table.parentRow[k] = typeof parent !== "string" ? -1 : parent === this.#lastId ? this.#lastRow : (this.#appendedRow(parent) ?? this.#keys.rowOf(parent));
-        if (typeof id === "string") [this.#lastId, this.#lastRow] = [id, this.#row];
-      }
-      this.#row += 1;
-      this.#size += length + 1;
-      this.#line += 1;
-    }
-    this.#lengths.length = 0;
-    this.#crcs.length = 0;
-    records.length = 0;
+    if (this.#done || this.#rows.size === 0) return;
     try {
-      this.#sidecar.appendSync(encodeBatch(table, 0, table.size));
-      table.truncate(0);
+      this.#sidecar.appendSync(this.#rows.bytes(0, this.#rows.size));
+      this.#rows.truncate(0);
     } catch {
       this.abandon();
     }
-  }
-
-  #noteAppended(id: string, row: number): void {
-    if (this.#appendedIds !== undefined) this.#appendedIds.set(id, row);
-    else {
-      this.#appendedIdList.push(id);
-      this.#appendedRowList.push(row);
-    }
-  }
-
-  /** The row of the last appended entry holding `id`. */
-  #appendedRow(id: string): number | undefined {
-    if (this.#appendedIds === undefined) {
-      this.#appendedIds = new Map();
-      for (let k = 0; k < this.#appendedIdList.length; k++) this.#appendedIds.set(this.#appendedIdList[k]!, this.#appendedRowList[k]!);
-      this.#appendedIdList = [];
-      this.#appendedRowList = [];
-    }
-    return this.#appendedIds.get(id);
   }
 
   /** Stops keeping the index (the transcript is being written in a way rows cannot follow). */
@@ -394,6 +313,18 @@ export class LineIndexAppender {
     if (this.#done) return;
     this.#done = true;
     closeQuietly(this.#sidecar);
+  }
+
+  /** Empties the index (a line disagreed with its row), so the next open scans the transcript and writes it again. */
+  discard(): void {
+    if (this.#done) return;
+    this.#rows.truncate(0);
+    try {
+      this.#sidecar.replaceSync(Buffer.alloc(0));
+    } catch {
+      // An index that cannot be emptied is still checked line by line on every read.
+    }
+    this.abandon();
   }
 
   /** Writes the buffered rows and releases the index file. */
@@ -404,36 +335,29 @@ export class LineIndexAppender {
 }
 
 /**
- * Starts the upkeep of `file`'s index through its `writer` (this process holds the transcript's lock). With `publish`, the
- * sidecar is first replaced by rows `0..rows` of `table` for transcript `dev`/`ino`;
- * otherwise it already holds rows `0..from` and rows `from..rows` are appended. Then each line appended past `size`
- * gets its row, line `nextLine` first; `keys` are the entries of the `rows`. `undefined` when the sidecar cannot be written.
+ * Starts the upkeep of `file`'s index through its `writer` (this process holds the transcript's lock). With `publish`,
+ * the sidecar is first replaced by rows `0..to` of `table` for transcript `dev`/`ino`; otherwise it already holds rows
+ * `0..from` and rows `from..to` are appended. Then each appended line gets its row; `rowOf` finds the row of an entry
+ * id among the `to` rows. `undefined` when the sidecar cannot be written.
  */
 export function startLineIndexUpkeep(
   writer: SessionStorageWriter,
   file: string,
-  at: { size: number; nextLine: number },
   table: LineTable,
   rows: { from: number; to: number; publish?: { dev: string; ino: string } },
-  keys: TableKeys,
+  rowOf: (id: string) => number,
 ): LineIndexAppender | undefined {
   let sidecar: SidecarFile | undefined;
   try {
     sidecar = writer.openSidecar?.(lineIndexName(file));
     if (sidecar === undefined) return undefined;
-    if (rows.publish !== undefined) {
-      sidecar.replaceSync(encodeLineIndex(rows.publish.dev, rows.publish.ino, table, rows.to));
-    } else if (rows.to > rows.from) sidecar.appendSync(encodeBatch(table, rows.from, rows.to));
-    return new LineIndexAppender(sidecar, at.size, at.nextLine, rows.to, keys);
+    if (rows.publish !== undefined) sidecar.replaceSync(encodeLineIndex(rows.publish.dev, rows.publish.ino, table, rows.to));
+    else if (rows.to > rows.from) sidecar.appendSync(table.bytes(rows.from, rows.to));
+    return new LineIndexAppender(sidecar, rows.to, rowOf);
   } catch {
     closeQuietly(sidecar);
     return undefined;
   }
-}
-
-/** Removes the sidecars of former layouts beside `file` in the background; they are never read, so nothing waits for it. */
-export function removeFormerLineIndexes(storage: SessionStorage, file: string): void {
-  for (const version of FORMER_VERSIONS) void removeIfPresent(storage, lineIndexFile(file, version));
 }
 
 /**
@@ -444,49 +368,18 @@ export function removeFormerLineIndexes(storage: SessionStorage, file: string): 
 export function indexWrittenFile(storage: SessionStorage, writer: SessionStorageWriter, file: string, bytes: Buffer): LineIndexAppender | undefined {
   try {
     if (!indexAccess(storage, path.dirname(file)).writable || bytes.length === 0 || bytes[bytes.length - 1] !== 0x0a) return undefined;
-    const table = new LineTable();
-    const cursor = { offset: 0, line: 1 };
-    scanLines(bytes, cursor, table, true);
-    const header = table.firstRecordRow();
-    if (header === table.size || table.typeAt(header) !== "session") return undefined;
-    // Hashing every entry id also fills the parent rows and repeat flags the index stores.
-    const keys = new TableKeys(table, classifyRows(table, header).entryRows);
+    const table = scanWhole(bytes);
+    if (table === undefined) return undefined;
     const { dev, ino, size } = storage.statSync(file);
     if (size !== bytes.length) return undefined;
+    const classes = classifyRows(table);
+    if (typeof classes === "string") return undefined;
     removeFormerLineIndexes(storage, file);
-    return startLineIndexUpkeep(writer, file, { size, nextLine: cursor.line }, table, { from: 0, to: table.size, publish: { dev, ino } }, keys);
+    // Asked for a parent off the appended chain (a branch) and whether an appended id is new: read from the file written.
+    const keys = new TableKeys(table, classes.entryRows, classes.parents, (row) => recordAt(storage, file, table, row));
+    return startLineIndexUpkeep(writer, file, table, { from: 0, to: table.size, publish: { dev, ino } }, (id) => keys.rowOf(id));
   } catch {
     return undefined;
   }
 }
 
-/** The entry rows (records after the header at `headerRow` but patches), the patch rows, each row's slot among its kind, and the report's counts. */
-export function classifyRows(table: LineTable, headerRow: number) {
-  const patchCodes = table.types.map(isPatchRecordType);
-  const { size, typeCode, piece, line } = table;
-  const entryRows = new Int32Array(size);
-  let entryCount = 0;
-  const patchRows: number[] = [];
-  const slotOfRow = new Int32Array(size);
-  let invalidLines = 0;
-  let salvagedLines = 0;
-  for (let i = 0; i < size; i++) {
-    const code = typeCode[i]!;
-    if (code < 0) invalidLines += 1;
-    // A line cut into pieces, one of them a record, is one that salvage recovered.
-    else if (piece[i]! >= 0 && (i === 0 || line[i - 1] !== line[i] || !salvagedAt(table, i - 1))) salvagedLines += 1;
-    if (code < 0 || i <= headerRow) continue;
-    if (patchCodes[code]) slotOfRow[i] = patchRows.push(i) - 1;
-    else {
-      slotOfRow[i] = entryCount;
-      entryRows[entryCount++] = i;
-    }
-  }
-  return { patchCodes, entryRows: entryRows.subarray(0, entryCount), patchRows, slotOfRow, invalidLines, salvagedLines };
-}
-
-/** Whether rows of the line of row `i` up to `i` already hold a salvaged record. */
-function salvagedAt(table: LineTable, i: number): boolean {
-  for (let k = i; k >= 0 && table.line[k] === table.line[i]; k--) if (table.piece[k]! >= 0 && table.typeCode[k]! >= 0) return true;
-  return false;
-}

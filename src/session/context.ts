@@ -230,7 +230,8 @@ function collectCompacted(path: PathView, compactionAt: number, out: ContextMess
 
 /** Position of `firstKeptEntryId` before the compaction, or -1; backwards, as the kept tail is short. */
 function keptStart(path: PathView, compactionAt: number, id: string | undefined): number {
-  if (id === undefined) return -1;
+  if (id === undefined || compactionAt === 0) return -1;
+  if (path.findId !== undefined) return path.findId(id, compactionAt);
   for (let i = compactionAt - 1; i >= 0; i--) if (path.idAt(i) === id) return i;
   return -1;
 }

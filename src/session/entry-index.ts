@@ -15,7 +15,6 @@ export interface EntryKeys {
   idAt(position: number): string | undefined;
   /** whether the entry at `position` has a string id (without making the string) */
   hasId(position: number): boolean;
-  parentIdAt(position: number): string | null | undefined;
   /** the position of the last entry in file order whose id is `id`, or -1 */
   positionOf(id: string): number;
   /** per position, the position of the last holder of its parent id, or -1; the index takes it over and updates it */
@@ -52,6 +51,8 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #parents: Int32Array = new Int32Array(64);
   #unresolved = new Set<string>();
   #stale = false;
+  /** whether an id was ever held by two entries */
+  #duplicated = false;
   #lastId: string | undefined;
   #lastPosition = -1;
   #deferred: DeferredEntries | undefined;
@@ -94,6 +95,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const heldAfter = this.#positions.has(id);
     const heldDeferred = !heldAfter && this.#keys !== undefined && this.#keys.positionOf(id) !== -1;
     if (heldDeferred) this.#shadowed += 1;
+    if (heldAfter || heldDeferred) this.#duplicated = true;
     this.#positions.set(id, position);
     // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
     if (heldAfter || heldDeferred || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
@@ -168,9 +170,15 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     return position < this.#base ? this.#keys!.typeAt(position) : this.#entries[position]!.type;
   }
 
-  /** The string `id` of the record at `position`. */
+  /** The string `id` of the record at `position` (a deferred one is read, and kept). */
   idAt(position: number): string | undefined {
-    return position < this.#base ? this.#keys!.idAt(position) : entryIdOf(this.#entries[position]!);
+    if (position < this.#base && this.#entries[position] === undefined && !this.#keys!.hasId(position)) return undefined;
+    return entryIdOf(this.#at(position));
+  }
+
+  /** Whether no id is held by two entries, so an id names one entry wherever it is asked for. */
+  get uniqueIds(): boolean {
+    return !this.#duplicated;
   }
 
   /** The path from the root to `leaf` by parent positions; `undefined` when `leaf` does not hold its id or on a cycle. */
@@ -197,7 +205,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #recompute(): void {
     this.#unresolved = new Set();
     for (let position = 0; position < this.count; position++) {
-      const parent = position < this.#base ? this.#keys!.parentIdAt(position) : parentIdOf(this.#entries[position]!);
+      const parent = parentIdOf(this.#at(position));
       const found = typeof parent === "string" ? this.positionOf(parent) : undefined;
       if (typeof parent === "string" && found === undefined) this.#unresolved.add(parent);
       this.#parents[position] = found ?? -1;
@@ -236,8 +244,9 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const keys = this.#keys;
     if (keys !== undefined) {
       const seen = new Set<string>();
+      const records = this[RECORDS];
       for (let position = 0; position < keys.count; position++) {
-        const id = keys.idAt(position);
+        const id = entryIdOf(records[position]!);
         if (id !== undefined) seen.add(id);
       }
       yield* seen;

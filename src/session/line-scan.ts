@@ -8,7 +8,7 @@ import { crc32 } from "node:zlib";
 
 import { emptyJsonlStats, scanJsonlLine, type InvalidLine, type JsonlStats } from "./jsonl.js";
 import type { JsonRecord } from "./salvage.js";
-import { LineTable, WHOLE_LINE } from "./line-table.js";
+import { F_BOM, F_CONT, F_PIECE, idHash, KIND_BLANK, KIND_INVALID, kindOf, keyFlags, type LineTable } from "./line-table.js";
 
 /** What one line gives: its records and invalid pieces, in order. */
 export type LinePiece = { kind: "record"; value: JsonRecord } | ({ kind: "invalid" } & InvalidLine);
@@ -45,10 +45,11 @@ export interface ScanCursor {
 
 /**
  * Scans the lines of `chunk` (from the cursor's line start) into `table`, advancing the cursor;
- * `final` takes a last line without a line feed. Blank lines get no row (the loader skips them).
+ * `final` takes a last line without a line feed. A blank line gets a row of its own kind, so rows tile the file;
+ * `onRecord` sees each record with its row (the table does not keep it).
  * @returns the bytes consumed (the rest is an unfinished line to read again)
  */
-export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, final: boolean): number {
+export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, final: boolean, onRecord?: RecordHook): number {
   const stats = emptyJsonlStats();
   let start = 0;
   while (start < chunk.length) {
@@ -57,8 +58,9 @@ export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, f
       if (!final) break;
       end = chunk.length;
     }
-    const from = cursor.line === 1 && cursor.offset === 0 && startsWithBom(chunk, start, end) ? start + 3 : start;
-    if (end > from) scanLine(chunk, from, end, cursor.line, cursor.offset + (from - start), table, stats);
+    const bom = cursor.line === 1 && cursor.offset === 0 && startsWithBom(chunk, start, end);
+    const from = bom ? start + 3 : start;
+    scanLine(chunk, from, end, { line: cursor.line, offset: cursor.offset + (from - start), bom }, table, stats, onRecord);
     cursor.line += 1;
     cursor.offset += end - start + (end < chunk.length ? 1 : 0);
     start = end + 1;
@@ -76,16 +78,26 @@ export function lineRows(bytes: Buffer, from: number, to: number, line: number, 
   return { pieces, whole: pieces.length === 1 && pieces[0]!.kind === "record" && stats.salvagedLines.length === salvaged };
 }
 
-function scanLine(chunk: Buffer, from: number, end: number, line: number, base: number, table: LineTable, stats: JsonlStats): void {
-  const { pieces, whole } = lineRows(chunk, from, end, line, stats);
+/** Called with each record a scan finds and the row it got. */
+export type RecordHook = (row: number, record: JsonRecord) => void;
+
+function scanLine(chunk: Buffer, from: number, end: number, at: { line: number; offset: number; bom: boolean }, table: LineTable, stats: JsonlStats, onRecord?: RecordHook): void {
+  const length = end - from;
   const crc = lineCrc(chunk, from, end);
+  const first = at.bom ? F_BOM : 0;
+  const { pieces, whole } = end > from ? lineRows(chunk, from, end, at.line, stats) : { pieces: [], whole: false };
+  if (pieces.length === 0) {
+    table.push(at.line, at.offset, { length, parent: -1, crc, idHash: 0, kind: KIND_BLANK, flags: first });
+    return;
+  }
   pieces.forEach((piece, k) => {
+    const place = (k > 0 ? F_CONT : first) | (whole ? 0 : F_PIECE);
     if (piece.kind === "invalid") {
-      table.push(line, base, end - from, k, crc, undefined, undefined, undefined);
+      table.push(at.line, at.offset, { length, parent: -1, crc, idHash: 0, kind: KIND_INVALID, flags: place });
       return;
     }
     const { type, id, parentId } = piece.value;
-    const parent = typeof parentId === "string" || parentId === null ? parentId : undefined;
-    table.push(line, base, end - from, whole ? WHOLE_LINE : k, crc, type, typeof id === "string" ? id : undefined, parent);
+    table.push(at.line, at.offset, { length, parent: -1, crc, idHash: typeof id === "string" ? idHash(id) : 0, kind: kindOf(type), flags: place | keyFlags(id, parentId) });
+    onRecord?.(table.size - 1, piece.value);
   });
 }

@@ -1,225 +1,201 @@
-/** A session file's line table: typed-array columns and one byte pool for the ids, no object per row. */
-import { SessionFormatError } from "./errors.js";
+/**
+ * A session file's line table: one fixed-width row per line (per piece of a salvaged line), no
+ * object or string per row. A row is five 32-bit words: the line's byte length, the row of the
+ * entry's parent, the CRC-32 of the line, a hash of the record's id, and its kind and flags. Offsets
+ * and line numbers are not stored: each row starts one byte after the line of the row before ends
+ * (a piece of the same line shares its line), so rows tile the file by construction.
+ */
 
-/** `piece` of a row whose line is one record parsed whole with `JSON.parse`. */
-export const WHOLE_LINE = -1;
-
-/** `idLength` of a row without a string id; `parentLength` of a row without a string or null parent. */
-export const NO_STRING = -1;
-/** `parentLength` of a row whose parent is `null`. */
-export const NULL_PARENT = -2;
-/** `parentRow` of a row whose parent's row is not known (scanned, not yet resolved). */
-export const UNKNOWN_ROW = -2;
-
-const INITIAL_ROWS = 64;
-/** The most id bytes a table holds (its ranges are 32-bit). */
-const MAX_POOL_BYTES = 0x7fffffff;
+/** 32-bit words per row. */
+export const ROW_WORDS = 5;
 
 /**
- * How a string is held in the pool: the content of its `JSON.stringify` form, one text per
- * string (lone surrogates included), so equal bytes are equal strings; a printable ASCII id is itself.
+ * Record types a row names by code, from {@link FIRST_TYPE_KIND} on. The order is part of the line
+ * index's file format: types are only ever added at the end. Any other type is {@link KIND_OTHER}.
  */
-export function poolText(text: string): string {
-  for (let i = 0; i < text.length; i++) if (!isPlainCode(text.charCodeAt(i))) return JSON.stringify(text).slice(1, -1);
-  return text;
+const RECORD_KINDS = [
+  "session", "message", "model_change", "thinking_level_change", "service_tier_change", "compaction", "branch_summary",
+  "custom", "custom_message", "label", "ttsr_injection", "session_init", "mode_change", "mcp_tool_selection",
+  "discovered_builtin_tool_selection", "configured_model_chain", "session_info", "header_patch", "entry_patch",
+] as const;
+
+/** No row: a word of zeros (the torn end of a sidecar) names no line. */
+export const KIND_NONE = 0;
+/** A line the loader skips as blank (white space only). */
+export const KIND_BLANK = 1;
+/** A piece of a line that holds no record. */
+export const KIND_INVALID = 2;
+/** A record whose type is not in the code list (its line is read to learn it). */
+export const KIND_OTHER = 3;
+const FIRST_TYPE_KIND = 4;
+/** One past the largest kind. */
+export const KIND_END = FIRST_TYPE_KIND + RECORD_KINDS.length;
+const KIND_OF = new Map<string, number>(RECORD_KINDS.map((type, k) => [type, FIRST_TYPE_KIND + k]));
+
+/** Flag: another piece of the line of the row before (same place, same length). */
+export const F_CONT = 1;
+/** Flag: the line is cut into pieces by salvage (not one record parsed whole). */
+export const F_PIECE = 2;
+/** Flag: the record has a string `id`. */
+export const F_ID = 4;
+/** Flag: `parentId` is `null`. */
+export const F_PARENT_NULL = 8;
+/** Flag: `parentId` is a string (an entry's parent is then the row in the parent word). */
+export const F_PARENT_STRING = 16;
+/** Flag: line 1 starts with a UTF-8 byte order mark, which the row's place skips. */
+export const F_BOM = 32;
+/** Every flag a row may carry. */
+export const ALL_FLAGS = 63;
+
+/** The kind of a record of `type`. */
+export function kindOf(type: unknown): number {
+  return typeof type === "string" ? (KIND_OF.get(type) ?? KIND_OTHER) : KIND_INVALID;
 }
 
-/** Whether a UTF-16 unit is printable ASCII other than `"` and a backslash: held in the pool as one byte. */
-function isPlainCode(code: number): boolean {
-  return code >= 0x20 && code < 0x7f && code !== 0x22 && code !== 0x5c;
+/** The type a kind names; `undefined` for a blank, invalid or other line. */
+export function typeOfKind(kind: number): string | undefined {
+  return kind >= FIRST_TYPE_KIND && kind < KIND_END ? RECORD_KINDS[kind - FIRST_TYPE_KIND] : undefined;
 }
 
-function fromPool(pool: Buffer, start: number, length: number): string {
-  const text = pool.toString("utf8", start, start + length);
-  for (let i = start; i < start + length; i++) if (pool[i] === 0x5c) return JSON.parse(`"${text}"`) as string;
-  return text;
+/** The 32-bit FNV-1a hash of a string's UTF-16 units: how a row names an id without holding it. */
+export function idHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash;
 }
 
-/** The per-row columns of a {@link LineTable}, grown together. */
-const COLUMNS = ["line", "offset", "length", "piece", "crc", "typeCode", "idStart", "idLength", "parentStart", "parentLength", "parentRow", "repeats"] as const;
+/** The flags of a record's `id` and `parentId`. */
+export function keyFlags(id: unknown, parentId: unknown): number {
+  return (typeof id === "string" ? F_ID : 0) | (parentId === null ? F_PARENT_NULL : typeof parentId === "string" ? F_PARENT_STRING : 0);
+}
 
-/**
- * One row per record or invalid piece of a session file, in file order: where its line is, and
- * `type`, `id` and `parentId` (byte ranges of {@link pool}; a parent equal to the previous id shares its range).
- */
+/** A row's fields, as {@link LineTable.push} takes them. */
+export interface RowFields {
+  length: number;
+  parent: number;
+  crc: number;
+  idHash: number;
+  kind: number;
+  flags: number;
+}
+
+/** The rows of a file and, computed from them, where each row's line is. */
 export class LineTable {
-  /** 1-based physical line number */
-  line: Float64Array = new Float64Array(INITIAL_ROWS);
-  /** byte offset of the line's first byte (after a byte order mark on line 1) */
-  offset: Float64Array = new Float64Array(INITIAL_ROWS);
-  /** byte length of the line, without its line feed */
-  length: Float64Array = new Float64Array(INITIAL_ROWS);
-  /** {@link WHOLE_LINE}, or the position of this piece among the pieces salvage cuts from the line */
-  piece: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** CRC-32 of the line's bytes (without its feed), as a signed 32-bit value: every read of the line is checked against it */
-  crc: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** code of the record's `type` in {@link types}; -1 for an invalid piece */
-  typeCode: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** pool offset of the id's bytes */
-  idStart: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** byte length of the id, or {@link NO_STRING} */
-  idLength: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** pool offset of the parent id's bytes */
-  parentStart: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** byte length of the parent id, {@link NO_STRING} or {@link NULL_PARENT} */
-  parentLength: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** for an entry row, the row of its parent's last holder, -1 for none, or {@link UNKNOWN_ROW}; spares an open hashing every id */
-  parentRow: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** 1 for an entry row whose id an earlier entry row holds too, else 0 */
-  repeats: Int32Array = new Int32Array(INITIAL_ROWS);
-  /** the ids' UTF-8 bytes; valid up to {@link poolSize} */
-  pool: Buffer = Buffer.allocUnsafe(1024);
-  /** bytes of {@link pool} in use */
-  poolSize = 0;
-  /** the distinct types, by code */
-  readonly types: string[] = [];
-  readonly #codes = new Map<string, number>();
+  /** the rows, {@link ROW_WORDS} words each: length, parent row, crc, id hash, kind | flags << 8 */
+  words: Int32Array;
+  /** byte offset of each row's line */
+  offset: Float64Array;
+  /** 1-based line number of each row */
+  line: Float64Array;
   #size = 0;
+
+  constructor(words = new Int32Array(64 * ROW_WORDS), rows = 0) {
+    this.words = words;
+    this.offset = new Float64Array(Math.max(64, rows));
+    this.line = new Float64Array(Math.max(64, rows));
+  }
 
   /** Number of rows. */
   get size(): number {
     return this.#size;
   }
 
-  /** The code of `type` in {@link types}, added when new. */
-  typeCodeOf(type: string): number {
-    let code = this.#codes.get(type);
-    if (code === undefined) {
-      code = this.types.push(type) - 1;
-      this.#codes.set(type, code);
+  /** Room for `rows` rows. */
+  reserve(rows: number): void {
+    if (rows * ROW_WORDS > this.words.length) {
+      const words = new Int32Array(Math.max(rows, Math.ceil((this.words.length / ROW_WORDS) * 1.5)) * ROW_WORDS);
+      words.set(this.words.subarray(0, this.#size * ROW_WORDS));
+      this.words = words;
     }
-    return code;
-  }
-
-  /** Room for `rows` rows and `bytes` more pool bytes. */
-  reserve(rows: number, bytes: number): void {
-    if (rows > this.line.length) {
-      const size = Math.max(rows, Math.ceil(this.line.length * 1.5));
-      const columns = this as Record<(typeof COLUMNS)[number], Float64Array | Int32Array>;
-      for (const name of COLUMNS) {
-        const next = new (columns[name].constructor as new (size: number) => Float64Array | Int32Array)(size);
-        next.set(columns[name]);
-        columns[name] = next;
-      }
-    }
-    if (this.poolSize + bytes > MAX_POOL_BYTES) throw new SessionFormatError("line_too_long", "the file's ids are too long to index");
-    if (this.poolSize + bytes > this.pool.length) {
-      const pool = Buffer.allocUnsafe(Math.max(this.poolSize + bytes, Math.ceil(this.pool.length * 1.5)));
-      this.pool.copy(pool, 0, 0, this.poolSize);
-      this.pool = pool;
+    if (rows > this.offset.length) {
+      const size = Math.max(rows, Math.ceil(this.offset.length * 1.5));
+      const offset = new Float64Array(size);
+      const line = new Float64Array(size);
+      offset.set(this.offset.subarray(0, this.#size));
+      line.set(this.line.subarray(0, this.#size));
+      [this.offset, this.line] = [offset, line];
     }
   }
 
-  /** Adds one row for `piece` of the line at `offset` (`length` bytes, CRC-32 `crc`); `id` and `parentId` as strings. */
-  push(line: number, offset: number, length: number, piece: number, crc: number, type: string | undefined, id: string | undefined, parentId: string | null | undefined): void {
-    const row = this.#size;
-    this.#row(line, offset, length, piece, crc, type === undefined ? -1 : this.typeCodeOf(type));
-    const previous = row - 1;
-    if (typeof parentId === "string" && previous >= 0 && this.idLength[previous]! >= 0 && this.idIs(previous, parentId)) {
-      this.parentStart[row] = this.idStart[previous]!;
-      this.parentLength[row] = this.idLength[previous]!;
-    } else if (typeof parentId === "string") [this.parentStart[row], this.parentLength[row]] = [this.poolSize, this.#add(parentId)];
-    else [this.parentStart[row], this.parentLength[row]] = [0, parentId === null ? NULL_PARENT : NO_STRING];
-    if (id === undefined) [this.idStart[row], this.idLength[row]] = [0, NO_STRING];
-    else [this.idStart[row], this.idLength[row]] = [this.poolSize, this.#add(id)];
-    this.#size = row + 1;
+  /** Adds a row whose line starts at `offset` and is line number `line`. */
+  push(line: number, offset: number, row: RowFields): void {
+    const at = this.#size;
+    this.reserve(at + 1);
+    this.place(at, line, offset);
+    const w = at * ROW_WORDS;
+    const { words } = this;
+    words[w] = row.length;
+    words[w + 1] = row.parent;
+    words[w + 2] = row.crc;
+    words[w + 3] = row.idHash;
+    words[w + 4] = row.kind | (row.flags << 8);
+    this.#size = at + 1;
   }
 
-  #row(line: number, offset: number, length: number, piece: number, crc: number, typeCode: number): void {
-    const row = this.#size;
-    this.reserve(row + 1, 0);
+  /** Sets where row `row`'s line is. */
+  place(row: number, line: number, offset: number): void {
     this.line[row] = line;
     this.offset[row] = offset;
-    this.length[row] = length;
-    this.piece[row] = piece;
-    this.crc[row] = crc | 0;
-    this.typeCode[row] = typeCode;
-    this.parentRow[row] = UNKNOWN_ROW;
-    this.repeats[row] = 0;
   }
 
-  #add(value: string): number {
-    // Ids are short: copying a printable ASCII one code by code beats a call into the encoder.
-    this.reserve(this.#size + 1, value.length);
-    const { pool } = this;
-    const at = this.poolSize;
-    let i = 0;
-    for (; i < value.length; i++) {
-      const code = value.charCodeAt(i);
-      if (!isPlainCode(code)) break;
-      pool[at + i] = code;
-    }
-    if (i === value.length) {
-      this.poolSize += i;
-      return i;
-    }
-    const text = poolText(value);
-    const bytes = Buffer.byteLength(text, "utf8");
-    this.reserve(this.#size + 1, bytes);
-    this.pool.write(text, this.poolSize, "utf8");
-    this.poolSize += bytes;
-    return bytes;
-  }
-
-  /** Sets the row count to `size` (dropping a tail that is scanned again, or taking rows written into the columns). */
+  /** Sets the row count to `size`: dropping a tail, or taking rows already in {@link words}. */
   truncate(size: number): void {
     this.#size = size;
-    if (size === 0) this.poolSize = 0;
+  }
+
+  /** The line's byte length (no line feed). */
+  length(row: number): number {
+    return this.words[row * ROW_WORDS]! >>> 0;
+  }
+
+  /** The row of the entry's parent; -1 for none. */
+  parent(row: number): number {
+    return this.words[row * ROW_WORDS + 1]!;
+  }
+
+  /** Sets the row of the entry's parent. */
+  setParent(row: number, parent: number): void {
+    this.words[row * ROW_WORDS + 1] = parent;
+  }
+
+  /** CRC-32 of the line's bytes, signed. */
+  crc(row: number): number {
+    return this.words[row * ROW_WORDS + 2]!;
+  }
+
+  /** {@link idHash} of the record's id (0 without one). */
+  idHash(row: number): number {
+    return this.words[row * ROW_WORDS + 3]!;
+  }
+
+  kind(row: number): number {
+    return this.words[row * ROW_WORDS + 4]! & 0xff;
+  }
+
+  flags(row: number): number {
+    return (this.words[row * ROW_WORDS + 4]! >>> 8) & 0xff;
+  }
+
+  /** Whether the row is a record (of a known or other type). */
+  isRecord(row: number): boolean {
+    return this.kind(row) >= KIND_OTHER;
   }
 
   /** The row of the first record, where a session header belongs; `size` when no row holds one. */
   firstRecordRow(): number {
     let row = 0;
-    while (row < this.#size && this.typeCode[row]! < 0) row += 1;
+    while (row < this.#size && !this.isRecord(row)) row += 1;
     return row;
-  }
-
-  /** The `type` of row `row`; `undefined` for an invalid piece. */
-  typeAt(row: number): string | undefined {
-    const code = this.typeCode[row]!;
-    return code < 0 ? undefined : this.types[code];
-  }
-
-  /** The string `id` of row `row`. */
-  idAt(row: number): string | undefined {
-    const length = this.idLength[row]!;
-    return length < 0 ? undefined : fromPool(this.pool, this.idStart[row]!, length);
-  }
-
-  /** The `parentId` of row `row`: a string, `null`, or `undefined` when absent or of another type. */
-  parentIdAt(row: number): string | null | undefined {
-    const length = this.parentLength[row]!;
-    if (length === NULL_PARENT) return null;
-    return length < 0 ? undefined : fromPool(this.pool, this.parentStart[row]!, length);
-  }
-
-  /** Whether the id of row `row` is `text` (compared without making a string). */
-  idIs(row: number, text: string): boolean {
-    const length = this.idLength[row]!;
-    return length >= 0 && this.#holds(this.idStart[row]!, length, text);
-  }
-
-  /** Whether the parent id of row `row` is the string `text` (compared without making a string). */
-  parentIs(row: number, text: string): boolean {
-    const length = this.parentLength[row]!;
-    return length >= 0 && this.#holds(this.parentStart[row]!, length, text);
-  }
-
-  /** Whether pool bytes `start..start + length` hold `text`. */
-  #holds(start: number, length: number, text: string): boolean {
-    // Printable ASCII ids (nearly all) are held as they are: compare code by code.
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      if (!isPlainCode(code)) return fromPool(this.pool, start, length) === text;
-      if (i >= length) return false;
-      if (this.pool[start + i] !== code) return false;
-    }
-    return length === text.length;
   }
 
   /** The byte just after the line of the last row (0 when there is none). */
   get end(): number {
     const last = this.#size - 1;
-    return last < 0 ? 0 : this.offset[last]! + this.length[last]! + 1;
+    return last < 0 ? 0 : this.offset[last]! + this.length(last) + 1;
+  }
+
+  /** Rows `from..to` as the bytes the sidecar holds (host byte order). */
+  bytes(from: number, to: number): Buffer {
+    return Buffer.from(this.words.buffer, this.words.byteOffset + from * ROW_WORDS * 4, (to - from) * ROW_WORDS * 4);
   }
 }

@@ -1,155 +1,68 @@
-/** A {@link LineTable}'s entry keys as {@link EntryKeys}, ids found by an open-addressing hash over its pool. */
+/** A {@link LineTable}'s entries as {@link EntryKeys}: types from the rows, ids read from their lines when asked. */
 import type { EntryKeys } from "./entry-index.js";
-import { poolText, type LineTable } from "./line-table.js";
-
-/** FNV-1a of `bytes[from..to]`. */
-function hashOf(bytes: Uint8Array, from: number, to: number): number {
-  let hash = 0x811c9dc5;
-  for (let i = from; i < to; i++) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
-  return hash;
-}
+import { F_ID, F_PARENT_STRING, F_PIECE, idHash, KIND_BLANK, KIND_INVALID, KIND_OTHER, kindOf, typeOfKind, type LineTable } from "./line-table.js";
+import type { JsonRecord } from "./salvage.js";
 
 /**
- * The slot holding the entry whose id is `bytes[from..from+length]` (hash `hash`), or the free one
- * for it. A slot is entry position + 1 (0: free) beside the id's hash: a probe reads the pool only on an equal hash.
- */
-function findSlot(slots: Int32Array, rows: Int32Array, table: LineTable, bytes: Uint8Array, from: number, length: number, hash: number): number {
-  const { pool, idStart, idLength } = table;
-  const mask = (slots.length >> 1) - 1;
-  for (let slot = hash & mask; ; slot = (slot + 1) & mask) {
-    const held = slots[slot << 1]!;
-    if (held === 0) return slot;
-    if (slots[(slot << 1) + 1] !== hash) continue;
-    const row = rows[held - 1]!;
-    if (idLength[row] !== length) continue;
-    const start = idStart[row]!;
-    let i = 0;
-    while (i < length && pool[start + i] === bytes[from + i]) i += 1;
-    if (i === length) return slot;
-  }
-}
-
-/** Makes entry `p` (which has an id) the holder of its id; returns its slot, as `~slot` when an earlier entry held the id. */
-function claimSlot(slots: Int32Array, rows: Int32Array, table: LineTable, p: number): number {
-  const row = rows[p]!;
-  const from = table.idStart[row]!;
-  const length = table.idLength[row]!;
-  const hash = hashOf(table.pool, from, from + length);
-  const slot = findSlot(slots, rows, table, table.pool, from, length, hash);
-  const held = slots[slot << 1] !== 0;
-  slots[slot << 1] = p + 1;
-  slots[(slot << 1) + 1] = hash;
-  return held ? ~slot : slot;
-}
-
-/** Free slots for `count` ids, at most half full. */
-function newSlots(count: number): Int32Array {
-  let capacity = 16;
-  while (capacity < count * 2) capacity *= 2;
-  return new Int32Array(capacity * 2);
-}
-
-/**
- * {@link EntryKeys} over `rows` (entry position to table row) of `table`. Given resolved `parents`
- * (stored rows, no id repeated), no id is hashed until one is asked for; otherwise every id is
- * hashed now and each row's parent row and repeat flag written back.
+ * {@link EntryKeys} over the entries at `rows` (entry position to table row) of `table`, whose
+ * parent positions are `parents`. The table holds no id, only its hash: an id is read from its line
+ * through `read` (which checks the line against its row), and the id-to-position map is built from
+ * the hashes on the first lookup, each hit confirmed by reading the line. No id is held twice and
+ * every parent is resolved (a file that is otherwise is never opened through its rows).
  */
 export class TableKeys implements EntryKeys {
   readonly count: number;
   readonly parents: Int32Array;
-  readonly unresolved = new Set<string>();
+  readonly unresolved: ReadonlySet<string> = new Set();
   readonly distinct: number;
   readonly #table: LineTable;
   readonly #rows: Int32Array;
-  /** see {@link findSlot} */
+  /** reads a row's record, checked against the row */
+  readonly #read: (row: number) => JsonRecord;
+  readonly #repeated: ((id: string) => never) | undefined;
+  /** entry position + 1 per slot, by id hash (0: free); built on the first lookup */
   #slots: Int32Array | undefined;
-  #scratch = Buffer.allocUnsafe(256);
+  /** pairs of entry positions whose ids share a hash, found while the slots were filled */
+  readonly #sharing: number[] = [];
   /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
   #asked: string | undefined;
   #answer = -1;
 
-  constructor(table: LineTable, rows: Int32Array, parents?: Int32Array) {
+  /**
+   * `read` gives a row's record, checked against its row. `repeated`, when given, is called (and throws) when two
+   * entries turn out to hold one id; without it the last holder is the answer, as in a full load.
+   */
+  constructor(table: LineTable, rows: Int32Array, parents: Int32Array, read: (row: number) => JsonRecord, repeated?: (id: string) => never) {
+    this.#repeated = repeated;
     this.#table = table;
     this.#rows = rows;
+    this.parents = parents;
+    this.#read = read;
     this.count = rows.length;
-    if (parents !== undefined) {
-      this.parents = parents;
-      let ids = 0;
-      for (let p = 0; p < rows.length; p++) if (table.idLength[rows[p]!]! >= 0) ids += 1;
-      this.distinct = ids;
-      return;
-    }
-    const { idStart, idLength, parentStart, parentLength, pool, parentRow, repeats } = table;
-    // Each entry's slot, so a parent sharing the previous entry's id bytes (a chain) needs no second lookup.
-    const slotOf = new Int32Array(rows.length);
-    const slots = newSlots(rows.length);
-    this.#slots = slots;
-    let distinct = 0;
     let ids = 0;
-    for (let p = 0; p < rows.length; p++) {
-      const row = rows[p]!;
-      repeats[row] = 0;
-      if (idLength[row]! < 0) continue;
-      const slot = claimSlot(slots, rows, table, p);
-      ids += 1;
-      if (slot >= 0) distinct += 1;
-      else repeats[row] = 1;
-      slotOf[p] = slot >= 0 ? slot : ~slot;
-    }
-    this.distinct = distinct;
-    const resolved = new Int32Array(rows.length);
-    for (let p = 0; p < rows.length; p++) {
-      const row = rows[p]!;
-      const length = parentLength[row]!;
-      if (length < 0) {
-        resolved[p] = parentRow[row] = -1;
-        continue;
-      }
-      const from = parentStart[row]!;
-      const before = p > 0 ? rows[p - 1]! : -1;
-      const chained = before >= 0 && from === idStart[before] && length === idLength[before];
-      // With no id held twice, the entry before is the last holder of its own id.
-      let holder: number;
-      if (chained && distinct === ids) holder = p - 1;
-      else {
-        const slot = chained ? slotOf[p - 1]! : findSlot(slots, rows, table, pool, from, length, hashOf(pool, from, from + length));
-        holder = slots[slot << 1]! - 1;
-      }
-      if (holder === -1) this.unresolved.add(table.parentIdAt(row) as string);
-      resolved[p] = holder;
-      parentRow[row] = holder === -1 ? -1 : rows[holder]!;
-    }
-    this.parents = resolved;
+    for (let p = 0; p < rows.length; p++) if ((table.flags(rows[p]!) & F_ID) !== 0) ids += 1;
+    this.distinct = ids;
   }
 
-  /** The id hash table, built over every entry's id when first needed. */
-  #hashed(): Int32Array {
-    if (this.#slots !== undefined) return this.#slots;
-    const rows = this.#rows;
-    const table = this.#table;
-    const slots = newSlots(rows.length);
-    this.#slots = slots;
-    for (let p = 0; p < rows.length; p++) if (table.idLength[rows[p]!]! >= 0) claimSlot(slots, rows, table, p);
-    return slots;
+  /** The table row of entry `position`. */
+  rowAt(position: number): number {
+    return this.#rows[position]!;
   }
 
   typeAt(position: number): string {
-    return this.#table.typeAt(this.#rows[position]!)!;
+    const row = this.#rows[position]!;
+    return typeOfKind(this.#table.kind(row)) ?? (this.#read(row).type as string);
   }
 
   idAt(position: number): string | undefined {
-    return this.#table.idAt(this.#rows[position]!);
+    return this.hasId(position) ? (this.#read(this.#rows[position]!).id as string) : undefined;
   }
 
   hasId(position: number): boolean {
-    return this.#table.idLength[this.#rows[position]!]! >= 0;
+    return (this.#table.flags(this.#rows[position]!) & F_ID) !== 0;
   }
 
-  parentIdAt(position: number): string | null | undefined {
-    return this.#table.parentIdAt(this.#rows[position]!);
-  }
-
-  /** The table row of the last entry holding `id`; -1 for none. */
+  /** The table row of the entry holding `id`; -1 for none. */
   rowOf(id: string): number {
     const position = this.positionOf(id);
     return position === -1 ? -1 : this.#rows[position]!;
@@ -157,14 +70,117 @@ export class TableKeys implements EntryKeys {
 
   positionOf(id: string): number {
     if (id === this.#asked) return this.#answer;
-    const text = poolText(id);
-    const length = Buffer.byteLength(text, "utf8");
-    if (this.#scratch.length < length) this.#scratch = Buffer.allocUnsafe(length);
-    this.#scratch.write(text, 0, "utf8");
     const slots = this.#hashed();
-    const slot = findSlot(slots, this.#rows, this.#table, this.#scratch, 0, length, hashOf(this.#scratch, 0, length));
+    const hash = idHash(id);
+    const mask = slots.length - 1;
+    let answer = -1;
+    for (let slot = hash & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
+      const position = slots[slot]! - 1;
+      const row = this.#rows[position]!;
+      if (this.#table.idHash(row) !== hash) continue;
+      if (this.#read(row).id !== id) continue;
+      // Every holder is read: a second one proves the rows describe a file whose ids are not unique.
+      if (answer !== -1) this.#repeated?.(id);
+      answer = Math.max(answer, position);
+    }
     this.#asked = id;
-    this.#answer = slots[slot << 1]! - 1;
-    return this.#answer;
+    this.#answer = answer;
+    return answer;
   }
+
+  /**
+   * Reads the entries whose ids share a hash with an earlier entry's and refuses (through `repeated`) two that hold one
+   * id. A writer never indexes such a file; rows that say otherwise were not written by one.
+   */
+  checkDistinct(): void {
+    if (this.#repeated === undefined) return;
+    this.#hashed();
+    const pairs = this.#sharing;
+    for (let k = 0; k < pairs.length; k += 2) {
+      const id = this.#read(this.#rows[pairs[k]!]!).id;
+      if (this.#read(this.#rows[pairs[k + 1]!]!).id === id) this.#repeated(String(id));
+    }
+  }
+
+  #hashed(): Int32Array {
+    if (this.#slots !== undefined) return this.#slots;
+    let capacity = 16;
+    while (capacity < this.count * 2) capacity *= 2;
+    const slots = new Int32Array(capacity);
+    const mask = capacity - 1;
+    const table = this.#table;
+    const sharing = this.#sharing;
+    for (let p = 0; p < this.count; p++) {
+      const row = this.#rows[p]!;
+      if ((table.flags(row) & F_ID) === 0) continue;
+      const hash = table.idHash(row);
+      let slot = hash & mask;
+      // The probe passes every earlier entry with this hash: those pairs are what {@link checkDistinct} reads.
+      for (; slots[slot] !== 0; slot = (slot + 1) & mask) if (table.idHash(this.#rows[slots[slot]! - 1]!) === hash) sharing.push(slots[slot]! - 1, p);
+      slots[slot] = p + 1;
+    }
+    this.#slots = slots;
+    return slots;
+  }
+}
+
+/** How the rows of a table divide into a session's header, entries and patches; see {@link classifyRows}. */
+export interface RowClasses {
+  /** the first record's row (the header's); the table's size when there is none */
+  headerRow: number;
+  /** entry position to row */
+  entryRows: Int32Array;
+  /** row to entry position (entry rows only) */
+  positionOfRow: Int32Array;
+  /** each entry's parent position, or -1 */
+  parents: Int32Array;
+  patchRows: number[];
+  /** rows whose lines an open must read to know what they hold: blank, invalid, salvaged, of another type, entries without an id */
+  unknownRows: number[];
+  invalidLines: number;
+  salvagedLines: number;
+}
+
+/**
+ * Classifies the first `size` rows of `table`; `string` (why) when their parent rows cannot be
+ * a tree's: a parent that is not an earlier entry with an id, or an entry that names a parent without one.
+ */
+export function classifyRows(table: LineTable, size = table.size): RowClasses | string {
+  const headerRow = Math.min(table.firstRecordRow(), size);
+  const entryRows = new Int32Array(size);
+  const positionOfRow = new Int32Array(size).fill(-1);
+  const parents = new Int32Array(size);
+  const patchRows: number[] = [];
+  const unknownRows: number[] = [];
+  const patchKinds = [kindOf("header_patch"), kindOf("entry_patch")];
+  let count = 0;
+  let invalidLines = 0;
+  let salvagedLines = 0;
+  let lineHasRecord = false;
+  for (let row = 0; row < size; row++) {
+    const kind = table.kind(row);
+    const flags = table.flags(row);
+    if (row === 0 || table.line[row] !== table.line[row - 1]) lineHasRecord = false;
+    if (kind === KIND_INVALID) invalidLines += 1;
+    else if (kind !== KIND_BLANK && (flags & F_PIECE) !== 0 && !lineHasRecord) {
+      // A line cut into pieces, one of them a record, is one salvage recovered.
+      salvagedLines += 1;
+      lineHasRecord = true;
+    }
+    if (kind === KIND_BLANK || kind === KIND_INVALID || kind === KIND_OTHER || (flags & F_PIECE) !== 0) unknownRows.push(row);
+    if (row <= headerRow || kind === KIND_BLANK || kind === KIND_INVALID) continue;
+    if (kind === patchKinds[0] || kind === patchKinds[1]) {
+      patchRows.push(row);
+      continue;
+    }
+    if ((flags & F_ID) === 0 && unknownRows[unknownRows.length - 1] !== row) unknownRows.push(row);
+    const parent = table.parent(row);
+    if ((flags & F_PARENT_STRING) !== 0) {
+      if (parent < 0 || parent >= row || positionOfRow[parent] === -1 || (table.flags(parent) & F_ID) === 0) return `the parent row of line ${table.line[row]} is not an earlier entry`;
+      parents[count] = positionOfRow[parent]!;
+    } else parents[count] = -1;
+    positionOfRow[row] = count;
+    entryRows[count++] = row;
+  }
+  return { headerRow, entryRows: entryRows.subarray(0, count), positionOfRow, parents: parents.subarray(0, count), patchRows, unknownRows, invalidLines, salvagedLines };
 }

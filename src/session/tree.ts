@@ -47,6 +47,8 @@ export interface PathView {
   idAt(i: number): string | undefined;
   /** the entries at path positions `indices` (ascending), read together */
   entriesAt(indices: readonly number[]): FileEntry[];
+  /** where present, the path position before `before` of the entry holding `id` (-1: none), found without reading ids */
+  findId?(id: string, before: number): number;
 }
 
 /** A {@link PathView} over `path`. */
@@ -167,6 +169,8 @@ export class SessionTree {
       typeAt: (i) => index.typeAt(positions[i]!),
       idAt: (i) => index.idAt(positions[i]!),
       entriesAt: (indices) => index.entriesAt(indices.map((i) => positions[i]!)),
+      // With each id held once, the id's one holder is looked up, not every id on the path read.
+      findId: index.uniqueIds ? (id, before) => (before <= 0 ? -1 : positions.lastIndexOf(index.positionOf(id) ?? -1, before - 1)) : undefined,
     };
   }
 

@@ -112,7 +112,9 @@ describe("cwd transitions and read leases", () => {
     // The name now points at another directory: the move is refused and nothing changes.
     fs.renameSync(to, path.join(tmp.path, "to-old"));
     fs.mkdirSync(to, { mode: 0o700 });
-    await expect(manager.moveTo(from, { expectedIdentity: { dev: pinned.dev, ino: pinned.ino + 1n } })).rejects.toMatchObject({ code: "cwd_identity_changed" });
+    // An identity the target cannot have (its own inode plus one), whatever inodes the machine hands out meanwhile.
+    const target = fs.statSync(from, { bigint: true });
+    await expect(manager.moveTo(from, { expectedIdentity: { dev: target.dev, ino: target.ino + 1n } })).rejects.toMatchObject({ code: "cwd_identity_changed" });
     expect(manager.getCwd()).toBe(to);
     expect(manager.getCwdGeneration()).toBe(1);
     await manager.close();

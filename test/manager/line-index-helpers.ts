@@ -9,8 +9,8 @@ import path from "node:path";
 import fc from "fast-check";
 
 import { MemorySessionStorage, SessionManager, type SessionStorage } from "../../src/index.js";
-import { classifyRows, decodeLineIndexFrom, type DecodedLineIndex } from "../../src/manager/line-index.js";
-import { LineTable, scanLines, TableKeys } from "../../src/session/index.js";
+import { decodeLineIndexFrom, scanWhole, type DecodedLineIndex } from "../../src/manager/line-index.js";
+import { classifyRows, type LineTable } from "../../src/session/index.js";
 
 const quiet = { error() {} };
 
@@ -54,21 +54,20 @@ export async function fullParse(file: string): Promise<Record<string, unknown>> 
 
 /** The line index sidecar of `file`. */
 export function sidecarOf(file: string): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v4`);
+  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v5`);
 }
 
 /**
- * The stored parent row and repeat flag of every entry row of `file`'s index, beside what
- * hashing every id of a fresh scan of the file gives.
+ * The parent row of every entry row of `file`'s index, beside those a fresh scan of the file resolves
+ * (a string when the rows cannot be a tree's).
  */
-export function storedLinks(file: string): { stored: unknown[]; hashed: unknown[] } {
+export function storedLinks(file: string): { stored: unknown; scanned: unknown } {
   const decoded = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!;
-  const scanned = new LineTable();
-  scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, scanned, true);
-  const links = (table: LineTable, entryRows: Int32Array): unknown[] => [...entryRows].map((row) => [row, table.parentRow[row], table.repeats[row]]);
-  const { entryRows } = classifyRows(scanned, scanned.firstRecordRow());
-  new TableKeys(scanned, entryRows);
-  return { stored: links(decoded.table, entryRows), hashed: links(scanned, entryRows) };
+  const links = (table: LineTable): unknown => {
+    const classes = classifyRows(table);
+    return typeof classes === "string" ? classes : [...classes.entryRows].map((row) => [row, table.parent(row)]);
+  };
+  return { stored: links(decoded.table), scanned: links(scanWhole(fs.readFileSync(file))!) };
 }
 
 /** One line of a generated session file. */
@@ -185,7 +184,8 @@ export class SessionWriter {
       }
       case "invalid": {
         const record = JSON.stringify({ type: "message", id: `x${this.#next++}`, parentId: this.#leaf, timestamp: "t", message: { role: "user", content: [{ type: "text", text: spec.text }], timestamp: 1 } });
-        const other = this.#record("user", spec.cut, false, spec.text);
+        // Only the variants that hold a whole record take one (a record made but not written would leave its child's parent dangling).
+        const other = ["glued", "nul", "torn_then_record"].includes(spec.variant) ? this.#record("user", spec.cut, false, spec.text) : {};
         switch (spec.variant) {
           case "garbage":
             return Buffer.from(`not json {${spec.text.replace(/\n/g, "")}\n`);

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MemorySessionStorage, SessionManager } from "../../src/index.js";
 import { decodeLineIndexFrom, encodeLineIndex } from "../../src/manager/line-index.js";
-import { UNKNOWN_ROW } from "../../src/session/index.js";
+import { kindOf, LineTable, ROW_WORDS, scanLines } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
 import { decodeLineIndex, fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
@@ -41,6 +41,11 @@ function chain(first: number, count: number, compactAt = -1): string[] {
     lines.push(JSON.stringify({ type: "message", id: id(i), parentId, timestamp: "t", message: { role, provider: "p", model: "m", content: [{ type: "text", text: `m${i}` }], timestamp: i } }));
   }
   return lines;
+}
+
+/** `lines` as a session of their own: the first entry becomes a root. */
+function rooted(lines: string[]): string[] {
+  return [lines[0]!.replace(/"parentId":"[^"]*"/, '"parentId":null'), ...lines.slice(1)];
 }
 
 function write(lines: string[]): void {
@@ -142,22 +147,22 @@ describe("line index", () => {
     await expectFullParse();
   });
 
-  it("never reads a sidecar of a former layout (v1-v3), and removes it when the index is written", async () => {
+  it("never reads a sidecar of a former layout (v1-v4), and removes it when the index is written", async () => {
     write(chain(0, 10));
-    const v1 = sidecarOf(file).replace(/\.v4$/, ".v1");
-    const v2 = sidecarOf(file).replace(/\.v4$/, ".v2");
-    const v3 = sidecarOf(file).replace(/\.v4$/, ".v3");
-    fs.writeFileSync(v1, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
-    fs.writeFileSync(v2, `gjc-line-index 2 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
-    fs.writeFileSync(v3, `gjc-line-index 3 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
+    const former = ["v1", "v2", "v3", "v4"].map((version) => sidecarOf(file).replace(/\.v5$/, `.${version}`));
+    fs.writeFileSync(former[0]!, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
+    fs.writeFileSync(former[1]!, `gjc-line-index 2 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
+    fs.writeFileSync(former[2]!, `gjc-line-index 3 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
+    fs.writeFileSync(former[3]!, `gjc-line-index 4 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
     expect(await expectFullParse()).toBe("no usable index");
     await indexed();
     // The former sidecars go in the background.
-    for (let i = 0; i < 100 && [v1, v2, v3].some((former) => fs.existsSync(former)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect([v1, v2, v3].filter((former) => fs.existsSync(former))).toEqual([]);
-    expect(indexOf().table.size).toBe(11);
-    expect(indexOf().table.idAt(10)).toBe(id(9));
-    expect(indexOf().table.parentIdAt(10)).toBe(id(8));
+    for (let i = 0; i < 100 && former.some((name) => fs.existsSync(name)); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(former.filter((name) => fs.existsSync(name))).toEqual([]);
+    const { table } = indexOf();
+    expect(table.size).toBe(11);
+    expect(table.kind(10)).toBe(kindOf("message"));
+    expect(table.parent(10)).toBe(9);
   });
 
   it("keeps only the rows of lines a shrunk transcript still holds, and is rewritten by the next writer", async () => {
@@ -179,7 +184,7 @@ describe("line index", () => {
     write(chain(0, 10));
     await indexed();
     const replacement = path.join(tmp.path, "new");
-    fs.writeFileSync(replacement, [header, ...chain(100, 10)].join("\n") + "\n", { mode: 0o600 });
+    fs.writeFileSync(replacement, [header, ...rooted(chain(100, 10))].join("\n") + "\n", { mode: 0o600 });
     fs.renameSync(replacement, file);
     expect(await expectFullParse()).toBe("index ignored: it names another file");
     await indexed();
@@ -198,7 +203,7 @@ describe("line index", () => {
     expect(opened).toEqual(await fullParse(file));
   });
 
-  it("walks the stored parent rows only where they name the parent's entry, and hashes every id otherwise", async () => {
+  it("never walks a parent row that names another entry, whatever row it names", async () => {
     const lines = chain(0, 10);
     // Entry 9 branches from entry 3: its parent row is not the row before.
     lines[9] = lines[9]!.replace(`"parentId":"${id(8)}"`, `"parentId":"${id(3)}"`);
@@ -206,24 +211,51 @@ describe("line index", () => {
     await indexed();
     const stored = indexOf();
     const row9 = 10;
-    expect(stored.table.parentRow[row9]).toBe(4);
-    expect(stored.table.repeats[row9]).toBe(0);
+    expect(stored.table.parent(row9)).toBe(4);
     const { dev, ino } = stored;
-    for (const [parentRow, repeats] of [
-      [9, 0], // the row before, whose entry holds another id
-      [-1, 0], // unresolved
-      [UNKNOWN_ROW, 0],
-      [0, 0], // the header's row
-      [4, 1], // right parent, but the id said to repeat
-    ] as const) {
+    // The row before (an entry with another id), none, the header's row, rows past the table, the entry itself.
+    for (const parent of [9, -1, 0, 11, 1000, row9]) {
       const table = decodeLineIndex(fs.readFileSync(sidecarOf(file)))!.table;
-      table.parentRow[row9] = parentRow;
-      table.repeats[row9] = repeats;
+      table.words[row9 * ROW_WORDS + 1] = parent;
       fs.writeFileSync(sidecarOf(file), encodeLineIndex(dev, ino, table, table.size), { mode: 0o600 });
-      const opened = snapshot(await openReadOnly(file));
+      const manager = await openReadOnly(file);
+      const opened = snapshot(manager);
       expect((opened.branch as { id: string }[]).map((entry) => entry.id)).toEqual([0, 1, 2, 3, 9].map(id));
       expect(opened).toEqual(await fullParse(file));
+      expect(manager.getLoadReport().lineIndex).toMatch(/^index ignored: /);
     }
+  });
+
+  it("is emptied by a writer whose read of an unread line finds it lying, so the next open reads every line", async () => {
+    write(chain(0, 30, 25));
+    await indexed();
+    const { dev, ino, table } = indexOf();
+    // Entry 2 lies behind the compaction: no resume reads it.
+    table.words[3 * ROW_WORDS + 2] = table.words[3 * ROW_WORDS + 2]! ^ 1;
+    fs.writeFileSync(sidecarOf(file), encodeLineIndex(dev, ino, table, table.size), { mode: 0o600 });
+    const writer = await openWritable(file);
+    expect(writer.getLoadReport().lineIndex).toBe("used");
+    expect(await codeOfAsync(() => writer.getEntries())).toBe("session_changed");
+    expect(fs.statSync(sidecarOf(file)).size).toBe(0);
+    await writer.close();
+    expect(await expectFullParse()).toBe("no usable index");
+    await indexed();
+    expect(await expectFullParse()).toBe("used");
+  });
+
+  it("is refused at the open when its rows stand for entries that repeat an id", async () => {
+    // A writer never indexes such a file: these rows are made by hand, each entry's parent the row before.
+    const lines = [...chain(0, 10), JSON.stringify({ type: "message", id: id(5), parentId: id(9), timestamp: "t", message: { role: "user", content: "again", timestamp: 99 } })];
+    write(lines);
+    const table = new LineTable();
+    scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, table, true);
+    for (let row = 2; row < table.size; row++) table.setParent(row, row - 1);
+    const { dev, ino } = fs.statSync(file);
+    fs.writeFileSync(sidecarOf(file), encodeLineIndex(String(dev), String(ino), table, table.size), { mode: 0o600 });
+    expect(await expectFullParse()).not.toBe("used");
+    // Nor does a writer index it.
+    await indexed();
+    expect(await expectFullParse()).not.toBe("used");
   });
 
   it("is ignored when damaged, torn or foreign, or as a link or with loose permissions, and rebuilt by the next writer", async () => {
@@ -244,7 +276,7 @@ describe("line index", () => {
     expect(indexOf().table.size).toBe(11);
 
     const other = path.join(tmp.path, "other.jsonl");
-    fs.writeFileSync(other, [header, ...chain(50, 3)].join("\n") + "\n", { mode: 0o600 });
+    fs.writeFileSync(other, [header, ...rooted(chain(50, 3))].join("\n") + "\n", { mode: 0o600 });
     await indexed(other);
     fs.copyFileSync(sidecarOf(other), sidecar);
     expect(await expectFullParse()).toBe("index ignored: it names another file");
@@ -274,17 +306,17 @@ describe("line index", () => {
     const good = fs.readFileSync(sidecarOf(file));
     const whole = decodeLineIndex(good)!;
     expect(whole.complete).toBe(true);
-    // Reads of 7 bytes split the header and each batch across many reads.
+    // Reads of 7 bytes split the head and each row across reads.
     const trickle = (bytes: Buffer) => (into: Buffer, position: number) => bytes.copy(into, 0, position, Math.min(bytes.length, position + 7, position + into.length));
     const slow = decodeLineIndexFrom(trickle(good), good.length)!;
     expect(slow.complete).toBe(true);
     expect([...slow.table.offset.subarray(0, slow.table.size)]).toEqual([...whole.table.offset.subarray(0, whole.table.size)]);
-    expect(Array.from({ length: slow.table.size }, (_, row) => slow.table.idAt(row))).toEqual(Array.from({ length: whole.table.size }, (_, row) => whole.table.idAt(row)));
-    // A torn last batch ends the index at the batch before it.
+    expect([...slow.table.words.subarray(0, slow.table.size * ROW_WORDS)]).toEqual([...whole.table.words.subarray(0, whole.table.size * ROW_WORDS)]);
+    // A torn last row ends the index at the row before it.
     const cut = good.subarray(0, good.length - 5);
     const torn = decodeLineIndexFrom(trickle(cut), cut.length)!;
     expect(torn.complete).toBe(false);
-    expect(torn.table.size).toBeLessThan(whole.table.size);
+    expect(torn.table.size).toBe(whole.table.size - 1);
     // Bytes past the size the stat gave: the file is still being written.
     expect(decodeLineIndexFrom(trickle(good), good.length - 100)).toBeUndefined();
   });

@@ -86,7 +86,7 @@ describe("one writer resuming beside readers", () => {
         while (!fs.existsSync(stop)) {
           for (const command of ["show", "context"]) {
             const before = acked;
-            const { stdout } = await run(process.execPath, [CLI, command, file], { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 << 20 });
+            const { stdout } = await run(process.execPath, [CLI, "--verbose", command, file], { env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 << 20 });
             cliRuns.push({ before, stdout });
           }
         }
