@@ -69,7 +69,9 @@ export { StorageError } from "../storage/index.js";
 export type { SessionStorage } from "../storage/index.js";
 
 // blob-store
-export { BlobStore, isBlobRef } from "../storage/index.js";
+export { isBlobRef } from "../storage/index.js";
+export { BlobStore, EphemeralBlobStore, MemoryBlobStore } from "./blob-stores.js";
+export type { CheckedBlobPutResult, MemoryBlobStoreOptions } from "./blob-stores.js";
 export type { BlobPutResult } from "../storage/index.js";
 export { BLOB_REFERENCE_MAX_LENGTH, collectBlobReferences, listCanonicalBlobs, removeCanonicalBlob } from "./blobs.js";
 export type { CanonicalBlobEntry, CanonicalBlobRemoval, RemoveCanonicalBlobOptions } from "./blobs.js";
