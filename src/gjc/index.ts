@@ -58,6 +58,8 @@ export { GjcError } from "../errors.js";
 export { RESUME_TRANSCRIPT_MAX_BYTES, BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
 
 // session-storage
+export { syncSessionMoveDirectory, recoverOrphanedBackups } from "./session-dir-recovery.js";
+export type { SessionMoveDirectoryHandle, OrphanedBackupRecovery } from "./session-dir-recovery.js";
 export { FileSessionStorage, probeSessionRetirement, retireSessionTranscript } from "./storage.js";
 export type { SessionStorageStat, SessionStorageSnapshot, SessionRetirementOutcome } from "./storage.js";
 export { SessionDeleteVerificationError, DELETE_QUARANTINE_PREFIX } from "./verified-delete.js";

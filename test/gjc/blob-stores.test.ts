@@ -59,7 +59,7 @@ describe("BlobStore.putImmutableSync", () => {
     expect(store.putImmutableSync(image)).toEqual(first);
 
     const damaged = Buffer.from(image);
-    damaged[damaged.length - 1] ^= 0xff;
+    damaged[damaged.length - 1] = damaged.at(-1)! ^ 0xff;
     fs.writeFileSync(first.path, damaged);
     const fresh = new BlobStore(dir);
     expect(() => fresh.putImmutableSync(image)).toThrow(expect.objectContaining({ code: "blob_corrupt" }));
