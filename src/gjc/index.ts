@@ -67,6 +67,9 @@ export type {
   SessionStorageFileIdentity, VerifiedSessionDeleteTarget, VerifiedSessionDeleteResult, VerifiedDeleteFailureKind,
 } from "./verified-delete.js";
 export { MemorySessionStorage } from "./memory-storage.js";
+export { SessionStorageWriterRetryableCloseError, createManagedSessionSecurityContext } from "./writer-options.js";
+export type { SessionStorageWriterCloseAdapter, ManagedSessionSecurityContext, SessionStorageWriterOpenOptions } from "./writer-options.js";
+export type { WriterCloseState as SessionStorageWriterCloseState, SessionStorageWriter } from "../storage/index.js";
 export { StorageError } from "../storage/index.js";
 export type { SessionStorage } from "../storage/index.js";
 

@@ -13,7 +13,7 @@ import path from "node:path";
 import type { SecureLock } from "../fs/index.js";
 import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
+import { guardStorage, isStorageError, pathError, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
 import type {
@@ -26,6 +26,7 @@ import type {
   StorageLogger,
   StorageStat,
   WriteChunk,
+  WriterOpenOptions,
 } from "./types.js";
 import { lockWriter, withWriterLock } from "./writer-lock.js";
 
@@ -177,14 +178,14 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   }
 
   /** {@inheritDoc SessionStorage.openWriter} */
-  openWriter(target: string): SessionStorageWriter {
+  openWriter(target: string, options: WriterOpenOptions = {}): SessionStorageWriter {
     const file = this.#fileTarget(target);
     const lock = guardStorage("write", file.absolute, () => lockWriter(file.dir, file.name));
     try {
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
       const fd = guardStorage("write", file.absolute, () => openForAppend(file));
-      return new NdjsonFileWriter(fileSink(file, fd, lock), this.#logger);
+      return new NdjsonFileWriter(fileSink(file, fd, lock, options.closeDescriptor ?? closeDescriptor), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -209,7 +210,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 }
 
 /** Appends through one held descriptor, which follows the file across renames. */
-function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink {
+function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (fd: number) => void): LineSink {
   let fd = opened;
   let closed = false;
   const oneByte = Buffer.alloc(1);
@@ -252,15 +253,25 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink 
     },
     closeSync() {
       if (closed) return;
-      closed = true;
       for (const sidecar of sidecars) sidecar.closeSync();
       try {
-        fs.closeSync(fd);
-      } finally {
+        closeFd(fd);
+      } catch (error) {
+        // Not dispatched: the descriptor is still ours, so keep it and the lock for another close.
+        if (isStorageError(error, "close_not_dispatched")) throw error;
+        closed = true;
         lock.release();
+        throw error;
       }
+      closed = true;
+      lock.release();
     },
   };
+}
+
+/** The default {@link WriterOpenOptions.closeDescriptor}. */
+function closeDescriptor(fd: number): void {
+  fs.closeSync(fd);
 }
 
 /**

@@ -79,10 +79,33 @@ export interface SessionStorageWriter {
   /** The latched error, if any operation of this writer failed. */
   getError(): StorageError | undefined;
   /**
+   * Where closing stands: `open`; `close_failed_retryable` after a close that failed before the
+   * descriptor was closed (`close_not_dispatched`: nothing written any more, close again);
+   * `close_unknown` after a close that failed once the descriptor close was dispatched (never
+   * dispatched again: the number may already name another file); `closed`.
+   */
+  getCloseState(): WriterCloseState;
+  /** The error of the last failed close, while {@link getCloseState} is `close_failed_retryable` or `close_unknown`. */
+  getCloseError(): StorageError | undefined;
+  /**
    * Opens the disposable sidecar `name` beside the file through the writer's held directory, without a lock of its own:
    * only the holder of this writer's lock writes it. `undefined` (or no such method) where the storage keeps no sidecars.
    */
   openSidecar?(name: string): SidecarFile | undefined;
+}
+
+/** See {@link SessionStorageWriter.getCloseState}. */
+export type WriterCloseState = "open" | "close_failed_retryable" | "close_unknown" | "closed";
+
+/** Options of {@link SessionStorage.openWriter}. */
+export interface WriterOpenOptions {
+  /**
+   * Closes the writer's descriptor in place of `fs.closeSync` (where the storage holds one). A
+   * hook that fails before closing it throws a `close_not_dispatched` {@link StorageError}, and
+   * the writer keeps the descriptor and its lock for a later close; anything else it throws
+   * counts as a dispatched close (`close_unknown`).
+   */
+  closeDescriptor?: (fd: number) => void;
 }
 
 /** A sidecar held open by the writer of the file it describes; see {@link SessionStorageWriter.openSidecar}. */
@@ -133,7 +156,7 @@ export interface SessionStorage {
    * Opens `path` for appending (created 0600) and takes its writer lock: a second writer in any
    * process gets `session_busy`; readers are never blocked. Synchronous, as in GJC.
    */
-  openWriter(path: string): SessionStorageWriter;
+  openWriter(path: string, options?: WriterOpenOptions): SessionStorageWriter;
 }
 
 /** How the shared writer reaches one file; internal to the storage layer. */
@@ -147,7 +170,10 @@ export interface LineSink {
   syncSync(): void;
   /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and appends to the new one. */
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
-  /** Closes the file and releases the writer lock. */
+  /**
+   * Closes the file and releases the writer lock; after a `close_not_dispatched` failure it is
+   * still open and locked, and may be closed again.
+   */
   closeSync(): void;
   /** See {@link SessionStorageWriter.openSidecar}; the sink closes what it opened when it closes. */
   openSidecar?(name: string): SidecarFile;
