@@ -8,6 +8,8 @@
 
 // the session manager
 export { SessionManager } from "./session-manager.js";
+export { SessionManagerTestHooks } from "./test-hooks.js";
+export type { SessionManagerTestHookPoints } from "./test-hooks.js";
 export type {
   StrictSessionOpenResult, StrictSessionOpenFailure, StrictSessionForkResult, SessionManagerCloseOutcome,
 } from "./session-manager.js";

@@ -21,6 +21,7 @@ import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
+import { SessionManagerTestHooks } from "./test-hooks.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
@@ -302,6 +303,7 @@ export class SessionManager extends FaceQueries {
       const now = inspectTranscript(sessionFile);
       if (now.kind === "error" || !sameIdentity(now.identity, pending)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
     }
+    SessionManagerTestHooks.beforeResidentTransitionIndexBuild?.();
     await this.engine.setSessionFile(sessionFile);
     this.readOnlyResume = false;
     this.bumpRevisions();
@@ -504,16 +506,28 @@ export class SessionManager extends FaceQueries {
     this.swapEngine(await this.reopen(file));
   }
 
-  /** Flushes, then closes: `closed`, or `close_unknown` with the failure (the file is released either way). */
+  /**
+   * {@link close}, reporting instead of throwing: `closed`, or `close_unknown` with the failure. Either way the file and its
+   * writer lock are released and the temporary artifacts directory of a session in memory is removed.
+   */
+  async closeStrict(): Promise<SessionManagerCloseOutcome> {
+    try {
+      await this.close();
+      return { kind: "closed" };
+    } catch (error) {
+      return { kind: "close_unknown", error };
+    }
+  }
+
+  /** Flushes, then {@link closeStrict}; a failed flush is `close_unknown` with its failure, the session closed all the same. */
   async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
     try {
       await this.flush();
-      await this.close();
-      return { kind: "closed" };
     } catch (error) {
       await this.close().catch(() => undefined);
       return { kind: "close_unknown", error };
     }
+    return this.closeStrict();
   }
 }
 
