@@ -16,6 +16,7 @@ export type {
 export type {
   PreparedNewSession, SessionManagerStateSnapshot, DefaultModelSelectionStage, DefaultModelSelectionPromotion,
 } from "./face-transitions.js";
+export type { StrictInventoryResult, StrictInventoryCandidate, StrictInventoryFailure, StrictInventoryFailureKind, StrictInventoryStorage } from "./strict-inventory.js";
 export type { ResumeSessionIdentity, ResumeTailInspection, ResumeTailError, ResumeTailErrorReason } from "./strict-open.js";
 export type { CapturedSessionTranscriptSnapshot, TranscriptSnapshotHandle } from "./transcript-capture.js";
 export type { SessionMemoryStats, EvictCompactedContentResult } from "./memory-stats.js";

@@ -16,6 +16,7 @@ import { readWholeSync, type PositionalRead } from "../storage/bytes.js";
 import type { ReplaceOptions, SessionStorageWriter, WriteChunk } from "../storage/index.js";
 import { parseHeaderPrefix } from "../migration/session-file.js";
 import type { SessionStorageSnapshot } from "./storage.js";
+import { matchingPaths } from "./strict-inventory.js";
 import {
   SessionDeleteVerificationError, checkAuthorisedTranscript, contained, type VerifiedSessionDeleteResult, type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
@@ -74,6 +75,11 @@ export class MemorySessionStorage extends EngineMemoryStorage {
       bytes,
       stat: { dev: BigInt(stat.dev), ino: BigInt(stat.ino), nlink: 1n, size: bytes.byteLength, mtimeMs: stat.mtimeMs, mtimeNs, ctimeNs: mtimeNs, mtime: new Date(stat.mtimeMs), isFile: true },
     };
+  }
+
+  /** GJC's strict scan: see the file storage's `listFilesStrictSync`. @throws StorageError as `listFilesSync` */
+  listFilesStrictSync(dir: string, pattern: string): string[] {
+    return matchingPaths(path.resolve(this.root, dir), this.listFilesSync(dir), pattern);
   }
 
   /** Deletes session `sessionPath` (a missing one is fine; a live writer's is `session_busy`) and its artifacts directory. */

@@ -22,6 +22,8 @@ import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, rele
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
+import { FileSessionStorage } from "./storage.js";
+import { inventorySessionsStrict, type StrictInventoryResult, type StrictInventoryStorage } from "./strict-inventory.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
@@ -333,6 +335,15 @@ export class SessionManager extends FaceQueries {
   /** The managed scope directory of `cwd`, resolved without creating anything. */
   static getDefaultSessionDirReadOnly(cwd: string, agentDir?: string): string {
     return Engine.getDefaultSessionDirReadOnly(cwd, agentDir);
+  }
+
+  /**
+   * GJC's strict inventory of `options.sessionDir` (else the destination's directory, else the managed scope of `cwd`, resolved
+   * without creating anything) through `options.storage` (default: the file system); see `strict-inventory.ts`.
+   */
+  static inventorySessionsStrict(cwd: string, options: { sessionDir?: string; storage?: StrictInventoryStorage; destination?: SessionDestination } = {}): StrictInventoryResult {
+    const dir = options.sessionDir ?? options.destination?.sessionDir ?? Engine.getDefaultSessionDirReadOnly(cwd);
+    return inventorySessionsStrict(cwd, path.resolve(dir), options.storage ?? new FileSessionStorage());
   }
 
   /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */

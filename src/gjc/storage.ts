@@ -21,6 +21,7 @@ import {
   type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
 import { engineWriterOptions, type SessionStorageWriterOpenOptions } from "./writer-options.js";
+import { matchingPaths } from "./strict-inventory.js";
 
 /** One file's metadata as GJC reads it: identity as bigints, exact times. */
 export interface SessionStorageStat {
@@ -120,6 +121,15 @@ export class FileSessionStorage extends EngineFileStorage {
     } finally {
       dir.close();
     }
+  }
+
+  /**
+   * The paths of the regular files of `dir` whose names match `pattern` (`*`, `?`; hidden names never), sorted: GJC's strict
+   * scan, which throws what the listing meets (`not_found` for a missing directory) instead of answering `[]`.
+   * @throws StorageError as the main entry's `listFilesSync`
+   */
+  listFilesStrictSync(dir: string, pattern: string): string[] {
+    return matchingPaths(path.resolve(dir), this.listFilesSync(dir), pattern);
   }
 
   /** The identity-bound two-phase delete; see {@link deleteSessionVerified}. */
