@@ -8,6 +8,11 @@ const SETTLED: Promise<void> = Promise.resolve();
 
 function ignore(): void {}
 
+/** `line` without the one line feed that may already end it (GJC's writers hand lines terminated). */
+function withoutTerminator(line: string): string {
+  return line.endsWith("\n") ? line.slice(0, -1) : line;
+}
+
 /** Marks `promise` handled: a fire-and-forget write never crashes the process; awaiting callers still see it. */
 function handled<T>(promise: Promise<T>): Promise<T> {
   promise.catch(ignore);
@@ -61,8 +66,9 @@ export class NdjsonFileWriter implements SessionStorageWriter {
 
   /** {@inheritDoc SessionStorageWriter.writeLine} */
   writeLine(line: string): Promise<void> {
-    if (line.indexOf("\n") !== -1 && this.#refusal() === undefined) return rejected(this.#invalidLine("contains a line feed"));
-    return this.#writeChecked(line);
+    const body = withoutTerminator(line);
+    if (body.indexOf("\n") !== -1 && this.#refusal() === undefined) return rejected(this.#invalidLine("contains a line feed"));
+    return this.#writeChecked(body);
   }
 
   /** Appends a line already known to hold no line feed. */
@@ -82,10 +88,11 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   writeLineSync(line: string): number {
     const refusal = this.#refusal();
     if (refusal !== undefined) throw refusal;
-    if (line.indexOf("\n") !== -1) throw this.#invalidLine("contains a line feed");
+    const body = withoutTerminator(line);
+    if (body.indexOf("\n") !== -1) throw this.#invalidLine("contains a line feed");
     if (this.#pendingRewrites > 0) throw this.#busyError();
     try {
-      return this.#append(line);
+      return this.#append(body);
     } catch (error) {
       throw this.#latch(error, "write");
     }

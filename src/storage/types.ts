@@ -54,9 +54,10 @@ export interface SessionStorageWriter {
   /** The file this writer appends to. */
   readonly path: string;
   /**
-   * Appends `line` plus a line feed; the promise is settled on return (behind a pending
-   * {@link rewrite} it waits) and never an unhandled rejection. Rejects with `invalid_line`
-   * (nothing written or latched) for a line holding `\n`, `writer_closed`, or the latched error.
+   * Appends `line` plus a line feed (a line already ending in one line feed is written as it
+   * is); the promise is settled on return (behind a pending {@link rewrite} it waits) and never
+   * an unhandled rejection. Rejects with `invalid_line` (nothing written or latched) for a line
+   * holding any other `\n`, `writer_closed`, or the latched error.
    */
   writeLine(line: string): Promise<void>;
   /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
