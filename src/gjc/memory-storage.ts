@@ -16,7 +16,7 @@ import { readWholeSync, type PositionalRead } from "../storage/bytes.js";
 import type { ReplaceOptions, SessionStorageWriter, WriteChunk } from "../storage/index.js";
 import { parseHeaderPrefix } from "../migration/session-file.js";
 import type { SessionStorageSnapshot } from "./storage.js";
-import { matchingPaths } from "./strict-inventory.js";
+import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 import {
   SessionDeleteVerificationError, checkAuthorisedTranscript, contained, type VerifiedSessionDeleteResult, type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
@@ -75,6 +75,15 @@ export class MemorySessionStorage extends EngineMemoryStorage {
       bytes,
       stat: { dev: BigInt(stat.dev), ino: BigInt(stat.ino), nlink: 1n, size: bytes.byteLength, mtimeMs: stat.mtimeMs, mtimeNs, ctimeNs: mtimeNs, mtime: new Date(stat.mtimeMs), isFile: true },
     };
+  }
+
+  /**
+   * The main entry's listing (sorted names), or, given a glob `pattern` as GJC's callers pass, the matching paths as
+   * {@link listFilesStrictSync} finds them, a missing directory listing nothing.
+   */
+  override listFilesSync(dir: string, options?: { kind?: "file" | "directory" } | string): string[] {
+    if (typeof options !== "string") return super.listFilesSync(dir, options);
+    return listingOrNone(() => this.listFilesStrictSync(dir, options));
   }
 
   /** GJC's strict scan: see the file storage's `listFilesStrictSync`. @throws StorageError as `listFilesSync` */

@@ -21,7 +21,7 @@ import {
   type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
 import { engineWriterOptions, type SessionStorageWriterOpenOptions } from "./writer-options.js";
-import { matchingPaths } from "./strict-inventory.js";
+import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 
 /** One file's metadata as GJC reads it: identity as bigints, exact times. */
 export interface SessionStorageStat {
@@ -121,6 +121,15 @@ export class FileSessionStorage extends EngineFileStorage {
     } finally {
       dir.close();
     }
+  }
+
+  /**
+   * The main entry's listing (sorted names), or, given a glob `pattern` as GJC's callers pass, the matching paths as
+   * {@link listFilesStrictSync} finds them, a missing directory listing nothing.
+   */
+  override listFilesSync(dir: string, options?: { kind?: "file" | "directory" } | string): string[] {
+    if (typeof options !== "string") return super.listFilesSync(dir, options);
+    return listingOrNone(() => this.listFilesStrictSync(dir, options));
   }
 
   /**

@@ -52,6 +52,16 @@ export function matchingPaths(dir: string, names: readonly string[], pattern: st
   return names.filter((name) => !name.startsWith(".") && glob.test(name)).map((name) => path.join(dir, name));
 }
 
+/** GJC's forgiving listing over a strict one: a missing directory lists nothing; any other failure still throws. */
+export function listingOrNone(strict: () => string[]): string[] {
+  try {
+    return strict();
+  } catch (error) {
+    if (reasonOf(error) === "missing") return [];
+    throw error;
+  }
+}
+
 /** See the module comment. `sessionDir` is the directory to take stock of. */
 export function inventorySessionsStrict(cwd: string, sessionDir: string, storage: StrictInventoryStorage): StrictInventoryResult {
   if (typeof storage.listFilesStrictSync !== "function") {

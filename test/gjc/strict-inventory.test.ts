@@ -96,4 +96,16 @@ describe("inventorySessionsStrict", () => {
     const result = SessionManager.inventorySessionsStrict("/mem", { sessionDir: "/s", storage: memory });
     expect(result).toMatchObject({ kind: "complete", candidates: [{ path: "/s/a.jsonl", id: "m1", cwd: "/mem" }] });
   });
+
+  it("listFilesSync with GJC's glob pattern gives matching paths, nothing for a missing directory, and still refuses a file as a directory", async () => {
+    const { file } = await written(workspace, 2);
+    fs.writeFileSync(`${file}.1.bak`, "backup", { mode: 0o600 });
+    fs.writeFileSync(path.join(dir, ".hidden.bak"), "x", { mode: 0o600 });
+    const storage = new FileSessionStorage();
+    expect(storage.listFilesSync(dir, "*.bak")).toEqual([`${file}.1.bak`]);
+    expect(storage.listFilesSync(dir, "*")).toEqual([file, `${file}.1.bak`]);
+    expect(storage.listFilesSync(dir)).toEqual([path.basename(file), `${path.basename(file)}.1.bak`]);
+    expect(storage.listFilesSync(path.join(dir, "missing"), "*.jsonl")).toEqual([]);
+    expect(() => storage.listFilesSync(file, "*")).toThrow(expect.objectContaining({ code: "not_directory" }));
+  });
 });
