@@ -22,7 +22,7 @@ import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, rele
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
-import { FileSessionStorage } from "./storage.js";
+import { FileSessionStorage as FaceFileStorage } from "./storage.js";
 import { inventorySessionsStrict, type StrictInventoryResult, type StrictInventoryStorage } from "./strict-inventory.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
@@ -337,15 +337,6 @@ export class SessionManager extends FaceQueries {
     return Engine.getDefaultSessionDirReadOnly(cwd, agentDir);
   }
 
-  /**
-   * GJC's strict inventory of `options.sessionDir` (else the destination's directory, else the managed scope of `cwd`, resolved
-   * without creating anything) through `options.storage` (default: the file system); see `strict-inventory.ts`.
-   */
-  static inventorySessionsStrict(cwd: string, options: { sessionDir?: string; storage?: StrictInventoryStorage; destination?: SessionDestination } = {}): StrictInventoryResult {
-    const dir = options.sessionDir ?? options.destination?.sessionDir ?? Engine.getDefaultSessionDirReadOnly(cwd);
-    return inventorySessionsStrict(cwd, path.resolve(dir), options.storage ?? new FileSessionStorage());
-  }
-
   /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */
   static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
     return Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options);
@@ -364,6 +355,15 @@ export class SessionManager extends FaceQueries {
   /** The managed scope's sessions of `cwd` with the project's `.gjc` transcripts, merged by id, newest first; never writes. */
   static async listManagedForResumePickerReadOnly(cwd: string, managedAgentDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
     return listManagedForPicker(cwd, managedAgentDir, storage);
+  }
+
+  /**
+   * GJC's strict inventory of `options.sessionDir` (else the destination's directory, else the managed scope of `cwd`, resolved
+   * without creating anything) through `options.storage` (default: the file system); see `strict-inventory.ts`.
+   */
+  static inventorySessionsStrict(cwd: string, options: { sessionDir?: string; storage?: StrictInventoryStorage; destination?: SessionDestination } = {}): StrictInventoryResult {
+    const dir = options.sessionDir ?? options.destination?.sessionDir ?? Engine.getDefaultSessionDirReadOnly(cwd);
+    return inventorySessionsStrict(cwd, path.resolve(dir), options.storage ?? new FaceFileStorage());
   }
 
   /** The picker's rows for this manager's destination. */
