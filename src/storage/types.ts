@@ -107,6 +107,12 @@ export interface WriterOpenOptions {
    * counts as a dispatched close (`close_unknown`).
    */
   closeDescriptor?: (fd: number) => void;
+  /**
+   * After each sync, check that the path still names the file synced (where the storage holds
+   * a descriptor): a file moved away and replaced at its name fails the sync with `unsafe_entry`
+   * (`detail`: `identity_changed`), since the bytes made durable are no longer the session's.
+   */
+  checkNameOnSync?: boolean;
 }
 
 /** A sidecar held open by the writer of the file it describes; see {@link SessionStorageWriter.openSidecar}. */

@@ -164,6 +164,30 @@ describe("managed security context", () => {
     expect(fs.readdirSync(other)).toEqual([]);
   });
 
+  it("a bound writer's sync fails once its file was moved away and replaced at its name; a rewrite's new file is its own", async () => {
+    const file = path.join(sessionDir, "s.jsonl");
+    const writer = storage.openWriter(file, { securityContext: context() });
+    writer.writeLineSync(entryLine(0));
+    await writer.flush();
+    await writer.rewrite([`${entryLine(0)}\n${entryLine(1)}\n`]);
+    await writer.writeLine(entryLine(2));
+    await writer.flush();
+    fs.renameSync(file, `${file}.moved`);
+    fs.writeFileSync(file, "replacement\n", { mode: 0o600 });
+    await expect(writer.fsync()).rejects.toMatchObject({ code: "unsafe_entry", detail: "identity_changed" });
+    expect(fs.readFileSync(file, "utf8")).toBe("replacement\n");
+    await writer.close().catch(() => undefined);
+
+    // Unbound writers keep the main entry's behaviour: the descriptor follows its file.
+    const plainFile = path.join(sessionDir, "plain.jsonl");
+    const plain = storage.openWriter(plainFile);
+    plain.writeLineSync(entryLine(0));
+    fs.renameSync(plainFile, `${plainFile}.moved`);
+    await plain.flush();
+    await plain.close();
+    expect(fs.readFileSync(`${plainFile}.moved`, "utf8")).toBe(`${entryLine(0)}\n`);
+  });
+
   it("is only made for a real directory at or below the sessions root", () => {
     const sessionsRoot = path.join(tmp.path, "sessions");
     expect(codeOf(() => createManagedSessionSecurityContext({ agentDir: tmp.path, sessionsRoot, sessionDir: tmp.path }))).toBe("outside_root");
