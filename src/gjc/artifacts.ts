@@ -83,14 +83,28 @@ export class SessionArtifacts {
   readonly dir: string;
   /** Whether paths are handed out: GJC's managed destinations expose ids only. */
   readonly #exposePaths: boolean;
+  /** Whether `dir` is itself the trusted root (a private temporary directory made owner-only beforehand). */
+  readonly #isRoot: boolean;
 
-  /** @param dir the artifacts directory; `options.exposePaths`: hand out paths with ids (explicit destinations) */
-  constructor(dir: string, options: { exposePaths: boolean }) {
+  /**
+   * @param dir the artifacts directory; `options.exposePaths`: hand out paths with ids (explicit destinations);
+   *   `options.isRoot`: `dir` exists and is opened as a root, its parent never (a temporary directory's parent is shared)
+   */
+  constructor(dir: string, options: { exposePaths: boolean; isRoot?: boolean }) {
     this.dir = dir;
     this.#exposePaths = options.exposePaths;
+    this.#isRoot = options.isRoot === true;
   }
 
   #open<T>(use: (dir: SecureDir) => T, create: boolean): T {
+    if (this.#isRoot) {
+      const root = SecureDir.openRoot(this.dir);
+      try {
+        return use(root);
+      } finally {
+        root.close();
+      }
+    }
     const parent = SecureDir.openRoot(path.dirname(this.dir));
     try {
       const dir = parent.openDir(path.basename(this.dir), create ? { create: true } : {});
@@ -209,7 +223,7 @@ function checkToolType(toolType: string): void {
 /** A private temporary directory for the artifacts of a session in memory, and its removal. */
 export function ephemeralArtifacts(): { artifacts: SessionArtifacts; remove: () => Promise<void> } {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "gjc-session-artifacts-"));
-  const artifacts = new SessionArtifacts(path.join(root, "artifacts"), { exposePaths: true });
+  const artifacts = new SessionArtifacts(root, { exposePaths: true, isRoot: true });
   return { artifacts, remove: () => fs.promises.rm(root, { recursive: true, force: true }) };
 }
 

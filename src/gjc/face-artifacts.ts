@@ -17,6 +17,8 @@ export interface ArtifactManagerLike {
   allocatePath(toolType: string): Promise<{ id: string; path?: string }>;
   /** Publishes `content` as a new `toolType` output. @returns its id */
   save(content: string, toolType: string): Promise<string>;
+  /** The file of artifact `id`, `null` when there is none (GJC's `ArtifactManager` has it; without it no path is known). */
+  getPath?(id: string): Promise<string | null>;
 }
 
 const DRAFT_FILE = "draft.txt";
@@ -57,6 +59,12 @@ export abstract class FaceArtifacts extends FaceCore {
   async saveArtifact(content: string, toolType: string): Promise<string | undefined> {
     const manager = await this.ensureArtifactManager();
     return manager?.save(content, toolType);
+  }
+
+  /** The file of artifact `id` in the artifact manager that answers now ({@link getArtifactManager}); `null` when there is none. */
+  async getArtifactPath(id: string): Promise<string | null> {
+    const manager = this.getArtifactManager();
+    return manager?.getPath === undefined ? null : manager.getPath(id);
   }
 
   /** The adopted artifact manager, else the current file's, else the temporary one if made; `null` when none. */

@@ -8,12 +8,15 @@
 
 // the session manager
 export { SessionManager } from "./session-manager.js";
+export { SessionManagerTestHooks } from "./test-hooks.js";
+export type { SessionManagerTestHookPoints } from "./test-hooks.js";
 export type {
   StrictSessionOpenResult, StrictSessionOpenFailure, StrictSessionForkResult, SessionManagerCloseOutcome,
 } from "./session-manager.js";
 export type {
   PreparedNewSession, SessionManagerStateSnapshot, DefaultModelSelectionStage, DefaultModelSelectionPromotion,
 } from "./face-transitions.js";
+export type { StrictInventoryResult, StrictInventoryCandidate, StrictInventoryFailure, StrictInventoryFailureKind, StrictInventoryStorage } from "./strict-inventory.js";
 export type { ResumeSessionIdentity, ResumeTailInspection, ResumeTailError, ResumeTailErrorReason } from "./strict-open.js";
 export type { CapturedSessionTranscriptSnapshot, TranscriptSnapshotHandle } from "./transcript-capture.js";
 export type { SessionMemoryStats, EvictCompactedContentResult } from "./memory-stats.js";
@@ -58,6 +61,8 @@ export { GjcError } from "../errors.js";
 export { RESUME_TRANSCRIPT_MAX_BYTES, BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
 
 // session-storage
+export { syncSessionMoveDirectory, recoverOrphanedBackups } from "./session-dir-recovery.js";
+export type { SessionMoveDirectoryHandle, OrphanedBackupRecovery } from "./session-dir-recovery.js";
 export { FileSessionStorage, probeSessionRetirement, retireSessionTranscript } from "./storage.js";
 export type { SessionStorageStat, SessionStorageSnapshot, SessionRetirementOutcome } from "./storage.js";
 export { SessionDeleteVerificationError, DELETE_QUARANTINE_PREFIX } from "./verified-delete.js";
@@ -65,11 +70,16 @@ export type {
   SessionStorageFileIdentity, VerifiedSessionDeleteTarget, VerifiedSessionDeleteResult, VerifiedDeleteFailureKind,
 } from "./verified-delete.js";
 export { MemorySessionStorage } from "./memory-storage.js";
+export { SessionStorageWriterRetryableCloseError, createManagedSessionSecurityContext } from "./writer-options.js";
+export type { SessionStorageWriterCloseAdapter, ManagedSessionSecurityContext, SessionStorageWriterOpenOptions } from "./writer-options.js";
+export type { WriterCloseState as SessionStorageWriterCloseState, SessionStorageWriter } from "../storage/index.js";
 export { StorageError } from "../storage/index.js";
 export type { SessionStorage } from "../storage/index.js";
 
 // blob-store
-export { BlobStore, isBlobRef } from "../storage/index.js";
+export { isBlobRef } from "../storage/index.js";
+export { BlobStore, EphemeralBlobStore, MemoryBlobStore } from "./blob-stores.js";
+export type { CheckedBlobPutResult, MemoryBlobStoreOptions } from "./blob-stores.js";
 export type { BlobPutResult } from "../storage/index.js";
 export { BLOB_REFERENCE_MAX_LENGTH, collectBlobReferences, listCanonicalBlobs, removeCanonicalBlob } from "./blobs.js";
 export type { CanonicalBlobEntry, CanonicalBlobRemoval, RemoveCanonicalBlobOptions } from "./blobs.js";

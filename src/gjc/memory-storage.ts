@@ -5,13 +5,21 @@
  * or a rename creates the parents first, as `ensureDirSync` would. And GJC reads and deletes
  * through synchronous calls (`readTextSync`, `readBytesSync`, `unlinkSync`).
  * Everything else (one writer per file, files and directories never mixing, `noReplace`) keeps
- * the main entry's rules.
+ * the main entry's rules. The deletes GJC's callers make (with artifacts, verified) run the
+ * file storage's checks on the map; a map has no crash between steps, so each is one call.
  */
+import { createHash } from "node:crypto";
 import path from "node:path";
 
-import { MemorySessionStorage as EngineMemoryStorage } from "../storage/index.js";
+import { MemorySessionStorage as EngineMemoryStorage, isStorageError } from "../storage/index.js";
 import { readWholeSync, type PositionalRead } from "../storage/bytes.js";
 import type { ReplaceOptions, SessionStorageWriter, WriteChunk } from "../storage/index.js";
+import { parseHeaderPrefix } from "../migration/session-file.js";
+import type { SessionStorageSnapshot } from "./storage.js";
+import { listingOrNone, matchingPaths } from "./strict-inventory.js";
+import {
+  SessionDeleteVerificationError, checkAuthorisedTranscript, contained, type VerifiedSessionDeleteResult, type VerifiedSessionDeleteTarget,
+} from "./verified-delete.js";
 
 /** The main entry's {@link EngineMemoryStorage} with GJC's implied parent directories and synchronous reads; see the module comment. */
 export class MemorySessionStorage extends EngineMemoryStorage {
@@ -53,6 +61,74 @@ export class MemorySessionStorage extends EngineMemoryStorage {
    */
   readTextSync(target: string): string {
     return Buffer.from(this.readBytesSync(target)).toString("utf8");
+  }
+
+  /**
+   * The bytes of file `target` and its metadata in GJC's form (device 0, one link, times from the map's millisecond clock).
+   * @throws StorageError as {@link readBytesSync}
+   */
+  readSnapshotSync(target: string): SessionStorageSnapshot {
+    const stat = this.statSync(target);
+    const bytes = this.readBytesSync(target);
+    const mtimeNs = BigInt(Math.trunc(stat.mtimeMs)) * 1_000_000n;
+    return {
+      bytes,
+      stat: { dev: BigInt(stat.dev), ino: BigInt(stat.ino), nlink: 1n, size: bytes.byteLength, mtimeMs: stat.mtimeMs, mtimeNs, ctimeNs: mtimeNs, mtime: new Date(stat.mtimeMs), isFile: true },
+    };
+  }
+
+  /**
+   * The main entry's listing (sorted names), or, given a glob `pattern` as GJC's callers pass, the matching paths as
+   * {@link listFilesStrictSync} finds them, a missing directory listing nothing.
+   */
+  override listFilesSync(dir: string, options?: { kind?: "file" | "directory" } | string): string[] {
+    if (typeof options !== "string") return super.listFilesSync(dir, options);
+    return listingOrNone(() => this.listFilesStrictSync(dir, options));
+  }
+
+  /** GJC's strict scan: see the file storage's `listFilesStrictSync`. @throws StorageError as `listFilesSync` */
+  listFilesStrictSync(dir: string, pattern: string): string[] {
+    return matchingPaths(path.resolve(this.root, dir), this.listFilesSync(dir), pattern);
+  }
+
+  /** Deletes session `sessionPath` (a missing one is fine; a live writer's is `session_busy`) and its artifacts directory. */
+  async deleteSessionWithArtifacts(sessionPath: string): Promise<void> {
+    this.#removeIfThere(() => this.unlinkSync(sessionPath));
+    if (sessionPath.endsWith(".jsonl")) this.#removeIfThere(() => this.removeTreeSync(sessionPath.slice(0, -".jsonl".length)));
+  }
+
+  /**
+   * The verified delete with the file storage's checks (containment, the authorised version, header id and cwd, an
+   * artifacts entry that is a directory and was there when authorised), then artifacts and transcript in one call.
+   * @returns `deleted` @throws SessionDeleteVerificationError having removed nothing
+   */
+  async deleteSessionVerified(target: VerifiedSessionDeleteTarget): Promise<VerifiedSessionDeleteResult> {
+    contained(target);
+    const transcript = path.resolve(target.transcriptPath);
+    let snapshot: SessionStorageSnapshot;
+    try {
+      snapshot = this.readSnapshotSync(transcript);
+    } catch (error) {
+      throw new SessionDeleteVerificationError("stat", "the transcript could not be read", { cause: error });
+    }
+    const { stat, bytes } = snapshot;
+    const found = { dev: stat.dev, ino: stat.ino, nlink: 1n, size: stat.size, mtimeNs: stat.mtimeNs, sha256: createHash("sha256").update(bytes).digest("hex") };
+    checkAuthorisedTranscript(found, parseHeaderPrefix(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)), target);
+    const artifacts = transcript.slice(0, -".jsonl".length);
+    const kind = this.existsSync(artifacts) ? this.statSync(artifacts).kind : undefined;
+    if (kind !== undefined && kind !== "directory") throw new SessionDeleteVerificationError("artifacts", "the artifacts entry is not a directory");
+    if (kind !== undefined && target.artifactsAbsentAtAuthorization === true) throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
+    if (kind !== undefined) this.removeTreeSync(artifacts);
+    this.unlinkSync(transcript);
+    return { kind: "deleted" };
+  }
+
+  #removeIfThere(remove: () => void): void {
+    try {
+      remove();
+    } catch (error) {
+      if (!isStorageError(error, "not_found")) throw error;
+    }
   }
 
   #parents(target: string): void {

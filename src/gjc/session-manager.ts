@@ -21,6 +21,9 @@ import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
+import { SessionManagerTestHooks } from "./test-hooks.js";
+import { FileSessionStorage as FaceFileStorage } from "./storage.js";
+import { inventorySessionsStrict, type StrictInventoryResult, type StrictInventoryStorage } from "./strict-inventory.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
@@ -302,6 +305,7 @@ export class SessionManager extends FaceQueries {
       const now = inspectTranscript(sessionFile);
       if (now.kind === "error" || !sameIdentity(now.identity, pending)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
     }
+    SessionManagerTestHooks.beforeResidentTransitionIndexBuild?.();
     await this.engine.setSessionFile(sessionFile);
     this.readOnlyResume = false;
     this.bumpRevisions();
@@ -351,6 +355,15 @@ export class SessionManager extends FaceQueries {
   /** The managed scope's sessions of `cwd` with the project's `.gjc` transcripts, merged by id, newest first; never writes. */
   static async listManagedForResumePickerReadOnly(cwd: string, managedAgentDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
     return listManagedForPicker(cwd, managedAgentDir, storage);
+  }
+
+  /**
+   * GJC's strict inventory of `options.sessionDir` (else the destination's directory, else the managed scope of `cwd`, resolved
+   * without creating anything) through `options.storage` (default: the file system); see `strict-inventory.ts`.
+   */
+  static inventorySessionsStrict(cwd: string, options: { sessionDir?: string; storage?: StrictInventoryStorage; destination?: SessionDestination } = {}): StrictInventoryResult {
+    const dir = options.sessionDir ?? options.destination?.sessionDir ?? Engine.getDefaultSessionDirReadOnly(cwd);
+    return inventorySessionsStrict(cwd, path.resolve(dir), options.storage ?? new FaceFileStorage());
   }
 
   /** The picker's rows for this manager's destination. */
@@ -504,16 +517,28 @@ export class SessionManager extends FaceQueries {
     this.swapEngine(await this.reopen(file));
   }
 
-  /** Flushes, then closes: `closed`, or `close_unknown` with the failure (the file is released either way). */
+  /**
+   * {@link close}, reporting instead of throwing: `closed`, or `close_unknown` with the failure. Either way the file and its
+   * writer lock are released and the temporary artifacts directory of a session in memory is removed.
+   */
+  async closeStrict(): Promise<SessionManagerCloseOutcome> {
+    try {
+      await this.close();
+      return { kind: "closed" };
+    } catch (error) {
+      return { kind: "close_unknown", error };
+    }
+  }
+
+  /** Flushes, then {@link closeStrict}; a failed flush is `close_unknown` with its failure, the session closed all the same. */
   async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
     try {
       await this.flush();
-      await this.close();
-      return { kind: "closed" };
     } catch (error) {
       await this.close().catch(() => undefined);
       return { kind: "close_unknown", error };
     }
+    return this.closeStrict();
   }
 }
 

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
-import { FileSessionStorage as EngineFileStorage, StorageError, isStorageError } from "../storage/index.js";
+import { FileSessionStorage as EngineFileStorage, StorageError, isStorageError, type SessionStorageWriter } from "../storage/index.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
 import { removeLineIndex } from "../manager/line-index.js";
 import {
@@ -20,6 +20,8 @@ import {
   type VerifiedSessionDeleteResult,
   type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
+import { engineWriterOptions, type SessionStorageWriterOpenOptions } from "./writer-options.js";
+import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 
 /** One file's metadata as GJC reads it: identity as bigints, exact times. */
 export interface SessionStorageStat {
@@ -51,6 +53,15 @@ const ARTIFACT_TREE_LIMITS = { maxDepth: DEFAULT_ARTIFACT_LIMITS.maxDepth + 1, m
 
 /** The main entry's {@link EngineFileStorage} with GJC's extra calls; `new FileSessionStorage()` roots it at the file system root, as GJC constructs it. */
 export class FileSessionStorage extends EngineFileStorage {
+  /**
+   * Opens the one writer of `target` (see the main entry's), its descriptor closed through
+   * `options.closeAdapter` when given, and bound to `options.securityContext`'s session directory.
+   * @throws StorageError as the main entry's, and as {@link engineWriterOptions} for the context
+   */
+  override openWriter(target: string, options: SessionStorageWriterOpenOptions = {}): SessionStorageWriter {
+    return super.openWriter(target, engineWriterOptions(target, options));
+  }
+
   /**
    * The bytes of regular file `filePath` and its metadata, both through one descriptor (no link
    * followed, a FIFO never waited on), the path checked by this storage's rules first.
@@ -110,6 +121,24 @@ export class FileSessionStorage extends EngineFileStorage {
     } finally {
       dir.close();
     }
+  }
+
+  /**
+   * The main entry's listing (sorted names), or, given a glob `pattern` as GJC's callers pass, the matching paths as
+   * {@link listFilesStrictSync} finds them, a missing directory listing nothing.
+   */
+  override listFilesSync(dir: string, options?: { kind?: "file" | "directory" } | string): string[] {
+    if (typeof options !== "string") return super.listFilesSync(dir, options);
+    return listingOrNone(() => this.listFilesStrictSync(dir, options));
+  }
+
+  /**
+   * The paths of the regular files of `dir` whose names match `pattern` (`*`, `?`; hidden names never), sorted: GJC's strict
+   * scan, which throws what the listing meets (`not_found` for a missing directory) instead of answering `[]`.
+   * @throws StorageError as the main entry's `listFilesSync`
+   */
+  listFilesStrictSync(dir: string, pattern: string): string[] {
+    return matchingPaths(path.resolve(dir), this.listFilesSync(dir), pattern);
   }
 
   /** The identity-bound two-phase delete; see {@link deleteSessionVerified}. */

@@ -193,17 +193,30 @@ function verifiedTranscript(dir: SecureDir, name: string, target: VerifiedSessio
     throw new SessionDeleteVerificationError(link ? "symlink" : "stat", "the transcript could not be opened and read", { cause: error });
   }
   const { identity, header } = read;
+  const found = { dev: BigInt(identity.dev), ino: BigInt(identity.ino), nlink: BigInt(identity.nlink), size: identity.size, mtimeNs: BigInt(identity.mtimeNs), sha256: identity.sha256 };
+  checkAuthorisedTranscript(found, header, target);
+  return found;
+}
+
+/**
+ * Refuses unless the transcript `found` (its identity, and its header: `undefined` when the first line is no session
+ * header) is the single-link version `target` authorised: `identity` for another object or version or another
+ * session id, `header` for no session header, `cwd` for another workspace.
+ */
+export function checkAuthorisedTranscript(
+  found: Required<SessionStorageFileIdentity>, header: { id: string; cwd: string } | undefined, target: VerifiedSessionDeleteTarget,
+): void {
   const expected = target.transcriptIdentity;
-  const same = BigInt(identity.dev) === expected.dev && BigInt(identity.ino) === expected.ino && identity.size === expected.size
-    && BigInt(identity.mtimeNs) === expected.mtimeNs && identity.sha256 === expected.sha256 && (expected.nlink === undefined || BigInt(identity.nlink) === expected.nlink);
-  if (!same || identity.nlink !== 1) throw new SessionDeleteVerificationError("identity", "the transcript is not the version authorised for deletion");
-  if (header?.id !== target.sessionId) throw new SessionDeleteVerificationError("header", "the transcript's header names another session");
+  const same = found.dev === expected.dev && found.ino === expected.ino && found.size === expected.size
+    && found.mtimeNs === expected.mtimeNs && found.sha256 === expected.sha256 && (expected.nlink === undefined || found.nlink === expected.nlink);
+  if (!same || found.nlink !== 1n) throw new SessionDeleteVerificationError("identity", "the transcript is not the version authorised for deletion");
+  if (header === undefined) throw new SessionDeleteVerificationError("header", "the transcript has no session header");
+  if (header.id !== target.sessionId) throw new SessionDeleteVerificationError("identity", "the transcript's header names another session");
   if (header.cwd !== target.cwd) throw new SessionDeleteVerificationError("cwd", "the transcript's header names another workspace");
-  return { dev: expected.dev, ino: expected.ino, nlink: 1n, size: identity.size, mtimeNs: expected.mtimeNs, sha256: identity.sha256 };
 }
 
 /** The transcript's directory (as names below the root) and file name; `containment` unless it is a `*.jsonl` below the root. */
-function contained(target: VerifiedSessionDeleteTarget): { dirNames: string[]; name: string } {
+export function contained(target: VerifiedSessionDeleteTarget): { dirNames: string[]; name: string } {
   const { sessionsRoot, transcriptPath } = target;
   if (typeof sessionsRoot !== "string" || typeof transcriptPath !== "string" || !path.isAbsolute(sessionsRoot) || !path.isAbsolute(transcriptPath)) {
     throw new SessionDeleteVerificationError("containment", "the sessions root and transcript must be absolute paths");

@@ -3,19 +3,22 @@ import { HistoryError } from "./errors.js";
 import { immediateTransaction, pragmaValue, type SqliteConnection } from "./sqlite-driver.js";
 
 /** The schema version this library writes. A file with a higher version is refused. */
-export const HISTORY_SCHEMA_VERSION = 1;
+export const HISTORY_SCHEMA_VERSION = 2;
 
 /**
  * Two external-content FTS5 indexes: `history_fts` (the peer's, unicode61) for token prefixes, with
  * 1-3 character prefix indexes so a short prefix merges no doclists; `history_infix` (trigram,
  * `detail=none`: SQLite re-checks its LIKE matches) for substrings without a table scan.
  * `secure-delete` removes a deleted prompt's tokens at once, not at a later merge.
+ * `created_at` defaults to now as the peer's does, because the peer's own writer inserts rows
+ * without it into a file shared with this library; `strftime`, not `unixepoch()`, which older
+ * SQLite builds lack.
  */
-const SCHEMA_V1 = `
+const SCHEMA = `
 CREATE TABLE history (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   prompt TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
+  created_at INTEGER NOT NULL DEFAULT (CAST(strftime('%s','now') AS INTEGER)),
   cwd TEXT
 );
 CREATE INDEX idx_history_created_at ON history(created_at DESC);
@@ -47,7 +50,7 @@ export function recreateSchema(db: SqliteConnection): number {
   const count = Number(db.prepare("SELECT count(*) AS n FROM history").get<{ n: number }>()?.n);
   dropAllButHistoryTable(db);
   db.exec("DROP TABLE IF EXISTS history");
-  db.exec(SCHEMA_V1);
+  db.exec(SCHEMA);
   return count;
 }
 
@@ -62,17 +65,21 @@ function dropAllButHistoryTable(db: SqliteConnection): void {
   }
 }
 
-/** Version 0, an empty file or the peer's (no version, an FTS table kept by an insert trigger only, so holding deleted rows): rows copied, index rebuilt. */
-function migrateFromV0(db: SqliteConnection): void {
+/**
+ * Any earlier layout into the current one: version 0, an empty file or the peer's (no version, an FTS table kept by an
+ * insert trigger only, so holding deleted rows, perhaps a `unixepoch()` default), or version 1 (no `created_at` default).
+ * They hold the same columns, so one copy brings each forward: rows copied, indexes rebuilt.
+ */
+function rebuildInCurrentLayout(db: SqliteConnection): void {
   const hasHistory = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() !== undefined;
   if (!hasHistory) {
-    db.exec(SCHEMA_V1);
+    db.exec(SCHEMA);
     return;
   }
   const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
   dropAllButHistoryTable(db);
   db.exec("ALTER TABLE history RENAME TO history_v0");
-  db.exec(SCHEMA_V1);
+  db.exec(SCHEMA);
   const createdAt = columns.has("created_at") ? "COALESCE(CAST(created_at AS INTEGER), 0)" : "0";
   const cwd = columns.has("cwd") ? "CAST(cwd AS TEXT)" : "NULL";
   db.exec(
@@ -82,9 +89,6 @@ function migrateFromV0(db: SqliteConnection): void {
   db.exec("DROP TABLE history_v0");
 }
 
-/** Forward migrations: entry `n` turns version `n` into version `n + 1`. */
-const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0];
-
 /**
  * Brings the database to {@link HISTORY_SCHEMA_VERSION}: the version is read without a write lock first (an
  * up-to-date file never waits on a writer), then again in the IMMEDIATE transaction (another process may have migrated).
@@ -92,12 +96,9 @@ const MIGRATIONS: ReadonlyArray<(db: SqliteConnection) => void> = [migrateFromV0
 export function migrate(db: SqliteConnection): void {
   if (checkedVersion(db) === HISTORY_SCHEMA_VERSION) return;
   immediateTransaction(db, () => {
-    for (let version = checkedVersion(db); version < HISTORY_SCHEMA_VERSION; version += 1) {
-      const step = MIGRATIONS[version];
-      if (step === undefined) throw new HistoryError("history_io_error", `history: no migration from schema version ${version}`);
-      step(db);
-      db.exec(`PRAGMA user_version = ${version + 1}`);
-    }
+    if (checkedVersion(db) === HISTORY_SCHEMA_VERSION) return;
+    rebuildInCurrentLayout(db);
+    db.exec(`PRAGMA user_version = ${HISTORY_SCHEMA_VERSION}`);
   });
 }
 

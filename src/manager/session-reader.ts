@@ -89,9 +89,16 @@ export abstract class SessionReader extends EntryAppender {
     return tree.getPath(leaf).map(clone);
   }
 
-  /** The session tree, children in file order, each node with its resolved label. */
+  /** The session tree, children in file order, each node with its resolved label and a copy of its entry. */
   getTree(): SessionTreeNode[] {
-    return this.current().tree.getTree();
+    const roots = this.current().tree.getTree();
+    // The nodes are built per call; their entries are the session's own until copied. No recursion: a linear session is as deep as it is long.
+    const pending = [...roots];
+    for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+      node.entry = clone(node.entry);
+      for (const child of node.children) pending.push(child);
+    }
+    return roots;
   }
 
   /** The current leaf id; `null` after {@link resetLeaf}. */

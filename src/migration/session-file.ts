@@ -103,7 +103,7 @@ export function openTranscript(dir: SecureDir, name: EntryPath, rules: Transcrip
 }
 
 /** Parses the header from the first bytes of a transcript; undefined when unusable. */
-function parseHeaderPrefix(prefix: Buffer): HeaderFacts | undefined {
+export function parseHeaderPrefix(prefix: Buffer): HeaderFacts | undefined {
   const newline = prefix.indexOf(0x0a);
   if (newline < 0) return undefined;
   let header: unknown;

@@ -17,6 +17,7 @@ const CODES = [
   "unsafe_entry", // failed the owner-only checks; `detail` holds the fs-layer code
   "read_failed",
   "write_failed", // writing, syncing or closing failed; a writer latches it
+  "close_not_dispatched", // a close hook refused before closing the descriptor: the writer stays open, close again
   "writer_closed",
   "writer_busy", // a synchronous call while a queued rewrite must land first
   "reader_closed",

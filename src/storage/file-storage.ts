@@ -13,7 +13,7 @@ import path from "node:path";
 import type { SecureLock } from "../fs/index.js";
 import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
+import { StorageError, guardStorage, isStorageError, pathError, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
 import type {
@@ -26,6 +26,7 @@ import type {
   StorageLogger,
   StorageStat,
   WriteChunk,
+  WriterOpenOptions,
 } from "./types.js";
 import { lockWriter, withWriterLock } from "./writer-lock.js";
 
@@ -177,14 +178,14 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   }
 
   /** {@inheritDoc SessionStorage.openWriter} */
-  openWriter(target: string): SessionStorageWriter {
+  openWriter(target: string, options: WriterOpenOptions = {}): SessionStorageWriter {
     const file = this.#fileTarget(target);
     const lock = guardStorage("write", file.absolute, () => lockWriter(file.dir, file.name));
     try {
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
       const fd = guardStorage("write", file.absolute, () => openForAppend(file));
-      return new NdjsonFileWriter(fileSink(file, fd, lock), this.#logger);
+      return new NdjsonFileWriter(fileSink(file, fd, lock, options.closeDescriptor ?? closeDescriptor, options.checkNameOnSync === true), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -209,7 +210,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
 }
 
 /** Appends through one held descriptor, which follows the file across renames. */
-function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink {
+function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (fd: number) => void, checkName: boolean): LineSink {
   let fd = opened;
   let closed = false;
   const oneByte = Buffer.alloc(1);
@@ -223,7 +224,10 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink 
       fs.readSync(fd, oneByte, 0, 1, size - 1);
       return oneByte[0];
     },
-    syncSync: () => fs.fsyncSync(fd),
+    syncSync() {
+      fs.fsyncSync(fd);
+      if (checkName) checkStillNamed(file.absolute, fd);
+    },
     async replace(chunks) {
       const previous = fd;
       fd = replaceFile(file.dir, file.name, chunks, {});
@@ -252,15 +256,39 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock): LineSink 
     },
     closeSync() {
       if (closed) return;
-      closed = true;
       for (const sidecar of sidecars) sidecar.closeSync();
       try {
-        fs.closeSync(fd);
-      } finally {
+        closeFd(fd);
+      } catch (error) {
+        // Not dispatched: the descriptor is still ours, so keep it and the lock for another close.
+        if (isStorageError(error, "close_not_dispatched")) throw error;
+        closed = true;
         lock.release();
+        throw error;
       }
+      closed = true;
+      lock.release();
     },
   };
+}
+
+/** See {@link WriterOpenOptions.checkNameOnSync}. @throws StorageError `unsafe_entry` (`identity_changed`) */
+function checkStillNamed(target: string, fd: number): void {
+  const held = fs.fstatSync(fd);
+  let named: fs.Stats | undefined;
+  try {
+    named = fs.lstatSync(target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  if (named === undefined || named.dev !== held.dev || named.ino !== held.ino) {
+    throw new StorageError("unsafe_entry", `${target} no longer names the file this writer synced`, { path: target, detail: "identity_changed" });
+  }
+}
+
+/** The default {@link WriterOpenOptions.closeDescriptor}. */
+function closeDescriptor(fd: number): void {
+  fs.closeSync(fd);
 }
 
 /**

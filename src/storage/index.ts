@@ -11,6 +11,8 @@ export type {
   StorageLogger,
   StorageStat,
   WriteChunk,
+  WriterCloseState,
+  WriterOpenOptions,
 } from "./types.js";
 export { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 export { FileSessionStorage } from "./file-storage.js";

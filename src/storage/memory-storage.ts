@@ -153,6 +153,21 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     this.#nodes.delete(absolute);
   }
 
+  /**
+   * Removes directory `dir` and everything below it, as a recursive delete on disk would; `session_busy` (nothing removed)
+   * while a writer holds a file below it.
+   * @throws StorageError `not_found`, `not_directory`, `invalid_path` (the root), `session_busy`
+   */
+  removeTreeSync(dir: string): void {
+    const { absolute } = splitFilePath(this.root, dir);
+    this.#directory(absolute);
+    const below = `${absolute}${path.sep}`;
+    const doomed = [...this.#nodes.keys()].filter((key) => key === absolute || key.startsWith(below));
+    const held = doomed.find((key) => this.#locked.has(key));
+    if (held !== undefined) throw pathError("session_busy", held);
+    for (const key of doomed) this.#nodes.delete(key);
+  }
+
   /** {@inheritDoc SessionStorage.openWriter} */
   openWriter(target: string): SessionStorageWriter {
     const { absolute } = splitFilePath(this.root, target);

@@ -1,12 +1,17 @@
 /** The one append-only writer of every storage: a storage gives its {@link LineSink}; ordering, latching, tail repair, group commit live here. */
 
-import { StorageError, toStorageError } from "./errors.js";
-import type { LineSink, SessionStorageWriter, SidecarFile, StorageLogger, WriteChunk } from "./types.js";
+import { StorageError, isStorageError, toStorageError } from "./errors.js";
+import type { LineSink, SessionStorageWriter, SidecarFile, StorageLogger, WriteChunk, WriterCloseState } from "./types.js";
 
 const LINE_FEED = 0x0a;
 const SETTLED: Promise<void> = Promise.resolve();
 
 function ignore(): void {}
+
+/** `line` without the one line feed that may already end it (GJC's writers hand lines terminated). */
+function withoutTerminator(line: string): string {
+  return line.endsWith("\n") ? line.slice(0, -1) : line;
+}
 
 /** Marks `promise` handled: a fire-and-forget write never crashes the process; awaiting callers still see it. */
 function handled<T>(promise: Promise<T>): Promise<T> {
@@ -38,6 +43,10 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   readonly #logger: StorageLogger;
   #error: StorageError | undefined;
   #closing: Promise<void> | undefined;
+  /** Set by the first close: from then on nothing is written, even while a failed close waits to be retried. */
+  #closeRequested = false;
+  #closeState: WriterCloseState = "open";
+  #closeError: StorageError | undefined;
   #tailChecked = false;
   #chain: Promise<void> = SETTLED;
   /** A queued sync not yet started, which later flushes share. */
@@ -57,8 +66,9 @@ export class NdjsonFileWriter implements SessionStorageWriter {
 
   /** {@inheritDoc SessionStorageWriter.writeLine} */
   writeLine(line: string): Promise<void> {
-    if (line.indexOf("\n") !== -1 && this.#refusal() === undefined) return rejected(this.#invalidLine("contains a line feed"));
-    return this.#writeChecked(line);
+    const body = withoutTerminator(line);
+    if (body.indexOf("\n") !== -1 && this.#refusal() === undefined) return rejected(this.#invalidLine("contains a line feed"));
+    return this.#writeChecked(body);
   }
 
   /** Appends a line already known to hold no line feed. */
@@ -78,10 +88,11 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   writeLineSync(line: string): number {
     const refusal = this.#refusal();
     if (refusal !== undefined) throw refusal;
-    if (line.indexOf("\n") !== -1) throw this.#invalidLine("contains a line feed");
+    const body = withoutTerminator(line);
+    if (body.indexOf("\n") !== -1) throw this.#invalidLine("contains a line feed");
     if (this.#pendingRewrites > 0) throw this.#busyError();
     try {
-      return this.#append(line);
+      return this.#append(body);
     } catch (error) {
       throw this.#latch(error, "write");
     }
@@ -152,20 +163,47 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   /** {@inheritDoc SessionStorageWriter.close} */
   close(): Promise<void> {
     if (this.#closing === undefined) {
-      this.#closing = handled(
-        this.#chain
-          .then(() => this.#sink.closeSync())
-          .then(
-            () => {
-              if (this.#error !== undefined) throw this.#error;
-            },
-            (error: unknown) => {
-              throw this.#latch(error, "close");
-            },
-          ),
+      this.#closeRequested = true;
+      const closing = handled(
+        this.#chain.then(() => {
+          this.#closeSink();
+          if (this.#error !== undefined) throw this.#error;
+        }),
       );
+      this.#closing = closing;
+      // A close that never reached the descriptor leaves the next close() free to try again.
+      closing.catch(() => {
+        if (this.#closeState === "close_failed_retryable" && this.#closing === closing) this.#closing = undefined;
+      });
     }
     return this.#closing;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.getCloseState} */
+  getCloseState(): WriterCloseState {
+    return this.#closeState;
+  }
+
+  /** {@inheritDoc SessionStorageWriter.getCloseError} */
+  getCloseError(): StorageError | undefined {
+    return this.#closeState === "close_failed_retryable" || this.#closeState === "close_unknown" ? this.#closeError : undefined;
+  }
+
+  /** One close attempt of the sink, moving {@link getCloseState} on; throws what failed. */
+  #closeSink(): void {
+    try {
+      this.#sink.closeSync();
+      this.#closeState = "closed";
+    } catch (error) {
+      if (isStorageError(error, "close_not_dispatched")) {
+        this.#closeState = "close_failed_retryable";
+        this.#closeError = error;
+        throw error;
+      }
+      this.#closeState = "close_unknown";
+      this.#closeError = this.#latch(error, "close");
+      throw this.#closeError;
+    }
   }
 
   /** {@inheritDoc SessionStorageWriter.openSidecar} */
@@ -179,11 +217,13 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   closeSync(): void {
     if (this.#closing === undefined) {
       if (this.#pendingRewrites > 0 || this.#queuedSync !== undefined) throw this.#busyError();
+      this.#closeRequested = true;
       try {
-        this.#sink.closeSync();
+        this.#closeSink();
         this.#closing = SETTLED;
       } catch (error) {
-        this.#closing = rejected(this.#latch(error, "close"));
+        if (this.#closeState === "close_failed_retryable") throw error;
+        this.#closing = rejected(this.#closeError as StorageError);
       }
     }
     if (this.#error !== undefined) throw this.#error;
@@ -217,7 +257,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
 
   #refusal(): StorageError | undefined {
     if (this.#error !== undefined) return this.#error;
-    if (this.#closing !== undefined) {
+    if (this.#closeRequested) {
       return new StorageError("writer_closed", `the writer of ${this.path} is closed`, { path: this.path });
     }
     return undefined;

@@ -54,9 +54,10 @@ export interface SessionStorageWriter {
   /** The file this writer appends to. */
   readonly path: string;
   /**
-   * Appends `line` plus a line feed; the promise is settled on return (behind a pending
-   * {@link rewrite} it waits) and never an unhandled rejection. Rejects with `invalid_line`
-   * (nothing written or latched) for a line holding `\n`, `writer_closed`, or the latched error.
+   * Appends `line` plus a line feed (a line already ending in one line feed is written as it
+   * is); the promise is settled on return (behind a pending {@link rewrite} it waits) and never
+   * an unhandled rejection. Rejects with `invalid_line` (nothing written or latched) for a line
+   * holding any other `\n`, `writer_closed`, or the latched error.
    */
   writeLine(line: string): Promise<void>;
   /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
@@ -79,10 +80,39 @@ export interface SessionStorageWriter {
   /** The latched error, if any operation of this writer failed. */
   getError(): StorageError | undefined;
   /**
+   * Where closing stands: `open`; `close_failed_retryable` after a close that failed before the
+   * descriptor was closed (`close_not_dispatched`: nothing written any more, close again);
+   * `close_unknown` after a close that failed once the descriptor close was dispatched (never
+   * dispatched again: the number may already name another file); `closed`.
+   */
+  getCloseState(): WriterCloseState;
+  /** The error of the last failed close, while {@link getCloseState} is `close_failed_retryable` or `close_unknown`. */
+  getCloseError(): StorageError | undefined;
+  /**
    * Opens the disposable sidecar `name` beside the file through the writer's held directory, without a lock of its own:
    * only the holder of this writer's lock writes it. `undefined` (or no such method) where the storage keeps no sidecars.
    */
   openSidecar?(name: string): SidecarFile | undefined;
+}
+
+/** See {@link SessionStorageWriter.getCloseState}. */
+export type WriterCloseState = "open" | "close_failed_retryable" | "close_unknown" | "closed";
+
+/** Options of {@link SessionStorage.openWriter}. */
+export interface WriterOpenOptions {
+  /**
+   * Closes the writer's descriptor in place of `fs.closeSync` (where the storage holds one). A
+   * hook that fails before closing it throws a `close_not_dispatched` {@link StorageError}, and
+   * the writer keeps the descriptor and its lock for a later close; anything else it throws
+   * counts as a dispatched close (`close_unknown`).
+   */
+  closeDescriptor?: (fd: number) => void;
+  /**
+   * After each sync, check that the path still names the file synced (where the storage holds
+   * a descriptor): a file moved away and replaced at its name fails the sync with `unsafe_entry`
+   * (`detail`: `identity_changed`), since the bytes made durable are no longer the session's.
+   */
+  checkNameOnSync?: boolean;
 }
 
 /** A sidecar held open by the writer of the file it describes; see {@link SessionStorageWriter.openSidecar}. */
@@ -133,7 +163,7 @@ export interface SessionStorage {
    * Opens `path` for appending (created 0600) and takes its writer lock: a second writer in any
    * process gets `session_busy`; readers are never blocked. Synchronous, as in GJC.
    */
-  openWriter(path: string): SessionStorageWriter;
+  openWriter(path: string, options?: WriterOpenOptions): SessionStorageWriter;
 }
 
 /** How the shared writer reaches one file; internal to the storage layer. */
@@ -147,7 +177,10 @@ export interface LineSink {
   syncSync(): void;
   /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and appends to the new one. */
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
-  /** Closes the file and releases the writer lock. */
+  /**
+   * Closes the file and releases the writer lock; after a `close_not_dispatched` failure it is
+   * still open and locked, and may be closed again.
+   */
   closeSync(): void;
   /** See {@link SessionStorageWriter.openSidecar}; the sink closes what it opened when it closes. */
   openSidecar?(name: string): SidecarFile;

@@ -7,12 +7,15 @@
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { ARTIFACT_MAX_BYTES, type SessionArtifacts } from "../../src/gjc/artifacts.js";
 import { SessionManager } from "../../src/gjc/session-manager.js";
+import { FileSessionStorage } from "../../src/gjc/storage.js";
+import { SessionManagerTestHooks } from "../../src/gjc/test-hooks.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -106,9 +109,42 @@ describe("the artifacts directory", () => {
     const manager = SessionManager.inMemory(workspace);
     expect(manager.getArtifactsDir()).toBeNull();
     expect(await manager.allocateArtifactPath("bash")).toEqual({});
+    expect(await manager.getArtifactPath("0")).toBeNull();
     const id = await manager.saveArtifact("in memory", "bash");
     const store = manager.getArtifactManager() as { dir: string };
+    // The private temporary directory itself, owner-only, holds the outputs.
+    expect(path.dirname(store.dir)).toBe(path.resolve(os.tmpdir()));
+    expect(mode(store.dir)).toBe(0o700);
+    expect(await manager.getArtifactPath(id!)).toBe(path.join(store.dir, `${id}.bash.log`));
     expect(fs.readFileSync(path.join(store.dir, `${id}.bash.log`), "utf8")).toBe("in memory");
+    expect(await manager.getArtifactPath("99")).toBeNull();
+    expect(await manager.closeStrict()).toEqual({ kind: "closed" });
+    expect(fs.existsSync(store.dir)).toBe(false);
+  });
+
+  it("keeps a session in memory's temporary directory through a switch that fails, and removes it after one that lands", async () => {
+    const source = await answered(SessionManager.create(workspace, sessions, undefined, options()));
+    const file = source.getSessionFile()!;
+    const sourceId = source.getSessionId();
+    await source.close();
+    const manager = SessionManager.inMemory(workspace, new FileSessionStorage());
+    const id = await manager.saveArtifact(`build log ${"x".repeat(200_000)}`, "bash");
+    const store = manager.getArtifactManager() as SessionArtifacts;
+    SessionManagerTestHooks.beforeResidentTransitionIndexBuild = () => {
+      throw new Error("injected switch failure");
+    };
+    try {
+      await expect(manager.setSessionFile(file)).rejects.toThrow("injected switch failure");
+    } finally {
+      SessionManagerTestHooks.beforeResidentTransitionIndexBuild = undefined;
+    }
+    expect(manager.getArtifactManager()).toBe(store);
+    expect(manager.getSessionId()).not.toBe(sourceId);
+    expect(await manager.getArtifactPath(id!)).toBe(path.join(store.dir, `${id}.bash.log`));
+
+    await manager.setSessionFile(file);
+    expect(manager.getSessionId()).toBe(sourceId);
+    expect(manager.getArtifactManager()).not.toBe(store);
     await manager.close();
     expect(fs.existsSync(store.dir)).toBe(false);
   });

@@ -3,9 +3,13 @@
  * path with their parents implied, synchronous reads and deletes, and the read-only resume calls
  * (`inspectSessionTailReadOnly`, `openExistingStrict`) reading through it instead of the disk.
  */
+import { createHash } from "node:crypto";
+
 import { describe, expect, it } from "vitest";
 
-import { MemorySessionStorage, SessionManager, parseSessionEntries } from "../../src/gjc/index.js";
+import {
+  MemorySessionStorage, SessionDeleteVerificationError, SessionManager, parseSessionEntries, type VerifiedSessionDeleteTarget,
+} from "../../src/gjc/index.js";
 import { isStorageError } from "../../src/storage/index.js";
 
 const SESSION_ID = "019f0000-3333-7000-aaaa-000000000001";
@@ -59,6 +63,78 @@ describe("MemorySessionStorage on the /gjc face", () => {
     expect(code(() => storage.writeTextSync("/s/a.jsonl/inner.jsonl", "x"))).toBe("not_directory");
     storage.unlinkSync("/s/a.jsonl");
     expect(code(() => storage.readTextSync("/s/a.jsonl"))).toBe("not_found");
+  });
+});
+
+describe("deleting sessions from a memory storage", () => {
+  const seeded = () => {
+    const storage = new MemorySessionStorage();
+    storage.writeTextSync("/sessions/s.jsonl", transcript(header, user("u1", null), assistant("a1", "u1")));
+    storage.writeTextSync("/sessions/s/0.bash.log", "build output ".repeat(10_000));
+    storage.writeTextSync("/sessions/s/local/deep/notes.md", "notes");
+    return storage;
+  };
+  const targetFor = (storage: MemorySessionStorage, transcriptPath = "/sessions/s.jsonl"): VerifiedSessionDeleteTarget => {
+    const { stat, bytes } = storage.readSnapshotSync(transcriptPath);
+    return {
+      sessionsRoot: "/sessions", transcriptPath, sessionId: SESSION_ID, cwd: "/work",
+      transcriptIdentity: { dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: stat.size, mtimeNs: stat.mtimeNs, sha256: createHash("sha256").update(bytes).digest("hex") },
+    };
+  };
+  const kindOf = async (step: () => Promise<unknown>) => {
+    try {
+      await step();
+    } catch (error) {
+      if (error instanceof SessionDeleteVerificationError) return error.kind;
+      throw error;
+    }
+    return "resolved";
+  };
+
+  it("a snapshot names the bytes read and the object they came from", () => {
+    const storage = seeded();
+    const first = storage.readSnapshotSync("/sessions/s.jsonl");
+    expect(Buffer.from(first.bytes).toString("utf8")).toBe(storage.readTextSync("/sessions/s.jsonl"));
+    expect(first.stat).toMatchObject({ dev: 0n, nlink: 1n, size: first.bytes.byteLength, isFile: true });
+    storage.writeTextSync("/sessions/s.jsonl", storage.readTextSync("/sessions/s.jsonl"));
+    expect(storage.readSnapshotSync("/sessions/s.jsonl").stat.ino).not.toBe(first.stat.ino);
+  });
+
+  it("the verified delete removes the transcript and its artifacts tree once every check passes", async () => {
+    const storage = seeded();
+    expect(await storage.deleteSessionVerified(targetFor(storage))).toEqual({ kind: "deleted" });
+    expect(storage.existsSync("/sessions/s.jsonl")).toBe(false);
+    expect(storage.existsSync("/sessions/s")).toBe(false);
+    expect(storage.listFilesSync("/sessions", { kind: "directory" })).toEqual([]);
+  });
+
+  it("refuses, removing nothing: outside the root, another session or workspace, no session header, a changed transcript, artifacts that are a file or appeared later", async () => {
+    const storage = seeded();
+    const target = targetFor(storage);
+    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: "/elsewhere" }))).toBe("containment");
+    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another" }))).toBe("identity");
+    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, cwd: "/other" }))).toBe("cwd");
+    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, artifactsAbsentAtAuthorization: true }))).toBe("artifacts");
+    storage.writeTextSync("/sessions/t.jsonl", transcript(JSON.stringify({ type: "artifact", id: SESSION_ID, cwd: "/work" })));
+    expect(await kindOf(() => storage.deleteSessionVerified(targetFor(storage, "/sessions/t.jsonl")))).toBe("header");
+    storage.writeTextSync("/sessions/u.jsonl", transcript(header));
+    storage.writeTextSync("/sessions/u", "a file where the artifacts directory goes");
+    expect(await kindOf(() => storage.deleteSessionVerified(targetFor(storage, "/sessions/u.jsonl")))).toBe("artifacts");
+    storage.writeTextSync("/sessions/s.jsonl", storage.readTextSync("/sessions/s.jsonl") + `${user("u2", "a1")}\n`);
+    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("identity");
+    expect(storage.existsSync("/sessions/s/local/deep/notes.md")).toBe(true);
+    expect(storage.existsSync("/sessions/u")).toBe(true);
+    expect(storage.listFilesSync("/sessions")).toEqual(["s.jsonl", "t.jsonl", "u", "u.jsonl"]);
+  });
+
+  it("deleteSessionWithArtifacts removes both, a missing one is fine, a held one is busy", async () => {
+    const storage = seeded();
+    const writer = storage.openWriter("/sessions/s.jsonl");
+    await expect(storage.deleteSessionWithArtifacts("/sessions/s.jsonl")).rejects.toMatchObject({ code: "session_busy" });
+    await writer.close();
+    await storage.deleteSessionWithArtifacts("/sessions/s.jsonl");
+    expect(storage.existsSync("/sessions/s.jsonl") || storage.existsSync("/sessions/s")).toBe(false);
+    await storage.deleteSessionWithArtifacts("/sessions/s.jsonl");
   });
 });
 

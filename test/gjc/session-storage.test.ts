@@ -155,13 +155,20 @@ describe("deleteSessionVerified", () => {
     expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: path.join(tmp.path, "elsewhere") }))).toBe("containment");
     expect(await kindOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: undefined }))).toBe("containment");
     expect(await kindOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: path.join(root, "not-quarantine") }))).toBe("containment");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another-session" }))).toBe("header");
+    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another-session" }))).toBe("identity");
     expect(await kindOf(() => storage.deleteSessionVerified({ ...target, cwd: "/somewhere/else" }))).toBe("cwd");
     fs.appendFileSync(file, `${JSON.stringify({ type: "custom", customType: "late", id: "zz000001", parentId: null, timestamp: new Date().toISOString() })}\n`);
     expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("identity");
     expect(fs.readFileSync(file).subarray(0, before.length)).toEqual(before);
     expect(fs.existsSync(path.join(artifacts, "local", "deep", "notes.md"))).toBe(true);
     expect(fs.readdirSync(root).filter((n) => n.startsWith(".gjc-delete-"))).toEqual([]);
+  });
+
+  it("refuses a transcript whose first line is no session header as `header`", async () => {
+    const file = path.join(root, "2026-01-01T00-00-00-000Z_not-a-session.jsonl");
+    fs.writeFileSync(file, `${JSON.stringify({ type: "artifact", id: "s1", cwd: "/w" })}\n${"x".repeat(10_000)}\n`, { mode: 0o600 });
+    expect(await kindOf(() => storage.deleteSessionVerified(targetOf(file, "s1", "/w")))).toBe("header");
+    expect(fs.existsSync(file)).toBe(true);
   });
 
   it("the second call refuses a transcript replaced by another of the same size, and puts it back", async () => {

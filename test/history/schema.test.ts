@@ -121,6 +121,61 @@ describe("schema versions", () => {
     db.close();
   });
 
+  it("brings a version 1 file (no created_at default) forward, after which the peer's own insert works", () => {
+    fs.mkdirSync(agent, { mode: 0o700 });
+    fs.writeFileSync(dbPath, "", { mode: 0o600 });
+    const old = rawDb(dbPath);
+    // Version 1 of this library: the same table with no default for created_at.
+    old.exec(`
+      CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL, cwd TEXT);
+      CREATE VIRTUAL TABLE history_fts USING fts5(prompt, content='history', content_rowid='id', prefix='1 2 3');
+      CREATE TRIGGER history_ai AFTER INSERT ON history BEGIN INSERT INTO history_fts(rowid, prompt) VALUES (new.id, new.prompt); END;
+      PRAGMA user_version = 1;
+    `);
+    const insert = old.prepare("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
+    old.exec("BEGIN");
+    for (let i = 0; i < 2000; i++) insert.run(`refactor the parser step ${i} ${"with context ".repeat(20)}`, 1_700_000_000 + i, `/work/${i % 5}`);
+    old.exec("COMMIT");
+    old.close();
+
+    const store = HistoryStorage.open(dbPath);
+    expect(store.getRecent(1)[0]).toMatchObject({ id: 2000, created_at: 1_700_001_999, cwd: "/work/4" });
+    expect(store.search("step 1999", 10).map((e) => e.id)).toEqual([2000]);
+    store.close();
+    const db = rawDb(dbPath);
+    expect(pragmaValue(db, "user_version")).toBe(HISTORY_SCHEMA_VERSION);
+    const before = Math.floor(Date.now() / 1000);
+    // GJC's own writer leaves created_at to the column's default.
+    db.prepare("INSERT INTO history (prompt, cwd) VALUES (?, ?)").run("from the peer's writer", "/peer");
+    const row = db.prepare("SELECT created_at FROM history WHERE prompt = ?").get("from the peer's writer") as { created_at: number };
+    expect(row.created_at).toBeGreaterThanOrEqual(before);
+    expect(row.created_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    const table = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() as { sql: string }).sql;
+    expect(table).toContain("strftime('%s','now')");
+    ftsIntegrityCheck(db, "history_fts");
+    ftsIntegrityCheck(db, "history_infix");
+    db.close();
+  });
+
+  it("drops a peer's unixepoch() default in the migration", () => {
+    fs.mkdirSync(agent, { mode: 0o700 });
+    fs.writeFileSync(dbPath, "", { mode: 0o600 });
+    const peer = rawDb(dbPath);
+    peer.exec(`
+      CREATE TABLE history (id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL DEFAULT (unixepoch()), cwd TEXT);
+      INSERT INTO history(prompt, created_at, cwd) VALUES ('legacy prompt', 1700000000, '/tmp/legacy');
+    `);
+    peer.close();
+    const store = HistoryStorage.open(dbPath);
+    store.add("new prompt", "/tmp/new");
+    expect(store.getRecent(10).map((e) => e.prompt)).toEqual(["new prompt", "legacy prompt"]);
+    store.close();
+    const db = rawDb(dbPath);
+    const table = (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'history'").get() as { sql: string }).sql;
+    expect(table).not.toContain("unixepoch(");
+    db.close();
+  });
+
   it("refuses a database from a newer version and leaves it untouched", () => {
     HistoryStorage.open(dbPath).close();
     const db = rawDb(dbPath);

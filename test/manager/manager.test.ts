@@ -143,6 +143,29 @@ describe("tree moves", () => {
   });
 });
 
+describe("reads hand out copies", () => {
+  it("changing an entry of getTree (on any branch) changes neither the session nor the next tree", async () => {
+    const manager = create();
+    const question = manager.appendMessage(user(`explain the failure ${"with the full log ".repeat(200)}`));
+    manager.appendMessage(assistant("first answer"));
+    manager.branch(question);
+    const custom = manager.appendCustomEntry("extension", { nested: { value: "original" } });
+    const tree = manager.getTree();
+    const poison = (node: (typeof tree)[number]): void => {
+      const entry = node.entry as { message?: { content: unknown }; data?: { nested: { value: string } } };
+      if (entry.message !== undefined) entry.message.content = "poisoned";
+      if (entry.data !== undefined) entry.data.nested.value = "poisoned";
+      node.children.forEach(poison);
+    };
+    tree.forEach(poison);
+    expect(manager.getEntry(question)).toMatchObject({ message: { content: user(`explain the failure ${"with the full log ".repeat(200)}`).content } });
+    expect(manager.getEntry(custom)).toMatchObject({ data: { nested: { value: "original" } } });
+    expect(JSON.stringify(manager.getTree())).not.toContain("poisoned");
+    expect(JSON.stringify(manager.buildSessionContext())).not.toContain("poisoned");
+    await manager.close();
+  });
+});
+
 describe("session names", () => {
   it("sanitizes, bounds, and keeps a user title over an automatic one", async () => {
     const manager = create();

@@ -119,12 +119,24 @@ describe("NdjsonFileWriter", () => {
     const logger = recordingLogger();
     const writer = new NdjsonFileWriter(new CountingSink(file, fs.openSync(file, "a", 0o600)), logger);
     expect(await asyncCodeOf(() => writer.writeLine("two\nlines"))).toBe("invalid_line");
+    expect(await asyncCodeOf(() => writer.writeLine("two lines\n\n"))).toBe("invalid_line");
     expect(await asyncCodeOf(() => writer.write(() => 1))).toBe("invalid_line");
     await writer.writeLine("ok");
     await writer.close();
     expect(writer.getError()).toBeUndefined();
     expect(logger.calls).toEqual([]);
     expect(fs.readFileSync(file, "utf8")).toBe("ok\n");
+  });
+
+  it("takes a line already ending in its line feed (GJC's writers hand them so) as that one line", async () => {
+    const file = path.join(temp.path, "terminated.jsonl");
+    const writer = new NdjsonFileWriter(new CountingSink(file, fs.openSync(file, "a", 0o600)), recordingLogger());
+    const record = JSON.stringify({ type: "message", id: "m1", text: "long tool output ".repeat(500) });
+    expect(writer.writeLineSync(`${record}\n`)).toBe(Buffer.byteLength(record));
+    await writer.writeLine(`${record}\n`);
+    await writer.writeLine(record);
+    await writer.close();
+    expect(fs.readFileSync(file, "utf8")).toBe(`${record}\n${record}\n${record}\n`);
   });
 });
 
