@@ -23,30 +23,9 @@ import {
 import { engineWriterOptions, type SessionStorageWriterOpenOptions } from "./writer-options.js";
 import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 
-/** One file's metadata as GJC reads it: identity as bigints, exact times. */
-export interface SessionStorageStat {
-  /** Device and inode: which file this is. */
-  dev: bigint;
-  ino: bigint;
-  /** Link count. */
-  nlink?: bigint;
-  /** Size in bytes. */
-  size: number;
-  /** Modification time: whole milliseconds, nanoseconds, and as a date. */
-  mtimeMs: number;
-  mtimeNs: bigint;
-  /** Status-change time in nanoseconds (no caller can set it). */
-  ctimeNs: bigint;
-  mtime: Date;
-  /** Whether it is a regular file. */
-  isFile: boolean;
-}
+import type { SessionStorageSnapshot, SessionStorageStat } from "./storage-types.js";
 
-/** A file's bytes and the metadata of the one descriptor they were read through. */
-export interface SessionStorageSnapshot {
-  bytes: Uint8Array;
-  stat: SessionStorageStat;
-}
+export type { SessionStorageSnapshot, SessionStorageStat } from "./storage-types.js";
 
 const OPEN_SNAPSHOT = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 const ARTIFACT_TREE_LIMITS = { maxDepth: DEFAULT_ARTIFACT_LIMITS.maxDepth + 1, maxEntries: DEFAULT_ARTIFACT_LIMITS.maxEntries + 1 };

@@ -9,7 +9,7 @@
 import path from "node:path";
 
 import { canonicalizeTrustedPath } from "../scope/index.js";
-import type { SessionStorageSnapshot, SessionStorageStat } from "./storage.js";
+import type { SessionStorageSnapshot, SessionStorageStat } from "./storage-types.js";
 
 /** Which step refused a candidate, or the directory. */
 export type StrictInventoryFailureKind = "root" | "scan" | "lstat" | "read" | "parse" | "stat" | "header" | "cwd" | "containment" | "identity";
