@@ -19,6 +19,7 @@ import { FaceArtifacts } from "./face-artifacts.js";
 import { persistedDetails } from "./entry-payloads.js";
 import { hooks } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
+import { canonicalDirectoryOf, canonicalPathOf } from "./strict-open.js";
 
 /** A prepared successor as GJC's app reads it; the identity fields are frozen. */
 export interface PreparedNewSession {
@@ -314,8 +315,10 @@ export abstract class FaceTransitions extends FaceArtifacts {
    */
   async discardUncommittedSession(sessionPath: string): Promise<void> {
     await this.engine.flush();
-    const target = path.resolve(sessionPath);
-    if (target === this.engine.getSessionFile()) throw new GjcFaceError("active_session", "Refusing to discard the active session.");
+    // Compared with their directories' links resolved, so another spelling of the current file is still the current file.
+    const target = canonicalPathOf(sessionPath);
+    const active = this.engine.getSessionFile();
+    if (active !== undefined && target === canonicalPathOf(active)) throw new GjcFaceError("active_session", "Refusing to discard the active session.");
     await this.#deleteContained(target);
   }
 
@@ -335,8 +338,9 @@ export abstract class FaceTransitions extends FaceArtifacts {
   /** Unlinks a session file of this manager's directory by descriptor, then its artifacts and line index. */
   async #deleteContained(target: string): Promise<void> {
     const dir = this.engine.getSessionDir();
-    if (dir === "" || path.dirname(target) !== dir || !target.endsWith(".jsonl")) {
-      throw new GjcFaceError("session_not_contained", "Refusing to delete a session outside this manager's session directory.");
+    // A link among the target's directories is resolved first, so a name that only looks contained is refused.
+    if (dir === "" || path.dirname(canonicalPathOf(target)) !== canonicalDirectoryOf(dir) || !target.endsWith(".jsonl")) {
+      throw new GjcFaceError("session_not_contained", "Refusing to delete a session outside the configured session directory.");
     }
     await removeSessionFiles(target);
   }

@@ -21,6 +21,8 @@ import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
+import { withRedactedScopeFailure } from "./scope-diagnostics.js";
+import { withGjcErrors } from "./engine-errors.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
@@ -123,7 +125,8 @@ export class SessionManager extends FaceQueries {
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
-    return new SessionManager(withLifecycleId(Engine.create(cwd, input, storage, options)), destinationOf(input, options.agentDir), undefined, options);
+    const engine = withGjcErrors(() => Engine.create(cwd, input, storage, options));
+    return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir), undefined, options);
   }
 
   /** A session that never persists. */
@@ -161,7 +164,7 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
-    const engine = await Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
+    const engine = await withGjcErrors(() => Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options));
     const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
     manager.readOnlyResume = engine.getLoadReport().loaded;
     return manager;
@@ -311,9 +314,9 @@ export class SessionManager extends FaceQueries {
 
   // ---- destinations and listings ----------------------------------------------------------------
 
-  /** A trusted token for the managed scope of `cwd` (prepared now). */
+  /** A trusted token for the managed scope of `cwd` (prepared now). @throws ManagedScopeUnavailableError (path-free) when it cannot be */
   static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
-    const token = Engine.managedDestination(cwd, agentDir, storage);
+    const token = withRedactedScopeFailure(() => Engine.managedDestination(cwd, agentDir, storage));
     managedAgentDirs.set(token, agentDir);
     return token;
   }
@@ -323,9 +326,9 @@ export class SessionManager extends FaceQueries {
     return Engine.explicitDestination(typeof directory === "string" && directory.length > 0 ? path.resolve(directory) : directory);
   }
 
-  /** The managed scope directory of `cwd`, prepared for writing. */
+  /** The managed scope directory of `cwd`, prepared for writing. @throws ManagedScopeUnavailableError (path-free) when it cannot be */
   static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
-    return Engine.getDefaultSessionDir(cwd, agentDir, storage);
+    return withRedactedScopeFailure(() => Engine.getDefaultSessionDir(cwd, agentDir, storage));
   }
 
   /** The managed scope directory of `cwd`, resolved without creating anything. */

@@ -74,8 +74,14 @@ export interface InspectedTranscript {
 /** The path with its directory canonicalised and its last component kept (never followed). */
 export function canonicalPathOf(filePath: string): string {
   const absolute = path.resolve(filePath);
+  return path.join(canonicalDirectoryOf(path.dirname(absolute)), path.basename(absolute));
+}
+
+/** The directory `dir` with every link resolved, or as given (absolute) when it cannot be resolved. */
+export function canonicalDirectoryOf(dir: string): string {
+  const absolute = path.resolve(dir);
   try {
-    return path.join(fs.realpathSync(path.dirname(absolute)), path.basename(absolute));
+    return fs.realpathSync(absolute);
   } catch {
     return absolute;
   }
