@@ -39,7 +39,7 @@ const WRITES = [
   "appendContextClearEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
   "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
   "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
-  "createBranchedSession", "fork",
+  "createBranchedSession",
 ] as const satisfies readonly (keyof Engine)[];
 
 type Forwarded = (typeof READS)[number] | (typeof WRITES)[number];
@@ -91,7 +91,6 @@ const REVISIONS: Partial<Record<(typeof WRITES)[number], readonly Revision[]>> =
   resetLeaf: ["leaf"],
   newSession: ALL,
   createBranchedSession: ALL,
-  fork: ALL,
 };
 
 /** The forwarded calls, with the engine's signatures and documentation. */

@@ -119,12 +119,40 @@ export abstract class FaceTransitions extends FaceArtifacts {
    * @throws MigrationError `artifact_capacity_exceeded`, `unsafe_artifacts` for an artifact tree a fork may not copy
    */
   async prepareFork(): Promise<PreparedNewSession | undefined> {
+    return this.#stageFork(true);
+  }
+
+  /**
+   * Copies the session to a new file (new id, parented to this id, title kept) with a bounded copy of its artifacts, and
+   * switches to it: the copy is written whole and its artifacts published before the switch, so a failure leaves the
+   * manager on its session and nothing of the copy behind. A session whose file is not written yet forks too (no artifacts
+   * then). @returns both paths, or `undefined` in memory
+   * @throws MigrationError `artifact_capacity_exceeded`, `unsafe_artifacts`; SessionManagerError `persistence_failed`
+   */
+  async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
+    const oldSessionFile = this.engine.getSessionFile();
+    const prepared = await this.#stageFork(false);
+    if (prepared === undefined || oldSessionFile === undefined) return undefined;
+    try {
+      this.commitPreparedNewSession(prepared);
+    } catch (error) {
+      await this.discardPreparedNewSession(prepared).catch(() => undefined);
+      throw error;
+    }
+    // The source's writer is let go before returning, as GJC's fork closes it first.
+    await this.retired();
+    return { oldSessionFile, newSessionFile: prepared.sessionFile! };
+  }
+
+  /** The forked successor, staged; `onlyWritten`: `undefined` also when the session's file is not on disk yet. */
+  async #stageFork(onlyWritten: boolean): Promise<PreparedNewSession | undefined> {
     const source = this.engine.getSessionFile();
     if (!this.engine.isPersisted() || source === undefined) return undefined;
     await this.engine.flush();
-    if (!fileExists(source)) return undefined;
+    const written = fileExists(source);
+    if (onlyWritten && !written) return undefined;
     const engine = hooks.successor(this.engine, { kind: "forked" });
-    const artifacts = await stageArtifactCopy(source, engine.getSessionFile()!);
+    const artifacts = written ? await stageArtifactCopy(source, engine.getSessionFile()!) : undefined;
     return this.#record(engine, { writeOnCommit: true, artifacts });
   }
 
