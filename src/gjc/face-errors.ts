@@ -12,8 +12,7 @@ export type GjcFaceErrorCode =
   | "session_not_contained"
   | "staged_session_unavailable"
   | "active_session"
-  | "artifacts_unavailable"
-  | "managed_scope_unavailable";
+  | "artifacts_unavailable";
 
 /** Thrown by the `/gjc` face's manager; branch on {@link GjcFaceError.code}. */
 export class GjcFaceError extends GjcError<GjcFaceErrorCode> {}

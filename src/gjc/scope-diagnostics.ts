@@ -4,8 +4,8 @@
  * crash reports, where the workspace or agent paths must not leak; the store's own `ScopeError`
  * is path-free already, and its code survives on the new error as `scopeCode`.
  */
+import { GjcError } from "../errors.js";
 import { ScopeError, type ScopeErrorCode } from "../scope/index.js";
-import { GjcFaceError } from "./face-errors.js";
 
 /** GJC's name for a refusal the store spells differently; any other cause token is kept as it is. */
 const GJC_CLASSIFICATIONS: Readonly<Record<string, string>> = { symlink_refused: "reparse_point" };
@@ -17,7 +17,7 @@ export interface ScopeFailureClassification {
 }
 
 /** A managed scope that could not be resolved or prepared; see the module comment. */
-export class ManagedScopeUnavailableError extends GjcFaceError {
+export class ManagedScopeUnavailableError extends GjcError<"managed_scope_unavailable"> {
   /** The store's scope code (`sessions_root_unavailable`, `binding_invalid`, ...). */
   readonly scopeCode: ScopeErrorCode;
 
