@@ -69,6 +69,8 @@ export interface InspectedTranscript {
   kind: "resumable" | "terminal";
   identity: ResumeSessionIdentity;
   context: SessionContext;
+  /** the header's working directory (its last patch applied), when it names one */
+  cwd: string | undefined;
 }
 
 /** The path with its directory canonicalised and its last component kept (never followed). */
@@ -223,7 +225,8 @@ export function inspectTranscript(filePath: string, storage?: SessionStorage): I
     sha256: createHash("sha256").update(bytes).digest("hex"),
   };
   const context = buildSessionContext(loaded.entries);
-  return { kind: endsTurn(context) ? "terminal" : "resumable", identity, context };
+  const cwd = typeof loaded.header.cwd === "string" && loaded.header.cwd.length > 0 ? loaded.header.cwd : undefined;
+  return { kind: endsTurn(context) ? "terminal" : "resumable", identity, context, cwd };
 }
 
 /** Whether two identities name the same bytes of the same file. */
