@@ -11,8 +11,12 @@ import { SecureDir } from "../fs/index.js";
 import { buildSessionInfo, summarizePrefix } from "../manager/session-info.js";
 import { SESSION_LIST_PREFIX_BYTES, type SessionInfo } from "../manager/index.js";
 import type { MigrationPolicy } from "../manager/destination.js";
+import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
 import { isLegacyFolderName, listSessionCandidatesSync, openCandidateForWrite, type SessionCandidate } from "../migration/index.js";
 import { canonicalizeTrustedPath, defaultAgentDir, resolveManagedScope, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
+
+/** The capacity refusal as GJC's app shows it: the migration's entry and byte budgets, in GJC's wording so its callers see the same text. */
+const CAPACITY_MESSAGE = `Legacy session artifacts exceed the migration capacity (${DEFAULT_ARTIFACT_LIMITS.maxEntries.toLocaleString()} files or ${DEFAULT_ARTIFACT_LIMITS.maxTotalBytes / (1024 * 1024)} MiB).`;
 
 /** Why a legacy session was not copied for a strict open (GJC's strict-open reasons), with a message where GJC gives one. */
 export interface LegacyAdoptionFailure {
@@ -88,7 +92,7 @@ export async function adoptLegacySession(file: string, cwd: string, sha256: stri
     case "migration_busy":
       return { kind: "error", reason: result.code };
     case "artifact_capacity_exceeded":
-      return { kind: "error", reason: result.code, message: `Legacy session artifacts exceed the migration capacity: ${result.message}.` };
+      return { kind: "error", reason: result.code, message: CAPACITY_MESSAGE };
     case "source_changed":
       return { kind: "error", reason: "identity-mismatch" };
     default:

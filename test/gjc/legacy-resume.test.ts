@@ -2,7 +2,7 @@
  * GJC's resume over a workspace's legacy sessions and its linked worktrees, on real files: the
  * picker lists a legacy session without touching it; a strict open for the managed destination
  * copies it into the scope first (copy-retain) and opens the copy, or refuses under the `disabled`
- * policy, which `continueRecent` throws as GJC's typed error; this terminal's breadcrumb left in a
+ * policy or past the artifact limits, which `continueRecent` throws as GJC's typed errors; this terminal's breadcrumb left in a
  * linked git worktree is followed from the main checkout (the session keeps its worktree cwd), one
  * left in another repository is not, and one naming a legacy file copied since leads to the copy.
  */
@@ -12,7 +12,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { SessionManager, SessionMigrationPolicyError } from "../../src/gjc/index.js";
+import { SessionArtifactCapacityError, SessionManager, SessionMigrationPolicyError } from "../../src/gjc/index.js";
 import { writeBreadcrumb } from "../../src/manager/breadcrumbs.js";
 import { areLinkedWorktrees } from "../../src/gjc/resume-candidates.js";
 import type { AgentMessage } from "../../src/index.js";
@@ -96,6 +96,24 @@ describe("legacy sessions of a managed workspace", () => {
     await resumed.close();
     expect(snapshot(legacy)).toEqual(before);
   });
+
+  it("whose artifacts pass the migration limits: refused with GJC's capacity message, thrown typed by continueRecent, nothing copied", async () => {
+    const legacy = writeLegacySession(sessionsRoot(), workspace);
+    const artifacts = legacy.slice(0, -".jsonl".length);
+    fs.mkdirSync(artifacts, { mode: 0o755 });
+    // One more entry than a migration copies (50,000).
+    for (let i = 0; i <= 50_000; i++) fs.writeFileSync(path.join(artifacts, `${i}.bash.log`), "");
+    const destination = SessionManager.managedDestination(workspace, agentDir);
+    const inspection = await SessionManager.inspectSessionTailReadOnly(legacy);
+    if (inspection.kind === "error") throw new Error(inspection.reason);
+    expect(await SessionManager.openExistingStrict(inspection.identity, destination, undefined, undefined, undefined, options())).toEqual({
+      kind: "error",
+      reason: "artifact_capacity_exceeded",
+      message: "Legacy session artifacts exceed the migration capacity (50,000 files or 512 MiB).",
+    });
+    await expect(SessionManager.continueRecent(workspace, destination, undefined, undefined, undefined, options())).rejects.toBeInstanceOf(SessionArtifactCapacityError);
+    expect(fs.readdirSync(destination.sessionDir).filter((name) => !name.startsWith("."))).toEqual([]);
+  }, 120_000);
 
   it("a breadcrumb naming a legacy file copied since resumes the copy, not the newest session", async () => {
     const legacy = writeLegacySession(sessionsRoot(), workspace, { id: "intended-session" });
