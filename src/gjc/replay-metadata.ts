@@ -24,19 +24,18 @@ export function carriesReplayMetadata(message: unknown): boolean {
 
 /**
  * Drops the replay metadata from `message` in place (it must be a copy the caller owns): the payload goes, and each
- * thinking block that has a signature is replaced by a copy without it. @returns whether anything was dropped
+ * thinking block that has a signature is replaced by a copy without one. @returns whether anything was dropped
  */
 export function dropReplayMetadata(message: unknown): boolean {
   if (!carriesReplayMetadata(message)) return false;
   const carrier = message as ReplayCarrier;
-  delete carrier.providerPayload;
+  // Left as `undefined` keys, as GJC leaves them: a serialized message has neither.
+  carrier.providerPayload = undefined;
   if (Array.isArray(carrier.content)) {
     carrier.content = carrier.content.map((block: unknown) => {
       if (typeof block !== "object" || block === null) return block;
       const { type, thinkingSignature } = block as { type?: unknown; thinkingSignature?: unknown };
-      if (type !== "thinking" || thinkingSignature === undefined) return block;
-      const { thinkingSignature: _dropped, ...rest } = block as Record<string, unknown>;
-      return rest;
+      return type === "thinking" && thinkingSignature !== undefined ? { ...block, thinkingSignature: undefined } : block;
     });
   }
   return true;
