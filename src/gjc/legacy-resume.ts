@@ -12,8 +12,8 @@ import { buildSessionInfo, summarizePrefix } from "../manager/session-info.js";
 import { SESSION_LIST_PREFIX_BYTES, type SessionInfo } from "../manager/index.js";
 import type { MigrationPolicy } from "../manager/destination.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
-import { isLegacyFolderName, listSessionCandidatesSync, openCandidateForWrite, type SessionCandidate } from "../migration/index.js";
-import { canonicalizeTrustedPath, defaultAgentDir, resolveManagedScope, SESSIONS_DIRECTORY, type ManagedScope } from "../scope/index.js";
+import { isLegacyFolderName, listLegacySessionFiles, listSessionCandidatesSync, openCandidateForWrite, type SessionCandidate } from "../migration/index.js";
+import { canonicalizeTrustedPath, defaultAgentDir, resolveManagedScope, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
 
 /** The capacity refusal as GJC's app shows it: the migration's entry and byte budgets, in GJC's wording so its callers see the same text. */
 const CAPACITY_MESSAGE = `Legacy session artifacts exceed the migration capacity (${DEFAULT_ARTIFACT_LIMITS.maxEntries.toLocaleString()} files or ${DEFAULT_ARTIFACT_LIMITS.maxTotalBytes / (1024 * 1024)} MiB).`;
@@ -65,8 +65,31 @@ function rowOf(candidate: SessionCandidate): SessionInfo | undefined {
   }
 }
 
+/**
+ * Whether a legacy folder holds a file whose header names `cwd`'s workspace: headers only, so a workspace without legacy
+ * sessions never pays for the candidate listing, which hashes every session of the workspace.
+ */
+function hasLegacyFiles(cwd: string, agentDir: string | undefined): boolean {
+  const files = listLegacySessionFiles(agentDir ?? defaultAgentDir());
+  if (files.length === 0) return false;
+  const mine = workspaceIdentity(cwd);
+  if (mine.kind !== "identity") return false;
+  const verdicts = new Map<string, boolean>();
+  return files.some(({ cwd: named }) => {
+    if (named === undefined || named.length === 0) return false;
+    let same = verdicts.get(named);
+    if (same === undefined) {
+      const theirs = workspaceIdentity(named);
+      same = theirs.kind === "identity" && theirs.identity.platform === mine.identity.platform && theirs.identity.canonicalPath === mine.identity.canonicalPath;
+      verdicts.set(named, same);
+    }
+    return same;
+  });
+}
+
 /** The legacy sessions of `cwd`'s workspace not copied into its scope yet, as picker rows. Never writes. */
 export function legacyPickerRows(cwd: string, agentDir: string | undefined): SessionInfo[] {
+  if (!hasLegacyFiles(cwd, agentDir)) return [];
   const listed = candidatesOf(cwd, agentDir);
   if (listed === undefined) return [];
   return listed.candidates.filter((c) => c.provenance === "legacy").flatMap((c) => rowOf(c) ?? []);
