@@ -96,7 +96,8 @@ export class SessionArtifacts {
   }
 
   #open<T>(use: (dir: SecureDir) => T, create: boolean): T {
-    const parent = SecureDir.openRoot(path.dirname(this.dir));
+    // An artifact may come before the session's first write, which would have made its directory (owner-only) too.
+    const parent = SecureDir.openRoot(path.dirname(this.dir), create ? { create: true } : {});
     try {
       const dir = parent.openDir(path.basename(this.dir), create ? { create: true } : {});
       try {

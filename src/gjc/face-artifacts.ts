@@ -59,6 +59,12 @@ export abstract class FaceArtifacts extends FaceCore {
     return manager?.save(content, toolType);
   }
 
+  /** The path of artifact `id`, as the current artifact manager answers; `null` when there is none or it does not know `id`. */
+  async getArtifactPath(id: string): Promise<string | null> {
+    const artifacts = this.getArtifactManager() as { getPath?: (id: string) => Promise<string | null> } | null;
+    return typeof artifacts?.getPath === "function" ? artifacts.getPath(id) : null;
+  }
+
   /** The adopted artifact manager, else the current file's, else the temporary one if made; `null` when none. */
   getArtifactManager(): ArtifactManagerLike | SessionArtifacts | null {
     return this.#adopted ?? this.#fileArtifacts() ?? this.#ephemeral?.artifacts ?? null;

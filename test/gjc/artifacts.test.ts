@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { ARTIFACT_MAX_BYTES, type SessionArtifacts } from "../../src/gjc/artifacts.js";
 import { SessionManager } from "../../src/gjc/session-manager.js";
+import { createReadonlySessionManager } from "../../src/gjc/index.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -131,6 +132,27 @@ describe("the artifacts directory", () => {
     manager.releaseArtifactManager(parent);
     expect(manager.getArtifactsDir()).not.toBeNull();
     expect(calls).toEqual(["allocate task", "save task"]);
+    await manager.close();
+  });
+
+  it("saved before the session's first write, makes the session directory owner-only; its path answered by the manager and its facade", async () => {
+    const fresh = path.join(tmp.path, "not-yet", "sessions");
+    const manager = SessionManager.create(workspace, fresh, undefined, options());
+    expect(fs.existsSync(fresh)).toBe(false);
+    const id = await manager.saveArtifact("tool output before any answer", "sdk-tool");
+    expect(id).toBe("0");
+    expect(mode(fresh)).toBe(0o700);
+    expect(mode(path.join(tmp.path, "not-yet"))).toBe(0o700);
+    const file = await manager.getArtifactPath(id!);
+    expect(file).toBe(path.join(manager.getArtifactsDir()!, "0.sdk-tool.log"));
+    expect(fs.readFileSync(file!, "utf8")).toBe("tool output before any answer");
+    expect(await createReadonlySessionManager(manager).getArtifactPath(id!)).toBe(file);
+    expect(await manager.getArtifactPath("7")).toBeNull();
+    expect(await SessionManager.inMemory(workspace).getArtifactPath("0")).toBeNull();
+    // The session's own first write goes into the directory the artifact made.
+    await answered(manager);
+    expect(path.dirname(manager.getSessionFile()!)).toBe(fresh);
+    expect(fs.existsSync(manager.getSessionFile()!)).toBe(true);
     await manager.close();
   });
 
