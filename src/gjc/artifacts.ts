@@ -12,11 +12,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { SecureDir, SecureFsError } from "../fs/index.js";
+import { SecureDir, SecureFsError, type SecureLock } from "../fs/index.js";
 import { copyTree, DEFAULT_ARTIFACT_LIMITS, snapshotArtifactTree } from "../migration/copy.js";
 import { runLater } from "../migration/waits.js";
 import { GjcFaceError } from "./face-errors.js";
 import { StorageError } from "../storage/index.js";
+import { lockWriter } from "../storage/writer-lock.js";
 
 /** Tool outputs above this are cut, with a notice saying how much was left out. */
 export const ARTIFACT_MAX_BYTES = 10 * 1024 * 1024;
@@ -45,6 +46,10 @@ export type ArtifactPublishOutcome =
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 const TOOL_TYPE = /^[A-Za-z0-9_-]+$/;
 const REMOVE_LIMITS = { maxDepth: DEFAULT_ARTIFACT_LIMITS.maxDepth, maxEntries: DEFAULT_ARTIFACT_LIMITS.maxEntries };
+
+/** A fork's artifact copy is staged as `.fork-<final artifacts directory name>.artifacts` beside the target. */
+const FORK_STAGING_PREFIX = ".fork-";
+const FORK_STAGING_SUFFIX = ".artifacts";
 
 /** The artifacts directory of the session file `sessionFile`. */
 export function artifactsDirOf(sessionFile: string): string {
@@ -105,7 +110,8 @@ export class SessionArtifacts {
         root.close();
       }
     }
-    const parent = SecureDir.openRoot(path.dirname(this.dir));
+    // An artifact may come before the session's first write, which would have made its directory (owner-only) too.
+    const parent = SecureDir.openRoot(path.dirname(this.dir), create ? { create: true } : {});
     try {
       const dir = parent.openDir(path.basename(this.dir), create ? { create: true } : {});
       try {
@@ -238,26 +244,32 @@ export async function stageArtifactCopy(sourceFile: string, targetFile: string):
   const target = SecureDir.openRoot(path.dirname(targetFile));
   const name = path.basename(artifactsDirOf(sourceFile));
   const finalName = path.basename(artifactsDirOf(targetFile));
-  const staging = `.fork-${finalName}.artifacts`;
+  const staging = `${FORK_STAGING_PREFIX}${finalName}${FORK_STAGING_SUFFIX}`;
   const opened: SecureDir[] = [];
+  let lock: SecureLock | undefined;
   try {
+    await reapKilledForkStagings(target);
     const snapshot = snapshotArtifactTree(sourceParent, name, DEFAULT_ARTIFACT_LIMITS);
     if (snapshot === undefined) {
       target.close();
       return undefined;
     }
+    // Held until the staging is published or discarded: a staging whose lock is free was left by a killed fork.
+    lock = lockWriter(target, staging);
     const into = target.openDir(staging, { create: true });
     opened.push(into);
     await runLater(copyTree(sourceParent, name, snapshot, into, opened, () => undefined, () => undefined));
     for (const dir of opened) dir.sync();
   } catch (error) {
-    await target.removeTreeAsync(staging, REMOVE_LIMITS).catch(() => undefined);
+    if (lock !== undefined) await target.removeTreeAsync(staging, REMOVE_LIMITS).catch(() => undefined);
+    lock?.release();
     target.close();
     throw error;
   } finally {
     for (const dir of opened) dir.close();
     sourceParent.close();
   }
+  const held = lock;
   let settled = false;
   return {
     publish() {
@@ -266,6 +278,7 @@ export async function stageArtifactCopy(sourceFile: string, targetFile: string):
       try {
         target.publishNoReplace(staging, finalName);
       } finally {
+        held.release();
         target.close();
       }
     },
@@ -277,10 +290,35 @@ export async function stageArtifactCopy(sourceFile: string, targetFile: string):
       } catch (error) {
         if (!(error instanceof SecureFsError && error.code === "not_found")) throw error;
       } finally {
+        held.release();
         target.close();
       }
     },
   };
+}
+
+/**
+ * Removes the fork stagings of `dir` that no fork holds any more: each fork holds its staging's lock from the copy to the
+ * publish or discard, and the kernel lets it go when the process dies, so a staging whose lock can be taken was left by a
+ * process killed between prepare and commit. One that cannot be removed now is left for the next fork.
+ */
+async function reapKilledForkStagings(dir: SecureDir): Promise<void> {
+  for (const entry of dir.list()) {
+    if (entry.type !== "directory" || !entry.name.startsWith(FORK_STAGING_PREFIX) || !entry.name.endsWith(FORK_STAGING_SUFFIX)) continue;
+    let lock: SecureLock;
+    try {
+      lock = lockWriter(dir, entry.name);
+    } catch {
+      continue; // a fork under way holds it
+    }
+    try {
+      await dir.removeTreeAsync(entry.name, REMOVE_LIMITS);
+    } catch {
+      // Gone meanwhile, or refused: nothing of a session depends on it.
+    } finally {
+      lock.release();
+    }
+  }
 }
 
 /** Removes the artifacts directory of `sessionFile` by descriptor; a missing one is fine. */

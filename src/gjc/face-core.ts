@@ -8,7 +8,8 @@ import type { SessionDestination, SessionMemoryMode } from "../manager/destinati
 import type { AgentMessage, FileEntry, SessionContext } from "../session/index.js";
 import { linkContextIdentity } from "./context.js";
 import { CwdTransitions } from "./cwd-ownership.js";
-import { associateSessionMessageEntryId } from "./messages.js";
+import { associateSessionMessageEntryId, getSessionMessageEntryId } from "./messages.js";
+import { carriesReplayMetadata, dropReplayMetadata } from "./replay-metadata.js";
 import { asPersisted, persistedDetails } from "./entry-payloads.js";
 import { SessionAppendPersistenceError, type SessionAppendPersistenceFailurePhase } from "./errors.js";
 import { SessionManagerError } from "../manager/errors.js";
@@ -39,7 +40,7 @@ const WRITES = [
   "appendContextClearEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
   "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
   "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
-  "createBranchedSession", "fork",
+  "createBranchedSession",
 ] as const satisfies readonly (keyof Engine)[];
 
 type Forwarded = (typeof READS)[number] | (typeof WRITES)[number];
@@ -50,12 +51,16 @@ function appendFailure(phase: SessionAppendPersistenceFailurePhase, entryId: str
   return persistence ? new SessionAppendPersistenceError(phase, entryId, error) : error;
 }
 
-/** `entries`, each `message` entry's message linked to its id (copies are new objects, so each copy is linked). */
-function linked(entries: FileEntry[]): FileEntry[] {
+/**
+ * `entries` (copies the caller owns), each `message` entry's message linked to its id (copies are new objects, so each copy
+ * is linked) and, unless `live` holds its id, without OpenAI Responses replay metadata (see `replay-metadata.ts`).
+ */
+function linked(entries: FileEntry[], live: ReadonlySet<string>): FileEntry[] {
   for (const entry of entries) {
     const record = entry as { type?: unknown; id?: unknown; message?: unknown };
     if (record.type === "message" && typeof record.id === "string" && typeof record.message === "object" && record.message !== null) {
       associateSessionMessageEntryId(record.message, record.id);
+      if (!live.has(record.id)) dropReplayMetadata(record.message);
     }
   }
   return entries;
@@ -91,7 +96,6 @@ const REVISIONS: Partial<Record<(typeof WRITES)[number], readonly Revision[]>> =
   resetLeaf: ["leaf"],
   newSession: ALL,
   createBranchedSession: ALL,
-  fork: ALL,
 };
 
 /** The forwarded calls, with the engine's signatures and documentation. */
@@ -108,6 +112,8 @@ export abstract class FaceCore {
   /** Closes of engine managers this face switched away from; `flush()` and `close()` wait for them. */
   readonly #retiring: Promise<unknown>[] = [];
   readonly #revisions: RevisionSnapshot = { entry: 0, leaf: 0, headerExport: 0, label: 0, replayMetadata: 0 };
+  /** Ids of the assistant messages with replay metadata this face appended: a live connection's, kept as they are. */
+  readonly #liveReplay = new Set<string>();
 
   protected constructor(engine: Engine, destination: FaceDestination, memoryMode: SessionMemoryMode = "shadow") {
     this.#engine = engine;
@@ -141,6 +147,7 @@ export abstract class FaceCore {
     return this.#persistedAppend(() => {
       const id = this.#engine.appendMessage(message);
       associateSessionMessageEntryId(message, id);
+      if (carriesReplayMetadata(message)) this.#liveReplay.add(id);
       return id;
     });
   }
@@ -206,29 +213,33 @@ export abstract class FaceCore {
     const context = structuredClone(this.#engine.buildSessionContext());
     const tree = hooks.tree(this.#engine);
     linkContextIdentity(context, tree.getLeafId() === null ? [] : tree.getPath(), this.#engine.getSessionId());
+    for (const message of context.messages) {
+      const id = getSessionMessageEntryId(message);
+      if (id === undefined || !this.#liveReplay.has(id)) dropReplayMetadata(message);
+    }
     return context;
   }
 
   /** Copies of every entry, in file order, each copied message linked to its entry. */
   getEntries(): FileEntry[] {
-    return linked(this.#engine.getEntries());
+    return linked(this.#engine.getEntries(), this.#liveReplay);
   }
 
   /** A copy of entry `id`, its message linked to it; `undefined` when unknown. */
   getEntry(id: string): FileEntry | undefined {
     const entry = this.#engine.getEntry(id);
-    return entry === undefined ? undefined : linked([entry])[0];
+    return entry === undefined ? undefined : linked([entry], this.#liveReplay)[0];
   }
 
   /** The leaf (a copy), its message linked to it. */
   getLeafEntry(): FileEntry | undefined {
     const entry = this.#engine.getLeafEntry();
-    return entry === undefined ? undefined : linked([entry])[0];
+    return entry === undefined ? undefined : linked([entry], this.#liveReplay)[0];
   }
 
   /** Copies of root..`fromId` (default: the leaf), each copied message linked to its entry; `[]` for an unknown id. */
   getBranch(fromId?: string): FileEntry[] {
-    return linked(this.#engine.getBranch(fromId));
+    return linked(this.#engine.getBranch(fromId), this.#liveReplay);
   }
 
   /** Who set the title (`undefined` when untitled). */

@@ -36,17 +36,17 @@ export abstract class FaceQueries extends FaceStaged {
 
   /** A copy of entry `id`, or `undefined`. Equal to `getEntry`: this store never moves held content out (see `evictCompactedContent`). */
   getEntryForFidelity(id: string): FileEntry | undefined {
-    return this.engine.getEntry(id);
+    return this.getEntry(id);
   }
 
-  /** Copies of root..`fromId` (default: the leaf); `[]` for an unknown id. */
+  /** Copies of root..`fromId` (default: the leaf), as `getBranch`; `[]` for an unknown id. */
   getActivePathEntriesCanonical(fromId?: string): FileEntry[] {
-    return this.engine.getBranch(fromId);
+    return this.getBranch(fromId);
   }
 
-  /** Calls `visitor` with a copy of every entry, in file order. */
+  /** Calls `visitor` with a copy of every entry, in file order, as `getEntries` gives them. */
   visitEntriesForExport(visitor: (entry: FileEntry) => void): void {
-    for (const entry of this.engine.getEntries()) visitor(entry);
+    for (const entry of this.getEntries()) visitor(entry);
   }
 
   /**

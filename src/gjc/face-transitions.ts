@@ -19,6 +19,7 @@ import { FaceArtifacts } from "./face-artifacts.js";
 import { persistedDetails } from "./entry-payloads.js";
 import { hooks } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
+import { canonicalDirectoryOf, canonicalPathOf } from "./strict-open.js";
 
 /** A prepared successor as GJC's app reads it; the identity fields are frozen. */
 export interface PreparedNewSession {
@@ -118,12 +119,40 @@ export abstract class FaceTransitions extends FaceArtifacts {
    * @throws MigrationError `artifact_capacity_exceeded`, `unsafe_artifacts` for an artifact tree a fork may not copy
    */
   async prepareFork(): Promise<PreparedNewSession | undefined> {
+    return this.#stageFork(true);
+  }
+
+  /**
+   * Copies the session to a new file (new id, parented to this id, title kept) with a bounded copy of its artifacts, and
+   * switches to it: the copy is written whole and its artifacts published before the switch, so a failure leaves the
+   * manager on its session and nothing of the copy behind. A session whose file is not written yet forks too (no artifacts
+   * then). @returns both paths, or `undefined` in memory
+   * @throws MigrationError `artifact_capacity_exceeded`, `unsafe_artifacts`; SessionManagerError `persistence_failed`
+   */
+  async fork(): Promise<{ oldSessionFile: string; newSessionFile: string } | undefined> {
+    const oldSessionFile = this.engine.getSessionFile();
+    const prepared = await this.#stageFork(false);
+    if (prepared === undefined || oldSessionFile === undefined) return undefined;
+    try {
+      this.commitPreparedNewSession(prepared);
+    } catch (error) {
+      await this.discardPreparedNewSession(prepared).catch(() => undefined);
+      throw error;
+    }
+    // The source's writer is let go before returning, as GJC's fork closes it first.
+    await this.retired();
+    return { oldSessionFile, newSessionFile: prepared.sessionFile! };
+  }
+
+  /** The forked successor, staged; `onlyWritten`: `undefined` also when the session's file is not on disk yet. */
+  async #stageFork(onlyWritten: boolean): Promise<PreparedNewSession | undefined> {
     const source = this.engine.getSessionFile();
     if (!this.engine.isPersisted() || source === undefined) return undefined;
     await this.engine.flush();
-    if (!fileExists(source)) return undefined;
+    const written = fileExists(source);
+    if (onlyWritten && !written) return undefined;
     const engine = hooks.successor(this.engine, { kind: "forked" });
-    const artifacts = await stageArtifactCopy(source, engine.getSessionFile()!);
+    const artifacts = written ? await stageArtifactCopy(source, engine.getSessionFile()!) : undefined;
     return this.#record(engine, { writeOnCommit: true, artifacts });
   }
 
@@ -314,8 +343,10 @@ export abstract class FaceTransitions extends FaceArtifacts {
    */
   async discardUncommittedSession(sessionPath: string): Promise<void> {
     await this.engine.flush();
-    const target = path.resolve(sessionPath);
-    if (target === this.engine.getSessionFile()) throw new GjcFaceError("active_session", "Refusing to discard the active session.");
+    // Compared with their directories' links resolved, so another spelling of the current file is still the current file.
+    const target = canonicalPathOf(sessionPath);
+    const active = this.engine.getSessionFile();
+    if (active !== undefined && target === canonicalPathOf(active)) throw new GjcFaceError("active_session", "Refusing to discard the active session.");
     await this.#deleteContained(target);
   }
 
@@ -335,8 +366,9 @@ export abstract class FaceTransitions extends FaceArtifacts {
   /** Unlinks a session file of this manager's directory by descriptor, then its artifacts and line index. */
   async #deleteContained(target: string): Promise<void> {
     const dir = this.engine.getSessionDir();
-    if (dir === "" || path.dirname(target) !== dir || !target.endsWith(".jsonl")) {
-      throw new GjcFaceError("session_not_contained", "Refusing to delete a session outside this manager's session directory.");
+    // A link among the target's directories is resolved first, so a name that only looks contained is refused.
+    if (dir === "" || path.dirname(canonicalPathOf(target)) !== canonicalDirectoryOf(dir) || !target.endsWith(".jsonl")) {
+      throw new GjcFaceError("session_not_contained", "Refusing to delete a session outside the configured session directory.");
     }
     await removeSessionFiles(target);
   }

@@ -58,6 +58,8 @@ export {
 } from "./errors.js";
 export type { SessionAppendPersistenceFailurePhase, NearLimitAppendDetails } from "./errors.js";
 export { GjcError } from "../errors.js";
+export { ManagedScopeUnavailableError } from "./scope-diagnostics.js";
+export type { ScopeFailureClassification } from "./scope-diagnostics.js";
 export { RESUME_TRANSCRIPT_MAX_BYTES, BOUNDED_RESUME_TRANSCRIPT_MAX_BYTES } from "./strict-open.js";
 
 // session-storage

@@ -1,6 +1,7 @@
 /**
  * The resume picker's listings, which never write (no listing index, no recovery): a session
- * directory's sessions, or a workspace's managed scope plus the transcripts a project keeps under
+ * directory's sessions, or a workspace's managed scope, its legacy sessions not copied yet (see
+ * `legacy-resume.ts`), plus the transcripts a project keeps under
  * `<cwd>/.gjc/` (directly there, in an `agent-session` folder, or below a `sessions` folder),
  * merged by session id (the newest row wins) and newest first. Files directly inside a `.staging`
  * folder are attempts, not sessions, and are never listed.
@@ -12,6 +13,7 @@ import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionInfo } from "../manager/session-info.js";
 import { listSessions } from "../manager/discovery.js";
 import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
+import { legacyPickerRows } from "./legacy-resume.js";
 
 /** The project scan stops after this many directories, or this many transcripts. */
 const PROJECT_SCAN_MAX_DIRECTORIES = 4096;
@@ -84,7 +86,7 @@ export async function listManagedForPicker(cwd: string, managedAgentDir?: string
       // A project folder that cannot be listed safely has no sessions to offer.
     }
   }
-  return mergedById([...managed, ...project].filter((row) => !isStaged(row.path)));
+  return mergedById([...managed, ...legacyPickerRows(cwd, managedAgentDir), ...project].filter((row) => !isStaged(row.path)));
 }
 
 /** The sessions of `sessionDir`, or without one {@link listManagedForPicker}; any failure lists as `[]`. */

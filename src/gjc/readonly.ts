@@ -53,10 +53,7 @@ export function createReadonlySessionManager(manager: SessionManager): ReadonlyS
     getSessionFile: () => manager.getSessionFile(),
     getSessionName: () => manager.getSessionName(),
     getArtifactsDir: () => manager.getArtifactsDir(),
-    getArtifactPath: async (id: string) => {
-      const artifacts = manager.getArtifactManager() as { getPath?: (id: string) => Promise<string | null> } | null;
-      return typeof artifacts?.getPath === "function" ? artifacts.getPath(id) : null;
-    },
+    getArtifactPath: (id: string) => manager.getArtifactPath(id),
     getLeafId: () => manager.getLeafId(),
     getLeafEntry: () => frozenCopy(manager.getLeafEntry()),
     getEntry: (id: string) => frozenCopy(manager.getEntry(id)),

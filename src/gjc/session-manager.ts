@@ -14,8 +14,8 @@ import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
-import type { SessionInfo } from "../manager/session-info.js";
-import type { SessionStorage } from "../storage/index.js";
+import type { SessionInfo, SkippedSession } from "../manager/session-info.js";
+import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
 import { isValidSessionId } from "../session/ids.js";
 import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
@@ -24,11 +24,15 @@ import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
 import { FileSessionStorage as FaceFileStorage } from "./storage.js";
 import { inventorySessionsStrict, type StrictInventoryResult, type StrictInventoryStorage } from "./strict-inventory.js";
+import { withRedactedScopeFailure } from "./scope-diagnostics.js";
+import { withGjcErrors } from "./engine-errors.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
 import { listForPicker, listManagedForPicker } from "./picker-listing.js";
+import { adoptLegacySession, isLegacySessionFile } from "./legacy-resume.js";
+import { managedResumeCandidates, openSelected } from "./resume-candidates.js";
 import { assertTranscriptAdmitted, canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
 import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
 
@@ -126,7 +130,8 @@ export class SessionManager extends FaceQueries {
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
-    return new SessionManager(withLifecycleId(Engine.create(cwd, input, storage, options)), destinationOf(input, options.agentDir), undefined, options);
+    const engine = withGjcErrors(() => Engine.create(cwd, input, storage, options));
+    return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir), undefined, options);
   }
 
   /** A session that never persists. */
@@ -164,11 +169,26 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
-    const engine = await Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
+    const face = destinationOf(input, options.agentDir);
+    if (face.managed && (storage === undefined || storage instanceof FileSessionStorage)) {
+      const token = withGjcErrors(() => input === undefined ? SessionManager.managedDestination(cwd, options.agentDir) : (input as SessionDestination));
+      const skipped: SkippedSession[] = [];
+      for await (const file of managedResumeCandidates(cwd, face.agentDir, options.terminalId)) {
+        const opened = await openSelected(file, storage, skipped, (identity) => SessionManager.openExistingStrict(identity, token, storage, migrationPolicy, sessionMemoryMode, options));
+        if (opened !== undefined) {
+          if (skipped.length > 0) options.onSkipped?.(skipped);
+          return opened;
+        }
+      }
+      if (skipped.length > 0) options.onSkipped?.(skipped);
+      return SessionManager.create(cwd, token, storage, options);
+    }
+    const engine = await withGjcErrors(() => Engine.continueRecent(cwd, input, storage, migrationPolicy, sessionMemoryMode, options));
+    const manager = new SessionManager(engine, face, sessionMemoryMode, options);
     manager.readOnlyResume = engine.getLoadReport().loaded;
     return manager;
   }
+
 
   /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title. */
   static async forkFrom(
@@ -205,18 +225,46 @@ export class SessionManager extends FaceQueries {
     sessionMemoryMode?: SessionMemoryMode,
     options: SessionManagerOptions = {},
   ): Promise<StrictSessionOpenResult> {
-    const file = identity.canonicalPath;
+    let file = identity.canonicalPath;
+    let expected = identity;
     const before = inspectTranscript(file, storage);
     if (before.kind === "error") return before;
     if (!sameIdentity(before.identity, identity)) return { kind: "error", reason: "identity-mismatch" };
-    const manager = await SessionManager.open(file, destination ?? path.dirname(file), storage, migrationPolicy, sessionMemoryMode, options);
+    let target = destination ?? path.dirname(file);
+    const managed = typeof destination === "object" && destination.kind === "managed" ? destination : undefined;
+    if (managed !== undefined && before.cwd !== undefined) {
+      const agentDir = managedAgentDirs.get(managed) ?? options.agentDir;
+      // A legacy file is never written in place: a managed resume opens its copy in the workspace's scope.
+      if (isLegacySessionFile(file, agentDir)) {
+        const adopted = await adoptLegacySession(file, before.cwd, identity.sha256, agentDir, migrationPolicy);
+        if (adopted.kind === "error") return adopted;
+        const copy = inspectTranscript(adopted.path, storage);
+        if (copy.kind === "error") return copy;
+        file = adopted.path;
+        expected = copy.identity;
+      }
+      // A session of another workspace's scope (a linked worktree's, say) is opened where it is, as a session of that scope.
+      // Anything else (a breadcrumb's explicit session directory, a project transcript) is opened in its own directory.
+      if (path.dirname(file) !== managed.sessionDir) target = SessionManager.#scopeOf(file, before.cwd, agentDir) ?? path.dirname(file);
+    }
+    const manager = await SessionManager.open(file, target, storage, migrationPolicy, sessionMemoryMode, options);
     manager.readOnlyResume = true;
     const after = inspectTranscript(file, storage);
-    if (after.kind === "error" || !sameIdentity(after.identity, identity)) {
+    if (after.kind === "error" || !sameIdentity(after.identity, expected)) {
       await manager.close();
       return after.kind === "error" ? after : { kind: "error", reason: "identity-mismatch" };
     }
     return { kind: "opened", manager };
+  }
+
+  /** The managed destination of workspace `cwd` when `file` is one of its scope's files; `undefined` otherwise or when it cannot be resolved. */
+  static #scopeOf(file: string, cwd: string, agentDir: string | undefined): SessionDestination | undefined {
+    try {
+      const token = SessionManager.managedDestination(cwd, agentDir);
+      return path.dirname(file) === token.sessionDir ? token : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Captures `filePath` for a later strict fork: held by descriptor, read in ranges, its identity fixed (see `transcript-capture.ts`). */
@@ -315,9 +363,9 @@ export class SessionManager extends FaceQueries {
 
   // ---- destinations and listings ----------------------------------------------------------------
 
-  /** A trusted token for the managed scope of `cwd` (prepared now). */
+  /** A trusted token for the managed scope of `cwd` (prepared now). @throws ManagedScopeUnavailableError (path-free) when it cannot be */
   static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
-    const token = Engine.managedDestination(cwd, agentDir, storage);
+    const token = withRedactedScopeFailure(() => Engine.managedDestination(cwd, agentDir, storage));
     managedAgentDirs.set(token, agentDir);
     return token;
   }
@@ -327,9 +375,9 @@ export class SessionManager extends FaceQueries {
     return Engine.explicitDestination(typeof directory === "string" && directory.length > 0 ? path.resolve(directory) : directory);
   }
 
-  /** The managed scope directory of `cwd`, prepared for writing. */
+  /** The managed scope directory of `cwd`, prepared for writing. @throws ManagedScopeUnavailableError (path-free) when it cannot be */
   static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
-    return Engine.getDefaultSessionDir(cwd, agentDir, storage);
+    return withRedactedScopeFailure(() => Engine.getDefaultSessionDir(cwd, agentDir, storage));
   }
 
   /** The managed scope directory of `cwd`, resolved without creating anything. */

@@ -69,13 +69,21 @@ export interface InspectedTranscript {
   kind: "resumable" | "terminal";
   identity: ResumeSessionIdentity;
   context: SessionContext;
+  /** the header's working directory (its last patch applied), when it names one */
+  cwd: string | undefined;
 }
 
 /** The path with its directory canonicalised and its last component kept (never followed). */
 export function canonicalPathOf(filePath: string): string {
   const absolute = path.resolve(filePath);
+  return path.join(canonicalDirectoryOf(path.dirname(absolute)), path.basename(absolute));
+}
+
+/** The directory `dir` with every link resolved, or as given (absolute) when it cannot be resolved. */
+export function canonicalDirectoryOf(dir: string): string {
+  const absolute = path.resolve(dir);
   try {
-    return path.join(fs.realpathSync(path.dirname(absolute)), path.basename(absolute));
+    return fs.realpathSync(absolute);
   } catch {
     return absolute;
   }
@@ -217,7 +225,8 @@ export function inspectTranscript(filePath: string, storage?: SessionStorage): I
     sha256: createHash("sha256").update(bytes).digest("hex"),
   };
   const context = buildSessionContext(loaded.entries);
-  return { kind: endsTurn(context) ? "terminal" : "resumable", identity, context };
+  const cwd = typeof loaded.header.cwd === "string" && loaded.header.cwd.length > 0 ? loaded.header.cwd : undefined;
+  return { kind: endsTurn(context) ? "terminal" : "resumable", identity, context, cwd };
 }
 
 /** Whether two identities name the same bytes of the same file. */

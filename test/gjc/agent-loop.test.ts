@@ -282,4 +282,37 @@ describe("a process killed between prepare and commit", () => {
       expect(audit.counts).toMatchObject({ sessions: 1, errors: 0 });
     }
   });
+
+  it("leaves a killed fork's artifact staging only until the next fork in that directory, which never takes a live one", async () => {
+    const destination = SessionManager.managedDestination(workspace, agentDir);
+    const manager = SessionManager.create(workspace, destination, undefined, options());
+    const sessionDir = manager.getSessionDir();
+    await runTurn(manager, "first ");
+    await manager.saveArtifact("build output\n".repeat(2_000), "bash");
+    const file = manager.getSessionFile()!;
+    await manager.close();
+    const stagings = () => fs.readdirSync(sessionDir).filter((name) => name.startsWith(".fork-")).sort();
+
+    const killed = await killAfterPrepare(file, "fork");
+    const killedStaging = `.fork-${path.basename(killed, ".jsonl")}.artifacts`;
+    expect(stagings()).toEqual([killedStaging]);
+
+    // A fork under way in this process holds its staging: another manager's fork leaves it alone, and reaps the killed one.
+    const live = await SessionManager.open(file, undefined, undefined, undefined, undefined, options());
+    const liveFork = await live.prepareFork();
+    const liveStaging = `.fork-${path.basename(liveFork!.sessionFile!, ".jsonl")}.artifacts`;
+    const other = SessionManager.create(workspace, destination, undefined, options());
+    await runTurn(other, "other ");
+    await other.saveArtifact("other output", "bash");
+    const otherFork = await other.fork();
+    expect(stagings()).toEqual([liveStaging]);
+    expect(fs.readFileSync(path.join(otherFork!.newSessionFile.replace(/\.jsonl$/, ""), "0.bash.log"), "utf8")).toBe("other output");
+
+    live.commitPreparedNewSession(liveFork!);
+    expect(stagings()).toEqual([]);
+    expect(fs.readFileSync(path.join(liveFork!.artifactsDir!, "0.bash.log"), "utf8")).toBe("build output\n".repeat(2_000));
+    await live.close();
+    await other.close();
+    expect(auditAgentDir(agentDir).counts).toMatchObject({ errors: 0 });
+  });
 });

@@ -16,6 +16,7 @@ import { ARTIFACT_MAX_BYTES, type SessionArtifacts } from "../../src/gjc/artifac
 import { SessionManager } from "../../src/gjc/session-manager.js";
 import { FileSessionStorage } from "../../src/gjc/storage.js";
 import { SessionManagerTestHooks } from "../../src/gjc/test-hooks.js";
+import { createReadonlySessionManager } from "../../src/gjc/index.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
@@ -170,6 +171,27 @@ describe("the artifacts directory", () => {
     await manager.close();
   });
 
+  it("saved before the session's first write, makes the session directory owner-only; its path answered by the manager and its facade", async () => {
+    const fresh = path.join(tmp.path, "not-yet", "sessions");
+    const manager = SessionManager.create(workspace, fresh, undefined, options());
+    expect(fs.existsSync(fresh)).toBe(false);
+    const id = await manager.saveArtifact("tool output before any answer", "sdk-tool");
+    expect(id).toBe("0");
+    expect(mode(fresh)).toBe(0o700);
+    expect(mode(path.join(tmp.path, "not-yet"))).toBe(0o700);
+    const file = await manager.getArtifactPath(id!);
+    expect(file).toBe(path.join(manager.getArtifactsDir()!, "0.sdk-tool.log"));
+    expect(fs.readFileSync(file!, "utf8")).toBe("tool output before any answer");
+    expect(await createReadonlySessionManager(manager).getArtifactPath(id!)).toBe(file);
+    expect(await manager.getArtifactPath("7")).toBeNull();
+    expect(await SessionManager.inMemory(workspace).getArtifactPath("0")).toBeNull();
+    // The session's own first write goes into the directory the artifact made.
+    await answered(manager);
+    expect(path.dirname(manager.getSessionFile()!)).toBe(fresh);
+    expect(fs.existsSync(manager.getSessionFile()!)).toBe(true);
+    await manager.close();
+  });
+
   it("refuses to fork an artifact tree holding a link, leaving nothing staged", async () => {
     const manager = await answered(SessionManager.create(workspace, sessions, undefined, options()));
     await manager.saveArtifact("output", "bash");
@@ -178,6 +200,46 @@ describe("the artifacts directory", () => {
     expect(fs.readdirSync(sessions).filter((name) => name.startsWith(".fork-"))).toEqual([]);
     expect(fs.readdirSync(sessions).filter((name) => name.endsWith(".jsonl"))).toHaveLength(1);
     await manager.close();
+  });
+
+  it("fork() carries the artifacts over (a 2 MiB output too), owner-only, the source's left as they were", async () => {
+    const manager = await answered(SessionManager.create(workspace, sessions, undefined, options()));
+    const big = "build log line\n".repeat(150_000);
+    expect(await manager.saveArtifact(big, "bash")).toBe("0");
+    expect(await manager.saveArtifact("second output", "read")).toBe("1");
+    const sourceId = manager.getSessionId();
+    const forked = await manager.fork();
+    expect(forked!.oldSessionFile).not.toBe(forked!.newSessionFile);
+    expect(manager.getSessionFile()).toBe(forked!.newSessionFile);
+    expect(manager.getHeader()!.parentSession).toBe(sourceId);
+    const copied = forked!.newSessionFile.replace(/\.jsonl$/, "");
+    expect(fs.readFileSync(path.join(copied, "0.bash.log"), "utf8")).toBe(big);
+    expect(fs.readFileSync(path.join(copied, "1.read.log"), "utf8")).toBe("second output");
+    expect(mode(copied)).toBe(0o700);
+    expect(mode(path.join(copied, "0.bash.log"))).toBe(0o600);
+    expect(fs.readFileSync(path.join(forked!.oldSessionFile.replace(/\.jsonl$/, ""), "0.bash.log"), "utf8")).toBe(big);
+    // The copy's ids go on after the copied ones; the transcript is written whole and durable.
+    expect(await manager.saveArtifact("after the fork", "bash")).toBe("2");
+    expect(fs.readFileSync(forked!.newSessionFile, "utf8").trim().split("\n")).toHaveLength(3);
+    expect(fs.readdirSync(sessions).filter((name) => name.startsWith(".fork-"))).toEqual([]);
+    // The source's writer is let go: it opens again for writing.
+    const source = await SessionManager.open(forked!.oldSessionFile, undefined, undefined, undefined, undefined, options());
+    await source.close();
+    await manager.close();
+  });
+
+  it("a refused fork() leaves the manager on its session and no copy behind", async () => {
+    const manager = await answered(SessionManager.create(workspace, sessions, undefined, options()));
+    await manager.saveArtifact("output", "bash");
+    const before = manager.getSessionFile();
+    fs.symlinkSync("/etc/hostname", path.join(manager.getArtifactsDir()!, "link.log"));
+    await expect(manager.fork()).rejects.toMatchObject({ code: "unsafe_artifacts" });
+    expect(manager.getSessionFile()).toBe(before);
+    expect(fs.readdirSync(sessions).filter((name) => name.endsWith(".jsonl"))).toEqual([path.basename(before!)]);
+    expect(fs.readdirSync(sessions).filter((name) => name.startsWith(".fork-"))).toEqual([]);
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "still here" }], timestamp: 3 } as AgentMessage);
+    await manager.close();
+    expect(fs.readFileSync(before!, "utf8")).toContain("still here");
   });
 });
 

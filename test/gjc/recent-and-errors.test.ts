@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GjcError, SessionManager as Engine } from "../../src/index.js";
 import {
   getRecentSessions,
+  ManagedScopeUnavailableError,
   resolveSessionContextBudgetBytes,
   SESSION_CONTEXT_MATERIALIZATION_BUDGET_BYTES_DEFAULT,
   SESSION_OVERSIZED_RECOVERY_MESSAGE,
@@ -124,5 +125,33 @@ describe("toSessionManagerCheckpointRevisionStrings", () => {
       expect(() => toSessionManagerCheckpointRevisionStrings({ ...snapshot, label: bad })).toThrow(RevisionCounterError);
     }
     await manager.close();
+  });
+});
+
+describe("a managed scope that cannot be prepared", () => {
+  it("is reported without a path: a fixed message, the cause a classification, the scope code kept", () => {
+    const agentDir = path.join(tmp.path, "agent");
+    const elsewhere = path.join(tmp.path, "elsewhere");
+    const workspace = path.join(tmp.path, "secret-project-name");
+    fs.mkdirSync(agentDir, { mode: 0o700 });
+    fs.mkdirSync(elsewhere, { mode: 0o700 });
+    fs.mkdirSync(workspace, { mode: 0o700 });
+    fs.symlinkSync(elsewhere, path.join(agentDir, "sessions"));
+    for (const call of [() => SessionManager.managedDestination(workspace, agentDir), () => SessionManager.getDefaultSessionDir(workspace, agentDir)]) {
+      let failure: unknown;
+      try {
+        call();
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).toBeInstanceOf(ManagedScopeUnavailableError);
+      const error = failure as ManagedScopeUnavailableError;
+      expect(error.code).toBe("managed_scope_unavailable");
+      expect(error.message).toBe("Could not resolve managed session scope.");
+      expect(error.cause).toEqual({ classification: "reparse_point" });
+      expect(error.scopeCode).toBe("sessions_root_unavailable");
+      expect(JSON.stringify({ message: error.message, cause: error.cause })).not.toContain(tmp.path);
+    }
+    expect(fs.readdirSync(elsewhere)).toEqual([]);
   });
 });

@@ -101,9 +101,21 @@ describe("two-phase transitions", () => {
     manager.commitPreparedNewSession(fork!);
     await manager.saveArtifact("fork output", "bash");
     await expect(manager.discardUncommittedSession(fork!.sessionFile!)).rejects.toMatchObject({ code: "active_session" });
+    // Another spelling of the current file (through a linked directory) is still the current file.
+    const alias = path.join(tmp.path, "alias");
+    fs.symlinkSync(sessions, alias);
+    await expect(manager.discardUncommittedSession(path.join(alias, path.basename(fork!.sessionFile!)))).rejects.toMatchObject({ code: "active_session" });
     const outside = path.join(tmp.path, "outside.jsonl");
     fs.writeFileSync(outside, "{}\n", { mode: 0o600 });
     await expect(manager.discardUncommittedSession(outside)).rejects.toMatchObject({ code: "session_not_contained" });
+    // A name that only looks contained: a link inside the directory to a directory outside it.
+    const elsewhere = path.join(tmp.path, "elsewhere");
+    fs.mkdirSync(elsewhere, { mode: 0o700 });
+    fs.writeFileSync(path.join(elsewhere, "victim.jsonl"), "{}\n", { mode: 0o600 });
+    fs.symlinkSync(elsewhere, path.join(sessions, "escape"));
+    await expect(manager.discardUncommittedSession(path.join(sessions, "escape", "victim.jsonl"))).rejects.toMatchObject({ code: "session_not_contained" });
+    expect(fs.existsSync(path.join(elsewhere, "victim.jsonl"))).toBe(true);
+    fs.unlinkSync(path.join(sessions, "escape"));
     expect(fs.existsSync(outside)).toBe(true);
     await manager.discardUncommittedSession(first);
     await manager.discardUncommittedSession(first);
