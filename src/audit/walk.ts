@@ -1,8 +1,8 @@
 /**
- * The audit walk: every object below the agent directory, reached by descriptor through `SecureDir` and never through
- * a link, each directory's entries in name order. The content checks see every entry first, then each directory and
- * file that passed the owner-only open (the legacy-source open in a legacy folder of `sessions/`, as migration reads
- * it); one that fails is explained from its no-follow `stat` (every deviation, not just the first the open met) and,
+ * The audit walk: every object of the store's layout below the agent directory (its other names are not looked at),
+ * reached by descriptor through `SecureDir` and never through a link, each directory's entries in name order. The
+ * content checks see every entry first, then each directory and file that passed the owner-only open (the legacy-source
+ * open in a legacy folder of `sessions/`, as migration reads it); one that fails is explained from its no-follow `stat` (every deviation, not just the first the open met) and,
  * with `fix`, repaired when that is safe.
  */
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
@@ -30,6 +30,9 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
   // Name order, so reports are stable from run to run.
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const { name, type } of entries) {
+    // Only the store's layout is examined: another name in the agent dir (the agent's settings, a user's notes, a
+    // whole home tree given by mistake) is not the store's to read, judge or repair.
+    if (rel === "." && !inLayout(name)) continue;
     const below = rel === "." ? name : `${rel}/${name}`;
     const path = [...segments, name];
     checks.entry(dir, name, below, type);

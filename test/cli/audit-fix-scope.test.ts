@@ -179,8 +179,8 @@ describe("audit --fix in an agent directory", () => {
     const repaired = Object.fromEntries((report.repairs ?? []).filter((r) => r.outcome === "repaired").map((r) => [r.path, r.previousMode]));
     expect(repaired).toEqual({ ".": "0755", blobs: "0755", [f.sessionRel]: "0644", [f.blobRel]: "0400", ...(aclCapable ? { [binding]: "0600" } : {}) });
     if (aclCapable) expect(report.repairs?.find((r) => r.path === binding)?.aclRemoved).toBe(true);
-    // Outside the layout: reported, refused, unchanged.
-    expect(report.repairs?.find((r) => r.path === "notes")).toMatchObject({ outcome: "refused", reason: "outside_layout" });
+    // Outside the layout: not looked at (neither reported nor refused), unchanged.
+    expect([...report.objects.map((o) => o.path), ...(report.repairs ?? []).map((r) => r.path)].filter((p) => p.startsWith("notes"))).toEqual([]);
     expect(fs.statSync(at(f, "notes")).mode & 0o7777).toBe(0o755);
     expect(fs.statSync(at(f, "notes/todo.txt")).mode & 0o7777).toBe(0o644);
     for (const [rel] of loose) expect(fs.statSync(rel === "." ? f.agentDir : at(f, rel)).mode & 0o7777, rel).toBe(rel === "." || rel === "blobs" ? 0o700 : 0o600);
