@@ -552,6 +552,21 @@ Napi::Value ClassifyAclBytes(const Napi::CallbackInfo& info) {
                                                                          : "malformed");
 }
 
+#ifdef __linux__
+// readAcl(dir, name, directory): { access, default } as Buffers (empty: none stored).
+Napi::Value ReadAcl(const Napi::CallbackInfo& info) {
+  HANDLE_ARG(dir, 0, kDirectory);
+  std::string name;
+  if (!StringArg(info[1], name) || !info[2].IsBoolean()) return Invalid(info.Env());
+  return Reply(info.Env(), read_acl_values(dir->native(), name, info[2].As<Napi::Boolean>().Value()), [&](AclValues values) {
+    Napi::Object out = Napi::Object::New(info.Env());
+    out.Set("access", Napi::Buffer<unsigned char>::Copy(info.Env(), values.access.data(), values.access.size()));
+    out.Set("default", Napi::Buffer<unsigned char>::Copy(info.Env(), values.dflt.data(), values.dflt.size()));
+    return out;
+  });
+}
+#endif
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeHandle", Handle::Define(env));
   const std::pair<const char*, Napi::Function::Callback> functions[] = {
@@ -565,6 +580,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));
   }
+#ifdef __linux__
+  exports.Set("readAcl", Napi::Function::New(env, ReadAcl, "readAcl"));
+#endif
   return exports;
 }
 

@@ -189,6 +189,23 @@ Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max
 // Sets the access and modification times (ns since 1970) of an open file, on the handle.
 Status set_file_times(NativeHandle file, std::int64_t atime_ns, std::int64_t mtime_ns);
 
+#ifdef __linux__
+// The POSIX ACL xattr values (kernel format) of one object; empty where none is stored or
+// the file system stores none.
+struct AclValues {
+  std::vector<unsigned char> access;
+  std::vector<unsigned char> dflt;
+};
+
+// Linux only: the ACLs of entry `name` below `dir`, read before a repair strips them so the
+// record of the repair can put them back. The entry is reached without following a link
+// (O_PATH; symlink_refused) and must have the asked type (not_directory / not_regular_file);
+// neither its owner nor its mode is checked, as it is read whatever they are. A value that
+// does not parse is acl_malformed; a read refused or failing is acl_denied, acl_io_error or
+// acl_unknown.
+Result<AclValues> read_acl_values(NativeHandle dir, std::string_view name, bool directory);
+#endif
+
 // The identity of the existing directory `path` leads to (links in it are followed).
 // Failures: not_found, not_directory, not_utf8, network_unsupported, identity_unavailable,
 // io_error.

@@ -122,7 +122,18 @@ function openRoot(absolute: string, st: fs.Stats, content: ContentChecks): Secur
       content.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", { detail: "insecure_ancestor" });
       return undefined;
     }
-    return recordRefusal(".", "directory", { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink }, error, content, () => SecureDir.openRoot(absolute, { repair: true }));
+    const stat = { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink } as const;
+    return recordRefusal(".", "directory", stat, error, content, () => SecureDir.openRoot(absolute, { repair: true }), () => rootAcl(absolute));
+  }
+}
+
+/** The ACL of the agent dir itself, read through its parent (opened as the user's own, whatever its mode). */
+function rootAcl(absolute: string): ReturnType<SecureDir["aclOf"]> {
+  const parent = SecureDir.openRoot(path.dirname(absolute), { owned: true });
+  try {
+    return parent.aclOf(path.basename(absolute), "directory");
+  } finally {
+    parent.close();
   }
 }
 

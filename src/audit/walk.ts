@@ -1,14 +1,15 @@
 /**
- * The audit walk: every object below the agent directory, reached by descriptor through `SecureDir` and never through
- * a link, each directory's entries in name order. The content checks see every entry first, then each directory and
- * file that passed the owner-only open (the legacy-source open in a legacy folder of `sessions/`, as migration reads
- * it); one that fails is explained from its no-follow `stat` (every deviation, not just the first the open met) and,
+ * The audit walk: every object of the store's layout below the agent directory (its other names are not looked at),
+ * reached by descriptor through `SecureDir` and never through a link, each directory's entries in name order. The
+ * content checks see every entry first, then each directory and file that passed the owner-only open (the legacy-source
+ * open in a legacy folder of `sessions/`, as migration reads it); one that fails is explained from its no-follow `stat` (every deviation, not just the first the open met) and,
  * with `fix`, repaired when that is safe.
  */
 import { SecureFsError, type SecureDir, type SecureFile, type SecureStat } from "../fs/index.js";
 import type { ContentChecks } from "./content.js";
 import { inLayout, isLegacySource } from "./layout.js";
 import { AUDIT_FIXABLE_CODES, AUDIT_FS_CODES, type AuditFindingCode } from "./schema.js";
+import { removedAcl } from "./undo.js";
 
 const FS_CODES: ReadonlySet<string> = new Set(AUDIT_FS_CODES);
 // Codes a stat explains on its own; an open error with one of these adds nothing new.
@@ -29,6 +30,9 @@ export function walkDirectory(dir: SecureDir, rel: string, segments: readonly st
   // Name order, so reports are stable from run to run.
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   for (const { name, type } of entries) {
+    // Only the store's layout is examined: another name in the agent dir (the agent's settings, a user's notes, a
+    // whole home tree given by mistake) is not the store's to read, judge or repair.
+    if (rel === "." && !inLayout(name)) continue;
     const below = rel === "." ? name : `${rel}/${name}`;
     const path = [...segments, name];
     checks.entry(dir, name, below, type);
@@ -80,7 +84,7 @@ function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "
     if (error.code !== "not_found") checks.collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
     return undefined;
   }
-  return recordRefusal(rel, kind, st, failure, checks, () => open(true), source);
+  return recordRefusal(rel, kind, st, failure, checks, () => open(true), () => dir.aclOf(name, kind), source);
 }
 
 // The mode bits that make a legacy source unsafe: another user could change what migration copies.
@@ -93,8 +97,8 @@ function octal(mode: number): string {
 /**
  * Records why the owner-only open of `rel` failed: every deviation `st` shows, plus the open's own code when the stat
  * does not explain it (an ACL, say). With `fix`, opens it again through `reopen` when every finding is a mode or ACL
- * problem of an object we own (a file with one link) inside the store's layout, after writing its old mode to the
- * undo log, recording the repair or refusal, and returns the repaired handle. A directory that stays unopened is
+ * problem of an object we own (a file with one link) inside the store's layout, after writing its old mode (and the
+ * ACL `readAcl` reads) to the undo log, recording the repair or refusal, and returns the repaired handle. A directory that stays unopened is
  * marked `not_audited`. A legacy `source` is judged by the legacy rules (a mode is wrong only when group or others may
  * write) and is never repairable: it is the older tool's, outside the layout.
  */
@@ -105,6 +109,7 @@ export function recordRefusal<T extends { close(): void }>(
   failure: SecureFsError,
   { fix, collector, undo }: Pick<ContentChecks, "fix" | "collector" | "undo">,
   reopen: () => T,
+  readAcl: () => { readonly access: Uint8Array; readonly default: Uint8Array } | undefined,
   source = false,
 ): T | undefined {
   const euid = process.geteuid?.();
@@ -130,7 +135,6 @@ export function recordRefusal<T extends { close(): void }>(
   }
   const blocking = codes.find((code) => !AUDIT_FIXABLE_CODES.has(code));
   if (fix) {
-    const acl = codes.some((code) => code.startsWith("acl_"));
     // A legacy source would be repairable but for being the older tool's: it is refused as outside the layout.
     if (blocking !== undefined || (!repairable && !source)) {
       collector.repairs.push({ path: rel, codes: [...codes], outcome: "refused", reason: blocking ?? "not_repairable" });
@@ -138,8 +142,11 @@ export function recordRefusal<T extends { close(): void }>(
       collector.repairs.push({ path: rel, codes: [...codes], outcome: "refused", reason: "outside_layout" });
     } else {
       try {
+        // The repair strips every ACL, also one the findings do not name (the open stopped at a mode the ACL's mask set).
+        const found = removedAcl(readAcl);
+        const acl = "unread" in found ? codes.some((code) => code.startsWith("acl_")) : found.access.length > 0 || found.default.length > 0;
         // Written down (and synced) first: a fix that dies half-way still leaves the record of what it changed.
-        undo?.record(rel, mode, acl);
+        undo?.record(rel, mode, acl ? found : undefined);
         const handle = reopen();
         collector.repairs.push({ path: rel, codes: [...codes], outcome: "repaired", previousMode: octal(mode), ...(acl ? { aclRemoved: true } : {}) });
         collector.resolve(rel, codes);

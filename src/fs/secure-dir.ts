@@ -144,6 +144,16 @@ export class SecureDir {
   }
 
   /**
+   * The ACLs of entry `name` (a `kind` object, never reached through a link), read whatever its owner and mode, as
+   * the kernel stores them (POSIX ACL xattr values; empty: none): what a repair about to strip them must record to put
+   * them back. `undefined` off Linux, where they are not read.
+   */
+  aclOf(name: string, kind: "file" | "directory"): { readonly access: Uint8Array; readonly default: Uint8Array } | undefined {
+    if (native.readAcl === undefined) return undefined;
+    return unwrap(native.readAcl(this.#handle, name, kind === "directory"), "readAcl", this.#child(name));
+  }
+
+  /**
    * A path to entry `name` the kernel resolves through this descriptor (`/proc/self/fd/<n>/<name>`),
    * so no swap of a component of {@link SecureDir.path} redirects it; `undefined` off Linux.
    */

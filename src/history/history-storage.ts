@@ -157,15 +157,23 @@ export class HistoryStorage {
     const driver = sqliteDriver();
     const files = HistoryFiles.prepare(path.dirname(target), path.basename(target), { create: options.createDir ?? true });
     let db: SqliteConnection | undefined;
+    let foreign: HistoryError | undefined;
     try {
       if (files.pinned) driver.ensurePinnedVfs();
       db = driver.open(files.sqlitePath, { mustExist: true });
       if (files.pinned) checkPinnedConnection(db, files.sqlitePath);
+      // Another file's frames may have reached the WAL since prepare looked: this connection must never checkpoint them.
+      foreign = files.foreignWal();
+      if (foreign !== undefined) {
+        abandoned.push({ db, files });
+        throw foreign;
+      }
       configure(db, busyTimeoutMs);
       migrate(db);
       files.opened();
       return new HistoryStorage(db, files, limits, options.onError);
     } catch (error) {
+      if (error === foreign) throw error;
       throw closeAfterFailure(db, files, error, "opening the history database");
     }
   }
@@ -271,7 +279,7 @@ export class HistoryStorage {
     this.flush();
     this.#checkIdentity();
     const remove = this.#statement("DELETE FROM history WHERE id = ?");
-    const removed = this.#run("deleting a prompt", () => remove.run(id).changes) > 0;
+    const removed = this.#write("deleting a prompt", () => remove.run(id).changes) > 0;
     if (removed) this.#compact(false);
     return removed;
   }
@@ -283,12 +291,10 @@ export class HistoryStorage {
     const cwd = checkCwd(options.cwd);
     this.flush();
     this.#checkIdentity();
-    const removed = this.#run("clearing history", () =>
-      immediateTransaction(this.#db, () => {
-        if (cwd === null) return recreateSchema(this.#db);
-        return this.#statement("DELETE FROM history WHERE cwd = ?").run(cwd).changes;
-      }),
-    );
+    const removed = this.#write("clearing history", () => {
+      if (cwd === null) return recreateSchema(this.#db);
+      return this.#statement("DELETE FROM history WHERE cwd = ?").run(cwd).changes;
+    });
     // Dropped tables invalidate every cached statement.
     if (cwd === null) this.#statements.clear();
     this.#compact(cwd === null);
@@ -299,6 +305,8 @@ export class HistoryStorage {
   close(): void {
     if (this.#closed) return;
     this.flush();
+    // SQLite keeps the WAL of a moved database at close; the file now at the name must not inherit it.
+    if (this.#files.insecurity() !== undefined) this.#checkpointOwnFrames();
     this.#shut();
   }
 
@@ -339,16 +347,14 @@ export class HistoryStorage {
     const newest = this.#statement("SELECT prompt, cwd FROM history ORDER BY id DESC LIMIT 1");
     const insert = this.#statement("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, ?)");
     try {
-      this.#run("saving history", () =>
-        immediateTransaction(this.#db, () => {
-          let last = newest.get<{ prompt: string; cwd: string | null }>();
-          for (const entry of batch) {
-            if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
-            insert.run(entry.prompt, entry.createdAt, entry.cwd);
-            last = entry;
-          }
-        }),
-      );
+      this.#write("saving history", () => {
+        let last = newest.get<{ prompt: string; cwd: string | null }>();
+        for (const entry of batch) {
+          if (last !== undefined && last.prompt === entry.prompt && last.cwd === entry.cwd) continue;
+          insert.run(entry.prompt, entry.createdAt, entry.cwd);
+          last = entry;
+        }
+      });
     } catch (error) {
       this.#failing = true;
       const failure = historyErrorFromSqlite(error, "saving history");
@@ -391,6 +397,28 @@ export class HistoryStorage {
     return statement;
   }
 
+  /**
+   * `fn` in one IMMEDIATE transaction that first stamps the file's identity into page 1, so the WAL's frames say which
+   * file they belong to (wal-owner.ts). Page 1 as this connection reads it carries another stamp only on a file not yet
+   * written by this store (a restored copy, a peer's) or when the WAL holds another file's frames; the WAL says which.
+   * That WAL refuses the write and shuts the store without ever closing its connection (see `abandoned`).
+   */
+  #write<T>(doing: string, fn: () => T): T {
+    return this.#run(doing, () =>
+      immediateTransaction(this.#db, () => {
+        if (pragmaValue(this.#db, "application_id") !== this.#files.stamp) {
+          const foreign = this.#files.foreignWal();
+          if (foreign !== undefined) {
+            this.#db.exec("ROLLBACK");
+            this.#refuse(foreign, { abandon: true });
+          }
+        }
+        this.#db.exec(`PRAGMA application_id = ${this.#files.stamp}`);
+        return fn();
+      }),
+    );
+  }
+
   /** Runs SQLite work; failures become HistoryErrors, and corruption shuts the store first. */
   #run<T>(doing: string, fn: () => T): T {
     try {
@@ -407,26 +435,42 @@ export class HistoryStorage {
   }
 
   /**
-   * Before every write: the name must still hold the database open here. If it was renamed aside or replaced
-   * (a restored copy), the store empties its WAL into the file that WAL belongs to and shuts, so that WAL is
-   * never replayed onto the file now at the name; queued prompts are rejected with the error.
+   * Before every write: the name must still hold the database open here. If it was renamed aside or replaced (a
+   * restored copy), the store empties its own frames into the file they belong to and shuts, so they are never
+   * replayed onto the file now at the name; queued prompts are rejected with the error.
    */
   #checkIdentity(): void {
+    const moved = this.#files.insecurity();
+    if (moved === undefined) return;
+    this.#checkpointOwnFrames();
+    this.#refuse(moved, { abandon: false });
+  }
+
+  /**
+   * Copies the WAL into the file this connection has and empties it, only while its newest frames are this file's:
+   * another process may have opened the file now at the name and written to the WAL there since, and a checkpoint
+   * here would copy that file's pages into this one and drop them from the WAL.
+   */
+  #checkpointOwnFrames(): void {
     try {
-      this.#files.verify();
-    } catch (error) {
-      const dropped = this.#pending;
-      this.#pending = [];
-      try {
-        // SQLite keeps the WAL of a moved database at close: emptied into its own file now, it is never replayed onto the new one.
-        this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-      } catch {
-        // Busy or failing: the close below still ends this connection; the verification error is the one to report.
-      }
-      this.#shut();
-      for (const entry of dropped) entry.settle?.reject(error as HistoryError);
-      throw error;
+      if (this.#files.walIsOwn()) this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Busy or failing: the close that follows still ends this connection; the identity error is the one to report.
     }
+  }
+
+  /** Shuts the store for `error` (abandoning the connection when asked), rejects the queue with it, and throws it. */
+  #refuse(error: HistoryError, options: { readonly abandon: boolean }): never {
+    const dropped = this.#pending;
+    this.#pending = [];
+    if (options.abandon) {
+      this.#stop();
+      abandoned.push({ db: this.#db, files: this.#files });
+    } else {
+      this.#shut();
+    }
+    for (const entry of dropped) entry.settle?.reject(error);
+    throw error;
   }
 
   /** After a deletion: VACUUM if asked (no free page keeps an old prompt), then truncate the WAL; busy only postpones this. */
@@ -458,6 +502,13 @@ export class HistoryStorage {
     }
   }
 }
+
+/**
+ * Connections that have seen a WAL holding another database file's frames. Closing one would checkpoint those frames into
+ * the file it has open (SQLite checkpoints at the last close of a database still at its name), so it stays open, unused,
+ * for the life of the process, with the directory its paths go through; the WAL stays for its owner (or the user) to settle.
+ */
+const abandoned: Array<{ readonly db: SqliteConnection; readonly files: HistoryFiles }> = [];
 
 /** WAL (readers never block the writer), NORMAL sync (a power cut may lose the last prompts, never the file), zeroed freed pages, no schema-driven SQL functions. */
 function configure(db: SqliteConnection, busyTimeoutMs: number): void {

@@ -7,6 +7,7 @@ import path from "node:path";
 
 import { isValidEntryName, SecureDir, SecureFsError, type SecureStat } from "../fs/index.js";
 import { HistoryError } from "./errors.js";
+import { identityStamp, walOwnerStamp } from "./wal-owner.js";
 
 /** File name of the database inside the agent directory (the peer's default). */
 export const HISTORY_DB_NAME = "history.db";
@@ -55,12 +56,15 @@ export class HistoryFiles {
   readonly pinned: boolean;
   /** Names tightened to 0600 while preparing (database first, then sidecars). */
   readonly tightened: readonly string[];
+  /** The database file's identity as every write transaction stamps it into page 1 (see wal-owner.ts). */
+  readonly stamp: number;
 
   private constructor(dir: SecureDir, name: string, key: string, tightened: readonly string[]) {
     this.#dir = dir;
     this.#name = name;
     this.#key = key;
     this.tightened = tightened;
+    this.stamp = identityStamp(key);
     this.dbPath = path.join(dir.path, name);
     const pinned = dir.pinnedPath(name);
     this.pinned = pinned !== undefined;
@@ -82,7 +86,7 @@ export class HistoryFiles {
       if (existing !== undefined && openInThisProcess.has(identityKey(existing))) {
         // Verified on a descriptor when this process first opened it; re-check by stat only.
         for (const suffix of ALL_SUFFIXES) checkByStat(dir, name + suffix);
-        return new HistoryFiles(dir, name, identityKey(existing), []);
+        return new HistoryFiles(dir, name, identityKey(existing), []).#refusingForeignWal();
       }
       const tightened = ALL_SUFFIXES.map((suffix) => name + suffix).filter((n) => tightenIfLoose(dir, n));
       // Verified on a descriptor (a link refused unfollowed); a sidecar may vanish meanwhile.
@@ -95,7 +99,7 @@ export class HistoryFiles {
         file.close();
       }
       // Built only now, so the descriptors listed are not SQLite's (it may reuse the number just closed).
-      return new HistoryFiles(dir, name, key, tightened);
+      return new HistoryFiles(dir, name, key, tightened).#refusingForeignWal();
     } catch (error) {
       dir.close();
       throw error;
@@ -161,6 +165,45 @@ export class HistoryFiles {
   verify(): void {
     const now = checkByStat(this.#dir, this.#name);
     if (now === undefined || identityKey(now) !== this.#key) throw replaced(this.dbPath, "was replaced or moved while the store was open");
+  }
+
+  /**
+   * Why the WAL at the name must not be read with this database, if it must not: it holds committed changes stamped by
+   * another database file (one renamed aside or replaced, a restored backup, while a writer in any process had frames
+   * in it). SQLite keeps no link between a database and its WAL beyond the name, so it would read them as this file's.
+   */
+  foreignWal(): HistoryError | undefined {
+    const owner = this.#walStamp();
+    if (owner === undefined || owner === this.stamp) return undefined;
+    return replaced(
+      `${this.dbPath}-wal`,
+      `holds changes written to another database file (one renamed aside or replaced while a store had it open); put that file back at ${this.#name}, or move ${this.#name}-wal and ${this.#name}-shm aside (their changes are then lost)`,
+    );
+  }
+
+  /** This, unless the WAL at the name is another file's: checked before SQLite ever reads it. */
+  #refusingForeignWal(): HistoryFiles {
+    const foreign = this.foreignWal();
+    if (foreign !== undefined) throw foreign;
+    return this;
+  }
+
+  /** True when the newest committed page 1 in the WAL carries this file's stamp: its frames are this file's to checkpoint. */
+  walIsOwn(): boolean {
+    return this.#walStamp() === this.stamp;
+  }
+
+  #walStamp(): number | undefined {
+    const wal = `${this.#name}-wal`;
+    // A descriptor of the WAL may be opened and closed while SQLite has it: SQLite takes no POSIX lock on it.
+    return ifPresent(wal, () => {
+      const file = this.#dir.openFile(wal);
+      try {
+        return walOwnerStamp(file);
+      } finally {
+        file.close();
+      }
+    });
   }
 
   /** Why opening failed if the files themselves changed under SQLite (a link swapped in, a replaced database), else `undefined`. */

@@ -149,6 +149,11 @@ declare namespace binding {
     directoryIdentity(path: string): NativeIdentity | NativeFailure;
     isValidName(name: string, rules: "posix" | "windows"): boolean;
     classifyAclBytes(bytes: Uint8Array): "minimal" | "extended" | "malformed";
+    /**
+     * Linux only (absent elsewhere): the POSIX ACL xattr values of entry `name` below `dir`, of the type `directory`
+     * says, reached without following a link and read whatever its owner and mode; empty where none is stored.
+     */
+    readAcl?(dir: NativeHandle, name: string, directory: boolean): { readonly access: Uint8Array; readonly default: Uint8Array } | NativeFailure;
   }
 }
 

@@ -10,6 +10,7 @@ import { auditAgentDir, type AuditFindingCode, type AuditReport } from "../../sr
 import { aclHex, extendedAcl } from "../helpers/acl.js";
 import { buildTools, isRoot, run, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { inLayout } from "../../src/audit/layout.js";
 import { descriptorsUnder } from "./descriptors.js";
 import { at, BINDING_FILE_NAME, makeAgentDir, plant, sessionText, type AgentFixture } from "../cli/fixtures.js";
 
@@ -75,9 +76,14 @@ function plantEverything(f: AgentFixture, acl: boolean, ownerOnly = true): void 
   fs.symlinkSync("/etc/passwd", at(f, `${s}/link.jsonl`));
   fs.symlinkSync("clean-small.jsonl", at(f, `${s}/relative-link.jsonl`));
   expect(run("mkfifo", ["-m", "600", at(f, `${s}/pipe.jsonl`)]).status).toBe(0);
+  fs.mkdirSync(at(f, "terminal-sessions"), { mode: 0o750 });
+  plant(f, "terminal-sessions/inside.jsonl", "not examined");
+  fs.chmodSync(at(f, "terminal-sessions"), 0o750);
+  // No part of the store's layout (the agent's own files, a user's notes): never read, reported or repaired.
   fs.mkdirSync(at(f, "closed"), { mode: 0o750 });
-  plant(f, "closed/inside.jsonl", "not examined");
+  plant(f, "closed/inside.jsonl", "{not json", 0o644);
   fs.chmodSync(at(f, "closed"), 0o750);
+  plant(f, "settings.json", "{}\n", 0o644);
   if (isRoot()) {
     const foreign = plant(f, `${s}/foreign.jsonl`, sessionText(cwd));
     fs.chownSync(foreign, FOREIGN_UID, FOREIGN_UID);
@@ -181,11 +187,15 @@ describe("audit: a tree holding every finding", () => {
     expect(report.repairs?.some((r) => r.outcome === "repaired")).toBe(true);
     expect(report.repairs?.some((r) => r.outcome === "refused")).toBe(true);
     expect(fs.statSync(at(a, a.sessionRel)).mode & 0o777).toBe(0o600);
-    // `closed/` is no part of an agent directory's layout: reported, never repaired.
-    expect(report.repairs?.find((r) => r.path === "closed")).toMatchObject({ outcome: "refused", reason: "outside_layout" });
+    // `closed/` and `settings.json` are no part of the store's layout: not looked at, so neither reported nor repaired.
+    for (const report_ of [report, auditAgentDir(a.agentDir, { now: NOW })]) {
+      expect(report_.objects.filter((o) => !inLayout(o.path.split("/")[0] as string)).map((o) => o.path)).toEqual([]);
+      expect(report_.repairs?.filter((r) => !inLayout(r.path.split("/")[0] as string)) ?? []).toEqual([]);
+    }
+    expect([fs.statSync(at(a, "closed")).mode & 0o7777, fs.statSync(at(a, "closed/inside.jsonl")).mode & 0o7777, fs.statSync(at(a, "settings.json")).mode & 0o7777]).toEqual([0o750, 0o644, 0o644]);
     const again = auditAgentDir(a.agentDir, { now: NOW });
     const loose = again.objects.filter((o) => o.findings.some((f) => f.code === "mode_mismatch")).map((o) => o.path);
-    expect(loose).toEqual(["closed"]);
+    expect(loose).toEqual([]);
     expect(descriptorsUnder(a.agentDir)).toBe(0);
   });
 

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import { AuditError, AuditReportSchema, auditAgentDir, SecureDir, SecureFsError } from "../../src/index.js";
-import { trySetAcl } from "../helpers/acl.js";
+import { ACL_TAG, aclHex, trySetAcl, type AclEntry } from "../helpers/acl.js";
 import { buildTools, hasCommand, isRoot, run, skipBecause, type Tools } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { at, BINDING_FILE_NAME, makeAgentDir, plant } from "./fixtures.js";
@@ -179,8 +179,8 @@ describe("audit --fix in an agent directory", () => {
     const repaired = Object.fromEntries((report.repairs ?? []).filter((r) => r.outcome === "repaired").map((r) => [r.path, r.previousMode]));
     expect(repaired).toEqual({ ".": "0755", blobs: "0755", [f.sessionRel]: "0644", [f.blobRel]: "0400", ...(aclCapable ? { [binding]: "0600" } : {}) });
     if (aclCapable) expect(report.repairs?.find((r) => r.path === binding)?.aclRemoved).toBe(true);
-    // Outside the layout: reported, refused, unchanged.
-    expect(report.repairs?.find((r) => r.path === "notes")).toMatchObject({ outcome: "refused", reason: "outside_layout" });
+    // Outside the layout: not looked at (neither reported nor refused), unchanged.
+    expect([...report.objects.map((o) => o.path), ...(report.repairs ?? []).map((r) => r.path)].filter((p) => p.startsWith("notes"))).toEqual([]);
     expect(fs.statSync(at(f, "notes")).mode & 0o7777).toBe(0o755);
     expect(fs.statSync(at(f, "notes/todo.txt")).mode & 0o7777).toBe(0o644);
     for (const [rel] of loose) expect(fs.statSync(rel === "." ? f.agentDir : at(f, rel)).mode & 0o7777, rel).toBe(rel === "." || rel === "blobs" ? 0o700 : 0o600);
@@ -192,12 +192,47 @@ describe("audit --fix in an agent directory", () => {
     expect([st.mode & 0o7777, st.uid]).toEqual([0o600, process.geteuid?.()]);
     const script = fs.readFileSync(undo, "utf8");
     expect(script).toContain(`chmod 0755 -- '${f.agentDir}'\n`);
-    if (aclCapable) expect(script).toContain(`chmod 0600 -- '${at(f, binding)}'  # it also had an ACL, removed by the fix\n`);
+    if (aclCapable) expect(script).toContain(`chmod 0600 -- '${at(f, binding)}'\nsetfacl --set u::rw-,u:0:r--,g::---,m::---,o::--- -- '${at(f, binding)}'\n`);
     const restored = run("sh", [undo]);
     expect(restored.status, restored.stderr).toBe(0);
     const after = snapshot(f.agentDir);
     delete after[path.basename(undo)];
     expect(after).toEqual(before);
+  });
+
+  it("an ACL the fix removes is recorded entry by entry (access and default), and the undo script puts it back", (ctx) => {
+    if (!aclCapable) skipBecause(ctx, "this file system stores no ACLs");
+    if (!hasCommand("getfacl") || !hasCommand("setfacl")) skipBecause(ctx, "getfacl/setfacl (the acl package) are not installed");
+    const f = makeAgentDir(fresh("agent"));
+    const T = ACL_TAG;
+    // A collaborator was granted the agent dir and the blobs (a default ACL, inherited by new blobs), and one session file.
+    const grants: [string, string, AclEntry[]][] = [
+      [".", "system.posix_acl_access", [[T.USER_OBJ, 7], [T.USER, 5, UNPRIVILEGED], [T.GROUP_OBJ, 0], [T.MASK, 5], [T.OTHER, 0]]],
+      ["blobs", "system.posix_acl_default", [[T.USER_OBJ, 7], [T.GROUP_OBJ, 0], [T.GROUP, 5, UNPRIVILEGED], [T.MASK, 5], [T.OTHER, 0]]],
+      [f.sessionRel, "system.posix_acl_access", [[T.USER_OBJ, 6], [T.USER, 4, UNPRIVILEGED], [T.GROUP_OBJ, 0], [T.MASK, 4], [T.OTHER, 0]]],
+    ];
+    const targets = grants.map(([rel]) => (rel === "." ? f.agentDir : at(f, rel)));
+    for (const [i, [, name, entries]] of grants.entries()) expect(run(tools.setXattr, [targets[i] as string, name, aclHex(entries)]).status).toBe(0);
+    const acls = (): string[] => targets.map((target) => run("getfacl", ["-n", "-p", target]).stdout);
+    const before = acls();
+    expect(before.join("")).toContain(`user:${UNPRIVILEGED}:r-x`);
+    const modes = snapshot(f.agentDir);
+
+    const result = runCli(["--agent-dir", f.agentDir, "audit", "--fix", "--json"]);
+    expect(result.stderr).toBe("");
+    const report = AuditReportSchema.parse(JSON.parse(result.stdout));
+    for (const [rel] of grants) expect(report.repairs?.find((r) => r.path === rel), rel).toMatchObject({ outcome: "repaired", aclRemoved: true });
+    expect(acls().join("")).not.toContain(`:${UNPRIVILEGED}:`);
+    const script = fs.readFileSync(report.undoFile as string, "utf8");
+    expect(script).toContain(`setfacl --set u::rwx,u:${UNPRIVILEGED}:r-x,g::---,m::r-x,o::--- -- '${f.agentDir}'\n`);
+    expect(script).toContain(`setfacl -d --set u::rwx,g::---,g:${UNPRIVILEGED}:r-x,m::r-x,o::--- -- '${at(f, "blobs")}'\n`);
+
+    const restored = run("sh", [report.undoFile as string]);
+    expect(restored.status, restored.stderr).toBe(0);
+    expect(acls()).toEqual(before);
+    const after = snapshot(f.agentDir);
+    delete after[path.basename(report.undoFile as string)];
+    expect(after).toEqual(modes);
   });
 
   it("prints each repair with the mode it had, and where the undo script is", () => {

@@ -248,7 +248,7 @@ describe("audit: human output", () => {
   it("lists each object with its findings aligned, and no colour without a terminal", () => {
     const f = fresh();
     fs.chmodSync(at(f, f.sessionRel), 0o644);
-    fs.symlinkSync("/etc", at(f, "link"));
+    fs.symlinkSync("/etc", at(f, `${f.scopeRel}/link.jsonl`));
     const result = runCli(["audit", "--agent-dir", f.agentDir], { env: { NO_COLOR: "" } });
     expect(result.status).toBe(1);
     expect(result.stdout).not.toMatch(/\u001b\[/);

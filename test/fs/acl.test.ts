@@ -146,3 +146,33 @@ describe("owner-only apply removes ACLs", () => {
     expect(root.openDir("d").verify().defaultAcl).toBe("absent");
   });
 });
+
+describe.skipIf(process.platform !== "linux")("aclOf: the ACLs a repair is about to strip, as stored", () => {
+  it("reads access and default ACL bytes exactly, whatever the owner's permission bits, and empty where none is stored", (ctx) => {
+    requireAcls(ctx);
+    root.openDir("d", { create: true }).close();
+    root.openFile("f", { write: true, create: "exclusive" }).close();
+    const access = aclHex(extendedAcl(0, 7));
+    const dflt = aclHex([[ACL_TAG.USER_OBJ, 7], [ACL_TAG.GROUP_OBJ, 0], [ACL_TAG.GROUP, 5, 65534], [ACL_TAG.MASK, 5], [ACL_TAG.OTHER, 0]]);
+    setAcl(path.join(root.path, "d"), ACCESS, access);
+    setAcl(path.join(root.path, "d"), DEFAULT, dflt);
+    setAcl(path.join(root.path, "f"), ACCESS, aclHex(extendedAcl(0, 6)));
+    // No read permission for the owner: an unprivileged owner could not open it to read, the O_PATH read still works.
+    fs.chmodSync(path.join(root.path, "f"), 0o000);
+    const d = root.aclOf("d", "directory");
+    expect([Buffer.from(d!.access).toString("hex"), Buffer.from(d!.default).toString("hex")]).toEqual([access, dflt]);
+    const f = root.aclOf("f", "file");
+    expect(Buffer.from(f!.access).toString("hex")).toBe(aclHex([[ACL_TAG.USER_OBJ, 0], [ACL_TAG.USER, 4, 0], [ACL_TAG.GROUP_OBJ, 0], [ACL_TAG.MASK, 0], [ACL_TAG.OTHER, 0]]));
+    expect(f!.default).toHaveLength(0);
+    root.openDir("plain", { create: true }).close();
+    expect(root.aclOf("plain", "directory")).toEqual({ access: Buffer.alloc(0), default: Buffer.alloc(0) });
+  });
+
+  it("never follows a link and reads only the kind asked for", () => {
+    root.openDir("d", { create: true }).close();
+    fs.symlinkSync(path.join(root.path, "d"), path.join(root.path, "link"));
+    expect(codeOf(() => root.aclOf("link", "directory"))).toBe("symlink_refused");
+    expect(codeOf(() => root.aclOf("d", "file"))).toBe("not_regular_file");
+    expect(codeOf(() => root.aclOf("missing", "file"))).toBe("not_found");
+  });
+});

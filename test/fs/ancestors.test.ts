@@ -2,7 +2,6 @@
 // owned by root or the effective user and not writable by group or others unless sticky,
 // checked by descriptor on the chain that is opened. Also runs as uid 65534
 // (test/fs/unprivileged.test.ts), where the foreign-owner cases skip themselves.
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SecureDir, SecureFsError } from "../../src/index.js";
 import { codeOf } from "../helpers/errors.js";
 import { buildTools, hasCommand, isRoot, skipBecause } from "../helpers/processes.js";
+import { RACE_TIMEOUT_MS, raceUntilProven } from "../helpers/swap-attack.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 const RACE_MS = Number(process.env.GJC_RACE_MS ?? 1_500);
@@ -117,12 +117,10 @@ describe("openRoot: an ancestor swapped for a link while the chain is walked", (
     for (const d of [parent, path.join(parent, "a"), path.join(parent, "a", "agent"), outside, path.join(outside, "agent")]) fs.chmodSync(d, 0o700);
     const inside = fs.statSync(path.join(parent, "a", "agent")).ino.toString();
     const other = fs.statSync(path.join(outside, "agent")).ino.toString();
-    const swapper = spawn(tools.swapRace, [parent, "a", "l", String(RACE_MS)], { stdio: "ignore" });
-    const done = new Promise<void>((resolve) => swapper.on("exit", () => resolve()));
     const seen = new Map<string, number>();
-    const deadline = Date.now() + RACE_MS;
-    await new Promise((r) => setTimeout(r, 20));
-    while (Date.now() < deadline) {
+    const missing = (): string | undefined =>
+      !seen.has("inside") ? "an open of the inside directory" : seen.size === 1 ? "an open the swap refused or redirected" : undefined;
+    await raceUntilProven({ attacker: [tools.swapRace, parent, "a", "l"], minMs: RACE_MS, missing }, () => {
       let outcome: string;
       try {
         const dir = SecureDir.openRoot(path.join(parent, "a", "agent"));
@@ -134,12 +132,11 @@ describe("openRoot: an ancestor swapped for a link while the chain is walked", (
         outcome = error.code;
       }
       seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
-    }
-    await done;
+    });
     const allowed = new Set(["inside", "outside-canonical", "symlink_refused", "not_directory", "not_found"]);
     expect([...seen.keys()].filter((k) => !allowed.has(k))).toEqual([]);
     expect(seen.get("inside") ?? 0).toBeGreaterThan(0);
-  }, 30_000);
+  }, RACE_TIMEOUT_MS);
 
   it("a parent owned by another user who swaps the agent dir: every open is refused (root only)", async (ctx) => {
     if (!isRoot()) skipBecause(ctx, "chown to another uid needs root");
@@ -152,20 +149,18 @@ describe("openRoot: an ancestor swapped for a link while the chain is walked", (
     fs.symlinkSync(outside, path.join(theirs, "swap"));
     fs.chmodSync(theirs, 0o755);
     fs.chownSync(theirs, 65534, 65534);
+    // The attacker must reach their own directory (else it makes no swap at all).
+    fs.chmodSync(tmp.path, 0o711);
     // The attacker runs as the parent's owner where setpriv exists.
-    const [command, args] = hasCommand("setpriv")
-      ? ["setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", tools.swapRace, theirs, "agent", "swap", String(RACE_MS)]]
-      : [tools.swapRace, [theirs, "agent", "swap", String(RACE_MS)]];
-    const swapper = spawn(command, args as string[], { stdio: "ignore" });
-    const done = new Promise<void>((resolve) => swapper.on("exit", () => resolve()));
+    const swap = [tools.swapRace, theirs, "agent", "swap"];
+    const attacker = hasCommand("setpriv") ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...swap] : swap;
     const seen = new Map<string, number>();
-    const deadline = Date.now() + RACE_MS;
-    while (Date.now() < deadline) {
+    const missing = (): string | undefined => (seen.has("insecure_ancestor") ? undefined : "a refusal naming the insecure ancestor");
+    await raceUntilProven({ attacker, minMs: RACE_MS, missing }, () => {
       const code = codeOf(() => SecureDir.openRoot(path.join(theirs, "agent"), { create: true }).close()) ?? "opened";
       seen.set(code, (seen.get(code) ?? 0) + 1);
-    }
-    await done;
+    });
     expect([...seen.keys()]).toEqual(["insecure_ancestor"]);
     expect(fs.readdirSync(outside)).toEqual(["marker"]);
-  }, 30_000);
+  }, RACE_TIMEOUT_MS);
 });

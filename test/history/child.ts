@@ -7,10 +7,17 @@
  *   interop-write <agentDir>       write a known history with this process's SQLite driver
  *   interop-check <agentDir>       open that history and report what search, recent and SQLite's
  *                                  integrity checks see, then add one prompt
- * Prints one JSON line. GJC_CHILD_UMASK, when set, is applied before anything else.
+ *   serve <agentDir>               open the store, then per stdin line {"add": [prompts]} add them and
+ *                                  flush, answering one JSON line each; close when stdin ends
+ *   peer <dbPath>                  open the database raw (no store) and read it, then per stdin line
+ *                                  {"stamp": n, "prompt": p} insert p in a transaction that sets
+ *                                  application_id to n (what the store's writes do); close at stdin's end
+ * Prints one JSON line (serve and peer: one per request, and first {"ready":true}). GJC_CHILD_UMASK,
+ * when set, is applied before anything else.
  */
 import fs from "node:fs";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 
 import { HISTORY_DB_NAME, HistoryError, HistoryStorage } from "../../src/history/index.js";
@@ -29,6 +36,19 @@ const INTEROP_PROMPTS: ReadonlyArray<readonly [string, string | undefined]> = [
 
 function report(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+function failure(error: unknown): { code: string; fsCode: string | null; message: string } {
+  if (!(error instanceof HistoryError)) throw error;
+  return { code: error.code, fsCode: error.fsCode ?? null, message: error.message };
+}
+
+/** Answers each stdin line with `answer(request)`, one JSON line each, after printing {"ready":true}. */
+async function serveLines(answer: (request: Record<string, unknown>) => unknown): Promise<void> {
+  report({ ready: true });
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line.trim() !== "") report(answer(JSON.parse(line) as Record<string, unknown>));
+  }
 }
 
 function modes(dir: string): Record<string, string> {
@@ -140,6 +160,38 @@ async function main(): Promise<void> {
         if (!(error instanceof HistoryError)) throw error;
         report({ code: error.code, message: error.message });
       }
+      return;
+    }
+    case "serve": {
+      const store = HistoryStorage.open(path.join(target, HISTORY_DB_NAME), { createDir: false });
+      await serveLines((request) => {
+        try {
+          for (const prompt of request.add as string[]) void store.add(prompt);
+          store.flush();
+          return { ok: true };
+        } catch (error) {
+          return failure(error);
+        }
+      });
+      try {
+        if (!store.closed) store.close();
+        report({ closed: true });
+      } catch (error) {
+        report(failure(error));
+      }
+      return;
+    }
+    case "peer": {
+      const db = sqliteDriver().open(target, { mustExist: true });
+      db.prepare("SELECT count(*) AS n FROM history").get();
+      await serveLines((request) => {
+        db.exec("BEGIN IMMEDIATE");
+        db.exec(`PRAGMA application_id = ${Number(request.stamp)}`);
+        db.prepare("INSERT INTO history(prompt, created_at, cwd) VALUES (?, ?, NULL)").run(String(request.prompt), Math.floor(Date.now() / 1000));
+        db.exec("COMMIT");
+        return { ok: true };
+      });
+      db.close();
       return;
     }
     default:

@@ -144,6 +144,56 @@ export async function startChild(args: readonly string[], marker: string): Promi
   };
 }
 
+/** A child answering requests: one JSON line in, one JSON line out (the child's `serve` and `peer` commands). */
+export interface ServingChild {
+  /** Sends `request` and resolves with the child's answer to it. */
+  request<T>(request: unknown): Promise<T>;
+  /** Ends stdin, waits for the exit, and resolves with the exit code and the last line printed. */
+  stop(): Promise<{ readonly code: number | null; readonly last: unknown }>;
+}
+
+/** Starts a serving child and resolves once it printed {"ready":true}; its stderr is kept for the failure message. */
+export async function serveChild(args: readonly string[]): Promise<ServingChild> {
+  const script = await childProgram();
+  const child = spawn(process.execPath, [script, ...args], { stdio: ["pipe", "pipe", "pipe"] });
+  const lines: unknown[] = [];
+  const waiting: Array<(line: unknown) => void> = [];
+  let buffered = "";
+  let stderr = "";
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  child.stdout.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString("utf8");
+    for (let end = buffered.indexOf("\n"); end !== -1; end = buffered.indexOf("\n")) {
+      const line: unknown = JSON.parse(buffered.slice(0, end));
+      buffered = buffered.slice(end + 1);
+      const next = waiting.shift();
+      if (next === undefined) lines.push(line);
+      else next(line);
+    }
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  const nextLine = (): Promise<unknown> =>
+    lines.length > 0
+      ? Promise.resolve(lines.shift())
+      : Promise.race([
+          new Promise<unknown>((resolve) => waiting.push(resolve)),
+          exited.then((code) => Promise.reject(new Error(`child ${args[0]} exited with ${code}: ${stderr}`))),
+        ]);
+  const ready = await nextLine();
+  if ((ready as { ready?: boolean }).ready !== true) throw new Error(`child ${args[0]} did not start: ${JSON.stringify(ready)}`);
+  return {
+    async request<T>(request: unknown): Promise<T> {
+      child.stdin.write(`${JSON.stringify(request)}\n`);
+      return (await nextLine()) as T;
+    },
+    async stop() {
+      child.stdin.end();
+      const code = await exited;
+      return { code, last: lines.at(-1) };
+    },
+  };
+}
+
 /**
  * Opens a database read-write on this process's SQLite driver (the store's), for probes the
  * API does not offer; `create` allows a new file (for planting one).

@@ -2,9 +2,10 @@
  * A `history.db` changed under an open store: renamed aside and a copy restored in its place is detected
  * before the next write (`history_insecure`, `identity_mismatch`), and the restored file keeps its rows
  * (the old WAL is never replayed onto it); a link swapped in while the store opens is `history_insecure`,
- * never `history_readonly`.
+ * never `history_readonly`. Across processes, the WAL at the name says whose frames it holds: an open or a
+ * write that would read another file's frames as its own is refused, and a store whose file was moved never
+ * empties into it the frames of the file now at the name.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -13,8 +14,9 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { HistoryError, HistoryStorage } from "../../src/history/index.js";
 import { buildTools, type Tools } from "../helpers/processes.js";
 import { thrownBy } from "../helpers/errors.js";
+import { RACE_TIMEOUT_MS, raceUntilProven } from "../helpers/swap-attack.js";
 import { makeTempDir } from "../helpers/temp.js";
-import { rawDb } from "./helpers.js";
+import { rawDb, serveChild } from "./helpers.js";
 
 const RACE_MS = Number(process.env.GJC_RACE_MS ?? 2_000);
 
@@ -44,6 +46,97 @@ function prompts(file: string): string[] {
     db.close();
   }
 }
+
+/** The bytes of a real history of its own (written by the store, then closed: no WAL) holding `prompt`. */
+function backupHolding(prompt: string): Buffer {
+  const backup = path.join(tmp.path, "backup", "history.db");
+  const store = HistoryStorage.open(backup);
+  void store.add(prompt, "/work/repo");
+  store.close();
+  return fs.readFileSync(backup);
+}
+
+type Answer = { ok?: true; code?: string; fsCode?: string; message?: string };
+
+describe("a history.db replaced while a store of another process has it open", () => {
+  it("renamed aside and a backup restored: an open here refuses the WAL holding the other file's frames, until that store empties them into its own file", async () => {
+    const restored = backupHolding("restored prompt from last week");
+    fs.mkdirSync(agent, { mode: 0o700 });
+    HistoryStorage.open(dbPath).close();
+    const writer = await serveChild(["serve", agent]);
+    expect(await writer.request<Answer>({ add: ["explain the line index tiling", "profile the resume path"] })).toEqual({ ok: true });
+    expect(fs.statSync(`${dbPath}-wal`).size).toBeGreaterThan(0);
+    const aside = `${dbPath}.aside`;
+    fs.renameSync(dbPath, aside);
+    fs.writeFileSync(dbPath, restored, { mode: 0o600 });
+
+    const error = thrownBy(() => HistoryStorage.open(dbPath));
+    expect(error).toBeInstanceOf(HistoryError);
+    expect(error).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
+    expect((error as HistoryError).message).toContain("history.db-wal holds changes written to another database file");
+    expect(fs.readFileSync(dbPath).equals(restored)).toBe(true);
+
+    // The other store's next write finds its file gone from the name, and empties its frames into that file.
+    expect(await writer.request<Answer>({ add: ["a prompt typed after the restore"] })).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
+    expect((await writer.stop()).code).toBe(0);
+    expect(fs.readFileSync(dbPath).equals(restored)).toBe(true);
+    expect(prompts(aside)).toEqual(["explain the line index tiling", "profile the resume path"]);
+    const reopened = HistoryStorage.open(dbPath);
+    expect(reopened.getRecent(10).map((e) => e.prompt)).toEqual(["restored prompt from last week"]);
+  });
+
+  it("another process opens the restored file and writes: the store whose file was moved leaves that WAL's frames alone", async () => {
+    const restored = backupHolding("restored prompt from last week");
+    const moved = HistoryStorage.open(dbPath);
+    await moved.add("a prompt of the old file");
+    await moved.add("a doomed prompt");
+    const [doomed] = moved.search("doomed", 1);
+    // A deletion empties the WAL, so the restored file opens elsewhere while this store is still open.
+    expect(moved.delete(doomed!.id)).toBe(true);
+    const aside = `${dbPath}.aside`;
+    fs.renameSync(dbPath, aside);
+    fs.writeFileSync(dbPath, restored, { mode: 0o600 });
+
+    const other = await serveChild(["serve", agent]);
+    expect(await other.request<Answer>({ add: ["written by the other process to the restored file"] })).toEqual({ ok: true });
+    const error = thrownBy(() => moved.clear());
+    expect(error).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
+    expect(moved.closed).toBe(true);
+    expect(await other.request<Answer>({ add: ["and a second one"] })).toEqual({ ok: true });
+    expect((await other.stop()).last).toEqual({ closed: true });
+
+    expect(prompts(dbPath)).toEqual(["restored prompt from last week", "written by the other process to the restored file", "and a second one"]);
+    expect(prompts(aside)).toEqual(["a prompt of the old file"]);
+  });
+
+  it("a write here meeting another file's frames in the WAL (a writer on a file renamed aside) is refused, and this connection never checkpoints them", async () => {
+    const restored = backupHolding("restored prompt from last week");
+    const store = HistoryStorage.open(dbPath);
+    await store.add("a prompt of the old file");
+    store.close();
+    // What the store stamps into page 1 of the file it writes (application_id, offset 68 of the header).
+    const oldStamp = fs.readFileSync(dbPath).readInt32BE(68);
+    expect(oldStamp).not.toBe(0);
+    const peer = await serveChild(["peer", dbPath]);
+    const aside = `${dbPath}.aside`;
+    fs.renameSync(dbPath, aside);
+    fs.writeFileSync(dbPath, restored, { mode: 0o600 });
+
+    const restoredStore = HistoryStorage.open(dbPath);
+    // The writer on the old file commits (and exits, leaving its WAL) after this store looked at the WAL, as a race would.
+    expect(await peer.request<Answer>({ stamp: oldStamp, prompt: "a row of the old file" })).toEqual({ ok: true });
+    expect((await peer.stop()).code).toBe(0);
+    const pending = restoredStore.add("a prompt for the restored file");
+    const error = thrownBy(() => restoredStore.flush());
+    expect(error).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
+    await expect(pending).rejects.toMatchObject({ code: "history_insecure" });
+    expect(restoredStore.closed).toBe(true);
+
+    // The WAL stays with the frames of the file renamed aside; the restored file is untouched, and opens refuse that WAL.
+    expect(fs.readFileSync(dbPath).equals(restored)).toBe(true);
+    expect(thrownBy(() => HistoryStorage.open(dbPath))).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
+  });
+});
 
 describe("a history.db replaced while the store is open", () => {
   it("renamed aside and a copy restored: the next write is refused, the restored rows survive, the old WAL goes to its own file", async () => {
@@ -93,31 +186,28 @@ describe("a history.db replaced while the store is open", () => {
     fs.copyFileSync(dbPath, outside);
     fs.chmodSync(outside, 0o600);
     fs.symlinkSync(outside, path.join(agent, "link"));
-    const swapper = spawn(tools.swapRace, [agent, "history.db", "link", String(RACE_MS)], { stdio: ["ignore", "pipe", "pipe"] });
-    const exited = new Promise<number>((resolve) => swapper.on("exit", (code) => resolve(code ?? -1)));
     const codes = new Map<string, number>();
-    const deadline = Date.now() + RACE_MS;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    for (let i = 0; Date.now() < deadline; i++) {
-      try {
-        const store = HistoryStorage.open(dbPath);
-        await store.add(`prompt ${i}`);
-        store.flush();
-        HistoryStorage.resetInstance();
-      } catch (error) {
-        if (!(error instanceof HistoryError)) throw error;
-        const key = `${error.code}/${error.fsCode ?? error.sqliteCode ?? "-"}`;
-        codes.set(key, (codes.get(key) ?? 0) + 1);
+    await raceUntilProven(
+      { attacker: [tools.swapRace, agent, "history.db", "link"], minMs: RACE_MS, missing: () => (codes.size === 0 ? "an open or write the swap made fail" : undefined) },
+      async (i) => {
         try {
+          const store = HistoryStorage.open(dbPath);
+          await store.add(`prompt ${i}`);
+          store.flush();
           HistoryStorage.resetInstance();
-        } catch {
-          // The store's own close failed the same way; it is forgotten all the same.
+        } catch (error) {
+          if (!(error instanceof HistoryError)) throw error;
+          const key = `${error.code}/${error.fsCode ?? error.sqliteCode ?? "-"}`;
+          codes.set(key, (codes.get(key) ?? 0) + 1);
+          try {
+            HistoryStorage.resetInstance();
+          } catch {
+            // The store's own close failed the same way; it is forgotten all the same.
+          }
         }
-      }
-    }
-    expect(await exited).toBe(0);
-    expect(codes.size).toBeGreaterThan(0);
+      },
+    );
     for (const key of codes.keys()) expect(key).toMatch(/^history_insecure\//);
     expect(prompts(outside)).toEqual([]);
-  }, RACE_MS + 30_000);
+  }, RACE_TIMEOUT_MS);
 });

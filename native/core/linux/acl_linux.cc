@@ -1,15 +1,18 @@
 // The Linux ACL gate: POSIX ACL xattrs read straight into a buffer on the held descriptor.
 // Calls go through glibc's fgetxattr/fremovexattr (not raw syscalls) so an LD_PRELOAD
 // shim can inject every errno and byte pattern in tests.
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/xattr.h>
 
 #include <cerrno>
 #include <memory>
 #include <new>
+#include <string>
 
 #include "../acl_bytes.h"
 #include "../eintr.h"
+#include "../names.h"
 #include "../posix/posix_util.h"
 
 namespace gjc::os {
@@ -43,6 +46,28 @@ Reading read_acl(int fd, const char* attribute) {
   std::unique_ptr<unsigned char[]> large(new (std::nothrow) unsigned char[kMaxAclBytes]);
   if (!large) return Reading{AclAnswer::unknown, ENOMEM};
   return read_into(fd, attribute, large.get(), kMaxAclBytes);
+}
+
+// One attribute's value by path (getxattr follows the /proc/self/fd link to the object an
+// O_PATH descriptor holds, which fgetxattr cannot read): bytes when present, nothing when
+// absent or unsupported, else the failure.
+Result<std::vector<unsigned char>> value_at(const std::string& path, const char* attribute, Attribute which) {
+  std::vector<unsigned char> buffer(kSmallAclBytes);
+  long n = static_cast<long>(retry_eintr([&] { return ::getxattr(path.c_str(), attribute, buffer.data(), buffer.size()); }));
+  if (n < 0 && errno == ERANGE) {
+    buffer.resize(kMaxAclBytes);
+    n = static_cast<long>(retry_eintr([&] { return ::getxattr(path.c_str(), attribute, buffer.data(), buffer.size()); }));
+  }
+  const int error = n < 0 ? errno : 0;
+  switch (classify_acl_read(n, error, buffer.data())) {
+    case AclAnswer::present: buffer.resize(static_cast<std::size_t>(n)); return buffer;
+    case AclAnswer::absent:
+    case AclAnswer::unsupported: return std::vector<unsigned char>{};
+    case AclAnswer::malformed: return fail(Code::acl_malformed, 0, "getxattr", which);
+    case AclAnswer::denied: return fail(Code::acl_denied, error, "getxattr", which);
+    case AclAnswer::io_error: return fail(Code::acl_io_error, error, "getxattr", which);
+    default: return fail(Code::acl_unknown, error, "getxattr", which);
+  }
 }
 
 // Network filesystems answer EOPNOTSUPP for POSIX ACL names while keeping ACLs of their
@@ -84,3 +109,31 @@ Status acl_strip(int fd, bool directory) {
 }
 
 }  // namespace gjc::os
+
+namespace gjc {
+
+Result<AclValues> read_acl_values(NativeHandle dir, std::string_view name, bool directory) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string entry(name);
+  OwnedHandle fd(retry_eintr([&] { return ::openat(dir, entry.c_str(), O_PATH | posix::kBaseOpenFlags); }));
+  if (!fd.valid()) return posix::errno_failure(errno, "openat");
+  auto st = posix::fstat_of(fd.get());
+  if (!st.ok()) return st.failure();
+  const mode_t type = st.value().st_mode & S_IFMT;
+  if (type == S_IFLNK) return fail(Code::symlink_refused, 0, "openat");
+  if (directory && type != S_IFDIR) return fail(Code::not_directory, 0, "openat");
+  if (!directory && type != S_IFREG) return fail(Code::not_regular_file, 0, "openat");
+  const std::string path = "/proc/self/fd/" + std::to_string(fd.get());
+  AclValues values;
+  auto access = os::value_at(path, os::kAccess, Attribute::access_acl);
+  if (!access.ok()) return access.failure();
+  values.access = std::move(access.value());
+  if (directory) {
+    auto dflt = os::value_at(path, os::kDefault, Attribute::default_acl);
+    if (!dflt.ok()) return dflt.failure();
+    values.dflt = std::move(dflt.value());
+  }
+  return values;
+}
+
+}  // namespace gjc
