@@ -89,11 +89,11 @@ const NEWLINE = 0x0a;
 /**
  * Opens `file` through its line index. Only a `writer` (this process holds the file's lock) writes the index: it
  * publishes a rebuilt one or appends the rows the open learnt, and keeps it up; a read-only open writes nothing.
- * `undefined` when the full load must (no index kept here, an empty file, older than v5, no usable header, a tree
- * rows cannot describe).
+ * Otherwise the full load must: `undefined` (no index kept here, an empty file, older than v5, no usable header), or
+ * why rows cannot describe the file (a repeated id, a parent that comes later or never), for the load report.
  * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
-export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writer: SessionStorageWriter | undefined, now: () => Date): IndexedSession | undefined {
+export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writer: SessionStorageWriter | undefined, now: () => Date): IndexedSession | string | undefined {
   const access = indexAccess(storage, path.dirname(file));
   if (access.file === undefined) return undefined;
   const reader = storage.openReaderSync(file);
@@ -115,8 +115,9 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       if (stored.complete && rows === table.size) kept = rows;
       table.truncate(rows);
       try {
-        session = catchUp(file, source, table, size, lookup, now);
-        if (session === undefined) return undefined;
+        const caught = catchUp(file, source, table, size, lookup, now);
+        if (typeof caught !== "object") return caught;
+        session = caught;
       } catch (error) {
         if (!(error instanceof IndexMismatch)) throw error;
         note = `index ignored: ${error.reason}`;
@@ -126,8 +127,9 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     if (session === undefined) {
       // An older file is migrated and rewritten by the full load: not worth a scan first.
       if (!startsAsCurrent(reader, size)) return undefined;
-      session = catchUp(file, source, new LineTable(), size, lookup, now);
-      if (session === undefined) return undefined;
+      const caught = catchUp(file, source, new LineTable(), size, lookup, now);
+      if (typeof caught !== "object") return caught;
+      session = caught;
     }
     source.release();
     const { keys, table, ...opened } = session;
@@ -155,7 +157,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
  * `undefined` when the full load must open it.
  * @throws IndexMismatch when the rows are not the file's
  */
-function catchUp(file: string, source: LineSource, table: LineTable, size: number, lookup: BlobLookup, now: () => Date): BuiltSession | undefined {
+function catchUp(file: string, source: LineSource, table: LineTable, size: number, lookup: BlobLookup, now: () => Date): BuiltSession | string | undefined {
   source.table = table;
   const stored = table.size;
   let before: TableKeys | undefined;
@@ -168,7 +170,7 @@ function catchUp(file: string, source: LineSource, table: LineTable, size: numbe
   };
   const links = new ScanLinks(table, stored === 0 ? -1 : table.firstRecordRow(), earlier);
   scanFile(source.reader!, { offset: table.end, line: stored === 0 ? 1 : table.line[stored - 1]! + 1 }, table, size, links);
-  if (links.refusal !== undefined) return undefined;
+  if (links.refusal !== undefined) return `not indexed: ${links.refusal}`;
   // The last line the index covered is read: a sidecar of another content shows while the open can still fall back.
   return build(file, source, classified(table, table.size), stored, lookup, now);
 }
@@ -445,11 +447,20 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
   buildContextOnPath(tree.pathView());
 
   // Blank lines are rows (so rows tile the file) but no line of the session.
-  const lineRowsOf: number[] = [];
-  for (let row = 0; row < table.size; row++) if (table.kind(row) !== KIND_BLANK) lineRowsOf.push(row);
+  let blanks = 0;
+  for (let row = 0; row < table.size; row++) if (table.kind(row) === KIND_BLANK) blanks += 1;
+  let lineRows: Int32Array | undefined;
+  const rowOfLine = (i: number): number => {
+    if (blanks === 0) return i;
+    if (lineRows === undefined) {
+      lineRows = new Int32Array(table.size - blanks);
+      for (let row = 0, k = 0; row < table.size; row++) if (table.kind(row) !== KIND_BLANK) lineRows[k++] = row;
+    }
+    return lineRows[i]!;
+  };
   const patchSlot = new Map(patchRows.map((row, k) => [row, k]));
-  const lines = deferredLines(lineRowsOf.length, (i) => {
-    const row = lineRowsOf[i]!;
+  const lines = deferredLines(table.size - blanks, (i) => {
+    const row = rowOfLine(i);
     if (row === headerRow) return { kind: "header" };
     // Read by the open already: a rewrite writes its text back.
     if (table.kind(row) === KIND_INVALID) return { kind: "invalid", invalid: (checked.get(row) as InvalidPiece).invalid };

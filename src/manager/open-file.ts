@@ -40,7 +40,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
   const writer = options.readOnly ? undefined : storage.openWriter(file);
   try {
     const indexed = openIndexed(storage, file, options.lookup, writer, options.now);
-    if (indexed !== undefined) return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
+    if (typeof indexed === "object") return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
     const result = streamLoad(storage, file);
     if (result.kind === "empty") return freshFile(file, undefined, writer);
     if (result.kind === "invalid_header") {
@@ -62,6 +62,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
       patchesApplied: result.patchReport.applied,
       patchesSkipped: result.patchReport.skipped.length,
       unresolvedBlobs: resolved.unresolved,
+      ...(indexed === undefined ? {} : { lineIndex: indexed }),
     };
     return { report, loaded: result, entries: result.entries.map((entry) => (isUnknownEntry(entry) ? entry : resolved.entries[k++]!)), writer };
   } catch (error) {

@@ -20,7 +20,7 @@ export class TableKeys implements EntryKeys {
   /** reads a row's record, checked against the row */
   readonly #read: (row: number) => JsonRecord;
   readonly #repeated: ((id: string) => never) | undefined;
-  /** entry position + 1 per slot, by id hash (0: free); built on the first lookup */
+  /** open-addressed by id hash, two words a slot (see {@link #hashed}); built on the first lookup */
   #slots: Int32Array | undefined;
   /** pairs of entry positions whose ids share a hash, found while the slots were filled */
   readonly #sharing: number[] = [];
@@ -72,13 +72,12 @@ export class TableKeys implements EntryKeys {
     if (id === this.#asked) return this.#answer;
     const slots = this.#hashed();
     const hash = idHash(id);
-    const mask = slots.length - 1;
+    const mask = (slots.length >> 1) - 1;
     let answer = -1;
-    for (let slot = hash & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
-      const position = slots[slot]! - 1;
-      const row = this.#rows[position]!;
-      if (this.#table.idHash(row) !== hash) continue;
-      if (this.#read(row).id !== id) continue;
+    for (let slot = hash & mask; slots[slot * 2] !== 0; slot = (slot + 1) & mask) {
+      if (slots[slot * 2 + 1] !== hash) continue;
+      const position = slots[slot * 2]! - 1;
+      if (this.#read(this.#rows[position]!).id !== id) continue;
       // Every holder is read: a second one proves the rows describe a file whose ids are not unique.
       if (answer !== -1) this.#repeated?.(id);
       answer = Math.max(answer, position);
@@ -102,11 +101,12 @@ export class TableKeys implements EntryKeys {
     }
   }
 
+  /** Slot `k` is words `2k` (entry position + 1; 0: free) and `2k + 1` (its id hash), so a probe never leaves the slots. */
   #hashed(): Int32Array {
     if (this.#slots !== undefined) return this.#slots;
     let capacity = 16;
     while (capacity < this.count * 2) capacity *= 2;
-    const slots = new Int32Array(capacity);
+    const slots = new Int32Array(capacity * 2);
     const mask = capacity - 1;
     const table = this.#table;
     const sharing = this.#sharing;
@@ -116,8 +116,9 @@ export class TableKeys implements EntryKeys {
       const hash = table.idHash(row);
       let slot = hash & mask;
       // The probe passes every earlier entry with this hash: those pairs are what {@link checkDistinct} reads.
-      for (; slots[slot] !== 0; slot = (slot + 1) & mask) if (table.idHash(this.#rows[slots[slot]! - 1]!) === hash) sharing.push(slots[slot]! - 1, p);
-      slots[slot] = p + 1;
+      for (; slots[slot * 2] !== 0; slot = (slot + 1) & mask) if (slots[slot * 2 + 1] === hash) sharing.push(slots[slot * 2]! - 1, p);
+      slots[slot * 2] = p + 1;
+      slots[slot * 2 + 1] = hash;
     }
     this.#slots = slots;
     return slots;

@@ -252,10 +252,17 @@ describe("line index", () => {
     for (let row = 2; row < table.size; row++) table.setParent(row, row - 1);
     const { dev, ino } = fs.statSync(file);
     fs.writeFileSync(sidecarOf(file), encodeLineIndex(String(dev), String(ino), table, table.size), { mode: 0o600 });
-    expect(await expectFullParse()).not.toBe("used");
+    expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
     // Nor does a writer index it.
     await indexed();
-    expect(await expectFullParse()).not.toBe("used");
+    expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
+  });
+
+  it("is never written for a file whose entry names a parent no entry before it holds, and the report says why", async () => {
+    write(chain(5, 10));
+    await indexed();
+    expect(fs.existsSync(sidecarOf(file))).toBe(false);
+    expect(await expectFullParse()).toBe("not indexed: an entry names a parent that no earlier entry holds");
   });
 
   it("is ignored when damaged, torn or foreign, or as a link or with loose permissions, and rebuilt by the next writer", async () => {
