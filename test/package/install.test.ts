@@ -98,7 +98,7 @@ function inBareEnv(command: string, args: readonly string[], cwd: string): Child
 function expectSmokePasses(project: string): void {
   const smoke = inBareEnv(path.join(bareBin, "node"), ["smoke.mjs"], project);
   expect(smoke.status, `${smoke.stdout}\n${smoke.stderr}`).toBe(0);
-  expect(smoke.stdout).toMatch(/smoke \(node [^)]*\): 5 passed, 0 failed/);
+  expect(smoke.stdout).toMatch(/smoke \(node [^)]*\): 6 passed, 0 failed/);
 }
 
 beforeAll(() => {
