@@ -27,7 +27,8 @@ if [ ! -x "$root/bin/sh" ]; then
 fi
 
 rm -rf "$root/opt/node" "$root/consumer"
-cp -r "$node_dir" "$root/opt/node"
+mkdir -p "$root/opt/node"
+cp -r "$node_dir/." "$root/opt/node/"
 mkdir "$root/consumer"
 echo '{ "name": "consumer", "private": true, "type": "module" }' >"$root/consumer/package.json"
 cp test/package/smoke.mjs "$root/consumer/"
