@@ -11,14 +11,21 @@ let addon;
 // src/native/index.ts replaces this so the error becomes a GjcError subclass.
 let wrapUnavailable = (error) => error;
 
-/** Where node-gyp-build looks, as it decides it (its environment overrides included). */
+// The running process's libc, asked once: a diagnostic report is built to read it.
+let runningLibc;
+
+/** Which build fits, with node-gyp-build's environment overrides (and LIBC) honoured. */
 function target() {
   const platform = process.env.npm_config_platform || process.platform;
   const arch = process.env.npm_config_arch || process.arch;
   let libc = "";
   if (platform === "linux") {
-    const header = process.report && process.report.getReport ? process.report.getReport().header : {};
-    libc = process.env.LIBC || (header.glibcVersionRuntime ? "glibc" : "musl");
+    if (runningLibc === undefined) {
+      // A runtime with no report to ask leaves it unknown (""), and the choice to node-gyp-build.
+      const report = process.report && process.report.getReport ? process.report.getReport() : undefined;
+      runningLibc = report === undefined ? "" : report.header.glibcVersionRuntime ? "glibc" : "musl";
+    }
+    libc = process.env.LIBC || runningLibc;
   }
   return { platform, arch, libc };
 }
@@ -74,7 +81,7 @@ let loadedFrom;
  */
 function linuxBuild() {
   const { platform, arch, libc } = target();
-  if (platform !== "linux" || process.env.GJC_SESSION_STORE_PREBUILD) return undefined;
+  if (platform !== "linux" || !libc || process.env.GJC_SESSION_STORE_PREBUILD) return undefined;
   const compiled = path.join(root, "build", "Release", "gjc_session_store.node");
   if (!process.env.PREBUILDS_ONLY && fs.existsSync(compiled)) return compiled;
   const prebuilt = path.join(root, "prebuilds", `linux-${arch}`, `gjc-session-store.${libc}.node`);
