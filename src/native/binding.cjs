@@ -11,14 +11,21 @@ let addon;
 // src/native/index.ts replaces this so the error becomes a GjcError subclass.
 let wrapUnavailable = (error) => error;
 
-/** Where node-gyp-build looks, as it decides it (its environment overrides included). */
+// The running process's libc, asked once: a diagnostic report is built to read it.
+let runningLibc;
+
+/** Which build fits, with node-gyp-build's environment overrides (and LIBC) honoured. */
 function target() {
   const platform = process.env.npm_config_platform || process.platform;
   const arch = process.env.npm_config_arch || process.arch;
   let libc = "";
   if (platform === "linux") {
-    const header = process.report && process.report.getReport ? process.report.getReport().header : {};
-    libc = process.env.LIBC || (header.glibcVersionRuntime ? "glibc" : "musl");
+    if (runningLibc === undefined) {
+      // A runtime with no report to ask leaves it unknown (""), and the choice to node-gyp-build.
+      const report = process.report && process.report.getReport ? process.report.getReport() : undefined;
+      runningLibc = report === undefined ? "" : report.header.glibcVersionRuntime ? "glibc" : "musl";
+    }
+    libc = process.env.LIBC || runningLibc;
   }
   return { platform, arch, libc };
 }
@@ -26,9 +33,17 @@ function target() {
 /** The error a missing or unloadable addon becomes (see README "Install"). */
 function unavailable(cause) {
   const { platform, arch, libc } = target();
+  // Each shipped folder with the libc of each build in it, e.g. "linux-x64 (glibc, musl)".
   let prebuilt = [];
   try {
-    prebuilt = fs.readdirSync(path.join(root, "prebuilds")).sort();
+    prebuilt = fs.readdirSync(path.join(root, "prebuilds")).sort().map((folder) => {
+      const tags = fs.readdirSync(path.join(root, "prebuilds", folder))
+        .map((file) => /^gjc-session-store\.(glibc|musl)\.node$/.exec(file))
+        .filter(Boolean)
+        .map((match) => match[1])
+        .sort();
+      return tags.length ? `${folder} (${tags.join(", ")})` : folder;
+    });
   } catch {
     // none shipped
   }
@@ -54,10 +69,36 @@ function unavailable(cause) {
   });
 }
 
+// Which build was loaded: the folder of the addon file, for the SQLite extension built with it.
+let loadedFrom;
+
+/**
+ * On Linux the build for the running libc: node-gyp-build tells musl from glibc only by
+ * /etc/alpine-release, so a musl runtime elsewhere (Void, a distroless image, Bun's musl
+ * binary) would get the glibc build and fail to load it. The order is node-gyp-build's:
+ * a build compiled at install, then the prebuild. Its own overrides (another platform or
+ * arch, a prebuild folder of one's own) leave the choice to it, as do other platforms.
+ */
+function linuxBuild() {
+  const { platform, arch, libc } = target();
+  if (platform !== "linux" || !libc || process.env.GJC_SESSION_STORE_PREBUILD) return undefined;
+  const compiled = path.join(root, "build", "Release", "gjc_session_store.node");
+  if (!process.env.PREBUILDS_ONLY && fs.existsSync(compiled)) return compiled;
+  const prebuilt = path.join(root, "prebuilds", `linux-${arch}`, `gjc-session-store.${libc}.node`);
+  if (fs.existsSync(prebuilt)) return prebuilt;
+  throw new Error(`No native build was found for linux-${arch} (${libc}) under ${root}`);
+}
+
 function load() {
   if (addon === undefined) {
     try {
-      addon = require("node-gyp-build")(root);
+      const file = linuxBuild();
+      if (file === undefined) {
+        addon = require("node-gyp-build")(root);
+      } else {
+        addon = require(file);
+        loadedFrom = path.dirname(file);
+      }
     } catch (cause) {
       throw wrapUnavailable(unavailable(cause));
     }
@@ -65,15 +106,28 @@ function load() {
   return addon;
 }
 
+/**
+ * The SQLite extension (native/sqlite/pinned_vfs.c) built with the loaded addon: beside a
+ * compiled one as gjc_pinned_vfs.so, beside a prebuild as gjc_pinned_vfs.<libc>.so.
+ * Loads the addon first; undefined where none was built.
+ */
+function pinnedVfsPath() {
+  load();
+  if (loadedFrom === undefined) return undefined;
+  const { libc } = target();
+  const name = path.dirname(loadedFrom) === path.join(root, "prebuilds") ? `gjc_pinned_vfs.${libc}.so` : "gjc_pinned_vfs.so";
+  const file = path.join(loadedFrom, name);
+  return fs.existsSync(file) ? file : undefined;
+}
+
 const PROBES = new Set(["__esModule", "default", "then", "toJSON"]);
 
 module.exports = new Proxy(
   {
-    // Set here because this file keeps its real location when the TypeScript is bundled; the
-    // SQLite extension built beside the addon is found from it too.
-    packageRoot: root,
     // The real addon object, for a caller that must not pay the load inside a traced span.
     load,
+    // Answered here because this file keeps its real location when the TypeScript is bundled.
+    pinnedVfsPath,
     setUnavailableError(wrap) {
       wrapUnavailable = wrap;
     },

@@ -111,10 +111,10 @@ declare namespace binding {
 
   /** The addon's exports. */
   interface Addon {
-    /** The package root the addon was loaded from (set by binding.cjs). */
-    readonly packageRoot: string;
     /** Loads the addon now (else it loads on first use), or throws `native_unavailable`. */
     load(): Addon;
+    /** The SQLite extension built with the loaded addon (loading it first), if one was. */
+    pinnedVfsPath(): string | undefined;
     /** Replaces the plain coded Error a failed load throws (src/native/index.ts sets it once). */
     setUnavailableError(wrap: (error: Error & NativeUnavailableDetails) => Error): void;
     openRoot(path: string, options?: NativeDirOptions): NativeHandle | NativeFailure;

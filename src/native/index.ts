@@ -1,6 +1,4 @@
 /** The typed face of the native addon: the only module that loads it (everything else uses `src/fs/`). */
-import fs from "node:fs";
-import path from "node:path";
 
 import binding from "#binding";
 import type { AclEvidence, NativeEvidence, NativeEvidenceCode, NativeFailure } from "#binding";
@@ -71,14 +69,10 @@ export function decodeEvidence(code: NativeEvidenceCode): NativeEvidence {
 
 /**
  * @internal The SQLite extension keeping `/proc/self/fd/<n>/<name>` paths as given
- * (native/sqlite/pinned_vfs.c), built beside the addon on Linux; `undefined` elsewhere or unbuilt.
+ * (native/sqlite/pinned_vfs.c), built with the loaded addon on Linux (the prebuild of the
+ * running libc, or the one compiled at install); `undefined` elsewhere or unbuilt.
  */
 export function pinnedVfsExtensionPath(): string | undefined {
   if (process.platform !== "linux") return undefined;
-  const root = binding.packageRoot;
-  const candidates = [
-    path.join(root, "build", "Release", "gjc_pinned_vfs.so"),
-    path.join(root, "prebuilds", `linux-${process.arch}`, "gjc_pinned_vfs.so"),
-  ];
-  return candidates.find((candidate) => fs.existsSync(candidate));
+  return binding.pinnedVfsPath();
 }

@@ -34,6 +34,8 @@ export interface Tools {
   readonly outsideWatch: string;
   /** `set_xattr <path> <name> <hex>`: raw xattr writer. */
   readonly setXattr: string;
+  /** `enosys_exec <syscall,...> <program> [args...]`: runs it where those calls are ENOSYS (see enosys_exec.c). */
+  readonly enosysExec: string;
 }
 
 let tools: Tools | undefined;
@@ -45,7 +47,7 @@ let tools: Tools | undefined;
 export function buildTools(): Tools {
   if (tools) return tools;
   const src = path.join(here, "c");
-  const sources = ["fault_shim.c", "swap_race.c", "set_xattr.c", "outside_watch.c"];
+  const sources = ["fault_shim.c", "swap_race.c", "set_xattr.c", "outside_watch.c", "enosys_exec.c"];
   const hash = crypto.createHash("sha256");
   for (const s of sources) hash.update(fs.readFileSync(path.join(src, s)));
   const out = path.join(os.tmpdir(), `gjc-test-tools-${process.getuid?.() ?? 0}-${hash.digest("hex").slice(0, 12)}`);
@@ -54,6 +56,7 @@ export function buildTools(): Tools {
     swapRace: path.join(out, "swap_race"),
     setXattr: path.join(out, "set_xattr"),
     outsideWatch: path.join(out, "outside_watch"),
+    enosysExec: path.join(out, "enosys_exec"),
   };
   if (!Object.values(built).every((p) => fs.existsSync(p))) {
     const staging = fs.mkdtempSync(`${out}.staging-`);
@@ -61,6 +64,7 @@ export function buildTools(): Tools {
     compile(["-o", path.join(staging, "swap_race"), path.join(src, "swap_race.c")]);
     compile(["-o", path.join(staging, "set_xattr"), path.join(src, "set_xattr.c")]);
     compile(["-o", path.join(staging, "outside_watch"), path.join(src, "outside_watch.c")]);
+    compile(["-o", path.join(staging, "enosys_exec"), path.join(src, "enosys_exec.c")]);
     try {
       fs.renameSync(staging, out);
     } catch {

@@ -21,9 +21,16 @@ export interface TracedCall {
  * Runs `body` in a node child where `b` is the loaded addon and `begin()` / `end()` mark the
  * traced span (call `end()` when the work to record has settled, e.g. in a `then`). Returns
  * the calls of `traceSet` (strace `-e trace=` names) made in that span, on any thread.
- * Skips the test when strace is missing or not allowed to trace.
+ * Skips the test when strace is missing or not allowed to trace. `launcher` is a command the
+ * child runs under (e.g. `[tools.enosysExec, "renameat2"]`), traced with it.
  */
-export function traceThreads(ctx: SkipContext, logDir: string, traceSet: readonly string[], body: string): TracedCall[] {
+export function traceThreads(
+  ctx: SkipContext,
+  logDir: string,
+  traceSet: readonly string[],
+  body: string,
+  launcher: readonly string[] = [],
+): TracedCall[] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
   // load(): the addon is loaded before the span, not by its first call inside it.
   const script = `const b = require(${JSON.stringify(BINDING_LOADER)}).load();
@@ -32,7 +39,7 @@ const end = () => { try { require("node:fs").statSync("/gjc-trace-end"); } catch
 ${body}`;
   const log = fs.mkdtempSync(path.join(logDir, "strace-"));
   const file = path.join(log, "calls.log");
-  const result = run("strace", ["-f", "-o", file, "-e", `trace=${[...traceSet, "stat", "newfstatat", "statx"].join(",")}`, process.execPath, "-e", script], { timeout: 30_000 });
+  const result = run("strace", ["-f", "-o", file, "-e", `trace=${[...traceSet, "stat", "newfstatat", "statx"].join(",")}`, ...launcher, process.execPath, "-e", script], { timeout: 30_000 });
   if (result.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(result.stderr)) {
     skipBecause(ctx, `strace cannot trace here: ${result.stderr.trim().split("\n")[0]}`);
   }

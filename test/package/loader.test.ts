@@ -5,6 +5,7 @@
  * processes, with node-gyp-build's own environment overrides standing in for another
  * platform (it reads npm_config_platform / npm_config_arch; PREBUILDS_ONLY skips build/).
  */
+import fs from "node:fs";
 import path from "node:path";
 
 import { describe, expect, it } from "vitest";
@@ -82,5 +83,72 @@ describe("native_unavailable", () => {
   it("the control: with the build in place the same calls succeed", () => {
     const outcome = probe({});
     expect(outcome.errors).toEqual([]);
+  });
+});
+
+/**
+ * The build for the running libc: node-gyp-build would tell musl only by /etc/alpine-release.
+ * A package copy with no build/ and prebuilds/linux-<arch>/ as each test lays it out, one of the
+ * two libc names holding this machine's real addon and the other bytes no loader accepts, so
+ * which one was loaded shows in whether loading works. LIBC is the override node-gyp-build and
+ * detect-libc also honour; without it the running process is asked (this machine: glibc).
+ */
+describe.runIf(process.platform === "linux")("the prebuild for the running libc", () => {
+  interface Loaded {
+    readonly loaded?: boolean;
+    readonly vfs?: string;
+    readonly code?: string;
+    readonly libc?: string;
+    readonly message?: string;
+  }
+
+  function loadIn(shipped: Partial<Record<"glibc" | "musl", "real" | "broken">>, env: NodeJS.ProcessEnv): Loaded {
+    const pkg = makeTempDir("gjc-loader-libc-");
+    try {
+      fs.mkdirSync(path.join(pkg.path, "src", "native"), { recursive: true });
+      fs.copyFileSync(path.join(REPO_ROOT, "src", "native", "binding.cjs"), path.join(pkg.path, "src", "native", "binding.cjs"));
+      fs.symlinkSync(path.join(REPO_ROOT, "node_modules"), path.join(pkg.path, "node_modules"), "dir");
+      const dir = path.join(pkg.path, "prebuilds", `linux-${process.arch}`);
+      fs.mkdirSync(dir, { recursive: true });
+      for (const [libc, kind] of Object.entries(shipped)) {
+        const addon = path.join(dir, `gjc-session-store.${libc}.node`);
+        if (kind === "real") fs.copyFileSync(path.join(REPO_ROOT, "build", "Release", "gjc_session_store.node"), addon);
+        else fs.writeFileSync(addon, "not an ELF object\n");
+        fs.copyFileSync(path.join(REPO_ROOT, "build", "Release", "gjc_pinned_vfs.so"), path.join(dir, `gjc_pinned_vfs.${libc}.so`));
+      }
+      const script = `const b = require(${JSON.stringify(path.join(pkg.path, "src", "native", "binding.cjs"))});
+let out;
+try { b.load(); out = { loaded: true, vfs: b.pinnedVfsPath() }; } catch (e) { out = { code: e.code, libc: e.libc, message: e.message }; }
+process.stdout.write(JSON.stringify(out));`;
+      const env0: NodeJS.ProcessEnv = { ...process.env };
+      delete env0.LIBC;
+      const result = run(process.execPath, ["-e", script], { env: { ...env0, ...env } });
+      expect(result.status, result.stderr).toBe(0);
+      const out = JSON.parse(result.stdout) as Loaded;
+      return out.vfs === undefined ? out : { ...out, vfs: path.relative(pkg.path, out.vfs) };
+    } finally {
+      pkg.remove();
+    }
+  }
+
+  const vfs = (libc: string) => path.join("prebuilds", `linux-${process.arch}`, `gjc_pinned_vfs.${libc}.so`);
+
+  it("musl loads the musl build, with the SQLite extension built beside it", () => {
+    expect(loadIn({ glibc: "broken", musl: "real" }, { LIBC: "musl" })).toEqual({ loaded: true, vfs: vfs("musl") });
+  });
+
+  it("glibc, asked of the running process, loads the glibc build and never the musl one", () => {
+    expect(loadIn({ glibc: "real", musl: "broken" }, {})).toEqual({ loaded: true, vfs: vfs("glibc") });
+    const wrong = loadIn({ glibc: "broken", musl: "real" }, {});
+    expect(wrong).toMatchObject({ code: "native_unavailable", libc: "glibc" });
+    expect(wrong.message).toContain("the addon failed to load");
+  });
+
+  it("no build for this libc: native_unavailable names the libc and what is shipped", () => {
+    const out = loadIn({ glibc: "real" }, { LIBC: "musl" });
+    expect(out).toMatchObject({ code: "native_unavailable", libc: "musl" });
+    expect(out.message).toContain(`linux-${process.arch} (musl)`);
+    expect(out.message).toContain("no prebuilt addon matches and none was compiled at install");
+    expect(out.message).toContain(`Prebuilt: linux-${process.arch} (glibc).`);
   });
 });

@@ -46,6 +46,24 @@ await check("managed scope", () => {
   assert(scope.directoryName.startsWith("v2-"), `unexpected scope ${scope.directoryName}`);
   assert((fs.statSync(scope.sessionsRoot).mode & 0o777) === 0o700, "sessions root is not 0700");
 });
+await check("secure directory, a link refused", () => {
+  const root = api.SecureDir.openRoot(path.join(base, "store"), { create: true });
+  try {
+    root.writeFileAtomic("notes.txt", "kept");
+    fs.writeFileSync(path.join(base, "elsewhere"), "not ours");
+    fs.symlinkSync(path.join(base, "elsewhere"), path.join(base, "store", "link"));
+    let code;
+    try {
+      root.openFile("link", {}).close();
+    } catch (error) {
+      code = error.code;
+    }
+    assert(code === "symlink_refused", `a symlink was opened (${code ?? "no error"})`);
+    assert(fs.readFileSync(path.join(base, "store", "notes.txt"), "utf8") === "kept", "the atomic write was lost");
+  } finally {
+    root.close();
+  }
+});
 await check("create, append, flush", async () => {
   const session = api.SessionManager.create(workspace, undefined, undefined, { agentDir });
   session.appendMessage(user("Hello"));

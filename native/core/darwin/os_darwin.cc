@@ -72,4 +72,13 @@ std::uint64_t random_u64() noexcept {
 
 const char* os::platform_name() noexcept { return "darwin"; }
 
+int os::ancestor_access() noexcept {
+#if defined(O_SEARCH)
+  // An SDK from macOS 13 on defines O_SEARCH (O_EXEC | O_DIRECTORY), which macOS 11 and 12
+  // do not know: a build made with it for those asks the running system first.
+  if (__builtin_available(macOS 13.0, *)) return O_SEARCH;
+#endif
+  return O_RDONLY;
+}
+
 }  // namespace gjc

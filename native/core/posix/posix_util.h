@@ -72,4 +72,8 @@ Result<bool> is_network_fs(int fd);
 
 const char* platform_name() noexcept;  // "linux" or "darwin"
 
+// The open flag for a directory that is only passed through and fstat()ed: one needing no read
+// permission (a 0711 home stays passable) where the running OS has it, else O_RDONLY.
+int ancestor_access() noexcept;
+
 }  // namespace gjc::os

@@ -146,17 +146,6 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const 
 
 namespace {
 
-// A descriptor that only leads on to the next component and is fstat()ed needs no read
-// permission (an ancestor such as a 0711 home stays passable) where the platform has such
-// an open; nothing is read, ACL-checked or synced through it.
-#if defined(O_PATH)
-constexpr int kAncestorAccess = O_PATH;
-#elif defined(O_SEARCH)
-constexpr int kAncestorAccess = O_SEARCH;
-#else
-constexpr int kAncestorAccess = O_RDONLY;
-#endif
-
 // Whether a directory above a trusted root keeps its entries out of other users' reach, as
 // ssh's StrictModes and sudo's secure path require: owned by root or `euid`, and writable
 // by neither group nor others unless sticky. With a POSIX ACL the group bits are the mask,
@@ -172,7 +161,9 @@ bool ancestor_is_safe(const struct stat& st, uid_t euid) {
 // `for_writes` the result is readable, so it can be synced.
 Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes) {
   const uid_t euid = ::geteuid();
-  const int flags = kAncestorAccess | O_DIRECTORY | posix::kBaseOpenFlags;
+  // Nothing is read, ACL-checked or synced through these descriptors, only fstat()ed.
+  const int access = os::ancestor_access();
+  const int flags = access | O_DIRECTORY | posix::kBaseOpenFlags;
   OwnedHandle current(retry_eintr([&] { return ::open("/", flags); }));
   if (!current.valid()) return posix::errno_failure(errno, "open");
   for (std::size_t start = 1;;) {
@@ -191,7 +182,7 @@ Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes
     if (!next.valid()) return posix::explain_dir_open_failure(current.get(), name.c_str(), errno, "openat");
     current = std::move(next);
   }
-  if (!for_writes || kAncestorAccess == O_RDONLY) return current;
+  if (!for_writes || access == O_RDONLY) return current;
   // "." is the held directory itself: nothing the name could be swapped for.
   OwnedHandle readable(retry_eintr([&] {
     return ::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);

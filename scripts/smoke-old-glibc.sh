@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The smoke script (test/package/smoke.mjs, with history) run from a packed tarball in an older
+# userland than this machine's, where only the glibc prebuild can serve:
+#   smoke-old-glibc.sh <cache dir> <node dir> <tarball>
+# The userland is Debian 11 (glibc 2.31), a minbase root made once with debootstrap (from
+# Debian's archive) and kept in <cache dir>. The tarball is installed into it with install
+# scripts off by this machine's npm, so nothing is compiled (a build/ appearing fails the run),
+# and <node dir>'s Node (from the npm registry) runs the smoke script inside a chroot, in a
+# private mount namespace with its own /proc and /dev. Needs root. Prints the smoke script's
+# output, then "smoke-old-glibc: <where>"; exits non-zero when anything failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
+
+cache="$1" node_dir="$2" tarball="$3"
+root="$cache/debian-bullseye"
+[ "$(id -u)" = 0 ] || { echo "smoke-old-glibc: FAILED: a chroot needs root" >&2; exit 1; }
+need_tool debootstrap debootstrap && need_tool unshare util-linux || exit 1
+[ -x "$node_dir/bin/node" ] || { echo "smoke-old-glibc: FAILED: no node under $node_dir" >&2; exit 1; }
+
+if [ ! -x "$root/bin/sh" ]; then
+  rm -rf "$root.tmp"
+  debootstrap --variant=minbase bullseye "$root.tmp" >"$cache/debootstrap.log" 2>&1 \
+    || { tail -n 20 "$cache/debootstrap.log" >&2; echo "smoke-old-glibc: FAILED: debootstrap bullseye" >&2; exit 1; }
+  mv "$root.tmp" "$root"
+fi
+
+rm -rf "$root/opt/node" "$root/consumer"
+mkdir -p "$root/opt/node"
+cp -r "$node_dir/." "$root/opt/node/"
+mkdir "$root/consumer"
+echo '{ "name": "consumer", "private": true, "type": "module" }' >"$root/consumer/package.json"
+cp test/package/smoke.mjs "$root/consumer/"
+(cd "$root/consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
+  || { echo "smoke-old-glibc: FAILED: npm install of $tarball" >&2; exit 1; }
+installed="$root/consumer/node_modules/gjc-session-store"
+[ ! -e "$installed/build" ] || { echo "smoke-old-glibc: FAILED: the install compiled a build/" >&2; exit 1; }
+
+status=0
+unshare --mount --propagation private -- sh -c '
+  mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" &&
+  exec chroot "$1" /bin/sh -c "cd /consumer && exec /opt/node/bin/node smoke.mjs --history"' sh "$root" || status=$?
+echo "smoke-old-glibc: debian 11 (glibc $(chroot "$root" /usr/bin/ldd --version | head -n 1 | sed 's/.* //')) node $("$node_dir/bin/node" --version)"
+exit "$status"
