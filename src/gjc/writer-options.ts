@@ -33,7 +33,8 @@ export interface SessionStorageWriterCloseAdapter {
  * An authority binding writers to one managed session directory, made only by
  * {@link createManagedSessionSecurityContext}. The directory's identity is recorded when it is
  * made: a writer opened with it refuses a file outside that directory, or the directory once
- * something else stands at its path, and each sync fails once its file's name names another.
+ * something else stands at its path (and, as every writer's, its sync fails once its file's name
+ * names another).
  */
 export interface ManagedSessionSecurityContext {
   readonly kind: "managed";
@@ -95,8 +96,7 @@ export function createManagedSessionSecurityContext(input: {
 /**
  * The engine's writer options for GJC's `options` on `target`, after checking a security
  * context: made by {@link createManagedSessionSecurityContext}, `target` directly in its session
- * directory, and that directory still the one recorded. A context-bound writer checks its name
- * on every sync.
+ * directory, and that directory still the one recorded.
  * @throws StorageError `invalid_argument` (a context not made here), `outside_root`,
  *   `unsafe_entry` (detail `identity_changed`), and what reading the directory throws
  */
@@ -117,11 +117,7 @@ export function engineWriterOptions(target: string, options: SessionStorageWrite
   }
   const adapter = options.closeAdapter;
   const closeDescriptor = adapter === undefined ? options.closeDescriptor : (fd: number) => adapter.close(fd);
-  return {
-    ...(closeDescriptor === undefined ? {} : { closeDescriptor }),
-    // A managed writer's sync must prove it made the session durable, not a file moved away from its name.
-    ...(context !== undefined || options.checkNameOnSync === true ? { checkNameOnSync: true } : {}),
-  };
+  return closeDescriptor === undefined ? {} : { closeDescriptor };
 }
 
 /** The identity of the real directory at `dir` (no link followed). */

@@ -83,6 +83,32 @@ export function pathError(code: StorageErrorCode, path: string, details: Storage
   return new StorageError(code, `${problem} ${path}`, { ...details, path });
 }
 
+/** A file's device and inode as decimal strings. */
+interface FileIdentity {
+  readonly dev: string;
+  readonly ino: string;
+}
+
+/**
+ * Refuses a writer whose `target` no longer names the file it holds (`held`): `named` is what the name leads to now
+ * (no link followed), `undefined` when nothing is there. The lines written since are in a file nobody opens by that
+ * name, so the session must not be told they are kept.
+ * @throws StorageError `unsafe_entry` (`detail`: `identity_changed`)
+ */
+export function requireStillNamed(target: string, held: FileIdentity, named: FileIdentity | undefined): void {
+  if (named !== undefined && named.dev === held.dev && named.ino === held.ino) return;
+  const what =
+    named === undefined
+      ? "was removed while this writer held it open: the lines written since are in a file that no longer has a name."
+      : "now names another file (one renamed over it, or this one moved away) while this writer held it open: the lines written since are not in the file at that name.";
+  throw new StorageError(
+    "unsafe_entry",
+    `${target} ${what} This writer writes nothing more and recreates or overwrites nothing: reopen the session at that ` +
+      "name, or start a new one, to go on.",
+    { path: target, detail: "identity_changed" },
+  );
+}
+
 /** Which direction an OS error happened in; decides the fallback code. */
 type IoDirection = "read" | "write";
 

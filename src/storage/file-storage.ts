@@ -13,7 +13,7 @@ import path from "node:path";
 import type { SecureLock } from "../fs/index.js";
 import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { StorageError, guardStorage, isStorageError, pathError, toStorageError } from "./errors.js";
+import { StorageError, guardStorage, isStorageError, pathError, requireStillNamed, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
 import type {
@@ -185,7 +185,7 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
       // Holding the lock, every temporary of a rewrite of this file is a killed rewrite's.
       removeOwnTemporaries(file.dir, file.name);
       const fd = guardStorage("write", file.absolute, () => openForAppend(file));
-      return new NdjsonFileWriter(fileSink(file, fd, lock, options.closeDescriptor ?? closeDescriptor, options.checkNameOnSync === true), this.#logger);
+      return new NdjsonFileWriter(fileSink(file, fd, lock, options.closeDescriptor ?? closeDescriptor), this.#logger);
     } catch (error) {
       lock.release();
       throw error;
@@ -209,12 +209,16 @@ export class FileSessionStorage extends SyncBackedStorage implements SessionStor
   }
 }
 
-/** Appends through one held descriptor, which follows the file across renames. */
-function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (fd: number) => void, checkName: boolean): LineSink {
+/**
+ * Appends through one held descriptor. No directory is held here, so the check that the path still names that file
+ * looks the name up by path (a link at it counts as another file).
+ */
+function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (fd: number) => void): LineSink {
   let fd = opened;
   let closed = false;
   const oneByte = Buffer.alloc(1);
   const sidecars = new Set<SidecarFile>();
+  const checkNamedSync = (): void => requireStillNamed(file.absolute, identityOf(fs.fstatSync(fd, { bigint: true })), namedAt(file.absolute));
   return {
     path: file.absolute,
     appendSync: (data) => writeAllSync(fd, data),
@@ -224,10 +228,8 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
       fs.readSync(fd, oneByte, 0, 1, size - 1);
       return oneByte[0];
     },
-    syncSync() {
-      fs.fsyncSync(fd);
-      if (checkName) checkStillNamed(file.absolute, fd);
-    },
+    syncSync: () => fs.fsyncSync(fd),
+    checkNamedSync,
     async replace(chunks) {
       const previous = fd;
       fd = replaceFile(file.dir, file.name, chunks, {});
@@ -238,7 +240,11 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
       let held = openForAppend(target);
       let open = true;
       const handle: SidecarFile = {
-        appendSync: (data) => void writeAllSync(held, Buffer.from(data.buffer, data.byteOffset, data.byteLength)),
+        appendSync(data) {
+          // Rows of lines in a file nobody opens by its name would describe another file.
+          checkNamedSync();
+          writeAllSync(held, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+        },
         replaceSync(data) {
           const previous = held;
           held = replaceFile(file.dir, name, [data], {});
@@ -272,18 +278,18 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
   };
 }
 
-/** See {@link WriterOpenOptions.checkNameOnSync}. @throws StorageError `unsafe_entry` (`identity_changed`) */
-function checkStillNamed(target: string, fd: number): void {
-  const held = fs.fstatSync(fd);
-  let named: fs.Stats | undefined;
+/** What `target` names now (no link followed), `undefined` when nothing is there. */
+function namedAt(target: string): { dev: string; ino: string } | undefined {
   try {
-    named = fs.lstatSync(target);
+    return identityOf(fs.lstatSync(target, { bigint: true }));
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
   }
-  if (named === undefined || named.dev !== held.dev || named.ino !== held.ino) {
-    throw new StorageError("unsafe_entry", `${target} no longer names the file this writer synced`, { path: target, detail: "identity_changed" });
-  }
+}
+
+function identityOf(stat: fs.BigIntStats): { dev: string; ino: string } {
+  return { dev: stat.dev.toString(), ino: stat.ino.toString() };
 }
 
 /** The default {@link WriterOpenOptions.closeDescriptor}. */

@@ -12,7 +12,7 @@ import path from "node:path";
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureLock, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { positionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
-import { guardStorage, pathError, toStorageError, type StorageError } from "./errors.js";
+import { guardStorage, pathError, requireStillNamed, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { SESSIONS_DIRECTORY, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
@@ -252,6 +252,8 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     let file = opened;
     let closed = false;
     const sidecars = new Set<SidecarFile>();
+    // The name is looked up in the held directory (no link followed), never by path.
+    const checkNamedSync = (): void => requireStillNamed(absolute, file.stat(), namedEntry(dir, name));
     return {
       path: absolute,
       appendSync: (data) => file.append(data),
@@ -260,6 +262,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         return size === 0 ? undefined : file.readAt(size - 1, 1)[0];
       },
       syncSync: () => file.sync(),
+      checkNamedSync,
       async replace(chunks) {
         dir.writeFileAtomic(name, concatChunks(chunks));
         const previous = file;
@@ -269,7 +272,11 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
       openSidecar(sidecar) {
         let held = openOrCreateForAppend(dir, sidecar);
         const handle: SidecarFile = {
-          appendSync: (data) => void held.append(data),
+          appendSync(data) {
+            // Rows of lines in a file nobody opens by its name would describe another file.
+            checkNamedSync();
+            held.append(data);
+          },
           replaceSync(data) {
             dir.writeFileAtomic(sidecar, data);
             const previous = held;
@@ -348,6 +355,16 @@ function agentLayoutOf(rootPath: string): { agentDir: string; names: string[] } 
   // parts[0] is the empty name before the leading separator: the agent directory needs a name.
   if (at < 2) return undefined;
   return { agentDir: parts.slice(0, at).join(path.sep), names: parts.slice(at) };
+}
+
+/** What entry `name` of `dir` is now (no link followed), `undefined` when nothing is there. */
+function namedEntry(dir: SecureDir, name: string): SecureStat | undefined {
+  try {
+    return dir.stat(name);
+  } catch (error) {
+    if (error instanceof SecureFsError && error.code === "not_found") return undefined;
+    throw error;
+  }
 }
 
 function refuseLink(stat: SecureStat, absolute: string): SecureStat {

@@ -118,7 +118,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     if (this.#pendingRewrites === 0) {
       // Synced on this thread: a worker round trip costs more than a fast disk's sync.
       try {
-        this.#sink.syncSync();
+        this.#syncNamed();
         return SETTLED;
       } catch (error) {
         return rejected(this.#latch(error, "fsync"));
@@ -129,7 +129,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     if (this.#queuedSync !== undefined) return this.#queuedSync;
     const sync = this.#enqueue("fsync", async () => {
       this.#queuedSync = undefined;
-      this.#sink.syncSync();
+      this.#syncNamed();
     });
     this.#queuedSync = sync;
     // If an earlier step failed, the sync never starts; do not hand it out again.
@@ -151,6 +151,8 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     this.#pendingRewrites++;
     return this.#enqueue("rewrite", async () => {
       try {
+        // A file gone from its name is not published again, nor one standing there now replaced.
+        this.#sink.checkNamedSync?.();
         await this.#sink.replace(chunks);
       } finally {
         this.#pendingRewrites--;
@@ -166,6 +168,7 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       this.#closeRequested = true;
       const closing = handled(
         this.#chain.then(() => {
+          this.#checkNamedBeforeClose();
           this.#closeSink();
           if (this.#error !== undefined) throw this.#error;
         }),
@@ -187,6 +190,22 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   /** {@inheritDoc SessionStorageWriter.getCloseError} */
   getCloseError(): StorageError | undefined {
     return this.#closeState === "close_failed_retryable" || this.#closeState === "close_unknown" ? this.#closeError : undefined;
+  }
+
+  /** Syncs, then proves the path still names the file synced: the durability promise is about the session's file. */
+  #syncNamed(): void {
+    this.#sink.syncSync();
+    this.#sink.checkNamedSync?.();
+  }
+
+  /** At close, latches a lost name (lines since the last sync are in no file anyone opens), so the close reports it. */
+  #checkNamedBeforeClose(): void {
+    if (this.#error !== undefined || this.#closeState !== "open") return;
+    try {
+      this.#sink.checkNamedSync?.();
+    } catch (error) {
+      this.#latch(error, "close");
+    }
   }
 
   /** One close attempt of the sink, moving {@link getCloseState} on; throws what failed. */
@@ -219,8 +238,10 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       if (this.#pendingRewrites > 0 || this.#queuedSync !== undefined) throw this.#busyError();
       this.#closeRequested = true;
       try {
+        this.#checkNamedBeforeClose();
         this.#closeSink();
-        this.#closing = SETTLED;
+        // A later close() reports what this one did.
+        this.#closing = this.#error === undefined ? SETTLED : rejected(this.#error);
       } catch (error) {
         if (this.#closeState === "close_failed_retryable") throw error;
         this.#closing = rejected(this.#closeError as StorageError);

@@ -62,13 +62,24 @@ export interface SessionStorageWriter {
   writeLine(line: string): Promise<void>;
   /** `writeLine(JSON.stringify(record))`; a value JSON cannot encode is `invalid_line`. */
   write(record: unknown): Promise<void>;
-  /** Syncs the file to stable storage; behind a pending rewrite, flushes requested before the sync starts share it. */
+  /**
+   * Syncs the file to stable storage; behind a pending rewrite, flushes requested before the sync starts share it.
+   * Then checks that {@link path} still names the file synced (where the storage holds a descriptor): a file removed, or
+   * another renamed over its name, fails with `unsafe_entry` (`detail`: `identity_changed`), latched, since the bytes
+   * made durable are no longer the session anyone opens.
+   */
   flush(): Promise<void>;
   /** The same as {@link flush}: nothing is buffered in user space. */
   fsync(): Promise<void>;
-  /** Atomically replaces the file with `chunks`, keeping the lock (a crash leaves old or new); later appends go to the new file. */
+  /**
+   * Atomically replaces the file with `chunks`, keeping the lock (a crash leaves old or new); later appends go to the new
+   * file. Refused like {@link flush} (nothing published) when {@link path} no longer names the file held.
+   */
   rewrite(chunks: Iterable<WriteChunk>): Promise<void>;
-  /** Waits for queued steps, closes and unlocks (idempotent); rejects (throws, in the sync form) with a latched error, releasing anyway. */
+  /**
+   * Waits for queued steps, checks the name as {@link flush} does, closes and unlocks (idempotent); rejects (throws, in
+   * the sync form) with a latched error, releasing anyway.
+   */
   close(): Promise<void>;
   /**
    * {@link writeLine} for callers that cannot await; returns the line's UTF-8 byte count (no
@@ -107,12 +118,6 @@ export interface WriterOpenOptions {
    * counts as a dispatched close (`close_unknown`).
    */
   closeDescriptor?: (fd: number) => void;
-  /**
-   * After each sync, check that the path still names the file synced (where the storage holds
-   * a descriptor): a file moved away and replaced at its name fails the sync with `unsafe_entry`
-   * (`detail`: `identity_changed`), since the bytes made durable are no longer the session's.
-   */
-  checkNameOnSync?: boolean;
 }
 
 /** A sidecar held open by the writer of the file it describes; see {@link SessionStorageWriter.openSidecar}. */
@@ -175,6 +180,12 @@ export interface LineSink {
   lastByteSync(): number | undefined;
   /** Syncs the file's data and metadata to stable storage. */
   syncSync(): void;
+  /**
+   * Throws `unsafe_entry` (`detail`: `identity_changed`) when {@link path} no longer names the file appended to (removed,
+   * or another file renamed over it); absent where no other process can reach the file. Run at syncs, rewrites and
+   * close, never per append.
+   */
+  checkNamedSync?(): void;
   /** Atomically replaces the file (see {@link SessionStorageWriter.rewrite}) and appends to the new one. */
   replace(chunks: Iterable<WriteChunk>): Promise<void>;
   /**
@@ -182,6 +193,6 @@ export interface LineSink {
    * still open and locked, and may be closed again.
    */
   closeSync(): void;
-  /** See {@link SessionStorageWriter.openSidecar}; the sink closes what it opened when it closes. */
+  /** See {@link SessionStorageWriter.openSidecar}; the sink closes what it opened when it closes, and an append to it is refused as {@link checkNamedSync} refuses. */
   openSidecar?(name: string): SidecarFile;
 }

@@ -164,7 +164,7 @@ describe("managed security context", () => {
     expect(fs.readdirSync(other)).toEqual([]);
   });
 
-  it("a bound writer's sync fails once its file was moved away and replaced at its name; a rewrite's new file is its own", async () => {
+  it("a writer's sync fails once its file was moved away and replaced at its name; a rewrite's new file is its own", async () => {
     const file = path.join(sessionDir, "s.jsonl");
     const writer = storage.openWriter(file, { securityContext: context() });
     writer.writeLineSync(entryLine(0));
@@ -178,14 +178,14 @@ describe("managed security context", () => {
     expect(fs.readFileSync(file, "utf8")).toBe("replacement\n");
     await writer.close().catch(() => undefined);
 
-    // Unbound writers keep the main entry's behaviour: the descriptor follows its file.
+    // Unbound writers check their name as well: a file moved away is not the session at its name.
     const plainFile = path.join(sessionDir, "plain.jsonl");
     const plain = storage.openWriter(plainFile);
     plain.writeLineSync(entryLine(0));
     fs.renameSync(plainFile, `${plainFile}.moved`);
-    await plain.flush();
-    await plain.close();
-    expect(fs.readFileSync(`${plainFile}.moved`, "utf8")).toBe(`${entryLine(0)}\n`);
+    await expect(plain.flush()).rejects.toMatchObject({ code: "unsafe_entry", detail: "identity_changed" });
+    await expect(plain.close()).rejects.toMatchObject({ code: "unsafe_entry", detail: "identity_changed" });
+    expect(fs.existsSync(plainFile)).toBe(false);
   });
 
   it("is only made for a real directory at or below the sessions root", () => {

@@ -2,6 +2,7 @@
  * The SessionStorage contract, run against every implementation: what passes here holds
  * for memory, an explicit directory and a managed owner-only root alike.
  */
+import fs from "node:fs";
 import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -344,6 +345,47 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       await second.writeLine("y");
       await second.close();
       expect(await storage.readText(at("w.jsonl"))).toBe("x\ny\n");
+    });
+
+    // Memory storage has no other process to change a file behind the storage's back.
+    it.skipIf(kind === "memory")("a writer whose file another program removed or renamed over refuses its sync, rewrite, sidecar rows and close, latched", async () => {
+      for (const change of ["removed", "replaced"] as const) {
+        const file = at(`${change}.jsonl`);
+        const writer = storage.openWriter(file);
+        const sidecar = writer.openSidecar?.(`.${change}.rows`);
+        await writer.writeLine("kept");
+        await writer.flush();
+        sidecar?.appendSync(Buffer.from("row\n"));
+        const replacement = `another program's ${change} file\n`;
+        if (change === "removed") fs.unlinkSync(file);
+        else {
+          fs.writeFileSync(`${file}.tmp`, replacement, { mode: 0o600 });
+          fs.renameSync(`${file}.tmp`, file);
+        }
+        // Appends do not look; the sync that would promise them durable does.
+        await writer.writeLine("orphaned");
+        expect(() => sidecar?.appendSync(Buffer.from("orphaned row\n"))).toThrow(expect.objectContaining({ code: "unsafe_entry", detail: "identity_changed" }));
+        const refusal = await writer.flush().catch((error: unknown) => error);
+        expect(refusal).toMatchObject({ code: "unsafe_entry", detail: "identity_changed", path: file });
+        await expect(writer.rewrite(["whole\n"])).rejects.toBe(refusal);
+        await expect(writer.writeLine("later")).rejects.toBe(refusal);
+        await expect(writer.close()).rejects.toBe(refusal);
+        if (change === "removed") expect(fs.existsSync(file)).toBe(false);
+        else expect(fs.readFileSync(file, "utf8")).toBe(replacement);
+        if (sidecar !== undefined) expect(fs.readFileSync(at(`.${change}.rows`), "utf8")).toBe("row\n");
+      }
+      expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry", "unsafe_entry"]);
+    });
+
+    it.skipIf(kind === "memory")("a rewrite refuses, publishing nothing, once the file's name names another", async () => {
+      const file = at("rewritten.jsonl");
+      const writer = storage.openWriter(file);
+      await writer.writeLine("mine");
+      fs.writeFileSync(`${file}.tmp`, "theirs\n", { mode: 0o600 });
+      fs.renameSync(`${file}.tmp`, file);
+      await expect(writer.rewrite(["whole\n"])).rejects.toMatchObject({ code: "unsafe_entry", detail: "identity_changed" });
+      await writer.close().catch(() => undefined);
+      expect(fs.readFileSync(file, "utf8")).toBe("theirs\n");
     });
 
     it("refuses rename and unlink under a live writer", async () => {
