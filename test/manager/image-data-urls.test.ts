@@ -4,6 +4,7 @@
  * 500,000-character cut of persistence never reaches them; they come back byte for byte through the full load, the
  * indexed open and a rewrite, and a missing blob is reported, its reference kept.
  */
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -118,6 +119,27 @@ describe("image data URLs in a session file", () => {
     expect(indexed.getLoadReport().lineIndex).toBe("used");
     expectIntact(indexed);
     await indexed.close();
+  });
+
+  it("each blob is stored before the first line that names it is written", async () => {
+    const seen: { hash: string; fileHeldIt: boolean }[] = [];
+    class WatchedStore extends BlobStore {
+      override putSync(data: Uint8Array) {
+        const hash = createHash("sha256").update(data).digest("hex");
+        seen.push({ hash, fileHeldIt: fs.existsSync(file) && fs.readFileSync(file, "utf8").includes(hash) });
+        return super.putSync(data);
+      }
+    }
+    const session = SessionManager.create(tmp.path, dir, undefined, { ...options(), blobStore: new WatchedStore(blobsDir()) });
+    session.appendMessage({ role: "user", content: "see the payload", timestamp: 1 });
+    session.appendMessage(assistantWithImages("first"));
+    session.appendCustomMessageEntry("preview", "diagram", true, { image_url: { url: pngDataUrl(600 * 1024, 21) } });
+    file = session.getSessionFile()!;
+    await session.close();
+    expect(seen).toHaveLength(3);
+    expect(seen.filter((put) => put.fileHeldIt)).toEqual([]);
+    const text = fs.readFileSync(file, "utf8");
+    for (const { hash } of seen) expect(text).toContain(`blob:sha256:${hash}`);
   });
 
   it("stay blobs through applyEntryMessageUpdates, applyCustomMessageEntryUpdates and rewriteEntries", async () => {
