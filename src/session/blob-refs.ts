@@ -131,6 +131,7 @@ function rewriteImageUrls(value: unknown, rewrite: (url: string) => string, unde
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
       const item: unknown = value[i];
+      if (typeof item !== "object" || item === null) continue;
       const next = rewriteImageUrls(item, rewrite);
       if (next === item) continue;
       copy ??= value.slice();
@@ -140,16 +141,13 @@ function rewriteImageUrls(value: unknown, rewrite: (url: string) => string, unde
   }
   if (!isObject(value)) return value;
   let copy: Record<string, unknown> | undefined;
-  for (const key of Object.keys(value)) {
-    if (isTransientKey(key)) continue;
+  // `for…in` allocates no key array; entries are JSON, plain objects with no inherited enumerable keys.
+  for (const key in value) {
     const child = value[key];
-    let next: unknown;
-    if (typeof child === "string") {
-      if (key !== IMAGE_URL_KEY && !(underImageUrl && key === "url")) continue;
-      next = rewrite(child);
-    } else {
-      next = rewriteImageUrls(child, rewrite, key === IMAGE_URL_KEY);
-    }
+    if (typeof child !== "object" || child === null) {
+      if (typeof child !== "string" || (key !== IMAGE_URL_KEY && !(underImageUrl && key === "url"))) continue;
+    } else if (isTransientKey(key)) continue;
+    const next = typeof child === "string" ? rewrite(child) : rewriteImageUrls(child, rewrite, key === IMAGE_URL_KEY);
     if (next === child) continue;
     // A computed key defines an own property, so a `__proto__` key stays a plain field of the copy.
     copy = { ...(copy ?? value), [key]: next };
