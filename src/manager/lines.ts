@@ -3,7 +3,8 @@
  * (first persistence, migration, `rewriteEntries`) writes back everything the file held.
  * Rewrite rules (see the README):
  * - header and entries in effective form (migrated, patches applied); entries being persisted
- *   are sanitized and their large images externalized; unknown records are written as read;
+ *   have their large images and image data URLs externalized, then are sanitized; unknown
+ *   records are written as read;
  * - applied patches are folded and not written again; skipped ones are written verbatim at
  *   their place (they stay skipped); a pre-v4 file's patches are dropped (in v5 they would
  *   take effect) and counted;
@@ -73,14 +74,15 @@ export function linesFromLoad(loaded: LoadedSession, entries: readonly FileEntry
 }
 
 /**
- * The JSON text (no line feed) an entry is persisted as: unknown records as read; known ones
- * sanitized (unless `read` from the file) and their large images put to `sink`, which makes each
- * blob durable before it returns (no line refers to bytes a crash could lose).
+ * The JSON text (no line feed) an entry is persisted as: unknown records as read; known ones with
+ * their large images and image data URLs put to `sink`, which makes each blob durable before it
+ * returns (no line refers to bytes a crash could lose), then sanitized (unless `read` from the file).
+ * Images leave first: sanitizing cuts any string past its limit, and a cut image is lost.
  */
 function entryText(entry: FileEntry, sink: BlobSink | undefined, read: boolean): string {
   if (isUnknownEntry(entry)) return entryJson(entry);
-  const value: unknown = read ? entry : sanitizeForPersistence(entry);
-  return JSON.stringify(sink === undefined ? value : externalizeImageBlobs(value, sink));
+  const value = sink === undefined ? entry : externalizeImageBlobs(entry, sink);
+  return JSON.stringify(read ? value : sanitizeForPersistence(value));
 }
 
 /** The JSON text of an entry or patch line, as appended after the first full write. */

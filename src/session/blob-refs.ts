@@ -1,8 +1,10 @@
 /**
- * Inline images moved to blobs named by SHA-256 (short lines, each image stored once) and back.
- * Entries are rewritten copy-on-write; the caller's sink and lookup hold the bytes.
+ * Inline images moved to blobs named by SHA-256 (short lines, each image stored once) and back: the decoded bytes of
+ * image blocks, and provider image data URLs whole. Entries are rewritten copy-on-write; the caller's sink and lookup
+ * hold the bytes.
  */
 import { createHash } from "node:crypto";
+import { isTransientKey } from "./sanitize.js";
 import { isObject } from "./salvage.js";
 
 /** Base64 images at least this long (in characters) are moved into blobs. */
@@ -13,7 +15,10 @@ export const BLOB_REF_PREFIX = "blob:sha256:";
 
 const BLOB_REF = /^blob:sha256:([0-9a-f]{64})$/;
 
-/** Stores the decoded bytes of an image under their SHA-256 digest (lowercase hex). */
+/** Where provider payloads carry an image as a data URL: the string under this key, or the `url` of an object there. */
+const IMAGE_URL_KEY = "image_url";
+
+/** Stores the bytes of an image (decoded base64, or a data URL's UTF-8) under their SHA-256 digest (lowercase hex). */
 export type BlobSink = (bytes: Buffer, sha256Hex: string) => void;
 
 /** Returns the bytes stored under a digest, or `undefined`/`null` when there are none. */
@@ -43,22 +48,32 @@ export function sha256Hex(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
 
+/** Whether `text` is an image data URL (`data:image/<type>;base64,<data>`), the form providers send images in. */
+export function isImageDataUrl(text: string): boolean {
+  return text.startsWith("data:image/") && text.includes(";base64,");
+}
+
 /**
- * Replaces each image block of a `message` or `custom_message` content array whose `data` is canonical base64 of at
- * least {@link BLOB_EXTERNALIZE_THRESHOLD} characters with a reference, after `sink`; other base64 would not round-trip.
+ * Replaces with a reference, after `sink`: the `data` of each image block of a `message` or `custom_message` content
+ * array that is canonical base64 of at least {@link BLOB_EXTERNALIZE_THRESHOLD} characters (other base64 would not
+ * round-trip); and, at any depth, every image data URL under an `image_url` key or as the `url` of an object there,
+ * whatever its length (the blob holds the URL's UTF-8, so it comes back as the same string).
  */
 export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
-  return rewriteImageData(entry, (data) => {
-    if (data.length < BLOB_EXTERNALIZE_THRESHOLD) return data;
-    const bytes = Buffer.from(data, "base64");
-    if (bytes.toString("base64") !== data) return data;
+  const store = (bytes: Buffer): string => {
     const digest = sha256Hex(bytes);
     sink(bytes, digest);
     return BLOB_REF_PREFIX + digest;
+  };
+  const blocks = rewriteImageData(entry, (data) => {
+    if (data.length < BLOB_EXTERNALIZE_THRESHOLD) return data;
+    const bytes = Buffer.from(data, "base64");
+    return bytes.toString("base64") === data ? store(bytes) : data;
   });
+  return rewriteImageUrls(blocks, (url) => (isImageDataUrl(url) ? store(Buffer.from(url, "utf8")) : url)) as E;
 }
 
-/** Turns image blocks' blob references back into base64; a missing or mismatched blob leaves its reference, reported. */
+/** Turns blob references back into image blocks' base64 and image data URLs; a missing or mismatched blob leaves its reference, reported. */
 export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): { entries: E[]; unresolved: UnresolvedBlobRef[] } {
   const unresolved: UnresolvedBlobRef[] = [];
   return { entries: entries.map((entry) => resolveEntryBlobRefs(entry, lookup, unresolved)), unresolved };
@@ -66,14 +81,16 @@ export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): {
 
 /** {@link resolveBlobRefs} of one entry, adding what it could not resolve to `unresolved`: the entry itself when it holds no reference. */
 export function resolveEntryBlobRefs<E>(entry: E, lookup: BlobLookup, unresolved: UnresolvedBlobRef[]): E {
-  return rewriteImageData(entry, (data) => {
-    const digest = parseBlobRef(data);
-    if (digest === null) return data;
+  const resolve = (text: string, encoding: "base64" | "utf8"): string => {
+    const digest = parseBlobRef(text);
+    if (digest === null) return text;
     const bytes = lookup(digest) ?? undefined;
-    if (bytes !== undefined && sha256Hex(bytes) === digest) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+    if (bytes !== undefined && sha256Hex(bytes) === digest) return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString(encoding);
     unresolved.push({ entryId: idOf(entry), sha256: digest, reason: bytes === undefined ? "missing" : "digest_mismatch" });
-    return data;
-  });
+    return text;
+  };
+  const blocks = rewriteImageData(entry, (data) => resolve(data, "base64"));
+  return rewriteImageUrls(blocks, (url) => resolve(url, "utf8")) as E;
 }
 
 function idOf(entry: unknown): string | undefined {
@@ -102,4 +119,38 @@ function rewriteContent(content: unknown, rewrite: (data: string) => string): un
     copy[i] = { ...block, data };
   }
   return copy ?? content;
+}
+
+/**
+ * Applies `rewrite` to every string under an `image_url` key and to the string `url` of an object there, at any depth,
+ * copying only the path to a change. Keys that persistence drops are not walked: nothing under them is ever written.
+ * Entries nest no deeper than `MAX_ENTRY_DEPTH` (checked at the door and on load), which bounds the recursion.
+ */
+function rewriteImageUrls(value: unknown, rewrite: (url: string) => string, underImageUrl = false): unknown {
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item !== "object" || item === null) continue;
+      const next = rewriteImageUrls(item, rewrite);
+      if (next === item) continue;
+      copy ??= value.slice();
+      copy[i] = next;
+    }
+    return copy ?? value;
+  }
+  if (!isObject(value)) return value;
+  let copy: Record<string, unknown> | undefined;
+  // `for…in` allocates no key array; entries are JSON, plain objects with no inherited enumerable keys.
+  for (const key in value) {
+    const child = value[key];
+    if (typeof child !== "object" || child === null) {
+      if (typeof child !== "string" || (key !== IMAGE_URL_KEY && !(underImageUrl && key === "url"))) continue;
+    } else if (isTransientKey(key)) continue;
+    const next = typeof child === "string" ? rewrite(child) : rewriteImageUrls(child, rewrite, key === IMAGE_URL_KEY);
+    if (next === child) continue;
+    // A computed key defines an own property, so a `__proto__` key stays a plain field of the copy.
+    copy = { ...(copy ?? value), [key]: next };
+  }
+  return copy ?? value;
 }

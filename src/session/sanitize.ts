@@ -27,6 +27,11 @@ const TRANSIENT_KEYS: ReadonlySet<string> = new Set(["partialJson", "jsonlEvents
  */
 export class PersistSanitizeError extends GjcError<"nesting_too_deep" | "value_too_large"> {}
 
+/** Whether persistence drops the field `key` (streaming scratch state) wherever it occurs. */
+export function isTransientKey(key: string): boolean {
+  return TRANSIENT_KEYS.has(key);
+}
+
 /** Cuts `text` to {@link MAX_PERSIST_CHARS} units ending in {@link PERSIST_TRUNCATION_NOTICE}: idempotent, no half surrogate pair. */
 export function truncateForPersistence(text: string): string {
   if (text.length <= MAX_PERSIST_CHARS) return text;
@@ -57,7 +62,7 @@ export function sanitizeForPersistence<T>(value: T): T {
       continue;
     }
     const key = frame.keys === null ? undefined : frame.keys[position]!;
-    if (key !== undefined && TRANSIENT_KEYS.has(key)) {
+    if (key !== undefined && isTransientKey(key)) {
       record(frame, undefined, true);
       continue;
     }

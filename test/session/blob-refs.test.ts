@@ -6,9 +6,11 @@ import {
   BLOB_REF_PREFIX,
   type BlobSink,
   externalizeImageBlobs,
+  isImageDataUrl,
   parseBlobRef,
   resolveBlobRefs,
 } from "../../src/session/blob-refs.js";
+import { pngDataUrl } from "../helpers/images.js";
 
 const FIXTURE = new URL(
   "../fixtures/peer-sessions/pi-mono__compact-root__v1-inline-image-excerpt.jsonl",
@@ -179,5 +181,119 @@ describe("resolveBlobRefs", () => {
     const stored = externalizeImageBlobs(imageEntry(largeImage, "custom_message"), sink);
     const { entries } = resolveBlobRefs([stored], (hex) => new Uint8Array(blobs.get(hex)!));
     expect(blocksOf(entries[0]!)[1]!.data).toBe(largeImage);
+  });
+});
+
+describe("image data URLs", () => {
+  const screenshot = pngDataUrl(2 * 1024 * 1024, 3);
+  const diagram = pngDataUrl(1536 * 1024, 4);
+
+  /** An assistant message whose provider payload holds the screenshot as a string and the diagram as an object's `url`. */
+  function assistantWithPayload(): Record<string, unknown> {
+    return {
+      type: "message",
+      id: "asst0001",
+      parentId: "user0001",
+      timestamp: "2026-05-01T10:00:02.000Z",
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "The screenshot shows a failing build." }],
+        providerPayload: {
+          type: "openaiResponsesHistory",
+          provider: "openai",
+          items: [
+            { type: "message", role: "user", content: [{ type: "input_text", text: "what fails?" }, { type: "input_image", detail: "auto", image_url: screenshot }] },
+            { type: "message", role: "user", content: [{ type: "input_image", image_url: { url: diagram, detail: "high" } }] },
+          ],
+        },
+        timestamp: 2,
+      },
+    };
+  }
+
+  const urlsOf = (entry: unknown): string[] => [...JSON.stringify(entry).matchAll(/"(data:image\/[^"]*|blob:sha256:[0-9a-f]{64})"/g)].map((m) => m[1]!);
+
+  it("recognises data:image/<type>;base64, URLs only", () => {
+    expect(isImageDataUrl(screenshot)).toBe(true);
+    expect(isImageDataUrl("data:image/svg+xml;base64,PHN2Zz4=")).toBe(true);
+    for (const other of ["data:text/plain;base64,aGk=", "data:image/svg+xml,<svg/>", "https://example.com/a.png", "DATA:IMAGE/PNG;BASE64,AA==", ""]) {
+      expect(isImageDataUrl(other)).toBe(false);
+    }
+  });
+
+  it("moves both URLs of a provider payload into blobs holding their UTF-8, copy-on-write, and resolves them back byte for byte", () => {
+    const entry = assistantWithPayload();
+    const before = JSON.stringify(entry);
+    const { blobs, sink } = memoryStore();
+    const stored = externalizeImageBlobs(entry, sink);
+    expect(JSON.stringify(entry)).toBe(before);
+    const refs = urlsOf(stored);
+    expect(refs.map(parseBlobRef)).toEqual([createHash("sha256").update(screenshot).digest("hex"), createHash("sha256").update(diagram).digest("hex")]);
+    expect(blobs.get(parseBlobRef(refs[0])!)?.toString("utf8")).toBe(screenshot);
+    expect(blobs.get(parseBlobRef(refs[1])!)?.toString("utf8")).toBe(diagram);
+    expect(JSON.stringify(stored).length).toBeLessThan(2000);
+    // Only the path to each URL is copied.
+    const message = (stored as { message: { content: unknown; providerPayload: { items: { content: unknown[] }[] } } }).message;
+    const original = (entry as { message: { content: unknown; providerPayload: { items: { content: unknown[] }[] } } }).message;
+    expect(message.content).toBe(original.content);
+    expect(message.providerPayload.items[0]!.content[0]).toBe(original.providerPayload.items[0]!.content[0]);
+
+    const { entries, unresolved } = resolveBlobRefs([stored], (hex) => blobs.get(hex));
+    expect(unresolved).toEqual([]);
+    expect(JSON.stringify(entries[0])).toBe(before);
+  });
+
+  it("externalizes a URL in a custom_message's details at any depth, whatever its length", () => {
+    const small = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
+    const entry = { type: "custom_message", id: "cust0001", parentId: null, timestamp: "t", customType: "preview", display: true, content: "rendered", details: { frames: [{ image_url: small }, { nested: { image_url: { url: diagram } } }] } };
+    const { blobs, sink } = memoryStore();
+    const stored = externalizeImageBlobs(entry, sink);
+    expect(urlsOf(stored).every((url) => parseBlobRef(url) !== null)).toBe(true);
+    expect(blobs.size).toBe(2);
+    expect(resolveBlobRefs([stored], (hex) => blobs.get(hex)).entries[0]).toEqual(entry);
+  });
+
+  it("leaves other strings alone: other keys, other URLs, fields persistence drops; an entry without any comes back as itself", () => {
+    const entry = {
+      type: "message",
+      id: "asst0002",
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: screenshot }],
+        providerPayload: {
+          url: screenshot,
+          data: screenshot,
+          image_url: "https://example.com/cat.png",
+          other: { image_url: { url: "data:text/plain;base64,aGk=", href: screenshot } },
+          partialJson: { image_url: screenshot },
+          jsonlEvents: [{ image_url: { url: screenshot } }],
+        },
+      },
+    };
+    const { blobs, sink } = memoryStore();
+    expect(externalizeImageBlobs(entry, sink)).toBe(entry);
+    expect(blobs.size).toBe(0);
+  });
+
+  it("keeps a __proto__ field an own field of the copy", () => {
+    const entry = JSON.parse(`{"type":"custom","id":"c1","data":{"__proto__":{"image_url":"${diagram}"},"kept":1}}`) as { data: Record<string, unknown> };
+    const { blobs, sink } = memoryStore();
+    const stored = externalizeImageBlobs(entry, sink);
+    expect(Object.getPrototypeOf(stored.data)).toBe(Object.prototype);
+    expect(Object.keys(stored.data)).toEqual(["__proto__", "kept"]);
+    expect(JSON.stringify(resolveBlobRefs([stored], (hex) => blobs.get(hex)).entries[0])).toBe(JSON.stringify(entry));
+  });
+
+  it("keeps and reports a reference whose blob is missing or holds other bytes", () => {
+    const { blobs, sink } = memoryStore();
+    const stored = externalizeImageBlobs(assistantWithPayload(), sink);
+    const [first, second] = urlsOf(stored).map((ref) => parseBlobRef(ref)!);
+    const { entries, unresolved } = resolveBlobRefs([stored], (hex) => (hex === first ? undefined : Buffer.from("not the image")));
+    expect(entries[0]).toBe(stored);
+    expect(unresolved).toEqual([
+      { entryId: "asst0001", sha256: first, reason: "missing" },
+      { entryId: "asst0001", sha256: second, reason: "digest_mismatch" },
+    ]);
+    expect(blobs.size).toBe(2);
   });
 });
