@@ -19,27 +19,34 @@ root="$cache/debian-bullseye"
 need_tool debootstrap debootstrap && need_tool unshare util-linux || exit 1
 [ -x "$node_dir/bin/node" ] || { echo "smoke-old-glibc: FAILED: no node under $node_dir" >&2; exit 1; }
 
+# One root serves every run on this machine: it is made once, under a lock, and each run works in
+# directories of its own inside it, so runs side by side never remove each other's files.
+exec 9>"$cache/debian-bullseye.lock"
+flock 9
 if [ ! -x "$root/bin/sh" ]; then
   rm -rf "$root.tmp"
   debootstrap --variant=minbase bullseye "$root.tmp" >"$cache/debootstrap.log" 2>&1 \
     || { tail -n 20 "$cache/debootstrap.log" >&2; echo "smoke-old-glibc: FAILED: debootstrap bullseye" >&2; exit 1; }
   mv "$root.tmp" "$root"
 fi
+flock -u 9
 
-rm -rf "$root/opt/node" "$root/consumer"
-mkdir -p "$root/opt/node"
-cp -r "$node_dir/." "$root/opt/node/"
-mkdir "$root/consumer"
-echo '{ "name": "consumer", "private": true, "type": "module" }' >"$root/consumer/package.json"
-cp test/package/smoke.mjs "$root/consumer/"
-(cd "$root/consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
+run="run-$$"
+node_in="/opt/$run/node" consumer="/$run-consumer"
+trap 'rm -rf "$root/opt/$run" "$root$consumer"' EXIT
+mkdir -p "$root$node_in"
+cp -r "$node_dir/." "$root$node_in/"
+mkdir "$root$consumer"
+echo '{ "name": "consumer", "private": true, "type": "module" }' >"$root$consumer/package.json"
+cp test/package/smoke.mjs "$root$consumer/"
+(cd "$root$consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
   || { echo "smoke-old-glibc: FAILED: npm install of $tarball" >&2; exit 1; }
-installed="$root/consumer/node_modules/gjc-session-store"
+installed="$root$consumer/node_modules/gjc-session-store"
 [ ! -e "$installed/build" ] || { echo "smoke-old-glibc: FAILED: the install compiled a build/" >&2; exit 1; }
 
 status=0
 unshare --mount --propagation private -- sh -c '
   mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" &&
-  exec chroot "$1" /bin/sh -c "cd /consumer && exec /opt/node/bin/node smoke.mjs --history"' sh "$root" || status=$?
+  exec chroot "$1" /bin/sh -c "cd $2 && exec $3/bin/node smoke.mjs --history"' sh "$root" "$consumer" "$node_in" || status=$?
 echo "smoke-old-glibc: debian 11 (glibc $(chroot "$root" /usr/bin/ldd --version | head -n 1 | sed 's/.* //')) node $("$node_dir/bin/node" --version)"
 exit "$status"
