@@ -7,6 +7,7 @@ import path from "node:path";
 
 import type { BlobSink, SessionHeader } from "../session/index.js";
 import { managedSessionTarget } from "../scope/session-defaults.js";
+import { isStorageError } from "../storage/index.js";
 import { errorCodeOf } from "./errors.js";
 import { removeLineIndex } from "./line-index.js";
 import { persistedLineText, serializeManagedLines, type ManagedLine } from "./lines.js";
@@ -123,8 +124,16 @@ export class StateWriter {
     const old = state.persistence!;
     const oldFile = state.file!;
     const onDisk = state.active || state.fileExists;
+    /** the old name no longer names the file this session wrote: nothing at it is ours to remove */
+    let oldNameLost = false;
     if (onDisk) {
-      await old.flush();
+      try {
+        await old.flush();
+      } catch (error) {
+        // Removed or replaced under the writer: the session in memory is whole, so the move writes it at its new place.
+        if (!nameLost(error)) throw error;
+        oldNameLost = true;
+      }
       next.writeAllNow(this.#serializeAll(state, header));
       markWritten(state);
       state.active = true;
@@ -133,7 +142,7 @@ export class StateWriter {
     state.file = file;
     state.persistence = next;
     await old.close().catch(ignore);
-    if (!onDisk) return moved;
+    if (!onDisk || oldNameLost) return moved;
     try {
       await options.storage.unlink(oldFile);
       await removeLineIndex(options.storage, oldFile);
@@ -169,6 +178,14 @@ export class StateWriter {
     this.#droppedInertPatches += serialized.droppedInertPatches;
     return serialized.bytes;
   }
+}
+
+/** Whether `error` (or a cause of it) says a writer's file no longer has its name ({@link requireStillNamed}). */
+function nameLost(error: unknown): boolean {
+  for (let at: unknown = error, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
+    if (isStorageError(at, "unsafe_entry") && at.detail === "identity_changed") return true;
+  }
+  return false;
 }
 
 /** After a whole-file write: applied patches live on in the header and entries. */

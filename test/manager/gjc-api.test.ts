@@ -353,6 +353,31 @@ describe("moveTo", () => {
     expect(await SessionManager.list(box.cwd, undefined, undefined, { agentDir: box.agentDir })).toEqual([]);
   });
 
+  it("writes the whole session at the new place when its file was removed, and never touches what now holds the old name", async () => {
+    for (const lost of ["removed", "replaced"] as const) {
+      const box = sandbox();
+      const target = path.join(box.root, "other");
+      fs.mkdirSync(target);
+      const manager = SessionManager.create(box.cwd, undefined, undefined, { agentDir: box.agentDir, terminalId: null, logger: recordingLogger() });
+      manager.appendMessage(user(`pasted ${"context ".repeat(2000)}`));
+      manager.appendMessage(assistant("a"));
+      manager.appendMessage(user("q2"));
+      await manager.flush();
+      const before = manager.getSessionFile()!;
+      fs.rmSync(before);
+      if (lost === "replaced") fs.writeFileSync(before, "someone else's file\n", { mode: 0o600 });
+      await manager.moveTo(target);
+      const after = manager.getSessionFile()!;
+      expect(path.dirname(after)).toBe(SessionManager.getDefaultSessionDirReadOnly(target, box.agentDir));
+      expect(readRecords(after).map((record) => record.type)).toEqual(["session", "message", "message", "message"]);
+      if (lost === "removed") expect(fs.existsSync(before)).toBe(false);
+      else expect(fs.readFileSync(before, "utf8")).toBe("someone else's file\n");
+      manager.appendMessage(assistant("after the move"));
+      await manager.close();
+      expect(readRecords(after)).toHaveLength(5);
+    }
+  });
+
   it("moves an unwritten managed session without writing it; an explicit one stays in place", async () => {
     const box = sandbox();
     const target = path.join(box.root, "other");
