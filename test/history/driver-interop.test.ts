@@ -11,6 +11,7 @@ import path from "node:path";
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
+import { HISTORY_SCHEMA_VERSION } from "../../src/history/index.js";
 import { SQLITE_DRIVER_NAMES } from "../../src/history/sqlite-driver.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { childJson, runChild } from "./helpers.js";
@@ -82,7 +83,7 @@ describe("a history written by one SQLite driver", () => {
           unicode: ["Ünïcode prompt with 日本語テキスト"],
           doomed: 0,
           integrity: "ok",
-          version: 1,
+          version: HISTORY_SCHEMA_VERSION,
         });
       }
     }
