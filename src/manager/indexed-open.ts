@@ -169,7 +169,7 @@ function catchUp(file: string, source: LineSource, table: LineTable, size: numbe
     return before.rowOf(id);
   };
   const links = new ScanLinks(table, stored === 0 ? -1 : table.firstRecordRow(), earlier);
-  scanFile(source.reader!, { offset: table.end, line: stored === 0 ? 1 : table.line[stored - 1]! + 1 }, table, size, links);
+  scanFile(source.reader!, { offset: table.end, line: stored === 0 ? 1 : table.lineOf(stored - 1) + 1 }, table, size, links);
   if (links.refusal !== undefined) return `not indexed: ${links.refusal}`;
   // The last line the index covered is read: a sidecar of another content shows while the open can still fall back.
   return build(file, source, classified(table, table.size), stored, lookup, now);
@@ -266,7 +266,7 @@ class LineSource {
   /** The record of row `row`. @throws IndexMismatch when the line holds none */
   record(row: number): JsonRecord {
     const piece = this.read([row])[0];
-    if (piece instanceof InvalidPiece || piece === BLANK) throw new IndexMismatch(`line ${this.table.line[row]} holds no record`);
+    if (piece instanceof InvalidPiece || piece === BLANK) throw new IndexMismatch(`line ${this.table.lineOf(row)} holds no record`);
     return piece!;
   }
 
@@ -313,8 +313,8 @@ class LineSource {
         const row = rows[k]!;
         const at = table.offset[row]! - from;
         const after = at + table.length(row);
-        if (after > bytes.length || (after < bytes.length && bytes[after] !== NEWLINE)) throw new IndexMismatch(`line ${table.line[row]} does not end where indexed`);
-        if (!startsAt(table, row, bytes, at)) throw new IndexMismatch(`line ${table.line[row]} does not start where indexed`);
+        if (after > bytes.length || (after < bytes.length && bytes[after] !== NEWLINE)) throw new IndexMismatch(`line ${table.lineOf(row)} does not end where indexed`);
+        if (!startsAt(table, row, bytes, at)) throw new IndexMismatch(`line ${table.lineOf(row)} does not start where indexed`);
         out.push(pieceOf(this.#file, table, row, bytes, at, after));
       }
     }
@@ -345,7 +345,7 @@ type LinePieceOf = JsonRecord | InvalidPiece | typeof BLANK;
 
 /** The record, invalid piece or blank line row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
 function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
-  const line = table.line[row]!;
+  const line = table.lineOf(row);
   const kind = table.kind(row);
   const flags = table.flags(row);
   if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
@@ -429,7 +429,7 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
       const position = positions[k]!;
       // Rows name a parent by its id's hash; a parent read beside its child is compared whole.
       if (k > 0 && keys.parents[position] === positions[k - 1] && pieces[k]!.parentId !== pieces[k - 1]!.id) {
-        source.mismatch(new IndexMismatch(`line ${table.line[wanted[k]!]} has another parent than indexed`));
+        source.mismatch(new IndexMismatch(`line ${table.lineOf(wanted[k]!)} has another parent than indexed`));
       }
       const message = patched.size === 0 ? undefined : patched.get(position);
       let entry = (message === undefined ? pieces[k]! : { ...pieces[k]!, message }) as FileEntry;
@@ -448,7 +448,7 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
 
   // Blank lines are rows (so rows tile the file) but no line of the session.
   let blanks = 0;
-  for (let row = 0; row < table.size; row++) if (table.kind(row) === KIND_BLANK) blanks += 1;
+  for (const row of classes.unknownRows) if (table.kind(row) === KIND_BLANK) blanks += 1;
   let lineRows: Int32Array | undefined;
   const rowOfLine = (i: number): number => {
     if (blanks === 0) return i;
@@ -519,7 +519,7 @@ function replay(rawHeader: SessionHeader, table: LineTable, keys: TableKeys, pat
   let t = 0;
   patchRows.forEach((row, k) => {
     for (; t < order.length && keys.rowAt(order[t]!) < row; t++) items.push({ kind: "entry", value: targets.get(order[t]!)! });
-    items.push({ kind: "patch", value: patchRecords[k]!, line: table.line[row]! });
+    items.push({ kind: "patch", value: patchRecords[k]!, line: table.lineOf(row) });
   });
   const replayed = replayPatches(rawHeader, items, 5);
   replayed.entries.forEach((entry, k) => {

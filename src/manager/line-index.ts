@@ -94,47 +94,13 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
   if (new Uint32Array(bytes.buffer, 8, 1)[0] !== BYTE_ORDER || bytes.readUInt32LE(12) !== ROW_BYTES) return undefined;
   const rows = Math.floor((size - HEAD_BYTES) / ROW_BYTES);
   const table = new LineTable(new Int32Array(bytes.buffer, HEAD_BYTES, rows * ROW_WORDS), rows);
-  const checked = placeRows(table, rows);
-  table.truncate(checked);
+  const checked = table.adopt(rows);
   return {
     dev: bytes.readBigUInt64LE(16).toString(),
     ino: bytes.readBigUInt64LE(24).toString(),
     table,
     complete: checked === rows && size === HEAD_BYTES + rows * ROW_BYTES,
   };
-}
-
-/**
- * Places rows `0..rows` of `table` (each line one byte after the one before; pieces of a line in
- * its place) and returns how many are well formed: the first that is not ends the index. Parent
- * rows are checked where entries are known, in the open.
- */
-function placeRows(table: LineTable, rows: number): number {
-  let line = 0;
-  let offset = 0;
-  for (let row = 0; row < rows; row++) {
-    const kind = table.kind(row);
-    const flags = table.flags(row);
-    const word = table.words[row * ROW_WORDS + 4]!;
-    if (kind === 0 || kind >= KIND_END || (word & ~(0xff | (ALL_FLAGS << 8))) !== 0) return row;
-    if ((flags & F_BOM) !== 0 && (row !== 0 || (flags & F_CONT) !== 0)) return row;
-    if ((flags & F_ID) === 0 && table.idHash(row) !== 0) return row;
-    if ((flags & F_PARENT_STRING) === 0 && table.parent(row) !== -1) return row;
-    if (kind === KIND_BLANK && (flags & ~F_BOM) !== 0) return row;
-    if (kind === KIND_INVALID && (flags & (F_PIECE | F_ID | F_PARENT_STRING)) !== F_PIECE) return row;
-    if ((flags & F_CONT) !== 0) {
-      // Another piece of the line before: same place, same bytes, both cut by salvage.
-      const before = row - 1;
-      if (row === 0 || (flags & F_PIECE) === 0 || (table.flags(before) & F_PIECE) === 0) return row;
-      if (table.length(before) !== table.length(row) || table.crc(before) !== table.crc(row)) return row;
-    } else {
-      line += 1;
-      offset = row === 0 ? ((flags & F_BOM) !== 0 ? 3 : 0) : table.offset[row - 1]! + table.length(row - 1) + 1;
-    }
-    if (!Number.isSafeInteger(offset + table.length(row))) return row;
-    table.place(row, line, (flags & F_CONT) !== 0 ? table.offset[row - 1]! : offset);
-  }
-  return rows;
 }
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
@@ -226,7 +192,7 @@ function recordAt(storage: SessionStorage, file: string, table: LineTable, row: 
   const reader = storage.openReaderSync(file);
   try {
     const line = Buffer.allocUnsafe(table.length(row));
-    const piece = reader.readSync(line, table.offset[row]!) === line.length ? linePieces(line, 0, line.length, table.line[row]!)[row - first] : undefined;
+    const piece = reader.readSync(line, table.offset[row]!) === line.length ? linePieces(line, 0, line.length, table.lineOf(row))[row - first] : undefined;
     // Anything but the record the scan gave this row is a line of another file, which holds no id.
     return piece?.kind === "record" ? piece.value : { type: "" };
   } finally {
@@ -289,7 +255,7 @@ export class LineIndexAppender {
       return this.abandon();
     }
     const row = this.#row++;
-    this.#rows.push(0, 0, { length, parent, crc: zlib.crc32(text) | 0, idHash: typeof id === "string" ? idHash(id) : 0, kind, flags: keyFlags(id, parentId) });
+    this.#rows.push(0, { length, parent, crc: zlib.crc32(text) | 0, idHash: typeof id === "string" ? idHash(id) : 0, kind, flags: keyFlags(id, parentId) });
     if (typeof id === "string" && entry) {
       this.#appended.set(id, row);
       [this.#lastId, this.#lastRow] = [id, row];

@@ -27,6 +27,13 @@ export interface TtsrInjectionRecord {
 /** The `origin` of the chain made for a role with a model but no chain, so a session older than chains resumes with it. */
 const LEGACY_CHAIN_ORIGIN = "legacy_session";
 
+/** The entry types whose entries on the path set the context's state (compactions aside). */
+const STATE_TYPES: ReadonlySet<string> = new Set([
+  "thinking_level_change", "model_change", "configured_model_chain", "service_tier_change", "ttsr_injection", "mcp_tool_selection",
+  "discovered_builtin_tool_selection", "mode_change",
+]);
+const STATE_OR_COMPACTION: ReadonlySet<string> = new Set([...STATE_TYPES, "compaction"]);
+
 /** The model-facing state of a session at one leaf. */
 export interface SessionContext {
   /** Messages in the order they are sent, compaction summary first when there is one. */
@@ -98,14 +105,15 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
   const rules = new Set<string>();
   const ruleRecords = new Map<string, TtsrInjectionRecord>();
   let explicitDefaultModel = false;
-  let compactionAt = -1;
-  // Messages are nearly every entry and carry no state here: skip them on the cheapest test.
+  // Only entries that set state are read, and of the compactions only the last well-formed one: on a long path the
+  // rest (nearly every entry) are skipped by their type alone.
   const stateful: number[] = [];
-  for (let i = 0; i < path.length; i++) if (path.typeAt(i) !== "message") stateful.push(i);
+  const compactions: number[] = [];
+  for (const i of path.indicesOfTypes(STATE_OR_COMPACTION)) (path.typeAt(i) === "compaction" ? compactions : stateful).push(i);
+  let compactionAt = -1;
+  for (let k = compactions.length - 1; k >= 0 && compactionAt === -1; k--) if (!isUnknownEntry(path.entriesAt([compactions[k]!])[0]!)) compactionAt = compactions[k]!;
   const stateEntries = path.entriesAt(stateful);
-  for (let k = 0; k < stateful.length; k++) {
-    const i = stateful[k]!;
-    const entry = stateEntries[k]!;
+  for (const entry of stateEntries) {
     if (isUnknownEntry(entry)) continue;
     switch (entry.type) {
       case "thinking_level_change":
@@ -152,9 +160,6 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
       case "mode_change":
         context.mode = entry.mode;
         context.modeData = entry.data;
-        break;
-      case "compaction":
-        compactionAt = i;
         break;
     }
   }
@@ -231,9 +236,7 @@ function collectCompacted(path: PathView, compactionAt: number, out: ContextMess
 /** Position of `firstKeptEntryId` before the compaction, or -1; backwards, as the kept tail is short. */
 function keptStart(path: PathView, compactionAt: number, id: string | undefined): number {
   if (id === undefined || compactionAt === 0) return -1;
-  if (path.findId !== undefined) return path.findId(id, compactionAt);
-  for (let i = compactionAt - 1; i >= 0; i--) if (path.idAt(i) === id) return i;
-  return -1;
+  return path.findId(id, compactionAt);
 }
 
 /** The provider payload of an OpenAI remote compaction, when the entry preserved one. */

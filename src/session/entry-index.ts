@@ -17,6 +17,10 @@ export interface EntryKeys {
   hasId(position: number): boolean;
   /** the position of the last entry in file order whose id is `id`, or -1 */
   positionOf(id: string): number;
+  /** a test that is false only for positions whose entry surely does not hold `id` (so a search reads only the rest) */
+  holderFilter(id: string): (position: number) => boolean;
+  /** a test of whether the entry at a position has one of `types` (cheaper than comparing {@link typeAt}'s strings) */
+  typeFilter(types: ReadonlySet<string>): (position: number) => boolean;
   /** per position, the position of the last holder of its parent id, or -1; the index takes it over and updates it */
   readonly parents: Int32Array;
   /** the parent ids that no entry holds */
@@ -29,7 +33,7 @@ export interface EntryKeys {
 export interface DeferredEntries {
   readonly keys: EntryKeys;
   /** The records at `positions` (ascending), in that order; may throw (unreadable or changed file), keeping nothing. */
-  load(positions: readonly number[]): FileEntry[];
+  load(positions: ArrayLike<number>): FileEntry[];
 }
 
 /**
@@ -51,8 +55,6 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   #parents: Int32Array = new Int32Array(64);
   #unresolved = new Set<string>();
   #stale = false;
-  /** whether an id was ever held by two entries */
-  #duplicated = false;
   #lastId: string | undefined;
   #lastPosition = -1;
   #deferred: DeferredEntries | undefined;
@@ -95,7 +97,6 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     const heldAfter = this.#positions.has(id);
     const heldDeferred = !heldAfter && this.#keys !== undefined && this.#keys.positionOf(id) !== -1;
     if (heldDeferred) this.#shadowed += 1;
-    if (heldAfter || heldDeferred) this.#duplicated = true;
     this.#positions.set(id, position);
     // A duplicate moves the id to a new holder; a late arrival resolves an earlier child.
     if (heldAfter || heldDeferred || (this.#unresolved.size > 0 && this.#unresolved.has(id))) this.#stale = true;
@@ -131,7 +132,7 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   }
 
   /** The records at `positions`, reading together those that are deferred. */
-  entriesAt(positions: readonly number[]): FileEntry[] {
+  entriesAt(positions: ArrayLike<number>): FileEntry[] {
     if (this.#missing > 0) {
       const wanted: number[] = [];
       let ascending = true;
@@ -170,15 +171,40 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     return position < this.#base ? this.#keys!.typeAt(position) : this.#entries[position]!.type;
   }
 
+  /**
+   * The positions from `from` on, ascending, of the records of one of `types`, or (with `within`) the indices `i` of
+   * `within` whose record `within[i]` is; unread records are told by their keys, never read for it.
+   */
+  positionsOfTypes(types: ReadonlySet<string>, within?: ArrayLike<number>): number[] {
+    const deferred = this.#keys?.typeFilter(types);
+    const base = this.#base;
+    const out: number[] = [];
+    const count = within === undefined ? this.count : within.length;
+    for (let i = 0; i < count; i++) {
+      const position = within === undefined ? i : within[i]!;
+      if (position < base ? deferred!(position) : types.has(this.#entries[position]!.type)) out.push(i);
+    }
+    return out;
+  }
+
   /** The string `id` of the record at `position` (a deferred one is read, and kept). */
   idAt(position: number): string | undefined {
     if (position < this.#base && this.#entries[position] === undefined && !this.#keys!.hasId(position)) return undefined;
     return entryIdOf(this.#at(position));
   }
 
-  /** Whether no id is held by two entries, so an id names one entry wherever it is asked for. */
-  get uniqueIds(): boolean {
-    return !this.#duplicated;
+  /**
+   * The last `i` below `before` whose entry `positions[i]` holds `id`, or -1. Entries not read yet are read only when
+   * their keys do not rule the id out, so a search along a long path reads the few lines that may hold it.
+   */
+  findOnPath(positions: ArrayLike<number>, id: string, before: number): number {
+    const mayHold = this.#keys?.holderFilter(id);
+    for (let i = before - 1; i >= 0; i--) {
+      const position = positions[i]!;
+      if (position < this.#base && this.#entries[position] === undefined && !mayHold!(position)) continue;
+      if (this.idAt(position) === id) return i;
+    }
+    return -1;
   }
 
   /** The path from the root to `leaf` by parent positions; `undefined` when `leaf` does not hold its id or on a cycle. */
@@ -191,13 +217,14 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   }
 
   /** Positions from the root down to `start` by parent positions; `undefined` on a cycle. */
-  pathPositions(start: number): number[] | undefined {
+  pathPositions(start: number): Int32Array | undefined {
     if (this.#stale) this.#recompute();
     const parents = this.#parents;
     const bound = this.count;
     let length = 0;
     for (let at = start; at !== -1; at = parents[at]!) if (++length > bound) return undefined;
-    const path = new Array<number>(length);
+    // Typed: a plain array this long would be a slow dictionary-backed one.
+    const path = new Int32Array(length);
     for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) path[slot] = at;
     return path;
   }

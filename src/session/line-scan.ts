@@ -87,17 +87,17 @@ function scanLine(chunk: Buffer, from: number, end: number, at: { line: number; 
   const first = at.bom ? F_BOM : 0;
   const { pieces, whole } = end > from ? lineRows(chunk, from, end, at.line, stats) : { pieces: [], whole: false };
   if (pieces.length === 0) {
-    table.push(at.line, at.offset, { length, parent: -1, crc, idHash: 0, kind: KIND_BLANK, flags: first });
+    table.push(at.offset, { length, parent: -1, crc, idHash: 0, kind: KIND_BLANK, flags: first });
     return;
   }
   pieces.forEach((piece, k) => {
     const place = (k > 0 ? F_CONT : first) | (whole ? 0 : F_PIECE);
     if (piece.kind === "invalid") {
-      table.push(at.line, at.offset, { length, parent: -1, crc, idHash: 0, kind: KIND_INVALID, flags: place });
+      table.push(at.offset, { length, parent: -1, crc, idHash: 0, kind: KIND_INVALID, flags: place });
       return;
     }
     const { type, id, parentId } = piece.value;
-    table.push(at.line, at.offset, { length, parent: -1, crc, idHash: typeof id === "string" ? idHash(id) : 0, kind: kindOf(type), flags: place | keyFlags(id, parentId) });
+    table.push(at.offset, { length, parent: -1, crc, idHash: typeof id === "string" ? idHash(id) : 0, kind: kindOf(type), flags: place | keyFlags(id, parentId) });
     onRecord?.(table.size - 1, piece.value);
   });
 }

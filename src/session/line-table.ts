@@ -85,14 +85,13 @@ export class LineTable {
   words: Int32Array;
   /** byte offset of each row's line */
   offset: Float64Array;
-  /** 1-based line number of each row */
-  line: Float64Array;
+  /** the rows that are a further piece of the line before (salvage only, so nearly always none), ascending */
+  readonly #pieces: number[] = [];
   #size = 0;
 
   constructor(words = new Int32Array(64 * ROW_WORDS), rows = 0) {
     this.words = words;
     this.offset = new Float64Array(Math.max(64, rows));
-    this.line = new Float64Array(Math.max(64, rows));
   }
 
   /** Number of rows. */
@@ -108,20 +107,17 @@ export class LineTable {
       this.words = words;
     }
     if (rows > this.offset.length) {
-      const size = Math.max(rows, Math.ceil(this.offset.length * 1.5));
-      const offset = new Float64Array(size);
-      const line = new Float64Array(size);
+      const offset = new Float64Array(Math.max(rows, Math.ceil(this.offset.length * 1.5)));
       offset.set(this.offset.subarray(0, this.#size));
-      line.set(this.line.subarray(0, this.#size));
-      [this.offset, this.line] = [offset, line];
+      this.offset = offset;
     }
   }
 
-  /** Adds a row whose line starts at `offset` and is line number `line`. */
-  push(line: number, offset: number, row: RowFields): void {
+  /** Adds a row whose line starts at `offset`. */
+  push(offset: number, row: RowFields): void {
     const at = this.#size;
     this.reserve(at + 1);
-    this.place(at, line, offset);
+    this.offset[at] = offset;
     const w = at * ROW_WORDS;
     const { words } = this;
     words[w] = row.length;
@@ -129,20 +125,67 @@ export class LineTable {
     words[w + 2] = row.crc;
     words[w + 3] = row.idHash;
     words[w + 4] = row.kind | (row.flags << 8);
+    if ((row.flags & F_CONT) !== 0) this.#pieces.push(at);
     this.#size = at + 1;
   }
 
-  /** Sets where row `row`'s line is. */
-  place(row: number, line: number, offset: number): void {
-    this.line[row] = line;
-    this.offset[row] = offset;
+  /**
+   * Takes the first `rows` rows of {@link words} (read from a sidecar) as far as they are well formed, placing each
+   * line one byte after the line before (a further piece of a line in its place), and returns how many it took: the
+   * first malformed row ends the table. Parent rows are checked where entries are known, by {@link classifyRows}.
+   */
+  adopt(rows: number): number {
+    const { words, offset } = this;
+    let at = 0;
+    let row = 0;
+    for (; row < rows; row++) {
+      const w = row * ROW_WORDS;
+      const length = words[w]! >>> 0;
+      const word = words[w + 4]!;
+      const kind = word & 0xff;
+      const flags = word >>> 8;
+      if (kind === KIND_NONE || kind >= KIND_END || flags > ALL_FLAGS) break;
+      if ((flags & F_ID) === 0 && words[w + 3] !== 0) break;
+      if ((flags & F_PARENT_STRING) === 0 && words[w + 1] !== -1) break;
+      if ((flags & F_BOM) !== 0 && (row !== 0 || (flags & F_CONT) !== 0)) break;
+      if (kind === KIND_BLANK && (flags & ~F_BOM) !== 0) break;
+      if (kind === KIND_INVALID && (flags & (F_PIECE | F_ID | F_PARENT_STRING)) !== F_PIECE) break;
+      if ((flags & F_CONT) !== 0) {
+        // Another piece of the line before: same place, same bytes, both cut by salvage.
+        const before = w - ROW_WORDS;
+        if (row === 0 || (flags & F_PIECE) === 0 || ((words[before + 4]! >>> 8) & F_PIECE) === 0) break;
+        if (words[before] !== words[w] || words[before + 2] !== words[w + 2]) break;
+        offset[row] = offset[row - 1]!;
+        this.#pieces.push(row);
+        continue;
+      }
+      if (row === 0 && (flags & F_BOM) !== 0) at = 3;
+      if (at + length > Number.MAX_SAFE_INTEGER) break;
+      offset[row] = at;
+      at += length + 1;
+    }
+    this.#size = row;
+    return row;
   }
 
-  /** Sets the row count to `size`: dropping a tail, or taking rows already in {@link words}. */
+  /** The 1-based line number of row `row`'s line: every row starts a line but a further piece of one. */
+  lineOf(row: number): number {
+    const pieces = this.#pieces;
+    let low = 0;
+    let high = pieces.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (pieces[mid]! <= row) low = mid + 1;
+      else high = mid;
+    }
+    return row + 1 - low;
+  }
+
+  /** Sets the row count to `size`: dropping a tail. */
   truncate(size: number): void {
     this.#size = size;
+    while (this.#pieces.length > 0 && this.#pieces[this.#pieces.length - 1]! >= size) this.#pieces.pop();
   }
-
   /** The line's byte length (no line feed). */
   length(row: number): number {
     return this.words[row * ROW_WORDS]! >>> 0;

@@ -1,6 +1,6 @@
 /** A {@link LineTable}'s entries as {@link EntryKeys}: types from the rows, ids read from their lines when asked. */
 import type { EntryKeys } from "./entry-index.js";
-import { F_ID, F_PARENT_STRING, F_PIECE, idHash, KIND_BLANK, KIND_INVALID, KIND_OTHER, kindOf, typeOfKind, type LineTable } from "./line-table.js";
+import { F_CONT, F_ID, F_PARENT_STRING, F_PIECE, idHash, KIND_BLANK, KIND_END, KIND_INVALID, KIND_OTHER, kindOf, ROW_WORDS, typeOfKind, type LineTable } from "./line-table.js";
 import type { JsonRecord } from "./salvage.js";
 
 /**
@@ -14,7 +14,6 @@ export class TableKeys implements EntryKeys {
   readonly count: number;
   readonly parents: Int32Array;
   readonly unresolved: ReadonlySet<string> = new Set();
-  readonly distinct: number;
   readonly #table: LineTable;
   readonly #rows: Int32Array;
   /** reads a row's record, checked against the row */
@@ -22,8 +21,6 @@ export class TableKeys implements EntryKeys {
   readonly #repeated: ((id: string) => never) | undefined;
   /** open-addressed by id hash, two words a slot (see {@link #hashed}); built on the first lookup */
   #slots: Int32Array | undefined;
-  /** pairs of entry positions whose ids share a hash, found while the slots were filled */
-  readonly #sharing: number[] = [];
   /** the last id asked about and its answer: an append asks twice (is the new id free, then adding it) */
   #asked: string | undefined;
   #answer = -1;
@@ -39,9 +36,13 @@ export class TableKeys implements EntryKeys {
     this.parents = parents;
     this.#read = read;
     this.count = rows.length;
+  }
+
+  /** Counted when asked for (rarely: a listing of the ids); an open never needs it. */
+  get distinct(): number {
     let ids = 0;
-    for (let p = 0; p < rows.length; p++) if ((table.flags(rows[p]!) & F_ID) !== 0) ids += 1;
-    this.distinct = ids;
+    for (let p = 0; p < this.count; p++) if (this.hasId(p)) ids += 1;
+    return ids;
   }
 
   /** The table row of entry `position`. */
@@ -60,6 +61,25 @@ export class TableKeys implements EntryKeys {
 
   hasId(position: number): boolean {
     return (this.#table.flags(this.#rows[position]!) & F_ID) !== 0;
+  }
+
+  holderFilter(id: string): (position: number) => boolean {
+    const hash = idHash(id);
+    const table = this.#table;
+    const rows = this.#rows;
+    return (position) => table.idHash(rows[position]!) === hash && (table.flags(rows[position]!) & F_ID) !== 0;
+  }
+
+  typeFilter(types: ReadonlySet<string>): (position: number) => boolean {
+    const wanted = new Uint8Array(KIND_END);
+    for (let kind = 0; kind < KIND_END; kind++) if (types.has(typeOfKind(kind) ?? "")) wanted[kind] = 1;
+    const { words } = this.#table;
+    const rows = this.#rows;
+    return (position) => {
+      const kind = words[rows[position]! * ROW_WORDS + 4]! & 0xff;
+      // A type without a code is read from its line (rare: types newer than this library).
+      return kind === KIND_OTHER ? types.has(this.typeAt(position)) : wanted[kind] === 1;
+    };
   }
 
   /** The table row of the entry holding `id`; -1 for none. */
@@ -88,16 +108,51 @@ export class TableKeys implements EntryKeys {
   }
 
   /**
-   * Reads the entries whose ids share a hash with an earlier entry's and refuses (through `repeated`) two that hold one
-   * id. A writer never indexes such a file; rows that say otherwise were not written by one.
+   * Reads the entries whose ids share a hash with another entry's and refuses (through `repeated`) two that hold one id.
+   * A writer never indexes such a file; rows that say otherwise were not written by one. The pairs are found without the
+   * lookup table: a bit per hash prefix, in a bitmap small enough to stay in cache, marks the prefixes seen twice, and
+   * only the entries under those prefixes are compared by their whole hash.
    */
   checkDistinct(): void {
     if (this.#repeated === undefined) return;
-    this.#hashed();
-    const pairs = this.#sharing;
-    for (let k = 0; k < pairs.length; k += 2) {
-      const id = this.#read(this.#rows[pairs[k]!]!).id;
-      if (this.#read(this.#rows[pairs[k + 1]!]!).id === id) this.#repeated(String(id));
+    const table = this.#table;
+    const { words } = table;
+    const rows = this.#rows;
+    let bits = 1 << 16;
+    while (bits < this.count * 16 && bits < 1 << 27) bits *= 2;
+    const shift = 32 - Math.log2(bits);
+    const seen = new Int32Array(bits >>> 5);
+    const twice = new Int32Array(bits >>> 5);
+    for (let p = 0; p < rows.length; p++) {
+      const w = rows[p]! * ROW_WORDS;
+      if ((words[w + 4]! & (F_ID << 8)) === 0) continue;
+      const prefix = words[w + 3]! >>> shift;
+      const word = prefix >>> 5;
+      const bit = 1 << (prefix & 31);
+      if ((seen[word]! & bit) !== 0) twice[word] = twice[word]! | bit;
+      else seen[word] = seen[word]! | bit;
+    }
+    const candidates: number[] = [];
+    for (let p = 0; p < rows.length; p++) {
+      const w = rows[p]! * ROW_WORDS;
+      if ((words[w + 4]! & (F_ID << 8)) === 0) continue;
+      const prefix = words[w + 3]! >>> shift;
+      if ((twice[prefix >>> 5]! & (1 << (prefix & 31))) !== 0) candidates.push(p);
+    }
+    // The few whole hashes held twice, found by sorting the candidates' hashes; then only their holders are read.
+    const sorted = new Float64Array(candidates.length);
+    for (let k = 0; k < candidates.length; k++) sorted[k] = table.idHash(rows[candidates[k]!]!);
+    sorted.sort();
+    const shared = new Set<number>();
+    for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) shared.add(sorted[k]!);
+    const holders = new Map<number, Set<unknown>>();
+    for (const p of candidates) {
+      const hash = table.idHash(rows[p]!);
+      if (!shared.has(hash)) continue;
+      const id = this.#read(rows[p]!).id;
+      const ids = holders.get(hash) ?? new Set<unknown>();
+      if (ids.has(id)) this.#repeated(String(id));
+      holders.set(hash, ids.add(id));
     }
   }
 
@@ -109,14 +164,12 @@ export class TableKeys implements EntryKeys {
     const slots = new Int32Array(capacity * 2);
     const mask = capacity - 1;
     const table = this.#table;
-    const sharing = this.#sharing;
     for (let p = 0; p < this.count; p++) {
       const row = this.#rows[p]!;
       if ((table.flags(row) & F_ID) === 0) continue;
       const hash = table.idHash(row);
       let slot = hash & mask;
-      // The probe passes every earlier entry with this hash: those pairs are what {@link checkDistinct} reads.
-      for (; slots[slot * 2] !== 0; slot = (slot + 1) & mask) if (slots[slot * 2 + 1] === hash) sharing.push(slots[slot * 2]! - 1, p);
+      while (slots[slot * 2] !== 0) slot = (slot + 1) & mask;
       slots[slot * 2] = p + 1;
       slots[slot * 2 + 1] = hash;
     }
@@ -148,36 +201,46 @@ export interface RowClasses {
  */
 export function classifyRows(table: LineTable, size = table.size): RowClasses | string {
   const headerRow = Math.min(table.firstRecordRow(), size);
+  const { words } = table;
   const entryRows = new Int32Array(size);
   const positionOfRow = new Int32Array(size).fill(-1);
   const parents = new Int32Array(size);
   const patchRows: number[] = [];
   const unknownRows: number[] = [];
-  const patchKinds = [kindOf("header_patch"), kindOf("entry_patch")];
+  const headerPatch = kindOf("header_patch");
+  const entryPatch = kindOf("entry_patch");
   let count = 0;
   let invalidLines = 0;
   let salvagedLines = 0;
   let lineHasRecord = false;
+  // One pass over the words themselves: this runs over every row of a long session on each open.
   for (let row = 0; row < size; row++) {
-    const kind = table.kind(row);
-    const flags = table.flags(row);
-    if (row === 0 || table.line[row] !== table.line[row - 1]) lineHasRecord = false;
-    if (kind === KIND_INVALID) invalidLines += 1;
-    else if (kind !== KIND_BLANK && (flags & F_PIECE) !== 0 && !lineHasRecord) {
-      // A line cut into pieces, one of them a record, is one salvage recovered.
-      salvagedLines += 1;
-      lineHasRecord = true;
+    const w = row * ROW_WORDS;
+    const word = words[w + 4]!;
+    const kind = word & 0xff;
+    const flags = word >>> 8;
+    if ((flags & F_CONT) === 0) lineHasRecord = false;
+    const unknown = kind === KIND_BLANK || kind === KIND_INVALID || kind === KIND_OTHER || (flags & F_PIECE) !== 0;
+    if (unknown) {
+      unknownRows.push(row);
+      if (kind === KIND_INVALID) invalidLines += 1;
+      else if (kind !== KIND_BLANK && (flags & F_PIECE) !== 0 && !lineHasRecord) {
+        // A line cut into pieces, one of them a record, is one salvage recovered.
+        salvagedLines += 1;
+        lineHasRecord = true;
+      }
     }
-    if (kind === KIND_BLANK || kind === KIND_INVALID || kind === KIND_OTHER || (flags & F_PIECE) !== 0) unknownRows.push(row);
     if (row <= headerRow || kind === KIND_BLANK || kind === KIND_INVALID) continue;
-    if (kind === patchKinds[0] || kind === patchKinds[1]) {
+    if (kind === headerPatch || kind === entryPatch) {
       patchRows.push(row);
       continue;
     }
-    if ((flags & F_ID) === 0 && unknownRows[unknownRows.length - 1] !== row) unknownRows.push(row);
-    const parent = table.parent(row);
+    if ((flags & F_ID) === 0 && !unknown) unknownRows.push(row);
     if ((flags & F_PARENT_STRING) !== 0) {
-      if (parent < 0 || parent >= row || positionOfRow[parent] === -1 || (table.flags(parent) & F_ID) === 0) return `the parent row of line ${table.line[row]} is not an earlier entry`;
+      const parent = words[w + 1]!;
+      if (parent < 0 || parent >= row || positionOfRow[parent] === -1 || ((words[parent * ROW_WORDS + 4]! >>> 8) & F_ID) === 0) {
+        return `the parent row of line ${table.lineOf(row)} is not an earlier entry`;
+      }
       parents[count] = positionOfRow[parent]!;
     } else parents[count] = -1;
     positionOfRow[row] = count;

@@ -47,8 +47,10 @@ export interface PathView {
   idAt(i: number): string | undefined;
   /** the entries at path positions `indices` (ascending), read together */
   entriesAt(indices: readonly number[]): FileEntry[];
-  /** where present, the path position before `before` of the entry holding `id` (-1: none), found without reading ids */
-  findId?(id: string, before: number): number;
+  /** the last path position before `before` whose entry holds `id` (-1: none), reading only entries that may hold it */
+  findId(id: string, before: number): number;
+  /** the path positions (ascending) whose entries have one of `types`, found without reading entries */
+  indicesOfTypes(types: ReadonlySet<string>): number[];
 }
 
 /** A {@link PathView} over `path`. */
@@ -58,6 +60,15 @@ export function arrayPathView(path: readonly FileEntry[]): PathView {
     typeAt: (i) => path[i]!.type,
     idAt: (i) => entryIdOf(path[i]!),
     entriesAt: (indices) => indices.map((i) => path[i]!),
+    findId: (id, before) => {
+      for (let i = before - 1; i >= 0; i--) if (entryIdOf(path[i]!) === id) return i;
+      return -1;
+    },
+    indicesOfTypes: (types) => {
+      const out: number[] = [];
+      for (let i = 0; i < path.length; i++) if (types.has(path[i]!.type)) out.push(i);
+      return out;
+    },
   };
 }
 
@@ -84,6 +95,9 @@ export function findLastMessage<T>(
   }
   return undefined;
 }
+
+/** The records a tree over deferred entries reads when it is made: labels and display names are known without a walk. */
+const NOTED_TYPES: ReadonlySet<string> = new Set(["label", "session_info"]);
 
 /** Options of {@link SessionTree.append}. */
 export interface AppendOptions {
@@ -142,10 +156,7 @@ export class SessionTree {
     for (let i = keys.count - 1; i >= 0 && tree.#leafId === null; i--) if (keys.hasId(i)) tree.#leafId = keys.idAt(i)!;
     const labels: number[] = [];
     const infos: number[] = [];
-    for (let i = 0; i < keys.count; i++) {
-      const type = keys.typeAt(i);
-      if ((type === "label" || type === "session_info") && keys.hasId(i)) (type === "label" ? labels : infos).push(i);
-    }
+    for (const i of index.positionsOfTypes(NOTED_TYPES)) if (keys.hasId(i)) (keys.typeAt(i) === "label" ? labels : infos).push(i);
     for (const entry of index.entriesAt(labels)) tree.#note(entry);
     for (let k = infos.length - 1; k >= 0 && tree.#sessionInfo === undefined; k--) tree.#note(index.entriesAt([infos[k]!])[0]!);
     return tree;
@@ -169,8 +180,8 @@ export class SessionTree {
       typeAt: (i) => index.typeAt(positions[i]!),
       idAt: (i) => index.idAt(positions[i]!),
       entriesAt: (indices) => index.entriesAt(indices.map((i) => positions[i]!)),
-      // With each id held once, the id's one holder is looked up, not every id on the path read.
-      findId: index.uniqueIds ? (id, before) => (before <= 0 ? -1 : positions.lastIndexOf(index.positionOf(id) ?? -1, before - 1)) : undefined,
+      findId: (id, before) => index.findOnPath(positions, id, before),
+      indicesOfTypes: (types) => index.positionsOfTypes(types, positions),
     };
   }
 

@@ -37,7 +37,7 @@ let counter = 0;
 
 /** The rows of a table as plain values: where each line is, then its five stored words. */
 function rowsOf(table: LineTable): unknown[] {
-  return Array.from({ length: table.size }, (_, row) => [table.line[row], table.offset[row], ...table.words.subarray(row * ROW_WORDS, (row + 1) * ROW_WORDS)]);
+  return Array.from({ length: table.size }, (_, row) => [table.lineOf(row), table.offset[row], ...table.words.subarray(row * ROW_WORDS, (row + 1) * ROW_WORDS)]);
 }
 
 function scanned(bytes: Buffer): LineTable {

@@ -258,6 +258,24 @@ describe("line index", () => {
     expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
   });
 
+  it("opens through its rows a file whose distinct ids share a hash, and finds a compaction's kept entry past the other holder", async () => {
+    // "k002298b" and "k00698b8" have one FNV-1a hash: the open reads both to tell them apart, and the walk back from the
+    // compaction to its first kept entry passes the later one by reading it.
+    const [early, late] = ["k002298b", "k00698b8"];
+    const lines = chain(0, 30, 25).map((line) => line.replaceAll(`"${id(3)}"`, `"${early}"`).replaceAll(`"${id(20)}"`, `"${late}"`));
+    lines[25] = lines[25]!.replace(`"firstKeptEntryId":"${id(23)}"`, `"firstKeptEntryId":"${early}"`);
+    write(lines);
+    await indexed();
+    expect(await expectFullParse()).toBe("used");
+    const manager = await openReadOnly(file);
+    const messages = manager.buildSessionContext().messages;
+    expect(messages[0]).toMatchObject({ role: "compactionSummary" });
+    // Kept from entry 3 up to the compaction, then the four after it.
+    expect(messages.length).toBe(1 + (25 - 3) + 4);
+    expect(manager.getEntry(early)).toMatchObject({ id: early, parentId: id(2) });
+    expect(manager.getEntry(late)).toMatchObject({ id: late, parentId: id(19) });
+  });
+
   it("is never written for a file whose entry names a parent no entry before it holds, and the report says why", async () => {
     write(chain(5, 10));
     await indexed();
