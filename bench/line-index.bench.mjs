@@ -79,7 +79,7 @@ function writeSession(dir, name, count) {
   return file;
 }
 
-const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v5`);
+const sidecar = (file) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v6`);
 
 /** A writer's open and close: the only way the index is written. */
 async function writeIndex(file) {

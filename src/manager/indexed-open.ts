@@ -107,6 +107,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     let kept = -1;
     let session: BuiltSession | undefined;
     if (stored !== undefined && (stored.dev !== dev || stored.ino !== ino)) note = "index ignored: it names another file";
+    else if (stored?.refused !== undefined) note = `index ignored: ${stored.refused}`;
     else if (stored !== undefined) {
       // Rows past the size this open sees describe lines appended since: read as the tail instead.
       const { table } = stored;
@@ -139,7 +140,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       // What the open learnt goes back to the index (all of it when rebuilt, else the new rows); a
       // failure only costs the next open a scan. A last line without a line feed may still grow: no upkeep.
       if (kept === -1) removeFormerLineIndexes(storage, file);
-      const rows = { from: Math.max(0, kept), to: table.size, publish: kept === -1 ? { dev, ino } : undefined };
+      const rows = { from: Math.max(0, kept), to: table.size, publish: kept === -1, identity: { dev, ino } };
       appender = startLineIndexUpkeep(writer, file, table, rows, (id) => keys.rowOf(id));
       const upkeep = appender;
       if (upkeep !== undefined) source.onMismatch = () => upkeep.discard();

@@ -1,12 +1,12 @@
 /**
- * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<file>.v5` (a dot
+ * The line index of a session file: a disposable, owner-only sidecar `.gjc-lines.<file>.v6` (a dot
  * name no walk or peer takes for a session) holding one fixed-width row per line of the transcript's
  * start (see {@link LineTable}). Layout: a 32-byte head (magic, the byte order of the rows, the
  * transcript's device and inode), then rows. Only the holder of the transcript's writer lock writes
  * it, through the writer's held directory: whole after a full read or a rewrite, else row by row
  * after the lines it appends. A row of zeros or a torn row ends the index there. Nothing here is
  * trusted: the open checks identity and every line it reads against its row; see `docs/design.md`.
- * v1-v4 sidecars are never read, only removed.
+ * v1-v5 sidecars are never read, only removed.
  */
 import path from "node:path";
 import zlib from "node:zlib";
@@ -28,6 +28,7 @@ import {
   LineTable,
   linePieces,
   ROW_WORDS,
+  rowSeed,
   classifyRows,
   scanLines,
   TableKeys,
@@ -41,12 +42,12 @@ import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files
 const MAX_LINE_INDEX_BYTES = 512 * 1024 * 1024;
 const HEAD_BYTES = 32;
 const ROW_BYTES = ROW_WORDS * 4;
-const MAGIC = "gjc-li5\n";
+const MAGIC = "gjc-li6\n";
 /** Written in host order: a sidecar of another byte order reads as another number. */
 const BYTE_ORDER = 0x01020304;
 
 /** The sidecar's name beside `file` (`version` of a former layout, to remove it). */
-function lineIndexName(file: string, version = "v5"): string {
+function lineIndexName(file: string, version = "v6"): string {
   return `.gjc-lines.${path.basename(file)}.${version}`;
 }
 
@@ -54,16 +55,18 @@ function lineIndexFile(file: string, version?: string): string {
   return path.join(path.dirname(file), lineIndexName(file, version));
 }
 
-/** Sidecars of earlier layouts: never read, removed when the index is written whole or the session moves. */
-const FORMER_VERSIONS = ["v1", "v2", "v3", "v4"];
+/** Sidecars of earlier layouts (v5: rows without check words): never read, removed when the index is written whole or the session moves. */
+const FORMER_VERSIONS = ["v1", "v2", "v3", "v4", "v5"];
 
 /** A decoded index: whose transcript it describes, and its rows. */
 export interface DecodedLineIndex {
   dev: string;
   ino: string;
   table: LineTable;
-  /** false when a torn or malformed row ended the decoding early */
+  /** false when a torn row ended the decoding early */
   complete: boolean;
+  /** why no row of it can be used: a row that fails its check word or is malformed (edited, or of another file) */
+  refused?: string;
 }
 
 /** The 32-byte head of an index of transcript `dev`/`ino`. */
@@ -79,7 +82,7 @@ export function encodeHead(dev: string, ino: string): Buffer {
 
 /** A complete index of rows `0..rows` of `table`, describing transcript `dev`/`ino`. */
 export function encodeLineIndex(dev: string, ino: string, table: LineTable, rows: number): Buffer {
-  return Buffer.concat([encodeHead(dev, ino), table.bytes(0, rows)]);
+  return Buffer.concat([encodeHead(dev, ino), table.sealed(0, rows, rowSeed(dev, ino))]);
 }
 
 /** The index in the `size` bytes `read` gives; `undefined` when its head is not ours or it reads longer than `size`. */
@@ -94,13 +97,14 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
   if (new Uint32Array(bytes.buffer, 8, 1)[0] !== BYTE_ORDER || bytes.readUInt32LE(12) !== ROW_BYTES) return undefined;
   const rows = Math.floor((size - HEAD_BYTES) / ROW_BYTES);
   const table = new LineTable(new Int32Array(bytes.buffer, HEAD_BYTES, rows * ROW_WORDS), rows);
-  const checked = table.adopt(rows);
-  return {
-    dev: bytes.readBigUInt64LE(16).toString(),
-    ino: bytes.readBigUInt64LE(24).toString(),
-    table,
-    complete: checked === rows && size === HEAD_BYTES + rows * ROW_BYTES,
-  };
+  const dev = bytes.readBigUInt64LE(16).toString();
+  const ino = bytes.readBigUInt64LE(24).toString();
+  const taken = table.adopt(rows, rowSeed(dev, ino));
+  if (typeof taken === "string") {
+    table.truncate(0);
+    return { dev, ino, table, complete: false, refused: taken };
+  }
+  return { dev, ino, table, complete: taken === rows && size === HEAD_BYTES + rows * ROW_BYTES };
 }
 
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
@@ -226,12 +230,15 @@ export class LineIndexAppender {
   #lastId: string | undefined;
   #lastRow = -1;
   #row: number;
+  /** the seed of the rows' check words (the transcript's identity) */
+  readonly #seed: number;
   #done = false;
 
   /** Made by {@link startLineIndexUpkeep}; `sidecar` is held as long as the transcript's writer. */
-  constructor(sidecar: SidecarFile, row: number, rowOf: (id: string) => number) {
+  constructor(sidecar: SidecarFile, row: number, seed: number, rowOf: (id: string) => number) {
     this.#sidecar = sidecar;
     this.#row = row;
+    this.#seed = seed;
     this.#rowOf = rowOf;
   }
 
@@ -267,7 +274,8 @@ export class LineIndexAppender {
   flush(): void {
     if (this.#done || this.#rows.size === 0) return;
     try {
-      this.#sidecar.appendSync(this.#rows.bytes(0, this.#rows.size));
+      const count = this.#rows.size;
+      this.#sidecar.appendSync(this.#rows.sealed(0, count, this.#seed, this.#row - count));
       this.#rows.truncate(0);
     } catch {
       this.abandon();
@@ -301,25 +309,26 @@ export class LineIndexAppender {
 }
 
 /**
- * Starts the upkeep of `file`'s index through its `writer` (this process holds the transcript's lock). With `publish`,
- * the sidecar is first replaced by rows `0..to` of `table` for transcript `dev`/`ino`; otherwise it already holds rows
- * `0..from` and rows `from..to` are appended. Then each appended line gets its row; `rowOf` finds the row of an entry
- * id among the `to` rows. `undefined` when the sidecar cannot be written.
+ * Starts the upkeep of `file`'s index through its `writer` (this process holds the transcript's lock); `identity` is
+ * the transcript's. With `publish`, the sidecar is first replaced by rows `0..to` of `table`; otherwise it already
+ * holds rows `0..from` and rows `from..to` are appended. Then each appended line gets its row; `rowOf` finds the row of
+ * an entry id among the `to` rows. `undefined` when the sidecar cannot be written.
  */
 export function startLineIndexUpkeep(
   writer: SessionStorageWriter,
   file: string,
   table: LineTable,
-  rows: { from: number; to: number; publish?: { dev: string; ino: string } },
+  rows: { from: number; to: number; publish: boolean; identity: { dev: string; ino: string } },
   rowOf: (id: string) => number,
 ): LineIndexAppender | undefined {
   let sidecar: SidecarFile | undefined;
+  const { dev, ino } = rows.identity;
   try {
     sidecar = writer.openSidecar?.(lineIndexName(file));
     if (sidecar === undefined) return undefined;
-    if (rows.publish !== undefined) sidecar.replaceSync(encodeLineIndex(rows.publish.dev, rows.publish.ino, table, rows.to));
-    else if (rows.to > rows.from) sidecar.appendSync(table.bytes(rows.from, rows.to));
-    return new LineIndexAppender(sidecar, rows.to, rowOf);
+    if (rows.publish) sidecar.replaceSync(encodeLineIndex(dev, ino, table, rows.to));
+    else if (rows.to > rows.from) sidecar.appendSync(table.sealed(rows.from, rows.to, rowSeed(dev, ino)));
+    return new LineIndexAppender(sidecar, rows.to, rowSeed(dev, ino), rowOf);
   } catch {
     closeQuietly(sidecar);
     return undefined;
@@ -343,7 +352,7 @@ export function indexWrittenFile(storage: SessionStorage, writer: SessionStorage
     removeFormerLineIndexes(storage, file);
     // Asked for a parent off the appended chain (a branch) and whether an appended id is new: read from the file written.
     const keys = new TableKeys(table, classes.entryRows, classes.parents, (row) => recordAt(storage, file, table, row));
-    return startLineIndexUpkeep(writer, file, table, { from: 0, to: table.size, publish: { dev, ino } }, (id) => keys.rowOf(id));
+    return startLineIndexUpkeep(writer, file, table, { from: 0, to: table.size, publish: true, identity: { dev, ino } }, (id) => keys.rowOf(id));
   } catch {
     return undefined;
   }

@@ -1,13 +1,27 @@
 /**
  * A session file's line table: one fixed-width row per line (per piece of a salvaged line), no
- * object or string per row. A row is five 32-bit words: the line's byte length, the row of the
- * entry's parent, the CRC-32 of the line, a hash of the record's id, and its kind and flags. Offsets
- * and line numbers are not stored: each row starts one byte after the line of the row before ends
- * (a piece of the same line shares its line), so rows tile the file by construction.
+ * object or string per row. A row is six 32-bit words: the line's byte length, the row of the
+ * entry's parent, the CRC-32 of the line, a hash of the record's id, its kind and flags, and a check
+ * word over the other five, the row's number and the transcript's identity, set when the rows are
+ * sealed for the sidecar. Offsets and line numbers are not stored: each row starts one byte after
+ * the line of the row before ends (a piece of the same line shares its line), so rows tile the file
+ * by construction.
  */
 
 /** 32-bit words per row. */
-export const ROW_WORDS = 5;
+export const ROW_WORDS = 6;
+
+/** The seed of the rows' check words for the transcript `dev`/`ino`: rows of another file fail their checks. */
+export function rowSeed(dev: string, ino: string): number {
+  return idHash(`${dev}:${ino}`);
+}
+
+/** The check word of row `row` (its words at `w` of `words`) under `seed`: FNV-1a over its five words and number. */
+function rowCheck(words: Int32Array, w: number, row: number, seed: number): number {
+  let hash = Math.imul(seed ^ row, 0x01000193);
+  for (let k = 0; k < ROW_WORDS - 1; k++) hash = Math.imul(hash ^ words[w + k]!, 0x01000193);
+  return hash;
+}
 
 /**
  * Record types a row names by code, from {@link FIRST_TYPE_KIND} on. The order is part of the line
@@ -81,7 +95,7 @@ export interface RowFields {
 
 /** The rows of a file and, computed from them, where each row's line is. */
 export class LineTable {
-  /** the rows, {@link ROW_WORDS} words each: length, parent row, crc, id hash, kind | flags << 8 */
+  /** the rows, {@link ROW_WORDS} words each: length, parent row, crc, id hash, kind | flags << 8, check */
   words: Int32Array;
   /** byte offset of each row's line */
   offset: Float64Array;
@@ -125,16 +139,19 @@ export class LineTable {
     words[w + 2] = row.crc;
     words[w + 3] = row.idHash;
     words[w + 4] = row.kind | (row.flags << 8);
+    words[w + 5] = 0;
     if ((row.flags & F_CONT) !== 0) this.#pieces.push(at);
     this.#size = at + 1;
   }
 
   /**
-   * Takes the first `rows` rows of {@link words} (read from a sidecar) as far as they are well formed, placing each
-   * line one byte after the line before (a further piece of a line in its place), and returns how many it took: the
-   * first malformed row ends the table. Parent rows are checked where entries are known, by {@link classifyRows}.
+   * Takes the first `rows` rows of {@link words} (read from a sidecar sealed with `seed`), placing each line one byte
+   * after the line before (a further piece of a line in its place). A row of zeros (a torn end) ends the table there;
+   * a row that fails its check word or is malformed refuses the whole table. Parent rows are checked where entries
+   * are known, by {@link classifyRows}.
+   * @returns the rows taken, or why the table is refused
    */
-  adopt(rows: number): number {
+  adopt(rows: number, seed: number): number | string {
     const { words, offset } = this;
     let at = 0;
     let row = 0;
@@ -142,25 +159,29 @@ export class LineTable {
       const w = row * ROW_WORDS;
       const length = words[w]! >>> 0;
       const word = words[w + 4]!;
+      if (word === 0 && words[w + 5] === 0) break;
+      if (rowCheck(words, w, row, seed) !== words[w + 5]) return `row ${row} fails its check`;
       const kind = word & 0xff;
       const flags = word >>> 8;
-      if (kind === KIND_NONE || kind >= KIND_END || flags > ALL_FLAGS) break;
-      if ((flags & F_ID) === 0 && words[w + 3] !== 0) break;
-      if ((flags & F_PARENT_STRING) === 0 && words[w + 1] !== -1) break;
-      if ((flags & F_BOM) !== 0 && (row !== 0 || (flags & F_CONT) !== 0)) break;
-      if (kind === KIND_BLANK && (flags & ~F_BOM) !== 0) break;
-      if (kind === KIND_INVALID && (flags & (F_PIECE | F_ID | F_PARENT_STRING)) !== F_PIECE) break;
+      if (kind === KIND_NONE || kind >= KIND_END || flags > ALL_FLAGS) return `row ${row} is malformed`;
+      const malformed =
+        ((flags & F_ID) === 0 && words[w + 3] !== 0) ||
+        ((flags & F_PARENT_STRING) === 0 && words[w + 1] !== -1) ||
+        ((flags & F_BOM) !== 0 && (row !== 0 || (flags & F_CONT) !== 0)) ||
+        (kind === KIND_BLANK && (flags & ~F_BOM) !== 0) ||
+        (kind === KIND_INVALID && (flags & (F_PIECE | F_ID | F_PARENT_STRING)) !== F_PIECE);
+      if (malformed) return `row ${row} is malformed`;
       if ((flags & F_CONT) !== 0) {
         // Another piece of the line before: same place, same bytes, both cut by salvage.
         const before = w - ROW_WORDS;
-        if (row === 0 || (flags & F_PIECE) === 0 || ((words[before + 4]! >>> 8) & F_PIECE) === 0) break;
-        if (words[before] !== words[w] || words[before + 2] !== words[w + 2]) break;
+        if (row === 0 || (flags & F_PIECE) === 0 || ((words[before + 4]! >>> 8) & F_PIECE) === 0) return `row ${row} is malformed`;
+        if (words[before] !== words[w] || words[before + 2] !== words[w + 2]) return `row ${row} is malformed`;
         offset[row] = offset[row - 1]!;
         this.#pieces.push(row);
         continue;
       }
       if (row === 0 && (flags & F_BOM) !== 0) at = 3;
-      if (at + length > Number.MAX_SAFE_INTEGER) break;
+      if (at + length > Number.MAX_SAFE_INTEGER) return `row ${row} is malformed`;
       offset[row] = at;
       at += length + 1;
     }
@@ -237,8 +258,13 @@ export class LineTable {
     return last < 0 ? 0 : this.offset[last]! + this.length(last) + 1;
   }
 
-  /** Rows `from..to` as the bytes the sidecar holds (host byte order). */
-  bytes(from: number, to: number): Buffer {
-    return Buffer.from(this.words.buffer, this.words.byteOffset + from * ROW_WORDS * 4, (to - from) * ROW_WORDS * 4);
+  /**
+   * Rows `from..to` as the bytes the sidecar holds (host byte order), their check words set under `seed` for the
+   * rows' numbers in the sidecar: `first` for row `from` (a table of appended rows starts at 0 in memory).
+   */
+  sealed(from: number, to: number, seed: number, first = from): Buffer {
+    const { words } = this;
+    for (let row = from; row < to; row++) words[row * ROW_WORDS + 5] = rowCheck(words, row * ROW_WORDS, first + row - from, seed);
+    return Buffer.from(words.buffer, words.byteOffset + from * ROW_WORDS * 4, (to - from) * ROW_WORDS * 4);
   }
 }

@@ -54,7 +54,7 @@ export async function fullParse(file: string): Promise<Record<string, unknown>> 
 
 /** The line index sidecar of `file`. */
 export function sidecarOf(file: string): string {
-  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v5`);
+  return path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v6`);
 }
 
 /**

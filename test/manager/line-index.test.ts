@@ -147,13 +147,14 @@ describe("line index", () => {
     await expectFullParse();
   });
 
-  it("never reads a sidecar of a former layout (v1-v4), and removes it when the index is written", async () => {
+  it("never reads a sidecar of a former layout (v1-v5), and removes it when the index is written", async () => {
     write(chain(0, 10));
-    const former = ["v1", "v2", "v3", "v4"].map((version) => sidecarOf(file).replace(/\.v5$/, `.${version}`));
+    const former = ["v1", "v2", "v3", "v4", "v5"].map((version) => sidecarOf(file).replace(/\.v6$/, `.${version}`));
     fs.writeFileSync(former[0]!, "gjc-line-index 1\t0\t0\nB3\tabc\n", { mode: 0o600 });
     fs.writeFileSync(former[1]!, `gjc-line-index 2 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
     fs.writeFileSync(former[2]!, `gjc-line-index 3 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
     fs.writeFileSync(former[3]!, `gjc-line-index 4 ${os.endianness()}\t0\t0\nCAAAA\n`, { mode: 0o600 });
+    fs.writeFileSync(former[4]!, Buffer.concat([Buffer.from("gjc-li5\n"), Buffer.alloc(24 + 20)]), { mode: 0o600 });
     expect(await expectFullParse()).toBe("no usable index");
     await indexed();
     // The former sidecars go in the background.
@@ -256,6 +257,32 @@ describe("line index", () => {
     // Nor does a writer index it.
     await indexed();
     expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
+  });
+
+  it("is refused whole, with a note, when a row was edited without its check word or comes from another file", async () => {
+    write(chain(0, 40, 30));
+    await indexed();
+    const pristine = fs.readFileSync(sidecarOf(file));
+    const rowAt = (row: number) => 32 + row * ROW_WORDS * 4;
+    // A message's row given a state entry's kind, and a message's parent row moved: both behind the compaction, unread.
+    const edits: [number, number, number][] = [[5, 4 * 4, kindOf("thinking_level_change")], [12, 4, 3]];
+    for (const [row, at, value] of edits) {
+      const edited = Buffer.from(pristine);
+      edited.writeInt32LE(value, rowAt(row) + at);
+      fs.writeFileSync(sidecarOf(file), edited, { mode: 0o600 });
+      expect(await expectFullParse()).toBe(`index ignored: row ${row} fails its check`);
+    }
+    // The same row of another session's index, at the same place, with this transcript's head.
+    const other = path.join(tmp.path, "other.jsonl");
+    fs.writeFileSync(other, [header, ...chain(0, 40, 30)].join("\n") + "\n", { mode: 0o600 });
+    await indexed(other);
+    const spliced = Buffer.from(pristine);
+    fs.readFileSync(sidecarOf(other)).copy(spliced, rowAt(7), rowAt(7), rowAt(8));
+    fs.writeFileSync(sidecarOf(file), spliced, { mode: 0o600 });
+    expect(await expectFullParse()).toBe("index ignored: row 7 fails its check");
+    // A writer's next open writes it whole again.
+    await indexed();
+    expect(await expectFullParse()).toBe("used");
   });
 
   it("opens through its rows a file whose distinct ids share a hash, and finds a compaction's kept entry past the other holder", async () => {

@@ -70,7 +70,7 @@ async function startWriter(kind: "file" | "managed", name: string): Promise<{ pr
   return { proc, file: ready.slice("ready ".length), report: next().then((line) => JSON.parse(line) as Report) };
 }
 
-const sidecarOf = (file: string) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v5`);
+const sidecarOf = (file: string) => path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v6`);
 const entriesIn = (file: string) => {
   const loaded = loadSession(fs.readFileSync(file));
   if (loaded.kind !== "loaded") throw new Error(loaded.kind);

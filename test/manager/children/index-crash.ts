@@ -18,7 +18,7 @@ const acknowledge = (line: string) => fs.writeSync(1, line + "\n");
 const quiet = { error() {} };
 acknowledge("ready");
 if (mode === "rebuild") {
-  const sidecar = path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v5`);
+  const sidecar = path.join(path.dirname(file), `.gjc-lines.${path.basename(file)}.v6`);
   const cut = Number(damage);
   if (cut === 0) fs.rmSync(sidecar, { force: true });
   else if (fs.existsSync(sidecar)) fs.truncateSync(sidecar, Math.min(cut, fs.statSync(sidecar).size));
