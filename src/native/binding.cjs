@@ -128,6 +128,8 @@ module.exports = new Proxy(
     load,
     // Answered here because this file keeps its real location when the TypeScript is bundled.
     pinnedVfsPath,
+    // For the install script (install.cjs), which hands it to node-gyp-build; loads nothing.
+    libc: () => target().libc,
     setUnavailableError(wrap) {
       wrapUnavailable = wrap;
     },
