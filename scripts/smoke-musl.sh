@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The smoke script (test/package/smoke.mjs, with history) run from a packed tarball by a musl
-# JavaScript runtime, so the linux-x64 musl prebuild is loaded by a process whose libc is musl:
-#   smoke-musl.sh <bun dir> <tarball>
-# The runtime is Bun's musl binary (@oven/bun-linux-x64-musl from the npm registry, <bun dir>),
-# started by Debian's musl loader (/lib/ld-musl-x86_64.so.1, package musl). Its C++ runtime
-# comes from Debian too, built for glibc: musl's loader takes it once the few glibc-only names
+# JavaScript runtime, so a musl prebuild is loaded by a process whose libc is musl:
+#   smoke-musl.sh <x64|arm64> <cache dir> <bun dir> <tarball>
+# The runtime is Bun's musl binary for that architecture from the npm registry (<bun dir>),
+# started by Debian's musl: on x64 the installed one (/lib/ld-musl-x86_64.so.1, package musl),
+# which the binary names as its interpreter; on arm64 the loader of Debian's musl for arm64,
+# downloaded once into <cache dir> (apt-get download, this machine's sources, lists of its
+# own), run under qemu-user. Bun's C++ runtime comes from Debian too, built for glibc (the
+# machine's own, or the arm64 cross one): musl's loader takes it once the few glibc-only names
 # it needs are supplied (scripts/musl-runtime/glibc-compat.c, built here for musl). The addon's
 # own imports resolve in musl alone: the smoke script checks the process maps musl and no glibc,
 # and loaded the musl prebuild and its SQLite extension and nothing else.
@@ -16,53 +19,103 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
+# shellcheck source=scripts/need-tool.sh
+. scripts/need-tool.sh
 # shellcheck source=scripts/toolchain.sh
 . scripts/toolchain.sh
 
-bun_dir="$1" tarball="$2"
-MUSL_LOADER=/lib/ld-musl-x86_64.so.1
+arch="$1" cache="$2" bun_dir="$3" tarball="$4"
 fail() {
   echo "smoke-musl: FAILED: $*" >&2
   exit 1
 }
 [ "$(uname -m)" = x86_64 ] || fail "runs on x86_64 only"
-[ -e "$MUSL_LOADER" ] || fail "no $MUSL_LOADER (Debian package musl; .ci/run installs it)"
-bun="$bun_dir/bin/bun"
+bun="$(cd "$bun_dir/bin" && pwd)/bun"
 [ -x "$bun" ] || fail "no bun under $bun_dir"
-readelf -l "$bun" | grep -qF "interpreter: $MUSL_LOADER]" || fail "$bun is not started by $MUSL_LOADER"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-
-# The runtime's library folder: Debian's libstdc++ and libgcc_s, and the compatibility library
-# under the name libstdc++ needs it by.
+# The runtime's library folder: the C++ runtime and the compatibility library, under the name
+# of glibc's loader (libstdc++ for x64 needs that file; arm64's is preloaded by the same name).
 libs="$work/lib"
 mkdir "$libs"
-for lib in libstdc++.so.6 libgcc_s.so.1; do
-  found="$(ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ { print $NF; exit }')"
-  [ -n "$found" ] || fail "no $lib on this machine (Debian packages libstdc++6, libgcc-s1)"
-  cp -L "$found" "$libs/$lib"
-done
+
+case "$arch" in
+  x64)
+    triple=x86_64-linux-musl glibc_loader=ld-linux-x86-64.so.2
+    loader=/lib/ld-musl-x86_64.so.1
+    [ -e "$loader" ] || fail "no $loader (Debian package musl; .ci/run installs it)"
+    for lib in libstdc++.so.6 libgcc_s.so.1; do
+      found="$(ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ { print $NF; exit }')"
+      [ -n "$found" ] || fail "no $lib on this machine (Debian packages libstdc++6, libgcc-s1)"
+      cp -L "$found" "$libs/$lib"
+    done
+    musl_version="$(dpkg-query -W -f '${Version}' musl)"
+    # The kernel starts the binary by its interpreter, as anywhere musl is the system's libc.
+    run=() lib_path="$libs" ;;
+  arm64)
+    triple=aarch64-linux-musl glibc_loader=ld-linux-aarch64.so.1
+    need_tool qemu-aarch64 qemu-user && need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu \
+      || fail "qemu-user or the arm64 C++ runtime is not installed (.ci/run installs them)"
+    for lib in libstdc++.so.6 libgcc_s.so.1; do
+      [ -e "/usr/aarch64-linux-gnu/lib/$lib" ] || fail "no /usr/aarch64-linux-gnu/lib/$lib (Debian package libstdc++6-arm64-cross)"
+      cp -L "/usr/aarch64-linux-gnu/lib/$lib" "$libs/$lib"
+    done
+    musl_root="$cache/musl-arm64"
+    (
+      flock 9
+      [ -e "$musl_root/lib/ld-musl-aarch64.so.1" ] && exit 0
+      apt_dir="$(mktemp -d)"
+      mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+      apt_arm64=(-q -o APT::Architecture=arm64 -o APT::Architectures=arm64 -o "Dir::State::Lists=$apt_dir/lists"
+        -o "Dir::Cache=$apt_dir/cache" -o Dir::State::status=/dev/null)
+      if (cd "$apt_dir" && apt-get "${apt_arm64[@]}" update && apt-get "${apt_arm64[@]}" download musl) >"$apt_dir/log" 2>&1; then
+        rm -rf "$musl_root.tmp" && dpkg-deb -x "$apt_dir"/musl_*_arm64.deb "$musl_root.tmp" &&
+          dpkg-deb -f "$apt_dir"/musl_*_arm64.deb Version >"$musl_root.tmp/VERSION" &&
+          rm -rf "$musl_root" && mv "$musl_root.tmp" "$musl_root"
+        rm -rf "$apt_dir"
+      else
+        tail -n 20 "$apt_dir/log" >&2
+        rm -rf "$apt_dir"
+        exit 1
+      fi
+    ) 9>"$cache/musl-arm64.lock" || fail "apt-get download of Debian's musl for arm64"
+    # A copy under its own name, so the process maps it by the name musl's loader has.
+    loader="$libs/ld-musl-aarch64.so.1"
+    cp -L "$musl_root/lib/ld-musl-aarch64.so.1" "$loader"
+    # qemu's -L sysroot would also redirect every absolute path the store opens, so the loader
+    # is run as the program and given the library folder itself.
+    run=("$(command -v qemu-aarch64)" "$loader" --library-path "$libs" --preload "$libs/$glibc_loader") lib_path=""
+    musl_version="$(cat "$musl_root/VERSION")" ;;
+  *) fail "no musl runtime for $arch" ;;
+esac
+readelf -l "$bun" | grep -qF "interpreter: /lib/ld-musl-${triple%%-*}.so.1]" || fail "$bun is not a musl binary for $arch"
 zig="$(zig_path)" || fail "no compiler for the compatibility library"
-"$zig" cc -target x86_64-linux-musl -shared -fPIC -O2 -Wall -Wextra -Werror -s \
-  -Wl,-soname,ld-linux-x86-64.so.2 -o "$libs/ld-linux-x86-64.so.2" scripts/musl-runtime/glibc-compat.c \
-  || fail "building scripts/musl-runtime/glibc-compat.c"
+"$zig" cc -target "$triple" -shared -fPIC -O2 -Wall -Wextra -Werror -s \
+  -Wl,-soname,"$glibc_loader" -o "$libs/$glibc_loader" scripts/musl-runtime/glibc-compat.c \
+  || fail "building scripts/musl-runtime/glibc-compat.c for $arch"
 
 # A PATH with the musl runtime as `node` (Bun runs as Node under that name), npm through it, and
 # the few tools scripts/check-rebuild.sh uses: no compiler, make or Python.
 bin="$work/bin"
-mkdir "$bin"
-ln -s "$(cd "$bun_dir/bin" && pwd)/bun" "$bin/node"
+mkdir "$bin" "$work/as-node"
+ln -s "$bun" "$work/as-node/node"
+if [ "${#run[@]}" -eq 0 ]; then
+  ln -s "$work/as-node/node" "$bin/node"
+else
+  printf '#!/bin/sh\nexec %s %q "$@"\n' "${run[*]@Q}" "$work/as-node/node" >"$bin/node"
+  chmod +x "$bin/node"
+fi
 for tool in sh grep cat rm; do ln -s "$(command -v "$tool")" "$bin/$tool"; done
 npm_cli="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)/bin/npm-cli.js"
 [ -f "$npm_cli" ] || fail "no npm-cli.js beside this machine's npm"
 printf '#!/bin/sh\nexec node %q "$@"\n' "$npm_cli" >"$bin/npm"
 chmod +x "$bin/npm"
+mkdir "$work/home" "$work/tmp"
 in_musl() {
-  env -i PATH="$bin" HOME="$work/home" TMPDIR="$work/tmp" LD_LIBRARY_PATH="$libs" \
+  env -i PATH="$bin" HOME="$work/home" TMPDIR="$work/tmp" LD_LIBRARY_PATH="$lib_path" \
     npm_config_cache="$work/npm-cache" npm_config_update_notifier=false "$@"
 }
-mkdir "$work/home" "$work/tmp"
 
 consumer="$work/consumer"
 mkdir "$consumer"
@@ -70,13 +123,11 @@ echo '{ "name": "consumer", "private": true, "type": "module" }' >"$consumer/pac
 cp test/package/smoke.mjs "$consumer/"
 (cd "$consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
   || fail "npm install of $tarball"
-installed="$consumer/node_modules/gjc-session-store"
-[ ! -e "$installed/build" ] || fail "the install compiled a build/"
+[ ! -e "$consumer/node_modules/gjc-session-store/build" ] || fail "the install compiled a build/"
 
 status=0
 (cd "$consumer" && in_musl node smoke.mjs --history --expect-libc musl) || status=$?
-
 (cd "$consumer" && in_musl sh "$repo/scripts/check-rebuild.sh") || status=$?
 
-echo "smoke-musl: bun $(in_musl node -p 'Bun.version') on musl (Debian's musl $(dpkg-query -W -f '${Version}' musl 2>/dev/null || echo '?'))"
+echo "smoke-musl: bun $(in_musl node -p 'Bun.version') on Debian's musl $musl_version, linux-$arch$([ "$arch" = x64 ] || echo ' (qemu)')"
 exit "$status"

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -22,6 +23,9 @@ char __libc_single_threaded = 0;
 size_t __strftime_l(char *out, size_t size, const char *format, const struct tm *tm, locale_t locale) {
   return strftime_l(out, size, format, tm, locale);
 }
+
+/* libstdc++ for aarch64 asks the kernel's hardware capabilities through glibc's internal name. */
+unsigned long __getauxval(unsigned long type) { return getauxval(type); }
 
 uint32_t arc4random(void) {
   uint32_t value;

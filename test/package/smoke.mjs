@@ -115,14 +115,16 @@ if (expectLibc !== undefined) {
     const wanted = [`gjc-session-store.${expectLibc}.node`, ...(withHistory ? [`gjc_pinned_vfs.${expectLibc}.so`] : [])];
     const loaded = ours.map((file) => path.relative(folder, file.slice(file.lastIndexOf(folder))));
     assert(ours.every((file) => file.includes(folder)) && JSON.stringify(loaded.sort()) === JSON.stringify(wanted.sort()), `loaded ${JSON.stringify(ours)}`);
-    // musl is its own loader, mapped under its real name (Debian's /lib/ld-musl-* links to it).
+    // musl is its own loader, mapped under the name it was started by or, where that is a link
+    // (Debian's /lib/ld-musl-*), under the file it names.
+    const loaderName = `ld-musl-${{ x64: "x86_64", arm64: "aarch64" }[process.arch]}.so.1`;
     let musl;
     try {
-      musl = fs.realpathSync(`/lib/ld-musl-${{ x64: "x86_64", arm64: "aarch64" }[process.arch]}.so.1`);
+      musl = fs.realpathSync(`/lib/${loaderName}`);
     } catch {
       musl = undefined;
     }
-    const onMusl = musl !== undefined && mapped.has(musl);
+    const onMusl = [...mapped].some((file) => file === musl || path.basename(file) === loaderName);
     // glibc's file is libc.so.6, or libc-2.NN.so before 2.34.
     const onGlibc = [...mapped].some((file) => /\/libc(\.so\.6|-2\.\d+\.so)$/.test(file));
     assert(expectLibc === "musl" ? onMusl && !onGlibc : onGlibc && !onMusl, `the process runs on ${onMusl ? "musl" : ""}${onGlibc ? " glibc" : ""}`);
