@@ -4,12 +4,12 @@
 # prebuild for this runtime and compile nothing (with no compiler a compile could only fail, and
 # would leave a build/). POSIX sh, so it also runs inside the Debian 11 root
 # (scripts/smoke-old-glibc.sh) besides under the musl runtime (scripts/smoke-musl.sh).
-# Prints "rebuild: the install script ran and compiled nothing", or npm's output and
-# "  FAIL npm rebuild: <why>"; exits non-zero on failure.
+# Prints "check npm rebuild: passed", or npm's output and "check npm rebuild: FAILED: <why>"
+# (scripts/runtimes.sh counts these lines); exits non-zero on failure.
 log="${TMPDIR:-/tmp}/gjc-rebuild.$$.log"
 for tool in cc gcc g++ c++ clang make python3 python; do
   if command -v "$tool" >/dev/null 2>&1; then
-    echo "  FAIL npm rebuild: $tool is on PATH, so a compile would not show"
+    echo "check npm rebuild: FAILED: $tool is on PATH, so a compile would not show"
     exit 1
   fi
 done
@@ -21,10 +21,10 @@ elif [ -e node_modules/gjc-session-store/build ]; then
   why="the install script compiled a build/"
 else
   rm -f "$log"
-  echo "rebuild: the install script ran and compiled nothing"
+  echo "check npm rebuild: passed (the install script ran and compiled nothing)"
   exit 0
 fi
 cat "$log"
 rm -f "$log"
-echo "  FAIL npm rebuild: $why"
+echo "check npm rebuild: FAILED: $why"
 exit 1

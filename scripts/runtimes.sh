@@ -59,15 +59,16 @@ smoke_counts() {
   total_failed=$((total_failed + failed))
 }
 
-# rebuild_counts <log> <status>: adds scripts/check-rebuild.sh's verdict as one check more (after
-# smoke_counts), and one failure when the stage failed with neither counting it.
-rebuild_counts() {
-  if grep -q '^rebuild: the install script ran and compiled nothing' "$1"; then
-    passed=$((passed + 1)) total_passed=$((total_passed + 1))
-  elif grep -q '^  FAIL npm rebuild' "$1"; then
-    grep -E '^  FAIL npm rebuild' "$1"
-    failed=$((failed + 1)) total_failed=$((total_failed + 1))
-  fi
+# check_counts <log> <status>: adds the stage's own checks beside the smoke script (lines
+# "check <name>: passed" or "check <name>: FAILED: <why>", as scripts/check-rebuild.sh prints)
+# after smoke_counts, and one failure when the stage failed with nothing counting it.
+check_counts() {
+  local ok bad
+  ok="$(grep -cE '^check [^:]+: passed' "$1" || true)"
+  bad="$(grep -cE '^check [^:]+: FAILED' "$1" || true)"
+  grep -E '^check [^:]+: FAILED' "$1" || true
+  passed=$((passed + ok)) total_passed=$((total_passed + ok))
+  failed=$((failed + bad)) total_failed=$((total_failed + bad))
   if [ "$2" -ne 0 ] && [ "$failed" -eq 0 ]; then
     grep -E 'FAILED' "$1" || true
     failed=1 total_failed=$((total_failed + 1))
@@ -159,9 +160,9 @@ if [ -f prebuilds/linux-x64/gjc-session-store.glibc.node ] && [ "$(uname -m)" = 
     status=0
     bash scripts/smoke-old-glibc.sh "$cache" "$cache/node-${NODE_VERSIONS[0]}" "$GJC_PACKAGE_TARBALL" >"$work/old-glibc.log" 2>&1 || status=$?
     smoke_counts "$work/old-glibc.log"
-    rebuild_counts "$work/old-glibc.log" "$status"
+    check_counts "$work/old-glibc.log" "$status"
     where="$(grep -E '^smoke-old-glibc: debian' "$work/old-glibc.log" | tail -n 1 | sed 's/^smoke-old-glibc: //' || true)"
-    echo "runtimes: ${where:-debian 11} smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
+    echo "runtimes: ${where:-debian 11} smoke, demo and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
   fi
 fi
 
@@ -183,9 +184,9 @@ for arch in x64 arm64; do
     status=0
     bash scripts/smoke-musl.sh "$arch" "$cache" "$musl_dir" "$GJC_PACKAGE_TARBALL" >"$work/musl-$arch.log" 2>&1 || status=$?
     smoke_counts "$work/musl-$arch.log"
-    rebuild_counts "$work/musl-$arch.log" "$status"
+    check_counts "$work/musl-$arch.log" "$status"
     where="$(grep -E '^smoke-musl: bun ' "$work/musl-$arch.log" | tail -n 1 | sed 's/^smoke-musl: //' || true)"
-    echo "runtimes: ${where:-bun musl $arch} smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
+    echo "runtimes: ${where:-bun musl $arch} smoke, demo and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
   fi
 done
 

@@ -12,10 +12,11 @@
 # own imports resolve in musl alone: the smoke script checks the process maps musl and no glibc,
 # and loaded the musl prebuild and its SQLite extension and nothing else.
 # The tarball is installed into a consumer project of this run's own by this machine's npm with
-# install scripts off (a build/ appearing fails the run). Then `npm rebuild` runs the package's
-# install script with the musl runtime as `node` and no compiler on PATH, and must compile
-# nothing (scripts/check-rebuild.sh). Prints the smoke script's and the rebuild's output, then
-# "smoke-musl: <where>"; exits non-zero when anything failed.
+# install scripts off (a build/ appearing fails the run). Then, with the musl runtime as `node`,
+# the package's command line runs its demo and an audit (scripts/check-demo.sh), and `npm
+# rebuild` runs the install script with no compiler on PATH, which must compile nothing
+# (scripts/check-rebuild.sh). Prints the output of each, then "smoke-musl: <where>"; exits
+# non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
@@ -29,6 +30,7 @@ fail() {
   echo "smoke-musl: FAILED: $*" >&2
   exit 1
 }
+trap 'echo "smoke-musl: FAILED: line $LINENO exited $?" >&2' ERR
 [ "$(uname -m)" = x86_64 ] || fail "runs on x86_64 only"
 bun="$(cd "$bun_dir/bin" && pwd)/bun"
 [ -x "$bun" ] || fail "no bun under $bun_dir"
@@ -46,7 +48,8 @@ case "$arch" in
     loader=/lib/ld-musl-x86_64.so.1
     [ -e "$loader" ] || fail "no $loader (Debian package musl; .ci/run installs it)"
     for lib in libstdc++.so.6 libgcc_s.so.1; do
-      found="$(ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ { print $NF; exit }')"
+      # awk reads to the end: leaving early would end ldconfig by SIGPIPE, a failure to pipefail.
+      found="$(ldconfig -p | awk -v lib="$lib" '$1 == lib && /x86-64/ && !found { print $NF; found = 1 }')"
       [ -n "$found" ] || fail "no $lib on this machine (Debian packages libstdc++6, libgcc-s1)"
       cp -L "$found" "$libs/$lib"
     done
@@ -89,14 +92,14 @@ case "$arch" in
     musl_version="$(cat "$musl_root/VERSION")" ;;
   *) fail "no musl runtime for $arch" ;;
 esac
-readelf -l "$bun" | grep -qF "interpreter: /lib/ld-musl-${triple%%-*}.so.1]" || fail "$bun is not a musl binary for $arch"
+readelf -l "$bun" | grep -F "interpreter: /lib/ld-musl-${triple%%-*}.so.1]" >/dev/null || fail "$bun is not a musl binary for $arch"
 zig="$(zig_path)" || fail "no compiler for the compatibility library"
 "$zig" cc -target "$triple" -shared -fPIC -O2 -Wall -Wextra -Werror -s \
   -Wl,-soname,"$glibc_loader" -o "$libs/$glibc_loader" scripts/musl-runtime/glibc-compat.c \
   || fail "building scripts/musl-runtime/glibc-compat.c for $arch"
 
 # A PATH with the musl runtime as `node` (Bun runs as Node under that name), npm through it, and
-# the few tools scripts/check-rebuild.sh uses: no compiler, make or Python.
+# the few tools scripts/check-*.sh use: no compiler, make or Python.
 bin="$work/bin"
 mkdir "$bin" "$work/as-node"
 ln -s "$bun" "$work/as-node/node"
@@ -106,7 +109,7 @@ else
   printf '#!/bin/sh\nexec %s %q "$@"\n' "${run[*]@Q}" "$work/as-node/node" >"$bin/node"
   chmod +x "$bin/node"
 fi
-for tool in sh grep cat rm; do ln -s "$(command -v "$tool")" "$bin/$tool"; done
+for tool in sh grep cat rm mktemp; do ln -s "$(command -v "$tool")" "$bin/$tool"; done
 npm_cli="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)/bin/npm-cli.js"
 [ -f "$npm_cli" ] || fail "no npm-cli.js beside this machine's npm"
 printf '#!/bin/sh\nexec node %q "$@"\n' "$npm_cli" >"$bin/npm"
@@ -127,6 +130,7 @@ cp test/package/smoke.mjs "$consumer/"
 
 status=0
 (cd "$consumer" && in_musl node smoke.mjs --history --expect-libc musl) || status=$?
+(cd "$consumer" && in_musl sh "$repo/scripts/check-demo.sh") || status=$?
 (cd "$consumer" && in_musl sh "$repo/scripts/check-rebuild.sh") || status=$?
 
 echo "smoke-musl: bun $(in_musl node -p 'Bun.version') on Debian's musl $musl_version, linux-$arch$([ "$arch" = x64 ] || echo ' (qemu)')"

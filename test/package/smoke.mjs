@@ -1,5 +1,5 @@
 // A user's first steps with the installed package, as plain JavaScript so any runtime (Node
-// 20-26, Bun, an arm64 Node under qemu) runs it without a TypeScript loader:
+// 20-26, Bun, Bun's musl builds, an arm64 Node under qemu) runs it without a TypeScript loader:
 //   node smoke.mjs [--history] [--module <specifier>] [--expect-libc glibc|musl]
 // --expect-libc (Linux) also checks, in the process's own mappings, that it runs on that libc
 // and loaded that libc's prebuild (and, with --history, its SQLite extension) and no other.
