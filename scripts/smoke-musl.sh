@@ -24,6 +24,8 @@ repo="$(pwd)"
 . scripts/need-tool.sh
 # shellcheck source=scripts/toolchain.sh
 . scripts/toolchain.sh
+# shellcheck source=scripts/consumer.sh
+. scripts/consumer.sh
 
 arch="$1" cache="$2" bun_dir="$3" tarball="$4"
 fail() {
@@ -98,35 +100,16 @@ zig="$(zig_path)" || fail "no compiler for the compatibility library"
   -Wl,-soname,"$glibc_loader" -o "$libs/$glibc_loader" scripts/musl-runtime/glibc-compat.c \
   || fail "building scripts/musl-runtime/glibc-compat.c for $arch"
 
-# A PATH with the musl runtime as `node` (Bun runs as Node under that name), npm through it, and
-# the few tools scripts/check-*.sh use: no compiler, make or Python.
+# Only the musl runtime as `node` and npm on it: no compiler.
 bin="$work/bin"
-mkdir "$bin" "$work/as-node"
-ln -s "$bun" "$work/as-node/node"
-if [ "${#run[@]}" -eq 0 ]; then
-  ln -s "$work/as-node/node" "$bin/node"
-else
-  printf '#!/bin/sh\nexec %s %q "$@"\n' "${run[*]@Q}" "$work/as-node/node" >"$bin/node"
-  chmod +x "$bin/node"
-fi
-for tool in sh grep cat rm mktemp; do ln -s "$(command -v "$tool")" "$bin/$tool"; done
-npm_cli="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)/bin/npm-cli.js"
-[ -f "$npm_cli" ] || fail "no npm-cli.js beside this machine's npm"
-printf '#!/bin/sh\nexec node %q "$@"\n' "$npm_cli" >"$bin/npm"
-chmod +x "$bin/npm"
+consumer_path "$bin" "$bun" "${run[@]}" || fail "making the PATH"
 mkdir "$work/home" "$work/tmp"
 in_musl() {
   env -i PATH="$bin" HOME="$work/home" TMPDIR="$work/tmp" LD_LIBRARY_PATH="$lib_path" \
     npm_config_cache="$work/npm-cache" npm_config_update_notifier=false "$@"
 }
-
 consumer="$work/consumer"
-mkdir "$consumer"
-echo '{ "name": "consumer", "private": true, "type": "module" }' >"$consumer/package.json"
-cp test/package/smoke.mjs "$consumer/"
-(cd "$consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
-  || fail "npm install of $tarball"
-[ ! -e "$consumer/node_modules/gjc-session-store/build" ] || fail "the install compiled a build/"
+consumer_project "$consumer" "$tarball" || fail "installing the tarball"
 
 status=0
 (cd "$consumer" && in_musl node smoke.mjs --history --expect-libc musl) || status=$?

@@ -14,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/need-tool.sh
 . scripts/need-tool.sh
+# shellcheck source=scripts/consumer.sh
+. scripts/consumer.sh
 
 cache="$1" node_dir="$2" tarball="$3"
 root="$cache/debian-bullseye"
@@ -43,13 +45,8 @@ npm_dir="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)"
 cp -r "$npm_dir" "$root/opt/$run/npm"
 printf '#!/bin/sh\nexec node /opt/%s/npm/bin/npm-cli.js "$@"\n' "$run" >"$root/opt/$run/bin/npm"
 chmod +x "$root/opt/$run/bin/npm"
-mkdir "$root$consumer"
-echo '{ "name": "consumer", "private": true, "type": "module" }' >"$root$consumer/package.json"
-cp test/package/smoke.mjs scripts/check-demo.sh scripts/check-rebuild.sh "$root$consumer/"
-(cd "$root$consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
-  || { echo "smoke-old-glibc: FAILED: npm install of $tarball" >&2; exit 1; }
-installed="$root$consumer/node_modules/gjc-session-store"
-[ ! -e "$installed/build" ] || { echo "smoke-old-glibc: FAILED: the install compiled a build/" >&2; exit 1; }
+consumer_project "$root$consumer" "$tarball" || { echo "smoke-old-glibc: FAILED: installing the tarball" >&2; exit 1; }
+cp scripts/check-demo.sh scripts/check-rebuild.sh "$root$consumer/"
 
 # Inside: the smoke script, checking it loaded the glibc prebuild, the command line's demo, then
 # the rebuild with the root's PATH, which has no compiler (minbase installs none).
