@@ -162,6 +162,21 @@ process.stdout.write(JSON.stringify({ libc, mapped }));`;
     expect(answer({ npm_config_platform: "darwin" })).toEqual({ libc: "", mapped: false });
   });
 
+  it("a runtime whose report names no glibc version, or that has no report, is not taken for musl: the mapped libc decides", () => {
+    const stubs = makeTempDir("gjc-loader-report-");
+    try {
+      const noVersion = path.join(stubs.path, "no-version.cjs");
+      fs.writeFileSync(noVersion, "process.report.getReport = () => ({ header: {} });\n");
+      const noReport = path.join(stubs.path, "no-report.cjs");
+      fs.writeFileSync(noReport, 'Object.defineProperty(process, "report", { value: undefined });\n');
+      for (const stub of [noVersion, noReport]) {
+        expect(loadIn({ glibc: "real", musl: "broken" }, { NODE_OPTIONS: `--require ${stub}` }), stub).toEqual({ loaded: true, vfs: vfs("glibc") });
+      }
+    } finally {
+      stubs.remove();
+    }
+  });
+
   it("no build for this libc: native_unavailable names the libc and what is shipped", () => {
     const out = loadIn({ glibc: "real" }, { LIBC: "musl" });
     expect(out).toMatchObject({ code: "native_unavailable", libc: "musl" });
