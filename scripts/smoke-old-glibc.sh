@@ -6,12 +6,16 @@
 # Debian's archive) and kept in <cache dir>. The tarball is installed into it with install
 # scripts off by this machine's npm, so nothing is compiled (a build/ appearing fails the run),
 # and <node dir>'s Node (from the npm registry) runs the smoke script inside a chroot, in a
-# private mount namespace with its own /proc and /dev. Needs root. Prints the smoke script's
-# output, then "smoke-old-glibc: <where>"; exits non-zero when anything failed.
+# private mount namespace with its own /proc and /dev, checking it loaded the glibc prebuild;
+# then the command line's demo and audit (scripts/check-demo.sh), and `npm rebuild`, with no
+# compiler in the root, must compile nothing (scripts/check-rebuild.sh). Needs root. Prints the
+# output of each, then "smoke-old-glibc: <where>"; exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/need-tool.sh
 . scripts/need-tool.sh
+# shellcheck source=scripts/consumer.sh
+. scripts/consumer.sh
 
 cache="$1" node_dir="$2" tarball="$3"
 root="$cache/debian-bullseye"
@@ -34,19 +38,24 @@ flock -u 9
 run="run-$$"
 node_in="/opt/$run/node" consumer="/$run-consumer"
 trap 'rm -rf "$root/opt/$run" "$root$consumer"' EXIT
-mkdir -p "$root$node_in"
+mkdir -p "$root$node_in" "$root/opt/$run/bin" "$root/opt/$run/tmp"
 cp -r "$node_dir/." "$root$node_in/"
-mkdir "$root$consumer"
-echo '{ "name": "consumer", "private": true, "type": "module" }' >"$root$consumer/package.json"
-cp test/package/smoke.mjs "$root$consumer/"
-(cd "$root$consumer" && npm install --ignore-scripts --no-audit --no-fund --prefer-offline --silent "$tarball") \
-  || { echo "smoke-old-glibc: FAILED: npm install of $tarball" >&2; exit 1; }
-installed="$root$consumer/node_modules/gjc-session-store"
-[ ! -e "$installed/build" ] || { echo "smoke-old-glibc: FAILED: the install compiled a build/" >&2; exit 1; }
+# npm is JavaScript: this machine's runs inside on that Node, for the rebuild.
+npm_dir="$(cd "$(dirname "$(readlink -f "$(command -v npm)")")/.." && pwd)"
+cp -r "$npm_dir" "$root/opt/$run/npm"
+printf '#!/bin/sh\nexec node /opt/%s/npm/bin/npm-cli.js "$@"\n' "$run" >"$root/opt/$run/bin/npm"
+chmod +x "$root/opt/$run/bin/npm"
+consumer_project "$root$consumer" "$tarball" || { echo "smoke-old-glibc: FAILED: installing the tarball" >&2; exit 1; }
+cp scripts/check-demo.sh scripts/check-rebuild.sh "$root$consumer/"
 
+# Inside: the smoke script, checking it loaded the glibc prebuild, the command line's demo, then
+# the rebuild with the root's PATH, which has no compiler (minbase installs none).
 status=0
 unshare --mount --propagation private -- sh -c '
   mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" &&
-  exec chroot "$1" /bin/sh -c "cd $2 && exec $3/bin/node smoke.mjs --history"' sh "$root" "$consumer" "$node_in" || status=$?
+  exec chroot "$1" /usr/bin/env -i HOME=/root TMPDIR="$4/tmp" npm_config_cache="$4/npm-cache" \
+    npm_config_update_notifier=false PATH="$3/bin:$4/bin:/usr/bin:/bin" \
+    /bin/sh -c "cd $2 && node smoke.mjs --history --expect-libc glibc; s=\$?; sh check-demo.sh || s=1; sh check-rebuild.sh || s=1; exit \$s"' \
+  sh "$root" "$consumer" "$node_in" "/opt/$run" || status=$?
 echo "smoke-old-glibc: debian 11 (glibc $(chroot "$root" /usr/bin/ldd --version | head -n 1 | sed 's/.* //')) node $("$node_dir/bin/node" --version)"
 exit "$status"

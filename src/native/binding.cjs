@@ -11,8 +11,40 @@ let addon;
 // src/native/index.ts replaces this so the error becomes a GjcError subclass.
 let wrapUnavailable = (error) => error;
 
-// The running process's libc, asked once: a diagnostic report is built to read it.
+// The running process's libc, asked once.
 let runningLibc;
+
+/** musl's loader per architecture a prebuild ships for. */
+const MUSL_LOADERS = { x64: "ld-musl-x86_64.so.1", arm64: "ld-musl-aarch64.so.1" };
+
+/**
+ * "glibc" or "musl": the diagnostic report names a glibc version where the process runs on glibc
+ * (Node's, and Bun's, which leaves it out on musl). Where it names none, or the runtime has no
+ * report, the C library the process has mapped decides, so a runtime whose report merely lacks
+ * the field is not taken for musl. "" when neither tells, leaving the choice to node-gyp-build.
+ */
+function askLibc() {
+  const report = process.report && process.report.getReport ? process.report.getReport() : undefined;
+  if (report && report.header && report.header.glibcVersionRuntime) return "glibc";
+  let mapped = "";
+  try {
+    mapped = fs.readFileSync("/proc/self/maps", "utf8");
+  } catch {
+    // no /proc: the report alone decides
+  }
+  // glibc's file is libc.so.6, or libc-2.NN.so before 2.34; musl is its own loader.
+  if (/\/libc(\.so\.6|-2\.\d+\.so)$/m.test(mapped)) return "glibc";
+  // Mapped under the name the loader link resolves to (Debian's links to its libc.so).
+  const loader = MUSL_LOADERS[process.arch];
+  let musl;
+  try {
+    musl = loader === undefined ? undefined : fs.realpathSync(`/lib/${loader}`);
+  } catch {
+    musl = undefined;
+  }
+  if (musl !== undefined && mapped.split("\n").some((line) => line.endsWith(` ${musl}`))) return "musl";
+  return report === undefined ? "" : "musl";
+}
 
 /** Which build fits, with node-gyp-build's environment overrides (and LIBC) honoured. */
 function target() {
@@ -20,11 +52,7 @@ function target() {
   const arch = process.env.npm_config_arch || process.arch;
   let libc = "";
   if (platform === "linux") {
-    if (runningLibc === undefined) {
-      // A runtime with no report to ask leaves it unknown (""), and the choice to node-gyp-build.
-      const report = process.report && process.report.getReport ? process.report.getReport() : undefined;
-      runningLibc = report === undefined ? "" : report.header.glibcVersionRuntime ? "glibc" : "musl";
-    }
+    if (runningLibc === undefined) runningLibc = askLibc();
     libc = process.env.LIBC || runningLibc;
   }
   return { platform, arch, libc };
@@ -128,6 +156,8 @@ module.exports = new Proxy(
     load,
     // Answered here because this file keeps its real location when the TypeScript is bundled.
     pinnedVfsPath,
+    // For the install script (install.cjs), which hands it to node-gyp-build; loads nothing.
+    libc: () => target().libc,
     setUnavailableError(wrap) {
       wrapUnavailable = wrap;
     },

@@ -113,6 +113,8 @@ declare namespace binding {
   interface Addon {
     /** Loads the addon now (else it loads on first use), or throws `native_unavailable`. */
     load(): Addon;
+    /** On Linux the libc whose prebuild fits this process ("glibc" or "musl", `LIBC` honoured); "" elsewhere or when unknown. Loads nothing. */
+    libc(): string;
     /** The SQLite extension built with the loaded addon (loading it first), if one was. */
     pinnedVfsPath(): string | undefined;
     /** Replaces the plain coded Error a failed load throws (src/native/index.ts sets it once). */

@@ -134,6 +134,8 @@ describe("the packed tarball", { timeout: 600_000 }, () => {
     expect(listed.filter((f) => f.startsWith("package/build/"))).toEqual([]);
     expect(listed).toContain("package/dist/index.js");
     expect(listed).toContain("package/src/native/binding.cjs");
+    // The install script (package.json "install") ships with it.
+    expect(listed).toContain("package/src/native/install.cjs");
 
     const unpacked = path.join(work.path, "unpacked");
     fs.mkdirSync(unpacked);

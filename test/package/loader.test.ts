@@ -144,6 +144,39 @@ process.stdout.write(JSON.stringify(out));`;
     expect(wrong.message).toContain("the addon failed to load");
   });
 
+  it("libc() answers the running process's libc (LIBC honoured) for the install script, and loads no addon", () => {
+    const script = `const b = require(${JSON.stringify(path.join(REPO_ROOT, "src", "native", "binding.cjs"))});
+const libc = b.libc();
+const mapped = require("fs").readFileSync("/proc/self/maps", "utf8").includes(".node");
+process.stdout.write(JSON.stringify({ libc, mapped }));`;
+    const answer = (env: NodeJS.ProcessEnv): unknown => {
+      const env0: NodeJS.ProcessEnv = { ...process.env };
+      delete env0.LIBC;
+      const result = run(process.execPath, ["-e", script], { env: { ...env0, ...env } });
+      expect(result.status, result.stderr).toBe(0);
+      return JSON.parse(result.stdout);
+    };
+    // This machine runs glibc; a musl process is the CI stage's (scripts/smoke-musl.sh).
+    expect(answer({})).toEqual({ libc: "glibc", mapped: false });
+    expect(answer({ LIBC: "musl" })).toEqual({ libc: "musl", mapped: false });
+    expect(answer({ npm_config_platform: "darwin" })).toEqual({ libc: "", mapped: false });
+  });
+
+  it("a runtime whose report names no glibc version, or that has no report, is not taken for musl: the mapped libc decides", () => {
+    const stubs = makeTempDir("gjc-loader-report-");
+    try {
+      const noVersion = path.join(stubs.path, "no-version.cjs");
+      fs.writeFileSync(noVersion, "process.report.getReport = () => ({ header: {} });\n");
+      const noReport = path.join(stubs.path, "no-report.cjs");
+      fs.writeFileSync(noReport, 'Object.defineProperty(process, "report", { value: undefined });\n');
+      for (const stub of [noVersion, noReport]) {
+        expect(loadIn({ glibc: "real", musl: "broken" }, { NODE_OPTIONS: `--require ${stub}` }), stub).toEqual({ loaded: true, vfs: vfs("glibc") });
+      }
+    } finally {
+      stubs.remove();
+    }
+  });
+
   it("no build for this libc: native_unavailable names the libc and what is shipped", () => {
     const out = loadIn({ glibc: "real" }, { LIBC: "musl" });
     expect(out).toMatchObject({ code: "native_unavailable", libc: "musl" });

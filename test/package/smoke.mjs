@@ -1,6 +1,8 @@
 // A user's first steps with the installed package, as plain JavaScript so any runtime (Node
-// 20-26, Bun, an arm64 Node under qemu) runs it without a TypeScript loader:
-//   node smoke.mjs [--history] [--module <specifier>]
+// 20-26, Bun, Bun's musl builds, an arm64 Node under qemu) runs it without a TypeScript loader:
+//   node smoke.mjs [--history] [--module <specifier>] [--expect-libc glibc|musl]
+// --expect-libc (Linux) also checks, in the process's own mappings, that it runs on that libc
+// and loaded that libc's prebuild (and, with --history, its SQLite extension) and no other.
 // Each step is one check; the last line is "smoke: N passed, N failed" and the exit status is
 // non-zero when a check failed. The agent directory is a fresh owner-only temp directory.
 import fs from "node:fs";
@@ -11,6 +13,8 @@ const args = process.argv.slice(2);
 const withHistory = args.includes("--history");
 const moduleAt = args.indexOf("--module");
 const specifier = moduleAt >= 0 ? args[moduleAt + 1] : "gjc-session-store";
+const libcAt = args.indexOf("--expect-libc");
+const expectLibc = libcAt >= 0 ? args[libcAt + 1] : undefined;
 
 const results = [];
 async function check(name, fn) {
@@ -97,6 +101,33 @@ if (withHistory) {
     } finally {
       history.close();
     }
+  });
+}
+if (expectLibc !== undefined) {
+  await check(`the ${expectLibc} prebuild on ${expectLibc}`, () => {
+    const mapped = new Set(
+      fs.readFileSync("/proc/self/maps", "utf8").split("\n")
+        .map((line) => line.trim().split(/\s+/).slice(5).join(" "))
+        .filter((file) => file.startsWith("/")),
+    );
+    const ours = [...mapped].filter((file) => /\/(gjc-session-store[^/]*\.node|gjc_pinned_vfs[^/]*\.so)$/.test(file)).sort();
+    const folder = path.join("prebuilds", `${process.platform}-${process.arch}`);
+    const wanted = [`gjc-session-store.${expectLibc}.node`, ...(withHistory ? [`gjc_pinned_vfs.${expectLibc}.so`] : [])];
+    const loaded = ours.map((file) => path.relative(folder, file.slice(file.lastIndexOf(folder))));
+    assert(ours.every((file) => file.includes(folder)) && JSON.stringify(loaded.sort()) === JSON.stringify(wanted.sort()), `loaded ${JSON.stringify(ours)}`);
+    // musl is its own loader, mapped under the name it was started by or, where that is a link
+    // (Debian's /lib/ld-musl-*), under the file it names.
+    const loaderName = `ld-musl-${{ x64: "x86_64", arm64: "aarch64" }[process.arch]}.so.1`;
+    let musl;
+    try {
+      musl = fs.realpathSync(`/lib/${loaderName}`);
+    } catch {
+      musl = undefined;
+    }
+    const onMusl = [...mapped].some((file) => file === musl || path.basename(file) === loaderName);
+    // glibc's file is libc.so.6, or libc-2.NN.so before 2.34.
+    const onGlibc = [...mapped].some((file) => /\/libc(\.so\.6|-2\.\d+\.so)$/.test(file));
+    assert(expectLibc === "musl" ? onMusl && !onGlibc : onGlibc && !onMusl, `the process runs on ${onMusl ? "musl" : ""}${onGlibc ? " glibc" : ""}`);
   });
 }
 
