@@ -414,8 +414,6 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
     tree === undefined ? source.record(row) : (tree.index.entriesAt([positionOfRow[row]!])[0] as unknown as JsonRecord),
     source.repeated,
   );
-  // Stored rows stand for a file whose ids are unique only if a writer wrote them: entries sharing a hash are read now.
-  if (stored > 0) keys.checkDistinct();
   const patchRecords = source.read(patchRows) as JsonRecord[];
   const { header, patched, states, applied, skipped } = replay(rawHeader as SessionHeader, table, keys, patchRows, patchRecords);
 

@@ -19,8 +19,8 @@ export interface EntryKeys {
   positionOf(id: string): number;
   /** a test that is false only for positions whose entry surely does not hold `id` (so a search reads only the rest) */
   holderFilter(id: string): (position: number) => boolean;
-  /** a test of whether the entry at a position has one of `types` (cheaper than comparing {@link typeAt}'s strings) */
-  typeFilter(types: ReadonlySet<string>): (position: number) => boolean;
+  /** the positions (ascending) of the entries of one of `types`, found without reading entries */
+  positionsOfTypes(types: ReadonlySet<string>): number[];
   /** per position, the position of the last holder of its parent id, or -1; the index takes it over and updates it */
   readonly parents: Int32Array;
   /** the parent ids that no entry holds */
@@ -172,18 +172,17 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   }
 
   /**
-   * The positions from `from` on, ascending, of the records of one of `types`, or (with `within`) the indices `i` of
-   * `within` whose record `within[i]` is; unread records are told by their keys, never read for it.
+   * The positions (ascending) of the records of one of `types`, or (with `within`) the indices `i` of `within` whose
+   * record `within[i]` is; unread records are told by their keys, never read for it.
    */
   positionsOfTypes(types: ReadonlySet<string>, within?: ArrayLike<number>): number[] {
-    const deferred = this.#keys?.typeFilter(types);
-    const base = this.#base;
+    const found = this.#keys === undefined ? [] : this.#keys.positionsOfTypes(types);
+    for (let position = this.#base; position < this.#entries.length; position++) if (types.has(this.#entries[position]!.type)) found.push(position);
+    if (within === undefined) return found;
+    const marked = new Uint8Array(this.#entries.length);
+    for (const position of found) marked[position] = 1;
     const out: number[] = [];
-    const count = within === undefined ? this.count : within.length;
-    for (let i = 0; i < count; i++) {
-      const position = within === undefined ? i : within[i]!;
-      if (position < base ? deferred!(position) : types.has(this.#entries[position]!.type)) out.push(i);
-    }
+    for (let i = 0; i < within.length; i++) if (marked[within[i]!] === 1) out.push(i);
     return out;
   }
 

@@ -18,9 +18,13 @@ export function rowSeed(dev: string, ino: string): number {
 
 /** The check word of row `row` (its words at `w` of `words`) under `seed`: FNV-1a over its five words and number. */
 function rowCheck(words: Int32Array, w: number, row: number, seed: number): number {
+  // Unrolled: this runs over every row of a long session on each open.
   let hash = Math.imul(seed ^ row, 0x01000193);
-  for (let k = 0; k < ROW_WORDS - 1; k++) hash = Math.imul(hash ^ words[w + k]!, 0x01000193);
-  return hash;
+  hash = Math.imul(hash ^ words[w]!, 0x01000193);
+  hash = Math.imul(hash ^ words[w + 1]!, 0x01000193);
+  hash = Math.imul(hash ^ words[w + 2]!, 0x01000193);
+  hash = Math.imul(hash ^ words[w + 3]!, 0x01000193);
+  return Math.imul(hash ^ words[w + 4]!, 0x01000193);
 }
 
 /**

@@ -70,16 +70,19 @@ export class TableKeys implements EntryKeys {
     return (position) => table.idHash(rows[position]!) === hash && (table.flags(rows[position]!) & F_ID) !== 0;
   }
 
-  typeFilter(types: ReadonlySet<string>): (position: number) => boolean {
+  positionsOfTypes(types: ReadonlySet<string>): number[] {
     const wanted = new Uint8Array(KIND_END);
     for (let kind = 0; kind < KIND_END; kind++) if (types.has(typeOfKind(kind) ?? "")) wanted[kind] = 1;
     const { words } = this.#table;
     const rows = this.#rows;
-    return (position) => {
+    const out: number[] = [];
+    // One pass over the kind words: this runs over every entry of a long session on each open.
+    for (let position = 0; position < rows.length; position++) {
       const kind = words[rows[position]! * ROW_WORDS + 4]! & 0xff;
       // A type without a code is read from its line (rare: types newer than this library).
-      return kind === KIND_OTHER ? types.has(this.typeAt(position)) : wanted[kind] === 1;
-    };
+      if (wanted[kind] === 1 || (kind === KIND_OTHER && types.has(this.typeAt(position)))) out.push(position);
+    }
+    return out;
   }
 
   /** The table row of the entry holding `id`; -1 for none. */
@@ -105,55 +108,6 @@ export class TableKeys implements EntryKeys {
     this.#asked = id;
     this.#answer = answer;
     return answer;
-  }
-
-  /**
-   * Reads the entries whose ids share a hash with another entry's and refuses (through `repeated`) two that hold one id.
-   * A writer never indexes such a file; rows that say otherwise were not written by one. The pairs are found without the
-   * lookup table: a bit per hash prefix, in a bitmap small enough to stay in cache, marks the prefixes seen twice, and
-   * only the entries under those prefixes are compared by their whole hash.
-   */
-  checkDistinct(): void {
-    if (this.#repeated === undefined) return;
-    const table = this.#table;
-    const { words } = table;
-    const rows = this.#rows;
-    let bits = 1 << 16;
-    while (bits < this.count * 16 && bits < 1 << 27) bits *= 2;
-    const shift = 32 - Math.log2(bits);
-    const seen = new Int32Array(bits >>> 5);
-    const twice = new Int32Array(bits >>> 5);
-    for (let p = 0; p < rows.length; p++) {
-      const w = rows[p]! * ROW_WORDS;
-      if ((words[w + 4]! & (F_ID << 8)) === 0) continue;
-      const prefix = words[w + 3]! >>> shift;
-      const word = prefix >>> 5;
-      const bit = 1 << (prefix & 31);
-      if ((seen[word]! & bit) !== 0) twice[word] = twice[word]! | bit;
-      else seen[word] = seen[word]! | bit;
-    }
-    const candidates: number[] = [];
-    for (let p = 0; p < rows.length; p++) {
-      const w = rows[p]! * ROW_WORDS;
-      if ((words[w + 4]! & (F_ID << 8)) === 0) continue;
-      const prefix = words[w + 3]! >>> shift;
-      if ((twice[prefix >>> 5]! & (1 << (prefix & 31))) !== 0) candidates.push(p);
-    }
-    // The few whole hashes held twice, found by sorting the candidates' hashes; then only their holders are read.
-    const sorted = new Float64Array(candidates.length);
-    for (let k = 0; k < candidates.length; k++) sorted[k] = table.idHash(rows[candidates[k]!]!);
-    sorted.sort();
-    const shared = new Set<number>();
-    for (let k = 1; k < sorted.length; k++) if (sorted[k] === sorted[k - 1]) shared.add(sorted[k]!);
-    const holders = new Map<number, Set<unknown>>();
-    for (const p of candidates) {
-      const hash = table.idHash(rows[p]!);
-      if (!shared.has(hash)) continue;
-      const id = this.#read(rows[p]!).id;
-      const ids = holders.get(hash) ?? new Set<unknown>();
-      if (ids.has(id)) this.#repeated(String(id));
-      holders.set(hash, ids.add(id));
-    }
   }
 
   /** Slot `k` is words `2k` (entry position + 1; 0: free) and `2k + 1` (its id hash), so a probe never leaves the slots. */

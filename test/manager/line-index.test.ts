@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { MemorySessionStorage, SessionManager } from "../../src/index.js";
 import { decodeLineIndexFrom, encodeLineIndex } from "../../src/manager/line-index.js";
-import { kindOf, LineTable, ROW_WORDS, scanLines } from "../../src/session/index.js";
+import { kindOf, ROW_WORDS } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, FIXTURES } from "./helpers.js";
 import { decodeLineIndex, fullParse, openReadOnly, openWritable, sidecarOf, snapshot } from "./line-index-helpers.js";
@@ -244,19 +244,12 @@ describe("line index", () => {
     expect(await expectFullParse()).toBe("used");
   });
 
-  it("is refused at the open when its rows stand for entries that repeat an id", async () => {
-    // A writer never indexes such a file: these rows are made by hand, each entry's parent the row before.
+  it("is never written for a file whose entries repeat an id, and the report says why", async () => {
     const lines = [...chain(0, 10), JSON.stringify({ type: "message", id: id(5), parentId: id(9), timestamp: "t", message: { role: "user", content: "again", timestamp: 99 } })];
     write(lines);
-    const table = new LineTable();
-    scanLines(fs.readFileSync(file), { offset: 0, line: 1 }, table, true);
-    for (let row = 2; row < table.size; row++) table.setParent(row, row - 1);
-    const { dev, ino } = fs.statSync(file);
-    fs.writeFileSync(sidecarOf(file), encodeLineIndex(String(dev), String(ino), table, table.size), { mode: 0o600 });
-    expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
-    // Nor does a writer index it.
     await indexed();
     expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
+    expect(fs.existsSync(sidecarOf(file)) && indexOf().table.size > 0).toBe(false);
   });
 
   it("is refused whole, with a note, when a row was edited without its check word or comes from another file", async () => {
