@@ -139,7 +139,10 @@ export class SessionManager extends FaceQueries {
     return new SessionManager(withLifecycleId(Engine.inMemory(cwd, storage, options)), { managed: false, agentDir: undefined, token: undefined });
   }
 
-  /** Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. */
+  /**
+   * Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. A path that holds no
+   * session yet gets its header at once, as GJC's open does, so the file a caller names exists when `open` returns.
+   */
   static async open(
     filePath: string,
     destination?: SessionDestinationInput,
@@ -151,8 +154,17 @@ export class SessionManager extends FaceQueries {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
     if (typeof filePath === "string" && filePath.length > 0) assertTranscriptAdmitted(filePath, storage, sessionMemoryMode);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
-    const { readOnly: _readOnly, ...factory } = options;
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
+    const { readOnly, ...factory } = options;
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
+    if (readOnly !== true && !engine.getLoadReport().loaded) {
+      try {
+        await manager.ensureOnDisk();
+      } catch (error) {
+        await manager.close().catch(() => undefined);
+        throw error;
+      }
+    }
+    return manager;
   }
 
   /**
