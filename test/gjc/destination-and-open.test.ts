@@ -78,3 +78,38 @@ describe("open of a path that holds no session", () => {
     expect(fs.existsSync(file)).toBe(false);
   });
 });
+
+describe("moveTo of a session in an explicit directory", () => {
+  it("moves the file and its artifacts into the managed scope of the new cwd, which the session then uses", async () => {
+    const dir = path.join(tmp.path, "sessions");
+    fs.mkdirSync(dir, { mode: 0o700 });
+    const target = path.join(tmp.path, "elsewhere");
+    fs.mkdirSync(target, { mode: 0o700 });
+    const session = SessionManager.create(cwd, dir, undefined, { ...options, agentDir });
+    const prompt = `review this diff\n${"+ added line\n".repeat(400)}`;
+    session.appendMessage({ role: "user", content: prompt, timestamp: 1 });
+    session.appendMessage({ role: "assistant", content: [{ type: "text", text: "looks fine" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as never);
+    await session.flush();
+    const artifactId = await session.saveArtifact("tool output ".repeat(1000), "bash");
+    const before = session.getSessionFile()!;
+    expect(session.isManagedDestination()).toBe(false);
+
+    await session.moveTo(target);
+
+    const after = session.getSessionFile()!;
+    expect(path.dirname(after)).toBe(SessionManager.managedDestination(target, agentDir).directory);
+    expect(path.basename(after)).toBe(path.basename(before));
+    expect(fs.existsSync(before)).toBe(false);
+    expect(fs.existsSync(before.slice(0, -".jsonl".length))).toBe(false);
+    expect(session.isManagedDestination()).toBe(true);
+    expect(session.getCwd()).toBe(target);
+    expect(session.getDestinationForFork()?.directory).toBe(path.dirname(after));
+    expect(path.dirname((await session.getArtifactPath(artifactId!))!)).toBe(after.slice(0, -".jsonl".length));
+    session.appendMessage({ role: "user", content: "after the move", timestamp: 3 });
+    await session.close();
+    const entries = await loadEntriesFromFile(after);
+    expect(entries[0]).toMatchObject({ type: "session", cwd: target });
+    expect(entries.filter((entry) => entry.type === "message")).toHaveLength(3);
+    expect(fs.readdirSync(after.slice(0, -".jsonl".length)).some((name) => name.endsWith(".bash.log"))).toBe(true);
+  });
+});
