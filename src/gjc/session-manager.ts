@@ -15,10 +15,10 @@ import type { SessionDestination, SessionDestinationInput, MigrationPolicy, Sess
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo, SkippedSession } from "../manager/session-info.js";
-import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, isStorageError, type SessionStorage } from "../storage/index.js";
 import { isValidSessionId } from "../session/ids.js";
 import { canonicalizeTrustedPath } from "../scope/index.js";
-import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
+import { assertCwdIdentity, checkMoveTarget, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
@@ -50,8 +50,8 @@ export type StrictSessionOpenResult = { kind: "opened"; manager: SessionManager 
 /** A strict fork's outcome. */
 export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager } | StrictSessionOpenFailure;
 
-/** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
-export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
+/** How a strict close ended: see {@link SessionManager.closeStrict}. */
+export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_failed_retryable"; error: unknown } | { kind: "close_unknown"; error: unknown };
 
 /** The agent directory each managed token of the face was made under. */
 const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
@@ -91,6 +91,8 @@ export class SessionManager extends FaceQueries {
   /** A strictly opened file the next `setSessionFile` must find unchanged. */
   #pendingAdoption: ResumeSessionIdentity | undefined;
   #closed = false;
+  /** The last strict close was `close_failed_retryable`: the writer still holds the file, to be closed again. */
+  #closeRetryPending = false;
   /** The factory options, for the engine managers this face opens itself. */
   readonly #options: SessionManagerOptions;
 
@@ -156,14 +158,7 @@ export class SessionManager extends FaceQueries {
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
     const { readOnly, ...factory } = options;
     const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
-    if (readOnly !== true && !engine.getLoadReport().loaded) {
-      try {
-        await manager.ensureOnDisk();
-      } catch (error) {
-        await manager.close().catch(() => undefined);
-        throw error;
-      }
-    }
+    if (readOnly !== true && !engine.getLoadReport().loaded) await manager.ensureOnDisk().catch((error: unknown) => manager.close().catch(() => undefined).then(() => Promise.reject(error)));
     return manager;
   }
 
@@ -504,10 +499,10 @@ export class SessionManager extends FaceQueries {
    */
   async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
     await this.transitions.exclusive(async () => {
-      await checkTarget(newCwd, options);
+      await checkMoveTarget(newCwd, options);
       const before = this.engine.getSessionFile();
       await this.engine.moveTo(newCwd, { intoManagedScope: true });
-      await checkTarget(newCwd, options);
+      await checkMoveTarget(newCwd, options);
       this.readOnlyResume = false;
       this.bumpRevisions(["headerExport"]);
       this.transitions.advance();
@@ -581,20 +576,23 @@ export class SessionManager extends FaceQueries {
   }
 
   /**
-   * {@link close}, reporting instead of throwing: `closed`, or `close_unknown` with the failure. Either way the file and its
-   * writer lock are released and the temporary artifacts directory of a session in memory is removed.
+   * {@link close}, reporting instead of throwing: `closed`; `close_failed_retryable` when the writer's close failed before it
+   * closed its descriptor (still held, with its lock: the next call closes it again); else `close_unknown`, the file released.
    */
   async closeStrict(): Promise<SessionManagerCloseOutcome> {
     try {
       await this.close();
+      this.#closeRetryPending = false;
       return { kind: "closed" };
     } catch (error) {
-      return { kind: "close_unknown", error };
+      this.#closeRetryPending = isStorageError(error, "close_not_dispatched");
+      return this.#closeRetryPending ? { kind: "close_failed_retryable", error } : { kind: "close_unknown", error };
     }
   }
 
-  /** Flushes, then {@link closeStrict}; a failed flush is `close_unknown` with its failure, the session closed all the same. */
+  /** Flushes (not after a `close_failed_retryable`: only the close is left), then {@link closeStrict}; a failed flush is `close_unknown`. */
   async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
+    if (this.#closeRetryPending) return this.closeStrict();
     try {
       await this.flush();
     } catch (error) {
@@ -602,18 +600,5 @@ export class SessionManager extends FaceQueries {
       return { kind: "close_unknown", error };
     }
     return this.closeStrict();
-  }
-}
-
-/** @throws GjcFaceError `cwd_identity_changed` unless `dir` is a directory (no link) and, where pinned, the same one as `options` names */
-async function checkTarget(dir: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } }): Promise<void> {
-  const { expectedIdentity, targetHandle } = options;
-  if (expectedIdentity === undefined && targetHandle === undefined) return;
-  const byPath = await fs.promises.lstat(dir, { bigint: true }).catch(() => undefined);
-  const held = targetHandle === undefined ? undefined : await targetHandle.stat({ bigint: true });
-  const expected = expectedIdentity ?? held!;
-  const same = (stat: fs.BigIntStats | undefined) => stat !== undefined && stat.dev === expected.dev && stat.ino === expected.ino;
-  if (byPath === undefined || !byPath.isDirectory() || !same(byPath) || (held !== undefined && !same(held))) {
-    throw new GjcFaceError("cwd_identity_changed", `Refusing to move: the identity of ${dir} changed`);
   }
 }

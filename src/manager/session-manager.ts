@@ -391,10 +391,19 @@ export class SessionManager extends SessionDirectories {
 
   /**
    * Does a rewrite still owed (changed payloads; a format migration alone is no change to write), flushes, releases the file, then waits for sessions left by synchronous switches. Idempotent;
-   * later calls but reads throw `closed`; a latched failure is rethrown after the release. @returns the same {@link SessionCloseReport} every time
+   * later calls but reads throw `closed`; a latched failure is rethrown after the release. A writer close that failed before
+   * its descriptor was closed (`close_not_dispatched`) leaves the file held and is tried again by the next call.
+   * @returns the same {@link SessionCloseReport} every time
    */
   async close(): Promise<SessionCloseReport> {
-    if (this.#closed) return this.#closeReport;
+    if (this.#closed) {
+      const held = this.#state.persistence;
+      if (held?.closeRetryable === true) {
+        await held.close();
+        await this.#writer.retired();
+      }
+      return this.#closeReport;
+    }
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending && !state.migrationOnly) this.#writer.writeAll(state);
     this.#closed = true;
