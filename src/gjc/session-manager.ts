@@ -80,10 +80,10 @@ function withLifecycleId(engine: Engine): Engine {
   return engine;
 }
 
-function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
-  if (input === undefined) return { managed: true, agentDir, token: undefined };
-  if (typeof input === "string") return { managed: false, agentDir, token: undefined };
-  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input };
+function destinationOf(input: SessionDestinationInput, agentDir: string | undefined, storage: SessionStorage | undefined): FaceDestination {
+  if (input === undefined) return { managed: true, agentDir, token: undefined, storage };
+  if (typeof input === "string") return { managed: false, agentDir, token: undefined, storage };
+  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input, storage };
 }
 
 /** See the module comment. */
@@ -116,7 +116,7 @@ export class SessionManager extends FaceQueries {
     const staged = stagedFileFor(finalPath, attemptId);
     const dir = path.dirname(finalPath);
     const engine = await Engine.open(staged, dir, storage, undefined, undefined, options);
-    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir), undefined, options);
+    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir, storage), undefined, options);
     manager.beginAttempt({ finalSessionFile: finalPath, stagedSessionFile: staged, artifacts: new AttemptArtifacts(finalPath), state: "open" });
     try {
       await manager.ensureOnDisk();
@@ -133,7 +133,7 @@ export class SessionManager extends FaceQueries {
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
     const engine = withGjcErrors(() => Engine.create(cwd, input, storage, options));
-    return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir), undefined, options);
+    return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir, storage), undefined, options);
   }
 
   /** A session that never persists. */
@@ -157,7 +157,7 @@ export class SessionManager extends FaceQueries {
     if (typeof filePath === "string" && filePath.length > 0) assertTranscriptAdmitted(filePath, storage, sessionMemoryMode);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
     const { readOnly, ...factory } = options;
-    const manager = new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir, storage), sessionMemoryMode, factory);
     if (readOnly !== true && !engine.getLoadReport().loaded) await manager.ensureOnDisk().catch((error: unknown) => manager.close().catch(() => undefined).then(() => Promise.reject(error)));
     return manager;
   }
@@ -176,7 +176,7 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
-    const face = destinationOf(input, options.agentDir);
+    const face = destinationOf(input, options.agentDir, storage);
     if (face.managed && (storage === undefined || storage instanceof FileSessionStorage)) {
       const token = withGjcErrors(() => input === undefined ? SessionManager.managedDestination(cwd, options.agentDir) : (input as SessionDestination));
       const skipped: SkippedSession[] = [];
@@ -210,7 +210,7 @@ export class SessionManager extends FaceQueries {
     const input = explicitInput(destination);
     if (typeof sourcePath === "string" && sourcePath.length > 0) assertTranscriptAdmitted(sourcePath, storage, sessionMemoryMode);
     const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
+    return new SessionManager(engine, destinationOf(input, options.agentDir, storage), sessionMemoryMode, options);
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
