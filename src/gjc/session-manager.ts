@@ -494,8 +494,9 @@ export class SessionManager extends FaceQueries {
    * Moves the session to the workspace `newCwd` as the engine does, as this manager's cwd transition: the target directory
    * must be the one `options` pinned (no link, same dev/ino) before and after; a committed move bumps the cwd generation.
    * A session kept in files moves to the managed scope of `newCwd`, as GJC's does (one of an explicit directory too, which
-   * is then managed); its artifacts follow it: copied bounded as a fork's, then removed from the old place. @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the
-   * artifacts cannot follow (the session has moved, its artifacts stay where they were)
+   * is then managed); its artifacts follow it: copied bounded as a fork's, then removed from the old place.
+   * @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the artifacts cannot
+   * follow (the session has moved, its artifacts stay where they were)
    */
   async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
     await this.transitions.exclusive(async () => {
