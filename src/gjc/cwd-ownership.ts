@@ -142,3 +142,16 @@ export class CwdTransitions {
     } while (tail !== this.#tail);
   }
 }
+
+/** @throws GjcFaceError `cwd_identity_changed` unless `dir` is a directory (no link) and, where pinned, the same one as `options` names */
+export async function checkMoveTarget(dir: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } }): Promise<void> {
+  const { expectedIdentity, targetHandle } = options;
+  if (expectedIdentity === undefined && targetHandle === undefined) return;
+  const byPath = await fs.promises.lstat(dir, { bigint: true }).catch(() => undefined);
+  const held = targetHandle === undefined ? undefined : await targetHandle.stat({ bigint: true });
+  const expected = expectedIdentity ?? held!;
+  const same = (stat: fs.BigIntStats | undefined) => stat !== undefined && stat.dev === expected.dev && stat.ino === expected.ino;
+  if (byPath === undefined || !byPath.isDirectory() || !same(byPath) || (held !== undefined && !same(held))) {
+    throw new GjcFaceError("cwd_identity_changed", `Refusing to move: the identity of ${dir} changed`);
+  }
+}

@@ -6,6 +6,7 @@
 import { SessionManager as Engine, synchronousSwitches } from "../manager/session-manager.js";
 import type { SessionDestination, SessionMemoryMode } from "../manager/destination.js";
 import type { AgentMessage, FileEntry, SessionContext } from "../session/index.js";
+import type { SessionStorage } from "../storage/index.js";
 import { linkContextIdentity } from "./context.js";
 import { CwdTransitions } from "./cwd-ownership.js";
 import { associateSessionMessageEntryId, getSessionMessageEntryId } from "./messages.js";
@@ -24,6 +25,8 @@ export interface FaceDestination {
   agentDir: string | undefined;
   /** the token to hand back to a factory (made on first use for the managed scope of the cwd) */
   token: SessionDestination | undefined;
+  /** the storage the caller gave, if any: a session kept elsewhere than in files is checked through it, not the filesystem */
+  storage?: SessionStorage | undefined;
 }
 
 /** The calls whose GJC and engine signatures agree and that only read: forwarded as they are. */

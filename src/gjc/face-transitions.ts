@@ -185,14 +185,16 @@ export abstract class FaceTransitions extends FaceArtifacts {
 
   /**
    * Makes the commit write the whole successor even before an assistant message. GJC writes it now; here it is written by
-   * the commit (durable, no-replace), so that a process that dies before the commit leaves no transcript behind. The session
-   * directory is checked now, so an unwritable one fails here rather than in the commit.
+   * the commit (durable, no-replace), so that a process that dies before the commit leaves no transcript behind. A session
+   * directory on disk is checked now, so an unusable one fails here rather than in the commit (a caller's other storage is
+   * reached only by the commit's write).
    */
   async ensurePreparedNewSessionOnDisk(prepared: PreparedNewSession): Promise<void> {
     const entry = this.#lookup(prepared);
     const file = entry.engine.getSessionFile();
     if (!entry.engine.isPersisted() || file === undefined) return;
-    SecureDir.openRoot(path.dirname(file)).close();
+    const storage = this.destination.storage;
+    if (storage === undefined || storage instanceof FileSessionStorage) SecureDir.openRoot(path.dirname(file)).close();
     entry.writeOnCommit = true;
   }
 

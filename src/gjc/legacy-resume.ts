@@ -123,8 +123,16 @@ export async function adoptLegacySession(file: string, cwd: string, sha256: stri
   }
 }
 
-/** The copy made of legacy session `file` (moved on since), found among its workspace's candidates; `undefined` when none was made. */
+/**
+ * Where session `file` of workspace `cwd`, no longer at its path, went: the copy a migration recorded, else the one session
+ * of the workspace's scope with the same file name (a copy keeps its name; two or more such are no answer). `undefined` when
+ * neither is there.
+ */
 export function copiedLegacySession(file: string, cwd: string, agentDir: string | undefined): string | undefined {
   const absolute = path.resolve(file);
-  return candidatesOf(cwd, agentDir)?.candidates.find((c) => c.provenance === "v2" && c.migratedFrom === absolute)?.path;
+  const owned = candidatesOf(cwd, agentDir)?.candidates.filter((c) => c.provenance === "v2") ?? [];
+  const recorded = owned.find((c) => c.migratedFrom === absolute);
+  if (recorded !== undefined) return recorded.path;
+  const named = owned.filter((c) => path.basename(c.path) === path.basename(absolute));
+  return named.length === 1 ? named[0]!.path : undefined;
 }

@@ -3,7 +3,8 @@
  * this terminal's breadcrumb, when it was left in the same workspace or in a linked git worktree of
  * the same repository (a `--worktree` session continued from the main checkout), then the picker's
  * rows for the workspace (its scope, its legacy sessions, the project's own transcripts), newest
- * first. A breadcrumb naming a legacy file that was copied since is followed to the copy. Each is
+ * first. A breadcrumb naming a file no longer there is followed to its copy in the scope (see
+ * {@link copiedLegacySession}). Each is
  * tried strictly ({@link openSelected}); GJC's typed refusals stop the resume.
  */
 import fs from "node:fs";
@@ -14,7 +15,7 @@ import { resumeSkipOf, type SkippedSession } from "../manager/session-info.js";
 import type { SessionStorage } from "../storage/index.js";
 import { defaultAgentDir } from "../scope/index.js";
 import { SessionArtifactCapacityError, SessionMigrationBusyError, SessionMigrationPolicyError, SessionTranscriptOversizedError } from "./errors.js";
-import { copiedLegacySession, isLegacySessionFile } from "./legacy-resume.js";
+import { copiedLegacySession } from "./legacy-resume.js";
 import { listManagedForPicker } from "./picker-listing.js";
 import { inspectTranscript, type ResumeSessionIdentity } from "./strict-open.js";
 
@@ -94,8 +95,8 @@ async function breadcrumbSession(cwd: string, agentDir: string, terminalId: stri
   const crumb = await readBreadcrumb(agentDir, terminal);
   if (crumb.kind !== "found") return undefined;
   if (path.resolve(crumb.cwd) !== path.resolve(cwd) && !areLinkedWorktrees(crumb.cwd, cwd)) return undefined;
-  if (fs.existsSync(crumb.sessionFile) || !isLegacySessionFile(crumb.sessionFile, agentDir)) return crumb.sessionFile;
-  return copiedLegacySession(crumb.sessionFile, crumb.cwd, agentDir);
+  if (fs.existsSync(crumb.sessionFile)) return crumb.sessionFile;
+  return copiedLegacySession(crumb.sessionFile, crumb.cwd, agentDir) ?? crumb.sessionFile;
 }
 
 /** The files `continueRecent` tries for `cwd` with a managed destination below `agentDir` (default agent directory when `undefined`), each once, best first. */

@@ -15,10 +15,10 @@ import type { SessionDestination, SessionDestinationInput, MigrationPolicy, Sess
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SessionInfo, SkippedSession } from "../manager/session-info.js";
-import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, isStorageError, type SessionStorage } from "../storage/index.js";
 import { isValidSessionId } from "../session/ids.js";
 import { canonicalizeTrustedPath } from "../scope/index.js";
-import { assertCwdIdentity, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
+import { assertCwdIdentity, checkMoveTarget, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
@@ -50,8 +50,8 @@ export type StrictSessionOpenResult = { kind: "opened"; manager: SessionManager 
 /** A strict fork's outcome. */
 export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager } | StrictSessionOpenFailure;
 
-/** How a strict close ended: closed, or not known to have been (the store releases the file either way). */
-export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_unknown"; error: unknown };
+/** How a strict close ended: see {@link SessionManager.closeStrict}. */
+export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_failed_retryable"; error: unknown } | { kind: "close_unknown"; error: unknown };
 
 /** The agent directory each managed token of the face was made under. */
 const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
@@ -80,10 +80,10 @@ function withLifecycleId(engine: Engine): Engine {
   return engine;
 }
 
-function destinationOf(input: SessionDestinationInput, agentDir: string | undefined): FaceDestination {
-  if (input === undefined) return { managed: true, agentDir, token: undefined };
-  if (typeof input === "string") return { managed: false, agentDir, token: undefined };
-  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input };
+function destinationOf(input: SessionDestinationInput, agentDir: string | undefined, storage: SessionStorage | undefined): FaceDestination {
+  if (input === undefined) return { managed: true, agentDir, token: undefined, storage };
+  if (typeof input === "string") return { managed: false, agentDir, token: undefined, storage };
+  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input, storage };
 }
 
 /** See the module comment. */
@@ -91,6 +91,8 @@ export class SessionManager extends FaceQueries {
   /** A strictly opened file the next `setSessionFile` must find unchanged. */
   #pendingAdoption: ResumeSessionIdentity | undefined;
   #closed = false;
+  /** The last strict close was `close_failed_retryable`: the writer still holds the file, to be closed again. */
+  #closeRetryPending = false;
   /** The factory options, for the engine managers this face opens itself. */
   readonly #options: SessionManagerOptions;
 
@@ -114,7 +116,7 @@ export class SessionManager extends FaceQueries {
     const staged = stagedFileFor(finalPath, attemptId);
     const dir = path.dirname(finalPath);
     const engine = await Engine.open(staged, dir, storage, undefined, undefined, options);
-    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir), undefined, options);
+    const manager = new SessionManager(engine, destinationOf(dir, options.agentDir, storage), undefined, options);
     manager.beginAttempt({ finalSessionFile: finalPath, stagedSessionFile: staged, artifacts: new AttemptArtifacts(finalPath), state: "open" });
     try {
       await manager.ensureOnDisk();
@@ -131,7 +133,7 @@ export class SessionManager extends FaceQueries {
   static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
     const input = explicitInput(destination);
     const engine = withGjcErrors(() => Engine.create(cwd, input, storage, options));
-    return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir), undefined, options);
+    return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir, storage), undefined, options);
   }
 
   /** A session that never persists. */
@@ -139,7 +141,10 @@ export class SessionManager extends FaceQueries {
     return new SessionManager(withLifecycleId(Engine.inMemory(cwd, storage, options)), { managed: false, agentDir: undefined, token: undefined });
   }
 
-  /** Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. */
+  /**
+   * Opens the session file `filePath` (default destination: its directory) as the engine's `open` does. A path that holds no
+   * session yet gets its header at once, as GJC's open does, so the file a caller names exists when `open` returns.
+   */
   static async open(
     filePath: string,
     destination?: SessionDestinationInput,
@@ -151,8 +156,10 @@ export class SessionManager extends FaceQueries {
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
     if (typeof filePath === "string" && filePath.length > 0) assertTranscriptAdmitted(filePath, storage, sessionMemoryMode);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
-    const { readOnly: _readOnly, ...factory } = options;
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, factory);
+    const { readOnly, ...factory } = options;
+    const manager = new SessionManager(engine, destinationOf(input, options.agentDir, storage), sessionMemoryMode, factory);
+    if (readOnly !== true && !engine.getLoadReport().loaded) await manager.ensureOnDisk().catch((error: unknown) => manager.close().catch(() => undefined).then(() => Promise.reject(error)));
+    return manager;
   }
 
   /**
@@ -169,7 +176,7 @@ export class SessionManager extends FaceQueries {
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
-    const face = destinationOf(input, options.agentDir);
+    const face = destinationOf(input, options.agentDir, storage);
     if (face.managed && (storage === undefined || storage instanceof FileSessionStorage)) {
       const token = withGjcErrors(() => input === undefined ? SessionManager.managedDestination(cwd, options.agentDir) : (input as SessionDestination));
       const skipped: SkippedSession[] = [];
@@ -203,7 +210,7 @@ export class SessionManager extends FaceQueries {
     const input = explicitInput(destination);
     if (typeof sourcePath === "string" && sourcePath.length > 0) assertTranscriptAdmitted(sourcePath, storage, sessionMemoryMode);
     const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
-    return new SessionManager(engine, destinationOf(input, options.agentDir), sessionMemoryMode, options);
+    return new SessionManager(engine, destinationOf(input, options.agentDir, storage), sessionMemoryMode, options);
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
@@ -486,21 +493,25 @@ export class SessionManager extends FaceQueries {
   /**
    * Moves the session to the workspace `newCwd` as the engine does, as this manager's cwd transition: the target directory
    * must be the one `options` pinned (no link, same dev/ino) before and after; a committed move bumps the cwd generation.
-   * When the file moves (a managed session), its artifacts follow it: copied bounded as a fork's, then removed from the
-   * old place. @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the
-   * artifacts cannot follow (the session has moved, its artifacts stay where they were)
+   * A session kept in files moves to the managed scope of `newCwd`, as GJC's does (one of an explicit directory too, which
+   * is then managed); its artifacts follow it: copied bounded as a fork's, then removed from the old place.
+   * @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the artifacts cannot
+   * follow (the session has moved, its artifacts stay where they were)
    */
   async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
     await this.transitions.exclusive(async () => {
-      await checkTarget(newCwd, options);
+      await checkMoveTarget(newCwd, options);
       const before = this.engine.getSessionFile();
-      await this.engine.moveTo(newCwd);
-      await checkTarget(newCwd, options);
+      await this.engine.moveTo(newCwd, { intoManagedScope: true });
+      await checkMoveTarget(newCwd, options);
       this.readOnlyResume = false;
       this.bumpRevisions(["headerExport"]);
       this.transitions.advance();
       const after = this.engine.getSessionFile();
       if (!this.engine.isPersisted() || before === undefined || after === undefined || before === after) return;
+      // The session now lives in the managed scope of its new cwd: a token for the old place would point elsewhere.
+      this.destination.managed = true;
+      this.destination.token = undefined;
       this.resetArtifactBindings();
       const copy = await stageArtifactCopy(before, after);
       if (copy === undefined) return;
@@ -566,20 +577,23 @@ export class SessionManager extends FaceQueries {
   }
 
   /**
-   * {@link close}, reporting instead of throwing: `closed`, or `close_unknown` with the failure. Either way the file and its
-   * writer lock are released and the temporary artifacts directory of a session in memory is removed.
+   * {@link close}, reporting instead of throwing: `closed`; `close_failed_retryable` when the writer's close failed before it
+   * closed its descriptor (still held, with its lock: the next call closes it again); else `close_unknown`, the file released.
    */
   async closeStrict(): Promise<SessionManagerCloseOutcome> {
     try {
       await this.close();
+      this.#closeRetryPending = false;
       return { kind: "closed" };
     } catch (error) {
-      return { kind: "close_unknown", error };
+      this.#closeRetryPending = isStorageError(error, "close_not_dispatched");
+      return this.#closeRetryPending ? { kind: "close_failed_retryable", error } : { kind: "close_unknown", error };
     }
   }
 
-  /** Flushes, then {@link closeStrict}; a failed flush is `close_unknown` with its failure, the session closed all the same. */
+  /** Flushes (not after a `close_failed_retryable`: only the close is left), then {@link closeStrict}; a failed flush is `close_unknown`. */
   async flushAndCloseStrict(): Promise<SessionManagerCloseOutcome> {
+    if (this.#closeRetryPending) return this.closeStrict();
     try {
       await this.flush();
     } catch (error) {
@@ -587,18 +601,5 @@ export class SessionManager extends FaceQueries {
       return { kind: "close_unknown", error };
     }
     return this.closeStrict();
-  }
-}
-
-/** @throws GjcFaceError `cwd_identity_changed` unless `dir` is a directory (no link) and, where pinned, the same one as `options` names */
-async function checkTarget(dir: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } }): Promise<void> {
-  const { expectedIdentity, targetHandle } = options;
-  if (expectedIdentity === undefined && targetHandle === undefined) return;
-  const byPath = await fs.promises.lstat(dir, { bigint: true }).catch(() => undefined);
-  const held = targetHandle === undefined ? undefined : await targetHandle.stat({ bigint: true });
-  const expected = expectedIdentity ?? held!;
-  const same = (stat: fs.BigIntStats | undefined) => stat !== undefined && stat.dev === expected.dev && stat.ino === expected.ino;
-  if (byPath === undefined || !byPath.isDirectory() || !same(byPath) || (held !== undefined && !same(held))) {
-    throw new GjcFaceError("cwd_identity_changed", `Refusing to move: the identity of ${dir} changed`);
   }
 }

@@ -12,6 +12,7 @@ import path from "node:path";
 
 import { GjcError } from "../errors.js";
 import { SecureDir, SecureFsError } from "../fs/index.js";
+import { MigrationError } from "../migration/errors.js";
 import { identifyTranscript, type FileIdentity } from "../migration/session-file.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
 import { removeLineIndex } from "../manager/line-index.js";
@@ -139,6 +140,7 @@ async function removeArtifacts(
   }
   const before = statOrUndefined(dir, stem);
   if (before === undefined) return { kind: "artifacts_removed", phase: "artifacts", transcriptIdentity };
+  if (before.type === "symlink") throw new SessionDeleteVerificationError("symlink", "the artifacts entry is a symbolic link");
   if (before.type !== "directory") throw new SessionDeleteVerificationError("artifacts", "the artifacts entry is not a directory");
   if (target.artifactsAbsentAtAuthorization === true) throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
   const expected = target.expectedArtifactsIdentity;
@@ -189,13 +191,23 @@ function verifiedTranscript(dir: SecureDir, name: string, target: VerifiedSessio
   try {
     read = identifyTranscript(dir, name, target.transcriptPath, "managed");
   } catch (error) {
-    const link = error instanceof GjcError && /symlink/.test(`${error.code} ${(error as { cause?: unknown }).cause ?? ""}`);
-    throw new SessionDeleteVerificationError(link ? "symlink" : "stat", "the transcript could not be opened and read", { cause: error });
+    throw new SessionDeleteVerificationError(transcriptRefusalKind(error), "the transcript could not be opened and read", { cause: error });
   }
   const { identity, header } = read;
   const found = { dev: BigInt(identity.dev), ino: BigInt(identity.ino), nlink: BigInt(identity.nlink), size: identity.size, mtimeNs: BigInt(identity.mtimeNs), sha256: identity.sha256 };
   checkAuthorisedTranscript(found, header, target);
   return found;
+}
+
+/**
+ * The check a refused transcript read failed, as GJC names it: `symlink` for a link at its name, `identity` for a file with
+ * more than one link (never the single-link version a delete authorises), else `stat`.
+ */
+function transcriptRefusalKind(error: unknown): VerifiedDeleteFailureKind {
+  const detail = error instanceof MigrationError ? error.detail : error instanceof SecureFsError ? error.code : undefined;
+  if (detail === "symlink" || detail === "symlink_refused") return "symlink";
+  if (detail === "hardlink" || detail === "hardlink_refused") return "identity";
+  return "stat";
 }
 
 /**

@@ -14,6 +14,8 @@ export interface SessionDestination {
   readonly kind: "managed" | "explicit";
   /** The absolute session directory the token resolves to. */
   readonly sessionDir: string;
+  /** The same directory under GJC's field name, which GJC's app and tests read (`destination.directory`). */
+  readonly directory: string;
 }
 
 /** What the factories accept where GJC takes a `SessionDestinationInput`. */
@@ -29,7 +31,7 @@ export type SessionMemoryMode = "off" | "shadow" | "enabled" | "auto";
 const issued = new WeakMap<object, Pick<SessionTarget, "storage" | "agentDir">>();
 
 function issue(kind: SessionDestination["kind"], sessionDir: string, token: Pick<SessionTarget, "storage" | "agentDir">): SessionDestination {
-  const destination: SessionDestination = Object.freeze({ kind, sessionDir });
+  const destination: SessionDestination = Object.freeze({ kind, sessionDir, directory: sessionDir });
   issued.set(destination, token);
   return destination;
 }

@@ -25,6 +25,8 @@ export class SessionPersistence {
   #queued = 0;
   #error: SessionManagerError | undefined;
   #closed = false;
+  /** The writer whose close failed before its descriptor was closed (`close_failed_retryable`): the next {@link close} tries it again. */
+  #unclosed: SessionStorageWriter | undefined;
   #index: LineIndexAppender | undefined;
 
   /**
@@ -154,23 +156,34 @@ export class SessionPersistence {
     }
   }
 
-  /** Waits for queued work and releases the file; rethrows the latched failure after releasing. */
+  /**
+   * Waits for queued work and releases the file; rethrows the latched failure after releasing. A writer whose close failed
+   * before it closed its descriptor (`close_failed_retryable`) is kept, its failure thrown as it is and not latched: the
+   * descriptor and its lock are still this process's, so the next call closes it again.
+   */
   async close(): Promise<void> {
-    if (this.#closed) {
-      this.check();
-      return;
+    if (!this.#closed) {
+      this.#closed = true;
+      await this.#chain;
+      this.#unclosed = this.#detach();
     }
-    this.#closed = true;
-    await this.#chain;
-    const writer = this.#detach();
+    const writer = this.#unclosed;
     if (writer !== undefined) {
       try {
         await writer.close();
+        this.#unclosed = undefined;
       } catch (error) {
+        if (writer.getCloseState() === "close_failed_retryable") throw error;
+        this.#unclosed = undefined;
         this.fail(error);
       }
     }
     this.check();
+  }
+
+  /** Whether a {@link close} failed before the writer closed its descriptor, so calling it again retries that close. */
+  get closeRetryable(): boolean {
+    return this.#unclosed !== undefined;
   }
 
   /** Releases the file now when nothing is queued, for a synchronous hand-over to another manager of this process. @returns false, doing nothing, while queued work runs */

@@ -17,7 +17,7 @@ import {
   type FileEntry,
   type SessionHeader,
 } from "../session/index.js";
-import { MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, ManagedSessionStorage, MemorySessionStorage, StorageError, type SessionStorage } from "../storage/index.js";
 import { announceSession, openFirstFree } from "./continuation.js";
 import { resolveFactoryOptions, targetOf, type MigrationPolicy, type Policies, type SessionDestinationInput, type SessionMemoryMode } from "./destination.js";
 import { defined } from "./appender.js";
@@ -353,20 +353,24 @@ export class SessionManager extends SessionDirectories {
 
   /**
    * Moves the session to the workspace `newCwd`, recorded in the header; a managed session's file moves to its managed
-   * scope (see `StateWriter.move`), an explicit one stays. @throws ScopeError; SessionManagerError `persistence_failed`, `invalid_options`
+   * scope (see `StateWriter.move`), an explicit one stays unless `options.intoManagedScope` asks for GJC's move: a session
+   * kept in files (not a caller's other storage) then moves to the managed scope of `newCwd` and is managed from then on.
+   * @throws ScopeError; SessionManagerError `persistence_failed`, `invalid_options`
    */
-  async moveTo(newCwd: string): Promise<void> {
+  async moveTo(newCwd: string, options: { intoManagedScope?: boolean } = {}): Promise<void> {
     this.#checkWritable();
     if (typeof newCwd !== "string" || newCwd.length === 0) throw new SessionManagerError("invalid_options", "newCwd must be a non-empty string");
     const state = this.#state;
     if (newCwd === state.header.cwd) return;
     const header: SessionHeader = { ...state.header, cwd: newCwd };
-    if (!this.#persistent || !this.#options.managed) {
+    const storage = this.#options.storage;
+    const inFiles = storage instanceof FileSessionStorage || storage instanceof ManagedSessionStorage;
+    if (!this.#persistent || !(this.#options.managed || (options.intoManagedScope === true && inFiles))) {
       state.header = header;
       if (this.#persistent && state.active) await this.rewriteEntries();
       return;
     }
-    this.#options = await this.#writer.move(state, this.#options, header);
+    this.#options = { ...(await this.#writer.move(state, this.#options, header)), managed: true };
   }
 
   /** Writes the whole session now, even before an assistant message; a no-op in memory or once written. @throws SessionManagerError `persistence_failed` */
@@ -387,10 +391,19 @@ export class SessionManager extends SessionDirectories {
 
   /**
    * Does a rewrite still owed (changed payloads; a format migration alone is no change to write), flushes, releases the file, then waits for sessions left by synchronous switches. Idempotent;
-   * later calls but reads throw `closed`; a latched failure is rethrown after the release. @returns the same {@link SessionCloseReport} every time
+   * later calls but reads throw `closed`; a latched failure is rethrown after the release. A writer close that failed before
+   * its descriptor was closed (`close_not_dispatched`) leaves the file held and is tried again by the next call.
+   * @returns the same {@link SessionCloseReport} every time
    */
   async close(): Promise<SessionCloseReport> {
-    if (this.#closed) return this.#closeReport;
+    if (this.#closed) {
+      const held = this.#state.persistence;
+      if (held?.closeRetryable === true) {
+        await held.close();
+        await this.#writer.retired();
+      }
+      return this.#closeReport;
+    }
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending && !state.migrationOnly) this.#writer.writeAll(state);
     this.#closed = true;

@@ -109,6 +109,22 @@ export function requireStillNamed(target: string, held: FileIdentity, named: Fil
   );
 }
 
+/**
+ * Refuses a writer whose file, still at its name, no longer has the size this writer left it at: another program
+ * truncated or wrote it in place (the lock keeps out every writer that takes it). Lines appended since may sit after bytes
+ * this session never wrote, so the session must not be told they are kept.
+ * @throws StorageError `unsafe_entry` (`detail`: `identity_changed`)
+ */
+export function requireSizeKept(target: string, size: number, expected: number): void {
+  if (size === expected) return;
+  throw new StorageError(
+    "unsafe_entry",
+    `${target} was changed in place while this writer held it open (${size} bytes where this writer left ${expected}). ` +
+      "This writer writes nothing more and recreates or overwrites nothing: reopen the session at that name, or start a new one, to go on.",
+    { path: target, detail: "identity_changed" },
+  );
+}
+
 /** Which direction an OS error happened in; decides the fallback code. */
 type IoDirection = "read" | "write";
 

@@ -13,7 +13,7 @@ import path from "node:path";
 import type { SecureLock } from "../fs/index.js";
 import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { SyncBackedStorage } from "./sync-backed.js";
-import { StorageError, guardStorage, isStorageError, pathError, requireStillNamed, toStorageError } from "./errors.js";
+import { StorageError, guardStorage, isStorageError, pathError, requireSizeKept, requireStillNamed, toStorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath, temporaryName } from "./paths.js";
 import type {
@@ -218,10 +218,20 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
   let closed = false;
   const oneByte = Buffer.alloc(1);
   const sidecars = new Set<SidecarFile>();
-  const checkNamedSync = (): void => requireStillNamed(file.absolute, identityOf(fs.fstatSync(fd, { bigint: true })), namedAt(file.absolute));
+  // Every byte of the file comes through this sink while it holds the lock: any other size is someone else's doing.
+  let size = fs.fstatSync(fd).size;
+  const checkNamedSync = (): void => {
+    const held = fs.fstatSync(fd, { bigint: true });
+    requireStillNamed(file.absolute, identityOf(held), namedAt(file.absolute));
+    requireSizeKept(file.absolute, Number(held.size), size);
+  };
   return {
     path: file.absolute,
-    appendSync: (data) => writeAllSync(fd, data),
+    appendSync(data) {
+      const written = writeAllSync(fd, data);
+      size += written;
+      return written;
+    },
     lastByteSync() {
       const { size } = fs.fstatSync(fd);
       if (size === 0) return undefined;
@@ -233,6 +243,7 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
     async replace(chunks) {
       const previous = fd;
       fd = replaceFile(file.dir, file.name, chunks, {});
+      size = fs.fstatSync(fd).size;
       fs.closeSync(previous);
     },
     openSidecar(name) {

@@ -12,7 +12,7 @@ import path from "node:path";
 import { SecureDir, SecureFsError, type SecureDirEntry, type SecureFile, type SecureLock, type SecureStat } from "../fs/index.js";
 import { SyncBackedStorage } from "./sync-backed.js";
 import { positionalReader, concatChunks, readFileAt, type PositionalRead } from "./bytes.js";
-import { guardStorage, pathError, requireStillNamed, toStorageError, type StorageError } from "./errors.js";
+import { guardStorage, pathError, requireSizeKept, requireStillNamed, toStorageError, type StorageError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { SESSIONS_DIRECTORY, splitBelowRoot, splitFilePath } from "./paths.js";
 import type {
@@ -252,11 +252,21 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     let file = opened;
     let closed = false;
     const sidecars = new Set<SidecarFile>();
+    // Every byte of the file comes through this sink while it holds the lock: any other size is someone else's doing.
+    let size = file.stat().size;
     // The name is looked up in the held directory (no link followed), never by path.
-    const checkNamedSync = (): void => requireStillNamed(absolute, file.stat(), namedEntry(dir, name));
+    const checkNamedSync = (): void => {
+      const held = file.stat();
+      requireStillNamed(absolute, held, namedEntry(dir, name));
+      requireSizeKept(absolute, held.size, size);
+    };
     return {
       path: absolute,
-      appendSync: (data) => file.append(data),
+      appendSync(data) {
+        const written = file.append(data);
+        size += written;
+        return written;
+      },
       lastByteSync() {
         const { size } = file.stat();
         return size === 0 ? undefined : file.readAt(size - 1, 1)[0];
@@ -267,6 +277,7 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         dir.writeFileAtomic(name, concatChunks(chunks));
         const previous = file;
         file = dir.openFile(name, { append: true });
+        size = file.stat().size;
         previous.close();
       },
       openSidecar(sidecar) {

@@ -131,6 +131,30 @@ describe("legacy sessions of a managed workspace", () => {
   });
 });
 
+describe("a breadcrumb naming a session file no longer there", () => {
+  it("resumes the one session of the scope with that file name, not the newest", async () => {
+    const intended = await persisted(workspace, "the session this terminal was in");
+    const legacyDir = path.dirname(writeLegacySession(sessionsRoot(), workspace, { id: "unrelated-legacy" }));
+    const gone = path.join(legacyDir, path.basename(intended));
+    await persisted(workspace, "a newer session");
+    writeBreadcrumb(agentDir, "pane-2", workspace, gone);
+
+    const resumed = await SessionManager.continueRecent(workspace, undefined, undefined, undefined, undefined, options("pane-2"));
+    expect(resumed.getSessionFile()).toBe(intended);
+    await resumed.close();
+  });
+
+  it("takes the newest when no single session of the scope has that name", async () => {
+    await persisted(workspace, "an older session");
+    const newest = await persisted(workspace, "the newest session");
+    writeBreadcrumb(agentDir, "pane-3", workspace, path.join(sessionsRoot(), "--gone--", "2026-01-01T00-00-00-000Z_gone.jsonl"));
+
+    const resumed = await SessionManager.continueRecent(workspace, undefined, undefined, undefined, undefined, options("pane-3"));
+    expect(resumed.getSessionFile()).toBe(newest);
+    await resumed.close();
+  });
+});
+
 function git(cwd: string, ...args: string[]): void {
   execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, stdio: "ignore" });
 }

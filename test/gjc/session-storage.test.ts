@@ -185,6 +185,31 @@ describe("deleteSessionVerified", () => {
   });
 });
 
+describe("deleteSessionVerified refusals named as GJC names them", () => {
+  it("a link at the transcript's name is `symlink`, a second link to it `identity`, a link at the artifacts `symlink`; nothing moves", async () => {
+    const { file, id, cwd, artifacts } = await writtenSession();
+    const target = targetOf(file, id, cwd);
+    const linked = path.join(root, "2026-01-01T00-00-00-000Z_linked.jsonl");
+    fs.symlinkSync(file, linked);
+    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, transcriptPath: linked }))).toBe("symlink");
+    expect(fs.lstatSync(linked).isSymbolicLink()).toBe(true);
+
+    const second = path.join(tmp.path, "second-link.jsonl");
+    fs.linkSync(file, second);
+    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("identity");
+    fs.rmSync(second);
+
+    const realArtifacts = path.join(tmp.path, "real-artifacts");
+    fs.renameSync(artifacts, realArtifacts);
+    fs.symlinkSync(realArtifacts, artifacts);
+    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("symlink");
+    expect(fs.lstatSync(artifacts).isSymbolicLink()).toBe(true);
+    expect(fs.existsSync(path.join(realArtifacts, "local", "deep", "notes.md"))).toBe(true);
+    expect(fs.existsSync(file)).toBe(true);
+    expect(fs.readdirSync(root).filter((n) => n.startsWith(".gjc-delete-"))).toEqual([]);
+  });
+});
+
 describe("probeSessionRetirement and retireSessionTranscript", () => {
   it("the probe changes nothing; retirement removes the session and its artifacts", async () => {
     const { file, artifacts } = await writtenSession();

@@ -9,6 +9,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
+import { MemorySessionStorage } from "../../src/gjc/memory-storage.js";
 import { SessionManager } from "../../src/gjc/session-manager.js";
 import type { AgentMessage } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -192,6 +193,28 @@ describe("two-phase transitions", () => {
     const id = manager.appendCustomEntry("after-recovery", {});
     await manager.flush();
     expect(fs.readFileSync(file, "utf8")).toContain(id);
+    await manager.close();
+  });
+});
+
+describe("a prepared successor in a caller's storage", () => {
+  it("ensurePreparedNewSessionOnDisk asks nothing of the filesystem, and the commit writes the successor into that storage", async () => {
+    const storage = new MemorySessionStorage();
+    const dir = "/sessions-in-memory-only";
+    expect(fs.existsSync(dir)).toBe(false);
+    const manager = SessionManager.create("/work/project", dir, storage, options());
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "plan the refactor ".repeat(200) }], timestamp: 1 } as AgentMessage);
+    const prepared = await manager.prepareNewSession();
+    manager.appendPreparedCustomMessageEntry(prepared, "handoff", "context carried over ".repeat(100), true);
+    await manager.ensurePreparedNewSessionOnDisk(prepared);
+    expect(storage.existsSync(prepared.sessionFile!)).toBe(false);
+
+    manager.commitPreparedNewSession(prepared);
+    await manager.flush();
+    expect(manager.getSessionFile()).toBe(prepared.sessionFile);
+    const lines = storage.readTextSync(prepared.sessionFile!).trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    expect(lines.map((line) => line.type)).toEqual(["session", "custom_message"]);
+    expect(fs.existsSync(dir)).toBe(false);
     await manager.close();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The `/gjc` file storage's writer options on real files: a close adapter that fails before or
  * after closing the descriptor (retried, or never again), and a managed security context that
- * binds writers to one session directory as it stood when the context was made.
+ * binds writers to one session directory as it stood when the context was made; and the manager's
+ * strict close over such an adapter, which keeps a writer whose close was not dispatched for a retry.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -10,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import {
   FileSessionStorage,
+  SessionManager,
   SessionStorageWriterRetryableCloseError,
   StorageError,
   createManagedSessionSecurityContext,
@@ -198,5 +200,52 @@ describe("managed security context", () => {
     const made = createManagedSessionSecurityContext({ agentDir: tmp.path, sessionsRoot, sessionDir: sessionsRoot });
     expect(Object.isFrozen(made)).toBe(true);
     expect(made).toMatchObject({ kind: "managed", profileAgentDir: tmp.path, sessionDir: sessionsRoot });
+  });
+});
+
+describe("the manager's strict close over a close adapter", () => {
+  /** File storage whose writers close through `adapter` (GJC's certainty-aware close). */
+  class AdaptedStorage extends FileSessionStorage {
+    constructor(private readonly adapter: { close(fd: number): void }) {
+      super();
+    }
+    override openWriter(target: string, options: Parameters<FileSessionStorage["openWriter"]>[1] = {}) {
+      return super.openWriter(target, { ...options, closeAdapter: this.adapter });
+    }
+  }
+
+  it("reports close_failed_retryable with the file still held, then closes it on the next strict close", async () => {
+    const attempts: number[] = [];
+    let refuse = true;
+    const adapted = new AdaptedStorage({
+      close(fd) {
+        attempts.push(fd);
+        if (refuse) throw new SessionStorageWriterRetryableCloseError("the descriptor table is busy");
+        fs.closeSync(fd);
+      },
+    });
+    const session = SessionManager.create("/work/project", sessionDir, adapted, { terminalId: null, agentDir: path.join(tmp.path, "agent") });
+    for (let n = 0; n < 3; n++) {
+      session.appendMessage({ role: "user", content: `step ${n}: ${"explain the failing build ".repeat(50)}`, timestamp: n });
+      session.appendMessage({ role: "assistant", content: [{ type: "text", text: `answer ${n}` }], provider: "p", model: "m", timestamp: n, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as never);
+    }
+    const file = session.getSessionFile()!;
+
+    const first = await session.flushAndCloseStrict();
+    expect(first.kind).toBe("close_failed_retryable");
+    expect(first.kind === "close_failed_retryable" && first.error).toBeInstanceOf(SessionStorageWriterRetryableCloseError);
+    // Not released: no other writer may take the file meanwhile.
+    expect(codeOf(() => storage.openWriter(file))).toBe("session_busy");
+
+    refuse = false;
+    expect(await session.flushAndCloseStrict()).toEqual({ kind: "closed" });
+    expect(attempts).toHaveLength(2);
+    expect(attempts[0]).toBe(attempts[1]);
+    expect(await session.closeStrict()).toEqual({ kind: "closed" });
+    expect(attempts).toHaveLength(2);
+    const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    expect(lines.map((line) => line.type)).toEqual(["session", ...Array(6).fill("message")]);
+    const next = storage.openWriter(file);
+    await next.close();
   });
 });

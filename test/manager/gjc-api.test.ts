@@ -44,7 +44,7 @@ describe("factories and destinations", () => {
     expect(viaString.getSessionDir()).toBe(dir);
     const token = SessionManager.explicitDestination(dir);
     expect(SessionManager.create("/w", token, undefined, extras).getSessionDir()).toBe(dir);
-    expect(await codeOfAsync(() => SessionManager.create("/w", { kind: "explicit", sessionDir: dir }))).toBe("untrusted_destination");
+    expect(await codeOfAsync(() => SessionManager.create("/w", { kind: "explicit", sessionDir: dir, directory: dir }))).toBe("untrusted_destination");
     expect(await codeOfAsync(() => SessionManager.create("/w", { ...token }))).toBe("untrusted_destination");
     expect(await codeOfAsync(() => SessionManager.explicitDestination("relative"))).toBe("invalid_options");
 

@@ -377,6 +377,28 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry", "unsafe_entry"]);
     });
 
+    it.skipIf(kind === "memory")("a writer whose file another program truncated and rewrote in place refuses its sync, later writes and close, latched", async () => {
+      const file = at("in-place.jsonl");
+      const writer = storage.openWriter(file);
+      await writer.writeLine(JSON.stringify({ type: "session", id: "mine", cwd: "/w" }));
+      await writer.writeLine(JSON.stringify({ type: "message", text: "a long answer ".repeat(200) }));
+      await writer.flush();
+      await writer.rewrite([`${JSON.stringify({ type: "session", id: "mine", cwd: "/w" })}\n`]);
+      await writer.writeLine(JSON.stringify({ type: "message", text: "after the rewrite" }));
+      await writer.flush();
+      // Same inode, same mode, same name: only the bytes changed, as `>` in a shell or an editor saving in place does.
+      const theirs = `${JSON.stringify({ type: "session", id: "theirs", cwd: "/w" })}\n`;
+      fs.writeFileSync(file, theirs);
+      await writer.writeLine("appended after their bytes");
+      const refusal = await writer.flush().catch((error: unknown) => error);
+      expect(refusal).toMatchObject({ code: "unsafe_entry", detail: "identity_changed", path: file });
+      await expect(writer.writeLine("later")).rejects.toBe(refusal);
+      await expect(writer.rewrite(["whole\n"])).rejects.toBe(refusal);
+      await expect(writer.close()).rejects.toBe(refusal);
+      expect(fs.readFileSync(file, "utf8").startsWith(theirs)).toBe(true);
+      expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry"]);
+    });
+
     it.skipIf(kind === "memory")("a rewrite refuses, publishing nothing, once the file's name names another", async () => {
       const file = at("rewritten.jsonl");
       const writer = storage.openWriter(file);
