@@ -14,7 +14,7 @@ import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
-import type { SessionInfo, SkippedSession } from "../manager/session-info.js";
+import type { SkippedSession } from "../manager/session-info.js";
 import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
 import { isValidSessionId } from "../session/ids.js";
 import { canonicalizeTrustedPath } from "../scope/index.js";
@@ -30,7 +30,7 @@ import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
-import { listForPicker, listManagedForPicker } from "./picker-listing.js";
+import { gjcRows, listForPicker, listManagedForPicker, type SessionInfo } from "./picker-listing.js";
 import { adoptLegacySession, isLegacySessionFile } from "./legacy-resume.js";
 import { managedResumeCandidates, openSelected } from "./resume-candidates.js";
 import { assertTranscriptAdmitted, canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
@@ -387,12 +387,12 @@ export class SessionManager extends FaceQueries {
 
   /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */
   static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options);
+    return gjcRows(await Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options));
   }
 
   /** The sessions of every managed scope, newest first. */
   static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return Engine.listAll(storage, managedAgentDir, options);
+    return gjcRows(await Engine.listAll(storage, managedAgentDir, options));
   }
 
   /** The picker's rows for `cwd`: `sessionDir`'s sessions, or the managed and project ones; never writes; `[]` on failure. */

@@ -1,6 +1,6 @@
 /**
  * What GJC 0.15's real app observed differently on the `/gjc` face than on its own store, pinned:
- * the lines it writes (key order included, as GJC's own appends lay them out).
+ * the lines it writes (key order included, as GJC's own appends lay them out) and the picker's rows.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -66,5 +66,32 @@ describe("lines as GJC's app writes them", () => {
       ["type", "customType", "id", "parentId", "timestamp"],
     ]);
     await reopened.close();
+  });
+});
+
+describe("the resume picker's rows", () => {
+  it("name the session a branch came from as parentSessionPath, as GJC's rows do", async () => {
+    const manager = SessionManager.create(workspace, sessionDir, undefined, options);
+    const question = manager.appendMessage(user("first question"));
+    manager.appendMessage(assistant("first answer"));
+    await manager.flush();
+    const original = manager.getSessionFile()!;
+    manager.createBranchedSession(question);
+    manager.appendMessage(assistant("in the branch"));
+    await manager.flush();
+    const branched = manager.getSessionFile()!;
+    expect(branched).not.toBe(original);
+    const parent = linesOf(branched)[0]!.parentSession;
+    expect(typeof parent).toBe("string");
+
+    for (const rows of [
+      await SessionManager.listForResumePickerReadOnly(workspace, sessionDir),
+      await SessionManager.list(workspace, sessionDir),
+    ]) {
+      const byPath = new Map(rows.map((row) => [row.path, row]));
+      expect(byPath.get(branched)).toMatchObject({ parentSessionPath: parent });
+      expect(byPath.get(original)).not.toHaveProperty("parentSessionPath");
+    }
+    await manager.close();
   });
 });
