@@ -51,7 +51,8 @@ export abstract class FaceQueries extends FaceStaged {
 
   /**
    * GJC moves compacted history into its blob store to bound memory; this store keeps the session it holds, so nothing moves
-   * and the counts are zero (the app then owes no rewrite). @throws SessionTreeError `unknown_entry` for an unknown id
+   * and the counts are zero (the app then owes no rewrite). Payloads GJC itself evicted were put back when the file was
+   * loaded. @throws SessionTreeError `unknown_entry` for an unknown id
    */
   evictCompactedContent(firstKeptEntryId: string, compactionEntryId: string): EvictCompactedContentResult {
     const tree = hooks.tree(this.engine);

@@ -91,8 +91,9 @@ export { HistoryStorage, HistoryError } from "../history/index.js";
 export type { HistoryEntry, HistoryStorageOptions } from "../history/index.js";
 
 // the types GJC's app imports
+export type { SessionInfo } from "./picker-listing.js";
 export type {
-  SessionInfo, SessionDestination, SessionDestinationInput, SessionMemoryMode, NewSessionOptions,
+  SessionDestination, SessionDestinationInput, SessionMemoryMode, NewSessionOptions,
   MigrationPolicy as SessionDirectoryMigrationPolicy,
 } from "../manager/index.js";
 export type {

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { SessionManager as Engine } from "../manager/session-manager.js";
-import type { SessionInfo } from "../manager/session-info.js";
+import type { SessionInfo as EngineSessionInfo } from "../manager/session-info.js";
 import { listSessions } from "../manager/discovery.js";
 import { FileSessionStorage, type SessionStorage } from "../storage/index.js";
 import { legacyPickerRows } from "./legacy-resume.js";
@@ -20,6 +20,17 @@ const PROJECT_SCAN_MAX_DIRECTORIES = 4096;
 const PROJECT_SCAN_MAX_FILES = 1000;
 
 const READ_ONLY = { persistentIndex: false } as const;
+
+/** A listing row as GJC's app receives it: the engine's row, plus GJC's name for the header's `parentSession`. */
+export interface SessionInfo extends EngineSessionInfo {
+  /** The header's `parentSession` (the session this one was branched or forked from), under GJC's name. */
+  readonly parentSessionPath?: string;
+}
+
+/** `rows` with GJC's `parentSessionPath` beside the engine's `parentSession`. */
+export function gjcRows(rows: readonly EngineSessionInfo[]): SessionInfo[] {
+  return rows.map((row) => (row.parentSession === undefined ? row : { ...row, parentSessionPath: row.parentSession }));
+}
 
 /** The directories below `<cwd>/.gjc` holding project transcripts, each with the names of those transcripts (links never followed). */
 function projectTranscriptDirs(cwd: string): Map<string, Set<string>> {
@@ -54,13 +65,13 @@ function projectTranscriptDirs(cwd: string): Map<string, Set<string>> {
 }
 
 /** Rows merged by session id, the newest `modified` kept, newest first. */
-function mergedById(rows: readonly SessionInfo[]): SessionInfo[] {
-  const byId = new Map<string, SessionInfo>();
+function mergedById(rows: readonly EngineSessionInfo[]): SessionInfo[] {
+  const byId = new Map<string, EngineSessionInfo>();
   for (const row of rows) {
     const kept = byId.get(row.id);
     if (kept === undefined || row.modified.getTime() > kept.modified.getTime()) byId.set(row.id, row);
   }
-  return [...byId.values()].sort((a, b) => b.modified.getTime() - a.modified.getTime());
+  return gjcRows([...byId.values()].sort((a, b) => b.modified.getTime() - a.modified.getTime()));
 }
 
 /** Whether `file` sits directly in a `.staging` folder (an attempt, not a session). */
@@ -71,13 +82,13 @@ function isStaged(file: string): boolean {
 /** The managed scope's sessions of `cwd` and the project's own transcripts; `[]` for another storage or an unusable scope. */
 export async function listManagedForPicker(cwd: string, managedAgentDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
   if (storage !== undefined && !(storage instanceof FileSessionStorage)) return [];
-  let managed: SessionInfo[];
+  let managed: EngineSessionInfo[];
   try {
     managed = await Engine.list(cwd, undefined, undefined, { ...READ_ONLY, ...(managedAgentDir === undefined ? {} : { agentDir: managedAgentDir }) });
   } catch {
     return [];
   }
-  const project: SessionInfo[] = [];
+  const project: EngineSessionInfo[] = [];
   for (const [dir, names] of projectTranscriptDirs(path.resolve(cwd))) {
     try {
       const listing = await listSessions(dir, { ...READ_ONLY, cache: false });
@@ -93,7 +104,7 @@ export async function listManagedForPicker(cwd: string, managedAgentDir?: string
 export async function listForPicker(cwd: string, sessionDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
   if (sessionDir === undefined) return listManagedForPicker(cwd, undefined, storage);
   try {
-    return await Engine.list(cwd, path.resolve(sessionDir), storage, READ_ONLY);
+    return gjcRows(await Engine.list(cwd, path.resolve(sessionDir), storage, READ_ONLY));
   } catch {
     return [];
   }

@@ -14,7 +14,7 @@ import { SessionManager as Engine } from "../manager/session-manager.js";
 import type { SessionDestination, SessionDestinationInput, MigrationPolicy, SessionMemoryMode } from "../manager/destination.js";
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
-import type { SessionInfo, SkippedSession } from "../manager/session-info.js";
+import type { SkippedSession } from "../manager/session-info.js";
 import { FileSessionStorage, isStorageError, type SessionStorage } from "../storage/index.js";
 import { isValidSessionId } from "../session/ids.js";
 import { canonicalizeTrustedPath } from "../scope/index.js";
@@ -30,7 +30,7 @@ import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
-import { listForPicker, listManagedForPicker } from "./picker-listing.js";
+import { gjcRows, listForPicker, listManagedForPicker, type SessionInfo } from "./picker-listing.js";
 import { adoptLegacySession, isLegacySessionFile } from "./legacy-resume.js";
 import { managedResumeCandidates, openSelected } from "./resume-candidates.js";
 import { assertTranscriptAdmitted, canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
@@ -66,17 +66,22 @@ function explicitInput(destination: SessionDestinationInput): SessionDestination
 }
 
 /**
- * Gives a just-created session the id GJC's lifecycle daemon preallocated, when this process was spawned by its
- * `/session_create` (`GJC_LIFECYCLE_REQUEST_ID` set): the daemon has already published `GJC_SESSION_ID` as the session's id
- * (terminal tag, endpoint discovery, recent list), so the header must carry the same one or resume-by-id breaks. Only a
- * normal session id is taken, and only for the first session: later sessions of the manager get fresh ids.
+ * The id GJC's lifecycle daemon preallocated, when this process was spawned by it to host a created or forked session
+ * (`GJC_LIFECYCLE_REQUEST_ID` set): the daemon has already published `GJC_SESSION_ID` as the session's id
+ * (terminal tag, endpoint discovery, recent list), so the header must carry the same one or resume-by-id breaks, and GJC's
+ * session host refuses to start. Only a normal session id is taken.
  */
-function withLifecycleId(engine: Engine): Engine {
-  if (!process.env.GJC_LIFECYCLE_REQUEST_ID) return engine;
+function lifecycleSessionId(): string | undefined {
+  if (!process.env.GJC_LIFECYCLE_REQUEST_ID) return undefined;
   const id = process.env.GJC_SESSION_ID?.trim();
-  if (id === undefined || !isValidSessionId(id)) return engine;
+  return id !== undefined && isValidSessionId(id) ? id : undefined;
+}
+
+/** Gives a just-created session the {@link lifecycleSessionId}; later sessions of the manager get fresh ids. */
+function withLifecycleId(engine: Engine): Engine {
+  const id = lifecycleSessionId();
   // Nothing of the created session is written yet, so entering a session with the preallocated id replaces it whole.
-  hooks.newSession(engine, { id });
+  if (id !== undefined) hooks.newSession(engine, { id });
   return engine;
 }
 
@@ -197,7 +202,7 @@ export class SessionManager extends FaceQueries {
   }
 
 
-  /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title. */
+  /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title (and the lifecycle's preallocated id, in a process GJC's lifecycle daemon spawned). */
   static async forkFrom(
     sourcePath: string,
     cwd: string,
@@ -209,7 +214,9 @@ export class SessionManager extends FaceQueries {
   ): Promise<SessionManager> {
     const input = explicitInput(destination);
     if (typeof sourcePath === "string" && sourcePath.length > 0) assertTranscriptAdmitted(sourcePath, storage, sessionMemoryMode);
-    const engine = await Engine.forkFrom(sourcePath, cwd, input, storage, migrationPolicy, sessionMemoryMode, options);
+    // A lifecycle fork's copy carries the preallocated id, as a created session does.
+    const id = lifecycleSessionId();
+    const engine = hooks.forkFrom(sourcePath, cwd, input, options, id === undefined ? {} : { id }, storage, { migrationPolicy, sessionMemoryMode });
     return new SessionManager(engine, destinationOf(input, options.agentDir, storage), sessionMemoryMode, options);
   }
 
@@ -394,12 +401,12 @@ export class SessionManager extends FaceQueries {
 
   /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */
   static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options);
+    return gjcRows(await Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options));
   }
 
   /** The sessions of every managed scope, newest first. */
   static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return Engine.listAll(storage, managedAgentDir, options);
+    return gjcRows(await Engine.listAll(storage, managedAgentDir, options));
   }
 
   /** The picker's rows for `cwd`: `sessionDir`'s sessions, or the managed and project ones; never writes; `[]` on failure. */

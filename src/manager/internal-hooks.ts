@@ -1,7 +1,7 @@
 /** The manager's internal hooks, exported from no package entry: what the pi facade gets from `synchronousSwitches()`. */
 import type { AppendedEntry, AppendOptions, BranchSummaryOptions, EntryDraft, SessionTree } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
-import type { SessionDestinationInput } from "./destination.js";
+import type { Policies, SessionDestinationInput } from "./destination.js";
 import type { NewSessionOptions, OpenSessionOptions, SessionManagerOptions } from "./options.js";
 
 /** Synchronous `open`, `newSession` and `setSessionFile` on the same load path, and the reach-ins of a facade whose callers do not await. */
@@ -17,8 +17,8 @@ export interface SynchronousSwitches<SessionManager> {
   adopt(manager: SessionManager): void;
   /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
   branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
-  /** `forkFrom`, synchronously, with the peer's {@link ForkChoices}. */
-  forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices): SessionManager;
+  /** `forkFrom`, synchronously, with the peer's {@link ForkChoices} (and the factory's storage and policies, when it has them). */
+  forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices, storage?: SessionStorage, policies?: Policies): SessionManager;
   /** Closes the manager now, releasing its file for another manager of this process. @returns false, changing nothing, while queued work runs */
   releaseNow(manager: SessionManager): boolean;
   /**
@@ -40,8 +40,9 @@ export type SuccessorPlan =
   | { kind: "branched"; leafId: string }
   | { kind: "forked" };
 
-/** A peer's fork choices: the header's `parentSession` (default the source's id), and writing the copy at once (write-through on). */
+/** A peer's fork choices: the header's `parentSession` (default the source's id), the copy's session id (default a new one), and writing the copy at once (write-through on). */
 export interface ForkChoices {
   parentSession?: string;
+  id?: string;
   writeAtOnce?: boolean;
 }

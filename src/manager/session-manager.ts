@@ -148,7 +148,7 @@ export class SessionManager extends SessionDirectories {
   }
 
   static #forked(resolved: ResolvedOptions, sourcePath: string, cwd: string, fork: ForkChoices): SessionManager {
-    const state = copiedState(resolved, path.resolve(sourcePath), cwd, fork.parentSession);
+    const state = copiedState(resolved, path.resolve(sourcePath), cwd, fork.parentSession, fork.id);
     const manager = new SessionManager(resolved, true, false, state);
     if (fork.writeAtOnce === true) manager.#writer.enableWriteThrough();
     if (state.hasAssistant || fork.writeAtOnce === true) manager.#writer.start(state);
@@ -174,8 +174,8 @@ export class SessionManager extends SessionDirectories {
       append: (manager, draft, options) => manager.appendDraft(draft, options),
       tree: (manager) => manager.#state.tree,
       branchWithSummary: (manager, branchFromId, summary, options) => manager.#branchWithOptions(branchFromId, summary, options),
-      forkFrom(sourcePath, cwd, destination, options, fork) {
-        const resolved = resolveFactoryOptions(cwd, destination, undefined, NO_POLICIES, options);
+      forkFrom(sourcePath, cwd, destination, options, fork, storage, policies = NO_POLICIES) {
+        const resolved = resolveFactoryOptions(cwd, destination, storage, policies, options);
         return SessionManager.#forked(resolved, sourcePath, cwd, fork);
       },
       adopt(manager) {

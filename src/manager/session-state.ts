@@ -171,13 +171,14 @@ export function branchedState(options: ResolvedOptions, current: SessionState, l
 
 /**
  * The session `forkFrom` starts: every line of the file `source` (read unlocked through its own explicit storage) in a
- * fresh session for `cwd` with the source's title, parented to the source's id or `parentSession` (pi records the path).
+ * fresh session for `cwd` with the source's title, parented to the source's id or `parentSession` (pi records the path), with id `id`
+ * when given (already validated).
  */
-export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string): SessionState {
+export function copiedState(options: ResolvedOptions, source: string, cwd: string, parentSession?: string, id?: string): SessionState {
   const reader = { ...options, storage: new FileSessionStorage(path.dirname(source), { logger: options.logger }) };
   const opened = openedState(reader, source, true, cwd);
   const header = opened.report.loaded ? opened.header : undefined;
-  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, titleFrom: header }, true);
+  const state = freshState(options, { cwd, parentSession: parentSession ?? header?.id, titleFrom: header, id }, true);
   // The copy is written later: read every deferred line now, while the source is still the same file.
   opened.tree.getEntries();
   for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;

@@ -1,11 +1,12 @@
 /**
  * Inline images moved to blobs named by SHA-256 (short lines, each image stored once) and back: the decoded bytes of
- * image blocks, and provider image data URLs whole. Entries are rewritten copy-on-write; the caller's sink and lookup
- * hold the bytes.
+ * image blocks, and provider image data URLs whole; on load, also the payloads GJC's compaction moved out (see
+ * {@link restoreEvictedPayloads}). Entries are rewritten copy-on-write; the caller's sink and lookup hold the bytes.
  */
 import { createHash } from "node:crypto";
 import { isTransientKey } from "./sanitize.js";
 import { isObject } from "./salvage.js";
+import { entryBoundsProblem } from "./value-bounds.js";
 
 /** Base64 images at least this long (in characters) are moved into blobs. */
 export const BLOB_EXTERNALIZE_THRESHOLD = 1024;
@@ -73,7 +74,7 @@ export function externalizeImageBlobs<E>(entry: E, sink: BlobSink): E {
   return rewriteImageUrls(blocks, (url) => (isImageDataUrl(url) ? store(Buffer.from(url, "utf8")) : url)) as E;
 }
 
-/** Turns blob references back into image blocks' base64 and image data URLs; a missing or mismatched blob leaves its reference, reported. */
+/** Turns blob references back into image blocks' base64, image data URLs and GJC's evicted payloads; a missing or mismatched blob leaves its reference, reported. */
 export function resolveBlobRefs<E>(entries: readonly E[], lookup: BlobLookup): { entries: E[]; unresolved: UnresolvedBlobRef[] } {
   const unresolved: UnresolvedBlobRef[] = [];
   return { entries: entries.map((entry) => resolveEntryBlobRefs(entry, lookup, unresolved)), unresolved };
@@ -90,7 +91,7 @@ export function resolveEntryBlobRefs<E>(entry: E, lookup: BlobLookup, unresolved
     return text;
   };
   const blocks = rewriteImageData(entry, (data) => resolve(data, "base64"));
-  return rewriteImageUrls(blocks, (url) => resolve(url, "utf8")) as E;
+  return restoreEvictedPayloads(rewriteImageUrls(blocks, (url) => resolve(url, "utf8")) as E, lookup, unresolved);
 }
 
 function idOf(entry: unknown): string | undefined {
@@ -153,4 +154,99 @@ function rewriteImageUrls(value: unknown, rewrite: (url: string) => string, unde
     copy = { ...(copy ?? value), [key]: next };
   }
   return copy ?? value;
+}
+
+// GJC's compacted-history eviction, read back: after a compaction GJC may replace large payloads of the entries it
+// summarised (message text, thinking, tool-call arguments) with a notice and record in the entry's `evictedContent`
+// marker where each payload went: `payloads` maps a dotted path (`message.content.0.text`, or `custom_message.content`
+// for a custom message) to `{kind: "cold_spill", ref, encoding, sha256, ...}` naming a blob. This store never evicts;
+// it puts such payloads back when it loads a GJC-written file, so the branch selector, exports and a context built
+// after navigating before the compaction see what was said, as on GJC's own store.
+
+/** The marker's `reason` for payloads moved out by a compaction. */
+const COMPACTED_HISTORY = "compacted_history";
+
+/** A path segment that would reach an object's prototype instead of its own data. */
+const UNSAFE_SEGMENTS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
+
+/** Where an entry type's payload paths start: the name the paths begin with, and the value they walk from. */
+function pathRoot(entry: Record<string, unknown>): { name: string; value: unknown } | undefined {
+  if (entry.type === "message") return { name: "message", value: entry.message };
+  if (entry.type === "custom_message") return { name: "custom_message", value: entry };
+  return undefined;
+}
+
+/** The bytes a `cold_spill` payload record names, decoded as its encoding says; `undefined` with a reason when they cannot be had. */
+function payloadValue(record: unknown, lookup: BlobLookup): { value: unknown } | { sha256: string; reason: UnresolvedBlobRef["reason"] } | undefined {
+  if (!isObject(record) || record.kind !== "cold_spill" || (record.encoding !== "utf8" && record.encoding !== "json")) return undefined;
+  const digest = typeof record.ref === "string" && record.ref.startsWith(BLOB_REF_PREFIX) ? parseBlobRef(record.ref) : parseBlobRef(BLOB_REF_PREFIX + String(record.sha256));
+  if (digest === null) return undefined;
+  if (record.sha256 !== undefined && record.sha256 !== digest) return { sha256: digest, reason: "digest_mismatch" };
+  const bytes = lookup(digest) ?? undefined;
+  if (bytes === undefined) return { sha256: digest, reason: "missing" };
+  if (sha256Hex(bytes) !== digest) return { sha256: digest, reason: "digest_mismatch" };
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8");
+  if (record.encoding === "utf8") return { value: text };
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    // The blob is the one named, but the marker called it JSON: the record is wrong, not the blob.
+    return undefined;
+  }
+}
+
+/** `container` with `value` at `segments` (copying only the path to it), or `undefined` when the path leads nowhere in it. */
+function withValueAt(container: unknown, segments: readonly string[], value: unknown): unknown {
+  const [head, ...rest] = segments;
+  if (head === undefined) return value;
+  if (UNSAFE_SEGMENTS.has(head)) return undefined;
+  if (Array.isArray(container)) {
+    const index = Number(head);
+    if (!/^(0|[1-9][0-9]*)$/.test(head) || index >= container.length) return undefined;
+    const next = withValueAt(container[index], rest, value);
+    if (next === undefined) return undefined;
+    const copy = container.slice();
+    copy[index] = next;
+    return copy;
+  }
+  if (!isObject(container) || !Object.prototype.hasOwnProperty.call(container, head)) return undefined;
+  const next = withValueAt(container[head], rest, value);
+  // A computed key defines an own property, so no segment reaches a prototype.
+  return next === undefined ? undefined : { ...container, [head]: next };
+}
+
+/**
+ * `entry` with the payloads its `evictedContent` marker names put back from their blobs, and the marker dropped once
+ * every one is back (the entry then is what GJC had before the eviction). A payload whose blob is missing or holds other
+ * bytes stays a notice, is added to `unresolved`, and the marker stays; so does the whole entry when the restored one
+ * would pass the entry bounds. Returns `entry` itself when it carries no such marker.
+ */
+export function restoreEvictedPayloads<E>(entry: E, lookup: BlobLookup, unresolved: UnresolvedBlobRef[]): E {
+  if (!isObject(entry)) return entry;
+  const marker = entry.evictedContent;
+  if (!isObject(marker) || marker.reason !== COMPACTED_HISTORY || !isObject(marker.payloads)) return entry;
+  const root = pathRoot(entry);
+  if (root === undefined) return entry;
+  let value = root.value;
+  let complete = true;
+  for (const key of Object.keys(marker.payloads)) {
+    const payload = payloadValue(marker.payloads[key], lookup);
+    const segments = key.split(".");
+    if (payload === undefined || segments[0] !== root.name) {
+      complete = false;
+      continue;
+    }
+    if (!("value" in payload)) {
+      unresolved.push({ entryId: typeof entry.id === "string" ? entry.id : undefined, sha256: payload.sha256, reason: payload.reason });
+      complete = false;
+      continue;
+    }
+    const next = withValueAt(value, segments.slice(1), payload.value);
+    if (next === undefined) complete = false;
+    else value = next;
+  }
+  if (value === root.value) return entry;
+  const restored: Record<string, unknown> = root.name === "message" ? { ...entry, message: value } : { ...(value as Record<string, unknown>) };
+  if (complete) delete restored.evictedContent;
+  return entryBoundsProblem(restored) === undefined ? (restored as E) : entry;
 }

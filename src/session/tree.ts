@@ -20,6 +20,9 @@ export class SessionTreeError extends GjcError<SessionTreeErrorCode> {}
 
 type BaseField = "id" | "parentId" | "timestamp";
 
+/** The types GJC and pi write with their own fields before id, parent and time (every other type puts those three right after `type`). */
+const OWN_FIELDS_FIRST: ReadonlySet<string> = new Set(["custom", "custom_message"]);
+
 /**
  * An entry for {@link SessionTree.append}, without the fields the tree owns. Key remapping, as `Omit` collapses loose types
  * to their index signature; a `message` takes an {@link AgentMessage}, so a misspelt role does not compile.
@@ -205,12 +208,11 @@ export class SessionTree {
     const id = newEntryId((candidate) => this.#byId.has(candidate));
     const parentId = options.root === true ? null : this.#leafId;
     const timestamp = this.#now().toISOString();
-    // The literal fixes the line's key order; the assignments keep a draft from setting its own id, parent or time.
-    const head: Record<string, unknown> = { type: draft.type, id, parentId, timestamp };
-    const entry: Record<string, unknown> = { ...head, ...draft };
-    entry.id = id;
-    entry.parentId = parentId;
-    entry.timestamp = timestamp;
+    // The literals fix the line's key order as the peers lay it out; the last assign keeps a draft from setting its own id, parent or time.
+    const base = { id, parentId, timestamp };
+    const head: Record<string, unknown> = { type: draft.type };
+    const entry: Record<string, unknown> = OWN_FIELDS_FIRST.has(draft.type) ? { ...head, ...draft, ...base } : { ...head, ...base, ...draft };
+    Object.assign(entry, base);
     this.#add(entry as FileEntry);
     return entry as AppendedEntry<D>;
   }

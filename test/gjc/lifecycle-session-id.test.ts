@@ -69,4 +69,42 @@ describe("the lifecycle-preallocated session id", () => {
     launch("lc-req-4", "   ");
     expect(SessionManager.inMemory(tmp.path).getSessionId()).toMatch(/^[0-9a-f-]{36}$/);
   });
+
+  it("becomes the id of the copy a lifecycle fork makes (forkFrom and forkFromCaptured), as GJC's session host checks", async () => {
+    const dir = path.join(tmp.path, "sessions");
+    fs.mkdirSync(dir, { mode: 0o700 });
+    launch(undefined, undefined);
+    const source = SessionManager.create(tmp.path, dir, undefined, options);
+    source.appendMessage(user);
+    source.appendMessage(assistant);
+    await source.flush();
+    const sourceFile = source.getSessionFile()!;
+    const sourceId = source.getSessionId();
+    await source.close();
+
+    launch("lc-req-5", "s-preallocated-fork");
+    const forked = await SessionManager.forkFrom(sourceFile, tmp.path, dir, undefined, undefined, undefined, options);
+    expect(forked.getSessionId()).toBe("s-preallocated-fork");
+    expect(forked.getHeader()).toMatchObject({ id: "s-preallocated-fork", parentSession: sourceId });
+    expect(forked.getEntries()).toHaveLength(2);
+    await forked.flush();
+    expect(path.basename(forked.getSessionFile()!)).toMatch(/_s-preallocated-fork\.jsonl$/);
+    await forked.close();
+
+    launch("lc-req-6", "s-preallocated-captured");
+    const captured = SessionManager.captureTranscriptStrict(sourceFile);
+    if (captured.kind !== "captured") throw new Error(`capture failed: ${captured.reason}`);
+    const result = await SessionManager.forkFromCaptured(captured.snapshot, tmp.path, dir, undefined, undefined, options);
+    captured.snapshot.close();
+    if (result.kind !== "forked") throw new Error(`fork failed: ${result.reason}`);
+    expect(result.manager.getSessionId()).toBe("s-preallocated-captured");
+    expect(JSON.parse(fs.readFileSync(result.manager.getSessionFile()!, "utf8").split("\n")[0]!)).toMatchObject({ id: "s-preallocated-captured", parentSession: sourceId });
+    await result.manager.close();
+
+    launch(undefined, "s-not-a-lifecycle-launch");
+    const plain = await SessionManager.forkFrom(sourceFile, tmp.path, dir, undefined, undefined, undefined, options);
+    expect(plain.getSessionId()).not.toBe("s-not-a-lifecycle-launch");
+    await plain.close();
+  });
 });
+
