@@ -3,8 +3,8 @@
  * linked to their entries (see ./messages.ts), so the app can tell which entry a message the
  * model saw came from. The manager links the contexts it builds through {@link linkContextIdentity}.
  */
-import { buildSessionContext as buildEngineContext, contextPath, isUnknownEntry } from "../session/index.js";
-import type { FileEntry, SessionContext, SessionEntry } from "../session/index.js";
+import { arrayPathView, buildSessionContext as buildEngineContext, contextPath, isUnknownEntry } from "../session/index.js";
+import type { FileEntry, PathView, SessionContext, SessionEntry } from "../session/index.js";
 import { associateSessionMessageEntryId, associateSessionMessageObservationId } from "./messages.js";
 
 /** The namespace of observation ids made for a context built outside a session. */
@@ -24,24 +24,28 @@ export function buildSessionContext(
   sessionIdentityNamespace: string = LEGACY_SESSION_IDENTITY_NAMESPACE,
 ): SessionContext {
   const context = buildEngineContext(entries, leafId, byId);
-  linkContextIdentity(context, contextPath(entries, leafId, byId) ?? [], sessionIdentityNamespace);
+  linkContextIdentity(context, arrayPathView(contextPath(entries, leafId, byId) ?? []), sessionIdentityNamespace);
   return context;
 }
 
 /**
- * Links the messages of `context` to the entries of `path` (root first) it was built from, by
- * the rules of {@link buildSessionContext}. Only the latest compaction counts and it drops a
- * prefix of the path, so the context's messages after its summary are made, in order, by the
- * last entries of the path that make one (`message`, `custom_message`, a non-empty
- * `branch_summary`): they pair from the end. Copies of the entries do as well as the originals.
+ * Links the messages of `context` to the entries of `path` (root first; `undefined`: none) it was built from, by the
+ * rules of {@link buildSessionContext}. Only the latest compaction counts and it drops a prefix of the path, so the
+ * context's messages after its summary are made, in order, by the last entries of the path that make one (`message`,
+ * `custom_message`, a non-empty `branch_summary`): they pair from the end. The path is walked back from the leaf only
+ * as far as the context reaches, so a long session's resume reads no entry the context did not. Copies of the entries
+ * do as well as the originals.
  */
-export function linkContextIdentity(context: SessionContext, path: readonly FileEntry[], sessionIdentityNamespace: string): void {
-  const makers = path.filter(makesMessage);
+export function linkContextIdentity(context: SessionContext, path: PathView | undefined, sessionIdentityNamespace: string): void {
   const messages = context.messages;
   const first = messages[0]?.role === "compactionSummary" ? 1 : 0;
-  for (let m = messages.length - 1, e = makers.length - 1; m >= first && e >= 0; m--, e--) {
-    const entry = makers[e]!;
-    const message = messages[m]!;
+  if (path === undefined || messages.length <= first) return;
+  let m = messages.length - 1;
+  for (let i = path.length - 1; i >= 0 && m >= first; i--) {
+    if (!MESSAGE_MAKERS.has(path.typeAt(i))) continue;
+    const entry = path.entriesAt([i])[0]!;
+    if (!makesMessage(entry)) continue;
+    const message = messages[m--]!;
     if (entry.type === "message") associateSessionMessageEntryId(message, entry.id);
     else if (entry.type === "custom_message") {
       associateSessionMessageEntryId(message, entry.id);
@@ -49,6 +53,9 @@ export function linkContextIdentity(context: SessionContext, path: readonly File
     }
   }
 }
+
+/** The entry types that can make a context message. */
+const MESSAGE_MAKERS: ReadonlySet<string> = new Set(["message", "custom_message", "branch_summary"]);
 
 type MessageMaker = Extract<SessionEntry, { type: "message" | "custom_message" | "branch_summary" }>;
 

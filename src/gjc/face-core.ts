@@ -215,7 +215,7 @@ export abstract class FaceCore {
   buildSessionContext(): SessionContext {
     const context = structuredClone(this.#engine.buildSessionContext());
     const tree = hooks.tree(this.#engine);
-    linkContextIdentity(context, tree.getLeafId() === null ? [] : tree.getPath(), this.#engine.getSessionId());
+    linkContextIdentity(context, tree.pathView(), this.#engine.getSessionId());
     for (const message of context.messages) {
       const id = getSessionMessageEntryId(message);
       if (id === undefined || !this.#liveReplay.has(id)) dropReplayMetadata(message);

@@ -6,7 +6,6 @@
  * names so that module becomes one re-export line (README, "The adoption patch").
  */
 import type { FileEntry, SessionContext, SessionTreeNode } from "../session/index.js";
-import { linkContextIdentity } from "./context.js";
 import type { SessionManager } from "./session-manager.js";
 
 /** What {@link sessionReadAccess} gives: the current session's entries, context and tree, for reading only. */
@@ -38,9 +37,8 @@ export function sessionReadAccess(manager: SessionManager): SessionManagerReadAc
         const { entry, leaf, replayMetadata } = manager.revisionSnapshot();
         const key = `${manager.getSessionId()}:${entry}:${leaf}:${replayMetadata}`;
         if (cached?.key !== key) {
-          const context = manager.buildSessionContext();
-          linkContextIdentity(context, manager.getBranch(), manager.getSessionId());
-          cached = { key, context };
+          // The manager's context comes linked to its entries already.
+          cached = { key, context: manager.buildSessionContext() };
         }
         return cached.context;
       },
