@@ -16,7 +16,6 @@ import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } fr
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SkippedSession } from "../manager/session-info.js";
 import { FileSessionStorage, isStorageError, type SessionStorage } from "../storage/index.js";
-import { isValidSessionId } from "../session/ids.js";
 import { canonicalizeTrustedPath } from "../scope/index.js";
 import { assertCwdIdentity, checkMoveTarget, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
 import { hooks, type FaceDestination } from "./face-core.js";
@@ -30,6 +29,7 @@ import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
 import { removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
+import { lifecycleSessionId, withLifecycleId } from "./lifecycle-id.js";
 import { gjcRows, listForPicker, listManagedForPicker, type SessionInfo } from "./picker-listing.js";
 import { adoptLegacySession, isLegacySessionFile } from "./legacy-resume.js";
 import { managedResumeCandidates, openSelected } from "./resume-candidates.js";
@@ -63,26 +63,6 @@ const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
  */
 function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
   return typeof destination === "string" && destination.length > 0 ? canonicalizeTrustedPath(destination) : destination;
-}
-
-/**
- * The id GJC's lifecycle daemon preallocated, when this process was spawned by it to host a created or forked session
- * (`GJC_LIFECYCLE_REQUEST_ID` set): the daemon has already published `GJC_SESSION_ID` as the session's id
- * (terminal tag, endpoint discovery, recent list), so the header must carry the same one or resume-by-id breaks, and GJC's
- * session host refuses to start. Only a normal session id is taken.
- */
-function lifecycleSessionId(): string | undefined {
-  if (!process.env.GJC_LIFECYCLE_REQUEST_ID) return undefined;
-  const id = process.env.GJC_SESSION_ID?.trim();
-  return id !== undefined && isValidSessionId(id) ? id : undefined;
-}
-
-/** Gives a just-created session the {@link lifecycleSessionId}; later sessions of the manager get fresh ids. */
-function withLifecycleId(engine: Engine): Engine {
-  const id = lifecycleSessionId();
-  // Nothing of the created session is written yet, so entering a session with the preallocated id replaces it whole.
-  if (id !== undefined) hooks.newSession(engine, { id });
-  return engine;
 }
 
 function destinationOf(input: SessionDestinationInput, agentDir: string | undefined, storage: SessionStorage | undefined): FaceDestination {

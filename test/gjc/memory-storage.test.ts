@@ -8,9 +8,10 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 
 import {
-  MemorySessionStorage, SessionDeleteVerificationError, SessionManager, parseSessionEntries, type VerifiedSessionDeleteTarget,
+  MemorySessionStorage, SessionManager, parseSessionEntries, type VerifiedSessionDeleteTarget,
 } from "../../src/gjc/index.js";
 import { isStorageError } from "../../src/storage/index.js";
+import { deleteRefusalOf } from "../helpers/errors.js";
 
 const SESSION_ID = "019f0000-3333-7000-aaaa-000000000001";
 const header = JSON.stringify({ type: "session", version: 5, id: SESSION_ID, timestamp: "2026-07-18T13:22:00.198Z", cwd: "/work" });
@@ -81,15 +82,6 @@ describe("deleting sessions from a memory storage", () => {
       transcriptIdentity: { dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: stat.size, mtimeNs: stat.mtimeNs, sha256: createHash("sha256").update(bytes).digest("hex") },
     };
   };
-  const kindOf = async (step: () => Promise<unknown>) => {
-    try {
-      await step();
-    } catch (error) {
-      if (error instanceof SessionDeleteVerificationError) return error.kind;
-      throw error;
-    }
-    return "resolved";
-  };
 
   it("a snapshot names the bytes read and the object they came from", () => {
     const storage = seeded();
@@ -111,17 +103,17 @@ describe("deleting sessions from a memory storage", () => {
   it("refuses, removing nothing: outside the root, another session or workspace, no session header, a changed transcript, artifacts that are a file or appeared later", async () => {
     const storage = seeded();
     const target = targetFor(storage);
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: "/elsewhere" }))).toBe("containment");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another" }))).toBe("identity");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, cwd: "/other" }))).toBe("cwd");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, artifactsAbsentAtAuthorization: true }))).toBe("artifacts");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: "/elsewhere" }))).toBe("containment");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another" }))).toBe("identity");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, cwd: "/other" }))).toBe("cwd");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, artifactsAbsentAtAuthorization: true }))).toBe("artifacts");
     storage.writeTextSync("/sessions/t.jsonl", transcript(JSON.stringify({ type: "artifact", id: SESSION_ID, cwd: "/work" })));
-    expect(await kindOf(() => storage.deleteSessionVerified(targetFor(storage, "/sessions/t.jsonl")))).toBe("header");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(targetFor(storage, "/sessions/t.jsonl")))).toBe("header");
     storage.writeTextSync("/sessions/u.jsonl", transcript(header));
     storage.writeTextSync("/sessions/u", "a file where the artifacts directory goes");
-    expect(await kindOf(() => storage.deleteSessionVerified(targetFor(storage, "/sessions/u.jsonl")))).toBe("artifacts");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(targetFor(storage, "/sessions/u.jsonl")))).toBe("artifacts");
     storage.writeTextSync("/sessions/s.jsonl", storage.readTextSync("/sessions/s.jsonl") + `${user("u2", "a1")}\n`);
-    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("identity");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(target))).toBe("identity");
     expect(storage.existsSync("/sessions/s/local/deep/notes.md")).toBe(true);
     expect(storage.existsSync("/sessions/u")).toBe(true);
     expect(storage.listFilesSync("/sessions")).toEqual(["s.jsonl", "t.jsonl", "u", "u.jsonl"]);

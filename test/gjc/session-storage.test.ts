@@ -13,12 +13,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionManager as Engine, StorageError } from "../../src/index.js";
 import {
   FileSessionStorage,
-  SessionDeleteVerificationError,
   probeSessionRetirement,
   retireSessionTranscript,
   type VerifiedSessionDeleteTarget,
 } from "../../src/gjc/index.js";
 import { assistant, codeOfAsync, user } from "../manager/helpers.js";
+import { deleteRefusalOf } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 let tmp: { path: string; remove(): void };
@@ -65,16 +65,6 @@ function targetOf(file: string, id: string, cwd: string, attempt = crypto.random
 /** What is left in the sessions directory besides the writer locks' directory. */
 function sessionDirEntries(): string[] {
   return fs.readdirSync(root).filter((name) => name !== ".gjc-locks");
-}
-
-async function kindOf(step: () => Promise<unknown>): Promise<string> {
-  try {
-    await step();
-  } catch (error) {
-    if (error instanceof SessionDeleteVerificationError) return error.kind;
-    throw error;
-  }
-  return "resolved";
 }
 
 describe("readSnapshotSync", () => {
@@ -152,13 +142,13 @@ describe("deleteSessionVerified", () => {
     const { file, id, cwd, artifacts } = await writtenSession();
     const target = targetOf(file, id, cwd);
     const before = fs.readFileSync(file);
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: path.join(tmp.path, "elsewhere") }))).toBe("containment");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: undefined }))).toBe("containment");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: path.join(root, "not-quarantine") }))).toBe("containment");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another-session" }))).toBe("identity");
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, cwd: "/somewhere/else" }))).toBe("cwd");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: path.join(tmp.path, "elsewhere") }))).toBe("containment");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: undefined }))).toBe("containment");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: path.join(root, "not-quarantine") }))).toBe("containment");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another-session" }))).toBe("identity");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, cwd: "/somewhere/else" }))).toBe("cwd");
     fs.appendFileSync(file, `${JSON.stringify({ type: "custom", customType: "late", id: "zz000001", parentId: null, timestamp: new Date().toISOString() })}\n`);
-    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("identity");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(target))).toBe("identity");
     expect(fs.readFileSync(file).subarray(0, before.length)).toEqual(before);
     expect(fs.existsSync(path.join(artifacts, "local", "deep", "notes.md"))).toBe(true);
     expect(fs.readdirSync(root).filter((n) => n.startsWith(".gjc-delete-"))).toEqual([]);
@@ -167,7 +157,7 @@ describe("deleteSessionVerified", () => {
   it("refuses a transcript whose first line is no session header as `header`", async () => {
     const file = path.join(root, "2026-01-01T00-00-00-000Z_not-a-session.jsonl");
     fs.writeFileSync(file, `${JSON.stringify({ type: "artifact", id: "s1", cwd: "/w" })}\n${"x".repeat(10_000)}\n`, { mode: 0o600 });
-    expect(await kindOf(() => storage.deleteSessionVerified(targetOf(file, "s1", "/w")))).toBe("header");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(targetOf(file, "s1", "/w")))).toBe("header");
     expect(fs.existsSync(file)).toBe(true);
   });
 
@@ -180,7 +170,7 @@ describe("deleteSessionVerified", () => {
     swapped[swapped.length - 3] = swapped[swapped.length - 3] === 0x31 ? 0x32 : 0x31;
     fs.rmSync(file);
     fs.writeFileSync(file, swapped, { mode: 0o600 });
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, artifactsRemoved: true }))).toBe("identity");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, artifactsRemoved: true }))).toBe("identity");
     expect(fs.readFileSync(file)).toEqual(swapped);
   });
 });
@@ -191,18 +181,18 @@ describe("deleteSessionVerified refusals named as GJC names them", () => {
     const target = targetOf(file, id, cwd);
     const linked = path.join(root, "2026-01-01T00-00-00-000Z_linked.jsonl");
     fs.symlinkSync(file, linked);
-    expect(await kindOf(() => storage.deleteSessionVerified({ ...target, transcriptPath: linked }))).toBe("symlink");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, transcriptPath: linked }))).toBe("symlink");
     expect(fs.lstatSync(linked).isSymbolicLink()).toBe(true);
 
     const second = path.join(tmp.path, "second-link.jsonl");
     fs.linkSync(file, second);
-    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("identity");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(target))).toBe("identity");
     fs.rmSync(second);
 
     const realArtifacts = path.join(tmp.path, "real-artifacts");
     fs.renameSync(artifacts, realArtifacts);
     fs.symlinkSync(realArtifacts, artifacts);
-    expect(await kindOf(() => storage.deleteSessionVerified(target))).toBe("symlink");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified(target))).toBe("symlink");
     expect(fs.lstatSync(artifacts).isSymbolicLink()).toBe(true);
     expect(fs.existsSync(path.join(realArtifacts, "local", "deep", "notes.md"))).toBe(true);
     expect(fs.existsSync(file)).toBe(true);

@@ -1,6 +1,7 @@
 /**
  * Assertions on SecureFsError codes (tests assert codes, never messages).
  */
+import { SessionDeleteVerificationError } from "../../src/gjc/index.js";
 import { SecureFsError, type SecureFsErrorCode } from "../../src/index.js";
 
 /** The SecureFsError code `fn` throws, or undefined when it returns normally. */
@@ -33,4 +34,15 @@ export function thrownBy(fn: () => unknown): unknown {
     return error;
   }
   throw new Error("expected a throw, but the call returned");
+}
+
+/** The `kind` of the `SessionDeleteVerificationError` a verified delete rejects with, or `"resolved"`. */
+export async function deleteRefusalOf(step: () => Promise<unknown>): Promise<string> {
+  try {
+    await step();
+  } catch (error) {
+    if (error instanceof SessionDeleteVerificationError) return error.kind;
+    throw error;
+  }
+  return "resolved";
 }
