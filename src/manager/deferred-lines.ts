@@ -18,8 +18,12 @@ export function deferredLines(count: number, make: (i: number) => ManagedLine): 
     const i = Number(key);
     return i < count && String(i) === key ? i : -1;
   };
+  // Appends push through here on every line: Array.prototype.push run on the proxy would pass each of its
+  // steps (read push, read length, set the slot, set length) through the traps.
+  const push = (...lines: ManagedLine[]): number => Array.prototype.push.apply(held, lines);
   return new Proxy(held, {
     get(target, key, receiver) {
+      if (key === "push") return push;
       const i = index(key);
       if (i !== -1 && target[i] === undefined) target[i] = make(i);
       return Reflect.get(target, key, receiver);

@@ -211,8 +211,12 @@ export interface AppendedKeys {
   parentId?: unknown;
 }
 
-/** Rows buffered before they are written while appending. */
-const APPEND_BATCH_ROWS = 64;
+/**
+ * Rows buffered before they are written while appending (a flush writes them too). Each write first checks that the
+ * transcript still has its name, which costs more than the rows; a crash loses at most this many rows, whose lines the
+ * next open parses past the covered size.
+ */
+const APPEND_BATCH_ROWS = 1024;
 
 /**
  * Keeps the index of a file this process appends to up to date, buffering rows and writing them
