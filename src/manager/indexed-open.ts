@@ -7,6 +7,7 @@
  * headers and files whose tree rows cannot describe (an id held twice, a parent that comes later or
  * never) go to the full load.
  */
+import { isAscii } from "node:buffer";
 import path from "node:path";
 
 import {
@@ -311,16 +312,47 @@ class LineSource {
       if (this.#scratch.length < to - from) this.#scratch = Buffer.allocUnsafe(to - from);
       const bytes = this.#scratch.subarray(0, to - from);
       if (reader.readSync(bytes, from) !== bytes.length) throw new IndexMismatch(`${this.#file} is shorter than its index`);
+      const windows = new AsciiWindows(bytes);
       for (; k <= last; k++) {
         const row = rows[k]!;
         const at = table.offset[row]! - from;
         const after = at + table.length(row);
         if (after > bytes.length || (after < bytes.length && bytes[after] !== NEWLINE)) throw new IndexMismatch(`line ${table.lineOf(row)} does not end where indexed`);
         if (!startsAt(table, row, bytes, at)) throw new IndexMismatch(`line ${table.lineOf(row)} does not start where indexed`);
-        out.push(pieceOf(this.#file, table, row, bytes, at, after));
+        out.push(pieceOf(this.#file, table, row, bytes, at, after, windows.text(at, after)));
       }
     }
     return out;
+  }
+}
+
+/** Bytes of one window of a read span taken as text at once. */
+const ASCII_WINDOW = 32 << 10;
+
+/**
+ * Lines of a read span as slices of one string per window of it, when the window's bytes are all ASCII (each byte its
+ * own character): a long flat path would otherwise pay a decode per line, a million times. Windows stay small so each
+ * string is an ordinary one the collector frees young.
+ */
+class AsciiWindows {
+  readonly #bytes: Buffer;
+  #from = 0;
+  #to = 0;
+  #text: string | undefined;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+  }
+
+  /** Bytes `from..to` as a string when they lie in an all-ASCII window; `undefined` for the caller to decode. */
+  text(from: number, to: number): string | undefined {
+    if (from < this.#from || to > this.#to) {
+      this.#from = from;
+      this.#to = Math.max(to, Math.min(this.#bytes.length, from + ASCII_WINDOW));
+      const window = this.#bytes.subarray(this.#from, this.#to);
+      this.#text = isAscii(window) ? window.toString("latin1") : undefined;
+    }
+    return this.#text?.slice(from - this.#from, to - this.#from);
   }
 }
 
@@ -345,20 +377,23 @@ const BLANK = Symbol("blank line");
  */
 type LinePieceOf = JsonRecord | InvalidPiece | typeof BLANK;
 
-/** The record, invalid piece or blank line row `row` names in its line (`from..to` of `bytes`), checked against everything the row says. */
-function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number): LinePieceOf {
+/**
+ * The record, invalid piece or blank line row `row` names in its line (`from..to` of `bytes`), checked against
+ * everything the row says; `ascii`, when given, is those bytes as a string (all of them ASCII).
+ */
+function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, from: number, to: number, ascii: string | undefined): LinePieceOf {
   const line = table.lineOf(row);
   const kind = table.kind(row);
   const flags = table.flags(row);
   if (to - from > MAX_LINE_BYTES) throw tooLarge(file);
-  if (lineCrc(bytes, from, to) !== table.crc(row)) throw new IndexMismatch(`line ${line} is not the line indexed`);
+  if (lineCrc(bytes, from, to, ascii) !== table.crc(row)) throw new IndexMismatch(`line ${line} is not the line indexed`);
   if (kind === KIND_BLANK) {
     if (to > from && linePieces(bytes, from, to, line).length > 0) throw new IndexMismatch(`line ${line} is not blank`);
     return BLANK;
   }
   let value: unknown;
   if ((flags & F_PIECE) === 0) {
-    const text = decodeLine(bytes, from, to, line);
+    const text = ascii ?? decodeLine(bytes, from, to, line);
     try {
       value = JSON.parse(text);
     } catch {

@@ -23,9 +23,12 @@ export function linePieces(bytes: Buffer, from: number, to: number, line: number
   return pieces;
 }
 
-/** The CRC-32 of `bytes[from..to]` as a row stores it (signed 32-bit). */
-export function lineCrc(bytes: Uint8Array, from: number, to: number): number {
-  return crc32(bytes.subarray(from, to)) | 0;
+/**
+ * The CRC-32 of `bytes[from..to]` as a row stores it (signed 32-bit). `ascii`, when given, is those bytes as a string
+ * (all of them ASCII, so its UTF-8 is the same bytes): read from the string, no view of the bytes is made.
+ */
+export function lineCrc(bytes: Uint8Array, from: number, to: number, ascii?: string): number {
+  return crc32(ascii ?? bytes.subarray(from, to)) | 0;
 }
 
 /** Whether line 1 starts with a UTF-8 byte order mark at `start` (the loader skips it). */

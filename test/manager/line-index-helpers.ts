@@ -8,7 +8,7 @@ import path from "node:path";
 
 import fc from "fast-check";
 
-import { MemorySessionStorage, SessionManager, type SessionStorage } from "../../src/index.js";
+import { MemorySessionStorage, SessionManager, type SessionStorage, type SessionTreeNode } from "../../src/index.js";
 import { decodeLineIndexFrom, scanWhole, type DecodedLineIndex } from "../../src/manager/line-index.js";
 import { classifyRows, type LineTable } from "../../src/session/index.js";
 
@@ -42,7 +42,21 @@ export function snapshot(manager: SessionManager): Record<string, unknown> {
   const entries = manager.getEntries();
   const labels = entries.map((entry) => (typeof entry.id === "string" ? manager.getLabel(entry.id) : undefined));
   const { path: _path, lineIndex: _lineIndex, ...report } = manager.getLoadReport();
-  return { context, branch, leaf, header, name, entries, labels, tree: manager.getTree(), usage: manager.getUsageStatistics(), report: { ...report } };
+  return { context, branch, leaf, header, name, entries, labels, tree: flatTree(manager.getTree()), usage: manager.getUsageStatistics(), report: { ...report } };
+}
+
+/**
+ * The tree as a list of its nodes in depth-first order, each with its children's ids in place of the children: a long
+ * chain is a tree as deep as it is long, deeper than a recursive comparison can walk.
+ */
+function flatTree(roots: SessionTreeNode[]): Array<{ entry: unknown; label: string | undefined; children: unknown[] }> {
+  const out: Array<{ entry: unknown; label: string | undefined; children: unknown[] }> = [];
+  const stack = [...roots].reverse();
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    out.push({ entry: node.entry, label: node.label, children: node.children.map((child) => child.entry.id) });
+    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+  }
+  return out;
 }
 
 /** What a full parse of `file`'s bytes gives (memory storage keeps no line index). */

@@ -114,13 +114,37 @@ describe("line index", () => {
   it("is kept up by the manager's own appends, batch by batch, without a sync", async () => {
     write(chain(0, 10));
     const manager = await openWritable(file);
-    for (let i = 0; i < 100; i++) manager.appendCustomEntry("x", { i });
+    // Past two whole batches of rows, and a part of a third left for the close to write.
+    for (let i = 0; i < 2500; i++) manager.appendCustomEntry("x", { i });
     await manager.close();
     const index = indexOf();
     expect(index.complete).toBe(true);
-    expect(index.table.size).toBe(111);
+    expect(index.table.size).toBe(2511);
     expect(index.table.end).toBe(fs.statSync(file).size);
     await expectFullParse();
+  });
+
+  it("reads every shape of line through its rows as a full parse does: short and long ASCII, other scripts, escapes, bytes that are not UTF-8", async () => {
+    const lines = chain(0, 3000);
+    const at = (i: number) => JSON.parse(lines[i]!) as { message: { content: Array<{ text: string }> } };
+    const edit = (i: number, text: string) => {
+      const record = at(i);
+      record.message.content[0]!.text = text;
+      lines[i] = JSON.stringify(record);
+    };
+    edit(700, "tool output line\n".repeat(12_000));
+    edit(701, "résumé — 日本語のテキスト 🚀 ".repeat(50));
+    edit(1500, "x".repeat(40_000));
+    // An escape JSON.parse turns into letters a byte-level look would not see.
+    lines[2000] = lines[2000]!.replace('"text":"m2000"', '"text":"\\u0062lob:sha256:' + "0".repeat(64) + '"');
+    write(lines);
+    // A byte that is not UTF-8 inside a string: the line is kept as its bytes, as a full load keeps it.
+    const bytes = fs.readFileSync(file);
+    const mark = bytes.indexOf('"text":"m2500"');
+    bytes[mark + 9] = 0xff;
+    fs.writeFileSync(file, bytes);
+    await indexed();
+    expect(await expectFullParse()).toBe("used");
   });
 
   it("appends with the manager's clock on a session opened through its index", async () => {
