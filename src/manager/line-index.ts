@@ -228,8 +228,10 @@ export class LineIndexAppender {
   /** the table row of an entry id the file held when the upkeep began; -1 for none */
   readonly #rowOf: (id: string) => number;
   readonly #rows = new LineTable();
-  /** rows of the ids appended since the upkeep began */
-  readonly #appended = new Map<string, number>();
+  /** the ids appended since the upkeep began, with their hashes and rows at the same places (see {@link #appendedRow}) */
+  readonly #appendedIds: string[] = [];
+  #appendedHashes = new Int32Array(1024);
+  #appendedRows = new Int32Array(1024);
   /** the entry appended last and its row: most appends name it as their parent */
   #lastId: string | undefined;
   #lastRow = -1;
@@ -256,22 +258,49 @@ export class LineIndexAppender {
     let parent = -1;
     try {
       if (typeof parentId === "string" && entry) {
-        parent = parentId === this.#lastId ? this.#lastRow : (this.#appended.get(parentId) ?? this.#rowOf(parentId));
+        parent = parentId === this.#lastId ? this.#lastRow : this.#appendedRow(parentId);
+        if (parent === -1) parent = this.#rowOf(parentId);
         if (parent === -1) return this.abandon();
       }
-      // Rows describe files whose ids are unique (an open finds entries by their ids' hashes).
-      if (typeof id === "string" && entry && (this.#appended.has(id) || this.#rowOf(id) !== -1)) return this.abandon();
+      // Rows describe files whose ids are unique (an open finds entries by their ids' hashes). The tree gives each
+      // appended entry an id no entry holds, so only the file's own ids are asked about (the tree has just asked too).
+      if (typeof id === "string" && entry && this.#rowOf(id) !== -1) return this.abandon();
     } catch {
       // A lookup that cannot read the file leaves the row unknown: the upkeep ends, the append stands.
       return this.abandon();
     }
     const row = this.#row++;
-    this.#rows.push(0, { length, parent, crc: zlib.crc32(text) | 0, idHash: typeof id === "string" ? idHash(id) : 0, kind, flags: keyFlags(id, parentId) });
+    const hash = typeof id === "string" ? idHash(id) : 0;
+    this.#rows.push(0, { length, parent, crc: zlib.crc32(text) | 0, idHash: hash, kind, flags: keyFlags(id, parentId) });
     if (typeof id === "string" && entry) {
-      this.#appended.set(id, row);
-      [this.#lastId, this.#lastRow] = [id, row];
+      this.#noteAppended(id, hash, row);
+      this.#lastId = id;
+      this.#lastRow = row;
     }
     if (this.#rows.size >= APPEND_BATCH_ROWS) this.flush();
+  }
+
+  /** Keeps an appended entry's id for a later branch naming it as parent (typed arrays: no map grows per append). */
+  #noteAppended(id: string, hash: number, row: number): void {
+    const at = this.#appendedIds.push(id) - 1;
+    if (at === this.#appendedHashes.length) {
+      const hashes = new Int32Array(at * 2);
+      const rows = new Int32Array(at * 2);
+      hashes.set(this.#appendedHashes);
+      rows.set(this.#appendedRows);
+      [this.#appendedHashes, this.#appendedRows] = [hashes, rows];
+    }
+    this.#appendedHashes[at] = hash;
+    this.#appendedRows[at] = row;
+  }
+
+  /** The row of the last appended entry holding `id`; -1 for none. Only a branch asks: a walk back, by hash first. */
+  #appendedRow(id: string): number {
+    const hash = idHash(id);
+    for (let at = this.#appendedIds.length - 1; at >= 0; at--) {
+      if (this.#appendedHashes[at] === hash && this.#appendedIds[at] === id) return this.#appendedRows[at]!;
+    }
+    return -1;
   }
 
   /** Writes the rows buffered since the last batch. */
