@@ -71,6 +71,11 @@ export interface IndexedSession {
   report: SessionLoadReport;
   /** keeps the index up with this process's appends (writable opens only) */
   appender: LineIndexAppender | undefined;
+  /**
+   * Closes the file a read-only open keeps reading the entries it left unread from (a no-op for a writable open, which
+   * reads by name); idempotent. Entries read after it come from the file the name then holds, if it is the same.
+   */
+  release: () => void;
 }
 
 /** A line did not hold what the index said: an internal signal, always caught here, so no GjcError. */
@@ -99,6 +104,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
   const access = indexAccess(storage, path.dirname(file));
   if (access.file === undefined) return undefined;
   const reader = storage.openReaderSync(file);
+  let keptReader = false;
   try {
     const { size, dev, ino } = reader.stat;
     if (size === 0) return undefined;
@@ -134,7 +140,12 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       if (typeof caught !== "object") return caught;
       session = caught;
     }
-    source.release();
+    const keep = writer === undefined;
+    source.finishOpen(keep);
+    if (keep) {
+      heldReaders.register(source, reader, source);
+      keptReader = true;
+    }
     const { keys, table, ...opened } = session;
     opened.report.lineIndex = note === undefined ? "used" : note;
     let appender: LineIndexAppender | undefined;
@@ -147,11 +158,11 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       const upkeep = appender;
       if (upkeep !== undefined) source.onMismatch = () => upkeep.discard();
     }
-    return { ...opened, appender };
+    return { ...opened, appender, release: () => source.close() };
   } catch (error) {
     throw changed(error, file, "changed while it was being opened");
   } finally {
-    reader.close();
+    if (!keptReader) reader.close();
   }
 }
 
@@ -228,7 +239,22 @@ function tooLarge(file: string): SessionFormatError {
   return new SessionFormatError("line_too_long", `${file} holds a line too long to load`);
 }
 
-/** Reads lines by their rows, each checked against its row: through the open's reader, later a new one per batch checked to be the same file. */
+/**
+ * Closes the reader a read-only open kept when its manager is collected unclosed (pi's callers never close one). A
+ * manager's `close` closes it at once.
+ */
+const heldReaders = new FinalizationRegistry<SessionFileReader>((reader) => {
+  try {
+    reader.close();
+  } catch {
+    // Nobody is left to tell: the descriptor goes with the process.
+  }
+});
+
+/**
+ * Reads lines by their rows, each checked against its row: through the open's reader (kept by a read-only open until
+ * its manager closes), else a new one per batch checked to be the same file.
+ */
 class LineSource {
   reader: SessionFileReader | undefined;
   readonly #storage: SessionStorage;
@@ -250,9 +276,26 @@ class LineSource {
   /** Refuses rows whose entries hold one id twice (they stand only for files whose ids are unique). */
   readonly repeated = (): never => this.mismatch(new IndexMismatch("two entries hold one id"));
 
-  /** Stops using the open's reader (it is about to be closed). */
-  release(): void {
+  /** whether the open is still under way: a line that disagrees with its row then falls back on the full load */
+  #opening = true;
+
+  /**
+   * Ends the open. A read-only open `keep`s its reader: the entries it left unread (behind the context) are read later
+   * from the same file, even after a writer replaced the name with a rewrite. Otherwise the reader is about to be
+   * closed, and later reads open the name again, refusing another file.
+   */
+  finishOpen(keep: boolean): void {
+    this.#opening = false;
+    if (!keep) this.reader = undefined;
+  }
+
+  /** Closes a kept reader (idempotent); later reads open the name again, refusing another file. */
+  close(): void {
+    const reader = this.reader;
     this.reader = undefined;
+    if (reader === undefined || this.#opening) return;
+    heldReaders.unregister(this);
+    reader.close();
   }
 
   /**
@@ -260,7 +303,7 @@ class LineSource {
    * (entries read on demand) the caller's `session_changed`.
    */
   mismatch(error: unknown): never {
-    if (this.reader !== undefined || !(error instanceof IndexMismatch)) throw error;
+    if (this.#opening || !(error instanceof IndexMismatch)) throw error;
     this.onMismatch?.();
     this.onMismatch = undefined;
     throw changed(error, this.#file, "no longer holds the lines it was opened with");
@@ -276,7 +319,13 @@ class LineSource {
   /** The pieces of the lines of `rows` (ascending), each checked against its row. */
   read(rows: readonly number[]): LinePieceOf[] {
     if (rows.length === 0) return [];
-    if (this.reader !== undefined) return this.#readWith(this.reader, rows);
+    if (this.reader !== undefined) {
+      try {
+        return this.#readWith(this.reader, rows);
+      } catch (error) {
+        return this.mismatch(error);
+      }
+    }
     const reader = this.#storage.openReaderSync(this.#file);
     try {
       // Replaced by a rewrite: the lines are elsewhere now, and the index is not wrong.
@@ -426,7 +475,7 @@ function pieceOf(file: string, table: LineTable, row: number, bytes: Buffer, fro
 }
 
 /** An opened session before its index upkeep, with its rows and their entries' keys (for the upkeep). */
-type BuiltSession = Omit<IndexedSession, "appender"> & { keys: TableKeys; table: LineTable };
+type BuiltSession = Omit<IndexedSession, "appender" | "release"> & { keys: TableKeys; table: LineTable };
 
 /**
  * The session the rows describe, or `undefined` when it is not a v5 session with a usable header. `stored` rows came

@@ -23,7 +23,14 @@ export function readSessionRecords(filePath: string, storage?: SessionStorage): 
   const reader = storage ?? new FileSessionStorage(path.dirname(absolute));
   try {
     const opened = openSessionFile(reader, absolute, { readOnly: true, lookup: () => undefined, now: () => new Date() });
-    if (opened.indexed !== undefined) return [opened.indexed.header, ...opened.indexed.tree.getEntries()];
+    const { indexed } = opened;
+    if (indexed !== undefined) {
+      try {
+        return [indexed.header, ...indexed.tree.getEntries()];
+      } finally {
+        indexed.release();
+      }
+    }
     return opened.loaded === undefined ? [] : [opened.loaded.header, ...opened.entries];
   } catch (error) {
     if (isStorageError(error, "not_found") || isSessionManagerError(error, "invalid_header")) return [];

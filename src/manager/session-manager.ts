@@ -407,6 +407,7 @@ export class SessionManager extends SessionDirectories {
     const state = this.#state;
     if (this.#persistent && state.active && state.fullWritePending && !state.migrationOnly) this.#writer.writeAll(state);
     this.#closed = true;
+    state.release?.();
     this.#closeReport = { unpersistedEntries: this.#leftUnwritten + state.unwritten };
     const persistence = state.persistence;
     if (persistence !== undefined) {

@@ -41,6 +41,8 @@ export interface SessionState {
   /** usage totals over every entry of the file, fed as entries load and append (never a walk) */
   usage: UsageAccumulator;
   report: SessionLoadReport;
+  /** closes the file an indexed read-only open keeps reading its unread entries from; idempotent */
+  release?: () => void;
 }
 
 /** Totals over `entries` (a session's file being loaded or copied). */
@@ -182,6 +184,7 @@ export function copiedState(options: ResolvedOptions, source: string, cwd: strin
   // The copy is written later: read every deferred line now, while the source is still the same file.
   opened.tree.getEntries();
   for (const line of opened.lines) if (line.kind === "invalid") void line.invalid;
+  opened.release?.();
   state.lines = opened.lines;
   state.tree = opened.tree;
   state.hasAssistant = opened.hasAssistant;

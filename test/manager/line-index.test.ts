@@ -10,7 +10,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { MemorySessionStorage, SessionManager } from "../../src/index.js";
+import { MemorySessionStorage, SessionManager, type FileEntry } from "../../src/index.js";
 import { decodeLineIndexFrom, encodeLineIndex } from "../../src/manager/line-index.js";
 import { kindOf, ROW_WORDS } from "../../src/session/index.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -402,6 +402,28 @@ describe("line index", () => {
     fs.writeSync(fd, text, 0);
     fs.closeSync(fd);
     expect(await codeOfAsync(() => manager.getEntries())).toBe("session_changed");
+  });
+
+  it("reads the entries a read-only open left unread from the file it opened, though a writer rewrote the name since, until it is closed", async () => {
+    write(chain(0, 300, 250));
+    await indexed();
+    const atOpen = await fullParse(file);
+    const fds = () => (process.platform === "linux" ? fs.readdirSync("/proc/self/fd").length : 0);
+    const before = fds();
+    const reader = await openReadOnly(file);
+    expect(reader.getLoadReport().lineIndex).toBe("used");
+    // Only the path from the compaction's kept entry on was read; the rest waits on the file the open holds.
+    expect(reader.buildSessionContext().messages).toHaveLength(52);
+    const writer = await openWritable(file);
+    const early = writer.getEntries()[10]! as Extract<FileEntry, { type: "message" }>;
+    writer.applyEntryMessageUpdates([{ ...early, message: { ...early.message, content: [{ type: "text", text: "pruned" }] } } as FileEntry]);
+    await writer.rewriteEntries();
+    await writer.close();
+    expect(fs.readFileSync(file, "utf8")).toContain('"pruned"');
+    expect(snapshot(reader)).toEqual(atOpen);
+    if (process.platform === "linux") expect(fds()).toBe(before + 1);
+    await reader.close();
+    if (process.platform === "linux") expect(fds()).toBe(before);
   });
 
   // About 600 MB of disk and 2 GB of memory: opt in with GJC_HUGE_FILE_TESTS=1.

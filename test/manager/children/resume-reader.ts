@@ -1,8 +1,9 @@
 /**
  * Reader child of the resume concurrency test: opens the session read-only in a loop until
- * `stopFile` exists; after each open it prints the numbered user messages on the leaf's path
- * and among all entries (`<pathNumbers>|<entryNumbers>|<index note>`), so the parent can check
- * each against what was flushed before the open began.
+ * `stopFile` exists; after each open it prints the numbered user messages on the leaf's path,
+ * among all entries and in the model's context, and whether the context opens with a compaction's
+ * summary (`<acked>|<pathNumbers>|<entryNumbers>|<index note>|<contextNumbers>|summary`), so the
+ * parent can check each against what was flushed before the open began.
  *
  * argv: file stopFile
  */
@@ -25,7 +26,13 @@ while (!fs.existsSync(stopFile)) {
   const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });
   const onPath = numbers(manager.getBranch());
   const all = numbers(manager.getEntries());
-  print(`${before}|${onPath.join(",")}|${all.join(",")}|${manager.getLoadReport().lineIndex ?? "full"}`);
+  const { messages } = manager.buildSessionContext();
+  const inContext = messages.flatMap((message) => {
+    const { role, n } = message as { role: string; n?: number };
+    return role === "user" && typeof n === "number" ? [n] : [];
+  });
+  const summarized = messages[0]?.role === "compactionSummary" ? "summary" : "";
+  print(`${before}|${onPath.join(",")}|${all.join(",")}|${manager.getLoadReport().lineIndex ?? "full"}|${inContext.join(",")}|${summarized}`);
   await manager.close();
 }
 print("done");
