@@ -114,9 +114,9 @@ describe("the face manager's buildSessionContext", () => {
       const dir = path.join(tmp.path, "sessions");
       const session = FaceManager.create("/work", dir);
       for (let n = 1; n <= 3; n++) toolTurn(session as unknown as Engine, n);
-      session.appendMessage({ ...assistant(`summary ${"of the work ".repeat(30)}`), usage: { input: 1200, output: 300, cost: { input: 0.01, total: 0.02 } } });
+      session.appendMessage({ ...assistant(`summary ${"of the work ".repeat(30)}`), usage: { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, cost: { input: 0.01, total: 0.02 } } });
       session.appendCustomMessageEntry("note", [{ type: "text", text: "from an extension" }], true, { observationId: "obs-9", tags: ["a"] });
-      session.appendCompaction("the first two turns", session.getEntries()[8]!.id, 5000);
+      session.appendCompaction("the first two turns", "two turns", session.getEntries()[8]!.id as string, 5000);
       toolTurn(session as unknown as Engine, 4);
       await session.flush();
       const file = session.getSessionFile()!;
