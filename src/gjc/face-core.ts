@@ -5,7 +5,7 @@
  */
 import { SessionManager as Engine, synchronousSwitches } from "../manager/session-manager.js";
 import type { SessionDestination, SessionMemoryMode } from "../manager/destination.js";
-import type { AgentMessage, FileEntry, SessionContext } from "../session/index.js";
+import { copyValue, type AgentMessage, type FileEntry, type SessionContext } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import { linkContextIdentity } from "./context.js";
 import { CwdTransitions } from "./cwd-ownership.js";
@@ -210,13 +210,15 @@ export abstract class FaceCore {
 
   /**
    * The context at the leaf, as the engine's, its messages linked to their entries (observation ids namespaced by the session
-   * id). A copy on every call: GJC's app edits the messages it sends, and the engine's context shares the live entries.
+   * id). A deep copy on every call: GJC's app edits the messages it sends, and the engine's context shares the live
+   * entries. Only the strings are shared, which no caller can edit.
    */
   buildSessionContext(): SessionContext {
-    const context = structuredClone(this.#engine.buildSessionContext());
+    const context = copyValue(this.#engine.buildSessionContext());
     const tree = hooks.tree(this.#engine);
     linkContextIdentity(context, tree.pathView(), this.#engine.getSessionId());
     for (const message of context.messages) {
+      if (!carriesReplayMetadata(message)) continue;
       const id = getSessionMessageEntryId(message);
       if (id === undefined || !this.#liveReplay.has(id)) dropReplayMetadata(message);
     }

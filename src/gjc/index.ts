@@ -77,6 +77,7 @@ export type { SessionStorageWriterCloseAdapter, ManagedSessionSecurityContext, S
 export type { WriterCloseState as SessionStorageWriterCloseState, SessionStorageWriter } from "../storage/index.js";
 export { StorageError } from "../storage/index.js";
 export type { SessionStorage } from "../storage/index.js";
+export type { FaceSessionStorage, GjcShapedStorage } from "./storage-view.js";
 
 // blob-store
 export { isBlobRef } from "../storage/index.js";

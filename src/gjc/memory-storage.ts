@@ -11,18 +11,44 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 
-import { MemorySessionStorage as EngineMemoryStorage, isStorageError } from "../storage/index.js";
+import { MemorySessionStorage as EngineMemoryStorage, isStorageError, type MemorySessionStorageOptions, type StorageStat } from "../storage/index.js";
 import { readWholeSync, type PositionalRead } from "../storage/bytes.js";
 import type { ReplaceOptions, SessionStorageWriter, WriteChunk } from "../storage/index.js";
 import { parseHeaderPrefix } from "../migration/session-file.js";
-import type { SessionStorageSnapshot } from "./storage.js";
+import { GJC_STAT_SHAPE, gjcStatOf, type SessionStorageSnapshot, type SessionStorageStat } from "./storage-types.js";
 import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 import {
   SessionDeleteVerificationError, checkAuthorisedTranscript, contained, type VerifiedSessionDeleteResult, type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
 
-/** The main entry's {@link EngineMemoryStorage} with GJC's implied parent directories and synchronous reads; see the module comment. */
-export class MemorySessionStorage extends EngineMemoryStorage {
+/** The main entry's memory storage as this class's base: everything but `statSync`, which answers GJC's way here. */
+interface EngineMemoryBase extends Omit<EngineMemoryStorage, "statSync" | "writeTextSync" | "openWriter" | "renameSync" | "listFilesSync"> {
+  writeTextSync(target: string, data: WriteChunk, options?: ReplaceOptions): void;
+  openWriter(target: string): SessionStorageWriter;
+  renameSync(from: string, to: string, options?: ReplaceOptions): void;
+  listFilesSync(dir: string, options?: { kind?: "file" | "directory" }): string[];
+}
+const EngineMemoryBase: new (options?: MemorySessionStorageOptions) => EngineMemoryBase = EngineMemoryStorage;
+const engineStat = EngineMemoryStorage.prototype.statSync;
+
+/**
+ * The main entry's {@link EngineMemoryStorage} with GJC's implied parent directories, synchronous reads and stat shape;
+ * see the module comment. The engine reads it through `engineStorage` (./storage-view.ts).
+ */
+export class MemorySessionStorage extends EngineMemoryBase {
+  /** Stats in GJC's shape: the engine reads this storage through its view. */
+  get [GJC_STAT_SHAPE](): true {
+    return true;
+  }
+
+  /**
+   * The metadata of `target` in GJC's shape (device 0, one link, times from the map's millisecond clock).
+   * @throws StorageError `not_found`, `not_directory`, `invalid_path`
+   */
+  statSync(target: string): SessionStorageStat {
+    return gjcStatOf(this.#engineStat(target));
+  }
+
   /** Writes `target` whole, creating its parent directories first. */
   override writeTextSync(target: string, data: WriteChunk, options: ReplaceOptions = {}): void {
     this.#parents(target);
@@ -69,12 +95,7 @@ export class MemorySessionStorage extends EngineMemoryStorage {
    */
   readSnapshotSync(target: string): SessionStorageSnapshot {
     const stat = this.statSync(target);
-    const bytes = this.readBytesSync(target);
-    const mtimeNs = BigInt(Math.trunc(stat.mtimeMs)) * 1_000_000n;
-    return {
-      bytes,
-      stat: { dev: BigInt(stat.dev), ino: BigInt(stat.ino), nlink: 1n, size: bytes.byteLength, mtimeMs: stat.mtimeMs, mtimeNs, ctimeNs: mtimeNs, mtime: new Date(stat.mtimeMs), isFile: true },
-    };
+    return { bytes: this.readBytesSync(target), stat };
   }
 
   /**
@@ -115,7 +136,7 @@ export class MemorySessionStorage extends EngineMemoryStorage {
     const found = { dev: stat.dev, ino: stat.ino, nlink: 1n, size: stat.size, mtimeNs: stat.mtimeNs, sha256: createHash("sha256").update(bytes).digest("hex") };
     checkAuthorisedTranscript(found, parseHeaderPrefix(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)), target);
     const artifacts = transcript.slice(0, -".jsonl".length);
-    const kind = this.existsSync(artifacts) ? this.statSync(artifacts).kind : undefined;
+    const kind = this.existsSync(artifacts) ? this.#engineStat(artifacts).kind : undefined;
     if (kind !== undefined && kind !== "directory") throw new SessionDeleteVerificationError("artifacts", "the artifacts entry is not a directory");
     if (kind !== undefined && target.artifactsAbsentAtAuthorization === true) throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
     if (kind !== undefined) this.removeTreeSync(artifacts);
@@ -129,6 +150,10 @@ export class MemorySessionStorage extends EngineMemoryStorage {
     } catch (error) {
       if (!isStorageError(error, "not_found")) throw error;
     }
+  }
+
+  #engineStat(target: string): StorageStat {
+    return engineStat.call(this as unknown as EngineMemoryStorage, target);
   }
 
   #parents(target: string): void {

@@ -4,7 +4,7 @@
  */
 import { getRecentSessions as listRecent, NO_MESSAGES, type DiscoveryOptions, type SessionInfo } from "../manager/index.js";
 import { sanitizeSessionTitle } from "../manager/title.js";
-import type { SessionStorage } from "../storage/index.js";
+import { engineStorage, type FaceSessionStorage } from "./storage-view.js";
 
 /** How many rows GJC's welcome screen asks for. */
 export const DEFAULT_RECENT_SESSION_LIMIT = 20;
@@ -28,11 +28,11 @@ export interface RecentSessionInfo extends SessionInfo {
 export async function getRecentSessions(
   sessionDir: string,
   limit = DEFAULT_RECENT_SESSION_LIMIT,
-  storage?: SessionStorage,
+  storage?: FaceSessionStorage,
   options: Omit<DiscoveryOptions, "storage"> = {},
 ): Promise<RecentSessionInfo[]> {
   const now = Date.now();
-  return (await listRecent(sessionDir, limit, storage, options)).map((info) => recentRow(info, now));
+  return (await listRecent(sessionDir, limit, engineStorage(storage), options)).map((info) => recentRow(info, now));
 }
 
 /** `info` with GJC's display fields, its age taken against `now` (ms since the epoch). */

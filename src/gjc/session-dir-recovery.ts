@@ -8,8 +8,9 @@
 import path from "node:path";
 
 import { SecureDir } from "../fs/index.js";
-import { FileSessionStorage, type SessionStorage, type StorageError } from "../storage/index.js";
+import { FileSessionStorage, type StorageError } from "../storage/index.js";
 import { toStorageError } from "../storage/errors.js";
+import { engineStorage, type FaceSessionStorage } from "./storage-view.js";
 
 /** The directory handle {@link syncSessionMoveDirectory} syncs and closes. */
 export interface SessionMoveDirectoryHandle {
@@ -77,10 +78,11 @@ const BACKUP_NAME = /^(.+\.jsonl)\.(\d+)\.bak$/;
  * meanwhile wins) and, in a file storage, takes the writer lock and syncs the directory.
  * Older backups of the same transcript, and every backup of a transcript that exists, are left.
  * A directory that cannot be listed recovers nothing.
- * @param storage where the directory is; by default a file storage rooted at the directory
+ * @param appStorage where the directory is; by default a file storage rooted at the directory
  * @returns what was renamed back, and what failed with its error
  */
-export async function recoverOrphanedBackups(sessionDir: string, storage: SessionStorage = new FileSessionStorage(path.resolve(sessionDir))): Promise<OrphanedBackupRecovery[]> {
+export async function recoverOrphanedBackups(sessionDir: string, appStorage?: FaceSessionStorage): Promise<OrphanedBackupRecovery[]> {
+  const storage = engineStorage(appStorage) ?? new FileSessionStorage(path.resolve(sessionDir));
   const dir = path.resolve(sessionDir);
   let names: string[];
   try {

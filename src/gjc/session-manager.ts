@@ -22,6 +22,7 @@ import { hooks, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
 import { FileSessionStorage as FaceFileStorage } from "./storage.js";
+import { engineStorage, type FaceSessionStorage } from "./storage-view.js";
 import { inventorySessionsStrict, type StrictInventoryResult, type StrictInventoryStorage } from "./strict-inventory.js";
 import { withRedactedScopeFailure } from "./scope-diagnostics.js";
 import { withGjcErrors } from "./engine-errors.js";
@@ -96,7 +97,8 @@ export class SessionManager extends FaceQueries {
    * (header written now), its artifacts claimed in the final artifacts directory (see `face-staged.ts`).
    * @throws GjcFaceError `staged_session_unavailable` for an unsafe or existing attempt, or a final path that is itself staged
    */
-  static async openStaged(finalSessionFile: string, storage?: SessionStorage, attemptId: string = randomUUID(), options: SessionManagerOptions = {}): Promise<SessionManager> {
+  static async openStaged(finalSessionFile: string, appStorage?: FaceSessionStorage, attemptId: string = randomUUID(), options: SessionManagerOptions = {}): Promise<SessionManager> {
+    const storage = engineStorage(appStorage);
     const finalPath = canonicalPathOf(finalSessionFile);
     const staged = stagedFileFor(finalPath, attemptId);
     const dir = path.dirname(finalPath);
@@ -115,15 +117,16 @@ export class SessionManager extends FaceQueries {
   // ---- creation and opening ---------------------------------------------------------------------
 
   /** A new session for `cwd` in `destination` (default: the managed scope of `cwd`), written from the first assistant message. */
-  static create(cwd: string, destination?: SessionDestinationInput, storage?: SessionStorage, options: SessionManagerOptions = {}): SessionManager {
+  static create(cwd: string, destination?: SessionDestinationInput, appStorage?: FaceSessionStorage, options: SessionManagerOptions = {}): SessionManager {
+    const storage = engineStorage(appStorage);
     const input = explicitInput(destination);
     const engine = withGjcErrors(() => Engine.create(cwd, input, storage, options));
     return new SessionManager(withLifecycleId(engine), destinationOf(input, options.agentDir, storage), undefined, options);
   }
 
   /** A session that never persists. */
-  static inMemory(cwd: string = process.cwd(), storage?: SessionStorage, options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {}): SessionManager {
-    return new SessionManager(withLifecycleId(Engine.inMemory(cwd, storage, options)), { managed: false, agentDir: undefined, token: undefined });
+  static inMemory(cwd: string = process.cwd(), storage?: FaceSessionStorage, options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {}): SessionManager {
+    return new SessionManager(withLifecycleId(Engine.inMemory(cwd, engineStorage(storage), options)), { managed: false, agentDir: undefined, token: undefined });
   }
 
   /**
@@ -133,11 +136,12 @@ export class SessionManager extends FaceQueries {
   static async open(
     filePath: string,
     destination?: SessionDestinationInput,
-    storage?: SessionStorage,
+    appStorage?: FaceSessionStorage,
     migrationPolicy?: MigrationPolicy,
     sessionMemoryMode?: SessionMemoryMode,
     options: OpenSessionOptions = {},
   ): Promise<SessionManager> {
+    const storage = engineStorage(appStorage);
     const input = explicitInput(destination) ?? (typeof filePath === "string" && filePath.length > 0 ? path.dirname(path.resolve(filePath)) : undefined);
     if (typeof filePath === "string" && filePath.length > 0) assertTranscriptAdmitted(filePath, storage, sessionMemoryMode);
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
@@ -155,11 +159,12 @@ export class SessionManager extends FaceQueries {
   static async continueRecent(
     cwd: string,
     destination?: SessionDestinationInput,
-    storage?: SessionStorage,
+    appStorage?: FaceSessionStorage,
     migrationPolicy?: MigrationPolicy,
     sessionMemoryMode?: SessionMemoryMode,
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
+    const storage = engineStorage(appStorage);
     const input = explicitInput(destination);
     const face = destinationOf(input, options.agentDir, storage);
     if (face.managed && (storage === undefined || storage instanceof FileSessionStorage)) {
@@ -187,11 +192,12 @@ export class SessionManager extends FaceQueries {
     sourcePath: string,
     cwd: string,
     destination?: SessionDestinationInput,
-    storage?: SessionStorage,
+    appStorage?: FaceSessionStorage,
     migrationPolicy?: MigrationPolicy,
     sessionMemoryMode?: SessionMemoryMode,
     options: SessionManagerOptions = {},
   ): Promise<SessionManager> {
+    const storage = engineStorage(appStorage);
     const input = explicitInput(destination);
     if (typeof sourcePath === "string" && sourcePath.length > 0) assertTranscriptAdmitted(sourcePath, storage, sessionMemoryMode);
     // A lifecycle fork's copy carries the preallocated id, as a created session does.
@@ -201,8 +207,8 @@ export class SessionManager extends FaceQueries {
   }
 
   /** Inspects one transcript strictly for resume; writes nothing and takes no lock (see `strict-open.ts`). */
-  static async inspectSessionTailReadOnly(filePath: string, storage?: SessionStorage): Promise<ResumeTailInspection> {
-    const inspected = inspectTranscript(filePath, storage);
+  static async inspectSessionTailReadOnly(filePath: string, storage?: FaceSessionStorage): Promise<ResumeTailInspection> {
+    const inspected = inspectTranscript(filePath, engineStorage(storage));
     return inspected.kind === "error" ? inspected : { kind: inspected.kind, identity: inspected.identity };
   }
 
@@ -214,11 +220,12 @@ export class SessionManager extends FaceQueries {
   static async openExistingStrict(
     identity: ResumeSessionIdentity,
     destination?: SessionDestinationInput,
-    storage?: SessionStorage,
+    appStorage?: FaceSessionStorage,
     migrationPolicy?: MigrationPolicy,
     sessionMemoryMode?: SessionMemoryMode,
     options: SessionManagerOptions = {},
   ): Promise<StrictSessionOpenResult> {
+    const storage = engineStorage(appStorage);
     let file = identity.canonicalPath;
     let expected = identity;
     const before = inspectTranscript(file, storage);
@@ -358,8 +365,8 @@ export class SessionManager extends FaceQueries {
   // ---- destinations and listings ----------------------------------------------------------------
 
   /** A trusted token for the managed scope of `cwd` (prepared now). @throws ManagedScopeUnavailableError (path-free) when it cannot be */
-  static managedDestination(cwd: string, agentDir?: string, storage?: SessionStorage): SessionDestination {
-    const token = withRedactedScopeFailure(() => Engine.managedDestination(cwd, agentDir, storage));
+  static managedDestination(cwd: string, agentDir?: string, storage?: FaceSessionStorage): SessionDestination {
+    const token = withRedactedScopeFailure(() => Engine.managedDestination(cwd, agentDir, engineStorage(storage)));
     managedAgentDirs.set(token, agentDir);
     return token;
   }
@@ -370,8 +377,8 @@ export class SessionManager extends FaceQueries {
   }
 
   /** The managed scope directory of `cwd`, prepared for writing. @throws ManagedScopeUnavailableError (path-free) when it cannot be */
-  static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: SessionStorage): string {
-    return withRedactedScopeFailure(() => Engine.getDefaultSessionDir(cwd, agentDir, storage));
+  static getDefaultSessionDir(cwd: string, agentDir?: string, storage?: FaceSessionStorage): string {
+    return withRedactedScopeFailure(() => Engine.getDefaultSessionDir(cwd, agentDir, engineStorage(storage)));
   }
 
   /** The managed scope directory of `cwd`, resolved without creating anything. */
@@ -380,23 +387,23 @@ export class SessionManager extends FaceQueries {
   }
 
   /** The sessions of `sessionDir` (default: the managed scope of `cwd`), newest first. */
-  static async list(cwd: string, sessionDir?: string, storage?: SessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return gjcRows(await Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), storage, options));
+  static async list(cwd: string, sessionDir?: string, storage?: FaceSessionStorage, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return gjcRows(await Engine.list(cwd, sessionDir === undefined ? undefined : path.resolve(sessionDir), engineStorage(storage), options));
   }
 
   /** The sessions of every managed scope, newest first. */
-  static async listAll(storage?: SessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
-    return gjcRows(await Engine.listAll(storage, managedAgentDir, options));
+  static async listAll(storage?: FaceSessionStorage, managedAgentDir?: string, options: ListOptions = {}): Promise<SessionInfo[]> {
+    return gjcRows(await Engine.listAll(engineStorage(storage), managedAgentDir, options));
   }
 
   /** The picker's rows for `cwd`: `sessionDir`'s sessions, or the managed and project ones; never writes; `[]` on failure. */
-  static async listForResumePickerReadOnly(cwd: string, sessionDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
-    return listForPicker(cwd, sessionDir, storage);
+  static async listForResumePickerReadOnly(cwd: string, sessionDir?: string, storage?: FaceSessionStorage): Promise<SessionInfo[]> {
+    return listForPicker(cwd, sessionDir, engineStorage(storage));
   }
 
   /** The managed scope's sessions of `cwd` with the project's `.gjc` transcripts, merged by id, newest first; never writes. */
-  static async listManagedForResumePickerReadOnly(cwd: string, managedAgentDir?: string, storage?: SessionStorage): Promise<SessionInfo[]> {
-    return listManagedForPicker(cwd, managedAgentDir, storage);
+  static async listManagedForResumePickerReadOnly(cwd: string, managedAgentDir?: string, storage?: FaceSessionStorage): Promise<SessionInfo[]> {
+    return listManagedForPicker(cwd, managedAgentDir, engineStorage(storage));
   }
 
   /**

@@ -9,7 +9,10 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
-import { FileSessionStorage as EngineFileStorage, StorageError, isStorageError, type SessionStorageWriter } from "../storage/index.js";
+import {
+  FileSessionStorage as EngineFileStorage, StorageError, isStorageError, type FileSessionStorageOptions, type SessionStorageWriter, type StorageStat,
+} from "../storage/index.js";
+import { toStorageError } from "../storage/errors.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
 import { removeLineIndex } from "../manager/line-index.js";
 import {
@@ -23,15 +26,53 @@ import {
 import { engineWriterOptions, type SessionStorageWriterOpenOptions } from "./writer-options.js";
 import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 
-import type { SessionStorageSnapshot, SessionStorageStat } from "./storage-types.js";
+import { GJC_STAT_SHAPE, type SessionStorageSnapshot, type SessionStorageStat } from "./storage-types.js";
+import { engineStorage } from "./storage-view.js";
 
 export type { SessionStorageSnapshot, SessionStorageStat } from "./storage-types.js";
 
 const OPEN_SNAPSHOT = fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK;
 const ARTIFACT_TREE_LIMITS = { maxDepth: DEFAULT_ARTIFACT_LIMITS.maxDepth + 1, maxEntries: DEFAULT_ARTIFACT_LIMITS.maxEntries + 1 };
 
-/** The main entry's {@link EngineFileStorage} with GJC's extra calls; `new FileSessionStorage()` roots it at the file system root, as GJC constructs it. */
-export class FileSessionStorage extends EngineFileStorage {
+/** The main entry's file storage as this class's base: everything but `statSync`, which answers GJC's way here. */
+interface EngineFileBase extends Omit<EngineFileStorage, "statSync" | "openWriter" | "listFilesSync"> {
+  openWriter(target: string, options?: Parameters<EngineFileStorage["openWriter"]>[1]): SessionStorageWriter;
+  listFilesSync(dir: string, options?: { kind?: "file" | "directory" }): string[];
+}
+const EngineFileBase: new (root?: string, options?: FileSessionStorageOptions) => EngineFileBase = EngineFileStorage;
+const engineStat = EngineFileStorage.prototype.statSync;
+
+/**
+ * The main entry's {@link EngineFileStorage} with GJC's extra calls and stat shape; `new FileSessionStorage()` roots it at
+ * the file system root, as GJC constructs it. The engine reads it through `engineStorage` (./storage-view.ts).
+ */
+export class FileSessionStorage extends EngineFileBase {
+  /** Stats in GJC's shape: the engine reads this storage through its view. */
+  get [GJC_STAT_SHAPE](): true {
+    return true;
+  }
+
+  /**
+   * The metadata of `target` in GJC's shape (nanosecond times, the link count), checked by this storage's rules (no
+   * link at `target` or above it) first.
+   * @throws StorageError `not_found`, `symlink_refused`, `read_failed` (replaced between the check and the stat), ...
+   */
+  statSync(target: string): SessionStorageStat {
+    const checked = this.#engineStat(target);
+    const absolute = path.resolve(this.root, target);
+    let stat: fs.BigIntStats;
+    try {
+      stat = fs.lstatSync(absolute, { bigint: true });
+    } catch (error) {
+      throw toStorageError(error, "read", absolute, "lstat");
+    }
+    if (stat.dev.toString() !== checked.dev || stat.ino.toString() !== checked.ino) throw new StorageError("read_failed", `${absolute} was replaced while it was stat'ed`);
+    return gjcStat(stat);
+  }
+
+  #engineStat(target: string): StorageStat {
+    return engineStat.call(this as unknown as EngineFileStorage, target);
+  }
   /**
    * Opens the one writer of `target` (see the main entry's), its descriptor closed through
    * `options.closeAdapter` when given, and bound to `options.securityContext`'s session directory.
@@ -47,7 +88,7 @@ export class FileSessionStorage extends EngineFileStorage {
    * @throws StorageError `not_found`, `symlink_refused`, `not_regular_file`, `read_failed`, ...
    */
   readSnapshotSync(filePath: string): SessionStorageSnapshot {
-    const named = this.statSync(filePath);
+    const named = this.#engineStat(filePath);
     let fd: number;
     try {
       fd = fs.openSync(filePath, OPEN_SNAPSHOT);
@@ -76,7 +117,7 @@ export class FileSessionStorage extends EngineFileStorage {
     } catch (error) {
       if (!isStorageError(error, "not_found")) throw error;
     }
-    await removeLineIndex(this, sessionPath);
+    await removeLineIndex(engineStorage(this), sessionPath);
     const name = path.basename(sessionPath);
     let dir: SecureDir;
     try {

@@ -13,6 +13,7 @@ import { loadSession, buildSessionContext, type SessionContext } from "../sessio
 import { FileSessionStorage, isStorageError, type SessionStorage, type StorageStat } from "../storage/index.js";
 import type { SessionMemoryMode } from "../manager/destination.js";
 import { SessionTranscriptOversizedError } from "./errors.js";
+import { gjcStatOf } from "./storage-types.js";
 
 /** The resume cap: a transcript above it is `oversized` (GJC's managed per-file cap). */
 export const RESUME_TRANSCRIPT_MAX_BYTES = 128 * 1024 * 1024;
@@ -134,16 +135,16 @@ function readStable(file: string): { bytes: Buffer; stat: fs.BigIntStats } | Res
   }
 }
 
-/** A storage stat as the fields of a file's stat that an identity keeps: a storage gives times in (fractional) milliseconds. */
+/** A storage stat as the fields of a file's stat that an identity keeps, as the face's storages report them in GJC's shape. */
 function storageStatFields(stat: StorageStat): { dev: bigint; ino: bigint; size: bigint; mtimeMs: number; mtimeNs: bigint; ctimeNs?: bigint } {
-  const ns = (ms: number): bigint => BigInt(Math.round(ms * 1e6));
+  const gjc = gjcStatOf(stat);
   return {
-    dev: BigInt(stat.dev),
-    ino: BigInt(stat.ino),
-    size: BigInt(stat.size),
-    mtimeMs: stat.mtimeMs,
-    mtimeNs: ns(stat.mtimeMs),
-    ...(stat.ctimeMs === undefined ? {} : { ctimeNs: ns(stat.ctimeMs) }),
+    dev: gjc.dev,
+    ino: gjc.ino,
+    size: BigInt(gjc.size),
+    mtimeMs: gjc.mtimeMs,
+    mtimeNs: gjc.mtimeNs,
+    ...(stat.ctimeMs === undefined ? {} : { ctimeNs: gjc.ctimeNs }),
   };
 }
 

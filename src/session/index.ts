@@ -13,6 +13,7 @@ export * from "./context.js";
 export * from "./messages.js";
 export * from "./sanitize.js";
 export * from "./value-bounds.js";
+export * from "./value-copy.js";
 export * from "./blob-refs.js";
 export * from "./usage.js";
 export * from "./entry-drafts.js";

@@ -83,8 +83,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
 
   /** {@inheritDoc SessionStorage.statSync} */
   statSync(target: string): StorageStat {
-    const node = this.#existing(splitBelowRoot(this.root, target).absolute);
-    return { kind: node.kind, size: node.kind === "file" ? node.size : 0, mtimeMs: node.mtimeMs, dev: "0", ino: String(node.ino) };
+    return this.#stat(target);
   }
 
   /** {@inheritDoc SessionStorage.listFilesSync} */
@@ -107,7 +106,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     return names.map((name) => {
       if (!isPlainEntryName(name)) return pathError("invalid_path", path.join(absolute, name));
       try {
-        return this.statSync(path.join(absolute, name));
+        return this.#stat(path.join(absolute, name));
       } catch (error) {
         if (error instanceof StorageError) return error;
         throw error;
@@ -125,7 +124,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
       const data = contents(file);
       return at >= data.length ? 0 : data.copy(into, offset, at, Math.min(at + length, data.length));
     };
-    return positionalReader(absolute, this.statSync(absolute), read, () => undefined);
+    return positionalReader(absolute, this.#stat(absolute), read, () => undefined);
   }
 
   /** {@inheritDoc SessionStorage.renameSync} */
@@ -223,6 +222,13 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
   }
 
   /** The node at `absolute`, its parents walked outermost first as a disk lookup would. */
+  // The listing and the readers report what statSync would, without going through it: a subclass may report stats in
+  // another shape (the /gjc face reports GJC's), and these two hand theirs to the engine.
+  #stat(target: string): StorageStat {
+    const node = this.#existing(splitBelowRoot(this.root, target).absolute);
+    return { kind: node.kind, size: node.kind === "file" ? node.size : 0, mtimeMs: node.mtimeMs, dev: "0", ino: String(node.ino) };
+  }
+
   #existing(absolute: string): MemoryNode {
     for (let end = this.root.length; (end = absolute.indexOf(path.sep, end + 1)) !== -1; ) {
       const parent = this.#nodes.get(absolute.slice(0, end));

@@ -40,9 +40,51 @@ describe("MemorySessionStorage on the /gjc face", () => {
     storage.writeTextSync("/sessions/deep/a.jsonl", text);
     expect(storage.readTextSync("/sessions/deep/a.jsonl")).toBe(text);
     expect(Buffer.from(storage.readBytesSync("/sessions/deep/a.jsonl")).equals(Buffer.from(text))).toBe(true);
-    expect(storage.statSync("/sessions/deep").kind).toBe("directory");
+    expect(storage.statSync("/sessions/deep").isFile).toBe(false);
     await storage.writeText("/other/b.jsonl", "x\n");
     expect(storage.listFilesSync("/other")).toEqual(["b.jsonl"]);
+  });
+
+  it("reports stats in GJC's shape, the ones a strict inspection names, while the engine reads its own through the face", async () => {
+    const storage = new MemorySessionStorage();
+    storage.writeTextSync("/sessions/s.jsonl", transcript(header, user("u1", null), assistant("a1", "u1")));
+    const stat = storage.statSync("/sessions/s.jsonl");
+    expect(stat).toEqual({
+      dev: 0n, ino: expect.any(BigInt), nlink: 1n, size: Buffer.byteLength(storage.readTextSync("/sessions/s.jsonl")), mtimeMs: stat.mtimeMs,
+      mtimeNs: BigInt(stat.mtimeMs) * 1_000_000n, ctimeNs: BigInt(stat.mtimeMs) * 1_000_000n, mtime: new Date(stat.mtimeMs), isFile: true,
+    });
+    const inspection = await SessionManager.inspectSessionTailReadOnly("/sessions/s.jsonl", storage);
+    if (inspection.kind === "error") throw new Error(`expected an identity, got ${inspection.reason}`);
+    expect(inspection.identity).toMatchObject({ dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, mtimeNs: stat.mtimeNs });
+    expect(storage.readSnapshotSync("/sessions/s.jsonl").stat).toEqual(stat);
+    const manager = await SessionManager.open("/sessions/s.jsonl", "/sessions", storage, undefined, undefined, { terminalId: null, agentDir: "/nonexistent-agent-dir" });
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "and the tests?" }], timestamp: 3 });
+    await manager.close();
+    expect(storage.statSync("/sessions/s.jsonl").size).toBeGreaterThan(stat.size);
+  });
+
+  it("lets a subclass's statSync speak for the file to the engine: a stat that keeps changing is unstable, a non-file unreadable", async () => {
+    class Drifting extends MemorySessionStorage {
+      drift = 0;
+      override statSync(target: string) {
+        const stat = super.statSync(target);
+        return this.drift === 0 ? stat : { ...stat, mtimeMs: stat.mtimeMs + ++this.drift, mtimeNs: stat.mtimeNs + BigInt(this.drift) };
+      }
+    }
+    class NotAFile extends MemorySessionStorage {
+      override statSync(target: string) {
+        return { ...super.statSync(target), isFile: false };
+      }
+    }
+    const drifting = new Drifting();
+    drifting.writeTextSync("/sessions/s.jsonl", transcript(header, user("u1", null)));
+    const inspection = await SessionManager.inspectSessionTailReadOnly("/sessions/s.jsonl", drifting);
+    if (inspection.kind === "error") throw new Error(`expected an identity, got ${inspection.reason}`);
+    drifting.drift = 1;
+    expect(await SessionManager.openExistingStrict(inspection.identity, "/sessions", drifting)).toEqual({ kind: "error", reason: "unstable" });
+    const notAFile = new NotAFile();
+    notAFile.writeTextSync("/sessions/s.jsonl", transcript(header, user("u1", null)));
+    expect(await SessionManager.inspectSessionTailReadOnly("/sessions/s.jsonl", notAFile)).toEqual({ kind: "error", reason: "read-failed" });
   });
 
   it("opens a writer and renames into directories that do not exist yet", async () => {

@@ -4,6 +4,9 @@
  * made by the engine with tool results, images, custom messages, a compaction followed by more
  * turns, a branch with a summary, and a long one.
  */
+import fs from "node:fs";
+import path from "node:path";
+
 import { describe, expect, it } from "vitest";
 
 import { GjcError, SessionManager as Engine } from "../../src/index.js";
@@ -20,6 +23,7 @@ import {
   SessionManager as FaceManager,
 } from "../../src/gjc/index.js";
 import { assistant, user } from "../manager/helpers.js";
+import { makeTempDir } from "../helpers/temp.js";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
@@ -103,6 +107,67 @@ describe("the face manager's buildSessionContext", () => {
     (first.messages[2] as unknown as { content: unknown[] }).content.length = 0;
     expect(session.buildSessionContext().messages[0]).toEqual(second.messages[0]);
     expect(session.getEntries()[2]).toMatchObject({ message: { content: [{ type: "text" }, { type: "image", data: PNG }] } });
+  });
+  it("keeps every edit of a handed-out context (nested parts, arrays, usage) out of the entries, later contexts and the file", async () => {
+    const tmp = makeTempDir("gjc-context-copy-");
+    try {
+      const dir = path.join(tmp.path, "sessions");
+      const session = FaceManager.create("/work", dir);
+      for (let n = 1; n <= 3; n++) toolTurn(session as unknown as Engine, n);
+      session.appendMessage({ ...assistant(`summary ${"of the work ".repeat(30)}`), usage: { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, cost: { input: 0.01, total: 0.02 } } });
+      session.appendCustomMessageEntry("note", [{ type: "text", text: "from an extension" }], true, { observationId: "obs-9", tags: ["a"] });
+      session.appendCompaction("the first two turns", "two turns", session.getEntries()[8]!.id as string, 5000);
+      toolTurn(session as unknown as Engine, 4);
+      await session.flush();
+      const file = session.getSessionFile()!;
+      const before = { entries: session.getEntries(), context: session.buildSessionContext(), file: fs.readFileSync(file, "utf8") };
+
+      const edit = (context: ReturnType<typeof session.buildSessionContext>) => {
+        for (const message of context.messages as unknown as Record<string, unknown>[]) {
+          const content = message["content"];
+          if (Array.isArray(content)) {
+            for (const part of content as Record<string, unknown>[]) {
+              if (typeof part["text"] === "string") part["text"] += " [edited]";
+              if (typeof part["data"] === "string") part["data"] = "";
+              if (typeof part["arguments"] === "object") (part["arguments"] as Record<string, unknown>)["path"] = "/etc/passwd";
+            }
+            content.push({ type: "text", text: "appended by the app" });
+            content.reverse();
+          }
+          const usage = message["usage"] as { cost?: { total: number } } | undefined;
+          if (usage?.cost !== undefined) usage.cost.total = 1e9;
+          const details = message["details"] as { tags?: string[] } | undefined;
+          details?.tags?.push("b");
+          message["role"] = "edited";
+        }
+        context.messages.splice(0, 1);
+        context.messages.length = 3;
+      };
+      edit(before.context);
+      const later = session.buildSessionContext();
+      expect(session.getEntries()).toEqual(before.entries);
+      expect(later).toEqual(session.buildSessionContext());
+      expect(later.messages.map((m) => m.role)).not.toContain("edited");
+      expect(JSON.stringify(later)).not.toMatch(/\[edited\]|appended by the app|\/etc\/passwd|1000000000/);
+      edit(later);
+      await session.flush();
+      expect(fs.readFileSync(file, "utf8")).toBe(before.file);
+      await session.close();
+
+      // A resumed session's entries are parsed records, not the app's objects: the same holds for them.
+      const resumed = await FaceManager.open(file, dir);
+      try {
+        const first = resumed.buildSessionContext();
+        const expected = structuredClone(first);
+        edit(first);
+        expect(resumed.buildSessionContext()).toEqual(expected);
+        expect(resumed.getEntries()).toEqual(before.entries);
+      } finally {
+        await resumed.close();
+      }
+    } finally {
+      tmp.remove();
+    }
   });
 });
 

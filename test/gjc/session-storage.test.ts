@@ -10,9 +10,10 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { SessionManager as Engine, StorageError } from "../../src/index.js";
+import { SessionManager as Engine, StorageError, isStorageError } from "../../src/index.js";
 import {
   FileSessionStorage,
+  SessionManager as FaceManager,
   probeSessionRetirement,
   retireSessionTranscript,
   type VerifiedSessionDeleteTarget,
@@ -62,6 +63,16 @@ function targetOf(file: string, id: string, cwd: string, attempt = crypto.random
   };
 }
 
+/** The storage error code `fn` throws, if any. */
+function codeOf(fn: () => unknown): string | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return isStorageError(error) ? error.code : String(error);
+  }
+  return undefined;
+}
+
 /** What is left in the sessions directory besides the writer locks' directory. */
 function sessionDirEntries(): string[] {
   return fs.readdirSync(root).filter((name) => name !== ".gjc-locks");
@@ -95,6 +106,36 @@ describe("readSnapshotSync", () => {
 function spawnMkfifo(at: string): void {
   expect(spawnSync("mkfifo", ["-m", "600", at]).status).toBe(0);
 }
+
+describe("statSync in GJC's shape", () => {
+  it("reports the file's own bigint identity, link count and nanosecond times, and refuses a link at the name", async () => {
+    const { file, artifacts } = await writtenSession(2);
+    const st = fs.lstatSync(file, { bigint: true });
+    expect(storage.statSync(file)).toEqual({
+      dev: st.dev, ino: st.ino, nlink: st.nlink, size: Number(st.size), mtimeMs: Number(st.mtimeMs), mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs,
+      mtime: st.mtime, isFile: true,
+    });
+    expect(storage.statSync(artifacts).isFile).toBe(false);
+    fs.linkSync(file, path.join(root, "second-name.jsonl"));
+    expect(storage.statSync(file).nlink).toBe(2n);
+    fs.symlinkSync(file, path.join(root, "link.jsonl"));
+    expect(codeOf(() => storage.statSync(path.join(root, "link.jsonl")))).toBe("symlink_refused");
+    expect(codeOf(() => storage.statSync(path.join(root, "none.jsonl")))).toBe("not_found");
+  });
+
+  it("is what a strict inspection through the storage names, and the engine still opens, appends to and lists through it", async () => {
+    const { file, id } = await writtenSession(3);
+    const inspection = await FaceManager.inspectSessionTailReadOnly(file, storage);
+    if (inspection.kind === "error") throw new Error(`expected an identity, got ${inspection.reason}`);
+    const stat = storage.statSync(file);
+    expect(inspection.identity).toMatchObject({ dev: stat.dev, ino: stat.ino, size: stat.size, mtimeNs: stat.mtimeNs });
+    const opened = await FaceManager.open(file, root, storage);
+    opened.appendMessage(user("one more question"));
+    await opened.close();
+    expect((await FaceManager.list("/unused", root, storage)).map((info) => info.id)).toEqual([id]);
+    expect(storage.statSync(file).size).toBeGreaterThan(stat.size);
+  });
+});
 
 describe("deleteSessionWithArtifacts", () => {
   it("removes the transcript, GJC's spill sidecars and the whole artifacts tree, and nothing else", async () => {
