@@ -5,7 +5,7 @@
  * facade made here: an object that merely looks like either gets none.
  */
 import type { BlobPutResult } from "../storage/index.js";
-import type { FileEntry, SessionHeader, SessionTreeNode, UsageStatistics } from "../session/index.js";
+import { copyValue, type FileEntry, type SessionHeader, type SessionTreeNode, type UsageStatistics } from "../session/index.js";
 import { SessionManager } from "./session-manager.js";
 
 /** The read-only view of a session manager GJC gives extensions and custom tools. */
@@ -96,7 +96,7 @@ function capabilityOf(manager: SessionManager): SessionArtifactCapability {
 /** A deep copy of `value` with every object in it frozen. */
 function frozenCopy<T>(value: T): T {
   if (value === undefined || value === null) return value;
-  const copy = structuredClone(value);
+  const copy = copyValue(value);
   const seen = new Set<object>();
   const freeze = (node: unknown): void => {
     if (typeof node !== "object" || node === null || seen.has(node)) return;

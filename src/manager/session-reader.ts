@@ -1,6 +1,7 @@
 /** The manager's accessors; every entry handed out is a copy, so a caller cannot change what is persisted. */
 import {
   buildContextOnPath,
+  copyValue,
   isUnknownEntry,
   MAX_ENTRY_DEPTH,
   SessionFormatError,
@@ -26,7 +27,7 @@ function clone<T extends FileEntry | undefined>(value: T): T {
   if (value !== undefined && isUnknownEntry(value) && value[UNKNOWN_ENTRY] === "nesting_too_deep") {
     throw new SessionFormatError("nesting_too_deep", `entry ${String(value.id)} nests deeper than ${MAX_ENTRY_DEPTH} levels: kept in the file, not handed out`);
   }
-  return structuredClone(value);
+  return copyValue(value);
 }
 
 /** Base of the session manager holding its accessors. */

@@ -3,6 +3,7 @@ import path from "node:path";
 
 import {
   checkEntryBounds,
+  copyValue,
   CURRENT_SESSION_VERSION,
   isUnknownEntry,
   newSessionId,
@@ -236,7 +237,7 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
     checkEntryBounds(payload, `the new payload of ${record.id}`);
     const base: Record<string, unknown> = { ...existing };
     if (type === "custom_message" && payload.details === undefined) delete base.details;
-    replaced.set(existing, { ...base, ...structuredClone(payload) } as FileEntry);
+    replaced.set(existing, { ...base, ...copyValue(payload) } as FileEntry);
   }
   if (replaced.size === 0) return;
   const tree = treeAt(state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry), state.tree.getLeafId(), now);
