@@ -12,7 +12,8 @@ import type { ManagedLine } from "./lines.js";
  */
 export function deferredLines(count: number, make: (i: number) => ManagedLine): ManagedLine[] {
   const held: ManagedLine[] = [];
-  held.length = count;
+  // Sized by its last slot, not by `length` (which fills every hole at once): a resume reaches few lines.
+  if (count > 0) (held as (ManagedLine | undefined)[])[count - 1] = undefined;
   const index = (key: string | symbol): number => {
     if (typeof key !== "string" || key.length === 0 || key.charCodeAt(0) < 0x30 || key.charCodeAt(0) > 0x39) return -1;
     const i = Number(key);

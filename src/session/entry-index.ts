@@ -110,7 +110,9 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
     this.#deferred = deferred;
     this.#keys = keys;
     this.#base = keys.count;
-    this.#entries.length = keys.count;
+    // Sized by its last slot, not by `length`: a length of a million fills a million holes at once, which costs a
+    // resume of a long session more than the path it reads; the few slots a resume fills are cheap either way.
+    if (keys.count > 0) this.#entries[keys.count - 1] = undefined;
     this.#missing = keys.count;
     this.#parents = keys.parents;
     this.#unresolved = new Set(keys.unresolved);
