@@ -63,7 +63,6 @@ export interface IndexedSession {
   release: () => void;
 }
 
-
 const SCAN_CHUNK = 4 << 20;
 /** Bytes read to find the header before a file is scanned. */
 const HEADER_PEEK = 64 << 10;
