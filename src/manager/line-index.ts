@@ -12,16 +12,9 @@ import path from "node:path";
 import zlib from "node:zlib";
 
 import {
-  ALL_FLAGS,
-  F_BOM,
   F_CONT,
-  F_ID,
-  F_PARENT_STRING,
-  F_PIECE,
   idHash,
   isPatchRecordType,
-  KIND_BLANK,
-  KIND_END,
   KIND_INVALID,
   keyFlags,
   kindOf,
@@ -228,10 +221,9 @@ export class LineIndexAppender {
   /** the table row of an entry id the file held when the upkeep began; -1 for none */
   readonly #rowOf: (id: string) => number;
   readonly #rows = new LineTable();
-  /** the ids appended since the upkeep began, with their hashes and rows at the same places (see {@link #appendedRow}) */
+  /** the ids appended since the upkeep began and their rows, at the same places (see {@link #appendedRow}) */
   readonly #appendedIds: string[] = [];
-  #appendedHashes = new Int32Array(1024);
-  #appendedRows = new Int32Array(1024);
+  readonly #appendedRows: number[] = [];
   /** the entry appended last and its row: most appends name it as their parent */
   #lastId: string | undefined;
   #lastRow = -1;
@@ -270,37 +262,21 @@ export class LineIndexAppender {
       return this.abandon();
     }
     const row = this.#row++;
-    const hash = typeof id === "string" ? idHash(id) : 0;
-    this.#rows.push(0, { length, parent, crc: zlib.crc32(text) | 0, idHash: hash, kind, flags: keyFlags(id, parentId) });
+    this.#rows.push(0, { length, parent, crc: zlib.crc32(text) | 0, idHash: typeof id === "string" ? idHash(id) : 0, kind, flags: keyFlags(id, parentId) });
     if (typeof id === "string" && entry) {
-      this.#noteAppended(id, hash, row);
+      // Two pushes, not a map set: most appends name the last one as parent, and only a branch looks further back.
+      this.#appendedIds.push(id);
+      this.#appendedRows.push(row);
       this.#lastId = id;
       this.#lastRow = row;
     }
     if (this.#rows.size >= APPEND_BATCH_ROWS) this.flush();
   }
 
-  /** Keeps an appended entry's id for a later branch naming it as parent (typed arrays: no map grows per append). */
-  #noteAppended(id: string, hash: number, row: number): void {
-    const at = this.#appendedIds.push(id) - 1;
-    if (at === this.#appendedHashes.length) {
-      const hashes = new Int32Array(at * 2);
-      const rows = new Int32Array(at * 2);
-      hashes.set(this.#appendedHashes);
-      rows.set(this.#appendedRows);
-      [this.#appendedHashes, this.#appendedRows] = [hashes, rows];
-    }
-    this.#appendedHashes[at] = hash;
-    this.#appendedRows[at] = row;
-  }
-
-  /** The row of the last appended entry holding `id`; -1 for none. Only a branch asks: a walk back, by hash first. */
+  /** The row of the last appended entry holding `id`; -1 for none. Only a branch asks: a walk back. */
   #appendedRow(id: string): number {
-    const hash = idHash(id);
-    for (let at = this.#appendedIds.length - 1; at >= 0; at--) {
-      if (this.#appendedHashes[at] === hash && this.#appendedIds[at] === id) return this.#appendedRows[at]!;
-    }
-    return -1;
+    const at = this.#appendedIds.lastIndexOf(id);
+    return at === -1 ? -1 : this.#appendedRows[at]!;
   }
 
   /** Writes the rows buffered since the last batch. */

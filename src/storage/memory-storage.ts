@@ -221,14 +221,16 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
     if (existing !== undefined && options.noReplace === true) throw pathError("already_exists", absolute);
   }
 
-  /** The node at `absolute`, its parents walked outermost first as a disk lookup would. */
-  // The listing and the readers report what statSync would, without going through it: a subclass may report stats in
-  // another shape (the /gjc face reports GJC's), and these two hand theirs to the engine.
+  /**
+   * What `statSync` reports, for the listing and the readers without going through it: a subclass may report stats in
+   * another shape (the /gjc face reports GJC's), and these two hand theirs to the engine.
+   */
   #stat(target: string): StorageStat {
     const node = this.#existing(splitBelowRoot(this.root, target).absolute);
     return { kind: node.kind, size: node.kind === "file" ? node.size : 0, mtimeMs: node.mtimeMs, dev: "0", ino: String(node.ino) };
   }
 
+  /** The node at `absolute`, its parents walked outermost first as a disk lookup would. */
   #existing(absolute: string): MemoryNode {
     for (let end = this.root.length; (end = absolute.indexOf(path.sep, end + 1)) !== -1; ) {
       const parent = this.#nodes.get(absolute.slice(0, end));
