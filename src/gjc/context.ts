@@ -41,15 +41,22 @@ export function linkContextIdentity(context: SessionContext, path: PathView | un
   const first = messages[0]?.role === "compactionSummary" ? 1 : 0;
   if (path === undefined || messages.length <= first) return;
   let m = messages.length - 1;
-  for (let i = path.length - 1; i >= 0 && m >= first; i--) {
-    if (!MESSAGE_MAKERS.has(path.typeAt(i))) continue;
-    const entry = path.entriesAt([i])[0]!;
-    if (!makesMessage(entry)) continue;
-    const message = messages[m--]!;
-    if (entry.type === "message") associateSessionMessageEntryId(message, entry.id);
-    else if (entry.type === "custom_message") {
-      associateSessionMessageEntryId(message, entry.id);
-      associateSessionMessageObservationId(message, persistedObservationId(entry.details) ?? `session:${sessionIdentityNamespace}:entry:${entry.id}`);
+  let i = path.length - 1;
+  while (i >= 0 && m >= first) {
+    // The entries of as many makers as messages are left to pair, asked for at once (an entry that makes none, such as an
+    // empty branch summary, sends the walk back for more).
+    const wanted: number[] = [];
+    for (; i >= 0 && wanted.length <= m - first; i--) if (MESSAGE_MAKERS.has(path.typeAt(i))) wanted.push(i);
+    const entries = path.entriesAt(wanted.reverse());
+    for (let k = entries.length - 1; k >= 0 && m >= first; k--) {
+      const entry = entries[k]!;
+      if (!makesMessage(entry)) continue;
+      const message = messages[m--]!;
+      if (entry.type === "message") associateSessionMessageEntryId(message, entry.id);
+      else if (entry.type === "custom_message") {
+        associateSessionMessageEntryId(message, entry.id);
+        associateSessionMessageObservationId(message, persistedObservationId(entry.details) ?? `session:${sessionIdentityNamespace}:entry:${entry.id}`);
+      }
     }
   }
 }

@@ -1,9 +1,9 @@
 /**
  * Message identity for GJC's app: which session entry a message object came from, its
- * observation id and its viewport anchor. The links are kept by object (weakly, so they go with
- * the message) in this module only: the `/gjc` manager fills them where it creates message
- * objects (appends, contexts, copies), and the app's lookups must reach the same maps, which is
- * why the app imports these helpers from this package and not from its own code.
+ * observation id and its viewport anchor. The links go with the message object and are kept in
+ * this module only: the `/gjc` manager fills them where it creates message objects (appends,
+ * contexts, copies), and the app's lookups must reach the same links, which is why the app
+ * imports these helpers from this package and not from its own code.
  */
 import type { AgentMessage } from "../session/index.js";
 import { MessageIdentityError } from "./errors.js";
@@ -11,18 +11,83 @@ import { MessageIdentityError } from "./errors.js";
 /** Any message object GJC's app hands in: ours, or one of its own message types. */
 export type IdentifiedMessage = AgentMessage | object;
 
-const entryIds = new WeakMap<object, string>();
-const observationIds = new WeakMap<object, string>();
-const viewportAnchorIds = new WeakMap<object, string>();
+/** A base whose constructor hands back the object it is given, so a subclass adds its private fields to that object. */
+class Stamp {
+  constructor(target: object) {
+    return target as Stamp;
+  }
+}
+
+/**
+ * The three links of a message, held as private fields added to the message object itself (its
+ * prototype stays its own): no copy, spread, `JSON.stringify`, reflection or deep equality sees
+ * them, as none sees GJC's weak maps, and they go with the object. Every resume links each message
+ * of its context, and adding a private field costs a fraction of a weak map's entry, in the set and
+ * again in every collection. A runtime that refuses new private fields on an object that takes no
+ * new properties gets a stand-in object for it, kept in a weak map.
+ */
+class MessageLinks extends Stamp {
+  #entryId: string | undefined;
+  #observationId: string | undefined;
+  #anchorId: string | undefined;
+
+  static readonly #standIns = new WeakMap<object, object>();
+
+  /** The object holding `message`'s links (itself, or its stand-in), made on first need. */
+  static #holder(message: object): object {
+    if (#entryId in message) return message;
+    const standIn = MessageLinks.#standIns.get(message);
+    if (standIn !== undefined) return standIn;
+    try {
+      return new MessageLinks(message);
+    } catch {
+      const made = new MessageLinks({});
+      MessageLinks.#standIns.set(message, made);
+      return made;
+    }
+  }
+
+  /** The object holding `message`'s links, if it has any (nothing is made). */
+  static #found(message: object): MessageLinks | undefined {
+    return (#entryId in message ? message : MessageLinks.#standIns.get(message)) as MessageLinks | undefined;
+  }
+
+  static entryId(message: object): string | undefined {
+    const found = MessageLinks.#found(message);
+    return found === undefined ? undefined : found.#entryId;
+  }
+
+  static setEntryId(message: object, id: string): void {
+    (MessageLinks.#holder(message) as MessageLinks).#entryId = id;
+  }
+
+  static observationId(message: object): string | undefined {
+    const found = MessageLinks.#found(message);
+    return found === undefined ? undefined : found.#observationId;
+  }
+
+  static setObservationId(message: object, id: string): void {
+    (MessageLinks.#holder(message) as MessageLinks).#observationId = id;
+  }
+
+  static anchorId(message: object): string | undefined {
+    const found = MessageLinks.#found(message);
+    return found === undefined ? undefined : found.#anchorId;
+  }
+
+  static setAnchorId(message: object, id: string): void {
+    (MessageLinks.#holder(message) as MessageLinks).#anchorId = id;
+  }
+}
 
 /** Links `message` to the session entry `entryId`, replacing an earlier link. */
 export function associateSessionMessageEntryId(message: IdentifiedMessage, entryId: string): void {
-  entryIds.set(message, entryId);
+  MessageLinks.setEntryId(message, entryId);
 }
 
 /** The id of the session entry `message` was made from, if the manager linked one. */
 export function getSessionMessageEntryId(message: IdentifiedMessage): string | undefined {
-  return entryIds.get(message);
+  return MessageLinks.entryId(message);
 }
 
 /**
@@ -30,25 +95,25 @@ export function getSessionMessageEntryId(message: IdentifiedMessage): string | u
  * @returns the observation id in force afterwards
  */
 export function associateSessionMessageObservationId(message: IdentifiedMessage, observationId: string): string {
-  const existing = observationIds.get(message);
+  const existing = MessageLinks.observationId(message);
   if (existing !== undefined && existing !== "") return existing;
-  observationIds.set(message, observationId);
+  MessageLinks.setObservationId(message, observationId);
   return observationId;
 }
 
 /** The observation id linked to `message`, if any. */
 export function getSessionMessageObservationId(message: IdentifiedMessage): string | undefined {
-  return observationIds.get(message);
+  return MessageLinks.observationId(message);
 }
 
 /** Links `message` to the viewport anchor `anchorId`, replacing an earlier one. */
 export function associateSessionMessageViewportAnchorId(message: IdentifiedMessage, anchorId: string): void {
-  viewportAnchorIds.set(message, anchorId);
+  MessageLinks.setAnchorId(message, anchorId);
 }
 
 /** The viewport anchor linked to `message`, if any. */
 export function getSessionMessageViewportAnchorId(message: IdentifiedMessage): string | undefined {
-  return viewportAnchorIds.get(message);
+  return MessageLinks.anchorId(message);
 }
 
 /** The anchors of the user-typed messages (role `user`, not `synthetic`) of `messages` that have one, in order. */
@@ -57,7 +122,7 @@ export function getUserMessageViewportAnchorIds(messages: readonly IdentifiedMes
   for (const message of messages) {
     const fields = message as { role?: unknown; synthetic?: unknown };
     if (fields.role !== "user" || fields.synthetic === true) continue;
-    const anchor = viewportAnchorIds.get(message);
+    const anchor = MessageLinks.anchorId(message);
     if (anchor !== undefined && anchor !== "") anchors.push(anchor);
   }
   return anchors;
@@ -78,11 +143,11 @@ export function transferSessionMessageIdentity(source: readonly IdentifiedMessag
   for (let i = 0; i < source.length; i++) {
     const from = source[i]!;
     const to = target[i]!;
-    const entryId = entryIds.get(from);
-    if (entryId !== undefined && entryId !== "") entryIds.set(to, entryId);
-    const observationId = observationIds.get(from);
+    const entryId = MessageLinks.entryId(from);
+    if (entryId !== undefined && entryId !== "") MessageLinks.setEntryId(to, entryId);
+    const observationId = MessageLinks.observationId(from);
     if (observationId !== undefined && observationId !== "") associateSessionMessageObservationId(to, observationId);
-    const anchorId = viewportAnchorIds.get(from);
-    if (anchorId !== undefined && anchorId !== "") viewportAnchorIds.set(to, anchorId);
+    const anchorId = MessageLinks.anchorId(from);
+    if (anchorId !== undefined && anchorId !== "") MessageLinks.setAnchorId(to, anchorId);
   }
 }

@@ -33,7 +33,10 @@ function copyObject(value: object): unknown {
   if (prototype !== Object.prototype && prototype !== null) return structuredClone(value);
   const record = value as Record<string, unknown>;
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(record)) {
+  // `for…in` with an own check walks the same keys in the same order as `Object.keys` without making an array of them
+  // for every object copied.
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
     const item = record[key];
     const copied = typeof item === "object" && item !== null ? copyObject(item) : item;
     // A parsed line can hold an own `__proto__` key; assigned, it would set the copy's prototype instead.

@@ -4,13 +4,16 @@
  * made by the engine with tool results, images, custom messages, a compaction followed by more
  * turns, a branch with a summary, and a long one.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
 import { GjcError, SessionManager as Engine } from "../../src/index.js";
 import {
+  associateSessionMessageEntryId,
   associateSessionMessageObservationId,
   associateSessionMessageViewportAnchorId,
   buildSessionContext,
@@ -24,8 +27,19 @@ import {
 } from "../../src/gjc/index.js";
 import { assistant, user } from "../manager/helpers.js";
 import { makeTempDir } from "../helpers/temp.js";
+import { bundleChild } from "../storage/child-bundle.js";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+/** The V8 switch under which a private field cannot be added to an object that takes no new properties. */
+const NONEXTENSIBLE_PRIVATE = "js-nonextensible-applies-to-private";
+
+/** This Node, or one of the newer ones `.ci/run` caches, when it has {@link NONEXTENSIBLE_PRIVATE}. */
+function nodeRefusingPrivateFields(): string | undefined {
+  const cache = process.env["GJC_RUNTIME_CACHE"] ?? path.join(process.env["XDG_CACHE_HOME"] ?? path.join(os.homedir(), ".cache"), "gjc-runtimes");
+  const cached = fs.existsSync(cache) ? fs.readdirSync(cache).filter((name) => /^node-\d/.test(name)).map((name) => path.join(cache, name, "bin", "node")) : [];
+  return [process.execPath, ...cached].find((node) => fs.existsSync(node) && spawnSync(node, ["--v8-options"], { encoding: "utf8" }).stdout.includes(NONEXTENSIBLE_PRIVATE));
+}
 
 function toolTurn(session: Engine, n: number): { ids: string[] } {
   const ids = [
@@ -76,6 +90,27 @@ describe("the module buildSessionContext links messages to entries", () => {
     // An earlier leaf: the other branch's turns.
     const other = buildSessionContext(session.getEntries(), first[1]);
     expect(other.messages.map((m) => getSessionMessageEntryId(m))).toEqual(first.slice(0, 2));
+    void session.close();
+  });
+
+  it("pairs past entries that make no message (empty branch summaries) and stops at the compaction's kept range", () => {
+    const session = Engine.inMemory("/work");
+    const early = toolTurn(session, 1).ids;
+    const kept = toolTurn(session, 2).ids;
+    session.appendCompaction("so far", "short", kept[0]!, 100);
+    const expected = [...kept];
+    for (let n = 3; n < 7; n++) {
+      const ids = toolTurn(session, n).ids;
+      expected.push(...ids);
+      // An empty summary makes no message: the walk back asks for one more entry each time.
+      session.branchWithSummary(ids[3]!, "");
+      expect(session.getLeafEntry()).toMatchObject({ type: "branch_summary", summary: "" });
+    }
+    expected.push(session.appendMessage(user("last")));
+    const context = buildSessionContext(session.getEntries(), session.getLeafId());
+    expect(context.messages[0]!.role).toBe("compactionSummary");
+    expect(context.messages.slice(1).map((m) => getSessionMessageEntryId(m))).toEqual(expected);
+    expect(expected).not.toContain(early[0]);
     void session.close();
   });
 
@@ -181,6 +216,61 @@ describe("the identity helpers", () => {
     associateSessionMessageViewportAnchorId(message, "a2");
     expect(getSessionMessageViewportAnchorId(message)).toBe("a2");
     expect(getSessionMessageViewportAnchorId(user("other"))).toBeUndefined();
+  });
+
+  it("a link goes with the object alone: no copy, serialization or comparison sees it; frozen and inherited objects are handled", () => {
+    const message = user("hello");
+    const plain = structuredClone(message);
+    associateSessionMessageEntryId(message, "e1");
+    associateSessionMessageViewportAnchorId(message, "a1");
+    associateSessionMessageObservationId(message, "o1");
+    expect(JSON.stringify(message)).toBe(JSON.stringify(plain));
+    expect(Object.keys(message)).toEqual(Object.keys(plain));
+    expect(message).toStrictEqual(plain);
+    for (const copy of [{ ...message }, Object.assign({}, message), structuredClone(message), JSON.parse(JSON.stringify(message)) as object]) {
+      expect(getSessionMessageEntryId(copy)).toBeUndefined();
+      expect(getSessionMessageViewportAnchorId(copy)).toBeUndefined();
+      expect(getSessionMessageObservationId(copy)).toBeUndefined();
+    }
+    // An object whose prototype is a linked message is another message.
+    expect(getSessionMessageEntryId(Object.create(message) as object)).toBeUndefined();
+
+    // Frozen after its link: the link reads, and a new one replaces it.
+    Object.freeze(message);
+    expect(getSessionMessageEntryId(message)).toBe("e1");
+    associateSessionMessageEntryId(message, "e2");
+    expect(getSessionMessageEntryId(message)).toBe("e2");
+    associateSessionMessageViewportAnchorId(message, "a2");
+    expect(getSessionMessageViewportAnchorId(message)).toBe("a2");
+    expect(associateSessionMessageObservationId(message, "o2")).toBe("o1");
+
+    // Frozen before any link (as GJC's app may hand one in): linked all the same.
+    const sealed = Object.seal(assistant("sealed"));
+    const frozen = Object.freeze(assistant("frozen"));
+    associateSessionMessageEntryId(sealed, "s1");
+    associateSessionMessageEntryId(frozen, "f1");
+    expect([getSessionMessageEntryId(sealed), getSessionMessageEntryId(frozen)]).toEqual(["s1", "f1"]);
+    transferSessionMessageIdentity([frozen], [sealed]);
+    expect(getSessionMessageEntryId(sealed)).toBe("f1");
+  });
+
+  // Skipped only where neither this Node nor a newer one `.ci/run` caches has the switch.
+  const node = nodeRefusingPrivateFields();
+  it.skipIf(node === undefined)("links messages that take no new properties on a runtime that refuses them private fields too", async () => {
+    // The links need no addon: the child is bundled without one.
+    const child = await bundleChild("message-links", path.join(import.meta.dirname, "children"));
+    try {
+      const run = spawnSync(node!, [`--${NONEXTENSIBLE_PRIVATE}`, child.file], { encoding: "utf8" });
+      expect(run.stderr).toBe("");
+      const results = JSON.parse(run.stdout) as Record<string, unknown>;
+      // The runtime did refuse: the links took their other way.
+      expect(results["refuses"]).toBe(true);
+      for (const name of ["frozen", "sealed", "closed", "open"]) expect(results[name]).toEqual([`${name}-entry-2`, `${name}-anchor`, `${name}-observation`]);
+      expect(results["transferred"]).toEqual(["open-entry-2", "open-anchor", "open-observation"]);
+      expect(results["other"]).toBeNull();
+    } finally {
+      child.remove();
+    }
   });
 
   it("lists the anchors of the user's own messages in order, skipping synthetic ones and those without", () => {

@@ -39,6 +39,24 @@ describe("copyValue", () => {
     expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined();
   });
 
+  it("copies own keys only, in their order (integer keys first), leaving out keys inherited from a polluted Object.prototype and a non-enumerable one", () => {
+    const source: Record<string, unknown> = JSON.parse('{"z":1,"10":2,"a":{"2":3,"1":4},"m":[{"k":5}]}');
+    Object.defineProperty(source, "hidden", { value: 6, enumerable: false });
+    const proto = Object.prototype as Record<string, unknown>;
+    proto["injected"] = "from the prototype";
+    try {
+      const copy = copyValue(source) as Record<string, unknown>;
+      expect(Object.keys(copy)).toEqual(["10", "z", "a", "m"]);
+      expect(Object.keys(copy["a"] as object)).toEqual(["1", "2"]);
+      expect(Object.hasOwn(copy, "injected")).toBe(false);
+      expect(Object.hasOwn(copy["a"] as object, "injected")).toBe(false);
+      expect(Object.hasOwn(copy, "hidden")).toBe(false);
+      expect(copy).toEqual({ 10: 2, z: 1, a: { 1: 4, 2: 3 }, m: [{ k: 5 }] });
+    } finally {
+      delete proto["injected"];
+    }
+  });
+
   it("copies an object reached twice into two objects, so an edit of one leaves the other", () => {
     const usage = { input: 10, output: 20, cost: { total: 0.5 } };
     const copy = copyValue({ first: usage, second: usage });
