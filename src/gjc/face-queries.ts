@@ -52,12 +52,14 @@ export abstract class FaceQueries extends FaceStaged {
   /**
    * GJC moves compacted history into its blob store to bound memory; this store keeps the session it holds, so nothing moves
    * and the counts are zero (the app then owes no rewrite). Payloads GJC itself evicted were put back when the file was
-   * loaded. @throws SessionTreeError `unknown_entry` for an unknown id
+   * loaded. @throws SessionTreeError `unknown_entry` for an unknown first kept entry, or a compaction id that names no
+   * compaction (GJC's messages)
    */
   evictCompactedContent(firstKeptEntryId: string, compactionEntryId: string): EvictCompactedContentResult {
     const tree = hooks.tree(this.engine);
-    for (const id of [firstKeptEntryId, compactionEntryId]) {
-      if (tree.getEntry(id) === undefined) throw new SessionTreeError("unknown_entry", `Entry ${id} not found`);
+    if (tree.getEntry(firstKeptEntryId) === undefined) throw new SessionTreeError("unknown_entry", `Entry ${firstKeptEntryId} not found`);
+    if (tree.getEntry(compactionEntryId)?.type !== "compaction") {
+      throw new SessionTreeError("unknown_entry", `Compaction entry ${compactionEntryId} not found`);
     }
     return { ...NOTHING_EVICTED };
   }

@@ -57,7 +57,9 @@ describe("reads and revisions", () => {
     const visited: string[] = [];
     manager.visitEntriesForExport((e) => visited.push(e.id as string));
     expect(visited).toEqual(manager.getEntries().map((e) => e.id));
-    expect(() => manager.evictCompactedContent("nope", model)).toThrow(expect.objectContaining({ code: "unknown_entry" }));
+    expect(() => manager.evictCompactedContent("nope", model)).toThrow(expect.objectContaining({ code: "unknown_entry", message: "Entry nope not found" }));
+    // An entry that is no compaction is refused as GJC refuses it.
+    expect(() => manager.evictCompactedContent(question, model)).toThrow(expect.objectContaining({ code: "unknown_entry", message: `Compaction entry ${model} not found` }));
 
     const held = manager.getEntries().reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)) + 1, 0);
     expect(manager.getSessionMemoryStats()).toMatchObject({ hotResidentBytes: held, totalAccountedBytes: held, coldRetirementActive: false, allocatedCacheBytes: 0 });
