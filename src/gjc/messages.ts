@@ -11,6 +11,11 @@ import { MessageIdentityError } from "./errors.js";
 /** Any message object GJC's app hands in: ours, or one of its own message types. */
 export type IdentifiedMessage = AgentMessage | object;
 
+/** Whether `value` can carry links (an object or a function), as a weak map's key must be. */
+function isObject(value: unknown): value is object {
+  return (typeof value === "object" && value !== null) || typeof value === "function";
+}
+
 /** A base whose constructor hands back the object it is given, so a subclass adds its private fields to that object. */
 class Stamp {
   constructor(target: object) {
@@ -33,8 +38,9 @@ class MessageLinks extends Stamp {
 
   static readonly #standIns = new WeakMap<object, object>();
 
-  /** The object holding `message`'s links (itself, or its stand-in), made on first need. */
+  /** The object holding `message`'s links (itself, or its stand-in), made on first need. @throws TypeError for a non-object, as a weak map's key */
   static #holder(message: object): object {
+    if (!isObject(message)) throw new TypeError(`a message link needs an object, not ${message === null ? "null" : typeof message}`);
     if (#entryId in message) return message;
     const standIn = MessageLinks.#standIns.get(message);
     if (standIn !== undefined) return standIn;
@@ -47,8 +53,9 @@ class MessageLinks extends Stamp {
     }
   }
 
-  /** The object holding `message`'s links, if it has any (nothing is made). */
+  /** The object holding `message`'s links, if it has any (nothing is made); a non-object has none, as in a weak map. */
   static #found(message: object): MessageLinks | undefined {
+    if (!isObject(message)) return undefined;
     return (#entryId in message ? message : MessageLinks.#standIns.get(message)) as MessageLinks | undefined;
   }
 

@@ -232,6 +232,14 @@ describe("the identity helpers", () => {
       expect(getSessionMessageViewportAnchorId(copy)).toBeUndefined();
       expect(getSessionMessageObservationId(copy)).toBeUndefined();
     }
+    // Not an object (a slot past an array's end, say): no link, as a weak map answers; linking one throws as it does.
+    for (const none of [undefined, null, "text", 7]) {
+      expect(getSessionMessageEntryId(none as never)).toBeUndefined();
+      expect(getSessionMessageObservationId(none as never)).toBeUndefined();
+      expect(getSessionMessageViewportAnchorId(none as never)).toBeUndefined();
+      expect(() => associateSessionMessageEntryId(none as never, "e")).toThrow(TypeError);
+    }
+    expect(getUserMessageViewportAnchorIds([])).toEqual([]);
     // An object whose prototype is a linked message is another message.
     expect(getSessionMessageEntryId(Object.create(message) as object)).toBeUndefined();
 
