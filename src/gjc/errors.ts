@@ -150,5 +150,5 @@ export class SessionMigrationPolicyError extends GjcError<"legacy_migration_disa
   }
 }
 
-/** {@link transferSessionMessageIdentity} over arrays that are not copies of each other. */
-export class MessageIdentityError extends GjcError<"identity_transfer_mismatch"> {}
+/** {@link transferSessionMessageIdentity} over arrays that are not copies of each other, or a link asked of something that is no object. */
+export class MessageIdentityError extends GjcError<"identity_transfer_mismatch" | "not_an_object"> {}

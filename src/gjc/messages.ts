@@ -38,9 +38,12 @@ class MessageLinks extends Stamp {
 
   static readonly #standIns = new WeakMap<object, object>();
 
-  /** The object holding `message`'s links (itself, or its stand-in), made on first need. @throws TypeError for a non-object, as a weak map's key */
+  /**
+   * The object holding `message`'s links (itself, or its stand-in), made on first need.
+   * @throws MessageIdentityError `not_an_object` for anything else (where GJC's weak map throws a `TypeError`)
+   */
   static #holder(message: object): object {
-    if (!isObject(message)) throw new TypeError(`a message link needs an object, not ${message === null ? "null" : typeof message}`);
+    if (!isObject(message)) throw new MessageIdentityError("not_an_object", `a message link needs an object, not ${message === null ? "null" : typeof message}`);
     if (#entryId in message) return message;
     const standIn = MessageLinks.#standIns.get(message);
     if (standIn !== undefined) return standIn;

@@ -237,7 +237,7 @@ describe("the identity helpers", () => {
       expect(getSessionMessageEntryId(none as never)).toBeUndefined();
       expect(getSessionMessageObservationId(none as never)).toBeUndefined();
       expect(getSessionMessageViewportAnchorId(none as never)).toBeUndefined();
-      expect(() => associateSessionMessageEntryId(none as never, "e")).toThrow(TypeError);
+      expect(() => associateSessionMessageEntryId(none as never, "e")).toThrow(expect.objectContaining({ name: "MessageIdentityError", code: "not_an_object" }));
     }
     expect(getUserMessageViewportAnchorIds([])).toEqual([]);
     // An object whose prototype is a linked message is another message.
