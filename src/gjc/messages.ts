@@ -44,9 +44,8 @@ class MessageLinks extends Stamp {
    */
   static #holder(message: object): object {
     if (!isObject(message)) throw new MessageIdentityError("not_an_object", `a message link needs an object, not ${message === null ? "null" : typeof message}`);
-    if (#entryId in message) return message;
-    const standIn = MessageLinks.#standIns.get(message);
-    if (standIn !== undefined) return standIn;
+    const found = MessageLinks.#found(message);
+    if (found !== undefined) return found;
     try {
       return new MessageLinks(message);
     } catch {

@@ -221,15 +221,13 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
   pathPositions(start: number): Int32Array | undefined {
     if (this.#stale) this.#recompute();
     const parents = this.#parents;
-    // One walk, filled from the end of room for every entry (a path holds each at most once; one that would hold more
-    // is a cycle). Typed: a plain array this long would be a slow dictionary-backed one.
-    const room = new Int32Array(this.count);
-    let slot = room.length;
-    for (let at = start; at !== -1; at = parents[at]!) {
-      if (slot === 0) return undefined;
-      room[--slot] = at;
-    }
-    return room.subarray(slot);
+    const bound = this.count;
+    let length = 0;
+    for (let at = start; at !== -1; at = parents[at]!) if (++length > bound) return undefined;
+    // Typed: a plain array this long would be a slow dictionary-backed one.
+    const path = new Int32Array(length);
+    for (let at = start, slot = length - 1; at !== -1; at = parents[at]!, slot--) path[slot] = at;
+    return path;
   }
 
   #recompute(): void {
