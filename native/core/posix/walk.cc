@@ -63,17 +63,22 @@ Result<VerifyEvidence> check_owned_dir(int fd) {
 }
 
 Result<OwnedHandle> open_dir_name(int parent, const std::string& name, const DirOpenOptions& options) {
+  const auto open_it = [&] {
+    return OwnedHandle(retry_eintr([&] { return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
+  };
+  // An existing directory is the common case (every open of a session walks the same ones), so it
+  // is opened first and a directory is made only when the name is free: no creation call on an open.
+  OwnedHandle fd = open_it();
   bool created = false;
-  if (options.policy == DirPolicy::create) {
+  if (!fd.valid() && errno == ENOENT && options.policy == DirPolicy::create) {
     if (retry_eintr([&] { return ::mkdirat(parent, name.c_str(), kDirMode); }) == 0) {
       created = true;
     } else if (errno != EEXIST) {
       return posix::errno_failure(errno, "mkdirat");
     }
+    // Made here, or by a racing creator meanwhile: either way what is opened is then verified.
+    fd = open_it();
   }
-  OwnedHandle fd(retry_eintr([&] {
-    return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
-  }));
   if (!fd.valid()) return posix::explain_dir_open_failure(parent, name.c_str(), errno, "openat");
   auto checked = created                                ? settle_created(fd.get(), true)
                  : options.policy == DirPolicy::repair ? repair(fd.get(), true)
@@ -98,31 +103,29 @@ Result<OwnedHandle> open_dir(NativeHandle parent, std::string_view name, const D
   return open_dir_name(parent, std::string(name), options);
 }
 
-Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options) {
-  if (!is_valid_name(name)) return fail(Code::invalid_name);
-  const std::string n(name);
-  const int access = options.append ? O_RDWR | O_APPEND : options.write ? O_RDWR : O_RDONLY;
+namespace {
+
+// The exclusive create of open_file: a new regular file made owner-only (settled), or the failure.
+// `taken` is set when the name was taken instead (EEXIST), for an if-missing caller to open it.
+Result<OwnedHandle> create_file(int parent, const std::string& n, int access, bool& taken) {
   const int flags = access | posix::kBaseOpenFlags;
-  OwnedHandle fd;
-  bool created = false;
-  if (options.create != CreateMode::none && !options.repair) {
-    // O_EXCL fails on any existing name (a FIFO or a link included), so what this opens is
-    // always a new regular file: no O_NONBLOCK needed, and nothing to clear afterwards.
-    fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_CREAT | O_EXCL, kFileMode); }));
-    created = fd.valid();
-    if (!created && (errno != EEXIST || options.create == CreateMode::exclusive)) {
-      return posix::errno_failure(errno, "openat");
-    }
+  // O_EXCL fails on any existing name (a FIFO or a link included), so what this opens is
+  // always a new regular file: no O_NONBLOCK needed, and nothing to clear afterwards.
+  OwnedHandle fd(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_CREAT | O_EXCL, kFileMode); }));
+  taken = !fd.valid() && errno == EEXIST;
+  if (!fd.valid()) return posix::errno_failure(errno, "openat");
+  auto checked = settle_created(fd.get(), false);
+  if (!checked.ok()) {
+    // A file we just created and could not make owner-only must not stay behind.
+    ::unlinkat(parent, n.c_str(), 0);
+    return checked.failure();
   }
-  if (created) {
-    auto checked = settle_created(fd.get(), false);
-    if (!checked.ok()) {
-      // A file we just created and could not make owner-only must not stay behind.
-      ::unlinkat(parent, n.c_str(), 0);
-      return checked.failure();
-    }
-    return fd;
-  }
+  return fd;
+}
+
+// Opens the existing regular file `n` and verifies (or repairs) it.
+Result<OwnedHandle> open_existing(int parent, const std::string& n, int access, const FileOpenOptions& options) {
+  const int flags = access | posix::kBaseOpenFlags;
   if (access != O_RDONLY) {
     // Opening for writing is already a use of the object (it wakes watchers; a device may
     // act on open), so an entry that is visibly not a regular file of ours is refused
@@ -134,7 +137,7 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const 
     }
   }
   // O_NONBLOCK so that a FIFO or device cannot hold the open; cleared once the type is known.
-  fd.reset(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NONBLOCK); }));
+  OwnedHandle fd(retry_eintr([&] { return ::openat(parent, n.c_str(), flags | O_NONBLOCK); }));
   if (!fd.valid()) return posix::errno_failure(errno, "openat");
   auto checked = options.repair ? repair(fd.get(), false) : verify(fd.get(), false);
   if (!checked.ok()) return checked.failure();
@@ -142,6 +145,25 @@ Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const 
   // O_APPEND (kept) and O_NONBLOCK (dropped), so no F_GETFL round trip is needed.
   if (::fcntl(fd.get(), F_SETFL, flags & O_APPEND) == -1) return posix::errno_failure(errno, "fcntl");
   return fd;
+}
+
+}  // namespace
+
+Result<OwnedHandle> open_file(NativeHandle parent, std::string_view name, const FileOpenOptions& options) {
+  if (!is_valid_name(name)) return fail(Code::invalid_name);
+  const std::string n(name);
+  const int access = options.append ? O_RDWR | O_APPEND : options.write ? O_RDWR : O_RDONLY;
+  const bool creates = options.create != CreateMode::none && !options.repair;
+  bool taken = false;
+  if (creates && options.create == CreateMode::exclusive) return create_file(parent, n, access, taken);
+  // If-missing: the file is nearly always there already (a lock file, a transcript opened
+  // again), so it is opened first and made only when the name is free; a name that comes or
+  // goes meanwhile gets one more try of the other way.
+  auto opened = open_existing(parent, n, access, options);
+  if (opened.ok() || !creates || opened.failure().sys_errno != ENOENT) return opened;
+  auto created = create_file(parent, n, access, taken);
+  if (created.ok() || !taken) return created;
+  return open_existing(parent, n, access, options);
 }
 
 namespace {
