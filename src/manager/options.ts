@@ -126,9 +126,10 @@ const BLOBS_DIRECTORY = "blobs";
  */
 export function explicitStorage(dir: string, agentDir: string | undefined, logger: StorageLogger, readOnly: boolean): SessionStorage {
   const home = agentDir ?? defaultAgentDir();
-  const names = namesBelowAgentDir(canonicalizeTrustedPath(home), home, dir);
+  const canonical = canonicalizeTrustedPath(home);
+  const names = namesBelowAgentDir(canonical, home, dir);
   if (names === undefined) return new FileSessionStorage(dir, { logger });
-  const root = AgentRoot.open(home, { write: !readOnly });
+  const root = AgentRoot.openCanonical(canonical, { write: !readOnly });
   // Sessions kept in the agent directory itself: the storage holds the root's own descriptor.
   if (names.length === 0) return new ManagedSessionStorage(root.dir, { logger });
   try {

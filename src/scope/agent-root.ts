@@ -43,7 +43,11 @@ export class AgentRoot {
    * @throws SecureFsError `not_found` (read mode), `symlink_refused`, `owner_mismatch`, `insecure_ancestor`, ...
    */
   static open(agentDir: string, options: AgentRootOptions = {}): AgentRoot {
-    const where = canonicalizeTrustedPath(agentDir);
+    return AgentRoot.openCanonical(canonicalizeTrustedPath(agentDir), options);
+  }
+
+  /** {@link AgentRoot.open} of a path the caller has already passed through {@link canonicalizeTrustedPath}. */
+  static openCanonical(where: string, options: AgentRootOptions = {}): AgentRoot {
     const repaired: string[] = [];
     const write = options.write === true;
     const dir = write ? openOrRepair((o) => SecureDir.openRoot(where, o), where, repaired) : SecureDir.openRoot(where);
