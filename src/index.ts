@@ -53,7 +53,7 @@ export {
   isStorageError, STORAGE_ERROR_CODES, BlobStore, isBlobRef,
 } from "./storage/index.js";
 export type {
-  SessionStorage, SessionStorageWriter, SidecarFile, SessionFileReader, LineSink, StorageStat, StorageLogger,
+  SessionStorage, SessionStorageWriter, SidecarFile, SidecarOpenOptions, SessionFileReader, LineSink, StorageStat, StorageLogger,
   ReplaceOptions, WriteChunk, StorageErrorCode, FileSessionStorageOptions, ManagedSessionStorageOptions,
   MemorySessionStorageOptions, BlobPutResult,
 } from "./storage/index.js";

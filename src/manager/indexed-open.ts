@@ -37,9 +37,18 @@ import {
   type SessionHeader,
   type UnresolvedBlobRef,
 } from "../session/index.js";
-import type { SessionFileReader, SessionStorage, SessionStorageWriter } from "../storage/index.js";
-import { changed, IndexMismatch, InvalidPiece, LineSource, MAX_LINE_BYTES, tooLarge } from "./line-source.js";
-import { LineIndexAppender, readLineIndex, removeFormerLineIndexes, ScanLinks, startLineIndexUpkeep } from "./line-index.js";
+import type { SessionFileReader, SessionStorage, SessionStorageWriter, SidecarFile } from "../storage/index.js";
+import { BLANK, changed, IndexMismatch, InvalidPiece, LineSource, MAX_LINE_BYTES, tooLarge, type LinePieceOf } from "./line-source.js";
+import {
+  closeQuietly,
+  LineIndexAppender,
+  readHeldLineIndex,
+  readLineIndex,
+  removeFormerLineIndexes,
+  ScanLinks,
+  startLineIndexUpkeep,
+  type DecodedLineIndex,
+} from "./line-index.js";
 import { DeferredEntryLine, DeferredUsage, deferredLines } from "./deferred-lines.js";
 import { isAssistantMessage, patchStates, type ManagedLine } from "./lines.js";
 import type { SessionLoadReport } from "./load-report.js";
@@ -77,13 +86,18 @@ const HEADER_PEEK = 64 << 10;
 export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writer: SessionStorageWriter | undefined, now: () => Date): IndexedSession | string | undefined {
   const access = indexAccess(storage, path.dirname(file));
   if (access.file === undefined) return undefined;
-  const reader = storage.openReaderSync(file);
+  // A writer reads through its own descriptor: the very file it appends to, with no second open.
+  const reader = writer?.openReaderSync?.() ?? storage.openReaderSync(file);
   let keptReader = false;
+  // A writer that may keep the index opens it once, through its own held directory, for the read and the upkeep.
+  let heldSidecar: SidecarFile | undefined;
   try {
     const { size, dev, ino } = reader.stat;
     if (size === 0) return undefined;
     const source = new LineSource(storage, file, reader);
-    const stored = readLineIndex(storage, file);
+    let stored: DecodedLineIndex | undefined;
+    if (writer !== undefined && access.writable) ({ sidecar: heldSidecar, stored } = readHeldLineIndex(writer, file));
+    else stored = readLineIndex(storage, file);
     let note = stored === undefined ? "no usable index" : undefined;
     /** rows the sidecar holds that stay as they are; -1 when it must be written again */
     let kept = -1;
@@ -125,7 +139,8 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
       // failure only costs the next open a scan. A last line without a line feed may still grow: no upkeep.
       if (kept === -1) removeFormerLineIndexes(storage, file);
       const rows = { from: Math.max(0, kept), to: table.size, publish: kept === -1, identity: { dev, ino } };
-      appender = startLineIndexUpkeep(writer, file, table, rows, (id) => keys.rowOf(id));
+      appender = startLineIndexUpkeep(writer, file, table, rows, (id) => keys.rowOf(id), heldSidecar);
+      heldSidecar = undefined;
       const upkeep = appender;
       if (upkeep !== undefined) source.onMismatch = () => upkeep.discard();
     }
@@ -134,6 +149,7 @@ export function openIndexed(storage: SessionStorage, file: string, lookup: BlobL
     throw changed(error, file, "changed while it was being opened");
   } finally {
     if (!keptReader) reader.close();
+    closeQuietly(heldSidecar);
   }
 }
 
@@ -217,12 +233,14 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
   const reading = [...classes.unknownRows];
   for (const row of [stored - 1, table.size - 1]) if (row > headerRow && !reading.includes(row)) reading.push(row);
   reading.sort((a, b) => a - b);
-  const checked = new Map(source.read(reading).map((piece, k) => [reading[k]!, piece]));
+  const checked = new Map<number, LinePieceOf>(source.read(reading).map((piece, k) => [reading[k]!, piece]));
+  // The lines read so far (the last rows, nearly always on the context's path) are not read again.
+  const readAgain = rowsReader(source, checked);
   let tree: SessionTree | undefined;
   // Once the tree exists an id is confirmed through its entries, so a line read for a lookup is read once and kept,
   // and a lookup after the open reads the file only for an entry the open did not read.
   const keys = new TableKeys(table, rows, classes.parents, (row) =>
-    tree === undefined ? source.record(row) : (tree.index.entriesAt([positionOfRow[row]!])[0] as unknown as JsonRecord),
+    tree === undefined ? recordOf(checked.get(row)) ?? source.record(row) : (tree.index.entriesAt([positionOfRow[row]!])[0] as unknown as JsonRecord),
     source.repeated,
   );
   const patchRecords = source.read(patchRows) as JsonRecord[];
@@ -232,7 +250,7 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
   const load = (positions: readonly number[]): FileEntry[] => {
     const wanted = new Array<number>(positions.length);
     for (let k = 0; k < positions.length; k++) wanted[k] = rows[positions[k]!]!;
-    const pieces = source.read(wanted) as JsonRecord[];
+    const pieces = readAgain(wanted) as JsonRecord[];
     const entries = new Array<FileEntry>(pieces.length);
     const refs: UnresolvedBlobRef[] = [];
     for (let k = 0; k < pieces.length; k++) {
@@ -337,6 +355,31 @@ function replay(rawHeader: SessionHeader, table: LineTable, keys: TableKeys, pat
   });
   const states = patchRecords.map(patchStates(replayed.report));
   return { header: replayed.header, patched, states, applied: replayed.report.applied, skipped: replayed.report.skipped.length };
+}
+
+/** The record a line read gave, or `undefined` for an invalid piece, a blank line or a line not read. */
+function recordOf(piece: LinePieceOf | undefined): JsonRecord | undefined {
+  return piece === undefined || piece === BLANK || piece instanceof InvalidPiece ? undefined : piece;
+}
+
+/**
+ * Reads the lines of ascending `rows` through `source`, taking those of `known` rows (read and checked already) from it:
+ * one merge over the rows, so a path of a million lines pays no lookup per line.
+ */
+function rowsReader(source: LineSource, known: ReadonlyMap<number, LinePieceOf>): (rows: readonly number[]) => LinePieceOf[] {
+  const held = [...known.keys()].sort((a, b) => a - b);
+  return (rows) => {
+    let hits = 0;
+    for (let r = 0, h = 0; r < rows.length && h < held.length; ) {
+      if (rows[r]! < held[h]!) r += 1;
+      else if (rows[r]! > held[h]!) h += 1;
+      else [hits, r, h] = [hits + 1, r + 1, h + 1];
+    }
+    if (hits === 0) return source.read(rows);
+    const fresh = source.read(rows.filter((row) => !known.has(row)));
+    let next = 0;
+    return rows.map((row) => known.get(row) ?? fresh[next++]!);
+  };
 }
 
 /** Whether the byte before `size` is a line feed. */

@@ -28,7 +28,7 @@ import {
   type JsonRecord,
   type ScanCursor,
 } from "../session/index.js";
-import type { SessionStorage, SessionStorageWriter, SidecarFile } from "../storage/index.js";
+import type { SessionFileReader, SessionStorage, SessionStorageWriter, SidecarFile } from "../storage/index.js";
 import { indexAccess, readIndexSidecar, type SidecarRead } from "./sidecar-files.js";
 
 /** Largest line index read; a bigger one is ignored and the transcript scanned instead. */
@@ -103,6 +103,27 @@ export function decodeLineIndexFrom(read: SidecarRead, size: number): DecodedLin
 /** Reads and decodes the index of `file`; `undefined` when there is none to trust. Never throws. */
 export function readLineIndex(storage: SessionStorage, file: string): DecodedLineIndex | undefined {
   return readIndexSidecar(storage, lineIndexFile(file), MAX_LINE_INDEX_BYTES, decodeLineIndexFrom);
+}
+
+/**
+ * The index of `file` as a writer holds it: its sidecar opened through the writer (only if already there and trusted),
+ * read through that descriptor and kept open for the upkeep. `undefined` sidecar when there is none; never throws.
+ */
+export function readHeldLineIndex(writer: SessionStorageWriter, file: string): { sidecar: SidecarFile | undefined; stored: DecodedLineIndex | undefined } {
+  let sidecar: SidecarFile | undefined;
+  let reader: SessionFileReader | undefined;
+  try {
+    sidecar = writer.openSidecar?.(lineIndexName(file), { existing: true });
+    if (sidecar === undefined) return { sidecar, stored: undefined };
+    reader = sidecar.openReaderSync();
+    const { size } = reader.stat;
+    const stored = size > MAX_LINE_INDEX_BYTES ? undefined : decodeLineIndexFrom(reader.readSync.bind(reader), size);
+    return { sidecar, stored };
+  } catch {
+    return { sidecar, stored: undefined };
+  } finally {
+    reader?.close();
+  }
 }
 
 /** Removes the index of `file` (a session moved away) and any of a former layout. Never throws. */
@@ -329,11 +350,12 @@ export function startLineIndexUpkeep(
   table: LineTable,
   rows: { from: number; to: number; publish: boolean; identity: { dev: string; ino: string } },
   rowOf: (id: string) => number,
+  held?: SidecarFile,
 ): LineIndexAppender | undefined {
-  let sidecar: SidecarFile | undefined;
+  let sidecar: SidecarFile | undefined = held;
   const { dev, ino } = rows.identity;
   try {
-    sidecar = writer.openSidecar?.(lineIndexName(file));
+    sidecar ??= writer.openSidecar?.(lineIndexName(file));
     if (sidecar === undefined) return undefined;
     if (rows.publish) sidecar.replaceSync(encodeLineIndex(dev, ino, table, rows.to));
     else if (rows.to > rows.from) sidecar.appendSync(table.sealed(rows.from, rows.to, rowSeed(dev, ino)));

@@ -8,7 +8,7 @@ import {
   type LoadedSession,
   type SessionLoadResult,
 } from "../session/index.js";
-import { isStorageError, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
+import { isStorageError, type SessionFileReader, type SessionStorage, type SessionStorageWriter } from "../storage/index.js";
 import { SessionManagerError } from "./errors.js";
 import { openIndexed, type IndexedSession } from "./indexed-open.js";
 import { closeQuietly } from "./line-index.js";
@@ -41,7 +41,7 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
   try {
     const indexed = openIndexed(storage, file, options.lookup, writer, options.now);
     if (typeof indexed === "object") return { report: indexed.report, loaded: undefined, entries: [], writer, indexed };
-    const result = streamLoad(storage, file);
+    const result = streamLoad(writer?.openReaderSync?.() ?? storage.openReaderSync(file));
     if (result.kind === "empty") return freshFile(file, undefined, writer);
     if (result.kind === "invalid_header") {
       if (options.readOnly) throw new SessionManagerError("invalid_header", `${file} has no usable session header (${result.reason})`, { path: file });
@@ -80,9 +80,8 @@ function freshFile(file: string, movedAside?: MovedAsideFile, writer?: SessionSt
 /** Bytes read per step when a session file is loaded. */
 const LOAD_CHUNK_BYTES = 1 << 20;
 
-/** Loads `file` through the chunked loader, one reused buffer at a time (the bytes are never all in memory). */
-function streamLoad(storage: SessionStorage, file: string): SessionLoadResult {
-  const reader = storage.openReaderSync(file);
+/** Loads the file `reader` holds through the chunked loader, one reused buffer at a time (the bytes are never all in memory); closes the reader. */
+function streamLoad(reader: SessionFileReader): SessionLoadResult {
   try {
     const loader = new SessionLoader();
     const chunk = Buffer.allocUnsafe(Math.min(LOAD_CHUNK_BYTES, reader.stat.size + 1));

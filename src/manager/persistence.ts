@@ -145,7 +145,6 @@ export class SessionPersistence {
   /** Waits for queued work, then syncs the file. No-op before the file exists. */
   async flush(): Promise<void> {
     this.check();
-    this.#index?.flush();
     await this.#chain;
     this.check();
     if (this.#writer === undefined) return;
@@ -154,6 +153,8 @@ export class SessionPersistence {
     } catch (error) {
       throw this.fail(error);
     }
+    // Rows go after their lines are synced and the name proved, so that proof covers them too.
+    this.#index?.flush();
   }
 
   /**

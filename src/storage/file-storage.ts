@@ -220,10 +220,13 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
   const sidecars = new Set<SidecarFile>();
   // Every byte of the file comes through this sink while it holds the lock: any other size is someone else's doing.
   let size = fs.fstatSync(fd).size;
+  /** the descriptor and its size at the last check that passed: rows of lines no later than that need no check of their own */
+  let checked: { fd: number; size: number } | undefined;
   const checkNamedSync = (): void => {
     const held = fs.fstatSync(fd, { bigint: true });
     requireStillNamed(file.absolute, identityOf(held), namedAt(file.absolute));
     requireSizeKept(file.absolute, Number(held.size), size);
+    checked = { fd, size };
   };
   return {
     path: file.absolute,
@@ -240,26 +243,48 @@ function fileSink(file: FileTarget, opened: number, lock: SecureLock, closeFd: (
     },
     syncSync: () => fs.fsyncSync(fd),
     checkNamedSync,
+    openReaderSync() {
+      // Borrowed: the sink closes the descriptor; a rewrite's replacement is read by a reader made after it.
+      const held = fd;
+      const read: PositionalRead = (into, offset, length, at) => {
+        // A descriptor number closed by a rewrite or close may already name another file: never read through it.
+        if (closed || fd !== held) throw pathError("reader_closed", file.absolute);
+        return fs.readSync(held, into, offset, length, at);
+      };
+      return positionalReader(file.absolute, fromNodeStat(fs.fstatSync(held, { bigint: true })), read, () => undefined);
+    },
     async replace(chunks) {
       const previous = fd;
       fd = replaceFile(file.dir, file.name, chunks, {});
       size = fs.fstatSync(fd).size;
       fs.closeSync(previous);
     },
-    openSidecar(name) {
+    openSidecar(name, options = {}) {
       const target: FileTarget = { absolute: path.join(file.dir, name), dir: file.dir, name };
-      let held = openForAppend(target);
+      const found = options.existing === true ? openTrustedForAppend(target.absolute) : openForAppend(target);
+      if (found === undefined) return undefined;
+      let held = found;
       let open = true;
       const handle: SidecarFile = {
         appendSync(data) {
-          // Rows of lines in a file nobody opens by its name would describe another file.
-          checkNamedSync();
+          // Rows of lines in a file nobody opens by its name would describe another file; a check since the last
+          // line was appended (a flush's) already covers every line they can describe.
+          if (checked?.fd !== fd || checked.size !== size) checkNamedSync();
           writeAllSync(held, Buffer.from(data.buffer, data.byteOffset, data.byteLength));
         },
         replaceSync(data) {
           const previous = held;
           held = replaceFile(file.dir, name, [data], {});
           fs.closeSync(previous);
+        },
+        openReaderSync() {
+          const reading = held;
+          const read: PositionalRead = (into, offset, length, at) => {
+            // A descriptor number closed by a replace or close may already name another file: never read through it.
+            if (!open || held !== reading) throw pathError("reader_closed", target.absolute);
+            return fs.readSync(reading, into, offset, length, at);
+          };
+          return positionalReader(target.absolute, fromNodeStat(fs.fstatSync(reading, { bigint: true })), read, () => undefined);
         },
         closeSync() {
           if (!open) return;
@@ -384,6 +409,27 @@ function openForAppend(file: FileTarget): number {
     fs.closeSync(fd);
     throw error;
   }
+}
+
+/**
+ * Opens an existing sidecar for appending only when it may be trusted, changing nothing: a regular file of the effective
+ * user, 0600, one link (this storage checks no owner or mode elsewhere); `undefined` for anything else or nothing.
+ */
+function openTrustedForAppend(target: string): number | undefined {
+  let fd: number;
+  try {
+    fd = fs.openSync(target, OPEN_APPEND);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fs.fstatSync(fd);
+    if (stat.isFile() && stat.uid === process.geteuid?.() && (stat.mode & 0o7777) === FILE_MODE && stat.nlink === 1) return fd;
+  } catch {
+    // Unreadable metadata: not a sidecar to trust.
+  }
+  fs.closeSync(fd);
+  return undefined;
 }
 
 /**

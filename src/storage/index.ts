@@ -8,6 +8,7 @@ export type {
   SessionStorage,
   SessionStorageWriter,
   SidecarFile,
+  SidecarOpenOptions,
   StorageLogger,
   StorageStat,
   WriteChunk,

@@ -254,11 +254,14 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
     const sidecars = new Set<SidecarFile>();
     // Every byte of the file comes through this sink while it holds the lock: any other size is someone else's doing.
     let size = file.stat().size;
+    /** the file and its size at the last check that passed: rows of lines no later than that need no check of their own */
+    let checked: { file: SecureFile; size: number } | undefined;
     // The name is looked up in the held directory (no link followed), never by path.
     const checkNamedSync = (): void => {
       const held = file.stat();
       requireStillNamed(absolute, held, namedEntry(dir, name));
       requireSizeKept(absolute, held.size, size);
+      checked = { file, size };
     };
     return {
       path: absolute,
@@ -273,6 +276,15 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
       },
       syncSync: () => file.sync(),
       checkNamedSync,
+      openReaderSync() {
+        // Borrowed: the sink closes the file; a rewrite's replacement is read by a reader made after it.
+        const held = file;
+        const read: PositionalRead = (into, offset, length, at) => {
+          if (closed || file !== held) throw pathError("reader_closed", absolute);
+          return held.read(into, { offset, length, position: at });
+        };
+        return positionalReader(absolute, fromSecureStat(held.stat()), read, () => undefined);
+      },
       async replace(chunks) {
         dir.writeFileAtomic(name, concatChunks(chunks));
         const previous = file;
@@ -280,12 +292,23 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
         size = file.stat().size;
         previous.close();
       },
-      openSidecar(sidecar) {
-        let held = openOrCreateForAppend(dir, sidecar);
+      openSidecar(sidecar, options = {}) {
+        let held: SecureFile;
+        if (options.existing !== true) held = openOrCreateForAppend(dir, sidecar);
+        else {
+          try {
+            // Opened verified owner-only, as every file here; anything else is no sidecar to trust.
+            held = dir.openFile(sidecar, { append: true });
+          } catch {
+            return undefined;
+          }
+        }
+        let open = true;
         const handle: SidecarFile = {
           appendSync(data) {
-            // Rows of lines in a file nobody opens by its name would describe another file.
-            checkNamedSync();
+            // Rows of lines in a file nobody opens by its name would describe another file; a check since the last
+            // line was appended (a flush's) already covers every line they can describe.
+            if (checked?.file !== file || checked.size !== size) checkNamedSync();
             held.append(data);
           },
           replaceSync(data) {
@@ -294,7 +317,17 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
             held = dir.openFile(sidecar, { append: true });
             previous.close();
           },
+          openReaderSync() {
+            const reading = held;
+            const read: PositionalRead = (into, offset, length, at) => {
+              if (!open || held !== reading) throw pathError("reader_closed", path.join(dir.path, sidecar));
+              return reading.read(into, { offset, length, position: at });
+            };
+            return positionalReader(path.join(dir.path, sidecar), fromSecureStat(reading.stat()), read, () => undefined);
+          },
           closeSync() {
+            if (!open) return;
+            open = false;
             sidecars.delete(handle);
             held.close();
           },
@@ -337,22 +370,33 @@ export class ManagedSessionStorage extends SyncBackedStorage implements SessionS
   }
 }
 
-/** Opens `name` for appending, creating it if missing; a creation syncs the directory so the name survives a power cut. */
+/**
+ * Opens `name` for appending, creating it if missing; a creation syncs the directory so the name survives a power cut.
+ * The file nearly always exists (a session opened again, its sidecar), so it is opened first and created only when absent.
+ */
 function openOrCreateForAppend(dir: SecureDir, name: string): SecureFile {
-  let file: SecureFile;
-  try {
-    file = dir.openFile(name, { append: true, create: "exclusive" });
-  } catch (error) {
-    if (toStorageError(error, "write", dir.path).code !== "already_exists") throw error;
-    return dir.openFile(name, { append: true });
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return dir.openFile(name, { append: true });
+    } catch (error) {
+      if (attempt > 0 || toStorageError(error, "write", dir.path).code !== "not_found") throw error;
+    }
+    let file: SecureFile;
+    try {
+      file = dir.openFile(name, { append: true, create: "exclusive" });
+    } catch (error) {
+      // Made by someone else since: open theirs, once.
+      if (toStorageError(error, "write", dir.path).code !== "already_exists") throw error;
+      continue;
+    }
+    try {
+      dir.sync();
+    } catch (error) {
+      file.close();
+      throw error;
+    }
+    return file;
   }
-  try {
-    dir.sync();
-  } catch (error) {
-    file.close();
-    throw error;
-  }
-  return file;
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The one append-only writer of every storage: a storage gives its {@link LineSink}; ordering, latching, tail repair, group commit live here. */
 
 import { StorageError, isStorageError, toStorageError } from "./errors.js";
-import type { LineSink, SessionStorageWriter, SidecarFile, StorageLogger, WriteChunk, WriterCloseState } from "./types.js";
+import type { LineSink, SessionFileReader, SessionStorageWriter, SidecarFile, SidecarOpenOptions, StorageLogger, WriteChunk, WriterCloseState } from "./types.js";
 
 const LINE_FEED = 0x0a;
 const SETTLED: Promise<void> = Promise.resolve();
@@ -53,6 +53,10 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   #queuedSync: Promise<void> | undefined;
   /** While a rewrite is queued, appends queue behind it to keep call order. */
   #pendingRewrites = 0;
+  /** Whether bytes were appended since the last sync (a rewrite publishes synced bytes). */
+  #unsynced = false;
+  /** Whether the name was proved to lead to the file since the last append or rewrite. */
+  #proved = false;
 
   constructor(sink: LineSink, logger: StorageLogger = consoleStorageLogger) {
     this.#sink = sink;
@@ -154,6 +158,9 @@ export class NdjsonFileWriter implements SessionStorageWriter {
         // A file gone from its name is not published again, nor one standing there now replaced.
         this.#sink.checkNamedSync?.();
         await this.#sink.replace(chunks);
+        // Published synced; the name is proved again at the next flush or close.
+        this.#unsynced = false;
+        this.#proved = false;
       } finally {
         this.#pendingRewrites--;
       }
@@ -192,15 +199,23 @@ export class NdjsonFileWriter implements SessionStorageWriter {
     return this.#closeState === "close_failed_retryable" || this.#closeState === "close_unknown" ? this.#closeError : undefined;
   }
 
-  /** Syncs, then proves the path still names the file synced: the durability promise is about the session's file. */
+  /**
+   * Syncs, then proves the path still names the file synced: the durability promise is about the session's file. With
+   * nothing appended since the last such sync there is nothing to sync, but the name is proved again.
+   */
   #syncNamed(): void {
-    this.#sink.syncSync();
+    if (this.#unsynced) this.#sink.syncSync();
+    this.#unsynced = false;
     this.#sink.checkNamedSync?.();
+    this.#proved = true;
   }
 
-  /** At close, latches a lost name (lines since the last sync are in no file anyone opens), so the close reports it. */
+  /**
+   * At close, latches a lost name (lines since the last sync are in no file anyone opens), so the close reports it. Once a
+   * sync proved the name with nothing written after it, the close has nothing new to report.
+   */
   #checkNamedBeforeClose(): void {
-    if (this.#error !== undefined || this.#closeState !== "open") return;
+    if (this.#error !== undefined || this.#closeState !== "open" || this.#proved) return;
     try {
       this.#sink.checkNamedSync?.();
     } catch (error) {
@@ -226,10 +241,17 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   }
 
   /** {@inheritDoc SessionStorageWriter.openSidecar} */
-  openSidecar(name: string): SidecarFile | undefined {
+  openSidecar(name: string, options: SidecarOpenOptions = {}): SidecarFile | undefined {
     const refusal = this.#refusal();
     if (refusal !== undefined) throw refusal;
-    return this.#sink.openSidecar?.(name);
+    return this.#sink.openSidecar?.(name, options);
+  }
+
+  /** {@inheritDoc SessionStorageWriter.openReaderSync} */
+  openReaderSync(): SessionFileReader | undefined {
+    const refusal = this.#refusal();
+    if (refusal !== undefined) throw refusal;
+    return this.#sink.openReaderSync?.();
   }
 
   /** {@inheritDoc SessionStorageWriter.closeSync} */
@@ -264,6 +286,8 @@ export class NdjsonFileWriter implements SessionStorageWriter {
       if (last !== undefined && last !== LINE_FEED) [data, repair] = ["\n" + data, 1];
       this.#tailChecked = true;
     }
+    this.#unsynced = true;
+    this.#proved = false;
     const written = this.#sink.appendSync(data);
     return typeof written === "number" ? written - 1 - repair : Buffer.byteLength(line, "utf8");
   }

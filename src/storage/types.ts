@@ -103,7 +103,13 @@ export interface SessionStorageWriter {
    * Opens the disposable sidecar `name` beside the file through the writer's held directory, without a lock of its own:
    * only the holder of this writer's lock writes it. `undefined` (or no such method) where the storage keeps no sidecars.
    */
-  openSidecar?(name: string): SidecarFile | undefined;
+  openSidecar?(name: string, options?: SidecarOpenOptions): SidecarFile | undefined;
+  /**
+   * A reader of the file this writer holds, through the writer's own descriptor (so it reads exactly the file appended
+   * to, with no second open by name); closing the reader leaves the writer open. `undefined` (or no such method) where
+   * the storage has no such descriptor. Throws as {@link openSidecar} does once the writer failed or closed.
+   */
+  openReaderSync?(): SessionFileReader | undefined;
 }
 
 /** See {@link SessionStorageWriter.getCloseState}. */
@@ -126,8 +132,22 @@ export interface SidecarFile {
   appendSync(data: Uint8Array): void;
   /** Atomically replaces the sidecar with `data` (owner-only); later appends go to the new file. */
   replaceSync(data: Uint8Array): void;
+  /**
+   * A reader of the sidecar as it is now, through its held descriptor (reads are short only at its end); closing the
+   * reader leaves the sidecar open, and a {@link replaceSync} or {@link closeSync} ends it (`reader_closed`).
+   */
+  openReaderSync(): SessionFileReader;
   /** Closes it (idempotent). */
   closeSync(): void;
+}
+
+/** Options of {@link SessionStorageWriter.openSidecar}. */
+export interface SidecarOpenOptions {
+  /**
+   * Open only a sidecar that is already there and may be trusted (a regular file of the effective user, 0600, one link;
+   * a managed storage verifies it owner-only): `undefined` otherwise, nothing created or changed.
+   */
+  readonly existing?: boolean;
 }
 
 /** File operations of the session layer: every path is absolute and below {@link root}, and nothing below it is reached by a link. */
@@ -194,5 +214,7 @@ export interface LineSink {
    */
   closeSync(): void;
   /** See {@link SessionStorageWriter.openSidecar}; the sink closes what it opened when it closes, and an append to it is refused as {@link checkNamedSync} refuses. */
-  openSidecar?(name: string): SidecarFile;
+  openSidecar?(name: string, options?: SidecarOpenOptions): SidecarFile | undefined;
+  /** See {@link SessionStorageWriter.openReaderSync}: a reader of the file held now, its stat taken from that descriptor. */
+  openReaderSync?(): SessionFileReader;
 }

@@ -369,6 +369,46 @@ describe("line index", () => {
     await expectFullParse();
   });
 
+  it("is read by a writer through the sidecar it keeps up, and only one it can trust", async () => {
+    write(chain(0, 40, 30));
+    await indexed();
+    const sidecar = sidecarOf(file);
+    const good = fs.readFileSync(sidecar);
+    const reopened = async (): Promise<string | undefined> => {
+      const manager = await openWritable(file);
+      const note = manager.getLoadReport().lineIndex;
+      expect(snapshot(manager)).toEqual(await fullParse(file));
+      await manager.close();
+      return note;
+    };
+    expect(await reopened()).toBe("used");
+    // The rows the writer's open read stay where they were; only the open's own catch-up is appended.
+    expect(fs.readFileSync(sidecar)).toEqual(good);
+
+    // Each of these holds the right rows, but no writer may trust it: it reads none of them. A regular file at the name
+    // is replaced by a fresh index; a link there is never followed, so no index is kept until it is gone.
+    const spare = path.join(tmp.path, "spare");
+    const untrusted: [string, () => void, boolean][] = [
+      ["readable by others", () => fs.chmodSync(sidecar, 0o644), true],
+      ["a second link", () => fs.linkSync(sidecar, spare), true],
+      ["a symbolic link", () => (fs.renameSync(sidecar, spare), fs.symlinkSync(spare, sidecar)), false],
+    ];
+    for (const [what, spoil, replaced] of untrusted) {
+      fs.rmSync(spare, { force: true });
+      fs.rmSync(sidecar, { force: true });
+      fs.writeFileSync(sidecar, good, { mode: 0o600 });
+      spoil();
+      expect(await reopened(), what).toBe("no usable index");
+      const now = fs.lstatSync(sidecar);
+      if (replaced) {
+        expect(now.isFile() && now.nlink === 1 && (now.mode & 0o777) === 0o600, what).toBe(true);
+        expect(indexOf().complete, what).toBe(true);
+      } else expect(now.isSymbolicLink(), what).toBe(true);
+      // What the spoiled name led to is left as it was.
+      if (fs.existsSync(spare)) expect(fs.readFileSync(spare), what).toEqual(good);
+    }
+  });
+
   it("is decoded the same a few bytes at a time, and not at all from a file that reads longer than its size", async () => {
     write(chain(0, 300, 150));
     await indexed();

@@ -223,6 +223,42 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
       await writer.close();
     });
 
+    it("of a writer read the file it holds, not what its name holds, and end with a rewrite or close", async () => {
+      const writer = storage.openWriter(at("held.jsonl"));
+      await writer.writeLine("one");
+      const reader = writer.openReaderSync?.();
+      if (kind === "memory") {
+        // No descriptor to lend: readers open by name.
+        expect(reader).toBeUndefined();
+        await writer.close();
+        return;
+      }
+      if (reader === undefined) throw new Error(`the ${kind} writer lends no reader`);
+      expect(reader.stat).toEqual(storage.statSync(at("held.jsonl")));
+      // Another program renames a file over the name: the writer's reader still reads the writer's file.
+      fs.writeFileSync(at(".other"), "other\n", { mode: 0o600 });
+      fs.renameSync(at(".other"), at("held.jsonl"));
+      writer.writeLineSync("two");
+      const all = Buffer.alloc(32);
+      expect(all.subarray(0, reader.readSync(all, 0)).toString()).toBe("one\ntwo\n");
+      // Closing the reader leaves the writer's file open.
+      reader.close();
+      expect(writer.writeLineSync("three")).toBe(5);
+      expect(codeOf(() => writer.closeSync())).toBe("unsafe_entry");
+
+      const second = storage.openWriter(at("again.jsonl"));
+      await second.writeLine("old");
+      const before = second.openReaderSync!()!;
+      await second.rewrite(["new\n"]);
+      // The file it lent is gone with the rewrite; a descriptor number may name another file by now.
+      expect(codeOf(() => before.readSync(Buffer.alloc(8), 0))).toBe("reader_closed");
+      const after = second.openReaderSync!()!;
+      expect(all.subarray(0, after.readSync(all, 0)).toString()).toBe("new\n");
+      await second.close();
+      expect(codeOf(() => after.readSync(Buffer.alloc(8), 0))).toBe("reader_closed");
+      expect(codeOf(() => second.openReaderSync!())).toBe("writer_closed");
+    });
+
     it("refuse missing files, directories and paths outside the root with typed codes", async () => {
       storage.ensureDirSync(at("dir"));
       expect(codeOf(() => storage.openReaderSync(at("missing")))).toBe("not_found");
