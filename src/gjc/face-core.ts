@@ -4,7 +4,8 @@
  * read-only resume. The calls whose GJC and engine signatures agree are the engine's own.
  */
 import { SessionManager as Engine, synchronousSwitches } from "../manager/session-manager.js";
-import type { SessionDestination, SessionMemoryMode } from "../manager/destination.js";
+import type { SessionDestination, SessionDestinationInput, SessionMemoryMode } from "../manager/destination.js";
+import { canonicalizeTrustedPath } from "../scope/index.js";
 import { copyValue, type AgentMessage, type FileEntry, type SessionContext } from "../session/index.js";
 import type { SessionStorage } from "../storage/index.js";
 import { linkContextIdentity } from "./context.js";
@@ -29,20 +30,78 @@ export interface FaceDestination {
   storage?: SessionStorage | undefined;
 }
 
+/** The agent directory each managed token of the face was made under. */
+const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
+
+/** Records the agent directory a managed token was made under, for the factories it is handed to later. */
+export function rememberManagedAgentDir(token: SessionDestination, agentDir: string | undefined): void {
+  managedAgentDirs.set(token, agentDir);
+}
+
+/** The agent directory a managed token was made under, when the face made it. */
+export function managedAgentDirOf(token: SessionDestination): string | undefined {
+  return managedAgentDirs.get(token);
+}
+
+/**
+ * GJC's `--session-dir` as the engine gets it: a relative one taken against the process cwd now, and links among its
+ * existing ancestors resolved once, as GJC does, so the manager reports (and later reaches) the real directory. A link at
+ * the directory itself is kept, for the storage to refuse.
+ */
+export function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
+  return typeof destination === "string" && destination.length > 0 ? canonicalizeTrustedPath(destination) : destination;
+}
+
+/** The face's destination for a factory's `input`: managed (the cwd's scope, or a managed token) or an explicit directory. */
+export function destinationOf(input: SessionDestinationInput, agentDir: string | undefined, storage: SessionStorage | undefined): FaceDestination {
+  if (input === undefined) return { managed: true, agentDir, token: undefined, storage };
+  if (typeof input === "string") return { managed: false, agentDir, token: undefined, storage };
+  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input, storage };
+}
+
 /** The calls whose GJC and engine signatures agree and that only read: forwarded as they are. */
 const READS = [
-  "getSessionId", "getSessionFile", "getSessionDir", "getCwd", "getSessionName", "getHeader",
-  "getChildren", "getTree", "getLeafId", "getLabel", "getUsageStatistics", "getToolSelection", "getLoadReport", "isPersisted",
+  "getSessionId",
+  "getSessionFile",
+  "getSessionDir",
+  "getCwd",
+  "getSessionName",
+  "getHeader",
+  "getChildren",
+  "getTree",
+  "getLeafId",
+  "getLabel",
+  "getUsageStatistics",
+  "getToolSelection",
+  "getLoadReport",
+  "isPersisted",
   "getDroppedInertPatchCount",
 ] as const satisfies readonly (keyof Engine)[];
 
 /** The calls whose signatures agree and that change the session: forwarded, and the first ends a read-only resume. */
 const WRITES = [
-  "appendThinkingLevelChange", "appendServiceTierChange", "appendModelChange",
-  "clearModelRole", "appendConfiguredModelChain", "appendSessionInit", "appendCompaction", "appendBranchSummary",
-  "appendContextClearEntry", "appendMCPToolSelection", "appendDiscoveredBuiltinToolSelection",
-  "appendTtsrInjection", "appendLabelChange", "applyToolSelection", "setSessionName", "applyEntryMessageUpdates",
-  "applyCustomMessageEntryUpdates", "rewriteEntries", "branch", "resetLeaf", "branchWithSummary", "newSession",
+  "appendThinkingLevelChange",
+  "appendServiceTierChange",
+  "appendModelChange",
+  "clearModelRole",
+  "appendConfiguredModelChain",
+  "appendSessionInit",
+  "appendCompaction",
+  "appendBranchSummary",
+  "appendContextClearEntry",
+  "appendMCPToolSelection",
+  "appendDiscoveredBuiltinToolSelection",
+  "appendTtsrInjection",
+  "appendLabelChange",
+  "applyToolSelection",
+  "setSessionName",
+  "applyEntryMessageUpdates",
+  "applyCustomMessageEntryUpdates",
+  "rewriteEntries",
+  "branch",
+  "resetLeaf",
+  "branchWithSummary",
+  "newSession",
   "createBranchedSession",
 ] as const satisfies readonly (keyof Engine)[];
 
@@ -127,7 +186,10 @@ export abstract class FaceCore {
   }
 
   static {
-    for (const [names, writes] of [[READS, false], [WRITES, true]] as const) {
+    for (const [names, writes] of [
+      [READS, false],
+      [WRITES, true],
+    ] as const) {
       for (const name of names) {
         const method = Engine.prototype[name] as (...args: unknown[]) => unknown;
         // A computed method name keeps `name` on the function, as stack traces show it.
@@ -177,7 +239,9 @@ export abstract class FaceCore {
     attribution?: Parameters<Engine["appendCustomMessageEntry"]>[4],
     observationId?: string,
   ): string {
-    return this.#persistedAppend(() => this.#engine.appendCustomMessageEntry(customType, content, display, persistedDetails(details), attribution, observationId));
+    return this.#persistedAppend(() =>
+      this.#engine.appendCustomMessageEntry(customType, content, display, persistedDetails(details), attribution, observationId),
+    );
   }
 
   /**

@@ -9,7 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import type { SessionManager as Engine } from "../manager/session-manager.js";
+import { SessionManager as Engine } from "../manager/session-manager.js";
 import { removeLineIndex } from "../manager/line-index.js";
 import { FileSessionStorage } from "../storage/index.js";
 import { SecureDir, SecureFsError } from "../fs/index.js";
@@ -20,6 +20,7 @@ import { persistedDetails } from "./entry-payloads.js";
 import { hooks } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { canonicalDirectoryOf, canonicalPathOf } from "./strict-open.js";
+import { captureTranscript } from "./transcript-capture.js";
 
 /** A prepared successor as GJC's app reads it; the identity fields are frozen. */
 export interface PreparedNewSession {
@@ -58,7 +59,8 @@ export interface DefaultModelSelectionStage {
 }
 
 /** How a promotion ended: applied, not applied (the session moved on, or the first write failed), or applied in part. */
-export type DefaultModelSelectionPromotion = { readonly kind: "promoted" } | { readonly kind: "not_promoted"; readonly error?: Error } | { readonly kind: "unknown"; readonly error: Error };
+export type DefaultModelSelectionPromotion =
+  { readonly kind: "promoted" } | { readonly kind: "not_promoted"; readonly error?: Error } | { readonly kind: "unknown"; readonly error: Error };
 
 /** The engine manager and leaf a snapshot was taken on. */
 const snapshotEngines = new WeakMap<SessionManagerStateSnapshot, Engine>();
@@ -252,7 +254,11 @@ export abstract class FaceTransitions extends FaceArtifacts {
    * Stages a default-model choice after the leaf: a `temporary` `model_change`, optionally a `thinking_level_change`, then a
    * `default` one. Nothing is written: GJC stages a replacement file beside the transcript, this store appends at promotion.
    */
-  async stageDefaultModelSelection(model: string, thinkingLevel: string | undefined, options: { readonly appendThinkingLevel: boolean } = { appendThinkingLevel: false }): Promise<DefaultModelSelectionStage> {
+  async stageDefaultModelSelection(
+    model: string,
+    thinkingLevel: string | undefined,
+    options: { readonly appendThinkingLevel: boolean } = { appendThinkingLevel: false },
+  ): Promise<DefaultModelSelectionStage> {
     await this.engine.flush();
     const { entry, leaf, headerExport } = this.revisionSnapshot();
     const stage: DefaultModelSelectionStage = Object.freeze({
@@ -312,7 +318,11 @@ export abstract class FaceTransitions extends FaceArtifacts {
   async captureRollbackState(): Promise<SessionManagerStateSnapshot> {
     const engine = this.engine;
     await engine.flush();
-    const snapshot: SessionManagerStateSnapshot = Object.freeze({ sessionId: engine.getSessionId(), sessionFile: engine.getSessionFile(), leafId: engine.getLeafId() });
+    const snapshot: SessionManagerStateSnapshot = Object.freeze({
+      sessionId: engine.getSessionId(),
+      sessionFile: engine.getSessionFile(),
+      leafId: engine.getLeafId(),
+    });
     snapshotEngines.set(snapshot, engine);
     return snapshot;
   }
@@ -389,4 +399,36 @@ export async function removeSessionFiles(target: string): Promise<void> {
   }
   await removeArtifactsOf(target);
   await removeLineIndex(new FileSessionStorage(dir), target);
+}
+
+/**
+ * Deletes a session from the CLI picker's managed listing: only a transcript whose header names an absolute workspace,
+ * lying in that workspace's managed scope or below its `.gjc/`, is removed (with its line index and artifacts).
+ * @throws GjcFaceError `session_not_contained` for an unreadable transcript, a header without a workspace, or a file outside it
+ */
+export async function deleteManagedCandidate(sessionPath: string): Promise<void> {
+  const file = canonicalPathOf(sessionPath);
+  const captured = captureTranscript(file);
+  if (captured.kind === "error") throw new GjcFaceError("session_not_contained", `Could not delete managed session: ${captured.reason}`);
+  let cwd: unknown;
+  try {
+    captured.snapshot.forEachLine((line) => {
+      cwd = (JSON.parse(line) as { cwd?: unknown }).cwd;
+      return false;
+    });
+  } finally {
+    captured.snapshot.close();
+  }
+  if (typeof cwd !== "string" || !path.isAbsolute(cwd)) throw new GjcFaceError("session_not_contained", "Session has no valid workspace header.");
+  const project = path.join(cwd, ".gjc") + path.sep;
+  let scope: string | undefined;
+  try {
+    scope = Engine.getDefaultSessionDirReadOnly(cwd);
+  } catch {
+    scope = undefined;
+  }
+  if (path.dirname(file) !== scope && !file.startsWith(project)) {
+    throw new GjcFaceError("session_not_contained", "Not authorized to delete a session outside its workspace's managed scope.");
+  }
+  await removeSessionFiles(file);
 }

@@ -15,10 +15,17 @@ import type { SessionDestination, SessionDestinationInput, MigrationPolicy, Sess
 import type { OpenSessionOptions, SessionCloseReport, SessionManagerOptions } from "../manager/options.js";
 import type { ListOptions } from "../manager/session-directories.js";
 import type { SkippedSession } from "../manager/session-info.js";
-import { FileSessionStorage, isStorageError, type SessionStorage } from "../storage/index.js";
-import { canonicalizeTrustedPath } from "../scope/index.js";
-import { assertCwdIdentity, checkMoveTarget, claimOwnership, isOwner, openDirectoryNoFollow, releaseOwnership, type DirectoryIdentity } from "./cwd-ownership.js";
-import { hooks, type FaceDestination } from "./face-core.js";
+import { FileSessionStorage, isStorageError } from "../storage/index.js";
+import {
+  assertCwdIdentity,
+  checkMoveTarget,
+  claimOwnership,
+  isOwner,
+  openDirectoryNoFollow,
+  releaseOwnership,
+  type DirectoryIdentity,
+} from "./cwd-ownership.js";
+import { destinationOf, explicitInput, hooks, managedAgentDirOf, rememberManagedAgentDir, type FaceDestination } from "./face-core.js";
 import { GjcFaceError } from "./face-errors.js";
 import { SessionManagerTestHooks } from "./test-hooks.js";
 import { FileSessionStorage as FaceFileStorage } from "./storage.js";
@@ -27,14 +34,23 @@ import { inventorySessionsStrict, type StrictInventoryResult, type StrictInvento
 import { withRedactedScopeFailure } from "./scope-diagnostics.js";
 import { withGjcErrors } from "./engine-errors.js";
 import { removeArtifactsOf, stageArtifactCopy } from "./artifacts.js";
-import { removeSessionFiles } from "./face-transitions.js";
+import { deleteManagedCandidate, removeSessionFiles } from "./face-transitions.js";
 import { AttemptArtifacts, stagedFileFor } from "./face-staged.js";
 import { FaceQueries } from "./face-queries.js";
 import { lifecycleSessionId, withLifecycleId } from "./lifecycle-id.js";
 import { gjcRows, listForPicker, listManagedForPicker, type SessionInfo } from "./picker-listing.js";
 import { adoptLegacySession, isLegacySessionFile } from "./legacy-resume.js";
 import { managedResumeCandidates, openSelected } from "./resume-candidates.js";
-import { assertTranscriptAdmitted, canonicalPathOf, inspectTranscript, sameIdentity, type ResumeSessionIdentity, type ResumeTailError, type ResumeTailErrorReason, type ResumeTailInspection } from "./strict-open.js";
+import {
+  assertTranscriptAdmitted,
+  canonicalPathOf,
+  inspectTranscript,
+  sameIdentity,
+  type ResumeSessionIdentity,
+  type ResumeTailError,
+  type ResumeTailErrorReason,
+  type ResumeTailInspection,
+} from "./strict-open.js";
 import { captureTranscript, type TranscriptSnapshotHandle } from "./transcript-capture.js";
 
 /** Why a strict open opened nothing. */
@@ -53,24 +69,6 @@ export type StrictSessionForkResult = { kind: "forked"; manager: SessionManager 
 
 /** How a strict close ended: see {@link SessionManager.closeStrict}. */
 export type SessionManagerCloseOutcome = { kind: "closed" } | { kind: "close_failed_retryable"; error: unknown } | { kind: "close_unknown"; error: unknown };
-
-/** The agent directory each managed token of the face was made under. */
-const managedAgentDirs = new WeakMap<SessionDestination, string | undefined>();
-
-/**
- * GJC's `--session-dir` as the engine gets it: a relative one taken against the process cwd now, and links among its
- * existing ancestors resolved once, as GJC does, so the manager reports (and later reaches) the real directory. A link at
- * the directory itself is kept, for the storage to refuse.
- */
-function explicitInput(destination: SessionDestinationInput): SessionDestinationInput {
-  return typeof destination === "string" && destination.length > 0 ? canonicalizeTrustedPath(destination) : destination;
-}
-
-function destinationOf(input: SessionDestinationInput, agentDir: string | undefined, storage: SessionStorage | undefined): FaceDestination {
-  if (input === undefined) return { managed: true, agentDir, token: undefined, storage };
-  if (typeof input === "string") return { managed: false, agentDir, token: undefined, storage };
-  return { managed: input.kind === "managed", agentDir: managedAgentDirs.get(input) ?? agentDir, token: input, storage };
-}
 
 /** See the module comment. */
 export class SessionManager extends FaceQueries {
@@ -97,7 +95,12 @@ export class SessionManager extends FaceQueries {
    * (header written now), its artifacts claimed in the final artifacts directory (see `face-staged.ts`).
    * @throws GjcFaceError `staged_session_unavailable` for an unsafe or existing attempt, or a final path that is itself staged
    */
-  static async openStaged(finalSessionFile: string, appStorage?: FaceSessionStorage, attemptId: string = randomUUID(), options: SessionManagerOptions = {}): Promise<SessionManager> {
+  static async openStaged(
+    finalSessionFile: string,
+    appStorage?: FaceSessionStorage,
+    attemptId: string = randomUUID(),
+    options: SessionManagerOptions = {},
+  ): Promise<SessionManager> {
     const storage = engineStorage(appStorage);
     const finalPath = canonicalPathOf(finalSessionFile);
     const staged = stagedFileFor(finalPath, attemptId);
@@ -125,8 +128,16 @@ export class SessionManager extends FaceQueries {
   }
 
   /** A session that never persists. */
-  static inMemory(cwd: string = process.cwd(), storage?: FaceSessionStorage, options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {}): SessionManager {
-    return new SessionManager(withLifecycleId(Engine.inMemory(cwd, engineStorage(storage), options)), { managed: false, agentDir: undefined, token: undefined });
+  static inMemory(
+    cwd: string = process.cwd(),
+    storage?: FaceSessionStorage,
+    options: Pick<SessionManagerOptions, "classifyTool" | "now" | "toolNames"> = {},
+  ): SessionManager {
+    return new SessionManager(withLifecycleId(Engine.inMemory(cwd, engineStorage(storage), options)), {
+      managed: false,
+      agentDir: undefined,
+      token: undefined,
+    });
   }
 
   /**
@@ -147,7 +158,13 @@ export class SessionManager extends FaceQueries {
     const engine = await Engine.open(filePath, input, storage, migrationPolicy, sessionMemoryMode, options);
     const { readOnly, ...factory } = options;
     const manager = new SessionManager(engine, destinationOf(input, options.agentDir, storage), sessionMemoryMode, factory);
-    if (readOnly !== true && !engine.getLoadReport().loaded) await manager.ensureOnDisk().catch((error: unknown) => manager.close().catch(() => undefined).then(() => Promise.reject(error)));
+    if (readOnly !== true && !engine.getLoadReport().loaded)
+      await manager.ensureOnDisk().catch((error: unknown) =>
+        manager
+          .close()
+          .catch(() => undefined)
+          .then(() => Promise.reject(error)),
+      );
     return manager;
   }
 
@@ -168,10 +185,12 @@ export class SessionManager extends FaceQueries {
     const input = explicitInput(destination);
     const face = destinationOf(input, options.agentDir, storage);
     if (face.managed && (storage === undefined || storage instanceof FileSessionStorage)) {
-      const token = withGjcErrors(() => input === undefined ? SessionManager.managedDestination(cwd, options.agentDir) : (input as SessionDestination));
+      const token = withGjcErrors(() => (input === undefined ? SessionManager.managedDestination(cwd, options.agentDir) : (input as SessionDestination)));
       const skipped: SkippedSession[] = [];
       for await (const file of managedResumeCandidates(cwd, face.agentDir, options.terminalId)) {
-        const opened = await openSelected(file, storage, skipped, (identity) => SessionManager.openExistingStrict(identity, token, storage, migrationPolicy, sessionMemoryMode, options));
+        const opened = await openSelected(file, storage, skipped, (identity) =>
+          SessionManager.openExistingStrict(identity, token, storage, migrationPolicy, sessionMemoryMode, options),
+        );
         if (opened !== undefined) {
           if (skipped.length > 0) options.onSkipped?.(skipped);
           return opened;
@@ -185,7 +204,6 @@ export class SessionManager extends FaceQueries {
     manager.readOnlyResume = engine.getLoadReport().loaded;
     return manager;
   }
-
 
   /** A new session for `cwd` copying every line of `sourcePath`, parented to its id, with its title (and the lifecycle's preallocated id, in a process GJC's lifecycle daemon spawned). */
   static async forkFrom(
@@ -234,7 +252,7 @@ export class SessionManager extends FaceQueries {
     let target = destination ?? path.dirname(file);
     const managed = typeof destination === "object" && destination.kind === "managed" ? destination : undefined;
     if (managed !== undefined && before.cwd !== undefined) {
-      const agentDir = managedAgentDirs.get(managed) ?? options.agentDir;
+      const agentDir = managedAgentDirOf(managed) ?? options.agentDir;
       // A legacy file is never written in place: a managed resume opens its copy in the workspace's scope.
       if (isLegacySessionFile(file, agentDir)) {
         const adopted = await adoptLegacySession(file, before.cwd, identity.sha256, agentDir, migrationPolicy);
@@ -303,30 +321,7 @@ export class SessionManager extends FaceQueries {
    * @throws GjcFaceError `session_not_contained`
    */
   static async deleteManagedCandidate(sessionPath: string): Promise<void> {
-    const file = canonicalPathOf(sessionPath);
-    const captured = captureTranscript(file);
-    if (captured.kind === "error") throw new GjcFaceError("session_not_contained", `Could not delete managed session: ${captured.reason}`);
-    let cwd: unknown;
-    try {
-      captured.snapshot.forEachLine((line) => {
-        cwd = (JSON.parse(line) as { cwd?: unknown }).cwd;
-        return false;
-      });
-    } finally {
-      captured.snapshot.close();
-    }
-    if (typeof cwd !== "string" || !path.isAbsolute(cwd)) throw new GjcFaceError("session_not_contained", "Session has no valid workspace header.");
-    const project = path.join(cwd, ".gjc") + path.sep;
-    let scope: string | undefined;
-    try {
-      scope = Engine.getDefaultSessionDirReadOnly(cwd);
-    } catch {
-      scope = undefined;
-    }
-    if (path.dirname(file) !== scope && !file.startsWith(project)) {
-      throw new GjcFaceError("session_not_contained", "Not authorized to delete a session outside its workspace's managed scope.");
-    }
-    await removeSessionFiles(file);
+    await deleteManagedCandidate(sessionPath);
   }
 
   /**
@@ -334,10 +329,15 @@ export class SessionManager extends FaceQueries {
    * `setSessionFile(filePath)` refuses it if it changed meanwhile. @returns the path to adopt
    * @throws GjcFaceError `prepared_session_changed` when it cannot be inspected
    */
-  async prepareManagedCandidateForStrictAdoption(filePath: string, _migrationPolicy: MigrationPolicy, expectedIdentity: ResumeSessionIdentity): Promise<string> {
+  async prepareManagedCandidateForStrictAdoption(
+    filePath: string,
+    _migrationPolicy: MigrationPolicy,
+    expectedIdentity: ResumeSessionIdentity,
+  ): Promise<string> {
     const inspected = inspectTranscript(filePath);
     if (inspected.kind === "error") throw new GjcFaceError("prepared_session_changed", `Could not inspect prepared managed session: ${inspected.reason}`);
-    if (!sameIdentity(inspected.identity, expectedIdentity)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
+    if (!sameIdentity(inspected.identity, expectedIdentity))
+      throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
     this.#pendingAdoption = inspected.identity;
     return inspected.identity.canonicalPath;
   }
@@ -352,7 +352,8 @@ export class SessionManager extends FaceQueries {
     this.#pendingAdoption = undefined;
     if (pending !== undefined && pending.canonicalPath === path.resolve(sessionFile)) {
       const now = inspectTranscript(sessionFile);
-      if (now.kind === "error" || !sameIdentity(now.identity, pending)) throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
+      if (now.kind === "error" || !sameIdentity(now.identity, pending))
+        throw new GjcFaceError("prepared_session_changed", "Prepared session changed before strict adoption.");
     }
     SessionManagerTestHooks.beforeResidentTransitionIndexBuild?.();
     await this.engine.setSessionFile(sessionFile);
@@ -367,7 +368,7 @@ export class SessionManager extends FaceQueries {
   /** A trusted token for the managed scope of `cwd` (prepared now). @throws ManagedScopeUnavailableError (path-free) when it cannot be */
   static managedDestination(cwd: string, agentDir?: string, storage?: FaceSessionStorage): SessionDestination {
     const token = withRedactedScopeFailure(() => Engine.managedDestination(cwd, agentDir, engineStorage(storage)));
-    managedAgentDirs.set(token, agentDir);
+    rememberManagedAgentDir(token, agentDir);
     return token;
   }
 
@@ -410,7 +411,10 @@ export class SessionManager extends FaceQueries {
    * GJC's strict inventory of `options.sessionDir` (else the destination's directory, else the managed scope of `cwd`, resolved
    * without creating anything) through `options.storage` (default: the file system); see `strict-inventory.ts`.
    */
-  static inventorySessionsStrict(cwd: string, options: { sessionDir?: string; storage?: StrictInventoryStorage; destination?: SessionDestination } = {}): StrictInventoryResult {
+  static inventorySessionsStrict(
+    cwd: string,
+    options: { sessionDir?: string; storage?: StrictInventoryStorage; destination?: SessionDestination } = {},
+  ): StrictInventoryResult {
     const dir = options.sessionDir ?? options.destination?.sessionDir ?? Engine.getDefaultSessionDirReadOnly(cwd);
     return inventorySessionsStrict(cwd, path.resolve(dir), options.storage ?? new FaceFileStorage());
   }
@@ -492,7 +496,10 @@ export class SessionManager extends FaceQueries {
    * @throws GjcFaceError `cwd_identity_changed`; what the engine's `moveTo` throws; MigrationError when the artifacts cannot
    * follow (the session has moved, its artifacts stay where they were)
    */
-  async moveTo(newCwd: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {}): Promise<void> {
+  async moveTo(
+    newCwd: string,
+    options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } } = {},
+  ): Promise<void> {
     await this.transitions.exclusive(async () => {
       await checkMoveTarget(newCwd, options);
       const before = this.engine.getSessionFile();
