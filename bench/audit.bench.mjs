@@ -30,7 +30,13 @@ function session(cwd, n, blob) {
     const id = `${n.toString(16)}-${i}`;
     const content = [{ type: "text", text: `message ${i} of session ${n}: the tree, the leaf and the compaction `.repeat(4) }];
     if (blob !== undefined && i === 0) content.push({ type: "image", data: `blob:sha256:${blob}`, mimeType: "image/png" });
-    text += line({ type: "message", id, parentId: parent, timestamp: "2026-01-01T00:00:00.000Z", message: { role: i % 2 === 0 ? "user" : "assistant", content, timestamp: i } });
+    text += line({
+      type: "message",
+      id,
+      parentId: parent,
+      timestamp: "2026-01-01T00:00:00.000Z",
+      message: { role: i % 2 === 0 ? "user" : "assistant", content, timestamp: i },
+    });
     parent = id;
   }
   return text;
@@ -97,7 +103,9 @@ const root = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-audit-bench-")
 try {
   const t0 = Date.now();
   const sessions = generate(root);
-  console.log(`${sessions} sessions in ${SCOPES} scopes (+${SCOPES} blobs), generated in ${Date.now() - t0} ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
+  console.log(
+    `${sessions} sessions in ${SCOPES} scopes (+${SCOPES} blobs), generated in ${Date.now() - t0} ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`,
+  );
   // Warm the page cache and check the tree is clean before timing anything.
   readWalk(root);
   const report = auditAgentDir(root);

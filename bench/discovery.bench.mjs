@@ -287,7 +287,12 @@ function report(name, figures, target) {
 async function main() {
   const df = spawnSync("df", ["-h", os.tmpdir()], { encoding: "utf8" }).stdout.trim().split("\n").pop();
   console.log(`disk: ${df}`);
-  console.log(`load average: ${os.loadavg().map((x) => x.toFixed(1)).join(" ")} on ${os.cpus().length} cores`);
+  console.log(
+    `load average: ${os
+      .loadavg()
+      .map((x) => x.toFixed(1))
+      .join(" ")} on ${os.cpus().length} cores`,
+  );
   const free = spawnSync("df", ["-Pk", os.tmpdir()], { encoding: "utf8" }).stdout.trim().split("\n").pop().split(/\s+/)[3];
   if (!fs.existsSync(path.join(CORPUS, "complete.json")) && Number(free) * 1024 < FILES * (LARGE_BYTES + SMALL_BYTES) * 1.2 + 20e9) {
     console.error("not enough free disk for the corpus plus 20 GB of headroom; set BENCH_FILES lower");
@@ -311,7 +316,9 @@ async function main() {
   report(`  fresh process, index present, first call`, { library: indexed.firstMs, floor: indexed.firstFloorMs });
   report(`  in-process cache warm (index off)`, { library: timing.all.cached, floor: timing.all.floor }, TARGET_RATIO);
   const bytes = indexBytes(large);
-  console.log(`  index: ${(bytes / 1024).toFixed(0)} KiB for ${built.sessions} sessions (${(bytes / built.sessions).toFixed(0)} bytes per session); listing with it equals listing without: ${indexed.same}`);
+  console.log(
+    `  index: ${(bytes / 1024).toFixed(0)} KiB for ${built.sessions} sessions (${(bytes / built.sessions).toFixed(0)} bytes per session); listing with it equals listing without: ${indexed.same}`,
+  );
   report(`(async floor: same reads, 16 in flight)`, { library: timing.all.asyncFloor, floor: timing.all.floor });
   for (const [scope, figures] of Object.entries(timing.scopes)) {
     report(`listSessions ${scope}/`, figures);
@@ -329,7 +336,9 @@ async function main() {
   const rssIndex = runChild("rss-index", large);
   console.log("\npeak RSS (one child each)");
   console.log(`  library, ${usage.files} files of ~240 KB   ${(rssLarge.rssKiB / 1024).toFixed(0).padStart(5)} MiB`);
-  console.log(`  library, ${FILES} files of ~2.4 KB    ${(rssSmall.rssKiB / 1024).toFixed(0).padStart(5)} MiB   (large/small ${(rssLarge.rssKiB / rssSmall.rssKiB).toFixed(2)}x, target <= 1.25x)`);
+  console.log(
+    `  library, ${FILES} files of ~2.4 KB    ${(rssSmall.rssKiB / 1024).toFixed(0).padStart(5)} MiB   (large/small ${(rssLarge.rssKiB / rssSmall.rssKiB).toFixed(2)}x, target <= 1.25x)`,
+  );
   console.log(`  floor,   ${usage.files} files of ~240 KB   ${(rssFloor.rssKiB / 1024).toFixed(0).padStart(5)} MiB`);
   console.log(`  library, ${usage.files} files, index present   ${(rssIndex.rssKiB / 1024).toFixed(0).padStart(5)} MiB`);
 

@@ -79,7 +79,10 @@ function makeGenerator(seed) {
   const toolResultLength = () => Math.round(200 * 100 ** (rand() ** 2.4));
   const hex = (n) => {
     let out = "";
-    while (out.length < n) out += Math.floor(rand() * 0x100000000).toString(16).padStart(8, "0");
+    while (out.length < n)
+      out += Math.floor(rand() * 0x100000000)
+        .toString(16)
+        .padStart(8, "0");
     return out.slice(0, n);
   };
   const signature = () => Buffer.from(hex(240), "hex").toString("base64");
@@ -116,7 +119,15 @@ function* agentLoop(version, count, gen) {
   };
   const header = v5
     ? { type: "session", version: 5, id: "019b8f4e-6a10-7c3d-9e21-5b7a3c9d0e1f", timestamp: new Date(startMs).toISOString(), cwd: "/work/project" }
-    : { type: "session", id: "6f1d2c3b-4a59-4e8d-9c7b-2a1e0f9d8c7b", timestamp: new Date(startMs).toISOString(), cwd: "/work/project", provider: "anthropic", modelId: "claude-sonnet-4-5", thinkingLevel: "off" };
+    : {
+        type: "session",
+        id: "6f1d2c3b-4a59-4e8d-9c7b-2a1e0f9d8c7b",
+        timestamp: new Date(startMs).toISOString(),
+        cwd: "/work/project",
+        provider: "anthropic",
+        modelId: "claude-sonnet-4-5",
+        thinkingLevel: "off",
+      };
   yield header;
 
   let written = 0;
@@ -160,14 +171,31 @@ function* agentLoop(version, count, gen) {
       api: "anthropic-messages",
       provider: model[0],
       model: model[1],
-      usage: { input, output, cacheRead: gen.int(0, input), cacheWrite: 0, totalTokens: input + output, cost: { input: 0.01, output: 0.02, cacheRead: 0, cacheWrite: 0, total: 0.03 } },
+      usage: {
+        input,
+        output,
+        cacheRead: gen.int(0, input),
+        cacheWrite: 0,
+        totalTokens: input + output,
+        cost: { input: 0.01, output: 0.02, cacheRead: 0, cacheWrite: 0, total: 0.03 },
+      },
       stopReason: toolUse ? "toolUse" : "stop",
       timestamp: clock,
     };
     return { record: entry({ type: "message", message }), callId };
   };
   const toolResult = (callId) =>
-    entry({ type: "message", message: { role: "toolResult", toolCallId: callId, toolName: "read", content: [{ type: "text", text: gen.text(gen.toolResultLength()) }], isError: false, timestamp: clock } });
+    entry({
+      type: "message",
+      message: {
+        role: "toolResult",
+        toolCallId: callId,
+        toolName: "read",
+        content: [{ type: "text", text: gen.text(gen.toolResultLength()) }],
+        isError: false,
+        timestamp: clock,
+      },
+    });
 
   const side = () => {
     if (written >= nextCompaction || written === finalCompactionAt) {
@@ -339,30 +367,42 @@ function printCase({ name, count, size, timing, library, floor }) {
   const rssFactor = library.peakRss / size;
   const floorFactor = floor.peakRss / size;
   const contextMedian = median(timing.contextMs);
-  console.log(`${name}  ${mb(size)}, ${timing.entries} entries, leaf path ${timing.pathLength}, ` +
-    `${timing.contextMessages} context messages (compaction summary first: ${timing.firstIsCompaction}), ` +
-    `${timing.invalidLines} invalid lines, ${timing.unknownEntries} unknown entries`);
-  console.log(`  load   floor ${floorMs.toFixed(0)} ms | library ${libraryMs.toFixed(0)} ms | ratio ${ratio.toFixed(2)}x ` +
-    `(target <= ${TARGET_RATIO}x: ${verdict(ratio <= TARGET_RATIO)})`);
-  console.log(`  rss    floor peak ${mb(floor.peakRss)} (${floorFactor.toFixed(2)}x file) | library peak ${mb(library.peakRss)} ` +
-    `(${rssFactor.toFixed(2)}x file, target < ${TARGET_RSS_FACTOR}x: ${verdict(rssFactor < TARGET_RSS_FACTOR)}) | ` +
-    `above the ${mb(library.baselineRss)} process baseline: floor ${netFactor(floor, size)}x, library ${netFactor(library, size)}x`);
+  console.log(
+    `${name}  ${mb(size)}, ${timing.entries} entries, leaf path ${timing.pathLength}, ` +
+      `${timing.contextMessages} context messages (compaction summary first: ${timing.firstIsCompaction}), ` +
+      `${timing.invalidLines} invalid lines, ${timing.unknownEntries} unknown entries`,
+  );
+  console.log(
+    `  load   floor ${floorMs.toFixed(0)} ms | library ${libraryMs.toFixed(0)} ms | ratio ${ratio.toFixed(2)}x ` +
+      `(target <= ${TARGET_RATIO}x: ${verdict(ratio <= TARGET_RATIO)})`,
+  );
+  console.log(
+    `  rss    floor peak ${mb(floor.peakRss)} (${floorFactor.toFixed(2)}x file) | library peak ${mb(library.peakRss)} ` +
+      `(${rssFactor.toFixed(2)}x file, target < ${TARGET_RSS_FACTOR}x: ${verdict(rssFactor < TARGET_RSS_FACTOR)}) | ` +
+      `above the ${mb(library.baselineRss)} process baseline: floor ${netFactor(floor, size)}x, library ${netFactor(library, size)}x`,
+  );
   const contextTarget = count >= 100_000 ? ` (target < ${TARGET_CONTEXT_MS} ms: ${verdict(contextMedian < TARGET_CONTEXT_MS)})` : "";
-  console.log(`  buildSessionContext median ${contextMedian.toFixed(2)} ms, min ${Math.min(...timing.contextMs).toFixed(2)} ms ` +
-    `over ${timing.contextMs.length} runs${contextTarget}`);
+  console.log(
+    `  buildSessionContext median ${contextMedian.toFixed(2)} ms, min ${Math.min(...timing.contextMs).toFixed(2)} ms ` +
+      `over ${timing.contextMs.length} runs${contextTarget}`,
+  );
 }
 
 /** Peak RSS minus what the process held before reading, per byte of file. */
 const netFactor = (child, size) => ((child.peakRss - child.baselineRss) / size).toFixed(2);
 
-const loadAverage = () => loadavg().map((value) => value.toFixed(1)).join(" ");
+const loadAverage = () =>
+  loadavg()
+    .map((value) => value.toFixed(1))
+    .join(" ");
 
 function main() {
   const sizes = (process.env.BENCH_SIZES ?? "10000,100000").split(",").map(Number);
   const dir = mkdtempSync(join(tmpdir(), "gjc-format-bench-"));
   // The machines are shared: the load average says how far absolute times are inflated.
-  console.log(`format bench: node ${process.version}, ${cpus().length} cpus, load average ${loadAverage()}, ` +
-    `${TIMING_ROUNDS} timing rounds (best of), temp ${dir}`);
+  console.log(
+    `format bench: node ${process.version}, ${cpus().length} cpus, load average ${loadAverage()}, ` + `${TIMING_ROUNDS} timing rounds (best of), temp ${dir}`,
+  );
   try {
     for (const count of sizes) {
       for (const version of [1, 5]) {

@@ -81,18 +81,24 @@ try {
     },
   );
   const ratio = secureOpen[0] / plainOpen[0];
-  line("open+verify, file at depth 4", us(secureOpen), us(plainOpen),
-    `ratio ${ratio.toFixed(2)}x (wall ${(secureOpen[1] / plainOpen[1]).toFixed(2)}x); target <= 4x: ${ratio <= 4 ? "met" : "MISSED"}`);
-  line("  same, one SecureDir per level", us(chainedOpen), us(plainOpen),
-    `ratio ${(chainedOpen[0] / plainOpen[0]).toFixed(2)}x (reported)`);
+  line(
+    "open+verify, file at depth 4",
+    us(secureOpen),
+    us(plainOpen),
+    `ratio ${ratio.toFixed(2)}x (wall ${(secureOpen[1] / plainOpen[1]).toFixed(2)}x); target <= 4x: ${ratio <= 4 ? "met" : "MISSED"}`,
+  );
+  line("  same, one SecureDir per level", us(chainedOpen), us(plainOpen), `ratio ${(chainedOpen[0] / plainOpen[0]).toFixed(2)}x (reported)`);
 
   // 2. verify of a held descriptor (fstat + ACL read on the same fd)
   const held = dir.openFile("file");
   const plainFd = fs.openSync(plainPath, "r");
-  const [verifyUs, fstatUs] = measure(20000, () => held.verify(), () => fs.fstatSync(plainFd));
+  const [verifyUs, fstatUs] = measure(
+    20000,
+    () => held.verify(),
+    () => fs.fstatSync(plainFd),
+  );
   fs.closeSync(plainFd);
-  line("verify of a held file descriptor", us(verifyUs), us(fstatUs),
-    `(floor: fs.fstatSync) target < 5 us: ${verifyUs[0] < 5 ? "met" : "MISSED"}`);
+  line("verify of a held file descriptor", us(verifyUs), us(fstatUs), `(floor: fs.fstatSync) target < 5 us: ${verifyUs[0] < 5 ? "met" : "MISSED"}`);
   held.close();
 
   // 3. atomic write of 4 KiB
@@ -118,12 +124,20 @@ try {
     },
   );
   // fsync waits for the disk, not the CPU: wall-clock is the figure here.
-  line("atomic write 4 KiB (fsync file + dir)", `wall ${atomicUs[1].toFixed(1)} us`, `wall ${plainWrite[1].toFixed(1)} us`,
-    `ratio ${(atomicUs[1] / plainWrite[1]).toFixed(1)}x vs writeFileSync+renameSync (no fsync)`);
-  line("", "", `wall ${plainDurable[1].toFixed(1)} us`,
-    `ratio ${(atomicUs[1] / plainDurable[1]).toFixed(2)}x vs the same with both fsyncs`);
+  line(
+    "atomic write 4 KiB (fsync file + dir)",
+    `wall ${atomicUs[1].toFixed(1)} us`,
+    `wall ${plainWrite[1].toFixed(1)} us`,
+    `ratio ${(atomicUs[1] / plainWrite[1]).toFixed(1)}x vs writeFileSync+renameSync (no fsync)`,
+  );
+  line("", "", `wall ${plainDurable[1].toFixed(1)} us`, `ratio ${(atomicUs[1] / plainDurable[1]).toFixed(2)}x vs the same with both fsyncs`);
 
-  console.log(`load average during the run: ${os.loadavg().map((l) => l.toFixed(1)).join(" ")} on ${os.cpus().length} cores`);
+  console.log(
+    `load average during the run: ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")} on ${os.cpus().length} cores`,
+  );
   dir.close();
   root.close();
 } finally {

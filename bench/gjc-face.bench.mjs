@@ -81,7 +81,8 @@ try {
   const lines = [JSON.stringify({ type: "session", version: 5, id: "long", timestamp: new Date(0).toISOString(), cwd: "/bench" })];
   for (let i = 0; i < LONG_ENTRIES; i++) {
     const base = { id: id(i), parentId: i === 0 ? null : id(i - 1), timestamp: new Date(i * 1000).toISOString() };
-    if (i > 0 && i % 1000 === 0) lines.push(JSON.stringify({ type: "compaction", ...base, summary: "summary", firstKeptEntryId: id(i - 10), tokensBefore: 1000 }));
+    if (i > 0 && i % 1000 === 0)
+      lines.push(JSON.stringify({ type: "compaction", ...base, summary: "summary", firstKeptEntryId: id(i - 10), tokensBefore: 1000 }));
     else lines.push(JSON.stringify({ type: "message", ...base, message: i % 2 === 0 ? user(i) : assistant(i) }));
   }
   fs.writeFileSync(longFile, lines.join("\n") + "\n", { mode: 0o600 });
@@ -96,12 +97,23 @@ try {
   const appendFace = best(appends.face, Math.max);
   const openMain = best(opens.main, Math.min);
   const openFace = best(opens.face, Math.min);
-  console.log(`load average ${os.loadavg().map((x) => x.toFixed(2)).join(" ")}; best of ${ROUNDS} interleaved rounds`);
-  console.log(`appends/s, ${APPENDS} entries   main ${appendMain.toFixed(0)}   /gjc ${appendFace.toFixed(0)}   ratio ${(appendFace / appendMain).toFixed(2)} (target >= 0.95)`);
-  console.log(`open + context, ${OPEN_ENTRIES} entries (ms)   main ${openMain.toFixed(1)}   /gjc ${openFace.toFixed(1)}   ratio ${(openFace / openMain).toFixed(2)} (target <= 1.1)`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}; best of ${ROUNDS} interleaved rounds`,
+  );
+  console.log(
+    `appends/s, ${APPENDS} entries   main ${appendMain.toFixed(0)}   /gjc ${appendFace.toFixed(0)}   ratio ${(appendFace / appendMain).toFixed(2)} (target >= 0.95)`,
+  );
+  console.log(
+    `open + context, ${OPEN_ENTRIES} entries (ms)   main ${openMain.toFixed(1)}   /gjc ${openFace.toFixed(1)}   ratio ${(openFace / openMain).toFixed(2)} (target <= 1.1)`,
+  );
   const longMain = best(longOpens.main, Math.min);
   const longFace = best(longOpens.face, Math.min);
-  console.log(`open + context, ${LONG_ENTRIES} entries with compactions (ms)   main ${longMain.toFixed(1)}   /gjc ${longFace.toFixed(1)}   ratio ${(longFace / longMain).toFixed(2)} (target <= 1.1)`);
+  console.log(
+    `open + context, ${LONG_ENTRIES} entries with compactions (ms)   main ${longMain.toFixed(1)}   /gjc ${longFace.toFixed(1)}   ratio ${(longFace / longMain).toFixed(2)} (target <= 1.1)`,
+  );
 } finally {
   fs.rmSync(root, { recursive: true, force: true });
 }

@@ -81,7 +81,9 @@ function fmt(ms) {
 }
 
 function rate(count, seconds) {
-  return `${Math.round(count / seconds).toLocaleString("en-US").padStart(9)} prompts/s`;
+  return `${Math.round(count / seconds)
+    .toLocaleString("en-US")
+    .padStart(9)} prompts/s`;
 }
 
 async function benchInsert() {
@@ -125,8 +127,12 @@ async function benchInsert() {
 
   console.log(`\nInsert ${INSERT_COUNT.toLocaleString("en-US")} prompts (target: within 1.5x of the floor)`);
   console.log(`  floor: raw INSERT loop, one transaction   ${rate(INSERT_COUNT, floorSeconds)}   ${floorSeconds.toFixed(2)} s`);
-  console.log(`  add() burst + flush()                     ${rate(INSERT_COUNT, burstSeconds)}   ${burstSeconds.toFixed(2)} s   ${(burstSeconds / floorSeconds).toFixed(2)}x floor`);
-  console.log(`  add() yielding every 100 (background)     ${rate(INSERT_COUNT, pacedSeconds)}   ${pacedSeconds.toFixed(2)} s   ${(pacedSeconds / floorSeconds).toFixed(2)}x floor`);
+  console.log(
+    `  add() burst + flush()                     ${rate(INSERT_COUNT, burstSeconds)}   ${burstSeconds.toFixed(2)} s   ${(burstSeconds / floorSeconds).toFixed(2)}x floor`,
+  );
+  console.log(
+    `  add() yielding every 100 (background)     ${rate(INSERT_COUNT, pacedSeconds)}   ${pacedSeconds.toFixed(2)} s   ${(pacedSeconds / floorSeconds).toFixed(2)}x floor`,
+  );
   return burstDir;
 }
 
@@ -200,15 +206,19 @@ function benchSearch(agent, count) {
   const raw = new Database(dbPath, { readonly: true });
   const ftsFloor = raw.prepare("SELECT rowid FROM history_fts WHERE history_fts MATCH ? ORDER BY rowid DESC LIMIT ?");
   const infixFloor = raw.prepare("SELECT rowid FROM history_infix WHERE prompt LIKE ? ORDER BY rowid DESC LIMIT ?");
-  const quotedPrefix = (q) => q.split(" ").map((t) => `"${t}"*`).join(" ");
+  const quotedPrefix = (q) =>
+    q
+      .split(" ")
+      .map((t) => `"${t}"*`)
+      .join(" ");
   console.log(`\nSearch at ${count.toLocaleString("en-US")} prompts, limit ${LIMIT}, ${QUERIES} queries each`);
-  console.log(`  ${"query".padEnd(12)} ${"ours p50".padStart(10)} ${"ours p99".padStart(10)}   ${"floor p50".padStart(10)} ${"floor p99".padStart(10)}   floor`);
+  console.log(
+    `  ${"query".padEnd(12)} ${"ours p50".padStart(10)} ${"ours p99".padStart(10)}   ${"floor p50".padStart(10)} ${"floor p99".padStart(10)}   floor`,
+  );
   for (const [name, queries] of Object.entries(sets)) {
     const ours = latencies((q) => store.search(q, { limit: LIMIT }), queries);
     const floor =
-      name === "infix"
-        ? latencies((q) => infixFloor.all(`%${q}%`, LIMIT), queries)
-        : latencies((q) => ftsFloor.all(quotedPrefix(q), LIMIT), queries);
+      name === "infix" ? latencies((q) => infixFloor.all(`%${q}%`, LIMIT), queries) : latencies((q) => ftsFloor.all(quotedPrefix(q), LIMIT), queries);
     const target = name === "one-token" && count >= 1_000_000 ? `   target p99 < 10 ms: ${ours.p99 < 10 ? "met" : "MISSED"}` : "";
     console.log(
       `  ${name.padEnd(12)} ${fmt(ours.p50)} ${fmt(ours.p99)}   ${fmt(floor.p50)} ${fmt(floor.p99)}   ${name === "infix" ? "bare trigram LIKE" : "bare FTS5 MATCH"}${target}`,
@@ -220,7 +230,9 @@ function benchSearch(agent, count) {
   store.close();
 }
 
-console.log(`history bench: node ${process.version}, SQLite ${new Database(":memory:").prepare("SELECT sqlite_version() AS v").get().v}, ${os.cpus().length} CPUs`);
+console.log(
+  `history bench: node ${process.version}, SQLite ${new Database(":memory:").prepare("SELECT sqlite_version() AS v").get().v}, ${os.cpus().length} CPUs`,
+);
 const small = await benchInsert();
 benchSearch(small.agent, INSERT_COUNT);
 fs.rmSync(small.root, { recursive: true, force: true });

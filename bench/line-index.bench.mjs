@@ -213,7 +213,9 @@ async function twoGiB(tmp) {
   console.log(
     `resume ${(size / 2 ** 30).toFixed(2)} GiB / ${(count / 1000).toFixed(0)}k entries, index present   cpu ${rss.cpu.toFixed(0)} ms (wall ${rss.ms.toFixed(0)} ms)   peak RSS ${mib(rss.peak)}   ${verdict}`,
   );
-  console.log(`  (index built by the first writer's open in ${buildMs.toFixed(0)} ms; reading the file alone, in chunks, takes ${readMs.toFixed(0)} ms; a full parse cannot hold it in one string)`);
+  console.log(
+    `  (index built by the first writer's open in ${buildMs.toFixed(0)} ms; reading the file alone, in chunks, takes ${readMs.toFixed(0)} ms; a full parse cannot hold it in one string)`,
+  );
   fs.rmSync(file);
 }
 
@@ -222,7 +224,7 @@ function floorParseBounded(file) {
   const fd = fs.openSync(file, "r");
   const buffer = Buffer.allocUnsafe(4 << 20);
   let position = 0;
-  for (let n; (n = fs.readSync(fd, buffer, 0, buffer.length, position)) > 0; ) position += n;
+  for (let n; (n = fs.readSync(fd, buffer, 0, buffer.length, position)) > 0;) position += n;
   fs.closeSync(fd);
 }
 

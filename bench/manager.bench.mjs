@@ -32,8 +32,7 @@ const LARGE_BYTES = process.env.GJC_BENCH_2GIB === "1" ? 2 * 2 ** 30 : 500 << 20
 
 const text = "The quick brown fox jumps over the lazy dog while the agent reads the file again. ".repeat(11);
 const idOf = (i) => i.toString(16).padStart(8, "0");
-const header = (id) =>
-  JSON.stringify({ type: "session", version: 5, id, timestamp: new Date(1_700_000_000_000).toISOString(), cwd: "/bench" });
+const header = (id) => JSON.stringify({ type: "session", version: 5, id, timestamp: new Date(1_700_000_000_000).toISOString(), cwd: "/bench" });
 /**
  * An assistant message as agents write it, with its provider and model: without them the next
  * open would read back through the whole file looking for the last model, which real sessions
@@ -56,7 +55,12 @@ if (process.argv[2] === "--rss-child") {
   const baseline = process.memoryUsage().rss;
   let kept;
   if (side === "floor") {
-    kept = fs.readFileSync(file).toString("utf8").split("\n").filter((text) => text.length > 0).map((text) => JSON.parse(text));
+    kept = fs
+      .readFileSync(file)
+      .toString("utf8")
+      .split("\n")
+      .filter((text) => text.length > 0)
+      .map((text) => JSON.parse(text));
   } else {
     const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { readOnly: true, terminalId: null, logger: quiet });
     kept = manager.buildSessionContext();

@@ -63,7 +63,12 @@ try {
     return { legacyDir, transcript, totalMB: (fs.statSync(transcript).size + perArtifact * ARTIFACTS) / (1024 * 1024) };
   }
 
-  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, ${os.cpus().length} cpus`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}, ${os.cpus().length} cpus`,
+  );
   const sessions = Array.from({ length: ROUNDS }, (_, round) => makeLegacySession(round));
   const figures = { cp: [], cpSync: [], migrate: [], stall: [] };
   for (let round = 0; round < ROUNDS; round++) {
@@ -94,7 +99,9 @@ try {
   }
   const totalMB = sessions[0].totalMB;
   const row = (label, values) =>
-    `  ${label.padEnd(16)} median ${median(values).toFixed(0).padStart(6)} ms  best ${Math.min(...values).toFixed(0).padStart(6)} ms  ${(totalMB / (median(values) / 1000)).toFixed(0).padStart(5)} MB/s`;
+    `  ${label.padEnd(16)} median ${median(values).toFixed(0).padStart(6)} ms  best ${Math.min(...values)
+      .toFixed(0)
+      .padStart(6)} ms  ${(totalMB / (median(values) / 1000)).toFixed(0).padStart(5)} MB/s`;
   console.log(`${totalMB.toFixed(0)} MB (${ARTIFACTS} artifact files), ${ROUNDS} rounds`);
   console.log(row("migration", figures.migrate));
   console.log(row("cp -r", figures.cp));

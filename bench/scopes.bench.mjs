@@ -14,7 +14,6 @@ import path from "node:path";
 
 const { resolveManagedScope } = await import("../dist/index.js");
 
-
 const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "gjc-bench-scopes-")));
 fs.chmodSync(root, 0o700);
 const agentDir = path.join(root, "agent");
@@ -36,7 +35,12 @@ function line(label, value, unit, floorLabel, floor) {
 }
 
 try {
-  console.log(`load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}, ${os.cpus().length} cpus`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}, ${os.cpus().length} cpus`,
+  );
   const cold = [];
   const coldFloor = [];
   for (let i = 0; i < 200; i++) {

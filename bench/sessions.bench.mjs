@@ -41,7 +41,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gjc-bench-sessions-"));
 let fileCounter = 0;
 const fresh = (dir) => path.join(dir, `s${fileCounter++}.jsonl`);
 
-
 function now() {
   return Number(process.hrtime.bigint()) / 1e6;
 }
@@ -182,7 +181,12 @@ try {
 
   console.log(`session storage benchmark: ${ENTRIES} entries of ${entryBytes} bytes, best of ${ROUNDS} interleaved rounds`);
   // Ratios are only as steady as the machine: say how busy it was.
-  console.log(`load average ${os.loadavg().map((n) => n.toFixed(1)).join(" ")} on ${os.cpus().length} cores`);
+  console.log(
+    `load average ${os
+      .loadavg()
+      .map((n) => n.toFixed(1))
+      .join(" ")} on ${os.cpus().length} cores`,
+  );
   console.log("");
 
   for (const [name, storage, dir] of storages) {
@@ -194,19 +198,11 @@ try {
   console.log("");
 
   for (const [name, storage, dir] of storages) {
-    const perEntry = await compare(
-      oursAppend(storage, dir, DURABLE_ENTRIES, 1),
-      floorDurable(floorDir, DURABLE_ENTRIES),
-    );
+    const perEntry = await compare(oursAppend(storage, dir, DURABLE_ENTRIES, 1), floorDurable(floorDir, DURABLE_ENTRIES));
     report(`append + flush() each (${name})`, perEntry.ours, perEntry.floor, DURABLE_ENTRIES, 1.1);
-    const grouped = await compare(
-      oursAppend(storage, dir, DURABLE_ENTRIES, 10),
-      floorDurable(floorDir, DURABLE_ENTRIES),
-    );
+    const grouped = await compare(oursAppend(storage, dir, DURABLE_ENTRIES, 10), floorDurable(floorDir, DURABLE_ENTRIES));
     report(`append, flush() per 10 (${name})`, grouped.ours, grouped.floor, DURABLE_ENTRIES);
-    console.log(
-      `${"".padEnd(46)} group commit gain: x${(perEntry.ours / grouped.ours).toFixed(1)} over flush-per-append`,
-    );
+    console.log(`${"".padEnd(46)} group commit gain: x${(perEntry.ours / grouped.ours).toFixed(1)} over flush-per-append`);
   }
   console.log("");
 

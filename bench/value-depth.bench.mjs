@@ -54,6 +54,8 @@ for (const frames of [0, 2_000]) {
     const stringify = deepest((n) => from(frames, () => JSON.stringify(chain(n, array))));
     const clone = deepest((n) => from(frames, () => structuredClone(chain(n, array))));
     const least = Math.min(stringify, clone);
-    console.log(`  ${shape}, caller ${String(frames).padStart(5)} frames deep: stringify ${stringify}, structuredClone ${clone}: bound at 1/${(least / MAX_ENTRY_DEPTH).toFixed(1)} of the least`);
+    console.log(
+      `  ${shape}, caller ${String(frames).padStart(5)} frames deep: stringify ${stringify}, structuredClone ${clone}: bound at 1/${(least / MAX_ENTRY_DEPTH).toFixed(1)} of the least`,
+    );
   }
 }

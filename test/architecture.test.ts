@@ -104,7 +104,15 @@ describe("the import graph of src/", () => {
   });
 
   it("would catch a cycle and an upward or forbidden import", () => {
-    expect(cycles(new Map([["a.ts", ["b.ts"]], ["b.ts", ["a.ts"]], ["c.ts", ["a.ts"]]]))).toEqual([["a.ts", "b.ts"]]);
+    expect(
+      cycles(
+        new Map([
+          ["a.ts", ["b.ts"]],
+          ["b.ts", ["a.ts"]],
+          ["c.ts", ["a.ts"]],
+        ]),
+      ),
+    ).toEqual([["a.ts", "b.ts"]]);
     expect(brokenRule("fs/secure-dir.ts", "manager/index.ts", true)).toBe("an import that runs upward");
     expect(brokenRule("session/load.ts", "node:fs", false)).toBeDefined();
     expect(brokenRule("storage/managed-storage.ts", "native/index.ts", true)).toBeDefined();

@@ -17,7 +17,9 @@ const sources = fs
 describe("the error family", () => {
   it("every error class in src/ extends GjcError, directly or through another of the family", () => {
     const classes = sources.flatMap(({ file, text }) =>
-      [...text.matchAll(/class (\w+)(?:<[^>]*>)? extends (\w+)/g)].filter(([, name, base]) => /Error$/.test(name!) || /Error$/.test(base!)).map(([, name, base]) => ({ file, name: name!, base: base! })),
+      [...text.matchAll(/class (\w+)(?:<[^>]*>)? extends (\w+)/g)]
+        .filter(([, name, base]) => /Error$/.test(name!) || /Error$/.test(base!))
+        .map(([, name, base]) => ({ file, name: name!, base: base! })),
     );
     expect(classes.length).toBeGreaterThanOrEqual(10);
     const bases = new Map(classes.map(({ name, base }) => [name, base]));
@@ -35,7 +37,20 @@ describe("the error family", () => {
   it("every exported error class is a GjcError, named after itself", () => {
     const exported = Object.entries(library).filter(([name, value]) => /^[A-Z]\w*Error$/.test(name) && typeof value === "function");
     expect(exported.map(([name]) => name).sort()).toEqual(
-      ["AuditError", "GjcError", "HistoryError", "MigrationError", "NativeUnavailableError", "PersistSanitizeError", "ScopeError", "SecureFsError", "SessionFormatError", "SessionManagerError", "SessionTreeError", "StorageError"].sort(),
+      [
+        "AuditError",
+        "GjcError",
+        "HistoryError",
+        "MigrationError",
+        "NativeUnavailableError",
+        "PersistSanitizeError",
+        "ScopeError",
+        "SecureFsError",
+        "SessionFormatError",
+        "SessionManagerError",
+        "SessionTreeError",
+        "StorageError",
+      ].sort(),
     );
     for (const [name, value] of exported) {
       const errorClass = value as { prototype: object; name: string };

@@ -18,12 +18,16 @@ const ROOT_CLASS = "GjcError";
 
 /** code -> the classes that can carry it, and the classes whose code type is not a closed union. */
 function codesInSource(): { codes: Map<string, Set<string>>; open: string[] } {
-  const parsed = ts.getParsedCommandLineOfConfigFile(path.join(REPO_ROOT, "tsconfig.build.json"), {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    path.join(REPO_ROOT, "tsconfig.build.json"),
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      },
     },
-  });
+  );
   if (parsed === undefined) throw new Error("tsconfig.build.json did not parse");
   const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
   const checker = program.getTypeChecker();

@@ -131,8 +131,8 @@ Handle* HandleArg(const Napi::CallbackInfo& info, std::size_t index, unsigned ki
 }
 
 // Declares `var` from HandleArg, or returns its failure.
-#define HANDLE_ARG(var, index, kinds)                          \
-  Napi::Value var##_failure;                                   \
+#define HANDLE_ARG(var, index, kinds)                         \
+  Napi::Value var##_failure;                                  \
   Handle* var = HandleArg(info, index, kinds, var##_failure); \
   if (var == nullptr) return var##_failure
 
@@ -367,8 +367,9 @@ Napi::Value OpenSource(const Napi::CallbackInfo& info) {
     if (names.empty()) return Invalid(info.Env());
     start = dir->native();
   }
-  return OpenPath(info.Env(), start, names, directory ? kDirectory : kFile,
-                  [&](NativeHandle p, const std::string& n, bool last) { return open_source(p, n, directory || !last); });
+  return OpenPath(
+      info.Env(), start, names, directory ? kDirectory : kFile,
+      [&](NativeHandle p, const std::string& n, bool last) { return open_source(p, n, directory || !last); });
 }
 
 // removeTree(dir, name, { maxDepth, maxEntries }): always on the thread pool.
@@ -451,15 +452,16 @@ Napi::Value DescriptorNumber(const Napi::CallbackInfo& info) {
 Napi::Value Positional(const Napi::CallbackInfo& info, bool writing) {
   HANDLE_ARG(file, 0, kFile);
   std::uint64_t offset = 0, length = 0, position = 0;
-  if (!IsUint8Array(info[1]) || !IndexArg(info[2], offset) || !IndexArg(info[3], length) || !IndexArg(info[4], position)) {
+  if (!IsUint8Array(info[1]) || !IndexArg(info[2], offset) || !IndexArg(info[3], length) ||
+      !IndexArg(info[4], position)) {
     return Invalid(info.Env());
   }
   auto bytes = info[1].As<Napi::Uint8Array>();
   if (offset > bytes.ByteLength() || length > bytes.ByteLength() - offset) return Invalid(info.Env());
   unsigned char* data = bytes.Data() + offset;
   const auto n = static_cast<std::size_t>(length);
-  return ReplyCount(info.Env(), writing ? write_at(file->native(), data, n, position)
-                                        : read_at(file->native(), data, n, position));
+  return ReplyCount(info.Env(),
+                    writing ? write_at(file->native(), data, n, position) : read_at(file->native(), data, n, position));
 }
 Napi::Value Read(const Napi::CallbackInfo& info) { return Positional(info, false); }
 Napi::Value Write(const Napi::CallbackInfo& info) { return Positional(info, true); }
@@ -501,11 +503,13 @@ Napi::Value WriteFileAtomic(const Napi::CallbackInfo& info) {
   ByteView bytes;
   if (!StringArg(info[1], name) || !BytesArg(info[2], bytes) || !OptionsArg(info[3])) return Invalid(info.Env());
   const bool no_replace = Flag(info[3], "noReplace");
-  if (!Flag(info[3], "async")) return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, bytes.data, bytes.length, no_replace));
+  if (!Flag(info[3], "async"))
+    return ReplyStatus(info.Env(), write_file_atomic(dir->native(), name, bytes.data, bytes.length, no_replace));
   std::string data(reinterpret_cast<const char*>(bytes.data), bytes.length);
-  return StatusWork::Start(info, dir, [native = dir->native(), name = std::move(name), data = std::move(data), no_replace] {
-    return write_file_atomic(native, name, data.data(), data.size(), no_replace);
-  });
+  return StatusWork::Start(info, dir,
+                           [native = dir->native(), name = std::move(name), data = std::move(data), no_replace] {
+                             return write_file_atomic(native, name, data.data(), data.size(), no_replace);
+                           });
 }
 
 Napi::Value TryLock(const Napi::CallbackInfo& info) {
@@ -558,24 +562,42 @@ Napi::Value ReadAcl(const Napi::CallbackInfo& info) {
   HANDLE_ARG(dir, 0, kDirectory);
   std::string name;
   if (!StringArg(info[1], name) || !info[2].IsBoolean()) return Invalid(info.Env());
-  return Reply(info.Env(), read_acl_values(dir->native(), name, info[2].As<Napi::Boolean>().Value()), [&](AclValues values) {
-    Napi::Object out = Napi::Object::New(info.Env());
-    out.Set("access", Napi::Buffer<unsigned char>::Copy(info.Env(), values.access.data(), values.access.size()));
-    out.Set("default", Napi::Buffer<unsigned char>::Copy(info.Env(), values.dflt.data(), values.dflt.size()));
-    return out;
-  });
+  return Reply(
+      info.Env(), read_acl_values(dir->native(), name, info[2].As<Napi::Boolean>().Value()), [&](AclValues values) {
+        Napi::Object out = Napi::Object::New(info.Env());
+        out.Set("access", Napi::Buffer<unsigned char>::Copy(info.Env(), values.access.data(), values.access.size()));
+        out.Set("default", Napi::Buffer<unsigned char>::Copy(info.Env(), values.dflt.data(), values.dflt.size()));
+        return out;
+      });
 }
 #endif
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("NativeHandle", Handle::Define(env));
   const std::pair<const char*, Napi::Function::Callback> functions[] = {
-      {"openRoot", OpenRoot}, {"openDir", OpenDir}, {"openFile", OpenFile}, {"openSource", OpenSource},
-      {"verify", Verify}, {"list", List}, {"statEntry", StatEntry}, {"statHandle", StatHandle},
-      {"descriptorNumber", DescriptorNumber}, {"read", Read}, {"write", Write}, {"append", Append},
-      {"sync", Sync}, {"setTimes", SetTimes}, {"unlink", Unlink}, {"publishNoReplace", PublishNoReplace},
-      {"writeFileAtomic", WriteFileAtomic}, {"removeTree", RemoveTree}, {"tryLock", TryLock}, {"close", Close},
-      {"directoryIdentity", Identity}, {"isValidName", IsValidName}, {"classifyAclBytes", ClassifyAclBytes},
+      {"openRoot", OpenRoot},
+      {"openDir", OpenDir},
+      {"openFile", OpenFile},
+      {"openSource", OpenSource},
+      {"verify", Verify},
+      {"list", List},
+      {"statEntry", StatEntry},
+      {"statHandle", StatHandle},
+      {"descriptorNumber", DescriptorNumber},
+      {"read", Read},
+      {"write", Write},
+      {"append", Append},
+      {"sync", Sync},
+      {"setTimes", SetTimes},
+      {"unlink", Unlink},
+      {"publishNoReplace", PublishNoReplace},
+      {"writeFileAtomic", WriteFileAtomic},
+      {"removeTree", RemoveTree},
+      {"tryLock", TryLock},
+      {"close", Close},
+      {"directoryIdentity", Identity},
+      {"isValidName", IsValidName},
+      {"classifyAclBytes", ClassifyAclBytes},
   };
   for (const auto& [name, callback] : functions) {
     exports.Set(name, Napi::Function::New(env, callback, name));
@@ -589,8 +611,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
 }  // namespace
 }  // namespace gjc::binding
 
-static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) {
-  return gjc::binding::Init(env, exports);
-}
+static Napi::Object InitAddon(Napi::Env env, Napi::Object exports) { return gjc::binding::Init(env, exports); }
 
 NODE_API_MODULE(gjc_session_store, InitAddon)

@@ -11,7 +11,12 @@ constexpr std::size_t kHeaderBytes = 4;
 constexpr std::size_t kEntryBytes = 8;
 
 enum Tag : std::uint16_t {
-  kUserObj = 0x01, kUser = 0x02, kGroupObj = 0x04, kGroup = 0x08, kMask = 0x10, kOther = 0x20
+  kUserObj = 0x01,
+  kUser = 0x02,
+  kGroupObj = 0x04,
+  kGroup = 0x08,
+  kMask = 0x10,
+  kOther = 0x20
 };
 
 std::uint16_t le16(const unsigned char* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
@@ -85,9 +90,8 @@ AclContent parse_posix_acl(const unsigned char* bytes, std::size_t length) noexc
 
 AclAnswer classify_acl_read(long result, int error, const unsigned char* bytes) noexcept {
   if (result >= 0) {
-    return parse_posix_acl(bytes, static_cast<std::size_t>(result)) == AclContent::malformed
-               ? AclAnswer::malformed
-               : AclAnswer::present;
+    return parse_posix_acl(bytes, static_cast<std::size_t>(result)) == AclContent::malformed ? AclAnswer::malformed
+                                                                                             : AclAnswer::present;
   }
   if (error == ENODATA) return AclAnswer::absent;
   if (error == ENOTSUP || error == EOPNOTSUPP) return AclAnswer::unsupported;
@@ -101,17 +105,20 @@ namespace {
 // The failure for one answer that is neither absent nor unsupported.
 Failure answer_failure(AclAnswer answer, int error, Attribute attribute) {
   switch (answer) {
-    case AclAnswer::present: return fail(Code::acl_present, 0, "fgetxattr", attribute);
-    case AclAnswer::malformed: return fail(Code::acl_malformed, 0, "fgetxattr", attribute);
-    case AclAnswer::denied: return fail(Code::acl_denied, error, "fgetxattr", attribute);
-    case AclAnswer::io_error: return fail(Code::acl_io_error, error, "fgetxattr", attribute);
-    default: return fail(Code::acl_unknown, error, "fgetxattr", attribute);
+    case AclAnswer::present:
+      return fail(Code::acl_present, 0, "fgetxattr", attribute);
+    case AclAnswer::malformed:
+      return fail(Code::acl_malformed, 0, "fgetxattr", attribute);
+    case AclAnswer::denied:
+      return fail(Code::acl_denied, error, "fgetxattr", attribute);
+    case AclAnswer::io_error:
+      return fail(Code::acl_io_error, error, "fgetxattr", attribute);
+    default:
+      return fail(Code::acl_unknown, error, "fgetxattr", attribute);
   }
 }
 
-bool passes(AclAnswer answer) {
-  return answer == AclAnswer::absent || answer == AclAnswer::unsupported;
-}
+bool passes(AclAnswer answer) { return answer == AclAnswer::absent || answer == AclAnswer::unsupported; }
 
 Evidence evidence_of(AclAnswer answer) {
   return answer == AclAnswer::unsupported ? Evidence::unsupported : Evidence::absent;
@@ -130,8 +137,7 @@ Result<VerifyEvidence> acl_verdict(AclAnswer access, int access_errno, const Acl
   // that disagree about support mean something else is going on, so refuse.
   if ((access == AclAnswer::unsupported) != (*dflt == AclAnswer::unsupported)) {
     const bool access_odd = access == AclAnswer::unsupported;
-    return fail(Code::acl_unknown, access_odd ? default_errno : access_errno, "fgetxattr",
-                Attribute::default_acl);
+    return fail(Code::acl_unknown, access_odd ? default_errno : access_errno, "fgetxattr", Attribute::default_acl);
   }
   evidence.default_acl = evidence_of(*dflt);
   return evidence;

@@ -10,7 +10,7 @@ namespace gjc {
 using NativeHandle = void*;  // a Win32 HANDLE
 inline NativeHandle invalid_native_handle() noexcept { return reinterpret_cast<void*>(-1); }
 #else
-using NativeHandle = int;    // a POSIX file descriptor
+using NativeHandle = int;  // a POSIX file descriptor
 inline NativeHandle invalid_native_handle() noexcept { return -1; }
 #endif
 

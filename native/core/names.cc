@@ -40,8 +40,7 @@ bool is_reserved_dos_name(std::string_view name) {
   }
   if (stem.size() >= 4) {
     const std::string_view prefix = stem.substr(0, 3);
-    if ((equals_ignore_case(prefix, "com") || equals_ignore_case(prefix, "lpt")) &&
-        is_device_digit(stem.substr(3))) {
+    if ((equals_ignore_case(prefix, "com") || equals_ignore_case(prefix, "lpt")) && is_device_digit(stem.substr(3))) {
       return true;
     }
   }
@@ -51,13 +50,11 @@ bool is_reserved_dos_name(std::string_view name) {
 // The public spellings of the core's enums are API: TypeScript unions, the README table and
 // the tests use exactly these strings. In the order of enum class Code (result.h).
 constexpr const char* kCodeNames[] = {
-    "invalid_name",     "invalid_argument",  "not_found",         "already_exists",
-    "symlink_refused",  "not_directory",     "not_regular_file",  "hardlink_refused",
-    "owner_mismatch",   "mode_mismatch",     "acl_present",       "acl_malformed",
-    "acl_denied",       "acl_io_error",      "acl_unknown",       "identity_mismatch",
-    "permission_denied", "lock_busy",        "not_utf8",          "network_unsupported",
-    "insecure_ancestor", "identity_unavailable", "too_large",     "closed",
-    "io_error",
+    "invalid_name",      "invalid_argument",     "not_found",        "already_exists", "symlink_refused",
+    "not_directory",     "not_regular_file",     "hardlink_refused", "owner_mismatch", "mode_mismatch",
+    "acl_present",       "acl_malformed",        "acl_denied",       "acl_io_error",   "acl_unknown",
+    "identity_mismatch", "permission_denied",    "lock_busy",        "not_utf8",       "network_unsupported",
+    "insecure_ancestor", "identity_unavailable", "too_large",        "closed",         "io_error",
 };
 static_assert(std::size(kCodeNames) == static_cast<std::size_t>(Code::io_error) + 1, "kCodeNames names every Code");
 
@@ -149,16 +146,24 @@ const char* code_name(Code code) noexcept { return name_in(kCodeNames, code, "io
 
 Code code_of_errno(int error) noexcept {
   switch (error) {
-    case ENOENT: return Code::not_found;
-    case EEXIST: return Code::already_exists;
-    case ELOOP: return Code::symlink_refused;
-    case ENOTDIR: return Code::not_directory;
+    case ENOENT:
+      return Code::not_found;
+    case EEXIST:
+      return Code::already_exists;
+    case ELOOP:
+      return Code::symlink_refused;
+    case ENOTDIR:
+      return Code::not_directory;
     case EISDIR:
-    case ENXIO: return Code::not_regular_file;
+    case ENXIO:
+      return Code::not_regular_file;
     case EACCES:
-    case EPERM: return Code::permission_denied;
-    case ENAMETOOLONG: return Code::invalid_name;
-    default: return Code::io_error;
+    case EPERM:
+      return Code::permission_denied;
+    case ENAMETOOLONG:
+      return Code::invalid_name;
+    default:
+      return Code::io_error;
   }
 }
 

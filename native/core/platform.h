@@ -35,9 +35,7 @@ struct VerifyEvidence {
   Evidence default_acl = Evidence::not_applicable;
 };
 
-enum class EntryType : std::uint8_t {
-  file, directory, symlink, fifo, socket, char_device, block_device, unknown
-};
+enum class EntryType : std::uint8_t { file, directory, symlink, fifo, socket, char_device, block_device, unknown };
 const char* entry_type_name(EntryType type) noexcept;
 
 // Metadata of one object, never following a link: `mode` the low 12 bits, `uid` 0 on Windows,

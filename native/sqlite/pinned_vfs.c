@@ -45,7 +45,7 @@ __declspec(dllexport)
 #else
 __attribute__((visibility("default")))
 #endif
-int sqlite3_gjcpinnedvfs_init(sqlite3* db, char** error, const sqlite3_api_routines* api) {
+    int sqlite3_gjcpinnedvfs_init(sqlite3* db, char** error, const sqlite3_api_routines* api) {
   (void)db;
   (void)error;
   SQLITE_EXTENSION_INIT2(api);

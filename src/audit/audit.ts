@@ -119,11 +119,21 @@ function openRoot(absolute: string, st: fs.Stats, content: ContentChecks): Secur
     if (error.code === "insecure_ancestor") {
       // Nothing below may be opened through that chain; the ancestors themselves are reported
       // below (always, for this case).
-      content.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", { detail: "insecure_ancestor" });
+      content.collector.add(".", "directory", "not_audited", "not opened: a directory above it can be replaced by another user", {
+        detail: "insecure_ancestor",
+      });
       return undefined;
     }
     const stat = { type: "directory", uid: st.uid, mode: st.mode, nlink: st.nlink } as const;
-    return recordRefusal(".", "directory", stat, error, content, () => SecureDir.openRoot(absolute, { repair: true }), () => rootAcl(absolute));
+    return recordRefusal(
+      ".",
+      "directory",
+      stat,
+      error,
+      content,
+      () => SecureDir.openRoot(absolute, { repair: true }),
+      () => rootAcl(absolute),
+    );
   }
 }
 
@@ -142,7 +152,12 @@ function refusals(objects: readonly AuditObject[], repairs: readonly AuditRepair
   const handled = new Set(repairs.map((r) => r.path));
   return objects
     .filter((object) => !handled.has(object.path))
-    .map((object) => ({ path: object.path, codes: [...new Set(object.findings.map((f) => f.code))], outcome: "refused", reason: inLayout(object.path) ? "not_repairable" : "outside_layout" }));
+    .map((object) => ({
+      path: object.path,
+      codes: [...new Set(object.findings.map((f) => f.code))],
+      outcome: "refused",
+      reason: inLayout(object.path) ? "not_repairable" : "outside_layout",
+    }));
 }
 
 /**

@@ -9,7 +9,13 @@ export class FindingCollector {
   readonly repairs: AuditRepair[] = [];
 
   /** Records one finding about `path`; `repairable`: the object is one `fix` may touch (the user's, one link, right type). */
-  add(path: string, type: AuditObjectType, code: AuditFindingCode, message: string, extra: { line?: number; detail?: string; repairable?: boolean } = {}): void {
+  add(
+    path: string,
+    type: AuditObjectType,
+    code: AuditFindingCode,
+    message: string,
+    extra: { line?: number; detail?: string; repairable?: boolean } = {},
+  ): void {
     let object = this.#objects.get(path);
     if (object === undefined) {
       object = { path, type, findings: [] };

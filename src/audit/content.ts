@@ -190,7 +190,7 @@ export class ContentChecks {
 
   /** Reads all of `file` into the scratch buffer, one chunk after another. */
   #eachChunk(file: SecureFile, use: (chunk: Buffer) => void): void {
-    for (let position = 0; ; ) {
+    for (let position = 0; ;) {
       const n = file.read(this.#scratch, { position });
       if (n === 0) return;
       use(this.#scratch.subarray(0, n));

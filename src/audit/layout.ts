@@ -18,12 +18,30 @@ const BLOBS_DIRECTORY = "blobs";
 const OWN_PREFIX = ".gjc-";
 /** The top-level names of the layout, besides `.gjc-*`: everything below the directories is the store's. */
 const LAYOUT_NAMES: ReadonlySet<string> = new Set([
-  SESSIONS_DIRECTORY, BLOBS_DIRECTORY, TERMINAL_SESSIONS_DIR, HISTORY_DB_NAME, `${HISTORY_DB_NAME}-wal`, `${HISTORY_DB_NAME}-shm`, `${HISTORY_DB_NAME}-journal`,
+  SESSIONS_DIRECTORY,
+  BLOBS_DIRECTORY,
+  TERMINAL_SESSIONS_DIR,
+  HISTORY_DB_NAME,
+  `${HISTORY_DB_NAME}-wal`,
+  `${HISTORY_DB_NAME}-shm`,
+  `${HISTORY_DB_NAME}-journal`,
 ]);
 /** Names that make a tree a home directory (shell start-up files, keys, desktop folders): never an agent directory. */
 const HOME_MARKERS: ReadonlySet<string> = new Set([
-  ".bashrc", ".bash_profile", ".bash_history", ".profile", ".zshrc", ".zprofile", ".ssh", ".gnupg", ".config", ".local", ".cache",
-  "Desktop", "Documents", "Downloads",
+  ".bashrc",
+  ".bash_profile",
+  ".bash_history",
+  ".profile",
+  ".zshrc",
+  ".zprofile",
+  ".ssh",
+  ".gnupg",
+  ".config",
+  ".local",
+  ".cache",
+  "Desktop",
+  "Documents",
+  "Downloads",
 ]);
 // How many found names an error lists.
 const NAMES_SHOWN = 6;
@@ -93,7 +111,10 @@ export function assertAgentDirForFix(absolute: string): void {
     if (homeLike.length > 0) refuse(`it looks like a home directory (${listed(homeLike)})`);
     const isCwd = real === realpathOr(process.cwd());
     const recognised = entries.some(
-      (e) => (e.name === HISTORY_DB_NAME && e.type === "file") || e.name.startsWith(OWN_PREFIX) || (e.name === SESSIONS_DIRECTORY && e.type === "directory" && holdsSessionsLayout(root)),
+      (e) =>
+        (e.name === HISTORY_DB_NAME && e.type === "file") ||
+        e.name.startsWith(OWN_PREFIX) ||
+        (e.name === SESSIONS_DIRECTORY && e.type === "directory" && holdsSessionsLayout(root)),
     );
     if (!recognised) refuse(`${isCwd ? "the current directory is not an agent directory" : "not an agent directory"} (${listed(names)})`);
   } finally {
@@ -112,7 +133,10 @@ function holdsSessionsLayout(root: SecureDir): boolean {
   }
   try {
     const entries = sessions.list();
-    return entries.length === 0 || entries.some((e) => (e.type === "directory" && (isScopeDirectoryName(e.name) || isWorkspaceFolderName(e.name))) || e.name.startsWith(OWN_PREFIX));
+    return (
+      entries.length === 0 ||
+      entries.some((e) => (e.type === "directory" && (isScopeDirectoryName(e.name) || isWorkspaceFolderName(e.name))) || e.name.startsWith(OWN_PREFIX))
+    );
   } finally {
     sessions.close();
   }

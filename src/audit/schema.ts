@@ -9,8 +9,18 @@ import { lazySchemas, type Zod } from "../session/lazy-zod.js";
 
 /** The owner-only problems, named by the `SecureFsError` code for the same condition (compiler-checked), as a refused open names it. */
 const OWNER_ONLY_CODES = [
-  "owner_mismatch", "mode_mismatch", "acl_present", "acl_malformed", "acl_denied", "acl_io_error", "acl_unknown",
-  "symlink_refused", "hardlink_refused", "not_regular_file", "permission_denied", "io_error",
+  "owner_mismatch",
+  "mode_mismatch",
+  "acl_present",
+  "acl_malformed",
+  "acl_denied",
+  "acl_io_error",
+  "acl_unknown",
+  "symlink_refused",
+  "hardlink_refused",
+  "not_regular_file",
+  "permission_denied",
+  "io_error",
 ] as const satisfies readonly SecureFsErrorCode[];
 
 /** Codes of problems found on filesystem objects. */
@@ -18,9 +28,19 @@ export const AUDIT_FS_CODES = [...OWNER_ONLY_CODES, "not_audited", "insecure_anc
 
 /** Codes of problems found in what the objects hold. */
 export const AUDIT_CONTENT_CODES = [
-  "invalid_header", "unparseable_line", "version_too_new", "invalid_version", "line_too_long",
-  "dangling_blob_ref", "orphan_blob", "corrupt_blob", "invalid_blob_name", "stale_staging_file",
-  "binding_invalid", "binding_conflict", "legacy_unmigrated",
+  "invalid_header",
+  "unparseable_line",
+  "version_too_new",
+  "invalid_version",
+  "line_too_long",
+  "dangling_blob_ref",
+  "orphan_blob",
+  "corrupt_blob",
+  "invalid_blob_name",
+  "stale_staging_file",
+  "binding_invalid",
+  "binding_conflict",
+  "legacy_unmigrated",
 ] as const;
 
 /** Every finding code, in documentation order. */
@@ -30,7 +50,12 @@ export const AUDIT_FINDING_CODES = [...AUDIT_FS_CODES, ...AUDIT_CONTENT_CODES] a
 export type AuditFindingCode = (typeof AUDIT_FINDING_CODES)[number];
 
 /** The finding codes `fix` may fix: modes and ACLs of objects the user owns, and stale temporaries (regular files, removed). */
-export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>(["mode_mismatch", "acl_present", "acl_malformed", "stale_staging_file"]);
+export const AUDIT_FIXABLE_CODES: ReadonlySet<AuditFindingCode> = new Set<AuditFindingCode>([
+  "mode_mismatch",
+  "acl_present",
+  "acl_malformed",
+  "stale_staging_file",
+]);
 
 /** Builds the report schemas once, on first use, so importing the package does not load zod (see src/lazy-zod.ts). */
 function define(z: Zod) {

@@ -61,10 +61,16 @@ function aclLines(target: string, acl: RemovedAcl): string {
   // Comments name no path: a newline in one would end the comment.
   if ("unread" in acl) return `# the object above also had an ACL, removed by the fix; its entries were not read (${acl.unread.replace(/[^\w .:-]/g, "?")})\n`;
   let lines = "";
-  for (const [flag, value] of [["", acl.access], ["-d ", acl.default]] as const) {
+  for (const [flag, value] of [
+    ["", acl.access],
+    ["-d ", acl.default],
+  ] as const) {
     if (value.length === 0) continue;
     const text = aclText(value);
-    lines += text === undefined ? "# the object above also had an ACL that does not parse, removed by the fix\n" : `setfacl ${flag}--set ${text} -- ${shellWord(target)}\n`;
+    lines +=
+      text === undefined
+        ? "# the object above also had an ACL that does not parse, removed by the fix\n"
+        : `setfacl ${flag}--set ${text} -- ${shellWord(target)}\n`;
   }
   return lines;
 }
@@ -109,7 +115,9 @@ export class UndoLog {
     const root = SecureDir.openRoot(this.#agentDir, { owned: true });
     try {
       const file = root.openFile(this.#name, { create: "exclusive", append: true });
-      file.append("#!/bin/sh\n# The modes and ACLs `gjc-session audit --fix` changed, oldest first; `sh` this file to put them back (ACLs need setfacl).\nset -e\n");
+      file.append(
+        "#!/bin/sh\n# The modes and ACLs `gjc-session audit --fix` changed, oldest first; `sh` this file to put them back (ACLs need setfacl).\nset -e\n",
+      );
       this.#file = file;
       return file;
     } finally {

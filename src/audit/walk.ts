@@ -65,7 +65,14 @@ function fsCode(code: string): AuditFindingCode {
  * Opens `name` with the owner-only checks (with the legacy-source ones when `source`), or records (and with `fix`
  * repairs) the refusal; `undefined` when it cannot be examined further.
  */
-function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "directory", checks: ContentChecks, source: boolean): SecureDir | SecureFile | undefined {
+function openChecked(
+  dir: SecureDir,
+  name: string,
+  rel: string,
+  kind: "file" | "directory",
+  checks: ContentChecks,
+  source: boolean,
+): SecureDir | SecureFile | undefined {
   const options = (repair: boolean) => (source ? { source: true } : { repair });
   const open = (repair: boolean): SecureDir | SecureFile => (kind === "directory" ? dir.openDir(name, options(repair)) : dir.openFile(name, options(repair)));
   let failure: SecureFsError;
@@ -84,7 +91,16 @@ function openChecked(dir: SecureDir, name: string, rel: string, kind: "file" | "
     if (error.code !== "not_found") checks.collector.add(rel, kind, fsCode(error.code), `cannot stat: ${error.code}`);
     return undefined;
   }
-  return recordRefusal(rel, kind, st, failure, checks, () => open(true), () => dir.aclOf(name, kind), source);
+  return recordRefusal(
+    rel,
+    kind,
+    st,
+    failure,
+    checks,
+    () => open(true),
+    () => dir.aclOf(name, kind),
+    source,
+  );
 }
 
 // The mode bits that make a legacy source unsafe: another user could change what migration copies.

@@ -5,8 +5,17 @@ import os from "node:os";
 import path from "node:path";
 
 import {
-  HISTORY_DB_NAME, auditAgentDir, BlobStore, buildSessionContext, HistoryStorage, legacyDirectoryNames, listSessions,
-  ManagedSessionStorage, SecureDir, SessionManager, type AgentMessage,
+  HISTORY_DB_NAME,
+  auditAgentDir,
+  BlobStore,
+  buildSessionContext,
+  HistoryStorage,
+  legacyDirectoryNames,
+  listSessions,
+  ManagedSessionStorage,
+  SecureDir,
+  SessionManager,
+  type AgentMessage,
 } from "../index.js";
 import { formatAuditReport } from "./audit-command.js";
 import type { CliContext } from "./context.js";
@@ -43,7 +52,12 @@ async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
 
   step("1. Managed scope of the current directory");
   const scope = scopeFor(demoCtx, process.cwd(), "write");
-  for (const line of table([["workspace", scope.canonicalCwd], ["scope", scope.directoryName], ["directory", scope.directoryPath]])) ctx.out(`  ${line}`);
+  for (const line of table([
+    ["workspace", scope.canonicalCwd],
+    ["scope", scope.directoryName],
+    ["directory", scope.directoryPath],
+  ]))
+    ctx.out(`  ${line}`);
 
   step("2. A session: messages, a branch, a compaction, a label, an image");
   const storage = ManagedSessionStorage.open(agentDir);
@@ -57,7 +71,13 @@ async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
   session.branch(answer); // a second line of thought from the first answer
   session.appendMessage(user("Show me the diagram instead."));
   const image = randomBytes(3072).toString("base64"); // large enough to go to the blob store
-  session.appendMessage({ ...assistant("Here it is."), content: [{ type: "text", text: "Here it is." }, { type: "image", data: image, mimeType: "image/png" }] } as AgentMessage);
+  session.appendMessage({
+    ...assistant("Here it is."),
+    content: [
+      { type: "text", text: "Here it is." },
+      { type: "image", data: image, mimeType: "image/png" },
+    ],
+  } as AgentMessage);
   session.appendCompaction("The user asked about the tokenizer and got a diagram.", undefined, ask, 1200);
   session.appendLabelChange(answer, "first answer");
   await session.flush();
@@ -70,7 +90,13 @@ async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
   for (const line of renderTree(again.getTree(), again.getLeafId(), style)) ctx.out(`  ${line}`);
   const context = buildSessionContext(again.getEntries(), again.getLeafId());
   ctx.out();
-  for (const line of table(context.messages.map((m) => { const d = describeMessage(m); return [d.role, oneLine(d.text, 70)]; }))) ctx.out(`  ${line}`);
+  for (const line of table(
+    context.messages.map((m) => {
+      const d = describeMessage(m);
+      return [d.role, oneLine(d.text, 70)];
+    }),
+  ))
+    ctx.out(`  ${line}`);
   await again.close();
 
   step("4. Sessions of this workspace");
@@ -92,7 +118,8 @@ async function walkThrough(ctx: CliContext, agentDir: string): Promise<number> {
   legacy.appendMessage(assistant("An answer stored the old way."));
   await legacy.close();
   const outcomes = await migrateAll(demoCtx, scope, (await legacyCandidates(scope)).candidates);
-  for (const o of outcomes) ctx.out(o.error === undefined ? `  migrated ${path.basename(o.source)} into ${scope.directoryName}` : `  ${style.red("failed")} ${o.error}`);
+  for (const o of outcomes)
+    ctx.out(o.error === undefined ? `  migrated ${path.basename(o.source)} into ${scope.directoryName}` : `  ${style.red("failed")} ${o.error}`);
 
   step("7. Audit");
   const report = auditAgentDir(agentDir);

@@ -26,7 +26,9 @@ function historyExists(ctx: CliContext, dbPath: string): boolean {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return false;
-    throw new CliError("agent_dir_unusable", `cannot read ${ctx.agentDir}: ${code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed"}`, { cause: error });
+    throw new CliError("agent_dir_unusable", `cannot read ${ctx.agentDir}: ${code === "EACCES" || code === "EPERM" ? "permission_denied" : "read_failed"}`, {
+      cause: error,
+    });
   }
 }
 
@@ -45,13 +47,15 @@ export function runHistory(ctx: CliContext, query: string | undefined, options: 
   if (historyExists(ctx, dbPath)) {
     const history = HistoryStorage.open(dbPath, { createDir: false });
     try {
-      found = query === undefined ? history.getRecent(options.limit ?? DEFAULT_RECENT_LIMIT, cwd) : history.search(query, options.limit ?? DEFAULT_SEARCH_LIMIT, cwd);
+      found =
+        query === undefined ? history.getRecent(options.limit ?? DEFAULT_RECENT_LIMIT, cwd) : history.search(query, options.limit ?? DEFAULT_SEARCH_LIMIT, cwd);
     } finally {
       history.close();
     }
   }
   if (options.json === true) ctx.json(found.map(jsonRow));
   else if (found.length === 0) ctx.out(ctx.style.dim("no prompts"));
-  else for (const line of table(found.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]))) ctx.out(line);
+  else
+    for (const line of table(found.map((e) => [shortTime(new Date(e.created_at * 1000)), ctx.style.dim(e.cwd ?? "-"), oneLine(e.prompt, 80)]))) ctx.out(line);
   return 0;
 }

@@ -18,7 +18,10 @@ import { runContext, runList, runShow } from "./sessions-command.js";
 export const PACKAGE_VERSION = (createRequire(import.meta.url)("../../package.json") as { version: string }).version;
 
 /** The query and `--cwd` of `history search`: in `search --cwd tokenizer` the word is the query, `--cwd` the current directory; `undefined`: no query. */
-export function searchArguments(query: string | undefined, cwd: string | boolean | undefined): { query: string; cwd: string | boolean | undefined } | undefined {
+export function searchArguments(
+  query: string | undefined,
+  cwd: string | boolean | undefined,
+): { query: string; cwd: string | boolean | undefined } | undefined {
   if (query !== undefined) return { query, cwd };
   return typeof cwd === "string" ? { query: cwd, cwd: true } : undefined;
 }
@@ -129,7 +132,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       .option("--cwd [dir]", "only prompts typed in this directory (default: the current one)")
       .option("--limit <n>", limit, positiveInteger)
       .option("--json", "print JSON");
-  const search = historyCommand("search", "prompts matching a query, newest first", "at most this many results").argument("[query]", "words to look for (prefixes and substrings match)");
+  const search = historyCommand("search", "prompts matching a query, newest first", "at most this many results").argument(
+    "[query]",
+    "words to look for (prefixes and substrings match)",
+  );
   search.action(
     run(EXIT_FAILURE, (ctx, query: string | undefined, opts: HistoryOptions) => {
       const parsed = searchArguments(query, opts.cwd);
@@ -137,7 +143,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
       return runHistory(ctx, parsed.query, { ...opts, cwd: parsed.cwd });
     }),
   );
-  historyCommand("recent", "the newest prompts", "how many (default 20)").action(run(EXIT_FAILURE, (ctx, opts: HistoryOptions) => runHistory(ctx, undefined, opts)));
+  historyCommand("recent", "the newest prompts", "how many (default 20)").action(
+    run(EXIT_FAILURE, (ctx, opts: HistoryOptions) => runHistory(ctx, undefined, opts)),
+  );
   return program;
 }
 
@@ -177,7 +185,8 @@ for (const stream of [process.stdout, process.stderr]) {
 const emitWarning = process.emitWarning.bind(process);
 process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
   const text = typeof warning === "string" ? warning : warning.message;
-  const type = typeof rest[0] === "string" ? rest[0] : (rest[0] as { type?: string } | undefined)?.type ?? (warning instanceof Error ? warning.name : undefined);
+  const type =
+    typeof rest[0] === "string" ? rest[0] : ((rest[0] as { type?: string } | undefined)?.type ?? (warning instanceof Error ? warning.name : undefined));
   if (type === "ExperimentalWarning" && text.startsWith("SQLite is an experimental feature")) return;
   (emitWarning as (...args: unknown[]) => void)(warning, ...rest);
 }) as typeof process.emitWarning;

@@ -6,8 +6,15 @@
 import path from "node:path";
 
 import {
-  listLegacySessionFiles, listSessionCandidates, openCandidateForWrite, resolveManagedScope, workspaceIdentity,
-  type CandidateListing, type ManagedScope, type MigrationProgress, type SessionCandidate,
+  listLegacySessionFiles,
+  listSessionCandidates,
+  openCandidateForWrite,
+  resolveManagedScope,
+  workspaceIdentity,
+  type CandidateListing,
+  type ManagedScope,
+  type MigrationProgress,
+  type SessionCandidate,
 } from "../index.js";
 import type { CliContext } from "./context.js";
 import { CliError } from "./errors.js";
@@ -163,7 +170,11 @@ export async function runMigrate(ctx: CliContext, options: { readonly dryRun?: b
   }
   // Said once, here: a deleted workspace's sessions stay where they are until named with --cwd.
   for (const [cwd, count] of gone) {
-    ctx.out(ctx.style.yellow(`${plural(count, "legacy session")} of ${cwd}, which no longer exists, left where they are: \`gjc-session migrate --cwd ${cwd}\` migrates them into the scope of that path`));
+    ctx.out(
+      ctx.style.yellow(
+        `${plural(count, "legacy session")} of ${cwd}, which no longer exists, left where they are: \`gjc-session migrate --cwd ${cwd}\` migrates them into the scope of that path`,
+      ),
+    );
   }
   return ok ? 0 : 1;
 }

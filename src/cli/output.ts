@@ -47,9 +47,7 @@ function visibleWidth(text: string): number {
 export function table(rows: readonly (readonly string[])[]): string[] {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, visibleWidth(cell))));
-  return rows.map((row) =>
-    row.map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] as number) - visibleWidth(cell)))).join("  "),
-  );
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] as number) - visibleWidth(cell)))).join("  "));
 }
 
 /** `text` on one line, cut to `max` characters with an ellipsis. */
@@ -123,7 +121,13 @@ export function formatError(error: unknown, verbose: boolean, style: Style): str
     const extra = Object.entries(current).filter(([key]) => key !== "code" && key !== "name" && key !== "message");
     lines.push(`  ${depth === 0 ? "" : "caused by "}${current.name}${extra.length > 0 ? ` ${JSON.stringify(Object.fromEntries(extra))}` : ""}`);
     // Only the frames: the stack's first lines repeat the message, which may hold newlines of its own.
-    if (current.stack !== undefined) lines.push(...current.stack.split("\n").filter((l) => /^\s+at /.test(l)).map((l) => `    ${l.trim()}`));
+    if (current.stack !== undefined)
+      lines.push(
+        ...current.stack
+          .split("\n")
+          .filter((l) => /^\s+at /.test(l))
+          .map((l) => `    ${l.trim()}`),
+      );
     current = current.cause;
   }
   return lines;

@@ -2,8 +2,17 @@
 import path from "node:path";
 
 import {
-  AgentRoot, buildSessionContext, canonicalizeTrustedPath, isScopeDirectoryName, listAll, listSessions,
-  ManagedSessionStorage, SESSIONS_DIRECTORY, SessionManager, type SessionInfo, type SessionListing,
+  AgentRoot,
+  buildSessionContext,
+  canonicalizeTrustedPath,
+  isScopeDirectoryName,
+  listAll,
+  listSessions,
+  ManagedSessionStorage,
+  SESSIONS_DIRECTORY,
+  SessionManager,
+  type SessionInfo,
+  type SessionListing,
   type SkippedSession,
 } from "../index.js";
 import type { CliContext } from "./context.js";
@@ -57,7 +66,12 @@ async function managedOrRefused(ctx: CliContext, json: boolean, list: () => Prom
     const cause = error instanceof CliError && error.code === "agent_dir_unusable" ? errorCode(error.cause) : undefined;
     if (!json && cause !== undefined && LOOSE_AGENT_DIR.has(cause)) {
       const unmigrated = await unmigratedLiveSessions(ctx);
-      if (unmigrated > 0) ctx.out(ctx.style.yellow(`${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes and makes ${ctx.agentDir} owner-only`));
+      if (unmigrated > 0)
+        ctx.out(
+          ctx.style.yellow(
+            `${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes and makes ${ctx.agentDir} owner-only`,
+          ),
+        );
     }
     throw error;
   }
@@ -88,11 +102,14 @@ export async function runList(ctx: CliContext, options: { readonly all?: boolean
   if (options.all === true) {
     // Legacy folders are summed up here, not listed as refused on every run.
     const unmigrated = await unmigratedLiveSessions(ctx);
-    if (unmigrated > 0) ctx.out(ctx.style.yellow(`${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes`));
+    if (unmigrated > 0)
+      ctx.out(ctx.style.yellow(`${plural(unmigrated, "legacy session")} not migrated yet: \`gjc-session migrate --all\` copies them into their scopes`));
   }
   if (legacy.length > 0 && options.all !== true) {
     const cwdOption = options.cwd === undefined ? "" : ` --cwd ${options.cwd}`;
-    ctx.out(ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`));
+    ctx.out(
+      ctx.style.yellow(`${plural(legacy.length, "legacy session")} of this workspace not migrated yet: \`gjc-session migrate${cwdOption}\` copies them here`),
+    );
   }
   return 0;
 }
@@ -187,7 +204,15 @@ async function locateSession(ctx: CliContext, ref: string): Promise<string> {
 
 /** For a reference nothing listed matches: the refusal of a skipped file named for the id (`<timestamp>_<id>.jsonl`), else `session_not_found`. */
 function notFoundOrRefused(ref: string, root: string, skipped: readonly SkippedSession[]): CliError {
-  const refused = skipped.find((s) => (path.basename(s.path).replace(/\.jsonl$/, "").split("_").pop() ?? "").startsWith(ref));
+  const refused = skipped.find((s) =>
+    (
+      path
+        .basename(s.path)
+        .replace(/\.jsonl$/, "")
+        .split("_")
+        .pop() ?? ""
+    ).startsWith(ref),
+  );
   if (refused === undefined) return new CliError("session_not_found", `no session with id ${ref} in ${root}`);
   const repair = refused.code === "unsafe_entry" ? "; `gjc-session audit --fix` repairs the mode of a file you own with one link" : "";
   return new CliError(refused.code, `session ${ref} is refused: ${refused.path}: ${reasonOf(refused)}${repair}`);

@@ -176,13 +176,17 @@ export class SessionArtifacts {
         dir.writeFileAtomic(name, bytes, { noReplace: true });
         const file = dir.openFile(name);
         try {
-          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest) throw new StorageError("read_failed", `artifact ${name} does not read back as published`);
+          if (sha256(file.readAll({ maxBytes: bytes.byteLength })) !== digest)
+            throw new StorageError("read_failed", `artifact ${name} does not read back as published`);
         } finally {
           file.close();
         }
         return claimed;
       }, true);
-      return { outcome: "saved", handle: { v: 1, artifactId: id, uri: `artifact://${id}`, encoding: "utf-8", bytes: bytes.byteLength, sha256: digest, complete: true } };
+      return {
+        outcome: "saved",
+        handle: { v: 1, artifactId: id, uri: `artifact://${id}`, encoding: "utf-8", bytes: bytes.byteLength, sha256: digest, complete: true },
+      };
     } catch (error) {
       if (name !== undefined) await this.removeNamedBestEffort(name);
       return { outcome: "failed", diagnostic: error instanceof Error ? error.message : String(error) };
@@ -258,7 +262,17 @@ export async function stageArtifactCopy(sourceFile: string, targetFile: string):
     lock = lockWriter(target, staging);
     const into = target.openDir(staging, { create: true });
     opened.push(into);
-    await runLater(copyTree(sourceParent, name, snapshot, into, opened, () => undefined, () => undefined));
+    await runLater(
+      copyTree(
+        sourceParent,
+        name,
+        snapshot,
+        into,
+        opened,
+        () => undefined,
+        () => undefined,
+      ),
+    );
     for (const dir of opened) dir.sync();
   } catch (error) {
     if (lock !== undefined) await target.removeTreeAsync(staging, REMOVE_LIMITS).catch(() => undefined);

@@ -280,7 +280,9 @@ function emptyBlobDir(held: SecureDir, dir: string): void {
   const entries = guardBlobDir(dir, () => held.list());
   for (const { name, type } of entries) {
     if (type !== "file" || !(CANONICAL_NAME.test(name) || name.startsWith("."))) {
-      throw new StorageError("unsafe_entry", `the resident blob cache ${dir} holds ${name}, which is not a blob file; it was left alone`, { path: path.join(dir, name) });
+      throw new StorageError("unsafe_entry", `the resident blob cache ${dir} holds ${name}, which is not a blob file; it was left alone`, {
+        path: path.join(dir, name),
+      });
     }
     guardBlobDir(dir, () => held.unlink(name));
   }

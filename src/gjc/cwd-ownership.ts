@@ -144,7 +144,10 @@ export class CwdTransitions {
 }
 
 /** @throws GjcFaceError `cwd_identity_changed` unless `dir` is a directory (no link) and, where pinned, the same one as `options` names */
-export async function checkMoveTarget(dir: string, options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } }): Promise<void> {
+export async function checkMoveTarget(
+  dir: string,
+  options: { expectedIdentity?: DirectoryIdentity; targetHandle?: { stat(opts: { bigint: true }): Promise<fs.BigIntStats> } },
+): Promise<void> {
   const { expectedIdentity, targetHandle } = options;
   if (expectedIdentity === undefined && targetHandle === undefined) return;
   const byPath = await fs.promises.lstat(dir, { bigint: true }).catch(() => undefined);

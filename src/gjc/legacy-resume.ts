@@ -101,11 +101,18 @@ export function legacyPickerRows(cwd: string, agentDir: string | undefined): Ses
  * migration limits, another process migrating it, a source no longer the inspected bytes, or a file that is not one of the
  * workspace's sessions.
  */
-export async function adoptLegacySession(file: string, cwd: string, sha256: string, agentDir: string | undefined, policy: MigrationPolicy = "copy-retain"): Promise<{ kind: "adopted"; path: string } | LegacyAdoptionFailure> {
+export async function adoptLegacySession(
+  file: string,
+  cwd: string,
+  sha256: string,
+  agentDir: string | undefined,
+  policy: MigrationPolicy = "copy-retain",
+): Promise<{ kind: "adopted"; path: string } | LegacyAdoptionFailure> {
   const listed = candidatesOf(cwd, agentDir);
   const absolute = path.resolve(file);
   const candidate = listed?.candidates.find((c) => c.path === absolute || c.migratedFrom === absolute);
-  if (listed === undefined || candidate === undefined) return { kind: "error", reason: "migration-required", message: "The legacy session is not one of its workspace's sessions." };
+  if (listed === undefined || candidate === undefined)
+    return { kind: "error", reason: "migration-required", message: "The legacy session is not one of its workspace's sessions." };
   if (candidate.provenance === "v2") return { kind: "adopted", path: candidate.path };
   if (candidate.identity.sha256 !== sha256) return { kind: "error", reason: "identity-mismatch" };
   const result = await openCandidateForWrite(listed.scope, candidate, { directoryMigration: policy });

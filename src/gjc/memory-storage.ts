@@ -18,7 +18,11 @@ import { parseHeaderPrefix } from "../migration/session-file.js";
 import { GJC_STAT_SHAPE, gjcStatOf, type SessionStorageSnapshot, type SessionStorageStat } from "./storage-types.js";
 import { listingOrNone, matchingPaths } from "./strict-inventory.js";
 import {
-  SessionDeleteVerificationError, checkAuthorisedTranscript, contained, type VerifiedSessionDeleteResult, type VerifiedSessionDeleteTarget,
+  SessionDeleteVerificationError,
+  checkAuthorisedTranscript,
+  contained,
+  type VerifiedSessionDeleteResult,
+  type VerifiedSessionDeleteTarget,
 } from "./verified-delete.js";
 
 /** The main entry's memory storage as this class's base: everything but `statSync`, which answers GJC's way here. */
@@ -138,7 +142,8 @@ export class MemorySessionStorage extends EngineMemoryBase {
     const artifacts = transcript.slice(0, -".jsonl".length);
     const kind = this.existsSync(artifacts) ? this.#engineStat(artifacts).kind : undefined;
     if (kind !== undefined && kind !== "directory") throw new SessionDeleteVerificationError("artifacts", "the artifacts entry is not a directory");
-    if (kind !== undefined && target.artifactsAbsentAtAuthorization === true) throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
+    if (kind !== undefined && target.artifactsAbsentAtAuthorization === true)
+      throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
     if (kind !== undefined) this.removeTreeSync(artifacts);
     this.unlinkSync(transcript);
     return { kind: "deleted" };

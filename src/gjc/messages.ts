@@ -43,7 +43,8 @@ class MessageLinks extends Stamp {
    * @throws MessageIdentityError `not_an_object` for anything else (where GJC's weak map throws a `TypeError`)
    */
   static #holder(message: object): object {
-    if (!isObject(message)) throw new MessageIdentityError("not_an_object", `a message link needs an object, not ${message === null ? "null" : typeof message}`);
+    if (!isObject(message))
+      throw new MessageIdentityError("not_an_object", `a message link needs an object, not ${message === null ? "null" : typeof message}`);
     const found = MessageLinks.#found(message);
     if (found !== undefined) return found;
     try {

@@ -19,7 +19,12 @@ interface ReplayCarrier {
 export function carriesReplayMetadata(message: unknown): boolean {
   if (typeof message !== "object" || message === null) return false;
   const { role, providerPayload } = message as ReplayCarrier;
-  return role === "assistant" && typeof providerPayload === "object" && providerPayload !== null && (providerPayload as { type?: unknown }).type === "openaiResponsesHistory";
+  return (
+    role === "assistant" &&
+    typeof providerPayload === "object" &&
+    providerPayload !== null &&
+    (providerPayload as { type?: unknown }).type === "openaiResponsesHistory"
+  );
 }
 
 /**

@@ -62,7 +62,11 @@ function gitDirsOf(dir: string): GitDirs | undefined {
     }
     if (stat?.isDirectory() === true || stat?.isFile() === true) {
       const pointer = stat.isFile() ? firstLine(dotGit) : undefined;
-      const named = stat.isDirectory() ? dotGit : pointer?.startsWith("gitdir:") === true ? path.resolve(at, pointer.slice("gitdir:".length).trim()) : undefined;
+      const named = stat.isDirectory()
+        ? dotGit
+        : pointer?.startsWith("gitdir:") === true
+          ? path.resolve(at, pointer.slice("gitdir:".length).trim())
+          : undefined;
       const gitDir = named === undefined ? undefined : realDir(named);
       if (gitDir === undefined) return undefined;
       const common = firstLine(path.join(gitDir, "commondir"));

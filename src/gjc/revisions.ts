@@ -18,7 +18,8 @@ export class RevisionCounterError extends GjcError<"invalid_revision"> {}
 export function toSessionManagerCheckpointRevisionStrings(snapshot: RevisionSnapshot): SessionManagerCheckpointRevisionStrings {
   const text = (name: keyof RevisionSnapshot): string => {
     const value = snapshot[name];
-    if (!Number.isSafeInteger(value) || value < 0) throw new RevisionCounterError("invalid_revision", `revision counter ${name} is not a non-negative safe integer`);
+    if (!Number.isSafeInteger(value) || value < 0)
+      throw new RevisionCounterError("invalid_revision", `revision counter ${name} is not a non-negative safe integer`);
     return String(value);
   };
   return { entry: text("entry"), leaf: text("leaf"), headerExport: text("headerExport"), label: text("label"), replayMetadata: text("replayMetadata") };

@@ -10,7 +10,12 @@ import path from "node:path";
 
 import { SecureDir, SecureFsError } from "../fs/index.js";
 import {
-  FileSessionStorage as EngineFileStorage, StorageError, isStorageError, type FileSessionStorageOptions, type SessionStorageWriter, type StorageStat,
+  FileSessionStorage as EngineFileStorage,
+  StorageError,
+  isStorageError,
+  type FileSessionStorageOptions,
+  type SessionStorageWriter,
+  type StorageStat,
 } from "../storage/index.js";
 import { toStorageError } from "../storage/errors.js";
 import { DEFAULT_ARTIFACT_LIMITS } from "../migration/copy.js";
@@ -66,7 +71,8 @@ export class FileSessionStorage extends EngineFileBase {
     } catch (error) {
       throw toStorageError(error, "read", absolute, "lstat");
     }
-    if (stat.dev.toString() !== checked.dev || stat.ino.toString() !== checked.ino) throw new StorageError("read_failed", `${absolute} was replaced while it was stat'ed`);
+    if (stat.dev.toString() !== checked.dev || stat.ino.toString() !== checked.ino)
+      throw new StorageError("read_failed", `${absolute} was replaced while it was stat'ed`);
     return gjcStat(stat);
   }
 
@@ -93,12 +99,15 @@ export class FileSessionStorage extends EngineFileBase {
     try {
       fd = fs.openSync(filePath, OPEN_SNAPSHOT);
     } catch (error) {
-      throw new StorageError((error as NodeJS.ErrnoException).code === "ELOOP" ? "symlink_refused" : "read_failed", `cannot open ${filePath} for reading`, { cause: error });
+      throw new StorageError((error as NodeJS.ErrnoException).code === "ELOOP" ? "symlink_refused" : "read_failed", `cannot open ${filePath} for reading`, {
+        cause: error,
+      });
     }
     try {
       const stat = fs.fstatSync(fd, { bigint: true });
       if (!stat.isFile()) throw new StorageError("not_regular_file", `${filePath} is not a regular file`);
-      if (String(stat.dev) !== named.dev || String(stat.ino) !== named.ino) throw new StorageError("read_failed", `${filePath} was replaced while it was opened`);
+      if (String(stat.dev) !== named.dev || String(stat.ino) !== named.ino)
+        throw new StorageError("read_failed", `${filePath} was replaced while it was opened`);
       return { bytes: fs.readFileSync(fd), stat: gjcStat(stat) };
     } finally {
       fs.closeSync(fd);
@@ -178,7 +187,11 @@ export type SessionRetirementOutcome = { kind: "retired" } | { kind: "kept"; rea
  * `kept` with `transcript_unreadable: <code>`, `transcript_header_unusable` (no string `id` and
  * `cwd` in the header) or `transcript_not_single_link`.
  */
-export function probeSessionRetirement(storage: FileSessionStorage, sessionsRoot: string, transcriptPath: string): { kind: "retirable" } | { kind: "kept"; reason: string } {
+export function probeSessionRetirement(
+  storage: FileSessionStorage,
+  sessionsRoot: string,
+  transcriptPath: string,
+): { kind: "retirable" } | { kind: "kept"; reason: string } {
   const plan = planRetirement(storage, sessionsRoot, transcriptPath);
   return plan.kind === "retirable" ? { kind: "retirable" } : plan;
 }
@@ -223,7 +236,11 @@ function planRetirement(storage: FileSessionStorage, sessionsRoot: string, trans
   if (snapshot.stat.nlink !== 1n) return { kind: "kept", reason: "transcript_not_single_link" };
   const { stat } = snapshot;
   const transcriptIdentity: SessionStorageFileIdentity = {
-    dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: stat.size, mtimeNs: stat.mtimeNs,
+    dev: stat.dev,
+    ino: stat.ino,
+    nlink: stat.nlink,
+    size: stat.size,
+    mtimeNs: stat.mtimeNs,
     sha256: createHash("sha256").update(snapshot.bytes).digest("hex"),
   };
   const dir = path.dirname(transcriptPath);
@@ -235,8 +252,13 @@ function planRetirement(storage: FileSessionStorage, sessionsRoot: string, trans
     return { kind: "kept", reason: `transcript_unreadable: ${error instanceof StorageError ? error.code : "read_failed"}` };
   }
   const target: VerifiedSessionDeleteTarget = {
-    sessionsRoot, transcriptPath, sessionId: header.id, cwd: header.cwd, transcriptIdentity,
-    plannedArtifactsPath: path.join(dir, `${attempt}-artifacts`), plannedTranscriptPath: path.join(dir, `${attempt}-transcript`),
+    sessionsRoot,
+    transcriptPath,
+    sessionId: header.id,
+    cwd: header.cwd,
+    transcriptIdentity,
+    plannedArtifactsPath: path.join(dir, `${attempt}-artifacts`),
+    plannedTranscriptPath: path.join(dir, `${attempt}-transcript`),
     ...(artifactsPresent ? {} : { artifactsAbsentAtAuthorization: true as const }),
   };
   return { kind: "retirable", target, artifactsPresent };
@@ -257,7 +279,14 @@ function headerOf(bytes: Uint8Array): { id: string; cwd: string } | undefined {
 
 function gjcStat(stat: fs.BigIntStats): SessionStorageStat {
   return {
-    dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: Number(stat.size), mtimeMs: Number(stat.mtimeMs),
-    mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, mtime: new Date(Number(stat.mtimeMs)), isFile: stat.isFile(),
+    dev: stat.dev,
+    ino: stat.ino,
+    nlink: stat.nlink,
+    size: Number(stat.size),
+    mtimeMs: Number(stat.mtimeMs),
+    mtimeNs: stat.mtimeNs,
+    ctimeNs: stat.ctimeNs,
+    mtime: new Date(Number(stat.mtimeMs)),
+    isFile: stat.isFile(),
   };
 }

@@ -47,7 +47,10 @@ export interface StrictInventoryStorage {
  * error.
  */
 export function matchingPaths(dir: string, names: readonly string[], pattern: string): string[] {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".");
+  const source = pattern
+    .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+    .replace(/\*/g, ".*")
+    .replace(/\?/g, ".");
   const glob = new RegExp(`^${source}$`, "s");
   return names.filter((name) => !name.startsWith(".") && glob.test(name)).map((name) => path.join(dir, name));
 }
@@ -73,9 +76,10 @@ export function inventorySessionsStrict(cwd: string, sessionDir: string, storage
   } catch (error) {
     const reason = reasonOf(error);
     if (reason === "missing") return { kind: "complete", candidates: [] };
-    const failure: StrictInventoryFailure = reason === "root" || reason === "link"
-      ? { kind: "root", message: "Scoped session root could not be inspected", path: sessionDir }
-      : { kind: "scan", message: "Scoped session directory scan failed", path: sessionDir };
+    const failure: StrictInventoryFailure =
+      reason === "root" || reason === "link"
+        ? { kind: "root", message: "Scoped session root could not be inspected", path: sessionDir }
+        : { kind: "scan", message: "Scoped session directory scan failed", path: sessionDir };
     return { kind: "failure", failures: [failure] };
   }
   const expectedCwd = canonicalizeTrustedPath(cwd);

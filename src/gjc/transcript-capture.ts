@@ -54,8 +54,10 @@ function pass(fd: number, file: string, chunk: (bytes: Buffer) => boolean): { sh
   }
   const after = fs.fstatSync(fd, { bigint: true });
   const byPath = fs.lstatSync(file, { bigint: true });
-  const same = (a: fs.BigIntStats, b: fs.BigIntStats) => a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
-  if (!same(stat, after) || !same(stat, byPath) || (complete && BigInt(at) !== stat.size)) throw new GjcFaceError("prepared_session_changed", "The captured transcript changed while it was read.");
+  const same = (a: fs.BigIntStats, b: fs.BigIntStats) =>
+    a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+  if (!same(stat, after) || !same(stat, byPath) || (complete && BigInt(at) !== stat.size))
+    throw new GjcFaceError("prepared_session_changed", "The captured transcript changed while it was read.");
   return { sha256: hash.digest("hex"), stat, complete };
 }
 
@@ -129,8 +131,16 @@ export function captureTranscript(filePath: string): { kind: "captured"; snapsho
   }
   const { stat } = first;
   const identity: ResumeSessionIdentity = {
-    canonicalPath: file, sessionId, dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: Number(stat.size),
-    mtimeMs: Number(stat.mtimeMs), mtimeNs: stat.mtimeNs, ctimeNs: stat.ctimeNs, sha256: first.sha256,
+    canonicalPath: file,
+    sessionId,
+    dev: stat.dev,
+    ino: stat.ino,
+    nlink: stat.nlink,
+    size: Number(stat.size),
+    mtimeMs: Number(stat.mtimeMs),
+    mtimeNs: stat.mtimeNs,
+    ctimeNs: stat.ctimeNs,
+    sha256: first.sha256,
   };
   let lastStat = stat;
   let open = true;
@@ -140,8 +150,19 @@ export function captureTranscript(filePath: string): { kind: "captured"; snapsho
   };
   const proven = (result: ReturnType<typeof pass>): void => {
     lastStat = result.stat;
-    const now = { ...identity, dev: result.stat.dev, ino: result.stat.ino, nlink: result.stat.nlink, size: Number(result.stat.size), mtimeMs: Number(result.stat.mtimeMs), mtimeNs: result.stat.mtimeNs, ctimeNs: result.stat.ctimeNs, sha256: result.sha256 };
-    if (result.complete && !sameIdentity(now, identity)) throw new GjcFaceError("prepared_session_changed", "The captured transcript changed since it was captured.");
+    const now = {
+      ...identity,
+      dev: result.stat.dev,
+      ino: result.stat.ino,
+      nlink: result.stat.nlink,
+      size: Number(result.stat.size),
+      mtimeMs: Number(result.stat.mtimeMs),
+      mtimeNs: result.stat.mtimeNs,
+      ctimeNs: result.stat.ctimeNs,
+      sha256: result.sha256,
+    };
+    if (result.complete && !sameIdentity(now, identity))
+      throw new GjcFaceError("prepared_session_changed", "The captured transcript changed since it was captured.");
   };
   const snapshot: TranscriptSnapshotHandle = {
     sourcePath: file,

@@ -115,10 +115,13 @@ export async function deleteSessionVerified(target: VerifiedSessionDeleteTarget)
       const parent = target.transcriptParentIdentity;
       if (parent !== undefined) {
         const here = dir.stat();
-        if (BigInt(here.dev) !== parent.dev || BigInt(here.ino) !== parent.ino) throw new SessionDeleteVerificationError("identity", "the transcript's directory changed");
+        if (BigInt(here.dev) !== parent.dev || BigInt(here.ino) !== parent.ino)
+          throw new SessionDeleteVerificationError("identity", "the transcript's directory changed");
       }
       const identity = verifiedTranscript(dir, name, target);
-      return second ? await removeTranscript(dir, name, planned, identity, target) : await removeArtifacts(dir, name.slice(0, -".jsonl".length), planned, identity, target);
+      return second
+        ? await removeTranscript(dir, name, planned, identity, target)
+        : await removeArtifacts(dir, name.slice(0, -".jsonl".length), planned, identity, target);
     } finally {
       if (dir !== root) dir.close();
     }
@@ -128,21 +131,34 @@ export async function deleteSessionVerified(target: VerifiedSessionDeleteTarget)
 }
 
 async function removeArtifacts(
-  dir: SecureDir, stem: string, planned: string, transcriptIdentity: SessionStorageFileIdentity, target: VerifiedSessionDeleteTarget,
+  dir: SecureDir,
+  stem: string,
+  planned: string,
+  transcriptIdentity: SessionStorageFileIdentity,
+  target: VerifiedSessionDeleteTarget,
 ): Promise<VerifiedSessionDeleteResult> {
   if (target.detachedArtifactsPath !== undefined) {
     const leftover = plannedName(target, target.detachedArtifactsPath);
     try {
       await dir.removeTreeAsync(leftover, DELETE_TREE_LIMITS);
     } catch (error) {
-      if (!isMissing(error)) return { kind: "cleanup_pending", phase: "artifacts", error: asError(error), artifactsIdentity: undefined, detachedArtifactsPath: target.detachedArtifactsPath, transcriptIdentity };
+      if (!isMissing(error))
+        return {
+          kind: "cleanup_pending",
+          phase: "artifacts",
+          error: asError(error),
+          artifactsIdentity: undefined,
+          detachedArtifactsPath: target.detachedArtifactsPath,
+          transcriptIdentity,
+        };
     }
   }
   const before = statOrUndefined(dir, stem);
   if (before === undefined) return { kind: "artifacts_removed", phase: "artifacts", transcriptIdentity };
   if (before.type === "symlink") throw new SessionDeleteVerificationError("symlink", "the artifacts entry is a symbolic link");
   if (before.type !== "directory") throw new SessionDeleteVerificationError("artifacts", "the artifacts entry is not a directory");
-  if (target.artifactsAbsentAtAuthorization === true) throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
+  if (target.artifactsAbsentAtAuthorization === true)
+    throw new SessionDeleteVerificationError("artifacts", "an artifacts directory appeared after the delete was authorised");
   const expected = target.expectedArtifactsIdentity;
   if (expected !== undefined && (BigInt(before.dev) !== expected.dev || BigInt(before.ino) !== expected.ino)) {
     throw new SessionDeleteVerificationError("artifacts", "the artifacts directory is not the recorded one");
@@ -153,20 +169,39 @@ async function removeArtifacts(
     putBack(dir, planned, stem);
     throw new SessionDeleteVerificationError("artifacts", "the artifacts directory changed while it was detached");
   }
-  const artifactsIdentity = { dev: BigInt(after.dev), ino: BigInt(after.ino), nlink: BigInt(after.nlink), size: after.size, mtimeNs: BigInt(after.mtimeNs), sha256: "" };
+  const artifactsIdentity = {
+    dev: BigInt(after.dev),
+    ino: BigInt(after.ino),
+    nlink: BigInt(after.nlink),
+    size: after.size,
+    mtimeNs: BigInt(after.mtimeNs),
+    sha256: "",
+  };
   try {
     await dir.removeTreeAsync(planned, DELETE_TREE_LIMITS);
     dir.sync();
   } catch (error) {
-    return { kind: "cleanup_pending", phase: "artifacts", error: asError(error), artifactsIdentity, detachedArtifactsPath: path.join(dir.path, planned), transcriptIdentity };
+    return {
+      kind: "cleanup_pending",
+      phase: "artifacts",
+      error: asError(error),
+      artifactsIdentity,
+      detachedArtifactsPath: path.join(dir.path, planned),
+      transcriptIdentity,
+    };
   }
   return { kind: "artifacts_removed", phase: "artifacts", transcriptIdentity };
 }
 
 async function removeTranscript(
-  dir: SecureDir, name: string, planned: string, transcriptIdentity: SessionStorageFileIdentity, target: VerifiedSessionDeleteTarget,
+  dir: SecureDir,
+  name: string,
+  planned: string,
+  transcriptIdentity: SessionStorageFileIdentity,
+  target: VerifiedSessionDeleteTarget,
 ): Promise<VerifiedSessionDeleteResult> {
-  if (statOrUndefined(dir, name.slice(0, -".jsonl".length)) !== undefined) throw new SessionDeleteVerificationError("artifacts", "the artifacts directory is back");
+  if (statOrUndefined(dir, name.slice(0, -".jsonl".length)) !== undefined)
+    throw new SessionDeleteVerificationError("artifacts", "the artifacts directory is back");
   detach(dir, name, planned, "stat");
   try {
     verifiedTranscript(dir, planned, target);
@@ -194,7 +229,14 @@ function verifiedTranscript(dir: SecureDir, name: string, target: VerifiedSessio
     throw new SessionDeleteVerificationError(transcriptRefusalKind(error), "the transcript could not be opened and read", { cause: error });
   }
   const { identity, header } = read;
-  const found = { dev: BigInt(identity.dev), ino: BigInt(identity.ino), nlink: BigInt(identity.nlink), size: identity.size, mtimeNs: BigInt(identity.mtimeNs), sha256: identity.sha256 };
+  const found = {
+    dev: BigInt(identity.dev),
+    ino: BigInt(identity.ino),
+    nlink: BigInt(identity.nlink),
+    size: identity.size,
+    mtimeNs: BigInt(identity.mtimeNs),
+    sha256: identity.sha256,
+  };
   checkAuthorisedTranscript(found, header, target);
   return found;
 }
@@ -216,11 +258,18 @@ function transcriptRefusalKind(error: unknown): VerifiedDeleteFailureKind {
  * session id, `header` for no session header, `cwd` for another workspace.
  */
 export function checkAuthorisedTranscript(
-  found: Required<SessionStorageFileIdentity>, header: { id: string; cwd: string } | undefined, target: VerifiedSessionDeleteTarget,
+  found: Required<SessionStorageFileIdentity>,
+  header: { id: string; cwd: string } | undefined,
+  target: VerifiedSessionDeleteTarget,
 ): void {
   const expected = target.transcriptIdentity;
-  const same = found.dev === expected.dev && found.ino === expected.ino && found.size === expected.size
-    && found.mtimeNs === expected.mtimeNs && found.sha256 === expected.sha256 && (expected.nlink === undefined || found.nlink === expected.nlink);
+  const same =
+    found.dev === expected.dev &&
+    found.ino === expected.ino &&
+    found.size === expected.size &&
+    found.mtimeNs === expected.mtimeNs &&
+    found.sha256 === expected.sha256 &&
+    (expected.nlink === undefined || found.nlink === expected.nlink);
   if (!same || found.nlink !== 1n) throw new SessionDeleteVerificationError("identity", "the transcript is not the version authorised for deletion");
   if (header === undefined) throw new SessionDeleteVerificationError("header", "the transcript has no session header");
   if (header.id !== target.sessionId) throw new SessionDeleteVerificationError("identity", "the transcript's header names another session");
@@ -245,9 +294,15 @@ export function contained(target: VerifiedSessionDeleteTarget): { dirNames: stri
 function plannedName(target: VerifiedSessionDeleteTarget, planned: string | undefined): string {
   const dir = path.dirname(path.resolve(target.transcriptPath));
   const name = planned === undefined ? "" : path.basename(planned);
-  const distinct = target.plannedArtifactsPath === undefined || target.plannedTranscriptPath === undefined || path.resolve(target.plannedArtifactsPath) !== path.resolve(target.plannedTranscriptPath);
+  const distinct =
+    target.plannedArtifactsPath === undefined ||
+    target.plannedTranscriptPath === undefined ||
+    path.resolve(target.plannedArtifactsPath) !== path.resolve(target.plannedTranscriptPath);
   if (planned === undefined || path.dirname(path.resolve(planned)) !== dir || !name.startsWith(DELETE_QUARANTINE_PREFIX) || !distinct) {
-    throw new SessionDeleteVerificationError("containment", `a quarantine name (${DELETE_QUARANTINE_PREFIX}*) beside the transcript is required, distinct per phase`);
+    throw new SessionDeleteVerificationError(
+      "containment",
+      `a quarantine name (${DELETE_QUARANTINE_PREFIX}*) beside the transcript is required, distinct per phase`,
+    );
   }
   return name;
 }
@@ -259,7 +314,11 @@ function detach(dir: SecureDir, from: string, to: string, kind: VerifiedDeleteFa
   try {
     dir.publishNoReplace(from, to);
   } catch (error) {
-    throw new SessionDeleteVerificationError(kind, isMissing(error) ? "the entry disappeared before it was detached" : "the entry could not be detached under its quarantine name", { cause: error });
+    throw new SessionDeleteVerificationError(
+      kind,
+      isMissing(error) ? "the entry disappeared before it was detached" : "the entry could not be detached under its quarantine name",
+      { cause: error },
+    );
   }
 }
 

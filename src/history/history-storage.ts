@@ -4,9 +4,25 @@ import path from "node:path";
 import { checkCwd, checkDbPath, checkLimit, checkOptions, checkPositiveInteger, conflict, defaultHistoryDbPath, invalid } from "./arguments.js";
 import { HistoryError, historyErrorFromSqlite, isBusyCode, isCorruptionCode, sqliteCodeOf } from "./errors.js";
 import { HistoryFiles } from "./owner-only.js";
-import { containsLikePattern, MAX_QUERY_LENGTH, MAX_QUERY_TOKENS, normalizePrompt, prefixMatchExpression, splitByInfixIndexability, tokenizeQuery } from "./query.js";
+import {
+  containsLikePattern,
+  MAX_QUERY_LENGTH,
+  MAX_QUERY_TOKENS,
+  normalizePrompt,
+  prefixMatchExpression,
+  splitByInfixIndexability,
+  tokenizeQuery,
+} from "./query.js";
 import { migrate, recreateSchema } from "./schema.js";
-import { checkPinnedConnection, immediateTransaction, pragmaValue, sqliteDriver, type SqliteConnection, type SqliteStatement, type SqliteValue } from "./sqlite-driver.js";
+import {
+  checkPinnedConnection,
+  immediateTransaction,
+  pragmaValue,
+  sqliteDriver,
+  type SqliteConnection,
+  type SqliteStatement,
+  type SqliteValue,
+} from "./sqlite-driver.js";
 
 /** One stored prompt, in the peer's shape (column names as in the table). */
 export interface HistoryEntry {

@@ -346,12 +346,17 @@ function checkByStat(dir: SecureDir, name: string): SecureStat | undefined {
   // Windows has neither POSIX owners nor modes; its DACL is checked on a descriptor instead.
   const posix = process.platform !== "win32";
   const failed =
-    stat.type === "symlink" ? "symlink_refused"
-    : stat.type !== "file" ? "not_regular_file"
-    : stat.nlink !== 1 ? "hardlink_refused"
-    : posix && stat.uid !== process.geteuid?.() ? "owner_mismatch"
-    : posix && stat.mode !== 0o600 ? "mode_mismatch"
-    : undefined;
+    stat.type === "symlink"
+      ? "symlink_refused"
+      : stat.type !== "file"
+        ? "not_regular_file"
+        : stat.nlink !== 1
+          ? "hardlink_refused"
+          : posix && stat.uid !== process.geteuid?.()
+            ? "owner_mismatch"
+            : posix && stat.mode !== 0o600
+              ? "mode_mismatch"
+              : undefined;
   if (failed !== undefined) throw insecure(new SecureFsError(failed, { operation: "stat", path: path.join(dir.path, name) }), name);
   return stat;
 }

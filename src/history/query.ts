@@ -25,7 +25,9 @@ export function normalizePrompt(prompt: string): string {
 /** Lower-case search tokens of a query, first occurrences in order: runs of letters and digits (all else separates, so never reaches FTS5). */
 export function tokenizeQuery(query: string): string[] {
   const seen = new Set<string>();
-  for (const raw of normalizePrompt(query).toLowerCase().split(/[^\p{L}\p{N}]+/u)) {
+  for (const raw of normalizePrompt(query)
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)) {
     if (raw !== "") seen.add(raw);
   }
   return [...seen];

@@ -57,7 +57,9 @@ export function recreateSchema(db: SqliteConnection): number {
 /** Drops every object but the `history` table (the FTS shadow tables go with their virtual tables). */
 function dropAllButHistoryTable(db: SqliteConnection): void {
   const objects = db
-    .prepare("SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')")
+    .prepare(
+      "SELECT type, name FROM sqlite_master WHERE name <> 'history' AND name NOT LIKE 'sqlite_%' AND type IN ('trigger', 'index', 'view', 'table') AND (type <> 'table' OR sql LIKE 'CREATE VIRTUAL TABLE%')",
+    )
     .all<{ type: string; name: string }>();
   // Triggers first: they would otherwise follow a renamed table and fire on the copy.
   for (const kind of ["trigger", "view", "table", "index"]) {
@@ -76,7 +78,12 @@ function rebuildInCurrentLayout(db: SqliteConnection): void {
     db.exec(SCHEMA);
     return;
   }
-  const columns = new Set((db.prepare("SELECT name FROM pragma_table_info('history')").all<{ name: string }>()).map((c) => c.name));
+  const columns = new Set(
+    db
+      .prepare("SELECT name FROM pragma_table_info('history')")
+      .all<{ name: string }>()
+      .map((c) => c.name),
+  );
   dropAllButHistoryTable(db);
   db.exec("ALTER TABLE history RENAME TO history_v0");
   db.exec(SCHEMA);

@@ -79,7 +79,10 @@ export function immediateTransaction<T>(db: SqliteConnection, fn: () => T): T {
 
 /** Refuses a connection whose main database is not at the path given: anything else means another VFS reached the file by name. */
 export function checkPinnedConnection(db: SqliteConnection, expected: string): void {
-  const main = db.prepare("PRAGMA database_list").all().find((row) => row.name === "main");
+  const main = db
+    .prepare("PRAGMA database_list")
+    .all()
+    .find((row) => row.name === "main");
   if (main?.file !== expected) throw pinUnavailable(`SQLite resolved ${expected} to ${String(main?.file)} instead of keeping it`);
 }
 
@@ -167,7 +170,11 @@ const LOADERS: Readonly<Record<SqliteDriverName, () => SqliteDriver>> = {
     type Constructor = new (file: string, options?: { readonly fileMustExist?: boolean }) => SqliteConnection & Scratch;
     const Database = createRequire(import.meta.url)("better-sqlite3") as Constructor;
     new Database(":memory:").close();
-    return driver("better-sqlite3", (file, options) => new Database(file, { fileMustExist: options.mustExist }), () => new Database(":memory:"));
+    return driver(
+      "better-sqlite3",
+      (file, options) => new Database(file, { fileMustExist: options.mustExist }),
+      () => new Database(":memory:"),
+    );
   },
 };
 

@@ -56,7 +56,7 @@ export function walOwnerStamp(file: SecureFile): number | undefined {
   const framesPerRead = Math.max(1, Math.floor(READ_CHUNK_BYTES / frameBytes));
   let pending: number | undefined;
   let committed: number | undefined;
-  for (let offset = WAL_HEADER_BYTES; offset + frameBytes <= size; ) {
+  for (let offset = WAL_HEADER_BYTES; offset + frameBytes <= size;) {
     const count = Math.min(framesPerRead, Math.floor((size - offset) / frameBytes));
     const run = file.readAt(offset, count * frameBytes);
     if (run.length < count * frameBytes) return committed;

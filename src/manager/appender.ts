@@ -103,7 +103,14 @@ export abstract class EntryAppender {
     fromExtension?: boolean,
     preserveData?: Record<string, unknown>,
   ): string {
-    return this.appendDraft({ type: "compaction", summary, ...defined({ shortSummary }), firstKeptEntryId, tokensBefore, ...defined({ details, fromExtension, preserveData }) }).id;
+    return this.appendDraft({
+      type: "compaction",
+      summary,
+      ...defined({ shortSummary }),
+      firstKeptEntryId,
+      tokensBefore,
+      ...defined({ details, fromExtension, preserveData }),
+    }).id;
   }
 
   /** Appends a `branch_summary` at the leaf without moving it (`fromId` `"root"`: before the first entry). @returns the new entry's id */

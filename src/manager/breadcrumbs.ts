@@ -110,7 +110,8 @@ function representable(value: string): boolean {
 type BreadcrumbMissReason = "unsafe_terminal_id" | "missing" | "malformed" | "unreadable";
 
 /** The outcome of {@link readBreadcrumb}. */
-export type BreadcrumbReadResult = { kind: "found"; cwd: string; sessionFile: string } | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
+export type BreadcrumbReadResult =
+  { kind: "found"; cwd: string; sessionFile: string } | { kind: "none"; reason: BreadcrumbMissReason; storageCode?: StorageErrorCode };
 
 /** Reads the breadcrumb of `terminalId`. Never throws on I/O or bad content. */
 export async function readBreadcrumb(home: BreadcrumbHome, terminalId: string): Promise<BreadcrumbReadResult> {
@@ -151,7 +152,12 @@ export type BreadcrumbResolution =
     };
 
 /** The session this terminal last used, if it may be resumed from `cwd`: the breadcrumb's cwd resolves to the same path, and the session file is still a regular file (not a link). */
-export async function resolveBreadcrumb(home: BreadcrumbHome, terminalId: string, cwd: string, options: ResolveBreadcrumbOptions = {}): Promise<BreadcrumbResolution> {
+export async function resolveBreadcrumb(
+  home: BreadcrumbHome,
+  terminalId: string,
+  cwd: string,
+  options: ResolveBreadcrumbOptions = {},
+): Promise<BreadcrumbResolution> {
   const read = await readBreadcrumb(home, terminalId);
   if (read.kind === "none") return { ...read, kind: "ignored" };
   if (path.resolve(read.cwd) !== path.resolve(cwd)) return { kind: "ignored", reason: "cwd_mismatch" };
@@ -181,7 +187,8 @@ function withBreadcrumbs<T>(home: BreadcrumbHome, write: boolean, use: (storage:
   if (typeof home === "string" && !path.isAbsolute(home)) throw pathError("invalid_path", home);
   const where = path.join(typeof home === "string" ? path.resolve(home) : home.path, TERMINAL_SESSIONS_DIR);
   const direction = write ? "write" : "read";
-  const root = typeof home === "string" ? guardStorage(direction, where, () => (write ? AgentRoot.open(home, { write: true }) : AgentRoot.openIfExists(home))) : home;
+  const root =
+    typeof home === "string" ? guardStorage(direction, where, () => (write ? AgentRoot.open(home, { write: true }) : AgentRoot.openIfExists(home))) : home;
   if (root === undefined) throw pathError("not_found", where);
   try {
     const dir = guardStorage(direction, path.join(root.path, TERMINAL_SESSIONS_DIR), () => root.openDir(TERMINAL_SESSIONS_DIR));

@@ -51,7 +51,11 @@ async function* candidates(options: ResolvedOptions, cwd: string, skipped: Skipp
 }
 
 /** Opens the first {@link candidates} that opens; one busy, or refused as a listing would, goes to `skipped`, any other failure is thrown. @returns `opened` undefined for none */
-export async function openFirstFree<T>(options: ResolvedOptions, cwd: string, open: (file: string) => T): Promise<{ opened: T | undefined; skipped: SkippedSession[] }> {
+export async function openFirstFree<T>(
+  options: ResolvedOptions,
+  cwd: string,
+  open: (file: string) => T,
+): Promise<{ opened: T | undefined; skipped: SkippedSession[] }> {
   const skipped: SkippedSession[] = [];
   for await (const file of candidates(options, cwd, skipped)) {
     try {

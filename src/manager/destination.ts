@@ -97,7 +97,13 @@ const POLICY_VALUES = {
  * The options a factory taking GJC's policy arguments runs with: the policies checked, then the destination resolved for `cwd`.
  * @throws SessionManagerError `invalid_options` for an unknown policy value; what {@link targetOf} and `resolveOptions` throw
  */
-export function resolveFactoryOptions(cwd: string, destination: SessionDestinationInput, storage: SessionStorage | undefined, policies: Policies, options: SessionManagerOptions): ResolvedOptions {
+export function resolveFactoryOptions(
+  cwd: string,
+  destination: SessionDestinationInput,
+  storage: SessionStorage | undefined,
+  policies: Policies,
+  options: SessionManagerOptions,
+): ResolvedOptions {
   for (const name of ["migrationPolicy", "sessionMemoryMode"] as const) {
     const value = policies[name];
     if (value !== undefined && !(POLICY_VALUES[name] as readonly string[]).includes(value)) {

@@ -10,13 +10,35 @@ import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
-import { FileSessionStorage, ManagedSessionStorage, StorageError, decodeUtf8Prefix, type SessionFileReader, type SessionStorage, type StorageErrorCode, type StorageStat } from "../storage/index.js";
+import {
+  FileSessionStorage,
+  ManagedSessionStorage,
+  StorageError,
+  decodeUtf8Prefix,
+  type SessionFileReader,
+  type SessionStorage,
+  type StorageErrorCode,
+  type StorageStat,
+} from "../storage/index.js";
 import { FIRST_PATCH_VERSION } from "../session/index.js";
 import { SessionManagerError } from "./errors.js";
 import { readListingIndex, writeListingIndex, type ListingIndex } from "./listing-index.js";
 import { indexAccess, type IndexAccess } from "./sidecar-files.js";
 import { scanRest } from "./rest-scan.js";
-import { MessageCollector, SESSION_LIST_PREFIX_BYTES, buildSessionInfo, skipOf, summarizePrefix, type CachedOutcome, type LatePatches, type ListingRecord, type PrefixSummary, type ResumePoint, type SessionInfo, type SkippedSession } from "./session-info.js";
+import {
+  MessageCollector,
+  SESSION_LIST_PREFIX_BYTES,
+  buildSessionInfo,
+  skipOf,
+  summarizePrefix,
+  type CachedOutcome,
+  type LatePatches,
+  type ListingRecord,
+  type PrefixSummary,
+  type ResumePoint,
+  type SessionInfo,
+  type SkippedSession,
+} from "./session-info.js";
 
 const SESSION_FILE_SUFFIX = ".jsonl";
 const DEFAULT_DISCOVERY_CONCURRENCY = 64;
@@ -52,7 +74,11 @@ export async function listAll(sessionsRoot: string, options: DiscoveryOptions = 
   const context = contextFor(sessionsRoot, options);
   const skipped: SkippedSession[] = [];
   const dirs = listNames(context.storage, sessionsRoot, "directory", skipped);
-  return listDirectories(context, dirs.map((name) => path.join(sessionsRoot, name)), skipped);
+  return listDirectories(
+    context,
+    dirs.map((name) => path.join(sessionsRoot, name)),
+    skipped,
+  );
 }
 
 /**
@@ -87,12 +113,21 @@ export async function listRecentSessions(sessionDir: string, limit = 20, options
  * GJC's `getRecentSessions`: the sessions of {@link listRecentSessions}, as our {@link SessionInfo} rows.
  * @throws SessionManagerError `invalid_options` for a negative or fractional limit; StorageError for a bad directory path
  */
-export async function getRecentSessions(sessionDir: string, limit = 20, storage?: SessionStorage, options: Omit<DiscoveryOptions, "storage"> = {}): Promise<SessionInfo[]> {
+export async function getRecentSessions(
+  sessionDir: string,
+  limit = 20,
+  storage?: SessionStorage,
+  options: Omit<DiscoveryOptions, "storage"> = {},
+): Promise<SessionInfo[]> {
   return (await listRecentSessions(sessionDir, limit, storage === undefined ? options : { ...options, storage })).sessions;
 }
 
 /** The path of the newest valid session of `sessionDir` by mtime, or `null` when there is none. */
-export async function findMostRecentSession(sessionDir: string, storage?: SessionStorage, options: Omit<DiscoveryOptions, "storage"> = {}): Promise<string | null> {
+export async function findMostRecentSession(
+  sessionDir: string,
+  storage?: SessionStorage,
+  options: Omit<DiscoveryOptions, "storage"> = {},
+): Promise<string | null> {
   return (await getRecentSessions(sessionDir, 1, storage, options))[0]?.path ?? null;
 }
 
@@ -180,7 +215,13 @@ type FileIdentity = Pick<StorageStat, "dev" | "ino" | "size" | "mtimeMs" | "ctim
 
 /** True when `stat` shows the object `identity` was read from, unchanged; the change time counts too (`utimes` can restore an mtime after a same-size rewrite, not a ctime). */
 function sameFile(identity: FileIdentity, stat: FileIdentity): boolean {
-  return identity.dev === stat.dev && identity.ino === stat.ino && identity.size === stat.size && identity.mtimeMs === stat.mtimeMs && identity.ctimeMs === stat.ctimeMs;
+  return (
+    identity.dev === stat.dev &&
+    identity.ino === stat.ino &&
+    identity.size === stat.size &&
+    identity.mtimeMs === stat.mtimeMs &&
+    identity.ctimeMs === stat.ctimeMs
+  );
 }
 
 /** The record of `outcome` read from a file with the identity in `stat`. */

@@ -83,7 +83,13 @@ const HEADER_PEEK = 64 << 10;
  * why rows cannot describe the file (a repeated id, a parent that comes later or never), for the load report.
  * @throws SessionFormatError `version_too_new` / `invalid_version` / `line_too_long`; storage errors
  */
-export function openIndexed(storage: SessionStorage, file: string, lookup: BlobLookup, writer: SessionStorageWriter | undefined, now: () => Date): IndexedSession | string | undefined {
+export function openIndexed(
+  storage: SessionStorage,
+  file: string,
+  lookup: BlobLookup,
+  writer: SessionStorageWriter | undefined,
+  now: () => Date,
+): IndexedSession | string | undefined {
   const access = indexAccess(storage, path.dirname(file));
   if (access.file === undefined) return undefined;
   // A writer reads through its own descriptor: the very file it appends to, with no second open.
@@ -239,8 +245,12 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
   let tree: SessionTree | undefined;
   // Once the tree exists an id is confirmed through its entries, so a line read for a lookup is read once and kept,
   // and a lookup after the open reads the file only for an entry the open did not read.
-  const keys = new TableKeys(table, rows, classes.parents, (row) =>
-    tree === undefined ? recordOf(checked.get(row)) ?? source.record(row) : (tree.index.entriesAt([positionOfRow[row]!])[0] as unknown as JsonRecord),
+  const keys = new TableKeys(
+    table,
+    rows,
+    classes.parents,
+    (row) =>
+      tree === undefined ? (recordOf(checked.get(row)) ?? source.record(row)) : (tree.index.entriesAt([positionOfRow[row]!])[0] as unknown as JsonRecord),
     source.repeated,
   );
   const patchRecords = source.read(patchRows) as JsonRecord[];
@@ -322,7 +332,13 @@ function build(file: string, source: LineSource, classes: RowClasses, stored: nu
     tree,
     lines,
     // Read from the end: an assistant message is nearly always near it.
-    hasAssistant: findLastMessage(tree.index.count, (i) => tree.index.typeAt(i), (positions) => tree.index.entriesAt(positions), (entry) => (isAssistantMessage(entry) ? true : undefined)) === true,
+    hasAssistant:
+      findLastMessage(
+        tree.index.count,
+        (i) => tree.index.typeAt(i),
+        (positions) => tree.index.entriesAt(positions),
+        (entry) => (isAssistantMessage(entry) ? true : undefined),
+      ) === true,
     usage: new DeferredUsage(loadedEntries),
     report,
   };
@@ -370,7 +386,7 @@ function rowsReader(source: LineSource, known: ReadonlyMap<number, LinePieceOf>)
   const held = [...known.keys()].sort((a, b) => a - b);
   return (rows) => {
     let hits = 0;
-    for (let r = 0, h = 0; r < rows.length && h < held.length; ) {
+    for (let r = 0, h = 0; r < rows.length && h < held.length;) {
       if (rows[r]! < held[h]!) r += 1;
       else if (rows[r]! > held[h]!) h += 1;
       else [hits, r, h] = [hits + 1, r + 1, h + 1];

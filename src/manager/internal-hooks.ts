@@ -18,7 +18,15 @@ export interface SynchronousSwitches<SessionManager> {
   /** `branchWithSummary` with every option of the tree's (pi's `fromHook` among them). */
   branchWithSummary(manager: SessionManager, branchFromId: string | null, summary: string, options: BranchSummaryOptions): string;
   /** `forkFrom`, synchronously, with the peer's {@link ForkChoices} (and the factory's storage and policies, when it has them). */
-  forkFrom(sourcePath: string, cwd: string, destination: SessionDestinationInput, options: SessionManagerOptions, fork: ForkChoices, storage?: SessionStorage, policies?: Policies): SessionManager;
+  forkFrom(
+    sourcePath: string,
+    cwd: string,
+    destination: SessionDestinationInput,
+    options: SessionManagerOptions,
+    fork: ForkChoices,
+    storage?: SessionStorage,
+    policies?: Policies,
+  ): SessionManager;
   /** Closes the manager now, releasing its file for another manager of this process. @returns false, changing nothing, while queued work runs */
   releaseNow(manager: SessionManager): boolean;
   /**
@@ -36,9 +44,7 @@ export interface SynchronousSwitches<SessionManager> {
 
 /** What {@link SynchronousSwitches.successor} builds. */
 export type SuccessorPlan =
-  | { kind: "new"; parentSession?: string | undefined; id?: string | undefined }
-  | { kind: "branched"; leafId: string }
-  | { kind: "forked" };
+  { kind: "new"; parentSession?: string | undefined; id?: string | undefined } | { kind: "branched"; leafId: string } | { kind: "forked" };
 
 /** A peer's fork choices: the header's `parentSession` (default the source's id), the copy's session id (default a new one), and writing the copy at once (write-through on). */
 export interface ForkChoices {

@@ -388,4 +388,3 @@ export function indexWrittenFile(storage: SessionStorage, writer: SessionStorage
     return undefined;
   }
 }
-

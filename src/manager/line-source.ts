@@ -179,7 +179,8 @@ export class LineSource {
         const row = rows[k]!;
         const at = table.offset[row]! - from;
         const after = at + table.length(row);
-        if (after > bytes.length || (after < bytes.length && bytes[after] !== NEWLINE)) throw new IndexMismatch(`line ${table.lineOf(row)} does not end where indexed`);
+        if (after > bytes.length || (after < bytes.length && bytes[after] !== NEWLINE))
+          throw new IndexMismatch(`line ${table.lineOf(row)} does not end where indexed`);
         if (!startsAt(table, row, bytes, at)) throw new IndexMismatch(`line ${table.lineOf(row)} does not start where indexed`);
         out.push(pieceOf(this.#file, table, row, bytes, at, after, windows.text(at, after)));
       }

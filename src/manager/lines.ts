@@ -91,7 +91,11 @@ export function persistedLineText(line: Extract<ManagedLine, { kind: "entry" | "
 }
 
 /** The bytes of a complete file for `header` and `lines` by the module's rules, and the count of pre-v4 patches left out. */
-export function serializeManagedLines(header: SessionHeader, lines: readonly ManagedLine[], sink: BlobSink | undefined): { bytes: Buffer; droppedInertPatches: number } {
+export function serializeManagedLines(
+  header: SessionHeader,
+  lines: readonly ManagedLine[],
+  sink: BlobSink | undefined,
+): { bytes: Buffer; droppedInertPatches: number } {
   let droppedInertPatches = 0;
   const bytes = joinLines(lines, (line) => {
     if (line.kind === "header") return serializeRecord(header);

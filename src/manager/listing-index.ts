@@ -20,14 +20,60 @@ export type ListingIndex = Map<string, ListingRecord>;
 
 // A record is an array (half the parse of named fields). A skip ends after `skip`; a session has
 // every field, `null` for an absent one, its texts as [start, end) spans in the second line.
-const FIELDS = ["name", "dev", "ino", "size", "mtimeMs", "ctimeMs", "skip", "id", "cwd", "title", "shortSummary", "parentSession", "timestamp", "version", "messageCount", "parsedBytes", "firstStart", "firstEnd", "allStart", "allEnd", "lateTitle", "lateCwd"] as const;
+const FIELDS = [
+  "name",
+  "dev",
+  "ino",
+  "size",
+  "mtimeMs",
+  "ctimeMs",
+  "skip",
+  "id",
+  "cwd",
+  "title",
+  "shortSummary",
+  "parentSession",
+  "timestamp",
+  "version",
+  "messageCount",
+  "parsedBytes",
+  "firstStart",
+  "firstEnd",
+  "allStart",
+  "allEnd",
+  "lateTitle",
+  "lateCwd",
+] as const;
 const SKIP_FIELDS = FIELDS.indexOf("skip") + 1;
 
 type Text = string | null;
 type SkipCode = PrefixRejection["code"];
 type StoredRecord =
   | [string, string, string, number, number, number | null, SkipCode]
-  | [string, string, string, number, number, number | null, null, string, string, Text, Text, Text, Text, number, number, number, number | null, number | null, number, number, Text, Text];
+  | [
+      string,
+      string,
+      string,
+      number,
+      number,
+      number | null,
+      null,
+      string,
+      string,
+      Text,
+      Text,
+      Text,
+      Text,
+      number,
+      number,
+      number,
+      number | null,
+      number | null,
+      number,
+      number,
+      Text,
+      Text,
+    ];
 
 const SKIPS: readonly SkipCode[] = ["empty", "invalid_header", "version_too_new", "invalid_version"];
 const SESSION_NAME = /^[^./\\\0][^/\\\0]*\.jsonl$/;
@@ -42,7 +88,30 @@ const isSpan = (start: unknown, end: unknown): boolean => isCount(start) && isCo
 
 function isStoredRecord(value: unknown): value is StoredRecord {
   if (!Array.isArray(value) || (value.length !== SKIP_FIELDS && value.length !== FIELDS.length)) return false;
-  const [name, dev, ino, size, mtimeMs, ctimeMs, skip, id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstStart, firstEnd, allStart, allEnd, lateTitle, lateCwd] = value as unknown[];
+  const [
+    name,
+    dev,
+    ino,
+    size,
+    mtimeMs,
+    ctimeMs,
+    skip,
+    id,
+    cwd,
+    title,
+    shortSummary,
+    parentSession,
+    timestamp,
+    version,
+    messageCount,
+    parsedBytes,
+    firstStart,
+    firstEnd,
+    allStart,
+    allEnd,
+    lateTitle,
+    lateCwd,
+  ] = value as unknown[];
   if (typeof name !== "string" || !SESSION_NAME.test(name) || !isId(dev) || !isId(ino)) return false;
   if (!isCount(size) || !Number.isFinite(mtimeMs) || !(ctimeMs === null || Number.isFinite(ctimeMs))) return false;
   if (value.length === SKIP_FIELDS) return SKIPS.includes(skip as SkipCode);
@@ -124,7 +193,22 @@ function toStored(name: string, record: ListingRecord, span: (text: string) => [
   const { id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstMessage, allMessagesText } = outcome.summary;
   const first = firstMessage === undefined ? ([null, null] as const) : span(firstMessage);
   const late = [outcome.late.title ?? null, outcome.late.cwd ?? null] as const;
-  return [...identity, null, id, cwd, title ?? null, shortSummary ?? null, parentSession ?? null, timestamp ?? null, version, messageCount, parsedBytes, ...first, ...span(allMessagesText), ...late];
+  return [
+    ...identity,
+    null,
+    id,
+    cwd,
+    title ?? null,
+    shortSummary ?? null,
+    parentSession ?? null,
+    timestamp ?? null,
+    version,
+    messageCount,
+    parsedBytes,
+    ...first,
+    ...span(allMessagesText),
+    ...late,
+  ];
 }
 
 /** The record `stored` describes for `file`. @throws SyntaxError when a text span holds no string literal */
@@ -133,13 +217,43 @@ function fromStored(stored: StoredRecord, file: string, texts: string): ListingR
   const record: ListingRecord = { dev, ino, size, mtimeMs, outcome: { kind: "skip", code: skip ?? "empty" }, resume: undefined };
   if (ctimeMs !== null) record.ctimeMs = ctimeMs;
   if (stored[6] !== null) return record;
-  const [, , , , , , , id, cwd, title, shortSummary, parentSession, timestamp, version, messageCount, parsedBytes, firstStart, firstEnd, allStart, allEnd, lateTitle, lateCwd] = stored;
+  const [
+    ,
+    ,
+    ,
+    ,
+    ,
+    ,
+    ,
+    id,
+    cwd,
+    title,
+    shortSummary,
+    parentSession,
+    timestamp,
+    version,
+    messageCount,
+    parsedBytes,
+    firstStart,
+    firstEnd,
+    allStart,
+    allEnd,
+    lateTitle,
+    lateCwd,
+  ] = stored;
   const late: LatePatches = {};
   if (lateTitle !== null) late.title = lateTitle;
   if (lateCwd !== null) late.cwd = lateCwd;
   const summary: PrefixSummary = {
-    kind: "session", id, cwd, title: title ?? undefined, shortSummary: shortSummary ?? undefined, parentSession: parentSession ?? undefined,
-    timestamp: timestamp ?? undefined, version, messageCount,
+    kind: "session",
+    id,
+    cwd,
+    title: title ?? undefined,
+    shortSummary: shortSummary ?? undefined,
+    parentSession: parentSession ?? undefined,
+    timestamp: timestamp ?? undefined,
+    version,
+    messageCount,
     firstMessage: firstStart === null || firstEnd === null ? undefined : textAt(texts, firstStart, firstEnd),
     allMessagesText: textAt(texts, allStart, allEnd),
     parsedBytes,

@@ -50,7 +50,10 @@ export function openSessionFile(storage: SessionStorage, file: string, options: 
       return freshFile(file, { from: file, to: moveAside(storage, file, options.now()), reason: result.reason });
     }
     // Blob references of known entries only: a record kept verbatim is written back as read.
-    const resolved = resolveBlobRefs(result.entries.filter((entry) => !isUnknownEntry(entry)), options.lookup);
+    const resolved = resolveBlobRefs(
+      result.entries.filter((entry) => !isUnknownEntry(entry)),
+      options.lookup,
+    );
     let k = 0;
     const report = {
       ...emptyReport(file),

@@ -78,7 +78,8 @@ export interface ResolvedOptions {
 }
 
 function checkAbsolute(value: string | undefined, name: string): void {
-  if (value !== undefined && (typeof value !== "string" || !path.isAbsolute(value))) throw new SessionManagerError("invalid_options", `${name} must be an absolute path`);
+  if (value !== undefined && (typeof value !== "string" || !path.isAbsolute(value)))
+    throw new SessionManagerError("invalid_options", `${name} must be an absolute path`);
 }
 
 /**

@@ -35,7 +35,8 @@ export interface ToolSelectionState {
 export function selectionFromToolNames(toolNames: readonly string[] | undefined, classify: ToolClassifier | undefined): ToolSelectionChange {
   if (toolNames === undefined) return {};
   if (toolNames.length === 0) return { mcp: [], discoveredBuiltin: [] };
-  if (classify === undefined) throw new SessionManagerError("tool_classifier_required", "toolNames were given without classifyTool; their selection domain is unknown");
+  if (classify === undefined)
+    throw new SessionManagerError("tool_classifier_required", "toolNames were given without classifyTool; their selection domain is unknown");
   const mcp: string[] = [];
   const builtin: string[] = [];
   for (const name of new Set(toolNames)) {
@@ -54,7 +55,8 @@ export function selectionDrafts(change: ToolSelectionChange): SelectionDraft[] {
   const shared = change.mcp !== undefined && change.discoveredBuiltin !== undefined ? { mutationCorrelationId: randomUUID() } : {};
   const drafts: SelectionDraft[] = [];
   if (change.mcp !== undefined) drafts.push({ type: "mcp_tool_selection", selectedToolNames: [...change.mcp], ...shared });
-  if (change.discoveredBuiltin !== undefined) drafts.push({ type: "discovered_builtin_tool_selection", selectedToolNames: [...change.discoveredBuiltin], ...shared });
+  if (change.discoveredBuiltin !== undefined)
+    drafts.push({ type: "discovered_builtin_tool_selection", selectedToolNames: [...change.discoveredBuiltin], ...shared });
   return drafts;
 }
 

@@ -140,7 +140,11 @@ export interface ResolvedSessionMatch {
 /** Whether `prefix` (lowercased) starts the id, the file name or the id part of the file name. */
 function matchesPrefix(session: SessionInfo, prefix: string): boolean {
   const name = path.basename(session.path).toLowerCase();
-  const idPart = name.replace(/\.jsonl$/, "").split("_").pop() ?? "";
+  const idPart =
+    name
+      .replace(/\.jsonl$/, "")
+      .split("_")
+      .pop() ?? "";
   return session.id.toLowerCase().startsWith(prefix) || name.startsWith(prefix) || idPart.startsWith(prefix);
 }
 
@@ -150,7 +154,13 @@ function matchesPrefix(session: SessionInfo, prefix: string): boolean {
  * only without a `sessionDir`, in every managed scope.
  * @returns `undefined` when nothing matches or `sessionArg` is empty
  */
-export async function resolveResumableSession(sessionArg: string, cwd: string, sessionDir?: string, storage?: SessionStorage, managedAgentDir?: string): Promise<ResolvedSessionMatch | undefined> {
+export async function resolveResumableSession(
+  sessionArg: string,
+  cwd: string,
+  sessionDir?: string,
+  storage?: SessionStorage,
+  managedAgentDir?: string,
+): Promise<ResolvedSessionMatch | undefined> {
   const prefix = typeof sessionArg === "string" ? sessionArg.trim().toLowerCase() : "";
   if (prefix.length === 0) return undefined;
   const local = (await SessionDirectories.list(cwd, sessionDir, storage, { agentDir: managedAgentDir })).find((s) => matchesPrefix(s, prefix));

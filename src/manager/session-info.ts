@@ -1,5 +1,15 @@
 /** What a session picker shows about one session file (from its first few kilobytes, completed by the rest scan), or why the file is left out, and the record a listing keeps of it; no I/O. */
-import { SessionFormatError, schemaChecks, checkHeaderVersion, isJsonRecord, replayPatches, scanJsonl, type JsonRecord, type ReplayItem, type SessionHeader } from "../session/index.js";
+import {
+  SessionFormatError,
+  schemaChecks,
+  checkHeaderVersion,
+  isJsonRecord,
+  replayPatches,
+  scanJsonl,
+  type JsonRecord,
+  type ReplayItem,
+  type SessionHeader,
+} from "../session/index.js";
 import { StorageError, type StorageErrorCode, type StorageStat } from "../storage/index.js";
 import { sanitizeSessionTitle } from "./title.js";
 
@@ -20,8 +30,18 @@ export const NO_MESSAGES = "(no messages)";
  * (`continueRecent` only: a line no string can hold, so the session cannot be loaded).
  */
 export type DiscoverySkipCode =
-  | "empty" | "invalid_header" | "version_too_new" | "invalid_version" | "symlink_refused" | "not_regular_file"
-  | "permission_denied" | "not_found" | "unsafe_entry" | "read_failed" | "session_busy" | "line_too_long";
+  | "empty"
+  | "invalid_header"
+  | "version_too_new"
+  | "invalid_version"
+  | "symlink_refused"
+  | "not_regular_file"
+  | "permission_denied"
+  | "not_found"
+  | "unsafe_entry"
+  | "read_failed"
+  | "session_busy"
+  | "line_too_long";
 
 /** One file left out of a listing. */
 export interface SkippedSession {
@@ -32,7 +52,13 @@ export interface SkippedSession {
 }
 
 // The storage failures a listing or `continueRecent` reports under the storage's own code.
-const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>(["symlink_refused", "not_regular_file", "permission_denied", "not_found", "unsafe_entry"]);
+const PASSED_THROUGH: ReadonlySet<StorageErrorCode> = new Set<StorageErrorCode>([
+  "symlink_refused",
+  "not_regular_file",
+  "permission_denied",
+  "not_found",
+  "unsafe_entry",
+]);
 
 function skipCodeOf(error: unknown): DiscoverySkipCode {
   if (error instanceof StorageError) {
@@ -150,7 +176,8 @@ export function summarizePrefix(text: string, whole: boolean): PrefixSummary | P
   try {
     version = checkHeaderVersion(header);
   } catch (error) {
-    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version")) return { kind: "skip", code: error.code };
+    if (error instanceof SessionFormatError && (error.code === "version_too_new" || error.code === "invalid_version"))
+      return { kind: "skip", code: error.code };
     throw error;
   }
   if (!schemaChecks().SessionHeaderSchema(header)) return { kind: "skip", code: "invalid_header" };
@@ -178,9 +205,7 @@ export interface LatePatches {
 }
 
 /** What a listing learned about one file: its metadata (with what it was built from), or why it is left out. */
-export type CachedOutcome =
-  | { kind: "session"; info: SessionInfo; summary: PrefixSummary; late: LatePatches }
-  | { kind: "skip"; code: DiscoverySkipCode };
+export type CachedOutcome = { kind: "session"; info: SessionInfo; summary: PrefixSummary; late: LatePatches } | { kind: "skip"; code: DiscoverySkipCode };
 
 /** One file's stored listing result: the identity it was read with (`ctimeMs` where the storage reports it), the outcome, where to resume. */
 export interface ListingRecord extends Pick<StorageStat, "dev" | "ino" | "size" | "mtimeMs" | "ctimeMs"> {
@@ -201,7 +226,13 @@ export interface ResumePoint {
 }
 
 /** Builds the listing entry of one file from its summary, late patches and stat; `partial` when the read ended early. */
-export function buildSessionInfo(path: string, summary: PrefixSummary, late: LatePatches, stat: { size: number; mtimeMs: number }, partial = false): SessionInfo {
+export function buildSessionInfo(
+  path: string,
+  summary: PrefixSummary,
+  late: LatePatches,
+  stat: { size: number; mtimeMs: number },
+  partial = false,
+): SessionInfo {
   const modified = new Date(stat.mtimeMs);
   const parsed = summary.timestamp === undefined ? Number.NaN : Date.parse(summary.timestamp);
   const created = Number.isNaN(parsed) ? modified : new Date(parsed);

@@ -108,7 +108,13 @@ export class SessionManager extends SessionDirectories {
     return SessionManager.#openPath(filePath, destination, storage, { migrationPolicy, sessionMemoryMode }, options);
   }
 
-  static #openPath(filePath: string, destination: SessionDestinationInput | undefined, storage: SessionStorage | undefined, policies: Policies, options: OpenSessionOptions): SessionManager {
+  static #openPath(
+    filePath: string,
+    destination: SessionDestinationInput | undefined,
+    storage: SessionStorage | undefined,
+    policies: Policies,
+    options: OpenSessionOptions,
+  ): SessionManager {
     const absolute = path.resolve(filePath);
     const resolved = resolveFactoryOptions(process.cwd(), destination ?? path.dirname(absolute), storage, policies, options);
     return SessionManager.#opened(resolved, absolute, options.readOnly === true);

@@ -79,7 +79,10 @@ export abstract class SessionReader extends EntryAppender {
   getChildren(parentId: string): FileEntry[] {
     const { tree } = this.current();
     // An entry whose id a later one holds is no node of the tree.
-    return tree.getEntries().filter((entry) => entry.parentId === parentId && typeof entry.id === "string" && tree.getEntry(entry.id) === entry).map(clone);
+    return tree
+      .getEntries()
+      .filter((entry) => entry.parentId === parentId && typeof entry.id === "string" && tree.getEntry(entry.id) === entry)
+      .map(clone);
   }
 
   /** Copies of the entries from the root to `fromId` (default: the leaf); an unknown id or `null` leaf gives `[]`. */

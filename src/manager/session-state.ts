@@ -102,7 +102,10 @@ export function freshState(options: ResolvedOptions, session: FreshSession, pers
 export function openedState(options: ResolvedOptions, file: string, readOnly: boolean, freshCwd: string): SessionState {
   const opened = openSessionFile(options.storage, file, { readOnly, lookup: options.blobStore?.lookup() ?? (() => undefined), now: options.now });
   const { indexed } = opened;
-  const loadedState = (session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists" | "unwritten">, index?: LineIndexAppender): SessionState => {
+  const loadedState = (
+    session: Omit<SessionState, "file" | "persistence" | "active" | "fileExists" | "unwritten">,
+    index?: LineIndexAppender,
+  ): SessionState => {
     const state: SessionState = { ...session, file, persistence: undefined, active: session.hasAssistant, fileExists: true, unwritten: 0 };
     if (!readOnly) state.persistence = new SessionPersistence(options, file, () => state.header.cwd, opened.writer, index);
     return state;
@@ -240,7 +243,11 @@ export function replacePayloads(state: SessionState, updates: readonly FileEntry
     replaced.set(existing, { ...base, ...copyValue(payload) } as FileEntry);
   }
   if (replaced.size === 0) return;
-  const tree = treeAt(state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry), state.tree.getLeafId(), now);
+  const tree = treeAt(
+    state.tree.getEntries().map((entry) => replaced.get(entry) ?? entry),
+    state.tree.getLeafId(),
+    now,
+  );
   state.tree = tree;
   state.lines = state.lines.map((line) => {
     if (line.kind !== "entry") return line;

@@ -39,7 +39,12 @@ export type SidecarRead = (into: Buffer, position: number) => number;
  * What `consume` makes of the sidecar `file`, or `undefined` when it is missing, larger than `maxBytes`, or fails the owner-only
  * checks (here for explicit storages; managed ones verify on open). `consume` refuses a file reading longer than `size` (still written).
  */
-export function readIndexSidecar<T>(storage: SessionStorage, file: string, maxBytes: number, consume: (read: SidecarRead, size: number) => T | undefined): T | undefined {
+export function readIndexSidecar<T>(
+  storage: SessionStorage,
+  file: string,
+  maxBytes: number,
+  consume: (read: SidecarRead, size: number) => T | undefined,
+): T | undefined {
   let reader: SessionFileReader | undefined;
   try {
     let expected: fs.BigIntStats | undefined;

@@ -6,7 +6,15 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { isValidEntryName, SecureFsError, type SecureDir } from "../fs/index.js";
-import { discoveredLegacyDirectories, formerWorkspaceIdentity, legacyDirectoryNames, workspaceIdentity, type LegacyAnchors, type ManagedScope, type WorkspaceIdentityResult } from "../scope/index.js";
+import {
+  discoveredLegacyDirectories,
+  formerWorkspaceIdentity,
+  legacyDirectoryNames,
+  workspaceIdentity,
+  type LegacyAnchors,
+  type ManagedScope,
+  type WorkspaceIdentityResult,
+} from "../scope/index.js";
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { MigrationError, type MigrationFailure } from "./errors.js";
 import { isReceipt, isTombstone, readRecords, RECEIPTS_DIRECTORY, TOMBSTONES_DIRECTORY, type MigrationReceipt, type Tombstone } from "./receipts.js";
@@ -139,7 +147,13 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
   const known = legacyDirectoryNames(scope, anchorsWithCanonical(options.anchors));
   const owners = new Map<string, WorkspaceIdentityResult>();
   let foreign = 0;
-  for (const name of new Set([...known, ...discoveredLegacyDirectories(root.list().map((e) => e.name), known)])) {
+  for (const name of new Set([
+    ...known,
+    ...discoveredLegacyDirectories(
+      root.list().map((e) => e.name),
+      known,
+    ),
+  ])) {
     listing.legacyDirectories.push(name);
     eachTranscript(root, name, path.join(scope.sessionsRoot, name), "source", scanErrors, (dir, fileName, file) => {
       const header = attempt(file, () => readHeader(dir, fileName, "source"));
@@ -164,7 +178,14 @@ function listBelow(root: SecureDir, scope: ManagedScope, options: ListCandidates
       // Hidden while the v2 copy its receipt names is still there.
       const copied = (d: { path: string; sessionId: string }) => v2.some((c) => c.path === d.path && c.sessionId === d.sessionId);
       if (receipts.some((r) => sameIdentity(r.source.identity, inspected.identity) && copied(r.destination))) return;
-      listing.candidates.push({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", sessionId: inspected.header.id, ...inspected, legacyDirectory: name });
+      listing.candidates.push({
+        path: file,
+        provenance: "legacy",
+        migrationState: "legacy_unmigrated",
+        sessionId: inspected.header.id,
+        ...inspected,
+        legacyDirectory: name,
+      });
     });
   }
   return { ...listing, foreign };
@@ -179,7 +200,12 @@ export function ownerIdentity(scope: Pick<ManagedScope, "former">, cwd: string):
 export function locateCandidate(scope: ManagedScope, candidate: SessionCandidate): { directory: string; fileName: string } {
   const directory = candidate.provenance === "v2" ? scope.directoryName : candidate.legacyDirectory;
   const fileName = path.basename(candidate.path);
-  if (typeof directory !== "string" || !isValidEntryName(directory) || !isValidEntryName(fileName) || candidate.path !== path.join(scope.sessionsRoot, directory, fileName)) {
+  if (
+    typeof directory !== "string" ||
+    !isValidEntryName(directory) ||
+    !isValidEntryName(fileName) ||
+    candidate.path !== path.join(scope.sessionsRoot, directory, fileName)
+  ) {
     throw new MigrationError("not_a_candidate", "outside_scope", "the candidate is not in this workspace's sessions root");
   }
   return { directory, fileName };
@@ -229,7 +255,14 @@ function anchorsWithCanonical(anchors: LegacyAnchors = {}): LegacyAnchors {
  * the owner-only scope directory, or a legacy one by the legacy-source rules. A missing one holds nothing; a refused or
  * unlistable one goes to `scanErrors` (a link as `symlink`).
  */
-function eachTranscript(root: SecureDir, name: string, dirPath: string, rules: TranscriptRules, scanErrors: PassedOver[], visit: (dir: SecureDir, fileName: string, file: string) => void): void {
+function eachTranscript(
+  root: SecureDir,
+  name: string,
+  dirPath: string,
+  rules: TranscriptRules,
+  scanErrors: PassedOver[],
+  visit: (dir: SecureDir, fileName: string, file: string) => void,
+): void {
   let dir: SecureDir;
   try {
     dir = root.openDir(name, rules === "source" ? { source: true } : {});
@@ -239,7 +272,10 @@ function eachTranscript(root: SecureDir, name: string, dirPath: string, rules: T
     return;
   }
   try {
-    const names = dir.list().map((entry) => entry.name).filter((n) => n.endsWith(SUFFIX) && n.length > SUFFIX.length && !n.startsWith("."));
+    const names = dir
+      .list()
+      .map((entry) => entry.name)
+      .filter((n) => n.endsWith(SUFFIX) && n.length > SUFFIX.length && !n.startsWith("."));
     for (const fileName of names.sort()) visit(dir, fileName, path.join(dirPath, fileName));
   } catch (error) {
     // A listing that fails (a name that is not UTF-8, an I/O error) fails this directory only.

@@ -47,8 +47,17 @@ function openArtifactRoot(parent: SecureDir, name: string): SecureDir | undefine
  * Walks the held `dir` by descriptor (legacy-source rules with `source`, else owner-only): each entry is stat'ed
  * without following it and given to `visit`, which throws to stop; each subdirectory opened must be the one stat'ed.
  */
-function walkTree(dir: SecureDir, source: boolean, visit: (rel: string, depth: number, st: ExactStat, parent: SecureDir, name: string) => void, prefix = "", depth = 1): void {
-  for (const name of dir.list().map((entry) => entry.name).sort()) {
+function walkTree(
+  dir: SecureDir,
+  source: boolean,
+  visit: (rel: string, depth: number, st: ExactStat, parent: SecureDir, name: string) => void,
+  prefix = "",
+  depth = 1,
+): void {
+  for (const name of dir
+    .list()
+    .map((entry) => entry.name)
+    .sort()) {
     const rel = prefix === "" ? name : `${prefix}/${name}`;
     const st = dir.stat(name);
     visit(rel, depth, st, dir, name);
@@ -66,7 +75,8 @@ function walkTree(dir: SecureDir, source: boolean, visit: (rel: string, depth: n
 
 function unwalkable(error: unknown): MigrationError {
   if (error instanceof MigrationError) return error;
-  if (error instanceof SecureFsError) return new MigrationError("unsafe_artifacts", refusalCause(error), `the artifact tree cannot be walked safely (${error.code})`);
+  if (error instanceof SecureFsError)
+    return new MigrationError("unsafe_artifacts", refusalCause(error), `the artifact tree cannot be walked safely (${error.code})`);
   throw error;
 }
 
@@ -187,7 +197,15 @@ export function* copyFileInto(
  * Copies the artifact tree `name` of `parent`, as `snapshot` lists it, into the empty staging directory `target` and
  * returns its manifest. Every directory it creates is pushed to `opened`, for the caller to sync and close.
  */
-export function* copyTree(parent: SecureDir, name: string, snapshot: ArtifactSnapshot, target: SecureDir, opened: SecureDir[], onBytes: (bytes: number) => void, onFile: () => void): Steps<ManifestEntry[]> {
+export function* copyTree(
+  parent: SecureDir,
+  name: string,
+  snapshot: ArtifactSnapshot,
+  target: SecureDir,
+  opened: SecureDir[],
+  onBytes: (bytes: number) => void,
+  onFile: () => void,
+): Steps<ManifestEntry[]> {
   const root = openArtifactRoot(parent, name);
   try {
     const st = root?.stat();

@@ -5,8 +5,14 @@ import { SCOPE_ERROR_CODES } from "../scope/index.js";
 
 /** Codes only migration produces, in README order. */
 const MIGRATION_ONLY_ERROR_CODES = [
-  "legacy_migration_disabled", "migration_retired", "destination_conflict", "source_changed",
-  "unsafe_source", "unsafe_artifacts", "artifact_capacity_exceeded", "not_a_candidate",
+  "legacy_migration_disabled",
+  "migration_retired",
+  "destination_conflict",
+  "source_changed",
+  "unsafe_source",
+  "unsafe_artifacts",
+  "artifact_capacity_exceeded",
+  "not_a_candidate",
 ] as const;
 
 /** Every code a migration may fail with: the scope codes plus the migration-only ones. */

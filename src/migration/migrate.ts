@@ -14,13 +14,30 @@ import { INTERNAL_DIRECTORY, resolveManagedScope, SESSIONS_DIRECTORY, type Manag
 import { openScopeDir, openSessionsRoot } from "./agent-root.js";
 import { locateCandidate, ownerIdentity, readScopeTombstones, type SessionCandidate } from "./candidates.js";
 import {
-  copyFileInto, copyTree, DEFAULT_ARTIFACT_LIMITS, hashManagedFile, manifestOfManagedTree, sameManifest,
-  snapshotArtifactTree, snapshotStillHolds, verifyMismatch, type ArtifactLimits, type ArtifactSnapshot,
+  copyFileInto,
+  copyTree,
+  DEFAULT_ARTIFACT_LIMITS,
+  hashManagedFile,
+  manifestOfManagedTree,
+  sameManifest,
+  snapshotArtifactTree,
+  snapshotStillHolds,
+  verifyMismatch,
+  type ArtifactLimits,
+  type ArtifactSnapshot,
 } from "./copy.js";
 import { MigrationError, writeFailure, type MigrationFailure } from "./errors.js";
 import {
-  encodeRecord, LOCKS_DIRECTORY, operationId, RECEIPTS_DIRECTORY, sourceLockName, TOMBSTONES_DIRECTORY, writeRecord,
-  type ManifestEntry, type MigrationReceipt, type Tombstone,
+  encodeRecord,
+  LOCKS_DIRECTORY,
+  operationId,
+  RECEIPTS_DIRECTORY,
+  sourceLockName,
+  TOMBSTONES_DIRECTORY,
+  writeRecord,
+  type ManifestEntry,
+  type MigrationReceipt,
+  type Tombstone,
 } from "./receipts.js";
 import { identifyTranscript, openDirByRules, openTranscript, readHeader, sameIdentity, sameStat } from "./session-file.js";
 import { runLater, runNow, wait, type Steps } from "./waits.js";
@@ -56,7 +73,8 @@ export interface OpenForWriteOptions {
 }
 
 /** Outcome of {@link openCandidateForWrite}: the v2 transcript to open for writing, or why not. `migrated`: this call copied the source. */
-export type OpenForWriteResult = { readonly kind: "opened"; readonly path: string; readonly provenance: "v2" | "legacy"; readonly migrated: boolean } | MigrationFailure;
+export type OpenForWriteResult =
+  { readonly kind: "opened"; readonly path: string; readonly provenance: "v2" | "legacy"; readonly migrated: boolean } | MigrationFailure;
 
 /** Outcome of {@link retireCandidate}. */
 export type RetireResult = { readonly kind: "retired"; readonly tombstone: string } | MigrationFailure;
@@ -109,7 +127,9 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
         schemaVersion: 2,
         state: "retired",
         scope: scope.identityDigest,
-        targets: [{ path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity }],
+        targets: [
+          { path: candidate.path, sessionId: candidate.sessionId, cwd: candidate.header.cwd, provenance: candidate.provenance, identity: candidate.identity },
+        ],
       };
       const name = `${operationId(candidate.identity)}.json`;
       const dir = root.openDir([prepared.directoryName, INTERNAL_DIRECTORY, TOMBSTONES_DIRECTORY], { create: true });
@@ -130,9 +150,16 @@ export async function retireCandidate(scope: ManagedScope, candidate: SessionCan
 /** `scope` resolved again for write with the same sessions root, so writes land where the candidate was listed; `binding_conflict` when it moved. */
 function prepareScopeForWrite(scope: ManagedScope): ManagedScope {
   const defaultRoot = path.join(scope.agentDir, SESSIONS_DIRECTORY) === scope.sessionsRoot;
-  const prepared = resolveManagedScope({ cwd: scope.canonicalCwd, agentDir: scope.agentDir, ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }), mode: "write", former: scope.former });
+  const prepared = resolveManagedScope({
+    cwd: scope.canonicalCwd,
+    agentDir: scope.agentDir,
+    ...(defaultRoot ? {} : { sessionsRoot: scope.sessionsRoot }),
+    mode: "write",
+    former: scope.former,
+  });
   if (prepared.kind === "error") throw new MigrationError(prepared.code, prepared.cause, prepared.message);
-  if (prepared.scope.directoryPath !== scope.directoryPath) throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
+  if (prepared.scope.directoryPath !== scope.directoryPath)
+    throw new MigrationError("binding_conflict", "scope_moved", "the workspace now resolves to another scope");
   return { ...prepared.scope, legacyLexicalCwd: scope.legacyLexicalCwd };
 }
 
@@ -149,7 +176,8 @@ function* openSteps(scope: ManagedScope, candidate: SessionCandidate, options: O
     locateCandidate(scope, candidate);
     return { kind: "opened", path: candidate.path, provenance: "v2", migrated: false };
   }
-  if (policy === "disabled") throw new MigrationError("legacy_migration_disabled", "policy", "legacy sessions are read-only (session.directoryMigration is disabled)");
+  if (policy === "disabled")
+    throw new MigrationError("legacy_migration_disabled", "policy", "legacy sessions are read-only (session.directoryMigration is disabled)");
   // Checked before anything is prepared: a candidate from elsewhere writes nothing.
   const { directory, fileName } = locateCandidate(scope, candidate);
   if (!fileName.endsWith(".jsonl")) throw new MigrationError("invalid_request", "name", "the legacy file name cannot be used in a scope");
@@ -170,7 +198,8 @@ function* openSteps(scope: ManagedScope, candidate: SessionCandidate, options: O
     try {
       lock = yield* wait({ now: () => locks.lockSync(lockName, lockOptions), later: () => locks.lock(lockName, lockOptions) });
     } catch (error) {
-      if (error instanceof SecureFsError && error.code === "lock_busy") throw new MigrationError("migration_busy", "lock_busy", "another process is migrating this session");
+      if (error instanceof SecureFsError && error.code === "lock_busy")
+        throw new MigrationError("migration_busy", "lock_busy", "another process is migrating this session");
       throw error;
     }
     const limits: ArtifactLimits = { ...DEFAULT_ARTIFACT_LIMITS, ...options.limits };
@@ -231,7 +260,8 @@ function* migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"])
     throw new MigrationError("destination_conflict", "same_session_id", "another v2 file already holds this session id");
   }
   const existing = entryType(scopeDir, fileName);
-  if (existing !== undefined && existing !== "file") throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
+  if (existing !== undefined && existing !== "file")
+    throw new MigrationError("destination_conflict", existing, "the destination name is taken by something else");
   // Snapshotted first: an unsafe or too large tree is refused before anything is copied or compared.
   const snapshot = snapshotArtifactTree(legacyDir, artifacts, limits);
   const progress = progressReporter(onProgress, source.size + (snapshot?.totalBytes ?? 0), 1 + (snapshot?.files ?? 0));
@@ -240,7 +270,11 @@ function* migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"])
   }
 
   const attempt = `${STAGING_PREFIX}${op.slice(0, 16)}-${randomUUID()}`;
-  const [stagedTranscript, stagedArtifacts, stagedReceipt] = [".transcript", ".artifacts", ".receipt"].map((suffix) => attempt + suffix) as [string, string, string];
+  const [stagedTranscript, stagedArtifacts, stagedReceipt] = [".transcript", ".artifacts", ".receipt"].map((suffix) => attempt + suffix) as [
+    string,
+    string,
+    string,
+  ];
   // Every staging directory this attempt creates, synced with the scope and receipts directories.
   const opened: SecureDir[] = [];
   const onBytes = (bytes: number): void => progress.bytes(bytes);
@@ -268,7 +302,8 @@ function* migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"])
     yield* writeDurably(receipts, stagedReceipt, Buffer.from(encodeRecord(receipt), "utf8"));
     for (const dir of [scopeDir, receipts, ...opened]) yield* wait({ now: () => dir.sync(), later: () => dir.syncAsync() });
     if (!statUnchanged(job)) throw new MigrationError("source_changed", "changed_while_copying", "the legacy session changed during migration");
-    if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits)) throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
+    if (!snapshotStillHolds(legacyDir, artifacts, snapshot, limits))
+      throw new MigrationError("source_changed", "artifacts_changed", "the legacy artifacts changed during migration");
     progress.phase("publishing");
     if (existing === "file") {
       requireArtifactsMatch(job, snapshot, manifest);
@@ -284,7 +319,8 @@ function* migrateLocked(job: Job, onProgress: OpenForWriteOptions["onProgress"])
       try {
         scopeDir.publishNoReplace(stagedTranscript, fileName);
       } catch (error) {
-        if (error instanceof SecureFsError && error.code === "already_exists") throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
+        if (error instanceof SecureFsError && error.code === "already_exists")
+          throw new MigrationError("destination_conflict", "appeared", "a session file appeared at the destination");
         throw error;
       }
     }
@@ -325,7 +361,12 @@ function requireArtifactsMatch({ scopeDir, artifacts: name, limits }: Job, snaps
   if (type !== "directory" || snapshot === undefined) throw new MigrationError("destination_conflict", type, "the artifact destination is taken");
   const dir = asConflict(() => scopeDir.openDir(name));
   try {
-    if (!sameManifest(asConflict(() => manifestOfManagedTree(dir, limits)), manifest)) {
+    if (
+      !sameManifest(
+        asConflict(() => manifestOfManagedTree(dir, limits)),
+        manifest,
+      )
+    ) {
       throw new MigrationError("destination_conflict", "different_artifacts", "different artifacts already exist at the destination");
     }
   } finally {
@@ -351,7 +392,8 @@ function asConflict<T>(read: () => T): T {
   try {
     return read();
   } catch (error) {
-    if (error instanceof SecureFsError) throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
+    if (error instanceof SecureFsError)
+      throw new MigrationError("destination_conflict", error.code, `the destination is not a safe owner-only object (${error.code})`);
     throw error;
   }
 }

@@ -19,8 +19,7 @@ const RECORD_MAX_BYTES = 64 * 1024 * 1024;
 
 /** One entry of an artifact manifest (paths `/`-separated, relative to the artifact root). */
 export type ManifestEntry =
-  | { readonly kind: "directory"; readonly path: string }
-  | { readonly kind: "file"; readonly path: string; readonly size: number; readonly sha256: string };
+  { readonly kind: "directory"; readonly path: string } | { readonly kind: "file"; readonly path: string; readonly size: number; readonly sha256: string };
 
 /** A committed migration: the exact source version and where its copy was published. */
 export interface MigrationReceipt {
@@ -29,7 +28,13 @@ export interface MigrationReceipt {
   readonly policy: "copy-retain";
   readonly attemptId: string;
   readonly scope: string;
-  readonly source: { readonly path: string; readonly sessionId: string; readonly header: HeaderFacts; readonly identity: FileIdentity; readonly sha256: string };
+  readonly source: {
+    readonly path: string;
+    readonly sessionId: string;
+    readonly header: HeaderFacts;
+    readonly identity: FileIdentity;
+    readonly sha256: string;
+  };
   readonly destination: { readonly path: string; readonly sessionId: string; readonly header: HeaderFacts; readonly sha256: string };
   readonly artifactManifest: readonly ManifestEntry[];
 }
@@ -39,7 +44,13 @@ export interface Tombstone {
   readonly schemaVersion: 2;
   readonly state: "retired";
   readonly scope: string;
-  readonly targets: readonly { readonly path: string; readonly sessionId: string; readonly cwd: string; readonly provenance: "v2" | "legacy"; readonly identity: FileIdentity }[];
+  readonly targets: readonly {
+    readonly path: string;
+    readonly sessionId: string;
+    readonly cwd: string;
+    readonly provenance: "v2" | "legacy";
+    readonly identity: FileIdentity;
+  }[];
 }
 
 /** Lock name of a source: keyed by where it is and which inode, not by its bytes. */
@@ -127,7 +138,13 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function isIdentity(value: unknown): value is FileIdentity {
-  return isObject(value) && typeof value.canonicalPath === "string" && typeof value.dev === "string" && typeof value.ino === "string" && typeof value.sha256 === "string";
+  return (
+    isObject(value) &&
+    typeof value.canonicalPath === "string" &&
+    typeof value.dev === "string" &&
+    typeof value.ino === "string" &&
+    typeof value.sha256 === "string"
+  );
 }
 
 /** Shape check of a committed receipt. */
@@ -136,8 +153,12 @@ export function isReceipt(value: unknown): value is MigrationReceipt {
   const { source, destination } = value;
   return (
     typeof value.scope === "string" &&
-    isObject(source) && typeof source.path === "string" && isIdentity(source.identity) &&
-    isObject(destination) && typeof destination.path === "string" && typeof destination.sessionId === "string" &&
+    isObject(source) &&
+    typeof source.path === "string" &&
+    isIdentity(source.identity) &&
+    isObject(destination) &&
+    typeof destination.path === "string" &&
+    typeof destination.sessionId === "string" &&
     Array.isArray(value.artifactManifest)
   );
 }
@@ -145,7 +166,11 @@ export function isReceipt(value: unknown): value is MigrationReceipt {
 /** Shape check of a tombstone. */
 export function isTombstone(value: unknown): value is Tombstone {
   return (
-    isObject(value) && value.schemaVersion === 2 && value.state === "retired" && typeof value.scope === "string" &&
-    Array.isArray(value.targets) && value.targets.every((t) => isObject(t) && typeof t.path === "string" && isIdentity(t.identity))
+    isObject(value) &&
+    value.schemaVersion === 2 &&
+    value.state === "retired" &&
+    typeof value.scope === "string" &&
+    Array.isArray(value.targets) &&
+    value.targets.every((t) => isObject(t) && typeof t.path === "string" && isIdentity(t.identity))
   );
 }

@@ -61,8 +61,17 @@ export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
 
 /** fs-layer refusals that say the object is not one migration may read. */
 const UNSAFE_CODES: ReadonlySet<string> = new Set([
-  "symlink_refused", "hardlink_refused", "not_regular_file", "not_directory", "owner_mismatch", "mode_mismatch",
-  "acl_present", "acl_malformed", "acl_denied", "acl_io_error", "acl_unknown",
+  "symlink_refused",
+  "hardlink_refused",
+  "not_regular_file",
+  "not_directory",
+  "owner_mismatch",
+  "mode_mismatch",
+  "acl_present",
+  "acl_malformed",
+  "acl_denied",
+  "acl_io_error",
+  "acl_unknown",
 ]);
 
 /** The path-free cause token of an fs-layer refusal: `symlink` and `hardlink` for links, else its code. */
@@ -131,7 +140,12 @@ export function readHeader(dir: SecureDir, name: string, rules: TranscriptRules)
  * The full identity of transcript `name` of `dir` (labelled `canonicalPath`): header, stat and SHA-256 of every byte;
  * `source_changed` unless the stats before and after agree and the byte count is the size.
  */
-export function identifyTranscript(dir: SecureDir, name: string, canonicalPath: string, rules: TranscriptRules): { header: HeaderFacts | undefined; identity: FileIdentity } {
+export function identifyTranscript(
+  dir: SecureDir,
+  name: string,
+  canonicalPath: string,
+  rules: TranscriptRules,
+): { header: HeaderFacts | undefined; identity: FileIdentity } {
   const { file, stat: opened } = openTranscript(dir, name, rules);
   try {
     const stat = stableStat(opened);

@@ -126,8 +126,13 @@ export interface PiAgentCompactionSummaryMessage {
 
 /** pi-agent-core's `AgentMessage` with pi-coding-agent's roles: what the agent is given. */
 export type PiAgentMessage =
-  | PiAgentUserMessage | PiAgentAssistantMessage | PiAgentToolResultMessage | PiAgentBashExecutionMessage | PiAgentCustomMessage
-  | PiAgentBranchSummaryMessage | PiAgentCompactionSummaryMessage;
+  | PiAgentUserMessage
+  | PiAgentAssistantMessage
+  | PiAgentToolResultMessage
+  | PiAgentBashExecutionMessage
+  | PiAgentCustomMessage
+  | PiAgentBranchSummaryMessage
+  | PiAgentCompactionSummaryMessage;
 
 /** pi's `SessionContext`: the messages the agent is given, the thinking level and the model at the leaf. */
 export interface PiAgentSessionContext extends Omit<PiSessionContext, "messages"> {
@@ -135,7 +140,11 @@ export interface PiAgentSessionContext extends Omit<PiSessionContext, "messages"
 }
 
 /** Rebuilds the context at `leafId` as pi does, typed as pi's `SessionContext` (see the module comment). */
-export function buildPiAgentSessionContext(entries: readonly FileEntry[], leafId?: string | null, byId?: ReadonlyMap<string, FileEntry>): PiAgentSessionContext {
+export function buildPiAgentSessionContext(
+  entries: readonly FileEntry[],
+  leafId?: string | null,
+  byId?: ReadonlyMap<string, FileEntry>,
+): PiAgentSessionContext {
   const built = buildPiSessionContext(entries, leafId, byId);
   // The one place the messages as read are declared pi's: what pi wrote has these shapes, and pi types its own
   // store's context the same way without looking.

@@ -5,7 +5,14 @@
  */
 import path from "node:path";
 
-import { isLegacyFolderName, listLegacySessionFiles, MigrationError, listSessionCandidatesSync, openCandidateForWriteSync, type SessionCandidate } from "../migration/index.js";
+import {
+  isLegacyFolderName,
+  listLegacySessionFiles,
+  MigrationError,
+  listSessionCandidatesSync,
+  openCandidateForWriteSync,
+  type SessionCandidate,
+} from "../migration/index.js";
 import { canonicalizeTrustedPath, resolveManagedScope, ScopeError, SESSIONS_DIRECTORY, workspaceIdentity, type ManagedScope } from "../scope/index.js";
 import { readSessionRecords } from "../manager/session-files.js";
 import type { SessionHeader } from "../session/index.js";
@@ -131,7 +138,8 @@ export function copyOfLegacyFile(file: string, agentDir: string, report?: Tighte
   const inRoot = path.join(scope.sessionsRoot, path.basename(path.dirname(file)), path.basename(file));
   const candidate = candidatesOf(scope).find((c) => c.path === inRoot || c.migratedFrom === inRoot);
   // Written in place it would no longer be pi's: a file of a legacy folder is only ever copied.
-  if (candidate === undefined) throw new MigrationError("not_a_candidate", "not_listed", "the legacy session is not one of its workspace's sessions (retired, or changed since)");
+  if (candidate === undefined)
+    throw new MigrationError("not_a_candidate", "not_listed", "the legacy session is not one of its workspace's sessions (retired, or changed since)");
   return writableFile(scope, candidate);
 }
 

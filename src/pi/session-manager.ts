@@ -63,9 +63,22 @@ export interface NewSessionOptions {
 
 /** The calls whose pi and GJC signatures agree: each forwards to the held manager as it is (appends stay direct calls, a hot path). */
 const FORWARDED = [
-  "getSessionDir", "getSessionId", "getSessionFile", "isPersisted", "getHeader", "flush",
-  "createBranchedSession", "branch", "resetLeaf",
-  "getLeafId", "getLeafEntry", "getEntry", "getEntries", "getBranch", "getChildren", "getLabel",
+  "getSessionDir",
+  "getSessionId",
+  "getSessionFile",
+  "isPersisted",
+  "getHeader",
+  "flush",
+  "createBranchedSession",
+  "branch",
+  "resetLeaf",
+  "getLeafId",
+  "getLeafEntry",
+  "getEntry",
+  "getEntries",
+  "getBranch",
+  "getChildren",
+  "getLabel",
 ] as const satisfies readonly (keyof GjcSessionManager)[];
 
 /** The {@link FORWARDED} calls, with the main entry's signatures and documentation. */
@@ -236,10 +249,13 @@ export class SessionManager {
     const piOptions = withPiAgentDir(options);
     const { onSkipped } = options;
     const inPiFolder = (file: string) => isLegacyFolder(file, piOptions.agentDir) || isLegacyFolder(path.dirname(file), piOptions.agentDir);
-    const reported: ListOptions = { ...piOptions, onSkipped: (skipped) => {
-      const rest = skipped.filter((skip) => !inPiFolder(skip.path));
-      if (rest.length > 0) onSkipped?.(rest);
-    } };
+    const reported: ListOptions = {
+      ...piOptions,
+      onSkipped: (skipped) => {
+        const rest = skipped.filter((skip) => !inPiFolder(skip.path));
+        if (rest.length > 0) onSkipped?.(rest);
+      },
+    };
     const rows = await GjcSessionManager.listAll(undefined, piOptions.agentDir, reported);
     // pi's folders are read as pi's, below (an owner-only listing refuses their modes): none is listed twice.
     const scoped = rows.filter((row) => !isLegacyFolder(path.dirname(row.path), piOptions.agentDir));
@@ -306,7 +322,8 @@ export class SessionManager {
 
   /** Appends a `custom_message` (extension text in the model context), without an attribution. */
   appendCustomMessageEntry<T = unknown>(customType: string, content: PiCustomContent, display: boolean, details?: T): string {
-    return hooks.append(this.#gjc, { type: "custom_message", customType, content: content as CustomMessageEntry["content"], display, ...defined({ details }) }).id;
+    return hooks.append(this.#gjc, { type: "custom_message", customType, content: content as CustomMessageEntry["content"], display, ...defined({ details }) })
+      .id;
   }
 
   /** Appends a `session_info` naming the session (trimmed; an empty name clears it). */

@@ -121,7 +121,6 @@ export function workspaceIdentity(cwd: string, platform: NodeJS.Platform = proce
   }
 }
 
-
 /**
  * The identity a workspace that no longer exists had, for reaching its sessions on an explicit request: the native
  * identity of its nearest existing ancestor with the missing names appended as spelt (so the directory, made again at

@@ -2,7 +2,13 @@
 export { SCOPE_ERROR_CODES, ScopeError } from "./errors.js";
 export type { ScopeErrorCode, ScopeFailure } from "./errors.js";
 export {
-  SCOPE_DIRECTORY_PREFIX, classifyWindowsPath, isScopeDirectoryName, scopeDigest, scopeDirectoryName, workspaceIdentity, formerWorkspaceIdentity,
+  SCOPE_DIRECTORY_PREFIX,
+  classifyWindowsPath,
+  isScopeDirectoryName,
+  scopeDigest,
+  scopeDirectoryName,
+  workspaceIdentity,
+  formerWorkspaceIdentity,
 } from "./identity.js";
 export type { WorkspaceIdentity, WorkspaceIdentityResult } from "./identity.js";
 export { BINDING_FILE_NAME, checkBindingBytes, decodeBinding, encodeBinding, ensureBinding, readBinding } from "./binding.js";

@@ -40,7 +40,10 @@ export function inspectScopeDirectories(sessionsRoot: string | SecureDir): Scope
   if (root === undefined) return [];
   try {
     const names = root.list().map((entry) => entry.name);
-    return names.filter(isScopeDirectoryName).sort().map((name) => inspectOne(root, name));
+    return names
+      .filter(isScopeDirectoryName)
+      .sort()
+      .map((name) => inspectOne(root, name));
   } finally {
     if (root !== sessionsRoot) root.close();
   }

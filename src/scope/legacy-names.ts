@@ -30,10 +30,7 @@ export interface LegacyAnchors {
 }
 
 /** Every legacy directory name of the scope's cwd spellings, once each: absolute encodings, then home-, then temp-relative. */
-export function legacyDirectoryNames(
-  scope: Pick<ManagedScope, "canonicalCwd" | "legacyLexicalCwd">,
-  anchors: LegacyAnchors = {},
-): string[] {
+export function legacyDirectoryNames(scope: Pick<ManagedScope, "canonicalCwd" | "legacyLexicalCwd">, anchors: LegacyAnchors = {}): string[] {
   const names = new Set<string>();
   const cwds = [scope.canonicalCwd, scope.legacyLexicalCwd];
   for (const cwd of cwds) names.add(`--${encode(cwd.replace(/^[/\\]/, ""))}--`);

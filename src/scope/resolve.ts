@@ -97,7 +97,8 @@ export function openManagedScope(options: ResolveScopeOptions): OpenedScope | Sc
     return scopeFailure("invalid_request", "invalid_argument", "resolveManagedScope needs { cwd }");
   }
   const mode = options.mode ?? "read";
-  if (mode !== "read" && mode !== "write" && mode !== "sources") return scopeFailure("invalid_request", "invalid_argument", "mode must be read, write or sources");
+  if (mode !== "read" && mode !== "write" && mode !== "sources")
+    return scopeFailure("invalid_request", "invalid_argument", "mode must be read, write or sources");
   const former = options.former === true;
   const found = former ? formerWorkspaceIdentity(options.cwd) : workspaceIdentity(options.cwd);
   if (found.kind === "error") return found;
@@ -164,7 +165,11 @@ function openScopeDir(
     else if (write) root = openOrRepair((o) => SecureDir.openRoot(sessionsRoot, o), sessionsRoot, repaired);
     else root = unlessMissing(() => SecureDir.openRoot(sessionsRoot));
   } catch (error) {
-    return fsFailure(error, "sessions_root_unavailable", write ? "the sessions root cannot be prepared" : "the sessions root is not a safe owner-only directory");
+    return fsFailure(
+      error,
+      "sessions_root_unavailable",
+      write ? "the sessions root cannot be prepared" : "the sessions root is not a safe owner-only directory",
+    );
   }
   if (root === undefined) return { kind: "ok", scopeDir: undefined };
   let scopeDir: SecureDir | undefined;

@@ -179,7 +179,8 @@ function pathRoot(entry: Record<string, unknown>): { name: string; value: unknow
 /** The bytes a `cold_spill` payload record names, decoded as its encoding says; `undefined` with a reason when they cannot be had. */
 function payloadValue(record: unknown, lookup: BlobLookup): { value: unknown } | { sha256: string; reason: UnresolvedBlobRef["reason"] } | undefined {
   if (!isObject(record) || record.kind !== "cold_spill" || (record.encoding !== "utf8" && record.encoding !== "json")) return undefined;
-  const digest = typeof record.ref === "string" && record.ref.startsWith(BLOB_REF_PREFIX) ? parseBlobRef(record.ref) : parseBlobRef(BLOB_REF_PREFIX + String(record.sha256));
+  const digest =
+    typeof record.ref === "string" && record.ref.startsWith(BLOB_REF_PREFIX) ? parseBlobRef(record.ref) : parseBlobRef(BLOB_REF_PREFIX + String(record.sha256));
   if (digest === null) return undefined;
   if (record.sha256 !== undefined && record.sha256 !== digest) return { sha256: digest, reason: "digest_mismatch" };
   const bytes = lookup(digest) ?? undefined;

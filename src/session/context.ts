@@ -29,8 +29,14 @@ const LEGACY_CHAIN_ORIGIN = "legacy_session";
 
 /** The entry types whose entries on the path set the context's state (compactions aside). */
 const STATE_TYPES: ReadonlySet<string> = new Set([
-  "thinking_level_change", "model_change", "configured_model_chain", "service_tier_change", "ttsr_injection", "mcp_tool_selection",
-  "discovered_builtin_tool_selection", "mode_change",
+  "thinking_level_change",
+  "model_change",
+  "configured_model_chain",
+  "service_tier_change",
+  "ttsr_injection",
+  "mcp_tool_selection",
+  "discovered_builtin_tool_selection",
+  "mode_change",
 ]);
 const STATE_OR_COMPACTION: ReadonlySet<string> = new Set([...STATE_TYPES, "compaction"]);
 
@@ -111,7 +117,8 @@ export function buildContextOnPath(path: PathView | undefined): SessionContext {
   const compactions: number[] = [];
   for (const i of path.indicesOfTypes(STATE_OR_COMPACTION)) (path.typeAt(i) === "compaction" ? compactions : stateful).push(i);
   let compactionAt = -1;
-  for (let k = compactions.length - 1; k >= 0 && compactionAt === -1; k--) if (!isUnknownEntry(path.entriesAt([compactions[k]!])[0]!)) compactionAt = compactions[k]!;
+  for (let k = compactions.length - 1; k >= 0 && compactionAt === -1; k--)
+    if (!isUnknownEntry(path.entriesAt([compactions[k]!])[0]!)) compactionAt = compactions[k]!;
   const stateEntries = path.entriesAt(stateful);
   for (const entry of stateEntries) {
     if (isUnknownEntry(entry)) continue;

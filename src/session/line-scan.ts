@@ -16,10 +16,17 @@ export type LinePiece = { kind: "record"; value: JsonRecord } | ({ kind: "invali
 /** The pieces of line `line` (`from..to` of `bytes`, no line feed) exactly as the loader cuts them, noted in `stats`. */
 export function linePieces(bytes: Buffer, from: number, to: number, line: number, stats: JsonlStats = emptyJsonlStats()): LinePiece[] {
   const pieces: LinePiece[] = [];
-  scanJsonlLine(bytes, from, to, line, {
-    record: (value) => pieces.push({ kind: "record", value }),
-    invalid: (invalid) => pieces.push({ kind: "invalid", ...invalid }),
-  }, stats);
+  scanJsonlLine(
+    bytes,
+    from,
+    to,
+    line,
+    {
+      record: (value) => pieces.push({ kind: "record", value }),
+      invalid: (invalid) => pieces.push({ kind: "invalid", ...invalid }),
+    },
+    stats,
+  );
   return pieces;
 }
 
@@ -75,7 +82,13 @@ export function scanLines(chunk: Buffer, cursor: ScanCursor, table: LineTable, f
  * The pieces of a line as the loader cuts them, and whether it is one record parsed whole (no salvage): a row then says
  * {@link WHOLE_LINE} and a reader may parse it with one `JSON.parse`; otherwise each piece has a row numbered from 0.
  */
-export function lineRows(bytes: Buffer, from: number, to: number, line: number, stats: JsonlStats = emptyJsonlStats()): { pieces: LinePiece[]; whole: boolean } {
+export function lineRows(
+  bytes: Buffer,
+  from: number,
+  to: number,
+  line: number,
+  stats: JsonlStats = emptyJsonlStats(),
+): { pieces: LinePiece[]; whole: boolean } {
   const salvaged = stats.salvagedLines.length;
   const pieces = linePieces(bytes, from, to, line, stats);
   return { pieces, whole: pieces.length === 1 && pieces[0]!.kind === "record" && stats.salvagedLines.length === salvaged };
@@ -84,7 +97,15 @@ export function lineRows(bytes: Buffer, from: number, to: number, line: number, 
 /** Called with each record a scan finds and the row it got. */
 export type RecordHook = (row: number, record: JsonRecord) => void;
 
-function scanLine(chunk: Buffer, from: number, end: number, at: { line: number; offset: number; bom: boolean }, table: LineTable, stats: JsonlStats, onRecord?: RecordHook): void {
+function scanLine(
+  chunk: Buffer,
+  from: number,
+  end: number,
+  at: { line: number; offset: number; bom: boolean },
+  table: LineTable,
+  stats: JsonlStats,
+  onRecord?: RecordHook,
+): void {
   const length = end - from;
   const crc = lineCrc(chunk, from, end);
   const first = at.bom ? F_BOM : 0;
@@ -100,7 +121,14 @@ function scanLine(chunk: Buffer, from: number, end: number, at: { line: number; 
       return;
     }
     const { type, id, parentId } = piece.value;
-    table.push(at.offset, { length, parent: -1, crc, idHash: typeof id === "string" ? idHash(id) : 0, kind: kindOf(type), flags: place | keyFlags(id, parentId) });
+    table.push(at.offset, {
+      length,
+      parent: -1,
+      crc,
+      idHash: typeof id === "string" ? idHash(id) : 0,
+      kind: kindOf(type),
+      flags: place | keyFlags(id, parentId),
+    });
     onRecord?.(table.size - 1, piece.value);
   });
 }

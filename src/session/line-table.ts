@@ -32,9 +32,25 @@ function rowCheck(words: Int32Array, w: number, row: number, seed: number): numb
  * index's file format: types are only ever added at the end. Any other type is {@link KIND_OTHER}.
  */
 const RECORD_KINDS = [
-  "session", "message", "model_change", "thinking_level_change", "service_tier_change", "compaction", "branch_summary",
-  "custom", "custom_message", "label", "ttsr_injection", "session_init", "mode_change", "mcp_tool_selection",
-  "discovered_builtin_tool_selection", "configured_model_chain", "session_info", "header_patch", "entry_patch",
+  "session",
+  "message",
+  "model_change",
+  "thinking_level_change",
+  "service_tier_change",
+  "compaction",
+  "branch_summary",
+  "custom",
+  "custom_message",
+  "label",
+  "ttsr_injection",
+  "session_init",
+  "mode_change",
+  "mcp_tool_selection",
+  "discovered_builtin_tool_selection",
+  "configured_model_chain",
+  "session_info",
+  "header_patch",
+  "entry_patch",
 ] as const;
 
 /** No row: a word of zeros (the torn end of a sidecar) names no line. */

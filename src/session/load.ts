@@ -11,7 +11,15 @@ import { replayPatches, type PatchReport, type PatchSkipCode, type ReplayItem } 
 import type { JsonRecord } from "./salvage.js";
 import { entryCheckFor, schemaChecks } from "./schema-check.js";
 import { deepJson, entryJson, nestsTooDeep } from "./value-bounds.js";
-import { CURRENT_SESSION_VERSION, EntryPatchRecordSchema, HeaderPatchRecordSchema, isPatchRecordType, SessionEntrySchema, SessionHeaderSchema, UNKNOWN_ENTRY } from "./schemas.js";
+import {
+  CURRENT_SESSION_VERSION,
+  EntryPatchRecordSchema,
+  HeaderPatchRecordSchema,
+  isPatchRecordType,
+  SessionEntrySchema,
+  SessionHeaderSchema,
+  UNKNOWN_ENTRY,
+} from "./schemas.js";
 import { isUnknownEntry, type CompactionEntry, type FileEntry, type SessionHeader, type UnknownEntryReason } from "./schemas.js";
 
 /** A non-UTF-8 entry line: a rewrite writes `bytes` back while the entry still serializes to `asRead`, never U+FFFD. */
@@ -174,7 +182,13 @@ export class SessionLoader {
         this.#records.push(value);
         if (isPatchRecordType(value.type)) this.#lines.push({ kind: "patch", line, value });
         else if (raw === undefined) this.#lines.push({ kind: "entry", line, value });
-        else this.#lines.push({ kind: "entry", line, value, raw: { bytes: Buffer.from(raw), asRead: nestsTooDeep(value) ? deepJson(value) : JSON.stringify(value) } });
+        else
+          this.#lines.push({
+            kind: "entry",
+            line,
+            value,
+            raw: { bytes: Buffer.from(raw), asRead: nestsTooDeep(value) ? deepJson(value) : JSON.stringify(value) },
+          });
       },
       invalid: (invalid) => {
         this.#invalidLines.push(invalid);
@@ -266,9 +280,18 @@ export interface SchemaIssue {
  * `duplicate_entry_id`. Of a patch: the {@link PatchSkipCode} replay gave.
  */
 export type ViolationCode =
-  | "unparseable_line" | "not_a_record" | "salvaged_line" | "non_utf8_line" | "missing_final_newline" | "line_too_long"
-  | "invalid_header" | "invalid_version" | "version_too_new"
-  | "unknown_entry_type" | "invalid_entry" | "duplicate_entry_id"
+  | "unparseable_line"
+  | "not_a_record"
+  | "salvaged_line"
+  | "non_utf8_line"
+  | "missing_final_newline"
+  | "line_too_long"
+  | "invalid_header"
+  | "invalid_version"
+  | "version_too_new"
+  | "unknown_entry_type"
+  | "invalid_entry"
+  | "duplicate_entry_id"
   | PatchSkipCode;
 
 /** One violation. `line` is 1-based, or `null` when it concerns no single line. */

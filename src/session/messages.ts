@@ -125,8 +125,16 @@ export interface CompactionSummaryAgentMessage extends MessageFields {
 
 /** A message an agent appends, discriminated on `role`. */
 export type AgentMessage =
-  | UserMessage | AssistantMessage | ToolResultMessage | BashExecutionMessage | PythonExecutionMessage | FileMentionMessage
-  | CustomAgentMessage | HookAgentMessage | BranchSummaryAgentMessage | CompactionSummaryAgentMessage;
+  | UserMessage
+  | AssistantMessage
+  | ToolResultMessage
+  | BashExecutionMessage
+  | PythonExecutionMessage
+  | FileMentionMessage
+  | CustomAgentMessage
+  | HookAgentMessage
+  | BranchSummaryAgentMessage
+  | CompactionSummaryAgentMessage;
 
 /** Every role {@link AgentMessage} names. */
 export type AgentMessageRole = AgentMessage["role"];

@@ -20,13 +20,25 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return isObject(prototype) && Object.hasOwn(prototype, "isPrototypeOf");
 }
 
-const both = (test: SchemaCheck, more: SchemaCheck): SchemaCheck => (value) => test(value) && more(value);
-const orUndefined = (test: SchemaCheck): SchemaCheck => (value) => value === undefined || test(value);
-const orNull = (test: SchemaCheck): SchemaCheck => (value) => value === null || test(value);
+const both =
+  (test: SchemaCheck, more: SchemaCheck): SchemaCheck =>
+  (value) =>
+    test(value) && more(value);
+const orUndefined =
+  (test: SchemaCheck): SchemaCheck =>
+  (value) =>
+    value === undefined || test(value);
+const orNull =
+  (test: SchemaCheck): SchemaCheck =>
+  (value) =>
+    value === null || test(value);
 
 /** One built check, with the chained refinements the definitions use; `optionalField`: an object may lack it. */
 class Check {
-  constructor(readonly test: SchemaCheck, readonly optionalField = false) {}
+  constructor(
+    readonly test: SchemaCheck,
+    readonly optionalField = false,
+  ) {}
   optional = (): Check => new Check(orUndefined(this.test), true);
   nullable = (): Check => new Check(orNull(this.test), this.optionalField);
   int = (): Check => this.#and((value) => Number.isSafeInteger(value));

@@ -49,10 +49,10 @@ export function defineSchemas(z: Zod) {
       previousModel: z.string().optional(),
       reason: z.string().optional(),
       thinkingLevel: z.string().nullable().optional(),
-    }).refine(
-      (change) => typeof change.model === "string" || (typeof change.provider === "string" && typeof change.modelId === "string"),
-      { message: "a model_change needs model, or provider and modelId", path: ["model"] },
-    ),
+    }).refine((change) => typeof change.model === "string" || (typeof change.provider === "string" && typeof change.modelId === "string"), {
+      message: "a model_change needs model, or provider and modelId",
+      path: ["model"],
+    }),
     thinking_level_change: entry("thinking_level_change", { thinkingLevel: z.string().nullable(), operatorIntent: z.unknown().optional() }),
     service_tier_change: entry("service_tier_change", { serviceTier: z.string().nullable() }),
     compaction: entry("compaction", {
@@ -108,9 +108,22 @@ export function defineSchemas(z: Zod) {
 
   const e = ENTRY_SCHEMAS;
   const SessionEntrySchema = z.discriminatedUnion("type", [
-    e.message, e.model_change, e.thinking_level_change, e.service_tier_change, e.compaction, e.branch_summary,
-    e.custom, e.custom_message, e.label, e.ttsr_injection, e.session_init, e.mode_change, e.mcp_tool_selection,
-    e.discovered_builtin_tool_selection, e.configured_model_chain, e.session_info,
+    e.message,
+    e.model_change,
+    e.thinking_level_change,
+    e.service_tier_change,
+    e.compaction,
+    e.branch_summary,
+    e.custom,
+    e.custom_message,
+    e.label,
+    e.ttsr_injection,
+    e.session_init,
+    e.mode_change,
+    e.mcp_tool_selection,
+    e.discovered_builtin_tool_selection,
+    e.configured_model_chain,
+    e.session_info,
   ]);
 
   const HeaderPatchRecordSchema = z.looseObject({
@@ -222,9 +235,22 @@ export type SessionEntryType = (typeof SESSION_ENTRY_TYPES)[number];
 
 /** The known entry types, in the spec's order: exactly the keys of {@link ENTRY_SCHEMAS} (`satisfies` holds them equal). */
 export const SESSION_ENTRY_TYPES = [
-  "message", "model_change", "thinking_level_change", "service_tier_change", "compaction", "branch_summary", "custom",
-  "custom_message", "label", "ttsr_injection", "session_init", "mode_change", "mcp_tool_selection",
-  "discovered_builtin_tool_selection", "configured_model_chain", "session_info",
+  "message",
+  "model_change",
+  "thinking_level_change",
+  "service_tier_change",
+  "compaction",
+  "branch_summary",
+  "custom",
+  "custom_message",
+  "label",
+  "ttsr_injection",
+  "session_init",
+  "mode_change",
+  "mcp_tool_selection",
+  "discovered_builtin_tool_selection",
+  "configured_model_chain",
+  "session_info",
 ] as const;
 
 /** Either patch record. */

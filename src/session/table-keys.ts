@@ -1,6 +1,20 @@
 /** A {@link LineTable}'s entries as {@link EntryKeys}: types from the rows, ids read from their lines when asked. */
 import type { EntryKeys } from "./entry-index.js";
-import { F_CONT, F_ID, F_PARENT_STRING, F_PIECE, idHash, KIND_BLANK, KIND_END, KIND_INVALID, KIND_OTHER, kindOf, ROW_WORDS, typeOfKind, type LineTable } from "./line-table.js";
+import {
+  F_CONT,
+  F_ID,
+  F_PARENT_STRING,
+  F_PIECE,
+  idHash,
+  KIND_BLANK,
+  KIND_END,
+  KIND_INVALID,
+  KIND_OTHER,
+  kindOf,
+  ROW_WORDS,
+  typeOfKind,
+  type LineTable,
+} from "./line-table.js";
 import type { JsonRecord } from "./salvage.js";
 
 /**
@@ -200,5 +214,14 @@ export function classifyRows(table: LineTable, size = table.size): RowClasses | 
     positionOfRow[row] = count;
     entryRows[count++] = row;
   }
-  return { headerRow, entryRows: entryRows.subarray(0, count), positionOfRow, parents: parents.subarray(0, count), patchRows, unknownRows, invalidLines, salvagedLines };
+  return {
+    headerRow,
+    entryRows: entryRows.subarray(0, count),
+    positionOfRow,
+    parents: parents.subarray(0, count),
+    patchRows,
+    unknownRows,
+    invalidLines,
+    salvagedLines,
+  };
 }

@@ -211,7 +211,9 @@ export class SessionTree {
     // The literals fix the line's key order as the peers lay it out (one literal and one spread: an entry built from
     // several spreads serializes far slower); the assignments keep a draft from setting its own id, parent or time.
     const fields: Record<string, unknown> = draft;
-    const entry: Record<string, unknown> = OWN_FIELDS_FIRST.has(draft.type) ? { type: draft.type, ...fields } : { type: draft.type, id, parentId, timestamp, ...fields };
+    const entry: Record<string, unknown> = OWN_FIELDS_FIRST.has(draft.type)
+      ? { type: draft.type, ...fields }
+      : { type: draft.type, id, parentId, timestamp, ...fields };
     entry.id = id;
     entry.parentId = parentId;
     entry.timestamp = timestamp;

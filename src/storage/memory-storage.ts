@@ -11,16 +11,7 @@ import { positionalReader, batchChunks, type PositionalRead } from "./bytes.js";
 import { StorageError, pathError } from "./errors.js";
 import { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
 import { isPlainEntryName, normalizeRoot, splitBelowRoot, splitFilePath } from "./paths.js";
-import type {
-  LineSink,
-  ReplaceOptions,
-  SessionFileReader,
-  SessionStorage,
-  SessionStorageWriter,
-  StorageLogger,
-  StorageStat,
-  WriteChunk,
-} from "./types.js";
+import type { LineSink, ReplaceOptions, SessionFileReader, SessionStorage, SessionStorageWriter, StorageLogger, StorageStat, WriteChunk } from "./types.js";
 
 interface MemoryFile {
   kind: "file";
@@ -232,7 +223,7 @@ export class MemorySessionStorage extends SyncBackedStorage implements SessionSt
 
   /** The node at `absolute`, its parents walked outermost first as a disk lookup would. */
   #existing(absolute: string): MemoryNode {
-    for (let end = this.root.length; (end = absolute.indexOf(path.sep, end + 1)) !== -1; ) {
+    for (let end = this.root.length; (end = absolute.indexOf(path.sep, end + 1)) !== -1;) {
       const parent = this.#nodes.get(absolute.slice(0, end));
       if (parent === undefined) break;
       if (parent.kind !== "directory") throw pathError("not_directory", absolute.slice(0, end));

@@ -1,7 +1,16 @@
 /** The one append-only writer of every storage: a storage gives its {@link LineSink}; ordering, latching, tail repair, group commit live here. */
 
 import { StorageError, isStorageError, toStorageError } from "./errors.js";
-import type { LineSink, SessionFileReader, SessionStorageWriter, SidecarFile, SidecarOpenOptions, StorageLogger, WriteChunk, WriterCloseState } from "./types.js";
+import type {
+  LineSink,
+  SessionFileReader,
+  SessionStorageWriter,
+  SidecarFile,
+  SidecarOpenOptions,
+  StorageLogger,
+  WriteChunk,
+  WriterCloseState,
+} from "./types.js";
 
 const LINE_FEED = 0x0a;
 const SETTLED: Promise<void> = Promise.resolve();

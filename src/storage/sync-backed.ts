@@ -4,9 +4,7 @@ import { isStorageError } from "./errors.js";
 import type { ReplaceOptions, SessionFileReader, SessionStorage, StorageStat, WriteChunk } from "./types.js";
 
 /** Base of the three storages: {@link SessionStorage}'s derived methods over its primitive ones. */
-export abstract class SyncBackedStorage
-  implements Pick<SessionStorage, "existsSync" | "exists" | "readText" | "readTextPrefix" | "writeText" | "rename">
-{
+export abstract class SyncBackedStorage implements Pick<SessionStorage, "existsSync" | "exists" | "readText" | "readTextPrefix" | "writeText" | "rename"> {
   abstract statSync(target: string): StorageStat;
   abstract openReaderSync(target: string): SessionFileReader;
   abstract writeTextSync(target: string, data: WriteChunk, options?: ReplaceOptions): void;

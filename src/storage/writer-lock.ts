@@ -20,10 +20,7 @@ export function lockWriter(dir: string | SecureDir, name: string): SecureLock {
   const target = path.join(typeof dir === "string" ? dir : dir.path, name);
   let locks: SecureDir;
   try {
-    locks =
-      typeof dir === "string"
-        ? SecureDir.openRoot(path.join(dir, LOCK_DIRECTORY), { create: true })
-        : dir.openDir(LOCK_DIRECTORY, { create: true });
+    locks = typeof dir === "string" ? SecureDir.openRoot(path.join(dir, LOCK_DIRECTORY), { create: true }) : dir.openDir(LOCK_DIRECTORY, { create: true });
   } catch (error) {
     throw toStorageError(error, "write", target, "lock");
   }

@@ -140,9 +140,20 @@ describe("audit: a tree holding every finding", () => {
     const [a, acl] = tree();
     const report = auditAgentDir(a.agentDir, { now: NOW });
     const expected: AuditFindingCode[] = [
-      "mode_mismatch", "hardlink_refused", "symlink_refused", "not_regular_file", "not_audited",
-      "invalid_header", "unparseable_line", "version_too_new", "invalid_version", "dangling_blob_ref",
-      "corrupt_blob", "invalid_blob_name", "stale_staging_file", "binding_invalid",
+      "mode_mismatch",
+      "hardlink_refused",
+      "symlink_refused",
+      "not_regular_file",
+      "not_audited",
+      "invalid_header",
+      "unparseable_line",
+      "version_too_new",
+      "invalid_version",
+      "dangling_blob_ref",
+      "corrupt_blob",
+      "invalid_blob_name",
+      "stale_staging_file",
+      "binding_invalid",
       "legacy_unmigrated",
       ...(isRoot() ? (["owner_mismatch"] as const) : []),
       ...(acl ? (["acl_present"] as const) : []),
@@ -159,7 +170,10 @@ describe("audit: a tree holding every finding", () => {
     expect(JSON.stringify(report.objects)).not.toContain(bigBlob);
     // Clean files of every size around the read chunk yield no finding.
     for (const clean of ["clean-small", "empty", "clean-big", "at-bound", "refs-big-blob"]) {
-      expect(report.objects.some((o) => o.path.endsWith(`/${clean}.jsonl`)), clean).toBe(false);
+      expect(
+        report.objects.some((o) => o.path.endsWith(`/${clean}.jsonl`)),
+        clean,
+      ).toBe(false);
     }
     // Objects come in walk order (names sorted in each directory): the same on every run.
     const again = auditAgentDir(a.agentDir, { now: NOW });
@@ -192,7 +206,11 @@ describe("audit: a tree holding every finding", () => {
       expect(report_.objects.filter((o) => !inLayout(o.path.split("/")[0] as string)).map((o) => o.path)).toEqual([]);
       expect(report_.repairs?.filter((r) => !inLayout(r.path.split("/")[0] as string)) ?? []).toEqual([]);
     }
-    expect([fs.statSync(at(a, "closed")).mode & 0o7777, fs.statSync(at(a, "closed/inside.jsonl")).mode & 0o7777, fs.statSync(at(a, "settings.json")).mode & 0o7777]).toEqual([0o750, 0o644, 0o644]);
+    expect([
+      fs.statSync(at(a, "closed")).mode & 0o7777,
+      fs.statSync(at(a, "closed/inside.jsonl")).mode & 0o7777,
+      fs.statSync(at(a, "settings.json")).mode & 0o7777,
+    ]).toEqual([0o750, 0o644, 0o644]);
     const again = auditAgentDir(a.agentDir, { now: NOW });
     const loose = again.objects.filter((o) => o.findings.some((f) => f.code === "mode_mismatch")).map((o) => o.path);
     expect(loose).toEqual([]);

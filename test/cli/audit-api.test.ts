@@ -94,14 +94,14 @@ describe("auditAgentDir", () => {
   it("finds the same damaged lines in a session without blob refs (byte fast path) as through the loader", () => {
     const f = fresh();
     const digest = f.blobRel.slice("blobs/".length);
-    const damage = ["{bad", "[1,2]", '{"no":"type"}', '{"type":"custom","data":"raw \u0001 control"}', "   ", '{"type":"custom","customType":"x"}'].join("\n") + "\n";
+    const damage =
+      ["{bad", "[1,2]", '{"no":"type"}', '{"type":"custom","data":"raw \u0001 control"}', "   ", '{"type":"custom","customType":"x"}'].join("\n") + "\n";
     const plainRel = `${f.scopeRel}/2024-05-01T10-00-00-000Z_s2.jsonl`;
     const blobRel = `${f.scopeRel}/2024-05-01T10-00-00-000Z_s3.jsonl`;
     plant(f, plainRel, sessionText(f.scope.canonicalCwd, { id: "0190a0b0-0000-7000-8000-000000000002" }) + damage);
     plant(f, blobRel, sessionText(f.scope.canonicalCwd, { id: "0190a0b0-0000-7000-8000-000000000003", blob: digest }) + damage);
     const report = AuditReportSchema.parse(auditAgentDir(f.agentDir, { ancestors: false }));
-    const lineFindings = (rel: string) =>
-      (report.objects.find((o) => o.path === rel)?.findings ?? []).map((x) => ({ code: x.code, line: x.line }));
+    const lineFindings = (rel: string) => (report.objects.find((o) => o.path === rel)?.findings ?? []).map((x) => ({ code: x.code, line: x.line }));
     expect(lineFindings(plainRel)).toEqual([3, 4, 5, 6].map((line) => ({ code: "unparseable_line", line })));
     expect(lineFindings(blobRel)).toEqual(lineFindings(plainRel));
   });

@@ -66,7 +66,13 @@ function homeLike(extra: (dir: string) => void = () => {}): { dir: string; acl: 
   fs.mkdirSync(path.join(dir, "Documents", "taxes"), { recursive: true, mode: 0o755 });
   fs.writeFileSync(path.join(dir, "Documents", "taxes", "2025.pdf"), "%PDF-1.7\n", { mode: 0o644 });
   extra(dir);
-  for (const [rel, mode] of [[".", 0o755], ["Documents", 0o755], ["Documents/taxes", 0o755], [".bashrc", 0o644], [".ssh/authorized_keys", 0o644]] as const) {
+  for (const [rel, mode] of [
+    [".", 0o755],
+    ["Documents", 0o755],
+    ["Documents/taxes", 0o755],
+    [".bashrc", 0o644],
+    [".ssh/authorized_keys", 0o644],
+  ] as const) {
     fs.chmodSync(path.join(dir, rel), mode);
   }
   const acl: string[] = [];
@@ -97,7 +103,9 @@ describe("audit --fix refuses what is not an agent directory", () => {
     const result = runCli(["--agent-dir", dir, "audit", "--fix"]);
     expect(result.status).toBe(2);
     expect(result.stdout).toBe("");
-    expect(result.stderr).toBe(`gjc-session: not_agent_dir: refusing to repair ${dir}: it looks like a home directory (found .bashrc, .profile, .ssh, Documents); --fix acts only on an agent directory (sessions/, history.db)\n`);
+    expect(result.stderr).toBe(
+      `gjc-session: not_agent_dir: refusing to repair ${dir}: it looks like a home directory (found .bashrc, .profile, .ssh, Documents); --fix acts only on an agent directory (sessions/, history.db)\n`,
+    );
     expect(snapshot(dir, acl)).toEqual(before);
     // The API refuses the same way, before it changes anything.
     expect(() => auditAgentDir(dir, { fix: true })).toThrow(AuditError);
@@ -133,7 +141,9 @@ describe("audit --fix refuses what is not an agent directory", () => {
   it("an empty directory holds nothing of the layout", () => {
     const dir = fresh("empty");
     fs.chmodSync(dir, 0o755);
-    expect(() => auditAgentDir(dir, { fix: true })).toThrow(expect.objectContaining({ code: "not_agent_dir", message: expect.stringContaining("it is empty") }));
+    expect(() => auditAgentDir(dir, { fix: true })).toThrow(
+      expect.objectContaining({ code: "not_agent_dir", message: expect.stringContaining("it is empty") }),
+    );
     expect(fs.statSync(dir).mode & 0o7777).toBe(0o755);
   });
 
@@ -151,7 +161,9 @@ describe("audit --fix refuses what is not an agent directory", () => {
     const wrapper = isRoot() ? ["setpriv", `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups"] : undefined;
     const result = runCli(["--agent-dir", "/", "audit", "--fix"], { wrapper, env: { HOME: "/nonexistent" } });
     expect(result.status).toBe(2);
-    expect(result.stderr).toBe("gjc-session: not_agent_dir: refusing to repair /: it is the filesystem root; --fix acts only on an agent directory (sessions/, history.db)\n");
+    expect(result.stderr).toBe(
+      "gjc-session: not_agent_dir: refusing to repair /: it is the filesystem root; --fix acts only on an agent directory (sessions/, history.db)\n",
+    );
   });
 
   it("without --fix the audit still reports on any directory (it changes nothing)", () => {
@@ -168,7 +180,12 @@ describe("audit --fix in an agent directory", () => {
     const binding = `${f.scopeRel}/${BINDING_FILE_NAME}`;
     plant(f, "notes/todo.txt", "not the store's\n", 0o644);
     fs.chmodSync(at(f, "notes"), 0o755);
-    const loose: [string, number][] = [[".", 0o755], ["blobs", 0o755], [f.sessionRel, 0o644], [f.blobRel, 0o400]];
+    const loose: [string, number][] = [
+      [".", 0o755],
+      ["blobs", 0o755],
+      [f.sessionRel, 0o644],
+      [f.blobRel, 0o400],
+    ];
     for (const [rel, mode] of loose) fs.chmodSync(rel === "." ? f.agentDir : at(f, rel), mode);
     if (aclCapable) expect(trySetAcl(tools.setXattr, at(f, binding))).toBe(true);
     const before = snapshot(f.agentDir);
@@ -183,7 +200,8 @@ describe("audit --fix in an agent directory", () => {
     expect([...report.objects.map((o) => o.path), ...(report.repairs ?? []).map((r) => r.path)].filter((p) => p.startsWith("notes"))).toEqual([]);
     expect(fs.statSync(at(f, "notes")).mode & 0o7777).toBe(0o755);
     expect(fs.statSync(at(f, "notes/todo.txt")).mode & 0o7777).toBe(0o644);
-    for (const [rel] of loose) expect(fs.statSync(rel === "." ? f.agentDir : at(f, rel)).mode & 0o7777, rel).toBe(rel === "." || rel === "blobs" ? 0o700 : 0o600);
+    for (const [rel] of loose)
+      expect(fs.statSync(rel === "." ? f.agentDir : at(f, rel)).mode & 0o7777, rel).toBe(rel === "." || rel === "blobs" ? 0o700 : 0o600);
 
     // The undo script: owner-only, in the agent dir, and `sh` puts every mode back.
     const undo = report.undoFile as string;
@@ -207,9 +225,39 @@ describe("audit --fix in an agent directory", () => {
     const T = ACL_TAG;
     // A collaborator was granted the agent dir and the blobs (a default ACL, inherited by new blobs), and one session file.
     const grants: [string, string, AclEntry[]][] = [
-      [".", "system.posix_acl_access", [[T.USER_OBJ, 7], [T.USER, 5, UNPRIVILEGED], [T.GROUP_OBJ, 0], [T.MASK, 5], [T.OTHER, 0]]],
-      ["blobs", "system.posix_acl_default", [[T.USER_OBJ, 7], [T.GROUP_OBJ, 0], [T.GROUP, 5, UNPRIVILEGED], [T.MASK, 5], [T.OTHER, 0]]],
-      [f.sessionRel, "system.posix_acl_access", [[T.USER_OBJ, 6], [T.USER, 4, UNPRIVILEGED], [T.GROUP_OBJ, 0], [T.MASK, 4], [T.OTHER, 0]]],
+      [
+        ".",
+        "system.posix_acl_access",
+        [
+          [T.USER_OBJ, 7],
+          [T.USER, 5, UNPRIVILEGED],
+          [T.GROUP_OBJ, 0],
+          [T.MASK, 5],
+          [T.OTHER, 0],
+        ],
+      ],
+      [
+        "blobs",
+        "system.posix_acl_default",
+        [
+          [T.USER_OBJ, 7],
+          [T.GROUP_OBJ, 0],
+          [T.GROUP, 5, UNPRIVILEGED],
+          [T.MASK, 5],
+          [T.OTHER, 0],
+        ],
+      ],
+      [
+        f.sessionRel,
+        "system.posix_acl_access",
+        [
+          [T.USER_OBJ, 6],
+          [T.USER, 4, UNPRIVILEGED],
+          [T.GROUP_OBJ, 0],
+          [T.MASK, 4],
+          [T.OTHER, 0],
+        ],
+      ],
     ];
     const targets = grants.map(([rel]) => (rel === "." ? f.agentDir : at(f, rel)));
     for (const [i, [, name, entries]] of grants.entries()) expect(run(tools.setXattr, [targets[i] as string, name, aclHex(entries)]).status).toBe(0);
@@ -221,7 +269,11 @@ describe("audit --fix in an agent directory", () => {
     const result = runCli(["--agent-dir", f.agentDir, "audit", "--fix", "--json"]);
     expect(result.stderr).toBe("");
     const report = AuditReportSchema.parse(JSON.parse(result.stdout));
-    for (const [rel] of grants) expect(report.repairs?.find((r) => r.path === rel), rel).toMatchObject({ outcome: "repaired", aclRemoved: true });
+    for (const [rel] of grants)
+      expect(
+        report.repairs?.find((r) => r.path === rel),
+        rel,
+      ).toMatchObject({ outcome: "repaired", aclRemoved: true });
     expect(acls().join("")).not.toContain(`:${UNPRIVILEGED}:`);
     const script = fs.readFileSync(report.undoFile as string, "utf8");
     expect(script).toContain(`setfacl --set u::rwx,u:${UNPRIVILEGED}:r-x,g::---,m::r-x,o::--- -- '${f.agentDir}'\n`);

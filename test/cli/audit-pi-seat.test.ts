@@ -42,7 +42,13 @@ function piSession(name: string, id: string): string {
   for (let i = 0; i < 8; i++) {
     const role = i % 2 === 0 ? "user" : "assistant";
     const text = i === 0 ? `Why does this fail?\n${"    at Object.<anonymous> (/srv/app/index.js:12:5)\n".repeat(120)}` : `turn ${i} of ${name}`;
-    lines.push({ type: "message", id: `m${i}`, parentId, timestamp: `2025-03-01T09:00:0${i}.000Z`, message: { role, content: [{ type: "text", text }], timestamp: i } });
+    lines.push({
+      type: "message",
+      id: `m${i}`,
+      parentId,
+      timestamp: `2025-03-01T09:00:0${i}.000Z`,
+      message: { role, content: [{ type: "text", text }], timestamp: i },
+    });
     parentId = `m${i}`;
   }
   const file = path.join(folder, `2025-03-01T09-00-00-000Z_${id}.jsonl`);

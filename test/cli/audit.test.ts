@@ -92,32 +92,81 @@ interface Case {
 const CASES: readonly Case[] = [
   { code: "mode_mismatch", title: "a session file at 0644", plant: (f) => (fs.chmodSync(at(f, f.sessionRel), 0o644), f.sessionRel) },
   { code: "mode_mismatch", title: "the blob directory at 0755", plant: (f) => (fs.chmodSync(at(f, "blobs"), 0o755), "blobs") },
-  { code: "not_audited", title: "what lies below a directory that fails the check", severity: "warning", plant: (f) => (fs.chmodSync(at(f, "blobs"), 0o750), "blobs") },
+  {
+    code: "not_audited",
+    title: "what lies below a directory that fails the check",
+    severity: "warning",
+    plant: (f) => (fs.chmodSync(at(f, "blobs"), 0o750), "blobs"),
+  },
   { code: "mode_mismatch", title: "the agent dir itself at 0711", plant: (f) => (fs.chmodSync(f.agentDir, 0o711), ".") },
   { code: "acl_present", title: "an access ACL on a session file", needs: "acl", plant: (f) => (setAcl(at(f, f.sessionRel)), f.sessionRel) },
-  { code: "owner_mismatch", title: "a session file owned by another uid", needs: "root", plant: (f) => (fs.chownSync(at(f, f.sessionRel), FOREIGN_UID, FOREIGN_UID), f.sessionRel) },
-  { code: "owner_mismatch", title: "a scope directory owned by another uid", needs: "root", plant: (f) => (fs.chownSync(at(f, f.scopeRel), FOREIGN_UID, FOREIGN_UID), f.scopeRel) },
-  { code: "symlink_refused", title: "a symbolic link posing as a session", plant: (f) => (fs.symlinkSync("/etc/passwd", at(f, `${f.scopeRel}/x.jsonl`)), `${f.scopeRel}/x.jsonl`) },
-  { code: "hardlink_refused", title: "a session file with a second link", plant: (f) => (fs.linkSync(at(f, f.sessionRel), at(f, `${f.scopeRel}/copy.jsonl`)), f.sessionRel) },
-  { code: "not_regular_file", title: "a FIFO in a scope", plant: (f) => (run("mkfifo", ["-m", "600", at(f, `${f.scopeRel}/pipe.jsonl`)]), `${f.scopeRel}/pipe.jsonl`) },
-  { code: "invalid_header", title: "a session whose first record is not a header", line: 1, plant: (f) => plant(f, `${f.scopeRel}/bad.jsonl`, '{"type":"message","id":"x"}\n') && `${f.scopeRel}/bad.jsonl` },
+  {
+    code: "owner_mismatch",
+    title: "a session file owned by another uid",
+    needs: "root",
+    plant: (f) => (fs.chownSync(at(f, f.sessionRel), FOREIGN_UID, FOREIGN_UID), f.sessionRel),
+  },
+  {
+    code: "owner_mismatch",
+    title: "a scope directory owned by another uid",
+    needs: "root",
+    plant: (f) => (fs.chownSync(at(f, f.scopeRel), FOREIGN_UID, FOREIGN_UID), f.scopeRel),
+  },
+  {
+    code: "symlink_refused",
+    title: "a symbolic link posing as a session",
+    plant: (f) => (fs.symlinkSync("/etc/passwd", at(f, `${f.scopeRel}/x.jsonl`)), `${f.scopeRel}/x.jsonl`),
+  },
+  {
+    code: "hardlink_refused",
+    title: "a session file with a second link",
+    plant: (f) => (fs.linkSync(at(f, f.sessionRel), at(f, `${f.scopeRel}/copy.jsonl`)), f.sessionRel),
+  },
+  {
+    code: "not_regular_file",
+    title: "a FIFO in a scope",
+    plant: (f) => (run("mkfifo", ["-m", "600", at(f, `${f.scopeRel}/pipe.jsonl`)]), `${f.scopeRel}/pipe.jsonl`),
+  },
+  {
+    code: "invalid_header",
+    title: "a session whose first record is not a header",
+    line: 1,
+    plant: (f) => plant(f, `${f.scopeRel}/bad.jsonl`, '{"type":"message","id":"x"}\n') && `${f.scopeRel}/bad.jsonl`,
+  },
   {
     code: "unparseable_line",
     title: "a session with a garbage third line",
     line: 3,
     plant: (f) => (fs.appendFileSync(at(f, f.sessionRel), "{not json at all\n"), f.sessionRel),
   },
-  { code: "version_too_new", title: "a session of version 9", plant: (f) => plant(f, `${f.scopeRel}/new.jsonl`, sessionText("/w", { version: 9 })) && `${f.scopeRel}/new.jsonl` },
-  { code: "invalid_version", title: "a session whose version is a string", plant: (f) => plant(f, `${f.scopeRel}/str.jsonl`, sessionText("/w", { version: "5" })) && `${f.scopeRel}/str.jsonl` },
+  {
+    code: "version_too_new",
+    title: "a session of version 9",
+    plant: (f) => plant(f, `${f.scopeRel}/new.jsonl`, sessionText("/w", { version: 9 })) && `${f.scopeRel}/new.jsonl`,
+  },
+  {
+    code: "invalid_version",
+    title: "a session whose version is a string",
+    plant: (f) => plant(f, `${f.scopeRel}/str.jsonl`, sessionText("/w", { version: "5" })) && `${f.scopeRel}/str.jsonl`,
+  },
   { code: "dangling_blob_ref", title: "a session referencing a missing blob", plant: (f) => (fs.unlinkSync(at(f, f.blobRel)), f.sessionRel) },
   { code: "orphan_blob", title: "a blob no session references", severity: "warning", plant: (f) => orphanBlob(f) },
   { code: "corrupt_blob", title: "a blob whose bytes changed", plant: (f) => (fs.writeFileSync(at(f, f.blobRel), "changed"), f.blobRel) },
   { code: "invalid_blob_name", title: "a blob not named by a digest", plant: (f) => plant(f, "blobs/not-a-digest", "x") && "blobs/not-a-digest" },
   { code: "stale_staging_file", title: "a temporary file left two hours ago", plant: (f) => staleStaging(f) },
-  { code: "binding_invalid", title: "a binding that is not canonical JSON", plant: (f) => (fs.writeFileSync(at(f, `${f.scopeRel}/${BINDING_FILE_NAME}`), "{}\n"), `${f.scopeRel}/${BINDING_FILE_NAME}`) },
+  {
+    code: "binding_invalid",
+    title: "a binding that is not canonical JSON",
+    plant: (f) => (fs.writeFileSync(at(f, `${f.scopeRel}/${BINDING_FILE_NAME}`), "{}\n"), `${f.scopeRel}/${BINDING_FILE_NAME}`),
+  },
   { code: "binding_invalid", title: "a scope without a binding", plant: (f) => (fs.unlinkSync(at(f, `${f.scopeRel}/${BINDING_FILE_NAME}`)), f.scopeRel) },
   { code: "binding_conflict", title: "a binding of another workspace", plant: (f) => foreignBinding(f) },
-  { code: "legacy_unmigrated", title: "a legacy-layout session without a receipt", severity: "warning", plant: (f) => plant(f, "sessions/--old-layout--/s.jsonl", sessionText("/old")) && "sessions/--old-layout--/s.jsonl" },
+  {
+    code: "legacy_unmigrated",
+    title: "a legacy-layout session without a receipt",
+    severity: "warning",
+    plant: (f) => plant(f, "sessions/--old-layout--/s.jsonl", sessionText("/old")) && "sessions/--old-layout--/s.jsonl",
+  },
   { code: "insecure_ancestor", title: "a world-writable parent without the sticky bit", plant: (f) => insecureParent(f) },
 ];
 
@@ -201,7 +250,10 @@ describe("audit --fix", () => {
     fs.chmodSync(at(f, f.blobRel), 0o400);
     if (aclCapable) setAcl(at(f, `${f.scopeRel}/${BINDING_FILE_NAME}`));
     const fixed = audit(f.agentDir, "--fix");
-    const repaired = (fixed.report.repairs ?? []).filter((r) => r.outcome === "repaired").map((r) => r.path).sort();
+    const repaired = (fixed.report.repairs ?? [])
+      .filter((r) => r.outcome === "repaired")
+      .map((r) => r.path)
+      .sort();
     const expected = [f.sessionRel, "blobs", f.blobRel, ...(aclCapable ? [`${f.scopeRel}/${BINDING_FILE_NAME}`] : [])].sort();
     expect(repaired).toEqual(expected);
     expect(fixed.report.clean).toBe(true);

@@ -91,7 +91,11 @@ describe("show and context", () => {
     const tree = cli("show", id).stdout;
     const firstUser = /([0-9a-f]{8}) user: Summarise/.exec(tree)?.[1] as string;
     expect(atLeaf.leafId.startsWith(firstUser)).toBe(false);
-    const full = fs.readFileSync(mainSession().path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id?: string });
+    const full = fs
+      .readFileSync(mainSession().path, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id?: string });
     const firstId = full.find((e) => e.id?.startsWith(firstUser))?.id as string;
     const early = json<Ctx>(cli("context", id, "--leaf", firstId, "--json"));
     expect(early.context.messages.map((m) => m.role)).toEqual(["user"]);

@@ -85,7 +85,10 @@ describe.each([0, 1, 2, 3, 4, 5])("show and context of corpus session %i", (inde
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`${parsed.entries.length} entries`);
-    const treeLines = result.stdout.split("\n").slice(4).filter((line) => line.length > 0);
+    const treeLines = result.stdout
+      .split("\n")
+      .slice(4)
+      .filter((line) => line.length > 0);
     expect(treeLines).toHaveLength(parsed.entries.length);
     const leafLines = treeLines.filter((line) => line.includes("◀ leaf"));
     expect(leafLines).toHaveLength(1);
@@ -94,7 +97,9 @@ describe.each([0, 1, 2, 3, 4, 5])("show and context of corpus session %i", (inde
 
   it("show --json gives the header, every entry and the leaf", () => {
     const { session, parsed, file } = at();
-    const shown = json<{ sessionId: string; file: string; leafId: string; entries: { id: string }[]; header: { version: number } }>(cli("show", session.id, "--json"));
+    const shown = json<{ sessionId: string; file: string; leafId: string; entries: { id: string }[]; header: { version: number } }>(
+      cli("show", session.id, "--json"),
+    );
     expect(shown.sessionId).toBe(session.id);
     expect(shown.file).toBe(file);
     expect(shown.leafId).toBe(parsed.leafId);
@@ -119,7 +124,10 @@ describe.each([0, 1, 2, 3, 4, 5])("show and context of corpus session %i", (inde
     expect(result.stderr).toBe("");
     expect(result.status).toBe(0);
     const expected = buildSessionContext(parsed.entries as unknown as FileEntry[], parsed.leafId).messages.length;
-    const rows = result.stdout.split("\n").slice(3).filter((line) => /^\d+\s/.test(line));
+    const rows = result.stdout
+      .split("\n")
+      .slice(3)
+      .filter((line) => /^\d+\s/.test(line));
     expect(rows).toHaveLength(expected);
   });
 });

@@ -104,7 +104,10 @@ describe("legacy sessions", () => {
     expect(list.status, list.stderr).toBe(0);
     expect(list.stdout).toContain("no sessions");
     expect(list.stdout).toContain("1 legacy session of this workspace not migrated yet: `gjc-session migrate`");
-    expect(JSON.parse(cli("list", "--json").stdout)).toMatchObject({ sessions: [], legacyUnmigrated: [path.join(folder, `2025-01-01T00-00-00-000Z_${ID}.jsonl`)] });
+    expect(JSON.parse(cli("list", "--json").stdout)).toMatchObject({
+      sessions: [],
+      legacyUnmigrated: [path.join(folder, `2025-01-01T00-00-00-000Z_${ID}.jsonl`)],
+    });
 
     const all = cli("list", "--all");
     expect(all.status, all.stderr).toBe(0);
@@ -122,8 +125,15 @@ describe("legacy sessions", () => {
     piFolder({ [`2025-01-01T00-00-00-000Z_${ID}.jsonl`]: legacyFile(workspace) }, 0o700, 0o600);
     expect(cli("migrate").status).toBe(0);
     const listed = JSON.parse(cli("list", "--all", "--json").stdout) as { sessions: { id: string; layout: string }[] };
-    expect(listed.sessions.filter((s) => s.id === ID).map((s) => s.layout).sort()).toEqual(["legacy", "v2"]);
-    const rows = cli("list", "--all").stdout.split("\n").filter((line) => line.includes(ID.slice(0, 8)));
+    expect(
+      listed.sessions
+        .filter((s) => s.id === ID)
+        .map((s) => s.layout)
+        .sort(),
+    ).toEqual(["legacy", "v2"]);
+    const rows = cli("list", "--all")
+      .stdout.split("\n")
+      .filter((line) => line.includes(ID.slice(0, 8)));
     expect(rows).toHaveLength(2);
     expect(new Set(rows).size).toBe(2);
     expect(rows.map((row) => row.split(/\s+/)[4]).sort()).toEqual(["legacy", "v2"]);
@@ -154,7 +164,13 @@ describe("an agent dir this user cannot read", () => {
     fs.chownSync(agentDir, UNPRIVILEGED, UNPRIVILEGED);
     fs.chmodSync(agentDir, 0o000);
     const wrapper = ["setpriv", `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups"];
-    for (const args of [["list", "--all"], ["show", "0190"], ["context", "0190"], ["history", "recent"], ["history", "search", "x"]]) {
+    for (const args of [
+      ["list", "--all"],
+      ["show", "0190"],
+      ["context", "0190"],
+      ["history", "recent"],
+      ["history", "search", "x"],
+    ]) {
       const result = runCli([...args, "--agent-dir", agentDir], { cwd: "/", wrapper });
       expect(result.status, args.join(" ")).toBe(1);
       expect(result.stderr.trim(), args.join(" ")).toMatch(/^gjc-session: agent_dir_unusable: cannot (open|read) .*: permission_denied$/);

@@ -7,7 +7,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import {
-  HISTORY_DB_NAME, HistoryStorage, legacyDirectoryNames, ManagedSessionStorage, resolveManagedScopeOrThrow, SecureDir, SessionManager,
+  HISTORY_DB_NAME,
+  HistoryStorage,
+  legacyDirectoryNames,
+  ManagedSessionStorage,
+  resolveManagedScopeOrThrow,
+  SecureDir,
+  SessionManager,
   type AgentMessage,
 } from "../../src/index.js";
 import { hasCommand, run, skipBecause } from "../helpers/processes.js";
@@ -29,7 +35,10 @@ const OWN_SGR = /\u001b\[(?:1|2|22|31|32|33|36|39)m/g;
 
 /** A terminal's screen without what the CLI itself writes there: its colours, the progress bar's redraw, CR LF line ends. */
 function withoutOwnSequences(screen: string): string {
-  return screen.replace(OWN_SGR, "").replace(/\r\u001b\[2K/g, "").replace(/\r\n/g, "");
+  return screen
+    .replace(OWN_SGR, "")
+    .replace(/\r\u001b\[2K/g, "")
+    .replace(/\r\n/g, "");
 }
 
 let base: { path: string; remove(): void };
@@ -76,7 +85,14 @@ beforeAll(async () => {
   session.appendModelChange(HOSTILE, HOSTILE);
   const first = session.appendMessage(user(HOSTILE));
   session.appendMessage({
-    role: "assistant", provider: HOSTILE, model: HOSTILE, content: [{ type: "text", text: HOSTILE }, { type: "toolCall", id: "t1", name: HOSTILE, arguments: {} }], timestamp: 2,
+    role: "assistant",
+    provider: HOSTILE,
+    model: HOSTILE,
+    content: [
+      { type: "text", text: HOSTILE },
+      { type: "toolCall", id: "t1", name: HOSTILE, arguments: {} },
+    ],
+    timestamp: 2,
   } as unknown as AgentMessage);
   session.appendCustomMessageEntry(HOSTILE, HOSTILE, true);
   session.appendLabelChange(first, HOSTILE);
@@ -95,8 +111,16 @@ beforeAll(async () => {
   const legacyDir = path.join(agentDir, "sessions", legacyDirectoryNames(scope)[0] as string);
   fs.mkdirSync(legacyDir, { mode: 0o700 });
   const header = { type: "session", version: 3, id: "0180a0b0-0000-7000-8000-000000000009", timestamp: "2024-01-01T00:00:00.000Z", cwd: scope.canonicalCwd };
-  const message = { type: "message", id: "m1", parentId: null, timestamp: "2024-01-01T00:00:01.000Z", message: { role: "user", content: HOSTILE, timestamp: 1 } };
-  fs.writeFileSync(path.join(legacyDir, `2024-01-01T00-00-00-000Z_${HOSTILE_NAME}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`, { mode: 0o600 });
+  const message = {
+    type: "message",
+    id: "m1",
+    parentId: null,
+    timestamp: "2024-01-01T00:00:01.000Z",
+    message: { role: "user", content: HOSTILE, timestamp: 1 },
+  };
+  fs.writeFileSync(path.join(legacyDir, `2024-01-01T00-00-00-000Z_${HOSTILE_NAME}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`, {
+    mode: 0o600,
+  });
   const history = HistoryStorage.open(path.join(agentDir, HISTORY_DB_NAME));
   await history.add(HOSTILE, workspace);
   history.close();
@@ -153,7 +177,10 @@ describe("hostile text in every printed field", () => {
     expect(leak(output.replace(/\n/g, "")), output).toBeUndefined();
     if (json === true) {
       // Valid JSON that reads back to the stored text, C1 and format characters written as \uXXXX.
-      expect(strings(JSON.parse(result.stdout)).some((text) => text.includes(HOSTILE)), result.stdout).toBe(true);
+      expect(
+        strings(JSON.parse(result.stdout)).some((text) => text.includes(HOSTILE)),
+        result.stdout,
+      ).toBe(true);
       expect(result.stdout).toContain("\\u009b31mD\\u009d0;title\\u009cE\\u202eF\\u2066G\\u2069\\u200bH\\u200eI\\ufeffJ\\u200dK\\u2028L\\u061cM");
     } else {
       expect(output).toContain(SHOWN);

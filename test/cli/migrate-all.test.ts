@@ -44,7 +44,13 @@ function piSession(cwd: string, id: string, modes: { dir: number; file: number }
     const role = i % 2 === 0 ? "user" : "assistant";
     const text = i === 0 ? `Please review this file:\n${"const x = 1;\n".repeat(600)}` : `turn ${i}`;
     const entryId = `e${i}`;
-    lines.push({ type: "message", id: entryId, parentId, timestamp: `2025-01-01T00:00:0${i}.000Z`, message: { role, content: [{ type: "text", text }], timestamp: i } });
+    lines.push({
+      type: "message",
+      id: entryId,
+      parentId,
+      timestamp: `2025-01-01T00:00:0${i}.000Z`,
+      message: { role, content: [{ type: "text", text }], timestamp: i },
+    });
     parentId = entryId;
   }
   const file = path.join(folder, `2025-01-01T00-00-00-000Z_${id}.jsonl`);
@@ -105,7 +111,15 @@ describe("migrate --all", () => {
     expect(named.stdout).toContain(`migrated  ${goneFile}`);
     expect(fs.existsSync(gone)).toBe(false);
     const listed = JSON.parse(cli("list", "--all", "--json").stdout) as { sessions: { id: string; cwd: string; layout: string }[] };
-    expect(listed.sessions.filter((s) => s.layout === "v2").map((s) => [s.id, s.cwd]).sort()).toEqual([[LIVE_ID, live], [GONE_ID, gone]]);
+    expect(
+      listed.sessions
+        .filter((s) => s.layout === "v2")
+        .map((s) => [s.id, s.cwd])
+        .sort(),
+    ).toEqual([
+      [LIVE_ID, live],
+      [GONE_ID, gone],
+    ]);
     expect(cli("migrate", "--all").stdout).not.toContain(gone);
     const audit = cli("audit");
     expect(audit.status, audit.stdout).toBe(0);

@@ -46,7 +46,11 @@ describe("README quick start", () => {
       const files = fs.readdirSync(scopeDir).filter((n) => n.endsWith(".jsonl"));
       expect(files).toHaveLength(1);
       const file = path.join(scopeDir, files[0] as string);
-      const records = fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
+      const records = fs
+        .readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { type: string; message?: { role: string } });
       expect(records[0]?.type).toBe("session");
       expect(records.filter((r) => r.type === "message").map((r) => r.message?.role)).toEqual(["user", "assistant"]);
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);

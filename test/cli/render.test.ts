@@ -16,7 +16,9 @@ function node(id: string, text: string, children: SessionTreeNode[] = [], label?
 
 describe("renderTree", () => {
   it("keeps a chain at one indent, draws forks, shows labels and marks only the leaf", () => {
-    const tree = [node("aaaaaaaa1", "root", [node("bbbbbbbb1", "next", [node("cccccccc1", "left"), node("dddddddd1", "right", [node("eeeeeeee1", "end")])], "mark")])];
+    const tree = [
+      node("aaaaaaaa1", "root", [node("bbbbbbbb1", "next", [node("cccccccc1", "left"), node("dddddddd1", "right", [node("eeeeeeee1", "end")])], "mark")]),
+    ];
     expect(renderTree(tree, "eeeeeeee1", plain)).toEqual([
       "aaaaaaaa user: root",
       "bbbbbbbb user: next [mark]",
@@ -55,9 +57,19 @@ describe("output", () => {
 
   it("aligns columns by visible width, ignoring colour codes, and never pads the last one", () => {
     const tty = styleFor({ isTTY: true }, {});
-    expect(table([[tty.red("ab"), "x"], ["abcd", "y"]])).toEqual([`${tty.red("ab")}    x`, "abcd  y"]);
+    expect(
+      table([
+        [tty.red("ab"), "x"],
+        ["abcd", "y"],
+      ]),
+    ).toEqual([`${tty.red("ab")}    x`, "abcd  y"]);
     // Widths are those of the sanitized text: an escaped ESC takes four columns.
-    expect(table([["\u001b", "x"], ["abcde", "y"]]).map(terminalLine)).toEqual(["\\x1b   x", "abcde  y"]);
+    expect(
+      table([
+        ["\u001b", "x"],
+        ["abcde", "y"],
+      ]).map(terminalLine),
+    ).toEqual(["\\x1b   x", "abcde  y"]);
   });
 });
 

@@ -48,7 +48,12 @@ function intoClosedPipe(args: readonly string[]): { cliStatus: string; stderr: s
 }
 
 describe("output cut short by its reader", () => {
-  it.each([["list", "--all"], ["show", "SESSION"], ["context", "SESSION"], ["show", "SESSION", "--json"]])("%s %s ends quietly with status 0", (...args) => {
+  it.each([
+    ["list", "--all"],
+    ["show", "SESSION"],
+    ["context", "SESSION"],
+    ["show", "SESSION", "--json"],
+  ])("%s %s ends quietly with status 0", (...args) => {
     const { cliStatus, stderr } = intoClosedPipe(args.map((a) => (a === "SESSION" ? sessionId : a)));
     expect(stderr).toBe("");
     expect(cliStatus).toBe("0");
@@ -67,12 +72,15 @@ describe("errors", () => {
     }
   });
 
-  it.each([[["frobnicate"]], [["list", "--bogus"]], [["show"]], [["context", "a", "b"]], [["history", "recent", "--limit", "-3"]]])("usage error %j: one line `gjc-session: usage: ...`, exit 2", (args) => {
-    const result = runCli(args, { cwd: workspace });
-    expect(result.status).toBe(2);
-    expect(result.stdout).toBe("");
-    expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^gjc-session: usage: \S.*\(add --help for usage\)$/)]);
-  });
+  it.each([[["frobnicate"]], [["list", "--bogus"]], [["show"]], [["context", "a", "b"]], [["history", "recent", "--limit", "-3"]]])(
+    "usage error %j: one line `gjc-session: usage: ...`, exit 2",
+    (args) => {
+      const result = runCli(args, { cwd: workspace });
+      expect(result.status).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^gjc-session: usage: \S.*\(add --help for usage\)$/)]);
+    },
+  );
 
   it("--help still prints the usage, exit 0", () => {
     const result = runCli(["show", "--help"]);
@@ -94,7 +102,15 @@ describe("errors", () => {
 
   it("a mistyped --agent-dir is agent_dir_not_found (exit 1) for every reading command, and creates nothing", () => {
     const typo = path.join(base.path, "agnet");
-    for (const args of [["list"], ["list", "--all"], ["show", "0190"], ["context", "0190"], ["history", "recent"], ["history", "search", "x"], ["migrate", "--dry-run"]]) {
+    for (const args of [
+      ["list"],
+      ["list", "--all"],
+      ["show", "0190"],
+      ["context", "0190"],
+      ["history", "recent"],
+      ["history", "search", "x"],
+      ["migrate", "--dry-run"],
+    ]) {
       const result = runCli([...args, "--agent-dir", typo], { cwd: workspace });
       expect(result.status, args.join(" ")).toBe(1);
       expect(result.stderr.trim().split("\n"), args.join(" ")).toEqual([`gjc-session: agent_dir_not_found: no agent directory at ${typo} (--agent-dir)`]);

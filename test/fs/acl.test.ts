@@ -153,7 +153,13 @@ describe.skipIf(process.platform !== "linux")("aclOf: the ACLs a repair is about
     root.openDir("d", { create: true }).close();
     root.openFile("f", { write: true, create: "exclusive" }).close();
     const access = aclHex(extendedAcl(0, 7));
-    const dflt = aclHex([[ACL_TAG.USER_OBJ, 7], [ACL_TAG.GROUP_OBJ, 0], [ACL_TAG.GROUP, 5, 65534], [ACL_TAG.MASK, 5], [ACL_TAG.OTHER, 0]]);
+    const dflt = aclHex([
+      [ACL_TAG.USER_OBJ, 7],
+      [ACL_TAG.GROUP_OBJ, 0],
+      [ACL_TAG.GROUP, 5, 65534],
+      [ACL_TAG.MASK, 5],
+      [ACL_TAG.OTHER, 0],
+    ]);
     setAcl(path.join(root.path, "d"), ACCESS, access);
     setAcl(path.join(root.path, "d"), DEFAULT, dflt);
     setAcl(path.join(root.path, "f"), ACCESS, aclHex(extendedAcl(0, 6)));
@@ -162,7 +168,15 @@ describe.skipIf(process.platform !== "linux")("aclOf: the ACLs a repair is about
     const d = root.aclOf("d", "directory");
     expect([Buffer.from(d!.access).toString("hex"), Buffer.from(d!.default).toString("hex")]).toEqual([access, dflt]);
     const f = root.aclOf("f", "file");
-    expect(Buffer.from(f!.access).toString("hex")).toBe(aclHex([[ACL_TAG.USER_OBJ, 0], [ACL_TAG.USER, 4, 0], [ACL_TAG.GROUP_OBJ, 0], [ACL_TAG.MASK, 0], [ACL_TAG.OTHER, 0]]));
+    expect(Buffer.from(f!.access).toString("hex")).toBe(
+      aclHex([
+        [ACL_TAG.USER_OBJ, 0],
+        [ACL_TAG.USER, 4, 0],
+        [ACL_TAG.GROUP_OBJ, 0],
+        [ACL_TAG.MASK, 0],
+        [ACL_TAG.OTHER, 0],
+      ]),
+    );
     expect(f!.default).toHaveLength(0);
     root.openDir("plain", { create: true }).close();
     expect(root.aclOf("plain", "directory")).toEqual({ access: Buffer.alloc(0), default: Buffer.alloc(0) });

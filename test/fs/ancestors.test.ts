@@ -102,65 +102,73 @@ describe("openRoot: ancestors another user could replace are refused", () => {
 });
 
 describe("openRoot: an ancestor swapped for a link while the chain is walked", () => {
-  it("opens only the inside directory or refuses with a typed code (swap loop)", async () => {
-    // `a` is an ancestor; `l` links to an outside tree with the same shape. realpath may see
-    // either; the descriptor walk then opens exactly the chain realpath named, or refuses when
-    // that chain changed under it. Here the swapper is this user (the parent is 0700), so an
-    // outside open is the documented canonicalisation; what must never happen is an open of
-    // a chain that is neither, or an untyped failure.
-    const tools = buildTools();
-    const parent = path.join(tmp.path, "p");
-    fs.mkdirSync(path.join(parent, "a", "agent"), { recursive: true, mode: 0o700 });
-    const outside = path.join(tmp.path, "outside");
-    fs.mkdirSync(path.join(outside, "agent"), { recursive: true, mode: 0o700 });
-    fs.symlinkSync(outside, path.join(parent, "l"));
-    for (const d of [parent, path.join(parent, "a"), path.join(parent, "a", "agent"), outside, path.join(outside, "agent")]) fs.chmodSync(d, 0o700);
-    const inside = fs.statSync(path.join(parent, "a", "agent")).ino.toString();
-    const other = fs.statSync(path.join(outside, "agent")).ino.toString();
-    const seen = new Map<string, number>();
-    const missing = (): string | undefined =>
-      !seen.has("inside") ? "an open of the inside directory" : seen.size === 1 ? "an open the swap refused or redirected" : undefined;
-    await raceUntilProven({ attacker: [tools.swapRace, parent, "a", "l"], minMs: RACE_MS, missing }, () => {
-      let outcome: string;
-      try {
-        const dir = SecureDir.openRoot(path.join(parent, "a", "agent"));
-        const ino = dir.stat().ino;
-        dir.close();
-        outcome = ino === inside ? "inside" : ino === other ? "outside-canonical" : `unexpected:${ino}`;
-      } catch (error) {
-        if (!(error instanceof SecureFsError)) throw error;
-        outcome = error.code;
-      }
-      seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
-    });
-    const allowed = new Set(["inside", "outside-canonical", "symlink_refused", "not_directory", "not_found"]);
-    expect([...seen.keys()].filter((k) => !allowed.has(k))).toEqual([]);
-    expect(seen.get("inside") ?? 0).toBeGreaterThan(0);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "opens only the inside directory or refuses with a typed code (swap loop)",
+    async () => {
+      // `a` is an ancestor; `l` links to an outside tree with the same shape. realpath may see
+      // either; the descriptor walk then opens exactly the chain realpath named, or refuses when
+      // that chain changed under it. Here the swapper is this user (the parent is 0700), so an
+      // outside open is the documented canonicalisation; what must never happen is an open of
+      // a chain that is neither, or an untyped failure.
+      const tools = buildTools();
+      const parent = path.join(tmp.path, "p");
+      fs.mkdirSync(path.join(parent, "a", "agent"), { recursive: true, mode: 0o700 });
+      const outside = path.join(tmp.path, "outside");
+      fs.mkdirSync(path.join(outside, "agent"), { recursive: true, mode: 0o700 });
+      fs.symlinkSync(outside, path.join(parent, "l"));
+      for (const d of [parent, path.join(parent, "a"), path.join(parent, "a", "agent"), outside, path.join(outside, "agent")]) fs.chmodSync(d, 0o700);
+      const inside = fs.statSync(path.join(parent, "a", "agent")).ino.toString();
+      const other = fs.statSync(path.join(outside, "agent")).ino.toString();
+      const seen = new Map<string, number>();
+      const missing = (): string | undefined =>
+        !seen.has("inside") ? "an open of the inside directory" : seen.size === 1 ? "an open the swap refused or redirected" : undefined;
+      await raceUntilProven({ attacker: [tools.swapRace, parent, "a", "l"], minMs: RACE_MS, missing }, () => {
+        let outcome: string;
+        try {
+          const dir = SecureDir.openRoot(path.join(parent, "a", "agent"));
+          const ino = dir.stat().ino;
+          dir.close();
+          outcome = ino === inside ? "inside" : ino === other ? "outside-canonical" : `unexpected:${ino}`;
+        } catch (error) {
+          if (!(error instanceof SecureFsError)) throw error;
+          outcome = error.code;
+        }
+        seen.set(outcome, (seen.get(outcome) ?? 0) + 1);
+      });
+      const allowed = new Set(["inside", "outside-canonical", "symlink_refused", "not_directory", "not_found"]);
+      expect([...seen.keys()].filter((k) => !allowed.has(k))).toEqual([]);
+      expect(seen.get("inside") ?? 0).toBeGreaterThan(0);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it("a parent owned by another user who swaps the agent dir: every open is refused (root only)", async (ctx) => {
-    if (!isRoot()) skipBecause(ctx, "chown to another uid needs root");
-    const tools = buildTools();
-    const theirs = path.join(tmp.path, "theirs");
-    fs.mkdirSync(path.join(theirs, "agent"), { recursive: true, mode: 0o700 });
-    const outside = path.join(tmp.path, "outside");
-    fs.mkdirSync(outside, { mode: 0o700 });
-    fs.writeFileSync(path.join(outside, "marker"), "outside", { mode: 0o600 });
-    fs.symlinkSync(outside, path.join(theirs, "swap"));
-    fs.chmodSync(theirs, 0o755);
-    fs.chownSync(theirs, 65534, 65534);
-    // The attacker must reach their own directory (else it makes no swap at all).
-    fs.chmodSync(tmp.path, 0o711);
-    // The attacker runs as the parent's owner where setpriv exists.
-    const swap = [tools.swapRace, theirs, "agent", "swap"];
-    const attacker = hasCommand("setpriv") ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...swap] : swap;
-    const seen = new Map<string, number>();
-    const missing = (): string | undefined => (seen.has("insecure_ancestor") ? undefined : "a refusal naming the insecure ancestor");
-    await raceUntilProven({ attacker, minMs: RACE_MS, missing }, () => {
-      const code = codeOf(() => SecureDir.openRoot(path.join(theirs, "agent"), { create: true }).close()) ?? "opened";
-      seen.set(code, (seen.get(code) ?? 0) + 1);
-    });
-    expect([...seen.keys()]).toEqual(["insecure_ancestor"]);
-    expect(fs.readdirSync(outside)).toEqual(["marker"]);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "a parent owned by another user who swaps the agent dir: every open is refused (root only)",
+    async (ctx) => {
+      if (!isRoot()) skipBecause(ctx, "chown to another uid needs root");
+      const tools = buildTools();
+      const theirs = path.join(tmp.path, "theirs");
+      fs.mkdirSync(path.join(theirs, "agent"), { recursive: true, mode: 0o700 });
+      const outside = path.join(tmp.path, "outside");
+      fs.mkdirSync(outside, { mode: 0o700 });
+      fs.writeFileSync(path.join(outside, "marker"), "outside", { mode: 0o600 });
+      fs.symlinkSync(outside, path.join(theirs, "swap"));
+      fs.chmodSync(theirs, 0o755);
+      fs.chownSync(theirs, 65534, 65534);
+      // The attacker must reach their own directory (else it makes no swap at all).
+      fs.chmodSync(tmp.path, 0o711);
+      // The attacker runs as the parent's owner where setpriv exists.
+      const swap = [tools.swapRace, theirs, "agent", "swap"];
+      const attacker = hasCommand("setpriv") ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", ...swap] : swap;
+      const seen = new Map<string, number>();
+      const missing = (): string | undefined => (seen.has("insecure_ancestor") ? undefined : "a refusal naming the insecure ancestor");
+      await raceUntilProven({ attacker, minMs: RACE_MS, missing }, () => {
+        const code = codeOf(() => SecureDir.openRoot(path.join(theirs, "agent"), { create: true }).close()) ?? "opened";
+        seen.set(code, (seen.get(code) ?? 0) + 1);
+      });
+      expect([...seen.keys()]).toEqual(["insecure_ancestor"]);
+      expect(fs.readdirSync(outside)).toEqual(["marker"]);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

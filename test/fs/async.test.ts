@@ -47,9 +47,7 @@ describe("async variants", () => {
   });
 
   it("exactly one of many concurrent no-replace writers wins", async () => {
-    const results = await Promise.allSettled(
-      Array.from({ length: 16 }, (_, i) => root.writeFileAtomicAsync("claim", `writer ${i}`, { noReplace: true })),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 16 }, (_, i) => root.writeFileAtomicAsync("claim", `writer ${i}`, { noReplace: true })));
     const winners = results.filter((r) => r.status === "fulfilled");
     expect(winners).toHaveLength(1);
     for (const r of results) {

@@ -94,35 +94,47 @@ function report(label: string, tally: Tally, swaps: number): void {
 }
 
 describe("symlink-swap race (RENAME_EXCHANGE)", () => {
-  it("store dir <-> symlink to an outside dir: never opens or writes the outside", async () => {
-    fs.symlinkSync(outside, path.join(root.path, "alt"));
-    const { tally, swaps } = await race("alt", new Set(["symlink_refused", "not_directory"]), "symlink_refused");
-    report("symlink", tally, swaps);
-    expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
-    expect(tally.ok).toBeGreaterThan(0);
-    expect(tally.errors.size).toBeGreaterThan(0);
-    expect(fs.readdirSync(outside)).toEqual(["f"]);
-    expect(fs.readFileSync(path.join(outside, "f"), "utf8")).toBe(SECRET);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "store dir <-> symlink to an outside dir: never opens or writes the outside",
+    async () => {
+      fs.symlinkSync(outside, path.join(root.path, "alt"));
+      const { tally, swaps } = await race("alt", new Set(["symlink_refused", "not_directory"]), "symlink_refused");
+      report("symlink", tally, swaps);
+      expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
+      expect(tally.ok).toBeGreaterThan(0);
+      expect(tally.errors.size).toBeGreaterThan(0);
+      expect(fs.readdirSync(outside)).toEqual(["f"]);
+      expect(fs.readFileSync(path.join(outside, "f"), "utf8")).toBe(SECRET);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it("store dir <-> a regular file: refused as not_directory, never opened as the store", async () => {
-    fs.writeFileSync(path.join(root.path, "plain"), SECRET, { mode: 0o600 });
-    const { tally, swaps } = await race("plain", new Set(["not_directory"]), "not_directory");
-    report("regular file", tally, swaps);
-    expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
-    expect(tally.ok).toBeGreaterThan(0);
-    expect(tally.errors.get("not_directory") ?? 0).toBeGreaterThan(0);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "store dir <-> a regular file: refused as not_directory, never opened as the store",
+    async () => {
+      fs.writeFileSync(path.join(root.path, "plain"), SECRET, { mode: 0o600 });
+      const { tally, swaps } = await race("plain", new Set(["not_directory"]), "not_directory");
+      report("regular file", tally, swaps);
+      expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
+      expect(tally.ok).toBeGreaterThan(0);
+      expect(tally.errors.get("not_directory") ?? 0).toBeGreaterThan(0);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it("store dir <-> an owned 0755 directory holding a decoy: refused by mode, never read", async () => {
-    const wide = path.join(root.path, "wide");
-    fs.mkdirSync(wide);
-    fs.chmodSync(wide, 0o755);
-    fs.writeFileSync(path.join(wide, "f"), SECRET, { mode: 0o600 });
-    const { tally, swaps } = await race("wide", new Set(["mode_mismatch"]), "mode_mismatch");
-    report("0755 dir", tally, swaps);
-    expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
-    expect(tally.ok).toBeGreaterThan(0);
-    expect(tally.errors.get("mode_mismatch") ?? 0).toBeGreaterThan(0);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "store dir <-> an owned 0755 directory holding a decoy: refused by mode, never read",
+    async () => {
+      const wide = path.join(root.path, "wide");
+      fs.mkdirSync(wide);
+      fs.chmodSync(wide, 0o755);
+      fs.writeFileSync(path.join(wide, "f"), SECRET, { mode: 0o600 });
+      const { tally, swaps } = await race("wide", new Set(["mode_mismatch"]), "mode_mismatch");
+      report("0755 dir", tally, swaps);
+      expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
+      expect(tally.ok).toBeGreaterThan(0);
+      expect(tally.errors.get("mode_mismatch") ?? 0).toBeGreaterThan(0);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

@@ -69,12 +69,30 @@ describe("symbolic links at every position", () => {
   it("a trailing separator or any separator in a name is invalid_name, before any syscall", () => {
     fs.symlinkSync(outside, inStore("link"));
     for (const name of ["link/", "link/secret", "../outside", "..", ".", "", "a\0b", "x".repeat(256)]) {
-      expect(codeOf(() => root.openDir(name)), JSON.stringify(name)).toBe("invalid_name");
-      expect(codeOf(() => root.openFile(name, { create: "if-missing", write: true })), name).toBe("invalid_name");
-      expect(codeOf(() => root.writeFileAtomic(name, "x")), name).toBe("invalid_name");
-      expect(codeOf(() => root.stat(name)), name).toBe("invalid_name");
-      expect(codeOf(() => root.unlink(name)), name).toBe("invalid_name");
-      expect(codeOf(() => root.publishNoReplace(name, "ok")), name).toBe("invalid_name");
+      expect(
+        codeOf(() => root.openDir(name)),
+        JSON.stringify(name),
+      ).toBe("invalid_name");
+      expect(
+        codeOf(() => root.openFile(name, { create: "if-missing", write: true })),
+        name,
+      ).toBe("invalid_name");
+      expect(
+        codeOf(() => root.writeFileAtomic(name, "x")),
+        name,
+      ).toBe("invalid_name");
+      expect(
+        codeOf(() => root.stat(name)),
+        name,
+      ).toBe("invalid_name");
+      expect(
+        codeOf(() => root.unlink(name)),
+        name,
+      ).toBe("invalid_name");
+      expect(
+        codeOf(() => root.publishNoReplace(name, "ok")),
+        name,
+      ).toBe("invalid_name");
     }
     outsideUntouched();
   });

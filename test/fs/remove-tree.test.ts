@@ -134,21 +134,25 @@ describe("removeTreeAsync", () => {
     expect(fs.readdirSync(store.path)).toEqual([]);
   });
 
-  it("a directory of the tree swapped for a link to an outside tree while it is removed: 0 escapes, every failure typed", async () => {
-    const before = snapshot(outside);
-    const tally = new Map<string, number>();
-    const race = { attacker: [tools.swapRace, store.path, "stage/d", "stage/alt"], attackerTail: ["keep-going"], minMs: RACE_MS, minSwaps: MIN_SWAPS };
-    const missing = (): string | undefined => (tally.has("ok") ? undefined : "a removal that succeeded");
-    const { swaps } = await raceUntilProven({ ...race, missing }, async () => {
-      if (!fs.existsSync(path.join(store.path, "stage"))) plantTree("stage");
-      const code = await codeOf(store.removeTreeAsync("stage", LIMITS));
-      tally.set(code, (tally.get(code) ?? 0) + 1);
-    });
-    console.log(`[race removeTree] ${swaps} swaps: ${JSON.stringify(Object.fromEntries(tally))}`);
-    expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
-    expect(tally.get("ok") ?? 0).toBeGreaterThan(0);
-    // A failure is a removal that found a name changing under it, never anything untyped.
-    for (const code of tally.keys()) expect(["ok", "identity_mismatch", "symlink_refused", "not_directory"]).toContain(code);
-    expect(snapshot(outside)).toEqual(before);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "a directory of the tree swapped for a link to an outside tree while it is removed: 0 escapes, every failure typed",
+    async () => {
+      const before = snapshot(outside);
+      const tally = new Map<string, number>();
+      const race = { attacker: [tools.swapRace, store.path, "stage/d", "stage/alt"], attackerTail: ["keep-going"], minMs: RACE_MS, minSwaps: MIN_SWAPS };
+      const missing = (): string | undefined => (tally.has("ok") ? undefined : "a removal that succeeded");
+      const { swaps } = await raceUntilProven({ ...race, missing }, async () => {
+        if (!fs.existsSync(path.join(store.path, "stage"))) plantTree("stage");
+        const code = await codeOf(store.removeTreeAsync("stage", LIMITS));
+        tally.set(code, (tally.get(code) ?? 0) + 1);
+      });
+      console.log(`[race removeTree] ${swaps} swaps: ${JSON.stringify(Object.fromEntries(tally))}`);
+      expect(swaps).toBeGreaterThanOrEqual(MIN_SWAPS);
+      expect(tally.get("ok") ?? 0).toBeGreaterThan(0);
+      // A failure is a removal that found a name changing under it, never anything untyped.
+      for (const code of tally.keys()) expect(["ok", "identity_mismatch", "symlink_refused", "not_directory"]).toContain(code);
+      expect(snapshot(outside)).toEqual(before);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

@@ -145,7 +145,12 @@ describe("SecureDir operations", () => {
     expect(codeOf(() => root.writeFileAtomic("state.json", "three", { noReplace: true }))).toBe("already_exists");
     expect(fs.readFileSync(path.join(root.path, "state.json"), "utf8")).toBe("two");
     root.writeFileAtomic("new.json", "fresh", { noReplace: true });
-    expect(root.list().map((e) => e.name).sort()).toEqual(["new.json", "state.json"]);
+    expect(
+      root
+        .list()
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(["new.json", "state.json"]);
     expect(fs.statSync(path.join(root.path, "new.json")).mode & 0o7777).toBe(0o600);
   });
 
@@ -155,7 +160,12 @@ describe("SecureDir operations", () => {
     expect(codeOf(() => root.publishNoReplace("a", "b"))).toBe("already_exists");
     expect(fs.readFileSync(path.join(root.path, "b"), "utf8")).toBe("B");
     root.publishNoReplace("a", "c");
-    expect(root.list().map((e) => e.name).sort()).toEqual(["b", "c"]);
+    expect(
+      root
+        .list()
+        .map((e) => e.name)
+        .sort(),
+    ).toEqual(["b", "c"]);
     expect(codeOf(() => root.publishNoReplace("a", "d"))).toBe("not_found");
   });
 

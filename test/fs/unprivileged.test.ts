@@ -48,13 +48,23 @@ describe("permission tests as an unprivileged uid", () => {
       const results = path.join(home, "results.json");
       const vitest = path.join(REPO_ROOT, "node_modules", "vitest", "vitest.mjs");
       const args = [
-        `--reuid=${UNPRIVILEGED}`, `--regid=${UNPRIVILEGED}`, "--clear-groups",
-        "env", `HOME=${home}`, `TMPDIR=${home}`, "GJC_UNPRIVILEGED_RUN=1",
-        process.execPath, vitest, "run",
+        `--reuid=${UNPRIVILEGED}`,
+        `--regid=${UNPRIVILEGED}`,
+        "--clear-groups",
+        "env",
+        `HOME=${home}`,
+        `TMPDIR=${home}`,
+        "GJC_UNPRIVILEGED_RUN=1",
+        process.execPath,
+        vitest,
+        "run",
         // The default config loader writes a bundled config into node_modules, which this
         // uid cannot write.
-        "--configLoader", "runner",
-        "--reporter=json", `--outputFile=${results}`, ...FILES,
+        "--configLoader",
+        "runner",
+        "--reporter=json",
+        `--outputFile=${results}`,
+        ...FILES,
       ];
       const child = run("setpriv", args, { cwd: REPO_ROOT, timeout: 180_000 });
       expect(fs.existsSync(results), child.stderr).toBe(true);

@@ -38,7 +38,11 @@ function scriptedModel(context: readonly unknown[]): AgentMessage {
   const turn = context.filter((m) => (m as { role: string }).role === "assistant").length;
   const base = { role: "assistant", provider: "scripted", model: "loop-1", timestamp: 1000 + turn, usage: { input: 10, output: 5 } };
   if (last.role === "user") {
-    return { ...base, content: [{ type: "toolCall", id: `call-${turn}`, name: "screenshot", arguments: { path: `file-${turn}.png` } }], stopReason: "toolUse" } as AgentMessage;
+    return {
+      ...base,
+      content: [{ type: "toolCall", id: `call-${turn}`, name: "screenshot", arguments: { path: `file-${turn}.png` } }],
+      stopReason: "toolUse",
+    } as AgentMessage;
   }
   return { ...base, content: [{ type: "text", text: `done after ${last.toolCallId}: ${"x".repeat(2000)}` }], stopReason: "stop" } as AgentMessage;
 }
@@ -56,7 +60,10 @@ async function runTurn(manager: SessionManager, prompt: string): Promise<string[
       role: "toolResult",
       toolCallId: call.id,
       toolName: call.name,
-      content: [{ type: "text", text: `captured ${call.id}` }, { type: "image", data: PNG, mimeType: "image/png" }],
+      content: [
+        { type: "text", text: `captured ${call.id}` },
+        { type: "image", data: PNG, mimeType: "image/png" },
+      ],
       isError: false,
       timestamp: 2,
     }));
@@ -270,7 +277,12 @@ describe("a process killed between prepare and commit", () => {
       expect(fs.existsSync(successor.replace(/\.jsonl$/, ""))).toBe(false);
       expect(jsonlIn(sessionDir)).toEqual([path.basename(file)]);
       // A fork's artifact copy is staged under a hidden name, never as the successor's artifacts directory.
-      expect(fs.readdirSync(sessionDir).filter((name) => !name.startsWith(".")).sort()).toEqual([path.basename(file), path.basename(file, ".jsonl")].sort());
+      expect(
+        fs
+          .readdirSync(sessionDir)
+          .filter((name) => !name.startsWith("."))
+          .sort(),
+      ).toEqual([path.basename(file), path.basename(file, ".jsonl")].sort());
       expect((await SessionManager.listManagedForResumePickerReadOnly(workspace, agentDir)).map((row) => row.path)).toEqual([file]);
       expect(await SessionManager.inspectSessionTailReadOnly(successor)).toEqual({ kind: "error", reason: "missing" });
       // The source is as it was, and opens again: the killed process's writer lock went with it.
@@ -291,7 +303,11 @@ describe("a process killed between prepare and commit", () => {
     await manager.saveArtifact("build output\n".repeat(2_000), "bash");
     const file = manager.getSessionFile()!;
     await manager.close();
-    const stagings = () => fs.readdirSync(sessionDir).filter((name) => name.startsWith(".fork-")).sort();
+    const stagings = () =>
+      fs
+        .readdirSync(sessionDir)
+        .filter((name) => name.startsWith(".fork-"))
+        .sort();
 
     const killed = await killAfterPrepare(file, "fork");
     const killedStaging = `.fork-${path.basename(killed, ".jsonl")}.artifacts`;

@@ -27,13 +27,25 @@ afterEach(() => tmp.remove());
 const options = { terminalId: null } as const;
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const assistant = (text: string) =>
-  ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" }) as AgentMessage;
+  ({
+    role: "assistant",
+    content: [{ type: "text", text }],
+    provider: "p",
+    model: "m",
+    timestamp: 2,
+    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    stopReason: "stop",
+  }) as AgentMessage;
 
 /** A held message entry, as the tests read it. */
 const held = (entry: unknown) => entry as { message: { content: { text?: string; arguments?: unknown }[] }; evictedContent?: unknown };
 
 function linesOf(file: string): Record<string, unknown>[] {
-  return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe("lines as GJC's app writes them", () => {
@@ -53,7 +65,17 @@ describe("lines as GJC's app writes them", () => {
       ["type", "customType", "data", "id", "parentId", "timestamp"],
       ["type", "customType", "id", "parentId", "timestamp"],
     ]);
-    expect(Object.keys(byType("custom_message")[0]!)).toEqual(["type", "customType", "content", "display", "details", "attribution", "id", "parentId", "timestamp"]);
+    expect(Object.keys(byType("custom_message")[0]!)).toEqual([
+      "type",
+      "customType",
+      "content",
+      "display",
+      "details",
+      "attribution",
+      "id",
+      "parentId",
+      "timestamp",
+    ]);
     expect(byType("compaction").map((line) => Object.keys(line))).toEqual([
       ["type", "id", "parentId", "timestamp", "summary", "shortSummary", "firstKeptEntryId", "tokensBefore", "details", "fromExtension", "preserveData"],
       ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore"],
@@ -65,7 +87,12 @@ describe("lines as GJC's app writes them", () => {
     await manager.close();
 
     const reopened = await SessionManager.open(manager.getSessionFile()!, undefined, undefined, undefined, undefined, options);
-    expect(reopened.getEntries().filter((entry) => entry.type === "custom").map((entry) => Object.keys(entry))).toEqual([
+    expect(
+      reopened
+        .getEntries()
+        .filter((entry) => entry.type === "custom")
+        .map((entry) => Object.keys(entry)),
+    ).toEqual([
       ["type", "customType", "data", "id", "parentId", "timestamp"],
       ["type", "customType", "id", "parentId", "timestamp"],
     ]);
@@ -88,10 +115,7 @@ describe("the resume picker's rows", () => {
     const parent = linesOf(branched)[0]!.parentSession;
     expect(typeof parent).toBe("string");
 
-    for (const rows of [
-      await SessionManager.listForResumePickerReadOnly(workspace, sessionDir),
-      await SessionManager.list(workspace, sessionDir),
-    ]) {
+    for (const rows of [await SessionManager.listForResumePickerReadOnly(workspace, sessionDir), await SessionManager.list(workspace, sessionDir)]) {
       const byPath = new Map(rows.map((row) => [row.path, row]));
       expect(byPath.get(branched)).toMatchObject({ parentSessionPath: parent });
       expect(byPath.get(original)).not.toHaveProperty("parentSessionPath");
@@ -113,21 +137,104 @@ function gjcEvictedSession(agentDir: string, dir: string, options: { dropBlob?: 
     if (!drop) fs.writeFileSync(path.join(blobs, sha256), bytes, { mode: 0o600 });
     return { kind: "cold_spill", ref: `blob:sha256:${sha256}`, encoding, originalChars: text.length, sha256, bytes: bytes.length };
   };
-  const marker = (payloads: Record<string, unknown>) => ({ evictedAt: 1796655013933, reason: "compacted_history", compactionEntryId: "c0mpact1", firstKeptEntryId: "k3pt0001", payloads });
+  const marker = (payloads: Record<string, unknown>) => ({
+    evictedAt: 1796655013933,
+    reason: "compacted_history",
+    compactionEntryId: "c0mpact1",
+    firstKeptEntryId: "k3pt0001",
+    payloads,
+  });
   const time = "2026-12-07T14:50:10.845Z";
   const lines = [
     { type: "session", version: 5, id: "01a250fb-d41d-77d4-b4c9-2af4ac578c76", timestamp: time, cwd: workspace },
-    { type: "message", id: "u5er0001", parentId: null, timestamp: time, message: { role: "user", content: [{ type: "text", text: notice }], attribution: "user", timestamp: 1 }, evictedContent: marker({ "message.content.0.text": payload(question, "utf8", options.dropBlob) }) },
-    { type: "message", id: "a55t0001", parentId: "u5er0001", timestamp: time, message: { role: "assistant", content: [{ type: "text", text: "reading it" }, { type: "toolCall", id: "call_1", name: "read", arguments: { __gjcColdSpillArguments: true, refPath: "message.content.1.arguments", notice } }], provider: "p", model: "m", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "toolUse", timestamp: 2 }, evictedContent: marker({ "message.content.1.arguments": payload(JSON.stringify(args), "json") }) },
-    { type: "message", id: "t00l0001", parentId: "a55t0001", timestamp: time, message: { role: "toolResult", toolCallId: "call_1", toolName: "read", content: [{ type: "text", text: "export function tokenize() {}" }], isError: false, timestamp: 3 } },
-    { type: "message", id: "k3pt0001", parentId: "t00l0001", timestamp: time, message: { role: "user", content: [{ type: "text", text: "and now?" }], attribution: "user", timestamp: 4 } },
-    { type: "compaction", id: "c0mpact1", parentId: "k3pt0001", timestamp: time, summary: "the tokenizer was read", firstKeptEntryId: "k3pt0001", tokensBefore: 4000 },
-    { type: "message", id: "a55t0002", parentId: "c0mpact1", timestamp: time, message: { role: "assistant", content: [{ type: "text", text: "now it is compacted" }], provider: "p", model: "m", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop", timestamp: 5 } },
+    {
+      type: "message",
+      id: "u5er0001",
+      parentId: null,
+      timestamp: time,
+      message: { role: "user", content: [{ type: "text", text: notice }], attribution: "user", timestamp: 1 },
+      evictedContent: marker({ "message.content.0.text": payload(question, "utf8", options.dropBlob) }),
+    },
+    {
+      type: "message",
+      id: "a55t0001",
+      parentId: "u5er0001",
+      timestamp: time,
+      message: {
+        role: "assistant",
+        content: [
+          { type: "text", text: "reading it" },
+          { type: "toolCall", id: "call_1", name: "read", arguments: { __gjcColdSpillArguments: true, refPath: "message.content.1.arguments", notice } },
+        ],
+        provider: "p",
+        model: "m",
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+        stopReason: "toolUse",
+        timestamp: 2,
+      },
+      evictedContent: marker({ "message.content.1.arguments": payload(JSON.stringify(args), "json") }),
+    },
+    {
+      type: "message",
+      id: "t00l0001",
+      parentId: "a55t0001",
+      timestamp: time,
+      message: {
+        role: "toolResult",
+        toolCallId: "call_1",
+        toolName: "read",
+        content: [{ type: "text", text: "export function tokenize() {}" }],
+        isError: false,
+        timestamp: 3,
+      },
+    },
+    {
+      type: "message",
+      id: "k3pt0001",
+      parentId: "t00l0001",
+      timestamp: time,
+      message: { role: "user", content: [{ type: "text", text: "and now?" }], attribution: "user", timestamp: 4 },
+    },
+    {
+      type: "compaction",
+      id: "c0mpact1",
+      parentId: "k3pt0001",
+      timestamp: time,
+      summary: "the tokenizer was read",
+      firstKeptEntryId: "k3pt0001",
+      tokensBefore: 4000,
+    },
+    {
+      type: "message",
+      id: "a55t0002",
+      parentId: "c0mpact1",
+      timestamp: time,
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "now it is compacted" }],
+        provider: "p",
+        model: "m",
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+        stopReason: "stop",
+        timestamp: 5,
+      },
+    },
   ];
   for (let turn = 0, parentId = "a55t0002"; turn < (options.laterTurns ?? 0); turn++) {
     const id = `later${String(turn).padStart(6, "0")}`;
     const role = turn % 2 === 0 ? "user" : "assistant";
-    const message = role === "user" ? { role, content: [{ type: "text", text: `follow-up ${turn}` }], timestamp: 10 + turn } : { role, content: [{ type: "text", text: `answer ${turn}` }], provider: "p", model: "m", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop", timestamp: 10 + turn };
+    const message =
+      role === "user"
+        ? { role, content: [{ type: "text", text: `follow-up ${turn}` }], timestamp: 10 + turn }
+        : {
+            role,
+            content: [{ type: "text", text: `answer ${turn}` }],
+            provider: "p",
+            model: "m",
+            usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+            stopReason: "stop",
+            timestamp: 10 + turn,
+          };
     lines.push({ type: "message", id, parentId, timestamp: time, message } as never);
     parentId = id;
   }
@@ -197,4 +304,3 @@ describe("transcripts GJC's compaction evicted", () => {
     }
   });
 });
-

@@ -49,9 +49,24 @@ describe("append persistence errors on the /gjc face", () => {
     };
     // 64 KiB holds about 30 of these entries: the failure came well after the start.
     expect(outcome.returned).toBeGreaterThan(10);
-    expect(outcome.failure).toMatchObject({ kind: "append", code: "append_persistence_failed", phase: "current_append", causeCode: "persistence_failed", errno: "EFBIG" });
+    expect(outcome.failure).toMatchObject({
+      kind: "append",
+      code: "append_persistence_failed",
+      phase: "current_append",
+      causeCode: "persistence_failed",
+      errno: "EFBIG",
+    });
     expect(typeof outcome.failure.entryId).toBe("string");
     expect(outcome.inMemory).toBe(true);
-    expect(outcome.later).toEqual(Array(3).fill({ kind: "append", code: "append_persistence_failed", phase: "prior_failure", entryId: null, causeCode: "persistence_failed", errno: "EFBIG" }));
+    expect(outcome.later).toEqual(
+      Array(3).fill({
+        kind: "append",
+        code: "append_persistence_failed",
+        phase: "prior_failure",
+        entryId: null,
+        causeCode: "persistence_failed",
+        errno: "EFBIG",
+      }),
+    );
   });
 });

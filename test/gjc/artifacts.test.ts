@@ -38,7 +38,15 @@ const options = () => ({ terminalId: null, agentDir });
 
 async function answered(manager: SessionManager): Promise<SessionManager> {
   manager.appendMessage({ role: "user", content: [{ type: "text", text: "run the build" }], timestamp: 1 } as AgentMessage);
-  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+  manager.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "ok" }],
+    provider: "p",
+    model: "m",
+    timestamp: 2,
+    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    stopReason: "stop",
+  } as AgentMessage);
   await manager.flush();
   return manager;
 }

@@ -28,7 +28,16 @@ describe("blob references", () => {
   it("collects the hash of every reference in a transcript line, once each, and the carry-over length fits one", () => {
     const a = "a".repeat(64);
     const b = "0123456789abcdef".repeat(4);
-    const line = JSON.stringify({ type: "message", message: { content: [{ type: "image", data: `blob:sha256:${a}` }, { type: "image", data: `blob:sha256:${b}` }, { text: `blob:sha256:${a} again, and blob:sha256:short` }] } });
+    const line = JSON.stringify({
+      type: "message",
+      message: {
+        content: [
+          { type: "image", data: `blob:sha256:${a}` },
+          { type: "image", data: `blob:sha256:${b}` },
+          { text: `blob:sha256:${a} again, and blob:sha256:short` },
+        ],
+      },
+    });
     const found = new Set<string>();
     collectBlobReferences(line, found);
     expect([...found].sort()).toEqual([b, a].sort());
@@ -51,7 +60,16 @@ describe("listCanonicalBlobs", () => {
     expect(listed.map((e) => e.hash).sort()).toEqual(puts.map((p) => p.hash).sort());
     const first = listed.find((e) => e.hash === puts[0]!.hash)!;
     const st = fs.lstatSync(first.path, { bigint: true });
-    expect(first).toEqual({ hash: puts[0]!.hash, path: path.join(dir, puts[0]!.hash), bytes: 64, mtimeMs: Number(st.mtimeMs), mtimeNs: st.mtimeNs, dev: st.dev, ino: st.ino, nlink: 1n });
+    expect(first).toEqual({
+      hash: puts[0]!.hash,
+      path: path.join(dir, puts[0]!.hash),
+      bytes: 64,
+      mtimeMs: Number(st.mtimeMs),
+      mtimeNs: st.mtimeNs,
+      dev: st.dev,
+      ino: st.ino,
+      nlink: 1n,
+    });
   });
 
   it("lists a missing directory as empty and refuses one that is not owner-only", async () => {

@@ -85,7 +85,9 @@ describe("cwd transitions and read leases", () => {
 
   it("is re-entrant within a transition and within a lease, and join never rejects", async () => {
     const manager = SessionManager.inMemory(tmp.path);
-    const inner = await manager.runExclusiveCwdTransition(async () => manager.runExclusiveCwdTransition(async () => manager.runWithCwdReadLease(async () => "nested")));
+    const inner = await manager.runExclusiveCwdTransition(async () =>
+      manager.runExclusiveCwdTransition(async () => manager.runWithCwdReadLease(async () => "nested")),
+    );
     expect(inner).toBe("nested");
     expect(await manager.runWithCwdReadLease(async () => manager.runWithCwdReadLease(async () => 7))).toBe(7);
     const failing = manager.runExclusiveCwdTransition(async () => {
@@ -127,7 +129,15 @@ describe("cwd transitions and read leases", () => {
     for (const dir of [from, to]) fs.mkdirSync(dir, { mode: 0o700 });
     const manager = SessionManager.create(from, SessionManager.managedDestination(from, agentDir), undefined, { terminalId: null, agentDir });
     manager.appendMessage({ role: "user", content: [{ type: "text", text: "q" }], timestamp: 1 } as AgentMessage);
-    manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "a" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+    manager.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "a" }],
+      provider: "p",
+      model: "m",
+      timestamp: 2,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    } as AgentMessage);
     const id = await manager.saveArtifact("build log ".repeat(1000), "bash");
     const oldDir = manager.getArtifactsDir()!;
     await manager.moveTo(to);

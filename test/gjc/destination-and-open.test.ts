@@ -48,7 +48,15 @@ describe("open of a path that holds no session", () => {
       expect(header).toMatchObject({ type: "session", id: session.getSessionId() });
       const prompt = "explain the tokenizer ".repeat(500);
       session.appendMessage({ role: "user", content: prompt, timestamp: 1 });
-      session.appendMessage({ role: "assistant", content: [{ type: "text", text: "it splits text" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as never);
+      session.appendMessage({
+        role: "assistant",
+        content: [{ type: "text", text: "it splits text" }],
+        provider: "p",
+        model: "m",
+        timestamp: 2,
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+        stopReason: "stop",
+      } as never);
       await session.flush();
       const entries = await loadEntriesFromFile(file);
       expect(entries.map((entry) => entry.type)).toEqual(["session", "message", "message"]);
@@ -73,7 +81,9 @@ describe("open of a path that holds no session", () => {
     const dir = path.join(tmp.path, "sessions");
     fs.mkdirSync(dir, { mode: 0o700 });
     const file = path.join(dir, "absent.jsonl");
-    const session = await SessionManager.open(file, undefined, undefined, undefined, undefined, { ...options, readOnly: true }).catch((error: unknown) => error);
+    const session = await SessionManager.open(file, undefined, undefined, undefined, undefined, { ...options, readOnly: true }).catch(
+      (error: unknown) => error,
+    );
     if (session instanceof SessionManager) await session.close();
     expect(fs.existsSync(file)).toBe(false);
   });
@@ -88,7 +98,15 @@ describe("moveTo of a session in an explicit directory", () => {
     const session = SessionManager.create(cwd, dir, undefined, { ...options, agentDir });
     const prompt = `review this diff\n${"+ added line\n".repeat(400)}`;
     session.appendMessage({ role: "user", content: prompt, timestamp: 1 });
-    session.appendMessage({ role: "assistant", content: [{ type: "text", text: "looks fine" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as never);
+    session.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "looks fine" }],
+      provider: "p",
+      model: "m",
+      timestamp: 2,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    } as never);
     await session.flush();
     const artifactId = await session.saveArtifact("tool output ".repeat(1000), "bash");
     const before = session.getSessionFile()!;

@@ -24,7 +24,15 @@ afterEach(() => tmp.remove());
 
 const options = { terminalId: null, agentDir: "/nonexistent-agent-dir-for-tests" } as const;
 const user = { role: "user", content: [{ type: "text", text: "refactor the parser ".repeat(500) }], timestamp: 1 } as AgentMessage;
-const assistant = { role: "assistant", content: [{ type: "text", text: "done" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as unknown as AgentMessage;
+const assistant = {
+  role: "assistant",
+  content: [{ type: "text", text: "done" }],
+  provider: "p",
+  model: "m",
+  timestamp: 2,
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+  stopReason: "stop",
+} as unknown as AgentMessage;
 
 function hasUndefined(value: unknown): boolean {
   if (Array.isArray(value)) return value.some((element) => element === undefined || hasUndefined(element));
@@ -39,8 +47,17 @@ describe("payloads appended through the face", () => {
     manager.appendMessage(assistant);
     manager.appendModeChange("goal", { goal: { id: "goal-1", objective: "finish", status: "complete", tokensUsed: undefined } });
     const messageId = manager.appendCustomMessageEntry(
-      "ask.prompt", "Choose an option", false,
-      { customInput: undefined, selectedOptions: ["Done", undefined], nested: { question: undefined, retained: true }, __pendingDisplayTag: "cmd-1-0", ownedCompletions: ["c1"], __other: 1 },
+      "ask.prompt",
+      "Choose an option",
+      false,
+      {
+        customInput: undefined,
+        selectedOptions: ["Done", undefined],
+        nested: { question: undefined, retained: true },
+        __pendingDisplayTag: "cmd-1-0",
+        ownedCompletions: ["c1"],
+        __other: 1,
+      },
       "agent",
     );
     manager.appendCustomEntry("goal-completed", { objective: "finish", tokensUsed: undefined, log: "x".repeat(64 * 1024) });

@@ -16,7 +16,10 @@ interface ModuleImports {
   types: string[];
 }
 
-const fixture = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "test", "fixtures", "gjc", "app-imports.json"), "utf8")) as Record<string, ModuleImports | string>;
+const fixture = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "test", "fixtures", "gjc", "app-imports.json"), "utf8")) as Record<
+  string,
+  ModuleImports | string
+>;
 const modules = Object.entries(fixture).filter((entry): entry is [string, ModuleImports] => typeof entry[1] !== "string");
 
 /** The types GJC's app imports that the face does not define yet; each must still be missing, so the list only shrinks. */
@@ -25,7 +28,10 @@ const PENDING_TYPES = new Set(["RecoveryHydrationContext", "RecoveryHydrationPro
 /** Every name the entry exports, types included, as the type checker sees src/gjc/index.ts. */
 function exportedNames(): Set<string> {
   const entry = path.join(REPO_ROOT, "src", "gjc", "index.ts");
-  const program = ts.createProgram({ rootNames: [entry], options: { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true } });
+  const program = ts.createProgram({
+    rootNames: [entry],
+    options: { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true },
+  });
   const checker = program.getTypeChecker();
   const symbol = checker.getSymbolAtLocation(program.getSourceFile(entry)!);
   return new Set(checker.getExportsOfModule(symbol!).map((s) => s.getName()));
@@ -33,7 +39,14 @@ function exportedNames(): Set<string> {
 
 describe("gjc-session-store/gjc exports what GJC's app imports", () => {
   it("the fixture holds GJC's six modules and their 70 names", () => {
-    expect(modules.map(([name]) => name).sort()).toEqual(["blob-store", "history-storage", "session-manager", "session-manager-internal", "session-open-errors", "session-storage"]);
+    expect(modules.map(([name]) => name).sort()).toEqual([
+      "blob-store",
+      "history-storage",
+      "session-manager",
+      "session-manager-internal",
+      "session-open-errors",
+      "session-storage",
+    ]);
     expect(new Set(modules.flatMap(([name, { values, types }]) => [...values, ...types].map((n) => `${name}:${n}`))).size).toBe(70);
   });
 

@@ -67,7 +67,15 @@ describe("legacy sessions of a managed workspace", () => {
     expect(opened.manager.getEntries()).toHaveLength(40);
     expect(fs.statSync(copy).mode & 0o777).toBe(0o600);
     opened.manager.appendMessage({ role: "user", content: [{ type: "text", text: "goes on in the copy" }], timestamp: 2 } as AgentMessage);
-    opened.manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", timestamp: 3, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+    opened.manager.appendMessage({
+      role: "assistant",
+      content: [{ type: "text", text: "ok" }],
+      provider: "p",
+      model: "m",
+      timestamp: 3,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    } as AgentMessage);
     await opened.manager.close();
     expect(fs.readFileSync(copy, "utf8")).toContain("goes on in the copy");
     expect(snapshot(legacy)).toEqual(before);
@@ -86,7 +94,9 @@ describe("legacy sessions of a managed workspace", () => {
       kind: "error",
       reason: "legacy_migration_disabled",
     });
-    await expect(SessionManager.continueRecent(workspace, destination, undefined, "disabled", undefined, options())).rejects.toBeInstanceOf(SessionMigrationPolicyError);
+    await expect(SessionManager.continueRecent(workspace, destination, undefined, "disabled", undefined, options())).rejects.toBeInstanceOf(
+      SessionMigrationPolicyError,
+    );
     expect(fs.readdirSync(destination.sessionDir).filter((name) => name.endsWith(".jsonl"))).toEqual([]);
     expect(snapshot(legacy)).toEqual(before);
 
@@ -111,7 +121,9 @@ describe("legacy sessions of a managed workspace", () => {
       reason: "artifact_capacity_exceeded",
       message: "Legacy session artifacts exceed the migration capacity (50,000 files or 512 MiB).",
     });
-    await expect(SessionManager.continueRecent(workspace, destination, undefined, undefined, undefined, options())).rejects.toBeInstanceOf(SessionArtifactCapacityError);
+    await expect(SessionManager.continueRecent(workspace, destination, undefined, undefined, undefined, options())).rejects.toBeInstanceOf(
+      SessionArtifactCapacityError,
+    );
     expect(fs.readdirSync(destination.sessionDir).filter((name) => !name.startsWith("."))).toEqual([]);
   }, 120_000);
 

@@ -35,7 +35,15 @@ function launch(request: string | undefined, id: string | undefined): void {
 
 const options = { terminalId: null, agentDir: "/nonexistent-agent-dir-for-tests" } as const;
 const user: AgentMessage = { role: "user", content: [{ type: "text", text: "start the migration ".repeat(300) }], timestamp: 1 } as AgentMessage;
-const assistant = { role: "assistant", content: [{ type: "text", text: "done" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as unknown as AgentMessage;
+const assistant = {
+  role: "assistant",
+  content: [{ type: "text", text: "done" }],
+  provider: "p",
+  model: "m",
+  timestamp: 2,
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+  stopReason: "stop",
+} as unknown as AgentMessage;
 
 describe("the lifecycle-preallocated session id", () => {
   it("becomes the header id of a created session, in the file name and on disk, once", async () => {
@@ -98,7 +106,10 @@ describe("the lifecycle-preallocated session id", () => {
     captured.snapshot.close();
     if (result.kind !== "forked") throw new Error(`fork failed: ${result.reason}`);
     expect(result.manager.getSessionId()).toBe("s-preallocated-captured");
-    expect(JSON.parse(fs.readFileSync(result.manager.getSessionFile()!, "utf8").split("\n")[0]!)).toMatchObject({ id: "s-preallocated-captured", parentSession: sourceId });
+    expect(JSON.parse(fs.readFileSync(result.manager.getSessionFile()!, "utf8").split("\n")[0]!)).toMatchObject({
+      id: "s-preallocated-captured",
+      parentSession: sourceId,
+    });
     await result.manager.close();
 
     launch(undefined, "s-not-a-lifecycle-launch");
@@ -107,4 +118,3 @@ describe("the lifecycle-preallocated session id", () => {
     await plain.close();
   });
 });
-

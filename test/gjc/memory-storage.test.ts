@@ -7,20 +7,35 @@ import { createHash } from "node:crypto";
 
 import { describe, expect, it } from "vitest";
 
-import {
-  MemorySessionStorage, SessionManager, parseSessionEntries, type VerifiedSessionDeleteTarget,
-} from "../../src/gjc/index.js";
+import { MemorySessionStorage, SessionManager, parseSessionEntries, type VerifiedSessionDeleteTarget } from "../../src/gjc/index.js";
 import { isStorageError } from "../../src/storage/index.js";
 import { deleteRefusalOf } from "../helpers/errors.js";
 
 const SESSION_ID = "019f0000-3333-7000-aaaa-000000000001";
 const header = JSON.stringify({ type: "session", version: 5, id: SESSION_ID, timestamp: "2026-07-18T13:22:00.198Z", cwd: "/work" });
 const user = (id: string, parentId: string | null) =>
-  JSON.stringify({ type: "message", id, parentId, timestamp: "2026-07-18T13:22:05.000Z", message: { role: "user", content: [{ type: "text", text: "explain the failing build ".repeat(400) }], timestamp: 1 } });
+  JSON.stringify({
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-07-18T13:22:05.000Z",
+    message: { role: "user", content: [{ type: "text", text: "explain the failing build ".repeat(400) }], timestamp: 1 },
+  });
 const assistant = (id: string, parentId: string) =>
   JSON.stringify({
-    type: "message", id, parentId, timestamp: "2026-07-18T13:22:06.000Z",
-    message: { role: "assistant", content: [{ type: "text", text: "the linker ran out of memory" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" },
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-07-18T13:22:06.000Z",
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text: "the linker ran out of memory" }],
+      provider: "p",
+      model: "m",
+      timestamp: 2,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    },
   });
 const transcript = (...lines: string[]) => lines.map((line) => `${line}\n`).join("");
 
@@ -50,14 +65,24 @@ describe("MemorySessionStorage on the /gjc face", () => {
     storage.writeTextSync("/sessions/s.jsonl", transcript(header, user("u1", null), assistant("a1", "u1")));
     const stat = storage.statSync("/sessions/s.jsonl");
     expect(stat).toEqual({
-      dev: 0n, ino: expect.any(BigInt), nlink: 1n, size: Buffer.byteLength(storage.readTextSync("/sessions/s.jsonl")), mtimeMs: stat.mtimeMs,
-      mtimeNs: BigInt(stat.mtimeMs) * 1_000_000n, ctimeNs: BigInt(stat.mtimeMs) * 1_000_000n, mtime: new Date(stat.mtimeMs), isFile: true,
+      dev: 0n,
+      ino: expect.any(BigInt),
+      nlink: 1n,
+      size: Buffer.byteLength(storage.readTextSync("/sessions/s.jsonl")),
+      mtimeMs: stat.mtimeMs,
+      mtimeNs: BigInt(stat.mtimeMs) * 1_000_000n,
+      ctimeNs: BigInt(stat.mtimeMs) * 1_000_000n,
+      mtime: new Date(stat.mtimeMs),
+      isFile: true,
     });
     const inspection = await SessionManager.inspectSessionTailReadOnly("/sessions/s.jsonl", storage);
     if (inspection.kind === "error") throw new Error(`expected an identity, got ${inspection.reason}`);
     expect(inspection.identity).toMatchObject({ dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs, mtimeNs: stat.mtimeNs });
     expect(storage.readSnapshotSync("/sessions/s.jsonl").stat).toEqual(stat);
-    const manager = await SessionManager.open("/sessions/s.jsonl", "/sessions", storage, undefined, undefined, { terminalId: null, agentDir: "/nonexistent-agent-dir" });
+    const manager = await SessionManager.open("/sessions/s.jsonl", "/sessions", storage, undefined, undefined, {
+      terminalId: null,
+      agentDir: "/nonexistent-agent-dir",
+    });
     manager.appendMessage({ role: "user", content: [{ type: "text", text: "and the tests?" }], timestamp: 3 });
     await manager.close();
     expect(storage.statSync("/sessions/s.jsonl").size).toBeGreaterThan(stat.size);
@@ -120,8 +145,18 @@ describe("deleting sessions from a memory storage", () => {
   const targetFor = (storage: MemorySessionStorage, transcriptPath = "/sessions/s.jsonl"): VerifiedSessionDeleteTarget => {
     const { stat, bytes } = storage.readSnapshotSync(transcriptPath);
     return {
-      sessionsRoot: "/sessions", transcriptPath, sessionId: SESSION_ID, cwd: "/work",
-      transcriptIdentity: { dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: stat.size, mtimeNs: stat.mtimeNs, sha256: createHash("sha256").update(bytes).digest("hex") },
+      sessionsRoot: "/sessions",
+      transcriptPath,
+      sessionId: SESSION_ID,
+      cwd: "/work",
+      transcriptIdentity: {
+        dev: stat.dev,
+        ino: stat.ino,
+        nlink: stat.nlink,
+        size: stat.size,
+        mtimeNs: stat.mtimeNs,
+        sha256: createHash("sha256").update(bytes).digest("hex"),
+      },
     };
   };
 
@@ -194,7 +229,10 @@ describe("read-only resume through a memory storage", () => {
     storage.writeTextSync("/sessions/s.jsonl", text);
     const inspection = await SessionManager.inspectSessionTailReadOnly("/sessions/s.jsonl", storage);
     if (inspection.kind === "error") throw new Error("expected an identity");
-    const opened = await SessionManager.openExistingStrict(inspection.identity, "/sessions", storage, undefined, undefined, { terminalId: null, agentDir: "/nonexistent-agent-dir" });
+    const opened = await SessionManager.openExistingStrict(inspection.identity, "/sessions", storage, undefined, undefined, {
+      terminalId: null,
+      agentDir: "/nonexistent-agent-dir",
+    });
     if (opened.kind !== "opened") throw new Error(`expected an open, got ${opened.reason}`);
     expect(opened.manager.getSessionId()).toBe(SESSION_ID);
     expect(opened.manager.getEntries().map((entry) => entry.id)).toEqual(["u1", "a1", "u2"]);

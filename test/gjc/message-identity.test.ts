@@ -37,15 +37,38 @@ const NONEXTENSIBLE_PRIVATE = "js-nonextensible-applies-to-private";
 /** This Node, or one of the newer ones `.ci/run` caches, when it has {@link NONEXTENSIBLE_PRIVATE}. */
 function nodeRefusingPrivateFields(): string | undefined {
   const cache = process.env["GJC_RUNTIME_CACHE"] ?? path.join(process.env["XDG_CACHE_HOME"] ?? path.join(os.homedir(), ".cache"), "gjc-runtimes");
-  const cached = fs.existsSync(cache) ? fs.readdirSync(cache).filter((name) => /^node-\d/.test(name)).map((name) => path.join(cache, name, "bin", "node")) : [];
-  return [process.execPath, ...cached].find((node) => fs.existsSync(node) && spawnSync(node, ["--v8-options"], { encoding: "utf8" }).stdout.includes(NONEXTENSIBLE_PRIVATE));
+  const cached = fs.existsSync(cache)
+    ? fs
+        .readdirSync(cache)
+        .filter((name) => /^node-\d/.test(name))
+        .map((name) => path.join(cache, name, "bin", "node"))
+    : [];
+  return [process.execPath, ...cached].find(
+    (node) => fs.existsSync(node) && spawnSync(node, ["--v8-options"], { encoding: "utf8" }).stdout.includes(NONEXTENSIBLE_PRIVATE),
+  );
 }
 
 function toolTurn(session: Engine, n: number): { ids: string[] } {
   const ids = [
     session.appendMessage(user(`turn ${n}: read the file and fix the failing test ${"context ".repeat(40)}`)),
-    session.appendMessage({ role: "assistant", provider: "p", model: "m", content: [{ type: "toolCall", id: `call-${n}`, name: "read", arguments: { path: `src/f${n}.ts` } }], timestamp: n }),
-    session.appendMessage({ role: "toolResult", toolCallId: `call-${n}`, toolName: "read", content: [{ type: "text", text: "x".repeat(4000) }, { type: "image", data: PNG, mimeType: "image/png" }], isError: false, timestamp: n }),
+    session.appendMessage({
+      role: "assistant",
+      provider: "p",
+      model: "m",
+      content: [{ type: "toolCall", id: `call-${n}`, name: "read", arguments: { path: `src/f${n}.ts` } }],
+      timestamp: n,
+    }),
+    session.appendMessage({
+      role: "toolResult",
+      toolCallId: `call-${n}`,
+      toolName: "read",
+      content: [
+        { type: "text", text: "x".repeat(4000) },
+        { type: "image", data: PNG, mimeType: "image/png" },
+      ],
+      isError: false,
+      timestamp: n,
+    }),
     session.appendMessage(assistant(`done with turn ${n}`)),
   ];
   return { ids };
@@ -64,7 +87,17 @@ describe("the module buildSessionContext links messages to entries", () => {
 
     const context = buildSessionContext(session.getEntries(), session.getLeafId(), undefined, "ns-1");
     expect(context.messages.map((m) => m.role)).toEqual([
-      "compactionSummary", "user", "assistant", "toolResult", "assistant", "custom", "custom", "user", "assistant", "toolResult", "assistant",
+      "compactionSummary",
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "custom",
+      "custom",
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
     ]);
     expect(context.messages.map((m) => getSessionMessageEntryId(m) ?? null)).toEqual([null, ...kept, observed, unobserved, ...later]);
     expect(getSessionMessageObservationId(context.messages[5]!)).toBe("obs-persisted");
@@ -149,7 +182,10 @@ describe("the face manager's buildSessionContext", () => {
       const dir = path.join(tmp.path, "sessions");
       const session = FaceManager.create("/work", dir);
       for (let n = 1; n <= 3; n++) toolTurn(session as unknown as Engine, n);
-      session.appendMessage({ ...assistant(`summary ${"of the work ".repeat(30)}`), usage: { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, cost: { input: 0.01, total: 0.02 } } });
+      session.appendMessage({
+        ...assistant(`summary ${"of the work ".repeat(30)}`),
+        usage: { input: 1200, output: 300, cacheRead: 0, cacheWrite: 0, cost: { input: 0.01, total: 0.02 } },
+      });
       session.appendCustomMessageEntry("note", [{ type: "text", text: "from an extension" }], true, { observationId: "obs-9", tags: ["a"] });
       session.appendCompaction("the first two turns", "two turns", session.getEntries()[8]!.id as string, 5000);
       toolTurn(session as unknown as Engine, 4);
@@ -237,7 +273,9 @@ describe("the identity helpers", () => {
       expect(getSessionMessageEntryId(none as never)).toBeUndefined();
       expect(getSessionMessageObservationId(none as never)).toBeUndefined();
       expect(getSessionMessageViewportAnchorId(none as never)).toBeUndefined();
-      expect(() => associateSessionMessageEntryId(none as never, "e")).toThrow(expect.objectContaining({ name: "MessageIdentityError", code: "not_an_object" }));
+      expect(() => associateSessionMessageEntryId(none as never, "e")).toThrow(
+        expect.objectContaining({ name: "MessageIdentityError", code: "not_an_object" }),
+      );
     }
     expect(getUserMessageViewportAnchorIds([])).toEqual([]);
     // An object whose prototype is a linked message is another message.

@@ -25,7 +25,15 @@ afterEach(() => tmp.remove());
 const options = () => ({ terminalId: null, agentDir });
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const assistant = (text: string) =>
-  ({ role: "assistant", content: [{ type: "text", text }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" }) as AgentMessage;
+  ({
+    role: "assistant",
+    content: [{ type: "text", text }],
+    provider: "p",
+    model: "m",
+    timestamp: 2,
+    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    stopReason: "stop",
+  }) as AgentMessage;
 
 describe("reads and revisions", () => {
   it("moves each revision with what it counts, and reports what the session holds", async () => {
@@ -59,10 +67,17 @@ describe("reads and revisions", () => {
     expect(visited).toEqual(manager.getEntries().map((e) => e.id));
     expect(() => manager.evictCompactedContent("nope", model)).toThrow(expect.objectContaining({ code: "unknown_entry", message: "Entry nope not found" }));
     // An entry that is no compaction is refused as GJC refuses it.
-    expect(() => manager.evictCompactedContent(question, model)).toThrow(expect.objectContaining({ code: "unknown_entry", message: `Compaction entry ${model} not found` }));
+    expect(() => manager.evictCompactedContent(question, model)).toThrow(
+      expect.objectContaining({ code: "unknown_entry", message: `Compaction entry ${model} not found` }),
+    );
 
     const held = manager.getEntries().reduce((sum, e) => sum + Buffer.byteLength(JSON.stringify(e)) + 1, 0);
-    expect(manager.getSessionMemoryStats()).toMatchObject({ hotResidentBytes: held, totalAccountedBytes: held, coldRetirementActive: false, allocatedCacheBytes: 0 });
+    expect(manager.getSessionMemoryStats()).toMatchObject({
+      hotResidentBytes: held,
+      totalAccountedBytes: held,
+      coldRetirementActive: false,
+      allocatedCacheBytes: 0,
+    });
     expect(() => manager.setSessionMemoryMode("bogus" as never)).toThrow(expect.objectContaining({ code: "invalid_options" }));
     manager.setSessionMemoryMode("off");
     expect(manager.getSessionMemoryMode()).toBe("off");
@@ -84,7 +99,11 @@ describe("message identity on the manager", () => {
     expect(getSessionMessageObservationId(context.messages[2]!)).toBe(`session:${manager.getSessionId()}:entry:${note}`);
     const copy = manager.getEntry(answerId) as { message: AgentMessage };
     expect(getSessionMessageEntryId(copy.message)).toBe(answerId);
-    expect(manager.getBranch().map((e) => (e.type === "message" ? getSessionMessageEntryId((e as { message: AgentMessage }).message) : e.id))).toEqual([promptId, answerId, note]);
+    expect(manager.getBranch().map((e) => (e.type === "message" ? getSessionMessageEntryId((e as { message: AgentMessage }).message) : e.id))).toEqual([
+      promptId,
+      answerId,
+      note,
+    ]);
     await manager.close();
   });
 });
@@ -124,7 +143,12 @@ describe("the resume picker's listings", () => {
     const before = fs.readdirSync(scopeDir).sort();
 
     const rows = await SessionManager.listManagedForResumePickerReadOnly(workspace, agentDir);
-    expect(rows.map((row) => row.path)).toEqual([path.join(gjc, "direct.jsonl"), path.join(gjc, "tools", "agent-session", "a.jsonl"), path.join(gjc, "sessions", "deep", "n.jsonl"), managed]);
+    expect(rows.map((row) => row.path)).toEqual([
+      path.join(gjc, "direct.jsonl"),
+      path.join(gjc, "tools", "agent-session", "a.jsonl"),
+      path.join(gjc, "sessions", "deep", "n.jsonl"),
+      managed,
+    ]);
     expect(fs.readdirSync(scopeDir).sort()).toEqual(before);
 
     const reopened = await SessionManager.open(managed, SessionManager.managedDestination(workspace, agentDir), undefined, undefined, undefined, options());

@@ -123,7 +123,12 @@ describe("createReadonlySessionManager", () => {
     expect(facade.getHeader()).toEqual(manager.getHeader());
     expect(Object.isFrozen(facade.getHeader())).toBe(true);
     expect([facade.getCwd(), facade.getSessionId(), facade.getSessionFile(), facade.getSessionDir(), facade.getLeafId(), facade.getArtifactsDir()]).toEqual([
-      manager.getCwd(), manager.getSessionId(), manager.getSessionFile(), manager.getSessionDir(), manager.getLeafId(), manager.getArtifactsDir(),
+      manager.getCwd(),
+      manager.getSessionId(),
+      manager.getSessionFile(),
+      manager.getSessionDir(),
+      manager.getLeafId(),
+      manager.getArtifactsDir(),
     ]);
     expect(manager.getEntry(ids[0]!)!.id).toBe(ids[0]);
   });

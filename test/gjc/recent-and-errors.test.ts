@@ -73,7 +73,13 @@ describe("getRecentSessions", () => {
     const now = Date.parse("2026-06-01T12:00:00Z");
     const ago = (ms: number) => timeAgo(new Date(now - ms), now);
     expect([ago(59_999), ago(60_000), ago(59 * 60_000), ago(3_600_000), ago(23 * 3_600_000), ago(86_400_000), ago(6 * 86_400_000)]).toEqual([
-      "just now", "1m ago", "59m ago", "1h ago", "23h ago", "1d ago", "6d ago",
+      "just now",
+      "1m ago",
+      "59m ago",
+      "1h ago",
+      "23h ago",
+      "1d ago",
+      "6d ago",
     ]);
   });
 });
@@ -83,7 +89,12 @@ describe("GJC's error classes", () => {
     const cause = new Error("ENOSPC: no space left on device");
     const append = new SessionAppendPersistenceError("current_append", "e1", cause);
     expect([append.code, append.phase, append.entryId, append.persistenceError, append.cause, append.message]).toEqual([
-      "append_persistence_failed", "current_append", "e1", cause, cause, cause.message,
+      "append_persistence_failed",
+      "current_append",
+      "e1",
+      cause,
+      cause,
+      cause.message,
     ]);
     const near = new SessionNearLimitAppendError({ entryBytes: 10, liveBytes: 20, capBytes: 25, entryRetained: false });
     expect([near.code, near.entryBytes, near.liveBytes, near.capBytes, near.entryRetained]).toEqual(["near_limit_append", 10, 20, 25, false]);
@@ -118,7 +129,11 @@ describe("toSessionManagerCheckpointRevisionStrings", () => {
     const snapshot = manager.revisionSnapshot();
     const strings = toSessionManagerCheckpointRevisionStrings(snapshot);
     expect(strings).toEqual({
-      entry: String(snapshot.entry), leaf: String(snapshot.leaf), headerExport: String(snapshot.headerExport), label: String(snapshot.label), replayMetadata: String(snapshot.replayMetadata),
+      entry: String(snapshot.entry),
+      leaf: String(snapshot.leaf),
+      headerExport: String(snapshot.headerExport),
+      label: String(snapshot.label),
+      replayMetadata: String(snapshot.replayMetadata),
     });
     expect(Object.values(strings).every((v) => /^(0|[1-9][0-9]*)$/.test(v))).toBe(true);
     for (const bad of [-1, 1.5, Number.MAX_SAFE_INTEGER + 2, Number.NaN]) {

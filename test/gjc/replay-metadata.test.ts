@@ -37,7 +37,11 @@ function codexAnswer(text: string, turn: number): AgentMessage {
     api: "openai-responses",
     provider: "openai-codex",
     model: "gpt-5-codex",
-    providerPayload: { type: "openaiResponsesHistory", provider: "openai-codex", items: [{ type: "reasoning", id: `rs_${turn}`, encrypted_content: "e".repeat(4_000) }] },
+    providerPayload: {
+      type: "openaiResponsesHistory",
+      provider: "openai-codex",
+      items: [{ type: "reasoning", id: `rs_${turn}`, encrypted_content: "e".repeat(4_000) }],
+    },
     usage,
     stopReason: "stop",
     timestamp: turn,
@@ -47,7 +51,10 @@ function codexAnswer(text: string, turn: number): AgentMessage {
 function claudeAnswer(text: string, turn: number): AgentMessage {
   return {
     role: "assistant",
-    content: [{ type: "thinking", thinking: "claude thinking", thinkingSignature: "claude-signature" }, { type: "text", text }],
+    content: [
+      { type: "thinking", thinking: "claude thinking", thinkingSignature: "claude-signature" },
+      { type: "text", text },
+    ],
     api: "anthropic-messages",
     provider: "anthropic",
     model: "claude-sonnet-4-5",
@@ -88,9 +95,19 @@ describe("OpenAI Responses replay metadata", () => {
       expect(codex!.content).toContainEqual({ type: "text", text: "done with the parser" });
       expect(claude!.content).toContainEqual({ type: "thinking", thinking: "claude thinking", thinkingSignature: "claude-signature" });
     }
-    const entries = resumed.getEntries().map((e) => (e as { message?: Shape }).message).filter((m) => m !== undefined);
+    const entries = resumed
+      .getEntries()
+      .map((e) => (e as { message?: Shape }).message)
+      .filter((m) => m !== undefined);
     expect(assistants(entries).map((m) => m.providerPayload)).toEqual([undefined, undefined]);
-    expect(assistants(resumed.getActivePathEntriesCanonical().map((e) => (e as { message?: Shape }).message).filter((m) => m !== undefined))[0]!.providerPayload).toBeUndefined();
+    expect(
+      assistants(
+        resumed
+          .getActivePathEntriesCanonical()
+          .map((e) => (e as { message?: Shape }).message)
+          .filter((m) => m !== undefined),
+      )[0]!.providerPayload,
+    ).toBeUndefined();
 
     // A new live turn keeps its own payload; the loaded one stays without.
     resumed.appendMessage(prompt("now the tests", 5));

@@ -31,7 +31,10 @@ function writeLong(count: number, compactAt: number): void {
     const base = { id: id(i), parentId: i === 0 ? null : id(i - 1), timestamp: "2026-01-01T00:00:00.000Z" };
     if (i === compactAt) lines.push(JSON.stringify({ type: "compaction", ...base, summary: "so far", firstKeptEntryId: id(i - 5), tokensBefore: 9 }));
     else {
-      const message = i % 2 === 0 ? { role: "user", content: `question ${i}`, timestamp: i } : { role: "assistant", provider: "p", model: "m", content: [{ type: "text", text: `answer ${i}` }], timestamp: i };
+      const message =
+        i % 2 === 0
+          ? { role: "user", content: `question ${i}`, timestamp: i }
+          : { role: "assistant", provider: "p", model: "m", content: [{ type: "text", text: `answer ${i}` }], timestamp: i };
       lines.push(JSON.stringify({ type: "message", ...base, message }));
     }
   }
@@ -50,7 +53,9 @@ it("reads only the context's lines: a changed line behind the compaction shows o
   const context = face.buildSessionContext();
   // The summary, the five kept messages and the nine after the compaction, each linked to its entry.
   expect(context.messages).toHaveLength(1 + 5 + 9);
-  expect(context.messages.slice(1).map((message) => getSessionMessageEntryId(message))).toEqual([...Array(14).keys()].map((k) => id(2985 + k + (k >= 5 ? 1 : 0))));
+  expect(context.messages.slice(1).map((message) => getSessionMessageEntryId(message))).toEqual(
+    [...Array(14).keys()].map((k) => id(2985 + k + (k >= 5 ? 1 : 0))),
+  );
   expect(sessionReadAccess(face).getSessionContext().messages).toHaveLength(15);
   expect(await codeOfAsync(() => face.getEntries())).toBe("session_changed");
   await face.close();

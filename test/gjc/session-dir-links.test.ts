@@ -26,7 +26,15 @@ afterEach(() => tmp.remove());
 
 const options = { terminalId: null, agentDir: "/nonexistent-agent-dir-for-tests" } as const;
 const user = { role: "user", content: [{ type: "text", text: "summarise the incident log ".repeat(200) }], timestamp: 1 } as AgentMessage;
-const assistant = { role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as unknown as AgentMessage;
+const assistant = {
+  role: "assistant",
+  content: [{ type: "text", text: "ok" }],
+  provider: "p",
+  model: "m",
+  timestamp: 2,
+  usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+  stopReason: "stop",
+} as unknown as AgentMessage;
 
 describe("an explicit session directory below a link", () => {
   it("is used and reported by its real path", async () => {

@@ -7,7 +7,14 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { FileSessionStorage, MemorySessionStorage, SessionManager, StorageError, recoverOrphanedBackups, syncSessionMoveDirectory } from "../../src/gjc/index.js";
+import {
+  FileSessionStorage,
+  MemorySessionStorage,
+  SessionManager,
+  StorageError,
+  recoverOrphanedBackups,
+  syncSessionMoveDirectory,
+} from "../../src/gjc/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 
 let tmp: { path: string; remove(): void };
@@ -27,8 +34,29 @@ function transcript(id: string, cwd: string): string {
   const lines = [
     { type: "session", version: 3, id, timestamp: "2026-11-30T10:00:00.000Z", cwd },
     { type: "message", id: "a1", parentId: null, timestamp: "2026-11-30T10:00:01.000Z", message: { role: "user", content: prompt, timestamp: 1 } },
-    { type: "message", id: "a2", parentId: "a1", timestamp: "2026-11-30T10:00:02.000Z", message: { role: "toolResult", toolCallId: "t1", toolName: "grep", content: [{ type: "text", text: output }], isError: false, timestamp: 2 } },
-    { type: "message", id: "a3", parentId: "a2", timestamp: "2026-11-30T10:00:03.000Z", message: { role: "assistant", content: [{ type: "text", text: "Done." }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5", usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 3 } },
+    {
+      type: "message",
+      id: "a2",
+      parentId: "a1",
+      timestamp: "2026-11-30T10:00:02.000Z",
+      message: { role: "toolResult", toolCallId: "t1", toolName: "grep", content: [{ type: "text", text: output }], isError: false, timestamp: 2 },
+    },
+    {
+      type: "message",
+      id: "a3",
+      parentId: "a2",
+      timestamp: "2026-11-30T10:00:03.000Z",
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text: "Done." }],
+        api: "anthropic-messages",
+        provider: "anthropic",
+        model: "claude-sonnet-4-5",
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: "stop",
+        timestamp: 3,
+      },
+    },
   ];
   return lines.map((line) => JSON.stringify(line)).join("\n") + "\n";
 }

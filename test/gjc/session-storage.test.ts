@@ -57,9 +57,20 @@ function targetOf(file: string, id: string, cwd: string, attempt = crypto.random
   const { stat, bytes } = storage.readSnapshotSync(file);
   const dir = path.dirname(file);
   return {
-    sessionsRoot: root, transcriptPath: file, sessionId: id, cwd,
-    transcriptIdentity: { dev: stat.dev, ino: stat.ino, nlink: stat.nlink, size: stat.size, mtimeNs: stat.mtimeNs, sha256: crypto.createHash("sha256").update(bytes).digest("hex") },
-    plannedArtifactsPath: path.join(dir, `.gjc-delete-${attempt}-artifacts`), plannedTranscriptPath: path.join(dir, `.gjc-delete-${attempt}-transcript`),
+    sessionsRoot: root,
+    transcriptPath: file,
+    sessionId: id,
+    cwd,
+    transcriptIdentity: {
+      dev: stat.dev,
+      ino: stat.ino,
+      nlink: stat.nlink,
+      size: stat.size,
+      mtimeNs: stat.mtimeNs,
+      sha256: crypto.createHash("sha256").update(bytes).digest("hex"),
+    },
+    plannedArtifactsPath: path.join(dir, `.gjc-delete-${attempt}-artifacts`),
+    plannedTranscriptPath: path.join(dir, `.gjc-delete-${attempt}-transcript`),
   };
 }
 
@@ -112,8 +123,15 @@ describe("statSync in GJC's shape", () => {
     const { file, artifacts } = await writtenSession(2);
     const st = fs.lstatSync(file, { bigint: true });
     expect(storage.statSync(file)).toEqual({
-      dev: st.dev, ino: st.ino, nlink: st.nlink, size: Number(st.size), mtimeMs: Number(st.mtimeMs), mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs,
-      mtime: st.mtime, isFile: true,
+      dev: st.dev,
+      ino: st.ino,
+      nlink: st.nlink,
+      size: Number(st.size),
+      mtimeMs: Number(st.mtimeMs),
+      mtimeNs: st.mtimeNs,
+      ctimeNs: st.ctimeNs,
+      mtime: st.mtime,
+      isFile: true,
     });
     expect(storage.statSync(artifacts).isFile).toBe(false);
     fs.linkSync(file, path.join(root, "second-name.jsonl"));
@@ -185,7 +203,9 @@ describe("deleteSessionVerified", () => {
     const before = fs.readFileSync(file);
     expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, sessionsRoot: path.join(tmp.path, "elsewhere") }))).toBe("containment");
     expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: undefined }))).toBe("containment");
-    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: path.join(root, "not-quarantine") }))).toBe("containment");
+    expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, plannedArtifactsPath: path.join(root, "not-quarantine") }))).toBe(
+      "containment",
+    );
     expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, sessionId: "another-session" }))).toBe("identity");
     expect(await deleteRefusalOf(() => storage.deleteSessionVerified({ ...target, cwd: "/somewhere/else" }))).toBe("cwd");
     fs.appendFileSync(file, `${JSON.stringify({ type: "custom", customType: "late", id: "zz000001", parentId: null, timestamp: new Date().toISOString() })}\n`);

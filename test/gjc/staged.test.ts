@@ -28,7 +28,15 @@ const listed = async () => (await SessionManager.listForResumePickerReadOnly(tmp
 
 async function runAttempt(manager: SessionManager): Promise<void> {
   manager.appendMessage({ role: "user", content: [{ type: "text", text: "subtask ".repeat(50) }], timestamp: 1 } as AgentMessage);
-  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "done" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+  manager.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "done" }],
+    provider: "p",
+    model: "m",
+    timestamp: 2,
+    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    stopReason: "stop",
+  } as AgentMessage);
   await manager.saveArtifact("subagent output", "bash");
 }
 
@@ -61,7 +69,10 @@ describe("staged attempts", () => {
     await runAttempt(manager);
     await manager.commitStaged({ deferArtifactFinalize: true });
     await manager.close();
-    fs.appendFileSync(finalFile, `${JSON.stringify({ type: "custom", id: "x1", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", customType: "other", data: {} })}\n`);
+    fs.appendFileSync(
+      finalFile,
+      `${JSON.stringify({ type: "custom", id: "x1", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", customType: "other", data: {} })}\n`,
+    );
     await manager.rollbackCommittedStaged();
     expect(fs.existsSync(finalFile)).toBe(true);
   });
@@ -82,6 +93,8 @@ describe("staged attempts", () => {
     expect(fs.readdirSync(path.join(dir, ".staging")).filter((name) => name.endsWith(".jsonl"))).toEqual([]);
 
     await expect(SessionManager.openStaged(finalFile, undefined, "../escape", options)).rejects.toMatchObject({ code: "staged_session_unavailable" });
-    await expect(SessionManager.openStaged(path.join(dir, ".staging", "x.jsonl"), undefined, "a", options)).rejects.toMatchObject({ code: "staged_session_unavailable" });
+    await expect(SessionManager.openStaged(path.join(dir, ".staging", "x.jsonl"), undefined, "a", options)).rejects.toMatchObject({
+      code: "staged_session_unavailable",
+    });
   });
 });

@@ -65,9 +65,13 @@ describe("inventorySessionsStrict", () => {
     const result = SessionManager.inventorySessionsStrict(workspace, { sessionDir: dir });
     expect(result).not.toHaveProperty("candidates");
     if (result.kind !== "failure") throw new Error("expected a failure");
-    expect(result.failures.map((f) => [path.basename(f.path!), f.kind]).sort()).toEqual([
-      [path.basename(foreign.file), "cwd"], ["garbage.jsonl", "parse"], ["not-session.jsonl", "header"],
-    ].sort());
+    expect(result.failures.map((f) => [path.basename(f.path!), f.kind]).sort()).toEqual(
+      [
+        [path.basename(foreign.file), "cwd"],
+        ["garbage.jsonl", "parse"],
+        ["not-session.jsonl", "header"],
+      ].sort(),
+    );
     for (const failure of result.failures) expect(failure.message).not.toContain(tmp.path);
   });
 
@@ -85,7 +89,8 @@ describe("inventorySessionsStrict", () => {
   it("needs a strict scan from the storage, and runs over a memory storage too", () => {
     const bare = { readSnapshotSync: new FileSessionStorage().readSnapshotSync };
     expect(SessionManager.inventorySessionsStrict(workspace, { sessionDir: dir, storage: bare })).toMatchObject({
-      kind: "failure", failures: [{ kind: "scan", message: "Strict scoped session scan is unavailable" }],
+      kind: "failure",
+      failures: [{ kind: "scan", message: "Strict scoped session scan is unavailable" }],
     });
     const memory = new MemorySessionStorage();
     memory.writeTextSync("/s/a.jsonl", `${JSON.stringify({ type: "session", version: 3, id: "m1", timestamp: "2026-12-07T10:00:00.000Z", cwd: "/mem" })}\n`);

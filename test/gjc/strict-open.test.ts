@@ -53,11 +53,28 @@ function write(name: string, lines: readonly string[]): string {
 
 const header = JSON.stringify({ type: "session", version: 5, id: "019f0000-2222-7000-aaaa-000000000001", timestamp: "2026-07-18T13:22:00.198Z", cwd: "/work" });
 const user = (id: string, parentId: string | null) =>
-  JSON.stringify({ type: "message", id, parentId, timestamp: "2026-07-18T13:22:05.000Z", message: { role: "user", content: [{ type: "text", text: "long prompt ".repeat(200) }], timestamp: 1 } });
+  JSON.stringify({
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-07-18T13:22:05.000Z",
+    message: { role: "user", content: [{ type: "text", text: "long prompt ".repeat(200) }], timestamp: 1 },
+  });
 const assistant = (id: string, parentId: string) =>
   JSON.stringify({
-    type: "message", id, parentId, timestamp: "2026-07-18T13:22:06.000Z",
-    message: { role: "assistant", content: [{ type: "text", text: "answer" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" },
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-07-18T13:22:06.000Z",
+    message: {
+      role: "assistant",
+      content: [{ type: "text", text: "answer" }],
+      provider: "p",
+      model: "m",
+      timestamp: 2,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    },
   });
 
 describe("inspectSessionTailReadOnly", () => {
@@ -65,7 +82,10 @@ describe("inspectSessionTailReadOnly", () => {
     const open = write("a.jsonl", [header, user("u1", null)]);
     const done = write("b.jsonl", [header, user("u1", null), assistant("a1", "u1")]);
     const inspection = await SessionManager.inspectSessionTailReadOnly(open);
-    expect(inspection).toMatchObject({ kind: "resumable", identity: { canonicalPath: open, sessionId: "019f0000-2222-7000-aaaa-000000000001", size: fs.statSync(open).size } });
+    expect(inspection).toMatchObject({
+      kind: "resumable",
+      identity: { canonicalPath: open, sessionId: "019f0000-2222-7000-aaaa-000000000001", size: fs.statSync(open).size },
+    });
     expect(await SessionManager.inspectSessionTailReadOnly(done)).toMatchObject({ kind: "terminal" });
   });
 
@@ -119,7 +139,11 @@ describe("openExistingStrict", () => {
     const count = opened.manager.getEntries().length;
     opened.manager.appendMessage({ role: "user", content: [{ type: "text", text: "one more" }], timestamp: 3 } as AgentMessage);
     await opened.manager.close();
-    const lines = fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as { type: string; version?: number });
+    const lines = fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { type: string; version?: number });
     expect(lines[0]).toMatchObject({ type: "session", version: 5 });
     expect(lines.filter((line) => line.type !== "session")).toHaveLength(count + 1);
   });
@@ -130,7 +154,10 @@ describe("openExistingStrict", () => {
     if (inspection.kind === "error") throw new Error(inspection.reason);
     fs.appendFileSync(file, `${user("u2", "a1")}\n`);
     const bytes = fs.readFileSync(file);
-    expect(await SessionManager.openExistingStrict(inspection.identity, undefined, undefined, undefined, undefined, options)).toEqual({ kind: "error", reason: "identity-mismatch" });
+    expect(await SessionManager.openExistingStrict(inspection.identity, undefined, undefined, undefined, undefined, options)).toEqual({
+      kind: "error",
+      reason: "identity-mismatch",
+    });
     expect(fs.readFileSync(file)).toEqual(bytes);
     // Nothing was left holding it: a writable open takes it at once.
     const manager = await SessionManager.open(file, undefined, undefined, undefined, undefined, options);
@@ -164,7 +191,7 @@ describe("captureTranscriptStrict and forkFromCaptured", () => {
     const captured = SessionManager.captureTranscriptStrict(file);
     if (captured.kind !== "captured") throw new Error(captured.reason);
     const { snapshot } = captured;
-    expect(snapshot.identity.sha256).toBe((await SessionManager.inspectSessionTailReadOnly(file) as { identity: { sha256: string } }).identity.sha256);
+    expect(snapshot.identity.sha256).toBe(((await SessionManager.inspectSessionTailReadOnly(file)) as { identity: { sha256: string } }).identity.sha256);
     const lines: string[] = [];
     expect(snapshot.forEachLine((line) => void lines.push(line))).toBe(true);
     expect(lines).toEqual(fs.readFileSync(file, "utf8").trimEnd().split("\n"));
@@ -178,10 +205,21 @@ describe("captureTranscriptStrict and forkFromCaptured", () => {
 
     fs.appendFileSync(file, `${user("u3", "a2")}\n`);
     expect(snapshot.revalidate()).toEqual({ kind: "error", reason: "identity-mismatch" });
-    const before = fs.readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort();
-    expect(await SessionManager.forkFromCaptured(snapshot, "/work", dir, "copy-retain", "shadow", options)).toEqual({ kind: "error", reason: "identity-mismatch" });
+    const before = fs
+      .readdirSync(dir)
+      .filter((name) => name.endsWith(".jsonl"))
+      .sort();
+    expect(await SessionManager.forkFromCaptured(snapshot, "/work", dir, "copy-retain", "shadow", options)).toEqual({
+      kind: "error",
+      reason: "identity-mismatch",
+    });
     expect(() => snapshot.forEachLine(() => undefined)).toThrow(expect.objectContaining({ code: "prepared_session_changed" }));
-    expect(fs.readdirSync(dir).filter((name) => name.endsWith(".jsonl")).sort()).toEqual(before);
+    expect(
+      fs
+        .readdirSync(dir)
+        .filter((name) => name.endsWith(".jsonl"))
+        .sort(),
+    ).toEqual(before);
     snapshot.close();
     expect(SessionManager.captureTranscriptStrict(write("bad.jsonl", [JSON.stringify({ type: "message" })]))).toEqual({ kind: "error", reason: "malformed" });
   });

@@ -29,13 +29,25 @@ beforeEach(() => {
   logger = recordingLogger();
 });
 const options = () => ({ terminalId: null, logger });
-const jsonl = () => fs.readdirSync(sessions).filter((name) => name.endsWith(".jsonl")).sort();
+const jsonl = () =>
+  fs
+    .readdirSync(sessions)
+    .filter((name) => name.endsWith(".jsonl"))
+    .sort();
 
 async function answered(): Promise<SessionManager> {
   const manager = SessionManager.create(tmp.path, sessions, undefined, options());
   manager.appendModelChange("p/m");
   manager.appendMessage({ role: "user", content: [{ type: "text", text: "question ".repeat(100) }], timestamp: 1 } as AgentMessage);
-  manager.appendMessage({ role: "assistant", content: [{ type: "text", text: "answer" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage);
+  manager.appendMessage({
+    role: "assistant",
+    content: [{ type: "text", text: "answer" }],
+    provider: "p",
+    model: "m",
+    timestamp: 2,
+    usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+    stopReason: "stop",
+  } as AgentMessage);
   await manager.flush();
   return manager;
 }
@@ -154,7 +166,12 @@ describe("two-phase transitions", () => {
     const stage = await manager.stageDefaultModelSelection("p/big", "high", { appendThinkingLevel: true });
     expect(fs.statSync(file).size).toBe(size);
     expect(manager.promoteDefaultModelSelection(stage)).toEqual({ kind: "promoted" });
-    const tail = fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-3).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const tail = fs
+      .readFileSync(file, "utf8")
+      .trimEnd()
+      .split("\n")
+      .slice(-3)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(tail).toMatchObject([
       { type: "model_change", model: "p/big", role: "temporary" },
       { type: "thinking_level_change", thinkingLevel: "high" },
@@ -179,13 +196,33 @@ describe("two-phase transitions", () => {
     const file = manager.getSessionFile()!;
     // Another writer's transcript appears under the session's name before its first write.
     const header = { type: "session", version: 5, id: "019f0000-3333-7000-aaaa-000000000001", timestamp: "2026-07-18T13:22:00.000Z", cwd: tmp.path };
-    const answer = { role: "assistant", content: [{ type: "text", text: "theirs" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" };
+    const answer = {
+      role: "assistant",
+      content: [{ type: "text", text: "theirs" }],
+      provider: "p",
+      model: "m",
+      timestamp: 2,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    };
     const entry = { type: "message", id: "c1", parentId: null, timestamp: "2026-07-18T13:22:01.000Z", message: answer };
     fs.writeFileSync(file, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`, { mode: 0o600 });
-    const lost = { role: "assistant", content: [{ type: "text", text: "lost" }], provider: "p", model: "m", timestamp: 2, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as AgentMessage;
+    const lost = {
+      role: "assistant",
+      content: [{ type: "text", text: "lost" }],
+      provider: "p",
+      model: "m",
+      timestamp: 2,
+      usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+      stopReason: "stop",
+    } as AgentMessage;
     expect(() => manager.appendMessage(lost)).toThrow(expect.objectContaining({ code: "append_persistence_failed", phase: "current_append" }));
     expect(() => manager.appendCustomEntry("refused", {})).toThrow(
-      expect.objectContaining({ code: "append_persistence_failed", phase: "prior_failure", persistenceError: expect.objectContaining({ code: "persistence_failed" }) }),
+      expect.objectContaining({
+        code: "append_persistence_failed",
+        phase: "prior_failure",
+        persistenceError: expect.objectContaining({ code: "persistence_failed" }),
+      }),
     );
     await manager.recoverPersistenceFailure();
     expect(manager.getSessionId()).toBe(header.id);
@@ -212,7 +249,11 @@ describe("a prepared successor in a caller's storage", () => {
     manager.commitPreparedNewSession(prepared);
     await manager.flush();
     expect(manager.getSessionFile()).toBe(prepared.sessionFile);
-    const lines = storage.readTextSync(prepared.sessionFile!).trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    const lines = storage
+      .readTextSync(prepared.sessionFile!)
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string });
     expect(lines.map((line) => line.type)).toEqual(["session", "custom_message"]);
     expect(fs.existsSync(dir)).toBe(false);
     await manager.close();

@@ -34,7 +34,13 @@ afterEach(() => tmp.remove());
 /** A real-shaped entry line: an assistant turn with a long tool output. */
 function entryLine(n: number): string {
   const output = Array.from({ length: 400 }, (_, i) => `line ${i} of the build log for step ${n}`).join("\n");
-  return JSON.stringify({ type: "message", id: `e${n}`, parentId: n === 0 ? null : `e${n - 1}`, timestamp: "2026-12-07T10:00:00.000Z", message: { role: "toolResult", toolCallId: `t${n}`, toolName: "bash", content: [{ type: "text", text: output }], isError: false, timestamp: n } });
+  return JSON.stringify({
+    type: "message",
+    id: `e${n}`,
+    parentId: n === 0 ? null : `e${n - 1}`,
+    timestamp: "2026-12-07T10:00:00.000Z",
+    message: { role: "toolResult", toolCallId: `t${n}`, toolName: "bash", content: [{ type: "text", text: output }], isError: false, timestamp: n },
+  });
 }
 
 function codeOf(fn: () => unknown): string | undefined {
@@ -193,7 +199,9 @@ describe("managed security context", () => {
   it("is only made for a real directory at or below the sessions root", () => {
     const sessionsRoot = path.join(tmp.path, "sessions");
     expect(codeOf(() => createManagedSessionSecurityContext({ agentDir: tmp.path, sessionsRoot, sessionDir: tmp.path }))).toBe("outside_root");
-    expect(codeOf(() => createManagedSessionSecurityContext({ agentDir: tmp.path, sessionsRoot, sessionDir: path.join(sessionsRoot, "missing") }))).toBe("not_found");
+    expect(codeOf(() => createManagedSessionSecurityContext({ agentDir: tmp.path, sessionsRoot, sessionDir: path.join(sessionsRoot, "missing") }))).toBe(
+      "not_found",
+    );
     const link = path.join(sessionsRoot, "link");
     fs.symlinkSync(sessionDir, link);
     expect(codeOf(() => createManagedSessionSecurityContext({ agentDir: tmp.path, sessionsRoot, sessionDir: link }))).toBe("symlink_refused");
@@ -227,7 +235,15 @@ describe("the manager's strict close over a close adapter", () => {
     const session = SessionManager.create("/work/project", sessionDir, adapted, { terminalId: null, agentDir: path.join(tmp.path, "agent") });
     for (let n = 0; n < 3; n++) {
       session.appendMessage({ role: "user", content: `step ${n}: ${"explain the failing build ".repeat(50)}`, timestamp: n });
-      session.appendMessage({ role: "assistant", content: [{ type: "text", text: `answer ${n}` }], provider: "p", model: "m", timestamp: n, usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 }, stopReason: "stop" } as never);
+      session.appendMessage({
+        role: "assistant",
+        content: [{ type: "text", text: `answer ${n}` }],
+        provider: "p",
+        model: "m",
+        timestamp: n,
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0 },
+        stopReason: "stop",
+      } as never);
     }
     const file = session.getSessionFile()!;
 
@@ -243,7 +259,11 @@ describe("the manager's strict close over a close adapter", () => {
     expect(attempts[0]).toBe(attempts[1]);
     expect(await session.closeStrict()).toEqual({ kind: "closed" });
     expect(attempts).toHaveLength(2);
-    const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { type: string });
+    const lines = fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { type: string });
     expect(lines.map((line) => line.type)).toEqual(["session", ...Array(6).fill("message")]);
     const next = storage.openWriter(file);
     await next.close();

@@ -29,7 +29,11 @@ export function aclHex(entries: readonly AclEntry[], version = 2): string {
 const T = ACL_TAG;
 
 /** user::rw-, group::---, other::--- : the three required entries only. */
-export const MINIMAL_ACL: readonly AclEntry[] = [[T.USER_OBJ, 6], [T.GROUP_OBJ, 0], [T.OTHER, 0]];
+export const MINIMAL_ACL: readonly AclEntry[] = [
+  [T.USER_OBJ, 6],
+  [T.GROUP_OBJ, 0],
+  [T.OTHER, 0],
+];
 
 /**
  * MINIMAL plus one named user and the mask it requires. The mask is empty so the mode's
@@ -38,7 +42,13 @@ export const MINIMAL_ACL: readonly AclEntry[] = [[T.USER_OBJ, 6], [T.GROUP_OBJ, 
  * bits (7 keeps a directory at 0700; on a 0600 file use 6).
  */
 export function extendedAcl(uid = 0, ownerPerm = 7): AclEntry[] {
-  return [[T.USER_OBJ, ownerPerm], [T.USER, 4, uid], [T.GROUP_OBJ, 0], [T.MASK, 0], [T.OTHER, 0]];
+  return [
+    [T.USER_OBJ, ownerPerm],
+    [T.USER, 4, uid],
+    [T.GROUP_OBJ, 0],
+    [T.MASK, 0],
+    [T.OTHER, 0],
+  ];
 }
 
 /**

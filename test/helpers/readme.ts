@@ -115,7 +115,10 @@ export function compileSnippets(snippets: readonly Snippet[]): CompiledSnippets 
   const tsc = path.join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
   const result = run(process.execPath, [tsc, "-p", dir, "--pretty", "false"], { cwd: dir });
   const toReadme = (text: string) =>
-    text.replace(/readme-line-(\d{4})\.ts\((\d+),(\d+)\)/g, (_m, fence: string, line: string, col: string) => `README.md:${Number(fence) + Number(line)}:${col}`);
+    text.replace(
+      /readme-line-(\d{4})\.ts\((\d+),(\d+)\)/g,
+      (_m, fence: string, line: string, col: string) => `README.md:${Number(fence) + Number(line)}:${col}`,
+    );
   return {
     compile: { ...result, stdout: toReadme(result.stdout), stderr: toReadme(result.stderr) },
     scripts: names.map((n) => path.join(dir, "out", `${n}.js`)),

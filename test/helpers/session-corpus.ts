@@ -105,13 +105,28 @@ export function generateSession(shape: SessionShape): GeneratedSession {
     }
     return out.join("\n").slice(0, chars);
   };
-  const image = () => ({ type: "image", mimeType: "image/png", data: Buffer.from(Array.from({ length: int(1500, 6000) }, () => int(0, 255))).toString("base64") });
+  const image = () => ({
+    type: "image",
+    mimeType: "image/png",
+    data: Buffer.from(Array.from({ length: int(1500, 6000) }, () => int(0, 255))).toString("base64"),
+  });
   const userTurn = (text: string, withImage: boolean) =>
     message({ role: "user", content: withImage ? [{ type: "text", text }, image()] : [{ type: "text", text }] });
   const assistant = (content: unknown[], stopReason: string) =>
     message({
-      role: "assistant", content, api: "messages", provider: provider(), model,
-      usage: { input: int(100, 90_000), output: int(10, 4000), cacheRead: 0, cacheWrite: 0, totalTokens: int(200, 95_000), cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      role: "assistant",
+      content,
+      api: "messages",
+      provider: provider(),
+      model,
+      usage: {
+        input: int(100, 90_000),
+        output: int(10, 4000),
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: int(200, 95_000),
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
       stopReason,
     });
   const turn = (prompt: string) => {
@@ -120,7 +135,13 @@ export function generateSession(shape: SessionShape): GeneratedSession {
     for (let c = 0; c < calls; c++) {
       const callId = `toolu_${hex(16)}`;
       const tool = pick(["read", "bash", "edit", "grep"]);
-      assistant([{ type: "thinking", thinking: words(int(10, 60)) }, { type: "toolCall", id: callId, name: tool, arguments: { path: `src/${pick(WORDS)}.ts`, command: words(3) } }], "toolUse");
+      assistant(
+        [
+          { type: "thinking", thinking: words(int(10, 60)) },
+          { type: "toolCall", id: callId, name: tool, arguments: { path: `src/${pick(WORDS)}.ts`, command: words(3) } },
+        ],
+        "toolUse",
+      );
       const output = random() < 0.3 ? pastedFile(int(2000, maxOutput)) : words(int(5, 80));
       message({ role: "toolResult", toolCallId: callId, toolName: tool, content: [{ type: "text", text: output }], isError: random() < 0.1 });
     }
@@ -133,7 +154,11 @@ export function generateSession(shape: SessionShape): GeneratedSession {
   add("thinking_level_change", { thinkingLevel: pick(["low", "medium", "high"]) });
   const firstChars = shape.firstPromptChars ?? (random() < 0.3 ? int(4000, 30_000) : int(20, 400));
   const opening = `Please look at this ${pick(["file", "stack trace", "diff"])} and ${words(6)}`;
-  turn(firstChars > 200 ? `${opening}:\n\n${pastedFile(firstChars - opening.length - 3)}` : `${opening} ${words(Math.max(1, Math.floor(firstChars / 7)))}`.slice(0, Math.max(firstChars, 10)));
+  turn(
+    firstChars > 200
+      ? `${opening}:\n\n${pastedFile(firstChars - opening.length - 3)}`
+      : `${opening} ${words(Math.max(1, Math.floor(firstChars / 7)))}`.slice(0, Math.max(firstChars, 10)),
+  );
 
   /** Moves the leaf back to an earlier message: the entries after it stay on an abandoned branch. */
   const branchBack = () => {
@@ -231,7 +256,10 @@ export interface ParsedSession {
 
 /** Parses every line of `text` (a session file written as one JSON record per line). */
 export function parseSessionText(text: string): ParsedSession {
-  const records = text.split("\n").filter((line) => line.length > 0).map((line) => JSON.parse(line) as Record<string, unknown>);
+  const records = text
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
   const [header, ...entries] = records as [Record<string, unknown>, ...Record<string, unknown>[]];
   let messageCount = 0;
   let firstMessage: string | undefined;
@@ -245,7 +273,10 @@ export function parseSessionText(text: string): ParsedSession {
     if (typeof msg.role !== "string") continue;
     messageCount += 1;
     if (msg.role === "user" && firstMessage === undefined && Array.isArray(msg.content)) {
-      const text = (msg.content as { type: string; text?: string }[]).filter((b) => b.type === "text").map((b) => b.text).join(" ");
+      const text = (msg.content as { type: string; text?: string }[])
+        .filter((b) => b.type === "text")
+        .map((b) => b.text)
+        .join(" ");
       if (text.length > 0) firstMessage = text;
     }
   }

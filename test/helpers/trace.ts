@@ -24,13 +24,7 @@ export interface TracedCall {
  * Skips the test when strace is missing or not allowed to trace. `launcher` is a command the
  * child runs under (e.g. `[tools.enosysExec, "renameat2"]`), traced with it.
  */
-export function traceThreads(
-  ctx: SkipContext,
-  logDir: string,
-  traceSet: readonly string[],
-  body: string,
-  launcher: readonly string[] = [],
-): TracedCall[] {
+export function traceThreads(ctx: SkipContext, logDir: string, traceSet: readonly string[], body: string, launcher: readonly string[] = []): TracedCall[] {
   if (!hasCommand("strace")) skipBecause(ctx, "strace is not installed");
   // load(): the addon is loaded before the span, not by its first call inside it.
   const script = `const b = require(${JSON.stringify(BINDING_LOADER)}).load();
@@ -39,7 +33,11 @@ const end = () => { try { require("node:fs").statSync("/gjc-trace-end"); } catch
 ${body}`;
   const log = fs.mkdtempSync(path.join(logDir, "strace-"));
   const file = path.join(log, "calls.log");
-  const result = run("strace", ["-f", "-o", file, "-e", `trace=${[...traceSet, "stat", "newfstatat", "statx"].join(",")}`, ...launcher, process.execPath, "-e", script], { timeout: 30_000 });
+  const result = run(
+    "strace",
+    ["-f", "-o", file, "-e", `trace=${[...traceSet, "stat", "newfstatat", "statx"].join(",")}`, ...launcher, process.execPath, "-e", script],
+    { timeout: 30_000 },
+  );
   if (result.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(result.stderr)) {
     skipBecause(ctx, `strace cannot trace here: ${result.stderr.trim().split("\n")[0]}`);
   }

@@ -26,7 +26,9 @@ export interface ContractCase {
  * measured in a fresh process (the warning is printed once per process).
  */
 function measureNodeSqlite(): { readonly exists: boolean; readonly warns: boolean } {
-  const probe = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.getBuiltinModule?.('node:sqlite') !== undefined))"], { encoding: "utf8" });
+  const probe = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.getBuiltinModule?.('node:sqlite') !== undefined))"], {
+    encoding: "utf8",
+  });
   assert.equal(probe.status, 0, probe.stderr);
   return { exists: probe.stdout === "true", warns: probe.stderr.includes("ExperimentalWarning") };
 }
@@ -93,7 +95,10 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
       assert.deepEqual(texts(store.search("ci", 10)), ["fix CI on main"]);
       assert.deepEqual(texts(store.search("the", 10, "/w/b")), ["write the tokenizer tests"]);
       assert.deepEqual(texts(store.search('tests" * ("', 10)), ["write the tokenizer tests"]);
-      assert.deepEqual(store.getRecent(10, "/w/a").map((e) => e.cwd), ["/w/a"]);
+      assert.deepEqual(
+        store.getRecent(10, "/w/a").map((e) => e.cwd),
+        ["/w/a"],
+      );
       store.close();
     },
   },
@@ -129,9 +134,15 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
       assert.deepEqual(texts(store.search("alone \uD800", 5)), ["high \uFFFD alone\uFFFDend"]);
       store.close();
       const db = sqliteDriver().open(dbIn(dir), { mustExist: true });
-      const bytes = db.prepare("SELECT hex(prompt) AS hex FROM history ORDER BY id").all<{ hex: string }>().map((row) => row.hex);
+      const bytes = db
+        .prepare("SELECT hex(prompt) AS hex FROM history ORDER BY id")
+        .all<{ hex: string }>()
+        .map((row) => row.hex);
       db.close();
-      assert.deepEqual(bytes, [Buffer.from("high \uFFFD alone\uFFFDend").toString("hex").toUpperCase(), Buffer.from("pair \uD83D\uDE00 kept").toString("hex").toUpperCase()]);
+      assert.deepEqual(bytes, [
+        Buffer.from("high \uFFFD alone\uFFFDend").toString("hex").toUpperCase(),
+        Buffer.from("pair \uD83D\uDE00 kept").toString("hex").toUpperCase(),
+      ]);
     },
   },
   {
@@ -156,8 +167,13 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
       try {
         assert.equal(Number(pragmaValue(db, "user_version")), HISTORY_SCHEMA_VERSION);
         assert.equal(pragmaValue(db, "journal_mode"), "wal");
-        const sql = db.prepare("SELECT name, sql FROM sqlite_master WHERE name IN ('history_fts', 'history_infix') ORDER BY name").all<{ name: string; sql: string }>();
-        assert.deepEqual(sql.map((row) => row.name), ["history_fts", "history_infix"]);
+        const sql = db
+          .prepare("SELECT name, sql FROM sqlite_master WHERE name IN ('history_fts', 'history_infix') ORDER BY name")
+          .all<{ name: string; sql: string }>();
+        assert.deepEqual(
+          sql.map((row) => row.name),
+          ["history_fts", "history_infix"],
+        );
         assert.match(sql[1]!.sql, /tokenize='trigram'/);
       } finally {
         db.close();
@@ -173,11 +189,17 @@ export const CONTRACT_CASES: readonly ContractCase[] = [
         db.exec("INSERT INTO t VALUES (1)");
         const duplicate = (): void => void db.prepare("INSERT INTO t VALUES (1)").run();
         assert.throws(duplicate, (error) => sqliteCodeOf(error) === "SQLITE_CONSTRAINT_PRIMARYKEY");
-        assert.throws(() => db.exec("SELECT * FROM missing"), (error) => sqliteCodeOf(error) === "SQLITE_ERROR");
+        assert.throws(
+          () => db.exec("SELECT * FROM missing"),
+          (error) => sqliteCodeOf(error) === "SQLITE_ERROR",
+        );
       } finally {
         db.close();
       }
-      assert.throws(() => sqliteDriver().open(path.join(dir, "absent.db"), { mustExist: true }), (error) => sqliteCodeOf(error) === "SQLITE_CANTOPEN");
+      assert.throws(
+        () => sqliteDriver().open(path.join(dir, "absent.db"), { mustExist: true }),
+        (error) => sqliteCodeOf(error) === "SQLITE_CANTOPEN",
+      );
       assert.equal(fs.existsSync(path.join(dir, "absent.db")), false, "mustExist created nothing");
     },
   },

@@ -67,7 +67,9 @@ describe("a history written by one SQLite driver", () => {
         if (from === to) continue;
         const agent = path.join(tmp.path, `read-${pairs++}`);
         fs.cpSync(from.agent, agent, { recursive: true });
-        const seen = childJson<Seen | { code: string; message: string }>(await runChild(["interop-check", agent], { runtime: to.runtime, env: { GJC_SQLITE_DRIVER: to.driver } }));
+        const seen = childJson<Seen | { code: string; message: string }>(
+          await runChild(["interop-check", agent], { runtime: to.runtime, env: { GJC_SQLITE_DRIVER: to.driver } }),
+        );
         const pair = `written by ${from.driver}, read by ${to.driver}`;
         // A refusal is reported whole (its code and message), not as a view that lacks fields.
         if ("code" in seen) expect.fail(`${pair}: the reader was refused: ${seen.code}: ${seen.message}`);

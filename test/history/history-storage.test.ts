@@ -172,7 +172,7 @@ describe("search", () => {
 
   it("treats a query without letters or digits as matching nothing", () => {
     expect(store.search("", 100)).toEqual([]);
-    expect(store.search("  *** () \"\" ", 100)).toEqual([]);
+    expect(store.search('  *** () "" ', 100)).toEqual([]);
   });
 
   it("refuses bad queries and limits with typed codes", () => {
@@ -230,7 +230,10 @@ describe("hostile and unusual text", () => {
     // On disk: valid UTF-8 without NUL (a raw lone surrogate would be stored as ED A0 80).
     const db = rawDb(store.path);
     // node:sqlite and bun:sqlite return a BLOB as a plain Uint8Array, better-sqlite3 as a Buffer.
-    const stored = db.prepare("SELECT CAST(prompt AS BLOB) AS bytes FROM history").all<{ bytes: Uint8Array }>().map((r) => Buffer.from(r.bytes));
+    const stored = db
+      .prepare("SELECT CAST(prompt AS BLOB) AS bytes FROM history")
+      .all<{ bytes: Uint8Array }>()
+      .map((r) => Buffer.from(r.bytes));
     db.close();
     expect(stored).toHaveLength(4);
     for (const bytes of stored) {

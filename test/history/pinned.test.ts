@@ -96,7 +96,9 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     const store = HistoryStorage.open(dbPath);
     await store.add("before the swap");
     const planted = rawDb(path.join(outside, "history.db"), { create: true });
-    planted.exec("CREATE TABLE history(id INTEGER PRIMARY KEY, prompt TEXT, created_at INTEGER, cwd TEXT); INSERT INTO history VALUES (99, 'planted', 0, NULL)");
+    planted.exec(
+      "CREATE TABLE history(id INTEGER PRIMARY KEY, prompt TEXT, created_at INTEGER, cwd TEXT); INSERT INTO history VALUES (99, 'planted', 0, NULL)",
+    );
     planted.close();
     fs.chmodSync(path.join(outside, "history.db"), 0o600);
     const outsideBefore = fs.readdirSync(outside).sort();
@@ -124,7 +126,10 @@ describe.skipIf(!linux)("SQLite through the held directory (Linux)", () => {
     const traced = run("strace", ["-f", "-o", log, "-e", "trace=%file", process.execPath, script, "open", agent]);
     if (traced.status !== 0 && /ptrace|Operation not permitted/.test(traced.stderr)) ctx.skip("strace cannot trace here");
     expect(traced.status, traced.stderr).toBe(0);
-    const lines = fs.readFileSync(log, "utf8").split("\n").filter((line) => line.includes("history.db"));
+    const lines = fs
+      .readFileSync(log, "utf8")
+      .split("\n")
+      .filter((line) => line.includes("history.db"));
     // The database and its sidecars were really used (created, opened, removed at close)...
     expect(lines.some((line) => /\/proc\/self\/fd\/\d+\/history\.db-wal"/.test(line))).toBe(true);
     expect(lines.some((line) => /\/proc\/self\/fd\/\d+\/history\.db-shm"/.test(line))).toBe(true);
@@ -183,7 +188,13 @@ describe("planted objects at the database and its sidecars", () => {
 
   it.skipIf(!linux || !hasCommand("python3"))("does not strip an ACL grant: a 0644 database granting another user is refused with acl_present", (ctx) => {
     // user::rw- user:65534:r-- group::r-- mask::r-- other::r-- : mode 0644 plus a named grant.
-    const acl = aclHex([[ACL_TAG.USER_OBJ, 6], [ACL_TAG.USER, 4, NOBODY], [ACL_TAG.GROUP_OBJ, 4], [ACL_TAG.MASK, 4], [ACL_TAG.OTHER, 4]]);
+    const acl = aclHex([
+      [ACL_TAG.USER_OBJ, 6],
+      [ACL_TAG.USER, 4, NOBODY],
+      [ACL_TAG.GROUP_OBJ, 4],
+      [ACL_TAG.MASK, 4],
+      [ACL_TAG.OTHER, 4],
+    ]);
     const set = run("python3", ["-c", SET_ACL, dbPath, acl]);
     if (set.status !== 0) ctx.skip(`the filesystem under ${tmp.path} does not store POSIX ACLs`);
     expect(modeOf(dbPath)).toBe(0o644);
@@ -201,20 +212,25 @@ describe.skipIf(!isRoot() || !hasCommand("setpriv"))("a peer-made 0644 database,
     // The peer's file: SQLite's default mode under umask 022, WAL sidecars left beside it.
     const db = rawDb(dbPath, { create: true });
     pragmaValue(db, "journal_mode = WAL");
-    db.exec("CREATE TABLE history(id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL, cwd TEXT); INSERT INTO history(prompt, created_at) VALUES ('from the peer', 1)");
+    db.exec(
+      "CREATE TABLE history(id INTEGER PRIMARY KEY AUTOINCREMENT, prompt TEXT NOT NULL, created_at INTEGER NOT NULL, cwd TEXT); INSERT INTO history(prompt, created_at) VALUES ('from the peer', 1)",
+    );
     db.close();
     fs.chmodSync(dbPath, 0o644);
     for (const name of [agent, dbPath]) fs.chownSync(name, NOBODY, NOBODY);
   });
 
   it("is tightened to 0600 in place and reported, its rows kept", async () => {
-    const result = childJson<{ ok: boolean; tightened: string[]; modes: Record<string, string> }>(
-      await runChild(["open-report", agent], { prefix: asNobody }),
-    );
+    const result = childJson<{ ok: boolean; tightened: string[]; modes: Record<string, string> }>(await runChild(["open-report", agent], { prefix: asNobody }));
     expect(result.tightened).toEqual(["history.db"]);
     expect(result.modes["history.db"]).toBe("600");
     const db = rawDb(dbPath);
-    expect(db.prepare("SELECT prompt FROM history ORDER BY id").all<{ prompt: string }>().map((r) => r.prompt)).toEqual(["from the peer", "hello"]);
+    expect(
+      db
+        .prepare("SELECT prompt FROM history ORDER BY id")
+        .all<{ prompt: string }>()
+        .map((r) => r.prompt),
+    ).toEqual(["from the peer", "hello"]);
     db.close();
   });
 

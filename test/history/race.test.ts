@@ -100,26 +100,34 @@ function expectRefusedChain(result: Result, before: string[]): void {
 }
 
 describe.skipIf(process.platform !== "linux")("history under a swap loop of the agent directory", () => {
-  it("redirects nothing and fails only with typed codes", async () => {
-    const before = snapshot(outside);
-    const result = await workDuring([tools.swapRace, parent, "agent", "link"], path.join(parent, "agent", "history.db"), (r) =>
-      r.ok === 0 ? "an open that succeeded" : r.codes.size === 0 ? "an open the swap made fail" : undefined,
-    );
-    expectContained(result, before);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "redirects nothing and fails only with typed codes",
+    async () => {
+      const before = snapshot(outside);
+      const result = await workDuring([tools.swapRace, parent, "agent", "link"], path.join(parent, "agent", "history.db"), (r) =>
+        r.ok === 0 ? "an open that succeeded" : r.codes.size === 0 ? "an open the swap made fail" : undefined,
+      );
+      expectContained(result, before);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it.skipIf(!isRoot() || !hasCommand("setpriv"))("from a parent owned by uid 65534, who runs the swap loop: the chain is refused and nothing reaches their tree", async () => {
-    // The victim is root; the parent, the link and the outside tree belong to the attacker.
-    fs.chmodSync(tmp.path, 0o755);
-    for (const dir of [parent, outside]) fs.chownSync(dir, NOBODY, NOBODY);
-    fs.chmodSync(parent, 0o755);
-    fs.lchownSync(path.join(parent, "link"), NOBODY, NOBODY);
-    fs.chownSync(path.join(outside, "history.db"), NOBODY, NOBODY);
-    const before = snapshot(outside);
-    const attacker = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", tools.swapRace, parent, "agent", "link"];
-    const result = await workDuring(attacker, path.join(parent, "agent", "history.db"), (r) =>
-      r.codes.has("history_insecure/insecure_ancestor") ? undefined : "a refusal naming the insecure ancestor",
-    );
-    expectRefusedChain(result, before);
-  }, RACE_TIMEOUT_MS);
+  it.skipIf(!isRoot() || !hasCommand("setpriv"))(
+    "from a parent owned by uid 65534, who runs the swap loop: the chain is refused and nothing reaches their tree",
+    async () => {
+      // The victim is root; the parent, the link and the outside tree belong to the attacker.
+      fs.chmodSync(tmp.path, 0o755);
+      for (const dir of [parent, outside]) fs.chownSync(dir, NOBODY, NOBODY);
+      fs.chmodSync(parent, 0o755);
+      fs.lchownSync(path.join(parent, "link"), NOBODY, NOBODY);
+      fs.chownSync(path.join(outside, "history.db"), NOBODY, NOBODY);
+      const before = snapshot(outside);
+      const attacker = ["setpriv", `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", tools.swapRace, parent, "agent", "link"];
+      const result = await workDuring(attacker, path.join(parent, "agent", "history.db"), (r) =>
+        r.codes.has("history_insecure/insecure_ancestor") ? undefined : "a refusal naming the insecure ancestor",
+      );
+      expectRefusedChain(result, before);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

@@ -41,7 +41,10 @@ afterEach(() => {
 function prompts(file: string): string[] {
   const db = rawDb(file);
   try {
-    return db.prepare("SELECT prompt FROM history ORDER BY id").all<{ prompt: string }>().map((row) => row.prompt);
+    return db
+      .prepare("SELECT prompt FROM history ORDER BY id")
+      .all<{ prompt: string }>()
+      .map((row) => row.prompt);
   } finally {
     db.close();
   }
@@ -77,7 +80,10 @@ describe("a history.db replaced while a store of another process has it open", (
     expect(fs.readFileSync(dbPath).equals(restored)).toBe(true);
 
     // The other store's next write finds its file gone from the name, and empties its frames into that file.
-    expect(await writer.request<Answer>({ add: ["a prompt typed after the restore"] })).toMatchObject({ code: "history_insecure", fsCode: "identity_mismatch" });
+    expect(await writer.request<Answer>({ add: ["a prompt typed after the restore"] })).toMatchObject({
+      code: "history_insecure",
+      fsCode: "identity_mismatch",
+    });
     expect((await writer.stop()).code).toBe(0);
     expect(fs.readFileSync(dbPath).equals(restored)).toBe(true);
     expect(prompts(aside)).toEqual(["explain the line index tiling", "profile the resume path"]);
@@ -179,35 +185,43 @@ describe("a history.db replaced while the store is open", () => {
     expect(store.getRecent(5).map((e) => e.prompt)).toEqual(["second prompt", "first prompt"]);
   });
 
-  it.skipIf(process.platform !== "linux")("a link exchanged with history.db while stores open and write is history_insecure, never history_readonly", async () => {
-    fs.mkdirSync(agent, { mode: 0o700 });
-    HistoryStorage.open(dbPath).close();
-    const outside = path.join(tmp.path, "outside.db");
-    fs.copyFileSync(dbPath, outside);
-    fs.chmodSync(outside, 0o600);
-    fs.symlinkSync(outside, path.join(agent, "link"));
-    const codes = new Map<string, number>();
-    await raceUntilProven(
-      { attacker: [tools.swapRace, agent, "history.db", "link"], minMs: RACE_MS, missing: () => (codes.size === 0 ? "an open or write the swap made fail" : undefined) },
-      async (i) => {
-        try {
-          const store = HistoryStorage.open(dbPath);
-          await store.add(`prompt ${i}`);
-          store.flush();
-          HistoryStorage.resetInstance();
-        } catch (error) {
-          if (!(error instanceof HistoryError)) throw error;
-          const key = `${error.code}/${error.fsCode ?? error.sqliteCode ?? "-"}`;
-          codes.set(key, (codes.get(key) ?? 0) + 1);
+  it.skipIf(process.platform !== "linux")(
+    "a link exchanged with history.db while stores open and write is history_insecure, never history_readonly",
+    async () => {
+      fs.mkdirSync(agent, { mode: 0o700 });
+      HistoryStorage.open(dbPath).close();
+      const outside = path.join(tmp.path, "outside.db");
+      fs.copyFileSync(dbPath, outside);
+      fs.chmodSync(outside, 0o600);
+      fs.symlinkSync(outside, path.join(agent, "link"));
+      const codes = new Map<string, number>();
+      await raceUntilProven(
+        {
+          attacker: [tools.swapRace, agent, "history.db", "link"],
+          minMs: RACE_MS,
+          missing: () => (codes.size === 0 ? "an open or write the swap made fail" : undefined),
+        },
+        async (i) => {
           try {
+            const store = HistoryStorage.open(dbPath);
+            await store.add(`prompt ${i}`);
+            store.flush();
             HistoryStorage.resetInstance();
-          } catch {
-            // The store's own close failed the same way; it is forgotten all the same.
+          } catch (error) {
+            if (!(error instanceof HistoryError)) throw error;
+            const key = `${error.code}/${error.fsCode ?? error.sqliteCode ?? "-"}`;
+            codes.set(key, (codes.get(key) ?? 0) + 1);
+            try {
+              HistoryStorage.resetInstance();
+            } catch {
+              // The store's own close failed the same way; it is forgotten all the same.
+            }
           }
-        }
-      },
-    );
-    for (const key of codes.keys()) expect(key).toMatch(/^history_insecure\//);
-    expect(prompts(outside)).toEqual([]);
-  }, RACE_TIMEOUT_MS);
+        },
+      );
+      for (const key of codes.keys()) expect(key).toMatch(/^history_insecure\//);
+      expect(prompts(outside)).toEqual([]);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

@@ -78,8 +78,20 @@ describe("schema versions", () => {
     const db = rawDb(dbPath);
     expect(pragmaValue(db, "user_version")).toBe(HISTORY_SCHEMA_VERSION);
     expect(pragmaValue(db, "journal_mode")).toBe("wal");
-    const names = (db.prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'history\\_%\\_%' ESCAPE '\\' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
-    expect(names).toEqual(["history", "history_ad", "history_ai", "history_au", "history_fts", "history_infix", "idx_history_created_at", "idx_history_cwd_created_at", "sqlite_sequence"]);
+    const names = (
+      db.prepare("SELECT name FROM sqlite_master WHERE name NOT LIKE 'history\\_%\\_%' ESCAPE '\\' ORDER BY name").all() as Array<{ name: string }>
+    ).map((r) => r.name);
+    expect(names).toEqual([
+      "history",
+      "history_ad",
+      "history_ai",
+      "history_au",
+      "history_fts",
+      "history_infix",
+      "idx_history_created_at",
+      "idx_history_cwd_created_at",
+      "sqlite_sequence",
+    ]);
     db.close();
   });
 

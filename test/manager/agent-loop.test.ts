@@ -24,7 +24,11 @@ function scriptedModel(context: readonly unknown[]): AgentMessage {
   const turn = context.filter((m) => (m as { role: string }).role === "assistant").length;
   const base = { role: "assistant", provider: "scripted", model: "loop-1", timestamp: 1000 + turn, usage: { input: 10, output: 5 } };
   if (last.role === "user") {
-    return { ...base, content: [{ type: "toolCall", id: `call-${turn}`, name: "read", arguments: { path: `file-${turn}.ts` } }], stopReason: "toolUse" } as AgentMessage;
+    return {
+      ...base,
+      content: [{ type: "toolCall", id: `call-${turn}`, name: "read", arguments: { path: `file-${turn}.ts` } }],
+      stopReason: "toolUse",
+    } as AgentMessage;
   }
   return { ...base, content: [{ type: "text", text: `done after ${last.toolCallId}` }], stopReason: "stop" } as AgentMessage;
 }
@@ -63,7 +67,16 @@ describe("an agent loop on the GJC-shaped API", () => {
     const first = runTurn(manager, "read the first file");
     const second = runTurn(manager, "now the second");
     expect(first).toHaveLength(4);
-    expect(roles(manager.buildSessionContext().messages)).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant", "toolResult", "assistant"]);
+    expect(roles(manager.buildSessionContext().messages)).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+      "user",
+      "assistant",
+      "toolResult",
+      "assistant",
+    ]);
 
     // Compaction: keep the second turn, summarise the first.
     const compaction = manager.appendCompaction("The user had the first file read.", "first file read", second[0]!, 4000);
@@ -76,13 +89,7 @@ describe("an agent loop on the GJC-shaped API", () => {
     const summary = manager.branchWithSummary(first[3]!, "Tried a second and third file; abandoned.", { files: 2 });
     expect(manager.getEntry(summary)).toMatchObject({ parentId: first[3], fromId: first[3] });
     const alternative = runTurn(manager, "instead, read something else");
-    expect(manager.getBranch().map((e) => e.id)).toEqual([
-      manager.getEntries()[0]!.id,
-      manager.getEntries()[1]!.id,
-      ...first,
-      summary,
-      ...alternative,
-    ]);
+    expect(manager.getBranch().map((e) => e.id)).toEqual([manager.getEntries()[0]!.id, manager.getEntries()[1]!.id, ...first, summary, ...alternative]);
     expect(manager.getChildren(first[3]!).map((e) => e.id)).toEqual([second[0], summary]);
     expect(await manager.setSessionName("agent loop", "user")).toBe(true);
     context = manager.buildSessionContext().messages;

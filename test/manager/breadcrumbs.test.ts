@@ -8,7 +8,16 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 import { FileSessionStorage, MemorySessionStorage } from "../../src/index.js";
-import { BREADCRUMB_MAX_BYTES, TERMINAL_SESSIONS_DIR, isSafeTerminalId, readBreadcrumb, resolveBreadcrumb, stdinTtyPath, terminalIdFromEnv, writeBreadcrumb } from "../../src/manager/index.js";
+import {
+  BREADCRUMB_MAX_BYTES,
+  TERMINAL_SESSIONS_DIR,
+  isSafeTerminalId,
+  readBreadcrumb,
+  resolveBreadcrumb,
+  stdinTtyPath,
+  terminalIdFromEnv,
+  writeBreadcrumb,
+} from "../../src/manager/index.js";
 import { makeTempDir, withUmask } from "../helpers/temp.js";
 
 let temp: ReturnType<typeof makeTempDir>;
@@ -59,7 +68,13 @@ describe("write and read", () => {
   });
 
   it("refuses paths two lines cannot carry", () => {
-    for (const [cwd, file] of [["relative", sessionFile], ["/w", "s.jsonl"], ["/w\n/x", sessionFile], ["/w", `${sessionFile}\r`], ["/w\0", sessionFile]]) {
+    for (const [cwd, file] of [
+      ["relative", sessionFile],
+      ["/w", "s.jsonl"],
+      ["/w\n/x", sessionFile],
+      ["/w", `${sessionFile}\r`],
+      ["/w\0", sessionFile],
+    ]) {
       expect(writeBreadcrumb(agent, "pts-1", cwd!, file!)).toEqual({ ok: false, code: "unrepresentable_path" });
     }
     expect(fs.existsSync(agent)).toBe(false);
@@ -69,14 +84,7 @@ describe("write and read", () => {
     expect(await readBreadcrumb(agent, "pts-1")).toEqual({ kind: "none", reason: "missing" });
     const dir = path.join(agent, TERMINAL_SESSIONS_DIR);
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const malformed = [
-      "/w\n",
-      "/w\n/s.jsonl",
-      "/w\n/s.jsonl\n/extra\n",
-      "w\n/s.jsonl\n",
-      "/w\n\n",
-      `/w\n/${"s".repeat(BREADCRUMB_MAX_BYTES)}\n`,
-    ];
+    const malformed = ["/w\n", "/w\n/s.jsonl", "/w\n/s.jsonl\n/extra\n", "w\n/s.jsonl\n", "/w\n\n", `/w\n/${"s".repeat(BREADCRUMB_MAX_BYTES)}\n`];
     for (const content of malformed) {
       fs.writeFileSync(path.join(dir, "pts-1"), content, { mode: 0o600 });
       expect(await readBreadcrumb(agent, "pts-1"), JSON.stringify(content.slice(0, 40))).toEqual({ kind: "none", reason: "malformed" });

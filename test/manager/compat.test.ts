@@ -22,8 +22,7 @@ beforeEach(() => {
   options = { terminalId: null, logger: recordingLogger() };
 });
 
-const openAt = (file: string, extra: OpenSessionOptions = {}) =>
-  SessionManager.open(file, dir, undefined, undefined, undefined, { ...options, ...extra });
+const openAt = (file: string, extra: OpenSessionOptions = {}) => SessionManager.open(file, dir, undefined, undefined, undefined, { ...options, ...extra });
 afterEach(() => tmp.remove());
 
 function place(name: string, content: string | Buffer): string {
@@ -61,7 +60,7 @@ describe("headers and versions", () => {
   it.each([
     ["version 6", `{"type":"session","version":6,"id":"s","timestamp":"t"}\n${Q}\n`, "version_too_new"],
     ["version 4.5", `{"type":"session","version":4.5,"id":"s"}\n${Q}\n`, "invalid_version"],
-    ["version \"5\"", `{"type":"session","version":"5","id":"s"}\n${Q}\n`, "invalid_version"],
+    ['version "5"', `{"type":"session","version":"5","id":"s"}\n${Q}\n`, "invalid_version"],
   ])("refuses %s and leaves the file byte-identical", async (_name, content, code) => {
     const file = place("newer.jsonl", content);
     const before = fs.statSync(file);
@@ -79,11 +78,7 @@ describe("rewrites keep what they cannot read", () => {
   it("writes invalid lines back verbatim at their positions and keeps unknown records", async () => {
     const invalidUtf8 = Buffer.from([0x7b, 0xff, 0xfe, 0x22, 0x0a]);
     const unknown = `{"type":"future_entry","id":"aaaa0003","parentId":"aaaa0002","timestamp":"t","payload":{"x":[1]}}`;
-    const content = Buffer.concat([
-      Buffer.from(`${HEADER}\n${Q}\n{"torn":\n`),
-      invalidUtf8,
-      Buffer.from(`${A}\n${unknown}\n[1]\n`),
-    ]);
+    const content = Buffer.concat([Buffer.from(`${HEADER}\n${Q}\n{"torn":\n`), invalidUtf8, Buffer.from(`${A}\n${unknown}\n[1]\n`)]);
     const file = place("mixed.jsonl", content);
     const manager = await openAt(file);
     expect(manager.getLoadReport()).toMatchObject({ invalidLines: 3, unknownEntries: 1 });
@@ -148,8 +143,7 @@ describe("blobs", () => {
     const agentDir = path.join(tmp.path, "agent");
     const name = "pi-mono__compact-root__v1-inline-image-excerpt.jsonl";
     const file = place(name, fs.readFileSync(path.join(FIXTURES, name)));
-    const imageOf = (entries: readonly unknown[]): string =>
-      JSON.stringify(entries).match(/"type":"image","data":"([^"]+)"/)![1]!;
+    const imageOf = (entries: readonly unknown[]): string => JSON.stringify(entries).match(/"type":"image","data":"([^"]+)"/)![1]!;
     const manager = await openAt(file, { agentDir });
     const base64 = imageOf(manager.getEntries());
     expect(base64.length).toBeGreaterThan(1024);

@@ -7,8 +7,17 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 import {
-  findMostRecentSession, getRecentSessions, listAll, listRecentSessions, listSessions, loadEntriesFromFile,
-  resolveManagedScopeOrThrow, resolveResumableSession, SecureDir, SessionManager, type SessionInfo,
+  findMostRecentSession,
+  getRecentSessions,
+  listAll,
+  listRecentSessions,
+  listSessions,
+  loadEntriesFromFile,
+  resolveManagedScopeOrThrow,
+  resolveResumableSession,
+  SecureDir,
+  SessionManager,
+  type SessionInfo,
 } from "../../src/index.js";
 import { SessionManager as PiSessionManager } from "../../src/pi/index.js";
 import { corpusShapes, generateSession, parseSessionText, type GeneratedSession, type ParsedSession } from "../helpers/session-corpus.js";
@@ -64,7 +73,12 @@ function expectRow(row: SessionInfo | undefined, parsed: ParsedSession, where: s
 
 function expectAllRows(rows: readonly SessionInfo[], where: string): void {
   expect(rows, where).toHaveLength(corpus.length);
-  for (const { session, parsed } of corpus) expectRow(rows.find((r) => r.id === session.id), parsed, `${where}: ${session.name}`);
+  for (const { session, parsed } of corpus)
+    expectRow(
+      rows.find((r) => r.id === session.id),
+      parsed,
+      `${where}: ${session.name}`,
+    );
 }
 
 const newest = () => corpus[corpus.length - 1] as (typeof corpus)[number];
@@ -72,7 +86,8 @@ const newest = () => corpus[corpus.length - 1] as (typeof corpus)[number];
 it("the corpus holds every shape it is meant to: long first prompts, images, tool results, branches, summaries, compactions followed by turns, labels, names, model and thinking changes, 10^4+ entries", () => {
   const all = corpus.flatMap(({ parsed }) => parsed.entries);
   const types = new Set(all.map((e) => e.type));
-  for (const type of ["message", "compaction", "branch_summary", "label", "session_info", "model_change", "thinking_level_change", "custom_message", "custom"]) expect(types, type).toContain(type);
+  for (const type of ["message", "compaction", "branch_summary", "label", "session_info", "model_change", "thinking_level_change", "custom_message", "custom"])
+    expect(types, type).toContain(type);
   const roles = new Set(all.filter((e) => e.type === "message").map((e) => (e.message as { role: string }).role));
   expect([...roles].sort()).toEqual(["assistant", "toolResult", "user"]);
   expect(JSON.stringify(all)).toContain('"type":"image"');

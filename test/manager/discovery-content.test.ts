@@ -135,7 +135,11 @@ describe("late header_patch records (v4/v5)", () => {
 
 describe("prefix fields", () => {
   it("counts messages exactly in a small file and in a large one, the line the prefix cuts included", async () => {
-    const small = header({ id: "small", version: 5 }) + message("user", "a") + message("assistant", "b") + line({ type: "label", id: "l", parentId: null, timestamp: "t", targetId: "x" });
+    const small =
+      header({ id: "small", version: 5 }) +
+      message("user", "a") +
+      message("assistant", "b") +
+      line({ type: "label", id: "l", parentId: null, timestamp: "t", targetId: "x" });
     expect((await listOne(small)).info).toMatchObject({ messageCount: 2, messageCountIsEstimate: false, size: small.length });
 
     let large = header({ id: "large", version: 3 });
@@ -160,7 +164,8 @@ describe("prefix fields", () => {
   });
 
   it("takes the first user message, falls back to (no messages), and builds a display name", async () => {
-    const withUser = header({ id: "u", version: 5, timestamp: "2026-03-04T05:06:07.000Z" }) +
+    const withUser =
+      header({ id: "u", version: 5, timestamp: "2026-03-04T05:06:07.000Z" }) +
       message("assistant", "assistant first") +
       line({ type: "message", id: "m", parentId: null, timestamp: "t", message: { role: "user", content: "plain\nstring\u001b[31m content" } });
     const first = (await listOne(withUser)).info;

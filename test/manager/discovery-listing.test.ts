@@ -169,7 +169,10 @@ describe("listing edge cases", () => {
       const dir = path.join(temp.path, "scope");
       fs.mkdirSync(dir, { mode: 0o700 });
       fs.chmodSync(dir, 0o700);
-      for (const [name, mode] of [["good.jsonl", 0o600], ["loose.jsonl", 0o644]] as const) {
+      for (const [name, mode] of [
+        ["good.jsonl", 0o600],
+        ["loose.jsonl", 0o644],
+      ] as const) {
         fs.writeFileSync(path.join(dir, name), header({ id: name, version: 5 }));
         fs.chmodSync(path.join(dir, name), mode);
       }
@@ -200,7 +203,11 @@ describe("listing edge cases", () => {
     const temp = makeTempDir("gjc-discovery-");
     try {
       const root = path.join(temp.path, "sessions");
-      for (const [scope, id, mtime] of [["v2-a", "a1", 3], ["v2-a", "a2", 1], ["v2-b", "b1", 2]] as const) {
+      for (const [scope, id, mtime] of [
+        ["v2-a", "a1", 3],
+        ["v2-a", "a2", 1],
+        ["v2-b", "b1", 2],
+      ] as const) {
         fs.mkdirSync(path.join(root, scope), { recursive: true });
         writeAt(path.join(root, scope, `${id}.jsonl`), header({ id, version: 5, cwd: `/${scope}` }), BASE + mtime);
       }

@@ -8,14 +8,7 @@ import path from "node:path";
 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import {
-  FileSessionStorage,
-  SessionInfoCache,
-  findMostRecentSession,
-  getRecentSessions,
-  listRecentSessions,
-  listSessions,
-} from "../../src/index.js";
+import { FileSessionStorage, SessionInfoCache, findMostRecentSession, getRecentSessions, listRecentSessions, listSessions } from "../../src/index.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { countingStorage, filler, header, headerPatch, message, writeAt } from "./discovery-fixtures.js";
 

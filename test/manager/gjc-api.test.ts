@@ -159,7 +159,11 @@ describe("appends return ids in GJC's parameter orders", () => {
     const ids = [q, a, compaction, model, cleared, plain, intent, mcp, builtin, custom, ttsr];
     expect(new Set(ids).size).toBe(ids.length);
     await manager.close();
-    expect(readRecords(manager.getSessionFile()!).slice(1).map((r) => r.id)).toEqual(ids);
+    expect(
+      readRecords(manager.getSessionFile()!)
+        .slice(1)
+        .map((r) => r.id),
+    ).toEqual(ids);
   });
 
   it("appendContextClearEntry starts a new root: empty context, history kept", async () => {
@@ -204,7 +208,11 @@ describe("accessors", () => {
     const file = path.join(dir, "cycle.jsonl");
     const entry = (id: string, parentId: string) =>
       `{"type":"message","id":"${id}","parentId":"${parentId}","timestamp":"t","message":{"role":"user","content":"${id}"}}`;
-    fs.writeFileSync(file, [`{"type":"session","version":5,"id":"s","timestamp":"t","cwd":"/c"}`, entry("aaaa0001", "aaaa0002"), entry("aaaa0002", "aaaa0001"), ""].join("\n"), { mode: 0o600 });
+    fs.writeFileSync(
+      file,
+      [`{"type":"session","version":5,"id":"s","timestamp":"t","cwd":"/c"}`, entry("aaaa0001", "aaaa0002"), entry("aaaa0002", "aaaa0001"), ""].join("\n"),
+      { mode: 0o600 },
+    );
     const manager = await SessionManager.open(file, undefined, undefined, undefined, undefined, { ...extras, readOnly: true });
     const branch = manager.getBranch();
     expect(branch.map((e) => e.id).sort()).toEqual(["aaaa0001", "aaaa0002"]);
@@ -267,7 +275,10 @@ describe("session switches", () => {
     manager.appendLabelChange(other, "not copied");
     const file = manager.createBranchedSession(a)!;
     const records = readRecords(file);
-    expect(records.slice(1, 3).map((r) => [r.id, r.parentId])).toEqual([[q, null], [a, q]]);
+    expect(records.slice(1, 3).map((r) => [r.id, r.parentId])).toEqual([
+      [q, null],
+      [a, q],
+    ]);
     expect(records.slice(3).map((r) => [r.type, r.targetId, r.label])).toEqual([
       ["label", q, "question"],
       ["label", a, "answer"],

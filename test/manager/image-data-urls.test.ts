@@ -48,7 +48,14 @@ function assistantWithImages(text: string) {
       type: "openaiResponsesHistory",
       provider: "openai",
       items: [
-        { type: "message", role: "user", content: [{ type: "input_text", text: "why does the build fail?" }, { type: "input_image", detail: "auto", image_url: screenshot }] },
+        {
+          type: "message",
+          role: "user",
+          content: [
+            { type: "input_text", text: "why does the build fail?" },
+            { type: "input_image", detail: "auto", image_url: screenshot },
+          ],
+        },
         { type: "message", role: "user", content: [{ type: "input_image", image_url: { url: diagram, detail: "high" } }] },
       ],
     },
@@ -59,12 +66,27 @@ function assistantWithImages(text: string) {
 /** Writes the session: a prompt with a 1 MB image block, the assistant's payload, a custom message, more turns. */
 async function writeSession(): Promise<void> {
   const session = await SessionManager.open(file, dir, undefined, undefined, undefined, options());
-  session.appendMessage({ role: "user", content: [{ type: "text", text: "here is the failing screen" }, { type: "image", data: photo, mimeType: "image/png" }], timestamp: 1 });
+  session.appendMessage({
+    role: "user",
+    content: [
+      { type: "text", text: "here is the failing screen" },
+      { type: "image", data: photo, mimeType: "image/png" },
+    ],
+    timestamp: 1,
+  });
   session.appendMessage(assistantWithImages("The linker cannot find libssl."));
-  session.appendCustomMessageEntry("preview", "rendered the architecture diagram", true, { frames: [{ caption: "layers", image: { image_url: { url: diagram } } }] });
+  session.appendCustomMessageEntry("preview", "rendered the architecture diagram", true, {
+    frames: [{ caption: "layers", image: { image_url: { url: diagram } } }],
+  });
   for (let turn = 0; turn < 20; turn++) {
     session.appendMessage(user(`follow-up ${turn}: ${"context ".repeat(200)}`));
-    session.appendMessage({ role: "assistant", provider: "openai", model: "gpt-5.4", content: [{ type: "text", text: `answer ${turn}` }], timestamp: 3 + turn });
+    session.appendMessage({
+      role: "assistant",
+      provider: "openai",
+      model: "gpt-5.4",
+      content: [{ type: "text", text: `answer ${turn}` }],
+      timestamp: 3 + turn,
+    });
   }
   await session.close();
 }
@@ -150,7 +172,9 @@ describe("image data URLs in a session file", () => {
     const answer = entries.find((entry) => entry.type === "message" && (entry as { message: { role: string } }).message.role === "assistant")!;
     const custom = entries.find((entry) => entry.type === "custom_message")!;
     session.applyEntryMessageUpdates([{ ...answer, message: assistantWithImages("The linker cannot find libssl; install libssl-dev.") } as FileEntry]);
-    session.applyCustomMessageEntryUpdates([{ ...custom, content: "rendered again", details: { frames: [{ image: { image_url: { url: diagram } } }, { image_url: screenshot }] } } as FileEntry]);
+    session.applyCustomMessageEntryUpdates([
+      { ...custom, content: "rendered again", details: { frames: [{ image: { image_url: { url: diagram } } }, { image_url: screenshot }] } } as FileEntry,
+    ]);
     await session.rewriteEntries();
     await session.close();
 
@@ -171,7 +195,12 @@ describe("image data URLs in a session file", () => {
     await writeSession();
     const [, screenshotRef] = expectReferencesOnDisk();
     fs.unlinkSync(path.join(blobsDir(), screenshotRef!));
-    const answerId = JSON.parse(fs.readFileSync(file, "utf8").split("\n").find((line) => line.includes(screenshotRef!))!).id as string;
+    const answerId = JSON.parse(
+      fs
+        .readFileSync(file, "utf8")
+        .split("\n")
+        .find((line) => line.includes(screenshotRef!))!,
+    ).id as string;
     fs.rmSync(sidecarOf(file), { force: true });
     for (const write of [false, true]) {
       if (write) await (await openAt(false)).close();
@@ -188,7 +217,13 @@ describe("image data URLs in a session file", () => {
 
 describe("without a blob sink", () => {
   it("an entry is written as before: sanitized, so a URL past the limit is cut", () => {
-    const entry = { type: "message", id: "asst0009", parentId: null, timestamp: "2026-05-01T10:00:00.000Z", message: assistantWithImages("no sink") } as unknown as FileEntry;
+    const entry = {
+      type: "message",
+      id: "asst0009",
+      parentId: null,
+      timestamp: "2026-05-01T10:00:00.000Z",
+      message: assistantWithImages("no sink"),
+    } as unknown as FileEntry;
     const text = persistedLineText({ kind: "entry", entry }, undefined);
     expect(text).toBe(JSON.stringify(sanitizeForPersistence(entry)));
     expect(text).toContain(`"image_url":"${screenshot.slice(0, MAX_PERSIST_CHARS - PERSIST_TRUNCATION_NOTICE.length - 2)}`);

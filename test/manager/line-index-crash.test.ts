@@ -38,7 +38,15 @@ function seed(file: string): void {
   let parentId: string | null = null;
   for (let i = 0; i < SEED_ENTRIES; i++) {
     const id = `s${i}`;
-    lines.push(JSON.stringify({ type: "message", id, parentId, timestamp: "t", message: { role: i % 2 ? "assistant" : "user", provider: "p", model: "m", content: [{ type: "text", text: "seed ".repeat(40) }], timestamp: i } }));
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id,
+        parentId,
+        timestamp: "t",
+        message: { role: i % 2 ? "assistant" : "user", provider: "p", model: "m", content: [{ type: "text", text: "seed ".repeat(40) }], timestamp: i },
+      }),
+    );
     parentId = id;
   }
   fs.writeFileSync(file, lines.join("\n") + "\n", { mode: 0o600 });

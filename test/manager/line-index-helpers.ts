@@ -42,7 +42,18 @@ export function snapshot(manager: SessionManager): Record<string, unknown> {
   const entries = manager.getEntries();
   const labels = entries.map((entry) => (typeof entry.id === "string" ? manager.getLabel(entry.id) : undefined));
   const { path: _path, lineIndex: _lineIndex, ...report } = manager.getLoadReport();
-  return { context, branch, leaf, header, name, entries, labels, tree: flatTree(manager.getTree()), usage: manager.getUsageStatistics(), report: { ...report } };
+  return {
+    context,
+    branch,
+    leaf,
+    header,
+    name,
+    entries,
+    labels,
+    tree: flatTree(manager.getTree()),
+    usage: manager.getUsageStatistics(),
+    report: { ...report },
+  };
 }
 
 /**
@@ -113,12 +124,23 @@ type EntryKind = (typeof ENTRY_KINDS)[number];
 const INVALID_KINDS = ["garbage", "torn", "glued", "nul", "non_utf8", "array", "spaces", "torn_then_record"] as const;
 type InvalidKind = (typeof INVALID_KINDS)[number];
 
-const text = fc.string({ unit: fc.constantFrom("a", "b", "{", "}", "[", "]", '"', "\\", "\n", "é", "😀", " ", ":", ",") , maxLength: 12 });
+const text = fc.string({ unit: fc.constantFrom("a", "b", "{", "}", "[", "]", '"', "\\", "\n", "é", "😀", " ", ":", ","), maxLength: 12 });
 
 /** Random lines. */
 export const lineSpecs = fc.array(
   fc.oneof(
-    { weight: 12, arbitrary: fc.record({ kind: fc.constant("entry" as const), type: fc.constantFrom(...ENTRY_KINDS), parent: fc.nat(1000), dup: fc.boolean().map((b) => b && Math.random() < 0.1), idFirst: fc.boolean().map((b) => b && Math.random() < 0.3), text, crlf: fc.boolean().map((b) => b && Math.random() < 0.1) }) },
+    {
+      weight: 12,
+      arbitrary: fc.record({
+        kind: fc.constant("entry" as const),
+        type: fc.constantFrom(...ENTRY_KINDS),
+        parent: fc.nat(1000),
+        dup: fc.boolean().map((b) => b && Math.random() < 0.1),
+        idFirst: fc.boolean().map((b) => b && Math.random() < 0.3),
+        text,
+        crlf: fc.boolean().map((b) => b && Math.random() < 0.1),
+      }),
+    },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("header_patch" as const), text }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant("entry_patch" as const), target: fc.nat(1000), text }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant("invalid" as const), variant: fc.constantFrom(...INVALID_KINDS), cut: fc.nat(400), text }) },
@@ -157,7 +179,17 @@ export class SessionWriter {
       case "user":
         return { ...base, message: { role: "user", content: [{ type: "text", text: body }], timestamp: 1 } };
       case "assistant":
-        return { ...base, message: { role: "assistant", provider: "p", model: `m${parent % 3}`, content: [{ type: "text", text: body }], usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { total: 0.5 } }, timestamp: 2 } };
+        return {
+          ...base,
+          message: {
+            role: "assistant",
+            provider: "p",
+            model: `m${parent % 3}`,
+            content: [{ type: "text", text: body }],
+            usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { total: 0.5 } },
+            timestamp: 2,
+          },
+        };
       case "thinking":
         return { ...base, type: "thinking_level_change", thinkingLevel: "high" };
       case "model":
@@ -190,14 +222,26 @@ export class SessionWriter {
       case "header_patch":
         return Buffer.from(JSON.stringify({ type: "header_patch", patch: { title: `t${spec.text}` } }) + "\n");
       case "entry_patch":
-        return Buffer.from(JSON.stringify({ type: "entry_patch", entryId: this.#pick(spec.target) ?? "none", patch: { message: { role: "user", content: `patched ${spec.text}`, timestamp: 3 } } }) + "\n");
+        return Buffer.from(
+          JSON.stringify({
+            type: "entry_patch",
+            entryId: this.#pick(spec.target) ?? "none",
+            patch: { message: { role: "user", content: `patched ${spec.text}`, timestamp: 3 } },
+          }) + "\n",
+        );
       case "entry": {
         const record = this.#record(spec.type, spec.parent, spec.dup, spec.text);
         const ordered = spec.idFirst ? { id: record.id, ...record } : record;
         return Buffer.from(JSON.stringify(ordered) + (spec.crlf ? "\r\n" : "\n"));
       }
       case "invalid": {
-        const record = JSON.stringify({ type: "message", id: `x${this.#next++}`, parentId: this.#leaf, timestamp: "t", message: { role: "user", content: [{ type: "text", text: spec.text }], timestamp: 1 } });
+        const record = JSON.stringify({
+          type: "message",
+          id: `x${this.#next++}`,
+          parentId: this.#leaf,
+          timestamp: "t",
+          message: { role: "user", content: [{ type: "text", text: spec.text }], timestamp: 1 },
+        });
         // Only the variants that hold a whole record take one (a record made but not written would leave its child's parent dangling).
         const other = ["glued", "nul", "torn_then_record"].includes(spec.variant) ? this.#record("user", spec.cut, false, spec.text) : {};
         switch (spec.variant) {

@@ -41,7 +41,12 @@ async function expectIndexed(file: string): Promise<void> {
   expect(index.complete).toBe(true);
   expect(index.ino).toBe(String(fs.statSync(file).ino));
   expect(index.table.end).toBe(bytes.length);
-  expect(index.table.size).toBe(bytes.toString("utf8").split("\n").filter((line) => line.length > 0).length);
+  expect(index.table.size).toBe(
+    bytes
+      .toString("utf8")
+      .split("\n")
+      .filter((line) => line.length > 0).length,
+  );
   const { stored, scanned } = storedLinks(file);
   expect(stored).toEqual(scanned);
   // An open that had to rebuild or catch up would publish a new sidecar (a new inode).

@@ -57,7 +57,9 @@ it("believes no edited row: every resume equals the full parse, falls back with 
     for (let row = 1; row < rows; row += Math.max(1, Math.floor(rows / 25))) {
       for (const [name, edit] of editsOf(row, rows)) {
         const words = edit(new Int32Array(pristine.buffer.slice(pristine.byteOffset + HEAD, pristine.byteOffset + HEAD + rows * ROW_WORDS * 4)));
-        fs.writeFileSync(sidecarOf(session.path), Buffer.concat([pristine.subarray(0, HEAD), Buffer.from(words.buffer, words.byteOffset, words.byteLength)]), { mode: 0o600 });
+        fs.writeFileSync(sidecarOf(session.path), Buffer.concat([pristine.subarray(0, HEAD), Buffer.from(words.buffer, words.byteOffset, words.byteLength)]), {
+          mode: 0o600,
+        });
         try {
           const { answer, note } = await resumed(session.path);
           if (answer !== truth) outcomes.silent.push(`${session.name} row ${row}: ${name} (${note})`);

@@ -37,7 +37,11 @@ let counter = 0;
 
 /** The rows of a table as plain values: where each line is, then its five stored words. */
 function rowsOf(table: LineTable): unknown[] {
-  return Array.from({ length: table.size }, (_, row) => [table.lineOf(row), table.offset[row], ...table.words.subarray(row * ROW_WORDS, (row + 1) * ROW_WORDS)]);
+  return Array.from({ length: table.size }, (_, row) => [
+    table.lineOf(row),
+    table.offset[row],
+    ...table.words.subarray(row * ROW_WORDS, (row + 1) * ROW_WORDS),
+  ]);
 }
 
 function scanned(bytes: Buffer): LineTable {
@@ -134,7 +138,12 @@ describe("indexed resume", () => {
     // A row's words: length, parent row, checksum, id hash, kind | flags << 8.
     const FIELDS = { length: 0, parent: 1, crc: 2, idHash: 3, kind: 4 } as const;
     const mutation = fc.oneof(
-      fc.record({ kind: fc.constant("field" as const), row: fc.nat(), field: fc.constantFrom(...(Object.keys(FIELDS) as (keyof typeof FIELDS)[])), delta: fc.constantFrom(-2, -1, 1, 2, 7) }),
+      fc.record({
+        kind: fc.constant("field" as const),
+        row: fc.nat(),
+        field: fc.constantFrom(...(Object.keys(FIELDS) as (keyof typeof FIELDS)[])),
+        delta: fc.constantFrom(-2, -1, 1, 2, 7),
+      }),
       fc.record({ kind: fc.constant("flag" as const), row: fc.nat(), bit: fc.nat(5) }),
       fc.record({ kind: fc.constant("drop" as const), row: fc.nat() }),
       fc.record({ kind: fc.constant("swap" as const), row: fc.nat() }),
@@ -200,7 +209,15 @@ describe("indexed resume", () => {
         let rewritten = true;
         try {
           rewriting.appendMessage(user("after the forged index"));
-          const target = rewriting.getEntries().find((entry) => entry.type === "message" && !isUnknownEntry(entry) && typeof (entry as { message?: unknown }).message === "object" && rewriting.getEntry(entry.id as string) === entry);
+          const target = rewriting
+            .getEntries()
+            .find(
+              (entry) =>
+                entry.type === "message" &&
+                !isUnknownEntry(entry) &&
+                typeof (entry as { message?: unknown }).message === "object" &&
+                rewriting.getEntry(entry.id as string) === entry,
+            );
           if (target !== undefined) rewriting.applyEntryMessageUpdates([{ ...target, message: user("rewritten") } as typeof target]);
           await rewriting.rewriteEntries();
         } catch (error) {

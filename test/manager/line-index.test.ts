@@ -38,7 +38,15 @@ function chain(first: number, count: number, compactAt = -1): string[] {
       continue;
     }
     const role = i % 2 === 0 ? "user" : "assistant";
-    lines.push(JSON.stringify({ type: "message", id: id(i), parentId, timestamp: "t", message: { role, provider: "p", model: "m", content: [{ type: "text", text: `m${i}` }], timestamp: i } }));
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: id(i),
+        parentId,
+        timestamp: "t",
+        message: { role, provider: "p", model: "m", content: [{ type: "text", text: `m${i}` }], timestamp: i },
+      }),
+    );
   }
   return lines;
 }
@@ -269,7 +277,10 @@ describe("line index", () => {
   });
 
   it("is never written for a file whose entries repeat an id, and the report says why", async () => {
-    const lines = [...chain(0, 10), JSON.stringify({ type: "message", id: id(5), parentId: id(9), timestamp: "t", message: { role: "user", content: "again", timestamp: 99 } })];
+    const lines = [
+      ...chain(0, 10),
+      JSON.stringify({ type: "message", id: id(5), parentId: id(9), timestamp: "t", message: { role: "user", content: "again", timestamp: 99 } }),
+    ];
     write(lines);
     await indexed();
     expect(await expectFullParse()).toBe("not indexed: two entries hold one id");
@@ -282,7 +293,10 @@ describe("line index", () => {
     const pristine = fs.readFileSync(sidecarOf(file));
     const rowAt = (row: number) => 32 + row * ROW_WORDS * 4;
     // A message's row given a state entry's kind, and a message's parent row moved: both behind the compaction, unread.
-    const edits: [number, number, number][] = [[5, 4 * 4, kindOf("thinking_level_change")], [12, 4, 3]];
+    const edits: [number, number, number][] = [
+      [5, 4 * 4, kindOf("thinking_level_change")],
+      [12, 4, 3],
+    ];
     for (const [row, at, value] of edits) {
       const edited = Buffer.from(pristine);
       edited.writeInt32LE(value, rowAt(row) + at);
@@ -416,7 +430,8 @@ describe("line index", () => {
     const whole = decodeLineIndex(good)!;
     expect(whole.complete).toBe(true);
     // Reads of 7 bytes split the head and each row across reads.
-    const trickle = (bytes: Buffer) => (into: Buffer, position: number) => bytes.copy(into, 0, position, Math.min(bytes.length, position + 7, position + into.length));
+    const trickle = (bytes: Buffer) => (into: Buffer, position: number) =>
+      bytes.copy(into, 0, position, Math.min(bytes.length, position + 7, position + into.length));
     const slow = decodeLineIndexFrom(trickle(good), good.length)!;
     expect(slow.complete).toBe(true);
     expect([...slow.table.offset.subarray(0, slow.table.size)]).toEqual([...whole.table.offset.subarray(0, whole.table.size)]);
@@ -467,47 +482,63 @@ describe("line index", () => {
   });
 
   // About 600 MB of disk and 2 GB of memory: opt in with GJC_HUGE_FILE_TESTS=1.
-  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")("refuses a line too long for one string with line_too_long, indexed or not", async () => {
-    write(chain(0, 2));
-    const fd = fs.openSync(file, "a");
-    fs.writeSync(fd, `{"type":"message","id":"huge","parentId":"${id(1)}","timestamp":"t","message":{"role":"user","content":"`);
-    const block = Buffer.alloc(64 << 20, 0x61);
-    for (let i = 0; i < 9; i++) fs.writeSync(fd, block);
-    fs.writeSync(fd, `","timestamp":1}}\n`);
-    fs.closeSync(fd);
-    expect(await codeOfAsync(() => openReadOnly(file))).toBe("line_too_long");
-    const storage = new MemorySessionStorage({ root: tmp.path });
-    storage.writeTextSync(file, fs.readFileSync(file));
-    expect(await codeOfAsync(() => openReadOnly(file, storage))).toBe("line_too_long");
-  }, 300_000);
+  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")(
+    "refuses a line too long for one string with line_too_long, indexed or not",
+    async () => {
+      write(chain(0, 2));
+      const fd = fs.openSync(file, "a");
+      fs.writeSync(fd, `{"type":"message","id":"huge","parentId":"${id(1)}","timestamp":"t","message":{"role":"user","content":"`);
+      const block = Buffer.alloc(64 << 20, 0x61);
+      for (let i = 0; i < 9; i++) fs.writeSync(fd, block);
+      fs.writeSync(fd, `","timestamp":1}}\n`);
+      fs.closeSync(fd);
+      expect(await codeOfAsync(() => openReadOnly(file))).toBe("line_too_long");
+      const storage = new MemorySessionStorage({ root: tmp.path });
+      storage.writeTextSync(file, fs.readFileSync(file));
+      expect(await codeOfAsync(() => openReadOnly(file, storage))).toBe("line_too_long");
+    },
+    300_000,
+  );
 
   // About 2.2 GB of disk and 8 GB of memory: opt in with GJC_HUGE_FILE_TESTS=1.
-  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")("saves a session over 2^31 bytes: an older file's first save rewrites it whole, in pieces", async () => {
-    const v3 = JSON.stringify({ type: "session", version: 3, id: "big", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" });
-    const fd = fs.openSync(file, "w", 0o600);
-    fs.writeSync(fd, v3 + "\n");
-    const pad = "x".repeat(64 << 10);
-    let batch: string[] = [];
-    for (let i = 0; i < 33_000; i++) {
-      batch.push(JSON.stringify({ type: "message", id: id(i), parentId: i === 0 ? null : id(i - 1), timestamp: "t", message: { role: i % 2 ? "assistant" : "user", provider: "p", model: "m", content: [{ type: "text", text: pad }], timestamp: i } }));
-      if (batch.length === 500) {
-        fs.writeSync(fd, batch.join("\n") + "\n");
-        batch = [];
+  it.runIf(process.env.GJC_HUGE_FILE_TESTS === "1")(
+    "saves a session over 2^31 bytes: an older file's first save rewrites it whole, in pieces",
+    async () => {
+      const v3 = JSON.stringify({ type: "session", version: 3, id: "big", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/w" });
+      const fd = fs.openSync(file, "w", 0o600);
+      fs.writeSync(fd, v3 + "\n");
+      const pad = "x".repeat(64 << 10);
+      let batch: string[] = [];
+      for (let i = 0; i < 33_000; i++) {
+        batch.push(
+          JSON.stringify({
+            type: "message",
+            id: id(i),
+            parentId: i === 0 ? null : id(i - 1),
+            timestamp: "t",
+            message: { role: i % 2 ? "assistant" : "user", provider: "p", model: "m", content: [{ type: "text", text: pad }], timestamp: i },
+          }),
+        );
+        if (batch.length === 500) {
+          fs.writeSync(fd, batch.join("\n") + "\n");
+          batch = [];
+        }
       }
-    }
-    fs.writeSync(fd, batch.join("\n") + "\n");
-    fs.closeSync(fd);
-    expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
-    const manager = await openWritable(file);
-    manager.appendMessage(assistant("saved"));
-    await manager.close();
-    const head = Buffer.alloc(200);
-    const read = fs.openSync(file, "r");
-    fs.readSync(read, head, 0, 200, 0);
-    fs.closeSync(read);
-    expect(JSON.parse(head.toString("utf8").split("\n")[0]!)).toMatchObject({ type: "session", version: 5 });
-    expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
-  }, 1_200_000);
+      fs.writeSync(fd, batch.join("\n") + "\n");
+      fs.closeSync(fd);
+      expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
+      const manager = await openWritable(file);
+      manager.appendMessage(assistant("saved"));
+      await manager.close();
+      const head = Buffer.alloc(200);
+      const read = fs.openSync(file, "r");
+      fs.readSync(read, head, 0, 200, 0);
+      fs.closeSync(read);
+      expect(JSON.parse(head.toString("utf8").split("\n")[0]!)).toMatchObject({ type: "session", version: 5 });
+      expect(fs.statSync(file).size).toBeGreaterThan(2 ** 31);
+    },
+    1_200_000,
+  );
 
   it("is invisible to listings", async () => {
     write(chain(0, 4));

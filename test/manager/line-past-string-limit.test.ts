@@ -46,7 +46,10 @@ async function withLongLine(where: ReturnType<typeof box>, bytes: number): Promi
   const long = later.getSessionFile() as string;
   const size = fs.statSync(long).size;
   fs.truncateSync(long, size + bytes);
-  fs.appendFileSync(long, `\n${JSON.stringify({ type: "custom", id: "after001", parentId: null, timestamp: "2026-03-01T10:00:00.000Z", customType: "note" })}\n`);
+  fs.appendFileSync(
+    long,
+    `\n${JSON.stringify({ type: "custom", id: "after001", parentId: null, timestamp: "2026-03-01T10:00:00.000Z", customType: "note" })}\n`,
+  );
   // Newest by time, so continueRecent tries it first.
   const later2 = new Date(Date.now() + 60_000);
   fs.utimesSync(long, later2, later2);

@@ -9,7 +9,17 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
-import { FileSessionStorage, ManagedSessionStorage, SessionInfoCache, auditAgentDir, getRecentSessions, listAll, listSessions, type SessionListing, type SessionStorage } from "../../src/index.js";
+import {
+  FileSessionStorage,
+  ManagedSessionStorage,
+  SessionInfoCache,
+  auditAgentDir,
+  getRecentSessions,
+  listAll,
+  listSessions,
+  type SessionListing,
+  type SessionStorage,
+} from "../../src/index.js";
 import { LISTING_INDEX_FILE_NAME, MAX_LISTING_INDEX_BYTES } from "../../src/manager/index.js";
 import { readListingIndex, type ListingIndex } from "../../src/manager/listing-index.js";
 import { indexAccess } from "../../src/manager/sidecar-files.js";
@@ -175,8 +185,14 @@ describe("a listing served from the index equals one that reads every file", () 
   it("keeps non-ASCII text, escapes and lone surrogates exactly", async () => {
     const base = header({ id: "u", version: 5, cwd: "/wörk/ünï", timestamp: "2026-01-01T00:00:00.000Z" });
     // The assistant speaks first, so the first user message does not open allMessagesText.
-    fs.writeFileSync(path.join(dir, "u.jsonl"), base + message("assistant", "Grüß dich 🎉") + message("user", 'héllo ✓ "quoted" back\\slash\nnew line') + headerPatch({ title: "Ünïcode 🎉" }));
-    fs.writeFileSync(path.join(dir, "lone.jsonl"), header({ id: "lone", version: 5, cwd: "/w" }) + '{"type":"header_patch","patch":{"title":"bad \\ud800 half"}}\n');
+    fs.writeFileSync(
+      path.join(dir, "u.jsonl"),
+      base + message("assistant", "Grüß dich 🎉") + message("user", 'héllo ✓ "quoted" back\\slash\nnew line') + headerPatch({ title: "Ünïcode 🎉" }),
+    );
+    fs.writeFileSync(
+      path.join(dir, "lone.jsonl"),
+      header({ id: "lone", version: 5, cwd: "/w" }) + '{"type":"header_patch","patch":{"title":"bad \\ud800 half"}}\n',
+    );
     await settle();
     const expected = await fullRead();
     expect(expected.sessions.map((s) => s.id).sort()).toEqual(["lone", "u"]);

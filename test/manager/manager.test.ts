@@ -237,11 +237,19 @@ describe("new, branched and forked sessions", () => {
     expect(file).toBeDefined();
     expect(file).not.toBe(source);
     // Written before the call returned.
-    expect(readRecords(file!).map((r) => r.id).slice(1)).toEqual([q, a]);
+    expect(
+      readRecords(file!)
+        .map((r) => r.id)
+        .slice(1),
+    ).toEqual([q, a]);
     expect(manager.getEntries().map((e) => e.id)).toEqual([q, a]);
     expect(manager.getHeader().parentSession).toBe(source);
     await manager.close();
-    expect(readRecords(file!).map((r) => r.id).slice(1)).toEqual([q, a]);
+    expect(
+      readRecords(file!)
+        .map((r) => r.id)
+        .slice(1),
+    ).toEqual([q, a]);
   });
 
   it("forkFrom copies another directory's session into this one", async () => {

@@ -25,9 +25,33 @@ const MOST_CALLS = 92;
 const PER_ANCESTOR = 6;
 /** The file system's calls (the event loop's own, such as epoll's, vary with timing and are left out). */
 const FILE_CALLS = [
-  "openat", "open", "close", "read", "pread64", "write", "pwrite64", "lseek", "fstat", "newfstatat", "statx", "fgetxattr",
-  "flistxattr", "fchmod", "fcntl", "ftruncate", "getdents64", "mkdir", "mkdirat", "readlink", "access", "unlinkat",
-  "renameat", "renameat2", "linkat", "fsync", "fdatasync",
+  "openat",
+  "open",
+  "close",
+  "read",
+  "pread64",
+  "write",
+  "pwrite64",
+  "lseek",
+  "fstat",
+  "newfstatat",
+  "statx",
+  "fgetxattr",
+  "flistxattr",
+  "fchmod",
+  "fcntl",
+  "ftruncate",
+  "getdents64",
+  "mkdir",
+  "mkdirat",
+  "readlink",
+  "access",
+  "unlinkat",
+  "renameat",
+  "renameat2",
+  "linkat",
+  "fsync",
+  "fdatasync",
 ];
 
 let tmp: { path: string; remove(): void };
@@ -64,8 +88,11 @@ describe("resume and one append", () => {
     const warmUp = await session(agentDir, cwd, 3);
     const file = await session(agentDir, cwd, 120);
     const log = path.join(tmp.path, "calls.log");
-    const traced = run("strace", ["-f", "-qq", "-o", log, "-e", `trace=${FILE_CALLS.join(",")}`, process.execPath, child.file, warmUp, file, agentDir], { timeout: 60_000 });
-    if (traced.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(traced.stderr)) skipBecause(ctx, `strace cannot trace here: ${traced.stderr.trim().split("\n")[0]}`);
+    const traced = run("strace", ["-f", "-qq", "-o", log, "-e", `trace=${FILE_CALLS.join(",")}`, process.execPath, child.file, warmUp, file, agentDir], {
+      timeout: 60_000,
+    });
+    if (traced.status !== 0 && /ptrace|PTRACE|Operation not permitted/.test(traced.stderr))
+      skipBecause(ctx, `strace cannot trace here: ${traced.stderr.trim().split("\n")[0]}`);
     expect(traced.status, traced.stderr).toBe(0);
     expect(traced.stdout.trim()).toBe("240");
 

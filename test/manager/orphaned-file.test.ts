@@ -110,7 +110,10 @@ describe.each(["file", "managed"] as const)("a session file changed under its wr
     const sidecar = sidecarOf(file);
     const indexed = fs.statSync(sidecar).size;
     // Another program's copy of the session, published the usual way: a temporary renamed over the name.
-    const replacement = Buffer.concat([fs.readFileSync(file), Buffer.from('{"type":"custom","customType":"other-program","id":"x1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}\n')]);
+    const replacement = Buffer.concat([
+      fs.readFileSync(file),
+      Buffer.from('{"type":"custom","customType":"other-program","id":"x1","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z"}\n'),
+    ]);
     const temporary = path.join(path.dirname(file), "replacement.tmp");
     fs.writeFileSync(temporary, replacement, { mode: 0o600 });
     fs.renameSync(temporary, file);

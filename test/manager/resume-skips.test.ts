@@ -92,10 +92,15 @@ describe("a session file failing the owner-only rules in an explicit directory b
 describe("continueRecent while another process writes the newest session", () => {
   let holders: ChildProcess[] = [];
   afterEach(async () => {
-    await Promise.all(holders.map((child) => new Promise((resolve) => {
-      child.once("exit", resolve);
-      child.stdin?.end();
-    })));
+    await Promise.all(
+      holders.map(
+        (child) =>
+          new Promise((resolve) => {
+            child.once("exit", resolve);
+            child.stdin?.end();
+          }),
+      ),
+    );
     holders = [];
   });
 

@@ -60,7 +60,7 @@ describe("a rewrite keeps what it read", () => {
 
     const written = fs.readFileSync(file);
     const lines: Buffer[] = [];
-    for (let start = 0; start < written.length; ) {
+    for (let start = 0; start < written.length;) {
       const end = written.indexOf(0x0a, start);
       lines.push(written.subarray(start, end));
       start = end + 1;

@@ -12,8 +12,7 @@ import { SessionManager, type SessionManagerOptions, type ToolClassifier } from 
 import { makeTempDir } from "../helpers/temp.js";
 import { assistant, codeOfAsync, readRecords, recordingLogger } from "./helpers.js";
 
-const classifyTool: ToolClassifier = (name) =>
-  name.startsWith("mcp__") ? "mcp" : name === "read" || name === "edit" ? "essential_builtin" : "builtin";
+const classifyTool: ToolClassifier = (name) => (name.startsWith("mcp__") ? "mcp" : name === "read" || name === "edit" ? "essential_builtin" : "builtin");
 
 let tmp: { path: string; remove(): void };
 let options: SessionManagerOptions;

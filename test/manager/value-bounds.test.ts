@@ -8,15 +8,7 @@ import path from "node:path";
 
 import { afterEach, describe, expect, it } from "vitest";
 
-import {
-  MAX_ENTRY_BYTES,
-  MAX_ENTRY_DEPTH,
-  PersistSanitizeError,
-  SessionFormatError,
-  SessionManager,
-  loadSession,
-  validateSession,
-} from "../../src/index.js";
+import { MAX_ENTRY_BYTES, MAX_ENTRY_DEPTH, PersistSanitizeError, SessionFormatError, SessionManager, loadSession, validateSession } from "../../src/index.js";
 import { MAX_PERSIST_CHARS } from "../../src/session/index.js";
 import { thrownBy } from "../helpers/errors.js";
 import { makeTempDir } from "../helpers/temp.js";
@@ -46,7 +38,15 @@ function nested(levels: number, leaf: unknown = "end"): Record<string, unknown> 
 
 /** A tool result with real-looking output and `details` as given. */
 function toolResult(details: unknown, text = "src/\n  index.ts\n  session/\n  manager/\n".repeat(200)) {
-  return { role: "toolResult" as const, toolCallId: "call_1", toolName: "bash", content: [{ type: "text" as const, text }], details, isError: false, timestamp: 3 };
+  return {
+    role: "toolResult" as const,
+    toolCallId: "call_1",
+    toolName: "bash",
+    content: [{ type: "text" as const, text }],
+    details,
+    isError: false,
+    timestamp: 3,
+  };
 }
 
 /** A session with a first exchange persisted; its manager and file. */
@@ -155,7 +155,9 @@ describe("a stored value past the bound", () => {
     expect(manager.buildSessionContext().messages).toHaveLength(2);
     // A rewrite of another entry writes the deep record back unchanged.
     const first = readRecords(file)[1] as { id: string; message: Record<string, unknown> };
-    manager.applyEntryMessageUpdates([{ ...first, message: { ...first.message, content: [{ type: "text", text: "Run the build, then list src/." }] } } as never]);
+    manager.applyEntryMessageUpdates([
+      { ...first, message: { ...first.message, content: [{ type: "text", text: "Run the build, then list src/." }] } } as never,
+    ]);
     manager.appendMessage(user("Continue from here."));
     await manager.close();
     const lines = fs.readFileSync(file, "utf8").split("\n");

@@ -25,7 +25,15 @@ export function writeLegacySession(
   const file = path.join(dir, `2026-02-16T10-20-30-000Z_${id}.jsonl`);
   const lines = [JSON.stringify({ type: "session", version: 3, id, timestamp: "2026-02-16T10:20:30.000Z", cwd })];
   for (let i = 0; i < (options.lines ?? 3); i++) {
-    lines.push(JSON.stringify({ type: "message", id: `e${i}`, parentId: i === 0 ? null : `e${i - 1}`, timestamp: "2026-02-16T10:20:31.000Z", message: { role: "user", content: `line ${i}`, timestamp: 1 } }));
+    lines.push(
+      JSON.stringify({
+        type: "message",
+        id: `e${i}`,
+        parentId: i === 0 ? null : `e${i - 1}`,
+        timestamp: "2026-02-16T10:20:31.000Z",
+        message: { role: "user", content: `line ${i}`, timestamp: 1 },
+      }),
+    );
   }
   fs.writeFileSync(file, `${lines.join("\n")}\n`, { mode: 0o644 });
   if (options.artifacts !== undefined) {

@@ -20,7 +20,12 @@ describe("legacy discovery", () => {
     const before = treeState(box.root);
     const listing = await listed(scope);
     expect(listing.candidates).toHaveLength(1);
-    expect(listing.candidates[0]).toMatchObject({ path: file, provenance: "legacy", migrationState: "legacy_unmigrated", legacyDirectory: legacyName(box.cwd) });
+    expect(listing.candidates[0]).toMatchObject({
+      path: file,
+      provenance: "legacy",
+      migrationState: "legacy_unmigrated",
+      legacyDirectory: legacyName(box.cwd),
+    });
     expect(treeState(box.root)).toEqual(before);
   });
 
@@ -59,7 +64,10 @@ describe("copy-retain migration", () => {
   it("copies transcript and artifacts, verifies, publishes, and keeps the source byte-identical", async () => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);
-    const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 50, artifacts: { "1.bash.log": "a".repeat(5000), "sub/2.read.log": "b", ".artifact-id-2": "" } });
+    const file = writeLegacySession(scope.sessionsRoot, box.cwd, {
+      lines: 50,
+      artifacts: { "1.bash.log": "a".repeat(5000), "sub/2.read.log": "b", ".artifact-id-2": "" },
+    });
     const sourceBefore = { ...treeHashes(file), ...treeHashes(file.slice(0, -6)) };
     const stateBefore = treeState(path.dirname(file));
     const progress: MigrationProgress[] = [];
@@ -129,7 +137,10 @@ describe("copy-retain migration", () => {
     const file = writeLegacySession(scope.sessionsRoot, box.cwd);
     const candidate = await candidateAt(scope, file);
     const before = treeState(box.root);
-    expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "disabled" })).toMatchObject({ kind: "error", code: "legacy_migration_disabled" });
+    expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "disabled" })).toMatchObject({
+      kind: "error",
+      code: "legacy_migration_disabled",
+    });
     expect(treeState(box.root)).toEqual(before);
     expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "copy-retain" })).toMatchObject({ kind: "opened", migrated: true });
     expect(await openCandidateForWrite(scope, candidate, { directoryMigration: "bogus" as never })).toMatchObject({ code: "invalid_request" });
@@ -213,9 +224,13 @@ describe("copy-retain migration", () => {
     const deep = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "a/b/c/d.log": "x" } });
     expect(await openCandidateForWrite(scope, await candidateAt(scope, deep), { limits: { maxDepth: 3 } })).toMatchObject({ code: "unsafe_artifacts" });
     const many = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1": "x", "2": "x", "3": "x" } });
-    expect(await openCandidateForWrite(scope, await candidateAt(scope, many), { limits: { maxEntries: 2 } })).toMatchObject({ code: "artifact_capacity_exceeded" });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, many), { limits: { maxEntries: 2 } })).toMatchObject({
+      code: "artifact_capacity_exceeded",
+    });
     const big = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1": "xxxx", "2": "xxxx" } });
-    expect(await openCandidateForWrite(scope, await candidateAt(scope, big), { limits: { maxTotalBytes: 6 } })).toMatchObject({ code: "artifact_capacity_exceeded" });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, big), { limits: { maxTotalBytes: 6 } })).toMatchObject({
+      code: "artifact_capacity_exceeded",
+    });
     expect(await openCandidateForWrite(scope, await candidateAt(scope, big), { limits: { maxFileBytes: 3 } })).toMatchObject({ code: "unsafe_artifacts" });
     expect(await openCandidateForWrite(scope, await candidateAt(scope, big))).toMatchObject({ kind: "opened", migrated: true });
   });
@@ -267,10 +282,13 @@ describe("copy-retain migration", () => {
     ["transcript appended", (file: string) => fs.appendFileSync(file, "{}\n")],
     ["artifact rewritten", (file: string) => fs.writeFileSync(path.join(file.slice(0, -6), "1.log"), "changed!")],
     ["artifact added", (file: string) => fs.writeFileSync(path.join(file.slice(0, -6), "new.log"), "x")],
-    ["artifact swapped for a symlink", (file: string) => {
-      fs.unlinkSync(path.join(file.slice(0, -6), "1.log"));
-      fs.symlinkSync("/etc/passwd", path.join(file.slice(0, -6), "1.log"));
-    }],
+    [
+      "artifact swapped for a symlink",
+      (file: string) => {
+        fs.unlinkSync(path.join(file.slice(0, -6), "1.log"));
+        fs.symlinkSync("/etc/passwd", path.join(file.slice(0, -6), "1.log"));
+      },
+    ],
   ])("source modified mid-copy (%s) -> source_changed, nothing published", async (_name, modify) => {
     const box = sandbox();
     const scope = scopeOf(box.cwd, box.agentDir);

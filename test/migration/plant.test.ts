@@ -12,10 +12,7 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import {
-  openCandidateForWrite,
-  SessionManager,
-} from "../../src/index.js";
+import { openCandidateForWrite, SessionManager } from "../../src/index.js";
 import { BINDING_FILE_NAME } from "../../src/scope/index.js";
 import { isRoot } from "../helpers/processes.js";
 import { assistant, recordingLogger } from "../manager/helpers.js";
@@ -122,7 +119,11 @@ describe("planted objects at legacy paths", () => {
     const scope = scopeOf(box.cwd, box.agentDir);
     const file = writeLegacySession(scope.sessionsRoot, box.cwd, { artifacts: { "1.log": "x" } });
     fs.chmodSync(path.join(file.slice(0, -6), "1.log"), 0o646);
-    expect(await openCandidateForWrite(scope, await candidateAt(scope, file))).toMatchObject({ kind: "error", code: "unsafe_artifacts", cause: "mode_mismatch" });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, file))).toMatchObject({
+      kind: "error",
+      code: "unsafe_artifacts",
+      cause: "mode_mismatch",
+    });
     expectNothingPublished(scope.directoryPath);
   });
 
@@ -145,7 +146,11 @@ describe("planted objects at legacy paths", () => {
     expect(await openCandidateForWrite(scope, candidate)).toMatchObject({ kind: "error", code: "unsafe_source", cause: "owner_mismatch" });
     fs.chownSync(mine, 0, 0);
     fs.chownSync(path.join(mine.slice(0, -6), "1.log"), 65534, 65534);
-    expect(await openCandidateForWrite(scope, await candidateAt(scope, mine))).toMatchObject({ kind: "error", code: "unsafe_artifacts", cause: "owner_mismatch" });
+    expect(await openCandidateForWrite(scope, await candidateAt(scope, mine))).toMatchObject({
+      kind: "error",
+      code: "unsafe_artifacts",
+      cause: "owner_mismatch",
+    });
     expectNothingPublished(scope.directoryPath);
   });
 });

@@ -45,9 +45,7 @@ describe("concurrent openers", () => {
       const scope = scopeOf(box.cwd, box.agentDir);
       const file = writeLegacySession(scope.sessionsRoot, box.cwd, { lines: 2000, artifacts: artifacts(40, 4096) });
       const source = { ...treeHashes(file), ...treeHashes(file.slice(0, -6)) };
-      const results = await Promise.all(
-        Array.from({ length: 8 }, () => runChild(child, [box.cwd, box.agentDir, "go", file, "20000"])),
-      );
+      const results = await Promise.all(Array.from({ length: 8 }, () => runChild(child, [box.cwd, box.agentDir, "go", file, "20000"])));
       const parsed = results.map((r) => {
         expect(r.status, r.stderr).toBe(0);
         return JSON.parse(r.stdout.trim().split("\n").at(-1) ?? "null") as { kind: string; code?: string; migrated?: boolean; path?: string };

@@ -28,7 +28,9 @@ describe("openCandidateForWriteSync", () => {
     expect(fs.readFileSync(result.path)).toEqual(fs.readFileSync(file));
     expect(fs.readFileSync(path.join(result.path.slice(0, -".jsonl".length), "1.bash.log"), "utf8")).toBe("a".repeat(300_000));
     expect(phases.at(-1)).toBe("done");
-    expect(fs.readdirSync(path.join(scopeOf(box.cwd, box.agentDir).directoryPath, INTERNAL_DIRECTORY, RECEIPTS_DIRECTORY)).filter((n) => n.endsWith(".json"))).toHaveLength(1);
+    expect(
+      fs.readdirSync(path.join(scopeOf(box.cwd, box.agentDir).directoryPath, INTERNAL_DIRECTORY, RECEIPTS_DIRECTORY)).filter((n) => n.endsWith(".json")),
+    ).toHaveLength(1);
     expect(treeHashes(path.dirname(file))).toEqual(source);
     // The source is now hidden; listing it synchronously gives the copy, migrated from it.
     const listing = listSessionCandidatesSync(scope);

@@ -53,9 +53,18 @@ process.stdout.write(JSON.stringify({ imported, addonUsed, schemaUsed: loaded() 
 function resolvedByImport(): string[] {
   const hooks = `export async function resolve(specifier, context, next) { process.stderr.write("resolve " + specifier + "\\n"); return next(specifier, context); }`;
   const register = `import { register } from "node:module"; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
-  const result = run(process.execPath, ["--import", `data:text/javascript,${encodeURIComponent(register)}`, "--input-type=module", "-e", `await import(${JSON.stringify(INDEX)});`]);
+  const result = run(process.execPath, [
+    "--import",
+    `data:text/javascript,${encodeURIComponent(register)}`,
+    "--input-type=module",
+    "-e",
+    `await import(${JSON.stringify(INDEX)});`,
+  ]);
   expect(result.status, result.stderr).toBe(0);
-  return result.stderr.split("\n").filter((line) => line.startsWith("resolve ")).map((line) => line.slice("resolve ".length));
+  return result.stderr
+    .split("\n")
+    .filter((line) => line.startsWith("resolve "))
+    .map((line) => line.slice("resolve ".length));
 }
 
 const has = (list: readonly string[], pattern: RegExp): boolean => list.some((item) => pattern.test(item));

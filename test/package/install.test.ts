@@ -114,7 +114,8 @@ beforeAll(() => {
 }, 1_200_000);
 
 beforeEach((ctx) => {
-  if (missingPackTools.length > 0) skipBecause(ctx, `npm pack builds the prebuilds with ${missingPackTools.join(", ")}, not installed here (.ci/run installs them)`);
+  if (missingPackTools.length > 0)
+    skipBecause(ctx, `npm pack builds the prebuilds with ${missingPackTools.join(", ")}, not installed here (.ci/run installs them)`);
 });
 
 afterAll(() => {
@@ -128,7 +129,9 @@ describe("the packed tarball", { timeout: 600_000 }, () => {
     const listed = run("tar", ["tzf", tarball]).stdout.split("\n").filter(Boolean);
     const prebuilds = listed.filter((f) => f.startsWith("package/prebuilds/")).sort();
     const linux = ["linux-arm64", "linux-x64"].flatMap((dir) =>
-      ["gjc-session-store.glibc.node", "gjc-session-store.musl.node", "gjc_pinned_vfs.glibc.so", "gjc_pinned_vfs.musl.so"].map((f) => `package/prebuilds/${dir}/${f}`),
+      ["gjc-session-store.glibc.node", "gjc-session-store.musl.node", "gjc_pinned_vfs.glibc.so", "gjc_pinned_vfs.musl.so"].map(
+        (f) => `package/prebuilds/${dir}/${f}`,
+      ),
     );
     expect(prebuilds).toEqual([...linux, "package/prebuilds/win32-x64/gjc-session-store.node"]);
     expect(listed.filter((f) => f.startsWith("package/build/"))).toEqual([]);
@@ -180,12 +183,19 @@ describe("the packed tarball", { timeout: 600_000 }, () => {
 
   it("a consumer compiling with tsc --strict and no skipLibCheck type-checks against the three entry points", () => {
     const project = consumerProject("consumer-strict-types");
-    const install = inBareEnv(path.join(bareBin, "npm"), ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", tarball, TYPES_NODE], project);
+    const install = inBareEnv(
+      path.join(bareBin, "npm"),
+      ["install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline", tarball, TYPES_NODE],
+      project,
+    );
     expect(install.status, install.stderr).toBe(0);
     // Only what a user installs: no @types package of our dependencies comes along.
     expect(fs.readdirSync(path.join(project, "node_modules", "@types"))).toEqual(["node"]);
     fs.writeFileSync(path.join(project, "consumer.ts"), STRICT_CONSUMER);
-    const config = { compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, types: ["node"] }, include: ["consumer.ts"] };
+    const config = {
+      compilerOptions: { strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true, types: ["node"] },
+      include: ["consumer.ts"],
+    };
     fs.writeFileSync(path.join(project, "tsconfig.json"), JSON.stringify(config));
     const compiled = inBareEnv(path.join(bareBin, "node"), [TSC, "-p", "tsconfig.json"], project);
     expect(compiled.stdout + compiled.stderr).toBe("");

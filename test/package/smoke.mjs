@@ -106,7 +106,9 @@ if (withHistory) {
 if (expectLibc !== undefined) {
   await check(`the ${expectLibc} prebuild on ${expectLibc}`, () => {
     const mapped = new Set(
-      fs.readFileSync("/proc/self/maps", "utf8").split("\n")
+      fs
+        .readFileSync("/proc/self/maps", "utf8")
+        .split("\n")
         .map((line) => line.trim().split(/\s+/).slice(5).join(" "))
         .filter((file) => file.startsWith("/")),
     );

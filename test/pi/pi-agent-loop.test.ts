@@ -65,7 +65,12 @@ class ScriptedAgent {
     const base = { role: "assistant" as const, provider: this.model.provider, model: this.model.modelId, api: "faux", usage, stopReason: "stop" };
     const out: unknown[] = [...turn];
     if (withTool) {
-      out.push({ ...base, content: [{ type: "toolCall", id: `call-${clock}`, name: "read", arguments: { path: "a.txt" } }], stopReason: "toolUse", timestamp: tick() });
+      out.push({
+        ...base,
+        content: [{ type: "toolCall", id: `call-${clock}`, name: "read", arguments: { path: "a.txt" } }],
+        stopReason: "toolUse",
+        timestamp: tick(),
+      });
       out.push({ role: "toolResult", toolCallId: `call-${clock - 1000}`, toolName: "read", content: text("file body"), isError: false, timestamp: tick() });
     }
     out.push({ ...base, content: text(`answer to ${question}`), timestamp: tick() });

@@ -34,13 +34,41 @@ function conversation(turns: number): { role: string; [key: string]: unknown }[]
         { type: "text", text: `Step ${i}: reading the log` },
         { type: "toolCall", id: `call-${i}`, name: "read", arguments: { path: `/srv/app/log-${i}.txt` } },
       ],
-      api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4", usage, stopReason: "toolUse", timestamp: 10 + i * 3,
+      api: "anthropic-messages",
+      provider: "anthropic",
+      model: "claude-sonnet-4",
+      usage,
+      stopReason: "toolUse",
+      timestamp: 10 + i * 3,
     });
-    out.push({ role: "toolResult", toolCallId: `call-${i}`, toolName: "read", content: [{ type: "text", text: `log line ${i}\n`.repeat(300) }], isError: false, timestamp: 11 + i * 3 });
-    out.push({ role: "user", content: [{ type: "text", text: `and then turn ${i}?` }, { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" }], timestamp: 12 + i * 3 });
+    out.push({
+      role: "toolResult",
+      toolCallId: `call-${i}`,
+      toolName: "read",
+      content: [{ type: "text", text: `log line ${i}\n`.repeat(300) }],
+      isError: false,
+      timestamp: 11 + i * 3,
+    });
+    out.push({
+      role: "user",
+      content: [
+        { type: "text", text: `and then turn ${i}?` },
+        { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+      ],
+      timestamp: 12 + i * 3,
+    });
   }
   out.push({ role: "bashExecution", command: "npm test", output: "ok\n".repeat(50), exitCode: 0, cancelled: false, truncated: false, timestamp: 900 });
-  out.push({ role: "assistant", content: [{ type: "text", text: "The needle: a missing semicolon in build.js" }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4", usage, stopReason: "stop", timestamp: 901 });
+  out.push({
+    role: "assistant",
+    content: [{ type: "text", text: "The needle: a missing semicolon in build.js" }],
+    api: "anthropic-messages",
+    provider: "anthropic",
+    model: "claude-sonnet-4",
+    usage,
+    stopReason: "stop",
+    timestamp: 901,
+  });
   return out;
 }
 
@@ -50,7 +78,13 @@ function piSearchText(messages: readonly { role: string; content?: unknown }[]):
   for (const message of messages) {
     if (message.role !== "user" && message.role !== "assistant") continue;
     const content = message.content;
-    const text = typeof content === "string" ? content : (content as { type: string; text?: string }[]).filter((b) => b.type === "text").map((b) => b.text).join(" ");
+    const text =
+      typeof content === "string"
+        ? content
+        : (content as { type: string; text?: string }[])
+            .filter((b) => b.type === "text")
+            .map((b) => b.text)
+            .join(" ");
     if (text) texts.push(text);
   }
   return texts.join(" ");
@@ -86,7 +120,9 @@ describe("pi rows' allMessagesText", () => {
     const messages = conversation(12);
     const id = "0190a0b0-3e82-7000-8000-00000000d001";
     const lines: unknown[] = [{ type: "session", version: 3, id, timestamp: "2025-04-01T08:00:00.000Z", cwd: box.cwd }];
-    messages.forEach((message, i) => lines.push({ type: "message", id: `m${i}`, parentId: i === 0 ? null : `m${i - 1}`, timestamp: "2025-04-01T08:00:01.000Z", message }));
+    messages.forEach((message, i) =>
+      lines.push({ type: "message", id: `m${i}`, parentId: i === 0 ? null : `m${i - 1}`, timestamp: "2025-04-01T08:00:01.000Z", message }),
+    );
     const file = path.join(folder, `2025-04-01T08-00-00-000Z_${id}.jsonl`);
     fs.writeFileSync(file, lines.map((line) => JSON.stringify(line)).join("\n") + "\n", { mode: 0o644 });
 

@@ -61,7 +61,7 @@ describe("factories (all synchronous)", () => {
     expect(readRecords(file).at(-1)).toMatchObject({ id: label, type: "label", targetId: a, label: "kept" });
     expect(manager.isPersisted()).toBe(true);
     expect(manager.getSessionDir()).toBe(dir);
-     // A relative session directory is taken from the process's cwd, as pi's fs calls would.
+    // A relative session directory is taken from the process's cwd, as pi's fs calls would.
     const relative = track(SessionManager.create("/work", path.relative(process.cwd(), dir), extras));
     expect(relative.getSessionDir()).toBe(dir);
   });
@@ -170,10 +170,18 @@ describe("factories (all synchronous)", () => {
     const fork = track(SessionManager.forkFrom(sourceFile, "/dst", target, extras));
     expect(fork.getSessionId()).not.toBe(source.getSessionId());
     expect([fork.getHeader().parentSession, fork.getCwd()]).toEqual([sourceFile, "/dst"]);
-    expect(readRecords(fork.getSessionFile()!).slice(1).map((r) => r.id)).toEqual(source.getEntries().map((e) => e.id));
+    expect(
+      readRecords(fork.getSessionFile()!)
+        .slice(1)
+        .map((r) => r.id),
+    ).toEqual(source.getEntries().map((e) => e.id));
     // Written at once even without an assistant message.
     const unanswered = path.join(dir, "unanswered.jsonl");
-    fs.writeFileSync(unanswered, `${JSON.stringify({ type: "session", version: 3, id: "u1", timestamp: new Date().toISOString(), cwd: "/u" })}\n${JSON.stringify({ type: "message", id: "aaaa0001", parentId: null, timestamp: new Date().toISOString(), message: user("hi") })}\n`, { mode: 0o600 });
+    fs.writeFileSync(
+      unanswered,
+      `${JSON.stringify({ type: "session", version: 3, id: "u1", timestamp: new Date().toISOString(), cwd: "/u" })}\n${JSON.stringify({ type: "message", id: "aaaa0001", parentId: null, timestamp: new Date().toISOString(), message: user("hi") })}\n`,
+      { mode: 0o600 },
+    );
     const copied = track(SessionManager.forkFrom(unanswered, "/dst", target, extras));
     expect(fs.existsSync(copied.getSessionFile()!)).toBe(true);
     const empty = path.join(dir, "empty.jsonl");
@@ -197,7 +205,14 @@ describe("appends in pi's shapes", () => {
     const manager = SessionManager.inMemory("/w");
     expect(manager.buildSessionContext()).toEqual({ messages: [], thinkingLevel: "off", model: null });
     const change = manager.appendModelChange("openai", "gpt-x");
-    expect(manager.getEntry(change)).toEqual({ type: "model_change", id: change, parentId: null, timestamp: expect.any(String), provider: "openai", modelId: "gpt-x" });
+    expect(manager.getEntry(change)).toEqual({
+      type: "model_change",
+      id: change,
+      parentId: null,
+      timestamp: expect.any(String),
+      provider: "openai",
+      modelId: "gpt-x",
+    });
     expect(manager.buildSessionContext().model).toEqual({ provider: "openai", modelId: "gpt-x" });
     manager.appendMessage(user("q"));
     // An assistant message after the change names the model pi resumes with.
@@ -236,7 +251,14 @@ describe("appends in pi's shapes", () => {
     manager.appendMessage(answer("old answer"));
     const kept = manager.appendMessage(user("kept"));
     const id = manager.appendCompaction("summary text", kept, 1234, { readFiles: ["a.ts"] }, true);
-    expect(manager.getEntry(id)).toMatchObject({ type: "compaction", summary: "summary text", firstKeptEntryId: kept, tokensBefore: 1234, details: { readFiles: ["a.ts"] }, fromHook: true });
+    expect(manager.getEntry(id)).toMatchObject({
+      type: "compaction",
+      summary: "summary text",
+      firstKeptEntryId: kept,
+      tokensBefore: 1234,
+      details: { readFiles: ["a.ts"] },
+      fromHook: true,
+    });
     expect(manager.getEntry(id)).not.toHaveProperty("fromExtension");
     const plain = manager.appendCompaction("again", kept, 1);
     expect(manager.getEntry(plain)).not.toHaveProperty("fromHook");
@@ -252,7 +274,14 @@ describe("appends in pi's shapes", () => {
     const q = manager.appendMessage(user("q"));
     manager.appendMessage(answer("a"));
     const summary = manager.branchWithSummary(q, "left a branch", { note: 1 }, false);
-    expect(manager.getEntry(summary)).toMatchObject({ type: "branch_summary", parentId: q, fromId: q, summary: "left a branch", details: { note: 1 }, fromHook: false });
+    expect(manager.getEntry(summary)).toMatchObject({
+      type: "branch_summary",
+      parentId: q,
+      fromId: q,
+      summary: "left a branch",
+      details: { note: 1 },
+      fromHook: false,
+    });
     const root = manager.branchWithSummary(null, "from the top");
     expect(manager.getEntry(root)).toMatchObject({ parentId: null, fromId: "root" });
     expect(await codeOfAsync(() => manager.branchWithSummary("ffffffff", "x"))).toBe("unknown_entry");
@@ -345,7 +374,10 @@ describe("listings", () => {
     await other.flush();
     const progress: [number, number][] = [];
     const rows = await SessionManager.list(box.cwd, undefined, (loaded, total) => progress.push([loaded, total]), { agentDir: box.agentDir });
-    expect(progress).toEqual([[1, 2], [2, 2]]);
+    expect(progress).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
     const named = rows.find((row) => row.path === manager.getSessionFile())!;
     expect(named).toMatchObject({ id: manager.getSessionId(), cwd: box.cwd, name: "Late name", messageCount: 2, firstMessage: "first question" });
     expect(named).not.toHaveProperty("title");
@@ -371,7 +403,9 @@ describe("module functions", () => {
     expect(CURRENT_SESSION_VERSION).toBe(5);
     const parsed = parseSessionEntries(fs.readFileSync(file, "utf8"));
     expect(parsed).toHaveLength(2);
-    const v1 = parseSessionEntries(`{"type":"session","id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"q","timestamp":1}}\n`);
+    const v1 = parseSessionEntries(
+      `{"type":"session","id":"s","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"q","timestamp":1}}\n`,
+    );
     migrateSessionEntries(v1);
     expect(v1[0]).toMatchObject({ version: 5 });
     expect(v1[1]).toMatchObject({ id: expect.any(String), parentId: null });

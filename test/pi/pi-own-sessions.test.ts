@@ -82,7 +82,10 @@ describe("pi's agent directory", () => {
       expect(manager.getSessionFile()!.startsWith(path.join(agentDir, "sessions", "v2-"))).toBe(true);
       expect(fs.existsSync(path.join(root, "gjc-agent"))).toBe(false);
     } finally {
-      for (const [name, value] of [["PI_CODING_AGENT_DIR", saved.pi], ["GJC_CODING_AGENT_DIR", saved.gjc]] as const) {
+      for (const [name, value] of [
+        ["PI_CODING_AGENT_DIR", saved.pi],
+        ["GJC_CODING_AGENT_DIR", saved.gjc],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }

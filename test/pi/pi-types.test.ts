@@ -109,8 +109,13 @@ beforeAll(() => {
   fs.cpSync(path.join(REPO_ROOT, "test", "fixtures", "pi-agent-core-types"), path.join(modules, "@mariozechner", "pi-agent-core"), { recursive: true });
   fs.writeFileSync(path.join(project.path, "consumer.ts"), PI_CONSUMER);
   const compilerOptions = {
-    strict: true, module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", noEmit: true,
-    types: ["node"], typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")],
+    strict: true,
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    target: "ES2022",
+    noEmit: true,
+    types: ["node"],
+    typeRoots: [path.join(REPO_ROOT, "node_modules", "@types")],
   };
   fs.writeFileSync(path.join(project.path, "tsconfig.json"), JSON.stringify({ compilerOptions, include: ["consumer.ts"] }));
 });

@@ -184,7 +184,11 @@ async function startSwapper(world: RaceWorld, spec: SwapSpec): Promise<Swapper> 
     ? spawn("setpriv", [`--reuid=${ATTACKER_UID}`, `--regid=${ATTACKER_UID}`, "--clear-groups", bin, ...args], options)
     : spawn(bin, args, options);
   const out = collect(child);
-  await waitFor(() => out.stderr.includes("ready\n"), child, () => `swap_race did not start: ${out.stderr}`);
+  await waitFor(
+    () => out.stderr.includes("ready\n"),
+    child,
+    () => `swap_race did not start: ${out.stderr}`,
+  );
   return {
     reachedMinimum: () => out.stderr.includes(`reached ${MIN_SWAPS}\n`),
     async stop() {
@@ -220,7 +224,11 @@ export async function startObserver(root: string): Promise<{ stop(): Promise<Obs
   const before = snapshot(root);
   const child = spawn(tools.outsideWatch, [root], { stdio: ["pipe", "pipe", "pipe"] });
   const out = collect(child);
-  await waitFor(() => out.stdout.includes("ready\n"), child, () => `outside_watch did not start: ${out.stderr}`);
+  await waitFor(
+    () => out.stdout.includes("ready\n"),
+    child,
+    () => `outside_watch did not start: ${out.stderr}`,
+  );
   return {
     async stop() {
       child.stdin?.end();
@@ -228,7 +236,8 @@ export async function startObserver(root: string): Promise<{ stop(): Promise<Obs
       if (status !== 0) throw new Error(`outside_watch failed (${status}): ${out.stderr}`);
       const lines = out.stdout.split("\n");
       const total = lines.find((l) => l.startsWith("total "));
-      const m = total === undefined ? null : /^total (\d+) reads (\d+) writes (\d+) overflow ([01]) rootopens (\d+) rootattribs (\d+) rootdeletes (\d+)$/.exec(total);
+      const m =
+        total === undefined ? null : /^total (\d+) reads (\d+) writes (\d+) overflow ([01]) rootopens (\d+) rootattribs (\d+) rootdeletes (\d+)$/.exec(total);
       if (m === null) throw new Error(`outside_watch said: ${out.stdout}`);
       const after = snapshot(root);
       return {

@@ -84,7 +84,13 @@ function markSessions(dir: string): void {
     const p = path.join(dir, entry.name);
     if (entry.isDirectory()) markSessions(p);
     else if (entry.isFile() && (entry.name.endsWith(".jsonl") || entry.name.endsWith(".transcript"))) {
-      fs.writeFileSync(p, fs.readFileSync(p, "utf8").replaceAll("inside prompt", `${OUTSIDE_MARKER} prompt`).replace(/"line (\d+)"/g, `"${OUTSIDE_MARKER} $1"`));
+      fs.writeFileSync(
+        p,
+        fs
+          .readFileSync(p, "utf8")
+          .replaceAll("inside prompt", `${OUTSIDE_MARKER} prompt`)
+          .replace(/"line (\d+)"/g, `"${OUTSIDE_MARKER} $1"`),
+      );
     }
   }
 }
@@ -216,7 +222,9 @@ async function runEntries(groups: readonly PlantGroup[], victimUid: number): Pro
 function failuresOf(label: string, entries: readonly number[], outcomes: readonly Outcome[], outside: Observation, object: Observation | undefined): string[] {
   const out: string[] = [];
   if (outside.events > 0 || outside.changed.length > 0) {
-    out.push(`${label}: outside touched (${outside.reads} reads, ${outside.writes} writes, ${outside.changed.length} changes: ${[...outside.sample.slice(0, 3), ...outside.changed.slice(0, 2)].join(" | ")})`);
+    out.push(
+      `${label}: outside touched (${outside.reads} reads, ${outside.writes} writes, ${outside.changed.length} changes: ${[...outside.sample.slice(0, 3), ...outside.changed.slice(0, 2)].join(" | ")})`,
+    );
   }
   if (object !== undefined) {
     // Opening the object to check it is no use of it; nor is unlinking the name in the
@@ -225,7 +233,9 @@ function failuresOf(label: string, entries: readonly number[], outcomes: readonl
     const used = object.events - object.rootOpens - (unlinked ? object.rootAttribs + object.rootDeletes : 0);
     const changed = object.changed.filter((c) => !(unlinked && (c === "removed " || c === "changed " || c === "removed /")));
     if (used > 0 || changed.length > 0) {
-      out.push(`${label}: foreign object used (${used} events beyond checking or unlinking it: ${[...object.sample.slice(0, 4), ...changed.slice(0, 2)].join(" | ")})`);
+      out.push(
+        `${label}: foreign object used (${used} events beyond checking or unlinking it: ${[...object.sample.slice(0, 4), ...changed.slice(0, 2)].join(" | ")})`,
+      );
     }
   }
   for (const e of entries) {
@@ -265,9 +275,7 @@ function defineCases(victimName: string, victimUid: number, plants: readonly Pla
         const first = await prepare(`${kind} 0`, "agent dir", victim.uid);
         const targets = first.paths.filter((p) => kind !== "hard link" || p.type === "file");
         if (targets[0]?.label !== "agent dir") first.world.remove();
-        const prepared = await Promise.all(
-          targets.map((t, i) => (i === 0 && t.label === "agent dir" ? first : prepare(`${kind} ${i}`, t.label, victim.uid))),
-        );
+        const prepared = await Promise.all(targets.map((t, i) => (i === 0 && t.label === "agent dir" ? first : prepare(`${kind} ${i}`, t.label, victim.uid))));
         for (const [i, t] of targets.entries()) {
           const p = prepared[i]!;
           const target = p.paths.find((m) => m.label === t.label);
@@ -280,7 +288,10 @@ function defineCases(victimName: string, victimUid: number, plants: readonly Pla
             object: kind === "foreign-owned" ? await startObserver(c.target.path) : undefined,
           })),
         );
-        const results = await runEntries(cases.map((c) => c.prepared.group), victim.uid);
+        const results = await runEntries(
+          cases.map((c) => c.prepared.group),
+          victim.uid,
+        );
         const seen = await Promise.all(observers.map(async (o) => ({ outside: await o.outside.stop(), object: await o.object?.stop() })));
         const failures: string[] = [];
         let refusals = 0;
@@ -290,7 +301,9 @@ function defineCases(victimName: string, victimUid: number, plants: readonly Pla
           failures.push(...failuresOf(c.label, c.prepared.group.entries, outcomes, seen[i]!.outside, seen[i]!.object));
         }
         const calls = cases.reduce((n, c) => n + c.prepared.group.entries.length, 0);
-        console.log(`[plant ${victim.name}, ${kind}] ${cases.length} paths, ${calls} entry-point calls: ${refusals} typed refusals, ${failures.length} failures\n  ${failures.join("\n  ")}`);
+        console.log(
+          `[plant ${victim.name}, ${kind}] ${cases.length} paths, ${calls} entry-point calls: ${refusals} typed refusals, ${failures.length} failures\n  ${failures.join("\n  ")}`,
+        );
         expect(failures).toEqual([]);
       } finally {
         for (const c of cases) {

@@ -123,7 +123,11 @@ export const SCENARIOS: readonly ScenarioDef[] = [
       const seeded: Array<{ cwd: string; file: string; planted: ops.PlantedStaging; link: string }> = [];
       for (let g = 0; g < legacy.length; g += PER_WORKSPACE) {
         const group = legacy.slice(g, g + PER_WORKSPACE);
-        const planted = await ops.plantStaging(world.agentDir, group[0]!.cwd, group.map((l) => l.file));
+        const planted = await ops.plantStaging(
+          world.agentDir,
+          group[0]!.cwd,
+          group.map((l) => l.file),
+        );
         for (const [k, p] of planted.entries()) {
           mirrorStaging(world, p);
           // The inside attacker's link for this attempt's staging directory.

@@ -9,10 +9,7 @@ import path from "node:path";
 
 import { beforeAll, describe, expect, it } from "vitest";
 
-import {
-  ScopeError,
-  StorageError,
-} from "../../src/index.js";
+import { ScopeError, StorageError } from "../../src/index.js";
 import { listAllManaged, listManagedScope } from "../../src/manager/index.js";
 import { managedSessionTarget } from "../../src/scope/index.js";
 import { buildTools, hasCommand, isRoot, skipBecause, type Tools } from "../helpers/processes.js";
@@ -72,107 +69,138 @@ function typed(error: unknown): string {
 }
 
 describe("an agent directory inside another user's directory", () => {
-  it("that user swapping the agent dir for a link gets nothing created, written or listed (root only)", async (ctx) => {
-    if (!isRoot()) skipBecause(ctx, "chown to another uid needs root");
-    const box = sandbox();
-    fs.chmodSync(box.root, 0o711); // the attacker must reach their own directory
-    const theirs = path.join(box.root, "theirs");
-    fs.mkdirSync(theirs, { mode: 0o755 });
-    const agentDir = path.join(theirs, "agent");
-    fs.mkdirSync(agentDir, { mode: 0o700 });
-    const outside = outsideTree(box);
-    const before = outside.state();
-    fs.symlinkSync(outside.dir, path.join(theirs, "swap"));
-    fs.chownSync(theirs, FOREIGN, FOREIGN);
-    const EXPECTED = ["scope:sessions_root_unavailable/insecure_ancestor", "skipped:unsafe_entry"];
-    const tally = await race(theirs, "agent", "swap", async (i) => {
-      try {
-        if (i % 3 === 0) {
-          const target = managedSessionTarget(box.cwd, agentDir);
-          target.storage.close();
-          target.agentRoot.close();
-          return "created";
-        }
-        const listing = i % 3 === 1 ? await listAllManaged({ agentDir }) : await listManagedScope(box.cwd, agentDir);
-        if (listing.sessions.length > 0) return "listed";
-        return `skipped:${listing.skipped.map((s) => s.code).join(",")}`;
-      } catch (error) {
-        return typed(error);
-      }
-    }, (seen) => unseen(seen, EXPECTED), hasCommand("setpriv") ? ["setpriv", `--reuid=${FOREIGN}`, `--regid=${FOREIGN}`, "--clear-groups"] : []);
-    expect([...tally.keys()].sort()).toEqual(EXPECTED);
-    expect(outside.state()).toEqual(before);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "that user swapping the agent dir for a link gets nothing created, written or listed (root only)",
+    async (ctx) => {
+      if (!isRoot()) skipBecause(ctx, "chown to another uid needs root");
+      const box = sandbox();
+      fs.chmodSync(box.root, 0o711); // the attacker must reach their own directory
+      const theirs = path.join(box.root, "theirs");
+      fs.mkdirSync(theirs, { mode: 0o755 });
+      const agentDir = path.join(theirs, "agent");
+      fs.mkdirSync(agentDir, { mode: 0o700 });
+      const outside = outsideTree(box);
+      const before = outside.state();
+      fs.symlinkSync(outside.dir, path.join(theirs, "swap"));
+      fs.chownSync(theirs, FOREIGN, FOREIGN);
+      const EXPECTED = ["scope:sessions_root_unavailable/insecure_ancestor", "skipped:unsafe_entry"];
+      const tally = await race(
+        theirs,
+        "agent",
+        "swap",
+        async (i) => {
+          try {
+            if (i % 3 === 0) {
+              const target = managedSessionTarget(box.cwd, agentDir);
+              target.storage.close();
+              target.agentRoot.close();
+              return "created";
+            }
+            const listing = i % 3 === 1 ? await listAllManaged({ agentDir }) : await listManagedScope(box.cwd, agentDir);
+            if (listing.sessions.length > 0) return "listed";
+            return `skipped:${listing.skipped.map((s) => s.code).join(",")}`;
+          } catch (error) {
+            return typed(error);
+          }
+        },
+        (seen) => unseen(seen, EXPECTED),
+        hasCommand("setpriv") ? ["setpriv", `--reuid=${FOREIGN}`, `--regid=${FOREIGN}`, "--clear-groups"] : [],
+      );
+      expect([...tally.keys()].sort()).toEqual(EXPECTED);
+      expect(outside.state()).toEqual(before);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });
 
 describe("swap races below the agent directory", () => {
-  it("scope creation and writes through the managed target never land outside (sessions/ swapped)", async () => {
-    const box = sandbox();
-    managedSessionTarget(box.cwd, box.agentDir).storage.close();
-    const outside = outsideTree(box);
-    const before = outside.state();
-    fs.symlinkSync(outside.dir, path.join(box.agentDir, "l"));
-    const written: string[] = [];
-    const tally = await race(box.agentDir, "sessions", "l", (i) => {
-      let target;
-      try {
-        target = managedSessionTarget(box.cwd, box.agentDir);
-      } catch (error) {
-        return typed(error);
-      }
-      try {
-        const name = `probe-${i}.jsonl`;
-        target.storage.writeTextSync(path.join(target.sessionDir, name), "x\n");
-        written.push(name);
-        return "written";
-      } catch (error) {
-        return typed(error);
-      } finally {
-        target.storage.close();
-        target.agentRoot.close();
-      }
-    }, (seen) => (!seen.has("written") ? "a write through the managed target" : seen.size === 1 ? "a creation the swap refused" : undefined));
-    expect(outside.state()).toEqual(before);
-    // A link seen by the open may be a directory again when the refusal is explained.
-    const allowed = /^(written|scope:sessions_root_unavailable\/(reparse_point|not_directory)|scope:binding_invalid\/.+)$/;
-    expect([...tally.keys()].filter((k) => !allowed.test(k))).toEqual([]);
-    expect(tally.get("written") ?? 0).toBeGreaterThan(0);
-    // Every probe is in the one real sessions directory, wherever the race left its name.
-    const real = ["sessions", "l"].map((n) => path.join(box.agentDir, n)).find((p) => !fs.lstatSync(p).isSymbolicLink()) as string;
-    const scopeDir = fs.readdirSync(real).find((n) => n.startsWith("v2-")) as string;
-    const present = new Set(fs.readdirSync(path.join(real, scopeDir)));
-    expect(written.filter((n) => !present.has(n))).toEqual([]);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "scope creation and writes through the managed target never land outside (sessions/ swapped)",
+    async () => {
+      const box = sandbox();
+      managedSessionTarget(box.cwd, box.agentDir).storage.close();
+      const outside = outsideTree(box);
+      const before = outside.state();
+      fs.symlinkSync(outside.dir, path.join(box.agentDir, "l"));
+      const written: string[] = [];
+      const tally = await race(
+        box.agentDir,
+        "sessions",
+        "l",
+        (i) => {
+          let target;
+          try {
+            target = managedSessionTarget(box.cwd, box.agentDir);
+          } catch (error) {
+            return typed(error);
+          }
+          try {
+            const name = `probe-${i}.jsonl`;
+            target.storage.writeTextSync(path.join(target.sessionDir, name), "x\n");
+            written.push(name);
+            return "written";
+          } catch (error) {
+            return typed(error);
+          } finally {
+            target.storage.close();
+            target.agentRoot.close();
+          }
+        },
+        (seen) => (!seen.has("written") ? "a write through the managed target" : seen.size === 1 ? "a creation the swap refused" : undefined),
+      );
+      expect(outside.state()).toEqual(before);
+      // A link seen by the open may be a directory again when the refusal is explained.
+      const allowed = /^(written|scope:sessions_root_unavailable\/(reparse_point|not_directory)|scope:binding_invalid\/.+)$/;
+      expect([...tally.keys()].filter((k) => !allowed.test(k))).toEqual([]);
+      expect(tally.get("written") ?? 0).toBeGreaterThan(0);
+      // Every probe is in the one real sessions directory, wherever the race left its name.
+      const real = ["sessions", "l"].map((n) => path.join(box.agentDir, n)).find((p) => !fs.lstatSync(p).isSymbolicLink()) as string;
+      const scopeDir = fs.readdirSync(real).find((n) => n.startsWith("v2-")) as string;
+      const present = new Set(fs.readdirSync(path.join(real, scopeDir)));
+      expect(written.filter((n) => !present.has(n))).toEqual([]);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it("listings never show or index anything from the outside tree (the scope directory swapped)", async () => {
-    const box = sandbox();
-    const target = managedSessionTarget(box.cwd, box.agentDir);
-    const scopeName = path.basename(target.sessionDir);
-    const sessionsRoot = path.dirname(target.sessionDir);
-    fs.writeFileSync(path.join(target.sessionDir, "inside.jsonl"), sessionText(box.cwd, "inside"), { mode: 0o600 });
-    target.storage.close();
-    target.agentRoot.close();
-    const outside = outsideTree(box);
-    const before = outside.state();
-    fs.symlinkSync(outside.dir, path.join(sessionsRoot, "v2-link"));
-    const tally = await race(sessionsRoot, scopeName, "v2-link", async (i) => {
-      try {
-        const listing = i % 2 === 0 ? await listAllManaged({ agentDir: box.agentDir }) : await listManagedScope(box.cwd, box.agentDir);
-        if (listing.sessions.some((s) => s.id === "outside-marker" || s.path.startsWith(outside.dir))) return "escape";
-        const codes = [...new Set(listing.skipped.map((s) => s.code))].sort().join(",");
-        return `listed:${listing.sessions.map((s) => s.id).join(",")}:${codes}`;
-      } catch (error) {
-        return typed(error);
-      }
-    }, (seen) => {
-      const keys = [...seen.keys()];
-      if (!keys.some((k) => k.startsWith("listed:inside"))) return "a listing of the inside session";
-      return keys.some((k) => k !== "listed:inside:") ? undefined : "a listing the swap changed";
-    });
-    expect(tally.get("escape") ?? 0).toBe(0);
-    expect(outside.state()).toEqual(before);
-    const allowed = /^(listed:(inside)?:(symlink_refused|not_regular_file|not_found|unsafe_entry|,)*|scope:binding_invalid\/.+)$/;
-    expect([...tally.keys()].filter((k) => !allowed.test(k))).toEqual([]);
-    expect([...tally.keys()].some((k) => k.startsWith("listed:inside"))).toBe(true);
-  }, RACE_TIMEOUT_MS);
+  it(
+    "listings never show or index anything from the outside tree (the scope directory swapped)",
+    async () => {
+      const box = sandbox();
+      const target = managedSessionTarget(box.cwd, box.agentDir);
+      const scopeName = path.basename(target.sessionDir);
+      const sessionsRoot = path.dirname(target.sessionDir);
+      fs.writeFileSync(path.join(target.sessionDir, "inside.jsonl"), sessionText(box.cwd, "inside"), { mode: 0o600 });
+      target.storage.close();
+      target.agentRoot.close();
+      const outside = outsideTree(box);
+      const before = outside.state();
+      fs.symlinkSync(outside.dir, path.join(sessionsRoot, "v2-link"));
+      const tally = await race(
+        sessionsRoot,
+        scopeName,
+        "v2-link",
+        async (i) => {
+          try {
+            const listing = i % 2 === 0 ? await listAllManaged({ agentDir: box.agentDir }) : await listManagedScope(box.cwd, box.agentDir);
+            if (listing.sessions.some((s) => s.id === "outside-marker" || s.path.startsWith(outside.dir))) return "escape";
+            const codes = [...new Set(listing.skipped.map((s) => s.code))].sort().join(",");
+            return `listed:${listing.sessions.map((s) => s.id).join(",")}:${codes}`;
+          } catch (error) {
+            return typed(error);
+          }
+        },
+        (seen) => {
+          const keys = [...seen.keys()];
+          if (!keys.some((k) => k.startsWith("listed:inside"))) return "a listing of the inside session";
+          return keys.some((k) => k !== "listed:inside:") ? undefined : "a listing the swap changed";
+        },
+      );
+      expect(tally.get("escape") ?? 0).toBe(0);
+      expect(outside.state()).toEqual(before);
+      const allowed = /^(listed:(inside)?:(symlink_refused|not_regular_file|not_found|unsafe_entry|,)*|scope:binding_invalid\/.+)$/;
+      expect([...tally.keys()].filter((k) => !allowed.test(k))).toEqual([]);
+      expect([...tally.keys()].some((k) => k.startsWith("listed:inside"))).toBe(true);
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

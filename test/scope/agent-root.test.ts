@@ -11,14 +11,7 @@ import path from "node:path";
 
 import { describe, expect, it } from "vitest";
 
-import {
-  AgentRoot,
-  ScopeError,
-  SecureFsError,
-  readBreadcrumb,
-  resolveManagedScope,
-  writeBreadcrumb,
-} from "../../src/index.js";
+import { AgentRoot, ScopeError, SecureFsError, readBreadcrumb, resolveManagedScope, writeBreadcrumb } from "../../src/index.js";
 import { BINDING_FILE_NAME, managedSessionTarget } from "../../src/scope/index.js";
 import { TERMINAL_SESSIONS_DIR } from "../../src/manager/breadcrumbs.js";
 import { listAllManaged, listManagedScope } from "../../src/manager/index.js";
@@ -73,11 +66,17 @@ describe("the agent directory itself", () => {
       fs.rmSync(box.agentDir, { force: true });
       fs.symlinkSync(target, box.agentDir);
       for (const mode of ["read", "write"] as const) {
-        expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode })).toMatchObject({ code: "sessions_root_unavailable", cause: "reparse_point" });
+        expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode })).toMatchObject({
+          code: "sessions_root_unavailable",
+          cause: "reparse_point",
+        });
       }
       expect(() => managedSessionTarget(box.cwd, box.agentDir)).toThrow(ScopeError);
       await expect(listManagedScope(box.cwd, box.agentDir)).rejects.toMatchObject({ code: "sessions_root_unavailable" });
-      expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({ sessions: [], skipped: [{ path: path.join(box.agentDir, "sessions"), code: "symlink_refused", detail: "symlink_refused" }] });
+      expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({
+        sessions: [],
+        skipped: [{ path: path.join(box.agentDir, "sessions"), code: "symlink_refused", detail: "symlink_refused" }],
+      });
       expect(writeBreadcrumb(box.agentDir, "pts-1", "/w", "/w/s.jsonl")).toMatchObject({ ok: false, storageCode: "symlink_refused" });
       expect(await readBreadcrumb(box.agentDir, "pts-1")).toMatchObject({ kind: "none", storageCode: "symlink_refused" });
       expect(() => AgentRoot.open(box.agentDir)).toThrow(SecureFsError);
@@ -89,7 +88,10 @@ describe("the agent directory itself", () => {
   it("a FIFO or socket where the agent dir should be is not_directory, typed", async () => {
     const box = sandbox();
     mkfifo(box.agentDir);
-    expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({ code: "sessions_root_unavailable", cause: "not_directory" });
+    expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({
+      code: "sessions_root_unavailable",
+      cause: "not_directory",
+    });
     fs.rmSync(box.agentDir);
     const server = await socketAt(box.agentDir);
     try {
@@ -109,7 +111,9 @@ describe("the agent directory itself", () => {
     for (const mode of ["read", "write"] as const) {
       expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode })).toMatchObject({ code: "sessions_root_unavailable", cause: "owner_mismatch" });
     }
-    expect((await listAllManaged({ agentDir: box.agentDir })).skipped).toEqual([{ path: path.join(box.agentDir, "sessions"), code: "unsafe_entry", detail: "owner_mismatch" }]);
+    expect((await listAllManaged({ agentDir: box.agentDir })).skipped).toEqual([
+      { path: path.join(box.agentDir, "sessions"), code: "unsafe_entry", detail: "owner_mismatch" },
+    ]);
     expect(treeState(box.agentDir)).toEqual(before);
   });
 
@@ -117,7 +121,10 @@ describe("the agent directory itself", () => {
     const box = sandbox();
     fs.chmodSync(box.root, 0o777);
     try {
-      expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({ code: "sessions_root_unavailable", cause: "insecure_ancestor" });
+      expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({
+        code: "sessions_root_unavailable",
+        cause: "insecure_ancestor",
+      });
       expect(fs.existsSync(box.agentDir)).toBe(false);
     } finally {
       fs.chmodSync(box.root, 0o700);
@@ -155,7 +162,10 @@ describe("below the agent directory", () => {
       fs.chmodSync(path.join(box.agentDir, name), 0o777);
       fs.chownSync(path.join(box.agentDir, name), FOREIGN, FOREIGN);
     }
-    expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({ code: "sessions_root_unavailable", cause: "owner_mismatch" });
+    expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode: "write" })).toMatchObject({
+      code: "sessions_root_unavailable",
+      cause: "owner_mismatch",
+    });
     expect(fs.statSync(box.agentDir).mode & 0o7777).toBe(0o700);
     expect(writeBreadcrumb(box.agentDir, "pts-1", "/w", "/w/s.jsonl")).toEqual({ ok: false, code: "write_failed", storageCode: "unsafe_entry" });
     const root = AgentRoot.open(box.agentDir, { write: true });
@@ -179,21 +189,30 @@ describe("below the agent directory", () => {
     const plants: [string, () => Promise<(() => void) | void> | void][] = [
       ["link", () => fs.symlinkSync(path.join(outside.dir, "marker.jsonl"), binding)],
       ["dangling", () => fs.symlinkSync(path.join(outside.dir, "gone"), binding)],
-      ["hardlink", () => {
-        fs.writeFileSync(path.join(box.root, "twin"), real, { mode: 0o600 });
-        fs.linkSync(path.join(box.root, "twin"), binding);
-      }],
+      [
+        "hardlink",
+        () => {
+          fs.writeFileSync(path.join(box.root, "twin"), real, { mode: 0o600 });
+          fs.linkSync(path.join(box.root, "twin"), binding);
+        },
+      ],
       ["fifo", () => mkfifo(binding)],
-      ["socket", async () => {
-        const server = await socketAt(binding);
-        return () => server.close();
-      }],
+      [
+        "socket",
+        async () => {
+          const server = await socketAt(binding);
+          return () => server.close();
+        },
+      ],
     ];
     for (const [label, plant] of plants) {
       fs.rmSync(binding, { force: true });
       const cleanup = await plant();
       for (const mode of ["read", "write"] as const) {
-        expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode }), `${label} ${mode}`).toMatchObject({ kind: "error", code: "binding_invalid" });
+        expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode }), `${label} ${mode}`).toMatchObject({
+          kind: "error",
+          code: "binding_invalid",
+        });
       }
       cleanup?.();
     }
@@ -275,6 +294,9 @@ describe("managed listings", () => {
     await expect(listManagedScope(box.cwd, box.agentDir)).rejects.toMatchObject({ code: "binding_invalid" });
     fs.chownSync(scope.directoryPath, 0, 0);
     fs.chownSync(scope.sessionsRoot, FOREIGN, FOREIGN);
-    expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({ sessions: [], skipped: [{ path: scope.sessionsRoot, code: "unsafe_entry", detail: "owner_mismatch" }] });
+    expect(await listAllManaged({ agentDir: box.agentDir })).toEqual({
+      sessions: [],
+      skipped: [{ path: scope.sessionsRoot, code: "unsafe_entry", detail: "owner_mismatch" }],
+    });
   });
 });

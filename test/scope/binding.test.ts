@@ -37,7 +37,13 @@ function rewrite(file: string, text: string): void {
 describe("binding tampering fails closed", () => {
   const edits: [string, (canonical: string, scope: ManagedScope) => string][] = [
     ["extra key", (c) => c.replace(/}\n$/, ',"extra":1}\n')],
-    ["reordered keys", (c) => { const o = JSON.parse(c); return `${JSON.stringify({ layoutVersion: 2, schemaVersion: 1, identityVersion: 1, platform: o.platform, canonicalPath: o.canonicalPath, identityDigest: o.identityDigest })}\n`; }],
+    [
+      "reordered keys",
+      (c) => {
+        const o = JSON.parse(c);
+        return `${JSON.stringify({ layoutVersion: 2, schemaVersion: 1, identityVersion: 1, platform: o.platform, canonicalPath: o.canonicalPath, identityDigest: o.identityDigest })}\n`;
+      },
+    ],
     ["spaces", (c) => `${JSON.stringify(JSON.parse(c), null, 1)}\n`],
     ["CRLF", (c) => c.replace(/\n$/, "\r\n")],
     ["missing LF", (c) => c.slice(0, -1)],
@@ -55,7 +61,10 @@ describe("binding tampering fails closed", () => {
   it("another workspace's identity -> binding_conflict", () => {
     const { box, scope, binding } = prepared();
     const other = "/somewhere/else";
-    rewrite(binding, `{"schemaVersion":1,"layoutVersion":2,"identityVersion":1,"platform":"posix","canonicalPath":"${other}","identityDigest":"${scopeDigest("posix", other)}"}\n`);
+    rewrite(
+      binding,
+      `{"schemaVersion":1,"layoutVersion":2,"identityVersion":1,"platform":"posix","canonicalPath":"${other}","identityDigest":"${scopeDigest("posix", other)}"}\n`,
+    );
     expectBoth(box, binding, "binding_conflict");
     expect(scope.exists).toBe(true);
   });
@@ -101,7 +110,11 @@ describe("binding tampering fails closed", () => {
     const { box, scope } = prepared();
     fs.chownSync(scope.directoryPath, 4242, 4242);
     for (const mode of ["read", "write"] as const) {
-      expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode })).toMatchObject({ kind: "error", code: "binding_invalid", cause: "owner_mismatch" });
+      expect(resolveManagedScope({ cwd: box.cwd, agentDir: box.agentDir, mode })).toMatchObject({
+        kind: "error",
+        code: "binding_invalid",
+        cause: "owner_mismatch",
+      });
     }
     expect(fs.statSync(scope.directoryPath).uid).toBe(4242);
   });
@@ -117,7 +130,9 @@ describe("binding tampering fails closed", () => {
 
   it("checkBindingBytes and decodeBinding agree on canonical bytes only", () => {
     const expected = { platform: "win32" as const, canonicalPath: "\\\\?\\Volume{x}\\p", digest: scopeDigest("win32", "\\\\?\\Volume{x}\\p") };
-    const bytes = Buffer.from(`{"schemaVersion":1,"layoutVersion":2,"identityVersion":1,"platform":"win32","canonicalPath":"\\\\\\\\?\\\\Volume{x}\\\\p","identityDigest":"${expected.digest}"}\n`);
+    const bytes = Buffer.from(
+      `{"schemaVersion":1,"layoutVersion":2,"identityVersion":1,"platform":"win32","canonicalPath":"\\\\\\\\?\\\\Volume{x}\\\\p","identityDigest":"${expected.digest}"}\n`,
+    );
     expect(checkBindingBytes(bytes, expected)).toMatchObject({ kind: "valid" });
     expect(decodeBinding(bytes)?.canonicalPath).toBe(expected.canonicalPath);
     expect(decodeBinding(Buffer.concat([bytes, Buffer.from("\n")]))).toBeUndefined();

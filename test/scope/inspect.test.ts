@@ -20,7 +20,7 @@ describe("inspectScopeDirectories", () => {
       if (r.kind !== "resolved") throw new Error(r.code);
       made.push(r.scope);
     }
-    const [valid, missing, invalid, moved, unsafe] = made as [typeof made[0], typeof made[0], typeof made[0], typeof made[0], typeof made[0]];
+    const [valid, missing, invalid, moved, unsafe] = made as [(typeof made)[0], (typeof made)[0], (typeof made)[0], (typeof made)[0], (typeof made)[0]];
     fs.unlinkSync(path.join(missing.directoryPath, BINDING_FILE_NAME));
     fs.appendFileSync(path.join(invalid.directoryPath, BINDING_FILE_NAME), " ");
     // A binding copied into another scope's directory: canonical, but not this name's identity.

@@ -22,16 +22,15 @@ describe("legacyDirectoryNames", () => {
   });
 
   it("adds the temp-relative variants", () => {
-    expect(legacyDirectoryNames({ canonicalCwd: "/tmp/x/y", legacyLexicalCwd: "/tmp/x/y" }, anchors)).toEqual([
-      "--tmp-x-y--",
-      "-tmp-x-y",
-      "---tmp-x-y--",
-    ]);
+    expect(legacyDirectoryNames({ canonicalCwd: "/tmp/x/y", legacyLexicalCwd: "/tmp/x/y" }, anchors)).toEqual(["--tmp-x-y--", "-tmp-x-y", "---tmp-x-y--"]);
     expect(legacyDirectoryNames({ canonicalCwd: "/tmp", legacyLexicalCwd: "/tmp" }, anchors)).toEqual(["--tmp--", "-tmp", "---tmp--"]);
   });
 
   it("prefers the canonical home when given", () => {
-    const names = legacyDirectoryNames({ canonicalCwd: "/private/home/u/p", legacyLexicalCwd: "/private/home/u/p" }, { ...anchors, canonicalHome: "/private/home/u" });
+    const names = legacyDirectoryNames(
+      { canonicalCwd: "/private/home/u/p", legacyLexicalCwd: "/private/home/u/p" },
+      { ...anchors, canonicalHome: "/private/home/u" },
+    );
     expect(names).toContain("-p");
     expect(names).toContain("---private-home-u-p--");
   });
@@ -43,7 +42,15 @@ describe("legacyDirectoryNames", () => {
 
 describe("discoveredLegacyDirectories", () => {
   it("keeps unknown '-'-prefixed names, sorted, at most 256, never v2 or internal", () => {
-    const entries = ["v2-abc", "-b", "-a", "x", ".gjc-managed-session-internal", "--known--", ...Array.from({ length: 300 }, (_, i) => `-z${String(i).padStart(3, "0")}`)];
+    const entries = [
+      "v2-abc",
+      "-b",
+      "-a",
+      "x",
+      ".gjc-managed-session-internal",
+      "--known--",
+      ...Array.from({ length: 300 }, (_, i) => `-z${String(i).padStart(3, "0")}`),
+    ];
     const found = discoveredLegacyDirectories(entries, ["--known--"]);
     expect(found).toHaveLength(MAX_DISCOVERED_LEGACY_DIRECTORIES);
     expect(found.slice(0, 2)).toEqual(["-a", "-b"]);

@@ -12,10 +12,7 @@ import {
 } from "../../src/session/blob-refs.js";
 import { pngDataUrl } from "../helpers/images.js";
 
-const FIXTURE = new URL(
-  "../fixtures/peer-sessions/pi-mono__compact-root__v1-inline-image-excerpt.jsonl",
-  import.meta.url,
-);
+const FIXTURE = new URL("../fixtures/peer-sessions/pi-mono__compact-root__v1-inline-image-excerpt.jsonl", import.meta.url);
 
 function memoryStore(): { blobs: Map<string, Buffer>; sink: BlobSink } {
   const blobs = new Map<string, Buffer>();
@@ -74,7 +71,9 @@ describe("parseBlobRef", () => {
 
 describe("externalizeImageBlobs", () => {
   it("round-trips the inline image of the pi-mono fixture through a blob", () => {
-    const lines = readFileSync(FIXTURE, "utf8").split("\n").filter((line) => line.length > 0);
+    const lines = readFileSync(FIXTURE, "utf8")
+      .split("\n")
+      .filter((line) => line.length > 0);
     const entry = JSON.parse(lines[1]!) as object;
     const original = JSON.stringify(entry);
     const inline = blocksOf(entry).find((block) => block.type === "image")!.data!;
@@ -202,7 +201,14 @@ describe("image data URLs", () => {
           type: "openaiResponsesHistory",
           provider: "openai",
           items: [
-            { type: "message", role: "user", content: [{ type: "input_text", text: "what fails?" }, { type: "input_image", detail: "auto", image_url: screenshot }] },
+            {
+              type: "message",
+              role: "user",
+              content: [
+                { type: "input_text", text: "what fails?" },
+                { type: "input_image", detail: "auto", image_url: screenshot },
+              ],
+            },
             { type: "message", role: "user", content: [{ type: "input_image", image_url: { url: diagram, detail: "high" } }] },
           ],
         },
@@ -245,7 +251,16 @@ describe("image data URLs", () => {
 
   it("externalizes a URL in a custom_message's details at any depth, whatever its length", () => {
     const small = "data:image/gif;base64,R0lGODlhAQABAAAAACw=";
-    const entry = { type: "custom_message", id: "cust0001", parentId: null, timestamp: "t", customType: "preview", display: true, content: "rendered", details: { frames: [{ image_url: small }, { nested: { image_url: { url: diagram } } }] } };
+    const entry = {
+      type: "custom_message",
+      id: "cust0001",
+      parentId: null,
+      timestamp: "t",
+      customType: "preview",
+      display: true,
+      content: "rendered",
+      details: { frames: [{ image_url: small }, { nested: { image_url: { url: diagram } } }] },
+    };
     const { blobs, sink } = memoryStore();
     const stored = externalizeImageBlobs(entry, sink);
     expect(urlsOf(stored).every((url) => parseBlobRef(url) !== null)).toBe(true);

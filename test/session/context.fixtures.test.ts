@@ -46,12 +46,7 @@ describe("context of the peer fixtures", () => {
     expect(loaded.entries).toHaveLength(5);
     expect(context.messages).toHaveLength(5);
     expect(context.messages[0]).toMatchObject({ role: "compactionSummary", tokensBefore: 175004 });
-    expect(context.messages.slice(1).map((message) => message.role)).toEqual([
-      "user",
-      "assistant",
-      "user",
-      "assistant",
-    ]);
+    expect(context.messages.slice(1).map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
   });
 
   it("pi inline-image excerpt: the single tool result is the context", () => {

@@ -21,12 +21,7 @@ describe("peer session fixtures", () => {
     expect(session.header.version).toBe(5);
     expect(session.header.title).toBe("Fixture Session");
     expect(session.header.titleSource).toBe("auto");
-    expect(session.entries.map((entry) => entry.type)).toEqual([
-      "model_change",
-      "thinking_level_change",
-      "message",
-      "custom",
-    ]);
+    expect(session.entries.map((entry) => entry.type)).toEqual(["model_change", "thinking_level_change", "message", "custom"]);
     const tail = session.entries[3];
     expect(tail !== undefined && isUnknownEntry(tail)).toBe(true);
     expect(tail?.[UNKNOWN_ENTRY as never]).toBe("invalid_fields");
@@ -79,17 +74,14 @@ describe("peer session fixtures", () => {
     expect(entry.message).toEqual(original.message);
   });
 
-  it.each([GAJAE_V4, LARGE_HEAD20, BEFORE_COMPACTION, INLINE_IMAGE])(
-    "%s: a rewrite reloads to the same state without migrating again",
-    (name) => {
-      const first = loaded(read(name));
-      const second = loaded(serializeSessionLines(first.lines));
-      expect(second.migratedFrom).toBeNull();
-      expect(asJson(second.header)).toEqual(asJson(first.header));
-      expect(asJson(second.entries)).toEqual(asJson(first.entries));
-      expect(second.lines).toHaveLength(first.lines.length);
-    },
-  );
+  it.each([GAJAE_V4, LARGE_HEAD20, BEFORE_COMPACTION, INLINE_IMAGE])("%s: a rewrite reloads to the same state without migrating again", (name) => {
+    const first = loaded(read(name));
+    const second = loaded(serializeSessionLines(first.lines));
+    expect(second.migratedFrom).toBeNull();
+    expect(asJson(second.header)).toEqual(asJson(first.header));
+    expect(asJson(second.entries)).toEqual(asJson(first.entries));
+    expect(second.lines).toHaveLength(first.lines.length);
+  });
 
   it("strict validation of the v1 head20 accepts pi's model_change shape", () => {
     expect(validateSession(read(LARGE_HEAD20))).toEqual({ ok: true, violations: [] });

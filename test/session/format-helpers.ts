@@ -44,12 +44,7 @@ export function header(fields: Record<string, unknown> = {}): Record<string, unk
 }
 
 /** A well-formed `message` entry. */
-export function message(
-  id: string,
-  parentId: string | null,
-  text = `text of ${id}`,
-  extra: Record<string, unknown> = {},
-): Record<string, unknown> {
+export function message(id: string, parentId: string | null, text = `text of ${id}`, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     type: "message",
     id,

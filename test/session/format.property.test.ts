@@ -18,11 +18,7 @@ const nastyText = fc.oneof(
     .map((parts) => parts.join("")),
 );
 const hexId = fc.string({ unit: fc.constantFrom(..."0123456789abcdef"), minLength: 8, maxLength: 8 });
-const payload = fc.dictionary(
-  fc.string({ maxLength: 8 }),
-  fc.oneof(nastyText, fc.jsonValue({ maxDepth: 3 })),
-  { maxKeys: 4 },
-);
+const payload = fc.dictionary(fc.string({ maxLength: 8 }), fc.oneof(nastyText, fc.jsonValue({ maxDepth: 3 })), { maxKeys: 4 });
 /** A tree entry of a known or an unknown type, with arbitrary extra fields. */
 const entry = fc
   .record({
@@ -81,20 +77,16 @@ describe("properties of the session format", () => {
       fc.record({ type: fc.constantFrom("custom", "future_type", "header_patch"), id: fc.option(hexId, { nil: undefined }) }),
     );
     fc.assert(
-      fc.property(
-        fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
-        fc.array(legacyEntry, { maxLength: 12 }),
-        (version, entries) => {
-          const head: HeaderRecord = { type: "session", id: "s", ...(version === undefined ? {} : { version }) };
-          const before = JSON.stringify([head, entries]);
-          const once = migrateSession(head, entries as JsonRecord[]);
-          const twice = migrateSession(once.header, once.entries);
-          expect(twice.header).toEqual(once.header);
-          expect(twice.entries).toEqual(once.entries);
-          expect(twice.migratedFrom).toBeNull();
-          expect(JSON.stringify([head, entries])).toBe(before);
-        },
-      ),
+      fc.property(fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }), fc.array(legacyEntry, { maxLength: 12 }), (version, entries) => {
+        const head: HeaderRecord = { type: "session", id: "s", ...(version === undefined ? {} : { version }) };
+        const before = JSON.stringify([head, entries]);
+        const once = migrateSession(head, entries as JsonRecord[]);
+        const twice = migrateSession(once.header, once.entries);
+        expect(twice.header).toEqual(once.header);
+        expect(twice.entries).toEqual(once.entries);
+        expect(twice.migratedFrom).toBeNull();
+        expect(JSON.stringify([head, entries])).toBe(before);
+      }),
       { numRuns: 300 },
     );
   });
@@ -139,21 +131,16 @@ describe("properties of the session format", () => {
 
   it("damage to one line never costs another line its entry", () => {
     fc.assert(
-      fc.property(
-        fc.array(entry, { minLength: 2, maxLength: 10 }),
-        fc.nat(),
-        corruption,
-        (entries, pick, how) => {
-          const lines: Buffer[] = [header(), ...entries].map((record) => Buffer.from(serializeRecord(record), "utf8"));
-          const victim = 1 + (pick % entries.length);
-          lines[victim] = damage(lines[victim] as Buffer, how);
-          const result = loadSession(Buffer.concat(lines));
-          expect(result.kind).toBe("loaded");
-          if (result.kind !== "loaded") return;
-          const survivors = entries.filter((_, i) => i + 1 !== victim);
-          expect(isSubsequence(asJson(survivors) as unknown[], asJson(result.entries) as unknown[])).toBe(true);
-        },
-      ),
+      fc.property(fc.array(entry, { minLength: 2, maxLength: 10 }), fc.nat(), corruption, (entries, pick, how) => {
+        const lines: Buffer[] = [header(), ...entries].map((record) => Buffer.from(serializeRecord(record), "utf8"));
+        const victim = 1 + (pick % entries.length);
+        lines[victim] = damage(lines[victim] as Buffer, how);
+        const result = loadSession(Buffer.concat(lines));
+        expect(result.kind).toBe("loaded");
+        if (result.kind !== "loaded") return;
+        const survivors = entries.filter((_, i) => i + 1 !== victim);
+        expect(isSubsequence(asJson(survivors) as unknown[], asJson(result.entries) as unknown[])).toBe(true);
+      }),
       { numRuns: 1000 },
     );
   });

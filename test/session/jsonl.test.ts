@@ -12,9 +12,7 @@ function records(items: JsonlItem[]): unknown[] {
   return items.flatMap((item) => (item.kind === "record" ? [item.value] : []));
 }
 function invalid(items: JsonlItem[]): Array<{ line: number; text: string; reason: string }> {
-  return items.flatMap((item) =>
-    item.kind === "invalid" ? [{ line: item.line, text: item.text, reason: item.reason }] : [],
-  );
+  return items.flatMap((item) => (item.kind === "invalid" ? [{ line: item.line, text: item.text, reason: item.reason }] : []));
 }
 
 describe("clean JSONL", () => {
@@ -210,12 +208,7 @@ describe("salvage", () => {
 
   it("writes a non-UTF-8 invalid line back byte for byte", () => {
     const bad = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x80, 0x22]); // {"<bad bytes>"
-    const file = Buffer.concat([
-      Buffer.from(jsonl(header(), A)),
-      bad,
-      Buffer.from("\n"),
-      Buffer.from(jsonl(B)),
-    ]);
+    const file = Buffer.concat([Buffer.from(jsonl(header(), A)), bad, Buffer.from("\n"), Buffer.from(jsonl(B))]);
     const session = loaded(file);
     expect(session.invalidLines).toHaveLength(1);
     expect(session.invalidLines[0]?.bytes).toEqual(bad);

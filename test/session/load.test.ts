@@ -6,8 +6,7 @@ import { asJson, expectCode, header, jsonl, loaded, message } from "./format-hel
 
 const A = message("aaaa0001", null, "first");
 const B = message("aaaa0002", "aaaa0001", "second");
-const reasonOf = (entry: FileEntry | undefined): unknown =>
-  entry === undefined ? undefined : (entry as { [UNKNOWN_ENTRY]?: unknown })[UNKNOWN_ENTRY];
+const reasonOf = (entry: FileEntry | undefined): unknown => (entry === undefined ? undefined : (entry as { [UNKNOWN_ENTRY]?: unknown })[UNKNOWN_ENTRY]);
 
 describe("missing and empty files", () => {
   it.each([
@@ -116,14 +115,11 @@ describe("entry typing", () => {
     expect(JSON.stringify(session.entries[1])).toBe(JSON.stringify(future));
   });
 
-  it.each(["valueOf", "__proto__", "constructor", "toString"])(
-    "an entry of type %s is an unknown type, not a prototype lookup",
-    (type) => {
-      const session = loaded(`${jsonl(header())}{"type":${JSON.stringify(type)},"id":"aaaa0001","parentId":null}\n`);
-      expect(session.entries.map(reasonOf)).toEqual(["unknown_type"]);
-      expect(loaded(serializeSessionLines(session.lines)).entries).toHaveLength(1);
-    },
-  );
+  it.each(["valueOf", "__proto__", "constructor", "toString"])("an entry of type %s is an unknown type, not a prototype lookup", (type) => {
+    const session = loaded(`${jsonl(header())}{"type":${JSON.stringify(type)},"id":"aaaa0001","parentId":null}\n`);
+    expect(session.entries.map(reasonOf)).toEqual(["unknown_type"]);
+    expect(loaded(serializeSessionLines(session.lines)).entries).toHaveLength(1);
+  });
 
   it("keeps unknown fields of known entries in place", () => {
     const extra = message("aaaa0001", null, "x", { evictedContent: { reason: "compacted_history" } });

@@ -5,10 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/session/context.js";
-import {
-  type AgentMessage,
-  type StoredAgentMessage,
-} from "../../src/session/messages.js";
+import { type AgentMessage, type StoredAgentMessage } from "../../src/session/messages.js";
 import type { MessageEntry } from "../../src/session/schemas.js";
 import { SessionTree } from "../../src/session/tree.js";
 import { header, jsonl, loaded } from "./format-helpers.js";

@@ -72,7 +72,15 @@ describe("patch replay", () => {
     const head = Object.freeze({ ...header(), title: "old" }) as SessionHeader;
     const entry = Object.freeze({ ...A }) as JsonRecord;
     const patch = Object.freeze(messagePatch("aaaa0001", "new")) as JsonRecord;
-    const result = replayPatches(head, [{ kind: "entry", value: entry }, { kind: "patch", value: patch, line: 3 }, { kind: "patch", value: Object.freeze(titlePatch("new")) as JsonRecord, line: 4 }], 5);
+    const result = replayPatches(
+      head,
+      [
+        { kind: "entry", value: entry },
+        { kind: "patch", value: patch, line: 3 },
+        { kind: "patch", value: Object.freeze(titlePatch("new")) as JsonRecord, line: 4 },
+      ],
+      5,
+    );
     expect(result.entries[0]).not.toBe(entry);
     expect(entry).toEqual(A);
     expect(head.title).toBe("old");

@@ -4,12 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { buildSessionContext } from "../../src/session/context.js";
-import {
-  getLatestCompactionEntry,
-  migrateSessionEntries,
-  parseSessionEntries,
-  type SessionFileEntry,
-} from "../../src/session/load.js";
+import { getLatestCompactionEntry, migrateSessionEntries, parseSessionEntries, type SessionFileEntry } from "../../src/session/load.js";
 import { CURRENT_SESSION_VERSION, type FileEntry, isUnknownEntry } from "../../src/session/schemas.js";
 import { expectCode, header, isEntryId, jsonl, message } from "./format-helpers.js";
 
@@ -141,8 +136,7 @@ describe("getLatestCompactionEntry", () => {
 
 describe("buildSessionContext leaf rules (GJC)", () => {
   const entries = parseSessionEntries(jsonl(header(), A, B)).slice(1) as FileEntry[];
-  const texts = (leaf?: string | null) =>
-    buildSessionContext(entries, leaf).messages.map((m) => (m.content as { text: string }[])[0]!.text);
+  const texts = (leaf?: string | null) => buildSessionContext(entries, leaf).messages.map((m) => (m.content as { text: string }[])[0]!.text);
 
   it("null is empty, undefined or unknown is the last entry, a known id is that entry", () => {
     expect(texts(null)).toEqual([]);

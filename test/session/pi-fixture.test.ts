@@ -76,15 +76,7 @@ describe("a pi v3 file", () => {
     expect(leaf.thinkingLevel).toBe("medium");
     // The messages are the spec's: summary, kept entries from the second user message, the rest.
     expect(leaf.messages).toEqual(buildSessionContext(tree.getEntries(), "be2f3a4b", tree.index).messages);
-    expect(leaf.messages.map((message) => message.role)).toEqual([
-      "compactionSummary",
-      "user",
-      "assistant",
-      "toolResult",
-      "assistant",
-      "user",
-      "assistant",
-    ]);
+    expect(leaf.messages.map((message) => message.role)).toEqual(["compactionSummary", "user", "assistant", "toolResult", "assistant", "user", "assistant"]);
   });
 
   it("the session name is the latest session_info's", () => {
@@ -109,9 +101,12 @@ describe("a pi v3 file", () => {
       [11, sessionInfoDraft(" Renamed ")],
     ] as const) {
       const original = JSON.parse(lines[index]!) as { id: string; parentId: string; timestamp: string };
-      const tree = new SessionTree(loaded(text).entries.filter((entry) => entry.id === original.parentId), {
-        now: () => new Date(original.timestamp),
-      });
+      const tree = new SessionTree(
+        loaded(text).entries.filter((entry) => entry.id === original.parentId),
+        {
+          now: () => new Date(original.timestamp),
+        },
+      );
       const appended = tree.append(draft);
       expect(serializeRecord({ ...appended, id: original.id })).toBe(`${lines[index]}\n`);
     }

@@ -31,9 +31,7 @@ describe("truncateForPersistence", () => {
     const out = truncateForPersistence(big);
     expect(out.length).toBeLessThanOrEqual(MAX_PERSIST_CHARS);
     expect(out.endsWith(`\n\n${PERSIST_TRUNCATION_NOTICE}`)).toBe(true);
-    expect(big.startsWith(out.slice(0, out.length - PERSIST_TRUNCATION_NOTICE.length - 2))).toBe(
-      true,
-    );
+    expect(big.startsWith(out.slice(0, out.length - PERSIST_TRUNCATION_NOTICE.length - 2))).toBe(true);
     // Idempotent: a truncated string is within the limit and is not cut again.
     expect(truncateForPersistence(out)).toBe(out);
   });
@@ -167,15 +165,7 @@ describe("sanitizeForPersistence", () => {
   it("agrees with a naive copying model and never mutates (property)", () => {
     // A few shared oversized strings keep generation cheap while still exercising truncation.
     const huge = fc.constantFrom(big, "z".repeat(MAX_PERSIST_CHARS + 1), "\u{1F600}".repeat(260_000));
-    const key = fc.constantFrom(
-      "content",
-      "lineCount",
-      "partialJson",
-      "jsonlEvents",
-      "thinkingSignature",
-      "text",
-      "k",
-    );
+    const key = fc.constantFrom("content", "lineCount", "partialJson", "jsonlEvents", "thinkingSignature", "text", "k");
     const { tree } = fc.letrec((tie) => ({
       tree: fc.oneof(
         { depthSize: "small", withCrossShrink: true },
@@ -201,9 +191,7 @@ describe("sanitizeForPersistence", () => {
 function naiveSanitize(value: unknown, key: string | undefined): unknown {
   if (typeof value === "string") {
     if (value.length <= MAX_PERSIST_CHARS) return value;
-    return key !== undefined && key.endsWith("Signature") && key !== "otherSignature"
-      ? ""
-      : truncateForPersistence(value);
+    return key !== undefined && key.endsWith("Signature") && key !== "otherSignature" ? "" : truncateForPersistence(value);
   }
   if (Array.isArray(value)) return value.map((item) => naiveSanitize(item, undefined));
   if (typeof value !== "object" || value === null) return value;

@@ -28,7 +28,16 @@ const samples: Record<string, Record<string, unknown>> = {
   mode_change: { type: "mode_change", ...base, mode: "plan", data: { planFile: "/p" } },
   mcp_tool_selection: { type: "mcp_tool_selection", ...base, selectedToolNames: ["s.t"], selectedDiscoveredBuiltinToolNames: [] },
   discovered_builtin_tool_selection: { type: "discovered_builtin_tool_selection", ...base, selectedToolNames: [], mutationCorrelationId: "m" },
-  configured_model_chain: { type: "configured_model_chain", ...base, role: "default", entries: ["p/m"], origin: "settings", identity: "i", explicitHead: true, cleared: false },
+  configured_model_chain: {
+    type: "configured_model_chain",
+    ...base,
+    role: "default",
+    entries: ["p/m"],
+    origin: "settings",
+    identity: "i",
+    explicitHead: true,
+    cleared: false,
+  },
   session_info: { type: "session_info", ...base, name: "n" },
 };
 const checks = schemaChecks();
@@ -43,15 +52,48 @@ const cases: Case[] = [
   ...SESSION_ENTRY_TYPES.flatMap(entryCases),
   [SessionHeaderSchema, checks.SessionHeaderSchema, { type: "session", version: 5, id: "s", cwd: "/w", titleSource: "user" }, shapeKeys(SessionHeaderSchema)],
   // pi's shape of a model change: provider and modelId instead of model.
-  [ENTRY_SCHEMAS.model_change, checks.ENTRY_SCHEMAS.model_change, { type: "model_change", ...base, provider: "p", modelId: "m" }, shapeKeys(ENTRY_SCHEMAS.model_change)],
+  [
+    ENTRY_SCHEMAS.model_change,
+    checks.ENTRY_SCHEMAS.model_change,
+    { type: "model_change", ...base, provider: "p", modelId: "m" },
+    shapeKeys(ENTRY_SCHEMAS.model_change),
+  ],
   [HeaderPatchRecordSchema, checks.HeaderPatchRecordSchema, { type: "header_patch", patch: { title: "t" } }, shapeKeys(HeaderPatchRecordSchema)],
-  [EntryPatchRecordSchema, checks.EntryPatchRecordSchema, { type: "entry_patch", entryId: "e", patch: { message: { role: "user" } } }, shapeKeys(EntryPatchRecordSchema)],
+  [
+    EntryPatchRecordSchema,
+    checks.EntryPatchRecordSchema,
+    { type: "entry_patch", entryId: "e", patch: { message: { role: "user" } } },
+    shapeKeys(EntryPatchRecordSchema),
+  ],
 ];
 
 /** Values that sit on the edges of the checks: wrong types, non-finite numbers, nesting. */
 const oddValue = fc.oneof(
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
-  { weight: 3, arbitrary: fc.constantFrom(undefined, null, Number.POSITIVE_INFINITY, Number.NaN, -0, 1.5, 7, "", "user", "agent", "auto", [], {}, ["x"], [1], [{ type: "text" }], [{}], { role: "user" }, { role: 1 }) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      undefined,
+      null,
+      Number.POSITIVE_INFINITY,
+      Number.NaN,
+      -0,
+      1.5,
+      7,
+      "",
+      "user",
+      "agent",
+      "auto",
+      [],
+      {},
+      ["x"],
+      [1],
+      [{ type: "text" }],
+      [{}],
+      { role: "user" },
+      { role: 1 },
+    ),
+  },
 );
 /** A change to one field: set it to `value`, or remove it. */
 interface Change {
@@ -67,10 +109,7 @@ function shapeKeys(schema: z.ZodType): string[] {
 
 /** Changes aimed mostly at the fields `fields` names, sometimes at any name. */
 function changes(fields: string[]): fc.Arbitrary<Change[]> {
-  const key = fc.oneof(
-    { weight: 4, arbitrary: fc.constantFrom(...fields) },
-    { weight: 1, arbitrary: fc.string({ maxLength: 6 }) },
-  );
+  const key = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...fields) }, { weight: 1, arbitrary: fc.string({ maxLength: 6 }) });
   return fc.array(fc.record({ key, value: oddValue, remove: fc.boolean() }), { maxLength: 4 });
 }
 
@@ -90,9 +129,9 @@ describe("compiled schema checks", () => {
 
   it("answer exactly as safeParse does", () => {
     const nestedFields = ["role", "title", "titleSource", "cwd", "message", "planFile"];
-    const scenario = fc.nat(cases.length - 1).chain((pick) =>
-      fc.tuple(fc.constant(pick), changes((cases[pick] as Case)[3]), fc.option(changes(nestedFields), { nil: undefined })),
-    );
+    const scenario = fc
+      .nat(cases.length - 1)
+      .chain((pick) => fc.tuple(fc.constant(pick), changes((cases[pick] as Case)[3]), fc.option(changes(nestedFields), { nil: undefined })));
     fc.assert(
       fc.property(scenario, ([pick, list, nested]) => {
         const [schema, check, sample] = cases[pick] as Case;
@@ -116,20 +155,34 @@ describe("compiled schema checks", () => {
     const define = (zod: typeof z) =>
       zod.union([
         zod.looseObject({ kind: zod.literal("a"), any: zod.unknown(), counts: zod.record(zod.string(), zod.number().int().min(0).max(9)) }),
-        zod.strictObject({ kind: zod.enum(["b", "c"]), flag: zod.boolean().nullable().optional(), list: zod.array(zod.string()).optional() }).refine((value) => value.kind !== "c" || value.flag === true),
+        zod
+          .strictObject({ kind: zod.enum(["b", "c"]), flag: zod.boolean().nullable().optional(), list: zod.array(zod.string()).optional() })
+          .refine((value) => value.kind !== "c" || value.flag === true),
       ]);
     const schema = define(z);
     const check = checkOf(define as never);
     // Values no JSON text gives, as a caller of validateSession may pass: only zod's plain objects are records.
     const notJson = fc.constantFrom(new Date(0), Object.create(null) as object, new Map(), Object.assign(Object.create({ inherited: 1 }) as object, { x: 1 }));
-    const field = fc.oneof(oddValue, notJson, fc.dictionary(fc.constantFrom("x", "y", "constructor"), oddValue, { maxKeys: 2 }), fc.array(oddValue, { maxLength: 2 }));
+    const field = fc.oneof(
+      oddValue,
+      notJson,
+      fc.dictionary(fc.constantFrom("x", "y", "constructor"), oddValue, { maxKeys: 2 }),
+      fc.array(oddValue, { maxLength: 2 }),
+    );
     const member = fc.oneof(fc.constantFrom("a", "b", "c", true, false, 0, 3, 12, 2.5), field);
     const value = fc.oneof(
       { weight: 1, arbitrary: oddValue },
       {
         weight: 4,
         arbitrary: fc.record(
-          { kind: fc.constantFrom("a", "b", "c", "d"), any: member, counts: fc.oneof(field, fc.dictionary(fc.string({ maxLength: 2 }), member, { maxKeys: 2 })), flag: member, list: member, other: member },
+          {
+            kind: fc.constantFrom("a", "b", "c", "d"),
+            any: member,
+            counts: fc.oneof(field, fc.dictionary(fc.string({ maxLength: 2 }), member, { maxKeys: 2 })),
+            flag: member,
+            list: member,
+            other: member,
+          },
           { requiredKeys: [] },
         ),
       },

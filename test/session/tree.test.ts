@@ -1,13 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type FileEntry, UNKNOWN_ENTRY } from "../../src/session/schemas.js";
 import { expectCode } from "./format-helpers.js";
-import {
-  EntryIndex,
-  pathToRoot,
-  SessionTree,
-  SessionTreeError,
-  type SessionTreeNode,
-} from "../../src/session/tree.js";
+import { EntryIndex, pathToRoot, SessionTree, SessionTreeError, type SessionTreeNode } from "../../src/session/tree.js";
 
 const fixedClock = (): Date => new Date("2026-01-02T03:04:05.000Z");
 
@@ -236,14 +230,7 @@ describe("SessionTree paths over damaged files", () => {
 
 describe("SessionTree.getTree", () => {
   it("lists children in file order and treats dangling parents as roots", () => {
-    const tree = new SessionTree([
-      msg("a", null),
-      msg("b", "a"),
-      msg("c", "a"),
-      msg("d", "gone"),
-      msg("e", "b"),
-      msg("f", "a"),
-    ]);
+    const tree = new SessionTree([msg("a", null), msg("b", "a"), msg("c", "a"), msg("d", "gone"), msg("e", "b"), msg("f", "a")]);
     const roots = tree.getTree();
     expect(roots.map((node) => node.entry.id)).toEqual(["a", "d"]);
     expect(roots[0]!.children.map((node) => node.entry.id)).toEqual(["b", "c", "f"]);
@@ -255,7 +242,9 @@ describe("SessionTree.getTree", () => {
     const tree = new SessionTree([msg("r", null), msg("w", "z"), msg("y", "x"), msg("x", "z"), msg("z", "y")]);
     const roots = tree.getTree();
     expect(roots.map((node) => node.entry.id)).toEqual(["r", "y"]);
-    const all = flatten(roots).map((node) => node.entry.id).sort();
+    const all = flatten(roots)
+      .map((node) => node.entry.id)
+      .sort();
     expect(all).toEqual(["r", "w", "x", "y", "z"]);
     const y = roots[1]!;
     expect(y.children.map((node) => node.entry.id)).toEqual(["z"]);

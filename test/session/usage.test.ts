@@ -3,13 +3,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { FileEntry } from "../../src/session/schemas.js";
-import {
-  computeUsageStatistics,
-  emptyUsageStatistics,
-  UsageAccumulator,
-  usageCounts,
-  usageRecordOf,
-} from "../../src/session/usage.js";
+import { computeUsageStatistics, emptyUsageStatistics, UsageAccumulator, usageCounts, usageRecordOf } from "../../src/session/usage.js";
 
 let next = 0;
 function entry(message: Record<string, unknown>, type = "message"): FileEntry {
@@ -20,8 +14,7 @@ function usage(fields: Record<string, unknown> = {}): Record<string, unknown> {
   return { input: 10, output: 5, cacheRead: 2, cacheWrite: 1, cost: { total: 0.5 }, ...fields };
 }
 const assistant = (u: unknown) => entry({ role: "assistant", content: [], usage: u });
-const toolResult = (toolName: string, details: unknown) =>
-  entry({ role: "toolResult", toolCallId: "c", toolName, content: [], details });
+const toolResult = (toolName: string, details: unknown) => entry({ role: "toolResult", toolCallId: "c", toolName, content: [], details });
 
 describe("usage records", () => {
   it("come from assistant usage and from the task tool's details.usage only", () => {
@@ -38,8 +31,21 @@ describe("usage records", () => {
   it("count premiumRequests and cost.total, 0 when absent; the token counts are required", () => {
     expect(usageCounts(usage({ premiumRequests: 2 }))).toEqual({ input: 10, output: 5, cacheRead: 2, cacheWrite: 1, premiumRequests: 2, cost: 0.5 });
     expect(usageCounts(usage({ cost: undefined }))).toMatchObject({ premiumRequests: 0, cost: 0 });
-    for (const bad of [{ input: -1 }, { output: Number.NaN }, { cacheRead: Number.POSITIVE_INFINITY }, { cacheWrite: "1" }, { input: undefined }, { premiumRequests: -2 }, { cost: { total: -0.1 } }, { cost: { total: "0.1" } },
-      { premiumRequests: null }, { cost: null }, { cost: {} }, { cost: { input: 1 } }, { cost: [] }]) {
+    for (const bad of [
+      { input: -1 },
+      { output: Number.NaN },
+      { cacheRead: Number.POSITIVE_INFINITY },
+      { cacheWrite: "1" },
+      { input: undefined },
+      { premiumRequests: -2 },
+      { cost: { total: -0.1 } },
+      { cost: { total: "0.1" } },
+      { premiumRequests: null },
+      { cost: null },
+      { cost: {} },
+      { cost: { input: 1 } },
+      { cost: [] },
+    ]) {
       expect(usageCounts(usage(bad))).toBeUndefined();
     }
   });

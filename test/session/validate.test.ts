@@ -48,12 +48,8 @@ describe("strict validation", () => {
   });
 
   it("reports refused versions and headers instead of throwing", () => {
-    expect(validateSession(jsonl(header({ version: 6 }), A)).violations).toMatchObject([
-      { code: "version_too_new", path: ["version"] },
-    ]);
-    expect(validateSession(jsonl(header({ version: "5" }), A)).violations).toMatchObject([
-      { code: "invalid_version", path: ["version"] },
-    ]);
+    expect(validateSession(jsonl(header({ version: 6 }), A)).violations).toMatchObject([{ code: "version_too_new", path: ["version"] }]);
+    expect(validateSession(jsonl(header({ version: "5" }), A)).violations).toMatchObject([{ code: "invalid_version", path: ["version"] }]);
     expect(summary(jsonl(A))).toEqual(["1:invalid_header:"]);
     expect(summary(jsonl(header({ titleSource: "robot" })))).toEqual(["1:invalid_header:titleSource"]);
   });

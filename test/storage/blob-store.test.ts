@@ -16,13 +16,7 @@ import { isRoot, run } from "../helpers/processes.js";
 import { makeTempDir } from "../helpers/temp.js";
 import { asyncCodeOf, codeOf } from "./storages.js";
 
-const fixtureFile = path.resolve(
-  import.meta.dirname,
-  "..",
-  "fixtures",
-  "peer-sessions",
-  "pi-mono__compact-root__v1-inline-image-excerpt.jsonl",
-);
+const fixtureFile = path.resolve(import.meta.dirname, "..", "fixtures", "peer-sessions", "pi-mono__compact-root__v1-inline-image-excerpt.jsonl");
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex");
 const modeOf = (p: string) => fs.lstatSync(p).mode & 0o7777;
@@ -141,13 +135,9 @@ describe("BlobStore", () => {
     const externalized = externalizeImageBlobs(entry, (bytes) => pending.push(bytes));
     const { hash, path: file } = await blobs.put(pending[0] as Buffer);
     fs.writeFileSync(file, "not the image");
-    expect(resolveBlobRefs([externalized], blobs.lookup()).unresolved).toEqual([
-      { entryId: "abcd1234", sha256: hash, reason: "digest_mismatch" },
-    ]);
+    expect(resolveBlobRefs([externalized], blobs.lookup()).unresolved).toEqual([{ entryId: "abcd1234", sha256: hash, reason: "digest_mismatch" }]);
     const other = new BlobStore(path.join(tmp.path, "empty-blobs"));
-    expect(resolveBlobRefs([externalized], other.lookup()).unresolved).toEqual([
-      { entryId: "abcd1234", sha256: hash, reason: "missing" },
-    ]);
+    expect(resolveBlobRefs([externalized], other.lookup()).unresolved).toEqual([{ entryId: "abcd1234", sha256: hash, reason: "missing" }]);
   });
 });
 

@@ -32,11 +32,7 @@ export interface BundleOptions {
  * Bundles `<childrenDir>/<name>.ts` (default: `test/storage/children`) into a runnable ESM
  * file under the repository's ignored `tmp/`.
  */
-export async function bundleChild(
-  name: string,
-  childrenDir = path.join(here, "children"),
-  options: BundleOptions = {},
-): Promise<BundledChild> {
+export async function bundleChild(name: string, childrenDir = path.join(here, "children"), options: BundleOptions = {}): Promise<BundledChild> {
   const outDir = options.outDir ?? path.join(repoRoot, "tmp", "storage-tests");
   fs.mkdirSync(outDir, { recursive: true });
   const file = path.join(outDir, `${name}-${process.pid}-${Date.now().toString(36)}.mjs`);
@@ -75,12 +71,7 @@ export function startChild(child: BundledChild, args: readonly string[], env: No
  * random delay of up to `maxDelayMs`, and hands every other stdout line to `onLine`. Resolves
  * once the child is dead; rejects if it ended any other way (its stderr in the message).
  */
-export function runUntilRandomKill(
-  child: BundledChild,
-  args: readonly string[],
-  maxDelayMs: number,
-  onLine: (line: string) => void,
-): Promise<void> {
+export function runUntilRandomKill(child: BundledChild, args: readonly string[], maxDelayMs: number, onLine: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const proc = startChild(child, args);
     let buffered = "";

@@ -129,9 +129,7 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
 
     it("refuses to replace with noReplace and keeps the old content", async () => {
       await storage.writeText(at("once"), "first");
-      expect(await asyncCodeOf(() => storage.writeText(at("once"), "second", { noReplace: true }))).toBe(
-        "already_exists",
-      );
+      expect(await asyncCodeOf(() => storage.writeText(at("once"), "second", { noReplace: true }))).toBe("already_exists");
       expect(codeOf(() => storage.writeTextSync(at("once"), "second", { noReplace: true }))).toBe("already_exists");
       expect(await storage.readText(at("once"))).toBe("first");
       await storage.writeText(at("fresh"), "new", { noReplace: true });
@@ -384,56 +382,64 @@ describe.each(STORAGE_KINDS)("SessionStorage contract: %s", (kind) => {
     });
 
     // Memory storage has no other process to change a file behind the storage's back.
-    it.skipIf(kind === "memory")("a writer whose file another program removed or renamed over refuses its sync, rewrite, sidecar rows and close, latched", async () => {
-      for (const change of ["removed", "replaced"] as const) {
-        const file = at(`${change}.jsonl`);
-        const writer = storage.openWriter(file);
-        const sidecar = writer.openSidecar?.(`.${change}.rows`);
-        await writer.writeLine("kept");
-        await writer.flush();
-        sidecar?.appendSync(Buffer.from("row\n"));
-        const replacement = `another program's ${change} file\n`;
-        if (change === "removed") fs.unlinkSync(file);
-        else {
-          fs.writeFileSync(`${file}.tmp`, replacement, { mode: 0o600 });
-          fs.renameSync(`${file}.tmp`, file);
+    it.skipIf(kind === "memory")(
+      "a writer whose file another program removed or renamed over refuses its sync, rewrite, sidecar rows and close, latched",
+      async () => {
+        for (const change of ["removed", "replaced"] as const) {
+          const file = at(`${change}.jsonl`);
+          const writer = storage.openWriter(file);
+          const sidecar = writer.openSidecar?.(`.${change}.rows`);
+          await writer.writeLine("kept");
+          await writer.flush();
+          sidecar?.appendSync(Buffer.from("row\n"));
+          const replacement = `another program's ${change} file\n`;
+          if (change === "removed") fs.unlinkSync(file);
+          else {
+            fs.writeFileSync(`${file}.tmp`, replacement, { mode: 0o600 });
+            fs.renameSync(`${file}.tmp`, file);
+          }
+          // Appends do not look; the sync that would promise them durable does.
+          await writer.writeLine("orphaned");
+          expect(() => sidecar?.appendSync(Buffer.from("orphaned row\n"))).toThrow(
+            expect.objectContaining({ code: "unsafe_entry", detail: "identity_changed" }),
+          );
+          const refusal = await writer.flush().catch((error: unknown) => error);
+          expect(refusal).toMatchObject({ code: "unsafe_entry", detail: "identity_changed", path: file });
+          await expect(writer.rewrite(["whole\n"])).rejects.toBe(refusal);
+          await expect(writer.writeLine("later")).rejects.toBe(refusal);
+          await expect(writer.close()).rejects.toBe(refusal);
+          if (change === "removed") expect(fs.existsSync(file)).toBe(false);
+          else expect(fs.readFileSync(file, "utf8")).toBe(replacement);
+          if (sidecar !== undefined) expect(fs.readFileSync(at(`.${change}.rows`), "utf8")).toBe("row\n");
         }
-        // Appends do not look; the sync that would promise them durable does.
-        await writer.writeLine("orphaned");
-        expect(() => sidecar?.appendSync(Buffer.from("orphaned row\n"))).toThrow(expect.objectContaining({ code: "unsafe_entry", detail: "identity_changed" }));
+        expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry", "unsafe_entry"]);
+      },
+    );
+
+    it.skipIf(kind === "memory")(
+      "a writer whose file another program truncated and rewrote in place refuses its sync, later writes and close, latched",
+      async () => {
+        const file = at("in-place.jsonl");
+        const writer = storage.openWriter(file);
+        await writer.writeLine(JSON.stringify({ type: "session", id: "mine", cwd: "/w" }));
+        await writer.writeLine(JSON.stringify({ type: "message", text: "a long answer ".repeat(200) }));
+        await writer.flush();
+        await writer.rewrite([`${JSON.stringify({ type: "session", id: "mine", cwd: "/w" })}\n`]);
+        await writer.writeLine(JSON.stringify({ type: "message", text: "after the rewrite" }));
+        await writer.flush();
+        // Same inode, same mode, same name: only the bytes changed, as `>` in a shell or an editor saving in place does.
+        const theirs = `${JSON.stringify({ type: "session", id: "theirs", cwd: "/w" })}\n`;
+        fs.writeFileSync(file, theirs);
+        await writer.writeLine("appended after their bytes");
         const refusal = await writer.flush().catch((error: unknown) => error);
         expect(refusal).toMatchObject({ code: "unsafe_entry", detail: "identity_changed", path: file });
-        await expect(writer.rewrite(["whole\n"])).rejects.toBe(refusal);
         await expect(writer.writeLine("later")).rejects.toBe(refusal);
+        await expect(writer.rewrite(["whole\n"])).rejects.toBe(refusal);
         await expect(writer.close()).rejects.toBe(refusal);
-        if (change === "removed") expect(fs.existsSync(file)).toBe(false);
-        else expect(fs.readFileSync(file, "utf8")).toBe(replacement);
-        if (sidecar !== undefined) expect(fs.readFileSync(at(`.${change}.rows`), "utf8")).toBe("row\n");
-      }
-      expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry", "unsafe_entry"]);
-    });
-
-    it.skipIf(kind === "memory")("a writer whose file another program truncated and rewrote in place refuses its sync, later writes and close, latched", async () => {
-      const file = at("in-place.jsonl");
-      const writer = storage.openWriter(file);
-      await writer.writeLine(JSON.stringify({ type: "session", id: "mine", cwd: "/w" }));
-      await writer.writeLine(JSON.stringify({ type: "message", text: "a long answer ".repeat(200) }));
-      await writer.flush();
-      await writer.rewrite([`${JSON.stringify({ type: "session", id: "mine", cwd: "/w" })}\n`]);
-      await writer.writeLine(JSON.stringify({ type: "message", text: "after the rewrite" }));
-      await writer.flush();
-      // Same inode, same mode, same name: only the bytes changed, as `>` in a shell or an editor saving in place does.
-      const theirs = `${JSON.stringify({ type: "session", id: "theirs", cwd: "/w" })}\n`;
-      fs.writeFileSync(file, theirs);
-      await writer.writeLine("appended after their bytes");
-      const refusal = await writer.flush().catch((error: unknown) => error);
-      expect(refusal).toMatchObject({ code: "unsafe_entry", detail: "identity_changed", path: file });
-      await expect(writer.writeLine("later")).rejects.toBe(refusal);
-      await expect(writer.rewrite(["whole\n"])).rejects.toBe(refusal);
-      await expect(writer.close()).rejects.toBe(refusal);
-      expect(fs.readFileSync(file, "utf8").startsWith(theirs)).toBe(true);
-      expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry"]);
-    });
+        expect(fs.readFileSync(file, "utf8").startsWith(theirs)).toBe(true);
+        expect(logger.calls.map((entry) => entry.code)).toEqual(["unsafe_entry"]);
+      },
+    );
 
     it.skipIf(kind === "memory")("a rewrite refuses, publishing nothing, once the file's name names another", async () => {
       const file = at("rewritten.jsonl");

@@ -69,9 +69,7 @@ function checkLog(text: string, slot: Slot, onDiskBefore: number): void {
       // Only a record cut short by a kill may be unreadable, and the writer of the next run
       // must have started a fresh line after it: it is a strict prefix of the record that
       // was due next.
-      expect(logRecord(indexes.length).startsWith(segment) && segment.length < logRecord(indexes.length).length).toBe(
-        true,
-      );
+      expect(logRecord(indexes.length).startsWith(segment) && segment.length < logRecord(indexes.length).length).toBe(true);
       slot.tornFragments++;
       continue;
     }

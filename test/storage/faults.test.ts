@@ -47,14 +47,7 @@ describe("writer error latching under real faults", () => {
     const dir = path.join(temp.path, "fsize");
     // SIGXFSZ would kill the child; with it ignored the write fails with EFBIG instead.
     // dash counts `ulimit -f` in 512-byte blocks: 128 blocks = 64 KiB per file.
-    const result = await runProcess("sh", [
-      "-c",
-      'trap "" XFSZ; ulimit -f 128; exec "$0" "$@"',
-      process.execPath,
-      child.file,
-      dir,
-      "file,managed",
-    ]);
+    const result = await runProcess("sh", ["-c", 'trap "" XFSZ; ulimit -f 128; exec "$0" "$@"', process.execPath, child.file, dir, "file,managed"]);
     expect(result.stderr).toBe("");
     const outcomes = JSON.parse(result.stdout) as Record<string, FaultOutcome>;
     expectLatched(outcomes.file, "EFBIG", path.join(dir, "file", "full.jsonl"), true);

@@ -21,7 +21,14 @@ afterEach(() => temps.splice(0).forEach((t) => t.remove()));
 const IMAGE = Buffer.alloc(96 * 1024, 0x5a).toString("base64");
 
 function withImage(text: string) {
-  return { role: "user" as const, content: [{ type: "text" as const, text }, { type: "image" as const, data: IMAGE, mimeType: "image/png" }], timestamp: 1 };
+  return {
+    role: "user" as const,
+    content: [
+      { type: "text" as const, text },
+      { type: "image" as const, data: IMAGE, mimeType: "image/png" },
+    ],
+    timestamp: 1,
+  };
 }
 
 describe("a blobs/ owned by another user", () => {

@@ -81,7 +81,11 @@ describe("ManagedSessionStorage.close", () => {
     manager.appendMessage(assistant("after"));
     await manager.flush();
     await manager.close();
-    const lines = fs.readFileSync(file, "utf8").trim().split("\n").map((line) => JSON.parse(line) as { version?: number; type: string });
+    const lines = fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { version?: number; type: string });
     expect(lines[0]).toMatchObject({ type: "session", version: 5 });
     expect(lines).toHaveLength(3);
   });

@@ -35,7 +35,11 @@ afterEach(() => tmp.remove());
 /** The audit's path of `name` in the scope. */
 const relOf = (name: string): string => path.relative(agentDir, path.join(root, name)).split(path.sep).join("/");
 
-const temporaries = (): string[] => fs.readdirSync(root).filter((name) => name.startsWith(".gjc-tmp-")).sort();
+const temporaries = (): string[] =>
+  fs
+    .readdirSync(root)
+    .filter((name) => name.startsWith(".gjc-tmp-"))
+    .sort();
 
 /** Starts a child rewriting `NAME` and kills it once its temporary is on disk. */
 async function killMidRewrite(script: string): Promise<string> {
@@ -146,7 +150,10 @@ describe("stale temporaries of a killed rewrite", () => {
     fs.symlinkSync(path.join(tmp.path, "outside"), path.join(root, linked));
     const storage = new FileSessionStorage(root);
     const writer = storage.openWriter(path.join(root, NAME));
-    const left = fs.readdirSync(root).filter((name) => name.endsWith(".tmp")).sort();
+    const left = fs
+      .readdirSync(root)
+      .filter((name) => name.endsWith(".tmp"))
+      .sort();
     expect(left).toEqual([foreign, linked].sort());
     await writer.close();
   });

@@ -83,7 +83,14 @@ describe("NdjsonFileWriter", () => {
     expect(counted.writeLineSync('{"n":"é"}')).toBe(10);
     await counted.close();
     const sink = new CountingSink(file, fs.openSync(file, "a", 0o600));
-    const silent: LineSink = { path: file, appendSync: (data) => void sink.appendSync(data), lastByteSync: () => sink.lastByteSync(), syncSync: () => sink.syncSync(), replace: (chunks) => sink.replace(chunks), closeSync: () => sink.closeSync() };
+    const silent: LineSink = {
+      path: file,
+      appendSync: (data) => void sink.appendSync(data),
+      lastByteSync: () => sink.lastByteSync(),
+      syncSync: () => sink.syncSync(),
+      replace: (chunks) => sink.replace(chunks),
+      closeSync: () => sink.closeSync(),
+    };
     const measured = new NdjsonFileWriter(silent, recordingLogger());
     expect(measured.writeLineSync('{"n":"€"}')).toBe(11);
     await measured.close();

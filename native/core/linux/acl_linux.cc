@@ -33,8 +33,7 @@ struct Reading {
 };
 
 Reading read_into(int fd, const char* attribute, unsigned char* buffer, std::size_t size) {
-  const long n = static_cast<long>(
-      retry_eintr([&] { return ::fgetxattr(fd, attribute, buffer, size); }));
+  const long n = static_cast<long>(retry_eintr([&] { return ::fgetxattr(fd, attribute, buffer, size); }));
   const int error = n < 0 ? errno : 0;
   return Reading{classify_acl_read(n, error, buffer), error};
 }
@@ -53,20 +52,29 @@ Reading read_acl(int fd, const char* attribute) {
 // absent or unsupported, else the failure.
 Result<std::vector<unsigned char>> value_at(const std::string& path, const char* attribute, Attribute which) {
   std::vector<unsigned char> buffer(kSmallAclBytes);
-  long n = static_cast<long>(retry_eintr([&] { return ::getxattr(path.c_str(), attribute, buffer.data(), buffer.size()); }));
+  long n =
+      static_cast<long>(retry_eintr([&] { return ::getxattr(path.c_str(), attribute, buffer.data(), buffer.size()); }));
   if (n < 0 && errno == ERANGE) {
     buffer.resize(kMaxAclBytes);
-    n = static_cast<long>(retry_eintr([&] { return ::getxattr(path.c_str(), attribute, buffer.data(), buffer.size()); }));
+    n = static_cast<long>(
+        retry_eintr([&] { return ::getxattr(path.c_str(), attribute, buffer.data(), buffer.size()); }));
   }
   const int error = n < 0 ? errno : 0;
   switch (classify_acl_read(n, error, buffer.data())) {
-    case AclAnswer::present: buffer.resize(static_cast<std::size_t>(n)); return buffer;
+    case AclAnswer::present:
+      buffer.resize(static_cast<std::size_t>(n));
+      return buffer;
     case AclAnswer::absent:
-    case AclAnswer::unsupported: return std::vector<unsigned char>{};
-    case AclAnswer::malformed: return fail(Code::acl_malformed, 0, "getxattr", which);
-    case AclAnswer::denied: return fail(Code::acl_denied, error, "getxattr", which);
-    case AclAnswer::io_error: return fail(Code::acl_io_error, error, "getxattr", which);
-    default: return fail(Code::acl_unknown, error, "getxattr", which);
+    case AclAnswer::unsupported:
+      return std::vector<unsigned char>{};
+    case AclAnswer::malformed:
+      return fail(Code::acl_malformed, 0, "getxattr", which);
+    case AclAnswer::denied:
+      return fail(Code::acl_denied, error, "getxattr", which);
+    case AclAnswer::io_error:
+      return fail(Code::acl_io_error, error, "getxattr", which);
+    default:
+      return fail(Code::acl_unknown, error, "getxattr", which);
   }
 }
 
@@ -100,8 +108,8 @@ Result<VerifyEvidence> acl_check(int fd, bool directory) {
 Status acl_strip(int fd, bool directory) {
   for (const char* attribute : {kAccess, kDefault}) {
     if (attribute == kDefault && !directory) break;
-    if (retry_eintr([&] { return ::fremovexattr(fd, attribute); }) != 0 && errno != ENODATA &&
-        errno != ENOTSUP && errno != EOPNOTSUPP) {
+    if (retry_eintr([&] { return ::fremovexattr(fd, attribute); }) != 0 && errno != ENODATA && errno != ENOTSUP &&
+        errno != EOPNOTSUPP) {
       return posix::errno_failure(errno, "fremovexattr");
     }
   }

@@ -101,15 +101,13 @@ Status unlock_file(NativeHandle file) {
 
 std::uint64_t random_u64() noexcept {
   std::uint64_t value = 0;
-  if (retry_eintr([&] { return getrandom_nonblock(&value, sizeof value); }) ==
-      static_cast<ssize_t>(sizeof value)) {
+  if (retry_eintr([&] { return getrandom_nonblock(&value, sizeof value); }) == static_cast<ssize_t>(sizeof value)) {
     return value;
   }
   // Without entropy, a process-unique counter mixed with time still makes names unique;
   // O_EXCL turns any collision into a clean failure rather than a clobber.
   static std::atomic<std::uint64_t> counter{0};
-  const auto now = static_cast<std::uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
+  const auto now = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   return now ^ (static_cast<std::uint64_t>(::getpid()) << 40) ^ counter.fetch_add(1);
 }
 

@@ -56,15 +56,13 @@ Result<StatInfo> stat_handle(NativeHandle handle) {
   return posix::stat_info_of(st.value());
 }
 
-Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
-                            std::uint64_t offset) {
+Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length, std::uint64_t offset) {
   const ssize_t n = retry_eintr([&] { return ::pread(file, buffer, length, static_cast<off_t>(offset)); });
   if (n < 0) return posix::errno_failure(errno, "pread");
   return static_cast<std::size_t>(n);
 }
 
-Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
-                             std::uint64_t offset) {
+Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length, std::uint64_t offset) {
   const auto* bytes = static_cast<const unsigned char*>(data);
   return write_fully(length, "pwrite", [&](std::size_t done) {
     return ::pwrite(file, bytes + done, length - done, static_cast<off_t>(offset + done));

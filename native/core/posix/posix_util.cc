@@ -15,14 +15,22 @@ namespace {
 
 EntryType entry_type_of(mode_t mode) {
   switch (mode & S_IFMT) {
-    case S_IFREG: return EntryType::file;
-    case S_IFDIR: return EntryType::directory;
-    case S_IFLNK: return EntryType::symlink;
-    case S_IFIFO: return EntryType::fifo;
-    case S_IFSOCK: return EntryType::socket;
-    case S_IFCHR: return EntryType::char_device;
-    case S_IFBLK: return EntryType::block_device;
-    default: return EntryType::unknown;
+    case S_IFREG:
+      return EntryType::file;
+    case S_IFDIR:
+      return EntryType::directory;
+    case S_IFLNK:
+      return EntryType::symlink;
+    case S_IFIFO:
+      return EntryType::fifo;
+    case S_IFSOCK:
+      return EntryType::socket;
+    case S_IFCHR:
+      return EntryType::char_device;
+    case S_IFBLK:
+      return EntryType::block_device;
+    default:
+      return EntryType::unknown;
   }
 }
 

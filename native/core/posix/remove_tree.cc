@@ -71,8 +71,7 @@ Status remove_entry(int dir, const std::string& name, std::uint32_t depth, TreeB
   return fail(Code::identity_mismatch, 0, "unlinkat");
 }
 
-Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth,
-                   std::size_t max_entries) {
+Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth, std::size_t max_entries) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   const std::string n(name);
   auto root = open_verified_dir(parent, n.c_str());

@@ -64,7 +64,8 @@ Result<VerifyEvidence> check_owned_dir(int fd) {
 
 Result<OwnedHandle> open_dir_name(int parent, const std::string& name, const DirOpenOptions& options) {
   const auto open_it = [&] {
-    return OwnedHandle(retry_eintr([&] { return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
+    return OwnedHandle(
+        retry_eintr([&] { return ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
   };
   // An existing directory is the common case (every open of a session walks the same ones), so it
   // is opened first and a directory is made only when the name is free: no creation call on an open.
@@ -80,7 +81,7 @@ Result<OwnedHandle> open_dir_name(int parent, const std::string& name, const Dir
     fd = open_it();
   }
   if (!fd.valid()) return posix::explain_dir_open_failure(parent, name.c_str(), errno, "openat");
-  auto checked = created                                ? settle_created(fd.get(), true)
+  auto checked = created                               ? settle_created(fd.get(), true)
                  : options.policy == DirPolicy::repair ? repair(fd.get(), true)
                  : options.policy == DirPolicy::owned  ? check_owned_dir(fd.get())
                                                        : verify(fd.get(), true);
@@ -206,9 +207,8 @@ Result<OwnedHandle> open_safe_ancestors(const std::string& real, bool for_writes
   }
   if (!for_writes || access == O_RDONLY) return current;
   // "." is the held directory itself: nothing the name could be swapped for.
-  OwnedHandle readable(retry_eintr([&] {
-    return ::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags);
-  }));
+  OwnedHandle readable(
+      retry_eintr([&] { return ::openat(current.get(), ".", O_RDONLY | O_DIRECTORY | posix::kBaseOpenFlags); }));
   if (!readable.valid()) return posix::errno_failure(errno, "openat");
   return readable;
 }
@@ -261,7 +261,8 @@ Result<OwnedHandle> open_root(const std::string& absolute_path, const DirOpenOpt
   if (!start.ok()) return start.failure();
   auto& [parts, existing, current] = start.value();
   for (std::size_t i = existing; i < parts.size(); ++i) {
-    auto next = open_dir_name(current.get(), parts[i], i + 1 == parts.size() ? options : DirOpenOptions{DirPolicy::create});
+    auto next =
+        open_dir_name(current.get(), parts[i], i + 1 == parts.size() ? options : DirOpenOptions{DirPolicy::create});
     if (!next.ok()) return next.failure();
     current = std::move(next).value();
   }

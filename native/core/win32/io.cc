@@ -1,6 +1,8 @@
 // Reading, writing, listing, removing and publishing through held Windows handles, lock
 // records, and directory identity. Renames go through a handle to the source with the held
 // directory as the target root, so no path is resolved twice.
+#include <ntsecapi.h>  // RtlGenRandom (SystemFunction036 in advapi32)
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -11,8 +13,6 @@
 #include "../names.h"
 #include "../portable.h"
 #include "win_util.h"
-
-#include <ntsecapi.h>  // RtlGenRandom (SystemFunction036 in advapi32)
 
 namespace gjc {
 namespace {
@@ -30,8 +30,7 @@ constexpr std::size_t kMaxChunk = 1u << 30;
 // Writes every byte, in DWORD-sized pieces. `at_end` places each piece at the end of the
 // file as the file system sees it at that moment (offset 0xFFFFFFFF:0xFFFFFFFF), like
 // O_APPEND.
-Result<std::size_t> write_all(HANDLE file, const void* data, std::size_t length, std::uint64_t offset,
-                              bool at_end) {
+Result<std::size_t> write_all(HANDLE file, const void* data, std::size_t length, std::uint64_t offset, bool at_end) {
   const auto* bytes = static_cast<const unsigned char*>(data);
   std::size_t done = 0;
   while (done < length) {
@@ -135,8 +134,7 @@ Result<StatInfo> stat_entry(NativeHandle dir, std::string_view name) {
 
 Result<StatInfo> stat_handle(NativeHandle handle) { return win::stat_of(handle); }
 
-Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
-                            std::uint64_t offset) {
+Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length, std::uint64_t offset) {
   OVERLAPPED ov = overlapped_at(offset);
   DWORD got = 0;
   const DWORD want = static_cast<DWORD>(std::min(length, kMaxChunk));
@@ -148,8 +146,7 @@ Result<std::size_t> read_at(NativeHandle file, void* buffer, std::size_t length,
   return static_cast<std::size_t>(got);
 }
 
-Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length,
-                             std::uint64_t offset) {
+Result<std::size_t> write_at(NativeHandle file, const void* data, std::size_t length, std::uint64_t offset) {
   return write_all(file, data, length, offset, false);
 }
 
@@ -207,8 +204,7 @@ std::uint64_t random_u64() noexcept {
     // The exclusive create refuses a collision, so a weaker source is still safe here.
     LARGE_INTEGER ticks{};
     ::QueryPerformanceCounter(&ticks);
-    value = static_cast<std::uint64_t>(ticks.QuadPart) ^
-            (static_cast<std::uint64_t>(::GetCurrentProcessId()) << 32);
+    value = static_cast<std::uint64_t>(ticks.QuadPart) ^ (static_cast<std::uint64_t>(::GetCurrentProcessId()) << 32);
   }
   return value;
 }
@@ -224,8 +220,7 @@ Status publish_no_replace(NativeHandle dir, std::string_view from, std::string_v
   return win::rename_handle(moving.value().get(), dir, target.value(), false);
 }
 
-Status publish_staged(NativeHandle dir, NativeHandle file, const std::string&, std::string_view name,
-                      bool no_replace) {
+Status publish_staged(NativeHandle dir, NativeHandle file, const std::string&, std::string_view name, bool no_replace) {
   auto target = win::wide_name(name);
   if (!target.ok()) return target.failure();
   auto mover = win::reopen(file, DELETE | FILE_READ_ATTRIBUTES, false);
@@ -287,7 +282,8 @@ Result<DirectoryIdentity> directory_identity(const std::string& path) {
   // The GUID form names the volume itself, so drive letters, subst drives, mount points
   // and junctions that reach one directory all give one canonical path.
   auto guid_path = win::final_path(h, VOLUME_NAME_GUID);
-  if (!guid_path.ok()) return fail(Code::identity_unavailable, guid_path.failure().sys_errno, guid_path.failure().syscall);
+  if (!guid_path.ok())
+    return fail(Code::identity_unavailable, guid_path.failure().sys_errno, guid_path.failure().syscall);
   auto canonical = win::to_utf8(guid_path.value().data(), guid_path.value().size());
   if (!canonical.ok()) return canonical.failure();
   auto id = win::file_id_of(h);

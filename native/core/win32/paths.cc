@@ -1,10 +1,9 @@
 // Windows absolute paths: the accepted forms, and the network checks before and after I/O.
-#include "win_util.h"
-
 #include <cerrno>
 #include <cwctype>
 
 #include "../names.h"
+#include "win_util.h"
 
 namespace gjc::win {
 namespace {
@@ -87,9 +86,12 @@ Result<LocalPath> parse_local_path(const std::string& utf8_path) {
   // A drive letter mapped to a share looks local; the drive type says otherwise, and asking
   // it touches only the local mount table.
   switch (::GetDriveTypeW(drive_type_root(out).c_str())) {
-    case DRIVE_REMOTE: return network("GetDriveTypeW");
-    case DRIVE_NO_ROOT_DIR: return fail(Code::not_found, ENOENT, "GetDriveTypeW");
-    default: break;
+    case DRIVE_REMOTE:
+      return network("GetDriveTypeW");
+    case DRIVE_NO_ROOT_DIR:
+      return fail(Code::not_found, ENOENT, "GetDriveTypeW");
+    default:
+      break;
   }
   return out;
 }

@@ -48,8 +48,7 @@ Status remove_entry(NativeHandle dir, const std::string& name, std::uint32_t dep
   return remove_object(child.value().get(), depth, budget);
 }
 
-Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth,
-                   std::size_t max_entries) {
+Status remove_tree(NativeHandle parent, std::string_view name, std::uint32_t max_depth, std::size_t max_entries) {
   if (!is_valid_name(name)) return fail(Code::invalid_name);
   auto root = open_for_delete(parent, name);
   if (!root.ok()) return root.failure();

@@ -1,12 +1,12 @@
 // Owner-only verify and repair on Windows. The owner SID stands in for st_uid and a
 // protected one-ACE DACL for "mode 0700/0600 with no ACL": anything the DACL grants to
 // another trustee, or could inherit from a parent, fails closed.
-#include "win_util.h"
-
 #include <aclapi.h>
 
 #include <cerrno>
 #include <cstring>
+
+#include "win_util.h"
 
 namespace gjc {
 namespace win {
@@ -23,14 +23,14 @@ struct StoredSecurity {
 Result<StoredSecurity> read_security(HANDLE handle) {
   StoredSecurity stored;
   PSECURITY_DESCRIPTOR raw = nullptr;
-  const DWORD rc = ::GetSecurityInfo(handle, SE_FILE_OBJECT,
-                                     OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
+  const DWORD rc = ::GetSecurityInfo(handle, SE_FILE_OBJECT, OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION,
                                      &stored.owner, nullptr, &stored.dacl, nullptr, &raw);
   if (rc != ERROR_SUCCESS) {
     // The same split as the Linux ACL gate: refusal, I/O failure, anything else.
     const int e = errno_of(rc);
     if (e == EACCES || e == EPERM) return fail(Code::acl_denied, e, "GetSecurityInfo", Attribute::access_acl);
-    if (e == EIO && rc == ERROR_IO_DEVICE) return fail(Code::acl_io_error, EIO, "GetSecurityInfo", Attribute::access_acl);
+    if (e == EIO && rc == ERROR_IO_DEVICE)
+      return fail(Code::acl_io_error, EIO, "GetSecurityInfo", Attribute::access_acl);
     return fail(Code::acl_unknown, e, "GetSecurityInfo", Attribute::access_acl);
   }
   stored.descriptor.reset(raw);
@@ -42,8 +42,7 @@ Result<StoredSecurity> read_security(HANDLE handle) {
 }
 
 bool same_sid(PSID a, const std::vector<unsigned char>& b) {
-  return a != nullptr && ::IsValidSid(a) &&
-         ::EqualSid(a, const_cast<unsigned char*>(b.data())) != FALSE;
+  return a != nullptr && ::IsValidSid(a) && ::EqualSid(a, const_cast<unsigned char*>(b.data())) != FALSE;
 }
 
 // Everything but the DACL: type, owner and links, in the order POSIX checks them. The
@@ -114,15 +113,15 @@ Status check_source(HANDLE handle, bool directory) {
 
 // A missing (NULL) DACL grants everyone everything; an unprotected one takes in whatever
 // inheritable ACEs a parent gains later; any second ACE grants or denies someone else.
-Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
-                             const std::vector<unsigned char>& user) {
+Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control, const std::vector<unsigned char>& user) {
   const Failure present = fail(Code::acl_present, 0, "GetSecurityInfo", Attribute::access_acl);
   if ((control & SE_DACL_PRESENT) == 0 || (control & SE_DACL_PROTECTED) == 0 || dacl == nullptr ||
       dacl->AceCount != 1) {
     return present;
   }
   void* ace = nullptr;
-  if (!::GetAce(dacl, 0, &ace) || ace == nullptr) return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
+  if (!::GetAce(dacl, 0, &ace) || ace == nullptr)
+    return fail(Code::acl_malformed, EINVAL, "GetAce", Attribute::access_acl);
   auto* allowed = static_cast<ACCESS_ALLOWED_ACE*>(ace);
   if (allowed->Header.AceType != ACCESS_ALLOWED_ACE_TYPE) return present;
   if (!same_sid(reinterpret_cast<PSID>(&allowed->SidStart), user)) return present;
@@ -169,8 +168,7 @@ Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory) {
   }
   SECURITY_DESCRIPTOR* sd = &security->descriptor;
   if (!::InitializeSecurityDescriptor(sd, SECURITY_DESCRIPTOR_REVISION) ||
-      !::SetSecurityDescriptorOwner(sd, sid, FALSE) ||
-      !::SetSecurityDescriptorDacl(sd, TRUE, acl, FALSE) ||
+      !::SetSecurityDescriptorOwner(sd, sid, FALSE) || !::SetSecurityDescriptorDacl(sd, TRUE, acl, FALSE) ||
       !::SetSecurityDescriptorControl(sd, SE_DACL_PROTECTED, SE_DACL_PROTECTED)) {
     return win32_failure(::GetLastError(), "InitializeSecurityDescriptor");
   }

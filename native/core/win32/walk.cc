@@ -21,8 +21,7 @@ Failure explain_refused_open(HANDLE parent, const std::wstring& name, const Fail
   auto probe = win::open_relative(parent, name, {FILE_READ_ATTRIBUTES});
   if (!probe.ok()) return refused;
   auto checked = verify_file(probe.value().get());
-  if (!checked.ok() && checked.failure().code != Code::owner_mismatch &&
-      checked.failure().code != Code::acl_denied) {
+  if (!checked.ok() && checked.failure().code != Code::owner_mismatch && checked.failure().code != Code::acl_denied) {
     return checked.failure();
   }
   return refused;

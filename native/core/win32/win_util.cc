@@ -51,9 +51,8 @@ struct RenameInformation {
   WCHAR file_name[1];
 };
 
-using NtCreateFileFn = NTSTATUS(NTAPI*)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES,
-                                        PIO_STATUS_BLOCK, PLARGE_INTEGER, ULONG, ULONG, ULONG,
-                                        ULONG, PVOID, ULONG);
+using NtCreateFileFn = NTSTATUS(NTAPI*)(PHANDLE, ACCESS_MASK, POBJECT_ATTRIBUTES, PIO_STATUS_BLOCK, PLARGE_INTEGER,
+                                        ULONG, ULONG, ULONG, ULONG, PVOID, ULONG);
 using NtSetInformationFileFn = NTSTATUS(NTAPI*)(HANDLE, PIO_STATUS_BLOCK, PVOID, ULONG, int);
 using RtlNtStatusToDosErrorFn = ULONG(NTAPI*)(NTSTATUS);
 
@@ -83,8 +82,8 @@ const NtApi& nt() {
 // Statuses meaning "this information class is not available here", the only ones that may
 // send a rename or delete to its older fallback.
 bool class_unavailable(NTSTATUS status) {
-  return status == kStatusInvalidInfoClass || status == kStatusNotImplemented ||
-         status == kStatusInvalidParameter || status == kStatusNotSupported;
+  return status == kStatusInvalidInfoClass || status == kStatusNotImplemented || status == kStatusInvalidParameter ||
+         status == kStatusNotSupported;
 }
 
 Failure missing_ntdll(const char* call) { return fail(Code::io_error, ENOSYS, call); }
@@ -104,22 +103,37 @@ Status query(HANDLE handle, FILE_INFO_BY_HANDLE_CLASS info_class, T& out) {
 
 int errno_of(DWORD error) noexcept {
   static constexpr std::pair<DWORD, int> kErrnoOf[] = {
-      {ERROR_FILE_NOT_FOUND, ENOENT}, {ERROR_PATH_NOT_FOUND, ENOENT}, {ERROR_INVALID_DRIVE, ENOENT},
-      {ERROR_DELETE_PENDING, ENOENT}, {ERROR_NOT_READY, ENOENT},
-      {ERROR_ACCESS_DENIED, EACCES}, {ERROR_INVALID_ACCESS, EACCES}, {ERROR_NETWORK_ACCESS_DENIED, EACCES},
+      {ERROR_FILE_NOT_FOUND, ENOENT},
+      {ERROR_PATH_NOT_FOUND, ENOENT},
+      {ERROR_INVALID_DRIVE, ENOENT},
+      {ERROR_DELETE_PENDING, ENOENT},
+      {ERROR_NOT_READY, ENOENT},
+      {ERROR_ACCESS_DENIED, EACCES},
+      {ERROR_INVALID_ACCESS, EACCES},
+      {ERROR_NETWORK_ACCESS_DENIED, EACCES},
       {ERROR_PRIVILEGE_NOT_HELD, EPERM},
-      {ERROR_ALREADY_EXISTS, EEXIST}, {ERROR_FILE_EXISTS, EEXIST},
+      {ERROR_ALREADY_EXISTS, EEXIST},
+      {ERROR_FILE_EXISTS, EEXIST},
       {ERROR_DIRECTORY, ENOTDIR},
-      {ERROR_CANT_ACCESS_FILE, ELOOP}, {ERROR_CANT_RESOLVE_FILENAME, ELOOP}, {kErrorStoppedOnSymlink, ELOOP},
-      {ERROR_FILENAME_EXCED_RANGE, ENAMETOOLONG}, {ERROR_BUFFER_OVERFLOW, ENAMETOOLONG},
-      {ERROR_INVALID_NAME, EINVAL}, {ERROR_BAD_PATHNAME, EINVAL}, {ERROR_INVALID_PARAMETER, EINVAL},
-      {ERROR_DISK_FULL, ENOSPC}, {ERROR_HANDLE_DISK_FULL, ENOSPC},
-      {ERROR_NOT_SUPPORTED, ENOTSUP}, {ERROR_INVALID_FUNCTION, ENOTSUP},
-      {ERROR_LOCK_VIOLATION, EBUSY}, {ERROR_SHARING_VIOLATION, EBUSY},
+      {ERROR_CANT_ACCESS_FILE, ELOOP},
+      {ERROR_CANT_RESOLVE_FILENAME, ELOOP},
+      {kErrorStoppedOnSymlink, ELOOP},
+      {ERROR_FILENAME_EXCED_RANGE, ENAMETOOLONG},
+      {ERROR_BUFFER_OVERFLOW, ENAMETOOLONG},
+      {ERROR_INVALID_NAME, EINVAL},
+      {ERROR_BAD_PATHNAME, EINVAL},
+      {ERROR_INVALID_PARAMETER, EINVAL},
+      {ERROR_DISK_FULL, ENOSPC},
+      {ERROR_HANDLE_DISK_FULL, ENOSPC},
+      {ERROR_NOT_SUPPORTED, ENOTSUP},
+      {ERROR_INVALID_FUNCTION, ENOTSUP},
+      {ERROR_LOCK_VIOLATION, EBUSY},
+      {ERROR_SHARING_VIOLATION, EBUSY},
       {ERROR_NOT_SAME_DEVICE, EXDEV},
       {ERROR_DIR_NOT_EMPTY, ENOTEMPTY},
       {ERROR_INVALID_HANDLE, EBADF},
-      {ERROR_NOT_ENOUGH_MEMORY, ENOMEM}, {ERROR_OUTOFMEMORY, ENOMEM},
+      {ERROR_NOT_ENOUGH_MEMORY, ENOMEM},
+      {ERROR_OUTOFMEMORY, ENOMEM},
   };
   for (const auto& [win32, e] : kErrnoOf) {
     if (win32 == error) return e;
@@ -150,12 +164,10 @@ Result<std::string> to_utf8(const wchar_t* text, std::size_t length) {
   if (length == 0) return std::string();
   if (length > 0x7FFFFFFF) return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
   const int in = static_cast<int>(length);
-  const int n = ::WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, text, in, nullptr, 0,
-                                      nullptr, nullptr);
+  const int n = ::WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, text, in, nullptr, 0, nullptr, nullptr);
   if (n <= 0) return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
   std::string out(static_cast<std::size_t>(n), '\0');
-  if (::WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, text, in, &out[0], n, nullptr,
-                            nullptr) != n) {
+  if (::WideCharToMultiByte(CP_UTF8, WC_ERR_INVALID_CHARS, text, in, &out[0], n, nullptr, nullptr) != n) {
     return fail(Code::not_utf8, EILSEQ, "WideCharToMultiByte");
   }
   return out;
@@ -238,8 +250,7 @@ Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const
   IO_STATUS_BLOCK io{};
   HANDLE opened = INVALID_HANDLE_VALUE;
   const NTSTATUS status = nt().create_file(
-      &opened, how.access | SYNCHRONIZE, &attributes, &io, nullptr, FILE_ATTRIBUTE_NORMAL,
-      how.share, how.disposition,
+      &opened, how.access | SYNCHRONIZE, &attributes, &io, nullptr, FILE_ATTRIBUTE_NORMAL, how.share, how.disposition,
       how.options | FILE_OPEN_REPARSE_POINT | FILE_SYNCHRONOUS_IO_NONALERT, nullptr, 0);
   if (!NT_SUCCESS(status)) return nt_failure(status, "NtCreateFile");
   OwnedHandle held(opened);
@@ -252,7 +263,8 @@ Result<OwnedHandle> open_relative(HANDLE parent, const std::wstring& name, const
 
 Result<OwnedHandle> open_path(const std::wstring& path, ACCESS_MASK access) {
   // bInheritHandle is FALSE (no SECURITY_ATTRIBUTES): never inherited by a child.
-  OwnedHandle opened(::CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
+  OwnedHandle opened(
+      ::CreateFileW(path.c_str(), access, kShareAll, nullptr, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
   if (!opened.valid()) return win32_failure(::GetLastError(), "CreateFileW");
   return opened;
 }

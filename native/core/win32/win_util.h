@@ -52,8 +52,8 @@ constexpr ULONG kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELE
 struct RelativeOpen {
   ACCESS_MASK access = 0;
   ULONG share = kShareAll;
-  ULONG disposition = FILE_OPEN;   // FILE_OPEN or FILE_CREATE; never an overwriting one
-  ULONG options = 0;               // added to FILE_OPEN_REPARSE_POINT|FILE_SYNCHRONOUS_IO_NONALERT
+  ULONG disposition = FILE_OPEN;            // FILE_OPEN or FILE_CREATE; never an overwriting one
+  ULONG options = 0;                        // added to FILE_OPEN_REPARSE_POINT|FILE_SYNCHRONOUS_IO_NONALERT
   PSECURITY_DESCRIPTOR security = nullptr;  // applied only when the object is created
 };
 
@@ -147,8 +147,7 @@ Result<std::unique_ptr<OwnerOnlySecurity>> owner_only_security(bool directory);
 
 // The DACL half of owner-only (testable on descriptors built in memory): present, protected,
 // exactly one ACE, and that ACE is ACCESS_ALLOWED for `user`. Anything else is acl_present.
-Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control,
-                             const std::vector<unsigned char>& user);
+Status check_owner_only_dacl(PACL dacl, SECURITY_DESCRIPTOR_CONTROL control, const std::vector<unsigned char>& user);
 
 // The legacy-source check (platform.h open_source): type, owner SID == the effective user,
 // and for a file one link; the DACL need not be owner-only.

@@ -44,7 +44,10 @@ const later = [
 ];
 const cause = (errors[0] as { cause?: { code?: string; errno?: string } }).cause;
 const file = manager.getSessionFile()!;
-const lines = fs.readFileSync(file, "utf8").split("\n").filter((line) => line.length > 0);
+const lines = fs
+  .readFileSync(file, "utf8")
+  .split("\n")
+  .filter((line) => line.length > 0);
 let parsed = 0;
 for (const line of lines) {
   try {

@@ -27,7 +27,14 @@ function turn(n: number): void {
     content: [{ type: "toolCall", id: `call-${n}`, name: "bash", arguments: { command: "ls -la" } }],
     timestamp: n,
   } as never);
-  manager.appendMessage({ role: "toolResult", toolCallId: `call-${n}`, toolName: "bash", content: [{ type: "text", text: output(n) }], isError: false, timestamp: n } as never);
+  manager.appendMessage({
+    role: "toolResult",
+    toolCallId: `call-${n}`,
+    toolName: "bash",
+    content: [{ type: "text", text: output(n) }],
+    isError: false,
+    timestamp: n,
+  } as never);
 }
 
 const outcome = async (step: () => unknown) => {

@@ -24,7 +24,8 @@ const COMPACT_EVERY = Number(compactEvery);
 const quiet = { error() {} };
 const print = (line: string) => fs.writeSync(1, line + "\n");
 /** A tool's output as agents log it: many numbered lines, a few hundred KB. */
-const output = (n: number) => Array.from({ length: 2_000 + (n % 7) * 500 }, (_, i) => `${n}:${i} ${"src/module/file.ts: matched line of code ".repeat(2)}`).join("\n");
+const output = (n: number) =>
+  Array.from({ length: 2_000 + (n % 7) * 500 }, (_, i) => `${n}:${i} ${"src/module/file.ts: matched line of code ".repeat(2)}`).join("\n");
 /** A PNG-sized payload (the store keeps large images aside in its blob store). */
 const image = (n: number) => Buffer.alloc(96 * 1024, n % 251).toString("base64");
 const questionId = (manager: SessionManager, n: number): string | undefined =>
@@ -32,14 +33,31 @@ const questionId = (manager: SessionManager, n: number): string | undefined =>
 
 for (let n = Number(first); n < Number(first) + Number(cycles); n++) {
   const manager = await SessionManager.open(file, path.dirname(file), undefined, undefined, undefined, { terminalId: null, logger: quiet });
-  const question = manager.appendMessage({ role: "user", content: [{ type: "text", text: `question ${n} ${"pasted ".repeat(n % 50)}` }], n, timestamp: n } as never);
+  const question = manager.appendMessage({
+    role: "user",
+    content: [{ type: "text", text: `question ${n} ${"pasted ".repeat(n % 50)}` }],
+    n,
+    timestamp: n,
+  } as never);
   if (n % ABANDON_EVERY === ABANDON_EVERY - 1) {
-    manager.appendMessage({ role: "assistant", provider: "p", model: "m", content: [{ type: "text", text: `a first answer, abandoned` }], timestamp: n } as never);
+    manager.appendMessage({
+      role: "assistant",
+      provider: "p",
+      model: "m",
+      content: [{ type: "text", text: `a first answer, abandoned` }],
+      timestamp: n,
+    } as never);
     manager.branch(question);
   }
   if (n % TOOL_EVERY === 0) {
     const call = `call_${n}`;
-    manager.appendMessage({ role: "assistant", provider: "p", model: "m", content: [{ type: "toolCall", id: call, name: "grep", arguments: { pattern: "line" } }], timestamp: n } as never);
+    manager.appendMessage({
+      role: "assistant",
+      provider: "p",
+      model: "m",
+      content: [{ type: "toolCall", id: call, name: "grep", arguments: { pattern: "line" } }],
+      timestamp: n,
+    } as never);
     const content: unknown[] = [{ type: "text", text: output(n) }];
     if ((n / TOOL_EVERY) % IMAGE_EVERY === 0) content.push({ type: "image", data: image(n), mimeType: "image/png" });
     manager.appendMessage({ role: "toolResult", toolCallId: call, toolName: "grep", content, isError: false, timestamp: n } as never);
@@ -51,9 +69,13 @@ for (let n = Number(first); n < Number(first) + Number(cycles); n++) {
   }
   if (n % Number(rewriteEvery) === Number(rewriteEvery) - 1) {
     // An earlier answer pruned, as an agent trims old tool output: the whole file is rewritten.
-    const answers = manager.getEntries().filter((entry: FileEntry) => entry.type === "message" && (entry as { message: { role: string } }).message.role === "assistant");
+    const answers = manager
+      .getEntries()
+      .filter((entry: FileEntry) => entry.type === "message" && (entry as { message: { role: string } }).message.role === "assistant");
     const target = answers[Math.floor(answers.length / 2)]!;
-    manager.applyEntryMessageUpdates([{ ...target, message: { ...(target as { message: object }).message, content: [{ type: "text", text: `pruned at ${n}` }] } } as FileEntry]);
+    manager.applyEntryMessageUpdates([
+      { ...target, message: { ...(target as { message: object }).message, content: [{ type: "text", text: `pruned at ${n}` }] } } as FileEntry,
+    ]);
     await manager.rewriteEntries();
   }
   await manager.flush();

@@ -11,14 +11,7 @@ import fs from "node:fs";
 import { logRecord, snapshotChunks } from "../crash-records.js";
 import { openStorage } from "./open-storage.js";
 
-const [kind, root, logPath, snapshotPath, firstIndex, firstVersion] = process.argv.slice(2) as [
-  string,
-  string,
-  string,
-  string,
-  string,
-  string,
-];
+const [kind, root, logPath, snapshotPath, firstIndex, firstVersion] = process.argv.slice(2) as [string, string, string, string, string, string];
 // Acknowledgements go straight to the pipe: a stream write could still sit in this
 // process's memory when the kill lands, and the parent would under-count what was promised.
 const acknowledge = (line: string) => fs.writeSync(1, line + "\n");
