@@ -21,6 +21,8 @@ export interface EntryKeys {
   holderFilter(id: string): (position: number) => boolean;
   /** the positions (ascending) of the entries of one of `types`, found without reading entries */
   positionsOfTypes(types: ReadonlySet<string>): number[];
+  /** a test of whether the entry at `position` is of one of `types`, without reading it */
+  typeFilter(types: ReadonlySet<string>): (position: number) => boolean;
   /** per position, the position of the last holder of its parent id, or -1; the index takes it over and updates it */
   readonly parents: Int32Array;
   /** the parent ids that no entry holds */
@@ -178,14 +180,19 @@ export class EntryIndex implements ReadonlyMap<string, FileEntry> {
    * record `within[i]` is; unread records are told by their keys, never read for it.
    */
   positionsOfTypes(types: ReadonlySet<string>, within?: ArrayLike<number>): number[] {
+    if (within !== undefined) {
+      // One pass along the path, each deferred entry tested by its keys: a long path is not matched against every entry.
+      const deferred = this.#keys?.typeFilter(types);
+      const out: number[] = [];
+      for (let i = 0; i < within.length; i++) {
+        const position = within[i]!;
+        if (position < this.#base ? deferred!(position) : types.has(this.#entries[position]!.type)) out.push(i);
+      }
+      return out;
+    }
     const found = this.#keys === undefined ? [] : this.#keys.positionsOfTypes(types);
     for (let position = this.#base; position < this.#entries.length; position++) if (types.has(this.#entries[position]!.type)) found.push(position);
-    if (within === undefined) return found;
-    const marked = new Uint8Array(this.#entries.length);
-    for (const position of found) marked[position] = 1;
-    const out: number[] = [];
-    for (let i = 0; i < within.length; i++) if (marked[within[i]!] === 1) out.push(i);
-    return out;
+    return found;
   }
 
   /** The string `id` of the record at `position` (a deferred one is read, and kept). */

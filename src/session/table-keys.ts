@@ -85,18 +85,23 @@ export class TableKeys implements EntryKeys {
   }
 
   positionsOfTypes(types: ReadonlySet<string>): number[] {
+    const wanted = this.typeFilter(types);
+    const out: number[] = [];
+    // One pass over the kind words: this runs over every entry of a long session on each open.
+    for (let position = 0; position < this.count; position++) if (wanted(position)) out.push(position);
+    return out;
+  }
+
+  typeFilter(types: ReadonlySet<string>): (position: number) => boolean {
     const wanted = new Uint8Array(KIND_END);
     for (let kind = 0; kind < KIND_END; kind++) if (types.has(typeOfKind(kind) ?? "")) wanted[kind] = 1;
     const { words } = this.#table;
     const rows = this.#rows;
-    const out: number[] = [];
-    // One pass over the kind words: this runs over every entry of a long session on each open.
-    for (let position = 0; position < rows.length; position++) {
+    // A type without a code is read from its line (rare: types newer than this library).
+    return (position) => {
       const kind = words[rows[position]! * ROW_WORDS + 4]! & 0xff;
-      // A type without a code is read from its line (rare: types newer than this library).
-      if (wanted[kind] === 1 || (kind === KIND_OTHER && types.has(this.typeAt(position)))) out.push(position);
-    }
-    return out;
+      return wanted[kind] === 1 || (kind === KIND_OTHER && types.has(this.typeAt(position)));
+    };
   }
 
   /** The table row of the entry holding `id`; -1 for none. */

@@ -383,6 +383,34 @@ describe("line index", () => {
     await expectFullParse();
   });
 
+  it("gives the context the state entries of the whole path, read before the compaction, after it and after the open", async () => {
+    const state = (i: number, parentId: string, fields: Record<string, unknown>) => JSON.stringify({ id: id(i), parentId, timestamp: "t", ...fields });
+    const lines = chain(0, 30, 20);
+    // A model and a thinking level set long before the compaction, a tool selection after it, an entry of a type newer
+    // than this library (kept as it is, never state) and an abandoned branch holding a state entry of its own.
+    lines.splice(3, 0, state(900, id(2), { type: "model_change", model: "p/early" }));
+    lines.splice(10, 0, state(901, id(8), { type: "thinking_level_change", thinkingLevel: "high" }));
+    lines.push(state(902, id(25), { type: "thinking_level_change", thinkingLevel: "low" }));
+    lines.push(state(903, id(29), { type: "mcp_tool_selection", selectedToolNames: ["read"] }));
+    lines.push(state(904, id(903), { type: "from_the_future", payload: 1 }));
+    write(lines.map((line) => line.replace(`"parentId":"${id(3)}"`, `"parentId":"${id(900)}"`).replace(`"parentId":"${id(9)}"`, `"parentId":"${id(901)}"`)));
+    await indexed();
+    const expected = await fullParse(file);
+    expect((expected.context as { thinkingLevel: string }).thinkingLevel).toBe("high");
+    const manager = await openWritable(file);
+    expect(manager.getLoadReport().lineIndex).toBe("used");
+    expect(snapshot(manager)).toEqual(expected);
+    // Entries appended after the open are matched by their records, the rest still by their rows.
+    manager.appendThinkingLevelChange("medium");
+    manager.appendMessage({ role: "user", content: [{ type: "text", text: "after" }], timestamp: 99 });
+    const context = manager.buildSessionContext();
+    expect(context.thinkingLevel).toBe("medium");
+    expect(context.models.default).toBe("p/early");
+    expect(context.selectedMCPToolNames).toEqual(["read"]);
+    await manager.close();
+    expect(snapshot(await openReadOnly(file))).toEqual(await fullParse(file));
+  });
+
   it("is read by a writer through the sidecar it keeps up, and only one it can trust", async () => {
     write(chain(0, 40, 30));
     await indexed();
