@@ -130,7 +130,8 @@ declare namespace binding {
     openFile(dir: NativeHandle, names: Names, options?: NativeFileOptions): NativeHandle | NativeFailure;
     /** Checks owner-only again; with `repair`, first fixes the mode and ACLs of one we own. */
     verify(handle: NativeHandle, options?: { readonly repair?: boolean }): NativeEvidenceCode | NativeFailure;
-    list(dir: NativeHandle): NativeDirEntry[] | NativeFailure;
+    /** Entries of `dir` but `.` and `..`; with `prefix`, only those whose names start with it. */
+    list(dir: NativeHandle, prefix?: string): NativeDirEntry[] | NativeFailure;
     statEntry(dir: NativeHandle, name: string): NativeExactStat | NativeFailure;
     statHandle(handle: NativeHandle): NativeExactStat | NativeFailure;
     /** The descriptor number of an open directory handle (POSIX; `invalid_argument` on Windows). */

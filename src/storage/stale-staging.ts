@@ -20,7 +20,7 @@ export function stagingPrefixOf(name: string): string {
 /** Removes the leftover temporaries of `name` (regular files only: the audit reports the rest); the caller holds its writer lock. Best effort. */
 export function removeOwnStaging(dir: SecureDir, name: string): void {
   const prefix = stagingPrefixOf(name);
-  for (const entry of dir.list()) {
+  for (const entry of dir.list(prefix)) {
     if (entry.name.length !== prefix.length + RANDOM_HEX || !entry.name.startsWith(prefix)) continue;
     if (!/^[0-9a-f]+$/.test(entry.name.slice(prefix.length))) continue;
     try {

@@ -56,6 +56,23 @@ describe("SecureDir operations", () => {
   });
   afterEach(() => root.close());
 
+  it("lists only the names that start with a prefix when given one", () => {
+    for (const name of ["a.jsonl", ".gjc-tmp-0001", ".gjc-tmp-0002", ".gjc-tmpfile", "é-ünïcode"])
+      root.openFile(name, { write: true, create: "exclusive" }).close();
+    root.openDir(".gjc-tmp-dir", { create: true }).close();
+    const names = (prefix?: string) =>
+      root
+        .list(prefix)
+        .map((entry) => `${entry.name}:${entry.type}`)
+        .sort();
+    expect(names(".gjc-tmp-")).toEqual([".gjc-tmp-0001:file", ".gjc-tmp-0002:file", ".gjc-tmp-dir:directory"]);
+    expect(names("é")).toEqual(["é-ünïcode:file"]);
+    expect(names("none")).toEqual([]);
+    expect(names("")).toEqual(names());
+    expect(names()).toHaveLength(6);
+    expect(codeOf(() => root.list(7 as unknown as string))).toBe("invalid_argument");
+  });
+
   it("opens and creates directories and files; list and stat see them", () => {
     const sub = root.openDir("sessions", { create: true });
     expect(root.openDir("sessions", { create: true }).verify().accessAcl).toBe("absent");
