@@ -1,8 +1,6 @@
 // Reading, writing, listing, removing and publishing through held Windows handles, lock
 // records, and directory identity. Renames go through a handle to the source with the held
 // directory as the target root, so no path is resolved twice.
-#include <ntsecapi.h>  // RtlGenRandom (SystemFunction036 in advapi32)
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +11,8 @@
 #include "../names.h"
 #include "../portable.h"
 #include "win_util.h"
+
+#include <ntsecapi.h>  // RtlGenRandom (SystemFunction036 in advapi32)
 
 namespace gjc {
 namespace {

@@ -1,9 +1,10 @@
 // Windows absolute paths: the accepted forms, and the network checks before and after I/O.
+#include "win_util.h"
+
 #include <cerrno>
 #include <cwctype>
 
 #include "../names.h"
-#include "win_util.h"
 
 namespace gjc::win {
 namespace {

@@ -1,12 +1,12 @@
 // Owner-only verify and repair on Windows. The owner SID stands in for st_uid and a
 // protected one-ACE DACL for "mode 0700/0600 with no ACL": anything the DACL grants to
 // another trustee, or could inherit from a parent, fails closed.
+#include "win_util.h"
+
 #include <aclapi.h>
 
 #include <cerrno>
 #include <cstring>
-
-#include "win_util.h"
 
 namespace gjc {
 namespace win {
