@@ -62,8 +62,11 @@ export class NdjsonFileWriter implements SessionStorageWriter {
   #queuedSync: Promise<void> | undefined;
   /** While a rewrite is queued, appends queue behind it to keep call order. */
   #pendingRewrites = 0;
-  /** Whether bytes were appended since the last sync (a rewrite publishes synced bytes). */
-  #unsynced = false;
+  /**
+   * Whether bytes may not be synced yet: appended since the last sync (a rewrite publishes synced bytes), or, before the
+   * first sync, whatever the file held when it was opened (another process may have written it without one).
+   */
+  #unsynced = true;
   /** Whether the name was proved to lead to the file since the last append or rewrite. */
   #proved = false;
 
