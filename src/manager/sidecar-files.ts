@@ -2,7 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { FileSessionStorage, ManagedSessionStorage, type SessionFileReader, type SessionStorage } from "../storage/index.js";
+import { FileSessionStorage, isTrustedSidecar, ManagedSessionStorage, type SessionFileReader, type SessionStorage } from "../storage/index.js";
 
 /** Name of the listing index kept in each session directory (peers ignore `.gjc-*` names). */
 export const LISTING_INDEX_FILE_NAME = ".gjc-listing-index.v3.json";
@@ -51,8 +51,7 @@ export function readIndexSidecar<T>(
     if (storage instanceof FileSessionStorage) {
       // The explicit storage checks no owner or mode: this does, and the reader below must be this object.
       expected = fs.lstatSync(file, { bigint: true });
-      const mode = Number(expected.mode & 0o7777n);
-      if (!expected.isFile() || Number(expected.uid) !== process.geteuid?.() || mode !== 0o600 || expected.nlink !== 1n) return undefined;
+      if (!isTrustedSidecar(expected)) return undefined;
     }
     // No link followed, nothing but a regular file; a managed storage also verifies owner-only.
     reader = storage.openReaderSync(file);

@@ -412,9 +412,14 @@ function openForAppend(file: FileTarget): number {
 }
 
 /**
- * Opens an existing sidecar for appending only when it may be trusted, changing nothing: a regular file of the effective
- * user, 0600, one link (this storage checks no owner or mode elsewhere); `undefined` for anything else or nothing.
+ * Whether a sidecar beside a session in an explicit directory may be trusted: a regular file of the effective user, 0600,
+ * one link (this storage checks no owner or mode elsewhere, so whoever reads a sidecar here checks this).
  */
+export function isTrustedSidecar(stat: fs.Stats | fs.BigIntStats): boolean {
+  return stat.isFile() && Number(stat.uid) === process.geteuid?.() && (Number(stat.mode) & 0o7777) === FILE_MODE && Number(stat.nlink) === 1;
+}
+
+/** Opens an existing sidecar for appending only when {@link isTrustedSidecar}, changing nothing; `undefined` for anything else or nothing. */
 function openTrustedForAppend(target: string): number | undefined {
   let fd: number;
   try {
@@ -423,8 +428,7 @@ function openTrustedForAppend(target: string): number | undefined {
     return undefined;
   }
   try {
-    const stat = fs.fstatSync(fd);
-    if (stat.isFile() && stat.uid === process.geteuid?.() && (stat.mode & 0o7777) === FILE_MODE && stat.nlink === 1) return fd;
+    if (isTrustedSidecar(fs.fstatSync(fd))) return fd;
   } catch {
     // Unreadable metadata: not a sidecar to trust.
   }

@@ -16,7 +16,7 @@ export type {
   WriterOpenOptions,
 } from "./types.js";
 export { NdjsonFileWriter, consoleStorageLogger } from "./ndjson-writer.js";
-export { FileSessionStorage } from "./file-storage.js";
+export { FileSessionStorage, isTrustedSidecar } from "./file-storage.js";
 export type { FileSessionStorageOptions } from "./file-storage.js";
 export { ManagedSessionStorage } from "./managed-storage.js";
 export type { ManagedSessionStorageOptions } from "./managed-storage.js";
